@@ -1,0 +1,222 @@
+"""The ``resumecheck`` command line: a thin front end over the engine.
+
+``main(argv) -> int`` is the whole CLI, testable without a subprocess. It is
+the one place that maps library errors to messages and exit codes:
+
+* 0: the full-state resume is equivalent under the chosen tolerance;
+* 1: it is not;
+* 2: bad usage or bad input (a message says what and what to do).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+__all__ = ["main"]
+
+EXIT_EQUIVALENT = 0
+EXIT_NOT_EQUIVALENT = 1
+EXIT_USAGE = 2
+
+_RUN_EXAMPLES = """\
+examples:
+  resumecheck run
+      the built-in tiny program: full resume plus one run per dropped component
+  resumecheck run --drop none --isolation process
+      only the full resume, restarted in a fresh interpreter
+  resumecheck run --steps 20 --resume-at 7 --drop scheduler --drop rng,config
+      two ablations: scheduler alone, then rng and config together
+  resumecheck run mytrain.py:build --format json --output report.json
+      audit your own program (a factory returning components() and train_step())
+  resumecheck run --tolerance close --rtol 1e-5 --atol 1e-6
+      accept differences within rtol/atol instead of demanding identical bits
+
+exit codes: 0 equivalent, 1 not equivalent, 2 bad usage or input
+"""
+
+
+class _UsageError(Exception):
+    pass
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number >= 1, got {value}")
+    return value
+
+
+def _int_list(text: str) -> list[int]:
+    try:
+        return [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected step numbers separated by commas (e.g. 8 or 7,13), got {text!r}"
+        ) from None
+
+
+def _float(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="resumecheck",
+        description="Prove that a PyTorch training run resumed from a checkpoint "
+        "continues exactly like the run that was never interrupted.",
+    )
+    parser.add_argument("--debug", action="store_true", help="show tracebacks")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    run = sub.add_parser(
+        "run",
+        help="check resume equivalence of a training program",
+        description="Run TARGET N steps uninterrupted (the reference), then resumed at "
+        "step K with every component restored, and once more per dropped component; "
+        "compare each with the reference.",
+        epilog=_RUN_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    run.add_argument(
+        "target", nargs="?", default=None,
+        help="module:attr or path/to/file.py:attr naming the program factory "
+        "(default: the built-in tiny program)",
+    )
+    run.add_argument("--steps", type=_positive_int, help="optimizer steps N (default: the target's)")
+    run.add_argument(
+        "--resume-at", type=_int_list, metavar="K[,K...]",
+        help="resume after step K; several for repeated restarts (default: the target's)",
+    )
+    run.add_argument(
+        "--drop", action="append", metavar="all|none|NAME[,NAME...]",
+        help="all (default): the full resume plus one run per component; none: the full "
+        "resume only; NAME,NAME: one run dropping these together (repeat for more runs)",
+    )
+    run.add_argument("--isolation", choices=("inprocess", "process"), default="inprocess",
+                     help="restart in this interpreter with fresh objects and reseeded "
+                     "streams (default), or in a fresh interpreter")
+    run.add_argument("--tolerance", choices=("bitwise", "close"), default="bitwise",
+                     help="bitwise (default) or close: within rtol/atol (torch.testing's "
+                     "per-dtype defaults unless --rtol/--atol)")
+    run.add_argument("--rtol", type=_float, help="relative tolerance (implies --tolerance close)")
+    run.add_argument("--atol", type=_float, help="absolute tolerance (implies --tolerance close)")
+    run.add_argument("--seed", type=int, default=0, help="the run's seed (default 0)")
+    run.add_argument("--noise-seeds", type=int, default=2, metavar="M",
+                     help="extra reference runs with other seeds for the noise band (default 2)")
+    run.add_argument("--threads", type=_positive_int, default=1,
+                     help="torch threads for every run (default 1; bitwise results need a fixed count)")
+    run.add_argument("--format", choices=("table", "json", "markdown"), default="table")
+    run.add_argument("--output", metavar="FILE", help="write the report here instead of stdout")
+    run.add_argument("--debug", action="store_true", help="show tracebacks")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse has printed its usage message
+        return int(exc.code or 0) and EXIT_USAGE
+    if args.command is None:
+        parser.print_help()
+        return EXIT_USAGE
+    try:
+        return _run(args)
+    except _UsageError as exc:
+        _error(str(exc))
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        _error("interrupted")
+        return EXIT_USAGE
+    except Exception as exc:
+        from resumecheck.errors import ResumecheckError
+
+        if args.debug:
+            raise
+        if isinstance(exc, ResumecheckError):
+            _error(str(exc))
+        else:
+            _error(
+                f"unexpected {type(exc).__name__}: {exc}. This is a bug in resumecheck or "
+                "in the program under test; rerun with --debug for the traceback"
+            )
+        return EXIT_USAGE
+
+
+def _error(message: str) -> None:
+    print(f"resumecheck: error: {message}", file=sys.stderr)
+
+
+def _drop_spec(values: list[str] | None) -> str | list[list[str]]:
+    if not values:
+        return "all"
+    if len(values) == 1 and values[0] in ("all", "none"):
+        return values[0]
+    if any(v in ("all", "none") for v in values):
+        raise _UsageError("--drop all and --drop none cannot be combined with other --drop values")
+    return [[n.strip() for n in v.split(",") if n.strip()] for v in values]
+
+
+def _run(args: argparse.Namespace) -> int:
+    from resumecheck.compare import Tolerance
+    from resumecheck.engine import verify
+
+    if (args.rtol is None) != (args.atol is None):
+        raise _UsageError("give --rtol and --atol together (or neither, for torch's defaults)")
+    if args.rtol is not None:
+        try:
+            tolerance = Tolerance.close(args.rtol, args.atol)
+        except ValueError as exc:
+            raise _UsageError(str(exc)) from None
+    else:
+        tolerance = Tolerance.bitwise() if args.tolerance == "bitwise" else Tolerance.close()
+    if args.noise_seeds < 0:
+        raise _UsageError(f"--noise-seeds must be >= 0, got {args.noise_seeds}")
+    if args.output:
+        out_dir = Path(args.output).resolve().parent
+        if not out_dir.is_dir():
+            raise _UsageError(f"--output {args.output}: the directory {out_dir} does not exist")
+    report = verify(
+        args.target,
+        steps=args.steps,
+        resume_at=args.resume_at,
+        drop=_drop_spec(args.drop),
+        isolation=args.isolation,
+        tolerance=tolerance,
+        seed=args.seed,
+        noise_seeds=args.noise_seeds,
+        threads=args.threads,
+    )
+    text = report.render(args.format)
+    if args.output:
+        _write_atomically(Path(args.output), text)
+        verdict = "equivalent" if report.equivalent else "NOT equivalent"
+        print(f"resumecheck: full resume {verdict}; report written to {args.output}")
+    else:
+        sys.stdout.write(text)
+    return EXIT_EQUIVALENT if report.equivalent else EXIT_NOT_EQUIVALENT
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.resolve().parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def entrypoint() -> None:
+    sys.exit(main())

@@ -1,0 +1,228 @@
+"""Comparison: bitwise through digests, or within tolerance on full tensors.
+
+Differences are measured as max absolute, max relative and max ULP distance
+(units in the last place), so a report can say *how* different, not only
+that a digest changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+__all__ = [
+    "Difference",
+    "Tolerance",
+    "compare_values",
+    "digest",
+    "flatten_state",
+]
+
+# torch.testing.assert_close defaults (rtol, atol) per dtype.
+_DEFAULT_TOLERANCES: dict[torch.dtype, tuple[float, float]] = {
+    torch.float16: (1e-3, 1e-5),
+    torch.bfloat16: (1.6e-2, 1e-5),
+    torch.float32: (1.3e-6, 1e-5),
+    torch.float64: (1e-7, 1e-7),
+    torch.complex64: (1.3e-6, 1e-5),
+    torch.complex128: (1e-7, 1e-7),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Tolerance:
+    """How close is close enough: bitwise, or within rtol/atol.
+
+    ``Tolerance.bitwise()`` demands identical bits. ``Tolerance.close()`` uses
+    torch.testing's per-dtype defaults; ``rtol``/``atol`` override them.
+    """
+
+    bitwise_only: bool = True
+    rtol: float | None = None
+    atol: float | None = None
+
+    @classmethod
+    def bitwise(cls) -> Tolerance:
+        return cls(True)
+
+    @classmethod
+    def close(cls, rtol: float | None = None, atol: float | None = None) -> Tolerance:
+        if (rtol is None) != (atol is None):
+            raise ValueError("give both rtol and atol, or neither (torch's defaults)")
+        for name, value in (("rtol", rtol), ("atol", atol)):
+            if value is not None and not (value >= 0 and math.isfinite(value)):
+                raise ValueError(f"{name}={value!r}: must be a finite number >= 0")
+        return cls(False, rtol, atol)
+
+    def for_dtype(self, dtype: torch.dtype) -> tuple[float, float]:
+        if self.rtol is not None and self.atol is not None:
+            return self.rtol, self.atol
+        return _DEFAULT_TOLERANCES.get(dtype, (0.0, 0.0))
+
+    def describe(self) -> str:
+        if self.bitwise_only:
+            return "bitwise"
+        if self.rtol is None:
+            return "torch.testing defaults per dtype"
+        return f"rtol={self.rtol:g}, atol={self.atol:g}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"mode": "bitwise" if self.bitwise_only else "close",
+                "rtol": self.rtol, "atol": self.atol}
+
+
+@dataclass(frozen=True, slots=True)
+class Difference:
+    """How two values differ: within tolerance or not, and by how much."""
+
+    within_tolerance: bool
+    max_abs: float | None = None
+    max_rel: float | None = None
+    max_ulp: float | None = None
+    summary: str = ""
+
+    def worse(self, other: Difference | None) -> Difference:
+        if other is None:
+            return self
+        return Difference(
+            self.within_tolerance and other.within_tolerance,
+            _max(self.max_abs, other.max_abs),
+            _max(self.max_rel, other.max_rel),
+            _max(self.max_ulp, other.max_ulp),
+            self.summary or other.summary,
+        )
+
+
+def digest(value: Any) -> str:
+    """A short, stable fingerprint of a tensor or of a nested plain value."""
+    h = hashlib.blake2b(digest_size=16)
+    for path, leaf in flatten_state(value):
+        h.update(path.encode())
+        _update(h, leaf)
+    return h.hexdigest()
+
+
+def _update(h: Any, leaf: Any) -> None:
+    if isinstance(leaf, torch.Tensor):
+        t = leaf.detach().cpu().contiguous()
+        h.update(f"T{t.dtype}{tuple(t.shape)}".encode())
+        h.update(t.reshape(-1).view(torch.uint8).numpy().tobytes())
+    else:
+        h.update(f"{type(leaf).__name__}:{leaf!r}".encode())
+
+
+def flatten_state(value: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """Yield (path, leaf) pairs of a nested state in a stable order."""
+    if isinstance(value, Mapping):
+        if not value:
+            yield prefix, "{}"
+        for key in sorted(value, key=str):
+            yield from flatten_state(value[key], f"{prefix}.{key}" if prefix else str(key))
+    elif isinstance(value, (list, tuple)):
+        if not value:
+            yield prefix, "[]"
+        for i, item in enumerate(value):
+            yield from flatten_state(item, f"{prefix}[{i}]")
+    else:
+        yield prefix, value
+
+
+def compare_values(reference: Any, other: Any, tolerance: Tolerance) -> Difference:
+    """Compare two leaves (tensors, numbers, anything with ==)."""
+    if isinstance(reference, torch.Tensor) and isinstance(other, torch.Tensor):
+        return _compare_tensors(reference, other, tolerance)
+    if isinstance(reference, float) and isinstance(other, float):
+        return _compare_tensors(
+            torch.tensor(reference, dtype=torch.float64),
+            torch.tensor(other, dtype=torch.float64),
+            tolerance,
+        )
+    same = type(reference) is type(other) and reference == other
+    if isinstance(reference, (int, float)) and isinstance(other, (int, float)) and not same:
+        diff = abs(float(reference) - float(other))
+        return Difference(False, diff, _rel(diff, float(reference)), None,
+                          f"{other!r}, expected {reference!r}")
+    return Difference(same, summary="" if same else f"{_short(other)}, expected {_short(reference)}")
+
+
+def _compare_tensors(ref: torch.Tensor, new: torch.Tensor, tolerance: Tolerance) -> Difference:
+    ref = ref.detach().cpu()
+    new = new.detach().cpu()
+    if ref.shape != new.shape or ref.dtype != new.dtype:
+        return Difference(
+            False,
+            summary=f"{new.dtype}{list(new.shape)}, expected {ref.dtype}{list(ref.shape)}",
+        )
+    if not (ref.is_floating_point() or ref.is_complex()):
+        if torch.equal(ref, new):
+            return Difference(True, 0.0, 0.0, 0.0)
+        diff = (ref.long() - new.long()).abs().max().item() if ref.dtype != torch.bool else 1
+        return Difference(False, float(diff), None, None, f"differs by up to {diff}")
+    bits_equal = torch.equal(ref.reshape(-1).view(torch.uint8), new.reshape(-1).view(torch.uint8)) \
+        if ref.numel() else True
+    if bits_equal:
+        return Difference(True, 0.0, 0.0, 0.0)
+    r64, n64 = ref.to(torch.float64), new.to(torch.float64)
+    both_nan = torch.isnan(r64) & torch.isnan(n64)
+    delta = torch.where(both_nan, torch.zeros_like(r64), (r64 - n64).abs())
+    delta = torch.nan_to_num(delta, nan=math.inf)
+    max_abs = delta.max().item() if delta.numel() else 0.0
+    denom = r64.abs()
+    rel = torch.where(denom > 0, delta / denom, torch.where(delta > 0, math.inf, 0.0))
+    max_rel = rel.max().item() if rel.numel() else 0.0
+    max_ulp = _max_ulp(ref, new)
+    if tolerance.bitwise_only:
+        within = False
+    else:
+        rtol, atol = tolerance.for_dtype(ref.dtype)
+        within = bool((delta <= atol + rtol * n64.abs()).all().item())
+    return Difference(within, max_abs, max_rel, max_ulp, f"max |Δ| {max_abs:.3g}")
+
+
+_INT_VIEW = {
+    torch.float16: torch.int16,
+    torch.bfloat16: torch.int16,
+    torch.float32: torch.int32,
+    torch.float64: torch.int64,
+}
+
+
+def _max_ulp(ref: torch.Tensor, new: torch.Tensor) -> float | None:
+    """Max distance in representable values (ULPs) between two float tensors."""
+    int_dtype = _INT_VIEW.get(ref.dtype)
+    if int_dtype is None or not ref.numel():
+        return None
+    a = _ordered(ref.contiguous().view(int_dtype).to(torch.int64), int_dtype)
+    b = _ordered(new.contiguous().view(int_dtype).to(torch.int64), int_dtype)
+    finite = torch.isfinite(ref) & torch.isfinite(new)
+    if not bool(finite.all()):
+        return math.inf
+    return float((a - b).abs().max().item())
+
+
+def _ordered(bits: torch.Tensor, int_dtype: torch.dtype) -> torch.Tensor:
+    """Map sign-magnitude float bits to integers ordered like the floats."""
+    top = torch.iinfo(int_dtype).min
+    return torch.where(bits < 0, top - bits, bits)
+
+
+def _rel(diff: float, ref: float) -> float | None:
+    return diff / abs(ref) if ref else None
+
+
+def _max(a: float | None, b: float | None) -> float | None:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return max(a, b)
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."

@@ -1,0 +1,269 @@
+"""State components: the named pieces of state a checkpoint must carry.
+
+Everything resumable speaks torch's ``Stateful`` protocol
+(``state_dict()`` / ``load_state_dict()``), so the engine can capture,
+restore, drop and compare components generically. The nine standard names
+are constants used everywhere (CLI, JSON, errors); programs may declare
+further components of their own (EMA weights, a curriculum counter).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+import torch
+
+from resumecheck.errors import UnknownComponent
+
+__all__ = [
+    "CONFIG",
+    "Attr",
+    "DATA_CURSOR",
+    "GLOBAL_STEP",
+    "OPTIMIZER",
+    "PARAMS",
+    "PER_RANK",
+    "RNG",
+    "SAMPLER_EPOCH",
+    "SCALER",
+    "SCHEDULER",
+    "STANDARD_COMPONENTS",
+    "Component",
+    "RNGState",
+    "Stateful",
+    "Value",
+    "reseed_global_streams",
+    "validate_drop",
+]
+
+PARAMS = "params"
+OPTIMIZER = "optimizer"
+SCHEDULER = "scheduler"
+SCALER = "scaler"
+RNG = "rng"
+DATA_CURSOR = "data_cursor"
+SAMPLER_EPOCH = "sampler_epoch"
+GLOBAL_STEP = "global_step"
+CONFIG = "config"
+
+STANDARD_COMPONENTS: tuple[str, ...] = (
+    PARAMS,
+    OPTIMIZER,
+    SCHEDULER,
+    SCALER,
+    RNG,
+    DATA_CURSOR,
+    SAMPLER_EPOCH,
+    GLOBAL_STEP,
+    CONFIG,
+)
+
+# State that differs from rank to rank: each rank saves and restores its own.
+# The rest is replicated (or sharded by the program itself) and saved once.
+PER_RANK: frozenset[str] = frozenset({RNG, DATA_CURSOR})
+
+
+@runtime_checkable
+class Stateful(Protocol):
+    """torch's checkpointing protocol: what every component speaks."""
+
+    def state_dict(self) -> dict[str, Any]: ...
+
+    def load_state_dict(self, state_dict: dict[str, Any], /) -> Any: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Component:
+    """A declared piece of state: its name, the object and whether it is per rank."""
+
+    name: str
+    obj: Stateful
+    per_rank: bool = False
+
+    @classmethod
+    def of(cls, name: str, obj: Any) -> Component:
+        if not isinstance(obj, Stateful):
+            raise TypeError(
+                f"component {name!r} is a {type(obj).__name__}, which has no "
+                "state_dict()/load_state_dict(); wrap it in resumecheck.Value or "
+                "give it those two methods"
+            )
+        return cls(name, obj, per_rank=name in PER_RANK)
+
+
+class Value:
+    """A plain value (a step counter, an epoch, a settings dict) as a component.
+
+    ``Value(0)`` holds an int; read and write ``.value``. Programs use it for
+    the small counters that real training loops keep in local variables, and
+    which are exactly what checkpoints forget.
+    """
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def state_dict(self) -> dict[str, Any]:
+        value = self.value
+        return {"value": dict(value) if isinstance(value, Mapping) else value}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        self.value = state_dict["value"]
+
+    def __repr__(self) -> str:
+        return f"Value({self.value!r})"
+
+
+class Attr:
+    """An attribute of an object as a component: ``Attr(trainer, "step")``.
+
+    Training loops keep counters (step, epoch, position) and settings as plain
+    attributes; this makes one capturable without changing the program.
+    ``to_state``/``from_state`` convert values that are not plain data (a
+    config dataclass: ``to_state=dataclasses.asdict, from_state=lambda d: Config(**d)``).
+    """
+
+    __slots__ = ("from_state", "name", "obj", "to_state")
+
+    def __init__(
+        self,
+        obj: Any,
+        name: str,
+        *,
+        to_state: Callable[[Any], Any] | None = None,
+        from_state: Callable[[Any], Any] | None = None,
+    ) -> None:
+        if not hasattr(obj, name):
+            raise AttributeError(f"{type(obj).__name__} has no attribute {name!r}")
+        self.obj = obj
+        self.name = name
+        self.to_state = to_state
+        self.from_state = from_state
+
+    def state_dict(self) -> dict[str, Any]:
+        value = getattr(self.obj, self.name)
+        return {"value": self.to_state(value) if self.to_state else value}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        value = state_dict["value"]
+        setattr(self.obj, self.name, self.from_state(value) if self.from_state else value)
+
+    def __repr__(self) -> str:
+        return f"Attr({type(self.obj).__name__}.{self.name})"
+
+
+class RNGState:
+    """Every random stream a step may draw from.
+
+    The process-global streams (Python ``random``, numpy's global stream,
+    torch CPU and torch CUDA on every device) plus any ``torch.Generator`` or
+    numpy ``Generator`` the program registers (a DataLoader's generator, an
+    augmentation stream). The state is stored in forms that load under
+    ``torch.load(weights_only=True)``: tensors, lists, ints and strings.
+    """
+
+    def __init__(
+        self,
+        generators: Mapping[str, torch.Generator | np.random.Generator] | None = None,
+    ) -> None:
+        self.generators = dict(generators or {})
+
+    def state_dict(self) -> dict[str, Any]:
+        version, keys, pos, has_gauss, cached = np.random.get_state()
+        state: dict[str, Any] = {
+            "python": _python_state_to_plain(random.getstate()),
+            "numpy": {
+                "kind": version,
+                "keys": torch.from_numpy(np.array(keys, dtype=np.int64)),
+                "pos": int(pos),
+                "has_gauss": int(has_gauss),
+                "cached_gaussian": float(cached),
+            },
+            "torch": torch.get_rng_state(),
+        }
+        if torch.cuda.is_available():
+            state["cuda"] = list(torch.cuda.get_rng_state_all())
+        state["generators"] = {
+            name: _generator_state(gen) for name, gen in self.generators.items()
+        }
+        return state
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        random.setstate(_python_state_from_plain(state_dict["python"]))
+        np_state = state_dict["numpy"]
+        np.random.set_state(
+            (
+                np_state["kind"],
+                np_state["keys"].numpy().astype(np.uint32),
+                np_state["pos"],
+                np_state["has_gauss"],
+                np_state["cached_gaussian"],
+            )
+        )
+        torch.set_rng_state(state_dict["torch"])
+        if "cuda" in state_dict and torch.cuda.is_available():
+            torch.cuda.set_rng_state_all(state_dict["cuda"])
+        saved = state_dict.get("generators", {})
+        for name, gen in self.generators.items():
+            if name in saved:
+                _set_generator_state(gen, saved[name])
+
+
+def reseed_global_streams(seed: int) -> None:
+    """Move every process-global stream somewhere new.
+
+    An in-process restart calls this before building the restarted program, so
+    that a missing RNG restore cannot hide behind the stream the first half
+    left behind.
+    """
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    torch.manual_seed(seed)  # also seeds every CUDA device
+
+
+def validate_drop(drop: Iterable[str], known: Iterable[str]) -> frozenset[str]:
+    """Check that every name to drop is a component the program declares."""
+    known = tuple(known)
+    names = frozenset(drop)
+    for name in sorted(names):
+        if name not in known:
+            raise UnknownComponent(name, known)
+    return names
+
+
+def _python_state_to_plain(state: tuple) -> dict[str, Any]:
+    version, internal, gauss = state
+    return {"version": version, "internal": list(internal), "gauss": gauss}
+
+
+def _python_state_from_plain(plain: dict[str, Any]) -> tuple:
+    return (plain["version"], tuple(plain["internal"]), plain["gauss"])
+
+
+def _generator_state(gen: torch.Generator | np.random.Generator) -> Any:
+    if isinstance(gen, torch.Generator):
+        return gen.get_state()
+    if isinstance(gen, np.random.Generator):
+        return _plain(gen.bit_generator.state)
+    raise TypeError(f"cannot capture a {type(gen).__name__} as a random stream")
+
+
+def _set_generator_state(gen: torch.Generator | np.random.Generator, state: Any) -> None:
+    if isinstance(gen, torch.Generator):
+        gen.set_state(state)
+    else:
+        gen.bit_generator.state = state
+
+
+def _plain(value: Any) -> Any:
+    """numpy's bit-generator state holds numpy ints; make them Python ints."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, np.integer):
+        return int(value)
+    return value

@@ -1,0 +1,474 @@
+"""The resume-equivalence engine: reference, resumed runs, verdicts.
+
+``verify()`` runs the program N steps uninterrupted (the reference, capturing
+every component's state at each resume point), a few more references with
+other seeds (the seed-to-seed noise band), then one resumed run per set of
+dropped components: restart at each resume point, restore everything but the
+dropped components, continue to N. Each resumed run is compared step by step
+with the reference and gets a verdict.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+from collections.abc import Collection, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from resumecheck.compare import Difference, Tolerance, compare_values, digest, flatten_state
+from resumecheck.components import validate_drop
+from resumecheck.environment import fingerprint
+from resumecheck.errors import InvalidArgument, ResumecheckError
+from resumecheck.program import BUILTIN_SPEC, Target, load_target
+from resumecheck.report import (
+    CLOSE, DIVERGED, FAILED, IDENTICAL, Finding, Report, RunResult,
+)
+from resumecheck.runner import Restore, SegmentResult, SegmentSpec, load_checkpoint, run_segment
+from resumecheck.state_diff import describe_difference
+from resumecheck.trace import QUANTITY_ORDER, StepRecord, load_step_tensors
+
+__all__ = ["ReferenceFailed", "verify"]
+
+# In-process restarts first move every global stream to a value no program
+# would pick, so a missing RNG restore cannot hide.
+_RESEED_BASE = 0x5EED_F00D
+
+
+class ReferenceFailed(ResumecheckError):
+    """The uninterrupted reference run itself failed: nothing can be judged."""
+
+    def __init__(self, target: str, reason: str, step: int | None) -> None:
+        self.target = target
+        self.reason = reason
+        self.step = step
+        where = f" at step {step}" if step is not None else ""
+        super().__init__(
+            f"the uninterrupted reference run of {target} failed{where}: {reason}. "
+            "Fix the program so that it trains without a restart first."
+        )
+
+
+DropSpec = str | Sequence[str | Collection[str]]
+
+
+def verify(
+    target: Target | str | None = None,
+    *,
+    steps: int | None = None,
+    resume_at: Sequence[int] | int | None = None,
+    drop: DropSpec = "all",
+    isolation: Literal["inprocess", "process"] = "inprocess",
+    tolerance: Tolerance | None = None,
+    seed: int = 0,
+    noise_seeds: int = 2,
+    threads: int = 1,
+) -> Report:
+    """Check that the target resumes from a checkpoint like it never stopped.
+
+    ``drop``: ``"all"`` (the full resume plus one run per component),
+    ``"none"`` (the full resume only), or a list whose items are a component
+    name or a collection of names dropped together (one run each, after the
+    full resume).
+    """
+    tgt = target if isinstance(target, Target) else load_target(target)
+    n = tgt.steps if steps is None else steps
+    ks = _resume_points(resume_at if resume_at is not None else tgt.resume_at, n)
+    if isolation not in ("inprocess", "process"):
+        raise InvalidArgument("isolation", isolation, "expected 'inprocess' or 'process'")
+    if not isinstance(noise_seeds, int) or noise_seeds < 0:
+        raise InvalidArgument("noise_seeds", noise_seeds, "expected an int >= 0")
+    if not isinstance(threads, int) or threads < 1:
+        raise InvalidArgument("threads", threads, "expected an int >= 1")
+    tol = tolerance or Tolerance.bitwise()
+    check = _Check(tgt, n, ks, isolation, tol, seed, threads)
+    with tempfile.TemporaryDirectory(prefix="resumecheck-") as work:
+        check.work = work
+        return check.run(drop, noise_seeds)
+
+
+def _resume_points(value: Sequence[int] | int, n: int) -> list[int]:
+    if not isinstance(n, int) or isinstance(n, bool) or n < 2:
+        raise InvalidArgument("steps", n, "expected an int >= 2 (a resume needs a step before and after)")
+    points = [value] if isinstance(value, int) else list(value)
+    if not points:
+        points = [n // 2]
+    for k in points:
+        if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= n - 1:
+            raise InvalidArgument(
+                "resume_at", k, f"each resume point must be an int in 1..{n - 1} (steps={n})"
+            )
+    if len(set(points)) != len(points):
+        raise InvalidArgument("resume_at", points, "resume points must be distinct")
+    return sorted(points)
+
+
+@dataclass
+class _Check:
+    target: Target
+    steps: int
+    resume_at: list[int]
+    isolation: Literal["inprocess", "process"]
+    tolerance: Tolerance
+    seed: int
+    threads: int
+    work: str = ""
+    reference: SegmentResult | None = None
+    noise: list[list[float]] = field(default_factory=list)
+
+    # -- running ---------------------------------------------------------
+
+    @property
+    def run_config(self) -> dict[str, Any]:
+        return {**self.target.run_config, self.target.seed_key: self.seed}
+
+    @property
+    def restart_config(self) -> dict[str, Any]:
+        return self.run_config if self.target.restart_config == "run" else {}
+
+    def _segment(self, spec: SegmentSpec) -> SegmentResult:
+        return run_segment(spec, self.isolation, self.target)
+
+    def _spec(self, name: str, **kw: Any) -> SegmentSpec:
+        return SegmentSpec(
+            target_spec=self.target.spec, workdir=self.work, name=name,
+            threads=self.threads, **kw,
+        )
+
+    def run(self, drop: DropSpec, noise_seeds: int) -> Report:
+        ref = self._segment(self._spec(
+            "reference", config=self.run_config, start=0, stop=self.steps,
+            capture_at=self.resume_at, keep_tensors_after=0,
+        ))
+        if ref.error is not None:
+            raise ReferenceFailed(self.target.name, ref.error, ref.error_step)
+        self.reference = ref
+        drop_sets = _drop_sets(drop, ref.names)
+        has_own = ref.has_own_checkpoint
+
+        def noise_run(i: int) -> SegmentResult:
+            config = {**self.run_config, self.target.seed_key: self.seed + i}
+            return self._segment(self._spec(f"noise{i}", config=config, start=0, stop=self.steps))
+
+        def resumed_run(dropped: list[str]) -> RunResult:
+            own = has_own and not dropped
+            segments = self._resumed_program(dropped) if own else self._resumed_engine(dropped)
+            return self._judge(dropped, segments, "program" if own else "engine")
+
+        # Fresh interpreters spend most of their time starting; run them side
+        # by side. In-process runs share this interpreter's streams: one by one.
+        jobs = max(1, (os.cpu_count() or 1) // self.threads) if self.isolation == "process" else 1
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            noise = list(pool.map(noise_run, range(1, noise_seeds + 1)))
+            self.noise = [[r.loss for r in seg.records] for seg in noise if seg.error is None]
+            runs = list(pool.map(resumed_run, drop_sets))
+        return Report(
+            target=self.target.spec or self.target.name,
+            steps=self.steps,
+            resume_at=list(self.resume_at),
+            seed=self.seed,
+            isolation=self.isolation,
+            tolerance=self.tolerance.to_json(),
+            environment=fingerprint(self.threads),
+            runs=runs,
+            noise=self._noise_summary(),
+        )
+
+    def _resumed_engine(self, dropped: list[str]) -> list[tuple[int, SegmentResult]]:
+        """Restart from the reference's capture at each resume point."""
+        assert self.reference is not None
+        out = []
+        path = self.reference.captures[self.resume_at[0]]
+        bounds = [*self.resume_at, self.steps]
+        tag = "-".join(dropped) or "none"
+        for i, k in enumerate(self.resume_at):
+            stop = bounds[i + 1]
+            seg = self._segment(self._spec(
+                f"drop-{tag}-{k}", config=self.restart_config, start=k, stop=stop,
+                restore=Restore(path=path, drop=list(dropped)),
+                capture_at=[stop] if stop < self.steps else [],
+                keep_tensors_after=k, reseed=_RESEED_BASE + k,
+            ))
+            out.append((k, seg))
+            if seg.error is not None or stop == self.steps:
+                break
+            path = seg.captures[stop]
+        return out
+
+    def _resumed_program(self, dropped: list[str]) -> list[tuple[int, SegmentResult]]:
+        """The program's own save() and load(): the checkpoint under audit."""
+        first = self.resume_at[0]
+        seg = self._segment(self._spec(
+            "own-0", config=self.run_config, start=0, stop=first,
+            program_save_at=first, keep_tensors_after=0,
+        ))
+        out = [(0, seg)]
+        bounds = [*self.resume_at, self.steps]
+        for i, k in enumerate(self.resume_at):
+            prev = out[-1][1]
+            if prev.error is not None:
+                break
+            stop = bounds[i + 1]
+            seg = self._segment(self._spec(
+                f"own-{k}", config=self.restart_config, start=k, stop=stop,
+                restore=Restore(path=prev.program_checkpoint or "", source="program"),
+                program_save_at=stop if stop < self.steps else None,
+                keep_tensors_after=k, reseed=_RESEED_BASE + k,
+            ))
+            out.append((k, seg))
+        return out
+
+    # -- judging ---------------------------------------------------------
+
+    def _judge(
+        self, dropped: list[str], segments: list[tuple[int, SegmentResult]], source: str
+    ) -> RunResult:
+        assert self.reference is not None
+        result = RunResult(
+            dropped=list(dropped), resume_at=list(self.resume_at), verdict=IDENTICAL,
+            checkpoint=source,  # type: ignore[arg-type]
+            reproduce=self._reproduce(dropped),
+        )
+        result.diagnosis = self._diagnose(dropped, segments)
+        failed = next((s for _, s in segments if s.error is not None), None)
+        if failed is not None:
+            result.verdict = FAILED
+            result.failure = failed.error
+            result.first_divergent_step = failed.error_step
+            stage = {"restore": "restoring the checkpoint", "save": "saving the checkpoint",
+                     "build": "building the restarted program", "step": "a step",
+                     "capture": "capturing state", "process": "the restarted interpreter"}
+            result.explanation = (
+                f"{stage.get(failed.error_stage or '', 'the run')} failed: "
+                f"{(failed.error or '').splitlines()[0]}"
+            )
+            return result
+
+        ref_by_step = {r.step: r for r in self.reference.records}
+        records = [(seg, r) for _, seg in segments for r in seg.records]
+        first: tuple[int, str] | None = None
+        first_bitwise: tuple[int, str] | None = None
+        worst: Difference | None = None
+        loss_deltas: dict[int, float] = {}
+        for seg, rec in records:
+            ref = ref_by_step[rec.step]
+            loss_deltas[rec.step] = abs(rec.loss - ref.loss)
+            keys = _differing(ref, rec)
+            if not keys:
+                continue
+            first_bitwise = first_bitwise or (rec.step, keys[0])
+            diffs = self._tensor_differences(seg, rec.step, keys)
+            for key in keys:
+                d = diffs.get(key, Difference(False))
+                worst = d.worse(worst)
+                if not d.within_tolerance and first is None:
+                    first = (rec.step, key)
+        end_first = self._end_state_difference(dropped, segments[-1][1])
+        if end_first is not None:
+            worst = end_first[1].worse(worst)
+            if first is None:
+                first = (self.steps, f"state:{end_first[0]}")
+            first_bitwise = first_bitwise or (self.steps, f"state:{end_first[0]}")
+        if worst is not None:
+            result.max_abs_diff, result.max_rel_diff, result.max_ulp_diff = (
+                worst.max_abs, worst.max_rel, worst.max_ulp)
+        resumed_from = self.resume_at[0]
+        deltas_after = {s: d for s, d in loss_deltas.items() if s > resumed_from}
+        result.max_abs_loss_diff = max(deltas_after.values(), default=0.0)
+        if first is not None:
+            result.verdict = DIVERGED
+            result.first_divergent_step, quantity = first
+            result.first_divergent_quantity = _quantity_name(quantity)
+            self._plausibility(result, loss_deltas)
+        elif first_bitwise is not None:
+            result.verdict = CLOSE
+        result.blind_spot = bool(dropped) and result.verdict in (IDENTICAL, CLOSE)
+        result.explanation = self._explain(result, first_bitwise)
+        return result
+
+    def _tensor_differences(self, seg: SegmentResult, step: int, keys: list[str]) -> dict[str, Difference]:
+        assert self.reference is not None
+        ref_t = load_step_tensors(Path(self.reference.tensor_dir or ""), step)
+        run_t = load_step_tensors(Path(seg.tensor_dir or ""), step)
+        out = {}
+        for key in keys:
+            if ref_t is None or run_t is None or key not in ref_t or key not in run_t:
+                out[key] = Difference(False, summary="missing")
+                continue
+            out[key] = compare_values(ref_t[key], run_t[key], self.tolerance)
+        return out
+
+    def _end_state_difference(self, dropped: list[str], last: SegmentResult) -> tuple[str, Difference] | None:
+        assert self.reference is not None and self.reference.end_state and last.end_state
+        ref_end = load_checkpoint(self.reference.end_state)["components"]
+        run_end = load_checkpoint(last.end_state)["components"]
+        ref_at_k = load_checkpoint(self.reference.captures[self.resume_at[0]])["components"]
+        for name in self.reference.names:
+            if name not in run_end:
+                return name, Difference(False, summary="missing")
+            if digest(ref_end[name]) == digest(run_end[name]):
+                continue
+            if name in dropped and digest(ref_at_k[name]) == digest(ref_end[name]):
+                # The continuation never changed this state: its own difference
+                # is only the fresh value that dropping it means.
+                continue
+            diff = _state_difference(ref_end[name], run_end[name], self.tolerance)
+            if not diff.within_tolerance or not self.tolerance.bitwise_only:
+                return name, diff
+        return None
+
+    def _diagnose(self, dropped: list[str], segments: list[tuple[int, SegmentResult]]) -> list[Finding]:
+        """Compare each restored component with the reference's state at that point."""
+        assert self.reference is not None
+        findings: list[Finding] = []
+        seen: set[str] = set()
+        for k, seg in segments:
+            if seg.restored_state is None or k not in self.reference.captures:
+                continue
+            ref = load_checkpoint(self.reference.captures[k])
+            run = load_checkpoint(seg.restored_state)
+            for name in self.reference.names:
+                if name in dropped or name in seen:
+                    continue
+                detail = describe_difference(
+                    name, ref["components"].get(name), run["components"].get(name),
+                    ref.get("meta", {}), k,
+                )
+                if detail is not None:
+                    findings.append(Finding(name, detail))
+                    seen.add(name)
+        return findings
+
+    def _plausibility(self, result: RunResult, loss_deltas: dict[int, float]) -> None:
+        """Plausible: every |Δloss| after the restart stays within the seed-to-seed band.
+
+        The band is the largest loss difference between the reference and a
+        run with another seed over the same steps: how far apart two honest
+        runs of this program drift. A lost component whose continuation stays
+        inside it is the silent, plausible-but-different kind.
+        """
+        if not self.noise or self.reference is None:
+            return
+        after = [s for s in loss_deltas if s > self.resume_at[0]]
+        band = self._band(after)
+        worst = max((loss_deltas[s] for s in after), default=0.0)
+        result.noise_ratio = worst / band if band > 0 else (math.inf if worst > 0 else 0.0)
+        result.plausible = result.noise_ratio <= 1.0
+
+    def _band(self, steps: list[int]) -> float:
+        assert self.reference is not None
+        ref = {r.step: r.loss for r in self.reference.records}
+        return max(
+            (abs(run[s - 1] - ref[s]) for run in self.noise for s in steps), default=0.0
+        )
+
+    def _noise_summary(self) -> dict[str, Any]:
+        if self.reference is None or not self.noise:
+            return {"seeds": [], "band": None}
+        after = [r.step for r in self.reference.records if r.step > self.resume_at[0]]
+        return {
+            "seeds": [self.seed + i for i in range(1, len(self.noise) + 1)],
+            "band": self._band(after),
+            "steps": [after[0], after[-1]] if after else [],
+        }
+
+    def _explain(self, r: RunResult, first_bitwise: tuple[int, str] | None) -> str:
+        what = "dropping " + ", ".join(r.dropped) if r.dropped else "the full resume"
+        k = ",".join(map(str, self.resume_at))
+        if r.verdict == IDENTICAL and not r.dropped:
+            return "resumes bit for bit: every step after the restart and every component's state match"
+        if r.blind_spot:
+            return (
+                f"blind spot: {what} changed nothing at k={k}; this program does not exercise "
+                "it here (or other state masks it); not evidence that it is saved"
+            )
+        if r.verdict == CLOSE:
+            step, key = first_bitwise or (None, "")
+            return (
+                f"within tolerance; first bitwise difference at step {step} "
+                f"({_quantity_name(key)}), max |Δ| {r.max_abs_diff:.3g}"
+            )
+        q = r.first_divergent_quantity or ""
+        text = f"{what}: {q} differs from step {r.first_divergent_step}"
+        if q.startswith("state of") and not r.max_abs_loss_diff:
+            text = f"{what}: only the final {q[len('state of '):]} differs (the losses match)"
+        if r.diagnosis:
+            text += "; restored state differs in " + ", ".join(f.component for f in r.diagnosis)
+        if r.plausible is True:
+            text += "; loss stays within seed-to-seed noise: plausible but different"
+        elif r.plausible is False:
+            text += f"; loss leaves the seed-to-seed band ({r.noise_ratio:.3g}x): gross"
+        return text
+
+    def _reproduce(self, dropped: list[str]) -> str:
+        parts = ["resumecheck", "run"]
+        if self.target.spec and self.target.spec != BUILTIN_SPEC:
+            parts.append(self.target.spec)
+        elif not self.target.spec:
+            parts.append("<in-memory target: give it as module:attr>")
+        parts += ["--steps", str(self.steps), "--resume-at", ",".join(map(str, self.resume_at)),
+                  "--drop", ",".join(dropped) or "none", "--seed", str(self.seed),
+                  "--isolation", self.isolation, "--threads", str(self.threads)]
+        if not self.tolerance.bitwise_only:
+            parts += ["--tolerance", "close"]
+            if self.tolerance.rtol is not None:
+                parts += ["--rtol", f"{self.tolerance.rtol:g}", "--atol", f"{self.tolerance.atol:g}"]
+        return " ".join(parts)
+
+
+def _drop_sets(drop: DropSpec, names: Sequence[str]) -> list[list[str]]:
+    if isinstance(drop, str):
+        if drop == "all":
+            return [[]] + [[n] for n in names]
+        if drop == "none":
+            return [[]]
+        drop = [drop]
+    sets: list[list[str]] = [[]]
+    for item in drop:
+        group = [item] if isinstance(item, str) else list(item)
+        checked = validate_drop(group, names)
+        ordered = [n for n in names if n in checked]
+        if ordered and ordered not in sets:
+            sets.append(ordered)
+    return sets
+
+
+def _order_key(key: str) -> tuple[int, str]:
+    head = key.split(":", 1)[0]
+    return (QUANTITY_ORDER.index(head) if head in QUANTITY_ORDER else len(QUANTITY_ORDER), key)
+
+
+def _differing(ref: StepRecord, run: StepRecord) -> list[str]:
+    keys = set(ref.digests) | set(run.digests)
+    return sorted((k for k in keys if ref.digests.get(k) != run.digests.get(k)), key=_order_key)
+
+
+def _quantity_name(key: str) -> str:
+    head, _, name = key.partition(":")
+    return {
+        "data": "data (the samples consumed)",
+        "lr": "learning rate",
+        "scale": "loss scale",
+        "loss": "loss",
+        "skipped": "skipped step",
+        "grad": f"gradient of {name}",
+        "param": f"parameter {name}",
+        "state": f"state of {name}",
+    }.get(head, key)
+
+
+def _state_difference(ref: Any, run: Any, tolerance: Tolerance) -> Difference:
+    ref_leaves = dict(flatten_state(ref))
+    run_leaves = dict(flatten_state(run))
+    worst: Difference | None = None
+    for path in ref_leaves.keys() | run_leaves.keys():
+        if path not in ref_leaves or path not in run_leaves:
+            return Difference(False, summary=f"{path} missing")
+        d = compare_values(ref_leaves[path], run_leaves[path], tolerance)
+        worst = d.worse(worst)
+    return worst or Difference(True)
+
+

@@ -1,0 +1,87 @@
+"""One exception hierarchy for resumecheck.
+
+Every exception carries the data that explains it as attributes and builds
+its message from them, so a caller (the CLI, the pytest plugin) can show the
+message and a program can inspect the data. They pickle: xdist workers and
+process-isolated restarts send them across processes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+__all__ = [
+    "CheckpointError",
+    "InvalidArgument",
+    "ResumecheckError",
+    "StepError",
+    "TargetError",
+    "UnknownComponent",
+]
+
+
+class ResumecheckError(Exception):
+    """Base class of every error resumecheck raises on purpose."""
+
+    def __reduce__(self):  # keep pickling working for subclasses with kw-only data
+        return (_rebuild, (type(self), self.__dict__, str(self)))
+
+
+def _rebuild(cls, state, message):
+    err = cls.__new__(cls)
+    Exception.__init__(err, message)
+    err.__dict__.update(state)
+    return err
+
+
+class InvalidArgument(ResumecheckError, ValueError):
+    """A library argument is out of range or of the wrong kind (``name=value``)."""
+
+    def __init__(self, name: str, value: object, why: str) -> None:
+        self.name = name
+        self.value = value
+        self.why = why
+        super().__init__(f"{name}={value!r}: {why}")
+
+
+class UnknownComponent(InvalidArgument):
+    """A component name that the program does not declare."""
+
+    def __init__(self, component: str, known: Iterable[str]) -> None:
+        self.component = component
+        self.known = tuple(known)
+        super().__init__(
+            "drop",
+            component,
+            f"unknown component {component!r}; this program declares: "
+            f"{', '.join(self.known) or '(none)'}",
+        )
+
+
+class TargetError(ResumecheckError):
+    """The training program to check could not be loaded or built."""
+
+    def __init__(self, target: str, problem: str, hint: str) -> None:
+        self.target = target
+        self.problem = problem
+        self.hint = hint
+        super().__init__(f"target {target!r}: {problem}. {hint}")
+
+
+class StepError(ResumecheckError):
+    """A training step misbehaved (raised, or returned an unusable loss)."""
+
+    def __init__(self, step: int, problem: str) -> None:
+        self.step = step
+        self.problem = problem
+        super().__init__(f"step {step}: {problem}")
+
+
+class CheckpointError(ResumecheckError):
+    """Saving or loading a checkpoint failed."""
+
+    def __init__(self, action: str, path: str, problem: str) -> None:
+        self.action = action
+        self.path = path
+        self.problem = problem
+        super().__init__(f"checkpoint {action} failed ({path}): {problem}")

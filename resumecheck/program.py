@@ -1,0 +1,281 @@
+"""The program protocol: how a training program plugs into the engine.
+
+A program is built by a factory from a settings mapping, runs one optimizer
+step per ``train_step()`` call (gradient-accumulation micro-steps included)
+and declares its state components::
+
+    class MyProgram:
+        def components(self):            # name -> Stateful, in restore order
+            return {"params": self.model, "optimizer": self.opt, ...}
+
+        def train_step(self):            # one optimizer step
+            ...
+            return StepOutput(loss=loss, samples=batch_indices)
+
+        # optional: the program's own checkpoint code, the thing under audit
+        def save(self, path): ...
+        def load(self, path): ...
+
+    def build(config: dict) -> MyProgram: ...
+
+An empty settings mapping means the program's defaults; that is how a restart
+is built, as real restarts are started: the run's own settings come back only
+through the ``config`` component.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import math
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol, runtime_checkable
+
+import torch
+
+from resumecheck.components import Component
+from resumecheck.errors import StepError, TargetError
+
+__all__ = [
+    "BUILTIN_SPEC",
+    "Program",
+    "StepOutput",
+    "Target",
+    "load_target",
+]
+
+BUILTIN_SPEC = "resumecheck.tiny:TARGET"
+
+
+@runtime_checkable
+class Program(Protocol):
+    """What the engine needs of a training program."""
+
+    def components(self) -> Mapping[str, Any]: ...
+
+    def train_step(self) -> Any: ...
+
+
+@dataclass(frozen=True, slots=True)
+class StepOutput:
+    """What one ``train_step()`` may return: its loss and the samples it consumed."""
+
+    loss: torch.Tensor | float
+    samples: torch.Tensor | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Target:
+    """A training program to check: its factory and the settings of the run.
+
+    ``run_config`` is what the run was launched with (the reference and the
+    first half of every resumed run use it); a restart gets the program's
+    defaults unless ``restart_config="run"`` says the program's launcher
+    always passes the original settings again.
+    """
+
+    factory: Callable[[dict[str, Any]], Any]
+    """Builds a program from a settings mapping ({} means the defaults)."""
+    run_config: Mapping[str, Any] = field(default_factory=dict)
+    """The settings the run was launched with."""
+    restart_config: Literal["default", "run"] = "default"
+    """What a restart is built from before the checkpoint is restored."""
+    spec: str | None = None
+    """How to import this target (``module:attr`` or ``file.py:attr``)."""
+    seed_key: str = "seed"
+    """The setting that holds the run's seed (plausibility varies it)."""
+    steps: int = 20
+    """Default number of optimizer steps N for a check."""
+    resume_at: tuple[int, ...] = ()
+    """Default resume points (empty: N // 2)."""
+
+    def __post_init__(self) -> None:
+        if not callable(self.factory):
+            raise TypeError(f"factory must be callable, got {type(self.factory).__name__}")
+        if self.restart_config not in ("default", "run"):
+            raise ValueError(
+                f"restart_config={self.restart_config!r}: expected 'default' or 'run'"
+            )
+
+    @property
+    def name(self) -> str:
+        return self.spec or getattr(self.factory, "__qualname__", repr(self.factory))
+
+    def build(self, config: Mapping[str, Any]) -> BuiltProgram:
+        """Call the factory and check that what it returns is a program."""
+        try:
+            program = self.factory(dict(config))
+        except Exception as exc:
+            raise TargetError(
+                self.name,
+                f"the factory raised {type(exc).__name__}: {exc}",
+                "Fix the factory so that it builds a program from these settings: "
+                f"{dict(config)!r}",
+            ) from exc
+        return BuiltProgram.wrap(self.name, program)
+
+
+class BuiltProgram:
+    """A program and its validated component list, as the engine drives it."""
+
+    def __init__(self, target_name: str, program: Any, components: list[Component]):
+        self.target_name = target_name
+        self.program = program
+        self.components = components
+
+    @classmethod
+    def wrap(cls, target_name: str, program: Any) -> BuiltProgram:
+        if not isinstance(program, Program):
+            raise TargetError(
+                target_name,
+                f"the factory returned a {type(program).__name__}, not a program",
+                "A program needs components() returning a name -> Stateful mapping "
+                "and train_step() running one optimizer step",
+            )
+        declared = program.components()
+        if not isinstance(declared, Mapping) or not declared:
+            raise TargetError(
+                target_name,
+                "components() returned no name -> Stateful mapping",
+                "Return a dict such as {'params': model, 'optimizer': opt}",
+            )
+        try:
+            components = [Component.of(str(n), obj) for n, obj in declared.items()]
+        except TypeError as exc:
+            raise TargetError(target_name, str(exc), "Fix components()") from exc
+        return cls(target_name, program, components)
+
+    def refresh(self) -> None:
+        """Re-read components(): a program's load() may have replaced objects."""
+        fresh = BuiltProgram.wrap(self.target_name, self.program)
+        self.components = fresh.components
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.components)
+
+    def component(self, name: str) -> Component | None:
+        for comp in self.components:
+            if comp.name == name:
+                return comp
+        return None
+
+    @property
+    def has_own_checkpoint(self) -> bool:
+        return callable(getattr(self.program, "save", None)) and callable(
+            getattr(self.program, "load", None)
+        )
+
+    def step(self, step: int) -> StepOutput:
+        """Run one optimizer step and check what it returned."""
+        out = self.program.train_step()
+        if not isinstance(out, StepOutput):
+            out = StepOutput(loss=out)
+        loss = out.loss
+        if isinstance(loss, torch.Tensor):
+            if loss.numel() != 1:
+                raise StepError(
+                    step,
+                    f"train_step() returned a loss of shape {tuple(loss.shape)}; "
+                    "return a scalar (reduce it with .mean() or .sum())",
+                )
+            value = loss.detach().float().item()
+        elif isinstance(loss, (int, float)) and not isinstance(loss, bool):
+            value = float(loss)
+        else:
+            raise StepError(
+                step,
+                f"train_step() returned a {type(loss).__name__}; return the loss "
+                "(a scalar tensor or float) or a resumecheck.StepOutput",
+            )
+        if not math.isfinite(value):
+            raise StepError(step, f"the loss is {value}; a check needs finite losses")
+        return out
+
+
+def load_target(spec: str | None) -> Target:
+    """Resolve ``module:attr`` or ``path/to/file.py:attr`` (None: the built-in)."""
+    spec = spec or BUILTIN_SPEC
+    where, sep, attr = spec.rpartition(":")
+    if not sep or not where or not attr:
+        raise TargetError(
+            spec,
+            "not of the form module:attr or path/to/file.py:attr",
+            "Name the factory after a colon, e.g. mytrain:build or train.py:build",
+        )
+    module = _import(spec, where)
+    obj: Any = module
+    for part in attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise TargetError(
+                spec,
+                f"{where} has no attribute {attr!r}",
+                "Check the name after the colon; it must name the program factory",
+            ) from None
+    if isinstance(obj, Target):
+        return obj if obj.spec == spec else _with_spec(obj, spec)
+    if not callable(obj) or isinstance(obj, type) and not hasattr(obj, "train_step"):
+        raise TargetError(
+            spec,
+            f"{attr} is a {type(obj).__name__}, not a program factory",
+            "Point at a function (or resumecheck.Target) that takes a settings "
+            "dict and returns a program with components() and train_step()",
+        )
+    return Target(factory=obj, spec=spec)
+
+
+def _with_spec(target: Target, spec: str) -> Target:
+    return Target(
+        factory=target.factory,
+        run_config=target.run_config,
+        restart_config=target.restart_config,
+        spec=spec,
+        seed_key=target.seed_key,
+        steps=target.steps,
+        resume_at=target.resume_at,
+    )
+
+
+def _import(spec: str, where: str):
+    try:
+        if where.endswith(".py") or "/" in where or "\\" in where:
+            path = Path(where).resolve()
+            if not path.is_file():
+                raise TargetError(spec, f"no such file: {where}", "Check the path")
+            name = "_resumecheck_target_" + str(abs(hash(str(path))))
+            if name in sys.modules:
+                return sys.modules[name]
+            module_spec = importlib.util.spec_from_file_location(name, path)
+            assert module_spec is not None and module_spec.loader is not None
+            module = importlib.util.module_from_spec(module_spec)
+            sys.modules[name] = module
+            sys.path.insert(0, str(path.parent))
+            try:
+                module_spec.loader.exec_module(module)
+            except BaseException:
+                del sys.modules[name]
+                raise
+            finally:
+                sys.path.remove(str(path.parent))
+            return module
+        return importlib.import_module(where)
+    except TargetError:
+        raise
+    except ModuleNotFoundError as exc:
+        raise TargetError(
+            spec,
+            f"cannot import {where}: {exc}",
+            "Run from the directory that holds it, install it, or give a file path "
+            "(path/to/train.py:build)",
+        ) from exc
+    except Exception as exc:
+        raise TargetError(
+            spec,
+            f"importing {where} raised {type(exc).__name__}: {exc}",
+            "Fix the error in that module; importing it must not fail",
+        ) from exc

@@ -1,0 +1,245 @@
+"""Reports: the verdict of every run, as data, JSON, a table or Markdown.
+
+The JSON form is versioned (``schema``) and documented in docs/REPORT.md.
+Other tools rely on at least: ``schema``, ``equivalent``, ``environment`` and
+``runs``; each run has ``dropped``, ``resume_at``, ``verdict``,
+``first_divergent_step``, ``plausible`` and ``explanation``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+__all__ = [
+    "CLOSE",
+    "DIVERGED",
+    "FAILED",
+    "IDENTICAL",
+    "SCHEMA",
+    "Finding",
+    "Report",
+    "RunResult",
+]
+
+SCHEMA = "resumecheck.report/1"
+
+IDENTICAL = "identical"
+CLOSE = "close"
+DIVERGED = "diverged"
+FAILED = "failed"
+Verdict = Literal["identical", "close", "diverged", "failed"]
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One piece of evidence: which component, and what is wrong with it."""
+
+    component: str
+    detail: str
+
+
+@dataclass(kw_only=True)
+class RunResult:
+    """One resumed run compared with the reference."""
+
+    dropped: list[str]
+    """Components the restart did not restore (empty: the full resume)."""
+    resume_at: list[int]
+    """Steps after which the run was checkpointed and restarted."""
+    verdict: Verdict
+    checkpoint: Literal["engine", "program"] = "engine"
+    """Whose checkpoint the restart used: the engine's capture or the program's save/load."""
+    first_divergent_step: int | None = None
+    first_divergent_quantity: str | None = None
+    max_abs_loss_diff: float | None = None
+    max_abs_diff: float | None = None
+    max_rel_diff: float | None = None
+    max_ulp_diff: float | None = None
+    plausible: bool | None = None
+    """Diverged, but the loss stays within seed-to-seed noise (True) or leaves it (False)."""
+    noise_ratio: float | None = None
+    """Largest |Δloss| divided by the seed-to-seed spread at that step."""
+    blind_spot: bool = False
+    """Something was dropped and nothing changed: this program does not exercise it here."""
+    explanation: str = ""
+    failure: str | None = None
+    diagnosis: list[Finding] = field(default_factory=list)
+    """Components whose restored state differs from the reference's at the resume point."""
+    reproduce: str = ""
+
+    @property
+    def label(self) -> str:
+        if self.dropped:
+            return "drop " + ",".join(self.dropped)
+        return "full resume (own save/load)" if self.checkpoint == "program" else "full resume"
+
+    @property
+    def noise_label(self) -> str:
+        if self.verdict == FAILED:
+            return "-"
+        if self.blind_spot:
+            return "blind spot"
+        if self.plausible is None:
+            return "-"
+        return "plausible" if self.plausible else "gross"
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["diagnosis"] = [asdict(f) for f in self.diagnosis]
+        return _finite(data)
+
+
+@dataclass(kw_only=True)
+class Report:
+    """Everything one check found, with what is needed to reproduce it."""
+
+    target: str
+    steps: int
+    resume_at: list[int]
+    seed: int
+    isolation: str
+    tolerance: dict[str, Any]
+    environment: dict[str, Any]
+    runs: list[RunResult]
+    noise: dict[str, Any] = field(default_factory=dict)
+    """Seed-to-seed loss spread: the seeds used and the band per step."""
+    schema: str = SCHEMA
+
+    @property
+    def full_resume(self) -> RunResult | None:
+        return next((r for r in self.runs if not r.dropped), None)
+
+    @property
+    def equivalent(self) -> bool:
+        """The full-state resume continues like the reference, under the tolerance."""
+        full = self.full_resume
+        if full is None:
+            return False
+        allowed = {IDENTICAL} if self.tolerance.get("mode") == "bitwise" else {IDENTICAL, CLOSE}
+        return full.verdict in allowed
+
+    @property
+    def blind_spots(self) -> list[RunResult]:
+        return [r for r in self.runs if r.blind_spot]
+
+    def to_json(self) -> dict[str, Any]:
+        return _finite({
+            "schema": self.schema,
+            "equivalent": self.equivalent,
+            "target": self.target,
+            "steps": self.steps,
+            "resume_at": self.resume_at,
+            "seed": self.seed,
+            "isolation": self.isolation,
+            "tolerance": self.tolerance,
+            "environment": self.environment,
+            "noise": self.noise,
+            "runs": [r.to_json() for r in self.runs],
+        })
+
+    def render(self, fmt: Literal["table", "json", "markdown"] = "table") -> str:
+        if fmt == "json":
+            return json.dumps(self.to_json(), indent=2)
+        if fmt == "markdown":
+            return self._markdown()
+        return self._table()
+
+    def _rows(self) -> list[list[str]]:
+        rows = []
+        for r in self.runs:
+            where = (
+                f"{r.first_divergent_step} {r.first_divergent_quantity}"
+                if r.first_divergent_step is not None else "-"
+            )
+            rows.append([
+                r.label, r.verdict, where,
+                _num(r.max_abs_loss_diff), r.noise_label, r.explanation,
+            ])
+        return rows
+
+    _HEADER = ["run", "verdict", "first divergence", "max |Δloss|", "noise", "why"]
+
+    def _headline(self) -> str:
+        env = self.environment
+        verdict = "EQUIVALENT" if self.equivalent else "NOT EQUIVALENT"
+        return (
+            f"resumecheck: {self.target}, {self.steps} steps, resume at "
+            f"{','.join(map(str, self.resume_at))}, seed {self.seed}, {self.isolation} "
+            f"restarts, {self.tolerance_text}; torch {env.get('torch')}, "
+            f"{env.get('threads')} thread(s), {env.get('device')}\n"
+            f"full resume: {verdict}"
+        )
+
+    @property
+    def tolerance_text(self) -> str:
+        t = self.tolerance
+        if t.get("mode") == "bitwise":
+            return "bitwise"
+        if t.get("rtol") is None:
+            return "within torch.testing tolerances"
+        return f"within rtol={t['rtol']:g} atol={t['atol']:g}"
+
+    def _footer(self) -> list[str]:
+        lines = []
+        full = self.full_resume
+        if full is not None:
+            for f in full.diagnosis:
+                lines.append(f"diagnosis: {f.component}: {f.detail}")
+            if full.failure:
+                lines.append(f"failure: {full.failure}")
+            if full.verdict not in (IDENTICAL,):
+                lines.append(f"reproduce: {full.reproduce}")
+        spots = self.blind_spots
+        if spots:
+            names = ", ".join(",".join(r.dropped) for r in spots)
+            lines.append(
+                f"blind spots: {names} (dropping them changed nothing here: "
+                "not proof that they are saved)"
+            )
+        return lines
+
+    def _table(self) -> str:
+        rows = [self._HEADER, *self._rows()]
+        widths = [max(len(row[i]) for row in rows) for i in range(len(self._HEADER) - 1)]
+        lines = [self._headline(), ""]
+        for n, row in enumerate(rows):
+            cells = [c.ljust(w) for c, w in zip(row[:-1], widths)] + [row[-1]]
+            lines.append("  ".join(cells).rstrip())
+            if n == 0:
+                lines.append("  ".join("-" * w for w in widths) + "  ---")
+        footer = self._footer()
+        return "\n".join(lines + ([""] + footer if footer else [])) + "\n"
+
+    def _markdown(self) -> str:
+        lines = [f"**{self._headline().replace(chr(10), '** — ')}", ""]
+        lines.append("| " + " | ".join(self._HEADER) + " |")
+        lines.append("|" + "---|" * len(self._HEADER))
+        for row in self._rows():
+            lines.append("| " + " | ".join(c.replace("|", "\\|") for c in row) + " |")
+        footer = self._footer()
+        if footer:
+            lines.append("")
+            lines.extend(f"- {line}" for line in footer)
+        return "\n".join(lines) + "\n"
+
+
+def _num(value: float | None) -> str:
+    if value is None:
+        return "-"
+    if value == 0:
+        return "0"
+    return f"{value:.3g}"
+
+
+def _finite(value: Any) -> Any:
+    """JSON has no inf/nan: write them as strings."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value

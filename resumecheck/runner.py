@@ -1,0 +1,355 @@
+"""Segments: a stretch of training between two checkpoints, run for real.
+
+A run is a chain of segments. The first builds the program from the run's
+settings and trains from step 0; each later one is a genuine restart: a
+fresh program built the way real restarts are started (from the program's
+defaults), then restored from the previous segment's checkpoint, minus the
+dropped components, then trained on.
+
+Two isolation modes run a segment:
+
+* ``process``: a fresh interpreter (``python -m resumecheck._segment``). The
+  ground truth: nothing survives but the checkpoint file.
+* ``inprocess``: fresh objects from the factory in this interpreter, after
+  every process-global random stream has been reseeded to a different value,
+  so leftover state cannot hide a missing restore.
+
+Checkpoints always go through ``torch.save`` and ``torch.load(weights_only=True)``,
+so restored state never aliases live objects of the segment before.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import traceback
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import torch
+
+from resumecheck.components import OPTIMIZER, PARAMS, RNG, reseed_global_streams
+from resumecheck.errors import CheckpointError, ResumecheckError, StepError, TargetError
+from resumecheck.program import BuiltProgram, Target, load_target
+from resumecheck.trace import StepRecord, Tracer
+
+__all__ = [
+    "CHECKPOINT_FORMAT",
+    "Restore",
+    "SegmentResult",
+    "SegmentSpec",
+    "load_checkpoint",
+    "run_segment",
+]
+
+CHECKPOINT_FORMAT = "resumecheck.checkpoint/1"
+Isolation = Literal["process", "inprocess"]
+
+
+@dataclass(kw_only=True)
+class Restore:
+    """Where a restarted segment's state comes from."""
+
+    path: str
+    """The checkpoint: an engine capture file, or the program's own checkpoint."""
+    source: Literal["engine", "program"] = "engine"
+    """``engine``: restore each declared component; ``program``: call program.load()."""
+    drop: list[str] = field(default_factory=list)
+    """Components left as the freshly built program has them."""
+    override_path: str | None = None
+    """An engine capture whose components in ``override`` replace the checkpoint's."""
+    override: list[str] = field(default_factory=list)
+
+
+@dataclass(kw_only=True)
+class SegmentSpec:
+    """One segment to run: plain data, so it can travel to a fresh interpreter."""
+
+    target_spec: str | None
+    config: dict[str, Any]
+    start: int
+    stop: int
+    workdir: str
+    name: str
+    restore: Restore | None = None
+    capture_at: list[int] = field(default_factory=list)
+    program_save_at: int | None = None
+    keep_tensors_after: int | None = None
+    reseed: int | None = None
+    threads: int = 1
+
+
+@dataclass(kw_only=True)
+class SegmentResult:
+    """What a segment produced; files live in the run's work directory."""
+
+    records: list[StepRecord]
+    names: list[str]
+    captures: dict[int, str]
+    end_state: str | None
+    tensor_dir: str | None = None
+    has_own_checkpoint: bool = False
+    restored_state: str | None = None
+    program_checkpoint: str | None = None
+    error: str | None = None
+    error_step: int | None = None
+    error_stage: str | None = None
+
+    def to_plain(self) -> dict[str, Any]:
+        plain = asdict(self)
+        plain["records"] = [r.to_plain() for r in self.records]
+        plain["captures"] = {str(k): v for k, v in self.captures.items()}
+        return plain
+
+    @classmethod
+    def from_plain(cls, plain: dict[str, Any]) -> SegmentResult:
+        plain = dict(plain)
+        plain["records"] = [StepRecord.from_plain(r) for r in plain["records"]]
+        plain["captures"] = {int(k): v for k, v in plain["captures"].items()}
+        return cls(**plain)
+
+
+def run_segment(spec: SegmentSpec, isolation: Isolation, target: Target | None = None) -> SegmentResult:
+    """Run one segment under the chosen isolation."""
+    if isolation == "process":
+        return _run_in_subprocess(spec)
+    assert target is not None
+    return _run_here(spec, target)
+
+
+def _run_here(spec: SegmentSpec, target: Target) -> SegmentResult:
+    work = Path(spec.workdir)
+    tensor_dir = work / f"{spec.name}.tensors"
+    tensor_dir.mkdir(parents=True, exist_ok=True)
+    result = SegmentResult(
+        records=[], names=[], captures={}, end_state=None, tensor_dir=str(tensor_dir)
+    )
+    stage, step = "build", None
+    previous_threads = torch.get_num_threads()
+    torch.set_num_threads(spec.threads)
+    tracer = None
+    try:
+        if spec.reseed is not None:
+            reseed_global_streams(spec.reseed)
+        built = target.build(spec.config)
+        result.names = list(built.names)
+        result.has_own_checkpoint = built.has_own_checkpoint
+        if spec.restore is not None:
+            stage = "restore"
+            _restore(built, spec.restore)
+            built.refresh()
+            result.restored_state = str(work / f"{spec.name}.restored.pt")
+            save_capture(built, result.restored_state)
+        stage = "step"
+        tracer = Tracer(built, tensor_dir)
+        for step in range(spec.start + 1, spec.stop + 1):
+            tracer.before_step()
+            try:
+                out = built.step(step)
+            except ResumecheckError:
+                raise
+            except Exception as exc:
+                raise StepError(step, f"train_step() raised {type(exc).__name__}: {exc}") from exc
+            keep = spec.keep_tensors_after is not None and step > spec.keep_tensors_after
+            tracer.after_step(step, out, keep)
+            result.records = tracer.records
+            if step in spec.capture_at:
+                stage = "capture"
+                result.captures[step] = str(work / f"{spec.name}.capture{step}.pt")
+                save_capture(built, result.captures[step])
+            if step == spec.program_save_at:
+                stage = "save"
+                result.program_checkpoint = str(work / f"{spec.name}.program{step}")
+                _program_save(built, result.program_checkpoint, step)
+            stage = "step"
+        stage = "capture"
+        result.end_state = str(work / f"{spec.name}.end.pt")
+        save_capture(built, result.end_state)
+    except Exception as exc:  # a failed segment is a result, not a crash
+        result.error = _describe(exc)
+        result.error_stage = stage
+        result.error_step = getattr(exc, "step", step)
+        if not isinstance(exc, ResumecheckError):
+            result.error += "\n" + "".join(traceback.format_exception(exc)[-3:])
+        if isinstance(exc, TargetError) and spec.restore is None and spec.start == 0:
+            raise
+    finally:
+        if tracer is not None:
+            tracer.close()
+        torch.set_num_threads(previous_threads)
+    return result
+
+
+def _describe(exc: BaseException) -> str:
+    return str(exc) if isinstance(exc, ResumecheckError) else f"{type(exc).__name__}: {exc}"
+
+
+def _restore(built: BuiltProgram, restore: Restore) -> None:
+    if restore.source == "program":
+        try:
+            built.program.load(restore.path)
+        except Exception as exc:
+            raise CheckpointError(
+                "load", restore.path, f"the program's load() raised {type(exc).__name__}: {exc}"
+            ) from exc
+        return
+    states = load_checkpoint(restore.path)["components"]
+    if restore.override_path is not None:
+        overrides = load_checkpoint(restore.override_path)["components"]
+        states = {**states, **{n: overrides[n] for n in restore.override if n in overrides}}
+    # RNG goes last: restoring other components must not be able to draw from
+    # the streams after they are set.
+    order = sorted(built.components, key=lambda c: c.name == RNG)
+    for comp in order:
+        if comp.name in restore.drop:
+            continue
+        if comp.name not in states:
+            raise CheckpointError(
+                "load", restore.path, f"component {comp.name!r} is missing from the capture"
+            )
+        try:
+            comp.obj.load_state_dict(states[comp.name])
+        except Exception as exc:
+            raise CheckpointError(
+                "load",
+                restore.path,
+                f"{comp.name}.load_state_dict raised {type(exc).__name__}: {exc}",
+            ) from exc
+
+
+def _program_save(built: BuiltProgram, path: str, step: int) -> None:
+    try:
+        built.program.save(path)
+    except Exception as exc:
+        raise CheckpointError(
+            "save", path, f"the program's save() at step {step} raised {type(exc).__name__}: {exc}"
+        ) from exc
+
+
+def capture(built: BuiltProgram) -> dict[str, Any]:
+    """The engine's own checkpoint of every declared component."""
+    meta: dict[str, Any] = {}
+    opt = built.component(OPTIMIZER)
+    model = built.component(PARAMS)
+    if opt is not None and isinstance(opt.obj, torch.optim.Optimizer):
+        names = {}
+        if model is not None and isinstance(model.obj, torch.nn.Module):
+            names = {id(p): n for n, p in model.obj.named_parameters()}
+        meta["optimizer_params"] = [
+            names.get(id(p), f"group{g}.param{i}")
+            for g, group in enumerate(opt.obj.param_groups)
+            for i, p in enumerate(group["params"])
+        ]
+    return {
+        "format": CHECKPOINT_FORMAT,
+        "rank": 0,
+        "world_size": 1,
+        "meta": meta,
+        "components": {c.name: c.obj.state_dict() for c in built.components},
+    }
+
+
+def save_capture(built: BuiltProgram, path: str) -> None:
+    state = capture(built)
+    try:
+        torch.save(state, path)
+    except Exception as exc:
+        raise CheckpointError("save", path, f"torch.save failed: {exc}") from exc
+    # Prove now that it loads safely, naming the component that would not.
+    try:
+        torch.load(path, weights_only=True)
+    except Exception as exc:
+        bad = _unsafe_component(state["components"])
+        raise CheckpointError(
+            "load",
+            path,
+            f"component {bad!r} has state that torch.load(weights_only=True) refuses "
+            f"({str(exc).splitlines()[0]}); make its state_dict() return tensors, "
+            "numbers, strings, lists and dicts only",
+        ) from exc
+
+
+def _unsafe_component(components: dict[str, Any]) -> str:
+    import io
+
+    for name, state in components.items():
+        buffer = io.BytesIO()
+        torch.save(state, buffer)
+        buffer.seek(0)
+        try:
+            torch.load(buffer, weights_only=True)
+        except Exception:
+            return name
+    return "?"
+
+
+def load_checkpoint(path: str) -> dict[str, Any]:
+    """Load an engine capture safely, with a clear error when it is damaged."""
+    try:
+        data = torch.load(path, weights_only=True)
+    except FileNotFoundError:
+        raise CheckpointError("load", path, "the file does not exist") from None
+    except Exception as exc:
+        raise CheckpointError(
+            "load", path, f"the file is truncated or corrupted ({type(exc).__name__}: "
+            f"{str(exc).splitlines()[0] if str(exc) else ''})"
+        ) from exc
+    if not isinstance(data, dict) or data.get("format") != CHECKPOINT_FORMAT:
+        raise CheckpointError("load", path, f"not a {CHECKPOINT_FORMAT} file")
+    return data
+
+
+def _run_in_subprocess(spec: SegmentSpec) -> SegmentResult:
+    if spec.target_spec is None:
+        raise TargetError(
+            "(an in-memory target)",
+            "process isolation needs a target that a fresh interpreter can import",
+            "Give the target as module:attr or path/to/file.py:attr, or use "
+            "isolation='inprocess'",
+        )
+    work = Path(spec.workdir)
+    spec_path = work / f"{spec.name}.spec.json"
+    out_path = work / f"{spec.name}.result.json"
+    spec_path.write_text(json.dumps(asdict(spec)))
+    env = dict(os.environ)
+    env["OMP_NUM_THREADS"] = str(spec.threads)
+    env["PYTHONPATH"] = os.pathsep.join([os.getcwd(), *filter(None, [env.get("PYTHONPATH")])])
+    proc = subprocess.run(
+        [sys.executable, "-m", "resumecheck._segment", str(spec_path), str(out_path)],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    if proc.returncode == 3:
+        err = json.loads(out_path.read_text())
+        raise TargetError(err["target"], err["problem"], err["hint"])
+    if proc.returncode != 0 or not out_path.exists():
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
+        return SegmentResult(
+            records=[], names=[], captures={}, end_state=None,
+            error=f"the restarted interpreter exited with code {proc.returncode}: "
+            + " | ".join(tail),
+            error_stage="process",
+        )
+    return SegmentResult.from_plain(json.loads(out_path.read_text()))
+
+
+def _subprocess_main(spec_path: str, out_path: str) -> int:
+    """Entry point of a process-isolated segment."""
+    plain = json.loads(Path(spec_path).read_text())
+    if plain.get("restore"):
+        plain["restore"] = Restore(**plain["restore"])
+    spec = SegmentSpec(**plain)
+    try:
+        target = load_target(spec.target_spec)
+        result = _run_here(spec, target)
+    except TargetError as exc:
+        Path(out_path).write_text(
+            json.dumps({"target": exc.target, "problem": exc.problem, "hint": exc.hint})
+        )
+        return 3
+    Path(out_path).write_text(json.dumps(result.to_plain()))
+    return 0

@@ -1,0 +1,148 @@
+"""Per-step traces: what each optimizer step consumed and produced.
+
+For every step the tracer records the loss, which samples the step consumed
+(a digest of them), the learning rate and loss scale the step used, each
+parameter's gradient as the optimizer saw it (after unscaling, before the
+update, caught by an optimizer step pre-hook), whether the step was skipped
+(an fp16 overflow: the hook never ran) and each parameter after the update.
+
+Records keep digests and scalars only, so memory stays flat however long the
+run; full tensors of the steps worth comparing go to one file per step on
+disk, read back one step at a time by the comparison.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from resumecheck.compare import digest
+from resumecheck.components import OPTIMIZER, PARAMS, SCALER
+
+if TYPE_CHECKING:
+    from resumecheck.program import BuiltProgram, StepOutput
+
+__all__ = ["QUANTITY_ORDER", "StepRecord", "Tracer"]
+
+# Within a step, quantities are compared in the order they are produced, so
+# the first difference names the cause rather than a consequence.
+QUANTITY_ORDER = ("data", "scale", "skipped", "lr", "loss", "grad", "param")
+
+
+@dataclass(slots=True)
+class StepRecord:
+    """Digests and scalars of one optimizer step (no full tensors)."""
+
+    step: int
+    loss: float
+    digests: dict[str, str] = field(default_factory=dict)
+    lr: list[float] | None = None
+    scale: float | None = None
+    skipped: bool = False
+
+    def to_plain(self) -> dict[str, Any]:
+        return {"step": self.step, "loss": self.loss, "digests": dict(self.digests),
+                "lr": self.lr, "scale": self.scale, "skipped": self.skipped}
+
+    @classmethod
+    def from_plain(cls, plain: dict[str, Any]) -> StepRecord:
+        return cls(**plain)
+
+
+class Tracer:
+    """Hooks into a built program and records every step it runs."""
+
+    def __init__(self, built: BuiltProgram, tensor_dir: Path | None) -> None:
+        self.tensor_dir = tensor_dir
+        self.records: list[StepRecord] = []
+        self._model = _find(built, PARAMS, torch.nn.Module, "model")
+        self._optimizer = _find(built, OPTIMIZER, torch.optim.Optimizer, "optimizer")
+        self._scaler = _find(built, SCALER, torch.amp.GradScaler, "scaler")
+        self._names = self._param_names()
+        self._grads: dict[str, torch.Tensor] | None = None
+        self._lr: list[float] | None = None
+        self._scale: float | None = None
+        self._handle = None
+        if self._optimizer is not None:
+            self._handle = self._optimizer.register_step_pre_hook(self._on_step)
+
+    def close(self) -> None:
+        if self._handle is not None:
+            self._handle.remove()
+            self._handle = None
+
+    def _param_names(self) -> dict[int, str]:
+        names: dict[int, str] = {}
+        if self._model is not None:
+            for name, p in self._model.named_parameters():
+                names.setdefault(id(p), name)
+        if self._optimizer is not None:
+            for g, group in enumerate(self._optimizer.param_groups):
+                for i, p in enumerate(group["params"]):
+                    names.setdefault(id(p), f"group{g}.param{i}")
+        return names
+
+    def _on_step(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
+        self._lr = [float(g["lr"]) for g in optimizer.param_groups]
+        grads = {}
+        for group in optimizer.param_groups:
+            for p in group["params"]:
+                if p.grad is not None:
+                    grads[self._names.get(id(p), "?")] = p.grad.detach().clone()
+        self._grads = grads
+
+    def before_step(self) -> None:
+        self._grads = None
+        self._lr = None
+        # the loss scale this step's backward passes will use
+        enabled = self._scaler is not None and self._scaler.is_enabled()
+        self._scale = float(self._scaler.get_scale()) if enabled else None
+
+    def after_step(self, step: int, out: StepOutput, keep_tensors: bool) -> StepRecord:
+        tensors: dict[str, torch.Tensor] = {}
+        loss = out.loss if isinstance(out.loss, torch.Tensor) else torch.tensor(float(out.loss))
+        tensors["loss"] = loss.detach().reshape(())
+        if out.samples is not None:
+            tensors["data"] = torch.as_tensor(out.samples).detach()
+        if self._scale is not None:
+            tensors["scale"] = torch.tensor(self._scale, dtype=torch.float64)
+        if self._lr is not None:
+            tensors["lr"] = torch.tensor(self._lr, dtype=torch.float64)
+        skipped = self._optimizer is not None and self._grads is None
+        for name, grad in (self._grads or {}).items():
+            tensors[f"grad:{name}"] = grad
+        if self._model is not None:
+            for name, p in self._model.named_parameters():
+                tensors[f"param:{name}"] = p.detach()
+        record = StepRecord(
+            step=step,
+            loss=float(tensors["loss"].float().item()),
+            digests={key: digest(t) for key, t in tensors.items()},
+            lr=self._lr,
+            scale=self._scale,
+            skipped=skipped,
+        )
+        record.digests["skipped"] = str(skipped)
+        self.records.append(record)
+        if keep_tensors and self.tensor_dir is not None:
+            torch.save({k: v.cpu().clone() for k, v in tensors.items()},
+                       self.tensor_dir / f"step_{step}.pt")
+        return record
+
+
+def _find(built: BuiltProgram, name: str, kind: type, attr: str) -> Any:
+    comp = built.component(name)
+    if comp is not None and isinstance(comp.obj, kind):
+        return comp.obj
+    obj = getattr(built.program, attr, None)
+    return obj if isinstance(obj, kind) else None
+
+
+def load_step_tensors(tensor_dir: Path, step: int) -> dict[str, torch.Tensor] | None:
+    path = tensor_dir / f"step_{step}.pt"
+    if not path.exists():
+        return None
+    return torch.load(path, weights_only=True)
