@@ -36,6 +36,7 @@ __all__ = [
     "RNGState",
     "Stateful",
     "Value",
+    "launch_global_streams",
     "reseed_global_streams",
     "validate_drop",
 ]
@@ -224,6 +225,23 @@ def reseed_global_streams(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed % 2**32)
     torch.manual_seed(seed)  # also seeds every CUDA device
+
+
+# torch's default CPU seed: the state a freshly started interpreter has.
+_TORCH_DEFAULT_SEED = 67280421310721
+
+
+def launch_global_streams() -> None:
+    """Put every global stream where a fresh start would find it.
+
+    Every in-process run that starts from step 0 (the reference, the seeds of
+    the noise band, the first half of a resumed run) begins here, so a program
+    that never seeds a stream still starts each run alike, as fresh processes
+    do for torch.
+    """
+    random.seed(0)
+    np.random.seed(0)
+    torch.manual_seed(_TORCH_DEFAULT_SEED)
 
 
 def validate_drop(drop: Iterable[str], known: Iterable[str]) -> frozenset[str]:

@@ -266,12 +266,11 @@ class _Check:
                 worst = d.worse(worst)
                 if not d.within_tolerance and first is None:
                     first = (rec.step, key)
-        end_first = self._end_state_difference(dropped, segments[-1][1])
-        if end_first is not None:
-            worst = end_first[1].worse(worst)
-            if first is None:
-                first = (self.steps, f"state:{end_first[0]}")
-            first_bitwise = first_bitwise or (self.steps, f"state:{end_first[0]}")
+        for name, diff in self._end_state_differences(dropped, segments[-1][1], result.latent_gaps):
+            worst = diff.worse(worst)
+            first_bitwise = first_bitwise or (self.steps, f"state:{name}")
+            if first is None and not diff.within_tolerance:
+                first = (self.steps, f"state:{name}")
         if worst is not None:
             result.max_abs_diff, result.max_rel_diff, result.max_ulp_diff = (
                 worst.max_abs, worst.max_rel, worst.max_ulp)
@@ -301,24 +300,29 @@ class _Check:
             out[key] = compare_values(ref_t[key], run_t[key], self.tolerance)
         return out
 
-    def _end_state_difference(self, dropped: list[str], last: SegmentResult) -> tuple[str, Difference] | None:
+    def _end_state_differences(
+        self, dropped: list[str], last: SegmentResult, latent: list[str]
+    ) -> list[tuple[str, Difference]]:
+        """Components whose state at the end differs from the reference's."""
         assert self.reference is not None and self.reference.end_state and last.end_state
         ref_end = load_checkpoint(self.reference.end_state)["components"]
         run_end = load_checkpoint(last.end_state)["components"]
         ref_at_k = load_checkpoint(self.reference.captures[self.resume_at[0]])["components"]
+        out = []
         for name in self.reference.names:
             if name not in run_end:
-                return name, Difference(False, summary="missing")
+                out.append((name, Difference(False, summary="missing")))
+                continue
             if digest(ref_end[name]) == digest(run_end[name]):
                 continue
-            if name in dropped and digest(ref_at_k[name]) == digest(ref_end[name]):
-                # The continuation never changed this state: its own difference
-                # is only the fresh value that dropping it means.
+            if digest(ref_at_k[name]) == digest(ref_end[name]):
+                # The continuation never changed this state (an unused stream, a
+                # setting nothing reads): a latent gap, not a divergence.
+                if name not in dropped:
+                    latent.append(name)
                 continue
-            diff = _state_difference(ref_end[name], run_end[name], self.tolerance)
-            if not diff.within_tolerance or not self.tolerance.bitwise_only:
-                return name, diff
-        return None
+            out.append((name, _state_difference(ref_end[name], run_end[name], self.tolerance)))
+        return out
 
     def _diagnose(self, dropped: list[str], segments: list[tuple[int, SegmentResult]]) -> list[Finding]:
         """Compare each restored component with the reference's state at that point."""
@@ -379,6 +383,8 @@ class _Check:
         what = "dropping " + ", ".join(r.dropped) if r.dropped else "the full resume"
         k = ",".join(map(str, self.resume_at))
         if r.verdict == IDENTICAL and not r.dropped:
+            if r.latent_gaps:
+                return "every step after the restart matches bit for bit" + self._latent_text(r)
             return "resumes bit for bit: every step after the restart and every component's state match"
         if r.blind_spot:
             return (
@@ -393,15 +399,27 @@ class _Check:
             )
         q = r.first_divergent_quantity or ""
         text = f"{what}: {q} differs from step {r.first_divergent_step}"
-        if q.startswith("state of") and not r.max_abs_loss_diff:
-            text = f"{what}: only the final {q[len('state of '):]} differs (the losses match)"
+        if q.startswith("state of"):
+            text = f"{what}: the final {q} differs"
+            if not r.max_abs_loss_diff:
+                text += " (every step's loss, gradients and parameters match)"
         if r.diagnosis:
             text += "; restored state differs in " + ", ".join(f.component for f in r.diagnosis)
+        text += self._latent_text(r)
         if r.plausible is True:
             text += "; loss stays within seed-to-seed noise: plausible but different"
         elif r.plausible is False:
             text += f"; loss leaves the seed-to-seed band ({r.noise_ratio:.3g}x): gross"
         return text
+
+    @staticmethod
+    def _latent_text(r: RunResult) -> str:
+        if not r.latent_gaps:
+            return ""
+        return (
+            f"; latent gap: {', '.join(r.latent_gaps)} not restored, unused after the "
+            "restart here (it matters once something reads it)"
+        )
 
     def _reproduce(self, dropped: list[str]) -> str:
         parts = ["resumecheck", "run"]

@@ -68,6 +68,8 @@ class RunResult:
     failure: str | None = None
     diagnosis: list[Finding] = field(default_factory=list)
     """Components whose restored state differs from the reference's at the resume point."""
+    latent_gaps: list[str] = field(default_factory=list)
+    """Components restored wrongly that the continuation never used (a warning)."""
     reproduce: str = ""
 
     @property

@@ -31,7 +31,9 @@ from typing import Any, Literal
 
 import torch
 
-from resumecheck.components import OPTIMIZER, PARAMS, RNG, reseed_global_streams
+from resumecheck.components import (
+    OPTIMIZER, PARAMS, RNG, launch_global_streams, reseed_global_streams,
+)
 from resumecheck.errors import CheckpointError, ResumecheckError, StepError, TargetError
 from resumecheck.program import BuiltProgram, Target, load_target
 from resumecheck.trace import StepRecord, Tracer
@@ -134,6 +136,8 @@ def _run_here(spec: SegmentSpec, target: Target) -> SegmentResult:
     try:
         if spec.reseed is not None:
             reseed_global_streams(spec.reseed)
+        elif spec.restore is None:
+            launch_global_streams()
         built = target.build(spec.config)
         result.names = list(built.names)
         result.has_own_checkpoint = built.has_own_checkpoint

@@ -46,6 +46,8 @@ def describe_difference(
                 differing.append((path, d))
     if not differing:
         return None
+    # Public entries (last_epoch, scale) explain more than private ones (_last_lr).
+    differing.sort(key=lambda item: _is_private(item[0]))
     if name == RNG:
         streams = sorted({_rng_stream(p) for p, _ in differing})
         return f"{', '.join(streams)} differ{'s' if len(streams) == 1 else ''} from the stream at step {step}"
@@ -55,12 +57,18 @@ def describe_difference(
         return f"no per-parameter state (fresh), expected the state at step {step}"
     label = _label(name, path, meta)
     if how == "missing":
-        return f"{label} missing, expected {_value(ref[path])}{more}"
-    if how == "unexpected":
-        return f"{label} present, not in the reference{more}"
-    if isinstance(ref[path], torch.Tensor) and ref[path].numel() > 1:
-        return f"{label} differs, max |Δ| {how.max_abs:.3g}{more}"
-    return f"{label} {_value(new[path])}, expected {_value(ref[path])}{more}"
+        text = f"{label} missing, expected {_value(ref[path])}"
+    elif how == "unexpected":
+        text = f"{label} present, not in the reference"
+    elif isinstance(ref[path], torch.Tensor) and ref[path].numel() > 1:
+        text = f"{label} differs, max |Δ| {how.max_abs:.3g}"
+    else:
+        text = f"{label} {_value(new[path])}, expected {_value(ref[path])}"
+    return text.strip() + more
+
+
+def _is_private(path: str) -> bool:
+    return any(part.startswith("_") for part in path.replace("[", ".").split("."))
 
 
 def _is_empty_state(leaves: dict[str, Any]) -> bool:
@@ -83,7 +91,7 @@ def _label(name: str, path: str, meta: dict[str, Any]) -> str:
             param = names[index] if index < len(names) else f"param {index}"
             return f"{'.'.join(parts[2:])} of `{param}`"
     if path in ("value", ""):
-        return "value"
+        return ""
     return path.removeprefix("value.")
 
 

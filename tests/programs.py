@@ -1,0 +1,151 @@
+"""Small training programs used as test doubles.
+
+Each is a few lines of deterministic training with exactly the behaviour a
+test needs: no randomness (so an RNG ablation is a blind spot), a load that
+forgets something, a load that nudges weights by one ULP, a step that fails.
+"""
+
+from __future__ import annotations
+
+import random
+
+import torch
+
+from resumecheck import Attr, RNGState, StepOutput, Target
+
+X = torch.linspace(-1, 1, 24).reshape(8, 3)
+Y = X @ torch.tensor([[0.5], [-1.0], [2.0]])
+
+
+class Linear:
+    """Full-batch linear regression with SGD + momentum: no randomness at all."""
+
+    def __init__(self, config: dict) -> None:
+        torch.manual_seed(config.get("seed", 0))
+        self.model = torch.nn.Linear(3, 1)
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.05, momentum=0.9)
+        self.step = 0
+        self.mode = config.get("mode", "ok")
+
+    def components(self):
+        return {
+            "params": self.model,
+            "optimizer": self.opt,
+            "rng": RNGState(),
+            "global_step": Attr(self, "step"),
+        }
+
+    def train_step(self):
+        if self.mode == "nan" and self.step == 2:
+            return torch.tensor(float("nan"))
+        if self.mode == "vector":
+            return torch.ones(3)
+        if self.mode == "boom-after-resume" and self.resumed and self.step >= 5:
+            raise RuntimeError("boom")
+        loss = torch.nn.functional.mse_loss(self.model(X), Y)
+        loss.backward()
+        self.opt.step()
+        self.opt.zero_grad()
+        self.step += 1
+        return StepOutput(loss=loss.detach(), samples=torch.arange(8))
+
+    resumed = False
+
+
+class OwnCheckpoint(Linear):
+    """Linear with its own save/load; ``mode`` picks the flaw in load."""
+
+    def save(self, path: str) -> None:
+        if self.mode == "save-raises":
+            raise OSError("disk full")
+        torch.save({"model": self.model.state_dict(), "opt": self.opt.state_dict(),
+                    "step": self.step}, path)
+
+    def load(self, path: str) -> None:
+        if self.mode == "load-raises":
+            raise KeyError("model.weight")
+        ckpt = torch.load(path, weights_only=True)
+        self.model.load_state_dict(ckpt["model"])
+        self.opt.load_state_dict(ckpt["opt"])
+        self.step = ckpt["step"]
+        self.resumed = True
+        if self.mode == "ulp":
+            with torch.no_grad():  # one unit in the last place: close, not identical
+                self.model.weight.copy_(torch.nextafter(self.model.weight, torch.tensor(9.0)))
+
+
+class Noisy:
+    """Draws from torch's global stream every step and never seeds on build."""
+
+    def __init__(self, config: dict) -> None:
+        g = torch.Generator().manual_seed(config.get("seed", 0))
+        self.w = torch.nn.Parameter(torch.randn(3, 1, generator=g))
+        self.opt = torch.optim.SGD([self.w], lr=0.1)
+
+    def components(self):
+        return {"params": _Params(self), "optimizer": self.opt, "rng": RNGState()}
+
+    def train_step(self):
+        noise = torch.randn(8, 3) * 0.1  # augmentation from the global stream
+        loss = torch.nn.functional.mse_loss((X + noise) @ self.w, Y)
+        loss.backward()
+        self.opt.step()
+        self.opt.zero_grad()
+        _ = random.random()
+        return loss.detach()
+
+
+class _Params:
+    def __init__(self, owner: Noisy) -> None:
+        self.owner = owner
+
+    def state_dict(self):
+        return {"w": self.owner.w.detach().clone()}
+
+    def load_state_dict(self, state):
+        with torch.no_grad():
+            self.owner.w.copy_(state["w"])
+
+
+class NoisyForgetsRNG(Noisy):
+    """Its own checkpoint saves the weights and the optimizer, not the streams."""
+
+    def save(self, path: str) -> None:
+        torch.save({"w": self.w.detach(), "opt": self.opt.state_dict()}, path)
+
+    def load(self, path: str) -> None:
+        ckpt = torch.load(path, weights_only=True)
+        with torch.no_grad():
+            self.w.copy_(ckpt["w"])
+        self.opt.load_state_dict(ckpt["opt"])
+
+
+def linear(config: dict) -> Linear:
+    return Linear(config)
+
+
+def own(config: dict) -> OwnCheckpoint:
+    return OwnCheckpoint(config)
+
+
+LINEAR = Target(factory=linear, steps=8, resume_at=(4,), spec="tests.programs:LINEAR")
+NOISY = Target(factory=Noisy, steps=8, resume_at=(4,), spec="tests.programs:NOISY")
+NOISY_FORGETS_RNG = Target(
+    factory=NoisyForgetsRNG, steps=8, resume_at=(4,), spec="tests.programs:NOISY_FORGETS_RNG"
+)
+
+
+def own_target(mode: str) -> Target:
+    return Target(factory=own, run_config={"mode": mode}, restart_config="run",
+                  steps=8, resume_at=(4,))
+
+
+def not_a_program(config: dict) -> object:
+    return object()
+
+
+def factory_raises(config: dict) -> object:
+    raise RuntimeError("no GPU found")
+
+
+NOT_A_FACTORY = 42

@@ -1,0 +1,101 @@
+"""The CLI end to end: exit codes, formats, messages."""
+
+import json
+
+import pytest
+
+from resumecheck.cli import main
+
+pytestmark = pytest.mark.e2e
+
+
+def test_run_builtin_json_has_the_documented_fields(capsys):
+    code = main(["run", "--format", "json", "--noise-seeds", "1"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert out["schema"] == "resumecheck.report/1"
+    assert out["equivalent"] is True
+    assert out["environment"]["threads"] == 1
+    runs = out["runs"]
+    assert len(runs) == 10
+    full, *ablations = runs
+    assert full["dropped"] == [] and full["verdict"] == "identical"
+    assert full["first_divergent_step"] is None and full["plausible"] is None
+    for run in ablations:
+        assert run["verdict"] == "diverged"
+        assert run["resume_at"] == [8]
+        assert run["first_divergent_step"] >= 8
+        assert isinstance(run["plausible"], bool)
+        assert isinstance(run["explanation"], str) and run["explanation"]
+        assert len(run["dropped"]) == 1
+
+
+def test_table_lists_every_run_with_its_verdict(capsys):
+    code = main(["run", "--drop", "scheduler", "--drop", "rng,config", "--noise-seeds", "0"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "full resume: EQUIVALENT" in out
+    assert "drop scheduler" in out and "drop rng,config" in out
+    assert out.count("diverged") == 2
+
+
+def test_markdown_and_output_file(tmp_path, capsys):
+    target = tmp_path / "report.md"
+    code = main(["run", "--drop", "none", "--format", "markdown", "--output", str(target),
+                 "--noise-seeds", "0"])
+    assert code == 0
+    assert "report written to" in capsys.readouterr().out
+    text = target.read_text()
+    assert text.startswith("**resumecheck") and "| run | verdict |" in text
+    assert [p.name for p in tmp_path.iterdir()] == ["report.md"]
+
+
+def test_not_equivalent_exits_1_and_prints_diagnosis_and_reproduce(capsys):
+    code = main(["run", "fixtures.bugs.class01_scheduler_not_saved:BUGGY", "--drop", "none",
+                 "--noise-seeds", "0"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "NOT EQUIVALENT" in out
+    assert "diagnosis: scheduler: last_epoch 0, expected 8" in out
+    assert "reproduce: resumecheck run fixtures.bugs.class01_scheduler_not_saved:BUGGY" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["run", "--drop", "schedular"], "unknown component 'schedular'; this program declares: params, optimizer"),
+        (["run", "--resume-at", "16"], "resume_at=16: each resume point must be an int in 1..15"),
+        (["run", "--resume-at", "0"], "resume_at=0"),
+        (["run", "no_such_module:build"], "cannot import no_such_module"),
+        (["run", "tests.programs:missing"], "has no attribute 'missing'"),
+        (["run", "tests.programs:NOT_A_FACTORY"], "not a program factory"),
+        (["run", "tests.programs:not_a_program"], "not a program"),
+        (["run", "tests.programs:factory_raises"], "the factory raised RuntimeError: no GPU found"),
+        (["run", "nocolon"], "not of the form module:attr"),
+        (["run", "missing/file.py:build"], "no such file"),
+        (["run", "--rtol", "1e-3"], "give --rtol and --atol together"),
+        (["run", "--output", "/no/such/dir/r.json"], "does not exist"),
+        (["run", "--drop", "all", "--drop", "rng"], "cannot be combined"),
+    ],
+)
+def test_bad_input_exits_2_with_a_clear_message(argv, message, capsys):
+    code = main([*argv, "--noise-seeds", "0"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert message in err
+    assert "Traceback" not in err
+    assert err.startswith("resumecheck: error:")
+
+
+def test_usage_errors_from_argparse_exit_2(capsys):
+    assert main(["run", "--steps", "zero"]) == 2
+    assert "expected a whole number" in capsys.readouterr().err
+    assert main(["run", "--format", "yaml"]) == 2
+    assert main([]) == 2
+
+
+def test_help_shows_examples(capsys):
+    assert main(["run", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "examples:" in out and "resumecheck run --drop none --isolation process" in out
+    assert "exit codes" in out

@@ -1,0 +1,134 @@
+"""End-to-end runs of the engine on the built-in program and small test doubles."""
+
+import pytest
+
+import resumecheck
+from resumecheck import InvalidArgument, Tolerance, UnknownComponent, verify
+from resumecheck.tiny import RESUME_AT, TARGET, TARGET_BF16
+
+from tests import programs
+
+pytestmark = pytest.mark.e2e
+
+
+def _verdicts(report):
+    return {",".join(r.dropped) or "none": r.verdict for r in report.runs}
+
+
+@pytest.fixture(scope="module")
+def tiny_report():
+    return verify(TARGET)
+
+
+def test_builtin_full_resume_identical_and_every_ablation_diverges(tiny_report):
+    report = tiny_report
+    assert report.equivalent
+    assert report.full_resume.verdict == "identical"
+    dropped = [r for r in report.runs if r.dropped]
+    assert [r.dropped[0] for r in dropped] == list(resumecheck.STANDARD_COMPONENTS)
+    for run in dropped:
+        assert run.verdict == "diverged", run
+        assert run.first_divergent_step >= RESUME_AT
+        assert run.plausible is not None and not run.blind_spot
+        assert run.explanation
+    assert report.environment["threads"] == 1
+    assert report.environment["torch"].startswith("2.")
+
+
+def test_first_divergent_quantity_names_the_cause(tiny_report):
+    by = {r.dropped[0]: r for r in tiny_report.runs if r.dropped}
+    assert by["scaler"].first_divergent_quantity == "loss scale"
+    assert by["data_cursor"].first_divergent_quantity.startswith("data")
+    assert by["sampler_epoch"].first_divergent_quantity.startswith("data")
+    assert by["scheduler"].first_divergent_quantity == "learning rate"
+
+
+def test_plausibility_is_judged_against_seed_noise(tiny_report):
+    band = tiny_report.noise["band"]
+    assert band > 0 and tiny_report.noise["seeds"] == [1, 2]
+    for run in tiny_report.runs:
+        if run.verdict == "diverged":
+            assert run.plausible == (run.max_abs_loss_diff <= band)
+            assert run.noise_ratio == pytest.approx(run.max_abs_loss_diff / band)
+
+
+def test_bf16_variant_has_no_scaler_and_every_ablation_diverges():
+    report = verify(TARGET_BF16, noise_seeds=0)
+    assert report.equivalent
+    names = [r.dropped[0] for r in report.runs if r.dropped]
+    assert "scaler" not in names and len(names) == 8
+    assert all(r.verdict == "diverged" for r in report.runs if r.dropped)
+
+
+def test_blind_spot_is_reported_not_called_safe():
+    # The linear program never draws random numbers: dropping rng changes nothing.
+    report = verify(programs.LINEAR, drop=["rng"], noise_seeds=0)
+    rng = report.runs[1]
+    assert rng.dropped == ["rng"]
+    assert rng.verdict == "identical" and rng.blind_spot
+    assert "blind spot" in rng.explanation and "not evidence" in rng.explanation
+    assert rng.noise_label == "blind spot"
+
+
+def test_forgotten_rng_restore_is_caught_in_process():
+    # Noisy never seeds the global stream; its own checkpoint forgets it. Only
+    # the reseed before the restart keeps the first half's stream from hiding it.
+    report = verify(programs.NOISY_FORGETS_RNG, drop="none", isolation="inprocess", noise_seeds=0)
+    full = report.full_resume
+    assert not report.equivalent
+    assert full.checkpoint == "program"
+    assert full.first_divergent_step == 5
+    assert [f.component for f in full.diagnosis] == ["rng"]
+    assert "torch CPU stream" in full.diagnosis[0].detail
+
+
+def test_tolerance_mode_accepts_one_ulp_that_bitwise_rejects():
+    target = programs.own_target("ulp")
+    bitwise = verify(target, drop="none", noise_seeds=0)
+    assert bitwise.full_resume.verdict == "diverged"
+    assert bitwise.full_resume.max_ulp_diff >= 1
+    close = verify(target, drop="none", noise_seeds=0, tolerance=Tolerance.close())
+    assert close.full_resume.verdict == "close"
+    assert close.equivalent and not bitwise.equivalent
+    strict = verify(target, drop="none", noise_seeds=0, tolerance=Tolerance.close(rtol=0, atol=0))
+    assert strict.full_resume.verdict == "diverged"
+
+
+@pytest.mark.parametrize(
+    ("mode", "stage"),
+    [("load-raises", "restoring the checkpoint"), ("save-raises", "saving the checkpoint"),
+     ("boom-after-resume", "a step failed")],
+)
+def test_failures_inside_a_run_are_failed_verdicts_with_the_reason(mode, stage):
+    report = verify(programs.own_target(mode), drop="none", noise_seeds=0)
+    full = report.full_resume
+    assert full.verdict == "failed" and not report.equivalent
+    assert stage.split()[0] in full.explanation
+    assert full.failure
+
+
+def test_reference_failure_is_an_error_that_names_the_step():
+    target = resumecheck.Target(factory=programs.linear, run_config={"mode": "nan"}, steps=6)
+    with pytest.raises(resumecheck.ReferenceFailed, match="step 3: the loss is nan"):
+        verify(target, noise_seeds=0)
+    target = resumecheck.Target(factory=programs.linear, run_config={"mode": "vector"}, steps=6)
+    with pytest.raises(resumecheck.ReferenceFailed, match=r"shape \(3,\)"):
+        verify(target, noise_seeds=0)
+
+
+def test_bad_arguments_raise_invalid_argument_naming_them():
+    with pytest.raises(InvalidArgument, match="resume_at=16"):
+        verify(TARGET, resume_at=16)
+    with pytest.raises(InvalidArgument, match="resume_at=0"):
+        verify(TARGET, resume_at=[0])
+    with pytest.raises(InvalidArgument, match="steps=1"):
+        verify(TARGET, steps=1)
+    with pytest.raises(UnknownComponent, match="known|declares"):
+        verify(programs.LINEAR, drop=["ema"], noise_seeds=0)
+
+
+def test_multiple_resume_points_chain_restarts():
+    report = verify(TARGET, resume_at=[5, 11], drop=["scheduler"], noise_seeds=0)
+    assert report.equivalent
+    assert report.runs[1].verdict == "diverged"
+    assert report.runs[1].first_divergent_step > 5

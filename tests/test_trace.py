@@ -1,0 +1,33 @@
+"""The tracer sees gradients as the optimizer does and records skipped fp16 steps."""
+
+import torch
+
+from resumecheck.program import BuiltProgram
+from resumecheck.tiny import build
+from resumecheck.trace import Tracer
+
+
+def test_skipped_steps_and_unscaled_gradients(tmp_path):
+    built = BuiltProgram.wrap("tiny", build({"label_smoothing": 0.1}))
+    program = built.program
+    tracer = Tracer(built, tmp_path)
+    seen = []
+    for step in range(1, 9):
+        tracer.before_step()
+        scale_before = program.scaler.get_scale()
+        record = tracer.after_step(step, built.step(step), keep_tensors=True)
+        seen.append((record, scale_before, program.scaler.get_scale()))
+    tracer.close()
+    skipped = [r for r, before, after in seen if r.skipped]
+    assert skipped, "the tiny program's scale must overflow within 8 steps"
+    for record, before, after in seen:
+        assert record.scale == before
+        # a skipped step backs the scale off; a taken one never does
+        assert (after < before) == record.skipped
+        assert (record.lr is None) == record.skipped
+    taken = next(r for r, _, _ in seen if not r.skipped)
+    tensors = torch.load(tmp_path / f"step_{taken.step}.pt", weights_only=True)
+    grad = tensors["grad:fc1.weight"]
+    # unscaled: magnitudes of a real gradient, not multiplied by a 2**17 scale
+    assert 0 < grad.abs().max().item() < 100
+    assert {"loss", "data", "scale", "lr", "param:fc1.weight"} <= set(tensors)
