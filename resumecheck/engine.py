@@ -15,9 +15,11 @@ import os
 import tempfile
 from collections.abc import Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
+
+import torch
 
 from resumecheck.compare import Difference, Tolerance, compare_values, digest, flatten_state
 from resumecheck.components import validate_drop
@@ -266,7 +268,10 @@ class _Check:
                 worst = d.worse(worst)
                 if not d.within_tolerance and first is None:
                     first = (rec.step, key)
-        for name, diff in self._end_state_differences(dropped, segments[-1][1], result.latent_gaps):
+        trajectory_identical = first is None  # (within tolerance)
+        for name, diff in self._end_state_differences(
+            dropped, segments[-1][1], result.latent_gaps if trajectory_identical else None
+        ):
             worst = diff.worse(worst)
             first_bitwise = first_bitwise or (self.steps, f"state:{name}")
             if first is None and not diff.within_tolerance:
@@ -284,9 +289,48 @@ class _Check:
             self._plausibility(result, loss_deltas)
         elif first_bitwise is not None:
             result.verdict = CLOSE
+        if source == "program" and result.diagnosis:
+            self._confirm(result, segments)
         result.blind_spot = bool(dropped) and result.verdict in (IDENTICAL, CLOSE)
         result.explanation = self._explain(result, first_bitwise)
         return result
+
+    def _confirm(self, result: RunResult, segments: list[tuple[int, SegmentResult]]) -> None:
+        """Rerun with only the blamed component from the program's checkpoint.
+
+        Everything else comes from the engine's capture at the same step; if
+        that run diverges too, the blame is confirmed. A component whose wrong
+        state changes nothing here is a latent gap.
+        """
+        assert self.reference is not None
+        restored = {k: seg.restored_state for k, seg in segments if seg.restored_state}
+        confirmed = []
+        for finding in result.diagnosis:
+            k = finding.step
+            if k is None or k not in restored or k not in self.reference.captures:
+                confirmed.append(finding)
+                continue
+            seg = self._segment(self._spec(
+                f"confirm-{finding.component}-{k}", config=self.restart_config, start=k,
+                stop=self.steps, restore=Restore(
+                    path=self.reference.captures[k], override_path=restored[k],
+                    override=[finding.component],
+                ),
+                reseed=_RESEED_BASE + k,
+            ))
+            diverged = (
+                seg.error is not None
+                or any(_differing(self._reference_record(r.step), r) for r in seg.records)
+                or bool(self._end_state_differences([], seg, latent=[]))
+            )
+            confirmed.append(replace(finding, confirmed=diverged))
+            if not diverged and finding.component not in result.latent_gaps:
+                result.latent_gaps.append(finding.component)
+        result.diagnosis = confirmed
+
+    def _reference_record(self, step: int) -> StepRecord:
+        assert self.reference is not None
+        return self.reference.records[step - 1]
 
     def _tensor_differences(self, seg: SegmentResult, step: int, keys: list[str]) -> dict[str, Difference]:
         assert self.reference is not None
@@ -301,9 +345,15 @@ class _Check:
         return out
 
     def _end_state_differences(
-        self, dropped: list[str], last: SegmentResult, latent: list[str]
+        self, dropped: list[str], last: SegmentResult, latent: list[str] | None
     ) -> list[tuple[str, Difference]]:
-        """Components whose state at the end differs from the reference's."""
+        """Components whose state at the end differs from the reference's.
+
+        While the trajectory is identical, a component that the reference
+        never changed after the resume point (an unused stream, a setting
+        nothing reads) is a latent gap, collected in ``latent`` (None: the
+        trajectory already diverged, every difference counts).
+        """
         assert self.reference is not None and self.reference.end_state and last.end_state
         ref_end = load_checkpoint(self.reference.end_state)["components"]
         run_end = load_checkpoint(last.end_state)["components"]
@@ -315,9 +365,7 @@ class _Check:
                 continue
             if digest(ref_end[name]) == digest(run_end[name]):
                 continue
-            if digest(ref_at_k[name]) == digest(ref_end[name]):
-                # The continuation never changed this state (an unused stream, a
-                # setting nothing reads): a latent gap, not a divergence.
+            if latent is not None and digest(ref_at_k[name]) == digest(ref_end[name]):
                 if name not in dropped:
                     latent.append(name)
                 continue
@@ -338,11 +386,11 @@ class _Check:
                 if name in dropped or name in seen:
                     continue
                 detail = describe_difference(
-                    name, ref["components"].get(name), run["components"].get(name),
-                    ref.get("meta", {}), k,
+                    name, ref["components"].get(name), run["components"].get(name), k,
+                    ref.get("meta"), run.get("meta"),
                 )
                 if detail is not None:
-                    findings.append(Finding(name, detail))
+                    findings.append(Finding(name, detail, step=k))
                     seen.add(name)
         return findings
 
@@ -485,8 +533,17 @@ def _state_difference(ref: Any, run: Any, tolerance: Tolerance) -> Difference:
     for path in ref_leaves.keys() | run_leaves.keys():
         if path not in ref_leaves or path not in run_leaves:
             return Difference(False, summary=f"{path} missing")
-        d = compare_values(ref_leaves[path], run_leaves[path], tolerance)
+        ref, run = ref_leaves[path], run_leaves[path]
+        d = compare_values(ref, run, tolerance)
+        if not _is_float(ref):  # stream states, counters: no meaningful magnitude
+            d = Difference(d.within_tolerance, summary=d.summary)
         worst = d.worse(worst)
     return worst or Difference(True)
 
 
+
+
+def _is_float(value: Any) -> bool:
+    if isinstance(value, torch.Tensor):
+        return value.is_floating_point()
+    return isinstance(value, float)

@@ -39,6 +39,11 @@ class Finding:
 
     component: str
     detail: str
+    step: int | None = None
+    """The resume point after which the restored state differed."""
+    confirmed: bool | None = None
+    """A run with only this component from the program's checkpoint diverged too
+    (None: not tried, e.g. for the engine's own checkpoint)."""
 
 
 @dataclass(kw_only=True)

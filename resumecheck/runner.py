@@ -36,6 +36,7 @@ from resumecheck.components import (
 )
 from resumecheck.errors import CheckpointError, ResumecheckError, StepError, TargetError
 from resumecheck.program import BuiltProgram, Target, load_target
+from resumecheck.state_diff import reorder_optimizer_state
 from resumecheck.trace import StepRecord, Tracer
 
 __all__ = [
@@ -202,8 +203,7 @@ def _restore(built: BuiltProgram, restore: Restore) -> None:
         return
     states = load_checkpoint(restore.path)["components"]
     if restore.override_path is not None:
-        overrides = load_checkpoint(restore.override_path)["components"]
-        states = {**states, **{n: overrides[n] for n in restore.override if n in overrides}}
+        states = {**states, **_overrides(built, restore)}
     # RNG goes last: restoring other components must not be able to draw from
     # the streams after they are set.
     order = sorted(built.components, key=lambda c: c.name == RNG)
@@ -224,6 +224,23 @@ def _restore(built: BuiltProgram, restore: Restore) -> None:
             ) from exc
 
 
+def _overrides(built: BuiltProgram, restore: Restore) -> dict[str, Any]:
+    """States of ``restore.override`` taken from another capture.
+
+    Optimizer state is moved by parameter name: the other capture may list
+    the parameters in another order (that is what class-16 bugs do).
+    """
+    assert restore.override_path is not None
+    other = load_checkpoint(restore.override_path)
+    states = {n: other["components"][n] for n in restore.override if n in other["components"]}
+    if OPTIMIZER in states:
+        ours = _meta(built).get("optimizer_params")
+        theirs = other.get("meta", {}).get("optimizer_params")
+        if ours and theirs:
+            states[OPTIMIZER] = reorder_optimizer_state(states[OPTIMIZER], theirs, ours)
+    return states
+
+
 def _program_save(built: BuiltProgram, path: str, step: int) -> None:
     try:
         built.program.save(path)
@@ -235,24 +252,30 @@ def _program_save(built: BuiltProgram, path: str, step: int) -> None:
 
 def capture(built: BuiltProgram) -> dict[str, Any]:
     """The engine's own checkpoint of every declared component."""
-    meta: dict[str, Any] = {}
-    opt = built.component(OPTIMIZER)
-    model = built.component(PARAMS)
-    if opt is not None and isinstance(opt.obj, torch.optim.Optimizer):
-        names = {}
-        if model is not None and isinstance(model.obj, torch.nn.Module):
-            names = {id(p): n for n, p in model.obj.named_parameters()}
-        meta["optimizer_params"] = [
-            names.get(id(p), f"group{g}.param{i}")
-            for g, group in enumerate(opt.obj.param_groups)
-            for i, p in enumerate(group["params"])
-        ]
     return {
         "format": CHECKPOINT_FORMAT,
         "rank": 0,
         "world_size": 1,
-        "meta": meta,
+        "meta": _meta(built),
         "components": {c.name: c.obj.state_dict() for c in built.components},
+    }
+
+
+def _meta(built: BuiltProgram) -> dict[str, Any]:
+    """What comparisons need beside the state: the optimizer's parameter names."""
+    opt = built.component(OPTIMIZER)
+    if opt is None or not isinstance(opt.obj, torch.optim.Optimizer):
+        return {}
+    model = built.component(PARAMS)
+    names = {}
+    if model is not None and isinstance(model.obj, torch.nn.Module):
+        names = {id(p): n for n, p in model.obj.named_parameters()}
+    return {
+        "optimizer_params": [
+            names.get(id(p), f"group{g}.param{i}")
+            for g, group in enumerate(opt.obj.param_groups)
+            for i, p in enumerate(group["params"])
+        ]
     }
 
 

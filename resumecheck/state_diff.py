@@ -14,7 +14,7 @@ import torch
 from resumecheck.compare import Tolerance, compare_values, flatten_state
 from resumecheck.components import OPTIMIZER, RNG
 
-__all__ = ["describe_difference"]
+__all__ = ["by_parameter_name", "describe_difference", "reorder_optimizer_state"]
 
 _RNG_STREAMS = {
     "python": "Python random stream",
@@ -24,14 +24,55 @@ _RNG_STREAMS = {
 }
 
 
+def by_parameter_name(state: Any, names: list[str] | None) -> Any:
+    """Key an optimizer state_dict by parameter name instead of position.
+
+    ``Optimizer.load_state_dict`` matches by position, so two programs that
+    list their parameters in different orders have positionally equal states
+    that belong to different parameters. Compared by name, the swap shows.
+    """
+    if not names or not isinstance(state, dict) or "state" not in state:
+        return state
+    per_param = {
+        names[int(i)] if str(i).isdigit() and int(i) < len(names) else str(i): v
+        for i, v in state["state"].items()
+    }
+    groups = [
+        {**g, "params": [names[i] if isinstance(i, int) and i < len(names) else i
+                         for i in g.get("params", [])]}
+        for g in state.get("param_groups", [])
+    ]
+    return {**state, "state": per_param, "param_groups": groups}
+
+
+def reorder_optimizer_state(state: Any, from_names: list[str], to_names: list[str]) -> Any:
+    """Move per-parameter optimizer state from one parameter order to another."""
+    if sorted(from_names) != sorted(to_names) or "state" not in state:
+        return state
+    where = {name: i for i, name in enumerate(to_names)}
+    moved = {
+        where[from_names[int(i)]]: v for i, v in state["state"].items()
+        if int(i) < len(from_names)
+    }
+    return {**state, "state": moved}
+
+
 def describe_difference(
-    name: str, reference: Any, restored: Any, meta: dict[str, Any], step: int
+    name: str,
+    reference: Any,
+    restored: Any,
+    step: int,
+    ref_meta: dict[str, Any] | None = None,
+    restored_meta: dict[str, Any] | None = None,
 ) -> str | None:
     """One line on how ``restored`` differs from ``reference``, or None if equal."""
     if reference is None:
         return None
     if restored is None:
         return f"missing after the restore (the reference has it at step {step})"
+    if name == OPTIMIZER:
+        reference = by_parameter_name(reference, (ref_meta or {}).get("optimizer_params"))
+        restored = by_parameter_name(restored, (restored_meta or {}).get("optimizer_params"))
     ref = dict(flatten_state(reference))
     new = dict(flatten_state(restored))
     differing = []
@@ -47,7 +88,8 @@ def describe_difference(
     if not differing:
         return None
     # Public entries (last_epoch, scale) explain more than private ones (_last_lr).
-    differing.sort(key=lambda item: _is_private(item[0]))
+    # and an optimizer's per-parameter state more than its group listing.
+    differing.sort(key=lambda item: (_is_private(item[0]), item[0].startswith("param_groups")))
     if name == RNG:
         streams = sorted({_rng_stream(p) for p, _ in differing})
         return f"{', '.join(streams)} differ{'s' if len(streams) == 1 else ''} from the stream at step {step}"
@@ -55,7 +97,7 @@ def describe_difference(
     more = f" (and {len(differing) - 1} more entries)" if len(differing) > 1 else ""
     if name == OPTIMIZER and _is_empty_state(new) and not _is_empty_state(ref):
         return f"no per-parameter state (fresh), expected the state at step {step}"
-    label = _label(name, path, meta)
+    label = _label(name, path)
     if how == "missing":
         text = f"{label} missing, expected {_value(ref[path])}"
     elif how == "unexpected":
@@ -82,14 +124,10 @@ def _rng_stream(path: str) -> str:
     return _RNG_STREAMS.get(head, head)
 
 
-def _label(name: str, path: str, meta: dict[str, Any]) -> str:
+def _label(name: str, path: str) -> str:
     if name == OPTIMIZER and path.startswith("state."):
-        parts = path.split(".")
-        names = meta.get("optimizer_params") or []
-        if len(parts) >= 3 and parts[1].isdigit():
-            index = int(parts[1])
-            param = names[index] if index < len(names) else f"param {index}"
-            return f"{'.'.join(parts[2:])} of `{param}`"
+        param, _, rest = path.removeprefix("state.").rpartition(".")
+        return f"{rest} of `{param}`"
     if path in ("value", ""):
         return ""
     return path.removeprefix("value.")

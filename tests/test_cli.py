@@ -56,7 +56,7 @@ def test_not_equivalent_exits_1_and_prints_diagnosis_and_reproduce(capsys):
     out = capsys.readouterr().out
     assert code == 1
     assert "NOT EQUIVALENT" in out
-    assert "diagnosis: scheduler: last_epoch 0, expected 8" in out
+    assert "diagnosis: scheduler: last_epoch 0, expected 9" in out
     assert "reproduce: resumecheck run fixtures.bugs.class01_scheduler_not_saved:BUGGY" in out
 
 

@@ -132,3 +132,13 @@ def test_multiple_resume_points_chain_restarts():
     assert report.equivalent
     assert report.runs[1].verdict == "diverged"
     assert report.runs[1].first_divergent_step > 5
+
+
+def test_latent_gap_is_a_warning_not_a_divergence():
+    # Its own checkpoint skips the random streams, which it never draws from.
+    report = verify(programs.own_target("ok"), drop="none", noise_seeds=0)
+    full = report.full_resume
+    assert report.equivalent and full.verdict == "identical"
+    assert [(f.component, f.confirmed) for f in full.diagnosis] == [("rng", False)]
+    assert full.latent_gaps == ["rng"]
+    assert "latent gap: rng" in full.explanation

@@ -31,6 +31,8 @@ def test_seeded_bug_is_caught_and_attributed(name, bug_class, component, buggy, 
     assert full.first_divergent_step > buggy.resume_at[0]
     blamed = [f.component for f in full.diagnosis]
     assert blamed == [component], f"class {bug_class}: blamed {blamed}, expected {component}"
+    assert full.diagnosis[0].confirmed, "rerunning with only that component from the program's checkpoint must diverge"
+    assert full.latent_gaps == []
     assert component in full.explanation
     assert "--drop none" in full.reproduce and buggy.spec in full.reproduce
 
@@ -43,6 +45,10 @@ def test_correct_twin_is_equivalent(isolation):
     assert report.equivalent, report.render()
     assert report.full_resume.verdict == "identical"
     assert report.full_resume.diagnosis == []
+
+
+def test_every_single_process_bug_class_has_a_fixture():
+    assert sorted(c[1] for c in CASES) == [n for n in range(1, 20) if n != 9]
 
 
 def test_every_twin_is_the_correct_program():
