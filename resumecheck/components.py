@@ -164,30 +164,42 @@ class RNGState:
     The process-global streams (Python ``random``, numpy's global stream,
     torch CPU and torch CUDA on every device) plus any ``torch.Generator`` or
     numpy ``Generator`` the program registers (a DataLoader's generator, an
-    augmentation stream). The state is stored in forms that load under
+    augmentation stream). ``streams`` narrows the global streams to those the
+    program draws from (``streams=("torch",)``), so a stream it never uses is
+    not reported as a latent gap of its checkpoint. The state is stored in forms that load under
     ``torch.load(weights_only=True)``: tensors, lists, ints and strings.
     """
+
+    STREAMS = ("python", "numpy", "torch", "cuda")
 
     def __init__(
         self,
         generators: Mapping[str, torch.Generator | np.random.Generator] | None = None,
+        *,
+        streams: Iterable[str] = STREAMS,
     ) -> None:
         self.generators = dict(generators or {})
+        self.streams = tuple(streams)
+        unknown = sorted(set(self.streams) - set(self.STREAMS))
+        if unknown:
+            raise ValueError(f"streams={unknown}: known streams are {', '.join(self.STREAMS)}")
 
     def state_dict(self) -> dict[str, Any]:
-        version, keys, pos, has_gauss, cached = np.random.get_state()
-        state: dict[str, Any] = {
-            "python": _python_state_to_plain(random.getstate()),
-            "numpy": {
+        state: dict[str, Any] = {}
+        if "python" in self.streams:
+            state["python"] = _python_state_to_plain(random.getstate())
+        if "numpy" in self.streams:
+            version, keys, pos, has_gauss, cached = np.random.get_state()
+            state["numpy"] = {
                 "kind": version,
                 "keys": torch.from_numpy(np.array(keys, dtype=np.int64)),
                 "pos": int(pos),
                 "has_gauss": int(has_gauss),
                 "cached_gaussian": float(cached),
-            },
-            "torch": torch.get_rng_state(),
-        }
-        if torch.cuda.is_available():
+            }
+        if "torch" in self.streams:
+            state["torch"] = torch.get_rng_state()
+        if "cuda" in self.streams and torch.cuda.is_available():
             state["cuda"] = list(torch.cuda.get_rng_state_all())
         state["generators"] = {
             name: _generator_state(gen) for name, gen in self.generators.items()
@@ -195,18 +207,21 @@ class RNGState:
         return state
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        random.setstate(_python_state_from_plain(state_dict["python"]))
-        np_state = state_dict["numpy"]
-        np.random.set_state(
-            (
-                np_state["kind"],
-                np_state["keys"].numpy().astype(np.uint32),
-                np_state["pos"],
-                np_state["has_gauss"],
-                np_state["cached_gaussian"],
+        if "python" in state_dict:
+            random.setstate(_python_state_from_plain(state_dict["python"]))
+        if "numpy" in state_dict:
+            np_state = state_dict["numpy"]
+            np.random.set_state(
+                (
+                    np_state["kind"],
+                    np_state["keys"].numpy().astype(np.uint32),
+                    np_state["pos"],
+                    np_state["has_gauss"],
+                    np_state["cached_gaussian"],
+                )
             )
-        )
-        torch.set_rng_state(state_dict["torch"])
+        if "torch" in state_dict:
+            torch.set_rng_state(state_dict["torch"])
         if "cuda" in state_dict and torch.cuda.is_available():
             torch.cuda.set_rng_state_all(state_dict["cuda"])
         saved = state_dict.get("generators", {})

@@ -229,6 +229,17 @@ def load_target(spec: str | None) -> Target:
     return Target(factory=obj, spec=spec)
 
 
+def _shadowed_siblings(directory: Path) -> dict[str, Any]:
+    """Take out of sys.modules the modules that files in ``directory`` shadow."""
+    shadowed = {}
+    for sibling in directory.glob("*.py"):
+        loaded = sys.modules.get(sibling.stem)
+        origin = getattr(loaded, "__file__", None)
+        if loaded is not None and origin and Path(origin).resolve().parent != directory:
+            shadowed[sibling.stem] = sys.modules.pop(sibling.stem)
+    return shadowed
+
+
 def _with_spec(target: Target, spec: str) -> Target:
     return Target(
         factory=target.factory,
@@ -254,6 +265,10 @@ def _import(spec: str, where: str):
             assert module_spec is not None and module_spec.loader is not None
             module = importlib.util.module_from_spec(module_spec)
             sys.modules[name] = module
+            # Modules beside the file win over same-named ones imported from
+            # elsewhere (two targets that both `import train`), as they would
+            # when the file is run as a script from its own directory.
+            shadowed = _shadowed_siblings(path.parent)
             sys.path.insert(0, str(path.parent))
             try:
                 module_spec.loader.exec_module(module)
@@ -262,6 +277,7 @@ def _import(spec: str, where: str):
                 raise
             finally:
                 sys.path.remove(str(path.parent))
+                sys.modules.update(shadowed)
             return module
         return importlib.import_module(where)
     except TargetError:

@@ -32,7 +32,7 @@ from typing import Any, Literal
 import torch
 
 from resumecheck.components import (
-    OPTIMIZER, PARAMS, RNG, launch_global_streams, reseed_global_streams,
+    CONFIG, OPTIMIZER, PARAMS, RNG, launch_global_streams, reseed_global_streams,
 )
 from resumecheck.errors import CheckpointError, ResumecheckError, StepError, TargetError
 from resumecheck.program import BuiltProgram, Target, load_target
@@ -139,7 +139,7 @@ def _run_here(spec: SegmentSpec, target: Target) -> SegmentResult:
             reseed_global_streams(spec.reseed)
         elif spec.restore is None:
             launch_global_streams()
-        built = target.build(spec.config)
+        built = target.build(_build_settings(spec))
         result.names = list(built.names)
         result.has_own_checkpoint = built.has_own_checkpoint
         if spec.restore is not None:
@@ -188,6 +188,24 @@ def _run_here(spec: SegmentSpec, target: Target) -> SegmentResult:
     return result
 
 
+def _build_settings(spec: SegmentSpec) -> dict[str, Any]:
+    """The settings a restart is built from.
+
+    A real resume reads the run's settings from the checkpoint before it
+    builds anything (nanoGPT's model_args, OLMo's config.yaml), so settings
+    baked in at build time come back too. When the engine restores the
+    ``config`` component and its state is a settings mapping, the restart is
+    built from it; when config is dropped, from the program's defaults.
+    """
+    restore = spec.restore
+    if restore is None or restore.source != "engine" or CONFIG in restore.drop:
+        return spec.config
+    state = load_checkpoint(restore.path)["components"].get(CONFIG)
+    if isinstance(state, dict) and set(state) == {"value"}:
+        state = state["value"]
+    return dict(state) if isinstance(state, dict) else spec.config
+
+
 def _describe(exc: BaseException) -> str:
     return str(exc) if isinstance(exc, ResumecheckError) else f"{type(exc).__name__}: {exc}"
 
@@ -197,15 +215,20 @@ def _restore(built: BuiltProgram, restore: Restore) -> None:
         try:
             built.program.load(restore.path)
         except Exception as exc:
-            raise CheckpointError(
-                "load", restore.path, f"the program's load() raised {type(exc).__name__}: {exc}"
-            ) from exc
+            problem = f"the program's load() raised {type(exc).__name__}: {exc}"
+            damage = _damaged(restore.path)
+            if damage:
+                problem = f"the checkpoint its save() wrote is truncated or corrupted ({damage}); {problem}"
+            raise CheckpointError("load", restore.path, problem) from exc
         return
     states = load_checkpoint(restore.path)["components"]
     if restore.override_path is not None:
         states = {**states, **_overrides(built, restore)}
-    # RNG goes last: restoring other components must not be able to draw from
-    # the streams after they are set.
+    # RNG goes last, and the other components are settled before it: some
+    # build what they need lazily and draw a seed when they do (a
+    # StatefulDataLoader creates its iterator on the first state_dict() or
+    # iter()). Settled first, they draw before the streams are set, as a
+    # correct resume must (PITFALLS: a DataLoader shifts the RNG by one draw).
     order = sorted(built.components, key=lambda c: c.name == RNG)
     for comp in order:
         if comp.name in restore.drop:
@@ -214,6 +237,10 @@ def _restore(built: BuiltProgram, restore: Restore) -> None:
             raise CheckpointError(
                 "load", restore.path, f"component {comp.name!r} is missing from the capture"
             )
+        if comp.name == RNG:
+            for other in built.components:
+                if other.name != RNG:
+                    other.obj.state_dict()
         try:
             comp.obj.load_state_dict(states[comp.name])
         except Exception as exc:
@@ -241,6 +268,20 @@ def _overrides(built: BuiltProgram, restore: Restore) -> dict[str, Any]:
     return states
 
 
+def _damaged(path: str) -> str | None:
+    """Why a torch checkpoint file cannot be read at all (None: it reads, or is no file)."""
+    if not Path(path).is_file():
+        return None
+    try:
+        torch.load(path, weights_only=True, map_location="cpu")
+    except Exception as exc:
+        text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        if "weights_only" in text or "Unsupported global" in text:
+            return None  # readable, only not as plain data
+        return text
+    return None
+
+
 def _program_save(built: BuiltProgram, path: str, step: int) -> None:
     try:
         built.program.save(path)
@@ -257,8 +298,17 @@ def capture(built: BuiltProgram) -> dict[str, Any]:
         "rank": 0,
         "world_size": 1,
         "meta": _meta(built),
-        "components": {c.name: c.obj.state_dict() for c in built.components},
+        "components": _states(built),
     }
+
+
+def _states(built: BuiltProgram) -> dict[str, Any]:
+    """Every component's state_dict(), the random streams first: another
+    component's state_dict() may draw (a lazily created loader iterator), and
+    the capture must hold the streams as they were at the checkpoint."""
+    first = sorted(built.components, key=lambda c: c.name != RNG)
+    states = {c.name: c.obj.state_dict() for c in first}
+    return {c.name: states[c.name] for c in built.components}
 
 
 def _meta(built: BuiltProgram) -> dict[str, Any]:

@@ -42,6 +42,8 @@ class Linear:
             return torch.ones(3)
         if self.mode == "boom-after-resume" and self.resumed and self.step >= 5:
             raise RuntimeError("boom")
+        if self.mode == "nan-after-resume" and self.resumed:
+            return torch.tensor(float("inf"))
         loss = torch.nn.functional.mse_loss(self.model(X), Y)
         loss.backward()
         self.opt.step()
@@ -60,6 +62,9 @@ class OwnCheckpoint(Linear):
             raise OSError("disk full")
         torch.save({"model": self.model.state_dict(), "opt": self.opt.state_dict(),
                     "step": self.step}, path)
+        if self.mode == "truncated":  # the disk filled up mid-write
+            with open(path, "r+b") as fh:
+                fh.truncate(100)
 
     def load(self, path: str) -> None:
         if self.mode == "load-raises":
@@ -138,6 +143,14 @@ NOISY_FORGETS_RNG = Target(
 def own_target(mode: str) -> Target:
     return Target(factory=own, run_config={"mode": mode}, restart_config="run",
                   steps=8, resume_at=(4,))
+
+
+OWN_SAVE_RAISES = own_target("save-raises")
+OWN_LOAD_RAISES = own_target("load-raises")
+OWN_TRUNCATED = own_target("truncated")
+OWN_NAN_AFTER_RESUME = own_target("nan-after-resume")
+NAN_LOSS = Target(factory=linear, run_config={"mode": "nan"}, steps=6)
+VECTOR_LOSS = Target(factory=linear, run_config={"mode": "vector"}, steps=6)
 
 
 def not_a_program(config: dict) -> object:

@@ -1,0 +1,87 @@
+"""Every kind of bad input gets a short message naming the cause and what to do.
+
+Usage errors exit 2; failures inside a run are a ``failed`` verdict with the
+reason (exit 1). Never a traceback without --debug, never stray files.
+"""
+
+import json
+import os
+
+import pytest
+
+from resumecheck.cli import main
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture(autouse=True)
+def _private_tmp(tmp_path, monkeypatch):
+    """Every run's scratch files go to a fresh TMPDIR; the test checks it is left empty."""
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setenv("TMPDIR", str(scratch))
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    before = set(os.listdir("."))
+    yield
+    # (torch itself may create its inductor cache directory there)
+    left = [p.name for p in scratch.iterdir() if not p.name.startswith("torchinductor")]
+    assert left == [], "a run left files behind"
+    assert set(os.listdir(".")) == before, "a run left files in the working directory"
+
+
+def _run(capsys, *argv):
+    code = main(["run", *argv, "--noise-seeds", "0"])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        ("not_a_module_anywhere:build", "cannot import not_a_module_anywhere"),
+        ("tests.programs:no_such_attr", "has no attribute 'no_such_attr'"),
+        ("tests.programs:NOT_A_FACTORY", "is a int, not a program factory"),
+        ("tests.programs:factory_raises", "the factory raised RuntimeError: no GPU found"),
+        ("tests.programs:NAN_LOSS", "step 3: the loss is nan; a check needs finite losses"),
+        ("tests.programs:VECTOR_LOSS", "returned a loss of shape (3,); return a scalar"),
+    ],
+)
+def test_bad_targets_exit_2(target, message, capsys):
+    code, out, err = _run(capsys, target)
+    assert code == 2
+    assert message in err
+    assert "Traceback" not in err and out == ""
+
+
+def test_bad_arguments_exit_2(capsys):
+    code, _, err = _run(capsys, "--resume-at", "9", "--steps", "9")
+    assert code == 2 and "each resume point must be an int in 1..8 (steps=9)" in err
+    code, _, err = _run(capsys, "--drop", "lr_schedule")
+    assert code == 2 and "unknown component 'lr_schedule'" in err and "scheduler" in err
+
+
+@pytest.mark.parametrize(
+    ("target", "reason"),
+    [
+        ("tests.programs:OWN_SAVE_RAISES", "save() at step 4 raised OSError: disk full"),
+        ("tests.programs:OWN_LOAD_RAISES", "load() raised KeyError"),
+        ("tests.programs:OWN_TRUNCATED", "truncated or corrupted"),
+        ("tests.programs:OWN_NAN_AFTER_RESUME", "the loss is inf"),
+    ],
+)
+def test_failures_inside_a_run_are_failed_verdicts(target, reason, capsys):
+    code, out, err = _run(capsys, target, "--drop", "none", "--format", "json")
+    report = json.loads(out)
+    full = report["runs"][0]
+    assert code == 1
+    assert full["verdict"] == "failed"
+    assert reason in full["failure"]
+    assert reason.split()[0] in full["explanation"] or "failed" in full["explanation"]
+    assert "Traceback" not in err
+
+
+def test_debug_shows_the_traceback():
+    with pytest.raises(Exception, match="no GPU found"):
+        main(["run", "tests.programs:factory_raises", "--debug", "--noise-seeds", "0"])
