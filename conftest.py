@@ -9,6 +9,8 @@ from pathlib import Path
 import torch
 from hypothesis import settings
 
+pytest_plugins = ["pytester"]
+
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 

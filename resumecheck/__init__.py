@@ -1,72 +1,105 @@
 """resumecheck: does a training run resumed from a checkpoint continue exactly
 like the run that was never interrupted? And if not, which state was lost?
 
-The public API is what ``__all__`` lists; everything else is internal.
+The public API is what ``__all__`` lists; everything else is internal. Names
+are imported on first use (PEP 562), so importing the package, and its pytest
+plugin with it, does not import torch.
 """
 
 from __future__ import annotations
 
-from resumecheck.compare import Tolerance
-from resumecheck.components import (
-    CONFIG,
-    DATA_CURSOR,
-    GLOBAL_STEP,
-    OPTIMIZER,
-    PARAMS,
-    RNG,
-    SAMPLER_EPOCH,
-    SCALER,
-    SCHEDULER,
-    STANDARD_COMPONENTS,
-    Attr,
-    RNGState,
-    Stateful,
-    Value,
-)
-from resumecheck.engine import ReferenceFailed, verify
-from resumecheck.errors import (
-    CheckpointError,
-    InvalidArgument,
-    ResumecheckError,
-    StepError,
-    TargetError,
-    UnknownComponent,
-)
-from resumecheck.program import Program, StepOutput, Target, load_target
-from resumecheck.report import Finding, Report, RunResult
+import importlib as _importlib
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import Any as _Any
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "CONFIG",
-    "DATA_CURSOR",
-    "GLOBAL_STEP",
-    "OPTIMIZER",
-    "PARAMS",
-    "RNG",
-    "SAMPLER_EPOCH",
-    "SCALER",
-    "SCHEDULER",
-    "STANDARD_COMPONENTS",
-    "Attr",
-    "CheckpointError",
-    "Finding",
-    "InvalidArgument",
-    "Program",
-    "RNGState",
-    "ReferenceFailed",
-    "Report",
-    "ResumecheckError",
-    "RunResult",
-    "Stateful",
-    "StepError",
-    "StepOutput",
-    "Target",
-    "TargetError",
-    "Tolerance",
-    "UnknownComponent",
-    "Value",
-    "__version__",
-    "load_target",
-    "verify",
-]
+# public name -> the module that defines it
+_EXPORTS = {
+    "CONFIG": "components",
+    "DATA_CURSOR": "components",
+    "GLOBAL_STEP": "components",
+    "OPTIMIZER": "components",
+    "PARAMS": "components",
+    "RNG": "components",
+    "SAMPLER_EPOCH": "components",
+    "SCALER": "components",
+    "SCHEDULER": "components",
+    "STANDARD_COMPONENTS": "components",
+    "Attr": "components",
+    "RNGState": "components",
+    "Stateful": "components",
+    "Value": "components",
+    "Tolerance": "compare",
+    "ReferenceFailed": "engine",
+    "verify": "engine",
+    "CheckpointError": "errors",
+    "InvalidArgument": "errors",
+    "ResumecheckError": "errors",
+    "StepError": "errors",
+    "TargetError": "errors",
+    "UnknownComponent": "errors",
+    "Program": "program",
+    "StepOutput": "program",
+    "Target": "program",
+    "load_target": "program",
+    "Finding": "report",
+    "Report": "report",
+    "RunResult": "report",
+    "ComponentsNotExercised": "assertions",
+    "ResumeNotEquivalent": "assertions",
+    "assert_components_exercised": "assertions",
+    "assert_resume_equivalent": "assertions",
+}
+
+__all__ = sorted([*_EXPORTS, "__version__"])
+
+
+def __getattr__(name: str) -> _Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'resumecheck' has no attribute {name!r}")
+    # Not cached in globals(): the module in sys.modules stays the one truth
+    # (pytester's in-process runs drop and re-import modules between sessions).
+    return getattr(_importlib.import_module(f"resumecheck.{module}"), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+if _TYPE_CHECKING:
+    from resumecheck.assertions import (
+        ComponentsNotExercised,
+        ResumeNotEquivalent,
+        assert_components_exercised,
+        assert_resume_equivalent,
+    )
+    from resumecheck.compare import Tolerance
+    from resumecheck.components import (
+        CONFIG,
+        DATA_CURSOR,
+        GLOBAL_STEP,
+        OPTIMIZER,
+        PARAMS,
+        RNG,
+        SAMPLER_EPOCH,
+        SCALER,
+        SCHEDULER,
+        STANDARD_COMPONENTS,
+        Attr,
+        RNGState,
+        Stateful,
+        Value,
+    )
+    from resumecheck.engine import ReferenceFailed, verify
+    from resumecheck.errors import (
+        CheckpointError,
+        InvalidArgument,
+        ResumecheckError,
+        StepError,
+        TargetError,
+        UnknownComponent,
+    )
+    from resumecheck.program import Program, StepOutput, Target, load_target
+    from resumecheck.report import Finding, Report, RunResult

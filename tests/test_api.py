@@ -1,16 +1,15 @@
-"""The public facade: __all__ is exactly what the package exposes."""
+"""The public facade: __all__ is exactly what the package exposes, and it is cheap."""
 
-import types
+import subprocess
+import sys
 
 import resumecheck
 
 
 def test_all_is_exactly_the_public_names():
-    public = {
-        name for name, value in vars(resumecheck).items()
-        if not name.startswith("_") and not isinstance(value, types.ModuleType)
-        and name != "annotations"
-    }
+    public = {name for name in dir(resumecheck) if not name.startswith("_")}
+    public -= {"annotations"}
+    public -= {n for n in public if type(getattr(resumecheck, n)).__name__ == "module"}
     assert public | {"__version__"} == set(resumecheck.__all__)
 
 
@@ -19,8 +18,26 @@ def test_all_names_resolve():
         assert getattr(resumecheck, name) is not None
 
 
+def test_unknown_attribute_is_an_attribute_error():
+    try:
+        resumecheck.no_such_name  # noqa: B018
+    except AttributeError as exc:
+        assert "no_such_name" in str(exc)
+    else:
+        raise AssertionError("expected AttributeError")
+
+
 def test_component_names_are_the_nine_standard_ones():
     assert resumecheck.STANDARD_COMPONENTS == (
         "params", "optimizer", "scheduler", "scaler", "rng",
         "data_cursor", "sampler_epoch", "global_step", "config",
     )
+
+
+def test_importing_the_package_and_plugin_does_not_import_torch():
+    code = (
+        "import sys, resumecheck, resumecheck.pytest_plugin; "
+        "assert 'torch' not in sys.modules, 'torch imported'; "
+        "assert 'numpy' not in sys.modules, 'numpy imported'"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -1,0 +1,134 @@
+"""Assertions for test suites: the engine's verdict as a readable failure.
+
+``assert_resume_equivalent(target, ...)`` fails with a diff that reads like a
+diff: which run diverged, from which step and in which quantity, by how
+much, the diagnosis, the blind spots, and the exact command that reproduces
+it. ``assert_components_exercised`` fails when dropping a listed component
+changes nothing: a test that can no longer see that component's bugs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from resumecheck.engine import verify
+from resumecheck.errors import ResumecheckError
+from resumecheck.program import Target
+from resumecheck.report import Report, RunResult
+
+__all__ = [
+    "ComponentsNotExercised",
+    "ResumeNotEquivalent",
+    "assert_components_exercised",
+    "assert_resume_equivalent",
+    "describe_failure",
+]
+
+
+class ResumeNotEquivalent(ResumecheckError, AssertionError):
+    """The full-state resume does not continue like the uninterrupted run."""
+
+    def __init__(self, report: Report) -> None:
+        self.report = report
+        super().__init__(describe_failure(report))
+
+
+class ComponentsNotExercised(ResumecheckError, AssertionError):
+    """Dropping these components changed nothing: the check is blind to them."""
+
+    def __init__(self, report: Report, components: list[str]) -> None:
+        self.report = report
+        self.components = components
+        runs = [r for r in report.runs if r.blind_spot]
+        lines = [
+            f"blind spots in {report.target} at resume point(s) "
+            f"{','.join(map(str, report.resume_at))}: {', '.join(components)}",
+            "dropping these from the checkpoint changed nothing, so this check cannot "
+            "catch their bugs; make the program exercise them (dropout or augmentation "
+            "for rng, a resume after an epoch boundary for sampler_epoch, mid-epoch for "
+            "data_cursor, something that reads the step for global_step) or choose "
+            "another resume point",
+        ]
+        lines += [f"  reproduce: {r.reproduce}" for r in runs]
+        super().__init__("\n".join(lines))
+
+
+def assert_resume_equivalent(target: Target | str | None = None, **options: Any) -> Report:
+    """Fail unless the full-state resume of ``target`` is equivalent; return the report.
+
+    ``options`` are ``verify()``'s (steps, resume_at, drop, isolation,
+    tolerance, seed, noise_seeds, threads); ``drop`` defaults to ``"none"``
+    here: only the full resume decides.
+    """
+    __tracebackhide__ = True
+    options.setdefault("drop", "none")
+    report = verify(target, **options)
+    if not report.equivalent:
+        raise ResumeNotEquivalent(report)
+    return report
+
+
+def assert_components_exercised(
+    target: Target | str | None = None,
+    components: Iterable[str] | None = None,
+    **options: Any,
+) -> Report:
+    """Fail, naming them, if dropping any of ``components`` (default: all) changes nothing."""
+    __tracebackhide__ = True
+    names = list(components) if components is not None else None
+    options["drop"] = names if names is not None else "all"
+    report = verify(target, **options)
+    if not report.equivalent:
+        raise ResumeNotEquivalent(report)
+    blind = [",".join(r.dropped) for r in report.runs if r.blind_spot]
+    if blind:
+        raise ComponentsNotExercised(report, blind)
+    return report
+
+
+def describe_failure(report: Report) -> str:
+    """A failed check as a diff: reference vs resumed, evidence, how to reproduce."""
+    lines = [
+        f"resume is not equivalent: {report.target}, {report.steps} steps, resume at "
+        f"{','.join(map(str, report.resume_at))}, {report.tolerance_text}, "
+        f"{report.isolation} restarts (torch {report.environment.get('torch')}, "
+        f"{report.environment.get('threads')} thread(s))"
+    ]
+    for run in report.runs:
+        if run.verdict in ("identical", "close") and not run.dropped:
+            continue
+        if run.dropped and run.verdict == "diverged":
+            continue  # an ablation that diverges is the component doing its job
+        lines.extend(_describe_run(run))
+    blind = [",".join(r.dropped) for r in report.blind_spots]
+    if blind:
+        lines.append(f"  blind spots (dropping changed nothing): {', '.join(blind)}")
+    return "\n".join(lines)
+
+
+def _describe_run(run: RunResult) -> list[str]:
+    lines = [f"  {run.label}: {run.verdict}"]
+    if run.failure:
+        lines.append(f"    failure: {run.failure.splitlines()[0]}")
+    if run.first_divergent_step is not None and run.verdict == "diverged":
+        lines.append(
+            f"    first divergence: step {run.first_divergent_step}, "
+            f"{run.first_divergent_quantity}"
+        )
+        lines.append(
+            "    reference vs resumed: max |Δloss| "
+            f"{_g(run.max_abs_loss_diff)}, max |Δ| {_g(run.max_abs_diff)} "
+            f"(rel {_g(run.max_rel_diff)}, {_g(run.max_ulp_diff)} ULP)"
+        )
+    for finding in run.diagnosis:
+        mark = {True: " (confirmed)", False: " (latent: changes nothing here)"}.get(
+            finding.confirmed, "")
+        lines.append(f"    diagnosis: {finding.component}: {finding.detail}{mark}")
+    lines.append(f"    why: {run.explanation}")
+    lines.append(f"    reproduce: {run.reproduce}")
+    return lines
+
+
+def _g(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3g}"

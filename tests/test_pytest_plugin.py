@@ -1,0 +1,188 @@
+"""The pytest plugin, exercised through real pytest sessions (pytester).
+
+Each session runs in a fresh interpreter (``runpytest_subprocess``), as in a
+user's project: torch cannot be imported twice into one process.
+"""
+
+import json
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+# A fresh project's own training program: full-batch regression whose learning
+# rate decays with a step counter. BUGGY's checkpoint forgets that counter.
+PROGRAM = '''
+import torch
+import resumecheck
+from resumecheck import Attr, RNGState, Target
+
+X = torch.linspace(-1, 1, 24).reshape(8, 3)
+Y = X @ torch.tensor([[0.5], [-1.0], [2.0]])
+
+
+class Program:
+    def __init__(self, settings):
+        torch.manual_seed(0)
+        self.model = torch.nn.Linear(3, 1)
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+        self.step = 0
+
+    def components(self):
+        return {"params": self.model, "optimizer": self.opt,
+                "global_step": Attr(self, "step"), "rng": RNGState()}
+
+    def train_step(self):
+        for g in self.opt.param_groups:
+            g["lr"] = 0.1 / (1 + self.step)   # reads the global step
+        loss = torch.nn.functional.mse_loss(self.model(X), Y)
+        loss.backward()
+        self.opt.step()
+        self.opt.zero_grad()
+        self.step += 1
+        return loss.detach()
+
+    def save(self, path):
+        torch.save({"model": self.model.state_dict(), "opt": self.opt.state_dict(),
+                    "step": self.step}, path)
+
+    def load(self, path):
+        ckpt = torch.load(path, weights_only=True)
+        self.model.load_state_dict(ckpt["model"])
+        self.opt.load_state_dict(ckpt["opt"])
+        self.step = ckpt["step"]
+
+
+class Buggy(Program):
+    def save(self, path):
+        torch.save({"model": self.model.state_dict(), "opt": self.opt.state_dict()}, path)
+
+    def load(self, path):
+        ckpt = torch.load(path, weights_only=True)
+        self.model.load_state_dict(ckpt["model"])
+        self.opt.load_state_dict(ckpt["opt"])
+
+
+CORRECT = Target(factory=Program, steps=6, resume_at=(3,), spec="program:CORRECT")
+BUGGY = Target(factory=Buggy, steps=6, resume_at=(3,), spec="program:BUGGY")
+'''
+
+TESTS = '''
+import pytest
+
+
+def test_correct(resumecheck):
+    resumecheck.assert_resume_equivalent("program:CORRECT")
+
+
+def test_buggy(resumecheck):
+    resumecheck.assert_resume_equivalent("program:BUGGY")
+'''
+
+
+@pytest.fixture
+def project(pytester, monkeypatch):
+    pytester.makepyfile(program=PROGRAM, test_resume=TESTS)
+    monkeypatch.setenv("PYTHONPATH", str(pytester.path))  # xdist workers import program
+    pytester.syspathinsert()
+    return pytester
+
+
+def test_passing_and_failing_checks_with_summary_and_report(project):
+    result = project.runpytest_subprocess("-p", "no:cacheprovider", "--resumecheck-noise-seeds=0",
+                               "--resumecheck-report=checks.json")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines([
+        "*resume is not equivalent: program:BUGGY*",
+        "*full resume (own save/load): diverged*",
+        "*diagnosis: global_step: 0, expected 3 (confirmed)*",
+        "*reproduce: resumecheck run program:BUGGY --steps 6 --resume-at 3 --drop none*",
+        "*= resumecheck =*",
+        "test_resume.py::test_buggy  program:BUGGY  full resume: DIVERGED",
+        "test_resume.py::test_correct  program:CORRECT  full resume: ok",
+    ])
+    report = json.loads((project.path / "checks.json").read_text())
+    assert report["schema"] == "resumecheck.session/1"
+    assert sorted(c["report"]["equivalent"] for c in report["checks"]) == [False, True]
+
+
+def test_same_under_xdist_two_workers(project):
+    result = project.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2",
+                               "--resumecheck-noise-seeds=0", "--resumecheck-report=checks.json")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines([
+        "*diagnosis: global_step: 0, expected 3 (confirmed)*",
+        "*= resumecheck =*",
+        "test_resume.py::test_buggy  program:BUGGY  full resume: DIVERGED",
+        "test_resume.py::test_correct  program:CORRECT  full resume: ok",
+    ])
+    checks = json.loads((project.path / "checks.json").read_text())["checks"]
+    assert len(checks) == 2  # aggregated from both workers
+
+
+def test_marker_blind_spot_and_strict_markers(project):
+    project.makepyfile(test_marker='''
+import pytest
+
+
+@pytest.mark.resumecheck(drop=["rng"], resume_at=[2], noise_seeds=0)
+def test_rng_exercised(resumecheck):
+    resumecheck.assert_components_exercised("program:CORRECT")
+
+
+@pytest.mark.resumecheck(drop=["global_step"], noise_seeds=0)
+def test_step_exercised(resumecheck):
+    resumecheck.assert_components_exercised("program:CORRECT")
+''')
+    result = project.runpytest_subprocess("-p", "no:cacheprovider", "--strict-markers", "test_marker.py")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines([
+        "*blind spots in program:CORRECT at resume point(s) 2: rng*",
+        "*reproduce: resumecheck run program:CORRECT --steps 6 --resume-at 2 --drop rng*",
+        "*test_marker.py::test_rng_exercised  program:CORRECT  full resume: ok | rng: blind spot*",
+        "*test_marker.py::test_step_exercised  program:CORRECT  full resume: ok | global_step: ok*",
+    ])
+
+
+def test_bad_marker_arguments_fail_clearly(project):
+    project.makepyfile(test_bad='''
+import pytest
+
+
+@pytest.mark.resumecheck(stpes=3)
+def test_typo(resumecheck):
+    pass
+
+
+@pytest.mark.resumecheck(3)
+def test_positional(resumecheck):
+    pass
+''')
+    result = project.runpytest_subprocess("-p", "no:cacheprovider", "--strict-markers", "test_bad.py")
+    result.assert_outcomes(errors=2)
+    result.stdout.fnmatch_lines([
+        "*@pytest.mark.resumecheck got unknown argument(s) stpes; known: atol, drop*",
+        "*@pytest.mark.resumecheck takes keyword arguments only*",
+    ])
+
+
+def test_bad_option_is_a_usage_error(project):
+    result = project.runpytest_subprocess("-p", "no:cacheprovider", "--resumecheck-isolation=thread")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--resumecheck-isolation='thread': expected inprocess or process*"])
+
+
+def test_ini_settings_apply(project):
+    project.makeini("[pytest]\nresumecheck_noise_seeds = 0\nresumecheck_steps = 5\n")
+    project.makepyfile(test_ini='''
+def test_steps(resumecheck):
+    report = resumecheck.verify("program:CORRECT", drop="none")
+    assert report.steps == 5 and report.noise["seeds"] == []
+''')
+    result = project.runpytest_subprocess("-p", "no:cacheprovider", "test_ini.py")
+    result.assert_outcomes(passed=1)
+
+
+def test_marker_is_registered_with_a_description(project):
+    result = project.runpytest_subprocess("--markers")
+    result.stdout.fnmatch_lines(["@pytest.mark.resumecheck(target=None, steps=None*"])
