@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import os
+import shutil
 import tempfile
 from collections.abc import Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -120,6 +121,10 @@ class _Check:
     work: str = ""
     reference: SegmentResult | None = None
     noise: list[list[float]] = field(default_factory=list)
+    capture_at: list[int] | None = None
+    """Steps at which the reference captures state (default: the resume points)."""
+    fast_start: bool = False
+    """Start the program's own-checkpoint runs from reference captures (see _resumed_program)."""
 
     # -- running ---------------------------------------------------------
 
@@ -134,31 +139,28 @@ class _Check:
     def _segment(self, spec: SegmentSpec) -> SegmentResult:
         return run_segment(spec, self.isolation, self.target)
 
-    def _spec(self, name: str, **kw: Any) -> SegmentSpec:
+    def _spec(self, name: str, work: str | None = None, **kw: Any) -> SegmentSpec:
         return SegmentSpec(
-            target_spec=self.target.spec, workdir=self.work, name=name,
+            target_spec=self.target.spec, workdir=work or self.work, name=name,
             threads=self.threads, **kw,
         )
 
     def run(self, drop: DropSpec, noise_seeds: int) -> Report:
         ref = self._segment(self._spec(
             "reference", config=self.run_config, start=0, stop=self.steps,
-            capture_at=self.resume_at, keep_tensors_after=0,
+            capture_at=self.capture_at or self.resume_at, keep_tensors_after=0,
         ))
         if ref.error is not None:
             raise ReferenceFailed(self.target.name, ref.error, ref.error_step)
         self.reference = ref
         drop_sets = _drop_sets(drop, ref.names)
-        has_own = ref.has_own_checkpoint
 
         def noise_run(i: int) -> SegmentResult:
             config = {**self.run_config, self.target.seed_key: self.seed + i}
             return self._segment(self._spec(f"noise{i}", config=config, start=0, stop=self.steps))
 
         def resumed_run(dropped: list[str]) -> RunResult:
-            own = has_own and not dropped
-            segments = self._resumed_program(dropped) if own else self._resumed_engine(dropped)
-            return self._judge(dropped, segments, "program" if own else "engine")
+            return self.check(self.resume_at, dropped)
 
         # Fresh interpreters spend most of their time starting; run them side
         # by side. In-process runs share this interpreter's streams: one by one.
@@ -179,17 +181,39 @@ class _Check:
             noise=self._noise_summary(),
         )
 
-    def _resumed_engine(self, dropped: list[str]) -> list[tuple[int, SegmentResult]]:
+    def check(self, schedule: Sequence[int], dropped: Sequence[str] = ()) -> RunResult:
+        """One resumed run: restart at every point of ``schedule``, judged.
+
+        The full resume goes through the program's own save/load when it has
+        them; ablations use the engine's capture. The run's files are removed
+        once it is judged, so a long fuzzing session uses bounded disk.
+        """
+        assert self.reference is not None
+        schedule, dropped = list(schedule), list(dropped)
+        own = self.reference.has_own_checkpoint and not dropped
+        work = tempfile.mkdtemp(prefix="run-", dir=self.work)
+        try:
+            if own:
+                segments = self._resumed_program(schedule, work)
+            else:
+                segments = self._resumed_engine(schedule, dropped, work)
+            return self._judge(schedule, dropped, segments, "program" if own else "engine", work)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+
+    def _resumed_engine(
+        self, schedule: list[int], dropped: list[str], work: str
+    ) -> list[tuple[int, SegmentResult]]:
         """Restart from the reference's capture at each resume point."""
         assert self.reference is not None
         out = []
-        path = self.reference.captures[self.resume_at[0]]
-        bounds = [*self.resume_at, self.steps]
+        path = self.reference.captures[schedule[0]]
+        bounds = [*schedule, self.steps]
         tag = "-".join(dropped) or "none"
-        for i, k in enumerate(self.resume_at):
+        for i, k in enumerate(schedule):
             stop = bounds[i + 1]
             seg = self._segment(self._spec(
-                f"drop-{tag}-{k}", config=self.restart_config, start=k, stop=stop,
+                f"drop-{tag}-{k}", work, config=self.restart_config, start=k, stop=stop,
                 restore=Restore(path=path, drop=list(dropped)),
                 capture_at=[stop] if stop < self.steps else [],
                 keep_tensors_after=k, reseed=_RESEED_BASE + k,
@@ -200,22 +224,37 @@ class _Check:
             path = seg.captures[stop]
         return out
 
-    def _resumed_program(self, dropped: list[str]) -> list[tuple[int, SegmentResult]]:
-        """The program's own save() and load(): the checkpoint under audit."""
-        first = self.resume_at[0]
-        seg = self._segment(self._spec(
-            "own-0", config=self.run_config, start=0, stop=first,
-            program_save_at=first, keep_tensors_after=0,
-        ))
+    def _resumed_program(self, schedule: list[int], work: str) -> list[tuple[int, SegmentResult]]:
+        """The program's own save() and load(): the checkpoint under audit.
+
+        The first half runs from step 0, unless ``fast_start`` says the
+        engine's capture is complete (its own full resume was identical): then
+        it starts from the reference's capture at the first resume point and
+        calls save() right away, which costs no steps.
+        """
+        assert self.reference is not None
+        first = schedule[0]
+        if self.fast_start and first in self.reference.captures:
+            seg = self._segment(self._spec(
+                "own-start", work, config=self.restart_config, start=first, stop=first,
+                restore=Restore(path=self.reference.captures[first]), program_save_at=first,
+                reseed=_RESEED_BASE,
+            ))
+            seg.restored_state = None  # the engine's own restore: nothing to diagnose
+        else:
+            seg = self._segment(self._spec(
+                "own-0", work, config=self.run_config, start=0, stop=first,
+                program_save_at=first, keep_tensors_after=0,
+            ))
         out = [(0, seg)]
-        bounds = [*self.resume_at, self.steps]
-        for i, k in enumerate(self.resume_at):
+        bounds = [*schedule, self.steps]
+        for i, k in enumerate(schedule):
             prev = out[-1][1]
             if prev.error is not None:
                 break
             stop = bounds[i + 1]
             seg = self._segment(self._spec(
-                f"own-{k}", config=self.restart_config, start=k, stop=stop,
+                f"own-{k}", work, config=self.restart_config, start=k, stop=stop,
                 restore=Restore(path=prev.program_checkpoint or "", source="program"),
                 program_save_at=stop if stop < self.steps else None,
                 keep_tensors_after=k, reseed=_RESEED_BASE + k,
@@ -226,13 +265,14 @@ class _Check:
     # -- judging ---------------------------------------------------------
 
     def _judge(
-        self, dropped: list[str], segments: list[tuple[int, SegmentResult]], source: str
+        self, schedule: list[int], dropped: list[str],
+        segments: list[tuple[int, SegmentResult]], source: str, work: str,
     ) -> RunResult:
         assert self.reference is not None
         result = RunResult(
-            dropped=list(dropped), resume_at=list(self.resume_at), verdict=IDENTICAL,
+            dropped=list(dropped), resume_at=list(schedule), verdict=IDENTICAL,
             checkpoint=source,  # type: ignore[arg-type]
-            reproduce=self._reproduce(dropped),
+            reproduce=self._reproduce(schedule, dropped),
         )
         result.diagnosis = self._diagnose(dropped, segments)
         failed = next((s for _, s in segments if s.error is not None), None)
@@ -270,7 +310,8 @@ class _Check:
                     first = (rec.step, key)
         trajectory_identical = first is None  # (within tolerance)
         for name, diff in self._end_state_differences(
-            dropped, segments[-1][1], result.latent_gaps if trajectory_identical else None
+            schedule[0], dropped, segments[-1][1],
+            result.latent_gaps if trajectory_identical else None,
         ):
             worst = diff.worse(worst)
             first_bitwise = first_bitwise or (self.steps, f"state:{name}")
@@ -279,7 +320,7 @@ class _Check:
         if worst is not None:
             result.max_abs_diff, result.max_rel_diff, result.max_ulp_diff = (
                 worst.max_abs, worst.max_rel, worst.max_ulp)
-        resumed_from = self.resume_at[0]
+        resumed_from = schedule[0]
         deltas_after = {s: d for s, d in loss_deltas.items() if s > resumed_from}
         result.max_abs_loss_diff = max(deltas_after.values(), default=0.0)
         if first is not None:
@@ -290,12 +331,14 @@ class _Check:
         elif first_bitwise is not None:
             result.verdict = CLOSE
         if source == "program" and result.diagnosis:
-            self._confirm(result, segments)
+            self._confirm(result, segments, work)
         result.blind_spot = bool(dropped) and result.verdict in (IDENTICAL, CLOSE)
         result.explanation = self._explain(result, first_bitwise)
         return result
 
-    def _confirm(self, result: RunResult, segments: list[tuple[int, SegmentResult]]) -> None:
+    def _confirm(
+        self, result: RunResult, segments: list[tuple[int, SegmentResult]], work: str
+    ) -> None:
         """Rerun with only the blamed component from the program's checkpoint.
 
         Everything else comes from the engine's capture at the same step; if
@@ -311,7 +354,7 @@ class _Check:
                 confirmed.append(finding)
                 continue
             seg = self._segment(self._spec(
-                f"confirm-{finding.component}-{k}", config=self.restart_config, start=k,
+                f"confirm-{finding.component}-{k}", work, config=self.restart_config, start=k,
                 stop=self.steps, restore=Restore(
                     path=self.reference.captures[k], override_path=restored[k],
                     override=[finding.component],
@@ -321,7 +364,7 @@ class _Check:
             diverged = (
                 seg.error is not None
                 or any(_differing(self._reference_record(r.step), r) for r in seg.records)
-                or bool(self._end_state_differences([], seg, latent=[]))
+                or bool(self._end_state_differences(k, [], seg, latent=[]))
             )
             confirmed.append(replace(finding, confirmed=diverged))
             if not diverged and finding.component not in result.latent_gaps:
@@ -345,7 +388,7 @@ class _Check:
         return out
 
     def _end_state_differences(
-        self, dropped: list[str], last: SegmentResult, latent: list[str] | None
+        self, first_k: int, dropped: list[str], last: SegmentResult, latent: list[str] | None
     ) -> list[tuple[str, Difference]]:
         """Components whose state at the end differs from the reference's.
 
@@ -357,7 +400,7 @@ class _Check:
         assert self.reference is not None and self.reference.end_state and last.end_state
         ref_end = load_checkpoint(self.reference.end_state)["components"]
         run_end = load_checkpoint(last.end_state)["components"]
-        ref_at_k = load_checkpoint(self.reference.captures[self.resume_at[0]])["components"]
+        ref_at_k = load_checkpoint(self.reference.captures[first_k])["components"]
         out = []
         for name in self.reference.names:
             if name not in run_end:
@@ -404,7 +447,7 @@ class _Check:
         """
         if not self.noise or self.reference is None:
             return
-        after = [s for s in loss_deltas if s > self.resume_at[0]]
+        after = [s for s in loss_deltas if s > result.resume_at[0]]
         band = self._band(after)
         worst = max((loss_deltas[s] for s in after), default=0.0)
         result.noise_ratio = worst / band if band > 0 else (math.inf if worst > 0 else 0.0)
@@ -429,7 +472,7 @@ class _Check:
 
     def _explain(self, r: RunResult, first_bitwise: tuple[int, str] | None) -> str:
         what = "dropping " + ", ".join(r.dropped) if r.dropped else "the full resume"
-        k = ",".join(map(str, self.resume_at))
+        k = ",".join(map(str, r.resume_at))
         if r.verdict == IDENTICAL and not r.dropped:
             if r.latent_gaps:
                 return "every step after the restart matches bit for bit" + self._latent_text(r)
@@ -469,13 +512,13 @@ class _Check:
             "restart here (it matters once something reads it)"
         )
 
-    def _reproduce(self, dropped: list[str]) -> str:
+    def _reproduce(self, schedule: list[int], dropped: list[str]) -> str:
         parts = ["resumecheck", "run"]
         if self.target.spec and self.target.spec != BUILTIN_SPEC:
             parts.append(self.target.spec)
         elif not self.target.spec:
             parts.append("<in-memory target: give it as module:attr>")
-        parts += ["--steps", str(self.steps), "--resume-at", ",".join(map(str, self.resume_at)),
+        parts += ["--steps", str(self.steps), "--resume-at", ",".join(map(str, schedule)),
                   "--drop", ",".join(dropped) or "none", "--seed", str(self.seed),
                   "--isolation", self.isolation, "--threads", str(self.threads)]
         if not self.tolerance.bitwise_only:

@@ -148,6 +148,10 @@ def _run_here(spec: SegmentSpec, target: Target) -> SegmentResult:
             built.refresh()
             result.restored_state = str(work / f"{spec.name}.restored.pt")
             save_capture(built, result.restored_state)
+        if spec.program_save_at == spec.start:  # save right after the restore
+            stage = "save"
+            result.program_checkpoint = str(work / f"{spec.name}.program{spec.start}")
+            _program_save(built, result.program_checkpoint, spec.start)
         stage = "step"
         tracer = Tracer(built, tensor_dir)
         for step in range(spec.start + 1, spec.stop + 1):
