@@ -3,8 +3,9 @@
 ``main(argv) -> int`` is the whole CLI, testable without a subprocess. It is
 the one place that maps library errors to messages and exit codes:
 
-* 0: the full-state resume is equivalent under the chosen tolerance;
-* 1: it is not;
+* 0: the full-state resume is equivalent under the chosen tolerance
+  (``fuzz``: no failing schedule found);
+* 1: it is not (``fuzz``: a failing schedule was found);
 * 2: bad usage or bad input (a message says what and what to do).
 """
 
@@ -37,6 +38,19 @@ examples:
       accept differences within rtol/atol instead of demanding identical bits
 
 exit codes: 0 equivalent, 1 not equivalent, 2 bad usage or input
+"""
+
+
+_FUZZ_EXAMPLES = """\
+examples:
+  resumecheck fuzz
+      the built-in program: expect "no failing schedule"
+  resumecheck fuzz mytrain.py:TARGET --max-examples 200 --budget 120
+      search harder; a failure prints the minimal schedule and the
+      `resumecheck run ... --resume-at ...` command that reproduces it
+  resumecheck fuzz mytrain.py:TARGET --max-interruptions 3 --format json
+
+exit codes: 0 no failing schedule found, 1 one found, 2 bad usage or input
 """
 
 
@@ -118,6 +132,32 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--format", choices=("table", "json", "markdown"), default="table")
     run.add_argument("--output", metavar="FILE", help="write the report here instead of stdout")
     run.add_argument("--debug", action="store_true", help="show tracebacks")
+
+    fz = sub.add_parser(
+        "fuzz",
+        help="search interruption schedules for one that breaks the resume",
+        description="Draw resume schedules with hypothesis (biased towards epoch boundaries, "
+        "step 1 and step N-1, one or more restarts), run each against one shared "
+        "reference, and shrink the first failure to the smallest schedule.",
+        epilog=_FUZZ_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    fz.add_argument("target", nargs="?", default=None,
+                    help="module:attr or path/to/file.py:attr (default: the built-in program)")
+    fz.add_argument("--steps", type=_positive_int, help="optimizer steps N (default: the target's)")
+    fz.add_argument("--max-examples", type=_positive_int, default=100,
+                    help="schedules to try at most (default 100)")
+    fz.add_argument("--budget", type=_float, default=60.0, metavar="SECONDS",
+                    help="stop generating after this long (default 60; shrinking gets as long again)")
+    fz.add_argument("--max-interruptions", type=_positive_int, default=2, metavar="M",
+                    help="restarts per schedule at most (default 2)")
+    fz.add_argument("--seed", type=int, default=0, help="seeds the runs and the search (default 0)")
+    fz.add_argument("--isolation", choices=("inprocess", "process"), default="inprocess")
+    fz.add_argument("--threads", type=_positive_int, default=1)
+    fz.add_argument("--format", choices=("table", "json", "markdown"), default="table")
+    fz.add_argument("--output", metavar="FILE", help="write the result here instead of stdout")
+    fz.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    fz.add_argument("--debug", action="store_true", help="show tracebacks")
     return parser
 
 
@@ -131,7 +171,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return EXIT_USAGE
     try:
-        return _run(args)
+        return _fuzz(args) if args.command == "fuzz" else _run(args)
     except _UsageError as exc:
         _error(str(exc))
         return EXIT_USAGE
@@ -182,10 +222,7 @@ def _run(args: argparse.Namespace) -> int:
         tolerance = Tolerance.bitwise() if args.tolerance == "bitwise" else Tolerance.close()
     if args.noise_seeds < 0:
         raise _UsageError(f"--noise-seeds must be >= 0, got {args.noise_seeds}")
-    if args.output:
-        out_dir = Path(args.output).resolve().parent
-        if not out_dir.is_dir():
-            raise _UsageError(f"--output {args.output}: the directory {out_dir} does not exist")
+    _check_output(args.output)
     report = verify(
         args.target,
         steps=args.steps,
@@ -205,6 +242,38 @@ def _run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text)
     return EXIT_EQUIVALENT if report.equivalent else EXIT_NOT_EQUIVALENT
+
+
+def _check_output(output: str | None) -> None:
+    if output:
+        out_dir = Path(output).resolve().parent
+        if not out_dir.is_dir():
+            raise _UsageError(f"--output {output}: the directory {out_dir} does not exist")
+
+
+def _fuzz(args: argparse.Namespace) -> int:
+    from resumecheck.fuzz import fuzz
+
+    _check_output(args.output)
+    if args.budget <= 0:
+        raise _UsageError(f"--budget must be a number of seconds > 0, got {args.budget}")
+
+    def progress(line: str) -> None:
+        if not args.quiet:
+            print(f"resumecheck fuzz: {line}", file=sys.stderr, flush=True)
+
+    result = fuzz(
+        args.target, steps=args.steps, max_examples=args.max_examples, budget=args.budget,
+        max_interruptions=args.max_interruptions, seed=args.seed, isolation=args.isolation,
+        threads=args.threads, progress=progress,
+    )
+    text = result.render(args.format)
+    if args.output:
+        _write_atomically(Path(args.output), text)
+        print(f"resumecheck fuzz: {result.summary()}; written to {args.output}")
+    else:
+        sys.stdout.write(text)
+    return EXIT_NOT_EQUIVALENT if result.found else EXIT_EQUIVALENT
 
 
 def _write_atomically(path: Path, text: str) -> None:

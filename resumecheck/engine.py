@@ -32,7 +32,7 @@ from resumecheck.report import (
 )
 from resumecheck.runner import Restore, SegmentResult, SegmentSpec, load_checkpoint, run_segment
 from resumecheck.state_diff import describe_difference
-from resumecheck.trace import QUANTITY_ORDER, StepRecord, load_step_tensors
+from resumecheck.trace import StepRecord, differing_quantities, load_step_tensors
 
 __all__ = ["ReferenceFailed", "verify"]
 
@@ -145,7 +145,8 @@ class _Check:
             threads=self.threads, **kw,
         )
 
-    def run(self, drop: DropSpec, noise_seeds: int) -> Report:
+    def prepare(self) -> SegmentResult:
+        """Run the uninterrupted reference, capturing state at ``capture_at``."""
         ref = self._segment(self._spec(
             "reference", config=self.run_config, start=0, stop=self.steps,
             capture_at=self.capture_at or self.resume_at, keep_tensors_after=0,
@@ -153,6 +154,10 @@ class _Check:
         if ref.error is not None:
             raise ReferenceFailed(self.target.name, ref.error, ref.error_step)
         self.reference = ref
+        return ref
+
+    def run(self, drop: DropSpec, noise_seeds: int) -> Report:
+        ref = self.prepare()
         drop_sets = _drop_sets(drop, ref.names)
 
         def noise_run(i: int) -> SegmentResult:
@@ -181,7 +186,10 @@ class _Check:
             noise=self._noise_summary(),
         )
 
-    def check(self, schedule: Sequence[int], dropped: Sequence[str] = ()) -> RunResult:
+    def check(
+        self, schedule: Sequence[int], dropped: Sequence[str] = (),
+        source: Literal["auto", "engine"] = "auto",
+    ) -> RunResult:
         """One resumed run: restart at every point of ``schedule``, judged.
 
         The full resume goes through the program's own save/load when it has
@@ -190,7 +198,7 @@ class _Check:
         """
         assert self.reference is not None
         schedule, dropped = list(schedule), list(dropped)
-        own = self.reference.has_own_checkpoint and not dropped
+        own = self.reference.has_own_checkpoint and not dropped and source == "auto"
         work = tempfile.mkdtemp(prefix="run-", dir=self.work)
         try:
             if own:
@@ -298,7 +306,7 @@ class _Check:
         for seg, rec in records:
             ref = ref_by_step[rec.step]
             loss_deltas[rec.step] = abs(rec.loss - ref.loss)
-            keys = _differing(ref, rec)
+            keys = differing_quantities(ref, rec)
             if not keys:
                 continue
             first_bitwise = first_bitwise or (rec.step, keys[0])
@@ -363,7 +371,7 @@ class _Check:
             ))
             diverged = (
                 seg.error is not None
-                or any(_differing(self._reference_record(r.step), r) for r in seg.records)
+                or any(differing_quantities(self._reference_record(r.step), r) for r in seg.records)
                 or bool(self._end_state_differences(k, [], seg, latent=[]))
             )
             confirmed.append(replace(finding, confirmed=diverged))
@@ -543,16 +551,6 @@ def _drop_sets(drop: DropSpec, names: Sequence[str]) -> list[list[str]]:
         if ordered and ordered not in sets:
             sets.append(ordered)
     return sets
-
-
-def _order_key(key: str) -> tuple[int, str]:
-    head = key.split(":", 1)[0]
-    return (QUANTITY_ORDER.index(head) if head in QUANTITY_ORDER else len(QUANTITY_ORDER), key)
-
-
-def _differing(ref: StepRecord, run: StepRecord) -> list[str]:
-    keys = set(ref.digests) | set(run.digests)
-    return sorted((k for k in keys if ref.digests.get(k) != run.digests.get(k)), key=_order_key)
 
 
 def _quantity_name(key: str) -> str:

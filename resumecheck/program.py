@@ -16,6 +16,10 @@ and declares its state components::
         def save(self, path): ...
         def load(self, path): ...
 
+        # optional: where interruptions are most likely to hurt
+        steps_per_epoch = 6                # optimizer steps per epoch
+        accum_steps = 2                    # micro-batches per optimizer step
+
     def build(config: dict) -> MyProgram: ...
 
 An empty settings mapping means the program's defaults; that is how a restart
@@ -162,6 +166,15 @@ class BuiltProgram:
             if comp.name == name:
                 return comp
         return None
+
+    def boundaries(self) -> dict[str, int | None]:
+        """Where the program's schedule has edges, if it says (``steps_per_epoch``,
+        ``accum_steps`` attributes): fuzzing aims interruptions at them."""
+        out: dict[str, int | None] = {}
+        for name in ("steps_per_epoch", "accum_steps"):
+            value = getattr(self.program, name, None)
+            out[name] = value if isinstance(value, int) and value > 0 else None
+        return out
 
     @property
     def has_own_checkpoint(self) -> bool:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import traceback
@@ -41,6 +42,7 @@ from resumecheck.trace import StepRecord, Tracer
 
 __all__ = [
     "CHECKPOINT_FORMAT",
+    "LiveProgram",
     "Restore",
     "SegmentResult",
     "SegmentSpec",
@@ -95,6 +97,7 @@ class SegmentResult:
     end_state: str | None
     tensor_dir: str | None = None
     has_own_checkpoint: bool = False
+    boundaries: dict[str, int | None] = field(default_factory=dict)
     restored_state: str | None = None
     program_checkpoint: str | None = None
     error: str | None = None
@@ -142,6 +145,7 @@ def _run_here(spec: SegmentSpec, target: Target) -> SegmentResult:
         built = target.build(_build_settings(spec))
         result.names = list(built.names)
         result.has_own_checkpoint = built.has_own_checkpoint
+        result.boundaries = built.boundaries()
         if spec.restore is not None:
             stage = "restore"
             _restore(built, spec.restore)
@@ -434,3 +438,58 @@ def _subprocess_main(spec_path: str, out_path: str) -> int:
         return 3
     Path(out_path).write_text(json.dumps(result.to_plain()))
     return 0
+
+
+class LiveProgram:
+    """A program trained one step at a time and restarted on demand.
+
+    What a hypothesis state machine drives: ``step()`` runs one optimizer step
+    and returns its record; ``restart()`` checkpoints (the program's own
+    save/load when it has them, else the engine's capture), reseeds every
+    global stream, builds a fresh program and restores it, in this
+    interpreter, exactly as an in-process segment restart does.
+    """
+
+    def __init__(self, target: Target, config: dict[str, Any],
+                 restart_config: dict[str, Any], work: str) -> None:
+        self.target = target
+        self.restart_config = restart_config
+        self.work = Path(work)
+        self.step_no = 0
+        launch_global_streams()
+        self.built = target.build(config)
+        self.tracer = Tracer(self.built, None)
+
+    def step(self) -> StepRecord:
+        self.step_no += 1
+        self.tracer.before_step()
+        try:
+            out = self.built.step(self.step_no)
+        except ResumecheckError:
+            raise
+        except Exception as exc:
+            raise StepError(self.step_no, f"train_step() raised {type(exc).__name__}: {exc}") from exc
+        return self.tracer.after_step(self.step_no, out, keep_tensors=False)
+
+    def restart(self, reseed: int) -> None:
+        path = str(self.work / f"live-{self.step_no}.ckpt")
+        own = self.built.has_own_checkpoint
+        if own:
+            _program_save(self.built, path, self.step_no)
+        else:
+            save_capture(self.built, path)
+        self.tracer.close()
+        restore = Restore(path=path, source="program" if own else "engine")
+        spec = SegmentSpec(target_spec=None, config=self.restart_config, start=self.step_no,
+                           stop=self.step_no, workdir=str(self.work), name="live",
+                           restore=restore)
+        reseed_global_streams(reseed)
+        self.built = self.target.build(_build_settings(spec))
+        _restore(self.built, restore)
+        self.built.refresh()
+        self.tracer = Tracer(self.built, None)
+        shutil.rmtree(path, ignore_errors=True)
+        Path(path).unlink(missing_ok=True)
+
+    def close(self) -> None:
+        self.tracer.close()

@@ -139,6 +139,15 @@ class TinyProgram:
     def cfg(self) -> TinyConfig:
         return TinyConfig(**self.config.value)
 
+    @property
+    def steps_per_epoch(self) -> int:  # tells fuzzing where the epoch boundaries are
+        cfg = self.cfg
+        return cfg.n_samples // (cfg.micro_batch * cfg.accum_steps)
+
+    @property
+    def accum_steps(self) -> int:
+        return self.cfg.accum_steps
+
     def components(self) -> dict:
         comps = {
             "params": self.model,

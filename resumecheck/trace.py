@@ -25,7 +25,7 @@ from resumecheck.components import OPTIMIZER, PARAMS, SCALER
 if TYPE_CHECKING:
     from resumecheck.program import BuiltProgram, StepOutput
 
-__all__ = ["QUANTITY_ORDER", "StepRecord", "Tracer"]
+__all__ = ["QUANTITY_ORDER", "StepRecord", "Tracer", "differing_quantities"]
 
 # Within a step, quantities are compared in the order they are produced, so
 # the first difference names the cause rather than a consequence.
@@ -131,6 +131,19 @@ class Tracer:
             torch.save({k: v.cpu().clone() for k, v in tensors.items()},
                        self.tensor_dir / f"step_{step}.pt")
         return record
+
+
+def differing_quantities(reference: StepRecord, run: StepRecord) -> list[str]:
+    """The quantities whose digests differ, in the order a step produces them."""
+    keys = set(reference.digests) | set(run.digests)
+    return sorted(
+        (k for k in keys if reference.digests.get(k) != run.digests.get(k)), key=_order_key
+    )
+
+
+def _order_key(key: str) -> tuple[int, str]:
+    head = key.split(":", 1)[0]
+    return (QUANTITY_ORDER.index(head) if head in QUANTITY_ORDER else len(QUANTITY_ORDER), key)
 
 
 def _find(built: BuiltProgram, name: str, kind: type, attr: str) -> Any:

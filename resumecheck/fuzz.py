@@ -1,0 +1,216 @@
+"""``resumecheck fuzz``: search interruption schedules with hypothesis.
+
+Some resume bugs appear only when the interruption lands on an epoch
+boundary, at step 1, or on the second of two resumes. The fuzzer draws
+schedules (biased towards the program's boundaries and the extremes), runs
+each as a resumed run against one shared reference, and shrinks the first
+failure to the smallest schedule that still fails.
+
+The reference is computed once and captures state at every step; when the
+engine's own capture is complete (its full resume is identical), every
+example starts from the reference's capture at its first resume point, so an
+example costs the steps after that point, not a whole run.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from hypothesis import HealthCheck, Phase, Verbosity, assume, example, given, settings
+from hypothesis import seed as hypothesis_seed
+from hypothesis.errors import Unsatisfiable
+
+from resumecheck.engine import _Check, _resume_points
+from resumecheck.environment import fingerprint
+from resumecheck.errors import InvalidArgument
+from resumecheck.program import BUILTIN_SPEC, Target, load_target
+from resumecheck.report import IDENTICAL, RunResult
+from resumecheck.strategies import interruption_schedules, special_points
+from resumecheck.compare import Tolerance
+
+__all__ = ["FuzzResult", "fuzz"]
+
+SCHEMA = "resumecheck.fuzz/1"
+
+
+@dataclass(kw_only=True)
+class FuzzResult:
+    """What a fuzzing session tried and, if it found one, the minimal failing schedule."""
+
+    target: str
+    steps: int
+    seed: int
+    max_interruptions: int
+    examples: int = 0
+    distinct_schedules: int = 0
+    boundaries: list[int] = field(default_factory=list)
+    boundaries_covered: list[int] = field(default_factory=list)
+    budget_exhausted: bool = False
+    fast_start: bool = False
+    failure: RunResult | None = None
+    environment: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def found(self) -> bool:
+        return self.failure is not None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA,
+            "target": self.target,
+            "steps": self.steps,
+            "seed": self.seed,
+            "max_interruptions": self.max_interruptions,
+            "examples": self.examples,
+            "distinct_schedules": self.distinct_schedules,
+            "boundaries": self.boundaries,
+            "boundaries_covered": self.boundaries_covered,
+            "budget_exhausted": self.budget_exhausted,
+            "fast_start": self.fast_start,
+            "found": self.found,
+            "failure": self.failure.to_json() if self.failure else None,
+            "environment": self.environment,
+        }
+
+    def summary(self) -> str:
+        tried = (f"{self.examples} examples ({self.distinct_schedules} distinct schedules, "
+                 f"boundaries covered: {', '.join(map(str, self.boundaries_covered)) or 'none'})")
+        if self.failure is None:
+            cut = "; the time budget ran out first" if self.budget_exhausted else ""
+            return f"no failing schedule in {tried}{cut}"
+        return f"minimal failing schedule: resume at {','.join(map(str, self.failure.resume_at))}, found in {tried}"
+
+    def render(self, fmt: Literal["table", "json", "markdown"] = "table") -> str:
+        import json
+
+        if fmt == "json":
+            return json.dumps(self.to_json(), indent=2)
+        env = self.environment
+        lines = [
+            f"resumecheck fuzz: {self.target}, {self.steps} steps, up to "
+            f"{self.max_interruptions} interruption(s), seed {self.seed}; torch "
+            f"{env.get('torch')}, {env.get('threads')} thread(s), {env.get('device')}",
+            self.summary(),
+        ]
+        run = self.failure
+        if run is not None:
+            lines.append(f"  {run.label}: {run.verdict}"
+                         + (f" from step {run.first_divergent_step} ({run.first_divergent_quantity})"
+                            if run.first_divergent_step is not None else ""))
+            if run.failure:
+                lines.append(f"  failure: {run.failure.splitlines()[0]}")
+            for f in run.diagnosis:
+                mark = " (confirmed)" if f.confirmed else ""
+                lines.append(f"  diagnosis: {f.component}: {f.detail}{mark}")
+            lines.append(f"  why: {run.explanation}")
+            lines.append(f"  reproduce: {run.reproduce}")
+        text = "\n".join(lines) + "\n"
+        if fmt == "markdown":
+            return "\n".join(f"    {line}" if line else "" for line in text.splitlines()) + "\n"
+        return text
+
+
+class _ScheduleFails(Exception):
+    def __init__(self, result: RunResult) -> None:
+        self.result = result
+        super().__init__(result.explanation)
+
+
+def fuzz(
+    target: Target | str | None = None,
+    *,
+    steps: int | None = None,
+    max_examples: int = 100,
+    budget: float = 60.0,
+    max_interruptions: int = 2,
+    seed: int = 0,
+    isolation: Literal["inprocess", "process"] = "inprocess",
+    threads: int = 1,
+    progress: Callable[[str], None] | None = None,
+) -> FuzzResult:
+    """Search resume schedules of ``target`` for one whose full resume is not identical."""
+    tgt = target if isinstance(target, Target) else load_target(target)
+    n = tgt.steps if steps is None else steps
+    default = _resume_points(tgt.resume_at or [n // 2], n) if n >= 2 else []
+    _resume_points(default, n)  # validates steps too
+    if not isinstance(max_examples, int) or max_examples < 1:
+        raise InvalidArgument("max_examples", max_examples, "expected an int >= 1")
+    if not (isinstance(budget, (int, float)) and budget > 0):
+        raise InvalidArgument("budget", budget, "expected a number of seconds > 0")
+    if not isinstance(max_interruptions, int) or not 1 <= max_interruptions <= n - 1:
+        raise InvalidArgument("max_interruptions", max_interruptions, f"expected an int in 1..{n - 1}")
+    say = progress or (lambda _: None)
+    result = FuzzResult(
+        target=tgt.spec or tgt.name, steps=n, seed=seed, max_interruptions=max_interruptions,
+        environment=fingerprint(threads),
+    )
+    checker = _Check(tgt, n, default, isolation, Tolerance.bitwise(), seed, threads,
+                     capture_at=list(range(1, n)))
+    with tempfile.TemporaryDirectory(prefix="resumecheck-fuzz-") as work:
+        checker.work = work
+        say("running the uninterrupted reference")
+        ref = checker.prepare()
+        spe = ref.boundaries.get("steps_per_epoch")
+        result.boundaries = [b for b in special_points(n, spe) if spe and b % spe == 0]
+        if ref.has_own_checkpoint:
+            engine_full = checker.check(default, source="engine")
+            checker.fast_start = engine_full.verdict == IDENTICAL
+            result.fast_start = checker.fast_start
+        _search(checker, result, default, spe, max_examples, budget, say)
+    return result
+
+
+def _search(checker: _Check, result: FuzzResult, default: list[int], spe: int | None,
+            max_examples: int, budget: float, say: Callable[[str], None]) -> None:
+    seen: set[tuple[int, ...]] = set()
+    started = time.monotonic()
+    failing: dict[str, float] = {}
+
+    def out_of_time() -> bool:
+        # generation stops at the budget; shrinking a found failure gets as long again
+        limit = budget * (2 if failing else 1)
+        return time.monotonic() - started > limit
+
+    strategy = interruption_schedules(
+        steps=checker.steps, max_interruptions=result.max_interruptions, steps_per_epoch=spe
+    )
+
+    @hypothesis_seed(result.seed)
+    @settings(
+        max_examples=max_examples, deadline=None, database=None, derandomize=False,
+        suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet,
+        phases=[Phase.explicit, Phase.generate, Phase.shrink], report_multiple_bugs=False,
+        print_blob=False,
+    )
+    @given(strategy)
+    @example(default)
+    def probe(schedule: list[int]) -> None:
+        if out_of_time():
+            result.budget_exhausted = True
+            assume(False)
+        run = checker.check(schedule)
+        key = tuple(schedule)
+        if key not in seen:
+            seen.add(key)
+        result.examples += 1
+        result.distinct_schedules = len(seen)
+        if spe:
+            covered = {k for k in schedule if k % spe == 0}
+            result.boundaries_covered = sorted(set(result.boundaries_covered) | covered)
+        say(f"example {result.examples}: resume at {','.join(map(str, schedule))}: {run.verdict}")
+        if run.verdict != IDENTICAL:
+            failing.setdefault("first", time.monotonic())
+            raise _ScheduleFails(run)
+
+    try:
+        probe()
+    except _ScheduleFails as exc:
+        result.failure = exc.result
+    except Unsatisfiable:
+        result.budget_exhausted = True
+
+

@@ -1,0 +1,217 @@
+"""Hypothesis strategies and a state machine for resume equivalence.
+
+In hypothesis's house style: plural nouns, keyword-only bounds, invalid
+arguments raise ``hypothesis.errors.InvalidArgument``::
+
+    from hypothesis import given
+    from resumecheck.strategies import interruption_schedules
+
+    @given(interruption_schedules(steps=16, max_interruptions=2, steps_per_epoch=5))
+    def test_resumes(schedule):
+        assert resumecheck.verify("train.py:TARGET", resume_at=schedule, drop="none").equivalent
+
+    TestResume = resume_state_machine("train.py:TARGET").TestCase   # unittest/pytest
+
+Importing this module registers torch's global stream with hypothesis
+(``register_random``), so examples that draw from torch are reproducible.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Collection, Iterable
+from typing import Any
+
+import torch
+from hypothesis import register_random
+from hypothesis import strategies as st
+from hypothesis.errors import InvalidArgument
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+
+from resumecheck.program import Target, load_target
+from resumecheck.runner import LiveProgram, SegmentSpec, run_segment
+from resumecheck.trace import differing_quantities
+
+__all__ = [
+    "component_subsets",
+    "interruption_schedules",
+    "resume_state_machine",
+]
+
+
+class _TorchRandom:
+    """torch's global CPU stream, in the shape hypothesis.register_random wants."""
+
+    def seed(self, seed: int) -> None:
+        torch.manual_seed(seed)
+
+    def getstate(self) -> torch.Tensor:
+        return torch.get_rng_state()
+
+    def setstate(self, state: torch.Tensor) -> None:
+        torch.set_rng_state(state)
+
+
+# hypothesis keeps a weak reference: this module keeps the strong one.
+_TORCH_RANDOM = _TorchRandom()
+register_random(_TORCH_RANDOM)
+
+
+def _check_int(name: str, value: Any, minimum: int) -> None:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise InvalidArgument(f"{name}={value!r} must be an int")
+    if value < minimum:
+        raise InvalidArgument(f"{name}={value!r} must be at least {minimum}")
+
+
+def special_points(steps: int, steps_per_epoch: int | None = None) -> list[int]:
+    """Resume points most likely to break a checkpoint: the first and last
+    step, every epoch boundary and the steps either side of it."""
+    points = {1, steps - 1}
+    if steps_per_epoch:
+        for edge in range(steps_per_epoch, steps, steps_per_epoch):
+            points.update({edge - 1, edge, edge + 1})
+    return sorted(p for p in points if 1 <= p <= steps - 1)
+
+
+def interruption_schedules(
+    *,
+    steps: int,
+    max_interruptions: int = 2,
+    min_interruptions: int = 1,
+    steps_per_epoch: int | None = None,
+) -> st.SearchStrategy[list[int]]:
+    """Sorted lists of distinct resume points in ``1..steps-1``.
+
+    Biased towards the extremes (step 1, step N-1) and, when
+    ``steps_per_epoch`` is given, epoch boundaries and their neighbours.
+    Shrinks towards fewer and earlier interruptions.
+    """
+    _check_int("steps", steps, 2)
+    _check_int("min_interruptions", min_interruptions, 1)
+    _check_int("max_interruptions", max_interruptions, min_interruptions)
+    if steps_per_epoch is not None:
+        _check_int("steps_per_epoch", steps_per_epoch, 1)
+    if max_interruptions > steps - 1:
+        raise InvalidArgument(
+            f"max_interruptions={max_interruptions} exceeds the {steps - 1} possible "
+            f"resume points of steps={steps}"
+        )
+    points = st.one_of(
+        st.sampled_from(special_points(steps, steps_per_epoch)),
+        st.integers(min_value=1, max_value=steps - 1),
+    )
+    return st.lists(
+        points, min_size=min_interruptions, max_size=max_interruptions, unique=True
+    ).map(sorted)
+
+
+def component_subsets(
+    components: Iterable[str], *, min_size: int = 0, max_size: int | None = None
+) -> st.SearchStrategy[frozenset[str]]:
+    """Sets of component names to drop, from ``components``."""
+    names = sorted(set(components))
+    if not names:
+        raise InvalidArgument("components must name at least one component")
+    _check_int("min_size", min_size, 0)
+    if max_size is not None:
+        _check_int("max_size", max_size, min_size)
+    if min_size > len(names):
+        raise InvalidArgument(f"min_size={min_size} exceeds the {len(names)} components")
+    return st.sets(st.sampled_from(names), min_size=min_size, max_size=max_size).map(frozenset)
+
+
+def resume_state_machine(
+    target: Target | str | None = None, *, steps: int | None = None, threads: int = 1,
+    seed: int = 0,
+) -> type[RuleBasedStateMachine]:
+    """A state machine: train a step / checkpoint and restart / check.
+
+    Its invariant: the trajectory so far equals the uninterrupted reference,
+    step for step, bitwise. Use ``resume_state_machine(...).TestCase`` in a
+    test suite; hypothesis explores where restarts happen and shrinks a
+    failure to the fewest steps and restarts.
+    """
+    tgt = target if isinstance(target, Target) else load_target(target)
+    n = tgt.steps if steps is None else steps
+    _check_int("steps", n, 2)
+    _check_int("threads", threads, 1)
+    run_config = {**tgt.run_config, tgt.seed_key: seed}
+    restart_config = run_config if tgt.restart_config == "run" else {}
+    cache: dict[str, Any] = {}
+
+    def reference() -> list:
+        if "records" not in cache:
+            work = tempfile.mkdtemp(prefix="resumecheck-sm-")
+            try:
+                previous = torch.get_num_threads()
+                ref = run_segment(SegmentSpec(
+                    target_spec=tgt.spec, config=run_config, start=0, stop=n, workdir=work,
+                    name="reference", threads=threads,
+                ), "inprocess", tgt)
+                torch.set_num_threads(previous)
+            finally:
+                shutil.rmtree(work, ignore_errors=True)
+            if ref.error is not None:
+                raise AssertionError(f"the uninterrupted reference run failed: {ref.error}")
+            cache["records"] = ref.records
+        return cache["records"]
+
+    class ResumeMachine(RuleBasedStateMachine):
+        def __init__(self) -> None:
+            super().__init__()
+            self.work = tempfile.mkdtemp(prefix="resumecheck-sm-")
+            self.restarts: list[int] = []
+            self.checked = 0
+            self.previous_threads = torch.get_num_threads()
+            self.live: LiveProgram | None = None
+
+        @initialize()
+        def start(self) -> None:
+            self.reference = reference()
+            torch.set_num_threads(threads)
+            self.live = LiveProgram(tgt, run_config, restart_config, self.work)
+            self.records: list = []
+
+        @precondition(lambda self: self.live is not None and self.live.step_no < n)
+        @rule()
+        def train_a_step(self) -> None:
+            self.records.append(self.live.step())
+
+        @precondition(lambda self: self.live is not None and 0 < self.live.step_no < n)
+        @rule()
+        def checkpoint_and_restart(self) -> None:
+            self.restarts.append(self.live.step_no)
+            self.live.restart(0x5EED_F00D + self.live.step_no)
+
+        @precondition(lambda self: self.live is not None and self.live.step_no >= n)
+        @rule()
+        def run_finished(self) -> None:
+            """All N steps are done; the invariant has checked every one."""
+
+        @invariant()
+        def trajectory_equals_reference(self) -> None:
+            if self.live is None:
+                return
+            for record in self.records[self.checked:]:
+                expected = self.reference[record.step - 1]
+                differing = differing_quantities(expected, record)
+                if differing:
+                    points = ",".join(map(str, self.restarts)) or "none"
+                    raise AssertionError(
+                        f"step {record.step} differs from the uninterrupted run in "
+                        f"{', '.join(differing[:5])} after restarts at {points}; reproduce: "
+                        f"resumecheck run {tgt.spec or '<target>'} --steps {n} "
+                        f"--resume-at {points} --drop none --seed {seed}"
+                    )
+            self.checked = len(self.records)
+
+        def teardown(self) -> None:
+            if self.live is not None:
+                self.live.close()
+            torch.set_num_threads(self.previous_threads)
+            shutil.rmtree(self.work, ignore_errors=True)
+
+    ResumeMachine.__name__ = ResumeMachine.__qualname__ = "ResumeMachine"
+    return ResumeMachine

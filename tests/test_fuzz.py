@@ -1,0 +1,78 @@
+"""`resumecheck fuzz` finds the bugs a fixed resume point misses, and shrinks them."""
+
+import json
+
+import pytest
+
+from resumecheck import verify
+from resumecheck.cli import main
+from resumecheck.fuzz import fuzz
+
+from fixtures.bugs import class14_epoch_boundary as c14
+from fixtures.bugs import class15_second_resume_stale_cursor as c15
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.mark.parametrize("module", [c14, c15], ids=["class14", "class15"])
+def test_default_resume_point_misses_the_bug(module):
+    assert verify(module.BUGGY_DEFAULT_K, drop="none", noise_seeds=0).equivalent
+
+
+@pytest.mark.parametrize(
+    ("module", "component"), [(c14, "sampler_epoch"), (c15, "data_cursor")],
+    ids=["class14", "class15"],
+)
+def test_fuzz_finds_and_shrinks_it_within_the_default_budget(module, component):
+    result = fuzz(module.BUGGY_DEFAULT_K)  # default max_examples and budget
+    assert result.found, result.summary()
+    assert result.fast_start  # examples start from reference captures
+    run = result.failure
+    assert [f.component for f in run.diagnosis] == [component]
+    assert f"--resume-at {','.join(map(str, run.resume_at))}" in run.reproduce
+    if module is c14:
+        assert len(run.resume_at) == 1 and run.resume_at[0] % 5 == 0  # an epoch boundary
+    else:
+        assert len(run.resume_at) == 2  # only a second resume shows it
+    # the shrunk schedule reproduces through `resumecheck run`
+    again = verify(module.BUGGY_DEFAULT_K, resume_at=run.resume_at, drop="none", noise_seeds=0)
+    assert not again.equivalent
+
+
+@pytest.mark.parametrize("module", [c14, c15], ids=["class14-twin", "class15-twin"])
+def test_twins_yield_no_failure(module):
+    result = fuzz(module.CORRECT, max_examples=25)
+    assert not result.found, result.render()
+    assert result.examples >= 20 and result.boundaries_covered
+
+
+def test_cli_fuzz_on_the_builtin_program_finds_nothing(capsys):
+    code = main(["fuzz", "--max-examples", "12", "--budget", "60", "--format", "json"])
+    captured = capsys.readouterr()
+    out = json.loads(captured.out)
+    assert code == 0
+    assert out["schema"] == "resumecheck.fuzz/1" and out["found"] is False
+    assert out["examples"] >= 12 and out["distinct_schedules"] >= 5
+    assert "example 1: resume at 8: identical" in captured.err  # progress, explicit example first
+
+
+def test_cli_fuzz_failure_prints_the_reproduce_command(capsys):
+    code = main(["fuzz", "fixtures.bugs.class15_second_resume_stale_cursor:BUGGY_DEFAULT_K",
+                 "--quiet", "--max-examples", "60"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "minimal failing schedule: resume at" in out
+    assert "reproduce: resumecheck run fixtures.bugs.class15_second_resume_stale_cursor" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["fuzz", "--budget", "0"], "--budget must be a number of seconds > 0"),
+        (["fuzz", "--max-interruptions", "16"], "max_interruptions=16: expected an int in 1..15"),
+        (["fuzz", "nowhere:target"], "cannot import nowhere"),
+    ],
+)
+def test_cli_fuzz_bad_input(argv, message, capsys):
+    assert main([*argv, "--quiet"]) == 2
+    assert message in capsys.readouterr().err

@@ -1,0 +1,101 @@
+"""The public hypothesis strategies and the resume state machine."""
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.errors import InvalidArgument
+from hypothesis.stateful import run_state_machine_as_test
+
+from resumecheck.strategies import (
+    component_subsets,
+    interruption_schedules,
+    resume_state_machine,
+    special_points,
+)
+
+from tests import programs
+
+
+@given(interruption_schedules(steps=16, max_interruptions=3, steps_per_epoch=5))
+def test_schedules_are_sorted_distinct_points_in_range(schedule):
+    assert 1 <= len(schedule) <= 3
+    assert schedule == sorted(set(schedule))
+    assert all(1 <= k <= 15 for k in schedule)
+
+
+def test_schedules_aim_at_boundaries_and_extremes():
+    assert special_points(16, 5) == [1, 4, 5, 6, 9, 10, 11, 14, 15]
+    assert special_points(8) == [1, 7]
+    seen = set()
+
+    @settings(max_examples=200)
+    @given(interruption_schedules(steps=40, max_interruptions=1, steps_per_epoch=10))
+    def collect(schedule):
+        seen.update(schedule)
+
+    collect()
+    assert {1, 10, 20, 30, 39} <= seen
+
+
+@given(component_subsets(["rng", "params", "optimizer"], min_size=1, max_size=2))
+def test_component_subsets(subset):
+    assert isinstance(subset, frozenset)
+    assert 1 <= len(subset) <= 2 and subset <= {"rng", "params", "optimizer"}
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: interruption_schedules(steps=1),
+        lambda: interruption_schedules(steps=10, max_interruptions=0),
+        lambda: interruption_schedules(steps=4, max_interruptions=4),
+        lambda: interruption_schedules(steps=10, steps_per_epoch=0),
+        lambda: interruption_schedules(steps="10"),
+        lambda: component_subsets([]),
+        lambda: component_subsets(["rng"], min_size=2),
+    ],
+)
+def test_invalid_arguments_raise(make):
+    with pytest.raises(InvalidArgument):
+        make()
+
+
+def test_keyword_only_bounds():
+    with pytest.raises(TypeError):
+        interruption_schedules(16)  # type: ignore[misc]
+
+
+def test_torch_stream_is_under_hypothesis_control():
+    draws = []
+
+    @settings(max_examples=3, derandomize=True, database=None)
+    @given(st.just(None))
+    def draw(_):
+        draws.append(torch.rand(1).item())
+
+    draw()
+    first = list(draws)
+    draws.clear()
+    draw()
+    assert draws == first  # hypothesis seeded torch alike for the same examples
+
+
+def test_state_machine_passes_on_a_correct_program():
+    machine = resume_state_machine(programs.LINEAR)
+    run_state_machine_as_test(machine, settings=settings(max_examples=8, deadline=None,
+                                                         database=None))
+
+
+def test_state_machine_finds_a_forgotten_rng_and_says_how_to_reproduce():
+    machine = resume_state_machine(programs.NOISY_FORGETS_RNG)
+    with pytest.raises(AssertionError) as info:
+        run_state_machine_as_test(machine, settings=settings(max_examples=50, deadline=None,
+                                                             database=None))
+    message = str(info.value)
+    assert "differs from the uninterrupted run" in message
+    assert "resumecheck run tests.programs:NOISY_FORGETS_RNG --steps 8 --resume-at" in message
+
+
+TestLinearResumes = resume_state_machine(programs.LINEAR).TestCase
+TestLinearResumes.settings = settings(max_examples=5, deadline=None, database=None)
