@@ -46,6 +46,10 @@ _EXPORTS = {
     "Finding": "report",
     "Report": "report",
     "RunResult": "report",
+    "NondeterministicBaseline": "errors",
+    "PHASES": "timing",
+    "PhaseTimer": "timing",
+    "phase": "timing",
     "ComponentsNotExercised": "assertions",
     "ResumeNotEquivalent": "assertions",
     "assert_components_exercised": "assertions",
@@ -93,9 +97,11 @@ if _TYPE_CHECKING:
         Value,
     )
     from resumecheck.engine import ReferenceFailed, verify
+    from resumecheck.timing import PHASES, PhaseTimer, phase
     from resumecheck.errors import (
         CheckpointError,
         InvalidArgument,
+        NondeterministicBaseline,
         ResumecheckError,
         StepError,
         TargetError,

@@ -6,7 +6,8 @@ the one place that maps library errors to messages and exit codes:
 * 0: the full-state resume is equivalent under the chosen tolerance
   (``fuzz``: no failing schedule found);
 * 1: it is not (``fuzz``: a failing schedule was found);
-* 2: bad usage or bad input (a message says what and what to do).
+* 2: bad usage or bad input (a message says what and what to do);
+* 3: ``run``/``fuzz`` refuse to judge: the baseline is not deterministic.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ __all__ = ["main"]
 EXIT_EQUIVALENT = 0
 EXIT_NOT_EQUIVALENT = 1
 EXIT_USAGE = 2
+EXIT_NONDETERMINISTIC = 3
 
 _RUN_EXAMPLES = """\
 examples:
@@ -37,7 +39,8 @@ examples:
   resumecheck run --tolerance close --rtol 1e-5 --atol 1e-6
       accept differences within rtol/atol instead of demanding identical bits
 
-exit codes: 0 equivalent, 1 not equivalent, 2 bad usage or input
+exit codes: 0 equivalent, 1 not equivalent, 2 bad usage or input,
+            3 the baseline is not deterministic (use --tolerance close to judge anyway)
 """
 
 
@@ -131,6 +134,9 @@ def _parser() -> argparse.ArgumentParser:
                      help="torch threads for every run (default 1; bitwise results need a fixed count)")
     run.add_argument("--format", choices=("table", "json", "markdown"), default="table")
     run.add_argument("--output", metavar="FILE", help="write the report here instead of stdout")
+    run.add_argument("--no-determinism-check", dest="determinism", action="store_false",
+                     help="skip the second uninterrupted run that proves the baseline is "
+                     "deterministic")
     run.add_argument("--debug", action="store_true", help="show tracebacks")
 
     fz = sub.add_parser(
@@ -158,7 +164,52 @@ def _parser() -> argparse.ArgumentParser:
     fz.add_argument("--output", metavar="FILE", help="write the result here instead of stdout")
     fz.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     fz.add_argument("--debug", action="store_true", help="show tracebacks")
+
+    bl = sub.add_parser(
+        "baseline",
+        help="check that the program is deterministic and its gradients are right",
+        description="Two uninterrupted runs compared bit for bit; then, on a tiny batch in "
+        "float64 (programs with tiny_batch() and batch_loss()): a finite loss, autograd vs "
+        "central finite differences, accumulated micro-batches vs one larger batch, and a "
+        "loss that falls on a repeated batch.",
+        epilog="examples:\n  resumecheck baseline\n  resumecheck baseline mytrain.py:TARGET "
+        "--isolation process\n\nexit codes: 0 every check passed, 1 one failed, 2 bad usage",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _common(bl)
+    bl.add_argument("--steps", type=_positive_int, help="steps per determinism run")
+    bl.add_argument("--isolation", choices=("inprocess", "process"), default="inprocess",
+                    help="run the two determinism runs here or in fresh interpreters")
+    bl.add_argument("--batch-size", type=_positive_int, default=8)
+    bl.add_argument("--micro-batches", type=_positive_int, default=2)
+
+    tm = sub.add_parser(
+        "timing",
+        help="time the phases of a training step",
+        description="Run the program and report per phase (data wait, host-to-device, "
+        "forward, backward, gradient sync, optimizer, checkpoint, idle at barrier): calls, "
+        "total, median, p95 and share of step time. Programs mark phases with "
+        "resumecheck.phase(NAME); the engine times its own checkpoint.",
+        epilog="examples:\n  resumecheck timing\n  resumecheck timing mytrain.py:TARGET "
+        "--steps 100 --checkpoint-every 10 --format json",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _common(tm)
+    tm.add_argument("--steps", type=_positive_int, default=30, help="measured steps (default 30)")
+    tm.add_argument("--warmup", type=int, default=3, help="warm-up steps left out (default 3)")
+    tm.add_argument("--checkpoint-every", type=_positive_int, default=5,
+                    help="engine checkpoint every K steps (default 5)")
     return parser
+
+
+def _common(cmd: argparse.ArgumentParser) -> None:
+    cmd.add_argument("target", nargs="?", default=None,
+                     help="module:attr or path/to/file.py:attr (default: the built-in program)")
+    cmd.add_argument("--seed", type=int, default=0)
+    cmd.add_argument("--threads", type=_positive_int, default=1)
+    cmd.add_argument("--format", choices=("table", "json", "markdown"), default="table")
+    cmd.add_argument("--output", metavar="FILE", help="write the result here instead of stdout")
+    cmd.add_argument("--debug", action="store_true", help="show tracebacks")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -170,8 +221,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return EXIT_USAGE
+    commands = {"run": _run, "fuzz": _fuzz, "baseline": _baseline, "timing": _timing}
     try:
-        return _fuzz(args) if args.command == "fuzz" else _run(args)
+        return commands[args.command](args)
     except _UsageError as exc:
         _error(str(exc))
         return EXIT_USAGE
@@ -183,6 +235,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         if args.debug:
             raise
+        from resumecheck.errors import NondeterministicBaseline
+
+        if isinstance(exc, NondeterministicBaseline):
+            _error(str(exc))
+            return EXIT_NONDETERMINISTIC
         if isinstance(exc, ResumecheckError):
             _error(str(exc))
         else:
@@ -233,6 +290,7 @@ def _run(args: argparse.Namespace) -> int:
         seed=args.seed,
         noise_seeds=args.noise_seeds,
         threads=args.threads,
+        check_determinism=args.determinism,
     )
     text = report.render(args.format)
     if args.output:
@@ -274,6 +332,36 @@ def _fuzz(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text)
     return EXIT_NOT_EQUIVALENT if result.found else EXIT_EQUIVALENT
+
+
+def _emit(args: argparse.Namespace, text: str, summary: str) -> None:
+    if args.output:
+        _write_atomically(Path(args.output), text)
+        print(f"resumecheck {args.command}: {summary}; written to {args.output}")
+    else:
+        sys.stdout.write(text)
+
+
+def _baseline(args: argparse.Namespace) -> int:
+    from resumecheck.baseline import check_baseline
+
+    _check_output(args.output)
+    report = check_baseline(args.target, steps=args.steps, seed=args.seed, threads=args.threads,
+                            isolation=args.isolation, batch_size=args.batch_size,
+                            micro_batches=args.micro_batches)
+    _emit(args, report.render(args.format), "trustworthy" if report.passed else "NOT trustworthy")
+    return EXIT_EQUIVALENT if report.passed else EXIT_NOT_EQUIVALENT
+
+
+def _timing(args: argparse.Namespace) -> int:
+    from resumecheck.timing import measure
+
+    _check_output(args.output)
+    report = measure(args.target, steps=args.steps, warmup=args.warmup,
+                     checkpoint_every=args.checkpoint_every, seed=args.seed,
+                     threads=args.threads)
+    _emit(args, report.render(args.format), f"{report.steps} steps timed")
+    return EXIT_EQUIVALENT
 
 
 def _write_atomically(path: Path, text: str) -> None:

@@ -25,14 +25,16 @@ import torch
 from resumecheck.compare import Difference, Tolerance, compare_values, digest, flatten_state
 from resumecheck.components import validate_drop
 from resumecheck.environment import fingerprint
-from resumecheck.errors import InvalidArgument, ResumecheckError
+from resumecheck.errors import InvalidArgument, NondeterministicBaseline, ResumecheckError
 from resumecheck.program import BUILTIN_SPEC, Target, load_target
 from resumecheck.report import (
     CLOSE, DIVERGED, FAILED, IDENTICAL, Finding, Report, RunResult,
 )
 from resumecheck.runner import Restore, SegmentResult, SegmentSpec, load_checkpoint, run_segment
 from resumecheck.state_diff import describe_difference
-from resumecheck.trace import StepRecord, differing_quantities, load_step_tensors
+from resumecheck.trace import (
+    StepRecord, differing_quantities, first_difference, load_step_tensors,
+)
 
 __all__ = ["ReferenceFailed", "verify"]
 
@@ -69,6 +71,7 @@ def verify(
     seed: int = 0,
     noise_seeds: int = 2,
     threads: int = 1,
+    check_determinism: bool = True,
 ) -> Report:
     """Check that the target resumes from a checkpoint like it never stopped.
 
@@ -76,6 +79,10 @@ def verify(
     ``"none"`` (the full resume only), or a list whose items are a component
     name or a collection of names dropped together (one run each, after the
     full resume).
+
+    Before judging, a second uninterrupted run must match the reference bit
+    for bit; if it does not, bitwise mode raises ``NondeterministicBaseline``
+    (tolerance mode records it in the report and goes on).
     """
     tgt = target if isinstance(target, Target) else load_target(target)
     n = tgt.steps if steps is None else steps
@@ -87,7 +94,8 @@ def verify(
     if not isinstance(threads, int) or threads < 1:
         raise InvalidArgument("threads", threads, "expected an int >= 1")
     tol = tolerance or Tolerance.bitwise()
-    check = _Check(tgt, n, ks, isolation, tol, seed, threads)
+    check = _Check(tgt, n, ks, isolation, tol, seed, threads,
+                   check_determinism=check_determinism)
     with tempfile.TemporaryDirectory(prefix="resumecheck-") as work:
         check.work = work
         return check.run(drop, noise_seeds)
@@ -125,6 +133,8 @@ class _Check:
     """Steps at which the reference captures state (default: the resume points)."""
     fast_start: bool = False
     """Start the program's own-checkpoint runs from reference captures (see _resumed_program)."""
+    check_determinism: bool = True
+    determinism: dict[str, Any] = field(default_factory=lambda: {"checked": False})
 
     # -- running ---------------------------------------------------------
 
@@ -150,11 +160,35 @@ class _Check:
         ref = self._segment(self._spec(
             "reference", config=self.run_config, start=0, stop=self.steps,
             capture_at=self.capture_at or self.resume_at, keep_tensors_after=0,
+            hash_seed=1,
         ))
         if ref.error is not None:
             raise ReferenceFailed(self.target.name, ref.error, ref.error_step)
         self.reference = ref
+        if self.check_determinism:
+            self._check_determinism(ref)
         return ref
+
+    def _check_determinism(self, ref: SegmentResult) -> None:
+        # In fresh interpreters, another hash seed: set and dict order may differ.
+        again = self._segment(self._spec(
+            "determinism", config=self.run_config, start=0, stop=self.steps, hash_seed=2,
+        ))
+        if again.error is not None:
+            raise ReferenceFailed(self.target.name, again.error, again.error_step)
+        diff = first_difference(ref.records, again.records)
+        self.determinism = {"checked": True, "deterministic": diff is None}
+        if diff is None:
+            return
+        step, key = diff
+        self.determinism.update(first_step=step, first_quantity=_quantity_name(key))
+        if self.tolerance.bitwise_only:
+            target = "" if self.target.spec in (None, BUILTIN_SPEC) else f" {self.target.spec}"
+            raise NondeterministicBaseline(
+                self.target.spec or self.target.name, step, _quantity_name(key),
+                f"resumecheck baseline{target} --steps {self.steps} --seed {self.seed} "
+                f"--isolation {self.isolation} --threads {self.threads}",
+            )
 
     def run(self, drop: DropSpec, noise_seeds: int) -> Report:
         ref = self.prepare()
@@ -184,6 +218,7 @@ class _Check:
             environment=fingerprint(self.threads),
             runs=runs,
             noise=self._noise_summary(),
+            determinism=self.determinism,
         )
 
     def check(

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 __all__ = [
     "CheckpointError",
     "InvalidArgument",
+    "NondeterministicBaseline",
     "ResumecheckError",
     "StepError",
     "TargetError",
@@ -85,3 +86,29 @@ class CheckpointError(ResumecheckError):
         self.path = path
         self.problem = problem
         super().__init__(f"checkpoint {action} failed ({path}): {problem}")
+
+
+class NondeterministicBaseline(ResumecheckError):
+    """Two uninterrupted runs differ: resume equivalence cannot be judged bitwise."""
+
+    CAUSES = (
+        "an unseeded random stream, or a seed taken from the time or os.urandom",
+        "a different torch thread count between runs (sums change with it)",
+        "a nondeterministic kernel (CUDA scatter/index_add, cuDNN autotuning: "
+        "torch.use_deterministic_algorithms(True))",
+        "iteration order of a set, or of a dict keyed by hash (depends on PYTHONHASHSEED)",
+        "time-based values (a schedule or a cadence read from the clock)",
+    )
+
+    def __init__(self, target: str, step: int, quantity: str, reproduce: str) -> None:
+        self.target = target
+        self.step = step
+        self.quantity = quantity
+        self.reproduce = reproduce
+        causes = "; ".join(self.CAUSES)
+        super().__init__(
+            f"{target} is not deterministic: two uninterrupted runs differ from step {step} "
+            f"in {quantity}, so a resume cannot be judged bit for bit. Likely causes to check: "
+            f"{causes}. Fix the program, or judge within tolerance with --tolerance close. "
+            f"Reproduce: {reproduce}"
+        )

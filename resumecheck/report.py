@@ -113,6 +113,8 @@ class Report:
     runs: list[RunResult]
     noise: dict[str, Any] = field(default_factory=dict)
     """Seed-to-seed loss spread: the seeds used and the band per step."""
+    determinism: dict[str, Any] = field(default_factory=dict)
+    """Whether a second uninterrupted run matched the reference bit for bit."""
     schema: str = SCHEMA
 
     @property
@@ -144,6 +146,7 @@ class Report:
             "tolerance": self.tolerance,
             "environment": self.environment,
             "noise": self.noise,
+            "determinism": self.determinism,
             "runs": [r.to_json() for r in self.runs],
         })
 

@@ -85,6 +85,8 @@ class SegmentSpec:
     keep_tensors_after: int | None = None
     reseed: int | None = None
     threads: int = 1
+    hash_seed: int | None = None
+    """PYTHONHASHSEED of a process-isolated segment (None: the interpreter picks one)."""
 
 
 @dataclass(kw_only=True)
@@ -401,6 +403,8 @@ def _run_in_subprocess(spec: SegmentSpec) -> SegmentResult:
     spec_path.write_text(json.dumps(asdict(spec)))
     env = dict(os.environ)
     env["OMP_NUM_THREADS"] = str(spec.threads)
+    if spec.hash_seed is not None:
+        env["PYTHONHASHSEED"] = str(spec.hash_seed)
     env["PYTHONPATH"] = os.pathsep.join([os.getcwd(), *filter(None, [env.get("PYTHONPATH")])])
     proc = subprocess.run(
         [sys.executable, "-m", "resumecheck._segment", str(spec_path), str(out_path)],

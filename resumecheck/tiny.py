@@ -20,6 +20,7 @@ from torch.utils.data.distributed import DistributedSampler
 
 from resumecheck.components import RNGState, Value
 from resumecheck.program import StepOutput, Target
+from resumecheck.timing import BACKWARD, DATA_WAIT, FORWARD, HOST_TO_DEVICE, OPTIMIZER_STEP, phase
 
 __all__ = [
     "RESUME_AT", "RUN_CONFIG", "STEPS", "TARGET", "TARGET_BF16",
@@ -71,6 +72,7 @@ class TinyConfig:
 RUN_CONFIG = {"label_smoothing": 0.1}
 STEPS = 16
 RESUME_AT = 8  # epoch 1, two steps in: after an epoch boundary and mid-epoch
+DEVICE = "cpu"
 
 
 def make_dataset(cfg: TinyConfig) -> tuple[torch.Tensor, torch.Tensor]:
@@ -190,22 +192,38 @@ class TinyProgram:
         self.model.train()
         total, seen = torch.zeros(()), []
         for _ in range(cfg.accum_steps):  # gradient accumulation
-            idx = self.next_batch(cfg)
-            seen.append(idx)
-            x = self.augment(self.x[idx], cfg)
-            with torch.autocast("cpu", dtype=dtype):
+            with phase(DATA_WAIT):
+                idx = self.next_batch(cfg)
+                seen.append(idx)
+                x = self.augment(self.x[idx], cfg)
+                y = self.y[idx]
+            with phase(HOST_TO_DEVICE):
+                x, y = x.to(DEVICE), y.to(DEVICE)  # a no-op on the CPU, timed all the same
+            with phase(FORWARD), torch.autocast("cpu", dtype=dtype):
                 logits = self.model(x)  # dropout inside (rng)
                 loss = F.cross_entropy(
-                    logits.float(), self.y[idx], label_smoothing=cfg.label_smoothing
+                    logits.float(), y, label_smoothing=cfg.label_smoothing
                 ) / cfg.accum_steps
-            self.scaler.scale(loss).backward()
-            total += loss.detach()
-        self.scaler.step(self.optimizer)  # skipped when the scaled gradients overflowed
-        self.scaler.update()
-        self.optimizer.zero_grad(set_to_none=True)
-        self.scheduler.step()
-        self.global_step.value += 1
+            with phase(BACKWARD):
+                self.scaler.scale(loss).backward()
+                total += loss.detach()
+        with phase(OPTIMIZER_STEP):
+            self.scaler.step(self.optimizer)  # skipped when the scaled gradients overflowed
+            self.scaler.update()
+            self.optimizer.zero_grad(set_to_none=True)
+            self.scheduler.step()
+            self.global_step.value += 1
         return StepOutput(loss=total, samples=torch.cat(seen))
+
+    # -- for `resumecheck baseline`: a tiny deterministic batch and its loss --
+    def tiny_batch(self, size: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """The first ``size`` samples, unaugmented."""
+        return self.x[:size], self.y[:size]
+
+    def batch_loss(self, model: nn.Module, batch: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
+        """The training loss of ``model`` on ``batch``, without autocast (mean reduction)."""
+        x, y = batch
+        return F.cross_entropy(model(x), y, label_smoothing=self.cfg.label_smoothing)
 
 
 def build(config: dict) -> TinyProgram:

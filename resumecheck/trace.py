@@ -25,7 +25,9 @@ from resumecheck.components import OPTIMIZER, PARAMS, SCALER
 if TYPE_CHECKING:
     from resumecheck.program import BuiltProgram, StepOutput
 
-__all__ = ["QUANTITY_ORDER", "StepRecord", "Tracer", "differing_quantities"]
+__all__ = [
+    "QUANTITY_ORDER", "StepRecord", "Tracer", "differing_quantities", "first_difference",
+]
 
 # Within a step, quantities are compared in the order they are produced, so
 # the first difference names the cause rather than a consequence.
@@ -139,6 +141,17 @@ def differing_quantities(reference: StepRecord, run: StepRecord) -> list[str]:
     return sorted(
         (k for k in keys if reference.digests.get(k) != run.digests.get(k)), key=_order_key
     )
+
+
+def first_difference(first: list[StepRecord], second: list[StepRecord]) -> tuple[int, str] | None:
+    """The first step, and the first quantity there, where two traces differ."""
+    for a, b in zip(first, second):
+        keys = differing_quantities(a, b)
+        if keys:
+            return a.step, keys[0]
+    if len(first) != len(second):
+        return min(len(first), len(second)) + 1, "number of steps"
+    return None
 
 
 def _order_key(key: str) -> tuple[int, str]:

@@ -1,0 +1,295 @@
+"""Trust in the baseline: is the program deterministic, are its gradients right?
+
+Equivalence is meaningless on a baseline that is not deterministic or that
+computes wrong gradients. ``check_baseline()`` runs:
+
+1. determinism: two uninterrupted runs compared bitwise, step by step;
+2. on a tiny deterministic batch (programs that offer ``tiny_batch(size)``
+   and ``batch_loss(model, batch)``), in float64 with dropout off:
+   the loss is finite; autograd gradients agree with central finite
+   differences on a sample of entries of every parameter; m accumulated
+   micro-batches give the gradient of one batch m times larger; a few steps
+   on one repeated batch lower the loss.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import tempfile
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import torch
+
+from resumecheck.components import PARAMS
+from resumecheck.environment import fingerprint
+from resumecheck.errors import InvalidArgument
+from resumecheck.program import BUILTIN_SPEC, BuiltProgram, Target, load_target
+from resumecheck.runner import SegmentResult, SegmentSpec, run_segment
+from resumecheck.trace import first_difference
+
+__all__ = ["BaselineCheck", "BaselineReport", "check_baseline"]
+
+SCHEMA = "resumecheck.baseline/1"
+
+
+@dataclass(kw_only=True)
+class BaselineCheck:
+    """One check: passed, failed or skipped, with its figures."""
+
+    name: str
+    status: Literal["passed", "failed", "skipped"]
+    detail: str
+    figures: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class BaselineReport:
+    target: str
+    steps: int
+    checks: list[BaselineCheck]
+    environment: dict[str, Any]
+
+    @property
+    def passed(self) -> bool:
+        return all(c.status != "failed" for c in self.checks)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA, "target": self.target, "steps": self.steps,
+            "passed": self.passed, "environment": self.environment,
+            "checks": [vars(c) for c in self.checks],
+        }
+
+    def render(self, fmt: Literal["table", "json", "markdown"] = "table") -> str:
+        import json
+
+        if fmt == "json":
+            return json.dumps(self.to_json(), indent=2, default=str)
+        env = self.environment
+        lines = [
+            f"resumecheck baseline: {self.target}, {self.steps} steps; torch {env.get('torch')}, "
+            f"{env.get('threads')} thread(s), {env.get('device')}",
+            f"baseline: {'TRUSTWORTHY' if self.passed else 'NOT TRUSTWORTHY'}",
+            "",
+        ]
+        width = max(len(c.name) for c in self.checks)
+        for c in self.checks:
+            lines.append(f"{c.name.ljust(width)}  {c.status:<7}  {c.detail}")
+        text = "\n".join(lines) + "\n"
+        if fmt == "markdown":
+            return "\n".join(f"    {line}" if line else "" for line in text.splitlines()) + "\n"
+        return text
+
+
+def check_baseline(
+    target: Target | str | None = None,
+    *,
+    steps: int | None = None,
+    seed: int = 0,
+    threads: int = 1,
+    isolation: Literal["inprocess", "process"] = "inprocess",
+    batch_size: int = 8,
+    micro_batches: int = 2,
+) -> BaselineReport:
+    """Run the determinism and tiny-batch gradient checks on ``target``."""
+    tgt = target if isinstance(target, Target) else load_target(target)
+    n = tgt.steps if steps is None else steps
+    if not isinstance(n, int) or n < 1:
+        raise InvalidArgument("steps", n, "expected an int >= 1")
+    if batch_size % micro_batches or micro_batches < 2:
+        raise InvalidArgument("micro_batches", micro_batches,
+                              f"expected an int >= 2 dividing batch_size={batch_size}")
+    config = {**tgt.run_config, tgt.seed_key: seed}
+    checks = [_determinism(tgt, n, config, threads, isolation, seed)]
+    previous = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        checks += _gradient_checks(tgt, config, batch_size, micro_batches)
+    finally:
+        torch.set_num_threads(previous)
+    return BaselineReport(target=tgt.spec or tgt.name, steps=n, checks=checks,
+                          environment=fingerprint(threads))
+
+
+def two_runs(target: Target, steps: int, config: dict[str, Any], threads: int,
+             isolation: Literal["inprocess", "process"], work: str) -> tuple[SegmentResult, SegmentResult]:
+    runs = []
+    for hash_seed, name in enumerate(("first", "second"), start=1):
+        runs.append(run_segment(SegmentSpec(
+            target_spec=target.spec, config=config, start=0, stop=steps, workdir=work,
+            name=f"determinism-{name}", threads=threads, hash_seed=hash_seed,
+        ), isolation, target))
+    return runs[0], runs[1]
+
+
+def _determinism(tgt: Target, n: int, config: dict[str, Any], threads: int,
+                 isolation: Literal["inprocess", "process"], seed: int) -> BaselineCheck:
+    with tempfile.TemporaryDirectory(prefix="resumecheck-baseline-") as work:
+        first, second = two_runs(tgt, n, config, threads, isolation, work)
+    failed = first.error or second.error
+    if failed:
+        return BaselineCheck(name="determinism", status="failed",
+                             detail=f"an uninterrupted run failed: {failed.splitlines()[0]}")
+    diff = first_difference(first.records, second.records)
+    if diff is None:
+        return BaselineCheck(
+            name="determinism", status="passed",
+            detail=f"two uninterrupted {isolation} runs are identical bit for bit over {n} steps"
+            + (" (PYTHONHASHSEED 1 and 2)" if isolation == "process" else ""),
+            figures={"steps": n, "isolation": isolation},
+        )
+    from resumecheck.errors import NondeterministicBaseline
+
+    step, quantity = diff
+    return BaselineCheck(
+        name="determinism", status="failed",
+        detail=f"two uninterrupted runs differ from step {step} in {quantity}; likely causes: "
+        + "; ".join(NondeterministicBaseline.CAUSES),
+        figures={"first_step": step, "first_quantity": quantity},
+    )
+
+
+def _gradient_checks(tgt: Target, config: dict[str, Any], size: int, m: int) -> list[BaselineCheck]:
+    names = ("finite loss", "gradients vs finite differences", "gradient accumulation",
+             "loss decreases")
+    built = tgt.build(config)
+    program = built.program
+    if not (callable(getattr(program, "tiny_batch", None))
+            and callable(getattr(program, "batch_loss", None))):
+        why = "the program has no tiny_batch(size) and batch_loss(model, batch)"
+        return [BaselineCheck(name=n, status="skipped", detail=why) for n in names]
+    model = _model(built)
+    if model is None:
+        return [BaselineCheck(name=n, status="skipped", detail="no nn.Module 'params' component")
+                for n in names]
+    model64 = copy.deepcopy(model).double().eval()  # dropout off, float64
+    batch = _double(program.tiny_batch(size))
+
+    def loss_of(mod: torch.nn.Module, b: Any) -> torch.Tensor:
+        return program.batch_loss(mod, b)
+
+    loss = loss_of(model64, batch)
+    finite = bool(torch.isfinite(loss).all()) and loss.numel() == 1
+    checks = [BaselineCheck(
+        name="finite loss", status="passed" if finite else "failed",
+        detail=f"loss on a batch of {size}: {loss.detach().flatten()[0].item():.6g}",
+        figures={"loss": loss.detach().flatten()[0].item()},
+    )]
+    if not finite:
+        return checks + [BaselineCheck(name=n, status="skipped", detail="the loss is not finite")
+                         for n in names[1:]]
+    checks.append(_finite_differences(model64, batch, loss_of))
+    checks.append(_accumulation(model64, batch, loss_of, m))
+    checks.append(_decreases(model64, batch, loss_of))
+    return checks
+
+
+def _model(built: BuiltProgram) -> torch.nn.Module | None:
+    comp = built.component(PARAMS)
+    if comp is not None and isinstance(comp.obj, torch.nn.Module):
+        return comp.obj
+    model = getattr(built.program, "model", None)
+    return model if isinstance(model, torch.nn.Module) else None
+
+
+def _double(batch: Any) -> Any:
+    if isinstance(batch, torch.Tensor):
+        return batch.double() if batch.is_floating_point() else batch
+    if isinstance(batch, (tuple, list)):
+        return type(batch)(_double(b) for b in batch)
+    return batch
+
+
+def _split(batch: Any, m: int) -> list[Any]:
+    if isinstance(batch, torch.Tensor):
+        return list(batch.chunk(m))
+    parts = [_split(b, m) for b in batch]
+    return [type(batch)(p[i] for p in parts) for i in range(m)]
+
+
+def _finite_differences(model: torch.nn.Module, batch: Any, loss_of, per_param: int = 4,
+                        eps: float = 1e-6, rtol: float = 1e-4, atol: float = 1e-6) -> BaselineCheck:
+    params = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+    loss = loss_of(model, batch)
+    grads = torch.autograd.grad(loss, [p for _, p in params])
+    worst = (0.0, "", -1, 0.0, 0.0)
+    failures = []
+    checked = 0
+    with torch.no_grad():
+        for (name, p), g in zip(params, grads):
+            flat, gflat = p.view(-1), g.reshape(-1)
+            for i in sorted({round(j * (flat.numel() - 1) / max(1, per_param - 1))
+                             for j in range(per_param)}):
+                original = flat[i].item()
+                flat[i] = original + eps
+                plus = loss_of(model, batch).item()
+                flat[i] = original - eps
+                minus = loss_of(model, batch).item()
+                flat[i] = original
+                numeric, analytic = (plus - minus) / (2 * eps), gflat[i].item()
+                error = abs(numeric - analytic)
+                checked += 1
+                if error > worst[0]:
+                    worst = (error, name, i, analytic, numeric)
+                if error > atol + rtol * abs(numeric) and name not in failures:
+                    failures.append(name)
+    error, name, index, analytic, numeric = worst
+    figures = {"entries": checked, "max_abs_error": error, "worst_parameter": name,
+               "worst_index": index, "autograd": analytic, "finite_difference": numeric}
+    if failures:
+        return BaselineCheck(
+            name="gradients vs finite differences", status="failed",
+            detail=f"autograd disagrees with central differences for {', '.join(failures)}: "
+            f"worst {name}[{index}] autograd {analytic:.6g} vs numeric {numeric:.6g} "
+            "(a wrong backward?)",
+            figures=figures,
+        )
+    return BaselineCheck(
+        name="gradients vs finite differences", status="passed",
+        detail=f"{checked} entries of {len(params)} parameters agree in float64, "
+        f"max error {error:.2g}",
+        figures=figures,
+    )
+
+
+def _accumulation(model: torch.nn.Module, batch: Any, loss_of, m: int) -> BaselineCheck:
+    params = [p for p in model.parameters() if p.requires_grad]
+    whole = torch.autograd.grad(loss_of(model, batch), params)
+    summed = [torch.zeros_like(p) for p in params]
+    for micro in _split(batch, m):
+        for acc, g in zip(summed, torch.autograd.grad(loss_of(model, micro) / m, params)):
+            acc += g
+    error = max((a - b).abs().max().item() for a, b in zip(whole, summed))
+    scale = max(g.abs().max().item() for g in whole) or 1.0
+    ok = all(torch.allclose(a, b, rtol=1e-7, atol=1e-7) for a, b in zip(whole, summed))
+    return BaselineCheck(
+        name="gradient accumulation", status="passed" if ok else "failed",
+        detail=(f"{m} micro-batches accumulate to the gradient of the whole batch: "
+                f"max |Δ| {error:.2g}"
+                if ok else f"{m} accumulated micro-batches differ from the whole batch by "
+                f"{error:.3g} (largest gradient {scale:.3g}): is the loss a mean, and "
+                "independent of how the batch is split (batch norm)?"),
+        figures={"micro_batches": m, "max_abs_diff": error},
+    )
+
+
+def _decreases(model: torch.nn.Module, batch: Any, loss_of, steps: int = 5) -> BaselineCheck:
+    trial = copy.deepcopy(model)
+    opt = torch.optim.Adam(trial.parameters(), lr=1e-2)
+    losses = []
+    for _ in range(steps + 1):
+        loss = loss_of(trial, batch)
+        losses.append(loss.item())
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    ok = losses[-1] < losses[0] and math.isfinite(losses[-1])
+    return BaselineCheck(
+        name="loss decreases", status="passed" if ok else "failed",
+        detail=f"{steps} Adam steps on one repeated batch: {losses[0]:.6g} -> {losses[-1]:.6g}",
+        figures={"losses": losses},
+    )
+
+

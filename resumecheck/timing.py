@@ -1,0 +1,279 @@
+"""Per-phase step timing: where a training step's time goes.
+
+Programs mark their phases with ``resumecheck.phase(name)``::
+
+    with phase(FORWARD):
+        loss = model(x)
+
+which costs nothing when no timer is active. The engine marks the checkpoint
+and the barrier itself. On CUDA a phase records a pair of events and the
+durations are resolved once, when the report is made (no synchronize per
+phase in the hot path); on CPU a monotonic clock is read. Warm-up steps are
+left out of the figures.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+__all__ = [
+    "BACKWARD",
+    "BARRIER",
+    "CHECKPOINT",
+    "DATA_WAIT",
+    "FORWARD",
+    "GRAD_SYNC",
+    "HOST_TO_DEVICE",
+    "OPTIMIZER_STEP",
+    "PHASES",
+    "PhaseTimer",
+    "TimingReport",
+    "measure",
+    "phase",
+]
+
+DATA_WAIT = "data_wait"
+HOST_TO_DEVICE = "host_to_device"
+FORWARD = "forward"
+BACKWARD = "backward"
+GRAD_SYNC = "grad_sync"
+OPTIMIZER_STEP = "optimizer"
+CHECKPOINT = "checkpoint"
+BARRIER = "barrier"
+
+PHASES: tuple[str, ...] = (
+    DATA_WAIT, HOST_TO_DEVICE, FORWARD, BACKWARD, GRAD_SYNC, OPTIMIZER_STEP, CHECKPOINT, BARRIER,
+)
+
+_ACTIVE: ContextVar[PhaseTimer | None] = ContextVar("resumecheck_timer", default=None)
+
+
+@contextmanager
+def phase(name: str) -> Iterator[None]:
+    """Mark a phase of the current step (a no-op unless a timer is active)."""
+    timer = _ACTIVE.get()
+    if timer is None:
+        yield
+        return
+    with timer.phase(name):
+        yield
+
+
+@dataclass
+class _Step:
+    index: int
+    spans: list[tuple[str, Any, Any]] = field(default_factory=list)
+    start: Any = None
+    end: Any = None
+
+
+class PhaseTimer:
+    """Collects phase spans per step; CUDA events or a monotonic clock."""
+
+    def __init__(self, *, cuda: bool | None = None, warmup: int = 1) -> None:
+        self.cuda = torch.cuda.is_available() if cuda is None else cuda
+        self.warmup = warmup
+        self.steps: list[_Step] = []
+        self._current: _Step | None = None
+        self._token = None
+
+    def _mark(self) -> Any:
+        if self.cuda:
+            event = torch.cuda.Event(enable_timing=True)
+            event.record()
+            return event
+        return time.perf_counter()
+
+    def __enter__(self) -> PhaseTimer:
+        self._token = _ACTIVE.set(self)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        _ACTIVE.reset(self._token)
+
+    @contextmanager
+    def step(self, index: int) -> Iterator[None]:
+        """One whole step: its wall time is what the phases are measured against."""
+        current = _Step(index, start=self._mark())
+        self._current = current
+        try:
+            yield
+        finally:
+            current.end = self._mark()
+            self.steps.append(current)
+            self._current = None
+
+    @contextmanager
+    def phase(self, name: str) -> Iterator[None]:
+        if name not in PHASES:
+            raise ValueError(f"unknown phase {name!r}; phases are: {', '.join(PHASES)}")
+        start = self._mark()
+        try:
+            yield
+        finally:
+            if self._current is not None:
+                self._current.spans.append((name, start, self._mark()))
+
+    def _elapsed(self, start: Any, end: Any) -> float:
+        if self.cuda:
+            return start.elapsed_time(end) / 1000.0
+        return end - start
+
+    def summary(self) -> dict[str, Any]:
+        """Per phase: calls, total, median, p95 and share of step time (seconds)."""
+        if self.cuda:
+            torch.cuda.synchronize()  # resolve every event once, here
+        measured = self.steps[self.warmup:]
+        step_times = [self._elapsed(s.start, s.end) for s in measured]
+        total_step = sum(step_times)
+        phases = {}
+        for name in PHASES:
+            durations = [self._elapsed(a, b) for s in measured for n, a, b in s.spans if n == name]
+            total = sum(durations)
+            phases[name] = {
+                "calls": len(durations),
+                "total_s": total,
+                "median_s": statistics.median(durations) if durations else 0.0,
+                "p95_s": _percentile(durations, 95),
+                "share": total / total_step if total_step else 0.0,
+            }
+        covered = sum(p["total_s"] for p in phases.values())
+        return {
+            "steps": len(measured),
+            "warmup": min(self.warmup, len(self.steps)),
+            "clock": "cuda events" if self.cuda else "monotonic (perf_counter)",
+            "step_total_s": total_step,
+            "step_median_s": statistics.median(step_times) if step_times else 0.0,
+            "phases": phases,
+            "phases_total_s": covered,
+            "unaccounted_share": 1 - covered / total_step if total_step else 0.0,
+        }
+
+
+def _percentile(values: list[float], q: float) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))
+    return ordered[index]
+
+
+@dataclass(kw_only=True)
+class TimingReport:
+    """Per-phase timing of one program's steps (per rank; one rank here)."""
+
+    target: str
+    steps: int
+    warmup: int
+    checkpoint_every: int
+    ranks: list[dict[str, Any]]
+    environment: dict[str, Any]
+
+    def phases(self) -> dict[str, dict[str, float]]:
+        """Per phase, min and max over ranks of each figure."""
+        out: dict[str, dict[str, float]] = {}
+        for name in PHASES:
+            rows = [r["phases"][name] for r in self.ranks]
+            out[name] = {
+                key: rows[0][key] if len(rows) == 1 else min(row[key] for row in rows)
+                for key in rows[0]
+            }
+            if len(rows) > 1:
+                out[name].update({f"{k}_max": max(row[k] for row in rows) for k in rows[0]})
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema": "resumecheck.timing/1", "target": self.target, "steps": self.steps,
+            "warmup": self.warmup, "checkpoint_every": self.checkpoint_every,
+            "phases": list(PHASES), "ranks": self.ranks, "environment": self.environment,
+        }
+
+    def render(self, fmt: str = "table") -> str:
+        import json
+
+        if fmt == "json":
+            return json.dumps(self.to_json(), indent=2)
+        rank = self.ranks[0]
+        env = self.environment
+        lines = [
+            f"resumecheck timing: {self.target}, {rank['steps']} measured steps "
+            f"(+{rank['warmup']} warm-up), checkpoint every {self.checkpoint_every}; "
+            f"{rank['clock']}; torch {env.get('torch')}, {env.get('threads')} thread(s), "
+            f"{env.get('device')}",
+            f"step time: total {_ms(rank['step_total_s'])}, median {_ms(rank['step_median_s'])}; "
+            f"phases cover {100 * (1 - rank['unaccounted_share']):.1f}% of it",
+            "",
+            f"{'phase':<16}{'calls':>7}{'total':>12}{'median':>12}{'p95':>12}{'share':>8}",
+        ]
+        for name, p in self.phases().items():
+            lines.append(
+                f"{name:<16}{p['calls']:>7}{_ms(p['total_s']):>12}{_ms(p['median_s']):>12}"
+                f"{_ms(p['p95_s']):>12}{100 * p['share']:>7.1f}%"
+            )
+        text = "\n".join(lines) + "\n"
+        if fmt == "markdown":
+            return "\n".join(f"    {line}" if line else "" for line in text.splitlines()) + "\n"
+        return text
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:.3f} ms"
+
+
+def measure(
+    target: Any = None,
+    *,
+    steps: int = 30,
+    warmup: int = 3,
+    checkpoint_every: int = 5,
+    seed: int = 0,
+    threads: int = 1,
+) -> TimingReport:
+    """Run ``target`` for ``steps`` steps under a PhaseTimer; the engine times
+    its own checkpoint (a capture through torch.save) every ``checkpoint_every``
+    steps, and the barrier when torch.distributed is initialised."""
+    import tempfile
+
+    from resumecheck.environment import fingerprint
+    from resumecheck.errors import InvalidArgument
+    from resumecheck.program import Target, load_target
+    from resumecheck.runner import save_capture
+
+    tgt = target if isinstance(target, Target) else load_target(target)
+    for name, value, low in (("steps", steps, 1), ("warmup", warmup, 0),
+                             ("checkpoint_every", checkpoint_every, 1)):
+        if not isinstance(value, int) or value < low:
+            raise InvalidArgument(name, value, f"expected an int >= {low}")
+    previous = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    distributed = torch.distributed.is_available() and torch.distributed.is_initialized()
+    try:
+        built = tgt.build({**tgt.run_config, tgt.seed_key: seed})
+        timer = PhaseTimer(warmup=warmup)
+        with tempfile.TemporaryDirectory(prefix="resumecheck-timing-") as work, timer:
+            for step in range(1, warmup + steps + 1):
+                with timer.step(step):
+                    built.step(step)
+                    if step % checkpoint_every == 0:
+                        with timer.phase(CHECKPOINT):
+                            save_capture(built, f"{work}/capture.pt")
+                    if distributed:
+                        with timer.phase(BARRIER):
+                            torch.distributed.barrier()
+    finally:
+        torch.set_num_threads(previous)
+    rank = torch.distributed.get_rank() if distributed else 0
+    return TimingReport(
+        target=tgt.spec or tgt.name, steps=steps, warmup=warmup,
+        checkpoint_every=checkpoint_every, ranks=[{"rank": rank, **timer.summary()}],
+        environment=fingerprint(threads),
+    )

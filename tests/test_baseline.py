@@ -1,0 +1,93 @@
+"""Trust in the baseline: determinism and the tiny-batch gradient checks."""
+
+import json
+
+import pytest
+
+from resumecheck import NondeterministicBaseline, Tolerance, verify
+from resumecheck.baseline import check_baseline
+from resumecheck.cli import main
+
+pytestmark = pytest.mark.e2e
+
+
+def _by_name(report):
+    return {c.name: c for c in report.checks}
+
+
+def test_builtin_program_is_trustworthy_with_figures():
+    report = check_baseline()
+    checks = _by_name(report)
+    assert report.passed
+    assert [c.status for c in report.checks] == ["passed"] * 5
+    assert checks["gradients vs finite differences"].figures["max_abs_error"] < 1e-6
+    assert checks["gradients vs finite differences"].figures["entries"] >= 8
+    assert checks["gradient accumulation"].figures["max_abs_diff"] < 1e-10
+    losses = checks["loss decreases"].figures["losses"]
+    assert losses[-1] < losses[0]
+
+
+def test_unseeded_program_is_flagged_with_the_first_differing_step():
+    report = check_baseline("fixtures.nondeterministic:UNSEEDED")
+    det = _by_name(report)["determinism"]
+    assert not report.passed and det.status == "failed"
+    assert det.figures == {"first_step": 1, "first_quantity": "data"}
+    assert "seed taken from the time" in det.detail
+
+
+@pytest.mark.process
+def test_set_order_dependence_shows_across_interpreters():
+    inproc = check_baseline("fixtures.nondeterministic:SET_ORDER")
+    assert inproc.passed  # one interpreter, one hash seed: invisible
+    proc = check_baseline("fixtures.nondeterministic:SET_ORDER", isolation="process")
+    det = _by_name(proc)["determinism"]
+    assert det.status == "failed" and det.figures["first_step"] == 1
+
+
+def test_run_refuses_a_nondeterministic_baseline_with_exit_3(capsys):
+    code = main(["run", "fixtures.nondeterministic:UNSEEDED", "--noise-seeds", "0"])
+    err = capsys.readouterr().err
+    assert code == 3
+    assert "is not deterministic: two uninterrupted runs differ from step 1" in err
+    assert "Reproduce: resumecheck baseline fixtures.nondeterministic:UNSEEDED" in err
+    assert main(["fuzz", "fixtures.nondeterministic:UNSEEDED", "--quiet"]) == 3
+
+
+def test_tolerance_mode_judges_anyway_and_records_it():
+    with pytest.raises(NondeterministicBaseline) as info:
+        verify("fixtures.nondeterministic:UNSEEDED", noise_seeds=0, drop="none")
+    assert info.value.step == 1
+    report = verify("fixtures.nondeterministic:UNSEEDED", noise_seeds=0, drop="none",
+                    tolerance=Tolerance.close())
+    assert report.determinism["deterministic"] is False
+    assert report.determinism["first_step"] == 1
+
+
+def test_seeded_twin_passes_and_run_records_determinism():
+    assert check_baseline("fixtures.nondeterministic:SEEDED").passed
+    report = verify("fixtures.nondeterministic:SEEDED", noise_seeds=0, drop="none")
+    assert report.determinism == {"checked": True, "deterministic": True}
+
+
+def test_wrong_backward_fails_the_gradient_check_naming_the_parameter():
+    report = check_baseline("fixtures.wrong_backward:WRONG")
+    grad = _by_name(report)["gradients vs finite differences"]
+    assert not report.passed and grad.status == "failed"
+    assert "head.weight" in grad.detail and grad.figures["worst_parameter"] == "head.weight"
+    assert grad.figures["autograd"] == pytest.approx(2 * grad.figures["finite_difference"], rel=1e-4)
+    assert check_baseline("fixtures.wrong_backward:RIGHT").passed
+
+
+def test_programs_without_a_tiny_batch_skip_the_gradient_checks():
+    report = check_baseline("fixtures.nondeterministic:SEEDED")
+    statuses = [c.status for c in report.checks]
+    assert statuses == ["passed", "skipped", "skipped", "skipped", "skipped"]
+    assert "tiny_batch" in report.checks[1].detail
+
+
+def test_cli_baseline_json_and_exit_codes(capsys):
+    assert main(["baseline", "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["schema"] == "resumecheck.baseline/1" and out["passed"] is True
+    assert main(["baseline", "fixtures.wrong_backward:WRONG"]) == 1
+    assert "NOT TRUSTWORTHY" in capsys.readouterr().out

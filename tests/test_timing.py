@@ -1,0 +1,66 @@
+"""Per-phase step timing."""
+
+import json
+import time
+
+import pytest
+
+from resumecheck import PHASES, PhaseTimer, phase
+from resumecheck.cli import main
+from resumecheck.timing import FORWARD, measure
+
+
+def test_phase_is_a_no_op_without_a_timer():
+    with phase(FORWARD):
+        pass
+
+
+def test_timer_records_phases_per_step_and_leaves_warmup_out():
+    timer = PhaseTimer(cuda=False, warmup=1)
+    with timer:
+        for step in range(1, 4):
+            with timer.step(step):
+                with phase("forward"):
+                    time.sleep(0.002)
+                with phase("backward"):
+                    time.sleep(0.001)
+    summary = timer.summary()
+    assert summary["steps"] == 2 and summary["warmup"] == 1
+    forward = summary["phases"]["forward"]
+    assert forward["calls"] == 2 and forward["total_s"] >= 0.004
+    assert forward["median_s"] <= forward["p95_s"] + 1e-12
+    assert summary["phases"]["barrier"] == {"calls": 0, "total_s": 0.0, "median_s": 0.0,
+                                            "p95_s": 0.0, "share": 0.0}
+    assert set(summary["phases"]) == set(PHASES)
+    assert 0 < forward["share"] < 1
+
+
+def test_unknown_phase_is_an_error():
+    timer = PhaseTimer(cuda=False)
+    with pytest.raises(ValueError, match="phases are: data_wait"):
+        with timer.phase("fwd"):
+            pass
+
+
+@pytest.mark.e2e
+def test_builtin_program_phases_add_up_to_the_step_time():
+    report = measure(steps=20, warmup=2, checkpoint_every=5)
+    rank = report.ranks[0]
+    phases = rank["phases"]
+    assert list(phases) == list(PHASES)  # all eight, zeros included
+    assert phases["grad_sync"]["calls"] == 0 and phases["barrier"]["calls"] == 0
+    assert phases["checkpoint"]["calls"] == 4
+    assert phases["forward"]["calls"] == phases["backward"]["calls"] == 40  # 2 micro-steps
+    covered = sum(p["total_s"] for p in phases.values())
+    assert abs(covered - rank["step_total_s"]) <= 0.10 * rank["step_total_s"]
+
+
+@pytest.mark.e2e
+def test_cli_timing_lists_all_eight_phases(capsys):
+    assert main(["timing", "--steps", "5", "--warmup", "1"]) == 0
+    out = capsys.readouterr().out
+    for name in PHASES:
+        assert f"\n{name} " in out
+    assert main(["timing", "--steps", "5", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["schema"] == "resumecheck.timing/1" and data["phases"] == list(PHASES)
