@@ -22,7 +22,10 @@ __all__ = [
     "ResumeNotEquivalent",
     "assert_components_exercised",
     "assert_resume_equivalent",
+    "components_to_drop",
     "describe_failure",
+    "require_equivalent",
+    "require_exercised",
 ]
 
 
@@ -54,6 +57,31 @@ class ComponentsNotExercised(ResumecheckError, AssertionError):
         super().__init__("\n".join(lines))
 
 
+def require_equivalent(report: Report) -> Report:
+    """Raise ResumeNotEquivalent unless the report's full resume is equivalent."""
+    __tracebackhide__ = True
+    if not report.equivalent:
+        raise ResumeNotEquivalent(report)
+    return report
+
+
+def require_exercised(report: Report) -> Report:
+    """Also raise ComponentsNotExercised, naming them, if any ablation is a blind spot."""
+    __tracebackhide__ = True
+    require_equivalent(report)
+    blind = [",".join(r.dropped) for r in report.blind_spots]
+    if blind:
+        raise ComponentsNotExercised(report, blind)
+    return report
+
+
+def components_to_drop(components: Iterable[str] | str | None) -> list[str] | str:
+    """``verify``'s drop argument for an exercised-components check (None: all)."""
+    if components is None or components == "all":
+        return "all"
+    return [components] if isinstance(components, str) else list(components)
+
+
 def assert_resume_equivalent(target: Target | str | None = None, **options: Any) -> Report:
     """Fail unless the full-state resume of ``target`` is equivalent; return the report.
 
@@ -63,10 +91,7 @@ def assert_resume_equivalent(target: Target | str | None = None, **options: Any)
     """
     __tracebackhide__ = True
     options.setdefault("drop", "none")
-    report = verify(target, **options)
-    if not report.equivalent:
-        raise ResumeNotEquivalent(report)
-    return report
+    return require_equivalent(verify(target, **options))
 
 
 def assert_components_exercised(
@@ -76,15 +101,8 @@ def assert_components_exercised(
 ) -> Report:
     """Fail, naming them, if dropping any of ``components`` (default: all) changes nothing."""
     __tracebackhide__ = True
-    names = list(components) if components is not None else None
-    options["drop"] = names if names is not None else "all"
-    report = verify(target, **options)
-    if not report.equivalent:
-        raise ResumeNotEquivalent(report)
-    blind = [",".join(r.dropped) for r in report.runs if r.blind_spot]
-    if blind:
-        raise ComponentsNotExercised(report, blind)
-    return report
+    options["drop"] = components_to_drop(components)
+    return require_exercised(verify(target, **options))
 
 
 def describe_failure(report: Report) -> str:

@@ -93,7 +93,6 @@ def _parser() -> argparse.ArgumentParser:
         description="Prove that a PyTorch training run resumed from a checkpoint "
         "continues exactly like the run that was never interrupted.",
     )
-    parser.add_argument("--debug", action="store_true", help="show tracebacks")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     run = sub.add_parser(
         "run",
@@ -104,11 +103,7 @@ def _parser() -> argparse.ArgumentParser:
         epilog=_RUN_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    run.add_argument(
-        "target", nargs="?", default=None,
-        help="module:attr or path/to/file.py:attr naming the program factory "
-        "(default: the built-in tiny program)",
-    )
+    _common(run)
     run.add_argument("--steps", type=_positive_int, help="optimizer steps N (default: the target's)")
     run.add_argument(
         "--resume-at", type=_int_list, metavar="K[,K...]",
@@ -127,17 +122,11 @@ def _parser() -> argparse.ArgumentParser:
                      "per-dtype defaults unless --rtol/--atol)")
     run.add_argument("--rtol", type=_float, help="relative tolerance (implies --tolerance close)")
     run.add_argument("--atol", type=_float, help="absolute tolerance (implies --tolerance close)")
-    run.add_argument("--seed", type=int, default=0, help="the run's seed (default 0)")
     run.add_argument("--noise-seeds", type=int, default=2, metavar="M",
                      help="extra reference runs with other seeds for the noise band (default 2)")
-    run.add_argument("--threads", type=_positive_int, default=1,
-                     help="torch threads for every run (default 1; bitwise results need a fixed count)")
-    run.add_argument("--format", choices=("table", "json", "markdown"), default="table")
-    run.add_argument("--output", metavar="FILE", help="write the report here instead of stdout")
     run.add_argument("--no-determinism-check", dest="determinism", action="store_false",
                      help="skip the second uninterrupted run that proves the baseline is "
                      "deterministic")
-    run.add_argument("--debug", action="store_true", help="show tracebacks")
 
     fz = sub.add_parser(
         "fuzz",
@@ -148,8 +137,7 @@ def _parser() -> argparse.ArgumentParser:
         epilog=_FUZZ_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    fz.add_argument("target", nargs="?", default=None,
-                    help="module:attr or path/to/file.py:attr (default: the built-in program)")
+    _common(fz)
     fz.add_argument("--steps", type=_positive_int, help="optimizer steps N (default: the target's)")
     fz.add_argument("--max-examples", type=_positive_int, default=100,
                     help="schedules to try at most (default 100)")
@@ -157,13 +145,8 @@ def _parser() -> argparse.ArgumentParser:
                     help="stop generating after this long (default 60; shrinking gets as long again)")
     fz.add_argument("--max-interruptions", type=_positive_int, default=2, metavar="M",
                     help="restarts per schedule at most (default 2)")
-    fz.add_argument("--seed", type=int, default=0, help="seeds the runs and the search (default 0)")
     fz.add_argument("--isolation", choices=("inprocess", "process"), default="inprocess")
-    fz.add_argument("--threads", type=_positive_int, default=1)
-    fz.add_argument("--format", choices=("table", "json", "markdown"), default="table")
-    fz.add_argument("--output", metavar="FILE", help="write the result here instead of stdout")
     fz.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
-    fz.add_argument("--debug", action="store_true", help="show tracebacks")
 
     bl = sub.add_parser(
         "baseline",
@@ -203,10 +186,14 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _common(cmd: argparse.ArgumentParser) -> None:
+    """The arguments every command shares."""
     cmd.add_argument("target", nargs="?", default=None,
-                     help="module:attr or path/to/file.py:attr (default: the built-in program)")
-    cmd.add_argument("--seed", type=int, default=0)
-    cmd.add_argument("--threads", type=_positive_int, default=1)
+                     help="module:attr or path/to/file.py:attr naming the program factory "
+                     "(default: the built-in tiny program)")
+    cmd.add_argument("--seed", type=int, default=0, help="the run's seed (default 0)")
+    cmd.add_argument("--threads", type=_positive_int, default=1,
+                     help="torch threads for every run (default 1; bitwise results need a "
+                     "fixed count)")
     cmd.add_argument("--format", choices=("table", "json", "markdown"), default="table")
     cmd.add_argument("--output", metavar="FILE", help="write the result here instead of stdout")
     cmd.add_argument("--debug", action="store_true", help="show tracebacks")
@@ -233,7 +220,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         from resumecheck.errors import ResumecheckError
 
-        if args.debug:
+        if getattr(args, "debug", False):
             raise
         from resumecheck.errors import NondeterministicBaseline
 

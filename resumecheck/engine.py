@@ -135,6 +135,13 @@ class _Check:
     """Start the program's own-checkpoint runs from reference captures (see _resumed_program)."""
     check_determinism: bool = True
     determinism: dict[str, Any] = field(default_factory=lambda: {"checked": False})
+    _loaded: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def _reference_file(self, path: str) -> dict[str, Any]:
+        """A capture of the reference, loaded once: those files never change."""
+        if path not in self._loaded:
+            self._loaded[path] = load_checkpoint(path)
+        return self._loaded[path]
 
     # -- running ---------------------------------------------------------
 
@@ -150,6 +157,8 @@ class _Check:
         return run_segment(spec, self.isolation, self.target)
 
     def _spec(self, name: str, work: str | None = None, **kw: Any) -> SegmentSpec:
+        if self.reference is not None and kw.get("keep_tensors_after") is not None:
+            kw["reference_digests"] = [r.digests for r in self.reference.records]
         return SegmentSpec(
             target_spec=self.target.spec, workdir=work or self.work, name=name,
             threads=self.threads, **kw,
@@ -441,9 +450,9 @@ class _Check:
         trajectory already diverged, every difference counts).
         """
         assert self.reference is not None and self.reference.end_state and last.end_state
-        ref_end = load_checkpoint(self.reference.end_state)["components"]
+        ref_end = self._reference_file(self.reference.end_state)["components"]
         run_end = load_checkpoint(last.end_state)["components"]
-        ref_at_k = load_checkpoint(self.reference.captures[first_k])["components"]
+        ref_at_k = self._reference_file(self.reference.captures[first_k])["components"]
         out = []
         for name in self.reference.names:
             if name not in run_end:
@@ -466,7 +475,7 @@ class _Check:
         for k, seg in segments:
             if seg.restored_state is None or k not in self.reference.captures:
                 continue
-            ref = load_checkpoint(self.reference.captures[k])
+            ref = self._reference_file(self.reference.captures[k])
             run = load_checkpoint(seg.restored_state)
             for name in self.reference.names:
                 if name in dropped or name in seen:

@@ -132,8 +132,8 @@ class ResumeCheck:
         return target, {k: v for k, v in merged.items() if v is not None}
 
     def verify(self, target: Any = None, **overrides: Any):
-        __tracebackhide__ = True
         """Run the engine and record the report for the session summary."""
+        __tracebackhide__ = True
         from resumecheck.engine import verify
 
         target, settings = self._settings(target, overrides)
@@ -142,29 +142,22 @@ class ResumeCheck:
         return report
 
     def assert_resume_equivalent(self, target: Any = None, **overrides: Any):
+        """Fail with a readable diff unless the full resume is equivalent."""
         __tracebackhide__ = True
-        from resumecheck.assertions import ResumeNotEquivalent
+        from resumecheck.assertions import require_equivalent
 
         overrides.setdefault("drop", self._marker.get("drop", "none"))
-        report = self.verify(target, **overrides)
-        if not report.equivalent:
-            raise ResumeNotEquivalent(report)
-        return report
+        return require_equivalent(self.verify(target, **overrides))
 
     def assert_components_exercised(self, target: Any = None, components: Any = None,
                                     **overrides: Any):
+        """Fail, naming them, when dropping a component changes nothing (a blind spot)."""
         __tracebackhide__ = True
-        from resumecheck.assertions import ComponentsNotExercised, ResumeNotEquivalent
+        from resumecheck.assertions import components_to_drop, require_exercised
 
         names = components if components is not None else self._marker.get("drop")
-        overrides["drop"] = list(names) if names not in (None, "all") else "all"
-        report = self.verify(target, **overrides)
-        if not report.equivalent:
-            raise ResumeNotEquivalent(report)
-        blind = [",".join(r.dropped) for r in report.runs if r.blind_spot]
-        if blind:
-            raise ComponentsNotExercised(report, blind)
-        return report
+        overrides["drop"] = components_to_drop(names)
+        return require_exercised(self.verify(target, **overrides))
 
 
 @pytest.fixture

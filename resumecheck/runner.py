@@ -27,6 +27,7 @@ import subprocess
 import sys
 import traceback
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -87,6 +88,9 @@ class SegmentSpec:
     threads: int = 1
     hash_seed: int | None = None
     """PYTHONHASHSEED of a process-isolated segment (None: the interpreter picks one)."""
+    reference_digests: list[dict[str, str]] | None = None
+    """The reference's digests per step: full tensors are written only for the
+    steps that differ from it (the only ones a comparison will read)."""
 
 
 @dataclass(kw_only=True)
@@ -153,7 +157,7 @@ def _run_here(spec: SegmentSpec, target: Target) -> SegmentResult:
             _restore(built, spec.restore)
             built.refresh()
             result.restored_state = str(work / f"{spec.name}.restored.pt")
-            save_capture(built, result.restored_state)
+            save_capture(built, result.restored_state, verify=False)
         if spec.program_save_at == spec.start:  # save right after the restore
             stage = "save"
             result.program_checkpoint = str(work / f"{spec.name}.program{spec.start}")
@@ -168,13 +172,12 @@ def _run_here(spec: SegmentSpec, target: Target) -> SegmentResult:
                 raise
             except Exception as exc:
                 raise StepError(step, f"train_step() raised {type(exc).__name__}: {exc}") from exc
-            keep = spec.keep_tensors_after is not None and step > spec.keep_tensors_after
-            tracer.after_step(step, out, keep)
+            tracer.after_step(step, out, partial(_keep_tensors, spec))
             result.records = tracer.records
             if step in spec.capture_at:
                 stage = "capture"
                 result.captures[step] = str(work / f"{spec.name}.capture{step}.pt")
-                save_capture(built, result.captures[step])
+                save_capture(built, result.captures[step], verify=len(result.captures) == 1)
             if step == spec.program_save_at:
                 stage = "save"
                 result.program_checkpoint = str(work / f"{spec.name}.program{step}")
@@ -182,7 +185,7 @@ def _run_here(spec: SegmentSpec, target: Target) -> SegmentResult:
             stage = "step"
         stage = "capture"
         result.end_state = str(work / f"{spec.name}.end.pt")
-        save_capture(built, result.end_state)
+        save_capture(built, result.end_state, verify=not result.captures)
     except Exception as exc:  # a failed segment is a result, not a crash
         result.error = _describe(exc)
         result.error_stage = stage
@@ -196,6 +199,15 @@ def _run_here(spec: SegmentSpec, target: Target) -> SegmentResult:
             tracer.close()
         torch.set_num_threads(previous_threads)
     return result
+
+
+def _keep_tensors(spec: SegmentSpec, record: StepRecord) -> bool:
+    if spec.keep_tensors_after is None or record.step <= spec.keep_tensors_after:
+        return False
+    ref = spec.reference_digests
+    if ref is None or record.step > len(ref):
+        return True
+    return ref[record.step - 1] != record.digests
 
 
 def _build_settings(spec: SegmentSpec) -> dict[str, Any]:
@@ -339,13 +351,17 @@ def _meta(built: BuiltProgram) -> dict[str, Any]:
     }
 
 
-def save_capture(built: BuiltProgram, path: str) -> None:
+def save_capture(built: BuiltProgram, path: str, verify: bool = True) -> None:
+    """Write the engine's capture; ``verify`` proves at once that it loads with
+    weights_only=True, naming the component that would not (done for a
+    program's first capture: later ones hold the same kinds of state)."""
     state = capture(built)
     try:
         torch.save(state, path)
     except Exception as exc:
         raise CheckpointError("save", path, f"torch.save failed: {exc}") from exc
-    # Prove now that it loads safely, naming the component that would not.
+    if not verify:
+        return
     try:
         torch.load(path, weights_only=True)
     except Exception as exc:

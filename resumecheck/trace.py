@@ -13,6 +13,7 @@ disk, read back one step at a time by the comparison.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -103,7 +104,11 @@ class Tracer:
         enabled = self._scaler is not None and self._scaler.is_enabled()
         self._scale = float(self._scaler.get_scale()) if enabled else None
 
-    def after_step(self, step: int, out: StepOutput, keep_tensors: bool) -> StepRecord:
+    def after_step(
+        self, step: int, out: StepOutput, keep_tensors: bool | Callable[[StepRecord], bool]
+    ) -> StepRecord:
+        """Record the step; write its full tensors to disk if ``keep_tensors``
+        says so (a predicate sees the record, digests included, first)."""
         tensors: dict[str, torch.Tensor] = {}
         loss = out.loss if isinstance(out.loss, torch.Tensor) else torch.tensor(float(out.loss))
         tensors["loss"] = loss.detach().reshape(())
@@ -129,7 +134,8 @@ class Tracer:
         )
         record.digests["skipped"] = str(skipped)
         self.records.append(record)
-        if keep_tensors and self.tensor_dir is not None:
+        keep = keep_tensors(record) if callable(keep_tensors) else keep_tensors
+        if keep and self.tensor_dir is not None:
             torch.save({k: v.cpu().clone() for k, v in tensors.items()},
                        self.tensor_dir / f"step_{step}.pt")
         return record

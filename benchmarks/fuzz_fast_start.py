@@ -1,0 +1,70 @@
+"""Benchmark: what starting fuzz examples from reference captures saves.
+
+Runs the same schedules of the seeded-bug twin (a user program with its own
+save/load) twice in one process, side by side: every example from step 0
+(fast_start off) and from the reference's capture at its first resume point
+(fast_start on). Prints the time per example and the ratio.
+
+    python benchmarks/fuzz_fast_start.py
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import torch  # noqa: E402
+
+from fixtures.userprog import RUN, build  # noqa: E402
+from resumecheck import Target  # noqa: E402
+from resumecheck.compare import Tolerance  # noqa: E402
+from resumecheck.engine import _Check  # noqa: E402
+
+SCHEDULES = [[k] for k in range(1, 16)] + [[a, b] for a in (3, 9) for b in (11, 14)]
+ROUNDS = 3
+
+
+SIZES = {  # the user program at its test size, and with steps ~30x dearer
+    "small steps (batch 4)": {},
+    "dear steps (batch 128)": {"batch": 128, "n_samples": 1280},
+}
+
+
+def per_example(settings: dict, fast: bool) -> list[float]:
+    target = Target(factory=build, run_config={**RUN, **settings}, steps=16, restart_config="run")
+    checker = _Check(target, 16, [9], "inprocess", Tolerance.bitwise(), 0, 1,
+                     capture_at=list(range(1, 16)), check_determinism=False)
+    times = []
+    with tempfile.TemporaryDirectory() as work:
+        checker.work = work
+        checker.prepare()
+        checker.fast_start = fast
+        for schedule in SCHEDULES:
+            start = time.perf_counter()
+            result = checker.check(schedule)
+            times.append(time.perf_counter() - start)
+            assert result.verdict == "identical", (schedule, result.explanation)
+    return times
+
+
+def main() -> None:
+    torch.set_num_threads(1)
+    print(f"examples: {len(SCHEDULES)} schedules x {ROUNDS} rounds, 16 steps, "
+          "resume points 1..15, the program's own save/load")
+    for label, settings in SIZES.items():
+        slow, fast = [], []
+        for _ in range(ROUNDS):  # interleaved, so both see the same machine
+            slow += per_example(settings, False)
+            fast += per_example(settings, True)
+        s, f = statistics.median(slow), statistics.median(fast)
+        print(f"{label}: from step 0 {s * 1000:7.1f} ms, from the reference {f * 1000:7.1f} ms "
+              f"per example; ratio {s / f:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
