@@ -23,7 +23,7 @@ from typing import Any, Literal
 import torch
 
 from resumecheck.compare import Difference, Tolerance, compare_values, digest, flatten_state
-from resumecheck.components import validate_drop
+from resumecheck.components import SAMPLER_EPOCH, validate_drop
 from resumecheck.environment import fingerprint
 from resumecheck.errors import InvalidArgument, NondeterministicBaseline, ResumecheckError
 from resumecheck.program import BUILTIN_SPEC, Target, load_target
@@ -418,10 +418,23 @@ class _Check:
                 or any(differing_quantities(self._reference_record(r.step), r) for r in seg.records)
                 or bool(self._end_state_differences(k, [], seg, latent=[]))
             )
-            confirmed.append(replace(finding, confirmed=diverged))
+            confirmed.append(replace(
+                finding, confirmed=diverged,
+                matters_from=None if diverged else self._matters_from(finding.component, k),
+            ))
             if not diverged and finding.component not in result.latent_gaps:
                 result.latent_gaps.append(finding.component)
         result.diagnosis = confirmed
+
+    def _matters_from(self, component: str, k: int) -> int | None:
+        """For a latent gap: the first step where it would start to matter, when
+        the program's declared boundaries tell (the sampler epoch is read at
+        the next epoch boundary)."""
+        assert self.reference is not None
+        per_epoch = self.reference.boundaries.get("steps_per_epoch")
+        if component == SAMPLER_EPOCH and per_epoch:
+            return (k // per_epoch + 1) * per_epoch + 1
+        return None
 
     def _reference_record(self, step: int) -> StepRecord:
         assert self.reference is not None
@@ -559,9 +572,14 @@ class _Check:
     def _latent_text(r: RunResult) -> str:
         if not r.latent_gaps:
             return ""
+        when = {f.component: f.matters_from for f in r.diagnosis if f.matters_from}
+        parts = [
+            f"{name} (from step {when[name]})" if name in when else name
+            for name in r.latent_gaps
+        ]
         return (
-            f"; latent gap: {', '.join(r.latent_gaps)} not restored, unused after the "
-            "restart here (it matters once something reads it)"
+            f"; latent gap: {', '.join(parts)} restored wrongly but unused after the restart "
+            "here; it matters once something reads it"
         )
 
     def _reproduce(self, schedule: list[int], dropped: list[str]) -> str:

@@ -44,6 +44,8 @@ class Finding:
     confirmed: bool | None = None
     """A run with only this component from the program's checkpoint diverged too
     (None: not tried, e.g. for the engine's own checkpoint)."""
+    matters_from: int | None = None
+    """For a latent gap: the step from which it would change the run, when known."""
 
 
 @dataclass(kw_only=True)

@@ -125,6 +125,51 @@ class NoisyForgetsRNG(Noisy):
         self.opt.load_state_dict(ckpt["opt"])
 
 
+class EpochReadAtBoundary(Linear):
+    """Shuffled mini-batches; the epoch counter is read only when an epoch starts.
+
+    The current epoch's order travels with the position (data_cursor); the
+    program's own checkpoint forgets the epoch counter (sampler_epoch).
+    """
+
+    steps_per_epoch = 4
+
+    def __init__(self, config: dict) -> None:
+        super().__init__(config)
+        self.epoch, self.pos, self.order = 0, 0, self._order(0)
+
+    @staticmethod
+    def _order(epoch: int) -> list:
+        return torch.randperm(8, generator=torch.Generator().manual_seed(epoch)).tolist()
+
+    def components(self):
+        return {**super().components(), "sampler_epoch": Attr(self, "epoch"),
+                "data_cursor": Attr(self, "pos"), "order": Attr(self, "order")}
+
+    def train_step(self):
+        if self.pos == 8:  # a new epoch: the only place the counter is read
+            self.epoch, self.pos = self.epoch + 1, 0
+            self.order = self._order(self.epoch)
+        idx = torch.tensor(self.order[self.pos:self.pos + 2])
+        self.pos += 2
+        loss = torch.nn.functional.mse_loss(self.model(X[idx]), Y[idx])
+        loss.backward()
+        self.opt.step()
+        self.opt.zero_grad()
+        self.step += 1
+        return StepOutput(loss=loss.detach(), samples=idx)
+
+    def save(self, path: str) -> None:
+        torch.save({"model": self.model.state_dict(), "opt": self.opt.state_dict(),
+                    "step": self.step, "pos": self.pos, "order": self.order}, path)
+
+    def load(self, path: str) -> None:
+        ckpt = torch.load(path, weights_only=True)
+        self.model.load_state_dict(ckpt["model"])
+        self.opt.load_state_dict(ckpt["opt"])
+        self.step, self.pos, self.order = ckpt["step"], ckpt["pos"], ckpt["order"]
+
+
 def linear(config: dict) -> Linear:
     return Linear(config)
 
@@ -161,4 +206,6 @@ def factory_raises(config: dict) -> object:
     raise RuntimeError("no GPU found")
 
 
+EPOCH_READ_AT_BOUNDARY = Target(factory=EpochReadAtBoundary, steps=7, resume_at=(5,),
+                                spec="tests.programs:EPOCH_READ_AT_BOUNDARY")
 NOT_A_FACTORY = 42

@@ -142,3 +142,18 @@ def test_latent_gap_is_a_warning_not_a_divergence():
     assert [(f.component, f.confirmed) for f in full.diagnosis] == [("rng", False)]
     assert full.latent_gaps == ["rng"]
     assert "latent gap: rng" in full.explanation
+
+
+def test_latent_sampler_epoch_gap_says_when_it_would_matter():
+    # Its checkpoint forgets the epoch counter, which is read only when the next
+    # epoch starts (step 9); resumed at 5 and ending at 7, nothing reads it yet.
+    report = verify(programs.EPOCH_READ_AT_BOUNDARY, drop="none", noise_seeds=0)
+    full = report.full_resume
+    assert full.verdict == "identical" and report.equivalent
+    assert full.latent_gaps == ["rng", "sampler_epoch"]  # it never saves the streams either
+    finding = next(f for f in full.diagnosis if f.component == "sampler_epoch")
+    assert (finding.confirmed, finding.matters_from, finding.detail) == (False, 9, "0, expected 1")
+    assert "latent gap: rng, sampler_epoch (from step 9)" in full.explanation
+    longer = verify(programs.EPOCH_READ_AT_BOUNDARY, steps=10, drop="none", noise_seeds=0)
+    assert longer.full_resume.verdict == "diverged"
+    assert longer.full_resume.first_divergent_step == 9
