@@ -140,8 +140,8 @@ def _describe_run(run: RunResult) -> list[str]:
             f"(rel {_g(run.max_rel_diff)}, {_g(run.max_ulp_diff)} ULP)"
         )
     for finding in run.diagnosis:
-        mark = {True: " (confirmed)", False: " (latent: changes nothing here)"}.get(
-            finding.confirmed, "")
+        mark = ("" if finding.confirmed is None
+                else " (confirmed)" if finding.confirmed else " (latent: changes nothing here)")
         lines.append(f"    diagnosis: {finding.component}: {finding.detail}{mark}")
     lines.append(f"    why: {run.explanation}")
     lines.append(f"    reproduce: {run.reproduce}")

@@ -106,7 +106,7 @@ class Target:
 
     @property
     def name(self) -> str:
-        return self.spec or getattr(self.factory, "__qualname__", repr(self.factory))
+        return self.spec or str(getattr(self.factory, "__qualname__", repr(self.factory)))
 
     def build(self, config: Mapping[str, Any]) -> BuiltProgram:
         """Call the factory and check that what it returns is a program."""

@@ -26,11 +26,11 @@ __all__ = [
 
 SCHEMA = "resumecheck.report/1"
 
-IDENTICAL = "identical"
-CLOSE = "close"
-DIVERGED = "diverged"
-FAILED = "failed"
 Verdict = Literal["identical", "close", "diverged", "failed"]
+IDENTICAL: Literal["identical"] = "identical"
+CLOSE: Literal["close"] = "close"
+DIVERGED: Literal["diverged"] = "diverged"
+FAILED: Literal["failed"] = "failed"
 
 
 @dataclass(frozen=True, slots=True)

@@ -75,7 +75,7 @@ def describe_difference(
         restored = by_parameter_name(restored, (restored_meta or {}).get("optimizer_params"))
     ref = dict(flatten_state(reference))
     new = dict(flatten_state(restored))
-    differing = []
+    differing: list[tuple[str, Any]] = []
     for path in list(ref) + [p for p in new if p not in ref]:
         if path not in new:
             differing.append((path, "missing"))

@@ -177,11 +177,13 @@ def resume_state_machine(
         @precondition(lambda self: self.live is not None and self.live.step_no < n)
         @rule()
         def train_a_step(self) -> None:
+            assert self.live is not None
             self.records.append(self.live.step())
 
         @precondition(lambda self: self.live is not None and 0 < self.live.step_no < n)
         @rule()
         def checkpoint_and_restart(self) -> None:
+            assert self.live is not None
             self.restarts.append(self.live.step_no)
             self.live.restart(0x5EED_F00D + self.live.step_no)
 

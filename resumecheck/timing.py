@@ -18,7 +18,7 @@ import statistics
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,7 +83,7 @@ class PhaseTimer:
         self.warmup = warmup
         self.steps: list[_Step] = []
         self._current: _Step | None = None
-        self._token = None
+        self._token: Token[PhaseTimer | None] | None = None
 
     def _mark(self) -> Any:
         if self.cuda:
@@ -97,7 +97,9 @@ class PhaseTimer:
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        _ACTIVE.reset(self._token)
+        if self._token is not None:
+            _ACTIVE.reset(self._token)
+            self._token = None
 
     @contextmanager
     def step(self, index: int) -> Iterator[None]:

@@ -16,6 +16,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.utils.data import TensorDataset
 from torch.utils.data.distributed import DistributedSampler
 
 from resumecheck.components import RNGState, Value
@@ -39,21 +40,31 @@ class TinyConfig:
     n_samples: int = 48
     """Size of the generated dataset: 6 optimizer steps make one epoch."""
     n_features: int = 16
+    """Inputs per sample (a row of 16 "pixels" that augmentation may flip)."""
     n_classes: int = 4
+    """Classes of the generated labels."""
     hidden: int = 32
+    """Width of the hidden layer."""
     dropout: float = 0.2
     """Dropout draws from the torch stream every step (rng)."""
     micro_batch: int = 4
+    """Samples per micro-batch."""
     accum_steps: int = 2
     """Micro-batches per optimizer step (gradient accumulation)."""
     lr: float = 3e-3
+    """AdamW's peak learning rate (optimizer)."""
     weight_decay: float = 0.01
+    """AdamW's decoupled weight decay."""
     warmup_steps: int = 4
+    """Steps of linear warm-up (scheduler)."""
     decay_steps: int = 24
+    """Steps of linear decay after the warm-up (scheduler)."""
     init_scale: float = 2.0**17
     """High enough that early steps overflow in fp16 and the scale moves (scaler)."""
     growth_interval: int = 2
+    """Overflow-free steps before the scale doubles: it moves within a few steps."""
     aug_noise: float = 0.3
+    """Largest standard deviation of the augmentation noise."""
     aug_warmup_steps: int = 20
     """Augmentation noise ramps up with the global step (global_step)."""
     label_smoothing: float = 0.0
@@ -129,8 +140,8 @@ class TinyProgram:
             "cpu", init_scale=cfg.init_scale, growth_interval=cfg.growth_interval,
             enabled=self.fp16,
         )
-        self.sampler = DistributedSampler(  # sampler_epoch: a new shuffle every epoch
-            range(cfg.n_samples), num_replicas=1, rank=0, shuffle=True, seed=cfg.seed
+        self.sampler: DistributedSampler = DistributedSampler(  # sampler_epoch: a new shuffle every epoch
+            TensorDataset(self.x, self.y), num_replicas=1, rank=0, shuffle=True, seed=cfg.seed
         )
         self.epoch = Value(0)  # sampler_epoch
         self.cursor = Value(0)  # data_cursor: micro-batches consumed in this epoch

@@ -1,0 +1,22 @@
+"""The package type-checks cleanly (STYLE.md), with the pinned mypy of the test extras."""
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.e2e
+def test_mypy_is_clean():
+    if shutil.which("mypy") is None and subprocess.run(
+        [sys.executable, "-c", "import mypy"], capture_output=True
+    ).returncode:
+        pytest.fail("mypy is not installed: install the test extras (pip install -e '.[test]')")
+    result = subprocess.run(
+        [sys.executable, "-m", "mypy", "--no-incremental"], cwd=ROOT, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
