@@ -22,10 +22,10 @@ from typing import Any, Literal
 
 import torch
 
-from resumecheck.components import PARAMS
+from resumecheck.components import PARAMS, preserved_global_streams
 from resumecheck.environment import fingerprint
 from resumecheck.errors import InvalidArgument
-from resumecheck.program import BUILTIN_SPEC, BuiltProgram, Target, load_target
+from resumecheck.program import BuiltProgram, Target, load_target
 from resumecheck.runner import SegmentResult, SegmentSpec, run_segment
 from resumecheck.trace import first_difference
 
@@ -102,11 +102,12 @@ def check_baseline(
         raise InvalidArgument("micro_batches", micro_batches,
                               f"expected an int >= 2 dividing batch_size={batch_size}")
     config = {**tgt.run_config, tgt.seed_key: seed}
-    checks = [_determinism(tgt, n, config, threads, isolation, seed)]
     previous = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:
-        checks += _gradient_checks(tgt, config, batch_size, micro_batches)
+        with preserved_global_streams():
+            checks = [_determinism(tgt, n, config, threads, isolation, seed)]
+            checks += _gradient_checks(tgt, config, batch_size, micro_batches)
     finally:
         torch.set_num_threads(previous)
     return BaselineReport(target=tgt.spec or tgt.name, steps=n, checks=checks,

@@ -10,7 +10,8 @@ further components of their own (EMA weights, a curriculum counter).
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -37,6 +38,7 @@ __all__ = [
     "Stateful",
     "Value",
     "launch_global_streams",
+    "preserved_global_streams",
     "reseed_global_streams",
     "validate_drop",
 ]
@@ -257,6 +259,16 @@ def launch_global_streams() -> None:
     random.seed(0)
     np.random.seed(0)
     torch.manual_seed(_TORCH_DEFAULT_SEED)
+
+
+@contextmanager
+def preserved_global_streams() -> Iterator[None]:
+    """Give the caller its random streams back: in-process runs reseed them."""
+    saved = RNGState().state_dict()
+    try:
+        yield
+    finally:
+        RNGState().load_state_dict(saved)
 
 
 def validate_drop(drop: Iterable[str], known: Iterable[str]) -> frozenset[str]:

@@ -23,7 +23,7 @@ from typing import Any, Literal
 import torch
 
 from resumecheck.compare import Difference, Tolerance, compare_values, digest, flatten_state
-from resumecheck.components import SAMPLER_EPOCH, validate_drop
+from resumecheck.components import SAMPLER_EPOCH, preserved_global_streams, validate_drop
 from resumecheck.environment import fingerprint
 from resumecheck.errors import InvalidArgument, NondeterministicBaseline, ResumecheckError
 from resumecheck.program import BUILTIN_SPEC, Target, load_target
@@ -96,7 +96,7 @@ def verify(
     tol = tolerance or Tolerance.bitwise()
     check = _Check(tgt, n, ks, isolation, tol, seed, threads,
                    check_determinism=check_determinism)
-    with tempfile.TemporaryDirectory(prefix="resumecheck-") as work:
+    with tempfile.TemporaryDirectory(prefix="resumecheck-") as work, preserved_global_streams():
         check.work = work
         return check.run(drop, noise_seeds)
 

@@ -24,10 +24,11 @@ from hypothesis import HealthCheck, Phase, Verbosity, assume, example, given, se
 from hypothesis import seed as hypothesis_seed
 from hypothesis.errors import Unsatisfiable
 
+from resumecheck.components import preserved_global_streams
 from resumecheck.engine import _Check, _resume_points
 from resumecheck.environment import fingerprint
 from resumecheck.errors import InvalidArgument
-from resumecheck.program import BUILTIN_SPEC, Target, load_target
+from resumecheck.program import Target, load_target
 from resumecheck.report import IDENTICAL, RunResult
 from resumecheck.strategies import interruption_schedules, special_points
 from resumecheck.compare import Tolerance
@@ -150,7 +151,8 @@ def fuzz(
     )
     checker = _Check(tgt, n, default, isolation, Tolerance.bitwise(), seed, threads,
                      capture_at=list(range(1, n)))
-    with tempfile.TemporaryDirectory(prefix="resumecheck-fuzz-") as work:
+    with tempfile.TemporaryDirectory(prefix="resumecheck-fuzz-") as work, \
+            preserved_global_streams():
         checker.work = work
         say("running the uninterrupted reference")
         ref = checker.prepare()

@@ -40,7 +40,7 @@ _OPTIONS = {
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("resumecheck", "resume equivalence checks")
-    for name, (kind, default, help_text) in _OPTIONS.items():
+    for name, (_, _, help_text) in _OPTIONS.items():
         flag = "--resumecheck-" + name.replace("_", "-")
         group.addoption(flag, dest=f"resumecheck_{name}", default=None, help=help_text)
         parser.addini(f"resumecheck_{name}", help_text, default=None)

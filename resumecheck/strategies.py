@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from collections.abc import Collection, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 import torch

@@ -157,3 +157,13 @@ def test_latent_sampler_epoch_gap_says_when_it_would_matter():
     longer = verify(programs.EPOCH_READ_AT_BOUNDARY, steps=10, drop="none", noise_seeds=0)
     assert longer.full_resume.verdict == "diverged"
     assert longer.full_resume.first_divergent_step == 9
+
+
+def test_verify_gives_the_caller_its_random_streams_back():
+    import torch
+
+    torch.manual_seed(123)
+    expected = torch.rand(3)
+    torch.manual_seed(123)
+    verify(programs.LINEAR, drop="none", noise_seeds=1)
+    assert torch.equal(torch.rand(3), expected)
