@@ -519,10 +519,15 @@ class _Check:
         result.plausible = result.noise_ratio <= 1.0
 
     def _band(self, steps: list[int]) -> float:
+        """The largest loss difference between any two honest runs (the reference
+        and the other seeds, every pair) over ``steps``: with M seeds that is
+        M(M+1)/2 pairs, a steadier estimate of the spread than M."""
         assert self.reference is not None
-        ref = {r.step: r.loss for r in self.reference.records}
+        runs = [[r.loss for r in self.reference.records], *self.noise]
         return max(
-            (abs(run[s - 1] - ref[s]) for run in self.noise for s in steps), default=0.0
+            (abs(a[s - 1] - b[s - 1]) for i, a in enumerate(runs) for b in runs[i + 1:]
+             for s in steps),
+            default=0.0,
         )
 
     def _noise_summary(self) -> dict[str, Any]:
@@ -554,9 +559,9 @@ class _Check:
                 f"({_quantity_name(key)}), max |Δ| {r.max_abs_diff:.3g}"
             )
         q = r.first_divergent_quantity or ""
-        text = f"{what}: {q} differs from step {r.first_divergent_step}"
+        text = f"{q} differs from step {r.first_divergent_step}"
         if q.startswith("state of"):
-            text = f"{what}: the final {q} differs"
+            text = f"the final {q} differs"
             if not r.max_abs_loss_diff:
                 text += " (every step's loss, gradients and parameters match)"
         if r.diagnosis:
