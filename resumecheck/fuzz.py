@@ -211,8 +211,26 @@ def _search(checker: _Check, result: FuzzResult, default: list[int], spe: int | 
     try:
         probe()
     except _ScheduleFails as exc:
-        result.failure = exc.result
+        result.failure = _earliest(checker, exc.result, special_points(checker.steps, spe), say)
     except Unsatisfiable:
         result.budget_exhausted = True
+
+
+def _earliest(checker: _Check, failure: RunResult, special: list[int],
+              say: Callable[[str], None]) -> RunResult:
+    """Finish hypothesis's shrink: move each resume point to the earliest
+    boundary or extreme that still fails (hypothesis does not shrink across the
+    branches of the schedule strategy, so [15] may stand where [5] fails too)."""
+    best = failure
+    for i in range(len(best.resume_at)):
+        low = best.resume_at[i - 1] if i else 0
+        for point in (p for p in special if low < p < best.resume_at[i]):
+            schedule = [*best.resume_at[:i], point, *best.resume_at[i + 1:]]
+            run = checker.check(schedule)
+            say(f"shrinking: resume at {','.join(map(str, schedule))}: {run.verdict}")
+            if run.verdict != IDENTICAL:
+                best = run
+                break
+    return best
 
 
