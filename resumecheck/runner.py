@@ -148,13 +148,16 @@ def _run_here(spec: SegmentSpec, target: Target) -> SegmentResult:
             reseed_global_streams(spec.reseed)
         elif spec.restore is None:
             launch_global_streams()
-        built = target.build(_build_settings(spec))
+        stage = "restore"
+        capture = _engine_capture(spec.restore)
+        stage = "build"
+        built = target.build(_build_settings(spec.config, spec.restore, capture))
         result.names = list(built.names)
         result.has_own_checkpoint = built.has_own_checkpoint
         result.boundaries = built.boundaries()
         if spec.restore is not None:
             stage = "restore"
-            _restore(built, spec.restore)
+            _restore(built, spec.restore, capture)
             built.refresh()
             result.restored_state = str(work / f"{spec.name}.restored.pt")
             save_capture(built, result.restored_state, verify=False)
@@ -210,7 +213,16 @@ def _keep_tensors(spec: SegmentSpec, record: StepRecord) -> bool:
     return ref[record.step - 1] != record.digests
 
 
-def _build_settings(spec: SegmentSpec) -> dict[str, Any]:
+def _engine_capture(restore: Restore | None) -> dict[str, Any] | None:
+    """The engine capture a restart restores from, read once (None otherwise)."""
+    if restore is None or restore.source != "engine":
+        return None
+    return load_checkpoint(restore.path)
+
+
+def _build_settings(
+    config: dict[str, Any], restore: Restore | None, capture: dict[str, Any] | None
+) -> dict[str, Any]:
     """The settings a restart is built from.
 
     A real resume reads the run's settings from the checkpoint before it
@@ -219,20 +231,21 @@ def _build_settings(spec: SegmentSpec) -> dict[str, Any]:
     ``config`` component and its state is a settings mapping, the restart is
     built from it; when config is dropped, from the program's defaults.
     """
-    restore = spec.restore
-    if restore is None or restore.source != "engine" or CONFIG in restore.drop:
-        return spec.config
-    state = load_checkpoint(restore.path)["components"].get(CONFIG)
+    if restore is None or capture is None or CONFIG in restore.drop:
+        return config
+    state = capture["components"].get(CONFIG)
     if isinstance(state, dict) and set(state) == {"value"}:
         state = state["value"]
-    return dict(state) if isinstance(state, dict) else spec.config
+    return dict(state) if isinstance(state, dict) else config
 
 
 def _describe(exc: BaseException) -> str:
     return str(exc) if isinstance(exc, ResumecheckError) else f"{type(exc).__name__}: {exc}"
 
 
-def _restore(built: BuiltProgram, restore: Restore) -> None:
+def _restore(built: BuiltProgram, restore: Restore, capture: dict[str, Any] | None) -> None:
+    """Restore a fresh program: through its own load(), or from the engine's
+    ``capture`` (already read) minus the dropped components."""
     if restore.source == "program":
         try:
             built.program.load(restore.path)
@@ -243,7 +256,8 @@ def _restore(built: BuiltProgram, restore: Restore) -> None:
                 problem = f"the checkpoint its save() wrote is truncated or corrupted ({damage}); {problem}"
             raise CheckpointError("load", restore.path, problem) from exc
         return
-    states = load_checkpoint(restore.path)["components"]
+    assert capture is not None
+    states = capture["components"]
     if restore.override_path is not None:
         states = {**states, **_overrides(built, restore)}
     # RNG goes last, and the other components are settled before it: some
@@ -500,12 +514,10 @@ class LiveProgram:
             save_capture(self.built, path)
         self.tracer.close()
         restore = Restore(path=path, source="program" if own else "engine")
-        spec = SegmentSpec(target_spec=None, config=self.restart_config, start=self.step_no,
-                           stop=self.step_no, workdir=str(self.work), name="live",
-                           restore=restore)
+        capture = _engine_capture(restore)
         reseed_global_streams(reseed)
-        self.built = self.target.build(_build_settings(spec))
-        _restore(self.built, restore)
+        self.built = self.target.build(_build_settings(self.restart_config, restore, capture))
+        _restore(self.built, restore, capture)
         self.built.refresh()
         self.tracer = Tracer(self.built, None)
         shutil.rmtree(path, ignore_errors=True)
