@@ -264,7 +264,7 @@ def _restore(built: BuiltProgram, restore: Restore, capture: dict[str, Any] | No
     # build what they need lazily and draw a seed when they do (a
     # StatefulDataLoader creates its iterator on the first state_dict() or
     # iter()). Settled first, they draw before the streams are set, as a
-    # correct resume must (PITFALLS: a DataLoader shifts the RNG by one draw).
+    # correct resume must (docs/HONEST-CHECKS.md: a DataLoader shifts the RNG by one draw).
     order = sorted(built.components, key=lambda c: c.name == RNG)
     for comp in order:
         if comp.name in restore.drop:
