@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 import torch
 
+from resumecheck import forkserver
 from resumecheck.compare import Difference, Tolerance, compare_values, digest, flatten_state
 from resumecheck.components import SAMPLER_EPOCH, preserved_global_streams, validate_drop
 from resumecheck.environment import fingerprint
@@ -94,11 +95,18 @@ def verify(
     if not isinstance(threads, int) or threads < 1:
         raise InvalidArgument("threads", threads, "expected an int >= 1")
     tol = tolerance or Tolerance.bitwise()
+    if isolation == "process":  # the reference, the determinism rerun, the restarts
+        forkserver.prestart(["1", *[None] * _process_jobs(threads)])
     check = _Check(tgt, n, ks, isolation, tol, seed, threads,
                    check_determinism=check_determinism)
     with tempfile.TemporaryDirectory(prefix="resumecheck-") as work, preserved_global_streams():
         check.work = work
         return check.run(drop, noise_seeds)
+
+
+def _process_jobs(threads: int) -> int:
+    """Fresh interpreters run side by side, one per ``threads`` cores."""
+    return max(1, (os.cpu_count() or 1) // threads)
 
 
 def _resume_points(value: Sequence[int] | int, n: int) -> list[int]:
@@ -212,7 +220,7 @@ class _Check:
 
         # Fresh interpreters spend most of their time starting; run them side
         # by side. In-process runs share this interpreter's streams: one by one.
-        jobs = max(1, (os.cpu_count() or 1) // self.threads) if self.isolation == "process" else 1
+        jobs = _process_jobs(self.threads) if self.isolation == "process" else 1
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             noise = list(pool.map(noise_run, range(1, noise_seeds + 1)))
             self.noise = [[r.loss for r in seg.records] for seg in noise if seg.error is None]

@@ -23,8 +23,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 import traceback
 from dataclasses import asdict, dataclass, field
 from functools import partial
@@ -33,6 +31,7 @@ from typing import Any, Literal
 
 import torch
 
+from resumecheck import forkserver
 from resumecheck.components import (
     CONFIG, OPTIMIZER, PARAMS, RNG, launch_global_streams, reseed_global_streams,
 )
@@ -436,17 +435,14 @@ def _run_in_subprocess(spec: SegmentSpec) -> SegmentResult:
     if spec.hash_seed is not None:
         env["PYTHONHASHSEED"] = str(spec.hash_seed)
     env["PYTHONPATH"] = os.pathsep.join([os.getcwd(), *filter(None, [env.get("PYTHONPATH")])])
-    proc = subprocess.run(
-        [sys.executable, "-m", "resumecheck._segment", str(spec_path), str(out_path)],
-        env=env,
-        capture_output=True,
-        text=True,
-    )
+    proc = forkserver.spawn("resumecheck._segment", [str(spec_path), str(out_path)], env,
+                            output_dir=str(work))
+    stdout, stderr = proc.communicate()
     if proc.returncode == 3:
         err = json.loads(out_path.read_text())
         raise TargetError(err["target"], err["problem"], err["hint"])
     if proc.returncode != 0 or not out_path.exists():
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
+        tail = (stderr or stdout).strip().splitlines()[-5:]
         return SegmentResult(
             records=[], names=[], captures={}, end_state=None,
             error=f"the restarted interpreter exited with code {proc.returncode}: "
