@@ -217,6 +217,7 @@ class _Watch:
         self.budget_hit = False
         self._armed = False
         self._previous: Any = None
+        self._outer: tuple[tuple[float, float], float] = ((0.0, 0.0), 0.0)
         self._thread = threading.get_ident()
         self._main = (threading.current_thread() is threading.main_thread()
                       and hasattr(signal, "setitimer"))
@@ -246,6 +247,8 @@ class _Watch:
         self._armed = True
         if self._main:
             if self._previous is None:
+                # someone else's interval timer (pytest-timeout's, say) is put back on stop()
+                self._outer = (signal.getitimer(signal.ITIMER_REAL), time.monotonic())
                 self._previous = signal.signal(signal.SIGALRM, self._fire)
             signal.setitimer(signal.ITIMER_REAL, seconds)
         else:
@@ -279,6 +282,10 @@ class _Watch:
         if self._main and self._previous is not None:
             signal.signal(signal.SIGALRM, self._previous)
             self._previous = None
+            (delay, interval), since = self._outer
+            if delay > 0:
+                left = delay - (time.monotonic() - since)
+                signal.setitimer(signal.ITIMER_REAL, max(left, 0.001), interval)
 
 
 def _report_phase(fd: int, name: str, step: int | None) -> None:

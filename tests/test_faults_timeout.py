@@ -152,3 +152,18 @@ def test_process_runs_are_submitted_a_few_at_a_time(monkeypatch):
     monkeypatch.setattr(engine.os, "cpu_count", lambda: 4)
     assert check._map(job, iter(range(5000))) == list(range(5000))
     assert counts["most_outstanding"] <= 4
+
+
+def test_an_outer_interval_timer_survives_a_check():
+    """A caller's own SIGALRM timer (pytest-timeout's, say) is put back afterwards."""
+    fired = []
+    previous = signal.signal(signal.SIGALRM, lambda *_: fired.append(True))
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 30)
+        _hung_run(verify(HANGS, timeout=0.3, **FAST))
+        left, _ = signal.getitimer(signal.ITIMER_REAL)
+        assert 0 < left < 30
+        assert signal.getsignal(signal.SIGALRM) is not None and not fired
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
