@@ -58,7 +58,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "resumecheck(target=None, steps=None, resume_at=None, drop=None, isolation=None, "
-        "tolerance=None, rtol=None, atol=None, seed=None, noise_seeds=None, threads=None): "
+        "tolerance=None, rtol=None, atol=None, seed=None, noise_seeds=None, threads=None, "
+        "timeout=None): "
         "settings for the resumecheck fixture's checks in this test",
     )
     config.stash[_results_key] = []

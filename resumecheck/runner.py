@@ -222,6 +222,7 @@ class _Watch:
         self._main = (threading.current_thread() is threading.main_thread()
                       and hasattr(signal, "setitimer"))
         self._timer: threading.Timer | None = None
+        self._lock = threading.Lock()
 
     def phase(self, name: str, step: int | None = None) -> None:
         self.phase_name, self.step = name, step
@@ -262,15 +263,17 @@ class _Watch:
             raise _Timeout()
 
     def _fire_async(self) -> None:
-        if self._armed:
-            self._armed = False
-            import ctypes
+        import ctypes
 
-            ctypes.pythonapi.PyThreadState_SetAsyncExc(
-                ctypes.c_ulong(self._thread), ctypes.py_object(_Timeout))
+        with self._lock:  # never after _disarm() has returned
+            if self._armed:
+                self._armed = False
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(
+                    ctypes.c_ulong(self._thread), ctypes.py_object(_Timeout))
 
     def _disarm(self) -> None:
-        self._armed = False
+        with self._lock:
+            self._armed = False
         if self._main and self._previous is not None:
             signal.setitimer(signal.ITIMER_REAL, 0)
         if self._timer is not None:

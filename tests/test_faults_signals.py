@@ -93,3 +93,28 @@ def test_a_signal_ends_the_check_promptly_and_cleanly(tmp_path, argv, signum):
     assert "Traceback" not in err
     assert _gone(hanging), "the hung process outlived the check"
     assert left == [], f"left behind in TMPDIR: {left}"
+
+
+@pytest.mark.process
+def test_children_of_a_check_killed_outright_exit_by_themselves(tmp_path):
+    """SIGKILL cannot be handled: the check's fresh interpreters notice that
+    their parent is gone and exit, even one whose step hangs."""
+    marker = tmp_path / "hanging.pid"
+    env = {**os.environ, "TMPDIR": str(tmp_path), "FAULTS_MARKER": str(marker)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "resumecheck", "run", "fixtures.faults.programs:HANGS",
+         *FAST_RUN, "--isolation", "process"],
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while not marker.exists() or not marker.read_text():
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        hanging = int(marker.read_text())
+        proc.kill()
+        proc.wait()
+        assert _gone(hanging, within=5), "a child outlived its killed check"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
