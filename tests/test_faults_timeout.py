@@ -167,3 +167,10 @@ def test_an_outer_interval_timer_survives_a_check():
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def test_baseline_bounds_a_hung_determinism_run(capsys):
+    code = main(["baseline", "fixtures.faults.programs:HANGS_ALWAYS", "--timeout", "0.3"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "an uninterrupted run failed: step 5 took longer than 0.3 s" in out
