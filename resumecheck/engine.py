@@ -182,6 +182,7 @@ class _Check:
     deadline: float | None = None
     """A time.monotonic() past which every run stops (BudgetExhausted): the fuzz budget."""
     budget: float | None = None
+    """The budget behind ``deadline``, in seconds (for BudgetExhausted's message)."""
     cancel: threading.Event = field(default_factory=threading.Event)
     """Set when the check is abandoned: process-isolated runs in flight kill their interpreters."""
     _loaded: dict[str, dict[str, Any]] = field(default_factory=dict)
