@@ -34,6 +34,7 @@ _EXPORTS = {
     "ReferenceFailed": "engine",
     "verify": "engine",
     "CheckpointError": "errors",
+    "EnvironmentFailure": "errors",
     "InvalidArgument": "errors",
     "ResumecheckError": "errors",
     "StepError": "errors",
@@ -100,6 +101,7 @@ if _TYPE_CHECKING:
     from resumecheck.timing import PHASES, PhaseTimer, phase
     from resumecheck.errors import (
         CheckpointError,
+        EnvironmentFailure,
         InvalidArgument,
         NondeterministicBaseline,
         ResumecheckError,

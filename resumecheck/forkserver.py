@@ -58,19 +58,22 @@ def available() -> bool:
 
 
 def spawn(module: str, args: Sequence[str], env: Mapping[str, str], cwd: str | None = None,
-          output_dir: str | None = None) -> Any:
+          output_dir: str | None = None, log: str | None = None) -> Any:
     """Start ``python -m module *args`` with ``env``: forked from a warm server
-    when available, else a new interpreter. Output is captured as text (a
-    forked child's goes through two files in ``output_dir``, removed when read)."""
+    when available, else a new interpreter; either way in a process group of
+    its own, with no standard input. Output goes to the file ``log`` (stdout
+    and stderr together) when given; otherwise ``communicate()`` returns it
+    (a forked child's goes through two files in ``output_dir``, removed when
+    read)."""
     if not available():
-        return _Plain(module, args, env, cwd)
+        return _Plain(module, args, env, cwd, log)
     hash_seed = env.get("PYTHONHASHSEED")
     server = _pool().take(hash_seed, env)
     try:
-        return server.fork(module, list(args), dict(env), cwd or os.getcwd(), output_dir)
+        return server.fork(module, list(args), dict(env), cwd or os.getcwd(), output_dir, log)
     except _ServerGone:
         _pool().discard(server)
-        return _Plain(module, args, env, cwd)
+        return _Plain(module, args, env, cwd, log)
 
 
 def prestart(hash_seeds: Sequence[str | None], env: Mapping[str, str] | None = None) -> None:
@@ -106,17 +109,26 @@ class _Plain(subprocess.Popen):  # type: ignore[type-arg]
     """A new interpreter, for platforms without fork or when warm start is off."""
 
     def __init__(self, module: str, args: Sequence[str], env: Mapping[str, str],
-                 cwd: str | None) -> None:
-        super().__init__(
-            [sys.executable, "-m", module, *args], env=dict(env), cwd=cwd,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-        )
+                 cwd: str | None, log: str | None) -> None:
+        out: Any = subprocess.PIPE
+        if log is not None:
+            out = open(log, "wb")  # noqa: SIM115 (the child holds it; closed below)
+        try:
+            super().__init__(
+                [sys.executable, "-m", module, *args], env=dict(env), cwd=cwd,
+                stdin=subprocess.DEVNULL, stdout=out,
+                stderr=subprocess.STDOUT if log is not None else subprocess.PIPE,
+                text=log is None, start_new_session=True,
+            )
+        finally:
+            if log is not None:
+                out.close()
 
 
 class _Child:
     """A segment forked by a server; the Popen subset the runner needs."""
 
-    def __init__(self, server: _Server, pid: int, out: str, err: str) -> None:
+    def __init__(self, server: _Server, pid: int, out: str | None, err: str | None) -> None:
         self._server = server
         self.pid = pid
         self._out, self._err = out, err
@@ -136,6 +148,8 @@ class _Child:
 
     def communicate(self, timeout: float | None = None) -> tuple[str, str]:
         self.wait(timeout)
+        if self._out is None or self._err is None:  # the output went to the caller's log
+            return "", ""
         return _read_and_remove(self._out), _read_and_remove(self._err)
 
     def send_signal(self, sig: int) -> None:
@@ -194,11 +208,14 @@ class _Server:
         return reply
 
     def fork(self, module: str, args: list[str], env: dict[str, str], cwd: str,
-             output_dir: str | None) -> _Child:
-        fd, out = tempfile.mkstemp(prefix="segment-", suffix=".out", dir=output_dir)
-        os.close(fd)
-        fd, err = tempfile.mkstemp(prefix="segment-", suffix=".err", dir=output_dir)
-        os.close(fd)
+             output_dir: str | None, log: str | None = None) -> _Child:
+        if log is not None:
+            out = err = log
+        else:
+            fd, out = tempfile.mkstemp(prefix="segment-", suffix=".out", dir=output_dir)
+            os.close(fd)
+            fd, err = tempfile.mkstemp(prefix="segment-", suffix=".err", dir=output_dir)
+            os.close(fd)
         request = {"module": module, "args": args, "env": env, "cwd": cwd,
                    "stdout": out, "stderr": err}
         try:
@@ -207,10 +224,13 @@ class _Server:
             self.proc.stdin.flush()
             reply = self._reply(timeout=120)
         except (OSError, queue.Empty, _ServerGone):
-            Path(out).unlink(missing_ok=True)
-            Path(err).unlink(missing_ok=True)
+            if log is None:
+                Path(out).unlink(missing_ok=True)
+                Path(err).unlink(missing_ok=True)
             raise _ServerGone() from None
         assert reply is not None
+        if log is not None:
+            return _Child(self, int(reply["pid"]), None, None)
         return _Child(self, int(reply["pid"]), out, err)
 
     def result(self, block: bool, timeout: float | None = None) -> int | None:
@@ -340,12 +360,20 @@ def _child(request: dict[str, Any], base_path: list[str]) -> None:
     """In the forked child: become the fresh interpreter the segment asked for."""
     os.setpgid(0, 0)
     _die_with_parent()
-    for stream, path in ((1, request["stdout"]), (2, request["stderr"])):
-        fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
-        os.dup2(fd, stream)
+    stdin = os.open(os.devnull, os.O_RDONLY)  # never the server's requests
+    os.dup2(stdin, 0)
+    os.close(stdin)
+    fd = os.open(request["stdout"], os.O_WRONLY | os.O_TRUNC)
+    os.dup2(fd, 1)
+    if request["stderr"] != request["stdout"]:
         os.close(fd)
+        fd = os.open(request["stderr"], os.O_WRONLY | os.O_TRUNC)
+    os.dup2(fd, 2)
+    os.close(fd)
     os.environ.clear()
     os.environ.update(request["env"])
+    if "RESUMECHECK_PARENT_PID" in os.environ:  # the child watches whoever forked it
+        os.environ["RESUMECHECK_PARENT_PID"] = str(os.getppid())
     os.chdir(request["cwd"])
     sys.path[:] = _fresh_sys_path(request["cwd"], request["env"], base_path)
     sys.argv = [request["module"], *request["args"]]
@@ -451,6 +479,10 @@ def _serve(requests: IO[str], replies: IO[str]) -> None:
         pid = os.fork()
         if pid == 0:
             _child(request, base_path)
+        try:
+            os.setpgid(pid, pid)  # also here: a kill right after the fork must reach the group
+        except OSError:
+            pass
         current["pid"] = pid
         replies.write(json.dumps({"pid": pid}) + "\n")
         replies.flush()
