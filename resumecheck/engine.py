@@ -26,6 +26,7 @@ from resumecheck.compare import Difference, Tolerance, compare_values, digest, f
 from resumecheck.components import SAMPLER_EPOCH, preserved_global_streams, validate_drop
 from resumecheck.environment import fingerprint
 from resumecheck.errors import InvalidArgument, NondeterministicBaseline, ResumecheckError
+from resumecheck.evidence import annotate
 from resumecheck.program import BUILTIN_SPEC, Target, load_target
 from resumecheck.report import (
     CLOSE, DIVERGED, FAILED, IDENTICAL, Finding, Report, RunResult,
@@ -386,6 +387,7 @@ class _Check:
             self._confirm(result, segments, work)
         result.blind_spot = bool(dropped) and result.verdict in (IDENTICAL, CLOSE)
         result.explanation = self._explain(result, first_bitwise)
+        annotate(result, self.reference, segments)  # streams after the restore, data in words
         return result
 
     def _confirm(
@@ -624,6 +626,7 @@ def _quantity_name(key: str) -> str:
     head, _, name = key.partition(":")
     return {
         "data": "data (the samples consumed)",
+        "inputs": "data (the model's inputs)",
         "lr": "learning rate",
         "scale": "loss scale",
         "loss": "loss",

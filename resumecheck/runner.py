@@ -103,9 +103,11 @@ class SegmentResult:
     end_state: str | None
     tensor_dir: str | None = None
     has_own_checkpoint: bool = False
-    boundaries: dict[str, int | None] = field(default_factory=dict)
+    boundaries: dict[str, Any] = field(default_factory=dict)
     restored_state: str | None = None
     program_checkpoint: str | None = None
+    streams_declared: bool = True
+    """The recorded random streams are a declared component's (False: the global ones)."""
     error: str | None = None
     error_step: int | None = None
     error_stage: str | None = None
@@ -166,9 +168,10 @@ def _run_here(spec: SegmentSpec, target: Target) -> SegmentResult:
             result.program_checkpoint = str(work / f"{spec.name}.program{spec.start}")
             _program_save(built, result.program_checkpoint, spec.start)
         stage = "step"
-        tracer = Tracer(built, tensor_dir)
+        tracer = Tracer(built, tensor_dir, stream_states_at=_stream_steps(spec))
+        result.streams_declared = tracer.streams_declared
         for step in range(spec.start + 1, spec.stop + 1):
-            tracer.before_step()
+            tracer.before_step(step)
             try:
                 out = built.step(step)
             except ResumecheckError:
@@ -202,6 +205,14 @@ def _run_here(spec: SegmentSpec, target: Target) -> SegmentResult:
             tracer.close()
         torch.set_num_threads(previous_threads)
     return result
+
+
+def _stream_steps(spec: SegmentSpec) -> frozenset[int]:
+    """Steps at whose start the full random-stream states are kept: the first
+    two after a restore, and the reference's first two after each capture
+    (where a restart will resume), so a stream offset can be measured."""
+    after = [spec.start] if spec.restore is not None else []
+    return frozenset(s + d for s in [*after, *spec.capture_at] for d in (1, 2))
 
 
 def _keep_tensors(spec: SegmentSpec, record: StepRecord) -> bool:
@@ -496,7 +507,7 @@ class LiveProgram:
 
     def step(self) -> StepRecord:
         self.step_no += 1
-        self.tracer.before_step()
+        self.tracer.before_step(self.step_no)
         try:
             out = self.built.step(self.step_no)
         except ResumecheckError:
