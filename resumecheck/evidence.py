@@ -86,12 +86,8 @@ def _offsets(reference: SegmentResult, seg: SegmentResult, k: int, step: int,
             draws, unit = None, "draws"
         else:
             draws, unit = draw_offset(key, ref, run)
-        detail = _detail(key, step, k, draws, unit, ref is None or run is None)
-        if not seg.streams_declared:
-            detail += (" (this stream is no declared component: declare resumecheck.RNGState() "
-                       "so that checkpoints are checked for it)")
         out.append(StreamOffset(stream=key, step=step, draws=draws, unit=unit,
-                                declared=seg.streams_declared, detail=detail))
+                                detail=_detail(key, step, k, draws, unit, ref is None or run is None)))
     return out
 
 

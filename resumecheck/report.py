@@ -63,8 +63,6 @@ class StreamOffset:
     unit: str
     """One ``draws`` is one int64 draw, as a DataLoader draws its base seed;
     ``32-bit words`` of the Mersenne Twister for Python random and numpy."""
-    declared: bool = True
-    """The stream belongs to a declared RNG component."""
     detail: str = ""
     """The finding in words, with the usual cause."""
 

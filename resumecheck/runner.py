@@ -106,8 +106,7 @@ class SegmentResult:
     boundaries: dict[str, Any] = field(default_factory=dict)
     restored_state: str | None = None
     program_checkpoint: str | None = None
-    streams_declared: bool = True
-    """The recorded random streams are a declared component's (False: the global ones)."""
+
     error: str | None = None
     error_step: int | None = None
     error_stage: str | None = None
@@ -169,7 +168,6 @@ def _run_here(spec: SegmentSpec, target: Target) -> SegmentResult:
             _program_save(built, result.program_checkpoint, spec.start)
         stage = "step"
         tracer = Tracer(built, tensor_dir, stream_states_at=_stream_steps(spec))
-        result.streams_declared = tracer.streams_declared
         for step in range(spec.start + 1, spec.stop + 1):
             tracer.before_step(step)
             try:

@@ -56,13 +56,10 @@ _LABELS = {
 }
 
 
-def declared_streams(components: Iterable[Any]) -> tuple[list[RNGState], bool]:
-    """The RNGState objects among the declared components; when there is none,
-    the process-global streams, marked as undeclared."""
-    found = [c.obj for c in components if isinstance(c.obj, RNGState)]
-    if found:
-        return found, True
-    return [RNGState()], False
+def declared_streams(components: Iterable[Any]) -> list[RNGState]:
+    """The RNGState objects among the declared components. Undeclared streams
+    are not recorded: nothing restores them, and restarts move them on purpose."""
+    return [c.obj for c in components if isinstance(c.obj, RNGState)]
 
 
 def stream_states(sources: list[RNGState]) -> dict[str, Any]:

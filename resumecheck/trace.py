@@ -73,7 +73,7 @@ class Tracer:
         self.tensor_dir = tensor_dir
         self.stream_states_at = stream_states_at
         """Steps at whose start the full stream states go to disk (for the offset search)."""
-        self._rngs, self.streams_declared = declared_streams(built.components)
+        self._rngs = declared_streams(built.components)
         self._streams: dict[str, str] = {}
         self._inputs: list[tuple[str, torch.Tensor]] = []
         self.records: list[StepRecord] = []
