@@ -27,7 +27,7 @@ from resumecheck.components import SAMPLER_EPOCH, preserved_global_streams, vali
 from resumecheck.environment import fingerprint
 from resumecheck.errors import InvalidArgument, NondeterministicBaseline, ResumecheckError
 from resumecheck.evidence import annotate
-from resumecheck.program import BUILTIN_SPEC, Target, load_target
+from resumecheck.program import BUILTIN_SPEC, Target, load_target, next_epoch_start
 from resumecheck.report import (
     CLOSE, DIVERGED, FAILED, IDENTICAL, Finding, Report, RunResult,
 )
@@ -433,9 +433,8 @@ class _Check:
         the program's declared boundaries tell (the sampler epoch is read at
         the next epoch boundary)."""
         assert self.reference is not None
-        per_epoch = self.reference.boundaries.get("steps_per_epoch")
-        if component == SAMPLER_EPOCH and per_epoch:
-            return (k // per_epoch + 1) * per_epoch + 1
+        if component == SAMPLER_EPOCH:
+            return next_epoch_start(self.reference.boundaries, k)
         return None
 
     def _reference_record(self, step: int) -> StepRecord:
