@@ -24,6 +24,7 @@ import torch
 
 from resumecheck.compare import Difference, Tolerance, compare_values, digest, flatten_state
 from resumecheck.components import SAMPLER_EPOCH, preserved_global_streams, validate_drop
+from resumecheck.baseline import nondeterminism_cause
 from resumecheck.environment import fingerprint
 from resumecheck.errors import InvalidArgument, NondeterministicBaseline, ResumecheckError
 from resumecheck.evidence import annotate
@@ -198,6 +199,9 @@ class _Check:
                 self.target.spec or self.target.name, step, _quantity_name(key),
                 f"resumecheck baseline{target} --steps {self.steps} --seed {self.seed} "
                 f"--isolation {self.isolation} --threads {self.threads}",
+                cause=nondeterminism_cause(self.target, self.run_config, self.threads,
+                                           self.isolation, self.work, step,
+                                           _quantity_name(key), first=ref),
             )
 
     def run(self, drop: DropSpec, noise_seeds: int) -> Report:
