@@ -28,7 +28,9 @@ from resumecheck.baseline import nondeterminism_cause
 from resumecheck.environment import fingerprint
 from resumecheck.errors import InvalidArgument, NondeterministicBaseline, ResumecheckError
 from resumecheck.evidence import annotate
-from resumecheck.program import BUILTIN_SPEC, Target, load_target, next_epoch_start
+from resumecheck.program import (
+    BUILTIN_SPEC, Target, declared_names, load_target, next_epoch_start,
+)
 from resumecheck.report import (
     CLOSE, DIVERGED, FAILED, IDENTICAL, Finding, Report, RunResult,
 )
@@ -98,6 +100,8 @@ def verify(
     tol = tolerance or Tolerance.bitwise()
     check = _Check(tgt, n, ks, isolation, tol, seed, threads,
                    check_determinism=check_determinism)
+    if not (isinstance(drop, str) and drop in ("all", "none")):
+        _drop_sets(drop, declared_names(tgt, check.run_config))  # a typo fails before any run
     with tempfile.TemporaryDirectory(prefix="resumecheck-") as work, preserved_global_streams():
         check.work = work
         return check.run(drop, noise_seeds)

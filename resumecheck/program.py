@@ -51,6 +51,7 @@ __all__ = [
     "Program",
     "StepOutput",
     "Target",
+    "declared_names",
     "epoch_boundaries",
     "load_target",
     "next_epoch_start",
@@ -223,6 +224,16 @@ class BuiltProgram:
         if not math.isfinite(value):
             raise StepError(step, f"the loss is {value}; a check needs finite losses")
         return out
+
+
+def declared_names(target: Target, config: Mapping[str, Any]) -> tuple[str, ...]:
+    """The component names a program declares, from one build and no step (the
+    caller's random streams are given back): what a drop list is checked
+    against before any run."""
+    from resumecheck.components import preserved_global_streams
+
+    with preserved_global_streams():
+        return target.build(config).names
 
 
 def _positive_number(value: Any) -> bool:
