@@ -253,7 +253,7 @@ def epoch_boundaries(boundaries: Mapping[str, Any], steps: int) -> list[int]:
     if declared:
         return [b for b in declared if 1 <= b <= steps - 1]
     per_epoch = boundaries.get("steps_per_epoch")
-    if not _positive_number(per_epoch):
+    if per_epoch is None or not _positive_number(per_epoch):
         return []
     edges: list[int] = []
     epoch = 1
@@ -269,7 +269,7 @@ def next_epoch_start(boundaries: Mapping[str, Any], k: int) -> int | None:
     beyond it (None: the program does not say where its epochs end)."""
     declared = boundaries.get("epoch_boundaries")
     per_epoch = boundaries.get("steps_per_epoch")
-    if not declared and _positive_number(per_epoch):
+    if not declared and per_epoch is not None and _positive_number(per_epoch):
         horizon = k + 2 + math.ceil(per_epoch)
         declared = epoch_boundaries({"steps_per_epoch": per_epoch}, horizon)
     later = [b for b in declared or [] if b > k]
