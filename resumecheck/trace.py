@@ -75,7 +75,7 @@ class Tracer:
         """Steps at whose start the full stream states go to disk (for the offset search)."""
         self._rngs = declared_streams(built.components)
         self._streams: dict[str, str] = {}
-        self._inputs: list[tuple[str, torch.Tensor]] = []
+        self._inputs: list[torch.Tensor] = []
         self.records: list[StepRecord] = []
         self._model = _find(built, PARAMS, torch.nn.Module, "model")
         self._optimizer = _find(built, OPTIMIZER, torch.optim.Optimizer, "optimizer")
@@ -102,11 +102,12 @@ class Tracer:
         self._inputs = []
 
     def _on_forward(self, module: torch.nn.Module, args: Any, kwargs: Any) -> None:
-        """Fingerprint every tensor the model is called with, as it is now (a
-        reused buffer changes later); the tensor itself is kept, not copied,
-        for a tolerance comparison. Nothing is changed, nothing is drawn."""
+        """Keep a reference to every tensor the model is called with (no copy,
+        no hash, no draw: a step that returns its samples pays nothing more);
+        after the step, the tensors of a step without samples are the
+        ``inputs`` quantity."""
         for leaf in _tensors((args, kwargs)):
-            self._inputs.append((digest(leaf), leaf.detach()))
+            self._inputs.append(leaf.detach())
 
     def _param_names(self) -> dict[int, str]:
         names: dict[int, str] = {}
@@ -151,7 +152,7 @@ class Tracer:
         if out.samples is not None:
             tensors["data"] = torch.as_tensor(out.samples).detach()
         else:
-            for i, (_, t) in enumerate(self._inputs):
+            for i, t in enumerate(self._inputs):
                 tensors[f"inputs:{i}"] = t
         if self._scale is not None:
             tensors["scale"] = torch.tensor(self._scale, dtype=torch.float64)
@@ -166,14 +167,12 @@ class Tracer:
         record = StepRecord(
             step=step,
             loss=float(tensors["loss"].float().item()),
-            digests={key: digest(t) for key, t in tensors.items() if not key.startswith("inputs:")},
+            digests={key: digest(t) for key, t in tensors.items()},
             lr=self._lr,
             scale=self._scale,
             skipped=skipped,
             streams=self._streams,
         )
-        if out.samples is None:  # the digests taken when the model saw them
-            record.digests.update({f"inputs:{i}": d for i, (d, _) in enumerate(self._inputs)})
         self._inputs = []
         record.digests["skipped"] = str(skipped)
         self.records.append(record)
