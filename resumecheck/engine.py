@@ -22,9 +22,9 @@ from typing import Any, Literal
 
 import torch
 
+from resumecheck.baseline import nondeterminism_cause
 from resumecheck.compare import Difference, Tolerance, compare_values, digest, flatten_state
 from resumecheck.components import SAMPLER_EPOCH, preserved_global_streams, validate_drop
-from resumecheck.baseline import nondeterminism_cause
 from resumecheck.environment import fingerprint
 from resumecheck.errors import InvalidArgument, NondeterministicBaseline, ResumecheckError
 from resumecheck.evidence import annotate

@@ -114,11 +114,15 @@ def _detail(key: str, step: int, k: int, draws: int | None, unit: str, unsaved: 
         when = ("between your load and the first step" if first
                 else f"during step {k + 1} more than the uninterrupted run did")
         return f"{label} is {amount} ahead of the reference's {where}: {_cause(key, when)}"
-    when = ("before the checkpoint than the resumed run replays" if first
-            else f"in step {k + 1} than the resumed run did")
-    return (f"{label} is {amount} behind the reference's {where}: the uninterrupted run drew "
-            f"{when} (a stream saved before a draw the run still made, or a draw the "
-            "restart skips)")
+    if first:
+        why = (f"the uninterrupted run had drawn {n} more time(s) by this step: the stream was "
+               "saved before a draw the run still made before its next step (an iterator or a "
+               "warm-up that drew after the save), or the restart skips such a draw")
+    else:
+        why = (f"step {k + 1}, the first after the restore, drew {n} time(s) less than the "
+               "uninterrupted run's: a draw the restart skips (an iterator the uninterrupted "
+               "run creates in that step already exists after the load)")
+    return f"{label} is {amount} behind the reference's {where}: {why}"
 
 
 def _cause(key: str, when: str) -> str:

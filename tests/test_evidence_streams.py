@@ -113,3 +113,46 @@ def test_a_stream_not_restored_is_not_called_an_offset():
     assert dropped.verdict == "diverged"
     [offset] = dropped.stream_offsets
     assert offset.draws is None and f"not within {MAX_DRAWS} draws" in offset.detail
+
+
+def _segment(tmp_path, name, states_by_step):
+    """A SegmentResult whose records carry these stream states at each step's start."""
+    from resumecheck.runner import SegmentResult
+    from resumecheck.streams import stream_digests
+    from resumecheck.trace import StepRecord
+
+    folder = tmp_path / name
+    folder.mkdir()
+    records = []
+    for step, states in states_by_step.items():
+        torch.save(states, folder / f"streams_{step}.pt")
+        records.append(StepRecord(step=step, loss=0.0, streams=stream_digests(states)))
+    return SegmentResult(records=records, names=[], captures={}, end_state=None,
+                         tensor_dir=str(folder))
+
+
+def _torch_state(draws):
+    g = torch.Generator().manual_seed(7)
+    for _ in range(draws):
+        torch.empty((), dtype=torch.int64).random_(generator=g)
+    return {"torch": g.get_state()}
+
+
+@pytest.mark.parametrize(("resumed", "step", "draws", "words"), [
+    ({4: 3, 5: 6}, 4, 1, "1 draw ahead of the reference's at the start of step 4, the first "
+                         "after the restore at 3: something drew from the torch stream between"),
+    ({4: 2, 5: 7}, 5, 2, "2 draws ahead of the reference's at the start of step 5 (step 4, the "
+                         "first after the restore at 3, started level): something drew from the "
+                         "torch stream during step 4 more than the uninterrupted run did"),
+    ({4: 0, 5: 3}, 4, -2, "2 draws behind the reference's at the start of step 4"),
+])
+def test_stream_offsets_after_a_restore(tmp_path, resumed, step, draws, words):
+    from resumecheck.evidence import stream_offsets
+
+    reference = _segment(tmp_path, "ref", {s: _torch_state(n) for s, n in
+                                           {1: 0, 2: 0, 3: 1, 4: 2, 5: 5}.items()})
+    run = _segment(tmp_path, "run", {s: _torch_state(n) for s, n in resumed.items()})
+    [offset] = stream_offsets(reference, [(3, run)])
+    assert (offset.stream, offset.step, offset.draws) == ("torch", step, draws)
+    assert words in offset.detail
+    assert stream_offsets(reference, [(3, run)], until=3) == []  # a restore after the divergence
