@@ -103,6 +103,9 @@ def _detail(key: str, step: int, k: int, draws: int | None, unit: str, unsaved: 
     where = (f"at the start of step {step}, the first after the restore at {k}" if first
              else f"at the start of step {step} (step {k + 1}, the first after the restore at {k}, "
              "started level)")
+    if draws is None and key.startswith("cuda"):
+        return (f"{label} differs from the reference's {where} (CUDA streams are compared, not "
+                "searched: their Philox offset advances by amounts that depend on the kernel)")
     if draws is None:
         why = ("its state was not kept" if unsaved else
                f"not within {MAX_DRAWS} {unit} of it: another seed or a stream not restored, "

@@ -119,7 +119,7 @@ def draw_offset(key: str, reference: Any, other: Any, limit: int = MAX_DRAWS) ->
     """
     stepper = _stepper(key, reference)
     if stepper is None:
-        return None, "Philox counter" if key.startswith("cuda") else "draws"
+        return None, "Philox offset" if key.startswith("cuda") else "draws"
     advance, same, unit = stepper
     for sign, start, goal in ((1, reference, other), (-1, other, reference)):
         try:
