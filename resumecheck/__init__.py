@@ -47,6 +47,7 @@ _EXPORTS = {
     "Finding": "report",
     "Report": "report",
     "RunResult": "report",
+    "StreamOffset": "report",
     "NondeterministicBaseline": "errors",
     "PHASES": "timing",
     "PhaseTimer": "timing",
@@ -110,4 +111,4 @@ if _TYPE_CHECKING:
         UnknownComponent,
     )
     from resumecheck.program import Program, StepOutput, Target, load_target
-    from resumecheck.report import Finding, Report, RunResult
+    from resumecheck.report import Finding, Report, RunResult, StreamOffset

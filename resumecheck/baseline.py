@@ -22,17 +22,19 @@ from typing import Any, Literal
 
 import torch
 
-from resumecheck.components import PARAMS, preserved_global_streams
-from resumecheck.engine import check_timeout
+from resumecheck.compare import digest
+from resumecheck.components import PARAMS, RNGState, preserved_global_streams
 from resumecheck.environment import fingerprint
 from resumecheck.errors import InvalidArgument
 from resumecheck.program import BuiltProgram, Target, load_target
 from resumecheck.runner import (
-    PHASE_TIMEOUT, SegmentResult, SegmentSpec, environment_failure, run_segment,
+    PHASE_TIMEOUT, SegmentResult, SegmentSpec, check_timeout, environment_failure,
+    load_checkpoint, run_segment,
 )
+from resumecheck.streams import stream_label
 from resumecheck.trace import first_difference
 
-__all__ = ["BaselineCheck", "BaselineReport", "check_baseline"]
+__all__ = ["BaselineCheck", "BaselineReport", "check_baseline", "nondeterminism_cause"]
 
 SCHEMA = "resumecheck.baseline/1"
 
@@ -160,15 +162,91 @@ def _determinism(tgt: Target, n: int, config: dict[str, Any], threads: int,
             + (" (PYTHONHASHSEED 1 and 2)" if isolation == "process" else ""),
             figures={"steps": n, "isolation": isolation},
         )
-    from resumecheck.errors import NondeterministicBaseline
-
     step, quantity = diff
+    with tempfile.TemporaryDirectory(prefix="resumecheck-baseline-") as work:
+        cause = nondeterminism_cause(tgt, config, threads, isolation, work, step, quantity,
+                                     first=first)
     return BaselineCheck(
         name="determinism", status="failed",
-        detail=f"two uninterrupted runs differ from step {step} in {quantity}; likely causes: "
-        + "; ".join(NondeterministicBaseline.CAUSES),
-        figures={"first_step": step, "first_quantity": quantity},
+        detail=f"two uninterrupted runs differ from step {step} in {quantity}; {cause}",
+        figures={"first_step": step, "first_quantity": quantity, "cause": cause},
     )
+
+
+def nondeterminism_cause(
+    target: Target, config: dict[str, Any], threads: int,
+    isolation: Literal["inprocess", "process"], work: str, step: int, quantity: str,
+    first: SegmentResult | None = None,
+) -> str:
+    """What differs first between two uninterrupted runs, in words.
+
+    The initial state first: two programs built as the runs build them (no
+    step taken), compared component by component: the parameters, then each
+    declared random stream and registered generator, then the rest. If the
+    initial state is identical, the difference arises inside a step; in
+    fresh interpreters one more run with the first run's PYTHONHASHSEED
+    tells whether the hash seed is what differs.
+    """
+    built = [
+        run_segment(SegmentSpec(
+            target_spec=target.spec, config=config, start=0, stop=0, workdir=work,
+            name=f"initial-{i}", threads=threads, hash_seed=i,
+        ), isolation, target)
+        for i in (1, 2)
+    ]
+    if all(b.error is None and b.end_state for b in built):
+        a, b = (load_checkpoint(str(r.end_state))["components"] for r in built)
+        found = _initial_difference(a, b)
+        if found:
+            return found
+    inside = f"the difference arises inside step {step} ({quantity})"
+    if isolation == "process" and first is not None:
+        again = run_segment(SegmentSpec(
+            target_spec=target.spec, config=config, start=0, stop=step, workdir=work,
+            name="same-hash-seed", threads=threads, hash_seed=1,
+        ), isolation, target)
+        if again.error is None and first_difference(first.records[:step], again.records) is None:
+            return (f"the initial state is identical and {inside}, but only between "
+                    "interpreters with different PYTHONHASHSEEDs: the program depends on the "
+                    "iteration order of a set, or of a dict keyed by hash")
+    return (
+        f"the initial state is identical (parameters and every declared stream), so {inside}: "
+        "look for a random stream the program draws from but does not declare or seed, a "
+        "nondeterministic kernel (torch.use_deterministic_algorithms(True)), values read "
+        "from the clock"
+        + (", or set iteration order (run with --isolation process to tell)"
+           if isolation == "inprocess" else "")
+    )
+
+
+def _initial_difference(a: dict[str, Any], b: dict[str, Any]) -> str | None:
+    """The first component (parameters, then streams, then the rest) that differs."""
+    if PARAMS in a and PARAMS in b and digest(a[PARAMS]) != digest(b[PARAMS]):
+        return "initial parameters differ: the seed depends on the clock, or is missing"
+    for name in a:
+        if name == PARAMS or name not in b or not _is_stream_state(a[name]):
+            continue
+        for key in sorted(set(a[name]) | set(b[name])):
+            if key == "generators":
+                gens_a, gens_b = a[name].get(key, {}), b[name].get(key, {})
+                for gen in sorted(set(gens_a) | set(gens_b)):
+                    if digest(gens_a.get(gen)) != digest(gens_b.get(gen)):
+                        kind = ("torch Generator" if hasattr(gens_a.get(gen), "dtype")
+                                else "numpy Generator")
+                        return (f"{kind} `{gen}` differs at build: it is seeded from the clock "
+                                "or not at all")
+            elif digest(a[name].get(key)) != digest(b[name].get(key)):
+                return (f"the {stream_label(key)} differs at build: the program seeds it from "
+                        "the clock, or draws from it before seeding")
+    for name in a:
+        if name != PARAMS and name in b and digest(a[name]) != digest(b[name]):
+            return f"the initial state of `{name}` differs at build"
+    return None
+
+
+def _is_stream_state(state: Any) -> bool:
+    keys = set(RNGState.STREAMS) | {"generators"}
+    return isinstance(state, dict) and "generators" in state and set(state) <= keys
 
 
 def _gradient_checks(tgt: Target, config: dict[str, Any], size: int, m: int) -> list[BaselineCheck]:

@@ -19,6 +19,7 @@ __all__ = [
     "Difference",
     "Tolerance",
     "compare_values",
+    "describe_entries",
     "digest",
     "flatten_state",
 ]
@@ -150,6 +151,20 @@ def compare_values(reference: Any, other: Any, tolerance: Tolerance) -> Differen
     return Difference(same, summary="" if same else f"{_short(other)}, expected {_short(reference)}")
 
 
+def describe_entries(ref: torch.Tensor, new: torch.Tensor, noun: str = "entries") -> str:
+    """How two integer tensors differ, entry by entry: "3 of 16 samples
+    differ, first at position 5: 17 vs 42 in the reference"."""
+    a, b = ref.detach().cpu().reshape(-1), new.detach().cpu().reshape(-1)
+    if a.numel() != b.numel():
+        return f"{b.numel()} {noun}, {a.numel()} in the reference"
+    differ = (a != b).nonzero().reshape(-1)
+    if not differ.numel():
+        return f"the same {a.numel()} {noun}"
+    first = int(differ[0])
+    return (f"{differ.numel()} of {a.numel()} {noun} differ, first at position {first}: "
+            f"{b[first].item()} vs {a[first].item()} in the reference")
+
+
 def _compare_tensors(ref: torch.Tensor, new: torch.Tensor, tolerance: Tolerance) -> Difference:
     ref = ref.detach().cpu()
     new = new.detach().cpu()
@@ -161,8 +176,8 @@ def _compare_tensors(ref: torch.Tensor, new: torch.Tensor, tolerance: Tolerance)
     if not (ref.is_floating_point() or ref.is_complex()):
         if torch.equal(ref, new):
             return Difference(True, 0.0, 0.0, 0.0)
-        diff = (ref.long() - new.long()).abs().max().item() if ref.dtype != torch.bool else 1
-        return Difference(False, float(diff), None, None, f"differs by up to {diff}")
+        # indices, token ids, counters: which entries differ, not a magnitude
+        return Difference(False, summary=describe_entries(ref, new))
     bits_equal = torch.equal(ref.reshape(-1).view(torch.uint8), new.reshape(-1).view(torch.uint8)) \
         if ref.numel() else True
     if bits_equal:

@@ -25,19 +25,23 @@ from typing import Any, Literal
 import torch
 
 from resumecheck import forkserver
+from resumecheck.baseline import nondeterminism_cause
 from resumecheck.compare import Difference, Tolerance, compare_values, digest, flatten_state
 from resumecheck.components import SAMPLER_EPOCH, preserved_global_streams, validate_drop
 from resumecheck.environment import fingerprint
 from resumecheck.errors import (
     BudgetExhausted, InvalidArgument, NondeterministicBaseline, ResumecheckError,
 )
-from resumecheck.program import BUILTIN_SPEC, Target, load_target
+from resumecheck.evidence import annotate
+from resumecheck.program import (
+    BUILTIN_SPEC, Target, declared_names, load_target, next_epoch_start,
+)
 from resumecheck.report import (
     CLOSE, DIVERGED, FAILED, IDENTICAL, Finding, Report, RunResult,
 )
 from resumecheck.runner import (
     PHASE_TIMEOUT, Restore, SegmentResult, SegmentSpec, environment_failure, load_checkpoint,
-    run_segment,
+    check_timeout, run_segment,
 )
 from resumecheck.state_diff import describe_difference
 from resumecheck.trace import (
@@ -124,6 +128,8 @@ def verify(
         forkserver.prestart(["1", *[None] * _process_jobs(threads)])
     check = _Check(tgt, n, ks, isolation, tol, seed, threads,
                    check_determinism=check_determinism, timeout=timeout)
+    if not (isinstance(drop, str) and drop in ("all", "none")):
+        _drop_sets(drop, declared_names(tgt, check.run_config))  # a typo fails before any run
     with tempfile.TemporaryDirectory(prefix="resumecheck-") as work, preserved_global_streams():
         check.work = work
         try:
@@ -133,17 +139,6 @@ def verify(
             if failure is None or failure is exc:
                 raise
             raise failure from exc
-
-
-def check_timeout(timeout: float | None, name: str = "timeout") -> None:
-    """Validate a step timeout: None (automatic), 0 (off) or seconds > 0."""
-    if timeout is None:
-        return
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not (
-        timeout >= 0 and math.isfinite(timeout)
-    ):
-        raise InvalidArgument(name, timeout, "expected seconds > 0, 0 (no bound) or None "
-                              "(automatic)")
 
 
 def _process_jobs(threads: int) -> int:
@@ -297,6 +292,9 @@ class _Check:
                 self.target.spec or self.target.name, step, _quantity_name(key),
                 f"resumecheck baseline{target} --steps {self.steps} --seed {self.seed} "
                 f"--isolation {self.isolation} --threads {self.threads}",
+                cause=nondeterminism_cause(self.target, self.run_config, self.threads,
+                                           self.isolation, self.work, step,
+                                           _quantity_name(key), first=ref),
             )
 
     def run(self, drop: DropSpec, noise_seeds: int) -> Report:
@@ -482,6 +480,7 @@ class _Check:
             self._confirm(result, segments, work)
         result.blind_spot = bool(dropped) and result.verdict in (IDENTICAL, CLOSE)
         result.explanation = self._explain(result, first_bitwise)
+        annotate(result, self.reference, segments)  # streams after the restore, data in words
         return result
 
     def _confirm(
@@ -527,9 +526,8 @@ class _Check:
         the program's declared boundaries tell (the sampler epoch is read at
         the next epoch boundary)."""
         assert self.reference is not None
-        per_epoch = self.reference.boundaries.get("steps_per_epoch")
-        if component == SAMPLER_EPOCH and per_epoch:
-            return (k // per_epoch + 1) * per_epoch + 1
+        if component == SAMPLER_EPOCH:
+            return next_epoch_start(self.reference.boundaries, k)
         return None
 
     def _reference_record(self, step: int) -> StepRecord:
@@ -720,6 +718,7 @@ def _quantity_name(key: str) -> str:
     head, _, name = key.partition(":")
     return {
         "data": "data (the samples consumed)",
+        "inputs": "data (the model's inputs)",
         "lr": "learning rate",
         "scale": "loss scale",
         "loss": "loss",

@@ -102,16 +102,20 @@ class NondeterministicBaseline(ResumecheckError):
         "time-based values (a schedule or a cadence read from the clock)",
     )
 
-    def __init__(self, target: str, step: int, quantity: str, reproduce: str) -> None:
+    def __init__(self, target: str, step: int, quantity: str, reproduce: str,
+                 cause: str | None = None) -> None:
         self.target = target
         self.step = step
         self.quantity = quantity
         self.reproduce = reproduce
-        causes = "; ".join(self.CAUSES)
+        self.cause = cause
+        """What differs first between the two runs, in words (None: not found)."""
+        why = (f"What differs first: {cause}." if cause else
+               f"Likely causes to check: {'; '.join(self.CAUSES)}.")
         super().__init__(
             f"{target} is not deterministic: two uninterrupted runs differ from step {step} "
-            f"in {quantity}, so a resume cannot be judged bit for bit. Likely causes to check: "
-            f"{causes}. Fix the program, or judge within tolerance with --tolerance close. "
+            f"in {quantity}, so a resume cannot be judged bit for bit. {why} "
+            "Fix the program, or judge within tolerance with --tolerance close. "
             f"Reproduce: {reproduce}"
         )
 

@@ -25,11 +25,12 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis.errors import Unsatisfiable
 
 from resumecheck.components import preserved_global_streams
-from resumecheck.engine import _Check, _resume_points, check_timeout
+from resumecheck.engine import _Check, _resume_points
+from resumecheck.runner import check_timeout
 from resumecheck.environment import fingerprint
 from resumecheck.errors import BudgetExhausted, InvalidArgument
 from resumecheck.runner import environment_failure
-from resumecheck.program import Target, load_target
+from resumecheck.program import Target, epoch_boundaries, load_target
 from resumecheck.report import IDENTICAL, RunResult
 from resumecheck.strategies import interruption_schedules, special_points
 from resumecheck.compare import Tolerance
@@ -165,13 +166,13 @@ def fuzz(
         try:
             say("running the uninterrupted reference")
             ref = checker.prepare()
-            spe = ref.boundaries.get("steps_per_epoch")
-            result.boundaries = [b for b in special_points(n, spe) if spe and b % spe == 0]
+            edges = epoch_boundaries(ref.boundaries, n)  # whole, fractional or declared
+            result.boundaries = edges
             if ref.has_own_checkpoint:
                 engine_full = checker.check(default, source="engine")
                 checker.fast_start = engine_full.verdict == IDENTICAL
                 result.fast_start = checker.fast_start
-            _search(checker, result, default, spe, max_examples, budget, say)
+            _search(checker, result, default, edges, max_examples, budget, say)
         except Exception as exc:
             failure = environment_failure(exc, work)
             if failure is None or failure is exc:
@@ -180,7 +181,7 @@ def fuzz(
     return result
 
 
-def _search(checker: _Check, result: FuzzResult, default: list[int], spe: int | None,
+def _search(checker: _Check, result: FuzzResult, default: list[int], edges: list[int],
             max_examples: int, budget: float, say: Callable[[str], None]) -> None:
     seen: set[tuple[int, ...]] = set()
     started = time.monotonic()
@@ -195,7 +196,7 @@ def _search(checker: _Check, result: FuzzResult, default: list[int], spe: int | 
         return checker.deadline is not None and time.monotonic() > checker.deadline
 
     strategy = interruption_schedules(
-        steps=checker.steps, max_interruptions=result.max_interruptions, steps_per_epoch=spe
+        steps=checker.steps, max_interruptions=result.max_interruptions, epoch_boundaries=edges
     )
 
     @hypothesis_seed(result.seed)
@@ -223,9 +224,8 @@ def _search(checker: _Check, result: FuzzResult, default: list[int], spe: int | 
             seen.add(key)
         result.examples += 1
         result.distinct_schedules = len(seen)
-        if spe:
-            covered = {k for k in schedule if k % spe == 0}
-            result.boundaries_covered = sorted(set(result.boundaries_covered) | covered)
+        covered = {k for k in schedule if k in edges}
+        result.boundaries_covered = sorted(set(result.boundaries_covered) | covered)
         say(f"example {result.examples}: resume at {','.join(map(str, schedule))}: {run.verdict}")
         if run.verdict != IDENTICAL:
             if not failing:
@@ -236,7 +236,8 @@ def _search(checker: _Check, result: FuzzResult, default: list[int], spe: int | 
     try:
         probe()
     except _ScheduleFails as exc:
-        result.failure = _earliest(checker, exc.result, special_points(checker.steps, spe), say)
+        result.failure = _earliest(
+            checker, exc.result, special_points(checker.steps, epoch_boundaries=edges), say)
     except Unsatisfiable:
         result.budget_exhausted = True
     finally:

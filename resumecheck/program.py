@@ -17,7 +17,10 @@ and declares its state components::
         def load(self, path): ...
 
         # optional: where interruptions are most likely to hurt
-        steps_per_epoch = 6                # optimizer steps per epoch
+        steps_per_epoch = 6                # optimizer steps per epoch (6.5: 13
+                                           # batches, accumulation 2)
+        epoch_boundaries = [6, 13]         # or: the steps after which a new
+                                           # epoch is first read (any spacing)
         accum_steps = 2                    # micro-batches per optimizer step
 
     def build(config: dict) -> MyProgram: ...
@@ -48,7 +51,10 @@ __all__ = [
     "Program",
     "StepOutput",
     "Target",
+    "declared_names",
+    "epoch_boundaries",
     "load_target",
+    "next_epoch_start",
 ]
 
 BUILTIN_SPEC = "resumecheck.tiny:TARGET"
@@ -167,14 +173,25 @@ class BuiltProgram:
                 return comp
         return None
 
-    def boundaries(self) -> dict[str, int | None]:
-        """Where the program's schedule has edges, if it says (``steps_per_epoch``,
-        ``accum_steps`` attributes): fuzzing aims interruptions at them."""
-        out: dict[str, int | None] = {}
-        for name in ("steps_per_epoch", "accum_steps"):
-            value = getattr(self.program, name, None)
-            out[name] = value if isinstance(value, int) and value > 0 else None
-        return out
+    def boundaries(self) -> dict[str, Any]:
+        """Where the program's schedule has edges, if it says: ``steps_per_epoch``
+        (a whole or fractional number of optimizer steps), ``epoch_boundaries``
+        (a list of steps), ``accum_steps``. Fuzzing aims interruptions at them."""
+        per_epoch = getattr(self.program, "steps_per_epoch", None)
+        accum = getattr(self.program, "accum_steps", None)
+        edges = getattr(self.program, "epoch_boundaries", None)
+        if isinstance(edges, (list, tuple)) and all(
+            isinstance(e, int) and not isinstance(e, bool) and e > 0 for e in edges
+        ):
+            edges = sorted(set(edges))
+        else:
+            edges = None
+        return {
+            "steps_per_epoch": per_epoch if _positive_number(per_epoch) else None,
+            "accum_steps": accum if isinstance(accum, int) and not isinstance(accum, bool)
+            and accum > 0 else None,
+            "epoch_boundaries": edges,
+        }
 
     @property
     def has_own_checkpoint(self) -> bool:
@@ -207,6 +224,56 @@ class BuiltProgram:
         if not math.isfinite(value):
             raise StepError(step, f"the loss is {value}; a check needs finite losses")
         return out
+
+
+def declared_names(target: Target, config: Mapping[str, Any]) -> tuple[str, ...]:
+    """The component names a program declares, from one build and no step (the
+    caller's random streams are given back): what a drop list is checked
+    against before any run."""
+    from resumecheck.components import preserved_global_streams
+
+    with preserved_global_streams():
+        return target.build(config).names
+
+
+def _positive_number(value: Any) -> bool:
+    return (isinstance(value, (int, float)) and not isinstance(value, bool)
+            and math.isfinite(value) and value > 0)
+
+
+def epoch_boundaries(boundaries: Mapping[str, Any], steps: int) -> list[int]:
+    """The steps in ``1..steps-1`` after which a new epoch is first read.
+
+    A declared ``epoch_boundaries`` list is taken as it is. From
+    ``steps_per_epoch`` (which may be fractional: 13 batches with
+    accumulation 2 is 6.5 optimizer steps), epoch e begins inside step
+    ``floor(e * steps_per_epoch) + 1``, so the boundary is the step before it.
+    """
+    declared = boundaries.get("epoch_boundaries")
+    if declared:
+        return [b for b in declared if 1 <= b <= steps - 1]
+    per_epoch = boundaries.get("steps_per_epoch")
+    if per_epoch is None or not _positive_number(per_epoch):
+        return []
+    edges: list[int] = []
+    epoch = 1
+    while (edge := math.floor(epoch * per_epoch + 1e-9)) <= steps - 1:
+        if edge >= 1 and edge not in edges:
+            edges.append(edge)
+        epoch += 1
+    return edges
+
+
+def next_epoch_start(boundaries: Mapping[str, Any], k: int) -> int | None:
+    """The first step after ``k`` that reads a new epoch, within the run or
+    beyond it (None: the program does not say where its epochs end)."""
+    declared = boundaries.get("epoch_boundaries")
+    per_epoch = boundaries.get("steps_per_epoch")
+    if not declared and per_epoch is not None and _positive_number(per_epoch):
+        horizon = k + 2 + math.ceil(per_epoch)
+        declared = epoch_boundaries({"steps_per_epoch": per_epoch}, horizon)
+    later = [b for b in declared or [] if b > k]
+    return later[0] + 1 if later else None
 
 
 def load_target(spec: str | None) -> Target:

@@ -22,6 +22,7 @@ __all__ = [
     "Finding",
     "Report",
     "RunResult",
+    "StreamOffset",
 ]
 
 SCHEMA = "resumecheck.report/1"
@@ -46,6 +47,24 @@ class Finding:
     (None: not tried, e.g. for the engine's own checkpoint)."""
     matters_from: int | None = None
     """For a latent gap: the step from which it would change the run, when known."""
+
+
+@dataclass(frozen=True, slots=True)
+class StreamOffset:
+    """A random stream that differs from the reference's at the start of a step
+    right after a restore, and by how many draws it is ahead or behind."""
+
+    stream: str
+    """``torch``, ``python``, ``numpy``, ``cuda``, or ``generator NAME`` (a registered one)."""
+    step: int
+    """The step at whose start the stream differs."""
+    draws: int | None
+    """Ahead (> 0) or behind (< 0) by this many ``unit``; None: not within the search."""
+    unit: str
+    """One ``draws`` is one int64 draw, as a DataLoader draws its base seed;
+    ``32-bit words`` of the Mersenne Twister for Python random and numpy."""
+    detail: str = ""
+    """The finding in words, with the usual cause."""
 
 
 @dataclass(kw_only=True)
@@ -78,6 +97,11 @@ class RunResult:
     latent_gaps: list[str] = field(default_factory=list)
     """Components restored wrongly that the continuation never used (a warning)."""
     reproduce: str = ""
+    stream_offsets: list[StreamOffset] = field(default_factory=list)
+    """Random streams that differ at the start of the first steps after a restore."""
+    divergence_detail: str | None = None
+    """The first divergent quantity in words, when a count says more than a
+    magnitude ("3 of 16 samples differ, first at position 5: 17 vs 42 in the reference")."""
 
     @property
     def label(self) -> str:
@@ -98,6 +122,7 @@ class RunResult:
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["diagnosis"] = [asdict(f) for f in self.diagnosis]
+        data["stream_offsets"] = [asdict(s) for s in self.stream_offsets]
         return _finite(data)
 
 
@@ -200,6 +225,10 @@ class Report:
         if full is not None:
             for f in full.diagnosis:
                 lines.append(f"diagnosis: {f.component}: {f.detail}")
+            if full.divergence_detail:
+                lines.append(f"first divergence: {full.divergence_detail}")
+            for s in full.stream_offsets:
+                lines.append(f"streams: {s.detail}")
             if full.failure:
                 lines.append(f"failure: {full.failure}")
             if full.verdict not in (IDENTICAL,):

@@ -42,7 +42,8 @@ from resumecheck.components import (
     CONFIG, OPTIMIZER, PARAMS, RNG, launch_global_streams, reseed_global_streams,
 )
 from resumecheck.errors import (
-    BudgetExhausted, CheckpointError, EnvironmentFailure, ResumecheckError, StepError, TargetError,
+    BudgetExhausted, CheckpointError, EnvironmentFailure, InvalidArgument, ResumecheckError,
+    StepError, TargetError,
 )
 from resumecheck.program import BuiltProgram, Target, load_target
 from resumecheck.state_diff import reorder_optimizer_state
@@ -55,6 +56,7 @@ __all__ = [
     "Restore",
     "SegmentResult",
     "SegmentSpec",
+    "check_timeout",
     "environment_failure",
     "load_checkpoint",
     "run_segment",
@@ -120,9 +122,10 @@ class SegmentResult:
     end_state: str | None
     tensor_dir: str | None = None
     has_own_checkpoint: bool = False
-    boundaries: dict[str, int | None] = field(default_factory=dict)
+    boundaries: dict[str, Any] = field(default_factory=dict)
     restored_state: str | None = None
     program_checkpoint: str | None = None
+
     error: str | None = None
     error_step: int | None = None
     error_stage: str | None = None
@@ -171,6 +174,17 @@ class _Timeout(BaseException):
 
 class _Cancelled(BaseException):
     """A process-isolated segment was stopped because its check was cancelled."""
+
+
+def check_timeout(timeout: float | None, name: str = "timeout") -> None:
+    """Validate a step timeout: None (automatic), 0 (off) or seconds > 0."""
+    if timeout is None:
+        return
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not (
+        timeout >= 0 and math.isfinite(timeout)
+    ):
+        raise InvalidArgument(name, timeout, "expected seconds > 0, 0 (no bound) or None "
+                              "(automatic)")
 
 
 def _phase_bound(phase: str, step_timeout: float | None) -> float | None:
@@ -339,11 +353,11 @@ def _run_here(spec: SegmentSpec, target: Target, *, deadline: float | None = Non
             enter("save", spec.start)
             result.program_checkpoint = str(work / f"{spec.name}.program{spec.start}")
             _program_save(built, result.program_checkpoint, spec.start)
-        tracer = Tracer(built, tensor_dir)
+        tracer = Tracer(built, tensor_dir, stream_states_at=_stream_steps(spec))
         for step in range(spec.start + 1, spec.stop + 1):
             enter("step", step)
             began = time.monotonic()
-            tracer.before_step()
+            tracer.before_step(step)
             try:
                 out = built.step(step)
             except ResumecheckError:
@@ -390,6 +404,14 @@ def _run_here(spec: SegmentSpec, target: Target, *, deadline: float | None = Non
             tracer.close()
         torch.set_num_threads(previous_threads)
     return result
+
+
+def _stream_steps(spec: SegmentSpec) -> frozenset[int]:
+    """Steps at whose start the full random-stream states are kept: the first
+    two after a restore, and the reference's first two after each capture
+    (where a restart will resume), so a stream offset can be measured."""
+    after = [spec.start] if spec.restore is not None else []
+    return frozenset(s + d for s in [*after, *spec.capture_at] for d in (1, 2))
 
 
 def _keep_tensors(spec: SegmentSpec, record: StepRecord) -> bool:
@@ -947,7 +969,7 @@ class LiveProgram:
 
     def step(self) -> StepRecord:
         self.step_no += 1
-        self.tracer.before_step()
+        self.tracer.before_step(self.step_no)
         try:
             out = self.built.step(self.step_no)
         except ResumecheckError:

@@ -18,9 +18,10 @@ Importing this module registers torch's global stream with hypothesis
 
 from __future__ import annotations
 
+import math
 import shutil
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import torch
@@ -30,6 +31,7 @@ from hypothesis.errors import InvalidArgument
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from resumecheck.program import Target, load_target
+from resumecheck.program import epoch_boundaries as _epoch_boundaries
 from resumecheck.runner import LiveProgram, SegmentSpec, run_segment
 from resumecheck.trace import differing_quantities
 
@@ -65,14 +67,30 @@ def _check_int(name: str, value: Any, minimum: int) -> None:
         raise InvalidArgument(f"{name}={value!r} must be at least {minimum}")
 
 
-def special_points(steps: int, steps_per_epoch: int | None = None) -> list[int]:
+def special_points(
+    steps: int, steps_per_epoch: float | None = None, *,
+    epoch_boundaries: Sequence[int] | None = None,
+) -> list[int]:
     """Resume points most likely to break a checkpoint: the first and last
-    step, every epoch boundary and the steps either side of it."""
+    step, every epoch boundary and the steps either side of it.
+
+    ``steps_per_epoch`` may be fractional (13 batches with accumulation 2 is
+    6.5 optimizer steps); ``epoch_boundaries`` lists the steps after which a
+    new epoch is first read, for epochs of any length.
+    """
     points = {1, steps - 1}
-    if steps_per_epoch:
-        for edge in range(steps_per_epoch, steps, steps_per_epoch):
-            points.update({edge - 1, edge, edge + 1})
+    for edge in _edges(steps, steps_per_epoch, epoch_boundaries):
+        points.update({edge - 1, edge, edge + 1})
     return sorted(p for p in points if 1 <= p <= steps - 1)
+
+
+def _edges(steps: int, steps_per_epoch: float | None,
+           epoch_boundaries: Sequence[int] | None) -> list[int]:
+    return _epoch_boundaries(
+        {"steps_per_epoch": steps_per_epoch,
+         "epoch_boundaries": sorted(set(epoch_boundaries)) if epoch_boundaries else None},
+        steps,
+    )
 
 
 def interruption_schedules(
@@ -80,26 +98,35 @@ def interruption_schedules(
     steps: int,
     max_interruptions: int = 2,
     min_interruptions: int = 1,
-    steps_per_epoch: int | None = None,
+    steps_per_epoch: float | None = None,
+    epoch_boundaries: Sequence[int] | None = None,
 ) -> st.SearchStrategy[list[int]]:
     """Sorted lists of distinct resume points in ``1..steps-1``.
 
     Biased towards the extremes (step 1, step N-1) and, when
-    ``steps_per_epoch`` is given, epoch boundaries and their neighbours.
-    Shrinks towards fewer and earlier interruptions.
+    ``steps_per_epoch`` (whole or fractional) or ``epoch_boundaries`` is
+    given, epoch boundaries and their neighbours. Shrinks towards fewer and
+    earlier interruptions.
     """
     _check_int("steps", steps, 2)
     _check_int("min_interruptions", min_interruptions, 1)
     _check_int("max_interruptions", max_interruptions, min_interruptions)
-    if steps_per_epoch is not None:
-        _check_int("steps_per_epoch", steps_per_epoch, 1)
+    if steps_per_epoch is not None and not (
+        isinstance(steps_per_epoch, (int, float)) and not isinstance(steps_per_epoch, bool)
+        and math.isfinite(steps_per_epoch) and steps_per_epoch > 0
+    ):
+        raise InvalidArgument(f"steps_per_epoch={steps_per_epoch!r} must be a number > 0")
+    if epoch_boundaries is not None:
+        for edge in epoch_boundaries:
+            _check_int("each of epoch_boundaries", edge, 1)
     if max_interruptions > steps - 1:
         raise InvalidArgument(
             f"max_interruptions={max_interruptions} exceeds the {steps - 1} possible "
             f"resume points of steps={steps}"
         )
     points = st.one_of(
-        st.sampled_from(special_points(steps, steps_per_epoch)),
+        st.sampled_from(special_points(steps, steps_per_epoch,
+                                       epoch_boundaries=epoch_boundaries)),
         st.integers(min_value=1, max_value=steps - 1),
     )
     return st.lists(

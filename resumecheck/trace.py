@@ -5,6 +5,12 @@ For every step the tracer records the loss, which samples the step consumed
 parameter's gradient as the optimizer saw it (after unscaling, before the
 update, caught by an optimizer step pre-hook), whether the step was skipped
 (an fp16 overflow: the hook never ran) and each parameter after the update.
+At the start of every step it records a digest of every declared random
+stream (``StepRecord.streams``, compared only to explain a divergence, see
+``resumecheck.streams``). When a step returns no ``samples``, a forward
+pre-hook on the model fingerprints what the step fed it (every forward of
+the step, accumulation micro-batches included): the ``inputs`` quantity, so a
+data-order bug shows as data at the step it happens.
 
 Records keep digests and scalars only, so memory stays flat however long the
 run; full tensors of the steps worth comparing go to one file per step on
@@ -22,6 +28,7 @@ import torch
 
 from resumecheck.compare import digest
 from resumecheck.components import OPTIMIZER, PARAMS, SCALER
+from resumecheck.streams import declared_streams, stream_digests, stream_states
 
 if TYPE_CHECKING:
     from resumecheck.program import BuiltProgram, StepOutput
@@ -32,7 +39,7 @@ __all__ = [
 
 # Within a step, quantities are compared in the order they are produced, so
 # the first difference names the cause rather than a consequence.
-QUANTITY_ORDER = ("data", "scale", "skipped", "lr", "loss", "grad", "param")
+QUANTITY_ORDER = ("data", "inputs", "scale", "skipped", "lr", "loss", "grad", "param")
 
 
 @dataclass(slots=True)
@@ -45,10 +52,13 @@ class StepRecord:
     lr: list[float] | None = None
     scale: float | None = None
     skipped: bool = False
+    streams: dict[str, str] = field(default_factory=dict)
+    """A digest of every declared random stream at the start of the step."""
 
     def to_plain(self) -> dict[str, Any]:
         return {"step": self.step, "loss": self.loss, "digests": dict(self.digests),
-                "lr": self.lr, "scale": self.scale, "skipped": self.skipped}
+                "lr": self.lr, "scale": self.scale, "skipped": self.skipped,
+                "streams": dict(self.streams)}
 
     @classmethod
     def from_plain(cls, plain: dict[str, Any]) -> StepRecord:
@@ -58,8 +68,14 @@ class StepRecord:
 class Tracer:
     """Hooks into a built program and records every step it runs."""
 
-    def __init__(self, built: BuiltProgram, tensor_dir: Path | None) -> None:
+    def __init__(self, built: BuiltProgram, tensor_dir: Path | None,
+                 stream_states_at: frozenset[int] = frozenset()) -> None:
         self.tensor_dir = tensor_dir
+        self.stream_states_at = stream_states_at
+        """Steps at whose start the full stream states go to disk (for the offset search)."""
+        self._rngs = declared_streams(built.components)
+        self._streams: dict[str, str] = {}
+        self._inputs: list[torch.Tensor] = []
         self.records: list[StepRecord] = []
         self._model = _find(built, PARAMS, torch.nn.Module, "model")
         self._optimizer = _find(built, OPTIMIZER, torch.optim.Optimizer, "optimizer")
@@ -71,11 +87,27 @@ class Tracer:
         self._handle = None
         if self._optimizer is not None:
             self._handle = self._optimizer.register_step_pre_hook(self._on_step)
+        self._input_handle = None
+        if self._model is not None:
+            self._input_handle = self._model.register_forward_pre_hook(
+                self._on_forward, with_kwargs=True)
 
     def close(self) -> None:
         if self._handle is not None:
             self._handle.remove()
             self._handle = None
+        if self._input_handle is not None:
+            self._input_handle.remove()
+            self._input_handle = None
+        self._inputs = []
+
+    def _on_forward(self, module: torch.nn.Module, args: Any, kwargs: Any) -> None:
+        """Keep a reference to every tensor the model is called with (no copy,
+        no hash, no draw: a step that returns its samples pays nothing more);
+        after the step, the tensors of a step without samples are the
+        ``inputs`` quantity."""
+        for leaf in _tensors((args, kwargs)):
+            self._inputs.append(leaf.detach())
 
     def _param_names(self) -> dict[int, str]:
         names: dict[int, str] = {}
@@ -97,9 +129,14 @@ class Tracer:
                     grads[self._names.get(id(p), "?")] = p.grad.detach().clone()
         self._grads = grads
 
-    def before_step(self) -> None:
+    def before_step(self, step: int | None = None) -> None:
         self._grads = None
         self._lr = None
+        self._inputs = []
+        states = stream_states(self._rngs)
+        self._streams = stream_digests(states)
+        if step in self.stream_states_at and self.tensor_dir is not None:
+            torch.save(states, self.tensor_dir / f"streams_{step}.pt")
         # the loss scale this step's backward passes will use
         enabled = self._scaler is not None and self._scaler.is_enabled()
         self._scale = float(self._scaler.get_scale()) if enabled else None
@@ -114,6 +151,9 @@ class Tracer:
         tensors["loss"] = loss.detach().reshape(())
         if out.samples is not None:
             tensors["data"] = torch.as_tensor(out.samples).detach()
+        else:
+            for i, t in enumerate(self._inputs):
+                tensors[f"inputs:{i}"] = t
         if self._scale is not None:
             tensors["scale"] = torch.tensor(self._scale, dtype=torch.float64)
         if self._lr is not None:
@@ -131,7 +171,9 @@ class Tracer:
             lr=self._lr,
             scale=self._scale,
             skipped=skipped,
+            streams=self._streams,
         )
+        self._inputs = []
         record.digests["skipped"] = str(skipped)
         self.records.append(record)
         keep = keep_tensors(record) if callable(keep_tensors) else keep_tensors
@@ -171,6 +213,25 @@ def _find(built: BuiltProgram, name: str, kind: type, attr: str) -> Any:
         return comp.obj
     obj = getattr(built.program, attr, None)
     return obj if isinstance(obj, kind) else None
+
+
+def _tensors(value: Any) -> list[torch.Tensor]:
+    """The tensors in a forward call's arguments, in a stable order."""
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, dict):
+        return [t for key in sorted(value, key=str) for t in _tensors(value[key])]
+    if isinstance(value, (list, tuple)):
+        return [t for item in value for t in _tensors(item)]
+    return []
+
+
+def load_stream_states(tensor_dir: Path, step: int) -> dict[str, Any] | None:
+    """The full stream states saved at the start of ``step`` (None: not saved)."""
+    path = tensor_dir / f"streams_{step}.pt"
+    if not path.exists():
+        return None
+    return torch.load(path, weights_only=True)
 
 
 def load_step_tensors(tensor_dir: Path, step: int) -> dict[str, torch.Tensor] | None:

@@ -63,22 +63,23 @@ def test_bad_arguments_exit_2(capsys):
 
 
 @pytest.mark.parametrize(
-    ("target", "reason"),
+    ("target", "reason", "stage"),
     [
-        ("tests.programs:OWN_SAVE_RAISES", "save() at step 4 raised OSError: disk full"),
-        ("tests.programs:OWN_LOAD_RAISES", "load() raised KeyError"),
-        ("tests.programs:OWN_TRUNCATED", "truncated or corrupted"),
-        ("tests.programs:OWN_NAN_AFTER_RESUME", "the loss is inf"),
+        ("tests.programs:OWN_SAVE_RAISES", "save() at step 4 raised OSError: disk full",
+         "saving the checkpoint"),
+        ("tests.programs:OWN_LOAD_RAISES", "load() raised KeyError", "restoring the checkpoint"),
+        ("tests.programs:OWN_TRUNCATED", "truncated or corrupted", "restoring the checkpoint"),
+        ("tests.programs:OWN_NAN_AFTER_RESUME", "the loss is inf", "a step"),
     ],
 )
-def test_failures_inside_a_run_are_failed_verdicts(target, reason, capsys):
+def test_failures_inside_a_run_are_failed_verdicts(target, reason, stage, capsys):
     code, out, err = _run(capsys, target, "--drop", "none", "--format", "json")
     report = json.loads(out)
     full = report["runs"][0]
     assert code == 1
     assert full["verdict"] == "failed"
     assert reason in full["failure"]
-    assert reason.split()[0] in full["explanation"] or "failed" in full["explanation"]
+    assert full["explanation"].startswith(f"{stage} failed: ") and reason in full["explanation"]
     assert "Traceback" not in err
 
 

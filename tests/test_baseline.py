@@ -31,8 +31,10 @@ def test_unseeded_program_is_flagged_with_the_first_differing_step():
     report = check_baseline("fixtures.nondeterministic:UNSEEDED")
     det = _by_name(report)["determinism"]
     assert not report.passed and det.status == "failed"
-    assert det.figures == {"first_step": 1, "first_quantity": "data"}
-    assert "seed taken from the time" in det.detail
+    assert det.figures == {"first_step": 1, "first_quantity": "data",
+                           "cause": "initial parameters differ: the seed depends on the clock, "
+                                    "or is missing"}
+    assert "initial parameters differ" in det.detail
 
 
 @pytest.mark.process
@@ -42,6 +44,7 @@ def test_set_order_dependence_shows_across_interpreters():
     proc = check_baseline("fixtures.nondeterministic:SET_ORDER", isolation="process")
     det = _by_name(proc)["determinism"]
     assert det.status == "failed" and det.figures["first_step"] == 1
+    assert "different PYTHONHASHSEEDs" in det.figures["cause"]
 
 
 def test_run_refuses_a_nondeterministic_baseline_with_exit_3(capsys):

@@ -11,8 +11,16 @@ from resumecheck.timing import FORWARD, measure
 
 
 def test_phase_is_a_no_op_without_a_timer():
-    with phase(FORWARD):
-        pass
+    ran = []
+    with phase(FORWARD):  # no timer: the body runs, nothing is kept for later
+        ran.append(True)
+        time.sleep(0.001)
+    assert ran == [True]
+    timer = PhaseTimer(cuda=False, warmup=0)
+    with timer:
+        with timer.step(1):
+            pass
+    assert timer.summary()["phases"][FORWARD]["calls"] == 0
 
 
 def test_timer_records_phases_per_step_and_leaves_warmup_out():

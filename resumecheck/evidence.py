@@ -1,0 +1,196 @@
+"""Evidence beyond the first divergent quantity, for a resumed run that departs.
+
+* **Streams after the restore**: every declared random stream is recorded at
+  the start of every step; the first steps after each restore are compared
+  with the reference's, and a stream that differs is searched a bounded
+  number of draws forward and back (``resumecheck.streams``), so the report
+  says "torch CPU stream is 1 draw ahead at the start of step 10" and names
+  the usual cause, instead of only "loss differs".
+* **Data in words**: when the first divergent quantity is the samples a step
+  consumed (or the model's inputs) and they are integers, it reads as a count
+  ("3 of 16 samples differ, first at position 5: 17 vs 42 in the
+  reference"), not as a magnitude.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from resumecheck.compare import Tolerance, compare_values, describe_entries
+from resumecheck.report import FAILED, IDENTICAL, RunResult, StreamOffset
+from resumecheck.runner import SegmentResult
+from resumecheck.streams import MAX_DRAWS, draw_offset, stream_label
+from resumecheck.trace import differing_quantities, load_step_tensors, load_stream_states
+
+__all__ = ["annotate", "describe_data", "stream_offsets"]
+
+_STEPS_AFTER_RESTORE = 2
+"""How many steps after a restore are searched: the first step's start shows a
+draw between the load and the step; the second's, an extra draw during the
+first step (an iterator created lazily on first use)."""
+
+
+def annotate(result: RunResult, reference: SegmentResult,
+             segments: Sequence[tuple[int, SegmentResult]]) -> None:
+    """Add the stream offsets and the data in words to a judged run, and say
+    the stream finding in its explanation."""
+    if result.verdict in (IDENTICAL, FAILED):
+        return
+    result.stream_offsets = stream_offsets(reference, segments, result.first_divergent_step)
+    if result.first_divergent_step is not None:
+        result.divergence_detail = describe_data(reference, segments, result.first_divergent_step)
+    if result.divergence_detail:
+        result.explanation += f"; {result.divergence_detail}"
+    if result.stream_offsets:
+        result.explanation += "; " + result.stream_offsets[0].detail
+
+
+def stream_offsets(reference: SegmentResult, segments: Sequence[tuple[int, SegmentResult]],
+                   until: int | None = None) -> list[StreamOffset]:
+    """The streams that differ at the start of the first steps after the
+    earliest restore where any does (restores after ``until``, the first
+    divergent step, are not looked at: they only carry the divergence)."""
+    ref_by_step = {r.step: r for r in reference.records}
+    for k, seg in segments:
+        if k <= 0 or (until is not None and k >= until) or seg.error is not None:
+            continue
+        for rec in seg.records[:_STEPS_AFTER_RESTORE]:
+            ref = ref_by_step.get(rec.step)
+            if ref is None:
+                continue
+            keys = sorted(set(ref.streams) | set(rec.streams), key=_stream_order)
+            differing = [key for key in keys if ref.streams.get(key) != rec.streams.get(key)]
+            if differing:
+                return _offsets(reference, seg, k, rec.step, differing)
+    return []
+
+
+def _stream_order(key: str) -> tuple[int, str]:
+    order = ("torch", "cuda", "numpy", "python")
+    head = key.split(":", 1)[0]
+    return (order.index(head) if head in order else len(order), key)
+
+
+def _offsets(reference: SegmentResult, seg: SegmentResult, k: int, step: int,
+             keys: list[str]) -> list[StreamOffset]:
+    ref_states = _states(reference, step)
+    run_states = _states(seg, step)
+    out = []
+    for key in keys:
+        ref, run = ref_states.get(key), run_states.get(key)
+        if ref is None or run is None:
+            draws, unit = None, "draws"
+        else:
+            draws, unit = draw_offset(key, ref, run)
+        out.append(StreamOffset(stream=key, step=step, draws=draws, unit=unit,
+                                detail=_detail(key, step, k, draws, unit, ref is None or run is None)))
+    return out
+
+
+def _states(seg: SegmentResult, step: int) -> dict[str, Any]:
+    if not seg.tensor_dir:
+        return {}
+    return load_stream_states(Path(seg.tensor_dir), step) or {}
+
+
+def _detail(key: str, step: int, k: int, draws: int | None, unit: str, unsaved: bool) -> str:
+    label = stream_label(key)
+    first = step == k + 1
+    where = (f"at the start of step {step}, the first after the restore at {k}" if first
+             else f"at the start of step {step} (step {k + 1}, the first after the restore at {k}, "
+             "started level)")
+    if draws is None and key.startswith("cuda"):
+        return (f"{label} differs from the reference's {where} (CUDA streams are compared, not "
+                "searched: their Philox offset advances by amounts that depend on the kernel)")
+    if draws is None:
+        why = ("its state was not kept" if unsaved else
+               f"not within {MAX_DRAWS} {unit} of it: another seed or a stream not restored, "
+               "not an offset")
+        return f"{label} differs from the reference's {where}; {why}"
+    n = abs(draws)
+    amount = f"{n} {_singular(unit) if n == 1 else unit}"
+    if draws > 0:
+        when = ("between your load and the first step" if first
+                else f"during step {k + 1} more than the uninterrupted run did")
+        return f"{label} is {amount} ahead of the reference's {where}: {_cause(key, when)}"
+    if first:
+        why = (f"the uninterrupted run had drawn {n} more time(s) by this step: the stream was "
+               "saved before a draw the run still made before its next step (an iterator or a "
+               "warm-up that drew after the save), or the restart skips such a draw")
+    else:
+        why = (f"step {k + 1}, the first after the restore, drew {n} time(s) less than the "
+               "uninterrupted run's: a draw the restart skips (an iterator the uninterrupted "
+               "run creates in that step already exists after the load)")
+    return f"{label} is {amount} behind the reference's {where}: {why}"
+
+
+def _cause(key: str, when: str) -> str:
+    if key == "torch":
+        return (f"something drew from the torch stream {when}: a DataLoader iterator created "
+                "after the load draws its base seed; a prefetching loader fetches ahead")
+    if key.startswith("generator "):
+        return (f"something drew from {stream_label(key)} {when}: a DataLoader iterator "
+                "created after the load draws its base seed from its generator")
+    if key in ("python", "numpy"):
+        return (f"something drew from the {stream_label(key)} {when} (random.random() and "
+                "np.random.rand() use two words per number)")
+    return f"something drew from it {when}"
+
+
+def _singular(unit: str) -> str:
+    return {"draws": "draw", "32-bit words": "32-bit word", "raw outputs": "raw output"}.get(
+        unit, unit)
+
+
+def describe_data(reference: SegmentResult, segments: Sequence[tuple[int, SegmentResult]],
+                  step: int) -> str | None:
+    """The samples (or the model's inputs) of ``step`` in words, when they are
+    the first quantity that differs there."""
+    seg, rec = _record(segments, step)
+    if seg is None or rec is None or not 1 <= step <= len(reference.records):
+        return None
+    keys = differing_quantities(reference.records[step - 1], rec)
+    if not keys or keys[0].split(":", 1)[0] not in ("data", "inputs"):
+        return None
+    ref_t = load_step_tensors(Path(reference.tensor_dir or ""), step)
+    run_t = load_step_tensors(Path(seg.tensor_dir or ""), step)
+    if ref_t is None or run_t is None:
+        return None
+    if keys[0] == "data":
+        ref, run = ref_t.get("data"), run_t.get("data")
+        if ref is None or run is None:
+            return None
+        if ref.is_floating_point() or ref.is_complex():
+            return f"samples of step {step}: {compare_values(ref, run, Tolerance.bitwise()).summary}"
+        return f"step {step}: {describe_entries(ref, run, 'samples')}"
+    ref_in = [ref_t[k] for k in sorted(ref_t, key=_input_index) if k.startswith("inputs:")]
+    run_in = [run_t[k] for k in sorted(run_t, key=_input_index) if k.startswith("inputs:")]
+    if len(ref_in) != len(run_in):
+        return (f"step {step} called the model with {len(run_in)} input tensor(s), "
+                f"{len(ref_in)} in the reference")
+    for i, (a, b) in enumerate(zip(ref_in, run_in)):
+        if a.shape != b.shape or a.dtype != b.dtype or not torch.equal(a, b):
+            which = f"input tensor {i + 1} of {len(ref_in)}" if len(ref_in) > 1 else "input"
+            if a.is_floating_point() or a.is_complex():
+                how = compare_values(a, b, Tolerance.bitwise()).summary
+            else:
+                how = describe_entries(a, b)
+            return f"the model's {which} in step {step}: {how}"
+    return None
+
+
+def _input_index(key: str) -> int:
+    tail = key.rpartition(":")[2]
+    return int(tail) if tail.isdigit() else -1
+
+
+def _record(segments: Sequence[tuple[int, SegmentResult]], step: int) -> tuple[Any, Any]:
+    for _, seg in reversed(segments):
+        for rec in seg.records:
+            if rec.step == step:
+                return seg, rec
+    return None, None

@@ -1,0 +1,217 @@
+"""Random streams, one at a time: per-step records and the draw-offset search.
+
+The tracer records a digest of every declared random stream at the start of
+every step (cheap: no draw, a hash of the state). When a resumed run departs
+from the reference, the streams at the start of the first steps after the
+restore are compared with the reference's; where one differs, a bounded
+search on a copy of the stream state says by how many draws it is ahead or
+behind:
+
+* torch CPU stream and registered CPU ``torch.Generator``s: one draw is what
+  a DataLoader draws its base seed with,
+  ``torch.empty((), dtype=torch.int64).random_()``;
+* Python ``random`` and numpy's global stream: one 32-bit word of the
+  Mersenne Twister (``random.random()`` and ``np.random.rand()`` use two);
+* a registered numpy ``Generator``: one raw output of its bit generator.
+
+CUDA streams are compared but not searched (their Philox state is a counter
+whose unit depends on the kernel that drew).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+import torch
+
+from resumecheck.components import RNGState
+
+__all__ = [
+    "MAX_DRAWS",
+    "declared_streams",
+    "draw_offset",
+    "stream_digests",
+    "stream_label",
+    "stream_states",
+]
+
+MAX_DRAWS = 64
+"""How far forward and back the offset search looks."""
+
+UNITS = {
+    "torch": "draws",
+    "python": "32-bit words",
+    "numpy": "32-bit words",
+}
+
+_LABELS = {
+    "python": "Python random stream",
+    "numpy": "numpy global stream",
+    "torch": "torch CPU stream",
+    "cuda": "torch CUDA stream",
+}
+
+
+def declared_streams(components: Iterable[Any]) -> list[RNGState]:
+    """The RNGState objects among the declared components. Undeclared streams
+    are not recorded: nothing restores them, and restarts move them on purpose."""
+    return [c.obj for c in components if isinstance(c.obj, RNGState)]
+
+
+def stream_states(sources: list[RNGState]) -> dict[str, Any]:
+    """Every stream's state, keyed by stream (``generator NAME`` for registered
+    generators); reading a state draws nothing."""
+    out: dict[str, Any] = {}
+    for rng in sources:
+        state = rng.state_dict()
+        for key, value in state.items():
+            if key == "generators":
+                for name, gen_state in value.items():
+                    out[f"generator {name}"] = gen_state
+            elif key == "cuda":
+                for i, dev in enumerate(value):
+                    out["cuda" if i == 0 else f"cuda:{i}"] = dev
+            else:
+                out[key] = value
+    return out
+
+
+def stream_digests(states: dict[str, Any]) -> dict[str, str]:
+    return {key: _digest(value) for key, value in states.items()}
+
+
+def _digest(value: Any) -> str:
+    h = hashlib.blake2b(digest_size=12)
+    _feed(h, value)
+    return h.hexdigest()
+
+
+def _feed(h: Any, value: Any) -> None:
+    if isinstance(value, torch.Tensor):
+        h.update(value.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes())
+    elif isinstance(value, dict):
+        for key in sorted(value, key=str):
+            h.update(str(key).encode())
+            _feed(h, value[key])
+    else:
+        h.update(repr(value).encode())
+
+
+def stream_label(key: str) -> str:
+    if key.startswith("generator "):
+        return f"generator `{key.removeprefix('generator ')}`"
+    if key.startswith("cuda:"):
+        return f"torch CUDA stream of device {key.removeprefix('cuda:')}"
+    return _LABELS.get(key, key)
+
+
+def draw_offset(key: str, reference: Any, other: Any, limit: int = MAX_DRAWS) -> tuple[int | None, str]:
+    """By how many units ``other`` is ahead of (> 0) or behind (< 0) ``reference``.
+
+    Searches ``limit`` units forward from each state on copies; the streams
+    themselves are untouched. Returns (None, unit) when the states are not
+    within ``limit`` units of each other (another seed, a lost restore) or the
+    stream cannot be searched.
+    """
+    stepper = _stepper(key, reference)
+    if stepper is None:
+        return None, "Philox offset" if key.startswith("cuda") else "draws"
+    advance, same, unit = stepper
+    for sign, start, goal in ((1, reference, other), (-1, other, reference)):
+        try:
+            state = advance(start, 0)
+            for n in range(1, limit + 1):
+                state = advance(state, 1)
+                if same(state, goal):
+                    return sign * n, unit
+        except Exception:  # a state of an unexpected shape: no search
+            return None, unit
+    return None, unit
+
+
+def _stepper(key: str, sample: Any) -> tuple[Any, Any, str] | None:
+    if key == "torch" or (key.startswith("generator ") and isinstance(sample, torch.Tensor)):
+        return _torch_advance, _tensor_same, "draws"
+    if key == "python":
+        return _python_advance, _python_same, "32-bit words"
+    if key == "numpy":
+        return _numpy_legacy_advance, _numpy_legacy_same, "32-bit words"
+    if key.startswith("generator ") and isinstance(sample, dict) and "bit_generator" in sample:
+        return _bitgen_advance, _bitgen_same, "raw outputs"
+    return None
+
+
+# -- torch: one int64 draw, as DataLoader draws its base seed ------------------
+
+def _torch_advance(state: Any, draws: int) -> Any:
+    g = torch.Generator()
+    g.set_state(state)
+    for _ in range(draws):
+        torch.empty((), dtype=torch.int64).random_(generator=g)
+    return g.get_state()
+
+
+def _tensor_same(a: Any, b: Any) -> bool:
+    return isinstance(b, torch.Tensor) and a.shape == b.shape and torch.equal(a, b)
+
+
+# -- Python random: one 32-bit word ---------------------------------------------
+
+def _python_advance(state: Any, words: int) -> Any:
+    r = random.Random()
+    r.setstate((state["version"], tuple(state["internal"]), state["gauss"]))
+    for _ in range(words):
+        r.getrandbits(32)
+    version, internal, gauss = r.getstate()
+    return {"version": version, "internal": list(internal), "gauss": gauss}
+
+
+def _python_same(a: Any, b: Any) -> bool:
+    return list(a["internal"]) == list(b["internal"]) and a["gauss"] == b["gauss"]
+
+
+# -- numpy's global (legacy) stream: one 32-bit word ----------------------------
+
+def _numpy_legacy_advance(state: Any, words: int) -> Any:
+    bg = np.random.MT19937()
+    keys = state["keys"].numpy().astype(np.uint32) if isinstance(state["keys"], torch.Tensor) \
+        else np.asarray(state["keys"], dtype=np.uint32)
+    bg.state = {"bit_generator": "MT19937", "state": {"key": keys, "pos": int(state["pos"])}}
+    if words:
+        bg.random_raw(words)
+    s = bg.state["state"]
+    return {**state, "keys": torch.from_numpy(np.asarray(s["key"], dtype=np.int64)),
+            "pos": int(s["pos"])}
+
+
+def _numpy_legacy_same(a: Any, b: Any) -> bool:
+    return (int(a["pos"]) == int(b["pos"]) and torch.equal(a["keys"], b["keys"])
+            and a["has_gauss"] == b["has_gauss"])
+
+
+# -- a registered numpy Generator: one raw output of its bit generator ----------
+
+def _bitgen_advance(state: Any, outputs: int) -> Any:
+    bg = getattr(np.random, state["bit_generator"])()
+    bg.state = state
+    if outputs:
+        bg.random_raw(outputs)
+    return bg.state
+
+
+def _bitgen_same(a: Any, b: Any) -> bool:
+    return _digest(_plain(a)) == _digest(_plain(b))
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.integer):
+        return int(value)
+    return value

@@ -1,0 +1,82 @@
+"""Issue 13 §7: fractional epochs and declared epoch boundaries."""
+
+import pytest
+from hypothesis import given
+from hypothesis.errors import InvalidArgument
+
+from resumecheck import verify
+from resumecheck.program import epoch_boundaries, next_epoch_start
+from resumecheck.strategies import interruption_schedules, special_points
+
+from fixtures.evidence import fractional_epochs
+
+def test_fractional_epochs_put_the_boundary_before_the_step_that_reads_the_new_epoch():
+    # 13 batches, accumulation 2: epochs begin inside steps 7, 14, 20
+    assert epoch_boundaries({"steps_per_epoch": 6.5}, 20) == [6, 13, 19]
+    assert epoch_boundaries({"steps_per_epoch": 5}, 16) == [5, 10, 15]
+    assert epoch_boundaries({"epoch_boundaries": [3, 9, 30]}, 16) == [3, 9]
+    assert next_epoch_start({"steps_per_epoch": 6.5}, 8) == 14
+    assert next_epoch_start({"steps_per_epoch": 8}, 8) == 17  # beyond a 16-step run: latent
+    assert next_epoch_start({"epoch_boundaries": [6, 13]}, 13) is None
+    assert next_epoch_start({}, 3) is None
+
+
+def test_special_points_aim_at_the_real_boundaries():
+    assert special_points(20, 6.5) == [1, 5, 6, 7, 12, 13, 14, 18, 19]
+    assert special_points(16, epoch_boundaries=[3, 11]) == [1, 2, 3, 4, 10, 11, 12, 15]
+    assert special_points(16, 5) == [1, 4, 5, 6, 9, 10, 11, 14, 15]  # unchanged for whole epochs
+
+
+@given(interruption_schedules(steps=16, max_interruptions=1, steps_per_epoch=6.5))
+def test_fractional_schedules_stay_in_range(schedule):
+    assert len(schedule) == 1 and 1 <= schedule[0] <= 15
+
+
+@pytest.mark.parametrize("kw", [{"steps_per_epoch": 0}, {"steps_per_epoch": -6.5},
+                                {"steps_per_epoch": "6"}, {"epoch_boundaries": [0, 4]}])
+def test_bad_epoch_settings_raise(kw):
+    with pytest.raises(InvalidArgument):
+        interruption_schedules(steps=10, **kw).example()
+
+
+def test_a_program_declares_fractional_or_listed_boundaries():
+    for target, expected in ((fractional_epochs.FORGETS_EPOCH, 6.5),
+                             (fractional_epochs.FORGETS_EPOCH_DECLARED, None)):
+        built = target.build({})
+        assert built.boundaries()["steps_per_epoch"] == expected
+    declared = fractional_epochs.FORGETS_EPOCH_DECLARED.build({}).boundaries()
+    assert declared["epoch_boundaries"] == [6, 13, 19]
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(("name", "isolation"), [
+    ("FORGETS_EPOCH", "inprocess"), ("FORGETS_EPOCH_DECLARED", "inprocess"),
+    pytest.param("FORGETS_EPOCH", "process", marks=pytest.mark.process),
+])
+def test_latent_epoch_gap_says_when_the_next_epoch_is_read(name, isolation):
+    target = getattr(fractional_epochs, name)
+    report = verify(target, drop="none", isolation=isolation, noise_seeds=0,
+                    check_determinism=isolation == "inprocess")
+    full = report.full_resume
+    assert full.verdict == "identical" and full.latent_gaps == ["sampler_epoch"]
+    [finding] = full.diagnosis
+    assert (finding.component, finding.confirmed, finding.matters_from) == (
+        "sampler_epoch", False, 14)
+    assert "sampler_epoch (from step 14)" in full.explanation
+    if isolation == "process":
+        return  # the longer run below shows nothing more in a fresh interpreter
+    longer = verify(target, steps=16, drop="none", noise_seeds=0, check_determinism=False)
+    assert longer.full_resume.verdict == "diverged"
+    assert longer.full_resume.first_divergent_step == 14
+
+
+@pytest.mark.e2e
+def test_fuzz_aims_at_the_fractional_boundaries():
+    from resumecheck.fuzz import fuzz
+
+    result = fuzz(fractional_epochs.FORGETS_EPOCH, steps=16, max_examples=25, budget=60)
+    assert result.boundaries == [6, 13]
+    assert result.found
+    # shrunk to the earliest special point that still fails: the first resume
+    # after epoch 1 began inside step 7 (a whole-number 6 would also aim at 6, 12)
+    assert result.failure.resume_at == [7]

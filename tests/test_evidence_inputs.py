@@ -1,0 +1,119 @@
+"""Issue 13 §6: the data order shows as data without the user's help."""
+
+import pytest
+import torch
+
+from resumecheck import StepOutput, Tolerance, verify
+from resumecheck.compare import compare_values
+from resumecheck.program import Target
+from resumecheck.trace import Tracer
+
+from fixtures.evidence import shuffled_no_samples
+
+ISOLATIONS = ["inprocess", pytest.param("process", marks=pytest.mark.process)]
+
+
+class _Accumulating:
+    """Two micro-batches per step, a keyword argument, no samples returned."""
+
+    def __init__(self, config):
+        torch.manual_seed(0)
+        self.model = torch.nn.Linear(3, 1)
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+        self.samples = config.get("samples", False)
+
+    def components(self):
+        return {"params": self.model, "optimizer": self.opt}
+
+    def train_step(self):
+        xs = [torch.randn(2, 3), torch.randn(2, 3)]
+        loss = sum(self.model(input=x).sum() for x in xs)
+        loss.backward()
+        self.opt.step()
+        self.opt.zero_grad()
+        return StepOutput(loss=loss.detach(), samples=torch.arange(4) if self.samples else None)
+
+
+def _traced(config):
+    built = Target(factory=_Accumulating).build(config)
+    tracer = Tracer(built, None)
+    tracer.before_step(1)
+    record = tracer.after_step(1, built.step(1), keep_tensors=False)
+    return built, tracer, record
+
+
+def test_every_forward_of_the_step_is_fingerprinted_and_the_hook_goes_on_close():
+    built, tracer, record = _traced({})
+    assert sorted(k for k in record.digests if k.startswith("inputs")) == ["inputs:0", "inputs:1"]
+    assert record.digests["inputs:0"] != record.digests["inputs:1"]
+    assert len(built.program.model._forward_pre_hooks) == 1
+    tracer.close()
+    assert len(built.program.model._forward_pre_hooks) == 0
+
+
+def test_returned_samples_are_the_data_and_inputs_are_not_recorded():
+    _, tracer, record = _traced({"samples": True})
+    tracer.close()
+    assert "data" in record.digests
+    assert not any(k.startswith("inputs") for k in record.digests)
+
+
+def test_the_fingerprint_changes_nothing_the_program_computes():
+    torch.manual_seed(5)
+    untraced = Target(factory=_Accumulating).build({})
+    plain_loss = untraced.step(1).loss
+    plain_stream = torch.get_rng_state()
+    torch.manual_seed(5)
+    built, tracer, record = _traced({})
+    tracer.close()
+    assert record.loss == float(plain_loss)
+    assert torch.equal(torch.get_rng_state(), plain_stream)
+    assert torch.equal(built.program.model.weight, untraced.program.model.weight)
+
+
+def test_integer_differences_read_as_counts_not_magnitudes():
+    ref = torch.arange(16)
+    new = ref.clone()
+    new[[5, 9, 12]] = torch.tensor([42, 43, 44])
+    ref[5] = 17
+    new[5] = 42
+    d = compare_values(ref, new, Tolerance.bitwise())
+    assert not d.within_tolerance
+    assert d.summary == "3 of 16 entries differ, first at position 5: 42 vs 17 in the reference"
+    assert d.max_abs is None and d.max_ulp is None
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(("bug", "isolation"), [
+    ("BUGGY_EPOCH", "inprocess"), ("BUGGY_CURSOR", "inprocess"),
+    pytest.param("BUGGY_EPOCH", "process", marks=pytest.mark.process),
+])
+def test_data_order_bug_is_the_models_inputs_at_the_step_it_happens(bug, isolation):
+    report = verify(getattr(shuffled_no_samples, bug), drop="none", isolation=isolation,
+                    noise_seeds=0, check_determinism=isolation == "inprocess")
+    full = report.full_resume
+    assert full.verdict == "diverged"
+    assert (full.first_divergent_step, full.first_divergent_quantity) == (
+        9, "data (the model's inputs)")
+    assert full.divergence_detail.startswith("the model's input in step 9: max |Δ|")
+    assert "data (the model's inputs) differs from step 9" in full.explanation
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("isolation", ISOLATIONS)
+def test_shuffled_twin_with_fingerprinted_inputs_is_equivalent(isolation):
+    report = verify(shuffled_no_samples.CORRECT, drop="none", isolation=isolation, noise_seeds=0,
+                    check_determinism=isolation == "inprocess")
+    assert report.equivalent, report.render()
+    assert report.full_resume.verdict == "identical"
+
+
+@pytest.mark.e2e
+def test_integer_samples_read_as_how_many_differ_and_where():
+    report = verify("fixtures.bugs.class11_cursor_dropped:BUGGY", drop="none", noise_seeds=0)
+    full = report.full_resume
+    assert full.first_divergent_quantity == "data (the samples consumed)"
+    detail = full.divergence_detail
+    assert detail.startswith("step 10: 8 of 8 samples differ, first at position 0: ")
+    assert detail.endswith(" in the reference") and detail in full.explanation
+    assert "ULP" not in detail and "|Δ|" not in detail
