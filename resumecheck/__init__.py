@@ -35,6 +35,7 @@ _EXPORTS = {
     "verify": "engine",
     "CheckpointError": "errors",
     "InvalidArgument": "errors",
+    "MissingFramework": "errors",
     "ResumecheckError": "errors",
     "StepError": "errors",
     "TargetError": "errors",
@@ -101,6 +102,7 @@ if _TYPE_CHECKING:
     from resumecheck.errors import (
         CheckpointError,
         InvalidArgument,
+        MissingFramework,
         NondeterministicBaseline,
         ResumecheckError,
         StepError,
