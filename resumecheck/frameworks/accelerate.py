@@ -185,7 +185,7 @@ class AccelerateProgram:
         self._resume = None
         streams = self._streams()
         saved = streams.state_dict()
-        base = getattr(self.loader, "base_dataloader", None)
+        base: Any = getattr(self.loader, "base_dataloader", None)
         if self.epoch > 0 and getattr(base, "_initial_iter_for_state_dict", False):
             # A StatefulDataLoader reuses the iterator its first state_dict()
             # made (at prepare), once. The reference's loader had been
