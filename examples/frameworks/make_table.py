@@ -29,11 +29,11 @@ ROWS = [
 ]
 
 
-def measure(target: str):
+def measure(target: str, noise_seeds: int = 1):
     """The full resume's RunResult for one example target."""
     import resumecheck
 
-    report = resumecheck.verify(str(HERE / target), drop="none", noise_seeds=1)
+    report = resumecheck.verify(str(HERE / target), drop="none", noise_seeds=noise_seeds)
     return report.runs[0]
 
 
@@ -47,12 +47,15 @@ def cause(run) -> str:
     return run.explanation
 
 
-def row(framework: str, setting: str, target: str) -> str:
-    run = measure(target)
+def columns(framework: str, setting: str, run) -> list[str]:
+    """The table's columns for one measured run."""
     first = (f"{run.first_divergent_step}, {run.first_divergent_quantity}"
              if run.first_divergent_step is not None else "-")
-    text = cause(run).replace("|", "\\|")
-    return f"| {framework} | {setting} | {run.verdict} | {first} | {text} |"
+    return [framework, setting, run.verdict, first, cause(run).replace("|", "\\|")]
+
+
+def row(framework: str, setting: str, target: str) -> str:
+    return "| " + " | ".join(columns(framework, setting, measure(target))) + " |"
 
 
 def main() -> int:
