@@ -294,7 +294,7 @@ def test_process_isolation_agrees_on_the_recommended_setting():
 # -- an omission in the user's Accelerate setup, and its twin -----------------
 
 
-def _build_with_scheduler(settings, prepare_scheduler):
+def _build_with_scheduler(settings, prepare_scheduler, accumulation=1):
     from accelerate import Accelerator, DataLoaderConfiguration
     from accelerate.utils import set_seed
 
@@ -303,7 +303,8 @@ def _build_with_scheduler(settings, prepare_scheduler):
     train = example_module().train
     set_seed(settings.get("seed", 0))
     accelerator = Accelerator(
-        cpu=True, dataloader_config=DataLoaderConfiguration(use_seedable_sampler=True))
+        cpu=True, dataloader_config=DataLoaderConfiguration(use_seedable_sampler=True),
+        gradient_accumulation_steps=accumulation)
     model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(),
                                 torch.nn.Dropout(0.3), torch.nn.Linear(16, 4))
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
@@ -316,9 +317,10 @@ def _build_with_scheduler(settings, prepare_scheduler):
         scheduler = accelerator.prepare(scheduler)
 
     def step(batch):
-        loss = train.loss_of(model, batch)
-        accelerator.backward(loss)
-        optimizer.step(); scheduler.step(); optimizer.zero_grad()  # noqa: E702
+        with accelerator.accumulate(model):
+            loss = train.loss_of(model, batch)
+            accelerator.backward(loss)
+            optimizer.step(); scheduler.step(); optimizer.zero_grad()  # noqa: E702
         return loss
     return accelerate_program(accelerator, model=model, optimizer=optimizer, loader=loader,
                               scheduler=scheduler, step=step)
@@ -338,6 +340,25 @@ def test_a_scheduler_left_out_of_prepare_is_blamed_and_its_twin_passes():
     twin = check(True)
     assert twin.verdict == IDENTICAL
     assert not any(f.component == "scheduler" for f in twin.diagnosis)
+
+
+@pytest.mark.e2e
+def test_gradient_accumulation_resumes_at_optimizer_steps_and_epoch_ends():
+    """Two micro-batches per optimizer step, five batches per epoch: Accelerate
+    steps after batches 2, 4 and 5 (the end of the epoch syncs), 3 steps an epoch."""
+    target = Target(factory=partial(_build_with_scheduler, prepare_scheduler=True,
+                                    accumulation=2), steps=8)
+    program = target.build({}).program
+    assert program.steps_per_epoch == 3
+    consumed = []
+    for _ in range(4):
+        before = program.epoch * 5 + program.batch
+        program.train_step()
+        consumed.append(program.epoch * 5 + program.batch - before)
+    assert consumed == [2, 2, 1, 2]
+    report = resumecheck.verify(target, resume_at=[2, 3, 5], drop="none", noise_seeds=0,
+                                check_determinism=False)
+    assert report.runs[0].verdict == IDENTICAL, report.runs[0].explanation
 
 
 # -- dependencies ------------------------------------------------------------

@@ -45,6 +45,7 @@ import torch
 from resumecheck.components import (
     DATA_CURSOR, OPTIMIZER, PARAMS, RNG, SAMPLER_EPOCH, SCALER, SCHEDULER, RNGState,
 )
+from resumecheck.errors import InvalidArgument
 from resumecheck.frameworks import require
 from resumecheck.program import StepOutput
 
@@ -90,6 +91,18 @@ class AccelerateProgram:
         extra: Mapping[str, Any] | None = None,
     ) -> None:
         require("accelerate", "resumecheck.frameworks.accelerate")
+        if not callable(getattr(accelerator, "save_state", None)):
+            raise InvalidArgument("accelerator", accelerator, "expected an accelerate.Accelerator")
+        if not callable(step):
+            raise InvalidArgument("step", step, "expected a function of one batch returning the loss")
+        if samples is not None and not callable(samples):
+            raise InvalidArgument("samples", samples, "expected a function of one batch")
+        try:
+            len(loader)
+        except TypeError:
+            raise InvalidArgument(
+                "loader", loader, "expected the DataLoader that accelerator.prepare returned "
+                "(one with a length: an iterable dataset is not supported yet)") from None
         self.accelerator = accelerator
         self.model = model
         self.optimizer = optimizer
@@ -103,6 +116,7 @@ class AccelerateProgram:
         self.batch = 0
         """Batches consumed in this epoch."""
         self.stateful = bool(getattr(loader, "use_stateful_dataloader", False))
+        self.accumulation = int(getattr(accelerator, "gradient_accumulation_steps", 1) or 1)
         self._iter: Iterator[Any] | None = None
         self._order: dict[str, torch.Tensor] = {}  # the order's stream at this epoch's start
         self._resume: tuple[str, Any] | None = None
@@ -113,7 +127,9 @@ class AccelerateProgram:
 
     @property
     def steps_per_epoch(self) -> int:
-        return len(self.loader)
+        """Optimizer steps per epoch (Accelerate steps at the end of an epoch too)."""
+        return -(-len(self.loader) // max(1, self.accumulation))
+
 
     def components(self) -> dict[str, Any]:
         comps: dict[str, Any] = {PARAMS: self.model, OPTIMIZER: self.optimizer}
@@ -129,12 +145,22 @@ class AccelerateProgram:
         return comps
 
     def train_step(self) -> StepOutput:
-        batch = self._next_batch()
-        loss = self.step_fn(batch)
-        self.batch += 1
-        if self.samples_fn is not None:
-            return StepOutput(loss=loss, samples=torch.as_tensor(self.samples_fn(batch)))
-        return StepOutput(loss=loss, samples=_fingerprint(batch))
+        """One optimizer step: one batch, or under gradient accumulation
+        (``step`` uses ``accelerator.accumulate``) the micro-batches up to the
+        one after which the optimizer really stepped."""
+        losses, samples = [], []
+        for _ in range(max(1, self.accumulation)):
+            batch = self._next_batch()
+            losses.append(self.step_fn(batch))
+            self.batch += 1
+            samples.append(torch.as_tensor(self.samples_fn(batch))
+                           if self.samples_fn is not None else _fingerprint(batch))
+            if self.accumulation <= 1 or self.accelerator.sync_gradients:
+                break
+        if len(losses) == 1:
+            return StepOutput(loss=losses[0], samples=samples[0])
+        loss = torch.stack([torch.as_tensor(x).detach().float() for x in losses]).mean()
+        return StepOutput(loss=loss, samples=torch.cat([x.reshape(-1).double() for x in samples]))
 
     def save(self, path: str) -> None:
         self.accelerator.save_state(path)
@@ -165,7 +191,8 @@ class AccelerateProgram:
         resumes from its own restored state instead).
         """
         self._order = self._order_streams()
-        self.loader.set_epoch(self.epoch)
+        if callable(getattr(self.loader, "set_epoch", None)):
+            self.loader.set_epoch(self.epoch)
         active = self.loader
         resume, self._resume = self._resume, None
         if resume is not None and resume[0] == "skip" and resume[1]:
@@ -232,11 +259,11 @@ class AccelerateProgram:
         generator = getattr(sampler, "generator", None)
         if isinstance(generator, torch.Generator):
             return {"the sampler's generator": generator.get_state()}
-        return {"torch": torch.get_rng_state()}  # "torch" names the global stream
+        return {_GLOBAL: torch.get_rng_state()}
 
     def _set_order_streams(self, order: Mapping[str, torch.Tensor]) -> None:
-        if "torch" in order:
-            torch.set_rng_state(order["torch"])
+        if _GLOBAL in order:
+            torch.set_rng_state(order[_GLOBAL])
         generator = getattr(self._sampler(), "generator", None)
         key = "the sampler's generator"
         if key in order and isinstance(generator, torch.Generator):
@@ -260,8 +287,10 @@ class _Progress:
         p._resume = None if p.stateful else ("skip", p.batch)
 
 
-# How the diagnosis names it: "data_cursor: shuffle drawn from torch differs".
-_ORDER_KEY = "shuffle drawn from "
+# How the diagnosis names it: "data_cursor: epoch shuffle drawn from torch's
+# global stream differs".
+_ORDER_KEY = "epoch shuffle drawn from "
+_GLOBAL = "torch's global stream"
 
 
 class _Cursor:
