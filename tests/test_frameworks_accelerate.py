@@ -361,6 +361,43 @@ def test_gradient_accumulation_resumes_at_optimizer_steps_and_epoch_ends():
     assert report.runs[0].verdict == IDENTICAL, report.runs[0].explanation
 
 
+def _build_with_project_naming(settings, project_dir):
+    from accelerate import Accelerator, DataLoaderConfiguration
+    from accelerate.utils import ProjectConfiguration, set_seed
+
+    from resumecheck.frameworks.accelerate import accelerate_program
+
+    train = example_module().train
+    set_seed(settings.get("seed", 0))
+    accelerator = Accelerator(
+        cpu=True, dataloader_config=DataLoaderConfiguration(use_seedable_sampler=True),
+        project_config=ProjectConfiguration(project_dir=str(project_dir),
+                                            automatic_checkpoint_naming=True, total_limit=1))
+    model = torch.nn.Linear(8, 4)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    loader = torch.utils.data.DataLoader(train.dataset(), batch_size=8, shuffle=True,
+                                         generator=torch.Generator().manual_seed(0))
+    model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
+
+    def step(batch):
+        loss = train.loss_of(model, batch)
+        accelerator.backward(loss)
+        optimizer.step(); optimizer.zero_grad()  # noqa: E702
+        return loss
+    return accelerate_program(accelerator, model=model, optimizer=optimizer, loader=loader,
+                              step=step)
+
+
+@pytest.mark.e2e
+def test_automatic_checkpoint_naming_saves_at_the_engines_path(tmp_path):
+    target = Target(factory=partial(_build_with_project_naming, project_dir=tmp_path),
+                    steps=8, resume_at=(3,))
+    run = resumecheck.verify(target, drop="none", noise_seeds=0,
+                             check_determinism=False).runs[0]
+    assert run.verdict == IDENTICAL, run.explanation
+    assert not (tmp_path / "checkpoints").exists()  # the user's checkpoints are left alone
+
+
 # -- dependencies ------------------------------------------------------------
 
 

@@ -38,6 +38,7 @@ Accelerate is imported only when a program is built.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 import torch
@@ -163,10 +164,27 @@ class AccelerateProgram:
         return StepOutput(loss=loss, samples=torch.cat([x.reshape(-1).double() for x in samples]))
 
     def save(self, path: str) -> None:
-        self.accelerator.save_state(path)
+        with self._named_checkpoints():
+            self.accelerator.save_state(path)
 
     def load(self, path: str) -> None:
-        self.accelerator.load_state(path)
+        with self._named_checkpoints():
+            self.accelerator.load_state(path)
+
+    @contextmanager
+    def _named_checkpoints(self) -> Iterator[None]:
+        """Save and load at the engine's path even when the user's
+        ProjectConfiguration names checkpoints itself: only the folder's name
+        changes, never what is saved (and no checkpoint of the user's is rotated away)."""
+        config: Any = getattr(self.accelerator, "project_configuration", None)
+        automatic = getattr(config, "automatic_checkpoint_naming", False)
+        if automatic:
+            config.automatic_checkpoint_naming = False
+        try:
+            yield
+        finally:
+            if automatic:
+                config.automatic_checkpoint_naming = True
 
     # -- the loop -----------------------------------------------------------
 
