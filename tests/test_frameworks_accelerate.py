@@ -173,6 +173,73 @@ def test_the_engine_capture_is_complete_mid_epoch_and_at_epoch_ends(name):
     assert report.runs[0].verdict == IDENTICAL, report.runs[0].explanation
 
 
+class NoisyRows(torch.utils.data.Dataset):
+    """The example's data, augmented with noise from torch's global stream on every read."""
+
+    def __init__(self):
+        self.base = example_module().train.dataset()
+
+    def __len__(self):
+        return len(self.base)
+
+    def __getitem__(self, i):
+        x, y = self.base[i]
+        return x + 0.1 * torch.randn(8), y
+
+
+def _build_augmenting(settings, own_save_load=True):
+    from accelerate import Accelerator, DataLoaderConfiguration
+    from accelerate.utils import set_seed
+
+    from resumecheck.frameworks.accelerate import accelerate_program
+
+    train = example_module().train
+    set_seed(settings.get("seed", 0))
+    accelerator = Accelerator(
+        cpu=True, dataloader_config=DataLoaderConfiguration(use_seedable_sampler=True))
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    loader = torch.utils.data.DataLoader(NoisyRows(), batch_size=8, shuffle=True,
+                                         generator=torch.Generator().manual_seed(0))
+    model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
+
+    def step(batch):
+        loss = train.loss_of(model, batch)
+        accelerator.backward(loss)
+        optimizer.step(); optimizer.zero_grad()  # noqa: E702
+        return loss
+    program = accelerate_program(accelerator, model=model, optimizer=optimizer, loader=loader,
+                                 step=step)
+    return program if own_save_load else _NoSaveLoad(program)
+
+
+class _NoSaveLoad:
+    def __init__(self, inner):
+        self.inner = inner
+
+    def components(self):
+        return self.inner.components()
+
+    def train_step(self):
+        return self.inner.train_step()
+
+
+@pytest.mark.e2e
+def test_a_dataset_that_augments_from_the_global_stream():
+    """The batch a prepared loader fetches ahead is augmented before the checkpoint:
+    the engine's capture keeps the streams it was made from; Accelerate's does not."""
+    engine = Target(factory=partial(_build_augmenting, own_save_load=False), steps=12)
+    run = resumecheck.verify(engine, resume_at=[3, 5, 7, 10], drop="none", noise_seeds=0,
+                             check_determinism=False).runs[0]
+    assert run.verdict == IDENTICAL, run.explanation
+    own = Target(factory=_build_augmenting, steps=12, resume_at=(K,))
+    run = resumecheck.verify(own, drop="none", noise_seeds=0, check_determinism=False).runs[0]
+    assert run.verdict == DIVERGED
+    assert (run.first_divergent_step, run.first_divergent_quantity) == (
+        K + 1, "data (the samples consumed)")
+    assert any(f.component == "data_cursor" and f.confirmed for f in run.diagnosis)
+
+
 def _run_and_resume(loader: str, steps_after: int = 3, **setup):
     """Train K steps with accelerate_program, save_state, restart, load_state,
     train on; return (reference half, resumed half) as lists of (x rows, loss),

@@ -27,10 +27,11 @@ batches consumed in it, which the loop needs to resume mid-epoch (a user's
 loop keeps them in the checkpoint folder's name or a registered object).
 
 The engine's own capture, the reference for the diagnosis, adds what a
-complete checkpoint would need besides: the state of the stream the epoch's
-shuffle was drawn from (``data_cursor``), so the engine can rebuild the
-loader's iterator exactly where the reference's was, without touching the
-global streams.
+complete checkpoint would need besides (``data_cursor``): the state of the
+stream the epoch's shuffle was drawn from and, when making a batch draws from
+a global stream, the streams the batch fetched ahead was made from. The
+engine rebuilds the loader's iterator exactly where the reference's was by
+replaying the epoch, and puts every stream back after.
 
 Accelerate is imported only when a program is built.
 """
@@ -120,6 +121,9 @@ class AccelerateProgram:
         self.accumulation = int(getattr(accelerator, "gradient_accumulation_steps", 1) or 1)
         self._iter: Iterator[Any] | None = None
         self._order: dict[str, torch.Tensor] = {}  # the order's stream at this epoch's start
+        self._fetch_draws = False  # making a batch draws from a global stream
+        self._fetches = 0  # next() calls on this iterator
+        self._lookahead: dict[str, Any] | None = None  # the streams the last fetch began from
         self._resume: tuple[str, Any] | None = None
         self.progress = _Progress(self)
         accelerator.register_for_checkpointing(self.progress)
@@ -194,12 +198,30 @@ class AccelerateProgram:
             self._start_epoch()
         assert self._iter is not None
         try:
-            return next(self._iter)
+            return self._fetch()
         except StopIteration:
             self.epoch += 1
             self.batch = 0
             self._start_epoch()
-            return next(self._iter)
+            return self._fetch()
+
+    def _fetch(self) -> Any:
+        """``next()`` on the loader, noting the streams it started from.
+
+        A prepared loader fetches one batch ahead: the batch a step will get
+        next was made during this call. When the dataset draws from a global
+        stream as it makes a batch (augmentation), the state the call started
+        from is part of where the data is (``data_cursor``'s look-ahead).
+        """
+        assert self._iter is not None
+        before = _global_streams()
+        batch = next(self._iter)
+        self._fetches += 1
+        if self._fetches > 1 and not self._fetch_draws:  # an iterator's first call draws its order
+            after = _global_streams()
+            self._fetch_draws = any(not _same(before[k], after[k]) for k in before)
+        self._lookahead = before
+        return batch
 
     def _start_epoch(self) -> None:
         """Start iterating this epoch, as the user's ``for batch in loader`` does.
@@ -216,6 +238,7 @@ class AccelerateProgram:
         if resume is not None and resume[0] == "skip" and resume[1]:
             active = self.accelerator.skip_first_batches(self.loader, resume[1])
         self._iter = iter(active)
+        self._fetches = 0
 
     def _realize(self) -> None:
         """Rebuild the iterator where the engine's capture says it was.
@@ -226,7 +249,7 @@ class AccelerateProgram:
         """
         if self._resume is None or self._resume[0] != "replay":
             return
-        order, consumed = self._resume[1]
+        order, consumed, lookahead = self._resume[1]
         self._resume = None
         streams = self._streams()
         saved = streams.state_dict()
@@ -242,8 +265,13 @@ class AccelerateProgram:
             self._start_epoch()
             self._order = order
             assert self._iter is not None
-            for _ in range(consumed):
+            for i in range(consumed):
+                if i == consumed - 1 and lookahead is not None:
+                    RNGState(streams=_LOOKAHEAD_STREAMS).load_state_dict(lookahead)
                 next(self._iter)
+            self._fetch_draws = lookahead is not None
+            self._lookahead = lookahead
+            self._fetches = consumed
         finally:
             streams.load_state_dict(saved)
 
@@ -309,6 +337,8 @@ class _Progress:
 # global stream differs".
 _ORDER_KEY = "epoch shuffle drawn from "
 _GLOBAL = "torch's global stream"
+_LOOKAHEAD_KEY = "batch fetched ahead drawn from"
+_LOOKAHEAD_STREAMS = ("python", "numpy", "torch")
 
 
 class _Cursor:
@@ -324,7 +354,12 @@ class _Cursor:
         # No iterator yet (a fresh start, or Accelerate's load_state): the
         # order will be drawn from the streams as they are now.
         order = p._order if p._iter is not None else p._order_streams()
-        return {"batch": p.batch, **{_ORDER_KEY + k: v.clone() for k, v in order.items()}}
+        state: dict[str, Any] = {"batch": p.batch}
+        state.update({_ORDER_KEY + k: v.clone() for k, v in order.items()})
+        if p._fetch_draws and p._iter is not None and p._lookahead is not None:
+            # the batch fetched ahead was made from these streams
+            state[_LOOKAHEAD_KEY] = p._lookahead
+        return state
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         p = self.program
@@ -332,7 +367,7 @@ class _Cursor:
         order = {k.removeprefix(_ORDER_KEY): v for k, v in state.items()
                  if k.startswith(_ORDER_KEY)}
         p._iter = None
-        p._resume = ("replay", (order, p.batch))
+        p._resume = ("replay", (order, p.batch, state.get(_LOOKAHEAD_KEY)))
 
 
 class _Epoch:
@@ -346,6 +381,20 @@ class _Epoch:
 
     def load_state_dict(self, state: Mapping[str, int]) -> None:
         self.program.epoch = int(state["value"])
+
+
+def _global_streams() -> dict[str, Any]:
+    state = RNGState(streams=_LOOKAHEAD_STREAMS).state_dict()
+    state.pop("generators", None)
+    return state
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, torch.Tensor):
+        return isinstance(b, torch.Tensor) and torch.equal(a, b)
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    return bool(a == b)
 
 
 def _fingerprint(batch: Any) -> torch.Tensor:
