@@ -71,7 +71,9 @@ def accelerate_program(
     ``optimizer.step()``, ``scheduler.step()``, ``zero_grad()``; it returns the loss.
     ``samples(batch)`` says which samples a batch holds (default: the batch's
     tensors themselves, so the data order is checked by content). ``extra``
-    declares further components of the user's own (EMA weights, a counter).
+    declares further components of the user's own (EMA weights, a counter);
+    Accelerate's checkpoint holds them only if the user registers them with
+    ``accelerator.register_for_checkpointing``, as their loop must.
     """
     return AccelerateProgram(accelerator, model=model, optimizer=optimizer, loader=loader,
                              step=step, scheduler=scheduler, samples=samples, extra=extra)
@@ -134,7 +136,6 @@ class AccelerateProgram:
     def steps_per_epoch(self) -> int:
         """Optimizer steps per epoch (Accelerate steps at the end of an epoch too)."""
         return -(-len(self.loader) // max(1, self.accumulation))
-
 
     def components(self) -> dict[str, Any]:
         comps: dict[str, Any] = {PARAMS: self.model, OPTIMIZER: self.optimizer}
