@@ -34,6 +34,7 @@ _EXPORTS = {
     "ReferenceFailed": "engine",
     "verify": "engine",
     "CheckpointError": "errors",
+    "EnvironmentFailure": "errors",
     "InvalidArgument": "errors",
     "MissingFramework": "errors",
     "ResumecheckError": "errors",
@@ -101,6 +102,7 @@ if _TYPE_CHECKING:
     from resumecheck.timing import PHASES, PhaseTimer, phase
     from resumecheck.errors import (
         CheckpointError,
+        EnvironmentFailure,
         InvalidArgument,
         MissingFramework,
         NondeterministicBaseline,

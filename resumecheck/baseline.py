@@ -23,10 +23,13 @@ from typing import Any, Literal
 import torch
 
 from resumecheck.components import PARAMS, preserved_global_streams
+from resumecheck.engine import check_timeout
 from resumecheck.environment import fingerprint
 from resumecheck.errors import InvalidArgument
 from resumecheck.program import BuiltProgram, Target, load_target
-from resumecheck.runner import SegmentResult, SegmentSpec, run_segment
+from resumecheck.runner import (
+    PHASE_TIMEOUT, SegmentResult, SegmentSpec, environment_failure, run_segment,
+)
 from resumecheck.trace import first_difference
 
 __all__ = ["BaselineCheck", "BaselineReport", "check_baseline"]
@@ -92,8 +95,14 @@ def check_baseline(
     isolation: Literal["inprocess", "process"] = "inprocess",
     batch_size: int = 8,
     micro_batches: int = 2,
+    timeout: float | None = None,
 ) -> BaselineReport:
-    """Run the determinism and tiny-batch gradient checks on ``target``."""
+    """Run the determinism and tiny-batch gradient checks on ``target``.
+
+    ``timeout``: seconds one step of a determinism run may take (None:
+    ``PHASE_TIMEOUT``; 0: no bound); a slower step fails the check. Out of
+    disk space, out of memory or a process killed from outside raise
+    ``EnvironmentFailure``."""
     tgt = target if isinstance(target, Target) else load_target(target)
     n = tgt.steps if steps is None else steps
     if not isinstance(n, int) or n < 1:
@@ -101,13 +110,20 @@ def check_baseline(
     if batch_size % micro_batches or micro_batches < 2:
         raise InvalidArgument("micro_batches", micro_batches,
                               f"expected an int >= 2 dividing batch_size={batch_size}")
+    check_timeout(timeout)
+    step_timeout = PHASE_TIMEOUT if timeout is None else (float(timeout) or None)
     config = {**tgt.run_config, tgt.seed_key: seed}
     previous = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:
         with preserved_global_streams():
-            checks = [_determinism(tgt, n, config, threads, isolation, seed)]
+            checks = [_determinism(tgt, n, config, threads, isolation, seed, step_timeout)]
             checks += _gradient_checks(tgt, config, batch_size, micro_batches)
+    except Exception as exc:
+        failure = environment_failure(exc)
+        if failure is None or failure is exc:
+            raise
+        raise failure from exc
     finally:
         torch.set_num_threads(previous)
     return BaselineReport(target=tgt.spec or tgt.name, steps=n, checks=checks,
@@ -115,20 +131,23 @@ def check_baseline(
 
 
 def two_runs(target: Target, steps: int, config: dict[str, Any], threads: int,
-             isolation: Literal["inprocess", "process"], work: str) -> tuple[SegmentResult, SegmentResult]:
+             isolation: Literal["inprocess", "process"], work: str,
+             step_timeout: float | None = PHASE_TIMEOUT) -> tuple[SegmentResult, SegmentResult]:
     runs = []
     for hash_seed, name in enumerate(("first", "second"), start=1):
         runs.append(run_segment(SegmentSpec(
             target_spec=target.spec, config=config, start=0, stop=steps, workdir=work,
             name=f"determinism-{name}", threads=threads, hash_seed=hash_seed,
+            step_timeout=step_timeout,
         ), isolation, target))
     return runs[0], runs[1]
 
 
 def _determinism(tgt: Target, n: int, config: dict[str, Any], threads: int,
-                 isolation: Literal["inprocess", "process"], seed: int) -> BaselineCheck:
+                 isolation: Literal["inprocess", "process"], seed: int,
+                 step_timeout: float | None) -> BaselineCheck:
     with tempfile.TemporaryDirectory(prefix="resumecheck-baseline-") as work:
-        first, second = two_runs(tgt, n, config, threads, isolation, work)
+        first, second = two_runs(tgt, n, config, threads, isolation, work, step_timeout)
     failed = first.error or second.error
     if failed:
         return BaselineCheck(name="determinism", status="failed",

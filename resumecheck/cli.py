@@ -7,16 +7,29 @@ the one place that maps library errors to messages and exit codes:
   (``fuzz``: no failing schedule found);
 * 1: it is not (``fuzz``: a failing schedule was found);
 * 2: bad usage or bad input (a message says what and what to do);
-* 3: ``run``/``fuzz`` refuse to judge: the baseline is not deterministic.
+* 3: ``run``/``fuzz`` refuse to judge: the baseline is not deterministic;
+* 4: the environment failed, not the program (out of disk space, out of
+  memory, a process killed from outside, e.g. by the kernel's OOM killer):
+  nothing was judged;
+* 130 / 143: interrupted by SIGINT (Ctrl-C) / SIGTERM. Every child process
+  is killed and every temporary file removed before the command exits.
+
+``--timeout SECONDS`` (run, fuzz, baseline) bounds each training step; by
+default the reference's steps get 600 s each and every later run's steps
+max(60 s, 20x the reference's slowest step); ``--timeout 0`` turns it off.
+A step that takes longer ends its run as ``failed``.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 import tempfile
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 __all__ = ["main"]
@@ -25,6 +38,23 @@ EXIT_EQUIVALENT = 0
 EXIT_NOT_EQUIVALENT = 1
 EXIT_USAGE = 2
 EXIT_NONDETERMINISTIC = 3
+EXIT_ENVIRONMENT = 4
+EXIT_SIGINT = 128 + signal.SIGINT  # 130
+EXIT_SIGTERM = 128 + signal.SIGTERM  # 143
+
+_EXIT_CODES = """\
+exit codes: 0 equivalent, 1 not equivalent (or a failed run), 2 bad usage or input,
+            3 the baseline is not deterministic (use --tolerance close to judge anyway),
+            4 the environment failed, not the program (disk full, out of memory, a
+              process killed from outside): nothing was judged,
+            130 / 143 interrupted by SIGINT / SIGTERM (children killed, files removed)
+"""
+
+_TIMEOUT_HELP = (
+    "seconds one training step may take; a slower step ends its run as failed (in "
+    "process mode its interpreter is killed). Default: 600 per reference step, then "
+    "max(60, 20x the reference's slowest step); 0: no bound"
+)
 
 _RUN_EXAMPLES = """\
 examples:
@@ -38,10 +68,10 @@ examples:
       audit your own program (a factory returning components() and train_step())
   resumecheck run --tolerance close --rtol 1e-5 --atol 1e-6
       accept differences within rtol/atol instead of demanding identical bits
+  resumecheck run mytrain.py:TARGET --isolation process --timeout 120
+      a step slower than 120 s ends its run as failed and its interpreter is killed
 
-exit codes: 0 equivalent, 1 not equivalent, 2 bad usage or input,
-            3 the baseline is not deterministic (use --tolerance close to judge anyway)
-"""
+""" + _EXIT_CODES
 
 
 _FUZZ_EXAMPLES = """\
@@ -53,7 +83,9 @@ examples:
       `resumecheck run ... --resume-at ...` command that reproduces it
   resumecheck fuzz mytrain.py:TARGET --max-interruptions 3 --format json
 
-exit codes: 0 no failing schedule found, 1 one found, 2 bad usage or input
+exit codes: 0 no failing schedule found, 1 one found, 2 bad usage or input,
+            3 the baseline is not deterministic, 4 the environment failed (disk full,
+            out of memory, a process killed from outside), 130 / 143 interrupted
 """
 
 
@@ -78,6 +110,27 @@ def _int_list(text: str) -> list[int]:
         raise argparse.ArgumentTypeError(
             f"expected step numbers separated by commas (e.g. 8 or 7,13), got {text!r}"
         ) from None
+
+
+def _seconds(text: str) -> float:
+    value = _float(text)
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected seconds >= 0 (0: no bound), got {text!r}")
+    return value
+
+
+def _noise_seeds(text: str) -> int:
+    from resumecheck.engine import MAX_NOISE_SEEDS
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if not 0 <= value <= MAX_NOISE_SEEDS:
+        raise argparse.ArgumentTypeError(
+            f"expected 0..{MAX_NOISE_SEEDS} (each seed is one more full run; "
+            f"{MAX_NOISE_SEEDS} is the upper limit), got {value}")
+    return value
 
 
 def _float(text: str) -> float:
@@ -122,8 +175,10 @@ def _parser() -> argparse.ArgumentParser:
                      "per-dtype defaults unless --rtol/--atol)")
     run.add_argument("--rtol", type=_float, help="relative tolerance (implies --tolerance close)")
     run.add_argument("--atol", type=_float, help="absolute tolerance (implies --tolerance close)")
-    run.add_argument("--noise-seeds", type=int, default=2, metavar="M",
-                     help="extra reference runs with other seeds for the noise band (default 2)")
+    run.add_argument("--noise-seeds", type=_noise_seeds, default=2, metavar="M",
+                     help="extra reference runs with other seeds for the noise band "
+                     "(default 2, at most 100)")
+    run.add_argument("--timeout", type=_seconds, metavar="SECONDS", help=_TIMEOUT_HELP)
     run.add_argument("--no-determinism-check", dest="determinism", action="store_false",
                      help="skip the second uninterrupted run that proves the baseline is "
                      "deterministic")
@@ -142,7 +197,9 @@ def _parser() -> argparse.ArgumentParser:
     fz.add_argument("--max-examples", type=_positive_int, default=100,
                     help="schedules to try at most (default 100)")
     fz.add_argument("--budget", type=_float, default=60.0, metavar="SECONDS",
-                    help="stop generating after this long (default 60; shrinking gets as long again)")
+                    help="stop generating after this long, stopping a run in progress "
+                    "(default 60; shrinking a failure gets as long again)")
+    fz.add_argument("--timeout", type=_seconds, metavar="SECONDS", help=_TIMEOUT_HELP)
     fz.add_argument("--max-interruptions", type=_positive_int, default=2, metavar="M",
                     help="restarts per schedule at most (default 2)")
     fz.add_argument("--isolation", choices=("inprocess", "process"), default="inprocess")
@@ -156,13 +213,17 @@ def _parser() -> argparse.ArgumentParser:
         "central finite differences, accumulated micro-batches vs one larger batch, and a "
         "loss that falls on a repeated batch.",
         epilog="examples:\n  resumecheck baseline\n  resumecheck baseline mytrain.py:TARGET "
-        "--isolation process\n\nexit codes: 0 every check passed, 1 one failed, 2 bad usage",
+        "--isolation process\n\nexit codes: 0 every check passed, 1 one failed, 2 bad usage, "
+        "4 the environment failed\n            (disk full, out of memory, a process killed "
+        "from outside), 130 / 143 interrupted",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _common(bl)
     bl.add_argument("--steps", type=_positive_int, help="steps per determinism run")
     bl.add_argument("--isolation", choices=("inprocess", "process"), default="inprocess",
                     help="run the two determinism runs here or in fresh interpreters")
+    bl.add_argument("--timeout", type=_seconds, metavar="SECONDS",
+                    help="seconds one step of a determinism run may take (default 600; 0: no bound)")
     bl.add_argument("--batch-size", type=_positive_int, default=8)
     bl.add_argument("--micro-batches", type=_positive_int, default=2)
 
@@ -199,6 +260,41 @@ def _common(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("--debug", action="store_true", help="show tracebacks")
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised like Ctrl-C's KeyboardInterrupt so that every cleanup runs."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+@contextmanager
+def _interruptible() -> Iterator[None]:
+    """SIGINT and SIGTERM end the command at once, from wherever the main
+    thread is: a KeyboardInterrupt unwinds the check, which kills its child
+    processes and removes its temporary files on the way out. Signals that
+    arrive while it does so are ignored, so the cleanup finishes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received: list[int] = []
+
+    def handler(signum: int, frame: object) -> None:
+        if received:
+            return
+        received.append(signum)
+        if signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        raise _Terminated(signum)
+
+    previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     try:
@@ -209,32 +305,41 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return EXIT_USAGE
     commands = {"run": _run, "fuzz": _fuzz, "baseline": _baseline, "timing": _timing}
-    try:
-        return commands[args.command](args)
-    except _UsageError as exc:
+    with _interruptible():
+        try:
+            return commands[args.command](args)
+        except _UsageError as exc:
+            _error(str(exc))
+            return EXIT_USAGE
+        except KeyboardInterrupt as exc:
+            signum = getattr(exc, "signum", signal.SIGINT)
+            _error(f"interrupted by {signal.Signals(signum).name}: nothing was judged; "
+                   "child processes were stopped and temporary files removed")
+            return 128 + signum
+        except Exception as exc:
+            return _failed(args, exc)
+
+
+def _failed(args: argparse.Namespace, exc: Exception) -> int:
+    """The one place that maps a library error to its message and exit code."""
+    from resumecheck.errors import EnvironmentFailure, NondeterministicBaseline, ResumecheckError
+
+    if getattr(args, "debug", False):
+        raise exc
+    if isinstance(exc, NondeterministicBaseline):
         _error(str(exc))
-        return EXIT_USAGE
-    except KeyboardInterrupt:
-        _error("interrupted")
-        return EXIT_USAGE
-    except Exception as exc:
-        from resumecheck.errors import ResumecheckError
-
-        if getattr(args, "debug", False):
-            raise
-        from resumecheck.errors import NondeterministicBaseline
-
-        if isinstance(exc, NondeterministicBaseline):
-            _error(str(exc))
-            return EXIT_NONDETERMINISTIC
-        if isinstance(exc, ResumecheckError):
-            _error(str(exc))
-        else:
-            _error(
-                f"unexpected {type(exc).__name__}: {exc}. This is a bug in resumecheck or "
-                "in the program under test; rerun with --debug for the traceback"
-            )
-        return EXIT_USAGE
+        return EXIT_NONDETERMINISTIC
+    if isinstance(exc, EnvironmentFailure):
+        _error(str(exc))
+        return EXIT_ENVIRONMENT
+    if isinstance(exc, ResumecheckError):
+        _error(str(exc))
+    else:
+        _error(
+            f"unexpected {type(exc).__name__}: {exc}. This is a bug in resumecheck or "
+            "in the program under test; rerun with --debug for the traceback"
+        )
+    return EXIT_USAGE
 
 
 def _error(message: str) -> None:
@@ -264,8 +369,6 @@ def _run(args: argparse.Namespace) -> int:
             raise _UsageError(str(exc)) from None
     else:
         tolerance = Tolerance.bitwise() if args.tolerance == "bitwise" else Tolerance.close()
-    if args.noise_seeds < 0:
-        raise _UsageError(f"--noise-seeds must be >= 0, got {args.noise_seeds}")
     _check_output(args.output)
     report = verify(
         args.target,
@@ -278,6 +381,7 @@ def _run(args: argparse.Namespace) -> int:
         noise_seeds=args.noise_seeds,
         threads=args.threads,
         check_determinism=args.determinism,
+        timeout=args.timeout,
     )
     text = report.render(args.format)
     if args.output:
@@ -310,7 +414,7 @@ def _fuzz(args: argparse.Namespace) -> int:
     result = fuzz(
         args.target, steps=args.steps, max_examples=args.max_examples, budget=args.budget,
         max_interruptions=args.max_interruptions, seed=args.seed, isolation=args.isolation,
-        threads=args.threads, progress=progress,
+        threads=args.threads, progress=progress, timeout=args.timeout,
     )
     text = result.render(args.format)
     if args.output:
@@ -335,7 +439,7 @@ def _baseline(args: argparse.Namespace) -> int:
     _check_output(args.output)
     report = check_baseline(args.target, steps=args.steps, seed=args.seed, threads=args.threads,
                             isolation=args.isolation, batch_size=args.batch_size,
-                            micro_batches=args.micro_batches)
+                            micro_batches=args.micro_batches, timeout=args.timeout)
     _emit(args, report.render(args.format), "trustworthy" if report.passed else "NOT trustworthy")
     return EXIT_EQUIVALENT if report.passed else EXIT_NOT_EQUIVALENT
 

@@ -14,29 +14,43 @@ import math
 import os
 import shutil
 import tempfile
-from collections.abc import Collection, Sequence
-from concurrent.futures import ThreadPoolExecutor
+import threading
+from collections import deque
+from collections.abc import Callable, Collection, Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
 import torch
 
+from resumecheck import forkserver
 from resumecheck.compare import Difference, Tolerance, compare_values, digest, flatten_state
 from resumecheck.components import SAMPLER_EPOCH, preserved_global_streams, validate_drop
 from resumecheck.environment import fingerprint
-from resumecheck.errors import InvalidArgument, NondeterministicBaseline, ResumecheckError
+from resumecheck.errors import (
+    BudgetExhausted, InvalidArgument, NondeterministicBaseline, ResumecheckError,
+)
 from resumecheck.program import BUILTIN_SPEC, Target, load_target
 from resumecheck.report import (
     CLOSE, DIVERGED, FAILED, IDENTICAL, Finding, Report, RunResult,
 )
-from resumecheck.runner import Restore, SegmentResult, SegmentSpec, load_checkpoint, run_segment
+from resumecheck.runner import (
+    PHASE_TIMEOUT, Restore, SegmentResult, SegmentSpec, environment_failure, load_checkpoint,
+    run_segment,
+)
 from resumecheck.state_diff import describe_difference
 from resumecheck.trace import (
     StepRecord, differing_quantities, first_difference, load_step_tensors,
 )
 
-__all__ = ["ReferenceFailed", "verify"]
+__all__ = ["MAX_NOISE_SEEDS", "MIN_STEP_TIMEOUT", "check_timeout", "ReferenceFailed", "verify"]
+
+MAX_NOISE_SEEDS = 100
+"""Upper limit of ``noise_seeds``: each seed is one more uninterrupted run."""
+
+MIN_STEP_TIMEOUT = 60.0
+"""The automatic step timeout is max(this, 20 x the reference's slowest step)."""
 
 # In-process restarts first move every global stream to a value no program
 # would pick, so a missing RNG restore cannot hide.
@@ -72,6 +86,7 @@ def verify(
     noise_seeds: int = 2,
     threads: int = 1,
     check_determinism: bool = True,
+    timeout: float | None = None,
 ) -> Report:
     """Check that the target resumes from a checkpoint like it never stopped.
 
@@ -83,22 +98,57 @@ def verify(
     Before judging, a second uninterrupted run must match the reference bit
     for bit; if it does not, bitwise mode raises ``NondeterministicBaseline``
     (tolerance mode records it in the report and goes on).
+
+    ``timeout``: seconds one training step may take. ``None`` (the default)
+    bounds each step of the reference by ``PHASE_TIMEOUT`` and each step of
+    every later run by max(``MIN_STEP_TIMEOUT``, 20 x the reference's slowest
+    step); ``0`` turns the bound off. A slower step ends that run as
+    ``failed`` (in process mode its interpreter is killed; in-process the
+    step is interrupted where Python code runs, in the main thread by
+    SIGALRM). Out of disk space, out of memory or a process killed from
+    outside raise ``EnvironmentFailure``: never a verdict.
     """
     tgt = target if isinstance(target, Target) else load_target(target)
     n = tgt.steps if steps is None else steps
     ks = _resume_points(resume_at if resume_at is not None else tgt.resume_at, n)
     if isolation not in ("inprocess", "process"):
         raise InvalidArgument("isolation", isolation, "expected 'inprocess' or 'process'")
-    if not isinstance(noise_seeds, int) or noise_seeds < 0:
-        raise InvalidArgument("noise_seeds", noise_seeds, "expected an int >= 0")
+    if not isinstance(noise_seeds, int) or not 0 <= noise_seeds <= MAX_NOISE_SEEDS:
+        raise InvalidArgument("noise_seeds", noise_seeds,
+                              f"expected an int in 0..{MAX_NOISE_SEEDS} (the upper limit)")
     if not isinstance(threads, int) or threads < 1:
         raise InvalidArgument("threads", threads, "expected an int >= 1")
+    check_timeout(timeout)
     tol = tolerance or Tolerance.bitwise()
+    if isolation == "process":  # the reference, the determinism rerun, the restarts
+        forkserver.prestart(["1", *[None] * _process_jobs(threads)])
     check = _Check(tgt, n, ks, isolation, tol, seed, threads,
-                   check_determinism=check_determinism)
+                   check_determinism=check_determinism, timeout=timeout)
     with tempfile.TemporaryDirectory(prefix="resumecheck-") as work, preserved_global_streams():
         check.work = work
-        return check.run(drop, noise_seeds)
+        try:
+            return check.run(drop, noise_seeds)
+        except Exception as exc:
+            failure = environment_failure(exc, work)
+            if failure is None or failure is exc:
+                raise
+            raise failure from exc
+
+
+def check_timeout(timeout: float | None, name: str = "timeout") -> None:
+    """Validate a step timeout: None (automatic), 0 (off) or seconds > 0."""
+    if timeout is None:
+        return
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not (
+        timeout >= 0 and math.isfinite(timeout)
+    ):
+        raise InvalidArgument(name, timeout, "expected seconds > 0, 0 (no bound) or None "
+                              "(automatic)")
+
+
+def _process_jobs(threads: int) -> int:
+    """Fresh interpreters run side by side, one per ``threads`` cores."""
+    return max(1, (os.cpu_count() or 1) // threads)
 
 
 def _resume_points(value: Sequence[int] | int, n: int) -> list[int]:
@@ -135,6 +185,14 @@ class _Check:
     """Start the program's own-checkpoint runs from reference captures (see _resumed_program)."""
     check_determinism: bool = True
     determinism: dict[str, Any] = field(default_factory=lambda: {"checked": False})
+    timeout: float | None = None
+    """Seconds per step (None: automatic, see verify(); 0: no bound)."""
+    deadline: float | None = None
+    """A time.monotonic() past which every run stops (BudgetExhausted): the fuzz budget."""
+    budget: float | None = None
+    """The budget behind ``deadline``, in seconds (for BudgetExhausted's message)."""
+    cancel: threading.Event = field(default_factory=threading.Event)
+    """Set when the check is abandoned: process-isolated runs in flight kill their interpreters."""
     _loaded: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def _reference_file(self, path: str) -> dict[str, Any]:
@@ -154,15 +212,57 @@ class _Check:
         return self.run_config if self.target.restart_config == "run" else {}
 
     def _segment(self, spec: SegmentSpec) -> SegmentResult:
-        return run_segment(spec, self.isolation, self.target)
+        try:
+            return run_segment(spec, self.isolation, self.target,
+                               cancel=self.cancel, deadline=self.deadline)
+        except BudgetExhausted:
+            raise BudgetExhausted(self.budget) from None
+
+    def step_timeout(self) -> float | None:
+        """The bound on one step of the next run (see verify())."""
+        if self.timeout == 0:
+            return None
+        if self.timeout is not None:
+            return float(self.timeout)
+        if self.reference is None:
+            return PHASE_TIMEOUT
+        return max(MIN_STEP_TIMEOUT, 20 * self.reference.slowest_step)
 
     def _spec(self, name: str, work: str | None = None, **kw: Any) -> SegmentSpec:
         if self.reference is not None and kw.get("keep_tensors_after") is not None:
             kw["reference_digests"] = [r.digests for r in self.reference.records]
         return SegmentSpec(
             target_spec=self.target.spec, workdir=work or self.work, name=name,
-            threads=self.threads, **kw,
+            threads=self.threads, step_timeout=self.step_timeout(), **kw,
         )
+
+    def _map(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> list[Any]:
+        """``fn`` over ``items``, in order. Fresh interpreters spend most of their
+        time starting, so process-isolated runs go side by side, at most one
+        per free core submitted at once; in-process runs share this
+        interpreter's streams and go one by one, in this thread (so a step
+        can be interrupted there). If anything goes wrong or the check is
+        interrupted, the runs in flight are cancelled and their interpreters
+        killed before this returns."""
+        jobs = _process_jobs(self.threads) if self.isolation == "process" else 1
+        if jobs == 1:
+            return [fn(item) for item in items]
+        out: list[Any] = []
+        pending: deque[Future[Any]] = deque()
+        pool = ThreadPoolExecutor(max_workers=jobs)
+        try:
+            for item in items:
+                if len(pending) >= jobs:
+                    out.append(pending.popleft().result())
+                pending.append(pool.submit(fn, item))
+            while pending:
+                out.append(pending.popleft().result())
+        except BaseException:
+            self.cancel.set()
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+        pool.shutdown()
+        return out
 
     def prepare(self) -> SegmentResult:
         """Run the uninterrupted reference, capturing state at ``capture_at``."""
@@ -210,13 +310,9 @@ class _Check:
         def resumed_run(dropped: list[str]) -> RunResult:
             return self.check(self.resume_at, dropped)
 
-        # Fresh interpreters spend most of their time starting; run them side
-        # by side. In-process runs share this interpreter's streams: one by one.
-        jobs = max(1, (os.cpu_count() or 1) // self.threads) if self.isolation == "process" else 1
-        with ThreadPoolExecutor(max_workers=jobs) as pool:
-            noise = list(pool.map(noise_run, range(1, noise_seeds + 1)))
-            self.noise = [[r.loss for r in seg.records] for seg in noise if seg.error is None]
-            runs = list(pool.map(resumed_run, drop_sets))
+        noise = self._map(noise_run, range(1, noise_seeds + 1))
+        self.noise = [[r.loss for r in seg.records] for seg in noise if seg.error is None]
+        runs = self._map(resumed_run, drop_sets)
         return Report(
             target=self.target.spec or self.target.name,
             steps=self.steps,

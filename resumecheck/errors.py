@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 __all__ = [
+    "BudgetExhausted",
     "CheckpointError",
+    "EnvironmentFailure",
     "InvalidArgument",
     "MissingFramework",
     "NondeterministicBaseline",
@@ -133,3 +135,35 @@ class NondeterministicBaseline(ResumecheckError):
             f"{causes}. Fix the program, or judge within tolerance with --tolerance close. "
             f"Reproduce: {reproduce}"
         )
+
+
+class EnvironmentFailure(ResumecheckError):
+    """The machine failed the check, not the program: no disk space, no memory,
+    or a process killed from outside. Never a verdict on the program.
+
+    ``resource`` is ``"disk"``, ``"memory"`` or ``"signal"``; ``path`` is where
+    it happened (a file being written, when known); ``detail`` what was seen;
+    ``advice`` what to do.
+    """
+
+    def __init__(self, resource: str, detail: str, advice: str, path: str | None = None) -> None:
+        self.resource = resource
+        self.detail = detail
+        self.advice = advice
+        self.path = path
+        what = {"disk": "out of disk space", "memory": "out of memory",
+                "signal": "a process was killed"}.get(resource, resource)
+        where = f" writing {path}" if path else ""
+        super().__init__(
+            f"the environment failed, not the program: {what}{where} ({detail}). "
+            f"{advice} Nothing was judged: this says nothing about the program's resume."
+        )
+
+
+class BudgetExhausted(ResumecheckError):
+    """A time budget (``fuzz(budget=...)``) ran out while a run was in progress."""
+
+    def __init__(self, budget: float | None) -> None:
+        self.budget = budget
+        of = f" of {budget:g} s" if budget is not None else ""
+        super().__init__(f"the time budget{of} ran out during a run")

@@ -25,9 +25,10 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis.errors import Unsatisfiable
 
 from resumecheck.components import preserved_global_streams
-from resumecheck.engine import _Check, _resume_points
+from resumecheck.engine import _Check, _resume_points, check_timeout
 from resumecheck.environment import fingerprint
-from resumecheck.errors import InvalidArgument
+from resumecheck.errors import BudgetExhausted, InvalidArgument
+from resumecheck.runner import environment_failure
 from resumecheck.program import Target, load_target
 from resumecheck.report import IDENTICAL, RunResult
 from resumecheck.strategies import interruption_schedules, special_points
@@ -132,8 +133,14 @@ def fuzz(
     isolation: Literal["inprocess", "process"] = "inprocess",
     threads: int = 1,
     progress: Callable[[str], None] | None = None,
+    timeout: float | None = None,
 ) -> FuzzResult:
-    """Search resume schedules of ``target`` for one whose full resume is not identical."""
+    """Search resume schedules of ``target`` for one whose full resume is not identical.
+
+    ``budget`` bounds the search in seconds, a run in progress included (it is
+    stopped); shrinking a failure found gets as long again. ``timeout`` bounds
+    each step, as in ``verify()``.
+    """
     tgt = target if isinstance(target, Target) else load_target(target)
     n = tgt.steps if steps is None else steps
     default = _resume_points(tgt.resume_at or [n // 2], n) if n >= 2 else []
@@ -144,25 +151,32 @@ def fuzz(
         raise InvalidArgument("budget", budget, "expected a number of seconds > 0")
     if not isinstance(max_interruptions, int) or not 1 <= max_interruptions <= n - 1:
         raise InvalidArgument("max_interruptions", max_interruptions, f"expected an int in 1..{n - 1}")
+    check_timeout(timeout)
     say = progress or (lambda _: None)
     result = FuzzResult(
         target=tgt.spec or tgt.name, steps=n, seed=seed, max_interruptions=max_interruptions,
         environment=fingerprint(threads),
     )
     checker = _Check(tgt, n, default, isolation, Tolerance.bitwise(), seed, threads,
-                     capture_at=list(range(1, n)))
+                     capture_at=list(range(1, n)), timeout=timeout)
     with tempfile.TemporaryDirectory(prefix="resumecheck-fuzz-") as work, \
             preserved_global_streams():
         checker.work = work
-        say("running the uninterrupted reference")
-        ref = checker.prepare()
-        spe = ref.boundaries.get("steps_per_epoch")
-        result.boundaries = [b for b in special_points(n, spe) if spe and b % spe == 0]
-        if ref.has_own_checkpoint:
-            engine_full = checker.check(default, source="engine")
-            checker.fast_start = engine_full.verdict == IDENTICAL
-            result.fast_start = checker.fast_start
-        _search(checker, result, default, spe, max_examples, budget, say)
+        try:
+            say("running the uninterrupted reference")
+            ref = checker.prepare()
+            spe = ref.boundaries.get("steps_per_epoch")
+            result.boundaries = [b for b in special_points(n, spe) if spe and b % spe == 0]
+            if ref.has_own_checkpoint:
+                engine_full = checker.check(default, source="engine")
+                checker.fast_start = engine_full.verdict == IDENTICAL
+                result.fast_start = checker.fast_start
+            _search(checker, result, default, spe, max_examples, budget, say)
+        except Exception as exc:
+            failure = environment_failure(exc, work)
+            if failure is None or failure is exc:
+                raise
+            raise failure from exc
     return result
 
 
@@ -172,10 +186,13 @@ def _search(checker: _Check, result: FuzzResult, default: list[int], spe: int | 
     started = time.monotonic()
     failing: dict[str, float] = {}
 
+    # The budget bounds a run in progress too: the checker stops it at the
+    # deadline. Shrinking a found failure gets as long again.
+    checker.budget = budget
+    checker.deadline = started + budget
+
     def out_of_time() -> bool:
-        # generation stops at the budget; shrinking a found failure gets as long again
-        limit = budget * (2 if failing else 1)
-        return time.monotonic() - started > limit
+        return checker.deadline is not None and time.monotonic() > checker.deadline
 
     strategy = interruption_schedules(
         steps=checker.steps, max_interruptions=result.max_interruptions, steps_per_epoch=spe
@@ -194,7 +211,13 @@ def _search(checker: _Check, result: FuzzResult, default: list[int], spe: int | 
         if out_of_time():
             result.budget_exhausted = True
             assume(False)
-        run = checker.check(schedule)
+        try:
+            run = checker.check(schedule)
+        except BudgetExhausted:
+            say(f"resume at {','.join(map(str, schedule))}: stopped, the time budget ran out")
+            result.budget_exhausted = True
+            assume(False)
+            raise
         key = tuple(schedule)
         if key not in seen:
             seen.add(key)
@@ -205,7 +228,9 @@ def _search(checker: _Check, result: FuzzResult, default: list[int], spe: int | 
             result.boundaries_covered = sorted(set(result.boundaries_covered) | covered)
         say(f"example {result.examples}: resume at {','.join(map(str, schedule))}: {run.verdict}")
         if run.verdict != IDENTICAL:
-            failing.setdefault("first", time.monotonic())
+            if not failing:
+                failing["first"] = time.monotonic()
+                checker.deadline = started + 2 * budget
             raise _ScheduleFails(run)
 
     try:
@@ -214,6 +239,8 @@ def _search(checker: _Check, result: FuzzResult, default: list[int], spe: int | 
         result.failure = _earliest(checker, exc.result, special_points(checker.steps, spe), say)
     except Unsatisfiable:
         result.budget_exhausted = True
+    finally:
+        checker.deadline = None
 
 
 def _earliest(checker: _Check, failure: RunResult, special: list[int],
@@ -226,7 +253,11 @@ def _earliest(checker: _Check, failure: RunResult, special: list[int],
         low = best.resume_at[i - 1] if i else 0
         for point in (p for p in special if low < p < best.resume_at[i]):
             schedule = [*best.resume_at[:i], point, *best.resume_at[i + 1:]]
-            run = checker.check(schedule)
+            try:
+                run = checker.check(schedule)
+            except BudgetExhausted:
+                say("shrinking stopped: the time budget ran out")
+                return best
             say(f"shrinking: resume at {','.join(map(str, schedule))}: {run.verdict}")
             if run.verdict != IDENTICAL:
                 best = run

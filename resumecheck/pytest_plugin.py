@@ -21,11 +21,11 @@ from typing import Any
 
 import pytest
 
-_KEY = "resumecheck"
 _MARKER_ARGS = {
     "target", "steps", "resume_at", "drop", "isolation", "tolerance", "rtol", "atol",
-    "seed", "noise_seeds", "threads",
+    "seed", "noise_seeds", "threads", "timeout",
 }
+_MAX_NOISE_SEEDS = 100  # resumecheck.engine.MAX_NOISE_SEEDS (not imported: no torch here)
 _OPTIONS = {
     # name: (type, default, help)
     "steps": (int, None, "optimizer steps N for every check (default: each target's)"),
@@ -35,6 +35,9 @@ _OPTIONS = {
     "seed": (int, 0, "the runs' seed (default 0)"),
     "noise_seeds": (int, 2, "extra seeds for the noise band (default 2)"),
     "threads": (int, 1, "torch threads for every run (default 1)"),
+    "timeout": (float, None, "seconds one training step may take; a slower step fails its "
+                "run (default: 600 per reference step, then max(60, 20x the reference's "
+                "slowest step); 0: no bound)"),
 }
 
 
@@ -55,11 +58,13 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "resumecheck(target=None, steps=None, resume_at=None, drop=None, isolation=None, "
-        "tolerance=None, rtol=None, atol=None, seed=None, noise_seeds=None, threads=None): "
+        "tolerance=None, rtol=None, atol=None, seed=None, noise_seeds=None, threads=None, "
+        "timeout=None): "
         "settings for the resumecheck fixture's checks in this test",
     )
     config.stash[_results_key] = []
     config.stash[_options_key] = _session_options(config)
+    config.pluginmanager.register(_Collector(config.stash[_results_key]), "resumecheck-collector")
 
 
 _results_key = pytest.StashKey[list]()
@@ -101,7 +106,17 @@ def _parse(name: str, kind: type, raw: str) -> Any:
             raise ValueError("expected a whole number") from None
         if value < (0 if name in ("seed", "noise_seeds") else 1):
             raise ValueError("out of range")
+        if name == "noise_seeds" and value > _MAX_NOISE_SEEDS:
+            raise ValueError(f"at most {_MAX_NOISE_SEEDS} (the upper limit)")
         return value
+    if kind is float:
+        try:
+            seconds = float(raw)
+        except ValueError:
+            raise ValueError("expected a number of seconds") from None
+        if not 0 <= seconds < float("inf"):
+            raise ValueError("expected seconds >= 0 (0: no bound)")
+        return seconds
     return raw
 
 
@@ -182,27 +197,48 @@ def resumecheck(request: pytest.FixtureRequest) -> ResumeCheck:
         marker.update(mark.kwargs)
     config = request.config
     return ResumeCheck(config.stash[_options_key], marker, request.node.nodeid,
-                       config.stash[_results_key])
+                       request.node.stash.setdefault(_unsent_key, []))
+
+
+# A check's report travels with the test's own reports (setup, call,
+# teardown), as plain data in a report attribute: under xdist every report
+# reaches the controller as soon as it is made, so a worker that crashes later
+# loses nothing that had finished. pytest_runtest_logreport collects them, in
+# the controller and in a plain session alike.
+_unsent_key = pytest.StashKey[list]()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: Any) -> Any:
+    report = yield
+    unsent = item.stash.get(_unsent_key, None)
+    if unsent:
+        report.resumecheck_checks = json.dumps(unsent)
+        unsent.clear()
+    return report
+
+
+class _Collector:
+    """Collects the checks that arrive with test reports (registered per session)."""
+
+    def __init__(self, results: list) -> None:
+        self.results = results
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        data = getattr(report, "resumecheck_checks", None)
+        if data:
+            self.results.extend(json.loads(data))
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     config = session.config
     results = config.stash.get(_results_key, [])
-    workeroutput = getattr(config, "workeroutput", None)
-    if workeroutput is not None:  # an xdist worker: hand plain data to the controller
-        workeroutput[_KEY] = json.dumps(results)
-        return
+    if getattr(config, "workeroutput", None) is not None:
+        return  # an xdist worker: its checks went to the controller with its reports
     path = config.getoption("resumecheck_report") or config.getini("resumecheck_report")
     if path:
         Path(path).write_text(json.dumps(
             {"schema": "resumecheck.session/1", "checks": results}, indent=2))
-
-
-def pytest_testnodedown(node: Any, error: Any) -> None:
-    """xdist controller: collect a worker's checks."""
-    data = getattr(node, "workeroutput", {}).get(_KEY)
-    if data:
-        node.config.stash[_results_key].extend(json.loads(data))
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:

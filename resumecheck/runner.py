@@ -20,11 +20,15 @@ so restored state never aliases live objects of the segment before.
 
 from __future__ import annotations
 
+import errno
 import json
+import math
 import os
+import select
 import shutil
-import subprocess
-import sys
+import signal
+import threading
+import time
 import traceback
 from dataclasses import asdict, dataclass, field
 from functools import partial
@@ -33,25 +37,35 @@ from typing import Any, Literal
 
 import torch
 
+from resumecheck import forkserver
 from resumecheck.components import (
     CONFIG, OPTIMIZER, PARAMS, RNG, launch_global_streams, reseed_global_streams,
 )
-from resumecheck.errors import CheckpointError, ResumecheckError, StepError, TargetError
+from resumecheck.errors import (
+    BudgetExhausted, CheckpointError, EnvironmentFailure, ResumecheckError, StepError, TargetError,
+)
 from resumecheck.program import BuiltProgram, Target, load_target
 from resumecheck.state_diff import reorder_optimizer_state
 from resumecheck.trace import StepRecord, Tracer, unwrap_optimizer
 
 __all__ = [
     "CHECKPOINT_FORMAT",
+    "PHASE_TIMEOUT",
     "LiveProgram",
     "Restore",
     "SegmentResult",
     "SegmentSpec",
+    "environment_failure",
     "load_checkpoint",
     "run_segment",
 ]
 
 CHECKPOINT_FORMAT = "resumecheck.checkpoint/1"
+
+PHASE_TIMEOUT = 600.0
+"""Bound in seconds on each part of a segment that is not a training step
+(starting an interpreter, building, restoring, saving, capturing), and on
+each step of an uninterrupted reference unless a timeout is given."""
 Isolation = Literal["process", "inprocess"]
 
 
@@ -91,6 +105,9 @@ class SegmentSpec:
     reference_digests: list[dict[str, str]] | None = None
     """The reference's digests per step: full tensors are written only for the
     steps that differ from it (the only ones a comparison will read)."""
+    step_timeout: float | None = None
+    """Seconds one training step may take (None: no bound); a step that takes
+    longer ends the segment as failed. Other phases get max(this, PHASE_TIMEOUT)."""
 
 
 @dataclass(kw_only=True)
@@ -109,6 +126,8 @@ class SegmentResult:
     error: str | None = None
     error_step: int | None = None
     error_stage: str | None = None
+    slowest_step: float = 0.0
+    """Seconds the slowest training step of this segment took."""
 
     def to_plain(self) -> dict[str, Any]:
         plain = asdict(self)
@@ -124,50 +143,206 @@ class SegmentResult:
         return cls(**plain)
 
 
-def run_segment(spec: SegmentSpec, isolation: Isolation, target: Target | None = None) -> SegmentResult:
-    """Run one segment under the chosen isolation."""
+def run_segment(
+    spec: SegmentSpec, isolation: Isolation, target: Target | None = None, *,
+    cancel: threading.Event | None = None, deadline: float | None = None,
+) -> SegmentResult:
+    """Run one segment under the chosen isolation.
+
+    ``spec.step_timeout`` bounds each step (a slower step ends the segment as
+    failed; in process mode its interpreter is killed). ``deadline`` (a
+    ``time.monotonic()`` value) bounds the whole segment: past it the segment
+    is stopped and ``BudgetExhausted`` raised. ``cancel``, set from another
+    thread, stops a process-isolated segment within a fraction of a second
+    (its interpreter is killed). Out of disk space, out of memory or a
+    process killed from outside raise ``EnvironmentFailure``: never a result.
+    """
     if isolation == "process":
-        return _run_in_subprocess(spec)
+        return _run_in_subprocess(spec, cancel, deadline)
     assert target is not None
-    return _run_here(spec, target)
+    return _run_here(spec, target, deadline=deadline)
 
 
-def _run_here(spec: SegmentSpec, target: Target) -> SegmentResult:
+class _Timeout(BaseException):
+    """Raised inside a phase that outlived its bound. A BaseException, so a
+    program's own ``except Exception`` cannot swallow it; what timed out is
+    kept by the _Watch that raised it."""
+
+
+class _Cancelled(BaseException):
+    """A process-isolated segment was stopped because its check was cancelled."""
+
+
+def _phase_bound(phase: str, step_timeout: float | None) -> float | None:
+    if step_timeout is None:
+        return None
+    return step_timeout if phase == "step" else max(step_timeout, PHASE_TIMEOUT)
+
+
+def _timeout_text(phase: str, step: int | None, bound: float) -> str:
+    if phase == "step":
+        return f"step {step} took longer than {bound:g} s (the step timeout)"
+    what = {"start": "starting the interpreter", "build": "building the program",
+            "restore": "restoring the checkpoint", "save": "the program's save()",
+            "capture": "capturing state"}.get(phase, phase)
+    return f"{what} took longer than {bound:g} s"
+
+
+class _Watch:
+    """Bounds each phase of a segment (build, restore, one step, save, capture).
+
+    A step gets the step timeout, any other phase max(step timeout,
+    PHASE_TIMEOUT), and no phase runs past ``deadline``. In the main thread
+    an interval timer (SIGALRM) raises ``_Timeout`` inside the phase, which
+    interrupts a sleep or a wait too; in another thread a timer raises it
+    asynchronously in the running thread, where it takes effect at the next
+    Python instruction. Code stuck inside one C call cannot be interrupted
+    in-process; process isolation kills it.
+
+    In a process-isolated child, ``report_fd`` carries each phase to the
+    parent, which enforces the bounds (and kills the child), so the child
+    sets no timer of its own.
+    """
+
+    def __init__(self, step_timeout: float | None, deadline: float | None = None,
+                 report_fd: int | None = None) -> None:
+        self.step_timeout = step_timeout
+        self.deadline = deadline
+        self.report_fd = report_fd
+        self.enforce = report_fd is None and (step_timeout is not None or deadline is not None)
+        self.phase_name: str = "start"
+        self.step: int | None = None
+        self.bound: float = 0.0
+        self.budget_hit = False
+        self._armed = False
+        self._previous: Any = None
+        self._outer: tuple[tuple[float, float], float] = ((0.0, 0.0), 0.0)
+        self._thread = threading.get_ident()
+        self._main = (threading.current_thread() is threading.main_thread()
+                      and hasattr(signal, "setitimer"))
+        self._timer: threading.Timer | None = None
+        self._lock = threading.Lock()
+
+    def phase(self, name: str, step: int | None = None) -> None:
+        self.phase_name, self.step = name, step
+        if self.report_fd is not None:
+            _report_phase(self.report_fd, name, step)
+        if not self.enforce:
+            return
+        bound = _phase_bound(name, self.step_timeout)
+        seconds = bound if bound is not None else math.inf
+        self.budget_hit = False
+        if self.deadline is not None and self.deadline - time.monotonic() < seconds:
+            seconds, self.budget_hit = max(self.deadline - time.monotonic(), 0.001), True
+        self.bound = bound or 0.0
+        self._arm(seconds)
+
+    def timed_out_text(self) -> str:
+        return _timeout_text(self.phase_name, self.step, self.bound)
+
+    def _arm(self, seconds: float) -> None:
+        self._disarm()
+        if math.isinf(seconds):
+            return
+        self._armed = True
+        if self._main:
+            if self._previous is None:
+                # someone else's interval timer (pytest-timeout's, say) is put back on stop()
+                self._outer = (signal.getitimer(signal.ITIMER_REAL), time.monotonic())
+                self._previous = signal.signal(signal.SIGALRM, self._fire)
+            signal.setitimer(signal.ITIMER_REAL, seconds)
+        else:
+            self._timer = threading.Timer(seconds, self._fire_async)
+            self._timer.daemon = True
+            self._timer.start()
+
+    def _fire(self, *_: Any) -> None:
+        if self._armed:
+            self._armed = False
+            raise _Timeout()
+
+    def _fire_async(self) -> None:
+        import ctypes
+
+        with self._lock:  # never after _disarm() has returned
+            if self._armed:
+                self._armed = False
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(
+                    ctypes.c_ulong(self._thread), ctypes.py_object(_Timeout))
+
+    def _disarm(self) -> None:
+        with self._lock:
+            self._armed = False
+        if self._main and self._previous is not None:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def stop(self) -> None:
+        self._disarm()
+        if self._main and self._previous is not None:
+            signal.signal(signal.SIGALRM, self._previous)
+            self._previous = None
+            (delay, interval), since = self._outer
+            if delay > 0:
+                left = delay - (time.monotonic() - since)
+                signal.setitimer(signal.ITIMER_REAL, max(left, 0.001), interval)
+
+
+def _report_phase(fd: int, name: str, step: int | None) -> None:
+    try:
+        os.write(fd, f"{name} {'-' if step is None else step}\n".encode())
+    except OSError:  # the parent is gone: nobody waits for this segment
+        os._exit(70)
+
+
+def _run_here(spec: SegmentSpec, target: Target, *, deadline: float | None = None,
+              report_fd: int | None = None) -> SegmentResult:
     work = Path(spec.workdir)
     tensor_dir = work / f"{spec.name}.tensors"
-    tensor_dir.mkdir(parents=True, exist_ok=True)
     result = SegmentResult(
         records=[], names=[], captures={}, end_state=None, tensor_dir=str(tensor_dir)
     )
+    watch = _Watch(spec.step_timeout, deadline, report_fd)
     stage, step = "build", None
+
+    def enter(name: str, at: int | None = None) -> None:
+        nonlocal stage
+        stage = name
+        watch.phase(name, at)
+
     previous_threads = torch.get_num_threads()
-    torch.set_num_threads(spec.threads)
     tracer = None
     try:
+        tensor_dir.mkdir(parents=True, exist_ok=True)
+        torch.set_num_threads(spec.threads)
+        enter("build")
         if spec.reseed is not None:
             reseed_global_streams(spec.reseed)
         elif spec.restore is None:
             launch_global_streams()
-        stage = "restore"
+        enter("restore")
         capture = _engine_capture(spec.restore)
-        stage = "build"
+        enter("build")
         built = target.build(_build_settings(spec.config, spec.restore, capture))
         result.names = list(built.names)
         result.has_own_checkpoint = built.has_own_checkpoint
         result.boundaries = built.boundaries()
         if spec.restore is not None:
-            stage = "restore"
+            enter("restore")
             _restore(built, spec.restore, capture)
             built.refresh()
             result.restored_state = str(work / f"{spec.name}.restored.pt")
             save_capture(built, result.restored_state, verify=False)
         if spec.program_save_at == spec.start:  # save right after the restore
-            stage = "save"
+            enter("save", spec.start)
             result.program_checkpoint = str(work / f"{spec.name}.program{spec.start}")
             _program_save(built, result.program_checkpoint, spec.start)
-        stage = "step"
         tracer = Tracer(built, tensor_dir)
         for step in range(spec.start + 1, spec.stop + 1):
+            enter("step", step)
+            began = time.monotonic()
             tracer.before_step()
             try:
                 out = built.step(step)
@@ -175,21 +350,33 @@ def _run_here(spec: SegmentSpec, target: Target) -> SegmentResult:
                 raise
             except Exception as exc:
                 raise StepError(step, f"train_step() raised {type(exc).__name__}: {exc}") from exc
+            result.slowest_step = max(result.slowest_step, time.monotonic() - began)
             tracer.after_step(step, out, partial(_keep_tensors, spec))
             result.records = tracer.records
             if step in spec.capture_at:
-                stage = "capture"
+                enter("capture", step)
                 result.captures[step] = str(work / f"{spec.name}.capture{step}.pt")
                 save_capture(built, result.captures[step], verify=len(result.captures) == 1)
             if step == spec.program_save_at:
-                stage = "save"
+                enter("save", step)
                 result.program_checkpoint = str(work / f"{spec.name}.program{step}")
                 _program_save(built, result.program_checkpoint, step)
-            stage = "step"
-        stage = "capture"
+        enter("capture")
         result.end_state = str(work / f"{spec.name}.end.pt")
         save_capture(built, result.end_state, verify=not result.captures)
+        watch.stop()
+    except _Timeout:
+        watch.stop()
+        if watch.budget_hit:
+            raise BudgetExhausted(None) from None
+        result.error = watch.timed_out_text()
+        result.error_stage = stage
+        result.error_step = watch.step
     except Exception as exc:  # a failed segment is a result, not a crash
+        watch.stop()
+        failure = environment_failure(exc, spec.workdir)
+        if failure is not None:
+            raise failure from exc
         result.error = _describe(exc)
         result.error_stage = stage
         result.error_step = getattr(exc, "step", step)
@@ -198,6 +385,7 @@ def _run_here(spec: SegmentSpec, target: Target) -> SegmentResult:
         if isinstance(exc, TargetError) and spec.restore is None and spec.start == 0:
             raise
     finally:
+        watch.stop()
         if tracer is not None:
             tracer.close()
         torch.set_num_threads(previous_threads)
@@ -264,7 +452,7 @@ def _restore(built: BuiltProgram, restore: Restore, capture: dict[str, Any] | No
     # build what they need lazily and draw a seed when they do (a
     # StatefulDataLoader creates its iterator on the first state_dict() or
     # iter()). Settled first, they draw before the streams are set, as a
-    # correct resume must (PITFALLS: a DataLoader shifts the RNG by one draw).
+    # correct resume must (docs/HONEST-CHECKS.md: a DataLoader shifts the RNG by one draw).
     order = sorted(built.components, key=lambda c: c.name == RNG)
     for comp in order:
         if comp.name in restore.drop:
@@ -420,7 +608,141 @@ def load_checkpoint(path: str) -> dict[str, Any]:
     return data
 
 
-def _run_in_subprocess(spec: SegmentSpec) -> SegmentResult:
+def _child_env(spec: SegmentSpec) -> dict[str, str]:
+    """The environment of a process-isolated segment."""
+    env = dict(os.environ)
+    env["OMP_NUM_THREADS"] = str(spec.threads)
+    if spec.hash_seed is not None:
+        env["PYTHONHASHSEED"] = str(spec.hash_seed)
+    env["PYTHONPATH"] = os.pathsep.join([os.getcwd(), *filter(None, [env.get("PYTHONPATH")])])
+    return env
+
+
+# Signals a process receives from outside (a user, a scheduler, the kernel's
+# out-of-memory killer, a resource limit): an environment failure. The others
+# (SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL) are the program crashing.
+_EXTERNAL_SIGNALS = {
+    getattr(signal, name) for name in (
+        "SIGKILL", "SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "SIGXCPU", "SIGXFSZ",
+        "SIGUSR1", "SIGUSR2", "SIGPIPE", "SIGALRM",
+    ) if hasattr(signal, name)
+}
+_DISK_ERRNOS = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)}
+_DISK_ADVICE = (
+    "Free space there, or point TMPDIR at a disk with more room (resumecheck keeps its "
+    "scratch files and the program's checkpoints under TMPDIR), then run again."
+)
+_MEMORY_ADVICE = (
+    "Give the check more memory, or check a smaller configuration of the program "
+    "(batch, model size), or, with --isolation process, use a larger --threads so that "
+    "fewer interpreters run side by side; then run again."
+)
+ENVIRONMENT_EXIT = 4
+"""Exit status of a process-isolated segment that met an environment failure."""
+
+
+def signal_text(signum: int) -> str:
+    """``SIGKILL (signal 9)``."""
+    try:
+        name = signal.Signals(signum).name
+    except ValueError:
+        name = "an unknown signal"
+    return f"{name} (signal {signum})"
+
+
+def killed_by_signal(signum: int, who: str) -> EnvironmentFailure:
+    """The environment failure of a process killed from outside."""
+    advice = "Something outside resumecheck sent it (a user, a scheduler, a time limit); run again."
+    if signum == getattr(signal, "SIGKILL", None):
+        advice = (
+            "SIGKILL is most often the kernel's out-of-memory killer (see `dmesg` or the "
+            "job's memory limit) or a scheduler ending the job: give the check more memory "
+            "or check a smaller configuration, then run again."
+        )
+    return EnvironmentFailure("signal", f"{who} was killed by {signal_text(signum)}", advice)
+
+
+def environment_failure(exc: BaseException, workdir: str | None = None) -> EnvironmentFailure | None:
+    """The environment failure behind ``exc`` or anything in its chain
+    (out of disk space, out of memory), or None when the program failed.
+
+    torch.save reports a full disk as a RuntimeError from its zip writer, with
+    no errno: that counts as out of space when the file system it wrote to
+    (``workdir`` when no path is known) is then nearly full.
+    """
+    path: str | None = None
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        if isinstance(cur, EnvironmentFailure):
+            return cur
+        if isinstance(cur, CheckpointError) and path is None:
+            path = cur.path
+        if isinstance(cur, OSError) and cur.errno in _DISK_ERRNOS:
+            where = cur.filename if isinstance(cur.filename, str) else path or workdir
+            return EnvironmentFailure("disk", f"{type(cur).__name__}: {cur.strerror or cur}",
+                                      _DISK_ADVICE, where)
+        if _out_of_memory(cur):
+            text = _first_line(cur)
+            return EnvironmentFailure(
+                "memory", f"{type(cur).__name__}: {text}" if text else type(cur).__name__,
+                _MEMORY_ADVICE)
+        if _torch_write_failed(cur) and _nearly_full(path or workdir):
+            return EnvironmentFailure(
+                "disk", f"torch.save failed ({_first_line(cur)}) and the disk is full",
+                _DISK_ADVICE, path or workdir)
+        nxt = cur.__cause__ or cur.__context__
+        cur = nxt if isinstance(nxt, BaseException) else None
+    return None
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc)
+    return text.splitlines()[0] if text else ""
+
+
+def _out_of_memory(exc: BaseException) -> bool:
+    if isinstance(exc, MemoryError):
+        return True
+    if isinstance(exc, OSError) and exc.errno == errno.ENOMEM:
+        return True
+    oom = getattr(torch, "OutOfMemoryError", None) or getattr(torch.cuda, "OutOfMemoryError", None)
+    if oom is not None and isinstance(exc, oom):
+        return True
+    text = str(exc) if isinstance(exc, RuntimeError) else ""
+    return any(m in text for m in (
+        "out of memory", "DefaultCPUAllocator: not enough memory",
+        "DefaultCPUAllocator: can't allocate memory",
+    ))
+
+
+def _torch_write_failed(exc: BaseException) -> bool:
+    text = str(exc) if isinstance(exc, RuntimeError) else ""
+    return any(m in text for m in ("inline_container", "file write failed", "PytorchStreamWriter"))
+
+
+def _nearly_full(path: str | None, floor: int = 16 << 20) -> bool:
+    if not path:
+        return False
+    where = Path(path)
+    while not where.exists() and where != where.parent:
+        where = where.parent
+    try:
+        return shutil.disk_usage(where).free < floor
+    except OSError:
+        return False
+
+
+def _run_in_subprocess(spec: SegmentSpec, cancel: threading.Event | None = None,
+                       deadline: float | None = None) -> SegmentResult:
+    """Run a segment in a fresh interpreter, in a process group of its own.
+
+    The child reports each phase (build, restore, step N, ...) over a pipe;
+    this side enforces the timeouts and the deadline and kills the child's
+    whole process group when one passes, when ``cancel`` is set, or when
+    this thread is interrupted (Ctrl-C, SIGTERM): no child outlives its check.
+    """
     if spec.target_spec is None:
         raise TargetError(
             "(an in-memory target)",
@@ -428,50 +750,179 @@ def _run_in_subprocess(spec: SegmentSpec) -> SegmentResult:
             "Give the target as module:attr or path/to/file.py:attr, or use "
             "isolation='inprocess'",
         )
+    if cancel is not None and cancel.is_set():
+        raise _Cancelled()
     work = Path(spec.workdir)
     spec_path = work / f"{spec.name}.spec.json"
     out_path = work / f"{spec.name}.result.json"
-    spec_path.write_text(json.dumps(asdict(spec)))
-    env = dict(os.environ)
-    env["OMP_NUM_THREADS"] = str(spec.threads)
-    if spec.hash_seed is not None:
-        env["PYTHONHASHSEED"] = str(spec.hash_seed)
-    env["PYTHONPATH"] = os.pathsep.join([os.getcwd(), *filter(None, [env.get("PYTHONPATH")])])
-    proc = subprocess.run(
-        [sys.executable, "-m", "resumecheck._segment", str(spec_path), str(out_path)],
-        env=env,
-        capture_output=True,
-        text=True,
-    )
-    if proc.returncode == 3:
-        err = json.loads(out_path.read_text())
-        raise TargetError(err["target"], err["problem"], err["hint"])
-    if proc.returncode != 0 or not out_path.exists():
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
+    log_path = work / f"{spec.name}.log"
+    try:
+        spec_path.write_text(json.dumps(asdict(spec)))
+        log = open(log_path, "w+b")
+    except OSError as exc:
+        failure = environment_failure(exc, spec.workdir)
+        if failure is not None:
+            raise failure from exc
+        raise
+    # The child reports each phase through a FIFO: a forked child of the warm
+    # server cannot inherit a pipe from this process, a FIFO it opens by name.
+    fifo = work / f"{spec.name}.phases"
+    try:
+        os.mkfifo(fifo)
+        read_fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+        # our own writer keeps the FIFO from reading as closed before the child opens it
+        keep_fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        log.close()
+        failure = environment_failure(exc, spec.workdir)
+        if failure is not None:
+            raise failure from exc
+        raise
+    env = _child_env(spec)
+    env["RESUMECHECK_PROGRESS_PATH"] = str(fifo)
+    env["RESUMECHECK_PARENT_PID"] = str(os.getpid())
+    try:
+        proc = forkserver.spawn("resumecheck._segment", [str(spec_path), str(out_path)], env,
+                                log=str(log_path))
+    except BaseException:
+        os.close(read_fd)
+        os.close(keep_fd)
+        log.close()
+        raise
+    try:
+        timed_out = _watch_child(proc, read_fd, spec.step_timeout, cancel, deadline)
+    finally:
+        os.close(read_fd)
+        os.close(keep_fd)
+        if proc.poll() is None:
+            _kill_group(proc)
+        log.seek(0)
+        output = log.read().decode(errors="replace")
+        log.close()
+    if timed_out is not None:
+        phase, step, text = timed_out
         return SegmentResult(
             records=[], names=[], captures={}, end_state=None,
-            error=f"the restarted interpreter exited with code {proc.returncode}: "
-            + " | ".join(tail),
+            error=f"{text}; its interpreter was killed",
+            error_stage="process" if phase == "start" else phase, error_step=step,
+        )
+    code = proc.returncode
+    if code == 3 and out_path.exists():
+        err = json.loads(out_path.read_text())
+        raise TargetError(err["target"], err["problem"], err["hint"])
+    if code == ENVIRONMENT_EXIT and out_path.exists():
+        raise EnvironmentFailure(**json.loads(out_path.read_text())["environment"])
+    if code == ENVIRONMENT_EXIT:
+        raise EnvironmentFailure("disk", "the interpreter could not write its result",
+                                 _DISK_ADVICE, str(out_path))
+    if code < 0 and -code in _EXTERNAL_SIGNALS:
+        raise killed_by_signal(-code, "the interpreter running segment " + repr(spec.name))
+    if code != 0 or not out_path.exists():
+        tail = output.strip().splitlines()[-5:]
+        how = (f"was killed by {signal_text(-code)}" if code < 0
+               else f"exited with code {code}")
+        return SegmentResult(
+            records=[], names=[], captures={}, end_state=None,
+            error=f"the restarted interpreter {how}: " + " | ".join(tail),
             error_stage="process",
         )
     return SegmentResult.from_plain(json.loads(out_path.read_text()))
 
 
+def _watch_child(
+    proc: Any, fd: int, step_timeout: float | None,
+    cancel: threading.Event | None, deadline: float | None,
+) -> tuple[str, int | None, str] | None:
+    """Wait for the child, enforcing each phase's bound; the phase that timed
+    out (phase, step, wording), or None when the child exited by itself."""
+    phase, step = "start", None
+    since = time.monotonic()
+    pending = b""
+    open_pipe = True
+    while proc.poll() is None:
+        ready: list[int] = []
+        if open_pipe:
+            ready, _, _ = select.select([fd], [], [], 0.1)
+        else:
+            time.sleep(0.05)
+        if ready:
+            chunk = os.read(fd, 4096)
+            open_pipe = bool(chunk)  # closed: the child is exiting
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            for line in lines:
+                name, _, at = line.decode().partition(" ")
+                phase, step = name, (None if at in ("", "-") else int(at))
+                since = time.monotonic()
+        now = time.monotonic()
+        if cancel is not None and cancel.is_set():
+            _kill_group(proc)
+            raise _Cancelled()
+        if deadline is not None and now > deadline:
+            _kill_group(proc)
+            raise BudgetExhausted(None)
+        bound = _phase_bound(phase, step_timeout)
+        if bound is not None and now - since > bound:
+            _kill_group(proc)
+            return phase, step, _timeout_text(phase, step, bound)
+    return None
+
+
+def _kill_group(proc: Any) -> None:
+    """Kill the child and everything it started (its own process group), and reap it."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    proc.wait()
+
+
+def _watch_parent() -> None:
+    """In a process-isolated child: exit when the parent is gone, so a killed
+    check leaves no child behind, even one whose step hangs."""
+    parent = os.environ.get("RESUMECHECK_PARENT_PID")
+    if not parent:
+        return
+
+    def watch() -> None:
+        while os.getppid() == int(parent):
+            time.sleep(0.5)
+        os._exit(70)
+
+    threading.Thread(target=watch, name="resumecheck-parent-watch", daemon=True).start()
+
+
 def _subprocess_main(spec_path: str, out_path: str) -> int:
     """Entry point of a process-isolated segment."""
+    _watch_parent()
     plain = json.loads(Path(spec_path).read_text())
     if plain.get("restore"):
         plain["restore"] = Restore(**plain["restore"])
     spec = SegmentSpec(**plain)
+    fifo = os.environ.get("RESUMECHECK_PROGRESS_PATH")
     try:
+        fd = os.open(fifo, os.O_WRONLY) if fifo else None
         target = load_target(spec.target_spec)
-        result = _run_here(spec, target)
+        result = _run_here(spec, target, report_fd=fd)
+        Path(out_path).write_text(json.dumps(result.to_plain()))
     except TargetError as exc:
         Path(out_path).write_text(
             json.dumps({"target": exc.target, "problem": exc.problem, "hint": exc.hint})
         )
         return 3
-    Path(out_path).write_text(json.dumps(result.to_plain()))
+    except BaseException as exc:
+        failure = environment_failure(exc, spec.workdir)
+        if failure is None:
+            raise
+        Path(out_path).unlink(missing_ok=True)
+        try:
+            Path(out_path).write_text(json.dumps({"environment": {
+                "resource": failure.resource, "detail": failure.detail,
+                "advice": failure.advice, "path": failure.path,
+            }}))
+        except OSError:
+            Path(out_path).unlink(missing_ok=True)
+        return ENVIRONMENT_EXIT
     return 0
 
 

@@ -1,0 +1,502 @@
+"""Warm fresh interpreters: fork a child per segment from a server that has
+already imported torch.
+
+A process-isolated segment must start as a fresh interpreter would: none of
+the user's modules imported, every global random stream where a new process
+finds it, nothing left over from an earlier segment. Starting one costs about
+two seconds of ``import torch``; most of a process-mode check was spent there.
+
+A *fork server* pays that once. It is a fresh interpreter that imports torch,
+numpy and resumecheck's core (no user code, no random draws) and then waits.
+For each segment it forks a child that
+
+* starts a process group of its own (so a timeout or a signal can end the
+  child and anything it started) and dies with the server;
+* takes the environment, working directory and module search path the
+  segment asked for, as a new interpreter would compute them;
+* draws new entropy for Python's ``random``, numpy's global stream and
+  torch's default generator, as a new interpreter seeds each of them from the
+  OS (a forked child would otherwise share the server's);
+* runs the segment and exits without running the server's exit handlers.
+
+The hash seed (``PYTHONHASHSEED``) is fixed when an interpreter starts, so
+there is one server per hash seed asked for. The server never runs a segment
+itself: every child forks from the same pristine state.
+
+``spawn()`` returns a handle with the parts of ``subprocess.Popen`` the
+runner uses (``pid``, ``communicate(timeout=)``, ``poll``, ``wait``,
+``kill``, ``send_signal``). Set ``RESUMECHECK_WARM=0`` to start a plain new
+interpreter per segment instead; platforms without ``fork`` always do.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import IO, Any
+
+__all__ = ["available", "prestart", "shutdown", "spawn"]
+
+_ENTRY = "resumecheck.forkserver"
+
+# The hash seed of segments that ask for none (see _Pool).
+NO_HASH_SEED = "2"
+
+
+def available() -> bool:
+    """Whether segments start from a warm server (POSIX fork, not switched off)."""
+    return hasattr(os, "fork") and os.environ.get("RESUMECHECK_WARM", "1") != "0"
+
+
+def spawn(module: str, args: Sequence[str], env: Mapping[str, str], cwd: str | None = None,
+          output_dir: str | None = None, log: str | None = None) -> Any:
+    """Start ``python -m module *args`` with ``env``: forked from a warm server
+    when available, else a new interpreter; either way in a process group of
+    its own, with no standard input. Output goes to the file ``log`` (stdout
+    and stderr together) when given; otherwise ``communicate()`` returns it
+    (a forked child's goes through two files in ``output_dir``, removed when
+    read)."""
+    if not available():
+        return _Plain(module, args, env, cwd, log)
+    hash_seed = env.get("PYTHONHASHSEED")
+    server = _pool().take(hash_seed, env)
+    try:
+        return server.fork(module, list(args), dict(env), cwd or os.getcwd(), output_dir, log)
+    except _ServerGone:
+        _pool().discard(server)
+        return _Plain(module, args, env, cwd, log)
+
+
+def prestart(hash_seeds: Sequence[str | None], env: Mapping[str, str] | None = None) -> None:
+    """Start servers for these hash seeds now, side by side, so that the first
+    segment of each does not wait for its ``import torch`` alone (None: the
+    random seed of segments that ask for none). A no-op where warm start is off."""
+    if not available():
+        return
+    pool = _pool()
+    wanted: dict[str | None, int] = {}
+    for seed in hash_seeds:
+        wanted[seed] = wanted.get(seed, 0) + 1
+    for seed, count in wanted.items():
+        pool.ensure(seed, count, env if env is not None else os.environ)
+
+
+def shutdown() -> None:
+    """Stop every server (their in-flight children die with them)."""
+    global _POOL
+    if _POOL is not None:
+        _POOL.close()
+        _POOL = None
+
+
+# -- the client side ------------------------------------------------------------
+
+
+class _ServerGone(Exception):
+    pass
+
+
+class _Plain(subprocess.Popen):  # type: ignore[type-arg]
+    """A new interpreter, for platforms without fork or when warm start is off."""
+
+    def __init__(self, module: str, args: Sequence[str], env: Mapping[str, str],
+                 cwd: str | None, log: str | None) -> None:
+        out: Any = subprocess.PIPE
+        if log is not None:
+            out = open(log, "wb")  # noqa: SIM115 (the child holds it; closed below)
+        try:
+            super().__init__(
+                [sys.executable, "-m", module, *args], env=dict(env), cwd=cwd,
+                stdin=subprocess.DEVNULL, stdout=out,
+                stderr=subprocess.STDOUT if log is not None else subprocess.PIPE,
+                text=log is None, start_new_session=True,
+            )
+        finally:
+            if log is not None:
+                out.close()
+
+
+class _Child:
+    """A segment forked by a server; the Popen subset the runner needs."""
+
+    def __init__(self, server: _Server, pid: int, out: str | None, err: str | None) -> None:
+        self._server = server
+        self.pid = pid
+        self._out, self._err = out, err
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            self.returncode = self._server.result(block=False)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        if self.returncode is None:
+            self.returncode = self._server.result(block=True, timeout=timeout)
+            if self.returncode is None:
+                raise subprocess.TimeoutExpired(f"segment {self.pid}", timeout or 0)
+        return self.returncode
+
+    def communicate(self, timeout: float | None = None) -> tuple[str, str]:
+        self.wait(timeout)
+        if self._out is None or self._err is None:  # the output went to the caller's log
+            return "", ""
+        return _read_and_remove(self._out), _read_and_remove(self._err)
+
+    def send_signal(self, sig: int) -> None:
+        if self.returncode is None:
+            try:
+                os.killpg(self.pid, sig)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+
+def _read_and_remove(path: str) -> str:
+    try:
+        return Path(path).read_text(errors="replace")
+    except OSError:
+        return ""
+    finally:
+        Path(path).unlink(missing_ok=True)
+
+
+class _Server:
+    """One warm interpreter; forks one child at a time."""
+
+    def __init__(self, hash_seed: str, env: Mapping[str, str]) -> None:
+        self.hash_seed = hash_seed
+        server_env = dict(env)
+        server_env["PYTHONHASHSEED"] = hash_seed
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", _ENTRY], env=server_env, stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1,
+            start_new_session=True,
+        )
+        self._replies: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+        self.busy = False
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            try:
+                self._replies.put(json.loads(line))
+            except ValueError:
+                continue
+        self._replies.put(None)  # the server is gone
+
+    def _reply(self, timeout: float | None = None) -> dict[str, Any] | None:
+        reply = self._replies.get(timeout=timeout)
+        if reply is None:
+            self._replies.put(None)  # keep saying so
+            raise _ServerGone()
+        return reply
+
+    def fork(self, module: str, args: list[str], env: dict[str, str], cwd: str,
+             output_dir: str | None, log: str | None = None) -> _Child:
+        if log is not None:
+            out = err = log
+        else:
+            fd, out = tempfile.mkstemp(prefix="segment-", suffix=".out", dir=output_dir)
+            os.close(fd)
+            fd, err = tempfile.mkstemp(prefix="segment-", suffix=".err", dir=output_dir)
+            os.close(fd)
+        request = {"module": module, "args": args, "env": env, "cwd": cwd,
+                   "stdout": out, "stderr": err}
+        try:
+            assert self.proc.stdin is not None
+            self.proc.stdin.write(json.dumps(request) + "\n")
+            self.proc.stdin.flush()
+            reply = self._reply(timeout=120)
+        except (OSError, queue.Empty, _ServerGone):
+            if log is None:
+                Path(out).unlink(missing_ok=True)
+                Path(err).unlink(missing_ok=True)
+            raise _ServerGone() from None
+        assert reply is not None
+        if log is not None:
+            return _Child(self, int(reply["pid"]), None, None)
+        return _Child(self, int(reply["pid"]), out, err)
+
+    def result(self, block: bool, timeout: float | None = None) -> int | None:
+        try:
+            reply = self._reply(timeout=timeout) if block else self._replies.get_nowait()
+        except (queue.Empty, TimeoutError):
+            return None
+        except _ServerGone:
+            _pool().discard(self)
+            return -int(signal.SIGKILL)  # the server, and with it the child, died
+        if reply is None:
+            self._replies.put(None)
+            _pool().discard(self)
+            return -int(signal.SIGKILL)
+        _pool().give_back(self)
+        return int(reply["returncode"])
+
+    def close(self) -> None:
+        try:
+            if self.proc.stdin is not None:
+                self.proc.stdin.close()
+        except OSError:
+            pass
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+class _Pool:
+    """Idle servers by hash seed; one more is started when all are busy."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._idle: dict[str, list[_Server]] = {}
+        self._all: list[_Server] = []
+        # A segment that asks for no hash seed gets one no program would
+        # pick on purpose, the same every time (so verdicts do not depend on
+        # which server was free) and other than the reference's (1).
+        self._random_seed = NO_HASH_SEED
+
+    def _key(self, hash_seed: str | None) -> str:
+        return hash_seed if hash_seed not in (None, "", "random") else self._random_seed
+
+    def ensure(self, hash_seed: str | None, count: int, env: Mapping[str, str]) -> None:
+        """At least ``count`` servers for this hash seed, idle or busy."""
+        key = self._key(hash_seed)
+        with self._lock:
+            have = sum(1 for s in self._all if s.hash_seed == key and s.proc.poll() is None)
+            for _ in range(count - have):
+                server = _Server(key, env)
+                self._all.append(server)
+                self._idle.setdefault(key, []).append(server)
+
+    def take(self, hash_seed: str | None, env: Mapping[str, str]) -> _Server:
+        key = self._key(hash_seed)
+        with self._lock:
+            idle = self._idle.setdefault(key, [])
+            while idle:
+                server = idle.pop()
+                if server.proc.poll() is None:
+                    return server
+            server = _Server(key, env)
+            self._all.append(server)
+            return server
+
+    def give_back(self, server: _Server) -> None:
+        with self._lock:
+            if server in self._all:
+                self._idle.setdefault(server.hash_seed, []).append(server)
+
+    def discard(self, server: _Server) -> None:
+        with self._lock:
+            if server in self._all:
+                self._all.remove(server)
+            idle = self._idle.get(server.hash_seed, [])
+            if server in idle:
+                idle.remove(server)
+        server.close()
+
+    def close(self) -> None:
+        with self._lock:
+            servers, self._all, self._idle = self._all, [], {}
+        for server in servers:
+            server.close()
+
+
+_POOL: _Pool | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def _pool() -> _Pool:
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            _POOL = _Pool()
+            atexit.register(shutdown)
+        return _POOL
+
+
+# -- the server side ------------------------------------------------------------
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to kill this process when its parent exits (best effort)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def _fresh_sys_path(cwd: str, env: Mapping[str, str], base: list[str]) -> list[str]:
+    """The module search path ``python -m`` would start with in ``cwd``:
+    the directory first, then PYTHONPATH, then the interpreter's own."""
+    extra = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    path = [*([] if env.get("PYTHONSAFEPATH") else [cwd]), *extra]
+    return path + [p for p in base if p not in path]
+
+
+def _child(request: dict[str, Any], base_path: list[str]) -> None:
+    """In the forked child: become the fresh interpreter the segment asked for."""
+    os.setpgid(0, 0)
+    _die_with_parent()
+    stdin = os.open(os.devnull, os.O_RDONLY)  # never the server's requests
+    os.dup2(stdin, 0)
+    os.close(stdin)
+    fd = os.open(request["stdout"], os.O_WRONLY | os.O_TRUNC)
+    os.dup2(fd, 1)
+    if request["stderr"] != request["stdout"]:
+        os.close(fd)
+        fd = os.open(request["stderr"], os.O_WRONLY | os.O_TRUNC)
+    os.dup2(fd, 2)
+    os.close(fd)
+    os.environ.clear()
+    os.environ.update(request["env"])
+    if "RESUMECHECK_PARENT_PID" in os.environ:  # the child watches whoever forked it
+        os.environ["RESUMECHECK_PARENT_PID"] = str(os.getppid())
+    os.chdir(request["cwd"])
+    sys.path[:] = _fresh_sys_path(request["cwd"], request["env"], base_path)
+    sys.argv = [request["module"], *request["args"]]
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    import random
+
+    import numpy as np
+
+    import torch
+
+    random.seed()  # new entropy in every global stream, as a new interpreter draws
+    np.random.seed()
+    torch.seed()
+    import runpy
+
+    code = 0
+    try:
+        runpy.run_module(request["module"], run_name="__main__", alter_sys=True)
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+        code = 1
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    os._exit(code)
+
+
+def _warm_up() -> None:
+    """Train one throwaway step so torch imports what it imports lazily.
+
+    The first optimizer step, scheduler, loss scaler, DataLoader and
+    ``torch.save`` of a new interpreter pull in some 800 more modules
+    (torch._dynamo, sympy, ...): over a second per segment. Doing it once
+    here leaves every child with those modules loaded and nothing else
+    changed: torch's global stream is put back as it was (each child reseeds
+    it anyway), one thread is used (no OpenMP pool exists to be forked), and
+    CUDA is never touched (a forked child could not use it).
+    """
+    import io
+
+    import torch
+
+    state, threads = torch.get_rng_state(), torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Dropout(0.1))
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+        sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: 1.0)
+        scaler = torch.amp.GradScaler("cpu")
+        data = torch.utils.data.TensorDataset(torch.zeros(4, 4))
+        for (x,) in torch.utils.data.DataLoader(data, batch_size=2, shuffle=True):
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                loss = model(x).float().pow(2).mean()
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+            sched.step()
+            opt.zero_grad()
+        buffer = io.BytesIO()
+        torch.save({"opt": opt.state_dict(), "model": model.state_dict()}, buffer)
+        buffer.seek(0)
+        torch.load(buffer, weights_only=True)
+    except Exception:  # a warm-up that fails only costs speed
+        pass
+    finally:
+        torch.set_rng_state(state)
+        torch.set_num_threads(threads)
+
+
+def _serve(requests: IO[str], replies: IO[str]) -> None:
+    # What every segment imports anyway; nothing of the user's, no random draws.
+    import numpy  # noqa: F401
+    import torch  # noqa: F401
+
+    import resumecheck.runner  # noqa: F401
+
+    _warm_up()
+    own = {p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p}
+    base_path = [p for p in sys.path if p not in ("", os.getcwd()) and p not in own]
+    lines: queue.Queue[str | None] = queue.Queue()
+    current = {"pid": 0}
+
+    def read() -> None:
+        # The client closes our stdin when it is done, or dies: either way,
+        # end the segment in flight with us.
+        for line in requests:
+            lines.put(line)
+        if current["pid"]:
+            try:
+                os.killpg(current["pid"], signal.SIGKILL)
+            except OSError:
+                pass
+        os._exit(0)
+
+    threading.Thread(target=read, daemon=True).start()
+    while True:
+        request = json.loads(lines.get() or "{}")
+        pid = os.fork()
+        if pid == 0:
+            _child(request, base_path)
+        try:
+            os.setpgid(pid, pid)  # also here: a kill right after the fork must reach the group
+        except OSError:
+            pass
+        current["pid"] = pid
+        replies.write(json.dumps({"pid": pid}) + "\n")
+        replies.flush()
+        _, status = os.waitpid(pid, 0)
+        current["pid"] = 0
+        replies.write(json.dumps({"returncode": os.waitstatus_to_exitcode(status)}) + "\n")
+        replies.flush()
+
+
+def main() -> int:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the client decides; the group gets ^C too
+    _serve(sys.stdin, sys.stdout)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

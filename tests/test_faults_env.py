@@ -1,0 +1,169 @@
+"""An environment failure is never a verdict.
+
+Out of disk space (anywhere: the engine's capture, the program's own save, a
+tensor dump, the reference), out of memory, a child killed from outside:
+each ends the whole check with its own message and exit code 4, never a
+`diverged` or `failed` row and never "fix the program".
+"""
+
+import errno
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import pytest
+import torch
+
+from resumecheck import verify
+from resumecheck.cli import EXIT_ENVIRONMENT, main
+from resumecheck.errors import EnvironmentFailure
+
+pytestmark = pytest.mark.e2e
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FAST = ["--drop", "none", "--noise-seeds", "0", "--no-determinism-check"]
+
+
+@pytest.fixture(autouse=True)
+def _private_tmp(tmp_path, monkeypatch):
+    """Scratch files go to a fresh TMPDIR, which must be empty afterwards."""
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setenv("TMPDIR", str(scratch))
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    yield
+    assert [p.name for p in scratch.iterdir() if not p.name.startswith("torchinductor")] == []
+
+
+def _cli(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _no_verdict(out, err):
+    text = out + err
+    assert "diverged" not in text and "NOT EQUIVALENT" not in text
+    assert "failed" not in out and "Fix the program" not in text
+    assert "nothing was judged" in err.lower() or "Nothing was judged" in err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("target", "detail"),
+    [
+        ("OUT_OF_MEMORY", "DefaultCPUAllocator: not enough memory"),
+        ("MEMORY_ERROR", "MemoryError"),
+    ],
+)
+def test_out_of_memory_in_a_resumed_run_ends_the_check(target, detail, capsys):
+    code, out, err = _cli(capsys, "run", f"fixtures.faults.programs:{target}", *FAST)
+    assert code == EXIT_ENVIRONMENT == 4
+    assert "the environment failed, not the program: out of memory" in err and detail in err
+    _no_verdict(out, err)
+
+
+def test_full_disk_in_the_programs_own_save(capsys):
+    code, out, err = _cli(capsys, "run", "fixtures.faults.programs:OWN_SAVE_DISK_FULL", *FAST)
+    assert code == 4
+    assert "out of disk space writing" in err and ".program3" in err
+    assert "No space left on device" in err and "TMPDIR" in err
+    _no_verdict(out, err)
+
+
+def test_full_disk_in_the_reference_is_not_blamed_on_the_program(capsys):
+    code, out, err = _cli(capsys, "run", "fixtures.faults.programs:DUMPS_DISK_FULL", *FAST)
+    assert code == 4
+    assert "out of disk space writing /scratch/dump-3.pt" in err
+    _no_verdict(out, err)
+
+
+def test_full_disk_in_the_engines_capture_during_resumed_runs(monkeypatch, capsys):
+    """torch.save of the engine's capture fails with ENOSPC once the reference is done."""
+    import resumecheck.runner as runner
+
+    real_save = torch.save
+    calls = {"n": 0}
+
+    def save(obj, f, *args, **kwargs):
+        calls["n"] += 1
+        if isinstance(obj, dict) and obj.get("format") and calls["n"] > 3:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real_save(obj, f, *args, **kwargs)
+
+    monkeypatch.setattr(runner.torch, "save", save)
+    code, out, err = _cli(capsys, "run", "fixtures.faults.programs:HEALTHY",
+                          "--noise-seeds", "0", "--no-determinism-check")
+    assert code == 4 and "out of disk space" in err
+    _no_verdict(out, err)
+
+
+def test_torch_saves_own_full_disk_error_counts_when_the_disk_is_full(monkeypatch, tmp_path):
+    """torch.save reports a full disk as a RuntimeError from its zip writer,
+    with no errno: it is an environment failure only when the disk is full."""
+    import resumecheck.runner as runner
+
+    def save(obj, f, *args, **kwargs):
+        raise RuntimeError("[enforce fail at inline_container.cc:672] . unexpected pos 576 vs 534")
+
+    monkeypatch.setattr(runner.torch, "save", save)
+    full = shutil._ntuple_diskusage(1 << 30, 1 << 30, 0)  # type: ignore[attr-defined]
+    monkeypatch.setattr(runner.shutil, "disk_usage", lambda path: full)
+    with pytest.raises(EnvironmentFailure) as info:
+        verify("fixtures.faults.programs:HEALTHY", drop="none", noise_seeds=0,
+               check_determinism=False)
+    assert info.value.resource == "disk" and "unexpected pos" in info.value.detail
+    roomy = shutil._ntuple_diskusage(1 << 40, 0, 1 << 40)  # type: ignore[attr-defined]
+    monkeypatch.setattr(runner.shutil, "disk_usage", lambda path: roomy)
+    with pytest.raises(Exception) as info2:  # a real bug: the reference failed
+        verify("fixtures.faults.programs:HEALTHY", drop="none", noise_seeds=0,
+               check_determinism=False)
+    assert not isinstance(info2.value, EnvironmentFailure)
+
+
+def _can_mount_tmpfs() -> bool:
+    if not shutil.which("unshare") or sys.platform != "linux":
+        return False
+    probe = subprocess.run(
+        ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c",
+         "mount -t tmpfs -o size=64k tmpfs /mnt"], capture_output=True)
+    return probe.returncode == 0
+
+
+@pytest.mark.skipif(not _can_mount_tmpfs(), reason="needs unshare and a mountable tmpfs")
+def test_a_real_full_disk_under_tmpdir(tmp_path):
+    """A 3 MB tmpfs as TMPDIR: the check runs out of space wherever it does."""
+    disk = tmp_path / "small"
+    disk.mkdir()
+    script = (
+        f"mount -t tmpfs -o size=3m tmpfs {disk} && TMPDIR={disk} exec {sys.executable} -m "
+        "resumecheck run fixtures.faults.programs:BIG --noise-seeds 0 --no-determinism-check; "
+    )
+    proc = subprocess.run(["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", script],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 4, proc.stderr
+    assert "out of disk space" in proc.stderr
+    _no_verdict(proc.stdout, proc.stderr)
+
+
+@pytest.mark.process
+def test_a_child_killed_by_sigkill_is_named_and_not_a_verdict(capsys):
+    code, out, err = _cli(capsys, "run", "fixtures.faults.programs:KILLED",
+                          "--isolation", "process", *FAST)
+    assert code == 4
+    assert "killed by SIGKILL (signal 9)" in err
+    assert "out-of-memory killer" in err
+    _no_verdict(out, err)
+
+
+@pytest.mark.process
+def test_a_crashing_child_is_the_programs_failure_and_names_its_signal(capsys):
+    code, out, err = _cli(capsys, "run", "fixtures.faults.programs:SEGFAULTS",
+                          "--isolation", "process", *FAST, "--format", "json")
+    assert code == 1
+    import json
+
+    run = json.loads(out)["runs"][0]
+    assert run["verdict"] == "failed" and "killed by SIGSEGV (signal 11)" in run["failure"]

@@ -1,0 +1,79 @@
+"""The plugin under faults: a hung step fails its test within the timeout;
+an xdist worker that crashes loses none of the checks it had finished."""
+
+import json
+import os
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@pytest.fixture
+def project(pytester, monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", ROOT)  # fixtures.faults, in every worker
+    return pytester
+
+
+def test_a_hung_step_fails_the_test_within_the_timeout(project):
+    project.makepyfile(test_hang='''
+def test_hangs(resumecheck):
+    resumecheck.assert_resume_equivalent("fixtures.faults.programs:HANGS")
+''')
+    project.makeini("[pytest]\nresumecheck_timeout = 0.5\n")
+    result = project.runpytest_subprocess("-p", "no:cacheprovider", "--resumecheck-noise-seeds=0",
+                                          timeout=120)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*step 5 took longer than 0.5 s*"])
+    # the command-line option wins over the ini setting
+    result = project.runpytest_subprocess("-p", "no:cacheprovider", "--resumecheck-noise-seeds=0",
+                                          "--resumecheck-timeout=0.7", timeout=120)
+    result.stdout.fnmatch_lines(["*step 5 took longer than 0.7 s*"])
+
+
+def test_bad_timeout_and_too_many_noise_seeds_are_usage_errors(project):
+    project.makepyfile(test_x="def test_x():\n    pass\n")
+    result = project.runpytest_subprocess("--resumecheck-timeout=soon")
+    result.stderr.fnmatch_lines(["*--resumecheck-timeout='soon': expected a number of seconds*"])
+    result = project.runpytest_subprocess("--resumecheck-noise-seeds=100000000")
+    result.stderr.fnmatch_lines(["*--resumecheck-noise-seeds='100000000': at most 100*"])
+    import resumecheck.engine
+    import resumecheck.pytest_plugin as plugin
+
+    assert plugin._MAX_NOISE_SEEDS == resumecheck.engine.MAX_NOISE_SEEDS
+
+
+def test_an_xdist_worker_crash_keeps_the_checks_it_finished(project):
+    # loadfile: both tests of test_a.py run on one worker, the check first
+    project.makepyfile(
+        test_a='''
+import os
+
+
+def test_check_then(resumecheck):
+    resumecheck.assert_resume_equivalent("fixtures.faults.programs:HEALTHY")
+
+
+def test_worker_crashes():
+    os._exit(1)
+''',
+        test_b='''
+def test_check_elsewhere(resumecheck):
+    resumecheck.assert_resume_equivalent("fixtures.faults.programs:HEALTHY")
+''',
+    )
+    result = project.runpytest_subprocess(
+        "-p", "no:cacheprovider", "-n", "2", "--dist", "loadfile", "--max-worker-restart=0",
+        "--resumecheck-noise-seeds=0", "--resumecheck-report=checks.json", timeout=300)
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(["*crashed while running*test_worker_crashes*"])
+    result.stdout.fnmatch_lines([
+        "*= resumecheck =*",
+        "test_a.py::test_check_then  fixtures.faults.programs:HEALTHY  full resume: ok",
+        "test_b.py::test_check_elsewhere  fixtures.faults.programs:HEALTHY  full resume: ok",
+    ])
+    checks = json.loads((project.path / "checks.json").read_text())["checks"]
+    assert sorted(c["nodeid"] for c in checks) == [
+        "test_a.py::test_check_then", "test_b.py::test_check_elsewhere"]

@@ -1,0 +1,176 @@
+"""A step that hangs never hangs the check: it ends its run as `failed`
+within the step timeout, in run, fuzz, verify() and the plugin; the fuzz
+budget stops a run in progress; --noise-seeds has an upper limit."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import pytest
+
+import resumecheck.engine as engine
+from resumecheck import InvalidArgument, verify
+from resumecheck.cli import main
+from resumecheck.fuzz import fuzz
+
+pytestmark = pytest.mark.e2e
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HANGS = "fixtures.faults.programs:HANGS"
+FAST = dict(drop="none", noise_seeds=0, check_determinism=False)
+
+
+@pytest.fixture(autouse=True)
+def _private_tmp(tmp_path, monkeypatch):
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setenv("TMPDIR", str(scratch))
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    yield
+    assert [p.name for p in scratch.iterdir() if not p.name.startswith("torchinductor")] == []
+
+
+def _hung_run(report):
+    (run,) = report.runs
+    assert run.verdict == "failed"
+    assert run.failure.startswith("step 5 took longer than")
+    assert run.first_divergent_step == 5
+    assert not report.equivalent
+    return run
+
+
+def test_verify_inprocess_a_hung_step_fails_its_run_within_the_timeout():
+    began = time.monotonic()
+    run = _hung_run(verify(HANGS, timeout=0.5, **FAST))
+    assert time.monotonic() - began < 10
+    assert "step 5 took longer than 0.5 s" in run.failure
+    assert "a step failed" in run.explanation
+
+
+def test_verify_from_another_thread_is_bounded_too():
+    out = {}
+    worker = threading.Thread(target=lambda: out.update(report=verify(HANGS, timeout=0.5, **FAST)))
+    worker.start()
+    worker.join(60)
+    assert not worker.is_alive(), "verify() hung in a thread"
+    _hung_run(out["report"])
+
+
+def test_the_default_timeout_scales_from_the_reference(monkeypatch):
+    """Default: max(MIN_STEP_TIMEOUT, 20x the reference's slowest step); the
+    reference's steps are milliseconds, so the floor decides."""
+    assert engine.MIN_STEP_TIMEOUT == 60
+    monkeypatch.setattr(engine, "MIN_STEP_TIMEOUT", 0.4)
+    run = _hung_run(verify(HANGS, **FAST))
+    assert "step 5 took longer than 0.4 s" in run.failure
+
+
+def test_timeout_zero_means_no_bound_and_bad_values_are_refused():
+    for bad in (-1, float("nan"), float("inf"), "60", True):
+        with pytest.raises(InvalidArgument, match="timeout="):
+            verify(HANGS, timeout=bad, **FAST)
+    healthy = verify("fixtures.faults.programs:HEALTHY", timeout=0, **FAST)
+    assert healthy.equivalent
+
+
+@pytest.mark.process
+def test_cli_process_mode_kills_the_hung_interpreter(tmp_path):
+    marker = tmp_path / "hanging.pid"
+    env = {**os.environ, "FAULTS_MARKER": str(marker), "TMPDIR": os.environ["TMPDIR"]}
+    began = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, "-m", "resumecheck", "run", HANGS, "--isolation", "process",
+         "--timeout", "1", "--drop", "none", "--noise-seeds", "0", "--no-determinism-check",
+         "--format", "json"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1, proc.stderr
+    (run,) = json.loads(proc.stdout)["runs"]
+    assert run["verdict"] == "failed"
+    assert run["failure"] == "step 5 took longer than 1 s (the step timeout); its interpreter was killed"
+    hung = int(marker.read_text())
+    with pytest.raises(ProcessLookupError):
+        os.killpg(hung, 0)
+    assert time.monotonic() - began < 90
+
+
+def test_cli_run_and_fuzz_with_a_tiny_timeout(capsys):
+    code = main(["run", HANGS, "--timeout", "0.3", "--drop", "none", "--noise-seeds", "0",
+                 "--no-determinism-check"])
+    out, err = capsys.readouterr()
+    assert code == 1 and "step 5 took longer than 0.3 s" in out
+    code = main(["fuzz", HANGS, "--timeout", "0.3", "--quiet", "--max-examples", "5"])
+    out, err = capsys.readouterr()
+    assert code == 1
+    assert "minimal failing schedule" in out and "failure: step 5 took longer than 0.3 s" in out
+
+
+def test_fuzz_budget_stops_a_run_in_progress():
+    """No step timeout at all: only the budget can stop the hung example."""
+    began = time.monotonic()
+    result = fuzz(HANGS, budget=1.0, timeout=0, max_examples=5)
+    took = time.monotonic() - began
+    assert result.budget_exhausted and not result.found
+    assert took < 30, f"fuzz ran {took:.1f} s with a 1 s budget"
+
+
+def test_noise_seeds_has_an_upper_limit(capsys):
+    assert engine.MAX_NOISE_SEEDS == 100
+    code = main(["run", "--noise-seeds", "100000000"])
+    err = capsys.readouterr().err
+    assert code == 2 and "100 is the upper limit" in err
+    with pytest.raises(InvalidArgument, match=r"noise_seeds=101: expected an int in 0\.\.100"):
+        verify(HANGS, noise_seeds=101)
+
+
+def test_process_runs_are_submitted_a_few_at_a_time(monkeypatch):
+    """However many runs there are (--noise-seeds 100000000 once grew to 5.3 GB
+    of queued work), only about the pool's width is submitted at once."""
+    check = engine._Check(None, 4, [2], "process", None, 0, 1)  # type: ignore[arg-type]
+    counts = {"submitted": 0, "done": 0, "most_outstanding": 0}
+    lock = threading.Lock()
+
+    def job(i):
+        with lock:
+            counts["done"] += 1
+        return i
+
+    real_submit = engine.ThreadPoolExecutor.submit
+
+    def submit(self, fn, *args):
+        with lock:
+            counts["submitted"] += 1
+            outstanding = counts["submitted"] - counts["done"]
+            counts["most_outstanding"] = max(counts["most_outstanding"], outstanding)
+        return real_submit(self, fn, *args)
+
+    monkeypatch.setattr(engine.ThreadPoolExecutor, "submit", submit)
+    monkeypatch.setattr(engine.os, "cpu_count", lambda: 4)
+    assert check._map(job, iter(range(5000))) == list(range(5000))
+    assert counts["most_outstanding"] <= 4
+
+
+def test_an_outer_interval_timer_survives_a_check():
+    """A caller's own SIGALRM timer (pytest-timeout's, say) is put back afterwards."""
+    fired = []
+    previous = signal.signal(signal.SIGALRM, lambda *_: fired.append(True))
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 30)
+        _hung_run(verify(HANGS, timeout=0.3, **FAST))
+        left, _ = signal.getitimer(signal.ITIMER_REAL)
+        assert 0 < left < 30
+        assert signal.getsignal(signal.SIGALRM) is not None and not fired
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def test_baseline_bounds_a_hung_determinism_run(capsys):
+    code = main(["baseline", "fixtures.faults.programs:HANGS_ALWAYS", "--timeout", "0.3"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "an uninterrupted run failed: step 5 took longer than 0.3 s" in out
