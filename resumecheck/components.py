@@ -89,6 +89,17 @@ class Component:
 
     @classmethod
     def of(cls, name: str, obj: Any) -> Component:
+        if _is_positionless_loader(obj):
+            raise TypeError(
+                f"component {name!r} is a plain {type(obj).__name__}"
+                f"{' prepared by Accelerate' if hasattr(obj, 'use_stateful_dataloader') else ''}, "
+                "which keeps no position within the epoch: there is no state to save or "
+                "restore. Declare what does keep it: torchdata's StatefulDataLoader (with "
+                "Accelerate, DataLoaderConfiguration(use_stateful_dataloader=True)), your "
+                "loop's own counters (resumecheck.Attr or resumecheck.Value), or build the "
+                "program with resumecheck.frameworks.accelerate.accelerate_program, which "
+                "tracks the epoch and the position itself"
+            )
         if not isinstance(obj, Stateful):
             raise TypeError(
                 f"component {name!r} is a {type(obj).__name__}, which has no "
@@ -96,6 +107,16 @@ class Component:
                 "give it those two methods"
             )
         return cls(name, obj, per_rank=name in PER_RANK)
+
+
+def _is_positionless_loader(obj: Any) -> bool:
+    """A DataLoader without state: torch's own, or Accelerate's prepared
+    wrapper of one (it has state_dict(), which raises)."""
+    if not isinstance(obj, torch.utils.data.DataLoader):
+        return False
+    if getattr(obj, "use_stateful_dataloader", None) is False:
+        return True
+    return not callable(getattr(obj, "state_dict", None))
 
 
 class Value:

@@ -15,6 +15,7 @@ __all__ = [
     "CheckpointError",
     "EnvironmentFailure",
     "InvalidArgument",
+    "MissingFramework",
     "NondeterministicBaseline",
     "ResumecheckError",
     "StepError",
@@ -69,6 +70,26 @@ class TargetError(ResumecheckError):
         self.problem = problem
         self.hint = hint
         super().__init__(f"target {target!r}: {problem}. {hint}")
+
+
+class MissingFramework(ResumecheckError, ImportError):
+    """A target needs a training framework that is not installed."""
+
+    # importable module -> the resumecheck extra that installs it
+    EXTRAS = {
+        "accelerate": "accelerate",
+        "lightning": "lightning",
+        "pytorch_lightning": "lightning",
+        "transformers": "transformers",
+    }
+
+    def __init__(self, module: str, needed_by: str = "this target") -> None:
+        self.module = module
+        self.extra = self.EXTRAS.get(module, module)
+        self.needed_by = needed_by
+        self.problem = f"{needed_by} needs the {module} package, which is not installed"
+        self.hint = f"Install it with resumecheck's extra: pip install 'resumecheck[{self.extra}]'"
+        super().__init__(f"{self.problem}. {self.hint}")
 
 
 class StepError(ResumecheckError):

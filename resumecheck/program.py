@@ -44,7 +44,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 import torch
 
 from resumecheck.components import Component
-from resumecheck.errors import StepError, TargetError
+from resumecheck.errors import MissingFramework, StepError, TargetError
 
 __all__ = [
     "BUILTIN_SPEC",
@@ -118,6 +118,8 @@ class Target:
         """Call the factory and check that what it returns is a program."""
         try:
             program = self.factory(dict(config))
+        except MissingFramework as exc:
+            raise TargetError(self.name, exc.problem, exc.hint) from exc
         except Exception as exc:
             raise TargetError(
                 self.name,
@@ -363,6 +365,10 @@ def _import(spec: str, where: str):
     except TargetError:
         raise
     except ModuleNotFoundError as exc:
+        missing = (exc.name or "").split(".")[0]
+        if missing in MissingFramework.EXTRAS:
+            need = MissingFramework(missing, f"importing {where}")
+            raise TargetError(spec, need.problem, need.hint) from exc
         raise TargetError(
             spec,
             f"cannot import {where}: {exc}",

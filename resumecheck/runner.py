@@ -47,7 +47,7 @@ from resumecheck.errors import (
 )
 from resumecheck.program import BuiltProgram, Target, load_target
 from resumecheck.state_diff import reorder_optimizer_state
-from resumecheck.trace import StepRecord, Tracer
+from resumecheck.trace import StepRecord, Tracer, unwrap_optimizer
 
 __all__ = [
     "CHECKPOINT_FORMAT",
@@ -560,7 +560,8 @@ def _states(built: BuiltProgram) -> dict[str, Any]:
 def _meta(built: BuiltProgram) -> dict[str, Any]:
     """What comparisons need beside the state: the optimizer's parameter names."""
     opt = built.component(OPTIMIZER)
-    if opt is None or not isinstance(opt.obj, torch.optim.Optimizer):
+    optimizer = unwrap_optimizer(opt.obj) if opt is not None else None
+    if optimizer is None:
         return {}
     model = built.component(PARAMS)
     names = {}
@@ -569,7 +570,7 @@ def _meta(built: BuiltProgram) -> dict[str, Any]:
     return {
         "optimizer_params": [
             names.get(id(p), f"group{g}.param{i}")
-            for g, group in enumerate(opt.obj.param_groups)
+            for g, group in enumerate(optimizer.param_groups)
             for i, p in enumerate(group["params"])
         ]
     }

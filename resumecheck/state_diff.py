@@ -102,6 +102,8 @@ def describe_difference(
         text = f"{label} missing, expected {_value(ref[path])}"
     elif how == "unexpected":
         text = f"{label} present, not in the reference"
+    elif isinstance(ref[path], torch.Tensor) and ref[path].dtype == torch.uint8:
+        text = f"{label} differs"  # a generator's byte state: no magnitude to report
     elif isinstance(ref[path], torch.Tensor) and ref[path].numel() > 1:
         text = f"{label} differs, max |Δ| {how.max_abs:.3g}"
     else:

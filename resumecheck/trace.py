@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "QUANTITY_ORDER", "StepRecord", "Tracer", "differing_quantities", "first_difference",
+    "unwrap_optimizer",
 ]
 
 # Within a step, quantities are compared in the order they are produced, so
@@ -78,8 +79,13 @@ class Tracer:
         self._inputs: list[torch.Tensor] = []
         self.records: list[StepRecord] = []
         self._model = _find(built, PARAMS, torch.nn.Module, "model")
-        self._optimizer = _find(built, OPTIMIZER, torch.optim.Optimizer, "optimizer")
+        declared_optimizer = _find(built, OPTIMIZER, object, "optimizer")
+        self._optimizer = unwrap_optimizer(declared_optimizer)
         self._scaler = _find(built, SCALER, torch.amp.GradScaler, "scaler")
+        if self._scaler is None:
+            # Accelerate keeps its GradScaler on the optimizer wrapper
+            scaler = getattr(declared_optimizer, "scaler", None)
+            self._scaler = scaler if isinstance(scaler, torch.amp.GradScaler) else None
         self._names = self._param_names()
         self._grads: dict[str, torch.Tensor] | None = None
         self._lr: list[float] | None = None
@@ -205,6 +211,24 @@ def first_difference(first: list[StepRecord], second: list[StepRecord]) -> tuple
 def _order_key(key: str) -> tuple[int, str]:
     head = key.split(":", 1)[0]
     return (QUANTITY_ORDER.index(head) if head in QUANTITY_ORDER else len(QUANTITY_ORDER), key)
+
+
+def unwrap_optimizer(obj: Any) -> torch.optim.Optimizer | None:
+    """The torch optimizer that really steps, under any framework wrappers.
+
+    Accelerate's ``AcceleratedOptimizer`` subclasses ``torch.optim.Optimizer``
+    without running its constructor: hooks registered on it never fire (and
+    registering fails). The real optimizer is its ``.optimizer`` (Lightning's
+    ``LightningOptimizer`` keeps it in ``._optimizer``).
+    """
+    for _ in range(8):  # wrappers of wrappers, never a cycle
+        inner = getattr(obj, "optimizer", None)
+        if inner is None:
+            inner = getattr(obj, "_optimizer", None)
+        if not isinstance(inner, torch.optim.Optimizer) or inner is obj:
+            break
+        obj = inner
+    return obj if isinstance(obj, torch.optim.Optimizer) else None
 
 
 def _find(built: BuiltProgram, name: str, kind: type, attr: str) -> Any:

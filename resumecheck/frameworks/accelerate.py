@@ -1,0 +1,417 @@
+"""HuggingFace Accelerate: a program from an ``Accelerator`` and what the user prepared.
+
+The user keeps their setup (everything up to ``accelerator.prepare``) and the
+body of their loop; ``accelerate_program`` runs the loop one optimizer step
+at a time and checkpoints with Accelerate's own ``save_state`` /
+``load_state``, resuming mid-epoch the way Accelerate's documentation does
+(``skip_first_batches`` on a plain loader; the restored loader state on a
+``use_stateful_dataloader=True`` one)::
+
+    from resumecheck.frameworks.accelerate import accelerate_program
+
+    def build(settings):
+        accelerator, model, optimizer, loader, scheduler = train.setup(**settings)
+        def step(batch):
+            loss = train.loss(model, batch)
+            accelerator.backward(loss)
+            optimizer.step(); scheduler.step(); optimizer.zero_grad()
+            return loss
+        return accelerate_program(accelerator, model=model, optimizer=optimizer,
+                                  loader=loader, scheduler=scheduler, step=step)
+
+What the audited checkpoint holds is exactly what Accelerate saves: the
+prepared models, optimizers, schedulers and scaler, the global random
+streams, a stateful loader's state, and the objects registered with
+``register_for_checkpointing`` — here the loop's epoch and the number of
+batches consumed in it, which the loop needs to resume mid-epoch (a user's
+loop keeps them in the checkpoint folder's name or a registered object).
+
+The engine's own capture, the reference for the diagnosis, adds what a
+complete checkpoint would need besides (``data_cursor``): the state of the
+stream the epoch's shuffle was drawn from and, when making a batch draws from
+a global stream, the streams the batch fetched ahead was made from. The
+engine rebuilds the loader's iterator exactly where the reference's was by
+replaying the epoch, and puts every stream back after.
+
+Accelerate is imported only when a program is built.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+import torch
+
+from resumecheck.components import (
+    DATA_CURSOR, OPTIMIZER, PARAMS, RNG, SAMPLER_EPOCH, SCALER, SCHEDULER, RNGState,
+)
+from resumecheck.errors import InvalidArgument
+from resumecheck.frameworks import require
+from resumecheck.program import StepOutput
+
+__all__ = ["AccelerateProgram", "accelerate_program"]
+
+
+def accelerate_program(
+    accelerator: Any,
+    *,
+    model: torch.nn.Module,
+    optimizer: Any,
+    loader: Any,
+    step: Callable[[Any], Any],
+    scheduler: Any = None,
+    samples: Callable[[Any], Any] | None = None,
+    extra: Mapping[str, Any] | None = None,
+) -> AccelerateProgram:
+    """A resumecheck program from an Accelerator and the objects ``prepare`` returned.
+
+    ``step(batch)`` is the body of the user's loop: forward, ``accelerator.backward``,
+    ``optimizer.step()``, ``scheduler.step()``, ``zero_grad()``; it returns the loss.
+    ``samples(batch)`` says which samples a batch holds (default: the batch's
+    tensors themselves, so the data order is checked by content). ``extra``
+    declares further components of the user's own (EMA weights, a counter);
+    Accelerate's checkpoint holds them only if the user registers them with
+    ``accelerator.register_for_checkpointing``, as their loop must.
+    """
+    return AccelerateProgram(accelerator, model=model, optimizer=optimizer, loader=loader,
+                             step=step, scheduler=scheduler, samples=samples, extra=extra)
+
+
+class AccelerateProgram:
+    """An Accelerate training loop driven one optimizer step at a time."""
+
+    def __init__(
+        self,
+        accelerator: Any,
+        *,
+        model: torch.nn.Module,
+        optimizer: Any,
+        loader: Any,
+        step: Callable[[Any], Any],
+        scheduler: Any = None,
+        samples: Callable[[Any], Any] | None = None,
+        extra: Mapping[str, Any] | None = None,
+    ) -> None:
+        require("accelerate", "resumecheck.frameworks.accelerate")
+        if not callable(getattr(accelerator, "save_state", None)):
+            raise InvalidArgument("accelerator", accelerator, "expected an accelerate.Accelerator")
+        if not callable(step):
+            raise InvalidArgument("step", step, "expected a function of one batch returning the loss")
+        if samples is not None and not callable(samples):
+            raise InvalidArgument("samples", samples, "expected a function of one batch")
+        try:
+            len(loader)
+        except TypeError:
+            raise InvalidArgument(
+                "loader", loader, "expected the DataLoader that accelerator.prepare returned "
+                "(one with a length: an iterable dataset is not supported yet)") from None
+        self.accelerator = accelerator
+        self.model = model
+        self.optimizer = optimizer
+        self.scheduler = scheduler
+        self.loader = loader
+        self.step_fn = step
+        self.samples_fn = samples
+        self.extra = dict(extra or {})
+        self.epoch = 0
+        """The epoch the loop is in (Accelerate's checkpoint does not keep it)."""
+        self.batch = 0
+        """Batches consumed in this epoch."""
+        self.stateful = bool(getattr(loader, "use_stateful_dataloader", False))
+        self.accumulation = int(getattr(accelerator, "gradient_accumulation_steps", 1) or 1)
+        self._iter: Iterator[Any] | None = None
+        self._order: dict[str, torch.Tensor] = {}  # the order's stream at this epoch's start
+        self._fetch_draws = False  # making a batch draws from a global stream
+        self._fetches = 0  # next() calls on this iterator
+        self._lookahead: dict[str, Any] | None = None  # the streams the last fetch began from
+        self._resume: tuple[str, Any] | None = None
+        self.progress = _Progress(self)
+        accelerator.register_for_checkpointing(self.progress)
+
+    # -- the program protocol ---------------------------------------------
+
+    @property
+    def steps_per_epoch(self) -> int:
+        """Optimizer steps per epoch (Accelerate steps at the end of an epoch too)."""
+        return -(-len(self.loader) // max(1, self.accumulation))
+
+    def components(self) -> dict[str, Any]:
+        comps: dict[str, Any] = {PARAMS: self.model, OPTIMIZER: self.optimizer}
+        if self.scheduler is not None:
+            comps[SCHEDULER] = self.scheduler
+        if getattr(self.accelerator, "scaler", None) is not None:
+            comps[SCALER] = self.accelerator.scaler
+        generator = getattr(self.loader, "generator", None)
+        comps[RNG] = RNGState({"loader": generator} if generator is not None else None)
+        comps[DATA_CURSOR] = _Cursor(self)
+        comps[SAMPLER_EPOCH] = _Epoch(self)
+        comps.update(self.extra)
+        return comps
+
+    def train_step(self) -> StepOutput:
+        """One optimizer step: one batch, or under gradient accumulation
+        (``step`` uses ``accelerator.accumulate``) the micro-batches up to the
+        one after which the optimizer really stepped."""
+        losses, samples = [], []
+        for _ in range(max(1, self.accumulation)):
+            batch = self._next_batch()
+            losses.append(self.step_fn(batch))
+            self.batch += 1
+            samples.append(torch.as_tensor(self.samples_fn(batch))
+                           if self.samples_fn is not None else _fingerprint(batch))
+            if self.accumulation <= 1 or self.accelerator.sync_gradients:
+                break
+        if len(losses) == 1:
+            return StepOutput(loss=losses[0], samples=samples[0])
+        loss = torch.stack([torch.as_tensor(x).detach().float() for x in losses]).mean()
+        return StepOutput(loss=loss, samples=torch.cat([x.reshape(-1).double() for x in samples]))
+
+    def save(self, path: str) -> None:
+        with self._named_checkpoints():
+            self.accelerator.save_state(path)
+
+    def load(self, path: str) -> None:
+        with self._named_checkpoints():
+            self.accelerator.load_state(path)
+
+    @contextmanager
+    def _named_checkpoints(self) -> Iterator[None]:
+        """Save and load at the engine's path even when the user's
+        ProjectConfiguration names checkpoints itself: only the folder's name
+        changes, never what is saved (and no checkpoint of the user's is rotated away)."""
+        config: Any = getattr(self.accelerator, "project_configuration", None)
+        automatic = getattr(config, "automatic_checkpoint_naming", False)
+        if automatic:
+            config.automatic_checkpoint_naming = False
+        try:
+            yield
+        finally:
+            if automatic:
+                config.automatic_checkpoint_naming = True
+
+    # -- the loop -----------------------------------------------------------
+
+    def _next_batch(self) -> Any:
+        self._realize()
+        if self._iter is None:
+            self._start_epoch()
+        assert self._iter is not None
+        try:
+            return self._fetch()
+        except StopIteration:
+            self.epoch += 1
+            self.batch = 0
+            self._start_epoch()
+            return self._fetch()
+
+    def _fetch(self) -> Any:
+        """``next()`` on the loader, noting the streams it started from.
+
+        A prepared loader fetches one batch ahead: the batch a step will get
+        next was made during this call. When the dataset draws from a global
+        stream as it makes a batch (augmentation), the state the call started
+        from is part of where the data is (``data_cursor``'s look-ahead).
+        """
+        assert self._iter is not None
+        before = _global_streams()
+        batch = next(self._iter)
+        self._fetches += 1
+        if self._fetches > 1 and not self._fetch_draws:  # an iterator's first call draws its order
+            after = _global_streams()
+            self._fetch_draws = any(not _same(before[k], after[k]) for k in before)
+        self._lookahead = before
+        return batch
+
+    def _start_epoch(self) -> None:
+        """Start iterating this epoch, as the user's ``for batch in loader`` does.
+
+        After Accelerate's ``load_state`` the first epoch skips the batches
+        already consumed, with ``skip_first_batches`` (a stateful loader
+        resumes from its own restored state instead).
+        """
+        self._order = self._order_streams()
+        if callable(getattr(self.loader, "set_epoch", None)):
+            self.loader.set_epoch(self.epoch)
+        active = self.loader
+        resume, self._resume = self._resume, None
+        if resume is not None and resume[0] == "skip" and resume[1]:
+            active = self.accelerator.skip_first_batches(self.loader, resume[1])
+        self._iter = iter(active)
+        self._fetches = 0
+
+    def _realize(self) -> None:
+        """Rebuild the iterator where the engine's capture says it was.
+
+        Replays this epoch from the stream its order was drawn from, in the
+        same number of ``next()`` calls, so the loader's look-ahead and its
+        seed draw happen as they did; every random stream is put back after.
+        """
+        if self._resume is None or self._resume[0] != "replay":
+            return
+        order, consumed, lookahead = self._resume[1]
+        self._resume = None
+        streams = self._streams()
+        saved = streams.state_dict()
+        base: Any = getattr(self.loader, "base_dataloader", None)
+        if self.epoch > 0 and getattr(base, "_initial_iter_for_state_dict", False):
+            # A StatefulDataLoader reuses the iterator its first state_dict()
+            # made (at prepare), once. The reference's loader had been
+            # iterated before this epoch: it made a new iterator, drawing a
+            # new base seed before the order; so must the replay.
+            base._initial_iter_for_state_dict = False
+        try:
+            self._set_order_streams(order)
+            self._start_epoch()
+            self._order = order
+            assert self._iter is not None
+            for i in range(consumed):
+                if i == consumed - 1 and lookahead is not None:
+                    RNGState(streams=_LOOKAHEAD_STREAMS).load_state_dict(lookahead)
+                next(self._iter)
+            self._fetch_draws = lookahead is not None
+            self._lookahead = lookahead
+            self._fetches = consumed
+        finally:
+            streams.load_state_dict(saved)
+
+    def _streams(self) -> RNGState:
+        generator = getattr(self.loader, "generator", None)
+        return RNGState({"loader": generator} if generator is not None else None)
+
+    def _sampler(self) -> Any:
+        """The index sampler under Accelerate's batch-sampler wrappers."""
+        obj = getattr(self.loader, "batch_sampler", None) or getattr(self.loader, "sampler", None)
+        for _ in range(4):
+            inner = getattr(obj, "batch_sampler", None) or getattr(obj, "sampler", None)
+            if inner is None:
+                break
+            obj = inner
+        return obj
+
+    def _order_streams(self) -> dict[str, torch.Tensor]:
+        """The state of the stream this epoch's order will be drawn from.
+
+        A ``RandomSampler`` draws its permutation from its generator, or
+        from torch's global stream when it has none; Accelerate's
+        ``SeedableRandomSampler`` (``use_seedable_sampler=True``) and a
+        sequential sampler need nothing but the epoch.
+        """
+        from accelerate.data_loader import SeedableRandomSampler
+
+        sampler = self._sampler()
+        if isinstance(sampler, (SeedableRandomSampler, torch.utils.data.SequentialSampler)):
+            return {}
+        generator = getattr(sampler, "generator", None)
+        if isinstance(generator, torch.Generator):
+            return {"the sampler's generator": generator.get_state()}
+        return {_GLOBAL: torch.get_rng_state()}
+
+    def _set_order_streams(self, order: Mapping[str, torch.Tensor]) -> None:
+        if _GLOBAL in order:
+            torch.set_rng_state(order[_GLOBAL])
+        generator = getattr(self._sampler(), "generator", None)
+        key = "the sampler's generator"
+        if key in order and isinstance(generator, torch.Generator):
+            generator.set_state(order[key])
+
+
+class _Progress:
+    """What the loop registers with ``accelerator.register_for_checkpointing``:
+    the epoch and the batches consumed in it (Accelerate saves neither)."""
+
+    def __init__(self, program: AccelerateProgram) -> None:
+        self.program = program
+
+    def state_dict(self) -> dict[str, int]:
+        return {"epoch": self.program.epoch, "batch": self.program.batch}
+
+    def load_state_dict(self, state: Mapping[str, int]) -> None:
+        p = self.program
+        p.epoch, p.batch = int(state["epoch"]), int(state["batch"])
+        p._iter = None
+        p._resume = None if p.stateful else ("skip", p.batch)
+
+
+# How the diagnosis names it: "data_cursor: epoch shuffle drawn from torch's
+# global stream differs".
+_ORDER_KEY = "epoch shuffle drawn from "
+_GLOBAL = "torch's global stream"
+_LOOKAHEAD_KEY = "batch fetched ahead drawn from"
+_LOOKAHEAD_STREAMS = ("python", "numpy", "torch")
+
+
+class _Cursor:
+    """``data_cursor`` in the engine's capture: the batches consumed in this
+    epoch and the stream state the epoch's order was drawn from."""
+
+    def __init__(self, program: AccelerateProgram) -> None:
+        self.program = program
+
+    def state_dict(self) -> dict[str, Any]:
+        p = self.program
+        p._realize()  # the engine settles components before it restores the streams
+        # No iterator yet (a fresh start, or Accelerate's load_state): the
+        # order will be drawn from the streams as they are now.
+        order = p._order if p._iter is not None else p._order_streams()
+        state: dict[str, Any] = {"batch": p.batch}
+        state.update({_ORDER_KEY + k: v.clone() for k, v in order.items()})
+        if p._fetch_draws and p._iter is not None and p._lookahead is not None:
+            # the batch fetched ahead was made from these streams
+            state[_LOOKAHEAD_KEY] = p._lookahead
+        return state
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        p = self.program
+        p.batch = int(state["batch"])
+        order = {k.removeprefix(_ORDER_KEY): v for k, v in state.items()
+                 if k.startswith(_ORDER_KEY)}
+        p._iter = None
+        p._resume = ("replay", (order, p.batch, state.get(_LOOKAHEAD_KEY)))
+
+
+class _Epoch:
+    """``sampler_epoch``: the epoch the loop is in (it sets the sampler's epoch)."""
+
+    def __init__(self, program: AccelerateProgram) -> None:
+        self.program = program
+
+    def state_dict(self) -> dict[str, int]:
+        return {"value": self.program.epoch}
+
+    def load_state_dict(self, state: Mapping[str, int]) -> None:
+        self.program.epoch = int(state["value"])
+
+
+def _global_streams() -> dict[str, Any]:
+    state = RNGState(streams=_LOOKAHEAD_STREAMS).state_dict()
+    state.pop("generators", None)
+    return state
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, torch.Tensor):
+        return isinstance(b, torch.Tensor) and torch.equal(a, b)
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    return bool(a == b)
+
+
+def _fingerprint(batch: Any) -> torch.Tensor:
+    """Every tensor of a batch, flattened into one float64 vector: what the
+    model was fed, compared by content."""
+    tensors: list[torch.Tensor] = []
+
+    def walk(obj: Any) -> None:
+        if isinstance(obj, torch.Tensor):
+            tensors.append(obj.detach().reshape(-1).to("cpu", torch.float64))
+        elif isinstance(obj, Mapping):
+            for key in sorted(obj, key=str):
+                walk(obj[key])
+        elif isinstance(obj, (list, tuple)):
+            for item in obj:
+                walk(item)
+
+    walk(batch)
+    return torch.cat(tensors) if tensors else torch.zeros(0, dtype=torch.float64)
