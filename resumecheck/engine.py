@@ -27,6 +27,7 @@ from resumecheck.components import SAMPLER_EPOCH, preserved_global_streams, vali
 from resumecheck.environment import fingerprint
 from resumecheck.errors import InvalidArgument, NondeterministicBaseline, ResumecheckError
 from resumecheck.program import BUILTIN_SPEC, Target, load_target
+from resumecheck.progress import ProgressCallback, ProgressTracker, run_label
 from resumecheck.report import (
     CLOSE, DIVERGED, FAILED, IDENTICAL, Finding, Report, RunResult,
 )
@@ -35,6 +36,7 @@ from resumecheck.state_diff import describe_difference
 from resumecheck.trace import (
     StepRecord, differing_quantities, first_difference, load_step_tensors,
 )
+from resumecheck.trajectory import Trajectory
 
 __all__ = ["ReferenceFailed", "verify"]
 
@@ -72,6 +74,7 @@ def verify(
     noise_seeds: int = 2,
     threads: int = 1,
     check_determinism: bool = True,
+    progress: ProgressCallback | None = None,
 ) -> Report:
     """Check that the target resumes from a checkpoint like it never stopped.
 
@@ -83,6 +86,8 @@ def verify(
     Before judging, a second uninterrupted run must match the reference bit
     for bit; if it does not, bitwise mode raises ``NondeterministicBaseline``
     (tolerance mode records it in the report and goes on).
+
+    ``progress`` receives a ``ProgressEvent`` as each step and run completes.
     """
     tgt = target if isinstance(target, Target) else load_target(target)
     n = tgt.steps if steps is None else steps
@@ -95,7 +100,8 @@ def verify(
         raise InvalidArgument("threads", threads, "expected an int >= 1")
     tol = tolerance or Tolerance.bitwise()
     check = _Check(tgt, n, ks, isolation, tol, seed, threads,
-                   check_determinism=check_determinism)
+                   check_determinism=check_determinism,
+                   progress=ProgressTracker(progress, "run") if progress else None)
     with tempfile.TemporaryDirectory(prefix="resumecheck-") as work, preserved_global_streams():
         check.work = work
         return check.run(drop, noise_seeds)
@@ -136,6 +142,7 @@ class _Check:
     check_determinism: bool = True
     determinism: dict[str, Any] = field(default_factory=lambda: {"checked": False})
     _loaded: dict[str, dict[str, Any]] = field(default_factory=dict)
+    progress: ProgressTracker | None = None
 
     def _reference_file(self, path: str) -> dict[str, Any]:
         """A capture of the reference, loaded once: those files never change."""
@@ -154,7 +161,10 @@ class _Check:
         return self.run_config if self.target.restart_config == "run" else {}
 
     def _segment(self, spec: SegmentSpec) -> SegmentResult:
-        return run_segment(spec, self.isolation, self.target)
+        if self.progress is None:
+            return run_segment(spec, self.isolation, self.target)
+        with self.progress.segment(run_label(spec.name), spec.start, spec.stop):
+            return run_segment(spec, self.isolation, self.target)
 
     def _spec(self, name: str, work: str | None = None, **kw: Any) -> SegmentSpec:
         if self.reference is not None and kw.get("keep_tensors_after") is not None:
@@ -202,6 +212,10 @@ class _Check:
     def run(self, drop: DropSpec, noise_seeds: int) -> Report:
         ref = self.prepare()
         drop_sets = _drop_sets(drop, ref.names)
+        if self.progress is not None:  # an estimate: confirmation runs come on top
+            self.progress.total = self.progress.done + self.steps * noise_seeds + sum(
+                self.steps if not d and ref.has_own_checkpoint else self.steps - self.resume_at[0]
+                for d in drop_sets)
 
         def noise_run(i: int) -> SegmentResult:
             config = {**self.run_config, self.target.seed_key: self.seed + i}
@@ -228,6 +242,8 @@ class _Check:
             runs=runs,
             noise=self._noise_summary(),
             determinism=self.determinism,
+            reference_loss=[r.loss for r in ref.records],
+            seed_losses=self.noise,
         )
 
     def check(
@@ -343,6 +359,7 @@ class _Check:
 
         ref_by_step = {r.step: r for r in self.reference.records}
         records = [(seg, r) for _, seg in segments for r in seg.records]
+        result.trajectory = Trajectory.compare([r for _, r in records], ref_by_step)
         first: tuple[int, str] | None = None
         first_bitwise: tuple[int, str] | None = None
         worst: Difference | None = None

@@ -13,6 +13,8 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from resumecheck.trajectory import Trajectory
+
 __all__ = [
     "CLOSE",
     "DIVERGED",
@@ -78,6 +80,9 @@ class RunResult:
     latent_gaps: list[str] = field(default_factory=list)
     """Components restored wrongly that the continuation never used (a warning)."""
     reproduce: str = ""
+    trajectory: Trajectory | None = None
+    """The run step by step: its loss and where each kind of quantity differs
+    from the reference (None: the run failed before it was compared)."""
 
     @property
     def label(self) -> str:
@@ -98,6 +103,7 @@ class RunResult:
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["diagnosis"] = [asdict(f) for f in self.diagnosis]
+        data["trajectory"] = self.trajectory.to_json() if self.trajectory else None
         return _finite(data)
 
 
@@ -117,6 +123,10 @@ class Report:
     """Seed-to-seed loss spread: the seeds used and the band per step."""
     determinism: dict[str, Any] = field(default_factory=dict)
     """Whether a second uninterrupted run matched the reference bit for bit."""
+    reference_loss: list[float] = field(default_factory=list)
+    """The reference's loss at steps 1..N."""
+    seed_losses: list[list[float]] = field(default_factory=list)
+    """The loss at steps 1..N of each run with another seed (``noise["seeds"]``)."""
     schema: str = SCHEMA
 
     @property
@@ -149,6 +159,8 @@ class Report:
             "environment": self.environment,
             "noise": self.noise,
             "determinism": self.determinism,
+            "reference_loss": list(self.reference_loss),
+            "seed_losses": [list(losses) for losses in self.seed_losses],
             "runs": [r.to_json() for r in self.runs],
         })
 

@@ -38,6 +38,7 @@ from resumecheck.components import (
 )
 from resumecheck.errors import CheckpointError, ResumecheckError, StepError, TargetError
 from resumecheck.program import BuiltProgram, Target, load_target
+from resumecheck.progress import note_step
 from resumecheck.state_diff import reorder_optimizer_state
 from resumecheck.trace import StepRecord, Tracer
 
@@ -186,6 +187,7 @@ def _run_here(spec: SegmentSpec, target: Target) -> SegmentResult:
                 result.program_checkpoint = str(work / f"{spec.name}.program{step}")
                 _program_save(built, result.program_checkpoint, step)
             stage = "step"
+            note_step(step)
         stage = "capture"
         result.end_state = str(work / f"{spec.name}.end.pt")
         save_capture(built, result.end_state, verify=not result.captures)
