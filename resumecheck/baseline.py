@@ -26,6 +26,7 @@ from resumecheck.components import PARAMS, preserved_global_streams
 from resumecheck.environment import fingerprint
 from resumecheck.errors import InvalidArgument
 from resumecheck.program import BuiltProgram, Target, load_target
+from resumecheck.progress import ProgressCallback, ProgressTracker
 from resumecheck.runner import SegmentResult, SegmentSpec, run_segment
 from resumecheck.trace import first_difference
 
@@ -92,8 +93,13 @@ def check_baseline(
     isolation: Literal["inprocess", "process"] = "inprocess",
     batch_size: int = 8,
     micro_batches: int = 2,
+    progress: ProgressCallback | None = None,
 ) -> BaselineReport:
-    """Run the determinism and tiny-batch gradient checks on ``target``."""
+    """Run the determinism and tiny-batch gradient checks on ``target``.
+
+    ``progress`` receives a ``ProgressEvent`` per step of the determinism runs
+    and once the gradient checks are done (counted as one more step).
+    """
     tgt = target if isinstance(target, Target) else load_target(target)
     n = tgt.steps if steps is None else steps
     if not isinstance(n, int) or n < 1:
@@ -102,12 +108,15 @@ def check_baseline(
         raise InvalidArgument("micro_batches", micro_batches,
                               f"expected an int >= 2 dividing batch_size={batch_size}")
     config = {**tgt.run_config, tgt.seed_key: seed}
+    tracker = ProgressTracker(progress, "baseline", total=2 * n + 1) if progress else None
     previous = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:
         with preserved_global_streams():
-            checks = [_determinism(tgt, n, config, threads, isolation, seed)]
+            checks = [_determinism(tgt, n, config, threads, isolation, seed, tracker)]
             checks += _gradient_checks(tgt, config, batch_size, micro_batches)
+            if tracker is not None:
+                tracker.emit("gradient checks", advance=1)
     finally:
         torch.set_num_threads(previous)
     return BaselineReport(target=tgt.spec or tgt.name, steps=n, checks=checks,
@@ -115,20 +124,27 @@ def check_baseline(
 
 
 def two_runs(target: Target, steps: int, config: dict[str, Any], threads: int,
-             isolation: Literal["inprocess", "process"], work: str) -> tuple[SegmentResult, SegmentResult]:
+             isolation: Literal["inprocess", "process"], work: str,
+             progress: ProgressTracker | None = None) -> tuple[SegmentResult, SegmentResult]:
     runs = []
     for hash_seed, name in enumerate(("first", "second"), start=1):
-        runs.append(run_segment(SegmentSpec(
+        spec = SegmentSpec(
             target_spec=target.spec, config=config, start=0, stop=steps, workdir=work,
             name=f"determinism-{name}", threads=threads, hash_seed=hash_seed,
-        ), isolation, target))
+        )
+        if progress is None:
+            runs.append(run_segment(spec, isolation, target))
+            continue
+        with progress.segment(f"determinism, {name} run", 0, steps):
+            runs.append(run_segment(spec, isolation, target))
     return runs[0], runs[1]
 
 
 def _determinism(tgt: Target, n: int, config: dict[str, Any], threads: int,
-                 isolation: Literal["inprocess", "process"], seed: int) -> BaselineCheck:
+                 isolation: Literal["inprocess", "process"], seed: int,
+                 progress: ProgressTracker | None = None) -> BaselineCheck:
     with tempfile.TemporaryDirectory(prefix="resumecheck-baseline-") as work:
-        first, second = two_runs(tgt, n, config, threads, isolation, work)
+        first, second = two_runs(tgt, n, config, threads, isolation, work, progress)
     failed = first.error or second.error
     if failed:
         return BaselineCheck(name="determinism", status="failed",

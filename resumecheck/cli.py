@@ -19,6 +19,8 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from resumecheck.progress_bar import terminal_progress
+
 __all__ = ["main"]
 
 EXIT_EQUIVALENT = 0
@@ -146,7 +148,8 @@ def _parser() -> argparse.ArgumentParser:
     fz.add_argument("--max-interruptions", type=_positive_int, default=2, metavar="M",
                     help="restarts per schedule at most (default 2)")
     fz.add_argument("--isolation", choices=("inprocess", "process"), default="inprocess")
-    fz.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    fz.add_argument("--quiet", action="store_true",
+                    help="no progress bar on stderr, even on a terminal")
 
     bl = sub.add_parser(
         "baseline",
@@ -267,18 +270,20 @@ def _run(args: argparse.Namespace) -> int:
     if args.noise_seeds < 0:
         raise _UsageError(f"--noise-seeds must be >= 0, got {args.noise_seeds}")
     _check_output(args.output)
-    report = verify(
-        args.target,
-        steps=args.steps,
-        resume_at=args.resume_at,
-        drop=_drop_spec(args.drop),
-        isolation=args.isolation,
-        tolerance=tolerance,
-        seed=args.seed,
-        noise_seeds=args.noise_seeds,
-        threads=args.threads,
-        check_determinism=args.determinism,
-    )
+    with terminal_progress() as progress:
+        report = verify(
+            args.target,
+            steps=args.steps,
+            resume_at=args.resume_at,
+            drop=_drop_spec(args.drop),
+            isolation=args.isolation,
+            tolerance=tolerance,
+            seed=args.seed,
+            noise_seeds=args.noise_seeds,
+            threads=args.threads,
+            check_determinism=args.determinism,
+            progress=progress,
+        )
     text = report.render(args.format)
     if args.output:
         _write_atomically(Path(args.output), text)
@@ -303,15 +308,12 @@ def _fuzz(args: argparse.Namespace) -> int:
     if args.budget <= 0:
         raise _UsageError(f"--budget must be a number of seconds > 0, got {args.budget}")
 
-    def progress(line: str) -> None:
-        if not args.quiet:
-            print(f"resumecheck fuzz: {line}", file=sys.stderr, flush=True)
-
-    result = fuzz(
-        args.target, steps=args.steps, max_examples=args.max_examples, budget=args.budget,
-        max_interruptions=args.max_interruptions, seed=args.seed, isolation=args.isolation,
-        threads=args.threads, progress=progress,
-    )
+    with terminal_progress(enabled=not args.quiet) as progress:
+        result = fuzz(
+            args.target, steps=args.steps, max_examples=args.max_examples, budget=args.budget,
+            max_interruptions=args.max_interruptions, seed=args.seed, isolation=args.isolation,
+            threads=args.threads, progress=progress,
+        )
     text = result.render(args.format)
     if args.output:
         _write_atomically(Path(args.output), text)
@@ -333,9 +335,11 @@ def _baseline(args: argparse.Namespace) -> int:
     from resumecheck.baseline import check_baseline
 
     _check_output(args.output)
-    report = check_baseline(args.target, steps=args.steps, seed=args.seed, threads=args.threads,
-                            isolation=args.isolation, batch_size=args.batch_size,
-                            micro_batches=args.micro_batches)
+    with terminal_progress() as progress:
+        report = check_baseline(args.target, steps=args.steps, seed=args.seed,
+                                threads=args.threads, isolation=args.isolation,
+                                batch_size=args.batch_size, micro_batches=args.micro_batches,
+                                progress=progress)
     _emit(args, report.render(args.format), "trustworthy" if report.passed else "NOT trustworthy")
     return EXIT_EQUIVALENT if report.passed else EXIT_NOT_EQUIVALENT
 

@@ -101,7 +101,8 @@ def verify(
     tol = tolerance or Tolerance.bitwise()
     check = _Check(tgt, n, ks, isolation, tol, seed, threads,
                    check_determinism=check_determinism,
-                   progress=ProgressTracker(progress, "run") if progress else None)
+                   progress=ProgressTracker(progress, "run", total=n * (1 + check_determinism))
+                   if progress else None)
     with tempfile.TemporaryDirectory(prefix="resumecheck-") as work, preserved_global_streams():
         check.work = work
         return check.run(drop, noise_seeds)

@@ -14,6 +14,7 @@ __all__ = [
     "CheckpointError",
     "InvalidArgument",
     "NondeterministicBaseline",
+    "ReportSchemaError",
     "ResumecheckError",
     "StepError",
     "TargetError",
@@ -111,4 +112,20 @@ class NondeterministicBaseline(ResumecheckError):
             f"in {quantity}, so a resume cannot be judged bit for bit. Likely causes to check: "
             f"{causes}. Fix the program, or judge within tolerance with --tolerance close. "
             f"Reproduce: {reproduce}"
+        )
+
+
+class ReportSchemaError(ResumecheckError):
+    """A JSON document does not match the published schema its ``schema`` field names."""
+
+    def __init__(self, schema: str, path: str, reason: str, more: int = 0) -> None:
+        self.schema = schema
+        self.path = path
+        self.reason = reason
+        self.more = more
+        others = f" (and {more} more problem(s))" if more else ""
+        super().__init__(
+            f"the document does not match the published schema {schema} at {path}: "
+            f"{reason}{others}. A field added to a report needs the schema in "
+            "resumecheck/schemas/ (and docs/REPORT.md) to describe it too"
         )

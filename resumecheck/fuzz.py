@@ -29,6 +29,7 @@ from resumecheck.engine import _Check, _resume_points
 from resumecheck.environment import fingerprint
 from resumecheck.errors import InvalidArgument
 from resumecheck.program import Target, load_target
+from resumecheck.progress import ProgressCallback, ProgressTracker
 from resumecheck.report import IDENTICAL, RunResult
 from resumecheck.strategies import interruption_schedules, special_points
 from resumecheck.compare import Tolerance
@@ -53,6 +54,8 @@ class FuzzResult:
     budget_exhausted: bool = False
     fast_start: bool = False
     failure: RunResult | None = None
+    reference_loss: list[float] = field(default_factory=list)
+    """The uninterrupted reference's loss at steps 1..N (what a plot compares with)."""
     environment: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -74,6 +77,7 @@ class FuzzResult:
             "fast_start": self.fast_start,
             "found": self.found,
             "failure": self.failure.to_json() if self.failure else None,
+            "reference_loss": list(self.reference_loss),
             "environment": self.environment,
         }
 
@@ -131,9 +135,14 @@ def fuzz(
     seed: int = 0,
     isolation: Literal["inprocess", "process"] = "inprocess",
     threads: int = 1,
-    progress: Callable[[str], None] | None = None,
+    progress: ProgressCallback | None = None,
 ) -> FuzzResult:
-    """Search resume schedules of ``target`` for one whose full resume is not identical."""
+    """Search resume schedules of ``target`` for one whose full resume is not identical.
+
+    ``progress`` receives a ``ProgressEvent`` per example (``unit`` examples;
+    ``total`` the examples that fit in ``max_examples`` and the budget at the
+    pace so far), and per shrinking step.
+    """
     tgt = target if isinstance(target, Target) else load_target(target)
     n = tgt.steps if steps is None else steps
     default = _resume_points(tgt.resume_at or [n // 2], n) if n >= 2 else []
@@ -144,7 +153,19 @@ def fuzz(
         raise InvalidArgument("budget", budget, "expected a number of seconds > 0")
     if not isinstance(max_interruptions, int) or not 1 <= max_interruptions <= n - 1:
         raise InvalidArgument("max_interruptions", max_interruptions, f"expected an int in 1..{n - 1}")
-    say = progress or (lambda _: None)
+    tracker = ProgressTracker(progress, "fuzz", unit="examples", total=max_examples) \
+        if progress else None
+
+    def say(line: str, example: bool = False) -> None:
+        if tracker is None:
+            return
+        if example:  # the examples that fit in the budget at this pace
+            elapsed = time.monotonic() - tracker.started
+            fit = (tracker.done + 1) * budget / elapsed if elapsed > 0 else max_examples
+            tracker.total = max(tracker.done + 1, min(max_examples, fit))
+        elif line.startswith("shrinking"):
+            tracker.total = None
+        tracker.emit(line, advance=1 if example else 0)
     result = FuzzResult(
         target=tgt.spec or tgt.name, steps=n, seed=seed, max_interruptions=max_interruptions,
         environment=fingerprint(threads),
@@ -156,6 +177,7 @@ def fuzz(
         checker.work = work
         say("running the uninterrupted reference")
         ref = checker.prepare()
+        result.reference_loss = [r.loss for r in ref.records]
         spe = ref.boundaries.get("steps_per_epoch")
         result.boundaries = [b for b in special_points(n, spe) if spe and b % spe == 0]
         if ref.has_own_checkpoint:
@@ -167,7 +189,7 @@ def fuzz(
 
 
 def _search(checker: _Check, result: FuzzResult, default: list[int], spe: int | None,
-            max_examples: int, budget: float, say: Callable[[str], None]) -> None:
+            max_examples: int, budget: float, say: Callable[..., None]) -> None:
     seen: set[tuple[int, ...]] = set()
     started = time.monotonic()
     failing: dict[str, float] = {}
@@ -203,7 +225,8 @@ def _search(checker: _Check, result: FuzzResult, default: list[int], spe: int | 
         if spe:
             covered = {k for k in schedule if k % spe == 0}
             result.boundaries_covered = sorted(set(result.boundaries_covered) | covered)
-        say(f"example {result.examples}: resume at {','.join(map(str, schedule))}: {run.verdict}")
+        say(f"example {result.examples}: resume at {','.join(map(str, schedule))}: {run.verdict}",
+            example=True)
         if run.verdict != IDENTICAL:
             failing.setdefault("first", time.monotonic())
             raise _ScheduleFails(run)

@@ -194,8 +194,12 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         return
     path = config.getoption("resumecheck_report") or config.getini("resumecheck_report")
     if path:
-        Path(path).write_text(json.dumps(
-            {"schema": "resumecheck.session/1", "checks": results}, indent=2))
+        Path(path).write_text(json.dumps(session_document(results), indent=2))
+
+
+def session_document(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """The ``--resumecheck-report`` file: every check of the session (``resumecheck.session/1``)."""
+    return {"schema": "resumecheck.session/1", "checks": results}
 
 
 def pytest_testnodedown(node: Any, error: Any) -> None:
