@@ -18,6 +18,7 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from resumecheck.progress_bar import terminal_progress
 
@@ -126,6 +127,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--atol", type=_float, help="absolute tolerance (implies --tolerance close)")
     run.add_argument("--noise-seeds", type=int, default=2, metavar="M",
                      help="extra reference runs with other seeds for the noise band (default 2)")
+    run.add_argument("--plot", metavar="FILE.png|FILE.svg",
+                     help="draw the divergence figure (needs the extra resumecheck[plot])")
     run.add_argument("--no-determinism-check", dest="determinism", action="store_false",
                      help="skip the second uninterrupted run that proves the baseline is "
                      "deterministic")
@@ -148,6 +151,9 @@ def _parser() -> argparse.ArgumentParser:
     fz.add_argument("--max-interruptions", type=_positive_int, default=2, metavar="M",
                     help="restarts per schedule at most (default 2)")
     fz.add_argument("--isolation", choices=("inprocess", "process"), default="inprocess")
+    fz.add_argument("--plot", metavar="FILE.png|FILE.svg",
+                    help="draw the minimal failing schedule's divergence figure (needs the "
+                    "extra resumecheck[plot])")
     fz.add_argument("--quiet", action="store_true",
                     help="no progress bar on stderr, even on a terminal")
 
@@ -199,6 +205,9 @@ def _common(cmd: argparse.ArgumentParser) -> None:
                      "fixed count)")
     cmd.add_argument("--format", choices=("table", "json", "markdown"), default="table")
     cmd.add_argument("--output", metavar="FILE", help="write the result here instead of stdout")
+    cmd.add_argument("--step-summary", action="store_true",
+                     help="also append the result as Markdown to the file $GITHUB_STEP_SUMMARY "
+                     "names (a GitHub Actions job summary), when it is set")
     cmd.add_argument("--debug", action="store_true", help="show tracebacks")
 
 
@@ -270,6 +279,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.noise_seeds < 0:
         raise _UsageError(f"--noise-seeds must be >= 0, got {args.noise_seeds}")
     _check_output(args.output)
+    _check_plot(args.plot)
     with terminal_progress() as progress:
         report = verify(
             args.target,
@@ -285,6 +295,7 @@ def _run(args: argparse.Namespace) -> int:
             progress=progress,
         )
     text = report.render(args.format)
+    _plot_and_summary(args, report)
     if args.output:
         _write_atomically(Path(args.output), text)
         verdict = "equivalent" if report.equivalent else "NOT equivalent"
@@ -305,6 +316,7 @@ def _fuzz(args: argparse.Namespace) -> int:
     from resumecheck.fuzz import fuzz
 
     _check_output(args.output)
+    _check_plot(args.plot)
     if args.budget <= 0:
         raise _UsageError(f"--budget must be a number of seconds > 0, got {args.budget}")
 
@@ -315,12 +327,45 @@ def _fuzz(args: argparse.Namespace) -> int:
             threads=args.threads, progress=progress,
         )
     text = result.render(args.format)
+    _plot_and_summary(args, result)
     if args.output:
         _write_atomically(Path(args.output), text)
         print(f"resumecheck fuzz: {result.summary()}; written to {args.output}")
     else:
         sys.stdout.write(text)
     return EXIT_NOT_EQUIVALENT if result.found else EXIT_EQUIVALENT
+
+
+def _check_plot(plot: str | None) -> None:
+    """Refuse a --plot that cannot be written before any run starts."""
+    if not plot:
+        return
+    if Path(plot).suffix.lower() not in (".png", ".svg"):
+        raise _UsageError(f"--plot {plot}: the file name must end in .png or .svg")
+    _check_output(plot)
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        from resumecheck.errors import MissingExtra
+
+        raise _UsageError(str(MissingExtra("--plot", "matplotlib", "plot"))) from None
+
+
+def _plot_and_summary(args: argparse.Namespace, result: Any) -> None:
+    """--plot and --step-summary, once the result is known."""
+    plot = getattr(args, "plot", None)
+    if plot and getattr(result, "found", True) is False:  # fuzz found nothing
+        print(f"resumecheck: no failing schedule: nothing to plot, {plot} not written",
+              file=sys.stderr)
+    elif plot:
+        from resumecheck.plot import save_plot
+
+        save_plot(result, plot)
+        print(f"resumecheck: divergence plot written to {plot}", file=sys.stderr)
+    if args.step_summary:
+        from resumecheck.ci import append_step_summary
+
+        append_step_summary(result.render("markdown"))
 
 
 def _emit(args: argparse.Namespace, text: str, summary: str) -> None:
@@ -341,6 +386,7 @@ def _baseline(args: argparse.Namespace) -> int:
                                 batch_size=args.batch_size, micro_batches=args.micro_batches,
                                 progress=progress)
     _emit(args, report.render(args.format), "trustworthy" if report.passed else "NOT trustworthy")
+    _plot_and_summary(args, report)
     return EXIT_EQUIVALENT if report.passed else EXIT_NOT_EQUIVALENT
 
 
@@ -352,6 +398,7 @@ def _timing(args: argparse.Namespace) -> int:
                      checkpoint_every=args.checkpoint_every, seed=args.seed,
                      threads=args.threads)
     _emit(args, report.render(args.format), f"{report.steps} steps timed")
+    _plot_and_summary(args, report)
     return EXIT_EQUIVALENT
 
 

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 __all__ = [
     "CheckpointError",
     "InvalidArgument",
+    "MissingExtra",
     "NondeterministicBaseline",
     "ReportSchemaError",
     "ResumecheckError",
@@ -128,4 +129,17 @@ class ReportSchemaError(ResumecheckError):
             f"the document does not match the published schema {schema} at {path}: "
             f"{reason}{others}. A field added to a report needs the schema in "
             "resumecheck/schemas/ (and docs/REPORT.md) to describe it too"
+        )
+
+
+class MissingExtra(ResumecheckError):
+    """A feature needs an optional package that is not installed."""
+
+    def __init__(self, feature: str, package: str, extra: str) -> None:
+        self.feature = feature
+        self.package = package
+        self.extra = extra
+        super().__init__(
+            f"{feature} needs {package}, which is not installed. Install the extra: "
+            f"pip install 'resumecheck[{extra}]' (or pip install {package})"
         )

@@ -113,10 +113,15 @@ class FuzzResult:
                 lines.append(f"  diagnosis: {f.component}: {f.detail}{mark}")
             lines.append(f"  why: {run.explanation}")
             lines.append(f"  reproduce: {run.reproduce}")
-        text = "\n".join(lines) + "\n"
         if fmt == "markdown":
-            return "\n".join(f"    {line}" if line else "" for line in text.splitlines()) + "\n"
-        return text
+            verdict = "failing schedule FOUND" if self.found else "no failing schedule"
+            head = [f"### resumecheck fuzz: {verdict} — `{self.target}`", "", lines[0], "",
+                    lines[1], ""]
+            body = [line.strip() for line in lines[2:]]
+            return "\n".join(head + [
+                f"- `{line}`" if line.startswith("reproduce:") else f"- {line}" for line in body
+            ]) + "\n"
+        return "\n".join(lines) + "\n"
 
 
 class _ScheduleFails(Exception):

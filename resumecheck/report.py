@@ -238,16 +238,33 @@ class Report:
         return "\n".join(lines + ([""] + footer if footer else [])) + "\n"
 
     def _markdown(self) -> str:
-        lines = [f"**{self._headline().replace(chr(10), '** — ')}", ""]
-        lines.append("| " + " | ".join(self._HEADER) + " |")
+        """GitHub-flavoured Markdown, ready for a CI job summary: a heading with
+        the verdict, the settings, the table, then diagnosis and how to reproduce."""
+        env = self.environment
+        verdict = "EQUIVALENT" if self.equivalent else "NOT EQUIVALENT"
+        lines = [
+            f"### resumecheck: full resume {verdict} — `{self.target}`", "",
+            f"{self.steps} steps, resume at {','.join(map(str, self.resume_at))}, seed "
+            f"{self.seed}, {self.isolation} restarts, {self.tolerance_text}; torch "
+            f"{env.get('torch')}, {env.get('threads')} thread(s), {env.get('device')}", "",
+        ]
+        lines.append("| " + " | ".join(_md_cell(c) for c in self._HEADER) + " |")
         lines.append("|" + "---|" * len(self._HEADER))
         for row in self._rows():
-            lines.append("| " + " | ".join(c.replace("|", "\\|") for c in row) + " |")
+            lines.append("| " + " | ".join(_md_cell(c) for c in row) + " |")
         footer = self._footer()
         if footer:
             lines.append("")
-            lines.extend(f"- {line}" for line in footer)
+            for line in footer:
+                head, _, rest = line.partition(": ")
+                rest = f"`{rest}`" if head == "reproduce" else _md_cell(rest)
+                lines.append(f"- **{head}**: {rest}")
         return "\n".join(lines) + "\n"
+
+
+def _md_cell(text: str) -> str:
+    """Text in a Markdown table cell: pipes escaped, no line breaks."""
+    return text.replace("|", "\\|").replace("\n", " ")
 
 
 def _num(value: float | None) -> str:

@@ -45,7 +45,7 @@ def schema_for(name: str) -> dict[str, Any]:
 
 @lru_cache(maxsize=None)
 def _text(filename: str) -> str:
-    return resources.files("resumecheck").joinpath("schemas", filename).read_text()
+    return resources.files("resumecheck").joinpath("schemas").joinpath(filename).read_text()
 
 
 def validate(document: Any) -> None:
