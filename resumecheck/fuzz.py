@@ -158,7 +158,8 @@ def fuzz(
         raise InvalidArgument("budget", budget, "expected a number of seconds > 0")
     if not isinstance(max_interruptions, int) or not 1 <= max_interruptions <= n - 1:
         raise InvalidArgument("max_interruptions", max_interruptions, f"expected an int in 1..{n - 1}")
-    tracker = ProgressTracker(progress, "fuzz", unit="examples", total=max_examples) \
+    planned = max_examples + 1  # hypothesis runs the default schedule first, on top
+    tracker = ProgressTracker(progress, "fuzz", unit="examples", total=planned) \
         if progress else None
 
     def say(line: str, example: bool = False) -> None:
@@ -167,7 +168,7 @@ def fuzz(
         if example:  # the examples that fit in the budget at this pace
             elapsed = time.monotonic() - tracker.started
             fit = (tracker.done + 1) * budget / elapsed if elapsed > 0 else max_examples
-            tracker.total = max(tracker.done + 1, min(max_examples, fit))
+            tracker.total = max(tracker.done + 1, min(planned, fit))
         elif line.startswith("shrinking"):
             tracker.total = None
         tracker.emit(line, advance=1 if example else 0)
@@ -180,7 +181,7 @@ def fuzz(
     with tempfile.TemporaryDirectory(prefix="resumecheck-fuzz-") as work, \
             preserved_global_streams():
         checker.work = work
-        say("running the uninterrupted reference")
+        say("reference")
         ref = checker.prepare()
         result.reference_loss = [r.loss for r in ref.records]
         spe = ref.boundaries.get("steps_per_epoch")
