@@ -84,7 +84,7 @@ def _plot_dir(config: pytest.Config) -> Path | None:
         from resumecheck.errors import MissingExtra
 
         raise pytest.UsageError(str(MissingExtra("--resumecheck-plot-dir", "matplotlib", "plot")))
-    path = Path(str(raw))
+    path = Path(config.invocation_params.dir, str(raw))  # absolute: failure messages name it
     if path.exists() and not path.is_dir():
         raise pytest.UsageError(f"--resumecheck-plot-dir={raw}: exists and is not a directory")
     return path
