@@ -54,6 +54,10 @@ _EXPORTS = {
     "ResumeNotEquivalent": "assertions",
     "assert_components_exercised": "assertions",
     "assert_resume_equivalent": "assertions",
+    "MissingExtra": "errors",
+    "ReportSchemaError": "errors",
+    "ProgressEvent": "progress",
+    "Trajectory": "trajectory",
 }
 
 __all__ = sorted([*_EXPORTS, "__version__"])
@@ -109,3 +113,6 @@ if _TYPE_CHECKING:
     )
     from resumecheck.program import Program, StepOutput, Target, load_target
     from resumecheck.report import Finding, Report, RunResult
+    from resumecheck.errors import MissingExtra, ReportSchemaError
+    from resumecheck.progress import ProgressEvent
+    from resumecheck.trajectory import Trajectory

@@ -2,8 +2,9 @@
 
 One figure per check. On top, the reference's loss over the steps and each
 resumed run's loss, the resume points as vertical lines, the band that
-seeds alone produce shaded around the reference, and each diverged run's
-first divergent step marked. Below it, one strip per run: steps across,
+seeds alone produce shaded around the reference after the restart (the
+report's ``noise.band``: a run is plausible when its loss stays inside it),
+and each diverged run's first divergent step marked. Below it, one strip per run: steps across,
 quantities down (the samples consumed, the loss scale and skipped steps, the
 learning rate, the loss, the gradients, the parameters), coloured where the
 run differs from the reference bit for bit, so the first quantity to diverge
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 
     from resumecheck.fuzz import FuzzResult
 
-__all__ = ["STRIP_ROWS", "divergence_figure", "noise_band", "save_plot"]
+__all__ = ["STRIP_ROWS", "divergence_figure", "save_plot", "strip_matrix"]
 
 STRIP_ROWS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("data", ("data",)),
@@ -50,17 +51,22 @@ class _Data:
     title: str
     steps: int
     reference: list[float]
-    seeds: list[list[float]] = field(default_factory=list)
+    band: float | None = None
+    band_steps: list[int] = field(default_factory=list)
     runs: list[RunResult] = field(default_factory=list)
 
 
 def _data(source: Report | FuzzResult) -> _Data:
     if isinstance(source, Report):
+        band = source.noise.get("band")
+        window = source.noise.get("steps") or []
         return _Data(
             title=f"{source.target}: full resume "
             + ("equivalent" if source.equivalent else "NOT equivalent"),
             steps=source.steps, reference=list(source.reference_loss),
-            seeds=[list(s) for s in source.seed_losses], runs=list(source.runs),
+            band=band if isinstance(band, (int, float)) else None,
+            band_steps=list(range(window[0], window[1] + 1)) if len(window) == 2 else [],
+            runs=list(source.runs),
         )
     runs = [source.failure] if source.failure is not None else []
     what = ("minimal failing schedule: resume at "
@@ -68,16 +74,6 @@ def _data(source: Report | FuzzResult) -> _Data:
             else "no failing schedule")
     return _Data(title=f"{source.target} (fuzz): {what}", steps=source.steps,
                  reference=list(source.reference_loss), runs=runs)
-
-
-def noise_band(reference: list[float], seeds: list[list[float]]) -> list[float]:
-    """Per step, the largest loss difference between any two honest runs (the
-    reference and each seed): the engine's plausibility band, step by step."""
-    runs = [reference, *seeds]
-    return [
-        max((abs(a[i] - b[i]) for j, a in enumerate(runs) for b in runs[j + 1:]), default=0.0)
-        for i in range(len(reference))
-    ]
 
 
 def strip_matrix(run: RunResult, steps: int) -> list[list[int]]:
@@ -119,10 +115,12 @@ def divergence_figure(source: Report | FuzzResult) -> Figure:
     ax.set_ylabel("loss")
     ax.set_xlim(0.5, n + 0.5)
 
-    if data.seeds and len(data.reference) == n:
-        band = noise_band(data.reference, data.seeds)
-        ax.fill_between(steps, [v - b for v, b in zip(data.reference, band)],
-                        [v + b for v, b in zip(data.reference, band)],
+    if data.band is not None and data.band_steps and len(data.reference) == n:
+        # the band the plausible/gross call uses: after the restart, within the
+        # largest loss difference between two honest runs (reference, other seeds)
+        xs = data.band_steps
+        ref = [data.reference[s - 1] for s in xs]
+        ax.fill_between(xs, [v - data.band for v in ref], [v + data.band for v in ref],
                         color="#9ecae1", alpha=0.35, linewidth=0, label="seed-to-seed noise")
     ax.plot(steps[:len(data.reference)], data.reference, color="black", linewidth=2.2,
             label="reference", zorder=3)
@@ -171,7 +169,8 @@ def divergence_figure(source: Report | FuzzResult) -> Figure:
     if notes:
         fig.text(0.01, 0.0, "\n".join(notes), fontsize=7, va="bottom", ha="left", gid="notes")
         engine: Any = fig.get_layout_engine()
-        engine.set(rect=(0, 0.18 * len(notes) / height + 0.01, 1, 1))
+        bottom = 0.18 * len(notes) / height + 0.01  # room for the notes: (x, y, w, h)
+        engine.set(rect=(0, bottom, 1, 1 - bottom))
     return fig
 
 

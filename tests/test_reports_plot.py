@@ -15,7 +15,7 @@ from resumecheck.engine import verify
 from resumecheck.errors import InvalidArgument, MissingExtra
 from resumecheck.fuzz import fuzz
 from resumecheck.plot import (
-    DIFFERS, NOT_RUN, SAME, STRIP_ROWS, divergence_figure, noise_band, save_plot, strip_matrix,
+    DIFFERS, NOT_RUN, SAME, STRIP_ROWS, divergence_figure, save_plot, strip_matrix,
 )
 
 pytestmark = pytest.mark.e2e
@@ -71,15 +71,21 @@ def test_loss_panel_has_reference_runs_band_restart_and_first_divergence(report,
     restarts = [line for line in ax.get_lines() if line.get_gid() == "resume:2"]
     assert len(restarts) == 1 and list(restarts[0].get_xdata()) == [2.5, 2.5]
 
-    # the band is reference ± the largest seed-to-seed difference at each step
+    # the band is the one the plausible/gross call uses: reference ± noise.band after k
     bands = [c for c in ax.collections if c.get_label() == "seed-to-seed noise"]
     assert len(bands) == 1 and isinstance(bands[0], PolyCollection)
-    band = noise_band(report.reference_loss, report.seed_losses)
-    assert max(band) > 0
-    ys = bands[0].get_paths()[0].vertices[:, 1]
-    lo = [a - b for a, b in zip(report.reference_loss, band)]
-    hi = [a + b for a, b in zip(report.reference_loss, band)]
-    assert min(ys) == pytest.approx(min(lo)) and max(ys) == pytest.approx(max(hi))
+    band, (first, last) = report.noise["band"], report.noise["steps"]
+    assert band > 0 and (first, last) == (report.resume_at[0] + 1, n)
+    xy = bands[0].get_paths()[0].vertices
+    assert min(xy[:, 0]) == first and max(xy[:, 0]) == last
+    window = report.reference_loss[first - 1:last]
+    assert min(xy[:, 1]) == pytest.approx(min(window) - band)
+    assert max(xy[:, 1]) == pytest.approx(max(window) + band)
+    for run in report.runs:  # the figure agrees with the verdict
+        if run.plausible is not None:
+            inside = all(abs(a - report.reference_loss[s - 1]) <= band
+                         for s, a in zip(run.trajectory.steps, run.trajectory.loss) if s >= first)
+            assert inside == run.plausible
 
     # every diverged run has its first divergent step marked on its own curve
     marks = {line.get_gid(): line for line in ax.get_lines()
