@@ -57,6 +57,10 @@ _EXPORTS = {
     "ResumeNotEquivalent": "assertions",
     "assert_components_exercised": "assertions",
     "assert_resume_equivalent": "assertions",
+    "MissingExtra": "errors",
+    "ReportSchemaError": "errors",
+    "ProgressEvent": "progress",
+    "Trajectory": "trajectory",
 }
 
 __all__ = sorted([*_EXPORTS, "__version__"])
@@ -114,3 +118,6 @@ if _TYPE_CHECKING:
     )
     from resumecheck.program import Program, StepOutput, Target, load_target
     from resumecheck.report import Finding, Report, RunResult, StreamOffset
+    from resumecheck.errors import MissingExtra, ReportSchemaError
+    from resumecheck.progress import ProgressEvent
+    from resumecheck.trajectory import Trajectory

@@ -27,6 +27,7 @@ from resumecheck.components import PARAMS, RNGState, preserved_global_streams
 from resumecheck.environment import fingerprint
 from resumecheck.errors import InvalidArgument
 from resumecheck.program import BuiltProgram, Target, load_target
+from resumecheck.progress import ProgressCallback, ProgressTracker
 from resumecheck.runner import (
     PHASE_TIMEOUT, SegmentResult, SegmentSpec, check_timeout, environment_failure,
     load_checkpoint, run_segment,
@@ -98,13 +99,16 @@ def check_baseline(
     batch_size: int = 8,
     micro_batches: int = 2,
     timeout: float | None = None,
+    progress: ProgressCallback | None = None,
 ) -> BaselineReport:
     """Run the determinism and tiny-batch gradient checks on ``target``.
 
     ``timeout``: seconds one step of a determinism run may take (None:
     ``PHASE_TIMEOUT``; 0: no bound); a slower step fails the check. Out of
     disk space, out of memory or a process killed from outside raise
-    ``EnvironmentFailure``."""
+    ``EnvironmentFailure``. ``progress`` receives a ``ProgressEvent`` per step
+    of the determinism runs and once the gradient checks are done (counted as
+    one more step)."""
     tgt = target if isinstance(target, Target) else load_target(target)
     n = tgt.steps if steps is None else steps
     if not isinstance(n, int) or n < 1:
@@ -115,12 +119,16 @@ def check_baseline(
     check_timeout(timeout)
     step_timeout = PHASE_TIMEOUT if timeout is None else (float(timeout) or None)
     config = {**tgt.run_config, tgt.seed_key: seed}
+    tracker = ProgressTracker(progress, "baseline", total=2 * n + 1) if progress else None
     previous = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:
         with preserved_global_streams():
-            checks = [_determinism(tgt, n, config, threads, isolation, seed, step_timeout)]
+            checks = [_determinism(tgt, n, config, threads, isolation, seed, step_timeout,
+                                   tracker)]
             checks += _gradient_checks(tgt, config, batch_size, micro_batches)
+            if tracker is not None:
+                tracker.emit("gradient checks", advance=1)
     except Exception as exc:
         failure = environment_failure(exc)
         if failure is None or failure is exc:
@@ -134,22 +142,30 @@ def check_baseline(
 
 def two_runs(target: Target, steps: int, config: dict[str, Any], threads: int,
              isolation: Literal["inprocess", "process"], work: str,
-             step_timeout: float | None = PHASE_TIMEOUT) -> tuple[SegmentResult, SegmentResult]:
+             step_timeout: float | None = PHASE_TIMEOUT,
+             progress: ProgressTracker | None = None) -> tuple[SegmentResult, SegmentResult]:
     runs = []
     for hash_seed, name in enumerate(("first", "second"), start=1):
-        runs.append(run_segment(SegmentSpec(
+        spec = SegmentSpec(
             target_spec=target.spec, config=config, start=0, stop=steps, workdir=work,
             name=f"determinism-{name}", threads=threads, hash_seed=hash_seed,
             step_timeout=step_timeout,
-        ), isolation, target))
+        )
+        if progress is None:
+            runs.append(run_segment(spec, isolation, target))
+            continue
+        with progress.segment(f"determinism, {name} run", 0, steps):
+            runs.append(run_segment(spec, isolation, target))
     return runs[0], runs[1]
 
 
 def _determinism(tgt: Target, n: int, config: dict[str, Any], threads: int,
                  isolation: Literal["inprocess", "process"], seed: int,
-                 step_timeout: float | None) -> BaselineCheck:
+                 step_timeout: float | None,
+                 progress: ProgressTracker | None = None) -> BaselineCheck:
     with tempfile.TemporaryDirectory(prefix="resumecheck-baseline-") as work:
-        first, second = two_runs(tgt, n, config, threads, isolation, work, step_timeout)
+        first, second = two_runs(tgt, n, config, threads, isolation, work, step_timeout,
+                                 progress)
     failed = first.error or second.error
     if failed:
         return BaselineCheck(name="determinism", status="failed",

@@ -31,6 +31,9 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
+
+from resumecheck.progress_bar import terminal_progress
 
 __all__ = ["main"]
 
@@ -179,6 +182,8 @@ def _parser() -> argparse.ArgumentParser:
                      help="extra reference runs with other seeds for the noise band "
                      "(default 2, at most 100)")
     run.add_argument("--timeout", type=_seconds, metavar="SECONDS", help=_TIMEOUT_HELP)
+    run.add_argument("--plot", metavar="FILE.png|FILE.svg",
+                     help="draw the divergence figure (needs the extra resumecheck[plot])")
     run.add_argument("--no-determinism-check", dest="determinism", action="store_false",
                      help="skip the second uninterrupted run that proves the baseline is "
                      "deterministic")
@@ -203,7 +208,11 @@ def _parser() -> argparse.ArgumentParser:
     fz.add_argument("--max-interruptions", type=_positive_int, default=2, metavar="M",
                     help="restarts per schedule at most (default 2)")
     fz.add_argument("--isolation", choices=("inprocess", "process"), default="inprocess")
-    fz.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    fz.add_argument("--plot", metavar="FILE.png|FILE.svg",
+                    help="draw the minimal failing schedule's divergence figure (needs the "
+                    "extra resumecheck[plot])")
+    fz.add_argument("--quiet", action="store_true",
+                    help="no progress bar on stderr, even on a terminal")
 
     bl = sub.add_parser(
         "baseline",
@@ -257,6 +266,9 @@ def _common(cmd: argparse.ArgumentParser) -> None:
                      "fixed count)")
     cmd.add_argument("--format", choices=("table", "json", "markdown"), default="table")
     cmd.add_argument("--output", metavar="FILE", help="write the result here instead of stdout")
+    cmd.add_argument("--step-summary", action="store_true",
+                     help="also append the result as Markdown to the file $GITHUB_STEP_SUMMARY "
+                     "names (a GitHub Actions job summary), when it is set")
     cmd.add_argument("--debug", action="store_true", help="show tracebacks")
 
 
@@ -370,20 +382,24 @@ def _run(args: argparse.Namespace) -> int:
     else:
         tolerance = Tolerance.bitwise() if args.tolerance == "bitwise" else Tolerance.close()
     _check_output(args.output)
-    report = verify(
-        args.target,
-        steps=args.steps,
-        resume_at=args.resume_at,
-        drop=_drop_spec(args.drop),
-        isolation=args.isolation,
-        tolerance=tolerance,
-        seed=args.seed,
-        noise_seeds=args.noise_seeds,
-        threads=args.threads,
-        check_determinism=args.determinism,
-        timeout=args.timeout,
-    )
+    _check_plot(args.plot)
+    with terminal_progress() as progress:
+        report = verify(
+            args.target,
+            steps=args.steps,
+            resume_at=args.resume_at,
+            drop=_drop_spec(args.drop),
+            isolation=args.isolation,
+            tolerance=tolerance,
+            seed=args.seed,
+            noise_seeds=args.noise_seeds,
+            threads=args.threads,
+            check_determinism=args.determinism,
+            timeout=args.timeout,
+            progress=progress,
+        )
     text = report.render(args.format)
+    _plot_and_summary(args, report)
     if args.output:
         _write_atomically(Path(args.output), text)
         verdict = "equivalent" if report.equivalent else "NOT equivalent"
@@ -404,25 +420,56 @@ def _fuzz(args: argparse.Namespace) -> int:
     from resumecheck.fuzz import fuzz
 
     _check_output(args.output)
+    _check_plot(args.plot)
     if args.budget <= 0:
         raise _UsageError(f"--budget must be a number of seconds > 0, got {args.budget}")
 
-    def progress(line: str) -> None:
-        if not args.quiet:
-            print(f"resumecheck fuzz: {line}", file=sys.stderr, flush=True)
-
-    result = fuzz(
-        args.target, steps=args.steps, max_examples=args.max_examples, budget=args.budget,
-        max_interruptions=args.max_interruptions, seed=args.seed, isolation=args.isolation,
-        threads=args.threads, progress=progress, timeout=args.timeout,
-    )
+    with terminal_progress(enabled=not args.quiet) as progress:
+        result = fuzz(
+            args.target, steps=args.steps, max_examples=args.max_examples, budget=args.budget,
+            max_interruptions=args.max_interruptions, seed=args.seed, isolation=args.isolation,
+            threads=args.threads, progress=progress, timeout=args.timeout,
+        )
     text = result.render(args.format)
+    _plot_and_summary(args, result)
     if args.output:
         _write_atomically(Path(args.output), text)
         print(f"resumecheck fuzz: {result.summary()}; written to {args.output}")
     else:
         sys.stdout.write(text)
     return EXIT_NOT_EQUIVALENT if result.found else EXIT_EQUIVALENT
+
+
+def _check_plot(plot: str | None) -> None:
+    """Refuse a --plot that cannot be written before any run starts."""
+    if not plot:
+        return
+    if Path(plot).suffix.lower() not in (".png", ".svg"):
+        raise _UsageError(f"--plot {plot}: the file name must end in .png or .svg")
+    _check_output(plot)
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        from resumecheck.errors import MissingExtra
+
+        raise _UsageError(str(MissingExtra("--plot", "matplotlib", "plot"))) from None
+
+
+def _plot_and_summary(args: argparse.Namespace, result: Any) -> None:
+    """--plot and --step-summary, once the result is known."""
+    plot = getattr(args, "plot", None)
+    if plot and getattr(result, "found", True) is False:  # fuzz found nothing
+        print(f"resumecheck: no failing schedule: nothing to plot, {plot} not written",
+              file=sys.stderr)
+    elif plot:
+        from resumecheck.plot import save_plot
+
+        save_plot(result, plot)
+        print(f"resumecheck: divergence plot written to {plot}", file=sys.stderr)
+    if args.step_summary:
+        from resumecheck.ci import append_step_summary
+
+        append_step_summary(result.render("markdown"))
 
 
 def _emit(args: argparse.Namespace, text: str, summary: str) -> None:
@@ -437,10 +484,14 @@ def _baseline(args: argparse.Namespace) -> int:
     from resumecheck.baseline import check_baseline
 
     _check_output(args.output)
-    report = check_baseline(args.target, steps=args.steps, seed=args.seed, threads=args.threads,
-                            isolation=args.isolation, batch_size=args.batch_size,
-                            micro_batches=args.micro_batches, timeout=args.timeout)
+    with terminal_progress() as progress:
+        report = check_baseline(args.target, steps=args.steps, seed=args.seed,
+                                threads=args.threads, isolation=args.isolation,
+                                batch_size=args.batch_size, micro_batches=args.micro_batches,
+                                timeout=args.timeout,
+                                progress=progress)
     _emit(args, report.render(args.format), "trustworthy" if report.passed else "NOT trustworthy")
+    _plot_and_summary(args, report)
     return EXIT_EQUIVALENT if report.passed else EXIT_NOT_EQUIVALENT
 
 
@@ -452,6 +503,7 @@ def _timing(args: argparse.Namespace) -> int:
                      checkpoint_every=args.checkpoint_every, seed=args.seed,
                      threads=args.threads)
     _emit(args, report.render(args.format), f"{report.steps} steps timed")
+    _plot_and_summary(args, report)
     return EXIT_EQUIVALENT
 
 

@@ -36,6 +36,7 @@ from resumecheck.evidence import annotate
 from resumecheck.program import (
     BUILTIN_SPEC, Target, declared_names, load_target, next_epoch_start,
 )
+from resumecheck.progress import ProgressCallback, ProgressTracker, run_label
 from resumecheck.report import (
     CLOSE, DIVERGED, FAILED, IDENTICAL, Finding, Report, RunResult,
 )
@@ -47,6 +48,7 @@ from resumecheck.state_diff import describe_difference
 from resumecheck.trace import (
     StepRecord, differing_quantities, first_difference, load_step_tensors,
 )
+from resumecheck.trajectory import Trajectory
 
 __all__ = ["MAX_NOISE_SEEDS", "MIN_STEP_TIMEOUT", "check_timeout", "ReferenceFailed", "verify"]
 
@@ -91,6 +93,7 @@ def verify(
     threads: int = 1,
     check_determinism: bool = True,
     timeout: float | None = None,
+    progress: ProgressCallback | None = None,
 ) -> Report:
     """Check that the target resumes from a checkpoint like it never stopped.
 
@@ -111,6 +114,7 @@ def verify(
     step is interrupted where Python code runs, in the main thread by
     SIGALRM). Out of disk space, out of memory or a process killed from
     outside raise ``EnvironmentFailure``: never a verdict.
+    ``progress`` receives a ``ProgressEvent`` as each step and run completes.
     """
     tgt = target if isinstance(target, Target) else load_target(target)
     n = tgt.steps if steps is None else steps
@@ -127,7 +131,9 @@ def verify(
     if isolation == "process":  # the reference, the determinism rerun, the restarts
         forkserver.prestart(["1", *[None] * _process_jobs(threads)])
     check = _Check(tgt, n, ks, isolation, tol, seed, threads,
-                   check_determinism=check_determinism, timeout=timeout)
+                   check_determinism=check_determinism, timeout=timeout,
+                   progress=ProgressTracker(progress, "run", total=n * (1 + check_determinism))
+                   if progress else None)
     if not (isinstance(drop, str) and drop in ("all", "none")):
         _drop_sets(drop, declared_names(tgt, check.run_config))  # a typo fails before any run
     with tempfile.TemporaryDirectory(prefix="resumecheck-") as work, preserved_global_streams():
@@ -189,6 +195,7 @@ class _Check:
     cancel: threading.Event = field(default_factory=threading.Event)
     """Set when the check is abandoned: process-isolated runs in flight kill their interpreters."""
     _loaded: dict[str, dict[str, Any]] = field(default_factory=dict)
+    progress: ProgressTracker | None = None
 
     def _reference_file(self, path: str) -> dict[str, Any]:
         """A capture of the reference, loaded once: those files never change."""
@@ -208,8 +215,12 @@ class _Check:
 
     def _segment(self, spec: SegmentSpec) -> SegmentResult:
         try:
-            return run_segment(spec, self.isolation, self.target,
-                               cancel=self.cancel, deadline=self.deadline)
+            if self.progress is None:
+                return run_segment(spec, self.isolation, self.target,
+                                   cancel=self.cancel, deadline=self.deadline)
+            with self.progress.segment(run_label(spec.name), spec.start, spec.stop):
+                return run_segment(spec, self.isolation, self.target,
+                                   cancel=self.cancel, deadline=self.deadline)
         except BudgetExhausted:
             raise BudgetExhausted(self.budget) from None
 
@@ -300,6 +311,10 @@ class _Check:
     def run(self, drop: DropSpec, noise_seeds: int) -> Report:
         ref = self.prepare()
         drop_sets = _drop_sets(drop, ref.names)
+        if self.progress is not None:  # an estimate: confirmation runs come on top
+            self.progress.total = self.progress.done + self.steps * noise_seeds + sum(
+                self.steps if not d and ref.has_own_checkpoint else self.steps - self.resume_at[0]
+                for d in drop_sets)
 
         def noise_run(i: int) -> SegmentResult:
             config = {**self.run_config, self.target.seed_key: self.seed + i}
@@ -322,6 +337,8 @@ class _Check:
             runs=runs,
             noise=self._noise_summary(),
             determinism=self.determinism,
+            reference_loss=[r.loss for r in ref.records],
+            seed_losses=self.noise,
         )
 
     def check(
@@ -437,6 +454,7 @@ class _Check:
 
         ref_by_step = {r.step: r for r in self.reference.records}
         records = [(seg, r) for _, seg in segments for r in seg.records]
+        result.trajectory = Trajectory.compare([r for _, r in records], ref_by_step)
         first: tuple[int, str] | None = None
         first_bitwise: tuple[int, str] | None = None
         worst: Difference | None = None

@@ -16,7 +16,9 @@ __all__ = [
     "EnvironmentFailure",
     "InvalidArgument",
     "MissingFramework",
+    "MissingExtra",
     "NondeterministicBaseline",
+    "ReportSchemaError",
     "ResumecheckError",
     "StepError",
     "TargetError",
@@ -171,3 +173,32 @@ class BudgetExhausted(ResumecheckError):
         self.budget = budget
         of = f" of {budget:g} s" if budget is not None else ""
         super().__init__(f"the time budget{of} ran out during a run")
+
+
+class ReportSchemaError(ResumecheckError):
+    """A JSON document does not match the published schema its ``schema`` field names."""
+
+    def __init__(self, schema: str, path: str, reason: str, more: int = 0) -> None:
+        self.schema = schema
+        self.path = path
+        self.reason = reason
+        self.more = more
+        others = f" (and {more} more problem(s))" if more else ""
+        super().__init__(
+            f"the document does not match the published schema {schema} at {path}: "
+            f"{reason}{others}. A field added to a report needs the schema in "
+            "resumecheck/schemas/ (and docs/REPORT.md) to describe it too"
+        )
+
+
+class MissingExtra(ResumecheckError):
+    """A feature needs an optional package that is not installed."""
+
+    def __init__(self, feature: str, package: str, extra: str) -> None:
+        self.feature = feature
+        self.package = package
+        self.extra = extra
+        super().__init__(
+            f"{feature} needs {package}, which is not installed. Install the extra: "
+            f"pip install 'resumecheck[{extra}]' (or pip install {package})"
+        )

@@ -31,6 +31,7 @@ from resumecheck.environment import fingerprint
 from resumecheck.errors import BudgetExhausted, InvalidArgument
 from resumecheck.runner import environment_failure
 from resumecheck.program import Target, epoch_boundaries, load_target
+from resumecheck.progress import ProgressCallback, ProgressTracker
 from resumecheck.report import IDENTICAL, RunResult
 from resumecheck.strategies import interruption_schedules, special_points
 from resumecheck.compare import Tolerance
@@ -55,6 +56,8 @@ class FuzzResult:
     budget_exhausted: bool = False
     fast_start: bool = False
     failure: RunResult | None = None
+    reference_loss: list[float] = field(default_factory=list)
+    """The uninterrupted reference's loss at steps 1..N (what a plot compares with)."""
     environment: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -76,6 +79,7 @@ class FuzzResult:
             "fast_start": self.fast_start,
             "found": self.found,
             "failure": self.failure.to_json() if self.failure else None,
+            "reference_loss": list(self.reference_loss),
             "environment": self.environment,
         }
 
@@ -111,10 +115,15 @@ class FuzzResult:
                 lines.append(f"  diagnosis: {f.component}: {f.detail}{mark}")
             lines.append(f"  why: {run.explanation}")
             lines.append(f"  reproduce: {run.reproduce}")
-        text = "\n".join(lines) + "\n"
         if fmt == "markdown":
-            return "\n".join(f"    {line}" if line else "" for line in text.splitlines()) + "\n"
-        return text
+            verdict = "failing schedule FOUND" if self.found else "no failing schedule"
+            head = [f"### resumecheck fuzz: {verdict} — `{self.target}`", "", lines[0], "",
+                    lines[1], ""]
+            body = [line.strip() for line in lines[2:]]
+            return "\n".join(head + [
+                f"- `{line}`" if line.startswith("reproduce:") else f"- {line}" for line in body
+            ]) + "\n"
+        return "\n".join(lines) + "\n"
 
 
 class _ScheduleFails(Exception):
@@ -133,14 +142,16 @@ def fuzz(
     seed: int = 0,
     isolation: Literal["inprocess", "process"] = "inprocess",
     threads: int = 1,
-    progress: Callable[[str], None] | None = None,
+    progress: ProgressCallback | None = None,
     timeout: float | None = None,
 ) -> FuzzResult:
     """Search resume schedules of ``target`` for one whose full resume is not identical.
 
     ``budget`` bounds the search in seconds, a run in progress included (it is
     stopped); shrinking a failure found gets as long again. ``timeout`` bounds
-    each step, as in ``verify()``.
+    each step, as in ``verify()``. ``progress`` receives a ``ProgressEvent``
+    per example (``unit`` examples; ``total`` the examples that fit in
+    ``max_examples`` and the budget at the pace so far), and per shrinking step.
     """
     tgt = target if isinstance(target, Target) else load_target(target)
     n = tgt.steps if steps is None else steps
@@ -153,7 +164,20 @@ def fuzz(
     if not isinstance(max_interruptions, int) or not 1 <= max_interruptions <= n - 1:
         raise InvalidArgument("max_interruptions", max_interruptions, f"expected an int in 1..{n - 1}")
     check_timeout(timeout)
-    say = progress or (lambda _: None)
+    planned = max_examples + 1  # hypothesis runs the default schedule first, on top
+    tracker = ProgressTracker(progress, "fuzz", unit="examples", total=planned) \
+        if progress else None
+
+    def say(line: str, example: bool = False) -> None:
+        if tracker is None:
+            return
+        if example:  # the examples that fit in the budget at this pace
+            elapsed = time.monotonic() - tracker.started
+            fit = (tracker.done + 1) * budget / elapsed if elapsed > 0 else max_examples
+            tracker.total = max(tracker.done + 1, min(planned, fit))
+        elif line.startswith("shrinking"):
+            tracker.total = None
+        tracker.emit(line, advance=1 if example else 0)
     result = FuzzResult(
         target=tgt.spec or tgt.name, steps=n, seed=seed, max_interruptions=max_interruptions,
         environment=fingerprint(threads),
@@ -164,8 +188,9 @@ def fuzz(
             preserved_global_streams():
         checker.work = work
         try:
-            say("running the uninterrupted reference")
+            say("reference")
             ref = checker.prepare()
+            result.reference_loss = [r.loss for r in ref.records]
             edges = epoch_boundaries(ref.boundaries, n)  # whole, fractional or declared
             result.boundaries = edges
             if ref.has_own_checkpoint:
@@ -182,7 +207,7 @@ def fuzz(
 
 
 def _search(checker: _Check, result: FuzzResult, default: list[int], edges: list[int],
-            max_examples: int, budget: float, say: Callable[[str], None]) -> None:
+            max_examples: int, budget: float, say: Callable[..., None]) -> None:
     seen: set[tuple[int, ...]] = set()
     started = time.monotonic()
     failing: dict[str, float] = {}
@@ -226,7 +251,8 @@ def _search(checker: _Check, result: FuzzResult, default: list[int], edges: list
         result.distinct_schedules = len(seen)
         covered = {k for k in schedule if k in edges}
         result.boundaries_covered = sorted(set(result.boundaries_covered) | covered)
-        say(f"example {result.examples}: resume at {','.join(map(str, schedule))}: {run.verdict}")
+        say(f"example {result.examples}: resume at {','.join(map(str, schedule))}: {run.verdict}",
+            example=True)
         if run.verdict != IDENTICAL:
             if not failing:
                 failing["first"] = time.monotonic()

@@ -52,6 +52,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="write every check's report of the session to one JSON file",
     )
     parser.addini("resumecheck_report", "write the session's reports to this JSON file")
+    group.addoption(
+        "--resumecheck-plot-dir", dest="resumecheck_plot_dir", default=None, metavar="DIR",
+        help="draw each check's divergence figure into DIR (one PNG per check; needs the "
+        "extra resumecheck[plot]); a failure message names its file",
+    )
+    parser.addini("resumecheck_plot_dir", "draw each check's divergence figure into this directory")
+    group.addoption(
+        "--resumecheck-step-summary", dest="resumecheck_step_summary", action="store_true",
+        default=False, help="append a Markdown summary of the session's checks to "
+        "$GITHUB_STEP_SUMMARY (GitHub Actions), when it is set",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -65,10 +76,28 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_results_key] = []
     config.stash[_options_key] = _session_options(config)
     config.pluginmanager.register(_Collector(config.stash[_results_key]), "resumecheck-collector")
+    config.stash[_plot_dir_key] = _plot_dir(config)
+
+
+def _plot_dir(config: pytest.Config) -> Path | None:
+    raw = config.getoption("resumecheck_plot_dir") or config.getini("resumecheck_plot_dir")
+    if not raw:
+        return None
+    import importlib.util
+
+    if importlib.util.find_spec("matplotlib") is None:
+        from resumecheck.errors import MissingExtra
+
+        raise pytest.UsageError(str(MissingExtra("--resumecheck-plot-dir", "matplotlib", "plot")))
+    path = Path(config.invocation_params.dir, str(raw))  # absolute: failure messages name it
+    if path.exists() and not path.is_dir():
+        raise pytest.UsageError(f"--resumecheck-plot-dir={raw}: exists and is not a directory")
+    return path
 
 
 _results_key = pytest.StashKey[list]()
 _options_key = pytest.StashKey[dict]()
+_plot_dir_key = pytest.StashKey["Path | None"]()
 
 
 def _session_options(config: pytest.Config) -> dict[str, Any]:
@@ -124,11 +153,14 @@ class ResumeCheck:
     """The ``resumecheck`` fixture: the engine bound to this session's and test's settings."""
 
     def __init__(self, options: dict[str, Any], marker: dict[str, Any], nodeid: str,
-                 results: list) -> None:
+                 results: list, plot_dir: Path | None = None) -> None:
         self._options = options
         self._marker = marker
         self._nodeid = nodeid
         self._results = results
+        self._plot_dir = plot_dir
+        self.plots: list[Path] = []
+        """The divergence figures this test's checks drew (--resumecheck-plot-dir)."""
 
     def _settings(self, target: Any, overrides: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         from resumecheck.compare import Tolerance
@@ -154,7 +186,20 @@ class ResumeCheck:
         target, settings = self._settings(target, overrides)
         report = verify(target, **settings)
         self._results.append({"nodeid": self._nodeid, "report": report.to_json()})
+        if self._plot_dir is not None:
+            from resumecheck.plot import save_plot
+
+            self._plot_dir.mkdir(parents=True, exist_ok=True)
+            stem = "".join(c if c.isalnum() or c in "._-" else "_" for c in self._nodeid)
+            suffix = f"-{len(self.plots) + 1}" if self.plots else ""
+            self.plots.append(save_plot(report, self._plot_dir / f"{stem}{suffix}.png"))
         return report
+
+    def _with_plot(self, exc: AssertionError) -> AssertionError:
+        """The failure message names the check's figure, when one was drawn."""
+        if self.plots:
+            exc.args = (f"{exc}\n  divergence plot: {self.plots[-1]}",)
+        return exc
 
     def assert_resume_equivalent(self, target: Any = None, **overrides: Any):
         """Fail with a readable diff unless the full resume is equivalent."""
@@ -162,7 +207,11 @@ class ResumeCheck:
         from resumecheck.assertions import require_equivalent
 
         overrides.setdefault("drop", self._marker.get("drop", "none"))
-        return require_equivalent(self.verify(target, **overrides))
+        report = self.verify(target, **overrides)
+        try:
+            return require_equivalent(report)
+        except AssertionError as exc:
+            raise self._with_plot(exc) from None
 
     def assert_components_exercised(self, target: Any = None, components: Any = None,
                                     **overrides: Any):
@@ -172,7 +221,11 @@ class ResumeCheck:
 
         names = components if components is not None else self._marker.get("drop")
         overrides["drop"] = components_to_drop(names)
-        return require_exercised(self.verify(target, **overrides))
+        report = self.verify(target, **overrides)
+        try:
+            return require_exercised(report)
+        except AssertionError as exc:
+            raise self._with_plot(exc) from None
 
 
 @pytest.fixture
@@ -197,7 +250,8 @@ def resumecheck(request: pytest.FixtureRequest) -> ResumeCheck:
         marker.update(mark.kwargs)
     config = request.config
     return ResumeCheck(config.stash[_options_key], marker, request.node.nodeid,
-                       request.node.stash.setdefault(_unsent_key, []))
+                       request.node.stash.setdefault(_unsent_key, []),
+                       config.stash.get(_plot_dir_key, None))
 
 
 # A check's report travels with the test's own reports (setup, call,
@@ -237,8 +291,16 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         return  # an xdist worker: its checks went to the controller with its reports
     path = config.getoption("resumecheck_report") or config.getini("resumecheck_report")
     if path:
-        Path(path).write_text(json.dumps(
-            {"schema": "resumecheck.session/1", "checks": results}, indent=2))
+        Path(path).write_text(json.dumps(session_document(results), indent=2))
+    if config.getoption("resumecheck_step_summary", False) and results:
+        from resumecheck.ci import append_step_summary
+
+        append_step_summary(session_markdown(results))
+
+
+def session_document(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """The ``--resumecheck-report`` file: every check of the session (``resumecheck.session/1``)."""
+    return {"schema": "resumecheck.session/1", "checks": results}
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
@@ -252,6 +314,28 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     path = config.getoption("resumecheck_report") or config.getini("resumecheck_report")
     if path:
         tr.write_line(f"resumecheck: {len(results)} report(s) written to {path}")
+
+
+def session_markdown(results: list[dict[str, Any]]) -> str:
+    """The session's checks as a Markdown table, for a CI job summary."""
+    failed = sum(not e["report"]["equivalent"] for e in results)
+    verdict = f"{failed} NOT equivalent" if failed else "every full resume equivalent"
+    lines = [f"### resumecheck: {len(results)} check(s), {verdict}", "",
+             "| test | target | full resume | first divergence | blind spots |",
+             "|---|---|---|---|---|"]
+    for entry in sorted(results, key=lambda e: e["nodeid"]):
+        report = entry["report"]
+        full = next((r for r in report["runs"] if not r["dropped"]), None)
+        where = "-"
+        if full is not None and full["first_divergent_step"] is not None:
+            where = f"step {full['first_divergent_step']}: {full['first_divergent_quantity']}"
+        blind = ", ".join(",".join(r["dropped"]) for r in report["runs"] if r["blind_spot"])
+        cells = [f"`{entry['nodeid']}`", f"`{report['target']}`",
+                 "equivalent" if report["equivalent"] else
+                 f"**NOT equivalent** ({full['verdict'] if full else 'not run'})",
+                 where, blind or "-"]
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return "\n".join(lines) + "\n"
 
 
 def _summary_row(entry: dict[str, Any]) -> str:

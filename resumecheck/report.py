@@ -13,6 +13,8 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from resumecheck.trajectory import Trajectory
+
 __all__ = [
     "CLOSE",
     "DIVERGED",
@@ -102,6 +104,9 @@ class RunResult:
     divergence_detail: str | None = None
     """The first divergent quantity in words, when a count says more than a
     magnitude ("3 of 16 samples differ, first at position 5: 17 vs 42 in the reference")."""
+    trajectory: Trajectory | None = None
+    """The run step by step: its loss and where each kind of quantity differs
+    from the reference (None: the run failed before it was compared)."""
 
     @property
     def label(self) -> str:
@@ -123,6 +128,7 @@ class RunResult:
         data = asdict(self)
         data["diagnosis"] = [asdict(f) for f in self.diagnosis]
         data["stream_offsets"] = [asdict(s) for s in self.stream_offsets]
+        data["trajectory"] = self.trajectory.to_json() if self.trajectory else None
         return _finite(data)
 
 
@@ -142,6 +148,10 @@ class Report:
     """Seed-to-seed loss spread: the seeds used and the band per step."""
     determinism: dict[str, Any] = field(default_factory=dict)
     """Whether a second uninterrupted run matched the reference bit for bit."""
+    reference_loss: list[float] = field(default_factory=list)
+    """The reference's loss at steps 1..N."""
+    seed_losses: list[list[float]] = field(default_factory=list)
+    """The loss at steps 1..N of each run with another seed (``noise["seeds"]``)."""
     schema: str = SCHEMA
 
     @property
@@ -174,6 +184,8 @@ class Report:
             "environment": self.environment,
             "noise": self.noise,
             "determinism": self.determinism,
+            "reference_loss": list(self.reference_loss),
+            "seed_losses": [list(losses) for losses in self.seed_losses],
             "runs": [r.to_json() for r in self.runs],
         })
 
@@ -255,16 +267,33 @@ class Report:
         return "\n".join(lines + ([""] + footer if footer else [])) + "\n"
 
     def _markdown(self) -> str:
-        lines = [f"**{self._headline().replace(chr(10), '** — ')}", ""]
-        lines.append("| " + " | ".join(self._HEADER) + " |")
+        """GitHub-flavoured Markdown, ready for a CI job summary: a heading with
+        the verdict, the settings, the table, then diagnosis and how to reproduce."""
+        env = self.environment
+        verdict = "EQUIVALENT" if self.equivalent else "NOT EQUIVALENT"
+        lines = [
+            f"### resumecheck: full resume {verdict} — `{self.target}`", "",
+            f"{self.steps} steps, resume at {','.join(map(str, self.resume_at))}, seed "
+            f"{self.seed}, {self.isolation} restarts, {self.tolerance_text}; torch "
+            f"{env.get('torch')}, {env.get('threads')} thread(s), {env.get('device')}", "",
+        ]
+        lines.append("| " + " | ".join(_md_cell(c) for c in self._HEADER) + " |")
         lines.append("|" + "---|" * len(self._HEADER))
         for row in self._rows():
-            lines.append("| " + " | ".join(c.replace("|", "\\|") for c in row) + " |")
+            lines.append("| " + " | ".join(_md_cell(c) for c in row) + " |")
         footer = self._footer()
         if footer:
             lines.append("")
-            lines.extend(f"- {line}" for line in footer)
+            for line in footer:
+                head, _, rest = line.partition(": ")
+                rest = f"`{rest}`" if head == "reproduce" else _md_cell(rest)
+                lines.append(f"- **{head}**: {rest}")
         return "\n".join(lines) + "\n"
+
+
+def _md_cell(text: str) -> str:
+    """Text in a Markdown table cell: pipes escaped, no line breaks."""
+    return text.replace("|", "\\|").replace("\n", " ")
 
 
 def _num(value: float | None) -> str:

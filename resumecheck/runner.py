@@ -46,6 +46,7 @@ from resumecheck.errors import (
     StepError, TargetError,
 )
 from resumecheck.program import BuiltProgram, Target, load_target
+from resumecheck.progress import note_step
 from resumecheck.state_diff import reorder_optimizer_state
 from resumecheck.trace import StepRecord, Tracer, unwrap_optimizer
 
@@ -375,6 +376,7 @@ def _run_here(spec: SegmentSpec, target: Target, *, deadline: float | None = Non
                 enter("save", step)
                 result.program_checkpoint = str(work / f"{spec.name}.program{step}")
                 _program_save(built, result.program_checkpoint, step)
+            note_step(step)
         enter("capture")
         result.end_state = str(work / f"{spec.name}.end.pt")
         save_capture(built, result.end_state, verify=not result.captures)

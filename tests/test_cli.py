@@ -46,7 +46,7 @@ def test_markdown_and_output_file(tmp_path, capsys):
     assert code == 0
     assert "report written to" in capsys.readouterr().out
     text = target.read_text()
-    assert text.startswith("**resumecheck") and "| run | verdict |" in text
+    assert text.startswith("### resumecheck: full resume EQUIVALENT") and "| run | verdict |" in text
     assert [p.name for p in tmp_path.iterdir()] == ["report.md"]
 
 

@@ -1,0 +1,212 @@
+"""The divergence figure: a resume bug you can see.
+
+One figure per check. On top, the reference's loss over the steps and each
+resumed run's loss, the resume points as vertical lines, the band that
+seeds alone produce shaded around the reference after the restart (the
+report's ``noise.band``: a run is plausible when its loss stays inside it),
+and each diverged run's first divergent step marked. Below it, one strip per run: steps across,
+quantities down (the samples consumed, the loss scale and skipped steps, the
+learning rate, the loss, the gradients, the parameters), coloured where the
+run differs from the reference bit for bit, so the first quantity to diverge
+is visible at a glance. Under the strips: the blind spots, and the runs whose
+verdict is not a divergence or an identity (failed, inconclusive).
+
+matplotlib is the optional extra ``resumecheck[plot]``; nothing here uses
+pyplot, so no window or global state is involved.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from resumecheck.errors import InvalidArgument, MissingExtra
+from resumecheck.report import DIVERGED, Report, RunResult
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from resumecheck.fuzz import FuzzResult
+
+__all__ = ["STRIP_ROWS", "divergence_figure", "save_plot", "strip_matrix"]
+
+STRIP_ROWS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("data", ("data",)),
+    ("loss scale", ("scale", "skipped")),
+    ("lr", ("lr",)),
+    ("loss", ("loss",)),
+    ("grads", ("grad",)),
+    ("params", ("param",)),
+)
+"""The strip's rows, top to bottom: a label and the trajectory kinds it shows."""
+
+NOT_RUN, SAME, DIFFERS = 0, 1, 2
+_STRIP_COLOURS = ("#eeeeee", "#cfe8c8", "#d7301f")
+_FORMATS = (".png", ".svg")
+
+
+@dataclass
+class _Data:
+    title: str
+    steps: int
+    reference: list[float]
+    band: float | None = None
+    band_steps: list[int] = field(default_factory=list)
+    runs: list[RunResult] = field(default_factory=list)
+
+
+def _data(source: Report | FuzzResult) -> _Data:
+    if isinstance(source, Report):
+        band = source.noise.get("band")
+        window = source.noise.get("steps") or []
+        return _Data(
+            title=f"{source.target}: full resume "
+            + ("equivalent" if source.equivalent else "NOT equivalent"),
+            steps=source.steps, reference=list(source.reference_loss),
+            band=band if isinstance(band, (int, float)) else None,
+            band_steps=list(range(window[0], window[1] + 1)) if len(window) == 2 else [],
+            runs=list(source.runs),
+        )
+    runs = [source.failure] if source.failure is not None else []
+    what = ("minimal failing schedule: resume at "
+            + ",".join(map(str, source.failure.resume_at)) if source.failure
+            else "no failing schedule")
+    return _Data(title=f"{source.target} (fuzz): {what}", steps=source.steps,
+                 reference=list(source.reference_loss), runs=runs)
+
+
+def strip_matrix(run: RunResult, steps: int) -> list[list[int]]:
+    """The run's strip: one row per ``STRIP_ROWS`` entry, one column per step
+    1..steps; NOT_RUN where the run recorded no step (before its restart, or a
+    failed run), SAME or DIFFERS."""
+    rows = [[NOT_RUN] * steps for _ in STRIP_ROWS]
+    traj = run.trajectory
+    if traj is None:
+        return rows
+    for r, (_, kinds) in enumerate(STRIP_ROWS):
+        differs = {s for k in kinds for s in traj.differs.get(k, [])}
+        for s in traj.steps:
+            if 1 <= s <= steps:
+                rows[r][s - 1] = DIFFERS if s in differs else SAME
+    return rows
+
+
+def divergence_figure(source: Report | FuzzResult) -> Figure:
+    """The figure for a report (every run) or a fuzzing result (the minimal failing run)."""
+    try:
+        from matplotlib.colors import ListedColormap
+        from matplotlib.figure import Figure
+        from matplotlib.patches import Rectangle
+    except ImportError:
+        raise MissingExtra("the divergence plot", "matplotlib", "plot") from None
+
+    data = _data(source)
+    runs = [r for r in data.runs if r.trajectory is not None]
+    notes = _notes(data.runs)
+    n = data.steps
+    steps = list(range(1, n + 1))
+    height = 3.8 + 0.8 * len(runs) + 0.18 * len(notes)
+    fig = Figure(figsize=(10, height), layout="constrained")
+    grid = fig.add_gridspec(1 + len(runs), 1, height_ratios=[4.5] + [1] * len(runs))
+    ax = fig.add_subplot(grid[0])
+    ax.set_gid("loss")
+    ax.set_title(data.title, fontsize=10, loc="left")
+    ax.set_ylabel("loss")
+    ax.set_xlim(0.5, n + 0.5)
+
+    if data.band is not None and data.band_steps and len(data.reference) == n:
+        # the band the plausible/gross call uses: after the restart, within the
+        # largest loss difference between two honest runs (reference, other seeds)
+        xs = data.band_steps
+        ref = [data.reference[s - 1] for s in xs]
+        ax.fill_between(xs, [v - data.band for v in ref], [v + data.band for v in ref],
+                        color="#9ecae1", alpha=0.35, linewidth=0, label="seed-to-seed noise")
+    ax.plot(steps[:len(data.reference)], data.reference, color="black", linewidth=2.2,
+            label="reference", zorder=3)
+    colours = _colours(len(runs))
+    marked = False
+    for run, colour in zip(runs, colours):
+        traj = run.trajectory
+        assert traj is not None
+        diverged = run.verdict == DIVERGED
+        ax.plot(traj.steps, traj.loss, color=colour, linewidth=1.4 if diverged else 0.9,
+                linestyle="-" if diverged else ":", label=f"{run.label} ({run.verdict})", zorder=4)
+        if diverged and run.first_divergent_step is not None:
+            step = min(max(run.first_divergent_step, traj.first_step), traj.steps[-1])
+            ax.plot([step], [traj.loss[step - traj.first_step]], marker="X", markersize=9,
+                    color=colour, markeredgecolor="black", linestyle="none", zorder=5,
+                    gid=f"first divergence:{run.label}",
+                    label="_first divergence" if marked else "first divergent step")
+            marked = True
+    for i, k in enumerate(sorted({k for r in data.runs for k in r.resume_at})):
+        ax.axvline(k + 0.5, color="#555555", linestyle="--", linewidth=1, gid=f"resume:{k}",
+                   label="_resume" if i else "restart (after step k)")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+
+    cmap = ListedColormap(_STRIP_COLOURS)
+    for i, run in enumerate(runs):
+        sax = fig.add_subplot(grid[1 + i], sharex=ax)
+        sax.set_gid(f"strip:{run.label}")
+        sax.imshow(strip_matrix(run, n), aspect="auto", cmap=cmap, vmin=0, vmax=2,
+                   interpolation="nearest", extent=(0.5, n + 0.5, len(STRIP_ROWS) - 0.5, -0.5))
+        sax.set_yticks(range(len(STRIP_ROWS)), [label for label, _ in STRIP_ROWS], fontsize=6)
+        verdict: str = run.verdict
+        if (run.first_divergent_quantity or "").startswith("state of"):
+            verdict += f"\n(final {run.first_divergent_quantity})"
+        sax.set_ylabel(f"{run.label}\n{verdict}", rotation=0, ha="right", va="center",
+                       fontsize=7)
+        for k in run.resume_at:
+            sax.axvline(k + 0.5, color="#555555", linestyle="--", linewidth=0.8)
+        row = _row_of(run.first_divergent_quantity)
+        if run.verdict == DIVERGED and run.first_divergent_step is not None and row is not None:
+            sax.add_patch(Rectangle((run.first_divergent_step - 0.5, row - 0.5), 1, 1, fill=False,
+                                    edgecolor="black", linewidth=1.5, gid="first divergence"))
+        if i < len(runs) - 1:
+            sax.tick_params(labelbottom=False)
+    (fig.axes[-1]).set_xlabel("step  (strips: red = differs from the reference bit for bit, "
+                              "green = identical, grey = not run)", fontsize=7)
+    if notes:
+        fig.text(0.01, 0.0, "\n".join(notes), fontsize=7, va="bottom", ha="left", gid="notes")
+        engine: Any = fig.get_layout_engine()
+        bottom = 0.18 * len(notes) / height + 0.01  # room for the notes: (x, y, w, h)
+        engine.set(rect=(0, bottom, 1, 1 - bottom))
+    return fig
+
+
+def _row_of(quantity: str | None) -> int | None:
+    """The strip row of a first divergent quantity's name (None: a final state)."""
+    heads = (("data", 0), ("loss scale", 1), ("skipped", 1), ("learning rate", 2),
+             ("loss", 3), ("gradient", 4), ("parameter", 5))
+    return next((row for head, row in heads if (quantity or "").startswith(head)), None)
+
+
+def _notes(runs: list[RunResult]) -> list[str]:
+    lines = []
+    spots = [",".join(r.dropped) for r in runs if r.blind_spot]
+    if spots:
+        lines.append(f"blind spots (dropping changed nothing; not proof they are saved): "
+                     f"{', '.join(spots)}")
+    for r in runs:
+        if r.verdict not in ("identical", "close", "diverged"):
+            reason = (r.failure or r.explanation or "").splitlines()[0] if (
+                r.failure or r.explanation) else ""
+            lines.append(f"{r.verdict}: {r.label}" + (f": {reason[:140]}" if reason else ""))
+    return lines
+
+
+def _colours(count: int) -> list[Any]:
+    from matplotlib import colormaps
+
+    cmap = colormaps["tab10" if count <= 10 else "tab20"]
+    return [cmap(i % cmap.N) for i in range(count)]
+
+
+def save_plot(source: Report | FuzzResult, path: str | Path) -> Path:
+    """Write the divergence figure to ``path`` (``.png`` or ``.svg``); returns the path."""
+    path = Path(path)
+    if path.suffix.lower() not in _FORMATS:
+        raise InvalidArgument("plot", str(path), "expected a file name ending in .png or .svg")
+    fig = divergence_figure(source)
+    fig.savefig(path, dpi=110)
+    return path

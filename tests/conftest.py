@@ -1,0 +1,63 @@
+"""Every JSON document the suite produces must match the published schema.
+
+At import (before any test module imports the package's names), the report
+classes' ``to_json`` and the constructors of complete reports are wrapped so
+that each document is validated against ``resumecheck/schemas/`` the moment it
+exists: a ``Report`` when it is built and whenever it is serialised, a
+``FuzzResult`` when ``fuzz()`` returns it and whenever it is serialised, a
+baseline or timing report when it is built, and the pytest plugin's session
+file. A field added to a report without the schema knowing it fails the test
+that produced it, naming the field.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections import Counter
+from typing import Any
+
+import resumecheck.fuzz
+import resumecheck.pytest_plugin
+from resumecheck.baseline import BaselineReport
+from resumecheck.fuzz import FuzzResult
+from resumecheck.report import Report
+from resumecheck.schema import validate
+from resumecheck.timing import TimingReport
+
+VALIDATED: Counter[str] = Counter()
+"""How many documents of each kind this process validated (tests read it)."""
+
+
+def check_document(document: Any) -> None:
+    """Validate a document exactly as a reader of the JSON would see it."""
+    plain = json.loads(json.dumps(document, default=str))
+    validate(plain)
+    VALIDATED[plain["schema"]] += 1
+
+
+def _after(function: Any, check: Any) -> Any:
+    @functools.wraps(function)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        out = function(*args, **kwargs)
+        check(args, out)
+        return out
+
+    wrapper.__wrapped_by_schema_check__ = True  # type: ignore[attr-defined]
+    return wrapper
+
+
+def _install() -> None:
+    if getattr(Report.to_json, "__wrapped_by_schema_check__", False):
+        return
+    for cls in (Report, FuzzResult, BaselineReport, TimingReport):
+        cls.to_json = _after(cls.to_json, lambda args, out: check_document(out))
+    for cls in (Report, BaselineReport, TimingReport):  # built complete: check at once
+        cls.__init__ = _after(cls.__init__, lambda args, out: args[0].to_json())
+    resumecheck.fuzz.fuzz = _after(resumecheck.fuzz.fuzz, lambda args, out: out.to_json())
+    resumecheck.pytest_plugin.session_document = _after(
+        resumecheck.pytest_plugin.session_document, lambda args, out: check_document(out)
+    )
+
+
+_install()

@@ -1,0 +1,157 @@
+"""Progress: events from the core, a bar on a terminal, nothing in logs or captured output."""
+
+from __future__ import annotations
+
+import fcntl
+import io
+import os
+import pty
+import select
+import struct
+import subprocess
+import sys
+import termios
+import time
+from pathlib import Path
+
+import pytest
+
+import fixtures.bugs.class15_second_resume_stale_cursor as c15
+from resumecheck.baseline import check_baseline
+from resumecheck.cli import main
+from resumecheck.engine import verify
+from resumecheck.fuzz import fuzz
+from resumecheck.progress import ProgressEvent, ProgressTracker, note_step
+from resumecheck.progress_bar import progress_wanted, terminal_progress
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_event_message_names_run_step_elapsed_and_estimate():
+    event = ProgressEvent(task="run", run="drop rng", step=12, steps=16, done=30, total=90,
+                          unit="steps", elapsed=10.0)
+    assert event.remaining == pytest.approx(20.0)
+    assert event.message == "run: drop rng step 12/16 (10 s, about 20 s left)"
+    assert ProgressEvent(task="run", run="reference", step=None, steps=16, done=0, total=None,
+                         unit="steps", elapsed=0.5).remaining is None
+
+
+def test_tracker_counts_steps_of_the_current_segment_only():
+    events: list[ProgressEvent] = []
+    tracker = ProgressTracker(events.append, "run", total=10)
+    note_step(1)  # outside a segment: nothing
+    with tracker.segment("reference", 0, 4):
+        for step in (1, 2, 3):
+            note_step(step)
+    # the segment ended early (a failure, or a fresh interpreter): the rest is counted
+    assert [e.done for e in events] == [0, 1, 2, 3, 4]
+    assert events[-1].step == 4 and all(e.run == "reference" for e in events)
+
+
+@pytest.mark.e2e
+def test_verify_reports_every_run_and_step_in_order():
+    events: list[ProgressEvent] = []
+    report = verify(c15.BUGGY_DEFAULT_K, drop=["rng"], noise_seeds=1, progress=events.append)
+    runs = []
+    for e in events:
+        if not runs or runs[-1] != e.run:
+            runs.append(e.run)
+    assert runs[:3] == ["reference", "determinism", "seed run 1"]
+    assert "full resume (own save/load)" in runs and "drop rng" in runs
+    assert all(a.done <= b.done and a.elapsed <= b.elapsed for a, b in zip(events, events[1:]))
+    assert events[-1].done == events[-1].total  # the estimate is met at the end
+    ref_steps = [e.step for e in events if e.run == "reference" and e.step is not None]
+    assert ref_steps == list(range(1, report.steps + 1))
+    assert all(e.unit == "steps" and e.task == "run" for e in events)
+
+
+@pytest.mark.e2e
+def test_fuzz_and_baseline_report_progress():
+    events: list[ProgressEvent] = []
+    result = fuzz(c15.CORRECT, max_examples=5, progress=events.append)
+    examples = [e for e in events if e.run.startswith("example")]
+    assert len(examples) == result.examples and examples[-1].done == result.examples
+    assert all(e.unit == "examples" and e.total and e.total <= 6 for e in examples)  # + the default schedule
+
+    events.clear()
+    check_baseline(c15.CORRECT, steps=4, progress=events.append)
+    assert events[-1].run == "gradient checks" and events[-1].done == events[-1].total == 9
+    assert [e.run for e in events].count("determinism, second run") >= 4
+
+
+def test_bar_only_on_a_terminal_and_never_under_ci(monkeypatch):
+    monkeypatch.delenv("CI", raising=False)
+    assert not progress_wanted(io.StringIO())
+    assert progress_wanted(_Terminal())
+    monkeypatch.setenv("CI", "true")
+    assert not progress_wanted(_Terminal())
+    with terminal_progress(stream=_Terminal()) as callback:
+        assert callback is None
+
+
+def test_bar_draws_after_a_second_and_clears_itself(monkeypatch):
+    monkeypatch.delenv("CI", raising=False)
+    stream = _Terminal()
+    with terminal_progress(stream=stream) as callback:
+        assert callback is not None
+        tracker = ProgressTracker(callback, "run", total=40)
+        tracker.emit("reference", 1, 20, advance=1)
+        assert stream.getvalue() == ""  # nothing within the first second
+        time.sleep(1.1)
+        tracker.emit("drop rng", 12, 20, advance=20)
+        shown = stream.getvalue()
+    assert "run: drop rng" in shown and "step 12/20" in shown and "21/40" in shown
+    assert stream.getvalue().endswith("\r")  # cleared: the bar leaves no line behind
+
+
+@pytest.mark.e2e
+def test_cli_output_captured_has_no_progress(capsys, monkeypatch):
+    monkeypatch.delenv("CI", raising=False)
+    assert main(["run", "fixtures.bugs.class15_second_resume_stale_cursor:CORRECT",
+                 "--drop", "none", "--noise-seeds", "0"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def _on_a_terminal(argv: list[str], env: dict[str, str]) -> tuple[int, str]:
+    """Run the CLI with stderr on a pseudo-terminal (80x24); what the terminal got."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 120, 0, 0))
+    proc = subprocess.Popen([sys.executable, "-m", "resumecheck", *argv], cwd=ROOT, env=env,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=slave)
+    os.close(slave)
+    seen = b""
+    while True:
+        ready, _, _ = select.select([master], [], [], 0.2)
+        if ready:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # the child closed the terminal
+                break
+            if not chunk:
+                break
+            seen += chunk
+        elif proc.poll() is not None:
+            break
+    os.close(master)
+    return proc.wait(timeout=60), seen.decode(errors="replace")
+
+
+@pytest.mark.e2e
+@pytest.mark.process
+def test_progress_on_a_terminal_and_not_under_ci():
+    argv = ["run", "fixtures.bugs.class15_second_resume_stale_cursor:CORRECT", "--drop", "none",
+            "--steps", "24", "--noise-seeds", "1"]
+    env = {k: v for k, v in os.environ.items() if k != "CI"}
+    env["PYTHONPATH"] = str(ROOT)
+    code, seen = _on_a_terminal(argv, env)
+    assert code == 0
+    assert "run: " in seen and "step " in seen and " steps [" in seen, seen[-500:]
+
+    code, seen = _on_a_terminal(argv, {**env, "CI": "true"})
+    assert code == 0
+    assert seen == ""

@@ -1,0 +1,112 @@
+"""Markdown for CI job summaries, $GITHUB_STEP_SUMMARY, and the plugin's figures."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from resumecheck.cli import main
+from resumecheck.schema import validate
+
+pytestmark = pytest.mark.e2e
+
+BUGGY = "fixtures.bugs.class01_scheduler_not_saved:BUGGY"
+
+
+def _table(markdown: str) -> list[list[str]]:
+    rows = [line for line in markdown.splitlines() if line.startswith("|")]
+    # split on unescaped pipes only
+    return [[c.strip() for c in row.replace("\\|", "\0").strip("|").split("|")] for row in rows]
+
+
+def test_run_markdown_is_a_well_formed_summary(capsys):
+    assert main(["run", BUGGY, "--drop", "scheduler", "--noise-seeds", "0",
+                 "--format", "markdown"]) == 1
+    text = capsys.readouterr().out
+    assert text.startswith(f"### resumecheck: full resume NOT EQUIVALENT — `{BUGGY}`")
+    table = _table(text)
+    assert table[0] == ["run", "verdict", "first divergence", "max \0Δloss\0", "noise", "why"]
+    assert {len(row) for row in table} == {6}  # every row has the header's columns
+    assert table[2][0] == "full resume (own save/load)" and table[2][1] == "diverged"
+    assert "- **diagnosis**: scheduler: last_epoch 0, expected 9" in text
+    assert f"- **reproduce**: `resumecheck run {BUGGY} --steps" in text
+
+
+def test_step_summary_appends_when_set(tmp_path, monkeypatch, capsys):
+    summary = tmp_path / "summary.md"
+    summary.write_text("earlier step\n")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    argv = ["run", BUGGY, "--drop", "none", "--noise-seeds", "0", "--step-summary",
+            "--format", "json"]
+    assert main(argv) == 1
+    validate(json.loads(capsys.readouterr().out))  # stdout keeps the chosen format
+    assert main(argv) == 1
+    text = summary.read_text()
+    assert text.startswith("earlier step\n### resumecheck: full resume NOT EQUIVALENT")
+    assert text.count("### resumecheck:") == 2  # appended, never overwritten
+
+
+def test_step_summary_without_the_variable_says_so(tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    monkeypatch.chdir(tmp_path)
+    assert main(["baseline", "--steps", "3", "--step-summary"]) == 0
+    assert "GITHUB_STEP_SUMMARY is not set" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_fuzz_markdown_names_the_minimal_schedule_and_plots_it(tmp_path, capsys):
+    plot = tmp_path / "fuzz.png"
+    assert main(["fuzz", "fixtures.bugs.class15_second_resume_stale_cursor:BUGGY_DEFAULT_K",
+                 "--max-examples", "15", "--format", "markdown", "--plot", str(plot)]) == 1
+    captured = capsys.readouterr()
+    text = captured.out
+    assert plot.read_bytes()[:4] == b"\x89PNG" and f"plot written to {plot}" in captured.err
+    assert text.startswith("### resumecheck fuzz: failing schedule FOUND")
+    assert "minimal failing schedule: resume at" in text
+    assert "- `reproduce: resumecheck run fixtures.bugs.class15" in text
+
+
+TESTS = '''
+def test_correct(resumecheck):
+    resumecheck.assert_resume_equivalent("fixtures.bugs.class01_scheduler_not_saved:CORRECT")
+
+
+def test_buggy(resumecheck):
+    resumecheck.assert_resume_equivalent("fixtures.bugs.class01_scheduler_not_saved:BUGGY")
+'''
+
+
+def test_plugin_plot_dir_and_step_summary(pytester, monkeypatch):
+    pytester.makepyfile(test_checks=TESTS)
+    summary = pytester.path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    result = pytester.runpytest_inprocess(
+        "-p", "no:cacheprovider", "--resumecheck-noise-seeds=0", "--resumecheck-plot-dir=plots",
+        "--resumecheck-step-summary")
+    result.assert_outcomes(passed=1, failed=1)
+    plots = sorted(p.name for p in (pytester.path / "plots").iterdir())
+    assert plots == ["test_checks.py__test_buggy.png", "test_checks.py__test_correct.png"]
+    # the failure message names its figure, after the readable diff
+    result.stdout.fnmatch_lines([
+        "*resume is not equivalent: fixtures.bugs.class01_scheduler_not_saved:BUGGY*",
+        "*reproduce: resumecheck run*",
+        f"*divergence plot: {pytester.path / 'plots' / 'test_checks.py__test_buggy.png'}*",
+    ])
+    table = _table(summary.read_text())
+    assert summary.read_text().startswith("### resumecheck: 2 check(s), 1 NOT equivalent")
+    assert table[0] == ["test", "target", "full resume", "first divergence", "blind spots"]
+    buggy = next(row for row in table if "test_buggy" in row[0])
+    assert buggy[2].startswith("**NOT equivalent**") and buggy[3] == "step 12: learning rate"
+
+
+def test_plugin_plot_dir_without_matplotlib_is_a_usage_error(pytester, monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "matplotlib" else real(name, *a))
+    pytester.makepyfile(test_checks=TESTS)
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--resumecheck-plot-dir=p")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--resumecheck-plot-dir needs matplotlib*resumecheck[[]plot]*"])
