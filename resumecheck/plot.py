@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 __all__ = ["STRIP_ROWS", "divergence_figure", "save_plot", "strip_matrix"]
 
 STRIP_ROWS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("data", ("data",)),
+    ("data", ("data", "inputs")),
     ("loss scale", ("scale", "skipped")),
     ("lr", ("lr",)),
     ("loss", ("loss",)),

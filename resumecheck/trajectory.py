@@ -22,9 +22,13 @@ __all__ = ["QUANTITY_KINDS", "Trajectory"]
 
 # The same names and order as trace.QUANTITY_ORDER, spelled out so that
 # reading a report does not import torch.
-QUANTITY_KINDS: tuple[str, ...] = ("data", "scale", "skipped", "lr", "loss", "grad", "param")
+QUANTITY_KINDS: tuple[str, ...] = (
+    "data", "inputs", "scale", "skipped", "lr", "loss", "grad", "param",
+)
 """The kinds of per-step quantity, in the order a step produces them:
-``data``, ``scale``, ``skipped``, ``lr``, ``loss``, ``grad``, ``param``."""
+``data`` (the samples a step returned), ``inputs`` (what the model was fed,
+for steps that return no samples), ``scale``, ``skipped``, ``lr``, ``loss``,
+``grad``, ``param``."""
 
 
 @dataclass(kw_only=True)
