@@ -13,11 +13,8 @@ the one place that maps library errors to messages and exit codes:
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import tempfile
 from collections.abc import Sequence
-from pathlib import Path
 
 __all__ = ["main"]
 
@@ -195,7 +192,9 @@ def _common(cmd: argparse.ArgumentParser) -> None:
                      help="torch threads for every run (default 1; bitwise results need a "
                      "fixed count)")
     cmd.add_argument("--format", choices=("table", "json", "markdown"), default="table")
-    cmd.add_argument("--output", metavar="FILE", help="write the result here instead of stdout")
+    cmd.add_argument("--output", metavar="FILE",
+                     help="write the result here instead of stdout ('-': stdout); a device, "
+                     "FIFO or symlink is written through, a regular file replaced atomically")
     cmd.add_argument("--debug", action="store_true", help="show tracebacks")
 
 
@@ -279,21 +278,17 @@ def _run(args: argparse.Namespace) -> int:
         threads=args.threads,
         check_determinism=args.determinism,
     )
-    text = report.render(args.format)
-    if args.output:
-        _write_atomically(Path(args.output), text)
-        verdict = "equivalent" if report.equivalent else "NOT equivalent"
-        print(f"resumecheck: full resume {verdict}; report written to {args.output}")
-    else:
-        sys.stdout.write(text)
+    verdict = "equivalent" if report.equivalent else "NOT equivalent"
+    _emit(args, report.render(args.format), f"full resume {verdict}")
     return EXIT_EQUIVALENT if report.equivalent else EXIT_NOT_EQUIVALENT
 
 
 def _check_output(output: str | None) -> None:
+    """Before any work: refuse an --output the report could not be written to."""
     if output:
-        out_dir = Path(output).resolve().parent
-        if not out_dir.is_dir():
-            raise _UsageError(f"--output {output}: the directory {out_dir} does not exist")
+        from resumecheck.output import check_output
+
+        check_output(output)
 
 
 def _fuzz(args: argparse.Namespace) -> int:
@@ -312,21 +307,21 @@ def _fuzz(args: argparse.Namespace) -> int:
         max_interruptions=args.max_interruptions, seed=args.seed, isolation=args.isolation,
         threads=args.threads, progress=progress,
     )
-    text = result.render(args.format)
-    if args.output:
-        _write_atomically(Path(args.output), text)
-        print(f"resumecheck fuzz: {result.summary()}; written to {args.output}")
-    else:
-        sys.stdout.write(text)
+    _emit(args, result.render(args.format), result.summary())
     return EXIT_NOT_EQUIVALENT if result.found else EXIT_EQUIVALENT
 
 
 def _emit(args: argparse.Namespace, text: str, summary: str) -> None:
-    if args.output:
-        _write_atomically(Path(args.output), text)
-        print(f"resumecheck {args.command}: {summary}; written to {args.output}")
-    else:
+    """The one report writer of every command: stdout, or --output FILE
+    (``-`` is stdout; devices, FIFOs and symlink targets are written through,
+    never replaced; a regular file is replaced atomically)."""
+    from resumecheck.output import STDOUT, write_report
+
+    if not args.output or args.output == STDOUT:
         sys.stdout.write(text)
+        return
+    write_report(args.output, text)
+    print(f"resumecheck {args.command}: {summary}; report written to {args.output}")
 
 
 def _baseline(args: argparse.Namespace) -> int:
@@ -349,17 +344,6 @@ def _timing(args: argparse.Namespace) -> int:
                      threads=args.threads)
     _emit(args, report.render(args.format), f"{report.steps} steps timed")
     return EXIT_EQUIVALENT
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.resolve().parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def entrypoint() -> None:

@@ -14,6 +14,7 @@ __all__ = [
     "CheckpointError",
     "InvalidArgument",
     "NondeterministicBaseline",
+    "OutputError",
     "ResumecheckError",
     "StepError",
     "TargetError",
@@ -111,4 +112,17 @@ class NondeterministicBaseline(ResumecheckError):
             f"in {quantity}, so a resume cannot be judged bit for bit. Likely causes to check: "
             f"{causes}. Fix the program, or judge within tolerance with --tolerance close. "
             f"Reproduce: {reproduce}"
+        )
+
+
+class OutputError(ResumecheckError):
+    """A report cannot be written where the caller asked (``--output``)."""
+
+    def __init__(self, path: str, problem: str, hint: str = "") -> None:
+        self.path = path
+        self.problem = problem
+        self.hint = hint
+        super().__init__(
+            f"cannot write the report to {path}: {problem}."
+            + (f" {hint}" if hint else "")
         )
