@@ -419,6 +419,16 @@ def load_checkpoint(path: str) -> dict[str, Any]:
     return data
 
 
+def _child_env(spec: SegmentSpec) -> dict[str, str]:
+    """The environment of a process-isolated segment."""
+    env = dict(os.environ)
+    env["OMP_NUM_THREADS"] = str(spec.threads)
+    if spec.hash_seed is not None:
+        env["PYTHONHASHSEED"] = str(spec.hash_seed)
+    env["PYTHONPATH"] = os.pathsep.join([os.getcwd(), *filter(None, [env.get("PYTHONPATH")])])
+    return env
+
+
 def _run_in_subprocess(spec: SegmentSpec) -> SegmentResult:
     if spec.target_spec is None:
         raise TargetError(
@@ -431,14 +441,9 @@ def _run_in_subprocess(spec: SegmentSpec) -> SegmentResult:
     spec_path = work / f"{spec.name}.spec.json"
     out_path = work / f"{spec.name}.result.json"
     spec_path.write_text(json.dumps(asdict(spec)))
-    env = dict(os.environ)
-    env["OMP_NUM_THREADS"] = str(spec.threads)
-    if spec.hash_seed is not None:
-        env["PYTHONHASHSEED"] = str(spec.hash_seed)
-    env["PYTHONPATH"] = os.pathsep.join([os.getcwd(), *filter(None, [env.get("PYTHONPATH")])])
     proc = subprocess.run(
         [sys.executable, "-m", "resumecheck._segment", str(spec_path), str(out_path)],
-        env=env,
+        env=_child_env(spec),
         capture_output=True,
         text=True,
     )
