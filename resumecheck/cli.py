@@ -69,12 +69,16 @@ def _positive_int(text: str) -> int:
 
 
 def _int_list(text: str) -> list[int]:
+    bad = argparse.ArgumentTypeError(
+        f"expected step numbers separated by commas (e.g. 8 or 7,13), got {text!r}"
+    )
     try:
-        return [int(part) for part in text.split(",") if part.strip()]
+        points = [int(part) for part in text.split(",") if part.strip()]
     except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected step numbers separated by commas (e.g. 8 or 7,13), got {text!r}"
-        ) from None
+        raise bad from None
+    if not points:  # "," or "": not a silent "use the default"
+        raise bad
+    return points
 
 
 def _float(text: str) -> float:

@@ -26,10 +26,11 @@ from resumecheck.compare import Difference, Tolerance, compare_values, digest, f
 from resumecheck.components import SAMPLER_EPOCH, preserved_global_streams, validate_drop
 from resumecheck.environment import fingerprint
 from resumecheck.errors import InvalidArgument, NondeterministicBaseline, ResumecheckError
-from resumecheck.program import BUILTIN_SPEC, Target, load_target
+from resumecheck.program import Target, load_target
 from resumecheck.report import (
     CLOSE, DIVERGED, FAILED, IDENTICAL, Finding, Report, RunResult,
 )
+from resumecheck.reproduce import reproduce_command
 from resumecheck.runner import Restore, SegmentResult, SegmentSpec, load_checkpoint, run_segment
 from resumecheck.state_diff import describe_difference
 from resumecheck.trace import (
@@ -192,11 +193,12 @@ class _Check:
         step, key = diff
         self.determinism.update(first_step=step, first_quantity=_quantity_name(key))
         if self.tolerance.bitwise_only:
-            target = "" if self.target.spec in (None, BUILTIN_SPEC) else f" {self.target.spec}"
             raise NondeterministicBaseline(
                 self.target.spec or self.target.name, step, _quantity_name(key),
-                f"resumecheck baseline{target} --steps {self.steps} --seed {self.seed} "
-                f"--isolation {self.isolation} --threads {self.threads}",
+                reproduce_command(
+                    "baseline", self.target.spec, steps=self.steps, seed=self.seed,
+                    threads=self.threads, isolation=self.isolation,
+                ),
             )
 
     def run(self, drop: DropSpec, noise_seeds: int) -> Report:
@@ -334,7 +336,7 @@ class _Check:
             result.first_divergent_step = failed.error_step
             stage = {"restore": "restoring the checkpoint", "save": "saving the checkpoint",
                      "build": "building the restarted program", "step": "a step",
-                     "capture": "capturing state", "process": "the restarted interpreter"}
+                     "capture": "capturing state", "process": "a fresh interpreter"}
             result.explanation = (
                 f"{stage.get(failed.error_stage or '', 'the run')} failed: "
                 f"{(failed.error or '').splitlines()[0]}"
@@ -588,19 +590,11 @@ class _Check:
         )
 
     def _reproduce(self, schedule: list[int], dropped: list[str]) -> str:
-        parts = ["resumecheck", "run"]
-        if self.target.spec and self.target.spec != BUILTIN_SPEC:
-            parts.append(self.target.spec)
-        elif not self.target.spec:
-            parts.append("<in-memory target: give it as module:attr>")
-        parts += ["--steps", str(self.steps), "--resume-at", ",".join(map(str, schedule)),
-                  "--drop", ",".join(dropped) or "none", "--seed", str(self.seed),
-                  "--isolation", self.isolation, "--threads", str(self.threads)]
-        if not self.tolerance.bitwise_only:
-            parts += ["--tolerance", "close"]
-            if self.tolerance.rtol is not None:
-                parts += ["--rtol", f"{self.tolerance.rtol:g}", "--atol", f"{self.tolerance.atol:g}"]
-        return " ".join(parts)
+        return reproduce_command(
+            "run", self.target.spec, steps=self.steps, seed=self.seed, threads=self.threads,
+            isolation=self.isolation, resume_at=schedule, drop=dropped,
+            tolerance=self.tolerance,
+        )
 
 
 def _drop_sets(drop: DropSpec, names: Sequence[str]) -> list[list[str]]:

@@ -101,6 +101,8 @@ class FuzzResult:
         if run is not None:
             lines.append(f"  {run.label}: {run.verdict}"
                          + (f" from step {run.first_divergent_step} ({run.first_divergent_quantity})"
+                            if run.first_divergent_quantity is not None
+                            else f" at step {run.first_divergent_step}"
                             if run.first_divergent_step is not None else ""))
             if run.failure:
                 lines.append(f"  failure: {run.failure.splitlines()[0]}")

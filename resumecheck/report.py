@@ -162,10 +162,11 @@ class Report:
     def _rows(self) -> list[list[str]]:
         rows = []
         for r in self.runs:
-            where = (
-                f"{r.first_divergent_step} {r.first_divergent_quantity}"
-                if r.first_divergent_step is not None else "-"
-            )
+            where = "-"
+            if r.first_divergent_step is not None:
+                # a failed run has a step (where it failed) but no quantity
+                what = r.first_divergent_quantity or ("(failed)" if r.verdict == FAILED else "")
+                where = f"{r.first_divergent_step} {what}".rstrip()
             rows.append([
                 r.label, r.verdict, where,
                 _num(r.max_abs_loss_diff), r.noise_label, r.explanation,
@@ -227,10 +228,11 @@ class Report:
 
     def _markdown(self) -> str:
         lines = [f"**{self._headline().replace(chr(10), '** — ')}", ""]
-        lines.append("| " + " | ".join(self._HEADER) + " |")
-        lines.append("|" + "---|" * len(self._HEADER))
-        for row in self._rows():
+        for n, row in enumerate([self._HEADER, *self._rows()]):
+            # a bare | ends a cell, even inside |Δloss|: escape it in every row
             lines.append("| " + " | ".join(c.replace("|", "\\|") for c in row) + " |")
+            if n == 0:
+                lines.append("|" + "---|" * len(self._HEADER))
         footer = self._footer()
         if footer:
             lines.append("")

@@ -30,6 +30,7 @@ from hypothesis.errors import InvalidArgument
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from resumecheck.program import Target, load_target
+from resumecheck.reproduce import reproduce_command
 from resumecheck.runner import LiveProgram, SegmentSpec, run_segment
 from resumecheck.trace import differing_quantities
 
@@ -204,8 +205,12 @@ def resume_state_machine(
                     raise AssertionError(
                         f"step {record.step} differs from the uninterrupted run in "
                         f"{', '.join(differing[:5])} after restarts at {points}; reproduce: "
-                        f"resumecheck run {tgt.spec or '<target>'} --steps {n} "
-                        f"--resume-at {points} --drop none --seed {seed}"
+                        + reproduce_command(
+                            # no restart: two uninterrupted runs differ, a baseline matter
+                            "run" if self.restarts else "baseline", tgt.spec, steps=n,
+                            seed=seed, threads=threads, isolation="inprocess",
+                            resume_at=self.restarts,
+                        )
                     )
             self.checked = len(self.records)
 
