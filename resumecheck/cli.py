@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from collections.abc import Sequence
+from typing import TextIO
 
 __all__ = ["main"]
 
@@ -213,7 +215,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     commands = {"run": _run, "fuzz": _fuzz, "baseline": _baseline, "timing": _timing}
     try:
-        return commands[args.command](args)
+        with warnings.catch_warnings():
+            warnings.showwarning = _note
+            return commands[args.command](args)
     except _UsageError as exc:
         _error(str(exc))
         return EXIT_USAGE
@@ -238,6 +242,18 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "in the program under test; rerun with --debug for the traceback"
             )
         return EXIT_USAGE
+
+
+_show_warning = warnings.showwarning
+
+
+def _note(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+          file: TextIO | None = None, line: str | None = None) -> None:
+    """Our own warnings (how much disk a check will use) read as one-line notes."""
+    if category.__module__.startswith("resumecheck"):
+        print(f"resumecheck: note: {message}", file=sys.stderr, flush=True)
+    else:
+        _show_warning(message, category, filename, lineno, file, line)
 
 
 def _error(message: str) -> None:

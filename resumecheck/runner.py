@@ -28,9 +28,8 @@ import shutil
 import subprocess
 import sys
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -96,6 +95,13 @@ class SegmentSpec:
     reference_digests: list[dict[str, str]] | None = None
     """The reference's digests per step: full tensors are written only for the
     steps that differ from it (the only ones a comparison will read)."""
+    keep_tensor_steps: list[int] = field(default_factory=list)
+    """Steps whose full tensors are written whatever the digests say (the
+    reference keeps the few steps after each resume point)."""
+    max_tensor_steps: int | None = None
+    """At most this many differing steps get their full tensors written (None: all)."""
+    capture_end: bool = True
+    """Capture every component's state at the end (runs judged on their trace alone skip it)."""
 
 
 @dataclass(kw_only=True)
@@ -172,6 +178,7 @@ def _run_here(spec: SegmentSpec, target: Target) -> SegmentResult:
             _program_save(built, result.program_checkpoint, spec.start)
         stage = "step"
         tracer = Tracer(built, tensor_dir)
+        keep = _tensor_keeper(spec)
         for step in range(spec.start + 1, spec.stop + 1):
             tracer.before_step()
             try:
@@ -180,7 +187,7 @@ def _run_here(spec: SegmentSpec, target: Target) -> SegmentResult:
                 raise
             except Exception as exc:
                 raise StepError(step, f"train_step() raised {type(exc).__name__}: {exc}") from exc
-            tracer.after_step(step, out, partial(_keep_tensors, spec))
+            tracer.after_step(step, out, keep)
             result.records = tracer.records
             if step in spec.capture_at:
                 stage = "capture"
@@ -192,8 +199,9 @@ def _run_here(spec: SegmentSpec, target: Target) -> SegmentResult:
                 _program_save(built, result.program_checkpoint, step)
             stage = "step"
         stage = "capture"
-        result.end_state = str(work / f"{spec.name}.end.pt")
-        save_capture(built, result.end_state, verify=not result.captures)
+        if spec.capture_end:
+            result.end_state = str(work / f"{spec.name}.end.pt")
+            save_capture(built, result.end_state, verify=not result.captures)
     except Exception as exc:  # a failed segment is a result, not a crash
         result.error = _describe(exc)
         result.error_stage = stage
@@ -209,13 +217,27 @@ def _run_here(spec: SegmentSpec, target: Target) -> SegmentResult:
     return result
 
 
-def _keep_tensors(spec: SegmentSpec, record: StepRecord) -> bool:
-    if spec.keep_tensors_after is None or record.step <= spec.keep_tensors_after:
-        return False
-    ref = spec.reference_digests
-    if ref is None or record.step > len(ref):
+def _tensor_keeper(spec: SegmentSpec) -> Callable[[StepRecord], bool]:
+    """Which steps' full tensors go to disk: the steps asked for by number,
+    and after ``keep_tensors_after`` the steps that differ from the reference,
+    the first ``max_tensor_steps`` of them."""
+    kept = 0
+
+    def keep(record: StepRecord) -> bool:
+        nonlocal kept
+        if record.step in spec.keep_tensor_steps:
+            return True
+        if spec.keep_tensors_after is None or record.step <= spec.keep_tensors_after:
+            return False
+        ref = spec.reference_digests
+        if ref is not None and record.step <= len(ref) and ref[record.step - 1] == record.digests:
+            return False
+        if spec.max_tensor_steps is not None and kept >= spec.max_tensor_steps:
+            return False
+        kept += 1
         return True
-    return ref[record.step - 1] != record.digests
+
+    return keep
 
 
 def _engine_capture(restore: Restore | None) -> dict[str, Any] | None:

@@ -149,7 +149,7 @@ def resume_state_machine(
                 previous = torch.get_num_threads()
                 ref = run_segment(SegmentSpec(
                     target_spec=tgt.spec, config=run_config, start=0, stop=n, workdir=work,
-                    name="reference", threads=threads,
+                    name="reference", threads=threads, capture_end=False,
                 ), "inprocess", tgt)
                 torch.set_num_threads(previous)
             finally:
