@@ -239,7 +239,7 @@ class _Check:
         # Fresh interpreters spend most of their time starting; run them side
         # by side. In-process runs share this interpreter's streams: one by one.
         jobs = max(1, (os.cpu_count() or 1) // self.threads) if self.isolation == "process" else 1
-        self._check_disk(runs=len(drop_sets), jobs=jobs)
+        self.check_disk(runs=len(drop_sets), jobs=jobs)
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             noise = list(pool.map(noise_run, range(1, noise_seeds + 1)))
             self.noise = [[r.loss for r in seg.records] for seg in noise if seg.error is None]
@@ -520,7 +520,7 @@ class _Check:
             finally:
                 shutil.rmtree(work, ignore_errors=True)
 
-    def _check_disk(self, runs: int, jobs: int) -> None:
+    def check_disk(self, runs: int, jobs: int) -> None:
         """Before the resumed runs: estimate what they will write from the
         reference's own files; refuse when the disk cannot hold it, and say
         so up front when it is large."""

@@ -158,6 +158,7 @@ def fuzz(
         checker.work = work
         say("running the uninterrupted reference")
         ref = checker.prepare()
+        checker.check_disk(runs=1, jobs=1)  # examples run one at a time
         spe = ref.boundaries.get("steps_per_epoch")
         result.boundaries = [b for b in special_points(n, spe) if spe and b % spe == 0]
         if ref.has_own_checkpoint:
