@@ -183,3 +183,25 @@ def test_a_random_py_in_the_cwd_does_not_run_in_a_process_child(tmp_path, monkey
                     noise_seeds=0, check_determinism=False)
     assert not marker.exists()
     assert report.full_resume is not None and report.full_resume.verdict == IDENTICAL
+
+
+@pytest.mark.e2e
+def test_the_state_machine_reproduce_line_comes_from_the_same_builder():
+    from hypothesis import settings
+    from hypothesis.stateful import run_state_machine_as_test
+
+    from resumecheck.strategies import resume_state_machine
+    from tests import programs
+
+    machine = resume_state_machine(programs.NOISY_FORGETS_RNG, threads=1)
+    with pytest.raises(AssertionError) as info:
+        run_state_machine_as_test(machine, settings=settings(max_examples=50, deadline=None,
+                                                             database=None))
+    command = str(info.value).split("reproduce: ", 1)[1].strip()
+    argv = shlex.split(command)
+    points = argv[argv.index("--resume-at") + 1]
+    assert command == reproduce_command(
+        "run", "tests.programs:NOISY_FORGETS_RNG", steps=8, seed=0, threads=1,
+        isolation="inprocess", resume_at=[int(p) for p in points.split(",")],
+    )
+    assert argv[argv.index("--threads") + 1] == "1"
