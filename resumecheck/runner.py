@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import collections
 import json
-import re
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -222,10 +222,11 @@ def _tensor_keeper(spec: SegmentSpec) -> Callable[[StepRecord], bool]:
     and after ``keep_tensors_after`` the steps that differ from the reference,
     the first ``max_tensor_steps`` of them."""
     kept = 0
+    wanted = set(spec.keep_tensor_steps)
 
     def keep(record: StepRecord) -> bool:
         nonlocal kept
-        if record.step in spec.keep_tensor_steps:
+        if record.step in wanted:
             return True
         if spec.keep_tensors_after is None or record.step <= spec.keep_tensors_after:
             return False
@@ -399,7 +400,7 @@ def save_capture(built: BuiltProgram, path: str, verify: bool = True) -> None:
     ``verify`` loads the file back (done for a program's first capture). Later
     captures are loaded back only when their state holds a kind of value not
     seen in a capture that loaded already: state can turn non-plain mid-run
-    (a dict that becomes a Counter), and that must be named here, not found
+    (a list that becomes a deque), and that must be named here, not found
     later as an unreadable file.
     """
     state = capture(built)
