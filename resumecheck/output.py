@@ -70,18 +70,26 @@ def check_output(path: str) -> None:
 
 
 def _probe_special(path: str, real: str) -> None:
-    """A device or FIFO: open it for writing without blocking.
+    """A device, FIFO or socket: can it be written through?
 
-    Opening a FIFO for writing blocks until a reader opens it; with
-    O_NONBLOCK it fails at once with ENXIO instead. That only means nobody
-    reads yet (the reader may start later, as with ``cmd > fifo``), so it is
-    accepted: the real write opens it normally and waits for the reader then.
+    A FIFO is never opened here: a writer that opens and closes it hands a
+    reader already waiting on it an empty stream (it ends at once), and the
+    real write would then wait for a reader forever. Only its permissions are
+    checked; the real write opens it normally (waiting for a reader, as
+    ``cmd > fifo`` does). A device is opened for writing without blocking
+    (O_NONBLOCK) and closed again.
     """
+    mode = os.stat(real).st_mode
+    if stat.S_ISSOCK(mode):
+        raise OutputError(path, "it is a socket, which cannot be opened as a file",
+                          "Give a file, a FIFO or a device")
+    if stat.S_ISFIFO(mode):
+        if not os.access(real, os.W_OK):
+            raise _error(path, PermissionError(errno.EACCES, os.strerror(errno.EACCES)))
+        return
     try:
         fd = os.open(real, os.O_WRONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
     except OSError as exc:
-        if exc.errno == errno.ENXIO and stat.S_ISFIFO(os.stat(real).st_mode):
-            return
         raise _error(path, exc) from None
     os.close(fd)
 

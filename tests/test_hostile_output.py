@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import stat
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -55,18 +56,43 @@ def test_dev_null_is_written_through(capsys):
     assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
 
 
-def test_a_fifo_is_written_through_to_its_reader(tmp_path, capsys):
+def _rescue(fifo: Path, after: float) -> threading.Timer:
+    """If the writer is still stuck waiting for a reader, become one, so a
+    failing test fails instead of hanging the suite."""
+    def drain() -> None:
+        fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+        time.sleep(1)
+        os.close(fd)
+
+    timer = threading.Timer(after, drain)
+    timer.daemon = True
+    timer.start()
+    return timer
+
+
+@pytest.mark.parametrize("reader_first", [True, False])
+def test_a_fifo_is_written_through_to_its_reader(tmp_path, capsys, reader_first):
     fifo = tmp_path / "report.fifo"
     os.mkfifo(fifo)
     received: list[str] = []
-    # The reader starts after the check has begun; the writer waits for it.
+    codes: list[int] = []
     reader = threading.Thread(target=lambda: received.append(fifo.read_text()), daemon=True)
-    reader.start()
-    code = main([*CHEAP, "--format", "json", "--output", str(fifo)])
-    reader.join(timeout=30)
-    assert code == 0
-    assert not reader.is_alive()
-    assert '"schema"' in received[0]
+    writer = threading.Thread(target=lambda: codes.append(
+        main([*CHEAP, "--format", "json", "--output", str(fifo)])), daemon=True)
+    # reader first: it waits in open() while the check starts, and the output
+    # check must not hand it an empty stream; reader late: the writer waits
+    first, second = (reader, writer) if reader_first else (writer, reader)
+    rescue = _rescue(fifo, 120)
+    try:
+        first.start()
+        time.sleep(0.3)
+        second.start()
+        writer.join(timeout=150)
+        reader.join(timeout=30)
+    finally:
+        rescue.cancel()
+    assert codes == [0]
+    assert len(received) == 1 and '"schema"' in received[0]
     assert stat.S_ISFIFO(os.stat(fifo).st_mode)
     assert [p.name for p in tmp_path.iterdir()] == ["report.fifo"]
 
