@@ -1,8 +1,15 @@
 """``python -m resumecheck._segment SPEC OUT``: run one segment in a fresh interpreter."""
 
+import os
 import sys
 
-from resumecheck.runner import _subprocess_main
+# Resolve modules as the parent did: its sys.path after this interpreter's own
+# (runner.SYS_PATH_ENV; read before anything else is imported).
+for _entry in os.environ.get("RESUMECHECK_SYS_PATH", "").split(os.pathsep):
+    if _entry and _entry not in sys.path:
+        sys.path.append(_entry)
+
+from resumecheck.runner import _subprocess_main  # noqa: E402
 
 if __name__ == "__main__":
     sys.exit(_subprocess_main(sys.argv[1], sys.argv[2]))

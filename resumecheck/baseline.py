@@ -148,7 +148,7 @@ def two_runs(target: Target, steps: int, config: dict[str, Any], threads: int,
     for hash_seed, name in enumerate(("first", "second"), start=1):
         spec = SegmentSpec(
             target_spec=target.spec, config=config, start=0, stop=steps, workdir=work,
-            name=f"determinism-{name}", threads=threads, hash_seed=hash_seed,
+            name=f"determinism-{name}", threads=threads, hash_seed=hash_seed, capture_end=False,
             step_timeout=step_timeout,
         )
         if progress is None:

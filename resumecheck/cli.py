@@ -26,12 +26,12 @@ import argparse
 import os
 import signal
 import sys
-import tempfile
+import warnings
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from resumecheck.progress_bar import terminal_progress
 
@@ -107,12 +107,16 @@ def _positive_int(text: str) -> int:
 
 
 def _int_list(text: str) -> list[int]:
+    bad = argparse.ArgumentTypeError(
+        f"expected step numbers separated by commas (e.g. 8 or 7,13), got {text!r}"
+    )
     try:
-        return [int(part) for part in text.split(",") if part.strip()]
+        points = [int(part) for part in text.split(",") if part.strip()]
     except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected step numbers separated by commas (e.g. 8 or 7,13), got {text!r}"
-        ) from None
+        raise bad from None
+    if not points:  # "," or "": not a silent "use the default"
+        raise bad
+    return points
 
 
 def _seconds(text: str) -> float:
@@ -265,7 +269,9 @@ def _common(cmd: argparse.ArgumentParser) -> None:
                      help="torch threads for every run (default 1; bitwise results need a "
                      "fixed count)")
     cmd.add_argument("--format", choices=("table", "json", "markdown"), default="table")
-    cmd.add_argument("--output", metavar="FILE", help="write the result here instead of stdout")
+    cmd.add_argument("--output", metavar="FILE",
+                     help="write the result here instead of stdout ('-': stdout); a device, "
+                     "FIFO or symlink is written through, a regular file replaced atomically")
     cmd.add_argument("--step-summary", action="store_true",
                      help="also append the result as Markdown to the file $GITHUB_STEP_SUMMARY "
                      "names (a GitHub Actions job summary), when it is set")
@@ -319,7 +325,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     commands = {"run": _run, "fuzz": _fuzz, "baseline": _baseline, "timing": _timing}
     with _interruptible():
         try:
-            return commands[args.command](args)
+            with warnings.catch_warnings():
+                warnings.showwarning = _note
+                return commands[args.command](args)
         except _UsageError as exc:
             _error(str(exc))
             return EXIT_USAGE
@@ -352,6 +360,18 @@ def _failed(args: argparse.Namespace, exc: Exception) -> int:
             "in the program under test; rerun with --debug for the traceback"
         )
     return EXIT_USAGE
+
+
+_show_warning = warnings.showwarning
+
+
+def _note(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+          file: TextIO | None = None, line: str | None = None) -> None:
+    """Our own warnings (how much disk a check will use) read as one-line notes."""
+    if category.__module__.startswith("resumecheck"):
+        print(f"resumecheck: note: {message}", file=sys.stderr, flush=True)
+    else:
+        _show_warning(message, category, filename, lineno, file, line)
 
 
 def _error(message: str) -> None:
@@ -398,22 +418,18 @@ def _run(args: argparse.Namespace) -> int:
             timeout=args.timeout,
             progress=progress,
         )
-    text = report.render(args.format)
     _plot_and_summary(args, report)
-    if args.output:
-        _write_atomically(Path(args.output), text)
-        verdict = "equivalent" if report.equivalent else "NOT equivalent"
-        print(f"resumecheck: full resume {verdict}; report written to {args.output}")
-    else:
-        sys.stdout.write(text)
+    verdict = "equivalent" if report.equivalent else "NOT equivalent"
+    _emit(args, report.render(args.format), f"full resume {verdict}")
     return EXIT_EQUIVALENT if report.equivalent else EXIT_NOT_EQUIVALENT
 
 
 def _check_output(output: str | None) -> None:
+    """Before any work: refuse an --output the report could not be written to."""
     if output:
-        out_dir = Path(output).resolve().parent
-        if not out_dir.is_dir():
-            raise _UsageError(f"--output {output}: the directory {out_dir} does not exist")
+        from resumecheck.output import check_output
+
+        check_output(output)
 
 
 def _fuzz(args: argparse.Namespace) -> int:
@@ -430,13 +446,8 @@ def _fuzz(args: argparse.Namespace) -> int:
             max_interruptions=args.max_interruptions, seed=args.seed, isolation=args.isolation,
             threads=args.threads, progress=progress, timeout=args.timeout,
         )
-    text = result.render(args.format)
     _plot_and_summary(args, result)
-    if args.output:
-        _write_atomically(Path(args.output), text)
-        print(f"resumecheck fuzz: {result.summary()}; written to {args.output}")
-    else:
-        sys.stdout.write(text)
+    _emit(args, result.render(args.format), result.summary())
     return EXIT_NOT_EQUIVALENT if result.found else EXIT_EQUIVALENT
 
 
@@ -473,11 +484,16 @@ def _plot_and_summary(args: argparse.Namespace, result: Any) -> None:
 
 
 def _emit(args: argparse.Namespace, text: str, summary: str) -> None:
-    if args.output:
-        _write_atomically(Path(args.output), text)
-        print(f"resumecheck {args.command}: {summary}; written to {args.output}")
-    else:
+    """The one report writer of every command: stdout, or --output FILE
+    (``-`` is stdout; devices, FIFOs and symlink targets are written through,
+    never replaced; a regular file is replaced atomically)."""
+    from resumecheck.output import STDOUT, write_report
+
+    if not args.output or args.output == STDOUT:
         sys.stdout.write(text)
+        return
+    write_report(args.output, text)
+    print(f"resumecheck {args.command}: {summary}; report written to {args.output}")
 
 
 def _baseline(args: argparse.Namespace) -> int:
@@ -505,17 +521,6 @@ def _timing(args: argparse.Namespace) -> int:
     _emit(args, report.render(args.format), f"{report.steps} steps timed")
     _plot_and_summary(args, report)
     return EXIT_EQUIVALENT
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.resolve().parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def entrypoint() -> None:

@@ -15,6 +15,7 @@ import os
 import shutil
 import tempfile
 import threading
+import warnings
 from collections import deque
 from collections.abc import Callable, Collection, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -30,7 +31,7 @@ from resumecheck.compare import Difference, Tolerance, compare_values, digest, f
 from resumecheck.components import SAMPLER_EPOCH, preserved_global_streams, validate_drop
 from resumecheck.environment import fingerprint
 from resumecheck.errors import (
-    BudgetExhausted, InvalidArgument, NondeterministicBaseline, ResumecheckError,
+    BudgetExhausted, DiskSpaceShortage, DiskUseWarning, InvalidArgument, NondeterministicBaseline, ResumecheckError,
 )
 from resumecheck.evidence import annotate
 from resumecheck.program import (
@@ -40,6 +41,7 @@ from resumecheck.progress import ProgressCallback, ProgressTracker, run_label
 from resumecheck.report import (
     CLOSE, DIVERGED, FAILED, IDENTICAL, Finding, Report, RunResult,
 )
+from resumecheck.reproduce import reproduce_command
 from resumecheck.runner import (
     PHASE_TIMEOUT, Restore, SegmentResult, SegmentSpec, environment_failure, load_checkpoint,
     check_timeout, run_segment,
@@ -61,6 +63,15 @@ MIN_STEP_TIMEOUT = 60.0
 # In-process restarts first move every global stream to a value no program
 # would pick, so a missing RNG restore cannot hide.
 _RESEED_BASE = 0x5EED_F00D
+
+# Full tensors of a step go to disk only where a comparison reads them: the
+# reference keeps the few steps after each resume point (more are replayed on
+# demand) and, judged bit for bit, a run keeps its first few differing steps:
+# the first divergence is decided there; later steps differ in digests anyway.
+_TENSOR_STEPS = 3
+
+# A check that will write more than this says so up front.
+_LARGE_DISK_USE = 1 << 30
 
 
 class ReferenceFailed(ResumecheckError):
@@ -196,6 +207,7 @@ class _Check:
     """Set when the check is abandoned: process-isolated runs in flight kill their interpreters."""
     _loaded: dict[str, dict[str, Any]] = field(default_factory=dict)
     progress: ProgressTracker | None = None
+    _replay_lock: threading.Lock = field(default_factory=threading.Lock)
 
     def _reference_file(self, path: str) -> dict[str, Any]:
         """A capture of the reference, loaded once: those files never change."""
@@ -237,6 +249,8 @@ class _Check:
     def _spec(self, name: str, work: str | None = None, **kw: Any) -> SegmentSpec:
         if self.reference is not None and kw.get("keep_tensors_after") is not None:
             kw["reference_digests"] = [r.digests for r in self.reference.records]
+            if self.tolerance.bitwise_only:
+                kw.setdefault("max_tensor_steps", _TENSOR_STEPS)
         return SegmentSpec(
             target_spec=self.target.spec, workdir=work or self.work, name=name,
             threads=self.threads, step_timeout=self.step_timeout(), **kw,
@@ -272,10 +286,16 @@ class _Check:
 
     def prepare(self) -> SegmentResult:
         """Run the uninterrupted reference, capturing state at ``capture_at``."""
+        points = self.capture_at or self.resume_at
+        if self.tolerance.bitwise_only:
+            keep: dict[str, Any] = {"keep_tensor_steps": sorted({
+                k + i for k in points for i in range(1, _TENSOR_STEPS + 1) if k + i <= self.steps
+            })}
+        else:  # within tolerance, every step after a restart may be read
+            keep = {"keep_tensors_after": min(points)}
         ref = self._segment(self._spec(
             "reference", config=self.run_config, start=0, stop=self.steps,
-            capture_at=self.capture_at or self.resume_at, keep_tensors_after=0,
-            hash_seed=1,
+            capture_at=points, hash_seed=1, **keep,
         ))
         if ref.error is not None:
             raise ReferenceFailed(self.target.name, ref.error, ref.error_step)
@@ -288,6 +308,7 @@ class _Check:
         # In fresh interpreters, another hash seed: set and dict order may differ.
         again = self._segment(self._spec(
             "determinism", config=self.run_config, start=0, stop=self.steps, hash_seed=2,
+            capture_end=False,
         ))
         if again.error is not None:
             raise ReferenceFailed(self.target.name, again.error, again.error_step)
@@ -298,11 +319,12 @@ class _Check:
         step, key = diff
         self.determinism.update(first_step=step, first_quantity=_quantity_name(key))
         if self.tolerance.bitwise_only:
-            target = "" if self.target.spec in (None, BUILTIN_SPEC) else f" {self.target.spec}"
             raise NondeterministicBaseline(
                 self.target.spec or self.target.name, step, _quantity_name(key),
-                f"resumecheck baseline{target} --steps {self.steps} --seed {self.seed} "
-                f"--isolation {self.isolation} --threads {self.threads}",
+                reproduce_command(
+                    "baseline", self.target.spec, steps=self.steps, seed=self.seed,
+                    threads=self.threads, isolation=self.isolation,
+                ),
                 cause=nondeterminism_cause(self.target, self.run_config, self.threads,
                                            self.isolation, self.work, step,
                                            _quantity_name(key), first=ref),
@@ -318,11 +340,14 @@ class _Check:
 
         def noise_run(i: int) -> SegmentResult:
             config = {**self.run_config, self.target.seed_key: self.seed + i}
-            return self._segment(self._spec(f"noise{i}", config=config, start=0, stop=self.steps))
+            return self._segment(self._spec(f"noise{i}", config=config, start=0, stop=self.steps,
+                                            capture_end=False))
 
         def resumed_run(dropped: list[str]) -> RunResult:
             return self.check(self.resume_at, dropped)
 
+        jobs = _process_jobs(self.threads) if self.isolation == "process" else 1
+        self.check_disk(runs=len(drop_sets), jobs=jobs)
         noise = self._map(noise_run, range(1, noise_seeds + 1))
         self.noise = [[r.loss for r in seg.records] for seg in noise if seg.error is None]
         runs = self._map(resumed_run, drop_sets)
@@ -445,7 +470,7 @@ class _Check:
             result.first_divergent_step = failed.error_step
             stage = {"restore": "restoring the checkpoint", "save": "saving the checkpoint",
                      "build": "building the restarted program", "step": "a step",
-                     "capture": "capturing state", "process": "the restarted interpreter"}
+                     "capture": "capturing state", "process": "a fresh interpreter"}
             result.explanation = (
                 f"{stage.get(failed.error_stage or '', 'the run')} failed: "
                 f"{(failed.error or '').splitlines()[0]}"
@@ -554,8 +579,8 @@ class _Check:
 
     def _tensor_differences(self, seg: SegmentResult, step: int, keys: list[str]) -> dict[str, Difference]:
         assert self.reference is not None
-        ref_t = load_step_tensors(Path(self.reference.tensor_dir or ""), step)
         run_t = load_step_tensors(Path(seg.tensor_dir or ""), step)
+        ref_t = self._reference_tensors(step) if run_t is not None else None
         out = {}
         for key in keys:
             if ref_t is None or run_t is None or key not in ref_t or key not in run_t:
@@ -563,6 +588,69 @@ class _Check:
                 continue
             out[key] = compare_values(ref_t[key], run_t[key], self.tolerance)
         return out
+
+    def _reference_tensors(self, step: int) -> dict[str, torch.Tensor] | None:
+        """The reference's full tensors at ``step``: from its files, or replayed
+        (the reference keeps only the steps after each resume point)."""
+        assert self.reference is not None
+        if self.reference.tensor_dir is None:
+            return None
+        ref_dir = Path(self.reference.tensor_dir)
+        with self._replay_lock:
+            if not (ref_dir / f"step_{step}.pt").exists():
+                self._replay_reference(step, ref_dir)
+        return load_step_tensors(ref_dir, step)
+
+    def _replay_reference(self, step: int, ref_dir: Path) -> None:
+        """Run the reference again up to ``step`` (and the few steps after it)
+        and keep those steps' tensors, where its digests prove them the
+        reference's own: from the last capture before it, else from step 0."""
+        assert self.reference is not None
+        stop = min(step + _TENSOR_STEPS - 1, self.steps)
+        wanted = list(range(step, stop + 1))
+        before = [k for k in self.reference.captures if k < step]
+        for start in ([max(before)] if before else []) + [0]:
+            work = tempfile.mkdtemp(prefix="replay-", dir=self.work)
+            try:
+                restore = Restore(path=self.reference.captures[start]) if start else None
+                seg = self._segment(self._spec(
+                    f"replay-{step}", work, start=start, stop=stop, hash_seed=1,
+                    config=self.restart_config if start else self.run_config, restore=restore,
+                    reseed=_RESEED_BASE + start if start else None, keep_tensor_steps=wanted,
+                ))
+                if seg.error is not None or seg.tensor_dir is None:
+                    continue
+                for rec in seg.records:
+                    own = Path(seg.tensor_dir) / f"step_{rec.step}.pt"
+                    same = rec.digests == self._reference_record(rec.step).digests
+                    if rec.step in wanted and same and own.exists():
+                        shutil.move(str(own), ref_dir / own.name)
+                if (ref_dir / f"step_{step}.pt").exists():
+                    return
+            finally:
+                shutil.rmtree(work, ignore_errors=True)
+
+    def check_disk(self, runs: int, jobs: int) -> None:
+        """Before the resumed runs: estimate what they will write from the
+        reference's own files; refuse when the disk cannot hold it, and say
+        so up front when it is large."""
+        assert self.reference is not None
+        ref = self.reference
+        capture = max((_size(p) for p in [*ref.captures.values(), ref.end_state] if p), default=0)
+        steps = list(Path(ref.tensor_dir).glob("step_*.pt")) if ref.tensor_dir else []
+        step_file = max((_size(str(p)) for p in steps), default=capture)
+        kept = _TENSOR_STEPS if self.tolerance.bitwise_only else self.steps - self.resume_at[0]
+        segments = len(self.resume_at)
+        # per run: restored state and a capture per restart, the end state,
+        # the program's own checkpoint, and the tensors of differing steps
+        per_run = capture * (2 * segments + 2) + step_file * kept
+        ahead = min(jobs, max(runs, 1)) * per_run
+        used = _tree_size(self.work)
+        free = shutil.disk_usage(self.work).free
+        if ahead > free:
+            raise DiskSpaceShortage(self.work, used + ahead, free)
+        if used + ahead > _LARGE_DISK_USE:
+            warnings.warn(DiskUseWarning(self.work, used + ahead), stacklevel=2)
 
     def _end_state_differences(
         self, first_k: int, dropped: list[str], last: SegmentResult, latent: list[str] | None
@@ -700,19 +788,23 @@ class _Check:
         )
 
     def _reproduce(self, schedule: list[int], dropped: list[str]) -> str:
-        parts = ["resumecheck", "run"]
-        if self.target.spec and self.target.spec != BUILTIN_SPEC:
-            parts.append(self.target.spec)
-        elif not self.target.spec:
-            parts.append("<in-memory target: give it as module:attr>")
-        parts += ["--steps", str(self.steps), "--resume-at", ",".join(map(str, schedule)),
-                  "--drop", ",".join(dropped) or "none", "--seed", str(self.seed),
-                  "--isolation", self.isolation, "--threads", str(self.threads)]
-        if not self.tolerance.bitwise_only:
-            parts += ["--tolerance", "close"]
-            if self.tolerance.rtol is not None:
-                parts += ["--rtol", f"{self.tolerance.rtol:g}", "--atol", f"{self.tolerance.atol:g}"]
-        return " ".join(parts)
+        return reproduce_command(
+            "run", self.target.spec, steps=self.steps, seed=self.seed, threads=self.threads,
+            isolation=self.isolation, resume_at=schedule, drop=dropped,
+            tolerance=self.tolerance,
+        )
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def _tree_size(root: str) -> int:
+    return sum(_size(os.path.join(folder, name))
+               for folder, _, names in os.walk(root) for name in names)
 
 
 def _drop_sets(drop: DropSpec, names: Sequence[str]) -> list[list[str]]:

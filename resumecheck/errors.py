@@ -13,11 +13,14 @@ from collections.abc import Iterable
 __all__ = [
     "BudgetExhausted",
     "CheckpointError",
+    "DiskSpaceShortage",
+    "DiskUseWarning",
     "EnvironmentFailure",
     "InvalidArgument",
     "MissingFramework",
     "MissingExtra",
     "NondeterministicBaseline",
+    "OutputError",
     "ReportSchemaError",
     "ResumecheckError",
     "StepError",
@@ -201,4 +204,57 @@ class MissingExtra(ResumecheckError):
         super().__init__(
             f"{feature} needs {package}, which is not installed. Install the extra: "
             f"pip install 'resumecheck[{extra}]' (or pip install {package})"
+        )
+
+
+class OutputError(ResumecheckError):
+    """A report cannot be written where the caller asked (``--output``)."""
+
+    def __init__(self, path: str, problem: str, hint: str = "") -> None:
+        self.path = path
+        self.problem = problem
+        self.hint = hint
+        super().__init__(
+            f"cannot write the report to {path}: {problem}."
+            + (f" {hint}" if hint else "")
+        )
+
+
+def _amount(size: int) -> str:
+    """Bytes in words: ``1.3 GB``, ``240 MB``."""
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if size >= scale:
+            return f"{size / scale:.2g} {unit}" if size < 10 * scale else f"{size / scale:.0f} {unit}"
+    return f"{size} bytes"
+
+
+class DiskSpaceShortage(EnvironmentFailure):
+    """The scratch directory cannot hold what the check is about to write: an
+    environment failure found before it happens."""
+
+    def __init__(self, path: str, needed: int, free: int) -> None:
+        self.resource = "disk"
+        self.path = path
+        self.needed = needed
+        self.free = free
+        self.detail = f"needs about {_amount(needed)}, {_amount(free)} free"
+        self.advice = "Free space there, or point TMPDIR at a disk with more room."
+        ResumecheckError.__init__(
+            self,
+            f"not enough disk space for this check: it needs about {_amount(needed)} under "
+            f"{path} and {_amount(free)} is free. Free space there, or point TMPDIR at a disk "
+            "with more room, then run again. Nothing was judged: this says nothing about the "
+            "program's resume"
+        )
+
+
+class DiskUseWarning(UserWarning):
+    """A check will write a lot of scratch data (said once, before the bulk of it)."""
+
+    def __init__(self, path: str, size: int) -> None:
+        self.path = path
+        self.size = size
+        super().__init__(
+            f"this check will use about {_amount(size)} of scratch space under {path} "
+            "(TMPDIR), removed when it ends"
         )

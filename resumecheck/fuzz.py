@@ -107,6 +107,8 @@ class FuzzResult:
         if run is not None:
             lines.append(f"  {run.label}: {run.verdict}"
                          + (f" from step {run.first_divergent_step} ({run.first_divergent_quantity})"
+                            if run.first_divergent_quantity is not None
+                            else f" at step {run.first_divergent_step}"
                             if run.first_divergent_step is not None else ""))
             if run.failure:
                 lines.append(f"  failure: {run.failure.splitlines()[0]}")
@@ -191,6 +193,7 @@ def fuzz(
             say("reference")
             ref = checker.prepare()
             result.reference_loss = [r.loss for r in ref.records]
+            checker.check_disk(runs=1, jobs=1)  # examples run one at a time
             edges = epoch_boundaries(ref.boundaries, n)  # whole, fractional or declared
             result.boundaries = edges
             if ref.has_own_checkpoint:

@@ -35,6 +35,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import math
+import os
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -121,6 +122,13 @@ class Target:
         except MissingFramework as exc:
             raise TargetError(self.name, exc.problem, exc.hint) from exc
         except Exception as exc:
+            if self._seed_rejected(config):
+                raise TargetError(
+                    self.name,
+                    f"the program rejected the seed setting {self.seed_key}="
+                    f"{config[self.seed_key]!r} ({type(exc).__name__}: {exc})",
+                    "Choose a seed it accepts (--seed); with its own settings it builds fine",
+                ) from exc
             raise TargetError(
                 self.name,
                 f"the factory raised {type(exc).__name__}: {exc}",
@@ -128,6 +136,23 @@ class Target:
                 f"{dict(config)!r}",
             ) from exc
         return BuiltProgram.wrap(self.name, program)
+
+    def _seed_rejected(self, config: Mapping[str, Any]) -> bool:
+        """A failed build whose settings are the run's own but for the seed, and
+        the run's own settings build: the seed is what the program rejected."""
+        key = self.seed_key
+        own = dict(self.run_config)
+        if key not in config or (key in own and own[key] is config[key]):
+            return False
+        try:
+            if {k: v for k, v in config.items() if k != key} != {
+                k: v for k, v in own.items() if k != key
+            }:
+                return False
+            self.factory(own)
+        except Exception:
+            return False
+        return True
 
 
 class BuiltProgram:
@@ -322,6 +347,16 @@ def _shadowed_siblings(directory: Path) -> dict[str, Any]:
     return shadowed
 
 
+def _importable_from_cwd() -> None:
+    """Let module:attr targets import from the current directory, as they do
+    under ``python -m resumecheck`` (the console script's sys.path starts with
+    its own bin directory instead). Appended, after the standard library and
+    installed packages, so a random.py in the cwd cannot replace the real one."""
+    cwd = os.getcwd()
+    if "" not in sys.path and not any(os.path.abspath(p) == cwd for p in sys.path if p):
+        sys.path.append(cwd)
+
+
 def _with_spec(target: Target, spec: str) -> Target:
     return Target(
         factory=target.factory,
@@ -361,6 +396,7 @@ def _import(spec: str, where: str):
                 sys.path.remove(str(path.parent))
                 sys.modules.update(shadowed)
             return module
+        _importable_from_cwd()
         return importlib.import_module(where)
     except TargetError:
         raise

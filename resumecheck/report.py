@@ -199,10 +199,11 @@ class Report:
     def _rows(self) -> list[list[str]]:
         rows = []
         for r in self.runs:
-            where = (
-                f"{r.first_divergent_step} {r.first_divergent_quantity}"
-                if r.first_divergent_step is not None else "-"
-            )
+            where = "-"
+            if r.first_divergent_step is not None:
+                # a failed run has a step (where it failed) but no quantity
+                what = r.first_divergent_quantity or ("(failed)" if r.verdict == FAILED else "")
+                where = f"{r.first_divergent_step} {what}".rstrip()
             rows.append([
                 r.label, r.verdict, where,
                 _num(r.max_abs_loss_diff), r.noise_label, r.explanation,

@@ -20,18 +20,21 @@ so restored state never aliases live objects of the segment before.
 
 from __future__ import annotations
 
+import collections
 import errno
 import json
 import math
 import os
+import re
 import select
 import shutil
 import signal
+import sys
 import threading
 import time
 import traceback
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -69,6 +72,9 @@ PHASE_TIMEOUT = 600.0
 """Bound in seconds on each part of a segment that is not a training step
 (starting an interpreter, building, restoring, saving, capturing), and on
 each step of an uninterrupted reference unless a timeout is given."""
+
+SYS_PATH_ENV = "RESUMECHECK_SYS_PATH"
+"""The parent's sys.path, which a process-isolated segment appends to its own."""
 Isolation = Literal["process", "inprocess"]
 
 
@@ -111,6 +117,13 @@ class SegmentSpec:
     step_timeout: float | None = None
     """Seconds one training step may take (None: no bound); a step that takes
     longer ends the segment as failed. Other phases get max(this, PHASE_TIMEOUT)."""
+    keep_tensor_steps: list[int] = field(default_factory=list)
+    """Steps whose full tensors are written whatever the digests say (the
+    reference keeps the few steps after each resume point)."""
+    max_tensor_steps: int | None = None
+    """At most this many differing steps get their full tensors written (None: all)."""
+    capture_end: bool = True
+    """Capture every component's state at the end (runs judged on their trace alone skip it)."""
 
 
 @dataclass(kw_only=True)
@@ -355,6 +368,7 @@ def _run_here(spec: SegmentSpec, target: Target, *, deadline: float | None = Non
             result.program_checkpoint = str(work / f"{spec.name}.program{spec.start}")
             _program_save(built, result.program_checkpoint, spec.start)
         tracer = Tracer(built, tensor_dir, stream_states_at=_stream_steps(spec))
+        keep = _tensor_keeper(spec)
         for step in range(spec.start + 1, spec.stop + 1):
             enter("step", step)
             began = time.monotonic()
@@ -366,7 +380,7 @@ def _run_here(spec: SegmentSpec, target: Target, *, deadline: float | None = Non
             except Exception as exc:
                 raise StepError(step, f"train_step() raised {type(exc).__name__}: {exc}") from exc
             result.slowest_step = max(result.slowest_step, time.monotonic() - began)
-            tracer.after_step(step, out, partial(_keep_tensors, spec))
+            tracer.after_step(step, out, keep)
             result.records = tracer.records
             if step in spec.capture_at:
                 enter("capture", step)
@@ -378,8 +392,9 @@ def _run_here(spec: SegmentSpec, target: Target, *, deadline: float | None = Non
                 _program_save(built, result.program_checkpoint, step)
             note_step(step)
         enter("capture")
-        result.end_state = str(work / f"{spec.name}.end.pt")
-        save_capture(built, result.end_state, verify=not result.captures)
+        if spec.capture_end:
+            result.end_state = str(work / f"{spec.name}.end.pt")
+            save_capture(built, result.end_state, verify=not result.captures)
         watch.stop()
     except _Timeout:
         watch.stop()
@@ -416,13 +431,28 @@ def _stream_steps(spec: SegmentSpec) -> frozenset[int]:
     return frozenset(s + d for s in [*after, *spec.capture_at] for d in (1, 2))
 
 
-def _keep_tensors(spec: SegmentSpec, record: StepRecord) -> bool:
-    if spec.keep_tensors_after is None or record.step <= spec.keep_tensors_after:
-        return False
-    ref = spec.reference_digests
-    if ref is None or record.step > len(ref):
+def _tensor_keeper(spec: SegmentSpec) -> Callable[[StepRecord], bool]:
+    """Which steps' full tensors go to disk: the steps asked for by number,
+    and after ``keep_tensors_after`` the steps that differ from the reference,
+    the first ``max_tensor_steps`` of them."""
+    kept = 0
+    wanted = set(spec.keep_tensor_steps)
+
+    def keep(record: StepRecord) -> bool:
+        nonlocal kept
+        if record.step in wanted:
+            return True
+        if spec.keep_tensors_after is None or record.step <= spec.keep_tensors_after:
+            return False
+        ref = spec.reference_digests
+        if ref is not None and record.step <= len(ref) and ref[record.step - 1] == record.digests:
+            return False
+        if spec.max_tensor_steps is not None and kept >= spec.max_tensor_steps:
+            return False
+        kept += 1
         return True
-    return ref[record.step - 1] != record.digests
+
+    return keep
 
 
 def _engine_capture(restore: Restore | None) -> dict[str, Any] | None:
@@ -579,30 +609,73 @@ def _meta(built: BuiltProgram) -> dict[str, Any]:
 
 
 def save_capture(built: BuiltProgram, path: str, verify: bool = True) -> None:
-    """Write the engine's capture; ``verify`` proves at once that it loads with
-    weights_only=True, naming the component that would not (done for a
-    program's first capture: later ones hold the same kinds of state)."""
+    """Write the engine's capture and prove that it loads with weights_only=True,
+    naming the component and the value that would not.
+
+    ``verify`` loads the file back (done for a program's first capture). Later
+    captures are loaded back only when their state holds a kind of value not
+    seen in a capture that loaded already: state can turn non-plain mid-run
+    (a list that becomes a deque), and that must be named here, not found
+    later as an unreadable file.
+    """
     state = capture(built)
     try:
         torch.save(state, path)
     except Exception as exc:
         raise CheckpointError("save", path, f"torch.save failed: {exc}") from exc
-    if not verify:
+    unfamiliar = _unfamiliar_types(state["components"])
+    if not verify and not unfamiliar:
         return
     try:
         torch.load(path, weights_only=True)
     except Exception as exc:
-        bad = _unsafe_component(state["components"])
+        bad, where, kind = _unsafe_value(state["components"])
         raise CheckpointError(
             "load",
             path,
-            f"component {bad!r} has state that torch.load(weights_only=True) refuses "
-            f"({str(exc).splitlines()[0]}); make its state_dict() return tensors, "
-            "numbers, strings, lists and dicts only",
+            f"component {bad!r} has state that torch.load(weights_only=True) refuses: "
+            f"{where} is a {kind} ({_first_sentence(exc)}); make its state_dict() "
+            "return tensors, numbers, strings, lists and dicts only",
         ) from exc
+    _LOADABLE_TYPES.update(unfamiliar)
 
 
-def _unsafe_component(components: dict[str, Any]) -> str:
+def _first_sentence(exc: BaseException) -> str:
+    """An exception's first sentence, without terminal escapes (torch's
+    weights_only refusal is a page long and bold in places)."""
+    text = re.sub(r"\x1b\[[0-9;]*m", "", str(exc)).strip()
+    return text.split(". ")[0].splitlines()[0] if text else type(exc).__name__
+
+
+# Kinds of value known to load with weights_only=True: plain data, and every
+# type found in a capture that loaded back.
+_LOADABLE_TYPES: set[type] = {
+    int, float, bool, str, bytes, type(None), list, tuple, dict, collections.OrderedDict,
+    torch.Tensor, torch.nn.Parameter,
+}
+
+
+def _leaves(value: Any, path: str) -> Iterator[tuple[str, Any]]:
+    """(path, value) for every value in a nested state, containers included."""
+    yield path, value
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _leaves(v, f"{path}[{k!r}]")
+    elif isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            yield from _leaves(v, f"{path}[{i}]")
+
+
+def _unfamiliar_types(components: dict[str, Any]) -> set[type]:
+    return {
+        type(v) for name, state in components.items() for _, v in _leaves(state, name)
+        if type(v) not in _LOADABLE_TYPES
+    }
+
+
+def _unsafe_value(components: dict[str, Any]) -> tuple[str, str, str]:
+    """The component whose state does not load with weights_only=True, the
+    path of the first value in it of a kind not known to load, and its type."""
     import io
 
     for name, state in components.items():
@@ -612,8 +685,12 @@ def _unsafe_component(components: dict[str, Any]) -> str:
         try:
             torch.load(buffer, weights_only=True)
         except Exception:
-            return name
-    return "?"
+            for where, value in _leaves(state, "state_dict()"):
+                kind = type(value)
+                if kind not in _LOADABLE_TYPES:
+                    return name, where, f"{kind.__module__}.{kind.__qualname__}"
+            return name, "a value", "type it cannot load"
+    return "?", "a value", "type it cannot load"
 
 
 def load_checkpoint(path: str) -> dict[str, Any]:
@@ -623,9 +700,14 @@ def load_checkpoint(path: str) -> dict[str, Any]:
     except FileNotFoundError:
         raise CheckpointError("load", path, "the file does not exist") from None
     except Exception as exc:
+        first = _first_sentence(exc)
+        if "weights_only" in str(exc) or "Weights only" in str(exc):
+            raise CheckpointError(
+                "load", path, f"the file holds a value that torch.load(weights_only=True) "
+                f"refuses, it is not damaged ({first})"
+            ) from exc
         raise CheckpointError(
-            "load", path, f"the file is truncated or corrupted ({type(exc).__name__}: "
-            f"{str(exc).splitlines()[0] if str(exc) else ''})"
+            "load", path, f"the file is truncated or corrupted ({type(exc).__name__}: {first})"
         ) from exc
     if not isinstance(data, dict) or data.get("format") != CHECKPOINT_FORMAT:
         raise CheckpointError("load", path, f"not a {CHECKPOINT_FORMAT} file")
@@ -638,8 +720,18 @@ def _child_env(spec: SegmentSpec) -> dict[str, str]:
     env["OMP_NUM_THREADS"] = str(spec.threads)
     if spec.hash_seed is not None:
         env["PYTHONHASHSEED"] = str(spec.hash_seed)
-    env["PYTHONPATH"] = os.pathsep.join([os.getcwd(), *filter(None, [env.get("PYTHONPATH")])])
+    # Modules resolve in the child as they did here: its own standard library
+    # and installed packages first, then this interpreter's sys.path (the
+    # current directory included, for module:attr targets). Never the current
+    # directory first: a random.py there must not replace the standard one.
+    env["PYTHONSAFEPATH"] = "1"  # `python -m` would otherwise put the cwd first
+    env[SYS_PATH_ENV] = os.pathsep.join(os.path.abspath(p) if p else os.getcwd() for p in sys.path)
+    root = str(Path(__file__).resolve().parent.parent)
+    if root == os.path.realpath(os.getcwd()):  # resumecheck itself is imported from the cwd
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [env.get("PYTHONPATH"), root]))
     return env
+
+
 
 
 # Signals a process receives from outside (a user, a scheduler, the kernel's
@@ -847,7 +939,7 @@ def _run_in_subprocess(spec: SegmentSpec, cancel: threading.Event | None = None,
                else f"exited with code {code}")
         return SegmentResult(
             records=[], names=[], captures={}, end_state=None,
-            error=f"the restarted interpreter {how}: " + " | ".join(tail),
+            error=f"{_interpreter(spec)} {how}: " + " | ".join(tail),
             error_stage="process",
         )
     return SegmentResult.from_plain(json.loads(out_path.read_text()))
@@ -914,6 +1006,13 @@ def _watch_parent() -> None:
         os._exit(70)
 
     threading.Thread(target=watch, name="resumecheck-parent-watch", daemon=True).start()
+
+
+def _interpreter(spec: SegmentSpec) -> str:
+    """Which run's fresh interpreter it was, in words (a crash names it)."""
+    if spec.restore is not None:
+        return "the restarted interpreter"
+    return "the interpreter of the uninterrupted run"
 
 
 def _subprocess_main(spec_path: str, out_path: str) -> int:

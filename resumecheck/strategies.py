@@ -32,6 +32,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from resumecheck.program import Target, load_target
 from resumecheck.program import epoch_boundaries as _epoch_boundaries
+from resumecheck.reproduce import reproduce_command
 from resumecheck.runner import LiveProgram, SegmentSpec, run_segment
 from resumecheck.trace import differing_quantities
 
@@ -175,7 +176,7 @@ def resume_state_machine(
                 previous = torch.get_num_threads()
                 ref = run_segment(SegmentSpec(
                     target_spec=tgt.spec, config=run_config, start=0, stop=n, workdir=work,
-                    name="reference", threads=threads,
+                    name="reference", threads=threads, capture_end=False,
                 ), "inprocess", tgt)
                 torch.set_num_threads(previous)
             finally:
@@ -231,8 +232,12 @@ def resume_state_machine(
                     raise AssertionError(
                         f"step {record.step} differs from the uninterrupted run in "
                         f"{', '.join(differing[:5])} after restarts at {points}; reproduce: "
-                        f"resumecheck run {tgt.spec or '<target>'} --steps {n} "
-                        f"--resume-at {points} --drop none --seed {seed}"
+                        + reproduce_command(
+                            # no restart: two uninterrupted runs differ, a baseline matter
+                            "run" if self.restarts else "baseline", tgt.spec, steps=n,
+                            seed=seed, threads=threads, isolation="inprocess",
+                            resume_at=self.restarts,
+                        )
                     )
             self.checked = len(self.records)
 

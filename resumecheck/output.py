@@ -1,0 +1,162 @@
+"""Writing a report where the user asked (``--output``), without destroying anything.
+
+Two functions, used by every command of the CLI:
+
+* ``check_output(path)``, before any work: can a report be written there? A
+  directory, a missing parent, a parent that is a file, or a place where no
+  new file can be created is refused at once, not after a long check whose
+  result would then be lost.
+* ``write_report(path, text)``, after the work: ``-`` is standard output; a
+  character device, FIFO or socket (``/dev/null``, ``/dev/stdout``, a named
+  pipe) is written through, never replaced; a symbolic link is followed and its
+  target written, the link stays; a regular file is replaced atomically (a
+  temporary file beside it, then ``os.replace``), so a reader never sees half a
+  report. A new report file gets the usual mode (0666 minus the umask); an
+  existing one keeps its own.
+
+Both raise ``OutputError`` with a sentence a user can act on.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import sys
+import tempfile
+from pathlib import Path
+
+from resumecheck.errors import OutputError
+
+__all__ = ["STDOUT", "check_output", "write_report"]
+
+STDOUT = "-"
+"""The ``--output`` value that means standard output."""
+
+
+def check_output(path: str) -> None:
+    """Refuse now, before any work, an output the report could not be written to."""
+    if path == STDOUT:
+        return
+    real = os.path.realpath(path)  # a symlink's target is what gets written
+    try:
+        st = os.stat(real)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:  # e.g. a parent that is a regular file (ENOTDIR)
+        raise _error(path, exc) from None
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        raise OutputError(path, "it is a directory", "Give a file name inside it")
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        _probe_special(path, real)
+        return
+    parent = os.path.dirname(real) or "."
+    if not os.path.isdir(parent):
+        raise OutputError(
+            path,
+            f"the directory {parent} does not exist" if not os.path.exists(parent)
+            else f"{parent} is not a directory",
+            "Create the directory first, or choose another path",
+        )
+    # The report replaces the file atomically through a temporary file beside
+    # it: creating one proves the directory takes new files (a read-only
+    # mount, /sys, a full inode table all fail here).
+    try:
+        fd, tmp = tempfile.mkstemp(dir=parent, prefix=f".{os.path.basename(real)}.")
+    except OSError as exc:
+        raise _error(path, exc) from None
+    os.close(fd)
+    os.unlink(tmp)
+
+
+def _probe_special(path: str, real: str) -> None:
+    """A device, FIFO or socket: can it be written through?
+
+    A FIFO is never opened here: a writer that opens and closes it hands a
+    reader already waiting on it an empty stream (it ends at once), and the
+    real write would then wait for a reader forever. Only its permissions are
+    checked; the real write opens it normally (waiting for a reader, as
+    ``cmd > fifo`` does). A device is opened for writing without blocking
+    (O_NONBLOCK) and closed again.
+    """
+    mode = os.stat(real).st_mode
+    if stat.S_ISSOCK(mode):
+        raise OutputError(path, "it is a socket, which cannot be opened as a file",
+                          "Give a file, a FIFO or a device")
+    if stat.S_ISFIFO(mode):
+        if not os.access(real, os.W_OK):
+            raise _error(path, PermissionError(errno.EACCES, os.strerror(errno.EACCES)))
+        return
+    try:
+        fd = os.open(real, os.O_WRONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    except OSError as exc:
+        raise _error(path, exc) from None
+    os.close(fd)
+
+
+def write_report(path: str, text: str) -> None:
+    """Write ``text`` to ``path`` (``-``: standard output) without replacing
+    anything that is not a regular file."""
+    if path == STDOUT:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    real = os.path.realpath(path)
+    try:
+        st: os.stat_result | None = os.stat(real)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        raise _error(path, exc) from None
+    try:
+        if st is not None and stat.S_ISDIR(st.st_mode):
+            raise OutputError(path, "it is a directory", "Give a file name inside it")
+        if st is not None and not stat.S_ISREG(st.st_mode):
+            # a device, FIFO or socket: write through it, never replace it
+            with open(real, "w", encoding="utf-8") as fh:
+                fh.write(text)
+            return
+        _replace_atomically(real, text, None if st is None else stat.S_IMODE(st.st_mode))
+    except OSError as exc:
+        raise _error(path, exc) from None
+
+
+def _replace_atomically(real: str, text: str, mode: int | None) -> None:
+    parent = os.path.dirname(real) or "."
+    fd, tmp = tempfile.mkstemp(dir=parent, prefix=f".{os.path.basename(real)}.")
+    try:
+        # mkstemp makes 0600 files; a report gets what open() would give it
+        os.fchmod(fd, _new_file_mode() if mode is None else mode)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, real)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _new_file_mode() -> int:
+    """0666 minus the process's umask: the mode ``open(path, "w")`` gives a new file."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def _error(path: str, exc: OSError) -> OutputError:
+    hints = {
+        errno.ENOSPC: "The device is full: free some space or write elsewhere",
+        errno.EDQUOT: "The disk quota is exceeded: free some space or write elsewhere",
+        errno.EROFS: "The file system is read-only: write elsewhere",
+        errno.EACCES: "Choose a location you may write to",
+        errno.EPERM: "Choose a location you may write to",
+        errno.ENOTDIR: "A part of the path is a file, not a directory: check the path",
+        errno.EISDIR: "Give a file name, not a directory",
+        errno.ENOENT: "Create the directory first, or choose another path",
+    }
+    problem = os.strerror(exc.errno) if exc.errno else str(exc)
+    name = errno.errorcode.get(exc.errno or 0)
+    if name:
+        problem += f" ({name})"
+    return OutputError(path, problem, hints.get(exc.errno or 0, "Choose another --output"))

@@ -1,0 +1,65 @@
+"""The one writer of the ``resumecheck ...`` command that reproduces a finding.
+
+Every report that says how to reproduce something (the table, the JSON, the
+pytest plugin's failures, the fuzzer, the nondeterministic-baseline error, the
+hypothesis state machine) takes its command from ``reproduce_command``, so they
+all agree and all survive a shell: each argument is quoted with
+``shlex.join`` (a target path with spaces or quotes stays one argument).
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Literal
+
+from resumecheck.program import BUILTIN_SPEC
+
+if TYPE_CHECKING:
+    from resumecheck.compare import Tolerance
+
+__all__ = ["IN_MEMORY_TARGET", "reproduce_command"]
+
+IN_MEMORY_TARGET = "<in-memory target: give it as module:attr>"
+"""Stands where the target goes when it was built in memory and has no import path."""
+
+
+def reproduce_command(
+    command: Literal["run", "baseline"],
+    target: str | None,
+    *,
+    steps: int,
+    seed: int,
+    threads: int,
+    isolation: str,
+    resume_at: Sequence[int] | None = None,
+    drop: Sequence[str] | None = None,
+    tolerance: Tolerance | None = None,
+) -> str:
+    """A shell command line that runs the same check again.
+
+    ``target``: the import spec (None: an in-memory target, which no command
+    can name; the built-in program's spec is left out, it is the default).
+    ``resume_at``/``drop``/``tolerance`` apply to ``run`` only.
+    """
+    argv = ["resumecheck", command]
+    if target is None:
+        argv.append(IN_MEMORY_TARGET)
+    elif target != BUILTIN_SPEC:
+        argv.append(target)
+    argv += ["--steps", str(steps)]
+    if command == "run":
+        if resume_at is not None:
+            argv += ["--resume-at", ",".join(map(str, resume_at))]
+        argv += ["--drop", ",".join(drop or ()) or "none"]
+    argv += ["--seed", str(seed), "--isolation", isolation, "--threads", str(threads)]
+    if command == "run" and tolerance is not None and not tolerance.bitwise_only:
+        argv += ["--tolerance", "close"]
+        if tolerance.rtol is not None and tolerance.atol is not None:
+            # repr keeps every digit: the same tolerance, not a rounded one
+            argv += ["--rtol", repr(float(tolerance.rtol)), "--atol", repr(float(tolerance.atol))]
+    if target is None:
+        # the placeholder is not an argument to quote: it says what to put there
+        head = shlex.join(argv[:2])
+        return f"{head} {IN_MEMORY_TARGET} {shlex.join(argv[3:])}"
+    return shlex.join(argv)

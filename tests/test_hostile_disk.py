@@ -1,0 +1,110 @@
+"""Disk use: full tensors only where a comparison reads them, free space checked
+before the resumed runs, and a large check announced up front.
+
+The verdicts must not change: each test that trims what is written compares
+with a check that keeps everything (``_TENSOR_STEPS`` raised past the run).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import tempfile
+import warnings
+from pathlib import Path
+
+import pytest
+
+from resumecheck import engine
+from resumecheck.cli import main
+from resumecheck.compare import Tolerance
+from resumecheck.engine import _Check, verify
+from resumecheck.errors import DiskSpaceShortage, DiskUseWarning
+from resumecheck.program import load_target
+
+pytestmark = pytest.mark.e2e
+
+
+def _summary(report, figures: bool) -> list[tuple]:
+    keys = ["label", "verdict", "first_divergent_step", "first_divergent_quantity",
+            "plausible", "blind_spot", "latent_gaps"]
+    if figures:
+        keys += ["max_abs_diff", "max_rel_diff", "max_ulp_diff", "explanation"]
+    return [tuple(getattr(r, k) for k in keys) for r in report.runs]
+
+
+@pytest.mark.parametrize("tolerance", [Tolerance.bitwise(), Tolerance.close()])
+def test_trimmed_tensors_give_the_same_verdicts_as_keeping_every_step(monkeypatch, tolerance):
+    # Every component dropped: most runs diverge at once, the lost step
+    # counter only at step 7, beyond the steps the reference keeps (3..5).
+    kw = dict(drop="all", noise_seeds=1, check_determinism=False, tolerance=tolerance)
+    target = "fixtures.hostile.programs:LATE_READ"
+    trimmed = verify(target, **kw)
+    late = [r for r in trimmed.runs if r.dropped == ["global_step"]][0]
+    assert late.first_divergent_step == 7 > 2 + engine._TENSOR_STEPS
+    monkeypatch.setattr(engine, "_TENSOR_STEPS", 100)
+    everything = verify(target, **kw)
+    figures = not tolerance.bitwise_only  # bitwise: figures cover the first differing steps
+    assert _summary(trimmed, figures) == _summary(everything, figures)
+    diverged = [r for r in trimmed.runs if r.verdict == "diverged"]
+    assert diverged and all(r.max_abs_diff is not None for r in diverged)
+
+
+def test_a_long_reference_keeps_tensors_of_a_few_steps_only(tmp_path):
+    target = load_target("fixtures.hostile.programs:PLAIN")
+    check = _Check(target, 300, [150], "inprocess", Tolerance.bitwise(), 0, 1,
+                   check_determinism=False)
+    check.work = str(tmp_path)
+    ref = check.prepare()
+    kept = sorted(p.name for p in Path(ref.tensor_dir).iterdir())
+    assert kept == ["step_151.pt", "step_152.pt", "step_153.pt"]
+    # a step outside the window is replayed on demand, proven by its digests
+    tensors = check._reference_tensors(200)
+    assert tensors is not None and (Path(ref.tensor_dir) / "step_200.pt").exists()
+    files = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert len(files) < 12, files
+
+
+@pytest.fixture
+def small_tmpfs(tmp_path):
+    """A 4 MB tmpfs: room for the reference of MEDIUM, not for its resumed runs."""
+    where = tmp_path / "tmpfs"
+    where.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(where)],
+                             capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip("mounting a tmpfs needs root: " + mounted.stderr.decode().strip())
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], check=False)
+
+
+def test_too_little_free_space_is_found_before_the_resumed_runs(small_tmpfs, monkeypatch, capsys):
+    monkeypatch.setattr(tempfile, "tempdir", str(small_tmpfs))
+    code = main(["run", "fixtures.hostile.programs:MEDIUM", "--noise-seeds", "0"])
+    err = capsys.readouterr().err
+    assert code not in (0, 1)  # never a verdict
+    assert "not enough disk space for this check" in err and str(small_tmpfs) in err
+    assert "Nothing was judged" in err and "Traceback" not in err
+    assert list(small_tmpfs.iterdir()) == []  # the scratch directory is gone
+
+
+def test_the_shortage_is_an_error_with_its_figures(small_tmpfs, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(small_tmpfs))
+    with pytest.raises(DiskSpaceShortage) as info:
+        verify("fixtures.hostile.programs:MEDIUM", noise_seeds=0, check_determinism=False)
+    assert info.value.needed > info.value.free
+
+
+def test_a_large_check_says_up_front_what_it_will_use(monkeypatch, capsys):
+    monkeypatch.setattr(engine, "_LARGE_DISK_USE", 1)  # every check is "large"
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        verify("fixtures.hostile.programs:PLAIN", drop="none", noise_seeds=0,
+               check_determinism=False)
+    notes = [w for w in seen if issubclass(w.category, DiskUseWarning)]
+    assert len(notes) == 1 and "of scratch space under" in str(notes[0].message)
+    assert main(["run", "fixtures.hostile.programs:PLAIN", "--drop", "none",
+                 "--noise-seeds", "0", "--no-determinism-check"]) == 0
+    err = capsys.readouterr().err
+    assert err.count("resumecheck: note: this check will use about") == 1

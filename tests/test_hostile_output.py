@@ -1,0 +1,189 @@
+"""--output never destroys what is not ours, and an unwritable one is refused before any work.
+
+Each test gives --output something hostile (a character device, a FIFO, a
+symlink, a directory, a place where no file can be created) and checks what
+is left there afterwards.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from resumecheck.cli import main
+
+pytestmark = pytest.mark.e2e
+
+# The cheapest command that does real work and writes a report.
+CHEAP = ["timing", "--steps", "2", "--warmup", "0", "--checkpoint-every", "1"]
+
+
+def _marker_target(tmp_path: Path) -> tuple[str, Path]:
+    """A target whose import leaves a marker: the work has started."""
+    marker = tmp_path / "work-started"
+    program = tmp_path / "marked.py"
+    program.write_text(
+        "from pathlib import Path\n"
+        f"Path({str(marker)!r}).write_text('imported')\n"
+        "from resumecheck.tiny import TARGET\n"
+    )
+    return f"{program}:TARGET", marker
+
+
+def test_dev_full_is_an_error_not_a_report_written_and_stays_a_device(capsys):
+    before = os.stat("/dev/full")
+    assert stat.S_ISCHR(before.st_mode)
+    code = main(["run", "--steps", "4", "--resume-at", "2", "--drop", "none",
+                 "--noise-seeds", "0", "--no-determinism-check", "--output", "/dev/full"])
+    out, err = capsys.readouterr()
+    assert code == 2
+    assert "report written" not in out
+    assert "cannot write the report to /dev/full" in err and "ENOSPC" in err
+    assert "Traceback" not in err
+    after = os.stat("/dev/full")
+    assert stat.S_ISCHR(after.st_mode) and after.st_rdev == before.st_rdev
+    assert stat.S_IMODE(after.st_mode) == stat.S_IMODE(before.st_mode)
+
+
+def test_dev_null_is_written_through(capsys):
+    assert main([*CHEAP, "--output", "/dev/null"]) == 0
+    assert "report written to /dev/null" in capsys.readouterr().out
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+
+
+def _rescue(fifo: Path, after: float) -> threading.Timer:
+    """If the writer is still stuck waiting for a reader, become one, so a
+    failing test fails instead of hanging the suite."""
+    def drain() -> None:
+        fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+        time.sleep(1)
+        os.close(fd)
+
+    timer = threading.Timer(after, drain)
+    timer.daemon = True
+    timer.start()
+    return timer
+
+
+@pytest.mark.parametrize("reader_first", [True, False])
+def test_a_fifo_is_written_through_to_its_reader(tmp_path, capsys, reader_first):
+    fifo = tmp_path / "report.fifo"
+    os.mkfifo(fifo)
+    received: list[str] = []
+    codes: list[int] = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_text()), daemon=True)
+    writer = threading.Thread(target=lambda: codes.append(
+        main([*CHEAP, "--format", "json", "--output", str(fifo)])), daemon=True)
+    # reader first: it waits in open() while the check starts, and the output
+    # check must not hand it an empty stream; reader late: the writer waits
+    first, second = (reader, writer) if reader_first else (writer, reader)
+    rescue = _rescue(fifo, 120)
+    try:
+        first.start()
+        time.sleep(0.3)
+        second.start()
+        writer.join(timeout=150)
+        reader.join(timeout=30)
+    finally:
+        rescue.cancel()
+    assert codes == [0]
+    assert len(received) == 1 and '"schema"' in received[0]
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert [p.name for p in tmp_path.iterdir()] == ["report.fifo"]
+
+
+def test_a_symlink_stays_a_link_and_its_target_gets_the_report(tmp_path, capsys):
+    real = tmp_path / "real" / "report.json"
+    real.parent.mkdir()
+    real.write_text("old")
+    link = tmp_path / "link.json"
+    link.symlink_to(real)
+    assert main([*CHEAP, "--format", "json", "--output", str(link)]) == 0
+    assert link.is_symlink() and os.readlink(link) == str(real)
+    assert '"schema"' in real.read_text()
+    assert sorted(p.name for p in real.parent.iterdir()) == ["report.json"]
+
+
+def test_a_symlink_to_a_device_leaves_the_device(tmp_path, capsys):
+    link = tmp_path / "null"
+    link.symlink_to("/dev/null")
+    assert main([*CHEAP, "--output", str(link)]) == 0
+    assert link.is_symlink() and stat.S_ISCHR(os.stat("/dev/null").st_mode)
+
+
+def test_dash_means_stdout(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main([*CHEAP, "--format", "json", "--output", "-"]) == 0
+    out = capsys.readouterr().out
+    assert '"schema"' in out and "report written" not in out
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_new_report_gets_the_umask_mode_and_an_old_one_keeps_its_mode(tmp_path, capsys):
+    previous = os.umask(0o027)
+    try:
+        fresh = tmp_path / "fresh.txt"
+        assert main([*CHEAP, "--output", str(fresh)]) == 0
+        assert stat.S_IMODE(fresh.stat().st_mode) == 0o640
+        kept = tmp_path / "kept.txt"
+        kept.write_text("old")
+        kept.chmod(0o604)
+        inode = kept.stat().st_ino
+        assert main([*CHEAP, "--output", str(kept)]) == 0
+        assert stat.S_IMODE(kept.stat().st_mode) == 0o604
+        assert kept.stat().st_ino != inode  # replaced atomically, not rewritten in place
+        assert "phase" in kept.read_text()
+    finally:
+        os.umask(previous)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fresh.txt", "kept.txt"]
+
+
+@pytest.mark.parametrize(
+    ("output", "message"),
+    [
+        ("{tmp}", "it is a directory"),
+        ("{tmp}/missing/report.json", "does not exist"),
+        ("{tmp}/afile/report.json", "ENOTDIR"),
+        # sysfs takes no new files, even from root (chmod does not stop root)
+        ("/sys/resumecheck-report.json", "EACCES"),
+    ],
+)
+def test_an_unwritable_output_is_refused_before_any_work(tmp_path, capsys, output, message):
+    (tmp_path / "afile").write_text("a file, not a directory")
+    target, marker = _marker_target(tmp_path)
+    path = output.format(tmp=tmp_path)
+    code = main(["run", target, "--output", path])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert message in err and f"cannot write the report to {path}" in err
+    assert "Traceback" not in err and "This is a bug" not in err
+    assert not marker.exists(), "the check ran before --output was refused"
+
+
+@pytest.mark.parametrize("command", ["fuzz", "baseline", "timing"])
+def test_every_command_checks_output_first(tmp_path, capsys, command):
+    target, marker = _marker_target(tmp_path)
+    assert main([command, target, "--output", str(tmp_path)]) == 2
+    assert "it is a directory" in capsys.readouterr().err
+    assert not marker.exists()
+
+
+def test_a_fifo_without_a_reader_is_accepted_by_the_probe_without_hanging(tmp_path):
+    from resumecheck.output import check_output
+
+    fifo = tmp_path / "nobody-reads"
+    os.mkfifo(fifo)
+    done = threading.Event()
+
+    def probe() -> None:
+        check_output(str(fifo))
+        done.set()
+
+    threading.Thread(target=probe, daemon=True).start()
+    assert done.wait(5), "probing a FIFO with no reader blocked"
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
