@@ -87,7 +87,7 @@ def check_baseline(
     target: Target | str | None = None,
     *,
     steps: int | None = None,
-    seed: int = 0,
+    seed: int | None = None,
     threads: int = 1,
     isolation: Literal["inprocess", "process"] = "inprocess",
     batch_size: int = 8,
@@ -101,7 +101,7 @@ def check_baseline(
     if batch_size % micro_batches or micro_batches < 2:
         raise InvalidArgument("micro_batches", micro_batches,
                               f"expected an int >= 2 dividing batch_size={batch_size}")
-    config = {**tgt.run_config, tgt.seed_key: seed}
+    config = tgt.launch_config(seed)
     previous = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:
@@ -126,7 +126,7 @@ def two_runs(target: Target, steps: int, config: dict[str, Any], threads: int,
 
 
 def _determinism(tgt: Target, n: int, config: dict[str, Any], threads: int,
-                 isolation: Literal["inprocess", "process"], seed: int) -> BaselineCheck:
+                 isolation: Literal["inprocess", "process"], seed: int | None) -> BaselineCheck:
     with tempfile.TemporaryDirectory(prefix="resumecheck-baseline-") as work:
         first, second = two_runs(tgt, n, config, threads, isolation, work)
     failed = first.error or second.error

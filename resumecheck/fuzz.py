@@ -6,10 +6,13 @@ schedules (biased towards the program's boundaries and the extremes), runs
 each as a resumed run against one shared reference, and shrinks the first
 failure to the smallest schedule that still fails.
 
-The reference is computed once and captures state at every step; when the
-engine's own capture is complete (its full resume is identical), every
-example starts from the reference's capture at its first resume point, so an
-example costs the steps after that point, not a whole run.
+The reference is computed once and captures state at every step. Examples
+through the program's own save/load replay their first half from step 0, as
+``resumecheck run`` does; that replay is made once per first resume point and
+reused (the determinism check proved it reproducible), never replaced by a
+start from the engine's capture. Before a minimal schedule is reported, it is
+run again exactly as its printed ``resumecheck run`` command runs it, and only
+a failure that reproduces is reported.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis.errors import Unsatisfiable
 
 from resumecheck.components import preserved_global_streams
-from resumecheck.engine import _Check, _resume_points
+from resumecheck.engine import _Check, _resume_points, verify
 from resumecheck.environment import fingerprint
 from resumecheck.errors import InvalidArgument
 from resumecheck.program import Target, load_target
@@ -44,7 +47,7 @@ class FuzzResult:
 
     target: str
     steps: int
-    seed: int
+    seed: int | None
     max_interruptions: int
     examples: int = 0
     distinct_schedules: int = 0
@@ -52,7 +55,13 @@ class FuzzResult:
     boundaries_covered: list[int] = field(default_factory=list)
     budget_exhausted: bool = False
     fast_start: bool = False
+    """Own-checkpoint examples reused the replayed first half of an earlier
+    example with the same first resume point."""
     failure: RunResult | None = None
+    """The minimal failing full resume, as ``resumecheck run`` reports it."""
+    unreproduced: list[list[int]] = field(default_factory=list)
+    """Schedules that failed while fuzzing but not when run again as their
+    reproduce command runs them (not reported as failures)."""
     environment: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -74,6 +83,7 @@ class FuzzResult:
             "fast_start": self.fast_start,
             "found": self.found,
             "failure": self.failure.to_json() if self.failure else None,
+            "unreproduced": self.unreproduced,
             "environment": self.environment,
         }
 
@@ -82,7 +92,13 @@ class FuzzResult:
                  f"boundaries covered: {', '.join(map(str, self.boundaries_covered)) or 'none'})")
         if self.failure is None:
             cut = "; the time budget ran out first" if self.budget_exhausted else ""
-            return f"no failing schedule in {tried}{cut}"
+            odd = ""
+            if self.unreproduced:
+                odd = ("; failures seen at resume at "
+                       + " and ".join(",".join(map(str, s)) for s in self.unreproduced)
+                       + " did not reproduce through `resumecheck run` (not reported; "
+                       "please report this to resumecheck)")
+            return f"no failing schedule in {tried}{cut}{odd}"
         return f"minimal failing schedule: resume at {','.join(map(str, self.failure.resume_at))}, found in {tried}"
 
     def render(self, fmt: Literal["table", "json", "markdown"] = "table") -> str:
@@ -93,7 +109,8 @@ class FuzzResult:
         env = self.environment
         lines = [
             f"resumecheck fuzz: {self.target}, {self.steps} steps, up to "
-            f"{self.max_interruptions} interruption(s), seed {self.seed}; torch "
+            f"{self.max_interruptions} interruption(s), "
+            f"{'seed ' + str(self.seed) if self.seed is not None else 'the program' + chr(39) + 's own seed'}; torch "
             f"{env.get('torch')}, {env.get('threads')} thread(s), {env.get('device')}",
             self.summary(),
         ]
@@ -105,8 +122,7 @@ class FuzzResult:
             if run.failure:
                 lines.append(f"  failure: {run.failure.splitlines()[0]}")
             for f in run.diagnosis:
-                mark = " (confirmed)" if f.confirmed else ""
-                lines.append(f"  diagnosis: {f.component}: {f.detail}{mark}")
+                lines.append(f"  diagnosis: {f.component}: {f.detail}{f.mark}")
             lines.append(f"  why: {run.explanation}")
             lines.append(f"  reproduce: {run.reproduce}")
         text = "\n".join(lines) + "\n"
@@ -128,12 +144,16 @@ def fuzz(
     max_examples: int = 100,
     budget: float = 60.0,
     max_interruptions: int = 2,
-    seed: int = 0,
+    seed: int | None = None,
     isolation: Literal["inprocess", "process"] = "inprocess",
     threads: int = 1,
     progress: Callable[[str], None] | None = None,
 ) -> FuzzResult:
-    """Search resume schedules of ``target`` for one whose full resume is not identical."""
+    """Search resume schedules of ``target`` for one whose full resume is not identical.
+
+    ``seed`` is the run's seed, as in ``verify`` (None: the program's own),
+    and seeds hypothesis's search (None: 0).
+    """
     tgt = target if isinstance(target, Target) else load_target(target)
     n = tgt.steps if steps is None else steps
     default = _resume_points(tgt.resume_at or [n // 2], n) if n >= 2 else []
@@ -158,12 +178,28 @@ def fuzz(
         ref = checker.prepare()
         spe = ref.boundaries.get("steps_per_epoch")
         result.boundaries = [b for b in special_points(n, spe) if spe and b % spe == 0]
-        if ref.has_own_checkpoint:
-            engine_full = checker.check(default, source="engine")
-            checker.fast_start = engine_full.verdict == IDENTICAL
-            result.fast_start = checker.fast_start
+        checker.reuse_prefix = result.fast_start = ref.has_own_checkpoint
         _search(checker, result, default, spe, max_examples, budget, say)
+    if result.failure is not None:
+        result.failure = _reproduced(tgt, n, seed, isolation, threads, result, say)
     return result
+
+
+def _reproduced(tgt: Target, n: int, seed: int | None, isolation: Literal["inprocess", "process"],
+                threads: int, result: FuzzResult, say: Callable[[str], None]) -> RunResult | None:
+    """Run the minimal schedule again as its reproduce command does (a fresh
+    ``verify``: same target, steps, seed, isolation and threads, ``--drop
+    none``) and return that run's full resume if it fails; else record the
+    schedule as unreproduced and return None."""
+    assert result.failure is not None
+    schedule = result.failure.resume_at
+    say(f"reproducing: resume at {','.join(map(str, schedule))} as `resumecheck run` does")
+    report = verify(tgt, steps=n, resume_at=schedule, drop="none", isolation=isolation,
+                    seed=seed, noise_seeds=0, threads=threads, check_determinism=False)
+    if report.equivalent:
+        result.unreproduced.append(list(schedule))
+        return None
+    return report.full_resume
 
 
 def _search(checker: _Check, result: FuzzResult, default: list[int], spe: int | None,
@@ -181,7 +217,7 @@ def _search(checker: _Check, result: FuzzResult, default: list[int], spe: int | 
         steps=checker.steps, max_interruptions=result.max_interruptions, steps_per_epoch=spe
     )
 
-    @hypothesis_seed(result.seed)
+    @hypothesis_seed(result.seed if result.seed is not None else 0)
     @settings(
         max_examples=max_examples, deadline=None, database=None, derandomize=False,
         suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet,

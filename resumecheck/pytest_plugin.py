@@ -32,7 +32,7 @@ _OPTIONS = {
     "resume_at": (str, None, "resume points K[,K...] for every check (default: each target's)"),
     "isolation": (str, "inprocess", "restarts: inprocess (default) or process"),
     "tolerance": (str, "bitwise", "bitwise (default) or close (torch.testing's tolerances)"),
-    "seed": (int, 0, "the runs' seed (default 0)"),
+    "seed": (int, None, "set the program's seed setting for every check (default: the program's own)"),
     "noise_seeds": (int, 2, "extra seeds for the noise band (default 2)"),
     "threads": (int, 1, "torch threads for every run (default 1)"),
 }

@@ -14,10 +14,15 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 __all__ = [
+    "AFTER_DIVERGENCE",
     "CLOSE",
+    "CONFIRMED",
     "DIVERGED",
     "FAILED",
     "IDENTICAL",
+    "INCONCLUSIVE",
+    "LATENT",
+    "NOT_CAUSE",
     "SCHEMA",
     "Finding",
     "Report",
@@ -26,11 +31,34 @@ __all__ = [
 
 SCHEMA = "resumecheck.report/1"
 
-Verdict = Literal["identical", "close", "diverged", "failed"]
+Verdict = Literal["identical", "close", "diverged", "failed", "inconclusive"]
 IDENTICAL: Literal["identical"] = "identical"
 CLOSE: Literal["close"] = "close"
 DIVERGED: Literal["diverged"] = "diverged"
 FAILED: Literal["failed"] = "failed"
+INCONCLUSIVE: Literal["inconclusive"] = "inconclusive"
+"""An ablation when the engine's own full resume is not equivalent: the
+declared components do not capture the program's state, so what dropping one
+does is no evidence either way (neither exercised nor a blind spot)."""
+
+# What a diagnosis finding turned out to be (Finding.status).
+FindingStatus = Literal["confirmed", "not_cause", "latent", "after_divergence"]
+CONFIRMED: Literal["confirmed"] = "confirmed"
+"""Setting only this component to the reference's state removes the divergence or moves it later."""
+NOT_CAUSE: Literal["not_cause"] = "not_cause"
+"""It differs, but setting it to the reference's state changes nothing: not the cause."""
+LATENT: Literal["latent"] = "latent"
+"""It differs, and the run never departs from the reference after it: unused here."""
+AFTER_DIVERGENCE: Literal["after_divergence"] = "after_divergence"
+"""Found at a resume point after the run had already diverged; compared with
+what the run saved there, not with the reference, and not blamed."""
+
+_MARKS = {
+    CONFIRMED: "confirmed",
+    NOT_CAUSE: "differs, not the cause",
+    LATENT: "latent: changes nothing here",
+    AFTER_DIVERGENCE: "after the run had diverged: compared with what it saved, not blamed",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,10 +70,21 @@ class Finding:
     step: int | None = None
     """The resume point after which the restored state differed."""
     confirmed: bool | None = None
-    """A run with only this component from the program's checkpoint diverged too
-    (None: not tried, e.g. for the engine's own checkpoint)."""
+    """Setting only this component to the reference's state removed the
+    divergence or moved it later (None: not tried, e.g. for the engine's own
+    checkpoint)."""
     matters_from: int | None = None
     """For a latent gap: the step from which it would change the run, when known."""
+    status: FindingStatus | None = None
+    """``confirmed``, ``not_cause``, ``latent`` or ``after_divergence`` (None: not judged)."""
+    basis: Literal["reference", "saved"] = "reference"
+    """What the restored state was compared with: the reference's state at
+    ``step``, or (once the run had diverged) what the run saved there."""
+
+    @property
+    def mark(self) -> str:
+        """The status in words, in parentheses (empty when not judged)."""
+        return f" ({_MARKS[self.status]})" if self.status in _MARKS else ""
 
 
 @dataclass(kw_only=True)
@@ -71,6 +110,9 @@ class RunResult:
     """Largest |Δloss| divided by the seed-to-seed spread at that step."""
     blind_spot: bool = False
     """Something was dropped and nothing changed: this program does not exercise it here."""
+    same_as_full_resume: bool = False
+    """An inconclusive ablation whose trajectory is step for step the engine's
+    full resume's: its divergence is the full resume's, not this component's."""
     explanation: str = ""
     failure: str | None = None
     diagnosis: list[Finding] = field(default_factory=list)
@@ -86,8 +128,13 @@ class RunResult:
         return "full resume (own save/load)" if self.checkpoint == "program" else "full resume"
 
     @property
+    def exercised(self) -> bool:
+        """Dropping the components changed the run: they are exercised here."""
+        return bool(self.dropped) and self.verdict == DIVERGED
+
+    @property
     def noise_label(self) -> str:
-        if self.verdict == FAILED:
+        if self.verdict in (FAILED, INCONCLUSIVE):
             return "-"
         if self.blind_spot:
             return "blind spot"
@@ -108,7 +155,8 @@ class Report:
     target: str
     steps: int
     resume_at: list[int]
-    seed: int
+    seed: int | None
+    """The seed asked for (None: the program's own settings)."""
     isolation: str
     tolerance: dict[str, Any]
     environment: dict[str, Any]
@@ -133,8 +181,46 @@ class Report:
         return full.verdict in allowed
 
     @property
+    def engine_resume(self) -> RunResult | None:
+        """The engine's own full resume: every declared component restored by the engine."""
+        return next((r for r in self.runs if not r.dropped and r.checkpoint == "engine"), None)
+
+    @property
+    def declared_state_complete(self) -> bool | None:
+        """The engine's own full resume is equivalent: the declared components
+        capture the program's state (None: no such run)."""
+        engine = self.engine_resume
+        if engine is None:
+            return None
+        allowed = {IDENTICAL} if self.tolerance.get("mode") == "bitwise" else {IDENTICAL, CLOSE}
+        return engine.verdict in allowed
+
+    def incomplete_state_notice(self) -> str | None:
+        """The plain sentence a report opens with when the declared components
+        do not capture the program's state (None: they do)."""
+        engine = self.engine_resume
+        if engine is None or self.declared_state_complete is not False:
+            return None
+        if engine.verdict == FAILED:
+            where = f"fails: {(engine.failure or '').splitlines()[0]}"
+        else:
+            where = (f"differs from step {engine.first_divergent_step} "
+                     f"({engine.first_divergent_quantity})")
+        return (
+            "the declared components do not capture the program's state: the engine "
+            f"restored every one of them and the run still {where}. Something the "
+            "components do not declare is lost, or state is consumed between the restore "
+            "and the first step (a DataLoader iterator created after the load draws from "
+            "the restored random stream). Ablations cannot be judged: inconclusive."
+        )
+
+    @property
     def blind_spots(self) -> list[RunResult]:
         return [r for r in self.runs if r.blind_spot]
+
+    @property
+    def inconclusive(self) -> list[RunResult]:
+        return [r for r in self.runs if r.verdict == INCONCLUSIVE]
 
     def to_json(self) -> dict[str, Any]:
         return _finite({
@@ -149,6 +235,7 @@ class Report:
             "environment": self.environment,
             "noise": self.noise,
             "determinism": self.determinism,
+            "declared_state_complete": self.declared_state_complete,
             "runs": [r.to_json() for r in self.runs],
         })
 
@@ -179,11 +266,17 @@ class Report:
         verdict = "EQUIVALENT" if self.equivalent else "NOT EQUIVALENT"
         return (
             f"resumecheck: {self.target}, {self.steps} steps, resume at "
-            f"{','.join(map(str, self.resume_at))}, seed {self.seed}, {self.isolation} "
+            f"{','.join(map(str, self.resume_at))}, {self.seed_text}, {self.isolation} "
             f"restarts, {self.tolerance_text}; torch {env.get('torch')}, "
             f"{env.get('threads')} thread(s), {env.get('device')}\n"
             f"full resume: {verdict}"
         )
+
+    @property
+    def seed_text(self) -> str:
+        if self.seed is not None:
+            return f"seed {self.seed}"
+        return "the program's own seed"
 
     @property
     def tolerance_text(self) -> str:
@@ -199,7 +292,7 @@ class Report:
         full = self.full_resume
         if full is not None:
             for f in full.diagnosis:
-                lines.append(f"diagnosis: {f.component}: {f.detail}")
+                lines.append(f"diagnosis: {f.component}: {f.detail}{f.mark}")
             if full.failure:
                 lines.append(f"failure: {full.failure}")
             if full.verdict not in (IDENTICAL,):
@@ -217,6 +310,9 @@ class Report:
         rows = [self._HEADER, *self._rows()]
         widths = [max(len(row[i]) for row in rows) for i in range(len(self._HEADER) - 1)]
         lines = [self._headline(), ""]
+        notice = self.incomplete_state_notice()
+        if notice:
+            lines[1:1] = [f"WARNING: {notice}"]
         for n, row in enumerate(rows):
             cells = [c.ljust(w) for c, w in zip(row[:-1], widths)] + [row[-1]]
             lines.append("  ".join(cells).rstrip())
@@ -227,6 +323,9 @@ class Report:
 
     def _markdown(self) -> str:
         lines = [f"**{self._headline().replace(chr(10), '** — ')}", ""]
+        notice = self.incomplete_state_notice()
+        if notice:
+            lines[1:1] = ["", f"**Warning:** {notice}"]
         lines.append("| " + " | ".join(self._HEADER) + " |")
         lines.append("|" + "---|" * len(self._HEADER))
         for row in self._rows():

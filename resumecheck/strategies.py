@@ -124,7 +124,7 @@ def component_subsets(
 
 def resume_state_machine(
     target: Target | str | None = None, *, steps: int | None = None, threads: int = 1,
-    seed: int = 0,
+    seed: int | None = None,
 ) -> type[RuleBasedStateMachine]:
     """A state machine: train a step / checkpoint and restart / check.
 
@@ -137,7 +137,7 @@ def resume_state_machine(
     n = tgt.steps if steps is None else steps
     _check_int("steps", n, 2)
     _check_int("threads", threads, 1)
-    run_config = {**tgt.run_config, tgt.seed_key: seed}
+    run_config = tgt.launch_config(seed)
     restart_config = run_config if tgt.restart_config == "run" else {}
     cache: dict[str, Any] = {}
 
@@ -205,7 +205,8 @@ def resume_state_machine(
                         f"step {record.step} differs from the uninterrupted run in "
                         f"{', '.join(differing[:5])} after restarts at {points}; reproduce: "
                         f"resumecheck run {tgt.spec or '<target>'} --steps {n} "
-                        f"--resume-at {points} --drop none --seed {seed}"
+                        f"--resume-at {points} --drop none"
+                        + (f" --seed {seed}" if seed is not None else "")
                     )
             self.checked = len(self.records)
 
