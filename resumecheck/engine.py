@@ -519,6 +519,12 @@ class _Check:
             else:
                 cause = self._replacing_helps(finding.component, k, checkpoints[k] or "",
                                               result.resume_at, diverged_at, work)
+                if not cause and finding.component == CONFIG:
+                    # Settings are read at build too (a seed, a data order): set
+                    # after the load, they cannot undo what the build made of
+                    # the wrong ones. No evidence either way: not judged.
+                    judged.append(finding)
+                    continue
                 judged.append(replace(finding, status=CONFIRMED if cause else NOT_CAUSE,
                                       confirmed=cause))
         result.diagnosis = judged

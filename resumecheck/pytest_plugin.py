@@ -221,11 +221,17 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
 def _summary_row(entry: dict[str, Any]) -> str:
     report = entry["report"]
     cells = []
+    full_seen = False
     for run in report["runs"]:
-        if not run["dropped"]:
+        if not run["dropped"] and not full_seen:
+            full_seen = True
             verdict = "ok" if report["equivalent"] else run["verdict"].upper()
             cells.append(f"full resume: {verdict}")
+        elif not run["dropped"]:  # the engine's own, beside the program's save/load
+            if report.get("declared_state_complete") is False:
+                cells.append(f"engine resume: {run['verdict'].upper()} (declared state incomplete)")
         else:
+            # "ok" only for an ablation that diverged; never for "inconclusive"
             state = ("blind spot" if run["blind_spot"] else
                      "ok" if run["verdict"] == "diverged" else run["verdict"])
             cells.append(f"{','.join(run['dropped'])}: {state}")

@@ -214,6 +214,13 @@ class Report:
             "the restored random stream). Ablations cannot be judged: inconclusive."
         )
 
+    def label_of(self, run: RunResult) -> str:
+        """A run's label in this report: the engine's full resume beside the
+        program's own save/load one is ``full resume (engine)``."""
+        if not run.dropped and run.checkpoint == "engine" and run is not self.full_resume:
+            return "full resume (engine)"
+        return run.label
+
     @property
     def blind_spots(self) -> list[RunResult]:
         return [r for r in self.runs if r.blind_spot]
@@ -254,7 +261,7 @@ class Report:
                 if r.first_divergent_step is not None else "-"
             )
             rows.append([
-                r.label, r.verdict, where,
+                self.label_of(r), r.verdict, where,
                 _num(r.max_abs_loss_diff), r.noise_label, r.explanation,
             ])
         return rows
