@@ -59,6 +59,8 @@ class FuzzResult:
     example with the same first resume point."""
     failure: RunResult | None = None
     """The minimal failing full resume, as ``resumecheck run`` reports it."""
+    declared_state_notice: str | None = None
+    """When the failure's report found the declared components incomplete, its sentence."""
     unreproduced: list[list[int]] = field(default_factory=list)
     """Schedules that failed while fuzzing but not when run again as their
     reproduce command runs them (not reported as failures)."""
@@ -84,6 +86,7 @@ class FuzzResult:
             "found": self.found,
             "failure": self.failure.to_json() if self.failure else None,
             "unreproduced": self.unreproduced,
+            "declared_state_notice": self.declared_state_notice,
             "environment": self.environment,
         }
 
@@ -115,6 +118,8 @@ class FuzzResult:
             self.summary(),
         ]
         run = self.failure
+        if self.declared_state_notice:
+            lines.append(f"WARNING: {self.declared_state_notice}")
         if run is not None:
             lines.append(f"  {run.label}: {run.verdict}"
                          + (f" from step {run.first_divergent_step} ({run.first_divergent_quantity})"
@@ -199,6 +204,7 @@ def _reproduced(tgt: Target, n: int, seed: int | None, isolation: Literal["inpro
     if report.equivalent:
         result.unreproduced.append(list(schedule))
         return None
+    result.declared_state_notice = report.incomplete_state_notice()
     return report.full_resume
 
 

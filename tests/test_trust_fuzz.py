@@ -82,3 +82,13 @@ def test_every_failure_fuzz_prints_reproduces_through_its_command(target, max_ex
     assert (full["verdict"], full["first_divergent_step"]) == (run.verdict, run.first_divergent_step)
     assert [(f["component"], f["status"]) for f in full["diagnosis"]] == [
         (f.component, f.status) for f in run.diagnosis]
+
+
+def test_fuzz_says_when_the_declared_state_is_incomplete():
+    from fixtures.trust import lazy_loader
+
+    result = fuzz(lazy_loader.BUGGY, max_examples=2)
+    assert result.found and result.unreproduced == []
+    assert result.declared_state_notice.startswith("the declared components do not capture")
+    assert "WARNING: the declared components do not capture" in result.render()
+    assert result.to_json()["declared_state_notice"] == result.declared_state_notice
