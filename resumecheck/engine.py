@@ -23,11 +23,10 @@ from typing import Any, Literal
 import torch
 
 from resumecheck.compare import Difference, Tolerance, compare_values, digest, flatten_state
-from resumecheck.components import SAMPLER_EPOCH, preserved_global_streams, validate_drop
+from resumecheck.components import CONFIG, SAMPLER_EPOCH, preserved_global_streams, validate_drop
 from resumecheck.environment import fingerprint
 from resumecheck.errors import InvalidArgument, NondeterministicBaseline, ResumecheckError
 from resumecheck.program import BUILTIN_SPEC, Target, load_target
-from resumecheck.components import CONFIG
 from resumecheck.report import (
     AFTER_DIVERGENCE, CLOSE, CONFIRMED, DIVERGED, FAILED, IDENTICAL, INCONCLUSIVE, LATENT,
     NOT_CAUSE, Finding, Report, RunResult,
@@ -35,7 +34,7 @@ from resumecheck.report import (
 from resumecheck.runner import Restore, SegmentResult, SegmentSpec, load_checkpoint, run_segment
 from resumecheck.state_diff import describe_difference
 from resumecheck.trace import (
-    StepRecord, differing_quantities, first_difference, load_step_tensors,
+    differing_quantities, first_difference, load_step_tensors,
 )
 
 __all__ = ["ReferenceFailed", "verify"]
@@ -560,10 +559,6 @@ class _Check:
         if component == SAMPLER_EPOCH and per_epoch:
             return (k // per_epoch + 1) * per_epoch + 1
         return None
-
-    def _reference_record(self, step: int) -> StepRecord:
-        assert self.reference is not None
-        return self.reference.records[step - 1]
 
     def _tensor_differences(self, seg: SegmentResult, step: int, keys: list[str]) -> dict[str, Difference]:
         assert self.reference is not None
