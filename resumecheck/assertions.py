@@ -38,21 +38,32 @@ class ResumeNotEquivalent(ResumecheckError, AssertionError):
 
 
 class ComponentsNotExercised(ResumecheckError, AssertionError):
-    """Dropping these components changed nothing: the check is blind to them."""
+    """Dropping these components changed nothing (the check is blind to them),
+    or could not be judged (``inconclusive``: the declared components do not
+    capture the program's state)."""
 
-    def __init__(self, report: Report, components: list[str]) -> None:
+    def __init__(self, report: Report, components: list[str],
+                 inconclusive: list[str] | None = None) -> None:
         self.report = report
         self.components = components
-        runs = [r for r in report.runs if r.blind_spot]
-        lines = [
-            f"blind spots in {report.target} at resume point(s) "
-            f"{','.join(map(str, report.resume_at))}: {', '.join(components)}",
-            "dropping these from the checkpoint changed nothing, so this check cannot "
-            "catch their bugs; make the program exercise them (dropout or augmentation "
-            "for rng, a resume after an epoch boundary for sampler_epoch, mid-epoch for "
-            "data_cursor, something that reads the step for global_step) or choose "
-            "another resume point",
-        ]
+        self.inconclusive = list(inconclusive or [])
+        lines = []
+        if self.inconclusive:
+            lines += [
+                f"cannot tell whether {', '.join(self.inconclusive)} are exercised in "
+                f"{report.target}: {report.incomplete_state_notice()}",
+            ]
+        if components:
+            lines += [
+                f"blind spots in {report.target} at resume point(s) "
+                f"{','.join(map(str, report.resume_at))}: {', '.join(components)}",
+                "dropping these from the checkpoint changed nothing, so this check cannot "
+                "catch their bugs; make the program exercise them (dropout or augmentation "
+                "for rng, a resume after an epoch boundary for sampler_epoch, mid-epoch for "
+                "data_cursor, something that reads the step for global_step) or choose "
+                "another resume point",
+            ]
+        runs = [r for r in report.runs if r.blind_spot or r.verdict == "inconclusive"]
         lines += [f"  reproduce: {r.reproduce}" for r in runs]
         super().__init__("\n".join(lines))
 
@@ -66,12 +77,14 @@ def require_equivalent(report: Report) -> Report:
 
 
 def require_exercised(report: Report) -> Report:
-    """Also raise ComponentsNotExercised, naming them, if any ablation is a blind spot."""
+    """Also raise ComponentsNotExercised, naming them, if any ablation is a
+    blind spot or inconclusive (neither passes: nothing showed them exercised)."""
     __tracebackhide__ = True
     require_equivalent(report)
     blind = [",".join(r.dropped) for r in report.blind_spots]
-    if blind:
-        raise ComponentsNotExercised(report, blind)
+    unknown = [",".join(r.dropped) for r in report.inconclusive]
+    if blind or unknown:
+        raise ComponentsNotExercised(report, blind, unknown)
     return report
 
 
@@ -113,20 +126,23 @@ def describe_failure(report: Report) -> str:
         f"{report.isolation} restarts (torch {report.environment.get('torch')}, "
         f"{report.environment.get('threads')} thread(s))"
     ]
+    notice = report.incomplete_state_notice()
+    if notice:
+        lines.append(f"  {notice}")
     for run in report.runs:
         if run.verdict in ("identical", "close") and not run.dropped:
             continue
-        if run.dropped and run.verdict == "diverged":
-            continue  # an ablation that diverges is the component doing its job
-        lines.extend(_describe_run(run))
+        if run.dropped and run.verdict in ("diverged", "inconclusive"):
+            continue  # the component doing its job; or nothing to judge (said above)
+        lines.extend(_describe_run(run, report.label_of(run)))
     blind = [",".join(r.dropped) for r in report.blind_spots]
     if blind:
         lines.append(f"  blind spots (dropping changed nothing): {', '.join(blind)}")
     return "\n".join(lines)
 
 
-def _describe_run(run: RunResult) -> list[str]:
-    lines = [f"  {run.label}: {run.verdict}"]
+def _describe_run(run: RunResult, label: str) -> list[str]:
+    lines = [f"  {label}: {run.verdict}"]
     if run.failure:
         lines.append(f"    failure: {run.failure.splitlines()[0]}")
     if run.first_divergent_step is not None and run.verdict == "diverged":
@@ -140,9 +156,7 @@ def _describe_run(run: RunResult) -> list[str]:
             f"(rel {_g(run.max_rel_diff)}, {_g(run.max_ulp_diff)} ULP)"
         )
     for finding in run.diagnosis:
-        mark = ("" if finding.confirmed is None
-                else " (confirmed)" if finding.confirmed else " (latent: changes nothing here)")
-        lines.append(f"    diagnosis: {finding.component}: {finding.detail}{mark}")
+        lines.append(f"    diagnosis: {finding.component}: {finding.detail}{finding.mark}")
     lines.append(f"    why: {run.explanation}")
     lines.append(f"    reproduce: {run.reproduce}")
     return lines

@@ -93,7 +93,7 @@ def check_baseline(
     target: Target | str | None = None,
     *,
     steps: int | None = None,
-    seed: int = 0,
+    seed: int | None = None,
     threads: int = 1,
     isolation: Literal["inprocess", "process"] = "inprocess",
     batch_size: int = 8,
@@ -118,7 +118,7 @@ def check_baseline(
                               f"expected an int >= 2 dividing batch_size={batch_size}")
     check_timeout(timeout)
     step_timeout = PHASE_TIMEOUT if timeout is None else (float(timeout) or None)
-    config = {**tgt.run_config, tgt.seed_key: seed}
+    config = tgt.launch_config(seed)
     tracker = ProgressTracker(progress, "baseline", total=2 * n + 1) if progress else None
     previous = torch.get_num_threads()
     torch.set_num_threads(threads)
@@ -160,7 +160,7 @@ def two_runs(target: Target, steps: int, config: dict[str, Any], threads: int,
 
 
 def _determinism(tgt: Target, n: int, config: dict[str, Any], threads: int,
-                 isolation: Literal["inprocess", "process"], seed: int,
+                 isolation: Literal["inprocess", "process"], seed: int | None,
                  step_timeout: float | None,
                  progress: ProgressTracker | None = None) -> BaselineCheck:
     with tempfile.TemporaryDirectory(prefix="resumecheck-baseline-") as work:

@@ -264,7 +264,10 @@ def _common(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("target", nargs="?", default=None,
                      help="module:attr or path/to/file.py:attr naming the program factory "
                      "(default: the built-in tiny program)")
-    cmd.add_argument("--seed", type=int, default=0, help="the run's seed (default 0)")
+    cmd.add_argument("--seed", type=int, default=None,
+                     help="set the program's seed setting (Target.seed_key) for the run; a restart "
+                     "is still built from the program's defaults and gets the seed back only "
+                     "through its checkpoint (default: the program's own settings, unchanged)")
     cmd.add_argument("--threads", type=_positive_int, default=1,
                      help="torch threads for every run (default 1; bitwise results need a "
                      "fixed count)")

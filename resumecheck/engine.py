@@ -28,7 +28,7 @@ import torch
 from resumecheck import forkserver
 from resumecheck.baseline import nondeterminism_cause
 from resumecheck.compare import Difference, Tolerance, compare_values, digest, flatten_state
-from resumecheck.components import SAMPLER_EPOCH, preserved_global_streams, validate_drop
+from resumecheck.components import CONFIG, SAMPLER_EPOCH, preserved_global_streams, validate_drop
 from resumecheck.environment import fingerprint
 from resumecheck.errors import (
     BudgetExhausted, DiskSpaceShortage, DiskUseWarning, InvalidArgument, NondeterministicBaseline, ResumecheckError,
@@ -39,7 +39,8 @@ from resumecheck.program import (
 )
 from resumecheck.progress import ProgressCallback, ProgressTracker, run_label
 from resumecheck.report import (
-    CLOSE, DIVERGED, FAILED, IDENTICAL, Finding, Report, RunResult,
+    AFTER_DIVERGENCE, CLOSE, CONFIRMED, DIVERGED, FAILED, IDENTICAL, INCONCLUSIVE, LATENT,
+    NOT_CAUSE, Finding, Report, RunResult,
 )
 from resumecheck.reproduce import reproduce_command
 from resumecheck.runner import (
@@ -48,7 +49,7 @@ from resumecheck.runner import (
 )
 from resumecheck.state_diff import describe_difference
 from resumecheck.trace import (
-    StepRecord, differing_quantities, first_difference, load_step_tensors,
+    differing_quantities, first_difference, load_step_tensors,
 )
 from resumecheck.trajectory import Trajectory
 
@@ -99,7 +100,7 @@ def verify(
     drop: DropSpec = "all",
     isolation: Literal["inprocess", "process"] = "inprocess",
     tolerance: Tolerance | None = None,
-    seed: int = 0,
+    seed: int | None = None,
     noise_seeds: int = 2,
     threads: int = 1,
     check_determinism: bool = True,
@@ -112,6 +113,18 @@ def verify(
     ``"none"`` (the full resume only), or a list whose items are a component
     name or a collection of names dropped together (one run each, after the
     full resume).
+
+    ``seed``: None (the default) runs the program with its own settings,
+    its default seed included; an int sets ``target.seed_key`` for the run
+    (the reference and the first half of each resumed run; a restart is
+    still built from the program's defaults and gets the seed back only
+    through its checkpoint). The noise runs vary the seed from the one the
+    run uses, when it can be known (see ``_Check.base_seed``).
+
+    Every report holds the engine's own full resume (every declared
+    component restored by the engine) beside the program's own save/load
+    one; when the engine's is not equivalent, the declared components do
+    not capture the program's state and the ablations are ``inconclusive``.
 
     Before judging, a second uninterrupted run must match the reference bit
     for bit; if it does not, bitwise mode raises ``NondeterministicBaseline``
@@ -186,15 +199,17 @@ class _Check:
     resume_at: list[int]
     isolation: Literal["inprocess", "process"]
     tolerance: Tolerance
-    seed: int
+    seed: int | None
+    """The seed asked for (None: the program's own settings, unchanged)."""
     threads: int
     work: str = ""
     reference: SegmentResult | None = None
     noise: list[list[float]] = field(default_factory=list)
     capture_at: list[int] | None = None
     """Steps at which the reference captures state (default: the resume points)."""
-    fast_start: bool = False
-    """Start the program's own-checkpoint runs from reference captures (see _resumed_program)."""
+    reuse_prefix: bool = False
+    """Replay each own-checkpoint run's first half once per first resume point
+    and reuse it (fuzzing: many schedules share a first point)."""
     check_determinism: bool = True
     determinism: dict[str, Any] = field(default_factory=lambda: {"checked": False})
     timeout: float | None = None
@@ -208,6 +223,9 @@ class _Check:
     _loaded: dict[str, dict[str, Any]] = field(default_factory=dict)
     progress: ProgressTracker | None = None
     _replay_lock: threading.Lock = field(default_factory=threading.Lock)
+    _prefixes: dict[int, SegmentResult] = field(default_factory=dict)
+    noise_seeds: list[int] = field(default_factory=list)
+    """The seeds of the noise runs that ran (empty: none, or the seed is unknown)."""
 
     def _reference_file(self, path: str) -> dict[str, Any]:
         """A capture of the reference, loaded once: those files never change."""
@@ -219,7 +237,25 @@ class _Check:
 
     @property
     def run_config(self) -> dict[str, Any]:
-        return {**self.target.run_config, self.target.seed_key: self.seed}
+        return self.target.launch_config(self.seed)
+
+    def base_seed(self) -> int | None:
+        """The seed the run uses, when it can be known: ``--seed``; else the
+        run's settings; else the ``seed_key`` entry of the program's declared
+        ``config`` state in the reference (its default, as built). None: the
+        program's seed cannot be known, and the noise runs are not made
+        (setting ``seed_key`` to a guess could reproduce the reference itself,
+        or name a setting the program does not have)."""
+        if self.seed is not None:
+            return self.seed
+        key = self.target.seed_key
+        value = self.target.run_config.get(key)
+        if value is None and self.reference is not None and self.reference.end_state:
+            state = self._reference_file(self.reference.end_state)["components"].get(CONFIG)
+            if isinstance(state, dict) and set(state) == {"value"}:
+                state = state["value"]
+            value = state.get(key) if isinstance(state, dict) else None
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
 
     @property
     def restart_config(self) -> dict[str, Any]:
@@ -337,20 +373,34 @@ class _Check:
             self.progress.total = self.progress.done + self.steps * noise_seeds + sum(
                 self.steps if not d and ref.has_own_checkpoint else self.steps - self.resume_at[0]
                 for d in drop_sets)
+        base = self.base_seed()
+        self.noise_seeds = [base + i for i in range(1, noise_seeds + 1)] if base is not None else []
 
-        def noise_run(i: int) -> SegmentResult:
-            config = {**self.run_config, self.target.seed_key: self.seed + i}
-            return self._segment(self._spec(f"noise{i}", config=config, start=0, stop=self.steps,
-                                            capture_end=False))
+        def noise_run(seed: int) -> SegmentResult:
+            config = {**self.run_config, self.target.seed_key: seed}
+            return self._segment(self._spec(f"noise{seed}", config=config, start=0,
+                                            stop=self.steps, capture_end=False))
 
-        def resumed_run(dropped: list[str]) -> RunResult:
-            return self.check(self.resume_at, dropped)
+        # The full resume (the program's own save/load when it has them), the
+        # engine's own full resume when that is another run, then the ablations.
+        jobs_list: list[tuple[list[str], Literal["auto", "engine"]]] = [([], "auto")]
+        if ref.has_own_checkpoint:
+            jobs_list.append(([], "engine"))
+        jobs_list += [(dropped, "auto") for dropped in drop_sets[1:]]
+
+        def resumed_run(job: tuple[list[str], Literal["auto", "engine"]]) -> tuple[RunResult, list[Any]]:
+            return self._run_one(self.resume_at, job[0], job[1])
 
         jobs = _process_jobs(self.threads) if self.isolation == "process" else 1
-        self.check_disk(runs=len(drop_sets), jobs=jobs)
-        noise = self._map(noise_run, range(1, noise_seeds + 1))
+        self.check_disk(runs=len(jobs_list), jobs=jobs)
+        noise = self._map(noise_run, self.noise_seeds)
+        self.noise_seeds = [s for s, seg in zip(self.noise_seeds, noise) if seg.error is None]
         self.noise = [[r.loss for r in seg.records] for seg in noise if seg.error is None]
-        runs = self._map(resumed_run, drop_sets)
+        done = self._map(resumed_run, jobs_list)
+        fulls = len(jobs_list) - len(drop_sets) + 1
+        engine_full, engine_trajectory = done[fulls - 1]
+        self._judge_ablations(engine_full, engine_trajectory, done[fulls:])
+        runs = [r for r, _ in done]
         return Report(
             target=self.target.spec or self.target.name,
             steps=self.steps,
@@ -376,6 +426,14 @@ class _Check:
         them; ablations use the engine's capture. The run's files are removed
         once it is judged, so a long fuzzing session uses bounded disk.
         """
+        return self._run_one(schedule, dropped, source)[0]
+
+    def _run_one(
+        self, schedule: Sequence[int], dropped: Sequence[str] = (),
+        source: Literal["auto", "engine"] = "auto",
+    ) -> tuple[RunResult, list[Any]]:
+        """``check``, also returning the run's trajectory after its first
+        resume point (per-step digests): ablations are compared with it."""
         assert self.reference is not None
         schedule, dropped = list(schedule), list(dropped)
         own = self.reference.has_own_checkpoint and not dropped and source == "auto"
@@ -385,7 +443,10 @@ class _Check:
                 segments = self._resumed_program(schedule, work)
             else:
                 segments = self._resumed_engine(schedule, dropped, work)
-            return self._judge(schedule, dropped, segments, "program" if own else "engine", work)
+            trajectory = [r.digests for _, seg in segments for r in seg.records
+                          if r.step > schedule[0]]
+            result = self._judge(schedule, dropped, segments, "program" if own else "engine", work)
+            return result, trajectory
         finally:
             shutil.rmtree(work, ignore_errors=True)
 
@@ -415,39 +476,57 @@ class _Check:
     def _resumed_program(self, schedule: list[int], work: str) -> list[tuple[int, SegmentResult]]:
         """The program's own save() and load(): the checkpoint under audit.
 
-        The first half runs from step 0, unless ``fast_start`` says the
-        engine's capture is complete (its own full resume was identical): then
-        it starts from the reference's capture at the first resume point and
-        calls save() right away, which costs no steps.
+        The first half runs from step 0 and calls save() at the first resume
+        point, exactly as ``resumecheck run`` does. With ``reuse_prefix`` that
+        first half runs once per first resume point and its checkpoint is
+        reused: a replay, memoized (the determinism check proved the prefix
+        reproducible), never a start from the engine's capture, which would
+        call save() on a program the engine restored, not one that trained
+        there (a save that writes its position relative to the last resume
+        would look already resumed).
         """
-        assert self.reference is not None
         first = schedule[0]
-        if self.fast_start and first in self.reference.captures:
+        seg = self._prefixes.get(first) if self.reuse_prefix else None
+        if seg is None:
+            prefix_work = self._prefix_dir(first) if self.reuse_prefix else work
             seg = self._segment(self._spec(
-                "own-start", work, config=self.restart_config, start=first, stop=first,
-                restore=Restore(path=self.reference.captures[first]), program_save_at=first,
-                reseed=_RESEED_BASE,
-            ))
-            seg.restored_state = None  # the engine's own restore: nothing to diagnose
-        else:
-            seg = self._segment(self._spec(
-                "own-0", work, config=self.run_config, start=0, stop=first,
+                "own-0", prefix_work, config=self.run_config, start=0, stop=first,
                 program_save_at=first, keep_tensors_after=0,
             ))
-        out = [(0, seg)]
+            if self.reuse_prefix and seg.error is None:
+                self._prefixes[first] = seg
+        return [(0, seg), *self._own_chain(schedule, seg.program_checkpoint, work, seg)]
+
+    def _prefix_dir(self, first: int) -> str:
+        path = Path(self.work) / f"prefix-{first}"
+        path.mkdir(parents=True, exist_ok=True)
+        return str(path)
+
+    def _own_chain(
+        self, schedule: list[int], checkpoint: str | None, work: str,
+        previous: SegmentResult, tag: str = "own", first_restore: Restore | None = None,
+    ) -> list[tuple[int, SegmentResult]]:
+        """Restart at each point of ``schedule`` through the program's load(),
+        saving with its save() at the next point. ``first_restore`` replaces
+        the first restart's restore (a confirmation's override)."""
+        out: list[tuple[int, SegmentResult]] = []
         bounds = [*schedule, self.steps]
+        prev = previous
         for i, k in enumerate(schedule):
-            prev = out[-1][1]
             if prev.error is not None:
                 break
             stop = bounds[i + 1]
-            seg = self._segment(self._spec(
-                f"own-{k}", work, config=self.restart_config, start=k, stop=stop,
-                restore=Restore(path=prev.program_checkpoint or "", source="program"),
-                program_save_at=stop if stop < self.steps else None,
+            restore = Restore(path=prev.program_checkpoint or "", source="program")
+            if i == 0 and first_restore is not None:
+                restore = first_restore
+            elif i == 0 and checkpoint is not None:
+                restore = Restore(path=checkpoint, source="program")
+            prev = self._segment(self._spec(
+                f"{tag}-{k}", work, config=self.restart_config, start=k, stop=stop,
+                restore=restore, program_save_at=stop if stop < self.steps else None,
                 keep_tensors_after=k, reseed=_RESEED_BASE + k,
             ))
-            out.append((k, seg))
+            out.append((k, prev))
         return out
 
     # -- judging ---------------------------------------------------------
@@ -478,34 +557,11 @@ class _Check:
             return result
 
         ref_by_step = {r.step: r for r in self.reference.records}
-        records = [(seg, r) for _, seg in segments for r in seg.records]
-        result.trajectory = Trajectory.compare([r for _, r in records], ref_by_step)
-        first: tuple[int, str] | None = None
-        first_bitwise: tuple[int, str] | None = None
-        worst: Difference | None = None
-        loss_deltas: dict[int, float] = {}
-        for seg, rec in records:
-            ref = ref_by_step[rec.step]
-            loss_deltas[rec.step] = abs(rec.loss - ref.loss)
-            keys = differing_quantities(ref, rec)
-            if not keys:
-                continue
-            first_bitwise = first_bitwise or (rec.step, keys[0])
-            diffs = self._tensor_differences(seg, rec.step, keys)
-            for key in keys:
-                d = diffs.get(key, Difference(False))
-                worst = d.worse(worst)
-                if not d.within_tolerance and first is None:
-                    first = (rec.step, key)
-        trajectory_identical = first is None  # (within tolerance)
-        for name, diff in self._end_state_differences(
-            schedule[0], dropped, segments[-1][1],
-            result.latent_gaps if trajectory_identical else None,
-        ):
-            worst = diff.worse(worst)
-            first_bitwise = first_bitwise or (self.steps, f"state:{name}")
-            if first is None and not diff.within_tolerance:
-                first = (self.steps, f"state:{name}")
+        result.trajectory = Trajectory.compare(
+            [r for _, seg in segments for r in seg.records], ref_by_step)
+        cmp = self._compare(schedule[0], dropped, segments, result.latent_gaps)
+        first, first_bitwise, worst, loss_deltas = (
+            cmp.first, cmp.first_bitwise, cmp.worst, cmp.loss_deltas)
         if worst is not None:
             result.max_abs_diff, result.max_rel_diff, result.max_ulp_diff = (
                 worst.max_abs, worst.max_rel, worst.max_ulp)
@@ -519,50 +575,120 @@ class _Check:
             self._plausibility(result, loss_deltas)
         elif first_bitwise is not None:
             result.verdict = CLOSE
-        if source == "program" and result.diagnosis:
-            self._confirm(result, segments, work)
+        if result.diagnosis:
+            self._confirm(result, segments, work, source)
         result.blind_spot = bool(dropped) and result.verdict in (IDENTICAL, CLOSE)
         result.explanation = self._explain(result, first_bitwise)
         annotate(result, self.reference, segments)  # streams after the restore, data in words
         return result
 
-    def _confirm(
-        self, result: RunResult, segments: list[tuple[int, SegmentResult]], work: str
-    ) -> None:
-        """Rerun with only the blamed component from the program's checkpoint.
+    def _compare(
+        self, first_k: int, dropped: list[str], segments: list[tuple[int, SegmentResult]],
+        latent: list[str],
+    ) -> _Comparison:
+        """Compare a run's steps and end state with the reference's: the first
+        difference beyond tolerance, the first bitwise one, the worst, and
+        |Δloss| per step. ``latent`` collects latent gaps when the trajectory
+        is identical (see _end_state_differences)."""
+        assert self.reference is not None
+        ref_by_step = {r.step: r for r in self.reference.records}
+        out = _Comparison()
+        for _, seg in segments:
+            for rec in seg.records:
+                ref = ref_by_step[rec.step]
+                out.loss_deltas[rec.step] = abs(rec.loss - ref.loss)
+                keys = differing_quantities(ref, rec)
+                if not keys:
+                    continue
+                out.first_bitwise = out.first_bitwise or (rec.step, keys[0])
+                diffs = self._tensor_differences(seg, rec.step, keys)
+                for key in keys:
+                    d = diffs.get(key, Difference(False))
+                    out.worst = d.worse(out.worst)
+                    if not d.within_tolerance and out.first is None:
+                        out.first = (rec.step, key)
+        trajectory_identical = out.first is None  # (within tolerance)
+        for name, diff in self._end_state_differences(
+            first_k, dropped, segments[-1][1], latent if trajectory_identical else None,
+        ):
+            out.worst = diff.worse(out.worst)
+            out.first_bitwise = out.first_bitwise or (self.steps, f"state:{name}")
+            if out.first is None and not diff.within_tolerance:
+                out.first = (self.steps, f"state:{name}")
+        return out
 
-        Everything else comes from the engine's capture at the same step; if
-        that run diverges too, the blame is confirmed. A component whose wrong
-        state changes nothing here is a latent gap.
+    def _confirm(
+        self, result: RunResult, segments: list[tuple[int, SegmentResult]], work: str,
+        source: str,
+    ) -> None:
+        """Give each finding a status: is the difference the cause?
+
+        The findings that count are those at the resume points up to the one
+        after which the run departs from the reference (later points were
+        compared with what the run saved: ``after_divergence``, not blamed).
+        A run that never departs leaves them ``latent``. Otherwise each is
+        tried: the same schedule through the program's own save/load, with
+        only that component set to the reference's state at its resume
+        point. If that removes the divergence or moves it later, the blame is
+        ``confirmed``; if the divergence stays where it was, the component
+        differs but is ``not_cause``. The engine's own checkpoint is not
+        tried (its restore is the experiment itself).
         """
         assert self.reference is not None
-        restored = {k: seg.restored_state for k, seg in segments if seg.restored_state}
-        confirmed = []
+        diverged_at = result.first_divergent_step if result.verdict == DIVERGED else None
+        if result.verdict == FAILED:
+            return
+        departure = None
+        if diverged_at is not None:
+            departure = max((k for k in result.resume_at if k < diverged_at),
+                            default=result.resume_at[0])
+        checkpoints = {k: prev.program_checkpoint
+                       for (_, prev), (k, _) in zip(segments, segments[1:])}
+        judged = []
         for finding in result.diagnosis:
             k = finding.step
-            if k is None or k not in restored or k not in self.reference.captures:
-                confirmed.append(finding)
-                continue
-            seg = self._segment(self._spec(
-                f"confirm-{finding.component}-{k}", work, config=self.restart_config, start=k,
-                stop=self.steps, restore=Restore(
-                    path=self.reference.captures[k], override_path=restored[k],
-                    override=[finding.component],
-                ),
-                reseed=_RESEED_BASE + k,
-            ))
-            diverged = (
-                seg.error is not None
-                or any(differing_quantities(self._reference_record(r.step), r) for r in seg.records)
-                or bool(self._end_state_differences(k, [], seg, latent=[]))
-            )
-            confirmed.append(replace(
-                finding, confirmed=diverged,
-                matters_from=None if diverged else self._matters_from(finding.component, k),
-            ))
-            if not diverged and finding.component not in result.latent_gaps:
+            if finding.status == AFTER_DIVERGENCE:
+                judged.append(finding)
+            elif departure is None:
+                judged.append(replace(finding, status=LATENT, confirmed=False,
+                                      matters_from=self._matters_from(finding.component, k or 0)))
+            elif (source != "program" or k is None or k > departure
+                  or k not in self.reference.captures or not checkpoints.get(k)):
+                judged.append(finding)
+            else:
+                cause = self._replacing_helps(finding.component, k, checkpoints[k] or "",
+                                              result.resume_at, diverged_at, work)
+                if not cause and finding.component == CONFIG:
+                    # Settings are read at build too (a seed, a data order): set
+                    # after the load, they cannot undo what the build made of
+                    # the wrong ones. No evidence either way: not judged.
+                    judged.append(finding)
+                    continue
+                judged.append(replace(finding, status=CONFIRMED if cause else NOT_CAUSE,
+                                      confirmed=cause))
+        result.diagnosis = judged
+        for finding in judged:
+            if finding.status == LATENT and finding.component not in result.latent_gaps:
                 result.latent_gaps.append(finding.component)
-        result.diagnosis = confirmed
+
+    def _replacing_helps(
+        self, component: str, k: int, checkpoint: str, schedule: list[int],
+        diverged_at: int | None, work: str,
+    ) -> bool:
+        """Rerun ``schedule`` from point ``k`` (the program's checkpoint there,
+        but ``component`` from the reference's capture); True when the
+        divergence goes away or starts later than ``diverged_at``."""
+        assert self.reference is not None and diverged_at is not None
+        rest = [p for p in schedule if p >= k]
+        restore = Restore(path=checkpoint, source="program",
+                          override_path=self.reference.captures[k], override=[component])
+        segments = self._own_chain(rest, None, work, SegmentResult(
+            records=[], names=[], captures={}, end_state=None), tag=f"confirm-{component}",
+            first_restore=restore)
+        if any(seg.error is not None for _, seg in segments):
+            return False
+        first = self._compare(schedule[0], [], segments, []).first
+        return first is None or first[0] > diverged_at
 
     def _matters_from(self, component: str, k: int) -> int | None:
         """For a latent gap: the first step where it would start to matter, when
@@ -572,10 +698,6 @@ class _Check:
         if component == SAMPLER_EPOCH:
             return next_epoch_start(self.reference.boundaries, k)
         return None
-
-    def _reference_record(self, step: int) -> StepRecord:
-        assert self.reference is not None
-        return self.reference.records[step - 1]
 
     def _tensor_differences(self, seg: SegmentResult, step: int, keys: list[str]) -> dict[str, Difference]:
         assert self.reference is not None
@@ -681,14 +803,37 @@ class _Check:
         return out
 
     def _diagnose(self, dropped: list[str], segments: list[tuple[int, SegmentResult]]) -> list[Finding]:
-        """Compare each restored component with the reference's state at that point."""
+        """Compare each restored component with the state it should have had.
+
+        Up to the first resume point after which the run differs from the
+        reference, that is the reference's state there. Once the run has
+        differed, later restored state is compared with what the run itself
+        had when it saved (``basis="saved"``): the reference's state there is
+        no longer what a correct checkpoint would restore, so differences
+        from it are consequences, not causes (status ``after_divergence``).
+        """
         assert self.reference is not None
+        ref_by_step = {r.step: r for r in self.reference.records}
         findings: list[Finding] = []
         seen: set[str] = set()
+        differed = False
+        previous: SegmentResult | None = None
         for k, seg in segments:
-            if seg.restored_state is None or k not in self.reference.captures:
+            differed = differed or any(
+                differing_quantities(ref_by_step[r.step], r)
+                for _, s in segments for r in s.records if r.step <= k
+            )
+            given: str | None = None
+            basis: Literal["reference", "saved"] = "reference"
+            status: Literal["after_divergence"] | None = None
+            if differed and previous is not None and previous.end_state:
+                given, basis, status = previous.end_state, "saved", AFTER_DIVERGENCE
+            elif k in self.reference.captures:
+                given = self.reference.captures[k]
+            prev, previous = previous, seg
+            if seg.restored_state is None or given is None or (differed and prev is None):
                 continue
-            ref = self._reference_file(self.reference.captures[k])
+            ref = self._reference_file(given) if basis == "reference" else load_checkpoint(given)
             run = load_checkpoint(seg.restored_state)
             for name in self.reference.names:
                 if name in dropped or name in seen:
@@ -698,7 +843,7 @@ class _Check:
                     ref.get("meta"), run.get("meta"),
                 )
                 if detail is not None:
-                    findings.append(Finding(name, detail, step=k))
+                    findings.append(Finding(name, detail, step=k, basis=basis, status=status))
                     seen.add(name)
         return findings
 
@@ -731,14 +876,55 @@ class _Check:
         )
 
     def _noise_summary(self) -> dict[str, Any]:
+        base = self.base_seed()
         if self.reference is None or not self.noise:
-            return {"seeds": [], "band": None}
+            out: dict[str, Any] = {"seeds": [], "band": None, "base_seed": base}
+            if base is None:
+                out["why"] = (
+                    f"the program's seed is unknown (no --seed, no {self.target.seed_key!r} "
+                    "in run_config or in a declared config component), so no other seed "
+                    "could be chosen for noise runs"
+                )
+            return out
         after = [r.step for r in self.reference.records if r.step > self.resume_at[0]]
         return {
-            "seeds": [self.seed + i for i in range(1, len(self.noise) + 1)],
+            "seeds": list(self.noise_seeds),
+            "base_seed": base,
             "band": self._band(after),
             "steps": [after[0], after[-1]] if after else [],
         }
+
+    def _judge_ablations(
+        self, engine_full: RunResult, engine_trajectory: list[Any],
+        ablations: list[tuple[RunResult, list[Any]]],
+    ) -> None:
+        """When the engine's own full resume is not equivalent, the declared
+        components do not capture the program's state: no ablation is
+        evidence of anything. Mark them ``inconclusive`` (a failed one stays
+        failed: that is a fact), and say when one's trajectory is the full
+        resume's own divergence, step for step."""
+        allowed = (IDENTICAL,) if self.tolerance.bitwise_only else (IDENTICAL, CLOSE)
+        if engine_full.verdict in allowed:
+            return
+        where = (f"from step {engine_full.first_divergent_step} "
+                 f"({engine_full.first_divergent_quantity})"
+                 if engine_full.verdict == DIVERGED else "(it failed)")
+        for run, trajectory in ablations:
+            if run.verdict == FAILED:
+                continue
+            run.verdict = INCONCLUSIVE
+            run.blind_spot = False
+            run.plausible = None
+            run.noise_ratio = None
+            run.same_as_full_resume = (
+                engine_full.verdict == DIVERGED and trajectory == engine_trajectory)
+            text = (f"inconclusive: the engine's full resume of every declared component "
+                    f"already differs {where}, so dropping {', '.join(run.dropped)} shows "
+                    "nothing about it")
+            if run.same_as_full_resume:
+                text += ("; its trajectory is identical to the full resume's divergence: "
+                         "not evidence that the component matters")
+            run.explanation = text
 
     def _explain(self, r: RunResult, first_bitwise: tuple[int, str] | None) -> str:
         what = "dropping " + ", ".join(r.dropped) if r.dropped else "the full resume"
@@ -764,8 +950,14 @@ class _Check:
             text = f"the final {q} differs"
             if not r.max_abs_loss_diff:
                 text += " (every step's loss, gradients and parameters match)"
+        if not r.dropped and r.checkpoint == "engine" and self.reference is not None \
+                and self.reference.has_own_checkpoint:
+            text += ("; the engine restored every declared component: they do not capture "
+                     "the program's state (undeclared state, or state consumed after the "
+                     "restore)")
         if r.diagnosis:
-            text += "; restored state differs in " + ", ".join(f.component for f in r.diagnosis)
+            text += "; restored state differs in " + ", ".join(
+                f.component + f.mark for f in r.diagnosis)
         text += self._latent_text(r)
         if r.plausible is True:
             text += "; loss stays within seed-to-seed noise: plausible but different"
@@ -791,7 +983,7 @@ class _Check:
         return reproduce_command(
             "run", self.target.spec, steps=self.steps, seed=self.seed, threads=self.threads,
             isolation=self.isolation, resume_at=schedule, drop=dropped,
-            tolerance=self.tolerance,
+            tolerance=self.tolerance, timeout=self.timeout,
         )
 
 
@@ -805,6 +997,17 @@ def _size(path: str) -> int:
 def _tree_size(root: str) -> int:
     return sum(_size(os.path.join(folder, name))
                for folder, _, names in os.walk(root) for name in names)
+
+
+@dataclass
+class _Comparison:
+    """How a run's steps and end state compare with the reference's."""
+
+    first: tuple[int, str] | None = None
+    """The first (step, quantity) beyond tolerance."""
+    first_bitwise: tuple[int, str] | None = None
+    worst: Difference | None = None
+    loss_deltas: dict[int, float] = field(default_factory=dict)
 
 
 def _drop_sets(drop: DropSpec, names: Sequence[str]) -> list[list[str]]:

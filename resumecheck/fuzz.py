@@ -6,10 +6,13 @@ schedules (biased towards the program's boundaries and the extremes), runs
 each as a resumed run against one shared reference, and shrinks the first
 failure to the smallest schedule that still fails.
 
-The reference is computed once and captures state at every step; when the
-engine's own capture is complete (its full resume is identical), every
-example starts from the reference's capture at its first resume point, so an
-example costs the steps after that point, not a whole run.
+The reference is computed once and captures state at every step. Examples
+through the program's own save/load replay their first half from step 0, as
+``resumecheck run`` does; that replay is made once per first resume point and
+reused (the determinism check proved it reproducible), never replaced by a
+start from the engine's capture. Before a minimal schedule is reported, it is
+run again exactly as its printed ``resumecheck run`` command runs it, and only
+a failure that reproduces is reported.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis.errors import Unsatisfiable
 
 from resumecheck.components import preserved_global_streams
-from resumecheck.engine import _Check, _resume_points
+from resumecheck.engine import _Check, _resume_points, verify
 from resumecheck.runner import check_timeout
 from resumecheck.environment import fingerprint
 from resumecheck.errors import BudgetExhausted, InvalidArgument
@@ -47,7 +50,7 @@ class FuzzResult:
 
     target: str
     steps: int
-    seed: int
+    seed: int | None
     max_interruptions: int
     examples: int = 0
     distinct_schedules: int = 0
@@ -55,7 +58,15 @@ class FuzzResult:
     boundaries_covered: list[int] = field(default_factory=list)
     budget_exhausted: bool = False
     fast_start: bool = False
+    """Own-checkpoint examples reused the replayed first half of an earlier
+    example with the same first resume point."""
     failure: RunResult | None = None
+    """The minimal failing full resume, as ``resumecheck run`` reports it."""
+    declared_state_notice: str | None = None
+    """When the failure's report found the declared components incomplete, its sentence."""
+    unreproduced: list[list[int]] = field(default_factory=list)
+    """Schedules that failed while fuzzing but not when run again as their
+    reproduce command runs them (not reported as failures)."""
     reference_loss: list[float] = field(default_factory=list)
     """The uninterrupted reference's loss at steps 1..N (what a plot compares with)."""
     environment: dict[str, Any] = field(default_factory=dict)
@@ -80,6 +91,8 @@ class FuzzResult:
             "found": self.found,
             "failure": self.failure.to_json() if self.failure else None,
             "reference_loss": list(self.reference_loss),
+            "unreproduced": self.unreproduced,
+            "declared_state_notice": self.declared_state_notice,
             "environment": self.environment,
         }
 
@@ -88,7 +101,13 @@ class FuzzResult:
                  f"boundaries covered: {', '.join(map(str, self.boundaries_covered)) or 'none'})")
         if self.failure is None:
             cut = "; the time budget ran out first" if self.budget_exhausted else ""
-            return f"no failing schedule in {tried}{cut}"
+            odd = ""
+            if self.unreproduced:
+                odd = ("; failures seen at resume at "
+                       + " and ".join(",".join(map(str, s)) for s in self.unreproduced)
+                       + " did not reproduce through `resumecheck run` (not reported; "
+                       "please report this to resumecheck)")
+            return f"no failing schedule in {tried}{cut}{odd}"
         return f"minimal failing schedule: resume at {','.join(map(str, self.failure.resume_at))}, found in {tried}"
 
     def render(self, fmt: Literal["table", "json", "markdown"] = "table") -> str:
@@ -99,11 +118,14 @@ class FuzzResult:
         env = self.environment
         lines = [
             f"resumecheck fuzz: {self.target}, {self.steps} steps, up to "
-            f"{self.max_interruptions} interruption(s), seed {self.seed}; torch "
+            f"{self.max_interruptions} interruption(s), "
+            f"{'seed ' + str(self.seed) if self.seed is not None else 'the program' + chr(39) + 's own seed'}; torch "
             f"{env.get('torch')}, {env.get('threads')} thread(s), {env.get('device')}",
             self.summary(),
         ]
         run = self.failure
+        if self.declared_state_notice:
+            lines.append(f"WARNING: {self.declared_state_notice}")
         if run is not None:
             lines.append(f"  {run.label}: {run.verdict}"
                          + (f" from step {run.first_divergent_step} ({run.first_divergent_quantity})"
@@ -113,8 +135,7 @@ class FuzzResult:
             if run.failure:
                 lines.append(f"  failure: {run.failure.splitlines()[0]}")
             for f in run.diagnosis:
-                mark = " (confirmed)" if f.confirmed else ""
-                lines.append(f"  diagnosis: {f.component}: {f.detail}{mark}")
+                lines.append(f"  diagnosis: {f.component}: {f.detail}{f.mark}")
             lines.append(f"  why: {run.explanation}")
             lines.append(f"  reproduce: {run.reproduce}")
         if fmt == "markdown":
@@ -141,7 +162,7 @@ def fuzz(
     max_examples: int = 100,
     budget: float = 60.0,
     max_interruptions: int = 2,
-    seed: int = 0,
+    seed: int | None = None,
     isolation: Literal["inprocess", "process"] = "inprocess",
     threads: int = 1,
     progress: ProgressCallback | None = None,
@@ -154,6 +175,8 @@ def fuzz(
     each step, as in ``verify()``. ``progress`` receives a ``ProgressEvent``
     per example (``unit`` examples; ``total`` the examples that fit in
     ``max_examples`` and the budget at the pace so far), and per shrinking step.
+    ``seed`` is the run's seed, as in ``verify`` (None: the program's own),
+    and seeds hypothesis's search (None: 0).
     """
     tgt = target if isinstance(target, Target) else load_target(target)
     n = tgt.steps if steps is None else steps
@@ -196,17 +219,37 @@ def fuzz(
             checker.check_disk(runs=1, jobs=1)  # examples run one at a time
             edges = epoch_boundaries(ref.boundaries, n)  # whole, fractional or declared
             result.boundaries = edges
-            if ref.has_own_checkpoint:
-                engine_full = checker.check(default, source="engine")
-                checker.fast_start = engine_full.verdict == IDENTICAL
-                result.fast_start = checker.fast_start
+            checker.reuse_prefix = result.fast_start = ref.has_own_checkpoint
             _search(checker, result, default, edges, max_examples, budget, say)
+            if result.failure is not None:
+                result.failure = _reproduced(tgt, n, seed, isolation, threads, timeout, result,
+                                             say)
         except Exception as exc:
             failure = environment_failure(exc, work)
             if failure is None or failure is exc:
                 raise
             raise failure from exc
     return result
+
+
+def _reproduced(tgt: Target, n: int, seed: int | None, isolation: Literal["inprocess", "process"],
+                threads: int, timeout: float | None, result: FuzzResult,
+                say: Callable[[str], None]) -> RunResult | None:
+    """Run the minimal schedule again as its reproduce command does (a fresh
+    ``verify``: same target, steps, seed, isolation, threads and timeout,
+    ``--drop none``) and return that run's full resume if it fails; else
+    record the schedule as unreproduced and return None."""
+    assert result.failure is not None
+    schedule = result.failure.resume_at
+    say(f"reproducing: resume at {','.join(map(str, schedule))} as `resumecheck run` does")
+    report = verify(tgt, steps=n, resume_at=schedule, drop="none", isolation=isolation,
+                    seed=seed, noise_seeds=0, threads=threads, check_determinism=False,
+                    timeout=timeout)
+    if report.equivalent:
+        result.unreproduced.append(list(schedule))
+        return None
+    result.declared_state_notice = report.incomplete_state_notice()
+    return report.full_resume
 
 
 def _search(checker: _Check, result: FuzzResult, default: list[int], edges: list[int],
@@ -227,7 +270,7 @@ def _search(checker: _Check, result: FuzzResult, default: list[int], edges: list
         steps=checker.steps, max_interruptions=result.max_interruptions, epoch_boundaries=edges
     )
 
-    @hypothesis_seed(result.seed)
+    @hypothesis_seed(result.seed if result.seed is not None else 0)
     @settings(
         max_examples=max_examples, deadline=None, database=None, derandomize=False,
         suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet,

@@ -97,7 +97,8 @@ class Target:
     spec: str | None = None
     """How to import this target (``module:attr`` or ``file.py:attr``)."""
     seed_key: str = "seed"
-    """The setting that holds the run's seed (plausibility varies it)."""
+    """The setting that holds the run's seed: ``--seed`` sets it, and the noise
+    runs vary it from the program's default (plausibility)."""
     steps: int = 20
     """Default number of optimizer steps N for a check."""
     resume_at: tuple[int, ...] = ()
@@ -114,6 +115,15 @@ class Target:
     @property
     def name(self) -> str:
         return self.spec or str(getattr(self.factory, "__qualname__", repr(self.factory)))
+
+    def launch_config(self, seed: int | None = None) -> dict[str, Any]:
+        """The settings a run is launched with: ``run_config``, plus
+        ``seed_key: seed`` only when a seed is asked for (None: the program's
+        own settings, its default seed included, unchanged)."""
+        config = dict(self.run_config)
+        if seed is not None:
+            config[self.seed_key] = seed
+        return config
 
     def build(self, config: Mapping[str, Any]) -> BuiltProgram:
         """Call the factory and check that what it returns is a program."""

@@ -32,7 +32,7 @@ _OPTIONS = {
     "resume_at": (str, None, "resume points K[,K...] for every check (default: each target's)"),
     "isolation": (str, "inprocess", "restarts: inprocess (default) or process"),
     "tolerance": (str, "bitwise", "bitwise (default) or close (torch.testing's tolerances)"),
-    "seed": (int, 0, "the runs' seed (default 0)"),
+    "seed": (int, None, "set the program's seed setting for every check (default: the program's own)"),
     "noise_seeds": (int, 2, "extra seeds for the noise band (default 2)"),
     "threads": (int, 1, "torch threads for every run (default 1)"),
     "timeout": (float, None, "seconds one training step may take; a slower step fails its "
@@ -341,11 +341,17 @@ def session_markdown(results: list[dict[str, Any]]) -> str:
 def _summary_row(entry: dict[str, Any]) -> str:
     report = entry["report"]
     cells = []
+    full_seen = False
     for run in report["runs"]:
-        if not run["dropped"]:
+        if not run["dropped"] and not full_seen:
+            full_seen = True
             verdict = "ok" if report["equivalent"] else run["verdict"].upper()
             cells.append(f"full resume: {verdict}")
+        elif not run["dropped"]:  # the engine's own, beside the program's save/load
+            if report.get("declared_state_complete") is False:
+                cells.append(f"engine resume: {run['verdict'].upper()} (declared state incomplete)")
         else:
+            # "ok" only for an ablation that diverged; never for "inconclusive"
             state = ("blind spot" if run["blind_spot"] else
                      "ok" if run["verdict"] == "diverged" else run["verdict"])
             cells.append(f"{','.join(run['dropped'])}: {state}")

@@ -16,10 +16,15 @@ from typing import Any, Literal
 from resumecheck.trajectory import Trajectory
 
 __all__ = [
+    "AFTER_DIVERGENCE",
     "CLOSE",
+    "CONFIRMED",
     "DIVERGED",
     "FAILED",
     "IDENTICAL",
+    "INCONCLUSIVE",
+    "LATENT",
+    "NOT_CAUSE",
     "SCHEMA",
     "Finding",
     "Report",
@@ -29,11 +34,34 @@ __all__ = [
 
 SCHEMA = "resumecheck.report/1"
 
-Verdict = Literal["identical", "close", "diverged", "failed"]
+Verdict = Literal["identical", "close", "diverged", "failed", "inconclusive"]
 IDENTICAL: Literal["identical"] = "identical"
 CLOSE: Literal["close"] = "close"
 DIVERGED: Literal["diverged"] = "diverged"
 FAILED: Literal["failed"] = "failed"
+INCONCLUSIVE: Literal["inconclusive"] = "inconclusive"
+"""An ablation when the engine's own full resume is not equivalent: the
+declared components do not capture the program's state, so what dropping one
+does is no evidence either way (neither exercised nor a blind spot)."""
+
+# What a diagnosis finding turned out to be (Finding.status).
+FindingStatus = Literal["confirmed", "not_cause", "latent", "after_divergence"]
+CONFIRMED: Literal["confirmed"] = "confirmed"
+"""Setting only this component to the reference's state removes the divergence or moves it later."""
+NOT_CAUSE: Literal["not_cause"] = "not_cause"
+"""It differs, but setting it to the reference's state changes nothing: not the cause."""
+LATENT: Literal["latent"] = "latent"
+"""It differs, and the run never departs from the reference after it: unused here."""
+AFTER_DIVERGENCE: Literal["after_divergence"] = "after_divergence"
+"""Found at a resume point after the run had already diverged; compared with
+what the run saved there, not with the reference, and not blamed."""
+
+_MARKS = {
+    CONFIRMED: "confirmed",
+    NOT_CAUSE: "differs, not the cause",
+    LATENT: "latent: changes nothing here",
+    AFTER_DIVERGENCE: "after the run had diverged: compared with what it saved, not blamed",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,10 +73,21 @@ class Finding:
     step: int | None = None
     """The resume point after which the restored state differed."""
     confirmed: bool | None = None
-    """A run with only this component from the program's checkpoint diverged too
-    (None: not tried, e.g. for the engine's own checkpoint)."""
+    """Setting only this component to the reference's state removed the
+    divergence or moved it later (None: not tried, e.g. for the engine's own
+    checkpoint)."""
     matters_from: int | None = None
     """For a latent gap: the step from which it would change the run, when known."""
+    status: FindingStatus | None = None
+    """``confirmed``, ``not_cause``, ``latent`` or ``after_divergence`` (None: not judged)."""
+    basis: Literal["reference", "saved"] = "reference"
+    """What the restored state was compared with: the reference's state at
+    ``step``, or (once the run had diverged) what the run saved there."""
+
+    @property
+    def mark(self) -> str:
+        """The status in words, in parentheses (empty when not judged)."""
+        return f" ({_MARKS[self.status]})" if self.status in _MARKS else ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +131,9 @@ class RunResult:
     """Largest |Δloss| divided by the seed-to-seed spread at that step."""
     blind_spot: bool = False
     """Something was dropped and nothing changed: this program does not exercise it here."""
+    same_as_full_resume: bool = False
+    """An inconclusive ablation whose trajectory is step for step the engine's
+    full resume's: its divergence is the full resume's, not this component's."""
     explanation: str = ""
     failure: str | None = None
     diagnosis: list[Finding] = field(default_factory=list)
@@ -115,8 +157,13 @@ class RunResult:
         return "full resume (own save/load)" if self.checkpoint == "program" else "full resume"
 
     @property
+    def exercised(self) -> bool:
+        """Dropping the components changed the run: they are exercised here."""
+        return bool(self.dropped) and self.verdict == DIVERGED
+
+    @property
     def noise_label(self) -> str:
-        if self.verdict == FAILED:
+        if self.verdict in (FAILED, INCONCLUSIVE):
             return "-"
         if self.blind_spot:
             return "blind spot"
@@ -139,7 +186,8 @@ class Report:
     target: str
     steps: int
     resume_at: list[int]
-    seed: int
+    seed: int | None
+    """The seed asked for (None: the program's own settings)."""
     isolation: str
     tolerance: dict[str, Any]
     environment: dict[str, Any]
@@ -168,8 +216,53 @@ class Report:
         return full.verdict in allowed
 
     @property
+    def engine_resume(self) -> RunResult | None:
+        """The engine's own full resume: every declared component restored by the engine."""
+        return next((r for r in self.runs if not r.dropped and r.checkpoint == "engine"), None)
+
+    @property
+    def declared_state_complete(self) -> bool | None:
+        """The engine's own full resume is equivalent: the declared components
+        capture the program's state (None: no such run)."""
+        engine = self.engine_resume
+        if engine is None:
+            return None
+        allowed = {IDENTICAL} if self.tolerance.get("mode") == "bitwise" else {IDENTICAL, CLOSE}
+        return engine.verdict in allowed
+
+    def incomplete_state_notice(self) -> str | None:
+        """The plain sentence a report opens with when the declared components
+        do not capture the program's state (None: they do)."""
+        engine = self.engine_resume
+        if engine is None or self.declared_state_complete is not False:
+            return None
+        if engine.verdict == FAILED:
+            where = f"fails: {(engine.failure or '').splitlines()[0]}"
+        else:
+            where = (f"differs from step {engine.first_divergent_step} "
+                     f"({engine.first_divergent_quantity})")
+        return (
+            "the declared components do not capture the program's state: the engine "
+            f"restored every one of them and the run still {where}. Something the "
+            "components do not declare is lost, or state is consumed between the restore "
+            "and the first step (a DataLoader iterator created after the load draws from "
+            "the restored random stream). Ablations cannot be judged: inconclusive."
+        )
+
+    def label_of(self, run: RunResult) -> str:
+        """A run's label in this report: the engine's full resume beside the
+        program's own save/load one is ``full resume (engine)``."""
+        if not run.dropped and run.checkpoint == "engine" and run is not self.full_resume:
+            return "full resume (engine)"
+        return run.label
+
+    @property
     def blind_spots(self) -> list[RunResult]:
         return [r for r in self.runs if r.blind_spot]
+
+    @property
+    def inconclusive(self) -> list[RunResult]:
+        return [r for r in self.runs if r.verdict == INCONCLUSIVE]
 
     def to_json(self) -> dict[str, Any]:
         return _finite({
@@ -186,6 +279,7 @@ class Report:
             "determinism": self.determinism,
             "reference_loss": list(self.reference_loss),
             "seed_losses": [list(losses) for losses in self.seed_losses],
+            "declared_state_complete": self.declared_state_complete,
             "runs": [r.to_json() for r in self.runs],
         })
 
@@ -205,7 +299,7 @@ class Report:
                 what = r.first_divergent_quantity or ("(failed)" if r.verdict == FAILED else "")
                 where = f"{r.first_divergent_step} {what}".rstrip()
             rows.append([
-                r.label, r.verdict, where,
+                self.label_of(r), r.verdict, where,
                 _num(r.max_abs_loss_diff), r.noise_label, r.explanation,
             ])
         return rows
@@ -217,11 +311,17 @@ class Report:
         verdict = "EQUIVALENT" if self.equivalent else "NOT EQUIVALENT"
         return (
             f"resumecheck: {self.target}, {self.steps} steps, resume at "
-            f"{','.join(map(str, self.resume_at))}, seed {self.seed}, {self.isolation} "
+            f"{','.join(map(str, self.resume_at))}, {self.seed_text}, {self.isolation} "
             f"restarts, {self.tolerance_text}; torch {env.get('torch')}, "
             f"{env.get('threads')} thread(s), {env.get('device')}\n"
             f"full resume: {verdict}"
         )
+
+    @property
+    def seed_text(self) -> str:
+        if self.seed is not None:
+            return f"seed {self.seed}"
+        return "the program's own seed"
 
     @property
     def tolerance_text(self) -> str:
@@ -237,7 +337,7 @@ class Report:
         full = self.full_resume
         if full is not None:
             for f in full.diagnosis:
-                lines.append(f"diagnosis: {f.component}: {f.detail}")
+                lines.append(f"diagnosis: {f.component}: {f.detail}{f.mark}")
             if full.divergence_detail:
                 lines.append(f"first divergence: {full.divergence_detail}")
             for s in full.stream_offsets:
@@ -259,6 +359,9 @@ class Report:
         rows = [self._HEADER, *self._rows()]
         widths = [max(len(row[i]) for row in rows) for i in range(len(self._HEADER) - 1)]
         lines = [self._headline(), ""]
+        notice = self.incomplete_state_notice()
+        if notice:
+            lines[1:1] = [f"WARNING: {notice}"]
         for n, row in enumerate(rows):
             cells = [c.ljust(w) for c, w in zip(row[:-1], widths)] + [row[-1]]
             lines.append("  ".join(cells).rstrip())
@@ -274,10 +377,13 @@ class Report:
         verdict = "EQUIVALENT" if self.equivalent else "NOT EQUIVALENT"
         lines = [
             f"### resumecheck: full resume {verdict} — `{self.target}`", "",
-            f"{self.steps} steps, resume at {','.join(map(str, self.resume_at))}, seed "
-            f"{self.seed}, {self.isolation} restarts, {self.tolerance_text}; torch "
+            f"{self.steps} steps, resume at {','.join(map(str, self.resume_at))}, "
+            f"{self.seed_text}, {self.isolation} restarts, {self.tolerance_text}; torch "
             f"{env.get('torch')}, {env.get('threads')} thread(s), {env.get('device')}", "",
         ]
+        notice = self.incomplete_state_notice()
+        if notice:
+            lines += [f"**Warning:** {notice}", ""]
         lines.append("| " + " | ".join(_md_cell(c) for c in self._HEADER) + " |")
         lines.append("|" + "---|" * len(self._HEADER))
         for row in self._rows():

@@ -29,17 +29,20 @@ def reproduce_command(
     target: str | None,
     *,
     steps: int,
-    seed: int,
+    seed: int | None,
     threads: int,
     isolation: str,
     resume_at: Sequence[int] | None = None,
     drop: Sequence[str] | None = None,
     tolerance: Tolerance | None = None,
+    timeout: float | None = None,
 ) -> str:
     """A shell command line that runs the same check again.
 
     ``target``: the import spec (None: an in-memory target, which no command
     can name; the built-in program's spec is left out, it is the default).
+    ``seed`` None: the program's own seed (no ``--seed``, as the run had
+    none). ``timeout`` None: the automatic step bound (no ``--timeout``).
     ``resume_at``/``drop``/``tolerance`` apply to ``run`` only.
     """
     argv = ["resumecheck", command]
@@ -52,7 +55,11 @@ def reproduce_command(
         if resume_at is not None:
             argv += ["--resume-at", ",".join(map(str, resume_at))]
         argv += ["--drop", ",".join(drop or ()) or "none"]
-    argv += ["--seed", str(seed), "--isolation", isolation, "--threads", str(threads)]
+    if seed is not None:
+        argv += ["--seed", str(seed)]
+    argv += ["--isolation", isolation, "--threads", str(threads)]
+    if timeout is not None:
+        argv += ["--timeout", f"{timeout:g}"]
     if command == "run" and tolerance is not None and not tolerance.bitwise_only:
         argv += ["--tolerance", "close"]
         if tolerance.rtol is not None and tolerance.atol is not None:

@@ -89,7 +89,8 @@ class Restore:
     drop: list[str] = field(default_factory=list)
     """Components left as the freshly built program has them."""
     override_path: str | None = None
-    """An engine capture whose components in ``override`` replace the checkpoint's."""
+    """An engine capture whose components in ``override`` replace the checkpoint's
+    (for ``source="program"``: loaded into them after the program's load())."""
     override: list[str] = field(default_factory=list)
 
 
@@ -497,11 +498,25 @@ def _restore(built: BuiltProgram, restore: Restore, capture: dict[str, Any] | No
             if damage:
                 problem = f"the checkpoint its save() wrote is truncated or corrupted ({damage}); {problem}"
             raise CheckpointError("load", restore.path, problem) from exc
+        if restore.override_path is not None:
+            built.refresh()  # load() may have replaced objects
+            _load_states(built, _overrides(built, restore), restore.override_path)
         return
     assert capture is not None
     states = capture["components"]
     if restore.override_path is not None:
         states = {**states, **_overrides(built, restore)}
+    missing = [c.name for c in built.components
+               if c.name not in restore.drop and c.name not in states]
+    if missing:
+        raise CheckpointError(
+            "load", restore.path, f"component {missing[0]!r} is missing from the capture"
+        )
+    _load_states(built, {n: v for n, v in states.items() if n not in restore.drop}, restore.path)
+
+
+def _load_states(built: BuiltProgram, states: dict[str, Any], path: str) -> None:
+    """Load ``states`` into the declared components of those names."""
     # RNG goes last, and the other components are settled before it: some
     # build what they need lazily and draw a seed when they do (a
     # StatefulDataLoader creates its iterator on the first state_dict() or
@@ -509,12 +524,8 @@ def _restore(built: BuiltProgram, restore: Restore, capture: dict[str, Any] | No
     # correct resume must (docs/HONEST-CHECKS.md: a DataLoader shifts the RNG by one draw).
     order = sorted(built.components, key=lambda c: c.name == RNG)
     for comp in order:
-        if comp.name in restore.drop:
-            continue
         if comp.name not in states:
-            raise CheckpointError(
-                "load", restore.path, f"component {comp.name!r} is missing from the capture"
-            )
+            continue
         if comp.name == RNG:
             for other in built.components:
                 if other.name != RNG:
@@ -524,7 +535,7 @@ def _restore(built: BuiltProgram, restore: Restore, capture: dict[str, Any] | No
         except Exception as exc:
             raise CheckpointError(
                 "load",
-                restore.path,
+                path,
                 f"{comp.name}.load_state_dict raised {type(exc).__name__}: {exc}",
             ) from exc
 

@@ -152,7 +152,7 @@ def component_subsets(
 
 def resume_state_machine(
     target: Target | str | None = None, *, steps: int | None = None, threads: int = 1,
-    seed: int = 0,
+    seed: int | None = None,
 ) -> type[RuleBasedStateMachine]:
     """A state machine: train a step / checkpoint and restart / check.
 
@@ -165,7 +165,7 @@ def resume_state_machine(
     n = tgt.steps if steps is None else steps
     _check_int("steps", n, 2)
     _check_int("threads", threads, 1)
-    run_config = {**tgt.run_config, tgt.seed_key: seed}
+    run_config = tgt.launch_config(seed)
     restart_config = run_config if tgt.restart_config == "run" else {}
     cache: dict[str, Any] = {}
 

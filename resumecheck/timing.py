@@ -237,7 +237,7 @@ def measure(
     steps: int = 30,
     warmup: int = 3,
     checkpoint_every: int = 5,
-    seed: int = 0,
+    seed: int | None = None,
     threads: int = 1,
 ) -> TimingReport:
     """Run ``target`` for ``steps`` steps under a PhaseTimer; the engine times
@@ -259,7 +259,7 @@ def measure(
     torch.set_num_threads(threads)
     distributed = torch.distributed.is_available() and torch.distributed.is_initialized()
     try:
-        built = tgt.build({**tgt.run_config, tgt.seed_key: seed})
+        built = tgt.build(tgt.launch_config(seed))
         timer = PhaseTimer(warmup=warmup)
         with tempfile.TemporaryDirectory(prefix="resumecheck-timing-") as work, timer:
             for step in range(1, warmup + steps + 1):

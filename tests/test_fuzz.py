@@ -26,7 +26,7 @@ def test_default_resume_point_misses_the_bug(module):
 def test_fuzz_finds_and_shrinks_it_within_the_default_budget(module, component):
     result = fuzz(module.BUGGY_DEFAULT_K)  # default max_examples and budget
     assert result.found, result.summary()
-    assert result.fast_start  # examples start from reference captures
+    assert result.fast_start  # first halves are replayed once per first resume point, reused
     run = result.failure
     assert [f.component for f in run.diagnosis] == [component]
     assert f"--resume-at {','.join(map(str, run.resume_at))}" in run.reproduce

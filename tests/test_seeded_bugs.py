@@ -35,6 +35,7 @@ def test_seeded_bug_is_caught_and_attributed(name, bug_class, component, buggy, 
     assert full.latent_gaps == []
     assert component in full.explanation
     assert "--drop none" in full.reproduce and buggy.spec in full.reproduce
+    assert report.declared_state_complete, "the engine's own full resume must be identical"
 
 
 @pytest.mark.parametrize("isolation", ["inprocess", pytest.param("process", marks=pytest.mark.process)])

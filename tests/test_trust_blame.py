@@ -1,0 +1,86 @@
+"""Blame causes, not consequences (issue 13, section 4), and the marks that say which.
+
+A finding is made at the resume point after which the run departs from the
+reference; it is confirmed only when setting that one component to the
+reference's state removes the divergence or moves it later.
+"""
+
+import json
+
+import pytest
+
+from resumecheck import verify
+
+from fixtures.trust import consequences, stale_snapshot
+
+pytestmark = pytest.mark.e2e
+
+ISOLATION = ["inprocess", pytest.param("process", marks=pytest.mark.process)]
+
+
+def _full(target, isolation):
+    report = verify(target, drop="none", noise_seeds=0, isolation=isolation)
+    return report, report.full_resume
+
+
+@pytest.mark.parametrize("isolation", ISOLATION)
+def test_after_the_run_diverged_later_resume_points_are_not_blamed(isolation):
+    report, full = _full(consequences.BUGGY, isolation)
+    first, second = consequences.SCHEDULE
+    assert full.verdict == "diverged" and first < full.first_divergent_step <= second
+    # params, optimizer and rng differ from the reference at the second point,
+    # but only because the run diverged: the checkpoint restores them as saved
+    assert [(f.component, f.step, f.status, f.basis) for f in full.diagnosis] == [
+        ("scheduler", first, "confirmed", "reference")]
+    assert not any(f.confirmed for f in full.diagnosis if f.step == second)
+    assert full.latent_gaps == []
+    assert report.declared_state_complete
+
+
+def test_twin_of_the_two_resume_program_is_equivalent():
+    report, full = _full(consequences.CORRECT, "inprocess")
+    assert report.equivalent and full.diagnosis == []
+
+
+@pytest.mark.parametrize("isolation", ISOLATION)
+def test_a_stale_snapshot_that_changes_no_sample_is_not_the_cause(isolation):
+    report, full = _full(stale_snapshot.STALE_AND_RNG_LOST, isolation)
+    assert full.verdict == "diverged"
+    by = {f.component: f for f in full.diagnosis}
+    assert set(by) == {"rng", "data_cursor"}
+    assert (by["rng"].status, by["rng"].confirmed) == ("confirmed", True)
+    # the loader reports position 0 right after its load, yet every sample is right
+    assert (by["data_cursor"].status, by["data_cursor"].confirmed) == ("not_cause", False)
+    assert "position 0" in by["data_cursor"].detail
+    assert full.first_divergent_quantity != "data (the samples consumed)"
+    assert "data_cursor (differs, not the cause)" in full.explanation
+    assert full.latent_gaps == []
+
+
+def test_a_stale_snapshot_alone_is_a_latent_gap_not_a_divergence():
+    report, full = _full(stale_snapshot.STALE, "inprocess")
+    assert report.equivalent and full.verdict == "identical"
+    assert [(f.component, f.status, f.confirmed) for f in full.diagnosis] == [
+        ("data_cursor", "latent", False)]
+    assert full.latent_gaps == ["data_cursor"]
+
+
+def test_the_loader_that_reports_its_pending_state_is_equivalent():
+    report, full = _full(stale_snapshot.CORRECT, "inprocess")
+    assert report.equivalent and full.diagnosis == []
+
+
+def test_table_markdown_and_json_mark_each_finding_as_the_json_does():
+    report = verify(stale_snapshot.STALE_AND_RNG_LOST, drop="none", noise_seeds=0)
+    table = report.render("table")
+    assert "diagnosis: rng: " in table
+    lines = {line.split(":")[1].strip(): line for line in table.splitlines()
+             if line.startswith("diagnosis: ")}
+    assert lines["rng"].endswith("(confirmed)")
+    assert lines["data_cursor"].endswith("(differs, not the cause)")
+    assert "data_cursor: position 0, expected 8 (differs, not the cause)" in report.render("markdown")
+    data = json.loads(report.render("json"))
+    statuses = {f["component"]: (f["status"], f["basis"]) for f in data["runs"][0]["diagnosis"]}
+    assert statuses == {"rng": ("confirmed", "reference"), "data_cursor": ("not_cause", "reference")}
+    latent = verify(stale_snapshot.STALE, drop="none", noise_seeds=0).render("table")
+    assert "diagnosis: data_cursor: position 0, expected 8 (latent: changes nothing here)" in latent

@@ -1,0 +1,97 @@
+"""Every failure fuzz prints reproduces through its printed command (issue 13, section 1)."""
+
+import json
+import shlex
+
+import pytest
+
+from resumecheck import verify
+from resumecheck.cli import main
+from resumecheck.fuzz import fuzz
+
+from fixtures.bugs import class01_scheduler_not_saved as c01
+from fixtures.bugs import class11_cursor_dropped as c11
+from fixtures.bugs import class14_epoch_boundary as c14
+from fixtures.bugs import class15_second_resume_stale_cursor as c15
+from fixtures.trust import relative_cursor
+
+pytestmark = pytest.mark.e2e
+
+
+def _run_printed(command, capsys):
+    """Run a printed `resumecheck run ...` command through the CLI; its JSON report."""
+    capsys.readouterr()
+    argv = shlex.split(command)
+    assert argv[:2] == ["resumecheck", "run"]
+    code = main([*argv[1:], "--noise-seeds", "0", "--format", "json"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("isolation", ["inprocess", pytest.param("process", marks=pytest.mark.process)])
+def test_a_save_relative_to_the_last_resume_fails_only_with_two_resumes(isolation):
+    schedules = [([1], True), ([1, 4], False)]
+    if isolation == "inprocess":
+        schedules.append(([4], True))
+    for schedule, equivalent in schedules:
+        report = verify(relative_cursor.BUGGY, resume_at=schedule, drop="none", noise_seeds=0,
+                        isolation=isolation)
+        assert report.equivalent == equivalent, (schedule, report.render())
+
+
+def test_fuzz_finds_the_two_resume_schedule_and_its_command_gives_the_same_verdict(capsys):
+    result = fuzz(relative_cursor.BUGGY)
+    assert result.found, result.summary()
+    run = result.failure
+    assert len(run.resume_at) == 2 and result.unreproduced == []
+    assert [f.component for f in run.diagnosis] == ["data_cursor"] and run.diagnosis[0].confirmed
+    code, report = _run_printed(run.reproduce, capsys)
+    assert code == 1 and report["equivalent"] is False
+    full = report["runs"][0]
+    assert (full["verdict"], full["first_divergent_step"], full["first_divergent_quantity"]) == (
+        run.verdict, run.first_divergent_step, run.first_divergent_quantity)
+    assert [f["component"] for f in full["diagnosis"]] == ["data_cursor"]
+
+
+def test_its_twin_yields_no_failure():
+    result = fuzz(relative_cursor.CORRECT, max_examples=20)
+    assert not result.found and result.unreproduced == [], result.render()
+    assert result.fast_start  # first halves were replayed once and reused
+
+
+@pytest.mark.process
+def test_in_fresh_interpreters_no_single_resume_false_alarm():
+    # The default resume point comes first: with a start from the engine's
+    # capture, save() would have written a position "since the last resume".
+    result = fuzz(relative_cursor.BUGGY, isolation="process", max_examples=3, max_interruptions=1)
+    assert result.examples >= 1
+    assert not result.found and result.unreproduced == [], result.render()
+
+
+@pytest.mark.parametrize(
+    ("target", "max_examples"),
+    [(c01.BUGGY, 3), (c11.BUGGY, 3), (c14.BUGGY_DEFAULT_K, 15), (c15.BUGGY_DEFAULT_K, 15)],
+    ids=["class01", "class11", "class14-default-k", "class15-default-k"],
+)
+def test_every_failure_fuzz_prints_reproduces_through_its_command(target, max_examples, capsys):
+    # hypothesis is seeded (--seed, default 0): these budgets find each bug
+    result = fuzz(target, max_examples=max_examples, budget=60)
+    assert result.found and result.unreproduced == [], result.render()
+    run = result.failure
+    assert f"reproduce: {run.reproduce}" in result.render()
+    code, report = _run_printed(run.reproduce, capsys)
+    full = report["runs"][0]
+    assert code == 1
+    assert full["resume_at"] == run.resume_at
+    assert (full["verdict"], full["first_divergent_step"]) == (run.verdict, run.first_divergent_step)
+    assert [(f["component"], f["status"]) for f in full["diagnosis"]] == [
+        (f.component, f.status) for f in run.diagnosis]
+
+
+def test_fuzz_says_when_the_declared_state_is_incomplete():
+    from fixtures.trust import lazy_loader
+
+    result = fuzz(lazy_loader.BUGGY, max_examples=2)
+    assert result.found and result.unreproduced == []
+    assert result.declared_state_notice.startswith("the declared components do not capture")
+    assert "WARNING: the declared components do not capture" in result.render()
+    assert result.to_json()["declared_state_notice"] == result.declared_state_notice

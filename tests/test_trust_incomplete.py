@@ -1,0 +1,98 @@
+"""When the declared components do not capture the program's state (issue 13, section 3).
+
+Every report holds the engine's own full resume. When it is not equivalent,
+the report says so first, and no ablation is evidence: each is
+``inconclusive``, counted neither as exercised nor as a blind spot.
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+
+import resumecheck
+from resumecheck import verify
+
+from fixtures.trust import lazy_loader
+
+pytestmark = pytest.mark.e2e
+
+ISOLATION = ["inprocess", pytest.param("process", marks=pytest.mark.process)]
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("isolation", ISOLATION)
+def test_an_iterator_created_after_the_restore_is_said_first_and_judges_no_ablation(isolation):
+    drop = "all" if isolation == "inprocess" else ["rng", "global_step"]
+    report = verify(lazy_loader.BUGGY, drop=drop, noise_seeds=0, isolation=isolation)
+    engine = report.engine_resume
+    assert engine is not None and engine is not report.full_resume
+    assert (engine.checkpoint, engine.verdict) == ("engine", "diverged")
+    assert report.declared_state_complete is False and not report.equivalent
+
+    lines = report.render("table").splitlines()
+    assert lines[1] == "full resume: NOT EQUIVALENT"
+    assert lines[2].startswith("WARNING: the declared components do not capture the program's state")
+    assert f"differs from step {engine.first_divergent_step} (loss)" in lines[2]
+
+    ablations = [r for r in report.runs if r.dropped]
+    assert {r.dropped[0] for r in ablations} >= {"rng", "global_step"}
+    for run in ablations:
+        assert run.verdict == "inconclusive", run
+        assert not run.blind_spot and not run.exercised and run.plausible is None
+        assert "inconclusive" in run.explanation
+    assert report.blind_spots == [] and len(report.inconclusive) == len(ablations)
+    by = {r.dropped[0]: r for r in ablations}
+    # nothing reads the step counter: that row is the full resume's own divergence
+    assert by["global_step"].same_as_full_resume
+    assert "not evidence that the component matters" in by["global_step"].explanation
+    assert not by["rng"].same_as_full_resume
+
+    data = json.loads(report.render("json"))
+    assert data["declared_state_complete"] is False
+    assert [r["checkpoint"] for r in data["runs"][:2]] == ["program", "engine"]
+    assert {r["verdict"] for r in data["runs"][2:]} == {"inconclusive"}
+
+
+def test_the_twin_with_its_own_generator_is_complete_and_its_ablations_are_judged():
+    report = verify(lazy_loader.CORRECT, drop=["rng", "data_cursor"], noise_seeds=0)
+    assert report.equivalent and report.declared_state_complete is True
+    assert report.engine_resume.verdict == "identical"
+    assert "WARNING" not in report.render()
+    assert [(r.dropped, r.verdict) for r in report.runs if r.dropped] == [
+        (["rng"], "diverged"), (["data_cursor"], "diverged")]
+    assert all(r.exercised for r in report.runs if r.dropped)
+
+
+def test_assert_components_exercised_neither_passes_nor_calls_them_blind_spots():
+    # Its own load settles the iterator before the restore: its own resume is
+    # right, the engine's is not, so no ablation shows anything.
+    report = verify(lazy_loader.SETTLED, drop=["rng"], noise_seeds=0)
+    assert report.equivalent and report.declared_state_complete is False
+    with pytest.raises(resumecheck.ComponentsNotExercised) as info:
+        resumecheck.assert_components_exercised(lazy_loader.SETTLED, ["rng"], noise_seeds=0)
+    err = info.value
+    assert err.components == [] and err.inconclusive == ["rng"]
+    assert "cannot tell whether rng are exercised" in str(err)
+    assert "blind spots" not in str(err)
+
+
+def test_the_pytest_summary_never_prints_ok_for_an_inconclusive_ablation(pytester, monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    pytester.makepyfile(test_lazy='''
+import pytest
+
+
+@pytest.mark.resumecheck(drop=["rng", "global_step"], noise_seeds=0)
+def test_exercised(resumecheck):
+    resumecheck.assert_components_exercised("fixtures.trust.lazy_loader:SETTLED")
+''')
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "*cannot tell whether rng, global_step are exercised*",
+        "*test_lazy.py::test_exercised  fixtures.trust.lazy_loader:SETTLED  full resume: ok | "
+        "engine resume: DIVERGED (declared state incomplete) | rng: inconclusive | "
+        "global_step: inconclusive",
+    ])
+    assert ": ok | rng" not in result.stdout.str()

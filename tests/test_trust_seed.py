@@ -1,0 +1,74 @@
+"""The harness changes no setting the user did not ask for (issue 13, section 2).
+
+``fixtures/trust/seeded_at_build.py`` wraps a user's script exactly as the
+README shows; its settings seed everything at build (default seed 7).
+"""
+
+import pytest
+
+from resumecheck import verify
+from resumecheck.baseline import check_baseline
+from resumecheck.cli import main
+
+from fixtures.trust import lazy_loader, seeded_at_build
+
+pytestmark = pytest.mark.e2e
+
+ISOLATION = ["inprocess", pytest.param("process", marks=pytest.mark.process)]
+
+
+@pytest.mark.parametrize("seed", [None, 3], ids=["no-seed", "seed-3"])
+@pytest.mark.parametrize("isolation", ISOLATION)
+def test_readme_wrapped_program_seeded_at_build_is_equivalent_with_and_without_seed(isolation, seed):
+    report = verify(seeded_at_build.TARGET, drop="none", noise_seeds=0, isolation=isolation, seed=seed)
+    assert report.equivalent, report.render()
+    full = report.full_resume
+    assert full.checkpoint == "program" and full.verdict == "identical"
+    assert full.diagnosis == [] and full.latent_gaps == []
+    assert report.seed == seed and report.declared_state_complete
+    assert ("--seed" in full.reproduce) == (seed is not None)
+
+
+@pytest.mark.parametrize("isolation", ISOLATION)
+def test_without_seed_a_checkpoint_without_settings_is_no_false_alarm(isolation):
+    report = verify(seeded_at_build.WITHOUT_SETTINGS, drop="none", noise_seeds=0, isolation=isolation)
+    assert report.equivalent, report.render()
+    assert report.full_resume.diagnosis == []
+
+
+def test_an_asked_for_seed_reaches_a_restart_only_through_the_checkpoint():
+    # The run is launched with seed 3; a restart built from the defaults gets
+    # seed 7 back, as a real relaunch without the flag would: a true finding.
+    report = verify(seeded_at_build.WITHOUT_SETTINGS, drop="none", noise_seeds=0, seed=3)
+    full = report.full_resume
+    assert not report.equivalent
+    assert full.first_divergent_quantity == "data (the samples consumed)"
+    assert [(f.component, f.detail) for f in full.diagnosis] == [("config", "seed 7, expected 3")]
+    # set after the load, the settings cannot undo what the build made of them
+    assert full.diagnosis[0].status is None
+
+
+def test_noise_runs_vary_the_seed_from_the_one_the_run_uses():
+    own = verify(seeded_at_build.TARGET, drop="none", noise_seeds=2)
+    assert own.noise["base_seed"] == 7 and own.noise["seeds"] == [8, 9]
+    assert own.noise["band"] > 0
+    asked = verify(seeded_at_build.TARGET, drop="none", noise_seeds=1, seed=3)
+    assert asked.noise["base_seed"] == 3 and asked.noise["seeds"] == [4]
+
+
+def test_no_noise_runs_when_the_programs_seed_cannot_be_known():
+    report = verify(lazy_loader.CORRECT, drop="none", noise_seeds=2)
+    assert report.noise["seeds"] == [] and report.noise["band"] is None
+    assert "seed is unknown" in report.noise["why"]
+    assert report.full_resume.plausible is None
+
+
+def test_cli_and_baseline_leave_the_seed_alone_unless_asked(capsys):
+    assert main(["run", "fixtures.trust.seeded_at_build:TARGET", "--drop", "none",
+                 "--noise-seeds", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "the program's own seed" in out
+    assert main(["run", "fixtures.trust.seeded_at_build:TARGET", "--drop", "none",
+                 "--noise-seeds", "0", "--seed", "3"]) == 0
+    assert "seed 3" in capsys.readouterr().out
+    assert check_baseline(seeded_at_build.WITHOUT_SETTINGS, steps=4).passed
