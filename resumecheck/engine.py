@@ -752,6 +752,10 @@ class _Check:
             finally:
                 shutil.rmtree(work, ignore_errors=True)
 
+    def _reference_record(self, step: int) -> StepRecord:
+        assert self.reference is not None
+        return self.reference.records[step - 1]
+
     def check_disk(self, runs: int, jobs: int) -> None:
         """Before the resumed runs: estimate what they will write from the
         reference's own files; refuse when the disk cannot hold it, and say
