@@ -49,7 +49,7 @@ from resumecheck.runner import (
 )
 from resumecheck.state_diff import describe_difference
 from resumecheck.trace import (
-    differing_quantities, first_difference, load_step_tensors,
+    StepRecord, differing_quantities, first_difference, load_step_tensors,
 )
 from resumecheck.trajectory import Trajectory
 
