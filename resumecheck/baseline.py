@@ -61,6 +61,15 @@ class BaselineReport:
     def passed(self) -> bool:
         return all(c.status != "failed" for c in self.checks)
 
+    def _skipped_text(self) -> str:
+        """Say what a pass rests on when checks were skipped."""
+        skipped = [c.name for c in self.checks if c.status == "skipped"]
+        if not skipped or not self.passed:
+            return ""
+        ran = [c.name for c in self.checks if c.status == "passed"]
+        return (f" (only {', '.join(ran)} ran; skipped: {', '.join(skipped)}: see each "
+                "line for what the program must offer)")
+
     def to_json(self) -> dict[str, Any]:
         return {
             "schema": SCHEMA, "target": self.target, "steps": self.steps,
@@ -77,7 +86,7 @@ class BaselineReport:
         lines = [
             f"resumecheck baseline: {self.target}, {self.steps} steps; torch {env.get('torch')}, "
             f"{env.get('threads')} thread(s), {env.get('device')}",
-            f"baseline: {'TRUSTWORTHY' if self.passed else 'NOT TRUSTWORTHY'}",
+            f"baseline: {'TRUSTWORTHY' if self.passed else 'NOT TRUSTWORTHY'}{self._skipped_text()}",
             "",
         ]
         width = max(len(c.name) for c in self.checks)

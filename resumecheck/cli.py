@@ -527,4 +527,15 @@ def _timing(args: argparse.Namespace) -> int:
 
 
 def entrypoint() -> None:
-    sys.exit(main())
+    code = main()
+    if code in (EXIT_SIGINT, EXIT_SIGTERM):
+        # Interrupted: the check has already stopped its children and removed
+        # its files. Leave without the seconds an interpreter holding torch
+        # spends tearing down, so the signal takes effect at once.
+        from resumecheck import forkserver
+
+        forkserver.shutdown(wait=False)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)

@@ -86,6 +86,11 @@ def _offsets(reference: SegmentResult, seg: SegmentResult, k: int, step: int,
             draws, unit = None, "draws"
         else:
             draws, unit = draw_offset(key, ref, run)
+        if draws is None and step != k + 1:
+            # The first step after the restore drew differently (another
+            # setting, another path): a stream that is not merely shifted
+            # there is a consequence of that step, not evidence of its own.
+            continue
         out.append(StreamOffset(stream=key, step=step, draws=draws, unit=unit,
                                 detail=_detail(key, step, k, draws, unit, ref is None or run is None)))
     return out
@@ -118,9 +123,11 @@ def _detail(key: str, step: int, k: int, draws: int | None, unit: str, unsaved: 
                 else f"during step {k + 1} more than the uninterrupted run did")
         return f"{label} is {amount} ahead of the reference's {where}: {_cause(key, when)}"
     if first:
-        why = (f"the uninterrupted run had drawn {n} more time(s) by this step: the stream was "
-               "saved before a draw the run still made before its next step (an iterator or a "
-               "warm-up that drew after the save), or the restart skips such a draw")
+        why = (f"it is where the uninterrupted run's stream was {n} {unit} earlier: it was not "
+               "restored and the restart seeded it again (a program that seeds at build puts "
+               "its streams back near their start), or it was saved before a draw the run "
+               "still made before its next step (an iterator or a warm-up that drew after the "
+               "save), or the restart skips such a draw")
     else:
         why = (f"step {k + 1}, the first after the restore, drew {n} time(s) less than the "
                "uninterrupted run's: a draw the restart skips (an iterator the uninterrupted "

@@ -90,11 +90,12 @@ def prestart(hash_seeds: Sequence[str | None], env: Mapping[str, str] | None = N
         pool.ensure(seed, count, env if env is not None else os.environ)
 
 
-def shutdown() -> None:
-    """Stop every server (their in-flight children die with them)."""
+def shutdown(wait: bool = True) -> None:
+    """Stop every server (their in-flight children die with them); ``wait``
+    False only tells them to go (closes their input) and returns at once."""
     global _POOL
     if _POOL is not None:
-        _POOL.close()
+        _POOL.close(wait)
         _POOL = None
 
 
@@ -248,12 +249,14 @@ class _Server:
         _pool().give_back(self)
         return int(reply["returncode"])
 
-    def close(self) -> None:
+    def close(self, wait: bool = True) -> None:
         try:
             if self.proc.stdin is not None:
                 self.proc.stdin.close()
         except OSError:
             pass
+        if not wait:
+            return
         try:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
@@ -312,11 +315,11 @@ class _Pool:
                 idle.remove(server)
         server.close()
 
-    def close(self) -> None:
+    def close(self, wait: bool = True) -> None:
         with self._lock:
             servers, self._all, self._idle = self._all, [], {}
         for server in servers:
-            server.close()
+            server.close(wait)
 
 
 _POOL: _Pool | None = None

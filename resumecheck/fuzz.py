@@ -97,7 +97,9 @@ class FuzzResult:
         }
 
     def summary(self) -> str:
-        tried = (f"{self.examples} examples ({self.distinct_schedules} distinct schedules, "
+        tried = (f"{self.examples} example{'' if self.examples == 1 else 's'} "
+                 f"({self.distinct_schedules} distinct schedule"
+                 f"{'' if self.distinct_schedules == 1 else 's'}, "
                  f"boundaries covered: {', '.join(map(str, self.boundaries_covered)) or 'none'})")
         if self.failure is None:
             cut = "; the time budget ran out first" if self.budget_exhausted else ""

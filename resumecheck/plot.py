@@ -54,6 +54,12 @@ class _Data:
     band: float | None = None
     band_steps: list[int] = field(default_factory=list)
     runs: list[RunResult] = field(default_factory=list)
+    labels: dict[int, str] = field(default_factory=dict)
+    """Each run's label in its report (by id): the engine's full resume beside
+    the program's own is ``full resume (engine)``."""
+
+    def label(self, run: RunResult) -> str:
+        return self.labels.get(id(run), run.label)
 
 
 def _data(source: Report | FuzzResult) -> _Data:
@@ -67,6 +73,7 @@ def _data(source: Report | FuzzResult) -> _Data:
             band=band if isinstance(band, (int, float)) else None,
             band_steps=list(range(window[0], window[1] + 1)) if len(window) == 2 else [],
             runs=list(source.runs),
+            labels={id(r): source.label_of(r) for r in source.runs},
         )
     runs = [source.failure] if source.failure is not None else []
     what = ("minimal failing schedule: resume at "
@@ -131,12 +138,12 @@ def divergence_figure(source: Report | FuzzResult) -> Figure:
         assert traj is not None
         diverged = run.verdict == DIVERGED
         ax.plot(traj.steps, traj.loss, color=colour, linewidth=1.4 if diverged else 0.9,
-                linestyle="-" if diverged else ":", label=f"{run.label} ({run.verdict})", zorder=4)
+                linestyle="-" if diverged else ":", label=f"{data.label(run)} ({run.verdict})", zorder=4)
         if diverged and run.first_divergent_step is not None:
             step = min(max(run.first_divergent_step, traj.first_step), traj.steps[-1])
             ax.plot([step], [traj.loss[step - traj.first_step]], marker="X", markersize=9,
                     color=colour, markeredgecolor="black", linestyle="none", zorder=5,
-                    gid=f"first divergence:{run.label}",
+                    gid=f"first divergence:{data.label(run)}",
                     label="_first divergence" if marked else "first divergent step")
             marked = True
     for i, k in enumerate(sorted({k for r in data.runs for k in r.resume_at})):
@@ -147,14 +154,14 @@ def divergence_figure(source: Report | FuzzResult) -> Figure:
     cmap = ListedColormap(_STRIP_COLOURS)
     for i, run in enumerate(runs):
         sax = fig.add_subplot(grid[1 + i], sharex=ax)
-        sax.set_gid(f"strip:{run.label}")
+        sax.set_gid(f"strip:{data.label(run)}")
         sax.imshow(strip_matrix(run, n), aspect="auto", cmap=cmap, vmin=0, vmax=2,
                    interpolation="nearest", extent=(0.5, n + 0.5, len(STRIP_ROWS) - 0.5, -0.5))
         sax.set_yticks(range(len(STRIP_ROWS)), [label for label, _ in STRIP_ROWS], fontsize=6)
         verdict: str = run.verdict
         if (run.first_divergent_quantity or "").startswith("state of"):
             verdict += f"\n(final {run.first_divergent_quantity})"
-        sax.set_ylabel(f"{run.label}\n{verdict}", rotation=0, ha="right", va="center",
+        sax.set_ylabel(f"{data.label(run)}\n{verdict}", rotation=0, ha="right", va="center",
                        fontsize=7)
         for k in run.resume_at:
             sax.axvline(k + 0.5, color="#555555", linestyle="--", linewidth=0.8)

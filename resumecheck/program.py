@@ -384,7 +384,11 @@ def _import(spec: str, where: str):
         if where.endswith(".py") or "/" in where or "\\" in where:
             path = Path(where).resolve()
             if not path.is_file():
-                raise TargetError(spec, f"no such file: {where}", "Check the path")
+                raise TargetError(
+                    spec, f"no such file: {path}",
+                    f"A file path in a target is read from the current directory ({Path.cwd()}): "
+                    "give it relative to where you run resumecheck (or pytest), or absolute",
+                )
             name = "_resumecheck_target_" + str(abs(hash(str(path))))
             if name in sys.modules:
                 return sys.modules[name]

@@ -241,12 +241,19 @@ class Report:
         else:
             where = (f"differs from step {engine.first_divergent_step} "
                      f"({engine.first_divergent_quantity})")
+        settings = ""
+        if self.seed is not None:
+            settings = (
+                f", or the run's settings: it was launched with --seed {self.seed}, and a "
+                "restart is built from the program's defaults unless a declared `config` "
+                "component carries the settings back"
+            )
         return (
             "the declared components do not capture the program's state: the engine "
             f"restored every one of them and the run still {where}. Something the "
             "components do not declare is lost, or state is consumed between the restore "
             "and the first step (a DataLoader iterator created after the load draws from "
-            "the restored random stream). Ablations cannot be judged: inconclusive."
+            f"the restored random stream){settings}. Ablations cannot be judged: inconclusive."
         )
 
     def label_of(self, run: RunResult) -> str:

@@ -94,7 +94,9 @@ def describe_difference(
         streams = sorted({_rng_stream(p) for p, _ in differing})
         return f"{', '.join(streams)} differ{'s' if len(streams) == 1 else ''} from the stream at step {step}"
     path, how = differing[0]
-    more = f" (and {len(differing) - 1} more entries)" if len(differing) > 1 else ""
+    others = len(differing) - 1
+    more = (f" (and {others} more {'entry' if others == 1 else 'entries'} of its state_dict() "
+            "differ)") if others else ""
     if name == OPTIMIZER and _is_empty_state(new) and not _is_empty_state(ref):
         return f"no per-parameter state (fresh), expected the state at step {step}"
     label = _label(name, path)
