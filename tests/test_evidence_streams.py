@@ -109,8 +109,8 @@ def test_iterator_created_on_the_first_step_shows_at_the_next_step():
 def test_a_stream_not_restored_is_not_called_an_offset():
     report = verify(loader_after_load.CORRECT, drop=["rng"], noise_seeds=0,
                     check_determinism=False)
-    dropped = report.runs[1]
-    assert dropped.verdict == "diverged"
+    [dropped] = [r for r in report.runs if r.dropped == ["rng"]]
+    assert dropped.verdict in ("diverged", "inconclusive")
     [offset] = dropped.stream_offsets
     assert offset.draws is None and f"not within {MAX_DRAWS} draws" in offset.detail
 

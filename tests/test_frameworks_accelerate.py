@@ -111,11 +111,14 @@ def test_prepared_optimizer_scheduler_and_stateful_loader_work_as_components():
                                 check_determinism=False)
     runs = {tuple(r.dropped): r for r in report.runs}
     assert all(r.verdict != FAILED for r in report.runs), [r.failure for r in report.runs]
-    # Each is captured and restored through its wrapper (the full resume of this
-    # hand-written loop diverges for other reasons: its own iter() after the restore).
-    assert report.runs[0].verdict != FAILED
-    assert runs[("scheduler",)].verdict == DIVERGED
-    assert runs[("optimizer",)].verdict == DIVERGED
+    # Each is captured and restored through its wrapper, without a failure. The
+    # full resume of this hand-written loop diverges for another reason (its
+    # own iter() after the restore draws from the restored stream), so the
+    # engine says the declared state is incomplete and judges no ablation.
+    assert report.runs[0].verdict == DIVERGED
+    assert report.declared_state_complete is False
+    assert runs[("scheduler",)].verdict == "inconclusive"
+    assert runs[("optimizer",)].verdict == "inconclusive"
 
 
 class PlainLoaderAsCursor(ReadmeStyle):

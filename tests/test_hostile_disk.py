@@ -55,8 +55,11 @@ def test_a_long_reference_keeps_tensors_of_a_few_steps_only(tmp_path):
                    check_determinism=False)
     check.work = str(tmp_path)
     ref = check.prepare()
-    kept = sorted(p.name for p in Path(ref.tensor_dir).iterdir())
+    kept = sorted(p.name for p in Path(ref.tensor_dir).glob("step_*.pt"))
     assert kept == ["step_151.pt", "step_152.pt", "step_153.pt"]
+    # beside them, only the random streams at the first two steps after the capture
+    streams = sorted(p.name for p in Path(ref.tensor_dir).glob("streams_*.pt"))
+    assert streams == ["streams_151.pt", "streams_152.pt"]
     # a step outside the window is replayed on demand, proven by its digests
     tensors = check._reference_tensors(200)
     assert tensors is not None and (Path(ref.tensor_dir) / "step_200.pt").exists()

@@ -67,9 +67,12 @@ def test_reproduce_command_quotes_and_keeps_every_setting():
 # -- the Markdown table and failed rows ----------------------------------------
 
 def _report(*runs: RunResult) -> Report:
+    from resumecheck.environment import fingerprint
+
     return Report(target="t.py:T", steps=10, resume_at=[5], seed=0, isolation="inprocess",
-                  tolerance={"mode": "bitwise"},
-                  environment={"torch": "2.13", "threads": 1, "device": "cpu"}, runs=list(runs))
+                  tolerance={"mode": "bitwise", "rtol": None, "atol": None},
+                  determinism={"checked": False}, noise={"seeds": [], "band": None},
+                  environment=fingerprint(1), runs=list(runs))
 
 
 def _cells(line: str) -> int:
@@ -201,7 +204,7 @@ def test_the_state_machine_reproduce_line_comes_from_the_same_builder():
     argv = shlex.split(command)
     points = argv[argv.index("--resume-at") + 1]
     assert command == reproduce_command(
-        "run", "tests.programs:NOISY_FORGETS_RNG", steps=8, seed=0, threads=1,
+        "run", "tests.programs:NOISY_FORGETS_RNG", steps=8, seed=None, threads=1,
         isolation="inprocess", resume_at=[int(p) for p in points.split(",")],
     )
     assert argv[argv.index("--threads") + 1] == "1"

@@ -50,7 +50,10 @@ def _line(ax, label):
 def test_the_seeded_bug_is_what_the_figure_shows(report):
     full = report.full_resume
     assert full.verdict == "diverged" and full.first_divergent_quantity == "loss scale"
-    assert [r.blind_spot for r in report.runs] == [False, True, False]
+    # the program's own full resume, the engine's (identical), then the ablations
+    assert [(r.dropped, r.blind_spot) for r in report.runs] == [
+        ([], False), ([], False), (["sampler_epoch"], True), (["rng"], False)]
+    assert report.label_of(report.runs[1]) == "full resume (engine)"
 
 
 def test_loss_panel_has_reference_runs_band_restart_and_first_divergence(report, figure):
@@ -65,7 +68,7 @@ def test_loss_panel_has_reference_runs_band_restart_and_first_divergence(report,
     traj = full.trajectory
     assert list(run_line.get_xdata()) == traj.steps and list(run_line.get_ydata()) == traj.loss
     for run in report.runs[1:]:
-        _line(ax, f"{run.label} ({run.verdict})")
+        _line(ax, f"{report.label_of(run)} ({run.verdict})")
 
     # the restart: a dashed line between step k and k+1
     restarts = [line for line in ax.get_lines() if line.get_gid() == "resume:2"]
@@ -91,8 +94,8 @@ def test_loss_panel_has_reference_runs_band_restart_and_first_divergence(report,
     marks = {line.get_gid(): line for line in ax.get_lines()
              if (line.get_gid() or "").startswith("first divergence:")}
     diverged = [r for r in report.runs if r.verdict == "diverged"]
-    assert set(marks) == {f"first divergence:{r.label}" for r in diverged}
-    mark = marks[f"first divergence:{full.label}"]
+    assert set(marks) == {f"first divergence:{report.label_of(r)}" for r in diverged}
+    mark = marks[f"first divergence:{report.label_of(full)}"]
     step = full.first_divergent_step
     assert list(mark.get_xdata()) == [step]
     assert list(mark.get_ydata()) == [traj.loss[step - traj.first_step]]
@@ -102,31 +105,31 @@ def test_loss_panel_has_reference_runs_band_restart_and_first_divergence(report,
 def test_one_strip_per_run_coloured_where_it_differs(report, figure):
     n = report.steps
     for run in report.runs:
-        sax = _axes(figure, f"strip:{run.label}")
+        sax = _axes(figure, f"strip:{report.label_of(run)}")
         assert [t.get_text() for t in sax.get_yticklabels()] == [label for label, _ in STRIP_ROWS]
         image = sax.images[0].get_array()
         assert image.shape == (len(STRIP_ROWS), n)
         assert (image == strip_matrix(run, n)).all()
 
     full = report.full_resume
-    strip = _axes(figure, f"strip:{full.label}").images[0].get_array()
+    strip = _axes(figure, f"strip:{report.label_of(full)}").images[0].get_array()
     k, first = report.resume_at[0], full.first_divergent_step
     # the first divergent quantity (the loss scale) is red at the first divergent step,
     # nothing differs before it, and the run's own first half is identical
     assert strip[ROW["loss scale"], first - 1] == DIFFERS
     assert (strip[:, : first - 1] == SAME).all()
     assert first == k + 1
-    boxes = [p for p in _axes(figure, f"strip:{full.label}").patches
+    boxes = [p for p in _axes(figure, f"strip:{report.label_of(full)}").patches
              if isinstance(p, Rectangle) and p.get_gid() == "first divergence"]
     assert len(boxes) == 1 and boxes[0].get_xy() == (first - 0.5, ROW["loss scale"] - 0.5)
 
-    blind = report.runs[1]
-    strip = _axes(figure, f"strip:{blind.label}").images[0].get_array()
+    blind = next(r for r in report.runs if r.dropped == ["sampler_epoch"])
+    strip = _axes(figure, f"strip:{report.label_of(blind)}").images[0].get_array()
     assert (strip[:, :k] == NOT_RUN).all()  # an ablation restarts from the engine's capture
     assert (strip[:, k:] == SAME).all()  # a blind spot: nothing differs
 
-    rng = report.runs[2]
-    strip = _axes(figure, f"strip:{rng.label}").images[0].get_array()
+    rng = next(r for r in report.runs if r.dropped == ["rng"])
+    strip = _axes(figure, f"strip:{report.label_of(rng)}").images[0].get_array()
     assert strip[ROW["loss"], rng.first_divergent_step - 1] == DIFFERS
 
 
@@ -136,9 +139,9 @@ def test_blind_spots_and_failed_rows_are_listed(report, figure):
     # a failed (or, later, inconclusive) run has no trajectory: listed, not drawn
     from dataclasses import replace
 
-    failed = replace(report.runs[2], verdict="failed", failure="load() raised KeyError: 'x'",
+    failed = replace(report.runs[3], verdict="failed", failure="load() raised KeyError: 'x'",
                      trajectory=None)
-    other = replace(report, runs=[report.runs[0], report.runs[1], failed])
+    other = replace(report, runs=[*report.runs[:3], failed])
     fig = divergence_figure(other)
     text = [t.get_text() for t in fig.texts if t.get_gid() == "notes"][0]
     assert "failed: drop rng: load() raised KeyError: 'x'" in text

@@ -1,0 +1,79 @@
+"""What a new user's trial found unclear, each held to the clearer wording."""
+
+from __future__ import annotations
+
+import pytest
+
+from resumecheck import TargetError, verify
+from resumecheck.baseline import check_baseline
+from resumecheck.fuzz import FuzzResult
+from resumecheck.program import load_target
+
+
+class _SeedsAtBuild:
+    """Seeds its data order at build from its settings; declares no `config`."""
+
+    def __init__(self, config: dict) -> None:
+        import torch
+
+        g = torch.Generator().manual_seed(config.get("seed", 7))
+        self.order = torch.randperm(64, generator=g)
+        self.model = torch.nn.Linear(1, 1)
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+        self.step = 0
+
+    def components(self):
+        from resumecheck import Attr
+
+        return {"params": self.model, "optimizer": self.opt, "global_step": Attr(self, "step")}
+
+    def train_step(self):
+        import torch
+
+        from resumecheck import StepOutput
+
+        idx = self.order[self.step * 4:(self.step + 1) * 4]
+        x = idx.float().reshape(-1, 1) / 64
+        loss = torch.nn.functional.mse_loss(self.model(x), 2 * x)
+        loss.backward()
+        self.opt.step()
+        self.opt.zero_grad()
+        self.step += 1
+        return StepOutput(loss=loss.detach(), samples=idx)
+
+
+@pytest.mark.e2e
+def test_the_incomplete_state_notice_names_the_seed_the_restart_does_not_get():
+    from resumecheck import Target
+
+    target = Target(factory=_SeedsAtBuild, steps=8, resume_at=(4,))
+    report = verify(target, seed=3, drop="none", noise_seeds=0, check_determinism=False)
+    notice = report.incomplete_state_notice()
+    assert notice is not None and "--seed 3" in notice and "`config`" in notice
+    # without --seed the program's own settings are used: the resume is exact
+    assert verify(target, drop="none", noise_seeds=0, check_determinism=False).equivalent
+
+
+def test_a_baseline_pass_says_which_checks_it_rests_on():
+    report = check_baseline("tests.programs:NOISY_FORGETS_RNG", steps=3)
+    if not any(c.status == "skipped" for c in report.checks):
+        pytest.skip("this program offers every check")
+    head = report.render().splitlines()[1]
+    assert head.startswith("baseline: TRUSTWORTHY (only determinism ran; skipped:")
+
+
+def test_a_missing_target_file_says_where_it_was_looked_for(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(TargetError) as info:
+        load_target("check.py:TARGET")
+    assert str(tmp_path / "check.py") in str(info.value)
+    assert "current directory" in str(info.value)
+
+
+def test_counts_read_as_english():
+    one = FuzzResult(target="t", steps=8, seed=None, max_interruptions=2, examples=1,
+                     distinct_schedules=1)
+    assert "in 1 example (1 distinct schedule," in one.summary()
+    two = FuzzResult(target="t", steps=8, seed=None, max_interruptions=2, examples=2,
+                     distinct_schedules=2)
+    assert "in 2 examples (2 distinct schedules," in two.summary()
