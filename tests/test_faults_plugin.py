@@ -6,6 +6,8 @@ import os
 
 import pytest
 
+from resumecheck.schema import validate
+
 pytestmark = pytest.mark.e2e
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -74,6 +76,8 @@ def test_check_elsewhere(resumecheck):
         "test_a.py::test_check_then  fixtures.faults.programs:HEALTHY  full resume: ok",
         "test_b.py::test_check_elsewhere  fixtures.faults.programs:HEALTHY  full resume: ok",
     ])
-    checks = json.loads((project.path / "checks.json").read_text())["checks"]
+    session = json.loads((project.path / "checks.json").read_text())
+    validate(session)  # made in another process: the suite-wide check never saw it
+    checks = session["checks"]
     assert sorted(c["nodeid"] for c in checks) == [
         "test_a.py::test_check_then", "test_b.py::test_check_elsewhere"]

@@ -8,6 +8,8 @@ import json
 
 import pytest
 
+from resumecheck.schema import validate
+
 pytestmark = pytest.mark.e2e
 
 # A fresh project's own training program: full-batch regression whose learning
@@ -103,6 +105,7 @@ def test_passing_and_failing_checks_with_summary_and_report(project):
     ])
     report = json.loads((project.path / "checks.json").read_text())
     assert report["schema"] == "resumecheck.session/1"
+    validate(report)  # made in another process: the suite-wide check never saw it
     assert sorted(c["report"]["equivalent"] for c in report["checks"]) == [False, True]
 
 
@@ -116,7 +119,9 @@ def test_same_under_xdist_two_workers(project):
         "test_resume.py::test_buggy  program:BUGGY  full resume: DIVERGED",
         "test_resume.py::test_correct  program:CORRECT  full resume: ok",
     ])
-    checks = json.loads((project.path / "checks.json").read_text())["checks"]
+    session = json.loads((project.path / "checks.json").read_text())
+    validate(session)
+    checks = session["checks"]
     assert len(checks) == 2  # aggregated from both workers
 
 
