@@ -26,7 +26,7 @@ import torch  # noqa: E402
 from fixtures.userprog import RUN, build  # noqa: E402
 from resumecheck import Target  # noqa: E402
 from resumecheck.compare import Tolerance  # noqa: E402
-from resumecheck.engine import _Check  # noqa: E402
+from resumecheck.engine import Checker  # noqa: E402
 
 # fuzzing draws many schedules per first resume point: each is used 3 times here
 SCHEDULES = [[k] for k in range(1, 16)] + [[k, 15] for k in range(1, 15)] + [[k, k + 1] for k in range(1, 15)]
@@ -41,7 +41,7 @@ SIZES = {  # the user program at its test size, and with steps ~30x dearer
 
 def per_example(settings: dict, fast: bool) -> list[float]:
     target = Target(factory=build, run_config={**RUN, **settings}, steps=16, restart_config="run")
-    checker = _Check(target, 16, [9], "inprocess", Tolerance.bitwise(), None, 1,
+    checker = Checker(target, 16, [9], "inprocess", Tolerance.bitwise(), None, 1,
                      capture_at=list(range(1, 16)), check_determinism=False)
     times = []
     with tempfile.TemporaryDirectory() as work:

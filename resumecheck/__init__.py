@@ -31,7 +31,7 @@ _EXPORTS = {
     "Stateful": "components",
     "Value": "components",
     "Tolerance": "compare",
-    "ReferenceFailed": "engine",
+    "ReferenceFailed": "errors",
     "verify": "engine",
     "CheckpointError": "errors",
     "EnvironmentFailure": "errors",
@@ -103,7 +103,8 @@ if _TYPE_CHECKING:
         Stateful,
         Value,
     )
-    from resumecheck.engine import ReferenceFailed, verify
+    from resumecheck.engine import verify
+    from resumecheck.errors import ReferenceFailed
     from resumecheck.timing import PHASES, PhaseTimer, phase
     from resumecheck.errors import (
         CheckpointError,

@@ -9,7 +9,7 @@ for _entry in os.environ.get("RESUMECHECK_SYS_PATH", "").split(os.pathsep):
     if _entry and _entry not in sys.path:
         sys.path.append(_entry)
 
-from resumecheck.runner import _subprocess_main  # noqa: E402
+from resumecheck.runner import subprocess_main  # noqa: E402
 
 if __name__ == "__main__":
-    sys.exit(_subprocess_main(sys.argv[1], sys.argv[2]))
+    sys.exit(subprocess_main(sys.argv[1], sys.argv[2]))

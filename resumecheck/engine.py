@@ -31,7 +31,8 @@ from resumecheck.compare import Difference, Tolerance, compare_values, digest, f
 from resumecheck.components import CONFIG, SAMPLER_EPOCH, preserved_global_streams, validate_drop
 from resumecheck.environment import fingerprint
 from resumecheck.errors import (
-    BudgetExhausted, DiskSpaceShortage, DiskUseWarning, InvalidArgument, NondeterministicBaseline, ResumecheckError,
+    BudgetExhausted, DiskSpaceShortage, DiskUseWarning, InvalidArgument,
+    NondeterministicBaseline, ReferenceFailed,
 )
 from resumecheck.evidence import annotate
 from resumecheck.program import (
@@ -53,7 +54,10 @@ from resumecheck.trace import (
 )
 from resumecheck.trajectory import Trajectory
 
-__all__ = ["MAX_NOISE_SEEDS", "MIN_STEP_TIMEOUT", "check_timeout", "ReferenceFailed", "verify"]
+__all__ = [
+    "MAX_NOISE_SEEDS", "MIN_STEP_TIMEOUT", "Checker", "ReferenceFailed", "check_timeout",
+    "resume_points", "verify",
+]
 
 MAX_NOISE_SEEDS = 100
 """Upper limit of ``noise_seeds``: each seed is one more uninterrupted run."""
@@ -73,20 +77,6 @@ _TENSOR_STEPS = 3
 
 # A check that will write more than this says so up front.
 _LARGE_DISK_USE = 1 << 30
-
-
-class ReferenceFailed(ResumecheckError):
-    """The uninterrupted reference run itself failed: nothing can be judged."""
-
-    def __init__(self, target: str, reason: str, step: int | None) -> None:
-        self.target = target
-        self.reason = reason
-        self.step = step
-        where = f" at step {step}" if step is not None else ""
-        super().__init__(
-            f"the uninterrupted reference run of {target} failed{where}: {reason}. "
-            "Fix the program so that it trains without a restart first."
-        )
 
 
 DropSpec = str | Sequence[str | Collection[str]]
@@ -119,7 +109,7 @@ def verify(
     (the reference and the first half of each resumed run; a restart is
     still built from the program's defaults and gets the seed back only
     through its checkpoint). The noise runs vary the seed from the one the
-    run uses, when it can be known (see ``_Check.base_seed``).
+    run uses, when it can be known (see ``Checker.base_seed``).
 
     Every report holds the engine's own full resume (every declared
     component restored by the engine) beside the program's own save/load
@@ -142,7 +132,7 @@ def verify(
     """
     tgt = target if isinstance(target, Target) else load_target(target)
     n = tgt.steps if steps is None else steps
-    ks = _resume_points(resume_at if resume_at is not None else tgt.resume_at, n)
+    ks = resume_points(resume_at if resume_at is not None else tgt.resume_at, n)
     if isolation not in ("inprocess", "process"):
         raise InvalidArgument("isolation", isolation, "expected 'inprocess' or 'process'")
     if not isinstance(noise_seeds, int) or not 0 <= noise_seeds <= MAX_NOISE_SEEDS:
@@ -154,7 +144,7 @@ def verify(
     tol = tolerance or Tolerance.bitwise()
     if isolation == "process":  # the reference, the determinism rerun, the restarts
         forkserver.prestart(["1", *[None] * _process_jobs(threads)])
-    check = _Check(tgt, n, ks, isolation, tol, seed, threads,
+    check = Checker(tgt, n, ks, isolation, tol, seed, threads,
                    check_determinism=check_determinism, timeout=timeout,
                    progress=ProgressTracker(progress, "run", total=n * (1 + check_determinism))
                    if progress else None)
@@ -176,7 +166,7 @@ def _process_jobs(threads: int) -> int:
     return max(1, (os.cpu_count() or 1) // threads)
 
 
-def _resume_points(value: Sequence[int] | int, n: int) -> list[int]:
+def resume_points(value: Sequence[int] | int, n: int) -> list[int]:
     if not isinstance(n, int) or isinstance(n, bool) or n < 2:
         raise InvalidArgument("steps", n, "expected an int >= 2 (a resume needs a step before and after)")
     points = [value] if isinstance(value, int) else list(value)
@@ -193,7 +183,7 @@ def _resume_points(value: Sequence[int] | int, n: int) -> list[int]:
 
 
 @dataclass
-class _Check:
+class Checker:
     target: Target
     steps: int
     resume_at: list[int]

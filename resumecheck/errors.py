@@ -21,6 +21,7 @@ __all__ = [
     "MissingExtra",
     "NondeterministicBaseline",
     "OutputError",
+    "ReferenceFailed",
     "ReportSchemaError",
     "ResumecheckError",
     "StepError",
@@ -257,4 +258,18 @@ class DiskUseWarning(UserWarning):
         super().__init__(
             f"this check will use about {_amount(size)} of scratch space under {path} "
             "(TMPDIR), removed when it ends"
+        )
+
+
+class ReferenceFailed(ResumecheckError):
+    """The uninterrupted reference run itself failed: nothing can be judged."""
+
+    def __init__(self, target: str, reason: str, step: int | None) -> None:
+        self.target = target
+        self.reason = reason
+        self.step = step
+        where = f" at step {step}" if step is not None else ""
+        super().__init__(
+            f"the uninterrupted reference run of {target} failed{where}: {reason}. "
+            "Fix the program so that it trains without a restart first."
         )

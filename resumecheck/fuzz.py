@@ -28,7 +28,7 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis.errors import Unsatisfiable
 
 from resumecheck.components import preserved_global_streams
-from resumecheck.engine import _Check, _resume_points, verify
+from resumecheck.engine import Checker, resume_points, verify
 from resumecheck.runner import check_timeout
 from resumecheck.environment import fingerprint
 from resumecheck.errors import BudgetExhausted, InvalidArgument
@@ -182,8 +182,8 @@ def fuzz(
     """
     tgt = target if isinstance(target, Target) else load_target(target)
     n = tgt.steps if steps is None else steps
-    default = _resume_points(tgt.resume_at or [n // 2], n) if n >= 2 else []
-    _resume_points(default, n)  # validates steps too
+    default = resume_points(tgt.resume_at or [n // 2], n) if n >= 2 else []
+    resume_points(default, n)  # validates steps too
     if not isinstance(max_examples, int) or max_examples < 1:
         raise InvalidArgument("max_examples", max_examples, "expected an int >= 1")
     if not (isinstance(budget, (int, float)) and budget > 0):
@@ -209,7 +209,7 @@ def fuzz(
         target=tgt.spec or tgt.name, steps=n, seed=seed, max_interruptions=max_interruptions,
         environment=fingerprint(threads),
     )
-    checker = _Check(tgt, n, default, isolation, Tolerance.bitwise(), seed, threads,
+    checker = Checker(tgt, n, default, isolation, Tolerance.bitwise(), seed, threads,
                      capture_at=list(range(1, n)), timeout=timeout)
     with tempfile.TemporaryDirectory(prefix="resumecheck-fuzz-") as work, \
             preserved_global_streams():
@@ -254,7 +254,7 @@ def _reproduced(tgt: Target, n: int, seed: int | None, isolation: Literal["inpro
     return report.full_resume
 
 
-def _search(checker: _Check, result: FuzzResult, default: list[int], edges: list[int],
+def _search(checker: Checker, result: FuzzResult, default: list[int], edges: list[int],
             max_examples: int, budget: float, say: Callable[..., None]) -> None:
     seen: set[tuple[int, ...]] = set()
     started = time.monotonic()
@@ -318,7 +318,7 @@ def _search(checker: _Check, result: FuzzResult, default: list[int], edges: list
         checker.deadline = None
 
 
-def _earliest(checker: _Check, failure: RunResult, special: list[int],
+def _earliest(checker: Checker, failure: RunResult, special: list[int],
               say: Callable[[str], None]) -> RunResult:
     """Finish hypothesis's shrink: move each resume point to the earliest
     boundary or extreme that still fails (hypothesis does not shrink across the

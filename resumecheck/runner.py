@@ -64,6 +64,7 @@ __all__ = [
     "environment_failure",
     "load_checkpoint",
     "run_segment",
+    "subprocess_main",
 ]
 
 CHECKPOINT_FORMAT = "resumecheck.checkpoint/1"
@@ -1026,7 +1027,7 @@ def _interpreter(spec: SegmentSpec) -> str:
     return "the interpreter of the uninterrupted run"
 
 
-def _subprocess_main(spec_path: str, out_path: str) -> int:
+def subprocess_main(spec_path: str, out_path: str) -> int:
     """Entry point of a process-isolated segment."""
     _watch_parent()
     plain = json.loads(Path(spec_path).read_text())

@@ -130,7 +130,7 @@ def test_noise_seeds_has_an_upper_limit(capsys):
 def test_process_runs_are_submitted_a_few_at_a_time(monkeypatch):
     """However many runs there are (--noise-seeds 100000000 once grew to 5.3 GB
     of queued work), only about the pool's width is submitted at once."""
-    check = engine._Check(None, 4, [2], "process", None, 0, 1)  # type: ignore[arg-type]
+    check = engine.Checker(None, 4, [2], "process", None, 0, 1)  # type: ignore[arg-type]
     counts = {"submitted": 0, "done": 0, "most_outstanding": 0}
     lock = threading.Lock()
 

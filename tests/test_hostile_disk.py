@@ -17,7 +17,7 @@ import pytest
 from resumecheck import engine
 from resumecheck.cli import main
 from resumecheck.compare import Tolerance
-from resumecheck.engine import _Check, verify
+from resumecheck.engine import Checker, verify
 from resumecheck.errors import DiskSpaceShortage, DiskUseWarning
 from resumecheck.program import load_target
 
@@ -51,7 +51,7 @@ def test_trimmed_tensors_give_the_same_verdicts_as_keeping_every_step(monkeypatc
 
 def test_a_long_reference_keeps_tensors_of_a_few_steps_only(tmp_path):
     target = load_target("fixtures.hostile.programs:PLAIN")
-    check = _Check(target, 300, [150], "inprocess", Tolerance.bitwise(), 0, 1,
+    check = Checker(target, 300, [150], "inprocess", Tolerance.bitwise(), 0, 1,
                    check_determinism=False)
     check.work = str(tmp_path)
     ref = check.prepare()
