@@ -282,6 +282,12 @@ class Checker:
             threads=self.threads, step_timeout=self.step_timeout(), **kw,
         )
 
+    @property
+    def jobs(self) -> int:
+        """Runs side by side: one per ``threads`` cores in fresh interpreters;
+        in-process runs share this interpreter's streams, so one."""
+        return _process_jobs(self.threads) if self.isolation == "process" else 1
+
     def _map(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> list[Any]:
         """``fn`` over ``items``, in order. Fresh interpreters spend most of their
         time starting, so process-isolated runs go side by side, at most one
@@ -290,7 +296,7 @@ class Checker:
         can be interrupted there). If anything goes wrong or the check is
         interrupted, the runs in flight are cancelled and their interpreters
         killed before this returns."""
-        jobs = _process_jobs(self.threads) if self.isolation == "process" else 1
+        jobs = self.jobs
         if jobs == 1:
             return [fn(item) for item in items]
         out: list[Any] = []
@@ -381,8 +387,7 @@ class Checker:
         def resumed_run(job: tuple[list[str], Literal["auto", "engine"]]) -> tuple[RunResult, list[Any]]:
             return self._run_one(self.resume_at, job[0], job[1])
 
-        jobs = _process_jobs(self.threads) if self.isolation == "process" else 1
-        self.check_disk(runs=len(jobs_list), jobs=jobs)
+        self.check_disk(runs=len(jobs_list), jobs=self.jobs)
         noise = self._map(noise_run, self.noise_seeds)
         self.noise_seeds = [s for s, seg in zip(self.noise_seeds, noise) if seg.error is None]
         self.noise = [[r.loss for r in seg.records] for seg in noise if seg.error is None]

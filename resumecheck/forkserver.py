@@ -163,9 +163,6 @@ class _Child:
     def kill(self) -> None:
         self.send_signal(signal.SIGKILL)
 
-    def terminate(self) -> None:
-        self.send_signal(signal.SIGTERM)
-
 
 def _read_and_remove(path: str) -> str:
     try:
@@ -190,7 +187,6 @@ class _Server:
         )
         self._replies: queue.Queue[dict[str, Any] | None] = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
-        self.busy = False
 
     def _read(self) -> None:
         assert self.proc.stdout is not None

@@ -42,12 +42,6 @@ __all__ = [
 MAX_DRAWS = 64
 """How far forward and back the offset search looks."""
 
-UNITS = {
-    "torch": "draws",
-    "python": "32-bit words",
-    "numpy": "32-bit words",
-}
-
 _LABELS = {
     "python": "Python random stream",
     "numpy": "numpy global stream",

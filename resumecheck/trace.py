@@ -252,14 +252,13 @@ def _tensors(value: Any) -> list[torch.Tensor]:
 
 def load_stream_states(tensor_dir: Path, step: int) -> dict[str, Any] | None:
     """The full stream states saved at the start of ``step`` (None: not saved)."""
-    path = tensor_dir / f"streams_{step}.pt"
-    if not path.exists():
-        return None
-    return torch.load(path, weights_only=True)
+    return _load_step_file(tensor_dir / f"streams_{step}.pt")
 
 
 def load_step_tensors(tensor_dir: Path, step: int) -> dict[str, torch.Tensor] | None:
-    path = tensor_dir / f"step_{step}.pt"
-    if not path.exists():
-        return None
-    return torch.load(path, weights_only=True)
+    """The full tensors kept for ``step`` (None: not kept)."""
+    return _load_step_file(tensor_dir / f"step_{step}.pt")
+
+
+def _load_step_file(path: Path) -> Any:
+    return torch.load(path, weights_only=True) if path.exists() else None
