@@ -50,9 +50,9 @@ _EXPORTS = {
     "RunResult": "report",
     "StreamOffset": "report",
     "NondeterministicBaseline": "errors",
-    "PHASES": "timing",
+    "PHASES": "phases",
     "PhaseTimer": "timing",
-    "phase": "timing",
+    "phase": "phases",
     "ComponentsNotExercised": "assertions",
     "ResumeNotEquivalent": "assertions",
     "assert_components_exercised": "assertions",
@@ -105,7 +105,8 @@ if _TYPE_CHECKING:
     )
     from resumecheck.engine import verify
     from resumecheck.errors import ReferenceFailed
-    from resumecheck.timing import PHASES, PhaseTimer, phase
+    from resumecheck.phases import PHASES, phase
+    from resumecheck.timing import PhaseTimer
     from resumecheck.errors import (
         CheckpointError,
         EnvironmentFailure,

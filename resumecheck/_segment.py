@@ -4,12 +4,13 @@ import os
 import sys
 
 # Resolve modules as the parent did: its sys.path after this interpreter's own
-# (runner.SYS_PATH_ENV; read before anything else is imported).
+# (transport.SYS_PATH_ENV; read before anything else is imported).
 for _entry in os.environ.get("RESUMECHECK_SYS_PATH", "").split(os.pathsep):
     if _entry and _entry not in sys.path:
         sys.path.append(_entry)
 
-from resumecheck.runner import subprocess_main  # noqa: E402
+from resumecheck.runner import run_here  # noqa: E402
+from resumecheck.transport import subprocess_main  # noqa: E402
 
 if __name__ == "__main__":
-    sys.exit(subprocess_main(sys.argv[1], sys.argv[2]))
+    sys.exit(subprocess_main(sys.argv[1], sys.argv[2], run_here))

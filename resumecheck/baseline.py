@@ -28,10 +28,10 @@ from resumecheck.environment import fingerprint
 from resumecheck.errors import InvalidArgument
 from resumecheck.program import BuiltProgram, Target, load_target
 from resumecheck.progress import ProgressCallback, ProgressTracker
-from resumecheck.runner import (
-    PHASE_TIMEOUT, SegmentResult, SegmentSpec, check_timeout, environment_failure,
-    load_checkpoint, run_segment,
-)
+from resumecheck.capture import load_checkpoint
+from resumecheck.faults import environment_failure
+from resumecheck.runner import run_segment
+from resumecheck.segments import PHASE_TIMEOUT, SegmentResult, SegmentSpec, check_timeout
 from resumecheck.streams import stream_label
 from resumecheck.trace import first_difference
 

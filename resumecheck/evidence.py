@@ -22,7 +22,7 @@ import torch
 
 from resumecheck.compare import Tolerance, compare_values, describe_entries
 from resumecheck.report import FAILED, IDENTICAL, RunResult, StreamOffset
-from resumecheck.runner import SegmentResult
+from resumecheck.segments import SegmentResult
 from resumecheck.streams import MAX_DRAWS, draw_offset, stream_label
 from resumecheck.trace import differing_quantities, load_step_tensors, load_stream_states
 

@@ -452,7 +452,7 @@ def _serve(requests: IO[str], replies: IO[str]) -> None:
     import numpy  # noqa: F401
     import torch  # noqa: F401
 
-    import resumecheck.runner  # noqa: F401
+    import resumecheck.runner  # noqa: F401  (and the transport, capture, restore rules)
 
     _warm_up()
     own = {p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p}

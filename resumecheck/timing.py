@@ -1,11 +1,7 @@
 """Per-phase step timing: where a training step's time goes.
 
-Programs mark their phases with ``resumecheck.phase(name)``::
-
-    with phase(FORWARD):
-        loss = model(x)
-
-which costs nothing when no timer is active. The engine marks the checkpoint
+Programs mark their phases with ``resumecheck.phase(name)`` (``phases.py``);
+a ``PhaseTimer`` records them while it is active. The engine marks the checkpoint
 and the barrier itself. On CUDA a phase records a pair of events and the
 durations are resolved once, when the report is made (no synchronize per
 phase in the hot path); on CPU a monotonic clock is read. Warm-up steps are
@@ -18,53 +14,15 @@ import statistics
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from contextvars import ContextVar, Token
+from contextvars import Token
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
-__all__ = [
-    "BACKWARD",
-    "BARRIER",
-    "CHECKPOINT",
-    "DATA_WAIT",
-    "FORWARD",
-    "GRAD_SYNC",
-    "HOST_TO_DEVICE",
-    "OPTIMIZER_STEP",
-    "PHASES",
-    "PhaseTimer",
-    "TimingReport",
-    "measure",
-    "phase",
-]
+from resumecheck.phases import BARRIER, CHECKPOINT, PHASES, PhaseRecorder, activate, deactivate
 
-DATA_WAIT = "data_wait"
-HOST_TO_DEVICE = "host_to_device"
-FORWARD = "forward"
-BACKWARD = "backward"
-GRAD_SYNC = "grad_sync"
-OPTIMIZER_STEP = "optimizer"
-CHECKPOINT = "checkpoint"
-BARRIER = "barrier"
-
-PHASES: tuple[str, ...] = (
-    DATA_WAIT, HOST_TO_DEVICE, FORWARD, BACKWARD, GRAD_SYNC, OPTIMIZER_STEP, CHECKPOINT, BARRIER,
-)
-
-_ACTIVE: ContextVar[PhaseTimer | None] = ContextVar("resumecheck_timer", default=None)
-
-
-@contextmanager
-def phase(name: str) -> Iterator[None]:
-    """Mark a phase of the current step (a no-op unless a timer is active)."""
-    timer = _ACTIVE.get()
-    if timer is None:
-        yield
-        return
-    with timer.phase(name):
-        yield
+__all__ = ["PhaseTimer", "TimingReport", "measure"]
 
 
 @dataclass
@@ -83,7 +41,7 @@ class PhaseTimer:
         self.warmup = warmup
         self.steps: list[_Step] = []
         self._current: _Step | None = None
-        self._token: Token[PhaseTimer | None] | None = None
+        self._token: Token[PhaseRecorder | None] | None = None
 
     def _mark(self) -> Any:
         if self.cuda:
@@ -93,12 +51,12 @@ class PhaseTimer:
         return time.perf_counter()
 
     def __enter__(self) -> PhaseTimer:
-        self._token = _ACTIVE.set(self)
+        self._token = activate(self)
         return self
 
     def __exit__(self, *exc: Any) -> None:
         if self._token is not None:
-            _ACTIVE.reset(self._token)
+            deactivate(self._token)
             self._token = None
 
     @contextmanager
@@ -248,7 +206,7 @@ def measure(
     from resumecheck.environment import fingerprint
     from resumecheck.errors import InvalidArgument
     from resumecheck.program import Target, load_target
-    from resumecheck.runner import save_capture
+    from resumecheck.capture import save_capture
 
     tgt = target if isinstance(target, Target) else load_target(target)
     for name, value, low in (("steps", steps, 1), ("warmup", warmup, 0),

@@ -21,7 +21,7 @@ from torch.utils.data.distributed import DistributedSampler
 
 from resumecheck.components import RNGState, Value
 from resumecheck.program import StepOutput, Target
-from resumecheck.timing import BACKWARD, DATA_WAIT, FORWARD, HOST_TO_DEVICE, OPTIMIZER_STEP, phase
+from resumecheck.phases import BACKWARD, DATA_WAIT, FORWARD, HOST_TO_DEVICE, OPTIMIZER_STEP, phase
 
 __all__ = [
     "RESUME_AT", "RUN_CONFIG", "STEPS", "TARGET", "TARGET_BF16",

@@ -117,7 +117,7 @@ def test_a_stream_not_restored_is_not_called_an_offset():
 
 def _segment(tmp_path, name, states_by_step):
     """A SegmentResult whose records carry these stream states at each step's start."""
-    from resumecheck.runner import SegmentResult
+    from resumecheck.segments import SegmentResult
     from resumecheck.streams import stream_digests
     from resumecheck.trace import StepRecord
 

@@ -82,7 +82,7 @@ def test_full_disk_in_the_reference_is_not_blamed_on_the_program(capsys):
 
 def test_full_disk_in_the_engines_capture_during_resumed_runs(monkeypatch, capsys):
     """torch.save of the engine's capture fails with ENOSPC once the reference is done."""
-    import resumecheck.runner as runner
+    import resumecheck.capture as capture
 
     real_save = torch.save
     calls = {"n": 0}
@@ -93,7 +93,7 @@ def test_full_disk_in_the_engines_capture_during_resumed_runs(monkeypatch, capsy
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         return real_save(obj, f, *args, **kwargs)
 
-    monkeypatch.setattr(runner.torch, "save", save)
+    monkeypatch.setattr(capture.torch, "save", save)
     code, out, err = _cli(capsys, "run", "fixtures.faults.programs:HEALTHY",
                           "--noise-seeds", "0", "--no-determinism-check")
     assert code == 4 and "out of disk space" in err
@@ -103,20 +103,21 @@ def test_full_disk_in_the_engines_capture_during_resumed_runs(monkeypatch, capsy
 def test_torch_saves_own_full_disk_error_counts_when_the_disk_is_full(monkeypatch, tmp_path):
     """torch.save reports a full disk as a RuntimeError from its zip writer,
     with no errno: it is an environment failure only when the disk is full."""
-    import resumecheck.runner as runner
+    import resumecheck.capture as capture
+    import resumecheck.faults as faults
 
     def save(obj, f, *args, **kwargs):
         raise RuntimeError("[enforce fail at inline_container.cc:672] . unexpected pos 576 vs 534")
 
-    monkeypatch.setattr(runner.torch, "save", save)
+    monkeypatch.setattr(capture.torch, "save", save)
     full = shutil._ntuple_diskusage(1 << 30, 1 << 30, 0)  # type: ignore[attr-defined]
-    monkeypatch.setattr(runner.shutil, "disk_usage", lambda path: full)
+    monkeypatch.setattr(faults.shutil, "disk_usage", lambda path: full)
     with pytest.raises(EnvironmentFailure) as info:
         verify("fixtures.faults.programs:HEALTHY", drop="none", noise_seeds=0,
                check_determinism=False)
     assert info.value.resource == "disk" and "unexpected pos" in info.value.detail
     roomy = shutil._ntuple_diskusage(1 << 40, 0, 1 << 40)  # type: ignore[attr-defined]
-    monkeypatch.setattr(runner.shutil, "disk_usage", lambda path: roomy)
+    monkeypatch.setattr(faults.shutil, "disk_usage", lambda path: roomy)
     with pytest.raises(Exception) as info2:  # a real bug: the reference failed
         verify("fixtures.faults.programs:HEALTHY", drop="none", noise_seeds=0,
                check_determinism=False)

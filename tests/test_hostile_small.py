@@ -20,7 +20,7 @@ from resumecheck.engine import ReferenceFailed, verify
 from resumecheck.errors import CheckpointError
 from resumecheck.report import FAILED, IDENTICAL, Report, RunResult
 from resumecheck.reproduce import reproduce_command
-from resumecheck.runner import load_checkpoint
+from resumecheck.capture import load_checkpoint
 
 ROOT = Path(__file__).resolve().parent.parent
 QUICK = ["--noise-seeds", "0", "--no-determinism-check"]

@@ -7,7 +7,8 @@ import pytest
 
 from resumecheck import PHASES, PhaseTimer, phase
 from resumecheck.cli import main
-from resumecheck.timing import FORWARD, measure
+from resumecheck.phases import FORWARD
+from resumecheck.timing import measure
 
 
 def test_phase_is_a_no_op_without_a_timer():

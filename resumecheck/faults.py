@@ -1,0 +1,135 @@
+"""Environment failures: what ended a run that was not the program's doing.
+
+Out of disk space, out of memory, or a process killed from outside are
+failures of the machine, not verdicts on the program: they become an
+``EnvironmentFailure`` with advice, never a result.
+"""
+
+from __future__ import annotations
+
+import errno
+import shutil
+import signal
+from pathlib import Path
+
+import torch
+
+from resumecheck.errors import CheckpointError, EnvironmentFailure
+
+__all__ = [
+    "DISK_ADVICE", "EXTERNAL_SIGNALS", "environment_failure", "killed_by_signal", "signal_text",
+]
+
+# Signals a process receives from outside (a user, a scheduler, the kernel's
+# out-of-memory killer, a resource limit): an environment failure. The others
+# (SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL) are the program crashing.
+EXTERNAL_SIGNALS = {
+    getattr(signal, name) for name in (
+        "SIGKILL", "SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "SIGXCPU", "SIGXFSZ",
+        "SIGUSR1", "SIGUSR2", "SIGPIPE", "SIGALRM",
+    ) if hasattr(signal, name)
+}
+_DISK_ERRNOS = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)}
+DISK_ADVICE = (
+    "Free space there, or point TMPDIR at a disk with more room (resumecheck keeps its "
+    "scratch files and the program's checkpoints under TMPDIR), then run again."
+)
+_MEMORY_ADVICE = (
+    "Give the check more memory, or check a smaller configuration of the program "
+    "(batch, model size), or, with --isolation process, use a larger --threads so that "
+    "fewer interpreters run side by side; then run again."
+)
+
+
+def signal_text(signum: int) -> str:
+    """``SIGKILL (signal 9)``."""
+    try:
+        name = signal.Signals(signum).name
+    except ValueError:
+        name = "an unknown signal"
+    return f"{name} (signal {signum})"
+
+
+def killed_by_signal(signum: int, who: str) -> EnvironmentFailure:
+    """The environment failure of a process killed from outside."""
+    advice = "Something outside resumecheck sent it (a user, a scheduler, a time limit); run again."
+    if signum == getattr(signal, "SIGKILL", None):
+        advice = (
+            "SIGKILL is most often the kernel's out-of-memory killer (see `dmesg` or the "
+            "job's memory limit) or a scheduler ending the job: give the check more memory "
+            "or check a smaller configuration, then run again."
+        )
+    return EnvironmentFailure("signal", f"{who} was killed by {signal_text(signum)}", advice)
+
+
+def environment_failure(exc: BaseException, workdir: str | None = None) -> EnvironmentFailure | None:
+    """The environment failure behind ``exc`` or anything in its chain
+    (out of disk space, out of memory), or None when the program failed.
+
+    torch.save reports a full disk as a RuntimeError from its zip writer, with
+    no errno: that counts as out of space when the file system it wrote to
+    (``workdir`` when no path is known) is then nearly full.
+    """
+    path: str | None = None
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        if isinstance(cur, EnvironmentFailure):
+            return cur
+        if isinstance(cur, CheckpointError) and path is None:
+            path = cur.path
+        if isinstance(cur, OSError) and cur.errno in _DISK_ERRNOS:
+            where = cur.filename if isinstance(cur.filename, str) else path or workdir
+            return EnvironmentFailure("disk", f"{type(cur).__name__}: {cur.strerror or cur}",
+                                      DISK_ADVICE, where)
+        if _out_of_memory(cur):
+            text = _first_line(cur)
+            return EnvironmentFailure(
+                "memory", f"{type(cur).__name__}: {text}" if text else type(cur).__name__,
+                _MEMORY_ADVICE)
+        if _torch_write_failed(cur) and _nearly_full(path or workdir):
+            return EnvironmentFailure(
+                "disk", f"torch.save failed ({_first_line(cur)}) and the disk is full",
+                DISK_ADVICE, path or workdir)
+        nxt = cur.__cause__ or cur.__context__
+        cur = nxt if isinstance(nxt, BaseException) else None
+    return None
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc)
+    return text.splitlines()[0] if text else ""
+
+
+def _out_of_memory(exc: BaseException) -> bool:
+    if isinstance(exc, MemoryError):
+        return True
+    if isinstance(exc, OSError) and exc.errno == errno.ENOMEM:
+        return True
+    oom = getattr(torch, "OutOfMemoryError", None) or getattr(torch.cuda, "OutOfMemoryError", None)
+    if oom is not None and isinstance(exc, oom):
+        return True
+    text = str(exc) if isinstance(exc, RuntimeError) else ""
+    return any(m in text for m in (
+        "out of memory", "DefaultCPUAllocator: not enough memory",
+        "DefaultCPUAllocator: can't allocate memory",
+    ))
+
+
+def _torch_write_failed(exc: BaseException) -> bool:
+    text = str(exc) if isinstance(exc, RuntimeError) else ""
+    return any(m in text for m in ("inline_container", "file write failed", "PytorchStreamWriter"))
+
+
+def _nearly_full(path: str | None, floor: int = 16 << 20) -> bool:
+    if not path:
+        return False
+    where = Path(path)
+    while not where.exists() and where != where.parent:
+        where = where.parent
+    try:
+        return shutil.disk_usage(where).free < floor
+    except OSError:
+        return False
+

@@ -1,0 +1,144 @@
+"""The restore rules: what a restart is built from and how state goes back in.
+
+A restart is built from the run's settings as its checkpoint holds them
+(unless ``config`` is dropped), then restored through the program's own
+``load()`` or from the engine's capture minus the dropped components, the
+random streams last.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from resumecheck.capture import capture_meta, load_checkpoint
+from resumecheck.components import CONFIG, OPTIMIZER, RNG
+from resumecheck.errors import CheckpointError
+from resumecheck.program import BuiltProgram
+from resumecheck.segments import Restore
+from resumecheck.state_diff import reorder_optimizer_state
+
+__all__ = ["build_settings", "engine_capture", "program_save", "restore_state"]
+
+def engine_capture(restore: Restore | None) -> dict[str, Any] | None:
+    """The engine capture a restart restores from, read once (None otherwise)."""
+    if restore is None or restore.source != "engine":
+        return None
+    return load_checkpoint(restore.path)
+
+
+def build_settings(
+    config: dict[str, Any], restore: Restore | None, capture: dict[str, Any] | None
+) -> dict[str, Any]:
+    """The settings a restart is built from.
+
+    A real resume reads the run's settings from the checkpoint before it
+    builds anything (nanoGPT's model_args, OLMo's config.yaml), so settings
+    baked in at build time come back too. When the engine restores the
+    ``config`` component and its state is a settings mapping, the restart is
+    built from it; when config is dropped, from the program's defaults.
+    """
+    if restore is None or capture is None or CONFIG in restore.drop:
+        return config
+    state = capture["components"].get(CONFIG)
+    if isinstance(state, dict) and set(state) == {"value"}:
+        state = state["value"]
+    return dict(state) if isinstance(state, dict) else config
+
+
+
+def restore_state(built: BuiltProgram, restore: Restore, capture: dict[str, Any] | None) -> None:
+    """Restore a fresh program: through its own load(), or from the engine's
+    ``capture`` (already read) minus the dropped components."""
+    if restore.source == "program":
+        try:
+            built.program.load(restore.path)
+        except Exception as exc:
+            problem = f"the program's load() raised {type(exc).__name__}: {exc}"
+            damage = _damaged(restore.path)
+            if damage:
+                problem = f"the checkpoint its save() wrote is truncated or corrupted ({damage}); {problem}"
+            raise CheckpointError("load", restore.path, problem) from exc
+        if restore.override_path is not None:
+            built.refresh()  # load() may have replaced objects
+            _load_states(built, _overrides(built, restore), restore.override_path)
+        return
+    assert capture is not None
+    states = capture["components"]
+    if restore.override_path is not None:
+        states = {**states, **_overrides(built, restore)}
+    missing = [c.name for c in built.components
+               if c.name not in restore.drop and c.name not in states]
+    if missing:
+        raise CheckpointError(
+            "load", restore.path, f"component {missing[0]!r} is missing from the capture"
+        )
+    _load_states(built, {n: v for n, v in states.items() if n not in restore.drop}, restore.path)
+
+
+def _load_states(built: BuiltProgram, states: dict[str, Any], path: str) -> None:
+    """Load ``states`` into the declared components of those names."""
+    # RNG goes last, and the other components are settled before it: some
+    # build what they need lazily and draw a seed when they do (a
+    # StatefulDataLoader creates its iterator on the first state_dict() or
+    # iter()). Settled first, they draw before the streams are set, as a
+    # correct resume must (docs/HONEST-CHECKS.md: a DataLoader shifts the RNG by one draw).
+    order = sorted(built.components, key=lambda c: c.name == RNG)
+    for comp in order:
+        if comp.name not in states:
+            continue
+        if comp.name == RNG:
+            for other in built.components:
+                if other.name != RNG:
+                    other.obj.state_dict()
+        try:
+            comp.obj.load_state_dict(states[comp.name])
+        except Exception as exc:
+            raise CheckpointError(
+                "load",
+                path,
+                f"{comp.name}.load_state_dict raised {type(exc).__name__}: {exc}",
+            ) from exc
+
+
+def _overrides(built: BuiltProgram, restore: Restore) -> dict[str, Any]:
+    """States of ``restore.override`` taken from another capture.
+
+    Optimizer state is moved by parameter name: the other capture may list
+    the parameters in another order (that is what class-16 bugs do).
+    """
+    assert restore.override_path is not None
+    other = load_checkpoint(restore.override_path)
+    states = {n: other["components"][n] for n in restore.override if n in other["components"]}
+    if OPTIMIZER in states:
+        ours = capture_meta(built).get("optimizer_params")
+        theirs = other.get("meta", {}).get("optimizer_params")
+        if ours and theirs:
+            states[OPTIMIZER] = reorder_optimizer_state(states[OPTIMIZER], theirs, ours)
+    return states
+
+
+def _damaged(path: str) -> str | None:
+    """Why a torch checkpoint file cannot be read at all (None: it reads, or is no file)."""
+    if not Path(path).is_file():
+        return None
+    try:
+        torch.load(path, weights_only=True, map_location="cpu")
+    except Exception as exc:
+        text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        if "weights_only" in text or "Unsupported global" in text:
+            return None  # readable, only not as plain data
+        return text
+    return None
+
+
+def program_save(built: BuiltProgram, path: str, step: int) -> None:
+    try:
+        built.program.save(path)
+    except Exception as exc:
+        raise CheckpointError(
+            "save", path, f"the program's save() at step {step} raised {type(exc).__name__}: {exc}"
+        ) from exc
+

@@ -1,0 +1,148 @@
+"""Segments as plain data: what to run, how it restores, what it produced.
+
+A run is a chain of segments (a stretch of training between two
+checkpoints). A ``SegmentSpec`` travels to a fresh interpreter as JSON and a
+``SegmentResult`` comes back the same way, so both hold plain data only.
+The bounds on a segment's phases (one step, everything else) live here too:
+the runner enforces them in this interpreter, the transport from outside.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+from resumecheck.errors import InvalidArgument
+from resumecheck.trace import StepRecord
+
+__all__ = [
+    "PHASE_TIMEOUT",
+    "Isolation",
+    "Restore",
+    "SegmentResult",
+    "SegmentSpec",
+    "check_timeout",
+    "phase_bound",
+    "timeout_text",
+]
+
+PHASE_TIMEOUT = 600.0
+"""Bound in seconds on each part of a segment that is not a training step
+(starting an interpreter, building, restoring, saving, capturing), and on
+each step of an uninterrupted reference unless a timeout is given."""
+
+Isolation = Literal["process", "inprocess"]
+
+
+@dataclass(kw_only=True)
+class Restore:
+    """Where a restarted segment's state comes from."""
+
+    path: str
+    """The checkpoint: an engine capture file, or the program's own checkpoint."""
+    source: Literal["engine", "program"] = "engine"
+    """``engine``: restore each declared component; ``program``: call program.load()."""
+    drop: list[str] = field(default_factory=list)
+    """Components left as the freshly built program has them."""
+    override_path: str | None = None
+    """An engine capture whose components in ``override`` replace the checkpoint's
+    (for ``source="program"``: loaded into them after the program's load())."""
+    override: list[str] = field(default_factory=list)
+
+
+@dataclass(kw_only=True)
+class SegmentSpec:
+    """One segment to run: plain data, so it can travel to a fresh interpreter."""
+
+    target_spec: str | None
+    config: dict[str, Any]
+    start: int
+    stop: int
+    workdir: str
+    name: str
+    restore: Restore | None = None
+    capture_at: list[int] = field(default_factory=list)
+    program_save_at: int | None = None
+    keep_tensors_after: int | None = None
+    reseed: int | None = None
+    threads: int = 1
+    hash_seed: int | None = None
+    """PYTHONHASHSEED of a process-isolated segment (None: the interpreter picks one)."""
+    reference_digests: list[dict[str, str]] | None = None
+    """The reference's digests per step: full tensors are written only for the
+    steps that differ from it (the only ones a comparison will read)."""
+    step_timeout: float | None = None
+    """Seconds one training step may take (None: no bound); a step that takes
+    longer ends the segment as failed. Other phases get max(this, PHASE_TIMEOUT)."""
+    keep_tensor_steps: list[int] = field(default_factory=list)
+    """Steps whose full tensors are written whatever the digests say (the
+    reference keeps the few steps after each resume point)."""
+    max_tensor_steps: int | None = None
+    """At most this many differing steps get their full tensors written (None: all)."""
+    capture_end: bool = True
+    """Capture every component's state at the end (runs judged on their trace alone skip it)."""
+
+
+@dataclass(kw_only=True)
+class SegmentResult:
+    """What a segment produced; files live in the run's work directory."""
+
+    records: list[StepRecord]
+    names: list[str]
+    captures: dict[int, str]
+    end_state: str | None
+    tensor_dir: str | None = None
+    has_own_checkpoint: bool = False
+    boundaries: dict[str, Any] = field(default_factory=dict)
+    restored_state: str | None = None
+    program_checkpoint: str | None = None
+
+    error: str | None = None
+    error_step: int | None = None
+    error_stage: str | None = None
+    slowest_step: float = 0.0
+    """Seconds the slowest training step of this segment took."""
+
+    def to_plain(self) -> dict[str, Any]:
+        plain = asdict(self)
+        plain["records"] = [r.to_plain() for r in self.records]
+        plain["captures"] = {str(k): v for k, v in self.captures.items()}
+        return plain
+
+    @classmethod
+    def from_plain(cls, plain: dict[str, Any]) -> SegmentResult:
+        plain = dict(plain)
+        plain["records"] = [StepRecord.from_plain(r) for r in plain["records"]]
+        plain["captures"] = {int(k): v for k, v in plain["captures"].items()}
+        return cls(**plain)
+
+
+
+def check_timeout(timeout: float | None, name: str = "timeout") -> None:
+    """Validate a step timeout: None (automatic), 0 (off) or seconds > 0."""
+    if timeout is None:
+        return
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not (
+        timeout >= 0 and math.isfinite(timeout)
+    ):
+        raise InvalidArgument(name, timeout, "expected seconds > 0, 0 (no bound) or None "
+                              "(automatic)")
+
+
+def phase_bound(phase: str, step_timeout: float | None) -> float | None:
+    """Seconds ``phase`` may take under ``step_timeout`` (None: no bound)."""
+    if step_timeout is None:
+        return None
+    return step_timeout if phase == "step" else max(step_timeout, PHASE_TIMEOUT)
+
+
+def timeout_text(phase: str, step: int | None, bound: float) -> str:
+    """What outlived its bound, in words."""
+    if phase == "step":
+        return f"step {step} took longer than {bound:g} s (the step timeout)"
+    what = {"start": "starting the interpreter", "build": "building the program",
+            "restore": "restoring the checkpoint", "save": "the program's save()",
+            "capture": "capturing state"}.get(phase, phase)
+    return f"{what} took longer than {bound:g} s"
+
