@@ -102,26 +102,40 @@ def strip_matrix(run: RunResult, steps: int) -> list[list[int]]:
 def divergence_figure(source: Report | FuzzResult) -> Figure:
     """The figure for a report (every run) or a fuzzing result (the minimal failing run)."""
     try:
-        from matplotlib.colors import ListedColormap
         from matplotlib.figure import Figure
-        from matplotlib.patches import Rectangle
     except ImportError:
         raise MissingExtra("the divergence plot", "matplotlib", "plot") from None
 
     data = _data(source)
     runs = [r for r in data.runs if r.trajectory is not None]
     notes = _notes(data.runs)
-    n = data.steps
-    steps = list(range(1, n + 1))
     height = 3.8 + 0.8 * len(runs) + 0.18 * len(notes)
     fig = Figure(figsize=(10, height), layout="constrained")
     grid = fig.add_gridspec(1 + len(runs), 1, height_ratios=[4.5] + [1] * len(runs))
     ax = fig.add_subplot(grid[0])
+    _loss_panel(ax, data, runs)
+    for i, run in enumerate(runs):
+        sax = fig.add_subplot(grid[1 + i], sharex=ax)
+        _strip(sax, data, run)
+        if i < len(runs) - 1:
+            sax.tick_params(labelbottom=False)
+    (fig.axes[-1]).set_xlabel("step  (strips: red = differs from the reference bit for bit, "
+                              "green = identical, grey = not run)", fontsize=7)
+    if notes:
+        fig.text(0.01, 0.0, "\n".join(notes), fontsize=7, va="bottom", ha="left", gid="notes")
+        engine: Any = fig.get_layout_engine()
+        bottom = 0.18 * len(notes) / height + 0.01  # room for the notes: (x, y, w, h)
+        engine.set(rect=(0, bottom, 1, 1 - bottom))
+    return fig
+
+
+def _loss_panel(ax: Any, data: _Data, runs: list[RunResult]) -> None:
+    """The loss curves: the reference, its noise band, each run, each first divergence."""
+    n = data.steps
     ax.set_gid("loss")
     ax.set_title(data.title, fontsize=10, loc="left")
     ax.set_ylabel("loss")
     ax.set_xlim(0.5, n + 0.5)
-
     if data.band is not None and data.band_steps and len(data.reference) == n:
         # the band the plausible/gross call uses: after the restart, within the
         # largest loss difference between two honest runs (reference, other seeds)
@@ -129,11 +143,10 @@ def divergence_figure(source: Report | FuzzResult) -> Figure:
         ref = [data.reference[s - 1] for s in xs]
         ax.fill_between(xs, [v - data.band for v in ref], [v + data.band for v in ref],
                         color="#9ecae1", alpha=0.35, linewidth=0, label="seed-to-seed noise")
-    ax.plot(steps[:len(data.reference)], data.reference, color="black", linewidth=2.2,
-            label="reference", zorder=3)
-    colours = _colours(len(runs))
+    ax.plot(list(range(1, n + 1))[:len(data.reference)], data.reference, color="black",
+            linewidth=2.2, label="reference", zorder=3)
     marked = False
-    for run, colour in zip(runs, colours):
+    for run, colour in zip(runs, _colours(len(runs))):
         traj = run.trajectory
         assert traj is not None
         diverged = run.verdict == DIVERGED
@@ -151,34 +164,28 @@ def divergence_figure(source: Report | FuzzResult) -> Figure:
                    label="_resume" if i else "restart (after step k)")
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
 
-    cmap = ListedColormap(_STRIP_COLOURS)
-    for i, run in enumerate(runs):
-        sax = fig.add_subplot(grid[1 + i], sharex=ax)
-        sax.set_gid(f"strip:{data.label(run)}")
-        sax.imshow(strip_matrix(run, n), aspect="auto", cmap=cmap, vmin=0, vmax=2,
-                   interpolation="nearest", extent=(0.5, n + 0.5, len(STRIP_ROWS) - 0.5, -0.5))
-        sax.set_yticks(range(len(STRIP_ROWS)), [label for label, _ in STRIP_ROWS], fontsize=6)
-        verdict: str = run.verdict
-        if (run.first_divergent_quantity or "").startswith("state of"):
-            verdict += f"\n(final {run.first_divergent_quantity})"
-        sax.set_ylabel(f"{data.label(run)}\n{verdict}", rotation=0, ha="right", va="center",
-                       fontsize=7)
-        for k in run.resume_at:
-            sax.axvline(k + 0.5, color="#555555", linestyle="--", linewidth=0.8)
-        row = _row_of(run.first_divergent_quantity)
-        if run.verdict == DIVERGED and run.first_divergent_step is not None and row is not None:
-            sax.add_patch(Rectangle((run.first_divergent_step - 0.5, row - 0.5), 1, 1, fill=False,
-                                    edgecolor="black", linewidth=1.5, gid="first divergence"))
-        if i < len(runs) - 1:
-            sax.tick_params(labelbottom=False)
-    (fig.axes[-1]).set_xlabel("step  (strips: red = differs from the reference bit for bit, "
-                              "green = identical, grey = not run)", fontsize=7)
-    if notes:
-        fig.text(0.01, 0.0, "\n".join(notes), fontsize=7, va="bottom", ha="left", gid="notes")
-        engine: Any = fig.get_layout_engine()
-        bottom = 0.18 * len(notes) / height + 0.01  # room for the notes: (x, y, w, h)
-        engine.set(rect=(0, bottom, 1, 1 - bottom))
-    return fig
+
+def _strip(sax: Any, data: _Data, run: RunResult) -> None:
+    """One run's strip: which quantity differs from the reference at which step."""
+    from matplotlib.colors import ListedColormap
+    from matplotlib.patches import Rectangle
+
+    n = data.steps
+    sax.set_gid(f"strip:{data.label(run)}")
+    sax.imshow(strip_matrix(run, n), aspect="auto", cmap=ListedColormap(_STRIP_COLOURS), vmin=0,
+               vmax=2, interpolation="nearest", extent=(0.5, n + 0.5, len(STRIP_ROWS) - 0.5, -0.5))
+    sax.set_yticks(range(len(STRIP_ROWS)), [label for label, _ in STRIP_ROWS], fontsize=6)
+    verdict: str = run.verdict
+    if (run.first_divergent_quantity or "").startswith("state of"):
+        verdict += f"\n(final {run.first_divergent_quantity})"
+    sax.set_ylabel(f"{data.label(run)}\n{verdict}", rotation=0, ha="right", va="center",
+                   fontsize=7)
+    for k in run.resume_at:
+        sax.axvline(k + 0.5, color="#555555", linestyle="--", linewidth=0.8)
+    row = _row_of(run.first_divergent_quantity)
+    if run.verdict == DIVERGED and run.first_divergent_step is not None and row is not None:
+        sax.add_patch(Rectangle((run.first_divergent_step - 0.5, row - 0.5), 1, 1, fill=False,
+                                edgecolor="black", linewidth=1.5, gid="first divergence"))
 
 
 def _row_of(quantity: str | None) -> int | None:

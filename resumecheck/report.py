@@ -294,35 +294,8 @@ class Report:
         if fmt == "json":
             return json.dumps(self.to_json(), indent=2)
         if fmt == "markdown":
-            return self._markdown()
-        return self._table()
-
-    def _rows(self) -> list[list[str]]:
-        rows = []
-        for r in self.runs:
-            where = "-"
-            if r.first_divergent_step is not None:
-                # a failed run has a step (where it failed) but no quantity
-                what = r.first_divergent_quantity or ("(failed)" if r.verdict == FAILED else "")
-                where = f"{r.first_divergent_step} {what}".rstrip()
-            rows.append([
-                self.label_of(r), r.verdict, where,
-                _num(r.max_abs_loss_diff), r.noise_label, r.explanation,
-            ])
-        return rows
-
-    _HEADER = ["run", "verdict", "first divergence", "max |Δloss|", "noise", "why"]
-
-    def _headline(self) -> str:
-        env = self.environment
-        verdict = "EQUIVALENT" if self.equivalent else "NOT EQUIVALENT"
-        return (
-            f"resumecheck: {self.target}, {self.steps} steps, resume at "
-            f"{','.join(map(str, self.resume_at))}, {self.seed_text}, {self.isolation} "
-            f"restarts, {self.tolerance_text}; torch {env.get('torch')}, "
-            f"{env.get('threads')} thread(s), {env.get('device')}\n"
-            f"full resume: {verdict}"
-        )
+            return _markdown(self)
+        return _table(self)
 
     @property
     def seed_text(self) -> str:
@@ -339,70 +312,106 @@ class Report:
             return "within torch.testing tolerances"
         return f"within rtol={t['rtol']:g} atol={t['atol']:g}"
 
-    def _footer(self) -> list[str]:
-        lines = []
-        full = self.full_resume
-        if full is not None:
-            for f in full.diagnosis:
-                lines.append(f"diagnosis: {f.component}: {f.detail}{f.mark}")
-            if full.divergence_detail:
-                lines.append(f"first divergence: {full.divergence_detail}")
-            for s in full.stream_offsets:
-                lines.append(f"streams: {s.detail}")
-            if full.failure:
-                lines.append(f"failure: {full.failure}")
-            if full.verdict not in (IDENTICAL,):
-                lines.append(f"reproduce: {full.reproduce}")
-        spots = self.blind_spots
-        if spots:
-            names = ", ".join(",".join(r.dropped) for r in spots)
-            lines.append(
-                f"blind spots: {names} (dropping them changed nothing here: "
-                "not proof that they are saved)"
-            )
-        return lines
 
-    def _table(self) -> str:
-        rows = [self._HEADER, *self._rows()]
-        widths = [max(len(row[i]) for row in rows) for i in range(len(self._HEADER) - 1)]
-        lines = [self._headline(), ""]
-        notice = self.incomplete_state_notice()
-        if notice:
-            lines[1:1] = [f"WARNING: {notice}"]
-        for n, row in enumerate(rows):
-            cells = [c.ljust(w) for c, w in zip(row[:-1], widths)] + [row[-1]]
-            lines.append("  ".join(cells).rstrip())
-            if n == 0:
-                lines.append("  ".join("-" * w for w in widths) + "  ---")
-        footer = self._footer()
-        return "\n".join(lines + ([""] + footer if footer else [])) + "\n"
+# The renderings of a Report: a text table and GitHub-flavoured Markdown.
 
-    def _markdown(self) -> str:
-        """GitHub-flavoured Markdown, ready for a CI job summary: a heading with
-        the verdict, the settings, the table, then diagnosis and how to reproduce."""
-        env = self.environment
-        verdict = "EQUIVALENT" if self.equivalent else "NOT EQUIVALENT"
-        lines = [
-            f"### resumecheck: full resume {verdict} — `{self.target}`", "",
-            f"{self.steps} steps, resume at {','.join(map(str, self.resume_at))}, "
-            f"{self.seed_text}, {self.isolation} restarts, {self.tolerance_text}; torch "
-            f"{env.get('torch')}, {env.get('threads')} thread(s), {env.get('device')}", "",
-        ]
-        notice = self.incomplete_state_notice()
-        if notice:
-            lines += [f"**Warning:** {notice}", ""]
-        lines.append("| " + " | ".join(_md_cell(c) for c in self._HEADER) + " |")
-        lines.append("|" + "---|" * len(self._HEADER))
-        for row in self._rows():
-            lines.append("| " + " | ".join(_md_cell(c) for c in row) + " |")
-        footer = self._footer()
-        if footer:
-            lines.append("")
-            for line in footer:
-                head, _, rest = line.partition(": ")
-                rest = f"`{rest}`" if head == "reproduce" else _md_cell(rest)
-                lines.append(f"- **{head}**: {rest}")
-        return "\n".join(lines) + "\n"
+
+def _rows(report: Report) -> list[list[str]]:
+    rows = []
+    for r in report.runs:
+        where = "-"
+        if r.first_divergent_step is not None:
+            # a failed run has a step (where it failed) but no quantity
+            what = r.first_divergent_quantity or ("(failed)" if r.verdict == FAILED else "")
+            where = f"{r.first_divergent_step} {what}".rstrip()
+        rows.append([
+            report.label_of(r), r.verdict, where,
+            _num(r.max_abs_loss_diff), r.noise_label, r.explanation,
+        ])
+    return rows
+
+
+_HEADER = ["run", "verdict", "first divergence", "max |Δloss|", "noise", "why"]
+
+
+def _headline(report: Report) -> str:
+    env = report.environment
+    verdict = "EQUIVALENT" if report.equivalent else "NOT EQUIVALENT"
+    return (
+        f"resumecheck: {report.target}, {report.steps} steps, resume at "
+        f"{','.join(map(str, report.resume_at))}, {report.seed_text}, {report.isolation} "
+        f"restarts, {report.tolerance_text}; torch {env.get('torch')}, "
+        f"{env.get('threads')} thread(s), {env.get('device')}\n"
+        f"full resume: {verdict}"
+    )
+
+
+def _footer(report: Report) -> list[str]:
+    lines = []
+    full = report.full_resume
+    if full is not None:
+        for f in full.diagnosis:
+            lines.append(f"diagnosis: {f.component}: {f.detail}{f.mark}")
+        if full.divergence_detail:
+            lines.append(f"first divergence: {full.divergence_detail}")
+        for s in full.stream_offsets:
+            lines.append(f"streams: {s.detail}")
+        if full.failure:
+            lines.append(f"failure: {full.failure}")
+        if full.verdict not in (IDENTICAL,):
+            lines.append(f"reproduce: {full.reproduce}")
+    spots = report.blind_spots
+    if spots:
+        names = ", ".join(",".join(r.dropped) for r in spots)
+        lines.append(
+            f"blind spots: {names} (dropping them changed nothing here: "
+            "not proof that they are saved)"
+        )
+    return lines
+
+
+def _table(report: Report) -> str:
+    rows = [_HEADER, *_rows(report)]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(_HEADER) - 1)]
+    lines = [_headline(report), ""]
+    notice = report.incomplete_state_notice()
+    if notice:
+        lines[1:1] = [f"WARNING: {notice}"]
+    for n, row in enumerate(rows):
+        cells = [c.ljust(w) for c, w in zip(row[:-1], widths)] + [row[-1]]
+        lines.append("  ".join(cells).rstrip())
+        if n == 0:
+            lines.append("  ".join("-" * w for w in widths) + "  ---")
+    footer = _footer(report)
+    return "\n".join(lines + ([""] + footer if footer else [])) + "\n"
+
+
+def _markdown(report: Report) -> str:
+    """GitHub-flavoured Markdown, ready for a CI job summary: a heading with
+    the verdict, the settings, the table, then diagnosis and how to reproduce."""
+    env = report.environment
+    verdict = "EQUIVALENT" if report.equivalent else "NOT EQUIVALENT"
+    lines = [
+        f"### resumecheck: full resume {verdict} — `{report.target}`", "",
+        f"{report.steps} steps, resume at {','.join(map(str, report.resume_at))}, "
+        f"{report.seed_text}, {report.isolation} restarts, {report.tolerance_text}; torch "
+        f"{env.get('torch')}, {env.get('threads')} thread(s), {env.get('device')}", "",
+    ]
+    notice = report.incomplete_state_notice()
+    if notice:
+        lines += [f"**Warning:** {notice}", ""]
+    lines.append("| " + " | ".join(_md_cell(c) for c in _HEADER) + " |")
+    lines.append("|" + "---|" * len(_HEADER))
+    for row in _rows(report):
+        lines.append("| " + " | ".join(_md_cell(c) for c in row) + " |")
+    footer = _footer(report)
+    if footer:
+        lines.append("")
+        for line in footer:
+            head, _, rest = line.partition(": ")
+            rest = f"`{rest}`" if head == "reproduce" else _md_cell(rest)
+            lines.append(f"- **{head}**: {rest}")
+    return "\n".join(lines) + "\n"
 
 
 def _md_cell(text: str) -> str:

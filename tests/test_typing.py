@@ -1,4 +1,4 @@
-"""The package type-checks cleanly (STYLE.md), with the pinned mypy of the test extras."""
+"""The package type-checks cleanly, with the pinned mypy of the test extras."""
 
 import shutil
 import subprocess

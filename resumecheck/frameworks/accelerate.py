@@ -231,7 +231,7 @@ class AccelerateProgram:
         already consumed, with ``skip_first_batches`` (a stateful loader
         resumes from its own restored state instead).
         """
-        self._order = self._order_streams()
+        self._order = _order_streams(self.loader)
         if callable(getattr(self.loader, "set_epoch", None)):
             self.loader.set_epoch(self.epoch)
         active = self.loader
@@ -252,7 +252,7 @@ class AccelerateProgram:
             return
         order, consumed, lookahead = self._resume[1]
         self._resume = None
-        streams = self._streams()
+        streams = _loader_streams(self.loader)
         saved = streams.state_dict()
         base: Any = getattr(self.loader, "base_dataloader", None)
         if self.epoch > 0 and getattr(base, "_initial_iter_for_state_dict", False):
@@ -262,7 +262,7 @@ class AccelerateProgram:
             # new base seed before the order; so must the replay.
             base._initial_iter_for_state_dict = False
         try:
-            self._set_order_streams(order)
+            _set_order_streams(self.loader, order)
             self._start_epoch()
             self._order = order
             assert self._iter is not None
@@ -275,46 +275,6 @@ class AccelerateProgram:
             self._fetches = consumed
         finally:
             streams.load_state_dict(saved)
-
-    def _streams(self) -> RNGState:
-        generator = getattr(self.loader, "generator", None)
-        return RNGState({"loader": generator} if generator is not None else None)
-
-    def _sampler(self) -> Any:
-        """The index sampler under Accelerate's batch-sampler wrappers."""
-        obj = getattr(self.loader, "batch_sampler", None) or getattr(self.loader, "sampler", None)
-        for _ in range(4):
-            inner = getattr(obj, "batch_sampler", None) or getattr(obj, "sampler", None)
-            if inner is None:
-                break
-            obj = inner
-        return obj
-
-    def _order_streams(self) -> dict[str, torch.Tensor]:
-        """The state of the stream this epoch's order will be drawn from.
-
-        A ``RandomSampler`` draws its permutation from its generator, or
-        from torch's global stream when it has none; Accelerate's
-        ``SeedableRandomSampler`` (``use_seedable_sampler=True``) and a
-        sequential sampler need nothing but the epoch.
-        """
-        from accelerate.data_loader import SeedableRandomSampler
-
-        sampler = self._sampler()
-        if isinstance(sampler, (SeedableRandomSampler, torch.utils.data.SequentialSampler)):
-            return {}
-        generator = getattr(sampler, "generator", None)
-        if isinstance(generator, torch.Generator):
-            return {"the sampler's generator": generator.get_state()}
-        return {_GLOBAL: torch.get_rng_state()}
-
-    def _set_order_streams(self, order: Mapping[str, torch.Tensor]) -> None:
-        if _GLOBAL in order:
-            torch.set_rng_state(order[_GLOBAL])
-        generator = getattr(self._sampler(), "generator", None)
-        key = "the sampler's generator"
-        if key in order and isinstance(generator, torch.Generator):
-            generator.set_state(order[key])
 
 
 class _Progress:
@@ -354,7 +314,7 @@ class _Cursor:
         p._realize()  # the engine settles components before it restores the streams
         # No iterator yet (a fresh start, or Accelerate's load_state): the
         # order will be drawn from the streams as they are now.
-        order = p._order if p._iter is not None else p._order_streams()
+        order = p._order if p._iter is not None else _order_streams(p.loader)
         state: dict[str, Any] = {"batch": p.batch}
         state.update({_ORDER_KEY + k: v.clone() for k, v in order.items()})
         if p._fetch_draws and p._iter is not None and p._lookahead is not None:
@@ -382,6 +342,49 @@ class _Epoch:
 
     def load_state_dict(self, state: Mapping[str, int]) -> None:
         self.program.epoch = int(state["value"])
+
+
+def _loader_streams(loader: Any) -> RNGState:
+    """The loader's own random streams (its generator, when it has one)."""
+    generator = getattr(loader, "generator", None)
+    return RNGState({"loader": generator} if generator is not None else None)
+
+def _sampler(loader: Any) -> Any:
+    """The index sampler under Accelerate's batch-sampler wrappers."""
+    obj = getattr(loader, "batch_sampler", None) or getattr(loader, "sampler", None)
+    for _ in range(4):
+        inner = getattr(obj, "batch_sampler", None) or getattr(obj, "sampler", None)
+        if inner is None:
+            break
+        obj = inner
+    return obj
+
+def _order_streams(loader: Any) -> dict[str, torch.Tensor]:
+    """The state of the stream this epoch's order will be drawn from.
+
+    A ``RandomSampler`` draws its permutation from its generator, or
+    from torch's global stream when it has none; Accelerate's
+    ``SeedableRandomSampler`` (``use_seedable_sampler=True``) and a
+    sequential sampler need nothing but the epoch.
+    """
+    from accelerate.data_loader import SeedableRandomSampler
+
+    sampler = _sampler(loader)
+    if isinstance(sampler, (SeedableRandomSampler, torch.utils.data.SequentialSampler)):
+        return {}
+    generator = getattr(sampler, "generator", None)
+    if isinstance(generator, torch.Generator):
+        return {"the sampler's generator": generator.get_state()}
+    return {_GLOBAL: torch.get_rng_state()}
+
+def _set_order_streams(loader: Any, order: Mapping[str, torch.Tensor]) -> None:
+    """Put back the stream an epoch's order is drawn from."""
+    if _GLOBAL in order:
+        torch.set_rng_state(order[_GLOBAL])
+    generator = getattr(_sampler(loader), "generator", None)
+    key = "the sampler's generator"
+    if key in order and isinstance(generator, torch.Generator):
+        generator.set_state(order[key])
 
 
 def _global_streams() -> dict[str, Any]:
