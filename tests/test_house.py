@@ -124,3 +124,10 @@ def test_the_private_import_check_finds_both_shapes():
         "resumecheck/example.py:2 resumecheck.runner._x"]
     clean = "import os\nfrom resumecheck.runner import run_segment\nos._exit(0)\nself._x = 1\n"
     assert private_imports(*_parsed(clean)) == []
+
+
+def test_the_architecture_page_names_every_module():
+    page = (ROOT / "docs" / "ARCHITECTURE.md").read_text()
+    unnamed = [str(p.relative_to(ROOT)) for p in sorted(PACKAGE.rglob("*.py"))
+               if p.name != "__init__.py" and p.name not in page]
+    assert not unnamed, "docs/ARCHITECTURE.md does not place: " + ", ".join(unnamed)
