@@ -16,6 +16,12 @@ Two isolation modes run a segment:
 
 Checkpoints always go through ``torch.save`` and ``torch.load(weights_only=True)``,
 so restored state never aliases live objects of the segment before.
+
+This module runs a segment here and bounds its phases; the rest of the runs
+layer has rooms of its own: ``segments.py`` (specs and results),
+``restore.py`` (the restore rules), ``capture.py`` (the engine's checkpoint
+file), ``transport.py`` (the fresh interpreter), ``faults.py`` (environment
+failures) and ``live.py`` (the state machine's program).
 """
 
 from __future__ import annotations
