@@ -147,6 +147,14 @@ def _parser() -> argparse.ArgumentParser:
         "continues exactly like the run that was never interrupted.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    _run_parser(sub)
+    _fuzz_parser(sub)
+    _baseline_parser(sub)
+    _timing_parser(sub)
+    return parser
+
+
+def _run_parser(sub: Any) -> None:
     run = sub.add_parser(
         "run",
         help="check resume equivalence of a training program",
@@ -186,6 +194,8 @@ def _parser() -> argparse.ArgumentParser:
                      help="skip the second uninterrupted run that proves the baseline is "
                      "deterministic")
 
+
+def _fuzz_parser(sub: Any) -> None:
     fz = sub.add_parser(
         "fuzz",
         help="search interruption schedules for one that breaks the resume",
@@ -215,6 +225,8 @@ def _parser() -> argparse.ArgumentParser:
     fz.add_argument("--quiet", action="store_true",
                     help="no progress bar on stderr, even on a terminal")
 
+
+def _baseline_parser(sub: Any) -> None:
     bl = sub.add_parser(
         "baseline",
         help="check that the program is deterministic and its gradients are right",
@@ -237,6 +249,8 @@ def _parser() -> argparse.ArgumentParser:
     bl.add_argument("--batch-size", type=_positive_int, default=8)
     bl.add_argument("--micro-batches", type=_positive_int, default=2)
 
+
+def _timing_parser(sub: Any) -> None:
     tm = sub.add_parser(
         "timing",
         help="time the phases of a training step",
@@ -253,7 +267,6 @@ def _parser() -> argparse.ArgumentParser:
     tm.add_argument("--warmup", type=int, default=3, help="warm-up steps left out (default 3)")
     tm.add_argument("--checkpoint-every", type=_positive_int, default=5,
                     help="engine checkpoint every K steps (default 5)")
-    return parser
 
 
 def _common(cmd: argparse.ArgumentParser) -> None:

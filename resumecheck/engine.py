@@ -190,6 +190,10 @@ class _Segments:
                  progress: ProgressTracker | None) -> None:
         self.target = target
         self.settings = settings
+        self.steps = settings.n
+        self.tolerance = settings.tolerance or Tolerance.bitwise()
+        self.run_config = target.launch_config(settings.seed)
+        self.restart_config = self.run_config if target.restart_config == "run" else {}
         self.work = work
         self.progress = progress
         self.cancel = threading.Event()
@@ -223,23 +227,64 @@ class _Segments:
     def spec(self, name: str, work: str | None = None, **kw: Any) -> SegmentSpec:
         if self.reference is not None and kw.get("keep_tensors_after") is not None:
             kw["reference_digests"] = [r.digests for r in self.reference.records]
-            if self.settings.tolerance is None or self.settings.tolerance.bitwise_only:
+            if self.tolerance.bitwise_only:
                 kw.setdefault("max_tensor_steps", _TENSOR_STEPS)
         return SegmentSpec(
             target_spec=self.target.spec, workdir=work or self.work, name=name,
             threads=self.settings.threads, step_timeout=self.step_timeout(), **kw,
         )
 
+    def reference_run(self, points: list[int]) -> SegmentResult:
+        """The uninterrupted reference, capturing state at ``points``."""
+        if self.tolerance.bitwise_only:
+            keep: dict[str, Any] = {"keep_tensor_steps": sorted({
+                k + i for k in points for i in range(1, _TENSOR_STEPS + 1) if k + i <= self.steps
+            })}
+        else:  # within tolerance, every step after a restart may be read
+            keep = {"keep_tensors_after": min(points)}
+        ref = self.run(self.spec(
+            "reference", config=self.run_config, start=0, stop=self.steps,
+            capture_at=points, hash_seed=1, **keep,
+        ))
+        if ref.error is not None:
+            raise ReferenceFailed(self.target.name, ref.error, ref.error_step)
+        return ref
+
+    def determinism(self, ref: SegmentResult) -> dict[str, Any]:
+        """A second uninterrupted run must match the reference bit for bit (in
+        fresh interpreters with another hash seed: set and dict order may differ)."""
+        if not self.settings.check_determinism:
+            return {"checked": False}
+        again = self.run(self.spec(
+            "determinism", config=self.run_config, start=0, stop=self.steps, hash_seed=2,
+            capture_end=False,
+        ))
+        if again.error is not None:
+            raise ReferenceFailed(self.target.name, again.error, again.error_step)
+        diff = first_difference(ref.records, again.records)
+        if diff is None:
+            return {"checked": True, "deterministic": True}
+        step, quantity = diff[0], verdict.quantity_name(diff[1])
+        if self.tolerance.bitwise_only:
+            s = self.settings
+            raise NondeterministicBaseline(
+                self.target.spec or self.target.name, step, quantity,
+                reproduce_command("baseline", self.target.spec, steps=self.steps, seed=s.seed,
+                                  threads=s.threads, isolation=s.isolation),
+                cause=nondeterminism_cause(self.target, self.run_config, s.threads, s.isolation,
+                                           self.work, step, quantity, first=ref),
+            )
+        return {"checked": True, "deterministic": False, "first_step": step,
+                "first_quantity": quantity}
 
 class _ReferenceTensors:
     """The reference's full tensors per step: from its files, or replayed (it
     keeps only the steps after each resume point)."""
 
-    def __init__(self, segments: _Segments, reference: SegmentResult,
-                 configs: tuple[dict[str, Any], dict[str, Any]]) -> None:
+    def __init__(self, segments: _Segments, reference: SegmentResult) -> None:
         self.segments = segments
         self.reference = reference
-        self.run_config, self.restart_config = configs
+        self.run_config, self.restart_config = segments.run_config, segments.restart_config
         self._lock = threading.Lock()
 
     def __call__(self, step: int) -> dict[str, torch.Tensor] | None:
@@ -282,6 +327,92 @@ class _ReferenceTensors:
                 shutil.move(str(own), ref_dir / own.name)
 
 
+class _Restarts:
+    """The resumed runs' segments: restarts from the engine's captures, or
+    through the program's own save() and load()."""
+
+    def __init__(self, segments: _Segments, reference: SegmentResult, reuse_prefix: bool) -> None:
+        self.segments = segments
+        self.steps = segments.steps
+        self.work = segments.work
+        self.run_config, self.restart_config = segments.run_config, segments.restart_config
+        self.captures = reference.captures
+        self.reuse_prefix = reuse_prefix
+        self.prefixes: dict[int, SegmentResult] = {}
+
+    def engine(self, schedule: list[int], dropped: list[str],
+               work: str) -> list[tuple[int, SegmentResult]]:
+        """Restart from the reference's capture at each resume point."""
+        out = []
+        path = self.captures[schedule[0]]
+        bounds = [*schedule, self.steps]
+        tag = "-".join(dropped) or "none"
+        for i, k in enumerate(schedule):
+            stop = bounds[i + 1]
+            seg = self.segments.run(self.segments.spec(
+                f"drop-{tag}-{k}", work, config=self.restart_config, start=k, stop=stop,
+                restore=Restore(path=path, drop=list(dropped)),
+                capture_at=[stop] if stop < self.steps else [],
+                keep_tensors_after=k, reseed=_RESEED_BASE + k,
+            ))
+            out.append((k, seg))
+            if seg.error is not None or stop == self.steps:
+                break
+            path = seg.captures[stop]
+        return out
+
+    def program(self, schedule: list[int], work: str) -> list[tuple[int, SegmentResult]]:
+        """The program's own save() and load(): the checkpoint under audit.
+
+        The first half runs from step 0 and calls save() at the first resume
+        point, exactly as ``resumecheck run`` does. With ``reuse_prefix`` that
+        first half runs once per first resume point and its checkpoint is
+        reused: a replay, memoized (the determinism check proved the prefix
+        reproducible), never a start from the engine's capture, which would
+        call save() on a program the engine restored, not one that trained
+        there (a save that writes its position relative to the last resume
+        would look already resumed).
+        """
+        first = schedule[0]
+        seg = self.prefixes.get(first) if self.reuse_prefix else None
+        if seg is None:
+            prefix_work = work
+            if self.reuse_prefix:
+                prefix_work = os.path.join(self.work, f"prefix-{first}")
+                os.makedirs(prefix_work, exist_ok=True)
+            seg = self.segments.run(self.segments.spec(
+                "own-0", prefix_work, config=self.run_config, start=0, stop=first,
+                program_save_at=first, keep_tensors_after=0,
+            ))
+            if self.reuse_prefix and seg.error is None:
+                self.prefixes[first] = seg
+        first_restore = Restore(path=seg.program_checkpoint or "", source="program")
+        return [(0, seg), *self.chain(schedule, work, seg, first_restore=first_restore)]
+
+    def chain(
+        self, schedule: list[int], work: str, previous: SegmentResult, *,
+        first_restore: Restore, tag: str = "own",
+    ) -> list[tuple[int, SegmentResult]]:
+        """Restart at each point of ``schedule`` through the program's load()
+        (the first from ``first_restore``), saving with its save() at the next."""
+        out: list[tuple[int, SegmentResult]] = []
+        bounds = [*schedule, self.steps]
+        prev = previous
+        for i, k in enumerate(schedule):
+            if prev.error is not None:
+                break
+            stop = bounds[i + 1]
+            restore = first_restore if i == 0 else Restore(
+                path=prev.program_checkpoint or "", source="program")
+            prev = self.segments.run(self.segments.spec(
+                f"{tag}-{k}", work, config=self.restart_config, start=k, stop=stop,
+                restore=restore, program_save_at=stop if stop < self.steps else None,
+                keep_tensors_after=k, reseed=_RESEED_BASE + k,
+            ))
+            out.append((k, prev))
+        return out
+
+
 class Checker:
     """One target's reference, and resumed runs judged against it.
 
@@ -301,76 +432,28 @@ class Checker:
         self.settings = settings
         self.steps = settings.n
         self.resume_at = settings.points
-        self.tolerance = settings.tolerance or Tolerance.bitwise()
         self.work = work
         self.progress = progress
-        self.run_config = target.launch_config(settings.seed)
-        self.restart_config = self.run_config if target.restart_config == "run" else {}
-        self._segments = _Segments(target, settings, work, progress)
-        self._prefixes: dict[int, SegmentResult] = {}
-        self.segment = self._run_reference(list(capture_at or self.resume_at))
+        self._segments = runs = _Segments(target, settings, work, progress)
+        self.tolerance, self.run_config = runs.tolerance, runs.run_config
+        self.segment = runs.reference_run(list(capture_at or self.resume_at))
         """The uninterrupted reference run."""
-        self._segments.reference = self.segment
-        self.determinism = self._check_determinism()
+        runs.reference = self.segment
+        self.determinism = runs.determinism(self.segment)
         self.reuse_prefix = reuse_prefix and self.segment.has_own_checkpoint
-        self.tensors = _ReferenceTensors(self._segments, self.segment,
-                                         (self.run_config, self.restart_config))
+        self._restarts = _Restarts(runs, self.segment, self.reuse_prefix)
+        self.tensors = _ReferenceTensors(runs, self.segment)
         self.reference = verdict.Reference(self.segment, self.tolerance, self.tensors)
         self.noise_seeds: list[int] = []
         """The seeds of the noise runs that ran (empty: none, or the seed is unknown)."""
-
-    # -- the reference ---------------------------------------------------
-
-    def _run_reference(self, points: list[int]) -> SegmentResult:
-        """The uninterrupted reference, capturing state at ``points``."""
-        if self.tolerance.bitwise_only:
-            keep: dict[str, Any] = {"keep_tensor_steps": sorted({
-                k + i for k in points for i in range(1, _TENSOR_STEPS + 1) if k + i <= self.steps
-            })}
-        else:  # within tolerance, every step after a restart may be read
-            keep = {"keep_tensors_after": min(points)}
-        ref = self._segments.run(self._segments.spec(
-            "reference", config=self.run_config, start=0, stop=self.steps,
-            capture_at=points, hash_seed=1, **keep,
-        ))
-        if ref.error is not None:
-            raise ReferenceFailed(self.target.name, ref.error, ref.error_step)
-        return ref
-
-    def _check_determinism(self) -> dict[str, Any]:
-        """A second uninterrupted run must match the reference bit for bit (in
-        fresh interpreters with another hash seed: set and dict order may differ)."""
-        if not self.settings.check_determinism:
-            return {"checked": False}
-        again = self._segments.run(self._segments.spec(
-            "determinism", config=self.run_config, start=0, stop=self.steps, hash_seed=2,
-            capture_end=False,
-        ))
-        if again.error is not None:
-            raise ReferenceFailed(self.target.name, again.error, again.error_step)
-        diff = first_difference(self.segment.records, again.records)
-        if diff is None:
-            return {"checked": True, "deterministic": True}
-        step, quantity = diff[0], verdict.quantity_name(diff[1])
-        if self.tolerance.bitwise_only:
-            s = self.settings
-            raise NondeterministicBaseline(
-                self.target.spec or self.target.name, step, quantity,
-                reproduce_command("baseline", self.target.spec, steps=self.steps, seed=s.seed,
-                                  threads=s.threads, isolation=s.isolation),
-                cause=nondeterminism_cause(self.target, self.run_config, s.threads, s.isolation,
-                                           self.work, step, quantity, first=self.segment),
-            )
-        return {"checked": True, "deterministic": False, "first_step": step,
-                "first_quantity": quantity}
+        self.deadline: float | None = None
+        """Past this ``time.monotonic()`` every run stops (see ``limit``)."""
 
     def base_seed(self) -> int | None:
-        """The seed the run uses, when it can be known: ``--seed``; else the
-        run's settings; else the ``seed_key`` entry of the program's declared
-        ``config`` state in the reference (its default, as built). None: the
-        program's seed cannot be known, and the noise runs are not made
-        (setting ``seed_key`` to a guess could reproduce the reference itself,
-        or name a setting the program does not have)."""
+        """The seed the run uses, when it can be known: ``--seed``; else the run's
+        settings; else the ``seed_key`` entry of the declared ``config`` state in
+        the reference (its default, as built). None: unknown, and no noise runs
+        (a guess could reproduce the reference, or name no setting at all)."""
         if self.settings.seed is not None:
             return self.settings.seed
         key = self.target.seed_key
@@ -449,26 +532,15 @@ class Checker:
     def limit(self, deadline: float | None, budget: float | None = None) -> None:
         """Stop every run past ``deadline`` (a ``time.monotonic()``; None: no
         limit) with ``BudgetExhausted`` naming ``budget`` seconds (the fuzz budget)."""
-        self._segments.deadline = deadline
+        self.deadline = self._segments.deadline = deadline
         if budget is not None:
             self._segments.budget = budget
 
-    @property
-    def deadline(self) -> float | None:
-        return self._segments.deadline
-
     def check_disk(self, runs: int, jobs: int) -> None:
-        """Before the resumed runs: estimate what they will write from the
-        reference's own files; refuse when the disk cannot hold it, and say so
-        up front when it is large."""
-        ahead = min(jobs, max(runs, 1)) * _per_run_disk(
-            self.segment, self.tolerance, self.steps, self.resume_at)
-        used = _tree_size(self.work)
-        free = shutil.disk_usage(self.work).free
-        if ahead > free:
-            raise DiskSpaceShortage(self.work, used + ahead, free)
-        if used + ahead > _LARGE_DISK_USE:
-            warnings.warn(DiskUseWarning(self.work, used + ahead), stacklevel=2)
+        """Before the resumed runs: refuse when the disk cannot hold what they will
+        write, and say so up front when it is large (see ``check_disk``)."""
+        check_disk(self.work, min(jobs, max(runs, 1)) * _per_run_disk(
+            self.segment, self.tolerance, self.steps, self.resume_at))
 
     # -- one resumed run -------------------------------------------------
 
@@ -490,8 +562,8 @@ class Checker:
         own = self.segment.has_own_checkpoint and not dropped and source == "auto"
         work = tempfile.mkdtemp(prefix="run-", dir=self.work)
         try:
-            segments = (self._resumed_program(schedule, work) if own
-                        else self._resumed_engine(schedule, dropped, work))
+            segments = (self._restarts.program(schedule, work) if own
+                        else self._restarts.engine(schedule, dropped, work))
             result = RunResult(dropped=dropped, resume_at=schedule, verdict="identical",
                                checkpoint="program" if own else "engine",
                                reproduce=self._reproduce(schedule, dropped))
@@ -504,78 +576,6 @@ class Checker:
             return result, trajectory
         finally:
             shutil.rmtree(work, ignore_errors=True)
-
-    def _resumed_engine(self, schedule: list[int], dropped: list[str],
-                        work: str) -> list[tuple[int, SegmentResult]]:
-        """Restart from the reference's capture at each resume point."""
-        out = []
-        path = self.segment.captures[schedule[0]]
-        bounds = [*schedule, self.steps]
-        tag = "-".join(dropped) or "none"
-        for i, k in enumerate(schedule):
-            stop = bounds[i + 1]
-            seg = self._segments.run(self._segments.spec(
-                f"drop-{tag}-{k}", work, config=self.restart_config, start=k, stop=stop,
-                restore=Restore(path=path, drop=list(dropped)),
-                capture_at=[stop] if stop < self.steps else [],
-                keep_tensors_after=k, reseed=_RESEED_BASE + k,
-            ))
-            out.append((k, seg))
-            if seg.error is not None or stop == self.steps:
-                break
-            path = seg.captures[stop]
-        return out
-
-    def _resumed_program(self, schedule: list[int], work: str) -> list[tuple[int, SegmentResult]]:
-        """The program's own save() and load(): the checkpoint under audit.
-
-        The first half runs from step 0 and calls save() at the first resume
-        point, exactly as ``resumecheck run`` does. With ``reuse_prefix`` that
-        first half runs once per first resume point and its checkpoint is
-        reused: a replay, memoized (the determinism check proved the prefix
-        reproducible), never a start from the engine's capture, which would
-        call save() on a program the engine restored, not one that trained
-        there (a save that writes its position relative to the last resume
-        would look already resumed).
-        """
-        first = schedule[0]
-        seg = self._prefixes.get(first) if self.reuse_prefix else None
-        if seg is None:
-            prefix_work = work
-            if self.reuse_prefix:
-                prefix_work = os.path.join(self.work, f"prefix-{first}")
-                os.makedirs(prefix_work, exist_ok=True)
-            seg = self._segments.run(self._segments.spec(
-                "own-0", prefix_work, config=self.run_config, start=0, stop=first,
-                program_save_at=first, keep_tensors_after=0,
-            ))
-            if self.reuse_prefix and seg.error is None:
-                self._prefixes[first] = seg
-        first_restore = Restore(path=seg.program_checkpoint or "", source="program")
-        return [(0, seg), *self._own_chain(schedule, work, seg, first_restore=first_restore)]
-
-    def _own_chain(
-        self, schedule: list[int], work: str, previous: SegmentResult, *,
-        first_restore: Restore, tag: str = "own",
-    ) -> list[tuple[int, SegmentResult]]:
-        """Restart at each point of ``schedule`` through the program's load()
-        (the first from ``first_restore``), saving with its save() at the next."""
-        out: list[tuple[int, SegmentResult]] = []
-        bounds = [*schedule, self.steps]
-        prev = previous
-        for i, k in enumerate(schedule):
-            if prev.error is not None:
-                break
-            stop = bounds[i + 1]
-            restore = first_restore if i == 0 else Restore(
-                path=prev.program_checkpoint or "", source="program")
-            prev = self._segments.run(self._segments.spec(
-                f"{tag}-{k}", work, config=self.restart_config, start=k, stop=stop,
-                restore=restore, program_save_at=stop if stop < self.steps else None,
-                keep_tensors_after=k, reseed=_RESEED_BASE + k,
-            ))
-            out.append((k, prev))
-        return out
 
     def _confirm(self, result: RunResult, segments: list[tuple[int, SegmentResult]],
                  work: str, own: bool) -> None:
@@ -598,7 +598,7 @@ class Checker:
         rest = [p for p in result.resume_at if p >= k]
         restore = Restore(path=checkpoint, source="program",
                           override_path=self.segment.captures[k], override=[component])
-        segments = self._own_chain(
+        segments = self._restarts.chain(
             rest, work,
             SegmentResult(records=[], names=[], captures={}, end_state=None),
             first_restore=restore, tag=f"confirm-{component}")
@@ -614,6 +614,17 @@ class Checker:
             isolation=s.isolation, resume_at=schedule, drop=dropped,
             tolerance=self.tolerance, timeout=s.timeout,
         )
+
+
+def check_disk(work: str, ahead: int) -> None:
+    """Refuse a check whose next ``ahead`` bytes the disk under ``work`` cannot
+    hold (``DiskSpaceShortage``); warn when it will use more than 1 GiB."""
+    used = _tree_size(work)
+    free = shutil.disk_usage(work).free
+    if ahead > free:
+        raise DiskSpaceShortage(work, used + ahead, free)
+    if used + ahead > _LARGE_DISK_USE:
+        warnings.warn(DiskUseWarning(work, used + ahead), stacklevel=3)
 
 
 def _per_run_disk(ref: SegmentResult, tolerance: Tolerance, steps: int,

@@ -273,7 +273,6 @@ def _search(checker: Checker, result: FuzzResult, default: list[int], edges: lis
             max_examples: int, budget: float, say: Callable[..., None]) -> None:
     seen: set[tuple[int, ...]] = set()
     started = time.monotonic()
-    failing: dict[str, float] = {}
 
     # The budget bounds a run in progress too: the checker stops it at the
     # deadline. Shrinking a found failure gets as long again.
@@ -306,9 +305,7 @@ def _search(checker: Checker, result: FuzzResult, default: list[int], edges: lis
             result.budget_exhausted = True
             assume(False)
             raise
-        key = tuple(schedule)
-        if key not in seen:
-            seen.add(key)
+        seen.add(tuple(schedule))
         result.examples += 1
         result.distinct_schedules = len(seen)
         covered = {k for k in schedule if k in edges}
@@ -316,9 +313,7 @@ def _search(checker: Checker, result: FuzzResult, default: list[int], edges: lis
         say(f"example {result.examples}: resume at {','.join(map(str, schedule))}: {run.verdict}",
             example=True)
         if run.verdict != IDENTICAL:
-            if not failing:
-                failing["first"] = time.monotonic()
-                checker.limit(started + 2 * budget)
+            checker.limit(started + 2 * budget)  # shrinking gets as long again
             raise _ScheduleFails(run)
 
     try:
