@@ -60,9 +60,9 @@ _TIMEOUT_HELP = (
 )
 
 _JOBS_HELP = (
-    "independent runs (noise seeds, ablations) side by side, at most N at once, each in "
-    "its own fresh interpreter (--isolation process; in-process runs share this "
-    "interpreter and go one by one). Default 1; the report is the same for any N"
+    "independent runs (noise seeds, ablations) side by side, at most N at once: each in "
+    "its own fresh interpreter with --isolation process, in a fork of this one "
+    "in-process. Default 1; the report is the same for any N"
 )
 
 _RUN_EXAMPLES = """\
@@ -214,8 +214,8 @@ def _fuzz_parser(sub: Any) -> None:
                     "(default 60; shrinking a failure gets as long again)")
     fz.add_argument("--timeout", type=_float, metavar="SECONDS", help=_TIMEOUT_HELP)
     fz.add_argument("--jobs", type=_whole, default=1, metavar="N",
-                    help="shrinking tries this many candidate schedules side by side in fresh "
-                    "interpreters (--isolation process; default 1); the result is the same")
+                    help="shrinking tries this many candidate schedules side by side "
+                    "(default 1); the result is the same")
     fz.add_argument("--max-interruptions", type=_positive_int, default=2, metavar="M",
                     help="restarts per schedule at most (default 2)")
     fz.add_argument("--isolation", choices=("inprocess", "process"), default="inprocess")

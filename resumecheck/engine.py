@@ -11,7 +11,9 @@ against the reference; this module only runs things and asks it.
 from __future__ import annotations
 
 import os
+import pickle
 import shutil
+import signal
 import tempfile
 import threading
 import warnings
@@ -29,7 +31,8 @@ from resumecheck.compare import Tolerance
 from resumecheck.components import CONFIG, preserved_global_streams
 from resumecheck.environment import fingerprint
 from resumecheck.errors import (
-    BudgetExhausted, DiskSpaceShortage, DiskUseWarning, NondeterministicBaseline, ReferenceFailed,
+    BudgetExhausted, DiskSpaceShortage, DiskUseWarning, EnvironmentFailure,
+    NondeterministicBaseline, ReferenceFailed,
 )
 from resumecheck.program import Target, declared_names, load_target
 from resumecheck.progress import ProgressCallback, ProgressTracker, run_label
@@ -43,8 +46,8 @@ from resumecheck.settings import MAX_NOISE_SEEDS, DropSpec, Settings, resume_poi
 from resumecheck.trace import first_difference, load_step_tensors
 
 __all__ = [
-    "MAX_NOISE_SEEDS", "MIN_STEP_TIMEOUT", "Checker", "ReferenceFailed", "parallel_map",
-    "process_jobs", "resume_points", "run_check", "verify",
+    "MAX_NOISE_SEEDS", "MIN_STEP_TIMEOUT", "Checker", "ReferenceFailed", "forked_map",
+    "parallel_map", "resume_points", "run_check", "verify",
 ]
 
 MIN_STEP_TIMEOUT = 60.0
@@ -113,9 +116,10 @@ def verify(
     step is interrupted where Python code runs, in the main thread by
     SIGALRM). Out of disk space, out of memory or a process killed from
     outside raise ``EnvironmentFailure``: never a verdict.
-    ``jobs``: independent runs (noise seeds, ablations) side by side in fresh
-    interpreters; in-process runs share this interpreter and go one by one.
-    The report is the same for any ``jobs``.
+    ``jobs``: independent runs (noise seeds, ablations) side by side, at most
+    ``jobs`` at once: in fresh interpreters (process isolation) or in forks of
+    this one (in-process). The report is the same for any ``jobs``; progress
+    events of a run in a fork are not seen here.
     ``progress`` receives a ``ProgressEvent`` as each step and run completes.
     The arguments are validated once, as a ``Settings`` (see ``run_check``).
     """
@@ -133,7 +137,7 @@ def run_check(target: Target | str | None, settings: Settings, *,
     tgt = target if isinstance(target, Target) else load_target(target)
     resolved = settings.for_target(tgt)
     if resolved.isolation == "process":  # the reference, the determinism rerun, the restarts
-        forkserver.prestart(["1", *[None] * process_jobs(resolved)])
+        forkserver.prestart(["1", *[None] * resolved.jobs])
     if not (isinstance(resolved.drop, str) and resolved.drop in ("all", "none")):
         # a typo fails before any run
         verdict.drop_sets(resolved.drop, declared_names(tgt, tgt.launch_config(resolved.seed)))
@@ -147,12 +151,6 @@ def run_check(target: Target | str | None, settings: Settings, *,
             if failure is None or failure is exc:
                 raise
             raise failure from exc
-
-
-def process_jobs(settings: Settings) -> int:
-    """Runs side by side: ``jobs`` fresh interpreters; in-process runs share
-    this interpreter's streams, so one."""
-    return settings.jobs if settings.isolation == "process" else 1
 
 
 def parallel_map(fn: Callable[[Any], Any], items: Iterable[Any], jobs: int,
@@ -180,6 +178,69 @@ def parallel_map(fn: Callable[[Any], Any], items: Iterable[Any], jobs: int,
         raise
     pool.shutdown()
     return out
+
+
+def forked_map(fn: Callable[[Any], Any], items: Iterable[Any], jobs: int) -> list[Any]:
+    """``fn`` over ``items``, in order, each call in a fork of this interpreter,
+    at most ``jobs`` at once: in-process runs side by side. A run reads and
+    writes only files (the reference's among them) and its result comes back
+    pickled, so nothing a run changes here (streams, modules, caches) reaches
+    another; runs from step 0 begin from a fresh interpreter's stream state
+    and restarts reseed every stream, so the results do not depend on the
+    order. If anything goes wrong or the check is interrupted, the children
+    still running are killed before this returns."""
+    out: list[Any] = []
+    pending: deque[tuple[int, int]] = deque()
+    try:
+        for item in items:
+            if len(pending) >= jobs:
+                out.append(_collect(*pending.popleft()))
+            pending.append(_fork(fn, item))
+        while pending:
+            out.append(_collect(*pending.popleft()))
+    except BaseException:
+        for pid, fd in pending:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            os.close(fd)
+        raise
+    return out
+
+
+def _fork(fn: Callable[[Any], Any], item: Any) -> tuple[int, int]:
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid:
+        os.close(write)
+        return pid, read
+    try:  # the child: never returns, never runs this interpreter's cleanups
+        os.close(read)
+        try:
+            payload = pickle.dumps((True, fn(item)))
+        except BaseException as exc:  # noqa: BLE001 - every outcome goes to the parent
+            try:
+                payload = pickle.dumps((False, exc))
+            except Exception:
+                payload = pickle.dumps((False, RuntimeError(f"{type(exc).__name__}: {exc}")))
+        with os.fdopen(write, "wb") as pipe:
+            pipe.write(payload)
+    finally:
+        os._exit(0)
+
+
+def _collect(pid: int, fd: int) -> Any:
+    with os.fdopen(fd, "rb") as pipe:
+        data = pipe.read()
+    _, status = os.waitpid(pid, 0)
+    if not data:
+        signum = -os.waitstatus_to_exitcode(status)
+        raise EnvironmentFailure(
+            "signal", f"a forked in-process run ended without a result (signal {signum})",
+            "Free memory, or run with --jobs 1.")
+    ok, value = pickle.loads(data)
+    if not ok:
+        raise value
+    return value
 
 
 class _Segments:
@@ -523,10 +584,13 @@ class Checker:
 
     @property
     def jobs(self) -> int:
-        return process_jobs(self.settings)
+        return self.settings.jobs
 
     def map(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> list[Any]:
-        """``fn`` over ``items`` in order, ``jobs`` at once (see ``parallel_map``)."""
+        """``fn`` over ``items`` in order, ``jobs`` at once: fresh interpreters from
+        threads (``parallel_map``), in-process runs in forks (``forked_map``)."""
+        if self.jobs > 1 and self.settings.isolation == "inprocess":
+            return forked_map(fn, items, self.jobs)
         return parallel_map(fn, items, self.jobs, self._segments.cancel)
 
     def limit(self, deadline: float | None, budget: float | None = None) -> None:

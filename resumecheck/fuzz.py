@@ -181,8 +181,7 @@ def fuzz(
     ``seed`` is the run's seed, as in ``verify`` (None: the program's own),
     and seeds hypothesis's search (None: 0). ``jobs``: hypothesis draws one
     example at a time; shrinking tries the candidate points of a resume point
-    ``jobs`` at a time in fresh interpreters (process isolation), with the
-    same result for any ``jobs``.
+    ``jobs`` at a time, with the same result for any ``jobs``.
     """
     settings = Settings(steps=steps, seed=seed, isolation=isolation, threads=threads,
                         timeout=timeout, jobs=jobs, drop="none", noise_seeds=0)

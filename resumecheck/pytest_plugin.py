@@ -37,8 +37,8 @@ _OPTIONS = {
     "timeout": (float, None, "seconds one training step may take; a slower step fails its "
                 "run (default: 600 per reference step, then max(60, 20x the reference's "
                 "slowest step); 0: no bound)"),
-    "jobs": (int, 1, "independent runs of a check side by side, each in a fresh interpreter "
-             "(isolation process; default 1); the report is the same for any number"),
+    "jobs": (int, 1, "independent runs of a check side by side (default 1); the report is "
+             "the same for any number"),
 }
 
 

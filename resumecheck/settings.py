@@ -61,11 +61,11 @@ class Settings:
     check_determinism: bool = True
     """Run the reference twice and demand identical bits before judging."""
     jobs: int = 1
-    """Independent runs side by side at most (noise seeds, ablations); fresh interpreters only."""
+    """Independent runs side by side at most (noise seeds, ablations, shrinking candidates)."""
 
     def __post_init__(self) -> None:
-        _check_int("steps", self.steps, MIN_STEPS, optional=True,
-                   why="a resume needs a step before and after it")
+        if self.steps is not None:
+            _check_steps(self.steps)
         if self.isolation not in ISOLATIONS:
             raise InvalidArgument("isolation", self.isolation, "expected inprocess or process")
         _check_int("noise_seeds", self.noise_seeds, 0, high=MAX_NOISE_SEEDS,
@@ -91,7 +91,7 @@ class Settings:
     def steps_for(self, target: Target) -> int:
         """``steps``, or the target's own when none was given."""
         steps = target.steps if self.steps is None else self.steps
-        _check_int("steps", steps, MIN_STEPS, why="a resume needs a step before and after it")
+        _check_steps(steps)
         return steps
 
     def for_target(self, target: Target) -> Settings:
@@ -118,7 +118,7 @@ class Settings:
 
 def resume_points(value: Sequence[int] | int, n: int) -> list[int]:
     """The resume points, sorted and checked against ``n`` steps; none given: N // 2."""
-    _check_int("steps", n, MIN_STEPS, why="a resume needs a step before and after it")
+    _check_steps(n)
     points = _as_points(value)
     if not points:
         points = [n // 2]
@@ -138,6 +138,11 @@ def _as_points(value: object) -> list[int]:
     if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
         raise InvalidArgument("resume_at", value, "expected a step number or a list of them")
     return list(value)
+
+
+def _check_steps(steps: object) -> None:
+    """The one rule for ``steps``."""
+    _check_int("steps", steps, MIN_STEPS, why="a resume needs a step before and after it")
 
 
 def _check_int(name: str, value: object, low: int | None, *, high: int | None = None,

@@ -34,7 +34,7 @@ from resumecheck.program import Target, load_target
 from resumecheck.program import epoch_boundaries as _epoch_boundaries
 from resumecheck.reproduce import reproduce_command
 from resumecheck.runner import LiveProgram, SegmentSpec, run_segment
-from resumecheck.settings import Settings
+from resumecheck.settings import MIN_STEPS, Settings
 from resumecheck.trace import differing_quantities
 
 __all__ = [
@@ -110,7 +110,7 @@ def interruption_schedules(
     given, epoch boundaries and their neighbours. Shrinks towards fewer and
     earlier interruptions.
     """
-    _check_int("steps", steps, 2)
+    _check_int("steps", steps, MIN_STEPS)
     _check_int("min_interruptions", min_interruptions, 1)
     _check_int("max_interruptions", max_interruptions, min_interruptions)
     if steps_per_epoch is not None and not (

@@ -149,8 +149,7 @@ def test_process_runs_are_submitted_a_few_at_a_time(monkeypatch):
         return real_submit(self, fn, *args)
 
     monkeypatch.setattr(engine.ThreadPoolExecutor, "submit", submit)
-    jobs = engine.process_jobs(Settings(isolation="process", jobs=4))
-    assert jobs == 4
+    jobs = Settings(isolation="process", jobs=4).jobs
     cancel = threading.Event()
     assert engine.parallel_map(job, iter(range(5000)), jobs, cancel) == list(range(5000))
     assert counts["most_outstanding"] <= 4 and not cancel.is_set()

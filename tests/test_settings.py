@@ -89,3 +89,22 @@ def test_the_report_is_the_same_for_any_number_of_jobs_in_process():
     kw = dict(steps=4, resume_at=[2], drop="all", noise_seeds=1, check_determinism=False)
     assert _without_timings(verify(PLAIN, jobs=1, **kw)) == _without_timings(
         verify(PLAIN, jobs=3, **kw))
+
+
+def test_forked_runs_keep_their_order_and_their_state_and_raise_what_they_raise():
+    from resumecheck import engine
+
+    seen: list[int] = []
+
+    def square(i: int) -> int:
+        seen.append(i)  # in the child: never seen here
+        return i * i
+
+    assert engine.forked_map(square, range(5), 2) == [0, 1, 4, 9, 16]
+    assert seen == []
+
+    def refuse(i: int) -> int:
+        raise InvalidArgument("item", i, "refused")
+
+    with pytest.raises(InvalidArgument, match="item=1: refused"):
+        engine.forked_map(refuse, [1, 2, 3], 2)
