@@ -79,6 +79,10 @@ class Settings:
         ):
             raise InvalidArgument("timeout", self.timeout,
                                   "expected seconds > 0, 0 (no bound) or None (automatic)")
+        if self.tolerance is not None and not isinstance(
+                getattr(self.tolerance, "bitwise_only", None), bool):
+            raise InvalidArgument("tolerance", self.tolerance,
+                                  "expected a Tolerance (Tolerance.bitwise() or Tolerance.close())")
         if not isinstance(self.check_determinism, bool):
             raise InvalidArgument("check_determinism", self.check_determinism, "expected a bool")
         _check_drop(self.drop)

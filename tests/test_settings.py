@@ -27,6 +27,7 @@ PLAIN = "fixtures.hostile.programs:PLAIN"
     ("seed", 1.5, "seed=1.5: expected an int"),
     ("drop", 3, "drop=3: expected 'all', 'none'"),
     ("resume_at", "7", "resume_at='7': expected a step number"),
+    ("tolerance", "close", "tolerance='close': expected a Tolerance"),
 ])
 def test_each_field_is_refused_by_name(field, value, why):
     with pytest.raises(InvalidArgument, match=why.replace("(", r"\(").replace(".", r"\.")):
