@@ -25,8 +25,8 @@ import torch  # noqa: E402
 
 from fixtures.userprog import RUN, build  # noqa: E402
 from resumecheck import Target  # noqa: E402
-from resumecheck.compare import Tolerance  # noqa: E402
 from resumecheck.engine import Checker  # noqa: E402
+from resumecheck.settings import Settings  # noqa: E402
 
 # fuzzing draws many schedules per first resume point: each is used 3 times here
 SCHEDULES = [[k] for k in range(1, 16)] + [[k, 15] for k in range(1, 15)] + [[k, k + 1] for k in range(1, 15)]
@@ -41,13 +41,11 @@ SIZES = {  # the user program at its test size, and with steps ~30x dearer
 
 def per_example(settings: dict, fast: bool) -> list[float]:
     target = Target(factory=build, run_config={**RUN, **settings}, steps=16, restart_config="run")
-    checker = Checker(target, 16, [9], "inprocess", Tolerance.bitwise(), None, 1,
-                     capture_at=list(range(1, 16)), check_determinism=False)
+    settings = Settings(steps=16, resume_at=[9], check_determinism=False)
     times = []
     with tempfile.TemporaryDirectory() as work:
-        checker.work = work
-        checker.prepare()
-        checker.reuse_prefix = fast
+        checker = Checker(target, settings.for_target(target), work,
+                          capture_at=list(range(1, 16)), reuse_prefix=fast)
         for schedule in SCHEDULES:
             start = time.perf_counter()
             result = checker.check(schedule)

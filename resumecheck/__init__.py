@@ -53,8 +53,9 @@ _EXPORTS = {
     "PHASES": "phases",
     "PhaseTimer": "timing",
     "phase": "phases",
-    "ComponentsNotExercised": "assertions",
-    "ResumeNotEquivalent": "assertions",
+    "ComponentsNotExercised": "errors",
+    "ResumeNotEquivalent": "errors",
+    "Settings": "settings",
     "assert_components_exercised": "assertions",
     "assert_resume_equivalent": "assertions",
     "MissingExtra": "errors",
@@ -80,12 +81,7 @@ def __dir__() -> list[str]:
 
 
 if _TYPE_CHECKING:
-    from resumecheck.assertions import (
-        ComponentsNotExercised,
-        ResumeNotEquivalent,
-        assert_components_exercised,
-        assert_resume_equivalent,
-    )
+    from resumecheck.assertions import assert_components_exercised, assert_resume_equivalent
     from resumecheck.compare import Tolerance
     from resumecheck.components import (
         CONFIG,
@@ -109,17 +105,20 @@ if _TYPE_CHECKING:
     from resumecheck.timing import PhaseTimer
     from resumecheck.errors import (
         CheckpointError,
+        ComponentsNotExercised,
         EnvironmentFailure,
         InvalidArgument,
         MissingFramework,
         NondeterministicBaseline,
         ResumecheckError,
+        ResumeNotEquivalent,
         StepError,
         TargetError,
         UnknownComponent,
     )
     from resumecheck.program import Program, StepOutput, Target, load_target
     from resumecheck.report import Finding, Report, RunResult, StreamOffset
+    from resumecheck.settings import Settings
     from resumecheck.errors import MissingExtra, ReportSchemaError
     from resumecheck.progress import ProgressEvent
     from resumecheck.trajectory import Trajectory

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from resumecheck.engine import verify
-from resumecheck.errors import ResumecheckError
+from resumecheck.errors import ComponentsNotExercised, ResumeNotEquivalent
 from resumecheck.program import Target
 from resumecheck.report import Report, RunResult
 
@@ -29,50 +29,11 @@ __all__ = [
 ]
 
 
-class ResumeNotEquivalent(ResumecheckError, AssertionError):
-    """The full-state resume does not continue like the uninterrupted run."""
-
-    def __init__(self, report: Report) -> None:
-        self.report = report
-        super().__init__(describe_failure(report))
-
-
-class ComponentsNotExercised(ResumecheckError, AssertionError):
-    """Dropping these components changed nothing (the check is blind to them),
-    or could not be judged (``inconclusive``: the declared components do not
-    capture the program's state)."""
-
-    def __init__(self, report: Report, components: list[str],
-                 inconclusive: list[str] | None = None) -> None:
-        self.report = report
-        self.components = components
-        self.inconclusive = list(inconclusive or [])
-        lines = []
-        if self.inconclusive:
-            lines += [
-                f"cannot tell whether {', '.join(self.inconclusive)} are exercised in "
-                f"{report.target}: {report.incomplete_state_notice()}",
-            ]
-        if components:
-            lines += [
-                f"blind spots in {report.target} at resume point(s) "
-                f"{','.join(map(str, report.resume_at))}: {', '.join(components)}",
-                "dropping these from the checkpoint changed nothing, so this check cannot "
-                "catch their bugs; make the program exercise them (dropout or augmentation "
-                "for rng, a resume after an epoch boundary for sampler_epoch, mid-epoch for "
-                "data_cursor, something that reads the step for global_step) or choose "
-                "another resume point",
-            ]
-        runs = [r for r in report.runs if r.blind_spot or r.verdict == "inconclusive"]
-        lines += [f"  reproduce: {r.reproduce}" for r in runs]
-        super().__init__("\n".join(lines))
-
-
 def require_equivalent(report: Report) -> Report:
     """Raise ResumeNotEquivalent unless the report's full resume is equivalent."""
     __tracebackhide__ = True
     if not report.equivalent:
-        raise ResumeNotEquivalent(report)
+        raise ResumeNotEquivalent(report, describe_failure(report))
     return report
 
 

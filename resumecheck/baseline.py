@@ -31,7 +31,8 @@ from resumecheck.progress import ProgressCallback, ProgressTracker
 from resumecheck.capture import load_checkpoint
 from resumecheck.faults import environment_failure
 from resumecheck.runner import run_segment
-from resumecheck.segments import PHASE_TIMEOUT, SegmentResult, SegmentSpec, check_timeout
+from resumecheck.segments import PHASE_TIMEOUT, SegmentResult, SegmentSpec
+from resumecheck.settings import Settings
 from resumecheck.streams import stream_label
 from resumecheck.trace import first_difference
 
@@ -118,14 +119,13 @@ def check_baseline(
     ``EnvironmentFailure``. ``progress`` receives a ``ProgressEvent`` per step
     of the determinism runs and once the gradient checks are done (counted as
     one more step)."""
+    settings = Settings(steps=steps, seed=seed, threads=threads, isolation=isolation,
+                        timeout=timeout)  # validated once, here
     tgt = target if isinstance(target, Target) else load_target(target)
-    n = tgt.steps if steps is None else steps
-    if not isinstance(n, int) or n < 1:
-        raise InvalidArgument("steps", n, "expected an int >= 1")
+    n = settings.steps_for(tgt)
     if batch_size % micro_batches or micro_batches < 2:
         raise InvalidArgument("micro_batches", micro_batches,
                               f"expected an int >= 2 dividing batch_size={batch_size}")
-    check_timeout(timeout)
     step_timeout = PHASE_TIMEOUT if timeout is None else (float(timeout) or None)
     config = tgt.launch_config(seed)
     tracker = ProgressTracker(progress, "baseline", total=2 * n + 1) if progress else None

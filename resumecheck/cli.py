@@ -59,6 +59,12 @@ _TIMEOUT_HELP = (
     "max(60, 20x the reference's slowest step); 0: no bound"
 )
 
+_JOBS_HELP = (
+    "independent runs (noise seeds, ablations) side by side, at most N at once: each in "
+    "its own fresh interpreter with --isolation process, in a fork of this one "
+    "in-process. Default 1; the report is the same for any N"
+)
+
 _RUN_EXAMPLES = """\
 examples:
   resumecheck run
@@ -119,25 +125,12 @@ def _int_list(text: str) -> list[int]:
     return points
 
 
-def _seconds(text: str) -> float:
-    value = _float(text)
-    if not value >= 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"expected seconds >= 0 (0: no bound), got {text!r}")
-    return value
-
-
-def _noise_seeds(text: str) -> int:
-    from resumecheck.engine import MAX_NOISE_SEEDS
-
+def _whole(text: str) -> int:
+    """A whole number; its range is the settings' to judge (``Settings``)."""
     try:
-        value = int(text)
+        return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if not 0 <= value <= MAX_NOISE_SEEDS:
-        raise argparse.ArgumentTypeError(
-            f"expected 0..{MAX_NOISE_SEEDS} (each seed is one more full run; "
-            f"{MAX_NOISE_SEEDS} is the upper limit), got {value}")
-    return value
 
 
 def _float(text: str) -> float:
@@ -154,6 +147,14 @@ def _parser() -> argparse.ArgumentParser:
         "continues exactly like the run that was never interrupted.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    _run_parser(sub)
+    _fuzz_parser(sub)
+    _baseline_parser(sub)
+    _timing_parser(sub)
+    return parser
+
+
+def _run_parser(sub: Any) -> None:
     run = sub.add_parser(
         "run",
         help="check resume equivalence of a training program",
@@ -164,7 +165,7 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _common(run)
-    run.add_argument("--steps", type=_positive_int, help="optimizer steps N (default: the target's)")
+    run.add_argument("--steps", type=_whole, help="optimizer steps N (default: the target's)")
     run.add_argument(
         "--resume-at", type=_int_list, metavar="K[,K...]",
         help="resume after step K; several for repeated restarts (default: the target's)",
@@ -182,16 +183,19 @@ def _parser() -> argparse.ArgumentParser:
                      "per-dtype defaults unless --rtol/--atol)")
     run.add_argument("--rtol", type=_float, help="relative tolerance (implies --tolerance close)")
     run.add_argument("--atol", type=_float, help="absolute tolerance (implies --tolerance close)")
-    run.add_argument("--noise-seeds", type=_noise_seeds, default=2, metavar="M",
+    run.add_argument("--noise-seeds", type=_whole, default=2, metavar="M",
                      help="extra reference runs with other seeds for the noise band "
                      "(default 2, at most 100)")
-    run.add_argument("--timeout", type=_seconds, metavar="SECONDS", help=_TIMEOUT_HELP)
+    run.add_argument("--timeout", type=_float, metavar="SECONDS", help=_TIMEOUT_HELP)
+    run.add_argument("--jobs", type=_whole, default=1, metavar="N", help=_JOBS_HELP)
     run.add_argument("--plot", metavar="FILE.png|FILE.svg",
                      help="draw the divergence figure (needs the extra resumecheck[plot])")
     run.add_argument("--no-determinism-check", dest="determinism", action="store_false",
                      help="skip the second uninterrupted run that proves the baseline is "
                      "deterministic")
 
+
+def _fuzz_parser(sub: Any) -> None:
     fz = sub.add_parser(
         "fuzz",
         help="search interruption schedules for one that breaks the resume",
@@ -202,13 +206,16 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _common(fz)
-    fz.add_argument("--steps", type=_positive_int, help="optimizer steps N (default: the target's)")
+    fz.add_argument("--steps", type=_whole, help="optimizer steps N (default: the target's)")
     fz.add_argument("--max-examples", type=_positive_int, default=100,
                     help="schedules to try at most (default 100)")
     fz.add_argument("--budget", type=_float, default=60.0, metavar="SECONDS",
                     help="stop generating after this long, stopping a run in progress "
                     "(default 60; shrinking a failure gets as long again)")
-    fz.add_argument("--timeout", type=_seconds, metavar="SECONDS", help=_TIMEOUT_HELP)
+    fz.add_argument("--timeout", type=_float, metavar="SECONDS", help=_TIMEOUT_HELP)
+    fz.add_argument("--jobs", type=_whole, default=1, metavar="N",
+                    help="shrinking tries this many candidate schedules side by side "
+                    "(default 1); the result is the same")
     fz.add_argument("--max-interruptions", type=_positive_int, default=2, metavar="M",
                     help="restarts per schedule at most (default 2)")
     fz.add_argument("--isolation", choices=("inprocess", "process"), default="inprocess")
@@ -218,6 +225,8 @@ def _parser() -> argparse.ArgumentParser:
     fz.add_argument("--quiet", action="store_true",
                     help="no progress bar on stderr, even on a terminal")
 
+
+def _baseline_parser(sub: Any) -> None:
     bl = sub.add_parser(
         "baseline",
         help="check that the program is deterministic and its gradients are right",
@@ -232,14 +241,16 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _common(bl)
-    bl.add_argument("--steps", type=_positive_int, help="steps per determinism run")
+    bl.add_argument("--steps", type=_whole, help="steps per determinism run")
     bl.add_argument("--isolation", choices=("inprocess", "process"), default="inprocess",
                     help="run the two determinism runs here or in fresh interpreters")
-    bl.add_argument("--timeout", type=_seconds, metavar="SECONDS",
+    bl.add_argument("--timeout", type=_float, metavar="SECONDS",
                     help="seconds one step of a determinism run may take (default 600; 0: no bound)")
     bl.add_argument("--batch-size", type=_positive_int, default=8)
     bl.add_argument("--micro-batches", type=_positive_int, default=2)
 
+
+def _timing_parser(sub: Any) -> None:
     tm = sub.add_parser(
         "timing",
         help="time the phases of a training step",
@@ -252,11 +263,10 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _common(tm)
-    tm.add_argument("--steps", type=_positive_int, default=30, help="measured steps (default 30)")
+    tm.add_argument("--steps", type=_whole, default=30, help="measured steps (default 30)")
     tm.add_argument("--warmup", type=int, default=3, help="warm-up steps left out (default 3)")
     tm.add_argument("--checkpoint-every", type=_positive_int, default=5,
                     help="engine checkpoint every K steps (default 5)")
-    return parser
 
 
 def _common(cmd: argparse.ArgumentParser) -> None:
@@ -268,7 +278,7 @@ def _common(cmd: argparse.ArgumentParser) -> None:
                      help="set the program's seed setting (Target.seed_key) for the run; a restart "
                      "is still built from the program's defaults and gets the seed back only "
                      "through its checkpoint (default: the program's own settings, unchanged)")
-    cmd.add_argument("--threads", type=_positive_int, default=1,
+    cmd.add_argument("--threads", type=_whole, default=1,
                      help="torch threads for every run (default 1; bitwise results need a "
                      "fixed count)")
     cmd.add_argument("--format", choices=("table", "json", "markdown"), default="table")
@@ -391,36 +401,39 @@ def _drop_spec(values: list[str] | None) -> str | list[list[str]]:
     return [[n.strip() for n in v.split(",") if n.strip()] for v in values]
 
 
-def _run(args: argparse.Namespace) -> int:
+def _settings(args: argparse.Namespace, **fields: Any) -> Any:
+    """The command's one ``Settings``, from its arguments (validated there: a bad
+    value is an ``InvalidArgument``, exit 2)."""
+    from resumecheck.settings import Settings
+
+    return Settings(steps=args.steps, seed=args.seed, threads=args.threads,
+                    isolation=args.isolation, timeout=args.timeout, **fields)
+
+
+def _tolerance(args: argparse.Namespace) -> Any:
     from resumecheck.compare import Tolerance
-    from resumecheck.engine import verify
 
     if (args.rtol is None) != (args.atol is None):
         raise _UsageError("give --rtol and --atol together (or neither, for torch's defaults)")
     if args.rtol is not None:
         try:
-            tolerance = Tolerance.close(args.rtol, args.atol)
+            return Tolerance.close(args.rtol, args.atol)
         except ValueError as exc:
             raise _UsageError(str(exc)) from None
-    else:
-        tolerance = Tolerance.bitwise() if args.tolerance == "bitwise" else Tolerance.close()
+    return Tolerance.bitwise() if args.tolerance == "bitwise" else Tolerance.close()
+
+
+def _run(args: argparse.Namespace) -> int:
+    from resumecheck.engine import run_check
+
+    settings = _settings(
+        args, resume_at=args.resume_at, drop=_drop_spec(args.drop), tolerance=_tolerance(args),
+        noise_seeds=args.noise_seeds, check_determinism=args.determinism, jobs=args.jobs,
+    )
     _check_output(args.output)
     _check_plot(args.plot)
     with terminal_progress() as progress:
-        report = verify(
-            args.target,
-            steps=args.steps,
-            resume_at=args.resume_at,
-            drop=_drop_spec(args.drop),
-            isolation=args.isolation,
-            tolerance=tolerance,
-            seed=args.seed,
-            noise_seeds=args.noise_seeds,
-            threads=args.threads,
-            check_determinism=args.determinism,
-            timeout=args.timeout,
-            progress=progress,
-        )
+        report = run_check(args.target, settings, progress=progress)
     _plot_and_summary(args, report)
     verdict = "equivalent" if report.equivalent else "NOT equivalent"
     _emit(args, report.render(args.format), f"full resume {verdict}")
@@ -436,18 +449,18 @@ def _check_output(output: str | None) -> None:
 
 
 def _fuzz(args: argparse.Namespace) -> int:
-    from resumecheck.fuzz import fuzz
+    from resumecheck.fuzz import run_fuzz
 
+    settings = _settings(args, jobs=args.jobs, drop="none", noise_seeds=0)
     _check_output(args.output)
     _check_plot(args.plot)
     if args.budget <= 0:
         raise _UsageError(f"--budget must be a number of seconds > 0, got {args.budget}")
 
     with terminal_progress(enabled=not args.quiet) as progress:
-        result = fuzz(
-            args.target, steps=args.steps, max_examples=args.max_examples, budget=args.budget,
-            max_interruptions=args.max_interruptions, seed=args.seed, isolation=args.isolation,
-            threads=args.threads, progress=progress, timeout=args.timeout,
+        result = run_fuzz(
+            args.target, settings, max_examples=args.max_examples, budget=args.budget,
+            max_interruptions=args.max_interruptions, progress=progress,
         )
     _plot_and_summary(args, result)
     _emit(args, result.render(args.format), result.summary())

@@ -9,10 +9,15 @@ process-isolated restarts send them across processes.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from resumecheck.report import Report
 
 __all__ = [
     "BudgetExhausted",
     "CheckpointError",
+    "ComponentsNotExercised",
     "DiskSpaceShortage",
     "DiskUseWarning",
     "EnvironmentFailure",
@@ -23,6 +28,7 @@ __all__ = [
     "OutputError",
     "ReferenceFailed",
     "ReportSchemaError",
+    "ResumeNotEquivalent",
     "ResumecheckError",
     "StepError",
     "TargetError",
@@ -273,3 +279,46 @@ class ReferenceFailed(ResumecheckError):
             f"the uninterrupted reference run of {target} failed{where}: {reason}. "
             "Fix the program so that it trains without a restart first."
         )
+
+
+class ResumeNotEquivalent(ResumecheckError, AssertionError):
+    """The full-state resume does not continue like the uninterrupted run.
+
+    ``description``: the failure as a diff (``assertions.describe_failure``
+    writes it); the report is kept as ``report``."""
+
+    def __init__(self, report: Report, description: str | None = None) -> None:
+        self.report = report
+        self.description = description or f"resume is not equivalent: {report.target}"
+        super().__init__(self.description)
+
+
+class ComponentsNotExercised(ResumecheckError, AssertionError):
+    """Dropping these components changed nothing (the check is blind to them),
+    or could not be judged (``inconclusive``: the declared components do not
+    capture the program's state)."""
+
+    def __init__(self, report: Report, components: list[str],
+                 inconclusive: list[str] | None = None) -> None:
+        self.report = report
+        self.components = components
+        self.inconclusive = list(inconclusive or [])
+        lines = []
+        if self.inconclusive:
+            lines += [
+                f"cannot tell whether {', '.join(self.inconclusive)} are exercised in "
+                f"{report.target}: {report.incomplete_state_notice()}",
+            ]
+        if components:
+            lines += [
+                f"blind spots in {report.target} at resume point(s) "
+                f"{','.join(map(str, report.resume_at))}: {', '.join(components)}",
+                "dropping these from the checkpoint changed nothing, so this check cannot "
+                "catch their bugs; make the program exercise them (dropout or augmentation "
+                "for rng, a resume after an epoch boundary for sampler_epoch, mid-epoch for "
+                "data_cursor, something that reads the step for global_step) or choose "
+                "another resume point",
+            ]
+        runs = [r for r in report.runs if r.blind_spot or r.verdict == "inconclusive"]
+        lines += [f"  reproduce: {r.reproduce}" for r in runs]
+        super().__init__("\n".join(lines))

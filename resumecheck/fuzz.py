@@ -20,26 +20,26 @@ from __future__ import annotations
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from hypothesis import HealthCheck, Phase, Verbosity, assume, example, given, settings
+from hypothesis import HealthCheck, Phase, Verbosity, assume, example, given
+from hypothesis import settings as hypothesis_settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis.errors import Unsatisfiable
 
 from resumecheck.components import preserved_global_streams
-from resumecheck.engine import Checker, resume_points, verify
-from resumecheck.runner import check_timeout
+from resumecheck.engine import Checker, run_check
 from resumecheck.environment import fingerprint
 from resumecheck.errors import BudgetExhausted, InvalidArgument
-from resumecheck.runner import environment_failure
 from resumecheck.program import Target, epoch_boundaries, load_target
 from resumecheck.progress import ProgressCallback, ProgressTracker
 from resumecheck.report import IDENTICAL, RunResult
+from resumecheck.faults import environment_failure
+from resumecheck.settings import Settings
 from resumecheck.strategies import interruption_schedules, special_points
-from resumecheck.compare import Tolerance
 
-__all__ = ["FuzzResult", "fuzz"]
+__all__ = ["FuzzResult", "fuzz", "run_fuzz"]
 
 SCHEMA = "resumecheck.fuzz/1"
 
@@ -169,6 +169,7 @@ def fuzz(
     threads: int = 1,
     progress: ProgressCallback | None = None,
     timeout: float | None = None,
+    jobs: int = 1,
 ) -> FuzzResult:
     """Search resume schedules of ``target`` for one whose full resume is not identical.
 
@@ -178,54 +179,47 @@ def fuzz(
     per example (``unit`` examples; ``total`` the examples that fit in
     ``max_examples`` and the budget at the pace so far), and per shrinking step.
     ``seed`` is the run's seed, as in ``verify`` (None: the program's own),
-    and seeds hypothesis's search (None: 0).
+    and seeds hypothesis's search (None: 0). ``jobs``: hypothesis draws one
+    example at a time; shrinking tries the candidate points of a resume point
+    ``jobs`` at a time, with the same result for any ``jobs``.
     """
+    settings = Settings(steps=steps, seed=seed, isolation=isolation, threads=threads,
+                        timeout=timeout, jobs=jobs, drop="none", noise_seeds=0)
+    return run_fuzz(target, settings, max_examples=max_examples, budget=budget,
+                    max_interruptions=max_interruptions, progress=progress)
+
+
+def run_fuzz(target: Target | str | None, settings: Settings, *, max_examples: int = 100,
+             budget: float = 60.0, max_interruptions: int = 2,
+             progress: ProgressCallback | None = None) -> FuzzResult:
+    """``fuzz`` with its settings already built (the CLI builds them)."""
     tgt = target if isinstance(target, Target) else load_target(target)
-    n = tgt.steps if steps is None else steps
-    default = resume_points(tgt.resume_at or [n // 2], n) if n >= 2 else []
-    resume_points(default, n)  # validates steps too
+    s = settings.for_target(tgt)
+    n = s.n
     if not isinstance(max_examples, int) or max_examples < 1:
         raise InvalidArgument("max_examples", max_examples, "expected an int >= 1")
     if not (isinstance(budget, (int, float)) and budget > 0):
         raise InvalidArgument("budget", budget, "expected a number of seconds > 0")
     if not isinstance(max_interruptions, int) or not 1 <= max_interruptions <= n - 1:
         raise InvalidArgument("max_interruptions", max_interruptions, f"expected an int in 1..{n - 1}")
-    check_timeout(timeout)
-    planned = max_examples + 1  # hypothesis runs the default schedule first, on top
-    tracker = ProgressTracker(progress, "fuzz", unit="examples", total=planned) \
-        if progress else None
-
-    def say(line: str, example: bool = False) -> None:
-        if tracker is None:
-            return
-        if example:  # the examples that fit in the budget at this pace
-            elapsed = time.monotonic() - tracker.started
-            fit = (tracker.done + 1) * budget / elapsed if elapsed > 0 else max_examples
-            tracker.total = max(tracker.done + 1, min(planned, fit))
-        elif line.startswith("shrinking"):
-            tracker.total = None
-        tracker.emit(line, advance=1 if example else 0)
+    say = _progress(progress, max_examples, budget)
     result = FuzzResult(
-        target=tgt.spec or tgt.name, steps=n, seed=seed, max_interruptions=max_interruptions,
-        environment=fingerprint(threads),
+        target=tgt.spec or tgt.name, steps=n, seed=s.seed, max_interruptions=max_interruptions,
+        environment=fingerprint(s.threads),
     )
-    checker = Checker(tgt, n, default, isolation, Tolerance.bitwise(), seed, threads,
-                     capture_at=list(range(1, n)), timeout=timeout)
     with tempfile.TemporaryDirectory(prefix="resumecheck-fuzz-") as work, \
             preserved_global_streams():
-        checker.work = work
         try:
             say("reference")
-            ref = checker.prepare()
-            result.reference_loss = [r.loss for r in ref.records]
-            checker.check_disk(runs=1, jobs=1)  # examples run one at a time
-            edges = epoch_boundaries(ref.boundaries, n)  # whole, fractional or declared
+            checker = Checker(tgt, s, work, capture_at=list(range(1, n)), reuse_prefix=True)
+            result.reference_loss = checker.reference.loss
+            checker.check_disk(runs=1, jobs=checker.jobs)
+            edges = epoch_boundaries(checker.segment.boundaries, n)  # whole, fractional or declared
             result.boundaries = edges
-            checker.reuse_prefix = result.fast_start = ref.has_own_checkpoint
-            _search(checker, result, default, edges, max_examples, budget, say)
+            result.fast_start = checker.reuse_prefix
+            _search(checker, result, s.points, edges, max_examples, budget, say)
             if result.failure is not None:
-                result.failure = _reproduced(tgt, n, seed, isolation, threads, timeout, result,
-                                             say)
+                result.failure = _reproduced(tgt, s, result, say)
         except Exception as exc:
             failure = environment_failure(exc, work)
             if failure is None or failure is exc:
@@ -234,19 +228,39 @@ def fuzz(
     return result
 
 
-def _reproduced(tgt: Target, n: int, seed: int | None, isolation: Literal["inprocess", "process"],
-                threads: int, timeout: float | None, result: FuzzResult,
+def _progress(progress: ProgressCallback | None, max_examples: int,
+              budget: float) -> Callable[..., None]:
+    """``say(line, example=False)``: a progress event per example (``total``: the
+    examples that fit in ``max_examples`` and the budget at the pace so far)."""
+    planned = max_examples + 1  # hypothesis runs the default schedule first, on top
+    tracker = ProgressTracker(progress, "fuzz", unit="examples", total=planned) \
+        if progress else None
+
+    def say(line: str, example: bool = False) -> None:
+        if tracker is None:
+            return
+        if example:
+            elapsed = time.monotonic() - tracker.started
+            fit = (tracker.done + 1) * budget / elapsed if elapsed > 0 else max_examples
+            tracker.total = max(tracker.done + 1, min(planned, fit))
+        elif line.startswith("shrinking"):
+            tracker.total = None
+        tracker.emit(line, advance=1 if example else 0)
+    return say
+
+
+def _reproduced(tgt: Target, settings: Settings, result: FuzzResult,
                 say: Callable[[str], None]) -> RunResult | None:
     """Run the minimal schedule again as its reproduce command does (a fresh
-    ``verify``: same target, steps, seed, isolation, threads and timeout,
+    check: same target, steps, seed, isolation, threads and timeout,
     ``--drop none``) and return that run's full resume if it fails; else
     record the schedule as unreproduced and return None."""
     assert result.failure is not None
     schedule = result.failure.resume_at
     say(f"reproducing: resume at {','.join(map(str, schedule))} as `resumecheck run` does")
-    report = verify(tgt, steps=n, resume_at=schedule, drop="none", isolation=isolation,
-                    seed=seed, noise_seeds=0, threads=threads, check_determinism=False,
-                    timeout=timeout)
+    again = replace(settings, resume_at=tuple(schedule), drop="none", noise_seeds=0,
+                    check_determinism=False)
+    report = run_check(tgt, again)
     if report.equivalent:
         result.unreproduced.append(list(schedule))
         return None
@@ -258,12 +272,10 @@ def _search(checker: Checker, result: FuzzResult, default: list[int], edges: lis
             max_examples: int, budget: float, say: Callable[..., None]) -> None:
     seen: set[tuple[int, ...]] = set()
     started = time.monotonic()
-    failing: dict[str, float] = {}
 
     # The budget bounds a run in progress too: the checker stops it at the
     # deadline. Shrinking a found failure gets as long again.
-    checker.budget = budget
-    checker.deadline = started + budget
+    checker.limit(started + budget, budget)
 
     def out_of_time() -> bool:
         return checker.deadline is not None and time.monotonic() > checker.deadline
@@ -273,7 +285,7 @@ def _search(checker: Checker, result: FuzzResult, default: list[int], edges: lis
     )
 
     @hypothesis_seed(result.seed if result.seed is not None else 0)
-    @settings(
+    @hypothesis_settings(
         max_examples=max_examples, deadline=None, database=None, derandomize=False,
         suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet,
         phases=[Phase.explicit, Phase.generate, Phase.shrink], report_multiple_bugs=False,
@@ -292,9 +304,7 @@ def _search(checker: Checker, result: FuzzResult, default: list[int], edges: lis
             result.budget_exhausted = True
             assume(False)
             raise
-        key = tuple(schedule)
-        if key not in seen:
-            seen.add(key)
+        seen.add(tuple(schedule))
         result.examples += 1
         result.distinct_schedules = len(seen)
         covered = {k for k in schedule if k in edges}
@@ -302,9 +312,7 @@ def _search(checker: Checker, result: FuzzResult, default: list[int], edges: lis
         say(f"example {result.examples}: resume at {','.join(map(str, schedule))}: {run.verdict}",
             example=True)
         if run.verdict != IDENTICAL:
-            if not failing:
-                failing["first"] = time.monotonic()
-                checker.deadline = started + 2 * budget
+            checker.limit(started + 2 * budget)  # shrinking gets as long again
             raise _ScheduleFails(run)
 
     try:
@@ -315,28 +323,32 @@ def _search(checker: Checker, result: FuzzResult, default: list[int], edges: lis
     except Unsatisfiable:
         result.budget_exhausted = True
     finally:
-        checker.deadline = None
+        checker.limit(None)
 
 
 def _earliest(checker: Checker, failure: RunResult, special: list[int],
               say: Callable[[str], None]) -> RunResult:
     """Finish hypothesis's shrink: move each resume point to the earliest
     boundary or extreme that still fails (hypothesis does not shrink across the
-    branches of the schedule strategy, so [15] may stand where [5] fails too)."""
+    branches of the schedule strategy, so [15] may stand where [5] fails too).
+    Candidates go ``checker.jobs`` at a time, earliest first; the earliest
+    that fails wins, whatever the number of jobs."""
     best = failure
     for i in range(len(best.resume_at)):
         low = best.resume_at[i - 1] if i else 0
-        for point in (p for p in special if low < p < best.resume_at[i]):
-            schedule = [*best.resume_at[:i], point, *best.resume_at[i + 1:]]
+        candidates = [[*best.resume_at[:i], point, *best.resume_at[i + 1:]]
+                      for point in special if low < point < best.resume_at[i]]
+        for start in range(0, len(candidates), checker.jobs):
+            batch = candidates[start:start + checker.jobs]
             try:
-                run = checker.check(schedule)
+                runs = checker.map(checker.check, batch)
             except BudgetExhausted:
                 say("shrinking stopped: the time budget ran out")
                 return best
-            say(f"shrinking: resume at {','.join(map(str, schedule))}: {run.verdict}")
-            if run.verdict != IDENTICAL:
-                best = run
+            for schedule, run in zip(batch, runs):
+                say(f"shrinking: resume at {','.join(map(str, schedule))}: {run.verdict}")
+            failed = next((run for run in runs if run.verdict != IDENTICAL), None)
+            if failed is not None:
+                best = failed
                 break
     return best
-
-

@@ -37,37 +37,20 @@ from typing import Any
 
 import torch
 
-from resumecheck.capture import load_checkpoint, save_capture
+from resumecheck.capture import save_capture
 from resumecheck.components import launch_global_streams, reseed_global_streams
 from resumecheck.errors import BudgetExhausted, ResumecheckError, StepError, TargetError
 from resumecheck.faults import environment_failure
-from resumecheck.live import LiveProgram
 from resumecheck.program import BuiltProgram, Target
 from resumecheck.progress import note_step
 from resumecheck.restore import build_settings, engine_capture, program_save, restore_state
 from resumecheck.segments import (
-    PHASE_TIMEOUT, Isolation, Restore, SegmentResult, SegmentSpec, check_timeout, phase_bound,
-    timeout_text,
+    Isolation, SegmentResult, SegmentSpec, phase_bound, timeout_text,
 )
 from resumecheck.trace import StepRecord, Tracer
 from resumecheck.transport import report_phase, run_in_subprocess
 
-__all__ = [
-    "PHASE_TIMEOUT",
-    "LiveProgram",
-    "Restore",
-    "SegmentResult",
-    "SegmentSpec",
-    "check_timeout",
-    "environment_failure",
-    "load_checkpoint",
-    "run_here",
-    "run_segment",
-]
-# PHASE_TIMEOUT, LiveProgram, Restore, SegmentResult, SegmentSpec, check_timeout,
-# environment_failure and load_checkpoint live in segments.py, live.py, faults.py and
-# capture.py; they are named here too for the engine's modules, which import them from
-# the runner.
+__all__ = ["run_here", "run_segment"]
 
 
 def run_segment(

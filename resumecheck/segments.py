@@ -9,11 +9,9 @@ the runner enforces them in this interpreter, the transport from outside.
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from resumecheck.errors import InvalidArgument
 from resumecheck.trace import StepRecord
 
 __all__ = [
@@ -22,7 +20,6 @@ __all__ = [
     "Restore",
     "SegmentResult",
     "SegmentSpec",
-    "check_timeout",
     "phase_bound",
     "timeout_text",
 ]
@@ -116,18 +113,6 @@ class SegmentResult:
         plain["records"] = [StepRecord.from_plain(r) for r in plain["records"]]
         plain["captures"] = {int(k): v for k, v in plain["captures"].items()}
         return cls(**plain)
-
-
-
-def check_timeout(timeout: float | None, name: str = "timeout") -> None:
-    """Validate a step timeout: None (automatic), 0 (off) or seconds > 0."""
-    if timeout is None:
-        return
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not (
-        timeout >= 0 and math.isfinite(timeout)
-    ):
-        raise InvalidArgument(name, timeout, "expected seconds > 0, 0 (no bound) or None "
-                              "(automatic)")
 
 
 def phase_bound(phase: str, step_timeout: float | None) -> float | None:

@@ -33,7 +33,10 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 from resumecheck.program import Target, load_target
 from resumecheck.program import epoch_boundaries as _epoch_boundaries
 from resumecheck.reproduce import reproduce_command
-from resumecheck.runner import LiveProgram, SegmentSpec, run_segment
+from resumecheck.live import LiveProgram
+from resumecheck.runner import run_segment
+from resumecheck.segments import SegmentSpec
+from resumecheck.settings import MIN_STEPS, Settings
 from resumecheck.trace import differing_quantities
 
 __all__ = [
@@ -109,7 +112,7 @@ def interruption_schedules(
     given, epoch boundaries and their neighbours. Shrinks towards fewer and
     earlier interruptions.
     """
-    _check_int("steps", steps, 2)
+    _check_int("steps", steps, MIN_STEPS)
     _check_int("min_interruptions", min_interruptions, 1)
     _check_int("max_interruptions", max_interruptions, min_interruptions)
     if steps_per_epoch is not None and not (
@@ -161,91 +164,107 @@ def resume_state_machine(
     test suite; hypothesis explores where restarts happen and shrinks a
     failure to the fewest steps and restarts.
     """
+    settings = Settings(steps=steps, threads=threads, seed=seed)  # validated once, here
     tgt = target if isinstance(target, Target) else load_target(target)
-    n = tgt.steps if steps is None else steps
-    _check_int("steps", n, 2)
-    _check_int("threads", threads, 1)
-    run_config = tgt.launch_config(seed)
-    restart_config = run_config if tgt.restart_config == "run" else {}
-    cache: dict[str, Any] = {}
+    plan = _Plan(tgt, settings.steps_for(tgt), threads, seed)
+    machine = type("ResumeMachine", (_ResumeMachine,), {"plan": plan})
+    machine.__qualname__ = "ResumeMachine"
+    return machine
 
-    def reference() -> list:
-        if "records" not in cache:
+
+class _Plan:
+    """What a resume state machine checks: the target, its settings and the
+    uninterrupted reference (run once, on first use, for every example)."""
+
+    def __init__(self, target: Target, steps: int, threads: int, seed: int | None) -> None:
+        self.target, self.steps, self.threads, self.seed = target, steps, threads, seed
+        self.run_config = target.launch_config(seed)
+        self.restart_config = self.run_config if target.restart_config == "run" else {}
+        self._records: list | None = None
+
+    def reference(self) -> list:
+        if self._records is None:
             work = tempfile.mkdtemp(prefix="resumecheck-sm-")
             try:
                 previous = torch.get_num_threads()
                 ref = run_segment(SegmentSpec(
-                    target_spec=tgt.spec, config=run_config, start=0, stop=n, workdir=work,
-                    name="reference", threads=threads, capture_end=False,
-                ), "inprocess", tgt)
+                    target_spec=self.target.spec, config=self.run_config, start=0,
+                    stop=self.steps, workdir=work, name="reference", threads=self.threads,
+                    capture_end=False,
+                ), "inprocess", self.target)
                 torch.set_num_threads(previous)
             finally:
                 shutil.rmtree(work, ignore_errors=True)
             if ref.error is not None:
                 raise AssertionError(f"the uninterrupted reference run failed: {ref.error}")
-            cache["records"] = ref.records
-        return cache["records"]
+            self._records = ref.records
+        return self._records
 
-    class ResumeMachine(RuleBasedStateMachine):
-        def __init__(self) -> None:
-            super().__init__()
-            self.work = tempfile.mkdtemp(prefix="resumecheck-sm-")
-            self.restarts: list[int] = []
-            self.checked = 0
-            self.previous_threads = torch.get_num_threads()
-            self.live: LiveProgram | None = None
+    def reproduce(self, restarts: list[int]) -> str:
+        # no restart: two uninterrupted runs differ, a baseline matter
+        return reproduce_command(
+            "run" if restarts else "baseline", self.target.spec, steps=self.steps,
+            seed=self.seed, threads=self.threads, isolation="inprocess", resume_at=restarts,
+        )
 
-        @initialize()
-        def start(self) -> None:
-            self.reference = reference()
-            torch.set_num_threads(threads)
-            self.live = LiveProgram(tgt, run_config, restart_config, self.work)
-            self.records: list = []
 
-        @precondition(lambda self: self.live is not None and self.live.step_no < n)
-        @rule()
-        def train_a_step(self) -> None:
-            assert self.live is not None
-            self.records.append(self.live.step())
+class _ResumeMachine(RuleBasedStateMachine):
+    """Train a step / checkpoint and restart; the trajectory must stay the reference's."""
 
-        @precondition(lambda self: self.live is not None and 0 < self.live.step_no < n)
-        @rule()
-        def checkpoint_and_restart(self) -> None:
-            assert self.live is not None
-            self.restarts.append(self.live.step_no)
-            self.live.restart(0x5EED_F00D + self.live.step_no)
+    plan: _Plan
 
-        @precondition(lambda self: self.live is not None and self.live.step_no >= n)
-        @rule()
-        def run_finished(self) -> None:
-            """All N steps are done; the invariant has checked every one."""
+    def __init__(self) -> None:
+        super().__init__()
+        self.work = tempfile.mkdtemp(prefix="resumecheck-sm-")
+        self.restarts: list[int] = []
+        self.checked = 0
+        self.previous_threads = torch.get_num_threads()
+        self.live: LiveProgram | None = None
 
-        @invariant()
-        def trajectory_equals_reference(self) -> None:
-            if self.live is None:
-                return
-            for record in self.records[self.checked:]:
-                expected = self.reference[record.step - 1]
-                differing = differing_quantities(expected, record)
-                if differing:
-                    points = ",".join(map(str, self.restarts)) or "none"
-                    raise AssertionError(
-                        f"step {record.step} differs from the uninterrupted run in "
-                        f"{', '.join(differing[:5])} after restarts at {points}; reproduce: "
-                        + reproduce_command(
-                            # no restart: two uninterrupted runs differ, a baseline matter
-                            "run" if self.restarts else "baseline", tgt.spec, steps=n,
-                            seed=seed, threads=threads, isolation="inprocess",
-                            resume_at=self.restarts,
-                        )
-                    )
-            self.checked = len(self.records)
+    @initialize()
+    def start(self) -> None:
+        self.reference = self.plan.reference()
+        torch.set_num_threads(self.plan.threads)
+        self.live = LiveProgram(self.plan.target, self.plan.run_config,
+                                self.plan.restart_config, self.work)
+        self.records: list = []
 
-        def teardown(self) -> None:
-            if self.live is not None:
-                self.live.close()
-            torch.set_num_threads(self.previous_threads)
-            shutil.rmtree(self.work, ignore_errors=True)
+    @precondition(lambda self: self.live is not None and self.live.step_no < self.plan.steps)
+    @rule()
+    def train_a_step(self) -> None:
+        assert self.live is not None
+        self.records.append(self.live.step())
 
-    ResumeMachine.__name__ = ResumeMachine.__qualname__ = "ResumeMachine"
-    return ResumeMachine
+    @precondition(lambda self: self.live is not None and 0 < self.live.step_no < self.plan.steps)
+    @rule()
+    def checkpoint_and_restart(self) -> None:
+        assert self.live is not None
+        self.restarts.append(self.live.step_no)
+        self.live.restart(0x5EED_F00D + self.live.step_no)
+
+    @precondition(lambda self: self.live is not None and self.live.step_no >= self.plan.steps)
+    @rule()
+    def run_finished(self) -> None:
+        """All N steps are done; the invariant has checked every one."""
+
+    @invariant()
+    def trajectory_equals_reference(self) -> None:
+        if self.live is None:
+            return
+        for record in self.records[self.checked:]:
+            expected = self.reference[record.step - 1]
+            differing = differing_quantities(expected, record)
+            if differing:
+                points = ",".join(map(str, self.restarts)) or "none"
+                raise AssertionError(
+                    f"step {record.step} differs from the uninterrupted run in "
+                    f"{', '.join(differing[:5])} after restarts at {points}; reproduce: "
+                    + self.plan.reproduce(self.restarts)
+                )
+        self.checked = len(self.records)
+
+    def teardown(self) -> None:
+        if self.live is not None:
+            self.live.close()
+        torch.set_num_threads(self.previous_threads)
+        shutil.rmtree(self.work, ignore_errors=True)

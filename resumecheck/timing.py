@@ -208,9 +208,11 @@ def measure(
     from resumecheck.program import Target, load_target
     from resumecheck.capture import save_capture
 
+    from resumecheck.settings import Settings
+
+    Settings(steps=steps, seed=seed, threads=threads)  # validated once, here
     tgt = target if isinstance(target, Target) else load_target(target)
-    for name, value, low in (("steps", steps, 1), ("warmup", warmup, 0),
-                             ("checkpoint_every", checkpoint_every, 1)):
+    for name, value, low in (("warmup", warmup, 0), ("checkpoint_every", checkpoint_every, 1)):
         if not isinstance(value, int) or value < low:
             raise InvalidArgument(name, value, f"expected an int >= {low}")
     previous = torch.get_num_threads()

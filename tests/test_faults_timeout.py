@@ -17,6 +17,7 @@ import resumecheck.engine as engine
 from resumecheck import InvalidArgument, verify
 from resumecheck.cli import main
 from resumecheck.fuzz import fuzz
+from resumecheck.settings import Settings
 
 pytestmark = pytest.mark.e2e
 
@@ -130,7 +131,6 @@ def test_noise_seeds_has_an_upper_limit(capsys):
 def test_process_runs_are_submitted_a_few_at_a_time(monkeypatch):
     """However many runs there are (--noise-seeds 100000000 once grew to 5.3 GB
     of queued work), only about the pool's width is submitted at once."""
-    check = engine.Checker(None, 4, [2], "process", None, 0, 1)  # type: ignore[arg-type]
     counts = {"submitted": 0, "done": 0, "most_outstanding": 0}
     lock = threading.Lock()
 
@@ -149,9 +149,10 @@ def test_process_runs_are_submitted_a_few_at_a_time(monkeypatch):
         return real_submit(self, fn, *args)
 
     monkeypatch.setattr(engine.ThreadPoolExecutor, "submit", submit)
-    monkeypatch.setattr(engine.os, "cpu_count", lambda: 4)
-    assert check._map(job, iter(range(5000))) == list(range(5000))
-    assert counts["most_outstanding"] <= 4
+    jobs = Settings(isolation="process", jobs=4).jobs
+    cancel = threading.Event()
+    assert engine.parallel_map(job, iter(range(5000)), jobs, cancel) == list(range(5000))
+    assert counts["most_outstanding"] <= 4 and not cancel.is_set()
 
 
 def test_an_outer_interval_timer_survives_a_check():

@@ -20,6 +20,7 @@ from resumecheck.compare import Tolerance
 from resumecheck.engine import Checker, verify
 from resumecheck.errors import DiskSpaceShortage, DiskUseWarning
 from resumecheck.program import load_target
+from resumecheck.settings import Settings
 
 pytestmark = pytest.mark.e2e
 
@@ -51,17 +52,16 @@ def test_trimmed_tensors_give_the_same_verdicts_as_keeping_every_step(monkeypatc
 
 def test_a_long_reference_keeps_tensors_of_a_few_steps_only(tmp_path):
     target = load_target("fixtures.hostile.programs:PLAIN")
-    check = Checker(target, 300, [150], "inprocess", Tolerance.bitwise(), 0, 1,
-                   check_determinism=False)
-    check.work = str(tmp_path)
-    ref = check.prepare()
+    settings = Settings(steps=300, resume_at=[150], seed=0, check_determinism=False)
+    check = Checker(target, settings.for_target(target), str(tmp_path))
+    ref = check.segment
     kept = sorted(p.name for p in Path(ref.tensor_dir).glob("step_*.pt"))
     assert kept == ["step_151.pt", "step_152.pt", "step_153.pt"]
     # beside them, only the random streams at the first two steps after the capture
     streams = sorted(p.name for p in Path(ref.tensor_dir).glob("streams_*.pt"))
     assert streams == ["streams_151.pt", "streams_152.pt"]
     # a step outside the window is replayed on demand, proven by its digests
-    tensors = check._reference_tensors(200)
+    tensors = check.tensors(200)
     assert tensors is not None and (Path(ref.tensor_dir) / "step_200.pt").exists()
     files = [p for p in tmp_path.rglob("*") if p.is_file()]
     assert len(files) < 12, files

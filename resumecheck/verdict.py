@@ -1,0 +1,554 @@
+"""Verdicts: how a resumed run compares with the reference, in words. Runs nothing.
+
+Everything here reads what runs produced (``SegmentResult``s of step
+records and state files) and decides: the first divergence and the verdict
+(identical, close, diverged, failed, inconclusive), plausibility against the
+seed-to-seed noise band, the diagnosis of restored state and its latent
+gaps, the bookkeeping of a blame's confirmation (the engine runs the rerun
+and asks ``settle_findings`` to judge it), and the explanation sentence.
+The engine (``engine.py``) runs the programs and calls in here.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal
+
+import torch
+
+from resumecheck.compare import Difference, Tolerance, compare_values, digest, flatten_state
+from resumecheck.components import CONFIG, SAMPLER_EPOCH, validate_drop
+from resumecheck.evidence import annotate
+from resumecheck.program import next_epoch_start
+from resumecheck.report import (
+    AFTER_DIVERGENCE, CLOSE, CONFIRMED, DIVERGED, FAILED, IDENTICAL, INCONCLUSIVE, LATENT,
+    NOT_CAUSE, Finding, RunResult,
+)
+from resumecheck.capture import load_checkpoint
+from resumecheck.segments import SegmentResult
+from resumecheck.settings import DropSpec
+from resumecheck.state_diff import describe_difference
+from resumecheck.trace import differing_quantities, load_step_tensors
+from resumecheck.trajectory import Trajectory
+
+__all__ = [
+    "Comparison", "Reference", "Segments", "band", "compare_run", "conclude", "confirmation_tries",
+    "diagnose", "drop_sets", "explain", "judge", "judge_ablations", "latent_text",
+    "noise_summary", "plausibility", "quantity_name", "settle_findings",
+]
+
+Segments = Sequence[tuple[int, SegmentResult]]
+"""A run's segments, each with the step it started from."""
+
+TensorSource = Callable[[int], "dict[str, torch.Tensor] | None"]
+
+
+class Reference:
+    """The uninterrupted reference as the verdict reads it: its step records by
+    step, its state files (loaded once: they never change), its full tensors
+    per step (``tensors``: the engine replays steps it did not keep) and the
+    loss curves of the runs with other seeds (``noise``)."""
+
+    def __init__(self, segment: SegmentResult, tolerance: Tolerance,
+                 tensors: TensorSource | None = None,
+                 noise: Sequence[Sequence[float]] = ()) -> None:
+        self.segment = segment
+        self.tolerance = tolerance
+        self.steps = segment.records[-1].step if segment.records else 0
+        self.by_step = {r.step: r for r in segment.records}
+        self.noise = [list(curve) for curve in noise]
+        self._tensors = tensors
+        self._files: dict[str, dict[str, Any]] = {}
+
+    @property
+    def loss(self) -> list[float]:
+        return [r.loss for r in self.segment.records]
+
+    def file(self, path: str) -> dict[str, Any]:
+        """A state file of the reference (a capture or its end state), loaded once."""
+        if path not in self._files:
+            self._files[path] = load_checkpoint(path)
+        return self._files[path]
+
+    def tensors(self, step: int) -> dict[str, torch.Tensor] | None:
+        if self._tensors is not None:
+            return self._tensors(step)
+        if self.segment.tensor_dir is None:
+            return None
+        return load_step_tensors(Path(self.segment.tensor_dir), step)
+
+
+@dataclass
+class Comparison:
+    """How a run's steps and end state compare with the reference's."""
+
+    first: tuple[int, str] | None = None
+    """The first (step, quantity) beyond tolerance."""
+    first_bitwise: tuple[int, str] | None = None
+    worst: Difference | None = None
+    loss_deltas: dict[int, float] = field(default_factory=dict)
+
+
+# -- comparing -------------------------------------------------------------
+
+def compare_run(ref: Reference, first_k: int, dropped: Sequence[str], segments: Segments,
+                latent: list[str]) -> Comparison:
+    """Compare a run's steps and end state with the reference's: the first
+    difference beyond tolerance, the first bitwise one, the worst, and
+    |Δloss| per step. ``latent`` collects latent gaps when the trajectory is
+    identical (see ``end_state_differences``)."""
+    out = Comparison()
+    for _, seg in segments:
+        for rec in seg.records:
+            expected = ref.by_step[rec.step]
+            out.loss_deltas[rec.step] = abs(rec.loss - expected.loss)
+            keys = differing_quantities(expected, rec)
+            if not keys:
+                continue
+            out.first_bitwise = out.first_bitwise or (rec.step, keys[0])
+            diffs = tensor_differences(ref, seg, rec.step, keys)
+            for key in keys:
+                d = diffs.get(key, Difference(False))
+                out.worst = d.worse(out.worst)
+                if not d.within_tolerance and out.first is None:
+                    out.first = (rec.step, key)
+    trajectory_identical = out.first is None  # (within tolerance)
+    for name, diff in end_state_differences(
+        ref, first_k, dropped, segments[-1][1], latent if trajectory_identical else None,
+    ):
+        out.worst = diff.worse(out.worst)
+        out.first_bitwise = out.first_bitwise or (ref.steps, f"state:{name}")
+        if out.first is None and not diff.within_tolerance:
+            out.first = (ref.steps, f"state:{name}")
+    return out
+
+
+def tensor_differences(ref: Reference, seg: SegmentResult, step: int,
+                       keys: list[str]) -> dict[str, Difference]:
+    """The differences of ``keys`` at ``step``, from both runs' full tensors
+    (``missing`` where either was not kept)."""
+    run_t = load_step_tensors(Path(seg.tensor_dir or ""), step) if seg.tensor_dir else None
+    ref_t = ref.tensors(step) if run_t is not None else None
+    out = {}
+    for key in keys:
+        if ref_t is None or run_t is None or key not in ref_t or key not in run_t:
+            out[key] = Difference(False, summary="missing")
+            continue
+        out[key] = compare_values(ref_t[key], run_t[key], ref.tolerance)
+    return out
+
+
+def end_state_differences(
+    ref: Reference, first_k: int, dropped: Sequence[str], last: SegmentResult,
+    latent: list[str] | None,
+) -> list[tuple[str, Difference]]:
+    """Components whose state at the end differs from the reference's.
+
+    While the trajectory is identical, a component that the reference never
+    changed after the resume point (an unused stream, a setting nothing
+    reads) is a latent gap, collected in ``latent`` (None: the trajectory
+    already diverged, every difference counts).
+    """
+    assert ref.segment.end_state and last.end_state
+    ref_end = ref.file(ref.segment.end_state)["components"]
+    run_end = load_checkpoint(last.end_state)["components"]
+    ref_at_k = ref.file(ref.segment.captures[first_k])["components"]
+    out = []
+    for name in ref.segment.names:
+        if name not in run_end:
+            out.append((name, Difference(False, summary="missing")))
+            continue
+        if digest(ref_end[name]) == digest(run_end[name]):
+            continue
+        if latent is not None and digest(ref_at_k[name]) == digest(ref_end[name]):
+            if name not in dropped:
+                latent.append(name)
+            continue
+        out.append((name, state_difference(ref_end[name], run_end[name], ref.tolerance)))
+    return out
+
+
+def state_difference(ref: Any, run: Any, tolerance: Tolerance) -> Difference:
+    """The worst difference between two components' states, leaf by leaf."""
+    ref_leaves = dict(flatten_state(ref))
+    run_leaves = dict(flatten_state(run))
+    worst: Difference | None = None
+    for path in ref_leaves.keys() | run_leaves.keys():
+        if path not in ref_leaves or path not in run_leaves:
+            return Difference(False, summary=f"{path} missing")
+        a, b = ref_leaves[path], run_leaves[path]
+        d = compare_values(a, b, tolerance)
+        if not _is_float(a):  # stream states, counters: no meaningful magnitude
+            d = Difference(d.within_tolerance, summary=d.summary)
+        worst = d.worse(worst)
+    return worst or Difference(True)
+
+
+def _is_float(value: Any) -> bool:
+    if isinstance(value, torch.Tensor):
+        return value.is_floating_point()
+    return isinstance(value, float)
+
+
+# -- judging one run -------------------------------------------------------
+
+_STAGES = {"restore": "restoring the checkpoint", "save": "saving the checkpoint",
+           "build": "building the restarted program", "step": "a step",
+           "capture": "capturing state", "process": "a fresh interpreter"}
+
+
+def judge(ref: Reference, result: RunResult, segments: Segments) -> Comparison | None:
+    """Give ``result`` (its dropped components and schedule set) its diagnosis,
+    verdict, first divergence, differences and plausibility. Returns the
+    comparison (None: the run failed, and its verdict says so); the
+    explanation comes with ``conclude`` once findings are confirmed."""
+    result.diagnosis = diagnose(ref, result.dropped, segments)
+    failed = next((s for _, s in segments if s.error is not None), None)
+    if failed is not None:
+        result.verdict = FAILED
+        result.failure = failed.error
+        result.first_divergent_step = failed.error_step
+        result.explanation = (f"{_STAGES.get(failed.error_stage or '', 'the run')} failed: "
+                              f"{(failed.error or '').splitlines()[0]}")
+        return None
+    result.trajectory = Trajectory.compare(
+        [r for _, seg in segments for r in seg.records], ref.by_step)
+    cmp = compare_run(ref, result.resume_at[0], result.dropped, segments, result.latent_gaps)
+    if cmp.worst is not None:
+        result.max_abs_diff, result.max_rel_diff, result.max_ulp_diff = (
+            cmp.worst.max_abs, cmp.worst.max_rel, cmp.worst.max_ulp)
+    after = [d for s, d in cmp.loss_deltas.items() if s > result.resume_at[0]]
+    result.max_abs_loss_diff = max(after, default=0.0)
+    result.verdict = IDENTICAL
+    if cmp.first is not None:
+        result.verdict = DIVERGED
+        result.first_divergent_step, quantity = cmp.first
+        result.first_divergent_quantity = quantity_name(quantity)
+        plausibility(result, cmp.loss_deltas, [ref.loss, *ref.noise])
+    elif cmp.first_bitwise is not None:
+        result.verdict = CLOSE
+    return cmp
+
+
+def conclude(ref: Reference, result: RunResult, cmp: Comparison | None,
+             segments: Segments) -> RunResult:
+    """The last words on a judged run: blind spot, explanation, stream offsets
+    and the data in words."""
+    if cmp is None:  # failed: its explanation is the failure
+        return result
+    result.blind_spot = bool(result.dropped) and result.verdict in (IDENTICAL, CLOSE)
+    result.explanation = explain(result, cmp.first_bitwise,
+                                 own_checkpoint=ref.segment.has_own_checkpoint)
+    annotate(result, ref.segment, segments)
+    return result
+
+
+# -- the noise band --------------------------------------------------------
+
+def band(curves: Sequence[Sequence[float]], steps: Sequence[int]) -> float:
+    """The largest loss difference between any two honest runs (the reference
+    and the other seeds, every pair) over ``steps``: with M seeds that is
+    M(M+1)/2 pairs, a steadier estimate of the spread than M."""
+    return max(
+        (abs(a[s - 1] - b[s - 1]) for i, a in enumerate(curves) for b in curves[i + 1:]
+         for s in steps),
+        default=0.0,
+    )
+
+
+def plausibility(result: RunResult, loss_deltas: dict[int, float],
+                 curves: Sequence[Sequence[float]]) -> None:
+    """Plausible: every |Δloss| after the restart stays within the seed-to-seed band.
+
+    ``curves``: the reference's loss per step, then each other seed's. The
+    band is how far apart two honest runs of this program drift; a lost
+    component whose continuation stays inside it is the silent,
+    plausible-but-different kind. With no other seed nothing is said.
+    """
+    if len(curves) < 2:
+        return
+    after = [s for s in loss_deltas if s > result.resume_at[0]]
+    width = band(curves, after)
+    worst = max((loss_deltas[s] for s in after), default=0.0)
+    result.noise_ratio = worst / width if width > 0 else (math.inf if worst > 0 else 0.0)
+    result.plausible = result.noise_ratio <= 1.0
+
+
+def noise_summary(ref: Reference, first_k: int, seeds: Sequence[int], base_seed: int | None,
+                  seed_key: str) -> dict[str, Any]:
+    """The report's ``noise`` entry: the seeds that ran, the band after ``first_k``."""
+    if not ref.noise:
+        out: dict[str, Any] = {"seeds": [], "band": None, "base_seed": base_seed}
+        if base_seed is None:
+            out["why"] = (
+                f"the program's seed is unknown (no --seed, no {seed_key!r} "
+                "in run_config or in a declared config component), so no other seed "
+                "could be chosen for noise runs"
+            )
+        return out
+    after = [r.step for r in ref.segment.records if r.step > first_k]
+    return {
+        "seeds": list(seeds),
+        "base_seed": base_seed,
+        "band": band([ref.loss, *ref.noise], after),
+        "steps": [after[0], after[-1]] if after else [],
+    }
+
+
+# -- the diagnosis and its confirmation ------------------------------------
+
+def diagnose(ref: Reference, dropped: Sequence[str], segments: Segments) -> list[Finding]:
+    """Compare each restored component with the state it should have had.
+
+    Up to the first resume point after which the run differs from the
+    reference, that is the reference's state there. Once the run has
+    differed, later restored state is compared with what the run itself had
+    when it saved (``basis="saved"``): the reference's state there is no
+    longer what a correct checkpoint would restore, so differences from it
+    are consequences, not causes (status ``after_divergence``).
+    """
+    findings: list[Finding] = []
+    seen: set[str] = set()
+    differed = False
+    previous: SegmentResult | None = None
+    for k, seg in segments:
+        differed = differed or any(
+            differing_quantities(ref.by_step[r.step], r)
+            for _, s in segments for r in s.records if r.step <= k
+        )
+        given: str | None = None
+        basis: Literal["reference", "saved"] = "reference"
+        status: Literal["after_divergence"] | None = None
+        if differed and previous is not None and previous.end_state:
+            given, basis, status = previous.end_state, "saved", AFTER_DIVERGENCE
+        elif k in ref.segment.captures:
+            given = ref.segment.captures[k]
+        prev, previous = previous, seg
+        if seg.restored_state is None or given is None or (differed and prev is None):
+            continue
+        expected = ref.file(given) if basis == "reference" else load_checkpoint(given)
+        run = load_checkpoint(seg.restored_state)
+        for name in ref.segment.names:
+            if name in dropped or name in seen:
+                continue
+            detail = describe_difference(
+                name, expected["components"].get(name), run["components"].get(name), k,
+                expected.get("meta"), run.get("meta"),
+            )
+            if detail is not None:
+                findings.append(Finding(name, detail, step=k, basis=basis, status=status))
+                seen.add(name)
+    return findings
+
+
+def departure(result: RunResult) -> int | None:
+    """The resume point after which the run departs from the reference (None:
+    it never does, or it failed)."""
+    if result.verdict != DIVERGED or result.first_divergent_step is None:
+        return None
+    return max((k for k in result.resume_at if k < result.first_divergent_step),
+               default=result.resume_at[0])
+
+
+def confirmation_tries(ref: Reference, result: RunResult, segments: Segments,
+                       source: str) -> dict[int, tuple[int, str]]:
+    """The findings that a rerun must decide, by their index in the diagnosis:
+    each with its resume point and the program's checkpoint there. Only
+    findings at or before the departure, through the program's own
+    save/load (the engine's own restore is the experiment itself), where
+    the reference has a capture to put in."""
+    at = departure(result)
+    if at is None or source != "program":
+        return {}
+    checkpoints = {k: prev.program_checkpoint
+                   for (_, prev), (k, _) in zip(segments, segments[1:])}
+    tries = {}
+    for i, finding in enumerate(result.diagnosis):
+        k = finding.step
+        if (finding.status == AFTER_DIVERGENCE or k is None or k > at
+                or k not in ref.segment.captures or not checkpoints.get(k)):
+            continue
+        tries[i] = (k, checkpoints[k] or "")
+    return tries
+
+
+def rerun_helps(cmp: Comparison, diverged_at: int | None) -> bool:
+    """A rerun with one component put right helps when its divergence goes away
+    or starts later than the run's own."""
+    return cmp.first is None or (diverged_at is not None and cmp.first[0] > diverged_at)
+
+
+def settle_findings(ref: Reference, result: RunResult, outcomes: dict[int, bool]) -> None:
+    """Give each finding a status: is the difference the cause?
+
+    Those the run never departs after are ``latent`` (with the step from
+    which they would matter, when the program's boundaries tell). Those
+    tried by a rerun (``outcomes``: finding index -> the rerun helped) are
+    ``confirmed`` or ``not_cause``; but settings (``config``) are read at
+    build too, so a rerun that does not help them is no evidence either
+    way: not judged. The rest keep their status (``after_divergence``, or
+    none: not tried).
+    """
+    if result.verdict == FAILED:
+        return
+    never_departs = departure(result) is None
+    judged = []
+    for i, finding in enumerate(result.diagnosis):
+        if finding.status == AFTER_DIVERGENCE:
+            judged.append(finding)
+        elif never_departs:
+            judged.append(replace(finding, status=LATENT, confirmed=False,
+                                  matters_from=matters_from(ref, finding.component,
+                                                            finding.step or 0)))
+        elif i in outcomes and (outcomes[i] or finding.component != CONFIG):
+            cause = outcomes[i]
+            judged.append(replace(finding, status=CONFIRMED if cause else NOT_CAUSE,
+                                  confirmed=cause))
+        else:
+            judged.append(finding)
+    result.diagnosis = judged
+    for finding in judged:
+        if finding.status == LATENT and finding.component not in result.latent_gaps:
+            result.latent_gaps.append(finding.component)
+
+
+def matters_from(ref: Reference, component: str, k: int) -> int | None:
+    """For a latent gap: the first step where it would start to matter, when
+    the program's declared boundaries tell (the sampler epoch is read at the
+    next epoch boundary)."""
+    if component == SAMPLER_EPOCH:
+        return next_epoch_start(ref.segment.boundaries, k)
+    return None
+
+
+def judge_ablations(engine_full: RunResult, engine_trajectory: list[Any],
+                    ablations: Sequence[tuple[RunResult, list[Any]]],
+                    tolerance: Tolerance) -> None:
+    """When the engine's own full resume is not equivalent, the declared
+    components do not capture the program's state: no ablation is evidence
+    of anything. Mark them ``inconclusive`` (a failed one stays failed: that
+    is a fact), and say when one's trajectory is the full resume's own
+    divergence, step for step."""
+    allowed = (IDENTICAL,) if tolerance.bitwise_only else (IDENTICAL, CLOSE)
+    if engine_full.verdict in allowed:
+        return
+    where = (f"from step {engine_full.first_divergent_step} "
+             f"({engine_full.first_divergent_quantity})"
+             if engine_full.verdict == DIVERGED else "(it failed)")
+    for run, trajectory in ablations:
+        if run.verdict == FAILED:
+            continue
+        run.verdict = INCONCLUSIVE
+        run.blind_spot = False
+        run.plausible = None
+        run.noise_ratio = None
+        run.same_as_full_resume = (
+            engine_full.verdict == DIVERGED and trajectory == engine_trajectory)
+        text = (f"inconclusive: the engine's full resume of every declared component "
+                f"already differs {where}, so dropping {', '.join(run.dropped)} shows "
+                "nothing about it")
+        if run.same_as_full_resume:
+            text += ("; its trajectory is identical to the full resume's divergence: "
+                     "not evidence that the component matters")
+        run.explanation = text
+
+
+# -- words -----------------------------------------------------------------
+
+def explain(r: RunResult, first_bitwise: tuple[int, str] | None, *,
+            own_checkpoint: bool = False) -> str:
+    """The ``why`` sentence of a judged run. ``own_checkpoint``: the program has
+    its own save/load, so the engine's full resume is a second opinion."""
+    what = "dropping " + ", ".join(r.dropped) if r.dropped else "the full resume"
+    k = ",".join(map(str, r.resume_at))
+    if r.verdict == IDENTICAL and not r.dropped:
+        if r.latent_gaps:
+            return "every step after the restart matches bit for bit" + latent_text(r)
+        return "resumes bit for bit: every step after the restart and every component's state match"
+    if r.blind_spot:
+        return (
+            f"blind spot: {what} changed nothing at k={k}; this program does not exercise "
+            "it here (or other state masks it); not evidence that it is saved"
+        )
+    if r.verdict == CLOSE:
+        step, key = first_bitwise or (None, "")
+        return (
+            f"within tolerance; first bitwise difference at step {step} "
+            f"({quantity_name(key)}), max |Δ| {r.max_abs_diff:.3g}"
+        )
+    return _divergence_text(r, own_checkpoint)
+
+
+def _divergence_text(r: RunResult, own_checkpoint: bool) -> str:
+    q = r.first_divergent_quantity or ""
+    text = f"{q} differs from step {r.first_divergent_step}"
+    if q.startswith("state of"):
+        text = f"the final {q} differs"
+        if not r.max_abs_loss_diff:
+            text += " (every step's loss, gradients and parameters match)"
+    if not r.dropped and r.checkpoint == "engine" and own_checkpoint:
+        text += ("; the engine restored every declared component: they do not capture "
+                 "the program's state (undeclared state, or state consumed after the "
+                 "restore)")
+    if r.diagnosis:
+        text += "; restored state differs in " + ", ".join(
+            f.component + f.mark for f in r.diagnosis)
+    text += latent_text(r)
+    if r.plausible is True:
+        text += "; loss stays within seed-to-seed noise: plausible but different"
+    elif r.plausible is False:
+        text += f"; loss leaves the seed-to-seed band ({r.noise_ratio:.3g}x): gross"
+    return text
+
+
+def latent_text(r: RunResult) -> str:
+    """The latent-gap clause of an explanation (empty: none)."""
+    if not r.latent_gaps:
+        return ""
+    when = {f.component: f.matters_from for f in r.diagnosis if f.matters_from}
+    parts = [
+        f"{name} (from step {when[name]})" if name in when else name
+        for name in r.latent_gaps
+    ]
+    return (
+        f"; latent gap: {', '.join(parts)} restored wrongly but unused after the restart "
+        "here; it matters once something reads it"
+    )
+
+
+def quantity_name(key: str) -> str:
+    """A digest key (``grad:fc.weight``) in words (``gradient of fc.weight``)."""
+    head, _, name = key.partition(":")
+    return {
+        "data": "data (the samples consumed)",
+        "inputs": "data (the model's inputs)",
+        "lr": "learning rate",
+        "scale": "loss scale",
+        "loss": "loss",
+        "skipped": "skipped step",
+        "grad": f"gradient of {name}",
+        "param": f"parameter {name}",
+        "state": f"state of {name}",
+    }.get(head, key)
+
+
+def drop_sets(drop: DropSpec, names: Sequence[str]) -> list[list[str]]:
+    """The runs a ``drop`` asks for, each a list of dropped names in declaration
+    order; the full resume (nothing dropped) first. Unknown names raise."""
+    if isinstance(drop, str):
+        if drop == "all":
+            return [[]] + [[n] for n in names]
+        if drop == "none":
+            return [[]]
+        drop = [drop]
+    sets: list[list[str]] = [[]]
+    for item in drop:
+        group = [item] if isinstance(item, str) else list(item)
+        checked = validate_drop(group, names)
+        ordered = [n for n in names if n in checked]
+        if ordered and ordered not in sets:
+            sets.append(ordered)
+    return sets

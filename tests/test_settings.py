@@ -1,0 +1,111 @@
+"""One settings object, validated once at every door; ``jobs`` changes no report."""
+
+from __future__ import annotations
+
+import pytest
+
+from resumecheck import InvalidArgument, Settings, verify
+from resumecheck.baseline import check_baseline
+from resumecheck.cli import main
+from resumecheck.fuzz import fuzz
+from resumecheck.program import Target
+from resumecheck.settings import MIN_STEPS, resume_points
+from resumecheck.timing import measure
+
+PLAIN = "fixtures.hostile.programs:PLAIN"
+
+
+@pytest.mark.parametrize(("field", "value", "why"), [
+    ("steps", 1, "steps=1: expected an int >= 2"),
+    ("steps", True, "steps=True: expected an int >= 2"),
+    ("isolation", "thread", "isolation='thread': expected inprocess or process"),
+    ("noise_seeds", 101, "noise_seeds=101: expected an int in 0..100"),
+    ("threads", 0, "threads=0: expected an int >= 1"),
+    ("jobs", 0, "jobs=0: expected an int >= 1"),
+    ("timeout", -1, "timeout=-1: expected seconds > 0, 0"),
+    ("timeout", float("inf"), "timeout=inf"),
+    ("seed", 1.5, "seed=1.5: expected an int"),
+    ("drop", 3, "drop=3: expected 'all', 'none'"),
+    ("resume_at", "7", "resume_at='7': expected a step number"),
+    ("tolerance", "close", "tolerance='close': expected a Tolerance"),
+])
+def test_each_field_is_refused_by_name(field, value, why):
+    with pytest.raises(InvalidArgument, match=why.replace("(", r"\(").replace(".", r"\.")):
+        Settings(**{field: value})
+
+
+def test_resume_points_are_checked_against_steps_and_resolved_from_the_target():
+    with pytest.raises(InvalidArgument, match=r"each resume point must be an int in 1\.\.8"):
+        Settings(steps=9, resume_at=[9])
+    target = Target(factory=lambda config: None, steps=12, resume_at=(4, 9))
+    assert Settings().for_target(target).points == [4, 9]
+    assert Settings(steps=10).for_target(Target(factory=lambda c: None, steps=12)).points == [5]
+    assert Settings(resume_at=[7, 3]).for_target(target).resume_at == (3, 7)
+    with pytest.raises(InvalidArgument, match="steps=1"):
+        Settings().for_target(Target(factory=lambda c: None, steps=1))
+    assert resume_points(3, MIN_STEPS * 3) == [3]
+
+
+@pytest.mark.parametrize("door", [
+    lambda **kw: verify(PLAIN, **kw),
+    lambda **kw: fuzz(PLAIN, **kw),
+    lambda **kw: check_baseline(PLAIN, **kw),
+])
+def test_every_door_refuses_a_thread_isolation_and_one_step(door):
+    with pytest.raises(InvalidArgument, match="isolation='thread'"):
+        door(isolation="thread")
+    with pytest.raises(InvalidArgument, match=r"steps=1: expected an int >= 2"):
+        door(steps=1)
+
+
+def test_timing_and_the_cli_follow_the_same_steps_rule(capsys):
+    with pytest.raises(InvalidArgument, match=r"steps=1: expected an int >= 2"):
+        measure(PLAIN, steps=1)
+    for command in ("run", "fuzz", "baseline", "timing"):
+        assert main([command, PLAIN, "--steps", "1"]) == 2
+        assert "steps=1: expected an int >= 2" in capsys.readouterr().err
+    assert main(["run", PLAIN, "--jobs", "0"]) == 2
+    assert "jobs=0: expected an int >= 1" in capsys.readouterr().err
+
+
+def _without_timings(report) -> dict:
+    plain = report.to_json()
+    plain.pop("environment", None)
+    return plain
+
+
+@pytest.mark.e2e
+@pytest.mark.process
+def test_the_report_is_the_same_for_any_number_of_jobs():
+    kw = dict(steps=6, resume_at=[3], drop=["params", "optimizer"], noise_seeds=2, seed=0,
+              isolation="process", check_determinism=False)
+    one = verify(PLAIN, jobs=1, **kw)
+    two = verify(PLAIN, jobs=2, **kw)
+    assert [r.verdict for r in one.runs][0] == "identical" and len(one.runs) == 3
+    assert one.noise["band"] is not None and len(one.seed_losses) == 2
+    assert _without_timings(one) == _without_timings(two)
+
+
+def test_the_report_is_the_same_for_any_number_of_jobs_in_process():
+    kw = dict(steps=4, resume_at=[2], drop="all", noise_seeds=1, check_determinism=False)
+    assert _without_timings(verify(PLAIN, jobs=1, **kw)) == _without_timings(
+        verify(PLAIN, jobs=3, **kw))
+
+
+def test_forked_runs_keep_their_order_and_their_state_and_raise_what_they_raise():
+    from resumecheck import engine
+
+    seen: list[int] = []
+
+    def square(i: int) -> int:
+        seen.append(i)  # in the child: never seen here
+        return i * i
+
+    assert engine.forked_map(square, range(5), 2) == [0, 1, 4, 9, 16]
+    assert seen == []
+
+    def refuse(i: int) -> int:
+        raise InvalidArgument("item", i, "refused")
+
+    with pytest.raises(InvalidArgument, match="item=1: refused"):
+        engine.forked_map(refuse, [1, 2, 3], 2)

@@ -1,0 +1,271 @@
+"""The verdict on hand-built records: no program runs, only tiny tensors and files.
+
+Each test builds the reference's and a resumed run's step records (digests
+per quantity) and state files as the runner writes them, and asks
+``resumecheck.verdict`` to judge.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from resumecheck import verdict
+from resumecheck.compare import Tolerance
+from resumecheck.errors import UnknownComponent
+from resumecheck.report import Finding, RunResult
+from resumecheck.capture import CHECKPOINT_FORMAT
+from resumecheck.segments import SegmentResult
+from resumecheck.trace import StepRecord
+
+NAMES = ["params", "rng", "global_step"]
+LOSS = [2.0, 1.8, 1.6, 1.5, 1.4, 1.3]
+
+
+def _state(path: Path, **components: object) -> str:
+    torch.save({"format": CHECKPOINT_FORMAT, "components": components}, path)
+    return str(path)
+
+
+def _records(start: int, stop: int, loss: list[float] = LOSS, **changed: dict[int, str]) -> list:
+    """Records of steps start+1..stop; ``changed[quantity] = {step: digest}``
+    replaces the reference's digest of that quantity at that step."""
+    out = []
+    for step in range(start + 1, stop + 1):
+        digests = {"loss": f"loss{step}", "grad:w": f"g{step}", "param:w": f"p{step}"}
+        for key, at in changed.items():
+            if step in at:
+                digests[key.replace("_", ":")] = at[step]
+        out.append(StepRecord(step=step, loss=loss[step - 1], digests=digests))
+    return out
+
+
+@pytest.fixture
+def files(tmp_path):
+    """The reference's state at step 2 (its capture) and at the end (step 6)."""
+    w2, w6 = torch.tensor([1.0, 2.0]), torch.tensor([0.5, 1.5])
+    return {
+        "at2": _state(tmp_path / "ref2.pt", params={"w": w2}, rng={"s": 7}, global_step={"v": 2}),
+        "end": _state(tmp_path / "ref6.pt", params={"w": w6}, rng={"s": 7}, global_step={"v": 6}),
+        "dir": tmp_path,
+    }
+
+
+def _reference(files, tolerance=None, noise=(), tensors=None):
+    seg = SegmentResult(records=_records(0, 6), names=NAMES, captures={2: files["at2"]},
+                        end_state=files["end"])
+    return verdict.Reference(seg, tolerance or Tolerance.bitwise(), tensors, noise)
+
+
+def _run(files, records, end=None, restored=None, error=None, dropped=()):
+    """A resumed run from step 2 to 6 with these records and end state."""
+    end = end or files["end"]
+    seg = SegmentResult(records=records, names=NAMES, captures={}, end_state=end,
+                        restored_state=restored, error=error, error_step=4 if error else None,
+                        error_stage="step" if error else None)
+    result = RunResult(dropped=list(dropped), resume_at=[2], verdict="identical")
+    return result, [(2, seg)]
+
+
+def _judged(ref, result, segments):
+    cmp = verdict.judge(ref, result, segments)
+    verdict.settle_findings(ref, result, {})
+    return verdict.conclude(ref, result, cmp, segments)
+
+
+def test_identical_run_says_so(files):
+    ref = _reference(files)
+    result = _judged(ref, *_run(files, _records(2, 6)))
+    assert result.verdict == "identical" and result.first_divergent_step is None
+    assert result.max_abs_loss_diff == 0.0
+    assert result.explanation.startswith("resumes bit for bit")
+
+
+def test_first_divergence_is_the_first_quantity_of_the_first_differing_step(files):
+    ref = _reference(files)
+    records = _records(2, 6, param_w={4: "x4", 5: "x5"}, grad_w={4: "y4"})
+    result = _judged(ref, *_run(files, records))
+    # no full tensors were kept: a differing digest is beyond any tolerance
+    assert result.verdict == "diverged"
+    assert (result.first_divergent_step, result.first_divergent_quantity) == (4, "gradient of w")
+    assert result.explanation.startswith("gradient of w differs from step 4")
+    assert result.trajectory is not None
+
+
+def test_close_within_tolerance_and_diverged_beyond_it(files):
+    ref_w = torch.tensor([1.0, 2.0])
+    tensors = {3: {"param:w": ref_w}}
+    dir3 = files["dir"] / "run"
+    dir3.mkdir()
+    torch.save({"param:w": ref_w + 1e-7}, dir3 / "step_3.pt")
+    records = _records(2, 6, param_w={3: "near"})
+    for tolerance, expected in ((Tolerance.close(1e-5, 1e-5), "close"),
+                                (Tolerance.close(1e-9, 1e-9), "diverged")):
+        ref = _reference(files, tolerance, tensors=tensors.get)
+        result, segments = _run(files, records)
+        segments[0][1].tensor_dir = str(dir3)
+        result = _judged(ref, result, segments)
+        assert result.verdict == expected
+        assert result.max_abs_diff == pytest.approx(1.19e-7, rel=0.1)
+    assert result.first_divergent_quantity == "parameter w"
+    close = _judged(_reference(files, Tolerance.close(1e-5, 1e-5), tensors=tensors.get),
+                    *_run(files, records))
+    # without the run's tensors the difference cannot be measured: not close
+    assert close.verdict == "diverged"
+
+
+def test_a_failed_segment_is_failed_with_its_stage(files):
+    ref = _reference(files)
+    result = _judged(ref, *_run(files, _records(2, 3), error="RuntimeError: boom\nmore"))
+    assert result.verdict == "failed" and result.failure.startswith("RuntimeError: boom")
+    assert result.first_divergent_step == 4
+    assert result.explanation == "a step failed: RuntimeError: boom"
+
+
+def test_plausible_and_gross_against_the_band():
+    curves = [[1.0, 1.0, 1.0, 1.0], [1.0, 1.1, 1.2, 1.0], [1.0, 0.95, 1.0, 1.0]]
+    # every pair of runs: the widest gap is 0.2 (step 3); at step 2 alone, 0.15
+    assert verdict.band(curves, [2, 3, 4]) == pytest.approx(0.2)
+    assert verdict.band(curves, [4]) == 0.0
+    inside = RunResult(dropped=["rng"], resume_at=[1], verdict="diverged")
+    verdict.plausibility(inside, {1: 5.0, 2: 0.1, 3: 0.05}, curves)
+    assert inside.plausible is True and inside.noise_ratio == pytest.approx(0.5)
+    gross = RunResult(dropped=["rng"], resume_at=[1], verdict="diverged")
+    verdict.plausibility(gross, {2: 0.5}, curves)  # the band over step 2 only
+    assert gross.plausible is False and gross.noise_ratio == pytest.approx(0.5 / 0.15)
+    alone = RunResult(dropped=["rng"], resume_at=[1], verdict="diverged")
+    verdict.plausibility(alone, {2: 0.5}, curves[:1])  # no other seed: nothing said
+    assert alone.plausible is None and alone.noise_ratio is None
+
+
+def test_a_diverged_run_names_its_plausibility(files):
+    noise = [[x + 0.5 for x in LOSS]]
+    ref = _reference(files, noise=noise)
+    loss = [*LOSS[:3], LOSS[3] + 0.1, LOSS[4], LOSS[5]]
+    result = _judged(ref, *_run(files, _records(2, 6, loss=loss, loss_={4: "other"})))
+    assert result.plausible is True
+    assert "plausible but different" in result.explanation
+    assert verdict.noise_summary(ref, 2, [1], 0, "seed")["band"] == pytest.approx(0.5)
+
+
+def test_an_unused_component_restored_wrongly_is_a_latent_gap(files):
+    ref = _reference(files)
+    # rng is the same at 2 and 6 in the reference (nothing drew from it): a
+    # run that ends with another rng state follows the same trajectory
+    end = _state(files["dir"] / "run6.pt", params={"w": torch.tensor([0.5, 1.5])},
+                 rng={"s": 99}, global_step={"v": 6})
+    result = _judged(ref, *_run(files, _records(2, 6), end=end))
+    assert result.verdict == "identical" and result.latent_gaps == ["rng"]
+    assert "latent gap: rng restored wrongly but unused" in result.explanation
+
+
+def test_a_changed_component_that_differs_at_the_end_diverges(files):
+    ref = _reference(files)
+    end = _state(files["dir"] / "run6.pt", params={"w": torch.tensor([0.5, 1.5])},
+                 rng={"s": 7}, global_step={"v": 5})
+    result = _judged(ref, *_run(files, _records(2, 6), end=end))
+    assert result.verdict == "diverged" and result.first_divergent_step == 6
+    assert result.first_divergent_quantity == "state of global_step"
+    assert result.explanation.startswith("the final state of global_step differs (every step's")
+
+
+def test_restored_state_is_diagnosed_and_later_points_are_after_divergence(files):
+    ref = _reference(files)
+    wrong = _state(files["dir"] / "r2.pt", params={"w": torch.tensor([1.0, 2.0])},
+                   rng={"s": 7}, global_step={"v": 0})
+    saved4 = _state(files["dir"] / "s4.pt", params={"w": torch.tensor([9.0, 9.0])},
+                    rng={"s": 7}, global_step={"v": 4})
+    bad4 = _state(files["dir"] / "r4.pt", params={"w": torch.tensor([9.0, 9.0])},
+                  rng={"s": 1}, global_step={"v": 4})
+    first = SegmentResult(records=_records(2, 4, loss_={3: "x"}), names=NAMES, captures={},
+                          end_state=saved4, restored_state=wrong)
+    second = SegmentResult(records=_records(4, 6), names=NAMES, captures={},
+                           end_state=files["end"], restored_state=bad4)
+    segments = [(2, first), (4, second)]
+    findings = verdict.diagnose(ref, [], segments)
+    assert [(f.component, f.step, f.basis, f.status) for f in findings] == [
+        ("global_step", 2, "reference", None), ("rng", 4, "saved", "after_divergence")]
+    assert verdict.diagnose(ref, ["global_step"], segments)[0].component == "rng"
+
+
+def test_confirmation_bookkeeping(files):
+    ref = _reference(files)
+    result = RunResult(dropped=[], resume_at=[2, 4], verdict="diverged", first_divergent_step=3,
+                       checkpoint="program")
+    result.diagnosis = [Finding("global_step", "d", step=2), Finding("config", "c", step=2),
+                        Finding("rng", "r", step=4, status="after_divergence")]
+    own0 = SegmentResult(records=[], names=NAMES, captures={}, end_state=None,
+                         program_checkpoint="ck2")
+    segments = [(0, own0), (2, own0)]
+    assert verdict.departure(result) == 2
+    assert verdict.confirmation_tries(ref, result, segments, "program") == {
+        0: (2, "ck2"), 1: (2, "ck2")}
+    assert verdict.confirmation_tries(ref, result, segments, "engine") == {}
+    assert verdict.rerun_helps(verdict.Comparison(first=(5, "loss")), 3)
+    assert not verdict.rerun_helps(verdict.Comparison(first=(3, "loss")), 3)
+    verdict.settle_findings(ref, result, {0: True, 1: False})
+    statuses = [(f.component, f.status, f.confirmed) for f in result.diagnosis]
+    # a rerun that does not help config is no evidence: settings are read at build too
+    assert statuses == [("global_step", "confirmed", True), ("config", None, None),
+                        ("rng", "after_divergence", None)]
+    assert "global_step (confirmed)" in verdict.explain(result, None)
+
+
+def test_findings_of_a_run_that_never_departs_are_latent(files):
+    ref = _reference(files)
+    ref.segment.boundaries = {"epoch_boundaries": [5]}
+    result = RunResult(dropped=[], resume_at=[2], verdict="identical")
+    result.diagnosis = [Finding("sampler_epoch", "epoch 0, expected 1", step=2)]
+    verdict.settle_findings(ref, result, {})
+    assert result.diagnosis[0].status == "latent" and result.latent_gaps == ["sampler_epoch"]
+    assert verdict.latent_text(result).startswith("; latent gap: sampler_epoch (from step")
+
+
+def test_ablations_are_inconclusive_when_the_engine_full_resume_differs():
+    full = RunResult(dropped=[], resume_at=[2], verdict="diverged", first_divergent_step=3,
+                     first_divergent_quantity="loss")
+    same = RunResult(dropped=["rng"], resume_at=[2], verdict="diverged", plausible=True)
+    other = RunResult(dropped=["params"], resume_at=[2], verdict="identical", blind_spot=True)
+    failed = RunResult(dropped=["config"], resume_at=[2], verdict="failed")
+    ablations = [(same, ["t"]), (other, ["u"]), (failed, ["t"])]
+    verdict.judge_ablations(full, ["t"], ablations, Tolerance.bitwise())
+    assert [r.verdict for r, _ in ablations] == ["inconclusive", "inconclusive", "failed"]
+    assert same.same_as_full_resume and not other.same_as_full_resume
+    assert same.plausible is None and not other.blind_spot
+    assert "already differs from step 3 (loss)" in same.explanation
+    assert "identical to the full resume's divergence" in same.explanation
+    fine = RunResult(dropped=["rng"], resume_at=[2], verdict="diverged")
+    verdict.judge_ablations(RunResult(dropped=[], resume_at=[2], verdict="identical"), [],
+                            [(fine, [])], Tolerance.bitwise())
+    assert fine.verdict == "diverged"
+
+
+def test_explanations():
+    blind = RunResult(dropped=["rng"], resume_at=[3, 5], verdict="identical", blind_spot=True)
+    assert verdict.explain(blind, None).startswith("blind spot: dropping rng changed nothing at k=3,5")
+    close = RunResult(dropped=[], resume_at=[3], verdict="close", max_abs_diff=2e-7)
+    assert verdict.explain(close, (4, "grad:fc.weight")) == (
+        "within tolerance; first bitwise difference at step 4 (gradient of fc.weight), "
+        "max |Δ| 2e-07")
+    engine = RunResult(dropped=[], resume_at=[3], verdict="diverged", checkpoint="engine",
+                       first_divergent_step=4, first_divergent_quantity="loss",
+                       plausible=False, noise_ratio=3.0)
+    text = verdict.explain(engine, None, own_checkpoint=True)
+    assert "they do not capture the program's state" in text
+    assert text.endswith("leaves the seed-to-seed band (3x): gross")
+    assert "do not capture" not in verdict.explain(engine, None, own_checkpoint=False)
+    assert verdict.quantity_name("data") == "data (the samples consumed)"
+    assert verdict.quantity_name("weird") == "weird"
+
+
+def test_drop_sets():
+    assert verdict.drop_sets("all", NAMES) == [[], ["params"], ["rng"], ["global_step"]]
+    assert verdict.drop_sets("none", NAMES) == [[]]
+    assert verdict.drop_sets("rng", NAMES) == [[], ["rng"]]
+    # groups keep declaration order; repeats collapse
+    assert verdict.drop_sets([{"global_step", "params"}, "rng", ["params", "global_step"]],
+                             NAMES) == [[], ["params", "global_step"], ["rng"]]
+    with pytest.raises(UnknownComponent, match="lr_schedule"):
+        verdict.drop_sets(["lr_schedule"], NAMES)
