@@ -325,23 +325,28 @@ class Checker:
             })}
         else:  # within tolerance, every step after a restart may be read
             keep = {"keep_tensors_after": min(points)}
-        ref = self._segment(self._spec(
+        specs = [self._spec(
             "reference", config=self.run_config, start=0, stop=self.steps,
             capture_at=points, hash_seed=1, **keep,
-        ))
+        )]
+        if self.check_determinism:  # independent of the reference: side by side when jobs allow
+            specs.append(self._determinism_spec())
+        ref, *again = self._map(self._segment, specs)
         if ref.error is not None:
             raise ReferenceFailed(self.target.name, ref.error, ref.error_step)
         self.reference = ref
-        if self.check_determinism:
-            self._check_determinism(ref)
+        if again:
+            self._check_determinism(ref, again[0])
         return ref
 
-    def _check_determinism(self, ref: SegmentResult) -> None:
+    def _determinism_spec(self) -> SegmentSpec:
         # In fresh interpreters, another hash seed: set and dict order may differ.
-        again = self._segment(self._spec(
+        return self._spec(
             "determinism", config=self.run_config, start=0, stop=self.steps, hash_seed=2,
             capture_end=False,
-        ))
+        )
+
+    def _check_determinism(self, ref: SegmentResult, again: SegmentResult) -> None:
         if again.error is not None:
             raise ReferenceFailed(self.target.name, again.error, again.error_step)
         diff = first_difference(ref.records, again.records)

@@ -21,6 +21,7 @@ so restored state never aliases live objects of the segment before.
 from __future__ import annotations
 
 import collections
+import contextlib
 import errno
 import json
 import math
@@ -29,6 +30,7 @@ import re
 import select
 import shutil
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -214,7 +216,7 @@ def _timeout_text(phase: str, step: int | None, bound: float) -> str:
         return f"step {step} took longer than {bound:g} s (the step timeout)"
     what = {"start": "starting the interpreter", "build": "building the program",
             "restore": "restoring the checkpoint", "save": "the program's save()",
-            "capture": "capturing state"}.get(phase, phase)
+            "capture": "capturing state", "exit": "exiting the interpreter"}.get(phase, phase)
     return f"{what} took longer than {bound:g} s"
 
 
@@ -969,7 +971,10 @@ def _watch_child(
     open_pipe = True
     while proc.poll() is None:
         ready: list[int] = []
-        if open_pipe:
+        if phase == "exit":  # the result is written: only the exit is left
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=0.1)
+        elif open_pipe:
             ready, _, _ = select.select([fd], [], [], 0.1)
         else:
             time.sleep(0.05)
@@ -1040,6 +1045,8 @@ def subprocess_main(spec_path: str, out_path: str) -> int:
         target = load_target(spec.target_spec)
         result = _run_here(spec, target, report_fd=fd)
         Path(out_path).write_text(json.dumps(result.to_plain()))
+        if fd is not None:  # the parent stops polling and waits for the exit
+            _report_phase(fd, "exit", None)
     except TargetError as exc:
         Path(out_path).write_text(
             json.dumps({"target": exc.target, "problem": exc.problem, "hint": exc.hint})
