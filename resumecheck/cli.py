@@ -62,7 +62,8 @@ _TIMEOUT_HELP = (
 _JOBS_HELP = (
     "independent runs (noise seeds, ablations) side by side, at most N at once: each in "
     "its own fresh interpreter with --isolation process, in a fork of this one "
-    "in-process. Default 1; the report is the same for any N"
+    "in-process. Default: one per --threads cores with --isolation process, 1 in-process; "
+    "the report is the same for any N"
 )
 
 _RUN_EXAMPLES = """\
@@ -187,7 +188,7 @@ def _run_parser(sub: Any) -> None:
                      help="extra reference runs with other seeds for the noise band "
                      "(default 2, at most 100)")
     run.add_argument("--timeout", type=_float, metavar="SECONDS", help=_TIMEOUT_HELP)
-    run.add_argument("--jobs", type=_whole, default=1, metavar="N", help=_JOBS_HELP)
+    run.add_argument("--jobs", type=_whole, default=None, metavar="N", help=_JOBS_HELP)
     run.add_argument("--plot", metavar="FILE.png|FILE.svg",
                      help="draw the divergence figure (needs the extra resumecheck[plot])")
     run.add_argument("--no-determinism-check", dest="determinism", action="store_false",
@@ -213,9 +214,10 @@ def _fuzz_parser(sub: Any) -> None:
                     help="stop generating after this long, stopping a run in progress "
                     "(default 60; shrinking a failure gets as long again)")
     fz.add_argument("--timeout", type=_float, metavar="SECONDS", help=_TIMEOUT_HELP)
-    fz.add_argument("--jobs", type=_whole, default=1, metavar="N",
+    fz.add_argument("--jobs", type=_whole, default=None, metavar="N",
                     help="shrinking tries this many candidate schedules side by side "
-                    "(default 1); the result is the same")
+                    "(default: one per --threads cores with --isolation process, else 1); "
+                    "the result is the same")
     fz.add_argument("--max-interruptions", type=_positive_int, default=2, metavar="M",
                     help="restarts per schedule at most (default 2)")
     fz.add_argument("--isolation", choices=("inprocess", "process"), default="inprocess")
@@ -336,6 +338,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return EXIT_USAGE
     commands = {"run": _run, "fuzz": _fuzz, "baseline": _baseline, "timing": _timing}
+    _prestart(args)
     with _interruptible():
         try:
             with warnings.catch_warnings():
@@ -351,6 +354,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 128 + signum
         except Exception as exc:
             return _failed(args, exc)
+
+
+def _prestart(args: argparse.Namespace) -> None:
+    """With process isolation, start the warm servers before this interpreter
+    imports torch, so that their ``import torch`` overlaps ours. Every run of
+    a check starts with hash seed 1 (the reference) or 2 (everything else)."""
+    if getattr(args, "isolation", None) == "process":
+        from resumecheck import forkserver
+
+        forkserver.prestart(["1", "2"])
 
 
 def _failed(args: argparse.Namespace, exc: Exception) -> int:

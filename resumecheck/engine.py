@@ -81,15 +81,14 @@ def verify(
     threads: int = 1,
     check_determinism: bool = True,
     timeout: float | None = None,
-    jobs: int = 1,
+    jobs: int | None = None,
     progress: ProgressCallback | None = None,
 ) -> Report:
     """Check that the target resumes from a checkpoint like it never stopped.
 
-    ``drop``: ``"all"`` (the full resume plus one run per component),
-    ``"none"`` (the full resume only), or a list whose items are a component
-    name or a collection of names dropped together (one run each, after the
-    full resume).
+    ``drop``: ``"all"`` (the full resume plus one run per component), ``"none"``
+    (the full resume only), or a list of names or collections of names dropped
+    together (one run each, after the full resume).
 
     ``seed``: None (the default) runs the program with its own settings,
     its default seed included; an int sets ``target.seed_key`` for the run
@@ -118,7 +117,8 @@ def verify(
     ``jobs``: independent runs (noise seeds, ablations) side by side, at most
     ``jobs`` at once: in fresh interpreters (process isolation) or in forks of
     this one (in-process). The report is the same for any ``jobs``; progress
-    events of a run in a fork are not seen here.
+    events of a run in a fork are not seen here. None (default): one per
+    ``threads`` cores in process isolation, else one.
     ``progress`` receives a ``ProgressEvent`` as each step and run completes.
     The arguments are validated once, as a ``Settings`` (see ``run_check``).
     """
@@ -136,7 +136,7 @@ def run_check(target: Target | str | None, settings: Settings, *,
     tgt = target if isinstance(target, Target) else load_target(target)
     resolved = settings.for_target(tgt)
     if resolved.isolation == "process":  # the reference, the determinism rerun, the restarts
-        forkserver.prestart(["1", *[None] * resolved.jobs])
+        forkserver.prestart(["1", *[None] * resolved.workers])
     if not (isinstance(resolved.drop, str) and resolved.drop in ("all", "none")):
         # a typo fails before any run
         verdict.drop_sets(resolved.drop, declared_names(tgt, tgt.launch_config(resolved.seed)))
@@ -294,31 +294,36 @@ class _Segments:
             threads=self.settings.threads, step_timeout=self.step_timeout(), **kw,
         )
 
-    def reference_run(self, points: list[int]) -> SegmentResult:
-        """The uninterrupted reference, capturing state at ``points``."""
+    def reference_runs(self, points: list[int]) -> tuple[SegmentResult, SegmentResult | None]:
+        """The uninterrupted reference, capturing state at ``points``, and the
+        determinism rerun (None when not asked for): independent of each other,
+        so side by side in fresh interpreters when ``jobs`` allows."""
         if self.tolerance.bitwise_only:
             keep: dict[str, Any] = {"keep_tensor_steps": sorted({
                 k + i for k in points for i in range(1, _TENSOR_STEPS + 1) if k + i <= self.steps
             })}
         else:  # within tolerance, every step after a restart may be read
             keep = {"keep_tensors_after": min(points)}
-        ref = self.run(self.spec(
+        specs = [self.spec(
             "reference", config=self.run_config, start=0, stop=self.steps,
             capture_at=points, hash_seed=1, **keep,
-        ))
+        )]
+        if self.settings.check_determinism:
+            # In fresh interpreters, another hash seed: set and dict order may differ.
+            specs.append(self.spec(
+                "determinism", config=self.run_config, start=0, stop=self.steps, hash_seed=2,
+                capture_end=False,
+            ))
+        jobs = self.settings.workers if self.settings.isolation == "process" else 1
+        ref, *again = parallel_map(self.run, specs, min(jobs, len(specs)), self.cancel)
         if ref.error is not None:
             raise ReferenceFailed(self.target.name, ref.error, ref.error_step)
-        return ref
+        return ref, (again[0] if again else None)
 
-    def determinism(self, ref: SegmentResult) -> dict[str, Any]:
-        """A second uninterrupted run must match the reference bit for bit (in
-        fresh interpreters with another hash seed: set and dict order may differ)."""
-        if not self.settings.check_determinism:
+    def determinism(self, ref: SegmentResult, again: SegmentResult | None) -> dict[str, Any]:
+        """The second uninterrupted run must match the reference bit for bit."""
+        if again is None:
             return {"checked": False}
-        again = self.run(self.spec(
-            "determinism", config=self.run_config, start=0, stop=self.steps, hash_seed=2,
-            capture_end=False,
-        ))
         if again.error is not None:
             raise ReferenceFailed(self.target.name, again.error, again.error_step)
         diff = first_difference(ref.records, again.records)
@@ -496,10 +501,10 @@ class Checker:
         self.progress = progress
         self._segments = runs = _Segments(target, settings, work, progress)
         self.tolerance, self.run_config = runs.tolerance, runs.run_config
-        self.segment = runs.reference_run(list(capture_at or self.resume_at))
+        self.segment, again = runs.reference_runs(list(capture_at or self.resume_at))
         """The uninterrupted reference run."""
         runs.reference = self.segment
-        self.determinism = runs.determinism(self.segment)
+        self.determinism = runs.determinism(self.segment, again)
         self.reuse_prefix = reuse_prefix and self.segment.has_own_checkpoint
         self._restarts = _Restarts(runs, self.segment, self.reuse_prefix)
         self.tensors = _ReferenceTensors(runs, self.segment)
@@ -583,7 +588,7 @@ class Checker:
 
     @property
     def jobs(self) -> int:
-        return self.settings.jobs
+        return self.settings.workers
 
     def map(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> list[Any]:
         """``fn`` over ``items`` in order, ``jobs`` at once: fresh interpreters from
@@ -629,7 +634,8 @@ class Checker:
                         else self._restarts.engine(schedule, dropped, work))
             result = RunResult(dropped=dropped, resume_at=schedule, verdict="identical",
                                checkpoint="program" if own else "engine",
-                               reproduce=self._reproduce(schedule, dropped))
+                               reproduce=_reproduce(self.target, self.settings,
+                                                   schedule, dropped))
             cmp = verdict.judge(self.reference, result, segments)
             if cmp is not None and result.diagnosis:
                 self._confirm(result, segments, work, own)
@@ -670,13 +676,15 @@ class Checker:
         cmp = verdict.compare_run(self.reference, result.resume_at[0], [], segments, [])
         return verdict.rerun_helps(cmp, result.first_divergent_step)
 
-    def _reproduce(self, schedule: list[int], dropped: list[str]) -> str:
-        s = self.settings
-        return reproduce_command(
-            "run", self.target.spec, steps=self.steps, seed=s.seed, threads=s.threads,
-            isolation=s.isolation, resume_at=schedule, drop=dropped,
-            tolerance=self.tolerance, timeout=s.timeout,
-        )
+
+
+def _reproduce(target: Target, s: Settings, schedule: list[int], dropped: list[str]) -> str:
+    """The command that runs this one schedule again, as the CLI would."""
+    return reproduce_command(
+        "run", target.spec, steps=s.n, seed=s.seed, threads=s.threads, isolation=s.isolation,
+        resume_at=schedule, drop=dropped, tolerance=s.tolerance or Tolerance.bitwise(),
+        timeout=s.timeout,
+    )
 
 
 def check_disk(work: str, ahead: int) -> None:

@@ -20,8 +20,9 @@ For each segment it forks a child that
 * runs the segment and exits without running the server's exit handlers.
 
 The hash seed (``PYTHONHASHSEED``) is fixed when an interpreter starts, so
-there is one server per hash seed asked for. The server never runs a segment
-itself: every child forks from the same pristine state.
+there is one server per hash seed asked for; each forks any number of
+children side by side. The server never runs a segment itself: every child
+forks from the same pristine state.
 
 ``spawn()`` returns a handle with the parts of ``subprocess.Popen`` the
 runner uses (``pid``, ``communicate(timeout=)``, ``poll``, ``wait``,
@@ -67,8 +68,7 @@ def spawn(module: str, args: Sequence[str], env: Mapping[str, str], cwd: str | N
     read)."""
     if not available():
         return _Plain(module, args, env, cwd, log)
-    hash_seed = env.get("PYTHONHASHSEED")
-    server = _pool().take(hash_seed, env)
+    server = _pool().take(env.get("PYTHONHASHSEED"), env)
     try:
         return server.fork(module, list(args), dict(env), cwd or os.getcwd(), output_dir, log)
     except _ServerGone:
@@ -77,17 +77,15 @@ def spawn(module: str, args: Sequence[str], env: Mapping[str, str], cwd: str | N
 
 
 def prestart(hash_seeds: Sequence[str | None], env: Mapping[str, str] | None = None) -> None:
-    """Start servers for these hash seeds now, side by side, so that the first
-    segment of each does not wait for its ``import torch`` alone (None: the
-    random seed of segments that ask for none). A no-op where warm start is off."""
+    """Start the server for each of these hash seeds now, side by side, so that
+    the first segment of each does not wait for its ``import torch`` alone
+    (None: the seed of segments that ask for none). One server forks any
+    number of segments at once. A no-op where warm start is off."""
     if not available():
         return
     pool = _pool()
-    wanted: dict[str | None, int] = {}
-    for seed in hash_seeds:
-        wanted[seed] = wanted.get(seed, 0) + 1
-    for seed, count in wanted.items():
-        pool.ensure(seed, count, env if env is not None else os.environ)
+    for seed in dict.fromkeys(hash_seeds):
+        pool.take(seed, env if env is not None else os.environ)
 
 
 def shutdown(wait: bool = True) -> None:
@@ -129,20 +127,22 @@ class _Plain(subprocess.Popen):  # type: ignore[type-arg]
 class _Child:
     """A segment forked by a server; the Popen subset the runner needs."""
 
-    def __init__(self, server: _Server, pid: int, out: str | None, err: str | None) -> None:
+    def __init__(self, server: _Server, request_id: int, pid: int, out: str | None,
+                 err: str | None) -> None:
         self._server = server
+        self._id = request_id
         self.pid = pid
         self._out, self._err = out, err
         self.returncode: int | None = None
 
     def poll(self) -> int | None:
         if self.returncode is None:
-            self.returncode = self._server.result(block=False)
+            self.returncode = self._server.result(self._id, block=False)
         return self.returncode
 
     def wait(self, timeout: float | None = None) -> int:
         if self.returncode is None:
-            self.returncode = self._server.result(block=True, timeout=timeout)
+            self.returncode = self._server.result(self._id, block=True, timeout=timeout)
             if self.returncode is None:
                 raise subprocess.TimeoutExpired(f"segment {self.pid}", timeout or 0)
         return self.returncode
@@ -174,7 +174,11 @@ def _read_and_remove(path: str) -> str:
 
 
 class _Server:
-    """One warm interpreter; forks one child at a time."""
+    """One warm interpreter; forks any number of children side by side.
+
+    Each request carries an id; the server answers it twice (the child's pid
+    when forked, its exit status when it ends), and this side hands each
+    answer to the waiting child's own queue."""
 
     def __init__(self, hash_seed: str, env: Mapping[str, str]) -> None:
         self.hash_seed = hash_seed
@@ -185,24 +189,30 @@ class _Server:
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1,
             start_new_session=True,
         )
-        self._replies: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        self._lock = threading.Lock()
+        self._waiting: dict[int, queue.Queue[dict[str, Any] | None]] = {}
+        self._next_id = 0
+        self._gone = False
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self) -> None:
         assert self.proc.stdout is not None
         for line in self.proc.stdout:
             try:
-                self._replies.put(json.loads(line))
-            except ValueError:
+                reply = json.loads(line)
+                with self._lock:
+                    waiting = self._waiting.get(int(reply["id"]))
+            except (ValueError, KeyError, TypeError):
                 continue
-        self._replies.put(None)  # the server is gone
+            if waiting is not None:
+                waiting.put(reply)
+        with self._lock:  # the server is gone: so is every child in flight
+            self._gone = True
+            for waiting in self._waiting.values():
+                waiting.put(None)
 
-    def _reply(self, timeout: float | None = None) -> dict[str, Any] | None:
-        reply = self._replies.get(timeout=timeout)
-        if reply is None:
-            self._replies.put(None)  # keep saying so
-            raise _ServerGone()
-        return reply
+    def alive(self) -> bool:
+        return not self._gone and self.proc.poll() is None
 
     def fork(self, module: str, args: list[str], env: dict[str, str], cwd: str,
              output_dir: str | None, log: str | None = None) -> _Child:
@@ -213,42 +223,57 @@ class _Server:
             os.close(fd)
             fd, err = tempfile.mkstemp(prefix="segment-", suffix=".err", dir=output_dir)
             os.close(fd)
-        request = {"module": module, "args": args, "env": env, "cwd": cwd,
+        replies: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        with self._lock:
+            request_id = self._next_id
+            self._next_id += 1
+            self._waiting[request_id] = replies
+            gone = self._gone
+        request = {"id": request_id, "module": module, "args": args, "env": env, "cwd": cwd,
                    "stdout": out, "stderr": err}
         try:
+            if gone:
+                raise _ServerGone()
             assert self.proc.stdin is not None
-            self.proc.stdin.write(json.dumps(request) + "\n")
-            self.proc.stdin.flush()
-            reply = self._reply(timeout=120)
-        except (OSError, queue.Empty, _ServerGone):
+            with self._lock:  # one request per line, whichever thread writes
+                self.proc.stdin.write(json.dumps(request) + "\n")
+                self.proc.stdin.flush()
+            reply = replies.get(timeout=120)
+            if reply is None:
+                raise _ServerGone()
+        except (OSError, ValueError, queue.Empty, _ServerGone):
+            with self._lock:
+                self._waiting.pop(request_id, None)
             if log is None:
                 Path(out).unlink(missing_ok=True)
                 Path(err).unlink(missing_ok=True)
             raise _ServerGone() from None
-        assert reply is not None
         if log is not None:
-            return _Child(self, int(reply["pid"]), None, None)
-        return _Child(self, int(reply["pid"]), out, err)
+            return _Child(self, request_id, int(reply["pid"]), None, None)
+        return _Child(self, request_id, int(reply["pid"]), out, err)
 
-    def result(self, block: bool, timeout: float | None = None) -> int | None:
+    def result(self, request_id: int, block: bool, timeout: float | None = None) -> int | None:
+        """The exit status of a child (None: still running)."""
+        with self._lock:
+            replies = self._waiting.get(request_id)
+        if replies is None:
+            return -int(signal.SIGKILL)
         try:
-            reply = self._reply(timeout=timeout) if block else self._replies.get_nowait()
-        except (queue.Empty, TimeoutError):
+            reply = replies.get(timeout=timeout) if block else replies.get_nowait()
+        except queue.Empty:
             return None
-        except _ServerGone:
-            _pool().discard(self)
-            return -int(signal.SIGKILL)  # the server, and with it the child, died
-        if reply is None:
-            self._replies.put(None)
+        with self._lock:
+            self._waiting.pop(request_id, None)
+        if reply is None:  # the server, and with it the child, died
             _pool().discard(self)
             return -int(signal.SIGKILL)
-        _pool().give_back(self)
         return int(reply["returncode"])
 
     def close(self, wait: bool = True) -> None:
         try:
             if self.proc.stdin is not None:
-                self.proc.stdin.close()
+                with self._lock:
+                    self.proc.stdin.close()
         except OSError:
             pass
         if not wait:
@@ -261,59 +286,37 @@ class _Server:
 
 
 class _Pool:
-    """Idle servers by hash seed; one more is started when all are busy."""
+    """One server per hash seed, started on first use (or by ``prestart``)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._idle: dict[str, list[_Server]] = {}
-        self._all: list[_Server] = []
+        self._servers: dict[str, _Server] = {}
         # A segment that asks for no hash seed gets one no program would
         # pick on purpose, the same every time (so verdicts do not depend on
-        # which server was free) and other than the reference's (1).
+        # the order runs start in) and other than the reference's (1).
         self._random_seed = NO_HASH_SEED
 
     def _key(self, hash_seed: str | None) -> str:
         return hash_seed if hash_seed not in (None, "", "random") else self._random_seed
 
-    def ensure(self, hash_seed: str | None, count: int, env: Mapping[str, str]) -> None:
-        """At least ``count`` servers for this hash seed, idle or busy."""
-        key = self._key(hash_seed)
-        with self._lock:
-            have = sum(1 for s in self._all if s.hash_seed == key and s.proc.poll() is None)
-            for _ in range(count - have):
-                server = _Server(key, env)
-                self._all.append(server)
-                self._idle.setdefault(key, []).append(server)
-
     def take(self, hash_seed: str | None, env: Mapping[str, str]) -> _Server:
+        """The live server for this hash seed, started if there is none."""
         key = self._key(hash_seed)
         with self._lock:
-            idle = self._idle.setdefault(key, [])
-            while idle:
-                server = idle.pop()
-                if server.proc.poll() is None:
-                    return server
-            server = _Server(key, env)
-            self._all.append(server)
+            server = self._servers.get(key)
+            if server is None or not server.alive():
+                server = self._servers[key] = _Server(key, env)
             return server
-
-    def give_back(self, server: _Server) -> None:
-        with self._lock:
-            if server in self._all:
-                self._idle.setdefault(server.hash_seed, []).append(server)
 
     def discard(self, server: _Server) -> None:
         with self._lock:
-            if server in self._all:
-                self._all.remove(server)
-            idle = self._idle.get(server.hash_seed, [])
-            if server in idle:
-                idle.remove(server)
+            if self._servers.get(server.hash_seed) is server:
+                del self._servers[server.hash_seed]
         server.close()
 
     def close(self, wait: bool = True) -> None:
         with self._lock:
-            servers, self._all, self._idle = self._all, [], {}
+            servers, self._servers = list(self._servers.values()), {}
         for server in servers:
             server.close(wait)
 
@@ -355,13 +358,16 @@ def _fresh_sys_path(cwd: str, env: Mapping[str, str], base: list[str]) -> list[s
     return path + [p for p in base if p not in path]
 
 
-def _child(request: dict[str, Any], base_path: list[str]) -> None:
+def _child(request: dict[str, Any], base_path: list[str], server_fd: int) -> None:
     """In the forked child: become the fresh interpreter the segment asked for."""
     os.setpgid(0, 0)
+    os.close(server_fd)  # the server's replies are none of the child's business
     _die_with_parent()
     stdin = os.open(os.devnull, os.O_RDONLY)  # never the server's requests
     os.dup2(stdin, 0)
     os.close(stdin)
+    # the server's sys.stdin may be locked by its reader thread: a new one
+    sys.stdin = open(0, closefd=False)  # noqa: SIM115
     fd = os.open(request["stdout"], os.O_WRONLY | os.O_TRUNC)
     os.dup2(fd, 1)
     if request["stderr"] != request["stdout"]:
@@ -447,7 +453,7 @@ def _warm_up() -> None:
         torch.set_num_threads(threads)
 
 
-def _serve(requests: IO[str], replies: IO[str]) -> None:
+def _serve(requests: IO[str], replies_fd: int) -> None:
     # What every segment imports anyway; nothing of the user's, no random draws.
     import numpy  # noqa: F401
     import torch  # noqa: F401
@@ -458,42 +464,52 @@ def _serve(requests: IO[str], replies: IO[str]) -> None:
     own = {p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p}
     base_path = [p for p in sys.path if p not in ("", os.getcwd()) and p not in own]
     lines: queue.Queue[str | None] = queue.Queue()
-    current = {"pid": 0}
+    children: dict[int, int] = {}  # pid -> request id, of the children still running
+
+    def reply(message: dict[str, Any]) -> None:
+        # One os.write per line: atomic on a pipe, and no Python-level lock
+        # that a child forked meanwhile could inherit held.
+        os.write(replies_fd, (json.dumps(message) + "\n").encode())
 
     def read() -> None:
         # The client closes our stdin when it is done, or dies: either way,
-        # end the segment in flight with us.
+        # end the segments in flight with us.
         for line in requests:
             lines.put(line)
-        if current["pid"]:
+        for pid in list(children):
             try:
-                os.killpg(current["pid"], signal.SIGKILL)
+                os.killpg(pid, signal.SIGKILL)
             except OSError:
                 pass
         os._exit(0)
 
+    def wait_for(request_id: int, pid: int) -> None:
+        _, status = os.waitpid(pid, 0)
+        children.pop(pid, None)
+        reply({"id": request_id, "returncode": os.waitstatus_to_exitcode(status)})
+
     threading.Thread(target=read, daemon=True).start()
     while True:
         request = json.loads(lines.get() or "{}")
+        # Fork in this (the main) thread only: the other threads only read
+        # requests and wait for children, and PR_SET_PDEATHSIG follows the
+        # thread that forked.
         pid = os.fork()
         if pid == 0:
-            _child(request, base_path)
+            _child(request, base_path, replies_fd)
         try:
             os.setpgid(pid, pid)  # also here: a kill right after the fork must reach the group
         except OSError:
             pass
-        current["pid"] = pid
-        replies.write(json.dumps({"pid": pid}) + "\n")
-        replies.flush()
-        _, status = os.waitpid(pid, 0)
-        current["pid"] = 0
-        replies.write(json.dumps({"returncode": os.waitstatus_to_exitcode(status)}) + "\n")
-        replies.flush()
+        children[pid] = request["id"]
+        reply({"id": request["id"], "pid": pid})
+        threading.Thread(target=wait_for, args=(request["id"], pid), daemon=True).start()
 
 
 def main() -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the client decides; the group gets ^C too
-    _serve(sys.stdin, sys.stdout)
+    replies_fd = os.dup(1)  # the replies; fd 1 itself is each child's own output
+    _serve(sys.stdin, replies_fd)
     return 0
 
 

@@ -169,7 +169,7 @@ def fuzz(
     threads: int = 1,
     progress: ProgressCallback | None = None,
     timeout: float | None = None,
-    jobs: int = 1,
+    jobs: int | None = None,
 ) -> FuzzResult:
     """Search resume schedules of ``target`` for one whose full resume is not identical.
 

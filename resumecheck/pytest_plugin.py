@@ -37,8 +37,9 @@ _OPTIONS = {
     "timeout": (float, None, "seconds one training step may take; a slower step fails its "
                 "run (default: 600 per reference step, then max(60, 20x the reference's "
                 "slowest step); 0: no bound)"),
-    "jobs": (int, 1, "independent runs of a check side by side (default 1); the report is "
-             "the same for any number"),
+    "jobs": (int, None, "independent runs of a check side by side (default: one per "
+             "threads cores with process isolation, 1 in-process); the report is the same "
+             "for any number"),
 }
 
 

@@ -128,6 +128,6 @@ def timeout_text(phase: str, step: int | None, bound: float) -> str:
         return f"step {step} took longer than {bound:g} s (the step timeout)"
     what = {"start": "starting the interpreter", "build": "building the program",
             "restore": "restoring the checkpoint", "save": "the program's save()",
-            "capture": "capturing state"}.get(phase, phase)
+            "capture": "capturing state", "exit": "exiting the interpreter"}.get(phase, phase)
     return f"{what} took longer than {bound:g} s"
 

@@ -10,6 +10,7 @@ nor the engine: the pytest plugin validates its session options with it.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
@@ -60,8 +61,9 @@ class Settings:
     """Seconds one training step may take (None: automatic; 0: no bound)."""
     check_determinism: bool = True
     """Run the reference twice and demand identical bits before judging."""
-    jobs: int = 1
-    """Independent runs side by side at most (noise seeds, ablations, shrinking candidates)."""
+    jobs: int | None = None
+    """Independent runs side by side at most (noise seeds, ablations, shrinking candidates);
+    None: one per ``threads`` cores with process isolation, one in-process (see ``workers``)."""
 
     def __post_init__(self) -> None:
         if self.steps is not None:
@@ -71,7 +73,7 @@ class Settings:
         _check_int("noise_seeds", self.noise_seeds, 0, high=MAX_NOISE_SEEDS,
                    why=f"each seed is one more full run; {MAX_NOISE_SEEDS} is the upper limit")
         _check_int("threads", self.threads, 1)
-        _check_int("jobs", self.jobs, 1)
+        _check_int("jobs", self.jobs, 1, optional=True)
         _check_int("seed", self.seed, None, optional=True)
         if self.timeout is not None and (
             isinstance(self.timeout, bool) or not isinstance(self.timeout, (int, float))
@@ -104,6 +106,17 @@ class Settings:
         steps = self.steps_for(target)
         given = self.resume_at if self.resume_at is not None else target.resume_at
         return replace(self, steps=steps, resume_at=tuple(resume_points(given or (), steps)))
+
+    @property
+    def workers(self) -> int:
+        """``jobs``, or when none was given: fresh interpreters side by side, one per
+        ``threads`` cores; in-process runs one after the other (a fork per run costs
+        more than it saves on a small program)."""
+        if self.jobs is not None:
+            return self.jobs
+        if self.isolation == "process":
+            return max(1, (os.cpu_count() or 1) // self.threads)
+        return 1
 
     @property
     def n(self) -> int:

@@ -14,10 +14,12 @@ it was (0 done, 3 a target that does not load, 4 an environment failure).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -198,7 +200,10 @@ def _watch_child(
     open_pipe = True
     while proc.poll() is None:
         ready: list[int] = []
-        if open_pipe:
+        if phase == "exit":  # the result is written: only the exit is left
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=0.1)
+        elif open_pipe:
             ready, _, _ = select.select([fd], [], [], 0.1)
         else:
             time.sleep(0.05)
@@ -270,6 +275,8 @@ def subprocess_main(spec_path: str, out_path: str, run: SegmentRunner) -> int:
         target = load_target(spec.target_spec)
         result = run(spec, target, report_fd=fd)
         Path(out_path).write_text(json.dumps(result.to_plain()))
+        if fd is not None:  # the parent stops polling and waits for the exit
+            report_phase(fd, "exit", None)
     except TargetError as exc:
         Path(out_path).write_text(
             json.dumps({"target": exc.target, "problem": exc.problem, "hint": exc.hint})

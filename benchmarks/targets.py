@@ -1,0 +1,207 @@
+"""The speed targets, side by side in one invocation (run by hand).
+
+    python benchmarks/targets.py [--repeat 3] [--only a,b,c,d] [--suite]
+
+Each target prints its measured ratio next to its goal:
+
+a. process isolation <= 1.5x in-process on the built-in program: the whole
+   ``resumecheck run`` command, each mode a new interpreter, alternating;
+b. ``jobs=2`` >= 1.7x faster than ``jobs=1`` on a sweep whose steps dominate
+   (the built-in program at 3.2M parameters, process isolation);
+c. a full sweep <= 1.3x its unavoidable step compute on the built-in
+   program, <= 1.1x at >= 1M parameters (in-process, in a warm interpreter);
+d. the test suite <= 90 s with ``-n 2`` (only with --suite or --only d: it
+   takes minutes).
+
+*Unavoidable step compute* (c) is the training steps a sweep must run, timed
+alone: a program is built, then its steps run with nothing else around them
+(no tracing, digests, captures or files), one thread, as the sweep runs them;
+the build is not counted. A sweep must run the reference (N steps), the
+determinism rerun (N), each noise run (N) and, for each resumed run, the
+tail after its resume point (N - k); a program with its own save/load also
+runs its full resume's first half (k). Everything else the sweep spends
+(builds, restores, tracing, digests, captures, stream records, disk,
+judging) is its fixed cost.
+
+The runs alternate, so machine load hits every mode alike; medians of
+--repeat. On a shared machine the figures move with the load: compare the
+ratios, not the seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+
+import sized  # noqa: E402  (benchmarks/sized.py: the built-in program, wider)
+
+
+def _line(name: str, measured: float, op: str, goal: float, detail: str) -> str:
+    held = measured <= goal if op == "<=" else measured >= goal
+    return (f"{name}  {measured:5.2f}x  goal {op} {goal:g}x  {'met' if held else 'NOT met'}"
+            f"   ({detail})")
+
+
+def _median_pair(first: Callable[[], float], second: Callable[[], float],
+                 repeat: int) -> tuple[float, float]:
+    a: list[float] = []
+    b: list[float] = []
+    for _ in range(repeat):
+        a.append(first())
+        b.append(second())
+    return statistics.median(a), statistics.median(b)
+
+
+# -- a. process isolation against in-process --------------------------------------
+
+
+def _cli(isolation: str) -> float:
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "resumecheck", "run", "--isolation", isolation,
+                    "--format", "json"], cwd=ROOT, stdout=subprocess.DEVNULL, check=False)
+    return time.perf_counter() - started
+
+
+def target_a(repeat: int) -> str:
+    inprocess, process = _median_pair(lambda: _cli("inprocess"), lambda: _cli("process"),
+                                      repeat)
+    return _line("a. process / inprocess (resumecheck run)", process / inprocess, "<=", 1.5,
+                 f"inprocess {inprocess:.2f} s, process {process:.2f} s")
+
+
+# -- b. jobs ------------------------------------------------------------------------
+
+
+def _verify_jobs(target: Any, jobs: int) -> float:
+    """One process-isolated sweep with ``jobs`` runs side by side."""
+    from resumecheck import verify
+
+    started = time.perf_counter()
+    if "jobs" in inspect.signature(verify).parameters:
+        verify(target, isolation="process", jobs=jobs)
+    else:  # before the jobs setting: side-by-side runs follow the core count
+        cores = os.cpu_count
+        os.cpu_count = lambda: jobs
+        try:
+            verify(target, isolation="process")
+        finally:
+            os.cpu_count = cores
+    return time.perf_counter() - started
+
+
+def target_b(repeat: int) -> str:
+    target = sized.TARGET_3M
+    _verify_jobs(target, 2)  # the warm servers start, the files are cached
+    one, two = _median_pair(lambda: _verify_jobs(target, 1), lambda: _verify_jobs(target, 2),
+                            repeat)
+    return _line("b. jobs=1 / jobs=2 (3.2M parameters, process)", one / two, ">=", 1.7,
+                 f"jobs=1 {one:.2f} s, jobs=2 {two:.2f} s, {os.cpu_count()} cores")
+
+
+# -- c. fixed costs of a sweep --------------------------------------------------------
+
+
+def _step_times(target: Any) -> list[float]:
+    """Each step of an uninterrupted run, timed alone (build not counted)."""
+    import torch
+
+    from resumecheck.components import launch_global_streams
+
+    torch.set_num_threads(1)
+    launch_global_streams()
+    program = target.build(dict(target.run_config))
+    times = []
+    for step in range(1, target.steps + 1):
+        started = time.perf_counter()
+        program.step(step)
+        times.append(time.perf_counter() - started)
+    return times
+
+
+def _unavoidable(report: Any, times: list[float], own_checkpoint: bool) -> float:
+    k = report.resume_at[0]
+    full, tail = sum(times), sum(times[k:])
+    runs = 1 + int(report.determinism.get("checked", False)) + len(report.seed_losses)
+    return runs * full + len(report.runs) * tail + (k and own_checkpoint) * sum(times[:k])
+
+
+def _sweep(target: Any) -> tuple[float, Any]:
+    from resumecheck import verify
+
+    started = time.perf_counter()
+    report = verify(target)
+    return time.perf_counter() - started, report
+
+
+def target_c(repeat: int, target: Any, label: str, goal: float) -> str:
+    _sweep(target)  # warm: torch's lazy imports, the first allocations
+    sweeps, steps = [], []
+    report = None
+    for _ in range(repeat):
+        wall, report = _sweep(target)
+        sweeps.append(wall)
+        steps.append(_step_times(target))
+    assert report is not None
+    own = any(r.checkpoint == "program" for r in report.runs)
+    times = [statistics.median(s[i] for s in steps) for i in range(len(steps[0]))]
+    need = _unavoidable(report, times, own)
+    wall = statistics.median(sweeps)
+    return _line(f"c. sweep / step compute ({label})", wall / need, "<=", goal,
+                 f"sweep {wall:.2f} s, unavoidable steps {need:.2f} s "
+                 f"({len(report.runs)} resumed runs, {len(report.seed_losses)} noise runs)")
+
+
+# -- d. the test suite ------------------------------------------------------------------
+
+
+def target_d() -> str:
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "pytest", "-n", "2", "-q",
+                           "-p", "no:cacheprovider"], cwd=ROOT, check=False,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    wall = time.perf_counter() - started
+    tail = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else "?"
+    return _line("d. test suite -n 2 / 90 s", wall / 90, "<=", 1.0,
+                 f"{wall:.0f} s: {tail}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--only", default="a,b,c", help="which targets (a,b,c,d)")
+    parser.add_argument("--suite", action="store_true", help="also d, the test suite")
+    args = parser.parse_args()
+    wanted = set(args.only.split(",")) | ({"d"} if args.suite else set())
+    print(f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}, median of {args.repeat}",
+          flush=True)
+    if "a" in wanted:
+        print(target_a(args.repeat), flush=True)
+    if "b" in wanted:
+        print(target_b(args.repeat), flush=True)
+    if "c" in wanted:
+        from resumecheck.tiny import TARGET
+
+        print(target_c(args.repeat, TARGET, "built-in program", 1.3), flush=True)
+        print(target_c(args.repeat, sized.TARGET_1M,
+                       f"{sized.parameters(sized.TARGET_1M) / 1e6:.2f}M parameters", 1.1),
+              flush=True)
+    if "d" in wanted:
+        print(target_d(), flush=True)
+    print(f"load afterwards {os.getloadavg()[0]:.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
