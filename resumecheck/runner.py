@@ -344,6 +344,7 @@ def _run_here(spec: SegmentSpec, target: Target, *, deadline: float | None = Non
 
     previous_threads = torch.get_num_threads()
     tracer = None
+    built = None
     try:
         tensor_dir.mkdir(parents=True, exist_ok=True)
         torch.set_num_threads(spec.threads)
@@ -421,8 +422,17 @@ def _run_here(spec: SegmentSpec, target: Target, *, deadline: float | None = Non
         watch.stop()
         if tracer is not None:
             tracer.close()
+        _close_program(built)
         torch.set_num_threads(previous_threads)
     return result
+
+
+def _close_program(built: BuiltProgram | None) -> None:
+    """Let a program that runs its own loop in a thread end it (frameworks' loop
+    programs have ``close()``); a segment never leaves a thread behind."""
+    close = getattr(built.program, "close", None) if built is not None else None
+    if callable(close):
+        close()
 
 
 def _stream_steps(spec: SegmentSpec) -> frozenset[int]:
