@@ -206,9 +206,9 @@ def _Driver(channel: Any, pending: dict[str, Any]) -> Any:
     """The adapter's callback: parks the loop before its first step
     (``on_train_begin``: the checkpoint is restored), after each optimizer
     step (``on_step_end``: the scheduler has stepped) and after a save it asked for."""
-    tf = require("transformers", "resumecheck.frameworks.transformers")
+    base: Any = require("transformers", "resumecheck.frameworks.transformers").TrainerCallback
 
-    class Driver(tf.TrainerCallback):  # type: ignore[misc]
+    class Driver(base):  # type: ignore[misc]
         def __init__(self) -> None:
             self.losses: list[torch.Tensor] = []
             self.save_to: str | None = None
