@@ -159,6 +159,20 @@ def test_an_exception_in_the_loop_is_the_steps_failure_and_ends_the_thread():
     assert not loop_threads()
 
 
+def test_an_abandoned_program_is_collected_and_its_thread_ends():
+    import gc
+
+    train = train_module()
+    built = lightning_target(module=train.TinyClassifier, data=train.loader, steps=4).build({})
+    built.step(1)
+    assert loop_threads()
+    del built
+    gc.collect()
+    for thread in loop_threads():
+        thread.join(timeout=10)
+    assert not loop_threads()
+
+
 def test_running_past_the_trainers_own_stop_says_so():
     train = train_module()
     built = lightning_target(module=train.TinyClassifier, data=train.loader, steps=2).build({})

@@ -127,8 +127,8 @@ def _end_loops() -> None:
 class LoopProgram:
     """A framework-owned training loop as a resumecheck program.
 
-    An adapter subclasses it and provides ``_run(resume_from)`` (the
-    framework's ``fit``/``train`` call, run in the loop thread, with a
+    An adapter subclasses it and provides ``_runner()`` (the framework's
+    ``fit``/``train`` call, run in the loop thread, with a
     callback that calls ``self._channel.park("started")`` before the first
     step and ``self._step_done(record)`` after each), ``_components()`` and
     ``_save(path)`` (the framework's checkpoint, called in the loop thread).
@@ -151,7 +151,10 @@ class LoopProgram:
 
     # -- what adapters provide ------------------------------------------------
 
-    def _run(self, resume_from: str | None) -> None:  # pragma: no cover - abstract
+    def _runner(self) -> Callable[[str | None], None]:  # pragma: no cover - abstract
+        """The loop: ``runner(resume_from)`` calls the framework's fit/train.
+        It must not hold the program (only the framework's objects), so that
+        an abandoned program is collected and its thread ended."""
         raise NotImplementedError
 
     def _save(self, path: str) -> Any:  # pragma: no cover - abstract
@@ -202,7 +205,7 @@ class LoopProgram:
         if self._started:
             return
         self._started = True
-        channel, run, resume_from = self._channel, self._run, self._resume_from
+        channel, run, resume_from = self._channel, self._runner(), self._resume_from
         name = f"resumecheck {self.framework} loop"
 
         def main() -> None:

@@ -32,6 +32,7 @@ Lightning is imported only when a target is built.
 
 from __future__ import annotations
 
+import logging
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -108,16 +109,25 @@ class LightningProgram(LoopProgram):
         options.update(trainer)
         driver = _Driver(self._channel, self.pending, samples)
         options["callbacks"] = [*_as_list(options.get("callbacks")), driver]
-        self.trainer = pl.Trainer(**options)
+        # Lightning announces the hardware on every Trainer: once per restart here
+        announcer = logging.getLogger("lightning.pytorch.utilities.rank_zero")
+        level = announcer.level
+        announcer.setLevel(logging.WARNING)
+        try:
+            self.trainer = pl.Trainer(**options)
+        finally:
+            announcer.setLevel(level)
 
-    def _run(self, resume_from: str | None) -> None:
+    def _runner(self) -> Callable[[str | None], None]:
         pl = require("lightning.pytorch", "resumecheck.frameworks.lightning")
-        if isinstance(self.data, pl.LightningDataModule):
-            self.trainer.fit(self.module, datamodule=self.data, ckpt_path=resume_from,
-                             weights_only=False)
-        else:
-            self.trainer.fit(self.module, train_dataloaders=self.data, ckpt_path=resume_from,
-                             weights_only=False)
+        trainer, module, data = self.trainer, self.module, self.data
+        where = "datamodule" if isinstance(data, pl.LightningDataModule) else "train_dataloaders"
+
+        def run(resume_from: str | None) -> None:
+            # weights_only=False: Lightning's own checkpoint, written by this check
+            trainer.fit(module, ckpt_path=resume_from, weights_only=False, **{where: data})
+
+        return run
 
     def _save(self, path: str) -> None:
         self.trainer.save_checkpoint(path)

@@ -122,8 +122,13 @@ class TrainerProgram(LoopProgram):
             self._resume_from = self._engine_folder = folder
         super().live()
 
-    def _run(self, resume_from: str | None) -> None:
-        self.trainer.train(resume_from_checkpoint=resume_from)
+    def _runner(self) -> Callable[[str | None], None]:
+        trainer = self.trainer
+
+        def run(resume_from: str | None) -> None:
+            trainer.train(resume_from_checkpoint=resume_from)
+
+        return run
 
     def _save(self, path: str) -> Any:
         """Ask the Trainer to save after this step (its own ``_maybe_log_save_evaluate``
