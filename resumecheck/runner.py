@@ -364,8 +364,9 @@ def _run_here(spec: SegmentSpec, target: Target, *, deadline: float | None = Non
             enter("restore")
             _restore(built, spec.restore, capture)
             built.refresh()
-            result.restored_state = str(work / f"{spec.name}.restored.pt")
-            save_capture(built, result.restored_state, verify=False)
+            restored = str(work / f"{spec.name}.restored.pt")
+            save_capture(built, restored, verify=False)
+            result.restored_state = restored  # only once written: the diagnosis reads it
         if spec.program_save_at == spec.start:  # save right after the restore
             enter("save", spec.start)
             result.program_checkpoint = str(work / f"{spec.name}.program{spec.start}")
