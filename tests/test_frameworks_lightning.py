@@ -121,6 +121,23 @@ def test_a_mid_epoch_resume_of_a_plain_shuffled_loader_consumes_other_samples():
     assert "samples of step 8" in run.explanation
 
 
+@pytest.mark.e2e
+def test_a_checkpoint_at_an_epochs_last_batch_resumes_one_epoch_ahead():
+    """Lightning 2.6 restores a checkpoint saved in on_train_batch_end at the
+    epoch's last batch (where ModelCheckpoint(every_n_train_steps) saves too)
+    as if that epoch had ended and counts it again: every step matches, the
+    fit loop's epoch counter (trainer.current_epoch) runs one ahead."""
+    report = resumecheck.verify(f"{EXAMPLES / 'lightning_check.py'}:EPOCH_END", drop="none",
+                                noise_seeds=0, check_determinism=False)
+    run = report.runs[0]
+    assert run.verdict == DIVERGED
+    assert (run.first_divergent_step, run.first_divergent_quantity) == (
+        12, "state of data_cursor")
+    assert "every step's loss, gradients and parameters match" in run.explanation
+    assert [f.component for f in run.diagnosis] == ["data_cursor"]
+    assert "epoch_progress" in run.diagnosis[0].detail
+
+
 @pytest.mark.process
 @pytest.mark.e2e
 def test_process_isolation_agrees():

@@ -18,3 +18,6 @@ NO_DROPOUT = lightning_target(module=lambda: train.TinyClassifier(dropout=0.0),
 RECOMMENDED = lightning_target(module=train.TinyClassifier, data=train.stateful_loader,
                                steps=12, resume_at=(7,),
                                trainer={"callbacks": [train.RandomStateCheckpoint()]})
+# a checkpoint at the last batch of an epoch (step 5), data and dropout out of the picture
+EPOCH_END = lightning_target(module=lambda: train.TinyClassifier(dropout=0.0),
+                             data=train.stateful_loader, steps=12, resume_at=(5,))

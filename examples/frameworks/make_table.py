@@ -30,6 +30,8 @@ ROWS = [
     ("Lightning", "plain shuffled `DataLoader`, RNG-saving callback",
      "lightning_check.py:RNG_CALLBACK"),
     ("Lightning", "`StatefulDataLoader`, RNG-saving callback", "lightning_check.py:RECOMMENDED"),
+    ("Lightning", "`StatefulDataLoader`, no dropout, resumed at an epoch's last batch",
+     "lightning_check.py:EPOCH_END"),
     ("HF Trainer", "defaults", "transformers_check.py:DEFAULT"),
     ("HF Trainer", "`ignore_data_skip=True`", "transformers_check.py:IGNORE_DATA_SKIP"),
 ]
