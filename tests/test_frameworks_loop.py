@@ -54,7 +54,7 @@ class OwnLoop(LoopProgram):
                 live["step"] = state["step"]
             for load in pending.pop("started", []):
                 load()
-            channel.park("started")
+            channel.park("started", live["step"])
             while live["step"] < steps:
                 if live["step"] + 1 == fail_at:
                     raise ValueError("the loop broke")
@@ -139,6 +139,32 @@ def test_the_loop_ending_first_and_a_late_load_say_what_happened():
             program.load("somewhere")
     finally:
         program.close()
+
+
+def test_a_loop_that_fails_while_restoring_says_so_and_a_resumed_loop_counts_from_its_step(
+        tmp_path):
+    program = OwnLoop({})
+    program.load(str(tmp_path / "missing.pt"))
+    with pytest.raises(RuntimeError, match="before its first step") as info:
+        program.train_step()
+    assert "OwnLoop's loop raised FileNotFoundError" in str(info.value)
+    program.close()
+
+    first = OwnLoop({}, steps=3)
+    first.train_step()
+    first.train_step()
+    first.save(str(tmp_path / "at2.pt"))
+    first.close()
+    resumed = OwnLoop({}, steps=3)
+    resumed.load(str(tmp_path / "at2.pt"))
+    try:
+        resumed.train_step()
+        with pytest.raises(StepError, match="ended after step 3") as ended:
+            resumed.train_step()
+    finally:
+        resumed.close()
+    assert ended.value.step == 4
+    assert not loop_threads()
 
 
 def test_save_runs_in_the_loop_thread_and_close_ends_it(tmp_path):

@@ -128,10 +128,11 @@ class LoopProgram:
     """A framework-owned training loop as a resumecheck program.
 
     An adapter subclasses it and provides ``_runner()`` (the framework's
-    ``fit``/``train`` call, run in the loop thread, with a
-    callback that calls ``self._channel.park("started")`` before the first
-    step and ``self._step_done(record)`` after each), ``_components()`` and
-    ``_save(path)`` (the framework's checkpoint, called in the loop thread).
+    ``fit``/``train`` call, run in the loop thread, with a callback that
+    calls ``channel.park("started", global_step)`` before the first step
+    and ``channel.park("step", LoopRecord(...))`` after each),
+    ``components()`` and ``_save(path)`` (the framework's checkpoint, called
+    in the loop thread).
     """
 
     framework = "the framework"
@@ -222,9 +223,17 @@ class LoopProgram:
         self._thread = threading.Thread(target=main, name=name, daemon=True)
         _LIVE[self._channel] = self._thread
         self._thread.start()
-        event, _ = self._wait()
+        try:
+            event, payload = self._wait()
+        except StepError as exc:
+            # building its optimizers or restoring the checkpoint failed
+            raise RuntimeError(
+                f"{exc.problem} before its first step (while it built its optimizers "
+                "or restored the checkpoint)") from exc.__cause__
         if event != "started":
             raise RuntimeError(f"{self.framework}'s loop ended before its first step")
+        if isinstance(payload, int):
+            self._last_step = payload  # the framework's step after its restore
 
     def in_loop(self, fn: Callable[[], Any]) -> Any:
         """Run ``fn`` in the parked loop thread and return its result."""

@@ -195,7 +195,7 @@ def _Driver(channel: Any, pending: dict[str, Any], samples: Callable[[Any], Any]
         def on_train_start(self, trainer: Any, pl_module: Any) -> None:
             run_pending(pending, "started")
             self.reported = trainer.global_step
-            channel.park("started")
+            channel.park("started", int(trainer.global_step))
 
         def on_train_batch_end(self, trainer: Any, pl_module: Any, outputs: Any,
                                batch: Any, batch_idx: int) -> None:

@@ -226,7 +226,7 @@ def _Driver(channel: Any, pending: dict[str, Any]) -> Any:
 
         def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
             run_pending(pending, "started")
-            self._park("started", control)
+            self._park("started", control, int(state.global_step))
 
         def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
             losses, self.losses[:] = list(self.losses), []
