@@ -1111,6 +1111,7 @@ class LiveProgram:
         else:
             save_capture(self.built, path)
         self.tracer.close()
+        _close_program(self.built)  # a loop program's thread ends before the next one starts
         restore = Restore(path=path, source="program" if own else "engine")
         capture = _engine_capture(restore)
         reseed_global_streams(reseed)
@@ -1123,3 +1124,4 @@ class LiveProgram:
 
     def close(self) -> None:
         self.tracer.close()
+        _close_program(self.built)

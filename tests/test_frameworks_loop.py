@@ -228,3 +228,20 @@ def test_a_capture_that_fails_after_the_restore_is_the_runs_failure_not_a_crash(
     run = report.runs[0]
     assert run.verdict == "failed"
     assert "no state after the restore" in run.failure
+
+
+def test_the_state_machines_live_program_restarts_a_loop_program_exactly(tmp_path):
+    from resumecheck.runner import LiveProgram
+
+    target = Target(factory=OwnLoop, steps=8)
+    straight = LiveProgram(target, {}, {}, str(tmp_path))
+    expected = [straight.step().digests for _ in range(5)]
+    straight.close()
+    live = LiveProgram(target, {}, {}, str(tmp_path))
+    got = [live.step().digests for _ in range(2)]
+    live.restart(reseed=99)
+    assert len(loop_threads()) == 1  # the first program's thread has ended
+    got += [live.step().digests for _ in range(3)]
+    live.close()
+    assert got == expected
+    assert not loop_threads()
