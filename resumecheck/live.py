@@ -56,6 +56,7 @@ class LiveProgram:
         else:
             save_capture(self.built, path)
         self.tracer.close()
+        self.built.close()  # a loop program's thread ends before the next one starts
         restore = Restore(path=path, source="program" if own else "engine")
         capture = engine_capture(restore)
         reseed_global_streams(reseed)
@@ -68,3 +69,4 @@ class LiveProgram:
 
     def close(self) -> None:
         self.tracer.close()
+        self.built.close()

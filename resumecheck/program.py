@@ -195,6 +195,13 @@ class BuiltProgram:
             raise TargetError(target_name, str(exc), "Fix components()") from exc
         return cls(target_name, program, components)
 
+    def close(self) -> None:
+        """Let a program that runs its own loop in a thread end it (the frameworks'
+        loop programs have ``close()``): a segment never leaves a thread behind."""
+        close = getattr(self.program, "close", None)
+        if callable(close):
+            close()
+
     def refresh(self) -> None:
         """Re-read components(): a program's load() may have replaced objects."""
         fresh = BuiltProgram.wrap(self.target_name, self.program)

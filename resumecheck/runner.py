@@ -228,6 +228,7 @@ class _Segment:
         self.stage = "build"
         self.step: int | None = None
         self.tracer: Tracer | None = None
+        self.built: BuiltProgram | None = None
 
     def enter(self, name: str, at: int | None = None) -> None:
         self.stage = name
@@ -260,7 +261,7 @@ class _Segment:
         self.enter("restore")
         capture = engine_capture(spec.restore)
         self.enter("build")
-        built = self.target.build(build_settings(spec.config, spec.restore, capture))
+        built = self.built = self.target.build(build_settings(spec.config, spec.restore, capture))
         result.names = list(built.names)
         result.has_own_checkpoint = built.has_own_checkpoint
         result.boundaries = built.boundaries()
@@ -268,8 +269,9 @@ class _Segment:
             self.enter("restore")
             restore_state(built, spec.restore, capture)
             built.refresh()
-            result.restored_state = str(self.work / f"{spec.name}.restored.pt")
-            save_capture(built, result.restored_state, verify=False)
+            restored = str(self.work / f"{spec.name}.restored.pt")
+            save_capture(built, restored, verify=False)
+            result.restored_state = restored  # only once written: the diagnosis reads it
         if spec.program_save_at == spec.start:  # save right after the restore
             self._program_save(built, spec.start)
         return built
@@ -325,6 +327,8 @@ class _Segment:
     def close(self) -> None:
         if self.tracer is not None:
             self.tracer.close()
+        if self.built is not None:
+            self.built.close()
 
 
 def _stream_steps(spec: SegmentSpec) -> frozenset[int]:

@@ -126,7 +126,23 @@ class Tracer:
                     names.setdefault(id(p), f"group{g}.param{i}")
         return names
 
-    def _on_step(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
+    def _on_step(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> Any:
+        closure = kwargs.get("closure", args[0] if args else None)
+        if callable(closure):
+            # step(closure): the gradients exist only once step() has run the
+            # closure (Lightning's automatic optimization): record them then
+            def traced() -> Any:
+                loss = closure()
+                self._record(optimizer)
+                return loss
+
+            if "closure" in kwargs:
+                return args, {**kwargs, "closure": traced}
+            return (traced, *args[1:]), kwargs
+        self._record(optimizer)
+        return None
+
+    def _record(self, optimizer: torch.optim.Optimizer) -> None:
         self._lr = [float(g["lr"]) for g in optimizer.param_groups]
         grads = {}
         for group in optimizer.param_groups:

@@ -4,8 +4,8 @@
 
 Every row is a fresh measurement: the full resume through the framework's
 own checkpoint (``drop="none"``), in-process restarts, one noise seed. The
-cause is what resumecheck's report names: the diagnosis when it has one,
-else its explanation.
+cause is what resumecheck's report names: the diagnosis when it has one
+(unless the run diverged and every finding is latent), else its explanation.
 """
 
 from __future__ import annotations
@@ -26,6 +26,14 @@ ROWS = [
      "accelerate_check.py:SEEDABLE_OWN_GENERATOR"),
     ("Accelerate", "plain shuffled `DataLoader(generator=...)`",
      "accelerate_check.py:PLAIN_OWN_GENERATOR"),
+    ("Lightning", "plain shuffled `DataLoader` (defaults)", "lightning_check.py:DEFAULT"),
+    ("Lightning", "plain shuffled `DataLoader`, RNG-saving callback",
+     "lightning_check.py:RNG_CALLBACK"),
+    ("Lightning", "`StatefulDataLoader`, RNG-saving callback", "lightning_check.py:RECOMMENDED"),
+    ("Lightning", "`StatefulDataLoader`, no dropout, resumed at an epoch's last batch",
+     "lightning_check.py:EPOCH_END"),
+    ("HF Trainer", "defaults", "transformers_check.py:DEFAULT"),
+    ("HF Trainer", "`ignore_data_skip=True`", "transformers_check.py:IGNORE_DATA_SKIP"),
 ]
 
 
@@ -38,7 +46,10 @@ def measure(target: str, noise_seeds: int = 1):
 
 
 def cause(run) -> str:
-    if run.diagnosis:
+    """The diagnosis; for a run that diverged while every finding is latent
+    (restored wrongly, unused), the explanation, which names what differed."""
+    latent_only = all(f.confirmed is False for f in run.diagnosis)
+    if run.diagnosis and not (latent_only and run.verdict != "identical"):
         parts = []
         for f in run.diagnosis:
             mark = {True: " (confirmed)", False: " (latent)"}.get(f.confirmed, "")

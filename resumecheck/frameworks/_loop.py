@@ -1,0 +1,346 @@
+"""A loop the framework owns, driven as a step program.
+
+Lightning's ``Trainer.fit`` and HuggingFace's ``Trainer.train`` run their
+own loop. ``LoopProgram`` runs that loop in a worker thread and turns it into
+the ordinary program protocol, so the engine and the runner stay as they are:
+
+* the adapter's callback, at the point of each optimizer step where the
+  framework has also updated its scheduler, hands the step's record (loss,
+  samples when known) to the engine's thread and *parks* the loop until the
+  engine calls ``train_step()`` again;
+* ``save(path)`` is executed by the parked loop thread (the framework's own
+  checkpoint, written where the framework writes it mid-loop);
+* ``load(path)`` only records the path: the loop starts, lazily, through the
+  framework's own resume path (``Trainer.fit(ckpt_path=path)``,
+  ``trainer.train(resume_from_checkpoint=path)``);
+* ``components()`` are proxies of the framework's live objects (optimizer,
+  scheduler, progress counters); touching one starts the loop and parks it
+  before its first step, where the framework has finished restoring.
+
+The loop thread is a daemon and never outlives the program: ``close()`` (the
+runner calls it after each segment; garbage collection does too) ends it by
+raising ``_Stop`` inside the framework's callback. An exception in the loop
+becomes the failure of the step that was waiting for it, with the
+framework's traceback summarized. Random streams (torch, Python ``random``,
+numpy) are process-global, so the two threads share them; grad mode and
+autocast are per thread, and only the loop thread trains.
+"""
+
+from __future__ import annotations
+
+import atexit
+import queue
+import threading
+import traceback
+import weakref
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from resumecheck.errors import StepError
+from resumecheck.program import StepOutput
+from resumecheck.trace import unwrap_optimizer
+
+__all__ = ["CONTINUE", "LiveState", "LoopProgram", "LoopRecord", "batch_fingerprint",
+           "run_pending"]
+
+CONTINUE = object()
+"""What a function run in the loop returns to let the loop go on until its
+next park (whose event answers the engine), e.g. a save the framework does
+after the callback returns."""
+
+
+class _Stop(BaseException):
+    """Raised inside the framework's callback to end the loop thread."""
+
+
+@dataclass(slots=True)
+class LoopRecord:
+    """One optimizer step, as the adapter's callback saw it."""
+
+    step: int
+    loss: torch.Tensor | float
+    samples: torch.Tensor | None = None
+
+
+class _Channel:
+    """The two threads' hand-off: commands to the loop, events from it.
+
+    The loop thread holds only this object (never the program), so the
+    program can be collected, and closing it ends the thread.
+    """
+
+    def __init__(self) -> None:
+        self.inbox: queue.Queue[tuple[str, Any]] = queue.Queue()
+        self.outbox: queue.Queue[tuple[str, Any]] = queue.Queue()
+        self.closed = False
+
+    # -- the loop thread's side ---------------------------------------------
+
+    def park(self, event: str, payload: Any = None) -> None:
+        """Report ``event`` and wait for the engine: run what it asks in this
+        thread, until it says to go on (or to stop)."""
+        self.outbox.put((event, payload))
+        while True:
+            if self.closed:
+                raise _Stop
+            try:
+                command, arg = self.inbox.get(timeout=1.0)
+            except queue.Empty:
+                continue
+            if command == "go":
+                return
+            if command == "stop":
+                raise _Stop
+            if command == "call":
+                try:
+                    result = arg()
+                except BaseException as exc:  # handed to the engine's thread
+                    self.outbox.put(("raised", exc))
+                else:
+                    if result is CONTINUE:
+                        return
+                    self.outbox.put(("returned", result))
+
+    # -- the engine's side --------------------------------------------------
+
+    def close(self) -> None:
+        self.closed = True
+        self.inbox.put(("stop", None))
+        _LIVE.pop(self, None)
+
+
+# Loop threads still running, ended at interpreter exit: a daemon thread
+# parked inside torch when the interpreter tears down aborts the process.
+_LIVE: dict[_Channel, threading.Thread] = {}
+
+
+@atexit.register
+def _end_loops() -> None:
+    for channel, thread in list(_LIVE.items()):
+        channel.close()
+        thread.join(timeout=10)
+
+
+class LoopProgram:
+    """A framework-owned training loop as a resumecheck program.
+
+    An adapter subclasses it and provides ``_runner()`` (the framework's
+    ``fit``/``train`` call, run in the loop thread, with a callback that
+    calls ``channel.park("started", global_step)`` before the first step
+    and ``channel.park("step", LoopRecord(...))`` after each),
+    ``components()`` and ``_save(path)`` (the framework's checkpoint, called
+    in the loop thread).
+    """
+
+    framework = "the framework"
+    """How messages name the framework."""
+
+    def __init__(self) -> None:
+        self._channel = _Channel()
+        self._thread: threading.Thread | None = None
+        self._resume_from: str | None = None
+        self._started = False
+        self._finished = False
+        self._last_step = 0
+        self._finalizer = weakref.finalize(self, _Channel.close, self._channel)
+        self.pending: dict[str, list[Callable[[], None]]] = {}
+        """Loads of the engine's capture that wait for the loop to reach a
+        stage (by the stage's name); the adapter's callback runs them there."""
+
+    # -- what adapters provide ------------------------------------------------
+
+    def _runner(self) -> Callable[[str | None], None]:  # pragma: no cover - abstract
+        """The loop: ``runner(resume_from)`` calls the framework's fit/train.
+        It must not hold the program (only the framework's objects), so that
+        an abandoned program is collected and its thread ended."""
+        raise NotImplementedError
+
+    def _save(self, path: str) -> Any:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    # -- the program protocol -------------------------------------------------
+
+    def train_step(self) -> StepOutput:
+        """Let the loop run one optimizer step and return what it reported."""
+        self.live()
+        if self._finished:
+            raise StepError(self._last_step + 1, self._ended_text())
+        self._channel.inbox.put(("go", None))
+        event, payload = self._wait()
+        if event == "step":
+            record: LoopRecord = payload
+            self._last_step = record.step
+            return StepOutput(loss=record.loss, samples=record.samples)
+        raise StepError(self._last_step + 1, self._ended_text())
+
+    def save(self, path: str) -> None:
+        """The framework's own checkpoint, written by the parked loop."""
+        self.live()
+        if self._finished:
+            raise RuntimeError(f"{self.framework}'s loop has ended: nothing is left to save")
+        self.in_loop(lambda: self._save(path))
+
+    def load(self, path: str) -> None:
+        """Resume through the framework's own path when the loop starts."""
+        if self._started:
+            raise RuntimeError(
+                f"{self.framework}'s loop is already running: a checkpoint can only be "
+                "loaded by a freshly built program")
+        self._resume_from = path
+
+    def close(self) -> None:
+        """End the loop thread (idempotent)."""
+        self._finalizer()
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout=30)
+
+    # -- the driver -----------------------------------------------------------
+
+    def live(self) -> None:
+        """Start the loop if it has not started, and wait until it is parked
+        before its first step (the framework's restore done)."""
+        if self._started:
+            return
+        self._started = True
+        channel, run, resume_from = self._channel, self._runner(), self._resume_from
+        name = f"resumecheck {self.framework} loop"
+
+        def main() -> None:
+            try:
+                run(resume_from)
+            except _Stop:
+                channel.outbox.put(("stopped", None))
+            except BaseException as exc:
+                if not channel.closed:
+                    channel.outbox.put(("failed", exc))
+            else:
+                channel.outbox.put(("finished", None))
+
+        self._thread = threading.Thread(target=main, name=name, daemon=True)
+        _LIVE[self._channel] = self._thread
+        self._thread.start()
+        try:
+            event, payload = self._wait()
+        except StepError as exc:
+            # building its optimizers or restoring the checkpoint failed
+            raise RuntimeError(
+                f"{exc.problem} before its first step (while it built its optimizers "
+                "or restored the checkpoint)") from exc.__cause__
+        if event != "started":
+            raise RuntimeError(f"{self.framework}'s loop ended before its first step")
+        if isinstance(payload, int):
+            self._last_step = payload  # the framework's step after its restore
+
+    def in_loop(self, fn: Callable[[], Any]) -> Any:
+        """Run ``fn`` in the parked loop thread and return its result."""
+        self.live()
+        if self._finished:
+            return fn()
+        self._channel.inbox.put(("call", fn))
+        event, payload = self._wait()
+        if event == "raised":
+            raise payload
+        return payload
+
+    def _wait(self) -> tuple[str, Any]:
+        event, payload = self._channel.outbox.get()
+        if event in ("finished", "stopped"):
+            self._finished = True
+        if event == "failed":
+            self._finished = True
+            raise StepError(self._last_step + 1, self._failure_text(payload)) from payload
+        return event, payload
+
+    def _failure_text(self, exc: BaseException) -> str:
+        frames = traceback.extract_tb(exc.__traceback__)
+        where = "; ".join(f"{f.filename.rsplit('/', 1)[-1]}:{f.lineno} in {f.name}"
+                          for f in frames[-3:])
+        return (f"{self.framework}'s loop raised {type(exc).__name__}: {exc} "
+                f"(innermost frames: {where})")
+
+    def _ended_text(self) -> str:
+        return (f"{self.framework}'s loop ended after step {self._last_step}: its own stop "
+                "(max_steps, max_epochs, or the end of the data) came first; give the "
+                "target at least as many steps as the check runs")
+
+
+def run_pending(pending: dict[str, list[Callable[[], None]]], stage: str) -> None:
+    """Run the loads waiting for ``stage`` (called by an adapter's callback, in the loop)."""
+    for load in pending.pop(stage, []):
+        load()
+
+
+class LiveState:
+    """A component whose object exists only once the loop runs (an optimizer
+    Lightning builds in ``fit``): ``state_dict()`` starts the loop, parked
+    before its first step, and reads the live object.
+
+    ``load_state_dict()`` before the loop has started (the engine restoring
+    its own capture into a fresh program) waits until the loop reaches
+    ``stage``, where the adapter's callback loads it: the framework reads
+    some state once, before its first step (Lightning's fit loop counters
+    and loader position, in ``setup``), and builds other objects only later
+    (its optimizers, by ``on_train_start``).
+    """
+
+    def __init__(self, program: LoopProgram, get: Callable[[], Any],
+                 load: Callable[[Any, dict[str, Any]], None] | None = None,
+                 dump: Callable[[Any], dict[str, Any]] | None = None,
+                 stage: str = "started") -> None:
+        self._program = program
+        self._get = get
+        self._load = load
+        self._dump = dump
+        self._stage = stage
+
+    @property
+    def live_object(self) -> Any:
+        self._program.live()
+        return self._get()
+
+    @property
+    def optimizer(self) -> Any:
+        """The torch optimizer under the framework's wrappers (what the tracer hooks)."""
+        return unwrap_optimizer(self.live_object)
+
+    def state_dict(self) -> dict[str, Any]:
+        obj = self.live_object
+        return self._dump(obj) if self._dump is not None else obj.state_dict()
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        if self._program._started:
+            self._apply(state)
+        else:
+            self._program.pending.setdefault(self._stage, []).append(lambda: self._apply(state))
+
+    def _apply(self, state: dict[str, Any]) -> None:
+        obj = self._get()
+        if self._load is not None:
+            self._load(obj, state)
+        else:
+            obj.load_state_dict(state)
+
+
+def batch_fingerprint(batch: Any) -> torch.Tensor:
+    """Every tensor of a batch, flattened into one float64 vector: what the
+    step was fed, compared by content (a ``LightningModule`` that calls its
+    layers from ``training_step`` never runs its own forward, so the
+    tracer's forward hook sees nothing)."""
+    tensors: list[torch.Tensor] = []
+
+    def walk(obj: Any) -> None:
+        if isinstance(obj, torch.Tensor):
+            tensors.append(obj.detach().reshape(-1).to("cpu", torch.float64))
+        elif isinstance(obj, Mapping):
+            for key in sorted(obj, key=str):
+                walk(obj[key])
+        elif isinstance(obj, (list, tuple)):
+            for item in obj:
+                walk(item)
+
+    walk(batch)
+    return torch.cat(tensors) if tensors else torch.zeros(0, dtype=torch.float64)

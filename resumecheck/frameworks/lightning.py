@@ -1,0 +1,219 @@
+"""PyTorch Lightning: a target from a ``LightningModule`` factory, its data and
+``Trainer`` settings, resumed with ``Trainer.fit(ckpt_path=...)``::
+
+    from resumecheck.frameworks import lightning_target
+
+    TARGET = lightning_target(module=TinyModule, data=make_loader,
+                              trainer={"max_epochs": 3}, steps=12)
+
+``module()`` builds the ``LightningModule``; ``data()`` returns a
+``LightningDataModule``, a training ``DataLoader`` or a list of them. Each
+build seeds with ``lightning.seed_everything(settings["seed"])``, as a
+Lightning script does before it builds anything, then builds a ``Trainer``
+from the settings (defaults: CPU, one device, ``max_steps`` = the check's
+steps, no logger, no automatic checkpoints, no progress bar).
+
+The checkpoint under audit is Lightning's own: ``trainer.save_checkpoint``
+written from ``Callback.on_train_batch_end`` (where ``ModelCheckpoint``
+writes its step checkpoints too, after the step's scheduler update), and
+the restart resumes with ``Trainer.fit(ckpt_path=...)``. The components the
+engine captures are the live objects: ``params`` (the module), ``optimizer``
+(Lightning's one optimizer), ``scheduler`` (every configured scheduler),
+``data_cursor`` (the fit loop's progress counters: epoch, batches and
+optimizer steps, and a stateful loader's state when it has one) and ``rng``
+(the global streams; Lightning's checkpoint holds none of them). The fit
+loop's counters can be restored into a running loop only through Lightning's
+checkpoint: the engine's own restart puts them into the live loop before its
+first step, which Lightning does not promise to honour, so when that restart
+is not equivalent the engine says its ablations are inconclusive.
+
+Lightning is imported only when a target is built.
+"""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import torch
+
+from resumecheck.components import DATA_CURSOR, OPTIMIZER, PARAMS, RNG, SCHEDULER, RNGState
+from resumecheck.errors import InvalidArgument
+from resumecheck.frameworks import require
+from resumecheck.frameworks._loop import (
+    LiveState, LoopProgram, LoopRecord, batch_fingerprint, run_pending,
+)
+from resumecheck.program import Target
+
+__all__ = ["LightningProgram", "lightning_target"]
+
+
+def lightning_target(
+    *,
+    module: Callable[[], Any],
+    data: Callable[[], Any],
+    trainer: Mapping[str, Any] | None = None,
+    steps: int = 12,
+    resume_at: Sequence[int] = (),
+    seed: int = 0,
+    samples: Callable[[Any], Any] | None = None,
+) -> Target:
+    """A resumecheck target for a Lightning module and its data.
+
+    ``trainer`` holds ``lightning.Trainer`` keyword arguments (they override
+    the adapter's defaults). ``samples(batch)`` says which samples a batch
+    holds; without it the batch's tensors are compared by content. A restart
+    is built from the same settings, as a relaunched script would be.
+    """
+    for name, value in (("module", module), ("data", data)):
+        if not callable(value):
+            raise InvalidArgument(name, value, "expected a function that builds it (no arguments)")
+    if samples is not None and not callable(samples):
+        raise InvalidArgument("samples", samples, "expected a function of one batch")
+    settings = dict(trainer or {})
+
+    def build(config: dict[str, Any]) -> LightningProgram:
+        return LightningProgram(module=module, data=data, trainer=settings,
+                                seed=int(config.get("seed", seed)),
+                                max_steps=int(config.get("max_steps", steps)), samples=samples)
+
+    return Target(factory=build, run_config={"seed": seed}, restart_config="run",
+                  steps=steps, resume_at=tuple(resume_at))
+
+
+class LightningProgram(LoopProgram):
+    """``Trainer.fit`` driven one optimizer step at a time (see the module's docstring)."""
+
+    framework = "Lightning"
+
+    def __init__(self, *, module: Callable[[], Any], data: Callable[[], Any],
+                 trainer: Mapping[str, Any], seed: int, max_steps: int,
+                 samples: Callable[[Any], Any] | None = None) -> None:
+        super().__init__()
+        pl = require("lightning.pytorch", "resumecheck.frameworks.lightning")
+        pl.seed_everything(seed, verbose=False)
+        self.module = module()
+        if not isinstance(self.module, pl.LightningModule):
+            raise InvalidArgument("module", self.module,
+                                  "the module factory must return a lightning LightningModule")
+        self.data = data()
+        self._root = tempfile.TemporaryDirectory(prefix="resumecheck-lightning-")
+        options: dict[str, Any] = {
+            "accelerator": "cpu", "devices": 1, "max_steps": max_steps, "logger": False,
+            "enable_checkpointing": False, "enable_progress_bar": False,
+            "enable_model_summary": False, "num_sanity_val_steps": 0,
+            "default_root_dir": self._root.name,
+        }
+        options.update(trainer)
+        driver = _Driver(self._channel, self.pending, samples)
+        options["callbacks"] = [*_as_list(options.get("callbacks")), driver]
+        # Lightning announces the hardware on every Trainer: once per restart here
+        announcer = logging.getLogger("lightning.pytorch.utilities.rank_zero")
+        level = announcer.level
+        announcer.setLevel(logging.WARNING)
+        try:
+            self.trainer = pl.Trainer(**options)
+        finally:
+            announcer.setLevel(level)
+
+    def _runner(self) -> Callable[[str | None], None]:
+        pl = require("lightning.pytorch", "resumecheck.frameworks.lightning")
+        trainer, module, data = self.trainer, self.module, self.data
+        where = "datamodule" if isinstance(data, pl.LightningDataModule) else "train_dataloaders"
+
+        def run(resume_from: str | None) -> None:
+            # weights_only=False: Lightning's own checkpoint, written by this check
+            trainer.fit(module, ckpt_path=resume_from, weights_only=False, **{where: data})
+
+        return run
+
+    def _save(self, path: str) -> None:
+        self.trainer.save_checkpoint(path)
+
+    def components(self) -> dict[str, Any]:
+        trainer = self.trainer
+        return {
+            PARAMS: self.module,
+            OPTIMIZER: LiveState(self, lambda: _one_optimizer(trainer)),
+            SCHEDULER: LiveState(self, lambda: trainer.lr_scheduler_configs,
+                                 dump=_schedulers_state, load=_load_schedulers),
+            DATA_CURSOR: LiveState(self, lambda: trainer.fit_loop, stage="setup"),
+            RNG: RNGState(),
+        }
+
+    def close(self) -> None:
+        super().close()
+        self._root.cleanup()
+
+
+def _as_list(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    return list(value) if isinstance(value, (list, tuple)) else [value]
+
+
+def _one_optimizer(trainer: Any) -> Any:
+    optimizers = trainer.optimizers
+    if len(optimizers) != 1:
+        raise RuntimeError(
+            f"configure_optimizers() returned {len(optimizers)} optimizers; the Lightning "
+            "adapter checks modules with exactly one")
+    return optimizers[0]
+
+
+def _schedulers_state(configs: Any) -> dict[str, Any]:
+    return {str(i): config.scheduler.state_dict() for i, config in enumerate(configs)}
+
+
+def _load_schedulers(configs: Any, state: dict[str, Any]) -> None:
+    for i, config in enumerate(configs):
+        if str(i) in state:
+            config.scheduler.load_state_dict(state[str(i)])
+
+
+def _driver_base() -> type:
+    pl = require("lightning.pytorch", "resumecheck.frameworks.lightning")
+    return pl.Callback  # type: ignore[no-any-return]
+
+
+def _Driver(channel: Any, pending: dict[str, Any], samples: Callable[[Any], Any] | None) -> Any:
+    """The adapter's callback: parks the loop before its first step and after
+    each optimizer step (in ``on_train_batch_end``: Lightning has stepped the
+    step-interval schedulers by then, and ``ModelCheckpoint`` saves there)."""
+
+    class Driver(_driver_base()):  # type: ignore[misc]
+        def __init__(self) -> None:
+            self.losses: list[torch.Tensor] = []
+            self.samples: list[torch.Tensor] = []
+            self.reported = -1
+
+        def setup(self, trainer: Any, pl_module: Any, stage: str) -> None:
+            run_pending(pending, "setup")  # before Lightning's restore and its fit loop
+
+        def on_train_start(self, trainer: Any, pl_module: Any) -> None:
+            run_pending(pending, "started")
+            self.reported = trainer.global_step
+            channel.park("started", int(trainer.global_step))
+
+        def on_train_batch_end(self, trainer: Any, pl_module: Any, outputs: Any,
+                               batch: Any, batch_idx: int) -> None:
+            loss = outputs["loss"] if isinstance(outputs, Mapping) else outputs
+            if isinstance(loss, torch.Tensor):
+                self.losses.append(loss.detach().float().reshape(()))
+            picked = samples(batch) if samples is not None else batch_fingerprint(batch)
+            self.samples.append(torch.as_tensor(picked).reshape(-1))
+            if trainer.global_step == self.reported:
+                return  # accumulating: no optimizer step yet
+            self.reported = trainer.global_step
+            losses, self.losses = self.losses, []
+            picked, self.samples = self.samples, []
+            record = LoopRecord(
+                step=trainer.global_step,
+                loss=torch.stack(losses).mean() if losses else float("nan"),
+                samples=torch.cat([p.double() for p in picked]) if picked else None,
+            )
+            channel.park("step", record)
+
+    return Driver()

@@ -1,0 +1,244 @@
+"""The HuggingFace ``Trainer``: a target from a function that returns a
+``Trainer``, resumed with ``trainer.train(resume_from_checkpoint=...)``::
+
+    from resumecheck.frameworks import trainer_target
+
+    TARGET = trainer_target(
+        lambda args: Trainer(model=GPT2LMHeadModel(CONFIG), args=args, train_dataset=DATA),
+        args={"per_device_train_batch_size": 4, "learning_rate": 1e-3}, steps=12)
+
+The adapter builds the ``TrainingArguments`` (``args`` overrides its
+defaults: a private output directory, ``max_steps`` = the check's steps,
+``seed`` = the run's seed, CPU, no automatic saves, no logging, no
+reports) and seeds with ``transformers.set_seed`` before calling the
+function, so the model is initialized as ``model_init`` would.
+
+The checkpoint under audit is the Trainer's own: at a step the engine asks
+for, the adapter's ``TrainerCallback`` sets ``control.should_save`` in
+``on_step_end`` (after the step's scheduler update), the Trainer writes
+``checkpoint-N/`` (model, ``optimizer.pt``, ``scheduler.pt``,
+``rng_state.pth``, ``trainer_state.json``) and calls ``on_save``, where the
+adapter moves the folder to the engine's path; callbacks of the user's run
+first. The restart resumes with ``train(resume_from_checkpoint=path)``.
+Components: ``params`` (the model), ``optimizer``, ``scheduler``,
+``global_step`` (``TrainerState``'s ``global_step`` and ``epoch``: the
+Trainer derives the data position, the batches to skip, from them) and
+``rng`` (the global streams). ``global_step`` can be restored into a
+running loop only through the Trainer's checkpoint: ``train()`` computes
+the epochs and batches to skip once, before its first step.
+
+transformers is imported only when a target is built.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+
+from resumecheck.components import GLOBAL_STEP, OPTIMIZER, PARAMS, RNG, SCHEDULER, RNGState
+from resumecheck.errors import InvalidArgument
+from resumecheck.frameworks import require
+from resumecheck.frameworks._loop import (
+    CONTINUE, LiveState, LoopProgram, LoopRecord, run_pending,
+)
+from resumecheck.program import Target
+
+__all__ = ["TrainerProgram", "trainer_target"]
+
+
+def trainer_target(
+    make_trainer: Callable[[Any], Any],
+    *,
+    args: Mapping[str, Any] | None = None,
+    steps: int = 12,
+    resume_at: Sequence[int] = (),
+    seed: int = 0,
+) -> Target:
+    """A resumecheck target for ``make_trainer(training_arguments) -> Trainer``.
+
+    ``args`` holds ``TrainingArguments`` keyword arguments (they override the
+    adapter's defaults). The model's inputs are compared by content. A restart
+    is built from the same settings, as a relaunched script would be.
+    """
+    if not callable(make_trainer):
+        raise InvalidArgument("make_trainer", make_trainer,
+                              "expected a function of the TrainingArguments returning a Trainer")
+    overrides = dict(args or {})
+
+    def build(config: dict[str, Any]) -> TrainerProgram:
+        return TrainerProgram(make_trainer, args=overrides, seed=int(config.get("seed", seed)),
+                              max_steps=steps)
+
+    return Target(factory=build, run_config={"seed": seed}, restart_config="run",
+                  steps=steps, resume_at=tuple(resume_at))
+
+
+class TrainerProgram(LoopProgram):
+    """``Trainer.train`` driven one optimizer step at a time (see the module's docstring)."""
+
+    framework = "the HuggingFace Trainer"
+
+    def __init__(self, make_trainer: Callable[[Any], Any], *, args: Mapping[str, Any],
+                 seed: int, max_steps: int) -> None:
+        super().__init__()
+        tf = require("transformers", "resumecheck.frameworks.transformers")
+        self._root = tempfile.TemporaryDirectory(prefix="resumecheck-trainer-")
+        options: dict[str, Any] = {
+            "output_dir": self._root.name, "max_steps": max_steps, "seed": seed,
+            "save_strategy": "no", "logging_strategy": "no", "report_to": "none",
+            "disable_tqdm": True, "use_cpu": True, "dataloader_num_workers": 0,
+        }
+        options.update(args)
+        tf.set_seed(int(options["seed"]))
+        self.trainer = make_trainer(tf.TrainingArguments(**options))
+        if not isinstance(self.trainer, tf.Trainer):
+            raise InvalidArgument("make_trainer", make_trainer,
+                                  f"it returned a {type(self.trainer).__name__}, not a Trainer")
+        self._driver = _Driver(self._channel, self.pending)
+        self.trainer.add_callback(self._driver)
+        _record_losses(self.trainer, self._driver.losses)
+        self.model = self.trainer.model
+        self._engine_folder: str | None = None
+
+    def live(self) -> None:
+        """Start the loop; after the engine restored its own capture, through
+        a checkpoint folder of the Trainer's format holding the model and
+        that ``TrainerState`` (the optimizer and scheduler are loaded into the
+        live objects before the first step)."""
+        if not self._started and "checkpoint" in self.pending:
+            run_pending(self.pending, "checkpoint")
+            folder = os.path.join(self._root.name, "engine-restore")
+            self.trainer.save_model(folder)
+            state, args = self.trainer.state, self.trainer.args
+            state.train_batch_size = args.per_device_train_batch_size * max(1, args.n_gpu)
+            state.save_to_json(os.path.join(folder, "trainer_state.json"))
+            self._resume_from = self._engine_folder = folder
+        super().live()
+
+    def _runner(self) -> Callable[[str | None], None]:
+        trainer = self.trainer
+
+        def run(resume_from: str | None) -> None:
+            trainer.train(resume_from_checkpoint=resume_from)
+
+        return run
+
+    def _save(self, path: str) -> Any:
+        """Ask the Trainer to save after this step (its own ``_maybe_log_save_evaluate``
+        writes ``checkpoint-N/``); the driver's ``on_save`` moves it to ``path``."""
+        if self._driver.parked_at != "step":
+            # right after the restore, before any step: the Trainer's own save routine
+            self.trainer._save_checkpoint(self.trainer.model_wrapped, trial=None)
+            _move_checkpoint(self.trainer.args.output_dir, self.trainer.state.global_step, path)
+            return None
+        self._driver.save_to = path
+        self._driver.control.should_save = True
+        return CONTINUE
+
+    def components(self) -> dict[str, Any]:
+        trainer = self.trainer
+        return {
+            PARAMS: self.model,
+            OPTIMIZER: LiveState(self, lambda: trainer.optimizer),
+            SCHEDULER: LiveState(self, lambda: trainer.lr_scheduler),
+            GLOBAL_STEP: LiveState(self, lambda: trainer.state, dump=_progress, load=_set_progress,
+                                   stage="checkpoint"),
+            RNG: _TrainerStreams(self),
+        }
+
+    def close(self) -> None:
+        super().close()
+        self._root.cleanup()
+
+
+class _TrainerStreams(RNGState):
+    """The global streams; restored by the engine into a program that resumes
+    from the engine's folder, they also go into the folder's ``rng_state.pth``,
+    which the Trainer loads where its own resume does (after it has made the
+    epoch's data iterator, whose seed draw would shift them)."""
+
+    def __init__(self, program: TrainerProgram) -> None:
+        super().__init__()
+        self._program = program
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        super().load_state_dict(state)
+        program = self._program
+        folder = program._engine_folder
+        if folder is None or program._last_step:  # only before the first resumed step
+            return
+        streams = {"python": random.getstate(), "numpy": np.random.get_state(),
+                   "cpu": torch.get_rng_state()}
+        if torch.cuda.is_available():
+            streams["cuda"] = torch.cuda.random.get_rng_state_all()
+        torch.save(streams, os.path.join(folder, "rng_state.pth"))
+
+
+def _progress(state: Any) -> dict[str, Any]:
+    return {"global_step": int(state.global_step), "epoch": float(state.epoch or 0.0)}
+
+
+def _set_progress(state: Any, saved: dict[str, Any]) -> None:
+    state.global_step = int(saved["global_step"])
+    state.epoch = float(saved["epoch"])
+
+
+def _record_losses(trainer: Any, losses: list[torch.Tensor]) -> None:
+    """Keep every loss ``compute_loss`` returns (one per micro-batch) for the step's record."""
+    compute_loss = trainer.compute_loss
+
+    def recorded(*args: Any, **kwargs: Any) -> Any:
+        out = compute_loss(*args, **kwargs)
+        loss = out[0] if isinstance(out, tuple) else out
+        losses.append(loss.detach().float().reshape(()))
+        return out
+
+    trainer.compute_loss = recorded
+
+
+def _move_checkpoint(output_dir: str, step: int, path: str) -> None:
+    shutil.move(os.path.join(output_dir, f"checkpoint-{step}"), path)
+
+
+def _Driver(channel: Any, pending: dict[str, Any]) -> Any:
+    """The adapter's callback: parks the loop before its first step
+    (``on_train_begin``: the checkpoint is restored), after each optimizer
+    step (``on_step_end``: the scheduler has stepped) and after a save it asked for."""
+    base: Any = require("transformers", "resumecheck.frameworks.transformers").TrainerCallback
+
+    class Driver(base):  # type: ignore[misc]
+        def __init__(self) -> None:
+            self.losses: list[torch.Tensor] = []
+            self.save_to: str | None = None
+            self.parked_at = ""
+            self.control: Any = None
+
+        def _park(self, where: str, control: Any, payload: Any = None) -> None:
+            self.parked_at, self.control = where, control
+            channel.park("returned" if where == "saved" else where, payload)
+
+        def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            run_pending(pending, "started")
+            self._park("started", control, int(state.global_step))
+
+        def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            losses, self.losses[:] = list(self.losses), []
+            record = LoopRecord(step=state.global_step,
+                                loss=torch.stack(losses).mean() if losses else float("nan"))
+            self._park("step", control, record)
+
+        def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            if self.save_to is None:
+                return  # a save of the user's own settings
+            path, self.save_to = self.save_to, None
+            _move_checkpoint(args.output_dir, state.global_step, path)
+            self._park("saved", control)
+
+    return Driver()

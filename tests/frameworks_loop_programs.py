@@ -1,0 +1,83 @@
+"""Targets of the Lightning and HuggingFace Trainer tests (imported by spec, so
+process-isolated restarts can import them in a fresh interpreter).
+
+Each target is the README's common case, at most five lines; the training
+scripts are the examples' (examples/frameworks/*_train.py).
+"""
+
+import ast
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples" / "frameworks"
+sys.path.insert(0, str(EXAMPLES))
+
+from resumecheck.frameworks import lightning_target, trainer_target  # noqa: E402
+
+# -- Lightning ----------------------------------------------------------------
+
+
+def lightning_train():
+    import lightning_train
+    return lightning_train
+
+
+# the common case: a module and its data -> a target (the README's five lines)
+LIGHTNING_EXACT = lightning_target(
+    module=lambda: lightning_train().TinyClassifier(dropout=0.0),
+    data=lambda: lightning_train().stateful_loader(), steps=8, resume_at=(3,))
+
+LIGHTNING_SCHEDULER_DROPPED = lightning_target(
+    module=lambda: lightning_train().TinyClassifier(dropout=0.0),
+    data=lambda: lightning_train().stateful_loader(), steps=8, resume_at=(3,),
+    trainer={"callbacks": [lightning_train().DropSchedulerState()]})
+
+# -- the HuggingFace Trainer ----------------------------------------------------
+
+
+def transformers_train():
+    import transformers_train
+    return transformers_train
+
+
+TRAINER_DEFAULT = trainer_target(lambda args: transformers_train().make_trainer(args),
+                                 args={"per_device_train_batch_size": 8, "learning_rate": 1e-2,
+                                       "warmup_steps": 4}, steps=8, resume_at=(3,))
+
+
+def _with_dropped_scheduler(args):
+    trainer = transformers_train().make_trainer(args)
+    trainer.add_callback(transformers_train().DropSchedulerState())
+    return trainer
+
+
+TRAINER_SCHEDULER_DROPPED = trainer_target(
+    _with_dropped_scheduler, args={"per_device_train_batch_size": 8, "learning_rate": 1e-2,
+                                   "warmup_steps": 4}, steps=8, resume_at=(3,))
+
+
+# -- helpers of the tests ----------------------------------------------------
+
+
+def statement_lines(path: Path, name: str) -> int:
+    tree = ast.parse(path.read_text())
+    node = next(n for n in tree.body if isinstance(n, ast.Assign)
+                and any(getattr(t, "id", None) == name for t in n.targets))
+    assert node.end_lineno is not None
+    return node.end_lineno - node.lineno + 1
+
+
+def check_table_rows(framework: str) -> None:
+    sys.path.insert(0, str(EXAMPLES))
+    try:
+        import make_table
+    finally:
+        sys.path.remove(str(EXAMPLES))
+    readme = (ROOT / "README.md").read_text()
+    rows = [r for r in make_table.ROWS if r[0] == framework]
+    assert rows
+    for name, setting, target in rows:
+        line = next(ln for ln in readme.splitlines() if ln.startswith(f"| {name} | {setting} |"))
+        measured = make_table.columns(name, setting, make_table.measure(target, noise_seeds=0))
+        assert line.split(" | ")[2:4] == measured[2:4], (setting, line)

@@ -1,0 +1,220 @@
+"""PyTorch Lightning: lightning_target drives Trainer.fit one optimizer step at a
+time and audits Lightning's own checkpoint (trainer.save_checkpoint from a
+callback, Trainer.fit(ckpt_path=...)).
+
+The targets live in tests/frameworks_loop_programs.py; the training script
+is the example's (examples/frameworks/lightning_train.py).
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("lightning")
+
+import resumecheck  # noqa: E402
+from resumecheck import TargetError  # noqa: E402
+from resumecheck.errors import StepError  # noqa: E402
+from resumecheck.frameworks import lightning_target  # noqa: E402
+from resumecheck.program import load_target  # noqa: E402
+from resumecheck.report import DIVERGED, IDENTICAL  # noqa: E402
+from resumecheck.trace import Tracer  # noqa: E402
+from tests.frameworks_loop_programs import check_table_rows, statement_lines  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+PROGRAMS = Path(__file__).resolve().parent / "frameworks_loop_programs.py"
+EXAMPLES = ROOT / "examples" / "frameworks"
+
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::UserWarning"),
+    pytest.mark.filterwarnings("ignore::DeprecationWarning"),
+]
+
+
+def spec(name: str) -> str:
+    return f"{PROGRAMS}:{name}"
+
+
+def train_module():
+    sys.path.insert(0, str(EXAMPLES))
+    try:
+        import lightning_train
+    finally:
+        sys.path.remove(str(EXAMPLES))
+    return lightning_train
+
+
+def loop_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name.startswith("resumecheck Lightning")]
+
+
+def test_the_common_case_is_at_most_five_lines():
+    assert statement_lines(PROGRAMS, "LIGHTNING_EXACT") <= 5
+    assert statement_lines(EXAMPLES / "lightning_check.py", "DEFAULT") <= 5
+    assert statement_lines(EXAMPLES / "lightning_check.py", "RECOMMENDED") <= 5
+
+
+def test_each_step_is_traced_from_the_framework_owned_loop():
+    built = load_target(spec("LIGHTNING_EXACT")).build({"seed": 0})
+    try:
+        tracer = Tracer(built, None)
+        records = []
+        for step in range(1, 4):
+            tracer.before_step(step)
+            records.append(tracer.after_step(step, built.step(step), keep_tensors=False))
+        tracer.close()
+        assert built.program.trainer.global_step == 3
+    finally:
+        built.program.close()
+    assert not loop_threads()
+    for record in records:
+        assert not record.skipped  # the optimizer hook ran on Lightning's optimizer
+        assert any(k.startswith("grad:net.") for k in record.digests)
+        assert any(k.startswith("param:net.") for k in record.digests)
+        assert "data" in record.digests and "loss" in record.digests
+    # gradients are caught inside step(closure), after Lightning's backward: each differs
+    grads = [r.digests["grad:net.0.weight"] for r in records]
+    assert len(set(grads)) == 3
+    lrs = [r.lr[0] for r in records]
+    assert lrs == sorted(lrs) and lrs[0] < lrs[-1]  # the step-interval warm-up
+
+
+@pytest.mark.e2e
+def test_lightnings_own_resume_is_exact_and_the_engine_ablations_judge_each_component():
+    report = resumecheck.verify(spec("LIGHTNING_EXACT"), drop=["scheduler", "data_cursor"],
+                                noise_seeds=0, check_determinism=False)
+    own, engine, *ablations = report.runs
+    assert own.checkpoint == "program" and own.verdict == IDENTICAL, own.explanation
+    assert engine.checkpoint == "engine" and engine.verdict == IDENTICAL, engine.explanation
+    by_drop = {tuple(r.dropped): r for r in ablations}
+    assert by_drop[("scheduler",)].verdict == DIVERGED
+    assert by_drop[("scheduler",)].first_divergent_quantity == "learning rate"
+    assert by_drop[("data_cursor",)].verdict == DIVERGED
+    assert by_drop[("data_cursor",)].first_divergent_quantity.startswith("data")
+    assert not loop_threads()
+
+
+@pytest.mark.e2e
+def test_a_callback_that_drops_the_scheduler_state_is_blamed_on_the_scheduler():
+    report = resumecheck.verify(spec("LIGHTNING_SCHEDULER_DROPPED"), drop="none",
+                                noise_seeds=0, check_determinism=False)
+    run = report.runs[0]
+    assert run.checkpoint == "program" and run.verdict == DIVERGED
+    assert [f.component for f in run.diagnosis] == ["scheduler"]
+    assert "last_epoch 0, expected 3" in run.diagnosis[0].detail
+    # the restored optimizer carries the step-3 lr; the fresh scheduler's next step resets it
+    assert (run.first_divergent_step, run.first_divergent_quantity) == (5, "learning rate")
+
+
+@pytest.mark.e2e
+def test_a_mid_epoch_resume_of_a_plain_shuffled_loader_consumes_other_samples():
+    report = resumecheck.verify(f"{EXAMPLES / 'lightning_check.py'}:DEFAULT", drop="none",
+                                noise_seeds=0, check_determinism=False)
+    run = report.runs[0]
+    assert run.verdict == DIVERGED
+    assert (run.first_divergent_step, run.first_divergent_quantity) == (
+        8, "data (the samples consumed)")
+    assert "samples of step 8" in run.explanation
+
+
+@pytest.mark.e2e
+def test_a_checkpoint_at_an_epochs_last_batch_resumes_one_epoch_ahead():
+    """Lightning 2.6 restores a checkpoint saved in on_train_batch_end at the
+    epoch's last batch (where ModelCheckpoint(every_n_train_steps) saves too)
+    as if that epoch had ended and counts it again: every step matches, the
+    fit loop's epoch counter (trainer.current_epoch) runs one ahead."""
+    report = resumecheck.verify(f"{EXAMPLES / 'lightning_check.py'}:EPOCH_END", drop="none",
+                                noise_seeds=0, check_determinism=False)
+    run = report.runs[0]
+    assert run.verdict == DIVERGED
+    assert (run.first_divergent_step, run.first_divergent_quantity) == (
+        12, "state of data_cursor")
+    assert "every step's loss, gradients and parameters match" in run.explanation
+    assert [f.component for f in run.diagnosis] == ["data_cursor"]
+    assert "epoch_progress" in run.diagnosis[0].detail
+
+
+@pytest.mark.process
+@pytest.mark.e2e
+def test_process_isolation_agrees():
+    report = resumecheck.verify(spec("LIGHTNING_EXACT"), drop="none", noise_seeds=0,
+                                check_determinism=False, isolation="process")
+    assert [r.verdict for r in report.runs] == [IDENTICAL, IDENTICAL]
+
+
+def _exploding_module():
+    train = train_module()
+
+    class Explodes(train.TinyClassifier):
+        def training_step(self, batch, batch_idx):
+            if self.trainer.global_step == 2:
+                raise ValueError("boom in training_step")
+            return super().training_step(batch, batch_idx)
+
+    return Explodes()
+
+
+def test_an_exception_in_the_loop_is_the_steps_failure_and_ends_the_thread():
+    train = train_module()
+    target = lightning_target(module=_exploding_module, data=train.loader, steps=6)
+    built = target.build({"seed": 0})
+    try:
+        built.step(1)
+        built.step(2)
+        with pytest.raises(StepError) as info:
+            built.step(3)
+    finally:
+        built.program.close()
+    message = str(info.value)
+    assert info.value.step == 3
+    assert "Lightning's loop raised ValueError: boom in training_step" in message
+    assert "in training_step" in message.split("innermost frames:")[1]
+    assert not loop_threads()
+
+
+def test_an_abandoned_program_is_collected_and_its_thread_ends():
+    import gc
+
+    train = train_module()
+    built = lightning_target(module=train.TinyClassifier, data=train.loader, steps=4).build({})
+    built.step(1)
+    assert loop_threads()
+    del built
+    gc.collect()
+    for thread in loop_threads():
+        thread.join(timeout=10)
+    assert not loop_threads()
+
+
+def test_running_past_the_trainers_own_stop_says_so():
+    train = train_module()
+    built = lightning_target(module=train.TinyClassifier, data=train.loader, steps=2).build({})
+    try:
+        built.step(1)
+        built.step(2)
+        with pytest.raises(StepError) as info:
+            built.step(3)
+    finally:
+        built.program.close()
+    assert "ended after step 2" in str(info.value)
+    assert "max_steps" in str(info.value)
+
+
+def test_a_missing_lightning_names_the_extra(monkeypatch):
+    train = train_module()
+    for name in [m for m in sys.modules if m == "lightning" or m.startswith("lightning.")]:
+        monkeypatch.setitem(sys.modules, name, None)
+    target = lightning_target(module=train.TinyClassifier, data=train.loader)
+    with pytest.raises(TargetError) as info:
+        target.build({})
+    assert "resumecheck[lightning]" in str(info.value)
+
+
+@pytest.mark.e2e
+def test_the_readme_table_rows_are_what_the_examples_measure_now():
+    """Verdicts and first divergences of the Lightning rows (the cause's wording may change)."""
+    check_table_rows("Lightning")

@@ -1,0 +1,125 @@
+"""The HuggingFace Trainer: trainer_target drives Trainer.train one optimizer
+step at a time and audits the Trainer's own checkpoint (``checkpoint-N/``
+written on ``control.should_save``, ``train(resume_from_checkpoint=...)``).
+
+The targets live in tests/frameworks_loop_programs.py; the training script
+is the example's (examples/frameworks/transformers_train.py): a one-layer
+GPT-2 from a config, nothing downloaded.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("transformers")
+
+import resumecheck  # noqa: E402
+from resumecheck import TargetError  # noqa: E402
+from resumecheck.program import load_target  # noqa: E402
+from resumecheck.report import DIVERGED, IDENTICAL  # noqa: E402
+from resumecheck.trace import Tracer  # noqa: E402
+from tests.frameworks_loop_programs import check_table_rows, statement_lines  # noqa: E402
+
+PROGRAMS = Path(__file__).resolve().parent / "frameworks_loop_programs.py"
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "frameworks"
+
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::UserWarning"),
+    pytest.mark.filterwarnings("ignore::FutureWarning"),
+]
+
+
+def spec(name: str) -> str:
+    return f"{PROGRAMS}:{name}"
+
+
+def loop_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name.startswith("resumecheck the HuggingFace")]
+
+
+def test_the_common_case_is_at_most_five_lines():
+    assert statement_lines(PROGRAMS, "TRAINER_DEFAULT") <= 5
+    assert statement_lines(EXAMPLES / "transformers_check.py", "DEFAULT") <= 5
+
+
+def test_each_step_is_traced_and_a_save_writes_the_trainers_checkpoint(tmp_path):
+    built = load_target(spec("TRAINER_DEFAULT")).build({"seed": 0})
+    try:
+        tracer = Tracer(built, None)
+        records = []
+        for step in range(1, 3):
+            tracer.before_step(step)
+            records.append(tracer.after_step(step, built.step(step), keep_tensors=False))
+        built.program.save(str(tmp_path / "ckpt"))
+        tracer.before_step(3)
+        records.append(tracer.after_step(3, built.step(3), keep_tensors=False))
+        tracer.close()
+        assert built.program.trainer.state.global_step == 3
+    finally:
+        built.program.close()
+    assert not loop_threads()
+    for record in records:
+        assert not record.skipped
+        assert any(k.startswith("grad:transformer.") for k in record.digests)
+        assert any(k.startswith("inputs:") for k in record.digests)  # the model's forward
+    assert [r.lr[0] for r in records] == sorted(r.lr[0] for r in records)  # the warm-up
+    saved = set(os.listdir(tmp_path / "ckpt"))
+    assert {"optimizer.pt", "scheduler.pt", "rng_state.pth", "trainer_state.json"} <= saved
+    assert '"global_step": 2' in (tmp_path / "ckpt" / "trainer_state.json").read_text()
+
+
+@pytest.mark.e2e
+def test_the_trainers_own_resume_is_exact_and_the_engine_ablations_judge_each_component():
+    report = resumecheck.verify(spec("TRAINER_DEFAULT"), drop=["scheduler", "global_step"],
+                                noise_seeds=0, check_determinism=False)
+    own, engine, *ablations = report.runs
+    assert own.checkpoint == "program" and own.verdict == IDENTICAL, own.explanation
+    assert engine.checkpoint == "engine" and engine.verdict == IDENTICAL, engine.explanation
+    by_drop = {tuple(r.dropped): r for r in ablations}
+    assert by_drop[("scheduler",)].verdict == DIVERGED
+    assert by_drop[("scheduler",)].first_divergent_quantity == "learning rate"
+    # without TrainerState's global step the Trainer skips no batch: other data
+    assert by_drop[("global_step",)].first_divergent_quantity == "data (the model's inputs)"
+    assert not loop_threads()
+
+
+@pytest.mark.e2e
+def test_removing_scheduler_pt_after_save_is_blamed_on_the_scheduler():
+    report = resumecheck.verify(spec("TRAINER_SCHEDULER_DROPPED"), drop="none",
+                                noise_seeds=0, check_determinism=False)
+    run = report.runs[0]
+    assert run.checkpoint == "program" and run.verdict == DIVERGED
+    blamed = {f.component: f.detail for f in run.diagnosis}
+    assert "last_epoch 0, expected 3" in blamed["scheduler"]
+    # The Trainer loads optimizer.pt only when scheduler.pt is there too: the
+    # optimizer's moments are lost with it, and the report says so.
+    assert "fresh" in blamed["optimizer"]
+    assert (run.first_divergent_step, run.first_divergent_quantity) == (4, "learning rate")
+
+
+@pytest.mark.process
+@pytest.mark.e2e
+def test_process_isolation_agrees():
+    report = resumecheck.verify(spec("TRAINER_DEFAULT"), drop="none", noise_seeds=0,
+                                check_determinism=False, isolation="process")
+    assert [r.verdict for r in report.runs] == [IDENTICAL, IDENTICAL]
+
+
+def test_a_missing_transformers_names_the_extra(monkeypatch):
+    target = load_target(spec("TRAINER_DEFAULT"))
+    for name in [m for m in sys.modules if m == "transformers" or m.startswith("transformers.")]:
+        monkeypatch.setitem(sys.modules, name, None)
+    with pytest.raises(TargetError) as info:
+        target.build({})
+    assert "resumecheck[transformers]" in str(info.value)
+
+
+@pytest.mark.e2e
+def test_the_readme_table_rows_are_what_the_examples_measure_now():
+    """Verdicts and first divergences of the HF Trainer rows (the cause's wording may change)."""
+    check_table_rows("HF Trainer")
