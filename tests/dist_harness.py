@@ -2,10 +2,10 @@
 
 Run under ``python -m torch.distributed.run --nproc-per-node N tests/dist_harness.py SPEC``.
 SPEC is a JSON file: ``{"phase": "reference" | "restart", "targets": [...],
-"steps": N, "k": K, "work": DIR, "drops": [[component, rank], ...]}``.
+"work": DIR, "drops": {target: [[component, rank], ...]}}``.
 
-* reference: every target is built from its run settings and trains N steps;
-  after step K it writes its own checkpoint (``program.save``) to
+* reference: every target is built from its run settings and trains its
+  ``steps`` (N); after step K (its first ``resume_at``) it writes its own checkpoint (``program.save``) to
   ``WORK/<target>/ckpt``.
 * restart (a new torchrun): every target is built as a restart is (the
   program's defaults unless ``restart_config == "run"``), loads that checkpoint
@@ -57,9 +57,10 @@ def main() -> None:
     dist.init_process_group("gloo")
     torch.set_num_threads(1)
     rank = dist.get_rank()
-    n, k, work = spec["steps"], spec["k"], Path(spec["work"])
+    work = Path(spec["work"])
     for target_spec in spec["targets"]:
         target = load_target(target_spec)
+        n, k = target.steps, target.resume_at[0]
         where = work / _name(target_spec)
         where.mkdir(parents=True, exist_ok=True)
         ckpt = str(where / "ckpt")
@@ -70,7 +71,8 @@ def main() -> None:
             (where / f"reference.rank{rank}.json").write_text(json.dumps(records))
             continue
         variants = [("full", None, None)] + [
-            (f"drop-{c}-{'all' if r is None else r}", c, r) for c, r in spec.get("drops", [])
+            (f"drop-{c}-{'all' if r is None else r}", c, r)
+            for c, r in spec.get("drops", {}).get(target_spec, [])
         ]
         restart_config = target.launch_config() if target.restart_config == "run" else {}
         for i, (variant, component, drop_rank) in enumerate(variants):
