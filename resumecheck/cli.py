@@ -226,7 +226,8 @@ def _parser() -> argparse.ArgumentParser:
         "central finite differences, accumulated micro-batches vs one larger batch, and a "
         "loss that falls on a repeated batch.",
         epilog="examples:\n  resumecheck baseline\n  resumecheck baseline mytrain.py:TARGET "
-        "--isolation process\n\nexit codes: 0 every check passed, 1 one failed, 2 bad usage, "
+        "--isolation process\n  resumecheck baseline resumecheck.tiny_dist:DDP --nproc 2"
+        "\n\nexit codes: 0 every check passed, 1 one failed, 2 bad usage, "
         "4 the environment failed\n            (disk full, out of memory, a process killed "
         "from outside), 130 / 143 interrupted",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -236,9 +237,14 @@ def _parser() -> argparse.ArgumentParser:
     bl.add_argument("--isolation", choices=("inprocess", "process"), default="inprocess",
                     help="run the two determinism runs here or in fresh interpreters")
     bl.add_argument("--timeout", type=_seconds, metavar="SECONDS",
-                    help="seconds one step of a determinism run may take (default 600; 0: no bound)")
+                    help="seconds one step of a determinism run may take (default 600; 0: no "
+                    "bound); with --nproc, one launch of the ranks")
     bl.add_argument("--batch-size", type=_positive_int, default=8)
     bl.add_argument("--micro-batches", type=_positive_int, default=2)
+    bl.add_argument("--nproc", type=_positive_int, metavar="N",
+                    help="check distributed equivalence instead: N ranks launched through "
+                    "torch.distributed.run against 1 rank (synchronized gradient on a tiny "
+                    "float64 batch, ranks bit for bit alike, N-fold accumulation on 1 rank)")
 
     tm = sub.add_parser(
         "timing",
@@ -508,7 +514,7 @@ def _baseline(args: argparse.Namespace) -> int:
                                 threads=args.threads, isolation=args.isolation,
                                 batch_size=args.batch_size, micro_batches=args.micro_batches,
                                 timeout=args.timeout,
-                                progress=progress)
+                                progress=progress, nproc=args.nproc)
     _emit(args, report.render(args.format), "trustworthy" if report.passed else "NOT trustworthy")
     _plot_and_summary(args, report)
     return EXIT_EQUIVALENT if report.passed else EXIT_NOT_EQUIVALENT
