@@ -193,7 +193,8 @@ def _synchronized(many: list[dict[str, Any]], one: list[dict[str, Any]], nproc: 
             abs_d, rel_d = _max_diff(got, g)
             if abs_d > worst["max_abs"]:
                 worst = {"max_abs": abs_d, "max_rel": rel_d, "parameter": name, "rank": r}
-            if not torch.allclose(got.double(), g.double(), **SYNC_TOLERANCE):
+            if not torch.allclose(got.double(), g.double(), rtol=SYNC_TOLERANCE["rtol"],
+                                  atol=SYNC_TOLERANCE["atol"]):
                 failed.append((r, name, abs_d, float(g.double().abs().max())))
     figures = {**worst, "dtype": dtype, "batch_size": many[0]["batch_size"], "ranks": nproc,
                "tolerance": SYNC_TOLERANCE}
@@ -265,7 +266,8 @@ def _trajectory(many: list[dict[str, Any]], one: list[dict[str, Any]], nproc: in
     for i, (a, b) in enumerate(zip(many[0]["params"], one[0]["params"]), start=1):
         for name in b:
             abs_d, rel_d = _max_diff(a[name], b[name])
-            ok = torch.allclose(a[name].double(), b[name].double(), **PARAM_TOLERANCE)
+            ok = torch.allclose(a[name].double(), b[name].double(),
+                                rtol=PARAM_TOLERANCE["rtol"], atol=PARAM_TOLERANCE["atol"])
             params_ok = params_ok and ok
             seen = differ.setdefault(name, {"max_abs": 0.0, "max_rel": 0.0, "within": True,
                                             "step": 0})

@@ -242,7 +242,8 @@ class TinyDistProgram:
 
             fully_shard(module.fc1)  # each layer's parameters sharded over the ranks
             fully_shard(module.fc2)
-            self.model = fully_shard(module)  # reduce-scatter of gradients
+            fully_shard(module)  # reduce-scatter of gradients
+            self.model = module
         seed = stream_seed(cfg, self.rank)  # rng: each rank its own streams
         torch.manual_seed(seed)
         random.seed(seed)
@@ -364,10 +365,10 @@ class TinyDistProgram:
         from torch.distributed.checkpoint.state_dict import get_state_dict, set_state_dict
 
         model_state, optim_state = get_state_dict(self.model, self.optimizer)
-        state = {"model": model_state, "optim": optim_state, "train": self.replicated}
-        dcp.load(state, checkpoint_id=path)  # loads "train" through ReplicatedState too
-        set_state_dict(self.model, self.optimizer, model_state_dict=state["model"],
-                       optim_state_dict=state["optim"])
+        dcp.load({"model": model_state, "optim": optim_state, "train": self.replicated},
+                 checkpoint_id=path)  # in place; "train" through ReplicatedState
+        set_state_dict(self.model, self.optimizer, model_state_dict=model_state,
+                       optim_state_dict=optim_state)
         own_file = os.path.join(path, f"rank{self.rank}.pt")
         if not os.path.exists(own_file):
             raise FileNotFoundError(
