@@ -18,8 +18,10 @@ or under ``torchrun``), and it exercises what many ranks add to a resume:
 
 Its components give the engine full (unsharded) tensors, the same on every
 rank, so captures compare across ranks and modes; its own ``save``/``load``
-is the thing under audit. Float32 throughout (no autocast): the baseline's
-N-rank against one-rank comparison needs no loss scaling to be meaningful.
+is the thing under audit. Float32 by default; the ``*_FP16`` targets autocast
+to float16 with a loss scaler whose scale overflows and moves (scaler; under
+FSDP a ``ShardedGradScaler``, which agrees over the ranks on whether a step
+overflowed), the ``*_BF16`` targets autocast to bfloat16 without one.
 """
 
 from __future__ import annotations
@@ -43,11 +45,12 @@ from resumecheck.program import StepOutput, Target
 from resumecheck.timing import BACKWARD, DATA_WAIT, FORWARD, OPTIMIZER_STEP, phase
 
 __all__ = [
-    "DDP", "FSDP", "RESUME_AT", "RUN_CONFIG", "STEPS",
-    "TinyDistConfig", "TinyDistProgram", "build", "build_ddp", "build_fsdp",
+    "DDP", "DDP_BF16", "DDP_FP16", "FSDP", "FSDP_BF16", "FSDP_FP16", "RESUME_AT", "RUN_CONFIG",
+    "STEPS", "TinyDistConfig", "TinyDistProgram", "build", "build_ddp", "build_fsdp",
 ]
 
 MODES = ("ddp", "fsdp")
+PRECISIONS = ("fp32", "fp16", "bf16")
 
 
 @dataclass(kw_only=True, slots=True)
@@ -60,6 +63,12 @@ class TinyDistConfig:
     mode: str = "ddp"
     """'ddp' (DistributedDataParallel: all-reduce) or 'fsdp' (FSDP2 fully_shard:
     reduce-scatter, sharded parameters and optimizer state)."""
+    precision: str = "fp32"
+    """'fp32'; 'fp16' (autocast with a loss scaler: scaler) or 'bf16' (autocast, no scaler)."""
+    init_scale: float = 2.0**17
+    """fp16: high enough that early steps overflow and the scale moves (scaler)."""
+    growth_interval: int = 2
+    """fp16: overflow-free steps before the scale doubles."""
     n_samples: int = 64
     """Size of the generated dataset; at 2 ranks, 4 optimizer steps make one epoch."""
     n_features: int = 16
@@ -96,6 +105,8 @@ class TinyDistConfig:
     def __post_init__(self) -> None:
         if self.mode not in MODES:
             raise ValueError(f"mode={self.mode!r}: expected 'ddp' or 'fsdp'")
+        if self.precision not in PRECISIONS:
+            raise ValueError(f"precision={self.precision!r}: expected one of {PRECISIONS}")
 
 
 # As in tiny.py: the run is launched with a setting a restart from defaults
@@ -202,13 +213,16 @@ class ReplicatedState:
 
     def state_dict(self) -> dict[str, Any]:
         p = self.program
-        return {"scheduler": p.scheduler.state_dict(), "epoch": p.epoch.value,
-                "global_step": p.global_step.value, "config": dict(p.config.value)}
+        return {"scheduler": p.scheduler.state_dict(), "scaler": p.scaler.state_dict(),
+                "epoch": p.epoch.value, "global_step": p.global_step.value,
+                "config": dict(p.config.value)}
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         p = self.program
         p.config.value = dict(state_dict["config"])
         p.scheduler.load_state_dict(state_dict["scheduler"])  # after the optimizer's state
+        if state_dict.get("scaler"):  # fp16 only: a disabled scaler's state is empty
+            p.scaler.load_state_dict(state_dict["scaler"])
         p.epoch.value = state_dict["epoch"]
         p.global_step.value = state_dict["global_step"]
 
@@ -254,6 +268,8 @@ class TinyDistProgram:
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(  # scheduler: warm-up then decay
             self.optimizer, lr_lambda(cfg)
         )
+        self.fp16 = cfg.precision == "fp16"
+        self.scaler = _scaler(cfg)  # scaler (fp16): loss scale and growth tracker
         self.sampler: DistributedSampler = DistributedSampler(  # each rank its own shard
             TensorDataset(self.x, self.y), num_replicas=self.world_size, rank=self.rank,
             shuffle=True, seed=cfg.seed,
@@ -280,16 +296,20 @@ class TinyDistProgram:
         return self.cfg.accum_steps
 
     def components(self) -> dict[str, Any]:
-        return {
+        comps = {
             "params": self.params,  # full tensors, alike on every rank
             "optimizer": self.optimizer_state,
             "scheduler": self.scheduler,  # after the optimizer: restore order matters
+            "scaler": self.scaler,
             "rng": self.rng,  # per rank
             "data_cursor": self.cursor,  # per rank
             "sampler_epoch": self.epoch,
             "global_step": self.global_step,
             "config": self.config,
         }
+        if not self.fp16:
+            del comps["scaler"]  # fp32 and bf16 need no loss scaling
+        return comps
 
     def next_batch(self, cfg: TinyDistConfig) -> torch.Tensor:
         """This rank's next micro-batch of sample indices (data_cursor, sampler_epoch)."""
@@ -333,17 +353,23 @@ class TinyDistProgram:
                 with phase(FORWARD):
                     loss = self._loss(x, y, cfg)
                 with phase(BACKWARD):
-                    loss.backward()  # the gradient sync runs inside, on the last micro-batch
+                    self.scaler.scale(loss).backward()  # the sync runs inside, on the last
             total += loss.detach().float()
         with phase(OPTIMIZER_STEP):
-            self.optimizer.step()
+            self.scaler.step(self.optimizer)  # fp16: skipped when the gradients overflowed
+            self.scaler.update()
             self.optimizer.zero_grad(set_to_none=True)
             self.scheduler.step()
             self.global_step.value += 1
         return StepOutput(loss=total, samples=torch.cat(seen))  # this rank's loss and samples
 
     def _loss(self, x: torch.Tensor, y: torch.Tensor, cfg: TinyDistConfig) -> torch.Tensor:
-        logits = self.model(x)  # dropout inside (rng, per rank)
+        if cfg.precision == "fp32":
+            logits = self.model(x)  # dropout inside (rng, per rank)
+        else:
+            dtype = torch.float16 if self.fp16 else torch.bfloat16
+            with torch.autocast("cpu", dtype=dtype):
+                logits = self.model(x).float()
         return F.cross_entropy(logits, y, label_smoothing=cfg.label_smoothing) / cfg.accum_steps
 
     # -- the program's own checkpoint: every rank calls both ------------------
@@ -393,14 +419,28 @@ class TinyDistProgram:
     def equivalence_config(self, world_size: int, nproc: int) -> dict[str, Any]:
         """Settings under which a run at ``world_size`` ranks trains on the same global
         batches as this program's settings at ``nproc`` ranks: accumulation scaled by
-        ``nproc / world_size``, and dropout and augmentation off (they draw per rank)."""
+        ``nproc / world_size``, dropout and augmentation off (they draw per rank), and
+        float32 (a float16 loss-scale schedule skips steps on overflow: a tolerance for
+        reduction order cannot judge that)."""
         cfg = self.cfg
         accum, rest = divmod(cfg.accum_steps * nproc, world_size)
         if rest:
             raise ValueError(f"accum_steps={cfg.accum_steps} * {nproc} ranks does not "
                              f"divide over {world_size} ranks")
         return {"accum_steps": accum, "dropout": 0.0, "flip_prob": 0.0, "keep_prob": 1.0,
-                "aug_noise": 0.0}
+                "aug_noise": 0.0, "precision": "fp32"}
+
+
+def _scaler(cfg: TinyDistConfig) -> Any:
+    """The fp16 loss scaler: under FSDP each rank sees only its shard of the gradients,
+    so the sharded scaler all-reduces whether any shard overflowed."""
+    kwargs: dict[str, Any] = {"init_scale": cfg.init_scale, "growth_interval": cfg.growth_interval,
+              "enabled": cfg.precision == "fp16"}
+    if cfg.mode == "fsdp":
+        from torch.distributed.fsdp.sharded_grad_scaler import ShardedGradScaler
+
+        return ShardedGradScaler("cpu", **kwargs)
+    return torch.amp.GradScaler("cpu", **kwargs)
 
 
 def build(config: dict[str, Any]) -> TinyDistProgram:
@@ -430,4 +470,23 @@ DDP = Target(
 FSDP = Target(
     factory=build_fsdp, run_config=RUN_CONFIG, steps=STEPS, resume_at=(RESUME_AT,),
     spec="resumecheck.tiny_dist:FSDP",
+)
+# fp16: the scale overflows at steps 4, 9 and 11 of the run; a scaler the
+# restart forgets lags by a step and meets those overflows elsewhere (scaler).
+STEPS_FP16 = 12
+DDP_FP16 = Target(
+    factory=lambda config: build_ddp({"precision": "fp16", **config}), run_config=RUN_CONFIG,
+    steps=STEPS_FP16, resume_at=(RESUME_AT,), spec="resumecheck.tiny_dist:DDP_FP16",
+)
+FSDP_FP16 = Target(
+    factory=lambda config: build_fsdp({"precision": "fp16", **config}), run_config=RUN_CONFIG,
+    steps=STEPS_FP16, resume_at=(RESUME_AT,), spec="resumecheck.tiny_dist:FSDP_FP16",
+)
+DDP_BF16 = Target(
+    factory=lambda config: build_ddp({"precision": "bf16", **config}), run_config=RUN_CONFIG,
+    steps=STEPS, resume_at=(RESUME_AT,), spec="resumecheck.tiny_dist:DDP_BF16",
+)
+FSDP_BF16 = Target(
+    factory=lambda config: build_fsdp({"precision": "bf16", **config}), run_config=RUN_CONFIG,
+    steps=STEPS, resume_at=(RESUME_AT,), spec="resumecheck.tiny_dist:FSDP_BF16",
 )

@@ -26,12 +26,13 @@ HARNESS = ROOT / "tests" / "dist_harness.py"
 RANKS = (0, 1)
 
 DDP, FSDP = "resumecheck.tiny_dist:DDP", "resumecheck.tiny_dist:FSDP"
+FSDP_FP16, DDP_BF16 = "resumecheck.tiny_dist:FSDP_FP16", "resumecheck.tiny_dist:DDP_BF16"
 USERPROG = "fixtures.dist_userprog:TARGET"
 BUGGY = [f"fixtures.bugs.{m}:BUGGY" for m in CLASS9]
 CORRECT = [f"fixtures.bugs.{m}:CORRECT" for m in CLASS9]
 PER_RANK_DROPS = [[c, r] for c in ("rng", "data_cursor") for r in RANKS]
 ABLATED = (DDP, FSDP, USERPROG)
-TARGETS = [DDP, FSDP, USERPROG, *BUGGY, *CORRECT]
+TARGETS = [DDP, FSDP, FSDP_FP16, DDP_BF16, USERPROG, *BUGGY, *CORRECT]
 
 
 def _torchrun(spec: dict, where: Path, name: str) -> None:
@@ -51,7 +52,8 @@ def runs(tmp_path_factory):
     work = tmp_path_factory.mktemp("dist-programs")
     _torchrun({"phase": "reference", "targets": TARGETS, "work": str(work)}, work, "reference")
     _torchrun({"phase": "restart", "targets": TARGETS, "work": str(work),
-               "drops": {t: PER_RANK_DROPS for t in ABLATED}}, work, "restart")
+               "drops": {**{t: PER_RANK_DROPS for t in ABLATED},
+                         FSDP_FP16: [["scaler", None]]}}, work, "restart")
 
     def read(target: str, variant: str, rank: int) -> list[dict]:
         name = target.replace(":", "-").replace("/", "_")
@@ -70,7 +72,7 @@ def _continuation(runs, target: str, variant: str, rank: int) -> tuple[list[dict
     return runs(target, variant, rank), runs(target, "reference", rank)[_k(target):]
 
 
-@pytest.mark.parametrize("target", [DDP, FSDP, USERPROG, *CORRECT])
+@pytest.mark.parametrize("target", [DDP, FSDP, FSDP_FP16, DDP_BF16, USERPROG, *CORRECT])
 def test_full_resume_through_the_programs_own_checkpoint_is_bitwise_identical_on_every_rank(
         runs, target):
     for rank in RANKS:
@@ -108,6 +110,15 @@ def test_each_per_rank_state_left_out_changes_that_ranks_continuation(runs, targ
         # every rank's parameters.
         assert first_loss_same is (rank != dropped), f"rank {rank}"
         assert got[0]["params"] != want[0]["params"], f"rank {rank}"
+
+
+def test_fp16_loss_scaler_left_out_changes_the_continuation_at_a_later_overflow(runs):
+    # Power-of-two scales are exact: a forgotten scaler shows only where the
+    # restored and the fresh scale meet an overflow differently (after step 8 here).
+    for rank in RANKS:
+        got, want = _continuation(runs, FSDP_FP16, "drop-scaler-all", rank)
+        same = [g["loss"] == w["loss"] and g["params"] == w["params"] for g, w in zip(got, want)]
+        assert same[0] and not same[-1], same
 
 
 @pytest.mark.parametrize("module", CLASS9)
