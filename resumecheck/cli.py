@@ -262,6 +262,10 @@ def _parser() -> argparse.ArgumentParser:
     tm.add_argument("--warmup", type=int, default=3, help="warm-up steps left out (default 3)")
     tm.add_argument("--checkpoint-every", type=_positive_int, default=5,
                     help="engine checkpoint every K steps (default 5)")
+    tm.add_argument("--nproc", type=_positive_int, metavar="N",
+                    help="time the program on N ranks launched through torch.distributed.run: "
+                    "per phase the min and max over the ranks, gradient sync and barrier idle "
+                    "rank by rank")
     return parser
 
 
@@ -526,7 +530,7 @@ def _timing(args: argparse.Namespace) -> int:
     _check_output(args.output)
     report = measure(args.target, steps=args.steps, warmup=args.warmup,
                      checkpoint_every=args.checkpoint_every, seed=args.seed,
-                     threads=args.threads)
+                     threads=args.threads, nproc=args.nproc)
     _emit(args, report.render(args.format), f"{report.steps} steps timed")
     _plot_and_summary(args, report)
     return EXIT_EQUIVALENT

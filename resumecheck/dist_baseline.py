@@ -37,6 +37,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -45,7 +46,7 @@ from resumecheck.errors import InvalidArgument, TargetError
 
 __all__ = [
     "LAUNCH_TIMEOUT", "LOSS_TOLERANCE", "PARAM_TOLERANCE", "SYNC_TOLERANCE",
-    "distributed_checks", "rank_main",
+    "distributed_checks", "launch", "rank_main", "run_rank",
 ]
 
 SYNC_TOLERANCE = {"rtol": 1e-10, "atol": 1e-12}
@@ -67,9 +68,12 @@ margin and stay far below what a skipped or doubled gradient sync does
 (1e-3 and more after one step)."""
 
 
-def _launch(nproc: int, spec: dict[str, Any], work: Path, name: str,
-            timeout: float) -> tuple[list[dict[str, Any]], str | None]:
-    """Run the rank side on ``nproc`` ranks: each rank's results, or why it failed."""
+def launch(nproc: int, module: str, spec: dict[str, Any], work: Path, name: str,
+           timeout: float) -> tuple[list[dict[str, Any]], str | None]:
+    """Run ``python -m module WORK/NAME/spec.json`` on ``nproc`` ranks through
+    ``torch.distributed.run``: each rank's results (its ``rank{r}.pt`` beside the
+    spec), or why the launch failed. A launch that runs past ``timeout`` seconds
+    is stopped with every rank (its own process group)."""
     where = work / name
     where.mkdir()
     spec_path = where / "spec.json"
@@ -78,7 +82,7 @@ def _launch(nproc: int, spec: dict[str, Any], work: Path, name: str,
     cwd = os.getcwd()  # module:attr targets import from here, as in one process
     env["PYTHONPATH"] = os.pathsep.join(p for p in (cwd, env.get("PYTHONPATH", "")) if p)
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone",
-           "--nproc-per-node", str(nproc), "-m", "resumecheck.dist_baseline", str(spec_path)]
+           "--nproc-per-node", str(nproc), "-m", module, str(spec_path)]
     with open(where / "launch.log", "w+b") as log:
         proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT,
                                 start_new_session=True)
@@ -127,11 +131,12 @@ def distributed_checks(target_spec: str, *, nproc: int, steps: int, config: dict
     with tempfile.TemporaryDirectory(prefix="resumecheck-dist-baseline-") as tmp:
         work = Path(tmp)
         bound = timeout or LAUNCH_TIMEOUT
-        many, failed = _launch(nproc, {**spec, "determinism": True}, work, f"ranks{nproc}",
-                               bound)
+        many, failed = launch(nproc, "resumecheck.dist_baseline", {**spec, "determinism": True}, work,
+                              f"ranks{nproc}", bound)
         one: list[dict[str, Any]] = []
         if failed is None:
-            one, failed = _launch(1, {**spec, "determinism": False}, work, "ranks1", bound)
+            one, failed = launch(1, "resumecheck.dist_baseline", {**spec, "determinism": False}, work, "ranks1",
+                                 bound)
     if failed is not None:
         if "TargetError" in failed:
             raise TargetError(target_spec, failed, "Fix the factory so that it builds in "
@@ -410,8 +415,9 @@ def _rank(spec: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def rank_main(spec_path: str) -> int:
-    """One rank: initialise the process group, measure, write ``rank{r}.pt``."""
+def run_rank(spec_path: str, body: Callable[[dict[str, Any]], dict[str, Any]]) -> int:
+    """One rank under the launcher: initialise the process group, run ``body(spec)``
+    and write what it returns (or its error) to ``rank{r}.pt`` beside the spec."""
     import torch.distributed as dist
 
     spec = json.loads(Path(spec_path).read_text())
@@ -420,7 +426,7 @@ def rank_main(spec_path: str) -> int:
     rank = dist.get_rank()
     out = Path(spec_path).parent / f"rank{rank}.pt"
     try:
-        result = _rank(spec)
+        result = body(spec)
     except Exception as exc:  # reported by the parent as a failed launch
         torch.save({"rank": rank, "error": f"rank {rank}: {type(exc).__name__}: {exc}"}, out)
         os._exit(1)  # peers may wait in a collective: do not tear the group down politely
@@ -428,6 +434,11 @@ def rank_main(spec_path: str) -> int:
     dist.barrier()
     dist.destroy_process_group()
     return 0
+
+
+def rank_main(spec_path: str) -> int:
+    """One rank of the distributed baseline."""
+    return run_rank(spec_path, _rank)
 
 
 if __name__ == "__main__":

@@ -42,7 +42,9 @@ from torch.utils.data.distributed import DistributedSampler
 
 from resumecheck.components import RNGState, Value
 from resumecheck.program import StepOutput, Target
-from resumecheck.timing import BACKWARD, DATA_WAIT, FORWARD, OPTIMIZER_STEP, phase
+from resumecheck.timing import (
+    BACKWARD, DATA_WAIT, FORWARD, GRAD_SYNC, OPTIMIZER_STEP, phase,
+)
 
 __all__ = [
     "DDP", "DDP_BF16", "DDP_FP16", "FSDP", "FSDP_BF16", "FSDP_FP16", "RESUME_AT", "RUN_CONFIG",
@@ -155,6 +157,19 @@ def stream_seed(cfg: TinyDistConfig, rank: int) -> int:
     return cfg.seed * 1000 + 1 + rank
 
 
+def timed_allreduce(group, bucket):  # type: ignore[no-untyped-def]
+    """DDP's all-reduce of one bucket of gradients (averaged over the ranks), waited
+    for inside backward so that `resumecheck timing` can show the gradient sync
+    (this gives up overlapping it with the rest of backward). No annotations: DDP
+    checks that a hook's ``bucket`` is annotated as ``dist.GradBucket`` or not at all."""
+    from torch.distributed.algorithms.ddp_comm_hooks.default_hooks import allreduce_hook
+
+    with phase(GRAD_SYNC):
+        future = allreduce_hook(group, bucket)
+        future.wait()
+    return future
+
+
 class TinyModel(nn.Module):
     def __init__(self, cfg: TinyDistConfig) -> None:
         super().__init__()
@@ -251,6 +266,7 @@ class TinyDistProgram:
             from torch.nn.parallel import DistributedDataParallel
 
             self.model = DistributedDataParallel(module)  # all-reduce of gradients
+            self.model.register_comm_hook(None, timed_allreduce)
         else:
             from torch.distributed.fsdp import fully_shard
 
