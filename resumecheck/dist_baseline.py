@@ -36,13 +36,17 @@ import signal
 import subprocess
 import sys
 import tempfile
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import torch
 
+from resumecheck.baseline import BaselineCheck
+from resumecheck.compare import digest
+from resumecheck.components import launch_global_streams
 from resumecheck.errors import InvalidArgument, TargetError
+from resumecheck.program import load_target
 
 __all__ = [
     "LAUNCH_TIMEOUT", "LOSS_TOLERANCE", "PARAM_TOLERANCE", "SYNC_TOLERANCE",
@@ -118,9 +122,9 @@ LAUNCH_TIMEOUT = 600.0
 
 
 def distributed_checks(target_spec: str, *, nproc: int, steps: int, config: dict[str, Any],
-                       threads: int, batch_size: int, timeout: float | None) -> list[Any]:
-    """The checks above, as ``BaselineCheck``s (baseline.py renders them)."""
-    from resumecheck.baseline import BaselineCheck
+                       threads: int, batch_size: int,
+                       timeout: float | None) -> list[BaselineCheck]:
+    """The checks above (``baseline.check_baseline(nproc=N)`` reports them)."""
 
     if batch_size % nproc:
         raise InvalidArgument("batch_size", batch_size,
@@ -150,8 +154,7 @@ def distributed_checks(target_spec: str, *, nproc: int, steps: int, config: dict
 
 # -- judging (parent side) ----------------------------------------------------
 
-def _determinism(ranks: list[dict[str, Any]], steps: int) -> Any:
-    from resumecheck.baseline import BaselineCheck
+def _determinism(ranks: list[dict[str, Any]], steps: int) -> BaselineCheck:
 
     for r, res in enumerate(ranks):
         first, second = res["determinism"]
@@ -175,8 +178,7 @@ def _max_diff(a: torch.Tensor, b: torch.Tensor) -> tuple[float, float]:
     return float(diff.max()), float((diff / scale).max())
 
 
-def _synchronized(many: list[dict[str, Any]], one: list[dict[str, Any]], nproc: int) -> Any:
-    from resumecheck.baseline import BaselineCheck
+def _synchronized(many: list[dict[str, Any]], one: list[dict[str, Any]], nproc: int) -> BaselineCheck:
 
     whole = one[0]["grads"]
     dtype = one[0]["dtype"]
@@ -221,10 +223,7 @@ def _synchronized(many: list[dict[str, Any]], one: list[dict[str, Any]], nproc: 
         figures=figures)
 
 
-def _agree(many: list[dict[str, Any]]) -> Any:
-    from resumecheck.compare import digest
-    from resumecheck.baseline import BaselineCheck
-
+def _agree(many: list[dict[str, Any]]) -> BaselineCheck:
     first = many[0]
     for r, res in enumerate(many[1:], start=1):
         for name in first["grads"]:
@@ -252,8 +251,7 @@ def _agree(many: list[dict[str, Any]]) -> Any:
         figures={"ranks": len(many), "steps": len(first["params"])})
 
 
-def _trajectory(many: list[dict[str, Any]], one: list[dict[str, Any]], nproc: int) -> Any:
-    from resumecheck.baseline import BaselineCheck
+def _trajectory(many: list[dict[str, Any]], one: list[dict[str, Any]], nproc: int) -> BaselineCheck:
 
     if many[0].get("equivalence") is None or one[0].get("equivalence") is None:
         why = many[0].get("equivalence_skipped") or one[0].get("equivalence_skipped")
@@ -343,8 +341,6 @@ def _split(batch: Any, n: int, i: int) -> Any:
 
 
 def _run(target: Any, config: dict[str, Any], steps: int, keep: bool) -> dict[str, Any]:
-    from resumecheck.compare import digest
-    from resumecheck.components import launch_global_streams
 
     launch_global_streams()
     built = target.build(config)
@@ -365,9 +361,6 @@ def _run(target: Any, config: dict[str, Any], steps: int, keep: bool) -> dict[st
 def _rank(spec: dict[str, Any]) -> dict[str, Any]:
     import torch.distributed as dist
 
-    from resumecheck.compare import digest
-    from resumecheck.components import launch_global_streams
-    from resumecheck.program import load_target
 
     rank, world = dist.get_rank(), dist.get_world_size()
     target = load_target(spec["target"])
