@@ -266,7 +266,7 @@ class TinyDistProgram:
             from torch.nn.parallel import DistributedDataParallel
 
             self.model = DistributedDataParallel(module)  # all-reduce of gradients
-            self.model.register_comm_hook(None, timed_allreduce)
+            self.model.register_comm_hook(None, timed_allreduce)  # marks it for timing
         else:
             from torch.distributed.fsdp import fully_shard
 
