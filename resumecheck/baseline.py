@@ -57,6 +57,8 @@ class BaselineReport:
     steps: int
     checks: list[BaselineCheck]
     environment: dict[str, Any]
+    nproc: int | None = None
+    """Ranks of a distributed baseline (``--nproc``); None: one process."""
 
     @property
     def passed(self) -> bool:
@@ -72,11 +74,14 @@ class BaselineReport:
                 "line for what the program must offer)")
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        doc = {
             "schema": SCHEMA, "target": self.target, "steps": self.steps,
             "passed": self.passed, "environment": self.environment,
             "checks": [vars(c) for c in self.checks],
         }
+        if self.nproc is not None:
+            doc["nproc"] = self.nproc
+        return doc
 
     def render(self, fmt: Literal["table", "json", "markdown"] = "table") -> str:
         import json
@@ -85,7 +90,8 @@ class BaselineReport:
             return json.dumps(self.to_json(), indent=2, default=str)
         env = self.environment
         lines = [
-            f"resumecheck baseline: {self.target}, {self.steps} steps; torch {env.get('torch')}, "
+            f"resumecheck baseline: {self.target}, {self.steps} steps"
+            f"{f' on {self.nproc} ranks against 1' if self.nproc else ''}; torch {env.get('torch')}, "
             f"{env.get('threads')} thread(s), {env.get('device')}",
             f"baseline: {'TRUSTWORTHY' if self.passed else 'NOT TRUSTWORTHY'}{self._skipped_text()}",
             "",
@@ -110,6 +116,7 @@ def check_baseline(
     micro_batches: int = 2,
     timeout: float | None = None,
     progress: ProgressCallback | None = None,
+    nproc: int | None = None,
 ) -> BaselineReport:
     """Run the determinism and tiny-batch gradient checks on ``target``.
 
@@ -118,11 +125,17 @@ def check_baseline(
     disk space, out of memory or a process killed from outside raise
     ``EnvironmentFailure``. ``progress`` receives a ``ProgressEvent`` per step
     of the determinism runs and once the gradient checks are done (counted as
-    one more step)."""
+    one more step).
+
+    ``nproc``: check distributed equivalence instead, on that many ranks
+    launched through ``torch.distributed.run`` against one rank
+    (``resumecheck.dist_baseline``); ``timeout`` then bounds each launch."""
     settings = Settings(steps=steps, seed=seed, threads=threads, isolation=isolation,
                         timeout=timeout)  # validated once, here
     tgt = target if isinstance(target, Target) else load_target(target)
     n = settings.steps_for(tgt)
+    if nproc is not None:
+        return _distributed(tgt, nproc, n, settings, batch_size)
     if batch_size % micro_batches or micro_batches < 2:
         raise InvalidArgument("micro_batches", micro_batches,
                               f"expected an int >= 2 dividing batch_size={batch_size}")
@@ -147,6 +160,23 @@ def check_baseline(
         torch.set_num_threads(previous)
     return BaselineReport(target=tgt.spec or tgt.name, steps=n, checks=checks,
                           environment=fingerprint(threads))
+
+
+def _distributed(tgt: Target, nproc: int, n: int, settings: Settings,
+                 batch_size: int) -> BaselineReport:
+    from resumecheck.dist_baseline import distributed_checks
+
+    if not isinstance(nproc, int) or isinstance(nproc, bool) or nproc < 1:
+        raise InvalidArgument("nproc", nproc, "expected an int >= 1")
+    if tgt.spec is None:
+        raise InvalidArgument("target", tgt.name, "a distributed baseline starts every rank "
+                              "as a fresh interpreter: give the target as module:attr or "
+                              "path/to/file.py:attr")
+    checks = distributed_checks(tgt.spec, nproc=nproc, steps=n,
+                                config=tgt.launch_config(settings.seed), threads=settings.threads,
+                                batch_size=batch_size, timeout=settings.timeout)
+    return BaselineReport(target=tgt.spec, steps=n, checks=checks,
+                          environment=fingerprint(settings.threads), nproc=nproc)
 
 
 def two_runs(target: Target, steps: int, config: dict[str, Any], threads: int,

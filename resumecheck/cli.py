@@ -237,7 +237,8 @@ def _baseline_parser(sub: Any) -> None:
         "central finite differences, accumulated micro-batches vs one larger batch, and a "
         "loss that falls on a repeated batch.",
         epilog="examples:\n  resumecheck baseline\n  resumecheck baseline mytrain.py:TARGET "
-        "--isolation process\n\nexit codes: 0 every check passed, 1 one failed, 2 bad usage, "
+        "--isolation process\n  resumecheck baseline resumecheck.tiny_dist:DDP --nproc 2"
+        "\n\nexit codes: 0 every check passed, 1 one failed, 2 bad usage, "
         "4 the environment failed\n            (disk full, out of memory, a process killed "
         "from outside), 130 / 143 interrupted",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -247,9 +248,14 @@ def _baseline_parser(sub: Any) -> None:
     bl.add_argument("--isolation", choices=("inprocess", "process"), default="inprocess",
                     help="run the two determinism runs here or in fresh interpreters")
     bl.add_argument("--timeout", type=_float, metavar="SECONDS",
-                    help="seconds one step of a determinism run may take (default 600; 0: no bound)")
+                    help="seconds one step of a determinism run may take (default 600; 0: no "
+                    "bound); with --nproc, one launch of the ranks")
     bl.add_argument("--batch-size", type=_positive_int, default=8)
     bl.add_argument("--micro-batches", type=_positive_int, default=2)
+    bl.add_argument("--nproc", type=_positive_int, metavar="N",
+                    help="check distributed equivalence instead: N ranks launched through "
+                    "torch.distributed.run against 1 rank (synchronized gradient on a tiny "
+                    "float64 batch, ranks bit for bit alike, N-fold accumulation on 1 rank)")
 
 
 def _timing_parser(sub: Any) -> None:
@@ -269,6 +275,10 @@ def _timing_parser(sub: Any) -> None:
     tm.add_argument("--warmup", type=int, default=3, help="warm-up steps left out (default 3)")
     tm.add_argument("--checkpoint-every", type=_positive_int, default=5,
                     help="engine checkpoint every K steps (default 5)")
+    tm.add_argument("--nproc", type=_positive_int, metavar="N",
+                    help="time the program on N ranks launched through torch.distributed.run: "
+                    "per phase the min and max over the ranks, gradient sync and barrier idle "
+                    "rank by rank")
 
 
 def _common(cmd: argparse.ArgumentParser) -> None:
@@ -534,7 +544,7 @@ def _baseline(args: argparse.Namespace) -> int:
                                 threads=args.threads, isolation=args.isolation,
                                 batch_size=args.batch_size, micro_batches=args.micro_batches,
                                 timeout=args.timeout,
-                                progress=progress)
+                                progress=progress, nproc=args.nproc)
     _emit(args, report.render(args.format), "trustworthy" if report.passed else "NOT trustworthy")
     _plot_and_summary(args, report)
     return EXIT_EQUIVALENT if report.passed else EXIT_NOT_EQUIVALENT
@@ -546,7 +556,7 @@ def _timing(args: argparse.Namespace) -> int:
     _check_output(args.output)
     report = measure(args.target, steps=args.steps, warmup=args.warmup,
                      checkpoint_every=args.checkpoint_every, seed=args.seed,
-                     threads=args.threads)
+                     threads=args.threads, nproc=args.nproc)
     _emit(args, report.render(args.format), f"{report.steps} steps timed")
     _plot_and_summary(args, report)
     return EXIT_EQUIVALENT

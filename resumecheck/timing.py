@@ -20,7 +20,9 @@ from typing import Any
 
 import torch
 
-from resumecheck.phases import BARRIER, CHECKPOINT, PHASES, PhaseRecorder, activate, deactivate
+from resumecheck.phases import (
+    BARRIER, CHECKPOINT, GRAD_SYNC, PHASES, PhaseRecorder, activate, deactivate,
+)
 
 __all__ = ["PhaseTimer", "TimingReport", "measure"]
 
@@ -105,7 +107,9 @@ class PhaseTimer:
                 "p95_s": _percentile(durations, 95),
                 "share": total / total_step if total_step else 0.0,
             }
-        covered = sum(p["total_s"] for p in phases.values())
+        # A phase inside another (DDP's gradient sync inside backward) is in both
+        # totals; the time the phases cover counts it once.
+        covered = sum(self._elapsed(a, b) for s in measured for a, b in _outermost(s.spans))
         return {
             "steps": len(measured),
             "warmup": min(self.warmup, len(self.steps)),
@@ -116,6 +120,22 @@ class PhaseTimer:
             "phases_total_s": covered,
             "unaccounted_share": 1 - covered / total_step if total_step else 0.0,
         }
+
+
+def _outermost(spans: list[tuple[str, Any, Any]]) -> list[tuple[Any, Any]]:
+    """The spans not inside another (spans close inner first: an inner span is
+    recorded before the span that holds it)."""
+    out: list[tuple[Any, Any]] = []
+    for i, (_, start, end) in enumerate(spans):
+        if not any(_within(start, end, s, e) for _, s, e in spans[i + 1:]):
+            out.append((start, end))
+    return out
+
+
+def _within(start: Any, end: Any, outer_start: Any, outer_end: Any) -> bool:
+    if isinstance(start, float):
+        return outer_start <= start and end <= outer_end
+    return False  # CUDA events are ordered only once resolved: no nesting assumed
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -174,15 +194,59 @@ class TimingReport:
             "",
             f"{'phase':<16}{'calls':>7}{'total':>12}{'median':>12}{'p95':>12}{'share':>8}",
         ]
-        for name, p in self.phases().items():
-            lines.append(
-                f"{name:<16}{p['calls']:>7}{_ms(p['total_s']):>12}{_ms(p['median_s']):>12}"
-                f"{_ms(p['p95_s']):>12}{100 * p['share']:>7.1f}%"
-            )
+        if len(self.ranks) > 1:
+            lines = lines[:1] + self._rank_lines()
+        else:
+            for name, p in self.phases().items():
+                lines.append(
+                    f"{name:<16}{p['calls']:>7}{_ms(p['total_s']):>12}{_ms(p['median_s']):>12}"
+                    f"{_ms(p['p95_s']):>12}{100 * p['share']:>7.1f}%"
+                )
         text = "\n".join(lines) + "\n"
         if fmt == "markdown":
             return "\n".join(f"    {line}" if line else "" for line in text.splitlines()) + "\n"
         return text
+
+
+    def _rank_lines(self) -> list[str]:
+        """Many ranks: per phase the smallest and largest figure over the ranks, then
+        gradient sync and barrier idle rank by rank."""
+        n = len(self.ranks)
+        steps = [r["step_median_s"] for r in self.ranks]
+        lines = [
+            f"{n} ranks; step median min {_ms(min(steps))}, max {_ms(max(steps))}",
+            "",
+            f"{'phase':<16}{'calls':>7}{'total min':>12}{'total max':>12}{'median min':>12}"
+            f"{'median max':>12}{'share':>15}",
+        ]
+        for name, p in self.phases().items():
+            share = f"{100 * p['share']:.1f}-{100 * p['share_max']:.1f}%"
+            lines.append(
+                f"{name:<16}{p['calls_max']:>7}{_ms(p['total_s']):>12}{_ms(p['total_s_max']):>12}"
+                f"{_ms(p['median_s']):>12}{_ms(p['median_s_max']):>12}{share:>15}"
+            )
+        lines += ["", f"{'rank':<6}{'grad_sync total':>17}{'barrier idle':>15}{'step median':>14}"]
+        for r in self.ranks:
+            lines.append(
+                f"{r['rank']:<6}{_ms(r['phases'][GRAD_SYNC]['total_s']):>17}"
+                f"{_ms(r['phases'][BARRIER]['total_s']):>15}{_ms(r['step_median_s']):>14}"
+            )
+        return lines
+
+
+def _on_ranks(tgt: Any, nproc: int, steps: int, warmup: int, checkpoint_every: int,
+              seed: int | None, threads: int) -> TimingReport:
+    """``measure`` on ``nproc`` ranks launched through ``torch.distributed.run``."""
+    from resumecheck.dist_timing import measure_ranks
+    from resumecheck.errors import InvalidArgument
+
+    if tgt.spec is None:
+        raise InvalidArgument("target", tgt.name, "timing on ranks starts every rank as a "
+                              "fresh interpreter: give the target as module:attr or "
+                              "path/to/file.py:attr")
+    return measure_ranks(tgt.spec, nproc=nproc, steps=steps, warmup=warmup,
+                         checkpoint_every=checkpoint_every, seed=seed, threads=threads,
+                         config=tgt.launch_config(seed))
 
 
 def _ms(seconds: float) -> str:
@@ -197,17 +261,20 @@ def measure(
     checkpoint_every: int = 5,
     seed: int | None = None,
     threads: int = 1,
+    nproc: int | None = None,
 ) -> TimingReport:
     """Run ``target`` for ``steps`` steps under a PhaseTimer; the engine times
     its own checkpoint (a capture through torch.save) every ``checkpoint_every``
-    steps, and the barrier when torch.distributed is initialised."""
+    steps, and the barrier when torch.distributed is initialised.
+
+    ``nproc``: run on that many ranks launched through ``torch.distributed.run``
+    (``resumecheck.dist_timing``); the report holds every rank."""
     import tempfile
 
     from resumecheck.environment import fingerprint
     from resumecheck.errors import InvalidArgument
     from resumecheck.program import Target, load_target
     from resumecheck.capture import save_capture
-
     from resumecheck.settings import Settings
 
     Settings(steps=steps, seed=seed, threads=threads)  # validated once, here
@@ -215,6 +282,8 @@ def measure(
     for name, value, low in (("warmup", warmup, 0), ("checkpoint_every", checkpoint_every, 1)):
         if not isinstance(value, int) or value < low:
             raise InvalidArgument(name, value, f"expected an int >= {low}")
+    if nproc is not None:
+        return _on_ranks(tgt, nproc, steps, warmup, checkpoint_every, seed, threads)
     previous = torch.get_num_threads()
     torch.set_num_threads(threads)
     distributed = torch.distributed.is_available() and torch.distributed.is_initialized()

@@ -1,0 +1,81 @@
+"""`resumecheck baseline --nproc N`: distributed equivalence before any resume is judged.
+
+Each check_baseline(nproc=2) launches torchrun twice (2 ranks, then 1): tens of
+seconds on a shared CPU, so two such tests (FSDP's baseline is the same code
+path; tests/test_dist_programs.py trains it). The argument checks launch nothing.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from resumecheck import Target
+from resumecheck.baseline import check_baseline
+from resumecheck.dist_baseline import LOSS_TOLERANCE, PARAM_TOLERANCE, SYNC_TOLERANCE
+from resumecheck.errors import InvalidArgument
+
+CHECKS = ["determinism", "synchronized gradient", "ranks agree", "N ranks vs 1 rank"]
+
+
+def test_nproc_must_be_a_positive_int():
+    with pytest.raises(InvalidArgument, match="nproc"):
+        check_baseline("resumecheck.tiny_dist:DDP", nproc=0)
+
+
+def test_an_in_memory_target_cannot_be_launched_on_ranks():
+    from resumecheck.tiny_dist import build_ddp
+
+    with pytest.raises(InvalidArgument, match="module:attr"):
+        check_baseline(Target(factory=build_ddp), nproc=2)
+
+
+def test_the_tiny_batch_must_split_evenly_over_the_ranks():
+    with pytest.raises(InvalidArgument, match="batch_size"):
+        check_baseline("resumecheck.tiny_dist:DDP", nproc=2, batch_size=7)
+
+
+@pytest.mark.distributed
+@pytest.mark.e2e
+def test_ddp_program_passes_through_the_cli_with_its_differences_reported(capsys):
+    from resumecheck.cli import main
+    from resumecheck.schema import validate
+
+    code = main(["baseline", "resumecheck.tiny_dist:DDP", "--nproc", "2", "--steps", "4",
+                 "--format", "json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 0, doc
+    validate(doc)
+    assert doc["nproc"] == 2 and doc["passed"] is True
+    checks = {c["name"]: c for c in doc["checks"]}
+    assert list(checks) == CHECKS
+    assert all(c["status"] == "passed" for c in doc["checks"])
+    sync = checks["synchronized gradient"]["figures"]
+    assert sync["dtype"] == "float64" and sync["ranks"] == 2
+    assert 0 <= sync["max_abs"] < SYNC_TOLERANCE["atol"]
+    trajectory = checks["N ranks vs 1 rank"]["figures"]
+    accumulation = trajectory["accumulation"]
+    assert accumulation["1 rank"]["accum_steps"] == 2 * accumulation["2 ranks"]["accum_steps"]
+    differences = trajectory["differences"]
+    assert {"loss", "fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"} <= set(differences)
+    # The reduction order differs, so something differs a little; all within tolerance.
+    assert any(d["max_abs"] > 0 for d in differences.values())
+    assert differences["loss"]["max_abs"] < LOSS_TOLERANCE["atol"]
+    assert all(d["within"] for d in differences.values())
+    assert max(d["max_abs"] for k, d in differences.items() if k != "loss") < PARAM_TOLERANCE["atol"]
+
+
+@pytest.mark.distributed
+@pytest.mark.e2e
+def test_a_program_without_the_gradient_sync_fails_and_says_where():
+    report = check_baseline("fixtures.dist_userprog:NO_SYNC", nproc=2, steps=3)
+    assert not report.passed
+    status = {c.name: c.status for c in report.checks}
+    assert status == {"determinism": "passed", "synchronized gradient": "failed",
+                      "ranks agree": "failed", "N ranks vs 1 rank": "failed"}
+    checks = {c.name: c for c in report.checks}
+    assert "not averaged over the ranks" in checks["synchronized gradient"].detail
+    assert checks["ranks agree"].figures["rank"] == 1
+    assert checks["N ranks vs 1 rank"].figures["differences"]["loss"]["within"] is False
+    assert "rank 1" in report.render() and "on 2 ranks against 1" in report.render()

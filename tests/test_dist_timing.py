@@ -1,0 +1,44 @@
+"""`resumecheck timing --nproc N`: every rank's phases, min and max over the ranks."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from resumecheck import Target
+from resumecheck.errors import InvalidArgument
+from resumecheck.timing import PHASES, measure
+
+
+def test_an_in_memory_target_cannot_be_timed_on_ranks():
+    from resumecheck.tiny_dist import build_ddp
+
+    with pytest.raises(InvalidArgument, match="module:attr"):
+        measure(Target(factory=build_ddp), nproc=2)
+
+
+@pytest.mark.distributed
+@pytest.mark.e2e
+def test_ddp_program_shows_gradient_sync_and_barrier_idle_per_rank():
+    from resumecheck.schema import validate
+
+    report = measure("resumecheck.tiny_dist:DDP", nproc=2, steps=4, warmup=1,
+                     checkpoint_every=2)
+    doc = report.to_json()
+    validate(json.loads(json.dumps(doc)))
+    assert [r["rank"] for r in doc["ranks"]] == [0, 1]
+    for rank in doc["ranks"]:
+        phases = rank["phases"]
+        assert list(phases) == list(PHASES)
+        assert phases["grad_sync"]["calls"] >= 4  # at least one bucket all-reduced per step
+        assert phases["grad_sync"]["total_s"] > 0
+        assert phases["barrier"]["calls"] == 4  # the engine's barrier after every step
+        assert phases["checkpoint"]["calls"] == 2
+        assert phases["forward"]["calls"] == 8  # two micro-batches a step
+        # The sync runs inside backward: the time the phases cover counts it once.
+        assert rank["phases_total_s"] <= rank["step_total_s"] * 1.001
+    table = report.render()
+    assert "2 ranks; step median min" in table and "total min" in table and "total max" in table
+    rows = {line.split()[0]: line for line in table.splitlines()[-2:]}
+    assert set(rows) == {"0", "1"}  # gradient sync and barrier idle, rank by rank
