@@ -172,7 +172,7 @@ class _TrainerStreams(RNGState):
         super().load_state_dict(state)
         program = self._program
         folder = program._engine_folder
-        if folder is None or program._last_step:  # only before the first resumed step
+        if folder is None or program.stepped:  # only before the first resumed step
             return
         streams = {"python": random.getstate(), "numpy": np.random.get_state(),
                    "cpu": torch.get_rng_state()}
