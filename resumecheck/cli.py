@@ -186,6 +186,7 @@ def _parser() -> argparse.ArgumentParser:
                      help="extra reference runs with other seeds for the noise band "
                      "(default 2, at most 100)")
     run.add_argument("--timeout", type=_seconds, metavar="SECONDS", help=_TIMEOUT_HELP)
+    run.add_argument("--nproc", type=_positive_int, metavar="N", help=_NPROC_HELP)
     run.add_argument("--plot", metavar="FILE.png|FILE.svg",
                      help="draw the divergence figure (needs the extra resumecheck[plot])")
     run.add_argument("--no-determinism-check", dest="determinism", action="store_false",
@@ -209,6 +210,7 @@ def _parser() -> argparse.ArgumentParser:
                     help="stop generating after this long, stopping a run in progress "
                     "(default 60; shrinking a failure gets as long again)")
     fz.add_argument("--timeout", type=_seconds, metavar="SECONDS", help=_TIMEOUT_HELP)
+    fz.add_argument("--nproc", type=_positive_int, metavar="N", help=_NPROC_HELP)
     fz.add_argument("--max-interruptions", type=_positive_int, default=2, metavar="M",
                     help="restarts per schedule at most (default 2)")
     fz.add_argument("--isolation", choices=("inprocess", "process"), default="inprocess")
@@ -257,6 +259,38 @@ def _parser() -> argparse.ArgumentParser:
     tm.add_argument("--checkpoint-every", type=_positive_int, default=5,
                     help="engine checkpoint every K steps (default 5)")
     return parser
+
+
+_NPROC_HELP = (
+    "run every segment as N ranks under torch's elastic launcher (gloo on CPU, NCCL for a "
+    "CUDA program); per-rank state is judged per rank: rng[rank 1] (default: one process; "
+    "started under torchrun, the launch's world size)"
+)
+
+
+def _ranks(args: argparse.Namespace) -> int | None:
+    """``--nproc``; under a user's torchrun, its world size (rank 0 runs the
+    check and launches every rank of every segment itself; the other ranks
+    of that launch have nothing to do and end at once: see ``_run``)."""
+    from resumecheck.distributed import launched_world_size
+
+    launched = launched_world_size()
+    if launched is None:
+        return getattr(args, "nproc", None)
+    _, world = launched
+    if args.nproc is not None and args.nproc != world:
+        raise _UsageError(f"--nproc {args.nproc} under torchrun with {world} ranks: give "
+                          "one or the other (or the same number)")
+    return world
+
+
+def _idle_rank() -> int | None:
+    """Under a user's torchrun, on a rank other than 0: say so and return 0."""
+    if "TORCHELASTIC_RUN_ID" not in os.environ or os.environ.get("RANK", "0") == "0":
+        return None
+    print(f"resumecheck: rank {os.environ['RANK']} of a torchrun launch: the check runs on "
+          "rank 0, which starts every rank of every segment itself", file=sys.stderr)
+    return EXIT_EQUIVALENT
 
 
 def _common(cmd: argparse.ArgumentParser) -> None:
@@ -404,6 +438,10 @@ def _run(args: argparse.Namespace) -> int:
             raise _UsageError(str(exc)) from None
     else:
         tolerance = Tolerance.bitwise() if args.tolerance == "bitwise" else Tolerance.close()
+    idle = _idle_rank()
+    if idle is not None:
+        return idle
+    nproc = _ranks(args)
     _check_output(args.output)
     _check_plot(args.plot)
     with terminal_progress() as progress:
@@ -420,6 +458,7 @@ def _run(args: argparse.Namespace) -> int:
             check_determinism=args.determinism,
             timeout=args.timeout,
             progress=progress,
+            nproc=nproc,
         )
     _plot_and_summary(args, report)
     verdict = "equivalent" if report.equivalent else "NOT equivalent"
@@ -438,6 +477,10 @@ def _check_output(output: str | None) -> None:
 def _fuzz(args: argparse.Namespace) -> int:
     from resumecheck.fuzz import fuzz
 
+    idle = _idle_rank()
+    if idle is not None:
+        return idle
+    nproc = _ranks(args)
     _check_output(args.output)
     _check_plot(args.plot)
     if args.budget <= 0:
@@ -447,7 +490,7 @@ def _fuzz(args: argparse.Namespace) -> int:
         result = fuzz(
             args.target, steps=args.steps, max_examples=args.max_examples, budget=args.budget,
             max_interruptions=args.max_interruptions, seed=args.seed, isolation=args.isolation,
-            threads=args.threads, progress=progress, timeout=args.timeout,
+            threads=args.threads, progress=progress, timeout=args.timeout, nproc=nproc,
         )
     _plot_and_summary(args, result)
     _emit(args, result.render(args.format), result.summary())

@@ -29,6 +29,7 @@ from resumecheck import forkserver
 from resumecheck.baseline import nondeterminism_cause
 from resumecheck.compare import Difference, Tolerance, compare_values, digest, flatten_state
 from resumecheck.components import CONFIG, SAMPLER_EPOCH, preserved_global_streams, validate_drop
+from resumecheck.distributed import check_nproc, split_rank_name
 from resumecheck.environment import fingerprint
 from resumecheck.errors import (
     BudgetExhausted, DiskSpaceShortage, DiskUseWarning, InvalidArgument,
@@ -96,6 +97,7 @@ def verify(
     check_determinism: bool = True,
     timeout: float | None = None,
     progress: ProgressCallback | None = None,
+    nproc: int | None = None,
 ) -> Report:
     """Check that the target resumes from a checkpoint like it never stopped.
 
@@ -129,6 +131,9 @@ def verify(
     SIGALRM). Out of disk space, out of memory or a process killed from
     outside raise ``EnvironmentFailure``: never a verdict.
     ``progress`` receives a ``ProgressEvent`` as each step and run completes.
+    ``nproc``: run every segment as this many ranks under torch's elastic
+    launcher (``resumecheck.distributed``); per-rank components are then
+    judged per rank (``rng[rank 1]``). None (the default): one process.
     """
     tgt = target if isinstance(target, Target) else load_target(target)
     n = tgt.steps if steps is None else steps
@@ -141,14 +146,16 @@ def verify(
     if not isinstance(threads, int) or threads < 1:
         raise InvalidArgument("threads", threads, "expected an int >= 1")
     check_timeout(timeout)
+    check_nproc(nproc)
     tol = tolerance or Tolerance.bitwise()
-    if isolation == "process":  # the reference, the determinism rerun, the restarts
+    if isolation == "process" and nproc is None:  # the reference, the determinism rerun, the restarts
         forkserver.prestart(["1", *[None] * _process_jobs(threads)])
     check = Checker(tgt, n, ks, isolation, tol, seed, threads,
                    check_determinism=check_determinism, timeout=timeout,
                    progress=ProgressTracker(progress, "run", total=n * (1 + check_determinism))
-                   if progress else None)
-    if not (isinstance(drop, str) and drop in ("all", "none")):
+                   if progress else None, nproc=nproc)
+    # (a distributed program builds only inside its ranks: its names are checked after the reference)
+    if nproc is None and not (isinstance(drop, str) and drop in ("all", "none")):
         _drop_sets(drop, declared_names(tgt, check.run_config))  # a typo fails before any run
     with tempfile.TemporaryDirectory(prefix="resumecheck-") as work, preserved_global_streams():
         check.work = work
@@ -216,6 +223,8 @@ class Checker:
     _prefixes: dict[int, SegmentResult] = field(default_factory=dict)
     noise_seeds: list[int] = field(default_factory=list)
     """The seeds of the noise runs that ran (empty: none, or the seed is unknown)."""
+    nproc: int | None = None
+    """Ranks per segment under torch's launcher (None: one process)."""
 
     def _reference_file(self, path: str) -> dict[str, Any]:
         """A capture of the reference, loaded once: those files never change."""
@@ -279,13 +288,15 @@ class Checker:
                 kw.setdefault("max_tensor_steps", _TENSOR_STEPS)
         return SegmentSpec(
             target_spec=self.target.spec, workdir=work or self.work, name=name,
-            threads=self.threads, step_timeout=self.step_timeout(), **kw,
+            threads=self.threads, step_timeout=self.step_timeout(), nproc=self.nproc, **kw,
         )
 
     @property
     def jobs(self) -> int:
         """Runs side by side: one per ``threads`` cores in fresh interpreters;
         in-process runs share this interpreter's streams, so one."""
+        if self.nproc is not None:  # every rank of a run takes its threads
+            return _process_jobs(self.threads * self.nproc)
         return _process_jobs(self.threads) if self.isolation == "process" else 1
 
     def _map(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> list[Any]:
@@ -409,6 +420,7 @@ class Checker:
             determinism=self.determinism,
             reference_loss=[r.loss for r in ref.records],
             seed_losses=self.noise,
+            nproc=self.nproc,
         )
 
     def check(
@@ -982,7 +994,7 @@ class Checker:
         return reproduce_command(
             "run", self.target.spec, steps=self.steps, seed=self.seed, threads=self.threads,
             isolation=self.isolation, resume_at=schedule, drop=dropped,
-            tolerance=self.tolerance, timeout=self.timeout,
+            tolerance=self.tolerance, timeout=self.timeout, nproc=self.nproc,
         )
 
 
@@ -1027,6 +1039,9 @@ def _drop_sets(drop: DropSpec, names: Sequence[str]) -> list[list[str]]:
 
 
 def _quantity_name(key: str) -> str:
+    key, rank = split_rank_name(key)  # a quantity of one rank of many
+    if rank is not None:
+        return f"{_quantity_name(key)} on rank {rank}"
     head, _, name = key.partition(":")
     return {
         "data": "data (the samples consumed)",

@@ -28,6 +28,7 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis.errors import Unsatisfiable
 
 from resumecheck.components import preserved_global_streams
+from resumecheck.distributed import check_nproc
 from resumecheck.engine import Checker, resume_points, verify
 from resumecheck.runner import check_timeout
 from resumecheck.environment import fingerprint
@@ -169,6 +170,7 @@ def fuzz(
     threads: int = 1,
     progress: ProgressCallback | None = None,
     timeout: float | None = None,
+    nproc: int | None = None,
 ) -> FuzzResult:
     """Search resume schedules of ``target`` for one whose full resume is not identical.
 
@@ -178,7 +180,8 @@ def fuzz(
     per example (``unit`` examples; ``total`` the examples that fit in
     ``max_examples`` and the budget at the pace so far), and per shrinking step.
     ``seed`` is the run's seed, as in ``verify`` (None: the program's own),
-    and seeds hypothesis's search (None: 0).
+    and seeds hypothesis's search (None: 0). ``nproc`` runs every segment as
+    that many ranks, as in ``verify``.
     """
     tgt = target if isinstance(target, Target) else load_target(target)
     n = tgt.steps if steps is None else steps
@@ -191,6 +194,7 @@ def fuzz(
     if not isinstance(max_interruptions, int) or not 1 <= max_interruptions <= n - 1:
         raise InvalidArgument("max_interruptions", max_interruptions, f"expected an int in 1..{n - 1}")
     check_timeout(timeout)
+    check_nproc(nproc)
     planned = max_examples + 1  # hypothesis runs the default schedule first, on top
     tracker = ProgressTracker(progress, "fuzz", unit="examples", total=planned) \
         if progress else None
@@ -210,7 +214,7 @@ def fuzz(
         environment=fingerprint(threads),
     )
     checker = Checker(tgt, n, default, isolation, Tolerance.bitwise(), seed, threads,
-                     capture_at=list(range(1, n)), timeout=timeout)
+                     capture_at=list(range(1, n)), timeout=timeout, nproc=nproc)
     with tempfile.TemporaryDirectory(prefix="resumecheck-fuzz-") as work, \
             preserved_global_streams():
         checker.work = work
@@ -225,7 +229,7 @@ def fuzz(
             _search(checker, result, default, edges, max_examples, budget, say)
             if result.failure is not None:
                 result.failure = _reproduced(tgt, n, seed, isolation, threads, timeout, result,
-                                             say)
+                                             say, nproc)
         except Exception as exc:
             failure = environment_failure(exc, work)
             if failure is None or failure is exc:
@@ -236,7 +240,7 @@ def fuzz(
 
 def _reproduced(tgt: Target, n: int, seed: int | None, isolation: Literal["inprocess", "process"],
                 threads: int, timeout: float | None, result: FuzzResult,
-                say: Callable[[str], None]) -> RunResult | None:
+                say: Callable[[str], None], nproc: int | None = None) -> RunResult | None:
     """Run the minimal schedule again as its reproduce command does (a fresh
     ``verify``: same target, steps, seed, isolation, threads and timeout,
     ``--drop none``) and return that run's full resume if it fails; else
@@ -246,7 +250,7 @@ def _reproduced(tgt: Target, n: int, seed: int | None, isolation: Literal["inpro
     say(f"reproducing: resume at {','.join(map(str, schedule))} as `resumecheck run` does")
     report = verify(tgt, steps=n, resume_at=schedule, drop="none", isolation=isolation,
                     seed=seed, noise_seeds=0, threads=threads, check_determinism=False,
-                    timeout=timeout)
+                    timeout=timeout, nproc=nproc)
     if report.equivalent:
         result.unreproduced.append(list(schedule))
         return None

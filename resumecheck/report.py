@@ -200,6 +200,8 @@ class Report:
     """The reference's loss at steps 1..N."""
     seed_losses: list[list[float]] = field(default_factory=list)
     """The loss at steps 1..N of each run with another seed (``noise["seeds"]``)."""
+    nproc: int | None = None
+    """Ranks each run had under torch's launcher (None: one process)."""
     schema: str = SCHEMA
 
     @property
@@ -286,6 +288,7 @@ class Report:
             "determinism": self.determinism,
             "reference_loss": list(self.reference_loss),
             "seed_losses": [list(losses) for losses in self.seed_losses],
+            "nproc": self.nproc,
             "declared_state_complete": self.declared_state_complete,
             "runs": [r.to_json() for r in self.runs],
         })
@@ -319,10 +322,15 @@ class Report:
         return (
             f"resumecheck: {self.target}, {self.steps} steps, resume at "
             f"{','.join(map(str, self.resume_at))}, {self.seed_text}, {self.isolation} "
-            f"restarts, {self.tolerance_text}; torch {env.get('torch')}, "
+            f"restarts{self.ranks_text}, {self.tolerance_text}; torch {env.get('torch')}, "
             f"{env.get('threads')} thread(s), {env.get('device')}\n"
             f"full resume: {verdict}"
         )
+
+    @property
+    def ranks_text(self) -> str:
+        """`` of 2 ranks (torch's launcher)`` for a distributed check, else empty."""
+        return "" if self.nproc is None else f" of {self.nproc} ranks (torch's launcher)"
 
     @property
     def seed_text(self) -> str:

@@ -126,6 +126,9 @@ class SegmentSpec:
     """At most this many differing steps get their full tensors written (None: all)."""
     capture_end: bool = True
     """Capture every component's state at the end (runs judged on their trace alone skip it)."""
+    nproc: int | None = None
+    """Run as this many ranks under torch's elastic launcher (resumecheck.distributed);
+    None: one process."""
 
 
 @dataclass(kw_only=True)
@@ -176,6 +179,10 @@ def run_segment(
     (its interpreter is killed). Out of disk space, out of memory or a
     process killed from outside raise ``EnvironmentFailure``: never a result.
     """
+    if spec.nproc is not None:  # every rank a fresh interpreter, whatever the isolation
+        from resumecheck.distributed import run_ranks
+
+        return run_ranks(spec, cancel, deadline)
     if isolation == "process":
         return _run_in_subprocess(spec, cancel, deadline)
     assert target is not None
@@ -585,11 +592,21 @@ def capture(built: BuiltProgram) -> dict[str, Any]:
     """The engine's own checkpoint of every declared component."""
     return {
         "format": CHECKPOINT_FORMAT,
-        "rank": 0,
-        "world_size": 1,
+        "rank": _rank_of_process(),
+        "world_size": _world_size(),
         "meta": _meta(built),
         "components": _states(built),
     }
+
+
+def _rank_of_process() -> int:
+    dist = torch.distributed
+    return dist.get_rank() if dist.is_available() and dist.is_initialized() else 0
+
+
+def _world_size() -> int:
+    dist = torch.distributed
+    return dist.get_world_size() if dist.is_available() and dist.is_initialized() else 1
 
 
 def _states(built: BuiltProgram) -> dict[str, Any]:
