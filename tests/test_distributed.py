@@ -97,3 +97,113 @@ def test_a_capture_of_fewer_ranks_says_which_rank_has_no_state(tmp_path):
                             str(tmp_path / "d.pt"))
     with pytest.raises(CheckpointError, match="rank 1 has none of its own"):
         rank_file(merged, 1)
+
+
+# -- real launches: two ranks, gloo, CPU ----------------------------------------------
+
+FAST = {"noise_seeds": 0, "check_determinism": False, "nproc": 2}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
+
+
+def _no_rank_survives(pids_dir: Path) -> None:
+    pids = [int(p.name) for p in pids_dir.iterdir()]
+    assert len(pids) >= 4, pids  # every launch's ranks wrote theirs
+    assert [p for p in pids if _alive(p)] == []
+
+
+def _by_label(report):
+    return {(tuple(r.dropped), r.checkpoint): r for r in report.runs}
+
+
+@pytest.mark.e2e
+@pytest.mark.distributed
+def test_class9_one_ranks_rng_restored_everywhere_is_blamed_on_rank_1():
+    from resumecheck.engine import verify
+
+    report = verify("fixtures.dist.ddp:BUGGY", drop="none", **FAST)
+    own = _by_label(report)[((), "program")]
+    assert own.verdict == "diverged"
+    assert own.first_divergent_step == 6  # the first step after the restart at 5
+    assert own.first_divergent_quantity == "loss on rank 1"  # rank 0 draws its own masks
+    assert [(f.component, f.status) for f in own.diagnosis] == [("rng[rank 1]", "confirmed")]
+    assert _by_label(report)[((), "engine")].verdict == "identical"
+    assert report.nproc == 2 and "--nproc 2" in own.reproduce
+
+
+@pytest.mark.e2e
+@pytest.mark.distributed
+def test_correct_twin_resumes_and_each_ranks_state_is_exercised_alone():
+    from resumecheck.engine import verify
+
+    report = verify("fixtures.dist.ddp:CORRECT",
+                    drop=[["rng[rank 1]"], ["data_cursor[rank 0]"]], **FAST)
+    runs = _by_label(report)
+    assert report.equivalent
+    assert runs[((), "engine")].verdict == "identical"
+    rng1 = runs[(("rng[rank 1]",), "engine")]
+    assert rng1.verdict == "diverged"
+    assert rng1.first_divergent_quantity == "loss on rank 1"
+    cursor0 = runs[(("data_cursor[rank 0]",), "engine")]
+    assert cursor0.verdict == "diverged"
+    assert cursor0.first_divergent_quantity == "data (the samples consumed) on rank 0"
+
+
+@pytest.mark.e2e
+@pytest.mark.distributed
+def test_a_rank_killed_mid_run_fails_the_run_naming_it_and_leaves_no_process(
+        tmp_path, monkeypatch):
+    from resumecheck.engine import verify
+
+    monkeypatch.setenv("RESUMECHECK_TEST_PIDS", str(tmp_path))
+    report = verify("fixtures.dist.ddp:KILLED", drop="none", **FAST)
+    own = _by_label(report)[((), "program")]
+    assert own.verdict == "failed"
+    assert own.first_divergent_step == 3
+    assert own.failure.startswith("rank 1 was killed by SIGKILL (signal 9) during step 3")
+    assert "rank 0" in own.failure  # its collective lost its peer: a consequence, said so
+    _no_rank_survives(tmp_path)
+
+
+@pytest.mark.e2e
+@pytest.mark.distributed
+def test_a_hung_rank_ends_the_run_within_the_timeout_and_is_named(tmp_path, monkeypatch):
+    from resumecheck.engine import verify
+
+    monkeypatch.setenv("RESUMECHECK_TEST_PIDS", str(tmp_path))
+    began = time.monotonic()
+    report = verify("fixtures.dist.ddp:HUNG", drop="none", timeout=5, **FAST)
+    own = _by_label(report)[((), "program")]
+    assert own.verdict == "failed"
+    assert own.failure.startswith("rank 1 hung: step 3 took longer than 5 s (the step timeout)")
+    assert "ddp.py" in own.failure and "in _meet_fault" in own.failure  # where it hung
+    assert "waiting for it: rank 0 at torch/" in own.failure  # in the all-reduce
+    assert time.monotonic() - began < 600
+    _no_rank_survives(tmp_path)
+
+
+@pytest.mark.e2e
+@pytest.mark.distributed
+def test_started_under_torchrun_it_is_the_same_check(tmp_path):
+    """``torchrun --nproc-per-node 2 -m resumecheck run`` checks at two ranks:
+    rank 0 launches every segment, rank 1 ends at once."""
+    env = {k: v for k, v in os.environ.items() if k != "RESUMECHECK_TEST_PIDS"}
+    out = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
+         "-m", "resumecheck", "run", "fixtures.dist.ddp:CORRECT", "--steps", "4",
+         "--resume-at", "2", "--drop", "none", "--noise-seeds", "0",
+         "--no-determinism-check", "--format", "json"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=900,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    import json
+
+    report = json.loads(out.stdout)
+    assert report["nproc"] == 2 and report["equivalent"]
+    assert "rank 1 of a torchrun launch: the check runs on rank 0" in out.stderr
