@@ -186,8 +186,9 @@ def run_ranks(spec: SegmentSpec, cancel: threading.Event | None = None,
             watch = _RankWatch(n, fifos)
             try:
                 hung = watch.wait(proc, spec.step_timeout, cancel, deadline, work, base)
-            finally:
-                _kill_all(proc, watch.pids)
+            finally:  # (a rank that said it exited is not signalled: its pid may be reused)
+                _kill_all(proc, {r: pid for r, pid in watch.pids.items()
+                                 if r not in watch.exited})
             log.seek(0)
             launch_output = log.read().decode(errors="replace")
     finally:
