@@ -207,3 +207,21 @@ def test_started_under_torchrun_it_is_the_same_check(tmp_path):
     report = json.loads(out.stdout)
     assert report["nproc"] == 2 and report["equivalent"]
     assert "rank 1 of a torchrun launch: the check runs on rank 0" in out.stderr
+
+
+@pytest.mark.e2e
+def test_the_pytest_marker_takes_nproc(pytester, monkeypatch):
+    """``@pytest.mark.resumecheck(nproc=N)`` reaches the engine (an invalid
+    number is refused there, before any launch)."""
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    pytester.makepyfile(test_ranks='''
+import pytest
+
+
+@pytest.mark.resumecheck(nproc=0, noise_seeds=0)
+def test_two_ranks(resumecheck):
+    resumecheck.assert_resume_equivalent("fixtures.dist.ddp:CORRECT")
+''')
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--strict-markers")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*nproc=0*expected an int >= 1 (the number of ranks)*"])
