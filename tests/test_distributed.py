@@ -196,6 +196,7 @@ def test_started_under_torchrun_it_is_the_same_check(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "RESUMECHECK_TEST_PIDS"}
     out = subprocess.run(
         [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
+         "--log-dir", str(tmp_path / "torchrun-logs"),  # not a torchelastic_* dir in /tmp
          "-m", "resumecheck", "run", "fixtures.dist.ddp:CORRECT", "--steps", "4",
          "--resume-at", "2", "--drop", "none", "--noise-seeds", "0",
          "--no-determinism-check", "--format", "json"],
