@@ -7,12 +7,29 @@ any did."""
 from __future__ import annotations
 
 import json
+import os
 import sys
+import threading
+import time
 import uuid
+
+
+def _watch_parent() -> None:
+    """Exit when resumecheck is gone (even killed by SIGKILL): the ranks, which
+    watch this process, then exit too, so no launch outlives its check."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(70)
+
+    threading.Thread(target=watch, name="resumecheck-parent-watch", daemon=True).start()
 
 
 def main(argv: list[str]) -> int:
     nproc, failures_path, logs, *args = argv
+    _watch_parent()
     from torch.distributed.elastic.multiprocessing import DefaultLogsSpecs
     from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
     from torch.distributed.launcher.api import LaunchConfig, elastic_launch
