@@ -30,11 +30,21 @@ def capture(built: BuiltProgram) -> dict[str, Any]:
     """The engine's own checkpoint of every declared component."""
     return {
         "format": CHECKPOINT_FORMAT,
-        "rank": 0,
-        "world_size": 1,
+        "rank": _rank_of_process(),
+        "world_size": _world_size(),
         "meta": capture_meta(built),
         "components": _states(built),
     }
+
+
+def _rank_of_process() -> int:
+    dist = torch.distributed
+    return dist.get_rank() if dist.is_available() and dist.is_initialized() else 0
+
+
+def _world_size() -> int:
+    dist = torch.distributed
+    return dist.get_world_size() if dist.is_available() and dist.is_initialized() else 1
 
 
 def _states(built: BuiltProgram) -> dict[str, Any]:

@@ -188,6 +188,7 @@ def _run_parser(sub: Any) -> None:
                      help="extra reference runs with other seeds for the noise band "
                      "(default 2, at most 100)")
     run.add_argument("--timeout", type=_float, metavar="SECONDS", help=_TIMEOUT_HELP)
+    run.add_argument("--nproc", type=_positive_int, metavar="N", help=_NPROC_HELP)
     run.add_argument("--jobs", type=_whole, default=None, metavar="N", help=_JOBS_HELP)
     run.add_argument("--plot", metavar="FILE.png|FILE.svg",
                      help="draw the divergence figure (needs the extra resumecheck[plot])")
@@ -214,6 +215,7 @@ def _fuzz_parser(sub: Any) -> None:
                     help="stop generating after this long, stopping a run in progress "
                     "(default 60; shrinking a failure gets as long again)")
     fz.add_argument("--timeout", type=_float, metavar="SECONDS", help=_TIMEOUT_HELP)
+    fz.add_argument("--nproc", type=_positive_int, metavar="N", help=_NPROC_HELP)
     fz.add_argument("--jobs", type=_whole, default=None, metavar="N",
                     help="shrinking tries this many candidate schedules side by side "
                     "(default: one per --threads cores with --isolation process, else 1); "
@@ -279,6 +281,38 @@ def _timing_parser(sub: Any) -> None:
                     help="time the program on N ranks launched through torch.distributed.run: "
                     "per phase the min and max over the ranks, gradient sync and barrier idle "
                     "rank by rank")
+
+
+_NPROC_HELP = (
+    "run every segment as N ranks under torch's elastic launcher (gloo on CPU, NCCL for a "
+    "CUDA program); per-rank state is judged per rank: rng[rank 1] (default: one process; "
+    "started under torchrun, the launch's world size)"
+)
+
+
+def _ranks(args: argparse.Namespace) -> int | None:
+    """``--nproc``; under a user's torchrun, its world size (rank 0 runs the
+    check and launches every rank of every segment itself; the other ranks
+    of that launch have nothing to do and end at once: see ``_idle_rank``)."""
+    from resumecheck.distributed import launched_world_size
+
+    launched = launched_world_size()
+    if launched is None:
+        return getattr(args, "nproc", None)
+    _, world = launched
+    if args.nproc is not None and args.nproc != world:
+        raise _UsageError(f"--nproc {args.nproc} under torchrun with {world} ranks: give "
+                          "one or the other (or the same number)")
+    return world
+
+
+def _idle_rank() -> int | None:
+    """Under a user's torchrun, on a rank other than 0: say so and return 0."""
+    if "TORCHELASTIC_RUN_ID" not in os.environ or os.environ.get("RANK", "0") == "0":
+        return None
+    print(f"resumecheck: rank {os.environ['RANK']} of a torchrun launch: the check runs on "
+          "rank 0, which starts every rank of every segment itself", file=sys.stderr)
+    return EXIT_EQUIVALENT
 
 
 def _common(cmd: argparse.ArgumentParser) -> None:
@@ -449,9 +483,13 @@ def _tolerance(args: argparse.Namespace) -> Any:
 def _run(args: argparse.Namespace) -> int:
     from resumecheck.engine import run_check
 
+    idle = _idle_rank()
+    if idle is not None:
+        return idle
     settings = _settings(
         args, resume_at=args.resume_at, drop=_drop_spec(args.drop), tolerance=_tolerance(args),
         noise_seeds=args.noise_seeds, check_determinism=args.determinism, jobs=args.jobs,
+        nproc=_ranks(args),
     )
     _check_output(args.output)
     _check_plot(args.plot)
@@ -474,7 +512,10 @@ def _check_output(output: str | None) -> None:
 def _fuzz(args: argparse.Namespace) -> int:
     from resumecheck.fuzz import run_fuzz
 
-    settings = _settings(args, jobs=args.jobs, drop="none", noise_seeds=0)
+    idle = _idle_rank()
+    if idle is not None:
+        return idle
+    settings = _settings(args, jobs=args.jobs, drop="none", noise_seeds=0, nproc=_ranks(args))
     _check_output(args.output)
     _check_plot(args.plot)
     if args.budget <= 0:

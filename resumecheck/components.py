@@ -10,6 +10,7 @@ further components of their own (EMA weights, a curriculum counter).
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -333,3 +334,17 @@ def _plain(value: Any) -> Any:
     if isinstance(value, np.integer):
         return int(value)
     return value
+
+
+_RANK_NAME = re.compile(r"^(?P<name>.+)\[rank (?P<rank>\d+)\]$")
+
+
+def rank_name(name: str, rank: int) -> str:
+    """``rng[rank 1]``: a per-rank component or quantity of one rank of many."""
+    return f"{name}[rank {rank}]"
+
+
+def split_rank_name(name: str) -> tuple[str, int | None]:
+    """``("rng", 1)`` for ``rng[rank 1]``; ``(name, None)`` for a name of no rank."""
+    m = _RANK_NAME.match(name)
+    return (m["name"], int(m["rank"])) if m else (name, None)

@@ -83,6 +83,7 @@ def verify(
     timeout: float | None = None,
     jobs: int | None = None,
     progress: ProgressCallback | None = None,
+    nproc: int | None = None,
 ) -> Report:
     """Check that the target resumes from a checkpoint like it never stopped.
 
@@ -97,10 +98,9 @@ def verify(
     through its checkpoint). The noise runs vary the seed from the one the
     run uses, when it can be known (see ``Checker.base_seed``).
 
-    Every report holds the engine's own full resume (every declared
-    component restored by the engine) beside the program's own save/load
-    one; when the engine's is not equivalent, the declared components do
-    not capture the program's state and the ablations are ``inconclusive``.
+    Every report holds the engine's own full resume beside the program's own
+    save/load one; when the engine's is not equivalent, the declared components
+    do not capture the program's state: the ablations are ``inconclusive``.
 
     Before judging, a second uninterrupted run must match the reference bit
     for bit; if it does not, bitwise mode raises ``NondeterministicBaseline``
@@ -119,14 +119,13 @@ def verify(
     this one (in-process). The report is the same for any ``jobs``; progress
     events of a run in a fork are not seen here. None (default): one per
     ``threads`` cores in process isolation, else one.
-    ``progress`` receives a ``ProgressEvent`` as each step and run completes.
-    The arguments are validated once, as a ``Settings`` (see ``run_check``).
+    ``progress`` receives a ``ProgressEvent`` per step and run. ``nproc``: every
+    segment as this many ranks under torch's launcher (``rng[rank 1]``).
     """
     settings = Settings(
         steps=steps, resume_at=resume_at, drop=drop, isolation=isolation, tolerance=tolerance,
-        seed=seed, noise_seeds=noise_seeds, threads=threads,
-        check_determinism=check_determinism, timeout=timeout, jobs=jobs,
-    )
+        seed=seed, noise_seeds=noise_seeds, threads=threads, check_determinism=check_determinism,
+        timeout=timeout, jobs=jobs, nproc=nproc)
     return run_check(target, settings, progress=progress)
 
 
@@ -135,9 +134,11 @@ def run_check(target: Target | str | None, settings: Settings, *,
     """``verify`` with its settings already built (the CLI and the plugin build them)."""
     tgt = target if isinstance(target, Target) else load_target(target)
     resolved = settings.for_target(tgt)
-    if resolved.isolation == "process":  # the reference, the determinism rerun, the restarts
+    if resolved.isolation == "process" and resolved.nproc is None:  # warm fresh interpreters
         forkserver.prestart(["1", *[None] * resolved.workers])
-    if not (isinstance(resolved.drop, str) and resolved.drop in ("all", "none")):
+    # (a distributed program builds only inside its ranks: its names are checked after the reference)
+    if resolved.nproc is None and not (
+            isinstance(resolved.drop, str) and resolved.drop in ("all", "none")):
         # a typo fails before any run
         verdict.drop_sets(resolved.drop, declared_names(tgt, tgt.launch_config(resolved.seed)))
     total = resolved.n * (1 + resolved.check_determinism)
@@ -291,7 +292,8 @@ class _Segments:
                 kw.setdefault("max_tensor_steps", _TENSOR_STEPS)
         return SegmentSpec(
             target_spec=self.target.spec, workdir=work or self.work, name=name,
-            threads=self.settings.threads, step_timeout=self.step_timeout(), **kw,
+            threads=self.settings.threads, step_timeout=self.step_timeout(),
+            nproc=self.settings.nproc, **kw,
         )
 
     def reference_runs(self, points: list[int]) -> tuple[SegmentResult, SegmentResult | None]:
@@ -554,7 +556,7 @@ class Checker:
             noise=verdict.noise_summary(self.reference, self.resume_at[0], self.noise_seeds,
                                         self.base_seed(), self.target.seed_key),
             determinism=self.determinism, reference_loss=self.reference.loss,
-            seed_losses=self.reference.noise,
+            seed_losses=self.reference.noise, nproc=s.nproc,
         )
 
     def _planned_runs(self, drop_sets: list[list[str]]) -> list[tuple[list[str], Source]]:
@@ -683,7 +685,7 @@ def _reproduce(target: Target, s: Settings, schedule: list[int], dropped: list[s
     return reproduce_command(
         "run", target.spec, steps=s.n, seed=s.seed, threads=s.threads, isolation=s.isolation,
         resume_at=schedule, drop=dropped, tolerance=s.tolerance or Tolerance.bitwise(),
-        timeout=s.timeout,
+        timeout=s.timeout, nproc=s.nproc,
     )
 
 

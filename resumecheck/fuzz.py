@@ -170,6 +170,7 @@ def fuzz(
     progress: ProgressCallback | None = None,
     timeout: float | None = None,
     jobs: int | None = None,
+    nproc: int | None = None,
 ) -> FuzzResult:
     """Search resume schedules of ``target`` for one whose full resume is not identical.
 
@@ -181,10 +182,11 @@ def fuzz(
     ``seed`` is the run's seed, as in ``verify`` (None: the program's own),
     and seeds hypothesis's search (None: 0). ``jobs``: hypothesis draws one
     example at a time; shrinking tries the candidate points of a resume point
-    ``jobs`` at a time, with the same result for any ``jobs``.
+    ``jobs`` at a time, with the same result for any ``jobs``. ``nproc`` runs
+    every segment as that many ranks, as in ``verify``.
     """
     settings = Settings(steps=steps, seed=seed, isolation=isolation, threads=threads,
-                        timeout=timeout, jobs=jobs, drop="none", noise_seeds=0)
+                        timeout=timeout, jobs=jobs, drop="none", noise_seeds=0, nproc=nproc)
     return run_fuzz(target, settings, max_examples=max_examples, budget=budget,
                     max_interruptions=max_interruptions, progress=progress)
 

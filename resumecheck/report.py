@@ -200,6 +200,8 @@ class Report:
     """The reference's loss at steps 1..N."""
     seed_losses: list[list[float]] = field(default_factory=list)
     """The loss at steps 1..N of each run with another seed (``noise["seeds"]``)."""
+    nproc: int | None = None
+    """Ranks each run had under torch's launcher (None: one process)."""
     schema: str = SCHEMA
 
     @property
@@ -286,6 +288,7 @@ class Report:
             "determinism": self.determinism,
             "reference_loss": list(self.reference_loss),
             "seed_losses": [list(losses) for losses in self.seed_losses],
+            "nproc": self.nproc,
             "declared_state_complete": self.declared_state_complete,
             "runs": [r.to_json() for r in self.runs],
         })
@@ -296,6 +299,11 @@ class Report:
         if fmt == "markdown":
             return _markdown(self)
         return _table(self)
+
+    @property
+    def ranks_text(self) -> str:
+        """`` of 2 ranks (torch's launcher)`` for a distributed check, else empty."""
+        return "" if self.nproc is None else f" of {self.nproc} ranks (torch's launcher)"
 
     @property
     def seed_text(self) -> str:
@@ -340,7 +348,7 @@ def _headline(report: Report) -> str:
     return (
         f"resumecheck: {report.target}, {report.steps} steps, resume at "
         f"{','.join(map(str, report.resume_at))}, {report.seed_text}, {report.isolation} "
-        f"restarts, {report.tolerance_text}; torch {env.get('torch')}, "
+        f"restarts{report.ranks_text}, {report.tolerance_text}; torch {env.get('torch')}, "
         f"{env.get('threads')} thread(s), {env.get('device')}\n"
         f"full resume: {verdict}"
     )
@@ -394,7 +402,8 @@ def _markdown(report: Report) -> str:
     lines = [
         f"### resumecheck: full resume {verdict} — `{report.target}`", "",
         f"{report.steps} steps, resume at {','.join(map(str, report.resume_at))}, "
-        f"{report.seed_text}, {report.isolation} restarts, {report.tolerance_text}; torch "
+        f"{report.seed_text}, {report.isolation} restarts{report.ranks_text}, "
+        f"{report.tolerance_text}; torch "
         f"{env.get('torch')}, {env.get('threads')} thread(s), {env.get('device')}", "",
     ]
     notice = report.incomplete_state_notice()

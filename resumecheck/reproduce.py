@@ -36,6 +36,7 @@ def reproduce_command(
     drop: Sequence[str] | None = None,
     tolerance: Tolerance | None = None,
     timeout: float | None = None,
+    nproc: int | None = None,
 ) -> str:
     """A shell command line that runs the same check again.
 
@@ -60,6 +61,8 @@ def reproduce_command(
     argv += ["--isolation", isolation, "--threads", str(threads)]
     if timeout is not None:
         argv += ["--timeout", f"{timeout:g}"]
+    if nproc is not None:
+        argv += ["--nproc", str(nproc)]
     if command == "run" and tolerance is not None and not tolerance.bitwise_only:
         argv += ["--tolerance", "close"]
         if tolerance.rtol is not None and tolerance.atol is not None:

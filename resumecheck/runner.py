@@ -67,6 +67,10 @@ def run_segment(
     (its interpreter is killed). Out of disk space, out of memory or a
     process killed from outside raise ``EnvironmentFailure``: never a result.
     """
+    if spec.nproc is not None:  # every rank a fresh interpreter, whatever the isolation
+        from resumecheck.distributed import run_ranks
+
+        return run_ranks(spec, cancel, deadline)
     if isolation == "process":
         return run_in_subprocess(spec, cancel, deadline)
     assert target is not None

@@ -79,6 +79,9 @@ class SegmentSpec:
     """At most this many differing steps get their full tensors written (None: all)."""
     capture_end: bool = True
     """Capture every component's state at the end (runs judged on their trace alone skip it)."""
+    nproc: int | None = None
+    """Run as this many ranks under torch's elastic launcher (resumecheck.distributed);
+    None: one process."""
 
 
 @dataclass(kw_only=True)

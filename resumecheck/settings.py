@@ -65,6 +65,9 @@ class Settings:
     """Independent runs side by side at most (noise seeds, ablations, shrinking candidates);
     None: one per ``threads`` cores with process isolation, one in-process (see ``workers``)."""
 
+    nproc: int | None = None
+    """Ranks of every segment under torch's elastic launcher (None: one process)."""
+
     def __post_init__(self) -> None:
         if self.steps is not None:
             _check_steps(self.steps)
@@ -74,6 +77,8 @@ class Settings:
                    why=f"each seed is one more full run; {MAX_NOISE_SEEDS} is the upper limit")
         _check_int("threads", self.threads, 1)
         _check_int("jobs", self.jobs, 1, optional=True)
+        _check_int("nproc", self.nproc, 1, optional=True,
+                   why="the number of ranks, or None for one process without a launcher")
         _check_int("seed", self.seed, None, optional=True)
         if self.timeout is not None and (
             isinstance(self.timeout, bool) or not isinstance(self.timeout, (int, float))
@@ -114,6 +119,8 @@ class Settings:
         more than it saves on a small program)."""
         if self.jobs is not None:
             return self.jobs
+        if self.nproc is not None:  # every rank of a run takes its threads
+            return max(1, (os.cpu_count() or 1) // (self.threads * self.nproc))
         if self.isolation == "process":
             return max(1, (os.cpu_count() or 1) // self.threads)
         return 1

@@ -225,7 +225,7 @@ def first_difference(first: list[StepRecord], second: list[StepRecord]) -> tuple
 
 
 def _order_key(key: str) -> tuple[int, str]:
-    head = key.split(":", 1)[0]
+    head = key.split(":", 1)[0].split("[rank ", 1)[0]  # loss[rank 1]: a rank's loss
     return (QUANTITY_ORDER.index(head) if head in QUANTITY_ORDER else len(QUANTITY_ORDER), key)
 
 

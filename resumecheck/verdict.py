@@ -20,7 +20,7 @@ from typing import Any, Literal
 import torch
 
 from resumecheck.compare import Difference, Tolerance, compare_values, digest, flatten_state
-from resumecheck.components import CONFIG, SAMPLER_EPOCH, validate_drop
+from resumecheck.components import CONFIG, SAMPLER_EPOCH, split_rank_name, validate_drop
 from resumecheck.evidence import annotate
 from resumecheck.program import next_epoch_start
 from resumecheck.report import (
@@ -521,6 +521,9 @@ def latent_text(r: RunResult) -> str:
 
 def quantity_name(key: str) -> str:
     """A digest key (``grad:fc.weight``) in words (``gradient of fc.weight``)."""
+    key, rank = split_rank_name(key)  # a quantity of one rank of many
+    if rank is not None:
+        return f"{quantity_name(key)} on rank {rank}"
     head, _, name = key.partition(":")
     return {
         "data": "data (the samples consumed)",

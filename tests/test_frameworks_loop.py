@@ -231,7 +231,7 @@ def test_a_capture_that_fails_after_the_restore_is_the_runs_failure_not_a_crash(
 
 
 def test_the_state_machines_live_program_restarts_a_loop_program_exactly(tmp_path):
-    from resumecheck.runner import LiveProgram
+    from resumecheck.live import LiveProgram
 
     target = Target(factory=OwnLoop, steps=8)
     straight = LiveProgram(target, {}, {}, str(tmp_path))

@@ -1,0 +1,60 @@
+"""``python -m resumecheck._launch NPROC FAILURES LOGS ARGS...``: run ``python ARGS``
+as NPROC ranks through torch's elastic launcher (what ``torchrun --standalone
+--nproc-per-node NPROC`` does), and write the ranks that failed to FAILURES
+as JSON (rank -> exit code, pid, message, whether it failed first) when
+any did."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+import uuid
+
+
+def _watch_parent() -> None:
+    """Exit when resumecheck is gone (even killed by SIGKILL): the ranks, which
+    watch this process, then exit too, so no launch outlives its check."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(70)
+
+    threading.Thread(target=watch, name="resumecheck-parent-watch", daemon=True).start()
+
+
+def main(argv: list[str]) -> int:
+    nproc, failures_path, logs, *args = argv
+    _watch_parent()
+    from torch.distributed.elastic.multiprocessing import DefaultLogsSpecs
+    from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
+    from torch.distributed.launcher.api import LaunchConfig, elastic_launch
+
+    config = LaunchConfig(
+        min_nodes=1, max_nodes=1, nproc_per_node=int(nproc), run_id=str(uuid.uuid4()),
+        rdzv_backend="c10d", rdzv_endpoint="localhost:0", max_restarts=0,
+        monitor_interval=0.1, logs_specs=DefaultLogsSpecs(log_dir=logs),
+    )
+    try:
+        elastic_launch(config, sys.executable)(*args)
+    except ChildFailedError as exc:
+        # keyed by global rank; the first observed failure is the cause, the
+        # others are mostly the ranks the launcher stopped because of it
+        root, _ = exc.get_first_failure()
+        failures = {
+            str(rank): {"exitcode": f.exitcode, "pid": f.pid, "message": f.message,
+                        "timestamp": f.timestamp, "first": rank == root}
+            for rank, f in exc.failures.items()
+        }
+        with open(failures_path, "w") as out:
+            json.dump(failures, out)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,612 @@
+"""Many ranks: a segment run as N processes under torch's elastic launcher.
+
+A distributed segment is the same segment as in one process (build, restore,
+steps, capture; ``resumecheck.runner``), run by every rank of a fresh
+``torch.distributed.run`` launch (``python -m resumecheck._launch``, the
+launcher's own API with ``--standalone``'s rendezvous), so a restart starts
+every rank anew. Each rank initialises the default process group (gloo on
+CPU, NCCL when the program asks for a CUDA device) before the program is
+built, runs the segment exactly as a process-isolated segment does, and
+writes its own result, trace and captures (``NAME.rank{r}.*``).
+
+This side merges the ranks into one segment result, so the engine judges N
+ranks as it judges one process:
+
+* a per-rank component (``components.PER_RANK``: the random streams, the
+  data position) becomes one component per rank, ``rng[rank 1]``, each
+  captured, restored, compared and droppable alone;
+* every step's quantities are recorded per rank (``loss[rank 1]``,
+  ``grad:fc.weight[rank 0]``), so a divergence names its rank; a step's loss
+  is the mean over ranks;
+* replicated state (every rank equal, as under DDP) is kept once; state that
+  differs between ranks (sharded) is kept per rank inside the component.
+
+Failures never hang: each rank reports its phases over a FIFO of its own, and
+this side bounds them as for one process (the step timeout; other phases
+``max(step timeout, PHASE_TIMEOUT)``). A rank past its bound is the hung one;
+before every rank is killed, each dumps its Python stack (faulthandler), so
+the report says where the hung rank was and that the others waited inside
+torch. A rank that raises, exits or is killed ends the launch (torch's
+launcher stops the others); the segment is ``failed`` with that rank, its
+error and its step. Collectives time out after the same phase bound. Every
+process is killed by process group (each rank leads its own session) and
+checked gone.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import json
+import os
+import re
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import asdict, replace
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from resumecheck.components import PER_RANK, rank_name, split_rank_name
+from resumecheck.compare import digest
+from resumecheck.errors import (
+    BudgetExhausted, CheckpointError, EnvironmentFailure, InvalidArgument, TargetError,
+)
+from resumecheck.faults import killed_by_signal, signal_text
+from resumecheck.segments import PHASE_TIMEOUT, Restore, SegmentResult, SegmentSpec, phase_bound
+from resumecheck.transport import ENVIRONMENT_EXIT, child_env, subprocess_main
+from resumecheck.trace import StepRecord
+
+__all__ = [
+    "COLLECTIVE_TIMEOUT_ENV", "check_nproc", "launched_world_size", "rank_main",
+    "rank_name", "run_ranks", "split_rank_name",
+]
+
+COLLECTIVE_TIMEOUT_ENV = "RESUMECHECK_COLLECTIVE_TIMEOUT"
+"""Seconds a rank's collectives wait for the others (the process group's timeout)."""
+
+_PHASES_ENV = "RESUMECHECK_RANK_PHASES"
+_LOG_ENV = "RESUMECHECK_RANK_LOG"
+# What torch's launcher and a user's torchrun put in the environment: a launch
+# started from inside a rank must not inherit them.
+_LAUNCH_VARS = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK",
+                "GROUP_WORLD_SIZE", "ROLE_RANK", "ROLE_WORLD_SIZE", "ROLE_NAME",
+                "MASTER_ADDR", "MASTER_PORT")
+
+
+def check_nproc(nproc: Any, name: str = "nproc") -> None:
+    """Validate a number of ranks: None (one process, no launcher) or an int >= 1."""
+    if nproc is None:
+        return
+    if isinstance(nproc, bool) or not isinstance(nproc, int) or nproc < 1:
+        raise InvalidArgument(name, nproc, "expected an int >= 1 (the number of ranks), "
+                              "or None for one process without a launcher")
+
+
+def launched_world_size(environ: dict[str, str] | None = None) -> tuple[int, int] | None:
+    """(rank, world size) when this process is a rank started by torchrun (a
+    user's ``torchrun --nproc-per-node N -m resumecheck run ...``), else None."""
+    env = os.environ if environ is None else environ
+    if "TORCHELASTIC_RUN_ID" not in env or "WORLD_SIZE" not in env or "RANK" not in env:
+        return None
+    return int(env["RANK"]), int(env["WORLD_SIZE"])
+
+
+# -- this side: launch, watch, merge -------------------------------------------
+
+
+class _Cancelled(BaseException):
+    """The check was abandoned: every rank was killed."""
+
+
+def collective_timeout(step_timeout: float | None) -> float:
+    """How long a collective waits for the other ranks: the bound of a phase
+    other than a step (max(step timeout, PHASE_TIMEOUT); PHASE_TIMEOUT when
+    steps are not bounded). This side kills a hung launch before that; the
+    bound ends a collective whose peer is gone when nothing else does."""
+    return max(step_timeout or 0.0, PHASE_TIMEOUT)
+
+
+def run_ranks(spec: SegmentSpec, cancel: threading.Event | None = None,
+              deadline: float | None = None) -> SegmentResult:
+    """Run ``spec`` as ``spec.nproc`` ranks and merge them into one result."""
+    n = spec.nproc or 1
+    if spec.target_spec is None:
+        raise TargetError(
+            "(an in-memory target)",
+            "a distributed check starts every rank as a fresh interpreter, which must "
+            "import the target",
+            "Give the target as module:attr or path/to/file.py:attr",
+        )
+    if cancel is not None and cancel.is_set():
+        raise _Cancelled()
+    work = Path(spec.workdir)
+    base = spec.name
+    shared_checkpoint = _write_rank_specs(spec, n, work)
+    fifos, keep = [], []
+    try:
+        for r in range(n):
+            fifo = work / f"{base}.rank{r}.phases"
+            fifo.unlink(missing_ok=True)
+            os.mkfifo(fifo)
+            fifos.append(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))
+            keep.append(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        env = _launch_env(spec)
+        env[_PHASES_ENV] = str(work / f"{base}.rank{{rank}}.phases")
+        env[_LOG_ENV] = str(work / f"{base}.rank{{rank}}.log")
+        env[COLLECTIVE_TIMEOUT_ENV] = f"{collective_timeout(spec.step_timeout):g}"
+        failures_path = work / f"{base}.failures.json"
+        launch_log = work / f"{base}.launch.log"
+        with open(launch_log, "w+b") as log:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "resumecheck._launch", str(n), str(failures_path),
+                 str(work / f"{base}.launch-logs"), "-m", "resumecheck._rank",
+                 str(work / f"{base}.rank{{rank}}.spec.json"),
+                 str(work / f"{base}.rank{{rank}}.result.json")],
+                env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            )
+            watch = _RankWatch(n, fifos)
+            try:
+                hung = watch.wait(proc, spec.step_timeout, cancel, deadline, work, base)
+            finally:  # (a rank that said it exited is not signalled: its pid may be reused)
+                _kill_all(proc, {r: pid for r, pid in watch.pids.items()
+                                 if r not in watch.exited})
+            log.seek(0)
+            launch_output = log.read().decode(errors="replace")
+    finally:
+        for fd in [*fifos, *keep]:
+            os.close(fd)
+    if hung is not None:
+        return _failed(hung[0], hung[1], hung[2])
+    result = _collect(spec, n, proc.returncode, watch, failures_path, launch_output)
+    if result.error is None and shared_checkpoint is not None:
+        result.program_checkpoint = str(shared_checkpoint)
+    return result
+
+
+class _RankWatch:
+    """Each rank's last reported phase (and when), its pid and its exit."""
+
+    def __init__(self, n: int, fds: list[int]) -> None:
+        self.n = n
+        self.fds = fds
+        now = time.monotonic()
+        self.phase: list[tuple[str, int | None]] = [("start", None)] * n
+        self.since = [now] * n
+        self.pids: dict[int, int] = {}
+        self.exited: dict[int, int] = {}
+        self.last_step: list[int | None] = [None] * n
+        self._pending = [b""] * n
+
+    def read(self, timeout: float) -> None:
+        ready, _, _ = select.select(self.fds, [], [], timeout)
+        for fd in ready:
+            r = self.fds.index(fd)
+            chunk = os.read(fd, 4096)
+            self._pending[r] += chunk
+            *lines, self._pending[r] = self._pending[r].split(b"\n")
+            for line in lines:
+                name, _, at = line.decode().partition(" ")
+                if name == "pid":
+                    self.pids[r] = int(at)
+                elif name == "exit":
+                    self.exited[r] = int(at)
+                else:
+                    step = None if at in ("", "-") else int(at)
+                    self.phase[r] = (name, step)
+                    self.since[r] = time.monotonic()
+                    if name == "step":
+                        self.last_step[r] = step
+
+    def wait(self, proc: subprocess.Popen[bytes], step_timeout: float | None,
+             cancel: threading.Event | None, deadline: float | None, work: Path,
+             base: str) -> tuple[str, str, int | None] | None:
+        """Until the launch ends; (error, stage, step) when a rank outlived its bound."""
+        while proc.poll() is None:
+            self.read(0.1)
+            now = time.monotonic()
+            if cancel is not None and cancel.is_set():
+                raise _Cancelled()
+            if deadline is not None and now > deadline:
+                raise BudgetExhausted(None)
+            late = []
+            for r in range(self.n):
+                bound = phase_bound(self.phase[r][0], step_timeout)
+                if r not in self.exited and bound is not None and now - self.since[r] > bound:
+                    late.append((r, bound))
+            if late:
+                return self._hung(late, work, base)
+        self.read(0)
+        return None
+
+    def _hung(self, late: list[tuple[int, float]], work: Path,
+              base: str) -> tuple[str, str, int | None]:
+        """Where every rank was when one outlived its bound, from a stack dump
+        of each (faulthandler, on SIGUSR1); which rank hung."""
+        for pid in self.pids.values():
+            try:
+                os.kill(pid, signal.SIGUSR1)
+            except ProcessLookupError:
+                pass
+        time.sleep(0.5)
+        frames = {r: _innermost_frame(work / f"{base}.rank{r}.log") for r in range(self.n)}
+        where = {r: f[0] for r, f in frames.items() if f is not None}
+        stuck = [r for r in range(self.n) if r not in self.exited]
+        outside = [r for r in stuck if (f := frames[r]) is not None and not f[1]]
+        r, bound = late[0]
+        if len(outside) == 1:
+            r = outside[0]
+        phase, step = self.phase[r]
+        what = (f"step {step} took longer than {bound:g} s (the step timeout)"
+                if phase == "step" else f"its phase {phase!r} took longer than {bound:g} s")
+        text = f"rank {r} hung: {what}"
+        if r in where:
+            text += f"; it was at {where[r]}"
+        others = [f"rank {o} at {where[o]}" for o in stuck if o != r and o in where]
+        if others:
+            text += "; waiting for it: " + ", ".join(others)
+        text += "; every rank was killed"
+        return text, phase, step
+
+
+def _innermost_frame(log: Path) -> tuple[str, bool] | None:
+    """The innermost Python frame of the last stack dump in a rank's log, in
+    words, and whether it lies inside torch (a collective, a backward)."""
+    try:
+        text = log.read_text(errors="replace")
+    except OSError:
+        return None
+    head = text.rfind("most recent call first):")
+    if head < 0:
+        return None
+    m = re.search(r'File "([^"]+)", line (\d+) in (\S+)', text[head:])
+    if m is None:
+        return None
+    path, line, func = m.groups()
+    inside = os.sep + "torch" + os.sep in path and "site-packages" in path \
+        or path.startswith(str(Path(torch.__file__).parent))
+    short = path
+    try:
+        short = os.path.relpath(path)
+    except ValueError:
+        pass
+    if inside:
+        short = "torch/" + path.split(os.sep + "torch" + os.sep, 1)[-1]
+    return f"{short}:{line} in {func}", inside
+
+
+def _kill_all(proc: subprocess.Popen[bytes], pids: dict[int, int]) -> None:
+    """Kill the launcher's process group and each rank's (every rank leads
+    its own session), reap the launcher, and wait until the ranks are gone."""
+    for pgid in [proc.pid, *pids.values()]:
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    proc.wait()
+    until = time.monotonic() + 5.0
+    while any(_alive(pid) for pid in pids.values()) and time.monotonic() < until:
+        time.sleep(0.05)
+
+
+def _alive(pid: int) -> bool:
+    """A process that exists and is not a zombie."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
+
+
+def _failed(error: str, stage: str | None, step: int | None) -> SegmentResult:
+    return SegmentResult(records=[], names=[], captures={}, end_state=None,
+                         error=error, error_stage=stage, error_step=step)
+
+
+def _launch_env(spec: SegmentSpec) -> dict[str, str]:
+    """The launcher's environment: this one without another launch's
+    variables, the segment's threads and hash seed, and this interpreter's
+    module path (as for a process-isolated segment)."""
+    return {k: v for k, v in child_env(spec).items()
+            if k not in _LAUNCH_VARS and not k.startswith("TORCHELASTIC_")}
+
+
+def _first_problem(problems: list[tuple[int, int, str, str | None, int | None]]) -> SegmentResult:
+    """The failure of the rank that failed first, naming the ranks that followed."""
+    problems.sort(key=lambda p: (p[0], p[1]))
+    _, _, text, failed_stage, step = problems[0]
+    echoes = [p[1] for p in problems[1:] if p[0] == 1]
+    stopped = [p[1] for p in problems[1:] if p[0] == 2]
+    if echoes:
+        text += "; then " + _ranks(echoes) + " failed too (a collective lost its peer)"
+    if stopped:
+        text += "; torch's launcher then stopped " + _ranks(stopped)
+    return _failed(text, failed_stage, step)
+
+
+def _write_rank_specs(spec: SegmentSpec, n: int, work: Path) -> Path | None:
+    """Each rank's spec file; and the program's shared checkpoint directory, when
+    it saves: ``save(path)`` is called on every rank with one directory (DCP
+    writes its shards and metadata there), each rank's own name for it a link."""
+    base = spec.name
+    for r in range(n):
+        rank_spec = replace(spec, name=f"{base}.rank{r}", nproc=None,
+                            restore=_rank_restore(spec.restore, r, n))
+        (work / f"{base}.rank{r}.spec.json").write_text(json.dumps(asdict(rank_spec)))
+    if spec.program_save_at is None:
+        return None
+    shared = work / f"{base}.program{spec.program_save_at}"
+    shared.mkdir(parents=True, exist_ok=True)
+    for r in range(n):
+        link = work / f"{base}.rank{r}.program{spec.program_save_at}"
+        link.unlink(missing_ok=True)
+        link.symlink_to(shared.name)
+    return shared
+
+
+def _collect(spec: SegmentSpec, n: int, code: int | None, watch: _RankWatch,
+             failures_path: Path, launch_output: str) -> SegmentResult:
+    """Each rank's result, merged; or the failure of the rank that failed first."""
+    work = Path(spec.workdir)
+    failures: dict[str, Any] = {}
+    if failures_path.exists():
+        failures = json.loads(failures_path.read_text())
+    outs: dict[int, dict[str, Any] | None] = {}
+    for r in range(n):
+        path = work / f"{spec.name}.rank{r}.result.json"
+        outs[r] = json.loads(path.read_text()) if path.exists() else None
+    for r in range(n):  # what the program or the environment decided, as for one process
+        exitcode = failures.get(str(r), {}).get("exitcode", watch.exited.get(r))
+        out = outs[r]
+        if exitcode == 3 and out is not None and "target" in out:
+            raise TargetError(out["target"], out["problem"], out["hint"])
+        if exitcode == ENVIRONMENT_EXIT and out is not None and "environment" in out:
+            raise EnvironmentFailure(**out["environment"])
+    if code is not None and code < 0 and not failures:
+        # the launcher itself was killed from outside, as a lone interpreter can be
+        raise killed_by_signal(-code, f"the launcher of segment {spec.name!r}")
+    # (priority, rank, wording, stage, step): 0 the cause, 1 a rank whose
+    # collective lost its peer, 2 a rank torch's launcher stopped because of it
+    problems: list[tuple[int, int, str, str | None, int | None]] = []
+    for r in range(n):
+        out, failure = outs[r], failures.get(str(r))
+        last, phase = watch.last_step[r], watch.phase[r][0]
+        stage = phase if phase in ("build", "restore", "step", "save", "capture") else "process"
+        if out is not None and out.get("error"):
+            # an error that only says a peer is gone is a consequence of another rank's
+            priority = 1 if _peer_error(out["error"]) else 0
+            problems.append((priority, r, f"rank {r}: {out['error']}", out.get("error_stage"),
+                             out.get("error_step")))
+        elif failure is not None and not failure.get("first", True):
+            problems.append((2, r, f"rank {r}", stage, last))
+        elif failure is not None and failure["exitcode"] < 0:
+            problems.append((0, r, f"rank {r} was killed by {signal_text(-failure['exitcode'])}"
+                             f"{_during(phase, last)}; resumecheck did not send it: the program "
+                             "itself did, or the system (SIGKILL most often comes from the "
+                             "out-of-memory killer: see `dmesg`)", stage, last))
+        elif failure is not None:
+            tail = _tail(work / f"{spec.name}.rank{r}.log")
+            problems.append((0, r, f"rank {r} exited with code {failure['exitcode']}"
+                             f"{_during(phase, last)}" + (f": {tail}" if tail else ""),
+                             stage, last))
+        elif out is None:
+            problems.append((0, r, f"rank {r} exited{_during(phase, last)} without finishing "
+                             f"its segment (exit code {watch.exited.get(r, code)})", stage, last))
+    if problems:
+        return _first_problem(problems)
+    if code not in (0, None):
+        tail = " | ".join(launch_output.strip().splitlines()[-5:])
+        return _failed(f"torch's launcher exited with code {code}: {tail}", "process", None)
+    results = [SegmentResult.from_plain(outs[r] or {}) for r in range(n)]
+    return merge(spec, results)
+
+
+def _ranks(ranks: list[int]) -> str:
+    return ("rank " if len(ranks) == 1 else "ranks ") + ", ".join(map(str, ranks))
+
+
+def _during(phase: str, step: int | None) -> str:
+    if phase == "step" and step is not None:
+        return f" during step {step}"
+    return {"start": " while starting", "build": " while building the program",
+            "restore": " while restoring the checkpoint", "save": " in the program's save()",
+            "capture": " while capturing state"}.get(phase, "")
+
+
+_PEER_GONE = ("Connection closed by peer", "Connection reset by peer", "Broken pipe",
+              "Timed out waiting", "timed out", "NCCL communicator was aborted",
+              "Socket Timeout", "Connection refused")
+
+
+def _peer_error(text: str) -> bool:
+    return any(m in text for m in _PEER_GONE)
+
+
+def _tail(log: Path, lines: int = 5) -> str:
+    try:
+        text = log.read_text(errors="replace").strip().splitlines()
+    except OSError:
+        return ""
+    return " | ".join(text[-lines:])
+
+
+# -- merging N ranks into one result -------------------------------------------
+
+
+def merge(spec: SegmentSpec, ranks: list[SegmentResult]) -> SegmentResult:
+    """One segment result from every rank's: per-rank components and
+    quantities named by rank, replicated state once."""
+    work = Path(spec.workdir)
+    first = ranks[0]
+    names: list[str] = []
+    for name in first.names:
+        names += [rank_name(name, r) for r in range(len(ranks))] if name in PER_RANK else [name]
+    records = []
+    for step_records in zip(*(r.records for r in ranks)):
+        head = step_records[0]
+        digests: dict[str, str] = {}
+        streams: dict[str, str] = {}
+        for r, rec in enumerate(step_records):
+            digests.update({rank_name(k, r): v for k, v in rec.digests.items()})
+            streams.update({rank_name(k, r): v for k, v in rec.streams.items()})
+        records.append(StepRecord(
+            step=head.step, loss=sum(rec.loss for rec in step_records) / len(step_records),
+            digests=digests, lr=head.lr, scale=head.scale,
+            skipped=any(rec.skipped for rec in step_records), streams=streams,
+        ))
+    tensor_dir = work / f"{spec.name}.tensors"
+    _merge_tensors([Path(r.tensor_dir) for r in ranks if r.tensor_dir], tensor_dir)
+    captures = {k: merge_captures([r.captures[k] for r in ranks],
+                                  str(work / f"{spec.name}.capture{k}.pt"))
+                for k in first.captures}
+    return SegmentResult(
+        records=records, names=names, captures=captures,
+        end_state=_merged(ranks, "end_state", str(work / f"{spec.name}.end.pt")),
+        tensor_dir=str(tensor_dir), has_own_checkpoint=first.has_own_checkpoint,
+        boundaries=first.boundaries,
+        restored_state=_merged(ranks, "restored_state", str(work / f"{spec.name}.restored.pt")),
+        slowest_step=max(r.slowest_step for r in ranks),
+    )
+
+
+def _merged(ranks: list[SegmentResult], attr: str, path: str) -> str | None:
+    files = [getattr(r, attr) for r in ranks]
+    if any(f is None for f in files):
+        return None
+    return merge_captures(files, path)
+
+
+def merge_captures(files: list[str], path: str) -> str:
+    """Write one engine capture from every rank's (and, beside it, which file
+    holds each rank's own: a restart of rank r restores from that)."""
+    from resumecheck.capture import load_checkpoint
+
+    caps = [load_checkpoint(f) for f in files]
+    components: dict[str, Any] = {}
+    for name, state in caps[0]["components"].items():
+        if name in PER_RANK:
+            for r, cap in enumerate(caps):
+                components[rank_name(name, r)] = cap["components"].get(name)
+            continue
+        states = [cap["components"].get(name) for cap in caps]
+        if len({digest(s) for s in states}) == 1:
+            components[name] = state  # replicated: every rank holds the same
+        else:  # sharded or diverged: compared rank by rank
+            components[name] = {rank_name("", r).strip(): s for r, s in enumerate(states)}
+    merged = {**caps[0], "rank": None, "world_size": len(caps), "components": components,
+              "ranks": [str(Path(f).resolve()) for f in files]}
+    torch.save(merged, path)
+    Path(path + ".ranks.json").write_text(json.dumps(merged["ranks"]))
+    return path
+
+
+def _merge_tensors(dirs: list[Path], out: Path) -> None:
+    """Every rank's kept step tensors (and stream states) in one file per step,
+    keyed by rank, as the comparison reads them."""
+    out.mkdir(parents=True, exist_ok=True)
+    files = sorted({p.name for d in dirs if d.is_dir() for p in d.glob("*.pt")})
+    for name in files:
+        merged: dict[str, Any] = {}
+        for r, d in enumerate(dirs):
+            if (d / name).exists():
+                data = torch.load(d / name, weights_only=True)
+                merged.update({rank_name(k, r): v for k, v in data.items()})
+        torch.save(merged, out / name)
+
+
+def _rank_restore(restore: Restore | None, rank: int, n: int) -> Restore | None:
+    """What rank ``rank`` restores: its own file of a merged capture, and the
+    dropped / overridden components named for it (``rng[rank 1]`` is rank
+    1's ``rng``; a name without a rank applies to every rank)."""
+    if restore is None:
+        return None
+    path = restore.path
+    if restore.source == "engine":
+        path = rank_file(restore.path, rank)
+    return Restore(
+        path=path, source=restore.source, drop=_for_rank(restore.drop, rank),
+        override_path=rank_file(restore.override_path, rank) if restore.override_path else None,
+        override=_for_rank(restore.override, rank),
+    )
+
+
+def _for_rank(names: list[str], rank: int) -> list[str]:
+    out = []
+    for full in names:
+        name, r = split_rank_name(full)
+        if r is None or r == rank:
+            out.append(name)
+    return out
+
+
+def rank_file(merged: str, rank: int) -> str:
+    """The file that holds rank ``rank``'s own state in a merged capture."""
+    try:
+        files = json.loads(Path(merged + ".ranks.json").read_text())
+    except OSError:
+        raise CheckpointError("load", merged, "not a capture of a distributed run (no "
+                              "record of its ranks' files beside it)") from None
+    if rank >= len(files):
+        raise CheckpointError(
+            "load", merged, f"the capture holds the state of {len(files)} rank(s); rank "
+            f"{rank} has none of its own (restart with --nproc {len(files)})")
+    return str(files[rank])
+
+
+# -- one rank ---------------------------------------------------------------------
+
+
+def rank_main(spec_pattern: str, out_pattern: str) -> int:
+    """One rank of a distributed segment: report the pid, initialise the
+    process group, run the segment as a process-isolated one, report the exit."""
+    rank = int(os.environ.get("RANK", "0"))
+    log = os.environ.get(_LOG_ENV)
+    if log:
+        fd = os.open(log.format(rank=rank), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        os.close(fd)
+    faulthandler.register(signal.SIGUSR1, all_threads=False)  # where a hung rank is
+    phases = os.environ.get(_PHASES_ENV, "").format(rank=rank)
+    say = os.open(phases, os.O_WRONLY) if phases else None
+
+    def report(line: str) -> None:
+        if say is not None:
+            os.write(say, f"{line}\n".encode())
+
+    report(f"pid {os.getpid()}")
+    os.environ["RESUMECHECK_PROGRESS_PATH"] = phases
+    os.environ["RESUMECHECK_PARENT_PID"] = str(os.getppid())  # the launcher's agent
+    spec_path = spec_pattern.format(rank=rank)
+    config = json.loads(Path(spec_path).read_text()).get("config") or {}
+    import torch.distributed as dist
+
+    backend = _backend(config)
+    timeout = float(os.environ.get(COLLECTIVE_TIMEOUT_ENV, PHASE_TIMEOUT))
+    if backend == "nccl":  # guarded: no GPU is needed for the rest
+        torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
+    dist.init_process_group(backend, timeout=timedelta(seconds=timeout))
+    try:
+        from resumecheck.runner import run_here
+
+        code = subprocess_main(spec_path, out_pattern.format(rank=rank), run_here)
+    finally:
+        if dist.is_initialized():
+            dist.destroy_process_group()
+    report(f"exit {code}")
+    return code
+
+
+def _backend(config: dict[str, Any]) -> str:
+    """NCCL when the program asks for a CUDA device and one is there; gloo otherwise
+    (``RESUMECHECK_BACKEND`` overrides)."""
+    chosen = os.environ.get("RESUMECHECK_BACKEND")
+    if chosen:
+        return chosen
+    device = str(config.get("device", ""))
+    return "nccl" if device.startswith("cuda") and torch.cuda.is_available() else "gloo"

@@ -1,0 +1,229 @@
+"""Many ranks: segments run as N ranks under torch's elastic launcher.
+
+The first tests need no launch (names, what each rank restores, merging
+captures); the rest start real ranks (gloo, CPU, two ranks) and are marked
+``distributed``: each launch costs an interpreter and ``import torch`` per
+rank and one for the launcher.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from resumecheck.distributed import (
+    check_nproc, launched_world_size, merge_captures, rank_file, rank_name, split_rank_name,
+)
+from resumecheck.errors import CheckpointError, InvalidArgument
+from resumecheck.capture import CHECKPOINT_FORMAT, load_checkpoint
+from resumecheck.segments import Restore
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_rank_names_round_trip():
+    assert rank_name("rng", 1) == "rng[rank 1]"
+    assert split_rank_name("rng[rank 12]") == ("rng", 12)
+    assert split_rank_name("grad:fc.weight[rank 0]") == ("grad:fc.weight", 0)
+    assert split_rank_name("params") == ("params", None)
+
+
+@pytest.mark.parametrize("bad", [0, -1, True, 1.5, "2"])
+def test_nproc_must_be_a_positive_int(bad):
+    with pytest.raises(InvalidArgument, match="nproc"):
+        check_nproc(bad)
+    check_nproc(None)
+    check_nproc(2)
+
+
+def test_torchrun_environment_is_recognised():
+    assert launched_world_size({}) is None
+    assert launched_world_size({"RANK": "1", "WORLD_SIZE": "2"}) is None  # not torchrun's
+    env = {"TORCHELASTIC_RUN_ID": "x", "RANK": "1", "WORLD_SIZE": "2"}
+    assert launched_world_size(env) == (1, 2)
+
+
+def _capture(path: Path, rank: int, rng: int, params: float) -> str:
+    torch.save({"format": CHECKPOINT_FORMAT, "rank": rank, "world_size": 2, "meta": {},
+                "components": {"params": {"w": torch.tensor([params])},
+                               "rng": {"torch": torch.tensor([rng])},
+                               "global_step": {"value": 3}}}, path)
+    return str(path)
+
+
+def test_merged_capture_names_per_rank_state_and_keeps_replicated_state_once(tmp_path):
+    files = [_capture(tmp_path / "a.rank0.pt", 0, 10, 1.0),
+             _capture(tmp_path / "a.rank1.pt", 1, 11, 1.0)]
+    merged = load_checkpoint(merge_captures(files, str(tmp_path / "a.pt")))
+    comps = merged["components"]
+    assert set(comps) == {"params", "rng[rank 0]", "rng[rank 1]", "global_step"}
+    assert comps["rng[rank 1]"]["torch"].item() == 11
+    assert comps["params"]["w"].item() == 1.0  # equal on every rank: kept once
+    assert merged["world_size"] == 2
+    assert rank_file(str(tmp_path / "a.pt"), 1) == str(Path(files[1]).resolve())
+
+
+def test_state_that_differs_between_ranks_is_kept_per_rank(tmp_path):
+    files = [_capture(tmp_path / "b.rank0.pt", 0, 10, 1.0),
+             _capture(tmp_path / "b.rank1.pt", 1, 11, 2.0)]  # a shard each
+    comps = load_checkpoint(merge_captures(files, str(tmp_path / "b.pt")))["components"]
+    assert comps["params"]["[rank 1]"]["w"].item() == 2.0
+
+
+def test_each_rank_restores_its_own_file_and_drops_only_what_names_it(tmp_path):
+    from resumecheck.distributed import _rank_restore  # the translation under test
+
+    files = [_capture(tmp_path / "c.rank0.pt", 0, 10, 1.0),
+             _capture(tmp_path / "c.rank1.pt", 1, 11, 1.0)]
+    merged = merge_captures(files, str(tmp_path / "c.pt"))
+    restore = Restore(path=merged, drop=["rng[rank 1]", "global_step"])
+    r0, r1 = _rank_restore(restore, 0, 2), _rank_restore(restore, 1, 2)
+    assert (r0.path, r0.drop) == (str(Path(files[0]).resolve()), ["global_step"])
+    assert (r1.path, r1.drop) == (str(Path(files[1]).resolve()), ["rng", "global_step"])
+    own = Restore(path="/shared/dir", source="program", override_path=merged,
+                  override=["rng[rank 0]"])
+    assert _rank_restore(own, 0, 2).override == ["rng"]
+    assert _rank_restore(own, 1, 2).override == []
+    assert _rank_restore(own, 1, 2).path == "/shared/dir"  # one directory for every rank
+
+
+def test_a_capture_of_fewer_ranks_says_which_rank_has_no_state(tmp_path):
+    merged = merge_captures([_capture(tmp_path / "d.rank0.pt", 0, 10, 1.0)],
+                            str(tmp_path / "d.pt"))
+    with pytest.raises(CheckpointError, match="rank 1 has none of its own"):
+        rank_file(merged, 1)
+
+
+# -- real launches: two ranks, gloo, CPU ----------------------------------------------
+
+FAST = {"noise_seeds": 0, "check_determinism": False, "nproc": 2}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
+
+
+def _no_rank_survives(pids_dir: Path) -> None:
+    pids = [int(p.name) for p in pids_dir.iterdir()]
+    assert len(pids) >= 4, pids  # every launch's ranks wrote theirs
+    assert [p for p in pids if _alive(p)] == []
+
+
+def _by_label(report):
+    return {(tuple(r.dropped), r.checkpoint): r for r in report.runs}
+
+
+@pytest.mark.e2e
+@pytest.mark.distributed
+def test_class9_one_ranks_rng_restored_everywhere_is_blamed_on_rank_1():
+    from resumecheck.engine import verify
+
+    report = verify("fixtures.dist.ddp:BUGGY", drop="none", **FAST)
+    own = _by_label(report)[((), "program")]
+    assert own.verdict == "diverged"
+    assert own.first_divergent_step == 6  # the first step after the restart at 5
+    assert own.first_divergent_quantity == "loss on rank 1"  # rank 0 draws its own masks
+    assert [(f.component, f.status) for f in own.diagnosis] == [("rng[rank 1]", "confirmed")]
+    assert _by_label(report)[((), "engine")].verdict == "identical"
+    assert report.nproc == 2 and "--nproc 2" in own.reproduce
+
+
+@pytest.mark.e2e
+@pytest.mark.distributed
+def test_correct_twin_resumes_and_each_ranks_state_is_exercised_alone():
+    from resumecheck.engine import verify
+
+    report = verify("fixtures.dist.ddp:CORRECT",
+                    drop=[["rng[rank 1]"], ["data_cursor[rank 0]"]], **FAST)
+    runs = _by_label(report)
+    assert report.equivalent
+    assert runs[((), "engine")].verdict == "identical"
+    rng1 = runs[(("rng[rank 1]",), "engine")]
+    assert rng1.verdict == "diverged"
+    assert rng1.first_divergent_quantity == "loss on rank 1"
+    cursor0 = runs[(("data_cursor[rank 0]",), "engine")]
+    assert cursor0.verdict == "diverged"
+    assert cursor0.first_divergent_quantity == "data (the samples consumed) on rank 0"
+
+
+@pytest.mark.e2e
+@pytest.mark.distributed
+def test_a_rank_killed_mid_run_fails_the_run_naming_it_and_leaves_no_process(
+        tmp_path, monkeypatch):
+    from resumecheck.engine import verify
+
+    monkeypatch.setenv("RESUMECHECK_TEST_PIDS", str(tmp_path))
+    report = verify("fixtures.dist.ddp:KILLED", drop="none", **FAST)
+    own = _by_label(report)[((), "program")]
+    assert own.verdict == "failed"
+    assert own.first_divergent_step == 3
+    assert own.failure.startswith("rank 1 was killed by SIGKILL (signal 9) during step 3")
+    assert "rank 0" in own.failure  # its collective lost its peer: a consequence, said so
+    _no_rank_survives(tmp_path)
+
+
+@pytest.mark.e2e
+@pytest.mark.distributed
+def test_a_hung_rank_ends_the_run_within_the_timeout_and_is_named(tmp_path, monkeypatch):
+    from resumecheck.engine import verify
+
+    monkeypatch.setenv("RESUMECHECK_TEST_PIDS", str(tmp_path))
+    began = time.monotonic()
+    report = verify("fixtures.dist.ddp:HUNG", drop="none", timeout=5, **FAST)
+    own = _by_label(report)[((), "program")]
+    assert own.verdict == "failed"
+    assert own.failure.startswith("rank 1 hung: step 3 took longer than 5 s (the step timeout)")
+    assert "ddp.py" in own.failure and "in _meet_fault" in own.failure  # where it hung
+    assert "waiting for it: rank 0 at torch/" in own.failure  # in the all-reduce
+    assert time.monotonic() - began < 600
+    _no_rank_survives(tmp_path)
+
+
+@pytest.mark.e2e
+@pytest.mark.distributed
+def test_started_under_torchrun_it_is_the_same_check(tmp_path):
+    """``torchrun --nproc-per-node 2 -m resumecheck run`` checks at two ranks:
+    rank 0 launches every segment, rank 1 ends at once."""
+    env = {k: v for k, v in os.environ.items() if k != "RESUMECHECK_TEST_PIDS"}
+    out = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
+         "--log-dir", str(tmp_path / "torchrun-logs"),  # not a torchelastic_* dir in /tmp
+         "-m", "resumecheck", "run", "fixtures.dist.ddp:CORRECT", "--steps", "4",
+         "--resume-at", "2", "--drop", "none", "--noise-seeds", "0",
+         "--no-determinism-check", "--format", "json"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=900,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    import json
+
+    report = json.loads(out.stdout)
+    assert report["nproc"] == 2 and report["equivalent"]
+    assert "rank 1 of a torchrun launch: the check runs on rank 0" in out.stderr
+
+
+@pytest.mark.e2e
+def test_the_pytest_marker_takes_nproc(pytester, monkeypatch):
+    """``@pytest.mark.resumecheck(nproc=N)`` reaches the engine (an invalid
+    number is refused there, before any launch)."""
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    pytester.makepyfile(test_ranks='''
+import pytest
+
+
+@pytest.mark.resumecheck(nproc=0, noise_seeds=0)
+def test_two_ranks(resumecheck):
+    resumecheck.assert_resume_equivalent("fixtures.dist.ddp:CORRECT")
+''')
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--strict-markers")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*nproc=0*expected an int >= 1*the number of ranks*"])
