@@ -325,18 +325,22 @@ class Checker:
             })}
         else:  # within tolerance, every step after a restart may be read
             keep = {"keep_tensors_after": min(points)}
-        specs = [self._spec(
+        spec = self._spec(
             "reference", config=self.run_config, start=0, stop=self.steps,
             capture_at=points, hash_seed=1, **keep,
-        )]
-        if self.check_determinism:  # independent of the reference: side by side when jobs allow
-            specs.append(self._determinism_spec())
-        ref, *again = self._map(self._segment, specs)
+        )
+        again: SegmentResult | None = None
+        if self.check_determinism and self.jobs > 1:
+            # The rerun does not need the reference: side by side, with the
+            # reference's step bound (its slowest step is not known yet).
+            ref, again = self._map(self._segment, [spec, self._determinism_spec()])
+        else:
+            ref = self._segment(spec)
         if ref.error is not None:
             raise ReferenceFailed(self.target.name, ref.error, ref.error_step)
         self.reference = ref
-        if again:
-            self._check_determinism(ref, again[0])
+        if self.check_determinism:
+            self._check_determinism(ref, again or self._segment(self._determinism_spec()))
         return ref
 
     def _determinism_spec(self) -> SegmentSpec:
