@@ -646,7 +646,7 @@ class Checker:
                                                    schedule, dropped))
             cmp = verdict.judge(self.reference, result, segments)
             if cmp is not None and result.diagnosis:
-                self._confirm(result, segments, work, own)
+                self._confirm(result, segments, work, own, cmp.first)
             verdict.conclude(self.reference, result, cmp, segments)
             trajectory = [r.digests for _, seg in segments for r in seg.records
                           if r.step > schedule[0]]
@@ -655,7 +655,7 @@ class Checker:
             shutil.rmtree(work, ignore_errors=True)
 
     def _confirm(self, result: RunResult, segments: list[tuple[int, SegmentResult]],
-                 work: str, own: bool) -> None:
+                 work: str, own: bool, diverged_at: tuple[int, str] | None) -> None:
         """Try each finding that may be the cause: the same schedule through the
         program's own save/load, with only that component set to the
         reference's state at its resume point. The verdict decides from the
@@ -663,15 +663,15 @@ class Checker:
         tries = verdict.confirmation_tries(self.reference, result, segments,
                                            "program" if own else "engine")
         outcomes = {i: self._replacing_helps(result.diagnosis[i].component, k, checkpoint,
-                                             result, work)
+                                             result, work, diverged_at)
                     for i, (k, checkpoint) in tries.items()}
         verdict.settle_findings(self.reference, result, outcomes)
 
-    def _replacing_helps(self, component: str, k: int, checkpoint: str,
-                         result: RunResult, work: str) -> bool:
+    def _replacing_helps(self, component: str, k: int, checkpoint: str, result: RunResult,
+                         work: str, diverged_at: tuple[int, str] | None) -> bool:
         """Rerun the schedule from point ``k`` (the program's checkpoint there,
         but ``component`` from the reference's capture); True when the
-        divergence goes away or starts later."""
+        divergence goes away or starts later (``verdict.rerun_helps``)."""
         rest = [p for p in result.resume_at if p >= k]
         restore = Restore(path=checkpoint, source="program",
                           override_path=self.segment.captures[k], override=[component])
@@ -682,7 +682,7 @@ class Checker:
         if any(seg.error is not None for _, seg in segments):
             return False
         cmp = verdict.compare_run(self.reference, result.resume_at[0], [], segments, [])
-        return verdict.rerun_helps(cmp, result.first_divergent_step)
+        return verdict.rerun_helps(cmp, diverged_at)
 
 
 

@@ -31,7 +31,7 @@ from resumecheck.capture import load_checkpoint
 from resumecheck.segments import SegmentResult
 from resumecheck.settings import DropSpec
 from resumecheck.state_diff import describe_difference
-from resumecheck.trace import differing_quantities, load_step_tensors
+from resumecheck.trace import QUANTITY_ORDER, differing_quantities, load_step_tensors
 from resumecheck.trajectory import Trajectory
 
 __all__ = [
@@ -375,10 +375,24 @@ def confirmation_tries(ref: Reference, result: RunResult, segments: Segments,
     return tries
 
 
-def rerun_helps(cmp: Comparison, diverged_at: int | None) -> bool:
+def rerun_helps(cmp: Comparison, diverged_at: tuple[int, str] | None) -> bool:
     """A rerun with one component put right helps when its divergence goes away
-    or starts later than the run's own."""
-    return cmp.first is None or (diverged_at is not None and cmp.first[0] > diverged_at)
+    or starts later than the run's own (``diverged_at``: its first step and
+    quantity): at a later step, or at the same step in a quantity computed
+    after the run's first one (data, loss scale, lr, loss, gradients,
+    parameters: a scheduler put right leaves a fresh optimizer's parameters
+    differing where the learning rate differed first)."""
+    if cmp.first is None:
+        return True
+    if diverged_at is None:
+        return False
+    return _position(cmp.first) > _position(diverged_at)
+
+
+def _position(first: tuple[int, str]) -> tuple[int, int]:
+    step, key = first
+    head = split_rank_name(key)[0].split(":", 1)[0]
+    return step, QUANTITY_ORDER.index(head) if head in QUANTITY_ORDER else len(QUANTITY_ORDER)
 
 
 def settle_findings(ref: Reference, result: RunResult, outcomes: dict[int, bool]) -> None:

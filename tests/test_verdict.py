@@ -203,8 +203,13 @@ def test_confirmation_bookkeeping(files):
     assert verdict.confirmation_tries(ref, result, segments, "program") == {
         0: (2, "ck2"), 1: (2, "ck2")}
     assert verdict.confirmation_tries(ref, result, segments, "engine") == {}
-    assert verdict.rerun_helps(verdict.Comparison(first=(5, "loss")), 3)
-    assert not verdict.rerun_helps(verdict.Comparison(first=(3, "loss")), 3)
+    assert verdict.rerun_helps(verdict.Comparison(first=(5, "loss")), (3, "loss"))
+    assert not verdict.rerun_helps(verdict.Comparison(first=(3, "loss")), (3, "loss"))
+    # the same step, a quantity computed later: a scheduler put right leaves a
+    # fresh optimizer's parameters differing where the learning rate differed first
+    assert verdict.rerun_helps(verdict.Comparison(first=(3, "param:fc.weight")), (3, "lr"))
+    assert not verdict.rerun_helps(verdict.Comparison(first=(3, "lr")), (3, "param:fc.weight"))
+    assert verdict.rerun_helps(verdict.Comparison(first=(3, "loss[rank 1]")), (3, "data[rank 1]"))
     verdict.settle_findings(ref, result, {0: True, 1: False})
     statuses = [(f.component, f.status, f.confirmed) for f in result.diagnosis]
     # a rerun that does not help config is no evidence: settings are read at build too
