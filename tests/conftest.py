@@ -17,6 +17,8 @@ import json
 from collections import Counter
 from typing import Any
 
+import pytest
+
 import resumecheck.fuzz
 import resumecheck.pytest_plugin
 from resumecheck.baseline import BaselineReport
@@ -61,3 +63,15 @@ def _install() -> None:
 
 
 _install()
+
+
+@pytest.fixture(scope="module")
+def torch_dynamo_imported() -> None:
+    """Request it before ``pytester`` in tests that run pytest in-process.
+
+    A program's first optimizer step imports torch._dynamo (~800 modules, one
+    of them a TORCH_LIBRARY registration that cannot run twice), and pytester
+    drops the modules imported while it was set up: imported from within, the
+    next test would import it again and fail. Imported here, outside every
+    pytester's snapshot, it stays."""
+    import torch._dynamo  # noqa: F401
