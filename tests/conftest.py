@@ -77,7 +77,6 @@ def torch_dynamo_imported() -> None:
     import torch._dynamo  # noqa: F401
 
 
-
 # Modules whose tests share a module-scoped fixture that launches ranks or runs
 # checks: under xdist's default (load) mode each worker that receives one of
 # their tests would make it again (the distributed programs' two launches are
