@@ -17,6 +17,8 @@ import json
 from collections import Counter
 from typing import Any
 
+import pytest
+
 import resumecheck.fuzz
 import resumecheck.pytest_plugin
 from resumecheck.baseline import BaselineReport
@@ -61,3 +63,42 @@ def _install() -> None:
 
 
 _install()
+
+
+@pytest.fixture(scope="module")
+def torch_dynamo_imported() -> None:
+    """Request it before ``pytester`` in tests that run pytest in-process.
+
+    A program's first optimizer step imports torch._dynamo (~800 modules, one
+    of them a TORCH_LIBRARY registration that cannot run twice), and pytester
+    drops the modules imported while it was set up: imported from within, the
+    next test would import it again and fail. Imported here, outside every
+    pytester's snapshot, it stays."""
+    import torch._dynamo  # noqa: F401
+
+
+# Modules whose tests share a module-scoped fixture that launches ranks or runs
+# checks: under xdist's default (load) mode each worker that receives one of
+# their tests would make it again (the distributed programs' two launches are
+# ~35 s each time on a loaded 2-core machine). They go to one worker whole.
+# (xdist_group cannot do it here: pytest 9 ignores the node id xdist rewrites.)
+SHARED_FIXTURE_MODULES = frozenset({
+    "tests/test_dist_programs.py", "tests/test_engine.py", "tests/test_reports_plot.py",
+    "tests/test_reports_schema.py", "tests/test_reports_trajectory.py",
+})
+
+
+@pytest.hookimpl(optionalhook=True)  # xdist may be off (-p no:xdist)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """xdist's hook: its load scheduling, except that the modules above are
+    each one unit of work; only when no other --dist mode was asked for."""
+    if config.getvalue("dist") != "load":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class KeepSharedModulesTogether(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return module if module in SHARED_FIXTURE_MODULES else nodeid
+
+    return KeepSharedModulesTogether(config, log)

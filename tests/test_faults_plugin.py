@@ -14,7 +14,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 @pytest.fixture
-def project(pytester, monkeypatch):
+def project(torch_dynamo_imported, pytester, monkeypatch):
     monkeypatch.setenv("PYTHONPATH", ROOT)  # fixtures.faults, in every worker
     return pytester
 
@@ -25,24 +25,26 @@ def test_hangs(resumecheck):
     resumecheck.assert_resume_equivalent("fixtures.faults.programs:HANGS")
 ''')
     project.makeini("[pytest]\nresumecheck_timeout = 0.5\n")
-    result = project.runpytest_subprocess("-p", "no:cacheprovider", "--resumecheck-noise-seeds=0",
-                                          timeout=120)
+    # In-process: the inner session runs in this main thread, as a subprocess's
+    # would, so the step timeout takes the same (signal) path.
+    result = project.runpytest_inprocess("-p", "no:cacheprovider", "--resumecheck-noise-seeds=0")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*step 5 took longer than 0.5 s*"])
     # the command-line option wins over the ini setting
-    result = project.runpytest_subprocess("-p", "no:cacheprovider", "--resumecheck-noise-seeds=0",
-                                          "--resumecheck-timeout=0.7", timeout=120)
+    result = project.runpytest_inprocess("-p", "no:cacheprovider", "--resumecheck-noise-seeds=0",
+                                         "--resumecheck-timeout=0.7")
+    result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*step 5 took longer than 0.7 s*"])
 
 
 def test_bad_timeout_and_too_many_noise_seeds_are_usage_errors(project):
     project.makepyfile(test_x="def test_x():\n    pass\n")
-    result = project.runpytest_subprocess("--resumecheck-timeout=soon")
+    result = project.runpytest_inprocess("--resumecheck-timeout=soon")
     result.stderr.fnmatch_lines(["*--resumecheck-timeout='soon': expected a number of seconds*"])
-    result = project.runpytest_subprocess("--resumecheck-noise-seeds=100000000")
+    result = project.runpytest_inprocess("--resumecheck-noise-seeds=100000000")
     result.stderr.fnmatch_lines(
         ["*--resumecheck-noise-seeds='100000000': expected an int in 0..100 *100 is the upper limit*"])
-    result = project.runpytest_subprocess("--resumecheck-jobs=0")
+    result = project.runpytest_inprocess("--resumecheck-jobs=0")
     result.stderr.fnmatch_lines(["*--resumecheck-jobs='0': expected an int >= 1*"])
 
 
@@ -65,9 +67,10 @@ def test_check_elsewhere(resumecheck):
     resumecheck.assert_resume_equivalent("fixtures.faults.programs:HEALTHY")
 ''',
     )
-    result = project.runpytest_subprocess(
+    # the session in this interpreter; its two xdist workers are fresh ones
+    result = project.runpytest_inprocess(
         "-p", "no:cacheprovider", "-n", "2", "--dist", "loadfile", "--max-worker-restart=0",
-        "--resumecheck-noise-seeds=0", "--resumecheck-report=checks.json", timeout=300)
+        "--resumecheck-noise-seeds=0", "--resumecheck-report=checks.json")
     result.assert_outcomes(passed=2, failed=1)
     result.stdout.fnmatch_lines(["*crashed while running*test_worker_crashes*"])
     result.stdout.fnmatch_lines([

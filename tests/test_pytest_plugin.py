@@ -1,7 +1,10 @@
 """The pytest plugin, exercised through real pytest sessions (pytester).
 
-Each session runs in a fresh interpreter (``runpytest_subprocess``), as in a
-user's project: torch cannot be imported twice into one process.
+One session runs in a fresh interpreter (``runpytest_subprocess``), exactly as
+in a user's project; the others run in this interpreter
+(``runpytest_inprocess``, no ``import torch`` to pay), where the plugin's hooks,
+options and markers behave the same, and the xdist one's workers are fresh
+interpreters anyway.
 """
 
 import json
@@ -83,7 +86,7 @@ def test_buggy(resumecheck):
 
 
 @pytest.fixture
-def project(pytester, monkeypatch):
+def project(torch_dynamo_imported, pytester, monkeypatch):
     pytester.makepyfile(program=PROGRAM, test_resume=TESTS)
     monkeypatch.setenv("PYTHONPATH", str(pytester.path))  # xdist workers import program
     pytester.syspathinsert()
@@ -110,7 +113,7 @@ def test_passing_and_failing_checks_with_summary_and_report(project):
 
 
 def test_same_under_xdist_two_workers(project):
-    result = project.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2",
+    result = project.runpytest_inprocess("-p", "no:cacheprovider", "-n", "2",
                                "--resumecheck-noise-seeds=0", "--resumecheck-report=checks.json")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines([
@@ -139,7 +142,7 @@ def test_rng_exercised(resumecheck):
 def test_step_exercised(resumecheck):
     resumecheck.assert_components_exercised("program:CORRECT")
 ''')
-    result = project.runpytest_subprocess("-p", "no:cacheprovider", "--strict-markers", "test_marker.py")
+    result = project.runpytest_inprocess("-p", "no:cacheprovider", "--strict-markers", "test_marker.py")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines([
         "*blind spots in program:CORRECT at resume point(s) 2: rng*",
@@ -163,7 +166,7 @@ def test_typo(resumecheck):
 def test_positional(resumecheck):
     pass
 ''')
-    result = project.runpytest_subprocess("-p", "no:cacheprovider", "--strict-markers", "test_bad.py")
+    result = project.runpytest_inprocess("-p", "no:cacheprovider", "--strict-markers", "test_bad.py")
     result.assert_outcomes(errors=2)
     result.stdout.fnmatch_lines([
         "*@pytest.mark.resumecheck got unknown argument(s) stpes; known: atol, drop*",
@@ -172,7 +175,7 @@ def test_positional(resumecheck):
 
 
 def test_bad_option_is_a_usage_error(project):
-    result = project.runpytest_subprocess("-p", "no:cacheprovider", "--resumecheck-isolation=thread")
+    result = project.runpytest_inprocess("-p", "no:cacheprovider", "--resumecheck-isolation=thread")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--resumecheck-isolation='thread': expected inprocess or process*"])
 
@@ -184,10 +187,10 @@ def test_steps(resumecheck):
     report = resumecheck.verify("program:CORRECT", drop="none")
     assert report.steps == 5 and report.noise["seeds"] == []
 ''')
-    result = project.runpytest_subprocess("-p", "no:cacheprovider", "test_ini.py")
+    result = project.runpytest_inprocess("-p", "no:cacheprovider", "test_ini.py")
     result.assert_outcomes(passed=1)
 
 
 def test_marker_is_registered_with_a_description(project):
-    result = project.runpytest_subprocess("--markers")
+    result = project.runpytest_inprocess("--markers")
     result.stdout.fnmatch_lines(["@pytest.mark.resumecheck(target=None, steps=None*"])

@@ -81,7 +81,7 @@ def test_other_cli_documents_validate(command, capsys):
 
 
 @pytest.mark.e2e
-def test_the_plugin_session_file_validates(pytester):
+def test_the_plugin_session_file_validates(torch_dynamo_imported, pytester):
     pytester.makepyfile(test_one='''
 def test_resume(resumecheck):
     resumecheck.assert_resume_equivalent("fixtures.bugs.class18_global_step:CORRECT")

@@ -77,7 +77,7 @@ def test_buggy(resumecheck):
 '''
 
 
-def test_plugin_plot_dir_and_step_summary(pytester, monkeypatch):
+def test_plugin_plot_dir_and_step_summary(torch_dynamo_imported, pytester, monkeypatch):
     pytester.makepyfile(test_checks=TESTS)
     summary = pytester.path / "summary.md"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
@@ -100,7 +100,8 @@ def test_plugin_plot_dir_and_step_summary(pytester, monkeypatch):
     assert buggy[2].startswith("**NOT equivalent**") and buggy[3] == "step 12: learning rate"
 
 
-def test_plugin_plot_dir_without_matplotlib_is_a_usage_error(pytester, monkeypatch):
+def test_plugin_plot_dir_without_matplotlib_is_a_usage_error(torch_dynamo_imported, pytester,
+                                                               monkeypatch):
     import importlib.util
 
     real = importlib.util.find_spec

@@ -6,7 +6,6 @@ the report says so first, and no ablation is evidence: each is
 """
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -18,7 +17,6 @@ from fixtures.trust import lazy_loader
 pytestmark = pytest.mark.e2e
 
 ISOLATION = ["inprocess", pytest.param("process", marks=pytest.mark.process)]
-ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.parametrize("isolation", ISOLATION)
@@ -77,8 +75,8 @@ def test_assert_components_exercised_neither_passes_nor_calls_them_blind_spots()
     assert "blind spots" not in str(err)
 
 
-def test_the_pytest_summary_never_prints_ok_for_an_inconclusive_ablation(pytester, monkeypatch):
-    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+def test_the_pytest_summary_never_prints_ok_for_an_inconclusive_ablation(
+        torch_dynamo_imported, pytester):
     pytester.makepyfile(test_lazy='''
 import pytest
 
@@ -87,7 +85,7 @@ import pytest
 def test_exercised(resumecheck):
     resumecheck.assert_components_exercised("fixtures.trust.lazy_loader:SETTLED")
 ''')
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider")  # the summary's wording
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([
         "*cannot tell whether rng, global_step are exercised*",
