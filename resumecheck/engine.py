@@ -20,6 +20,7 @@ import warnings
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -36,7 +37,8 @@ from resumecheck.errors import (
 )
 from resumecheck.program import Target, declared_names, load_target
 from resumecheck.progress import ProgressCallback, ProgressTracker, run_label
-from resumecheck.report import Report, RunResult
+from resumecheck.elastic import judge_elastic, unmapped_state
+from resumecheck.report import INCONCLUSIVE, Report, RunResult
 from resumecheck.reproduce import reproduce_command
 from resumecheck.faults import environment_failure
 from resumecheck.runner import run_segment
@@ -84,6 +86,7 @@ def verify(
     jobs: int | None = None,
     progress: ProgressCallback | None = None,
     nproc: int | None = None,
+    resume_nproc: int | None = None,
 ) -> Report:
     """Check that the target resumes from a checkpoint like it never stopped.
 
@@ -121,11 +124,13 @@ def verify(
     ``threads`` cores in process isolation, else one.
     ``progress`` receives a ``ProgressEvent`` per step and run. ``nproc``: every
     segment as this many ranks under torch's launcher (``rng[rank 1]``).
+    ``resume_nproc``: an elastic resume, restarted at this many ranks instead
+    (see ``resumecheck.elastic``).
     """
     settings = Settings(
         steps=steps, resume_at=resume_at, drop=drop, isolation=isolation, tolerance=tolerance,
         seed=seed, noise_seeds=noise_seeds, threads=threads, check_determinism=check_determinism,
-        timeout=timeout, jobs=jobs, nproc=nproc)
+        timeout=timeout, jobs=jobs, nproc=nproc, resume_nproc=resume_nproc)
     return run_check(target, settings, progress=progress)
 
 
@@ -285,7 +290,8 @@ class _Segments:
             return PHASE_TIMEOUT
         return max(MIN_STEP_TIMEOUT, 20 * self.reference.slowest_step)
 
-    def spec(self, name: str, work: str | None = None, **kw: Any) -> SegmentSpec:
+    def spec(self, name: str, work: str | None = None, *, ranks: int | None = None,
+             **kw: Any) -> SegmentSpec:
         if self.reference is not None and kw.get("keep_tensors_after") is not None:
             kw["reference_digests"] = [r.digests for r in self.reference.records]
             if self.tolerance.bitwise_only:
@@ -293,7 +299,7 @@ class _Segments:
         return SegmentSpec(
             target_spec=self.target.spec, workdir=work or self.work, name=name,
             threads=self.settings.threads, step_timeout=self.step_timeout(),
-            nproc=self.settings.nproc, **kw,
+            nproc=ranks or self.settings.nproc, **kw,
         )
 
     def reference_runs(self, points: list[int]) -> tuple[SegmentResult, SegmentResult | None]:
@@ -428,7 +434,8 @@ class _Restarts:
             path = seg.captures[stop]
         return out
 
-    def program(self, schedule: list[int], work: str) -> list[tuple[int, SegmentResult]]:
+    def program(self, schedule: list[int], work: str,
+                ranks: int | None = None) -> list[tuple[int, SegmentResult]]:
         """The program's own save() and load(): the checkpoint under audit.
 
         The first half runs from step 0 and calls save() at the first resume
@@ -454,14 +461,16 @@ class _Restarts:
             if self.reuse_prefix and seg.error is None:
                 self.prefixes[first] = seg
         first_restore = Restore(path=seg.program_checkpoint or "", source="program")
-        return [(0, seg), *self.chain(schedule, work, seg, first_restore=first_restore)]
+        return [(0, seg), *self.chain(schedule, work, seg, first_restore=first_restore,
+                                      ranks=ranks)]
 
     def chain(
         self, schedule: list[int], work: str, previous: SegmentResult, *,
-        first_restore: Restore, tag: str = "own",
+        first_restore: Restore, tag: str = "own", ranks: int | None = None,
     ) -> list[tuple[int, SegmentResult]]:
         """Restart at each point of ``schedule`` through the program's load()
-        (the first from ``first_restore``), saving with its save() at the next."""
+        (the first from ``first_restore``), saving with its save() at the next;
+        ``ranks``: the restarts' number of ranks (an elastic resume), else the check's."""
         out: list[tuple[int, SegmentResult]] = []
         bounds = [*schedule, self.steps]
         prev = previous
@@ -474,7 +483,7 @@ class _Restarts:
             prev = self.segments.run(self.segments.spec(
                 f"{tag}-{k}", work, config=self.restart_config, start=k, stop=stop,
                 restore=restore, program_save_at=stop if stop < self.steps else None,
-                keep_tensors_after=k, reseed=_RESEED_BASE + k,
+                keep_tensors_after=k, reseed=_RESEED_BASE + k, ranks=ranks,
             ))
             out.append((k, prev))
         return out
@@ -495,6 +504,10 @@ class Checker:
     def __init__(self, target: Target, settings: Settings, work: str, *,
                  capture_at: Sequence[int] | None = None, reuse_prefix: bool = False,
                  progress: ProgressTracker | None = None) -> None:
+        if settings.resume_nproc is not None and (
+                settings.tolerance is None or settings.tolerance.bitwise_only):
+            # across world sizes the sync sums in another order: never bit for bit
+            settings = replace(settings, tolerance=Tolerance.close())
         self.target = target
         self.settings = settings
         self.steps = settings.n
@@ -540,6 +553,8 @@ class Checker:
         the ablations; each judged; the ablations judged again against the
         engine's full resume."""
         ref = self.segment
+        if self.settings.resume_nproc is not None:
+            return self._report([self._elastic()])
         runs = self._planned_runs(verdict.drop_sets(self.settings.drop, ref.names))
         self.check_disk(runs=len(runs), jobs=self.jobs)
         self._noise_runs()
@@ -547,17 +562,44 @@ class Checker:
         fulls = 2 if ref.has_own_checkpoint else 1
         engine_full, engine_trajectory = done[fulls - 1]
         verdict.judge_ablations(engine_full, engine_trajectory, done[fulls:], self.tolerance)
+        return self._report([r for r, _ in done])
+
+    def _report(self, runs: list[RunResult]) -> Report:
         s = self.settings
         return Report(
             target=self.target.spec or self.target.name, steps=self.steps,
             resume_at=list(self.resume_at), seed=s.seed, isolation=s.isolation,
             tolerance=self.tolerance.to_json(), environment=fingerprint(s.threads),
-            runs=[r for r, _ in done],
+            runs=runs,
             noise=verdict.noise_summary(self.reference, self.resume_at[0], self.noise_seeds,
                                         self.base_seed(), self.target.seed_key),
             determinism=self.determinism, reference_loss=self.reference.loss,
             seed_losses=self.reference.noise, nproc=s.nproc,
         )
+
+    def _elastic(self) -> RunResult:
+        """The full resume through the program's own checkpoint, restarted at
+        ``resume_nproc`` ranks; judged within the tolerance (``elastic``)."""
+        s = self.settings
+        n, m = s.nproc or 1, s.resume_nproc or 1
+        result = RunResult(dropped=[], resume_at=list(self.resume_at), verdict=INCONCLUSIVE,
+                           checkpoint="program", nproc=m,
+                           reproduce=_reproduce(self.target, s, list(self.resume_at), []))
+        if not self.segment.has_own_checkpoint:
+            result.unmapped = unmapped_state(self.segment.names, n, m)
+            result.explanation = (
+                "the program has no save()/load() of its own: the engine's captures hold "
+                f"each rank's state apart and cannot be resharded for {m} rank(s), so "
+                "there is no elastic resume to judge")
+            return result
+        self._noise_runs()
+        work = tempfile.mkdtemp(prefix="elastic-", dir=self.work)
+        try:
+            segments = self._restarts.program(list(self.resume_at), work, ranks=m)
+            judge_elastic(self.segment, result, segments, self.tolerance, n, m)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        return result
 
     def _planned_runs(self, drop_sets: list[list[str]]) -> list[tuple[list[str], Source]]:
         """The resumed runs of the report, in its order (and the progress estimate;
@@ -685,7 +727,7 @@ def _reproduce(target: Target, s: Settings, schedule: list[int], dropped: list[s
     return reproduce_command(
         "run", target.spec, steps=s.n, seed=s.seed, threads=s.threads, isolation=s.isolation,
         resume_at=schedule, drop=dropped, tolerance=s.tolerance or Tolerance.bitwise(),
-        timeout=s.timeout, nproc=s.nproc,
+        timeout=s.timeout, nproc=s.nproc, resume_nproc=s.resume_nproc,
     )
 
 
