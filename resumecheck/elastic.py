@@ -74,20 +74,7 @@ def judge_elastic(reference: SegmentResult, result: RunResult,
             result.explanation = f"{where} failed: {seg.error}"
             return
     records = [r for start, seg in segments if start >= k for r in seg.records]
-    ref_records = {r.step: r for r in reference.records}
-    worst: Difference | None = None
-    first: tuple[int, str] | None = None
-    max_loss = 0.0
-    for rec in records:
-        want = ref_records.get(rec.step)
-        if want is None:
-            continue
-        diff = compare_values(torch.tensor(want.loss, dtype=torch.float32),
-                              torch.tensor(rec.loss, dtype=torch.float32), tolerance)
-        max_loss = max(max_loss, abs(rec.loss - want.loss))
-        worst = diff.worse(worst)
-        if not diff.within_tolerance and first is None:
-            first = (rec.step, "loss")
+    worst, first, max_loss = _compare_losses(reference, records, tolerance)
     compared, held_per_rank = [], []
     end = segments[-1][1].end_state
     if reference.end_state and end:
@@ -109,11 +96,37 @@ def judge_elastic(reference: SegmentResult, result: RunResult,
     if worst is not None:
         result.max_abs_diff, result.max_rel_diff = worst.max_abs, worst.max_rel
         result.max_ulp_diff = worst.max_ulp
-    lost = "; ".join(result.unmapped) or "none"
     what = (f"every step's loss (mean over ranks) after step {k} and the end state of "
             f"{', '.join(compared) or 'no component'}")
     if held_per_rank:
         what += f" (not compared, held per rank: {', '.join(held_per_rank)})"
+    _conclude(result, worst, first, what, tolerance, n, m)
+
+
+def _compare_losses(reference: SegmentResult, records: list[Any], tolerance: Tolerance,
+                    ) -> tuple[Difference | None, tuple[int, str] | None, float]:
+    """Every step's loss against the reference's: the worst difference, the first
+    step beyond the tolerance, the largest |Δloss|."""
+    ref_records = {r.step: r for r in reference.records}
+    worst: Difference | None = None
+    first: tuple[int, str] | None = None
+    max_loss = 0.0
+    for rec in records:
+        want = ref_records.get(rec.step)
+        if want is None:
+            continue
+        diff = compare_values(torch.tensor(want.loss, dtype=torch.float32),
+                              torch.tensor(rec.loss, dtype=torch.float32), tolerance)
+        max_loss = max(max_loss, abs(rec.loss - want.loss))
+        worst = diff.worse(worst)
+        if not diff.within_tolerance and first is None:
+            first = (rec.step, "loss")
+    return worst, first, max_loss
+
+
+def _conclude(result: RunResult, worst: Difference | None, first: tuple[int, str] | None,
+              what: str, tolerance: Tolerance, n: int, m: int) -> None:
+    lost = "; ".join(result.unmapped) or "none"
     if first is None:
         exact = worst is None or (worst.max_abs or 0.0) == 0.0
         result.verdict = IDENTICAL if exact else CLOSE
@@ -124,7 +137,8 @@ def judge_elastic(reference: SegmentResult, result: RunResult,
         return
     result.first_divergent_step, result.first_divergent_quantity = first
     beyond = (f"restarted at {m} rank(s) from a checkpoint of {n}: {first[1]} leaves "
-              f"{tolerance.describe()} at step {first[0]} (max |Δloss| {max_loss:.3g})")
+              f"{tolerance.describe()} at step {first[0]} "
+              f"(max |Δloss| {result.max_abs_loss_diff or 0.0:.3g})")
     if result.unmapped:
         result.verdict = INCONCLUSIVE
         result.explanation = (

@@ -122,10 +122,8 @@ def verify(
     this one (in-process). The report is the same for any ``jobs``; progress
     events of a run in a fork are not seen here. None (default): one per
     ``threads`` cores in process isolation, else one.
-    ``progress`` receives a ``ProgressEvent`` per step and run. ``nproc``: every
-    segment as this many ranks under torch's launcher (``rng[rank 1]``).
-    ``resume_nproc``: an elastic resume, restarted at this many ranks instead
-    (see ``resumecheck.elastic``).
+    ``progress`` receives a ``ProgressEvent`` per step and run. ``nproc``: every segment
+    as N ranks (``rng[rank 1]``); ``resume_nproc``: restarts at M (``resumecheck.elastic``).
     """
     settings = Settings(
         steps=steps, resume_at=resume_at, drop=drop, isolation=isolation, tolerance=tolerance,
@@ -504,10 +502,7 @@ class Checker:
     def __init__(self, target: Target, settings: Settings, work: str, *,
                  capture_at: Sequence[int] | None = None, reuse_prefix: bool = False,
                  progress: ProgressTracker | None = None) -> None:
-        if settings.resume_nproc is not None and (
-                settings.tolerance is None or settings.tolerance.bitwise_only):
-            # across world sizes the sync sums in another order: never bit for bit
-            settings = replace(settings, tolerance=Tolerance.close())
+        settings = _elastic_tolerance(settings)
         self.target = target
         self.settings = settings
         self.steps = settings.n
@@ -552,54 +547,16 @@ class Checker:
         has them), the engine's own full resume when that is another run, and
         the ablations; each judged; the ablations judged again against the
         engine's full resume."""
-        ref = self.segment
         if self.settings.resume_nproc is not None:
-            return self._report([self._elastic()])
-        runs = self._planned_runs(verdict.drop_sets(self.settings.drop, ref.names))
+            return _report(self, [_elastic(self)])
+        runs = self._planned_runs(verdict.drop_sets(self.settings.drop, self.segment.names))
         self.check_disk(runs=len(runs), jobs=self.jobs)
         self._noise_runs()
         done = self.map(lambda job: self._run_one(self.resume_at, job[0], job[1]), runs)
-        fulls = 2 if ref.has_own_checkpoint else 1
+        fulls = 2 if self.segment.has_own_checkpoint else 1
         engine_full, engine_trajectory = done[fulls - 1]
         verdict.judge_ablations(engine_full, engine_trajectory, done[fulls:], self.tolerance)
-        return self._report([r for r, _ in done])
-
-    def _report(self, runs: list[RunResult]) -> Report:
-        s = self.settings
-        return Report(
-            target=self.target.spec or self.target.name, steps=self.steps,
-            resume_at=list(self.resume_at), seed=s.seed, isolation=s.isolation,
-            tolerance=self.tolerance.to_json(), environment=fingerprint(s.threads),
-            runs=runs,
-            noise=verdict.noise_summary(self.reference, self.resume_at[0], self.noise_seeds,
-                                        self.base_seed(), self.target.seed_key),
-            determinism=self.determinism, reference_loss=self.reference.loss,
-            seed_losses=self.reference.noise, nproc=s.nproc,
-        )
-
-    def _elastic(self) -> RunResult:
-        """The full resume through the program's own checkpoint, restarted at
-        ``resume_nproc`` ranks; judged within the tolerance (``elastic``)."""
-        s = self.settings
-        n, m = s.nproc or 1, s.resume_nproc or 1
-        result = RunResult(dropped=[], resume_at=list(self.resume_at), verdict=INCONCLUSIVE,
-                           checkpoint="program", nproc=m,
-                           reproduce=_reproduce(self.target, s, list(self.resume_at), []))
-        if not self.segment.has_own_checkpoint:
-            result.unmapped = unmapped_state(self.segment.names, n, m)
-            result.explanation = (
-                "the program has no save()/load() of its own: the engine's captures hold "
-                f"each rank's state apart and cannot be resharded for {m} rank(s), so "
-                "there is no elastic resume to judge")
-            return result
-        self._noise_runs()
-        work = tempfile.mkdtemp(prefix="elastic-", dir=self.work)
-        try:
-            segments = self._restarts.program(list(self.resume_at), work, ranks=m)
-            judge_elastic(self.segment, result, segments, self.tolerance, n, m)
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
-        return result
+        return _report(self, [r for r, _ in done])
 
     def _planned_runs(self, drop_sets: list[list[str]]) -> list[tuple[list[str], Source]]:
         """The resumed runs of the report, in its order (and the progress estimate;
@@ -720,6 +677,54 @@ class Checker:
         cmp = verdict.compare_run(self.reference, result.resume_at[0], [], segments, [])
         return verdict.rerun_helps(cmp, result.first_divergent_step)
 
+
+
+def _report(checker: Checker, runs: list[RunResult]) -> Report:
+    """The report of ``checker``'s reference and ``runs``."""
+    s, ref = checker.settings, checker.reference
+    return Report(
+        target=checker.target.spec or checker.target.name, steps=checker.steps,
+        resume_at=list(checker.resume_at), seed=s.seed, isolation=s.isolation,
+        tolerance=checker.tolerance.to_json(), environment=fingerprint(s.threads), runs=runs,
+        noise=verdict.noise_summary(ref, checker.resume_at[0], checker.noise_seeds,
+                                    checker.base_seed(), checker.target.seed_key),
+        determinism=checker.determinism, reference_loss=ref.loss,
+        seed_losses=ref.noise, nproc=s.nproc,
+    )
+
+
+def _elastic(checker: Checker) -> RunResult:
+    """The full resume through the program's own checkpoint, restarted at
+    ``resume_nproc`` ranks; judged within the tolerance (``elastic``)."""
+    s = checker.settings
+    n, m = s.nproc or 1, s.resume_nproc or 1
+    result = RunResult(dropped=[], resume_at=list(checker.resume_at), verdict=INCONCLUSIVE,
+                       checkpoint="program", nproc=m,
+                       reproduce=_reproduce(checker.target, s, list(checker.resume_at), []))
+    if not checker.segment.has_own_checkpoint:
+        result.unmapped = unmapped_state(checker.segment.names, n, m)
+        result.explanation = (
+            "the program has no save()/load() of its own: the engine's captures hold "
+            f"each rank's state apart and cannot be resharded for {m} rank(s), so "
+            "there is no elastic resume to judge")
+        return result
+    checker._noise_runs()
+    work = tempfile.mkdtemp(prefix="elastic-", dir=checker.work)
+    try:
+        segments = checker._restarts.program(list(checker.resume_at), work, ranks=m)
+        judge_elastic(checker.segment, result, segments, checker.tolerance, n, m)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return result
+
+
+def _elastic_tolerance(settings: Settings) -> Settings:
+    """An elastic resume is judged within a tolerance: across world sizes the
+    sync sums in another order, never bit for bit (bitwise becomes torch's defaults)."""
+    if settings.resume_nproc is not None and (
+            settings.tolerance is None or settings.tolerance.bitwise_only):
+        return replace(settings, tolerance=Tolerance.close())
+    return settings
 
 
 def _reproduce(target: Target, s: Settings, schedule: list[int], dropped: list[str]) -> str:

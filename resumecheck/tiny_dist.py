@@ -254,10 +254,8 @@ class TinyDistProgram:
                 "(torch.distributed.init_process_group must have been called)"
             )
         self.rank, self.world_size = dist.get_rank(), dist.get_world_size()
-        # The global batch is micro_batch * accum_steps * batch_ranks: a restart at
-        # another number of ranks (an elastic resume) keeps it by scaling the accumulation.
-        self.batch_ranks = self.world_size
-        self.saved_by = self.world_size  # the ranks that wrote the checkpoint loaded last
+        # global batch: micro_batch * accum_steps * batch_ranks, kept by an elastic resume
+        self.batch_ranks = self.saved_by = self.world_size  # saved_by: the last load's writers
         per_step = self.world_size * cfg.micro_batch * cfg.accum_steps
         if cfg.n_samples % per_step:
             raise ValueError(
@@ -314,12 +312,7 @@ class TinyDistProgram:
 
     @property
     def accum_steps(self) -> int:
-        return self.accum_here(self.cfg)
-
-    def accum_here(self, cfg: TinyDistConfig) -> int:
-        """Micro-batches per optimizer step on this rank: ``accum_steps`` at the
-        number of ranks the global batch was set for, scaled at another."""
-        return cfg.accum_steps * self.batch_ranks // self.world_size
+        return _accum_here(self, self.cfg)
 
     def components(self) -> dict[str, Any]:
         comps = {
@@ -367,7 +360,7 @@ class TinyDistProgram:
         cfg = self.cfg
         self.model.train()
         total, seen = torch.zeros(()), []
-        accum = self.accum_here(cfg)
+        accum = _accum_here(self, cfg)
         for micro in range(accum):  # gradient accumulation
             last = micro == accum - 1
             with phase(DATA_WAIT):
@@ -422,35 +415,11 @@ class TinyDistProgram:
                  checkpoint_id=path)  # in place; "train" through ReplicatedState
         set_state_dict(self.model, self.optimizer, model_state_dict=model_state,
                        optim_state_dict=optim_state)
-        if self.saved_by == self.world_size:
-            own = torch.load(os.path.join(path, f"rank{self.rank}.pt"), weights_only=True)
-            self.rng.load_state_dict(own["rng"])
-            self.cursor.value = own["data_cursor"]
-            return
-        self._load_elastic(path)
-
-    def _load_elastic(self, path: str) -> None:
-        """A checkpoint of another number of ranks (DCP has resharded the model and
-        optimizer). The global batch stays (``accum_here``); the data position is
-        mapped through the samples every rank read together this epoch (rank 0's
-        cursor: every rank reads as many); a rank that was there keeps its own
-        streams, a new rank keeps the streams its seed gave it. What cannot map:
-        the streams of ranks that are gone, and a new rank's own streams."""
-        cfg, n, m = self.cfg, self.saved_by, self.world_size
-        if (cfg.accum_steps * self.batch_ranks) % m:
-            raise ValueError(
-                f"elastic resume at {m} ranks: the global batch of accum_steps="
-                f"{cfg.accum_steps} x {self.batch_ranks} ranks does not divide over {m} ranks")
-        first = torch.load(os.path.join(path, "rank0.pt"), weights_only=True)
-        read = first["data_cursor"] * n  # micro-batches read by all ranks this epoch
-        if read % m:
-            raise ValueError(
-                f"elastic resume at {m} ranks: {read} micro-batches read this epoch by "
-                f"{n} ranks do not divide over {m} ranks")
-        self.cursor.value = read // m
-        own_file = os.path.join(path, f"rank{self.rank}.pt")
-        if os.path.exists(own_file):
-            self.rng.load_state_dict(torch.load(own_file, weights_only=True)["rng"])
+        if self.saved_by != self.world_size:  # written by another number of ranks
+            return _load_elastic(self, path)
+        own = torch.load(os.path.join(path, f"rank{self.rank}.pt"), weights_only=True)
+        self.rng.load_state_dict(own["rng"])
+        self.cursor.value = own["data_cursor"]
 
     # -- for `resumecheck baseline`: a tiny deterministic batch and its loss --
     def tiny_batch(self, size: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -473,6 +442,36 @@ class TinyDistProgram:
                              f"divide over {world_size} ranks")
         return {"accum_steps": accum, "dropout": 0.0, "flip_prob": 0.0, "keep_prob": 1.0,
                 "aug_noise": 0.0, "precision": "fp32"}
+
+
+def _accum_here(p: TinyDistProgram, cfg: TinyDistConfig) -> int:
+    """Micro-batches per step on this rank: the global batch's, scaled from the
+    number of ranks it was set for (``batch_ranks``) to the ranks there are now."""
+    return cfg.accum_steps * p.batch_ranks // p.world_size
+
+
+def _load_elastic(p: TinyDistProgram, path: str) -> None:
+    """A checkpoint of another number of ranks (DCP has resharded the model and
+    optimizer). The global batch stays (``_accum_here``); the data position is
+    mapped through the samples every rank read together this epoch (rank 0's
+    cursor: every rank reads as many); a rank that was there keeps its own
+    streams, a new rank keeps the streams its seed gave it. What cannot map:
+    the streams of ranks that are gone, and a new rank's own streams."""
+    cfg, n, m = p.cfg, p.saved_by, p.world_size
+    if (cfg.accum_steps * p.batch_ranks) % m:
+        raise ValueError(
+            f"elastic resume at {m} ranks: the global batch of accum_steps="
+            f"{cfg.accum_steps} x {p.batch_ranks} ranks does not divide over {m} ranks")
+    first = torch.load(os.path.join(path, "rank0.pt"), weights_only=True)
+    read = first["data_cursor"] * n  # micro-batches read by all ranks this epoch
+    if read % m:
+        raise ValueError(
+            f"elastic resume at {m} ranks: {read} micro-batches read this epoch by "
+            f"{n} ranks do not divide over {m} ranks")
+    p.cursor.value = read // m
+    own_file = os.path.join(path, f"rank{p.rank}.pt")
+    if os.path.exists(own_file):
+        p.rng.load_state_dict(torch.load(own_file, weights_only=True)["rng"])
 
 
 def _scaler(cfg: TinyDistConfig) -> Any:
