@@ -194,7 +194,7 @@ class _RankWatch:
                 name, _, at = line.decode().partition(" ")
                 if name == "pid":
                     self.pids[r] = int(at)
-                elif name == "exit" and at not in ("", "-"):  # the rank's exit status
+                elif name == "exit" and at.lstrip("-").isdigit():  # the rank's exit code
                     self.exited[r] = int(at)
                 else:
                     step = None if at in ("", "-") else int(at)

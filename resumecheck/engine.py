@@ -310,21 +310,27 @@ class _Segments:
             })}
         else:  # within tolerance, every step after a restart may be read
             keep = {"keep_tensors_after": min(points)}
-        specs = [self.spec(
-            "reference", config=self.run_config, start=0, stop=self.steps,
-            capture_at=points, hash_seed=1, **keep,
-        )]
-        if self.settings.check_determinism:
-            # In fresh interpreters, another hash seed: set and dict order may differ.
-            specs.append(self.spec(
-                "determinism", config=self.run_config, start=0, stop=self.steps, hash_seed=2,
-                capture_end=False,
-            ))
+        spec = self.spec("reference", config=self.run_config, start=0, stop=self.steps,
+                         capture_at=points, hash_seed=1, **keep)
         jobs = self.settings.workers if self.settings.isolation == "process" else 1
-        ref, *again = parallel_map(self.run, specs, min(jobs, len(specs)), self.cancel)
+        again: list[SegmentResult] = []
+        if self.settings.check_determinism and jobs > 1:
+            # The rerun does not need the reference: side by side, with the
+            # reference's step bound (its slowest step is not known yet).
+            ref, *again = parallel_map(self.run, [spec, self._determinism_spec()], 2, self.cancel)
+        else:
+            ref = self.run(spec)
         if ref.error is not None:
             raise ReferenceFailed(self.target.name, ref.error, ref.error_step)
+        if self.settings.check_determinism and not again:
+            self.reference = ref  # the rerun's steps are bounded from the reference's
+            again = [self.run(self._determinism_spec())]
         return ref, (again[0] if again else None)
+
+    def _determinism_spec(self) -> SegmentSpec:
+        # In fresh interpreters, another hash seed: set and dict order may differ.
+        return self.spec("determinism", config=self.run_config, start=0, stop=self.steps,
+                         hash_seed=2, capture_end=False)
 
     def determinism(self, ref: SegmentResult, again: SegmentResult | None) -> dict[str, Any]:
         """The second uninterrupted run must match the reference bit for bit."""
