@@ -189,6 +189,10 @@ def _run_parser(sub: Any) -> None:
                      "(default 2, at most 100)")
     run.add_argument("--timeout", type=_float, metavar="SECONDS", help=_TIMEOUT_HELP)
     run.add_argument("--nproc", type=_positive_int, metavar="N", help=_NPROC_HELP)
+    run.add_argument("--resume-nproc", type=_positive_int, metavar="M",
+                     help="elastic resume: restart at M ranks from the program's own checkpoint "
+                     "of --nproc N ranks; compared with the uninterrupted run at N within a "
+                     "tolerance (default: torch's per dtype), no ablations")
     run.add_argument("--jobs", type=_whole, default=None, metavar="N", help=_JOBS_HELP)
     run.add_argument("--plot", metavar="FILE.png|FILE.svg",
                      help="draw the divergence figure (needs the extra resumecheck[plot])")
@@ -489,7 +493,7 @@ def _run(args: argparse.Namespace) -> int:
     settings = _settings(
         args, resume_at=args.resume_at, drop=_drop_spec(args.drop), tolerance=_tolerance(args),
         noise_seeds=args.noise_seeds, check_determinism=args.determinism, jobs=args.jobs,
-        nproc=_ranks(args),
+        nproc=_ranks(args), resume_nproc=args.resume_nproc,
     )
     _check_output(args.output)
     _check_plot(args.plot)

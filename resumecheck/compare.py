@@ -22,6 +22,7 @@ __all__ = [
     "describe_entries",
     "digest",
     "flatten_state",
+    "local_tensor",
 ]
 
 # torch.testing.assert_close defaults (rtol, atol) per dtype.
@@ -108,10 +109,33 @@ def digest(value: Any) -> str:
     return h.hexdigest()
 
 
+def local_tensor(t: torch.Tensor) -> torch.Tensor:
+    """This rank's own part of a tensor: the local shard of a DTensor (FSDP2's
+    sharded parameters and gradients), the tensor itself otherwise.
+
+    No collective: every rank digests its own shard, which the engine records
+    per rank (``param:fc1.weight[rank 1]``). Two runs at the same number of
+    ranks shard alike, so their shards are equal exactly when the full tensors
+    are; a full tensor would cost an all-gather per tensor per step, inside
+    hooks that every rank would have to reach in the same order."""
+    to_local = getattr(t, "to_local", None)
+    return to_local() if callable(to_local) else t
+
+
+def _layout(t: torch.Tensor) -> str:
+    """A DTensor's global shape and placements (two layouts of one shard must
+    not digest alike); empty for a plain tensor."""
+    placements = getattr(t, "placements", None)
+    if placements is None:
+        return ""
+    return f"D{tuple(t.shape)}{tuple(str(p) for p in placements)}"
+
+
 def _update(h: Any, leaf: Any) -> None:
     if isinstance(leaf, torch.Tensor):
-        t = leaf.detach().cpu().contiguous()
-        h.update(f"T{t.dtype}{tuple(t.shape)}".encode())
+        layout = _layout(leaf)
+        t = local_tensor(leaf).detach().cpu().contiguous()
+        h.update(f"T{t.dtype}{tuple(t.shape)}{layout}".encode())
         h.update(t.reshape(-1).view(torch.uint8).numpy().tobytes())
     else:
         h.update(f"{type(leaf).__name__}:{leaf!r}".encode())

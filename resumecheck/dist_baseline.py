@@ -75,7 +75,8 @@ margin and stay far below what a skipped or doubled gradient sync does
 def launch(nproc: int, module: str, spec: dict[str, Any], work: Path, name: str,
            timeout: float) -> tuple[list[dict[str, Any]], str | None]:
     """Run ``python -m module WORK/NAME/spec.json`` on ``nproc`` ranks through
-    ``torch.distributed.run``: each rank's results (its ``rank{r}.pt`` beside the
+    torch's elastic launcher (``resumecheck._launch``, as for the engine's segments):
+    each rank's results (its ``rank{r}.pt`` beside the
     spec), or why the launch failed. A launch that runs past ``timeout`` seconds
     is stopped with every rank (its own process group)."""
     where = work / name
@@ -85,8 +86,10 @@ def launch(nproc: int, module: str, spec: dict[str, Any], work: Path, name: str,
     env = {**os.environ, "OMP_NUM_THREADS": str(spec["threads"])}
     cwd = os.getcwd()  # module:attr targets import from here, as in one process
     env["PYTHONPATH"] = os.pathsep.join(p for p in (cwd, env.get("PYTHONPATH", "")) if p)
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone",
-           "--nproc-per-node", str(nproc), "-m", module, str(spec_path)]
+    # the engine's launcher (torch's elastic_launch with torchrun --standalone's
+    # rendezvous), which also exits when this process is gone
+    cmd = [sys.executable, "-m", "resumecheck._launch", str(nproc), str(where / "failures.json"),
+           str(where / "launch-logs"), "-m", module, str(spec_path)]
     with open(where / "launch.log", "w+b") as log:
         proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT,
                                 start_new_session=True)

@@ -20,6 +20,7 @@ import warnings
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -36,7 +37,8 @@ from resumecheck.errors import (
 )
 from resumecheck.program import Target, declared_names, load_target
 from resumecheck.progress import ProgressCallback, ProgressTracker, run_label
-from resumecheck.report import Report, RunResult
+from resumecheck.elastic import judge_elastic, unmapped_state
+from resumecheck.report import INCONCLUSIVE, Report, RunResult
 from resumecheck.reproduce import reproduce_command
 from resumecheck.faults import environment_failure
 from resumecheck.runner import run_segment
@@ -84,6 +86,7 @@ def verify(
     jobs: int | None = None,
     progress: ProgressCallback | None = None,
     nproc: int | None = None,
+    resume_nproc: int | None = None,
 ) -> Report:
     """Check that the target resumes from a checkpoint like it never stopped.
 
@@ -119,13 +122,13 @@ def verify(
     this one (in-process). The report is the same for any ``jobs``; progress
     events of a run in a fork are not seen here. None (default): one per
     ``threads`` cores in process isolation, else one.
-    ``progress`` receives a ``ProgressEvent`` per step and run. ``nproc``: every
-    segment as this many ranks under torch's launcher (``rng[rank 1]``).
+    ``progress`` receives a ``ProgressEvent`` per step and run. ``nproc``: every segment
+    as N ranks (``rng[rank 1]``); ``resume_nproc``: restarts at M (``resumecheck.elastic``).
     """
     settings = Settings(
         steps=steps, resume_at=resume_at, drop=drop, isolation=isolation, tolerance=tolerance,
         seed=seed, noise_seeds=noise_seeds, threads=threads, check_determinism=check_determinism,
-        timeout=timeout, jobs=jobs, nproc=nproc)
+        timeout=timeout, jobs=jobs, nproc=nproc, resume_nproc=resume_nproc)
     return run_check(target, settings, progress=progress)
 
 
@@ -285,7 +288,8 @@ class _Segments:
             return PHASE_TIMEOUT
         return max(MIN_STEP_TIMEOUT, 20 * self.reference.slowest_step)
 
-    def spec(self, name: str, work: str | None = None, **kw: Any) -> SegmentSpec:
+    def spec(self, name: str, work: str | None = None, *, ranks: int | None = None,
+             **kw: Any) -> SegmentSpec:
         if self.reference is not None and kw.get("keep_tensors_after") is not None:
             kw["reference_digests"] = [r.digests for r in self.reference.records]
             if self.tolerance.bitwise_only:
@@ -293,7 +297,7 @@ class _Segments:
         return SegmentSpec(
             target_spec=self.target.spec, workdir=work or self.work, name=name,
             threads=self.settings.threads, step_timeout=self.step_timeout(),
-            nproc=self.settings.nproc, **kw,
+            nproc=ranks or self.settings.nproc, **kw,
         )
 
     def reference_runs(self, points: list[int]) -> tuple[SegmentResult, SegmentResult | None]:
@@ -434,7 +438,8 @@ class _Restarts:
             path = seg.captures[stop]
         return out
 
-    def program(self, schedule: list[int], work: str) -> list[tuple[int, SegmentResult]]:
+    def program(self, schedule: list[int], work: str,
+                ranks: int | None = None) -> list[tuple[int, SegmentResult]]:
         """The program's own save() and load(): the checkpoint under audit.
 
         The first half runs from step 0 and calls save() at the first resume
@@ -460,14 +465,16 @@ class _Restarts:
             if self.reuse_prefix and seg.error is None:
                 self.prefixes[first] = seg
         first_restore = Restore(path=seg.program_checkpoint or "", source="program")
-        return [(0, seg), *self.chain(schedule, work, seg, first_restore=first_restore)]
+        return [(0, seg), *self.chain(schedule, work, seg, first_restore=first_restore,
+                                      ranks=ranks)]
 
     def chain(
         self, schedule: list[int], work: str, previous: SegmentResult, *,
-        first_restore: Restore, tag: str = "own",
+        first_restore: Restore, tag: str = "own", ranks: int | None = None,
     ) -> list[tuple[int, SegmentResult]]:
         """Restart at each point of ``schedule`` through the program's load()
-        (the first from ``first_restore``), saving with its save() at the next."""
+        (the first from ``first_restore``), saving with its save() at the next;
+        ``ranks``: the restarts' number of ranks (an elastic resume), else the check's."""
         out: list[tuple[int, SegmentResult]] = []
         bounds = [*schedule, self.steps]
         prev = previous
@@ -480,7 +487,7 @@ class _Restarts:
             prev = self.segments.run(self.segments.spec(
                 f"{tag}-{k}", work, config=self.restart_config, start=k, stop=stop,
                 restore=restore, program_save_at=stop if stop < self.steps else None,
-                keep_tensors_after=k, reseed=_RESEED_BASE + k,
+                keep_tensors_after=k, reseed=_RESEED_BASE + k, ranks=ranks,
             ))
             out.append((k, prev))
         return out
@@ -501,6 +508,7 @@ class Checker:
     def __init__(self, target: Target, settings: Settings, work: str, *,
                  capture_at: Sequence[int] | None = None, reuse_prefix: bool = False,
                  progress: ProgressTracker | None = None) -> None:
+        settings = _elastic_tolerance(settings)
         self.target = target
         self.settings = settings
         self.steps = settings.n
@@ -545,25 +553,16 @@ class Checker:
         has them), the engine's own full resume when that is another run, and
         the ablations; each judged; the ablations judged again against the
         engine's full resume."""
-        ref = self.segment
-        runs = self._planned_runs(verdict.drop_sets(self.settings.drop, ref.names))
+        if self.settings.resume_nproc is not None:
+            return _report(self, [_elastic(self)])
+        runs = self._planned_runs(verdict.drop_sets(self.settings.drop, self.segment.names))
         self.check_disk(runs=len(runs), jobs=self.jobs)
         self._noise_runs()
         done = self.map(lambda job: self._run_one(self.resume_at, job[0], job[1]), runs)
-        fulls = 2 if ref.has_own_checkpoint else 1
+        fulls = 2 if self.segment.has_own_checkpoint else 1
         engine_full, engine_trajectory = done[fulls - 1]
         verdict.judge_ablations(engine_full, engine_trajectory, done[fulls:], self.tolerance)
-        s = self.settings
-        return Report(
-            target=self.target.spec or self.target.name, steps=self.steps,
-            resume_at=list(self.resume_at), seed=s.seed, isolation=s.isolation,
-            tolerance=self.tolerance.to_json(), environment=fingerprint(s.threads),
-            runs=[r for r, _ in done],
-            noise=verdict.noise_summary(self.reference, self.resume_at[0], self.noise_seeds,
-                                        self.base_seed(), self.target.seed_key),
-            determinism=self.determinism, reference_loss=self.reference.loss,
-            seed_losses=self.reference.noise, nproc=s.nproc,
-        )
+        return _report(self, [r for r, _ in done])
 
     def _planned_runs(self, drop_sets: list[list[str]]) -> list[tuple[list[str], Source]]:
         """The resumed runs of the report, in its order (and the progress estimate;
@@ -686,12 +685,60 @@ class Checker:
 
 
 
+def _report(checker: Checker, runs: list[RunResult]) -> Report:
+    """The report of ``checker``'s reference and ``runs``."""
+    s, ref = checker.settings, checker.reference
+    return Report(
+        target=checker.target.spec or checker.target.name, steps=checker.steps,
+        resume_at=list(checker.resume_at), seed=s.seed, isolation=s.isolation,
+        tolerance=checker.tolerance.to_json(), environment=fingerprint(s.threads), runs=runs,
+        noise=verdict.noise_summary(ref, checker.resume_at[0], checker.noise_seeds,
+                                    checker.base_seed(), checker.target.seed_key),
+        determinism=checker.determinism, reference_loss=ref.loss,
+        seed_losses=ref.noise, nproc=s.nproc,
+    )
+
+
+def _elastic(checker: Checker) -> RunResult:
+    """The full resume through the program's own checkpoint, restarted at
+    ``resume_nproc`` ranks; judged within the tolerance (``elastic``)."""
+    s = checker.settings
+    n, m = s.nproc or 1, s.resume_nproc or 1
+    result = RunResult(dropped=[], resume_at=list(checker.resume_at), verdict=INCONCLUSIVE,
+                       checkpoint="program", nproc=m,
+                       reproduce=_reproduce(checker.target, s, list(checker.resume_at), []))
+    if not checker.segment.has_own_checkpoint:
+        result.unmapped = unmapped_state(checker.segment.names, n, m)
+        result.explanation = (
+            "the program has no save()/load() of its own: the engine's captures hold "
+            f"each rank's state apart and cannot be resharded for {m} rank(s), so "
+            "there is no elastic resume to judge")
+        return result
+    checker._noise_runs()
+    work = tempfile.mkdtemp(prefix="elastic-", dir=checker.work)
+    try:
+        segments = checker._restarts.program(list(checker.resume_at), work, ranks=m)
+        judge_elastic(checker.segment, result, segments, checker.tolerance, n, m)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return result
+
+
+def _elastic_tolerance(settings: Settings) -> Settings:
+    """An elastic resume is judged within a tolerance: across world sizes the
+    sync sums in another order, never bit for bit (bitwise becomes torch's defaults)."""
+    if settings.resume_nproc is not None and (
+            settings.tolerance is None or settings.tolerance.bitwise_only):
+        return replace(settings, tolerance=Tolerance.close())
+    return settings
+
+
 def _reproduce(target: Target, s: Settings, schedule: list[int], dropped: list[str]) -> str:
     """The command that runs this one schedule again, as the CLI would."""
     return reproduce_command(
         "run", target.spec, steps=s.n, seed=s.seed, threads=s.threads, isolation=s.isolation,
         resume_at=schedule, drop=dropped, tolerance=s.tolerance or Tolerance.bitwise(),
-        timeout=s.timeout, nproc=s.nproc,
+        timeout=s.timeout, nproc=s.nproc, resume_nproc=s.resume_nproc,
     )
 
 

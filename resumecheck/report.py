@@ -146,12 +146,20 @@ class RunResult:
     divergence_detail: str | None = None
     """The first divergent quantity in words, when a count says more than a
     magnitude ("3 of 16 samples differ, first at position 5: 17 vs 42 in the reference")."""
+    nproc: int | None = None
+    """Ranks of the restarts when they differ from the check's ``nproc`` (an
+    elastic resume, ``resume_nproc``); None: as many as the check's."""
+    unmapped: list[str] = field(default_factory=list)
+    """Elastic resume: per-rank state that has no rank to go to at the new number
+    of ranks, or new ranks with no state of their own in the checkpoint."""
     trajectory: Trajectory | None = None
     """The run step by step: its loss and where each kind of quantity differs
     from the reference (None: the run failed before it was compared)."""
 
     @property
     def label(self) -> str:
+        if self.nproc is not None:
+            return f"elastic resume (own save/load, restarted at {self.nproc} ranks)"
         if self.dropped:
             return "drop " + ",".join(self.dropped)
         return "full resume (own save/load)" if self.checkpoint == "program" else "full resume"

@@ -37,6 +37,7 @@ def reproduce_command(
     tolerance: Tolerance | None = None,
     timeout: float | None = None,
     nproc: int | None = None,
+    resume_nproc: int | None = None,
 ) -> str:
     """A shell command line that runs the same check again.
 
@@ -63,6 +64,8 @@ def reproduce_command(
         argv += ["--timeout", f"{timeout:g}"]
     if nproc is not None:
         argv += ["--nproc", str(nproc)]
+    if command == "run" and resume_nproc is not None:
+        argv += ["--resume-nproc", str(resume_nproc)]
     if command == "run" and tolerance is not None and not tolerance.bitwise_only:
         argv += ["--tolerance", "close"]
         if tolerance.rtol is not None and tolerance.atol is not None:

@@ -85,14 +85,18 @@ def _load_states(built: BuiltProgram, states: dict[str, Any], path: str) -> None
     # StatefulDataLoader creates its iterator on the first state_dict() or
     # iter()). Settled first, they draw before the streams are set, as a
     # correct resume must (docs/HONEST-CHECKS.md: a DataLoader shifts the RNG by one draw).
+    # Among ranks, settling is done whether or not this rank restores its rng: a
+    # state_dict() may be a collective (FSDP gathers the parameters), and a
+    # component dropped on one rank only (rng[rank 0]) must not leave the other
+    # ranks waiting in it.
     order = sorted(built.components, key=lambda c: c.name == RNG)
     for comp in order:
-        if comp.name not in states:
-            continue
-        if comp.name == RNG:
+        if comp.name == RNG and (RNG in states or _among_ranks()):
             for other in built.components:
                 if other.name != RNG:
                     other.obj.state_dict()
+        if comp.name not in states:
+            continue
         try:
             comp.obj.load_state_dict(states[comp.name])
         except Exception as exc:
@@ -101,6 +105,13 @@ def _load_states(built: BuiltProgram, states: dict[str, Any], path: str) -> None
                 path,
                 f"{comp.name}.load_state_dict raised {type(exc).__name__}: {exc}",
             ) from exc
+
+
+def _among_ranks() -> bool:
+    """This process is one rank of several (a process group is up)."""
+    import torch.distributed as dist
+
+    return dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1
 
 
 def _overrides(built: BuiltProgram, restore: Restore) -> dict[str, Any]:

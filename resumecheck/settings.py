@@ -67,6 +67,11 @@ class Settings:
 
     nproc: int | None = None
     """Ranks of every segment under torch's elastic launcher (None: one process)."""
+    resume_nproc: int | None = None
+    """Elastic resume: the restart after the first resume point runs at this many
+    ranks instead of ``nproc`` (the program's own checkpoint, resharded by its
+    load()); compared with the uninterrupted run at ``nproc`` ranks within a
+    tolerance. None: every segment at ``nproc``."""
 
     def __post_init__(self) -> None:
         if self.steps is not None:
@@ -80,6 +85,7 @@ class Settings:
         _check_int("nproc", self.nproc, 1, optional=True,
                    why="the number of ranks, or None for one process without a launcher")
         _check_int("seed", self.seed, None, optional=True)
+        _check_resume_nproc(self)
         if self.timeout is not None and (
             isinstance(self.timeout, bool) or not isinstance(self.timeout, (int, float))
             or not (self.timeout >= 0 and math.isfinite(self.timeout))
@@ -186,6 +192,27 @@ def _check_int(name: str, value: object, low: int | None, *, high: int | None = 
         else:
             expected = "expected an int"
         raise InvalidArgument(name, value, f"{expected} ({why})" if why else expected)
+
+
+def _check_resume_nproc(s: Settings) -> None:
+    """An elastic resume needs ranks to start from and another number to restart at."""
+    _check_int("resume_nproc", s.resume_nproc, 1, optional=True,
+               why="the ranks of the restart, or None for as many as nproc")
+    if s.resume_nproc is None:
+        return
+    if s.nproc is None:
+        raise InvalidArgument("resume_nproc", s.resume_nproc,
+                              "an elastic resume restarts a run of several ranks: give nproc too "
+                              "(--nproc N --resume-nproc M)")
+    if s.resume_nproc == s.nproc:
+        raise InvalidArgument("resume_nproc", s.resume_nproc,
+                              f"equals nproc={s.nproc}: that is the plain check; leave it out, "
+                              "or give another number of ranks")
+    if s.drop not in ("all", "none"):
+        raise InvalidArgument("resume_nproc", s.resume_nproc,
+                              "an elastic resume runs the full resume through the program's own "
+                              "checkpoint only (the engine's capture is per rank and cannot be "
+                              "resharded): drop components in a check without resume_nproc")
 
 
 def _check_drop(drop: object) -> None:

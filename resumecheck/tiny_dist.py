@@ -47,7 +47,7 @@ from resumecheck.phases import (
 )
 
 __all__ = [
-    "DDP", "DDP_BF16", "DDP_FP16", "FSDP", "FSDP_BF16", "FSDP_FP16", "RESUME_AT", "RUN_CONFIG",
+    "DDP", "DDP_BF16", "DDP_ELASTIC", "DDP_FP16", "FSDP", "FSDP_BF16", "FSDP_FP16", "RESUME_AT", "RUN_CONFIG",
     "STEPS", "TinyDistConfig", "TinyDistProgram", "build", "build_ddp", "build_fsdp",
 ]
 
@@ -230,7 +230,8 @@ class ReplicatedState:
         p = self.program
         return {"scheduler": p.scheduler.state_dict(), "scaler": p.scaler.state_dict(),
                 "epoch": p.epoch.value, "global_step": p.global_step.value,
-                "config": dict(p.config.value)}
+                "config": dict(p.config.value), "batch_ranks": p.batch_ranks,
+                "saved_by": p.world_size}
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         p = self.program
@@ -240,6 +241,8 @@ class ReplicatedState:
             p.scaler.load_state_dict(state_dict["scaler"])
         p.epoch.value = state_dict["epoch"]
         p.global_step.value = state_dict["global_step"]
+        p.batch_ranks = int(state_dict["batch_ranks"])
+        p.saved_by = int(state_dict["saved_by"])
 
 
 class TinyDistProgram:
@@ -251,6 +254,8 @@ class TinyDistProgram:
                 "(torch.distributed.init_process_group must have been called)"
             )
         self.rank, self.world_size = dist.get_rank(), dist.get_world_size()
+        # global batch: micro_batch * accum_steps * batch_ranks, kept by an elastic resume
+        self.batch_ranks = self.saved_by = self.world_size  # saved_by: the last load's writers
         per_step = self.world_size * cfg.micro_batch * cfg.accum_steps
         if cfg.n_samples % per_step:
             raise ValueError(
@@ -303,11 +308,11 @@ class TinyDistProgram:
     @property
     def steps_per_epoch(self) -> int:  # tells fuzzing where the epoch boundaries are
         cfg = self.cfg
-        return cfg.n_samples // (self.world_size * cfg.micro_batch * cfg.accum_steps)
+        return cfg.n_samples // (self.batch_ranks * cfg.micro_batch * cfg.accum_steps)
 
     @property
     def accum_steps(self) -> int:
-        return self.cfg.accum_steps
+        return _accum_here(self, self.cfg)
 
     def components(self) -> dict[str, Any]:
         comps = {
@@ -355,8 +360,9 @@ class TinyDistProgram:
         cfg = self.cfg
         self.model.train()
         total, seen = torch.zeros(()), []
-        for micro in range(cfg.accum_steps):  # gradient accumulation
-            last = micro == cfg.accum_steps - 1
+        accum = _accum_here(self, cfg)
+        for micro in range(accum):  # gradient accumulation
+            last = micro == accum - 1
             with phase(DATA_WAIT):
                 idx = self.next_batch(cfg)
                 seen.append(idx)
@@ -365,7 +371,7 @@ class TinyDistProgram:
             no_sync = getattr(self.model, "no_sync", None)  # DDP: all-reduce only on the last
             with no_sync() if no_sync is not None and not last else nullcontext():
                 with phase(FORWARD):
-                    loss = self._loss(x, y, cfg)
+                    loss = self._loss(x, y, cfg) / accum
                 with phase(BACKWARD):
                     self.scaler.scale(loss).backward()  # the sync runs inside, on the last
             total += loss.detach().float()
@@ -384,7 +390,7 @@ class TinyDistProgram:
             dtype = torch.float16 if self.fp16 else torch.bfloat16
             with torch.autocast("cpu", dtype=dtype):
                 logits = self.model(x).float()
-        return F.cross_entropy(logits, y, label_smoothing=cfg.label_smoothing) / cfg.accum_steps
+        return F.cross_entropy(logits, y, label_smoothing=cfg.label_smoothing)
 
     # -- the program's own checkpoint: every rank calls both ------------------
     def save(self, path: str) -> None:
@@ -409,14 +415,9 @@ class TinyDistProgram:
                  checkpoint_id=path)  # in place; "train" through ReplicatedState
         set_state_dict(self.model, self.optimizer, model_state_dict=model_state,
                        optim_state_dict=optim_state)
-        own_file = os.path.join(path, f"rank{self.rank}.pt")
-        if not os.path.exists(own_file):
-            raise FileNotFoundError(
-                f"{own_file} is missing: the checkpoint was written by fewer ranks than "
-                f"the {self.world_size} loading it, and this rank's streams and data "
-                "position cannot be mapped from another rank's"
-            )
-        own = torch.load(own_file, weights_only=True)
+        if self.saved_by != self.world_size:  # written by another number of ranks
+            return _load_elastic(self, path)
+        own = torch.load(os.path.join(path, f"rank{self.rank}.pt"), weights_only=True)
         self.rng.load_state_dict(own["rng"])
         self.cursor.value = own["data_cursor"]
 
@@ -441,6 +442,36 @@ class TinyDistProgram:
                              f"divide over {world_size} ranks")
         return {"accum_steps": accum, "dropout": 0.0, "flip_prob": 0.0, "keep_prob": 1.0,
                 "aug_noise": 0.0, "precision": "fp32"}
+
+
+def _accum_here(p: TinyDistProgram, cfg: TinyDistConfig) -> int:
+    """Micro-batches per step on this rank: the global batch's, scaled from the
+    number of ranks it was set for (``batch_ranks``) to the ranks there are now."""
+    return cfg.accum_steps * p.batch_ranks // p.world_size
+
+
+def _load_elastic(p: TinyDistProgram, path: str) -> None:
+    """A checkpoint of another number of ranks (DCP has resharded the model and
+    optimizer). The global batch stays (``_accum_here``); the data position is
+    mapped through the samples every rank read together this epoch (rank 0's
+    cursor: every rank reads as many); a rank that was there keeps its own
+    streams, a new rank keeps the streams its seed gave it. What cannot map:
+    the streams of ranks that are gone, and a new rank's own streams."""
+    cfg, n, m = p.cfg, p.saved_by, p.world_size
+    if (cfg.accum_steps * p.batch_ranks) % m:
+        raise ValueError(
+            f"elastic resume at {m} ranks: the global batch of accum_steps="
+            f"{cfg.accum_steps} x {p.batch_ranks} ranks does not divide over {m} ranks")
+    first = torch.load(os.path.join(path, "rank0.pt"), weights_only=True)
+    read = first["data_cursor"] * n  # micro-batches read by all ranks this epoch
+    if read % m:
+        raise ValueError(
+            f"elastic resume at {m} ranks: {read} micro-batches read this epoch by "
+            f"{n} ranks do not divide over {m} ranks")
+    p.cursor.value = read // m
+    own_file = os.path.join(path, f"rank{p.rank}.pt")
+    if os.path.exists(own_file):
+        p.rng.load_state_dict(torch.load(own_file, weights_only=True)["rng"])
 
 
 def _scaler(cfg: TinyDistConfig) -> Any:
@@ -501,4 +532,14 @@ DDP_BF16 = Target(
 FSDP_BF16 = Target(
     factory=lambda config: build_fsdp({"precision": "bf16", **config}), run_config=RUN_CONFIG,
     steps=STEPS, resume_at=(RESUME_AT,), spec="resumecheck.tiny_dist:FSDP_BF16",
+)
+# An elastic resume (``--nproc N --resume-nproc M``) can only be judged on a
+# continuation that does not depend on per-rank streams: no dropout, no
+# augmentation (the streams are still drawn, and their values unused). The restart
+# is built with the run's settings, so its model has no dropout either.
+ELASTIC_CONFIG = {**RUN_CONFIG, "dropout": 0.0, "flip_prob": 0.0, "keep_prob": 1.0,
+                  "aug_noise": 0.0}
+DDP_ELASTIC = Target(
+    factory=build_ddp, run_config=ELASTIC_CONFIG, restart_config="run", steps=STEPS,
+    resume_at=(RESUME_AT,), spec="resumecheck.tiny_dist:DDP_ELASTIC",
 )

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from resumecheck.compare import digest
+from resumecheck.compare import digest, local_tensor
 from resumecheck.components import OPTIMIZER, PARAMS, SCALER
 from resumecheck.streams import declared_streams, stream_digests, stream_states
 
@@ -148,7 +148,7 @@ class Tracer:
         for group in optimizer.param_groups:
             for p in group["params"]:
                 if p.grad is not None:
-                    grads[self._names.get(id(p), "?")] = p.grad.detach().clone()
+                    grads[self._names.get(id(p), "?")] = local_tensor(p.grad.detach()).clone()
         self._grads = grads
 
     def before_step(self, step: int | None = None) -> None:
@@ -185,7 +185,7 @@ class Tracer:
             tensors[f"grad:{name}"] = grad
         if self._model is not None:
             for name, p in self._model.named_parameters():
-                tensors[f"param:{name}"] = p.detach()
+                tensors[f"param:{name}"] = local_tensor(p.detach())  # this rank's shard
         record = StepRecord(
             step=step,
             loss=float(tensors["loss"].float().item()),

@@ -123,37 +123,7 @@ def _by_label(report):
     return {(tuple(r.dropped), r.checkpoint): r for r in report.runs}
 
 
-@pytest.mark.e2e
-@pytest.mark.distributed
-def test_class9_one_ranks_rng_restored_everywhere_is_blamed_on_rank_1():
-    from resumecheck.engine import verify
-
-    report = verify("fixtures.dist.ddp:BUGGY", drop="none", **FAST)
-    own = _by_label(report)[((), "program")]
-    assert own.verdict == "diverged"
-    assert own.first_divergent_step == 6  # the first step after the restart at 5
-    assert own.first_divergent_quantity == "loss on rank 1"  # rank 0 draws its own masks
-    assert [(f.component, f.status) for f in own.diagnosis] == [("rng[rank 1]", "confirmed")]
-    assert _by_label(report)[((), "engine")].verdict == "identical"
-    assert report.nproc == 2 and "--nproc 2" in own.reproduce
-
-
-@pytest.mark.e2e
-@pytest.mark.distributed
-def test_correct_twin_resumes_and_each_ranks_state_is_exercised_alone():
-    from resumecheck.engine import verify
-
-    report = verify("fixtures.dist.ddp:CORRECT",
-                    drop=[["rng[rank 1]"], ["data_cursor[rank 0]"]], **FAST)
-    runs = _by_label(report)
-    assert report.equivalent
-    assert runs[((), "engine")].verdict == "identical"
-    rng1 = runs[(("rng[rank 1]",), "engine")]
-    assert rng1.verdict == "diverged"
-    assert rng1.first_divergent_quantity == "loss on rank 1"
-    cursor0 = runs[(("data_cursor[rank 0]",), "engine")]
-    assert cursor0.verdict == "diverged"
-    assert cursor0.first_divergent_quantity == "data (the samples consumed) on rank 0"
+# The class 9 fixtures and per-rank ablations through the engine: tests/test_dist_engine.py.
 
 
 @pytest.mark.e2e

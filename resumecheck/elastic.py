@@ -1,0 +1,184 @@
+"""Elastic resume: checkpointed at N ranks, restarted at M != N.
+
+The program's own checkpoint is the only one that can cross a change of world
+size: its sharded state goes through ``torch.distributed.checkpoint``, which
+reshards the model and optimizer for the ranks that load it, and its
+``load()`` decides what each new rank takes of the per-rank state. The
+engine's captures are per rank and are not resharded, so an elastic check has
+no ablations.
+
+The reference stays the uninterrupted run at N ranks. The continuation at M
+ranks is compared with it within a tolerance, never bit for bit: the gradient
+sync adds the ranks' contributions in another order. What is compared:
+
+* every step's loss after the restart (the mean over the ranks, which is the
+  global batch's loss when the program keeps the global batch);
+* the end state of every component held alike on every rank (parameters,
+  optimizer, scheduler, counters, settings), leaf by leaf.
+
+Per-rank state (``PER_RANK``: the random streams, the data position) cannot
+map one to one: at fewer ranks, the state of the ranks that are gone has no
+rank to go to; at more ranks, the new ranks have none of their own in the
+checkpoint. Those are listed (``RunResult.unmapped``). A continuation that
+leaves the tolerance while such state exists is ``inconclusive``: the ranks
+now draw other streams or read other positions, so the difference is no
+evidence of lost state. Within the tolerance it is ``close``: the unmapped
+state did not move the continuation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+from resumecheck.capture import load_checkpoint
+from resumecheck.compare import Difference, Tolerance, compare_values, flatten_state
+from resumecheck.components import split_rank_name
+from resumecheck.report import CLOSE, DIVERGED, FAILED, IDENTICAL, INCONCLUSIVE, RunResult
+from resumecheck.segments import SegmentResult
+
+__all__ = ["judge_elastic", "unmapped_state"]
+
+
+def unmapped_state(names: Sequence[str], n: int, m: int) -> list[str]:
+    """The per-rank state of a run at ``n`` ranks that a restart at ``m``
+    ranks cannot take one to one, in words, one entry per component and rank."""
+    bases = sorted({base for base, r in map(split_rank_name, names) if r is not None})
+    out = []
+    for base in bases:
+        if m < n:
+            out += [f"{base}[rank {r}]: no rank {r} at {m} rank(s); its state is restored "
+                    "on no rank" for r in range(m, n)]
+        else:
+            out += [f"{base}[rank {r}]: rank {r} is new at {m} ranks; the checkpoint of "
+                    f"{n} rank(s) holds no state of its own for it" for r in range(n, m)]
+    return out
+
+
+def judge_elastic(reference: SegmentResult, result: RunResult,
+                  segments: list[tuple[int, SegmentResult]], tolerance: Tolerance,
+                  n: int, m: int) -> None:
+    """Set the verdict of an elastic resume: ``result`` is its full resume through
+    the program's own checkpoint, ``segments`` its first half at ``n`` ranks and
+    its restarts at ``m``."""
+    k = result.resume_at[0]
+    result.unmapped = unmapped_state(reference.names, n, m)
+    for start, seg in segments:
+        if seg.error is not None:
+            result.verdict = FAILED
+            result.first_divergent_step = seg.error_step
+            where = "the first half" if start == 0 else f"the restart at {m} rank(s)"
+            result.failure = seg.error
+            result.explanation = f"{where} failed: {seg.error}"
+            return
+    records = [r for start, seg in segments if start >= k for r in seg.records]
+    worst, first, max_loss = _compare_losses(reference, records, tolerance)
+    compared, held_per_rank = [], []
+    end = segments[-1][1].end_state
+    if reference.end_state and end:
+        ref_state = load_checkpoint(reference.end_state)["components"]
+        run_state = load_checkpoint(end)["components"]
+        for name in ref_state:
+            if split_rank_name(name)[1] is not None:
+                continue  # per-rank: listed in unmapped, or not comparable across sizes
+            a, b = ref_state[name], run_state.get(name)
+            if _per_rank(a) or _per_rank(b):
+                held_per_rank.append(name)  # sharded: shards differ with the world size
+                continue
+            compared.append(name)
+            diff = _state_difference(a, b, tolerance)
+            worst = diff.worse(worst)
+            if not diff.within_tolerance and first is None:
+                first = (_last_step(records, k), f"{name} (end state): {diff.summary}")
+    result.max_abs_loss_diff = max_loss
+    if worst is not None:
+        result.max_abs_diff, result.max_rel_diff = worst.max_abs, worst.max_rel
+        result.max_ulp_diff = worst.max_ulp
+    what = (f"every step's loss (mean over ranks) after step {k} and the end state of "
+            f"{', '.join(compared) or 'no component'}")
+    if held_per_rank:
+        what += f" (not compared, held per rank: {', '.join(held_per_rank)})"
+    _conclude(result, worst, first, what, tolerance, n, m)
+
+
+def _compare_losses(reference: SegmentResult, records: list[Any], tolerance: Tolerance,
+                    ) -> tuple[Difference | None, tuple[int, str] | None, float]:
+    """Every step's loss against the reference's: the worst difference, the first
+    step beyond the tolerance, the largest |Δloss|."""
+    ref_records = {r.step: r for r in reference.records}
+    worst: Difference | None = None
+    first: tuple[int, str] | None = None
+    max_loss = 0.0
+    for rec in records:
+        want = ref_records.get(rec.step)
+        if want is None:
+            continue
+        diff = compare_values(torch.tensor(want.loss, dtype=torch.float32),
+                              torch.tensor(rec.loss, dtype=torch.float32), tolerance)
+        max_loss = max(max_loss, abs(rec.loss - want.loss))
+        worst = diff.worse(worst)
+        if not diff.within_tolerance and first is None:
+            first = (rec.step, "loss")
+    return worst, first, max_loss
+
+
+def _conclude(result: RunResult, worst: Difference | None, first: tuple[int, str] | None,
+              what: str, tolerance: Tolerance, n: int, m: int) -> None:
+    lost = "; ".join(result.unmapped) or "none"
+    if first is None:
+        exact = worst is None or (worst.max_abs or 0.0) == 0.0
+        result.verdict = IDENTICAL if exact else CLOSE
+        result.explanation = (
+            f"restarted at {m} rank(s) from a checkpoint of {n}: {what} match the "
+            f"uninterrupted run at {n} within {tolerance.describe()}; per-rank state "
+            f"not mapped: {lost}")
+        return
+    result.first_divergent_step, result.first_divergent_quantity = first
+    beyond = (f"restarted at {m} rank(s) from a checkpoint of {n}: {first[1]} leaves "
+              f"{tolerance.describe()} at step {first[0]} "
+              f"(max |Δloss| {result.max_abs_loss_diff or 0.0:.3g})")
+    if result.unmapped:
+        result.verdict = INCONCLUSIVE
+        result.explanation = (
+            f"{beyond}; per-rank state could not be mapped ({lost}): at {m} rank(s) the ranks "
+            "draw other random streams and read other data positions than at "
+            f"{n}, so the difference is no evidence of lost state and the engine cannot judge "
+            "this resume. A program whose continuation does not depend on per-rank streams "
+            "(no dropout or augmentation drawn per rank) and that keeps the global batch "
+            "can be judged")
+    else:
+        result.verdict = DIVERGED
+        result.explanation = f"{beyond}; {what} were compared"
+
+
+def _last_step(records: list[Any], k: int) -> int:
+    """The last step of the continuation (its end state's step)."""
+    return records[-1].step if records else k
+
+
+def _per_rank(state: Any) -> bool:
+    """A merged capture keeps state that differs between ranks as ``{"[rank r]": ...}``."""
+    return isinstance(state, dict) and bool(state) and all(
+        isinstance(key, str) and key.startswith("[rank ") for key in state)
+
+
+def _state_difference(a: Any, b: Any, tolerance: Tolerance) -> Difference:
+    """Leaf by leaf: the largest differences, and the first leaf beyond the
+    tolerance in words (a leaf on one side only differs)."""
+    left, right = dict(flatten_state(a)), dict(flatten_state(b))
+    if set(left) != set(right):
+        missing = sorted(set(left) ^ set(right))
+        return Difference(False, summary=f"entries {missing[:3]} on one side only")
+    worst: Difference | None = None
+    failing = ""
+    for path, leaf in left.items():
+        diff = compare_values(leaf, right[path], tolerance)
+        worst = diff.worse(worst)
+        if not diff.within_tolerance and not failing:
+            failing = f"{path}: {diff.summary}" if path else diff.summary
+    if worst is None:
+        return Difference(True, 0.0, 0.0, 0.0)
+    return Difference(worst.within_tolerance, worst.max_abs, worst.max_rel, worst.max_ulp,
+                      failing)

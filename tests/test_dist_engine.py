@@ -1,0 +1,66 @@
+"""Many ranks through the engine: the built-in distributed program and the
+class 9 fixtures, checked by ``verify(..., nproc=2)`` as ``resumecheck run
+--nproc 2`` checks them.
+
+Every check here launches two ranks (gloo, CPU) several times: a check with
+per-rank ablations costs about a minute on two shared cores. To stay within
+budget: 4 steps with a resume at 2 (the first step after the restart already
+shows a per-rank loss), no noise runs (the noise band is not under test) and no
+determinism rerun (tests/test_dist_programs.py shows the programs are
+deterministic at two ranks), and only the per-rank components dropped.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+from fixtures.bugs import DIST_MODULES as CLASS9
+
+pytestmark = [pytest.mark.distributed, pytest.mark.e2e]
+
+FAST = {"noise_seeds": 0, "check_determinism": False, "nproc": 2}
+PER_RANK = [[f"{c}[rank {r}]"] for c in ("rng", "data_cursor") for r in (0, 1)]
+SHOWS = {"rng": "loss on rank {r}", "data_cursor": "data (the samples consumed) on rank {r}"}
+
+
+def _by_label(report):
+    return {(tuple(r.dropped), r.checkpoint): r for r in report.runs}
+
+
+@pytest.mark.parametrize("target", ["resumecheck.tiny_dist:DDP", "resumecheck.tiny_dist:FSDP"])
+def test_built_in_program_resumes_on_two_ranks_and_each_ranks_state_is_needed(target):
+    from resumecheck.engine import verify
+
+    report = verify(target, steps=4, resume_at=2, drop=PER_RANK, **FAST)
+    runs = _by_label(report)
+    assert report.equivalent and report.nproc == 2
+    assert runs[((), "program")].verdict == "identical"  # its own dcp + per-rank checkpoint
+    assert runs[((), "engine")].verdict == "identical"
+    for (name,) in PER_RANK:
+        run = runs[((name,), "engine")]
+        component, rank = name.split("[rank ")
+        assert run.verdict == "diverged", name
+        assert run.first_divergent_step == 3, name  # the first step after the restart
+        # blamed on the rank whose state was dropped, not on the other one
+        assert run.first_divergent_quantity == SHOWS[component].format(r=rank.rstrip("]")), name
+
+
+@pytest.mark.parametrize("module", CLASS9)
+def test_class9_bug_is_caught_on_its_rank_and_its_twin_passes(module):
+    from resumecheck.engine import verify
+
+    fixture = importlib.import_module(f"fixtures.bugs.{module}")
+    lost = f"{fixture.COMPONENT}[rank {fixture.RANK}]"
+    report = verify(f"fixtures.bugs.{module}:BUGGY", drop="none", **FAST)
+    own = _by_label(report)[((), "program")]
+    assert not report.equivalent
+    assert own.verdict == "diverged"
+    assert own.first_divergent_quantity == f"loss on rank {fixture.RANK}"
+    assert [(f.component, f.status) for f in own.diagnosis] == [(lost, "confirmed")]
+    assert _by_label(report)[((), "engine")].verdict == "identical"  # the engine's own resume
+
+    twin = verify(f"fixtures.bugs.{module}:CORRECT", drop="none", **FAST)
+    assert twin.equivalent
+    assert [r.verdict for r in twin.runs] == ["identical", "identical"]
