@@ -186,6 +186,12 @@ def _compare_tensors(ref: torch.Tensor, new: torch.Tensor, tolerance: Tolerance)
         if ref.numel() else True
     if bits_equal:
         return Difference(True, 0.0, 0.0, 0.0)
+    if tolerance.bitwise_only and ref.dtype == torch.float32:
+        extremes = _float32_extremes(ref, new)
+        if extremes is not None:
+            max_abs, max_rel = extremes
+            return Difference(False, max_abs, max_rel, _max_ulp(ref, new, finite=True),
+                              f"max |Δ| {max_abs:.3g}")
     r64, n64 = ref.to(torch.float64), new.to(torch.float64)
     delta = None
     if not ref.is_complex():
@@ -220,6 +226,40 @@ def _compare_tensors(ref: torch.Tensor, new: torch.Tensor, tolerance: Tolerance)
     return Difference(within, max_abs, max_rel, max_ulp, f"max |Δ| {max_abs:.3g}")
 
 
+# Below this, float32 arithmetic loses relative precision (subnormals): the
+# float64 pass decides. The margin is far wider than two float32 roundings.
+_FLOAT32_FLOOR = 2.0 ** -100
+_FLOAT32_MARGIN = 1e-4
+
+
+def _float32_extremes(ref: torch.Tensor, new: torch.Tensor) -> tuple[float, float] | None:
+    """Max |Δ| and max relative Δ of two float32 tensors exactly as the float64
+    pass computes them, with float64 only where the maxima can be.
+
+    Rounding is monotonic, so the element whose exact |Δ| is largest is among
+    those whose float32 |Δ| (and relative Δ, within two roundings) is within a
+    hair of the float32 maximum; those few are computed in float64. None (take
+    the float64 pass): a NaN or infinity on either side, an overflow, or
+    maxima too small for float32's relative precision.
+    """
+    delta = torch.sub(ref, new).abs_()
+    top = delta.max().item()
+    if not _FLOAT32_FLOOR <= top < math.inf:  # (False for NaN)
+        return None
+    rel = torch.div(delta, ref.abs()).nan_to_num_(nan=0.0, posinf=math.inf)
+    best = rel.max().item()
+    if not _FLOAT32_FLOOR <= best < math.inf:
+        return None
+    near_abs = delta >= top * (1 - _FLOAT32_MARGIN)
+    near_rel = rel >= best * (1 - _FLOAT32_MARGIN)
+    r64, n64 = ref[near_abs].to(torch.float64), new[near_abs].to(torch.float64)
+    max_abs = torch.sub(r64, n64).abs_().max().item()
+    r64, n64 = ref[near_rel].to(torch.float64), new[near_rel].to(torch.float64)
+    d64 = torch.sub(r64, n64).abs_()
+    max_rel = torch.div(d64, r64.abs()).nan_to_num_(nan=0.0, posinf=math.inf).max().item()
+    return max_abs, max_rel
+
+
 _INT_VIEW = {
     torch.float16: torch.int16,
     torch.bfloat16: torch.int16,
@@ -236,18 +276,18 @@ def _max_ulp(ref: torch.Tensor, new: torch.Tensor, finite: bool = False) -> floa
         return None
     if not finite and not (bool(torch.isfinite(ref).all()) and bool(torch.isfinite(new).all())):
         return math.inf
-    a = _ordered(ref.contiguous().view(int_dtype).to(torch.int64, copy=True), int_dtype)
-    b = _ordered(new.contiguous().view(int_dtype).to(torch.int64, copy=True), int_dtype)
-    return float(a.sub_(b).abs_().max().item())
-
-
-def _ordered(bits: torch.Tensor, int_dtype: torch.dtype) -> torch.Tensor:
-    """Map sign-magnitude float bits (widened to int64, in place) to integers
-    ordered like the floats: the magnitude, negated when the sign bit is set
-    (so -0.0 and +0.0 are both 0)."""
-    sign = bits >> 63  # -1 where negative, else 0
-    bits.bitwise_and_(torch.iinfo(int_dtype).max)  # the magnitude
-    return bits.bitwise_xor_(sign).sub_(sign)  # two's complement negation where negative
+    a, b = ref.contiguous().view(int_dtype), new.contiguous().view(int_dtype)
+    # Float bits are sign and magnitude: where the signs agree, the distance is
+    # the difference of the bits (no overflow in their own width); where they
+    # differ, it is the sum of the magnitudes (+0 and -0: 0), taken in int64.
+    apart = torch.bitwise_xor(a, b).lt(0)
+    same_sign = torch.sub(a, b).masked_fill_(apart, 0).abs_().max().item()
+    if not bool(apart.any()):
+        return float(same_sign)
+    magnitude = torch.iinfo(int_dtype).max
+    across = (a[apart].to(torch.int64).bitwise_and_(magnitude)
+              .add_(b[apart].to(torch.int64).bitwise_and_(magnitude)).abs_().max().item())
+    return float(max(same_sign, across))
 
 
 def _rel(diff: float, ref: float) -> float | None:
