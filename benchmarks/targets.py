@@ -25,7 +25,10 @@ judging) is its fixed cost.
 
 The runs alternate, so machine load hits every mode alike; medians of
 --repeat. On a shared machine the figures move with the load: compare the
-ratios, not the seconds.
+ratios, not the seconds. Target c also prints its ratio in CPU time (this
+process's, one thread): the steps and the sweep are timed at different
+moments, so on a loaded machine the wall-clock ratio swings with the load,
+the CPU-time one much less.
 """
 
 from __future__ import annotations
@@ -113,8 +116,9 @@ def target_b(repeat: int) -> str:
 # -- c. fixed costs of a sweep --------------------------------------------------------
 
 
-def _step_times(target: Any) -> list[float]:
-    """Each step of an uninterrupted run, timed alone (build not counted)."""
+def _step_times(target: Any) -> tuple[list[float], list[float]]:
+    """Each step of an uninterrupted run, timed alone (build not counted):
+    wall-clock and CPU seconds."""
     import torch
 
     from resumecheck.components import launch_global_streams
@@ -122,12 +126,13 @@ def _step_times(target: Any) -> list[float]:
     torch.set_num_threads(1)
     launch_global_streams()
     program = target.build(dict(target.run_config))
-    times = []
+    times, cpu = [], []
     for step in range(1, target.steps + 1):
-        started = time.perf_counter()
+        started, used = time.perf_counter(), time.process_time()
         program.step(step)
         times.append(time.perf_counter() - started)
-    return times
+        cpu.append(time.process_time() - used)
+    return times, cpu
 
 
 def _unavoidable(report: Any, times: list[float], own_checkpoint: bool) -> float:
@@ -137,30 +142,38 @@ def _unavoidable(report: Any, times: list[float], own_checkpoint: bool) -> float
     return runs * full + len(report.runs) * tail + (k and own_checkpoint) * sum(times[:k])
 
 
-def _sweep(target: Any) -> tuple[float, Any]:
+def _sweep(target: Any) -> tuple[float, float, Any]:
     from resumecheck import verify
 
-    started = time.perf_counter()
+    started, used = time.perf_counter(), time.process_time()
     report = verify(target)
-    return time.perf_counter() - started, report
+    return time.perf_counter() - started, time.process_time() - used, report
 
 
 def target_c(repeat: int, target: Any, label: str, goal: float) -> str:
     _sweep(target)  # warm: torch's lazy imports, the first allocations
-    sweeps, steps = [], []
+    sweeps, sweeps_cpu, steps, steps_cpu = [], [], [], []
     report = None
     for _ in range(repeat):
-        wall, report = _sweep(target)
+        wall, cpu, report = _sweep(target)
         sweeps.append(wall)
-        steps.append(_step_times(target))
+        sweeps_cpu.append(cpu)
+        times, cpu_times = _step_times(target)
+        steps.append(times)
+        steps_cpu.append(cpu_times)
     assert report is not None
     own = any(r.checkpoint == "program" for r in report.runs)
-    times = [statistics.median(s[i] for s in steps) for i in range(len(steps[0]))]
-    need = _unavoidable(report, times, own)
-    wall = statistics.median(sweeps)
+
+    def needed(per_run: list[list[float]]) -> float:
+        per_step = [statistics.median(s[i] for s in per_run) for i in range(len(per_run[0]))]
+        return _unavoidable(report, per_step, own)
+
+    need, need_cpu = needed(steps), needed(steps_cpu)
+    wall, cpu = statistics.median(sweeps), statistics.median(sweeps_cpu)
     return _line(f"c. sweep / step compute ({label})", wall / need, "<=", goal,
-                 f"sweep {wall:.2f} s, unavoidable steps {need:.2f} s "
-                 f"({len(report.runs)} resumed runs, {len(report.seed_losses)} noise runs)")
+                 f"sweep {wall:.2f} s, unavoidable steps {need:.2f} s; CPU time "
+                 f"{cpu / need_cpu:.2f}x ({cpu:.2f} s / {need_cpu:.2f} s); "
+                 f"{len(report.runs)} resumed runs, {len(report.seed_losses)} noise runs")
 
 
 # -- d. the test suite ------------------------------------------------------------------

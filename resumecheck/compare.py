@@ -7,13 +7,13 @@ that a digest changed.
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import torch
+import xxhash
 
 __all__ = [
     "Difference",
@@ -101,8 +101,12 @@ class Difference:
 
 
 def digest(value: Any) -> str:
-    """A short, stable fingerprint of a tensor or of a nested plain value."""
-    h = hashlib.blake2b(digest_size=16)
+    """A short, stable fingerprint of a tensor or of a nested plain value.
+
+    xxHash's XXH3 (128 bits): a digest only tells two runs of one check apart
+    (nothing adversarial, never stored), and a cryptographic hash costs as
+    much as a training step on a 1M-parameter model."""
+    h = xxhash.xxh3_128()
     for path, leaf in flatten_state(value):
         h.update(path.encode())
         _update(h, leaf)
@@ -136,7 +140,7 @@ def _update(h: Any, leaf: Any) -> None:
         layout = _layout(leaf)
         t = local_tensor(leaf).detach().cpu().contiguous()
         h.update(f"T{t.dtype}{tuple(t.shape)}{layout}".encode())
-        h.update(t.reshape(-1).view(torch.uint8).numpy().tobytes())
+        h.update(t.reshape(-1).view(torch.uint8).numpy())  # the bytes, not a copy
     else:
         h.update(f"{type(leaf).__name__}:{leaf!r}".encode())
 
@@ -206,14 +210,28 @@ def _compare_tensors(ref: torch.Tensor, new: torch.Tensor, tolerance: Tolerance)
         if ref.numel() else True
     if bits_equal:
         return Difference(True, 0.0, 0.0, 0.0)
+    if tolerance.bitwise_only and ref.dtype == torch.float32:
+        extremes = _float32_extremes(ref, new)
+        if extremes is not None:
+            max_abs, max_rel = extremes
+            return Difference(False, max_abs, max_rel, _max_ulp(ref, new, finite=True),
+                              f"max |Δ| {max_abs:.3g}")
     r64, n64 = ref.to(torch.float64), new.to(torch.float64)
-    if not ref.is_complex() and bool(torch.isfinite(ref).all()) and bool(torch.isfinite(new).all()):
-        # The common case, in fewer passes: no NaN or infinity on either side.
+    delta = None
+    if not ref.is_complex():
+        # The common case, in few passes: the largest |Δ| is finite exactly when
+        # neither side holds a NaN or an infinity (either makes a Δ NaN or
+        # infinite; a finite overflow of float64 takes the general path, which
+        # gives it the same figures).
         delta = torch.sub(r64, n64).abs_()
         max_abs = delta.max().item()
-        denom = r64.abs()  # (not in place: for float64, r64 is the caller's tensor)
-        rel = torch.div(delta, denom).nan_to_num_(nan=0.0, posinf=math.inf)  # 0/0: no difference
+        if not math.isfinite(max_abs):
+            delta = None
+    if delta is not None:
+        rel = r64.abs()  # (a new tensor: for float64, r64 is the caller's tensor)
+        rel = torch.div(delta, rel, out=rel).nan_to_num_(nan=0.0, posinf=math.inf)  # 0/0: none
         max_rel = rel.max().item()
+        del rel
         max_ulp = _max_ulp(ref, new, finite=True)
     else:
         both_nan = torch.isnan(r64) & torch.isnan(n64)
@@ -232,6 +250,40 @@ def _compare_tensors(ref: torch.Tensor, new: torch.Tensor, tolerance: Tolerance)
     return Difference(within, max_abs, max_rel, max_ulp, f"max |Δ| {max_abs:.3g}")
 
 
+# Below this, float32 arithmetic loses relative precision (subnormals): the
+# float64 pass decides. The margin is far wider than two float32 roundings.
+_FLOAT32_FLOOR = 2.0 ** -100
+_FLOAT32_MARGIN = 1e-4
+
+
+def _float32_extremes(ref: torch.Tensor, new: torch.Tensor) -> tuple[float, float] | None:
+    """Max |Δ| and max relative Δ of two float32 tensors exactly as the float64
+    pass computes them, with float64 only where the maxima can be.
+
+    Rounding is monotonic, so the element whose exact |Δ| is largest is among
+    those whose float32 |Δ| (and relative Δ, within two roundings) is within a
+    hair of the float32 maximum; those few are computed in float64. None (take
+    the float64 pass): a NaN or infinity on either side, an overflow, or
+    maxima too small for float32's relative precision.
+    """
+    delta = torch.sub(ref, new).abs_()
+    top = delta.max().item()
+    if not _FLOAT32_FLOOR <= top < math.inf:  # (False for NaN)
+        return None
+    rel = torch.div(delta, ref.abs()).nan_to_num_(nan=0.0, posinf=math.inf)
+    best = rel.max().item()
+    if not _FLOAT32_FLOOR <= best < math.inf:
+        return None
+    near_abs = delta >= top * (1 - _FLOAT32_MARGIN)
+    near_rel = rel >= best * (1 - _FLOAT32_MARGIN)
+    r64, n64 = ref[near_abs].to(torch.float64), new[near_abs].to(torch.float64)
+    max_abs = torch.sub(r64, n64).abs_().max().item()
+    r64, n64 = ref[near_rel].to(torch.float64), new[near_rel].to(torch.float64)
+    d64 = torch.sub(r64, n64).abs_()
+    max_rel = torch.div(d64, r64.abs()).nan_to_num_(nan=0.0, posinf=math.inf).max().item()
+    return max_abs, max_rel
+
+
 _INT_VIEW = {
     torch.float16: torch.int16,
     torch.bfloat16: torch.int16,
@@ -248,15 +300,18 @@ def _max_ulp(ref: torch.Tensor, new: torch.Tensor, finite: bool = False) -> floa
         return None
     if not finite and not (bool(torch.isfinite(ref).all()) and bool(torch.isfinite(new).all())):
         return math.inf
-    a = _ordered(ref.contiguous().view(int_dtype).to(torch.int64), int_dtype)
-    b = _ordered(new.contiguous().view(int_dtype).to(torch.int64), int_dtype)
-    return float(a.sub_(b).abs_().max().item())
-
-
-def _ordered(bits: torch.Tensor, int_dtype: torch.dtype) -> torch.Tensor:
-    """Map sign-magnitude float bits to integers ordered like the floats."""
-    top = torch.iinfo(int_dtype).min
-    return torch.where(bits < 0, top - bits, bits)
+    a, b = ref.contiguous().view(int_dtype), new.contiguous().view(int_dtype)
+    # Float bits are sign and magnitude: where the signs agree, the distance is
+    # the difference of the bits (no overflow in their own width); where they
+    # differ, it is the sum of the magnitudes (+0 and -0: 0), taken in int64.
+    apart = torch.bitwise_xor(a, b).lt(0)
+    same_sign = torch.sub(a, b).masked_fill_(apart, 0).abs_().max().item()
+    if not bool(apart.any()):
+        return float(same_sign)
+    magnitude = torch.iinfo(int_dtype).max
+    across = (a[apart].to(torch.int64).bitwise_and_(magnitude)
+              .add_(b[apart].to(torch.int64).bitwise_and_(magnitude)).abs_().max().item())
+    return float(max(same_sign, across))
 
 
 def _rel(diff: float, ref: float) -> float | None:

@@ -40,6 +40,8 @@ __all__ = [
     "Value",
     "launch_global_streams",
     "preserved_global_streams",
+    "python_state_from_plain",
+    "python_state_to_plain",
     "reseed_global_streams",
     "validate_drop",
 ]
@@ -211,7 +213,7 @@ class RNGState:
     def state_dict(self) -> dict[str, Any]:
         state: dict[str, Any] = {}
         if "python" in self.streams:
-            state["python"] = _python_state_to_plain(random.getstate())
+            state["python"] = python_state_to_plain(random.getstate())
         if "numpy" in self.streams:
             version, keys, pos, has_gauss, cached = np.random.get_state()
             state["numpy"] = {
@@ -232,7 +234,7 @@ class RNGState:
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         if "python" in state_dict:
-            random.setstate(_python_state_from_plain(state_dict["python"]))
+            random.setstate(python_state_from_plain(state_dict["python"]))
         if "numpy" in state_dict:
             np_state = state_dict["numpy"]
             np.random.set_state(
@@ -303,13 +305,20 @@ def validate_drop(drop: Iterable[str], known: Iterable[str]) -> frozenset[str]:
     return names
 
 
-def _python_state_to_plain(state: tuple) -> dict[str, Any]:
+def python_state_to_plain(state: tuple) -> dict[str, Any]:
+    """Python's stream as ``weights_only``-safe data: its 625 words as one int64
+    tensor (not 625 ints: every save, load and digest of a capture walks them)."""
     version, internal, gauss = state
-    return {"version": version, "internal": list(internal), "gauss": gauss}
+    return {"version": version, "internal": torch.tensor(internal, dtype=torch.int64),
+            "gauss": gauss}
 
 
-def _python_state_from_plain(plain: dict[str, Any]) -> tuple:
-    return (plain["version"], tuple(plain["internal"]), plain["gauss"])
+def python_state_from_plain(plain: dict[str, Any]) -> tuple:
+    """The ``random.setstate`` tuple (``internal`` a tensor, or a list as
+    checkpoints written before it was one hold it)."""
+    internal = plain["internal"]
+    words = internal.tolist() if isinstance(internal, torch.Tensor) else list(internal)
+    return (plain["version"], tuple(words), plain["gauss"])
 
 
 def _generator_state(gen: torch.Generator | np.random.Generator) -> Any:

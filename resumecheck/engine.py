@@ -10,6 +10,7 @@ against the reference; this module only runs things and asks it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import shutil
@@ -18,7 +19,7 @@ import tempfile
 import threading
 import warnings
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
@@ -146,7 +147,8 @@ def run_check(target: Target | str | None, settings: Settings, *,
         verdict.drop_sets(resolved.drop, declared_names(tgt, tgt.launch_config(resolved.seed)))
     total = resolved.n * (1 + resolved.check_determinism)
     tracker = ProgressTracker(progress, "run", total=total) if progress else None
-    with tempfile.TemporaryDirectory(prefix="resumecheck-") as work, preserved_global_streams():
+    with tempfile.TemporaryDirectory(prefix="resumecheck-") as work, preserved_global_streams(), \
+            _torch_threads(resolved.threads):
         try:
             return Checker(tgt, resolved, work, progress=tracker).report()
         except Exception as exc:
@@ -154,6 +156,19 @@ def run_check(target: Target | str | None, settings: Settings, *,
             if failure is None or failure is exc:
                 raise
             raise failure from exc
+
+
+@contextlib.contextmanager
+def _torch_threads(threads: int) -> Iterator[None]:
+    """The check's own work (digests, judging) on the check's thread count, as
+    its runs: comparisons give the same figures on any count, and torch's
+    default (every core) slows to a crawl on a machine others load too."""
+    previous = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
 
 
 def parallel_map(fn: Callable[[Any], Any], items: Iterable[Any], jobs: int,

@@ -56,7 +56,7 @@ class Settings:
     noise_seeds: int = 2
     """Extra uninterrupted runs with other seeds, for the seed-to-seed noise band."""
     threads: int = 1
-    """Torch threads of every run."""
+    """Torch threads of every run, and of the check's own judging."""
     timeout: float | None = None
     """Seconds one training step may take (None: automatic; 0: no bound)."""
     check_determinism: bool = True

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from resumecheck.components import RNGState
+from resumecheck.components import RNGState, python_state_from_plain, python_state_to_plain
 
 __all__ = [
     "MAX_DRAWS",
@@ -157,15 +157,14 @@ def _tensor_same(a: Any, b: Any) -> bool:
 
 def _python_advance(state: Any, words: int) -> Any:
     r = random.Random()
-    r.setstate((state["version"], tuple(state["internal"]), state["gauss"]))
+    r.setstate(python_state_from_plain(state))
     for _ in range(words):
         r.getrandbits(32)
-    version, internal, gauss = r.getstate()
-    return {"version": version, "internal": list(internal), "gauss": gauss}
+    return python_state_to_plain(r.getstate())
 
 
 def _python_same(a: Any, b: Any) -> bool:
-    return list(a["internal"]) == list(b["internal"]) and a["gauss"] == b["gauss"]
+    return python_state_from_plain(a) == python_state_from_plain(b)
 
 
 # -- numpy's global (legacy) stream: one 32-bit word ----------------------------

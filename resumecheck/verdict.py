@@ -12,6 +12,8 @@ The engine (``engine.py``) runs the programs and calls in here.
 from __future__ import annotations
 
 import math
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -46,6 +48,10 @@ Segments = Sequence[tuple[int, SegmentResult]]
 TensorSource = Callable[[int], "dict[str, torch.Tensor] | None"]
 
 
+_CACHED_STEPS = 8
+"""How many steps of the reference's full tensors stay in memory."""
+
+
 class Reference:
     """The uninterrupted reference as the verdict reads it: its step records by
     step, its state files (loaded once: they never change), its full tensors
@@ -62,6 +68,9 @@ class Reference:
         self.noise = [list(curve) for curve in noise]
         self._tensors = tensors
         self._files: dict[str, dict[str, Any]] = {}
+        self._digests: dict[tuple[str, str], str] = {}
+        self._steps: OrderedDict[int, dict[str, torch.Tensor] | None] = OrderedDict()
+        self._lock = threading.Lock()
 
     @property
     def loss(self) -> list[float]:
@@ -73,7 +82,27 @@ class Reference:
             self._files[path] = load_checkpoint(path)
         return self._files[path]
 
+    def component_digest(self, path: str, name: str) -> str:
+        """The digest of one component's state in a state file, computed once."""
+        key = (path, name)
+        if key not in self._digests:
+            self._digests[key] = digest(self.file(path)["components"][name])
+        return self._digests[key]
+
     def tensors(self, step: int) -> dict[str, torch.Tensor] | None:
+        """The reference's full tensors at ``step``; the last few read stay in
+        memory (every resumed run compares the same steps after its restart)."""
+        with self._lock:  # (runs may be judged from several threads)
+            if step in self._steps:
+                self._steps.move_to_end(step)
+                return self._steps[step]
+            tensors = self._read_tensors(step)
+            self._steps[step] = tensors
+            if len(self._steps) > _CACHED_STEPS:
+                self._steps.popitem(last=False)
+            return tensors
+
+    def _read_tensors(self, step: int) -> dict[str, torch.Tensor] | None:
         if self._tensors is not None:
             return self._tensors(step)
         if self.segment.tensor_dir is None:
@@ -155,15 +184,16 @@ def end_state_differences(
     assert ref.segment.end_state and last.end_state
     ref_end = ref.file(ref.segment.end_state)["components"]
     run_end = load_checkpoint(last.end_state)["components"]
-    ref_at_k = ref.file(ref.segment.captures[first_k])["components"]
     out = []
     for name in ref.segment.names:
         if name not in run_end:
             out.append((name, Difference(False, summary="missing")))
             continue
-        if digest(ref_end[name]) == digest(run_end[name]):
+        ref_digest = ref.component_digest(ref.segment.end_state, name)
+        if ref_digest == digest(run_end[name]):
             continue
-        if latent is not None and digest(ref_at_k[name]) == digest(ref_end[name]):
+        if latent is not None and ref.component_digest(ref.segment.captures[first_k],
+                                                       name) == ref_digest:
             if name not in dropped:
                 latent.append(name)
             continue
