@@ -57,6 +57,30 @@ TRAINER_SCHEDULER_DROPPED = trainer_target(
                                    "warmup_steps": 4}, steps=8, resume_at=(3,))
 
 
+def _with_dropped_rng(args):
+    """A seeded omission: a callback deletes rng_state.pth after each save (the
+    model's dropout then draws other masks after a resume)."""
+    import os
+
+    from transformers import TrainerCallback
+
+    class DropRngState(TrainerCallback):
+        def on_save(self, args, state, control, **kwargs):
+            path = os.path.join(args.output_dir, f"checkpoint-{state.global_step}",
+                                "rng_state.pth")
+            if os.path.exists(path):
+                os.remove(path)
+
+    trainer = transformers_train().make_trainer(args)
+    trainer.add_callback(DropRngState())
+    return trainer
+
+
+TRAINER_RNG_DROPPED = trainer_target(
+    _with_dropped_rng, args={"per_device_train_batch_size": 8, "learning_rate": 1e-2,
+                             "warmup_steps": 4}, steps=8, resume_at=(3,))
+
+
 # -- helpers of the tests ----------------------------------------------------
 
 
