@@ -33,6 +33,45 @@ LIGHTNING_SCHEDULER_DROPPED = lightning_target(
     data=lambda: lightning_train().stateful_loader(), steps=8, resume_at=(3,),
     trainer={"callbacks": [lightning_train().DropSchedulerState()]})
 
+
+def _reseeding_module():
+    """A user's module that calls seed_everything in on_train_start: after a
+    resume it reseeds the streams Lightning does not restore."""
+    import lightning.pytorch as pl
+
+    class Reseeds(lightning_train().TinyClassifier):
+        def on_train_start(self):
+            pl.seed_everything(42, verbose=False)
+
+    return Reseeds(dropout=0.2)
+
+
+LIGHTNING_RESEED = lightning_target(
+    module=_reseeding_module, data=lambda: lightning_train().stateful_loader(), steps=8,
+    resume_at=(3,))
+
+
+def _numpy_state_callback():
+    """A callback that puts numpy's global state, as numpy returns it (an
+    ndarray), into Lightning's checkpoint."""
+    import lightning.pytorch as pl
+    import numpy as np
+
+    class NumpyState(pl.Callback):
+        def state_dict(self):
+            return {"numpy": np.random.get_state()}
+
+        def load_state_dict(self, state):
+            np.random.set_state(state["numpy"])
+
+    return NumpyState()
+
+
+LIGHTNING_NUMPY_IN_CHECKPOINT = lightning_target(
+    module=lambda: lightning_train().TinyClassifier(dropout=0.0),
+    data=lambda: lightning_train().stateful_loader(), steps=8, resume_at=(3,),
+    trainer={"callbacks": [_numpy_state_callback()]})
+
 # -- the HuggingFace Trainer ----------------------------------------------------
 
 
@@ -55,6 +94,30 @@ def _with_dropped_scheduler(args):
 TRAINER_SCHEDULER_DROPPED = trainer_target(
     _with_dropped_scheduler, args={"per_device_train_batch_size": 8, "learning_rate": 1e-2,
                                    "warmup_steps": 4}, steps=8, resume_at=(3,))
+
+
+def _with_dropped_rng(args):
+    """A seeded omission: a callback deletes rng_state.pth after each save (the
+    model's dropout then draws other masks after a resume)."""
+    import os
+
+    from transformers import TrainerCallback
+
+    class DropRngState(TrainerCallback):
+        def on_save(self, args, state, control, **kwargs):
+            path = os.path.join(args.output_dir, f"checkpoint-{state.global_step}",
+                                "rng_state.pth")
+            if os.path.exists(path):
+                os.remove(path)
+
+    trainer = transformers_train().make_trainer(args)
+    trainer.add_callback(DropRngState())
+    return trainer
+
+
+TRAINER_RNG_DROPPED = trainer_target(
+    _with_dropped_rng, args={"per_device_train_batch_size": 8, "learning_rate": 1e-2,
+                             "warmup_steps": 4}, steps=8, resume_at=(3,))
 
 
 # -- helpers of the tests ----------------------------------------------------

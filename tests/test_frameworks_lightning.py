@@ -218,3 +218,33 @@ def test_a_missing_lightning_names_the_extra(monkeypatch):
 def test_the_readme_table_rows_are_what_the_examples_measure_now():
     """Verdicts and first divergences of the Lightning rows (the cause's wording may change)."""
     check_table_rows("Lightning")
+
+
+@pytest.mark.e2e
+def test_a_reseed_in_on_train_start_is_blamed_on_rng_and_the_engine_resume_is_exact():
+    # the engine reads and overrides the streams after every on_train_start hook
+    report = resumecheck.verify(spec("LIGHTNING_RESEED"), noise_seeds=0,
+                                check_determinism=False)
+    own, engine = report.runs[0], report.runs[1]
+    assert own.checkpoint == "program" and own.verdict == DIVERGED, own.explanation
+    assert engine.checkpoint == "engine" and engine.verdict == IDENTICAL, engine.explanation
+    blamed = {f.component: f for f in own.diagnosis}
+    assert "rng" in blamed, [(f.component, f.detail) for f in own.diagnosis]
+    assert blamed["rng"].status == "confirmed", (blamed["rng"].status, blamed["rng"].detail)
+    assert all(r.verdict != "inconclusive" for r in report.runs), report.render()
+
+
+def test_a_checkpoint_plain_lightning_cannot_load_fails_as_in_plain_lightning():
+    # Lightning's default resume loads weights_only: numpy's ndarray state is refused
+    report = resumecheck.verify(spec("LIGHTNING_NUMPY_IN_CHECKPOINT"), drop="none",
+                                noise_seeds=0, check_determinism=False)
+    own = report.runs[0]
+    assert own.checkpoint == "program" and own.verdict == "failed", own.verdict
+    text = own.explanation
+    assert "UnpicklingError" in text and "weights only load failed" in text.lower(), text
+    # the framework's error once, with its innermost frames; none of resumecheck's own
+    failure = report.render().split("failure: ", 1)[1].split("\nreproduce:")[0]
+    assert failure.count("Weights only load failed") == 1, failure
+    assert "_loop.py" not in failure and "\x1b[" not in failure, failure
+    assert "in load" in failure.split("innermost frames:")[1]
+    assert not loop_threads()

@@ -14,7 +14,7 @@ import torch
 
 import resumecheck
 from resumecheck import Target
-from resumecheck.errors import StepError
+from resumecheck.errors import CheckpointError, StepError
 from resumecheck.frameworks._loop import LiveState, LoopProgram, LoopRecord
 from resumecheck.report import DIVERGED, IDENTICAL
 
@@ -145,9 +145,10 @@ def test_a_loop_that_fails_while_restoring_says_so_and_a_resumed_loop_counts_fro
         tmp_path):
     program = OwnLoop({})
     program.load(str(tmp_path / "missing.pt"))
-    with pytest.raises(RuntimeError, match="before its first step") as info:
+    with pytest.raises(CheckpointError, match="before its first step") as info:
         program.train_step()
     assert "OwnLoop's loop raised FileNotFoundError" in str(info.value)
+    assert info.value.path == str(tmp_path / "missing.pt")
     program.close()
 
     first = OwnLoop({}, steps=3)

@@ -123,3 +123,27 @@ def test_a_missing_transformers_names_the_extra(monkeypatch):
 def test_the_readme_table_rows_are_what_the_examples_measure_now():
     """Verdicts and first divergences of the HF Trainer rows (the cause's wording may change)."""
     check_table_rows("HF Trainer")
+
+
+@pytest.mark.e2e
+def test_deleting_rng_state_pth_after_save_is_blamed_on_rng_and_confirmed():
+    # The Trainer reseeds in train() and restores rng_state.pth only inside its
+    # loop: the restored state is read, and overridden, where the step uses it.
+    report = resumecheck.verify(spec("TRAINER_RNG_DROPPED"), drop="none",
+                                noise_seeds=0, check_determinism=False)
+    run = report.runs[0]
+    assert run.checkpoint == "program" and run.verdict == DIVERGED, run.explanation
+    assert run.first_divergent_step == 4
+    blamed = {f.component: f for f in run.diagnosis}
+    assert set(blamed) == {"rng"}, [(f.component, f.detail) for f in run.diagnosis]
+    assert blamed["rng"].status == "confirmed", (blamed["rng"].status, blamed["rng"].detail)
+
+
+def test_the_correct_trainer_program_reports_no_latent_rng_gap():
+    report = resumecheck.verify(spec("TRAINER_DEFAULT"), drop="none",
+                                noise_seeds=0, check_determinism=False)
+    run = report.runs[0]
+    assert run.verdict == IDENTICAL, run.explanation
+    assert not run.diagnosis, [(f.component, f.detail) for f in run.diagnosis]
+    assert not run.latent_gaps, run.latent_gaps
+    assert "latent" not in report.render()

@@ -51,14 +51,18 @@ def stateful_loader():
 class RandomStateCheckpoint(pl.Callback):
     """Save the global random streams in Lightning's checkpoint and restore them."""
 
+    # Plain tensors, ints and strings: Lightning's resume (fit(ckpt_path=...))
+    # loads with torch.load(weights_only=True), which refuses numpy's ndarray.
     def state_dict(self):
+        kind, keys, pos, has_gauss, cached = np.random.get_state()
         return {"torch": torch.get_rng_state(), "python": random.getstate(),
-                "numpy": np.random.get_state()}
+                "numpy": (kind, torch.from_numpy(keys.astype(np.int64)), pos, has_gauss, cached)}
 
     def load_state_dict(self, state):
         torch.set_rng_state(state["torch"])
         random.setstate(state["python"])
-        np.random.set_state(state["numpy"])
+        kind, keys, pos, has_gauss, cached = state["numpy"]
+        np.random.set_state((kind, keys.numpy().astype(np.uint32), pos, has_gauss, cached))
 
 
 class DropSchedulerState(pl.Callback):

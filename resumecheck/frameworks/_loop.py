@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import atexit
 import queue
+import re
 import threading
 import traceback
 import weakref
@@ -39,7 +40,7 @@ from typing import Any
 
 import torch
 
-from resumecheck.errors import StepError
+from resumecheck.errors import CheckpointError, StepError
 from resumecheck.program import StepOutput
 from resumecheck.trace import unwrap_optimizer
 
@@ -50,6 +51,10 @@ CONTINUE = object()
 """What a function run in the loop returns to let the loop go on until its
 next park (whose event answers the engine), e.g. a save the framework does
 after the callback returns."""
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+"""Terminal colour codes some frameworks put in their messages."""
 
 
 class _Stop(BaseException):
@@ -229,10 +234,16 @@ class LoopProgram:
         try:
             event, payload = self._wait()
         except StepError as exc:
-            # building its optimizers or restoring the checkpoint failed
-            raise RuntimeError(
-                f"{exc.problem} before its first step (while it built its optimizers "
-                "or restored the checkpoint)") from exc.__cause__
+            # Building its optimizers or restoring the checkpoint failed: a
+            # resumecheck error, so the report shows the framework's error
+            # once (with its innermost frames), not this module's stack.
+            if resume_from is not None:
+                raise CheckpointError(
+                    "load", resume_from,
+                    f"{exc.problem}, while it restored the checkpoint or built its optimizers "
+                    "(before its first step)") from exc.__cause__
+            raise StepError(exc.step, f"{exc.problem}, before its first step (while it built "
+                                      "its optimizers)") from exc.__cause__
         if event != "started":
             raise RuntimeError(f"{self.framework}'s loop ended before its first step")
         if isinstance(payload, int):
@@ -262,7 +273,8 @@ class LoopProgram:
         frames = traceback.extract_tb(exc.__traceback__)
         where = "; ".join(f"{f.filename.rsplit('/', 1)[-1]}:{f.lineno} in {f.name}"
                           for f in frames[-3:])
-        return (f"{self.framework}'s loop raised {type(exc).__name__}: {exc} "
+        text = _ANSI.sub("", str(exc)).strip()
+        return (f"{self.framework}'s loop raised {type(exc).__name__}: {text} "
                 f"(innermost frames: {where})")
 
     def _ended_text(self) -> str:

@@ -117,6 +117,7 @@ class LightningProgram(LoopProgram):
             self.trainer = pl.Trainer(**options)
         finally:
             announcer.setLevel(level)
+        _park_after_train_start(self.trainer, self._channel, self.pending)
 
     def _runner(self) -> Callable[[str | None], None]:
         pl = require("lightning.pytorch", "resumecheck.frameworks.lightning")
@@ -124,8 +125,8 @@ class LightningProgram(LoopProgram):
         where = "datamodule" if isinstance(data, pl.LightningDataModule) else "train_dataloaders"
 
         def run(resume_from: str | None) -> None:
-            # weights_only=False: Lightning's own checkpoint, written by this check
-            trainer.fit(module, ckpt_path=resume_from, weights_only=False, **{where: data})
+            # Lightning's default loading, as the user's own resume does (no weights_only)
+            trainer.fit(module, ckpt_path=resume_from, **{where: data})
 
         return run
 
@@ -140,12 +141,62 @@ class LightningProgram(LoopProgram):
             SCHEDULER: LiveState(self, lambda: trainer.lr_scheduler_configs,
                                  dump=_schedulers_state, load=_load_schedulers),
             DATA_CURSOR: LiveState(self, lambda: trainer.fit_loop, stage="setup"),
-            RNG: RNGState(),
+            RNG: _LightningStreams(self),
         }
 
     def close(self) -> None:
         super().close()
         self._root.cleanup()
+
+
+class _LightningStreams(RNGState):
+    """The global streams. Loaded before the loop has started (the engine's
+    restore, or an override after ``load()``), they are set at once, so the
+    data loaders Lightning iterates in its setup draw from them as in a
+    resumed script, and whatever the ``on_train_start`` hooks then do to the
+    streams (a user's ``seed_everything`` there) is undone: the first
+    resumed step draws from the state that was loaded."""
+
+    def __init__(self, program: LightningProgram) -> None:
+        super().__init__()
+        self._program = program
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        super().load_state_dict(state)
+        program = self._program
+        if not program._started:
+            program.pending.setdefault("before_train_start", []).append(_keep_streams(program))
+
+
+def _keep_streams(program: LightningProgram) -> Callable[[], None]:
+    """Capture the streams (before the ``on_train_start`` hooks) and queue
+    their restore for after them."""
+
+    def keep() -> None:
+        streams = RNGState()
+        saved = streams.state_dict()
+        program.pending.setdefault("started", []).insert(
+            0, lambda: streams.load_state_dict(saved))
+
+    return keep
+
+
+def _park_after_train_start(trainer: Any, channel: Any, pending: dict[str, Any]) -> None:
+    """Park the loop before its first step at the end of the fit loop's
+    ``on_run_start``: after Lightning restored the checkpoint and built the
+    optimizers, and after every ``on_train_start`` hook (the callbacks', the
+    module's and the strategy's), so the engine reads and overrides the
+    state the first step really uses."""
+    fit_loop = trainer.fit_loop
+    on_run_start = fit_loop.on_run_start
+
+    def started() -> None:
+        run_pending(pending, "before_train_start")
+        on_run_start()
+        run_pending(pending, "started")
+        channel.park("started", int(trainer.global_step))
+
+    fit_loop.on_run_start = started
 
 
 def _as_list(value: Any) -> list[Any]:
@@ -193,9 +244,7 @@ def _Driver(channel: Any, pending: dict[str, Any], samples: Callable[[Any], Any]
             run_pending(pending, "setup")  # before Lightning's restore and its fit loop
 
         def on_train_start(self, trainer: Any, pl_module: Any) -> None:
-            run_pending(pending, "started")
-            self.reported = trainer.global_step
-            channel.park("started", int(trainer.global_step))
+            self.reported = trainer.global_step  # parked after every hook: see above
 
         def on_train_batch_end(self, trainer: Any, pl_module: Any, outputs: Any,
                                batch: Any, batch_idx: int) -> None:

@@ -33,13 +33,11 @@ transformers is imported only when a target is built.
 from __future__ import annotations
 
 import os
-import random
 import shutil
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-import numpy as np
 import torch
 
 from resumecheck.components import GLOBAL_STEP, OPTIMIZER, PARAMS, RNG, SCHEDULER, RNGState
@@ -103,6 +101,7 @@ class TrainerProgram(LoopProgram):
                                   f"it returned a {type(self.trainer).__name__}, not a Trainer")
         self._driver = _Driver(self._channel, self.pending)
         self.trainer.add_callback(self._driver)
+        _park_after_rng_restore(self.trainer, self._driver)
         _record_losses(self.trainer, self._driver.losses)
         self.model = self.trainer.model
         self._engine_folder: str | None = None
@@ -125,7 +124,10 @@ class TrainerProgram(LoopProgram):
     def _runner(self) -> Callable[[str | None], None]:
         trainer = self.trainer
 
+        driver = self._driver
+
         def run(resume_from: str | None) -> None:
+            driver.resuming = resume_from is not None
             trainer.train(resume_from_checkpoint=resume_from)
 
         return run
@@ -159,26 +161,22 @@ class TrainerProgram(LoopProgram):
 
 
 class _TrainerStreams(RNGState):
-    """The global streams; restored by the engine into a program that resumes
-    from the engine's folder, they also go into the folder's ``rng_state.pth``,
-    which the Trainer loads where its own resume does (after it has made the
-    epoch's data iterator, whose seed draw would shift them)."""
+    """The global streams. Loaded before the loop has started (the engine's
+    restore, or an override after ``load()``), they wait for the point where
+    the Trainer's own resume restores ``rng_state.pth`` (see ``_Driver``):
+    ``train()`` reseeds with ``set_seed`` first, so anything set earlier is
+    lost."""
 
     def __init__(self, program: TrainerProgram) -> None:
         super().__init__()
         self._program = program
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        super().load_state_dict(state)
-        program = self._program
-        folder = program._engine_folder
-        if folder is None or program.stepped:  # only before the first resumed step
-            return
-        streams = {"python": random.getstate(), "numpy": np.random.get_state(),
-                   "cpu": torch.get_rng_state()}
-        if torch.cuda.is_available():
-            streams["cuda"] = torch.cuda.random.get_rng_state_all()
-        torch.save(streams, os.path.join(folder, "rng_state.pth"))
+        if self._program._started:
+            super().load_state_dict(state)
+        else:
+            self._program.pending.setdefault("started", []).append(
+                lambda: RNGState.load_state_dict(self, state))
 
 
 def _progress(state: Any) -> dict[str, Any]:
@@ -207,10 +205,28 @@ def _move_checkpoint(output_dir: str, step: int, path: str) -> None:
     shutil.move(os.path.join(output_dir, f"checkpoint-{step}"), path)
 
 
+def _park_after_rng_restore(trainer: Any, driver: Any) -> None:
+    """Park a resumed loop right after the Trainer restores ``rng_state.pth``:
+    mid-epoch that is after it fetched the first resumed step's batch and just
+    before its compute; at an epoch's start, before the epoch's iterator draws
+    its shuffle. Only there is the restored state the one the step uses."""
+    load_rng_state = trainer._load_rng_state
+
+    def restored(*args: Any, **kwargs: Any) -> Any:
+        out = load_rng_state(*args, **kwargs)
+        driver.start(None)
+        return out
+
+    trainer._load_rng_state = restored
+
+
 def _Driver(channel: Any, pending: dict[str, Any]) -> Any:
-    """The adapter's callback: parks the loop before its first step
-    (``on_train_begin``: the checkpoint is restored), after each optimizer
-    step (``on_step_end``: the scheduler has stepped) and after a save it asked for."""
+    """The adapter's callback: parks the loop before its first step, where the
+    Trainer's restore is complete (``on_train_begin`` for a fresh run; for a
+    resumed one after the Trainer's rng restore, see
+    ``_park_after_rng_restore``, else at the first ``on_step_begin``), after
+    each optimizer step (``on_step_end``: the scheduler has stepped) and after
+    a save it asked for."""
     base: Any = require("transformers", "resumecheck.frameworks.transformers").TrainerCallback
 
     class Driver(base):  # type: ignore[misc]
@@ -219,14 +235,29 @@ def _Driver(channel: Any, pending: dict[str, Any]) -> Any:
             self.save_to: str | None = None
             self.parked_at = ""
             self.control: Any = None
+            self.resuming = False
+            self.state: Any = None
+            self.started = False
 
         def _park(self, where: str, control: Any, payload: Any = None) -> None:
             self.parked_at, self.control = where, control
             channel.park("returned" if where == "saved" else where, payload)
 
-        def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        def start(self, control: Any) -> None:
+            if self.started:
+                return
+            self.started = True
             run_pending(pending, "started")
-            self._park("started", control, int(state.global_step))
+            self._park("started", control if control is not None else self.control,
+                       int(self.state.global_step))
+
+        def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            self.state, self.control, self.started = state, control, False
+            if not self.resuming:
+                self.start(control)
+
+        def on_step_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            self.start(control)  # a resume that restored no rng (ignore_data_skip)
 
         def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
             losses, self.losses[:] = list(self.losses), []
