@@ -55,7 +55,7 @@ import torch
 from resumecheck.components import PER_RANK, rank_name, split_rank_name
 from resumecheck.compare import digest
 from resumecheck.errors import (
-    BudgetExhausted, CheckpointError, EnvironmentFailure, InvalidArgument, TargetError,
+    BudgetExhausted, CheckpointError, EnvironmentFailure, TargetError,
 )
 from resumecheck.faults import killed_by_signal, signal_text
 from resumecheck.segments import PHASE_TIMEOUT, Restore, SegmentResult, SegmentSpec, phase_bound
@@ -63,7 +63,7 @@ from resumecheck.transport import ENVIRONMENT_EXIT, child_env, subprocess_main
 from resumecheck.trace import StepRecord
 
 __all__ = [
-    "COLLECTIVE_TIMEOUT_ENV", "check_nproc", "launched_world_size", "rank_main",
+    "COLLECTIVE_TIMEOUT_ENV", "launched_world_size", "rank_main",
     "rank_name", "run_ranks", "split_rank_name",
 ]
 
@@ -77,15 +77,6 @@ _LOG_ENV = "RESUMECHECK_RANK_LOG"
 _LAUNCH_VARS = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK",
                 "GROUP_WORLD_SIZE", "ROLE_RANK", "ROLE_WORLD_SIZE", "ROLE_NAME",
                 "MASTER_ADDR", "MASTER_PORT")
-
-
-def check_nproc(nproc: Any, name: str = "nproc") -> None:
-    """Validate a number of ranks: None (one process, no launcher) or an int >= 1."""
-    if nproc is None:
-        return
-    if isinstance(nproc, bool) or not isinstance(nproc, int) or nproc < 1:
-        raise InvalidArgument(name, nproc, "expected an int >= 1 (the number of ranks), "
-                              "or None for one process without a launcher")
 
 
 def launched_world_size(environ: dict[str, str] | None = None) -> tuple[int, int] | None:

@@ -18,11 +18,12 @@ import pytest
 import torch
 
 from resumecheck.distributed import (
-    check_nproc, launched_world_size, merge_captures, rank_file, rank_name, split_rank_name,
+    launched_world_size, merge_captures, rank_file, rank_name, split_rank_name,
 )
 from resumecheck.errors import CheckpointError, InvalidArgument
 from resumecheck.capture import CHECKPOINT_FORMAT, load_checkpoint
 from resumecheck.segments import Restore
+from resumecheck.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -37,9 +38,9 @@ def test_rank_names_round_trip():
 @pytest.mark.parametrize("bad", [0, -1, True, 1.5, "2"])
 def test_nproc_must_be_a_positive_int(bad):
     with pytest.raises(InvalidArgument, match="nproc"):
-        check_nproc(bad)
-    check_nproc(None)
-    check_nproc(2)
+        Settings(nproc=bad)
+    assert Settings(nproc=None).nproc is None
+    assert Settings(nproc=2).nproc == 2
 
 
 def test_torchrun_environment_is_recognised():

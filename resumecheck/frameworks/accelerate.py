@@ -49,6 +49,7 @@ from resumecheck.components import (
 )
 from resumecheck.errors import InvalidArgument
 from resumecheck.frameworks import require
+from resumecheck.frameworks._loop import batch_fingerprint
 from resumecheck.program import StepOutput
 
 __all__ = ["AccelerateProgram", "accelerate_program"]
@@ -160,7 +161,7 @@ class AccelerateProgram:
             losses.append(self.step_fn(batch))
             self.batch += 1
             samples.append(torch.as_tensor(self.samples_fn(batch))
-                           if self.samples_fn is not None else _fingerprint(batch))
+                           if self.samples_fn is not None else batch_fingerprint(batch))
             if self.accumulation <= 1 or self.accelerator.sync_gradients:
                 break
         if len(losses) == 1:
@@ -400,21 +401,3 @@ def _same(a: Any, b: Any) -> bool:
         return isinstance(b, dict) and a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
     return bool(a == b)
 
-
-def _fingerprint(batch: Any) -> torch.Tensor:
-    """Every tensor of a batch, flattened into one float64 vector: what the
-    model was fed, compared by content."""
-    tensors: list[torch.Tensor] = []
-
-    def walk(obj: Any) -> None:
-        if isinstance(obj, torch.Tensor):
-            tensors.append(obj.detach().reshape(-1).to("cpu", torch.float64))
-        elif isinstance(obj, Mapping):
-            for key in sorted(obj, key=str):
-                walk(obj[key])
-        elif isinstance(obj, (list, tuple)):
-            for item in obj:
-                walk(item)
-
-    walk(batch)
-    return torch.cat(tensors) if tensors else torch.zeros(0, dtype=torch.float64)
