@@ -280,7 +280,7 @@ class TinyDistProgram:
             fully_shard(module)  # reduce-scatter of gradients
             self.model = module
         seed = stream_seed(cfg, self.rank)  # rng: each rank its own streams
-        torch.manual_seed(seed), random.seed(seed), np.random.seed(seed)
+        seed_streams(seed)
         self.optimizer = torch.optim.AdamW(  # optimizer (sharded under FSDP)
             self.model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay
         )
@@ -472,6 +472,13 @@ def _load_elastic(p: TinyDistProgram, path: str) -> None:
     own_file = os.path.join(path, f"rank{p.rank}.pt")
     if os.path.exists(own_file):
         p.rng.load_state_dict(torch.load(own_file, weights_only=True)["rng"])
+
+
+def seed_streams(seed: int) -> None:
+    """Seed the three global streams this rank draws from (dropout, augmentation)."""
+    torch.manual_seed(seed)
+    random.seed(seed)
+    np.random.seed(seed)
 
 
 def _scaler(cfg: TinyDistConfig) -> Any:
