@@ -1,13 +1,14 @@
 """Every JSON document the suite produces must match the published schema.
 
-At import (before any test module imports the package's names), the report
+At configuration (before any test module imports the package's names), the report
 classes' ``to_json`` and the constructors of complete reports are wrapped so
 that each document is validated against ``resumecheck/schemas/`` the moment it
 exists: a ``Report`` when it is built and whenever it is serialised, a
 ``FuzzResult`` when ``fuzz()`` returns it and whenever it is serialised, a
 baseline or timing report when it is built, and the pytest plugin's session
 file. A field added to a report without the schema knowing it fails the test
-that produced it, naming the field.
+that produced it, naming the field. (The controller of an xdist session builds
+no report: it wraps only the session file, and imports no torch.)
 """
 
 from __future__ import annotations
@@ -19,13 +20,9 @@ from typing import Any
 
 import pytest
 
-import resumecheck.fuzz
 import resumecheck.pytest_plugin
-from resumecheck.baseline import BaselineReport
-from resumecheck.fuzz import FuzzResult
-from resumecheck.report import Report
+from conftest import runs_tests
 from resumecheck.schema import validate
-from resumecheck.timing import TimingReport
 
 VALIDATED: Counter[str] = Counter()
 """How many documents of each kind this process validated (tests read it)."""
@@ -49,20 +46,31 @@ def _after(function: Any, check: Any) -> Any:
     return wrapper
 
 
-def _install() -> None:
+def _install(config: pytest.Config) -> None:
+    if not getattr(resumecheck.pytest_plugin.session_document, "__wrapped_by_schema_check__",
+                   False):
+        resumecheck.pytest_plugin.session_document = _after(
+            resumecheck.pytest_plugin.session_document, lambda args, out: check_document(out)
+        )
+    if not runs_tests(config):
+        return
+    import resumecheck.fuzz as fuzz_module
+    from resumecheck.baseline import BaselineReport
+    from resumecheck.fuzz import FuzzResult
+    from resumecheck.report import Report
+    from resumecheck.timing import TimingReport
+
     if getattr(Report.to_json, "__wrapped_by_schema_check__", False):
         return
     for cls in (Report, FuzzResult, BaselineReport, TimingReport):
         cls.to_json = _after(cls.to_json, lambda args, out: check_document(out))
     for cls in (Report, BaselineReport, TimingReport):  # built complete: check at once
         cls.__init__ = _after(cls.__init__, lambda args, out: args[0].to_json())
-    resumecheck.fuzz.fuzz = _after(resumecheck.fuzz.fuzz, lambda args, out: out.to_json())
-    resumecheck.pytest_plugin.session_document = _after(
-        resumecheck.pytest_plugin.session_document, lambda args, out: check_document(out)
-    )
+    fuzz_module.fuzz = _after(fuzz_module.fuzz, lambda args, out: out.to_json())
 
 
-_install()
+def pytest_configure(config: pytest.Config) -> None:
+    _install(config)
 
 
 @pytest.fixture(scope="module")

@@ -28,10 +28,11 @@ LIGHTNING_EXACT = lightning_target(
     module=lambda: lightning_train().TinyClassifier(dropout=0.0),
     data=lambda: lightning_train().stateful_loader(), steps=8, resume_at=(3,))
 
-LIGHTNING_SCHEDULER_DROPPED = lightning_target(
-    module=lambda: lightning_train().TinyClassifier(dropout=0.0),
-    data=lambda: lightning_train().stateful_loader(), steps=8, resume_at=(3,),
-    trainer={"callbacks": [lightning_train().DropSchedulerState()]})
+def _scheduler_dropped():
+    return lightning_target(
+        module=lambda: lightning_train().TinyClassifier(dropout=0.0),
+        data=lambda: lightning_train().stateful_loader(), steps=8, resume_at=(3,),
+        trainer={"callbacks": [lightning_train().DropSchedulerState()]})
 
 
 def _reseeding_module():
@@ -67,10 +68,26 @@ def _numpy_state_callback():
     return NumpyState()
 
 
-LIGHTNING_NUMPY_IN_CHECKPOINT = lightning_target(
-    module=lambda: lightning_train().TinyClassifier(dropout=0.0),
-    data=lambda: lightning_train().stateful_loader(), steps=8, resume_at=(3,),
-    trainer={"callbacks": [_numpy_state_callback()]})
+def _numpy_in_checkpoint():
+    return lightning_target(
+        module=lambda: lightning_train().TinyClassifier(dropout=0.0),
+        data=lambda: lightning_train().stateful_loader(), steps=8, resume_at=(3,),
+        trainer={"callbacks": [_numpy_state_callback()]})
+
+
+# Targets whose trainer settings hold a Lightning callback are built on first use
+# (PEP 562): importing this module at collection must not import Lightning.
+_BUILT_ON_FIRST_USE = {
+    "LIGHTNING_SCHEDULER_DROPPED": _scheduler_dropped,
+    "LIGHTNING_NUMPY_IN_CHECKPOINT": _numpy_in_checkpoint,
+}
+
+
+def __getattr__(name):
+    if name not in _BUILT_ON_FIRST_USE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    target = globals()[name] = _BUILT_ON_FIRST_USE[name]()
+    return target
 
 # -- the HuggingFace Trainer ----------------------------------------------------
 

@@ -8,13 +8,17 @@ is the example's (examples/frameworks/lightning_train.py).
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 import threading
 from pathlib import Path
 
 import pytest
 
-pytest.importorskip("lightning")
+# find_spec, not importorskip: importing lightning at collection cost every xdist
+# worker seconds; the tests import it when they run.
+INSTALLED = pytest.mark.skipif(importlib.util.find_spec("lightning") is None,
+                               reason="lightning is not installed")
 
 import resumecheck  # noqa: E402
 from resumecheck import TargetError  # noqa: E402
@@ -30,6 +34,7 @@ PROGRAMS = Path(__file__).resolve().parent / "frameworks_loop_programs.py"
 EXAMPLES = ROOT / "examples" / "frameworks"
 
 pytestmark = [
+    INSTALLED,
     pytest.mark.filterwarnings("ignore::UserWarning"),
     pytest.mark.filterwarnings("ignore::DeprecationWarning"),
 ]

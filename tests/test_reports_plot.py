@@ -5,8 +5,6 @@ from __future__ import annotations
 import sys
 
 import pytest
-from matplotlib.collections import PolyCollection
-from matplotlib.patches import Rectangle
 
 import fixtures.bugs.class03_scaler_recreated as c03
 import fixtures.bugs.class15_second_resume_stale_cursor as c15
@@ -57,6 +55,8 @@ def test_the_seeded_bug_is_what_the_figure_shows(report):
 
 
 def test_loss_panel_has_reference_runs_band_restart_and_first_divergence(report, figure):
+    from matplotlib.collections import PolyCollection  # not at collection: every worker pays it
+
     ax = _axes(figure, "loss")
     n = report.steps
     ref = _line(ax, "reference")
@@ -103,6 +103,8 @@ def test_loss_panel_has_reference_runs_band_restart_and_first_divergence(report,
 
 
 def test_one_strip_per_run_coloured_where_it_differs(report, figure):
+    from matplotlib.patches import Rectangle
+
     n = report.steps
     for run in report.runs:
         sax = _axes(figure, f"strip:{report.label_of(run)}")
