@@ -6,13 +6,11 @@ import fcntl
 import io
 import os
 import pty
-import select
 import struct
-import subprocess
 import sys
 import termios
+import threading
 import time
-from pathlib import Path
 
 import pytest
 
@@ -24,7 +22,6 @@ from resumecheck.fuzz import fuzz
 from resumecheck.progress import ProgressEvent, ProgressTracker, note_step
 from resumecheck.progress_bar import progress_wanted, terminal_progress
 
-ROOT = Path(__file__).resolve().parent.parent
 
 
 class _Terminal(io.StringIO):
@@ -117,41 +114,48 @@ def test_cli_output_captured_has_no_progress(capsys, monkeypatch):
     assert capsys.readouterr().err == ""
 
 
-def _on_a_terminal(argv: list[str], env: dict[str, str]) -> tuple[int, str]:
-    """Run the CLI with stderr on a pseudo-terminal (80x24); what the terminal got."""
+def _on_a_terminal(argv: list[str], monkeypatch: pytest.MonkeyPatch) -> tuple[int, str]:
+    """Run the CLI in this process with stderr on a pseudo-terminal (24x120);
+    what the terminal got. (The terminal, not a fresh interpreter, is what the
+    bar depends on: in-process spares two interpreters' ``import torch``.)"""
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 120, 0, 0))
-    proc = subprocess.Popen([sys.executable, "-m", "resumecheck", *argv], cwd=ROOT, env=env,
-                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=slave)
-    os.close(slave)
-    seen = b""
-    while True:
-        ready, _, _ = select.select([master], [], [], 0.2)
-        if ready:
+    chunks: list[bytes] = []
+
+    def read() -> None:  # drain as it is written: a full terminal would block the CLI
+        while True:
             try:
                 chunk = os.read(master, 65536)
-            except OSError:  # the child closed the terminal
-                break
+            except OSError:  # the terminal was closed
+                return
             if not chunk:
-                break
-            seen += chunk
-        elif proc.poll() is not None:
-            break
-    os.close(master)
-    return proc.wait(timeout=60), seen.decode(errors="replace")
+                return
+            chunks.append(chunk)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    terminal = open(slave, "w", buffering=1)  # noqa: SIM115 (closed below)
+    try:
+        with monkeypatch.context() as patch:
+            patch.setattr(sys, "stderr", terminal)
+            code = main(argv)
+    finally:
+        terminal.close()
+        reader.join(10)
+        os.close(master)
+    return code, b"".join(chunks).decode(errors="replace")
 
 
 @pytest.mark.e2e
-@pytest.mark.process
-def test_progress_on_a_terminal_and_not_under_ci():
+def test_progress_on_a_terminal_and_not_under_ci(monkeypatch):
     argv = ["run", "fixtures.bugs.class15_second_resume_stale_cursor:CORRECT", "--drop", "none",
             "--steps", "24", "--noise-seeds", "1"]
-    env = {k: v for k, v in os.environ.items() if k != "CI"}
-    env["PYTHONPATH"] = str(ROOT)
-    code, seen = _on_a_terminal(argv, env)
+    monkeypatch.delenv("CI", raising=False)
+    code, seen = _on_a_terminal(argv, monkeypatch)
     assert code == 0
     assert "run: " in seen and "step " in seen and " steps [" in seen, seen[-500:]
 
-    code, seen = _on_a_terminal(argv, {**env, "CI": "true"})
+    monkeypatch.setenv("CI", "true")
+    code, seen = _on_a_terminal(argv, monkeypatch)
     assert code == 0
     assert seen == ""
