@@ -17,13 +17,27 @@ sync adds the ranks' contributions in another order. What is compared:
   optimizer, scheduler, counters, settings), leaf by leaf.
 
 Per-rank state (``PER_RANK``: the random streams, the data position) cannot
-map one to one: at fewer ranks, the state of the ranks that are gone has no
+map one to one: at fewer ranks, the streams of the ranks that are gone have no
 rank to go to; at more ranks, the new ranks have none of their own in the
-checkpoint. Those are listed (``RunResult.unmapped``). A continuation that
-leaves the tolerance while such state exists is ``inconclusive``: the ranks
-now draw other streams or read other positions, so the difference is no
-evidence of lost state. Within the tolerance it is ``close``: the unmapped
-state did not move the continuation.
+checkpoint. The streams are listed per rank (``RunResult.unmapped``). The data
+position is listed by what it means: when every step after the restart reads
+the reference's global batch (the samples of all ranks together, from the
+steps' recorded ``samples``), it mapped and is not listed; otherwise it is
+listed once, with the first step whose global batch differs.
+
+What decides, beyond the tolerance:
+
+* the state of every component held alike on every rank right after the
+  program's ``load()`` at M ranks, against the reference's at the resume point
+  (the engine's capture there): nothing has been drawn or read since the load,
+  so no stream or data position can have moved it. A component restored
+  otherwise is lost state: ``diverged``, named in the diagnosis (within the
+  tolerance it is a latent gap, a warning);
+* else, while per-rank state could not be mapped, ``inconclusive``: the ranks
+  now draw other streams (and may read other samples), so the difference is no
+  evidence of lost state;
+* else ``diverged``. Within the tolerance, ``close``: the unmapped state did
+  not move the continuation.
 """
 
 from __future__ import annotations
