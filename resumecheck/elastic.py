@@ -17,37 +17,75 @@ sync adds the ranks' contributions in another order. What is compared:
   optimizer, scheduler, counters, settings), leaf by leaf.
 
 Per-rank state (``PER_RANK``: the random streams, the data position) cannot
-map one to one: at fewer ranks, the state of the ranks that are gone has no
+map one to one: at fewer ranks, the streams of the ranks that are gone have no
 rank to go to; at more ranks, the new ranks have none of their own in the
-checkpoint. Those are listed (``RunResult.unmapped``). A continuation that
-leaves the tolerance while such state exists is ``inconclusive``: the ranks
-now draw other streams or read other positions, so the difference is no
-evidence of lost state. Within the tolerance it is ``close``: the unmapped
-state did not move the continuation.
+checkpoint. The streams are listed per rank (``RunResult.unmapped``). The data
+position is listed by what it means: when every step after the restart reads
+the reference's global batch (the samples of all ranks together, from the
+steps' recorded ``samples``), it mapped and is not listed; otherwise it is
+listed once, with the first step whose global batch differs.
+
+What decides, beyond the tolerance:
+
+* the state of every component held alike on every rank right after the
+  program's ``load()`` at M ranks, against the reference's at the resume point
+  (the engine's capture there): nothing has been drawn or read since the load,
+  so no stream or data position can have moved it. A component restored
+  otherwise is lost state: ``diverged``, named in the diagnosis (within the
+  tolerance it is a latent gap, a warning);
+* else, while per-rank state could not be mapped, ``inconclusive``: the ranks
+  now draw other streams (and may read other samples), so the difference is no
+  evidence of lost state;
+* else ``diverged``. Within the tolerance, ``close``: the unmapped state did
+  not move the continuation.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import torch
 
 from resumecheck.capture import load_checkpoint
 from resumecheck.compare import Difference, Tolerance, compare_values, flatten_state
-from resumecheck.components import split_rank_name
-from resumecheck.report import CLOSE, DIVERGED, FAILED, IDENTICAL, INCONCLUSIVE, RunResult
+from resumecheck.components import DATA_CURSOR, split_rank_name
+from resumecheck.report import (
+    CLOSE, DIVERGED, FAILED, IDENTICAL, INCONCLUSIVE, Finding, RunResult,
+)
 from resumecheck.segments import SegmentResult
+from resumecheck.state_diff import describe_difference
+from resumecheck.trace import load_step_tensors
 
-__all__ = ["judge_elastic", "unmapped_state"]
+__all__ = [
+    "global_batches_differ", "judge_elastic", "restored_differences", "unmapped_state",
+]
+
+DATA = "data"
+"""The tracer's name for the samples a step read (``StepOutput.samples``)."""
 
 
-def unmapped_state(names: Sequence[str], n: int, m: int) -> list[str]:
-    """The per-rank state of a run at ``n`` ranks that a restart at ``m``
-    ranks cannot take one to one, in words, one entry per component and rank."""
+def unmapped_state(names: Sequence[str], n: int, m: int,
+                   data_from: int | None | bool = None) -> list[str]:
+    """The per-rank state of a run at ``n`` ranks that a restart at ``m`` ranks
+    cannot take one to one, in words, by what it means.
+
+    Random streams are listed per rank: those of ranks that are gone, or of new
+    ranks. The data position is listed by what the continuation read
+    (``data_from``): ``False``, every step after the restart read the
+    reference's global batch (the samples of all ranks together), so the
+    position mapped and is not listed; a step, the first whose global batch
+    differs, listed once; ``None`` (no samples recorded), listed per rank."""
     bases = sorted({base for base, r in map(split_rank_name, names) if r is not None})
     out = []
     for base in bases:
+        if base == DATA_CURSOR and data_from is not None:
+            if data_from is not False:
+                out.append(f"{base}: the continuation reads another global batch than the "
+                           f"reference from step {data_from} (the samples of all ranks "
+                           "together differ)")
+            continue
         if m < n:
             out += [f"{base}[rank {r}]: no rank {r} at {m} rank(s); its state is restored "
                     "on no rank" for r in range(m, n)]
@@ -64,16 +102,21 @@ def judge_elastic(reference: SegmentResult, result: RunResult,
     the program's own checkpoint, ``segments`` its first half at ``n`` ranks and
     its restarts at ``m``."""
     k = result.resume_at[0]
-    result.unmapped = unmapped_state(reference.names, n, m)
     for start, seg in segments:
         if seg.error is not None:
+            result.unmapped = unmapped_state(reference.names, n, m)
             result.verdict = FAILED
             result.first_divergent_step = seg.error_step
             where = "the first half" if start == 0 else f"the restart at {m} rank(s)"
             result.failure = seg.error
             result.explanation = f"{where} failed: {seg.error}"
             return
-    records = [r for start, seg in segments if start >= k for r in seg.records]
+    restarts = [seg for start, seg in segments if start >= k]
+    result.unmapped = unmapped_state(reference.names, n, m,
+                                     global_batches_differ(reference, restarts))
+    found = restored_differences(reference, restarts[0] if restarts else None, k, tolerance)
+    result.diagnosis = found or []
+    records = [r for seg in restarts for r in seg.records]
     worst, first, max_loss = _compare_losses(reference, records, tolerance)
     compared, held_per_rank = [], []
     end = segments[-1][1].end_state
@@ -100,7 +143,66 @@ def judge_elastic(reference: SegmentResult, result: RunResult,
             f"{', '.join(compared) or 'no component'}")
     if held_per_rank:
         what += f" (not compared, held per rank: {', '.join(held_per_rank)})"
-    _conclude(result, worst, first, what, tolerance, n, m)
+    _conclude(result, worst, first, what, tolerance, n, m, restore_compared=found is not None)
+
+
+def global_batches_differ(reference: SegmentResult,
+                          restarts: list[SegmentResult]) -> int | None | bool:
+    """The first step after the restart whose global batch (the samples every
+    rank read, together) differs from the reference's; ``False``: none differs;
+    ``None``: the samples are not recorded on both sides (a step returns no
+    ``samples``, or its tensors were not kept)."""
+    if not reference.tensor_dir or not restarts:
+        return None
+    for seg in restarts:
+        if not seg.tensor_dir:
+            return None
+        for rec in seg.records:
+            want = _global_batch(reference.tensor_dir, rec.step)
+            got = _global_batch(seg.tensor_dir, rec.step)
+            if want is None or got is None:
+                return None
+            if not torch.equal(want, got):
+                return rec.step
+    return False
+
+
+def _global_batch(tensor_dir: str, step: int) -> torch.Tensor | None:
+    """The samples of one step over every rank, sorted (None: not recorded)."""
+    tensors = load_step_tensors(Path(tensor_dir), step)
+    if tensors is None:
+        return None
+    parts = [t.reshape(-1) for key, t in tensors.items() if split_rank_name(key)[0] == DATA]
+    if not parts:
+        return None
+    return torch.cat(parts).sort().values
+
+
+def restored_differences(reference: SegmentResult, restart: SegmentResult | None, k: int,
+                         tolerance: Tolerance) -> list[Finding] | None:
+    """The components held alike on every rank whose state right after the
+    program's load() at the new number of ranks differs, beyond the tolerance,
+    from the reference's at step ``k``: their state does not depend on the
+    ranks' streams or data positions (nothing has been drawn or read since the
+    load), so what differs was not restored. Per-rank and sharded state is
+    left out (it is not comparable across world sizes). None: nothing to
+    compare (no capture of the reference at ``k``, or of the restart's load)."""
+    if restart is None or restart.restored_state is None or k not in reference.captures:
+        return None
+    ref_file = load_checkpoint(reference.captures[k])
+    run_file = load_checkpoint(restart.restored_state)
+    expected, restored = ref_file["components"], run_file["components"]
+    findings = []
+    for name, want in expected.items():
+        got = restored.get(name)
+        if split_rank_name(name)[1] is not None or _per_rank(want) or _per_rank(got):
+            continue
+        if got is not None and _state_difference(want, got, tolerance).within_tolerance:
+            continue
+        detail = describe_difference(name, want, got, k, ref_file.get("meta"),
+                                     run_file.get("meta"))
+        findings.append(Finding(name, detail or "differs after the restore", step=k))
+    return findings
 
 
 def _compare_losses(reference: SegmentResult, records: list[Any], tolerance: Tolerance,
@@ -125,8 +227,10 @@ def _compare_losses(reference: SegmentResult, records: list[Any], tolerance: Tol
 
 
 def _conclude(result: RunResult, worst: Difference | None, first: tuple[int, str] | None,
-              what: str, tolerance: Tolerance, n: int, m: int) -> None:
+              what: str, tolerance: Tolerance, n: int, m: int, *,
+              restore_compared: bool = False) -> None:
     lost = "; ".join(result.unmapped) or "none"
+    missed = "; ".join(f"{f.component}: {f.detail}" for f in result.diagnosis)
     if first is None:
         exact = worst is None or (worst.max_abs or 0.0) == 0.0
         result.verdict = IDENTICAL if exact else CLOSE
@@ -134,20 +238,34 @@ def _conclude(result: RunResult, worst: Difference | None, first: tuple[int, str
             f"restarted at {m} rank(s) from a checkpoint of {n}: {what} match the "
             f"uninterrupted run at {n} within {tolerance.describe()}; per-rank state "
             f"not mapped: {lost}")
+        if result.diagnosis:
+            result.latent_gaps = [f"{f.component}: {f.detail}" for f in result.diagnosis]
+            result.explanation += f"; restored wrongly but unused here: {missed}"
         return
     result.first_divergent_step, result.first_divergent_quantity = first
     beyond = (f"restarted at {m} rank(s) from a checkpoint of {n}: {first[1]} leaves "
               f"{tolerance.describe()} at step {first[0]} "
               f"(max |Δloss| {result.max_abs_loss_diff or 0.0:.3g})")
-    if result.unmapped:
+    if result.diagnosis:
+        names = ", ".join(f.component for f in result.diagnosis)
+        result.verdict = DIVERGED
+        result.explanation = (
+            f"{beyond}; the program's load() at {m} rank(s) did not restore {names} "
+            f"({missed}). That is state held alike on every rank, compared right after the "
+            "load and before any step: no random stream or data position has moved it, so "
+            f"the per-rank state that could not be mapped ({lost}) does not explain it")
+    elif result.unmapped:
+        reads = (" and read other samples" if any(u.startswith(DATA_CURSOR)
+                                                   for u in result.unmapped) else "")
+        restored = (" Every component held alike on every rank was restored as the reference "
+                    f"had it at step {result.resume_at[0]}." if restore_compared else "")
         result.verdict = INCONCLUSIVE
         result.explanation = (
             f"{beyond}; per-rank state could not be mapped ({lost}): at {m} rank(s) the ranks "
-            "draw other random streams and read other data positions than at "
-            f"{n}, so the difference is no evidence of lost state and the engine cannot judge "
-            "this resume. A program whose continuation does not depend on per-rank streams "
-            "(no dropout or augmentation drawn per rank) and that keeps the global batch "
-            "can be judged")
+            f"draw other random streams{reads} than at {n}, so the difference is no evidence "
+            f"of lost state and the engine cannot judge this resume.{restored} A program "
+            "whose continuation does not depend on per-rank streams (no dropout or "
+            "augmentation drawn per rank) and that keeps the global batch can be judged")
     else:
         result.verdict = DIVERGED
         result.explanation = f"{beyond}; {what} were compared"

@@ -47,8 +47,9 @@ from resumecheck.phases import (
 )
 
 __all__ = [
-    "DDP", "DDP_BF16", "DDP_ELASTIC", "DDP_FP16", "FSDP", "FSDP_BF16", "FSDP_FP16", "RESUME_AT", "RUN_CONFIG",
-    "STEPS", "TinyDistConfig", "TinyDistProgram", "build", "build_ddp", "build_fsdp",
+    "DDP", "DDP_BF16", "DDP_ELASTIC", "DDP_FP16", "ELASTIC_CONFIG", "FSDP", "FSDP_BF16",
+    "FSDP_ELASTIC", "FSDP_FP16", "RESUME_AT", "RUN_CONFIG", "ReplicatedState", "STEPS",
+    "TinyDistConfig", "TinyDistProgram", "build", "build_ddp", "build_fsdp", "load_elastic",
 ]
 
 MODES = ("ddp", "fsdp")
@@ -416,7 +417,7 @@ class TinyDistProgram:
         set_state_dict(self.model, self.optimizer, model_state_dict=model_state,
                        optim_state_dict=optim_state)
         if self.saved_by != self.world_size:  # written by another number of ranks
-            return _load_elastic(self, path)
+            return load_elastic(self, path)
         own = torch.load(os.path.join(path, f"rank{self.rank}.pt"), weights_only=True)
         self.rng.load_state_dict(own["rng"])
         self.cursor.value = own["data_cursor"]
@@ -450,7 +451,7 @@ def _accum_here(p: TinyDistProgram, cfg: TinyDistConfig) -> int:
     return cfg.accum_steps * p.batch_ranks // p.world_size
 
 
-def _load_elastic(p: TinyDistProgram, path: str) -> None:
+def load_elastic(p: TinyDistProgram, path: str) -> None:
     """A checkpoint of another number of ranks (DCP has resharded the model and
     optimizer). The global batch stays (``_accum_here``); the data position is
     mapped through the samples every rank read together this epoch (rank 0's
@@ -549,4 +550,10 @@ ELASTIC_CONFIG = {**RUN_CONFIG, "dropout": 0.0, "flip_prob": 0.0, "keep_prob": 1
 DDP_ELASTIC = Target(
     factory=build_ddp, run_config=ELASTIC_CONFIG, restart_config="run", steps=STEPS,
     resume_at=(RESUME_AT,), spec="resumecheck.tiny_dist:DDP_ELASTIC",
+)
+# The same under FSDP2: the parameters and AdamW's state are sharded, and DCP
+# reshards them from the checkpoint's shards to the ranks that load it.
+FSDP_ELASTIC = Target(
+    factory=build_fsdp, run_config=ELASTIC_CONFIG, restart_config="run", steps=STEPS,
+    resume_at=(RESUME_AT,), spec="resumecheck.tiny_dist:FSDP_ELASTIC",
 )

@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import pytest
 
+import torch
+
+from resumecheck.capture import CHECKPOINT_FORMAT
 from resumecheck.compare import Tolerance
-from resumecheck.elastic import judge_elastic, unmapped_state
+from resumecheck.elastic import global_batches_differ, judge_elastic, unmapped_state
 from resumecheck.errors import InvalidArgument
 from resumecheck.report import RunResult
 from resumecheck.segments import SegmentResult
@@ -42,16 +45,64 @@ def test_per_rank_state_that_cannot_map_is_named_both_ways():
     assert unmapped_state(["params"], 2, 1) == []
 
 
+def test_the_data_position_is_listed_by_what_the_continuation_read():
+    """Per meaning, not per rank: a continuation that reads the reference's global
+    batches mapped the position; one that does not is named once, with the step."""
+    assert unmapped_state(NAMES, 2, 1, data_from=False) == [
+        "rng[rank 1]: no rank 1 at 1 rank(s); its state is restored on no rank"]
+    moved = unmapped_state(NAMES, 2, 1, data_from=4)
+    assert moved[0] == ("data_cursor: the continuation reads another global batch than the "
+                        "reference from step 4 (the samples of all ranks together differ)")
+    assert len(moved) == 2 and moved[1].startswith("rng[rank 1]")
+
+
+def _steps(tmp_path, name, batches):
+    """A tensor directory: step -> the samples of each rank."""
+    folder = tmp_path / name
+    folder.mkdir()
+    for step, ranks in batches.items():
+        torch.save({f"data[rank {r}]": torch.tensor(s) for r, s in enumerate(ranks)},
+                   folder / f"step_{step}.pt")
+    return str(folder)
+
+
+def test_global_batches_are_compared_over_all_ranks_together(tmp_path):
+    ref = _seg([1.0, 0.9, 0.8, 0.7], 0)
+    ref.tensor_dir = _steps(tmp_path, "ref", {3: [[1, 2], [3, 4]], 4: [[5, 6], [7, 8]]})
+    same = _seg([0.8, 0.7], 2)
+    same.tensor_dir = _steps(tmp_path, "same", {3: [[3, 1, 4, 2]], 4: [[5, 7, 6, 8]]})
+    assert global_batches_differ(ref, [same]) is False
+    other = _seg([0.8, 0.7], 2)
+    other.tensor_dir = _steps(tmp_path, "other", {3: [[1, 2, 3, 4]], 4: [[1, 2, 3, 4]]})
+    assert global_batches_differ(ref, [other]) == 4
+    unrecorded = _seg([0.8, 0.7], 2)
+    assert global_batches_differ(ref, [unrecorded]) is None
+
+
 def _seg(losses, start, names=("params",)):
     records = [StepRecord(step=start + i + 1, loss=x, digests={}) for i, x in enumerate(losses)]
     return SegmentResult(records=records, names=list(names), captures={}, end_state=None)
 
 
-def _judge(ref_names, continuation):
+def _capture(path, components):
+    torch.save({"format": CHECKPOINT_FORMAT, "components": components, "meta": {}}, path)
+    return str(path)
+
+
+def _judge(ref_names, continuation, restored=None, tmp_path=None):
+    """``restored``: the scheduler state the restart's load() gave (the reference's
+    at step 2 is last_epoch 2)."""
     ref = _seg([1.0, 0.9, 0.8, 0.7], 0, ref_names)
+    restart = _seg(continuation, 2)
+    if restored is not None:
+        sched = {"last_epoch": 2, "base_lrs": [0.1]}
+        ref.captures = {2: _capture(tmp_path / "ref2.pt", {"scheduler": sched,
+                                                            "rng[rank 1]": {"torch": 1}})}
+        restart.restored_state = _capture(tmp_path / "restored.pt",
+                                          {"scheduler": {**sched, **restored}})
     result = RunResult(dropped=[], resume_at=[2], verdict="inconclusive", checkpoint="program",
                        nproc=1)
-    judge_elastic(ref, result, [(0, _seg([1.0, 0.9], 0)), (2, _seg(continuation, 2))],
+    judge_elastic(ref, result, [(0, _seg([1.0, 0.9], 0)), (2, restart)],
                   Tolerance.close(), 2, 1)
     return result
 
@@ -72,6 +123,22 @@ def test_a_continuation_beyond_the_tolerance_is_inconclusive_when_per_rank_state
     assert "cannot judge" in result.explanation
 
 
+def test_mapped_state_the_load_did_not_restore_diverges_whatever_the_streams(tmp_path):
+    """State held alike on every rank, compared right after the load: no stream
+    or data position has touched it yet, so unmapped per-rank state is no excuse."""
+    result = _judge(NAMES, [0.8, 0.71], restored={"last_epoch": 0}, tmp_path=tmp_path)
+    assert result.verdict == "diverged"
+    assert [(f.component, f.step) for f in result.diagnosis] == [("scheduler", 2)]
+    assert "last_epoch 0, expected 2" in result.diagnosis[0].detail
+    assert "did not restore scheduler" in result.explanation
+    restored_alike = _judge(NAMES, [0.8, 0.71], restored={}, tmp_path=tmp_path)
+    assert restored_alike.verdict == "inconclusive" and restored_alike.diagnosis == []
+    assert "restored as the reference had it at step 2" in restored_alike.explanation
+    unused = _judge(NAMES, [0.8, 0.7], restored={"last_epoch": 0}, tmp_path=tmp_path)
+    assert unused.verdict == "identical"  # a latent gap: a warning, as in one process
+    assert unused.latent_gaps == ["scheduler: " + result.diagnosis[0].detail]
+
+
 # -- real launches ---------------------------------------------------------------------
 
 FAST = {"noise_seeds": 0, "check_determinism": False, "steps": 4, "resume_at": 2,
@@ -90,16 +157,21 @@ def _elastic(target, n, m):
 
 @pytest.mark.e2e
 @pytest.mark.distributed
+@pytest.mark.parametrize("target", ["DDP_ELASTIC", "FSDP_ELASTIC"])
 @pytest.mark.parametrize(("n", "m", "unmapped"), [
     (2, 1, "rng[rank 1]: no rank 1 at 1 rank(s)"),
     (1, 2, "rng[rank 1]: rank 1 is new at 2 ranks"),
 ])
-def test_elastic_resume_keeps_the_global_batch_and_continues_within_tolerance(n, m, unmapped):
-    report, run = _elastic("resumecheck.tiny_dist:DDP_ELASTIC", n, m)
+def test_elastic_resume_keeps_the_global_batch_and_continues_within_tolerance(
+        target, n, m, unmapped):
+    """DDP (replicated) and FSDP2 (DCP reshards the parameters and AdamW's state)."""
+    report, run = _elastic(f"resumecheck.tiny_dist:{target}", n, m)
     assert run.verdict == "close" and report.equivalent  # not bitwise: the sync adds in
     assert run.max_abs_loss_diff < 1e-5 and 0 < run.max_abs_diff < 1e-5  # another order
-    assert any(u.startswith(unmapped) for u in run.unmapped)
-    assert "params, optimizer" in run.explanation
+    assert [u for u in run.unmapped if u.startswith(unmapped)] == run.unmapped
+    assert not any("data_cursor" in u for u in run.unmapped)  # the global batch continued
+    assert "params, optimizer, scheduler" in run.explanation
+    assert run.diagnosis == []
 
 
 @pytest.mark.e2e
@@ -109,3 +181,35 @@ def test_elastic_resume_with_per_rank_dropout_is_inconclusive_not_diverged():
     assert run.verdict == "inconclusive" and not report.equivalent
     assert run.first_divergent_step == 3
     assert "rng[rank 1]: no rank 1 at 1 rank(s)" in run.explanation
+    assert "restored as the reference had it at step 2" in run.explanation
+    assert run.diagnosis == [] and not any("data_cursor" in u for u in run.unmapped)
+
+
+# -- the seeded bug: a load that forgets the scheduler at another number of ranks --
+
+
+@pytest.mark.e2e
+@pytest.mark.distributed
+@pytest.mark.parametrize(("target", "n", "m", "step"), [
+    ("BUGGY", 2, 1, 4), ("BUGGY", 1, 2, 4), ("BUGGY_DROPOUT", 2, 1, 3),
+])
+def test_a_load_that_forgets_the_scheduler_when_resharded_is_diverged_on_it(
+        target, n, m, step):
+    """The streams of a gone (or new) rank could not be mapped, so the old verdict
+    was inconclusive; the scheduler's state after the load is evidence on its own."""
+    report, run = _elastic(f"fixtures.dist_elastic:{target}", n, m)
+    assert run.verdict == "diverged" and not report.equivalent
+    assert [(f.component, f.step) for f in run.diagnosis] == [("scheduler", 2)]
+    assert "last_epoch 0, expected 2" in run.diagnosis[0].detail
+    assert run.unmapped and "did not restore scheduler" in run.explanation
+    # no dropout: the restored lr steps once as it should, the warm-up's next lr
+    # differs, and the end state shows it; with dropout the loss moves at once
+    assert run.first_divergent_step == step
+
+
+@pytest.mark.e2e
+@pytest.mark.distributed
+def test_its_twin_that_maps_the_scheduler_is_close():
+    report, run = _elastic("fixtures.dist_elastic:CORRECT", 2, 1)
+    assert run.verdict == "close" and report.equivalent
+    assert run.diagnosis == [] and run.latent_gaps == []
