@@ -71,10 +71,13 @@ class Tracer:
     """Hooks into a built program and records every step it runs."""
 
     def __init__(self, built: BuiltProgram, tensor_dir: Path | None,
-                 stream_states_at: frozenset[int] = frozenset()) -> None:
+                 stream_states_at: frozenset[int] = frozenset(),
+                 stream_digests_at: frozenset[int] | None = None) -> None:
         self.tensor_dir = tensor_dir
         self.stream_states_at = stream_states_at
         """Steps at whose start the full stream states go to disk (for the offset search)."""
+        self.stream_digests_at = stream_digests_at
+        """Steps at whose start the streams' digests are recorded (None: every step)."""
         self._rngs = declared_streams(built.components)
         self._streams: dict[str, str] = {}
         self._inputs: list[torch.Tensor] = []
@@ -156,10 +159,16 @@ class Tracer:
         self._grads = None
         self._lr = None
         self._inputs = []
-        states = stream_states(self._rngs)
-        self._streams = stream_digests(states)
-        if step in self.stream_states_at and self.tensor_dir is not None:
-            torch.save(states, self.tensor_dir / f"streams_{step}.pt")
+        self._streams = {}
+        keep = step in self.stream_states_at and self.tensor_dir is not None
+        digests = self.stream_digests_at is None or step in self.stream_digests_at
+        if keep or digests:
+            states = stream_states(self._rngs)
+            if digests:
+                self._streams = stream_digests(states)
+            if keep:
+                assert self.tensor_dir is not None
+                torch.save(states, self.tensor_dir / f"streams_{step}.pt")
         # the loss scale this step's backward passes will use
         enabled = self._scaler is not None and self._scaler.is_enabled()
         self._scale = float(self._scaler.get_scale()) if enabled else None
