@@ -168,7 +168,7 @@ class Tracer:
                 self._streams = stream_digests(states)
             if keep:
                 assert self.tensor_dir is not None
-                torch.save(states, self.tensor_dir / f"streams_{step}.pt")
+                _save_flat(states, self.tensor_dir / f"streams_{step}.pt")
         # the loss scale this step's backward passes will use
         enabled = self._scaler is not None and self._scaler.is_enabled()
         self._scale = float(self._scaler.get_scale()) if enabled else None
@@ -294,60 +294,105 @@ def _load_step_file(path: Path) -> Any:
     return torch.load(path, weights_only=True)
 
 
-# The engine's own step files: every traced tensor of a step, flat. Not a
-# pickle: a JSON index (key, dtype, shape, offset, length) and the tensors'
-# raw bytes, read back as views of one buffer. Reading one is a few
-# microseconds per tensor where torch.load(weights_only=True) runs its safe
-# unpickler in Python; nothing in the file can run code. Among ranks the
-# files are torch.save'd: the merge of the ranks' files reads them with
-# torch.load. The reader tells the two apart by this magic.
+# The engine's own step files: every traced tensor of a step (or the stream
+# states at its start), flat. Not a pickle: a JSON header (the structure,
+# and per tensor its dtype, shape, offset and length) and the tensors' raw
+# bytes, read back as views of one buffer. Reading one costs microseconds per
+# tensor where torch.load(weights_only=True) runs its safe unpickler in
+# Python; nothing in the file can run code. Among ranks the files are
+# torch.save'd: the merge of the ranks' files reads them with torch.load. The
+# reader tells the two apart by this magic.
 _STEP_MAGIC = b"resumecheck.steps/1\n"
 _ALIGN = 64  # every tensor's bytes start at a multiple of this (any dtype's alignment)
 
 
+class _NotFlat(Exception):
+    """A value the flat format does not hold (the file is torch.save'd instead)."""
+
+
 def save_step_tensors(tensors: dict[str, torch.Tensor], path: Path) -> None:
     """Write a step's tensors (copies: the file never aliases live state)."""
-    dense = {k: local_tensor(v).detach().cpu() for k, v in tensors.items()}
-    if _among_ranks() or not all(_flat_ok(t) for t in dense.values()):
-        torch.save({k: v.clone() for k, v in dense.items()}, path)
+    _save_flat({k: local_tensor(v).detach().cpu() for k, v in tensors.items()}, path)
+
+
+def _save_flat(value: Any, path: Path) -> None:
+    """Write plain data (dicts with string keys, lists, numbers, strings,
+    None, dense CPU tensors) flat; anything else, or among ranks, with torch.save."""
+    chunks: list[torch.Tensor] = []
+    try:
+        if _among_ranks():
+            raise _NotFlat
+        tree = _encode(value, chunks)
+    except _NotFlat:
+        torch.save(value, path)
         return
-    index, chunks, offset = [], [], 0
-    for key, t in dense.items():
+    index: list[dict[str, Any]] = []
+    raws, offsets, offset = [], [], 0
+    for t in chunks:
         raw = t.contiguous().reshape(-1).view(torch.uint8)
-        index.append({"key": key, "dtype": str(t.dtype).removeprefix("torch."),
-                      "shape": list(t.shape), "offset": offset, "nbytes": raw.numel()})
-        chunks.append(raw)
+        index.append({"dtype": str(t.dtype).removeprefix("torch."), "shape": list(t.shape),
+                      "offset": offset, "nbytes": raw.numel()})
+        raws.append(raw)
+        offsets.append(offset)
         offset += -(-raw.numel() // _ALIGN) * _ALIGN
-    head = json.dumps(index).encode()
+    head = json.dumps({"tensors": index, "tree": tree}).encode()
     start = -(-(len(_STEP_MAGIC) + 8 + len(head)) // _ALIGN) * _ALIGN
     with open(path, "wb") as f:
         f.write(_STEP_MAGIC)
         f.write(len(head).to_bytes(8, "little"))
         f.write(head)
-        for entry, raw in zip(index, chunks):
-            f.seek(start + entry["offset"])
+        for at, raw in zip(offsets, raws):
+            f.seek(start + at)
             f.write(raw.numpy().data)
         f.truncate(start + offset)
 
 
-def _read_flat(f: Any) -> dict[str, torch.Tensor]:
+def _encode(value: Any, chunks: list[torch.Tensor]) -> Any:
+    kind = type(value)
+    if kind is torch.Tensor:
+        if not _flat_ok(value):
+            raise _NotFlat
+        chunks.append(value)
+        return {"T": len(chunks) - 1}
+    if kind is dict:
+        if not all(type(k) is str for k in value):
+            raise _NotFlat
+        return {"D": {k: _encode(v, chunks) for k, v in value.items()}}
+    if kind is list:
+        return {"L": [_encode(v, chunks) for v in value]}
+    if value is None or kind in (bool, int, float, str):
+        return value
+    raise _NotFlat
+
+
+def _decode(tree: Any, tensors: list[torch.Tensor]) -> Any:
+    if isinstance(tree, dict):
+        if "T" in tree:
+            return tensors[tree["T"]]
+        if "D" in tree:
+            return {k: _decode(v, tensors) for k, v in tree["D"].items()}
+        return [_decode(v, tensors) for v in tree["L"]]
+    return tree
+
+
+def _read_flat(f: Any) -> Any:
     size = int.from_bytes(f.read(8), "little")
-    index = json.loads(f.read(size))
+    head = json.loads(f.read(size))
     start = -(-(len(_STEP_MAGIC) + 8 + size) // _ALIGN) * _ALIGN
-    f.seek(start)
-    total = max((e["offset"] + e["nbytes"] for e in index), default=0)
-    buffer = torch.empty(total, dtype=torch.uint8)
-    if total and f.readinto(buffer.numpy().data) != total:
-        raise EOFError(f"{f.name}: truncated step file")
-    out = {}
-    for e in index:
+    tensors = []
+    for e in head["tensors"]:
         dtype = getattr(torch, e["dtype"])
         if not isinstance(dtype, torch.dtype):
             raise ValueError(f"{f.name}: unknown dtype {e['dtype']!r}")
-        raw = buffer[e["offset"]:e["offset"] + e["nbytes"]]
-        out[e["key"]] = (raw.view(dtype) if e["nbytes"] else torch.empty(0, dtype=dtype)) \
-            .reshape(e["shape"])
-    return out
+        # each tensor in a storage of its own, read straight into it: some
+        # consumers read a storage from its start (Generator.set_state)
+        t = torch.empty(e["shape"], dtype=dtype)
+        if e["nbytes"]:
+            f.seek(start + e["offset"])
+            if f.readinto(t.reshape(-1).view(torch.uint8).numpy().data) != e["nbytes"]:
+                raise EOFError(f"{f.name}: truncated step file")
+        tensors.append(t)
+    return _decode(head["tree"], tensors)
 
 
 def _flat_ok(t: torch.Tensor) -> bool:

@@ -44,6 +44,14 @@ def test_step_files_give_back_every_dtype_and_shape_bit_for_bit(tmp_path):
         assert back[key].dtype == t.dtype and back[key].shape == t.shape, key
         assert digest(back[key]) == digest(t), key
     assert load_step_tensors(tmp_path, 2) is None
+    # each in a storage of its own: a Generator reads its state from the storage's start
+    for t in back.values():
+        assert t.storage_offset() == 0 and t.untyped_storage().nbytes() == t.numel() * t.element_size()
+    state = torch.Generator().manual_seed(7).get_state()
+    save_step_tensors({"rng": state}, tmp_path / "step_5.pt")
+    g = torch.Generator()
+    g.set_state(load_step_tensors(tmp_path, 5)["rng"])  # type: ignore[index]
+    assert torch.equal(g.get_state(), state)
 
 
 def test_step_files_are_no_pickle_and_never_alias_the_live_tensors(tmp_path):
@@ -112,3 +120,47 @@ def test_a_capture_rewritten_or_damaged_is_read_again(tmp_path):
         f.truncate(os.path.getsize(path) // 2)
     with pytest.raises(CheckpointError, match="truncated or corrupted"):
         load_checkpoint(path)
+
+
+class _Streams:
+    """A program whose only state is its random streams, two of them its own."""
+
+    def __init__(self) -> None:
+        import numpy as np
+
+        from resumecheck.components import RNGState
+
+        self.rng = RNGState({"shuffle": torch.Generator().manual_seed(3),
+                             "augment": np.random.default_rng(5)})
+
+    def components(self) -> dict:
+        return {"rng": self.rng}
+
+    def train_step(self):  # pragma: no cover - never stepped here
+        raise AssertionError
+
+
+def test_stream_states_go_flat_and_come_back_as_they_were(tmp_path):
+    from resumecheck.streams import draw_offset, stream_states
+    from resumecheck.trace import Tracer, load_stream_states
+
+    program = _Streams()
+    tracer = Tracer(BuiltProgram.wrap("streams", program), tmp_path,
+                    stream_states_at=frozenset({1}))
+    tracer.before_step(1)
+    tracer.close()
+    expected = stream_states([program.rng])
+    back = load_stream_states(tmp_path, 1)
+    assert back is not None and digest(back) == digest(expected)
+    assert (tmp_path / "streams_1.pt").read_bytes().startswith(b"resumecheck.steps/1")
+    # a PCG64 state holds integers wider than 64 bits: they come back exact
+    assert back["generator augment"] == expected["generator augment"]
+    # the offset search works on them: a stream one draw ahead is found as one
+    gen = torch.Generator()
+    gen.set_state(back["generator shuffle"])
+    torch.empty((), dtype=torch.int64).random_(generator=gen)
+    assert draw_offset("generator shuffle", back["generator shuffle"], gen.get_state())[0] == 1
+    with torch.random.fork_rng():
+        torch.set_rng_state(back["torch"])
+        torch.empty((), dtype=torch.int64).random_()
+        assert draw_offset("torch", back["torch"], torch.get_rng_state())[0] == 1
