@@ -152,12 +152,13 @@ _LOADED_SHAPES: set[tuple[Any, ...]] = set()
 def _shape(components: dict[str, Any]) -> tuple[Any, ...]:
     """Everything that decides whether a capture loads with weights_only=True:
     the path of every value (its keys' types included) and every value's type
-    (a tensor's dtype too); not the values."""
+    (a tensor's dtype and layout too); not the values."""
     out: list[Any] = []
 
     def walk(value: Any, path: tuple[Any, ...]) -> None:
         kind = type(value)
-        out.append((path, kind, value.dtype if isinstance(value, torch.Tensor) else None))
+        tensor = isinstance(value, torch.Tensor)
+        out.append((path, kind, (value.dtype, value.layout) if tensor else None))
         if isinstance(value, dict):
             for k, v in value.items():
                 walk(v, (*path, type(k), k if isinstance(k, (str, int)) else repr(k)))

@@ -403,7 +403,7 @@ class _ReferenceTensors:
                     f"replay-{step}", work, start=start, stop=stop, hash_seed=1,
                     config=self.restart_config if start else self.run_config, restore=restore,
                     reseed=_RESEED_BASE + start if start else None, keep_tensor_steps=wanted,
-                    trace_streams=False,
+                    trace_streams=False, capture_end=False,
                 ))
                 if seg.error is None and seg.tensor_dir is not None:
                     self._keep(seg, wanted, ref_dir)

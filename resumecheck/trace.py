@@ -324,7 +324,7 @@ def _save_flat(value: Any, path: Path) -> None:
             raise _NotFlat
         tree = _encode(value, chunks)
     except _NotFlat:
-        torch.save(value, path)
+        torch.save(_compact(value), path)
         return
     index: list[dict[str, Any]] = []
     raws, offsets, offset = [], [], 0
@@ -345,6 +345,15 @@ def _save_flat(value: Any, path: Path) -> None:
             f.seek(start + at)
             f.write(raw.numpy().data)
         f.truncate(start + offset)
+
+
+def _compact(value: Any) -> Any:
+    """Tensors copied (torch.save writes a view's whole storage), containers rebuilt."""
+    if isinstance(value, torch.Tensor):
+        return value.clone()
+    if isinstance(value, dict):
+        return {k: _compact(v) for k, v in value.items()}
+    return value
 
 
 def _encode(value: Any, chunks: list[torch.Tensor]) -> Any:
