@@ -10,7 +10,9 @@ written, naming the component and the value.
 from __future__ import annotations
 
 import collections
+import os
 import re
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -91,10 +93,17 @@ def save_capture(built: BuiltProgram, path: str, verify: bool = True) -> None:
     except Exception as exc:
         raise CheckpointError("save", path, f"torch.save failed: {exc}") from exc
     unfamiliar = _unfamiliar_types(state["components"])
+    shape = _shape(state["components"]) if verify or unfamiliar or _LOADED_SHAPES else ()
+    if shape in _LOADED_SHAPES:
+        # this very structure (every key, every leaf's type) loaded back
+        # already: so does this file, to what was just written (a reader in
+        # this process gets a copy of it from memory, see load_checkpoint)
+        _CACHE.put(path, state, copy=True)
+        return
     if not verify and not unfamiliar:
         return
     try:
-        torch.load(path, weights_only=True)
+        _CACHE.put(path, torch.load(path, weights_only=True))
     except Exception as exc:
         bad, where, kind = _unsafe_value(state["components"])
         raise CheckpointError(
@@ -105,6 +114,7 @@ def save_capture(built: BuiltProgram, path: str, verify: bool = True) -> None:
             "return tensors, numbers, strings, lists and dicts only",
         ) from exc
     _LOADABLE_TYPES.update(unfamiliar)
+    _LOADED_SHAPES.add(shape)
 
 
 def _first_sentence(exc: BaseException) -> str:
@@ -131,6 +141,33 @@ def _leaves(value: Any, path: str) -> Iterator[tuple[str, Any]]:
     elif isinstance(value, (list, tuple)):
         for i, v in enumerate(value):
             yield from _leaves(v, f"{path}[{i}]")
+
+
+# Structures of captures that loaded back with weights_only=True in this
+# process (see _shape): a capture of the same structure loads back too, so the
+# first capture of each later segment need not be read back to prove it.
+_LOADED_SHAPES: set[tuple[Any, ...]] = set()
+
+
+def _shape(components: dict[str, Any]) -> tuple[Any, ...]:
+    """Everything that decides whether a capture loads with weights_only=True:
+    the path of every value (its keys' types included) and every value's type
+    (a tensor's dtype and layout too); not the values."""
+    out: list[Any] = []
+
+    def walk(value: Any, path: tuple[Any, ...]) -> None:
+        kind = type(value)
+        tensor = isinstance(value, torch.Tensor)
+        out.append((path, kind, (value.dtype, value.layout) if tensor else None))
+        if isinstance(value, dict):
+            for k, v in value.items():
+                walk(v, (*path, type(k), k if isinstance(k, (str, int)) else repr(k)))
+        elif isinstance(value, (list, tuple)):
+            for i, v in enumerate(value):
+                walk(v, (*path, i))
+
+    walk(components, ())
+    return tuple(out)
 
 
 def _unfamiliar_types(components: dict[str, Any]) -> set[type]:
@@ -161,7 +198,15 @@ def _unsafe_value(components: dict[str, Any]) -> tuple[str, str, str]:
 
 
 def load_checkpoint(path: str) -> dict[str, Any]:
-    """Load an engine capture safely, with a clear error when it is damaged."""
+    """Load an engine capture safely, with a clear error when it is damaged.
+
+    A file this process has read (or written and read back) already, unchanged
+    since, comes from memory as a copy (no tensor shared with another
+    caller): every restart of a check restores from the same reference
+    capture, and the safe unpickler runs in Python."""
+    cached = _CACHE.get(path)
+    if cached is not None:
+        return cached
     try:
         data = torch.load(path, weights_only=True)
     except FileNotFoundError:
@@ -178,5 +223,120 @@ def load_checkpoint(path: str) -> dict[str, Any]:
         ) from exc
     if not isinstance(data, dict) or data.get("format") != CHECKPOINT_FORMAT:
         raise CheckpointError("load", path, f"not a {CHECKPOINT_FORMAT} file")
+    if _CACHE.put(path, data):
+        return _copy(data)
     return data
+
+
+class _Loaded:
+    """Captures already loaded, by file identity (device, inode, size, mtime):
+    a file changed or replaced since is read again. Bounded by the bytes of
+    their tensors; least recently used go first."""
+
+    LIMIT = 256 << 20
+
+    def __init__(self) -> None:
+        self._files: collections.OrderedDict[str, tuple[tuple[int, ...], Any, int]] = \
+            collections.OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def _identity(path: str) -> tuple[int, ...] | None:
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+    def get(self, path: str) -> dict[str, Any] | None:
+        key = os.path.abspath(path)
+        with self._lock:
+            entry = self._files.get(key)
+            if entry is None:
+                return None
+            if entry[0] != self._identity(path):
+                self._drop(key)
+                return None
+            self._files.move_to_end(key)
+            data = entry[1]
+        return _copy(data)  # type: ignore[no-any-return]
+
+    def put(self, path: str, data: Any, *, copy: bool = False) -> bool:
+        """Keep ``data``, what ``path`` loads to (a copy of it with ``copy``;
+        without, the caller keeps it no more); False when it cannot be copied
+        faithfully or is too large."""
+        size = _copyable_bytes(data)
+        identity = self._identity(path)
+        if size is None or identity is None or size > self.LIMIT // 4:
+            return False
+        if copy:
+            data = _copy(data)
+        key = os.path.abspath(path)
+        with self._lock:
+            for gone in [k for k in self._files if k == key or not os.path.exists(k)]:
+                self._drop(gone)  # (a check's files go with its directory)
+            self._files[key] = (identity, data, size)
+            self._bytes += size
+            while self._bytes > self.LIMIT:
+                self._drop(next(iter(self._files)))
+        return True
+
+    def _drop(self, key: str) -> None:
+        entry = self._files.pop(key, None)
+        if entry is not None:
+            self._bytes -= entry[2]
+
+
+_CACHE = _Loaded()
+
+
+def _copyable_bytes(data: Any) -> int | None:
+    """The bytes of the tensors in ``data``; None when a copy made by _copy
+    would not be what loading the file again gives: two tensors sharing
+    memory, a tensor subclass, or a value of a kind _copy does not know."""
+    total = 0
+    storages: set[int] = set()
+    tensors: set[int] = set()
+    stack = [data]
+    while stack:
+        value = stack.pop()
+        kind = type(value)
+        if kind in (dict, collections.OrderedDict):
+            stack.extend(value.values())
+        elif kind in (list, tuple):
+            stack.extend(value)
+        elif kind is torch.Tensor:
+            if id(value) in tensors:
+                continue
+            tensors.add(id(value))
+            ptr = value.untyped_storage().data_ptr()
+            if value.layout != torch.strided or (ptr and ptr in storages):
+                return None
+            storages.add(ptr)
+            total += value.untyped_storage().nbytes()
+        elif kind not in _IMMUTABLE:
+            return None
+    return total
+
+
+_IMMUTABLE = (int, float, bool, str, bytes, type(None), torch.dtype, torch.Size)
+
+
+def _copy(value: Any, memo: dict[int, Any] | None = None) -> Any:
+    """A copy of loaded state that shares no tensor with it (one object
+    appearing twice stays one object, as the unpickler gives it)."""
+    memo = {} if memo is None else memo
+    kind = type(value)
+    if kind is torch.Tensor:
+        if id(value) not in memo:
+            memo[id(value)] = value.detach().clone().requires_grad_(value.requires_grad)
+        return memo[id(value)]
+    if kind in (dict, collections.OrderedDict):
+        return kind((k, _copy(v, memo)) for k, v in value.items())
+    if kind is list:
+        return [_copy(v, memo) for v in value]
+    if kind is tuple:
+        return tuple(_copy(v, memo) for v in value)
+    return value
 

@@ -305,9 +305,9 @@ def _max_ulp(ref: torch.Tensor, new: torch.Tensor, finite: bool = False) -> floa
     # the difference of the bits (no overflow in their own width); where they
     # differ, it is the sum of the magnitudes (+0 and -0: 0), taken in int64.
     apart = torch.bitwise_xor(a, b).lt(0)
+    if not bool(apart.any()):  # the common case: one pass fewer
+        return float(torch.sub(a, b).abs_().max().item())
     same_sign = torch.sub(a, b).masked_fill_(apart, 0).abs_().max().item()
-    if not bool(apart.any()):
-        return float(same_sign)
     magnitude = torch.iinfo(int_dtype).max
     across = (a[apart].to(torch.int64).bitwise_and_(magnitude)
               .add_(b[apart].to(torch.int64).bitwise_and_(magnitude)).abs_().max().item())

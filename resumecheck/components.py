@@ -309,8 +309,8 @@ def python_state_to_plain(state: tuple) -> dict[str, Any]:
     """Python's stream as ``weights_only``-safe data: its 625 words as one int64
     tensor (not 625 ints: every save, load and digest of a capture walks them)."""
     version, internal, gauss = state
-    return {"version": version, "internal": torch.tensor(internal, dtype=torch.int64),
-            "gauss": gauss}
+    words = torch.from_numpy(np.fromiter(internal, dtype=np.int64, count=len(internal)))
+    return {"version": version, "internal": words, "gauss": gauss}
 
 
 def python_state_from_plain(plain: dict[str, Any]) -> tuple:

@@ -345,7 +345,7 @@ class _Segments:
     def _determinism_spec(self) -> SegmentSpec:
         # In fresh interpreters, another hash seed: set and dict order may differ.
         return self.spec("determinism", config=self.run_config, start=0, stop=self.steps,
-                         hash_seed=2, capture_end=False)
+                         hash_seed=2, capture_end=False, trace_streams=False)
 
     def determinism(self, ref: SegmentResult, again: SegmentResult | None) -> dict[str, Any]:
         """The second uninterrupted run must match the reference bit for bit."""
@@ -403,6 +403,7 @@ class _ReferenceTensors:
                     f"replay-{step}", work, start=start, stop=stop, hash_seed=1,
                     config=self.restart_config if start else self.run_config, restore=restore,
                     reseed=_RESEED_BASE + start if start else None, keep_tensor_steps=wanted,
+                    trace_streams=False, capture_end=False,
                 ))
                 if seg.error is None and seg.tensor_dir is not None:
                     self._keep(seg, wanted, ref_dir)
@@ -475,7 +476,7 @@ class _Restarts:
                 os.makedirs(prefix_work, exist_ok=True)
             seg = self.segments.run(self.segments.spec(
                 "own-0", prefix_work, config=self.run_config, start=0, stop=first,
-                program_save_at=first, keep_tensors_after=0,
+                program_save_at=first, keep_tensors_after=0, trace_streams=False,
             ))
             if self.reuse_prefix and seg.error is None:
                 self.prefixes[first] = seg
@@ -601,7 +602,8 @@ class Checker:
         def noise_run(seed: int) -> SegmentResult:
             config = {**self.run_config, self.target.seed_key: seed}
             return self._segments.run(self._segments.spec(
-                f"noise{seed}", config=config, start=0, stop=self.steps, capture_end=False))
+                f"noise{seed}", config=config, start=0, stop=self.steps, capture_end=False,
+                trace_streams=False))
 
         noise = self.map(noise_run, seeds)
         self.noise_seeds = [s for s, seg in zip(seeds, noise) if seg.error is None]

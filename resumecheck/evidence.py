@@ -23,15 +23,10 @@ import torch
 from resumecheck.compare import Tolerance, compare_values, describe_entries
 from resumecheck.report import FAILED, IDENTICAL, RunResult, StreamOffset
 from resumecheck.segments import SegmentResult
-from resumecheck.streams import MAX_DRAWS, draw_offset, stream_label
+from resumecheck.streams import MAX_DRAWS, STEPS_AFTER_RESTORE, draw_offset, stream_label
 from resumecheck.trace import differing_quantities, load_step_tensors, load_stream_states
 
 __all__ = ["annotate", "describe_data", "stream_offsets"]
-
-_STEPS_AFTER_RESTORE = 2
-"""How many steps after a restore are searched: the first step's start shows a
-draw between the load and the step; the second's, an extra draw during the
-first step (an iterator created lazily on first use)."""
 
 
 def annotate(result: RunResult, reference: SegmentResult,
@@ -58,7 +53,7 @@ def stream_offsets(reference: SegmentResult, segments: Sequence[tuple[int, Segme
     for k, seg in segments:
         if k <= 0 or (until is not None and k >= until) or seg.error is not None:
             continue
-        for rec in seg.records[:_STEPS_AFTER_RESTORE]:
+        for rec in seg.records[:STEPS_AFTER_RESTORE]:
             ref = ref_by_step.get(rec.step)
             if ref is None:
                 continue

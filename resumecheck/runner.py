@@ -47,6 +47,7 @@ from resumecheck.restore import build_settings, engine_capture, program_save, re
 from resumecheck.segments import (
     Isolation, SegmentResult, SegmentSpec, phase_bound, timeout_text,
 )
+from resumecheck.streams import STEPS_AFTER_RESTORE
 from resumecheck.trace import StepRecord, Tracer
 from resumecheck.transport import report_phase, run_in_subprocess
 
@@ -243,7 +244,8 @@ class _Segment:
         self.tensor_dir.mkdir(parents=True, exist_ok=True)
         torch.set_num_threads(spec.threads)
         built = self._build_and_restore()
-        tracer = self.tracer = Tracer(built, self.tensor_dir, stream_states_at=_stream_steps(spec))
+        tracer = self.tracer = Tracer(built, self.tensor_dir, stream_states_at=_stream_steps(spec),
+                                      stream_digests_at=_stream_digest_steps(spec))
         keep = _tensor_keeper(spec)
         for step in range(spec.start + 1, spec.stop + 1):
             self.step = step
@@ -341,6 +343,17 @@ def _stream_steps(spec: SegmentSpec) -> frozenset[int]:
     (where a restart will resume), so a stream offset can be measured."""
     after = [spec.start] if spec.restore is not None else []
     return frozenset(s + d for s in [*after, *spec.capture_at] for d in (1, 2))
+
+
+def _stream_digest_steps(spec: SegmentSpec) -> frozenset[int] | None:
+    """Steps at whose start the streams' digests are recorded (None: every
+    step). A run from step 0 may be the reference every restart is compared
+    with; a restart is compared at its first steps only (``STEPS_AFTER_RESTORE``)."""
+    if not spec.trace_streams:
+        return frozenset()
+    if spec.restore is None:
+        return None
+    return frozenset(range(spec.start + 1, spec.start + STEPS_AFTER_RESTORE + 1))
 
 
 def _tensor_keeper(spec: SegmentSpec) -> Callable[[StepRecord], bool]:

@@ -79,6 +79,11 @@ class SegmentSpec:
     """At most this many differing steps get their full tensors written (None: all)."""
     capture_end: bool = True
     """Capture every component's state at the end (runs judged on their trace alone skip it)."""
+    trace_streams: bool = True
+    """Record the random streams' digests at the start of a step: at every step
+    from step 0, at the first steps after a restore (all that is compared:
+    ``evidence.STEPS_AFTER_RESTORE``). Runs never compared stream by stream
+    (noise, determinism, replays, a first half) skip them."""
     nproc: int | None = None
     """Run as this many ranks under torch's elastic launcher (resumecheck.distributed);
     None: one process."""

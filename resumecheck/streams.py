@@ -32,6 +32,7 @@ from resumecheck.components import RNGState, python_state_from_plain, python_sta
 
 __all__ = [
     "MAX_DRAWS",
+    "STEPS_AFTER_RESTORE",
     "declared_streams",
     "draw_offset",
     "stream_digests",
@@ -41,6 +42,11 @@ __all__ = [
 
 MAX_DRAWS = 64
 """How far forward and back the offset search looks."""
+
+STEPS_AFTER_RESTORE = 2
+"""How many steps after a restore are searched: the first step's start shows a
+draw between the load and the step; the second's, an extra draw during the
+first step (an iterator created lazily on first use)."""
 
 _LABELS = {
     "python": "Python random stream",

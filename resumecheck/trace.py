@@ -19,6 +19,7 @@ disk, read back one step at a time by the comparison.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "QUANTITY_ORDER", "StepRecord", "Tracer", "differing_quantities", "first_difference",
-    "unwrap_optimizer",
+    "load_step_tensors", "load_stream_states", "save_step_tensors", "unwrap_optimizer",
 ]
 
 # Within a step, quantities are compared in the order they are produced, so
@@ -70,10 +71,13 @@ class Tracer:
     """Hooks into a built program and records every step it runs."""
 
     def __init__(self, built: BuiltProgram, tensor_dir: Path | None,
-                 stream_states_at: frozenset[int] = frozenset()) -> None:
+                 stream_states_at: frozenset[int] = frozenset(),
+                 stream_digests_at: frozenset[int] | None = None) -> None:
         self.tensor_dir = tensor_dir
         self.stream_states_at = stream_states_at
         """Steps at whose start the full stream states go to disk (for the offset search)."""
+        self.stream_digests_at = stream_digests_at
+        """Steps at whose start the streams' digests are recorded (None: every step)."""
         self._rngs = declared_streams(built.components)
         self._streams: dict[str, str] = {}
         self._inputs: list[torch.Tensor] = []
@@ -155,10 +159,16 @@ class Tracer:
         self._grads = None
         self._lr = None
         self._inputs = []
-        states = stream_states(self._rngs)
-        self._streams = stream_digests(states)
-        if step in self.stream_states_at and self.tensor_dir is not None:
-            torch.save(states, self.tensor_dir / f"streams_{step}.pt")
+        self._streams = {}
+        keep = step in self.stream_states_at and self.tensor_dir is not None
+        digests = self.stream_digests_at is None or step in self.stream_digests_at
+        if keep or digests:
+            states = stream_states(self._rngs)
+            if digests:
+                self._streams = stream_digests(states)
+            if keep:
+                assert self.tensor_dir is not None
+                _save_flat(states, self.tensor_dir / f"streams_{step}.pt")
         # the loss scale this step's backward passes will use
         enabled = self._scaler is not None and self._scaler.is_enabled()
         self._scale = float(self._scaler.get_scale()) if enabled else None
@@ -200,8 +210,7 @@ class Tracer:
         self.records.append(record)
         keep = keep_tensors(record) if callable(keep_tensors) else keep_tensors
         if keep and self.tensor_dir is not None:
-            torch.save({k: v.cpu().clone() for k, v in tensors.items()},
-                       self.tensor_dir / f"step_{step}.pt")
+            save_step_tensors(tensors, self.tensor_dir / f"step_{step}.pt")
         return record
 
 
@@ -277,4 +286,130 @@ def load_step_tensors(tensor_dir: Path, step: int) -> dict[str, torch.Tensor] | 
 
 
 def _load_step_file(path: Path) -> Any:
-    return torch.load(path, weights_only=True) if path.exists() else None
+    if not path.exists():
+        return None
+    with open(path, "rb") as f:
+        if f.read(len(_STEP_MAGIC)) == _STEP_MAGIC:
+            return _read_flat(f)
+    return torch.load(path, weights_only=True)
+
+
+# The engine's own step files: every traced tensor of a step (or the stream
+# states at its start), flat. Not a pickle: a JSON header (the structure,
+# and per tensor its dtype, shape, offset and length) and the tensors' raw
+# bytes, read back as views of one buffer. Reading one costs microseconds per
+# tensor where torch.load(weights_only=True) runs its safe unpickler in
+# Python; nothing in the file can run code. Among ranks the files are
+# torch.save'd: the merge of the ranks' files reads them with torch.load. The
+# reader tells the two apart by this magic.
+_STEP_MAGIC = b"resumecheck.steps/1\n"
+_ALIGN = 64  # every tensor's bytes start at a multiple of this (any dtype's alignment)
+
+
+class _NotFlat(Exception):
+    """A value the flat format does not hold (the file is torch.save'd instead)."""
+
+
+def save_step_tensors(tensors: dict[str, torch.Tensor], path: Path) -> None:
+    """Write a step's tensors (copies: the file never aliases live state)."""
+    _save_flat({k: local_tensor(v).detach().cpu() for k, v in tensors.items()}, path)
+
+
+def _save_flat(value: Any, path: Path) -> None:
+    """Write plain data (dicts with string keys, lists, numbers, strings,
+    None, dense CPU tensors) flat; anything else, or among ranks, with torch.save."""
+    chunks: list[torch.Tensor] = []
+    try:
+        if _among_ranks():
+            raise _NotFlat
+        tree = _encode(value, chunks)
+    except _NotFlat:
+        torch.save(_compact(value), path)
+        return
+    index: list[dict[str, Any]] = []
+    raws, offsets, offset = [], [], 0
+    for t in chunks:
+        raw = t.contiguous().reshape(-1).view(torch.uint8)
+        index.append({"dtype": str(t.dtype).removeprefix("torch."), "shape": list(t.shape),
+                      "offset": offset, "nbytes": raw.numel()})
+        raws.append(raw)
+        offsets.append(offset)
+        offset += -(-raw.numel() // _ALIGN) * _ALIGN
+    head = json.dumps({"tensors": index, "tree": tree}).encode()
+    start = -(-(len(_STEP_MAGIC) + 8 + len(head)) // _ALIGN) * _ALIGN
+    with open(path, "wb") as f:
+        f.write(_STEP_MAGIC)
+        f.write(len(head).to_bytes(8, "little"))
+        f.write(head)
+        for at, raw in zip(offsets, raws):
+            f.seek(start + at)
+            f.write(raw.numpy().data)
+        f.truncate(start + offset)
+
+
+def _compact(value: Any) -> Any:
+    """Tensors copied (torch.save writes a view's whole storage), containers rebuilt."""
+    if isinstance(value, torch.Tensor):
+        return value.clone()
+    if isinstance(value, dict):
+        return {k: _compact(v) for k, v in value.items()}
+    return value
+
+
+def _encode(value: Any, chunks: list[torch.Tensor]) -> Any:
+    kind = type(value)
+    if kind is torch.Tensor:
+        if not _flat_ok(value):
+            raise _NotFlat
+        chunks.append(value)
+        return {"T": len(chunks) - 1}
+    if kind is dict:
+        if not all(type(k) is str for k in value):
+            raise _NotFlat
+        return {"D": {k: _encode(v, chunks) for k, v in value.items()}}
+    if kind is list:
+        return {"L": [_encode(v, chunks) for v in value]}
+    if value is None or kind in (bool, int, float, str):
+        return value
+    raise _NotFlat
+
+
+def _decode(tree: Any, tensors: list[torch.Tensor]) -> Any:
+    if isinstance(tree, dict):
+        if "T" in tree:
+            return tensors[tree["T"]]
+        if "D" in tree:
+            return {k: _decode(v, tensors) for k, v in tree["D"].items()}
+        return [_decode(v, tensors) for v in tree["L"]]
+    return tree
+
+
+def _read_flat(f: Any) -> Any:
+    size = int.from_bytes(f.read(8), "little")
+    head = json.loads(f.read(size))
+    start = -(-(len(_STEP_MAGIC) + 8 + size) // _ALIGN) * _ALIGN
+    tensors = []
+    for e in head["tensors"]:
+        dtype = getattr(torch, e["dtype"])
+        if not isinstance(dtype, torch.dtype):
+            raise ValueError(f"{f.name}: unknown dtype {e['dtype']!r}")
+        # each tensor in a storage of its own, read straight into it: some
+        # consumers read a storage from its start (Generator.set_state)
+        t = torch.empty(e["shape"], dtype=dtype)
+        if e["nbytes"]:
+            f.seek(start + e["offset"])
+            if f.readinto(t.reshape(-1).view(torch.uint8).numpy().data) != e["nbytes"]:
+                raise EOFError(f"{f.name}: truncated step file")
+        tensors.append(t)
+    return _decode(head["tree"], tensors)
+
+
+def _flat_ok(t: torch.Tensor) -> bool:
+    """A tensor whose raw bytes say all of it: dense, on the CPU, not quantized."""
+    return (type(t) is torch.Tensor and t.layout == torch.strided and not t.is_quantized
+            and t.device.type == "cpu" and not t.is_conj() and not t.is_neg())
+
+
+def _among_ranks() -> bool:
+    dist = torch.distributed
+    return dist.is_available() and dist.is_initialized()

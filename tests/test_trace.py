@@ -4,7 +4,7 @@ import torch
 
 from resumecheck.program import BuiltProgram
 from resumecheck.tiny import build
-from resumecheck.trace import Tracer
+from resumecheck.trace import Tracer, load_step_tensors
 
 
 def test_skipped_steps_and_unscaled_gradients(tmp_path):
@@ -26,7 +26,8 @@ def test_skipped_steps_and_unscaled_gradients(tmp_path):
         assert (after < before) == record.skipped
         assert (record.lr is None) == record.skipped
     taken = next(r for r, _, _ in seen if not r.skipped)
-    tensors = torch.load(tmp_path / f"step_{taken.step}.pt", weights_only=True)
+    tensors = load_step_tensors(tmp_path, taken.step)
+    assert tensors is not None
     grad = tensors["grad:fc1.weight"]
     # unscaled: magnitudes of a real gradient, not multiplied by a 2**17 scale
     assert 0 < grad.abs().max().item() < 100
