@@ -569,7 +569,9 @@ class Checker:
         the ablations; each judged; the ablations judged again against the
         engine's full resume."""
         if self.settings.resume_nproc is not None:
-            return _report(self, [_elastic(self)])
+            if self.segment.has_own_checkpoint:
+                self._noise_runs()
+            return _report(self, [_elastic(self, self.resume_at)])
         runs = self._planned_runs(verdict.drop_sets(self.settings.drop, self.segment.names))
         self.check_disk(runs=len(runs), jobs=self.jobs)
         self._noise_runs()
@@ -641,7 +643,10 @@ class Checker:
         The full resume goes through the program's own save/load when it has
         them; ablations use the engine's capture. The run's files are removed
         once it is judged, so a long fuzzing session uses bounded disk.
+        With ``resume_nproc`` it is the elastic resume of ``schedule`` (nothing dropped).
         """
+        if self.settings.resume_nproc is not None:
+            return _elastic(self, list(schedule))
         return self._run_one(schedule, dropped, source)[0]
 
     def _run_one(self, schedule: Sequence[int], dropped: Sequence[str] = (),
@@ -714,14 +719,15 @@ def _report(checker: Checker, runs: list[RunResult]) -> Report:
     )
 
 
-def _elastic(checker: Checker) -> RunResult:
-    """The full resume through the program's own checkpoint, restarted at
-    ``resume_nproc`` ranks; judged within the tolerance (``elastic``)."""
+def _elastic(checker: Checker, schedule: list[int]) -> RunResult:
+    """The full resume through the program's own checkpoint at each point of
+    ``schedule``, every restart at ``resume_nproc`` ranks; judged within the
+    tolerance (``elastic``)."""
     s = checker.settings
     n, m = s.nproc or 1, s.resume_nproc or 1
-    result = RunResult(dropped=[], resume_at=list(checker.resume_at), verdict=INCONCLUSIVE,
+    result = RunResult(dropped=[], resume_at=list(schedule), verdict=INCONCLUSIVE,
                        checkpoint="program", nproc=m,
-                       reproduce=_reproduce(checker.target, s, list(checker.resume_at), []))
+                       reproduce=_reproduce(checker.target, s, list(schedule), []))
     if not checker.segment.has_own_checkpoint:
         result.unmapped = unmapped_state(checker.segment.names, n, m)
         result.explanation = (
@@ -729,10 +735,9 @@ def _elastic(checker: Checker) -> RunResult:
             f"each rank's state apart and cannot be resharded for {m} rank(s), so "
             "there is no elastic resume to judge")
         return result
-    checker._noise_runs()
     work = tempfile.mkdtemp(prefix="elastic-", dir=checker.work)
     try:
-        segments = checker._restarts.program(list(checker.resume_at), work, ranks=m)
+        segments = checker._restarts.program(list(schedule), work, ranks=m)
         judge_elastic(checker.segment, result, segments, checker.tolerance, n, m)
     finally:
         shutil.rmtree(work, ignore_errors=True)
