@@ -30,6 +30,7 @@ import torch
 from resumecheck import forkserver, verdict
 from resumecheck.baseline import nondeterminism_cause
 from resumecheck.compare import Tolerance
+from resumecheck.dist_names import check_rank_suffixes, declared_rank_names
 from resumecheck.components import CONFIG, preserved_global_streams
 from resumecheck.environment import fingerprint
 from resumecheck.errors import (
@@ -140,11 +141,8 @@ def run_check(target: Target | str | None, settings: Settings, *,
     resolved = settings.for_target(tgt)
     if resolved.isolation == "process" and resolved.nproc is None:  # warm fresh interpreters
         forkserver.prestart(["1", *[None] * resolved.workers])
-    # (a distributed program builds only inside its ranks: its names are checked after the reference)
-    if resolved.nproc is None and not (
-            isinstance(resolved.drop, str) and resolved.drop in ("all", "none")):
-        # a typo fails before any run
-        verdict.drop_sets(resolved.drop, declared_names(tgt, tgt.launch_config(resolved.seed)))
+    if not (isinstance(resolved.drop, str) and resolved.drop in ("all", "none")):
+        _check_drop_names(tgt, resolved)  # a typo fails before any run
     total = resolved.n * (1 + resolved.check_determinism)
     tracker = ProgressTracker(progress, "run", total=total) if progress else None
     with tempfile.TemporaryDirectory(prefix="resumecheck-") as work, preserved_global_streams(), \
@@ -156,6 +154,23 @@ def run_check(target: Target | str | None, settings: Settings, *,
             if failure is None or failure is exc:
                 raise
             raise failure from exc
+
+
+def _check_drop_names(tgt: Target, s: Settings) -> None:
+    """The drop list against the names the program declares, before any run. A
+    distributed program builds only inside its ranks: its rank suffixes are
+    checked from the names, its declared names from one build as a world of one
+    rank (``dist_names``); where that build fails, after the reference."""
+    config = tgt.launch_config(s.seed)
+    if s.nproc is None:
+        verdict.drop_sets(s.drop, declared_names(tgt, config))
+        return
+    check_rank_suffixes(s.drop, s.nproc)
+    if tgt.spec is None:
+        return  # the launch refuses an in-memory target, saying so
+    names = declared_rank_names(tgt.spec, config, s.nproc, s.threads)
+    if names is not None:
+        verdict.drop_sets(s.drop, names)
 
 
 @contextlib.contextmanager
