@@ -7,7 +7,7 @@ by building it here. Two cheap checks run before the reference instead:
 * the rank suffix, from the names alone: ``rng[rank 5]`` at ``nproc=2`` has
   no rank 5; a per-rank component (``components.PER_RANK``) is dropped for one
   rank at a time (``rng[rank 0]``); a suffix on a component that is not per
-  rank, or a malformed one (``rng[1]``), is a typo;
+  rank, or a malformed one on one that is (``rng[1]``), is a typo;
 * the base names, from one build of the program in a fresh interpreter that
   is a world of one rank (gloo, an in-memory store: no launcher, no port) and
   takes no step: its declared names, each per-rank one expanded for the
@@ -62,7 +62,7 @@ def check_rank_suffixes(drop: DropSpec, nproc: int) -> None:
 def _check_one(name: str, nproc: int) -> None:
     base, rank = split_rank_name(name)
     ranks = f"0..{nproc - 1}" if nproc > 1 else "0"
-    if rank is None and "[" in name:
+    if rank is None and "[" in name and name.split("[", 1)[0] in PER_RANK:
         raise InvalidArgument("drop", name, f"not a component name: a rank is written "
                               f"NAME[rank R] with R in {ranks} (e.g. "
                               f"{rank_name(base.split('[', 1)[0], 0)!r})")

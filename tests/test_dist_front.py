@@ -74,6 +74,23 @@ def test_an_elastic_reproduce_command_carries_both_rank_counts():
     assert "--tolerance close" in cmd
 
 
+def test_inconclusive_elastic_examples_are_said_not_reported_as_failures():
+    from resumecheck.environment import fingerprint
+    from resumecheck.fuzz import FuzzResult
+
+    result = FuzzResult(target="t", steps=8, seed=None, max_interruptions=1, examples=2,
+                        distinct_schedules=2, nproc=2, resume_nproc=1,
+                        environment=fingerprint(1), reference_loss=[1.0] * 8,
+                        inconclusive=[[5], [3]], inconclusive_why="per-rank state could not "
+                        "be mapped (rng[rank 1]: no rank 1 at 1 rank(s))")
+    assert not result.found
+    assert result.summary().startswith("no failing schedule in 2 examples")
+    assert ("2 of them inconclusive, not judged (resume at 5 and 3): per-rank state could "
+            "not be mapped (rng[rank 1]") in result.summary()
+    assert "elastic resume: 2 ranks, every restart at 1" in result.render()
+    assert result.to_json()["inconclusive"] == [[5], [3]]
+
+
 # -- 2. a --drop typo with --nproc, before the reference ---------------------
 
 @pytest.mark.parametrize(("drop", "says"), [
@@ -88,8 +105,10 @@ def test_a_rank_suffix_is_checked_from_the_names_alone(drop, says):
         check_rank_suffixes([drop, "optimizer"], 2)
     assert says in str(info.value) and info.value.value == drop
     check_rank_suffixes(["rng[rank 1]", ["data_cursor[rank 0]", "params"]], 2)
+    check_rank_suffixes(["ema[0]"], 2)  # a program's own name: checked against its build
 
 
+@pytest.mark.e2e
 def test_the_names_of_the_ranks_come_from_a_build_as_one_rank():
     assert rank_names(["params", "rng", "data_cursor"], 2) == [
         "params", "rng[rank 0]", "rng[rank 1]", "data_cursor[rank 0]", "data_cursor[rank 1]"]
@@ -99,6 +118,7 @@ def test_the_names_of_the_ranks_come_from_a_build_as_one_rank():
     assert declared_rank_names("fixtures.dist_loader_after_load:NO_SUCH", {}, 2) is None
 
 
+@pytest.mark.e2e
 def test_verify_names_a_typo_and_what_exists_before_any_launch(no_launch):
     with pytest.raises(UnknownComponent) as info:
         verify(LOADER, nproc=2, drop=["optimzer"], noise_seeds=0)
@@ -108,6 +128,7 @@ def test_verify_names_a_typo_and_what_exists_before_any_launch(no_launch):
         verify(loader.BUGGY, nproc=2, drop=["rng[rank 2]"], noise_seeds=0)
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(("drop", "says"), [
     ("sampler_epok", "unknown component 'sampler_epok'; this program declares: params, "
                      "optimizer, rng[rank 0], rng[rank 1]"),
@@ -131,7 +152,7 @@ def test_fuzzing_an_elastic_resume_finds_the_forgotten_optimizer_and_says_how_to
                       max_examples=1, max_interruptions=1)
     assert result.found and (result.nproc, result.resume_nproc) == (2, 1)
     run = result.failure
-    assert run.verdict == "diverged" and run.resume_at == [1]  # shrunk from the default 2
+    assert run.verdict == "diverged" and run.resume_at == [1]
     assert "restarted at 1 rank(s) from a checkpoint of 2" in run.explanation
     assert "--resume-at 1 --drop none" in run.reproduce
     assert "--nproc 2 --resume-nproc 1" in run.reproduce
