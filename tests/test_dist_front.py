@@ -143,13 +143,15 @@ def test_the_cli_refuses_a_typo_with_nproc_before_any_launch(no_launch, capsys, 
 # -- 1, end to end: an elastic resume fuzzed ---------------------------------
 
 FAST = {"check_determinism": False, "drop": "none", "noise_seeds": 0}
+# The budget bounds the search, a run in progress included: under a loaded
+# machine one two-rank example can outlast fuzz's default 60 s.
 
 
 @pytest.mark.e2e
 @pytest.mark.distributed
 def test_fuzzing_an_elastic_resume_finds_the_forgotten_optimizer_and_says_how_to_rerun():
     result = run_fuzz(elastic.BUGGY, Settings(nproc=2, resume_nproc=1, **FAST),
-                      max_examples=1, max_interruptions=1)
+                      max_examples=1, max_interruptions=1, budget=1200)
     assert result.found and (result.nproc, result.resume_nproc) == (2, 1)
     run = result.failure
     assert run.verdict == "diverged" and run.resume_at == [1]
@@ -163,5 +165,5 @@ def test_fuzzing_an_elastic_resume_finds_the_forgotten_optimizer_and_says_how_to
 @pytest.mark.distributed
 def test_fuzzing_its_correct_twin_finds_nothing():
     result = run_fuzz(elastic.CORRECT, Settings(nproc=2, resume_nproc=1, **FAST),
-                      max_examples=1, max_interruptions=1)
+                      max_examples=1, max_interruptions=1, budget=1200)
     assert not result.found and result.examples >= 1 and not result.inconclusive, result.render()
