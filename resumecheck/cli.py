@@ -92,6 +92,9 @@ examples:
       search harder; a failure prints the minimal schedule and the
       `resumecheck run ... --resume-at ...` command that reproduces it
   resumecheck fuzz mytrain.py:TARGET --max-interruptions 3 --format json
+  resumecheck fuzz resumecheck.tiny_dist:DDP_ELASTIC --nproc 2 --resume-nproc 1
+      elastic resume: the first half at 2 ranks, every restart at 1, each
+      schedule judged within a tolerance as `run --resume-nproc 1` judges it
 
 exit codes: 0 no failing schedule found, 1 one found, 2 bad usage or input,
             3 the baseline is not deterministic, 4 the environment failed (disk full,
@@ -220,6 +223,11 @@ def _fuzz_parser(sub: Any) -> None:
                     "(default 60; shrinking a failure gets as long again)")
     fz.add_argument("--timeout", type=_float, metavar="SECONDS", help=_TIMEOUT_HELP)
     fz.add_argument("--nproc", type=_positive_int, metavar="N", help=_NPROC_HELP)
+    fz.add_argument("--resume-nproc", type=_positive_int, metavar="M",
+                    help="elastic resume: every restart of a schedule at M ranks from the "
+                    "program's own checkpoint of --nproc N ranks, judged within a tolerance; "
+                    "an example that unmapped per-rank state could explain is inconclusive, "
+                    "counted, not a failure")
     fz.add_argument("--jobs", type=_whole, default=None, metavar="N",
                     help="shrinking tries this many candidate schedules side by side "
                     "(default: one per --threads cores with --isolation process, else 1); "
@@ -519,7 +527,8 @@ def _fuzz(args: argparse.Namespace) -> int:
     idle = _idle_rank()
     if idle is not None:
         return idle
-    settings = _settings(args, jobs=args.jobs, drop="none", noise_seeds=0, nproc=_ranks(args))
+    settings = _settings(args, jobs=args.jobs, drop="none", noise_seeds=0, nproc=_ranks(args),
+                         resume_nproc=args.resume_nproc)
     _check_output(args.output)
     _check_plot(args.plot)
     if args.budget <= 0:

@@ -30,6 +30,7 @@ import torch
 from resumecheck import forkserver, verdict
 from resumecheck.baseline import nondeterminism_cause
 from resumecheck.compare import Tolerance
+from resumecheck.dist_names import check_rank_suffixes, declared_rank_names
 from resumecheck.components import CONFIG, preserved_global_streams
 from resumecheck.environment import fingerprint
 from resumecheck.errors import (
@@ -140,11 +141,8 @@ def run_check(target: Target | str | None, settings: Settings, *,
     resolved = settings.for_target(tgt)
     if resolved.isolation == "process" and resolved.nproc is None:  # warm fresh interpreters
         forkserver.prestart(["1", *[None] * resolved.workers])
-    # (a distributed program builds only inside its ranks: its names are checked after the reference)
-    if resolved.nproc is None and not (
-            isinstance(resolved.drop, str) and resolved.drop in ("all", "none")):
-        # a typo fails before any run
-        verdict.drop_sets(resolved.drop, declared_names(tgt, tgt.launch_config(resolved.seed)))
+    if not (isinstance(resolved.drop, str) and resolved.drop in ("all", "none")):
+        _check_drop_names(tgt, resolved)  # a typo fails before any run
     total = resolved.n * (1 + resolved.check_determinism)
     tracker = ProgressTracker(progress, "run", total=total) if progress else None
     with tempfile.TemporaryDirectory(prefix="resumecheck-") as work, preserved_global_streams(), \
@@ -156,6 +154,23 @@ def run_check(target: Target | str | None, settings: Settings, *,
             if failure is None or failure is exc:
                 raise
             raise failure from exc
+
+
+def _check_drop_names(tgt: Target, s: Settings) -> None:
+    """The drop list against the names the program declares, before any run. A
+    distributed program builds only inside its ranks: its rank suffixes are
+    checked from the names, its declared names from one build as a world of one
+    rank (``dist_names``); where that build fails, after the reference."""
+    config = tgt.launch_config(s.seed)
+    if s.nproc is None:
+        verdict.drop_sets(s.drop, declared_names(tgt, config))
+        return
+    check_rank_suffixes(s.drop, s.nproc)
+    if tgt.spec is None:
+        return  # the launch refuses an in-memory target, saying so
+    names = declared_rank_names(tgt.spec, config, s.nproc, s.threads)
+    if names is not None:
+        verdict.drop_sets(s.drop, names)
 
 
 @contextlib.contextmanager
@@ -570,7 +585,9 @@ class Checker:
         the ablations; each judged; the ablations judged again against the
         engine's full resume."""
         if self.settings.resume_nproc is not None:
-            return _report(self, [_elastic(self)])
+            if self.segment.has_own_checkpoint:
+                self._noise_runs()
+            return _report(self, [_elastic(self, self.resume_at)])
         runs = self._planned_runs(verdict.drop_sets(self.settings.drop, self.segment.names))
         self.check_disk(runs=len(runs), jobs=self.jobs)
         self._noise_runs()
@@ -643,7 +660,10 @@ class Checker:
         The full resume goes through the program's own save/load when it has
         them; ablations use the engine's capture. The run's files are removed
         once it is judged, so a long fuzzing session uses bounded disk.
+        With ``resume_nproc`` it is the elastic resume of ``schedule`` (nothing dropped).
         """
+        if self.settings.resume_nproc is not None:
+            return _elastic(self, list(schedule))
         return self._run_one(schedule, dropped, source)[0]
 
     def _run_one(self, schedule: Sequence[int], dropped: Sequence[str] = (),
@@ -716,14 +736,15 @@ def _report(checker: Checker, runs: list[RunResult]) -> Report:
     )
 
 
-def _elastic(checker: Checker) -> RunResult:
-    """The full resume through the program's own checkpoint, restarted at
-    ``resume_nproc`` ranks; judged within the tolerance (``elastic``)."""
+def _elastic(checker: Checker, schedule: list[int]) -> RunResult:
+    """The full resume through the program's own checkpoint at each point of
+    ``schedule``, every restart at ``resume_nproc`` ranks; judged within the
+    tolerance (``elastic``)."""
     s = checker.settings
     n, m = s.nproc or 1, s.resume_nproc or 1
-    result = RunResult(dropped=[], resume_at=list(checker.resume_at), verdict=INCONCLUSIVE,
+    result = RunResult(dropped=[], resume_at=list(schedule), verdict=INCONCLUSIVE,
                        checkpoint="program", nproc=m,
-                       reproduce=_reproduce(checker.target, s, list(checker.resume_at), []))
+                       reproduce=_reproduce(checker.target, s, list(schedule), []))
     if not checker.segment.has_own_checkpoint:
         result.unmapped = unmapped_state(checker.segment.names, n, m)
         result.explanation = (
@@ -731,10 +752,9 @@ def _elastic(checker: Checker) -> RunResult:
             f"each rank's state apart and cannot be resharded for {m} rank(s), so "
             "there is no elastic resume to judge")
         return result
-    checker._noise_runs()
     work = tempfile.mkdtemp(prefix="elastic-", dir=checker.work)
     try:
-        segments = checker._restarts.program(list(checker.resume_at), work, ranks=m)
+        segments = checker._restarts.program(list(schedule), work, ranks=m)
         judge_elastic(checker.segment, result, segments, checker.tolerance, n, m)
     finally:
         shutil.rmtree(work, ignore_errors=True)

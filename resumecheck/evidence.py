@@ -5,7 +5,9 @@
   with the reference's, and a stream that differs is searched a bounded
   number of draws forward and back (``resumecheck.streams``), so the report
   says "torch CPU stream is 1 draw ahead at the start of step 10" and names
-  the usual cause, instead of only "loss differs".
+  the usual cause, instead of only "loss differs". In a distributed run each
+  rank's streams are searched apart (``torch[rank 1]``); when several ranks
+  are off alike, the explanation says so once for all of them.
 * **Data in words**: when the first divergent quantity is the samples a step
   consumed (or the model's inputs) and they are integers, it reads as a count
   ("3 of 16 samples differ, first at position 5: 17 vs 42 in the
@@ -21,6 +23,7 @@ from typing import Any
 import torch
 
 from resumecheck.compare import Tolerance, compare_values, describe_entries
+from resumecheck.components import split_rank_name
 from resumecheck.report import FAILED, IDENTICAL, RunResult, StreamOffset
 from resumecheck.segments import SegmentResult
 from resumecheck.streams import MAX_DRAWS, STEPS_AFTER_RESTORE, draw_offset, stream_label
@@ -41,7 +44,25 @@ def annotate(result: RunResult, reference: SegmentResult,
     if result.divergence_detail:
         result.explanation += f"; {result.divergence_detail}"
     if result.stream_offsets:
-        result.explanation += "; " + result.stream_offsets[0].detail
+        result.explanation += "; " + _first_finding(result.stream_offsets)
+
+
+def _first_finding(offsets: list[StreamOffset]) -> str:
+    """The first offset in words; when other ranks' same stream is off by as
+    much at the same step, said once for all those ranks."""
+    first = offsets[0]
+    base, rank = split_rank_name(first.stream)
+    if rank is None:
+        return first.detail
+    ranks = [r for o in offsets
+             for b, r in [split_rank_name(o.stream)]
+             if b == base and r is not None and (o.step, o.draws, o.unit)
+             == (first.step, first.draws, first.unit)]
+    if len(ranks) == 1:
+        return first.detail
+    alike = ", ".join(map(str, ranks[:-1])) + f" and {ranks[-1]}"
+    return first.detail.replace(stream_label(first.stream),
+                                f"{stream_label(base)} of ranks {alike} (each)", 1)
 
 
 def stream_offsets(reference: SegmentResult, segments: Sequence[tuple[int, SegmentResult]],
@@ -64,10 +85,12 @@ def stream_offsets(reference: SegmentResult, segments: Sequence[tuple[int, Segme
     return []
 
 
-def _stream_order(key: str) -> tuple[int, str]:
+def _stream_order(key: str) -> tuple[int, int, str]:
+    """The torch stream first (a loader draws from it), rank by rank."""
     order = ("torch", "cuda", "numpy", "python")
-    head = key.split(":", 1)[0]
-    return (order.index(head) if head in order else len(order), key)
+    base, rank = split_rank_name(key)
+    head = base.split(":", 1)[0]
+    return (order.index(head) if head in order else len(order), rank or 0, key)
 
 
 def _offsets(reference: SegmentResult, seg: SegmentResult, k: int, step: int,
@@ -131,6 +154,7 @@ def _detail(key: str, step: int, k: int, draws: int | None, unit: str, unsaved: 
 
 
 def _cause(key: str, when: str) -> str:
+    key = split_rank_name(key)[0]  # a rank's own stream: the same causes
     if key == "torch":
         return (f"something drew from the torch stream {when}: a DataLoader iterator created "
                 "after the load draws its base seed; a prefetching loader fetches ahead")

@@ -13,6 +13,16 @@ reused (the determinism check proved it reproducible), never replaced by a
 start from the engine's capture. Before a minimal schedule is reported, it is
 run again exactly as its printed ``resumecheck run`` command runs it, and only
 a failure that reproduces is reported.
+
+Fuzzing an elastic resume (``nproc`` N, ``resume_nproc`` M): the schedule's
+points are drawn as always; the first half runs at N ranks and every restart
+at M, through the program's own checkpoint (the only one that can be
+resharded), each example judged as ``resumecheck run --resume-nproc M`` judges
+it, within a tolerance. A schedule fails when its continuation leaves the
+tolerance with no unmapped per-rank state to explain it (``diverged``) or a
+run fails; an ``inconclusive`` example (per-rank state that could not be
+mapped could explain the difference) is counted and said, not reported as a
+failure.
 """
 
 from __future__ import annotations
@@ -34,7 +44,7 @@ from resumecheck.environment import fingerprint
 from resumecheck.errors import BudgetExhausted, InvalidArgument
 from resumecheck.program import Target, epoch_boundaries, load_target
 from resumecheck.progress import ProgressCallback, ProgressTracker
-from resumecheck.report import IDENTICAL, RunResult
+from resumecheck.report import CLOSE, IDENTICAL, INCONCLUSIVE, RunResult
 from resumecheck.faults import environment_failure
 from resumecheck.settings import Settings
 from resumecheck.strategies import interruption_schedules, special_points
@@ -70,6 +80,15 @@ class FuzzResult:
     reference_loss: list[float] = field(default_factory=list)
     """The uninterrupted reference's loss at steps 1..N (what a plot compares with)."""
     environment: dict[str, Any] = field(default_factory=dict)
+    nproc: int | None = None
+    """Ranks of every run (None: one process)."""
+    resume_nproc: int | None = None
+    """Elastic resume: the ranks of every restart (None: as many as ``nproc``)."""
+    inconclusive: list[list[int]] = field(default_factory=list)
+    """Elastic resume: schedules whose continuation left the tolerance while per-rank
+    state could not be mapped (not judged, not failures)."""
+    inconclusive_why: str | None = None
+    """The first of those examples' explanation."""
 
     @property
     def found(self) -> bool:
@@ -94,6 +113,10 @@ class FuzzResult:
             "unreproduced": self.unreproduced,
             "declared_state_notice": self.declared_state_notice,
             "environment": self.environment,
+            "nproc": self.nproc,
+            "resume_nproc": self.resume_nproc,
+            "inconclusive": self.inconclusive,
+            "inconclusive_why": self.inconclusive_why,
         }
 
     def summary(self) -> str:
@@ -109,8 +132,17 @@ class FuzzResult:
                        + " and ".join(",".join(map(str, s)) for s in self.unreproduced)
                        + " did not reproduce through `resumecheck run` (not reported; "
                        "please report this to resumecheck)")
-            return f"no failing schedule in {tried}{cut}{odd}"
+            return f"no failing schedule in {tried}{cut}{odd}{self._not_judged()}"
         return f"minimal failing schedule: resume at {','.join(map(str, self.failure.resume_at))}, found in {tried}"
+
+    def _not_judged(self) -> str:
+        """The elastic examples that could not be judged, in words."""
+        if not self.inconclusive:
+            return ""
+        n = len(self.inconclusive)
+        return (f"; {n} of them inconclusive, not judged (resume at "
+                + " and ".join(",".join(map(str, s)) for s in self.inconclusive[:3])
+                + (" and more" if n > 3 else "") + f"): {self.inconclusive_why}")
 
     def render(self, fmt: Literal["table", "json", "markdown"] = "table") -> str:
         import json
@@ -122,7 +154,8 @@ class FuzzResult:
             f"resumecheck fuzz: {self.target}, {self.steps} steps, up to "
             f"{self.max_interruptions} interruption(s), "
             f"{'seed ' + str(self.seed) if self.seed is not None else 'the program' + chr(39) + 's own seed'}; torch "
-            f"{env.get('torch')}, {env.get('threads')} thread(s), {env.get('device')}",
+            f"{env.get('torch')}, {env.get('threads')} thread(s), {env.get('device')}"
+            + _ranks_text(self.nproc, self.resume_nproc),
             self.summary(),
         ]
         run = self.failure
@@ -151,6 +184,14 @@ class FuzzResult:
         return "\n".join(lines) + "\n"
 
 
+def _ranks_text(nproc: int | None, resume_nproc: int | None) -> str:
+    if nproc is None:
+        return ""
+    if resume_nproc is None:
+        return f"; {nproc} ranks"
+    return f"; elastic resume: {nproc} ranks, every restart at {resume_nproc}"
+
+
 class _ScheduleFails(Exception):
     def __init__(self, result: RunResult) -> None:
         self.result = result
@@ -171,6 +212,7 @@ def fuzz(
     timeout: float | None = None,
     jobs: int | None = None,
     nproc: int | None = None,
+    resume_nproc: int | None = None,
 ) -> FuzzResult:
     """Search resume schedules of ``target`` for one whose full resume is not identical.
 
@@ -183,10 +225,12 @@ def fuzz(
     and seeds hypothesis's search (None: 0). ``jobs``: hypothesis draws one
     example at a time; shrinking tries the candidate points of a resume point
     ``jobs`` at a time, with the same result for any ``jobs``. ``nproc`` runs
-    every segment as that many ranks, as in ``verify``.
+    every segment as that many ranks, as in ``verify``; ``resume_nproc`` fuzzes
+    the elastic resume: every restart at that many ranks (see the module's notes).
     """
     settings = Settings(steps=steps, seed=seed, isolation=isolation, threads=threads,
-                        timeout=timeout, jobs=jobs, drop="none", noise_seeds=0, nproc=nproc)
+                        timeout=timeout, jobs=jobs, drop="none", noise_seeds=0, nproc=nproc,
+                        resume_nproc=resume_nproc)
     return run_fuzz(target, settings, max_examples=max_examples, budget=budget,
                     max_interruptions=max_interruptions, progress=progress)
 
@@ -207,13 +251,16 @@ def run_fuzz(target: Target | str | None, settings: Settings, *, max_examples: i
     say = _progress(progress, max_examples, budget)
     result = FuzzResult(
         target=tgt.spec or tgt.name, steps=n, seed=s.seed, max_interruptions=max_interruptions,
-        environment=fingerprint(s.threads),
+        environment=fingerprint(s.threads), nproc=s.nproc, resume_nproc=s.resume_nproc,
     )
     with tempfile.TemporaryDirectory(prefix="resumecheck-fuzz-") as work, \
             preserved_global_streams():
         try:
             say("reference")
-            checker = Checker(tgt, s, work, capture_at=list(range(1, n)), reuse_prefix=True)
+            # an elastic resume restarts from the program's own checkpoint only
+            capture = None if s.resume_nproc is not None else list(range(1, n))
+            checker = Checker(tgt, s, work, capture_at=capture, reuse_prefix=True)
+            _check_elastic(checker)
             result.reference_loss = checker.reference.loss
             checker.check_disk(runs=1, jobs=checker.jobs)
             edges = epoch_boundaries(checker.segment.boundaries, n)  # whole, fractional or declared
@@ -228,6 +275,19 @@ def run_fuzz(target: Target | str | None, settings: Settings, *, max_examples: i
                 raise
             raise failure from exc
     return result
+
+
+def _check_elastic(checker: Checker) -> None:
+    """An elastic resume crosses world sizes through the program's own checkpoint
+    only: refuse one without, before any example."""
+    s = checker.settings
+    if s.resume_nproc is not None and not checker.segment.has_own_checkpoint:
+        raise InvalidArgument(
+            "resume_nproc", s.resume_nproc,
+            f"{checker.target.name} has no save()/load() of its own: the engine's captures "
+            f"hold each rank's state apart and cannot be resharded for {s.resume_nproc} "
+            "rank(s), so no schedule can be fuzzed elastically; fuzz it without "
+            "--resume-nproc, or give the program save() and load()")
 
 
 def _progress(progress: ProgressCallback | None, max_examples: int,
@@ -268,6 +328,16 @@ def _reproduced(tgt: Target, settings: Settings, result: FuzzResult,
         return None
     result.declared_state_notice = report.incomplete_state_notice()
     return report.full_resume
+
+
+_PASSING = (IDENTICAL, CLOSE)
+"""Verdicts of a schedule that resumes correctly (``close``: within the tolerance
+an elastic resume is judged under; plain fuzzing is bit for bit)."""
+
+
+def _not_judged(checker: Checker, run: RunResult) -> bool:
+    """An elastic example that unmapped per-rank state could explain: no verdict."""
+    return checker.settings.resume_nproc is not None and run.verdict == INCONCLUSIVE
 
 
 def _search(checker: Checker, result: FuzzResult, default: list[int], edges: list[int],
@@ -313,7 +383,11 @@ def _search(checker: Checker, result: FuzzResult, default: list[int], edges: lis
         result.boundaries_covered = sorted(set(result.boundaries_covered) | covered)
         say(f"example {result.examples}: resume at {','.join(map(str, schedule))}: {run.verdict}",
             example=True)
-        if run.verdict != IDENTICAL:
+        if _not_judged(checker, run):
+            result.inconclusive.append(list(schedule))
+            result.inconclusive_why = result.inconclusive_why or run.explanation
+            return
+        if run.verdict not in _PASSING:
             checker.limit(started + 2 * budget)  # shrinking gets as long again
             raise _ScheduleFails(run)
 
@@ -349,7 +423,8 @@ def _earliest(checker: Checker, failure: RunResult, special: list[int],
                 return best
             for schedule, run in zip(batch, runs):
                 say(f"shrinking: resume at {','.join(map(str, schedule))}: {run.verdict}")
-            failed = next((run for run in runs if run.verdict != IDENTICAL), None)
+            failed = next((run for run in runs if run.verdict not in _PASSING
+                           and not _not_judged(checker, run)), None)
             if failed is not None:
                 best = failed
                 break

@@ -23,7 +23,7 @@ import pytest
 
 _MARKER_ARGS = {
     "target", "steps", "resume_at", "drop", "isolation", "tolerance", "rtol", "atol",
-    "seed", "noise_seeds", "threads", "timeout", "jobs", "nproc",
+    "seed", "noise_seeds", "threads", "timeout", "jobs", "nproc", "resume_nproc",
 }
 _OPTIONS = {
     # name: (type, default, help)
@@ -72,9 +72,10 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         "resumecheck(target=None, steps=None, resume_at=None, drop=None, isolation=None, "
         "tolerance=None, rtol=None, atol=None, seed=None, noise_seeds=None, threads=None, "
-        "timeout=None, jobs=None, nproc=None): "
+        "timeout=None, jobs=None, nproc=None, resume_nproc=None): "
         "settings for the resumecheck fixture's checks in this test (nproc=N: every "
-        "segment as N ranks under torch's launcher)",
+        "segment as N ranks under torch's launcher; resume_nproc=M with it: the elastic "
+        "resume, restarted at M ranks, judged within a tolerance)",
     )
     config.stash[_results_key] = []
     config.stash[_options_key] = _session_options(config)

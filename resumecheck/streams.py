@@ -16,6 +16,10 @@ behind:
 
 CUDA streams are compared but not searched (their Philox state is a counter
 whose unit depends on the kernel that drew).
+
+In a distributed run every rank records its own streams, named for the rank
+(``torch[rank 1]``, as ``resumecheck.distributed`` merges them): each is
+labelled and searched as the stream it names, on that rank.
 """
 
 from __future__ import annotations
@@ -28,7 +32,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from resumecheck.components import RNGState, python_state_from_plain, python_state_to_plain
+from resumecheck.components import (
+    RNGState, python_state_from_plain, python_state_to_plain, split_rank_name,
+)
 
 __all__ = [
     "MAX_DRAWS",
@@ -102,6 +108,14 @@ def _feed(h: Any, value: Any) -> None:
 
 
 def stream_label(key: str) -> str:
+    """The stream in words; a rank's own stream (``torch[rank 1]``) says its rank."""
+    base, rank = split_rank_name(key)
+    if rank is not None:
+        return f"{_base_label(base)} of rank {rank}"
+    return _base_label(key)
+
+
+def _base_label(key: str) -> str:
     if key.startswith("generator "):
         return f"generator `{key.removeprefix('generator ')}`"
     if key.startswith("cuda:"):
@@ -117,7 +131,7 @@ def draw_offset(key: str, reference: Any, other: Any, limit: int = MAX_DRAWS) ->
     within ``limit`` units of each other (another seed, a lost restore) or the
     stream cannot be searched.
     """
-    stepper = _stepper(key, reference)
+    stepper = _stepper(split_rank_name(key)[0], reference)
     if stepper is None:
         return None, "Philox offset" if key.startswith("cuda") else "draws"
     advance, same, unit = stepper
