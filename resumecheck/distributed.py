@@ -41,8 +41,6 @@ import os
 import re
 import select
 import signal
-import subprocess
-import sys
 import threading
 import time
 from dataclasses import asdict, replace
@@ -52,6 +50,7 @@ from typing import Any
 
 import torch
 
+from resumecheck import forkserver
 from resumecheck.components import PER_RANK, rank_name, split_rank_name
 from resumecheck.compare import digest
 from resumecheck.errors import (
@@ -134,12 +133,15 @@ def run_ranks(spec: SegmentSpec, cancel: threading.Event | None = None,
         failures_path = work / f"{base}.failures.json"
         launch_log = work / f"{base}.launch.log"
         with open(launch_log, "w+b") as log:
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "resumecheck._launch", str(n), str(failures_path),
-                 str(work / f"{base}.launch-logs"), "-m", "resumecheck._rank",
-                 str(work / f"{base}.rank{{rank}}.spec.json"),
+            # forked from the warm server when it is on (and the launcher then
+            # forks the ranks), a new interpreter otherwise; either way in a
+            # process group of its own, its output in the launch log
+            proc = forkserver.spawn(
+                "resumecheck._launch",
+                [str(n), str(failures_path), str(work / f"{base}.launch-logs"),
+                 "-m", "resumecheck._rank", str(work / f"{base}.rank{{rank}}.spec.json"),
                  str(work / f"{base}.rank{{rank}}.result.json")],
-                env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                env, log=str(launch_log),
             )
             watch = _RankWatch(n, fifos)
             try:
@@ -194,7 +196,7 @@ class _RankWatch:
                     if name == "step":
                         self.last_step[r] = step
 
-    def wait(self, proc: subprocess.Popen[bytes], step_timeout: float | None,
+    def wait(self, proc: Any, step_timeout: float | None,
              cancel: threading.Event | None, deadline: float | None, work: Path,
              base: str) -> tuple[str, str, int | None] | None:
         """Until the launch ends; (error, stage, step) when a rank outlived its bound."""
@@ -271,7 +273,7 @@ def _innermost_frame(log: Path) -> tuple[str, bool] | None:
     return f"{short}:{line} in {func}", inside
 
 
-def _kill_all(proc: subprocess.Popen[bytes], pids: dict[int, int]) -> None:
+def _kill_all(proc: Any, pids: dict[int, int]) -> None:
     """Kill the launcher's process group and each rank's (every rank leads
     its own session), reap the launcher, and wait until the ranks are gone."""
     for pgid in [proc.pid, *pids.values()]:
@@ -374,6 +376,10 @@ def _collect(spec: SegmentSpec, n: int, code: int | None, watch: _RankWatch,
             problems.append((priority, r, f"rank {r}: {out['error']}", out.get("error_stage"),
                              out.get("error_step")))
         elif failure is not None and not failure.get("first", True):
+            problems.append((2, r, f"rank {r}", stage, last))
+        elif failure is None and out is None and failures:
+            # ranks forked by torch's launcher: it reports the rank that failed
+            # first only, and stops the others
             problems.append((2, r, f"rank {r}", stage, last))
         elif failure is not None and failure["exitcode"] < 0:
             problems.append((0, r, f"rank {r} was killed by {signal_text(-failure['exitcode'])}"

@@ -45,7 +45,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-__all__ = ["available", "prestart", "shutdown", "spawn"]
+__all__ = ["available", "become_fresh", "prestart", "shutdown", "spawn"]
 
 _ENTRY = "resumecheck.forkserver"
 
@@ -363,11 +363,6 @@ def _child(request: dict[str, Any], base_path: list[str], server_fd: int) -> Non
     os.setpgid(0, 0)
     os.close(server_fd)  # the server's replies are none of the child's business
     _die_with_parent()
-    stdin = os.open(os.devnull, os.O_RDONLY)  # never the server's requests
-    os.dup2(stdin, 0)
-    os.close(stdin)
-    # the server's sys.stdin may be locked by its reader thread: a new one
-    sys.stdin = open(0, closefd=False)  # noqa: SIM115
     fd = os.open(request["stdout"], os.O_WRONLY | os.O_TRUNC)
     os.dup2(fd, 1)
     if request["stderr"] != request["stdout"]:
@@ -381,23 +376,70 @@ def _child(request: dict[str, Any], base_path: list[str], server_fd: int) -> Non
         os.environ["RESUMECHECK_PARENT_PID"] = str(os.getppid())
     os.chdir(request["cwd"])
     sys.path[:] = _fresh_sys_path(request["cwd"], request["env"], base_path)
-    sys.argv = [request["module"], *request["args"]]
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    become_fresh(new_session=False)  # (its own process group is set above)
+    os._exit(run_module(request["module"], request["args"]))
+
+
+# What a new interpreter starts with where it is not SIG_DFL.
+_FRESH_HANDLERS: dict[int, Any] = {int(signal.SIGINT): signal.default_int_handler}
+for _name in ("SIGPIPE", "SIGXFSZ"):  # Python ignores these at startup
+    if hasattr(signal, _name):
+        _FRESH_HANDLERS[int(getattr(signal, _name))] = signal.SIG_IGN
+
+
+def become_fresh(*, new_session: bool) -> None:
+    """In a process just forked from a warm one (a fork server's segment, a
+    rank that torch's launcher forked): become what a new interpreter would be.
+
+    * ``new_session``: lead a session (and process group) of its own, so
+      that killing it by group reaches it and whatever it starts, and a kill
+      of the forking process's group does not;
+    * standard input from ``/dev/null`` (never the forking process's input);
+    * every signal handler as a new interpreter has it (a launcher's or a
+      server's own handlers stay behind);
+    * new entropy in Python's ``random``, numpy's global stream and torch's
+      default generator, as a new interpreter seeds each of them from the OS
+      (a forked child would otherwise continue its parent's streams, and two
+      children would share one).
+
+    The caller sets the environment, working directory and ``sys.path`` it
+    needs first; nothing here imports a module that the forking process has
+    not imported (torch and numpy are already loaded in every warm process).
+    """
+    if new_session:
+        os.setsid()
+    stdin = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(stdin, 0)
+    os.close(stdin)
+    # the parent's sys.stdin may be locked by one of its threads: a new one
+    sys.stdin = open(0, closefd=False)  # noqa: SIM115
+    for sig in signal.valid_signals():
+        fresh = _FRESH_HANDLERS.get(int(sig), signal.SIG_DFL)
+        try:
+            if signal.getsignal(sig) not in (fresh, None):  # None: not set from Python
+                signal.signal(sig, fresh)
+        except (OSError, ValueError, RuntimeError):  # SIGKILL, SIGSTOP and the like
+            pass
     import random
 
     import numpy as np
 
     import torch
 
-    random.seed()  # new entropy in every global stream, as a new interpreter draws
+    random.seed()
     np.random.seed()
     torch.seed()
+
+
+def run_module(module: str, args: Sequence[str]) -> int:
+    """Run ``python -m module *args`` in this (fresh) process; its exit status.
+    An exception escaping the module is printed, as the interpreter would."""
     import runpy
 
+    sys.argv = [module, *args]
     code = 0
     try:
-        runpy.run_module(request["module"], run_name="__main__", alter_sys=True)
+        runpy.run_module(module, run_name="__main__", alter_sys=True)
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except BaseException:
@@ -408,7 +450,7 @@ def _child(request: dict[str, Any], base_path: list[str], server_fd: int) -> Non
     finally:
         sys.stdout.flush()
         sys.stderr.flush()
-    os._exit(code)
+    return code
 
 
 def _warm_up() -> None:
