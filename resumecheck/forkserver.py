@@ -352,8 +352,11 @@ def _die_with_parent() -> None:
 
 def _fresh_sys_path(cwd: str, env: Mapping[str, str], base: list[str]) -> list[str]:
     """The module search path ``python -m`` would start with in ``cwd``:
-    the directory first, then PYTHONPATH, then the interpreter's own."""
-    extra = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    the directory first, then PYTHONPATH, then the interpreter's own. As
+    ``site`` does at startup, PYTHONPATH's entries are made absolute and
+    each is kept once."""
+    extra = list(dict.fromkeys(os.path.abspath(os.path.join(cwd, p))
+                               for p in env.get("PYTHONPATH", "").split(os.pathsep) if p))
     path = [*([] if env.get("PYTHONSAFEPATH") else [cwd]), *extra]
     return path + [p for p in base if p not in path]
 
