@@ -2,9 +2,14 @@
 
 A distributed segment is the same segment as in one process (build, restore,
 steps, capture; ``resumecheck.runner``), run by every rank of a fresh
-``torch.distributed.run`` launch (``python -m resumecheck._launch``, the
-launcher's own API with ``--standalone``'s rendezvous), so a restart starts
-every rank anew. Each rank initialises the default process group (gloo on
+``torch.distributed.run`` launch (``resumecheck._launch``, the launcher's own
+API with ``--standalone``'s rendezvous), so a restart starts every rank anew.
+Warm (the default), the launcher is forked from a warm server that holds
+torch and its distributed modules (``LAUNCHER_PRELOAD``), and torch's launcher
+forks each rank from it (``start_method="fork"``); each rank becomes what a
+new interpreter would be before it runs (``forkserver.become_fresh``: its own
+session, new entropy in every global stream). ``RESUMECHECK_WARM=0``: the
+launcher and every rank are new interpreters. Each rank initialises the default process group (gloo on
 CPU, NCCL when the program asks for a CUDA device) before the program is
 built, runs the segment exactly as a process-isolated segment does, and
 writes its own result, trace and captures (``NAME.rank{r}.*``).
@@ -62,8 +67,8 @@ from resumecheck.transport import ENVIRONMENT_EXIT, child_env, subprocess_main
 from resumecheck.trace import StepRecord
 
 __all__ = [
-    "COLLECTIVE_TIMEOUT_ENV", "launched_world_size", "rank_main",
-    "rank_name", "run_ranks", "split_rank_name",
+    "COLLECTIVE_TIMEOUT_ENV", "LAUNCHER_PRELOAD", "launched_world_size", "prestart_launchers",
+    "rank_main", "rank_name", "run_ranks", "split_rank_name",
 ]
 
 COLLECTIVE_TIMEOUT_ENV = "RESUMECHECK_COLLECTIVE_TIMEOUT"
@@ -76,6 +81,24 @@ _LOG_ENV = "RESUMECHECK_RANK_LOG"
 _LAUNCH_VARS = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK",
                 "GROUP_WORLD_SIZE", "ROLE_RANK", "ROLE_WORLD_SIZE", "ROLE_NAME",
                 "MASTER_ADDR", "MASTER_PORT")
+
+
+LAUNCHER_PRELOAD = (
+    "torch.distributed.launcher.api", "torch.distributed.elastic.multiprocessing",
+    "torch.distributed.checkpoint", "torch.distributed.checkpoint.state_dict",
+    "torch.distributed.fsdp", "torch.nn.parallel", "resumecheck.distributed",
+)
+"""What the warm server of distributed launches imports besides torch (torch's
+own modules only): torch's launcher, which the launcher needs, and the
+distributed checkpoint, FSDP and DDP, which every rank of a distributed
+program imports; forked, a rank finds them loaded instead of importing them
+again (seconds per rank on a busy machine)."""
+
+
+def prestart_launchers(hash_seeds: list[str | None]) -> None:
+    """Start the warm servers of distributed launches for these hash seeds now,
+    side by side (``forkserver.prestart``); a no-op where warm start is off."""
+    forkserver.prestart(hash_seeds, preload=LAUNCHER_PRELOAD)
 
 
 def launched_world_size(environ: dict[str, str] | None = None) -> tuple[int, int] | None:
@@ -141,7 +164,7 @@ def run_ranks(spec: SegmentSpec, cancel: threading.Event | None = None,
                 [str(n), str(failures_path), str(work / f"{base}.launch-logs"),
                  "-m", "resumecheck._rank", str(work / f"{base}.rank{{rank}}.spec.json"),
                  str(work / f"{base}.rank{{rank}}.result.json")],
-                env, log=str(launch_log),
+                env, log=str(launch_log), preload=LAUNCHER_PRELOAD,
             )
             watch = _RankWatch(n, fifos)
             try:

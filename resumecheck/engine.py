@@ -140,6 +140,10 @@ def run_check(target: Target | str | None, settings: Settings, *,
     resolved = settings.for_target(tgt)
     if resolved.isolation == "process" and resolved.nproc is None:  # warm fresh interpreters
         forkserver.prestart(["1", *[None] * resolved.workers])
+    if resolved.nproc is not None:  # the reference's and the other runs' launchers' servers
+        from resumecheck.distributed import prestart_launchers
+
+        prestart_launchers(["1", None])
     # (a distributed program builds only inside its ranks: its names are checked after the reference)
     if resolved.nproc is None and not (
             isinstance(resolved.drop, str) and resolved.drop in ("all", "none")):

@@ -19,8 +19,12 @@ For each segment it forks a child that
   OS (a forked child would otherwise share the server's);
 * runs the segment and exits without running the server's exit handlers.
 
+A rank that torch's launcher forks from a warm launcher (resumecheck.distributed)
+becomes fresh the same way, through the same helper (``become_fresh``).
+
 The hash seed (``PYTHONHASHSEED``) is fixed when an interpreter starts, so
-there is one server per hash seed asked for; each forks any number of
+there is one server per hash seed asked for (and per ``preload``: the
+distributed launchers' servers also import torch's distributed modules); each forks any number of
 children side by side. The server never runs a segment itself: every child
 forks from the same pristine state.
 
@@ -48,6 +52,7 @@ from typing import IO, Any
 __all__ = ["available", "become_fresh", "prestart", "shutdown", "spawn"]
 
 _ENTRY = "resumecheck.forkserver"
+_PRELOAD_ENV = "RESUMECHECK_SERVER_PRELOAD"  # the server's own: never a child's
 
 # The hash seed of segments that ask for none (see _Pool).
 NO_HASH_SEED = "2"
@@ -59,16 +64,20 @@ def available() -> bool:
 
 
 def spawn(module: str, args: Sequence[str], env: Mapping[str, str], cwd: str | None = None,
-          output_dir: str | None = None, log: str | None = None) -> Any:
+          output_dir: str | None = None, log: str | None = None,
+          preload: Sequence[str] = ()) -> Any:
     """Start ``python -m module *args`` with ``env``: forked from a warm server
     when available, else a new interpreter; either way in a process group of
     its own, with no standard input. Output goes to the file ``log`` (stdout
     and stderr together) when given; otherwise ``communicate()`` returns it
     (a forked child's goes through two files in ``output_dir``, removed when
-    read)."""
+    read). ``preload``: more of torch's modules (never a user's) that the
+    server imports before it forks, in a server of their own (the
+    distributed launcher's: ``torch.distributed``'s launcher, checkpoint,
+    FSDP and DDP, which every rank would import again)."""
     if not available():
         return _Plain(module, args, env, cwd, log)
-    server = _pool().take(env.get("PYTHONHASHSEED"), env)
+    server = _pool().take(env.get("PYTHONHASHSEED"), env, tuple(preload))
     try:
         return server.fork(module, list(args), dict(env), cwd or os.getcwd(), output_dir, log)
     except _ServerGone:
@@ -76,16 +85,18 @@ def spawn(module: str, args: Sequence[str], env: Mapping[str, str], cwd: str | N
         return _Plain(module, args, env, cwd, log)
 
 
-def prestart(hash_seeds: Sequence[str | None], env: Mapping[str, str] | None = None) -> None:
+def prestart(hash_seeds: Sequence[str | None], env: Mapping[str, str] | None = None,
+             preload: Sequence[str] = ()) -> None:
     """Start the server for each of these hash seeds now, side by side, so that
     the first segment of each does not wait for its ``import torch`` alone
-    (None: the seed of segments that ask for none). One server forks any
-    number of segments at once. A no-op where warm start is off."""
+    (None: the seed of segments that ask for none; ``preload`` as for
+    ``spawn``). One server forks any number of segments at once. A no-op
+    where warm start is off."""
     if not available():
         return
     pool = _pool()
     for seed in dict.fromkeys(hash_seeds):
-        pool.take(seed, env if env is not None else os.environ)
+        pool.take(seed, env if env is not None else os.environ, tuple(preload))
 
 
 def shutdown(wait: bool = True) -> None:
@@ -180,10 +191,13 @@ class _Server:
     when forked, its exit status when it ends), and this side hands each
     answer to the waiting child's own queue."""
 
-    def __init__(self, hash_seed: str, env: Mapping[str, str]) -> None:
+    def __init__(self, hash_seed: str, env: Mapping[str, str],
+                 preload: tuple[str, ...] = ()) -> None:
         self.hash_seed = hash_seed
+        self.key = (hash_seed, preload)
         server_env = dict(env)
         server_env["PYTHONHASHSEED"] = hash_seed
+        server_env[_PRELOAD_ENV] = ",".join(preload)
         self.proc = subprocess.Popen(
             [sys.executable, "-m", _ENTRY], env=server_env, stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1,
@@ -290,7 +304,7 @@ class _Pool:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._servers: dict[str, _Server] = {}
+        self._servers: dict[tuple[str, tuple[str, ...]], _Server] = {}
         # A segment that asks for no hash seed gets one no program would
         # pick on purpose, the same every time (so verdicts do not depend on
         # the order runs start in) and other than the reference's (1).
@@ -299,19 +313,20 @@ class _Pool:
     def _key(self, hash_seed: str | None) -> str:
         return hash_seed if hash_seed not in (None, "", "random") else self._random_seed
 
-    def take(self, hash_seed: str | None, env: Mapping[str, str]) -> _Server:
-        """The live server for this hash seed, started if there is none."""
-        key = self._key(hash_seed)
+    def take(self, hash_seed: str | None, env: Mapping[str, str],
+             preload: tuple[str, ...] = ()) -> _Server:
+        """The live server for this hash seed (and preload), started if there is none."""
+        key = (self._key(hash_seed), preload)
         with self._lock:
             server = self._servers.get(key)
             if server is None or not server.alive():
-                server = self._servers[key] = _Server(key, env)
+                server = self._servers[key] = _Server(key[0], env, preload)
             return server
 
     def discard(self, server: _Server) -> None:
         with self._lock:
-            if self._servers.get(server.hash_seed) is server:
-                del self._servers[server.hash_seed]
+            if self._servers.get(server.key) is server:
+                del self._servers[server.key]
         server.close()
 
     def close(self, wait: bool = True) -> None:
@@ -498,6 +513,26 @@ def _warm_up() -> None:
         torch.set_num_threads(threads)
 
 
+def _preload(modules: str) -> None:
+    """Import the modules a spawn asked its server to hold (torch's own), with
+    torch's stream put back should an import draw from it."""
+    if not modules:
+        return
+    import importlib
+
+    import torch
+
+    state = torch.get_rng_state()
+    try:
+        for name in modules.split(","):
+            try:
+                importlib.import_module(name)
+            except ImportError:  # a preload that fails only costs speed
+                pass
+    finally:
+        torch.set_rng_state(state)
+
+
 def _serve(requests: IO[str], replies_fd: int) -> None:
     # What every segment imports anyway; nothing of the user's, no random draws.
     import numpy  # noqa: F401
@@ -505,6 +540,7 @@ def _serve(requests: IO[str], replies_fd: int) -> None:
 
     import resumecheck.runner  # noqa: F401  (and the transport, capture, restore rules)
 
+    _preload(os.environ.pop(_PRELOAD_ENV, ""))
     _warm_up()
     own = {p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p}
     base_path = [p for p in sys.path if p not in ("", os.getcwd()) and p not in own]
