@@ -1,19 +1,20 @@
 """Warm against cold distributed launches, side by side (run by hand).
 
-    python benchmarks/dist_launch.py [--repeat 3] [--skip-run]
+    python benchmarks/dist_launch.py [--launches 3] [--repeat 1] [--skip-run]
 
 Times, in one invocation, with ranks started warm (the launcher forked from a
 server that imported torch once, each rank forked from the launcher by torch's
 own launcher, ``start_method="fork"``) and cold (``RESUMECHECK_WARM=0``: the
-launcher and every rank a new interpreter), median of --repeat each:
+launcher and every rank a new interpreter), medians:
 
 * launch: an empty 2-rank segment of the built-in DDP program (every rank
   initialises the process group, builds the program, runs no step, captures
   its state), through ``resumecheck.distributed.run_ranks`` as the engine
-  runs each segment; --repeat launches in one interpreter after a first one
+  runs each segment; --launches launches in one interpreter after a first one
   that is not timed (it starts the warm server, which a check does once);
 * run: ``resumecheck run resumecheck.tiny_dist:DDP --nproc 2`` (a full
-  sweep: reference, determinism rerun, noise runs, resumes, every ablation).
+  sweep: reference, determinism rerun, noise runs, resumes, every ablation),
+  --repeat times each.
 
 The runs alternate between the modes, so machine load hits both alike; a
 run's warm figure includes starting the server, as every check pays it.
@@ -70,12 +71,13 @@ def _show(label: str, times: dict[str, list[float]]) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--launches", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--skip-run", action="store_true",
                         help="time the empty launch only (the full run takes minutes cold)")
     args = parser.parse_args()
-    print(f"median of {args.repeat}, {os.cpu_count()} cores")
-    launches = {mode: _launches(env, args.repeat) for mode, env in MODES.items()}
+    print(f"{os.cpu_count()} cores; medians of {args.launches} launches, {args.repeat} run(s)")
+    launches = {mode: _launches(env, args.launches) for mode, env in MODES.items()}
     _show("empty 2-rank segment launch", launches)
     if not args.skip_run:
         runs: dict[str, list[float]] = {mode: [] for mode in MODES}
