@@ -11,9 +11,10 @@ function as the entrypoint. Each forked rank first becomes what a new
 interpreter would be (``forkserver.become_fresh``: a session of its own, new
 entropy in every global stream, standard input from ``/dev/null``, default
 signal handlers), then runs MODULE as ``python -m`` would. This launcher
-imports nothing of the user's, draws from no random stream and runs no
-parallel region (no OpenMP pool to fork). Otherwise every rank is a new
-interpreter, ``python ARGS``.
+imports nothing of the user's, never touches torch's or numpy's streams and
+runs no parallel region (no OpenMP pool to fork); torch's rendezvous draws
+one random delay from Python's ``random`` here, which each rank reseeds.
+Otherwise every rank is a new interpreter, ``python ARGS``.
 """
 
 from __future__ import annotations
