@@ -24,8 +24,8 @@ becomes fresh the same way, through the same helper (``become_fresh``).
 
 The hash seed (``PYTHONHASHSEED``) is fixed when an interpreter starts, so
 there is one server per hash seed asked for (and per ``preload``: the
-distributed launchers' servers also import torch's distributed modules); each forks any number of
-children side by side. The server never runs a segment itself: every child
+distributed launchers' servers also import torch's distributed modules);
+each forks any number of children side by side. The server never runs a segment itself: every child
 forks from the same pristine state.
 
 ``spawn()`` returns a handle with the parts of ``subprocess.Popen`` the
