@@ -2,7 +2,20 @@
 as NPROC ranks through torch's elastic launcher (what ``torchrun --standalone
 --nproc-per-node NPROC`` does), and write the ranks that failed to FAILURES
 as JSON (rank -> exit code, pid, message, whether it failed first) when
-any did."""
+any did.
+
+When ARGS is ``-m MODULE ...`` and warm starts are on (``forkserver.available``,
+``RESUMECHECK_WARM`` not ``0``), the ranks are forked from this launcher, which
+has imported torch already: what ``torchrun --start-method fork`` does, with a
+function as the entrypoint. Each forked rank first becomes what a new
+interpreter would be (``forkserver.become_fresh``: a session of its own, new
+entropy in every global stream, standard input from ``/dev/null``, default
+signal handlers), then runs MODULE as ``python -m`` would. This launcher
+imports nothing of the user's, never touches torch's or numpy's streams and
+runs no parallel region (no OpenMP pool to fork); torch's rendezvous draws
+one random delay from Python's ``random`` here, which each rank reseeds.
+Otherwise every rank is a new interpreter, ``python ARGS``.
+"""
 
 from __future__ import annotations
 
@@ -27,6 +40,17 @@ def _watch_parent() -> None:
     threading.Thread(target=watch, name="resumecheck-parent-watch", daemon=True).start()
 
 
+def forked_rank(module: str, *args: str) -> None:
+    """The entrypoint of a rank forked by torch's launcher: a fresh process
+    that runs ``python -m module *args``; its exit status is the rank's."""
+    from resumecheck.forkserver import become_fresh, run_module
+
+    become_fresh(new_session=True)
+    code = run_module(module, args)
+    if code != 0:
+        sys.exit(code)  # torch's launcher reports it as this rank's failure
+
+
 def main(argv: list[str]) -> int:
     nproc, failures_path, logs, *args = argv
     _watch_parent()
@@ -34,13 +58,20 @@ def main(argv: list[str]) -> int:
     from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
     from torch.distributed.launcher.api import LaunchConfig, elastic_launch
 
+    from resumecheck.forkserver import available
+
+    fork = available() and len(args) >= 2 and args[0] == "-m"
     config = LaunchConfig(
         min_nodes=1, max_nodes=1, nproc_per_node=int(nproc), run_id=str(uuid.uuid4()),
         rdzv_backend="c10d", rdzv_endpoint="localhost:0", max_restarts=0,
         monitor_interval=0.1, logs_specs=DefaultLogsSpecs(log_dir=logs),
+        start_method="fork" if fork else "spawn",
     )
     try:
-        elastic_launch(config, sys.executable)(*args)
+        if fork:
+            elastic_launch(config, forked_rank)(*args[1:])
+        else:
+            elastic_launch(config, sys.executable)(*args)
     except ChildFailedError as exc:
         # keyed by global rank; the first observed failure is the cause, the
         # others are mostly the ranks the launcher stopped because of it

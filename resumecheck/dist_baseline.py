@@ -42,9 +42,11 @@ from typing import Any
 
 import torch
 
+from resumecheck import forkserver
 from resumecheck.baseline import BaselineCheck
 from resumecheck.compare import digest
 from resumecheck.components import launch_global_streams
+from resumecheck.distributed import LAUNCHER_PRELOAD
 from resumecheck.errors import InvalidArgument, TargetError
 from resumecheck.program import load_target
 
@@ -88,11 +90,13 @@ def launch(nproc: int, module: str, spec: dict[str, Any], work: Path, name: str,
     env["PYTHONPATH"] = os.pathsep.join(p for p in (cwd, env.get("PYTHONPATH", "")) if p)
     # the engine's launcher (torch's elastic_launch with torchrun --standalone's
     # rendezvous), which also exits when this process is gone
-    cmd = [sys.executable, "-m", "resumecheck._launch", str(nproc), str(where / "failures.json"),
-           str(where / "launch-logs"), "-m", module, str(spec_path)]
+    args = [str(nproc), str(where / "failures.json"), str(where / "launch-logs"), "-m", module,
+            str(spec_path)]
     with open(where / "launch.log", "w+b") as log:
-        proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                start_new_session=True)
+        # warm as the engine's launches are (resumecheck.distributed): forked from
+        # a server that holds torch's distributed modules, each rank forked from it
+        proc = forkserver.spawn("resumecheck._launch", args, env, log=str(where / "launch.log"),
+                                preload=LAUNCHER_PRELOAD)
         try:
             code: int | None = proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:

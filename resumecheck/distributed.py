@@ -2,9 +2,14 @@
 
 A distributed segment is the same segment as in one process (build, restore,
 steps, capture; ``resumecheck.runner``), run by every rank of a fresh
-``torch.distributed.run`` launch (``python -m resumecheck._launch``, the
-launcher's own API with ``--standalone``'s rendezvous), so a restart starts
-every rank anew. Each rank initialises the default process group (gloo on
+``torch.distributed.run`` launch (``resumecheck._launch``, the launcher's own
+API with ``--standalone``'s rendezvous), so a restart starts every rank anew.
+Warm (the default), the launcher is forked from a warm server that holds
+torch and its distributed modules (``LAUNCHER_PRELOAD``), and torch's launcher
+forks each rank from it (``start_method="fork"``); each rank becomes what a
+new interpreter would be before it runs (``forkserver.become_fresh``: its own
+session, new entropy in every global stream). ``RESUMECHECK_WARM=0``: the
+launcher and every rank are new interpreters. Each rank initialises the default process group (gloo on
 CPU, NCCL when the program asks for a CUDA device) before the program is
 built, runs the segment exactly as a process-isolated segment does, and
 writes its own result, trace and captures (``NAME.rank{r}.*``).
@@ -41,8 +46,6 @@ import os
 import re
 import select
 import signal
-import subprocess
-import sys
 import threading
 import time
 from dataclasses import asdict, replace
@@ -52,6 +55,7 @@ from typing import Any
 
 import torch
 
+from resumecheck import forkserver
 from resumecheck.components import PER_RANK, rank_name, split_rank_name
 from resumecheck.compare import digest
 from resumecheck.errors import (
@@ -63,8 +67,8 @@ from resumecheck.transport import ENVIRONMENT_EXIT, child_env, subprocess_main
 from resumecheck.trace import StepRecord
 
 __all__ = [
-    "COLLECTIVE_TIMEOUT_ENV", "launched_world_size", "rank_main",
-    "rank_name", "run_ranks", "split_rank_name",
+    "COLLECTIVE_TIMEOUT_ENV", "LAUNCHER_PRELOAD", "launched_world_size", "prestart_launchers",
+    "rank_main", "rank_name", "run_ranks", "split_rank_name",
 ]
 
 COLLECTIVE_TIMEOUT_ENV = "RESUMECHECK_COLLECTIVE_TIMEOUT"
@@ -77,6 +81,24 @@ _LOG_ENV = "RESUMECHECK_RANK_LOG"
 _LAUNCH_VARS = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK",
                 "GROUP_WORLD_SIZE", "ROLE_RANK", "ROLE_WORLD_SIZE", "ROLE_NAME",
                 "MASTER_ADDR", "MASTER_PORT")
+
+
+LAUNCHER_PRELOAD = (
+    "torch.distributed.launcher.api", "torch.distributed.elastic.multiprocessing",
+    "torch.distributed.checkpoint", "torch.distributed.checkpoint.state_dict",
+    "torch.distributed.fsdp", "torch.nn.parallel", "resumecheck.distributed",
+)
+"""What the warm server of distributed launches imports besides torch (torch's
+own modules only): torch's launcher, which the launcher needs, and the
+distributed checkpoint, FSDP and DDP, which every rank of a distributed
+program imports; forked, a rank finds them loaded instead of importing them
+again (seconds per rank on a busy machine)."""
+
+
+def prestart_launchers(hash_seeds: list[str | None]) -> None:
+    """Start the warm servers of distributed launches for these hash seeds now,
+    side by side (``forkserver.prestart``); a no-op where warm start is off."""
+    forkserver.prestart(hash_seeds, preload=LAUNCHER_PRELOAD)
 
 
 def launched_world_size(environ: dict[str, str] | None = None) -> tuple[int, int] | None:
@@ -134,12 +156,15 @@ def run_ranks(spec: SegmentSpec, cancel: threading.Event | None = None,
         failures_path = work / f"{base}.failures.json"
         launch_log = work / f"{base}.launch.log"
         with open(launch_log, "w+b") as log:
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "resumecheck._launch", str(n), str(failures_path),
-                 str(work / f"{base}.launch-logs"), "-m", "resumecheck._rank",
-                 str(work / f"{base}.rank{{rank}}.spec.json"),
+            # forked from the warm server when it is on (and the launcher then
+            # forks the ranks), a new interpreter otherwise; either way in a
+            # process group of its own, its output in the launch log
+            proc = forkserver.spawn(
+                "resumecheck._launch",
+                [str(n), str(failures_path), str(work / f"{base}.launch-logs"),
+                 "-m", "resumecheck._rank", str(work / f"{base}.rank{{rank}}.spec.json"),
                  str(work / f"{base}.rank{{rank}}.result.json")],
-                env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                env, log=str(launch_log), preload=LAUNCHER_PRELOAD,
             )
             watch = _RankWatch(n, fifos)
             try:
@@ -194,7 +219,7 @@ class _RankWatch:
                     if name == "step":
                         self.last_step[r] = step
 
-    def wait(self, proc: subprocess.Popen[bytes], step_timeout: float | None,
+    def wait(self, proc: Any, step_timeout: float | None,
              cancel: threading.Event | None, deadline: float | None, work: Path,
              base: str) -> tuple[str, str, int | None] | None:
         """Until the launch ends; (error, stage, step) when a rank outlived its bound."""
@@ -271,7 +296,7 @@ def _innermost_frame(log: Path) -> tuple[str, bool] | None:
     return f"{short}:{line} in {func}", inside
 
 
-def _kill_all(proc: subprocess.Popen[bytes], pids: dict[int, int]) -> None:
+def _kill_all(proc: Any, pids: dict[int, int]) -> None:
     """Kill the launcher's process group and each rank's (every rank leads
     its own session), reap the launcher, and wait until the ranks are gone."""
     for pgid in [proc.pid, *pids.values()]:
@@ -374,6 +399,10 @@ def _collect(spec: SegmentSpec, n: int, code: int | None, watch: _RankWatch,
             problems.append((priority, r, f"rank {r}: {out['error']}", out.get("error_stage"),
                              out.get("error_step")))
         elif failure is not None and not failure.get("first", True):
+            problems.append((2, r, f"rank {r}", stage, last))
+        elif failure is None and out is None and failures:
+            # ranks forked by torch's launcher: it reports the rank that failed
+            # first only, and stops the others
             problems.append((2, r, f"rank {r}", stage, last))
         elif failure is not None and failure["exitcode"] < 0:
             problems.append((0, r, f"rank {r} was killed by {signal_text(-failure['exitcode'])}"

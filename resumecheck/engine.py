@@ -141,6 +141,10 @@ def run_check(target: Target | str | None, settings: Settings, *,
     resolved = settings.for_target(tgt)
     if resolved.isolation == "process" and resolved.nproc is None:  # warm fresh interpreters
         forkserver.prestart(["1", *[None] * resolved.workers])
+    if resolved.nproc is not None:  # the reference's and the other runs' launchers' servers
+        from resumecheck.distributed import prestart_launchers
+
+        prestart_launchers(["1", None])
     if not (isinstance(resolved.drop, str) and resolved.drop in ("all", "none")):
         _check_drop_names(tgt, resolved)  # a typo fails before any run
     total = resolved.n * (1 + resolved.check_determinism)

@@ -19,9 +19,13 @@ For each segment it forks a child that
   OS (a forked child would otherwise share the server's);
 * runs the segment and exits without running the server's exit handlers.
 
+A rank that torch's launcher forks from a warm launcher (resumecheck.distributed)
+becomes fresh the same way, through the same helper (``become_fresh``).
+
 The hash seed (``PYTHONHASHSEED``) is fixed when an interpreter starts, so
-there is one server per hash seed asked for; each forks any number of
-children side by side. The server never runs a segment itself: every child
+there is one server per hash seed asked for (and per ``preload``: the
+distributed launchers' servers also import torch's distributed modules);
+each forks any number of children side by side. The server never runs a segment itself: every child
 forks from the same pristine state.
 
 ``spawn()`` returns a handle with the parts of ``subprocess.Popen`` the
@@ -45,9 +49,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-__all__ = ["available", "prestart", "shutdown", "spawn"]
+__all__ = ["available", "become_fresh", "prestart", "shutdown", "spawn"]
 
 _ENTRY = "resumecheck.forkserver"
+_PRELOAD_ENV = "RESUMECHECK_SERVER_PRELOAD"  # the server's own: never a child's
 
 # The hash seed of segments that ask for none (see _Pool).
 NO_HASH_SEED = "2"
@@ -59,16 +64,20 @@ def available() -> bool:
 
 
 def spawn(module: str, args: Sequence[str], env: Mapping[str, str], cwd: str | None = None,
-          output_dir: str | None = None, log: str | None = None) -> Any:
+          output_dir: str | None = None, log: str | None = None,
+          preload: Sequence[str] = ()) -> Any:
     """Start ``python -m module *args`` with ``env``: forked from a warm server
     when available, else a new interpreter; either way in a process group of
     its own, with no standard input. Output goes to the file ``log`` (stdout
     and stderr together) when given; otherwise ``communicate()`` returns it
     (a forked child's goes through two files in ``output_dir``, removed when
-    read)."""
+    read). ``preload``: more of torch's modules (never a user's) that the
+    server imports before it forks, in a server of their own (the
+    distributed launcher's: ``torch.distributed``'s launcher, checkpoint,
+    FSDP and DDP, which every rank would import again)."""
     if not available():
         return _Plain(module, args, env, cwd, log)
-    server = _pool().take(env.get("PYTHONHASHSEED"), env)
+    server = _pool().take(env.get("PYTHONHASHSEED"), env, tuple(preload))
     try:
         return server.fork(module, list(args), dict(env), cwd or os.getcwd(), output_dir, log)
     except _ServerGone:
@@ -76,16 +85,18 @@ def spawn(module: str, args: Sequence[str], env: Mapping[str, str], cwd: str | N
         return _Plain(module, args, env, cwd, log)
 
 
-def prestart(hash_seeds: Sequence[str | None], env: Mapping[str, str] | None = None) -> None:
+def prestart(hash_seeds: Sequence[str | None], env: Mapping[str, str] | None = None,
+             preload: Sequence[str] = ()) -> None:
     """Start the server for each of these hash seeds now, side by side, so that
     the first segment of each does not wait for its ``import torch`` alone
-    (None: the seed of segments that ask for none). One server forks any
-    number of segments at once. A no-op where warm start is off."""
+    (None: the seed of segments that ask for none; ``preload`` as for
+    ``spawn``). One server forks any number of segments at once. A no-op
+    where warm start is off."""
     if not available():
         return
     pool = _pool()
     for seed in dict.fromkeys(hash_seeds):
-        pool.take(seed, env if env is not None else os.environ)
+        pool.take(seed, env if env is not None else os.environ, tuple(preload))
 
 
 def shutdown(wait: bool = True) -> None:
@@ -180,10 +191,13 @@ class _Server:
     when forked, its exit status when it ends), and this side hands each
     answer to the waiting child's own queue."""
 
-    def __init__(self, hash_seed: str, env: Mapping[str, str]) -> None:
+    def __init__(self, hash_seed: str, env: Mapping[str, str],
+                 preload: tuple[str, ...] = ()) -> None:
         self.hash_seed = hash_seed
+        self.key = (hash_seed, preload)
         server_env = dict(env)
         server_env["PYTHONHASHSEED"] = hash_seed
+        server_env[_PRELOAD_ENV] = ",".join(preload)
         self.proc = subprocess.Popen(
             [sys.executable, "-m", _ENTRY], env=server_env, stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1,
@@ -290,7 +304,7 @@ class _Pool:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._servers: dict[str, _Server] = {}
+        self._servers: dict[tuple[str, tuple[str, ...]], _Server] = {}
         # A segment that asks for no hash seed gets one no program would
         # pick on purpose, the same every time (so verdicts do not depend on
         # the order runs start in) and other than the reference's (1).
@@ -299,19 +313,20 @@ class _Pool:
     def _key(self, hash_seed: str | None) -> str:
         return hash_seed if hash_seed not in (None, "", "random") else self._random_seed
 
-    def take(self, hash_seed: str | None, env: Mapping[str, str]) -> _Server:
-        """The live server for this hash seed, started if there is none."""
-        key = self._key(hash_seed)
+    def take(self, hash_seed: str | None, env: Mapping[str, str],
+             preload: tuple[str, ...] = ()) -> _Server:
+        """The live server for this hash seed (and preload), started if there is none."""
+        key = (self._key(hash_seed), preload)
         with self._lock:
             server = self._servers.get(key)
             if server is None or not server.alive():
-                server = self._servers[key] = _Server(key, env)
+                server = self._servers[key] = _Server(key[0], env, preload)
             return server
 
     def discard(self, server: _Server) -> None:
         with self._lock:
-            if self._servers.get(server.hash_seed) is server:
-                del self._servers[server.hash_seed]
+            if self._servers.get(server.key) is server:
+                del self._servers[server.key]
         server.close()
 
     def close(self, wait: bool = True) -> None:
@@ -352,8 +367,11 @@ def _die_with_parent() -> None:
 
 def _fresh_sys_path(cwd: str, env: Mapping[str, str], base: list[str]) -> list[str]:
     """The module search path ``python -m`` would start with in ``cwd``:
-    the directory first, then PYTHONPATH, then the interpreter's own."""
-    extra = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    the directory first, then PYTHONPATH, then the interpreter's own. As
+    ``site`` does at startup, PYTHONPATH's entries are made absolute and
+    each is kept once."""
+    extra = list(dict.fromkeys(os.path.abspath(os.path.join(cwd, p))
+                               for p in env.get("PYTHONPATH", "").split(os.pathsep) if p))
     path = [*([] if env.get("PYTHONSAFEPATH") else [cwd]), *extra]
     return path + [p for p in base if p not in path]
 
@@ -363,11 +381,6 @@ def _child(request: dict[str, Any], base_path: list[str], server_fd: int) -> Non
     os.setpgid(0, 0)
     os.close(server_fd)  # the server's replies are none of the child's business
     _die_with_parent()
-    stdin = os.open(os.devnull, os.O_RDONLY)  # never the server's requests
-    os.dup2(stdin, 0)
-    os.close(stdin)
-    # the server's sys.stdin may be locked by its reader thread: a new one
-    sys.stdin = open(0, closefd=False)  # noqa: SIM115
     fd = os.open(request["stdout"], os.O_WRONLY | os.O_TRUNC)
     os.dup2(fd, 1)
     if request["stderr"] != request["stdout"]:
@@ -381,23 +394,70 @@ def _child(request: dict[str, Any], base_path: list[str], server_fd: int) -> Non
         os.environ["RESUMECHECK_PARENT_PID"] = str(os.getppid())
     os.chdir(request["cwd"])
     sys.path[:] = _fresh_sys_path(request["cwd"], request["env"], base_path)
-    sys.argv = [request["module"], *request["args"]]
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    become_fresh(new_session=False)  # (its own process group is set above)
+    os._exit(run_module(request["module"], request["args"]))
+
+
+# What a new interpreter starts with where it is not SIG_DFL.
+_FRESH_HANDLERS: dict[int, Any] = {int(signal.SIGINT): signal.default_int_handler}
+for _name in ("SIGPIPE", "SIGXFSZ"):  # Python ignores these at startup
+    if hasattr(signal, _name):
+        _FRESH_HANDLERS[int(getattr(signal, _name))] = signal.SIG_IGN
+
+
+def become_fresh(*, new_session: bool) -> None:
+    """In a process just forked from a warm one (a fork server's segment, a
+    rank that torch's launcher forked): become what a new interpreter would be.
+
+    * ``new_session``: lead a session (and process group) of its own, so
+      that killing it by group reaches it and whatever it starts, and a kill
+      of the forking process's group does not;
+    * standard input from ``/dev/null`` (never the forking process's input);
+    * every signal handler as a new interpreter has it (a launcher's or a
+      server's own handlers stay behind);
+    * new entropy in Python's ``random``, numpy's global stream and torch's
+      default generator, as a new interpreter seeds each of them from the OS
+      (a forked child would otherwise continue its parent's streams, and two
+      children would share one).
+
+    The caller sets the environment, working directory and ``sys.path`` it
+    needs first; nothing here imports a module that the forking process has
+    not imported (torch and numpy are already loaded in every warm process).
+    """
+    if new_session:
+        os.setsid()
+    stdin = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(stdin, 0)
+    os.close(stdin)
+    # the parent's sys.stdin may be locked by one of its threads: a new one
+    sys.stdin = open(0, closefd=False)  # noqa: SIM115
+    for sig in signal.valid_signals():
+        fresh = _FRESH_HANDLERS.get(int(sig), signal.SIG_DFL)
+        try:
+            if signal.getsignal(sig) not in (fresh, None):  # None: not set from Python
+                signal.signal(sig, fresh)
+        except (OSError, ValueError, RuntimeError):  # SIGKILL, SIGSTOP and the like
+            pass
     import random
 
     import numpy as np
 
     import torch
 
-    random.seed()  # new entropy in every global stream, as a new interpreter draws
+    random.seed()
     np.random.seed()
     torch.seed()
+
+
+def run_module(module: str, args: Sequence[str]) -> int:
+    """Run ``python -m module *args`` in this (fresh) process; its exit status.
+    An exception escaping the module is printed, as the interpreter would."""
     import runpy
 
+    sys.argv = [module, *args]
     code = 0
     try:
-        runpy.run_module(request["module"], run_name="__main__", alter_sys=True)
+        runpy.run_module(module, run_name="__main__", alter_sys=True)
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except BaseException:
@@ -408,7 +468,7 @@ def _child(request: dict[str, Any], base_path: list[str], server_fd: int) -> Non
     finally:
         sys.stdout.flush()
         sys.stderr.flush()
-    os._exit(code)
+    return code
 
 
 def _warm_up() -> None:
@@ -453,6 +513,26 @@ def _warm_up() -> None:
         torch.set_num_threads(threads)
 
 
+def _preload(modules: str) -> None:
+    """Import the modules a spawn asked its server to hold (torch's own), with
+    torch's stream put back should an import draw from it."""
+    if not modules:
+        return
+    import importlib
+
+    import torch
+
+    state = torch.get_rng_state()
+    try:
+        for name in modules.split(","):
+            try:
+                importlib.import_module(name)
+            except ImportError:  # a preload that fails only costs speed
+                pass
+    finally:
+        torch.set_rng_state(state)
+
+
 def _serve(requests: IO[str], replies_fd: int) -> None:
     # What every segment imports anyway; nothing of the user's, no random draws.
     import numpy  # noqa: F401
@@ -460,6 +540,7 @@ def _serve(requests: IO[str], replies_fd: int) -> None:
 
     import resumecheck.runner  # noqa: F401  (and the transport, capture, restore rules)
 
+    _preload(os.environ.pop(_PRELOAD_ENV, ""))
     _warm_up()
     own = {p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p}
     base_path = [p for p in sys.path if p not in ("", os.getcwd()) and p not in own]

@@ -1,6 +1,8 @@
 """A small torchrun harness for distributed programs, without the engine.
 
-Run under ``python -m torch.distributed.run --nproc-per-node N tests/dist_harness.py SPEC``.
+Run under ``python -m torch.distributed.run --nproc-per-node N tests/dist_harness.py SPEC``
+(tests/test_dist_programs.py runs it as ``-m tests.dist_harness`` under
+``resumecheck._launch``, the same launcher API with each rank forked warm).
 SPEC is a JSON file: ``{"phase": "reference" | "restart", "targets": [...],
 "work": DIR, "drops": {target: [[component, rank], ...]}}``.
 

@@ -1,4 +1,4 @@
-"""The distributed programs, checked without the engine: two torchrun launches.
+"""The distributed programs, checked without the engine: two launches of torch's launcher.
 
 The first launch trains every target N steps on two ranks and writes the
 program's own checkpoint after step K; the second (new processes: a real
@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -22,7 +20,6 @@ from fixtures.bugs import DIST_MODULES as CLASS9
 pytestmark = [pytest.mark.distributed, pytest.mark.e2e]
 
 ROOT = Path(__file__).resolve().parents[1]
-HARNESS = ROOT / "tests" / "dist_harness.py"
 RANKS = (0, 1)
 
 DDP, FSDP = "resumecheck.tiny_dist:DDP", "resumecheck.tiny_dist:FSDP"
@@ -36,15 +33,28 @@ TARGETS = [DDP, FSDP, FSDP_FP16, DDP_BF16, USERPROG, *BUGGY, *CORRECT]
 
 
 def _torchrun(spec: dict, where: Path, name: str) -> None:
+    """One launch of the harness on two ranks through torch's elastic launcher
+    (``torchrun --standalone``'s API, as ``resumecheck._launch`` runs it: warm,
+    each rank forked by torch's launcher and made fresh; tests/test_dist_launch.py
+    shows such a rank starts as a new interpreter does)."""
+    from resumecheck import forkserver
+    from resumecheck.distributed import LAUNCHER_PRELOAD
+
     path = where / f"{name}.json"
     path.write_text(json.dumps(spec))
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node",
-         str(len(RANKS)), str(HARNESS), str(path)],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
-    )
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    log = where / f"{name}.log"
+    log.touch()
+    proc = forkserver.spawn(
+        "resumecheck._launch",
+        [str(len(RANKS)), str(where / f"{name}.failures.json"), str(where / f"{name}.logs"),
+         "-m", "tests.dist_harness", str(path)],
+        env, cwd=str(ROOT), log=str(log), preload=LAUNCHER_PRELOAD)
+    try:
+        code = proc.wait(timeout=600)
+    finally:
+        proc.kill()  # (a no-op once it has exited)
+    assert code == 0, log.read_text()[-6000:]
 
 
 @pytest.fixture(scope="module")
