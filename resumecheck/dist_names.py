@@ -26,7 +26,9 @@ import subprocess
 import sys
 from collections.abc import Sequence
 
+from resumecheck import forkserver
 from resumecheck.components import PER_RANK, rank_name, split_rank_name
+from resumecheck.distributed import LAUNCHER_PRELOAD
 from resumecheck.errors import InvalidArgument
 from resumecheck.segments import PHASE_TIMEOUT, SegmentSpec
 from resumecheck.settings import DropSpec
@@ -85,24 +87,30 @@ def _check_one(name: str, nproc: int) -> None:
 def declared_rank_names(target_spec: str, config: dict, nproc: int, threads: int = 1,
                         timeout: float = PHASE_TIMEOUT) -> list[str] | None:
     """The names a check at ``nproc`` ranks will give the program's components,
-    from one build in a fresh interpreter as a world of one rank (no step).
+    from one build in a fresh (warm-forked) interpreter as a world of one rank (no step).
     None: that build did not succeed (it is left to the check to say why)."""
     env = child_env(SegmentSpec(target_spec=target_spec, config={}, start=0, stop=0,
                                 workdir="", name="names", threads=threads))
     for key in ("MASTER_ADDR", "MASTER_PORT", *[k for k in env if k.startswith("TORCHELASTIC_")]):
         env.pop(key, None)
     env.update(_ONE_RANK)
+    # forked from the launchers' warm server (torch's distributed modules loaded),
+    # a fresh interpreter where warm starts are off
     try:
-        proc = subprocess.run(
-            [sys.executable, "-m", "resumecheck.dist_names", target_spec, json.dumps(config)],
-            env=env, capture_output=True, text=True, timeout=timeout, start_new_session=True,
-        )
-    except (subprocess.TimeoutExpired, OSError):
+        proc = forkserver.spawn("resumecheck.dist_names", [target_spec, json.dumps(config)],
+                                env, preload=LAUNCHER_PRELOAD)
+    except OSError:
+        return None
+    try:
+        stdout, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
         return None
     if proc.returncode != 0:
         return None
     try:
-        declared = json.loads(proc.stdout.strip().splitlines()[-1])
+        declared = json.loads(stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):
         return None
     return rank_names(declared, nproc)
