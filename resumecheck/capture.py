@@ -10,6 +10,8 @@ written, naming the component and the value.
 from __future__ import annotations
 
 import collections
+import contextlib
+import logging
 import os
 import re
 import threading
@@ -204,6 +206,29 @@ def load_checkpoint(path: str) -> dict[str, Any]:
     since, comes from memory as a copy (no tensor shared with another
     caller): every restart of a check restores from the same reference
     capture, and the safe unpickler runs in Python."""
+    with _meshes_without_groups():
+        return _load_checkpoint(path)
+
+
+@contextlib.contextmanager
+def _meshes_without_groups() -> Iterator[None]:
+    """Quiet torch's warning, for each DeviceMesh (FSDP2's DTensors) unpickled
+    where its process groups do not exist, that torch.compile could not find
+    them: the judging side never computes on a mesh (``compare`` reads each
+    DTensor's shard and layout), and the warning would fill the terminal."""
+    log = logging.getLogger("torch.distributed.device_mesh")
+    log.addFilter(_not_the_mesh_warning)
+    try:
+        yield
+    finally:
+        log.removeFilter(_not_the_mesh_warning)
+
+
+def _not_the_mesh_warning(record: logging.LogRecord) -> bool:
+    return "unpickling of the DeviceMesh occurred before the PGs" not in record.getMessage()
+
+
+def _load_checkpoint(path: str) -> dict[str, Any]:
     cached = _CACHE.get(path)
     if cached is not None:
         return cached

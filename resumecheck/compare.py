@@ -164,7 +164,12 @@ def flatten_state(value: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
 def compare_values(reference: Any, other: Any, tolerance: Tolerance) -> Difference:
     """Compare two leaves (tensors, numbers, anything with ==)."""
     if isinstance(reference, torch.Tensor) and isinstance(other, torch.Tensor):
-        return _compare_tensors(reference, other, tolerance)
+        # A DTensor (FSDP2) is compared by its layout and this rank's shard: its
+        # own ops would run a collective, and the judging side has no process group.
+        if _layout(reference) != _layout(other):
+            return Difference(False, summary=f"layout {_layout(other) or 'a plain tensor'}, "
+                                             f"expected {_layout(reference) or 'a plain tensor'}")
+        return _compare_tensors(local_tensor(reference), local_tensor(other), tolerance)
     if isinstance(reference, float) and isinstance(other, float):
         return _compare_tensors(
             torch.tensor(reference, dtype=torch.float64),

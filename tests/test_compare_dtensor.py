@@ -1,0 +1,58 @@
+"""FSDP2 state judged where no process group exists.
+
+A user's FSDP2 program often declares ``model.state_dict()`` as is: its
+values are DTensors, which the engine captures on each rank and then judges
+in the checking process, which has no process group. A DTensor's own ops run
+a collective there (and fail); it is compared by its layout and this rank's
+shard. Loading such a capture must not fill the terminal with torch's
+warning about meshes unpickled before their groups exist.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+import torch
+import torch.distributed as dist
+
+from resumecheck.capture import CHECKPOINT_FORMAT, load_checkpoint
+from resumecheck.compare import Tolerance, compare_values
+from resumecheck.state_diff import describe_difference
+
+
+@pytest.fixture
+def saved_dtensors(tmp_path):
+    """A capture of two sharded tensors, written by a world of one rank that is
+    gone by the time the test reads it."""
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.tensor import Shard, distribute_tensor
+
+    assert not dist.is_initialized()
+    dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    try:
+        mesh = init_device_mesh("cpu", (1,))
+        weight = distribute_tensor(torch.arange(6.0).reshape(3, 2), mesh, [Shard(0)])
+        moved = distribute_tensor(torch.arange(6.0).reshape(3, 2) + 0.5, mesh, [Shard(0)])
+        path = tmp_path / "capture.pt"
+        torch.save({"format": CHECKPOINT_FORMAT,
+                    "components": {"params": {"w": weight}, "moved": {"w": moved}}}, path)
+    finally:
+        dist.destroy_process_group()
+    return str(path)
+
+
+def test_dtensors_are_compared_by_shard_and_layout_without_a_process_group(saved_dtensors, caplog):
+    with caplog.at_level(logging.WARNING, logger="torch.distributed.device_mesh"):
+        state = load_checkpoint(saved_dtensors)["components"]
+    assert not dist.is_initialized()
+    assert not [r for r in caplog.records if "DeviceMesh" in r.getMessage()]
+    same = compare_values(state["params"]["w"], state["params"]["w"], Tolerance.bitwise())
+    assert same.within_tolerance and same.max_abs == 0.0
+    moved = compare_values(state["params"]["w"], state["moved"]["w"], Tolerance.bitwise())
+    assert not moved.within_tolerance and moved.max_abs == 0.5
+    plain = compare_values(state["params"]["w"], torch.arange(6.0).reshape(3, 2),
+                           Tolerance.bitwise())
+    assert not plain.within_tolerance and "layout" in plain.summary
+    detail = describe_difference("params", state["params"], state["moved"], 3, None, None)
+    assert detail and "w" in detail
