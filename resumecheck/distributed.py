@@ -46,6 +46,7 @@ import os
 import re
 import select
 import signal
+import sys
 import threading
 import time
 from dataclasses import asdict, replace
@@ -611,15 +612,37 @@ def rank_main(spec_pattern: str, out_pattern: str) -> int:
     if backend == "nccl":  # guarded: no GPU is needed for the rest
         torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
     dist.init_process_group(backend, timeout=timedelta(seconds=timeout))
+    out = out_pattern.format(rank=rank)
+    failed = True
     try:
         from resumecheck.runner import run_here
 
-        code = subprocess_main(spec_path, out_pattern.format(rank=rank), run_here)
+        code = subprocess_main(spec_path, out, run_here)
+        error = _segment_error(out)
+        failed = code != 0 or (error is not None and not _peer_error(error))
     finally:
-        if dist.is_initialized():
+        # A rank whose segment failed of its own leaves at once, without tearing the
+        # process group down (that can wait on peers still inside a collective): its
+        # exit is what makes torch's launcher stop the others, and its result names
+        # it. A rank that failed only because a peer is gone leaves as before, so
+        # the launcher sees the peer's failure first.
+        if dist.is_initialized() and not failed:
             dist.destroy_process_group()
     report(f"exit {code}")
+    if failed:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code or 1)
     return code
+
+
+def _segment_error(out: str) -> str | None:
+    """The error this rank's result reports (None: its segment ran through)."""
+    try:
+        error = json.loads(Path(out).read_text()).get("error")
+    except (OSError, ValueError):
+        return "no readable result"
+    return str(error) if error else None
 
 
 def _backend(config: dict[str, Any]) -> str:

@@ -162,6 +162,26 @@ def test_a_hung_rank_ends_the_run_within_the_timeout_and_is_named(tmp_path, monk
 
 @pytest.mark.e2e
 @pytest.mark.distributed
+def test_a_rank_whose_load_raises_ends_the_run_at_once_naming_it(tmp_path, monkeypatch):
+    """Rank 1 raises in load() after the load's collectives; rank 0 goes on into
+    the next collective and waits there. The run ends when rank 1 fails, not at
+    a bound, and names rank 1 and its error, not the rank left waiting."""
+    from resumecheck.engine import verify
+
+    monkeypatch.setenv("RESUMECHECK_TEST_PIDS", str(tmp_path))
+    began = time.monotonic()
+    report = verify("fixtures.dist.ddp:RAISES_IN_LOAD", drop="none", timeout=60, **FAST)
+    own = _by_label(report)[((), "program")]
+    assert own.verdict == "failed"
+    assert own.failure.startswith("rank 1: "), own.failure
+    assert "FileNotFoundError" in own.failure and "rank1.pt is missing" in own.failure
+    assert "hung" not in own.failure
+    assert time.monotonic() - began < 60  # the step bound (60 s) was not what ended it
+    _no_rank_survives(tmp_path)
+
+
+@pytest.mark.e2e
+@pytest.mark.distributed
 def test_started_under_torchrun_it_is_the_same_check(tmp_path):
     """``torchrun --nproc-per-node 2 -m resumecheck run`` checks at two ranks:
     rank 0 launches every segment, rank 1 ends at once."""
