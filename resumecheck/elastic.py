@@ -143,7 +143,8 @@ def judge_elastic(reference: SegmentResult, result: RunResult,
             f"{', '.join(compared) or 'no component'}")
     if held_per_rank:
         what += f" (not compared, held per rank: {', '.join(held_per_rank)})"
-    _conclude(result, worst, first, what, tolerance, n, m, restore_compared=found is not None)
+    _conclude(result, worst, first, what, tolerance, n, m, restore_compared=found is not None,
+              not_compared=held_per_rank)
 
 
 def global_batches_differ(reference: SegmentResult,
@@ -228,11 +229,13 @@ def _compare_losses(reference: SegmentResult, records: list[Any], tolerance: Tol
 
 def _conclude(result: RunResult, worst: Difference | None, first: tuple[int, str] | None,
               what: str, tolerance: Tolerance, n: int, m: int, *,
-              restore_compared: bool = False) -> None:
+              restore_compared: bool = False, not_compared: Sequence[str] = ()) -> None:
     lost = "; ".join(result.unmapped) or "none"
     missed = "; ".join(f"{f.component}: {f.detail}" for f in result.diagnosis)
     if first is None:
-        exact = worst is None or (worst.max_abs or 0.0) == 0.0
+        # (the loss as float32 can tie where its float64 value differs)
+        exact = (worst is None or (worst.max_abs or 0.0) == 0.0) \
+            and not result.max_abs_loss_diff
         result.verdict = IDENTICAL if exact else CLOSE
         result.explanation = (
             f"restarted at {m} rank(s) from a checkpoint of {n}: {what} match the "
@@ -257,15 +260,21 @@ def _conclude(result: RunResult, worst: Difference | None, first: tuple[int, str
     elif result.unmapped:
         reads = (" and read other samples" if any(u.startswith(DATA_CURSOR)
                                                    for u in result.unmapped) else "")
-        restored = (" Every component held alike on every rank was restored as the reference "
-                    f"had it at step {result.resume_at[0]}." if restore_compared else "")
+        restored = ""
+        if restore_compared:
+            restored = (" Every component held alike on every rank was restored as the "
+                        f"reference had it at step {result.resume_at[0]}.")
+        if not_compared:
+            restored += (f" Not compared: {', '.join(not_compared)} (sharded or held per "
+                         "rank: not comparable across world sizes), so a load that lost "
+                         "them is not ruled out.")
         result.verdict = INCONCLUSIVE
         result.explanation = (
             f"{beyond}; per-rank state could not be mapped ({lost}): at {m} rank(s) the ranks "
             f"draw other random streams{reads} than at {n}, so the difference is no evidence "
             f"of lost state and the engine cannot judge this resume.{restored} A program "
-            "whose continuation does not depend on per-rank streams (no dropout or "
-            "augmentation drawn per rank) and that keeps the global batch can be judged")
+            "that declares no per-rank stream and keeps the global batch is judged: beyond "
+            "the tolerance it is diverged")
     else:
         result.verdict = DIVERGED
         result.explanation = f"{beyond}; {what} were compared"

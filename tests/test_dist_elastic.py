@@ -213,3 +213,32 @@ def test_its_twin_that_maps_the_scheduler_is_close():
     report, run = _elastic("fixtures.dist_elastic:CORRECT", 2, 1)
     assert run.verdict == "close" and report.equivalent
     assert run.diagnosis == [] and run.latent_gaps == []
+
+
+def _elastic_run(loss_diff: float, unmapped: list[str]) -> RunResult:
+    result = RunResult(dropped=[], resume_at=[2], verdict="inconclusive", checkpoint="program")
+    result.max_abs_loss_diff = loss_diff
+    result.unmapped = unmapped
+    return result
+
+
+def test_a_loss_that_ties_in_float32_but_differs_is_close_not_identical():
+    from resumecheck.elastic import _conclude
+
+    result = _elastic_run(5.96e-8, [])
+    _conclude(result, None, None, "every step's loss", Tolerance.close(), 2, 1)
+    assert result.verdict == "close"
+    exact = _elastic_run(0.0, [])
+    _conclude(exact, None, None, "every step's loss", Tolerance.close(), 2, 1)
+    assert exact.verdict == "identical"
+
+
+def test_inconclusive_says_which_components_it_could_not_compare():
+    from resumecheck.elastic import _conclude
+
+    result = _elastic_run(0.031, ["rng[rank 1]: no rank 1 at 1 rank(s)"])
+    _conclude(result, None, (7, "loss"), "every step's loss", Tolerance.close(), 2, 1,
+              restore_compared=True, not_compared=["params", "optimizer"])
+    assert result.verdict == "inconclusive"
+    assert "Not compared: params, optimizer" in result.explanation
+    assert "a load that lost them is not ruled out" in result.explanation
