@@ -736,7 +736,7 @@ def _report(checker: Checker, runs: list[RunResult]) -> Report:
         noise=verdict.noise_summary(ref, checker.resume_at[0], checker.noise_seeds,
                                     checker.base_seed(), checker.target.seed_key),
         determinism=checker.determinism, reference_loss=ref.loss,
-        seed_losses=ref.noise, nproc=s.nproc,
+        seed_losses=ref.noise, nproc=s.nproc, untraced=verdict.untraced(checker.segment.records),
     )
 
 

@@ -210,6 +210,9 @@ class Report:
     """The loss at steps 1..N of each run with another seed (``noise["seeds"]``)."""
     nproc: int | None = None
     """Ranks each run had under torch's launcher (None: one process)."""
+    untraced: list[str] = field(default_factory=list)
+    """Quantities no step could trace, each with why and what to declare: a
+    divergence then shows first in a later quantity (the loss, a step late)."""
     schema: str = SCHEMA
 
     @property
@@ -298,6 +301,7 @@ class Report:
             "seed_losses": [list(losses) for losses in self.seed_losses],
             "nproc": self.nproc,
             "declared_state_complete": self.declared_state_complete,
+            "untraced": list(self.untraced),
             "runs": [r.to_json() for r in self.runs],
         })
 
@@ -393,6 +397,7 @@ def _table(report: Report) -> str:
     notice = report.incomplete_state_notice()
     if notice:
         lines[1:1] = [f"WARNING: {notice}"]
+    lines[-1:-1] = [f"not traced: {what}" for what in report.untraced]
     for n, row in enumerate(rows):
         cells = [c.ljust(w) for c, w in zip(row[:-1], widths)] + [row[-1]]
         lines.append("  ".join(cells).rstrip())

@@ -85,6 +85,8 @@ class Tracer:
         self._model = _find(built, PARAMS, torch.nn.Module, "model")
         declared_optimizer = _find(built, OPTIMIZER, object, "optimizer")
         self._optimizer = unwrap_optimizer(declared_optimizer)
+        if self._optimizer is None:  # a component that wraps it: the program's attribute
+            self._optimizer = unwrap_optimizer(getattr(built.program, "optimizer", None))
         self._scaler = _find(built, SCALER, torch.amp.GradScaler, "scaler")
         if self._scaler is None:
             # Accelerate keeps its GradScaler on the optimizer wrapper

@@ -33,7 +33,7 @@ from resumecheck.capture import load_checkpoint
 from resumecheck.segments import SegmentResult
 from resumecheck.settings import DropSpec
 from resumecheck.state_diff import describe_difference
-from resumecheck.trace import QUANTITY_ORDER, differing_quantities, load_step_tensors
+from resumecheck.trace import QUANTITY_ORDER, StepRecord, differing_quantities, load_step_tensors
 from resumecheck.trajectory import Trajectory
 
 __all__ = [
@@ -599,3 +599,22 @@ def drop_sets(drop: DropSpec, names: Sequence[str]) -> list[list[str]]:
         if ordered and ordered not in sets:
             sets.append(ordered)
     return sets
+
+
+def untraced(records: Sequence[StepRecord]) -> list[str]:
+    """What the reference's steps could not trace, each with why and what to
+    declare (empty when parameters, gradients and the learning rate were traced)."""
+    if not records:
+        return []
+    keys = {key for rec in records for key in rec.digests}
+    out = []
+    if not any(key.startswith(("param:", "grad:")) for key in keys):
+        out.append("parameters and gradients: no torch.nn.Module was found as the `params` "
+                   "component or the program's `model` attribute, so a divergence shows "
+                   "first in the loss, a step after it begins (give the program a `model` "
+                   "attribute)")
+    if all(rec.lr is None for rec in records):
+        out.append("learning rate: no torch optimizer was found as the `optimizer` component "
+                   "or the program's `optimizer` attribute (give the program an `optimizer` "
+                   "attribute)")
+    return out

@@ -1,0 +1,73 @@
+"""A program whose components wrap the model and the optimizer (as users write
+state-dict wrappers for FSDP) gives the tracer no module and no optimizer to
+hook: the report says what was not traced and what to declare, since a
+divergence then shows first in the loss, a step after it begins."""
+
+from __future__ import annotations
+
+import torch
+
+from resumecheck import StepOutput, Target
+from resumecheck.engine import verify
+
+X = torch.linspace(-1, 1, 24).reshape(8, 3)
+Y = X @ torch.tensor([[0.5], [-1.0], [2.0]])
+
+
+class Wrapped:
+    """state_dict()/load_state_dict() around an object, hiding what it wraps."""
+
+    def __init__(self, inner) -> None:
+        self._inner = inner
+
+    def state_dict(self) -> dict:
+        return self._inner.state_dict()
+
+    def load_state_dict(self, state: dict) -> None:
+        self._inner.load_state_dict(state)
+
+
+class WrapperProgram:
+    expose = False
+
+    def __init__(self, config: dict) -> None:
+        torch.manual_seed(0)
+        net = torch.nn.Linear(3, 1)
+        opt = torch.optim.SGD(net.parameters(), lr=0.05, momentum=0.9)
+        self._net, self._opt = net, opt
+        if self.expose:
+            self.model, self.optimizer = net, opt
+
+    def components(self) -> dict:
+        return {"params": Wrapped(self._net), "optimizer": Wrapped(self._opt)}
+
+    def train_step(self) -> StepOutput:
+        loss = torch.nn.functional.mse_loss(self._net(X), Y)
+        loss.backward()
+        self._opt.step()
+        self._opt.zero_grad()
+        return StepOutput(loss=loss.detach())
+
+
+class ExposedProgram(WrapperProgram):
+    expose = True
+
+
+HIDDEN = Target(factory=WrapperProgram, steps=4, resume_at=(2,))
+EXPOSED = Target(factory=ExposedProgram, steps=4, resume_at=(2,))
+
+
+def test_a_program_that_hides_its_model_and_optimizer_is_told_what_was_not_traced():
+    report = verify(HIDDEN, drop="none", noise_seeds=0, isolation="inprocess")
+    assert [line.split(":")[0] for line in report.untraced] == [
+        "parameters and gradients", "learning rate"]
+    assert "`model` attribute" in report.untraced[0]
+    table = report.render()
+    assert "not traced: parameters and gradients" in table
+    assert report.to_json()["untraced"] == report.untraced
+
+
+def test_its_twin_with_model_and_optimizer_attributes_traces_everything():
+    report = verify(EXPOSED, drop="none", noise_seeds=0, isolation="inprocess")
+    assert report.untraced == []
+    assert "not traced" not in report.render()
