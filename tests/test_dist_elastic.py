@@ -242,3 +242,50 @@ def test_inconclusive_says_which_components_it_could_not_compare():
     assert result.verdict == "inconclusive"
     assert "Not compared: params, optimizer" in result.explanation
     assert "a load that lost them is not ruled out" in result.explanation
+
+
+def _sharded_optimizer(lr, steps, moments):
+    """An FSDP2-style optimizer state per rank: its moments are each rank's own shard."""
+    return {"state": {0: {"step": torch.tensor(float(steps)), "exp_avg": torch.tensor(m)}
+                      for m in [moments]},
+            "param_groups": [{"lr": lr, "params": [0]}]}
+
+
+def test_a_sharded_optimizer_whose_load_lost_its_learning_rate_and_steps_is_named(tmp_path):
+    """A sharded optimizer is not comparable across world sizes as a whole, but
+    the leaves every rank holds alike (its learning rate, its step counts) are."""
+    from resumecheck.elastic import restored_differences
+
+    ref = _seg([1.0, 0.9, 0.8, 0.7], 0, ["optimizer"])
+    ref.captures = {2: _capture(tmp_path / "ref2.pt", {"optimizer": {
+        "[rank 0]": _sharded_optimizer(0.0025, 2, [0.1, 0.2]),
+        "[rank 1]": _sharded_optimizer(0.0025, 2, [0.3, 0.4])}})}
+    lost = _seg([0.8, 0.71], 2, ["optimizer"])
+    lost.restored_state = _capture(tmp_path / "lost.pt", {"optimizer": {
+        "state": {}, "param_groups": [{"lr": 0.01, "params": [0]}]}})
+    found = restored_differences(ref, lost, 2, Tolerance.close())
+    assert [f.component for f in found] == ["optimizer"]
+    assert found[0].detail.startswith("param_groups[0].lr 0.01, expected 0.0025")
+    restarted = _seg([0.8, 0.71], 2, ["optimizer"])  # the steps restarted from 0
+    restarted.restored_state = _capture(tmp_path / "restarted.pt", {
+        "optimizer": _sharded_optimizer(0.0025, 0, [0.1, 0.2, 0.3, 0.4])})
+    steps = restored_differences(ref, restarted, 2, Tolerance.close())[0].detail
+    assert steps.startswith("state.0.step "), steps
+    fewer_keys = _seg([0.8, 0.71], 2, ["optimizer"])  # a load that leaves out a None option
+    state = _sharded_optimizer(0.0025, 2, [0.1, 0.2, 0.3, 0.4])
+    ref_state = _sharded_optimizer(0.0025, 2, [0.1, 0.2])
+    ref_state["param_groups"][0]["foreach"] = None
+    fewer_keys.restored_state = _capture(tmp_path / "fewer.pt", {"optimizer": state})
+    ref.captures[2] = _capture(tmp_path / "ref2b.pt", {"optimizer": {
+        "[rank 0]": ref_state, "[rank 1]": {**ref_state, "state": {0: {
+            "step": torch.tensor(2.0), "exp_avg": torch.tensor([0.3, 0.4])}}}}})
+    assert restored_differences(ref, fewer_keys, 2, Tolerance.close()) == []
+    kept = _seg([0.8, 0.71], 2, ["optimizer"])
+    kept.restored_state = _capture(tmp_path / "kept.pt", {
+        "optimizer": _sharded_optimizer(0.0025, 2, [0.1, 0.2, 0.3, 0.4])})
+    assert restored_differences(ref, kept, 2, Tolerance.close()) == []
+    wrong_lr = _seg([0.8, 0.71], 2, ["optimizer"])
+    wrong_lr.restored_state = _capture(tmp_path / "lr.pt", {
+        "optimizer": _sharded_optimizer(0.01, 2, [0.1, 0.2, 0.3, 0.4])})
+    detail = restored_differences(ref, wrong_lr, 2, Tolerance.close())[0].detail
+    assert detail.startswith("param_groups[0].lr 0.01, expected 0.0025"), detail
