@@ -309,9 +309,10 @@ def _conclude(result: RunResult, worst: Difference | None, first: tuple[int, str
             restored = (" Every component held alike on every rank was restored as the "
                         f"reference had it at step {result.resume_at[0]}.")
         if not_compared:
-            restored += (f" Not compared: {', '.join(not_compared)} (sharded or held per "
-                         "rank: not comparable across world sizes), so a load that lost "
-                         "them is not ruled out.")
+            restored += (f" Of {', '.join(not_compared)} (sharded or held per rank: not "
+                         "comparable across world sizes) only the leaves every rank holds "
+                         "alike were compared, so a load that got their shards wrong is "
+                         "not ruled out.")
         result.verdict = INCONCLUSIVE
         result.explanation = (
             f"{beyond}; per-rank state could not be mapped ({lost}): at {m} rank(s) the ranks "
