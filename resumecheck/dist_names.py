@@ -28,11 +28,11 @@ from collections.abc import Sequence
 
 from resumecheck import forkserver
 from resumecheck.components import PER_RANK, rank_name, split_rank_name
-from resumecheck.distributed import LAUNCHER_PRELOAD
+from resumecheck.distributed import LAUNCHER_PRELOAD, launch_env
 from resumecheck.errors import InvalidArgument
 from resumecheck.segments import PHASE_TIMEOUT, SegmentSpec
 from resumecheck.settings import DropSpec
-from resumecheck.transport import SYS_PATH_ENV, child_env
+from resumecheck.transport import SYS_PATH_ENV
 
 __all__ = ["check_rank_suffixes", "declared_rank_names", "main", "rank_names"]
 
@@ -89,10 +89,8 @@ def declared_rank_names(target_spec: str, config: dict, nproc: int, threads: int
     """The names a check at ``nproc`` ranks will give the program's components,
     from one build in a fresh (warm-forked) interpreter as a world of one rank (no step).
     None: that build did not succeed (it is left to the check to say why)."""
-    env = child_env(SegmentSpec(target_spec=target_spec, config={}, start=0, stop=0,
-                                workdir="", name="names", threads=threads))
-    for key in ("MASTER_ADDR", "MASTER_PORT", *[k for k in env if k.startswith("TORCHELASTIC_")]):
-        env.pop(key, None)
+    env = launch_env(SegmentSpec(target_spec=target_spec, config={}, start=0, stop=0,
+                                 workdir="", name="names", threads=threads))
     env.update(_ONE_RANK)
     # forked from the launchers' warm server (torch's distributed modules loaded),
     # a fresh interpreter where warm starts are off

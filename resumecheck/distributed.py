@@ -68,8 +68,8 @@ from resumecheck.transport import ENVIRONMENT_EXIT, child_env, subprocess_main
 from resumecheck.trace import StepRecord
 
 __all__ = [
-    "COLLECTIVE_TIMEOUT_ENV", "LAUNCHER_PRELOAD", "launched_world_size", "prestart_launchers",
-    "rank_main", "rank_name", "run_ranks", "split_rank_name",
+    "COLLECTIVE_TIMEOUT_ENV", "LAUNCHER_PRELOAD", "launch_env", "launched_world_size",
+    "prestart_launchers", "rank_main", "rank_name", "run_ranks", "split_rank_name",
 ]
 
 COLLECTIVE_TIMEOUT_ENV = "RESUMECHECK_COLLECTIVE_TIMEOUT"
@@ -150,7 +150,7 @@ def run_ranks(spec: SegmentSpec, cancel: threading.Event | None = None,
             os.mkfifo(fifo)
             fifos.append(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))
             keep.append(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
-        env = _launch_env(spec)
+        env = launch_env(spec)
         env[_PHASES_ENV] = str(work / f"{base}.rank{{rank}}.phases")
         env[_LOG_ENV] = str(work / f"{base}.rank{{rank}}.log")
         env[COLLECTIVE_TIMEOUT_ENV] = f"{collective_timeout(spec.step_timeout):g}"
@@ -325,7 +325,7 @@ def _failed(error: str, stage: str | None, step: int | None) -> SegmentResult:
                          error=error, error_stage=stage, error_step=step)
 
 
-def _launch_env(spec: SegmentSpec) -> dict[str, str]:
+def launch_env(spec: SegmentSpec) -> dict[str, str]:
     """The launcher's environment: this one without another launch's
     variables, the segment's threads and hash seed, and this interpreter's
     module path (as for a process-isolated segment)."""
