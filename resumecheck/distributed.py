@@ -65,7 +65,7 @@ from resumecheck.errors import (
 from resumecheck.faults import killed_by_signal, signal_text
 from resumecheck.segments import PHASE_TIMEOUT, Restore, SegmentResult, SegmentSpec, phase_bound
 from resumecheck.transport import ENVIRONMENT_EXIT, child_env, subprocess_main
-from resumecheck.trace import StepRecord
+from resumecheck.trace import StepRecord, load_step_file, save_step_file
 
 __all__ = [
     "COLLECTIVE_TIMEOUT_ENV", "LAUNCHER_PRELOAD", "launch_env", "launched_world_size",
@@ -534,10 +534,10 @@ def _merge_tensors(dirs: list[Path], out: Path) -> None:
     for name in files:
         merged: dict[str, Any] = {}
         for r, d in enumerate(dirs):
-            if (d / name).exists():
-                data = torch.load(d / name, weights_only=True)
+            data = load_step_file(d / name)
+            if data is not None:
                 merged.update({rank_name(k, r): v for k, v in data.items()})
-        torch.save(merged, out / name)
+        save_step_file(merged, out / name)
 
 
 def _rank_restore(restore: Restore | None, rank: int, n: int) -> Restore | None:

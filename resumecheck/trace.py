@@ -36,7 +36,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "QUANTITY_ORDER", "StepRecord", "Tracer", "differing_quantities", "first_difference",
-    "load_step_tensors", "load_stream_states", "save_step_tensors", "unwrap_optimizer",
+    "load_step_file", "load_step_tensors", "load_stream_states", "save_step_file",
+    "save_step_tensors", "unwrap_optimizer",
 ]
 
 # Within a step, quantities are compared in the order they are produced, so
@@ -170,7 +171,7 @@ class Tracer:
                 self._streams = stream_digests(states)
             if keep:
                 assert self.tensor_dir is not None
-                _save_flat(states, self.tensor_dir / f"streams_{step}.pt")
+                save_step_file(states, self.tensor_dir / f"streams_{step}.pt")
         # the loss scale this step's backward passes will use
         enabled = self._scaler is not None and self._scaler.is_enabled()
         self._scale = float(self._scaler.get_scale()) if enabled else None
@@ -279,15 +280,16 @@ def _tensors(value: Any) -> list[torch.Tensor]:
 
 def load_stream_states(tensor_dir: Path, step: int) -> dict[str, Any] | None:
     """The full stream states saved at the start of ``step`` (None: not saved)."""
-    return _load_step_file(tensor_dir / f"streams_{step}.pt")
+    return load_step_file(tensor_dir / f"streams_{step}.pt")
 
 
 def load_step_tensors(tensor_dir: Path, step: int) -> dict[str, torch.Tensor] | None:
     """The full tensors kept for ``step`` (None: not kept)."""
-    return _load_step_file(tensor_dir / f"step_{step}.pt")
+    return load_step_file(tensor_dir / f"step_{step}.pt")
 
 
-def _load_step_file(path: Path) -> Any:
+def load_step_file(path: Path) -> Any:
+    """What one of the engine's step files holds (None: no such file)."""
     if not path.exists():
         return None
     with open(path, "rb") as f:
@@ -301,9 +303,8 @@ def _load_step_file(path: Path) -> Any:
 # and per tensor its dtype, shape, offset and length) and the tensors' raw
 # bytes, read back as views of one buffer. Reading one costs microseconds per
 # tensor where torch.load(weights_only=True) runs its safe unpickler in
-# Python; nothing in the file can run code. Among ranks the files are
-# torch.save'd: the merge of the ranks' files reads them with torch.load. The
-# reader tells the two apart by this magic.
+# Python; nothing in the file can run code. A value the format does not hold
+# is torch.save'd; the reader tells the two apart by this magic.
 _STEP_MAGIC = b"resumecheck.steps/1\n"
 _ALIGN = 64  # every tensor's bytes start at a multiple of this (any dtype's alignment)
 
@@ -314,16 +315,14 @@ class _NotFlat(Exception):
 
 def save_step_tensors(tensors: dict[str, torch.Tensor], path: Path) -> None:
     """Write a step's tensors (copies: the file never aliases live state)."""
-    _save_flat({k: local_tensor(v).detach().cpu() for k, v in tensors.items()}, path)
+    save_step_file({k: local_tensor(v).detach().cpu() for k, v in tensors.items()}, path)
 
 
-def _save_flat(value: Any, path: Path) -> None:
+def save_step_file(value: Any, path: Path) -> None:
     """Write plain data (dicts with string keys, lists, numbers, strings,
-    None, dense CPU tensors) flat; anything else, or among ranks, with torch.save."""
+    None, dense CPU tensors) flat; anything else with torch.save."""
     chunks: list[torch.Tensor] = []
     try:
-        if _among_ranks():
-            raise _NotFlat
         tree = _encode(value, chunks)
     except _NotFlat:
         torch.save(_compact(value), path)
@@ -412,6 +411,3 @@ def _flat_ok(t: torch.Tensor) -> bool:
             and t.device.type == "cpu" and not t.is_conj() and not t.is_neg())
 
 
-def _among_ranks() -> bool:
-    dist = torch.distributed
-    return dist.is_available() and dist.is_initialized()
