@@ -81,8 +81,10 @@ def assert_components_exercised(
 
 def describe_failure(report: Report) -> str:
     """A failed check as a diff: reference vs resumed, evidence, how to reproduce."""
+    said = ("resume could not be judged (inconclusive)" if report.outcome == "INCONCLUSIVE"
+            else "resume is not equivalent")
     lines = [
-        f"resume is not equivalent: {report.target}, {report.steps} steps, resume at "
+        f"{said}: {report.target}, {report.steps} steps, resume at "
         f"{','.join(map(str, report.resume_at))}, {report.tolerance_text}, "
         f"{report.isolation} restarts (torch {report.environment.get('torch')}, "
         f"{report.environment.get('threads')} thread(s))"

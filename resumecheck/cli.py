@@ -42,6 +42,7 @@ EXIT_NOT_EQUIVALENT = 1
 EXIT_USAGE = 2
 EXIT_NONDETERMINISTIC = 3
 EXIT_ENVIRONMENT = 4
+EXIT_INCONCLUSIVE = 5
 EXIT_SIGINT = 128 + signal.SIGINT  # 130
 EXIT_SIGTERM = 128 + signal.SIGTERM  # 143
 
@@ -50,6 +51,8 @@ exit codes: 0 equivalent, 1 not equivalent (or a failed run), 2 bad usage or inp
             3 the baseline is not deterministic (use --tolerance close to judge anyway),
             4 the environment failed, not the program (disk full, out of memory, a
               process killed from outside): nothing was judged,
+            5 inconclusive: the evidence cannot decide (an elastic resume whose per-rank
+              state cannot be mapped); the report says why,
             130 / 143 interrupted by SIGINT / SIGTERM (children killed, files removed)
 """
 
@@ -508,8 +511,11 @@ def _run(args: argparse.Namespace) -> int:
     with terminal_progress() as progress:
         report = run_check(args.target, settings, progress=progress)
     _plot_and_summary(args, report)
-    verdict = "equivalent" if report.equivalent else "NOT equivalent"
-    _emit(args, report.render(args.format), f"full resume {verdict}")
+    words = {"EQUIVALENT": "equivalent", "INCONCLUSIVE": "inconclusive"}
+    _emit(args, report.render(args.format),
+          f"full resume {words.get(report.outcome, 'NOT equivalent')}")
+    if report.outcome == "INCONCLUSIVE":
+        return EXIT_INCONCLUSIVE
     return EXIT_EQUIVALENT if report.equivalent else EXIT_NOT_EQUIVALENT
 
 

@@ -67,8 +67,7 @@ def _data(source: Report | FuzzResult) -> _Data:
         band = source.noise.get("band")
         window = source.noise.get("steps") or []
         return _Data(
-            title=f"{source.target}: full resume "
-            + ("equivalent" if source.equivalent else "NOT equivalent"),
+            title=f"{source.target}: full resume {source.outcome}",
             steps=source.steps, reference=list(source.reference_loss),
             band=band if isinstance(band, (int, float)) else None,
             band_steps=list(range(window[0], window[1] + 1)) if len(window) == 2 else [],

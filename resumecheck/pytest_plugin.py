@@ -327,8 +327,11 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
 
 def session_markdown(results: list[dict[str, Any]]) -> str:
     """The session's checks as a Markdown table, for a CI job summary."""
-    failed = sum(not e["report"]["equivalent"] for e in results)
-    verdict = f"{failed} NOT equivalent" if failed else "every full resume equivalent"
+    fulls = [next((r for r in e["report"]["runs"] if not r["dropped"]), None) for e in results]
+    unsure = sum(bool(f) and f["verdict"] == "inconclusive" for f in fulls)
+    failed = sum(not e["report"]["equivalent"] for e in results) - unsure
+    said = [f"{failed} NOT equivalent" if failed else "", f"{unsure} inconclusive" if unsure else ""]
+    verdict = ", ".join(w for w in said if w) or "every full resume equivalent"
     lines = [f"### resumecheck: {len(results)} check(s), {verdict}", "",
              "| test | target | full resume | first divergence | blind spots |",
              "|---|---|---|---|---|"]
@@ -341,6 +344,7 @@ def session_markdown(results: list[dict[str, Any]]) -> str:
         blind = ", ".join(",".join(r["dropped"]) for r in report["runs"] if r["blind_spot"])
         cells = [f"`{entry['nodeid']}`", f"`{report['target']}`",
                  "equivalent" if report["equivalent"] else
+                 "**inconclusive**" if full and full["verdict"] == "inconclusive" else
                  f"**NOT equivalent** ({full['verdict'] if full else 'not run'})",
                  where, blind or "-"]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")

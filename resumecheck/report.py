@@ -220,6 +220,17 @@ class Report:
         return next((r for r in self.runs if not r.dropped), None)
 
     @property
+    def outcome(self) -> str:
+        """The full resume in words: ``EQUIVALENT``, ``NOT EQUIVALENT``, or
+        ``INCONCLUSIVE`` when the evidence could not decide (an elastic resume
+        whose per-rank state cannot be mapped): never called not equivalent."""
+        if self.equivalent:
+            return "EQUIVALENT"
+        full = self.full_resume
+        return "INCONCLUSIVE" if full is not None and full.verdict == INCONCLUSIVE \
+            else "NOT EQUIVALENT"
+
+    @property
     def equivalent(self) -> bool:
         """The full-state resume continues like the reference, under the tolerance."""
         full = self.full_resume
@@ -356,7 +367,7 @@ _HEADER = ["run", "verdict", "first divergence", "max |Δloss|", "noise", "why"]
 
 def _headline(report: Report) -> str:
     env = report.environment
-    verdict = "EQUIVALENT" if report.equivalent else "NOT EQUIVALENT"
+    verdict = report.outcome
     return (
         f"resumecheck: {report.target}, {report.steps} steps, resume at "
         f"{','.join(map(str, report.resume_at))}, {report.seed_text}, {report.isolation} "
@@ -411,7 +422,7 @@ def _markdown(report: Report) -> str:
     """GitHub-flavoured Markdown, ready for a CI job summary: a heading with
     the verdict, the settings, the table, then diagnosis and how to reproduce."""
     env = report.environment
-    verdict = "EQUIVALENT" if report.equivalent else "NOT EQUIVALENT"
+    verdict = report.outcome
     lines = [
         f"### resumecheck: full resume {verdict} — `{report.target}`", "",
         f"{report.steps} steps, resume at {','.join(map(str, report.resume_at))}, "
