@@ -216,6 +216,9 @@ def fuzz(
 ) -> FuzzResult:
     """Search resume schedules of ``target`` for one whose full resume is not identical.
 
+    At most ``max_examples`` schedules are tried, the program's default resume
+    point first.
+
     ``budget`` bounds the search in seconds, a run in progress included (it is
     stopped); shrinking a failure found gets as long again. ``timeout`` bounds
     each step, as in ``verify()``. ``progress`` receives a ``ProgressEvent``
@@ -294,7 +297,7 @@ def _progress(progress: ProgressCallback | None, max_examples: int,
               budget: float) -> Callable[..., None]:
     """``say(line, example=False)``: a progress event per example (``total``: the
     examples that fit in ``max_examples`` and the budget at the pace so far)."""
-    planned = max_examples + 1  # hypothesis runs the default schedule first, on top
+    planned = max_examples  # (the default schedule first, then what hypothesis draws)
     tracker = ProgressTracker(progress, "fuzz", unit="examples", total=planned) \
         if progress else None
 
@@ -356,11 +359,16 @@ def _search(checker: Checker, result: FuzzResult, default: list[int], edges: lis
         steps=checker.steps, max_interruptions=result.max_interruptions, epoch_boundaries=edges
     )
 
+    # The default schedule is tried first (an explicit example, on top of what
+    # hypothesis draws): it counts as one of the ``max_examples``.
+    drawn = max_examples - 1
+    phases = [Phase.explicit, Phase.generate, Phase.shrink] if drawn else [Phase.explicit]
+
     @hypothesis_seed(result.seed if result.seed is not None else 0)
     @hypothesis_settings(
-        max_examples=max_examples, deadline=None, database=None, derandomize=False,
+        max_examples=max(drawn, 1), deadline=None, database=None, derandomize=False,
         suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet,
-        phases=[Phase.explicit, Phase.generate, Phase.shrink], report_multiple_bugs=False,
+        phases=phases, report_multiple_bugs=False,
         print_blob=False,
     )
     @given(strategy)
