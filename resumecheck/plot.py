@@ -17,6 +17,7 @@ pyplot, so no window or global state is involved.
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -107,7 +108,8 @@ def divergence_figure(source: Report | FuzzResult) -> Figure:
 
     data = _data(source)
     runs = [r for r in data.runs if r.trajectory is not None]
-    notes = _notes(data.runs)
+    notes = [line for note in _notes(data.runs)
+             for line in textwrap.wrap(note, _NOTE_WIDTH, subsequent_indent="    ")]
     height = 3.8 + 0.8 * len(runs) + 0.18 * len(notes)
     fig = Figure(figsize=(10, height), layout="constrained")
     grid = fig.add_gridspec(1 + len(runs), 1, height_ratios=[4.5] + [1] * len(runs))
@@ -194,6 +196,10 @@ def _row_of(quantity: str | None) -> int | None:
     return next((row for head, row in heads if (quantity or "").startswith(head)), None)
 
 
+_NOTE_WIDTH = 150  # characters per line of the notes under the strips (fontsize 7, 10 in)
+_NOTE_CHARS = 450  # of a failure's or an inconclusive run's reason, cut at a word
+
+
 def _notes(runs: list[RunResult]) -> list[str]:
     lines = []
     spots = [",".join(r.dropped) for r in runs if r.blind_spot]
@@ -204,7 +210,9 @@ def _notes(runs: list[RunResult]) -> list[str]:
         if r.verdict not in ("identical", "close", "diverged"):
             reason = (r.failure or r.explanation or "").splitlines()[0] if (
                 r.failure or r.explanation) else ""
-            lines.append(f"{r.verdict}: {r.label}" + (f": {reason[:140]}" if reason else ""))
+            if len(reason) > _NOTE_CHARS:  # (the report holds it whole)
+                reason = reason[:_NOTE_CHARS].rsplit(" ", 1)[0] + " ..."
+            lines.append(f"{r.verdict}: {r.label}" + (f": {reason}" if reason else ""))
     return lines
 
 

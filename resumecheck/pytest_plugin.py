@@ -341,12 +341,16 @@ def session_markdown(results: list[dict[str, Any]]) -> str:
         where = "-"
         if full is not None and full["first_divergent_step"] is not None:
             where = f"step {full['first_divergent_step']}: {full['first_divergent_quantity']}"
+        said = ("equivalent" if report["equivalent"] else
+                "**inconclusive**" if full and full["verdict"] == "inconclusive" else
+                f"**NOT equivalent** ({full['verdict'] if full else 'not run'})")
+        if report.get("declared_state_complete") is False:
+            said += "; declared state incomplete: ablations not judged"
         blind = ", ".join(",".join(r["dropped"]) for r in report["runs"] if r["blind_spot"])
-        cells = [f"`{entry['nodeid']}`", f"`{report['target']}`",
-                 "equivalent" if report["equivalent"] else
-                 "**inconclusive**" if full and full["verdict"] == "inconclusive" else
-                 f"**NOT equivalent** ({full['verdict'] if full else 'not run'})",
-                 where, blind or "-"]
+        unsure = ", ".join(",".join(r["dropped"]) for r in report["runs"]
+                           if r["dropped"] and r["verdict"] == "inconclusive")
+        spots = "; ".join(w for w in (blind, unsure and f"inconclusive: {unsure}") if w)
+        cells = [f"`{entry['nodeid']}`", f"`{report['target']}`", said, where, spots or "-"]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return "\n".join(lines) + "\n"
 

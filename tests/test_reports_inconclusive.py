@@ -65,3 +65,44 @@ def test_the_cli_exit_status_tells_inconclusive_from_not_equivalent(
     assert f"full resume: {_report(verdict).outcome}" in captured.out
     if verdict == INCONCLUSIVE:
         assert "NOT" not in captured.out + captured.err
+
+
+def test_the_session_summary_says_when_the_declared_state_is_incomplete():
+    engine = RunResult(dropped=[], resume_at=[4], verdict=DIVERGED, checkpoint="engine",
+                       first_divergent_step=5, first_divergent_quantity="loss")
+    ablation = RunResult(dropped=["rng"], resume_at=[4], verdict=INCONCLUSIVE)
+    blind = RunResult(dropped=["sampler_epoch"], resume_at=[4], verdict=IDENTICAL,
+                      blind_spot=True)
+    report = _report(DIVERGED)
+    report.tolerance = {"mode": "bitwise", "rtol": None, "atol": None}
+    report.runs += [engine, ablation, blind]
+    assert report.declared_state_complete is False  # (what the terminal's WARNING says)
+    text = session_markdown([{"nodeid": "t::incomplete", "report": report.to_json()}])
+    row = text.splitlines()[-1]
+    assert "declared state incomplete: ablations not judged" in row
+    assert row.endswith("| sampler_epoch; inconclusive: rng |")
+
+
+def test_a_long_reason_under_the_plot_is_wrapped_whole_words_never_cut_off():
+    pytest.importorskip("matplotlib")
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from resumecheck.plot import divergence_figure
+
+    why = ("the declared components do not capture the program's state, so dropping rng "
+           "shows nothing that can be told apart from what is lost anyway; " * 4).strip()
+    report = _report(IDENTICAL)
+    report.runs.append(RunResult(dropped=["rng"], resume_at=[4], verdict=INCONCLUSIVE,
+                                 explanation=why))
+    fig = divergence_figure(report)
+    notes = next(t for t in fig.texts if t.get_gid() == "notes")
+    lines = notes.get_text().splitlines()
+    assert lines[0].startswith("inconclusive: drop rng: the declared components")
+    assert "dropping rng shows nothing that" in " ".join(line.strip() for line in lines)
+    said = " ".join(lines).split()
+    assert set(said) <= set(f"inconclusive: drop rng: {why} ...".split())  # whole words only
+    assert said[-1] == "..."  # (cut short, and says so: the report holds it whole)
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    box = notes.get_window_extent(canvas.get_renderer())
+    assert box.x0 >= 0 and box.x1 <= fig.bbox.width and box.y0 >= 0
