@@ -359,18 +359,8 @@ def _search(checker: Checker, result: FuzzResult, default: list[int], edges: lis
         steps=checker.steps, max_interruptions=result.max_interruptions, epoch_boundaries=edges
     )
 
-    # The default schedule is tried first (an explicit example, on top of what
-    # hypothesis draws): it counts as one of the ``max_examples``.
-    drawn = max_examples - 1
-    phases = [Phase.explicit, Phase.generate, Phase.shrink] if drawn else [Phase.explicit]
-
     @hypothesis_seed(result.seed if result.seed is not None else 0)
-    @hypothesis_settings(
-        max_examples=max(drawn, 1), deadline=None, database=None, derandomize=False,
-        suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet,
-        phases=phases, report_multiple_bugs=False,
-        print_blob=False,
-    )
+    @_hypothesis_settings(max_examples)
     @given(strategy)
     @example(default)
     def probe(schedule: list[int]) -> None:
@@ -408,6 +398,19 @@ def _search(checker: Checker, result: FuzzResult, default: list[int], edges: lis
         result.budget_exhausted = True
     finally:
         checker.limit(None)
+
+
+def _hypothesis_settings(max_examples: int) -> Any:
+    """The search's settings. The default schedule is tried first (an explicit
+    example, on top of what hypothesis draws): it counts as one of the
+    ``max_examples``."""
+    drawn = max_examples - 1
+    return hypothesis_settings(
+        max_examples=max(drawn, 1), deadline=None, database=None, derandomize=False,
+        suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet,
+        phases=[Phase.explicit, Phase.generate, Phase.shrink] if drawn else [Phase.explicit],
+        report_multiple_bugs=False, print_blob=False,
+    )
 
 
 def _earliest(checker: Checker, failure: RunResult, special: list[int],

@@ -327,32 +327,49 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
 
 def session_markdown(results: list[dict[str, Any]]) -> str:
     """The session's checks as a Markdown table, for a CI job summary."""
-    fulls = [next((r for r in e["report"]["runs"] if not r["dropped"]), None) for e in results]
-    unsure = sum(bool(f) and f["verdict"] == "inconclusive" for f in fulls)
-    failed = sum(not e["report"]["equivalent"] for e in results) - unsure
-    said = [f"{failed} NOT equivalent" if failed else "", f"{unsure} inconclusive" if unsure else ""]
-    verdict = ", ".join(w for w in said if w) or "every full resume equivalent"
+    outcomes = [_outcome(e["report"]) for e in results]
+    counts = [f"{outcomes.count(o)} {o}" for o in ("NOT equivalent", "inconclusive")
+              if o in outcomes]
+    verdict = ", ".join(counts) or "every full resume equivalent"
     lines = [f"### resumecheck: {len(results)} check(s), {verdict}", "",
              "| test | target | full resume | first divergence | blind spots |",
              "|---|---|---|---|---|"]
     for entry in sorted(results, key=lambda e: e["nodeid"]):
-        report = entry["report"]
-        full = next((r for r in report["runs"] if not r["dropped"]), None)
-        where = "-"
-        if full is not None and full["first_divergent_step"] is not None:
-            where = f"step {full['first_divergent_step']}: {full['first_divergent_quantity']}"
-        said = ("equivalent" if report["equivalent"] else
-                "**inconclusive**" if full and full["verdict"] == "inconclusive" else
-                f"**NOT equivalent** ({full['verdict'] if full else 'not run'})")
-        if report.get("declared_state_complete") is False:
-            said += "; declared state incomplete: ablations not judged"
-        blind = ", ".join(",".join(r["dropped"]) for r in report["runs"] if r["blind_spot"])
-        unsure = ", ".join(",".join(r["dropped"]) for r in report["runs"]
-                           if r["dropped"] and r["verdict"] == "inconclusive")
-        spots = "; ".join(w for w in (blind, unsure and f"inconclusive: {unsure}") if w)
-        cells = [f"`{entry['nodeid']}`", f"`{report['target']}`", said, where, spots or "-"]
+        cells = _markdown_cells(entry)
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def _full_run(report: dict[str, Any]) -> dict[str, Any] | None:
+    return next((r for r in report["runs"] if not r["dropped"]), None)
+
+
+def _outcome(report: dict[str, Any]) -> str:
+    """A check's full resume in words, from its JSON report (as Report.outcome)."""
+    if report["equivalent"]:
+        return "equivalent"
+    full = _full_run(report)
+    return "inconclusive" if full and full["verdict"] == "inconclusive" else "NOT equivalent"
+
+
+def _markdown_cells(entry: dict[str, Any]) -> list[str]:
+    report = entry["report"]
+    full = _full_run(report)
+    where = "-"
+    if full is not None and full["first_divergent_step"] is not None:
+        where = f"step {full['first_divergent_step']}: {full['first_divergent_quantity']}"
+    said = _outcome(report)
+    if said == "inconclusive":
+        said = "**inconclusive**"
+    elif said != "equivalent":
+        said = f"**NOT equivalent** ({full['verdict'] if full else 'not run'})"
+    if report.get("declared_state_complete") is False:
+        said += "; declared state incomplete: ablations not judged"
+    blind = ", ".join(",".join(r["dropped"]) for r in report["runs"] if r["blind_spot"])
+    unsure = ", ".join(",".join(r["dropped"]) for r in report["runs"]
+                       if r["dropped"] and r["verdict"] == "inconclusive")
+    spots = "; ".join(w for w in (blind, unsure and f"inconclusive: {unsure}") if w)
+    return [f"`{entry['nodeid']}`", f"`{report['target']}`", said, where, spots or "-"]
 
 
 def _summary_row(entry: dict[str, Any]) -> str:
