@@ -150,7 +150,7 @@ def test_blind_spots_and_failed_rows_are_listed(report, figure):
 
 
 def test_fuzz_figure_shows_the_minimal_failing_schedule(tmp_path):
-    result = default_fuzz(C15)  # the search tests/test_fuzz.py asserts on, when made here
+    result = default_fuzz(C15)  # the search tests/test_fuzz.py reads (once per process)
     assert result.found and len(result.failure.resume_at) == 2
     fig = divergence_figure(result)
     ax = _axes(fig, "loss")
