@@ -88,11 +88,15 @@ def torch_dynamo_imported() -> None:
 # Modules whose tests share a module-scoped fixture that launches ranks or runs
 # checks: under xdist's default (load) mode each worker that receives one of
 # their tests would make it again (the distributed programs' two launches are
-# ~35 s each time on a loaded 2-core machine). They go to one worker whole.
+# ~35 s each time on a loaded 2-core machine; a framework's import is seconds,
+# and its README table's runs are shared with the tests that read them).
+# They go to one worker whole.
 # (xdist_group cannot do it here: pytest 9 ignores the node id xdist rewrites.)
 SHARED_FIXTURE_MODULES = frozenset({
     "tests/test_dist_programs.py", "tests/test_engine.py", "tests/test_reports_plot.py",
     "tests/test_reports_schema.py", "tests/test_reports_trajectory.py",
+    "tests/test_frameworks_accelerate.py", "tests/test_frameworks_lightning.py",
+    "tests/test_frameworks_transformers.py", "tests/test_trust_blame.py",
 })
 
 

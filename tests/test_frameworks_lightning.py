@@ -27,7 +27,7 @@ from resumecheck.frameworks import lightning_target  # noqa: E402
 from resumecheck.program import load_target  # noqa: E402
 from resumecheck.report import DIVERGED, IDENTICAL  # noqa: E402
 from resumecheck.trace import Tracer  # noqa: E402
-from tests.frameworks_loop_programs import check_table_rows, statement_lines  # noqa: E402
+from tests.frameworks_loop_programs import check_table_rows, measured, statement_lines  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 PROGRAMS = Path(__file__).resolve().parent / "frameworks_loop_programs.py"
@@ -117,9 +117,7 @@ def test_a_callback_that_drops_the_scheduler_state_is_blamed_on_the_scheduler():
 
 @pytest.mark.e2e
 def test_a_mid_epoch_resume_of_a_plain_shuffled_loader_consumes_other_samples():
-    report = resumecheck.verify(f"{EXAMPLES / 'lightning_check.py'}:DEFAULT", drop="none",
-                                noise_seeds=0, check_determinism=False)
-    run = report.runs[0]
+    run = measured("lightning_check.py:DEFAULT")  # the README table's run of the example
     assert run.verdict == DIVERGED
     assert (run.first_divergent_step, run.first_divergent_quantity) == (
         8, "data (the samples consumed)")
@@ -132,9 +130,7 @@ def test_a_checkpoint_at_an_epochs_last_batch_resumes_one_epoch_ahead():
     epoch's last batch (where ModelCheckpoint(every_n_train_steps) saves too)
     as if that epoch had ended and counts it again: every step matches, the
     fit loop's epoch counter (trainer.current_epoch) runs one ahead."""
-    report = resumecheck.verify(f"{EXAMPLES / 'lightning_check.py'}:EPOCH_END", drop="none",
-                                noise_seeds=0, check_determinism=False)
-    run = report.runs[0]
+    run = measured("lightning_check.py:EPOCH_END")  # the README table's run of the example
     assert run.verdict == DIVERGED
     assert (run.first_divergent_step, run.first_divergent_quantity) == (
         12, "state of data_cursor")

@@ -7,14 +7,13 @@ import sys
 import pytest
 
 import fixtures.bugs.class03_scaler_recreated as c03
-import fixtures.bugs.class15_second_resume_stale_cursor as c15
 from resumecheck.cli import main
 from resumecheck.engine import verify
 from resumecheck.errors import InvalidArgument, MissingExtra
-from resumecheck.fuzz import fuzz
 from resumecheck.plot import (
     DIFFERS, NOT_RUN, SAME, STRIP_ROWS, divergence_figure, save_plot, strip_matrix,
 )
+from tests.fuzz_runs import C15, default_fuzz
 
 pytestmark = pytest.mark.e2e
 
@@ -151,8 +150,8 @@ def test_blind_spots_and_failed_rows_are_listed(report, figure):
 
 
 def test_fuzz_figure_shows_the_minimal_failing_schedule(tmp_path):
-    result = fuzz(c15.BUGGY_DEFAULT_K, max_examples=15)
-    assert result.found
+    result = default_fuzz(C15)  # the search tests/test_fuzz.py reads (once per process)
+    assert result.found and len(result.failure.resume_at) == 2
     fig = divergence_figure(result)
     ax = _axes(fig, "loss")
     assert list(_line(ax, "reference").get_ydata()) == pytest.approx(result.reference_loss)
