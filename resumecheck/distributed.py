@@ -87,12 +87,13 @@ _LAUNCH_VARS = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_R
 LAUNCHER_PRELOAD = (
     "torch.distributed.launcher.api", "torch.distributed.elastic.multiprocessing",
     "torch.distributed.checkpoint", "torch.distributed.checkpoint.state_dict",
+    "torch.distributed.checkpoint._fsspec_filesystem",  # what every dcp.save/load imports
     "torch.distributed.fsdp", "torch.nn.parallel", "resumecheck.distributed",
 )
 """What the warm server of distributed launches imports besides torch (torch's
 own modules only): torch's launcher, which the launcher needs, and the
-distributed checkpoint, FSDP and DDP, which every rank of a distributed
-program imports; forked, a rank finds them loaded instead of importing them
+distributed checkpoint (with the fsspec storage it looks for at every save
+and load), FSDP and DDP, which every rank of a distributed program imports; forked, a rank finds them loaded instead of importing them
 again (seconds per rank on a busy machine)."""
 
 
