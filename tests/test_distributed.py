@@ -101,6 +101,20 @@ def test_a_capture_of_fewer_ranks_says_which_rank_has_no_state(tmp_path):
         rank_file(merged, 1)
 
 
+@pytest.mark.parametrize("command", ["run", "fuzz"])
+def test_a_torchrun_rank_other_than_0_ends_at_once_without_importing_torch(command):
+    """Under a user's torchrun only rank 0 checks; the others say so and end
+    before they pay for ``import torch``."""
+    env = {**os.environ, "TORCHELASTIC_RUN_ID": "x", "RANK": "1", "WORLD_SIZE": "2"}
+    probe = ("import sys; from resumecheck.cli import main; "
+             f"code = main([{command!r}, 'fixtures.dist.ddp:CORRECT']); "
+             "print(code, 'torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert out.stdout.split() == ["0", "False"], out.stdout + out.stderr
+    assert "rank 1 of a torchrun launch: the check runs on rank 0" in out.stderr
+
+
 # -- real launches: two ranks, gloo, CPU ----------------------------------------------
 
 FAST = {"noise_seeds": 0, "check_determinism": False, "nproc": 2}
