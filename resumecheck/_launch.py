@@ -100,7 +100,9 @@ def main(argv: list[str]) -> int:
     config = LaunchConfig(
         min_nodes=1, max_nodes=1, nproc_per_node=int(nproc), run_id=str(uuid.uuid4()),
         rdzv_backend="c10d", rdzv_endpoint="localhost:0", max_restarts=0,
-        monitor_interval=0.1, logs_specs=DefaultLogsSpecs(log_dir=logs),
+        # how often the launcher looks at its ranks: a launch ends this late at
+        # worst after its last rank (each look is a poll and a store read)
+        monitor_interval=0.05, logs_specs=DefaultLogsSpecs(log_dir=logs),
         start_method="fork" if fork else "spawn",
     )
     try:
