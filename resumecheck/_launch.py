@@ -12,8 +12,9 @@ interpreter would be (``forkserver.become_fresh``: a session of its own, new
 entropy in every global stream, standard input from ``/dev/null``, default
 signal handlers), then runs MODULE as ``python -m`` would. This launcher
 imports nothing of the user's, never touches torch's or numpy's streams and
-runs no parallel region (no OpenMP pool to fork); torch's rendezvous draws
-one random delay from Python's ``random`` here, which each rank reseeds.
+runs no parallel region (no OpenMP pool to fork); each rank reseeds
+Python's ``random`` anyway. Two costs of torch's rendezvous that one node does
+not need are left out (``_quicker_rendezvous``).
 Otherwise every rank is a new interpreter, ``python ARGS``.
 """
 
@@ -51,9 +52,44 @@ def forked_rank(module: str, *args: str) -> None:
         sys.exit(code)  # torch's launcher reports it as this rank's failure
 
 
+def _quicker_rendezvous() -> None:
+    """Two costs of torch's rendezvous that a one-node launch does not need.
+
+    * It names every event it records after its caller with
+      ``inspect.stack()``, which reads the source of every frame and searches
+      ``sys.modules`` for each one (even when no event handler is set): in a
+      launcher forked from the warm server, which holds thousands of modules,
+      over half a second per launch. ``sys._getframe`` gives the same name.
+    * It sleeps a random 0 to 0.3 s before joining, to spread many nodes'
+      joins over time; here one node joins.
+
+    Both are module attributes of ``dynamic_rendezvous``; a torch that lacks
+    them is left as it is (the launch is then only slower)."""
+    try:
+        from torch.distributed.elastic.rendezvous import dynamic_rendezvous as rdzv
+    except ImportError:
+        return
+    if callable(getattr(rdzv, "get_method_name", None)):
+        def get_method_name(depth: int = 2) -> str:
+            try:  # frame 0 is this function, as inspect.stack()[0] is
+                return sys._getframe(depth).f_code.co_name
+            except ValueError:
+                return "no_method_name"
+
+        rdzv.get_method_name = get_method_name
+    delay = getattr(rdzv, "_delay", None)
+    if callable(delay):
+        def _delay(seconds: float | tuple[float, float]) -> None:
+            if not isinstance(seconds, tuple):  # a retry's back-off: kept
+                delay(seconds)
+
+        rdzv._delay = _delay
+
+
 def main(argv: list[str]) -> int:
     nproc, failures_path, logs, *args = argv
     _watch_parent()
+    _quicker_rendezvous()
     from torch.distributed.elastic.multiprocessing import DefaultLogsSpecs
     from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
     from torch.distributed.launcher.api import LaunchConfig, elastic_launch
@@ -64,7 +100,9 @@ def main(argv: list[str]) -> int:
     config = LaunchConfig(
         min_nodes=1, max_nodes=1, nproc_per_node=int(nproc), run_id=str(uuid.uuid4()),
         rdzv_backend="c10d", rdzv_endpoint="localhost:0", max_restarts=0,
-        monitor_interval=0.1, logs_specs=DefaultLogsSpecs(log_dir=logs),
+        # how often the launcher looks at its ranks: a launch ends this late at
+        # worst after its last rank (each look is a poll and a store read)
+        monitor_interval=0.05, logs_specs=DefaultLogsSpecs(log_dir=logs),
         start_method="fork" if fork else "spawn",
     )
     try:

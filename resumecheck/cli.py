@@ -496,11 +496,11 @@ def _tolerance(args: argparse.Namespace) -> Any:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from resumecheck.engine import run_check
-
-    idle = _idle_rank()
+    idle = _idle_rank()  # before any import of torch: such a rank has nothing to do
     if idle is not None:
         return idle
+    from resumecheck.engine import run_check
+
     settings = _settings(
         args, resume_at=args.resume_at, drop=_drop_spec(args.drop), tolerance=_tolerance(args),
         noise_seeds=args.noise_seeds, check_determinism=args.determinism, jobs=args.jobs,
@@ -528,11 +528,11 @@ def _check_output(output: str | None) -> None:
 
 
 def _fuzz(args: argparse.Namespace) -> int:
-    from resumecheck.fuzz import run_fuzz
-
-    idle = _idle_rank()
+    idle = _idle_rank()  # before any import of torch, as for run
     if idle is not None:
         return idle
+    from resumecheck.fuzz import run_fuzz
+
     settings = _settings(args, jobs=args.jobs, drop="none", noise_seeds=0, nproc=_ranks(args),
                          resume_nproc=args.resume_nproc)
     _check_output(args.output)

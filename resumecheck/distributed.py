@@ -87,12 +87,13 @@ _LAUNCH_VARS = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_R
 LAUNCHER_PRELOAD = (
     "torch.distributed.launcher.api", "torch.distributed.elastic.multiprocessing",
     "torch.distributed.checkpoint", "torch.distributed.checkpoint.state_dict",
+    "torch.distributed.checkpoint._fsspec_filesystem",  # what every dcp.save/load imports
     "torch.distributed.fsdp", "torch.nn.parallel", "resumecheck.distributed",
 )
 """What the warm server of distributed launches imports besides torch (torch's
 own modules only): torch's launcher, which the launcher needs, and the
-distributed checkpoint, FSDP and DDP, which every rank of a distributed
-program imports; forked, a rank finds them loaded instead of importing them
+distributed checkpoint (with the fsspec storage it looks for at every save
+and load), FSDP and DDP, which every rank of a distributed program imports; forked, a rank finds them loaded instead of importing them
 again (seconds per rank on a busy machine)."""
 
 
@@ -225,7 +226,9 @@ class _RankWatch:
              base: str) -> tuple[str, str, int | None] | None:
         """Until the launch ends; (error, stage, step) when a rank outlived its bound."""
         while proc.poll() is None:
-            self.read(0.1)
+            # once every rank has said it exited, only the launcher's own end is
+            # awaited: look more often (it comes within a tenth of a second)
+            self.read(0.1 if len(self.exited) < self.n else 0.01)
             now = time.monotonic()
             if cancel is not None and cancel.is_set():
                 raise _Cancelled()
@@ -245,15 +248,22 @@ class _RankWatch:
               base: str) -> tuple[str, str, int | None]:
         """Where every rank was when one outlived its bound, from a stack dump
         of each (faulthandler, on SIGUSR1); which rank hung."""
+        stuck = [r for r in range(self.n) if r not in self.exited]
+        logs = {r: work / f"{base}.rank{r}.log" for r in range(self.n)}
+        before = {r: _dumps(logs[r]) for r in stuck if r in self.pids}
         for pid in self.pids.values():
             try:
                 os.kill(pid, signal.SIGUSR1)
             except ProcessLookupError:
                 pass
-        time.sleep(0.5)
-        frames = {r: _innermost_frame(work / f"{base}.rank{r}.log") for r in range(self.n)}
+        # each dump is written from the signal handler at once: wait until every
+        # stuck rank's is there (half a second at most), not a fixed half second
+        until = time.monotonic() + 0.5
+        while any(_dumps(logs[r]) <= n for r, n in before.items()) and time.monotonic() < until:
+            time.sleep(0.01)
+        time.sleep(0.02)  # the frames follow each dump's first line
+        frames = {r: _innermost_frame(logs[r]) for r in range(self.n)}
         where = {r: f[0] for r, f in frames.items() if f is not None}
-        stuck = [r for r in range(self.n) if r not in self.exited]
         outside = [r for r in stuck if (f := frames[r]) is not None and not f[1]]
         r, bound = late[0]
         if len(outside) == 1:
@@ -271,6 +281,17 @@ class _RankWatch:
         return text, phase, step
 
 
+_DUMP_HEAD = "most recent call first):"
+
+
+def _dumps(log: Path) -> int:
+    """How many stack dumps a rank's log holds (faulthandler's, on SIGUSR1)."""
+    try:
+        return log.read_text(errors="replace").count(_DUMP_HEAD)
+    except OSError:
+        return 0
+
+
 def _innermost_frame(log: Path) -> tuple[str, bool] | None:
     """The innermost Python frame of the last stack dump in a rank's log, in
     words, and whether it lies inside torch (a collective, a backward)."""
@@ -278,7 +299,7 @@ def _innermost_frame(log: Path) -> tuple[str, bool] | None:
         text = log.read_text(errors="replace")
     except OSError:
         return None
-    head = text.rfind("most recent call first):")
+    head = text.rfind(_DUMP_HEAD)
     if head < 0:
         return None
     m = re.search(r'File "([^"]+)", line (\d+) in (\S+)', text[head:])

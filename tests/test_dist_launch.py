@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from resumecheck import forkserver
+from resumecheck.distributed import LAUNCHER_PRELOAD
 from resumecheck.segments import SegmentSpec
 from resumecheck.transport import child_env
 
@@ -29,8 +30,10 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def _launch_probe(tmp_path: Path, name: str) -> list[dict]:
     """Both ranks' start state, launched as a distributed segment is."""
+    # hash seed 1 (not the default 2) and the launchers' preload: the server the
+    # engine's reference launches fork from, so a check that ran before shares it
     spec = SegmentSpec(target_spec=None, config={}, start=1, stop=0, workdir=str(tmp_path),
-                       name=name, hash_seed=5)
+                       name=name, hash_seed=1)
     env = child_env(spec)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     out = tmp_path / f"{name}.rank{{rank}}.json"
@@ -40,7 +43,7 @@ def _launch_probe(tmp_path: Path, name: str) -> list[dict]:
         "resumecheck._launch",
         ["2", str(tmp_path / f"{name}.failures.json"), str(tmp_path / f"{name}.logs"),
          "-m", "fixtures.dist.start_state", str(out)],
-        env, cwd=str(ROOT), log=str(log))
+        env, cwd=str(ROOT), log=str(log), preload=LAUNCHER_PRELOAD)
     assert proc.wait(timeout=300) == 0, log.read_text()
     return [json.loads(Path(str(out).format(rank=r)).read_text()) for r in (0, 1)]
 

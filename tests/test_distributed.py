@@ -101,6 +101,20 @@ def test_a_capture_of_fewer_ranks_says_which_rank_has_no_state(tmp_path):
         rank_file(merged, 1)
 
 
+@pytest.mark.parametrize("command", ["run", "fuzz"])
+def test_a_torchrun_rank_other_than_0_ends_at_once_without_importing_torch(command):
+    """Under a user's torchrun only rank 0 checks; the others say so and end
+    before they pay for ``import torch``."""
+    env = {**os.environ, "TORCHELASTIC_RUN_ID": "x", "RANK": "1", "WORLD_SIZE": "2"}
+    probe = ("import sys; from resumecheck.cli import main; "
+             f"code = main([{command!r}, 'fixtures.dist.ddp:CORRECT']); "
+             "print(code, 'torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert out.stdout.split() == ["0", "False"], out.stdout + out.stderr
+    assert "rank 1 of a torchrun launch: the check runs on rank 0" in out.stderr
+
+
 # -- real launches: two ranks, gloo, CPU ----------------------------------------------
 
 FAST = {"noise_seeds": 0, "check_determinism": False, "nproc": 2}
@@ -150,10 +164,11 @@ def test_a_hung_rank_ends_the_run_within_the_timeout_and_is_named(tmp_path, monk
 
     monkeypatch.setenv("RESUMECHECK_TEST_PIDS", str(tmp_path))
     began = time.monotonic()
-    report = verify("fixtures.dist.ddp:HUNG", drop="none", timeout=5, **FAST)
+    # 2 s: a step here takes milliseconds, even on a loaded machine
+    report = verify("fixtures.dist.ddp:HUNG", drop="none", timeout=2, **FAST)
     own = _by_label(report)[((), "program")]
     assert own.verdict == "failed"
-    assert own.failure.startswith("rank 1 hung: step 3 took longer than 5 s (the step timeout)")
+    assert own.failure.startswith("rank 1 hung: step 3 took longer than 2 s (the step timeout)")
     assert "ddp.py" in own.failure and "in _meet_fault" in own.failure  # where it hung
     assert "waiting for it: rank 0 at torch/" in own.failure  # in the all-reduce
     assert time.monotonic() - began < 600
@@ -203,10 +218,10 @@ def test_started_under_torchrun_it_is_the_same_check(tmp_path):
 
 
 @pytest.mark.e2e
-def test_the_pytest_marker_takes_nproc(pytester, monkeypatch):
+def test_the_pytest_marker_takes_nproc(torch_dynamo_imported, pytester):
     """``@pytest.mark.resumecheck(nproc=N)`` reaches the engine (an invalid
-    number is refused there, before any launch)."""
-    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    number is refused there, before any launch). In-process: nothing here
+    needs an interpreter of its own, and nothing is launched."""
     pytester.makepyfile(test_ranks='''
 import pytest
 
@@ -215,6 +230,6 @@ import pytest
 def test_two_ranks(resumecheck):
     resumecheck.assert_resume_equivalent("fixtures.dist.ddp:CORRECT")
 ''')
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--strict-markers")
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--strict-markers")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*nproc=0*expected an int >= 1*the number of ranks*"])
