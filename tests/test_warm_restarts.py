@@ -47,16 +47,16 @@ def _forked_start(tmp_path: Path, name: str, hash_seed: str = HASH_SEED) -> dict
 @pytest.mark.skipif(not forkserver.available(), reason="no fork on this platform")
 def test_a_forked_segment_starts_like_a_new_interpreter(tmp_path):
     # servers not started for this test's TMPDIR (the first taker's environment
-    # is a server's own), and a new interpreter that imports torch meanwhile
+    # is a server's own)
     forkserver.prestart([HASH_SEED, OTHER_HASH_SEED], env=os.environ)
     plain_out = tmp_path / "plain.json"
-    plain_proc = subprocess.Popen([sys.executable, "-m", "fixtures.warm.start_state",
-                                   str(plain_out)], env=_env(HASH_SEED, tmp_path), cwd=ROOT)
+    subprocess.run([sys.executable, "-m", "fixtures.warm.start_state", str(plain_out),
+                    "--identity"], env=_env(HASH_SEED, tmp_path), cwd=ROOT, check=True,
+                   timeout=120)
+    plain = json.loads(plain_out.read_text())
     first = _forked_start(tmp_path, "first")
     second = _forked_start(tmp_path, "second")
     other_seed = _forked_start(tmp_path, "other", hash_seed=OTHER_HASH_SEED)
-    assert plain_proc.wait(timeout=120) == 0
-    plain = json.loads(plain_out.read_text())
     assert plain["tempdir"] == str(tmp_path)
     for child in (first, second):
         assert child["user_modules"] == []  # nothing of the user's was imported before
