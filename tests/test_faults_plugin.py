@@ -30,9 +30,9 @@ def test_hangs(resumecheck):
     result.stdout.fnmatch_lines(["*step 5 took longer than 0.5 s*"])
     # the command-line option wins over the ini setting
     result = project.runpytest_inprocess("-p", "no:cacheprovider", "--resumecheck-noise-seeds=0",
-                                         "--resumecheck-timeout=0.7")
+                                         "--resumecheck-timeout=0.3")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*step 5 took longer than 0.7 s*"])
+    result.stdout.fnmatch_lines(["*step 5 took longer than 0.3 s*"])
 
 
 def test_bad_timeout_and_too_many_noise_seeds_are_usage_errors(project):
