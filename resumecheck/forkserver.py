@@ -418,7 +418,10 @@ def become_fresh(*, new_session: bool) -> None:
     * new entropy in Python's ``random``, numpy's global stream and torch's
       default generator, as a new interpreter seeds each of them from the OS
       (a forked child would otherwise continue its parent's streams, and two
-      children would share one).
+      children would share one);
+    * the temporary directory found again from the environment the caller
+      set (``tempfile`` keeps the one the warm process found first, which is
+      another segment's ``TMPDIR`` when theirs differ).
 
     The caller sets the environment, working directory and ``sys.path`` it
     needs first; nothing here imports a module that the forking process has
@@ -447,6 +450,7 @@ def become_fresh(*, new_session: bool) -> None:
     random.seed()
     np.random.seed()
     torch.seed()
+    tempfile.tempdir = None
 
 
 def run_module(module: str, args: Sequence[str]) -> int:

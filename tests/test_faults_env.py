@@ -16,7 +16,7 @@ import tempfile
 import pytest
 import torch
 
-from resumecheck import verify
+from resumecheck import forkserver, verify
 from resumecheck.cli import EXIT_ENVIRONMENT, main
 from resumecheck.errors import EnvironmentFailure
 
@@ -134,19 +134,23 @@ def _can_mount_tmpfs() -> bool:
 
 
 @pytest.mark.skipif(not _can_mount_tmpfs(), reason="needs unshare and a mountable tmpfs")
+@pytest.mark.skipif(not forkserver.available(), reason="no fork on this platform")
 def test_a_real_full_disk_under_tmpdir(tmp_path):
-    """A 3 MB tmpfs as TMPDIR: the check runs out of space wherever it does."""
+    """A 3 MB tmpfs as TMPDIR: the check runs out of space wherever it does.
+    The command runs in a process of its own (forked from a warm server, one
+    thread, as a new interpreter) that mounts the tmpfs in a mount namespace
+    of its own, as ``unshare --user --map-root-user --mount`` would."""
     disk = tmp_path / "small"
     disk.mkdir()
-    script = (
-        f"mount -t tmpfs -o size=3m tmpfs {disk} && TMPDIR={disk} exec {sys.executable} -m "
-        "resumecheck run fixtures.faults.programs:BIG --noise-seeds 0 --no-determinism-check; "
-    )
-    proc = subprocess.run(["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", script],
-                          cwd=ROOT, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 4, proc.stderr
-    assert "out of disk space" in proc.stderr
-    _no_verdict(proc.stdout, proc.stderr)
+    proc = forkserver.spawn(
+        "fixtures.faults.small_disk",
+        [str(disk), "3m", "run", "fixtures.faults.programs:BIG", "--noise-seeds", "0",
+         "--no-determinism-check"],
+        dict(os.environ), cwd=ROOT, output_dir=str(tmp_path))
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 4, err
+    assert "out of disk space" in err
+    _no_verdict(out, err)
 
 
 @pytest.mark.process

@@ -1,10 +1,10 @@
 """The pytest plugin, exercised through real pytest sessions (pytester).
 
 One session runs in a fresh interpreter (``runpytest_subprocess``), exactly as
-in a user's project; the others run in this interpreter
-(``runpytest_inprocess``, no ``import torch`` to pay), where the plugin's hooks,
-options and markers behave the same, and the xdist one's workers are fresh
-interpreters anyway.
+in a user's project, with two xdist workers (fresh interpreters too), one of
+which crashes; the others run in this interpreter (``runpytest_inprocess``,
+no ``import torch`` to pay), where the plugin's hooks, options and markers
+behave the same.
 """
 
 import json
@@ -94,8 +94,8 @@ def project(torch_dynamo_imported, pytester, monkeypatch):
 
 
 def test_passing_and_failing_checks_with_summary_and_report(project):
-    result = project.runpytest_subprocess("-p", "no:cacheprovider", "--resumecheck-noise-seeds=0",
-                               "--resumecheck-report=checks.json")
+    result = project.runpytest_inprocess("-p", "no:cacheprovider", "--resumecheck-noise-seeds=0",
+                                         "--resumecheck-report=checks.json")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines([
         "*resume is not equivalent: program:BUGGY*",
@@ -108,24 +108,43 @@ def test_passing_and_failing_checks_with_summary_and_report(project):
     ])
     report = json.loads((project.path / "checks.json").read_text())
     assert report["schema"] == "resumecheck.session/1"
-    validate(report)  # made in another process: the suite-wide check never saw it
+    validate(report)
     assert sorted(c["report"]["equivalent"] for c in report["checks"]) == [False, True]
 
 
-def test_same_under_xdist_two_workers(project):
-    result = project.runpytest_inprocess("-p", "no:cacheprovider", "-n", "2",
-                               "--resumecheck-noise-seeds=0", "--resumecheck-report=checks.json")
-    result.assert_outcomes(passed=1, failed=1)
+def test_same_under_xdist_two_workers_and_a_crash_keeps_the_checks_it_finished(project):
+    """A fresh interpreter's session with two xdist workers: each worker's checks
+    reach the summary and the report, and a worker that crashes loses none of
+    the checks it had finished."""
+    # loadfile: each file is one worker's, its tests in order (the check first)
+    project.makepyfile(test_crash='''
+import os
+
+
+def test_check_then(resumecheck):
+    resumecheck.assert_resume_equivalent("program:CORRECT")
+
+
+def test_worker_crashes():
+    os._exit(1)
+''')
+    result = project.runpytest_subprocess(
+        "-p", "no:cacheprovider", "-n", "2", "--dist", "loadfile", "--max-worker-restart=0",
+        "--resumecheck-noise-seeds=0", "--resumecheck-report=checks.json")
+    result.assert_outcomes(passed=2, failed=2)
+    result.stdout.fnmatch_lines(["*crashed while running*test_worker_crashes*"])
     result.stdout.fnmatch_lines([
         "*diagnosis: global_step: 0, expected 3 (confirmed)*",
         "*= resumecheck =*",
+        "test_crash.py::test_check_then  program:CORRECT  full resume: ok",
         "test_resume.py::test_buggy  program:BUGGY  full resume: DIVERGED",
         "test_resume.py::test_correct  program:CORRECT  full resume: ok",
     ])
     session = json.loads((project.path / "checks.json").read_text())
-    validate(session)
-    checks = session["checks"]
-    assert len(checks) == 2  # aggregated from both workers
+    validate(session)  # made in another process: the suite-wide check never saw it
+    assert sorted(c["nodeid"] for c in session["checks"]) == [  # from both workers
+        "test_crash.py::test_check_then", "test_resume.py::test_buggy",
+        "test_resume.py::test_correct"]
 
 
 def test_marker_blind_spot_and_strict_markers(project):

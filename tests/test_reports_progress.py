@@ -95,13 +95,15 @@ def test_bar_only_on_a_terminal_and_never_under_ci(monkeypatch):
 
 def test_bar_draws_after_a_second_and_clears_itself(monkeypatch):
     monkeypatch.delenv("CI", raising=False)
+    assert progress_bar.DELAY_S == 1.0  # a second; the rule is tested on a shorter one
+    monkeypatch.setattr(progress_bar, "DELAY_S", 0.3)
     stream = _Terminal()
     with terminal_progress(stream=stream) as callback:
         assert callback is not None
         tracker = ProgressTracker(callback, "run", total=40)
         tracker.emit("reference", 1, 20, advance=1)
-        assert stream.getvalue() == ""  # nothing within the first second
-        time.sleep(1.1)
+        assert stream.getvalue() == ""  # nothing within the delay
+        time.sleep(0.4)
         tracker.emit("drop rng", 12, 20, advance=20)
         shown = stream.getvalue()
     assert "run: drop rng" in shown and "step 12/20" in shown and "21/40" in shown

@@ -22,9 +22,16 @@ pytestmark = [pytest.mark.e2e, pytest.mark.process,
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_one_server_runs_segments_side_by_side_each_fresh(tmp_path):
-    env = dict(os.environ, PYTHONHASHSEED="7")
+def _env() -> dict[str, str]:
+    """The environment of segments that ask for no hash seed: served by the
+    server every process-mode check of this worker uses (started once)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONHASHSEED"}
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
+    return env
+
+
+def test_one_server_runs_segments_side_by_side_each_fresh(tmp_path):
+    env = _env()
     first = forkserver.spawn("fixtures.warm.rendezvous", [str(tmp_path), "a", "b"], env,
                              cwd=str(ROOT), output_dir=str(tmp_path))
     second = forkserver.spawn("fixtures.warm.rendezvous", [str(tmp_path), "b", "a"], env,
@@ -39,8 +46,7 @@ def test_one_server_runs_segments_side_by_side_each_fresh(tmp_path):
 
 
 def test_a_server_that_dies_takes_its_children_and_is_replaced(tmp_path):
-    env = dict(os.environ, PYTHONHASHSEED="8")
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
+    env = _env()
     waiting = forkserver.spawn("fixtures.warm.rendezvous", [str(tmp_path), "c", "never"], env,
                                cwd=str(ROOT), output_dir=str(tmp_path))
     forkserver.shutdown()  # every server goes, and the child in flight with it

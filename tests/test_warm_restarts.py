@@ -24,44 +24,51 @@ pytestmark = [pytest.mark.e2e, pytest.mark.process]
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _env(hash_seed: str) -> dict[str, str]:
-    env = dict(os.environ, PYTHONHASHSEED=hash_seed)
+def _env(hash_seed: str, tmp_path: Path) -> dict[str, str]:
+    env = dict(os.environ, PYTHONHASHSEED=hash_seed, TMPDIR=str(tmp_path))
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
     return env
 
 
-def _forked_start(tmp_path: Path, name: str, hash_seed: str = "5") -> dict:
+# The hash seeds of a check's own servers (the reference's and everyone
+# else's), so that this worker's process-mode tests start each server once.
+HASH_SEED, OTHER_HASH_SEED = "1", forkserver.NO_HASH_SEED
+
+
+def _forked_start(tmp_path: Path, name: str, hash_seed: str = HASH_SEED) -> dict:
     out = tmp_path / f"{name}.json"
-    child = forkserver.spawn("fixtures.warm.start_state", [str(out)], _env(hash_seed),
+    child = forkserver.spawn("fixtures.warm.start_state", [str(out)], _env(hash_seed, tmp_path),
                              cwd=str(ROOT), output_dir=str(tmp_path))
     _, err = child.communicate(timeout=120)
     assert child.returncode == 0, err
     return json.loads(out.read_text())
 
 
-def _plain_start(tmp_path: Path, hash_seed: str = "5") -> dict:
-    out = tmp_path / "plain.json"
-    subprocess.run([sys.executable, "-m", "fixtures.warm.start_state", str(out)],
-                   env=_env(hash_seed), cwd=ROOT, check=True, timeout=120)
-    return json.loads(out.read_text())
-
-
 @pytest.mark.skipif(not forkserver.available(), reason="no fork on this platform")
 def test_a_forked_segment_starts_like_a_new_interpreter(tmp_path):
-    plain = _plain_start(tmp_path)
+    # servers not started for this test's TMPDIR (the first taker's environment
+    # is a server's own)
+    forkserver.prestart([HASH_SEED, OTHER_HASH_SEED], env=os.environ)
+    plain_out = tmp_path / "plain.json"
+    subprocess.run([sys.executable, "-m", "fixtures.warm.start_state", str(plain_out),
+                    "--identity"], env=_env(HASH_SEED, tmp_path), cwd=ROOT, check=True,
+                   timeout=120)
+    plain = json.loads(plain_out.read_text())
     first = _forked_start(tmp_path, "first")
     second = _forked_start(tmp_path, "second")
+    other_seed = _forked_start(tmp_path, "other", hash_seed=OTHER_HASH_SEED)
+    assert plain["tempdir"] == str(tmp_path)
     for child in (first, second):
         assert child["user_modules"] == []  # nothing of the user's was imported before
         assert child["module_state_seen"] is False  # nor carried from the child before
         assert child["hash"] == plain["hash"]  # the hash seed asked for
         assert child["path0"] == plain["path0"]
+        assert child["tempdir"] == plain["tempdir"]  # TMPDIR as the segment's environment says
     # new entropy per child in every global stream, as each new interpreter draws its own
     assert first["torch_initial_seed"] != second["torch_initial_seed"]
     assert first["torch_state"] != second["torch_state"]
     assert first["python_random"] != second["python_random"]
     assert first["numpy_random"] != second["numpy_random"]
-    other_seed = _forked_start(tmp_path, "other", hash_seed="6")
     assert other_seed["hash"] != first["hash"]
 
 
