@@ -140,7 +140,7 @@ def run_check(target: Target | str | None, settings: Settings, *,
     tgt = target if isinstance(target, Target) else load_target(target)
     resolved = settings.for_target(tgt)
     if resolved.isolation == "process" and resolved.nproc is None:  # warm fresh interpreters
-        forkserver.prestart(["1", *[None] * resolved.workers])
+        forkserver.prestart(["1", *[None] * resolved.workers], preload=tgt.preload)
     if resolved.nproc is not None:  # the reference's and the other runs' launchers' servers
         from resumecheck.distributed import prestart_launchers
 
@@ -331,7 +331,7 @@ class _Segments:
         return SegmentSpec(
             target_spec=self.target.spec, workdir=work or self.work, name=name,
             threads=self.settings.threads, step_timeout=self.step_timeout(),
-            nproc=ranks or self.settings.nproc, **kw,
+            nproc=ranks or self.settings.nproc, preload=list(self.target.preload), **kw,
         )
 
     def reference_runs(self, points: list[int]) -> tuple[SegmentResult, SegmentResult | None]:

@@ -71,18 +71,34 @@ def spawn(module: str, args: Sequence[str], env: Mapping[str, str], cwd: str | N
     its own, with no standard input. Output goes to the file ``log`` (stdout
     and stderr together) when given; otherwise ``communicate()`` returns it
     (a forked child's goes through two files in ``output_dir``, removed when
-    read). ``preload``: more of torch's modules (never a user's) that the
-    server imports before it forks, in a server of their own (the
-    distributed launcher's: ``torch.distributed``'s launcher, checkpoint,
-    FSDP and DDP, which every rank would import again)."""
+    read). ``preload``: more modules that the server imports before it
+    forks, in a server of their own: torch's (the distributed launcher's:
+    ``torch.distributed``'s launcher, checkpoint, FSDP and DDP, which every
+    rank would import again) or a framework's that a target declares (never
+    a user's own module). A framework's are left out on a machine with a GPU:
+    its import might start CUDA, which a forked child could not use."""
     if not available():
         return _Plain(module, args, env, cwd, log)
-    server = _pool().take(env.get("PYTHONHASHSEED"), env, tuple(preload))
+    server = _pool().take(env.get("PYTHONHASHSEED"), env, _fork_safe(preload))
     try:
         return server.fork(module, list(args), dict(env), cwd or os.getcwd(), output_dir, log)
     except _ServerGone:
         _pool().discard(server)
         return _Plain(module, args, env, cwd, log)
+
+
+def _fork_safe(preload: Sequence[str]) -> tuple[str, ...]:
+    """The preloads a server may import before it forks: torch's own always
+    (its imports leave CUDA alone), a framework's only where no GPU device
+    exists."""
+    if not any(m.split(".")[0] != "torch" for m in preload) or not _gpu_device():
+        return tuple(preload)
+    return tuple(m for m in preload if m.split(".")[0] == "torch")
+
+
+def _gpu_device() -> bool:
+    """Whether this machine shows a GPU device (NVIDIA's or ROCm's driver)."""
+    return os.path.exists("/dev/nvidiactl") or os.path.exists("/dev/kfd")
 
 
 def prestart(hash_seeds: Sequence[str | None], env: Mapping[str, str] | None = None,
@@ -518,8 +534,8 @@ def _warm_up() -> None:
 
 
 def _preload(modules: str) -> None:
-    """Import the modules a spawn asked its server to hold (torch's own), with
-    torch's stream put back should an import draw from it."""
+    """Import the modules a spawn asked its server to hold (torch's own, or a
+    framework's), with torch's stream put back should an import draw from it."""
     if not modules:
         return
     import importlib
@@ -531,7 +547,7 @@ def _preload(modules: str) -> None:
         for name in modules.split(","):
             try:
                 importlib.import_module(name)
-            except ImportError:  # a preload that fails only costs speed
+            except Exception:  # a preload that fails only costs speed: the child imports it
                 pass
     finally:
         torch.set_rng_state(state)

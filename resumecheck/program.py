@@ -38,7 +38,7 @@ import math
 import os
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -103,6 +103,12 @@ class Target:
     """Default number of optimizer steps N for a check."""
     resume_at: tuple[int, ...] = ()
     """Default resume points (empty: N // 2)."""
+    preload: tuple[str, ...] = ()
+    """Modules of a framework the program trains with (``lightning.pytorch``,
+    ``transformers.trainer``): with process isolation the warm server imports
+    them once, before it forks each segment, instead of every segment
+    importing them again. Never the program's own module: a segment still
+    imports that fresh."""
 
     def __post_init__(self) -> None:
         if not callable(self.factory):
@@ -375,15 +381,7 @@ def _importable_from_cwd() -> None:
 
 
 def _with_spec(target: Target, spec: str) -> Target:
-    return Target(
-        factory=target.factory,
-        run_config=target.run_config,
-        restart_config=target.restart_config,
-        spec=spec,
-        seed_key=target.seed_key,
-        steps=target.steps,
-        resume_at=target.resume_at,
-    )
+    return replace(target, spec=spec)  # (every other field as the target has it)
 
 
 def _import(spec: str, where: str):

@@ -87,6 +87,9 @@ class SegmentSpec:
     nproc: int | None = None
     """Run as this many ranks under torch's elastic launcher (resumecheck.distributed);
     None: one process."""
+    preload: list[str] = field(default_factory=list)
+    """A framework's modules the warm server imports before it forks this
+    process-isolated segment (``Target.preload``)."""
 
 
 @dataclass(kw_only=True)

@@ -101,7 +101,7 @@ def run_in_subprocess(spec: SegmentSpec, cancel: threading.Event | None = None,
     env["RESUMECHECK_PARENT_PID"] = str(os.getpid())
     try:
         proc = forkserver.spawn("resumecheck._segment", [str(files.spec), str(files.out)], env,
-                                log=str(files.log_path))
+                                log=str(files.log_path), preload=spec.preload)
     except BaseException:
         files.close_fifo()
         files.log.close()

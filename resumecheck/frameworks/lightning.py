@@ -80,7 +80,7 @@ def lightning_target(
                                 max_steps=int(config.get("max_steps", steps)), samples=samples)
 
     return Target(factory=build, run_config={"seed": seed}, restart_config="run",
-                  steps=steps, resume_at=tuple(resume_at))
+                  steps=steps, resume_at=tuple(resume_at), preload=("lightning.pytorch",))
 
 
 class LightningProgram(LoopProgram):

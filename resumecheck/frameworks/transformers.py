@@ -75,7 +75,7 @@ def trainer_target(
                               max_steps=steps)
 
     return Target(factory=build, run_config={"seed": seed}, restart_config="run",
-                  steps=steps, resume_at=tuple(resume_at))
+                  steps=steps, resume_at=tuple(resume_at), preload=("transformers.trainer",))
 
 
 class TrainerProgram(LoopProgram):
