@@ -108,7 +108,9 @@ class Target:
     ``transformers.trainer``): with process isolation the warm server imports
     them once, before it forks each segment, instead of every segment
     importing them again. Never the program's own module: a segment still
-    imports that fresh."""
+    imports that fresh, after them (so a setting the module makes before it
+    imports the framework, for the framework to read at import, is not seen:
+    leave this empty for such a program)."""
 
     def __post_init__(self) -> None:
         if not callable(self.factory):

@@ -23,10 +23,11 @@ def build(settings):
 
 
 # 5 batches per epoch: resuming after step 7 lands mid-way through the second epoch.
-# The launcher passes the same settings again on a restart (restart_config="run").
+# The launcher passes the same settings again on a restart (restart_config="run");
+# with --isolation process, the warm server imports accelerate once (preload).
 def _target(**run_config):
     return resumecheck.Target(factory=build, run_config=run_config, restart_config="run",
-                              steps=12, resume_at=(7,))
+                              steps=12, resume_at=(7,), preload=("accelerate",))
 
 
 PLAIN = _target(loader="plain")
