@@ -9,6 +9,7 @@ the runner enforces them in this interpreter, the transport from outside.
 
 from __future__ import annotations
 
+import os
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -16,13 +17,28 @@ from resumecheck.trace import StepRecord
 
 __all__ = [
     "PHASE_TIMEOUT",
+    "SCRATCH_ENV",
     "Isolation",
     "Restore",
     "SegmentResult",
     "SegmentSpec",
     "phase_bound",
+    "scratch_dir",
     "timeout_text",
 ]
+
+SCRATCH_ENV = "RESUMECHECK_SCRATCH"
+"""Names, in a process-isolated segment's environment, its work directory:
+the check removes it whatever ends the segment (a kill included)."""
+
+
+def scratch_dir() -> str | None:
+    """Where an adapter should make the scratch files of a segment it builds:
+    inside the segment's work directory in a process-isolated segment, which
+    the check removes even when it kills the segment (None: the system's
+    temporary directory; an in-process run removes its own)."""
+    path = os.environ.get(SCRATCH_ENV)
+    return path if path and os.path.isdir(path) else None
 
 PHASE_TIMEOUT = 600.0
 """Bound in seconds on each part of a segment that is not a training step

@@ -33,7 +33,14 @@ from resumecheck.faults import (
     DISK_ADVICE, EXTERNAL_SIGNALS, environment_failure, killed_by_signal, signal_text,
 )
 from resumecheck.program import Target, load_target
-from resumecheck.segments import Restore, SegmentResult, SegmentSpec, phase_bound, timeout_text
+from resumecheck.segments import (
+    SCRATCH_ENV,
+    Restore,
+    SegmentResult,
+    SegmentSpec,
+    phase_bound,
+    timeout_text,
+)
 
 __all__ = [
     "ENVIRONMENT_EXIT", "SYS_PATH_ENV", "child_env", "report_phase", "run_in_subprocess",
@@ -302,6 +309,7 @@ def child_env(spec: SegmentSpec) -> dict[str, str]:
     """The environment of a process-isolated segment."""
     env = dict(os.environ)
     env["OMP_NUM_THREADS"] = str(spec.threads)
+    env[SCRATCH_ENV] = spec.workdir  # (removed by the check whatever ends the segment)
     if spec.hash_seed is not None:
         env["PYTHONHASHSEED"] = str(spec.hash_seed)
     # Modules resolve in the child as they did here: its own standard library

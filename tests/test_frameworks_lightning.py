@@ -26,6 +26,7 @@ from resumecheck.errors import StepError  # noqa: E402
 from resumecheck.frameworks import lightning_target  # noqa: E402
 from resumecheck.program import load_target  # noqa: E402
 from resumecheck.report import DIVERGED, IDENTICAL  # noqa: E402
+from resumecheck.segments import SCRATCH_ENV  # noqa: E402
 from resumecheck.trace import Tracer  # noqa: E402
 from tests.frameworks_loop_programs import check_table_rows, measured, statement_lines  # noqa: E402
 
@@ -63,8 +64,11 @@ def test_the_common_case_is_at_most_five_lines():
     assert statement_lines(EXAMPLES / "lightning_check.py", "RECOMMENDED") <= 5
 
 
-def test_each_step_is_traced_from_the_framework_owned_loop():
+def test_each_step_is_traced_from_the_framework_owned_loop(tmp_path, monkeypatch):
+    # a process-isolated segment's scratch goes where the check removes it, even after a kill
+    monkeypatch.setenv(SCRATCH_ENV, str(tmp_path))
     built = load_target(spec("LIGHTNING_EXACT")).build({"seed": 0})
+    assert [p.name.startswith("resumecheck-lightning-") for p in tmp_path.iterdir()] == [True]
     try:
         tracer = Tracer(built, None)
         records = []

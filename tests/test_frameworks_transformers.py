@@ -26,6 +26,7 @@ import resumecheck  # noqa: E402
 from resumecheck import TargetError  # noqa: E402
 from resumecheck.program import load_target  # noqa: E402
 from resumecheck.report import DIVERGED, IDENTICAL  # noqa: E402
+from resumecheck.segments import SCRATCH_ENV  # noqa: E402
 from resumecheck.trace import Tracer  # noqa: E402
 from tests.frameworks_loop_programs import check_table_rows, statement_lines  # noqa: E402
 
@@ -52,8 +53,12 @@ def test_the_common_case_is_at_most_five_lines():
     assert statement_lines(EXAMPLES / "transformers_check.py", "DEFAULT") <= 5
 
 
-def test_each_step_is_traced_and_a_save_writes_the_trainers_checkpoint(tmp_path):
+def test_each_step_is_traced_and_a_save_writes_the_trainers_checkpoint(tmp_path, monkeypatch):
+    scratch = tmp_path / "scratch"  # a process-isolated segment's: the check removes it
+    scratch.mkdir()
+    monkeypatch.setenv(SCRATCH_ENV, str(scratch))
     built = load_target(spec("TRAINER_DEFAULT")).build({"seed": 0})
+    assert [p.name.startswith("resumecheck-trainer-") for p in scratch.iterdir()] == [True]
     try:
         tracer = Tracer(built, None)
         records = []

@@ -68,3 +68,4 @@ def test_a_preload_that_fails_to_import_only_costs_speed():
     assert "fixtures.warm.framework" in sys.modules
     assert "fixtures.warm.broken_framework" not in sys.modules
     assert torch.equal(torch.get_rng_state(), stream)  # its draw is put back
+

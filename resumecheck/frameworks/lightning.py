@@ -46,6 +46,7 @@ from resumecheck.frameworks._loop import (
     LiveState, LoopProgram, LoopRecord, batch_fingerprint, run_pending,
 )
 from resumecheck.program import Target
+from resumecheck.segments import scratch_dir
 
 __all__ = ["LightningProgram", "lightning_target"]
 
@@ -99,7 +100,7 @@ class LightningProgram(LoopProgram):
             raise InvalidArgument("module", self.module,
                                   "the module factory must return a lightning LightningModule")
         self.data = data()
-        self._root = tempfile.TemporaryDirectory(prefix="resumecheck-lightning-")
+        self._root = tempfile.TemporaryDirectory(prefix="resumecheck-lightning-", dir=scratch_dir())
         options: dict[str, Any] = {
             "accelerator": "cpu", "devices": 1, "max_steps": max_steps, "logger": False,
             "enable_checkpointing": False, "enable_progress_bar": False,

@@ -47,6 +47,7 @@ from resumecheck.frameworks._loop import (
     CONTINUE, LiveState, LoopProgram, LoopRecord, run_pending,
 )
 from resumecheck.program import Target
+from resumecheck.segments import scratch_dir
 
 __all__ = ["TrainerProgram", "trainer_target"]
 
@@ -87,7 +88,7 @@ class TrainerProgram(LoopProgram):
                  seed: int, max_steps: int) -> None:
         super().__init__()
         tf = require("transformers", "resumecheck.frameworks.transformers")
-        self._root = tempfile.TemporaryDirectory(prefix="resumecheck-trainer-")
+        self._root = tempfile.TemporaryDirectory(prefix="resumecheck-trainer-", dir=scratch_dir())
         options: dict[str, Any] = {
             "output_dir": self._root.name, "max_steps": max_steps, "seed": seed,
             "save_strategy": "no", "logging_strategy": "no", "report_to": "none",
