@@ -268,17 +268,18 @@ def reseed_global_streams(seed: int) -> None:
     torch.manual_seed(seed)  # also seeds every CUDA device
 
 
-# torch's default CPU seed: the state a freshly started interpreter has.
+# A fixed torch seed (torch's former default CPU seed): every in-process run from
+# step 0 starts from it. A new interpreter of a recent torch draws its own.
 _TORCH_DEFAULT_SEED = 67280421310721
 
 
 def launch_global_streams() -> None:
-    """Put every global stream where a fresh start would find it.
+    """Put every global stream in one fixed state (a run's launch state).
 
     Every in-process run that starts from step 0 (the reference, the seeds of
     the noise band, the first half of a resumed run) begins here, so a program
-    that never seeds a stream still starts each run alike, as fresh processes
-    do for torch.
+    that never seeds a stream still starts each run alike (where two real
+    launches of it would differ: a limit the README states).
     """
     random.seed(0)
     np.random.seed(0)

@@ -338,9 +338,11 @@ _PASSING = (IDENTICAL, CLOSE)
 an elastic resume is judged under; plain fuzzing is bit for bit)."""
 
 
-def _not_judged(checker: Checker, run: RunResult) -> bool:
-    """An elastic example that unmapped per-rank state could explain: no verdict."""
-    return checker.settings.resume_nproc is not None and run.verdict == INCONCLUSIVE
+def _not_judged(run: RunResult) -> bool:
+    """An example the evidence cannot decide (an elastic one that unmapped
+    per-rank state could explain, or one whose replayed first half already
+    differs before its first restart): no verdict, never a failure."""
+    return run.verdict == INCONCLUSIVE
 
 
 def _search(checker: Checker, result: FuzzResult, default: list[int], edges: list[int],
@@ -381,7 +383,7 @@ def _search(checker: Checker, result: FuzzResult, default: list[int], edges: lis
         result.boundaries_covered = sorted(set(result.boundaries_covered) | covered)
         say(f"example {result.examples}: resume at {','.join(map(str, schedule))}: {run.verdict}",
             example=True)
-        if _not_judged(checker, run):
+        if _not_judged(run):
             result.inconclusive.append(list(schedule))
             result.inconclusive_why = result.inconclusive_why or run.explanation
             return
@@ -435,7 +437,7 @@ def _earliest(checker: Checker, failure: RunResult, special: list[int],
             for schedule, run in zip(batch, runs):
                 say(f"shrinking: resume at {','.join(map(str, schedule))}: {run.verdict}")
             failed = next((run for run in runs if run.verdict not in _PASSING
-                           and not _not_judged(checker, run)), None)
+                           and not _not_judged(run)), None)
             if failed is not None:
                 best = failed
                 break

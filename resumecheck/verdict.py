@@ -257,6 +257,11 @@ def judge(ref: Reference, result: RunResult, segments: Segments) -> Comparison |
         result.verdict = DIVERGED
         result.first_divergent_step, quantity = cmp.first
         result.first_divergent_quantity = quantity_name(quantity)
+        if result.first_divergent_step <= result.resume_at[0]:
+            # Its first half, replayed from step 0, already differs: no save or
+            # restore has happened yet, so nothing can be blamed on them.
+            result.verdict = INCONCLUSIVE
+            return cmp
         plausibility(result, cmp.loss_deltas, [ref.loss, *ref.noise])
     elif cmp.first_bitwise is not None:
         result.verdict = CLOSE
@@ -268,6 +273,9 @@ def conclude(ref: Reference, result: RunResult, cmp: Comparison | None,
     """The last words on a judged run: blind spot, explanation, stream offsets
     and the data in words."""
     if cmp is None:  # failed: its explanation is the failure
+        return result
+    if result.verdict == INCONCLUSIVE:  # (judge: it differs before its first restart)
+        result.explanation = before_restart_text(result)
         return result
     result.blind_spot = bool(result.dropped) and result.verdict in (IDENTICAL, CLOSE)
     result.explanation = explain(result, cmp.first_bitwise,
@@ -524,6 +532,18 @@ def explain(r: RunResult, first_bitwise: tuple[int, str] | None, *,
             f"({quantity_name(key)}), max |Δ| {r.max_abs_diff:.3g}"
         )
     return _divergence_text(r, own_checkpoint)
+
+
+def before_restart_text(r: RunResult) -> str:
+    """Why a run that differs before its first restart is not judged."""
+    return (
+        f"inconclusive: {r.first_divergent_quantity} differs from step "
+        f"{r.first_divergent_step}, before the first restart at {r.resume_at[0]}: the run's "
+        "first half, replayed from step 0, does not reproduce the reference within the "
+        "tolerance, so the program is not deterministic enough to judge this resume (no "
+        "save or restore had happened yet). `resumecheck baseline` shows what differs first; "
+        "a wider --rtol/--atol may judge it"
+    )
 
 
 def _divergence_text(r: RunResult, own_checkpoint: bool) -> str:
