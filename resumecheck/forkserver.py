@@ -308,8 +308,10 @@ class _Server:
             pass
         if not wait:
             return
-        try:
-            self.proc.wait(timeout=5)
+        try:  # a serving server ends within milliseconds of its input closing; one
+            # still importing torch would only see it when done: killed instead
+            # (its children, if any, die with it), so an interrupt ends promptly
+            self.proc.wait(timeout=0.5)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()

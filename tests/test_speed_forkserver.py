@@ -56,3 +56,16 @@ def test_a_server_that_dies_takes_its_children_and_is_replaced(tmp_path):
                              cwd=str(ROOT), output_dir=str(tmp_path))
     _, err = again.communicate(timeout=120)
     assert again.returncode == 0, err  # a new server, started on demand
+
+
+def test_a_server_still_importing_torch_is_stopped_at_once():
+    """An interrupt right after a check starts closes servers that are still
+    importing torch (they read their closed input only once serving): each is
+    killed after half a second, not awaited for the seconds its start takes."""
+    import time
+
+    server = forkserver._Server("77", _env())  # a hash seed no test uses: a cold start
+    started = time.monotonic()
+    server.close(wait=True)
+    assert time.monotonic() - started < 2.0  # (its imports alone take ~2 s or more here)
+    assert server.proc.poll() is not None
