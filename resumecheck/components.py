@@ -39,6 +39,7 @@ __all__ = [
     "Stateful",
     "Value",
     "launch_global_streams",
+    "moved_streams",
     "preserved_global_streams",
     "python_state_from_plain",
     "python_state_to_plain",
@@ -284,6 +285,28 @@ def launch_global_streams() -> None:
     random.seed(0)
     np.random.seed(0)
     torch.manual_seed(_TORCH_DEFAULT_SEED)
+
+
+IMPORT_STREAMS = ("python", "numpy", "torch")
+"""The global streams a program's module may seed at import."""
+
+
+def moved_streams(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """Of two ``RNGState(streams=IMPORT_STREAMS).state_dict()``, taken around an
+    import, the streams the import moved (seeded, or drew from), as ``after``
+    has them."""
+    return {name: after[name] for name in IMPORT_STREAMS
+            if not _same_state(before[name], after[name])}
+
+
+def _same_state(a: Any, b: Any) -> bool:
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        return a.dtype == b.dtype and a.shape == b.shape and torch.equal(a, b)
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same_state(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_same_state(x, y) for x, y in zip(a, b))
+    return type(a) is type(b) and a == b
 
 
 @contextmanager

@@ -44,7 +44,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 import torch
 
-from resumecheck.components import Component
+from resumecheck.components import IMPORT_STREAMS, Component, RNGState, moved_streams
 from resumecheck.errors import MissingFramework, StepError, TargetError
 
 __all__ = [
@@ -103,6 +103,11 @@ class Target:
     """Default number of optimizer steps N for a check."""
     resume_at: tuple[int, ...] = ()
     """Default resume points (empty: N // 2)."""
+    import_streams: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    """Set by ``load_target``: the global streams the program's module moved
+    when it was imported (a module-level ``torch.manual_seed(0)``), as they
+    were right after. Each run starts from them, as a real launch or restart
+    of the script would, instead of the engine's own fixed streams."""
     preload: tuple[str, ...] = ()
     """Modules of a framework the program trains with (``lightning.pytorch``,
     ``transformers.trainer``): with process isolation the warm server imports
@@ -339,6 +344,7 @@ def load_target(spec: str | None) -> Target:
             "Name the factory after a colon, e.g. mytrain:build or train.py:build",
         )
     module = _import(spec, where)
+    streams = _SET_AT_IMPORT.get(module.__name__, {})
     obj: Any = module
     for part in attr.split("."):
         try:
@@ -350,7 +356,9 @@ def load_target(spec: str | None) -> Target:
                 "Check the name after the colon; it must name the program factory",
             ) from None
     if isinstance(obj, Target):
-        return obj if obj.spec == spec else _with_spec(obj, spec)
+        if obj.spec == spec and dict(obj.import_streams) == streams:
+            return obj
+        return replace(obj, spec=spec, import_streams=streams)
     if not callable(obj) or isinstance(obj, type) and not hasattr(obj, "train_step"):
         raise TargetError(
             spec,
@@ -358,7 +366,23 @@ def load_target(spec: str | None) -> Target:
             "Point at a function (or resumecheck.Target) that takes a settings "
             "dict and returns a program with components() and train_step()",
         )
-    return Target(factory=obj, spec=spec)
+    return Target(factory=obj, spec=spec, import_streams=streams)
+
+
+_SET_AT_IMPORT: dict[str, dict[str, Any]] = {}
+"""Per module this interpreter imported for a target: the streams its import
+moved (``Target.import_streams``)."""
+
+
+def _exec_noting_streams(name: str, run: Callable[[], Any]) -> Any:
+    """Import a program's module through ``run``, noting which global streams
+    its import moved (seeded or drew from) and their state after it."""
+    before = RNGState(streams=IMPORT_STREAMS).state_dict()
+    out = run()
+    moved = moved_streams(before, RNGState(streams=IMPORT_STREAMS).state_dict())
+    if moved:
+        _SET_AT_IMPORT[name] = moved
+    return out
 
 
 def _shadowed_siblings(directory: Path) -> dict[str, Any]:
@@ -380,10 +404,6 @@ def _importable_from_cwd() -> None:
     cwd = os.getcwd()
     if "" not in sys.path and not any(os.path.abspath(p) == cwd for p in sys.path if p):
         sys.path.append(cwd)
-
-
-def _with_spec(target: Target, spec: str) -> Target:
-    return replace(target, spec=spec)  # (every other field as the target has it)
 
 
 def _import(spec: str, where: str):
@@ -409,7 +429,8 @@ def _import(spec: str, where: str):
             shadowed = _shadowed_siblings(path.parent)
             sys.path.insert(0, str(path.parent))
             try:
-                module_spec.loader.exec_module(module)
+                loader = module_spec.loader
+                _exec_noting_streams(name, lambda: loader.exec_module(module))
             except BaseException:
                 del sys.modules[name]
                 raise
@@ -418,7 +439,9 @@ def _import(spec: str, where: str):
                 sys.modules.update(shadowed)
             return module
         _importable_from_cwd()
-        return importlib.import_module(where)
+        if where in sys.modules:
+            return sys.modules[where]
+        return _exec_noting_streams(where, lambda: importlib.import_module(where))
     except TargetError:
         raise
     except ModuleNotFoundError as exc:

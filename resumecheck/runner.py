@@ -38,7 +38,7 @@ from typing import Any
 import torch
 
 from resumecheck.capture import save_capture
-from resumecheck.components import launch_global_streams, reseed_global_streams
+from resumecheck.components import RNGState, launch_global_streams, reseed_global_streams
 from resumecheck.errors import BudgetExhausted, ResumecheckError, StepError, TargetError
 from resumecheck.faults import environment_failure
 from resumecheck.program import BuiltProgram, Target
@@ -264,6 +264,8 @@ class _Segment:
             reseed_global_streams(spec.reseed)
         elif spec.restore is None:
             launch_global_streams()
+        if self.target.import_streams:  # seeded by the module at import: as a new launch has them
+            RNGState().load_state_dict(dict(self.target.import_streams))
         self.enter("restore")
         capture = engine_capture(spec.restore)
         self.enter("build")
