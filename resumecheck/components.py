@@ -291,12 +291,39 @@ IMPORT_STREAMS = ("python", "numpy", "torch")
 """The global streams a program's module may seed at import."""
 
 
-def moved_streams(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+def moved_streams(before: dict[str, Any], after: dict[str, Any],
+                  seeded: Iterable[str] = IMPORT_STREAMS) -> dict[str, Any]:
     """Of two ``RNGState(streams=IMPORT_STREAMS).state_dict()``, taken around an
-    import, the streams the import moved (seeded, or drew from), as ``after``
-    has them."""
+    import, the ``seeded`` streams the import moved, as ``after`` has them."""
     return {name: after[name] for name in IMPORT_STREAMS
-            if not _same_state(before[name], after[name])}
+            if name in seeded and not _same_state(before[name], after[name])}
+
+
+@contextmanager
+def seeds_called() -> Iterator[set[str]]:
+    """Note which global streams are seeded while the block runs (``random.seed``,
+    ``numpy.random.seed``, ``torch.manual_seed``, as a script's top lines call
+    them, or through a helper that does): a stream that is only drawn from is
+    not noted (a library's import may draw from an unseeded stream; its state
+    then differs from one new interpreter to the next)."""
+    seeded: set[str] = set()
+    owners = [(random, "seed", "python"), (np.random, "seed", "numpy"),
+              (torch, "manual_seed", "torch"), (torch.random, "manual_seed", "torch")]
+    originals = [getattr(owner, attr) for owner, attr, _ in owners]
+
+    def noting(original: Callable[..., Any], name: str) -> Callable[..., Any]:
+        def seed(*args: Any, **kwargs: Any) -> Any:
+            seeded.add(name)
+            return original(*args, **kwargs)
+        return seed
+
+    for (owner, attr, name), original in zip(owners, originals):
+        setattr(owner, attr, noting(original, name))
+    try:
+        yield seeded
+    finally:
+        for (owner, attr, _), original in zip(owners, originals):
+            setattr(owner, attr, original)
 
 
 def _same_state(a: Any, b: Any) -> bool:

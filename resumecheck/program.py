@@ -44,7 +44,13 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 import torch
 
-from resumecheck.components import IMPORT_STREAMS, Component, RNGState, moved_streams
+from resumecheck.components import (
+    IMPORT_STREAMS,
+    Component,
+    RNGState,
+    moved_streams,
+    seeds_called,
+)
 from resumecheck.errors import MissingFramework, StepError, TargetError
 
 __all__ = [
@@ -104,7 +110,7 @@ class Target:
     resume_at: tuple[int, ...] = ()
     """Default resume points (empty: N // 2)."""
     import_streams: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
-    """Set by ``load_target``: the global streams the program's module moved
+    """Set by ``load_target``: the global streams the program's module seeded
     when it was imported (a module-level ``torch.manual_seed(0)``), as they
     were right after. Each run starts from them, as a real launch or restart
     of the script would, instead of the engine's own fixed streams."""
@@ -376,10 +382,12 @@ moved (``Target.import_streams``)."""
 
 def _exec_noting_streams(name: str, run: Callable[[], Any]) -> Any:
     """Import a program's module through ``run``, noting which global streams
-    its import moved (seeded or drew from) and their state after it."""
+    its import seeded and their state after it (a stream only drawn from, by
+    the module or a library it imports, is left out: no two launches agree on it)."""
     before = RNGState(streams=IMPORT_STREAMS).state_dict()
-    out = run()
-    moved = moved_streams(before, RNGState(streams=IMPORT_STREAMS).state_dict())
+    with seeds_called() as seeded:
+        out = run()
+    moved = moved_streams(before, RNGState(streams=IMPORT_STREAMS).state_dict(), seeded)
     if moved:
         _SET_AT_IMPORT[name] = moved
     return out

@@ -31,3 +31,9 @@ def test_a_stream_seeded_at_import_and_not_restored_is_still_caught():
     assert own is not None and own.verdict == DIVERGED and own.first_divergent_step == 5
     assert [f.component for f in own.diagnosis] == ["rng"]
     assert own.diagnosis[0].status == "confirmed"
+
+
+def test_a_stream_an_import_only_draws_from_is_left_to_the_engine():
+    # (a library's import may draw from an unseeded stream: no two launches agree on it)
+    target = load_target("fixtures.trust.draws_at_import:TARGET")
+    assert list(target.import_streams) == ["torch"]  # seeded; Python's random only drawn from
