@@ -536,13 +536,15 @@ def explain(r: RunResult, first_bitwise: tuple[int, str] | None, *,
 
 def before_restart_text(r: RunResult) -> str:
     """Why a run that differs before its first restart is not judged."""
+    q = r.first_divergent_quantity or ""
+    wider = ("" if q.startswith("data") else  # (the data a step reads is compared as is)
+             "; a wider --rtol/--atol may judge it")
     return (
-        f"inconclusive: {r.first_divergent_quantity} differs from step "
-        f"{r.first_divergent_step}, before the first restart at {r.resume_at[0]}: the run's "
-        "first half, replayed from step 0, does not reproduce the reference within the "
-        "tolerance, so the program is not deterministic enough to judge this resume (no "
-        "save or restore had happened yet). `resumecheck baseline` shows what differs first; "
-        "a wider --rtol/--atol may judge it"
+        f"inconclusive: {q} differs from step {r.first_divergent_step}, before the first "
+        f"restart at {r.resume_at[0]}: the run's first half, replayed from step 0, does not "
+        "reproduce the reference within the tolerance, so the program is not deterministic "
+        "enough to judge this resume (no save or restore had happened yet). `resumecheck "
+        f"baseline` shows what differs first{wider}"
     )
 
 
