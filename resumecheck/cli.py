@@ -52,7 +52,8 @@ exit codes: 0 equivalent, 1 not equivalent (or a failed run), 2 bad usage or inp
             4 the environment failed, not the program (disk full, out of memory, a
               process killed from outside): nothing was judged,
             5 inconclusive: the evidence cannot decide (an elastic resume whose per-rank
-              state cannot be mapped); the report says why,
+              state cannot be mapped, a run that differs before its first restart);
+              the report says why,
             130 / 143 interrupted by SIGINT / SIGTERM (children killed, files removed)
 """
 

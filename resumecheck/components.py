@@ -19,6 +19,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import torch
 
+from resumecheck.compare import digest
 from resumecheck.errors import UnknownComponent
 
 __all__ = [
@@ -292,11 +293,11 @@ IMPORT_STREAMS = ("python", "numpy", "torch")
 
 
 def moved_streams(before: dict[str, Any], after: dict[str, Any],
-                  seeded: Iterable[str] = IMPORT_STREAMS) -> dict[str, Any]:
+                  seeded: Iterable[str]) -> dict[str, Any]:
     """Of two ``RNGState(streams=IMPORT_STREAMS).state_dict()``, taken around an
     import, the ``seeded`` streams the import moved, as ``after`` has them."""
     return {name: after[name] for name in IMPORT_STREAMS
-            if name in seeded and not _same_state(before[name], after[name])}
+            if name in seeded and digest(before[name]) != digest(after[name])}
 
 
 @contextmanager
@@ -324,16 +325,6 @@ def seeds_called() -> Iterator[set[str]]:
     finally:
         for (owner, attr, _), original in zip(owners, originals):
             setattr(owner, attr, original)
-
-
-def _same_state(a: Any, b: Any) -> bool:
-    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
-        return a.dtype == b.dtype and a.shape == b.shape and torch.equal(a, b)
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_same_state(a[k], b[k]) for k in a)
-    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(_same_state(x, y) for x, y in zip(a, b))
-    return type(a) is type(b) and a == b
 
 
 @contextmanager

@@ -93,8 +93,9 @@ LAUNCHER_PRELOAD = (
 """What the warm server of distributed launches imports besides torch (torch's
 own modules only): torch's launcher, which the launcher needs, and the
 distributed checkpoint (with the fsspec storage it looks for at every save
-and load), FSDP and DDP, which every rank of a distributed program imports; forked, a rank finds them loaded instead of importing them
-again (seconds per rank on a busy machine)."""
+and load), FSDP and DDP, which every rank of a distributed program imports;
+forked, a rank finds them loaded instead of importing them again (seconds
+per rank on a busy machine)."""
 
 
 def prestart_launchers(hash_seeds: list[str | None]) -> None:

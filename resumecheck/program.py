@@ -362,9 +362,9 @@ def load_target(spec: str | None) -> Target:
                 "Check the name after the colon; it must name the program factory",
             ) from None
     if isinstance(obj, Target):
-        if obj.spec == spec and dict(obj.import_streams) == streams:
-            return obj
-        return replace(obj, spec=spec, import_streams=streams)
+        # (a copy: the module's own Target keeps no streams, and never a spec it lacks)
+        return obj if obj.spec == spec and not streams else \
+            replace(obj, spec=spec, import_streams=streams)
     if not callable(obj) or isinstance(obj, type) and not hasattr(obj, "train_step"):
         raise TargetError(
             spec,

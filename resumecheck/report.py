@@ -223,7 +223,8 @@ class Report:
     def outcome(self) -> str:
         """The full resume in words: ``EQUIVALENT``, ``NOT EQUIVALENT``, or
         ``INCONCLUSIVE`` when the evidence could not decide (an elastic resume
-        whose per-rank state cannot be mapped): never called not equivalent."""
+        whose per-rank state cannot be mapped, a run that differs before its
+        first restart): never called not equivalent."""
         if self.equivalent:
             return "EQUIVALENT"
         full = self.full_resume

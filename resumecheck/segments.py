@@ -40,6 +40,7 @@ def scratch_dir() -> str | None:
     path = os.environ.get(SCRATCH_ENV)
     return path if path and os.path.isdir(path) else None
 
+
 PHASE_TIMEOUT = 600.0
 """Bound in seconds on each part of a segment that is not a training step
 (starting an interpreter, building, restoring, saving, capturing), and on
