@@ -17,13 +17,14 @@ from __future__ import annotations
 import copy
 import math
 import tempfile
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import torch
 
 from resumecheck.compare import digest
-from resumecheck.components import PARAMS, RNGState, preserved_global_streams
+from resumecheck.components import LAUNCH_STREAMS, PARAMS, RNGState, preserved_global_streams
 from resumecheck.environment import fingerprint
 from resumecheck.errors import InvalidArgument
 from resumecheck.program import BuiltProgram, Target, load_target
@@ -33,10 +34,12 @@ from resumecheck.faults import environment_failure
 from resumecheck.runner import run_segment
 from resumecheck.segments import PHASE_TIMEOUT, SegmentResult, SegmentSpec
 from resumecheck.settings import Settings
-from resumecheck.streams import stream_label
+from resumecheck.streams import stream_label, unseeded_text
 from resumecheck.trace import first_difference
+from resumecheck.verdict import quantity_name
 
-__all__ = ["BaselineCheck", "BaselineReport", "check_baseline", "nondeterminism_cause"]
+__all__ = ["BaselineCheck", "BaselineReport", "check_baseline", "nondeterminism_cause",
+           "unseeded_streams"]
 
 SCHEMA = "resumecheck.baseline/1"
 
@@ -146,8 +149,8 @@ def check_baseline(
     torch.set_num_threads(threads)
     try:
         with preserved_global_streams():
-            checks = [_determinism(tgt, n, config, threads, isolation, seed, step_timeout,
-                                   tracker)]
+            checks = _determinism(tgt, n, config, threads, isolation, seed, step_timeout,
+                                  tracker)
             checks += _gradient_checks(tgt, config, batch_size, micro_batches)
             if tracker is not None:
                 tracker.emit("gradient checks", advance=1)
@@ -179,53 +182,106 @@ def _distributed(tgt: Target, nproc: int, n: int, settings: Settings,
                           environment=fingerprint(settings.threads), nproc=nproc)
 
 
-def two_runs(target: Target, steps: int, config: dict[str, Any], threads: int,
-             isolation: Literal["inprocess", "process"], work: str,
-             step_timeout: float | None = PHASE_TIMEOUT,
-             progress: ProgressTracker | None = None) -> tuple[SegmentResult, SegmentResult]:
-    runs = []
-    for hash_seed, name in enumerate(("first", "second"), start=1):
-        spec = SegmentSpec(
-            target_spec=target.spec, config=config, start=0, stop=steps, workdir=work,
-            name=f"determinism-{name}", threads=threads, hash_seed=hash_seed, capture_end=False,
-            step_timeout=step_timeout,
-        )
-        if progress is None:
-            runs.append(run_segment(spec, isolation, target))
-            continue
-        with progress.segment(f"determinism, {name} run", 0, steps):
-            runs.append(run_segment(spec, isolation, target))
-    return runs[0], runs[1]
-
-
 def _determinism(tgt: Target, n: int, config: dict[str, Any], threads: int,
                  isolation: Literal["inprocess", "process"], seed: int | None,
                  step_timeout: float | None,
-                 progress: ProgressTracker | None = None) -> BaselineCheck:
+                 progress: ProgressTracker | None = None) -> list[BaselineCheck]:
+    """Determinism and seeding: a run, a second from another launch's global
+    streams; only when they differ, a third from the first's streams tells a
+    program that is not deterministic from one that never seeds a stream."""
     with tempfile.TemporaryDirectory(prefix="resumecheck-baseline-") as work:
-        first, second = two_runs(tgt, n, config, threads, isolation, work, step_timeout,
-                                 progress)
-    failed = first.error or second.error
-    if failed:
-        return BaselineCheck(name="determinism", status="failed",
-                             detail=f"an uninterrupted run failed: {failed.splitlines()[0]}")
-    diff = first_difference(first.records, second.records)
-    if diff is None:
-        return BaselineCheck(
-            name="determinism", status="passed",
-            detail=f"two uninterrupted {isolation} runs are identical bit for bit over {n} steps"
-            + (" (PYTHONHASHSEED 1 and 2)" if isolation == "process" else ""),
-            figures={"steps": n, "isolation": isolation},
-        )
-    step, quantity = diff
-    with tempfile.TemporaryDirectory(prefix="resumecheck-baseline-") as work:
+        def run(spec: SegmentSpec) -> SegmentResult:
+            if progress is None:
+                return run_segment(spec, isolation, tgt)
+            label = _RUN_LABELS.get(spec.name, spec.name.replace("-", ", ") + " moved")
+            with progress.segment(label, spec.start, spec.stop):
+                return run_segment(spec, isolation, tgt)
+
+        def spec(name: str, hash_seed: int, moved: tuple[str, ...] = ()) -> SegmentSpec:
+            return SegmentSpec(
+                target_spec=tgt.spec, config=config, start=0, stop=n, workdir=work,
+                name=f"determinism-{name}", threads=threads, hash_seed=hash_seed,
+                capture_end=False, step_timeout=step_timeout, launch_moved=list(moved),
+            )
+
+        first = run(spec("first", 1))
+        other = run(spec("second", 2, LAUNCH_STREAMS)) if first.error is None else first
+        if first.error or other.error:
+            return _run_failed(first.error or other.error or "")
+        diff = first_difference(first.records, other.records)
+        if diff is None:
+            return [_determinism_passed(n, isolation, other_streams=True), _seeded()]
+        again = run(spec("again", 2))
+        if again.error:
+            return _run_failed(again.error)
+        same = first_difference(first.records, again.records)
+        if same is None:
+            step, key = diff
+            streams = unseeded_streams(run, spec("seeding", 1), first, step)
+            quantity = quantity_name(key)
+            return [_determinism_passed(n, isolation, other_streams=False), BaselineCheck(
+                name="seeding", status="failed",
+                detail=unseeded_text(streams, step, quantity),
+                figures={"first_step": step, "first_quantity": quantity, "streams": streams},
+            )]
+        step, quantity = same
         cause = nondeterminism_cause(tgt, config, threads, isolation, work, step, quantity,
                                      first=first)
-    return BaselineCheck(
+    return [BaselineCheck(
         name="determinism", status="failed",
         detail=f"two uninterrupted runs differ from step {step} in {quantity}; {cause}",
         figures={"first_step": step, "first_quantity": quantity, "cause": cause},
+    ), _not_judged("two runs from the same streams already differ")]
+
+
+def _determinism_passed(n: int, isolation: str, *, other_streams: bool) -> BaselineCheck:
+    runs = ("the second started from other global random streams" if other_streams
+            else "both from the same global random streams")
+    return BaselineCheck(
+        name="determinism", status="passed",
+        detail=f"two uninterrupted {isolation} runs are identical bit for bit over {n} steps, "
+               f"{runs}" + (" (PYTHONHASHSEED 1 and 2)" if isolation == "process" else ""),
+        figures={"steps": n, "isolation": isolation},
     )
+
+
+_RUN_LABELS = {"determinism-first": "determinism, first run",
+               "determinism-second": "determinism, second run",
+               "determinism-again": "determinism, same streams again"}
+
+
+def _run_failed(error: str) -> list[BaselineCheck]:
+    return [BaselineCheck(name="determinism", status="failed",
+                          detail=f"an uninterrupted run failed: {error.splitlines()[0]}"),
+            _not_judged("an uninterrupted run failed")]
+
+
+def _seeded() -> BaselineCheck:
+    return BaselineCheck(
+        name="seeding", status="passed",
+        detail="a run started from other torch, numpy and Python global streams is identical: "
+               "the program seeds every global stream it draws from",
+    )
+
+
+def _not_judged(why: str) -> BaselineCheck:
+    return BaselineCheck(name="seeding", status="skipped", detail=f"not judged: {why}")
+
+
+def unseeded_streams(run: Callable[[SegmentSpec], SegmentResult], base: SegmentSpec,
+                     first: SegmentResult, step: int) -> list[str]:
+    """The global streams that, each moved alone to another launch's state, make
+    a run of ``base`` depart from ``first`` by ``step`` (``first`` and a run from
+    other streams departed there; one from the same streams did not). Each run
+    stops at ``step`` and keeps ``first``'s PYTHONHASHSEED."""
+    found = []
+    for name in LAUNCH_STREAMS:
+        spec = replace(base, name=f"seeding-{name}", start=0, stop=step, hash_seed=1,
+                       launch_moved=[name], capture_end=False, trace_streams=False)
+        again = run(spec)
+        if again.error is None and first_difference(first.records[:step], again.records):
+            found.append(name)
+    return found
 
 
 def nondeterminism_cause(

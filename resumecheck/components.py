@@ -27,6 +27,7 @@ __all__ = [
     "Attr",
     "DATA_CURSOR",
     "GLOBAL_STEP",
+    "LAUNCH_STREAMS",
     "OPTIMIZER",
     "PARAMS",
     "PER_RANK",
@@ -275,17 +276,29 @@ def reseed_global_streams(seed: int) -> None:
 _TORCH_DEFAULT_SEED = 67280421310721
 
 
-def launch_global_streams() -> None:
+def launch_global_streams(moved: Iterable[str] = ()) -> None:
     """Put every global stream in one fixed state (a run's launch state).
 
     Every in-process run that starts from step 0 (the reference, the seeds of
     the noise band, the first half of a resumed run) begins here, so a program
     that never seeds a stream still starts each run alike (where two real
-    launches of it would differ: a limit the README states).
+    launches of it would differ). ``moved``: these streams (of
+    ``LAUNCH_STREAMS``) start from another fixed state instead, as they would
+    in another launch: a program that seeds them itself does not notice, one
+    that draws from them unseeded does (the seeding check).
     """
-    random.seed(0)
-    np.random.seed(0)
-    torch.manual_seed(_TORCH_DEFAULT_SEED)
+    moved = set(moved)
+    random.seed(_OTHER_LAUNCH_SEED if "python" in moved else 0)
+    np.random.seed(_OTHER_LAUNCH_SEED if "numpy" in moved else 0)
+    torch.manual_seed(_OTHER_LAUNCH_SEED if "torch" in moved else _TORCH_DEFAULT_SEED)
+
+
+# Another launch's streams (any other value would do).
+_OTHER_LAUNCH_SEED = 2_718_281_828
+
+LAUNCH_STREAMS = ("torch", "numpy", "python")
+"""The global streams a new interpreter seeds from entropy, which a program
+must seed itself for two launches of it to match."""
 
 
 IMPORT_STREAMS = ("python", "numpy", "torch")

@@ -28,10 +28,10 @@ from typing import Any, Literal
 import torch
 
 from resumecheck import forkserver, verdict
-from resumecheck.baseline import nondeterminism_cause
+from resumecheck.baseline import nondeterminism_cause, unseeded_streams
 from resumecheck.compare import Tolerance
 from resumecheck.dist_names import check_rank_suffixes, declared_rank_names
-from resumecheck.components import CONFIG, preserved_global_streams
+from resumecheck.components import CONFIG, LAUNCH_STREAMS, preserved_global_streams
 from resumecheck.environment import fingerprint
 from resumecheck.errors import (
     BudgetExhausted, DiskSpaceShortage, DiskUseWarning, EnvironmentFailure,
@@ -361,20 +361,41 @@ class _Segments:
             again = [self.run(self._determinism_spec())]
         return ref, (again[0] if again else None)
 
-    def _determinism_spec(self) -> SegmentSpec:
+    def _determinism_spec(self, other_streams: bool = True) -> SegmentSpec:
         # In fresh interpreters, another hash seed: set and dict order may differ.
-        return self.spec("determinism", config=self.run_config, start=0, stop=self.steps,
-                         hash_seed=2, capture_end=False, trace_streams=False)
+        # From another launch's global streams: a program that seeds what it draws
+        # from does not notice (see ``determinism``).
+        return self.spec("determinism" if other_streams else "determinism-again",
+                         config=self.run_config, start=0, stop=self.steps, hash_seed=2,
+                         capture_end=False, trace_streams=False,
+                         launch_moved=list(LAUNCH_STREAMS) if other_streams else [])
 
     def determinism(self, ref: SegmentResult, again: SegmentResult | None) -> dict[str, Any]:
-        """The second uninterrupted run must match the reference bit for bit."""
+        """The second uninterrupted run, started from another launch's global
+        streams, must match the reference bit for bit. When it does not, a
+        third from the reference's streams tells a program that never seeds a
+        stream it draws from (``seeded: False``: every run here starts from the
+        same streams, so the check stands, but two real launches differ) from
+        one that is not deterministic."""
         if again is None:
             return {"checked": False}
         if again.error is not None:
             raise ReferenceFailed(self.target.name, again.error, again.error_step)
         diff = first_difference(ref.records, again.records)
         if diff is None:
-            return {"checked": True, "deterministic": True}
+            return {"checked": True, "deterministic": True, "seeded": True}
+        same = self.run(self._determinism_spec(other_streams=False))
+        if same.error is not None:
+            raise ReferenceFailed(self.target.name, same.error, same.error_step)
+        departs = first_difference(ref.records, same.records)
+        if departs is None:
+            streams = unseeded_streams(self.run, self._determinism_spec(), ref, diff[0])
+            return {"checked": True, "deterministic": True, "seeded": False,
+                    "unseeded": {"step": diff[0], "quantity": verdict.quantity_name(diff[1]),
+                                 "streams": streams}}
+        return self._not_deterministic(ref, departs)
+
+    def _not_deterministic(self, ref: SegmentResult, diff: tuple[int, str]) -> dict[str, Any]:
         step, quantity = diff[0], verdict.quantity_name(diff[1])
         if self.tolerance.bitwise_only:
             s = self.settings
@@ -387,6 +408,7 @@ class _Segments:
             )
         return {"checked": True, "deterministic": False, "first_step": step,
                 "first_quantity": quantity}
+
 
 class _ReferenceTensors:
     """The reference's full tensors per step: from its files, or replayed (it

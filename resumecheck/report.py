@@ -13,6 +13,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from resumecheck.streams import unseeded_text
 from resumecheck.trajectory import Trajectory
 
 __all__ = [
@@ -255,6 +256,15 @@ class Report:
         allowed = {IDENTICAL} if self.tolerance.get("mode") == "bitwise" else {IDENTICAL, CLOSE}
         return engine.verdict in allowed
 
+    def unseeded_notice(self) -> str | None:
+        """The sentence a report carries when two launches of the program differ
+        (it draws from a global stream it never seeds; None: it does not, or
+        the determinism rerun did not run)."""
+        found = self.determinism.get("unseeded")
+        if not found:
+            return None
+        return unseeded_text(list(found["streams"]), found["step"], found["quantity"])
+
     def incomplete_state_notice(self) -> str | None:
         """The plain sentence a report opens with when the declared components
         do not capture the program's state (None: they do)."""
@@ -406,9 +416,8 @@ def _table(report: Report) -> str:
     rows = [_HEADER, *_rows(report)]
     widths = [max(len(row[i]) for row in rows) for i in range(len(_HEADER) - 1)]
     lines = [_headline(report), ""]
-    notice = report.incomplete_state_notice()
-    if notice:
-        lines[1:1] = [f"WARNING: {notice}"]
+    notices = [report.incomplete_state_notice(), report.unseeded_notice()]
+    lines[1:1] = [f"WARNING: {notice}" for notice in notices if notice]
     lines[-1:-1] = [f"not traced: {what}" for what in report.untraced]
     for n, row in enumerate(rows):
         cells = [c.ljust(w) for c, w in zip(row[:-1], widths)] + [row[-1]]
@@ -431,9 +440,9 @@ def _markdown(report: Report) -> str:
         f"{report.tolerance_text}; torch "
         f"{env.get('torch')}, {env.get('threads')} thread(s), {env.get('device')}", "",
     ]
-    notice = report.incomplete_state_notice()
-    if notice:
-        lines += [f"**Warning:** {notice}", ""]
+    for notice in (report.incomplete_state_notice(), report.unseeded_notice()):
+        if notice:
+            lines += [f"**Warning:** {notice}", ""]
     lines.append("| " + " | ".join(_md_cell(c) for c in _HEADER) + " |")
     lines.append("|" + "---|" * len(_HEADER))
     for row in _rows(report):

@@ -263,7 +263,7 @@ class _Segment:
         if spec.reseed is not None:
             reseed_global_streams(spec.reseed)
         elif spec.restore is None:
-            launch_global_streams()
+            launch_global_streams(spec.launch_moved)
         if self.target.import_streams:  # seeded by the module at import: as a new launch has them
             RNGState().load_state_dict(dict(self.target.import_streams))
         self.enter("restore")

@@ -80,6 +80,9 @@ class SegmentSpec:
     program_save_at: int | None = None
     keep_tensors_after: int | None = None
     reseed: int | None = None
+    launch_moved: list[str] = field(default_factory=list)
+    """Global streams a run from step 0 starts from another launch's state
+    (``components.launch_global_streams``): the seeding check."""
     threads: int = 1
     hash_seed: int | None = None
     """PYTHONHASHSEED of a process-isolated segment (None: the interpreter picks one)."""

@@ -44,6 +44,7 @@ __all__ = [
     "stream_digests",
     "stream_label",
     "stream_states",
+    "unseeded_text",
 ]
 
 MAX_DRAWS = 64
@@ -60,6 +61,28 @@ _LABELS = {
     "torch": "torch CPU stream",
     "cuda": "torch CUDA stream",
 }
+
+
+_SEED_CALLS = {"python": "random.seed", "numpy": "numpy.random.seed", "torch": "torch.manual_seed"}
+
+
+def unseeded_text(streams: list[str], step: int, quantity: str) -> str:
+    """Two launches of a program differ (a run started from other global streams
+    departs at ``step`` in ``quantity``; ``streams``: the ones that alone make
+    it depart, empty when none does alone): what that means, what to do."""
+    if streams:
+        names = " and ".join(f"the {_LABELS[s]}" for s in streams)
+        calls = ", ".join(_SEED_CALLS[s] for s in streams)
+        drawn = (f"it draws from {names} without seeding "
+                 f"{'it' if len(streams) == 1 else 'them'} ({calls})")
+    else:
+        drawn = ("it draws from the global random streams without seeding them (no one of "
+                 "them alone makes the difference)")
+    return (f"two launches of this program differ from step {step} ({quantity}): {drawn}, "
+            "and a new interpreter seeds every global stream from entropy. Each run of this "
+            "check starts from the same fixed streams, so the verdict still holds, but two "
+            "real runs of the program will not match: seed every stream it draws from where "
+            "the program is built")
 
 
 def declared_streams(components: Iterable[Any]) -> list[RNGState]:

@@ -19,7 +19,8 @@ def test_builtin_program_is_trustworthy_with_figures():
     report = check_baseline()
     checks = _by_name(report)
     assert report.passed
-    assert [c.status for c in report.checks] == ["passed"] * 5
+    assert [c.status for c in report.checks] == ["passed"] * 6
+    assert checks["seeding"].status == "passed"
     assert checks["gradients vs finite differences"].figures["max_abs_error"] < 1e-6
     assert checks["gradients vs finite differences"].figures["entries"] >= 8
     assert checks["gradient accumulation"].figures["max_abs_diff"] < 1e-10
@@ -69,7 +70,7 @@ def test_tolerance_mode_judges_anyway_and_records_it():
 def test_seeded_twin_passes_and_run_records_determinism():
     assert check_baseline("fixtures.nondeterministic:SEEDED").passed
     report = verify("fixtures.nondeterministic:SEEDED", noise_seeds=0, drop="none")
-    assert report.determinism == {"checked": True, "deterministic": True}
+    assert report.determinism == {"checked": True, "deterministic": True, "seeded": True}
 
 
 def test_wrong_backward_fails_the_gradient_check_naming_the_parameter():
@@ -84,8 +85,8 @@ def test_wrong_backward_fails_the_gradient_check_naming_the_parameter():
 def test_programs_without_a_tiny_batch_skip_the_gradient_checks():
     report = check_baseline("fixtures.nondeterministic:SEEDED")
     statuses = [c.status for c in report.checks]
-    assert statuses == ["passed", "skipped", "skipped", "skipped", "skipped"]
-    assert "tiny_batch" in report.checks[1].detail
+    assert statuses == ["passed", "passed", "skipped", "skipped", "skipped", "skipped"]
+    assert "tiny_batch" in report.checks[2].detail
 
 
 def test_cli_baseline_json_and_exit_codes(capsys):

@@ -48,7 +48,8 @@ def test_correct_twin_is_equivalent(isolation):
     correct = CASES[0][4]
     report = _check(correct, isolation)
     assert report.equivalent, report.render()
-    assert report.determinism == {"checked": True, "deterministic": True}, report.determinism
+    assert report.determinism == {"checked": True, "deterministic": True, "seeded": True}, \
+        report.determinism
     assert report.full_resume.verdict == "identical"
     assert report.full_resume.diagnosis == []
 

@@ -55,11 +55,11 @@ def test_the_incomplete_state_notice_names_the_seed_the_restart_does_not_get():
 
 
 def test_a_baseline_pass_says_which_checks_it_rests_on():
-    report = check_baseline("tests.programs:NOISY_FORGETS_RNG", steps=3)
+    report = check_baseline("fixtures.nondeterministic:SEEDED", steps=3)
     if not any(c.status == "skipped" for c in report.checks):
         pytest.skip("this program offers every check")
     head = report.render().splitlines()[1]
-    assert head.startswith("baseline: TRUSTWORTHY (only determinism ran; skipped:")
+    assert head.startswith("baseline: TRUSTWORTHY (only determinism, seeding ran; skipped:")
 
 
 def test_a_missing_target_file_says_where_it_was_looked_for(tmp_path, monkeypatch):

@@ -1,0 +1,64 @@
+"""A program that draws from a global stream it never seeds: two real launches
+of it differ (a new interpreter seeds every global stream from entropy), though
+every run of a check starts from the same fixed streams. The determinism rerun
+starts from other streams, so the baseline and the report say so, and name the
+stream; a program that seeds what it draws from is not flagged."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from resumecheck import verify
+from resumecheck.baseline import check_baseline
+
+SPEC = "fixtures.trust.unseeded:"
+
+
+def _checks(name: str, **kw) -> dict:
+    return {c.name: c for c in check_baseline(SPEC + name, **kw).checks}
+
+
+@pytest.mark.parametrize("name, stream, quantity", [
+    ("NO_TORCH_SEED", "torch", "data (the samples consumed)"),
+    ("NO_NUMPY_SEED", "numpy", "loss"),
+])
+def test_a_stream_it_never_seeds_is_named_and_the_verdict_still_stands(name, stream, quantity):
+    report = verify(SPEC + name, drop="none", noise_seeds=0)
+    assert report.outcome == "EQUIVALENT", report.render()  # (its load restores the stream)
+    assert report.determinism == {"checked": True, "deterministic": True, "seeded": False,
+                                  "unseeded": {"step": 1, "quantity": quantity,
+                                               "streams": [stream]}}
+    seed_call = {"torch": "torch.manual_seed", "numpy": "numpy.random.seed"}[stream]
+    for text in (report.render(), report.render("markdown")):
+        assert "two launches of this program differ from step 1" in text
+        assert seed_call in text and "the verdict still holds" in text
+    assert json.loads(report.render("json"))["determinism"] == report.determinism
+
+
+def test_the_baseline_fails_its_seeding_check_and_names_the_stream():
+    checks = _checks("NO_NUMPY_SEED")
+    assert checks["determinism"].status == "passed"
+    assert "both from the same global random streams" in checks["determinism"].detail
+    seeding = checks["seeding"]
+    assert seeding.status == "failed"
+    assert seeding.figures == {"first_step": 1, "first_quantity": "loss", "streams": ["numpy"]}
+    assert "numpy global stream" in seeding.detail
+
+
+def test_a_program_seeding_what_it_draws_from_is_not_flagged():
+    # (it never seeds Python's random, and never draws from it either)
+    report = verify(SPEC + "SEEDED", drop="none", noise_seeds=0)
+    assert report.determinism == {"checked": True, "deterministic": True, "seeded": True}
+    assert report.unseeded_notice() is None and "two launches" not in report.render()
+    checks = _checks("SEEDED")
+    assert checks["seeding"].status == "passed"
+    assert checks["determinism"].status == "passed"
+
+
+@pytest.mark.process
+def test_in_fresh_interpreters_too():
+    seeding = _checks("NO_TORCH_SEED", isolation="process")["seeding"]
+    assert seeding.status == "failed" and seeding.figures["streams"] == ["torch"]
+    assert _checks("SEEDED", isolation="process")["seeding"].status == "passed"
