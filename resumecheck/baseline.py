@@ -322,10 +322,13 @@ def nondeterminism_cause(
                     "iteration order of a set, or of a dict keyed by hash")
     return (
         f"the initial state is identical (parameters and every declared stream), so {inside}: "
-        "look for a random stream the program draws from but does not declare or seed, a "
+        "look for a random stream the program creates without a fixed seed "
+        "(numpy.random.default_rng(), a Generator seeded from the clock), a "
         "nondeterministic kernel (torch.use_deterministic_algorithms(True)), values read "
         "from the clock"
-        + (", or set iteration order (run with --isolation process to tell)"
+        + (", state one run leaves in a module or a class for the next (every run here "
+           "shares one interpreter: a counter or a cache at module level), or set iteration "
+           "order (run with --isolation process to tell these two)"
            if isolation == "inprocess" else "")
     )
 

@@ -12,6 +12,7 @@ import pytest
 
 from resumecheck import verify
 from resumecheck.baseline import check_baseline
+from resumecheck.errors import NondeterministicBaseline
 
 SPEC = "fixtures.trust.unseeded:"
 
@@ -62,3 +63,17 @@ def test_in_fresh_interpreters_too():
     seeding = _checks("NO_TORCH_SEED", isolation="process")["seeding"]
     assert seeding.status == "failed" and seeding.figures["streams"] == ["torch"]
     assert _checks("SEEDED", isolation="process")["seeding"].status == "passed"
+
+
+def test_state_a_module_keeps_between_runs_is_named_among_the_causes_in_process():
+    with pytest.raises(NondeterministicBaseline) as info:
+        verify("fixtures.trust.module_state:TARGET", drop="none", noise_seeds=0)
+    assert "state one run leaves in a module or a class for the next" in info.value.cause
+    assert "--isolation process to tell" in info.value.cause
+
+
+@pytest.mark.process
+def test_in_fresh_interpreters_a_module_counter_is_fresh_in_every_launch():
+    report = verify("fixtures.trust.module_state:TARGET", drop="none", noise_seeds=0,
+                    isolation="process")
+    assert report.outcome == "EQUIVALENT", report.render()
