@@ -200,6 +200,13 @@ def _read_and_remove(path: str) -> str:
         Path(path).unlink(missing_ok=True)
 
 
+# Where a server starts: ``python -m`` puts its directory first on the module
+# path, so not the caller's (a random.py there would shadow the standard
+# library's in the server, and in every child forked from it) but the one that
+# holds this package. Each child takes its segment's own directory.
+_SERVER_CWD = str(Path(__file__).resolve().parent.parent)
+
+
 class _Server:
     """One warm interpreter; forks any number of children side by side.
 
@@ -217,7 +224,7 @@ class _Server:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", _ENTRY], env=server_env, stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1,
-            start_new_session=True,
+            start_new_session=True, cwd=_SERVER_CWD,
         )
         self._lock = threading.Lock()
         self._waiting: dict[int, queue.Queue[dict[str, Any] | None]] = {}

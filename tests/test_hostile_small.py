@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from resumecheck import forkserver
 from resumecheck.cli import main
 from resumecheck.engine import ReferenceFailed, verify
 from resumecheck.errors import CheckpointError
@@ -189,6 +190,25 @@ def test_a_random_py_in_the_cwd_does_not_run_in_a_process_child(tmp_path, monkey
                     noise_seeds=0, check_determinism=False)
     assert not marker.exists()
     assert report.full_resume is not None and report.full_resume.verdict == IDENTICAL
+
+
+@pytest.mark.process
+@pytest.mark.skipif(not forkserver.available(), reason="warm servers need fork")
+def test_a_warm_server_started_in_a_directory_with_a_random_py_does_not_import_it(
+        tmp_path, monkeypatch):
+    # (the test above passes whenever the servers were started elsewhere
+    # earlier; this one starts a server of its own, from the shadowing cwd)
+    marker = tmp_path / "shadow-ran"
+    (tmp_path / "random.py").write_text(
+        f"open({str(marker)!r}, 'w').write('the cwd shadowed the standard library')\n"
+        "raise ImportError('shadowed random')\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    env = {**os.environ, "PYTHONHASHSEED": "7"}  # a server no other test asks for
+    child = forkserver.spawn("this", [], env, cwd=str(ROOT), output_dir=str(tmp_path))
+    out, _ = child.communicate(timeout=120)
+    assert child.returncode == 0 and "Beautiful is better than ugly" in out
+    assert not marker.exists()
 
 
 @pytest.mark.e2e
