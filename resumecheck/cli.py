@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from resumecheck.progress_bar import terminal_progress
+from resumecheck.settings import DEFAULT_NOISE_SEEDS
 
 __all__ = ["main"]
 
@@ -191,7 +192,7 @@ def _run_parser(sub: Any) -> None:
                      "per-dtype defaults unless --rtol/--atol)")
     run.add_argument("--rtol", type=_float, help="relative tolerance (implies --tolerance close)")
     run.add_argument("--atol", type=_float, help="absolute tolerance (implies --tolerance close)")
-    run.add_argument("--noise-seeds", type=_whole, default=2, metavar="M",
+    run.add_argument("--noise-seeds", type=_whole, default=DEFAULT_NOISE_SEEDS, metavar="M",
                      help="extra reference runs with other seeds for the noise band "
                      "(default 2, at most 100)")
     run.add_argument("--timeout", type=_float, metavar="SECONDS", help=_TIMEOUT_HELP)

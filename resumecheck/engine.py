@@ -45,7 +45,7 @@ from resumecheck.reproduce import reproduce_command
 from resumecheck.faults import environment_failure
 from resumecheck.runner import run_segment
 from resumecheck.segments import PHASE_TIMEOUT, Restore, SegmentResult, SegmentSpec
-from resumecheck.settings import MAX_NOISE_SEEDS, DropSpec, Settings, resume_points
+from resumecheck.settings import DEFAULT_NOISE_SEEDS, MAX_NOISE_SEEDS, DropSpec, Settings, resume_points
 from resumecheck.trace import first_difference, load_step_tensors
 
 __all__ = [
@@ -81,7 +81,7 @@ def verify(
     isolation: Literal["inprocess", "process"] = "inprocess",
     tolerance: Tolerance | None = None,
     seed: int | None = None,
-    noise_seeds: int = 2,
+    noise_seeds: int = DEFAULT_NOISE_SEEDS,
     threads: int = 1,
     check_determinism: bool = True,
     timeout: float | None = None,
@@ -802,6 +802,7 @@ def _reproduce(target: Target, s: Settings, schedule: list[int], dropped: list[s
         "run", target.spec, steps=s.n, seed=s.seed, threads=s.threads, isolation=s.isolation,
         resume_at=schedule, drop=dropped, tolerance=s.tolerance or Tolerance.bitwise(),
         timeout=s.timeout, nproc=s.nproc, resume_nproc=s.resume_nproc,
+        noise_seeds=s.noise_seeds,
     )
 
 

@@ -21,6 +21,8 @@ from typing import Any
 
 import pytest
 
+from resumecheck.settings import DEFAULT_NOISE_SEEDS
+
 _MARKER_ARGS = {
     "target", "steps", "resume_at", "drop", "isolation", "tolerance", "rtol", "atol",
     "seed", "noise_seeds", "threads", "timeout", "jobs", "nproc", "resume_nproc",
@@ -32,7 +34,8 @@ _OPTIONS = {
     "isolation": (str, "inprocess", "restarts: inprocess (default) or process"),
     "tolerance": (str, "bitwise", "bitwise (default) or close (torch.testing's tolerances)"),
     "seed": (int, None, "set the program's seed setting for every check (default: the program's own)"),
-    "noise_seeds": (int, 2, "extra seeds for the noise band (default 2)"),
+    "noise_seeds": (int, DEFAULT_NOISE_SEEDS,
+                    f"extra seeds for the noise band (default {DEFAULT_NOISE_SEEDS})"),
     "threads": (int, 1, "torch threads for every run (default 1)"),
     "timeout": (float, None, "seconds one training step may take; a slower step fails its "
                 "run (default: 600 per reference step, then max(60, 20x the reference's "

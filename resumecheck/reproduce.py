@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
 
 from resumecheck.program import BUILTIN_SPEC
+from resumecheck.settings import DEFAULT_NOISE_SEEDS
 
 if TYPE_CHECKING:
     from resumecheck.compare import Tolerance
@@ -38,6 +39,7 @@ def reproduce_command(
     timeout: float | None = None,
     nproc: int | None = None,
     resume_nproc: int | None = None,
+    noise_seeds: int | None = None,
 ) -> str:
     """A shell command line that runs the same check again.
 
@@ -45,7 +47,10 @@ def reproduce_command(
     can name; the built-in program's spec is left out, it is the default).
     ``seed`` None: the program's own seed (no ``--seed``, as the run had
     none). ``timeout`` None: the automatic step bound (no ``--timeout``).
-    ``resume_at``/``drop``/``tolerance`` apply to ``run`` only.
+    ``resume_at``/``drop``/``tolerance``/``noise_seeds`` apply to ``run`` only;
+    ``noise_seeds`` None or the default: no ``--noise-seeds`` (the noise band
+    decides only whether a difference is called plausible, so a command that
+    reproduces a report carries the count it ran with).
     """
     argv = ["resumecheck", command]
     if target is None:
@@ -57,6 +62,8 @@ def reproduce_command(
         if resume_at is not None:
             argv += ["--resume-at", ",".join(map(str, resume_at))]
         argv += ["--drop", ",".join(drop or ()) or "none"]
+        if noise_seeds is not None and noise_seeds != DEFAULT_NOISE_SEEDS:
+            argv += ["--noise-seeds", str(noise_seeds)]
     if seed is not None:
         argv += ["--seed", str(seed)]
     argv += ["--isolation", isolation, "--threads", str(threads)]

@@ -21,7 +21,10 @@ if TYPE_CHECKING:
     from resumecheck.compare import Tolerance
     from resumecheck.program import Target
 
-__all__ = ["ISOLATIONS", "MAX_NOISE_SEEDS", "MIN_STEPS", "DropSpec", "Settings", "resume_points"]
+__all__ = ["DEFAULT_NOISE_SEEDS", "ISOLATIONS", "MAX_NOISE_SEEDS", "MIN_STEPS", "DropSpec", "Settings", "resume_points"]
+
+DEFAULT_NOISE_SEEDS = 2
+"""Noise runs a check makes unless told otherwise (CLI, plugin, ``verify``)."""
 
 MAX_NOISE_SEEDS = 100
 """Upper limit of ``noise_seeds``: each seed is one more uninterrupted run."""
@@ -53,7 +56,7 @@ class Settings:
     """How close is equivalent (None: bit for bit)."""
     seed: int | None = None
     """The program's seed setting for the run (None: the program's own settings)."""
-    noise_seeds: int = 2
+    noise_seeds: int = DEFAULT_NOISE_SEEDS
     """Extra uninterrupted runs with other seeds, for the seed-to-seed noise band."""
     threads: int = 1
     """Torch threads of every run, and of the check's own judging."""
