@@ -65,6 +65,17 @@ def test_reproduce_command_quotes_and_keeps_every_setting():
                         "--isolation", "inprocess", "--threads", "3"]
 
 
+def test_a_reproduce_command_runs_the_noise_seeds_the_check_ran():
+    # (the noise band decides whether a difference is called plausible)
+    report = verify("tests.programs:NOISY_FORGETS_RNG", drop="none", noise_seeds=0,
+                    check_determinism=False)
+    argv = shlex.split(report.full_resume.reproduce)
+    assert argv[argv.index("--noise-seeds") + 1] == "0"
+    default = reproduce_command("run", "m:T", steps=4, seed=None, threads=1,
+                                isolation="inprocess", noise_seeds=2)
+    assert "--noise-seeds" not in default  # the default needs no flag
+
+
 # -- the Markdown table and failed rows ----------------------------------------
 
 def _report(*runs: RunResult) -> Report:
