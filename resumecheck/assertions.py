@@ -89,9 +89,9 @@ def describe_failure(report: Report) -> str:
         f"{report.isolation} restarts (torch {report.environment.get('torch')}, "
         f"{report.environment.get('threads')} thread(s))"
     ]
-    notice = report.incomplete_state_notice()
-    if notice:
-        lines.append(f"  {notice}")
+    for notice in (report.incomplete_state_notice(), report.unseeded_notice()):
+        if notice:
+            lines.append(f"  {notice}")
     for run in report.runs:
         if run.verdict in ("identical", "close") and not run.dropped:
             continue

@@ -11,6 +11,7 @@ import json
 import pytest
 
 from resumecheck import verify
+from resumecheck.assertions import describe_failure
 from resumecheck.baseline import check_baseline
 from resumecheck.errors import NondeterministicBaseline
 
@@ -32,7 +33,7 @@ def test_a_stream_it_never_seeds_is_named_and_the_verdict_still_stands(name, str
                                   "unseeded": {"step": 1, "quantity": quantity,
                                                "streams": [stream]}}
     seed_call = {"torch": "torch.manual_seed", "numpy": "numpy.random.seed"}[stream]
-    for text in (report.render(), report.render("markdown")):
+    for text in (report.render(), report.render("markdown"), describe_failure(report)):
         assert "two launches of this program differ from step 1" in text
         assert seed_call in text and "the verdict still holds" in text
     assert json.loads(report.render("json"))["determinism"] == report.determinism
