@@ -94,9 +94,11 @@ def main(argv: list[str]) -> int:
     from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
     from torch.distributed.launcher.api import LaunchConfig, elastic_launch
 
-    from resumecheck.forkserver import available
+    from resumecheck.forkserver import available, gpu_device
 
-    fork = available() and len(args) >= 2 and args[0] == "-m"
+    # (Not on a GPU machine: torch's launcher asks torch.cuda about devices, and
+    # a rank forked after that cannot use CUDA.)
+    fork = available() and not gpu_device() and len(args) >= 2 and args[0] == "-m"
     config = LaunchConfig(
         min_nodes=1, max_nodes=1, nproc_per_node=int(nproc), run_id=str(uuid.uuid4()),
         rdzv_backend="c10d", rdzv_endpoint="localhost:0", max_restarts=0,

@@ -225,7 +225,10 @@ def forked_map(fn: Callable[[Any], Any], items: Iterable[Any], jobs: int) -> lis
     another; runs from step 0 begin from a fresh interpreter's stream state
     and restarts reseed every stream, so the results do not depend on the
     order. If anything goes wrong or the check is interrupted, the children
-    still running are killed before this returns."""
+    still running are killed before this returns. Where torch sees an
+    accelerator the runs go one by one here instead (``_forks_can_train``)."""
+    if jobs <= 1 or not _forks_can_train():
+        return [fn(item) for item in items]
     out: list[Any] = []
     pending: deque[tuple[int, int]] = deque()
     try:
@@ -242,6 +245,17 @@ def forked_map(fn: Callable[[Any], Any], items: Iterable[Any], jobs: int) -> lis
             os.close(fd)
         raise
     return out
+
+
+def _forks_can_train() -> bool:
+    """Whether a fork of this interpreter can still train: not where torch sees
+    a CUDA (or XPU) device. This interpreter's first backward then started
+    autograd's per-device threads, and a fork of a process that has them
+    refuses to run backward ("Unable to handle autograd's threading in
+    combination with fork-based multiprocessing"); CUDA used here cannot be
+    used in a fork either."""
+    xpu = getattr(torch, "xpu", None)
+    return not (torch.cuda.is_available() or (xpu is not None and xpu.is_available()))
 
 
 def _fork(fn: Callable[[Any], Any], item: Any) -> tuple[int, int]:

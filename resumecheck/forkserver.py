@@ -88,15 +88,14 @@ def spawn(module: str, args: Sequence[str], env: Mapping[str, str], cwd: str | N
 
 
 def _fork_safe(preload: Sequence[str]) -> tuple[str, ...]:
-    """The preloads a server may import before it forks: torch's own always
-    (its imports leave CUDA alone), a framework's only where no GPU device
-    exists."""
-    if not any(m.split(".")[0] != "torch" for m in preload) or not _gpu_device():
-        return tuple(preload)
-    return tuple(m for m in preload if m.split(".")[0] == "torch")
+    """The preloads a server may import before it forks: all of them where no
+    GPU device exists, none where one does (an import that asks torch.cuda
+    about devices, as a framework's or torch's distributed modules may, leaves
+    a forked child unable to use CUDA; each child then imports them itself)."""
+    return () if gpu_device() else tuple(preload)
 
 
-def _gpu_device() -> bool:
+def gpu_device() -> bool:
     """Whether this machine shows a GPU device (NVIDIA's or ROCm's driver)."""
     return os.path.exists("/dev/nvidiactl") or os.path.exists("/dev/kfd")
 
@@ -508,8 +507,8 @@ def _warm_up() -> None:
     (torch._dynamo, sympy, ...): over a second per segment. Doing it once
     here leaves every child with those modules loaded and nothing else
     changed: torch's global stream is put back as it was (each child reseeds
-    it anyway), one thread is used (no OpenMP pool exists to be forked), and
-    CUDA is never touched (a forked child could not use it).
+    it anyway) and one thread is used (no OpenMP pool exists to be forked).
+    Not on a machine with a GPU device (see ``_serve``).
     """
     import io
 
@@ -570,7 +569,11 @@ def _serve(requests: IO[str], replies_fd: int) -> None:
     import resumecheck.runner  # noqa: F401  (and the transport, capture, restore rules)
 
     _preload(os.environ.pop(_PRELOAD_ENV, ""))
-    _warm_up()
+    if not gpu_device():
+        # (On a GPU machine a training step here would leave autograd's device
+        # threads and CUDA's state behind: a forked child could then neither run
+        # backward nor use CUDA. Each child pays the first step's imports.)
+        _warm_up()
     own = {p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p}
     base_path = [p for p in sys.path if p not in ("", os.getcwd()) and p not in own]
     lines: queue.Queue[str | None] = queue.Queue()

@@ -38,10 +38,16 @@ def test_a_load_that_forgets_the_cuda_stream_is_caught_and_blamed_on_rng(isolati
     assert full.diagnosis[0].confirmed
 
 
-def test_a_framework_is_not_preloaded_into_a_server_on_a_gpu_machine():
+def test_nothing_is_preloaded_into_a_server_on_a_gpu_machine():
     from resumecheck import forkserver
 
-    assert forkserver._fork_safe(("lightning.pytorch",)) == ()
+    assert forkserver._fork_safe(("lightning.pytorch", "torch.distributed.checkpoint")) == ()
+
+
+def test_a_drop_list_with_nproc_is_checked_by_a_one_rank_build_that_can_use_cuda():
+    report = verify(SPEC + "CORRECT", nproc=1, drop="rng[rank 0]", noise_seeds=0,
+                    check_determinism=False)
+    assert [r.dropped for r in report.runs if r.dropped] == [["rng[rank 0]"]], report.render()
 
 
 def test_one_rank_under_nccl():

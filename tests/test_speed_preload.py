@@ -51,11 +51,11 @@ def test_each_segment_forks_from_a_server_that_holds_the_framework(monkeypatch):
         "held": True, "imported_here": False, "user_module": False}
 
 
-def test_on_a_machine_with_a_gpu_a_frameworks_modules_are_left_to_the_child(monkeypatch):
+def test_on_a_machine_with_a_gpu_every_preload_is_left_to_the_child(monkeypatch):
     launcher = ("torch.distributed.checkpoint", "torch.distributed.fsdp")
-    monkeypatch.setattr(forkserver, "_gpu_device", lambda: True)
-    assert forkserver._fork_safe(launcher + FRAMEWORK) == launcher  # torch's leave CUDA alone
-    monkeypatch.setattr(forkserver, "_gpu_device", lambda: False)
+    monkeypatch.setattr(forkserver, "gpu_device", lambda: True)
+    assert forkserver._fork_safe(launcher + FRAMEWORK) == ()  # (tests/test_gpu.py: on a GPU)
+    monkeypatch.setattr(forkserver, "gpu_device", lambda: False)
     assert forkserver._fork_safe(launcher + FRAMEWORK) == launcher + FRAMEWORK
 
 
