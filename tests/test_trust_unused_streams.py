@@ -1,0 +1,36 @@
+"""Streams an RNGState holds but the program never draws from (``RNGState({...})``
+and ``RNGState()`` hold Python's random and numpy's global stream by default):
+a restart that leaves them elsewhere is a latent gap, not a divergence, and
+never the cause blamed for another component's loss (a trial's false alarm:
+a correct script was NOT EQUIVALENT, and a forgotten scheduler was "not the
+cause")."""
+
+from __future__ import annotations
+
+import pytest
+
+from resumecheck import verify
+from resumecheck.report import DIVERGED
+
+SPEC = "fixtures.trust.unused_streams:"
+
+
+@pytest.mark.parametrize("isolation", ["inprocess", pytest.param("process", marks=[
+    pytest.mark.process, pytest.mark.e2e])])
+def test_streams_it_never_draws_from_are_a_latent_gap_not_a_divergence(isolation):
+    report = verify(SPEC + "CORRECT", isolation=isolation, noise_seeds=0,
+                    drop="none" if isolation == "process" else "rng")
+    assert report.outcome == "EQUIVALENT", report.render()
+    assert report.full_resume.latent_gaps == ["rng"]
+    if isolation == "inprocess":  # (its batch generator and torch's stream are used)
+        [dropped] = [r for r in report.runs if r.dropped == ["rng"]]
+        assert dropped.verdict == DIVERGED
+
+
+@pytest.mark.parametrize("name, component, step", [
+    ("FORGETS_SCHEDULER", "scheduler", 8), ("FORGETS_GENERATOR", "rng", 5)])
+def test_what_the_load_loses_is_blamed_and_confirmed(name, component, step):
+    full = verify(SPEC + name, noise_seeds=0, drop="none").full_resume
+    assert full.verdict == DIVERGED and full.first_divergent_step == step
+    confirmed = [f.component for f in full.diagnosis if f.status == "confirmed"]
+    assert confirmed == [component], [(f.component, f.status) for f in full.diagnosis]
