@@ -1,0 +1,156 @@
+"""The chunked judging pass gives every figure the plain float64 pass gives.
+
+``compare_values`` computes max |Δ|, max relative Δ, max ULP and
+within-tolerance chunk by chunk in numpy (float64 arithmetic, ULPs from the
+bits without overflow), and Python floats in Python's own float64. Each
+figure must equal the straightforward definition below, computed over whole
+tensors in float64 as the report has always defined it: on random data with
+every awkward value (NaN, infinities, -0.0, subnormals, sign flips, values
+that differ only in one chunk of many), in bitwise and tolerance mode.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from resumecheck.compare import Tolerance, compare_values
+
+_INT = {torch.float16: torch.int16, torch.bfloat16: torch.int16, torch.float32: torch.int32,
+        torch.float64: torch.int64}
+_CHUNK = 1 << 15  # (compare's chunk: the sizes below straddle it)
+
+
+def _ordered(t: torch.Tensor) -> list[int]:
+    """Float bits as integers in the floats' order (-m for a negative of
+    magnitude m), in Python's integers."""
+    bits = _INT[t.dtype]
+    magnitude = torch.iinfo(bits).max
+    return [b if b >= 0 else -(b & magnitude) for b in t.contiguous().view(bits).reshape(-1).tolist()]
+
+
+def _plain(ref: torch.Tensor, new: torch.Tensor, tolerance: Tolerance,
+           ulp: float | None = None) -> tuple:
+    """(within, max |Δ|, max rel, max ULP) the long way: float64 over whole
+    tensors; NaN against NaN is no difference, any other NaN an infinite one;
+    a non-finite value on either side is infinitely many ULPs (ULPs of finite
+    values exactly, in Python's integers)."""
+    r64, n64 = ref.double().reshape(-1), new.double().reshape(-1)
+    both_nan = r64.isnan() & n64.isnan()
+    delta = torch.where(both_nan, 0.0, (r64 - n64).abs()).nan_to_num(nan=math.inf)
+    rel = torch.where(r64.abs() > 0, delta / r64.abs(), torch.where(delta > 0, math.inf, 0.0))
+    finite = bool(ref.isfinite().all()) and bool(new.isfinite().all())
+    if ulp is None and finite:
+        ulp = float(max(abs(a - b) for a, b in zip(_ordered(ref), _ordered(new))))
+    elif ulp is None:
+        ulp = math.inf
+    within = False
+    if not tolerance.bitwise_only:
+        rtol, atol = tolerance.for_dtype(ref.dtype)
+        within = bool((delta <= atol + rtol * n64.abs()).all())
+    return within, delta.max().item(), rel.max().item(), ulp
+
+
+def _figures(d) -> tuple:
+    """A Difference's figures, NaN as a string (a NaN figure must stay NaN)."""
+    return tuple("nan" if isinstance(x, float) and math.isnan(x) else x
+                 for x in (d.within_tolerance, d.max_abs, d.max_rel, d.max_ulp))
+
+
+def _same(got, expected: tuple) -> bool:
+    return _figures(got) == tuple("nan" if isinstance(x, float) and math.isnan(x) else x
+                                  for x in expected)
+
+
+def _pair(dtype: torch.dtype, g: torch.Generator, trial: int) -> tuple[torch.Tensor, torch.Tensor]:
+    size = [1, 5, 300, 2 * _CHUNK + 17][trial % 4]
+    reach = min(int(math.log10(torch.finfo(dtype).max)) - 1, 30)
+    scale = 10.0 ** int(torch.randint(-reach, reach, (1,), generator=g))
+    a = (torch.randn(size, dtype=torch.float64, generator=g) * scale).to(dtype)
+    b = a.clone()
+    if size > _CHUNK and trial % 3 == 0:  # only the last chunk differs
+        part = slice(_CHUNK + 5, size)
+    else:
+        part = slice(0, size)
+    eps = [1e-6, 1e-3, 1.0][trial % 3]
+    noise = torch.randn(b[part].shape, dtype=torch.float64, generator=g)
+    b[part] = (b[part].double() * (1 + eps * noise)).to(dtype)
+    pick = torch.randint(0, size, (3,), generator=g)
+    if trial % 5 == 1:  # sign flips
+        b[torch.rand(size, generator=g) < 0.2] *= -1
+    if trial % 6 == 2:  # zeros and -0.0 on either side, a subnormal
+        a[pick[0]], b[pick[1]], a[pick[2]] = 0.0, -0.0, torch.finfo(dtype).tiny / 8
+    if trial % 7 == 3:  # NaN, infinity
+        b[pick[0]] = [math.nan, math.inf, -math.inf][trial % 3]
+        a[pick[1]] = math.nan
+        b[pick[1]] = math.nan
+    if trial % 11 == 4:  # -0.0 against 0.0 only
+        a, b = torch.zeros_like(a), torch.full_like(b, -0.0)
+    return a, b
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.float64])
+def test_chunked_figures_equal_the_plain_float64_definition(dtype):
+    g = torch.Generator().manual_seed(11)
+    checked = 0
+    for trial in range(44):
+        a, b = _pair(dtype, g, trial)
+        before = (a.clone(), b.clone())
+        same = torch.equal(a.view(_INT[dtype]), b.view(_INT[dtype]))
+        ulp = None if same else _plain(a, b, Tolerance.bitwise())[3]
+        for tolerance in (Tolerance.bitwise(), Tolerance.close(), Tolerance.close(1e-2, 1e-6)):
+            got = compare_values(a, b, tolerance)
+            if same:
+                assert got.within_tolerance and got.max_abs == 0.0
+                continue
+            expected = _plain(a, b, tolerance, ulp)
+            assert _same(got, expected), (dtype, trial, tolerance, _figures(got), expected)
+            checked += 1
+        assert torch.equal(a.view(_INT[dtype]), before[0].view(_INT[dtype]))  # inputs untouched
+        assert torch.equal(b.view(_INT[dtype]), before[1].view(_INT[dtype]))
+    assert checked > 80
+
+
+def test_a_tolerance_can_fail_in_a_later_chunk_only():
+    a = torch.ones(3 * _CHUNK)
+    b = a.clone()
+    b[-1] = 1.1
+    assert not compare_values(a, b, Tolerance.close()).within_tolerance
+    b[-1] = 1.0 + 1e-7
+    assert compare_values(a, b, Tolerance.close()).within_tolerance
+
+
+def test_float64_ulps_across_zero_are_counted_exactly():
+    # 3.0 and -3.0 are 2 * bits(3.0) apart: beyond int64, where a plain
+    # int64 subtraction wraps round
+    three = torch.tensor([3.0], dtype=torch.float64).view(torch.int64).item()
+    for a, b in [(3.0, -3.0), (torch.tensor([-3.0], dtype=torch.float64),
+                               torch.tensor([3.0], dtype=torch.float64))]:
+        assert compare_values(a, b, Tolerance.bitwise()).max_ulp == float(2 * three)
+
+
+def test_python_floats_give_the_figures_of_their_float64_tensors():
+    g = torch.Generator().manual_seed(5)
+    values = [0.0, -0.0, 1.0, -1.0, 3.0, -3.0, 5e-324, -5e-324, 1e-310, 1.7e308, -1.7e308,
+              math.inf, -math.inf, math.nan, 0.1, 0.2]
+    values += (torch.randn(24, dtype=torch.float64, generator=g)
+               * 10.0 ** torch.randint(-300, 300, (24,), generator=g)).tolist()
+    for a in values:
+        for b in values[:20] + [a * (1 + 1e-15), -a]:
+            for tolerance in (Tolerance.bitwise(), Tolerance.close(1e-3, 1e-9)):
+                got = compare_values(a, b, tolerance)
+                ta = torch.tensor([a], dtype=torch.float64)
+                tb = torch.tensor([b], dtype=torch.float64)
+                if torch.equal(ta.view(torch.int64), tb.view(torch.int64)):
+                    assert got.within_tolerance and got.max_ulp == 0.0
+                    continue
+                assert _same(got, _plain(ta, tb, tolerance)), (a, b, tolerance)
+                assert got.summary == f"max |Δ| {got.max_abs:.3g}"
+
+
+def test_negative_zero_against_zero_differs_by_nothing_but_its_bits():
+    got = compare_values(torch.zeros(4), torch.full((4,), -0.0), Tolerance.bitwise())
+    assert not got.within_tolerance
+    assert (got.max_abs, got.max_rel, got.max_ulp) == (0.0, 0.0, 0.0)
