@@ -199,15 +199,17 @@ def _unsafe_value(components: dict[str, Any]) -> tuple[str, str, str]:
     return "?", "a value", "type it cannot load"
 
 
-def load_checkpoint(path: str) -> dict[str, Any]:
+def load_checkpoint(path: str, *, read_only: bool = False) -> dict[str, Any]:
     """Load an engine capture safely, with a clear error when it is damaged.
 
     A file this process has read (or written and read back) already, unchanged
     since, comes from memory as a copy (no tensor shared with another
     caller): every restart of a check restores from the same reference
-    capture, and the safe unpickler runs in Python."""
+    capture, and the safe unpickler runs in Python. ``read_only``: the caller
+    only reads what it gets (judging does), so it may be the kept state
+    itself, not a copy; it must never be changed."""
     with _meshes_without_groups():
-        return _load_checkpoint(path)
+        return _load_checkpoint(path, read_only)
 
 
 @contextlib.contextmanager
@@ -228,8 +230,8 @@ def _not_the_mesh_warning(record: logging.LogRecord) -> bool:
     return "unpickling of the DeviceMesh occurred before the PGs" not in record.getMessage()
 
 
-def _load_checkpoint(path: str) -> dict[str, Any]:
-    cached = _CACHE.get(path)
+def _load_checkpoint(path: str, read_only: bool) -> dict[str, Any]:
+    cached = _CACHE.get(path, copy=not read_only)
     if cached is not None:
         return cached
     try:
@@ -248,7 +250,7 @@ def _load_checkpoint(path: str) -> dict[str, Any]:
         ) from exc
     if not isinstance(data, dict) or data.get("format") != CHECKPOINT_FORMAT:
         raise CheckpointError("load", path, f"not a {CHECKPOINT_FORMAT} file")
-    if _CACHE.put(path, data):
+    if _CACHE.put(path, data) and not read_only:
         return _copy(data)
     return data
 
@@ -274,7 +276,9 @@ class _Loaded:
             return None
         return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
-    def get(self, path: str) -> dict[str, Any] | None:
+    def get(self, path: str, *, copy: bool = True) -> dict[str, Any] | None:
+        """What ``path`` loads to, if kept: a copy of it (without ``copy``, the
+        kept state itself, for a caller that never changes it)."""
         key = os.path.abspath(path)
         with self._lock:
             entry = self._files.get(key)
@@ -285,7 +289,7 @@ class _Loaded:
                 return None
             self._files.move_to_end(key)
             data = entry[1]
-        return _copy(data)  # type: ignore[no-any-return]
+        return _copy(data) if copy else data  # type: ignore[no-any-return]
 
     def put(self, path: str, data: Any, *, copy: bool = False) -> bool:
         """Keep ``data``, what ``path`` loads to (a copy of it with ``copy``;

@@ -154,3 +154,26 @@ def test_negative_zero_against_zero_differs_by_nothing_but_its_bits():
     got = compare_values(torch.zeros(4), torch.full((4,), -0.0), Tolerance.bitwise())
     assert not got.within_tolerance
     assert (got.max_abs, got.max_rel, got.max_ulp) == (0.0, 0.0, 0.0)
+
+
+def test_judging_reads_a_kept_capture_without_copying_it_and_restores_still_get_copies(tmp_path):
+    from resumecheck.capture import load_checkpoint, save_capture
+    from resumecheck.compare import digest
+    from resumecheck.program import BuiltProgram
+    from resumecheck.tiny import build
+
+    built = BuiltProgram.wrap("tiny", build({}))
+    built.step(1)
+    path = str(tmp_path / "capture.pt")
+    save_capture(built, path)
+    on_disk = torch.load(path, weights_only=True)
+    judged = load_checkpoint(path, read_only=True)
+    again = load_checkpoint(path, read_only=True)
+    weight = judged["components"]["params"]["fc1.weight"]
+    assert again["components"]["params"]["fc1.weight"] is weight  # no copy
+    assert digest(judged) == digest(on_disk)
+    restored = load_checkpoint(path)  # a restore trains on what it gets: its own copy
+    assert restored["components"]["params"]["fc1.weight"].data_ptr() != weight.data_ptr()
+    restored["components"]["params"]["fc1.weight"].add_(1.0)
+    built.step(2)  # nor does the live program move what was captured
+    assert digest(load_checkpoint(path, read_only=True)) == digest(on_disk)
