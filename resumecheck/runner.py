@@ -246,7 +246,7 @@ class _Segment:
         built = self._build_and_restore()
         tracer = self.tracer = Tracer(built, self.tensor_dir, stream_states_at=_stream_steps(spec),
                                       stream_digests_at=_stream_digest_steps(spec))
-        keep = _tensor_keeper(spec)
+        keep = _tensor_keeper(spec, tracer.step_bytes())
         for step in range(spec.start + 1, spec.stop + 1):
             self.step = step
             self._train_step(built, tracer, step, keep)
@@ -358,16 +358,21 @@ def _stream_digest_steps(spec: SegmentSpec) -> frozenset[int] | None:
     return frozenset(range(spec.start + 1, spec.start + STEPS_AFTER_RESTORE + 1))
 
 
-def _tensor_keeper(spec: SegmentSpec) -> Callable[[StepRecord], bool]:
+def _tensor_keeper(spec: SegmentSpec, step_bytes: int) -> Callable[[StepRecord], bool]:
     """Which steps' full tensors go to disk: the steps asked for by number,
-    and after ``keep_tensors_after`` the steps that differ from the reference,
-    the first ``max_tensor_steps`` of them."""
+    the spare steps while ``spare_tensor_bytes`` lasts (``step_bytes`` each),
+    and after ``keep_tensors_after`` the steps that differ from the
+    reference, the first ``max_tensor_steps`` of them."""
     kept = 0
     wanted = set(spec.keep_tensor_steps)
+    spare_steps, spare = set(spec.spare_tensor_steps), spec.spare_tensor_bytes
 
     def keep(record: StepRecord) -> bool:
-        nonlocal kept
+        nonlocal kept, spare
         if record.step in wanted:
+            return True
+        if record.step in spare_steps and 0 < step_bytes <= spare:
+            spare -= step_bytes
             return True
         if spec.keep_tensors_after is None or record.step <= spec.keep_tensors_after:
             return False

@@ -177,3 +177,46 @@ def test_judging_reads_a_kept_capture_without_copying_it_and_restores_still_get_
     restored["components"]["params"]["fc1.weight"].add_(1.0)
     built.step(2)  # nor does the live program move what was captured
     assert digest(load_checkpoint(path, read_only=True)) == digest(on_disk)
+
+
+def test_a_run_that_differs_late_is_judged_on_the_reference_s_spare_steps_without_a_replay(
+        monkeypatch):
+    from resumecheck import engine, verify
+    from resumecheck.tiny import TARGET
+
+    # dropping the scheduler first differs at step 10 (resumed at 8): its kept
+    # steps run to 12, past the three the reference keeps after its capture
+    replays: list[int] = []
+    replay = engine._ReferenceTensors._replay
+
+    def counted(self, step, ref_dir):
+        replays.append(step)
+        return replay(self, step, ref_dir)
+
+    monkeypatch.setattr(engine._ReferenceTensors, "_replay", counted)
+    once = {"drop": ["scheduler"], "noise_seeds": 0, "check_determinism": False}
+    spared = verify(TARGET, **once).runs[-1]
+    assert replays == []
+    monkeypatch.setattr(engine, "_SPARE_TENSOR_BYTES", 0)  # as before: replayed
+    replayed = verify(TARGET, **once).runs[-1]
+    assert replays == [12]
+    assert spared.dropped == replayed.dropped == ["scheduler"]
+    assert spared.to_json() == replayed.to_json()
+    assert spared.first_divergent_step == 10 and spared.max_ulp_diff > 0
+
+
+def test_the_reference_keeps_spare_steps_only_within_their_bytes(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    from resumecheck import engine
+    from resumecheck.engine import Checker
+    from resumecheck.program import load_target
+    from resumecheck.settings import Settings
+
+    target = load_target("resumecheck.tiny:TARGET")
+    settings = Settings(steps=16, resume_at=[4], seed=0, check_determinism=False)
+    one_step = 2 * 4 * sum(p.numel() for p in target.build({}).program.model.parameters())
+    monkeypatch.setattr(engine, "_SPARE_TENSOR_BYTES", 2 * one_step)
+    ref = Checker(target, settings.for_target(target), str(tmp_path / "a")).segment
+    kept = sorted(int(p.stem.split("_")[1]) for p in Path(ref.tensor_dir).glob("step_*.pt"))
+    assert kept == [5, 6, 7, 8, 9]  # three kept, two spare: the bytes run out
