@@ -75,7 +75,7 @@ def run_segment(
     if isolation == "process":
         return run_in_subprocess(spec, cancel, deadline)
     assert target is not None
-    return run_here(spec, target, deadline=deadline)
+    return run_here(spec, target, deadline=deadline, judged_here=True)
 
 
 class _Timeout(BaseException):
@@ -190,7 +190,7 @@ class _Watch:
 
 
 def run_here(spec: SegmentSpec, target: Target, *, deadline: float | None = None,
-             report_fd: int | None = None) -> SegmentResult:
+             report_fd: int | None = None, judged_here: bool = False) -> SegmentResult:
     """Run one segment in this interpreter: build, restore, steps, captures.
 
     A failed segment is a result, not a crash: its error, stage and step are
@@ -198,9 +198,12 @@ def run_here(spec: SegmentSpec, target: Target, *, deadline: float | None = None
     that ran out (``BudgetExhausted``). An environment failure is raised, and
     so is a target that fails to build at the very start of a run.
     ``report_fd`` (in a process-isolated child) carries each phase to the
-    parent, which enforces the bounds.
+    parent, which enforces the bounds. ``judged_here``: this process judges
+    the result, so the restored state (which only the diagnosis reads) may
+    stay in memory instead of a file (see ``save_capture``).
     """
     segment = _Segment(spec, target, _Watch(spec.step_timeout, deadline, report_fd))
+    segment.judged_here = judged_here
     previous_threads = torch.get_num_threads()
     try:
         segment.run()
@@ -234,6 +237,7 @@ class _Segment:
         self.step: int | None = None
         self.tracer: Tracer | None = None
         self.built: BuiltProgram | None = None
+        self.judged_here = False
 
     def enter(self, name: str, at: int | None = None) -> None:
         self.stage = name
@@ -278,7 +282,7 @@ class _Segment:
             restore_state(built, spec.restore, capture)
             built.refresh()
             restored = str(self.work / f"{spec.name}.restored.pt")
-            save_capture(built, restored, verify=False)
+            save_capture(built, restored, verify=False, unwritten=self.judged_here)
             result.restored_state = restored  # only once written: the diagnosis reads it
         if spec.program_save_at == spec.start:  # save right after the restore
             self._program_save(built, spec.start)

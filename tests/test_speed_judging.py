@@ -12,6 +12,7 @@ that differ only in one chunk of many), in bitwise and tolerance mode.
 from __future__ import annotations
 
 import math
+import os
 
 import pytest
 import torch
@@ -220,3 +221,36 @@ def test_the_reference_keeps_spare_steps_only_within_their_bytes(tmp_path, monke
     ref = Checker(target, settings.for_target(target), str(tmp_path / "a")).segment
     kept = sorted(int(p.stem.split("_")[1]) for p in Path(ref.tensor_dir).glob("step_*.pt"))
     assert kept == [5, 6, 7, 8, 9]  # three kept, two spare: the bytes run out
+
+
+def test_a_restored_state_judged_here_stays_in_memory_only_when_its_structure_loaded_back(
+        tmp_path, monkeypatch):
+    import shutil
+
+    from resumecheck import capture as captures
+    from resumecheck.capture import capture, load_checkpoint, save_capture
+    from resumecheck.compare import digest
+    from resumecheck.errors import CheckpointError
+    from resumecheck.program import BuiltProgram
+    from resumecheck.tiny import build
+
+    monkeypatch.setattr(captures, "_LOADED_SHAPES", set())  # (none loaded back in this test)
+    fresh = BuiltProgram.wrap("tiny", build({"label_smoothing": 0.2}))  # no optimizer state yet
+    odd = str(tmp_path / "fresh.restored.pt")
+    save_capture(fresh, odd, verify=False, unwritten=True)
+    assert os.path.exists(odd)  # a structure never loaded back: written (and checkable)
+    built = BuiltProgram.wrap("tiny", build({"label_smoothing": 0.2}))
+    built.step(1)
+    save_capture(built, str(tmp_path / "first.pt"))  # written and loaded back
+    run = tmp_path / "run"
+    run.mkdir()
+    kept = str(run / "drop-none-8.restored.pt")
+    save_capture(built, kept, verify=False, unwritten=True)
+    assert not os.path.exists(kept)
+    expected = digest(capture(built)["components"])
+    built.step(2)  # the live program moves on; what was kept does not
+    assert digest(load_checkpoint(kept, read_only=True)["components"]) == expected
+    shutil.rmtree(run)  # the run's directory goes: so does what it kept
+    save_capture(built, str(tmp_path / "later.pt"))
+    with pytest.raises(CheckpointError, match="does not exist"):
+        load_checkpoint(kept)
