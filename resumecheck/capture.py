@@ -91,7 +91,7 @@ def save_capture(built: BuiltProgram, path: str, verify: bool = True, *,
     later as an unreadable file.
 
     ``unwritten``: only this process will read the file (an in-process run's
-    restored state, which its diagnosis reads): when a capture of the same
+    restored and end states, which only its judging reads): when a capture of the same
     structure loaded back already and memory allows, a copy of the state is
     kept in memory under ``path`` (``load_checkpoint`` reads it) and nothing
     is written; else the file is written as always.

@@ -199,8 +199,8 @@ def run_here(spec: SegmentSpec, target: Target, *, deadline: float | None = None
     so is a target that fails to build at the very start of a run.
     ``report_fd`` (in a process-isolated child) carries each phase to the
     parent, which enforces the bounds. ``judged_here``: this process judges
-    the result, so the restored state (which only the diagnosis reads) may
-    stay in memory instead of a file (see ``save_capture``).
+    the result, so the restored and end states (which only judging reads)
+    may stay in memory instead of files (see ``save_capture``).
     """
     segment = _Segment(spec, target, _Watch(spec.step_timeout, deadline, report_fd))
     segment.judged_here = judged_here
@@ -259,7 +259,8 @@ class _Segment:
         self.enter("capture")
         if spec.capture_end:
             self.result.end_state = str(self.work / f"{spec.name}.end.pt")
-            save_capture(built, self.result.end_state, verify=not self.result.captures)
+            save_capture(built, self.result.end_state, verify=not self.result.captures,
+                         unwritten=self.judged_here)
 
     def _build_and_restore(self) -> BuiltProgram:
         spec, result = self.spec, self.result

@@ -254,3 +254,18 @@ def test_a_restored_state_judged_here_stays_in_memory_only_when_its_structure_lo
     save_capture(built, str(tmp_path / "later.pt"))
     with pytest.raises(CheckpointError, match="does not exist"):
         load_checkpoint(kept)
+
+
+def test_an_in_process_reference_keeps_its_end_state_in_memory_and_its_captures_on_disk(
+        tmp_path):
+    from resumecheck.capture import load_checkpoint
+    from resumecheck.engine import Checker
+    from resumecheck.program import load_target
+    from resumecheck.settings import Settings
+
+    target = load_target("resumecheck.tiny:TARGET")
+    settings = Settings(steps=12, resume_at=[8], seed=0, check_determinism=False)
+    ref = Checker(target, settings.for_target(target), str(tmp_path)).segment
+    assert os.path.exists(ref.captures[8])  # restarts (any isolation) read it
+    assert ref.end_state and not os.path.exists(ref.end_state)  # only judging reads it
+    assert set(load_checkpoint(ref.end_state, read_only=True)["components"]) == set(ref.names)
