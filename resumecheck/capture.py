@@ -79,7 +79,8 @@ def capture_meta(built: BuiltProgram) -> dict[str, Any]:
     }
 
 
-def save_capture(built: BuiltProgram, path: str, verify: bool = True) -> None:
+def save_capture(built: BuiltProgram, path: str, verify: bool = True, *,
+                 unwritten: bool = False) -> None:
     """Write the engine's capture and prove that it loads with weights_only=True,
     naming the component and the value that would not.
 
@@ -88,8 +89,16 @@ def save_capture(built: BuiltProgram, path: str, verify: bool = True) -> None:
     seen in a capture that loaded already: state can turn non-plain mid-run
     (a list that becomes a deque), and that must be named here, not found
     later as an unreadable file.
+
+    ``unwritten``: only this process will read the file (an in-process run's
+    restored and end states, which only its judging reads): when a capture of the same
+    structure loaded back already and memory allows, a copy of the state is
+    kept in memory under ``path`` (``load_checkpoint`` reads it) and nothing
+    is written; else the file is written as always.
     """
     state = capture(built)
+    if unwritten and _keep_unwritten(path, state):
+        return
     try:
         torch.save(state, path)
     except Exception as exc:
@@ -117,6 +126,17 @@ def save_capture(built: BuiltProgram, path: str, verify: bool = True) -> None:
         ) from exc
     _LOADABLE_TYPES.update(unfamiliar)
     _LOADED_SHAPES.add(shape)
+
+
+def _keep_unwritten(path: str, state: dict[str, Any]) -> bool:
+    """Keep ``state`` in memory as what ``path`` would load to, if a capture of
+    its very structure loaded back with weights_only=True already (so would
+    this file) and memory for unwritten captures is left."""
+    if not _LOADED_SHAPES or _unfamiliar_types(state["components"]):
+        return False
+    if _shape(state["components"]) not in _LOADED_SHAPES:
+        return False
+    return _CACHE.put(path, state, copy=True, unwritten=True)
 
 
 def _first_sentence(exc: BaseException) -> str:
@@ -199,15 +219,17 @@ def _unsafe_value(components: dict[str, Any]) -> tuple[str, str, str]:
     return "?", "a value", "type it cannot load"
 
 
-def load_checkpoint(path: str) -> dict[str, Any]:
+def load_checkpoint(path: str, *, read_only: bool = False) -> dict[str, Any]:
     """Load an engine capture safely, with a clear error when it is damaged.
 
     A file this process has read (or written and read back) already, unchanged
     since, comes from memory as a copy (no tensor shared with another
     caller): every restart of a check restores from the same reference
-    capture, and the safe unpickler runs in Python."""
+    capture, and the safe unpickler runs in Python. ``read_only``: the caller
+    only reads what it gets (judging does), so it may be the kept state
+    itself, not a copy; it must never be changed."""
     with _meshes_without_groups():
-        return _load_checkpoint(path)
+        return _load_checkpoint(path, read_only)
 
 
 @contextlib.contextmanager
@@ -228,8 +250,8 @@ def _not_the_mesh_warning(record: logging.LogRecord) -> bool:
     return "unpickling of the DeviceMesh occurred before the PGs" not in record.getMessage()
 
 
-def _load_checkpoint(path: str) -> dict[str, Any]:
-    cached = _CACHE.get(path)
+def _load_checkpoint(path: str, read_only: bool) -> dict[str, Any]:
+    cached = _CACHE.get(path, copy=not read_only)
     if cached is not None:
         return cached
     try:
@@ -248,7 +270,7 @@ def _load_checkpoint(path: str) -> dict[str, Any]:
         ) from exc
     if not isinstance(data, dict) or data.get("format") != CHECKPOINT_FORMAT:
         raise CheckpointError("load", path, f"not a {CHECKPOINT_FORMAT} file")
-    if _CACHE.put(path, data):
+    if _CACHE.put(path, data) and not read_only:
         return _copy(data)
     return data
 
@@ -256,14 +278,20 @@ def _load_checkpoint(path: str) -> dict[str, Any]:
 class _Loaded:
     """Captures already loaded, by file identity (device, inode, size, mtime):
     a file changed or replaced since is read again. Bounded by the bytes of
-    their tensors; least recently used go first."""
+    their tensors; least recently used go first.
+
+    An unwritten capture (no file: see ``save_capture``) has no identity; it
+    is never evicted (there is nothing to read it again from), stays while
+    its directory does, and all of them together take at most half the bound.
+    """
 
     LIMIT = 256 << 20
 
     def __init__(self) -> None:
-        self._files: collections.OrderedDict[str, tuple[tuple[int, ...], Any, int]] = \
-            collections.OrderedDict()
+        self._files: collections.OrderedDict[
+            str, tuple[tuple[int, ...] | None, Any, int]] = collections.OrderedDict()
         self._bytes = 0
+        self._unwritten = 0
         self._lock = threading.Lock()
 
     @staticmethod
@@ -274,43 +302,54 @@ class _Loaded:
             return None
         return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
-    def get(self, path: str) -> dict[str, Any] | None:
+    def get(self, path: str, *, copy: bool = True) -> dict[str, Any] | None:
+        """What ``path`` loads to, if kept: a copy of it (without ``copy``, the
+        kept state itself, for a caller that never changes it)."""
         key = os.path.abspath(path)
         with self._lock:
             entry = self._files.get(key)
             if entry is None:
                 return None
-            if entry[0] != self._identity(path):
+            if entry[0] is not None and entry[0] != self._identity(path):
                 self._drop(key)
                 return None
             self._files.move_to_end(key)
             data = entry[1]
-        return _copy(data)  # type: ignore[no-any-return]
+        return _copy(data) if copy else data  # type: ignore[no-any-return]
 
-    def put(self, path: str, data: Any, *, copy: bool = False) -> bool:
+    def put(self, path: str, data: Any, *, copy: bool = False, unwritten: bool = False) -> bool:
         """Keep ``data``, what ``path`` loads to (a copy of it with ``copy``;
-        without, the caller keeps it no more); False when it cannot be copied
-        faithfully or is too large."""
+        without, the caller keeps it no more; ``unwritten``: no file holds
+        it); False when it cannot be copied faithfully or is too large."""
         size = _copyable_bytes(data)
-        identity = self._identity(path)
-        if size is None or identity is None or size > self.LIMIT // 4:
+        identity = None if unwritten else self._identity(path)
+        if size is None or (identity is None and not unwritten) or size > self.LIMIT // 4:
             return False
-        if copy:
-            data = _copy(data)
         key = os.path.abspath(path)
         with self._lock:
-            for gone in [k for k in self._files if k == key or not os.path.exists(k)]:
+            for gone in [k for k, e in self._files.items() if k == key or not os.path.exists(
+                    k if e[0] is not None else os.path.dirname(k))]:
                 self._drop(gone)  # (a check's files go with its directory)
+            if unwritten and self._unwritten + size > self.LIMIT // 2:
+                return False
+        if copy:
+            data = _copy(data)
+        with self._lock:
+            self._drop(key)
             self._files[key] = (identity, data, size)
             self._bytes += size
-            while self._bytes > self.LIMIT:
-                self._drop(next(iter(self._files)))
+            self._unwritten += size if unwritten else 0
+            for old in [k for k, e in self._files.items() if e[0] is not None]:
+                if self._bytes <= self.LIMIT:
+                    break
+                self._drop(old)
         return True
 
     def _drop(self, key: str) -> None:
         entry = self._files.pop(key, None)
         if entry is not None:
             self._bytes -= entry[2]
+            self._unwritten -= entry[2] if entry[0] is None else 0
 
 
 _CACHE = _Loaded()

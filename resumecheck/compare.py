@@ -8,10 +8,12 @@ that a digest changed.
 from __future__ import annotations
 
 import math
+import struct
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import torch
 import xxhash
 
@@ -171,6 +173,9 @@ def compare_values(reference: Any, other: Any, tolerance: Tolerance) -> Differen
                                              f"expected {_layout(reference) or 'a plain tensor'}")
         return _compare_tensors(local_tensor(reference), local_tensor(other), tolerance)
     if isinstance(reference, float) and isinstance(other, float):
+        figures = _float_scalars(reference, other, tolerance)
+        if figures is not None:
+            return figures
         return _compare_tensors(
             torch.tensor(reference, dtype=torch.float64),
             torch.tensor(other, dtype=torch.float64),
@@ -211,42 +216,27 @@ def _compare_tensors(ref: torch.Tensor, new: torch.Tensor, tolerance: Tolerance)
             return Difference(True, 0.0, 0.0, 0.0)
         # indices, token ids, counters: which entries differ, not a magnitude
         return Difference(False, summary=describe_entries(ref, new))
-    bits_equal = torch.equal(ref.reshape(-1).view(torch.uint8), new.reshape(-1).view(torch.uint8)) \
-        if ref.numel() else True
-    if bits_equal:
+    if _bits_equal(ref, new):
         return Difference(True, 0.0, 0.0, 0.0)
-    if tolerance.bitwise_only and ref.dtype == torch.float32:
-        extremes = _float32_extremes(ref, new)
-        if extremes is not None:
-            max_abs, max_rel = extremes
-            return Difference(False, max_abs, max_rel, _max_ulp(ref, new, finite=True),
-                              f"max |Δ| {max_abs:.3g}")
+    if ref.dtype in _BITS:
+        figures = _float_figures(ref, new, tolerance)
+        if figures is not None:
+            return figures
+    return _general_figures(ref, new, tolerance)
+
+
+def _general_figures(ref: torch.Tensor, new: torch.Tensor, tolerance: Tolerance) -> Difference:
+    """The figures in float64 over whole tensors, for what the chunked pass
+    leaves: a NaN or an infinity on either side, a float64 overflow, complex."""
     r64, n64 = ref.to(torch.float64), new.to(torch.float64)
-    delta = None
-    if not ref.is_complex():
-        # The common case, in few passes: the largest |Δ| is finite exactly when
-        # neither side holds a NaN or an infinity (either makes a Δ NaN or
-        # infinite; a finite overflow of float64 takes the general path, which
-        # gives it the same figures).
-        delta = torch.sub(r64, n64).abs_()
-        max_abs = delta.max().item()
-        if not math.isfinite(max_abs):
-            delta = None
-    if delta is not None:
-        rel = r64.abs()  # (a new tensor: for float64, r64 is the caller's tensor)
-        rel = torch.div(delta, rel, out=rel).nan_to_num_(nan=0.0, posinf=math.inf)  # 0/0: none
-        max_rel = rel.max().item()
-        del rel
-        max_ulp = _max_ulp(ref, new, finite=True)
-    else:
-        both_nan = torch.isnan(r64) & torch.isnan(n64)
-        delta = torch.where(both_nan, torch.zeros_like(r64), (r64 - n64).abs())
-        delta = torch.nan_to_num(delta, nan=math.inf)
-        max_abs = delta.max().item() if delta.numel() else 0.0
-        denom = r64.abs()
-        rel = torch.where(denom > 0, delta / denom, torch.where(delta > 0, math.inf, 0.0))
-        max_rel = rel.max().item() if rel.numel() else 0.0
-        max_ulp = _max_ulp(ref, new)
+    both_nan = torch.isnan(r64) & torch.isnan(n64)
+    delta = torch.where(both_nan, torch.zeros_like(r64), (r64 - n64).abs())
+    delta = torch.nan_to_num(delta, nan=math.inf)
+    max_abs = delta.max().item() if delta.numel() else 0.0
+    denom = r64.abs()
+    rel = torch.where(denom > 0, delta / denom, torch.where(delta > 0, math.inf, 0.0))
+    max_rel = rel.max().item() if rel.numel() else 0.0
+    max_ulp = _max_ulp(ref, new)
     if tolerance.bitwise_only:
         within = False
     else:
@@ -255,68 +245,184 @@ def _compare_tensors(ref: torch.Tensor, new: torch.Tensor, tolerance: Tolerance)
     return Difference(within, max_abs, max_rel, max_ulp, f"max |Δ| {max_abs:.3g}")
 
 
-# Below this, float32 arithmetic loses relative precision (subnormals): the
-# float64 pass decides. The margin is far wider than two float32 roundings.
-_FLOAT32_FLOOR = 2.0 ** -100
-_FLOAT32_MARGIN = 1e-4
-
-
-def _float32_extremes(ref: torch.Tensor, new: torch.Tensor) -> tuple[float, float] | None:
-    """Max |Δ| and max relative Δ of two float32 tensors exactly as the float64
-    pass computes them, with float64 only where the maxima can be.
-
-    Rounding is monotonic, so the element whose exact |Δ| is largest is among
-    those whose float32 |Δ| (and relative Δ, within two roundings) is within a
-    hair of the float32 maximum; those few are computed in float64. None (take
-    the float64 pass): a NaN or infinity on either side, an overflow, or
-    maxima too small for float32's relative precision.
-    """
-    delta = torch.sub(ref, new).abs_()
-    top = delta.max().item()
-    if not _FLOAT32_FLOOR <= top < math.inf:  # (False for NaN)
-        return None
-    rel = torch.div(delta, ref.abs()).nan_to_num_(nan=0.0, posinf=math.inf)
-    best = rel.max().item()
-    if not _FLOAT32_FLOOR <= best < math.inf:
-        return None
-    near_abs = delta >= top * (1 - _FLOAT32_MARGIN)
-    near_rel = rel >= best * (1 - _FLOAT32_MARGIN)
-    r64, n64 = ref[near_abs].to(torch.float64), new[near_abs].to(torch.float64)
-    max_abs = torch.sub(r64, n64).abs_().max().item()
-    r64, n64 = ref[near_rel].to(torch.float64), new[near_rel].to(torch.float64)
-    d64 = torch.sub(r64, n64).abs_()
-    max_rel = torch.div(d64, r64.abs()).nan_to_num_(nan=0.0, posinf=math.inf).max().item()
-    return max_abs, max_rel
-
-
-_INT_VIEW = {
+# The float dtypes whose figures the chunked pass computes, and the integer
+# type of their bits (read in numpy, whose unsigned arithmetic wraps as defined).
+_BITS: dict[torch.dtype, torch.dtype] = {
     torch.float16: torch.int16,
     torch.bfloat16: torch.int16,
     torch.float32: torch.int32,
     torch.float64: torch.int64,
 }
+_UNSIGNED = {np.int16: np.uint16, np.int32: np.uint32, np.int64: np.uint64}
+
+_CHUNK = 1 << 15
+"""Elements per chunk of the float figures: a chunk's scratch buffers stay in
+a core's cache, so only the first pass over a chunk reads memory, and no pass
+allocates a whole tensor's worth (fresh large allocations cost page faults)."""
 
 
-def _max_ulp(ref: torch.Tensor, new: torch.Tensor, finite: bool = False) -> float | None:
+def _bits(t: torch.Tensor) -> np.ndarray:
+    """A float tensor's bits as a flat numpy integer array (no copy when contiguous)."""
+    return t.contiguous().view(_BITS[t.dtype]).numpy().reshape(-1)
+
+
+def _bits_equal(ref: torch.Tensor, new: torch.Tensor) -> bool:
+    """Whether two float tensors of one shape and dtype hold the same bits
+    (a NaN equals a NaN of the same payload; -0.0 is not 0.0)."""
+    if not ref.numel():
+        return True
+    if ref.dtype not in _BITS:  # complex: its bytes
+        return torch.equal(ref.reshape(-1).view(torch.uint8), new.reshape(-1).view(torch.uint8))
+    if ref.numel() <= _CHUNK:  # (torch.equal costs less per call, numpy per element)
+        return torch.equal(ref.view(_BITS[ref.dtype]), new.view(_BITS[ref.dtype]))
+    a, b = _bits(ref), _bits(new)
+    # chunk by chunk: tensors that differ mostly differ in their first chunk
+    return all(np.array_equal(a[at:at + _CHUNK], b[at:at + _CHUNK])
+               for at in range(0, a.size, _CHUNK))
+
+
+def _float_figures(ref: torch.Tensor, new: torch.Tensor,
+                   tolerance: Tolerance) -> Difference | None:
+    """Max |Δ|, max relative Δ, max ULP and within-tolerance of two float
+    tensors whose bits differ, each exactly as the float64 pass over whole
+    tensors gives it, in one sweep of cache-sized chunks. None: some Δ is not
+    finite (a NaN or an infinity on either side, or a float64 overflow),
+    which the general pass decides."""
+    if ref.dtype == torch.bfloat16:  # numpy has no bfloat16: float32 holds it exactly
+        ref_values, new_values = ref.float().numpy().reshape(-1), new.float().numpy().reshape(-1)
+    else:
+        ref_values = ref.contiguous().numpy().reshape(-1)
+        new_values = new.contiguous().numpy().reshape(-1)
+    ref_bits, new_bits = _bits(ref), _bits(new)
+    size = ref_values.size
+    chunk = min(size, _CHUNK)
+    figures = _Figures(chunk, None if tolerance.bitwise_only else tolerance.for_dtype(ref.dtype))
+    ulps = _Ulps(ref_bits.dtype, chunk)
+    with np.errstate(all="ignore"):  # x/0 and 0/0 are meant; inf-inf ends the pass
+        for at in range(0, size, chunk):
+            if not figures.add(ref_values[at:at + chunk], new_values[at:at + chunk]):
+                return None
+            ulps.add(ref_bits[at:at + chunk], new_bits[at:at + chunk])
+    return Difference(figures.within, figures.max_abs, figures.max_rel, ulps.max(),
+                      f"max |Δ| {figures.max_abs:.3g}")
+
+
+class _Figures:
+    """Max |Δ|, max relative Δ and within-tolerance, chunk by chunk.
+
+    Computed in float64 as ``ref.to(torch.float64)`` gives it: numpy casts
+    each chunk to float64 as it reads it, and float64 arithmetic rounds the
+    same in either. The relative Δ is |Δ| / |ref|: x/0 is infinite, 0/0 is
+    no difference (NaN, which ``fmax`` skips); within tolerance is
+    |Δ| <= atol + rtol * |new|, as torch.testing has it."""
+
+    def __init__(self, chunk: int, tolerance: tuple[float, float] | None) -> None:
+        self.delta = np.empty(chunk, np.float64)
+        self.bound = np.empty(chunk, np.float64) if tolerance is not None else None
+        self.rtol, self.atol = tolerance or (0.0, 0.0)
+        self.within = tolerance is not None
+        self.max_abs = self.max_rel = 0.0
+
+    def add(self, ref: np.ndarray, new: np.ndarray) -> bool:
+        """Take one chunk in; False: a Δ is not finite."""
+        d = self.delta[:ref.size]
+        np.subtract(ref, new, out=d, dtype=np.float64)
+        np.abs(d, out=d)
+        top = float(d.max())
+        if not top < math.inf:  # (NaN too)
+            return False
+        self.max_abs = max(self.max_abs, top)
+        if self.bound is not None and self.within:
+            bound = np.abs(new, out=self.bound[:new.size], dtype=np.float64)
+            bound *= self.rtol
+            bound += self.atol
+            self.within = bool(np.less_equal(d, bound).all())
+        np.divide(d, ref, out=d, dtype=np.float64)
+        np.abs(d, out=d)
+        rel = float(np.fmax.reduce(d))
+        if rel > self.max_rel:  # (False for NaN: every Δ of this chunk 0/0)
+            self.max_rel = rel
+        return True
+
+
+class _Ulps:
+    """The largest distance in representable values between pairs of finite
+    floats of one width, chunk by chunk, from their bits, without overflow.
+
+    Float bits are sign and magnitude; ``key`` maps them to integers in the
+    floats' order (-m for a negative of magnitude m, so -0 and +0 are both
+    0), in their own width. The distance of two keys may not fit that width
+    (opposite signs), but it is below 2**width: the larger key minus the
+    smaller, taken unsigned, is exact."""
+
+    def __init__(self, dtype: np.dtype, chunk: int) -> None:
+        self.width = dtype.itemsize * 8
+        self.magnitude = np.array(np.iinfo(dtype).max, dtype)
+        self.unsigned = _UNSIGNED[dtype.type]
+        self.a, self.b, self.sign = (np.empty(chunk, dtype) for _ in range(3))
+        self.best = 0
+
+    def key(self, bits: np.ndarray, out: np.ndarray) -> np.ndarray:
+        sign = np.right_shift(bits, self.width - 1, out=self.sign[:bits.size])  # 0 or -1
+        np.bitwise_and(sign, self.magnitude, out=out)
+        np.bitwise_xor(out, bits, out=out)  # a negative: -m - 1
+        return np.subtract(out, sign, out=out)
+
+    def add(self, ref_bits: np.ndarray, new_bits: np.ndarray) -> None:
+        a = self.key(ref_bits, self.a[:ref_bits.size])
+        b = self.key(new_bits, self.b[:new_bits.size])
+        high = np.maximum(a, b, out=self.sign[:a.size])
+        np.minimum(a, b, out=a)
+        apart = np.subtract(high.view(self.unsigned), a.view(self.unsigned),
+                            out=high.view(self.unsigned))
+        self.best = max(self.best, int(apart.max()))
+
+    def max(self) -> float:
+        return float(self.best)
+
+
+def _max_ulp(ref: torch.Tensor, new: torch.Tensor) -> float | None:
     """Max distance in representable values (ULPs) between two float tensors
-    (``finite``: the caller knows both hold no NaN or infinity)."""
-    int_dtype = _INT_VIEW.get(ref.dtype)
-    if int_dtype is None or not ref.numel():
+    (infinite where either holds a NaN or an infinity)."""
+    if ref.dtype not in _BITS or not ref.numel():
         return None
-    if not finite and not (bool(torch.isfinite(ref).all()) and bool(torch.isfinite(new).all())):
+    if not (bool(torch.isfinite(ref).all()) and bool(torch.isfinite(new).all())):
         return math.inf
-    a, b = ref.contiguous().view(int_dtype), new.contiguous().view(int_dtype)
-    # Float bits are sign and magnitude: where the signs agree, the distance is
-    # the difference of the bits (no overflow in their own width); where they
-    # differ, it is the sum of the magnitudes (+0 and -0: 0), taken in int64.
-    apart = torch.bitwise_xor(a, b).lt(0)
-    if not bool(apart.any()):  # the common case: one pass fewer
-        return float(torch.sub(a, b).abs_().max().item())
-    same_sign = torch.sub(a, b).masked_fill_(apart, 0).abs_().max().item()
-    magnitude = torch.iinfo(int_dtype).max
-    across = (a[apart].to(torch.int64).bitwise_and_(magnitude)
-              .add_(b[apart].to(torch.int64).bitwise_and_(magnitude)).abs_().max().item())
-    return float(max(same_sign, across))
+    ref_bits, new_bits = _bits(ref), _bits(new)
+    chunk = min(ref_bits.size, _CHUNK)
+    ulps = _Ulps(ref_bits.dtype, chunk)
+    for at in range(0, ref_bits.size, chunk):
+        ulps.add(ref_bits[at:at + chunk], new_bits[at:at + chunk])
+    return ulps.max()
+
+
+def _float_scalars(ref: float, new: float, tolerance: Tolerance) -> Difference | None:
+    """Two Python floats' figures as the float64 tensor pass gives them, in
+    Python's own float64 arithmetic. None: a difference that is not finite
+    (the tensor pass decides)."""
+    ref_bits, new_bits = _float64_bits(ref), _float64_bits(new)
+    if ref_bits == new_bits:
+        return Difference(True, 0.0, 0.0, 0.0)
+    delta = abs(ref - new)
+    if not delta < math.inf:
+        return None
+    rel = delta / abs(ref) if ref else (math.inf if delta > 0 else 0.0)
+    ulp = abs(_ordered(ref_bits) - _ordered(new_bits))
+    within = False
+    if not tolerance.bitwise_only:
+        rtol, atol = tolerance.for_dtype(torch.float64)
+        within = delta <= atol + rtol * abs(new)
+    return Difference(within, delta, rel, float(ulp), f"max |Δ| {delta:.3g}")
+
+
+def _float64_bits(x: float) -> int:
+    return int.from_bytes(struct.pack("<d", x), "little", signed=True)
+
+
+def _ordered(bits: int) -> int:
+    """Float bits (sign and magnitude) as an integer in the floats' order
+    (-m for a negative of magnitude m: -0.0 and 0.0 are both 0)."""
+    return bits if bits >= 0 else -(bits & ((1 << 63) - 1))
 
 
 def _rel(diff: float, ref: float) -> float | None:

@@ -66,6 +66,13 @@ _RESEED_BASE = 0x5EED_F00D
 # the first divergence is decided there; later steps differ in digests anyway.
 _TENSOR_STEPS = 3
 
+# Where they are small, the reference keeps the steps after those too, up to
+# this many after each resume point and this many bytes in all: a run that
+# first differs there is compared without a replay of the reference (writing
+# a step's tensors costs far less than running it again from the capture).
+_SPARE_TENSOR_STEPS = 8
+_SPARE_TENSOR_BYTES = 64 << 20
+
 # A check that will write more than this says so up front.
 _LARGE_DISK_USE = 1 << 30
 
@@ -353,9 +360,10 @@ class _Segments:
         determinism rerun (None when not asked for): independent of each other,
         so side by side in fresh interpreters when ``jobs`` allows."""
         if self.tolerance.bitwise_only:
-            keep: dict[str, Any] = {"keep_tensor_steps": sorted({
-                k + i for k in points for i in range(1, _TENSOR_STEPS + 1) if k + i <= self.steps
-            })}
+            keep: dict[str, Any] = {
+                "keep_tensor_steps": self._after(points, 1, _TENSOR_STEPS),
+                "spare_tensor_steps": self._after(points, _TENSOR_STEPS + 1, _SPARE_TENSOR_STEPS),
+                "spare_tensor_bytes": _SPARE_TENSOR_BYTES}
         else:  # within tolerance, every step after a restart may be read
             keep = {"keep_tensors_after": min(points)}
         spec = self.spec("reference", config=self.run_config, start=0, stop=self.steps,
@@ -374,6 +382,11 @@ class _Segments:
             self.reference = ref  # the rerun's steps are bounded from the reference's
             again = [self.run(self._determinism_spec())]
         return ref, (again[0] if again else None)
+
+    def _after(self, points: list[int], first: int, last: int) -> list[int]:
+        """The steps ``first`` to ``last`` after each of ``points``."""
+        return sorted({k + i for k in points for i in range(first, last + 1)
+                       if k + i <= self.steps})
 
     def _determinism_spec(self, other_streams: bool = True) -> SegmentSpec:
         # In fresh interpreters, another hash seed: set and dict order may differ.

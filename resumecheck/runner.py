@@ -75,7 +75,7 @@ def run_segment(
     if isolation == "process":
         return run_in_subprocess(spec, cancel, deadline)
     assert target is not None
-    return run_here(spec, target, deadline=deadline)
+    return run_here(spec, target, deadline=deadline, judged_here=True)
 
 
 class _Timeout(BaseException):
@@ -190,7 +190,7 @@ class _Watch:
 
 
 def run_here(spec: SegmentSpec, target: Target, *, deadline: float | None = None,
-             report_fd: int | None = None) -> SegmentResult:
+             report_fd: int | None = None, judged_here: bool = False) -> SegmentResult:
     """Run one segment in this interpreter: build, restore, steps, captures.
 
     A failed segment is a result, not a crash: its error, stage and step are
@@ -198,9 +198,12 @@ def run_here(spec: SegmentSpec, target: Target, *, deadline: float | None = None
     that ran out (``BudgetExhausted``). An environment failure is raised, and
     so is a target that fails to build at the very start of a run.
     ``report_fd`` (in a process-isolated child) carries each phase to the
-    parent, which enforces the bounds.
+    parent, which enforces the bounds. ``judged_here``: this process judges
+    the result, so the restored and end states (which only judging reads)
+    may stay in memory instead of files (see ``save_capture``).
     """
     segment = _Segment(spec, target, _Watch(spec.step_timeout, deadline, report_fd))
+    segment.judged_here = judged_here
     previous_threads = torch.get_num_threads()
     try:
         segment.run()
@@ -234,6 +237,7 @@ class _Segment:
         self.step: int | None = None
         self.tracer: Tracer | None = None
         self.built: BuiltProgram | None = None
+        self.judged_here = False
 
     def enter(self, name: str, at: int | None = None) -> None:
         self.stage = name
@@ -246,7 +250,7 @@ class _Segment:
         built = self._build_and_restore()
         tracer = self.tracer = Tracer(built, self.tensor_dir, stream_states_at=_stream_steps(spec),
                                       stream_digests_at=_stream_digest_steps(spec))
-        keep = _tensor_keeper(spec)
+        keep = _tensor_keeper(spec, tracer.step_bytes())
         for step in range(spec.start + 1, spec.stop + 1):
             self.step = step
             self._train_step(built, tracer, step, keep)
@@ -255,7 +259,8 @@ class _Segment:
         self.enter("capture")
         if spec.capture_end:
             self.result.end_state = str(self.work / f"{spec.name}.end.pt")
-            save_capture(built, self.result.end_state, verify=not self.result.captures)
+            save_capture(built, self.result.end_state, verify=not self.result.captures,
+                         unwritten=self.judged_here)
 
     def _build_and_restore(self) -> BuiltProgram:
         spec, result = self.spec, self.result
@@ -278,7 +283,7 @@ class _Segment:
             restore_state(built, spec.restore, capture)
             built.refresh()
             restored = str(self.work / f"{spec.name}.restored.pt")
-            save_capture(built, restored, verify=False)
+            save_capture(built, restored, verify=False, unwritten=self.judged_here)
             result.restored_state = restored  # only once written: the diagnosis reads it
         if spec.program_save_at == spec.start:  # save right after the restore
             self._program_save(built, spec.start)
@@ -358,16 +363,21 @@ def _stream_digest_steps(spec: SegmentSpec) -> frozenset[int] | None:
     return frozenset(range(spec.start + 1, spec.start + STEPS_AFTER_RESTORE + 1))
 
 
-def _tensor_keeper(spec: SegmentSpec) -> Callable[[StepRecord], bool]:
+def _tensor_keeper(spec: SegmentSpec, step_bytes: int) -> Callable[[StepRecord], bool]:
     """Which steps' full tensors go to disk: the steps asked for by number,
-    and after ``keep_tensors_after`` the steps that differ from the reference,
-    the first ``max_tensor_steps`` of them."""
+    the spare steps while ``spare_tensor_bytes`` lasts (``step_bytes`` each),
+    and after ``keep_tensors_after`` the steps that differ from the
+    reference, the first ``max_tensor_steps`` of them."""
     kept = 0
     wanted = set(spec.keep_tensor_steps)
+    spare_steps, spare = set(spec.spare_tensor_steps), spec.spare_tensor_bytes
 
     def keep(record: StepRecord) -> bool:
-        nonlocal kept
+        nonlocal kept, spare
         if record.step in wanted:
+            return True
+        if record.step in spare_steps and 0 < step_bytes <= spare:
+            spare -= step_bytes
             return True
         if spec.keep_tensors_after is None or record.step <= spec.keep_tensors_after:
             return False

@@ -97,6 +97,12 @@ class SegmentSpec:
     reference keeps the few steps after each resume point)."""
     max_tensor_steps: int | None = None
     """At most this many differing steps get their full tensors written (None: all)."""
+    spare_tensor_steps: list[int] = field(default_factory=list)
+    """Steps whose full tensors are written while they add up to at most
+    ``spare_tensor_bytes``: the reference keeps a few more steps after each
+    resume point when they are small, so that a resumed run that first
+    differs there is compared without a replay of the reference."""
+    spare_tensor_bytes: int = 0
     capture_end: bool = True
     """Capture every component's state at the end (runs judged on their trace alone skip it)."""
     trace_streams: bool = True

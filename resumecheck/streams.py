@@ -26,14 +26,14 @@ from __future__ import annotations
 
 import hashlib
 import random
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
 import torch
 
 from resumecheck.components import (
-    RNGState, python_state_from_plain, python_state_to_plain, split_rank_name,
+    RNGState, python_state_from_plain, split_rank_name,
 )
 
 __all__ = [
@@ -154,42 +154,47 @@ def draw_offset(key: str, reference: Any, other: Any, limit: int = MAX_DRAWS) ->
     within ``limit`` units of each other (another seed, a lost restore) or the
     stream cannot be searched.
     """
-    stepper = _stepper(split_rank_name(key)[0], reference)
-    if stepper is None:
+    walker = _walker(split_rank_name(key)[0], reference)
+    if walker is None:
         return None, "Philox offset" if key.startswith("cuda") else "draws"
-    advance, same, unit = stepper
+    walk, unit = walker
     for sign, start, goal in ((1, reference, other), (-1, other, reference)):
         try:
-            state = advance(start, 0)
-            for n in range(1, limit + 1):
-                state = advance(state, 1)
-                if same(state, goal):
-                    return sign * n, unit
+            n = walk(start, goal, limit)
         except Exception:  # a state of an unexpected shape: no search
             return None, unit
+        if n is not None:
+            return sign * n, unit
     return None, unit
 
 
-def _stepper(key: str, sample: Any) -> tuple[Any, Any, str] | None:
+Walk = Callable[[Any, Any, int], "int | None"]
+"""Advance a live copy of a stream from one state a unit at a time: after
+how many units (1 to the limit) it holds the other state, or None."""
+
+
+def _walker(key: str, sample: Any) -> tuple[Walk, str] | None:
     if key == "torch" or (key.startswith("generator ") and isinstance(sample, torch.Tensor)):
-        return _torch_advance, _tensor_same, "draws"
+        return _torch_walk, "draws"
     if key == "python":
-        return _python_advance, _python_same, "32-bit words"
+        return _python_walk, "32-bit words"
     if key == "numpy":
-        return _numpy_legacy_advance, _numpy_legacy_same, "32-bit words"
+        return _numpy_legacy_walk, "32-bit words"
     if key.startswith("generator ") and isinstance(sample, dict) and "bit_generator" in sample:
-        return _bitgen_advance, _bitgen_same, "raw outputs"
+        return _bitgen_walk, "raw outputs"
     return None
 
 
 # -- torch: one int64 draw, as DataLoader draws its base seed ------------------
 
-def _torch_advance(state: Any, draws: int) -> Any:
+def _torch_walk(start: Any, goal: Any, limit: int) -> int | None:
     g = torch.Generator()
-    g.set_state(state)
-    for _ in range(draws):
+    g.set_state(start)
+    for n in range(1, limit + 1):
         torch.empty((), dtype=torch.int64).random_(generator=g)
-    return g.get_state()
+        if _tensor_same(g.get_state(), goal):
+            return n
+    return None
 
 
 def _tensor_same(a: Any, b: Any) -> bool:
@@ -198,49 +203,46 @@ def _tensor_same(a: Any, b: Any) -> bool:
 
 # -- Python random: one 32-bit word ---------------------------------------------
 
-def _python_advance(state: Any, words: int) -> Any:
+def _python_walk(start: Any, goal: Any, limit: int) -> int | None:
     r = random.Random()
-    r.setstate(python_state_from_plain(state))
-    for _ in range(words):
+    r.setstate(python_state_from_plain(start))
+    wanted = python_state_from_plain(goal)
+    for n in range(1, limit + 1):
         r.getrandbits(32)
-    return python_state_to_plain(r.getstate())
-
-
-def _python_same(a: Any, b: Any) -> bool:
-    return python_state_from_plain(a) == python_state_from_plain(b)
+        if r.getstate() == wanted:
+            return n
+    return None
 
 
 # -- numpy's global (legacy) stream: one 32-bit word ----------------------------
 
-def _numpy_legacy_advance(state: Any, words: int) -> Any:
+def _numpy_legacy_walk(start: Any, goal: Any, limit: int) -> int | None:
     bg = np.random.MT19937()
-    keys = state["keys"].numpy().astype(np.uint32) if isinstance(state["keys"], torch.Tensor) \
-        else np.asarray(state["keys"], dtype=np.uint32)
-    bg.state = {"bit_generator": "MT19937", "state": {"key": keys, "pos": int(state["pos"])}}
-    if words:
-        bg.random_raw(words)
-    s = bg.state["state"]
-    return {**state, "keys": torch.from_numpy(np.asarray(s["key"], dtype=np.int64)),
-            "pos": int(s["pos"])}
-
-
-def _numpy_legacy_same(a: Any, b: Any) -> bool:
-    return (int(a["pos"]) == int(b["pos"]) and torch.equal(a["keys"], b["keys"])
-            and a["has_gauss"] == b["has_gauss"])
+    keys = start["keys"].numpy().astype(np.uint32) if isinstance(start["keys"], torch.Tensor) \
+        else np.asarray(start["keys"], dtype=np.uint32)
+    bg.state = {"bit_generator": "MT19937", "state": {"key": keys, "pos": int(start["pos"])}}
+    for n in range(1, limit + 1):
+        bg.random_raw(1)
+        now = bg.state["state"]
+        if (int(now["pos"]) == int(goal["pos"])
+                and torch.equal(torch.from_numpy(np.asarray(now["key"], dtype=np.int64)),
+                                goal["keys"])
+                and start["has_gauss"] == goal["has_gauss"]):
+            return n
+    return None
 
 
 # -- a registered numpy Generator: one raw output of its bit generator ----------
 
-def _bitgen_advance(state: Any, outputs: int) -> Any:
-    bg = getattr(np.random, state["bit_generator"])()
-    bg.state = state
-    if outputs:
-        bg.random_raw(outputs)
-    return bg.state
-
-
-def _bitgen_same(a: Any, b: Any) -> bool:
-    return _digest(_plain(a)) == _digest(_plain(b))
+def _bitgen_walk(start: Any, goal: Any, limit: int) -> int | None:
+    bg = getattr(np.random, start["bit_generator"])()
+    bg.state = start
+    wanted = _digest(_plain(goal))
+    for n in range(1, limit + 1):
+        bg.random_raw(1)
+        if _digest(_plain(bg.state)) == wanted:
+            return n
+    return None
 
 
 def _plain(value: Any) -> Any:

@@ -105,6 +105,14 @@ class Tracer:
             self._input_handle = self._model.register_forward_pre_hook(
                 self._on_forward, with_kwargs=True)
 
+    def step_bytes(self) -> int:
+        """About what one step's full tensors take on disk: every parameter
+        and its gradient (this rank's shards)."""
+        if self._model is None:
+            return 0
+        return 2 * sum(local_tensor(p).numel() * p.element_size()
+                       for p in self._model.parameters())
+
     def close(self) -> None:
         if self._handle is not None:
             self._handle.remove()

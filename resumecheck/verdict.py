@@ -79,7 +79,7 @@ class Reference:
     def file(self, path: str) -> dict[str, Any]:
         """A state file of the reference (a capture or its end state), loaded once."""
         if path not in self._files:
-            self._files[path] = load_checkpoint(path)
+            self._files[path] = load_checkpoint(path, read_only=True)
         return self._files[path]
 
     def component_digest(self, path: str, name: str) -> str:
@@ -183,7 +183,7 @@ def end_state_differences(
     """
     assert ref.segment.end_state and last.end_state
     ref_end = ref.file(ref.segment.end_state)["components"]
-    run_end = load_checkpoint(last.end_state)["components"]
+    run_end = load_checkpoint(last.end_state, read_only=True)["components"]
     out = []
     for name in ref.segment.names:
         if name not in run_end:
@@ -407,8 +407,9 @@ def diagnose(ref: Reference, dropped: Sequence[str], segments: Segments) -> list
         prev, previous = previous, seg
         if seg.restored_state is None or given is None or (differed and prev is None):
             continue
-        expected = ref.file(given) if basis == "reference" else load_checkpoint(given)
-        run = load_checkpoint(seg.restored_state)
+        expected = (ref.file(given) if basis == "reference"
+                    else load_checkpoint(given, read_only=True))
+        run = load_checkpoint(seg.restored_state, read_only=True)
         for name in ref.segment.names:
             if name in dropped or name in seen:
                 continue

@@ -94,7 +94,9 @@ def test_full_disk_in_the_engines_capture_during_resumed_runs(monkeypatch, capsy
         return real_save(obj, f, *args, **kwargs)
 
     monkeypatch.setattr(capture.torch, "save", save)
-    code, out, err = _cli(capsys, "run", "fixtures.faults.programs:HEALTHY",
+    # two resume points: each restart but the last writes a capture (an in-process
+    # run keeps its restored and end states in memory)
+    code, out, err = _cli(capsys, "run", "fixtures.faults.programs:HEALTHY", "--resume-at", "2,4",
                           "--noise-seeds", "0", "--no-determinism-check")
     assert code == 4 and "out of disk space" in err
     _no_verdict(out, err)

@@ -56,7 +56,8 @@ def test_a_long_reference_keeps_tensors_of_a_few_steps_only(tmp_path):
     check = Checker(target, settings.for_target(target), str(tmp_path))
     ref = check.segment
     kept = sorted(p.name for p in Path(ref.tensor_dir).glob("step_*.pt"))
-    assert kept == ["step_151.pt", "step_152.pt", "step_153.pt"]
+    # three steps after the capture, five more where they are small (spare bytes)
+    assert kept == [f"step_{s}.pt" for s in range(151, 159)]
     # beside them, only the random streams at the first two steps after the capture
     streams = sorted(p.name for p in Path(ref.tensor_dir).glob("streams_*.pt"))
     assert streams == ["streams_151.pt", "streams_152.pt"]
@@ -64,7 +65,7 @@ def test_a_long_reference_keeps_tensors_of_a_few_steps_only(tmp_path):
     tensors = check.tensors(200)
     assert tensors is not None and (Path(ref.tensor_dir) / "step_200.pt").exists()
     files = [p for p in tmp_path.rglob("*") if p.is_file()]
-    assert len(files) < 12, files
+    assert len(files) < 17, files
 
 
 @pytest.fixture
