@@ -224,7 +224,7 @@ def _determinism(tgt: Target, n: int, config: dict[str, Any], threads: int,
                 detail=unseeded_text(streams, step, quantity),
                 figures={"first_step": step, "first_quantity": quantity, "streams": streams},
             )]
-        step, quantity = same
+        step, quantity = same[0], quantity_name(same[1])
         cause = nondeterminism_cause(tgt, config, threads, isolation, work, step, quantity,
                                      first=first)
     return [BaselineCheck(
@@ -317,18 +317,19 @@ def nondeterminism_cause(
             name="same-hash-seed", threads=threads, hash_seed=1,
         ), isolation, target)
         if again.error is None and first_difference(first.records[:step], again.records) is None:
-            return (f"the initial state is identical and {inside}, but only between "
+            return (f"two new builds start alike and {inside}, but only between "
                     "interpreters with different PYTHONHASHSEEDs: the program depends on the "
                     "iteration order of a set, or of a dict keyed by hash")
     return (
-        f"the initial state is identical (parameters and every declared stream), so {inside}: "
-        "look for a random stream the program creates without a fixed seed "
-        "(numpy.random.default_rng(), a Generator seeded from the clock), a "
-        "nondeterministic kernel (torch.use_deterministic_algorithms(True)), values read "
-        "from the clock"
+        f"two new builds start alike (parameters and every declared stream), so {inside}, "
+        "or the runs' own builds differed where two later ones do not: look for a random "
+        "stream the program creates without a fixed seed (numpy.random.default_rng(), a "
+        "Generator seeded from the clock), a seed or values read from the clock (a seed in "
+        "whole seconds agrees between builds within one second), a nondeterministic kernel "
+        "(torch.use_deterministic_algorithms(True))"
         + (", state one run leaves in a module or a class for the next (every run here "
-           "shares one interpreter: a counter or a cache at module level), or set iteration "
-           "order (run with --isolation process to tell these two)"
+           "shares one interpreter: a counter, or a cache the first build fills), or set "
+           "iteration order (run with --isolation process to tell these two)"
            if isolation == "inprocess" else "")
     )
 

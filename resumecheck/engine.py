@@ -11,6 +11,7 @@ against the reference; this module only runs things and asks it.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import pickle
 import shutil
@@ -420,9 +421,10 @@ class _Segments:
             return {"checked": True, "deterministic": True, "seeded": False,
                     "unseeded": {"step": diff[0], "quantity": verdict.quantity_name(diff[1]),
                                  "streams": streams}}
-        return self._not_deterministic(ref, departs)
+        return self._not_deterministic(ref, same, departs)
 
-    def _not_deterministic(self, ref: SegmentResult, diff: tuple[int, str]) -> dict[str, Any]:
+    def _not_deterministic(self, ref: SegmentResult, again: SegmentResult,
+                           diff: tuple[int, str]) -> dict[str, Any]:
         step, quantity = diff[0], verdict.quantity_name(diff[1])
         if self.tolerance.bitwise_only:
             s = self.settings
@@ -432,9 +434,21 @@ class _Segments:
                                   threads=s.threads, isolation=s.isolation),
                 cause=nondeterminism_cause(self.target, self.run_config, s.threads, s.isolation,
                                            self.work, step, quantity, first=ref),
+                tolerance_may_help=_rounding_apart(ref, again, diff),
+                in_process=s.isolation == "inprocess",
             )
         return {"checked": True, "deterministic": False, "first_step": step,
                 "first_quantity": quantity}
+
+
+def _rounding_apart(first: SegmentResult, second: SegmentResult, diff: tuple[int, str]) -> bool:
+    """Whether two runs that first differ at ``diff`` may differ by rounding
+    alone: not in the samples they read, nor by a loss 0.1% apart or more."""
+    step, key = diff
+    if key.split(":", 1)[0] == "data":
+        return False
+    a, b = (run.records[step - 1].loss for run in (first, second))
+    return math.isfinite(a) and math.isfinite(b) and abs(a - b) <= 1e-3 * max(abs(a), abs(b))
 
 
 class _ReferenceTensors:

@@ -136,19 +136,31 @@ class NondeterministicBaseline(ResumecheckError):
     )
 
     def __init__(self, target: str, step: int, quantity: str, reproduce: str,
-                 cause: str | None = None) -> None:
+                 cause: str | None = None, *, tolerance_may_help: bool = True,
+                 in_process: bool = False) -> None:
         self.target = target
         self.step = step
         self.quantity = quantity
         self.reproduce = reproduce
         self.cause = cause
         """What differs first between the two runs, in words (None: not found)."""
+        self.tolerance_may_help = tolerance_may_help
+        """False: the runs differ in data, or by far more than rounding, so no
+        tolerance would judge the resume."""
+        self.in_process = in_process
         why = (f"What differs first: {cause}." if cause else
                f"Likely causes to check: {'; '.join(self.CAUSES)}.")
+        todo = ("Fix the program, or judge within tolerance with --tolerance close."
+                if tolerance_may_help else
+                "Fix the program (the runs differ by more than rounding, so --tolerance "
+                "close would not judge it either).")
+        if in_process:
+            todo += (" If two real launches of it agree, state one run leaves in a module "
+                     "or a class for the next is the likely cause: run with --isolation "
+                     "process, where every run is a new interpreter.")
         super().__init__(
             f"{target} is not deterministic: two uninterrupted runs differ from step {step} "
-            f"in {quantity}, so a resume cannot be judged bit for bit. {why} "
-            "Fix the program, or judge within tolerance with --tolerance close. "
+            f"in {quantity}, so a resume cannot be judged bit for bit. {why} {todo} "
             f"Reproduce: {reproduce}"
         )
 

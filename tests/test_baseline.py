@@ -32,7 +32,7 @@ def test_unseeded_program_is_flagged_with_the_first_differing_step():
     report = check_baseline("fixtures.nondeterministic:UNSEEDED")
     det = _by_name(report)["determinism"]
     assert not report.passed and det.status == "failed"
-    assert det.figures == {"first_step": 1, "first_quantity": "data",
+    assert det.figures == {"first_step": 1, "first_quantity": "data (the samples consumed)",
                            "cause": "initial parameters differ: the seed depends on the clock, "
                                     "or is missing"}
     assert "initial parameters differ" in det.detail

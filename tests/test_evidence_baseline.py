@@ -22,7 +22,7 @@ def _determinism(target):
      "initial parameters differ: the seed depends on the clock, or is missing"),
     (f"{CAUSES}:AUG_UNSEEDED", "numpy Generator `aug` differs at build"),
     (f"{CAUSES}:TORCH_CLOCK", "the torch CPU stream differs at build"),
-    (f"{CAUSES}:HIDDEN_STREAM", "the initial state is identical (parameters and every declared "
+    (f"{CAUSES}:HIDDEN_STREAM", "two new builds start alike (parameters and every declared "
                                 "stream), so the difference arises inside step 1 (loss)"),
 ])
 def test_baseline_names_what_differs_first(target, cause):

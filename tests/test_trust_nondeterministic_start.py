@@ -21,3 +21,44 @@ def test_a_difference_before_the_first_restart_is_not_blamed_on_the_checkpoint()
     assert own.first_divergent_quantity.startswith("data") and "--rtol" not in own.explanation
     assert not own.diagnosis or all(f.status != "confirmed" for f in own.diagnosis)
     assert "NOT EQUIVALENT" not in report.render("table")
+
+
+
+class _Builds:
+    """Each build of this interpreter shifts the inputs by 1e-7 more: two runs
+    differ by little more than rounding."""
+
+    count = 0
+
+    def __init__(self, settings: dict) -> None:
+        import torch
+
+        _Builds.count += 1
+        torch.manual_seed(0)
+        self.model = torch.nn.Linear(4, 1)
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.05)
+        self.x, self.y = torch.randn(8, 4) + 1e-7 * _Builds.count, torch.randn(8, 1)
+
+    def components(self) -> dict:
+        return {"params": self.model, "optimizer": self.opt}
+
+    def train_step(self) -> float:
+        import torch
+
+        loss = torch.nn.functional.mse_loss(self.model(self.x), self.y)
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+        return loss.item()
+
+
+def test_bitwise_refusal_offers_a_tolerance_only_where_rounding_may_be_all():
+    import pytest
+
+    from resumecheck import Target
+    from resumecheck.errors import NondeterministicBaseline
+
+    with pytest.raises(NondeterministicBaseline) as info:
+        verify(Target(factory=_Builds, steps=4, resume_at=(2,)), drop="none", noise_seeds=0)
+    assert info.value.tolerance_may_help
+    assert "or judge within tolerance with --tolerance close" in str(info.value)
