@@ -64,8 +64,12 @@ def describe_difference(
     step: int,
     ref_meta: dict[str, Any] | None = None,
     restored_meta: dict[str, Any] | None = None,
+    unused: set[str] | None = None,
 ) -> str | None:
-    """One line on how ``restored`` differs from ``reference``, or None if equal."""
+    """One line on how ``restored`` differs from ``reference``, or None if equal.
+    ``unused``: of an ``rng`` component, the streams (``python``, ...,
+    ``generators/NAME``) the reference never drew from after ``step``: named
+    apart, after those that matter."""
     if reference is None:
         return None
     if restored is None:
@@ -91,8 +95,14 @@ def describe_difference(
     # and an optimizer's per-parameter state more than its group listing.
     differing.sort(key=lambda item: (_is_private(item[0]), item[0].startswith("param_groups")))
     if name == RNG:
-        streams = sorted({_rng_stream(p) for p, _ in differing})
-        return f"{', '.join(streams)} differ{'s' if len(streams) == 1 else ''} from the stream at step {step}"
+        idle = {_rng_stream(p) for p, _ in differing if _stream_key(p) in (unused or set())}
+        streams = sorted({_rng_stream(p) for p, _ in differing} - idle)
+        if not streams:
+            return (f"{', '.join(sorted(idle))} differ{'s' if len(idle) == 1 else ''} from the "
+                    f"stream at step {step}, unused after it")
+        aside = (f" (and {', '.join(sorted(idle))}, unused after step {step})" if idle else "")
+        return (f"{', '.join(streams)} differ{'s' if len(streams) == 1 else ''} from the stream "
+                f"at step {step}{aside}")
     path, how = differing[0]
     others = len(differing) - 1
     more = (f" (and {others} more {'entry' if others == 1 else 'entries'} of its state_dict() "
@@ -119,6 +129,12 @@ def _is_private(path: str) -> bool:
 
 def _is_empty_state(leaves: dict[str, Any]) -> bool:
     return leaves.get("state") == "{}"
+
+
+def _stream_key(path: str) -> str:
+    """``python``, ..., ``generators/NAME``: the stream a flattened path is in."""
+    head = path.split(".", 1)[0].split("[", 1)[0]
+    return f"generators/{path.split('.')[1]}" if head == "generators" else head
 
 
 def _rng_stream(path: str) -> str:

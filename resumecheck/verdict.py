@@ -213,6 +213,17 @@ def end_state_differences(
     return out
 
 
+def _unused_streams(ref: Reference, at_k: Any, name: str) -> set[str] | None:
+    """Of a stream component as the reference had it at a resume point, the
+    streams it never drew from afterwards (None: not a stream component)."""
+    if not _is_streams(at_k) or not ref.segment.end_state:
+        return None
+    at_end = ref.file(ref.segment.end_state)["components"].get(name)
+    if not _is_streams(at_end):
+        return None
+    return set(_stream_items(at_end)) - _streams_used_after(at_k, at_end)
+
+
 def _is_streams(state: Any) -> bool:
     """An ``RNGState``'s state: a stream per key, and the registered generators."""
     return (isinstance(state, dict) and isinstance(state.get("generators"), dict)
@@ -416,6 +427,8 @@ def diagnose(ref: Reference, dropped: Sequence[str], segments: Segments) -> list
             detail = describe_difference(
                 name, expected["components"].get(name), run["components"].get(name), k,
                 expected.get("meta"), run.get("meta"),
+                unused=_unused_streams(ref, expected["components"].get(name), name)
+                if basis == "reference" else None,
             )
             if detail is not None:
                 findings.append(Finding(name, detail, step=k, basis=basis, status=status))
