@@ -81,8 +81,19 @@ def stream_offsets(reference: SegmentResult, segments: Sequence[tuple[int, Segme
             keys = sorted(set(ref.streams) | set(rec.streams), key=_stream_order)
             differing = [key for key in keys if ref.streams.get(key) != rec.streams.get(key)]
             if differing:
-                return _offsets(reference, seg, k, rec.step, differing)
+                return _offsets(reference, seg, k, rec.step, differing,
+                                _unused_after(reference, k, until) & _unused_after(seg, k, until))
     return []
+
+
+def _unused_after(seg: SegmentResult, k: int, until: int | None) -> set[str]:
+    """The streams a run never drew from after the start of step ``k + 1`` (the
+    same at the start of every later step; its last step is not seen, so a
+    divergence there, ``until``, leaves every stream in)."""
+    later = [r.streams for r in seg.records if r.step > k and r.streams]
+    if until is None or len(later) < 2 or until >= seg.records[-1].step:
+        return set()
+    return {key for key in later[0] if all(s.get(key) == later[0][key] for s in later[1:])}
 
 
 def _stream_order(key: str) -> tuple[int, int, str]:
@@ -94,7 +105,11 @@ def _stream_order(key: str) -> tuple[int, int, str]:
 
 
 def _offsets(reference: SegmentResult, seg: SegmentResult, k: int, step: int,
-             keys: list[str]) -> list[StreamOffset]:
+             keys: list[str], idle: set[str]) -> list[StreamOffset]:
+    """``idle``: streams neither run drew from after the restore. One of them
+    that is merely shifted is evidence still (a draw between the load and the
+    first step, an iterator's base seed); one that is elsewhere altogether
+    (not restored, never used) is left out: it cannot have mattered."""
     ref_states = _states(reference, step)
     run_states = _states(seg, step)
     out = []
@@ -104,6 +119,8 @@ def _offsets(reference: SegmentResult, seg: SegmentResult, k: int, step: int,
             draws, unit = None, "draws"
         else:
             draws, unit = draw_offset(key, ref, run)
+        if draws is None and key in idle:
+            continue
         if draws is None and step != k + 1:
             # The first step after the restore drew differently (another
             # setting, another path): a stream that is not merely shifted
