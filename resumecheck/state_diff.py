@@ -95,14 +95,7 @@ def describe_difference(
     # and an optimizer's per-parameter state more than its group listing.
     differing.sort(key=lambda item: (_is_private(item[0]), item[0].startswith("param_groups")))
     if name == RNG:
-        idle = {_rng_stream(p) for p, _ in differing if _stream_key(p) in (unused or set())}
-        streams = sorted({_rng_stream(p) for p, _ in differing} - idle)
-        if not streams:
-            return (f"{', '.join(sorted(idle))} differ{'s' if len(idle) == 1 else ''} from the "
-                    f"stream at step {step}, unused after it")
-        aside = (f" (and {', '.join(sorted(idle))}, unused after step {step})" if idle else "")
-        return (f"{', '.join(streams)} differ{'s' if len(streams) == 1 else ''} from the stream "
-                f"at step {step}{aside}")
+        return _streams_text([p for p, _ in differing], step, unused or set())
     path, how = differing[0]
     others = len(differing) - 1
     more = (f" (and {others} more {'entry' if others == 1 else 'entries'} of its state_dict() "
@@ -129,6 +122,18 @@ def _is_private(path: str) -> bool:
 
 def _is_empty_state(leaves: dict[str, Any]) -> bool:
     return leaves.get("state") == "{}"
+
+
+def _streams_text(paths: list[str], step: int, unused: set[str]) -> str:
+    """The differing streams of an ``rng`` component, those used after ``step`` first."""
+    idle = {_rng_stream(p) for p in paths if _stream_key(p) in unused}
+    streams = sorted({_rng_stream(p) for p in paths} - idle)
+    if not streams:
+        return (f"{', '.join(sorted(idle))} differ{'s' if len(idle) == 1 else ''} from the "
+                f"stream at step {step}, unused after it")
+    aside = f" (and {', '.join(sorted(idle))}, unused after step {step})" if idle else ""
+    return (f"{', '.join(streams)} differ{'s' if len(streams) == 1 else ''} from the stream "
+            f"at step {step}{aside}")
 
 
 def _stream_key(path: str) -> str:
