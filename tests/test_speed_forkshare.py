@@ -62,12 +62,14 @@ def _parent(pid: int) -> int:
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
 def test_processes_of_a_share_fork_from_one_server_each_keeping_its_own_children(
         tmp_path, monkeypatch):
-    owner = subprocess.Popen([sys.executable, "-c", OWNER], stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    alone = {k: v for k, v in os.environ.items() if k != forkshare.SHARE_ENV}
+    owner = subprocess.Popen([sys.executable, "-c", OWNER], stdin=subprocess.PIPE,  # a share
+                             stdout=subprocess.PIPE, text=True, cwd=ROOT, env=alone)  # of its own
     client = None
     try:
         assert owner.stdout is not None
         share = owner.stdout.readline().strip()
+        assert share != os.environ.get(forkshare.SHARE_ENV)
         env = _env(share)
         monkeypatch.setenv(forkshare.SHARE_ENV, share)  # this process joins the share
         mine = forkserver.spawn("fixtures.warm.rendezvous", [str(tmp_path), "a", "b"], env,
