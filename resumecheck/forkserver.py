@@ -41,6 +41,7 @@ import contextlib
 import json
 import os
 import queue
+import shutil
 import signal
 import socket
 import subprocess
@@ -701,12 +702,15 @@ def _kill_groups(pids: list[int]) -> None:
 def _fork_children(hub: _Hub, base_path: list[str], stop: Any = None) -> None:
     """Fork a child per request, in this (the main) thread only: the other
     threads only read requests and wait for children, and PR_SET_PDEATHSIG
-    follows the thread that forked."""
+    follows the thread that forked. A shared server (``stop`` given) also
+    stops when told, and forks servers for preloads (``serve``)."""
     while True:
         fd, line = hub.lines.get()
         request = json.loads(line or "{}")
-        if request.get("stop") and stop is not None:
+        if stop is not None and request.get("stop"):
             stop()
+        if stop is not None and "serve" in request:
+            _fork_server(hub, fd, request, base_path)
         if "module" not in request:
             continue
         pid = os.fork()
@@ -717,6 +721,32 @@ def _fork_children(hub: _Hub, base_path: list[str], stop: Any = None) -> None:
         except OSError:
             pass
         hub.forked(fd, request["id"], pid)
+
+
+def _fork_server(hub: _Hub, fd: int, request: dict[str, Any], base_path: list[str]) -> None:
+    """Fork the share's server for a preload from this warm one (same hash
+    seed): it imports only the preload, not torch again. It listens before
+    the fork, so the client that asked can connect once answered; it is
+    nobody's segment (no client's going ends it) and dies with this server."""
+    listener = forkshare.listen(request["serve"])
+    pid = os.fork()
+    if pid == 0:
+        for inherited in list(hub.fds):
+            with contextlib.suppress(OSError):
+                os.close(inherited)
+        _die_with_parent()
+        # import the preload as a server started by the client would: its
+        # environment, directory and module path
+        os.environ.clear()
+        os.environ.update(request["env"])
+        os.chdir(request["cwd"])
+        sys.path[:] = _fresh_sys_path(request["cwd"], request["env"], base_path)
+        _preload(",".join(request["preload"]))
+        sys.path[:] = base_path
+        _serve_listener(listener, request["serve"], base_path)
+    listener.close()
+    threading.Thread(target=os.waitpid, args=(pid, 0), daemon=True).start()
+    hub.reply(fd, {"id": request.get("id", 0), "pid": pid})
 
 
 def _serve(requests: IO[str], replies_fd: int) -> None:
@@ -737,6 +767,13 @@ def _serve_shared(path: str, owner: int) -> None:
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
     os.close(devnull)
+    _serve_listener(listener, path, None, owner)
+
+
+def _serve_listener(listener: socket.socket, path: str, base_path: list[str] | None,
+                    owner: int | None = None) -> None:
+    """Accept clients at ``path`` (at once: their requests wait while this
+    server prepares, when ``base_path`` is None) and serve them."""
     ours = os.stat(path).st_ino
     hub = _Hub()
     hub.fds.add(listener.fileno())
@@ -752,10 +789,15 @@ def _serve_shared(path: str, owner: int) -> None:
             conn, _ = listener.accept()
             hub.serve_client(conn.detach())
 
-    threading.Thread(target=forkshare.watch_owner, args=(owner, end), daemon=True).start()
+    def owner_gone() -> None:  # nobody uses the share any more: its directory goes too
+        shutil.rmtree(os.path.dirname(path), ignore_errors=True)
+        hub.end()
+
+    if owner is not None:
+        threading.Thread(target=forkshare.watch_owner, args=(owner, owner_gone),
+                         daemon=True).start()
     threading.Thread(target=accept, daemon=True).start()
-    base_path = _prepare()
-    _fork_children(hub, base_path, stop=end)
+    _fork_children(hub, _prepare() if base_path is None else base_path, stop=end)
 
 
 def main() -> int:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import json
 import os
 import select
 import shutil
@@ -90,9 +91,11 @@ def _owner(directory: str) -> int | None:
 def connect(directory: str, hash_seed: str, preload: tuple[str, ...],
             env: Mapping[str, str], entry: str, preload_env: str) -> socket.socket:
     """A connection to the share's server for this hash seed and preload,
-    started (``python -m entry --listen``) when none is serving. One process
-    at a time decides (a lock file per server). OSError when the share
-    cannot serve (the caller then starts a server of its own)."""
+    started when none is serving: ``python -m entry --listen`` without a
+    preload, else forked from the one without (which then imports only the
+    preload). One process at a time decides (a lock file per server).
+    OSError when the share cannot serve (the caller then starts a server of
+    its own)."""
     owner = _owner(directory)
     if owner is None:
         raise OSError(f"{directory} is not a share of warm servers")
@@ -107,6 +110,14 @@ def connect(directory: str, hash_seed: str, preload: tuple[str, ...],
             return _connect(path)
         except OSError:
             pass
+        if preload:  # forked from the warm server of this hash seed: no second import of torch
+            with connect(directory, hash_seed, (), env, entry, preload_env) as plain:
+                plain.sendall(json.dumps({"serve": path, "preload": list(preload),
+                                          "env": dict(env), "cwd": os.getcwd()}).encode() + b"\n")
+                with plain.makefile("r", encoding="utf-8") as replies:
+                    if not replies.readline():
+                        raise OSError(f"the shared server for hash seed {hash_seed} is gone")
+            return _connect(path)
         server_env = dict(env)
         server_env["PYTHONHASHSEED"] = hash_seed
         server_env[preload_env] = ",".join(preload)

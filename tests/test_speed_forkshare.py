@@ -97,6 +97,7 @@ def test_processes_of_a_share_fork_from_one_server_each_keeping_its_own_children
         waiting.wait(timeout=60)  # every server of the share ends, with its children
         assert waiting.returncode == -signal.SIGKILL
         assert _gone(server), "a server outlived the share's owner"
+        assert not Path(share).exists()  # nor its directory
     finally:
         for proc in (owner, client):
             if proc is not None and proc.poll() is None:
