@@ -14,6 +14,16 @@ ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 
 
+_SHARE = pytest.StashKey[str]()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _SHARE in config.stash:
+        from resumecheck import forkshare
+
+        forkshare.unshare()
+
+
 def runs_tests(config: pytest.Config) -> bool:
     """False in the controller of an xdist session: it collects and runs
     nothing, so it need not pay for torch or hypothesis before its workers
@@ -22,6 +32,14 @@ def runs_tests(config: pytest.Config) -> bool:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # One set of warm servers for the whole session: every xdist worker, and
+    # every command a test starts, forks its process-isolated segments from
+    # them instead of importing torch in servers of its own (the controller,
+    # or the only process, owns them; they end with it).
+    from resumecheck import forkserver, forkshare
+
+    if forkserver.available() and forkshare.shared_directory() is None:
+        config.stash[_SHARE] = forkshare.share()
     if not runs_tests(config):
         return
     import torch

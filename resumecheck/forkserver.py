@@ -37,10 +37,13 @@ interpreter per segment instead; platforms without ``fork`` always do.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import queue
+import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -48,6 +51,8 @@ import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
+
+from resumecheck import forkshare
 
 __all__ = ["available", "become_fresh", "prestart", "shutdown", "spawn"]
 
@@ -216,24 +221,30 @@ class _Server:
     def __init__(self, hash_seed: str, env: Mapping[str, str],
                  preload: tuple[str, ...] = ()) -> None:
         self.hash_seed = hash_seed
-        self.key = (hash_seed, preload)
+        self.key: tuple[str, tuple[str, ...], str] = (hash_seed, preload, "")
+        self.proc: subprocess.Popen[str] | None = None
+        self._lock = threading.Lock()
+        self._waiting: dict[int, queue.Queue[dict[str, Any] | None]] = {}
+        self._next_id = 0
+        self._gone = False
+        self._requests, replies = self._open(env, preload)
+        threading.Thread(target=self._read, args=(replies,), daemon=True).start()
+
+    def _open(self, env: Mapping[str, str], preload: tuple[str, ...]) -> tuple[IO[str], IO[str]]:
+        """Start the server; where requests go and replies come from."""
         server_env = dict(env)
-        server_env["PYTHONHASHSEED"] = hash_seed
+        server_env["PYTHONHASHSEED"] = self.hash_seed
         server_env[_PRELOAD_ENV] = ",".join(preload)
         self.proc = subprocess.Popen(
             [sys.executable, "-m", _ENTRY], env=server_env, stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1,
             start_new_session=True, cwd=_SERVER_CWD,
         )
-        self._lock = threading.Lock()
-        self._waiting: dict[int, queue.Queue[dict[str, Any] | None]] = {}
-        self._next_id = 0
-        self._gone = False
-        threading.Thread(target=self._read, daemon=True).start()
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        return self.proc.stdin, self.proc.stdout
 
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
+    def _read(self, replies: IO[str]) -> None:
+        for line in replies:
             try:
                 reply = json.loads(line)
                 with self._lock:
@@ -248,7 +259,7 @@ class _Server:
                 waiting.put(None)
 
     def alive(self) -> bool:
-        return not self._gone and self.proc.poll() is None
+        return not self._gone and (self.proc is None or self.proc.poll() is None)
 
     def fork(self, module: str, args: list[str], env: dict[str, str], cwd: str,
              output_dir: str | None, log: str | None = None) -> _Child:
@@ -270,10 +281,9 @@ class _Server:
         try:
             if gone:
                 raise _ServerGone()
-            assert self.proc.stdin is not None
             with self._lock:  # one request per line, whichever thread writes
-                self.proc.stdin.write(json.dumps(request) + "\n")
-                self.proc.stdin.flush()
+                self._requests.write(json.dumps(request) + "\n")
+                self._requests.flush()
             reply = replies.get(timeout=120)
             if reply is None:
                 raise _ServerGone()
@@ -307,12 +317,11 @@ class _Server:
 
     def close(self, wait: bool = True) -> None:
         try:
-            if self.proc.stdin is not None:
-                with self._lock:
-                    self.proc.stdin.close()
+            with self._lock:
+                self._requests.close()
         except OSError:
             pass
-        if not wait:
+        if not wait or self.proc is None:
             return
         try:  # a serving server ends within milliseconds of its input closing; one
             # still importing torch would only see it when done: killed instead
@@ -323,12 +332,36 @@ class _Server:
             self.proc.wait()
 
 
+class _SharedServer(_Server):
+    """A server of the share this process uses (``forkshare``), reached
+    through its socket; closing the connection ends only this process's
+    children there."""
+
+    def __init__(self, hash_seed: str, env: Mapping[str, str], preload: tuple[str, ...],
+                 directory: str) -> None:
+        self._directory = directory
+        super().__init__(hash_seed, env, preload)
+
+    def _open(self, env: Mapping[str, str], preload: tuple[str, ...]) -> tuple[IO[str], IO[str]]:
+        self._sock = forkshare.connect(self._directory, self.hash_seed, preload, env, _ENTRY,
+                                       _PRELOAD_ENV)
+        return (self._sock.makefile("w", encoding="utf-8"),
+                self._sock.makefile("r", encoding="utf-8"))
+
+    def close(self, wait: bool = True) -> None:
+        with contextlib.suppress(OSError):
+            self._sock.shutdown(socket.SHUT_RDWR)  # the server sees us go at once
+        super().close(wait)
+        self._sock.close()
+
+
 class _Pool:
-    """One server per hash seed, started on first use (or by ``prestart``)."""
+    """One server per hash seed (and preload), started on first use (or by
+    ``prestart``): the share's where this process uses one, else its own."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._servers: dict[tuple[str, tuple[str, ...]], _Server] = {}
+        self._servers: dict[tuple[str, tuple[str, ...], str], _Server] = {}
         # A segment that asks for no hash seed gets one no program would
         # pick on purpose, the same every time (so verdicts do not depend on
         # the order runs start in) and other than the reference's (1).
@@ -340,11 +373,13 @@ class _Pool:
     def take(self, hash_seed: str | None, env: Mapping[str, str],
              preload: tuple[str, ...] = ()) -> _Server:
         """The live server for this hash seed (and preload), started if there is none."""
-        key = (self._key(hash_seed), preload)
+        share = forkshare.shared_directory()
+        key = (self._key(hash_seed), preload, share or "")
         with self._lock:
             server = self._servers.get(key)
             if server is None or not server.alive():
-                server = self._servers[key] = _Server(key[0], env, preload)
+                server = self._servers[key] = _start_server(key[0], env, preload, share)
+                server.key = key
             return server
 
     def discard(self, server: _Server) -> None:
@@ -358,6 +393,16 @@ class _Pool:
             servers, self._servers = list(self._servers.values()), {}
         for server in servers:
             server.close(wait)
+
+
+def _start_server(hash_seed: str, env: Mapping[str, str], preload: tuple[str, ...],
+                  share: str | None) -> _Server:
+    if share is not None:
+        try:
+            return _SharedServer(hash_seed, env, preload, share)
+        except OSError:  # the share cannot serve: a server of this process's own
+            pass
+    return _Server(hash_seed, env, preload)
 
 
 _POOL: _Pool | None = None
@@ -400,10 +445,12 @@ def _fresh_sys_path(cwd: str, env: Mapping[str, str], base: list[str]) -> list[s
     return path + [p for p in base if p not in path]
 
 
-def _child(request: dict[str, Any], base_path: list[str], server_fd: int) -> None:
+def _child(request: dict[str, Any], base_path: list[str], server_fds: list[int]) -> None:
     """In the forked child: become the fresh interpreter the segment asked for."""
     os.setpgid(0, 0)
-    os.close(server_fd)  # the server's replies are none of the child's business
+    for fd in server_fds:  # the server's clients are none of the child's business
+        with contextlib.suppress(OSError):
+            os.close(fd)
     _die_with_parent()
     fd = os.open(request["stdout"], os.O_WRONLY | os.O_TRUNC)
     os.dup2(fd, 1)
@@ -561,8 +608,9 @@ def _preload(modules: str) -> None:
         torch.set_rng_state(state)
 
 
-def _serve(requests: IO[str], replies_fd: int) -> None:
-    # What every segment imports anyway; nothing of the user's, no random draws.
+def _prepare() -> list[str]:
+    """Import what every segment imports anyway (nothing of the user's, no
+    random draws) and warm up; the module path a child builds on."""
     import numpy  # noqa: F401
     import torch  # noqa: F401
 
@@ -575,52 +623,200 @@ def _serve(requests: IO[str], replies_fd: int) -> None:
         # backward nor use CUDA. Each child pays the first step's imports.)
         _warm_up()
     own = {p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p}
-    base_path = [p for p in sys.path if p not in ("", os.getcwd()) and p not in own]
-    lines: queue.Queue[str | None] = queue.Queue()
-    children: dict[int, int] = {}  # pid -> request id, of the children still running
+    return [p for p in sys.path if p not in ("", os.getcwd()) and p not in own]
 
-    def reply(message: dict[str, Any]) -> None:
-        # One os.write per line: atomic on a pipe, and no Python-level lock
-        # that a child forked meanwhile could inherit held.
-        os.write(replies_fd, (json.dumps(message) + "\n").encode())
 
-    def read() -> None:
-        # The client closes our stdin when it is done, or dies: either way,
-        # end the segments in flight with us.
-        for line in requests:
-            lines.put(line)
-        for pid in list(children):
-            try:
-                os.killpg(pid, signal.SIGKILL)
-            except OSError:
-                pass
+class _Hub:
+    """The server's clients: each one's requests in, replies out, and whose
+    each running child is (a client that goes takes its children with it).
+
+    A child closes every descriptor in ``fds`` (the clients', the listener)
+    right after the fork; no lock is needed there, the child is one thread."""
+
+    def __init__(self) -> None:
+        self.lines: queue.Queue[tuple[int, str]] = queue.Queue()
+        self.fds: set[int] = set()
+        self._lock = threading.Lock()
+        self._children: dict[int, int] = {}  # pid -> its client's descriptor
+        self._gone: set[int] = set()  # clients that left while children of theirs ran
+
+    def serve_client(self, fd: int, requests: IO[str] | None = None,
+                     on_gone: Any = None) -> None:
+        """Read a client's requests in a thread of their own; when it goes,
+        kill its children (and call ``on_gone``)."""
+        self.fds.add(fd)
+
+        def read() -> None:
+            with requests if requests is not None else open(fd, closefd=False) as lines:
+                for line in lines:
+                    self.lines.put((fd, line))
+            self.client_gone(fd)
+            if on_gone is not None:
+                on_gone()
+
+        threading.Thread(target=read, daemon=True).start()
+
+    def reply(self, fd: int, message: dict[str, Any]) -> None:
+        # One os.write per line: atomic for lines this short, whichever thread writes.
+        try:
+            os.write(fd, (json.dumps(message) + "\n").encode())
+        except OSError:  # the client is gone
+            pass
+
+    def forked(self, fd: int, request_id: int, pid: int) -> None:
+        with self._lock:
+            self._children[pid] = fd
+        self.reply(fd, {"id": request_id, "pid": pid})
+        threading.Thread(target=self._wait_for, args=(fd, request_id, pid), daemon=True).start()
+
+    def _wait_for(self, fd: int, request_id: int, pid: int) -> None:
+        _, status = os.waitpid(pid, 0)
+        with self._lock:
+            self._children.pop(pid, None)
+        self.reply(fd, {"id": request_id, "returncode": os.waitstatus_to_exitcode(status)})
+        self._close_if_done(fd)
+
+    def client_gone(self, fd: int) -> None:
+        with self._lock:
+            self._gone.add(fd)
+            pids = [pid for pid, owner in self._children.items() if owner == fd]
+        _kill_groups(pids)
+        self._close_if_done(fd)
+
+    def _close_if_done(self, fd: int) -> None:
+        # A client's descriptor is closed only once none of its children can
+        # still be answered: its number, reused, must not carry a reply to another.
+        with self._lock:
+            if fd not in self._gone or fd in self._children.values():
+                return
+            self._gone.discard(fd)
+            self.fds.discard(fd)
+        os.close(fd)
+
+    def end(self) -> None:
+        """Kill every child still running and leave."""
+        with self._lock:
+            pids = list(self._children)
+        _kill_groups(pids)
         os._exit(0)
 
-    def wait_for(request_id: int, pid: int) -> None:
-        _, status = os.waitpid(pid, 0)
-        children.pop(pid, None)
-        reply({"id": request_id, "returncode": os.waitstatus_to_exitcode(status)})
 
-    threading.Thread(target=read, daemon=True).start()
+def _kill_groups(pids: list[int]) -> None:
+    for pid in pids:
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def _fork_children(hub: _Hub, base_path: list[str], stop: Any = None) -> None:
+    """Fork a child per request, in this (the main) thread only: the other
+    threads only read requests and wait for children, and PR_SET_PDEATHSIG
+    follows the thread that forked. A shared server (``stop`` given) also
+    stops when told, and forks servers for preloads (``serve``)."""
     while True:
-        request = json.loads(lines.get() or "{}")
-        # Fork in this (the main) thread only: the other threads only read
-        # requests and wait for children, and PR_SET_PDEATHSIG follows the
-        # thread that forked.
+        fd, line = hub.lines.get()
+        request = json.loads(line or "{}")
+        if stop is not None and request.get("stop"):
+            stop()
+        if stop is not None and "serve" in request:
+            _fork_server(hub, fd, request, base_path)
+        if "module" not in request:
+            continue
         pid = os.fork()
         if pid == 0:
-            _child(request, base_path, replies_fd)
+            _child(request, base_path, list(hub.fds))
         try:
             os.setpgid(pid, pid)  # also here: a kill right after the fork must reach the group
         except OSError:
             pass
-        children[pid] = request["id"]
-        reply({"id": request["id"], "pid": pid})
-        threading.Thread(target=wait_for, args=(request["id"], pid), daemon=True).start()
+        hub.forked(fd, request["id"], pid)
+
+
+def _fork_server(hub: _Hub, fd: int, request: dict[str, Any], base_path: list[str]) -> None:
+    """Fork the share's server for a preload from this warm one (same hash
+    seed): it imports only the preload, not torch again. It listens before
+    the fork, so the client that asked can connect once answered; it is
+    nobody's segment (no client's going ends it) and dies with this server."""
+    listener = forkshare.listen(request["serve"])
+    pid = os.fork()
+    if pid == 0:
+        for inherited in list(hub.fds):
+            with contextlib.suppress(OSError):
+                os.close(inherited)
+        _die_with_parent()
+        # import the preload as a server started by the client would: its
+        # environment, directory and module path
+        os.environ.clear()
+        os.environ.update(request["env"])
+        os.chdir(request["cwd"])
+        sys.path[:] = _fresh_sys_path(request["cwd"], request["env"], base_path)
+        _preload(",".join(request["preload"]))
+        sys.path[:] = base_path
+        _serve_listener(listener, request["serve"], base_path)
+    listener.close()
+    threading.Thread(target=os.waitpid, args=(pid, 0), daemon=True).start()
+    hub.reply(fd, {"id": request.get("id", 0), "pid": pid})
+
+
+def _serve(requests: IO[str], replies_fd: int) -> None:
+    """A server of its own client: requests on stdin, replies on ``replies_fd``.
+    The client closes our stdin when it is done, or dies: either way, the
+    segments in flight end with us."""
+    base_path = _prepare()
+    hub = _Hub()
+    hub.serve_client(replies_fd, requests, on_gone=hub.end)
+    _fork_children(hub, base_path)
+
+
+def _serve_shared(path: str, owner: int) -> None:
+    """A server of a share (``forkshare``): any number of clients connect at
+    ``path``; it ends when the share's owner does (or is told to stop)."""
+    listener = forkshare.listen(path)
+    print("listening", flush=True)  # the starting client waits for this line only
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.close(devnull)
+    _serve_listener(listener, path, None, owner)
+
+
+def _serve_listener(listener: socket.socket, path: str, base_path: list[str] | None,
+                    owner: int | None = None) -> None:
+    """Accept clients at ``path`` (at once: their requests wait while this
+    server prepares, when ``base_path`` is None) and serve them."""
+    ours = os.stat(path).st_ino
+    hub = _Hub()
+    hub.fds.add(listener.fileno())
+
+    def end() -> None:
+        with contextlib.suppress(OSError):  # (unless another server's took its place)
+            if os.stat(path).st_ino == ours:
+                os.unlink(path)
+        hub.end()
+
+    def accept() -> None:
+        while True:
+            conn, _ = listener.accept()
+            hub.serve_client(conn.detach())
+
+    def owner_gone() -> None:  # nobody uses the share any more: its directory goes too
+        shutil.rmtree(os.path.dirname(path), ignore_errors=True)
+        hub.end()
+
+    if owner is not None:
+        threading.Thread(target=forkshare.watch_owner, args=(owner, owner_gone),
+                         daemon=True).start()
+    threading.Thread(target=accept, daemon=True).start()
+    _fork_children(hub, _prepare() if base_path is None else base_path, stop=end)
 
 
 def main() -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the client decides; the group gets ^C too
+    if sys.argv[1:2] == ["--listen"]:
+        if os.fork() > 0:  # a share's server is nobody's child (no zombie of it anywhere)
+            os._exit(0)
+        _serve_shared(sys.argv[2], int(sys.argv[3]))
+        return 0
     replies_fd = os.dup(1)  # the replies; fd 1 itself is each child's own output
     _serve(sys.stdin, replies_fd)
     return 0

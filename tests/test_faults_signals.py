@@ -18,7 +18,7 @@ import time
 
 import pytest
 
-from resumecheck import forkserver
+from resumecheck import forkserver, forkshare
 
 pytestmark = [pytest.mark.e2e,
               pytest.mark.skipif(not forkserver.available(), reason="no fork on this platform")]
@@ -42,13 +42,17 @@ def _gone(pid: int, within: float = 3.0) -> bool:
     return False
 
 
-def _start(tmp_path, argv):
+def _start(tmp_path, argv, own_servers=True):
     """``python -m resumecheck *argv`` with TMPDIR a directory of its own; the
-    command, the scratch directory and the file the hung step writes its pid to."""
+    command, the scratch directory and the file the hung step writes its pid to.
+    ``own_servers``: the command starts its warm servers, as a user's does
+    (else it forks from the session's share: the same segments, started sooner)."""
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     marker = tmp_path / "hanging.pid"
     env = {**os.environ, "TMPDIR": str(scratch), "FAULTS_MARKER": str(marker)}
+    if own_servers:
+        env.pop(forkshare.SHARE_ENV, None)
     proc = forkserver.spawn("resumecheck", argv, env, cwd=ROOT, output_dir=str(tmp_path))
     return proc, scratch, marker
 
@@ -63,10 +67,10 @@ def _hung_pid(proc, marker) -> int:
     return int(marker.read_text())
 
 
-def _interrupt(tmp_path, argv, signum):
+def _interrupt(tmp_path, argv, signum, own_servers):
     """Run, signal once the step hangs; (exit code, seconds until the check had
     cleaned up and ended, the hung pid, what TMPDIR holds, stdout, stderr)."""
-    proc, scratch, marker = _start(tmp_path, argv)
+    proc, scratch, marker = _start(tmp_path, argv, own_servers)
     try:
         hanging = _hung_pid(proc, marker)
         time.sleep(0.1)  # inside the hung step
@@ -103,9 +107,16 @@ CASES = [
 ]
 
 
+# The command of each case named here starts its own warm servers, as a
+# user's command does (so does the one killed outright, below); the others
+# fork from the session's share: how the command ends is the same.
+OWN_SERVERS = {"run-process-SIGTERM"}
+
+
 @pytest.mark.parametrize(("argv", "signum"), CASES)
-def test_a_signal_ends_the_check_promptly_and_cleanly(tmp_path, argv, signum):
-    code, took, hanging, left, out, err = _interrupt(tmp_path, argv, signum)
+def test_a_signal_ends_the_check_promptly_and_cleanly(request, tmp_path, argv, signum):
+    own = request.node.callspec.id in OWN_SERVERS
+    code, took, hanging, left, out, err = _interrupt(tmp_path, argv, signum, own)
     assert code == 128 + signum, err
     assert took < 3, f"took {took:.1f} s to stop"
     assert f"interrupted by {signal.Signals(signum).name}" in err

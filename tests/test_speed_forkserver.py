@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from resumecheck import forkserver
+from resumecheck import forkserver, forkshare
 
 pytestmark = [pytest.mark.e2e, pytest.mark.process,
               pytest.mark.skipif(not forkserver.available(), reason="no fork on this platform")]
@@ -45,7 +45,8 @@ def test_one_server_runs_segments_side_by_side_each_fresh(tmp_path):
     assert a["torch_initial_seed"] != b["torch_initial_seed"]
 
 
-def test_a_server_that_dies_takes_its_children_and_is_replaced(tmp_path):
+def test_a_server_that_dies_takes_its_children_and_is_replaced(tmp_path, monkeypatch):
+    monkeypatch.delenv(forkshare.SHARE_ENV, raising=False)  # servers of this process's own
     env = _env()
     waiting = forkserver.spawn("fixtures.warm.rendezvous", [str(tmp_path), "c", "never"], env,
                                cwd=str(ROOT), output_dir=str(tmp_path))
