@@ -47,6 +47,7 @@ from resumecheck.progress import ProgressCallback, ProgressTracker
 from resumecheck.report import CLOSE, IDENTICAL, INCONCLUSIVE, RunResult
 from resumecheck.faults import environment_failure
 from resumecheck.settings import Settings
+from resumecheck.streams import unseeded_text
 from resumecheck.strategies import interruption_schedules, special_points
 
 __all__ = ["FuzzResult", "fuzz", "run_fuzz"]
@@ -74,6 +75,9 @@ class FuzzResult:
     """The minimal failing full resume, as ``resumecheck run`` reports it."""
     declared_state_notice: str | None = None
     """When the failure's report found the declared components incomplete, its sentence."""
+    unseeded_notice: str | None = None
+    """Two launches of the program differ (it draws from a global stream it
+    never seeds): the warning ``run`` gives too (None: they do not)."""
     unreproduced: list[list[int]] = field(default_factory=list)
     """Schedules that failed while fuzzing but not when run again as their
     reproduce command runs them (not reported as failures)."""
@@ -112,6 +116,7 @@ class FuzzResult:
             "reference_loss": list(self.reference_loss),
             "unreproduced": self.unreproduced,
             "declared_state_notice": self.declared_state_notice,
+            "unseeded_notice": self.unseeded_notice,
             "environment": self.environment,
             "nproc": self.nproc,
             "resume_nproc": self.resume_nproc,
@@ -159,8 +164,9 @@ class FuzzResult:
             self.summary(),
         ]
         run = self.failure
-        if self.declared_state_notice:
-            lines.append(f"WARNING: {self.declared_state_notice}")
+        for notice in (self.declared_state_notice, self.unseeded_notice):
+            if notice:
+                lines.append(f"WARNING: {notice}")
         if run is not None:
             lines.append(f"  {run.label}: {run.verdict}"
                          + (f" from step {run.first_divergent_step} ({run.first_divergent_quantity})"
@@ -265,6 +271,10 @@ def run_fuzz(target: Target | str | None, settings: Settings, *, max_examples: i
             checker = Checker(tgt, s, work, capture_at=capture, reuse_prefix=True)
             _check_elastic(checker)
             result.reference_loss = checker.reference.loss
+            found = checker.determinism.get("unseeded")
+            if found:
+                result.unseeded_notice = unseeded_text(list(found["streams"]), found["step"],
+                                                       found["quantity"])
             checker.check_disk(runs=1, jobs=checker.jobs)
             edges = epoch_boundaries(checker.segment.boundaries, n)  # whole, fractional or declared
             result.boundaries = edges

@@ -81,3 +81,14 @@ def test_in_fresh_interpreters_a_module_counter_is_fresh_in_every_launch():
     report = verify("fixtures.trust.module_state:TARGET", drop="none", noise_seeds=0,
                     isolation="process")
     assert report.outcome == "EQUIVALENT", report.render()
+
+
+def test_fuzz_says_it_too():
+    from resumecheck.fuzz import fuzz
+
+    result = fuzz(SPEC + "NO_NUMPY_SEED", max_examples=2, budget=30)
+    assert not result.found
+    assert "numpy.random.seed" in (result.unseeded_notice or "")
+    assert "WARNING: two launches of this program differ" in result.render()
+    assert json.loads(result.render("json"))["unseeded_notice"] == result.unseeded_notice
+    assert fuzz(SPEC + "SEEDED", max_examples=1, budget=30).unseeded_notice is None
