@@ -283,6 +283,18 @@ class Report:
                 "restart is built from the program's defaults unless a declared `config` "
                 "component carries the settings back"
             )
+        lossy = [f for f in engine.diagnosis if f.basis == "reference"]
+        if lossy:
+            # Restored from its own capture, a component that still differs right
+            # after the restore does not load what its state_dict() gave.
+            named = "; ".join(f"`{f.component}`: {f.detail}" for f in lossy)
+            return (
+                "the declared components do not capture the program's state: the engine "
+                f"restored every one of them and the run still {where}. Right after the "
+                f"restore, {named}: its load_state_dict() does not bring back what its "
+                "state_dict() returned (or something between the restore and the first step "
+                f"changed it){settings}. Ablations cannot be judged: inconclusive."
+            )
         return (
             "the declared components do not capture the program's state: the engine "
             f"restored every one of them and the run still {where}. Something the "

@@ -39,7 +39,7 @@ from resumecheck.trajectory import Trajectory
 __all__ = [
     "Comparison", "Reference", "Segments", "band", "compare_run", "conclude", "confirmation_tries",
     "diagnose", "drop_sets", "explain", "judge", "judge_ablations", "latent_text",
-    "noise_summary", "plausibility", "quantity_name", "settle_findings",
+    "noise_summary", "plausibility", "quantity_name", "settle_findings", "unjudge_lossy",
 ]
 
 Segments = Sequence[tuple[int, SegmentResult]]
@@ -521,6 +521,23 @@ def settle_findings(ref: Reference, result: RunResult, outcomes: dict[int, bool]
             result.latent_gaps.append(finding.component)
 
 
+def unjudge_lossy(own: RunResult, engine_full: RunResult) -> None:
+    """A component the engine restored from its own capture that still differs
+    right after the restore, while the engine's full resume departs, does not
+    load what its state_dict() gave: a rerun that put the reference's state in
+    through that same load is no evidence, so a finding on it in the program's
+    own full resume is not judged, never "not the cause"."""
+    if engine_full.verdict in (IDENTICAL, CLOSE, FAILED):
+        return
+    lossy = {f.component for f in engine_full.diagnosis if f.basis == "reference"}
+    before = _differs_clause(own.diagnosis)
+    own.diagnosis = [replace(f, status=None, confirmed=None)
+                     if f.component in lossy and f.status == NOT_CAUSE else f
+                     for f in own.diagnosis]
+    if before:
+        own.explanation = own.explanation.replace(before, _differs_clause(own.diagnosis), 1)
+
+
 def matters_from(ref: Reference, component: str, k: int) -> int | None:
     """For a latent gap: the first step where it would start to matter, when
     the program's declared boundaries tell (the sampler epoch is read at the
@@ -613,15 +630,20 @@ def _divergence_text(r: RunResult, own_checkpoint: bool) -> str:
         text += ("; the engine restored every declared component: they do not capture "
                  "the program's state (undeclared state, or state consumed after the "
                  "restore)")
-    if r.diagnosis:
-        text += "; restored state differs in " + ", ".join(
-            f.component + f.mark for f in r.diagnosis)
+    text += _differs_clause(r.diagnosis)
     text += latent_text(r)
     if r.plausible is True:
         text += "; loss stays within seed-to-seed noise: plausible but different"
     elif r.plausible is False:
         text += f"; loss leaves the seed-to-seed band ({r.noise_ratio:.3g}x): gross"
     return text
+
+
+def _differs_clause(diagnosis: Sequence[Finding]) -> str:
+    """The explanation's clause on restored state, each finding with its mark."""
+    if not diagnosis:
+        return ""
+    return "; restored state differs in " + ", ".join(f.component + f.mark for f in diagnosis)
 
 
 def latent_text(r: RunResult) -> str:

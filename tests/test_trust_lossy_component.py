@@ -1,0 +1,23 @@
+"""A component whose load_state_dict() does not bring back what its
+state_dict() returned (a trial's data position read back from the wrong key):
+the confirmation rerun, which restores it through that same method, is no
+evidence either way, so the blame is not called "not the cause", and the
+warning names the component and its load instead of undeclared state."""
+
+from __future__ import annotations
+
+from resumecheck import verify
+from resumecheck.report import DIVERGED
+
+
+def test_a_component_that_cannot_load_its_own_state_is_named_not_cleared():
+    report = verify("fixtures.trust.lossy_component:TARGET", noise_seeds=0, drop="none")
+    full = report.full_resume
+    assert full.verdict == DIVERGED and full.first_divergent_step == 6
+    [finding] = full.diagnosis
+    assert (finding.component, finding.detail) == ("data_cursor", "batch_in_epoch 0, expected 5")
+    assert finding.status is None and finding.confirmed is not False  # not judged: no evidence
+    notice = report.incomplete_state_notice() or ""
+    assert "`data_cursor`: batch_in_epoch 0, expected 5: its load_state_dict() does not " \
+           "bring back what its state_dict() returned" in notice
+    assert "not the cause" not in report.render()
