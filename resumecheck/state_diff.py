@@ -99,7 +99,7 @@ def describe_difference(
     path, how = differing[0]
     others = len(differing) - 1
     more = (f" (and {others} more {'entry' if others == 1 else 'entries'} of its state_dict() "
-            "differ)") if others else ""
+            f"{'differs' if others == 1 else 'differ'})") if others else ""
     if name == OPTIMIZER and _is_empty_state(new) and not _is_empty_state(ref):
         return f"no per-parameter state (fresh), expected the state at step {step}"
     label = _label(name, path)
