@@ -115,8 +115,9 @@ def _describe_run(run: RunResult, label: str) -> list[str]:
         )
         lines.append(
             "    reference vs resumed: max |Δloss| "
-            f"{_g(run.max_abs_loss_diff)}, max |Δ| {_g(run.max_abs_diff)} "
-            f"(rel {_g(run.max_rel_diff)}, {_g(run.max_ulp_diff)} ULP)"
+            f"{_g(run.max_abs_loss_diff)}; over every quantity that differs, end state "
+            f"included, each its own largest: |Δ| {_g(run.max_abs_diff)}, relative "
+            f"{_g(run.max_rel_diff)}, {_g(run.max_ulp_diff)} ULP"
         )
     for finding in run.diagnosis:
         lines.append(f"    diagnosis: {finding.component}: {finding.detail}{finding.mark}")

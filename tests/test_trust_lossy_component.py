@@ -7,6 +7,7 @@ warning names the component and its load instead of undeclared state."""
 from __future__ import annotations
 
 from resumecheck import verify
+from resumecheck.assertions import describe_failure
 from resumecheck.report import DIVERGED
 
 
@@ -21,3 +22,6 @@ def test_a_component_that_cannot_load_its_own_state_is_named_not_cleared():
     assert "`data_cursor`: batch_in_epoch 0, expected 5: its load_state_dict() does not " \
            "bring back what its state_dict() returned" in notice
     assert "not the cause" not in report.render()
+    # (the figures of a failure are maxima over every quantity, each its own: said so)
+    assert "over every quantity that differs, end state included, each its own largest: " \
+           "|Δ| " in describe_failure(report)
