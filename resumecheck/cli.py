@@ -149,7 +149,8 @@ def _float(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
+    """The command line, and each command's own parser (for its usage in errors)."""
     parser = argparse.ArgumentParser(
         prog="resumecheck",
         description="Prove that a PyTorch training run resumed from a checkpoint "
@@ -160,7 +161,7 @@ def _parser() -> argparse.ArgumentParser:
     _fuzz_parser(sub)
     _baseline_parser(sub)
     _timing_parser(sub)
-    return parser
+    return parser, dict(sub.choices)
 
 
 def _run_parser(sub: Any) -> None:
@@ -390,9 +391,12 @@ def _interruptible() -> Iterator[None]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = _parser()
+    parser, commands_parsers = _parser()
     try:
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
+        if extra:  # said with the command's own usage, not the top level's
+            (commands_parsers.get(args.command) or parser).error(
+                f"unrecognized arguments: {' '.join(extra)}")
     except SystemExit as exc:  # argparse has printed its usage message
         return int(exc.code or 0) and EXIT_USAGE
     if args.command is None:

@@ -86,3 +86,10 @@ def test_failures_inside_a_run_are_failed_verdicts(target, reason, stage, capsys
 def test_debug_shows_the_traceback():
     with pytest.raises(Exception, match="no GPU found"):
         main(["run", "tests.programs:factory_raises", "--debug", "--noise-seeds", "0"])
+
+
+def test_an_option_a_command_does_not_have_is_refused_with_that_commands_usage(capsys):
+    assert main(["fuzz", "--noise-seeds", "0"]) == 2  # (run has it; fuzz makes none)
+    err = capsys.readouterr().err
+    assert err.startswith("usage: resumecheck fuzz ")
+    assert "resumecheck fuzz: error: unrecognized arguments: --noise-seeds" in err
