@@ -501,7 +501,8 @@ def _decreases(model: torch.nn.Module, batch: Any, loss_of, steps: int = 5) -> B
     ok = losses[-1] < losses[0] and math.isfinite(losses[-1])
     return BaselineCheck(
         name="loss decreases", status="passed" if ok else "failed",
-        detail=f"{steps} Adam steps on one repeated batch: {losses[0]:.6g} -> {losses[-1]:.6g}",
+        detail=(f"{steps} steps of the check's own Adam (lr 1e-2, not the program's optimizer) "
+                f"on one repeated batch: {losses[0]:.6g} -> {losses[-1]:.6g}"),
         figures={"losses": losses},
     )
 

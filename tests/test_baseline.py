@@ -26,6 +26,7 @@ def test_builtin_program_is_trustworthy_with_figures():
     assert checks["gradient accumulation"].figures["max_abs_diff"] < 1e-10
     losses = checks["loss decreases"].figures["losses"]
     assert losses[-1] < losses[0]
+    assert "the check's own Adam" in checks["loss decreases"].detail  # (not the program's)
 
 
 def test_unseeded_program_is_flagged_with_the_first_differing_step():
