@@ -24,7 +24,7 @@ from typing import Any, Literal
 import torch
 
 from resumecheck.compare import digest
-from resumecheck.components import LAUNCH_STREAMS, PARAMS, RNGState, preserved_global_streams
+from resumecheck.components import LAUNCH_STREAMS, PARAMS, preserved_global_streams
 from resumecheck.environment import fingerprint
 from resumecheck.errors import InvalidArgument
 from resumecheck.program import BuiltProgram, Target, load_target
@@ -34,7 +34,7 @@ from resumecheck.faults import environment_failure
 from resumecheck.runner import run_segment
 from resumecheck.segments import PHASE_TIMEOUT, SegmentResult, SegmentSpec
 from resumecheck.settings import Settings
-from resumecheck.streams import stream_label, unseeded_text
+from resumecheck.streams import is_stream_state, stream_label, unseeded_text
 from resumecheck.trace import first_difference
 from resumecheck.verdict import quantity_name
 
@@ -339,7 +339,7 @@ def _initial_difference(a: dict[str, Any], b: dict[str, Any]) -> str | None:
     if PARAMS in a and PARAMS in b and digest(a[PARAMS]) != digest(b[PARAMS]):
         return "initial parameters differ: the seed depends on the clock, or is missing"
     for name in a:
-        if name == PARAMS or name not in b or not _is_stream_state(a[name]):
+        if name == PARAMS or name not in b or not is_stream_state(a[name]):
             continue
         for key in sorted(set(a[name]) | set(b[name])):
             if key == "generators":
@@ -357,11 +357,6 @@ def _initial_difference(a: dict[str, Any], b: dict[str, Any]) -> str | None:
         if name != PARAMS and name in b and digest(a[name]) != digest(b[name]):
             return f"the initial state of `{name}` differs at build"
     return None
-
-
-def _is_stream_state(state: Any) -> bool:
-    keys = set(RNGState.STREAMS) | {"generators"}
-    return isinstance(state, dict) and "generators" in state and set(state) <= keys
 
 
 def _gradient_checks(tgt: Target, config: dict[str, Any], size: int, m: int) -> list[BaselineCheck]:

@@ -137,9 +137,15 @@ def _streams_text(paths: list[str], step: int, unused: set[str]) -> str:
 
 
 def _stream_key(path: str) -> str:
-    """``python``, ..., ``generators/NAME``: the stream a flattened path is in."""
+    """The stream a flattened path of an ``rng`` state is in, keyed as
+    ``streams.stream_items`` keys it (``torch``, ``cuda:1``, ``generator NAME``)."""
     head = path.split(".", 1)[0].split("[", 1)[0]
-    return f"generators/{path.split('.')[1]}" if head == "generators" else head
+    if head == "generators":
+        return f"generator {path.split('.')[1]}"
+    if head == "cuda" and path.startswith("cuda["):
+        device = int(path[len("cuda["):].split("]", 1)[0])
+        return "cuda" if device == 0 else f"cuda:{device}"
+    return head
 
 
 def _rng_stream(path: str) -> str:

@@ -41,8 +41,10 @@ __all__ = [
     "STEPS_AFTER_RESTORE",
     "declared_streams",
     "draw_offset",
+    "is_stream_state",
     "stream_digests",
     "stream_label",
+    "stream_items",
     "stream_states",
     "unseeded_text",
 ]
@@ -96,17 +98,32 @@ def stream_states(sources: list[RNGState]) -> dict[str, Any]:
     generators); reading a state draws nothing."""
     out: dict[str, Any] = {}
     for rng in sources:
-        state = rng.state_dict()
-        for key, value in state.items():
-            if key == "generators":
-                for name, gen_state in value.items():
-                    out[f"generator {name}"] = gen_state
-            elif key == "cuda":
-                for i, dev in enumerate(value):
-                    out["cuda" if i == 0 else f"cuda:{i}"] = dev
-            else:
-                out[key] = value
+        out.update(stream_items(rng.state_dict()))
     return out
+
+
+def stream_items(state: dict[str, Any]) -> dict[str, Any]:
+    """An ``RNGState``'s state (as its ``state_dict()`` or a capture holds it),
+    stream by stream, keyed as ``stream_states`` keys them: ``torch``,
+    ``cuda`` and ``cuda:1``, ``generator NAME``."""
+    out: dict[str, Any] = {}
+    for key, value in state.items():
+        if key == "generators":
+            for name, gen_state in value.items():
+                out[f"generator {name}"] = gen_state
+        elif key == "cuda":
+            for i, dev in enumerate(value):
+                out["cuda" if i == 0 else f"cuda:{i}"] = dev
+        else:
+            out[key] = value
+    return out
+
+
+def is_stream_state(state: Any) -> bool:
+    """Whether a component's state is an ``RNGState``'s."""
+    keys = set(RNGState.STREAMS) | {"generators"}
+    return (isinstance(state, dict) and isinstance(state.get("generators"), dict)
+            and set(state) <= keys)
 
 
 def stream_digests(states: dict[str, Any]) -> dict[str, str]:

@@ -33,6 +33,7 @@ from resumecheck.capture import load_checkpoint
 from resumecheck.segments import SegmentResult
 from resumecheck.settings import DropSpec
 from resumecheck.state_diff import describe_difference
+from resumecheck.streams import is_stream_state, stream_items
 from resumecheck.trace import QUANTITY_ORDER, StepRecord, differing_quantities, load_step_tensors
 from resumecheck.trajectory import Trajectory
 
@@ -198,16 +199,16 @@ def end_state_differences(
                 latent.append(name)
             continue
         ref_state, run_state = ref_end[name], run_end[name]
-        if latent is not None and _is_streams(ref_state) and _is_streams(run_state):
+        if latent is not None and is_stream_state(ref_state) and is_stream_state(run_state):
             # Streams one by one: one the reference never drew from after the
             # resume point (Python's random in a program that only uses torch)
             # is a latent gap, as an unused component is.
-            used = _streams_used_after(ref.file(at_k)["components"].get(name), ref_state)
-            if not any(key in used for key in _differing_streams(ref_state, run_state)):
+            used = _used_after(ref.file(at_k)["components"].get(name), ref_state)
+            if not _moved(ref_state, run_state) & used:
                 if name not in dropped:
                     latent.append(name)
                 continue
-            ref_state, run_state = ({k: v for k, v in state.items() if k in used}
+            ref_state, run_state = ({k: v for k, v in stream_items(state).items() if k in used}
                                     for state in (ref_state, run_state))
         out.append((name, state_difference(ref_state, run_state, ref.tolerance)))
     return out
@@ -215,41 +216,28 @@ def end_state_differences(
 
 def _unused_streams(ref: Reference, at_k: Any, name: str) -> set[str] | None:
     """Of a stream component as the reference had it at a resume point, the
-    streams it never drew from afterwards (None: not a stream component)."""
-    if not _is_streams(at_k) or not ref.segment.end_state:
+    streams (``stream_items`` keys) it never drew from afterwards (None: not a
+    stream component)."""
+    if not is_stream_state(at_k) or not ref.segment.end_state:
         return None
     at_end = ref.file(ref.segment.end_state)["components"].get(name)
-    if not _is_streams(at_end):
+    if not is_stream_state(at_end):
         return None
-    return set(_stream_items(at_end)) - _streams_used_after(at_k, at_end)
+    return set(stream_items(at_end)) - _used_after(at_k, at_end)
 
 
-def _is_streams(state: Any) -> bool:
-    """An ``RNGState``'s state: a stream per key, and the registered generators."""
-    return (isinstance(state, dict) and isinstance(state.get("generators"), dict)
-            and set(state) <= {"python", "numpy", "torch", "cuda", "generators"})
-
-
-def _stream_items(state: dict[str, Any]) -> dict[str, Any]:
-    items = {k: v for k, v in state.items() if k != "generators"}
-    items.update({f"generators/{g}": v for g, v in state["generators"].items()})
-    return items
-
-
-def _differing_streams(a: dict[str, Any], b: dict[str, Any]) -> set[str]:
-    a_items, b_items = _stream_items(a), _stream_items(b)
+def _moved(a: dict[str, Any], b: dict[str, Any]) -> set[str]:
+    """The streams (``stream_items`` keys) whose states differ between two states."""
+    a_items, b_items = stream_items(a), stream_items(b)
     return {key for key in a_items.keys() | b_items.keys()
             if key not in a_items or key not in b_items
             or digest(a_items[key]) != digest(b_items[key])}
 
 
-def _streams_used_after(at_k: Any, at_end: dict[str, Any]) -> set[str]:
-    """The streams (``_stream_items`` keys; the generators' as ``generators``
-    too) that moved between the capture at k and the end of the reference."""
-    if not _is_streams(at_k):
-        return set(_stream_items(at_end)) | {"generators"}
-    moved = _differing_streams(at_k, at_end)
-    return moved | ({"generators"} if any(k.startswith("generators/") for k in moved) else set())
+def _used_after(at_k: Any, at_end: dict[str, Any]) -> set[str]:
+    """The streams the reference drew from between a resume point and its end
+    (every one, when its state at the resume point is not known)."""
+    return _moved(at_k, at_end) if is_stream_state(at_k) else set(stream_items(at_end))
 
 
 def state_difference(ref: Any, run: Any, tolerance: Tolerance) -> Difference:
