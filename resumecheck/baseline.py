@@ -38,8 +38,8 @@ from resumecheck.streams import is_stream_state, stream_label, unseeded_text
 from resumecheck.trace import first_difference
 from resumecheck.verdict import quantity_name
 
-__all__ = ["BaselineCheck", "BaselineReport", "check_baseline", "nondeterminism_cause",
-           "unseeded_streams"]
+__all__ = ["BaselineCheck", "BaselineReport", "LaunchComparison", "check_baseline",
+           "compare_launches", "nondeterminism_cause"]
 
 SCHEMA = "resumecheck.baseline/1"
 
@@ -205,26 +205,25 @@ def _determinism(tgt: Target, n: int, config: dict[str, Any], threads: int,
             )
 
         first = run(spec("first", 1))
-        other = run(spec("second", 2, LAUNCH_STREAMS)) if first.error is None else first
+        second = spec("second", 2, LAUNCH_STREAMS)
+        other = run(second) if first.error is None else first
         if first.error or other.error:
             return _run_failed(first.error or other.error or "")
-        diff = first_difference(first.records, other.records)
-        if diff is None:
+        launches = compare_launches(run, second, first, other)
+        if launches.again is None:
             return [_determinism_passed(n, isolation, other_streams=True), _seeded()]
-        again = run(spec("again", 2))
-        if again.error:
-            return _run_failed(again.error)
-        same = first_difference(first.records, again.records)
-        if same is None:
-            step, key = diff
-            streams = unseeded_streams(run, spec("seeding", 1), first, step)
-            quantity = quantity_name(key)
+        if launches.again.error:
+            return _run_failed(launches.again.error)
+        if launches.unseeded is not None:
+            step, quantity = launches.unseeded[0], quantity_name(launches.unseeded[1])
             return [_determinism_passed(n, isolation, other_streams=False), BaselineCheck(
                 name="seeding", status="failed",
-                detail=unseeded_text(streams, step, quantity),
-                figures={"first_step": step, "first_quantity": quantity, "streams": streams},
+                detail=unseeded_text(launches.streams, step, quantity),
+                figures={"first_step": step, "first_quantity": quantity,
+                         "streams": launches.streams},
             )]
-        step, quantity = same[0], quantity_name(same[1])
+        assert launches.departs is not None
+        step, quantity = launches.departs[0], quantity_name(launches.departs[1])
         cause = nondeterminism_cause(tgt, config, threads, isolation, work, step, quantity,
                                      first=first)
     return [BaselineCheck(
@@ -268,12 +267,47 @@ def _not_judged(why: str) -> BaselineCheck:
     return BaselineCheck(name="seeding", status="skipped", detail=f"not judged: {why}")
 
 
-def unseeded_streams(run: Callable[[SegmentSpec], SegmentResult], base: SegmentSpec,
-                     first: SegmentResult, step: int) -> list[str]:
+@dataclass(frozen=True)
+class LaunchComparison:
+    """What a run from another launch's global streams tells against a first
+    run, with a third run from the first's streams where they differ."""
+
+    again: SegmentResult | None = None
+    """The rerun from the first run's streams (None: not needed: they matched)."""
+    departs: tuple[int, str] | None = None
+    """Where that rerun departs from the first: the program is not deterministic."""
+    unseeded: tuple[int, str] | None = None
+    """Where the run from other streams departs while the rerun does not: the
+    program draws from a global stream it never seeds."""
+    streams: list[str] = field(default_factory=list)
+    """Those streams: each, moved alone, makes a run depart by that step."""
+
+
+def compare_launches(run: Callable[[SegmentSpec], SegmentResult], other_spec: SegmentSpec,
+                     first: SegmentResult, other: SegmentResult) -> LaunchComparison:
+    """Compare ``first`` with ``other`` (a run of ``other_spec``: another
+    launch's streams, PYTHONHASHSEED 2); where they differ, rerun from the
+    first's streams, and then name the streams one by one (``run`` runs a
+    spec, the caller's way: progress, bounds). A rerun that fails comes back
+    as ``again`` with its error, and nothing else is judged."""
+    diff = first_difference(first.records, other.records)
+    if diff is None:
+        return LaunchComparison()
+    again = run(replace(other_spec, name="determinism-again", launch_moved=[]))
+    if again.error is not None:
+        return LaunchComparison(again=again)
+    departs = first_difference(first.records, again.records)
+    if departs is not None:
+        return LaunchComparison(again=again, departs=departs)
+    return LaunchComparison(again=again, unseeded=diff,
+                            streams=_unseeded_streams(run, other_spec, first, diff[0]))
+
+
+def _unseeded_streams(run: Callable[[SegmentSpec], SegmentResult], base: SegmentSpec,
+                      first: SegmentResult, step: int) -> list[str]:
     """The global streams that, each moved alone to another launch's state, make
-    a run of ``base`` depart from ``first`` by ``step`` (``first`` and a run from
-    other streams departed there; one from the same streams did not). Each run
-    stops at ``step`` and keeps ``first``'s PYTHONHASHSEED."""
+    a run of ``base`` depart from ``first`` by ``step``. Each run stops at
+    ``step`` and keeps ``first``'s PYTHONHASHSEED."""
     found = []
     for name in LAUNCH_STREAMS:
         spec = replace(base, name=f"seeding-{name}", start=0, stop=step, hash_seed=1,

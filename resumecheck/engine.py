@@ -29,7 +29,7 @@ from typing import Any, Literal
 import torch
 
 from resumecheck import forkserver, verdict
-from resumecheck.baseline import nondeterminism_cause, unseeded_streams
+from resumecheck.baseline import compare_launches, nondeterminism_cause
 from resumecheck.compare import Tolerance
 from resumecheck.dist_names import check_rank_suffixes, declared_rank_names
 from resumecheck.components import CONFIG, LAUNCH_STREAMS, preserved_global_streams
@@ -47,7 +47,7 @@ from resumecheck.faults import environment_failure
 from resumecheck.runner import run_segment
 from resumecheck.segments import PHASE_TIMEOUT, Restore, SegmentResult, SegmentSpec
 from resumecheck.settings import DEFAULT_NOISE_SEEDS, MAX_NOISE_SEEDS, DropSpec, Settings, resume_points
-from resumecheck.trace import first_difference, load_step_tensors
+from resumecheck.trace import load_step_tensors
 
 __all__ = [
     "MAX_NOISE_SEEDS", "MIN_STEP_TIMEOUT", "Checker", "ReferenceFailed", "forked_map",
@@ -389,14 +389,13 @@ class _Segments:
         return sorted({k + i for k in points for i in range(first, last + 1)
                        if k + i <= self.steps})
 
-    def _determinism_spec(self, other_streams: bool = True) -> SegmentSpec:
+    def _determinism_spec(self) -> SegmentSpec:
         # In fresh interpreters, another hash seed: set and dict order may differ.
         # From another launch's global streams: a program that seeds what it draws
         # from does not notice (see ``determinism``).
-        return self.spec("determinism" if other_streams else "determinism-again",
-                         config=self.run_config, start=0, stop=self.steps, hash_seed=2,
-                         capture_end=False, trace_streams=False,
-                         launch_moved=list(LAUNCH_STREAMS) if other_streams else [])
+        return self.spec("determinism", config=self.run_config, start=0, stop=self.steps,
+                         hash_seed=2, capture_end=False, trace_streams=False,
+                         launch_moved=list(LAUNCH_STREAMS))
 
     def determinism(self, ref: SegmentResult, again: SegmentResult | None) -> dict[str, Any]:
         """The second uninterrupted run, started from another launch's global
@@ -404,24 +403,24 @@ class _Segments:
         third from the reference's streams tells a program that never seeds a
         stream it draws from (``seeded: False``: every run here starts from the
         same streams, so the check stands, but two real launches differ) from
-        one that is not deterministic."""
+        one that is not deterministic (``baseline.compare_launches``)."""
         if again is None:
             return {"checked": False}
         if again.error is not None:
             raise ReferenceFailed(self.target.name, again.error, again.error_step)
-        diff = first_difference(ref.records, again.records)
-        if diff is None:
+        launches = compare_launches(self.run, self._determinism_spec(), ref, again)
+        if launches.again is None:
             return {"checked": True, "deterministic": True, "seeded": True}
-        same = self.run(self._determinism_spec(other_streams=False))
-        if same.error is not None:
-            raise ReferenceFailed(self.target.name, same.error, same.error_step)
-        departs = first_difference(ref.records, same.records)
-        if departs is None:
-            streams = unseeded_streams(self.run, self._determinism_spec(), ref, diff[0])
+        if launches.again.error is not None:
+            raise ReferenceFailed(self.target.name, launches.again.error,
+                                  launches.again.error_step)
+        if launches.unseeded is not None:
+            step, key = launches.unseeded
             return {"checked": True, "deterministic": True, "seeded": False,
-                    "unseeded": {"step": diff[0], "quantity": verdict.quantity_name(diff[1]),
-                                 "streams": streams}}
-        return self._not_deterministic(ref, same, departs)
+                    "unseeded": {"step": step, "quantity": verdict.quantity_name(key),
+                                 "streams": launches.streams}}
+        assert launches.departs is not None
+        return self._not_deterministic(ref, launches.again, launches.departs)
 
     def _not_deterministic(self, ref: SegmentResult, again: SegmentResult,
                            diff: tuple[int, str]) -> dict[str, Any]:
