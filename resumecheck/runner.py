@@ -202,8 +202,8 @@ def run_here(spec: SegmentSpec, target: Target, *, deadline: float | None = None
     the result, so the restored and end states (which only judging reads)
     may stay in memory instead of files (see ``save_capture``).
     """
-    segment = _Segment(spec, target, _Watch(spec.step_timeout, deadline, report_fd))
-    segment.judged_here = judged_here
+    segment = _Segment(spec, target, _Watch(spec.step_timeout, deadline, report_fd),
+                       judged_here)
     previous_threads = torch.get_num_threads()
     try:
         segment.run()
@@ -226,8 +226,10 @@ def run_here(spec: SegmentSpec, target: Target, *, deadline: float | None = None
 class _Segment:
     """One segment being run here; ``stage`` and ``step`` say where it failed."""
 
-    def __init__(self, spec: SegmentSpec, target: Target, watch: _Watch) -> None:
+    def __init__(self, spec: SegmentSpec, target: Target, watch: _Watch,
+                 judged_here: bool = False) -> None:
         self.spec, self.target, self.watch = spec, target, watch
+        self.judged_here = judged_here
         self.work = Path(spec.workdir)
         self.tensor_dir = self.work / f"{spec.name}.tensors"
         self.result = SegmentResult(
@@ -237,7 +239,6 @@ class _Segment:
         self.step: int | None = None
         self.tracer: Tracer | None = None
         self.built: BuiltProgram | None = None
-        self.judged_here = False
 
     def enter(self, name: str, at: int | None = None) -> None:
         self.stage = name
