@@ -44,10 +44,9 @@ from resumecheck.environment import fingerprint
 from resumecheck.errors import BudgetExhausted, InvalidArgument
 from resumecheck.program import Target, epoch_boundaries, load_target
 from resumecheck.progress import ProgressCallback, ProgressTracker
-from resumecheck.report import CLOSE, IDENTICAL, INCONCLUSIVE, RunResult
+from resumecheck.report import CLOSE, IDENTICAL, INCONCLUSIVE, RunResult, unseeded_notice
 from resumecheck.faults import environment_failure
 from resumecheck.settings import Settings
-from resumecheck.streams import unseeded_text
 from resumecheck.strategies import interruption_schedules, special_points
 
 __all__ = ["FuzzResult", "fuzz", "run_fuzz"]
@@ -271,10 +270,7 @@ def run_fuzz(target: Target | str | None, settings: Settings, *, max_examples: i
             checker = Checker(tgt, s, work, capture_at=capture, reuse_prefix=True)
             _check_elastic(checker)
             result.reference_loss = checker.reference.loss
-            found = checker.determinism.get("unseeded")
-            if found:
-                result.unseeded_notice = unseeded_text(list(found["streams"]), found["step"],
-                                                       found["quantity"])
+            result.unseeded_notice = unseeded_notice(checker.determinism)
             checker.check_disk(runs=1, jobs=checker.jobs)
             edges = epoch_boundaries(checker.segment.boundaries, n)  # whole, fractional or declared
             result.boundaries = edges

@@ -31,6 +31,7 @@ __all__ = [
     "Report",
     "RunResult",
     "StreamOffset",
+    "unseeded_notice",
 ]
 
 SCHEMA = "resumecheck.report/1"
@@ -260,10 +261,7 @@ class Report:
         """The sentence a report carries when two launches of the program differ
         (it draws from a global stream it never seeds; None: it does not, or
         the determinism rerun did not run)."""
-        found = self.determinism.get("unseeded")
-        if not found:
-            return None
-        return unseeded_text(list(found["streams"]), found["step"], found["quantity"])
+        return unseeded_notice(self.determinism)
 
     def incomplete_state_notice(self) -> str | None:
         """The plain sentence a report opens with when the declared components
@@ -383,6 +381,15 @@ def _rows(report: Report) -> list[list[str]]:
             _num(r.max_abs_loss_diff), r.noise_label, r.explanation,
         ])
     return rows
+
+
+def unseeded_notice(determinism: dict[str, Any]) -> str | None:
+    """The warning for a check's ``determinism`` record when two launches of the
+    program differ (None: they do not, or no rerun was made)."""
+    found = determinism.get("unseeded")
+    if not found:
+        return None
+    return unseeded_text(list(found["streams"]), found["step"], found["quantity"])
 
 
 _HEADER = ["run", "verdict", "first divergence", "max |Δloss|", "noise", "why"]
