@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from resumecheck.progress_bar import terminal_progress
-from resumecheck.settings import DEFAULT_NOISE_SEEDS
+from resumecheck.settings import DEFAULT_NOISE_SEEDS, MAX_NOISE_SEEDS
 
 __all__ = ["main"]
 
@@ -195,7 +195,7 @@ def _run_parser(sub: Any) -> None:
     run.add_argument("--atol", type=_float, help="absolute tolerance (implies --tolerance close)")
     run.add_argument("--noise-seeds", type=_whole, default=DEFAULT_NOISE_SEEDS, metavar="M",
                      help="extra reference runs with other seeds for the noise band "
-                     "(default 2, at most 100)")
+                     f"(default {DEFAULT_NOISE_SEEDS}, at most {MAX_NOISE_SEEDS})")
     run.add_argument("--timeout", type=_float, metavar="SECONDS", help=_TIMEOUT_HELP)
     run.add_argument("--nproc", type=_positive_int, metavar="N", help=_NPROC_HELP)
     run.add_argument("--resume-nproc", type=_positive_int, metavar="M",
