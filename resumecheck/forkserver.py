@@ -204,13 +204,6 @@ def _read_and_remove(path: str) -> str:
         Path(path).unlink(missing_ok=True)
 
 
-# Where a server starts: ``python -m`` puts its directory first on the module
-# path, so not the caller's (a random.py there would shadow the standard
-# library's in the server, and in every child forked from it) but the one that
-# holds this package. Each child takes its segment's own directory.
-_SERVER_CWD = str(Path(__file__).resolve().parent.parent)
-
-
 class _Server:
     """One warm interpreter; forks any number of children side by side.
 
@@ -238,7 +231,7 @@ class _Server:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", _ENTRY], env=server_env, stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1,
-            start_new_session=True, cwd=_SERVER_CWD,
+            start_new_session=True, cwd=forkshare.SERVER_CWD,
         )
         assert self.proc.stdin is not None and self.proc.stdout is not None
         return self.proc.stdin, self.proc.stdout

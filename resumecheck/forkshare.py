@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-__all__ = ["SHARE_ENV", "connect", "listen", "share", "shared_directory", "unshare",
+__all__ = ["SERVER_CWD", "SHARE_ENV", "connect", "listen", "share", "shared_directory", "unshare",
            "watch_owner"]
 
 SHARE_ENV = "RESUMECHECK_WARM_SHARE"
@@ -43,10 +43,12 @@ _MAX_SOCKET_PATH = 100  # sun_path holds 108 bytes on Linux, 104 on macOS
 
 
 
-# Where a shared server starts: ``python -m`` puts its directory first on the
-# module path, so the one that holds this package, never the caller's (a
-# random.py there would shadow the standard library in the server).
-_PACKAGE_PARENT = str(Path(__file__).resolve().parent.parent)
+SERVER_CWD = str(Path(__file__).resolve().parent.parent)
+"""Where every warm server starts, shared or not: ``python -m`` puts its
+directory first on the module path, so the one that holds this package, never
+the caller's (a random.py there would shadow the standard library in the
+server, and in every child forked from it). Each child takes its segment's
+own directory."""
 
 def share() -> str:
     """Make a share owned by this process and name it in ``os.environ``, so
@@ -131,7 +133,7 @@ def connect(directory: str, hash_seed: str, preload: tuple[str, ...],
         server = subprocess.Popen(
             [sys.executable, "-m", entry, "--listen", path, str(owner)], env=server_env,
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL, start_new_session=True, cwd=_PACKAGE_PARENT,
+            stderr=subprocess.DEVNULL, start_new_session=True, cwd=SERVER_CWD,
         )
         assert server.stdout is not None
         with server.stdout:  # it says so once it listens (before it imports torch)
