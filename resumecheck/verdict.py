@@ -70,6 +70,7 @@ class Reference:
         self._tensors = tensors
         self._files: dict[str, dict[str, Any]] = {}
         self._digests: dict[tuple[str, str], str] = {}
+        self._used: dict[tuple[str, str], set[str] | None] = {}
         self._steps: OrderedDict[int, dict[str, torch.Tensor] | None] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -89,6 +90,22 @@ class Reference:
         if key not in self._digests:
             self._digests[key] = digest(self.file(path)["components"][name])
         return self._digests[key]
+
+    def streams_used_after(self, path: str, name: str) -> set[str] | None:
+        """Of the stream component ``name`` (an ``RNGState``), the streams
+        (``stream_items`` keys) the reference drew from between the state file
+        ``path`` (a capture at a resume point) and its end, computed once (None:
+        not a stream component). Every one when its state at ``path`` is not known."""
+        key = (path, name)
+        if key not in self._used:
+            at_end: Any = (self.file(self.segment.end_state)["components"].get(name)
+                           if self.segment.end_state else None)
+            at = self.file(path)["components"].get(name)
+            used: set[str] | None = None
+            if is_stream_state(at_end):
+                used = _moved(at, at_end) if is_stream_state(at) else set(stream_items(at_end))
+            self._used[key] = used
+        return self._used[key]
 
     def tensors(self, step: int) -> dict[str, torch.Tensor] | None:
         """The reference's full tensors at ``step``; the last few read stay in
@@ -203,7 +220,7 @@ def end_state_differences(
             # Streams one by one: one the reference never drew from after the
             # resume point (Python's random in a program that only uses torch)
             # is a latent gap, as an unused component is.
-            used = _used_after(ref.file(at_k)["components"].get(name), ref_state)
+            used = ref.streams_used_after(at_k, name) or set()
             if not _moved(ref_state, run_state) & used:
                 if name not in dropped:
                     latent.append(name)
@@ -214,16 +231,13 @@ def end_state_differences(
     return out
 
 
-def _unused_streams(ref: Reference, at_k: Any, name: str) -> set[str] | None:
-    """Of a stream component as the reference had it at a resume point, the
-    streams (``stream_items`` keys) it never drew from afterwards (None: not a
-    stream component)."""
-    if not is_stream_state(at_k) or not ref.segment.end_state:
+def _unused_streams(ref: Reference, path: str, name: str) -> set[str] | None:
+    """Of a stream component, the streams the reference never drew from after
+    the capture ``path`` (None: not a stream component)."""
+    used = ref.streams_used_after(path, name)
+    if used is None or not ref.segment.end_state:
         return None
-    at_end = ref.file(ref.segment.end_state)["components"].get(name)
-    if not is_stream_state(at_end):
-        return None
-    return set(stream_items(at_end)) - _used_after(at_k, at_end)
+    return set(stream_items(ref.file(ref.segment.end_state)["components"][name])) - used
 
 
 def _moved(a: dict[str, Any], b: dict[str, Any]) -> set[str]:
@@ -232,12 +246,6 @@ def _moved(a: dict[str, Any], b: dict[str, Any]) -> set[str]:
     return {key for key in a_items.keys() | b_items.keys()
             if key not in a_items or key not in b_items
             or digest(a_items[key]) != digest(b_items[key])}
-
-
-def _used_after(at_k: Any, at_end: dict[str, Any]) -> set[str]:
-    """The streams the reference drew from between a resume point and its end
-    (every one, when its state at the resume point is not known)."""
-    return _moved(at_k, at_end) if is_stream_state(at_k) else set(stream_items(at_end))
 
 
 def state_difference(ref: Any, run: Any, tolerance: Tolerance) -> Difference:
@@ -415,8 +423,7 @@ def diagnose(ref: Reference, dropped: Sequence[str], segments: Segments) -> list
             detail = describe_difference(
                 name, expected["components"].get(name), run["components"].get(name), k,
                 expected.get("meta"), run.get("meta"),
-                unused=_unused_streams(ref, expected["components"].get(name), name)
-                if basis == "reference" else None,
+                unused=_unused_streams(ref, given, name) if basis == "reference" else None,
             )
             if detail is not None:
                 findings.append(Finding(name, detail, step=k, basis=basis, status=status))
