@@ -48,7 +48,7 @@ from resumecheck.components import (
     IMPORT_STREAMS,
     Component,
     RNGState,
-    moved_streams,
+    seeded_streams,
     seeds_called,
 )
 from resumecheck.errors import MissingFramework, StepError, TargetError
@@ -377,19 +377,18 @@ def load_target(spec: str | None) -> Target:
 
 _SET_AT_IMPORT: dict[str, dict[str, Any]] = {}
 """Per module this interpreter imported for a target: the streams its import
-moved (``Target.import_streams``)."""
+seeded, as it left them (``Target.import_streams``)."""
 
 
 def _exec_noting_streams(name: str, run: Callable[[], Any]) -> Any:
     """Import a program's module through ``run``, noting which global streams
     its import seeded and their state after it (a stream only drawn from, by
     the module or a library it imports, is left out: no two launches agree on it)."""
-    before = RNGState(streams=IMPORT_STREAMS).state_dict()
     with seeds_called() as seeded:
         out = run()
-    moved = moved_streams(before, RNGState(streams=IMPORT_STREAMS).state_dict(), seeded)
-    if moved:
-        _SET_AT_IMPORT[name] = moved
+    streams = seeded_streams(RNGState(streams=IMPORT_STREAMS).state_dict(), seeded)
+    if streams:
+        _SET_AT_IMPORT[name] = streams
     return out
 
 

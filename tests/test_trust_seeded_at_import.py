@@ -37,3 +37,19 @@ def test_a_stream_an_import_only_draws_from_is_left_to_the_engine():
     # (a library's import may draw from an unseeded stream: no two launches agree on it)
     target = load_target("fixtures.trust.draws_at_import:TARGET")
     assert list(target.import_streams) == ["torch"]  # seeded; Python's random only drawn from
+
+
+def test_a_seed_that_leaves_a_stream_where_it_was_is_noted_all_the_same(tmp_path):
+    # (in one interpreter, after a check whose runs seeded numpy with 0, the
+    # module's np.random.seed(0) changes nothing, and was once missed)
+    from pathlib import Path
+
+    from resumecheck.components import launch_global_streams
+
+    copy = tmp_path / "seeded_copy.py"
+    copy.write_text((Path(__file__).parents[1] / "fixtures/trust/seeded_at_import.py").read_text())
+    launch_global_streams()
+    target = load_target(f"{copy}:CORRECT")
+    assert set(target.import_streams) == {"numpy", "torch"}
+    report = verify(target, isolation="inprocess", drop="none", noise_seeds=0)
+    assert report.equivalent, report.render()
