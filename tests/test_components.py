@@ -45,6 +45,20 @@ def test_reseed_moves_every_global_stream():
     assert all(x != y for x, y in zip(a, b))
 
 
+def test_reseeding_and_launch_streams_seed_torch_as_manual_seed_does():
+    """The engine seeds torch's CPU generator alone where no accelerator is
+    there (torch.manual_seed's per-device work costs milliseconds a call): the
+    stream is the one torch.manual_seed would leave."""
+    from resumecheck.components import launch_global_streams
+
+    for seed_streams, seed in ((lambda: reseed_global_streams(12345), 12345),
+                               (launch_global_streams, 67280421310721)):
+        seed_streams()
+        ours = torch.get_rng_state()
+        torch.manual_seed(seed)
+        assert torch.equal(ours, torch.get_rng_state())
+
+
 def test_value_and_attr_capture_and_restore():
     v = Value(3)
     state = v.state_dict()
