@@ -142,10 +142,15 @@ class Tracer:
         return names
 
     def _on_step(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> Any:
-        closure = kwargs.get("closure", args[0] if args else None)
+        # The hook's args are step()'s own, the optimizer first: (optimizer,
+        # closure) for step(closure)
+        first = 1 if args and args[0] is optimizer else 0
+        closure = kwargs.get("closure", args[first] if len(args) > first else None)
         if callable(closure):
             # step(closure): the gradients exist only once step() has run the
-            # closure (Lightning's automatic optimization): record them then
+            # closure (LBFGS, Lightning's automatic optimization): record them
+            # after each call (the last one's, for an optimizer that calls it
+            # again), never the previous step's left on the parameters
             def traced() -> Any:
                 loss = closure()
                 self._record(optimizer)
@@ -153,7 +158,7 @@ class Tracer:
 
             if "closure" in kwargs:
                 return args, {**kwargs, "closure": traced}
-            return (traced, *args[1:]), kwargs
+            return (*args[:first], traced, *args[first + 1:]), kwargs
         self._record(optimizer)
         return None
 
