@@ -762,31 +762,65 @@ class Checker:
                  work: str, own: bool, diverged_at: tuple[int, str] | None) -> None:
         """Try each finding that may be the cause: the same schedule through the
         program's own save/load, with only that component set to the
-        reference's state at its resume point. The verdict decides from the
-        reruns (``verdict.settle_findings``)."""
+        reference's state at its resume point; then each that did not help
+        alone on top of those that did (``_later_causes``). The verdict
+        decides from the reruns (``verdict.settle_findings``)."""
         tries = verdict.confirmation_tries(self.reference, result, segments,
                                            "program" if own else "engine")
-        outcomes = {i: self._replacing_helps(result.diagnosis[i].component, k, checkpoint,
-                                             result, work, diverged_at)
-                    for i, (k, checkpoint) in tries.items()}
+        outcomes = {}
+        for i, (k, checkpoint) in tries.items():
+            component = result.diagnosis[i].component
+            cmp = self._rerun_putting_right([component], k, checkpoint, result, work,
+                                            f"confirm-{component}")
+            outcomes[i] = cmp is not None and verdict.rerun_helps(cmp, diverged_at)
+        outcomes.update(self._later_causes(result, tries, outcomes, work))
         verdict.settle_findings(self.reference, result, outcomes)
 
-    def _replacing_helps(self, component: str, k: int, checkpoint: str, result: RunResult,
-                         work: str, diverged_at: tuple[int, str] | None) -> bool:
+    def _later_causes(self, result: RunResult, tries: dict[int, tuple[int, str]],
+                      outcomes: dict[int, bool], work: str) -> dict[int, bool]:
+        """A component that changes nothing when put right alone may still
+        cause a later divergence, hidden behind the first one (a scheduler
+        rebuilt one step ahead, behind an optimizer whose learning rate it
+        already moved). With every confirmed component of the same resume point
+        put right, what is left of the divergence: each other finding helps
+        when putting it right too removes that or moves it later. When nothing
+        is left, the others keep "not the cause"."""
+        confirmed = [i for i, helped in outcomes.items() if helped]
+        others = [i for i, helped in outcomes.items() if not helped]
+        points = {tries[i] for i in confirmed + others}
+        if not confirmed or not others or len(points) != 1:
+            return {}
+        [(k, checkpoint)] = points
+        names = [result.diagnosis[i].component for i in confirmed]
+        left = self._rerun_putting_right(names, k, checkpoint, result, work,
+                                         "confirmed-" + "-".join(names))
+        if left is None or left.first is None:
+            return {}
+        helped = {}
+        for i in others:
+            component = result.diagnosis[i].component
+            cmp = self._rerun_putting_right([*names, component], k, checkpoint, result, work,
+                                            f"confirm-also-{component}")
+            helped[i] = cmp is not None and verdict.rerun_helps(cmp, left.first)
+        return helped
+
+    def _rerun_putting_right(self, components: list[str], k: int, checkpoint: str,
+                             result: RunResult, work: str,
+                             tag: str) -> verdict.Comparison | None:
         """Rerun the schedule from point ``k`` (the program's checkpoint there,
-        but ``component`` from the reference's capture); True when the
-        divergence goes away or starts later (``verdict.rerun_helps``)."""
+        but ``components`` from the reference's capture; its segments named
+        after ``tag``) and compare it with the reference (None: the rerun
+        failed)."""
         rest = [p for p in result.resume_at if p >= k]
         restore = Restore(path=checkpoint, source="program",
-                          override_path=self.segment.captures[k], override=[component])
+                          override_path=self.segment.captures[k], override=components)
         segments = self._restarts.chain(
             rest, work,
             SegmentResult(records=[], names=[], captures={}, end_state=None),
-            first_restore=restore, tag=f"confirm-{component}")
+            first_restore=restore, tag=tag)
         if any(seg.error is not None for _, seg in segments):
-            return False
-        cmp = verdict.compare_run(self.reference, result.resume_at[0], [], segments, [])
-        return verdict.rerun_helps(cmp, diverged_at)
+            return None
+        return verdict.compare_run(self.reference, result.resume_at[0], [], segments, [])
 
 
 

@@ -517,17 +517,17 @@ def settle_findings(ref: Reference, result: RunResult, outcomes: dict[int, bool]
 
 
 def unjudge_lossy(own: RunResult, engine_full: RunResult) -> None:
-    """A component the engine restored from its own capture that still differs
-    right after the restore, while the engine's full resume departs, does not
-    load what its state_dict() gave: a rerun that put the reference's state in
-    through that same load is no evidence, so a finding on it in the program's
-    own full resume is not judged, never "not the cause"."""
+    """When the engine's own full resume departs, the declared components do
+    not capture the program's state: one whose ``load_state_dict()`` does not
+    bring back what its ``state_dict()`` gave, or one that stands for more
+    than it holds (a flag restored through ``Attr`` while what it switched,
+    ``requires_grad``, is not). A rerun that puts the reference's declared
+    state in is then no evidence that a component does not matter, so no
+    finding of the program's own full resume is "not the cause": not judged."""
     if engine_full.verdict in (IDENTICAL, CLOSE, FAILED):
         return
-    lossy = {f.component for f in engine_full.diagnosis if f.basis == "reference"}
     before = _differs_clause(own.diagnosis)
-    own.diagnosis = [replace(f, status=None, confirmed=None)
-                     if f.component in lossy and f.status == NOT_CAUSE else f
+    own.diagnosis = [replace(f, status=None, confirmed=None) if f.status == NOT_CAUSE else f
                      for f in own.diagnosis]
     if before:
         own.explanation = own.explanation.replace(before, _differs_clause(own.diagnosis), 1)
