@@ -96,3 +96,14 @@ def test_cli_baseline_json_and_exit_codes(capsys):
     assert out["schema"] == "resumecheck.baseline/1" and out["passed"] is True
     assert main(["baseline", "fixtures.wrong_backward:WRONG"]) == 1
     assert "NOT TRUSTWORTHY" in capsys.readouterr().out
+
+
+def test_accumulation_says_it_holds_in_eval_mode_and_how_far_batch_norm_training_is():
+    check = _by_name(check_baseline("fixtures.trust.batch_norm:TARGET"))["gradient accumulation"]
+    assert check.status == "passed"  # (in eval mode, as the check runs)
+    assert "in eval mode" in check.detail
+    assert "BatchNorm1d layers normalise each micro-batch" in check.detail
+    assert check.figures["max_abs_diff"] < 1e-10
+    assert check.figures["max_abs_diff_batch_norm_training"] > 1e-3
+    plain = _by_name(check_baseline())["gradient accumulation"]  # (no batch norm: no clause)
+    assert "max_abs_diff_batch_norm_training" not in plain.figures
