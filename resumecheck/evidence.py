@@ -44,7 +44,24 @@ def annotate(result: RunResult, reference: SegmentResult,
     if result.divergence_detail:
         result.explanation += f"; {result.divergence_detail}"
     if result.stream_offsets:
-        result.explanation += "; " + _first_finding(result.stream_offsets)
+        result.explanation += "; " + _first_finding(result.stream_offsets) + _others(
+            result.stream_offsets)
+
+
+def _others(offsets: list[StreamOffset]) -> str:
+    """The other streams that differ (not the first's, nor its other ranks'),
+    named, so that the words do not blame one stream where another draws the
+    data (Python's ``random.sample`` beside torch's dropout)."""
+    first = split_rank_name(offsets[0].stream)[0]
+    others: dict[str, int] = {}
+    for o in offsets:
+        if split_rank_name(o.stream)[0] != first:
+            others.setdefault(stream_label(o.stream), o.step)
+    if not others:
+        return ""
+    said = "; ".join(f"{label} differs at the start of step {step} too"
+                     for label, step in others.items())
+    return f"; {said}"
 
 
 def _first_finding(offsets: list[StreamOffset]) -> str:

@@ -156,3 +156,16 @@ def test_stream_offsets_after_a_restore(tmp_path, resumed, step, draws, words):
     assert (offset.stream, offset.step, offset.draws) == ("torch", step, draws)
     assert words in offset.detail
     assert stream_offsets(reference, [(3, run)], until=3) == []  # a restore after the divergence
+
+
+def test_every_stream_that_differs_is_named_in_the_words_not_only_the_first():
+    """A trial: the data came from Python's random.sample, and the words named
+    only torch's stream (the JSON had both)."""
+    from resumecheck import verify
+
+    report = verify(noise_seeds=0, drop="rng", check_determinism=False)
+    [dropped] = [r for r in report.runs if r.dropped == ["rng"]]
+    assert [o.stream for o in dropped.stream_offsets] == ["torch", "numpy", "python"]
+    assert dropped.explanation.endswith(
+        "numpy global stream differs at the start of step 9 too; "
+        "Python random stream differs at the start of step 9 too")
