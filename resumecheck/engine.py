@@ -590,6 +590,82 @@ class _Restarts:
         return out
 
 
+class _Confirmations:
+    """The reruns that decide whether a finding of a run through the program's
+    own save/load is a cause: the same schedule with the finding's component
+    set to the reference's state at its resume point."""
+
+    def __init__(self, reference: verdict.Reference, captures: dict[int, str],
+                 restarts: _Restarts) -> None:
+        self._reference = reference
+        self._captures = captures
+        self._restarts = restarts
+
+    def settle(self, result: RunResult, segments: list[tuple[int, SegmentResult]],
+               work: str, own: bool, diverged_at: tuple[int, str] | None) -> None:
+        """Try each finding that may be the cause: the same schedule through the
+        program's own save/load, with only that component set to the
+        reference's state at its resume point; then each that did not help
+        alone on top of those that did (``_later_causes``). The verdict
+        decides from the reruns (``verdict.settle_findings``)."""
+        tries = verdict.confirmation_tries(self._reference, result, segments,
+                                           "program" if own else "engine")
+        outcomes = {}
+        for i, (k, checkpoint) in tries.items():
+            component = result.diagnosis[i].component
+            cmp = self._rerun_putting_right([component], k, checkpoint, result, work,
+                                            f"confirm-{component}")
+            outcomes[i] = cmp is not None and verdict.rerun_helps(cmp, diverged_at)
+        outcomes.update(self._later_causes(result, tries, outcomes, work))
+        verdict.settle_findings(self._reference, result, outcomes)
+
+    def _later_causes(self, result: RunResult, tries: dict[int, tuple[int, str]],
+                      outcomes: dict[int, bool], work: str) -> dict[int, bool]:
+        """A component that changes nothing when put right alone may still
+        cause a later divergence, hidden behind the first one (a scheduler
+        rebuilt one step ahead, behind an optimizer whose learning rate it
+        already moved). With every confirmed component of the same resume point
+        put right, what is left of the divergence: each other finding helps
+        when putting it right too removes that or moves it later. When nothing
+        is left, the others keep "not the cause"."""
+        confirmed = [i for i, helped in outcomes.items() if helped]
+        others = [i for i, helped in outcomes.items() if not helped]
+        points = {tries[i] for i in confirmed + others}
+        if not confirmed or not others or len(points) != 1:
+            return {}
+        [(k, checkpoint)] = points
+        names = [result.diagnosis[i].component for i in confirmed]
+        left = self._rerun_putting_right(names, k, checkpoint, result, work,
+                                         "confirmed-" + "-".join(names))
+        if left is None or left.first is None:
+            return {}
+        helped = {}
+        for i in others:
+            component = result.diagnosis[i].component
+            cmp = self._rerun_putting_right([*names, component], k, checkpoint, result, work,
+                                            f"confirm-also-{component}")
+            helped[i] = cmp is not None and verdict.rerun_helps(cmp, left.first)
+        return helped
+
+    def _rerun_putting_right(self, components: list[str], k: int, checkpoint: str,
+                             result: RunResult, work: str,
+                             tag: str) -> verdict.Comparison | None:
+        """Rerun the schedule from point ``k`` (the program's checkpoint there,
+        but ``components`` from the reference's capture; its segments named
+        after ``tag``) and compare it with the reference (None: the rerun
+        failed)."""
+        rest = [p for p in result.resume_at if p >= k]
+        restore = Restore(path=checkpoint, source="program",
+                          override_path=self._captures[k], override=components)
+        segments = self._restarts.chain(
+            rest, work,
+            SegmentResult(records=[], names=[], captures={}, end_state=None),
+            first_restore=restore, tag=tag)
+        if any(seg.error is not None for _, seg in segments):
+            return None
+        return verdict.compare_run(self._reference, result.resume_at[0], [], segments, [])
+
+
 class Checker:
     """One target's reference, and resumed runs judged against it.
 
@@ -622,6 +698,8 @@ class Checker:
         self._restarts = _Restarts(runs, self.segment, self.reuse_prefix)
         self.tensors = _ReferenceTensors(runs, self.segment)
         self.reference = verdict.Reference(self.segment, self.tolerance, self.tensors)
+        self._confirmations = _Confirmations(self.reference, self.segment.captures,
+                                             self._restarts)
         self.noise_seeds: list[int] = []
         """The seeds of the noise runs that ran (empty: none, or the seed is unknown)."""
         self.deadline: float | None = None
@@ -750,79 +828,13 @@ class Checker:
                                                    schedule, dropped))
             cmp = verdict.judge(self.reference, result, segments)
             if cmp is not None and result.diagnosis:
-                self._confirm(result, segments, work, own, cmp.first)
+                self._confirmations.settle(result, segments, work, own, cmp.first)
             verdict.conclude(self.reference, result, cmp, segments)
             trajectory = [r.digests for _, seg in segments for r in seg.records
                           if r.step > schedule[0]]
             return result, trajectory
         finally:
             shutil.rmtree(work, ignore_errors=True)
-
-    def _confirm(self, result: RunResult, segments: list[tuple[int, SegmentResult]],
-                 work: str, own: bool, diverged_at: tuple[int, str] | None) -> None:
-        """Try each finding that may be the cause: the same schedule through the
-        program's own save/load, with only that component set to the
-        reference's state at its resume point; then each that did not help
-        alone on top of those that did (``_later_causes``). The verdict
-        decides from the reruns (``verdict.settle_findings``)."""
-        tries = verdict.confirmation_tries(self.reference, result, segments,
-                                           "program" if own else "engine")
-        outcomes = {}
-        for i, (k, checkpoint) in tries.items():
-            component = result.diagnosis[i].component
-            cmp = self._rerun_putting_right([component], k, checkpoint, result, work,
-                                            f"confirm-{component}")
-            outcomes[i] = cmp is not None and verdict.rerun_helps(cmp, diverged_at)
-        outcomes.update(self._later_causes(result, tries, outcomes, work))
-        verdict.settle_findings(self.reference, result, outcomes)
-
-    def _later_causes(self, result: RunResult, tries: dict[int, tuple[int, str]],
-                      outcomes: dict[int, bool], work: str) -> dict[int, bool]:
-        """A component that changes nothing when put right alone may still
-        cause a later divergence, hidden behind the first one (a scheduler
-        rebuilt one step ahead, behind an optimizer whose learning rate it
-        already moved). With every confirmed component of the same resume point
-        put right, what is left of the divergence: each other finding helps
-        when putting it right too removes that or moves it later. When nothing
-        is left, the others keep "not the cause"."""
-        confirmed = [i for i, helped in outcomes.items() if helped]
-        others = [i for i, helped in outcomes.items() if not helped]
-        points = {tries[i] for i in confirmed + others}
-        if not confirmed or not others or len(points) != 1:
-            return {}
-        [(k, checkpoint)] = points
-        names = [result.diagnosis[i].component for i in confirmed]
-        left = self._rerun_putting_right(names, k, checkpoint, result, work,
-                                         "confirmed-" + "-".join(names))
-        if left is None or left.first is None:
-            return {}
-        helped = {}
-        for i in others:
-            component = result.diagnosis[i].component
-            cmp = self._rerun_putting_right([*names, component], k, checkpoint, result, work,
-                                            f"confirm-also-{component}")
-            helped[i] = cmp is not None and verdict.rerun_helps(cmp, left.first)
-        return helped
-
-    def _rerun_putting_right(self, components: list[str], k: int, checkpoint: str,
-                             result: RunResult, work: str,
-                             tag: str) -> verdict.Comparison | None:
-        """Rerun the schedule from point ``k`` (the program's checkpoint there,
-        but ``components`` from the reference's capture; its segments named
-        after ``tag``) and compare it with the reference (None: the rerun
-        failed)."""
-        rest = [p for p in result.resume_at if p >= k]
-        restore = Restore(path=checkpoint, source="program",
-                          override_path=self.segment.captures[k], override=components)
-        segments = self._restarts.chain(
-            rest, work,
-            SegmentResult(records=[], names=[], captures={}, end_state=None),
-            first_restore=restore, tag=tag)
-        if any(seg.error is not None for _, seg in segments):
-            return None
-        return verdict.compare_run(self.reference, result.resume_at[0], [], segments, [])
-
-
 
 def _report(checker: Checker, runs: list[RunResult]) -> Report:
     """The report of ``checker``'s reference and ``runs``."""
