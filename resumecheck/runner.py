@@ -246,11 +246,12 @@ class _Segment:
 
     def run(self) -> None:
         spec = self.spec
-        self.tensor_dir.mkdir(parents=True, exist_ok=True)
+        self.work.mkdir(parents=True, exist_ok=True)  # (its tensor_dir: once a file is kept)
         torch.set_num_threads(spec.threads)
         built = self._build_and_restore()
         tracer = self.tracer = Tracer(built, self.tensor_dir, stream_states_at=_stream_steps(spec),
-                                      stream_digests_at=_stream_digest_steps(spec))
+                                      stream_digests_at=_stream_digest_steps(spec),
+                                      kept=self.result.kept if self.judged_here else None)
         keep = _tensor_keeper(spec, tracer.step_bytes())
         for step in range(spec.start + 1, spec.stop + 1):
             self.step = step

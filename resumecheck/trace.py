@@ -14,13 +14,14 @@ data-order bug shows as data at the step it happens.
 
 Records keep digests and scalars only, so memory stays flat however long the
 run; full tensors of the steps worth comparing go to one file per step on
-disk, read back one step at a time by the comparison.
+disk, read back one step at a time by the comparison (a run judged in the
+process that ran it keeps them in memory instead, up to ``KEPT_IN_MEMORY``).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
     from resumecheck.program import BuiltProgram, StepOutput
 
 __all__ = [
-    "QUANTITY_ORDER", "StepRecord", "Tracer", "differing_quantities", "first_difference",
+    "KEPT_IN_MEMORY", "QUANTITY_ORDER", "StepRecord", "Tracer", "differing_quantities", "first_difference",
     "load_step_file", "load_step_tensors", "load_stream_states", "save_step_file",
     "save_step_tensors", "unwrap_optimizer",
 ]
@@ -73,8 +74,14 @@ class Tracer:
 
     def __init__(self, built: BuiltProgram, tensor_dir: Path | None,
                  stream_states_at: frozenset[int] = frozenset(),
-                 stream_digests_at: frozenset[int] | None = None) -> None:
+                 stream_digests_at: frozenset[int] | None = None,
+                 kept: dict[str, Any] | None = None) -> None:
         self.tensor_dir = tensor_dir
+        """Where kept steps' files go (made when the first one is written)."""
+        self.kept = kept
+        """Kept steps' files in memory instead (file name -> what it holds), while
+        they add up to ``KEPT_IN_MEMORY`` bytes: a run that this process judges."""
+        self._kept_bytes = 0
         self.stream_states_at = stream_states_at
         """Steps at whose start the full stream states go to disk (for the offset search)."""
         self.stream_digests_at = stream_digests_at
@@ -178,8 +185,7 @@ class Tracer:
             if digests:
                 self._streams = stream_digests(states)
             if keep:
-                assert self.tensor_dir is not None
-                save_step_file(states, self.tensor_dir / f"streams_{step}.pt")
+                self._keep(f"streams_{step}.pt", states, 0)
         # the loss scale this step's backward passes will use
         enabled = self._scaler is not None and self._scaler.is_enabled()
         self._scale = float(self._scaler.get_scale()) if enabled else None
@@ -221,8 +227,27 @@ class Tracer:
         self.records.append(record)
         keep = keep_tensors(record) if callable(keep_tensors) else keep_tensors
         if keep and self.tensor_dir is not None:
-            save_step_tensors(tensors, self.tensor_dir / f"step_{step}.pt")
+            size = sum(t.numel() * t.element_size() for t in tensors.values())
+            owned = {f"grad:{name}" for name in self._grads or {}}  # copies already
+            if self.kept is not None and self._kept_bytes + size <= KEPT_IN_MEMORY:
+                tensors = {k: t if k in owned else local_tensor(t).detach().clone()
+                           for k, t in tensors.items()}
+            self._keep(f"step_{step}.pt", tensors, size)
         return record
+
+    def _keep(self, name: str, value: Any, size: int) -> None:
+        """Keep one step's file: in memory while the budget allows (``value``
+        holds copies already), else on disk."""
+        if self.kept is not None and self._kept_bytes + size <= KEPT_IN_MEMORY:
+            self.kept[name] = value
+            self._kept_bytes += size
+            return
+        assert self.tensor_dir is not None
+        self.tensor_dir.mkdir(parents=True, exist_ok=True)
+        if name.startswith("step_"):
+            save_step_tensors(value, self.tensor_dir / name)
+        else:
+            save_step_file(value, self.tensor_dir / name)
 
 
 def differing_quantities(reference: StepRecord, run: StepRecord) -> list[str]:
@@ -286,14 +311,30 @@ def _tensors(value: Any) -> list[torch.Tensor]:
     return []
 
 
-def load_stream_states(tensor_dir: Path, step: int) -> dict[str, Any] | None:
-    """The full stream states saved at the start of ``step`` (None: not saved)."""
-    return load_step_file(tensor_dir / f"streams_{step}.pt")
+KEPT_IN_MEMORY = 96 << 20
+"""Bytes of kept steps one traced segment holds in memory (``Tracer.kept``)
+before it writes the rest to files."""
 
 
-def load_step_tensors(tensor_dir: Path, step: int) -> dict[str, torch.Tensor] | None:
-    """The full tensors kept for ``step`` (None: not kept)."""
-    return load_step_file(tensor_dir / f"step_{step}.pt")
+def load_stream_states(tensor_dir: Path, step: int,
+                       kept: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
+    """The full stream states saved at the start of ``step`` (None: not saved);
+    ``kept``: the segment's files kept in memory (see ``Tracer.kept``)."""
+    name = f"streams_{step}.pt"
+    if kept and name in kept:
+        return kept[name]  # type: ignore[no-any-return]
+    return load_step_file(tensor_dir / name)
+
+
+def load_step_tensors(tensor_dir: Path, step: int,
+                      kept: Mapping[str, Any] | None = None) -> dict[str, torch.Tensor] | None:
+    """The full tensors kept for ``step`` (None: not kept); ``kept``: the
+    segment's files kept in memory (see ``Tracer.kept``). What comes from
+    memory is the kept value itself: the caller only reads it."""
+    name = f"step_{step}.pt"
+    if kept and name in kept:
+        return kept[name]  # type: ignore[no-any-return]
+    return load_step_file(tensor_dir / name)
 
 
 def load_step_file(path: Path) -> Any:
