@@ -102,6 +102,14 @@ class Tracer:
             self._scaler = scaler if isinstance(scaler, torch.amp.GradScaler) else None
         self._names = self._param_names()
         self._grads: dict[str, torch.Tensor] | None = None
+        self._grad_digests: dict[str, str] = {}
+        self._step: int | None = None
+        self.copy_grads_at: Callable[[int], bool] | None = None
+        """Whether a step's tensors may be kept (None: every step's may); a
+        gradient is copied at the pre-hook only then, as the judging reads it."""
+        self.reference_digests: list[dict[str, str]] | None = None
+        """The reference's digests per step: a gradient equal to the
+        reference's is never read, so never copied."""
         self._lr: list[float] | None = None
         self._scale: float | None = None
         self._handle = None
@@ -165,16 +173,32 @@ class Tracer:
         return None
 
     def _record(self, optimizer: torch.optim.Optimizer) -> None:
+        """The gradients as the update will use them: each one's digest, and a
+        copy of those the judging may read (a step whose tensors may be kept,
+        a gradient that differs from the reference's). The rest are never
+        read, so whatever the program does to them afterwards (zeroes them in
+        place, an optimizer that changes them) cannot matter."""
         self._lr = [float(g["lr"]) for g in optimizer.param_groups]
-        grads = {}
+        step = self._step
+        may_keep = step is None or self.copy_grads_at is None or self.copy_grads_at(step)
+        ref = self.reference_digests
+        expected = ref[step - 1] if ref is not None and step is not None and \
+            0 < step <= len(ref) else None
+        grads, digests = {}, {}
         for group in optimizer.param_groups:
             for p in group["params"]:
                 if p.grad is not None:
-                    grads[self._names.get(id(p), "?")] = local_tensor(p.grad.detach()).clone()
-        self._grads = grads
+                    name = self._names.get(id(p), "?")
+                    grad = local_tensor(p.grad.detach())
+                    digests[name] = value = digest(grad)
+                    if may_keep and (expected is None or expected.get(f"grad:{name}") != value):
+                        grads[name] = grad.clone()
+        self._grads, self._grad_digests = grads, digests
 
     def before_step(self, step: int | None = None) -> None:
+        self._step = step
         self._grads = None
+        self._grad_digests = {}
         self._lr = None
         self._inputs = []
         self._streams = {}
@@ -208,15 +232,20 @@ class Tracer:
         if self._lr is not None:
             tensors["lr"] = torch.tensor(self._lr, dtype=torch.float64)
         skipped = self._optimizer is not None and self._grads is None
-        for name, grad in (self._grads or {}).items():
-            tensors[f"grad:{name}"] = grad
+        digests = {key: digest(t) for key, t in tensors.items()}
+        for name, value in self._grad_digests.items():  # (digested at the pre-hook)
+            digests[f"grad:{name}"] = value
+            if name in (self._grads or {}):
+                tensors[f"grad:{name}"] = (self._grads or {})[name]
         if self._model is not None:
             for name, p in self._model.named_parameters():
-                tensors[f"param:{name}"] = local_tensor(p.detach())  # this rank's shard
+                key = f"param:{name}"
+                tensors[key] = local_tensor(p.detach())  # this rank's shard
+                digests[key] = digest(tensors[key])
         record = StepRecord(
             step=step,
             loss=float(tensors["loss"].float().item()),
-            digests={key: digest(t) for key, t in tensors.items()},
+            digests=digests,
             lr=self._lr,
             scale=self._scale,
             skipped=skipped,
