@@ -287,7 +287,9 @@ class _Segment:
             restore_state(built, spec.restore, capture)
             built.refresh()
             restored = str(self.work / f"{spec.name}.restored.pt")
-            save_capture(built, restored, verify=False, unwritten=self.judged_here)
+            source = spec.restore.path if spec.restore.source == "engine" else None
+            save_capture(built, restored, verify=False, unwritten=self.judged_here,
+                         restored_from=source)
             result.restored_state = restored  # only once written: the diagnosis reads it
         if spec.program_save_at == spec.start:  # save right after the restore
             self._program_save(built, spec.start)
