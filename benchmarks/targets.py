@@ -29,6 +29,9 @@ per segment, timed alone), and every step of every run digests each
 parameter and gradient (the check compares steps by their digests; timed
 alone on the program's own tensors after each step). The floor's ratio is
 (steps + builds + digests) / steps: how far the goal is from what is possible.
+It also says what a restart's first step costs beyond a later one (each
+resumed run's first step follows a fresh build, where the steps timed alone
+follow one build): not counted in the floor, but not the check's own either.
 
 The runs alternate, so machine load hits every mode alike; medians of
 --repeat. On a shared machine the figures move with the load: compare the
@@ -201,6 +204,9 @@ def target_c(repeat: int, target: Any, label: str, goal: float) -> str:
     build = statistics.median(f[0] for f in floors)
     digests = needed([f[1:] for f in floors])  # every step the sweep runs, digested
     floor = need_cpu + builds * build + digests
+    first = [statistics.median(s[0] for s in steps_cpu),
+             statistics.median(statistics.median(s[1:]) for s in steps_cpu)]
+    warmup = len(report.runs) * len(report.resume_at) * max(first[0] - first[1], 0.0)
     return (_line(f"c. sweep / step compute ({label})", wall / need, "<=", goal,
                   f"sweep {wall:.2f} s, unavoidable steps {need:.2f} s; CPU time "
                   f"{cpu / need_cpu:.2f}x ({cpu:.2f} s / {need_cpu:.2f} s); "
@@ -208,7 +214,8 @@ def target_c(repeat: int, target: Any, label: str, goal: float) -> str:
             + f"\n   floor (CPU): {floor / need_cpu:.2f}x = steps {need_cpu:.3f} s + {builds} "
               f"builds {builds * build:.3f} s + digests of every step {digests:.3f} s; "
               f"fixed cost now {cpu - need_cpu:.3f} s, at the goal "
-              f"{(goal - 1) * need_cpu:.3f} s, at the floor {floor - need_cpu:.3f} s")
+              f"{(goal - 1) * need_cpu:.3f} s, at the floor {floor - need_cpu:.3f} s; "
+              f"restarts' first steps beyond a later step's {warmup:.3f} s")
 
 
 # -- d. the test suite ------------------------------------------------------------------
