@@ -77,11 +77,7 @@ class Tracer:
                  stream_digests_at: frozenset[int] | None = None,
                  kept: dict[str, Any] | None = None) -> None:
         self.tensor_dir = tensor_dir
-        """Where kept steps' files go (made when the first one is written)."""
-        self.kept = kept
-        """Kept steps' files in memory instead (file name -> what it holds), while
-        they add up to ``KEPT_IN_MEMORY`` bytes: a run that this process judges."""
-        self._kept_bytes = 0
+        self._files = _StepFiles(tensor_dir, kept)
         self.stream_states_at = stream_states_at
         """Steps at whose start the full stream states go to disk (for the offset search)."""
         self.stream_digests_at = stream_digests_at
@@ -105,11 +101,9 @@ class Tracer:
         self._grad_digests: dict[str, str] = {}
         self._step: int | None = None
         self.copy_grads_at: Callable[[int], bool] | None = None
-        """Whether a step's tensors may be kept (None: every step's may); a
-        gradient is copied at the pre-hook only then, as the judging reads it."""
+        """Whether a step's tensors may be kept (None: every step's may)."""
         self.reference_digests: list[dict[str, str]] | None = None
-        """The reference's digests per step: a gradient equal to the
-        reference's is never read, so never copied."""
+        """The reference's digests per step (a gradient equal to its own there is not copied)."""
         self._lr: list[float] | None = None
         self._scale: float | None = None
         self._handle = None
@@ -209,7 +203,7 @@ class Tracer:
             if digests:
                 self._streams = stream_digests(states)
             if keep:
-                self._keep(f"streams_{step}.pt", states, 0)
+                self._files.keep(f"streams_{step}.pt", states, 0)
         # the loss scale this step's backward passes will use
         enabled = self._scaler is not None and self._scaler.is_enabled()
         self._scale = float(self._scaler.get_scale()) if enabled else None
@@ -258,18 +252,29 @@ class Tracer:
         if keep and self.tensor_dir is not None:
             size = sum(t.numel() * t.element_size() for t in tensors.values())
             owned = {f"grad:{name}" for name in self._grads or {}}  # copies already
-            if self.kept is not None and self._kept_bytes + size <= KEPT_IN_MEMORY:
+            if self._files.in_memory(size):
                 tensors = {k: t if k in owned else local_tensor(t).detach().clone()
                            for k, t in tensors.items()}
-            self._keep(f"step_{step}.pt", tensors, size)
+            self._files.keep(f"step_{step}.pt", tensors, size)
         return record
 
-    def _keep(self, name: str, value: Any, size: int) -> None:
-        """Keep one step's file: in memory while the budget allows (``value``
-        holds copies already), else on disk."""
-        if self.kept is not None and self._kept_bytes + size <= KEPT_IN_MEMORY:
+
+class _StepFiles:
+    """Where a tracer keeps its steps' files: in memory (``kept``: file name ->
+    what it holds; a run that this process judges) while they add up to
+    ``KEPT_IN_MEMORY`` bytes, else in ``tensor_dir`` (made with its first file)."""
+
+    def __init__(self, tensor_dir: Path | None, kept: dict[str, Any] | None) -> None:
+        self.tensor_dir, self.kept, self.bytes = tensor_dir, kept, 0
+
+    def in_memory(self, size: int) -> bool:
+        return self.kept is not None and self.bytes + size <= KEPT_IN_MEMORY
+
+    def keep(self, name: str, value: Any, size: int) -> None:
+        """Keep one file (in memory, ``value`` holds copies already)."""
+        if self.kept is not None and self.in_memory(size):
             self.kept[name] = value
-            self._kept_bytes += size
+            self.bytes += size
             return
         assert self.tensor_dir is not None
         self.tensor_dir.mkdir(parents=True, exist_ok=True)
