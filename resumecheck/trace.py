@@ -36,9 +36,9 @@ if TYPE_CHECKING:
     from resumecheck.program import BuiltProgram, StepOutput
 
 __all__ = [
-    "KEPT_IN_MEMORY", "QUANTITY_ORDER", "StepRecord", "Tracer", "differing_quantities", "first_difference",
-    "load_step_file", "load_step_tensors", "load_stream_states", "save_step_file",
-    "save_step_tensors", "unwrap_optimizer",
+    "KEPT_IN_MEMORY", "QUANTITY_ORDER", "StepRecord", "Tracer", "differing_quantities",
+    "first_difference", "load_step_file", "load_step_tensors", "load_stream_states",
+    "save_step_file", "save_step_tensors", "unwrap_optimizer",
 ]
 
 # Within a step, quantities are compared in the order they are produced, so
@@ -252,8 +252,9 @@ class Tracer:
         if keep and self.tensor_dir is not None:
             size = sum(t.numel() * t.element_size() for t in tensors.values())
             owned = {f"grad:{name}" for name in self._grads or {}}  # copies already
-            if self._files.in_memory(size):
-                tensors = {k: t if k in owned else local_tensor(t).detach().clone()
+            if self._files.in_memory(size):  # (on the CPU, as in a file: no device memory held)
+                tensors = {k: t.cpu() if k in owned
+                           else local_tensor(t).detach().to("cpu", copy=True)
                            for k, t in tensors.items()}
             self._files.keep(f"step_{step}.pt", tensors, size)
         return record
