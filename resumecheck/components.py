@@ -267,39 +267,7 @@ def reseed_global_streams(seed: int) -> None:
     """
     random.seed(seed)
     np.random.seed(seed % 2**32)
-    _seed_torch(seed)  # also seeds every CUDA device
-
-
-def _seed_torch(seed: int) -> None:
-    """``torch.manual_seed(seed)``. In a torch built for no accelerator the CPU
-    generator is the only global one, seeded alone: ``torch.manual_seed`` also
-    queues a seed for each accelerator kind, formatting the caller's stack
-    each time (a tenth of a millisecond, at every restart)."""
-    if _cpu_only_torch():
-        torch.default_generator.manual_seed(seed)
-    else:
-        torch.manual_seed(seed)
-
-
-def _cpu_only_torch() -> bool:
-    """Whether this torch was built without CUDA, ROCm, MPS, XPU, MTIA or a
-    custom device backend (False when that cannot be told)."""
-    global _CPU_BUILD
-    if _CPU_BUILD is None:
-        try:
-            _CPU_BUILD = (torch.version.cuda is None and torch.version.hip is None
-                          and not torch.backends.mps.is_built()
-                          and not torch.xpu._is_compiled() and not torch.mtia._is_compiled())
-        except Exception:  # (a torch without one of these: seed as torch does)
-            _CPU_BUILD = False
-    try:  # a custom backend can be registered at any time
-        custom = torch._C._get_privateuse1_backend_name() != "privateuseone"
-    except Exception:
-        custom = True
-    return _CPU_BUILD and not custom
-
-
-_CPU_BUILD: bool | None = None
+    torch.manual_seed(seed)  # also seeds every CUDA device
 
 
 # A fixed torch seed (torch's former default CPU seed): every in-process run from
@@ -321,7 +289,7 @@ def launch_global_streams(moved: Iterable[str] = ()) -> None:
     moved = set(moved)
     random.seed(_OTHER_LAUNCH_SEED if "python" in moved else 0)
     np.random.seed(_OTHER_LAUNCH_SEED if "numpy" in moved else 0)
-    _seed_torch(_OTHER_LAUNCH_SEED if "torch" in moved else _TORCH_DEFAULT_SEED)
+    torch.manual_seed(_OTHER_LAUNCH_SEED if "torch" in moved else _TORCH_DEFAULT_SEED)
 
 
 # Another launch's streams (any other value would do).
