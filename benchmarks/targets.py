@@ -23,6 +23,16 @@ runs its full resume's first half (k). Everything else the sweep spends
 (builds, restores, tracing, digests, captures, stream records, disk,
 judging) is its fixed cost.
 
+Beside c's ratio, a *floor*: what a sweep cannot avoid beyond its steps, in
+the same units. Every run and every restart builds the program (one build
+per segment, timed alone), and every step of every run digests each
+parameter and gradient (the check compares steps by their digests; timed
+alone on the program's own tensors after each step). The floor's ratio is
+(steps + builds + digests) / steps: how far the goal is from what is possible.
+It also says what a restart's first step costs beyond a later one (each
+resumed run's first step follows a fresh build, where the steps timed alone
+follow one build): not counted in the floor, but not the check's own either.
+
 The runs alternate, so machine load hits every mode alike; medians of
 --repeat. On a shared machine the figures move with the load: compare the
 ratios, not the seconds. Target c also prints its ratio in CPU time (this
@@ -116,23 +126,35 @@ def target_b(repeat: int) -> str:
 # -- c. fixed costs of a sweep --------------------------------------------------------
 
 
-def _step_times(target: Any) -> tuple[list[float], list[float]]:
+def _step_times(target: Any) -> tuple[list[float], list[float], list[float]]:
     """Each step of an uninterrupted run, timed alone (build not counted):
-    wall-clock and CPU seconds."""
+    wall-clock and CPU seconds; and the CPU seconds the floor adds: one
+    build, then each step's digests of every parameter and gradient."""
     import torch
 
+    from resumecheck.compare import digest
     from resumecheck.components import launch_global_streams
 
     torch.set_num_threads(1)
     launch_global_streams()
+    used = time.process_time()
     program = target.build(dict(target.run_config))
+    floor = [time.process_time() - used]
+    model = getattr(program.program, "model", None)
+    tensors = [] if model is None else list(model.parameters())
     times, cpu = [], []
     for step in range(1, target.steps + 1):
         started, used = time.perf_counter(), time.process_time()
         program.step(step)
         times.append(time.perf_counter() - started)
         cpu.append(time.process_time() - used)
-    return times, cpu
+        used = time.process_time()
+        for p in tensors:
+            digest(p.detach())
+            if p.grad is not None:
+                digest(p.grad)
+        floor.append(time.process_time() - used)
+    return times, cpu, floor
 
 
 def _unavoidable(report: Any, times: list[float], own_checkpoint: bool) -> float:
@@ -140,6 +162,13 @@ def _unavoidable(report: Any, times: list[float], own_checkpoint: bool) -> float
     full, tail = sum(times), sum(times[k:])
     runs = 1 + int(report.determinism.get("checked", False)) + len(report.seed_losses)
     return runs * full + len(report.runs) * tail + (k and own_checkpoint) * sum(times[:k])
+
+
+def _builds(report: Any, own_checkpoint: bool) -> int:
+    """The builds a sweep must do: one per run from step 0 and per restart
+    (a program with its own save/load also builds its full resume's first half)."""
+    runs = 1 + int(report.determinism.get("checked", False)) + len(report.seed_losses)
+    return runs + len(report.runs) * len(report.resume_at) + int(own_checkpoint)
 
 
 def _sweep(target: Any) -> tuple[float, float, Any]:
@@ -152,15 +181,16 @@ def _sweep(target: Any) -> tuple[float, float, Any]:
 
 def target_c(repeat: int, target: Any, label: str, goal: float) -> str:
     _sweep(target)  # warm: torch's lazy imports, the first allocations
-    sweeps, sweeps_cpu, steps, steps_cpu = [], [], [], []
+    sweeps, sweeps_cpu, steps, steps_cpu, floors = [], [], [], [], []
     report = None
     for _ in range(repeat):
         wall, cpu, report = _sweep(target)
         sweeps.append(wall)
         sweeps_cpu.append(cpu)
-        times, cpu_times = _step_times(target)
+        times, cpu_times, floor = _step_times(target)
         steps.append(times)
         steps_cpu.append(cpu_times)
+        floors.append(floor)
     assert report is not None
     own = any(r.checkpoint == "program" for r in report.runs)
 
@@ -170,10 +200,22 @@ def target_c(repeat: int, target: Any, label: str, goal: float) -> str:
 
     need, need_cpu = needed(steps), needed(steps_cpu)
     wall, cpu = statistics.median(sweeps), statistics.median(sweeps_cpu)
-    return _line(f"c. sweep / step compute ({label})", wall / need, "<=", goal,
-                 f"sweep {wall:.2f} s, unavoidable steps {need:.2f} s; CPU time "
-                 f"{cpu / need_cpu:.2f}x ({cpu:.2f} s / {need_cpu:.2f} s); "
-                 f"{len(report.runs)} resumed runs, {len(report.seed_losses)} noise runs")
+    builds = _builds(report, own)
+    build = statistics.median(f[0] for f in floors)
+    digests = needed([f[1:] for f in floors])  # every step the sweep runs, digested
+    floor = need_cpu + builds * build + digests
+    first = [statistics.median(s[0] for s in steps_cpu),
+             statistics.median(statistics.median(s[1:]) for s in steps_cpu)]
+    warmup = len(report.runs) * len(report.resume_at) * max(first[0] - first[1], 0.0)
+    return (_line(f"c. sweep / step compute ({label})", wall / need, "<=", goal,
+                  f"sweep {wall:.2f} s, unavoidable steps {need:.2f} s; CPU time "
+                  f"{cpu / need_cpu:.2f}x ({cpu:.2f} s / {need_cpu:.2f} s); "
+                  f"{len(report.runs)} resumed runs, {len(report.seed_losses)} noise runs")
+            + f"\n   floor (CPU): {floor / need_cpu:.2f}x = steps {need_cpu:.3f} s + {builds} "
+              f"builds {builds * build:.3f} s + digests of every step {digests:.3f} s; "
+              f"fixed cost now {cpu - need_cpu:.3f} s, at the goal "
+              f"{(goal - 1) * need_cpu:.3f} s, at the floor {floor - need_cpu:.3f} s; "
+              f"restarts' first steps beyond a later step's {warmup:.3f} s")
 
 
 # -- d. the test suite ------------------------------------------------------------------

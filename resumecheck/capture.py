@@ -20,6 +20,7 @@ from typing import Any
 
 import torch
 
+from resumecheck.compare import digest
 from resumecheck.components import OPTIMIZER, PARAMS, RNG
 from resumecheck.errors import CheckpointError
 from resumecheck.program import BuiltProgram
@@ -80,7 +81,7 @@ def capture_meta(built: BuiltProgram) -> dict[str, Any]:
 
 
 def save_capture(built: BuiltProgram, path: str, verify: bool = True, *,
-                 unwritten: bool = False) -> None:
+                 unwritten: bool = False, restored_from: str | None = None) -> None:
     """Write the engine's capture and prove that it loads with weights_only=True,
     naming the component and the value that would not.
 
@@ -94,10 +95,13 @@ def save_capture(built: BuiltProgram, path: str, verify: bool = True, *,
     restored and end states, which only its judging reads): when a capture of the same
     structure loaded back already and memory allows, a copy of the state is
     kept in memory under ``path`` (``load_checkpoint`` reads it) and nothing
-    is written; else the file is written as always.
+    is written; else the file is written as always. ``restored_from``: the
+    engine capture the program was just restored from; a component whose
+    state has its very digest there is kept as that capture holds it (read
+    only, never given to a program), not copied.
     """
     state = capture(built)
-    if unwritten and _keep_unwritten(path, state):
+    if unwritten and _keep_unwritten(path, state, restored_from):
         return
     try:
         torch.save(state, path)
@@ -128,15 +132,26 @@ def save_capture(built: BuiltProgram, path: str, verify: bool = True, *,
     _LOADED_SHAPES.add(shape)
 
 
-def _keep_unwritten(path: str, state: dict[str, Any]) -> bool:
+def _keep_unwritten(path: str, state: dict[str, Any], restored_from: str | None = None) -> bool:
     """Keep ``state`` in memory as what ``path`` would load to, if a capture of
     its very structure loaded back with weights_only=True already (so would
-    this file) and memory for unwritten captures is left."""
+    this file) and memory for unwritten captures is left. Components equal
+    to ``restored_from``'s (by digest) are that capture's own, uncopied."""
     if not _LOADED_SHAPES or _unfamiliar_types(state["components"]):
         return False
     if _shape(state["components"]) not in _LOADED_SHAPES:
         return False
-    return _CACHE.put(path, state, copy=True, unwritten=True)
+    if restored_from is None or _copyable_bytes(state) is None:
+        return _CACHE.put(path, state, copy=True, unwritten=True)
+    source = _CACHE.get(restored_from, copy=False)
+    digests = _CACHE.digests(restored_from)
+    if source is None or digests is None:
+        return _CACHE.put(path, state, copy=True, unwritten=True)
+    components = {}
+    for name, value in state["components"].items():
+        same = name in digests and digest(value) == digests[name]
+        components[name] = source["components"][name] if same else _copy(value)
+    return _CACHE.put(path, {**state, "components": components}, unwritten=True)
 
 
 def _first_sentence(exc: BaseException) -> str:
@@ -292,6 +307,7 @@ class _Loaded:
             str, tuple[tuple[int, ...] | None, Any, int]] = collections.OrderedDict()
         self._bytes = 0
         self._unwritten = 0
+        self._digests: dict[str, tuple[Any, dict[str, str]]] = {}
         self._lock = threading.Lock()
 
     @staticmethod
@@ -316,6 +332,22 @@ class _Loaded:
             self._files.move_to_end(key)
             data = entry[1]
         return _copy(data) if copy else data  # type: ignore[no-any-return]
+
+    def digests(self, path: str) -> dict[str, str] | None:
+        """The digest of each component of the capture kept for ``path``,
+        computed once while it is kept (None: not kept)."""
+        data = self.get(path, copy=False)
+        if data is None:
+            return None
+        key = os.path.abspath(path)
+        with self._lock:
+            known = self._digests.get(key)
+            if known is not None and known[0] is data:
+                return known[1]
+        found = {n: digest(v) for n, v in data["components"].items()}
+        with self._lock:
+            self._digests[key] = (data, found)
+        return found
 
     def put(self, path: str, data: Any, *, copy: bool = False, unwritten: bool = False) -> bool:
         """Keep ``data``, what ``path`` loads to (a copy of it with ``copy``;
@@ -346,6 +378,7 @@ class _Loaded:
         return True
 
     def _drop(self, key: str) -> None:
+        self._digests.pop(key, None)
         entry = self._files.pop(key, None)
         if entry is not None:
             self._bytes -= entry[2]

@@ -288,6 +288,10 @@ def _float_figures(ref: torch.Tensor, new: torch.Tensor,
     tensors gives it, in one sweep of cache-sized chunks. None: some Δ is not
     finite (a NaN or an infinity on either side, or a float64 overflow),
     which the general pass decides."""
+    if ref.dtype == torch.float32 and tolerance.bitwise_only:
+        fast = _float32_figures(ref, new)
+        if fast is not None:
+            return fast
     if ref.dtype == torch.bfloat16:  # numpy has no bfloat16: float32 holds it exactly
         ref_values, new_values = ref.float().numpy().reshape(-1), new.float().numpy().reshape(-1)
     else:
@@ -305,6 +309,88 @@ def _float_figures(ref: torch.Tensor, new: torch.Tensor,
             ulps.add(ref_bits[at:at + chunk], new_bits[at:at + chunk])
     return Difference(figures.within, figures.max_abs, figures.max_rel, ulps.max(),
                       f"max |Δ| {figures.max_abs:.3g}")
+
+
+def _float32_figures(ref: torch.Tensor, new: torch.Tensor) -> Difference | None:
+    """Max |Δ|, max relative Δ and max ULP of two float32 tensors whose bits
+    differ, in bitwise mode: the same figures as the float64 pass, from a
+    float32 pass and float64 on the few entries that can hold a maximum.
+    None: a float32 Δ or quotient is not finite (NaN or infinity in the
+    inputs, or beyond float32's range), which the float64 pass decides."""
+    ref_values = ref.contiguous().numpy().reshape(-1)
+    new_values = new.contiguous().numpy().reshape(-1)
+    ref_bits, new_bits = _bits(ref), _bits(new)
+    size = ref_values.size
+    chunk = min(size, _CHUNK)
+    figures = _Figures32(chunk)
+    ulps = _Ulps(ref_bits.dtype, chunk)
+    with np.errstate(all="ignore"):  # x/0 and 0/0 are meant
+        for at in range(0, size, chunk):
+            if not figures.add(ref_values[at:at + chunk], new_values[at:at + chunk]):
+                return None
+            ulps.add(ref_bits[at:at + chunk], new_bits[at:at + chunk])
+    return Difference(False, figures.max_abs, figures.max_rel, ulps.max(),
+                      f"max |Δ| {figures.max_abs:.3g}")
+
+
+_SLACK = 1.0 - 2.0 ** -16
+"""A float32 quotient of two float32 values (a Δ rounded to float32, then
+divided) is within 2**-22 of its float64 counterpart, relatively, when
+neither overflows: an entry whose float32 relative Δ is below the largest
+float32 one by more than this factor cannot hold the largest float64 one."""
+
+
+class _Figures32:
+    """Max |Δ| and max relative Δ of float32 chunks, exactly as the float64
+    pass gives them, from float32 arithmetic plus float64 on a few entries.
+
+    |Δ|: rounding is monotone, so the entries whose float32 |Δ| is the
+    chunk's largest hold its largest exact |Δ|, hence its largest float64
+    |Δ|; those entries are computed again in float64. Relative Δ = |Δ|/|ref|:
+    the float32 and float64 quotients differ by less than 2**-22 relatively
+    (Δ of two float32 values is exact when subnormal, a nonzero quotient is
+    at least 2**-25), so every entry within ``_SLACK`` of the largest float32
+    quotient is computed again in float64. x/0 is infinite in both widths;
+    a float32 overflow (|Δ| or a quotient beyond float32's range, finite in
+    float64) ends the pass."""
+
+    def __init__(self, chunk: int) -> None:
+        self.delta = np.empty(chunk, np.float32)
+        self.quotient = np.empty(chunk, np.float32)
+        self.max_abs = self.max_rel = 0.0
+        self.top32 = np.float32(0.0)
+
+    def add(self, ref: np.ndarray, new: np.ndarray) -> bool:
+        """Take one chunk in; False: a float32 Δ or quotient is not finite."""
+        d = self.delta[:ref.size]
+        np.subtract(ref, new, out=d)
+        np.abs(d, out=d)
+        top = d.max()
+        if not top < math.inf:  # NaN or infinity in, or beyond float32
+            return False
+        if top > 0 and top >= self.top32:
+            self.top32 = top
+            at = np.flatnonzero(d == top)
+            exact = np.abs(np.subtract(ref[at], new[at], dtype=np.float64))
+            self.max_abs = max(self.max_abs, float(exact.max()))
+        if self.max_rel == math.inf:
+            return True
+        q = np.divide(d, ref, out=self.quotient[:ref.size])
+        np.abs(q, out=q)
+        rel = float(np.fmax.reduce(q))  # (NaN: every entry 0/0)
+        if rel == math.inf:
+            if np.logical_and(ref == 0, d > 0).any():  # x/0: infinite in float64 too
+                self.max_rel = math.inf
+                return True
+            return False  # a quotient beyond float32's range
+        if rel >= self.max_rel * _SLACK:
+            at = np.flatnonzero(q >= rel * _SLACK)
+            r64 = ref[at].astype(np.float64)
+            exact = np.abs(np.divide(np.abs(np.subtract(r64, new[at], dtype=np.float64)), r64))
+            best = float(np.fmax.reduce(exact)) if exact.size else 0.0
+            if best > self.max_rel:
+                self.max_rel = best
+        return True
 
 
 class _Figures:

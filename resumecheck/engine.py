@@ -465,9 +465,13 @@ class _ReferenceTensors:
             return None
         ref_dir = Path(self.reference.tensor_dir)
         with self._lock:
-            if not (ref_dir / f"step_{step}.pt").exists():
+            if not self._has(step, ref_dir):
                 self._replay(step, ref_dir)
-        return load_step_tensors(ref_dir, step)
+        return load_step_tensors(ref_dir, step, self.reference.kept)
+
+    def _has(self, step: int, ref_dir: Path) -> bool:
+        name = f"step_{step}.pt"
+        return name in self.reference.kept or (ref_dir / name).exists()
 
     def _replay(self, step: int, ref_dir: Path) -> None:
         """Run the reference again up to ``step`` (and the few steps after it)
@@ -488,7 +492,7 @@ class _ReferenceTensors:
                 ))
                 if seg.error is None and seg.tensor_dir is not None:
                     self._keep(seg, wanted, ref_dir)
-                if (ref_dir / f"step_{step}.pt").exists():
+                if self._has(step, ref_dir):
                     return
             finally:
                 shutil.rmtree(work, ignore_errors=True)
@@ -497,7 +501,12 @@ class _ReferenceTensors:
         for rec in seg.records:
             own = Path(seg.tensor_dir or "") / f"step_{rec.step}.pt"
             same = rec.digests == self.reference.records[rec.step - 1].digests
-            if rec.step in wanted and same and own.exists():
+            if rec.step not in wanted or not same:
+                continue
+            if own.name in seg.kept:  # (an in-process replay keeps them in memory)
+                self.reference.kept[own.name] = seg.kept.pop(own.name)
+            elif own.exists():
+                ref_dir.mkdir(parents=True, exist_ok=True)
                 shutil.move(str(own), ref_dir / own.name)
 
 
@@ -912,7 +921,9 @@ def _per_run_disk(ref: SegmentResult, tolerance: Tolerance, steps: int,
     own checkpoint, and the tensors of differing steps."""
     capture = max((_size(p) for p in [*ref.captures.values(), ref.end_state] if p), default=0)
     kept_files = list(Path(ref.tensor_dir).glob("step_*.pt")) if ref.tensor_dir else []
-    step_file = max((_size(str(p)) for p in kept_files), default=capture)
+    in_memory = [sum(t.numel() * t.element_size() for t in v.values())
+                 for k, v in ref.kept.items() if k.startswith("step_")]
+    step_file = max([*(_size(str(p)) for p in kept_files), *in_memory], default=capture)
     kept = _TENSOR_STEPS if tolerance.bitwise_only else steps - resume_at[0]
     return capture * (2 * len(resume_at) + 2) + step_file * kept
 

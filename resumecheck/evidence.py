@@ -151,7 +151,7 @@ def _offsets(reference: SegmentResult, seg: SegmentResult, k: int, step: int,
 def _states(seg: SegmentResult, step: int) -> dict[str, Any]:
     if not seg.tensor_dir:
         return {}
-    return load_stream_states(Path(seg.tensor_dir), step) or {}
+    return load_stream_states(Path(seg.tensor_dir), step, seg.kept) or {}
 
 
 def _detail(key: str, step: int, k: int, draws: int | None, unit: str, unsaved: bool) -> str:
@@ -216,8 +216,8 @@ def describe_data(reference: SegmentResult, segments: Sequence[tuple[int, Segmen
     keys = differing_quantities(reference.records[step - 1], rec)
     if not keys or keys[0].split(":", 1)[0] not in ("data", "inputs"):
         return None
-    ref_t = load_step_tensors(Path(reference.tensor_dir or ""), step)
-    run_t = load_step_tensors(Path(seg.tensor_dir or ""), step)
+    ref_t = load_step_tensors(Path(reference.tensor_dir or ""), step, reference.kept)
+    run_t = load_step_tensors(Path(seg.tensor_dir or ""), step, seg.kept)
     if ref_t is None or run_t is None:
         return None
     if keys[0] == "data":

@@ -246,12 +246,15 @@ class _Segment:
 
     def run(self) -> None:
         spec = self.spec
-        self.tensor_dir.mkdir(parents=True, exist_ok=True)
+        self.work.mkdir(parents=True, exist_ok=True)  # (its tensor_dir: once a file is kept)
         torch.set_num_threads(spec.threads)
         built = self._build_and_restore()
         tracer = self.tracer = Tracer(built, self.tensor_dir, stream_states_at=_stream_steps(spec),
-                                      stream_digests_at=_stream_digest_steps(spec))
-        keep = _tensor_keeper(spec, tracer.step_bytes())
+                                      stream_digests_at=_stream_digest_steps(spec),
+                                      kept=self.result.kept if self.judged_here else None)
+        keep = _TensorKeeper(spec, tracer.step_bytes())
+        tracer.copy_grads_at = keep.might
+        tracer.reference_digests = spec.reference_digests
         for step in range(spec.start + 1, spec.stop + 1):
             self.step = step
             self._train_step(built, tracer, step, keep)
@@ -284,7 +287,9 @@ class _Segment:
             restore_state(built, spec.restore, capture)
             built.refresh()
             restored = str(self.work / f"{spec.name}.restored.pt")
-            save_capture(built, restored, verify=False, unwritten=self.judged_here)
+            source = spec.restore.path if spec.restore.source == "engine" else None
+            save_capture(built, restored, verify=False, unwritten=self.judged_here,
+                         restored_from=source)
             result.restored_state = restored  # only once written: the diagnosis reads it
         if spec.program_save_at == spec.start:  # save right after the restore
             self._program_save(built, spec.start)
@@ -364,33 +369,44 @@ def _stream_digest_steps(spec: SegmentSpec) -> frozenset[int] | None:
     return frozenset(range(spec.start + 1, spec.start + STEPS_AFTER_RESTORE + 1))
 
 
-def _tensor_keeper(spec: SegmentSpec, step_bytes: int) -> Callable[[StepRecord], bool]:
-    """Which steps' full tensors go to disk: the steps asked for by number,
+class _TensorKeeper:
+    """Which steps' full tensors are kept: the steps asked for by number,
     the spare steps while ``spare_tensor_bytes`` lasts (``step_bytes`` each),
     and after ``keep_tensors_after`` the steps that differ from the
-    reference, the first ``max_tensor_steps`` of them."""
-    kept = 0
-    wanted = set(spec.keep_tensor_steps)
-    spare_steps, spare = set(spec.spare_tensor_steps), spec.spare_tensor_bytes
+    reference, the first ``max_tensor_steps`` of them. ``might(step)``, before
+    the step, says whether it can be one of them (the tracer copies its
+    gradients only then)."""
 
-    def keep(record: StepRecord) -> bool:
-        nonlocal kept, spare
-        if record.step in wanted:
+    def __init__(self, spec: SegmentSpec, step_bytes: int) -> None:
+        self.spec, self.step_bytes = spec, step_bytes
+        self.kept = 0
+        self.wanted = set(spec.keep_tensor_steps)
+        self.spare_steps, self.spare = set(spec.spare_tensor_steps), spec.spare_tensor_bytes
+
+    def might(self, step: int) -> bool:
+        spec = self.spec
+        if step in self.wanted or (step in self.spare_steps and 0 < self.step_bytes <= self.spare):
             return True
-        if record.step in spare_steps and 0 < step_bytes <= spare:
-            spare -= step_bytes
+        if spec.keep_tensors_after is None or step <= spec.keep_tensors_after:
+            return False
+        return spec.max_tensor_steps is None or self.kept < spec.max_tensor_steps
+
+    def __call__(self, record: StepRecord) -> bool:
+        spec, step = self.spec, record.step
+        if step in self.wanted:
             return True
-        if spec.keep_tensors_after is None or record.step <= spec.keep_tensors_after:
+        if step in self.spare_steps and 0 < self.step_bytes <= self.spare:
+            self.spare -= self.step_bytes
+            return True
+        if spec.keep_tensors_after is None or step <= spec.keep_tensors_after:
             return False
         ref = spec.reference_digests
-        if ref is not None and record.step <= len(ref) and ref[record.step - 1] == record.digests:
+        if ref is not None and step <= len(ref) and ref[step - 1] == record.digests:
             return False
-        if spec.max_tensor_steps is not None and kept >= spec.max_tensor_steps:
+        if spec.max_tensor_steps is not None and self.kept >= spec.max_tensor_steps:
             return False
-        kept += 1
+        self.kept += 1
         return True
-
-    return keep
 
 
 def _describe(exc: BaseException) -> str:

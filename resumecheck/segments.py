@@ -10,7 +10,7 @@ the runner enforces them in this interpreter, the transport from outside.
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
 from resumecheck.trace import StepRecord
@@ -131,6 +131,10 @@ class SegmentResult:
     boundaries: dict[str, Any] = field(default_factory=dict)
     restored_state: str | None = None
     program_checkpoint: str | None = None
+    kept: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    """The files of ``tensor_dir`` that an in-process run kept in memory instead
+    (file name -> what it holds; ``trace.load_step_tensors`` reads both);
+    never sent between processes."""
 
     error: str | None = None
     error_step: int | None = None
@@ -139,7 +143,8 @@ class SegmentResult:
     """Seconds the slowest training step of this segment took."""
 
     def to_plain(self) -> dict[str, Any]:
-        plain = asdict(self)
+        plain = asdict(replace(self, records=[], kept={}))
+        del plain["kept"]
         plain["records"] = [r.to_plain() for r in self.records]
         plain["captures"] = {str(k): v for k, v in self.captures.items()}
         return plain

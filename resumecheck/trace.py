@@ -14,13 +14,14 @@ data-order bug shows as data at the step it happens.
 
 Records keep digests and scalars only, so memory stays flat however long the
 run; full tensors of the steps worth comparing go to one file per step on
-disk, read back one step at a time by the comparison.
+disk, read back one step at a time by the comparison (a run judged in the
+process that ran it keeps them in memory instead, up to ``KEPT_IN_MEMORY``).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,9 +36,9 @@ if TYPE_CHECKING:
     from resumecheck.program import BuiltProgram, StepOutput
 
 __all__ = [
-    "QUANTITY_ORDER", "StepRecord", "Tracer", "differing_quantities", "first_difference",
-    "load_step_file", "load_step_tensors", "load_stream_states", "save_step_file",
-    "save_step_tensors", "unwrap_optimizer",
+    "KEPT_IN_MEMORY", "QUANTITY_ORDER", "StepRecord", "Tracer", "differing_quantities",
+    "first_difference", "load_step_file", "load_step_tensors", "load_stream_states",
+    "save_step_file", "save_step_tensors", "unwrap_optimizer",
 ]
 
 # Within a step, quantities are compared in the order they are produced, so
@@ -73,8 +74,10 @@ class Tracer:
 
     def __init__(self, built: BuiltProgram, tensor_dir: Path | None,
                  stream_states_at: frozenset[int] = frozenset(),
-                 stream_digests_at: frozenset[int] | None = None) -> None:
+                 stream_digests_at: frozenset[int] | None = None,
+                 kept: dict[str, Any] | None = None) -> None:
         self.tensor_dir = tensor_dir
+        self._files = _StepFiles(tensor_dir, kept)
         self.stream_states_at = stream_states_at
         """Steps at whose start the full stream states go to disk (for the offset search)."""
         self.stream_digests_at = stream_digests_at
@@ -95,6 +98,12 @@ class Tracer:
             self._scaler = scaler if isinstance(scaler, torch.amp.GradScaler) else None
         self._names = self._param_names()
         self._grads: dict[str, torch.Tensor] | None = None
+        self._grad_digests: dict[str, str] = {}
+        self._step: int | None = None
+        self.copy_grads_at: Callable[[int], bool] | None = None
+        """Whether a step's tensors may be kept (None: every step's may)."""
+        self.reference_digests: list[dict[str, str]] | None = None
+        """The reference's digests per step (a gradient equal to its own there is not copied)."""
         self._lr: list[float] | None = None
         self._scale: float | None = None
         self._handle = None
@@ -163,16 +172,32 @@ class Tracer:
         return None
 
     def _record(self, optimizer: torch.optim.Optimizer) -> None:
+        """The gradients as the update will use them: each one's digest, and a
+        copy of those the judging may read (a step whose tensors may be kept,
+        a gradient that differs from the reference's). The rest are never
+        read, so whatever the program does to them afterwards (zeroes them in
+        place, an optimizer that changes them) cannot matter."""
         self._lr = [float(g["lr"]) for g in optimizer.param_groups]
-        grads = {}
+        step = self._step
+        may_keep = step is None or self.copy_grads_at is None or self.copy_grads_at(step)
+        ref = self.reference_digests
+        expected = ref[step - 1] if ref is not None and step is not None and \
+            0 < step <= len(ref) else None
+        grads, digests = {}, {}
         for group in optimizer.param_groups:
             for p in group["params"]:
                 if p.grad is not None:
-                    grads[self._names.get(id(p), "?")] = local_tensor(p.grad.detach()).clone()
-        self._grads = grads
+                    name = self._names.get(id(p), "?")
+                    grad = local_tensor(p.grad.detach())
+                    digests[name] = value = digest(grad)
+                    if may_keep and (expected is None or expected.get(f"grad:{name}") != value):
+                        grads[name] = grad.clone()
+        self._grads, self._grad_digests = grads, digests
 
     def before_step(self, step: int | None = None) -> None:
+        self._step = step
         self._grads = None
+        self._grad_digests = {}
         self._lr = None
         self._inputs = []
         self._streams = {}
@@ -183,8 +208,7 @@ class Tracer:
             if digests:
                 self._streams = stream_digests(states)
             if keep:
-                assert self.tensor_dir is not None
-                save_step_file(states, self.tensor_dir / f"streams_{step}.pt")
+                self._files.keep(f"streams_{step}.pt", states, 0)
         # the loss scale this step's backward passes will use
         enabled = self._scaler is not None and self._scaler.is_enabled()
         self._scale = float(self._scaler.get_scale()) if enabled else None
@@ -207,15 +231,20 @@ class Tracer:
         if self._lr is not None:
             tensors["lr"] = torch.tensor(self._lr, dtype=torch.float64)
         skipped = self._optimizer is not None and self._grads is None
-        for name, grad in (self._grads or {}).items():
-            tensors[f"grad:{name}"] = grad
+        digests = {key: digest(t) for key, t in tensors.items()}
+        for name, value in self._grad_digests.items():  # (digested at the pre-hook)
+            digests[f"grad:{name}"] = value
+            if name in (self._grads or {}):
+                tensors[f"grad:{name}"] = (self._grads or {})[name]
         if self._model is not None:
             for name, p in self._model.named_parameters():
-                tensors[f"param:{name}"] = local_tensor(p.detach())  # this rank's shard
+                key = f"param:{name}"
+                tensors[key] = local_tensor(p.detach())  # this rank's shard
+                digests[key] = digest(tensors[key])
         record = StepRecord(
             step=step,
             loss=float(tensors["loss"].float().item()),
-            digests={key: digest(t) for key, t in tensors.items()},
+            digests=digests,
             lr=self._lr,
             scale=self._scale,
             skipped=skipped,
@@ -226,8 +255,39 @@ class Tracer:
         self.records.append(record)
         keep = keep_tensors(record) if callable(keep_tensors) else keep_tensors
         if keep and self.tensor_dir is not None:
-            save_step_tensors(tensors, self.tensor_dir / f"step_{step}.pt")
+            size = sum(t.numel() * t.element_size() for t in tensors.values())
+            owned = {f"grad:{name}" for name in self._grads or {}}  # copies already
+            if self._files.in_memory(size):  # (on the CPU, as in a file: no device memory held)
+                tensors = {k: t.cpu() if k in owned
+                           else local_tensor(t).detach().to("cpu", copy=True)
+                           for k, t in tensors.items()}
+            self._files.keep(f"step_{step}.pt", tensors, size)
         return record
+
+
+class _StepFiles:
+    """Where a tracer keeps its steps' files: in memory (``kept``: file name ->
+    what it holds; a run that this process judges) while they add up to
+    ``KEPT_IN_MEMORY`` bytes, else in ``tensor_dir`` (made with its first file)."""
+
+    def __init__(self, tensor_dir: Path | None, kept: dict[str, Any] | None) -> None:
+        self.tensor_dir, self.kept, self.bytes = tensor_dir, kept, 0
+
+    def in_memory(self, size: int) -> bool:
+        return self.kept is not None and self.bytes + size <= KEPT_IN_MEMORY
+
+    def keep(self, name: str, value: Any, size: int) -> None:
+        """Keep one file (in memory, ``value`` holds copies already)."""
+        if self.kept is not None and self.in_memory(size):
+            self.kept[name] = value
+            self.bytes += size
+            return
+        assert self.tensor_dir is not None
+        self.tensor_dir.mkdir(parents=True, exist_ok=True)
+        if name.startswith("step_"):
+            save_step_tensors(value, self.tensor_dir / name)
+        else:
+            save_step_file(value, self.tensor_dir / name)
 
 
 def differing_quantities(reference: StepRecord, run: StepRecord) -> list[str]:
@@ -291,14 +351,30 @@ def _tensors(value: Any) -> list[torch.Tensor]:
     return []
 
 
-def load_stream_states(tensor_dir: Path, step: int) -> dict[str, Any] | None:
-    """The full stream states saved at the start of ``step`` (None: not saved)."""
-    return load_step_file(tensor_dir / f"streams_{step}.pt")
+KEPT_IN_MEMORY = 96 << 20
+"""Bytes of kept steps one traced segment holds in memory (``Tracer.kept``)
+before it writes the rest to files."""
 
 
-def load_step_tensors(tensor_dir: Path, step: int) -> dict[str, torch.Tensor] | None:
-    """The full tensors kept for ``step`` (None: not kept)."""
-    return load_step_file(tensor_dir / f"step_{step}.pt")
+def load_stream_states(tensor_dir: Path, step: int,
+                       kept: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
+    """The full stream states saved at the start of ``step`` (None: not saved);
+    ``kept``: the segment's files kept in memory (see ``Tracer.kept``)."""
+    name = f"streams_{step}.pt"
+    if kept and name in kept:
+        return kept[name]  # type: ignore[no-any-return]
+    return load_step_file(tensor_dir / name)
+
+
+def load_step_tensors(tensor_dir: Path, step: int,
+                      kept: Mapping[str, Any] | None = None) -> dict[str, torch.Tensor] | None:
+    """The full tensors kept for ``step`` (None: not kept); ``kept``: the
+    segment's files kept in memory (see ``Tracer.kept``). What comes from
+    memory is the kept value itself: the caller only reads it."""
+    name = f"step_{step}.pt"
+    if kept and name in kept:
+        return kept[name]  # type: ignore[no-any-return]
+    return load_step_file(tensor_dir / name)
 
 
 def load_step_file(path: Path) -> Any:

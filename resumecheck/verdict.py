@@ -125,7 +125,7 @@ class Reference:
             return self._tensors(step)
         if self.segment.tensor_dir is None:
             return None
-        return load_step_tensors(Path(self.segment.tensor_dir), step)
+        return load_step_tensors(Path(self.segment.tensor_dir), step, self.segment.kept)
 
 
 @dataclass
@@ -177,7 +177,8 @@ def tensor_differences(ref: Reference, seg: SegmentResult, step: int,
                        keys: list[str]) -> dict[str, Difference]:
     """The differences of ``keys`` at ``step``, from both runs' full tensors
     (``missing`` where either was not kept)."""
-    run_t = load_step_tensors(Path(seg.tensor_dir or ""), step) if seg.tensor_dir else None
+    run_t = (load_step_tensors(Path(seg.tensor_dir), step, seg.kept)
+             if seg.tensor_dir else None)
     ref_t = ref.tensors(step) if run_t is not None else None
     out = {}
     for key in keys:
