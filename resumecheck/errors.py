@@ -26,6 +26,7 @@ __all__ = [
     "MissingExtra",
     "NondeterministicBaseline",
     "OutputError",
+    "ProgramExited",
     "ReferenceFailed",
     "ReportSchemaError",
     "ResumeNotEquivalent",
@@ -111,6 +112,17 @@ class StepError(ResumecheckError):
         self.step = step
         self.problem = problem
         super().__init__(f"step {step}: {problem}")
+
+
+class ProgramExited(ResumecheckError):
+    """The program asked its interpreter to end (``sys.exit``, ``os._exit``)
+    inside a phase the check ran: a failed run, not the end of the check."""
+
+    def __init__(self, call: str, code: object) -> None:
+        self.call = call
+        self.code = code
+        super().__init__(f"the program called {call}({code!r}), which ends a real run there: "
+                         "this run failed (the check goes on)")
 
 
 class CheckpointError(ResumecheckError):
