@@ -63,3 +63,17 @@ def test_a_programs_chdir_ends_with_its_run():
     assert report.equivalent, report.render()
     assert os.getcwd() == before
     assert exits.BUILT_IN and set(exits.BUILT_IN) == {before}  # every build started here
+
+
+def test_a_fault_in_the_second_uninterrupted_run_is_not_called_the_references():
+    """A trial: a fault that struck the determinism rerun was worded as the
+    reference run's failure."""
+    from fixtures.faults import exits
+    from resumecheck import ReferenceFailed
+
+    exits.REACHED_STEP_3[0] = 0
+    with pytest.raises(ReferenceFailed) as info:
+        verify(SPEC + "FAILS_THE_SECOND_TIME", noise_seeds=0, drop="none")
+    assert info.value.rerun and info.value.step == 3
+    assert str(info.value).startswith("a second uninterrupted run of ")
+    assert "where the reference run did not" in str(info.value)
