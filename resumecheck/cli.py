@@ -512,8 +512,8 @@ def _run(args: argparse.Namespace) -> int:
         noise_seeds=args.noise_seeds, check_determinism=args.determinism, jobs=args.jobs,
         nproc=_ranks(args), resume_nproc=args.resume_nproc,
     )
-    _check_output(args.output)
-    _check_plot(args.plot)
+    _check_output(args.output, args.target)
+    _check_plot(args.plot, args.target)
     with terminal_progress() as progress:
         report = run_check(args.target, settings, progress=progress)
     _plot_and_summary(args, report)
@@ -525,12 +525,13 @@ def _run(args: argparse.Namespace) -> int:
     return EXIT_EQUIVALENT if report.equivalent else EXIT_NOT_EQUIVALENT
 
 
-def _check_output(output: str | None) -> None:
-    """Before any work: refuse an --output the report could not be written to."""
+def _check_output(output: str | None, target: str | None) -> None:
+    """Before any work: refuse an --output the report could not be written to,
+    or one that would overwrite the target's own source."""
     if output:
         from resumecheck.output import check_output
 
-        check_output(output)
+        check_output(output, target)
 
 
 def _fuzz(args: argparse.Namespace) -> int:
@@ -541,8 +542,8 @@ def _fuzz(args: argparse.Namespace) -> int:
 
     settings = _settings(args, jobs=args.jobs, drop="none", noise_seeds=0, nproc=_ranks(args),
                          resume_nproc=args.resume_nproc)
-    _check_output(args.output)
-    _check_plot(args.plot)
+    _check_output(args.output, args.target)
+    _check_plot(args.plot, args.target)
     if args.budget <= 0:
         raise _UsageError(f"--budget must be a number of seconds > 0, got {args.budget}")
 
@@ -556,13 +557,13 @@ def _fuzz(args: argparse.Namespace) -> int:
     return EXIT_NOT_EQUIVALENT if result.found else EXIT_EQUIVALENT
 
 
-def _check_plot(plot: str | None) -> None:
+def _check_plot(plot: str | None, target: str | None) -> None:
     """Refuse a --plot that cannot be written before any run starts."""
     if not plot:
         return
     if Path(plot).suffix.lower() not in (".png", ".svg"):
         raise _UsageError(f"--plot {plot}: the file name must end in .png or .svg")
-    _check_output(plot)
+    _check_output(plot, target)
     try:
         import matplotlib  # noqa: F401
     except ImportError:
@@ -604,7 +605,7 @@ def _emit(args: argparse.Namespace, text: str, summary: str) -> None:
 def _baseline(args: argparse.Namespace) -> int:
     from resumecheck.baseline import check_baseline
 
-    _check_output(args.output)
+    _check_output(args.output, args.target)
     with terminal_progress() as progress:
         report = check_baseline(args.target, steps=args.steps, seed=args.seed,
                                 threads=args.threads, isolation=args.isolation,
@@ -619,7 +620,7 @@ def _baseline(args: argparse.Namespace) -> int:
 def _timing(args: argparse.Namespace) -> int:
     from resumecheck.timing import measure
 
-    _check_output(args.output)
+    _check_output(args.output, args.target)
     report = measure(args.target, steps=args.steps, warmup=args.warmup,
                      checkpoint_every=args.checkpoint_every, seed=args.seed,
                      threads=args.threads, nproc=args.nproc)
