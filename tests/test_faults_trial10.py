@@ -165,7 +165,7 @@ def test_healthy(resumecheck):
     result.assert_outcomes(failed=1, passed=1)
     out = result.stdout.str()
     result.stdout.fnmatch_lines([
-        "*E * ReferenceFailed: the uninterrupted reference run of "
+        "E *resumecheck.errors.ReferenceFailed: the uninterrupted reference run of "
         "fixtures.faults.trial10:REFERENCE_RAISES failed at step 2*the data file is missing*",
     ])
     assert "engine.py" not in out and "runner.py" not in out, out
@@ -173,7 +173,7 @@ def test_healthy(resumecheck):
         "*= resumecheck =*",
         "test_ref.py::test_healthy  fixtures.faults.programs:HEALTHY  full resume: ok",
         "test_ref.py::test_reference_fails  fixtures.faults.trial10:REFERENCE_RAISES  "
-        "not judged: the reference run failed at step 2*",
+        "not judged: ReferenceFailed: the uninterrupted reference run of * failed at step 2*",
     ])
     document = json.loads(report.read_text())
     from resumecheck.schema import validate
