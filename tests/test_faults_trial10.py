@@ -183,3 +183,106 @@ def test_healthy(resumecheck):
     assert [c["nodeid"] for c in failed] == ["test_ref.py::test_reference_fails"]
     assert failed[0]["error"]["kind"] == "ReferenceFailed"
     assert failed[0]["target"] == "fixtures.faults.trial10:REFERENCE_RAISES"
+
+
+# Signals: SIGHUP, and SIGTERM while a step waits inside one C call -------------------
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie waiting for its reaper does not)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
+    except (OSError, IndexError):
+        return False
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                if int(fh.read().rsplit(b")", 1)[1].split()[1]) == pid:
+                    found.append(int(entry))
+        except (OSError, IndexError, ValueError):
+            continue
+    return found
+
+
+def _signal_hung_check(tmp_path: Path, target: str, signum: int, wait_for_child: bool):
+    """``python -m resumecheck run TARGET`` (in-process restarts) in a process of
+    its own, TMPDIR a directory of its own; once the resumed step hangs, send
+    ``signum`` to the command alone. (exit code, seconds from the signal to the
+    end, stderr, what TMPDIR holds, the pids the hung step had started)."""
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    marker = tmp_path / "hanging.pid"
+    env = {**os.environ, "TMPDIR": str(scratch), "FAULTS_MARKER": str(marker)}
+    env.pop(forkshare.SHARE_ENV, None)
+    proc = forkserver.spawn("resumecheck", ["run", target, *FAST], env, cwd=ROOT,
+                            output_dir=str(tmp_path))
+    try:
+        deadline = time.monotonic() + 120
+        started: list[int] = []
+        while not marker.exists() or not marker.read_text() or (wait_for_child and not started):
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the step never hung"
+            time.sleep(0.05)
+            if wait_for_child and marker.exists():
+                started = _children(proc.pid)
+        time.sleep(0.2)  # inside the hung step
+        sent = time.monotonic()
+        os.kill(proc.pid, signum)
+        proc.wait(timeout=60)
+        took = time.monotonic() - sent
+        _, err = proc.communicate()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    left = [p.name for p in scratch.iterdir() if not p.name.startswith("torchinductor")]
+    return proc.returncode, took, err, left, started
+
+
+@pytest.mark.skipif(not forkserver.available() or not hasattr(signal, "SIGHUP"),
+                    reason="no fork or no SIGHUP on this platform")
+def test_sighup_ends_the_check_like_sigterm(tmp_path):
+    code, took, err, left, _ = _signal_hung_check(
+        tmp_path, "fixtures.faults.programs:HANGS", signal.SIGHUP, wait_for_child=False)
+    assert code == 128 + signal.SIGHUP, err
+    assert took < 3, f"took {took:.1f} s to stop"
+    assert "interrupted by SIGHUP: nothing was judged" in err and "Traceback" not in err
+    assert left == [], f"left behind in TMPDIR: {left}"
+
+
+@pytest.mark.skipif(not forkserver.available() or not os.path.isdir("/proc"),
+                    reason="no fork or no /proc on this platform")
+def test_sigterm_ends_a_check_whose_step_waits_in_one_c_call(tmp_path):
+    """The resumed step waits in os.system("sleep 30"), where the main thread's
+    handler cannot run: the check still ends within seconds, says so, stops the
+    shell-out and removes its files."""
+    code, took, err, left, started = _signal_hung_check(
+        tmp_path, "fixtures.faults.trial10:SYSTEM_HANGS", signal.SIGTERM, wait_for_child=True)
+    assert code == 128 + signal.SIGTERM, err
+    assert took < 5, f"took {took:.1f} s to stop"
+    assert "interrupted by SIGTERM: nothing was judged" in err
+    assert "a call that Python cannot interrupt" in err and "Traceback" not in err
+    assert started, "the step's shell-out was never seen"
+    assert left == [], f"left behind in TMPDIR: {left}"
+    deadline = time.monotonic() + 5
+    while any(_alive(pid) for pid in started) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(_alive(pid) for pid in started), "the step's shell-out outlived the check"
+
+
+@pytest.mark.skipif(not forkserver.available(), reason="no fork on this platform")
+def test_sigterm_ends_a_check_whose_step_waits_on_a_silent_pipe(tmp_path):
+    """A blocking select: the main thread takes the signal when its call is
+    interrupted, the watcher when another thread received it; either way the
+    check ends within seconds, cleanly."""
+    code, took, err, left, _ = _signal_hung_check(
+        tmp_path, "fixtures.faults.trial10:READ_HANGS", signal.SIGTERM, wait_for_child=False)
+    assert code == 128 + signal.SIGTERM, err
+    assert took < 5, f"took {took:.1f} s to stop"
+    assert "interrupted by SIGTERM: nothing was judged" in err and "Traceback" not in err
+    assert left == [], f"left behind in TMPDIR: {left}"
