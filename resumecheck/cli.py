@@ -541,7 +541,7 @@ def _run(args: argparse.Namespace) -> int:
     )
     _check_output(args.output, args.target)
     _check_plot(args.plot, args.target)
-    with terminal_progress() as progress:
+    with _program_output_aside(), terminal_progress() as progress:
         report = run_check(args.target, settings, progress=progress)
     _plot_and_summary(args, report)
     words = {"EQUIVALENT": "equivalent", "INCONCLUSIVE": "inconclusive"}
@@ -574,7 +574,7 @@ def _fuzz(args: argparse.Namespace) -> int:
     if args.budget <= 0:
         raise _UsageError(f"--budget must be a number of seconds > 0, got {args.budget}")
 
-    with terminal_progress(enabled=not args.quiet) as progress:
+    with _program_output_aside(), terminal_progress(enabled=not args.quiet) as progress:
         result = run_fuzz(
             args.target, settings, max_examples=args.max_examples, budget=args.budget,
             max_interruptions=args.max_interruptions, progress=progress,
@@ -616,6 +616,32 @@ def _plot_and_summary(args: argparse.Namespace, result: Any) -> None:
         append_step_summary(result.render("markdown"))
 
 
+@contextmanager
+def _program_output_aside() -> Iterator[None]:
+    """While a command runs the program in this interpreter, what the program
+    prints (``print()``, or a library writing to file descriptor 1) goes to
+    standard error: standard output carries the report alone, so that
+    ``--format json`` on stdout stays JSON. Restored before the report is written."""
+    report = sys.stdout
+    report.flush()
+    try:
+        fds: tuple[int, int] | None = (report.fileno(), sys.stderr.fileno())
+    except (AttributeError, OSError, ValueError):  # (not files: Python-level only)
+        fds = None
+    saved = os.dup(fds[0]) if fds is not None else None
+    if fds is not None:
+        os.dup2(fds[1], fds[0])
+    sys.stdout = sys.stderr
+    try:
+        yield
+    finally:
+        sys.stdout = report
+        if fds is not None and saved is not None:
+            sys.stderr.flush()
+            os.dup2(saved, fds[0])
+            os.close(saved)
+
+
 def _emit(args: argparse.Namespace, text: str, summary: str) -> None:
     """The one report writer of every command: stdout, or --output FILE
     (``-`` is stdout; devices, FIFOs and symlink targets are written through,
@@ -633,7 +659,7 @@ def _baseline(args: argparse.Namespace) -> int:
     from resumecheck.baseline import check_baseline
 
     _check_output(args.output, args.target)
-    with terminal_progress() as progress:
+    with _program_output_aside(), terminal_progress() as progress:
         report = check_baseline(args.target, steps=args.steps, seed=args.seed,
                                 threads=args.threads, isolation=args.isolation,
                                 batch_size=args.batch_size, micro_batches=args.micro_batches,
@@ -648,9 +674,10 @@ def _timing(args: argparse.Namespace) -> int:
     from resumecheck.timing import measure
 
     _check_output(args.output, args.target)
-    report = measure(args.target, steps=args.steps, warmup=args.warmup,
-                     checkpoint_every=args.checkpoint_every, seed=args.seed,
-                     threads=args.threads, nproc=args.nproc)
+    with _program_output_aside():
+        report = measure(args.target, steps=args.steps, warmup=args.warmup,
+                         checkpoint_every=args.checkpoint_every, seed=args.seed,
+                         threads=args.threads, nproc=args.nproc)
     _emit(args, report.render(args.format), f"{report.steps} steps timed")
     _plot_and_summary(args, report)
     return EXIT_EQUIVALENT

@@ -231,7 +231,7 @@ def _general_figures(ref: torch.Tensor, new: torch.Tensor, tolerance: Tolerance)
     r64, n64 = ref.to(torch.float64), new.to(torch.float64)
     both_nan = torch.isnan(r64) & torch.isnan(n64)
     delta = torch.where(both_nan, torch.zeros_like(r64), (r64 - n64).abs())
-    delta = torch.nan_to_num(delta, nan=math.inf)
+    delta = torch.nan_to_num(delta, nan=math.inf, posinf=math.inf)  # (an infinite Δ stays so)
     max_abs = delta.max().item() if delta.numel() else 0.0
     denom = r64.abs()
     rel = torch.where(denom > 0, delta / denom, torch.where(delta > 0, math.inf, 0.0))
@@ -241,7 +241,11 @@ def _general_figures(ref: torch.Tensor, new: torch.Tensor, tolerance: Tolerance)
         within = False
     else:
         rtol, atol = tolerance.for_dtype(ref.dtype)
-        within = bool((delta <= atol + rtol * n64.abs()).all().item())
+        # as torch.isclose: a NaN or an infinity is close only to itself (an
+        # infinite |new| must not widen the bound to infinity)
+        finite = torch.isfinite(r64) & torch.isfinite(n64)
+        close = (finite & (delta <= atol + rtol * n64.abs())) | (r64 == n64) | both_nan
+        within = bool(close.all().item())
     return Difference(within, max_abs, max_rel, max_ulp, f"max |Δ| {max_abs:.3g}")
 
 

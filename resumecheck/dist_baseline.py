@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from torch.nn.parallel import DistributedDataParallel
 
 from resumecheck import forkserver
 from resumecheck.baseline import BaselineCheck
@@ -185,9 +186,15 @@ def _max_diff(a: torch.Tensor, b: torch.Tensor) -> tuple[float, float]:
     return float(diff.max()), float((diff / scale).max())
 
 
+_NO_TINY_BATCH = ("the program has no tiny_batch(size) and batch_loss(model, batch): the "
+                  "gradient on a tiny batch needs both")
+
+
 def _synchronized(many: list[dict[str, Any]], one: list[dict[str, Any]], nproc: int) -> BaselineCheck:
 
     whole = one[0]["grads"]
+    if whole is None:
+        return BaselineCheck(name="synchronized gradient", status="skipped", detail=_NO_TINY_BATCH)
     dtype = one[0]["dtype"]
     worst: dict[str, Any] = {"max_abs": 0.0, "max_rel": 0.0, "parameter": "", "rank": 0}
     failed = []
@@ -231,9 +238,13 @@ def _synchronized(many: list[dict[str, Any]], one: list[dict[str, Any]], nproc: 
 
 
 def _agree(many: list[dict[str, Any]]) -> BaselineCheck:
+    """The ranks hold the same synchronized gradient (on the tiny batch, when the
+    program has one) and the same parameters after each step: those kept by
+    the N-vs-1 run, else the digests of the first determinism run's."""
     first = many[0]
+    kept = "params" in first
     for r, res in enumerate(many[1:], start=1):
-        for name in first["grads"]:
+        for name in first["grads"] or {}:
             if digest(res["grads"][name]) != digest(first["grads"][name]):
                 abs_d, _ = _max_diff(res["grads"][name], first["grads"][name])
                 return BaselineCheck(
@@ -241,21 +252,30 @@ def _agree(many: list[dict[str, Any]]) -> BaselineCheck:
                     detail=f"after the sync, rank {r}'s gradient of {name} differs from rank "
                     f"0's by {abs_d:.3g}: the ranks would step apart",
                     figures={"rank": r, "parameter": name, "quantity": "grad", "max_abs": abs_d})
-        for step, (a, b) in enumerate(zip(first["params"], res["params"]), start=1):
+        steps = (zip(first["params"], res["params"]) if kept else
+                 (({"parameters": a[1]}, {"parameters": b[1]})
+                  for a, b in zip(first["determinism"][0], res["determinism"][0])))
+        for step, (a, b) in enumerate(steps, start=1):
             for name in a:
                 if digest(a[name]) != digest(b[name]):
-                    abs_d, _ = _max_diff(b[name], a[name])
+                    figures: dict[str, Any] = {"rank": r, "parameter": name, "quantity": "param",
+                                               "step": step}
+                    by = ""
+                    if kept:
+                        figures["max_abs"] = _max_diff(b[name], a[name])[0]
+                        by = f" by {figures['max_abs']:.3g}"
                     return BaselineCheck(
                         name="ranks agree", status="failed",
-                        detail=f"after step {step}, rank {r}'s {name} differs from rank 0's by "
-                        f"{abs_d:.3g}: the ranks train apart (is the gradient synchronized?)",
-                        figures={"rank": r, "parameter": name, "quantity": "param",
-                                 "step": step, "max_abs": abs_d})
+                        detail=f"after step {step}, rank {r}'s {name} differ{'s' if kept else ''} "
+                        f"from rank 0's{by}: the ranks train apart (is the gradient synchronized?)",
+                        figures=figures)
+    steps_n = len(first["params"] if kept else first["determinism"][0])
+    held = "the same synchronized gradient and, " if first["grads"] is not None else ""
     return BaselineCheck(
         name="ranks agree", status="passed",
-        detail=f"the {len(many)} ranks hold the same synchronized gradient and, after each of "
-        f"{len(first['params'])} steps, the same parameters, bit for bit",
-        figures={"ranks": len(many), "steps": len(first["params"])})
+        detail=f"the {len(many)} ranks hold {held}after each of {steps_n} steps, the same "
+        "parameters, bit for bit",
+        figures={"ranks": len(many), "steps": steps_n})
 
 
 def _trajectory(many: list[dict[str, Any]], one: list[dict[str, Any]], nproc: int) -> BaselineCheck:
@@ -319,13 +339,21 @@ def _backend(config: dict[str, Any]) -> str:
 
 
 def _module(built: Any) -> torch.nn.Module:
+    """The module whose forward and backward the program trains through: the
+    ``params`` component (else the program's ``model``), or, when that is the
+    module a DDP wrapper holds, the wrapper (an attribute of the program):
+    a backward through the bare module would skip the wrapper's sync."""
     comp = built.component("params")
-    if comp is not None and isinstance(comp.obj, torch.nn.Module):
-        return comp.obj
+    declared = comp.obj if comp is not None and isinstance(comp.obj, torch.nn.Module) else None
     model = getattr(built.program, "model", None)
-    if isinstance(model, torch.nn.Module):
-        return model
-    raise RuntimeError("the program has no nn.Module 'params' component and no .model")
+    if declared is None:
+        if isinstance(model, torch.nn.Module):
+            return model
+        raise RuntimeError("the program has no nn.Module 'params' component and no .model")
+    for value in vars(built.program).values():
+        if isinstance(value, DistributedDataParallel) and value.module is declared:
+            return value
+    return declared
 
 
 def _full(t: torch.Tensor) -> torch.Tensor:
@@ -382,19 +410,19 @@ def _rank(spec: dict[str, Any]) -> dict[str, Any]:
     finally:
         torch.set_default_dtype(previous)
     program = built.program
-    if not (callable(getattr(program, "tiny_batch", None))
-            and callable(getattr(program, "batch_loss", None))):
-        raise RuntimeError("the program has no tiny_batch(size) and batch_loss(model, batch): "
-                           "the distributed gradient check needs both")
     model = _module(built)
     result["init"] = digest(_params(model))
     result["dtype"] = str(next(model.parameters()).dtype).removeprefix("torch.")
-    batch = program.tiny_batch(spec["batch_size"])
-    model.eval()  # dropout off
-    loss = program.batch_loss(model, _split(batch, world, rank))
-    loss.backward()  # the program's DDP / FSDP wrapper synchronizes here
-    result["grads"] = {_name(n): _full(p.grad) for n, p in model.named_parameters()
-                       if p.grad is not None}
+    if callable(getattr(program, "tiny_batch", None)) and callable(
+            getattr(program, "batch_loss", None)):
+        batch = program.tiny_batch(spec["batch_size"])
+        model.eval()  # dropout off
+        loss = program.batch_loss(model, _split(batch, world, rank))
+        loss.backward()  # the program's DDP / FSDP wrapper synchronizes here
+        result["grads"] = {_name(n): _full(p.grad) for n, p in model.named_parameters()
+                           if p.grad is not None}
+    else:
+        result["grads"] = None
     equivalence = getattr(program, "equivalence_config", None)
     del built, program, model
     # 2. determinism at N ranks, with the run's own settings

@@ -408,13 +408,13 @@ class _Segments:
         if again is None:
             return {"checked": False}
         if again.error is not None:
-            raise ReferenceFailed(self.target.name, again.error, again.error_step)
+            raise ReferenceFailed(self.target.name, again.error, again.error_step, rerun=True)
         launches = compare_launches(self.run, self._determinism_spec(), ref, again)
         if launches.again is None:
             return {"checked": True, "deterministic": True, "seeded": True}
         if launches.again.error is not None:
             raise ReferenceFailed(self.target.name, launches.again.error,
-                                  launches.again.error_step)
+                                  launches.again.error_step, rerun=True)
         if launches.unseeded is not None:
             step, key = launches.unseeded
             return {"checked": True, "deterministic": True, "seeded": False,

@@ -26,6 +26,7 @@ __all__ = [
     "MissingExtra",
     "NondeterministicBaseline",
     "OutputError",
+    "ProgramExited",
     "ReferenceFailed",
     "ReportSchemaError",
     "ResumeNotEquivalent",
@@ -111,6 +112,17 @@ class StepError(ResumecheckError):
         self.step = step
         self.problem = problem
         super().__init__(f"step {step}: {problem}")
+
+
+class ProgramExited(ResumecheckError):
+    """The program asked its interpreter to end (``sys.exit``, ``os._exit``)
+    inside a phase the check ran: a failed run, not the end of the check."""
+
+    def __init__(self, call: str, code: object) -> None:
+        self.call = call
+        self.code = code
+        super().__init__(f"the program called {call}({code!r}), which ends a real run there: "
+                         "this run failed (the check goes on)")
 
 
 class CheckpointError(ResumecheckError):
@@ -283,11 +295,23 @@ class DiskUseWarning(UserWarning):
 class ReferenceFailed(ResumecheckError):
     """The uninterrupted reference run itself failed: nothing can be judged."""
 
-    def __init__(self, target: str, reason: str, step: int | None) -> None:
+    def __init__(self, target: str, reason: str, step: int | None,
+                 rerun: bool = False) -> None:
         self.target = target
         self.reason = reason
         self.step = step
+        self.rerun = rerun
+        """The failed run is a second uninterrupted one (the determinism rerun):
+        the reference ran through."""
         where = f" at step {step}" if step is not None else ""
+        if rerun:
+            super().__init__(
+                f"a second uninterrupted run of {target} (the determinism rerun) failed{where}, "
+                f"where the reference run did not: {reason}. The program fails only some of "
+                "the times it runs; make it train alike every time (a read that may fail, a "
+                "fault that comes and goes) and check again."
+            )
+            return
         super().__init__(
             f"the uninterrupted reference run of {target} failed{where}: {reason}. "
             "Fix the program so that it trains without a restart first."

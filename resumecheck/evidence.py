@@ -227,8 +227,10 @@ def describe_data(reference: SegmentResult, segments: Sequence[tuple[int, Segmen
         if ref.is_floating_point() or ref.is_complex():
             return f"samples of step {step}: {compare_values(ref, run, Tolerance.bitwise()).summary}"
         return f"step {step}: {describe_entries(ref, run, 'samples')}"
-    ref_in = [ref_t[k] for k in sorted(ref_t, key=_input_index) if k.startswith("inputs:")]
-    run_in = [run_t[k] for k in sorted(run_t, key=_input_index) if k.startswith("inputs:")]
+    rank = split_rank_name(keys[0])[1]  # (many ranks: that rank's inputs, counted on it)
+    ref_in, run_in = ([t[k] for k in sorted(t, key=_input_index)
+                       if k.startswith("inputs:") and split_rank_name(k)[1] == rank]
+                      for t in (ref_t, run_t))
     if len(ref_in) != len(run_in):
         return (f"step {step} called the model with {len(run_in)} input tensor(s), "
                 f"{len(ref_in)} in the reference")
@@ -244,7 +246,7 @@ def describe_data(reference: SegmentResult, segments: Sequence[tuple[int, Segmen
 
 
 def _input_index(key: str) -> int:
-    tail = key.rpartition(":")[2]
+    tail = split_rank_name(key)[0].rpartition(":")[2]
     return int(tail) if tail.isdigit() else -1
 
 

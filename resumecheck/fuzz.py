@@ -134,8 +134,10 @@ class FuzzResult:
             if self.unreproduced:
                 odd = ("; failures seen at resume at "
                        + " and ".join(",".join(map(str, s)) for s in self.unreproduced)
-                       + " did not reproduce through `resumecheck run` (not reported; "
-                       "please report this to resumecheck)")
+                       + " did not fail again when run again as `resumecheck run` runs it "
+                       "(not reported): a program that fails only some of the times it runs "
+                       "(a fault that comes and goes, a read that may fail) cannot be judged; "
+                       "if it trains alike every time, please report this to resumecheck")
             return f"no failing schedule in {tried}{cut}{odd}{self._not_judged()}"
         return f"minimal failing schedule: resume at {','.join(map(str, self.failure.resume_at))}, found in {tried}"
 

@@ -26,20 +26,25 @@ failures) and ``live.py`` (the state machine's program).
 
 from __future__ import annotations
 
+import contextlib
 import math
+import os
 import signal
+import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import torch
 
 from resumecheck.capture import save_capture
 from resumecheck.components import RNGState, launch_global_streams, reseed_global_streams
-from resumecheck.errors import BudgetExhausted, ResumecheckError, StepError, TargetError
+from resumecheck.errors import (
+    BudgetExhausted, ProgramExited, ResumecheckError, StepError, TargetError,
+)
 from resumecheck.faults import environment_failure
 from resumecheck.program import BuiltProgram, Target
 from resumecheck.progress import note_step
@@ -204,15 +209,19 @@ def run_here(spec: SegmentSpec, target: Target, *, deadline: float | None = None
     """
     segment = _Segment(spec, target, _Watch(spec.step_timeout, deadline, report_fd),
                        judged_here)
-    previous_threads = torch.get_num_threads()
+    previous_threads, cwd = torch.get_num_threads(), os.getcwd()
     try:
-        segment.run()
+        with _exits_raise():
+            segment.run()
         segment.watch.stop()
     except _Timeout:
         segment.watch.stop()
         if segment.watch.budget_hit:
             raise BudgetExhausted(None) from None
         segment.timed_out()
+    except SystemExit as exc:  # the program's sys.exit(): its run failed, the check goes on
+        segment.watch.stop()
+        segment.failed(ProgramExited("sys.exit", exc.code))
     except Exception as exc:  # a failed segment is a result, not a crash
         segment.watch.stop()
         segment.failed(exc)
@@ -220,7 +229,49 @@ def run_here(spec: SegmentSpec, target: Target, *, deadline: float | None = None
         segment.watch.stop()
         segment.close()
         torch.set_num_threads(previous_threads)
+        # the next segment starts where a new interpreter would: a program's
+        # os.chdir() ends with its run here, as it does with its process
+        with contextlib.suppress(OSError):
+            os.chdir(cwd)
     return segment.result
+
+
+_EXITS_LOCK = threading.Lock()
+_EXITS_USERS = 0
+_REAL_EXIT = os._exit
+
+
+def _program_exit(status: int) -> NoReturn:
+    """``os._exit`` while segments run here: a call from the program raises
+    ``ProgramExited`` instead of ending this interpreter (and the check with
+    it, silently, with the program's exit status); a forked child of this
+    process and resumecheck's own calls still exit."""
+    caller = sys._getframe(1).f_globals.get("__name__", "")
+    if os.getpid() != _EXITS_OWNER or caller.split(".")[0] == "resumecheck":
+        _REAL_EXIT(status)
+    raise ProgramExited("os._exit", status)
+
+
+_EXITS_OWNER = os.getpid()
+
+
+@contextlib.contextmanager
+def _exits_raise() -> Iterator[None]:
+    """While a segment runs here, the program's ``os._exit`` raises (see
+    ``_program_exit``); segments running at once in several threads share it."""
+    global _EXITS_USERS, _EXITS_OWNER
+    with _EXITS_LOCK:
+        if _EXITS_USERS == 0:
+            _EXITS_OWNER = os.getpid()
+            os._exit = _program_exit
+        _EXITS_USERS += 1
+    try:
+        yield
+    finally:
+        with _EXITS_LOCK:
+            _EXITS_USERS -= 1
+            if _EXITS_USERS == 0:
+                os._exit = _REAL_EXIT
 
 
 class _Segment:

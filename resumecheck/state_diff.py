@@ -7,6 +7,7 @@ the stream at step 8"; "optimizer: exp_avg of `fc1.weight` differs, max |Δ|
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import torch
@@ -74,6 +75,9 @@ def describe_difference(
         return None
     if restored is None:
         return f"missing after the restore (the reference has it at step {step})"
+    if _is_per_rank(reference) and _is_per_rank(restored):
+        return _per_rank_difference(name, reference, restored, step, ref_meta, restored_meta,
+                                    unused)
     if name == OPTIMIZER:
         reference = by_parameter_name(reference, (ref_meta or {}).get("optimizer_params"))
         restored = by_parameter_name(restored, (restored_meta or {}).get("optimizer_params"))
@@ -114,6 +118,35 @@ def describe_difference(
     else:
         text = f"{label} {_value(new[path])}, expected {_value(ref[path])}"
     return text.strip() + more
+
+
+def _is_per_rank(state: Any) -> bool:
+    """A sharded component's state as the merged capture of many ranks holds
+    it: ``{"[rank 0]": ..., "[rank 1]": ...}``."""
+    return (isinstance(state, dict) and bool(state)
+            and all(isinstance(k, str) and _RANK_KEY.fullmatch(k) for k in state))
+
+
+_RANK_KEY = re.compile(r"\[rank \d+\]")
+
+
+def _per_rank_difference(name: str, reference: dict[str, Any], restored: dict[str, Any],
+                         step: int, ref_meta: dict[str, Any] | None,
+                         restored_meta: dict[str, Any] | None,
+                         unused: set[str] | None) -> str | None:
+    """A sharded component rank by rank: the first rank's difference in words,
+    as one rank's state is described (the same ranking of entries), and how many
+    other ranks differ."""
+    texts = [(rank, describe_difference(name, reference[rank], restored.get(rank), step,
+                                        ref_meta, restored_meta, unused))
+             for rank in sorted(reference, key=lambda k: int(k[6:-1]))]
+    differing = [(rank, text) for rank, text in texts if text]
+    if not differing:
+        return None
+    rank, text = differing[0]
+    others = len(differing) - 1
+    more = f" (and {others} more rank{'s' if others > 1 else ''} differ{'' if others > 1 else 's'})"
+    return f"{rank} {text}" + (more if others else "")
 
 
 def _is_private(path: str) -> bool:

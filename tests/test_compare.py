@@ -78,3 +78,16 @@ def test_tolerance_validation():
         Tolerance.close(rtol=1e-3)
     with pytest.raises(ValueError, match="rtol"):
         Tolerance.close(rtol=-1.0, atol=0.0)
+
+
+def test_an_infinity_is_an_infinite_difference_and_never_within_tolerance():
+    """A trial: a run whose parameters went to infinity read 'max |Δ| 1.8e+308'
+    (nan_to_num turned the infinite Δ into the largest float), and under a close
+    tolerance an infinity in the run was within it (rtol times an infinite |new|)."""
+    import math
+
+    ref, run = torch.tensor([1.0, 2.0]), torch.tensor([1.0, math.inf])
+    for tolerance in (Tolerance.bitwise(), Tolerance.close()):
+        d = compare_values(ref, run, tolerance)
+        assert d.max_abs == math.inf and not d.within_tolerance
+    assert compare_values(run, run.clone(), Tolerance.close()).within_tolerance  # inf == inf

@@ -56,3 +56,23 @@ def test_dtensors_are_compared_by_shard_and_layout_without_a_process_group(saved
     assert not plain.within_tolerance and "layout" in plain.summary
     detail = describe_difference("params", state["params"], state["moved"], 3, None, None)
     assert detail and "w" in detail
+
+
+def test_a_sharded_optimizer_is_described_rank_by_rank_as_one_ranks_would_be():
+    """A trial (FSDP2, a load that forgets the optimizer): the merged capture
+    holds it per rank, and the words named `[rank 0].param_groups[0].amsgrad
+    missing` instead of the fresh optimizer."""
+    def adam(lr, stepped):
+        state = {0: {"step": torch.tensor(5.0), "exp_avg": torch.ones(3)}} if stepped else {}
+        groups = [{"lr": lr, "amsgrad": False, "params": [0]}] if stepped else [
+            {"lr": lr, "params": [0]}]
+        return {"state": state, "param_groups": groups}
+
+    reference = {"[rank 0]": adam(0.0118, True), "[rank 1]": adam(0.0118, True)}
+    restored = {"[rank 0]": adam(0.0067, False), "[rank 1]": adam(0.0067, False)}
+    assert describe_difference("optimizer", reference, restored, 5) == (
+        "[rank 0] no per-parameter state (fresh), expected the state at step 5 "
+        "(and 1 more rank differs)")
+    restored["[rank 0]"] = reference["[rank 0]"]
+    assert describe_difference("optimizer", reference, restored, 5).startswith(
+        "[rank 1] no per-parameter state (fresh)")

@@ -79,3 +79,26 @@ def test_a_program_without_the_gradient_sync_fails_and_says_where():
     assert checks["ranks agree"].figures["rank"] == 1
     assert checks["N ranks vs 1 rank"].figures["differences"]["loss"]["within"] is False
     assert "rank 1" in report.render() and "on 2 ranks against 1" in report.render()
+
+
+@pytest.mark.distributed
+@pytest.mark.e2e
+def test_a_user_ddp_script_without_the_optional_hooks_is_trustworthy_with_skips():
+    """A trial: no tiny_batch made determinism 'fail'; no equivalence_config
+    crashed 'ranks agree' (KeyError: a bug in resumecheck)."""
+    report = check_baseline("fixtures.dist.baseline_user:PLAIN", nproc=2, steps=3)
+    status = {c.name: c.status for c in report.checks}
+    assert status == {"determinism": "passed", "synchronized gradient": "skipped",
+                      "ranks agree": "passed", "N ranks vs 1 rank": "skipped"}, report.render()
+    assert report.passed
+
+
+@pytest.mark.distributed
+@pytest.mark.e2e
+def test_the_module_inside_ddp_declared_as_params_is_checked_through_its_wrapper():
+    """A trial: a backward through the bare module skipped DDP's sync and the
+    check said the gradients were not averaged (false)."""
+    report = check_baseline("fixtures.dist.baseline_user:INNER_DECLARED", nproc=2, steps=3)
+    status = {c.name: c.status for c in report.checks}
+    assert status["synchronized gradient"] == "passed", report.render()
+    assert status["ranks agree"] == "passed"

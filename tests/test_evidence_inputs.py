@@ -117,3 +117,28 @@ def test_integer_samples_read_as_how_many_differ_and_where():
     assert detail.startswith("step 10: 8 of 8 samples differ, first at position 0: ")
     assert detail.endswith(" in the reference") and detail in full.explanation
     assert "ULP" not in detail and "|Δ|" not in detail
+
+
+def test_on_many_ranks_the_inputs_are_counted_on_the_rank_that_differs():
+    """A trial (DDP, two micro-batches a rank): 'on rank 1 ... the model's
+    input tensor 3 of 4' counted both ranks' inputs."""
+    import torch
+
+    from resumecheck.evidence import describe_data
+    from resumecheck.segments import SegmentResult
+    from resumecheck.trace import StepRecord
+
+    def segment(rank1_second: torch.Tensor, digest: str) -> SegmentResult:
+        tensors = {"inputs:0[rank 0]": torch.zeros(2), "inputs:1[rank 0]": torch.ones(2),
+                   "inputs:0[rank 1]": torch.full((2,), 2.0), "inputs:1[rank 1]": rank1_second}
+        digests = {"inputs:0[rank 0]": "a", "inputs:1[rank 0]": "b", "inputs:0[rank 1]": "c",
+                   "inputs:1[rank 1]": digest}
+        result = SegmentResult(records=[StepRecord(step=1, loss=0.0, digests=digests)],
+                               names=[], captures={}, end_state=None, tensor_dir="/nonexistent")
+        result.kept["step_1.pt"] = tensors
+        return result
+
+    reference = segment(torch.full((2,), 3.0), "d")
+    run = segment(torch.tensor([3.0, 4.0]), "e")
+    detail = describe_data(reference, [(0, run)], 1)
+    assert detail is not None and detail.startswith("the model's input tensor 2 of 2 in step 1")

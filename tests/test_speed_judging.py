@@ -40,7 +40,8 @@ def _plain(ref: torch.Tensor, new: torch.Tensor, tolerance: Tolerance,
     values exactly, in Python's integers)."""
     r64, n64 = ref.double().reshape(-1), new.double().reshape(-1)
     both_nan = r64.isnan() & n64.isnan()
-    delta = torch.where(both_nan, 0.0, (r64 - n64).abs()).nan_to_num(nan=math.inf)
+    delta = torch.where(both_nan, 0.0, (r64 - n64).abs()).nan_to_num(nan=math.inf,
+                                                                      posinf=math.inf)
     rel = torch.where(r64.abs() > 0, delta / r64.abs(), torch.where(delta > 0, math.inf, 0.0))
     finite = bool(ref.isfinite().all()) and bool(new.isfinite().all())
     if ulp is None and finite:
@@ -50,7 +51,9 @@ def _plain(ref: torch.Tensor, new: torch.Tensor, tolerance: Tolerance,
     within = False
     if not tolerance.bitwise_only:
         rtol, atol = tolerance.for_dtype(ref.dtype)
-        within = bool((delta <= atol + rtol * n64.abs()).all())
+        close = ((r64.isfinite() & n64.isfinite() & (delta <= atol + rtol * n64.abs()))
+                 | (r64 == n64) | both_nan)  # (as torch.isclose: inf only close to itself)
+        within = bool(close.all())
     return within, delta.max().item(), rel.max().item(), ulp
 
 
