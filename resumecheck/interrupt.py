@@ -37,6 +37,10 @@ HANDLED = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP"
 GRACE = 1.0
 """Seconds the main thread has to take a signal before the watcher ends the check."""
 
+_EXIT = os._exit
+"""The interpreter's own exit, as at import (a program's call may be intercepted
+while a segment runs in this interpreter; the watcher's must not)."""
+
 _SCRATCH: set[str] = set()
 _SCRATCH_LOCK = threading.Lock()
 
@@ -158,7 +162,7 @@ class Watcher:
         remove_scratch()
         with contextlib.suppress(OSError, ValueError):
             sys.stdout.flush()
-        os._exit(128 + signum)
+        _EXIT(128 + signum)
 
 
 _ACTIVE: Watcher | None = None
