@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import copy
 import math
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
@@ -31,6 +30,7 @@ from resumecheck.program import BuiltProgram, Target, load_target
 from resumecheck.progress import ProgressCallback, ProgressTracker
 from resumecheck.capture import load_checkpoint
 from resumecheck.faults import environment_failure
+from resumecheck.interrupt import scratch_directory
 from resumecheck.runner import run_segment
 from resumecheck.segments import PHASE_TIMEOUT, SegmentResult, SegmentSpec
 from resumecheck.settings import Settings
@@ -189,7 +189,7 @@ def _determinism(tgt: Target, n: int, config: dict[str, Any], threads: int,
     """Determinism and seeding: a run, a second from another launch's global
     streams; only when they differ, a third from the first's streams tells a
     program that is not deterministic from one that never seeds a stream."""
-    with tempfile.TemporaryDirectory(prefix="resumecheck-baseline-") as work:
+    with scratch_directory("resumecheck-baseline-") as work:
         def run(spec: SegmentSpec) -> SegmentResult:
             if progress is None:
                 return run_segment(spec, isolation, tgt)

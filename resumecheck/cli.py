@@ -8,11 +8,13 @@ the one place that maps library errors to messages and exit codes:
 * 1: it is not (``fuzz``: a failing schedule was found);
 * 2: bad usage or bad input (a message says what and what to do);
 * 3: ``run``/``fuzz`` refuse to judge: the baseline is not deterministic;
-* 4: the environment failed, not the program (out of disk space, out of
-  memory, a process killed from outside, e.g. by the kernel's OOM killer):
-  nothing was judged;
-* 130 / 143: interrupted by SIGINT (Ctrl-C) / SIGTERM. Every child process
-  is killed and every temporary file removed before the command exits.
+* 4: the environment failed, not the program (out of disk space, a file size
+  limit reached, out of memory, a process killed from outside, e.g. by the
+  kernel's OOM killer): nothing was judged;
+* 129 / 130 / 143: interrupted by SIGHUP (the terminal closed) / SIGINT
+  (Ctrl-C) / SIGTERM. Every child process is killed and every temporary file
+  removed before the command exits, within about a second even while a step
+  waits inside a call that Python cannot interrupt.
 
 ``--timeout SECONDS`` (run, fuzz, baseline) bounds each training step; by
 default the reference's steps get 600 s each and every later run's steps
@@ -46,16 +48,18 @@ EXIT_ENVIRONMENT = 4
 EXIT_INCONCLUSIVE = 5
 EXIT_SIGINT = 128 + signal.SIGINT  # 130
 EXIT_SIGTERM = 128 + signal.SIGTERM  # 143
+EXIT_SIGHUP = 128 + getattr(signal, "SIGHUP", 1)  # 129
 
 _EXIT_CODES = """\
 exit codes: 0 equivalent, 1 not equivalent (or a failed run), 2 bad usage or input,
             3 the baseline is not deterministic (use --tolerance close to judge anyway),
-            4 the environment failed, not the program (disk full, out of memory, a
-              process killed from outside): nothing was judged,
+            4 the environment failed, not the program (disk full, a file size limit,
+              out of memory, a process killed from outside): nothing was judged,
             5 inconclusive: the evidence cannot decide (an elastic resume whose per-rank
               state cannot be mapped, a run that differs before its first restart);
               the report says why,
-            130 / 143 interrupted by SIGINT / SIGTERM (children killed, files removed)
+            129 / 130 / 143 interrupted by SIGHUP / SIGINT / SIGTERM (children killed,
+              files removed)
 """
 
 _TIMEOUT_HELP = (
@@ -103,7 +107,7 @@ examples:
 
 exit codes: 0 no failing schedule found, 1 one found, 2 bad usage or input,
             3 the baseline is not deterministic, 4 the environment failed (disk full,
-            out of memory, a process killed from outside), 130 / 143 interrupted
+            out of memory, a process killed from outside), 129 / 130 / 143 interrupted
 """
 
 
@@ -260,7 +264,7 @@ def _baseline_parser(sub: Any) -> None:
         "--isolation process\n  resumecheck baseline resumecheck.tiny_dist:DDP --nproc 2"
         "\n\nexit codes: 0 every check passed, 1 one failed, 2 bad usage, "
         "4 the environment failed\n            (disk full, out of memory, a process killed "
-        "from outside), 130 / 143 interrupted",
+        "from outside), 129 / 130 / 143 interrupted",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _common(bl)
@@ -365,29 +369,50 @@ class _Terminated(KeyboardInterrupt):
 
 @contextmanager
 def _interruptible() -> Iterator[None]:
-    """SIGINT and SIGTERM end the command at once, from wherever the main
+    """SIGINT, SIGTERM and SIGHUP (the terminal closed; left alone where it is
+    ignored, as under nohup) end the command at once, from wherever the main
     thread is: a KeyboardInterrupt unwinds the check, which kills its child
     processes and removes its temporary files on the way out. Signals that
-    arrive while it does so are ignored, so the cleanup finishes."""
+    arrive while it does so are ignored, so the cleanup finishes. A main
+    thread stuck in one C call cannot take the signal: after a grace period
+    the watcher ends the check the same way (``resumecheck.interrupt``)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    from resumecheck.interrupt import HANDLED, Watcher
+
     received: list[int] = []
+    watcher = Watcher(_stuck_message)
 
     def handler(signum: int, frame: object) -> None:
-        if received:
+        if received or not watcher.taken(signum):
             return
         received.append(signum)
         if signum == signal.SIGINT:
             raise KeyboardInterrupt
         raise _Terminated(signum)
 
-    previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    previous = {s: signal.signal(s, handler) for s in HANDLED
+                if s in (signal.SIGINT, signal.SIGTERM) or signal.getsignal(s) != signal.SIG_IGN}
     try:
         yield
     finally:
         for s, h in previous.items():
             signal.signal(s, h)
+        watcher.close()
+
+
+def _interrupted_message(signum: int) -> str:
+    return (f"interrupted by {signal.Signals(signum).name}: nothing was judged; child "
+            "processes were stopped and temporary files removed")
+
+
+def _stuck_message(signum: int) -> str:
+    from resumecheck.interrupt import GRACE
+
+    return (f"resumecheck: error: {_interrupted_message(signum)} (the check's main thread "
+            "was inside a call that Python cannot interrupt, such as os.system or a "
+            f"blocking read, and had not returned {GRACE:g} s after the signal)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -414,8 +439,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_USAGE
         except KeyboardInterrupt as exc:
             signum = getattr(exc, "signum", signal.SIGINT)
-            _error(f"interrupted by {signal.Signals(signum).name}: nothing was judged; "
-                   "child processes were stopped and temporary files removed")
+            _error(_interrupted_message(signum))
             return 128 + signum
         except Exception as exc:
             return _failed(args, exc)
@@ -466,7 +490,10 @@ def _note(message: Warning | str, category: type[Warning], filename: str, lineno
 
 
 def _error(message: str) -> None:
-    print(f"resumecheck: error: {message}", file=sys.stderr)
+    try:
+        print(f"resumecheck: error: {message}", file=sys.stderr)
+    except (OSError, ValueError):  # no terminal any more (SIGHUP): the exit code says it
+        pass
 
 
 def _drop_spec(values: list[str] | None) -> str | list[list[str]]:
@@ -512,8 +539,8 @@ def _run(args: argparse.Namespace) -> int:
         noise_seeds=args.noise_seeds, check_determinism=args.determinism, jobs=args.jobs,
         nproc=_ranks(args), resume_nproc=args.resume_nproc,
     )
-    _check_output(args.output)
-    _check_plot(args.plot)
+    _check_output(args.output, args.target)
+    _check_plot(args.plot, args.target)
     with _program_output_aside(), terminal_progress() as progress:
         report = run_check(args.target, settings, progress=progress)
     _plot_and_summary(args, report)
@@ -525,12 +552,13 @@ def _run(args: argparse.Namespace) -> int:
     return EXIT_EQUIVALENT if report.equivalent else EXIT_NOT_EQUIVALENT
 
 
-def _check_output(output: str | None) -> None:
-    """Before any work: refuse an --output the report could not be written to."""
+def _check_output(output: str | None, target: str | None) -> None:
+    """Before any work: refuse an --output the report could not be written to,
+    or one that would overwrite the target's own source."""
     if output:
         from resumecheck.output import check_output
 
-        check_output(output)
+        check_output(output, target)
 
 
 def _fuzz(args: argparse.Namespace) -> int:
@@ -541,8 +569,8 @@ def _fuzz(args: argparse.Namespace) -> int:
 
     settings = _settings(args, jobs=args.jobs, drop="none", noise_seeds=0, nproc=_ranks(args),
                          resume_nproc=args.resume_nproc)
-    _check_output(args.output)
-    _check_plot(args.plot)
+    _check_output(args.output, args.target)
+    _check_plot(args.plot, args.target)
     if args.budget <= 0:
         raise _UsageError(f"--budget must be a number of seconds > 0, got {args.budget}")
 
@@ -556,13 +584,13 @@ def _fuzz(args: argparse.Namespace) -> int:
     return EXIT_NOT_EQUIVALENT if result.found else EXIT_EQUIVALENT
 
 
-def _check_plot(plot: str | None) -> None:
+def _check_plot(plot: str | None, target: str | None) -> None:
     """Refuse a --plot that cannot be written before any run starts."""
     if not plot:
         return
     if Path(plot).suffix.lower() not in (".png", ".svg"):
         raise _UsageError(f"--plot {plot}: the file name must end in .png or .svg")
-    _check_output(plot)
+    _check_output(plot, target)
     try:
         import matplotlib  # noqa: F401
     except ImportError:
@@ -630,7 +658,7 @@ def _emit(args: argparse.Namespace, text: str, summary: str) -> None:
 def _baseline(args: argparse.Namespace) -> int:
     from resumecheck.baseline import check_baseline
 
-    _check_output(args.output)
+    _check_output(args.output, args.target)
     with _program_output_aside(), terminal_progress() as progress:
         report = check_baseline(args.target, steps=args.steps, seed=args.seed,
                                 threads=args.threads, isolation=args.isolation,
@@ -645,7 +673,7 @@ def _baseline(args: argparse.Namespace) -> int:
 def _timing(args: argparse.Namespace) -> int:
     from resumecheck.timing import measure
 
-    _check_output(args.output)
+    _check_output(args.output, args.target)
     with _program_output_aside():
         report = measure(args.target, steps=args.steps, warmup=args.warmup,
                          checkpoint_every=args.checkpoint_every, seed=args.seed,
@@ -657,14 +685,17 @@ def _timing(args: argparse.Namespace) -> int:
 
 def entrypoint() -> None:
     code = main()
-    if code in (EXIT_SIGINT, EXIT_SIGTERM):
+    if code in (EXIT_SIGINT, EXIT_SIGTERM, EXIT_SIGHUP):
         # Interrupted: the check has already stopped its children and removed
         # its files. Leave without the seconds an interpreter holding torch
         # spends tearing down, so the signal takes effect at once.
         from resumecheck import forkserver
 
         forkserver.shutdown(wait=False)
-        sys.stdout.flush()
-        sys.stderr.flush()
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):  # the terminal is gone (SIGHUP)
+                pass
         os._exit(code)
     sys.exit(code)

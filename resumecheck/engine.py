@@ -44,6 +44,7 @@ from resumecheck.elastic import judge_elastic, unmapped_state
 from resumecheck.report import INCONCLUSIVE, Report, RunResult
 from resumecheck.reproduce import reproduce_command
 from resumecheck.faults import environment_failure
+from resumecheck.interrupt import scratch_directory
 from resumecheck.runner import run_segment
 from resumecheck.segments import PHASE_TIMEOUT, Restore, SegmentResult, SegmentSpec
 from resumecheck.settings import DEFAULT_NOISE_SEEDS, MAX_NOISE_SEEDS, DropSpec, Settings, resume_points
@@ -157,7 +158,7 @@ def run_check(target: Target | str | None, settings: Settings, *,
         _check_drop_names(tgt, resolved)  # a typo fails before any run
     total = resolved.n * (1 + resolved.check_determinism)
     tracker = ProgressTracker(progress, "run", total=total) if progress else None
-    with tempfile.TemporaryDirectory(prefix="resumecheck-") as work, preserved_global_streams(), \
+    with scratch_directory("resumecheck-") as work, preserved_global_streams(), \
             _torch_threads(resolved.threads):
         try:
             return Checker(tgt, resolved, work, progress=tracker).report()

@@ -178,10 +178,10 @@ class NondeterministicBaseline(ResumecheckError):
 
 
 class EnvironmentFailure(ResumecheckError):
-    """The machine failed the check, not the program: no disk space, no memory,
-    or a process killed from outside. Never a verdict on the program.
+    """The machine failed the check, not the program: no disk space, a file size
+    limit, no memory, or a process killed from outside. Never a verdict on the program.
 
-    ``resource`` is ``"disk"``, ``"memory"`` or ``"signal"``; ``path`` is where
+    ``resource`` is ``"disk"``, ``"file size"``, ``"memory"`` or ``"signal"``; ``path`` is where
     it happened (a file being written, when known); ``detail`` what was seen;
     ``advice`` what to do.
     """
@@ -192,6 +192,7 @@ class EnvironmentFailure(ResumecheckError):
         self.advice = advice
         self.path = path
         what = {"disk": "out of disk space", "memory": "out of memory",
+                "file size": "a file reached the file size limit",
                 "signal": "a process was killed"}.get(resource, resource)
         where = f" writing {path}" if path else ""
         super().__init__(

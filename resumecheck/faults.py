@@ -1,13 +1,14 @@
 """Environment failures: what ended a run that was not the program's doing.
 
-Out of disk space, out of memory, or a process killed from outside are
-failures of the machine, not verdicts on the program: they become an
-``EnvironmentFailure`` with advice, never a result.
+Out of disk space, a file size limit (``ulimit -f``), out of memory, or a
+process killed from outside are failures of the machine, not verdicts on the
+program: they become an ``EnvironmentFailure`` with advice, never a result.
 """
 
 from __future__ import annotations
 
 import errno
+import os
 import shutil
 import signal
 from pathlib import Path
@@ -33,6 +34,11 @@ _DISK_ERRNOS = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)}
 DISK_ADVICE = (
     "Free space there, or point TMPDIR at a disk with more room (resumecheck keeps its "
     "scratch files and the program's checkpoints under TMPDIR), then run again."
+)
+_FSIZE_ADVICE = (
+    "Raise the limit in the shell or job that starts the check (`ulimit -f unlimited`, or "
+    "the batch scheduler's file size limit), or check a smaller configuration of the "
+    "program (model size), then run again."
 )
 _MEMORY_ADVICE = (
     "Give the check more memory, or check a smaller configuration of the program "
@@ -79,6 +85,9 @@ def environment_failure(exc: BaseException, workdir: str | None = None) -> Envir
             return cur
         if isinstance(cur, CheckpointError) and path is None:
             path = cur.path
+        if isinstance(cur, OSError) and cur.errno == errno.EFBIG:
+            where = cur.filename if isinstance(cur.filename, str) else path or workdir
+            return _file_size_limit(f"{type(cur).__name__}: {cur.strerror or cur}", where)
         if isinstance(cur, OSError) and cur.errno in _DISK_ERRNOS:
             where = cur.filename if isinstance(cur.filename, str) else path or workdir
             return EnvironmentFailure("disk", f"{type(cur).__name__}: {cur.strerror or cur}",
@@ -88,6 +97,10 @@ def environment_failure(exc: BaseException, workdir: str | None = None) -> Envir
             return EnvironmentFailure(
                 "memory", f"{type(cur).__name__}: {text}" if text else type(cur).__name__,
                 _MEMORY_ADVICE)
+        if _torch_write_failed(cur) and path and _at_file_size_limit(path):
+            # Python ignores SIGXFSZ: the write fails with EFBIG, which torch's
+            # zip writer reports without the errno ("unexpected pos ...")
+            return _file_size_limit(f"torch.save failed ({_first_line(cur)})", path)
         if _torch_write_failed(cur) and _nearly_full(path or workdir):
             return EnvironmentFailure(
                 "disk", f"torch.save failed ({_first_line(cur)}) and the disk is full",
@@ -95,6 +108,42 @@ def environment_failure(exc: BaseException, workdir: str | None = None) -> Envir
         nxt = cur.__cause__ or cur.__context__
         cur = nxt if isinstance(nxt, BaseException) else None
     return None
+
+
+def _file_size_limit(detail: str, where: str | None) -> EnvironmentFailure:
+    limit = _fsize_limit()
+    said = f"the file size limit (ulimit -f) is {limit} bytes" if limit is not None else \
+        "the file size limit (ulimit -f) was reached"
+    return EnvironmentFailure("file size", f"{detail}; {said}", _FSIZE_ADVICE, where)
+
+
+def _fsize_limit() -> int | None:
+    """This process's file size limit (RLIMIT_FSIZE) in bytes, None when unlimited."""
+    try:
+        import resource
+    except ImportError:  # not on this platform
+        return None
+    soft = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    return None if soft == resource.RLIM_INFINITY else soft
+
+
+def _at_file_size_limit(path: str) -> bool:
+    """A file at ``path`` (or, for a directory, a file in it) has reached the
+    file size limit: a write that crossed it failed there."""
+    limit = _fsize_limit()
+    if limit is None:
+        return False
+    if os.path.isfile(path):
+        files = [path]
+    else:
+        files = [os.path.join(d, f) for d, _, names in os.walk(path) for f in names][:1000]
+    for name in files:
+        try:
+            if os.path.getsize(name) >= limit:
+                return True
+        except OSError:
+            continue
+    return False
 
 
 def _first_line(exc: BaseException) -> str:

@@ -27,7 +27,6 @@ failure.
 
 from __future__ import annotations
 
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -46,6 +45,7 @@ from resumecheck.program import Target, epoch_boundaries, load_target
 from resumecheck.progress import ProgressCallback, ProgressTracker
 from resumecheck.report import CLOSE, IDENTICAL, INCONCLUSIVE, RunResult, unseeded_notice
 from resumecheck.faults import environment_failure
+from resumecheck.interrupt import scratch_directory
 from resumecheck.settings import Settings
 from resumecheck.strategies import interruption_schedules, special_points
 
@@ -263,7 +263,7 @@ def run_fuzz(target: Target | str | None, settings: Settings, *, max_examples: i
         target=tgt.spec or tgt.name, steps=n, seed=s.seed, max_interruptions=max_interruptions,
         environment=fingerprint(s.threads), nproc=s.nproc, resume_nproc=s.resume_nproc,
     )
-    with tempfile.TemporaryDirectory(prefix="resumecheck-fuzz-") as work, \
+    with scratch_directory("resumecheck-fuzz-") as work, \
             preserved_global_streams():
         try:
             say("reference")

@@ -2,10 +2,11 @@
 
 Two functions, used by every command of the CLI:
 
-* ``check_output(path)``, before any work: can a report be written there? A
-  directory, a missing parent, a parent that is a file, or a place where no
-  new file can be created is refused at once, not after a long check whose
-  result would then be lost.
+* ``check_output(path, target)``, before any work: can a report be written
+  there? A directory, a missing parent, a parent that is a file, a place where
+  no new file can be created, or the source file of the program under test
+  (``run train.py:TARGET --output train.py``) is refused at once, not after a
+  long check whose result would then be lost (or would replace the program).
 * ``write_report(path, text)``, after the work: ``-`` is standard output; a
   character device, FIFO or socket (``/dev/null``, ``/dev/stdout``, a named
   pipe) is written through, never replaced; a symbolic link is followed and its
@@ -20,6 +21,7 @@ Both raise ``OutputError`` with a sentence a user can act on.
 from __future__ import annotations
 
 import errno
+import importlib.machinery
 import os
 import stat
 import sys
@@ -34,8 +36,10 @@ STDOUT = "-"
 """The ``--output`` value that means standard output."""
 
 
-def check_output(path: str) -> None:
-    """Refuse now, before any work, an output the report could not be written to."""
+def check_output(path: str, target: str | None = None) -> None:
+    """Refuse now, before any work, an output the report could not be written to,
+    or one that is the Python source of the program under test, ``target``
+    (``module:attr`` or ``path/to/file.py:attr``; None: the built-in program)."""
     if path == STDOUT:
         return
     real = os.path.realpath(path)  # a symlink's target is what gets written
@@ -47,6 +51,8 @@ def check_output(path: str) -> None:
         raise _error(path, exc) from None
     if st is not None and stat.S_ISDIR(st.st_mode):
         raise OutputError(path, "it is a directory", "Give a file name inside it")
+    if st is not None and stat.S_ISREG(st.st_mode):
+        _refuse_target_source(path, real, target)
     if st is not None and not stat.S_ISREG(st.st_mode):
         _probe_special(path, real)
         return
@@ -64,9 +70,74 @@ def check_output(path: str) -> None:
     try:
         fd, tmp = tempfile.mkstemp(dir=parent, prefix=f".{os.path.basename(real)}.")
     except OSError as exc:
+        if exc.errno == errno.ENOENT:  # the directory is there (above): not "create it"
+            raise OutputError(
+                path,
+                f"the directory {parent} exists, but no new file can be created in it "
+                "(creating one fails with No such file or directory, ENOENT, as on a "
+                "virtual file system such as /proc or /sys); the report is written to a "
+                "new file beside the old one, which then replaces it",
+                "Write the report to a file in an ordinary directory",
+            ) from None
         raise _error(path, exc) from None
     os.close(fd)
     os.unlink(tmp)
+
+
+def _refuse_target_source(path: str, real: str, target: str | None) -> None:
+    """An existing file that is the target's own source (the file of
+    ``train.py:TARGET``, or the module of ``pkg.train:TARGET``, through any
+    link): the report would replace the program under test."""
+    for source in _target_sources(target):
+        try:
+            same = os.path.samefile(real, source)
+        except OSError:
+            continue
+        if same:
+            shown = "" if source == path else f" ({source})"
+            raise OutputError(
+                path,
+                f"it is the Python source of the program under test, "
+                f"{target or _builtin_spec()}{shown}: writing the report there would "
+                "overwrite the program",
+                "Give --output a new file name (e.g. report.txt), or leave it out to print "
+                "the report",
+            )
+
+
+def _builtin_spec() -> str:
+    from resumecheck.program import BUILTIN_SPEC
+
+    return BUILTIN_SPEC
+
+
+def _target_sources(target: str | None) -> list[str]:
+    """The source file of ``target``'s module, found without importing it (the
+    work has not started: importing runs the program's code)."""
+    where, sep, _ = (target or _builtin_spec()).rpartition(":")
+    if not sep or not where:
+        return []
+    if where.endswith(".py") or "/" in where or os.sep in where:
+        return [where]
+    loaded = sys.modules.get(where)
+    origin = getattr(getattr(loaded, "__spec__", None), "origin", None)
+    if isinstance(origin, str) and os.path.isfile(origin):
+        return [origin]
+    # as load_target imports a module: from sys.path, then the current directory
+    search: list[str] | None = [*sys.path, os.getcwd()]
+    spec = None
+    parts = where.split(".")
+    for i in range(len(parts)):
+        try:
+            spec = importlib.machinery.PathFinder.find_spec(".".join(parts[:i + 1]), search)
+        except (ImportError, ValueError):
+            return []
+        if spec is None:
+            return []
+        search = list(spec.submodule_search_locations or [])
+    if spec is not None and spec.has_location and isinstance(spec.origin, str):
+        return [spec.origin]
+    return []
 
 
 def _probe_special(path: str, real: str) -> None:
@@ -154,6 +225,8 @@ def _error(path: str, exc: OSError) -> OutputError:
         errno.ENOTDIR: "A part of the path is a file, not a directory: check the path",
         errno.EISDIR: "Give a file name, not a directory",
         errno.ENOENT: "Create the directory first, or choose another path",
+        errno.EFBIG: "The file size limit (ulimit -f) is smaller than the report: raise "
+                     "it, or write elsewhere",
     }
     problem = os.strerror(exc.errno) if exc.errno else str(exc)
     name = errno.errorcode.get(exc.errno or 0)

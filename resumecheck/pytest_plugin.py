@@ -194,9 +194,21 @@ class ResumeCheck:
         """Run the engine and record the report for the session summary."""
         __tracebackhide__ = True
         from resumecheck.engine import run_check
+        from resumecheck.errors import ResumecheckError, TargetError
 
         target, settings = self._settings(target, overrides)
-        report = run_check(target, settings)
+        try:
+            report = run_check(target, settings)
+        except ResumecheckError as exc:
+            # Nothing was judged (the reference run failed, the target does not
+            # load, the environment failed): listed in the session's summary,
+            # and the test fails on the message, as it does on a verdict, not
+            # on a traceback through the engine (a cause in the program's own
+            # code, such as an import error, stays chained).
+            self._results.append({"nodeid": self._nodeid, "target": _target_name(target),
+                                  "error": {"kind": type(exc).__name__, "message": str(exc)}})
+            raise exc.with_traceback(None) from (
+                exc.__cause__ if isinstance(exc, TargetError) else None)
         self._results.append({"nodeid": self._nodeid, "report": report.to_json()})
         if self._plot_dir is not None:
             from resumecheck.plot import save_plot
@@ -238,6 +250,17 @@ class ResumeCheck:
             return require_exercised(report)
         except AssertionError as exc:
             raise self._with_plot(exc) from None
+
+
+def _target_name(target: Any) -> str:
+    """How a check's target is named in the session's summary."""
+    if isinstance(target, str):
+        return target
+    if target is None:
+        from resumecheck.program import BUILTIN_SPEC
+
+        return BUILTIN_SPEC
+    return str(getattr(target, "name", target))
 
 
 @pytest.fixture
@@ -330,8 +353,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
 
 def session_markdown(results: list[dict[str, Any]]) -> str:
     """The session's checks as a Markdown table, for a CI job summary."""
-    outcomes = [_outcome(e["report"]) for e in results]
-    counts = [f"{outcomes.count(o)} {o}" for o in ("NOT equivalent", "inconclusive")
+    outcomes = [_outcome(e["report"]) if "report" in e else "not judged" for e in results]
+    counts = [f"{outcomes.count(o)} {o}" for o in ("NOT equivalent", "inconclusive", "not judged")
               if o in outcomes]
     verdict = ", ".join(counts) or "every full resume equivalent"
     lines = [f"### resumecheck: {len(results)} check(s), {verdict}", "",
@@ -355,7 +378,20 @@ def _outcome(report: dict[str, Any]) -> str:
     return "inconclusive" if full and full["verdict"] == "inconclusive" else "NOT equivalent"
 
 
+def _not_judged(entry: dict[str, Any]) -> str:
+    """A check that raised instead of judging, in one line: its error's kind and
+    first sentence."""
+    error = entry["error"]
+    text = error["message"].splitlines()[0] if error["message"] else ""
+    if len(text) > 200:
+        text = text[:199] + "…"
+    return f"not judged: {error['kind']}: {text}"
+
+
 def _markdown_cells(entry: dict[str, Any]) -> list[str]:
+    if "error" in entry:
+        return [f"`{entry['nodeid']}`", f"`{entry['target']}`",
+                f"**not judged** ({entry['error']['kind']})", _not_judged(entry), "-"]
     report = entry["report"]
     full = _full_run(report)
     where = "-"
@@ -376,6 +412,8 @@ def _markdown_cells(entry: dict[str, Any]) -> list[str]:
 
 
 def _summary_row(entry: dict[str, Any]) -> str:
+    if "error" in entry:
+        return f"{entry['nodeid']}  {entry['target']}  {_not_judged(entry)}"
     report = entry["report"]
     cells = []
     full_seen = False

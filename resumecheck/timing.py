@@ -269,9 +269,8 @@ def measure(
 
     ``nproc``: run on that many ranks launched through ``torch.distributed.run``
     (``resumecheck.dist_timing``); the report holds every rank."""
-    import tempfile
-
     from resumecheck.environment import fingerprint
+    from resumecheck.interrupt import scratch_directory
     from resumecheck.errors import InvalidArgument
     from resumecheck.program import Target, load_target
     from resumecheck.capture import save_capture
@@ -290,7 +289,7 @@ def measure(
     try:
         built = tgt.build(tgt.launch_config(seed))
         timer = PhaseTimer(warmup=warmup)
-        with tempfile.TemporaryDirectory(prefix="resumecheck-timing-") as work, timer:
+        with scratch_directory("resumecheck-timing-") as work, timer:
             for step in range(1, warmup + steps + 1):
                 with timer.step(step):
                     built.step(step)

@@ -1,0 +1,182 @@
+"""Ending a check on a signal even when its main thread cannot respond.
+
+A Python signal handler runs in the main thread, between two bytecodes: while
+that thread waits inside one C call (a step that shells out with
+``os.system``, a blocking read, a long regular expression), SIGTERM is only
+noted, and the check would end when the call returns, if ever. So the front
+end that handles SIGINT, SIGTERM and SIGHUP also watches for them here: the
+interpreter writes every signal it catches to a wakeup file descriptor
+(``signal.set_wakeup_fd``), a thread reads it, and when the main thread has
+not taken the signal within ``GRACE`` seconds the thread ends the check
+itself, as the main thread would have: it says so, stops every child process
+of the check, removes the check's scratch directories and exits with
+128 + the signal's number. When the main thread does take the signal, the
+watcher does nothing.
+
+The scratch directories are known through ``scratch_directory``, which the
+engine, fuzz, the baseline and timing make theirs with.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+from collections.abc import Callable, Iterator
+
+__all__ = ["GRACE", "HANDLED", "Watcher", "scratch_directory", "stop_descendants"]
+
+HANDLED = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP")
+                if hasattr(signal, name))
+"""The signals that end a check: Ctrl-C, a polite kill, the terminal closed."""
+
+GRACE = 1.0
+"""Seconds the main thread has to take a signal before the watcher ends the check."""
+
+_EXIT = os._exit
+"""The interpreter's own exit, as at import (a program's call may be intercepted
+while a segment runs in this interpreter; the watcher's must not)."""
+
+_SCRATCH: set[str] = set()
+_SCRATCH_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def scratch_directory(prefix: str) -> Iterator[str]:
+    """A temporary directory (as ``tempfile.TemporaryDirectory``) that a check
+    ended by the watcher removes too."""
+    with tempfile.TemporaryDirectory(prefix=prefix) as path:
+        with _SCRATCH_LOCK:
+            _SCRATCH.add(path)
+        try:
+            yield path
+        finally:
+            with _SCRATCH_LOCK:
+                _SCRATCH.discard(path)
+
+
+def remove_scratch() -> None:
+    """Remove every scratch directory a check holds now."""
+    with _SCRATCH_LOCK:
+        paths = list(_SCRATCH)
+    for path in paths:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def stop_descendants() -> None:
+    """SIGKILL every process descended from this one (a program's shell-out,
+    a forked run, a warm server and the segments it forked), found through
+    /proc; where there is none (not Linux), nothing."""
+    children: dict[int, list[int]] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                fields = fh.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        children.setdefault(int(fields[1]), []).append(int(entry))
+    found, todo = [], list(children.get(os.getpid(), []))
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo.extend(children.get(pid, []))
+    for pid in found:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+
+
+class Watcher:
+    """Watches the signals in ``HANDLED`` from a thread, for a main thread
+    that may be stuck in a C call (see the module's docstring).
+
+    The main thread's handler calls ``taken(signum)`` first: True means it
+    owns the ending (the watcher stands down); False means the watcher is
+    ending the check already. ``message(signum)`` is printed by the watcher
+    before it stops the children and removes the scratch directories.
+    """
+
+    def __init__(self, message: Callable[[int], str]) -> None:
+        self._message = message
+        self._lock = threading.Lock()
+        self._owner: str | None = None
+        self._taken = threading.Event()
+        self._read, self._write = os.pipe()
+        os.set_blocking(self._write, False)
+        self._previous = signal.set_wakeup_fd(self._write, warn_on_full_buffer=False)
+        global _ACTIVE
+        _ACTIVE = self
+        self._thread = threading.Thread(target=self._watch, name="resumecheck-signals",
+                                        daemon=True)
+        self._thread.start()
+
+    def taken(self, signum: int) -> bool:
+        with self._lock:
+            if self._owner is None:
+                self._owner = "main"
+                self._taken.set()
+            return self._owner == "main"
+
+    def close(self) -> None:
+        """Stop watching (main thread): the previous wakeup descriptor is back."""
+        global _ACTIVE
+        _ACTIVE = None
+        with contextlib.suppress(ValueError):
+            signal.set_wakeup_fd(self._previous)
+        with contextlib.suppress(OSError):
+            os.write(self._write, b"\0")  # not a signal: the thread's cue to end
+        self._thread.join(timeout=5)
+        for fd in (self._read, self._write):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+    def _watch(self) -> None:
+        while True:
+            try:
+                data = os.read(self._read, 64)
+            except OSError:
+                return
+            if not data or 0 in data:
+                return
+            handled = [s for s in data if s in HANDLED]
+            if handled and not self._taken.wait(GRACE):
+                self._end(handled[0])
+
+    def _end(self, signum: int) -> None:
+        with self._lock:
+            if self._owner is not None:
+                return
+            self._owner = "watcher"
+        with contextlib.suppress(OSError, ValueError):
+            print(self._message(signum), file=sys.stderr, flush=True)
+        stop_descendants()
+        remove_scratch()
+        with contextlib.suppress(OSError, ValueError):
+            sys.stdout.flush()
+        _EXIT(128 + signum)
+
+
+_ACTIVE: Watcher | None = None
+
+
+def _forget_in_child() -> None:
+    """A fork of a watched interpreter (a forked run) must not wake our
+    watcher with its own signals."""
+    global _ACTIVE
+    if _ACTIVE is not None:
+        _ACTIVE = None
+        with contextlib.suppress(ValueError, OSError):
+            signal.set_wakeup_fd(-1)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_in_child)
