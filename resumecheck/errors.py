@@ -304,6 +304,7 @@ class ReferenceFailed(ResumecheckError):
         """The failed run is a second uninterrupted one (the determinism rerun):
         the reference ran through."""
         where = f" at step {step}" if step is not None else ""
+        reason = reason.removeprefix(f"step {step}: ")  # (said once: "at step N")
         if rerun:
             super().__init__(
                 f"a second uninterrupted run of {target} (the determinism rerun) failed{where}, "
