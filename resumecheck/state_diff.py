@@ -75,7 +75,12 @@ def describe_difference(
         return None
     if restored is None:
         return f"missing after the restore (the reference has it at step {step})"
-    if _is_per_rank(reference) and _is_per_rank(restored):
+    if _is_per_rank(reference) or _is_per_rank(restored):
+        # one side may be held once, replicated (every rank's alike: a fresh
+        # optimizer after a load that forgot it), the other rank by rank
+        ranks = reference if _is_per_rank(reference) else restored
+        reference, restored = ({rank: state[rank] if _is_per_rank(state) else state
+                                for rank in ranks} for state in (reference, restored))
         return _per_rank_difference(name, reference, restored, step, ref_meta, restored_meta,
                                     unused)
     if name == OPTIMIZER:
