@@ -76,11 +76,6 @@ def describe_difference(
     if restored is None:
         return f"missing after the restore (the reference has it at step {step})"
     if _is_per_rank(reference) or _is_per_rank(restored):
-        # one side may be held once, replicated (every rank's alike: a fresh
-        # optimizer after a load that forgot it), the other rank by rank
-        ranks = reference if _is_per_rank(reference) else restored
-        reference, restored = ({rank: state[rank] if _is_per_rank(state) else state
-                                for rank in ranks} for state in (reference, restored))
         return _per_rank_difference(name, reference, restored, step, ref_meta, restored_meta,
                                     unused)
     if name == OPTIMIZER:
@@ -135,13 +130,17 @@ def _is_per_rank(state: Any) -> bool:
 _RANK_KEY = re.compile(r"\[rank \d+\]")
 
 
-def _per_rank_difference(name: str, reference: dict[str, Any], restored: dict[str, Any],
+def _per_rank_difference(name: str, reference: Any, restored: Any,
                          step: int, ref_meta: dict[str, Any] | None,
                          restored_meta: dict[str, Any] | None,
                          unused: set[str] | None) -> str | None:
     """A sharded component rank by rank: the first rank's difference in words,
     as one rank's state is described (the same ranking of entries), and how many
-    other ranks differ."""
+    other ranks differ. One side may be held once, replicated (every rank's
+    alike: a fresh optimizer after a load that forgot it), the other rank by rank."""
+    ranks = reference if _is_per_rank(reference) else restored
+    reference, restored = ({rank: state[rank] if _is_per_rank(state) else state
+                            for rank in ranks} for state in (reference, restored))
     texts = [(rank, describe_difference(name, reference[rank], restored.get(rank), step,
                                         ref_meta, restored_meta, unused))
              for rank in sorted(reference, key=lambda k: int(k[6:-1]))]
