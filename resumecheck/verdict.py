@@ -27,7 +27,7 @@ from resumecheck.evidence import annotate
 from resumecheck.program import next_epoch_start
 from resumecheck.report import (
     AFTER_DIVERGENCE, CLOSE, CONFIRMED, DIVERGED, FAILED, IDENTICAL, INCONCLUSIVE, LATENT,
-    NOT_CAUSE, Finding, RunResult,
+    NOT_CAUSE, Finding, FindingStatus, RunResult,
 )
 from resumecheck.capture import load_checkpoint
 from resumecheck.segments import SegmentResult
@@ -421,15 +421,26 @@ def diagnose(ref: Reference, dropped: Sequence[str], segments: Segments) -> list
         for name in ref.segment.names:
             if name in dropped or name in seen:
                 continue
-            detail = describe_difference(
-                name, expected["components"].get(name), run["components"].get(name), k,
-                expected.get("meta"), run.get("meta"),
-                unused=_unused_streams(ref, given, name) if basis == "reference" else None,
-            )
+            want, got = expected["components"].get(name), run["components"].get(name)
+            unused = _unused_streams(ref, given, name) if basis == "reference" else None
+            detail = describe_difference(name, want, got, k, expected.get("meta"),
+                                         run.get("meta"), unused=unused)
             if detail is not None:
-                findings.append(Finding(name, detail, step=k, basis=basis, status=status))
+                findings.append(Finding(name, detail, step=k, basis=basis,
+                                        status=status or _idle_streams_only(want, got, unused)))
                 seen.add(name)
     return findings
+
+
+def _idle_streams_only(want: Any, got: Any, unused: set[str] | None) -> FindingStatus | None:
+    """``latent`` for a random-state component whose only differing streams are
+    ones the reference never drew from after the resume point: until the run
+    departs it draws as the reference does, so those streams cannot be what
+    made it depart, whatever else differs."""
+    if not unused or not (is_stream_state(want) and is_stream_state(got)):
+        return None
+    moved = _moved(want, got)
+    return LATENT if moved and moved <= unused else None
 
 
 def departure(result: RunResult) -> int | None:
@@ -456,7 +467,7 @@ def confirmation_tries(ref: Reference, result: RunResult, segments: Segments,
     tries = {}
     for i, finding in enumerate(result.diagnosis):
         k = finding.step
-        if (finding.status == AFTER_DIVERGENCE or k is None or k > at
+        if (finding.status in (AFTER_DIVERGENCE, LATENT) or k is None or k > at
                 or k not in ref.segment.captures or not checkpoints.get(k)):
             continue
         tries[i] = (k, checkpoints[k] or "")
@@ -505,6 +516,8 @@ def settle_findings(ref: Reference, result: RunResult, outcomes: dict[int, bool]
             judged.append(replace(finding, status=LATENT, confirmed=False,
                                   matters_from=matters_from(ref, finding.component,
                                                             finding.step or 0)))
+        elif finding.status == LATENT:  # (streams the reference never drew from: diagnose)
+            judged.append(replace(finding, confirmed=False))
         elif i in outcomes and (outcomes[i] or finding.component != CONFIG):
             cause = outcomes[i]
             judged.append(replace(finding, status=CONFIRMED if cause else NOT_CAUSE,
