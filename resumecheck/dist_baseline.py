@@ -35,7 +35,6 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -49,6 +48,7 @@ from resumecheck.compare import digest
 from resumecheck.components import launch_global_streams
 from resumecheck.distributed import LAUNCHER_PRELOAD
 from resumecheck.errors import InvalidArgument, TargetError
+from resumecheck.interrupt import scratch_directory
 from resumecheck.program import load_target
 
 __all__ = [
@@ -140,7 +140,7 @@ def distributed_checks(target_spec: str, *, nproc: int, steps: int, config: dict
     spec = {"target": target_spec, "config": config, "steps": steps, "threads": threads,
             "batch_size": batch_size, "nproc": nproc}
     names = ("determinism", "synchronized gradient", "ranks agree", "N ranks vs 1 rank")
-    with tempfile.TemporaryDirectory(prefix="resumecheck-dist-baseline-") as tmp:
+    with scratch_directory("resumecheck-dist-baseline-") as tmp:
         work = Path(tmp)
         bound = timeout or LAUNCH_TIMEOUT
         many, failed = launch(nproc, "resumecheck.dist_baseline", {**spec, "determinism": True}, work,

@@ -13,11 +13,11 @@ launcher.
 from __future__ import annotations
 
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from resumecheck.dist_baseline import LAUNCH_TIMEOUT, launch, run_rank
+from resumecheck.interrupt import scratch_directory
 from resumecheck.errors import InvalidArgument, TargetError
 
 __all__ = ["measure_ranks", "rank_main"]
@@ -34,7 +34,7 @@ def measure_ranks(target_spec: str, *, nproc: int, steps: int, warmup: int,
         raise InvalidArgument("nproc", nproc, "expected an int >= 1")
     spec = {"target": target_spec, "config": config, "seed": seed, "steps": steps,
             "warmup": warmup, "checkpoint_every": checkpoint_every, "threads": threads}
-    with tempfile.TemporaryDirectory(prefix="resumecheck-dist-timing-") as tmp:
+    with scratch_directory("resumecheck-dist-timing-") as tmp:
         ranks, failed = launch(nproc, "resumecheck.dist_timing", spec, Path(tmp), "timing",
                                timeout or LAUNCH_TIMEOUT)
     if failed is not None:
