@@ -167,9 +167,19 @@ class NondeterministicBaseline(ResumecheckError):
                 "Fix the program (the runs differ by more than rounding, so --tolerance "
                 "close would not judge it either).")
         if in_process:
-            todo += (" If two real launches of it agree, state one run leaves in a module "
-                     "or a class for the next is the likely cause: run with --isolation "
-                     "process, where every run is a new interpreter.")
+            # Both runs ran in this interpreter: an object they share (made at import, a
+            # callback instance in the target's settings, a module-level counter) can make
+            # the second differ though two real launches agree.
+            super().__init__(
+                f"{target}: two uninterrupted runs in this one interpreter differ from step "
+                f"{step} in {quantity}, so a resume cannot be judged bit for bit here. Either "
+                "the program is not deterministic, or one run leaves state for the next in "
+                "an object both use (made when its module was imported: a callback instance "
+                "in the target's settings, a module-level counter or cache). Run with "
+                "--isolation process, where every run is a new interpreter, to tell them "
+                f"apart (and judge it, if it is the latter). {why} {todo} Reproduce: {reproduce}"
+            )
+            return
         super().__init__(
             f"{target} is not deterministic: two uninterrupted runs differ from step {step} "
             f"in {quantity}, so a resume cannot be judged bit for bit. {why} {todo} "

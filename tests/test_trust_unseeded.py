@@ -72,7 +72,8 @@ def test_state_a_module_keeps_between_runs_is_named_among_the_causes_in_process(
     assert "state one run leaves in a module or a class for the next" in info.value.cause
     assert "--isolation process to tell" in info.value.cause
     message = str(info.value)  # (what to do: not a tolerance, the shards differ)
-    assert "run with --isolation process, where every run is a new interpreter" in message
+    assert "Run with --isolation process, where every run is a new interpreter" in message
+    assert "two uninterrupted runs in this one interpreter differ" in message
     assert not info.value.tolerance_may_help and "--tolerance close would not" in message
 
 
