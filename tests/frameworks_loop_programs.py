@@ -76,11 +76,45 @@ def _numpy_in_checkpoint():
         trainer={"callbacks": [_numpy_state_callback()]})
 
 
+def _counting_callback():
+    """A callback that keeps state (a batch counter that halves the learning rate
+    after four batches) and saves it in Lightning's checkpoint."""
+    import lightning.pytorch as pl
+
+    class HalvesTheLrAfterFour(pl.Callback):
+        def __init__(self):
+            self.count = 0
+
+        def on_train_batch_start(self, trainer, module, batch, batch_idx):
+            self.count += 1
+            if self.count == 5:
+                for group in trainer.optimizers[0].param_groups:
+                    group["lr"] *= 0.5
+
+        def state_dict(self):
+            return {"count": self.count}
+
+        def load_state_dict(self, state):
+            self.count = state["count"]
+
+    return HalvesTheLrAfterFour()
+
+
+def _counting_callback_target(per_build: bool):
+    settings = lambda: {"callbacks": [_counting_callback()]}  # noqa: E731
+    return lightning_target(
+        module=lambda: lightning_train().TinyClassifier(dropout=0.0),
+        data=lambda: lightning_train().stateful_loader(), steps=8, resume_at=(3,),
+        trainer=settings if per_build else settings())
+
+
 # Targets whose trainer settings hold a Lightning callback are built on first use
 # (PEP 562): importing this module at collection must not import Lightning.
 _BUILT_ON_FIRST_USE = {
     "LIGHTNING_SCHEDULER_DROPPED": _scheduler_dropped,
     "LIGHTNING_NUMPY_IN_CHECKPOINT": _numpy_in_checkpoint,
+    "LIGHTNING_COUNTER_SHARED": lambda: _counting_callback_target(per_build=False),
+    "LIGHTNING_COUNTER_PER_BUILD": lambda: _counting_callback_target(per_build=True),
 }
 
 

@@ -253,3 +253,20 @@ def test_a_checkpoint_plain_lightning_cannot_load_fails_as_in_plain_lightning():
     assert "_loop.py" not in failure and "\x1b[" not in failure, failure
     assert "in load" in failure.split("innermost frames:")[1]
     assert not loop_threads()
+
+
+@pytest.mark.e2e
+def test_a_stateful_callback_made_per_build_resumes_and_a_shared_one_is_named():
+    """A trial: a callback instance with a counter in ``trainer={...}`` is one
+    object every in-process build shares, so the second uninterrupted run
+    differs though real launches agree; given as a function of no arguments,
+    the settings make it anew at each build, as a relaunched script does."""
+    from resumecheck.errors import NondeterministicBaseline
+
+    report = resumecheck.verify(spec("LIGHTNING_COUNTER_PER_BUILD"), drop="none",
+                                noise_seeds=0)
+    assert report.outcome == "EQUIVALENT", report.render()
+    with pytest.raises(NondeterministicBaseline) as info:
+        resumecheck.verify(spec("LIGHTNING_COUNTER_SHARED"), drop="none", noise_seeds=0)
+    assert "two uninterrupted runs in this one interpreter differ" in str(info.value)
+    assert "a callback instance in the target's settings" in str(info.value)

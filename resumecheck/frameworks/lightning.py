@@ -55,7 +55,7 @@ def lightning_target(
     *,
     module: Callable[[], Any],
     data: Callable[[], Any],
-    trainer: Mapping[str, Any] | None = None,
+    trainer: Mapping[str, Any] | Callable[[], Mapping[str, Any]] | None = None,
     steps: int = 12,
     resume_at: Sequence[int] = (),
     seed: int = 0,
@@ -64,7 +64,11 @@ def lightning_target(
     """A resumecheck target for a Lightning module and its data.
 
     ``trainer`` holds ``lightning.Trainer`` keyword arguments (they override
-    the adapter's defaults). ``samples(batch)`` says which samples a batch
+    the adapter's defaults), or is a function that returns them, called at
+    every build: a callback instance in a mapping is one object shared by
+    every build in one interpreter (in-process runs), so a callback that keeps
+    state must be made by such a function, as a relaunched script makes it
+    anew. ``samples(batch)`` says which samples a batch
     holds; without it the batch's tensors are compared by content. A restart
     is built from the same settings, as a relaunched script would be.
     """
@@ -73,10 +77,14 @@ def lightning_target(
             raise InvalidArgument(name, value, "expected a function that builds it (no arguments)")
     if samples is not None and not callable(samples):
         raise InvalidArgument("samples", samples, "expected a function of one batch")
-    settings = dict(trainer or {})
+    if trainer is not None and not (callable(trainer) or isinstance(trainer, Mapping)):
+        raise InvalidArgument("trainer", trainer, "expected Trainer arguments (a dict), or a "
+                              "function (no arguments) that returns them")
+    settings = trainer if callable(trainer) else dict(trainer or {})
 
     def build(config: dict[str, Any]) -> LightningProgram:
-        return LightningProgram(module=module, data=data, trainer=settings,
+        options = dict(settings() if callable(settings) else settings)
+        return LightningProgram(module=module, data=data, trainer=options,
                                 seed=int(config.get("seed", seed)),
                                 max_steps=int(config.get("max_steps", steps)), samples=samples)
 
