@@ -54,8 +54,10 @@ def test_what_the_program_prints_goes_to_stderr_and_stdout_stays_json(tmp_path):
     assert "step 1 loss" in err and "written to fd 1" in err
 
 
-def test_a_programs_chdir_ends_with_its_run():
+def test_a_programs_chdir_ends_with_its_run(tmp_path, monkeypatch):
     from fixtures.faults import exits
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path))  # (where the program moves to)
 
     before = os.getcwd()
     exits.BUILT_IN.clear()
