@@ -7,13 +7,12 @@ the stream at step 8"; "optimizer: exp_avg of `fc1.weight` differs, max |Δ|
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import torch
 
 from resumecheck.compare import Tolerance, compare_values, flatten_state
-from resumecheck.components import OPTIMIZER, RNG
+from resumecheck.components import OPTIMIZER, RNG, rank_name
 
 __all__ = ["by_parameter_name", "describe_difference", "reorder_optimizer_state"]
 
@@ -122,12 +121,12 @@ def describe_difference(
 
 def _is_per_rank(state: Any) -> bool:
     """A sharded component's state as the merged capture of many ranks holds
-    it: ``{"[rank 0]": ..., "[rank 1]": ...}``."""
-    return (isinstance(state, dict) and bool(state)
-            and all(isinstance(k, str) and _RANK_KEY.fullmatch(k) for k in state))
+    it: ``{"[rank 0]": ..., "[rank 1]": ...}`` (``distributed.merge_captures``)."""
+    return isinstance(state, dict) and bool(state) and set(state) == set(_rank_keys(len(state)))
 
 
-_RANK_KEY = re.compile(r"\[rank \d+\]")
+def _rank_keys(n: int) -> list[str]:
+    return [rank_name("", r) for r in range(n)]
 
 
 def _per_rank_difference(name: str, reference: Any, restored: Any,
@@ -138,19 +137,18 @@ def _per_rank_difference(name: str, reference: Any, restored: Any,
     as one rank's state is described (the same ranking of entries), and how many
     other ranks differ. One side may be held once, replicated (every rank's
     alike: a fresh optimizer after a load that forgot it), the other rank by rank."""
-    ranks = reference if _is_per_rank(reference) else restored
-    reference, restored = ({rank: state[rank] if _is_per_rank(state) else state
-                            for rank in ranks} for state in (reference, restored))
-    texts = [(rank, describe_difference(name, reference[rank], restored.get(rank), step,
-                                        ref_meta, restored_meta, unused))
-             for rank in sorted(reference, key=lambda k: int(k[6:-1]))]
-    differing = [(rank, text) for rank, text in texts if text]
+    keys = _rank_keys(len(reference if _is_per_rank(reference) else restored))
+    reference, restored = ({key: state[key] if _is_per_rank(state) else state for key in keys}
+                           for state in (reference, restored))
+    differing = [(key, text) for key in keys
+                 if (text := describe_difference(name, reference[key], restored.get(key), step,
+                                                 ref_meta, restored_meta, unused))]
     if not differing:
         return None
-    rank, text = differing[0]
+    key, text = differing[0]
     others = len(differing) - 1
     more = f" (and {others} more rank{'s' if others > 1 else ''} differ{'' if others > 1 else 's'})"
-    return f"{rank} {text}" + (more if others else "")
+    return f"{key} {text}" + (more if others else "")
 
 
 def _is_private(path: str) -> bool:
