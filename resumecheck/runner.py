@@ -238,6 +238,7 @@ def run_here(spec: SegmentSpec, target: Target, *, deadline: float | None = None
 
 _EXITS_LOCK = threading.Lock()
 _EXITS_USERS = 0
+_EXITS_OWNER = os.getpid()
 _REAL_EXIT = os._exit
 
 
@@ -250,9 +251,6 @@ def _program_exit(status: int) -> NoReturn:
     if os.getpid() != _EXITS_OWNER or caller.split(".")[0] == "resumecheck":
         _REAL_EXIT(status)
     raise ProgramExited("os._exit", status)
-
-
-_EXITS_OWNER = os.getpid()
 
 
 @contextlib.contextmanager
@@ -443,18 +441,16 @@ class _TensorKeeper:
         return spec.max_tensor_steps is None or self.kept < spec.max_tensor_steps
 
     def __call__(self, record: StepRecord) -> bool:
-        spec, step = self.spec, record.step
+        step = record.step
         if step in self.wanted:
             return True
         if step in self.spare_steps and 0 < self.step_bytes <= self.spare:
             self.spare -= self.step_bytes
             return True
-        if spec.keep_tensors_after is None or step <= spec.keep_tensors_after:
+        if not self.might(step):  # (before the resume point, or enough kept already)
             return False
-        ref = spec.reference_digests
+        ref = self.spec.reference_digests
         if ref is not None and step <= len(ref) and ref[step - 1] == record.digests:
-            return False
-        if spec.max_tensor_steps is not None and self.kept >= spec.max_tensor_steps:
             return False
         self.kept += 1
         return True
