@@ -623,9 +623,8 @@ class _Confirmations:
         outcomes = {}
         for i, (k, checkpoint) in tries.items():
             component = result.diagnosis[i].component
-            cmp = self._rerun_putting_right([component], k, checkpoint, result, work,
-                                            f"confirm-{component}")
-            outcomes[i] = cmp is not None and verdict.rerun_helps(cmp, diverged_at)
+            outcomes[i] = self._helps([component], k, checkpoint, result, work,
+                                      f"confirm-{component}", diverged_at)
         outcomes.update(self._later_causes(result, tries, outcomes, work))
         verdict.settle_findings(self._reference, result, outcomes)
 
@@ -649,13 +648,16 @@ class _Confirmations:
                                          "confirmed-" + "-".join(names))
         if left is None or left.first is None:
             return {}
-        helped = {}
-        for i in others:
-            component = result.diagnosis[i].component
-            cmp = self._rerun_putting_right([*names, component], k, checkpoint, result, work,
-                                            f"confirm-also-{component}")
-            helped[i] = cmp is not None and verdict.rerun_helps(cmp, left.first)
-        return helped
+        return {i: self._helps([*names, result.diagnosis[i].component], k, checkpoint, result,
+                               work, f"confirm-also-{result.diagnosis[i].component}", left.first)
+                for i in others}
+
+    def _helps(self, components: list[str], k: int, checkpoint: str, result: RunResult,
+               work: str, tag: str, diverged_at: tuple[int, str] | None) -> bool:
+        """Whether putting ``components`` right removes the divergence that
+        began at ``diverged_at`` or moves it later (``verdict.rerun_helps``)."""
+        cmp = self._rerun_putting_right(components, k, checkpoint, result, work, tag)
+        return cmp is not None and verdict.rerun_helps(cmp, diverged_at)
 
     def _rerun_putting_right(self, components: list[str], k: int, checkpoint: str,
                              result: RunResult, work: str,
