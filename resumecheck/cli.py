@@ -625,20 +625,20 @@ def _program_output_aside() -> Iterator[None]:
     report = sys.stdout
     report.flush()
     try:
-        fds: tuple[int, int] | None = (report.fileno(), sys.stderr.fileno())
+        fd, aside = report.fileno(), sys.stderr.fileno()
     except (AttributeError, OSError, ValueError):  # (not files: Python-level only)
-        fds = None
-    saved = os.dup(fds[0]) if fds is not None else None
-    if fds is not None:
-        os.dup2(fds[1], fds[0])
+        fd = aside = -1
+    saved = os.dup(fd) if fd >= 0 else -1
+    if saved >= 0:
+        os.dup2(aside, fd)
     sys.stdout = sys.stderr
     try:
         yield
     finally:
         sys.stdout = report
-        if fds is not None and saved is not None:
+        if saved >= 0:
             sys.stderr.flush()
-            os.dup2(saved, fds[0])
+            os.dup2(saved, fd)
             os.close(saved)
 
 

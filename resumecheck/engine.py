@@ -752,7 +752,7 @@ class Checker:
         engine_full, engine_trajectory = done[fulls - 1]
         verdict.judge_ablations(engine_full, engine_trajectory, done[fulls:], self.tolerance)
         if fulls == 2:
-            verdict.unjudge_lossy(done[0][0], engine_full)
+            verdict.unjudge_when_incomplete(done[0][0], engine_full)
         return _report(self, [r for r, _ in done])
 
     def _planned_runs(self, drop_sets: list[list[str]]) -> list[tuple[list[str], Source]]:

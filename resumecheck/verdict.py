@@ -40,7 +40,7 @@ from resumecheck.trajectory import Trajectory
 __all__ = [
     "Comparison", "Reference", "Segments", "band", "compare_run", "conclude", "confirmation_tries",
     "diagnose", "drop_sets", "explain", "judge", "judge_ablations", "latent_text",
-    "noise_summary", "plausibility", "quantity_name", "settle_findings", "unjudge_lossy",
+    "noise_summary", "plausibility", "quantity_name", "settle_findings", "unjudge_when_incomplete",
 ]
 
 Segments = Sequence[tuple[int, SegmentResult]]
@@ -530,7 +530,7 @@ def settle_findings(ref: Reference, result: RunResult, outcomes: dict[int, bool]
             result.latent_gaps.append(finding.component)
 
 
-def unjudge_lossy(own: RunResult, engine_full: RunResult) -> None:
+def unjudge_when_incomplete(own: RunResult, engine_full: RunResult) -> None:
     """When the engine's own full resume departs, the declared components do
     not capture the program's state: one whose ``load_state_dict()`` does not
     bring back what its ``state_dict()`` gave, or one that stands for more
