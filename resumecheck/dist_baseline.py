@@ -240,42 +240,63 @@ def _synchronized(many: list[dict[str, Any]], one: list[dict[str, Any]], nproc: 
 def _agree(many: list[dict[str, Any]]) -> BaselineCheck:
     """The ranks hold the same synchronized gradient (on the tiny batch, when the
     program has one) and the same parameters after each step: those kept by
-    the N-vs-1 run, else the digests of the first determinism run's."""
+    the N-vs-1 run, else (their digests) the first determinism run's."""
     first = many[0]
     kept = "params" in first
     for r, res in enumerate(many[1:], start=1):
-        for name in first["grads"] or {}:
-            if digest(res["grads"][name]) != digest(first["grads"][name]):
-                abs_d, _ = _max_diff(res["grads"][name], first["grads"][name])
-                return BaselineCheck(
-                    name="ranks agree", status="failed",
-                    detail=f"after the sync, rank {r}'s gradient of {name} differs from rank "
-                    f"0's by {abs_d:.3g}: the ranks would step apart",
-                    figures={"rank": r, "parameter": name, "quantity": "grad", "max_abs": abs_d})
-        steps = (zip(first["params"], res["params"]) if kept else
-                 (({"parameters": a[1]}, {"parameters": b[1]})
-                  for a, b in zip(first["determinism"][0], res["determinism"][0])))
-        for step, (a, b) in enumerate(steps, start=1):
-            for name in a:
-                if digest(a[name]) != digest(b[name]):
-                    figures: dict[str, Any] = {"rank": r, "parameter": name, "quantity": "param",
-                                               "step": step}
-                    by = ""
-                    if kept:
-                        figures["max_abs"] = _max_diff(b[name], a[name])[0]
-                        by = f" by {figures['max_abs']:.3g}"
-                    return BaselineCheck(
-                        name="ranks agree", status="failed",
-                        detail=f"after step {step}, rank {r}'s {name} differ{'s' if kept else ''} "
-                        f"from rank 0's{by}: the ranks train apart (is the gradient synchronized?)",
-                        figures=figures)
-    steps_n = len(first["params"] if kept else first["determinism"][0])
+        apart = _grads_apart(first, res, r) or (
+            _params_apart(first["params"], res["params"], r) if kept else
+            _digests_apart(first["determinism"][0], res["determinism"][0], r))
+        if apart is not None:
+            return apart
+    steps = len(first["params"] if kept else first["determinism"][0])
     held = "the same synchronized gradient and, " if first["grads"] is not None else ""
     return BaselineCheck(
         name="ranks agree", status="passed",
-        detail=f"the {len(many)} ranks hold {held}after each of {steps_n} steps, the same "
+        detail=f"the {len(many)} ranks hold {held}after each of {steps} steps, the same "
         "parameters, bit for bit",
-        figures={"ranks": len(many), "steps": steps_n})
+        figures={"ranks": len(many), "steps": steps})
+
+
+def _grads_apart(first: dict[str, Any], res: dict[str, Any], r: int) -> BaselineCheck | None:
+    for name in first["grads"] or {}:
+        if digest(res["grads"][name]) != digest(first["grads"][name]):
+            abs_d, _ = _max_diff(res["grads"][name], first["grads"][name])
+            return BaselineCheck(
+                name="ranks agree", status="failed",
+                detail=f"after the sync, rank {r}'s gradient of {name} differs from rank "
+                f"0's by {abs_d:.3g}: the ranks would step apart",
+                figures={"rank": r, "parameter": name, "quantity": "grad", "max_abs": abs_d})
+    return None
+
+
+def _params_apart(first: list[dict[str, torch.Tensor]], other: list[dict[str, torch.Tensor]],
+                  r: int) -> BaselineCheck | None:
+    for step, (a, b) in enumerate(zip(first, other), start=1):
+        for name in a:
+            if digest(a[name]) != digest(b[name]):
+                abs_d, _ = _max_diff(b[name], a[name])
+                return BaselineCheck(
+                    name="ranks agree", status="failed",
+                    detail=f"after step {step}, rank {r}'s {name} differs from rank 0's by "
+                    f"{abs_d:.3g}: the ranks train apart (is the gradient synchronized?)",
+                    figures={"rank": r, "parameter": name, "quantity": "param",
+                             "step": step, "max_abs": abs_d})
+    return None
+
+
+def _digests_apart(first: list[tuple[float, str]], other: list[tuple[float, str]],
+                   r: int) -> BaselineCheck | None:
+    """``_params_apart`` from the determinism run's (loss, parameters' digest) per step."""
+    for step, (a, b) in enumerate(zip(first, other), start=1):
+        if a[1] != b[1]:
+            return BaselineCheck(
+                name="ranks agree", status="failed",
+                detail=f"after step {step}, rank {r}'s parameters differ from rank 0's: the "
+                "ranks train apart (is the gradient synchronized?)",
+                figures={"rank": r, "parameter": "parameters", "quantity": "param",
+                         "step": step})
+    return None
 
 
 def _trajectory(many: list[dict[str, Any]], one: list[dict[str, Any]], nproc: int) -> BaselineCheck:
