@@ -58,6 +58,10 @@ __all__ = ["available", "become_fresh", "prestart", "shutdown", "spawn"]
 
 _ENTRY = "resumecheck.forkserver"
 _PRELOAD_ENV = "RESUMECHECK_SERVER_PRELOAD"  # the server's own: never a child's
+WARM_UP_ENV = "RESUMECHECK_WARM_UP"
+"""``0``: servers skip their warm-up step (each segment then pays the first
+step's imports itself, about a second of CPU): for a server that forks one or
+two segments, where the warm-up costs more than it saves."""
 
 # The hash seed of segments that ask for none (see _Pool).
 NO_HASH_SEED = "2"
@@ -610,7 +614,7 @@ def _prepare() -> list[str]:
     import resumecheck.runner  # noqa: F401  (and the transport, capture, restore rules)
 
     _preload(os.environ.pop(_PRELOAD_ENV, ""))
-    if not gpu_device():
+    if not gpu_device() and os.environ.get(WARM_UP_ENV, "1") != "0":
         # (On a GPU machine a training step here would leave autograd's device
         # threads and CUDA's state behind: a forked child could then neither run
         # backward nor use CUDA. Each child pays the first step's imports.)

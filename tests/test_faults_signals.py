@@ -53,6 +53,9 @@ def _start(tmp_path, argv, own_servers=True):
     env = {**os.environ, "TMPDIR": str(scratch), "FAULTS_MARKER": str(marker)}
     if own_servers:
         env.pop(forkshare.SHARE_ENV, None)
+        # (no warm-up step: these servers fork one or two segments, and how a
+        # check ends does not depend on it; the share's servers warm up)
+        env[forkserver.WARM_UP_ENV] = "0"
     proc = forkserver.spawn("resumecheck", argv, env, cwd=ROOT, output_dir=str(tmp_path))
     return proc, scratch, marker
 

@@ -47,7 +47,7 @@ def test_one_server_runs_segments_side_by_side_each_fresh(tmp_path):
 
 def test_a_server_that_dies_takes_its_children_and_is_replaced(tmp_path, monkeypatch):
     monkeypatch.delenv(forkshare.SHARE_ENV, raising=False)  # servers of this process's own
-    env = _env()
+    env = {**_env(), forkserver.WARM_UP_ENV: "0"}  # (two cold servers: no warm-up step)
     waiting = forkserver.spawn("fixtures.warm.rendezvous", [str(tmp_path), "c", "never"], env,
                                cwd=str(ROOT), output_dir=str(tmp_path))
     forkserver.shutdown()  # every server goes, and the child in flight with it
