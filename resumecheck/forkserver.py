@@ -59,9 +59,11 @@ __all__ = ["available", "become_fresh", "prestart", "shutdown", "spawn"]
 _ENTRY = "resumecheck.forkserver"
 _PRELOAD_ENV = "RESUMECHECK_SERVER_PRELOAD"  # the server's own: never a child's
 WARM_UP_ENV = "RESUMECHECK_WARM_UP"
-"""``0``: servers skip their warm-up step (each segment then pays the first
-step's imports itself, about a second of CPU): for a server that forks one or
-two segments, where the warm-up costs more than it saves."""
+"""``0``: a process's own servers skip their warm-up step (each segment then
+pays the first step's imports itself, about a second of CPU): for servers that
+fork one or two segments, where the warm-up costs more than it saves. A
+share's servers always warm up: they serve every process of the share, and
+the first process's environment must not decide for all the others."""
 
 # The hash seed of segments that ask for none (see _Pool).
 NO_HASH_SEED = "2"
@@ -605,16 +607,16 @@ def _preload(modules: str) -> None:
         torch.set_rng_state(state)
 
 
-def _prepare() -> list[str]:
+def _prepare(warm_up: bool) -> list[str]:
     """Import what every segment imports anyway (nothing of the user's, no
-    random draws) and warm up; the module path a child builds on."""
+    random draws) and warm up (if ``warm_up``); the module path a child builds on."""
     import numpy  # noqa: F401
     import torch  # noqa: F401
 
     import resumecheck.runner  # noqa: F401  (and the transport, capture, restore rules)
 
     _preload(os.environ.pop(_PRELOAD_ENV, ""))
-    if not gpu_device() and os.environ.get(WARM_UP_ENV, "1") != "0":
+    if warm_up and not gpu_device():
         # (On a GPU machine a training step here would leave autograd's device
         # threads and CUDA's state behind: a forked child could then neither run
         # backward nor use CUDA. Each child pays the first step's imports.)
@@ -760,7 +762,7 @@ def _serve(requests: IO[str], replies_fd: int) -> None:
     """A server of its own client: requests on stdin, replies on ``replies_fd``.
     The client closes our stdin when it is done, or dies: either way, the
     segments in flight end with us."""
-    base_path = _prepare()
+    base_path = _prepare(warm_up=os.environ.get(WARM_UP_ENV, "1") != "0")
     hub = _Hub()
     hub.serve_client(replies_fd, requests, on_gone=hub.end)
     _fork_children(hub, base_path)
@@ -804,7 +806,7 @@ def _serve_listener(listener: socket.socket, path: str, base_path: list[str] | N
         threading.Thread(target=forkshare.watch_owner, args=(owner, owner_gone),
                          daemon=True).start()
     threading.Thread(target=accept, daemon=True).start()
-    _fork_children(hub, _prepare() if base_path is None else base_path, stop=end)
+    _fork_children(hub, _prepare(warm_up=True) if base_path is None else base_path, stop=end)
 
 
 def main() -> int:

@@ -216,7 +216,6 @@ def test_a_warm_server_started_in_a_directory_with_a_random_py_does_not_import_i
     )
     monkeypatch.chdir(tmp_path)
     env = {**os.environ, "PYTHONHASHSEED": "7"}  # a server no other test asks for
-    env[forkserver.WARM_UP_ENV] = "0"  # (it forks one child: its warm-up is not under test)
     child = forkserver.spawn("this", [], env, cwd=str(ROOT), output_dir=str(tmp_path))
     out, _ = child.communicate(timeout=120)
     assert child.returncode == 0 and "Beautiful is better than ugly" in out

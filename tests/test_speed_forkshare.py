@@ -39,7 +39,6 @@ def _env(share: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONHASHSEED"}
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
     env[forkshare.SHARE_ENV] = share
-    env[forkserver.WARM_UP_ENV] = "0"  # (the share's server forks three children: no warm-up)
     return env
 
 

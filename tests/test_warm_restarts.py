@@ -70,6 +70,10 @@ def test_a_forked_segment_starts_like_a_new_interpreter(tmp_path):
     assert first["python_random"] != second["python_random"]
     assert first["numpy_random"] != second["numpy_random"]
     assert other_seed["hash"] != first["hash"]
+    if not forkserver.gpu_device():  # (no warm-up step there)
+        # the servers trained their warm-up step, whichever process started
+        # them (a test's own servers may skip it: never a share's)
+        assert first["warm"] and second["warm"] and other_seed["warm"]
 
 
 def test_state_kept_in_a_module_is_caught_only_by_a_real_restart():
