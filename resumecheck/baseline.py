@@ -38,6 +38,9 @@ from resumecheck.streams import is_stream_state, stream_label, unseeded_text
 from resumecheck.trace import first_difference
 from resumecheck.verdict import quantity_name
 
+N_VS_ONE = "N ranks vs 1 rank"
+"""The name of the distributed baseline's check of N ranks against one."""
+
 __all__ = ["BaselineCheck", "BaselineReport", "LaunchComparison", "check_baseline",
            "compare_launches", "nondeterminism_cause"]
 
@@ -86,6 +89,13 @@ class BaselineReport:
             doc["nproc"] = self.nproc
         return doc
 
+    def _ranks_text(self) -> str:
+        """' on N ranks', and ' against 1' only where the N-vs-1 check ran."""
+        if not self.nproc:
+            return ""
+        against = any(c.name == N_VS_ONE and c.status != "skipped" for c in self.checks)
+        return f" on {self.nproc} ranks{' against 1' if against else ''}"
+
     def render(self, fmt: Literal["table", "json", "markdown"] = "table") -> str:
         import json
 
@@ -94,7 +104,7 @@ class BaselineReport:
         env = self.environment
         lines = [
             f"resumecheck baseline: {self.target}, {self.steps} steps"
-            f"{f' on {self.nproc} ranks against 1' if self.nproc else ''}; torch {env.get('torch')}, "
+            f"{self._ranks_text()}; torch {env.get('torch')}, "
             f"{env.get('threads')} thread(s), {env.get('device')}",
             f"baseline: {'TRUSTWORTHY' if self.passed else 'NOT TRUSTWORTHY'}{self._skipped_text()}",
             "",

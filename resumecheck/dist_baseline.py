@@ -43,7 +43,7 @@ import torch
 from torch.nn.parallel import DistributedDataParallel
 
 from resumecheck import forkserver
-from resumecheck.baseline import BaselineCheck
+from resumecheck.baseline import N_VS_ONE, BaselineCheck
 from resumecheck.compare import digest
 from resumecheck.components import launch_global_streams
 from resumecheck.distributed import LAUNCHER_PRELOAD
@@ -139,7 +139,7 @@ def distributed_checks(target_spec: str, *, nproc: int, steps: int, config: dict
                               f"expected a multiple of nproc={nproc}: each rank takes an equal shard")
     spec = {"target": target_spec, "config": config, "steps": steps, "threads": threads,
             "batch_size": batch_size, "nproc": nproc}
-    names = ("determinism", "synchronized gradient", "ranks agree", "N ranks vs 1 rank")
+    names = ("determinism", "synchronized gradient", "ranks agree", N_VS_ONE)
     with scratch_directory("resumecheck-dist-baseline-") as tmp:
         work = Path(tmp)
         bound = timeout or LAUNCH_TIMEOUT
@@ -303,7 +303,7 @@ def _trajectory(many: list[dict[str, Any]], one: list[dict[str, Any]], nproc: in
 
     if many[0].get("equivalence") is None or one[0].get("equivalence") is None:
         why = many[0].get("equivalence_skipped") or one[0].get("equivalence_skipped")
-        return BaselineCheck(name="N ranks vs 1 rank", status="skipped", detail=str(why))
+        return BaselineCheck(name=N_VS_ONE, status="skipped", detail=str(why))
     steps = len(one[0]["losses"])
     global_loss = [sum(res["losses"][i] for res in many) / len(many) for i in range(steps)]
     single = one[0]["losses"]
@@ -334,14 +334,14 @@ def _trajectory(many: list[dict[str, Any]], one: list[dict[str, Any]], nproc: in
     summary = ", ".join(f"{k} {v['max_abs']:.2g}" for k, v in differ.items())
     if loss_ok and params_ok:
         return BaselineCheck(
-            name="N ranks vs 1 rank", status="passed",
+            name=N_VS_ONE, status="passed",
             detail=f"{nproc} ranks train like 1 rank with {nproc}-fold accumulation over "
             f"{steps} steps within tolerance (loss rtol {LOSS_TOLERANCE['rtol']:g}, parameters "
             f"rtol {PARAM_TOLERANCE['rtol']:g}); max |Δ|: {summary}",
             figures=figures)
     out = [k for k, v in differ.items() if not v["within"]]
     return BaselineCheck(
-        name="N ranks vs 1 rank", status="failed",
+        name=N_VS_ONE, status="failed",
         detail=f"{nproc} ranks do not train like 1 rank with {nproc}-fold accumulation: "
         f"{', '.join(out)} beyond tolerance (worst parameter {worst}: max |Δ| "
         f"{differ[worst]['max_abs']:.3g}, relative {differ[worst]['max_rel']:.3g}, at step "

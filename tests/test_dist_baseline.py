@@ -91,6 +91,8 @@ def test_a_user_ddp_script_without_the_optional_hooks_is_trustworthy_with_skips(
     assert status == {"determinism": "passed", "synchronized gradient": "skipped",
                       "ranks agree": "passed", "N ranks vs 1 rank": "skipped"}, report.render()
     assert report.passed
+    # the header says what ran: two ranks, not two ranks against one
+    assert report.render().splitlines()[0].split(";")[0].endswith("3 steps on 2 ranks")
 
 
 @pytest.mark.distributed
