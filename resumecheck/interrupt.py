@@ -48,8 +48,14 @@ _SCRATCH_LOCK = threading.Lock()
 @contextlib.contextmanager
 def scratch_directory(prefix: str) -> Iterator[str]:
     """A temporary directory (as ``tempfile.TemporaryDirectory``) that a check
-    ended by the watcher removes too."""
+    ended by the watcher removes too. It names its owner (``OWNER_FILE``), so
+    that a later check removes it should its owner be killed outright
+    (``remove_abandoned``)."""
+    remove_abandoned()
     with tempfile.TemporaryDirectory(prefix=prefix) as path:
+        with contextlib.suppress(OSError):  # (best effort: a full disk fails later, named)
+            with open(os.path.join(path, OWNER_FILE), "w") as fh:
+                fh.write(_owner_line(os.getpid()) or "")
         with _SCRATCH_LOCK:
             _SCRATCH.add(path)
         try:
@@ -57,6 +63,60 @@ def scratch_directory(prefix: str) -> Iterator[str]:
         finally:
             with _SCRATCH_LOCK:
                 _SCRATCH.discard(path)
+
+
+OWNER_FILE = ".resumecheck-owner"
+"""In a scratch directory: the host, pid and start time of the process it is for."""
+
+_PREFIX = "resumecheck-"
+_CHECKED_ABANDONED = False
+
+
+def _started(pid: int) -> str | None:
+    """When process ``pid`` started (clock ticks since boot, from /proc);
+    None: no such process, or no /proc to read it from."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[1].split()[19].decode()
+    except (OSError, IndexError):
+        return None
+
+
+def _owner_line(pid: int) -> str | None:
+    started = _started(pid)
+    return None if started is None else f"{os.uname().nodename} {pid} {started}\n"
+
+
+def _abandoned(path: str) -> bool:
+    """Whether a scratch directory's owner, a process of this host, is gone
+    (no process with its pid, or another one that took the pid since)."""
+    try:
+        with open(os.path.join(path, OWNER_FILE)) as fh:
+            host, pid, started = fh.read().split()
+    except (OSError, ValueError):  # not one of ours, or no /proc where it was made
+        return False
+    if host != os.uname().nodename or not os.path.isdir("/proc/self"):
+        return False
+    return _started(int(pid)) != started
+
+
+def remove_abandoned() -> None:
+    """Remove the scratch directories of checks killed outright (SIGKILL, a
+    machine's out-of-memory killer), which nothing else would ever remove:
+    once per process, in the temporary directory this process uses."""
+    global _CHECKED_ABANDONED
+    if _CHECKED_ABANDONED:
+        return
+    _CHECKED_ABANDONED = True
+    root = tempfile.gettempdir()
+    try:
+        names = [n for n in os.listdir(root) if n.startswith(_PREFIX)]
+    except OSError:
+        return
+    for name in names:
+        path = os.path.join(root, name)
+        if os.path.isdir(path) and not os.path.islink(path) and _abandoned(path):
+            shutil.rmtree(path, ignore_errors=True)
 
 
 def remove_scratch() -> None:

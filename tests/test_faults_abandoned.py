@@ -1,0 +1,64 @@
+"""A check killed outright (SIGKILL, the out-of-memory killer) cannot remove
+its scratch directory; the next check on the machine does, and only that:
+never a live check's, another host's, or a directory that is not a check's."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+
+import pytest
+
+from resumecheck import interrupt
+
+pytestmark = pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads /proc")
+
+
+@pytest.fixture
+def tmpdir_root(tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(interrupt, "_CHECKED_ABANDONED", False)
+    return tmp_path
+
+
+def _scratch(root, name: str, owner: str | None):
+    path = root / name
+    path.mkdir()
+    (path / "reference.capture.pt").write_bytes(b"x" * 10)
+    if owner is not None:
+        (path / interrupt.OWNER_FILE).write_text(owner)
+    return path
+
+
+def _dead_owner() -> str:
+    """The owner line of a process that has ended."""
+    proc = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"],
+                            stdin=subprocess.PIPE)
+    line = interrupt._owner_line(proc.pid)
+    proc.communicate(b"")
+    assert line is not None
+    return line
+
+
+def test_the_scratch_of_a_check_killed_outright_is_removed_by_the_next_check(tmpdir_root):
+    killed = _scratch(tmpdir_root, "resumecheck-abc", _dead_owner())
+    live = _scratch(tmpdir_root, "resumecheck-live", interrupt._owner_line(os.getpid()))
+    host, pid, started = _dead_owner().split()
+    elsewhere = _scratch(tmpdir_root, "resumecheck-other-host", f"{host}-other {pid} {started}")
+    unowned = _scratch(tmpdir_root, "resumecheck-no-owner", None)
+    not_ours = _scratch(tmpdir_root, "mine-abc", _dead_owner())
+    with interrupt.scratch_directory("resumecheck-") as work:
+        assert os.path.dirname(work) == str(tmpdir_root)
+        assert (tmpdir_root / os.path.basename(work) / interrupt.OWNER_FILE).exists()
+        assert not killed.exists()
+        assert live.exists() and elsewhere.exists() and unowned.exists() and not_ours.exists()
+    assert not os.path.exists(work)
+
+
+def test_a_pid_taken_by_a_new_process_is_not_the_owner(tmpdir_root):
+    host, pid, started = interrupt._owner_line(os.getpid()).split()
+    reused = _scratch(tmpdir_root, "resumecheck-reused", f"{host} {pid} {int(started) - 1}")
+    interrupt.remove_abandoned()
+    assert not reused.exists()
