@@ -48,7 +48,7 @@ from resumecheck.interrupt import scratch_directory
 from resumecheck.runner import run_segment
 from resumecheck.segments import PHASE_TIMEOUT, Restore, SegmentResult, SegmentSpec
 from resumecheck.settings import DEFAULT_NOISE_SEEDS, MAX_NOISE_SEEDS, DropSpec, Settings, resume_points
-from resumecheck.trace import load_step_tensors
+from resumecheck.trace import KEPT_IN_MEMORY, load_step_tensors
 
 __all__ = [
     "MAX_NOISE_SEEDS", "MIN_STEP_TIMEOUT", "Checker", "ReferenceFailed", "forked_map",
@@ -806,8 +806,9 @@ class Checker:
     def check_disk(self, runs: int, jobs: int) -> None:
         """Before the resumed runs: refuse when the disk cannot hold what they will
         write, and say so up front when it is large (see ``check_disk``)."""
+        in_memory = self.settings.isolation == "inprocess" and self.settings.nproc is None
         check_disk(self.work, min(jobs, max(runs, 1)) * _per_run_disk(
-            self.segment, self.tolerance, self.steps, self.resume_at))
+            self.segment, self.tolerance, self.steps, self.resume_at, in_memory))
 
     # -- one resumed run -------------------------------------------------
 
@@ -918,17 +919,22 @@ def check_disk(work: str, ahead: int) -> None:
 
 
 def _per_run_disk(ref: SegmentResult, tolerance: Tolerance, steps: int,
-                  resume_at: list[int]) -> int:
+                  resume_at: list[int], in_memory: bool) -> int:
     """What one resumed run writes, estimated from the reference's own files:
     restored state and a capture per restart, the end state, the program's
-    own checkpoint, and the tensors of differing steps."""
+    own checkpoint, and the tensors of differing steps (``in_memory``: a run
+    judged in the process that runs it, which keeps up to ``KEPT_IN_MEMORY``
+    bytes of them in memory)."""
     capture = max((_size(p) for p in [*ref.captures.values(), ref.end_state] if p), default=0)
     kept_files = list(Path(ref.tensor_dir).glob("step_*.pt")) if ref.tensor_dir else []
     in_memory = [sum(t.numel() * t.element_size() for t in v.values())
                  for k, v in ref.kept.items() if k.startswith("step_")]
     step_file = max([*(_size(str(p)) for p in kept_files), *in_memory], default=capture)
     kept = _TENSOR_STEPS if tolerance.bitwise_only else steps - resume_at[0]
-    return capture * (2 * len(resume_at) + 2) + step_file * kept
+    step_files = step_file * kept
+    if in_memory:
+        step_files = max(0, step_files - KEPT_IN_MEMORY)
+    return capture * (2 * len(resume_at) + 2) + step_files
 
 
 def _size(path: str) -> int:
