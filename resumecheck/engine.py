@@ -806,9 +806,9 @@ class Checker:
     def check_disk(self, runs: int, jobs: int) -> None:
         """Before the resumed runs: refuse when the disk cannot hold what they will
         write, and say so up front when it is large (see ``check_disk``)."""
-        in_memory = self.settings.isolation == "inprocess" and self.settings.nproc is None
+        judged_here = self.settings.isolation == "inprocess" and self.settings.nproc is None
         check_disk(self.work, min(jobs, max(runs, 1)) * _per_run_disk(
-            self.segment, self.tolerance, self.steps, self.resume_at, in_memory))
+            self.segment, self.tolerance, self.steps, self.resume_at, judged_here))
 
     # -- one resumed run -------------------------------------------------
 
@@ -919,10 +919,10 @@ def check_disk(work: str, ahead: int) -> None:
 
 
 def _per_run_disk(ref: SegmentResult, tolerance: Tolerance, steps: int,
-                  resume_at: list[int], in_memory: bool) -> int:
+                  resume_at: list[int], judged_here: bool) -> int:
     """What one resumed run writes, estimated from the reference's own files:
     restored state and a capture per restart, the end state, the program's
-    own checkpoint, and the tensors of differing steps (``in_memory``: a run
+    own checkpoint, and the tensors of differing steps (``judged_here``: a run
     judged in the process that runs it, which keeps up to ``KEPT_IN_MEMORY``
     bytes of them in memory)."""
     capture = max((_size(p) for p in [*ref.captures.values(), ref.end_state] if p), default=0)
@@ -932,7 +932,7 @@ def _per_run_disk(ref: SegmentResult, tolerance: Tolerance, steps: int,
     step_file = max([*(_size(str(p)) for p in kept_files), *in_memory], default=capture)
     kept = _TENSOR_STEPS if tolerance.bitwise_only else steps - resume_at[0]
     step_files = step_file * kept
-    if in_memory:
+    if judged_here:
         step_files = max(0, step_files - KEPT_IN_MEMORY)
     return capture * (2 * len(resume_at) + 2) + step_files
 
