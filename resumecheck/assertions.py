@@ -97,14 +97,15 @@ def describe_failure(report: Report) -> str:
             continue
         if run.dropped and run.verdict in ("diverged", "inconclusive"):
             continue  # the component doing its job; or nothing to judge (said above)
-        lines.extend(_describe_run(run, report.label_of(run)))
+        lines.extend(_describe_run(run, report.label_of(run),
+                                   report.incomplete_state_notice() is not None))
     blind = [",".join(r.dropped) for r in report.blind_spots]
     if blind:
         lines.append(f"  blind spots (dropping changed nothing): {', '.join(blind)}")
     return "\n".join(lines)
 
 
-def _describe_run(run: RunResult, label: str) -> list[str]:
+def _describe_run(run: RunResult, label: str, incomplete: bool) -> list[str]:
     lines = [f"  {label}: {run.verdict}"]
     if run.failure:
         lines.append(f"    failure: {run.failure.splitlines()[0]}")
@@ -120,7 +121,8 @@ def _describe_run(run: RunResult, label: str) -> list[str]:
             f"{_g(run.max_rel_diff)}, {_g(run.max_ulp_diff)} ULP"
         )
     for finding in run.diagnosis:
-        lines.append(f"    diagnosis: {finding.component}: {finding.detail}{finding.mark}")
+        lines.append(f"    diagnosis: {finding.component}: {finding.detail}"
+                     f"{finding.mark_in(run, incomplete)}")
     lines.append(f"    why: {run.explanation}")
     lines.append(f"    reproduce: {run.reproduce}")
     return lines

@@ -91,6 +91,14 @@ class Finding:
         """The status in words, in parentheses (empty when not judged)."""
         return f" ({_MARKS[self.status]})" if self.status in _MARKS else ""
 
+    def mark_in(self, run: RunResult, incomplete: bool) -> str:
+        """The mark as a report prints it for ``run``: where the declared
+        components are ``incomplete`` (the report's WARNING), a finding of the
+        program's own resume left unjudged says so, lest it read as the cause."""
+        if not self.mark and incomplete and run.checkpoint == "program":
+            return " (not judged: the declared components are incomplete, see the WARNING)"
+        return self.mark
+
 
 @dataclass(frozen=True, slots=True)
 class StreamOffset:
@@ -411,8 +419,9 @@ def _footer(report: Report) -> list[str]:
     lines = []
     full = report.full_resume
     if full is not None:
+        incomplete = report.incomplete_state_notice() is not None
         for f in full.diagnosis:
-            lines.append(f"diagnosis: {f.component}: {f.detail}{f.mark}")
+            lines.append(f"diagnosis: {f.component}: {f.detail}{f.mark_in(full, incomplete)}")
         if full.divergence_detail:
             lines.append(f"first divergence: {full.divergence_detail}")
         for s in full.stream_offsets:

@@ -11,8 +11,11 @@ from resumecheck.report import CONFIRMED, DIVERGED, NOT_CAUSE
 SPEC = "fixtures.trust.hidden_causes:"
 
 
-def _statuses(name: str):
-    full = verify(SPEC + name, noise_seeds=0, drop="none").full_resume
+def _statuses(name: str, reports: list | None = None):
+    report = verify(SPEC + name, noise_seeds=0, drop="none")
+    if reports is not None:
+        reports.append(report)
+    full = report.full_resume
     return full, {f.component: f.status for f in full.diagnosis}
 
 
@@ -24,9 +27,13 @@ def test_a_cause_hidden_behind_the_first_one_is_confirmed_too():
 
 
 def test_with_incomplete_declared_state_nothing_is_called_not_the_cause():
-    full, statuses = _statuses("FORGETS_FLAG")
+    reports: list = []
+    full, statuses = _statuses("FORGETS_FLAG", reports)
     assert full.verdict == DIVERGED and full.first_divergent_step == 6
     assert statuses == {"unfrozen": None}
+    # unmarked, a finding would read as the cause: the report says it was not judged
+    assert ("diagnosis: unfrozen: False, expected True (not judged: the declared components "
+            "are incomplete, see the WARNING)") in reports[0].render()
     assert NOT_CAUSE not in statuses.values()
     assert "not the cause" not in full.explanation
     twin = verify(SPEC + "FREEZE_CORRECT", noise_seeds=0, drop="none")
