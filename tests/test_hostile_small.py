@@ -169,16 +169,17 @@ def test_a_capture_refused_by_weights_only_is_not_called_corrupted(tmp_path):
 # -- resolving modules: console script, python -m and process children ---------
 
 @pytest.mark.e2e
-def test_the_console_script_imports_module_targets_from_the_cwd():
+def test_the_console_script_imports_module_targets_from_the_cwd(tmp_path):
     script = Path(sys.executable).with_name("resumecheck")
     assert script.exists()
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    # both new interpreters at once (each pays its own imports)
+    argv = ["run", "fixtures.hostile.programs:PLAIN", "--steps", "1"]
+    # the console script, a new interpreter; and `python -m resumecheck` as a
+    # warm server forks it (the module path a new `python -m` has: the cwd first)
     procs = [
-        subprocess.Popen([*launcher, "run", "fixtures.hostile.programs:PLAIN", "--steps", "1"],
-                         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True)
-        for launcher in ([str(script)], [sys.executable, "-m", "resumecheck"])
+        subprocess.Popen([str(script), *argv], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True),
+        forkserver.spawn("resumecheck", argv, env, cwd=str(ROOT), output_dir=str(tmp_path)),
     ]
     errs = [proc.communicate(timeout=300)[1] for proc in procs]
     for proc, err in zip(procs, errs):
