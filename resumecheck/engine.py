@@ -626,7 +626,9 @@ class _Confirmations:
             outcomes[i] = self._helps([component], k, checkpoint, result, work,
                                       f"confirm-{component}", diverged_at)
         outcomes.update(self._later_causes(result, tries, outcomes, work))
-        verdict.settle_findings(self._reference, result, outcomes)
+        put_back = (verdict.streams_put_back(self._reference, segments)
+                    if verdict.departure(result) is None and result.diagnosis else set())
+        verdict.settle_findings(self._reference, result, outcomes, put_back)
 
     def _later_causes(self, result: RunResult, tries: dict[int, tuple[int, str]],
                       outcomes: dict[int, bool], work: str) -> dict[int, bool]:

@@ -47,7 +47,7 @@ declared components do not capture the program's state, so what dropping one
 does is no evidence either way (neither exercised nor a blind spot)."""
 
 # What a diagnosis finding turned out to be (Finding.status).
-FindingStatus = Literal["confirmed", "not_cause", "latent", "after_divergence"]
+FindingStatus = Literal["confirmed", "not_cause", "latent", "after_divergence", "put_back"]
 CONFIRMED: Literal["confirmed"] = "confirmed"
 """Setting only this component to the reference's state removes the divergence or moves it later."""
 NOT_CAUSE: Literal["not_cause"] = "not_cause"
@@ -57,12 +57,18 @@ LATENT: Literal["latent"] = "latent"
 AFTER_DIVERGENCE: Literal["after_divergence"] = "after_divergence"
 """Found at a resume point after the run had already diverged; compared with
 what the run saved there, not with the reference, and not blamed."""
+PUT_BACK: Literal["put_back"] = "put_back"
+"""Random state that differs right after the load, but the program puts it
+back itself (a sampler that replays its epoch's shuffle from the epoch's
+start): the run never departs and the component ends as the reference's did.
+No gap, latent or not."""
 
 _MARKS = {
     CONFIRMED: "confirmed",
     NOT_CAUSE: "differs, not the cause",
     LATENT: "latent: changes nothing here",
     AFTER_DIVERGENCE: "after the run had diverged: compared with what it saved, not blamed",
+    PUT_BACK: "put back by the program: every later step and its end state match",
 }
 
 
@@ -81,7 +87,8 @@ class Finding:
     matters_from: int | None = None
     """For a latent gap: the step from which it would change the run, when known."""
     status: FindingStatus | None = None
-    """``confirmed``, ``not_cause``, ``latent`` or ``after_divergence`` (None: not judged)."""
+    """``confirmed``, ``not_cause``, ``latent``, ``after_divergence`` or ``put_back``
+    (None: not judged)."""
     basis: Literal["reference", "saved"] = "reference"
     """What the restored state was compared with: the reference's state at
     ``step``, or (once the run had diverged) what the run saved there."""

@@ -27,7 +27,7 @@ from resumecheck.evidence import annotate
 from resumecheck.program import next_epoch_start
 from resumecheck.report import (
     AFTER_DIVERGENCE, CLOSE, CONFIRMED, DIVERGED, FAILED, IDENTICAL, INCONCLUSIVE, LATENT,
-    NOT_CAUSE, Finding, FindingStatus, RunResult,
+    NOT_CAUSE, PUT_BACK, Finding, FindingStatus, RunResult,
 )
 from resumecheck.capture import load_checkpoint
 from resumecheck.segments import SegmentResult
@@ -432,6 +432,23 @@ def diagnose(ref: Reference, dropped: Sequence[str], segments: Segments) -> list
     return findings
 
 
+def streams_put_back(ref: Reference, segments: Segments) -> set[str]:
+    """The random-state components whose state at the end of the run is the
+    reference's, bit for bit. One that differed right after a restore was
+    moved since, by draws or by the program setting it: the program put it
+    back itself (a sampler that replays its epoch's shuffle from the epoch's
+    start). Not said of other state: one that a step overwrites without
+    reading it ends equal too, yet a save before that step would keep the
+    wrong state (a latent gap)."""
+    last = segments[-1][1] if segments else None
+    if last is None or not last.end_state or not ref.segment.end_state:
+        return set()
+    run_end = load_checkpoint(last.end_state, read_only=True)["components"]
+    return {name for name in ref.segment.names
+            if is_stream_state(run_end.get(name))
+            and digest(run_end[name]) == ref.component_digest(ref.segment.end_state, name)}
+
+
 def _idle_streams_only(want: Any, got: Any, unused: set[str] | None) -> FindingStatus | None:
     """``latent`` for a random-state component whose only differing streams are
     ones the reference never drew from after the resume point: until the run
@@ -494,11 +511,14 @@ def _position(first: tuple[int, str]) -> tuple[int, int]:
     return step, QUANTITY_ORDER.index(head) if head in QUANTITY_ORDER else len(QUANTITY_ORDER)
 
 
-def settle_findings(ref: Reference, result: RunResult, outcomes: dict[int, bool]) -> None:
+def settle_findings(ref: Reference, result: RunResult, outcomes: dict[int, bool],
+                    put_back: set[str] | frozenset[str] = frozenset()) -> None:
     """Give each finding a status: is the difference the cause?
 
     Those the run never departs after are ``latent`` (with the step from
-    which they would matter, when the program's boundaries tell). Those
+    which they would matter, when the program's boundaries tell), unless
+    the program put them back itself (``put_back``: random state that ends
+    as the reference's; see ``streams_put_back``): no gap. Those
     tried by a rerun (``outcomes``: finding index -> the rerun helped) are
     ``confirmed`` or ``not_cause``; but settings (``config``) are read at
     build too, so a rerun that does not help them is no evidence either
@@ -512,6 +532,8 @@ def settle_findings(ref: Reference, result: RunResult, outcomes: dict[int, bool]
     for i, finding in enumerate(result.diagnosis):
         if finding.status == AFTER_DIVERGENCE:
             judged.append(finding)
+        elif never_departs and finding.component in put_back:
+            judged.append(replace(finding, status=PUT_BACK, confirmed=False))
         elif never_departs:
             judged.append(replace(finding, status=LATENT, confirmed=False,
                                   matters_from=matters_from(ref, finding.component,

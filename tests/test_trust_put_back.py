@@ -1,0 +1,30 @@
+"""Random state that differs right after a load, but that the program puts
+back itself, is no gap; state a step overwrites without reading is one
+(fixtures/trust/put_back.py)."""
+
+from __future__ import annotations
+
+from resumecheck import verify
+from resumecheck.report import IDENTICAL, LATENT, PUT_BACK
+
+SPEC = "fixtures.trust.put_back:"
+FAST = {"noise_seeds": 0, "drop": "none", "check_determinism": False}
+
+
+def test_a_generator_the_program_replays_from_the_epochs_start_is_put_back_not_latent():
+    report = verify(SPEC + "GENERATOR", **FAST)
+    own = report.full_resume
+    assert own.checkpoint == "program" and own.verdict == IDENTICAL, own.explanation
+    assert [(f.component, f.status) for f in own.diagnosis] == [("rng", PUT_BACK)]
+    assert own.latent_gaps == []
+    text = report.render()
+    assert "latent" not in text and "unused after" not in text
+    assert ("rng: generator 'sampler' differs from the stream at step 7 (put back by the "
+            "program: every later step and its end state match)") in text
+
+
+def test_a_sampler_whose_state_dict_is_stale_after_the_load_is_a_latent_gap():
+    own = verify(SPEC + "SAMPLER", **FAST).full_resume
+    assert own.verdict == IDENTICAL, own.explanation
+    assert [(f.component, f.status) for f in own.diagnosis] == [("sampler", LATENT)]
+    assert own.latent_gaps == ["sampler"]
