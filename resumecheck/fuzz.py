@@ -47,7 +47,7 @@ from resumecheck.report import CLOSE, IDENTICAL, INCONCLUSIVE, RunResult, unseed
 from resumecheck.faults import environment_failure
 from resumecheck.interrupt import scratch_directory
 from resumecheck.settings import Settings
-from resumecheck.strategies import interruption_schedules, special_points
+from resumecheck.strategies import interruption_schedules
 
 __all__ = ["FuzzResult", "fuzz", "run_fuzz"]
 
@@ -71,7 +71,11 @@ class FuzzResult:
     """Own-checkpoint examples reused the replayed first half of an earlier
     example with the same first resume point."""
     failure: RunResult | None = None
-    """The minimal failing full resume, as ``resumecheck run`` reports it."""
+    """The earliest failing full resume found, as ``resumecheck run`` reports it."""
+    minimal: bool | None = None
+    """Each of the failure's resume points is the earliest that still fails with
+    the others kept, every earlier point tried (False: the time budget stopped
+    that search first; None: no failure)."""
     declared_state_notice: str | None = None
     """When the failure's report found the declared components incomplete, its sentence."""
     unseeded_notice: str | None = None
@@ -111,6 +115,7 @@ class FuzzResult:
             "budget_exhausted": self.budget_exhausted,
             "fast_start": self.fast_start,
             "found": self.found,
+            "minimal": self.minimal,
             "failure": self.failure.to_json() if self.failure else None,
             "reference_loss": list(self.reference_loss),
             "unreproduced": self.unreproduced,
@@ -139,7 +144,11 @@ class FuzzResult:
                        "(a fault that comes and goes, a read that may fail) cannot be judged; "
                        "if it trains alike every time, please report this to resumecheck")
             return f"no failing schedule in {tried}{cut}{odd}{self._not_judged()}"
-        return f"minimal failing schedule: resume at {','.join(map(str, self.failure.resume_at))}, found in {tried}"
+        at = ",".join(map(str, self.failure.resume_at))
+        if self.minimal:
+            return f"minimal failing schedule: resume at {at}, found in {tried}"
+        return (f"failing schedule: resume at {at}, found in {tried}; not shown to be minimal: "
+                "the time budget ran out before every earlier resume point was tried")
 
     def _not_judged(self) -> str:
         """The elastic examples that could not be judged, in words."""
@@ -403,8 +412,7 @@ def _search(checker: Checker, result: FuzzResult, default: list[int], edges: lis
     try:
         probe()
     except _ScheduleFails as exc:
-        result.failure = _earliest(
-            checker, exc.result, special_points(checker.steps, epoch_boundaries=edges), say)
+        result.failure, result.minimal = _earliest(checker, exc.result, say)
     except Unsatisfiable:
         result.budget_exhausted = True
     finally:
@@ -424,25 +432,27 @@ def _hypothesis_settings(max_examples: int) -> Any:
     )
 
 
-def _earliest(checker: Checker, failure: RunResult, special: list[int],
-              say: Callable[[str], None]) -> RunResult:
-    """Finish hypothesis's shrink: move each resume point to the earliest
-    boundary or extreme that still fails (hypothesis does not shrink across the
-    branches of the schedule strategy, so [15] may stand where [5] fails too).
-    Candidates go ``checker.jobs`` at a time, earliest first; the earliest
-    that fails wins, whatever the number of jobs."""
+def _earliest(checker: Checker, failure: RunResult,
+              say: Callable[[str], None]) -> tuple[RunResult, bool]:
+    """Finish hypothesis's shrink: move each resume point to the earliest point
+    that still fails, the others kept (hypothesis does not shrink across the
+    branches of the schedule strategy, so [15] may stand where [5] fails too,
+    nor an explicit example: the program's default schedule). Every earlier
+    point is tried, ``checker.jobs`` at a time, earliest first; the earliest
+    that fails wins, whatever the number of jobs. Also whether the search
+    ended (False: the time budget stopped it)."""
     best = failure
     for i in range(len(best.resume_at)):
         low = best.resume_at[i - 1] if i else 0
         candidates = [[*best.resume_at[:i], point, *best.resume_at[i + 1:]]
-                      for point in special if low < point < best.resume_at[i]]
+                      for point in range(low + 1, best.resume_at[i])]
         for start in range(0, len(candidates), checker.jobs):
             batch = candidates[start:start + checker.jobs]
             try:
                 runs = checker.map(checker.check, batch)
             except BudgetExhausted:
                 say("shrinking stopped: the time budget ran out")
-                return best
+                return best, False
             for schedule, run in zip(batch, runs):
                 say(f"shrinking: resume at {','.join(map(str, schedule))}: {run.verdict}")
             failed = next((run for run in runs if run.verdict not in _PASSING
@@ -450,4 +460,4 @@ def _earliest(checker: Checker, failure: RunResult, special: list[int],
             if failed is not None:
                 best = failed
                 break
-    return best
+    return best, True

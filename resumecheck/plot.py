@@ -76,7 +76,7 @@ def _data(source: Report | FuzzResult) -> _Data:
             labels={id(r): source.label_of(r) for r in source.runs},
         )
     runs = [source.failure] if source.failure is not None else []
-    what = ("minimal failing schedule: resume at "
+    what = (("minimal " if source.minimal else "") + "failing schedule: resume at "
             + ",".join(map(str, source.failure.resume_at)) if source.failure
             else "no failing schedule")
     return _Data(title=f"{source.target} (fuzz): {what}", steps=source.steps,

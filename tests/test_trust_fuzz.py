@@ -79,3 +79,32 @@ def test_fuzz_says_when_the_declared_state_is_incomplete():
     assert result.declared_state_notice.startswith("the declared components do not capture")
     assert "WARNING: the declared components do not capture" in result.render()
     assert result.to_json()["declared_state_notice"] == result.declared_state_notice
+
+
+def test_a_failure_at_the_default_point_shrinks_to_the_earliest_point_that_fails():
+    """fixtures/trust/earliest.py: fails from a resume at 3 on, default point 7.
+    Found at 7 first (an explicit example, which hypothesis does not shrink),
+    it is reported at 3, and called minimal only because every earlier point
+    was tried."""
+    from fixtures.trust import earliest
+
+    result = fuzz(earliest.BUGGY, max_examples=5)
+    assert result.found and result.failure.resume_at == [3], result.summary()
+    assert result.minimal is True
+    assert result.summary().startswith("minimal failing schedule: resume at 3")
+    assert verify(earliest.BUGGY, resume_at=[2], drop="none", noise_seeds=0).equivalent
+    assert not fuzz(earliest.CORRECT, max_examples=5).found
+
+
+def test_a_failure_not_shown_minimal_is_not_called_minimal():
+    from dataclasses import replace
+
+    from resumecheck.fuzz import FuzzResult
+    from resumecheck.report import RunResult
+
+    failure = RunResult(dropped=[], resume_at=[7], checkpoint="program", verdict="diverged")
+    result = FuzzResult(target="t", steps=10, seed=None, max_interruptions=2, examples=3,
+                        distinct_schedules=3, failure=failure, minimal=False)
+    assert result.summary().startswith("failing schedule: resume at 7, found in 3 examples")
+    assert "not shown to be minimal: the time budget ran out" in result.summary()
+    assert replace(result, minimal=True).summary().startswith("minimal failing schedule")
