@@ -514,6 +514,7 @@ def merge(spec: SegmentSpec, ranks: list[SegmentResult]) -> SegmentResult:
         boundaries=first.boundaries,
         restored_state=_merged(ranks, "restored_state", str(work / f"{spec.name}.restored.pt")),
         slowest_step=max(r.slowest_step for r in ranks),
+        undeclared=first.undeclared,
     )
 
 

@@ -369,7 +369,7 @@ class _Segments:
         else:  # within tolerance, every step after a restart may be read
             keep = {"keep_tensors_after": min(points)}
         spec = self.spec("reference", config=self.run_config, start=0, stop=self.steps,
-                         capture_at=points, hash_seed=1, **keep)
+                         capture_at=points, hash_seed=1, find_undeclared=True, **keep)
         jobs = self.settings.workers if self.settings.isolation == "process" else 1
         again: list[SegmentResult] = []
         if self.settings.check_determinism and jobs > 1:
@@ -862,6 +862,7 @@ def _report(checker: Checker, runs: list[RunResult]) -> Report:
                                     checker.base_seed(), checker.target.seed_key),
         determinism=checker.determinism, reference_loss=ref.loss,
         seed_losses=ref.noise, nproc=s.nproc, untraced=verdict.untraced(checker.segment.records),
+        undeclared=list(checker.segment.undeclared),
     )
 
 

@@ -230,6 +230,10 @@ class Report:
     untraced: list[str] = field(default_factory=list)
     """Quantities no step could trace, each with why and what to declare: a
     divergence then shows first in a later quantity (the loss, a step late)."""
+    undeclared: list[str] = field(default_factory=list)
+    """Tensors the program holds that training changed and no declared
+    component holds, each in words: not compared, so a checkpoint that loses
+    them shows only when they change a step."""
     schema: str = SCHEMA
 
     @property
@@ -349,6 +353,7 @@ class Report:
             "nproc": self.nproc,
             "declared_state_complete": self.declared_state_complete,
             "untraced": list(self.untraced),
+            "undeclared": list(self.undeclared),
             "runs": [r.to_json() for r in self.runs],
         })
 
@@ -454,6 +459,7 @@ def _table(report: Report) -> str:
     notices = [report.incomplete_state_notice(), report.unseeded_notice()]
     lines[1:1] = [f"WARNING: {notice}" for notice in notices if notice]
     lines[-1:-1] = [f"not traced: {what}" for what in report.untraced]
+    lines[-1:-1] = [f"not compared: {what}" for what in report.undeclared]
     for n, row in enumerate(rows):
         cells = [c.ljust(w) for c, w in zip(row[:-1], widths)] + [row[-1]]
         lines.append("  ".join(cells).rstrip())
@@ -478,6 +484,8 @@ def _markdown(report: Report) -> str:
     for notice in (report.incomplete_state_notice(), report.unseeded_notice()):
         if notice:
             lines += [f"**Warning:** {notice}", ""]
+    for what in report.undeclared:
+        lines += [f"**Not compared:** {_md_cell(what)}", ""]
     lines.append("| " + " | ".join(_md_cell(c) for c in _HEADER) + " |")
     lines.append("|" + "---|" * len(_HEADER))
     for row in _rows(report):

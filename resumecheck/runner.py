@@ -55,6 +55,7 @@ from resumecheck.segments import (
 from resumecheck.streams import STEPS_AFTER_RESTORE
 from resumecheck.trace import StepRecord, Tracer
 from resumecheck.transport import report_phase, run_in_subprocess
+from resumecheck.undeclared import UndeclaredWatch
 
 __all__ = ["run_here", "run_segment"]
 
@@ -304,6 +305,7 @@ class _Segment:
         keep = _TensorKeeper(spec, tracer.step_bytes())
         tracer.copy_grads_at = keep.might
         tracer.reference_digests = spec.reference_digests
+        undeclared = UndeclaredWatch(built.program) if spec.find_undeclared else None
         for step in range(spec.start + 1, spec.stop + 1):
             self.step = step
             self._train_step(built, tracer, step, keep)
@@ -314,6 +316,8 @@ class _Segment:
             self.result.end_state = str(self.work / f"{spec.name}.end.pt")
             save_capture(built, self.result.end_state, verify=not self.result.captures,
                          unwritten=self.judged_here)
+        if undeclared is not None:
+            self.result.undeclared = undeclared.found(built.program, built.components)
 
     def _build_and_restore(self) -> BuiltProgram:
         spec, result = self.spec, self.result

@@ -105,6 +105,9 @@ class SegmentSpec:
     spare_tensor_bytes: int = 0
     capture_end: bool = True
     """Capture every component's state at the end (runs judged on their trace alone skip it)."""
+    find_undeclared: bool = False
+    """Name the tensors the program holds that training changed and no declared
+    component holds (``undeclared``; the reference)."""
     trace_streams: bool = True
     """Record the random streams' digests at the start of a step: at every step
     from step 0, at the first steps after a restore (all that is compared:
@@ -140,6 +143,9 @@ class SegmentResult:
     error_step: int | None = None
     error_stage: str | None = None
     slowest_step: float = 0.0
+    undeclared: list[str] = field(default_factory=list)
+    """State the program keeps that no declared component holds, in words
+    (``SegmentSpec.find_undeclared``)."""
     """Seconds the slowest training step of this segment took."""
 
     def to_plain(self) -> dict[str, Any]:

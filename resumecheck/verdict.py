@@ -621,7 +621,8 @@ def explain(r: RunResult, first_bitwise: tuple[int, str] | None, *,
     if r.verdict == IDENTICAL and not r.dropped:
         if r.latent_gaps:
             return "every step after the restart matches bit for bit" + latent_text(r)
-        return "resumes bit for bit: every step after the restart and every component's state match"
+        return ("resumes bit for bit: every step after the restart and every declared "
+                "component's state match")
     if r.blind_spot:
         return (
             f"blind spot: {what} changed nothing at k={k}; this program does not exercise "

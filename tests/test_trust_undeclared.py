@@ -1,0 +1,33 @@
+"""State the program keeps that no declared component holds is named, not
+silently left out of "every component's state match"
+(fixtures/trust/undeclared_ema.py; resumecheck/undeclared.py)."""
+
+from __future__ import annotations
+
+from resumecheck import verify
+from resumecheck.report import DIVERGED, IDENTICAL
+
+SPEC = "fixtures.trust.undeclared_ema:"
+FAST = {"noise_seeds": 0, "drop": "none", "check_determinism": False}
+
+
+def test_an_undeclared_ema_that_training_changes_is_named_as_not_compared():
+    report = verify(SPEC + "UNDECLARED", **FAST)
+    assert report.full_resume.verdict == IDENTICAL  # (nothing compared differs: true)
+    assert len(report.undeclared) == 1, report.undeclared
+    assert report.undeclared[0].startswith("ema (Sequential: 4 tensors, 49 values, that "
+                                           "training changed and no declared component holds")
+    text = report.render()
+    assert "not compared: ema (Sequential" in text
+    assert "every declared component's state match" in text
+    assert "teacher" not in text and "'x'" not in text  # data and a frozen copy: not state
+    assert "**Not compared:** ema (Sequential" in report.render("markdown")
+    assert report.to_json()["undeclared"] == report.undeclared
+
+
+def test_declared_the_lost_ema_is_a_state_difference_and_nothing_is_left_out():
+    report = verify(SPEC + "DECLARED", **FAST)
+    own = report.full_resume
+    assert report.undeclared == []
+    assert own.verdict == DIVERGED and own.first_divergent_quantity == "state of ema", own.explanation
+    assert [f.component for f in own.diagnosis] == ["ema"]
