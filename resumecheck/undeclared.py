@@ -39,26 +39,41 @@ class UndeclaredWatch:
     those training changed that no declared component holds."""
 
     def __init__(self, program: Any) -> None:
-        self._before = {path: [digest(t) for t in tensors]
-                        for path, (_, tensors) in _held(program).items()}
+        try:
+            self._before: dict[str, list[str]] | None = {
+                path: [digest(t) for t in tensors] for path, (_, tensors) in _held(program).items()}
+        except Exception:  # a notice never fails a check: then none is given
+            self._before = None
 
     def found(self, program: Any, components: Sequence[Component]) -> list[str]:
-        """Each attribute whose changed tensors no declared component holds, in words."""
+        """Each attribute whose changed tensors no declared component holds, in
+        words (none when they cannot be read: a notice never fails a check)."""
+        if self._before is None:
+            return []
+        try:
+            return self._found(self._before, program, components)
+        except Exception:
+            return []
+
+    @staticmethod
+    def _found(before_all: dict[str, list[str]], program: Any,
+               components: Sequence[Component]) -> list[str]:
         declared = {id(c.obj) for c in components}
-        ptrs: set[int] = set()
+        ptrs: set[int | None] = set()
         values: set[str] = set()
         for c in components:
             for t in _state_tensors(c.obj):
-                ptrs.add(t.data_ptr())
+                ptrs.add(_ptr(t))
                 values.add(digest(t))
+        ptrs.discard(None)
         out = []
         for path, (obj, tensors) in _held(program).items():
             if id(obj) in declared:
                 continue
-            before = self._before.get(path, [])
+            before = before_all.get(path, [])
             changed = [t for i, t in enumerate(tensors)
                        if i >= len(before) or digest(t) != before[i]]
-            missed = [t for t in changed if t.data_ptr() not in ptrs and digest(t) not in values]
+            missed = [t for t in changed if _ptr(t) not in ptrs and digest(t) not in values]
             if missed:
                 count = sum(t.numel() for t in missed)
                 out.append(f"{path} ({type(obj).__name__}: {len(missed)} tensor"
@@ -66,6 +81,15 @@ class UndeclaredWatch:
                            "changed and no declared component holds: declare it as a "
                            "component to check that it resumes)")
         return out
+
+
+def _ptr(t: torch.Tensor) -> int | None:
+    """Where a tensor's data lives (None: a tensor without one of its own, a
+    sharded or meta tensor)."""
+    try:
+        return t.data_ptr() or None
+    except Exception:
+        return None
 
 
 def _held(program: Any) -> dict[str, tuple[Any, list[torch.Tensor]]]:
