@@ -106,12 +106,16 @@ def _held(program: Any) -> dict[str, tuple[Any, list[torch.Tensor]]]:
 
 
 def _attributes(program: Any) -> Iterator[tuple[str, Any]]:
+    """The program's attributes (and the items of short containers), but the
+    private bookkeeping of resumecheck's own programs (a framework adapter's
+    stream lookahead is no state of the user's)."""
     try:
         items = list(vars(program).items())
     except TypeError:  # (no __dict__: slots)
         return
+    ours = type(program).__module__.startswith("resumecheck.")
     for name, value in items:
-        if name.startswith("__"):
+        if name.startswith("__") or (ours and name.startswith("_")):
             continue
         yield name, value
         if isinstance(value, dict) and len(value) <= _LONGEST:

@@ -58,6 +58,8 @@ def full_resume(name: str, **kw):
     kw.setdefault("noise_seeds", 0)
     kw.setdefault("check_determinism", False)
     report = resumecheck.verify(spec(name), drop="none", **kw)
+    # the adapter's own bookkeeping (its stream lookahead) is no state of the user's
+    assert report.undeclared == [], report.undeclared
     return report.runs[0]
 
 
