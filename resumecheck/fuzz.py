@@ -73,9 +73,9 @@ class FuzzResult:
     failure: RunResult | None = None
     """The earliest failing full resume found, as ``resumecheck run`` reports it."""
     minimal: bool | None = None
-    """Each of the failure's resume points is the earliest that still fails with
-    the others kept, every earlier point tried (False: the time budget stopped
-    that search first; None: no failure)."""
+    """No resume point of the failure can be dropped, nor moved earlier with
+    the others kept, and it still fail: every such schedule was tried (False:
+    the time budget stopped that search first; None: no failure)."""
     declared_state_notice: str | None = None
     """When the failure's report found the declared components incomplete, its sentence."""
     unseeded_notice: str | None = None
@@ -434,30 +434,52 @@ def _hypothesis_settings(max_examples: int) -> Any:
 
 def _earliest(checker: Checker, failure: RunResult,
               say: Callable[[str], None]) -> tuple[RunResult, bool]:
-    """Finish hypothesis's shrink: move each resume point to the earliest point
-    that still fails, the others kept (hypothesis does not shrink across the
-    branches of the schedule strategy, so [15] may stand where [5] fails too,
-    nor an explicit example: the program's default schedule). Every earlier
-    point is tried, ``checker.jobs`` at a time, earliest first; the earliest
-    that fails wins, whatever the number of jobs. Also whether the search
-    ended (False: the time budget stopped it)."""
+    """Finish hypothesis's shrink, which does not cross the branches of the
+    schedule strategy (so [15] may stand where [5] fails too) and never
+    shrinks an explicit example (the program's default schedule): until
+    nothing changes, drop each resume point whose removal still fails (fewer
+    restarts first), then move each to the earliest point that still fails,
+    the others kept, every earlier point tried. Candidates go ``checker.jobs``
+    at a time, in that order; the first that fails wins, whatever the number
+    of jobs. Also whether the search ended (False: the time budget stopped it)."""
     best = failure
-    for i in range(len(best.resume_at)):
-        low = best.resume_at[i - 1] if i else 0
-        candidates = [[*best.resume_at[:i], point, *best.resume_at[i + 1:]]
-                      for point in range(low + 1, best.resume_at[i])]
-        for start in range(0, len(candidates), checker.jobs):
-            batch = candidates[start:start + checker.jobs]
-            try:
-                runs = checker.map(checker.check, batch)
-            except BudgetExhausted:
-                say("shrinking stopped: the time budget ran out")
-                return best, False
-            for schedule, run in zip(batch, runs):
-                say(f"shrinking: resume at {','.join(map(str, schedule))}: {run.verdict}")
-            failed = next((run for run in runs if run.verdict not in _PASSING
-                           and not _not_judged(run)), None)
-            if failed is not None:
-                best = failed
-                break
-    return best, True
+    try:
+        while True:
+            smaller = _first_failing(checker, _fewer(best.resume_at), say) \
+                or _first_failing(checker, _earlier(best.resume_at), say)
+            if smaller is None:
+                return best, True
+            best = smaller
+    except BudgetExhausted:
+        say("shrinking stopped: the time budget ran out")
+        return best, False
+
+
+def _fewer(schedule: list[int]) -> list[list[int]]:
+    """The schedule without one of its resume points, each in turn."""
+    if len(schedule) < 2:
+        return []
+    return [schedule[:i] + schedule[i + 1:] for i in range(len(schedule))]
+
+
+def _earlier(schedule: list[int]) -> list[list[int]]:
+    """The schedule with one resume point moved earlier (after the one before
+    it), the first point first, each earliest first."""
+    return [[*schedule[:i], point, *schedule[i + 1:]]
+            for i in range(len(schedule))
+            for point in range(schedule[i - 1] + 1 if i else 1, schedule[i])]
+
+
+def _first_failing(checker: Checker, candidates: list[list[int]],
+                   say: Callable[[str], None]) -> RunResult | None:
+    """The first of ``candidates`` (in their order) whose run fails, judged."""
+    for start in range(0, len(candidates), checker.jobs):
+        batch = candidates[start:start + checker.jobs]
+        runs = checker.map(checker.check, batch)
+        for schedule, run in zip(batch, runs):
+            say(f"shrinking: resume at {','.join(map(str, schedule))}: {run.verdict}")
+        failed = next((run for run in runs if run.verdict not in _PASSING
+                       and not _not_judged(run)), None)
+        if failed is not None:
+            return failed
+    return None

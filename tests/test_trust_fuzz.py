@@ -94,6 +94,9 @@ def test_a_failure_at_the_default_point_shrinks_to_the_earliest_point_that_fails
     assert result.summary().startswith("minimal failing schedule: resume at 3")
     assert verify(earliest.BUGGY, resume_at=[2], drop="none", noise_seeds=0).equivalent
     assert not fuzz(earliest.CORRECT, max_examples=5).found
+    # from a default schedule of two resume points: one of them alone fails
+    two = fuzz(earliest.BUGGY_TWO, max_examples=5)
+    assert two.failure.resume_at == [3] and two.minimal is True, two.summary()
 
 
 def test_a_failure_not_shown_minimal_is_not_called_minimal():
