@@ -165,8 +165,9 @@ def _streams_text(paths: list[str], step: int, unused: set[str]) -> str:
     streams = sorted({_rng_stream(p) for p in paths} - idle)
     if not streams:
         return (f"{', '.join(sorted(idle))} differ{'s' if len(idle) == 1 else ''} from the "
-                f"stream at step {step}, unused after it")
-    aside = f" (and {', '.join(sorted(idle))}, unused after step {step})" if idle else ""
+                f"stream at step {step}, which the reference never drew from after it")
+    aside = (f" (and {', '.join(sorted(idle))}, which the reference never drew from after "
+             f"step {step})" if idle else "")
     return (f"{', '.join(streams)} differ{'s' if len(streams) == 1 else ''} from the stream "
             f"at step {step}{aside}")
 

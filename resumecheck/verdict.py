@@ -418,6 +418,8 @@ def diagnose(ref: Reference, dropped: Sequence[str], segments: Segments) -> list
         expected = (ref.file(given) if basis == "reference"
                     else load_checkpoint(given, read_only=True))
         run = load_checkpoint(seg.restored_state, read_only=True)
+        ended = (load_checkpoint(seg.end_state, read_only=True)["components"]
+                 if seg.end_state else {})
         for name in ref.segment.names:
             if name in dropped or name in seen:
                 continue
@@ -426,8 +428,8 @@ def diagnose(ref: Reference, dropped: Sequence[str], segments: Segments) -> list
             detail = describe_difference(name, want, got, k, expected.get("meta"),
                                          run.get("meta"), unused=unused)
             if detail is not None:
-                findings.append(Finding(name, detail, step=k, basis=basis,
-                                        status=status or _idle_streams_only(want, got, unused)))
+                findings.append(Finding(name, detail, step=k, basis=basis, status=status or
+                                        _idle_streams_only(want, got, ended.get(name), unused)))
                 seen.add(name)
     return findings
 
@@ -449,15 +451,21 @@ def streams_put_back(ref: Reference, segments: Segments) -> set[str]:
             and digest(run_end[name]) == ref.component_digest(ref.segment.end_state, name)}
 
 
-def _idle_streams_only(want: Any, got: Any, unused: set[str] | None) -> FindingStatus | None:
-    """``latent`` for a random-state component whose only differing streams are
-    ones the reference never drew from after the resume point: until the run
-    departs it draws as the reference does, so those streams cannot be what
-    made it depart, whatever else differs."""
+def _idle_streams_only(want: Any, got: Any, ended: Any,
+                       unused: set[str] | None) -> FindingStatus | None:
+    """``latent`` for a random-state component whose only differing streams
+    neither run drew from after the resume point: the reference's never
+    moved after it (``unused``), and the resumed run's stands at the end of
+    the segment where it was restored (``ended``): they cannot be what made
+    the run depart, whatever else differs. A run may draw where the reference
+    did not (a loader's iterator made after the load draws its epoch's order
+    from its generator): then its stream is not idle, and the reruns judge."""
     if not unused or not (is_stream_state(want) and is_stream_state(got)):
         return None
+    if not is_stream_state(ended):
+        return None
     moved = _moved(want, got)
-    return LATENT if moved and moved <= unused else None
+    return LATENT if moved and moved <= unused and not (_moved(got, ended) & moved) else None
 
 
 def departure(result: RunResult) -> int | None:

@@ -5,7 +5,7 @@ back itself, is no gap; state a step overwrites without reading is one
 from __future__ import annotations
 
 from resumecheck import verify
-from resumecheck.report import IDENTICAL, LATENT, PUT_BACK
+from resumecheck.report import DIVERGED, IDENTICAL, LATENT, PUT_BACK
 
 SPEC = "fixtures.trust.put_back:"
 FAST = {"noise_seeds": 0, "drop": "none", "check_determinism": False}
@@ -28,3 +28,12 @@ def test_a_sampler_whose_state_dict_is_stale_after_the_load_is_a_latent_gap():
     assert own.verdict == IDENTICAL, own.explanation
     assert [(f.component, f.status) for f in own.diagnosis] == [("sampler", LATENT)]
     assert own.latent_gaps == ["sampler"]
+
+
+def test_a_stream_only_the_resumed_run_draws_from_is_never_latent():
+    own = verify(SPEC + "FORGETS", **FAST).full_resume
+    assert own.verdict == DIVERGED and own.first_divergent_step == 8, own.explanation
+    assert own.first_divergent_quantity == "data (the samples consumed)"
+    statuses = {f.component: f.status for f in own.diagnosis}
+    assert "rng" in statuses and statuses["rng"] != LATENT, own.diagnosis
+    assert own.latent_gaps == []
