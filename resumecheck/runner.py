@@ -305,7 +305,8 @@ class _Segment:
         keep = _TensorKeeper(spec, tracer.step_bytes())
         tracer.copy_grads_at = keep.might
         tracer.reference_digests = spec.reference_digests
-        undeclared = UndeclaredWatch(built.program) if spec.find_undeclared else None
+        undeclared = (UndeclaredWatch(built.program, built.components)
+                      if spec.find_undeclared else None)
         for step in range(spec.start + 1, spec.stop + 1):
             self.step = step
             self._train_step(built, tracer, step, keep)

@@ -7,10 +7,12 @@ state and the checkpoint forgets it, every step and every declared component
 still match: the check cannot see the loss, and must not let "every
 component's state match" read as the whole program's.
 
-So the reference run looks at the tensors its program holds as attributes
-(one level into dicts, lists and tuples): bare tensors, modules' parameters
-and buffers, optimizers' state (read where they are: no ``state_dict()`` of
-an undeclared object is called). Those that training changed (between the build and the end of the
+So the reference run looks at the tensors its program holds: in its
+attributes, the items of short dicts, lists and tuples, and the fields of its
+own plain objects (``types.SimpleNamespace``, its classes; not a framework's),
+three levels down: bare tensors (not views, not activations), modules'
+parameters and buffers, optimizers' state; read where they are: no
+``state_dict()`` of an undeclared object is called. Those that training changed (between the build and the end of the
 run) and that no declared component holds (the same storage, or the same
 values in what a component's ``state_dict()`` returns) are named in the
 report: not compared. Data tensors, a frozen teacher, anything training does
@@ -19,7 +21,8 @@ not change, is not state and is not named.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import types
+from collections.abc import Sequence
 from typing import Any
 
 import torch
@@ -38,10 +41,12 @@ class UndeclaredWatch:
     """The tensors a program holds at its build, to name at the end of its run
     those training changed that no declared component holds."""
 
-    def __init__(self, program: Any) -> None:
+    def __init__(self, program: Any, components: Sequence[Component]) -> None:
+        declared = {id(c.obj) for c in components}
         try:
             self._before: dict[str, list[str]] | None = {
-                path: [digest(t) for t in tensors] for path, (_, tensors) in _held(program).items()}
+                path: [digest(t) for t in tensors]
+                for path, (_, tensors) in _held(program, declared).items()}
         except Exception:  # a notice never fails a check: then none is given
             self._before = None
 
@@ -67,17 +72,20 @@ class UndeclaredWatch:
                 values.add(digest(t))
         ptrs.discard(None)
         out = []
-        for path, (obj, tensors) in _held(program).items():
-            if id(obj) in declared:
-                continue
+        for path, (obj, tensors) in _held(program, declared).items():
             before = before_all.get(path, [])
             changed = [t for i, t in enumerate(tensors)
                        if i >= len(before) or digest(t) != before[i]]
-            missed = [t for t in changed if _ptr(t) not in ptrs and digest(t) not in values]
+            # by storage, or by values; one number kept bare equal to a declared
+            # one (a counter at 10, and a batch norm's count) is a coincidence
+            bare = isinstance(obj, (torch.Tensor, dict, list, tuple))
+            missed = [t for t in changed if _ptr(t) not in ptrs
+                      and ((bare and t.numel() == 1) or digest(t) not in values)]
             if missed:
                 count = sum(t.numel() for t in missed)
                 out.append(f"{path} ({type(obj).__name__}: {len(missed)} tensor"
-                           f"{'' if len(missed) == 1 else 's'}, {count} values, that training "
+                           f"{'' if len(missed) == 1 else 's'}, {count} value"
+                           f"{'' if count == 1 else 's'}, that training "
                            "changed and no declared component holds: declare it as a "
                            "component to check that it resumes)")
         return out
@@ -92,53 +100,101 @@ def _ptr(t: torch.Tensor) -> int | None:
         return None
 
 
-def _held(program: Any) -> dict[str, tuple[Any, list[torch.Tensor]]]:
-    """Attribute path -> (object, its tensors) for each attribute of the program
-    (and each item of a short dict, list or tuple attribute) that holds any."""
+_DEPTH = 3
+"""How deep below the program the walk goes: an attribute, an item or a field
+of it (``self.state.ema``), and one more (``self.ema.shadow['w']``)."""
+
+_MOST = 512
+"""Objects looked at, at most (the walk never costs more than the check)."""
+
+_OPAQUE = frozenset({
+    "torch", "numpy", "lightning", "pytorch_lightning", "transformers", "accelerate",
+    "torchdata", "threading", "queue", "logging", "multiprocessing", "concurrent", "asyncio",
+    "socket", "io", "subprocess", "tempfile", "pathlib", "random",
+})
+"""Packages whose objects are not walked into (a framework's trainer holds the
+user's model, which is found where the program keeps it, and much else)."""
+
+
+def _held(program: Any, declared: set[int]) -> dict[str, tuple[Any, list[torch.Tensor]]]:
+    """Path -> (object, its tensors) for each tensor, module or optimizer the
+    program keeps, or short container of bare tensors: in its attributes, the
+    items of short dicts, lists and tuples, and the fields of its own plain
+    objects (``types.SimpleNamespace``, its classes), ``_DEPTH`` levels down;
+    never in a declared component (``declared``: their ids), which is compared."""
+    ours = type(program).__module__.startswith("resumecheck.")
     out = {}
-    for path, obj in _attributes(program):
-        if obj is program:
+    seen = {id(program), *declared}
+    todo = [(name, value, 1) for name, value in _fields(program)
+            if not (ours and name.startswith("_"))]
+    looked = 0
+    while todo and looked < _MOST:
+        path, obj, depth = todo.pop(0)
+        if id(obj) in seen:
             continue
-        tensors = [t for t in _tensors_of(obj) if t.numel()]
-        if tensors:
-            out[path] = (obj, tensors)
+        seen.add(id(obj))
+        looked += 1
+        tensors = _tensors_of(obj)
+        if tensors is not None:
+            if tensors:
+                out[path] = (obj, tensors)
+            continue
+        if ours and not isinstance(obj, (dict, list, tuple)):
+            continue
+        children = _children(path, obj)
+        if isinstance(obj, (dict, list, tuple)):  # its bare tensors: one entry, the container's
+            bare = [t for _, v in children if isinstance(v, torch.Tensor)
+                    for t in (_tensors_of(v) or [])]
+            if bare:
+                out[path] = (obj, bare)
+            children = [(p, v) for p, v in children if not isinstance(v, torch.Tensor)]
+        if depth < _DEPTH:
+            todo.extend((p, v, depth + 1) for p, v in children)
     return out
 
 
-def _attributes(program: Any) -> Iterator[tuple[str, Any]]:
-    """The program's attributes (and the items of short containers), but the
-    private bookkeeping of resumecheck's own programs (a framework adapter's
-    stream lookahead is no state of the user's)."""
+def _fields(obj: Any) -> list[tuple[str, Any]]:
     try:
-        items = list(vars(program).items())
+        return [(k, v) for k, v in vars(obj).items() if not k.startswith("__")]
     except TypeError:  # (no __dict__: slots)
-        return
-    ours = type(program).__module__.startswith("resumecheck.")
-    for name, value in items:
-        if name.startswith("__") or (ours and name.startswith("_")):
-            continue
-        yield name, value
-        if isinstance(value, dict) and len(value) <= _LONGEST:
-            for key, item in list(value.items()):
-                yield f"{name}[{key!r}]", item
-        elif isinstance(value, (list, tuple)) and len(value) <= _LONGEST:
-            for i, item in enumerate(value):
-                yield f"{name}[{i}]", item
+        return []
 
 
-def _tensors_of(obj: Any) -> list[torch.Tensor]:
-    """The tensors an object holds as state: a tensor, a module's parameters and
-    buffers, an optimizer's state. Read, never asked for: no ``state_dict()`` of
-    an object the program did not declare is called (a loader's may start an
-    iterator, which draws from the global stream, and the run would change)."""
+def _children(path: str, obj: Any) -> list[tuple[str, Any]]:
+    """The items of a short container, or the fields of a plain object of the
+    program's own (not a framework's, not a function, class or module)."""
+    if isinstance(obj, dict):
+        return [(f"{path}[{k!r}]", v) for k, v in list(obj.items())] if len(obj) <= _LONGEST \
+            else []
+    if isinstance(obj, (list, tuple)):
+        return [(f"{path}[{i}]", v) for i, v in enumerate(obj)] if len(obj) <= _LONGEST else []
+    if isinstance(obj, (type, types.ModuleType, types.FunctionType, types.MethodType)):
+        return []
+    if type(obj).__module__.split(".")[0] in _OPAQUE:
+        return []
+    return [(f"{path}.{k}", v) for k, v in _fields(obj)]
+
+
+def _tensors_of(obj: Any) -> list[torch.Tensor] | None:
+    """The tensors an object holds as state (None: not a holder of tensors
+    itself, a container or a plain object the walk looks into): a tensor (not
+    a view of another, not an activation), a module's parameters and buffers,
+    an optimizer's state; no other torch object's (a loss scaler's scale is a
+    quantity every step compares). Read, never asked for: no ``state_dict()`` of an object
+    the program did not declare is called (a loader's may start an iterator,
+    which draws from the global stream, and the run would change)."""
     if isinstance(obj, torch.Tensor):
+        if obj.grad_fn is not None or obj._base is not None or not obj.numel():
+            return []
         return [obj.detach()]
     if isinstance(obj, torch.nn.Module):
-        return [t.detach() for t in (*obj.parameters(), *obj.buffers())]
+        return [t.detach() for t in (*obj.parameters(), *obj.buffers()) if t.numel()]
     if isinstance(obj, torch.optim.Optimizer):
         return [v.detach() for s in obj.state.values() for v in s.values()
-                if isinstance(v, torch.Tensor)]
-    return []
+                if isinstance(v, torch.Tensor) and v.numel()]
+    if type(obj).__module__.split(".")[0] == "torch":
+        return []  # (a loss scaler's scale is traced at every step already)
+    return None
 
 
 def _state_tensors(obj: Any) -> list[torch.Tensor]:

@@ -52,6 +52,9 @@ def test_correct_twin_is_equivalent(isolation):
         report.determinism
     assert report.full_resume.verdict == "identical"
     assert report.full_resume.diagnosis == []
+    # its declared EMA (a dict of tensors whose state_dict() returns copies) is compared:
+    # nothing named as left out
+    assert report.undeclared == [], report.undeclared
 
 
 def test_every_single_process_bug_class_has_a_fixture():

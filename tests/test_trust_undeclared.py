@@ -31,3 +31,13 @@ def test_declared_the_lost_ema_is_a_state_difference_and_nothing_is_left_out():
     assert report.undeclared == []
     assert own.verdict == DIVERGED and own.first_divergent_quantity == "state of ema", own.explanation
     assert [f.component for f in own.diagnosis] == ["ema"]
+
+
+def test_state_in_plain_objects_is_found_one_entry_per_holder():
+    """An EMA kept as a dict of tensors in a plain object, in the program's
+    ``types.SimpleNamespace`` (the shape of the README's own char-LM example),
+    is found, named once for its dict (a trial: not named at all)."""
+    report = verify(SPEC + "NAMESPACE", **FAST)
+    assert report.equivalent
+    assert [u.split(" (")[0] for u in report.undeclared] == ["ema", "state.ema.shadow"]
+    assert report.undeclared[1].startswith("state.ema.shadow (dict: 4 tensors, 49 values")
