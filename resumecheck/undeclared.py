@@ -180,9 +180,9 @@ def _tensors_of(obj: Any) -> list[torch.Tensor] | None:
     itself, a container or a plain object the walk looks into): a tensor (not
     a view of another, not an activation), a module's parameters and buffers,
     an optimizer's state; no other torch object's (a loss scaler's scale is a
-    quantity every step compares). Read, never asked for: no ``state_dict()`` of an object
-    the program did not declare is called (a loader's may start an iterator,
-    which draws from the global stream, and the run would change)."""
+    quantity every step compares). Read, never asked for: no ``state_dict()``
+    of an object the program did not declare is called (a loader's may start
+    an iterator, which draws from the global stream, and the run would change)."""
     if isinstance(obj, torch.Tensor):
         if obj.grad_fn is not None or obj._base is not None or not obj.numel():
             return []
@@ -193,7 +193,7 @@ def _tensors_of(obj: Any) -> list[torch.Tensor] | None:
         return [v.detach() for s in obj.state.values() for v in s.values()
                 if isinstance(v, torch.Tensor) and v.numel()]
     if type(obj).__module__.split(".")[0] == "torch":
-        return []  # (a loss scaler's scale is traced at every step already)
+        return []
     return None
 
 
