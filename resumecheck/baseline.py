@@ -509,7 +509,9 @@ def _finite_differences(model: torch.nn.Module, batch: Any, loss_of, per_param: 
 def _accumulation(model: torch.nn.Module, batch: Any, loss_of, m: int) -> BaselineCheck:
     error, scale, ok = _accumulation_error(model, batch, loss_of, m)
     detail = (f"{m} micro-batches accumulate to the gradient of the whole batch in eval mode "
-              f"(dropout off, batch norm on its running statistics): max |Δ| {error:.2g}"
+              f"(dropout off, batch norm on its running statistics): max |Δ| {error:.2g}; "
+              f"the check's own split through batch_loss, each loss divided by {m}, not the "
+              "program's own accumulation loop (its steps are what the resume check compares)"
               if ok else f"{m} accumulated micro-batches differ from the whole batch by "
               f"{error:.3g} in eval mode (largest gradient {scale:.3g}): is the loss a mean, "
               "and independent of how the batch is split?")

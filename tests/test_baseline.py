@@ -24,6 +24,8 @@ def test_builtin_program_is_trustworthy_with_figures():
     assert checks["gradients vs finite differences"].figures["max_abs_error"] < 1e-6
     assert checks["gradients vs finite differences"].figures["entries"] >= 8
     assert checks["gradient accumulation"].figures["max_abs_diff"] < 1e-10
+    # (what it shows: the check's own split, not the program's accumulation loop; a trial)
+    assert "not the program's own accumulation loop" in checks["gradient accumulation"].detail
     losses = checks["loss decreases"].figures["losses"]
     assert losses[-1] < losses[0]
     assert "the check's own Adam" in checks["loss decreases"].detail  # (not the program's)
