@@ -63,6 +63,7 @@ from resumecheck.errors import (
     BudgetExhausted, CheckpointError, EnvironmentFailure, TargetError,
 )
 from resumecheck.faults import killed_by_signal, signal_text
+from resumecheck.interrupt import proc_stat
 from resumecheck.segments import PHASE_TIMEOUT, Restore, SegmentResult, SegmentSpec, phase_bound
 from resumecheck.transport import ENVIRONMENT_EXIT, child_env, subprocess_main
 from resumecheck.trace import StepRecord, load_step_file, save_step_file
@@ -335,11 +336,8 @@ def _kill_all(proc: Any, pids: dict[int, int]) -> None:
 
 def _alive(pid: int) -> bool:
     """A process that exists and is not a zombie."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
+    fields = proc_stat(pid)
+    return fields is not None and fields[0] != "Z"
 
 
 def _failed(error: str, stage: str | None, step: int | None) -> SegmentResult:

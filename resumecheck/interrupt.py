@@ -28,7 +28,7 @@ import tempfile
 import threading
 from collections.abc import Callable, Iterator
 
-__all__ = ["GRACE", "HANDLED", "Watcher", "scratch_directory", "stop_descendants"]
+__all__ = ["GRACE", "HANDLED", "Watcher", "proc_stat", "scratch_directory", "stop_descendants"]
 
 HANDLED = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP")
                 if hasattr(signal, name))
@@ -72,14 +72,21 @@ _PREFIX = "resumecheck-"
 _CHECKED_ABANDONED = False
 
 
-def _started(pid: int) -> str | None:
-    """When process ``pid`` started (clock ticks since boot, from /proc);
-    None: no such process, or no /proc to read it from."""
+def proc_stat(pid: int | str) -> list[str] | None:
+    """The fields of ``/proc/PID/stat`` after the command's name (state,
+    parent, ..., start time at index 19); None: no such process, or no /proc."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as fh:
-            return fh.read().rsplit(b")", 1)[1].split()[19].decode()
+            fields = fh.read().rsplit(b")", 1)[1].split()
     except (OSError, IndexError):
         return None
+    return [f.decode() for f in fields] if len(fields) > 19 else None
+
+
+def _started(pid: int) -> str | None:
+    """When process ``pid`` started (clock ticks since boot); None: no such process."""
+    fields = proc_stat(pid)
+    return None if fields is None else fields[19]
 
 
 def _owner_line(pid: int) -> str | None:
@@ -137,14 +144,9 @@ def stop_descendants() -> None:
     except OSError:
         return
     for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as fh:
-                fields = fh.read().rsplit(b")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        children.setdefault(int(fields[1]), []).append(int(entry))
+        fields = proc_stat(entry) if entry.isdigit() else None
+        if fields is not None:
+            children.setdefault(int(fields[1]), []).append(int(entry))
     found, todo = [], list(children.get(os.getpid(), []))
     while todo:
         pid = todo.pop()
