@@ -231,11 +231,12 @@ class Tracer:
         if self._lr is not None:
             tensors["lr"] = torch.tensor(self._lr, dtype=torch.float64)
         skipped = self._optimizer is not None and self._grads is None
+        copied = self._grads or {}  # (the gradients judging may read)
         digests = {key: digest(t) for key, t in tensors.items()}
         for name, value in self._grad_digests.items():  # (digested at the pre-hook)
             digests[f"grad:{name}"] = value
-            if name in (self._grads or {}):
-                tensors[f"grad:{name}"] = (self._grads or {})[name]
+            if name in copied:
+                tensors[f"grad:{name}"] = copied[name]
         if self._model is not None:
             for name, p in self._model.named_parameters():
                 key = f"param:{name}"
@@ -256,7 +257,7 @@ class Tracer:
         keep = keep_tensors(record) if callable(keep_tensors) else keep_tensors
         if keep and self.tensor_dir is not None:
             size = sum(t.numel() * t.element_size() for t in tensors.values())
-            owned = {f"grad:{name}" for name in self._grads or {}}  # copies already
+            owned = {f"grad:{name}" for name in copied}  # copies already
             if self._files.in_memory(size):  # (on the CPU, as in a file: no device memory held)
                 tensors = {k: t.cpu() if k in owned
                            else local_tensor(t).detach().to("cpu", copy=True)
@@ -278,7 +279,7 @@ class _StepFiles:
 
     def keep(self, name: str, value: Any, size: int) -> None:
         """Keep one file (in memory, ``value`` holds copies already)."""
-        if self.kept is not None and self.in_memory(size):
+        if self.kept is not None and self.in_memory(size):  # (kept: for mypy)
             self.kept[name] = value
             self.bytes += size
             return
@@ -360,20 +361,21 @@ def load_stream_states(tensor_dir: Path, step: int,
                        kept: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
     """The full stream states saved at the start of ``step`` (None: not saved);
     ``kept``: the segment's files kept in memory (see ``Tracer.kept``)."""
-    name = f"streams_{step}.pt"
-    if kept and name in kept:
-        return kept[name]  # type: ignore[no-any-return]
-    return load_step_file(tensor_dir / name)
+    return _kept_or_file(tensor_dir, f"streams_{step}.pt", kept)  # type: ignore[no-any-return]
 
 
 def load_step_tensors(tensor_dir: Path, step: int,
                       kept: Mapping[str, Any] | None = None) -> dict[str, torch.Tensor] | None:
     """The full tensors kept for ``step`` (None: not kept); ``kept``: the
-    segment's files kept in memory (see ``Tracer.kept``). What comes from
-    memory is the kept value itself: the caller only reads it."""
-    name = f"step_{step}.pt"
+    segment's files kept in memory (see ``Tracer.kept``)."""
+    return _kept_or_file(tensor_dir, f"step_{step}.pt", kept)  # type: ignore[no-any-return]
+
+
+def _kept_or_file(tensor_dir: Path, name: str, kept: Mapping[str, Any] | None) -> Any:
+    """A step file's contents: from memory when the segment kept it there (the
+    kept value itself: callers only read it), else from ``tensor_dir``."""
     if kept and name in kept:
-        return kept[name]  # type: ignore[no-any-return]
+        return kept[name]
     return load_step_file(tensor_dir / name)
 
 
