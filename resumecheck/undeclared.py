@@ -202,7 +202,7 @@ def _state_tensors(obj: Any) -> list[torch.Tensor]:
     the end of the run, after its end capture asked for the same; none: it
     raises)."""
     if isinstance(obj, torch.nn.Module):
-        return [t.detach() for t in (*obj.parameters(), *obj.buffers())]
+        return _tensors_of(obj) or []
     state_dict = getattr(obj, "state_dict", None)
     if not callable(state_dict):
         return []

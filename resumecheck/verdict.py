@@ -418,8 +418,6 @@ def diagnose(ref: Reference, dropped: Sequence[str], segments: Segments) -> list
         expected = (ref.file(given) if basis == "reference"
                     else load_checkpoint(given, read_only=True))
         run = load_checkpoint(seg.restored_state, read_only=True)
-        ended = (load_checkpoint(seg.end_state, read_only=True)["components"]
-                 if seg.end_state else {})
         for name in ref.segment.names:
             if name in dropped or name in seen:
                 continue
@@ -429,7 +427,7 @@ def diagnose(ref: Reference, dropped: Sequence[str], segments: Segments) -> list
                                          run.get("meta"), unused=unused)
             if detail is not None:
                 findings.append(Finding(name, detail, step=k, basis=basis, status=status or
-                                        _idle_streams_only(want, got, ended.get(name), unused)))
+                                        _idle_streams_only(want, got, unused, seg, name)))
                 seen.add(name)
     return findings
 
@@ -451,17 +449,19 @@ def streams_put_back(ref: Reference, segments: Segments) -> set[str]:
             and digest(run_end[name]) == ref.component_digest(ref.segment.end_state, name)}
 
 
-def _idle_streams_only(want: Any, got: Any, ended: Any,
-                       unused: set[str] | None) -> FindingStatus | None:
-    """``latent`` for a random-state component whose only differing streams
-    neither run drew from after the resume point: the reference's never
-    moved after it (``unused``), and the resumed run's stands at the end of
-    the segment where it was restored (``ended``): they cannot be what made
-    the run depart, whatever else differs. A run may draw where the reference
-    did not (a loader's iterator made after the load draws its epoch's order
-    from its generator): then its stream is not idle, and the reruns judge."""
+def _idle_streams_only(want: Any, got: Any, unused: set[str] | None,
+                       seg: SegmentResult, name: str) -> FindingStatus | None:
+    """``latent`` for a random-state component ``name`` whose only differing
+    streams neither run drew from after the resume point: the reference's
+    never moved after it (``unused``), and the resumed run's stands at the end
+    of the segment ``seg`` that restored it: they cannot be what made the run
+    depart, whatever else differs. A run may draw where the reference did not
+    (a loader's iterator made after the load draws its epoch's order from its
+    generator): then its stream is not idle, and the reruns judge."""
     if not unused or not (is_stream_state(want) and is_stream_state(got)):
         return None
+    ended: Any = (load_checkpoint(seg.end_state, read_only=True)["components"].get(name)
+                  if seg.end_state else None)
     if not is_stream_state(ended):
         return None
     moved = _moved(want, got)
