@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import hashlib
 import logging
 import os
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import torch
@@ -26,7 +27,8 @@ from resumecheck.errors import CheckpointError
 from resumecheck.program import BuiltProgram
 from resumecheck.trace import unwrap_optimizer
 
-__all__ = ["CHECKPOINT_FORMAT", "capture", "capture_meta", "load_checkpoint", "save_capture"]
+__all__ = ["CHECKPOINT_FORMAT", "add_loadable_shapes", "capture", "capture_meta", "load_checkpoint",
+           "loadable_shapes", "save_capture"]
 
 CHECKPOINT_FORMAT = "resumecheck.checkpoint/1"
 
@@ -108,7 +110,7 @@ def save_capture(built: BuiltProgram, path: str, verify: bool = True, *,
     except Exception as exc:
         raise CheckpointError("save", path, f"torch.save failed: {exc}") from exc
     unfamiliar = _unfamiliar_types(state["components"])
-    shape = _shape(state["components"]) if verify or unfamiliar or _LOADED_SHAPES else ()
+    shape = _shape(state["components"]) if verify or unfamiliar or _LOADED_SHAPES else ""
     if shape in _LOADED_SHAPES:
         # this very structure (every key, every leaf's type) loaded back
         # already: so does this file, to what was just written (a reader in
@@ -180,16 +182,31 @@ def _leaves(value: Any, path: str) -> Iterator[tuple[str, Any]]:
             yield from _leaves(v, f"{path}[{i}]")
 
 
-# Structures of captures that loaded back with weights_only=True in this
-# process (see _shape): a capture of the same structure loads back too, so the
-# first capture of each later segment need not be read back to prove it.
-_LOADED_SHAPES: set[tuple[Any, ...]] = set()
+# Structures of captures that loaded back with weights_only=True (see _shape),
+# in this process or in another segment of this check's: a capture of the
+# same structure loads back too, so the first capture of each later segment
+# need not be read back to prove it.
+_LOADED_SHAPES: set[str] = set()
 
 
-def _shape(components: dict[str, Any]) -> tuple[Any, ...]:
-    """Everything that decides whether a capture loads with weights_only=True:
-    the path of every value (its keys' types included) and every value's type
-    (a tensor's dtype and layout too); not the values."""
+def loadable_shapes() -> list[str]:
+    """The structures of captures known to load back with weights_only=True
+    (``_shape``'s names), for the next process-isolated segment to start with."""
+    return sorted(_LOADED_SHAPES)
+
+
+def add_loadable_shapes(names: Iterable[str]) -> None:
+    """Take in the structures another process of the same torch loaded back
+    (``loadable_shapes`` there): a capture of one of them is not read back."""
+    _LOADED_SHAPES.update(names)
+
+
+def _shape(components: dict[str, Any]) -> str:
+    """A name for everything that decides whether a capture loads with
+    weights_only=True: the path of every value (its keys' types included) and
+    every value's type (a tensor's dtype and layout too); not the values.
+    (A digest of their text, the same in every process: a type's text names
+    its module and class.)"""
     out: list[Any] = []
 
     def walk(value: Any, path: tuple[Any, ...]) -> None:
@@ -204,7 +221,7 @@ def _shape(components: dict[str, Any]) -> tuple[Any, ...]:
                 walk(v, (*path, i))
 
     walk(components, ())
-    return tuple(out)
+    return hashlib.blake2b(repr(out).encode(), digest_size=16).hexdigest()
 
 
 def _unfamiliar_types(components: dict[str, Any]) -> set[type]:

@@ -119,6 +119,10 @@ class SegmentSpec:
     preload: list[str] = field(default_factory=list)
     """A framework's modules the warm server imports before it forks this
     process-isolated segment (``Target.preload``)."""
+    loadable_shapes: list[str] = field(default_factory=list)
+    """Structures of captures that earlier segments loaded back with
+    weights_only=True (``capture.loadable_shapes``): this segment's captures
+    of the same structure are not read back to prove it."""
 
 
 @dataclass(kw_only=True)
@@ -143,10 +147,13 @@ class SegmentResult:
     error_step: int | None = None
     error_stage: str | None = None
     slowest_step: float = 0.0
+    """Seconds the slowest training step of this segment took."""
     undeclared: list[str] = field(default_factory=list)
     """State the program keeps that no declared component holds, in words
     (``SegmentSpec.find_undeclared``)."""
-    """Seconds the slowest training step of this segment took."""
+    loadable_shapes: list[str] = field(default_factory=list)
+    """Structures of captures known to load back when the segment ended
+    (``SegmentSpec.loadable_shapes``, passed on to the next segment)."""
 
     def to_plain(self) -> dict[str, Any]:
         plain = asdict(replace(self, records=[], kept={}))

@@ -23,11 +23,12 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import IO, Any, NoReturn, Protocol
 
 from resumecheck import forkserver
+from resumecheck.capture import add_loadable_shapes, loadable_shapes
 from resumecheck.errors import BudgetExhausted, EnvironmentFailure, TargetError
 from resumecheck.faults import (
     DISK_ADVICE, EXTERNAL_SIGNALS, environment_failure, killed_by_signal, signal_text,
@@ -102,6 +103,7 @@ def run_in_subprocess(spec: SegmentSpec, cancel: threading.Event | None = None,
     _require_importable(spec)
     if cancel is not None and cancel.is_set():
         raise _Cancelled()
+    spec = replace(spec, loadable_shapes=loadable_shapes())
     files = _open_files(spec)
     env = child_env(spec)
     env["RESUMECHECK_PROGRESS_PATH"] = str(files.fifo)
@@ -192,7 +194,9 @@ def _outcome(spec: SegmentSpec, code: int, out_path: Path, output: str) -> Segme
             error=f"{_interpreter(spec)} {how}: " + " | ".join(tail),
             error_stage="process",
         )
-    return SegmentResult.from_plain(json.loads(out_path.read_text()))
+    result = SegmentResult.from_plain(json.loads(out_path.read_text()))
+    add_loadable_shapes(result.loadable_shapes)
+    return result
 
 
 def _watch_child(
@@ -280,7 +284,9 @@ def subprocess_main(spec_path: str, out_path: str, run: SegmentRunner) -> int:
     try:
         fd = os.open(fifo, os.O_WRONLY) if fifo else None
         target = load_target(spec.target_spec)
+        add_loadable_shapes(spec.loadable_shapes)
         result = run(spec, target, report_fd=fd)
+        result.loadable_shapes = loadable_shapes()
         Path(out_path).write_text(json.dumps(result.to_plain()))
         if fd is not None:  # the parent stops polling and waits for the exit
             report_phase(fd, "exit", None)
