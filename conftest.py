@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from pathlib import Path
@@ -15,6 +16,35 @@ sys.path.insert(0, str(ROOT))
 
 
 _SHARE = pytest.StashKey[str]()
+
+
+# Python's full garbage collections walk every object the process tracks: in a
+# worker that has imported torch (and a framework) some 400,000, 0.2-0.3 s
+# each time, and a framework's training loop asks for one (the HF Trainer
+# calls gc.collect() as each train() starts). The objects of the modules a
+# worker has imported never become garbage: once many modules have arrived
+# (collection, a framework's import inside a test), whatever is alive then is
+# frozen (gc.freeze: left out of every later collection).
+_FROZEN_AT_MODULES = [0]
+
+
+def _freeze_after_imports() -> None:
+    if len(sys.modules) - _FROZEN_AT_MODULES[0] >= 200:
+        gc.collect()
+        gc.freeze()
+        _FROZEN_AT_MODULES[0] = len(sys.modules)
+
+
+def pytest_collection_finish() -> None:
+    _freeze_after_imports()
+
+
+def pytest_runtest_setup() -> None:
+    _freeze_after_imports()
+
+
+def pytest_runtest_call() -> None:  # (after the fixtures: one may import a framework)
+    _freeze_after_imports()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
