@@ -61,7 +61,22 @@ def runs_tests(config: pytest.Config) -> bool:
     return hasattr(config, "workerinput") or not getattr(config.option, "numprocesses", None)
 
 
+def _compile_sources() -> None:
+    """Write the bytecode of the project's own modules once, before any
+    worker starts. Where PYTHONDONTWRITEBYTECODE is set (as on the CI
+    machines) no interpreter writes it, and each one (the workers, every
+    process-isolated segment and rank, each command a test starts) would
+    compile the package and the fixture programs it imports from source
+    again; every interpreter reads what is written here."""
+    import compileall
+
+    for directory in ("resumecheck", "fixtures", "tests", "examples"):
+        compileall.compile_dir(ROOT / directory, quiet=1)
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    if not hasattr(config, "workerinput"):  # (the controller, or the only process)
+        _compile_sources()
     # One set of warm servers for the whole session: every xdist worker, and
     # every command a test starts, forks its process-isolated segments from
     # them instead of importing torch in servers of its own (the controller,
