@@ -24,12 +24,23 @@ _INT = {torch.float16: torch.int16, torch.bfloat16: torch.int16, torch.float32: 
 _CHUNK = 1 << 15  # (compare's chunk: the sizes below straddle it)
 
 
-def _ordered(t: torch.Tensor) -> list[int]:
+def _ordered(t: torch.Tensor) -> list[int] | torch.Tensor:
     """Float bits as integers in the floats' order (-m for a negative of
-    magnitude m), in Python's integers."""
+    magnitude m): in int64 for floats of 32 bits or fewer (every distance of
+    two such keys fits it), in Python's integers for float64."""
     bits = _INT[t.dtype]
     magnitude = torch.iinfo(bits).max
-    return [b if b >= 0 else -(b & magnitude) for b in t.contiguous().view(bits).reshape(-1).tolist()]
+    raw = t.contiguous().view(bits).reshape(-1)
+    if bits != torch.int64:
+        wide = raw.to(torch.int64)
+        return torch.where(wide >= 0, wide, -(wide & magnitude))
+    return [b if b >= 0 else -(b & magnitude) for b in raw.tolist()]
+
+
+def _max_distance(a: list[int] | torch.Tensor, b: list[int] | torch.Tensor) -> int:
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        return int((a - b).abs().max()) if a.numel() else 0
+    return max(abs(x - y) for x, y in zip(a, b))
 
 
 def _plain(ref: torch.Tensor, new: torch.Tensor, tolerance: Tolerance,
@@ -45,7 +56,7 @@ def _plain(ref: torch.Tensor, new: torch.Tensor, tolerance: Tolerance,
     rel = torch.where(r64.abs() > 0, delta / r64.abs(), torch.where(delta > 0, math.inf, 0.0))
     finite = bool(ref.isfinite().all()) and bool(new.isfinite().all())
     if ulp is None and finite:
-        ulp = float(max(abs(a - b) for a, b in zip(_ordered(ref), _ordered(new))))
+        ulp = float(_max_distance(_ordered(ref), _ordered(new)))
     elif ulp is None:
         ulp = math.inf
     within = False
