@@ -70,6 +70,9 @@ def test_a_forked_segment_starts_like_a_new_interpreter(tmp_path):
     assert first["python_random"] != second["python_random"]
     assert first["numpy_random"] != second["numpy_random"]
     assert other_seed["hash"] != first["hash"]
+    # the server's own objects (torch's modules) are frozen before it forks: no
+    # child's garbage collection walks them (a new interpreter has none frozen)
+    assert first["frozen"] > 100_000 and other_seed["frozen"] > 100_000
     if not forkserver.gpu_device():  # (no warm-up step there)
         # the servers trained their warm-up step, whichever process started
         # them (a test's own servers may skip it: never a share's)
