@@ -27,8 +27,8 @@ from resumecheck.errors import CheckpointError
 from resumecheck.program import BuiltProgram
 from resumecheck.trace import unwrap_optimizer
 
-__all__ = ["CHECKPOINT_FORMAT", "add_loadable_shapes", "capture", "capture_meta", "load_checkpoint",
-           "loadable_shapes", "save_capture"]
+__all__ = ["CHECKPOINT_FORMAT", "add_loadable_shapes", "capture", "capture_meta", "keep_written",
+           "load_checkpoint", "loadable_shapes", "save_capture"]
 
 CHECKPOINT_FORMAT = "resumecheck.checkpoint/1"
 
@@ -262,6 +262,14 @@ def load_checkpoint(path: str, *, read_only: bool = False) -> dict[str, Any]:
     itself, not a copy; it must never be changed."""
     with _meshes_without_groups():
         return _load_checkpoint(path, read_only)
+
+
+def keep_written(path: str, state: dict[str, Any]) -> None:
+    """Remember ``state`` as what the capture just written at ``path`` loads
+    to, when it is built of loaded captures only (the ranks' captures merged
+    into one): a later ``load_checkpoint`` of the unchanged file reads it from
+    memory. The caller must not change ``state`` afterwards."""
+    _CACHE.put(path, state)
 
 
 @contextlib.contextmanager

@@ -57,6 +57,9 @@ from typing import Any
 import torch
 
 from resumecheck import forkserver
+from resumecheck.capture import (
+    add_loadable_shapes, keep_written, load_checkpoint, loadable_shapes,
+)
 from resumecheck.components import PER_RANK, rank_name, split_rank_name
 from resumecheck.compare import digest
 from resumecheck.errors import (
@@ -373,7 +376,8 @@ def _write_rank_specs(spec: SegmentSpec, n: int, work: Path) -> Path | None:
     base = spec.name
     for r in range(n):
         rank_spec = replace(spec, name=f"{base}.rank{r}", nproc=None,
-                            restore=_rank_restore(spec.restore, r, n))
+                            restore=_rank_restore(spec.restore, r, n),
+                            loadable_shapes=loadable_shapes())
         (work / f"{base}.rank{r}.spec.json").write_text(json.dumps(asdict(rank_spec)))
     if spec.program_save_at is None:
         return None
@@ -484,6 +488,8 @@ def merge(spec: SegmentSpec, ranks: list[SegmentResult]) -> SegmentResult:
     quantities named by rank, replicated state once."""
     work = Path(spec.workdir)
     first = ranks[0]
+    for rank in ranks:  # (the next segments' captures of these need no read-back)
+        add_loadable_shapes(rank.loadable_shapes)
     names: list[str] = []
     for name in first.names:
         names += [rank_name(name, r) for r in range(len(ranks))] if name in PER_RANK else [name]
@@ -526,8 +532,6 @@ def _merged(ranks: list[SegmentResult], attr: str, path: str) -> str | None:
 def merge_captures(files: list[str], path: str) -> str:
     """Write one engine capture from every rank's (and, beside it, which file
     holds each rank's own: a restart of rank r restores from that)."""
-    from resumecheck.capture import load_checkpoint
-
     caps = [load_checkpoint(f) for f in files]
     components: dict[str, Any] = {}
     for name, state in caps[0]["components"].items():
@@ -543,6 +547,7 @@ def merge_captures(files: list[str], path: str) -> str:
     merged = {**caps[0], "rank": None, "world_size": len(caps), "components": components,
               "ranks": [str(Path(f).resolve()) for f in files]}
     torch.save(merged, path)
+    keep_written(path, merged)  # (judging reads it next: not through the unpickler again)
     Path(path + ".ranks.json").write_text(json.dumps(merged["ranks"]))
     return path
 
