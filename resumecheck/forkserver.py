@@ -127,8 +127,10 @@ def prestart(hash_seeds: Sequence[str | None], env: Mapping[str, str] | None = N
 
 
 def shutdown(wait: bool = True) -> None:
-    """Stop every server (their in-flight children die with them); ``wait``
-    False only tells them to go (closes their input) and returns at once."""
+    """Stop every server (their in-flight children die with them). ``wait``
+    False, for an interrupted check about to exit: each server of this
+    process's own is killed and none waited for (one still importing torch
+    would otherwise live on for seconds); a share's servers are only left."""
     global _POOL
     if _POOL is not None:
         _POOL.close(wait)
@@ -321,7 +323,11 @@ class _Server:
                 self._requests.close()
         except OSError:
             pass
-        if not wait or self.proc is None:
+        if self.proc is None:
+            return
+        if not wait:
+            with contextlib.suppress(OSError):
+                self.proc.kill()  # (its children die with it: PR_SET_PDEATHSIG)
             return
         try:  # a serving server ends within milliseconds of its input closing; one
             # still importing torch would only see it when done: killed instead
