@@ -33,7 +33,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 from resumecheck.progress_bar import terminal_progress
 from resumecheck.settings import DEFAULT_NOISE_SEEDS, MAX_NOISE_SEEDS
@@ -367,6 +367,34 @@ class _Terminated(KeyboardInterrupt):
         self.signum = signum
 
 
+def _raise_for(signum: int) -> NoReturn:
+    if signum == signal.SIGINT:
+        raise KeyboardInterrupt
+    raise _Terminated(signum)
+
+
+_HELD: list[int] | None = None
+"""The signals that arrived while ``_signals_held`` holds them (None: not holding)."""
+
+
+@contextmanager
+def _signals_held() -> Iterator[None]:
+    """Hold the handled signals while a command first imports torch: torch's
+    extension imports numpy and takes any error there for "numpy is not
+    installed", so an interrupt raised inside that import was swallowed (the
+    command went on, with a half-imported numpy, and ignored every later
+    signal). A signal that arrives meanwhile ends the command as soon as the
+    import is done (a second or two at most)."""
+    global _HELD
+    _HELD = []
+    try:
+        yield
+    finally:
+        held, _HELD = _HELD, None
+    if held:
+        _raise_for(held[0])
+
+
 @contextmanager
 def _interruptible() -> Iterator[None]:
     """SIGINT, SIGTERM and SIGHUP (the terminal closed; left alone where it is
@@ -388,9 +416,10 @@ def _interruptible() -> Iterator[None]:
         if received or not watcher.taken(signum):
             return
         received.append(signum)
-        if signum == signal.SIGINT:
-            raise KeyboardInterrupt
-        raise _Terminated(signum)
+        if _HELD is not None:  # torch is being imported: raised once it is
+            _HELD.append(signum)
+            return
+        _raise_for(signum)
 
     previous = {s: signal.signal(s, handler) for s in HANDLED
                 if s in (signal.SIGINT, signal.SIGTERM) or signal.getsignal(s) != signal.SIG_IGN}
@@ -439,6 +468,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_USAGE
         except KeyboardInterrupt as exc:
             signum = getattr(exc, "signum", signal.SIGINT)
+            from resumecheck import forkserver
+
+            forkserver.shutdown(wait=False)  # (before saying so: a server may still be starting)
             _error(_interrupted_message(signum))
             return 128 + signum
         except Exception as exc:
@@ -532,7 +564,8 @@ def _run(args: argparse.Namespace) -> int:
     idle = _idle_rank()  # before any import of torch: such a rank has nothing to do
     if idle is not None:
         return idle
-    from resumecheck.engine import run_check
+    with _signals_held():
+        from resumecheck.engine import run_check
 
     settings = _settings(
         args, resume_at=args.resume_at, drop=_drop_spec(args.drop), tolerance=_tolerance(args),
@@ -565,7 +598,8 @@ def _fuzz(args: argparse.Namespace) -> int:
     idle = _idle_rank()  # before any import of torch, as for run
     if idle is not None:
         return idle
-    from resumecheck.fuzz import run_fuzz
+    with _signals_held():
+        from resumecheck.fuzz import run_fuzz
 
     settings = _settings(args, jobs=args.jobs, drop="none", noise_seeds=0, nproc=_ranks(args),
                          resume_nproc=args.resume_nproc)
@@ -656,7 +690,8 @@ def _emit(args: argparse.Namespace, text: str, summary: str) -> None:
 
 
 def _baseline(args: argparse.Namespace) -> int:
-    from resumecheck.baseline import check_baseline
+    with _signals_held():
+        from resumecheck.baseline import check_baseline
 
     _check_output(args.output, args.target)
     with _program_output_aside(), terminal_progress() as progress:
@@ -671,7 +706,8 @@ def _baseline(args: argparse.Namespace) -> int:
 
 
 def _timing(args: argparse.Namespace) -> int:
-    from resumecheck.timing import measure
+    with _signals_held():
+        from resumecheck.timing import measure
 
     _check_output(args.output, args.target)
     with _program_output_aside():

@@ -14,6 +14,8 @@ under test is how the command ends, not how an interpreter starts.
 
 import os
 import signal
+import subprocess
+import sys
 import time
 
 import pytest
@@ -143,3 +145,66 @@ def test_children_of_a_check_killed_outright_exit_by_themselves(tmp_path):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+# Sends the process SIGINT as it starts importing numpy (torch's extension
+# imports it while `import torch` runs), then lets the import go on.
+_SIGINT_AT_NUMPY = '''
+import os, signal, sys
+
+class SigintAtNumpy:
+    def find_spec(self, name, path=None, target=None):
+        if name == "numpy":
+            sys.meta_path.remove(self)
+            os.kill(os.getpid(), signal.SIGINT)
+        return None
+
+sys.meta_path.insert(0, SigintAtNumpy())
+'''
+
+
+def _marked(mark: str) -> list[int]:
+    """The live processes whose environment holds RC_TEST_MARK=mark."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as fh:
+                if f"RC_TEST_MARK={mark}".encode() in fh.read().split(b"\0"):
+                    found.append(int(pid))
+        except OSError:
+            pass
+    return found
+
+
+@pytest.mark.process
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_signal_while_torch_is_being_imported_ends_the_command_and_its_servers(tmp_path):
+    """A new interpreter's `resumecheck run --isolation process` gets SIGINT
+    while it imports torch, its own warm servers still importing theirs.
+    torch's extension imports numpy and takes any error there for "numpy is not
+    installed": an interrupt raised inside that import was swallowed and the
+    check went on (exit 0, or a half-imported numpy's AttributeError). And the
+    servers, not yet serving, outlived the command that had said "child
+    processes were stopped" by seconds."""
+    (tmp_path / "sigint_at_numpy.py").write_text(_SIGINT_AT_NUMPY)
+    argv = ["resumecheck", "run", "--steps", "2", "--resume-at", "1", *FAST_RUN,
+            "--isolation", "process"]
+    code = (f"import sys; sys.path.insert(0, {str(tmp_path)!r}); import sigint_at_numpy; "
+            f"sys.argv = {argv!r}; from resumecheck.cli import entrypoint; entrypoint()")
+    mark = os.urandom(8).hex()
+    env = {**os.environ, "TMPDIR": str(tmp_path), "RC_TEST_MARK": mark}
+    env.pop(forkshare.SHARE_ENV, None)  # servers of its own, as a user's command starts
+    env.pop(forkserver.WARM_UP_ENV, None)  # (with their warm-up step: still busy at the end)
+    try:
+        done = subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT,
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 128 + signal.SIGINT, done.stderr
+        assert "interrupted by SIGINT: nothing was judged" in done.stderr
+        assert "Traceback" not in done.stderr
+        deadline = time.monotonic() + 0.5  # (a killed process may take a moment to go)
+        while _marked(mark) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert _marked(mark) == [], "a warm server outlived the interrupted command"
+    finally:
+        for pid in _marked(mark):
+            os.kill(pid, signal.SIGKILL)
