@@ -318,7 +318,8 @@ class _Segment:
             save_capture(built, self.result.end_state, verify=not self.result.captures,
                          unwritten=self.judged_here)
         if undeclared is not None:
-            self.result.undeclared = undeclared.found(built.program, built.components)
+            self.result.undeclared = undeclared.found(built.program, built.components,
+                                                      tracer.last_data)
 
     def _build_and_restore(self) -> BuiltProgram:
         spec, result = self.spec, self.result

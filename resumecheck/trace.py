@@ -85,6 +85,8 @@ class Tracer:
         self._rngs = declared_streams(built.components)
         self._streams: dict[str, str] = {}
         self._inputs: list[torch.Tensor] = []
+        self.last_data: list[torch.Tensor] = []
+        """The latest step's data: its samples and what the model was called with."""
         self.records: list[StepRecord] = []
         self._model = _find(built, PARAMS, torch.nn.Module, "model")
         declared_optimizer = _find(built, OPTIMIZER, object, "optimizer")
@@ -251,6 +253,7 @@ class Tracer:
             skipped=skipped,
             streams=self._streams,
         )
+        self.last_data = [*self._inputs, *([tensors["data"]] if "data" in tensors else [])]
         self._inputs = []
         record.digests["skipped"] = str(skipped)
         self.records.append(record)

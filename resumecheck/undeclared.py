@@ -15,8 +15,9 @@ parameters and buffers, optimizers' state; read where they are: no
 ``state_dict()`` of an undeclared object is called. Those that training changed (between the build and the end of the
 run) and that no declared component holds (the same storage, or the same
 values in what a component's ``state_dict()`` returns) are named in the
-report: not compared. Data tensors, a frozen teacher, anything training does
-not change, is not state and is not named.
+report: not compared. Data tensors (the dataset, the last batch the program
+kept: its samples or what the model was called with), a frozen teacher,
+anything training does not change, is not state and is not named.
 """
 
 from __future__ import annotations
@@ -50,20 +51,24 @@ class UndeclaredWatch:
         except Exception:  # a notice never fails a check: then none is given
             self._before = None
 
-    def found(self, program: Any, components: Sequence[Component]) -> list[str]:
+    def found(self, program: Any, components: Sequence[Component],
+              data: Sequence[torch.Tensor] = ()) -> list[str]:
         """Each attribute whose changed tensors no declared component holds, in
-        words (none when they cannot be read: a notice never fails a check)."""
+        words (none when they cannot be read: a notice never fails a check).
+        ``data``: the last step's samples and model inputs; a tensor kept
+        where they live (the last batch) is data, not state."""
         if self._before is None:
             return []
         try:
-            return self._found(self._before, program, components)
+            return self._found(self._before, program, components, data)
         except Exception:
             return []
 
     @staticmethod
     def _found(before_all: dict[str, list[str]], program: Any,
-               components: Sequence[Component]) -> list[str]:
+               components: Sequence[Component], data: Sequence[torch.Tensor]) -> list[str]:
         declared = {id(c.obj) for c in components}
+        batch = {_ptr(t) for t in data} - {None}
         ptrs: set[int | None] = set()
         values: set[str] = set()
         for c in components:
@@ -79,7 +84,7 @@ class UndeclaredWatch:
             # by storage, or by values; one number kept bare equal to a declared
             # one (a counter at 10, and a batch norm's count) is a coincidence
             bare = isinstance(obj, (torch.Tensor, dict, list, tuple))
-            missed = [t for t in changed if _ptr(t) not in ptrs
+            missed = [t for t in changed if _ptr(t) not in ptrs and _ptr(t) not in batch
                       and ((bare and t.numel() == 1) or digest(t) not in values)]
             if missed:
                 count = sum(t.numel() for t in missed)
