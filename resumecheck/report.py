@@ -442,6 +442,9 @@ def _footer(report: Report) -> list[str]:
             lines.append(f"failure: {full.failure}")
         if full.verdict not in (IDENTICAL,):
             lines.append(f"reproduce: {full.reproduce}")
+    why = report.noise.get("why")
+    if why and any(r.verdict == DIVERGED for r in report.runs):  # ("-" in the noise column)
+        lines.append(f"noise: not measured: {why}")
     spots = report.blind_spots
     if spots:
         names = ", ".join(",".join(r.dropped) for r in spots)

@@ -61,6 +61,12 @@ def test_no_noise_runs_when_the_programs_seed_cannot_be_known():
     assert report.noise["seeds"] == [] and report.noise["band"] is None
     assert "seed is unknown" in report.noise["why"]
     assert report.full_resume.plausible is None
+    assert "noise: not measured" not in report.render()  # (nothing diverged: no noise to weigh)
+    # a run that diverged shows "-" in the noise column: the table says why (a
+    # trial found the reason only in the JSON)
+    ablated = verify(lazy_loader.CORRECT, drop=["optimizer"], noise_seeds=2)
+    assert any(r.verdict == "diverged" and r.noise_label == "-" for r in ablated.runs)
+    assert "noise: not measured: the program's seed is unknown" in ablated.render()
 
 
 def test_cli_and_baseline_leave_the_seed_alone_unless_asked(capsys):
