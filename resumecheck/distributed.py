@@ -390,17 +390,23 @@ def _write_rank_specs(spec: SegmentSpec, n: int, work: Path) -> Path | None:
     return shared
 
 
+def _read_json(path: Path) -> dict[str, Any] | None:
+    """A rank's (or the launcher's) JSON file; None when there is none, or only
+    part of one: a rank that torch's launcher stopped, because another rank
+    failed, may be stopped while it writes its result."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
 def _collect(spec: SegmentSpec, n: int, code: int | None, watch: _RankWatch,
              failures_path: Path, launch_output: str) -> SegmentResult:
     """Each rank's result, merged; or the failure of the rank that failed first."""
     work = Path(spec.workdir)
-    failures: dict[str, Any] = {}
-    if failures_path.exists():
-        failures = json.loads(failures_path.read_text())
-    outs: dict[int, dict[str, Any] | None] = {}
-    for r in range(n):
-        path = work / f"{spec.name}.rank{r}.result.json"
-        outs[r] = json.loads(path.read_text()) if path.exists() else None
+    failures: dict[str, Any] = _read_json(failures_path) or {}
+    outs = {r: _read_json(work / f"{spec.name}.rank{r}.result.json") for r in range(n)}
     for r in range(n):  # what the program or the environment decided, as for one process
         exitcode = failures.get(str(r), {}).get("exitcode", watch.exited.get(r))
         out = outs[r]

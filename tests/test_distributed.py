@@ -8,6 +8,7 @@ rank and one for the launcher.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -233,3 +234,22 @@ def test_two_ranks(resumecheck):
     result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--strict-markers")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*nproc=0*expected an int >= 1*the number of ranks*"])
+
+
+def test_a_rank_stopped_while_it_writes_its_result_does_not_hide_the_failure(tmp_path):
+    """Rank 1 is killed; torch's launcher stops rank 0 as it writes its result,
+    leaving an empty file. The run fails naming rank 1 (a suite run once saw a
+    JSONDecodeError escape the check instead)."""
+    import types
+
+    from resumecheck.distributed import _collect  # the merge under test
+    from resumecheck.segments import SegmentSpec
+
+    spec = SegmentSpec(target_spec=None, config={}, start=0, stop=4, workdir=str(tmp_path),
+                       name="seg")
+    (tmp_path / "seg.rank0.result.json").write_text("")  # stopped mid-write
+    failures = tmp_path / "seg.failures.json"
+    failures.write_text(json.dumps({"1": {"exitcode": -9, "first": True}}))
+    watch = types.SimpleNamespace(exited={}, last_step=[2, 3], phase=[("step", 3)] * 2)
+    result = _collect(spec, 2, 1, watch, failures, "")
+    assert result.error is not None and result.error.startswith("rank 1 was killed by SIGKILL")
