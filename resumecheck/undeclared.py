@@ -44,10 +44,12 @@ class UndeclaredWatch:
 
     def __init__(self, program: Any, components: Sequence[Component]) -> None:
         declared = {id(c.obj) for c in components}
+        self._storages: set[int | None] = set()
         try:
+            held = _held(program, declared)
             self._before: dict[str, list[str]] | None = {
-                path: [digest(t) for t in tensors]
-                for path, (_, tensors) in _held(program, declared).items()}
+                path: [digest(t) for t in tensors] for path, (_, tensors) in held.items()}
+            self._storages = {_ptr(t) for _, tensors in held.values() for t in tensors}
         except Exception:  # a notice never fails a check: then none is given
             self._before = None
 
@@ -56,11 +58,14 @@ class UndeclaredWatch:
         """Each attribute whose changed tensors no declared component holds, in
         words (none when they cannot be read: a notice never fails a check).
         ``data``: the last step's samples and model inputs; a tensor kept
-        where they live (the last batch) is data, not state."""
+        where they live (the last batch) is data, not state, unless its storage
+        was there at the build already (a memory bank the program changes in
+        place and hands the model every step is state)."""
         if self._before is None:
             return []
         try:
-            return self._found(self._before, program, components, data)
+            batch = [t for t in data if _ptr(t) not in self._storages]
+            return self._found(self._before, program, components, batch)
         except Exception:
             return []
 

@@ -42,3 +42,11 @@ def test_state_in_plain_objects_is_found_one_entry_per_holder():
     assert report.equivalent
     assert [u.split(" (")[0] for u in report.undeclared] == ["ema", "state.ema.shadow"]
     assert report.undeclared[1].startswith("state.ema.shadow (dict: 4 tensors, 49 values")
+
+
+def test_a_memory_bank_handed_to_the_model_is_state_and_the_last_batch_is_not():
+    """Tensors where the last step's samples or the model's inputs live are the
+    last batch (data), unless their storage was there at the build: a bank the
+    program changes in place and hands the model every step is state."""
+    report = verify(SPEC + "MEMORY_BANK", **FAST)
+    assert [u.split(" (")[0] for u in report.undeclared] == ["bank"], report.undeclared
