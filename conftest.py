@@ -63,7 +63,7 @@ def runs_tests(config: pytest.Config) -> bool:
 
 def _compile_sources() -> None:
     """Write the bytecode of the project's own modules once, before any
-    worker starts. Where PYTHONDONTWRITEBYTECODE is set (as on the CI
+    worker starts. Where PYTHONDONTWRITEBYTECODE is set (as on this project's
     machines) no interpreter writes it, and each one (the workers, every
     process-isolated segment and rank, each command a test starts) would
     compile the package and the fixture programs it imports from source
