@@ -57,9 +57,7 @@ from typing import Any
 import torch
 
 from resumecheck import forkserver
-from resumecheck.capture import (
-    add_loadable_shapes, keep_written, load_checkpoint, loadable_shapes,
-)
+from resumecheck.capture import keep_written, load_checkpoint
 from resumecheck.components import PER_RANK, rank_name, split_rank_name
 from resumecheck.compare import digest
 from resumecheck.errors import (
@@ -376,8 +374,7 @@ def _write_rank_specs(spec: SegmentSpec, n: int, work: Path) -> Path | None:
     base = spec.name
     for r in range(n):
         rank_spec = replace(spec, name=f"{base}.rank{r}", nproc=None,
-                            restore=_rank_restore(spec.restore, r, n),
-                            loadable_shapes=loadable_shapes())
+                            restore=_rank_restore(spec.restore, r, n))
         (work / f"{base}.rank{r}.spec.json").write_text(json.dumps(asdict(rank_spec)))
     if spec.program_save_at is None:
         return None
@@ -494,8 +491,6 @@ def merge(spec: SegmentSpec, ranks: list[SegmentResult]) -> SegmentResult:
     quantities named by rank, replicated state once."""
     work = Path(spec.workdir)
     first = ranks[0]
-    for rank in ranks:  # (the next segments' captures of these need no read-back)
-        add_loadable_shapes(rank.loadable_shapes)
     names: list[str] = []
     for name in first.names:
         names += [rank_name(name, r) for r in range(len(ranks))] if name in PER_RANK else [name]
@@ -525,6 +520,7 @@ def merge(spec: SegmentSpec, ranks: list[SegmentResult]) -> SegmentResult:
         restored_state=_merged(ranks, "restored_state", str(work / f"{spec.name}.restored.pt")),
         slowest_step=max(r.slowest_step for r in ranks),
         undeclared=first.undeclared,
+        loadable_shapes=sorted({s for r in ranks for s in r.loadable_shapes}),
     )
 
 

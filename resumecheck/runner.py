@@ -35,12 +35,13 @@ import threading
 import time
 import traceback
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, NoReturn
 
 import torch
 
-from resumecheck.capture import save_capture
+from resumecheck.capture import add_loadable_shapes, loadable_shapes, save_capture
 from resumecheck.components import RNGState, launch_global_streams, reseed_global_streams
 from resumecheck.errors import (
     BudgetExhausted, ProgramExited, ResumecheckError, StepError, TargetError,
@@ -74,12 +75,19 @@ def run_segment(
     (its interpreter is killed). Out of disk space, out of memory or a
     process killed from outside raise ``EnvironmentFailure``: never a result.
     """
-    if spec.nproc is not None:  # every rank a fresh interpreter, whatever the isolation
-        from resumecheck.distributed import run_ranks
+    if spec.nproc is not None or isolation == "process":
+        # Fresh interpreters (every rank one, whatever the isolation): each starts
+        # with the capture structures the check knows to load back, and hands
+        # back those it proved, so none is read back twice.
+        spec = replace(spec, loadable_shapes=loadable_shapes())
+        if spec.nproc is not None:
+            from resumecheck.distributed import run_ranks
 
-        return run_ranks(spec, cancel, deadline)
-    if isolation == "process":
-        return run_in_subprocess(spec, cancel, deadline)
+            result = run_ranks(spec, cancel, deadline)
+        else:
+            result = run_in_subprocess(spec, cancel, deadline)
+        add_loadable_shapes(result.loadable_shapes)
+        return result
     assert target is not None
     return run_here(spec, target, deadline=deadline, judged_here=True)
 

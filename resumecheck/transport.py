@@ -23,7 +23,7 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO, Any, NoReturn, Protocol
 
@@ -103,7 +103,6 @@ def run_in_subprocess(spec: SegmentSpec, cancel: threading.Event | None = None,
     _require_importable(spec)
     if cancel is not None and cancel.is_set():
         raise _Cancelled()
-    spec = replace(spec, loadable_shapes=loadable_shapes())
     files = _open_files(spec)
     env = child_env(spec)
     env["RESUMECHECK_PROGRESS_PATH"] = str(files.fifo)
@@ -194,9 +193,7 @@ def _outcome(spec: SegmentSpec, code: int, out_path: Path, output: str) -> Segme
             error=f"{_interpreter(spec)} {how}: " + " | ".join(tail),
             error_stage="process",
         )
-    result = SegmentResult.from_plain(json.loads(out_path.read_text()))
-    add_loadable_shapes(result.loadable_shapes)
-    return result
+    return SegmentResult.from_plain(json.loads(out_path.read_text()))
 
 
 def _watch_child(

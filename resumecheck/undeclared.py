@@ -64,16 +64,15 @@ class UndeclaredWatch:
         if self._before is None:
             return []
         try:
-            batch = [t for t in data if _ptr(t) not in self._storages]
+            batch = {_ptr(t) for t in data} - self._storages - {None}
             return self._found(self._before, program, components, batch)
         except Exception:
             return []
 
     @staticmethod
     def _found(before_all: dict[str, list[str]], program: Any,
-               components: Sequence[Component], data: Sequence[torch.Tensor]) -> list[str]:
+               components: Sequence[Component], batch: set[int | None]) -> list[str]:
         declared = {id(c.obj) for c in components}
-        batch = {_ptr(t) for t in data} - {None}
         ptrs: set[int | None] = set()
         values: set[str] = set()
         for c in components:
