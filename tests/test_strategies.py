@@ -1,5 +1,7 @@
 """The public hypothesis strategies and the resume state machine."""
 
+import os
+
 import pytest
 import torch
 from hypothesis import Phase, given, settings
@@ -7,6 +9,7 @@ from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 from hypothesis.stateful import run_state_machine_as_test
 
+from resumecheck import forkserver
 from resumecheck.strategies import (
     component_subsets,
     interruption_schedules,
@@ -67,6 +70,7 @@ def test_keyword_only_bounds():
 
 
 def test_torch_stream_is_under_hypothesis_control():
+    interruption_schedules(steps=8)  # (a strategy made: torch's stream is registered)
     draws = []
 
     @settings(max_examples=3, derandomize=True, database=None)
@@ -74,11 +78,57 @@ def test_torch_stream_is_under_hypothesis_control():
     def draw(_):
         draws.append(torch.rand(1).item())
 
+    torch.manual_seed(1)
     draw()
     first = list(draws)
     draws.clear()
+    torch.manual_seed(2)
     draw()
     assert draws == first  # hypothesis seeded torch alike for the same examples
+
+
+# Run in a process of its own (forked from a warm server: torch imported, the
+# strategies not): whether two runs of one hypothesis test draw alike from
+# torch although the test moved torch's stream in between.
+_PROBE = """
+import torch
+from hypothesis import given, settings, strategies as st
+
+import resumecheck.strategies
+
+
+def managed():
+    runs = []
+
+    @settings(max_examples=2, derandomize=True, database=None)
+    @given(st.just(None))
+    def draw(_):
+        runs[-1].append(torch.rand(1).item())
+
+    for seed in (1, 2):
+        torch.manual_seed(seed)
+        runs.append([])
+        draw()
+    return "managed" if runs[0] == runs[1] else "not-managed"
+
+
+print("imported:", managed())
+resumecheck.strategies.interruption_schedules(steps=8)
+print("made:", managed())
+"""
+
+
+@pytest.mark.skipif(not forkserver.available(), reason="warm servers need fork")
+def test_importing_the_strategies_leaves_torchs_stream_alone_until_one_is_made(tmp_path):
+    # (registering walks every object the process holds: a test module's
+    # collection or the fuzz command's imports should not pay for it, nor
+    # change how hypothesis treats torch in tests that use no strategy of ours)
+    (tmp_path / "probe_registration.py").write_text(_PROBE)
+    child = forkserver.spawn("probe_registration", [], dict(os.environ), cwd=str(tmp_path),
+                             output_dir=str(tmp_path))
+    out, _ = child.communicate(timeout=120)
+    assert child.returncode == 0, out
+    assert out.split() == ["imported:", "not-managed", "made:", "managed"], out
 
 
 def test_state_machine_passes_on_a_correct_program():
