@@ -96,3 +96,4 @@ def pytest_configure(config: pytest.Config) -> None:
     settings.register_profile("dev", max_examples=20, deadline=None)
     if not os.environ.get("CI"):
         settings.load_profile("dev")
+    _freeze_after_imports()  # (torch and hypothesis: before collection's collections)
