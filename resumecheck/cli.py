@@ -53,6 +53,8 @@ EXIT_SIGHUP = 128 + getattr(signal, "SIGHUP", 1)  # 129
 _EXIT_CODES = """\
 exit codes: 0 equivalent, 1 not equivalent (or a failed run), 2 bad usage or input,
             3 the baseline is not deterministic (use --tolerance close to judge anyway),
+              or, in-process, the run changed state the program keeps at module level
+              (use --isolation process),
             4 the environment failed, not the program (disk full, a file size limit,
               out of memory, a process killed from outside): nothing was judged,
             5 inconclusive: the evidence cannot decide (an elastic resume whose per-rank
@@ -489,11 +491,13 @@ def _prestart(args: argparse.Namespace) -> None:
 
 def _failed(args: argparse.Namespace, exc: Exception) -> int:
     """The one place that maps a library error to its message and exit code."""
-    from resumecheck.errors import EnvironmentFailure, NondeterministicBaseline, ResumecheckError
+    from resumecheck.errors import (
+        EnvironmentFailure, ModuleStateChanged, NondeterministicBaseline, ResumecheckError,
+    )
 
     if getattr(args, "debug", False):
         raise exc
-    if isinstance(exc, NondeterministicBaseline):
+    if isinstance(exc, (NondeterministicBaseline, ModuleStateChanged)):
         _error(str(exc))
         return EXIT_NONDETERMINISTIC
     if isinstance(exc, EnvironmentFailure):

@@ -28,7 +28,7 @@ from typing import Any, Literal
 
 import torch
 
-from resumecheck import forkserver, verdict
+from resumecheck import forkserver, module_state, verdict
 from resumecheck.baseline import compare_launches, nondeterminism_cause
 from resumecheck.compare import Tolerance
 from resumecheck.dist_names import check_rank_suffixes, declared_rank_names
@@ -36,7 +36,7 @@ from resumecheck.components import CONFIG, LAUNCH_STREAMS, preserved_global_stre
 from resumecheck.environment import fingerprint
 from resumecheck.errors import (
     BudgetExhausted, DiskSpaceShortage, DiskUseWarning, EnvironmentFailure,
-    NondeterministicBaseline, ReferenceFailed,
+    ModuleStateChanged, NondeterministicBaseline, ReferenceFailed,
 )
 from resumecheck.program import Target, declared_names, load_target
 from resumecheck.progress import ProgressCallback, ProgressTracker, run_label
@@ -377,13 +377,35 @@ class _Segments:
             # reference's step bound (its slowest step is not known yet).
             ref, *again = parallel_map(self.run, [spec, self._determinism_spec()], 2, self.cancel)
         else:
-            ref = self.run(spec)
+            ref = self._in_this_interpreter(spec)
         if ref.error is not None:
             raise ReferenceFailed(self.target.name, ref.error, ref.error_step)
         if self.settings.check_determinism and not again:
             self.reference = ref  # the rerun's steps are bounded from the reference's
             again = [self.run(self._determinism_spec())]
         return ref, (again[0] if again else None)
+
+    def _in_this_interpreter(self, spec: SegmentSpec) -> SegmentResult:
+        """Run the reference; in-process, refuse to go on when it changed state
+        the program keeps at module level, which every in-process restart would
+        keep and a real restart would not (``module_state``)."""
+        if self.settings.isolation != "inprocess" or (self.settings.nproc or 1) > 1:
+            return self.run(spec)  # (ranks are processes of their own)
+        modules = module_state.program_modules(self.target.factory)
+        ref, moved = module_state.changed_by(lambda: self.run(spec), modules)
+        if moved and ref.error is None:
+            s = self.settings
+            drops = [s.drop] if isinstance(s.drop, str) else \
+                [d if isinstance(d, str) else ",".join(d) for d in s.drop]
+            raise ModuleStateChanged(
+                self.target.spec or self.target.name, moved,
+                None if self.target.spec is None else reproduce_command(
+                    "run", self.target.spec, steps=self.steps, seed=s.seed, threads=s.threads,
+                    isolation="process", resume_at=None if s.resume_at is None else (
+                        [s.resume_at] if isinstance(s.resume_at, int) else list(s.resume_at)),
+                    drop_runs=drops,
+                    tolerance=self.tolerance, timeout=s.timeout, noise_seeds=s.noise_seeds))
+        return ref
 
     def _after(self, points: list[int], first: int, last: int) -> list[int]:
         """The steps ``first`` to ``last`` after each of ``points``."""

@@ -24,6 +24,7 @@ __all__ = [
     "InvalidArgument",
     "MissingFramework",
     "MissingExtra",
+    "ModuleStateChanged",
     "NondeterministicBaseline",
     "OutputError",
     "ProgramExited",
@@ -133,6 +134,36 @@ class CheckpointError(ResumecheckError):
         self.path = path
         self.problem = problem
         super().__init__(f"checkpoint {action} failed ({path}): {problem}")
+
+
+class ModuleStateChanged(ResumecheckError):
+    """In-process, the reference run changed state the program keeps at module
+    level (a cache a module fills, a counter, a global it rebinds): a restart
+    in this interpreter would keep it, where a real restart imports the
+    program afresh, so an in-process check cannot judge the resume.
+
+    ``changed`` names each piece (``data.epoch_order (a cache: 0 -> 2 entries)``);
+    ``reproduce`` is the command that checks it in fresh interpreters (None:
+    an in-memory target, which no command can name).
+    """
+
+    def __init__(self, target: str, changed: list[str], reproduce: str | None) -> None:
+        self.target = target
+        self.changed = list(changed)
+        self.reproduce = reproduce
+        shown = "; ".join(changed[:4]) + (f"; and {len(changed) - 4} more"
+                                          if len(changed) > 4 else "")
+        todo = (f"Check it with --isolation process, where every run and every restart is "
+                f"a new interpreter: {reproduce}" if reproduce else
+                "Give the target as module:attr or file.py:attr and check it with "
+                "isolation='process', where every run and every restart is a new interpreter")
+        super().__init__(
+            f"{target}: the uninterrupted run changed state the program keeps at module "
+            f"level: {shown}. A real restart imports the program afresh and starts "
+            "without it; a restart in this interpreter would keep what the first run left "
+            "there, so an in-process check cannot judge this resume (a checkpoint that "
+            f"loses state could pass). {todo}."
+        )
 
 
 class NondeterministicBaseline(ResumecheckError):

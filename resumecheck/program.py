@@ -44,6 +44,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 import torch
 
+from resumecheck import module_state
 from resumecheck.components import (
     IMPORT_STREAMS,
     Component,
@@ -389,6 +390,8 @@ def _exec_noting_streams(name: str, run: Callable[[], Any]) -> Any:
     streams = seeded_streams(RNGState(streams=IMPORT_STREAMS).state_dict(), seeded)
     if streams:
         _SET_AT_IMPORT[name] = streams
+    if name in sys.modules:  # what its modules hold as imported (see module_state)
+        module_state.note_import(sys.modules[name])
     return out
 
 

@@ -40,6 +40,7 @@ def reproduce_command(
     nproc: int | None = None,
     resume_nproc: int | None = None,
     noise_seeds: int | None = None,
+    drop_runs: Sequence[str] | None = None,
 ) -> str:
     """A shell command line that runs the same check again.
 
@@ -47,8 +48,9 @@ def reproduce_command(
     can name; the built-in program's spec is left out, it is the default).
     ``seed`` None: the program's own seed (no ``--seed``, as the run had
     none). ``timeout`` None: the automatic step bound (no ``--timeout``).
-    ``resume_at``/``drop``/``tolerance``/``noise_seeds`` apply to ``run`` only;
-    ``noise_seeds`` None or the default: no ``--noise-seeds`` (the noise band
+    ``resume_at``/``drop``/``tolerance``/``noise_seeds`` apply to ``run`` only
+    (``drop_runs``: a whole drop setting, one ``--drop`` per value, instead of
+    ``drop``'s one run). ``noise_seeds`` None or the default: no ``--noise-seeds`` (the noise band
     decides only whether a difference is called plausible, so a command that
     reproduces a report carries the count it ran with).
     """
@@ -61,7 +63,7 @@ def reproduce_command(
     if command == "run":
         if resume_at is not None:
             argv += ["--resume-at", ",".join(map(str, resume_at))]
-        argv += ["--drop", ",".join(drop or ()) or "none"]
+        argv += _drop_arguments(drop, drop_runs)
         if noise_seeds is not None and noise_seeds != DEFAULT_NOISE_SEEDS:
             argv += ["--noise-seeds", str(noise_seeds)]
     if seed is not None:
@@ -83,3 +85,10 @@ def reproduce_command(
         head = shlex.join(argv[:2])
         return f"{head} {IN_MEMORY_TARGET} {shlex.join(argv[3:])}"
     return shlex.join(argv)
+
+
+def _drop_arguments(drop: Sequence[str] | None, drop_runs: Sequence[str] | None) -> list[str]:
+    """``--drop`` once per value of ``drop_runs``, else once for the one run ``drop`` names."""
+    if drop_runs:
+        return [arg for value in drop_runs for arg in ("--drop", value)]
+    return ["--drop", ",".join(drop or ()) or "none"]

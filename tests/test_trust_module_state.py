@@ -1,0 +1,113 @@
+"""State a program keeps at module level survives an in-process restart and
+not a real one. A trial's program cached each epoch's order at module level,
+drawn from torch's global stream when the epoch was first reached: a real
+restart drew the resumed epoch's order again, from another point of the
+stream, while every in-process restart found it cached, so the in-process
+check, fuzz and the pytest plugin called a checkpoint that loses the order
+equivalent. In-process, a check now stops when the uninterrupted run changed
+such state, naming it and the command that judges the program in fresh
+interpreters; with --isolation process it is judged (`module_state`)."""
+
+from __future__ import annotations
+
+import functools
+import types
+
+import pytest
+import torch
+
+from resumecheck import ModuleStateChanged, verify
+from resumecheck.cli import main
+from resumecheck.module_state import changed, program_modules, snapshot
+
+SPEC = "fixtures.trust.cached_order:"
+
+
+def test_an_order_cached_at_module_level_stops_the_in_process_check_naming_the_cache():
+    with pytest.raises(ModuleStateChanged) as info:
+        verify(SPEC + "BUGGY", drop="none", noise_seeds=0)
+    assert info.value.changed == ["fixtures.trust.cached_order.epoch_order (a cache: 0 -> 2 entries)"]
+    assert info.value.reproduce == ("resumecheck run fixtures.trust.cached_order:BUGGY --steps 10 "
+                                    "--resume-at 7 --drop none --noise-seeds 0 "
+                                    "--isolation process --threads 1")
+    assert "a restart in this interpreter would keep" in str(info.value)
+
+
+@pytest.mark.parametrize("command", ["run", "fuzz"])
+def test_the_commands_refuse_with_exit_3_and_say_what_to_run(capsys, command):
+    extra = ["--noise-seeds", "0"] if command == "run" else ["--max-examples", "2", "--quiet"]
+    assert main([command, SPEC + "BUGGY", *extra]) == 3
+    err = capsys.readouterr().err
+    assert "fixtures.trust.cached_order.epoch_order (a cache" in err
+    assert "--isolation process" in err and "Traceback" not in err
+
+
+@pytest.mark.process
+def test_in_fresh_interpreters_the_lost_order_is_caught_on_the_data():
+    report = verify(SPEC + "BUGGY", drop="none", noise_seeds=0, isolation="process")
+    own = report.full_resume
+    assert own.verdict == "diverged" and own.first_divergent_step == 8
+    assert own.first_divergent_quantity.startswith("data")
+
+
+def test_its_twin_that_caches_nothing_is_judged_in_process():
+    report = verify("fixtures.trust.own_order:CORRECT", drop="none", noise_seeds=0)
+    assert report.equivalent, report.render()
+
+
+# -- what a snapshot sees, on modules built here ---------------------------------
+
+
+def _module(name: str = "prog", **values) -> types.ModuleType:
+    module = types.ModuleType(name)
+    module.__dict__.update(values)
+    return module
+
+
+def test_each_kind_of_module_state_a_run_changes_is_named():
+    @functools.lru_cache(maxsize=None)
+    def cached(epoch):
+        return epoch
+
+    class Counts:
+        built = 0
+
+    Counts.__module__ = "prog"
+    holder = types.SimpleNamespace(position=0)
+    module = _module(cached=cached, STEP=0, LOG=[], SEEN={}, WEIGHTS=torch.zeros(3),
+                     Counts=Counts, holder=holder, DATA=list(range(1000)), torch=torch)
+    before = snapshot([module])
+    cached(1)
+    module.STEP = 5
+    module.LOG.append(0.5)
+    module.SEEN["a"] = 1
+    module.WEIGHTS.add_(1)
+    Counts.built += 1
+    holder.position = 3
+    assert list(changed(before, snapshot([module])).values()) == [
+        "prog.Counts.built (0 -> 1)",
+        "prog.LOG (0 -> 1 items)",
+        "prog.SEEN (0 -> 1 items)",
+        "prog.STEP (0 -> 5)",
+        "prog.WEIGHTS (a tensor, changed in place)",
+        "prog.cached (a cache: 0 -> 1 entries)",
+        "prog.holder.position (0 -> 3)",
+    ]
+
+
+def test_what_a_run_only_reads_is_not_named():
+    module = _module(DATA=list(range(1000)), TABLE={"a": 1}, X=torch.ones(4),
+                     helper=lambda x: x, torch=torch, NAME="run")
+    before = snapshot([module])
+    _ = module.DATA[3], module.TABLE["a"], module.X.sum(), module.helper(1)
+    assert list(changed(before, snapshot([module])).values()) == []
+
+
+def test_only_the_programs_own_modules_are_looked_at():
+    from fixtures.trust import cached_order
+    from resumecheck import tiny
+
+    mine = {m.__name__ for m in program_modules(cached_order.CachesTheOrder)}
+    assert mine == {"fixtures.trust.cached_order", "fixtures.trust.order_script"}
+    assert not any(name.startswith(("torch", "resumecheck", "numpy")) for name in mine)
+    assert program_modules(tiny.TinyProgram) == []  # (resumecheck's own: not a user's program)
