@@ -6,7 +6,6 @@ scripts are the examples' (examples/frameworks/*_train.py).
 """
 
 import ast
-import functools
 import sys
 from pathlib import Path
 
@@ -181,31 +180,3 @@ def statement_lines(path: Path, name: str) -> int:
                 and any(getattr(t, "id", None) == name for t in n.targets))
     assert node.end_lineno is not None
     return node.end_lineno - node.lineno + 1
-
-
-def _make_table():
-    sys.path.insert(0, str(EXAMPLES))
-    try:
-        import make_table
-    finally:
-        sys.path.remove(str(EXAMPLES))
-    return make_table
-
-
-@functools.cache
-def measured(target: str):
-    """The README table's measurement of one example target (``make_table.measure``,
-    no noise seed): the full resume's RunResult, made once per process and read by
-    the table's test and by the tests that assert more of the same run (read only)."""
-    return _make_table().measure(target, noise_seeds=0)
-
-
-def check_table_rows(framework: str) -> None:
-    make_table = _make_table()
-    readme = (ROOT / "README.md").read_text()
-    rows = [r for r in make_table.ROWS if r[0] == framework]
-    assert rows
-    for name, setting, target in rows:
-        line = next(ln for ln in readme.splitlines() if ln.startswith(f"| {name} | {setting} |"))
-        measured_row = make_table.columns(name, setting, measured(target))
-        assert line.split(" | ")[2:4] == measured_row[2:4], (setting, line)

@@ -34,7 +34,6 @@ from resumecheck.components import reseed_global_streams  # noqa: E402
 from resumecheck.program import BuiltProgram, load_target  # noqa: E402
 from resumecheck.report import DIVERGED, FAILED, IDENTICAL  # noqa: E402
 from resumecheck.trace import Tracer  # noqa: E402
-from tests.frameworks_loop_programs import check_table_rows, measured  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 CHECK = ROOT / "examples" / "frameworks" / "accelerate_check.py"
@@ -54,6 +53,10 @@ def example_module():
 
 def full_resume(name: str, **kw):
     if not kw:  # the README table's run of this example: measured once, shared
+        # (imported here: the targets of this module must not reach the cache,
+        # which a check would see change as module state)
+        from tests.framework_tables import measured
+
         return measured(f"{CHECK.name}:{name}")
     kw.setdefault("noise_seeds", 0)
     kw.setdefault("check_determinism", False)
@@ -518,4 +521,6 @@ def test_a_target_that_needs_a_missing_framework_names_the_extra(tmp_path, monke
 @pytest.mark.e2e
 def test_the_readme_table_is_what_the_examples_measure_now():
     """Verdicts and first divergences; the cause's wording may change with the engine."""
+    from tests.framework_tables import check_table_rows
+
     check_table_rows("Accelerate")  # tests/test_frameworks_{lightning,transformers}.py check theirs

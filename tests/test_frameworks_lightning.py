@@ -28,7 +28,8 @@ from resumecheck.program import load_target  # noqa: E402
 from resumecheck.report import DIVERGED, IDENTICAL  # noqa: E402
 from resumecheck.segments import SCRATCH_ENV  # noqa: E402
 from resumecheck.trace import Tracer  # noqa: E402
-from tests.frameworks_loop_programs import check_table_rows, measured, statement_lines  # noqa: E402
+from tests.framework_tables import check_table_rows, measured  # noqa: E402
+from tests.frameworks_loop_programs import statement_lines  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 PROGRAMS = Path(__file__).resolve().parent / "frameworks_loop_programs.py"

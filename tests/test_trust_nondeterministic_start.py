@@ -25,19 +25,24 @@ def test_a_difference_before_the_first_restart_is_not_blamed_on_the_checkpoint()
 
 
 class _Builds:
-    """Each build of this interpreter shifts the inputs by 1e-7 more: two runs
-    differ by little more than rounding."""
-
-    count = 0
+    """Each build shifts the inputs by 1e-7 more than the last (the count of
+    builds is kept in a file under TMPDIR, outside the program): two runs differ
+    by little more than rounding."""
 
     def __init__(self, settings: dict) -> None:
+        import os
+        from pathlib import Path
+
         import torch
 
-        _Builds.count += 1
+        count = Path(os.environ["TMPDIR"]) / "builds.txt"
+        built = int(count.read_text()) + 1 if count.exists() else 1
+        count.write_text(str(built))
+        shift = 1e-7 * built
         torch.manual_seed(0)
         self.model = torch.nn.Linear(4, 1)
         self.opt = torch.optim.SGD(self.model.parameters(), lr=0.05)
-        self.x, self.y = torch.randn(8, 4) + 1e-7 * _Builds.count, torch.randn(8, 1)
+        self.x, self.y = torch.randn(8, 4) + shift, torch.randn(8, 1)
 
     def components(self) -> dict:
         return {"params": self.model, "optimizer": self.opt}
@@ -52,8 +57,10 @@ class _Builds:
         return loss.item()
 
 
-def test_bitwise_refusal_offers_a_tolerance_only_where_rounding_may_be_all():
+def test_bitwise_refusal_offers_a_tolerance_only_where_rounding_may_be_all(tmp_path, monkeypatch):
     import pytest
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
 
     from resumecheck import Target
     from resumecheck.errors import NondeterministicBaseline
