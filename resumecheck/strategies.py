@@ -64,16 +64,20 @@ class _TorchRandom:
         torch.set_rng_state(state)
 
 
-# hypothesis keeps a weak reference: this module keeps the strong one.
-_TORCH_RANDOM = _TorchRandom()
-_REGISTERED: list[bool] = []
+# hypothesis keeps a weak reference: this list keeps the strong one.
+_REGISTERED: list[_TorchRandom] = []
 
 
 def _manage_torch_stream() -> None:
     """Register torch's global stream with hypothesis, once per process."""
     if not _REGISTERED:
-        register_random(_TORCH_RANDOM)
-        _REGISTERED.append(True)
+        # (registered from a list made now: hypothesis looks for an object that
+        # holds it among those garbage collection tracks, and a test session
+        # may have frozen this module's objects since its import)
+        kept = [_TorchRandom()]
+        register_random(kept[0])
+        _REGISTERED.extend(kept)
+        kept.clear()
 
 
 def _check_int(name: str, value: Any, minimum: int) -> None:
