@@ -738,6 +738,8 @@ class Checker:
                                              self._restarts)
         self.noise_seeds: list[int] = []
         """The seeds of the noise runs that ran (empty: none, or the seed is unknown)."""
+        self.noise_unmoved: list[int] = []
+        """The other seeds that ran, when each trained exactly as the reference."""
         self.deadline: float | None = None
         """Past this ``time.monotonic()`` every run stops (see ``limit``)."""
 
@@ -808,6 +810,12 @@ class Checker:
         self.noise_seeds = [s for s, seg in zip(seeds, noise) if seg.error is None]
         self.reference.noise = [[r.loss for r in seg.records] for seg in noise
                                 if seg.error is None]
+        ref_digests = [r.digests for r in self.segment.records]
+        if self.noise_seeds and all([r.digests for r in seg.records] == ref_digests
+                                    for seg in noise if seg.error is None):
+            # every other seed trained exactly as the reference: the setting
+            # changes nothing the program draws, and says nothing of noise
+            self.noise_unmoved, self.noise_seeds, self.reference.noise = self.noise_seeds, [], []
 
     @property
     def jobs(self) -> int:
@@ -881,7 +889,8 @@ def _report(checker: Checker, runs: list[RunResult]) -> Report:
         resume_at=list(checker.resume_at), seed=s.seed, isolation=s.isolation,
         tolerance=checker.tolerance.to_json(), environment=fingerprint(s.threads), runs=runs,
         noise=verdict.noise_summary(ref, checker.resume_at[0], checker.noise_seeds,
-                                    checker.base_seed(), checker.target.seed_key),
+                                    checker.base_seed(), checker.target.seed_key,
+                                    unmoved=checker.noise_unmoved),
         determinism=checker.determinism, reference_loss=ref.loss,
         seed_losses=ref.noise, nproc=s.nproc, untraced=verdict.untraced(checker.segment.records),
         undeclared=list(checker.segment.undeclared),

@@ -364,11 +364,18 @@ def plausibility(result: RunResult, loss_deltas: dict[int, float],
 
 
 def noise_summary(ref: Reference, first_k: int, seeds: Sequence[int], base_seed: int | None,
-                  seed_key: str) -> dict[str, Any]:
-    """The report's ``noise`` entry: the seeds that ran, the band after ``first_k``."""
+                  seed_key: str, unmoved: Sequence[int] = ()) -> dict[str, Any]:
+    """The report's ``noise`` entry: the seeds that ran, the band after ``first_k``.
+    ``unmoved``: the other seeds that ran, when each trained exactly as the reference."""
     if not ref.noise:
         out: dict[str, Any] = {"seeds": [], "band": None, "base_seed": base_seed}
-        if base_seed is None:
+        if unmoved:
+            out["why"] = (
+                f"the runs with {seed_key} = {', '.join(map(str, unmoved))} trained exactly "
+                f"as the reference: the program's {seed_key!r} setting changes nothing it "
+                "draws (a seed fixed in the code?), so they say nothing of seed-to-seed noise"
+            )
+        elif base_seed is None:
             out["why"] = (
                 f"the program's seed is unknown (no --seed, no {seed_key!r} "
                 "in run_config or in a declared config component), so no other seed "
@@ -675,7 +682,9 @@ def _divergence_text(r: RunResult, own_checkpoint: bool) -> str:
     if r.plausible is True:
         text += "; loss stays within seed-to-seed noise: plausible but different"
     elif r.plausible is False:
-        text += f"; loss leaves the seed-to-seed band ({r.noise_ratio:.3g}x): gross"
+        text += ("; loss leaves the seed-to-seed band, which is 0 after the restart: gross"
+                 if r.noise_ratio == math.inf else
+                 f"; loss leaves the seed-to-seed band ({r.noise_ratio:.3g}x): gross")
     return text
 
 

@@ -69,6 +69,49 @@ def test_no_noise_runs_when_the_programs_seed_cannot_be_known():
     assert "noise: not measured: the program's seed is unknown" in ablated.render()
 
 
+class _FixedSeed:
+    """Seeds with a constant whatever its settings say (a trial's script): its
+    ``seed`` setting changes nothing."""
+
+    def __init__(self, settings: dict) -> None:
+        import torch
+
+        torch.manual_seed(0)
+        self.model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Dropout(0.2),
+                                         torch.nn.Linear(8, 1))
+        self.opt = torch.optim.Adam(self.model.parameters(), lr=0.05)
+        self.x, self.y = torch.randn(16, 4), torch.randn(16, 1)
+
+    def components(self) -> dict:
+        from resumecheck import RNGState
+
+        return {"params": self.model, "optimizer": self.opt, "rng": RNGState(streams=["torch"])}
+
+    def train_step(self) -> float:
+        import torch
+
+        loss = torch.nn.functional.mse_loss(self.model(self.x), self.y)
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+        return loss.item()
+
+
+def test_noise_runs_that_train_exactly_as_the_reference_give_no_band_and_no_gross():
+    # (a trial: band 0, so every difference was "gross (infx)")
+    from resumecheck import Target
+
+    target = Target(factory=_FixedSeed, run_config={"seed": 0}, steps=8, resume_at=(4,))
+    report = verify(target, drop=["optimizer"], noise_seeds=2)
+    assert report.noise["seeds"] == [] and report.noise["band"] is None
+    assert report.noise["why"].startswith("the runs with seed = 1, 2 trained exactly as the "
+                                          "reference: the program's 'seed' setting changes nothing")
+    dropped = next(r for r in report.runs if r.dropped == ["optimizer"])
+    assert dropped.verdict == "diverged" and dropped.plausible is None
+    assert "gross" not in report.render() and "noise: not measured: the runs with seed" in \
+        report.render()
+
+
 def test_cli_and_baseline_leave_the_seed_alone_unless_asked(capsys):
     assert main(["run", "fixtures.trust.seeded_at_build:TARGET", "--drop", "none",
                  "--noise-seeds", "0"]) == 0
