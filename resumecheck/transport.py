@@ -121,6 +121,7 @@ def run_in_subprocess(spec: SegmentSpec, cancel: threading.Event | None = None,
         if proc.poll() is None:
             _kill_group(proc)
         output = files.read_log()
+        _pass_on(output)
     if timed_out is not None:
         phase, step, text = timed_out
         return SegmentResult(
@@ -129,6 +130,18 @@ def run_in_subprocess(spec: SegmentSpec, cancel: threading.Event | None = None,
             error_stage="process" if phase == "start" else phase, error_step=step,
         )
     return _outcome(spec, proc.returncode, files.out, output)
+
+
+def _pass_on(output: str) -> None:
+    """What the program printed in its interpreter goes to this process's
+    standard error, as what it prints in-process does (standard output
+    carries the report alone)."""
+    if output:
+        try:
+            sys.stderr.write(output)
+            sys.stderr.flush()
+        except (OSError, ValueError):  # (no stderr any more: the output is only lost)
+            pass
 
 
 def _require_importable(spec: SegmentSpec) -> None:

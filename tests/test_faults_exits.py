@@ -47,8 +47,12 @@ def test_sys_exit_in_the_reference_is_a_clear_error_not_a_silent_exit(capsys):
     assert "failed at step 3: the program called sys.exit(0)" in err
 
 
-def test_what_the_program_prints_goes_to_stderr_and_stdout_stays_json(tmp_path):
-    code, out, err = _command(tmp_path, "run", SPEC + "CHATTY", *FAST, "--format", "json")
+@pytest.mark.parametrize("isolation", ["inprocess", pytest.param("process", marks=[
+    pytest.mark.process, pytest.mark.e2e])])
+def test_what_the_program_prints_goes_to_stderr_and_stdout_stays_json(tmp_path, isolation):
+    # (a trial: with --isolation process, what the program printed was lost)
+    code, out, err = _command(tmp_path, "run", SPEC + "CHATTY", *FAST, "--format", "json",
+                              "--isolation", isolation)
     assert code == 0, err
     assert json.loads(out)["equivalent"] is True
     assert "step 1 loss" in err and "written to fd 1" in err
