@@ -890,7 +890,7 @@ def _report(checker: Checker, runs: list[RunResult]) -> Report:
         tolerance=checker.tolerance.to_json(), environment=fingerprint(s.threads), runs=runs,
         noise=verdict.noise_summary(ref, checker.resume_at[0], checker.noise_seeds,
                                     checker.base_seed(), checker.target.seed_key,
-                                    unmoved=checker.noise_unmoved),
+                                    unmoved=checker.noise_unmoved, asked=s.noise_seeds),
         determinism=checker.determinism, reference_loss=ref.loss,
         seed_losses=ref.noise, nproc=s.nproc, untraced=verdict.untraced(checker.segment.records),
         undeclared=list(checker.segment.undeclared),

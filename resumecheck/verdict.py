@@ -364,12 +364,15 @@ def plausibility(result: RunResult, loss_deltas: dict[int, float],
 
 
 def noise_summary(ref: Reference, first_k: int, seeds: Sequence[int], base_seed: int | None,
-                  seed_key: str, unmoved: Sequence[int] = ()) -> dict[str, Any]:
+                  seed_key: str, unmoved: Sequence[int] = (), asked: int = 1) -> dict[str, Any]:
     """The report's ``noise`` entry: the seeds that ran, the band after ``first_k``.
-    ``unmoved``: the other seeds that ran, when each trained exactly as the reference."""
+    ``unmoved``: the other seeds that ran, when each trained exactly as the
+    reference; ``asked``: how many noise runs the settings asked for."""
     if not ref.noise:
         out: dict[str, Any] = {"seeds": [], "band": None, "base_seed": base_seed}
-        if unmoved:
+        if not asked:
+            out["why"] = "no noise runs were asked for (--noise-seeds 0)"
+        elif unmoved:
             out["why"] = (
                 f"the runs with {seed_key} = {', '.join(map(str, unmoved))} trained exactly "
                 f"as the reference: the program's {seed_key!r} setting changes nothing it "

@@ -69,6 +69,14 @@ def test_no_noise_runs_when_the_programs_seed_cannot_be_known():
     assert "noise: not measured: the program's seed is unknown" in ablated.render()
 
 
+def test_with_no_noise_runs_asked_for_the_footer_says_so_not_another_reason():
+    # (a trial: --noise-seeds 0 printed "the program's seed is unknown")
+    ablated = verify(lazy_loader.CORRECT, drop=["optimizer"], noise_seeds=0)
+    assert "noise: not measured: no noise runs were asked for (--noise-seeds 0)" in \
+        ablated.render()
+    assert "seed is unknown" not in ablated.render()
+
+
 class _FixedSeed:
     """Seeds with a constant whatever its settings say (a trial's script): its
     ``seed`` setting changes nothing."""
