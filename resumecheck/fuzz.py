@@ -28,8 +28,10 @@ failure.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any, Literal
 
 from hypothesis import HealthCheck, Phase, Verbosity, assume, example, given
@@ -273,8 +275,8 @@ def run_fuzz(target: Target | str | None, settings: Settings, *, max_examples: i
         target=tgt.spec or tgt.name, steps=n, seed=s.seed, max_interruptions=max_interruptions,
         environment=fingerprint(s.threads), nproc=s.nproc, resume_nproc=s.resume_nproc,
     )
-    with scratch_directory("resumecheck-fuzz-") as work, \
-            preserved_global_streams():
+    with scratch_directory("resumecheck-fuzz-") as work, preserved_global_streams(), \
+            _hypothesis_storage(Path(work) / "hypothesis"):
         try:
             say("reference")
             # an elastic resume restarts from the program's own checkpoint only
@@ -417,6 +419,25 @@ def _search(checker: Checker, result: FuzzResult, default: list[int], edges: lis
         result.budget_exhausted = True
     finally:
         checker.limit(None)
+
+
+@contextmanager
+def _hypothesis_storage(directory: Path) -> Iterator[None]:
+    """hypothesis keeps what it caches (the constants of the modules it finds
+    in the working directory: the user's program) under ``.hypothesis`` in
+    the working directory; the search's caches go to its scratch directory
+    instead, removed with it, and the user's directory is left as it was."""
+    try:
+        from hypothesis.configuration import set_hypothesis_home_dir, storage_directory
+    except ImportError:  # (another hypothesis: its default place)
+        yield
+        return
+    before = storage_directory(intent_to_write=False).home_directory
+    set_hypothesis_home_dir(directory)
+    try:
+        yield
+    finally:
+        set_hypothesis_home_dir(before)
 
 
 def _hypothesis_settings(max_examples: int) -> Any:

@@ -65,6 +65,30 @@ def test_cli_fuzz_on_the_builtin_program_finds_nothing(capsys):
     assert captured.err == ""  # progress only on a terminal (tests/test_reports_progress.py)
 
 
+@pytest.mark.e2e
+def test_fuzz_leaves_no_hypothesis_directory_where_it_ran(tmp_path):
+    # (a trial: hypothesis cached the constants of the user's program, found in
+    # the working directory, under ./.hypothesis/constants). A command of its
+    # own, forked warm: this session's hypothesis already chose its directory.
+    import os
+    import shutil
+    from pathlib import Path
+
+    from resumecheck import forkserver
+
+    here = tmp_path / "project"
+    here.mkdir()
+    shutil.copy(Path(__file__).parents[1] / "fixtures" / "trust" / "earliest.py",
+                here / "myprog.py")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HYPOTHESIS")}
+    proc = forkserver.spawn("resumecheck", ["fuzz", "myprog.py:CORRECT", "--max-examples",
+                                            "15", "--quiet"], env, cwd=str(here),
+                            output_dir=str(tmp_path))
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, (out, err)
+    assert sorted(p.name for p in here.iterdir()) == ["myprog.py"]
+
+
 def test_cli_fuzz_failure_prints_the_reproduce_command(capsys):
     # a bug the first example shows: this is about what the CLI prints (the search
     # for the class-15 schedule is the library test above)
