@@ -365,9 +365,13 @@ class Report:
         return _table(self)
 
     @property
-    def ranks_text(self) -> str:
-        """`` of 2 ranks (torch's launcher)`` for a distributed check, else empty."""
-        return "" if self.nproc is None else f" of {self.nproc} ranks (torch's launcher)"
+    def restarts_text(self) -> str:
+        """How restarts run: ``inprocess restarts``, or, for a distributed check,
+        where every rank is a new interpreter whatever the isolation, ``restarts
+        as new launches of 2 ranks (torch's launcher)``."""
+        if self.nproc is None:
+            return f"{self.isolation} restarts"
+        return f"restarts as new launches of {self.nproc} ranks (torch's launcher)"
 
     @property
     def seed_text(self) -> str:
@@ -420,8 +424,8 @@ def _headline(report: Report) -> str:
     verdict = report.outcome
     return (
         f"resumecheck: {report.target}, {report.steps} steps, resume at "
-        f"{','.join(map(str, report.resume_at))}, {report.seed_text}, {report.isolation} "
-        f"restarts{report.ranks_text}, {report.tolerance_text}; torch {env.get('torch')}, "
+        f"{','.join(map(str, report.resume_at))}, {report.seed_text}, "
+        f"{report.restarts_text}, {report.tolerance_text}; torch {env.get('torch')}, "
         f"{env.get('threads')} thread(s), {env.get('device')}\n"
         f"full resume: {verdict}"
     )
@@ -480,7 +484,7 @@ def _markdown(report: Report) -> str:
     lines = [
         f"### resumecheck: full resume {verdict} — `{report.target}`", "",
         f"{report.steps} steps, resume at {','.join(map(str, report.resume_at))}, "
-        f"{report.seed_text}, {report.isolation} restarts{report.ranks_text}, "
+        f"{report.seed_text}, {report.restarts_text}, "
         f"{report.tolerance_text}; torch "
         f"{env.get('torch')}, {env.get('threads')} thread(s), {env.get('device')}", "",
     ]

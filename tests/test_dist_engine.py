@@ -64,3 +64,5 @@ def test_class9_bug_is_caught_on_its_rank_and_its_twin_passes(module):
     twin = verify(f"fixtures.bugs.{module}:CORRECT", drop="none", **FAST)
     assert twin.equivalent
     assert [r.verdict for r in twin.runs] == ["identical", "identical"]
+    # every rank is a new interpreter, in-process too (a trial read "inprocess restarts")
+    assert ", restarts as new launches of 2 ranks (torch's launcher), " in twin.render()
