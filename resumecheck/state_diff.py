@@ -7,6 +7,7 @@ the stream at step 8"; "optimizer: exp_avg of `fc1.weight` differs, max |Δ|
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import torch
@@ -14,7 +15,7 @@ import torch
 from resumecheck.compare import Tolerance, compare_values, flatten_state
 from resumecheck.components import OPTIMIZER, RNG, rank_name
 
-__all__ = ["by_parameter_name", "describe_difference", "reorder_optimizer_state"]
+__all__ = ["DETACHED", "by_parameter_name", "describe_difference", "reorder_optimizer_state"]
 
 _RNG_STREAMS = {
     "python": "Python random stream",
@@ -57,6 +58,28 @@ def reorder_optimizer_state(state: Any, from_names: list[str], to_names: list[st
     return {**state, "state": moved}
 
 
+DETACHED = "steps tensors the model does not train with"
+"""How an optimizer's finding begins when the restored optimizer holds other
+parameters than the model's (``verdict`` leaves such a finding unjudged: no
+state put into it can attach it to the model)."""
+
+_UNNAMED = re.compile(r"group\d+\.param\d+")
+"""``capture_meta``'s name for an optimizer parameter that is not the model's."""
+
+
+def _detached(ref_meta: dict[str, Any] | None, restored_meta: dict[str, Any] | None) -> str | None:
+    """An optimizer restored onto other tensors than the model's parameters,
+    in words (None: as many of its parameters are the model's as in the reference)."""
+    ref_names = (ref_meta or {}).get("optimizer_params") or []
+    names = (restored_meta or {}).get("optimizer_params") or []
+    stray = [n for n in names if _UNNAMED.fullmatch(n)]
+    if len(stray) <= len([n for n in ref_names if _UNNAMED.fullmatch(n)]):
+        return None
+    return (f"{DETACHED}: {len(stray)} of its {len(names)} parameters are not the model's, "
+            "so its steps leave the model as it is (an optimizer kept across a model rebuilt "
+            "in load(), or made for other parameters)")
+
+
 def describe_difference(
     name: str,
     reference: Any,
@@ -78,6 +101,9 @@ def describe_difference(
         return _per_rank_difference(name, reference, restored, step, ref_meta, restored_meta,
                                     unused)
     if name == OPTIMIZER:
+        detached = _detached(ref_meta, restored_meta)
+        if detached is not None:  # (its state, keyed by those tensors, says nothing)
+            return detached
         reference = by_parameter_name(reference, (ref_meta or {}).get("optimizer_params"))
         restored = by_parameter_name(restored, (restored_meta or {}).get("optimizer_params"))
     ref = dict(flatten_state(reference))

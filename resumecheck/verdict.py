@@ -32,7 +32,7 @@ from resumecheck.report import (
 from resumecheck.capture import load_checkpoint
 from resumecheck.segments import SegmentResult
 from resumecheck.settings import DropSpec
-from resumecheck.state_diff import describe_difference
+from resumecheck.state_diff import DETACHED, describe_difference
 from resumecheck.streams import is_stream_state, stream_items
 from resumecheck.trace import QUANTITY_ORDER, StepRecord, differing_quantities, load_step_tensors
 from resumecheck.trajectory import Trajectory
@@ -503,7 +503,8 @@ def confirmation_tries(ref: Reference, result: RunResult, segments: Segments,
     for i, finding in enumerate(result.diagnosis):
         k = finding.step
         if (finding.status in (AFTER_DIVERGENCE, LATENT) or k is None or k > at
-                or k not in ref.segment.captures or not checkpoints.get(k)):
+                or k not in ref.segment.captures or not checkpoints.get(k)
+                or finding.detail.startswith(DETACHED)):  # (no state attaches it)
             continue
         tries[i] = (k, checkpoints[k] or "")
     return tries
