@@ -108,16 +108,7 @@ def describe_difference(
         restored = by_parameter_name(restored, (restored_meta or {}).get("optimizer_params"))
     ref = dict(flatten_state(reference))
     new = dict(flatten_state(restored))
-    differing: list[tuple[str, Any]] = []
-    for path in list(ref) + [p for p in new if p not in ref]:
-        if path not in new:
-            differing.append((path, "missing"))
-        elif path not in ref:
-            differing.append((path, "unexpected"))
-        else:
-            d = compare_values(ref[path], new[path], Tolerance.bitwise())
-            if not d.within_tolerance:
-                differing.append((path, d))
+    differing = _differing(ref, new)
     if not differing:
         return None
     # Public entries (last_epoch, scale) explain more than private ones (_last_lr).
@@ -143,6 +134,21 @@ def describe_difference(
     else:
         text = f"{label} {_value(new[path])}, expected {_value(ref[path])}"
     return text.strip() + more
+
+
+def _differing(ref: dict[str, Any], new: dict[str, Any]) -> list[tuple[str, Any]]:
+    """The leaves that differ: (path, "missing" | "unexpected" | the Difference)."""
+    differing: list[tuple[str, Any]] = []
+    for path in list(ref) + [p for p in new if p not in ref]:
+        if path not in new:
+            differing.append((path, "missing"))
+        elif path not in ref:
+            differing.append((path, "unexpected"))
+        else:
+            d = compare_values(ref[path], new[path], Tolerance.bitwise())
+            if not d.within_tolerance:
+                differing.append((path, d))
+    return differing
 
 
 def _is_per_rank(state: Any) -> bool:
