@@ -15,7 +15,8 @@ import torch
 from resumecheck.compare import Tolerance, compare_values, flatten_state
 from resumecheck.components import OPTIMIZER, RNG, rank_name
 
-__all__ = ["DETACHED", "by_parameter_name", "describe_difference", "reorder_optimizer_state"]
+__all__ = ["DETACHED", "by_parameter_name", "describe_difference", "is_private",
+           "reorder_optimizer_state"]
 
 _RNG_STREAMS = {
     "python": "Python random stream",
@@ -113,7 +114,7 @@ def describe_difference(
         return None
     # Public entries (last_epoch, scale) explain more than private ones (_last_lr).
     # and an optimizer's per-parameter state more than its group listing.
-    differing.sort(key=lambda item: (_is_private(item[0]), item[0].startswith("param_groups")))
+    differing.sort(key=lambda item: (is_private(item[0]), item[0].startswith("param_groups")))
     if name == RNG:
         return _streams_text([p for p, _ in differing], step, unused or set())
     path, how = differing[0]
@@ -183,7 +184,8 @@ def _per_rank_difference(name: str, reference: Any, restored: Any,
     return f"{key} {text}" + (more if others else "")
 
 
-def _is_private(path: str) -> bool:
+def is_private(path: str) -> bool:
+    """Whether a state_dict() path goes through a private entry (``_step_count``)."""
     return any(part.startswith("_") for part in path.replace("[", ".").split("."))
 
 

@@ -32,7 +32,7 @@ from resumecheck.report import (
 from resumecheck.capture import load_checkpoint
 from resumecheck.segments import SegmentResult
 from resumecheck.settings import DropSpec
-from resumecheck.state_diff import DETACHED, describe_difference
+from resumecheck.state_diff import DETACHED, describe_difference, is_private
 from resumecheck.streams import is_stream_state, stream_items
 from resumecheck.trace import QUANTITY_ORDER, StepRecord, differing_quantities, load_step_tensors
 from resumecheck.trajectory import Trajectory
@@ -228,8 +228,24 @@ def end_state_differences(
                 continue
             ref_state, run_state = ({k: v for k, v in stream_items(state).items() if k in used}
                                     for state in (ref_state, run_state))
+        if latent is not None and _private_only(ref_state, run_state, ref.tolerance):
+            # Only private entries differ (a scheduler's _step_count, which only
+            # torch's call-order warning reads) while every step matched: unused here.
+            if name not in dropped:
+                latent.append(name)
+            continue
         out.append((name, state_difference(ref_state, run_state, ref.tolerance)))
     return out
+
+
+def _private_only(ref: Any, run: Any, tolerance: Tolerance) -> bool:
+    """Whether every leaf in which two states differ is a private entry."""
+    ref_leaves, run_leaves = dict(flatten_state(ref)), dict(flatten_state(run))
+    differing = [path for path in ref_leaves.keys() | run_leaves.keys()
+                 if path not in ref_leaves or path not in run_leaves
+                 or not compare_values(ref_leaves[path], run_leaves[path],
+                                       tolerance).within_tolerance]
+    return bool(differing) and all(is_private(path) for path in differing)
 
 
 def _unused_streams(ref: Reference, path: str, name: str) -> set[str] | None:
