@@ -37,14 +37,21 @@ __all__ = ["changed", "changed_by", "note_import", "program_modules", "snapshot"
 _SAMPLE = 64
 """Items of a container whose identities are fingerprinted, at each end."""
 
-_PACKAGE = str(Path(__file__).resolve().parent)
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
 
 
 def _installed_roots() -> list[str]:
     paths = sysconfig.get_paths()
     roots = {paths.get(key) for key in ("stdlib", "platstdlib", "purelib", "platlib")}
     roots |= {sys.prefix, sys.base_prefix, sys.exec_prefix, _PACKAGE}
-    return [str(Path(r).resolve()) for r in roots if r]
+    return [os.path.abspath(r) for r in roots if r]
+
+
+def _where(path: str) -> str:
+    """A module's file as an absolute path, by string alone: resolving links
+    costs a system call per path component, and a check looks at every
+    loaded module (thousands in a test session)."""
+    return os.path.abspath(path)
 
 
 def _root_of_module(module: types.ModuleType) -> str | None:
@@ -57,8 +64,8 @@ def _root_of_module(module: types.ModuleType) -> str | None:
     top_path = getattr(top, "__file__", None)
     if top is not module and isinstance(top_path, str) \
             and os.path.basename(top_path) == "__init__.py":
-        return str(Path(top_path).resolve().parent)
-    return str(Path(path).resolve().parent)
+        return os.path.dirname(_where(top_path))
+    return os.path.dirname(_where(path))
 
 
 _AT_IMPORT: dict[int, tuple[types.ModuleType, dict[str, Any]]] = {}
@@ -106,9 +113,23 @@ def program_modules(factory: Callable[..., Any]) -> list[types.ModuleType]:
     return [own[name] for name in sorted(reached)]
 
 
+_UNDER: dict[str, tuple[int, list[types.ModuleType]]] = {}
+"""By root: the modules found under it, and how many modules were loaded then."""
+
+
 def _modules_under(root: str | None) -> list[types.ModuleType]:
     if root is None:
         return []
+    known = _UNDER.get(root)
+    if known is not None and known[0] == len(sys.modules) and all(
+            sys.modules.get(m.__name__) is m for m in known[1]):
+        return list(known[1])  # (nothing imported since: the same modules)
+    found = _find_under(root)
+    _UNDER[root] = (len(sys.modules), found)
+    return list(found)
+
+
+def _find_under(root: str) -> list[types.ModuleType]:
     installed = _installed_roots()
     if any(_under(root, r) for r in installed):
         return []  # a program inside an installed package (or resumecheck's built-in one)
@@ -118,7 +139,7 @@ def _modules_under(root: str | None) -> list[types.ModuleType]:
         if not isinstance(module, types.ModuleType) or not isinstance(path, str) \
                 or not os.path.isabs(path):  # (torch.ops says its file is "_ops.py")
             continue
-        path = str(Path(path).resolve())
+        path = _where(path)
         # (a virtual environment inside the project holds installed packages)
         if _under(path, root) and not any(_under(path, r) for r in installed):
             out.append(module)
