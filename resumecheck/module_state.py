@@ -16,8 +16,9 @@ nor resumecheck's): every global and, one level down, the attributes of the
 classes and plain objects they hold; ``changed`` names what differs between
 two snapshots. Fingerprints are cheap: a cache's size and misses, a
 container's length and the identities of its first and last items, a
-tensor's storage and in-place version counter, a scalar's value; never a
-copy. A numpy array changed in place is not seen.
+tensor's storage and in-place version counter (a model's or an optimizer's
+tensors' too), a scalar's value; never a copy. A numpy array changed in
+place is not seen.
 """
 
 from __future__ import annotations
@@ -253,6 +254,13 @@ def _fingerprint(value: Any) -> Any:
                     value._version, tuple(value.shape))
         if isinstance(value, (dict, list, set, frozenset, tuple, bytearray)) or _is_deque(value):
             return ("container", id(value), len(value), _sample(value))
+        if isinstance(value, torch.nn.Module):  # (a model made at import, trained in place)
+            return ("model", id(value), tuple(t._version for t in value.state_dict(
+                keep_vars=True).values() if isinstance(t, torch.Tensor)))
+        if isinstance(value, torch.optim.Optimizer):
+            return ("optimizer", id(value), len(value.state), tuple(
+                t._version for state in value.state.values() for t in state.values()
+                if isinstance(t, torch.Tensor)))
         return ("object", id(value))
     except Exception:  # an object that cannot be looked at is not compared
         return ("unknown",)
@@ -305,4 +313,6 @@ def _how(before: Any, after: Any) -> str:
         return f"{after[2]} items, changed"
     if kind == "tensor" and after[0] == "tensor":
         return "a tensor, changed in place" if before[1] == after[1] else "rebound"
+    if kind in ("model", "optimizer") and after[0] == kind and before[1] == after[1]:
+        return "a model, trained in place" if kind == "model" else "an optimizer, stepped in place"
     return "rebound"

@@ -74,9 +74,13 @@ def test_each_kind_of_module_state_a_run_changes_is_named():
 
     Counts.__module__ = "prog"
     holder = types.SimpleNamespace(position=0)
+    model = torch.nn.Linear(2, 1)
     module = _module(cached=cached, STEP=0, LOG=[], SEEN={}, WEIGHTS=torch.zeros(3),
-                     Counts=Counts, holder=holder, DATA=list(range(1000)), torch=torch)
+                     Counts=Counts, holder=holder, DATA=list(range(1000)), torch=torch,
+                     MODEL=model, OPT=torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9))
     before = snapshot([module])
+    model(torch.ones(1, 2)).sum().backward()
+    module.OPT.step()
     cached(1)
     module.STEP = 5
     module.LOG.append(0.5)
@@ -87,6 +91,8 @@ def test_each_kind_of_module_state_a_run_changes_is_named():
     assert list(changed(before, snapshot([module])).values()) == [
         "prog.Counts.built (0 -> 1)",
         "prog.LOG (0 -> 1 items)",
+        "prog.MODEL (a model, trained in place)",
+        "prog.OPT (an optimizer, stepped in place)",
         "prog.SEEN (0 -> 1 items)",
         "prog.STEP (0 -> 5)",
         "prog.WEIGHTS (a tensor, changed in place)",
