@@ -186,6 +186,17 @@ class Attr:
         return f"Attr({type(self.obj).__name__}.{self.name})"
 
 
+_DECLARED_GENERATORS: dict[int, Any] = {}
+"""Every generator an ``RNGState`` registered in this process, by id (held,
+so that no other object takes its id)."""
+
+
+def declared_generators() -> set[int]:
+    """The ids of the generators ``RNGState`` components registered in this
+    process (a check judges them as components: their state is not module state)."""
+    return set(_DECLARED_GENERATORS)
+
+
 class RNGState:
     """Every random stream a step may draw from.
 
@@ -208,6 +219,7 @@ class RNGState:
     ) -> None:
         self.generators = dict(generators or {})
         self.streams = tuple(streams)
+        _DECLARED_GENERATORS.update((id(g), g) for g in self.generators.values())
         unknown = sorted(set(self.streams) - set(self.STREAMS))
         if unknown:
             raise ValueError(f"streams={unknown}: known streams are {', '.join(self.STREAMS)}")

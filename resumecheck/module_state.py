@@ -17,7 +17,7 @@ classes and plain objects they hold; ``changed`` names what differs between
 two snapshots. Fingerprints are cheap: a cache's size and misses, a
 container's length and the identities of its first and last items, a
 tensor's storage and in-place version counter (a model's or an optimizer's
-tensors' too), a scalar's value; never a copy. A numpy array changed in
+tensors' too), a random generator's state, a scalar's value; never a copy. A numpy array changed in
 place is not seen.
 """
 
@@ -32,6 +32,8 @@ from pathlib import Path
 from typing import Any
 
 import torch
+
+from resumecheck.components import declared_generators
 
 __all__ = ["changed", "changed_by", "note_import", "program_modules", "snapshot"]
 
@@ -165,9 +167,13 @@ def snapshot(modules: list[types.ModuleType]) -> dict[str, Any]:
 
 def changed(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str, str]:
     """What differs between two snapshots, each in words
-    (``data.epoch_order (a cache: 0 -> 2 entries)``), by where it is."""
+    (``data.epoch_order (a cache: 0 -> 2 entries)``), by where it is. A
+    generator that a declared ``RNGState`` registers is judged as a component,
+    not named here."""
+    declared = declared_generators()
     return {where: f"{_shown(where)} ({_how(before[where], after[where])})"
-            for where in sorted(before.keys() & after.keys()) if before[where] != after[where]}
+            for where in sorted(before.keys() & after.keys()) if before[where] != after[where]
+            and not (before[where][0] == "stream" and before[where][1] in declared)}
 
 
 def changed_by(run: Callable[[], Any], modules: list[types.ModuleType]) -> tuple[Any, list[str]]:
@@ -254,6 +260,9 @@ def _fingerprint(value: Any) -> Any:
                     value._version, tuple(value.shape))
         if isinstance(value, (dict, list, set, frozenset, tuple, bytearray)) or _is_deque(value):
             return ("container", id(value), len(value), _sample(value))
+        stream = _stream_state(value)
+        if stream is not None:  # (a generator made at import draws on across runs)
+            return ("stream", id(value), stream)
         if isinstance(value, torch.nn.Module):  # (a model made at import, trained in place)
             return ("model", id(value), tuple(t._version for t in value.state_dict(
                 keep_vars=True).values() if isinstance(t, torch.Tensor)))
@@ -264,6 +273,23 @@ def _fingerprint(value: Any) -> Any:
         return ("object", id(value))
     except Exception:  # an object that cannot be looked at is not compared
         return ("unknown",)
+
+
+def _stream_state(value: Any) -> int | None:
+    """A random generator's state as a hash (a torch.Generator, a numpy
+    Generator or RandomState, a random.Random); None: not a generator."""
+    import random
+
+    if isinstance(value, torch.Generator):
+        return hash(bytes(value.get_state().numpy()))
+    if isinstance(value, random.Random):
+        return hash(value.getstate())
+    module = type(value).__module__ or ""
+    if module.startswith("numpy.random"):
+        bits = getattr(value, "bit_generator", None)
+        state = bits.state if bits is not None else getattr(value, "get_state", lambda: None)()
+        return None if state is None else hash(repr(state))
+    return None
 
 
 def _is_deque(value: Any) -> bool:
@@ -313,6 +339,8 @@ def _how(before: Any, after: Any) -> str:
         return f"{after[2]} items, changed"
     if kind == "tensor" and after[0] == "tensor":
         return "a tensor, changed in place" if before[1] == after[1] else "rebound"
+    if kind == "stream" and after[0] == "stream" and before[1] == after[1]:
+        return "a random generator, drawn from"
     if kind in ("model", "optimizer") and after[0] == kind and before[1] == after[1]:
         return "a model, trained in place" if kind == "model" else "an optimizer, stepped in place"
     return "rebound"

@@ -11,7 +11,10 @@ interpreters; with --isolation process it is judged (`module_state`)."""
 from __future__ import annotations
 
 import functools
+import random
 import types
+
+import numpy as np
 
 import pytest
 import torch
@@ -77,8 +80,11 @@ def test_each_kind_of_module_state_a_run_changes_is_named():
     model = torch.nn.Linear(2, 1)
     module = _module(cached=cached, STEP=0, LOG=[], SEEN={}, WEIGHTS=torch.zeros(3),
                      Counts=Counts, holder=holder, DATA=list(range(1000)), torch=torch,
-                     MODEL=model, OPT=torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9))
+                     MODEL=model, OPT=torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9),
+                     GEN=torch.Generator().manual_seed(0), RNG=np.random.default_rng(0),
+                     PY=random.Random(0))
     before = snapshot([module])
+    torch.rand(1, generator=module.GEN), module.RNG.random(), module.PY.random()
     model(torch.ones(1, 2)).sum().backward()
     module.OPT.step()
     cached(1)
@@ -90,9 +96,12 @@ def test_each_kind_of_module_state_a_run_changes_is_named():
     holder.position = 3
     assert list(changed(before, snapshot([module])).values()) == [
         "prog.Counts.built (0 -> 1)",
+        "prog.GEN (a random generator, drawn from)",
         "prog.LOG (0 -> 1 items)",
         "prog.MODEL (a model, trained in place)",
         "prog.OPT (an optimizer, stepped in place)",
+        "prog.PY (a random generator, drawn from)",
+        "prog.RNG (a random generator, drawn from)",
         "prog.SEEN (0 -> 1 items)",
         "prog.STEP (0 -> 5)",
         "prog.WEIGHTS (a tensor, changed in place)",
@@ -103,7 +112,8 @@ def test_each_kind_of_module_state_a_run_changes_is_named():
 
 def test_what_a_run_only_reads_is_not_named():
     module = _module(DATA=list(range(1000)), TABLE={"a": 1}, X=torch.ones(4),
-                     helper=lambda x: x, torch=torch, NAME="run")
+                     helper=lambda x: x, torch=torch, NAME="run",
+                     GEN=torch.Generator().manual_seed(0), RNG=np.random.default_rng(0))
     before = snapshot([module])
     _ = module.DATA[3], module.TABLE["a"], module.X.sum(), module.helper(1)
     assert list(changed(before, snapshot([module])).values()) == []
@@ -117,3 +127,15 @@ def test_only_the_programs_own_modules_are_looked_at():
     assert mine == {"fixtures.trust.cached_order", "fixtures.trust.order_script"}
     assert not any(name.startswith(("torch", "resumecheck", "numpy")) for name in mine)
     assert program_modules(tiny.TinyProgram) == []  # (resumecheck's own: not a user's program)
+
+
+def test_a_generator_a_declared_rng_component_holds_is_judged_there_not_named():
+    from resumecheck import RNGState
+
+    gen = torch.Generator().manual_seed(0)
+    module = _module(GEN=gen, OTHER=torch.Generator().manual_seed(1))
+    before = snapshot([module])
+    RNGState({"loader": gen})  # (what the program's components() declares)
+    torch.rand(1, generator=gen), torch.rand(1, generator=module.OTHER)
+    assert list(changed(before, snapshot([module])).values()) == [
+        "prog.OTHER (a random generator, drawn from)"]
