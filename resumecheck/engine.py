@@ -391,8 +391,8 @@ class _Segments:
         keep and a real restart would not (``module_state``)."""
         if self.settings.isolation != "inprocess" or (self.settings.nproc or 1) > 1:
             return self.run(spec)  # (ranks are processes of their own)
-        modules = module_state.program_modules(self.target.factory)
-        ref, moved = module_state.changed_by(lambda: self.run(spec), modules)
+        spaces = module_state.program_spaces(self.target.factory)
+        ref, moved = module_state.changed_by(lambda: self.run(spec), spaces)
         if moved and ref.error is None:
             s = self.settings
             drops = [s.drop] if isinstance(s.drop, str) else \

@@ -137,10 +137,11 @@ class CheckpointError(ResumecheckError):
 
 
 class ModuleStateChanged(ResumecheckError):
-    """In-process, the reference run changed state the program keeps at module
-    level (a cache a module fills, a counter, a global it rebinds): a restart
-    in this interpreter would keep it, where a real restart imports the
-    program afresh, so an in-process check cannot judge the resume.
+    """In-process, state the program keeps at module level (a cache a module
+    fills, a counter, a global it rebinds) has changed in this interpreter (in
+    the reference run, or before it): a restart in this interpreter would keep
+    it, where a real restart imports the program afresh, so an in-process
+    check cannot judge the resume.
 
     ``changed`` names each piece (``data.epoch_order (a cache: 0 -> 2 entries)``);
     ``reproduce`` is the command that checks it in fresh interpreters (None:
@@ -158,11 +159,12 @@ class ModuleStateChanged(ResumecheckError):
                 "Give the target as module:attr or file.py:attr and check it with "
                 "isolation='process', where every run and every restart is a new interpreter")
         super().__init__(
-            f"{target}: the uninterrupted run changed state the program keeps at module "
-            f"level: {shown}. A real restart imports the program afresh and starts "
-            "without it; a restart in this interpreter would keep what the first run left "
-            "there, so an in-process check cannot judge this resume (a checkpoint that "
-            f"loses state could pass). {todo}."
+            f"{target}: state the program keeps at module level has changed in this "
+            f"interpreter (in the uninterrupted run, or earlier: an earlier check or the "
+            f"caller's own use of the program): {shown}. A real restart imports the program "
+            "afresh and starts without it; a restart in this interpreter would keep it, so "
+            "an in-process check cannot judge this resume (a checkpoint that loses state "
+            f"could pass). {todo}."
         )
 
 

@@ -1,4 +1,4 @@
-"""State a program keeps at module level, and whether a run changed it.
+"""State a program keeps at module level, and whether it changed.
 
 A real restart imports the program's modules afresh: a cache a module fills
 (``functools.lru_cache`` on a function, a dict at module level), a counter
@@ -10,20 +10,30 @@ restored random stream the first time the epoch is reached, then cached)
 then resumes in-process as it never would for real, and the check could
 call a lost checkpoint equivalent.
 
-``snapshot`` fingerprints what the program's own modules hold (the modules
-loaded from the program's directory or package, never an installed package's
-nor resumecheck's): every global and, one level down, the attributes of the
-classes and plain objects they hold; ``changed`` names what differs between
-two snapshots. Fingerprints are cheap: a cache's size and misses, a
-container's length and the identities of its first and last items, a
-tensor's storage and in-place version counter (a model's or an optimizer's
-tensors' too), a random generator's state, a scalar's value; never a copy. A numpy array changed in
-place is not seen.
+``program_spaces`` are the namespaces of the program's own code: the
+factory's module and every module (or function's globals) of code that is
+not installed that its globals reach, whatever directory it lies in.
+``snapshot`` fingerprints what they hold: every global and, two levels down,
+the attributes of the plain objects and of the program's own classes and
+objects they hold; functions' closures and default values (a hand-written
+memo, ``def f(x, _cache={})``). Fingerprints are cheap and never copy: a
+cache's size and misses, a container's length and the identities (and, for
+numbers and nested containers, the values and lengths) of its first and last
+items, a tensor's storage and version counter (and its bytes when small), a
+small numpy array's bytes, a model's, an optimizer's or a random generator's
+state, a scalar's value. ``changed`` names what differs between two
+snapshots, a global or attribute created since included. Not seen: state
+deeper than that, a large array changed in place without its version
+counter (numpy; a tensor's ``.data`` written), state of a module the program
+imports only while it trains.
 """
 
 from __future__ import annotations
 
+import collections
+import functools
 import os
+import random
 import sys
 import sysconfig
 import types
@@ -31,165 +41,180 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 
 from resumecheck.components import declared_generators
 
-__all__ = ["changed", "changed_by", "note_import", "program_modules", "snapshot"]
+__all__ = ["changed", "changed_by", "note_import", "program_spaces", "snapshot"]
+
+Space = dict[str, Any]
+"""A module's namespace (its ``__dict__``, or a function's ``__globals__``)."""
 
 _SAMPLE = 64
-"""Items of a container whose identities are fingerprinted, at each end."""
+"""Items of a container fingerprinted at each end."""
+
+_SMALL = 1 << 16
+"""Elements of a tensor or array whose bytes are hashed (larger: identity only)."""
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
 
 
-def _installed_roots() -> list[str]:
+@functools.lru_cache(maxsize=1)
+def _installed_roots() -> tuple[str, ...]:
     paths = sysconfig.get_paths()
     roots = {paths.get(key) for key in ("stdlib", "platstdlib", "purelib", "platlib")}
     roots |= {sys.prefix, sys.base_prefix, sys.exec_prefix, _PACKAGE}
-    return [os.path.abspath(r) for r in roots if r]
+    return tuple(os.path.abspath(r) for r in roots if r)
 
 
-def _where(path: str) -> str:
-    """A module's file as an absolute path, by string alone: resolving links
-    costs a system call per path component, and a check looks at every
-    loaded module (thousands in a test session)."""
-    return os.path.abspath(path)
+def _programs(space: Mapping[str, Any]) -> bool:
+    """Whether a namespace is the program's own code: a module loaded from a
+    file (an absolute path; torch.ops says "_ops.py") outside every installed
+    package, the standard library and resumecheck (a virtual environment
+    inside the project holds installed packages). By string paths alone:
+    resolving links costs a system call per path component."""
+    path = space.get("__file__")
+    if not isinstance(path, str) or not os.path.isabs(path):
+        return False
+    path = os.path.abspath(path)
+    return not any(path == r or path.startswith(r.rstrip(os.sep) + os.sep)
+                   for r in _installed_roots())
 
 
-def _root_of_module(module: types.ModuleType) -> str | None:
-    """The directory that holds the program's own code: its top-level
-    package's, or the directory of its module's file."""
-    path = getattr(module, "__file__", None)
-    if not isinstance(path, str):
-        return None
-    top = sys.modules.get(module.__name__.split(".")[0])
-    top_path = getattr(top, "__file__", None)
-    if top is not module and isinstance(top_path, str) \
-            and os.path.basename(top_path) == "__init__.py":
-        return os.path.dirname(_where(top_path))
-    return os.path.dirname(_where(path))
+_AT_IMPORT: dict[int, tuple[Space, dict[str, Any]]] = {}
+"""By namespace: fingerprints of what it held right after the engine imported
+the program (``note_import``): state an earlier check in this interpreter
+left behind (a cache it filled) is still a change from the import."""
 
-
-_AT_IMPORT: dict[int, tuple[types.ModuleType, dict[str, Any]]] = {}
-"""By module object: the fingerprints of its globals right after the engine
-imported the program (``note_import``): state an earlier check in this
-interpreter left behind (a cache it filled) is still a change from the import.
-(A module imported again is a new object, with records of its own.)"""
-
-_SEEN: dict[int, tuple[types.ModuleType, dict[str, str]]] = {}
-"""By module object: what an earlier check in this interpreter saw a run
-change there, in words: a later check (a warm cache no longer changes) still
-names it."""
+_SEEN: dict[int, tuple[Space, dict[str, str]]] = {}
+"""By namespace: what an earlier check in this interpreter saw change there,
+in words: a later check (a warm cache no longer changes) still names it."""
 
 
 def note_import(module: types.ModuleType) -> None:
-    """Fingerprint the program's modules just after the engine imported ``module``."""
-    for each in _modules_under(_root_of_module(module)):
-        if _record(_AT_IMPORT, each) is None:
-            _AT_IMPORT[id(each)] = (each, snapshot([each]))
+    """Fingerprint the program's namespaces just after the engine imported ``module``."""
+    for space in _reached(vars(module)):
+        if _record(_AT_IMPORT, space) is None:
+            _AT_IMPORT[id(space)] = (space, snapshot([space]))
 
 
-def _record(records: dict[int, tuple[types.ModuleType, Any]], module: types.ModuleType) -> Any:
-    held = records.get(id(module))
-    return held[1] if held is not None and held[0] is module else None
+def _record(records: dict[int, tuple[Space, Any]], space: Space) -> Any:
+    held = records.get(id(space))
+    return held[1] if held is not None and held[0] is space else None
 
 
-def program_modules(factory: Callable[..., Any]) -> list[types.ModuleType]:
-    """The program's own modules that its code reaches: the factory's module
-    and, through their globals, the modules (and the modules of the functions
-    and classes) of the program's own code it uses, nothing installed."""
-    module = sys.modules.get(getattr(factory, "__module__", None) or "")
-    if module is None:
-        return []
-    own = {m.__name__: m for m in _modules_under(_root_of_module(module))}
-    if module.__name__ not in own:
-        return []
-    reached, todo = {module.__name__}, [module]
+def program_spaces(factory: Callable[..., Any]) -> list[Space]:
+    """The program's own namespaces that its code reaches (see the module's text)."""
+    start = _space_of(factory)
+    return [] if start is None or not _programs(start) else _reached(start)
+
+
+def _space_of(obj: Any) -> Space | None:
+    """Where ``obj``'s code lives: a function's globals, a class's methods'
+    globals (or its module's), a module's namespace."""
+    if isinstance(obj, types.ModuleType):
+        return vars(obj)
+    if isinstance(obj, functools.partial):
+        return _space_of(obj.func)
+    fn = getattr(obj, "__wrapped__", obj)  # (an lru_cache wrapper)
+    if isinstance(fn, types.FunctionType):
+        return fn.__globals__
+    if isinstance(obj, type):
+        for member in vars(obj).values():
+            member = getattr(member, "__func__", member)
+            if isinstance(member, types.FunctionType):
+                return member.__globals__
+        module = sys.modules.get(obj.__module__)
+        return None if module is None else vars(module)
+    return None
+
+
+def _reached(start: Space) -> list[Space]:
+    """``start`` and every namespace of the program's own code its globals reach."""
+    reached, todo = {id(start): start}, [start]
     while todo:
-        for _, value in _globals(todo.pop(), functions=True):
-            name = value.__name__ if isinstance(value, types.ModuleType) else \
-                getattr(value, "__module__", None)
-            if isinstance(name, str) and name in own and name not in reached:
-                reached.add(name)
-                todo.append(own[name])
-    return [own[name] for name in sorted(reached)]
+        for value in list(todo.pop().values()):
+            try:
+                space = _space_of(value)
+            except Exception:  # (an object whose attributes cannot be read)
+                continue
+            if space is not None and id(space) not in reached and _programs(space):
+                reached[id(space)] = space
+                todo.append(space)
+    return sorted(reached.values(), key=lambda s: str(s.get("__name__")))
 
 
-_UNDER: dict[str, tuple[int, list[types.ModuleType]]] = {}
-"""By root: the modules found under it, and how many modules were loaded then."""
-
-
-def _modules_under(root: str | None) -> list[types.ModuleType]:
-    if root is None:
-        return []
-    known = _UNDER.get(root)
-    if known is not None and known[0] == len(sys.modules) and all(
-            sys.modules.get(m.__name__) is m for m in known[1]):
-        return list(known[1])  # (nothing imported since: the same modules)
-    found = _find_under(root)
-    _UNDER[root] = (len(sys.modules), found)
-    return list(found)
-
-
-def _find_under(root: str) -> list[types.ModuleType]:
-    installed = _installed_roots()
-    if any(_under(root, r) for r in installed):
-        return []  # a program inside an installed package (or resumecheck's built-in one)
-    out = []
-    for module in list(sys.modules.values()):
-        path = getattr(module, "__file__", None)
-        if not isinstance(module, types.ModuleType) or not isinstance(path, str) \
-                or not os.path.isabs(path):  # (torch.ops says its file is "_ops.py")
-            continue
-        path = _where(path)
-        # (a virtual environment inside the project holds installed packages)
-        if _under(path, root) and not any(_under(path, r) for r in installed):
-            out.append(module)
-    return out
-
-
-def _under(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
-
-
-def snapshot(modules: list[types.ModuleType]) -> dict[str, Any]:
-    """A fingerprint of each global of ``modules`` (and one level below)."""
+def snapshot(spaces: list[Space] | list[types.ModuleType]) -> dict[str, Any]:
+    """A fingerprint of each global of ``spaces`` (modules or namespaces), and below."""
     out: dict[str, Any] = {}
-    for module in modules:
-        for name, value in _globals(module):
-            where = f"{module.__name__}.{name}"
-            out[where] = _fingerprint(value)
-            for attr, inner in _inside(value, module):
-                out[f"{where}.{attr}"] = _fingerprint(inner)
+    for each in spaces:
+        space = vars(each) if isinstance(each, types.ModuleType) else each
+        prefix = str(space.get("__name__", "?"))
+        out[prefix] = ("space",)  # (a global created later is named against it)
+        for name, value in _globals(space):
+            if _imported(value, space):
+                continue  # (a class or function of another of its modules: named there)
+            _walk(f"{prefix}.{name}", value, out, depth=2)
     return out
+
+
+def _imported(value: Any, space: Space) -> bool:
+    """A class or function defined in another of the program's namespaces."""
+    if not (isinstance(value, (type, types.FunctionType)) or hasattr(value, "cache_info")):
+        return False
+    try:
+        home = _space_of(value)
+    except Exception:
+        return False
+    return home is not None and home is not space and _programs(home)
+
+
+def _walk(where: str, value: Any, out: dict[str, Any], depth: int) -> None:
+    out[where] = _fingerprint(value)
+    if depth:
+        for attr, inner in _inside(value):
+            _walk(f"{where}.{attr}", inner, out, depth - 1)
 
 
 def changed(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str, str]:
     """What differs between two snapshots, each in words
-    (``data.epoch_order (a cache: 0 -> 2 entries)``), by where it is. A
-    generator that a declared ``RNGState`` registers is judged as a component,
-    not named here."""
+    (``data.epoch_order (a cache: 0 -> 2 entries)``), by where it is; a global
+    or attribute that appeared is named too. A generator that a declared
+    ``RNGState`` registers is judged as a component, not named here."""
     declared = declared_generators()
-    return {where: f"{_shown(where)} ({_how(before[where], after[where])})"
-            for where in sorted(before.keys() & after.keys()) if before[where] != after[where]
-            and not (before[where][0] == "stream" and before[where][1] in declared)}
+    out = {}
+    for where in sorted(after):
+        if where not in before:
+            if where.rpartition(".")[0] in before:  # (not below something new)
+                out[where] = f"{_shown(where)} (created)"
+            continue
+        if before[where] != after[where] and not (
+                before[where][0] == "stream" and before[where][1] in declared):
+            out[where] = f"{_shown(where)} ({_how(before[where], after[where])})"
+    return out
 
 
-def changed_by(run: Callable[[], Any], modules: list[types.ModuleType]) -> tuple[Any, list[str]]:
-    """``run()``'s result, and what of ``modules``' state differs after it from
+def changed_by(run: Callable[[], Any], spaces: list[Space]) -> tuple[Any, list[str]]:
+    """``run()``'s result, and what of ``spaces``' state differs after it from
     what it was right after the engine imported them (or, for what it did not
-    import, from what it was before ``run``), together with what an earlier
-    check in this interpreter saw change in them."""
-    before = [{**snapshot([m]), **(_record(_AT_IMPORT, m) or {})} for m in modules]
+    import, from what it was before ``run``: a cache already filled then was
+    filled earlier in this interpreter), together with what an earlier check
+    in this interpreter saw change in them."""
+    before = []
+    for space in spaces:
+        now = snapshot([space])
+        at_import = _record(_AT_IMPORT, space)
+        before.append({**now, **at_import} if at_import is not None else
+                      {k: (("cache", 0, 0) if v[0] == "cache" else v) for k, v in now.items()})
     out = run()
     moved: dict[str, str] = {}
-    for module, was in zip(modules, before):
-        seen = _record(_SEEN, module)
+    for space, was in zip(spaces, before):
+        seen = _record(_SEEN, space)
         if seen is None:
             seen = {}
-            _SEEN[id(module)] = (module, seen)
-        seen.update(changed(was, snapshot([module])))
+            _SEEN[id(space)] = (space, seen)
+        seen.update(changed(was, snapshot([space])))
         moved.update(seen)
     return out, [moved[where] for where in sorted(moved)]
 
@@ -205,32 +230,23 @@ def _shown(where: str) -> str:
     return where
 
 
-def _globals(module: types.ModuleType, functions: bool = False) -> Iterator[tuple[str, Any]]:
-    """A module's globals that can hold state (``functions``: and its modules
-    and functions too)."""
-    try:
-        items = list(vars(module).items())
-    except TypeError:
-        return
-    for name, value in items:
-        if name.startswith("__"):
-            continue
-        if not functions and (isinstance(value, types.ModuleType) or isinstance(
-                value, (types.FunctionType, types.BuiltinFunctionType))
-                and not hasattr(value, "cache_info")):
+def _globals(space: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
+    """A namespace's entries that can hold state."""
+    for name, value in list(space.items()):
+        if name.startswith("__") or isinstance(value, types.ModuleType):
             continue
         yield name, value
 
 
-def _inside(value: Any, module: types.ModuleType) -> Iterator[tuple[str, Any]]:
+def _inside(value: Any) -> Iterator[tuple[str, Any]]:
     """One level down: a class's own attributes (a class-level cache or
-    counter), a plain object's fields, for classes defined in the program."""
+    counter) and a plain object's fields, for the program's own classes."""
     if isinstance(value, type):
-        if value.__module__ != module.__name__:
+        if not _own_class(value):
             return
         space: Mapping[str, Any] = value.__dict__
-    elif isinstance(value, (types.SimpleNamespace,)) or (
-            type(value).__module__ == module.__name__ and hasattr(value, "__dict__")):
+    elif isinstance(value, types.SimpleNamespace) or (
+            _own_class(type(value)) and hasattr(value, "__dict__")):
         try:
             space = vars(value)
         except TypeError:
@@ -240,62 +256,91 @@ def _inside(value: Any, module: types.ModuleType) -> Iterator[tuple[str, Any]]:
     for name, inner in list(space.items()):
         if name.startswith("__") or isinstance(inner, (types.ModuleType, property)):
             continue
-        if isinstance(inner, (types.FunctionType, staticmethod, classmethod)) \
-                and not hasattr(inner, "cache_info"):
-            continue
         yield name, inner
+
+
+def _own_class(cls: type) -> bool:
+    try:
+        space = _space_of(cls)
+    except Exception:
+        return False
+    return space is not None and _programs(space)
 
 
 def _fingerprint(value: Any) -> Any:
     """Something that compares unequal when ``value`` changed in a way a
     restart would undo. Never raises."""
     try:
-        if hasattr(value, "cache_info") and callable(value.cache_info):
-            info = value.cache_info()
-            return ("cache", info.currsize, info.misses)
-        if value is None or isinstance(value, (bool, int, float, complex, str, bytes)):
-            return ("value", type(value).__name__, value)
-        if isinstance(value, torch.Tensor):
-            return ("tensor", id(value), value.data_ptr() if value.device.type != "meta" else 0,
-                    value._version, tuple(value.shape))
-        if isinstance(value, (dict, list, set, frozenset, tuple, bytearray)) or _is_deque(value):
-            return ("container", id(value), len(value), _sample(value))
-        stream = _stream_state(value)
-        if stream is not None:  # (a generator made at import draws on across runs)
-            return ("stream", id(value), stream)
-        if isinstance(value, torch.nn.Module):  # (a model made at import, trained in place)
-            return ("model", id(value), tuple(t._version for t in value.state_dict(
-                keep_vars=True).values() if isinstance(t, torch.Tensor)))
-        if isinstance(value, torch.optim.Optimizer):
-            return ("optimizer", id(value), len(value.state), tuple(
-                t._version for state in value.state.values() for t in state.values()
-                if isinstance(t, torch.Tensor)))
-        return ("object", id(value))
+        return _fingerprint_of(value)
     except Exception:  # an object that cannot be looked at is not compared
         return ("unknown",)
+
+
+def _fingerprint_of(value: Any) -> Any:
+    if hasattr(value, "cache_info") and callable(value.cache_info):
+        info = value.cache_info()
+        return ("cache", info.currsize, info.misses)
+    if isinstance(value, types.FunctionType):
+        return ("function", id(value), _function_state(value))
+    if value is None or isinstance(value, (bool, int, float, complex, str, bytes)):
+        return ("value", type(value).__name__, value)
+    if isinstance(value, torch.Tensor):
+        return ("tensor", id(value), value._version, tuple(value.shape), _bytes_hash(value))
+    if isinstance(value, np.ndarray):
+        return ("array", id(value), value.shape, _bytes_hash(value))
+    if isinstance(value, (dict, list, set, frozenset, tuple, bytearray, collections.deque)):
+        return ("container", id(value), len(value), _sample(value))
+    stream = _stream_state(value)
+    if stream is not None:  # (a generator made at import draws on across runs)
+        return ("stream", id(value), stream)
+    if isinstance(value, torch.nn.Module):  # (a model made at import, trained in place)
+        return ("model", id(value), tuple(t._version for t in value.state_dict(
+            keep_vars=True).values() if isinstance(t, torch.Tensor)))
+    if isinstance(value, torch.optim.Optimizer):
+        return ("optimizer", id(value), len(value.state), tuple(
+            t._version for state in value.state.values() for t in state.values()
+            if isinstance(t, torch.Tensor)))
+    return ("object", id(value))
+
+
+def _function_state(fn: types.FunctionType) -> tuple[Any, ...]:
+    """What a function keeps between calls: the containers, caches and arrays
+    in its closure and its default values (a memo dict, ``_cache={}``)."""
+    held = [cell.cell_contents for cell in fn.__closure__ or () if _filled(cell)]
+    held += list(fn.__defaults__ or ()) + list((fn.__kwdefaults__ or {}).values())
+    return tuple(_fingerprint(v) for v in held if not isinstance(v, (types.FunctionType, type))
+                 and not isinstance(v, (str, bytes, int, float, bool, type(None))))
+
+
+def _filled(cell: Any) -> bool:
+    try:
+        cell.cell_contents
+    except ValueError:  # an empty cell
+        return False
+    return True
+
+
+def _bytes_hash(value: Any) -> int | None:
+    """A small tensor's or array's bytes, hashed (None: too large, or not on the CPU)."""
+    if isinstance(value, torch.Tensor):
+        if value.numel() > _SMALL or value.device.type != "cpu" or value.is_sparse:
+            return None
+        return hash(value.detach().contiguous().view(-1).view(torch.uint8).numpy().tobytes())
+    return None if value.size > _SMALL else hash(np.ascontiguousarray(value).tobytes())
 
 
 def _stream_state(value: Any) -> int | None:
     """A random generator's state as a hash (a torch.Generator, a numpy
     Generator or RandomState, a random.Random); None: not a generator."""
-    import random
-
     if isinstance(value, torch.Generator):
         return hash(bytes(value.get_state().numpy()))
     if isinstance(value, random.Random):
         return hash(value.getstate())
-    module = type(value).__module__ or ""
-    if module.startswith("numpy.random"):
+    if (type(value).__module__ or "").startswith("numpy.random"):
         bits = getattr(value, "bit_generator", None)
         state = bits.state if bits is not None else getattr(value, "get_state", lambda: None)()
         return None if state is None else hash(repr(state))
     return None
-
-
-def _is_deque(value: Any) -> bool:
-    import collections
-
-    return isinstance(value, collections.deque)
 
 
 def _sample(value: Any) -> tuple[Any, ...]:
@@ -317,9 +362,12 @@ def _ends(items: list[Any]) -> list[Any]:
 
 def _scalar(value: Any) -> Any:
     """A small item's value (ints are shared objects: their identity alone
-    would miss ``counts[0] += 1`` from 5 to 6 only when both are cached)."""
+    would miss ``counts[0] += 1`` from 5 to 6 only when both are cached), a
+    nested container's length, a tensor's version."""
     if isinstance(value, (bool, int, float, str)):
         return value
+    if isinstance(value, (dict, list, set, tuple, collections.deque)):
+        return ("len", len(value))
     if isinstance(value, torch.Tensor):
         return (value._version,)
     return None
@@ -327,20 +375,18 @@ def _scalar(value: Any) -> Any:
 
 def _how(before: Any, after: Any) -> str:
     kind = before[0]
-    if kind == "cache" and after[0] == "cache":
+    if kind != after[0]:
+        return "rebound"
+    if kind == "cache":
         return f"a cache: {before[1]} -> {after[1]} entries"
-    if kind == "value" and after[0] == "value":
+    if kind == "value":
         return f"{before[2]!r} -> {after[2]!r}"
-    if kind == "container" and after[0] == "container":
-        if before[1] != after[1]:
-            return "rebound"
-        if before[2] != after[2]:
-            return f"{before[2]} -> {after[2]} items"
-        return f"{after[2]} items, changed"
-    if kind == "tensor" and after[0] == "tensor":
-        return "a tensor, changed in place" if before[1] == after[1] else "rebound"
-    if kind == "stream" and after[0] == "stream" and before[1] == after[1]:
-        return "a random generator, drawn from"
-    if kind in ("model", "optimizer") and after[0] == kind and before[1] == after[1]:
-        return "a model, trained in place" if kind == "model" else "an optimizer, stepped in place"
-    return "rebound"
+    if before[1] != after[1]:
+        return "rebound"
+    if kind == "container":
+        return f"{before[2]} -> {after[2]} items" if before[2] != after[2] else \
+            f"{after[2]} items, changed"
+    return {"tensor": "a tensor, changed in place", "array": "an array, changed in place",
+            "stream": "a random generator, drawn from", "model": "a model, trained in place",
+            "optimizer": "an optimizer, stepped in place",
+            "function": "what the function keeps between calls changed"}.get(kind, "changed")

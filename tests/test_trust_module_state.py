@@ -10,8 +10,8 @@ interpreters; with --isolation process it is judged (`module_state`)."""
 
 from __future__ import annotations
 
-import functools
 import random
+import sys
 import types
 
 import numpy as np
@@ -21,7 +21,7 @@ import torch
 
 from resumecheck import ModuleStateChanged, verify
 from resumecheck.cli import main
-from resumecheck.module_state import changed, program_modules, snapshot
+from resumecheck.module_state import changed, program_spaces, snapshot
 
 SPEC = "fixtures.trust.cached_order:"
 
@@ -33,7 +33,7 @@ def test_an_order_cached_at_module_level_stops_the_in_process_check_naming_the_c
     assert info.value.reproduce == ("resumecheck run fixtures.trust.cached_order:BUGGY --steps 10 "
                                     "--resume-at 7 --drop none --noise-seeds 0 "
                                     "--isolation process --threads 1")
-    assert "a restart in this interpreter would keep" in str(info.value)
+    assert "a restart in this interpreter would keep it" in str(info.value)
 
 
 @pytest.mark.parametrize("command", ["run", "fuzz"])
@@ -63,31 +63,31 @@ def test_its_twin_that_caches_nothing_is_judged_in_process():
 
 def _module(name: str = "prog", **values) -> types.ModuleType:
     module = types.ModuleType(name)
+    module.__file__ = f"/home/user/project/{name}.py"  # (a program's own file)
     module.__dict__.update(values)
     return module
 
 
-def test_each_kind_of_module_state_a_run_changes_is_named():
-    @functools.lru_cache(maxsize=None)
-    def cached(epoch):
-        return epoch
-
+def test_each_kind_of_module_state_a_run_changes_is_named(monkeypatch):
     class Counts:
         built = 0
 
     Counts.__module__ = "prog"
     holder = types.SimpleNamespace(position=0)
     model = torch.nn.Linear(2, 1)
-    module = _module(cached=cached, STEP=0, LOG=[], SEEN={}, WEIGHTS=torch.zeros(3),
+    module = _module(STEP=0, LOG=[], SEEN={}, WEIGHTS=torch.zeros(3),
                      Counts=Counts, holder=holder, DATA=list(range(1000)), torch=torch,
                      MODEL=model, OPT=torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9),
                      GEN=torch.Generator().manual_seed(0), RNG=np.random.default_rng(0),
                      PY=random.Random(0))
+    exec("import functools\n@functools.lru_cache(maxsize=None)\n"
+         "def cached(epoch):\n    return epoch\n", vars(module))  # (defined in the module)
+    monkeypatch.setitem(sys.modules, "prog", module)  # (where its class Counts is found)
     before = snapshot([module])
+    module.cached(1)
     torch.rand(1, generator=module.GEN), module.RNG.random(), module.PY.random()
     model(torch.ones(1, 2)).sum().backward()
     module.OPT.step()
-    cached(1)
     module.STEP = 5
     module.LOG.append(0.5)
     module.SEEN["a"] = 1
@@ -123,10 +123,9 @@ def test_only_the_programs_own_modules_are_looked_at():
     from fixtures.trust import cached_order
     from resumecheck import tiny
 
-    mine = {m.__name__ for m in program_modules(cached_order.CachesTheOrder)}
+    mine = {s["__name__"] for s in program_spaces(cached_order.CachesTheOrder)}
     assert mine == {"fixtures.trust.cached_order", "fixtures.trust.order_script"}
-    assert not any(name.startswith(("torch", "resumecheck", "numpy")) for name in mine)
-    assert program_modules(tiny.TinyProgram) == []  # (resumecheck's own: not a user's program)
+    assert program_spaces(tiny.TinyProgram) == []  # (resumecheck's own: not a user's program)
 
 
 def test_a_generator_a_declared_rng_component_holds_is_judged_there_not_named():
@@ -139,3 +138,73 @@ def test_a_generator_a_declared_rng_component_holds_is_judged_there_not_named():
     torch.rand(1, generator=gen), torch.rand(1, generator=module.OTHER)
     assert list(changed(before, snapshot([module])).values()) == [
         "prog.OTHER (a random generator, drawn from)"]
+
+
+_MEMOS = """
+def memoize(fn):
+    cache = {}
+
+    def wrapper(epoch):
+        if epoch not in cache:
+            cache[epoch] = fn(epoch)
+        return cache[epoch]
+    return wrapper
+
+
+@memoize
+def order(epoch):
+    return epoch
+
+
+def defaulted(epoch, _cache={}):
+    return _cache.setdefault(epoch, epoch)
+"""
+
+
+def test_the_shapes_a_trial_found_missed_are_named(monkeypatch):
+    # a hand-written memo, a mutable default, a nested dict, two levels of
+    # namespaces, a small numpy array, a tensor written through .data, an object
+    # of a class from another of the program's modules, a singleton's new
+    # attribute, a global made on first use
+    helper = _module("helper")
+    exec("class Store:\n    def __init__(self):\n        self.orders = {}\n", vars(helper))
+    monkeypatch.setitem(sys.modules, "helper", helper)
+    single = helper.Store()
+    prog = _module(STATE={"orders": {}},
+                   DEEP=types.SimpleNamespace(data=types.SimpleNamespace(orders={})),
+                   ARRAY=np.zeros(8), T=torch.zeros(4), STORE=helper.Store(), ONE=single)
+    exec(_MEMOS, vars(prog))  # (defined in the module)
+    monkeypatch.setitem(sys.modules, "prog", prog)
+    before = snapshot([prog])
+    prog.order(1), prog.defaulted(1)
+    prog.STATE["orders"][1] = 0
+    prog.DEEP.data.orders[1] = 0
+    prog.ARRAY[0] = 1.0
+    prog.T.data[0] = 1.0
+    prog.STORE.orders[1] = 0
+    single._epoch = 1
+    prog._ORDERS = {}
+    assert list(changed(before, snapshot([prog])).values()) == [
+        "prog.ARRAY (an array, changed in place)",
+        "prog.DEEP.data.orders (0 -> 1 items)",
+        "prog.ONE._epoch (created)",
+        "prog.STATE (1 items, changed)",
+        "prog.STORE.orders (0 -> 1 items)",
+        "prog.T (a tensor, changed in place)",
+        "prog._ORDERS (created)",
+        "prog.defaulted (what the function keeps between calls changed)",
+        "prog.order (what the function keeps between calls changed)",
+    ]
+
+
+def test_a_helper_module_shadowed_by_another_of_the_same_name_is_still_reached(monkeypatch):
+    # (a trial: two targets' directories each with a helper.py; sys.modules
+    # named the first one's, so the second program's own helper was never looked at)
+    first, mine = _module("helper"), _module("helper")
+    first.__file__, mine.__file__ = "/p/one/helper.py", "/p/two/helper.py"
+    monkeypatch.setitem(sys.modules, "helper", first)
+    train = _module("train", helper=mine)
+    train.__file__ = "/p/two/train.py"
+    exec("def build(settings):\n    return None\n", vars(train))
+    assert [s["__file__"] for s in program_spaces(train.build)] == [
+        "/p/two/helper.py", "/p/two/train.py"]
