@@ -447,6 +447,11 @@ def _import(spec: str, where: str):
             finally:
                 sys.path.remove(str(path.parent))
                 sys.modules.update(shadowed)
+            # A script run as `python train.py` keeps its directory on the module
+            # path while it trains: a sibling imported inside a step or the
+            # factory is found (appended: other targets' siblings keep their place).
+            if str(path.parent) not in sys.path:
+                sys.path.append(str(path.parent))
             return module
         _importable_from_cwd()
         if where in sys.modules:
