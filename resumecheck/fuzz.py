@@ -27,6 +27,7 @@ failure.
 
 from __future__ import annotations
 
+import shlex
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -42,7 +43,7 @@ from hypothesis.errors import Unsatisfiable
 from resumecheck.components import preserved_global_streams
 from resumecheck.engine import Checker, run_check
 from resumecheck.environment import fingerprint
-from resumecheck.errors import BudgetExhausted, InvalidArgument
+from resumecheck.errors import BudgetExhausted, InvalidArgument, ModuleStateChanged
 from resumecheck.program import Target, epoch_boundaries, load_target
 from resumecheck.progress import ProgressCallback, ProgressTracker
 from resumecheck.report import CLOSE, IDENTICAL, INCONCLUSIVE, RunResult, unseeded_notice
@@ -292,6 +293,12 @@ def run_fuzz(target: Target | str | None, settings: Settings, *, max_examples: i
             _search(checker, result, s.points, edges, max_examples, budget, say)
             if result.failure is not None:
                 result.failure = _reproduced(tgt, s, result, say)
+        except ModuleStateChanged as exc:  # (the same search, in fresh interpreters)
+            raise ModuleStateChanged(exc.target, exc.changed, None if tgt.spec is None else shlex.join(
+                ["resumecheck", "fuzz", tgt.spec, "--steps", str(n), "--max-examples",
+                 str(max_examples), "--max-interruptions", str(max_interruptions),
+                 *(["--seed", str(s.seed)] if s.seed is not None else []),
+                 "--isolation", "process", "--threads", str(s.threads)])) from None
         except Exception as exc:
             failure = environment_failure(exc, work)
             if failure is None or failure is exc:

@@ -42,7 +42,9 @@ def test_the_commands_refuse_with_exit_3_and_say_what_to_run(capsys, command):
     assert main([command, SPEC + "BUGGY", *extra]) == 3
     err = capsys.readouterr().err
     assert "fixtures.trust.cached_order.epoch_order (a cache" in err
-    assert "--isolation process" in err and "Traceback" not in err
+    assert "Traceback" not in err
+    assert f"resumecheck {command} fixtures.trust.cached_order:BUGGY --steps 10 " in err
+    assert "--isolation process" in err
 
 
 @pytest.mark.process
