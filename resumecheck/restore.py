@@ -8,6 +8,8 @@ random streams last.
 
 from __future__ import annotations
 
+import os
+
 from pathlib import Path
 from typing import Any
 
@@ -149,7 +151,10 @@ def program_save(built: BuiltProgram, path: str, step: int) -> None:
     try:
         built.program.save(path)
     except Exception as exc:
-        raise CheckpointError(
-            "save", path, f"the program's save() at step {step} raised {type(exc).__name__}: {exc}"
-        ) from exc
+        why = f"the program's save() at step {step} raised {type(exc).__name__}: {exc}"
+        if os.path.isdir(path) and (isinstance(exc, IsADirectoryError)
+                                    or "Is a directory" in str(exc)):
+            why += (" (on many ranks, save(path) and load(path) get one directory that every "
+                    "rank shares: write the files inside it, os.path.join(path, ...))")
+        raise CheckpointError("save", path, why) from exc
 

@@ -55,3 +55,23 @@ def test_a_sibling_the_program_imports_while_it_trains_is_found(tmp_path, isolat
     report = verify(f"{project / 'train.py'}:TARGET", drop="none", noise_seeds=0,
                     isolation=isolation)
     assert report.equivalent, report.render()
+
+
+def test_a_save_that_writes_onto_the_shared_directory_is_told_where_to_write(tmp_path):
+    # (a trial: under --nproc, a save() written for one process, torch.save(..., path),
+    # failed with "Is a directory" and no word on what path is there)
+    import types
+
+    import torch
+
+    from resumecheck.errors import CheckpointError
+    from resumecheck.restore import program_save
+
+    shared = tmp_path / "checkpoint"
+    shared.mkdir()
+    built = types.SimpleNamespace(program=types.SimpleNamespace(
+        save=lambda path: torch.save({"step": 1}, path)))
+    with pytest.raises(CheckpointError) as info:
+        program_save(built, str(shared), 7)  # type: ignore[arg-type]
+    assert "save() at step 7 raised" in str(info.value)
+    assert "get one directory that every rank shares: write the files inside it" in str(info.value)
