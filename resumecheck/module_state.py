@@ -13,29 +13,35 @@ call a lost checkpoint equivalent.
 ``program_spaces`` are the namespaces of the program's own code: the
 factory's module and every module (or function's globals) of code that is
 not installed that its globals reach, whatever directory it lies in.
-``snapshot`` fingerprints what they hold: every global and, two levels down,
-the attributes of the plain objects and of the program's own classes and
-objects they hold; functions' closures and default values (a hand-written
-memo, ``def f(x, _cache={})``). Fingerprints are cheap and never copy: a
-cache's size and misses, a container's length and the identities (and, for
-numbers and nested containers, the values and lengths) of its first and last
-items, a tensor's storage and version counter (and its bytes when small), a
-small numpy array's bytes, a model's, an optimizer's or a random generator's
-state, a scalar's value. ``changed`` names what differs between two
-snapshots, a global or attribute created since included. Not seen: state
-deeper than that, a large array changed in place without its version
-counter (numpy; a tensor's ``.data`` written), state of a module the program
-imports only while it trains.
+``snapshot`` fingerprints what they hold: every global and, two levels down
+by name, the attributes of plain namespaces and of the program's own classes
+and objects; and, inside each value, a bounded summary of its content (four
+levels, 512 values): containers item by item, the program's objects' fields,
+functions' closures, defaults and attributes (a hand-written memo,
+``def f(x, _cache={})``, ``f.memo``), partials, bound methods' objects,
+``threading.local``, a model's own attributes. Scalars count by value,
+tensors and arrays (``numpy``, ``array.array``) by their bytes up to 65,536
+elements (a write through ``.data`` moves no version counter; a no-op
+``clamp_`` moves it and changes nothing), larger tensors by version counter;
+caches by size and misses; models, optimizers and random generators by their
+state. Nothing is copied, and no code of the program's objects runs (no
+``__getattr__``, no property, no method). ``changed`` names what differs
+between two snapshots, a global or attribute created since included. Not
+seen: state beyond those bounds, an array of more than 65,536 elements
+changed in place, an installed class's object (a logger, a mock) except the
+kinds above, a module the program imports only while it trains.
 """
 
 from __future__ import annotations
 
+import array
 import collections
 import functools
 import os
 import random
 import sys
 import sysconfig
+import threading
 import types
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -58,6 +64,14 @@ _SMALL = 1 << 16
 """Elements of a tensor or array whose bytes are hashed (larger: identity only)."""
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
+
+_LRU = type(functools.lru_cache(maxsize=None)(lambda: None))
+"""The type of an ``functools.lru_cache`` wrapper: recognised by type, never by
+probing a user object's attributes (a proxy's ``__getattr__`` may raise; a
+mock would record the call)."""
+
+_BUDGET = 512
+"""Values a container's content summary looks at, at most (see ``_summary``)."""
 
 
 @functools.lru_cache(maxsize=1)
@@ -117,7 +131,9 @@ def _space_of(obj: Any) -> Space | None:
         return vars(obj)
     if isinstance(obj, functools.partial):
         return _space_of(obj.func)
-    fn = getattr(obj, "__wrapped__", obj)  # (an lru_cache wrapper)
+    if isinstance(obj, types.MethodType):
+        return _space_of(obj.__func__)
+    fn = obj.__wrapped__ if isinstance(obj, _LRU) else obj
     if isinstance(fn, types.FunctionType):
         return fn.__globals__
     if isinstance(obj, type):
@@ -161,7 +177,7 @@ def snapshot(spaces: list[Space] | list[types.ModuleType]) -> dict[str, Any]:
 
 def _imported(value: Any, space: Space) -> bool:
     """A class or function defined in another of the program's namespaces."""
-    if not (isinstance(value, (type, types.FunctionType)) or hasattr(value, "cache_info")):
+    if not isinstance(value, (type, types.FunctionType, _LRU)):
         return False
     try:
         home = _space_of(value)
@@ -173,7 +189,11 @@ def _imported(value: Any, space: Space) -> bool:
 def _walk(where: str, value: Any, out: dict[str, Any], depth: int) -> None:
     out[where] = _fingerprint(value)
     if depth:
-        for attr, inner in _inside(value):
+        try:
+            inside = list(_inside(value))
+        except Exception:  # (an object whose attributes cannot be read)
+            return
+        for attr, inner in inside:
             _walk(f"{where}.{attr}", inner, out, depth - 1)
 
 
@@ -245,18 +265,24 @@ def _inside(value: Any) -> Iterator[tuple[str, Any]]:
         if not _own_class(value):
             return
         space: Mapping[str, Any] = value.__dict__
-    elif isinstance(value, types.SimpleNamespace) or (
-            _own_class(type(value)) and hasattr(value, "__dict__")):
-        try:
-            space = vars(value)
-        except TypeError:
-            return
+    elif isinstance(value, (types.SimpleNamespace, threading.local)) or _own_class(type(value)):
+        space = _fields(value)
     else:
         return
     for name, inner in list(space.items()):
         if name.startswith("__") or isinstance(inner, (types.ModuleType, property)):
             continue
         yield name, inner
+
+
+def _fields(value: Any) -> Mapping[str, Any]:
+    """An object's own attributes, read without calling its code (empty: none)."""
+    try:
+        fields = vars(value) if isinstance(value, threading.local) else \
+            object.__getattribute__(value, "__dict__")  # (this thread's, for a local)
+    except Exception:
+        return {}
+    return fields if isinstance(fields, dict) else {}
 
 
 def _own_class(cls: type) -> bool:
@@ -277,25 +303,29 @@ def _fingerprint(value: Any) -> Any:
 
 
 def _fingerprint_of(value: Any) -> Any:
-    if hasattr(value, "cache_info") and callable(value.cache_info):
+    if isinstance(value, _LRU):
         info = value.cache_info()
         return ("cache", info.currsize, info.misses)
-    if isinstance(value, types.FunctionType):
-        return ("function", id(value), _function_state(value))
+    if isinstance(value, (types.FunctionType, types.MethodType, functools.partial)):
+        return ("function", id(value), _summary(value, [_BUDGET]))
     if value is None or isinstance(value, (bool, int, float, complex, str, bytes)):
         return ("value", type(value).__name__, value)
     if isinstance(value, torch.Tensor):
-        return ("tensor", id(value), value._version, tuple(value.shape), _bytes_hash(value))
-    if isinstance(value, np.ndarray):
-        return ("array", id(value), value.shape, _bytes_hash(value))
+        return ("tensor", id(value), tuple(value.shape), _tensor_content(value))
+    if isinstance(value, (np.ndarray, array.array)):
+        return ("array", id(value), _bytes_hash(value))
     if isinstance(value, (dict, list, set, frozenset, tuple, bytearray, collections.deque)):
-        return ("container", id(value), len(value), _sample(value))
+        return ("container", id(value), len(value), _summary(value, [_BUDGET]))
     stream = _stream_state(value)
     if stream is not None:  # (a generator made at import draws on across runs)
         return ("stream", id(value), stream)
     if isinstance(value, torch.nn.Module):  # (a model made at import, trained in place)
         return ("model", id(value), tuple(t._version for t in value.state_dict(
-            keep_vars=True).values() if isinstance(t, torch.Tensor)))
+            keep_vars=True).values() if isinstance(t, torch.Tensor)),
+            _summary({k: v for k, v in _fields(value).items() if not k.startswith("_")},
+                     [_BUDGET]))
+    if isinstance(value, threading.local):
+        return ("object", id(value), _summary(dict(_fields(value)), [_BUDGET]))
     if isinstance(value, torch.optim.Optimizer):
         return ("optimizer", id(value), len(value.state), tuple(
             t._version for state in value.state.values() for t in state.values()
@@ -303,13 +333,73 @@ def _fingerprint_of(value: Any) -> Any:
     return ("object", id(value))
 
 
-def _function_state(fn: types.FunctionType) -> tuple[Any, ...]:
-    """What a function keeps between calls: the containers, caches and arrays
-    in its closure and its default values (a memo dict, ``_cache={}``)."""
-    held = [cell.cell_contents for cell in fn.__closure__ or () if _filled(cell)]
-    held += list(fn.__defaults__ or ()) + list((fn.__kwdefaults__ or {}).values())
-    return tuple(_fingerprint(v) for v in held if not isinstance(v, (types.FunctionType, type))
-                 and not isinstance(v, (str, bytes, int, float, bool, type(None))))
+def _tensor_content(t: torch.Tensor) -> Any:
+    """A small tensor's bytes (a write through ``.data`` does not move its
+    version counter; a no-op ``clamp_`` moves it and changes nothing), a
+    large one's version counter."""
+    small = _bytes_hash(t)
+    return ("version", t._version) if small is None else small
+
+
+def _bytes_hash(value: Any) -> int | None:
+    """A small tensor's or array's bytes, hashed (None: too large, or not on the CPU)."""
+    if isinstance(value, torch.Tensor):
+        if value.numel() > _SMALL or value.device.type != "cpu" or value.is_sparse:
+            return None
+        return hash(value.detach().contiguous().view(-1).view(torch.uint8).numpy().tobytes())
+    if isinstance(value, array.array):
+        return None if len(value) > _SMALL else hash(value.tobytes())
+    return None if value.size > _SMALL else hash(np.ascontiguousarray(value).tobytes())
+
+
+def _summary(value: Any, budget: list[int], depth: int = 4) -> Any:
+    """What a value holds, as something hashable that changes when it does:
+    scalars by value, tensors and arrays by content (large ones by version or
+    identity), containers item by item (their first and last ``_SAMPLE``),
+    and inside functions (closure, defaults, attributes), partials, bound
+    methods' objects, threading.local and the program's own objects; at most
+    ``depth`` levels and ``budget[0]`` values in all (then ``...``)."""
+    budget[0] -= 1
+    if budget[0] < 0 or depth < 0:
+        return "..."
+    if value is None or isinstance(value, (bool, int, float, complex, str, bytes)):
+        return value
+    if isinstance(value, torch.Tensor):
+        return ("tensor", id(value), _tensor_content(value))
+    if isinstance(value, (np.ndarray, array.array)):
+        return ("array", id(value), _bytes_hash(value))
+    if isinstance(value, _LRU):
+        info = value.cache_info()
+        return ("cache", info.currsize, info.misses)
+    inner = _parts(value)
+    if inner is None:
+        return ("object", id(value))
+    return (type(value).__name__, len(inner),
+            tuple(_summary(v, budget, depth - 1) for v in _ends(inner)))
+
+
+def _parts(value: Any) -> list[Any] | None:
+    """What a value holds that a summary looks into (None: nothing it looks into)."""
+    if isinstance(value, dict):
+        return [x for item in value.items() for x in item]
+    if isinstance(value, (list, tuple, collections.deque)):
+        return list(value)
+    if isinstance(value, (set, frozenset)):
+        return [] if len(value) > 2 * _SAMPLE else sorted(value, key=id)
+    if isinstance(value, bytearray):
+        return [bytes(value)] if len(value) <= _SMALL else [len(value)]
+    if isinstance(value, types.FunctionType):
+        held = [cell.cell_contents for cell in value.__closure__ or () if _filled(cell)]
+        return [v for v in [*held, *(value.__defaults__ or ()),
+                            *(value.__kwdefaults__ or {}).values(), _fields(value)]
+                if not isinstance(v, (types.FunctionType, type, types.ModuleType))]
+    if isinstance(value, functools.partial):
+        return [value.func, list(value.args), dict(value.keywords)]
+    if isinstance(value, types.MethodType):
+        return [value.__self__]
+    if isinstance(value, (types.SimpleNamespace, threading.local)) or _own_class(type(value)):
+        return [dict(_fields(value))]
+    return None
 
 
 def _filled(cell: Any) -> bool:
@@ -320,13 +410,8 @@ def _filled(cell: Any) -> bool:
     return True
 
 
-def _bytes_hash(value: Any) -> int | None:
-    """A small tensor's or array's bytes, hashed (None: too large, or not on the CPU)."""
-    if isinstance(value, torch.Tensor):
-        if value.numel() > _SMALL or value.device.type != "cpu" or value.is_sparse:
-            return None
-        return hash(value.detach().contiguous().view(-1).view(torch.uint8).numpy().tobytes())
-    return None if value.size > _SMALL else hash(np.ascontiguousarray(value).tobytes())
+def _ends(items: list[Any]) -> list[Any]:
+    return items if len(items) <= 2 * _SAMPLE else items[:_SAMPLE] + items[-_SAMPLE:]
 
 
 def _stream_state(value: Any) -> int | None:
@@ -340,36 +425,6 @@ def _stream_state(value: Any) -> int | None:
         bits = getattr(value, "bit_generator", None)
         state = bits.state if bits is not None else getattr(value, "get_state", lambda: None)()
         return None if state is None else hash(repr(state))
-    return None
-
-
-def _sample(value: Any) -> tuple[Any, ...]:
-    if isinstance(value, bytearray):
-        return (bytes(value[:_SAMPLE]), bytes(value[-_SAMPLE:]))
-    if isinstance(value, dict):
-        items = list(value.items()) if len(value) <= 2 * _SAMPLE else \
-            _ends(list(value.items()))
-        return tuple((id(k), id(v), _scalar(v)) for k, v in items)
-    if isinstance(value, (set, frozenset)):
-        return () if len(value) > 2 * _SAMPLE else tuple(sorted(id(v) for v in value))
-    items = list(value) if len(value) <= 2 * _SAMPLE else _ends(list(value))
-    return tuple((id(v), _scalar(v)) for v in items)
-
-
-def _ends(items: list[Any]) -> list[Any]:
-    return items[:_SAMPLE] + items[-_SAMPLE:]
-
-
-def _scalar(value: Any) -> Any:
-    """A small item's value (ints are shared objects: their identity alone
-    would miss ``counts[0] += 1`` from 5 to 6 only when both are cached), a
-    nested container's length, a tensor's version."""
-    if isinstance(value, (bool, int, float, str)):
-        return value
-    if isinstance(value, (dict, list, set, tuple, collections.deque)):
-        return ("len", len(value))
-    if isinstance(value, torch.Tensor):
-        return (value._version,)
     return None
 
 

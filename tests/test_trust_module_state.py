@@ -210,3 +210,105 @@ def test_a_helper_module_shadowed_by_another_of_the_same_name_is_still_reached(m
     exec("def build(settings):\n    return None\n", vars(train))
     assert [s["__file__"] for s in program_spaces(train.build)] == [
         "/p/two/helper.py", "/p/two/train.py"]
+
+
+_MORE = """
+import array
+import functools
+import threading
+
+import numpy as np
+import torch
+
+
+def cached(epoch):
+    memo = cached.__dict__.setdefault("memo", {})
+    return memo.setdefault(epoch, epoch)
+
+
+def _order(store, epoch):
+    return store.setdefault(epoch, epoch)
+
+
+partial_order = functools.partial(_order, {})
+LOCAL = threading.local()
+LOCAL.orders = {}
+
+
+class Cache:
+    def __init__(self):
+        self.orders = {}
+
+    def order(self, epoch):
+        return self.orders.setdefault(epoch, epoch)
+
+
+CACHES = [Cache()]
+order_for = Cache().order
+SLOTS = {"orders": {0: None, 1: None}}
+LISTS = {"orders": [None, None]}
+ARRAYS = {"orders": np.zeros((3, 4))}
+ENCODER = torch.nn.Linear(2, 2)
+ENCODER.memo = {}
+BUFFER = array.array("l", [0, 0, 0])
+"""
+
+
+def test_the_shapes_a_second_trial_found_missed_are_named(monkeypatch):
+    # (the second trial's list: a function attribute, a threading.local, a list
+    # holding an object holding a dict, a partial's dict, dict slots filled with
+    # the count unchanged, list slots, an array inside a dict, a dict attribute of
+    # a module-level nn.Module, an array.array, only a bound method kept)
+    prog = _module()
+    exec(_MORE, vars(prog))
+    monkeypatch.setitem(sys.modules, "prog", prog)
+    before = snapshot([prog])
+    prog.cached(1), prog.partial_order(1), prog.order_for(1)
+    prog.LOCAL.orders[1] = 1
+    prog.CACHES[0].orders[1] = 1
+    prog.SLOTS["orders"][1] = 1
+    prog.LISTS["orders"][1] = 1
+    prog.ARRAYS["orders"][0, 0] = 1.0
+    prog.ENCODER.memo[1] = 1
+    prog.BUFFER[0] = 1
+    assert list(changed(before, snapshot([prog])).values()) == [
+        "prog.ARRAYS (1 items, changed)",
+        "prog.BUFFER (an array, changed in place)",
+        "prog.CACHES (1 items, changed)",
+        "prog.ENCODER (a model, trained in place)",
+        "prog.LISTS (1 items, changed)",
+        "prog.LOCAL (changed)",
+        "prog.LOCAL.orders (0 -> 1 items)",
+        "prog.SLOTS (1 items, changed)",
+        "prog.cached (what the function keeps between calls changed)",
+        "prog.order_for (what the function keeps between calls changed)",
+        "prog.partial_order (what the function keeps between calls changed)",
+    ]
+
+
+class _Unconfigured:
+    """A proxy whose every attribute raises until it is configured."""
+
+    def __getattr__(self, name):
+        raise RuntimeError(f"backend not configured: {name}")
+
+
+class _WeirdDict:
+    @property
+    def __dict__(self):  # noqa: PLE0302 (the shape under test)
+        raise RuntimeError("no __dict__ here")
+
+
+def test_looking_never_runs_or_breaks_the_programs_objects(monkeypatch):
+    # (the second trial: a proxy raising in __getattr__ made the check report
+    # "importing ... raised RuntimeError", and a MagicMock recorded a call)
+    from unittest import mock
+
+    tracker = mock.MagicMock()
+    weights = torch.arange(4.0)
+    prog = _module(PROXY=_Unconfigured(), WEIRD=_WeirdDict(), TRACKER=tracker, W=weights)
+    monkeypatch.setitem(sys.modules, "prog", prog)
+    before = snapshot([prog])
+    weights.clamp_(0, 10)  # (in place, values unchanged: nothing a restart undoes)
+    assert changed(before, snapshot([prog])) == {}
+    assert tracker.mock_calls == []
