@@ -226,7 +226,8 @@ def changed_by(run: Callable[[], Any], spaces: list[Space]) -> tuple[Any, list[s
         now = snapshot([space])
         at_import = _record(_AT_IMPORT, space)
         before.append({**now, **at_import} if at_import is not None else
-                      {k: (("cache", 0, 0) if v[0] == "cache" else v) for k, v in now.items()})
+                      {k: (("cache", "before", *v[1:]) if v[0] == "cache" and v[1] else v)
+                       for k, v in now.items()})
     out = run()
     moved: dict[str, str] = {}
     for space, was in zip(spaces, before):
@@ -432,6 +433,9 @@ def _how(before: Any, after: Any) -> str:
     kind = before[0]
     if kind != after[0]:
         return "rebound"
+    if kind == "cache" and before[1] == "before":  # (filled before the check: not known how)
+        return (f"a cache: {before[2]} entries before this check began (filled earlier in "
+                f"this interpreter), {after[1]} after")
     if kind == "cache":
         return f"a cache: {before[1]} -> {after[1]} entries"
     if kind == "value":

@@ -13,6 +13,7 @@ from __future__ import annotations
 import random
 import sys
 import types
+from pathlib import Path
 
 import numpy as np
 
@@ -312,3 +313,22 @@ def test_looking_never_runs_or_breaks_the_programs_objects(monkeypatch):
     weights.clamp_(0, 10)  # (in place, values unchanged: nothing a restart undoes)
     assert changed(before, snapshot([prog])) == {}
     assert tracker.mock_calls == []
+
+
+def test_a_cache_already_filled_when_a_check_begins_is_named_as_such(tmp_path):
+    # (a trial: a test used the program first, warming its cache, and the check
+    # that followed passed a lost checkpoint; the engine did not import this
+    # program, so what its import left is not known)
+    import importlib.util
+
+    source = Path(__file__).parents[1] / "fixtures" / "trust" / "cached_order.py"
+    (tmp_path / "warmed_program.py").write_text(source.read_text())
+    spec = importlib.util.spec_from_file_location("warmed_program", tmp_path / "warmed_program.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.epoch_order(0)  # (the user's own test ran the program first)
+    with pytest.raises(ModuleStateChanged) as info:
+        verify(module.BUGGY, drop="none", noise_seeds=0)
+    assert info.value.changed == [
+        "warmed_program.epoch_order (a cache: 1 entries before this check began (filled "
+        "earlier in this interpreter), 2 after)"]
