@@ -209,10 +209,19 @@ def changed(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str, st
             if where.rpartition(".")[0] in before:  # (not below something new)
                 out[where] = f"{_shown(where)} (created)"
             continue
-        if before[where] != after[where] and not (
+        if _differ(before[where], after[where]) and not (
                 before[where][0] == "stream" and before[where][1] in declared):
             out[where] = f"{_shown(where)} ({_how(before[where], after[where])})"
     return out
+
+
+def _differ(a: Any, b: Any) -> bool:
+    """Whether two fingerprints differ (a scalar of a class whose == raises:
+    not known to differ)."""
+    try:
+        return bool(a != b)
+    except Exception:
+        return False
 
 
 def changed_by(run: Callable[[], Any], spaces: list[Space]) -> tuple[Any, list[str]]:

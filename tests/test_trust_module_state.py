@@ -332,3 +332,16 @@ def test_a_cache_already_filled_when_a_check_begins_is_named_as_such(tmp_path):
     assert info.value.changed == [
         "warmed_program.epoch_order (a cache: 1 entries before this check began (filled "
         "earlier in this interpreter), 2 after)"]
+
+
+def test_a_global_whose_comparison_raises_is_not_named_and_breaks_nothing():
+    class Touchy(str):
+        def __eq__(self, other):
+            raise TypeError("not comparable")
+
+        __hash__ = str.__hash__
+
+    prog = _module(MODE=Touchy("train"))
+    before = snapshot([prog])
+    prog.MODE = Touchy("train")  # (an equal value, another object: compared with its ==)
+    assert changed(before, snapshot([prog])) == {}
