@@ -395,15 +395,11 @@ class _Segments:
         ref, moved = module_state.changed_by(lambda: self.run(spec), spaces)
         if moved and ref.error is None:
             s = self.settings
-            drops = [s.drop] if isinstance(s.drop, str) else \
-                [d if isinstance(d, str) else ",".join(d) for d in s.drop]
             raise ModuleStateChanged(
                 self.target.spec or self.target.name, moved,
                 None if self.target.spec is None else reproduce_command(
                     "run", self.target.spec, steps=self.steps, seed=s.seed, threads=s.threads,
-                    isolation="process", resume_at=None if s.resume_at is None else (
-                        [s.resume_at] if isinstance(s.resume_at, int) else list(s.resume_at)),
-                    drop_runs=drops,
+                    isolation="process", resume_at=s.points, drop_setting=s.drop,
                     tolerance=self.tolerance, timeout=s.timeout, noise_seeds=s.noise_seeds))
         return ref
 

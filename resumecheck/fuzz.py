@@ -27,7 +27,6 @@ failure.
 
 from __future__ import annotations
 
-import shlex
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -49,6 +48,7 @@ from resumecheck.progress import ProgressCallback, ProgressTracker
 from resumecheck.report import CLOSE, IDENTICAL, INCONCLUSIVE, RunResult, unseeded_notice
 from resumecheck.faults import environment_failure
 from resumecheck.interrupt import scratch_directory
+from resumecheck.reproduce import reproduce_command
 from resumecheck.settings import Settings
 from resumecheck.strategies import interruption_schedules
 
@@ -294,11 +294,10 @@ def run_fuzz(target: Target | str | None, settings: Settings, *, max_examples: i
             if result.failure is not None:
                 result.failure = _reproduced(tgt, s, result, say)
         except ModuleStateChanged as exc:  # (the same search, in fresh interpreters)
-            raise ModuleStateChanged(exc.target, exc.changed, None if tgt.spec is None else shlex.join(
-                ["resumecheck", "fuzz", tgt.spec, "--steps", str(n), "--max-examples",
-                 str(max_examples), "--max-interruptions", str(max_interruptions),
-                 *(["--seed", str(s.seed)] if s.seed is not None else []),
-                 "--isolation", "process", "--threads", str(s.threads)])) from None
+            raise ModuleStateChanged(exc.target, exc.changed, None if tgt.spec is None else
+                                     reproduce_command(
+                "fuzz", tgt.spec, steps=n, seed=s.seed, threads=s.threads, isolation="process",
+                timeout=s.timeout, search=(max_examples, max_interruptions))) from None
         except Exception as exc:
             failure = environment_failure(exc, work)
             if failure is None or failure is exc:

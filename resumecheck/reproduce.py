@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
 
 from resumecheck.program import BUILTIN_SPEC
-from resumecheck.settings import DEFAULT_NOISE_SEEDS
+from resumecheck.settings import DEFAULT_NOISE_SEEDS, DropSpec
 
 if TYPE_CHECKING:
     from resumecheck.compare import Tolerance
@@ -26,7 +26,7 @@ IN_MEMORY_TARGET = "<in-memory target: give it as module:attr>"
 
 
 def reproduce_command(
-    command: Literal["run", "baseline"],
+    command: Literal["run", "baseline", "fuzz"],
     target: str | None,
     *,
     steps: int,
@@ -40,7 +40,8 @@ def reproduce_command(
     nproc: int | None = None,
     resume_nproc: int | None = None,
     noise_seeds: int | None = None,
-    drop_runs: Sequence[str] | None = None,
+    drop_setting: DropSpec | None = None,
+    search: tuple[int, int] | None = None,
 ) -> str:
     """A shell command line that runs the same check again.
 
@@ -49,8 +50,9 @@ def reproduce_command(
     ``seed`` None: the program's own seed (no ``--seed``, as the run had
     none). ``timeout`` None: the automatic step bound (no ``--timeout``).
     ``resume_at``/``drop``/``tolerance``/``noise_seeds`` apply to ``run`` only
-    (``drop_runs``: a whole drop setting, one ``--drop`` per value, instead of
-    ``drop``'s one run). ``noise_seeds`` None or the default: no ``--noise-seeds`` (the noise band
+    (``drop_setting``: a whole ``Settings.drop``, instead of ``drop``'s one run);
+    ``search``, ``fuzz``'s (max examples, max interruptions). ``noise_seeds``
+    None or the default: no ``--noise-seeds`` (the noise band
     decides only whether a difference is called plausible, so a command that
     reproduces a report carries the count it ran with).
     """
@@ -61,11 +63,9 @@ def reproduce_command(
         argv.append(target)
     argv += ["--steps", str(steps)]
     if command == "run":
-        if resume_at is not None:
-            argv += ["--resume-at", ",".join(map(str, resume_at))]
-        argv += _drop_arguments(drop, drop_runs)
-        if noise_seeds is not None and noise_seeds != DEFAULT_NOISE_SEEDS:
-            argv += ["--noise-seeds", str(noise_seeds)]
+        argv += _run_arguments(resume_at, drop, drop_setting, noise_seeds)
+    if command == "fuzz" and search is not None:
+        argv += ["--max-examples", str(search[0]), "--max-interruptions", str(search[1])]
     if seed is not None:
         argv += ["--seed", str(seed)]
     argv += ["--isolation", isolation, "--threads", str(threads)]
@@ -87,8 +87,16 @@ def reproduce_command(
     return shlex.join(argv)
 
 
-def _drop_arguments(drop: Sequence[str] | None, drop_runs: Sequence[str] | None) -> list[str]:
-    """``--drop`` once per value of ``drop_runs``, else once for the one run ``drop`` names."""
-    if drop_runs:
-        return [arg for value in drop_runs for arg in ("--drop", value)]
-    return ["--drop", ",".join(drop or ()) or "none"]
+def _run_arguments(resume_at: Sequence[int] | None, drop: Sequence[str] | None,
+                   drop_setting: DropSpec | None, noise_seeds: int | None) -> list[str]:
+    """``run``'s own options: resume points, what to drop, noise seeds."""
+    argv = [] if resume_at is None else ["--resume-at", ",".join(map(str, resume_at))]
+    if drop_setting is not None:  # (each run of the setting: one --drop each)
+        values = [drop_setting] if isinstance(drop_setting, str) else \
+            [d if isinstance(d, str) else ",".join(d) for d in drop_setting]
+        argv += [arg for value in values for arg in ("--drop", value)]
+    else:
+        argv += ["--drop", ",".join(drop or ()) or "none"]
+    if noise_seeds is not None and noise_seeds != DEFAULT_NOISE_SEEDS:
+        argv += ["--noise-seeds", str(noise_seeds)]
+    return argv
