@@ -39,6 +39,8 @@ __all__ = [
     "RNGState",
     "Stateful",
     "Value",
+    "declared_generators",
+    "generator_state",
     "launch_global_streams",
     "preserved_global_streams",
     "python_state_from_plain",
@@ -242,7 +244,7 @@ class RNGState:
         if "cuda" in self.streams and torch.cuda.is_available():
             state["cuda"] = list(torch.cuda.get_rng_state_all())
         state["generators"] = {
-            name: _generator_state(gen) for name, gen in self.generators.items()
+            name: generator_state(gen) for name, gen in self.generators.items()
         }
         return state
 
@@ -401,7 +403,8 @@ def python_state_from_plain(plain: dict[str, Any]) -> tuple:
     return (plain["version"], tuple(words), plain["gauss"])
 
 
-def _generator_state(gen: torch.Generator | np.random.Generator) -> Any:
+def generator_state(gen: torch.Generator | np.random.Generator) -> Any:
+    """A registered generator's state, in a form a checkpoint holds."""
     if isinstance(gen, torch.Generator):
         return gen.get_state()
     if isinstance(gen, np.random.Generator):

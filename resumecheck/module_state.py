@@ -50,7 +50,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from resumecheck.components import declared_generators
+from resumecheck.compare import digest
+from resumecheck.components import declared_generators, generator_state
 
 __all__ = ["changed", "changed_by", "note_import", "program_spaces", "snapshot"]
 
@@ -424,17 +425,16 @@ def _ends(items: list[Any]) -> list[Any]:
     return items if len(items) <= 2 * _SAMPLE else items[:_SAMPLE] + items[-_SAMPLE:]
 
 
-def _stream_state(value: Any) -> int | None:
-    """A random generator's state as a hash (a torch.Generator, a numpy
-    Generator or RandomState, a random.Random); None: not a generator."""
-    if isinstance(value, torch.Generator):
-        return hash(bytes(value.get_state().numpy()))
+def _stream_state(value: Any) -> Any:
+    """A random generator's state as a digest or hash (a torch or numpy
+    Generator, as a declared RNGState holds it; a numpy RandomState, a
+    random.Random); None: not a generator."""
+    if isinstance(value, (torch.Generator, np.random.Generator)):
+        return digest(generator_state(value))
     if isinstance(value, random.Random):
         return hash(value.getstate())
-    if (type(value).__module__ or "").startswith("numpy.random"):
-        bits = getattr(value, "bit_generator", None)
-        state = bits.state if bits is not None else getattr(value, "get_state", lambda: None)()
-        return None if state is None else hash(repr(state))
+    if isinstance(value, np.random.RandomState):
+        return hash(repr(value.get_state()))
     return None
 
 
