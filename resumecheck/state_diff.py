@@ -15,8 +15,8 @@ import torch
 from resumecheck.compare import Tolerance, compare_values, flatten_state
 from resumecheck.components import OPTIMIZER, RNG, rank_name
 
-__all__ = ["DETACHED", "by_parameter_name", "describe_difference", "is_private",
-           "reorder_optimizer_state"]
+__all__ = ["DETACHED", "by_parameter_name", "describe_difference", "differing_leaves",
+           "is_private", "reorder_optimizer_state"]
 
 _RNG_STREAMS = {
     "python": "Python random stream",
@@ -109,7 +109,7 @@ def describe_difference(
         restored = by_parameter_name(restored, (restored_meta or {}).get("optimizer_params"))
     ref = dict(flatten_state(reference))
     new = dict(flatten_state(restored))
-    differing = _differing(ref, new)
+    differing = differing_leaves(ref, new)
     if not differing:
         return None
     # Public entries (last_epoch, scale) explain more than private ones (_last_lr).
@@ -137,8 +137,10 @@ def describe_difference(
     return text.strip() + more
 
 
-def _differing(ref: dict[str, Any], new: dict[str, Any]) -> list[tuple[str, Any]]:
-    """The leaves that differ: (path, "missing" | "unexpected" | the Difference)."""
+def differing_leaves(ref: dict[str, Any], new: dict[str, Any],
+                     tolerance: Tolerance | None = None) -> list[tuple[str, Any]]:
+    """The leaves of two flattened states that differ (bit for bit, or beyond
+    ``tolerance``): (path, "missing" | "unexpected" | the Difference)."""
     differing: list[tuple[str, Any]] = []
     for path in list(ref) + [p for p in new if p not in ref]:
         if path not in new:
@@ -146,7 +148,7 @@ def _differing(ref: dict[str, Any], new: dict[str, Any]) -> list[tuple[str, Any]
         elif path not in ref:
             differing.append((path, "unexpected"))
         else:
-            d = compare_values(ref[path], new[path], Tolerance.bitwise())
+            d = compare_values(ref[path], new[path], tolerance or Tolerance.bitwise())
             if not d.within_tolerance:
                 differing.append((path, d))
     return differing

@@ -32,7 +32,7 @@ from resumecheck.report import (
 from resumecheck.capture import load_checkpoint
 from resumecheck.segments import SegmentResult
 from resumecheck.settings import DropSpec
-from resumecheck.state_diff import DETACHED, describe_difference, is_private
+from resumecheck.state_diff import DETACHED, describe_difference, differing_leaves, is_private
 from resumecheck.streams import is_stream_state, stream_items
 from resumecheck.trace import QUANTITY_ORDER, StepRecord, differing_quantities, load_step_tensors
 from resumecheck.trajectory import Trajectory
@@ -240,12 +240,8 @@ def end_state_differences(
 
 def _private_only(ref: Any, run: Any, tolerance: Tolerance) -> bool:
     """Whether every leaf in which two states differ is a private entry."""
-    ref_leaves, run_leaves = dict(flatten_state(ref)), dict(flatten_state(run))
-    differing = [path for path in ref_leaves.keys() | run_leaves.keys()
-                 if path not in ref_leaves or path not in run_leaves
-                 or not compare_values(ref_leaves[path], run_leaves[path],
-                                       tolerance).within_tolerance]
-    return bool(differing) and all(is_private(path) for path in differing)
+    differing = differing_leaves(dict(flatten_state(ref)), dict(flatten_state(run)), tolerance)
+    return bool(differing) and all(is_private(path) for path, _ in differing)
 
 
 def _unused_streams(ref: Reference, path: str, name: str) -> set[str] | None:
