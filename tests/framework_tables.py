@@ -3,18 +3,23 @@
 whose modules reach it would see it change between checks, as module state)."""
 
 import functools
+import importlib
 import sys
 
 from tests.frameworks_loop_programs import EXAMPLES, ROOT
 
 
-def _make_table():
+def example(name: str):
+    """A module of examples/frameworks, imported from there."""
     sys.path.insert(0, str(EXAMPLES))
     try:
-        import make_table
+        return importlib.import_module(name)
     finally:
         sys.path.remove(str(EXAMPLES))
-    return make_table
+
+
+def _make_table():
+    return example("make_table")
 
 
 @functools.cache

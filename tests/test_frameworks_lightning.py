@@ -28,7 +28,7 @@ from resumecheck.program import load_target  # noqa: E402
 from resumecheck.report import DIVERGED, IDENTICAL  # noqa: E402
 from resumecheck.segments import SCRATCH_ENV  # noqa: E402
 from resumecheck.trace import Tracer  # noqa: E402
-from tests.framework_tables import check_table_rows, measured  # noqa: E402
+from tests.framework_tables import check_table_rows, example, measured  # noqa: E402
 from tests.frameworks_loop_programs import statement_lines  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,12 +47,7 @@ def spec(name: str) -> str:
 
 
 def train_module():
-    sys.path.insert(0, str(EXAMPLES))
-    try:
-        import lightning_train
-    finally:
-        sys.path.remove(str(EXAMPLES))
-    return lightning_train
+    return example("lightning_train")
 
 
 def loop_threads() -> list[threading.Thread]:
