@@ -68,7 +68,9 @@ def reproduce_command(
         argv += ["--max-examples", str(search[0]), "--max-interruptions", str(search[1])]
     if seed is not None:
         argv += ["--seed", str(seed)]
-    argv += ["--isolation", isolation, "--threads", str(threads)]
+    if nproc is None:  # (with --nproc every segment is a new launch of its ranks, whatever it says)
+        argv += ["--isolation", isolation]
+    argv += ["--threads", str(threads)]
     if timeout is not None:
         argv += ["--timeout", f"{timeout:g}"]
     if nproc is not None:

@@ -72,6 +72,9 @@ def test_an_elastic_reproduce_command_carries_both_rank_counts():
                             tolerance=Tolerance.close(), nproc=2, resume_nproc=1)
     assert "--resume-at 1 --drop none" in cmd and "--nproc 2 --resume-nproc 1" in cmd
     assert "--tolerance close" in cmd
+    # every segment under --nproc is a new launch: an --isolation there would say
+    # in-process restarts where there are none
+    assert "--isolation" not in cmd
 
 
 def test_inconclusive_elastic_examples_are_said_not_reported_as_failures():
