@@ -66,7 +66,7 @@ from resumecheck.errors import (
 from resumecheck.faults import killed_by_signal, signal_text
 from resumecheck.interrupt import proc_stat
 from resumecheck.segments import PHASE_TIMEOUT, Restore, SegmentResult, SegmentSpec, phase_bound
-from resumecheck.transport import ENVIRONMENT_EXIT, child_env, subprocess_main
+from resumecheck.transport import ENVIRONMENT_EXIT, child_env, pass_on, subprocess_main
 from resumecheck.trace import StepRecord, load_step_file, save_step_file
 
 __all__ = [
@@ -182,6 +182,7 @@ def run_ranks(spec: SegmentSpec, cancel: threading.Event | None = None,
     finally:
         for fd in [*fifos, *keep]:
             os.close(fd)
+        _pass_on_ranks(work, base, n)
     if hung is not None:
         return _failed(hung[0], hung[1], hung[2])
     result = _collect(spec, n, proc.returncode, watch, failures_path, launch_output)
@@ -473,6 +474,17 @@ _PEER_GONE = ("Connection closed by peer", "Connection reset by peer", "Broken p
 
 def _peer_error(text: str) -> bool:
     return any(m in text for m in _PEER_GONE)
+
+
+def _pass_on_ranks(work: Path, base: str, n: int) -> None:
+    """What each rank printed goes to this process's standard error, as a
+    process-isolated segment's output does, each line marked with its rank."""
+    for r in range(n):
+        try:
+            text = (work / f"{base}.rank{r}.log").read_text(errors="replace")
+        except OSError:  # (a rank that never started has no log)
+            continue
+        pass_on("".join(f"[rank {r}] {line}" for line in text.splitlines(keepends=True)))
 
 
 def _tail(log: Path, lines: int = 5) -> str:

@@ -44,7 +44,7 @@ from resumecheck.segments import (
 )
 
 __all__ = [
-    "ENVIRONMENT_EXIT", "SYS_PATH_ENV", "child_env", "report_phase", "run_in_subprocess",
+    "ENVIRONMENT_EXIT", "SYS_PATH_ENV", "child_env", "pass_on", "report_phase", "run_in_subprocess",
     "subprocess_main",
 ]
 
@@ -121,7 +121,7 @@ def run_in_subprocess(spec: SegmentSpec, cancel: threading.Event | None = None,
         if proc.poll() is None:
             _kill_group(proc)
         output = files.read_log()
-        _pass_on(output)
+        pass_on(output)
     if timed_out is not None:
         phase, step, text = timed_out
         return SegmentResult(
@@ -132,7 +132,7 @@ def run_in_subprocess(spec: SegmentSpec, cancel: threading.Event | None = None,
     return _outcome(spec, proc.returncode, files.out, output)
 
 
-def _pass_on(output: str) -> None:
+def pass_on(output: str) -> None:
     """What the program printed in its interpreter goes to this process's
     standard error, as what it prints in-process does (standard output
     carries the report alone)."""

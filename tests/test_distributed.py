@@ -178,10 +178,13 @@ def test_a_hung_rank_ends_the_run_within_the_timeout_and_is_named(tmp_path, monk
 
 @pytest.mark.e2e
 @pytest.mark.distributed
-def test_a_rank_whose_load_raises_ends_the_run_at_once_naming_it(tmp_path, monkeypatch):
+def test_a_rank_whose_load_raises_ends_the_run_at_once_naming_it(tmp_path, monkeypatch,
+                                                                 capsys):
     """Rank 1 raises in load() after the load's collectives; rank 0 goes on into
     the next collective and waits there. The run ends when rank 1 fails, not at
-    a bound, and names rank 1 and its error, not the rank left waiting."""
+    a bound, and names rank 1 and its error, not the rank left waiting. What
+    the rank printed first reaches standard error, marked with its rank (a
+    trial: the ranks' output was lost)."""
     from resumecheck.engine import verify
 
     monkeypatch.setenv("RESUMECHECK_TEST_PIDS", str(tmp_path))
@@ -193,6 +196,7 @@ def test_a_rank_whose_load_raises_ends_the_run_at_once_naming_it(tmp_path, monke
     assert "FileNotFoundError" in own.failure and "rank1.pt is missing" in own.failure
     assert "hung" not in own.failure
     assert time.monotonic() - began < 60  # the step bound (60 s) was not what ended it
+    assert "[rank 1] loading " in capsys.readouterr().err
     _no_rank_survives(tmp_path)
 
 
