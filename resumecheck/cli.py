@@ -738,4 +738,11 @@ def entrypoint() -> None:
             except (OSError, ValueError):  # the terminal is gone (SIGHUP)
                 pass
         os._exit(code)
+    if code != EXIT_EQUIVALENT and "TORCHELASTIC_RUN_ID" in os.environ:
+        # torchrun turns rank 0's exit status into a ChildFailedError with a
+        # traceback of its own, printed after everything above
+        print(f"resumecheck: exit status {code}, which torchrun passes on: the "
+              "ChildFailedError and traceback it prints next are the launcher reporting "
+              "this status, not another failure; the report above is the result",
+              file=sys.stderr, flush=True)
     sys.exit(code)

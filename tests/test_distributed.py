@@ -116,6 +116,23 @@ def test_a_torchrun_rank_other_than_0_ends_at_once_without_importing_torch(comma
     assert "rank 1 of a torchrun launch: the check runs on rank 0" in out.stderr
 
 
+@pytest.mark.parametrize(("code", "said"), [(1, True), (3, True), (0, False)])
+def test_under_torchrun_rank_0_says_what_the_launchers_traceback_after_a_failure_is(
+        monkeypatch, capsys, code, said):
+    """A trial: after NOT EQUIVALENT under torchrun, torchrun's ChildFailedError
+    traceback followed the report, unexplained."""
+    from resumecheck import cli
+
+    monkeypatch.setenv("TORCHELASTIC_RUN_ID", "x")
+    monkeypatch.setenv("RANK", "0")
+    monkeypatch.setattr(cli, "main", lambda: code)
+    with pytest.raises(SystemExit) as info:
+        cli.entrypoint()
+    assert info.value.code == code
+    err = capsys.readouterr().err
+    assert (f"exit status {code}, which torchrun passes on: the ChildFailedError" in err) == said
+
+
 # -- real launches: two ranks, gloo, CPU ----------------------------------------------
 
 FAST = {"noise_seeds": 0, "check_determinism": False, "nproc": 2}
