@@ -53,7 +53,7 @@ import torch
 from resumecheck.compare import digest
 from resumecheck.components import declared_generators, generator_state
 
-__all__ = ["changed", "changed_by", "note_import", "program_spaces", "snapshot"]
+__all__ = ["changed", "changed_by", "ignore_imports", "note_import", "program_spaces", "snapshot"]
 
 Space = dict[str, Any]
 """A module's namespace (its ``__dict__``, or a function's ``__globals__``)."""
@@ -107,8 +107,21 @@ _SEEN: dict[int, tuple[Space, dict[str, str]]] = {}
 in words: a later check (a warm cache no longer changes) still names it."""
 
 
+_NOTING = [True]
+"""Whether this process fingerprints the program's imports (see ``ignore_imports``)."""
+
+
+def ignore_imports() -> None:
+    """This process judges no module state (a process-isolated segment, a
+    rank: the checking process judges their results): its imports are not
+    fingerprinted (10-20 ms each)."""
+    _NOTING[0] = False
+
+
 def note_import(module: types.ModuleType) -> None:
     """Fingerprint the program's namespaces just after the engine imported ``module``."""
+    if not _NOTING[0]:
+        return
     for space in _reached(vars(module)):
         if _record(_AT_IMPORT, space) is None:
             _AT_IMPORT[id(space)] = (space, snapshot([space]))

@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO, Any, NoReturn, Protocol
 
-from resumecheck import forkserver
+from resumecheck import forkserver, module_state
 from resumecheck.capture import add_loadable_shapes, loadable_shapes
 from resumecheck.errors import BudgetExhausted, EnvironmentFailure, TargetError
 from resumecheck.faults import (
@@ -286,6 +286,7 @@ def subprocess_main(spec_path: str, out_path: str, run: SegmentRunner) -> int:
     """The child's side: read the spec, ``run`` the segment, write the result;
     the exit status says what kind of ending it was."""
     _watch_parent()
+    module_state.ignore_imports()
     plain = json.loads(Path(spec_path).read_text())
     if plain.get("restore"):
         plain["restore"] = Restore(**plain["restore"])
