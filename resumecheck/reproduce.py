@@ -68,13 +68,7 @@ def reproduce_command(
         argv += ["--max-examples", str(search[0]), "--max-interruptions", str(search[1])]
     if seed is not None:
         argv += ["--seed", str(seed)]
-    if nproc is None:  # (with --nproc every segment is a new launch of its ranks, whatever it says)
-        argv += ["--isolation", isolation]
-    argv += ["--threads", str(threads)]
-    if timeout is not None:
-        argv += ["--timeout", f"{timeout:g}"]
-    if nproc is not None:
-        argv += ["--nproc", str(nproc)]
+    argv += _process_arguments(isolation, threads, timeout, nproc)
     if command == "run" and resume_nproc is not None:
         argv += ["--resume-nproc", str(resume_nproc)]
     if command == "run" and tolerance is not None and not tolerance.bitwise_only:
@@ -101,4 +95,17 @@ def _run_arguments(resume_at: Sequence[int] | None, drop: Sequence[str] | None,
         argv += ["--drop", ",".join(drop or ()) or "none"]
     if noise_seeds is not None and noise_seeds != DEFAULT_NOISE_SEEDS:
         argv += ["--noise-seeds", str(noise_seeds)]
+    return argv
+
+
+def _process_arguments(isolation: str, threads: int, timeout: float | None,
+                       nproc: int | None) -> list[str]:
+    """How each run's processes run: isolation, threads, step bound, ranks."""
+    # (with --nproc every segment is a new launch of its ranks, whatever --isolation says)
+    argv = [] if nproc is not None else ["--isolation", isolation]
+    argv += ["--threads", str(threads)]
+    if timeout is not None:
+        argv += ["--timeout", f"{timeout:g}"]
+    if nproc is not None:
+        argv += ["--nproc", str(nproc)]
     return argv
