@@ -27,8 +27,9 @@ from resumecheck.errors import CheckpointError
 from resumecheck.program import BuiltProgram
 from resumecheck.trace import unwrap_optimizer
 
-__all__ = ["CHECKPOINT_FORMAT", "add_loadable_shapes", "capture", "capture_meta", "keep_written",
-           "load_checkpoint", "loadable_shapes", "save_capture"]
+__all__ = ["CHECKPOINT_FORMAT", "add_loadable_shapes", "capture", "capture_meta",
+           "forget_captures_under", "keep_written", "load_checkpoint", "loadable_shapes",
+           "save_capture"]
 
 CHECKPOINT_FORMAT = "resumecheck.checkpoint/1"
 
@@ -402,6 +403,13 @@ class _Loaded:
                 self._drop(old)
         return True
 
+    def forget_under(self, directory: str) -> None:
+        """Drop what is kept for paths inside ``directory`` (emptied to be used again)."""
+        inside = os.path.join(os.path.abspath(directory), "")
+        with self._lock:
+            for key in [k for k in self._files if k.startswith(inside)]:
+                self._drop(key)
+
     def _drop(self, key: str) -> None:
         self._digests.pop(key, None)
         entry = self._files.pop(key, None)
@@ -411,6 +419,12 @@ class _Loaded:
 
 
 _CACHE = _Loaded()
+
+
+def forget_captures_under(directory: str) -> None:
+    """Forget the captures kept in memory for paths inside ``directory``, written
+    or not: a run directory emptied for the next run holds none of them."""
+    _CACHE.forget_under(directory)
 
 
 def _copyable_bytes(data: Any) -> int | None:

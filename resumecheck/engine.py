@@ -16,7 +16,6 @@ import os
 import pickle
 import shutil
 import signal
-import tempfile
 import threading
 import warnings
 from collections import deque
@@ -30,6 +29,7 @@ import torch
 
 from resumecheck import forkserver, module_state, verdict
 from resumecheck.baseline import compare_launches, nondeterminism_cause
+from resumecheck.capture import forget_captures_under
 from resumecheck.compare import Tolerance
 from resumecheck.dist_names import check_rank_suffixes, declared_rank_names
 from resumecheck.components import CONFIG, LAUNCH_STREAMS, preserved_global_streams
@@ -44,7 +44,7 @@ from resumecheck.elastic import judge_elastic, unmapped_state
 from resumecheck.report import INCONCLUSIVE, Report, RunResult
 from resumecheck.reproduce import reproduce_command
 from resumecheck.faults import environment_failure
-from resumecheck.interrupt import scratch_directory
+from resumecheck.interrupt import RunDirectories, scratch_directory
 from resumecheck.runner import run_segment
 from resumecheck.segments import PHASE_TIMEOUT, Restore, SegmentResult, SegmentSpec
 from resumecheck.settings import DEFAULT_NOISE_SEEDS, MAX_NOISE_SEEDS, DropSpec, Settings, resume_points
@@ -316,6 +316,8 @@ class _Segments:
         self.run_config = target.launch_config(settings.seed)
         self.restart_config = self.run_config if target.restart_config == "run" else {}
         self.work = work
+        self.run_directory = RunDirectories(work, forget_captures_under)
+        """A directory of its own for each run (used again once emptied)."""
         self.progress = progress
         self.cancel = threading.Event()
         self.deadline: float | None = None
@@ -500,8 +502,7 @@ class _ReferenceTensors:
         wanted = list(range(step, stop + 1))
         before = [k for k in self.reference.captures if k < step]
         for start in ([max(before)] if before else []) + [0]:
-            work = tempfile.mkdtemp(prefix="replay-", dir=self.segments.work)
-            try:
+            with self.segments.run_directory("replay-") as work:
                 restore = Restore(path=self.reference.captures[start]) if start else None
                 seg = self.segments.run(self.segments.spec(
                     f"replay-{step}", work, start=start, stop=stop, hash_seed=1,
@@ -513,8 +514,6 @@ class _ReferenceTensors:
                     self._keep(seg, wanted, ref_dir)
                 if self._has(step, ref_dir):
                     return
-            finally:
-                shutil.rmtree(work, ignore_errors=True)
 
     def _keep(self, seg: SegmentResult, wanted: list[int], ref_dir: Path) -> None:
         for rec in seg.records:
@@ -859,8 +858,7 @@ class Checker:
         point (per-step digests): ablations are compared with it."""
         schedule, dropped = list(schedule), list(dropped)
         own = self.segment.has_own_checkpoint and not dropped and source == "auto"
-        work = tempfile.mkdtemp(prefix="run-", dir=self.work)
-        try:
+        with self._segments.run_directory("run-") as work:
             segments = (self._restarts.program(schedule, work) if own
                         else self._restarts.engine(schedule, dropped, work))
             result = RunResult(dropped=dropped, resume_at=schedule, verdict="identical",
@@ -874,8 +872,6 @@ class Checker:
             trajectory = [r.digests for _, seg in segments for r in seg.records
                           if r.step > schedule[0]]
             return result, trajectory
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
 
 def _report(checker: Checker, runs: list[RunResult]) -> Report:
     """The report of ``checker``'s reference and ``runs``."""
@@ -909,12 +905,9 @@ def _elastic(checker: Checker, schedule: list[int]) -> RunResult:
             f"each rank's state apart and cannot be resharded for {m} rank(s), so "
             "there is no elastic resume to judge")
         return result
-    work = tempfile.mkdtemp(prefix="elastic-", dir=checker.work)
-    try:
+    with checker._segments.run_directory("elastic-") as work:
         segments = checker._restarts.program(list(schedule), work, ranks=m)
         judge_elastic(checker.segment, result, segments, checker.tolerance, n, m)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
     return result
 
 

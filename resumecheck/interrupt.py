@@ -28,7 +28,10 @@ import tempfile
 import threading
 from collections.abc import Callable, Iterator
 
-__all__ = ["GRACE", "HANDLED", "Watcher", "proc_stat", "scratch_directory", "stop_descendants"]
+__all__ = [
+    "GRACE", "HANDLED", "RunDirectories", "Watcher", "proc_stat", "scratch_directory",
+    "stop_descendants",
+]
 
 HANDLED = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP")
                 if hasattr(signal, name))
@@ -63,6 +66,58 @@ def scratch_directory(prefix: str) -> Iterator[str]:
         finally:
             with _SCRATCH_LOCK:
                 _SCRATCH.discard(path)
+
+
+class RunDirectories:
+    """Directories inside a scratch directory, one per run, used again:
+    when a run ends its directory is emptied and kept for the next run of
+    the same process, not removed. Removing a directory costs 2-3 ms on some
+    file systems (ext4 mounted with ``discard``: measured here), emptying an
+    empty one nothing; a sweep's ten runs paid it ten times. ``emptied`` is
+    called with each directory emptied (what refers to its files forgets
+    them). Safe across threads; a forked child starts with none of its
+    parent's (siblings would share them). What is left is removed with the
+    scratch directory."""
+
+    def __init__(self, parent: str, emptied: Callable[[str], None]) -> None:
+        self.parent = parent
+        self.emptied = emptied
+        self._free: list[str] = []
+        self._pid = os.getpid()
+        self._lock = threading.Lock()
+
+    @contextlib.contextmanager
+    def __call__(self, prefix: str) -> Iterator[str]:
+        with self._lock:
+            if self._pid != os.getpid():
+                self._free, self._pid = [], os.getpid()
+            path = self._free.pop() if self._free else None
+        if path is None:
+            path = tempfile.mkdtemp(prefix=prefix, dir=self.parent)
+        try:
+            yield path
+        finally:
+            if _emptied(path):
+                self.emptied(path)
+                with self._lock:
+                    self._free.append(path)
+            else:
+                shutil.rmtree(path, ignore_errors=True)
+                self.emptied(path)
+
+
+def _emptied(path: str) -> bool:
+    """Remove what ``path`` holds; whether it is now an empty directory."""
+    try:
+        with os.scandir(path) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    shutil.rmtree(entry.path)
+                else:
+                    os.unlink(entry.path)
+        return True
+    except OSError:
+        return False
 
 
 OWNER_FILE = ".resumecheck-owner"
