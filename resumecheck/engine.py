@@ -633,8 +633,9 @@ class _Confirmations:
         """Try each finding that may be the cause: the same schedule through the
         program's own save/load, with only that component set to the
         reference's state at its resume point; then each that did not help
-        alone on top of those that did (``_later_causes``). The verdict
-        decides from the reruns (``verdict.settle_findings``)."""
+        alone on top of those that did (``_later_causes``); when none helped
+        alone, all of them together (``_joint_causes``). The verdict decides
+        from the reruns (``verdict.settle_findings``)."""
         tries = verdict.confirmation_tries(self._reference, result, segments,
                                            "program" if own else "engine")
         outcomes = {}
@@ -643,6 +644,7 @@ class _Confirmations:
             outcomes[i] = self._helps([component], k, checkpoint, result, work,
                                       f"confirm-{component}", diverged_at)
         outcomes.update(self._later_causes(result, tries, outcomes, work))
+        outcomes.update(self._joint_causes(result, tries, outcomes, work, diverged_at))
         put_back = (verdict.streams_put_back(self._reference, segments)
                     if verdict.departure(result) is None and result.diagnosis else set())
         verdict.settle_findings(self._reference, result, outcomes, put_back)
@@ -670,6 +672,29 @@ class _Confirmations:
         return {i: self._helps([*names, result.diagnosis[i].component], k, checkpoint, result,
                                work, f"confirm-also-{result.diagnosis[i].component}", left.first)
                 for i in others}
+
+    def _joint_causes(self, result: RunResult, tries: dict[int, tuple[int, str]],
+                      outcomes: dict[int, bool], work: str,
+                      diverged_at: tuple[int, str] | None) -> dict[int, bool]:
+        """No finding helps alone, yet several may cause the divergence
+        together: a stream lost on every rank (putting rank 0's right leaves
+        rank 1 diverging at the same step, and the other way round). When
+        putting all of them right at once helps, each one whose leaving out
+        undoes that is a cause; the others are not. (Of two, leaving one out
+        is putting the other right alone: tried already, it did not help.)"""
+        points = {tries[i] for i in outcomes}
+        if len(outcomes) < 2 or any(outcomes.values()) or len(points) != 1:
+            return {}
+        [(k, checkpoint)] = points
+        names = {i: result.diagnosis[i].component for i in outcomes}
+        if not self._helps(list(names.values()), k, checkpoint, result, work,
+                           "confirm-together", diverged_at):
+            return {}
+        if len(names) == 2:
+            return dict.fromkeys(names, True)
+        return {i: not self._helps([n for j, n in names.items() if j != i], k, checkpoint,
+                                   result, work, f"confirm-without-{names[i]}", diverged_at)
+                for i in names}
 
     def _helps(self, components: list[str], k: int, checkpoint: str, result: RunResult,
                work: str, tag: str, diverged_at: tuple[int, str] | None) -> bool:

@@ -66,3 +66,17 @@ def test_class9_bug_is_caught_on_its_rank_and_its_twin_passes(module):
     assert [r.verdict for r in twin.runs] == ["identical", "identical"]
     # every rank is a new interpreter, in-process too (a trial read "inprocess restarts")
     assert ", restarts as new launches of 2 ranks (torch's launcher), " in twin.render()
+
+
+def test_a_stream_lost_on_every_rank_is_confirmed_on_every_rank():
+    """A trial: when every rank forgot to restore its stream, each rank's
+    finding was "(differs, not the cause)": putting one rank's right leaves the
+    other rank diverging at the same step. Put right together, the divergence
+    goes; left out, each one brings it back."""
+    from resumecheck.engine import verify
+
+    report = verify("fixtures.dist.ddp:RNG_LOST_ON_EVERY_RANK", drop="none", **FAST)
+    own = _by_label(report)[((), "program")]
+    assert own.verdict == "diverged" and own.first_divergent_step == 3
+    status = {f.component: f.status for f in own.diagnosis}
+    assert status == {"rng[rank 0]": "confirmed", "rng[rank 1]": "confirmed"}, own.explanation

@@ -274,3 +274,33 @@ def test_drop_sets():
                              NAMES) == [[], ["params", "global_step"], ["rng"]]
     with pytest.raises(UnknownComponent, match="lr_schedule"):
         verdict.drop_sets(["lr_schedule"], NAMES)
+
+
+def test_findings_that_help_only_together_are_each_confirmed_when_each_is_needed():
+    """When no finding helps put right alone, all are put right together; each
+    whose leaving out undoes that is a cause (a stream lost on every rank),
+    the others are not."""
+    from types import SimpleNamespace
+
+    from resumecheck.engine import _Confirmations
+
+    causes = {"rng[rank 0]", "rng[rank 1]"}
+    tried = []
+
+    class Stub(_Confirmations):
+        def _helps(self, components, k, checkpoint, result, work, tag, diverged_at):
+            tried.append(sorted(components))
+            return causes <= set(components)
+
+    confirm = Stub.__new__(Stub)
+    names = ["rng[rank 0]", "rng[rank 1]", "scheduler"]
+    result = SimpleNamespace(diagnosis=[SimpleNamespace(component=n) for n in names])
+    tries = dict.fromkeys(range(3), (4, "ckpt"))
+    outcomes = confirm._joint_causes(result, tries, dict.fromkeys(range(3), False), "w", (5, "loss"))
+    assert outcomes == {0: True, 1: True, 2: False}
+    assert tried[0] == sorted(names)  # together first, then each left out
+    # one helped alone: the others are tried behind it (_later_causes), not here
+    assert confirm._joint_causes(result, tries, {0: True, 1: False, 2: False}, "w", None) == {}
+    # together it does not help either: none is a cause
+    causes.add("config")
+    assert confirm._joint_causes(result, tries, dict.fromkeys(range(3), False), "w", None) == {}
