@@ -8,6 +8,7 @@ random streams last.
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 from pathlib import Path
@@ -16,7 +17,7 @@ from typing import Any
 import torch
 
 from resumecheck.capture import capture_meta, load_checkpoint
-from resumecheck.components import CONFIG, OPTIMIZER, RNG
+from resumecheck.components import CONFIG, OPTIMIZER, RNG, preserved_global_streams
 from resumecheck.errors import CheckpointError
 from resumecheck.program import BuiltProgram
 from resumecheck.segments import Restore
@@ -65,7 +66,13 @@ def restore_state(built: BuiltProgram, restore: Restore, capture: dict[str, Any]
             raise CheckpointError("load", restore.path, problem) from exc
         if restore.override_path is not None:
             built.refresh()  # load() may have replaced objects
-            _load_states(built, _overrides(built, restore), restore.override_path)
+            overrides = _overrides(built, restore)
+            # Putting a component right must not draw from the global streams
+            # the program's load() left (a data position that builds its
+            # iterator again draws a base seed): that draw is the check's,
+            # not the program's, and putting rng right too would undo it.
+            with contextlib.nullcontext() if RNG in overrides else preserved_global_streams():
+                _load_states(built, overrides, restore.override_path)
         return
     assert capture is not None
     states = capture["components"]

@@ -37,12 +37,16 @@ def _states_around(draw):
     ("generator aug", lambda g, t: g.integers(0, 2**40), 1, "raw outputs"),
     ("generator loader", lambda g, t: iter(torch.utils.data.DataLoader(range(4), generator=t)),
      1, "draws"),
+    # (a trial: a randperm after the restore was called "not an offset": one word
+    # per value, which no whole number of int64 draws reaches)
+    ("torch", lambda g, t: torch.randperm(48), 47, "32-bit words"),
+    ("generator loader", lambda g, t: torch.rand(3, generator=t), 3, "32-bit words"),
 ])
 def test_offset_search_counts_draws_forward_and_back(key, draw, expected, unit):
     before, after = _states_around(draw)
     assert draw_offset(key, before[key], after[key]) == (expected, unit)
     assert draw_offset(key, after[key], before[key]) == (-expected, unit)
-    assert draw_offset(key, before[key], before[key]) == (None, unit)
+    assert draw_offset(key, before[key], before[key])[0] is None
 
 
 def test_offset_search_is_bounded_and_leaves_the_streams_alone():
@@ -78,10 +82,13 @@ def test_iterator_created_after_the_load_is_one_torch_draw_ahead(isolation):
     assert full.verdict == "diverged" and full.first_divergent_step == 8
     [offset] = full.stream_offsets
     assert (offset.stream, offset.step, offset.draws, offset.unit) == ("torch", 8, 1, "draws")
-    cause = "a DataLoader iterator created after the load draws its base seed"
+    # (its load() sets the stream, then makes the iterator: nothing draws after it)
+    cause = "or drew from it after setting it (a DataLoader iterator created there after it " \
+            "draws its base seed: one draw)"
     for text in (full.explanation, report.render("table"), describe_failure(report)):
         assert "torch CPU stream is 1 draw ahead" in text
-        assert "between your load and the first step" in text and cause in text
+        assert "and was so right after the load (nothing drew in between)" in text
+        assert cause in text
     plain = json.loads(report.render("json"))["runs"][0]["stream_offsets"]
     assert plain == [{"stream": "torch", "step": 8, "draws": 1, "unit": "draws",
                       "detail": offset.detail}]
@@ -169,3 +176,24 @@ def test_every_stream_that_differs_is_named_in_the_words_not_only_the_first():
     assert dropped.explanation.endswith(
         "numpy global stream differs at the start of step 9 too; "
         "Python random stream differs at the start of step 9 too")
+
+
+@pytest.mark.e2e
+def test_putting_one_component_right_draws_nothing_from_the_programs_streams():
+    """A trial: the rerun that put the data cursor right built its iterator
+    again, drawing a base seed from the torch stream the program's load had
+    set right; putting rng right too undid that draw, and rng was called a
+    confirmed cause. The stream detail said something drew between the load
+    and the first step; the load itself left the generator ahead."""
+    from fixtures.trust import override_draws
+
+    report = verify(override_draws.BUGGY, drop="none", noise_seeds=0)
+    own = report.full_resume
+    assert own.verdict == "diverged" and own.first_divergent_step == 5
+    status = {f.component: f.status for f in own.diagnosis}
+    assert status == {"data_cursor": "confirmed", "rng": "not_cause"}, own.explanation
+    [offset] = own.stream_offsets
+    assert offset.stream == "generator sampler" and offset.draws > 0
+    assert "and was so right after the load (nothing drew in between)" in offset.detail
+    assert "between your load and the first step" not in offset.detail
+    assert verify(override_draws.CORRECT, drop="none", noise_seeds=0).equivalent
