@@ -26,7 +26,11 @@ from resumecheck.compare import Tolerance, compare_values, describe_entries
 from resumecheck.components import split_rank_name
 from resumecheck.report import FAILED, IDENTICAL, RunResult, StreamOffset
 from resumecheck.segments import SegmentResult
-from resumecheck.streams import MAX_DRAWS, STEPS_AFTER_RESTORE, draw_offset, stream_label
+from resumecheck.capture import load_checkpoint
+from resumecheck.streams import (
+    MAX_DRAWS, STEPS_AFTER_RESTORE, draw_offset, is_stream_state, stream_digests, stream_items,
+    stream_label,
+)
 from resumecheck.trace import differing_quantities, load_step_tensors, load_stream_states
 
 __all__ = ["annotate", "describe_data", "stream_offsets"]
@@ -143,9 +147,31 @@ def _offsets(reference: SegmentResult, seg: SegmentResult, k: int, step: int,
             # setting, another path): a stream that is not merely shifted
             # there is a consequence of that step, not evidence of its own.
             continue
+        restored_so = (draws is not None and draws > 0 and step == k + 1
+                       and _as_restored(seg, key, run))
         out.append(StreamOffset(stream=key, step=step, draws=draws, unit=unit,
-                                detail=_detail(key, step, k, draws, unit, ref is None or run is None)))
+                                detail=_detail(key, step, k, draws, unit, ref is None or run is None,
+                                               restored_so)))
     return out
+
+
+def _as_restored(seg: SegmentResult, key: str, state: Any) -> bool:
+    """Whether the stream ``key`` holds ``state`` right after the run's restore
+    too (a declared random-state component kept it there): nothing drew
+    between the load and the first step."""
+    if not seg.restored_state:
+        return False
+    try:
+        components = load_checkpoint(seg.restored_state, read_only=True)["components"]
+    except Exception:  # (no evidence either way)
+        return False
+    base, rank = split_rank_name(key)
+    for name, value in components.items():
+        if split_rank_name(name)[1] == rank and is_stream_state(value):
+            restored = stream_items(value).get(base)
+            if restored is not None:
+                return stream_digests({base: restored}) == stream_digests({base: state})
+    return False
 
 
 def _states(seg: SegmentResult, step: int) -> dict[str, Any]:
@@ -154,7 +180,8 @@ def _states(seg: SegmentResult, step: int) -> dict[str, Any]:
     return load_stream_states(Path(seg.tensor_dir), step, seg.kept) or {}
 
 
-def _detail(key: str, step: int, k: int, draws: int | None, unit: str, unsaved: bool) -> str:
+def _detail(key: str, step: int, k: int, draws: int | None, unit: str, unsaved: bool,
+            restored_so: bool = False) -> str:
     label = stream_label(key)
     first = step == k + 1
     where = (f"at the start of step {step}, the first after the restore at {k}" if first
@@ -164,16 +191,29 @@ def _detail(key: str, step: int, k: int, draws: int | None, unit: str, unsaved: 
         return (f"{label} differs from the reference's {where} (CUDA streams are compared, not "
                 "searched: their Philox offset advances by amounts that depend on the kernel)")
     if draws is None:
+        reach = f"{MAX_DRAWS} {unit}"
+        if unit == "draws" and (split_rank_name(key)[0] == "torch" or key.startswith("generator ")):
+            reach += f" (nor {2 * MAX_DRAWS} 32-bit words)"
         why = ("its state was not kept" if unsaved else
-               f"not within {MAX_DRAWS} {unit} of it: another seed or a stream not restored, "
-               "not an offset")
+               f"not within {reach} of it: another seed, a stream not restored, or one moved "
+               "further than that (or by normal values, which this search does not follow)")
         return f"{label} differs from the reference's {where}; {why}"
     n = abs(draws)
     amount = f"{n} {_singular(unit) if n == 1 else unit}"
+    if draws > 0 and restored_so:
+        seeded = unit == "draws" and n == 1 and (split_rank_name(key)[0] == "torch"
+                                                 or key.startswith("generator "))
+        drew = ("a DataLoader iterator created there after it draws its base seed: one draw"
+                if seeded else "data set up again, an epoch replayed")
+        return (f"{label} is {amount} ahead of the reference's {where}, and was so right after "
+                "the load (nothing drew in between): your load() left it there: it set a later "
+                "state than the uninterrupted run's at the save (one saved after a draw the "
+                f"save should come before, such as the epoch's shuffle), or drew from it after "
+                f"setting it ({drew})")
     if draws > 0:
         when = ("between your load and the first step" if first
                 else f"during step {k + 1} more than the uninterrupted run did")
-        return f"{label} is {amount} ahead of the reference's {where}: {_cause(key, when)}"
+        return f"{label} is {amount} ahead of the reference's {where}: {_cause(key, when, unit)}"
     if first:
         why = (f"it is where the uninterrupted run's stream was {n} {unit} earlier: it was not "
                "restored and the restart seeded it again (a program that seeds at build puts "
@@ -187,8 +227,12 @@ def _detail(key: str, step: int, k: int, draws: int | None, unit: str, unsaved: 
     return f"{label} is {amount} behind the reference's {where}: {why}"
 
 
-def _cause(key: str, when: str) -> str:
+def _cause(key: str, when: str, unit: str = "draws") -> str:
     key = split_rank_name(key)[0]  # a rank's own stream: the same causes
+    if unit == "32-bit words" and (key == "torch" or key.startswith("generator ")):
+        return (f"something drew from {stream_label(key)} {when}, a count no whole number of "
+                "int64 draws (a DataLoader's base seed) makes: most draws take one word per "
+                "value, a shuffle's randperm of n items n - 1")
     if key == "torch":
         return (f"something drew from the torch stream {when}: a DataLoader iterator created "
                 "after the load draws its base seed; a prefetching loader fetches ahead")

@@ -171,18 +171,18 @@ def draw_offset(key: str, reference: Any, other: Any, limit: int = MAX_DRAWS) ->
     within ``limit`` units of each other (another seed, a lost restore) or the
     stream cannot be searched.
     """
-    walker = _walker(split_rank_name(key)[0], reference)
-    if walker is None:
+    walkers = _walkers(split_rank_name(key)[0], reference)
+    if not walkers:
         return None, "Philox offset" if key.startswith("cuda") else "draws"
-    walk, unit = walker
-    for sign, start, goal in ((1, reference, other), (-1, other, reference)):
-        try:
-            n = walk(start, goal, limit)
-        except Exception:  # a state of an unexpected shape: no search
-            return None, unit
-        if n is not None:
-            return sign * n, unit
-    return None, unit
+    for walk, unit, scale in walkers:
+        for sign, start, goal in ((1, reference, other), (-1, other, reference)):
+            try:
+                n = walk(start, goal, limit * scale)
+            except Exception:  # a state of an unexpected shape: no search
+                return None, walkers[0][1]
+            if n is not None:
+                return sign * n, unit
+    return None, walkers[0][1]
 
 
 Walk = Callable[[Any, Any, int], "int | None"]
@@ -190,28 +190,36 @@ Walk = Callable[[Any, Any, int], "int | None"]
 how many units (1 to the limit) it holds the other state, or None."""
 
 
-def _walker(key: str, sample: Any) -> tuple[Walk, str] | None:
+def _walkers(key: str, sample: Any) -> list[tuple[Walk, str, int]]:
+    """How a stream is searched, in order: (walk, unit, the limit's multiple)."""
     if key == "torch" or (key.startswith("generator ") and isinstance(sample, torch.Tensor)):
-        return _torch_walk, "draws"
+        # in int64 draws (a DataLoader's base seed is one), then in 32-bit words:
+        # most draws take one word per value (a randperm of n items n - 1), which
+        # an odd count of cannot be reached in int64 draws
+        return [(_torch_walk(torch.int64), "draws", 1),
+                (_torch_walk(torch.int32), "32-bit words", 2)]
     if key == "python":
-        return _python_walk, "32-bit words"
+        return [(_python_walk, "32-bit words", 1)]
     if key == "numpy":
-        return _numpy_legacy_walk, "32-bit words"
+        return [(_numpy_legacy_walk, "32-bit words", 1)]
     if key.startswith("generator ") and isinstance(sample, dict) and "bit_generator" in sample:
-        return _bitgen_walk, "raw outputs"
-    return None
+        return [(_bitgen_walk, "raw outputs", 1)]
+    return []
 
 
-# -- torch: one int64 draw, as DataLoader draws its base seed ------------------
+# -- torch: one int64 draw (as DataLoader draws its base seed), or one word -----
 
-def _torch_walk(start: Any, goal: Any, limit: int) -> int | None:
-    g = torch.Generator()
-    g.set_state(start)
-    for n in range(1, limit + 1):
-        torch.empty((), dtype=torch.int64).random_(generator=g)
-        if _tensor_same(g.get_state(), goal):
-            return n
-    return None
+def _torch_walk(dtype: torch.dtype) -> Walk:
+    def walk(start: Any, goal: Any, limit: int) -> int | None:
+        g = torch.Generator()
+        g.set_state(start)
+        for n in range(1, limit + 1):
+            torch.empty((), dtype=dtype).random_(generator=g)
+            if _tensor_same(g.get_state(), goal):
+                return n
+        return None
+
+    return walk
 
 
 def _tensor_same(a: Any, b: Any) -> bool:
