@@ -412,6 +412,13 @@ def _parts(value: Any) -> list[Any] | None:
         return [] if len(value) > 2 * _SAMPLE else sorted(value, key=id)
     if isinstance(value, bytearray):
         return [bytes(value)] if len(value) <= _SMALL else [len(value)]
+    if isinstance(value, types.FunctionType) and not _program_code(value):
+        # an installed function: what it keeps is its library's (torch marks a
+        # function on its first call); only a function of the program that it
+        # wraps (a library's decorator around a memo) is looked into
+        wrapped = _fields(value).get("__wrapped__")
+        return [wrapped] if isinstance(wrapped, types.FunctionType) and \
+            _program_code(wrapped) else []
     if isinstance(value, types.FunctionType):
         held = [cell.cell_contents for cell in value.__closure__ or () if _filled(cell)]
         return [v for v in [*held, *(value.__defaults__ or ()),
@@ -424,6 +431,12 @@ def _parts(value: Any) -> list[Any] | None:
     if isinstance(value, (types.SimpleNamespace, threading.local)) or _own_class(type(value)):
         return [dict(_fields(value))]
     return None
+
+
+def _program_code(fn: types.FunctionType) -> bool:
+    """Whether a function is the program's own code (not an installed package's)."""
+    space = fn.__globals__
+    return isinstance(space, dict) and _programs(space)
 
 
 def _filled(cell: Any) -> bool:

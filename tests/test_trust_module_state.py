@@ -365,3 +365,31 @@ def test_a_process_that_judges_no_module_state_does_not_fingerprint_its_imports(
     module_state.note_import(module)
     assert id(vars(module)) in module_state._AT_IMPORT
     monkeypatch.delitem(sys.modules, "imported_here")
+
+
+_LIBRARY_FUNCTIONS = """
+import torch
+from torch.utils.checkpoint import checkpoint
+
+LAYER = torch.nn.Linear(2, 2)
+
+
+@torch.no_grad()
+def encode(x, _memo={}):  # a memo behind a library's decorator
+    return _memo.setdefault(float(x.sum()), x * 2)
+"""
+
+
+def test_what_an_installed_function_keeps_is_not_named_but_a_memo_it_wraps_is(monkeypatch):
+    # (a trial: `from torch.utils.checkpoint import checkpoint` stopped a correct
+    # program in-process: torch marks the function it wraps on its first call)
+    prog = _module()
+    exec(_LIBRARY_FUNCTIONS, vars(prog))
+    monkeypatch.setitem(sys.modules, "prog", prog)
+    before = snapshot([prog])
+    x = torch.ones(1, 2, requires_grad=True)
+    prog.checkpoint(prog.LAYER, x, use_reentrant=False).sum().backward()
+    assert list(changed(before, snapshot([prog])).values()) == []
+    prog.encode(torch.ones(2))
+    assert list(changed(before, snapshot([prog])).values()) == [
+        "prog.encode (what the function keeps between calls changed)"]
