@@ -258,20 +258,21 @@ def describe_data(reference: SegmentResult, segments: Sequence[tuple[int, Segmen
     if seg is None or rec is None or not 1 <= step <= len(reference.records):
         return None
     keys = differing_quantities(reference.records[step - 1], rec)
-    if not keys or keys[0].split(":", 1)[0] not in ("data", "inputs"):
+    if not keys or split_rank_name(keys[0])[0].split(":", 1)[0] not in ("data", "inputs"):
         return None
     ref_t = load_step_tensors(Path(reference.tensor_dir or ""), step, reference.kept)
     run_t = load_step_tensors(Path(seg.tensor_dir or ""), step, seg.kept)
     if ref_t is None or run_t is None:
         return None
-    if keys[0] == "data":
-        ref, run = ref_t.get("data"), run_t.get("data")
+    base, rank = split_rank_name(keys[0])  # (many ranks: that rank's, counted on it)
+    if base == "data":
+        ref, run = ref_t.get(keys[0]), run_t.get(keys[0])
         if ref is None or run is None:
             return None
+        where = f"step {step}" if rank is None else f"step {step} on rank {rank}"
         if ref.is_floating_point() or ref.is_complex():
-            return f"samples of step {step}: {compare_values(ref, run, Tolerance.bitwise()).summary}"
-        return f"step {step}: {describe_entries(ref, run, 'samples')}"
-    rank = split_rank_name(keys[0])[1]  # (many ranks: that rank's inputs, counted on it)
+            return f"samples of {where}: {compare_values(ref, run, Tolerance.bitwise()).summary}"
+        return f"{where}: {describe_entries(ref, run, 'samples')}"
     ref_in, run_in = ([t[k] for k in sorted(t, key=_input_index)
                        if k.startswith("inputs:") and split_rank_name(k)[1] == rank]
                       for t in (ref_t, run_t))

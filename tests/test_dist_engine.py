@@ -45,6 +45,10 @@ def test_built_in_program_resumes_on_two_ranks_and_each_ranks_state_is_needed(ta
         assert run.first_divergent_step == 3, name  # the first step after the restart
         # blamed on the rank whose state was dropped, not on the other one
         assert run.first_divergent_quantity == SHOWS[component].format(r=rank.rstrip("]")), name
+        if component == "data_cursor":  # (a trial: no detail of the samples under --nproc)
+            assert run.divergence_detail.startswith(
+                f"step 3 on rank {rank.rstrip(']')}: "), run.divergence_detail
+            assert "samples differ" in run.divergence_detail, run.divergence_detail
 
 
 @pytest.mark.parametrize("module", CLASS9)
