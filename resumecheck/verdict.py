@@ -694,6 +694,12 @@ def _divergence_text(r: RunResult, own_checkpoint: bool) -> str:
                  "the program's state (undeclared state, or state consumed after the "
                  "restore)")
     text += _differs_clause(r.diagnosis)
+    if not r.dropped and r.checkpoint == "program" and not r.diagnosis \
+            and r.verdict == DIVERGED and not q.startswith("state of"):
+        text += ("; no declared component differs right after your load(): what it leaves "
+                 "different is state you did not declare (a sampler's epoch that set_epoch "
+                 "sets, an iterator's position, a counter in your module), or something drew "
+                 "from a stream or changed state between the load and the first step")
     text += latent_text(r)
     if r.plausible is True:
         text += "; loss stays within seed-to-seed noise: plausible but different"

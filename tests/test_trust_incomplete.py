@@ -27,6 +27,12 @@ def test_an_iterator_created_after_the_restore_is_said_first_and_judges_no_ablat
     assert engine is not None and engine is not report.full_resume
     assert (engine.checkpoint, engine.verdict) == ("engine", "diverged")
     assert report.declared_state_complete is False and not report.equivalent
+    # nothing declared differs after the load: the why says where to look (a
+    # trial: a loader left at epoch 0 by a load was "diverged" with no word on why)
+    own = report.full_resume
+    assert own.checkpoint == "program" and own.diagnosis == []
+    assert ("no declared component differs right after your load(): what it leaves different "
+            "is state you did not declare") in own.explanation
 
     lines = report.render("table").splitlines()
     assert lines[1] == "full resume: NOT EQUIVALENT"
