@@ -8,19 +8,50 @@ appended to the file ``$GITHUB_STEP_SUMMARY`` names on the run's page.
 from __future__ import annotations
 
 import os
+import stat
 import sys
 
-__all__ = ["append_step_summary"]
+__all__ = ["append_step_summary", "step_summary_problem"]
+
+
+def step_summary_problem() -> str | None:
+    """Before any work: why the file $GITHUB_STEP_SUMMARY names cannot take the
+    summary (a directory, a missing directory, a parent that is a file), in
+    words; None: it can, or the variable is unset (said when appending)."""
+    path = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not path:
+        return None
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        parent = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(parent):
+            return (f"GITHUB_STEP_SUMMARY={path}: the directory {parent} does not exist"
+                    if not os.path.exists(parent) else
+                    f"GITHUB_STEP_SUMMARY={path}: {parent} is not a directory")
+        return None
+    except OSError as exc:
+        return f"GITHUB_STEP_SUMMARY={path}: {exc.strerror or exc}"
+    if stat.S_ISDIR(mode):
+        return f"GITHUB_STEP_SUMMARY={path} is a directory, not a file to append to"
+    return None
 
 
 def append_step_summary(markdown: str) -> str | None:
     """Append ``markdown`` to the file $GITHUB_STEP_SUMMARY names; its path, or
-    None when the variable is unset (a note on stderr says so)."""
+    None when the variable is unset or the file cannot be written (a note on
+    stderr says which: the verdict, the report and the exit status stand)."""
     path = os.environ.get("GITHUB_STEP_SUMMARY")
     if not path:
         print("resumecheck: --step-summary: GITHUB_STEP_SUMMARY is not set (not on GitHub "
               "Actions?): nothing appended", file=sys.stderr)
         return None
-    with open(path, "a", encoding="utf-8") as fh:
-        fh.write(markdown.rstrip("\n") + "\n\n")
+    try:
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(markdown.rstrip("\n") + "\n\n")
+    except OSError as exc:
+        print(f"resumecheck: --step-summary: cannot append to GITHUB_STEP_SUMMARY={path}: "
+              f"{exc.strerror or exc}; the job summary was not written (the result above "
+              "stands)", file=sys.stderr)
+        return None
     return path

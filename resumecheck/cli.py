@@ -576,8 +576,8 @@ def _run(args: argparse.Namespace) -> int:
         noise_seeds=args.noise_seeds, check_determinism=args.determinism, jobs=args.jobs,
         nproc=_ranks(args), resume_nproc=args.resume_nproc,
     )
-    _check_output(args.output, args.target)
-    _check_plot(args.plot, args.target)
+    _check_outputs(args)
+    _check_plot(args.plot, args.target, args.output)
     with _program_output_aside(), terminal_progress() as progress:
         report = run_check(args.target, settings, progress=progress)
     _plot_and_summary(args, report)
@@ -589,13 +589,20 @@ def _run(args: argparse.Namespace) -> int:
     return EXIT_EQUIVALENT if report.equivalent else EXIT_NOT_EQUIVALENT
 
 
-def _check_output(output: str | None, target: str | None) -> None:
+def _check_outputs(args: argparse.Namespace) -> None:
     """Before any work: refuse an --output the report could not be written to,
-    or one that would overwrite the target's own source."""
-    if output:
+    or one that would overwrite the target's own source; and a --step-summary
+    whose $GITHUB_STEP_SUMMARY cannot take it."""
+    if args.output:
         from resumecheck.output import check_output
 
-        check_output(output, target)
+        check_output(args.output, args.target)
+    if args.step_summary:
+        from resumecheck.ci import step_summary_problem
+
+        problem = step_summary_problem()
+        if problem:
+            raise _UsageError(f"--step-summary: {problem}")
 
 
 def _fuzz(args: argparse.Namespace) -> int:
@@ -607,8 +614,8 @@ def _fuzz(args: argparse.Namespace) -> int:
 
     settings = _settings(args, jobs=args.jobs, drop="none", noise_seeds=0, nproc=_ranks(args),
                          resume_nproc=args.resume_nproc)
-    _check_output(args.output, args.target)
-    _check_plot(args.plot, args.target)
+    _check_outputs(args)
+    _check_plot(args.plot, args.target, args.output)
     if args.budget <= 0:
         raise _UsageError(f"--budget must be a number of seconds > 0, got {args.budget}")
 
@@ -622,13 +629,19 @@ def _fuzz(args: argparse.Namespace) -> int:
     return EXIT_NOT_EQUIVALENT if result.found else EXIT_EQUIVALENT
 
 
-def _check_plot(plot: str | None, target: str | None) -> None:
-    """Refuse a --plot that cannot be written before any run starts."""
+def _check_plot(plot: str | None, target: str | None, output: str | None = None) -> None:
+    """Refuse a --plot that cannot be written before any run starts, or that is
+    the --output file too (one would replace the other)."""
     if not plot:
         return
     if Path(plot).suffix.lower() not in (".png", ".svg"):
         raise _UsageError(f"--plot {plot}: the file name must end in .png or .svg")
-    _check_output(plot, target)
+    if output and output != "-" and os.path.realpath(output) == os.path.realpath(plot):
+        raise _UsageError(f"--plot {plot} and --output {output} name the same file: the "
+                          "report would replace the plot; give each its own file")
+    from resumecheck.output import check_output
+
+    check_output(plot, target, what="the plot")
     try:
         import matplotlib  # noqa: F401
     except ImportError:
@@ -697,7 +710,7 @@ def _baseline(args: argparse.Namespace) -> int:
     with _signals_held():
         from resumecheck.baseline import check_baseline
 
-    _check_output(args.output, args.target)
+    _check_outputs(args)
     with _program_output_aside(), terminal_progress() as progress:
         report = check_baseline(args.target, steps=args.steps, seed=args.seed,
                                 threads=args.threads, isolation=args.isolation,
@@ -713,7 +726,7 @@ def _timing(args: argparse.Namespace) -> int:
     with _signals_held():
         from resumecheck.timing import measure
 
-    _check_output(args.output, args.target)
+    _check_outputs(args)
     with _program_output_aside():
         report = measure(args.target, steps=args.steps, warmup=args.warmup,
                          checkpoint_every=args.checkpoint_every, seed=args.seed,

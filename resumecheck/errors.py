@@ -285,12 +285,13 @@ class MissingExtra(ResumecheckError):
 class OutputError(ResumecheckError):
     """A report cannot be written where the caller asked (``--output``)."""
 
-    def __init__(self, path: str, problem: str, hint: str = "") -> None:
+    def __init__(self, path: str, problem: str, hint: str = "", what: str = "the report") -> None:
         self.path = path
         self.problem = problem
         self.hint = hint
+        self.what = what
         super().__init__(
-            f"cannot write the report to {path}: {problem}."
+            f"cannot write {what} to {path}: {problem}."
             + (f" {hint}" if hint else "")
         )
 

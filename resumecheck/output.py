@@ -5,11 +5,12 @@ Two functions, used by every command of the CLI:
 * ``check_output(path, target)``, before any work: can a report be written
   there? A directory, a missing parent, a parent that is a file, a place where
   no new file can be created, or the source file of the program under test
-  (``run train.py:TARGET --output train.py``) is refused at once, not after a
-  long check whose result would then be lost (or would replace the program).
+  (``run train.py:TARGET --output train.py``) or any existing ``.py`` file (a
+  module it imports) is refused at once, not after a long check whose result
+  would then be lost (or would replace the program).
 * ``write_report(path, text)``, after the work: ``-`` is standard output; a
-  character device, FIFO or socket (``/dev/null``, ``/dev/stdout``, a named
-  pipe) is written through, never replaced; a symbolic link is followed and its
+  character device, FIFO or socket (``/dev/null``, ``/dev/stdout`` whether a
+  terminal, a file or a pipe, a named pipe) is written through, never replaced; a symbolic link is followed and its
   target written, the link stays; a regular file is replaced atomically (a
   temporary file beside it, then ``os.replace``), so a reader never sees half a
   report. A new report file gets the usual mode (0666 minus the umask); an
@@ -36,23 +37,34 @@ STDOUT = "-"
 """The ``--output`` value that means standard output."""
 
 
-def check_output(path: str, target: str | None = None) -> None:
-    """Refuse now, before any work, an output the report could not be written to,
-    or one that is the Python source of the program under test, ``target``
-    (``module:attr`` or ``path/to/file.py:attr``; None: the built-in program)."""
+def check_output(path: str, target: str | None = None, what: str = "the report") -> None:
+    """Refuse now, before any work, an output ``what`` (the report, a plot)
+    could not be written to, or one that is Python source: the program under
+    test, ``target`` (``module:attr`` or ``path/to/file.py:attr``; None: the
+    built-in program), or any other existing ``.py`` file (a module it imports)."""
+    try:
+        _check(path, target)
+    except OutputError as exc:
+        raise OutputError(exc.path, exc.problem, exc.hint, what=what) from None
+
+
+def _check(path: str, target: str | None) -> None:
     if path == STDOUT:
         return
-    real = os.path.realpath(path)  # a symlink's target is what gets written
     try:
-        st = os.stat(real)
-    except FileNotFoundError:
-        st = None
+        real, st = _resolved(path)
     except OSError as exc:  # e.g. a parent that is a regular file (ENOTDIR)
         raise _error(path, exc) from None
     if st is not None and stat.S_ISDIR(st.st_mode):
         raise OutputError(path, "it is a directory", "Give a file name inside it")
     if st is not None and stat.S_ISREG(st.st_mode):
         _refuse_target_source(path, real, target)
+        if real.endswith(".py"):
+            raise OutputError(
+                path, "it is a Python source file (a module of the program under test, "
+                "or another): writing there would overwrite it",
+                "Give --output a new file name (e.g. report.txt), or leave it out to print "
+                "the report")
     if st is not None and not stat.S_ISREG(st.st_mode):
         _probe_special(path, real)
         return
@@ -82,6 +94,23 @@ def check_output(path: str, target: str | None = None) -> None:
         raise _error(path, exc) from None
     os.close(fd)
     os.unlink(tmp)
+
+
+def _resolved(path: str) -> tuple[str, os.stat_result | None]:
+    """What writing to ``path`` reaches: the path to open (a symlink's target)
+    and its status (None: no such file yet). A link the kernel follows but
+    that names no path (``/dev/stdout`` on a pipe: ``/proc/self/fd/1`` ->
+    ``pipe:[...]``) is opened as given."""
+    real = os.path.realpath(path)
+    try:
+        return real, os.stat(real)
+    except FileNotFoundError:
+        pass
+    try:
+        st = os.stat(path)  # (the kernel follows /proc's links to what they name)
+    except FileNotFoundError:
+        return real, None
+    return (path, st) if not stat.S_ISREG(st.st_mode) else (real, None)
 
 
 def _refuse_target_source(path: str, real: str, target: str | None) -> None:
@@ -172,11 +201,8 @@ def write_report(path: str, text: str) -> None:
         sys.stdout.write(text)
         sys.stdout.flush()
         return
-    real = os.path.realpath(path)
     try:
-        st: os.stat_result | None = os.stat(real)
-    except FileNotFoundError:
-        st = None
+        real, st = _resolved(path)
     except OSError as exc:
         raise _error(path, exc) from None
     try:

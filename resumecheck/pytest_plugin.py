@@ -16,6 +16,7 @@ and the engine only inside the fixture and hooks that run a check.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +85,31 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_options_key] = _session_options(config)
     config.pluginmanager.register(_Collector(config.stash[_results_key]), "resumecheck-collector")
     config.stash[_plot_dir_key] = _plot_dir(config)
+    _check_session_outputs(config)
+
+
+def _check_session_outputs(config: pytest.Config) -> None:
+    """Before any test: refuse a --resumecheck-report that cannot be written,
+    and a --resumecheck-step-summary whose $GITHUB_STEP_SUMMARY cannot take it
+    (found at the session's end, the whole session's result would be lost)."""
+    if getattr(config, "workeroutput", None) is not None:
+        return  # (an xdist worker: the controller writes them)
+    from resumecheck.errors import OutputError
+
+    raw = config.getoption("resumecheck_report") or config.getini("resumecheck_report")
+    if raw:
+        from resumecheck.output import check_output
+
+        try:
+            check_output(str(raw), "", what="the session's reports")
+        except OutputError as exc:
+            raise pytest.UsageError(f"--resumecheck-report={raw}: {exc}") from None
+    if config.getoption("resumecheck_step_summary", False):
+        from resumecheck.ci import step_summary_problem
+
+        problem = step_summary_problem()
+        if problem:
+            raise pytest.UsageError(f"--resumecheck-step-summary: {problem}")
 
 
 def _plot_dir(config: pytest.Config) -> Path | None:
@@ -105,6 +131,7 @@ def _plot_dir(config: pytest.Config) -> Path | None:
 _results_key = pytest.StashKey[list]()
 _options_key = pytest.StashKey[dict]()
 _plot_dir_key = pytest.StashKey["Path | None"]()
+_report_failed_key = pytest.StashKey[str]()
 
 
 def _session_options(config: pytest.Config) -> dict[str, Any]:
@@ -208,7 +235,7 @@ class ResumeCheck:
             self._results.append({"nodeid": self._nodeid, "target": _target_name(target),
                                   "error": {"kind": type(exc).__name__, "message": str(exc)}})
             raise exc.with_traceback(None) from (
-                exc.__cause__ if isinstance(exc, TargetError) else None)
+                _own_frames_out(exc.__cause__) if isinstance(exc, TargetError) else None)
         self._results.append({"nodeid": self._nodeid, "report": report.to_json()})
         if self._plot_dir is not None:
             from resumecheck.plot import save_plot
@@ -250,6 +277,26 @@ class ResumeCheck:
             return require_exercised(report)
         except AssertionError as exc:
             raise self._with_plot(exc) from None
+
+
+def _own_frames_out(cause: BaseException | None) -> BaseException | None:
+    """The program's exception with its traceback through the program's code
+    only: the frames of resumecheck that called it are left out."""
+    if cause is None:
+        return None
+    import types
+
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    frames = []
+    tb = cause.__traceback__
+    while tb is not None:
+        if not os.path.abspath(tb.tb_frame.f_code.co_filename).startswith(package):
+            frames.append(tb)
+        tb = tb.tb_next
+    kept = None
+    for frame in reversed(frames):
+        kept = types.TracebackType(kept, frame.tb_frame, frame.tb_lasti, frame.tb_lineno)
+    return cause.with_traceback(kept)
 
 
 def _target_name(target: Any) -> str:
@@ -326,7 +373,13 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         return  # an xdist worker: its checks went to the controller with its reports
     path = config.getoption("resumecheck_report") or config.getini("resumecheck_report")
     if path:
-        Path(path).write_text(json.dumps(session_document(results), indent=2))
+        from resumecheck.errors import OutputError
+        from resumecheck.output import write_report
+
+        try:
+            write_report(str(path), json.dumps(session_document(results), indent=2))
+        except OutputError as exc:  # (checked at the start; the disk may fill since)
+            config.stash[_report_failed_key] = str(exc)
     if config.getoption("resumecheck_step_summary", False) and results:
         from resumecheck.ci import append_step_summary
 
@@ -347,7 +400,10 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     for entry in sorted(results, key=lambda e: e["nodeid"]):
         tr.write_line(_summary_row(entry))
     path = config.getoption("resumecheck_report") or config.getini("resumecheck_report")
-    if path:
+    failed = config.stash.get(_report_failed_key, None)
+    if failed:
+        tr.write_line(f"resumecheck: {failed}", red=True)
+    elif path:
         tr.write_line(f"resumecheck: {len(results)} report(s) written to {path}")
 
 
