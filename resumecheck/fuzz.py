@@ -199,7 +199,8 @@ class FuzzResult:
                     lines[1], ""]
             body = [line.strip() for line in lines[2:]]
             return "\n".join(head + [
-                f"- `{line}`" if line.startswith("reproduce:") else f"- {line}" for line in body
+                f"- **reproduce**: `{line.removeprefix('reproduce: ')}`"
+                if line.startswith("reproduce:") else f"- {line}" for line in body
             ]) + "\n"
         return "\n".join(lines) + "\n"
 

@@ -65,7 +65,8 @@ def test_fuzz_markdown_names_the_minimal_schedule_and_plots_it(tmp_path, capsys)
     assert plot.read_bytes()[:4] == b"\x89PNG" and f"plot written to {plot}" in captured.err
     assert text.startswith("### resumecheck fuzz: failing schedule FOUND")
     assert "minimal failing schedule: resume at" in text
-    assert f"- `reproduce: resumecheck run {BUGGY}" in text
+    # (the command alone in its code span: it is copied from there)
+    assert f"- **reproduce**: `resumecheck run {BUGGY}" in text
 
 
 TESTS = '''
