@@ -149,9 +149,9 @@ def _offsets(reference: SegmentResult, seg: SegmentResult, k: int, step: int,
             continue
         restored_so = (draws is not None and draws > 0 and step == k + 1
                        and _as_restored(seg, key, run))
+        unsaved = ref is None or run is None
         out.append(StreamOffset(stream=key, step=step, draws=draws, unit=unit,
-                                detail=_detail(key, step, k, draws, unit, ref is None or run is None,
-                                               restored_so)))
+                                detail=_detail(key, step, k, draws, unit, unsaved, restored_so)))
     return out
 
 
