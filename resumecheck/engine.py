@@ -656,8 +656,9 @@ class _Confirmations:
         rebuilt one step ahead, behind an optimizer whose learning rate it
         already moved). With every confirmed component of the same resume point
         put right, what is left of the divergence: each other finding helps
-        when putting it right too removes that or moves it later. When nothing
-        is left, the others keep "not the cause"."""
+        when putting it right too removes that or moves it later; when none
+        does alone, all of them together (``_together``). When nothing is
+        left, the others keep "not the cause"."""
         confirmed = [i for i, helped in outcomes.items() if helped]
         others = [i for i, helped in outcomes.items() if not helped]
         points = {tries[i] for i in confirmed + others}
@@ -669,32 +670,45 @@ class _Confirmations:
                                          "confirmed-" + "-".join(names))
         if left is None or left.first is None:
             return {}
-        return {i: self._helps([*names, result.diagnosis[i].component], k, checkpoint, result,
-                               work, f"confirm-also-{result.diagnosis[i].component}", left.first)
-                for i in others}
+        out = {i: self._helps([*names, result.diagnosis[i].component], k, checkpoint, result,
+                              work, f"confirm-also-{result.diagnosis[i].component}", left.first)
+               for i in others}
+        if not any(out.values()):
+            out.update(self._together({i: result.diagnosis[i].component for i in others},
+                                      names, k, checkpoint, result, work, left.first))
+        return out
 
     def _joint_causes(self, result: RunResult, tries: dict[int, tuple[int, str]],
                       outcomes: dict[int, bool], work: str,
                       diverged_at: tuple[int, str] | None) -> dict[int, bool]:
         """No finding helps alone, yet several may cause the divergence
         together: a stream lost on every rank (putting rank 0's right leaves
-        rank 1 diverging at the same step, and the other way round). When
-        putting all of them right at once helps, each one whose leaving out
-        undoes that is a cause; the others are not. (Of two, leaving one out
-        is putting the other right alone: tried already, it did not help.)"""
+        rank 1 diverging at the same step, and the other way round)."""
         points = {tries[i] for i in outcomes}
-        if len(outcomes) < 2 or any(outcomes.values()) or len(points) != 1:
+        if any(outcomes.values()) or len(points) != 1:
             return {}
         [(k, checkpoint)] = points
-        names = {i: result.diagnosis[i].component for i in outcomes}
-        if not self._helps(list(names.values()), k, checkpoint, result, work,
-                           "confirm-together", diverged_at):
+        return self._together({i: result.diagnosis[i].component for i in outcomes}, [],
+                              k, checkpoint, result, work, diverged_at)
+
+    def _together(self, candidates: dict[int, str], base: list[str], k: int, checkpoint: str,
+                  result: RunResult, work: str,
+                  diverged_at: tuple[int, str] | None) -> dict[int, bool]:
+        """Findings none of which helps alone on top of ``base`` (components
+        put right already): when putting all of them right at once helps,
+        each one whose leaving out undoes that is a cause, the others are not;
+        else nothing is decided here. (Of two, leaving one out is putting the
+        other right alone: tried already, it did not help.)"""
+        if len(candidates) < 2 or not self._helps(
+                [*base, *candidates.values()], k, checkpoint, result, work,
+                "confirm-together", diverged_at):
             return {}
-        if len(names) == 2:
-            return dict.fromkeys(names, True)
-        return {i: not self._helps([n for j, n in names.items() if j != i], k, checkpoint,
-                                   result, work, f"confirm-without-{names[i]}", diverged_at)
-                for i in names}
+        if len(candidates) == 2:
+            return dict.fromkeys(candidates, True)
+        return {i: not self._helps([*base, *(n for j, n in candidates.items() if j != i)], k,
+                                   checkpoint, result, work, f"confirm-without-{name}",
+                                   diverged_at)
+                for i, name in candidates.items()}
 
     def _helps(self, components: list[str], k: int, checkpoint: str, result: RunResult,
                work: str, tag: str, diverged_at: tuple[int, str] | None) -> bool:

@@ -91,3 +91,19 @@ def test_table_markdown_and_json_mark_each_finding_as_the_json_does():
     assert statuses == {"rng": ("confirmed", "reference"), "data_cursor": ("not_cause", "reference")}
     latent = _full(stale_snapshot.STALE, "inprocess")[0].render("table")
     assert "diagnosis: data_cursor: position 0, expected 8 (latent: changes nothing here)" in latent
+
+
+def test_causes_that_help_only_together_behind_a_confirmed_one_are_confirmed():
+    """A trial: a load that lost the weights, the stream and the step counter;
+    the step counter, put right alone, moved the divergence and was confirmed,
+    and the weights and the stream, each put right on top of it alone, were
+    "differs, not the cause" (the other still departed). Together they are."""
+    from fixtures.trust import three_lost
+
+    report = verify(three_lost.BUGGY, drop="none", noise_seeds=0)
+    own = report.full_resume
+    assert own.verdict == "diverged" and own.first_divergent_step == 5
+    status = {f.component: f.status for f in own.diagnosis}
+    assert status == {"params": "confirmed", "rng": "confirmed",
+                      "global_step": "confirmed"}, own.explanation
+    assert verify(three_lost.CORRECT, drop="none", noise_seeds=0).equivalent
