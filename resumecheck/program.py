@@ -185,6 +185,22 @@ class Target:
         return True
 
 
+def _declared_twice(components: list[Component]) -> str | None:
+    """Two components holding the same object, or a model holding another
+    (a submodule declared beside its model), in words; None: none."""
+    for i, a in enumerate(components):
+        for b in components[i + 1:]:
+            if a.obj is b.obj:
+                return f"components {a.name!r} and {b.name!r} are the same object"
+    modules = [c for c in components if isinstance(c.obj, torch.nn.Module)]
+    for outer in modules:
+        inside = {id(m) for m in outer.obj.modules()} - {id(outer.obj)}
+        for inner in modules:
+            if id(inner.obj) in inside:
+                return f"component {inner.name!r} is a submodule of component {outer.name!r}"
+    return None
+
+
 class BuiltProgram:
     """A program and its validated component list, as the engine drives it."""
 
@@ -213,6 +229,14 @@ class BuiltProgram:
             components = [Component.of(str(n), obj) for n, obj in declared.items()]
         except TypeError as exc:
             raise TargetError(target_name, str(exc), "Fix components()") from exc
+        twice = _declared_twice(components)
+        if twice:
+            raise TargetError(
+                target_name,
+                f"{twice}: dropping one, the other still restores it, so each would look "
+                "unused (a blind spot) though the program needs it",
+                "Declare each piece of state once in components()",
+            )
         return cls(target_name, program, components)
 
     def close(self) -> None:

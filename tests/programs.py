@@ -209,3 +209,25 @@ def factory_raises(config: dict) -> object:
 EPOCH_READ_AT_BOUNDARY = Target(factory=EpochReadAtBoundary, steps=7, resume_at=(5,),
                                 spec="tests.programs:EPOCH_READ_AT_BOUNDARY")
 NOT_A_FACTORY = 42
+
+
+class DeclaredTwice(Linear):
+    """The model declared under two names (a trial: each was called a blind spot)."""
+
+    def components(self):
+        return {**super().components(), "model": self.model}
+
+
+class SubmoduleBeside(Linear):
+    """A model and a part of it, each declared."""
+
+    def __init__(self, config: dict) -> None:
+        super().__init__(config)
+        self.model = torch.nn.Sequential(torch.nn.Linear(3, 1))
+
+    def components(self):
+        return {**super().components(), "head": self.model[0]}
+
+
+DECLARED_TWICE = Target(factory=DeclaredTwice, steps=6, resume_at=(3,))
+SUBMODULE_BESIDE = Target(factory=SubmoduleBeside, steps=6, resume_at=(3,))

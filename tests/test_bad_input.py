@@ -46,6 +46,10 @@ def _run(capsys, *argv):
         ("tests.programs:factory_raises", "the factory raised RuntimeError: no GPU found"),
         ("tests.programs:NAN_LOSS", "step 3: the loss is nan; a check needs finite losses"),
         ("tests.programs:VECTOR_LOSS", "returned a loss of shape (3,); return a scalar"),
+        ("tests.programs:DECLARED_TWICE", "components 'params' and 'model' are the same object: "
+                                          "dropping one, the other still restores it"),
+        ("tests.programs:SUBMODULE_BESIDE", "component 'head' is a submodule of component "
+                                            "'params'"),
     ],
 )
 def test_bad_targets_exit_2(target, message, capsys):
