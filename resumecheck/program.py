@@ -192,12 +192,12 @@ def _declared_twice(components: list[Component]) -> str | None:
         for b in components[i + 1:]:
             if a.obj is b.obj:
                 return f"components {a.name!r} and {b.name!r} are the same object"
-    modules = [c for c in components if isinstance(c.obj, torch.nn.Module)]
-    for outer in modules:
-        inside = {id(m) for m in outer.obj.modules()} - {id(outer.obj)}
-        for inner in modules:
-            if id(inner.obj) in inside:
-                return f"component {inner.name!r} is a submodule of component {outer.name!r}"
+    modules = [(c.name, c.obj) for c in components if isinstance(c.obj, torch.nn.Module)]
+    for outer, model in modules:
+        inside = {id(m) for m in model.modules()} - {id(model)}
+        for inner, part in modules:
+            if id(part) in inside:
+                return f"component {inner!r} is a submodule of component {outer!r}"
     return None
 
 
