@@ -303,6 +303,13 @@ def judge(ref: Reference, result: RunResult, segments: Segments) -> Comparison |
         result.first_divergent_step = failed.error_step
         result.explanation = (f"{_STAGES.get(failed.error_stage or '', 'the run')} failed: "
                               f"{(failed.error or '').splitlines()[0]}")
+        departed = _departed_before(ref, result.resume_at[0], segments, failed.error_step)
+        if departed is not None:  # (a loss that grew to inf from a wrong learning rate)
+            step, key = departed
+            result.first_divergent_step = step
+            result.first_divergent_quantity = quantity_name(key)
+            result.explanation += (f"; before that, it had departed from the reference bit for "
+                                   f"bit from step {step} ({quantity_name(key)})")
         return None
     result.trajectory = Trajectory.compare(
         [r for _, seg in segments for r in seg.records], ref.by_step)
@@ -326,6 +333,21 @@ def judge(ref: Reference, result: RunResult, segments: Segments) -> Comparison |
     elif cmp.first_bitwise is not None:
         result.verdict = CLOSE
     return cmp
+
+
+def _departed_before(ref: Reference, first_k: int, segments: Segments,
+                     failed_at: int | None) -> tuple[int, str] | None:
+    """The first step after the resume point at which a failed run's records
+    differ bit for bit from the reference's, before the step that failed."""
+    for _, seg in segments:
+        for rec in seg.records:
+            if rec.step <= first_k or (failed_at is not None and rec.step >= failed_at):
+                continue
+            expected = ref.by_step.get(rec.step)
+            keys = differing_quantities(expected, rec) if expected is not None else []
+            if keys:
+                return rec.step, keys[0]
+    return None
 
 
 def conclude(ref: Reference, result: RunResult, cmp: Comparison | None,

@@ -77,6 +77,9 @@ class OwnCheckpoint(Linear):
         if self.mode == "ulp":
             with torch.no_grad():  # one unit in the last place: close, not identical
                 self.model.weight.copy_(torch.nextafter(self.model.weight, torch.tensor(9.0)))
+        if self.mode == "lr-blows-up":  # a learning rate overridden at resume: it diverges
+            for group in self.opt.param_groups:
+                group["lr"] = 1e6
 
 
 class Noisy:
@@ -194,6 +197,7 @@ OWN_SAVE_RAISES = own_target("save-raises")
 OWN_LOAD_RAISES = own_target("load-raises")
 OWN_TRUNCATED = own_target("truncated")
 OWN_NAN_AFTER_RESUME = own_target("nan-after-resume")
+OWN_LR_BLOWS_UP = own_target("lr-blows-up")
 NAN_LOSS = Target(factory=linear, run_config={"mode": "nan"}, steps=6)
 VECTOR_LOSS = Target(factory=linear, run_config={"mode": "vector"}, steps=6)
 

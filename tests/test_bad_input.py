@@ -87,6 +87,18 @@ def test_failures_inside_a_run_are_failed_verdicts(target, reason, stage, capsys
     assert "Traceback" not in err
 
 
+def test_a_run_that_fails_after_it_departed_says_where_it_departed(capsys):
+    # (a trial: a learning rate overridden at resume; the loss reached inf at the
+    # last step, and the first divergence was given as that step)
+    code, out, _ = _run(capsys, "tests.programs:OWN_LR_BLOWS_UP", "--drop", "none",
+                        "--format", "json")
+    full = json.loads(out)["runs"][0]
+    assert code == 1 and full["verdict"] == "failed" and "the loss is inf" in full["failure"]
+    assert (full["first_divergent_step"], full["first_divergent_quantity"]) == (5, "learning rate")
+    assert full["explanation"].endswith(
+        "before that, it had departed from the reference bit for bit from step 5 (learning rate)")
+
+
 def test_debug_shows_the_traceback():
     with pytest.raises(Exception, match="no GPU found"):
         main(["run", "tests.programs:factory_raises", "--debug", "--noise-seeds", "0"])
