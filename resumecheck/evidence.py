@@ -147,8 +147,7 @@ def _offsets(reference: SegmentResult, seg: SegmentResult, k: int, step: int,
             # setting, another path): a stream that is not merely shifted
             # there is a consequence of that step, not evidence of its own.
             continue
-        restored_so = (draws is not None and draws > 0 and step == k + 1
-                       and _as_restored(seg, key, run))
+        restored_so = (draws is not None and step == k + 1 and _as_restored(seg, key, run))
         unsaved = ref is None or run is None
         out.append(StreamOffset(stream=key, step=step, draws=draws, unit=unit,
                                 detail=_detail(key, step, k, draws, unit, unsaved, restored_so)))
@@ -214,6 +213,12 @@ def _detail(key: str, step: int, k: int, draws: int | None, unit: str, unsaved: 
         when = ("between your load and the first step" if first
                 else f"during step {k + 1} more than the uninterrupted run did")
         return f"{label} is {amount} ahead of the reference's {where}: {_cause(key, when, unit)}"
+    if first and restored_so:
+        return (f"{label} is {amount} behind the reference's {where}, and was so right after "
+                "the load (nothing drew in between): your load() left it there: it did not "
+                "restore it (the build's seeding stands), or set an earlier state than the "
+                "uninterrupted run's at the save (one saved before a draw the run still made), "
+                "or set it back after restoring it (to an epoch's start, to replay its shuffle)")
     if first:
         why = (f"it is where the uninterrupted run's stream was {n} {unit} earlier: it was not "
                "restored and the restart seeded it again (a program that seeds at build puts "

@@ -197,3 +197,19 @@ def test_putting_one_component_right_draws_nothing_from_the_programs_streams():
     assert "and was so right after the load (nothing drew in between)" in offset.detail
     assert "between your load and the first step" not in offset.detail
     assert verify(override_draws.CORRECT, drop="none", noise_seeds=0).equivalent
+
+
+def test_a_stream_the_load_sets_back_is_said_to_be_left_there_by_the_load():
+    """A trial: a stream the load set to an earlier state was said first to be
+    "not restored and seeded again"; nothing drew between the load and the
+    first step, and the report now says the load left it there."""
+    from fixtures.trust import stream_saved_early
+
+    own = verify(stream_saved_early.BUGGY, drop="none", noise_seeds=0).full_resume
+    assert own.verdict == "diverged" and own.first_divergent_step == 4
+    [offset] = own.stream_offsets
+    assert (offset.stream, offset.step) == ("torch", 4) and offset.draws < 0
+    assert "behind the reference's at the start of step 4" in offset.detail
+    assert "and was so right after the load (nothing drew in between): your load() left it " \
+           "there" in offset.detail
+    assert verify(stream_saved_early.CORRECT, drop="none", noise_seeds=0).equivalent
