@@ -15,6 +15,7 @@ import hashlib
 import logging
 import os
 import re
+import sys
 import threading
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -247,9 +248,19 @@ def _unsafe_value(components: dict[str, Any]) -> tuple[str, str, str]:
             for where, value in _leaves(state, "state_dict()"):
                 kind = type(value)
                 if kind not in _LOADABLE_TYPES:
-                    return name, where, f"{kind.__module__}.{kind.__qualname__}"
+                    return name, where, _type_name(kind)
             return name, "a value", "type it cannot load"
     return "?", "a value", "type it cannot load"
+
+
+def _type_name(kind: type) -> str:
+    """A type as its user knows it: a class of a file target is named after the
+    file (``train.Best``), not the module name the engine imported it under."""
+    module = kind.__module__
+    origin = getattr(sys.modules.get(module), "__file__", None)
+    if module.startswith("_resumecheck_target_") and isinstance(origin, str):
+        module = os.path.splitext(os.path.basename(origin))[0]
+    return f"{module}.{kind.__qualname__}"
 
 
 def load_checkpoint(path: str, *, read_only: bool = False) -> dict[str, Any]:

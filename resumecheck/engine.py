@@ -381,7 +381,8 @@ class _Segments:
         else:
             ref = self._in_this_interpreter(spec)
         if ref.error is not None:
-            raise ReferenceFailed(self.target.name, ref.error, ref.error_step)
+            raise ReferenceFailed(self.target.name, ref.error, ref.error_step,
+                                  stage=ref.error_stage)
         if self.settings.check_determinism and not again:
             self.reference = ref  # the rerun's steps are bounded from the reference's
             again = [self.run(self._determinism_spec())]

@@ -340,11 +340,14 @@ class ReferenceFailed(ResumecheckError):
     """The uninterrupted reference run itself failed: nothing can be judged."""
 
     def __init__(self, target: str, reason: str, step: int | None,
-                 rerun: bool = False) -> None:
+                 rerun: bool = False, stage: str | None = None) -> None:
         self.target = target
         self.reason = reason
         self.step = step
         self.rerun = rerun
+        self.stage = stage
+        """Where it failed (``capture``: the check's own checkpoint of the
+        components, which the program's training does not touch)."""
         """The failed run is a second uninterrupted one (the determinism rerun):
         the reference ran through."""
         where = f" at step {step}" if step is not None else ""
@@ -357,9 +360,10 @@ class ReferenceFailed(ResumecheckError):
                 "fault that comes and goes) and check again."
             )
             return
+        advice = ("" if stage == "capture" else  # (the reason says what to change)
+                  " Fix the program so that it trains without a restart first.")
         super().__init__(
-            f"the uninterrupted reference run of {target} failed{where}: {reason}. "
-            "Fix the program so that it trains without a restart first."
+            f"the uninterrupted reference run of {target} failed{where}: {reason}.{advice}"
         )
 
 

@@ -152,6 +152,21 @@ def test_state_that_turns_non_plain_later_names_the_component_and_type():
     assert "state_dict()['recent'] is a collections.deque" in message
     assert "truncated" not in message and "corrupted" not in message
     assert "\x1b[" not in message
+    # (a trial: "Fix the program so that it trains without a restart first": it does)
+    assert "trains without a restart" not in message and "make its state_dict() return" in message
+
+
+@pytest.mark.e2e
+def test_a_class_of_a_file_target_is_named_after_its_file(tmp_path):
+    # (a trial: "is a _resumecheck_target_1941240306132552064.Best")
+    source = (Path(__file__).parents[1] / "fixtures" / "hostile" / "programs.py").read_text()
+    assert "collections.deque(" in source  # (the fixture's late state: a deque)
+    program = tmp_path / "window.py"
+    program.write_text(source.replace("collections.deque(", "Window(") +
+                       "\n\nclass Window(collections.deque):\n    pass\n")
+    with pytest.raises(ReferenceFailed) as info:
+        verify(f"{program}:LATE_NONPLAIN", drop="none", noise_seeds=0, check_determinism=False)
+    assert "is a window.Window" in str(info.value), str(info.value)
 
 
 def test_a_capture_refused_by_weights_only_is_not_called_corrupted(tmp_path):
