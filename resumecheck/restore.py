@@ -61,7 +61,11 @@ def restore_state(built: BuiltProgram, restore: Restore, capture: dict[str, Any]
         except Exception as exc:
             problem = f"the program's load() raised {type(exc).__name__}: {exc}"
             damage = _damaged(restore.path)
-            if damage:
+            if not os.path.exists(restore.path) or (os.path.isdir(restore.path)
+                                                    and not os.listdir(restore.path)):
+                problem += ("; nothing is at that path: the program's save() wrote nothing "
+                            "there (it must write to the path it is given)")
+            elif damage:
                 problem = f"the checkpoint its save() wrote is truncated or corrupted ({damage}); {problem}"
             raise CheckpointError("load", restore.path, problem) from exc
         if restore.override_path is not None:

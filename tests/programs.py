@@ -60,6 +60,8 @@ class OwnCheckpoint(Linear):
     def save(self, path: str) -> None:
         if self.mode == "save-raises":
             raise OSError("disk full")
+        if self.mode == "saves-nothing":  # (written elsewhere: a path of its own)
+            return
         torch.save({"model": self.model.state_dict(), "opt": self.opt.state_dict(),
                     "step": self.step}, path)
         if self.mode == "truncated":  # the disk filled up mid-write
@@ -198,6 +200,7 @@ OWN_LOAD_RAISES = own_target("load-raises")
 OWN_TRUNCATED = own_target("truncated")
 OWN_NAN_AFTER_RESUME = own_target("nan-after-resume")
 OWN_LR_BLOWS_UP = own_target("lr-blows-up")
+OWN_SAVES_NOTHING = own_target("saves-nothing")
 NAN_LOSS = Target(factory=linear, run_config={"mode": "nan"}, steps=6)
 VECTOR_LOSS = Target(factory=linear, run_config={"mode": "vector"}, steps=6)
 

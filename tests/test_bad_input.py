@@ -73,6 +73,8 @@ def test_bad_arguments_exit_2(capsys):
          "saving the checkpoint"),
         ("tests.programs:OWN_LOAD_RAISES", "load() raised KeyError", "restoring the checkpoint"),
         ("tests.programs:OWN_TRUNCATED", "truncated or corrupted", "restoring the checkpoint"),
+        ("tests.programs:OWN_SAVES_NOTHING", "nothing is at that path: the program's save() "
+                                             "wrote nothing there", "restoring the checkpoint"),
         ("tests.programs:OWN_NAN_AFTER_RESUME", "the loss is inf", "a step"),
     ],
 )
