@@ -51,9 +51,8 @@ def cause(run) -> str:
     latent_only = all(f.confirmed is False for f in run.diagnosis)
     if run.diagnosis and not (latent_only and run.verdict != "identical"):
         parts = []
-        for f in run.diagnosis:
-            mark = {True: " (confirmed)", False: " (latent)"}.get(f.confirmed, "")
-            parts.append(f"{f.component}: {f.detail}{mark}")
+        for f in run.diagnosis:  # (marked as the report marks it; unmarked: not judged)
+            parts.append(f"{f.component}: {f.detail}{f.mark or ' (not judged)'}")
         return "; ".join(parts)
     return run.explanation
 
