@@ -43,10 +43,9 @@ class UndeclaredWatch:
     those training changed that no declared component holds."""
 
     def __init__(self, program: Any, components: Sequence[Component]) -> None:
-        declared = {id(c.obj) for c in components}
         self._storages: set[int | None] = set()
         try:
-            held = _held(program, declared)
+            held = _watched(program, components)
             self._before: dict[str, list[str]] | None = {
                 path: [digest(t) for t in tensors] for path, (_, tensors) in held.items()}
             self._storages = {_ptr(t) for _, tensors in held.values() for t in tensors}
@@ -72,7 +71,6 @@ class UndeclaredWatch:
     @staticmethod
     def _found(before_all: dict[str, list[str]], program: Any,
                components: Sequence[Component], batch: set[int | None]) -> list[str]:
-        declared = {id(c.obj) for c in components}
         ptrs: set[int | None] = set()
         values: set[str] = set()
         for c in components:
@@ -81,7 +79,7 @@ class UndeclaredWatch:
                 values.add(digest(t))
         ptrs.discard(None)
         out = []
-        for path, (obj, tensors) in _held(program, declared).items():
+        for path, (obj, tensors) in _watched(program, components).items():
             before = before_all.get(path, [])
             changed = [t for i, t in enumerate(tensors)
                        if i >= len(before) or digest(t) != before[i]]
@@ -90,7 +88,11 @@ class UndeclaredWatch:
             bare = isinstance(obj, (torch.Tensor, dict, list, tuple))
             missed = [t for t in changed if _ptr(t) not in ptrs and _ptr(t) not in batch
                       and ((bare and t.numel() == 1) or digest(t) not in values)]
-            if missed:
+            if missed and isinstance(obj, torch.Generator):
+                out.append(f"{path} (a torch.Generator that training drew from and no declared "
+                           "component holds: register it, RNGState({'name': generator}), to "
+                           "check that it resumes)")
+            elif missed:
                 count = sum(t.numel() for t in missed)
                 out.append(f"{path} ({type(obj).__name__}: {len(missed)} tensor"
                            f"{'' if len(missed) == 1 else 's'}, {count} value"
@@ -125,6 +127,18 @@ _OPAQUE = frozenset({
 user's model, which is found where the program keeps it, and much else)."""
 
 
+def _watched(program: Any,
+             components: Sequence[Component]) -> dict[str, tuple[Any, list[torch.Tensor]]]:
+    """What the program holds outside its declared components (``_held``), and
+    the generators inside a declared model, which its state_dict() leaves out."""
+    out = _held(program, {id(c.obj) for c in components})
+    for c in components:
+        if isinstance(c.obj, torch.nn.Module):
+            for where, gen in _generators_in(c.obj):
+                out.setdefault(f"{c.name}.{where}", (gen, [gen.get_state()]))
+    return out
+
+
 def _held(program: Any, declared: set[int]) -> dict[str, tuple[Any, list[torch.Tensor]]]:
     """Path -> (object, its tensors) for each tensor, module or optimizer the
     program keeps, or short container of bare tensors: in its attributes, the
@@ -132,7 +146,7 @@ def _held(program: Any, declared: set[int]) -> dict[str, tuple[Any, list[torch.T
     objects (``types.SimpleNamespace``, its classes), ``_DEPTH`` levels down;
     never in a declared component (``declared``: their ids), which is compared."""
     ours = type(program).__module__.startswith("resumecheck.")
-    out = {}
+    out: dict[str, tuple[Any, list[torch.Tensor]]] = {}
     seen = {id(program), *declared}
     todo = [(name, value, 1) for name, value in _fields(program)
             if not (ours and name.startswith("_"))]
@@ -144,6 +158,11 @@ def _held(program: Any, declared: set[int]) -> dict[str, tuple[Any, list[torch.T
         seen.add(id(obj))
         looked += 1
         tensors = _tensors_of(obj)
+        if isinstance(obj, torch.nn.Module):  # (a generator a layer keeps: its own noise)
+            for where, gen in _generators_in(obj):
+                if id(gen) not in seen:
+                    seen.add(id(gen))
+                    out[f"{path}.{where}"] = (gen, [gen.get_state()])
         if tensors is not None:
             if tensors:
                 out[path] = (obj, tensors)
@@ -196,6 +215,8 @@ def _tensors_of(obj: Any) -> list[torch.Tensor] | None:
         if obj.grad_fn is not None or obj._base is not None or not obj.numel():
             return []
         return [obj.detach()]
+    if isinstance(obj, torch.Generator):  # its state, read (a copy): drawn from, it changes
+        return [obj.get_state()] if obj.device.type == "cpu" else []
     if isinstance(obj, torch.nn.Module):
         return [t.detach() for t in (*obj.parameters(), *obj.buffers()) if t.numel()]
     if isinstance(obj, torch.optim.Optimizer):
@@ -204,6 +225,13 @@ def _tensors_of(obj: Any) -> list[torch.Tensor] | None:
     if type(obj).__module__.split(".")[0] == "torch":
         return []
     return None
+
+
+def _generators_in(model: torch.nn.Module) -> list[tuple[str, torch.Generator]]:
+    """The torch generators a model's layers keep as attributes, by path."""
+    return [(f"{name}.{key}" if name else key, value)
+            for name, layer in model.named_modules()
+            for key, value in vars(layer).items() if isinstance(value, torch.Generator)]
 
 
 def _state_tensors(obj: Any) -> list[torch.Tensor]:

@@ -50,3 +50,18 @@ def test_a_memory_bank_handed_to_the_model_is_state_and_the_last_batch_is_not():
     program changes in place and hands the model every step is state."""
     report = verify(SPEC + "MEMORY_BANK", **FAST)
     assert [u.split(" (")[0] for u in report.undeclared] == ["bank"], report.undeclared
+
+
+def test_a_generator_a_declared_model_keeps_is_named_when_nothing_holds_it():
+    # (a trial: a Trainer model's own noise generator, forgotten by the
+    # checkpoint: caught, but nothing named what was lost)
+    from fixtures.trust import model_generator
+
+    report = verify(model_generator.BUGGY, drop="none", noise_seeds=0)
+    assert not report.equivalent
+    assert report.undeclared == [
+        "params.0.generator (a torch.Generator that training drew from and no declared "
+        "component holds: register it, RNGState({'name': generator}), to check that it "
+        "resumes)"]
+    twin = verify(model_generator.CORRECT, drop="none", noise_seeds=0)
+    assert twin.equivalent and twin.undeclared == []
