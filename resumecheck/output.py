@@ -11,10 +11,10 @@ Two functions, used by every command of the CLI:
 * ``write_report(path, text)``, after the work: ``-`` is standard output; a
   character device, FIFO or socket (``/dev/null``, ``/dev/stdout`` on a
   terminal, a file or a pipe, a named pipe) is written through, never
-  replaced; a symbolic link is followed and its target written, the link stays; a regular file is replaced atomically (a
-  temporary file beside it, then ``os.replace``), so a reader never sees half a
-  report. A new report file gets the usual mode (0666 minus the umask); an
-  existing one keeps its own.
+  replaced; a symbolic link is followed and its target written, the link
+  stays; a regular file is replaced atomically (a temporary file beside it,
+  then ``os.replace``), so a reader never sees half a report. A new report
+  file gets the usual mode (0666 minus the umask); an existing one keeps its own.
 
 Both raise ``OutputError`` with a sentence a user can act on.
 """
