@@ -171,7 +171,7 @@ class FuzzResult:
         lines = [
             f"resumecheck fuzz: {self.target}, {self.steps} steps, up to "
             f"{self.max_interruptions} interruption(s), "
-            f"{'seed ' + str(self.seed) if self.seed is not None else 'the program' + chr(39) + 's own seed'}; torch "
+            f"{f'seed {self.seed} asked of the program' if self.seed is not None else 'the program' + chr(39) + 's own seed'}; torch "
             f"{env.get('torch')}, {env.get('threads')} thread(s), {env.get('device')}"
             + _ranks_text(self.nproc, self.resume_nproc),
             self.summary(),

@@ -375,8 +375,9 @@ class Report:
 
     @property
     def seed_text(self) -> str:
+        # (what was asked: a factory that ignores its settings still trains with its own)
         if self.seed is not None:
-            return f"seed {self.seed}"
+            return f"seed {self.seed} asked of the program"
         return "the program's own seed"
 
     @property
