@@ -286,10 +286,10 @@ def _inside(value: Any) -> Iterator[tuple[str, Any]]:
     """One level down: a class's own attributes (a class-level cache or
     counter) and a plain object's fields, for the program's own classes."""
     if isinstance(value, type):
-        if not _own_class(value):
+        if not _ours(value):
             return
         space: Mapping[str, Any] = value.__dict__
-    elif isinstance(value, (types.SimpleNamespace, threading.local)) or _own_class(type(value)):
+    elif isinstance(value, (types.SimpleNamespace, threading.local)) or _ours(type(value)):
         space = _fields(value)
     else:
         return
@@ -309,9 +309,11 @@ def _fields(value: Any) -> Mapping[str, Any]:
     return fields if isinstance(fields, dict) else {}
 
 
-def _own_class(cls: type) -> bool:
+def _ours(obj: Any) -> bool:
+    """Whether a class's or function's code is the program's own (not an
+    installed package's)."""
     try:
-        space = _space_of(cls)
+        space = _space_of(obj)
     except Exception:
         return False
     return space is not None and _programs(space)
@@ -412,13 +414,13 @@ def _parts(value: Any) -> list[Any] | None:
         return [] if len(value) > 2 * _SAMPLE else sorted(value, key=id)
     if isinstance(value, bytearray):
         return [bytes(value)] if len(value) <= _SMALL else [len(value)]
-    if isinstance(value, types.FunctionType) and not _program_code(value):
+    if isinstance(value, types.FunctionType) and not _ours(value):
         # an installed function: what it keeps is its library's (torch marks a
         # function on its first call); only a function of the program that it
         # wraps (a library's decorator around a memo) is looked into
         wrapped = _fields(value).get("__wrapped__")
         return [wrapped] if isinstance(wrapped, types.FunctionType) and \
-            _program_code(wrapped) else []
+            _ours(wrapped) else []
     if isinstance(value, types.FunctionType):
         held = [cell.cell_contents for cell in value.__closure__ or () if _filled(cell)]
         return [v for v in [*held, *(value.__defaults__ or ()),
@@ -428,15 +430,9 @@ def _parts(value: Any) -> list[Any] | None:
         return [value.func, list(value.args), dict(value.keywords)]
     if isinstance(value, types.MethodType):
         return [value.__self__]
-    if isinstance(value, (types.SimpleNamespace, threading.local)) or _own_class(type(value)):
+    if isinstance(value, (types.SimpleNamespace, threading.local)) or _ours(type(value)):
         return [dict(_fields(value))]
     return None
-
-
-def _program_code(fn: types.FunctionType) -> bool:
-    """Whether a function is the program's own code (not an installed package's)."""
-    space = fn.__globals__
-    return isinstance(space, dict) and _programs(space)
 
 
 def _filled(cell: Any) -> bool:

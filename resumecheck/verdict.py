@@ -34,7 +34,9 @@ from resumecheck.segments import SegmentResult
 from resumecheck.settings import DropSpec
 from resumecheck.state_diff import DETACHED, describe_difference, differing_leaves, is_private
 from resumecheck.streams import is_stream_state, stream_items
-from resumecheck.trace import QUANTITY_ORDER, StepRecord, differing_quantities, load_step_tensors
+from resumecheck.trace import (
+    QUANTITY_ORDER, StepRecord, differing_quantities, first_difference, load_step_tensors,
+)
 from resumecheck.trajectory import Trajectory
 
 __all__ = [
@@ -339,15 +341,10 @@ def _departed_before(ref: Reference, first_k: int, segments: Segments,
                      failed_at: int | None) -> tuple[int, str] | None:
     """The first step after the resume point at which a failed run's records
     differ bit for bit from the reference's, before the step that failed."""
-    for _, seg in segments:
-        for rec in seg.records:
-            if rec.step <= first_k or (failed_at is not None and rec.step >= failed_at):
-                continue
-            expected = ref.by_step.get(rec.step)
-            keys = differing_quantities(expected, rec) if expected is not None else []
-            if keys:
-                return rec.step, keys[0]
-    return None
+    run = [rec for _, seg in segments for rec in seg.records
+           if first_k < rec.step and (failed_at is None or rec.step < failed_at)
+           and rec.step in ref.by_step]
+    return first_difference([ref.by_step[rec.step] for rec in run], run)
 
 
 def conclude(ref: Reference, result: RunResult, cmp: Comparison | None,
