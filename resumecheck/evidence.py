@@ -191,7 +191,7 @@ def _detail(key: str, step: int, k: int, draws: int | None, unit: str, unsaved: 
                 "searched: their Philox offset advances by amounts that depend on the kernel)")
     if draws is None:
         reach = f"{MAX_DRAWS} {unit}"
-        if unit == "draws" and (split_rank_name(key)[0] == "torch" or key.startswith("generator ")):
+        if unit == "draws" and _torch_stream(key):
             reach += f" (nor {2 * MAX_DRAWS} 32-bit words)"
         why = ("its state was not kept" if unsaved else
                f"not within {reach} of it: another seed, a stream not restored, or one moved "
@@ -200,8 +200,7 @@ def _detail(key: str, step: int, k: int, draws: int | None, unit: str, unsaved: 
     n = abs(draws)
     amount = f"{n} {_singular(unit) if n == 1 else unit}"
     if draws > 0 and restored_so:
-        seeded = unit == "draws" and n == 1 and (split_rank_name(key)[0] == "torch"
-                                                 or key.startswith("generator "))
+        seeded = unit == "draws" and n == 1 and _torch_stream(key)
         drew = ("a DataLoader iterator created there after it draws its base seed: one draw"
                 if seeded else "data set up again, an epoch replayed")
         return (f"{label} is {amount} ahead of the reference's {where}, and was so right after "
@@ -232,9 +231,15 @@ def _detail(key: str, step: int, k: int, draws: int | None, unit: str, unsaved: 
     return f"{label} is {amount} behind the reference's {where}: {why}"
 
 
+def _torch_stream(key: str) -> bool:
+    """A torch stream (a rank's too) or a registered generator: searched in int64
+    draws, then in 32-bit words."""
+    return split_rank_name(key)[0] == "torch" or key.startswith("generator ")
+
+
 def _cause(key: str, when: str, unit: str = "draws") -> str:
     key = split_rank_name(key)[0]  # a rank's own stream: the same causes
-    if unit == "32-bit words" and (key == "torch" or key.startswith("generator ")):
+    if unit == "32-bit words" and _torch_stream(key):
         return (f"something drew from {stream_label(key)} {when}, a count no whole number of "
                 "int64 draws (a DataLoader's base seed) makes: most draws take one word per "
                 "value, a shuffle's randperm of n items n - 1")
