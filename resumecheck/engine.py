@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 import torch
 
-from resumecheck import forkserver, module_state, verdict
+from resumecheck import forkserver, heap, module_state, verdict
 from resumecheck.baseline import compare_launches, nondeterminism_cause
 from resumecheck.capture import forget_captures_under
 from resumecheck.compare import Tolerance
@@ -148,6 +148,7 @@ def run_check(target: Target | str | None, settings: Settings, *,
     """``verify`` with its settings already built (the CLI and the plugin build them)."""
     tgt = target if isinstance(target, Target) else load_target(target)
     resolved = settings.for_target(tgt)
+    heap.settle()  # the steps reuse their memory as they do alone
     if resolved.isolation == "process" and resolved.nproc is None:  # warm fresh interpreters
         forkserver.prestart(["1", *[None] * resolved.workers], preload=tgt.preload)
     if resolved.nproc is not None:  # the reference's and the other runs' launchers' servers

@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO, Any, NoReturn, Protocol
 
-from resumecheck import forkserver, module_state
+from resumecheck import forkserver, heap, module_state
 from resumecheck.capture import add_loadable_shapes, loadable_shapes
 from resumecheck.errors import BudgetExhausted, EnvironmentFailure, TargetError
 from resumecheck.faults import (
@@ -287,6 +287,7 @@ def subprocess_main(spec_path: str, out_path: str, run: SegmentRunner) -> int:
     the exit status says what kind of ending it was."""
     _watch_parent()
     module_state.ignore_imports()
+    heap.settle()
     plain = json.loads(Path(spec_path).read_text())
     if plain.get("restore"):
         plain["restore"] = Restore(**plain["restore"])
