@@ -150,7 +150,6 @@ def run_check(target: Target | str | None, settings: Settings, *,
     """``verify`` with its settings already built (the CLI and the plugin build them)."""
     tgt = target if isinstance(target, Target) else load_target(target)
     resolved = settings.for_target(tgt)
-    heap.settle()  # the steps reuse their memory as they do alone
     if resolved.isolation == "process" and resolved.nproc is None:  # warm fresh interpreters
         forkserver.prestart(["1", *[None] * resolved.workers], preload=tgt.preload)
     if resolved.nproc is not None:  # the reference's and the other runs' launchers' servers
@@ -756,6 +755,7 @@ class Checker:
                  capture_at: Sequence[int] | None = None, reuse_prefix: bool = False,
                  progress: ProgressTracker | None = None) -> None:
         settings = _elastic_tolerance(settings)
+        heap.settle()  # (run, fuzz, the plugin) the steps reuse their memory as alone
         self.target = target
         self.settings = settings
         self.steps = settings.n
