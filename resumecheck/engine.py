@@ -65,9 +65,9 @@ _RESEED_BASE = 0x5EED_F00D
 # Full tensors of a step go to disk only where a comparison reads them: the
 # reference keeps the few steps after each resume point (more are replayed on
 # demand) and, judged bit for bit, a run keeps its first differing step: the
-# first divergence is decided there, its figures are the departure where it
-# begins (with the end state's, where it ends); later steps differ in digests
-# anyway, and at 1M parameters two more steps' figures cost 0.1 s a sweep.
+# first divergence is decided there, and its figures are the departure where
+# it begins; later steps differ in digests anyway, and at 1M parameters two
+# more steps' figures cost 0.1 s a sweep.
 _TENSOR_STEPS = 1
 
 # Where they are small, the reference keeps the steps after those too, up to

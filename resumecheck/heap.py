@@ -9,7 +9,7 @@ Inside a check the copies the check keeps between steps (traces, captures,
 restored state) land among them, the top of the heap is trimmed and grown
 again, and the steps touch fresh pages: measured on the built-in program at
 1.07M parameters, 120,000 to 250,000 page faults and 0.4 to 0.6 s of a 2.4 s
-sweep, the steps themselves a quarter slower than alone.
+sweep, the steps themselves about a fifth slower than alone.
 
 ``settle()`` fixes the thresholds at the values glibc would settle at (32 MiB
 and 64 MiB), once per process: a step's memory is reused as it is when it
