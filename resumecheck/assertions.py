@@ -116,8 +116,9 @@ def _describe_run(run: RunResult, label: str, incomplete: bool) -> list[str]:
         )
         lines.append(
             "    reference vs resumed: max |Δloss| "
-            f"{_g(run.max_abs_loss_diff)}; over every quantity that differs, end state "
-            f"included, each its own largest: |Δ| {_g(run.max_abs_diff)}, relative "
+            f"{_g(run.max_abs_loss_diff)}; where it departs (every quantity that differs "
+            f"at the steps kept in full: bit for bit, the first differing one), each its "
+            f"own largest: |Δ| {_g(run.max_abs_diff)}, relative "
             f"{_g(run.max_rel_diff)}, {_g(run.max_ulp_diff)} ULP"
         )
     for finding in run.diagnosis:

@@ -22,6 +22,8 @@ def test_a_component_that_cannot_load_its_own_state_is_named_not_cleared():
     assert "`data_cursor`: batch_in_epoch 0, expected 5: its load_state_dict() does not " \
            "bring back what its state_dict() returned" in notice
     assert "not the cause" not in report.render()
-    # (the figures of a failure are maxima over every quantity, each its own: said so)
-    assert "over every quantity that differs, end state included, each its own largest: " \
-           "|Δ| " in describe_failure(report)
+    # (the figures of a failure are maxima over every quantity where it departs,
+    # each its own, the end state not among them: said so)
+    assert "where it departs (every quantity that differs at the steps kept in full: bit " \
+           "for bit, the first differing one), each its own largest: |Δ| " \
+           in describe_failure(report)
