@@ -105,6 +105,15 @@ def describe_failure(report: Report) -> str:
     return "\n".join(lines)
 
 
+def _figures_where(run: RunResult) -> str:
+    """Which differences a diverged run's figures are the largest of."""
+    step = run.first_divergent_step
+    if (run.first_divergent_quantity or "").startswith("state of"):  # no step departed
+        return (f"over every quantity that differs, in the steps and in the end state "
+                f"(step {step})")
+    return f"where it departs (every quantity that differs at step {step} or before)"
+
+
 def _describe_run(run: RunResult, label: str, incomplete: bool) -> list[str]:
     lines = [f"  {label}: {run.verdict}"]
     if run.failure:
@@ -116,10 +125,9 @@ def _describe_run(run: RunResult, label: str, incomplete: bool) -> list[str]:
         )
         lines.append(
             "    reference vs resumed: max |Δloss| "
-            f"{_g(run.max_abs_loss_diff)}; where it departs (every quantity that differs "
-            f"at the steps kept in full: bit for bit, the first differing one), each its "
-            f"own largest: |Δ| {_g(run.max_abs_diff)}, relative "
-            f"{_g(run.max_rel_diff)}, {_g(run.max_ulp_diff)} ULP"
+            f"{_g(run.max_abs_loss_diff)}; {_figures_where(run)}, each its own largest: "
+            f"|Δ| {_g(run.max_abs_diff)}, relative {_g(run.max_rel_diff)}, "
+            f"{_g(run.max_ulp_diff)} ULP"
         )
     for finding in run.diagnosis:
         lines.append(f"    diagnosis: {finding.component}: {finding.detail}"

@@ -285,3 +285,23 @@ def test_an_in_process_reference_keeps_its_end_state_in_memory_and_its_captures_
     assert os.path.exists(ref.captures[8])  # restarts (any isolation) read it
     assert ref.end_state and not os.path.exists(ref.end_state)  # only judging reads it
     assert set(load_checkpoint(ref.end_state, read_only=True)["components"]) == set(ref.names)
+
+
+@pytest.mark.parametrize("tolerance", ["bitwise", "close"])
+def test_a_departed_runs_figures_are_its_departures_not_a_later_resume_points(tolerance):
+    """A trial: with two resume points, the figures of a run that departed
+    after the first were the larger ones at the second (180x larger), and
+    within a tolerance they were the maxima over every later step, while the
+    failure said they were where it departs. The figures of the run resumed
+    at 4 and 12 are those of the run resumed at 4 only: both are the same run
+    up to its departure."""
+    from resumecheck import Tolerance, verify
+    from resumecheck.tiny import TARGET
+
+    once = {"drop": ["scheduler"], "noise_seeds": 0, "check_determinism": False,
+            "tolerance": getattr(Tolerance, tolerance)()}
+    [one] = [r for r in verify(TARGET, resume_at=[4], **once).runs if r.dropped]
+    [two] = [r for r in verify(TARGET, resume_at=[4, 12], **once).runs if r.dropped]
+    assert one.first_divergent_step == two.first_divergent_step < 12
+    assert (two.max_abs_diff, two.max_rel_diff, two.max_ulp_diff) == \
+        (one.max_abs_diff, one.max_rel_diff, one.max_ulp_diff)
