@@ -593,7 +593,7 @@ def _check_outputs(args: argparse.Namespace) -> None:
     """Before any work: refuse an --output the report could not be written to,
     or one that would overwrite the target's own source; and a --step-summary
     whose $GITHUB_STEP_SUMMARY cannot take it."""
-    if args.output:
+    if args.output is not None:
         from resumecheck.output import check_output
 
         check_output(args.output, args.target)

@@ -291,7 +291,7 @@ class OutputError(ResumecheckError):
         self.hint = hint
         self.what = what
         super().__init__(
-            f"cannot write {what} to {path}: {problem}."
+            f"cannot write {what} to {path or repr(path)}: {problem}."
             + (f" {hint}" if hint else "")
         )
 

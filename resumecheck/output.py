@@ -51,12 +51,21 @@ def check_output(path: str, target: str | None = None, what: str = "the report")
 def _check(path: str, target: str | None) -> None:
     if path == STDOUT:
         return
+    if not path:
+        raise OutputError(path, "an empty path names no file",
+                          "Give a file name, or - for standard output")
     try:
         real, st = _resolved(path)
     except OSError as exc:  # e.g. a parent that is a regular file (ENOTDIR)
         raise _error(path, exc) from None
     if st is not None and stat.S_ISDIR(st.st_mode):
         raise OutputError(path, "it is a directory", "Give a file name inside it")
+    if path.endswith(os.sep):  # (a path the system resolves without the slash)
+        raise OutputError(
+            path, "it ends with a slash, which names a directory, and "
+            + ("there is no such directory" if st is None else "it is not one"),
+            "Give a file name (without the trailing slash), or create the directory "
+            "and give a file name inside it")
     if st is not None and stat.S_ISREG(st.st_mode):
         _refuse_target_source(path, real, target)
         if real.endswith(".py"):

@@ -151,6 +151,11 @@ def test_a_new_report_gets_the_umask_mode_and_an_old_one_keeps_its_mode(tmp_path
         ("{tmp}/afile/report.json", "ENOTDIR"),
         # sysfs takes no new files, even from root (chmod does not stop root)
         ("/sys/resumecheck-report.json", "EACCES"),
+        # a trial: the trailing slash was dropped (a file `newdir` written, or
+        # `afile` replaced) and an empty path printed the report
+        ("{tmp}/newdir/", "ends with a slash, which names a directory, and there is no such"),
+        ("{tmp}/afile/", "ends with a slash, which names a directory, and it is not one"),
+        ("", "an empty path names no file"),
     ],
 )
 def test_an_unwritable_output_is_refused_before_any_work(tmp_path, capsys, output, message):
@@ -160,9 +165,11 @@ def test_an_unwritable_output_is_refused_before_any_work(tmp_path, capsys, outpu
     code = main(["run", target, "--output", path])
     err = capsys.readouterr().err
     assert code == 2
-    assert message in err and f"cannot write the report to {path}" in err
+    assert message in err and f"cannot write the report to {path or repr(path)}" in err
     assert "Traceback" not in err and "This is a bug" not in err
     assert not marker.exists(), "the check ran before --output was refused"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile", "marked.py"]
+    assert (tmp_path / "afile").read_text() == "a file, not a directory"
 
 
 @pytest.mark.parametrize("command", ["fuzz", "baseline", "timing"])
