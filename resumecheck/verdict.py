@@ -282,6 +282,8 @@ def state_difference(ref: Any, run: Any, tolerance: Tolerance) -> Difference:
             return Difference(False, summary=f"{path} missing")
         a, b = ref_leaves[path], run_leaves[path]
         d = compare_values(a, b, tolerance)
+        if d.within_tolerance and not d.max_abs:
+            continue  # the same: its zeros are no figure of how the states differ
         if not _is_float(a):  # stream states, counters: no meaningful magnitude
             d = Difference(d.within_tolerance, summary=d.summary)
         worst = d.worse(worst)

@@ -304,3 +304,19 @@ def test_findings_that_help_only_together_are_each_confirmed_when_each_is_needed
     # together it does not help either: none is a cause
     causes.add("config")
     assert confirm._joint_causes(result, tries, dict.fromkeys(range(3), False), "w", None) == {}
+
+
+def test_a_state_differing_only_in_a_counter_has_no_figures_not_zeros():
+    """A trial: a scheduler whose end state differed only in ``last_epoch``
+    (16 against 8), its float ``best`` alike, gave max_abs_diff 0.0 for a
+    diverged run: the equal entry's zeros stood for the difference. A counter
+    has no magnitude here, so there is none: null, as for an int ``Attr``."""
+    ref = {"best": 0.7527, "last_epoch": 16, "mode": "min"}
+    run = {"best": 0.7527, "last_epoch": 8, "mode": "min"}
+    d = verdict.state_difference(ref, run, Tolerance.bitwise())
+    assert not d.within_tolerance
+    assert (d.max_abs, d.max_rel, d.max_ulp) == (None, None, None)
+    # a float that differs still gives its figures, the equal ones none
+    d = verdict.state_difference({**ref, "best": 0.5}, run, Tolerance.bitwise())
+    assert d.max_abs == pytest.approx(0.2527) and not d.within_tolerance
+    assert verdict.state_difference(ref, dict(ref), Tolerance.bitwise()).within_tolerance
