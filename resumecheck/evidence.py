@@ -27,13 +27,14 @@ from resumecheck.components import split_rank_name
 from resumecheck.report import FAILED, IDENTICAL, RunResult, StreamOffset
 from resumecheck.segments import SegmentResult
 from resumecheck.capture import load_checkpoint
+from resumecheck.state_diff import describe_difference
 from resumecheck.streams import (
     MAX_DRAWS, STEPS_AFTER_RESTORE, draw_offset, is_stream_state, stream_digests, stream_items,
     stream_label,
 )
 from resumecheck.trace import differing_quantities, load_step_tensors, load_stream_states
 
-__all__ = ["annotate", "describe_data", "stream_offsets"]
+__all__ = ["annotate", "describe_data", "describe_end_state", "stream_offsets"]
 
 
 def annotate(result: RunResult, reference: SegmentResult,
@@ -43,7 +44,11 @@ def annotate(result: RunResult, reference: SegmentResult,
     if result.verdict in (IDENTICAL, FAILED):
         return
     result.stream_offsets = stream_offsets(reference, segments, result.first_divergent_step)
-    if result.first_divergent_step is not None:
+    quantity = result.first_divergent_quantity or ""
+    if quantity.startswith("state of ") and segments:
+        result.divergence_detail = describe_end_state(reference, segments[-1][1],
+                                                      quantity.removeprefix("state of "))
+    elif result.first_divergent_step is not None:
         result.divergence_detail = describe_data(reference, segments, result.first_divergent_step)
     if result.divergence_detail:
         result.explanation += f"; {result.divergence_detail}"
@@ -258,6 +263,21 @@ def _cause(key: str, when: str, unit: str = "draws") -> str:
 def _singular(unit: str) -> str:
     return {"draws": "draw", "32-bit words": "32-bit word", "raw outputs": "raw output"}.get(
         unit, unit)
+
+
+def describe_end_state(reference: SegmentResult, last: SegmentResult, name: str) -> str | None:
+    """How component ``name`` ends, against the reference's end, in words: for
+    a run whose steps all match and whose end state does not (a trial: "the
+    final state of scheduler differs" named nothing, while the diagnosis
+    described another entry, at the restore)."""
+    if not (reference.end_state and last.end_state):
+        return None
+    ref = load_checkpoint(reference.end_state, read_only=True)
+    run = load_checkpoint(last.end_state, read_only=True)
+    detail = describe_difference(name, ref["components"].get(name),
+                                 run["components"].get(name), len(reference.records),
+                                 ref.get("meta"), run.get("meta"))
+    return None if detail is None else f"{name} at the end: {detail}"
 
 
 def describe_data(reference: SegmentResult, segments: Sequence[tuple[int, SegmentResult]],

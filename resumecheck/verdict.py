@@ -731,7 +731,9 @@ def _divergence_text(r: RunResult, own_checkpoint: bool) -> str:
                  "sets, an iterator's position, a counter in your module), or something drew "
                  "from a stream or changed state between the load and the first step")
     text += latent_text(r)
-    if r.plausible is True:
+    if r.plausible is True and not r.max_abs_loss_diff:
+        text += "; nothing in the loss shows it: plausible but different"
+    elif r.plausible is True:
         text += "; loss stays within seed-to-seed noise: plausible but different"
     elif r.plausible is False:
         text += ("; loss leaves the seed-to-seed band, which is 0 after the restart: gross"
