@@ -759,8 +759,9 @@ def latent_text(r: RunResult) -> str:
         for name in r.latent_gaps
     ]
     return (
-        f"; latent gap: {', '.join(parts)} restored wrongly but unused after the restart "
-        "here; it matters once something reads it"
+        f"; latent gap: {', '.join(parts)} restored wrongly, in state that no step read "
+        "after the restart here (a component unused, or only entries nothing reads); it "
+        "matters once something reads it"
     )
 
 

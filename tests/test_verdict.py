@@ -158,7 +158,7 @@ def test_an_unused_component_restored_wrongly_is_a_latent_gap(files):
                  rng={"s": 99}, global_step={"v": 6})
     result = _judged(ref, *_run(files, _records(2, 6), end=end))
     assert result.verdict == "identical" and result.latent_gaps == ["rng"]
-    assert "latent gap: rng restored wrongly but unused" in result.explanation
+    assert "latent gap: rng restored wrongly, in state that no step read" in result.explanation
 
 
 def test_a_changed_component_that_differs_at_the_end_diverges(files):
