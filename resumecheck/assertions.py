@@ -102,6 +102,8 @@ def describe_failure(report: Report) -> str:
     blind = [",".join(r.dropped) for r in report.blind_spots]
     if blind:
         lines.append(f"  blind spots (dropping changed nothing): {', '.join(blind)}")
+    # what the check could not compare (often what the WARNING is about)
+    lines.extend(f"  not compared: {what}" for what in report.undeclared)
     return "\n".join(lines)
 
 
