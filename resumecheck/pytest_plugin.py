@@ -452,7 +452,10 @@ def _markdown_cells(entry: dict[str, Any]) -> list[str]:
     full = _full_run(report)
     where = "-"
     if full is not None and full["first_divergent_step"] is not None:
-        where = f"step {full['first_divergent_step']}: {full['first_divergent_quantity']}"
+        # a failed run has a step (where it failed) but no quantity, as in the report
+        what = full["first_divergent_quantity"] or (
+            "(failed)" if full["verdict"] == "failed" else "")
+        where = f"step {full['first_divergent_step']}: {what}".rstrip(": ")
     said = _outcome(report)
     if said == "inconclusive":
         said = "**inconclusive**"

@@ -113,3 +113,19 @@ def test_plugin_plot_dir_without_matplotlib_is_a_usage_error(torch_dynamo_import
     result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--resumecheck-plot-dir=p")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--resumecheck-plot-dir needs matplotlib*resumecheck[[]plot]*"])
+
+
+def test_the_step_summary_row_of_a_failed_run_names_its_step_not_none():
+    """A trial: a check whose resumed run raised at step 5 read `step 5: None`
+    in the plugin's step summary (a failed run has a step, no quantity)."""
+    from resumecheck import verify
+    from resumecheck.pytest_plugin import _markdown_cells
+
+    report = verify("fixtures.bugs.class01_scheduler_not_saved:CORRECT", drop="none",
+                    noise_seeds=0, check_determinism=False).to_json()
+    report["equivalent"] = False
+    for run in report["runs"]:
+        run.update(verdict="failed", first_divergent_step=5, first_divergent_quantity=None)
+    cells = _markdown_cells({"nodeid": "test_x.py::test_x", "report": report})
+    assert cells[3] == "step 5: (failed)"
+    assert cells[2] == "**NOT equivalent** (failed)"
