@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import stat
-import sys
 
 __all__ = ["append_step_summary", "step_summary_problem"]
 
@@ -37,21 +36,20 @@ def step_summary_problem() -> str | None:
     return None
 
 
-def append_step_summary(markdown: str) -> str | None:
-    """Append ``markdown`` to the file $GITHUB_STEP_SUMMARY names; its path, or
-    None when the variable is unset or the file cannot be written (a note on
-    stderr says which: the verdict, the report and the exit status stand)."""
+def append_step_summary(markdown: str, option: str = "--step-summary") -> str | None:
+    """Append ``markdown`` to the file $GITHUB_STEP_SUMMARY names. Returns None
+    when appended, else why not, in words that begin with ``option`` (the
+    variable is unset, the file cannot be written): the caller says it, and
+    the verdict, the report and the exit status stand."""
     path = os.environ.get("GITHUB_STEP_SUMMARY")
     if not path:
-        print("resumecheck: --step-summary: GITHUB_STEP_SUMMARY is not set (not on GitHub "
-              "Actions?): nothing appended", file=sys.stderr)
-        return None
+        return (f"{option}: GITHUB_STEP_SUMMARY is not set (not on GitHub Actions?): "
+                "nothing appended")
     try:
         with open(path, "a", encoding="utf-8") as fh:
             fh.write(markdown.rstrip("\n") + "\n\n")
     except OSError as exc:
-        print(f"resumecheck: --step-summary: cannot append to GITHUB_STEP_SUMMARY={path}: "
-              f"{exc.strerror or exc}; the job summary was not written (the result above "
-              "stands)", file=sys.stderr)
-        return None
-    return path
+        return (f"{option}: cannot append to GITHUB_STEP_SUMMARY={path}: "
+                f"{exc.strerror or exc}; the job summary was not written (the result "
+                "above stands)")
+    return None

@@ -664,7 +664,9 @@ def _plot_and_summary(args: argparse.Namespace, result: Any) -> None:
     if args.step_summary:
         from resumecheck.ci import append_step_summary
 
-        append_step_summary(result.render("markdown"))
+        problem = append_step_summary(result.render("markdown"))
+        if problem:
+            print(f"resumecheck: {problem}", file=sys.stderr)
 
 
 @contextmanager

@@ -132,6 +132,7 @@ _results_key = pytest.StashKey[list]()
 _options_key = pytest.StashKey[dict]()
 _plot_dir_key = pytest.StashKey["Path | None"]()
 _report_failed_key = pytest.StashKey[str]()
+_summary_failed_key = pytest.StashKey[str]()
 
 
 def _session_options(config: pytest.Config) -> dict[str, Any]:
@@ -383,7 +384,9 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     if config.getoption("resumecheck_step_summary", False) and results:
         from resumecheck.ci import append_step_summary
 
-        append_step_summary(session_markdown(results))
+        problem = append_step_summary(session_markdown(results), "--resumecheck-step-summary")
+        if problem:  # said in the terminal summary, on a line of its own
+            config.stash[_summary_failed_key] = problem
 
 
 def session_document(results: list[dict[str, Any]]) -> dict[str, Any]:
@@ -405,6 +408,9 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         tr.write_line(f"resumecheck: {failed}", red=True)
     elif path:
         tr.write_line(f"resumecheck: {len(results)} report(s) written to {path}")
+    summary_failed = config.stash.get(_summary_failed_key, None)
+    if summary_failed:
+        tr.write_line(f"resumecheck: {summary_failed}", yellow=True)
 
 
 def session_markdown(results: list[dict[str, Any]]) -> str:
