@@ -194,7 +194,7 @@ def _run_parser(sub: Any) -> None:
     run.add_argument("--isolation", choices=("inprocess", "process"), default="inprocess",
                      help="restart in this interpreter with fresh objects and reseeded "
                      "streams (default), or in a fresh interpreter")
-    run.add_argument("--tolerance", choices=("bitwise", "close"), default="bitwise",
+    run.add_argument("--tolerance", choices=("bitwise", "close"), default=None,
                      help="bitwise (default) or close: within rtol/atol (torch.testing's "
                      "per-dtype defaults unless --rtol/--atol)")
     run.add_argument("--rtol", type=_float, help="relative tolerance (implies --tolerance close)")
@@ -556,12 +556,16 @@ def _tolerance(args: argparse.Namespace) -> Any:
 
     if (args.rtol is None) != (args.atol is None):
         raise _UsageError("give --rtol and --atol together (or neither, for torch's defaults)")
+    if args.rtol is not None and args.tolerance == "bitwise":
+        raise _UsageError("--tolerance bitwise demands identical bits, and --rtol/--atol "
+                          "accept differences within them: give --tolerance close (or leave "
+                          "it out) with --rtol/--atol, or neither for bit for bit")
     if args.rtol is not None:
         try:
             return Tolerance.close(args.rtol, args.atol)
         except ValueError as exc:
             raise _UsageError(str(exc)) from None
-    return Tolerance.bitwise() if args.tolerance == "bitwise" else Tolerance.close()
+    return Tolerance.close() if args.tolerance == "close" else Tolerance.bitwise()
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -74,6 +74,9 @@ def test_not_equivalent_exits_1_and_prints_diagnosis_and_reproduce(capsys):
         (["run", "nocolon"], "not of the form module:attr"),
         (["run", "missing/file.py:build"], "no such file"),
         (["run", "--rtol", "1e-3"], "give --rtol and --atol together"),
+        # a trial: an explicit bitwise was turned into close without a word
+        (["run", "--tolerance", "bitwise", "--rtol", "0.1", "--atol", "0.1"],
+         "--tolerance bitwise demands identical bits"),
         (["run", "--output", "/no/such/dir/r.json"], "does not exist"),
         (["run", "--drop", "all", "--drop", "rng"], "cannot be combined"),
     ],
