@@ -309,6 +309,9 @@ def judge(ref: Reference, result: RunResult, segments: Segments) -> Comparison |
     comparison (None: the run failed, and its verdict says so); the
     explanation comes with ``conclude`` once findings are confirmed."""
     result.diagnosis = diagnose(ref, result.dropped, segments)
+    # (a run that failed keeps the steps it completed: a trial found them null)
+    result.trajectory = Trajectory.compare(
+        [r for _, seg in segments for r in seg.records], ref.by_step)
     failed = next((s for _, s in segments if s.error is not None), None)
     if failed is not None:
         result.verdict = FAILED
@@ -324,8 +327,6 @@ def judge(ref: Reference, result: RunResult, segments: Segments) -> Comparison |
             result.explanation += (f"; before that, it had departed from the reference bit for "
                                    f"bit from step {step} ({quantity_name(key)})")
         return None
-    result.trajectory = Trajectory.compare(
-        [r for _, seg in segments for r in seg.records], ref.by_step)
     cmp = compare_run(ref, result.resume_at[0], result.dropped, segments, result.latent_gaps)
     if cmp.worst is not None:
         result.max_abs_diff, result.max_rel_diff, result.max_ulp_diff = (

@@ -99,6 +99,10 @@ def test_a_run_that_fails_after_it_departed_says_where_it_departed(capsys):
     assert (full["first_divergent_step"], full["first_divergent_quantity"]) == (5, "learning rate")
     assert full["explanation"].endswith(
         "before that, it had departed from the reference bit for bit from step 5 (learning rate)")
+    # the steps it completed are its trajectory (a trial found it null)
+    trajectory = full["trajectory"]
+    assert trajectory["first_step"] == 1 and trajectory["differs"]["lr"][0] == 5
+    assert len(trajectory["loss"]) == json.loads(out)["steps"] - 1  # the last step failed
 
 
 def test_debug_shows_the_traceback():
