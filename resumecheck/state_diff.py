@@ -7,12 +7,13 @@ the stream at step 8"; "optimizer: exp_avg of `fc1.weight` differs, max |Δ|
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
 import torch
 
-from resumecheck.compare import Tolerance, compare_values, flatten_state
+from resumecheck.compare import Difference, Tolerance, compare_values, flatten_state
 from resumecheck.components import OPTIMIZER, RNG, rank_name
 
 __all__ = ["DETACHED", "by_parameter_name", "describe_difference", "differing_leaves",
@@ -112,9 +113,12 @@ def describe_difference(
     differing = differing_leaves(ref, new)
     if not differing:
         return None
-    # Public entries (last_epoch, scale) explain more than private ones (_last_lr).
-    # and an optimizer's per-parameter state more than its group listing.
-    differing.sort(key=lambda item: (is_private(item[0]), item[0].startswith("param_groups")))
+    # Public entries (last_epoch, scale) explain more than private ones (_last_lr),
+    # an optimizer's per-parameter state more than its group listing, and of
+    # tensors the one that differs most (a trial: an EMA's 0.bias, first by name,
+    # was named while its 0.weight differed more).
+    differing.sort(key=lambda item: (is_private(item[0]), item[0].startswith("param_groups"),
+                                     -_spread(ref.get(item[0]), item[1])))
     if name == RNG:
         return _streams_text([p for p, _ in differing], step, unused or set())
     path, how = differing[0]
@@ -135,6 +139,15 @@ def describe_difference(
     else:
         text = f"{label} {_value(new[path])}, expected {_value(ref[path])}"
     return text.strip() + more
+
+
+def _spread(value: Any, how: Any) -> float:
+    """How much a tensor of many values differs (max |Δ|); 0 for anything else,
+    which keeps its place."""
+    if isinstance(value, torch.Tensor) and value.numel() > 1 and isinstance(how, Difference) \
+            and how.max_abs is not None and math.isfinite(how.max_abs):
+        return how.max_abs
+    return 0.0
 
 
 def differing_leaves(ref: dict[str, Any], new: dict[str, Any],

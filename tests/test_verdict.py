@@ -320,3 +320,15 @@ def test_a_state_differing_only_in_a_counter_has_no_figures_not_zeros():
     d = verdict.state_difference({**ref, "best": 0.5}, run, Tolerance.bitwise())
     assert d.max_abs == pytest.approx(0.2527) and not d.within_tolerance
     assert verdict.state_difference(ref, dict(ref), Tolerance.bitwise()).within_tolerance
+
+
+def test_of_several_tensors_that_differ_the_one_that_differs_most_is_named():
+    """A trial: an EMA's ``0.bias`` (first by name) was named, max |Δ| 0.00355,
+    while its ``0.weight`` differed by 0.0040."""
+    from resumecheck.state_diff import describe_difference
+
+    ref = {"0.bias": torch.zeros(4), "0.weight": torch.zeros(3, 3), "_count": 3}
+    new = {"0.bias": torch.full((4,), 0.00355), "0.weight": torch.full((3, 3), 0.004),
+           "_count": 2}
+    assert describe_difference("ema", ref, new, 8) == (
+        "0.weight differs, max |Δ| 0.004 (and 2 more entries of its state_dict() differ)")
