@@ -204,6 +204,9 @@ def _detail(key: str, step: int, k: int, draws: int | None, unit: str, unsaved: 
         return f"{label} differs from the reference's {where}; {why}"
     n = abs(draws)
     amount = f"{n} {_singular(unit) if n == 1 else unit}"
+    if unit == "draws" and n > 1 and _torch_stream(key):
+        # (a trial read "39 draws" as one shuffle of 40, which takes 39 words)
+        amount = f"{n} int64 draws ({2 * n} 32-bit words)"
     if draws > 0 and restored_so:
         seeded = unit == "draws" and n == 1 and _torch_stream(key)
         drew = ("a DataLoader iterator created there after it draws its base seed: one draw"
@@ -230,7 +233,7 @@ def _detail(key: str, step: int, k: int, draws: int | None, unit: str, unsaved: 
                "still made before its next step (an iterator or a warm-up that drew after the "
                "save), or the restart skips such a draw")
     else:
-        why = (f"step {k + 1}, the first after the restore, drew {n} time(s) less than the "
+        why = (f"step {k + 1}, the first after the restore, drew {amount} less than the "
                "uninterrupted run's: a draw the restart skips (an iterator the uninterrupted "
                "run creates in that step already exists after the load)")
     return f"{label} is {amount} behind the reference's {where}: {why}"

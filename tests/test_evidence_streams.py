@@ -148,10 +148,10 @@ def _torch_state(draws):
 @pytest.mark.parametrize(("resumed", "step", "draws", "words"), [
     ({4: 3, 5: 6}, 4, 1, "1 draw ahead of the reference's at the start of step 4, the first "
                          "after the restore at 3: something drew from the torch stream between"),
-    ({4: 2, 5: 7}, 5, 2, "2 draws ahead of the reference's at the start of step 5 (step 4, the "
+    ({4: 2, 5: 7}, 5, 2, "2 int64 draws (4 32-bit words) ahead of the reference's at the start of step 5 (step 4, the "
                          "first after the restore at 3, started level): something drew from the "
                          "torch stream during step 4 more than the uninterrupted run did"),
-    ({4: 0, 5: 3}, 4, -2, "2 draws behind the reference's at the start of step 4"),
+    ({4: 0, 5: 3}, 4, -2, "2 int64 draws (4 32-bit words) behind the reference's at the start of step 4"),
 ])
 def test_stream_offsets_after_a_restore(tmp_path, resumed, step, draws, words):
     from resumecheck.evidence import stream_offsets
