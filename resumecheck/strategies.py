@@ -254,7 +254,17 @@ class _ResumeMachine(RuleBasedStateMachine):
         assert self.live is not None
         self.records.append(self.live.step())
 
-    @precondition(lambda self: self.live is not None and 0 < self.live.step_no < self.plan.steps)
+    def may_restart(self) -> bool:
+        """After a step, before the last, and not twice at one step: every
+        schedule is one ``resumecheck run --resume-at`` can reproduce (its
+        resume points are distinct; a trial got a reproduce command with
+        ``--resume-at 1,1``, which ``run`` refuses). A save right after a load
+        is still explored, one step later (restarts at 1,2)."""
+        if self.live is None or not 0 < self.live.step_no < self.plan.steps:
+            return False
+        return not self.restarts or self.restarts[-1] != self.live.step_no
+
+    @precondition(lambda self: self.may_restart())
     @rule()
     def checkpoint_and_restart(self) -> None:
         assert self.live is not None

@@ -151,3 +151,23 @@ def test_state_machine_finds_a_forgotten_rng_and_says_how_to_reproduce():
 
 TestLinearResumes = resume_state_machine(programs.LINEAR).TestCase
 TestLinearResumes.settings = settings(max_examples=5, deadline=None, database=None)
+
+
+def test_the_state_machine_never_restarts_twice_at_one_step():
+    """A trial: a schedule shrunk to restarts at 1,1 printed `--resume-at 1,1`,
+    which `resumecheck run` refuses (its resume points are distinct). The
+    machine restarts after a step, before the last, and not twice at one step,
+    so every reproduce command it prints runs."""
+    machine = resume_state_machine(programs.LINEAR)()
+    try:
+        assert not machine.may_restart()  # (not started)
+        machine.start()
+        assert not machine.may_restart()  # before any step
+        machine.train_a_step()
+        assert machine.may_restart()
+        machine.checkpoint_and_restart()
+        assert machine.restarts == [1] and not machine.may_restart()
+        machine.train_a_step()
+        assert machine.may_restart()
+    finally:
+        machine.teardown()
