@@ -250,11 +250,12 @@ def _agree(many: list[dict[str, Any]]) -> BaselineCheck:
         if apart is not None:
             return apart
     steps = len(first["params"] if kept else first["determinism"][0])
-    held = "the same synchronized gradient and, " if first["grads"] is not None else ""
+    held = (f"the same synchronized gradient and, after each of {steps} steps, the same "
+            "parameters," if first["grads"] is not None
+            else f"the same parameters after each of {steps} steps,")
     return BaselineCheck(
         name="ranks agree", status="passed",
-        detail=f"the {len(many)} ranks hold {held}after each of {steps} steps, the same "
-        "parameters, bit for bit",
+        detail=f"the {len(many)} ranks hold {held} bit for bit",
         figures={"ranks": len(many), "steps": steps})
 
 
@@ -332,17 +333,20 @@ def _trajectory(many: list[dict[str, Any]], one: list[dict[str, Any]], nproc: in
     worst = max((k for k in differ if k != "loss"), key=lambda k: differ[k]["max_rel"],
                 default="loss")
     summary = ", ".join(f"{k} {v['max_abs']:.2g}" for k, v in differ.items())
+    # the program's equivalence_config says how one rank matches N (not always N-fold)
+    alone = ", ".join(f"{k}={v!r}" for k, v in one[0]["equivalence"].items()) or "no changes"
+    like = f"1 rank with the program's equivalence settings ({alone})"
     if loss_ok and params_ok:
         return BaselineCheck(
             name=N_VS_ONE, status="passed",
-            detail=f"{nproc} ranks train like 1 rank with {nproc}-fold accumulation over "
+            detail=f"{nproc} ranks train like {like} over "
             f"{steps} steps within tolerance (loss rtol {LOSS_TOLERANCE['rtol']:g}, parameters "
             f"rtol {PARAM_TOLERANCE['rtol']:g}); max |Δ|: {summary}",
             figures=figures)
     out = [k for k, v in differ.items() if not v["within"]]
     return BaselineCheck(
         name=N_VS_ONE, status="failed",
-        detail=f"{nproc} ranks do not train like 1 rank with {nproc}-fold accumulation: "
+        detail=f"{nproc} ranks do not train like {like}: "
         f"{', '.join(out)} beyond tolerance (worst parameter {worst}: max |Δ| "
         f"{differ[worst]['max_abs']:.3g}, relative {differ[worst]['max_rel']:.3g}, at step "
         f"{differ[worst].get('step', '-')}); global loss max |Δ| {loss_abs:.3g}",

@@ -57,6 +57,8 @@ def test_ddp_program_passes_through_the_cli_with_its_differences_reported(capsys
     trajectory = checks["N ranks vs 1 rank"]["figures"]
     accumulation = trajectory["accumulation"]
     assert accumulation["1 rank"]["accum_steps"] == 2 * accumulation["2 ranks"]["accum_steps"]
+    # the detail names the program's own one-rank settings, not an assumed N-fold
+    assert f"accum_steps={accumulation['1 rank']['accum_steps']}" in checks["N ranks vs 1 rank"]["detail"]
     differences = trajectory["differences"]
     assert {"loss", "fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"} <= set(differences)
     # The reduction order differs, so something differs a little; all within tolerance.
@@ -91,6 +93,8 @@ def test_a_user_ddp_script_without_the_optional_hooks_is_trustworthy_with_skips(
     assert status == {"determinism": "passed", "synchronized gradient": "skipped",
                       "ranks agree": "passed", "N ranks vs 1 rank": "skipped"}, report.render()
     assert report.passed
+    agree = next(c for c in report.checks if c.name == "ranks agree")
+    assert agree.detail == "the 2 ranks hold the same parameters after each of 3 steps, bit for bit"
     # the header says what ran: two ranks, not two ranks against one
     assert report.render().splitlines()[0].split(";")[0].endswith("3 steps on 2 ranks")
 
