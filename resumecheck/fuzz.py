@@ -131,11 +131,19 @@ class FuzzResult:
             "inconclusive_why": self.inconclusive_why,
         }
 
+    def _edges(self) -> str:
+        """Which of the program's epoch boundaries a schedule resumed at (steps, not a count)."""
+        if not self.boundaries:
+            return "the program declares no epoch boundaries"
+        edges = ", ".join(map(str, self.boundaries))
+        covered = ", ".join(map(str, self.boundaries_covered))
+        return (f"resumed at epoch boundar{'y' if len(self.boundaries_covered) == 1 else 'ies'} "
+                f"{covered} of {edges}" if covered else f"no resume at an epoch boundary ({edges})")
+
     def summary(self) -> str:
         tried = (f"{self.examples} example{'' if self.examples == 1 else 's'} "
                  f"({self.distinct_schedules} distinct schedule"
-                 f"{'' if self.distinct_schedules == 1 else 's'}, "
-                 f"boundaries covered: {', '.join(map(str, self.boundaries_covered)) or 'none'})")
+                 f"{'' if self.distinct_schedules == 1 else 's'}, {self._edges()})")
         if self.failure is None:
             cut = "; the time budget ran out first" if self.budget_exhausted else ""
             odd = ""

@@ -77,3 +77,16 @@ def test_counts_read_as_english():
     two = FuzzResult(target="t", steps=8, seed=None, max_interruptions=2, examples=2,
                      distinct_schedules=2)
     assert "in 2 examples (2 distinct schedules," in two.summary()
+
+
+def test_the_epoch_boundaries_a_fuzz_resumed_at_read_as_steps_not_a_count():
+    """A trial read 'boundaries covered: 15' as fifteen boundaries."""
+    def said(**kw):
+        return FuzzResult(target="t", steps=16, seed=None, max_interruptions=2, examples=3,
+                          distinct_schedules=3, **kw).summary()
+    assert "resumed at epoch boundary 15 of 5, 10, 15)" in said(
+        boundaries=[5, 10, 15], boundaries_covered=[15])
+    assert "resumed at epoch boundaries 5, 10 of 5, 10, 15)" in said(
+        boundaries=[5, 10, 15], boundaries_covered=[5, 10])
+    assert "no resume at an epoch boundary (5, 10, 15))" in said(boundaries=[5, 10, 15])
+    assert "the program declares no epoch boundaries)" in said()
