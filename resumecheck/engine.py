@@ -598,10 +598,13 @@ class _Restarts:
     def chain(
         self, schedule: list[int], work: str, previous: SegmentResult, *,
         first_restore: Restore, tag: str = "own", ranks: int | None = None,
+        put_right: dict[int, str] | None = None,
     ) -> list[tuple[int, SegmentResult]]:
         """Restart at each point of ``schedule`` through the program's load()
         (the first from ``first_restore``), saving with its save() at the next;
-        ``ranks``: the restarts' number of ranks (an elastic resume), else the check's."""
+        ``ranks``: the restarts' number of ranks (an elastic resume), else the check's;
+        ``put_right``: captures (by resume point) from which every later restart
+        puts ``first_restore.override`` right too, after the program's load()."""
         out: list[tuple[int, SegmentResult]] = []
         bounds = [*schedule, self.steps]
         prev = previous
@@ -609,8 +612,10 @@ class _Restarts:
             if prev.error is not None:
                 break
             stop = bounds[i + 1]
+            again = (put_right or {}).get(k)
             restore = first_restore if i == 0 else Restore(
-                path=prev.program_checkpoint or "", source="program")
+                path=prev.program_checkpoint or "", source="program",
+                override_path=again, override=first_restore.override if again else [])
             prev = self.segments.run(self.segments.spec(
                 f"{tag}-{k}", work, config=self.restart_config, start=k, stop=stop,
                 restore=restore, program_save_at=stop if stop < self.steps else None,
@@ -726,14 +731,17 @@ class _Confirmations:
         """Rerun the schedule from point ``k`` (the program's checkpoint there,
         but ``components`` from the reference's capture; its segments named
         after ``tag``) and compare it with the reference (None: the rerun
-        failed)."""
+        failed). Every later restart of the schedule puts ``components``
+        right as well: a load that loses a component loses it at each
+        restart, and putting it right at the first alone leaves the second's
+        loss standing, so the rerun would say the component is not the cause."""
         rest = [p for p in result.resume_at if p >= k]
         restore = Restore(path=checkpoint, source="program",
                           override_path=self._captures[k], override=components)
         segments = self._restarts.chain(
             rest, work,
             SegmentResult(records=[], names=[], captures={}, end_state=None),
-            first_restore=restore, tag=tag)
+            first_restore=restore, tag=tag, put_right=self._captures)
         if any(seg.error is not None for _, seg in segments):
             return None
         return verdict.compare_run(self._reference, result.resume_at[0], [], segments, [])

@@ -107,3 +107,16 @@ def test_causes_that_help_only_together_behind_a_confirmed_one_are_confirmed():
     assert status == {"params": "confirmed", "rng": "confirmed",
                       "global_step": "confirmed"}, own.explanation
     assert verify(three_lost.CORRECT, drop="none", noise_seeds=0).equivalent
+
+
+def test_a_component_lost_at_every_restart_is_confirmed_by_putting_it_right_at_each():
+    """A trial: a scheduler lost at both restarts of 3,6 (only its end state
+    differs) was 'differs, not the cause': the rerun put it right at 3 and the
+    program's load lost it again at 6."""
+    from fixtures.bugs.class01_scheduler_not_saved import BUGGY_STEPPED_TWICE, CORRECT_STEPPED_TWICE
+
+    own = verify(BUGGY_STEPPED_TWICE, drop="none", noise_seeds=0).full_resume
+    assert own.verdict == "diverged", own
+    [finding] = own.diagnosis
+    assert (finding.component, finding.step, finding.status) == ("scheduler", 3, "confirmed")
+    assert verify(CORRECT_STEPPED_TWICE, drop="none", noise_seeds=0).equivalent
