@@ -24,12 +24,14 @@ A step that takes longer ends its run as ``failed``.
 
 from __future__ import annotations
 
+import _thread
 import argparse
 import os
 import signal
 import sys
 import warnings
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -398,23 +400,33 @@ def _signals_held() -> Iterator[None]:
 
 
 @contextmanager
-def _interruptible() -> Iterator[None]:
+def _interruptible() -> Iterator[list[int]]:
     """SIGINT, SIGTERM and SIGHUP (the terminal closed; left alone where it is
     ignored, as under nohup) end the command at once, from wherever the main
     thread is: a KeyboardInterrupt unwinds the check, which kills its child
     processes and removes its temporary files on the way out. Signals that
     arrive while it does so are ignored, so the cleanup finishes. A main
     thread stuck in one C call cannot take the signal: after a grace period
-    the watcher ends the check the same way (``resumecheck.interrupt``)."""
+    the watcher ends the check the same way (``resumecheck.interrupt``).
+    Yields the signal taken, once one is: Python drops an exception raised
+    where it cannot propagate (a garbage-collection callback), so it is
+    raised again from there; a command that still returns was interrupted."""
     if threading.current_thread() is not threading.main_thread():
-        yield
+        yield []
         return
     from resumecheck.interrupt import HANDLED, Watcher
 
     received: list[int] = []
+    again: list[bool] = []
+    in_hook: list[bool] = []
     watcher = Watcher(_stuck_message)
 
     def handler(signum: int, frame: object) -> None:
+        if again:  # the first raise was dropped: raise it again (not inside the hook)
+            if not in_hook:
+                again.clear()
+                _raise_for(received[0])
+            return
         if received or not watcher.taken(signum):
             return
         received.append(signum)
@@ -423,11 +435,38 @@ def _interruptible() -> Iterator[None]:
             return
         _raise_for(signum)
 
+    unraisable = sys.unraisablehook
+
+    def swallowed(info: Any) -> None:
+        """Python drops an exception raised where it cannot propagate (a
+        garbage-collection callback, as hypothesis installs, or a ``__del__``)
+        and prints it: a signal taken there would be lost, and the command
+        would go on and exit 0. Raise it again where it can propagate."""
+        if received and isinstance(info.exc_value, KeyboardInterrupt):
+            in_hook.append(True)
+            try:
+                if not again:
+                    again.append(True)
+                    threading.Thread(target=nudge, daemon=True).start()
+            finally:
+                in_hook.clear()
+            return
+        unraisable(info)
+
+    def nudge() -> None:
+        """Signal the main thread again until it has raised where it can."""
+        while again:
+            time.sleep(0.005)
+            if again:
+                _thread.interrupt_main(received[0])
+
     previous = {s: signal.signal(s, handler) for s in HANDLED
                 if s in (signal.SIGINT, signal.SIGTERM) or signal.getsignal(s) != signal.SIG_IGN}
+    sys.unraisablehook = swallowed
     try:
-        yield
+        yield received
     finally:
+        sys.unraisablehook = unraisable
         for s, h in previous.items():
             signal.signal(s, h)
         watcher.close()
@@ -460,11 +499,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     commands = {"run": _run, "fuzz": _fuzz, "baseline": _baseline, "timing": _timing}
     _prestart(args)
-    with _interruptible():
+    with _interruptible() as received:
         try:
             with warnings.catch_warnings():
                 warnings.showwarning = _note
-                return commands[args.command](args)
+                code = commands[args.command](args)
+            if received:  # taken where Python dropped the exception, and not raised again in time
+                _error(f"interrupted by {signal.Signals(received[0]).name} as the command "
+                       "ended: what it printed is complete, but the exit status says it was "
+                       "interrupted")
+                return 128 + received[0]
+            return code
         except _UsageError as exc:
             _error(str(exc))
             return EXIT_USAGE
