@@ -129,10 +129,13 @@ class ProgramExited(ResumecheckError):
 class CheckpointError(ResumecheckError):
     """Saving or loading a checkpoint failed."""
 
-    def __init__(self, action: str, path: str, problem: str) -> None:
+    def __init__(self, action: str, path: str, problem: str, by_program: bool = False) -> None:
         self.action = action
         self.path = path
         self.problem = problem
+        self.by_program = by_program
+        """The program's own save() or load() failed (it was given ``path``, but may
+        write or read elsewhere)."""
         super().__init__(f"checkpoint {action} failed ({path}): {problem}")
 
 

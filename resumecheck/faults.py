@@ -77,6 +77,7 @@ def environment_failure(exc: BaseException, workdir: str | None = None) -> Envir
     (``workdir`` when no path is known) is then nearly full.
     """
     path: str | None = None
+    program = False
     seen: set[int] = set()
     cur: BaseException | None = exc
     while cur is not None and id(cur) not in seen:
@@ -84,11 +85,13 @@ def environment_failure(exc: BaseException, workdir: str | None = None) -> Envir
         if isinstance(cur, EnvironmentFailure):
             return cur
         if isinstance(cur, CheckpointError) and path is None:
-            path = cur.path
+            path, program = cur.path, cur.by_program
         if isinstance(cur, OSError) and cur.errno == errno.EFBIG:
             where = cur.filename if isinstance(cur.filename, str) else path or workdir
             return _file_size_limit(f"{type(cur).__name__}: {cur.strerror or cur}", where)
         if isinstance(cur, OSError) and cur.errno in _DISK_ERRNOS:
+            if not isinstance(cur.filename, str) and program and not _nearly_full(path):
+                return _elsewhere(cur, path)
             where = cur.filename if isinstance(cur.filename, str) else path or workdir
             return EnvironmentFailure("disk", f"{type(cur).__name__}: {cur.strerror or cur}",
                                       DISK_ADVICE, where)
@@ -108,6 +111,17 @@ def environment_failure(exc: BaseException, workdir: str | None = None) -> Envir
         nxt = cur.__cause__ or cur.__context__
         cur = nxt if isinstance(nxt, BaseException) else None
     return None
+
+
+def _elsewhere(exc: OSError, given: str | None) -> EnvironmentFailure:
+    """The program's save() ran out of space, naming no file, while the path
+    it was given has room: it wrote somewhere else (a directory of its own)."""
+    return EnvironmentFailure(
+        "disk", f"{type(exc).__name__}: {exc.strerror or exc}, in the program's save(), in a "
+        f"file the error does not name; the path resumecheck gave it ({given}) is on a disk "
+        "with room, so it wrote elsewhere",
+        "Free space on the disk where your save() writes (or have it write inside the path it "
+        "is given), then run again.")
 
 
 def _file_size_limit(detail: str, where: str | None) -> EnvironmentFailure:

@@ -167,5 +167,5 @@ def program_save(built: BuiltProgram, path: str, step: int) -> None:
                                     or "Is a directory" in str(exc)):
             why += (" (on many ranks, save(path) and load(path) get one directory that every "
                     "rank shares: write the files inside it, os.path.join(path, ...))")
-        raise CheckpointError("save", path, why) from exc
+        raise CheckpointError("save", path, why, by_program=True) from exc
 

@@ -73,6 +73,19 @@ def test_full_disk_in_the_programs_own_save(capsys):
     _no_verdict(out, err)
 
 
+def test_full_disk_where_the_programs_own_save_writes_is_not_said_to_be_ours(capsys):
+    """A trial: a save() writing to a full disk of its own was reported as
+    'out of disk space writing <the path resumecheck gave it>', with advice
+    to move TMPDIR, which has room."""
+    code, out, err = _cli(capsys, "run", "fixtures.faults.programs:OWN_SAVE_DISK_FULL_ELSEWHERE",
+                          *FAST)
+    assert code == 4
+    assert "out of disk space (OSError: No space left on device, in the program's save()" in err
+    assert "writing" not in err and "TMPDIR" not in err
+    assert "so it wrote elsewhere" in err and "Free space on the disk where your save() writes" in err
+    _no_verdict(out, err)
+
+
 def test_full_disk_in_the_reference_is_not_blamed_on_the_program(capsys):
     code, out, err = _cli(capsys, "run", "fixtures.faults.programs:DUMPS_DISK_FULL", *FAST)
     assert code == 4
