@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import _thread
 import argparse
+import contextlib
 import os
 import signal
 import sys
@@ -477,6 +478,11 @@ def _interrupted_message(signum: int) -> str:
             "processes were stopped and temporary files removed")
 
 
+def _ended_message(signum: int) -> str:
+    return (f"interrupted by {signal.Signals(signum).name} as the command ended: what it "
+            "printed is complete, but the exit status says it was interrupted")
+
+
 def _stuck_message(signum: int) -> str:
     from resumecheck.interrupt import GRACE
 
@@ -505,9 +511,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 warnings.showwarning = _note
                 code = commands[args.command](args)
             if received:  # taken where Python dropped the exception, and not raised again in time
-                _error(f"interrupted by {signal.Signals(received[0]).name} as the command "
-                       "ended: what it printed is complete, but the exit status says it was "
-                       "interrupted")
+                _error(_ended_message(received[0]))
                 return 128 + received[0]
             return code
         except _UsageError as exc:
@@ -787,6 +791,26 @@ def _timing(args: argparse.Namespace) -> int:
     return EXIT_EQUIVALENT
 
 
+def _late_signals_end_at_once() -> None:
+    """The command is done; its warm servers end as the interpreter exits. A
+    signal meanwhile (Python's own handler would print a KeyboardInterrupt
+    traceback from there) stops them and exits at once, saying that what was
+    printed is complete."""
+    from resumecheck.interrupt import HANDLED, stop_descendants
+
+    def late(signum: int, frame: object) -> None:
+        stop_descendants()
+        with contextlib.suppress(OSError, ValueError):
+            sys.stdout.flush()
+            _error(_ended_message(signum))
+        os._exit(128 + signum)
+
+    if threading.current_thread() is threading.main_thread():
+        for s in HANDLED:
+            if s in (signal.SIGINT, signal.SIGTERM) or signal.getsignal(s) != signal.SIG_IGN:
+                signal.signal(s, late)
+
+
 def entrypoint() -> None:
     code = main()
     if code in (EXIT_SIGINT, EXIT_SIGTERM, EXIT_SIGHUP):
@@ -802,6 +826,7 @@ def entrypoint() -> None:
             except (OSError, ValueError):  # the terminal is gone (SIGHUP)
                 pass
         os._exit(code)
+    _late_signals_end_at_once()
     if code != EXIT_EQUIVALENT and "TORCHELASTIC_RUN_ID" in os.environ:
         # torchrun turns rank 0's exit status into a ChildFailedError with a
         # traceback of its own, printed after everything above

@@ -98,11 +98,12 @@ def launch(nproc: int, module: str, spec: dict[str, Any], work: Path, name: str,
         # a server that holds torch's distributed modules, each rank forked from it
         proc = forkserver.spawn("resumecheck._launch", args, env, log=str(where / "launch.log"),
                                 preload=LAUNCHER_PRELOAD)
+        code: int | None = None
         try:
-            code: int | None = proc.wait(timeout=timeout)
+            code = proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
-            code = None
-        finally:
+            pass
+        finally:  # (also on an interrupt: the launch goes with the check)
             if code is None:
                 try:
                     os.killpg(proc.pid, signal.SIGKILL)  # the launcher and every rank

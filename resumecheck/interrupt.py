@@ -26,6 +26,7 @@ import signal
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterator
 
 __all__ = [
@@ -55,17 +56,28 @@ def scratch_directory(prefix: str) -> Iterator[str]:
     that a later check removes it should its owner be killed outright
     (``remove_abandoned``)."""
     remove_abandoned()
-    with tempfile.TemporaryDirectory(prefix=prefix) as path:
-        with contextlib.suppress(OSError):  # (best effort: a full disk fails later, named)
-            with open(os.path.join(path, OWNER_FILE), "w") as fh:
-                fh.write(_owner_line(os.getpid()) or "")
-        with _SCRATCH_LOCK:
-            _SCRATCH.add(path)
-        try:
-            yield path
-        finally:
+    # (a child killed a moment ago may still be writing in it: its removal is
+    # tried again below rather than failing, which would leave it behind)
+    made = tempfile.TemporaryDirectory(prefix=prefix, ignore_cleanup_errors=True)
+    path = made.name
+    try:
+        with made:
+            with contextlib.suppress(OSError):  # (best effort: a full disk fails later, named)
+                with open(os.path.join(path, OWNER_FILE), "w") as fh:
+                    fh.write(_owner_line(os.getpid()) or "")
             with _SCRATCH_LOCK:
-                _SCRATCH.discard(path)
+                _SCRATCH.add(path)
+            try:
+                yield path
+            finally:
+                with _SCRATCH_LOCK:
+                    _SCRATCH.discard(path)
+    finally:
+        for _ in range(20):
+            if not os.path.lexists(path):
+                break
+            time.sleep(0.05)
+            shutil.rmtree(path, ignore_errors=True)
 
 
 class RunDirectories:

@@ -108,3 +108,28 @@ def test_the_module_inside_ddp_declared_as_params_is_checked_through_its_wrapper
     status = {c.name: c.status for c in report.checks}
     assert status["synchronized gradient"] == "passed", report.render()
     assert status["ranks agree"] == "passed"
+
+
+def test_an_interrupt_while_a_launch_runs_stops_it_and_propagates(monkeypatch, tmp_path):
+    """A trial: Ctrl-C during `baseline --nproc 2` became 'unexpected
+    UnboundLocalError ... a bug in resumecheck' (exit 2), and the launch lived on."""
+    import subprocess
+
+    from resumecheck import dist_baseline, forkserver
+
+    launched = []
+
+    class Interrupted(subprocess.Popen):
+        def wait(self, timeout=None):
+            if timeout is not None:  # the launch's own wait: Ctrl-C arrives
+                raise KeyboardInterrupt
+            return super().wait()
+
+    def spawn(*args, **kwargs):
+        launched.append(Interrupted(["sleep", "60"], start_new_session=True))
+        return launched[0]
+
+    monkeypatch.setattr(forkserver, "spawn", spawn)
+    with pytest.raises(KeyboardInterrupt):
+        dist_baseline.launch(2, "resumecheck._rank", {"threads": 1}, tmp_path, "x", timeout=60)
+    assert launched[0].returncode == -9  # the launch's process group was killed

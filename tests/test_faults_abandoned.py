@@ -4,6 +4,7 @@ never a live check's, another host's, or a directory that is not a check's."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -62,3 +63,28 @@ def test_a_pid_taken_by_a_new_process_is_not_the_owner(tmpdir_root):
     reused = _scratch(tmpdir_root, "resumecheck-reused", f"{host} {pid} {int(started) - 1}")
     interrupt.remove_abandoned()
     assert not reused.exists()
+
+
+def test_a_scratch_directory_a_child_still_writes_in_is_removed_all_the_same(tmpdir_root):
+    """A trial: an interrupted `baseline --nproc 2` left its scratch behind
+    ('Directory not empty': a rank killed a moment before was still writing)."""
+    import threading
+    import time
+
+    written = threading.Event()
+
+    def late_writer(path: str) -> None:  # writes for 0.2 s after the check is done
+        deadline = time.monotonic() + 0.2
+        n = 0
+        while time.monotonic() < deadline:
+            with contextlib.suppress(OSError):
+                os.makedirs(os.path.join(path, "rank1", str(n)))
+                written.set()
+            n += 1
+
+    with interrupt.scratch_directory("resumecheck-test-") as path:
+        writer = threading.Thread(target=late_writer, args=(path,))
+        writer.start()
+        written.wait(5)
+    writer.join()
+    assert not os.path.exists(path)

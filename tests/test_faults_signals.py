@@ -211,3 +211,17 @@ def test_a_signal_while_torch_is_being_imported_ends_the_command_and_its_servers
     finally:
         for pid in _marked(mark):
             os.kill(pid, signal.SIGKILL)
+
+
+def test_a_signal_as_the_command_ends_exits_at_once_saying_the_output_is_complete():
+    """A trial: SIGINT while the warm servers ended at exit printed a
+    KeyboardInterrupt traceback from an atexit callback."""
+    code = ("import os, signal, time; from resumecheck import cli; print('report'); "
+            "cli._late_signals_end_at_once(); os.kill(os.getpid(), signal.SIGINT); "
+            "time.sleep(5); print('not reached')")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 130 and done.stdout == "report\n", done
+    assert done.stderr == ("resumecheck: error: interrupted by SIGINT as the command ended: "
+                           "what it printed is complete, but the exit status says it was "
+                           "interrupted\n")
