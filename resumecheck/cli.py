@@ -522,7 +522,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             from resumecheck import forkserver
 
             forkserver.shutdown(wait=False)  # (before saying so: a server may still be starting)
-            _error(_interrupted_message(signum))
+            _error(_interrupted_message(signum) + _stale_output(args))
             return 128 + signum
         except Exception as exc:
             return _failed(args, exc)
@@ -546,18 +546,19 @@ def _failed(args: argparse.Namespace, exc: Exception) -> int:
 
     if getattr(args, "debug", False):
         raise exc
+    stale = _stale_output(args)
     if isinstance(exc, (NondeterministicBaseline, ModuleStateChanged)):
-        _error(str(exc))
+        _error(str(exc) + stale)
         return EXIT_NONDETERMINISTIC
     if isinstance(exc, EnvironmentFailure):
-        _error(str(exc))
+        _error(str(exc) + stale)
         return EXIT_ENVIRONMENT
     if isinstance(exc, ResumecheckError):
-        _error(str(exc))
+        _error(str(exc) + stale)
     else:
         _error(
             f"unexpected {type(exc).__name__}: {exc}. This is a bug in resumecheck or "
-            "in the program under test; rerun with --debug for the traceback"
+            "in the program under test; rerun with --debug for the traceback" + stale
         )
     return EXIT_USAGE
 
@@ -572,6 +573,16 @@ def _note(message: Warning | str, category: type[Warning], filename: str, lineno
         print(f"resumecheck: note: {message}", file=sys.stderr, flush=True)
     else:
         _show_warning(message, category, filename, lineno, file, line)
+
+
+def _stale_output(args: argparse.Namespace) -> str:
+    """When the command ends without writing ``--output`` and that file exists
+    from an earlier run: say so (a CI job that uploads it would show that run)."""
+    path = getattr(args, "output", None)
+    if not path or path == "-" or getattr(args, "written", False) or not os.path.isfile(path):
+        return ""
+    return (f" The report file {path} was not written by this command: what it holds is "
+            "from before.")
 
 
 def _error(message: str) -> None:
@@ -752,12 +763,20 @@ def _emit(args: argparse.Namespace, text: str, summary: str) -> None:
     """The one report writer of every command: stdout, or --output FILE
     (``-`` is stdout; devices, FIFOs and symlink targets are written through,
     never replaced; a regular file is replaced atomically)."""
+    from resumecheck.errors import OutputError
     from resumecheck.output import STDOUT, write_report
 
     if not args.output or args.output == STDOUT:
         sys.stdout.write(text)
         return
-    write_report(args.output, text)
+    try:
+        write_report(args.output, text)
+    except OutputError:  # the check is done: its report is not lost with the file
+        sys.stdout.write(text)
+        print(f"resumecheck {args.command}: {summary}; the report is above, on standard "
+              f"output: it could not be written to {args.output} (below)", flush=True)
+        raise
+    args.written = True
     print(f"resumecheck {args.command}: {summary}; report written to {args.output}")
 
 

@@ -44,6 +44,9 @@ def test_dev_full_is_an_error_not_a_report_written_and_stays_a_device(capsys):
     assert code == 2
     assert "report written" not in out
     assert "cannot write the report to /dev/full" in err and "ENOSPC" in err
+    # the check is done: its report is not lost with the file (a trial)
+    assert "full resume: EQUIVALENT" in out
+    assert "the report is above, on standard output: it could not be written to /dev/full" in out
     assert "Traceback" not in err
     after = os.stat("/dev/full")
     assert stat.S_ISCHR(after.st_mode) and after.st_rdev == before.st_rdev
@@ -194,3 +197,17 @@ def test_a_fifo_without_a_reader_is_accepted_by_the_probe_without_hanging(tmp_pa
     threading.Thread(target=probe, daemon=True).start()
     assert done.wait(5), "probing a FIFO with no reader blocked"
     assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+
+
+def test_a_failed_check_says_its_output_file_holds_an_earlier_report(tmp_path, capsys):
+    """A trial: after a failed or interrupted check the --output file still read
+    'full resume: EQUIVALENT' from an earlier run, and nothing said so."""
+    earlier = tmp_path / "report.txt"
+    earlier.write_text("full resume: EQUIVALENT\n")
+    code = main(["run", "fixtures.faults.programs:OWN_SAVE_DISK_FULL", "--drop", "none",
+                 "--noise-seeds", "0", "--output", str(earlier)])
+    err = capsys.readouterr().err
+    assert code == 4
+    assert f"The report file {earlier} was not written by this command: what it holds is " \
+           "from before." in err
+    assert earlier.read_text() == "full resume: EQUIVALENT\n"
