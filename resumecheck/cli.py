@@ -200,8 +200,10 @@ def _run_parser(sub: Any) -> None:
     run.add_argument("--tolerance", choices=("bitwise", "close"), default=None,
                      help="bitwise (default) or close: within rtol/atol (torch.testing's "
                      "per-dtype defaults unless --rtol/--atol)")
-    run.add_argument("--rtol", type=_float, help="relative tolerance (implies --tolerance close)")
-    run.add_argument("--atol", type=_float, help="absolute tolerance (implies --tolerance close)")
+    run.add_argument("--rtol", type=_float,
+                     help="relative tolerance, given with --atol (implies --tolerance close)")
+    run.add_argument("--atol", type=_float,
+                     help="absolute tolerance, given with --rtol (implies --tolerance close)")
     run.add_argument("--noise-seeds", type=_whole, default=DEFAULT_NOISE_SEEDS, metavar="M",
                      help="extra reference runs with other seeds for the noise band "
                      f"(default {DEFAULT_NOISE_SEEDS}, at most {MAX_NOISE_SEEDS})")

@@ -488,6 +488,14 @@ def _import(spec: str, where: str):
         if missing in MissingFramework.EXTRAS:
             need = MissingFramework(missing, f"importing {where}")
             raise TargetError(spec, need.problem, need.hint) from exc
+        if exc.name and exc.name != where and not where.startswith(exc.name + "."):
+            # the target was found; something it imports is not installed
+            raise TargetError(
+                spec, f"{where} imports {exc.name}, which is not installed in this Python "
+                f"({sys.executable})",
+                f"Install it here (pip install {missing}, if that is its package's name), or "
+                "run the check with the Python your program trains with",
+            ) from exc
         raise TargetError(
             spec,
             f"cannot import {where}: {exc}",

@@ -115,3 +115,20 @@ def test_an_option_a_command_does_not_have_is_refused_with_that_commands_usage(c
     err = capsys.readouterr().err
     assert err.startswith("usage: resumecheck fuzz ")
     assert "resumecheck fuzz: error: unrecognized arguments: --noise-seeds" in err
+
+
+def test_a_target_that_imports_a_missing_package_names_that_package(tmp_path):
+    """A trial: a found file importing an uninstalled package was told to run
+    from its directory or give a file path (it had given one)."""
+    from resumecheck.errors import TargetError
+    from resumecheck.program import load_target
+
+    program = tmp_path / "needs_pkg.py"
+    program.write_text("import nonexistent_pkg_xyz\nTARGET = None\n")
+    with pytest.raises(TargetError) as info:
+        load_target(f"{program}:TARGET")
+    said = str(info.value)
+    assert f"{program} imports nonexistent_pkg_xyz, which is not installed" in said
+    assert "pip install nonexistent_pkg_xyz" in said and "give a file path" not in said
+    with pytest.raises(TargetError, match="cannot import not_a_module_here: No module named"):
+        load_target("not_a_module_here:TARGET")
