@@ -43,7 +43,7 @@ __all__ = [
 
 # Within a step, quantities are compared in the order they are produced, so
 # the first difference names the cause rather than a consequence.
-QUANTITY_ORDER = ("data", "inputs", "scale", "skipped", "lr", "loss", "grad", "param")
+QUANTITY_ORDER = ("data", "inputs", "scale", "lr", "loss", "grad", "skipped", "param")
 
 
 @dataclass(slots=True)

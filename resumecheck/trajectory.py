@@ -2,8 +2,8 @@
 
 The verdict says *where* a run first diverged; the trajectory keeps enough to
 show *how*: the loss of every step the run recorded and, per kind of
-quantity (the samples consumed, the loss scale, a skipped step, the learning
-rate, the loss, the gradients, the parameters), the steps at which it differs
+quantity (the samples consumed, the loss scale, the learning rate, the loss,
+the gradients, a skipped step, the parameters), the steps at which it differs
 from the reference bit for bit. Plots and other tools read it from the JSON
 report (``runs[].trajectory``, see docs/REPORT.md); it stays small: one float
 per step and a list of step numbers per kind.
@@ -23,12 +23,12 @@ __all__ = ["QUANTITY_KINDS", "Trajectory"]
 # The same names and order as trace.QUANTITY_ORDER, spelled out so that
 # reading a report does not import torch.
 QUANTITY_KINDS: tuple[str, ...] = (
-    "data", "inputs", "scale", "skipped", "lr", "loss", "grad", "param",
+    "data", "inputs", "scale", "lr", "loss", "grad", "skipped", "param",
 )
 """The kinds of per-step quantity, in the order a step produces them:
 ``data`` (the samples a step returned), ``inputs`` (what the model was fed,
-for steps that return no samples), ``scale``, ``skipped``, ``lr``, ``loss``,
-``grad``, ``param``."""
+for steps that return no samples), ``scale``, ``lr``, ``loss``, ``grad``,
+``skipped`` (the optimizer step was skipped: decided from the gradients), ``param``."""
 
 
 @dataclass(kw_only=True)

@@ -32,3 +32,18 @@ def test_skipped_steps_and_unscaled_gradients(tmp_path):
     # unscaled: magnitudes of a real gradient, not multiplied by a 2**17 scale
     assert 0 < grad.abs().max().item() < 100
     assert {"loss", "data", "scale", "lr", "param:fc1.weight"} <= set(tensors)
+
+
+def test_a_skipped_step_is_named_after_the_loss_and_gradients_that_decide_it():
+    """A trial: with dropout drawn from other streams, 'skipped step' was named
+    as the first divergence of a step whose loss already differed; the
+    scaler skips a step because of its gradients, so it comes after them."""
+    from resumecheck.trace import StepRecord, first_difference
+
+    ref = StepRecord(step=6, loss=1.3555, digests={
+        "scale": "a", "lr": "b", "loss": "c", "grad:w": "d", "skipped": "False", "param:w": "e"})
+    run = StepRecord(step=6, loss=1.3774, digests={
+        "scale": "a", "lr": "b", "loss": "C", "grad:w": "D", "skipped": "True", "param:w": "e"})
+    assert first_difference([ref], [run]) == (6, "loss")
+    only_skip = StepRecord(step=6, loss=1.3555, digests={**ref.digests, "skipped": "True"})
+    assert first_difference([ref], [only_skip]) == (6, "skipped")
