@@ -125,11 +125,13 @@ def _describe_run(run: RunResult, label: str, incomplete: bool) -> list[str]:
             f"    first divergence: step {run.first_divergent_step}, "
             f"{run.first_divergent_quantity}"
         )
+        figures = (f"{_figures_where(run)}, each its own largest: |Δ| {_g(run.max_abs_diff)}, "
+                   f"relative {_g(run.max_rel_diff)}, {_g(run.max_ulp_diff)} ULP"
+                   if run.max_abs_diff is not None else
+                   "what differs holds no floating-point values, so no |Δ| is measured "
+                   "(a counter, a setting, a flag)")
         lines.append(
-            "    reference vs resumed: max |Δloss| "
-            f"{_g(run.max_abs_loss_diff)}; {_figures_where(run)}, each its own largest: "
-            f"|Δ| {_g(run.max_abs_diff)}, relative {_g(run.max_rel_diff)}, "
-            f"{_g(run.max_ulp_diff)} ULP"
+            f"    reference vs resumed: max |Δloss| {_g(run.max_abs_loss_diff)}; {figures}"
         )
     for finding in run.diagnosis:
         lines.append(f"    diagnosis: {finding.component}: {finding.detail}"

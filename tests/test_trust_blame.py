@@ -120,3 +120,15 @@ def test_a_component_lost_at_every_restart_is_confirmed_by_putting_it_right_at_e
     [finding] = own.diagnosis
     assert (finding.component, finding.step, finding.status) == ("scheduler", 3, "confirmed")
     assert verify(CORRECT_STEPPED_TWICE, drop="none", noise_seeds=0).equivalent
+
+
+def test_a_failure_that_differs_only_in_integers_says_no_magnitude_is_measured():
+    """A trial: the pytest failure read '|Δ| -, relative -, - ULP'."""
+    import resumecheck
+
+    with pytest.raises(AssertionError) as info:
+        resumecheck.assert_resume_equivalent(
+            "fixtures.bugs.class01_scheduler_not_saved:BUGGY_STEPPED_TWICE", noise_seeds=0)
+    said = str(info.value)
+    assert "what differs holds no floating-point values, so no |Δ| is measured" in said, said
+    assert "|Δ| -" not in said
