@@ -475,8 +475,9 @@ def _interruptible() -> Iterator[list[int]]:
         watcher.close()
 
 
-def _interrupted_message(signum: int) -> str:
-    return (f"interrupted by {signal.Signals(signum).name}: nothing was judged; child "
+def _interrupted_message(signum: int, command: str | None = None) -> str:
+    done = "no timing was reported" if command == "timing" else "nothing was judged"
+    return (f"interrupted by {signal.Signals(signum).name}: {done}; child "
             "processes were stopped and temporary files removed")
 
 
@@ -524,7 +525,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             from resumecheck import forkserver
 
             forkserver.shutdown(wait=False)  # (before saying so: a server may still be starting)
-            _error(_interrupted_message(signum) + _stale_output(args))
+            _error(_interrupted_message(signum, args.command) + _stale_output(args))
             return 128 + signum
         except Exception as exc:
             return _failed(args, exc)

@@ -26,6 +26,14 @@ from resumecheck.phases import (
 
 __all__ = ["PhaseTimer", "TimingReport", "measure"]
 
+_UNMARKED = "- (never entered: mark it in your step with resumecheck.phase(...))"
+_NOT_ENTERED = {
+    GRAD_SYNC: "- (none: one process has no gradient sync)",
+    BARRIER: "- (none: one process waits at no barrier)",
+    CHECKPOINT: "- (no checkpoint fell in the measured steps)",
+}
+"""What the single-process table says of a phase with no call, instead of zeros."""
+
 
 @dataclass
 class _Step:
@@ -198,6 +206,9 @@ class TimingReport:
             lines = lines[:1] + self._rank_lines()
         else:
             for name, p in self.phases().items():
+                if not p["calls"]:  # never entered: not a measured zero
+                    lines.append(f"{name:<16}{0:>7}   {_NOT_ENTERED.get(name, _UNMARKED)}")
+                    continue
                 lines.append(
                     f"{name:<16}{p['calls']:>7}{_ms(p['total_s']):>12}{_ms(p['median_s']):>12}"
                     f"{_ms(p['p95_s']):>12}{100 * p['share']:>7.1f}%"

@@ -83,3 +83,37 @@ def test_cli_timing_lists_all_eight_phases(capsys):
     assert main(["timing", "--steps", "5", "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["schema"] == "resumecheck.timing/1" and data["phases"] == list(PHASES)
+
+
+def test_a_phase_never_entered_says_why_instead_of_zeros():
+    """A trial: unmarked phases printed as '0 calls 0.000 ms', like a measured zero."""
+    import torch
+
+    from resumecheck import Target, phase
+    from resumecheck.timing import measure as measure_target
+
+    class Unmarked:
+        def __init__(self, config):
+            self.model = torch.nn.Linear(2, 1)
+            self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+
+        def components(self):
+            return {"params": self.model, "optimizer": self.opt}
+
+        def train_step(self):
+            with phase("forward"):
+                loss = self.model(torch.ones(4, 2)).pow(2).mean()
+            loss.backward()
+            self.opt.step()
+            self.opt.zero_grad()
+            return loss.detach()
+
+    text = measure_target(Target(factory=Unmarked, steps=4), steps=4, warmup=1,
+                          checkpoint_every=100).render()
+    rows = {line.split()[0]: line for line in text.splitlines()[4:] if line.strip()}
+    assert "0.000 ms" not in rows["backward"]
+    assert "never entered: mark it in your step with resumecheck.phase(...)" in rows["backward"]
+    assert "one process has no gradient sync" in rows["grad_sync"]
+    assert "one process waits at no barrier" in rows["barrier"]
+    assert "no checkpoint fell in the measured steps" in rows["checkpoint"]
+    assert rows["forward"].split()[1] == "4"

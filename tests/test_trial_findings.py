@@ -90,3 +90,11 @@ def test_the_epoch_boundaries_a_fuzz_resumed_at_read_as_steps_not_a_count():
         boundaries=[5, 10, 15], boundaries_covered=[5, 10])
     assert "no resume at an epoch boundary (5, 10, 15))" in said(boundaries=[5, 10, 15])
     assert "the program declares no epoch boundaries)" in said()
+
+
+def test_an_interrupted_timing_does_not_say_nothing_was_judged():
+    from resumecheck.cli import _interrupted_message
+
+    assert _interrupted_message(2, "timing").startswith(
+        "interrupted by SIGINT: no timing was reported;")
+    assert "nothing was judged" in _interrupted_message(2, "run")
