@@ -35,6 +35,7 @@ import os
 import signal
 import subprocess
 import sys
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -140,23 +141,25 @@ def distributed_checks(target_spec: str, *, nproc: int, steps: int, config: dict
                               f"expected a multiple of nproc={nproc}: each rank takes an equal shard")
     spec = {"target": target_spec, "config": config, "steps": steps, "threads": threads,
             "batch_size": batch_size, "nproc": nproc}
-    names = ("determinism", "synchronized gradient", "ranks agree", N_VS_ONE)
+    names = ("determinism", SYNC_CHECK, "ranks agree", N_VS_ONE)
     with scratch_directory("resumecheck-dist-baseline-") as tmp:
         work = Path(tmp)
         bound = timeout or LAUNCH_TIMEOUT
-        many, failed = launch(nproc, "resumecheck.dist_baseline", {**spec, "determinism": True}, work,
-                              f"ranks{nproc}", bound)
+        many, failed = launch(nproc, "resumecheck.dist_baseline", {**spec, "determinism": True},
+                              work, f"ranks{nproc}", bound)
         one: list[dict[str, Any]] = []
         if failed is None:
-            one, failed = launch(1, "resumecheck.dist_baseline", {**spec, "determinism": False}, work, "ranks1",
-                                 bound)
+            one, failed = launch(1, "resumecheck.dist_baseline", {**spec, "determinism": False},
+                                 work, "ranks1", bound)
     if failed is not None:
         if "TargetError" in failed:
             raise TargetError(target_spec, failed, "Fix the factory so that it builds in "
                               "every rank once the process group exists")
-        return [BaselineCheck(name=names[0], status="failed", detail=failed)] + [
-            BaselineCheck(name=n, status="skipped", detail="a launch failed")
-            for n in names[1:]]
+        # the check whose work failed fails; the others were not reached or not judged
+        guilty = next((r["check"] for r in [*many, *one] if r.get("check")), names[0])
+        return [BaselineCheck(name=n, status="failed", detail=failed) if n == guilty else
+                BaselineCheck(name=n, status="skipped",
+                              detail=f"a launch failed (see {guilty})") for n in names]
     return [_determinism(many, steps), _synchronized(many, one, nproc),
             _agree(many), _trajectory(many, one, nproc)]
 
@@ -428,6 +431,7 @@ def _rank(spec: dict[str, Any]) -> dict[str, Any]:
     config = dict(spec["config"])
     result: dict[str, Any] = {"rank": rank, "world_size": world, "batch_size": spec["batch_size"]}
     # 1. the tiny batch, float64, through the program's own sync
+    _STAGE[:] = [SYNC_CHECK, "building the program with float64 as torch's default dtype"]
     previous = torch.get_default_dtype()
     torch.set_default_dtype(torch.float64)
     try:
@@ -441,6 +445,7 @@ def _rank(spec: dict[str, Any]) -> dict[str, Any]:
     result["dtype"] = str(next(model.parameters()).dtype).removeprefix("torch.")
     if callable(getattr(program, "tiny_batch", None)) and callable(
             getattr(program, "batch_loss", None)):
+        _STAGE[1] = "the tiny batch's gradient in float64 (tiny_batch, batch_loss, backward)"
         batch = program.tiny_batch(spec["batch_size"])
         model.eval()  # dropout off
         loss = program.batch_loss(model, _split(batch, world, rank))
@@ -453,6 +458,7 @@ def _rank(spec: dict[str, Any]) -> dict[str, Any]:
     del built, program, model
     # 2. determinism at N ranks, with the run's own settings
     if spec["determinism"]:
+        _STAGE[:] = ["determinism", "the two uninterrupted runs with the run's settings"]
         result["determinism"] = [_run(target, config, spec["steps"], keep=False)["records"]
                                  for _ in range(2)]
     # 3. the same global batches: N ranks, or 1 rank with N-fold accumulation
@@ -463,10 +469,28 @@ def _rank(spec: dict[str, Any]) -> dict[str, Any]:
             "which one rank trains on the same global batches as N (accumulation scaled, "
             "per-rank randomness off)")
     else:
+        _STAGE[:] = [N_VS_ONE, "the run with the settings of equivalence_config"]
         settings = dict(equivalence(world, spec["nproc"]))
         run = _run(target, {**config, **settings}, spec["steps"], keep=True)
         result.update(equivalence=settings, losses=run["losses"], params=run["params"])
     return result
+
+
+def _where(exc: BaseException) -> str:
+    """The innermost frame of the program's own code (not torch's, nor ours) that
+    the exception passed through."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    own = [f for f in frames if "-packages" not in f.filename
+           and not f.filename.startswith(os.path.dirname(__file__))]
+    frame = (own or frames or [None])[-1]
+    return "" if frame is None else f" (at {frame.filename}:{frame.lineno}, in {frame.name})"
+
+
+_STAGE: list[str] = []
+"""In a rank: the check whose work is running, and that work in words (a
+failure names both)."""
+
+SYNC_CHECK = "synchronized gradient"
 
 
 def run_rank(spec_path: str, body: Callable[[dict[str, Any]], dict[str, Any]]) -> int:
@@ -482,7 +506,10 @@ def run_rank(spec_path: str, body: Callable[[dict[str, Any]], dict[str, Any]]) -
     try:
         result = body(spec)
     except Exception as exc:  # reported by the parent as a failed launch
-        torch.save({"rank": rank, "error": f"rank {rank}: {type(exc).__name__}: {exc}"}, out)
+        check, during = _STAGE if len(_STAGE) == 2 else (None, None)
+        said = (f"rank {rank}" + (f", in {during}" if during else "")
+                + f": {type(exc).__name__}: {exc}{_where(exc)}")
+        torch.save({"rank": rank, "error": said, "check": check}, out)
         os._exit(1)  # peers may wait in a collective: do not tear the group down politely
     torch.save(result, out)
     dist.barrier()

@@ -133,3 +133,19 @@ def test_an_interrupt_while_a_launch_runs_stops_it_and_propagates(monkeypatch, t
     with pytest.raises(KeyboardInterrupt):
         dist_baseline.launch(2, "resumecheck._rank", {"threads": 1}, tmp_path, "x", timeout=60)
     assert launched[0].returncode == -9  # the launch's process group was killed
+
+
+@pytest.mark.distributed
+@pytest.mark.e2e
+def test_a_rank_that_fails_in_the_tiny_batch_fails_that_check_naming_where():
+    """A trial: a batch_loss that raised was filed under 'determinism', with no
+    phase or line named."""
+    report = check_baseline("fixtures.dist.baseline_user:CASTS_TO_FLOAT32", nproc=2, steps=3)
+    checks = {c.name: c for c in report.checks}
+    assert {n: c.status for n, c in checks.items()} == {
+        "determinism": "skipped", "synchronized gradient": "failed",
+        "ranks agree": "skipped", "N ranks vs 1 rank": "skipped"}, report.render()
+    detail = checks["synchronized gradient"].detail
+    assert "in the tiny batch's gradient in float64 (tiny_batch, batch_loss, backward)" in detail
+    assert "fixtures/dist/baseline_user.py:" in detail and "in batch_loss)" in detail
+    assert checks["determinism"].detail == "a launch failed (see synchronized gradient)"
