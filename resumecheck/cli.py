@@ -24,7 +24,6 @@ A step that takes longer ends its run as ``failed``.
 
 from __future__ import annotations
 
-import _thread
 import argparse
 import contextlib
 import os
@@ -32,7 +31,6 @@ import signal
 import sys
 import warnings
 import threading
-import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -417,19 +415,15 @@ def _interruptible() -> Iterator[list[int]]:
     if threading.current_thread() is not threading.main_thread():
         yield []
         return
-    from resumecheck.interrupt import HANDLED, Watcher
+    from resumecheck.interrupt import HANDLED, Redelivery, Watcher
 
     received: list[int] = []
-    again: list[bool] = []
-    in_hook: list[bool] = []
     watcher = Watcher(_stuck_message)
+    dropped = Redelivery(received)
 
     def handler(signum: int, frame: object) -> None:
-        if again:  # the first raise was dropped: raise it again (not inside the hook)
-            if not in_hook:
-                again.clear()
-                _raise_for(received[0])
-            return
+        if dropped.due():  # the first raise was dropped: raise it again
+            _raise_for(received[0])
         if received or not watcher.taken(signum):
             return
         received.append(signum)
@@ -438,38 +432,13 @@ def _interruptible() -> Iterator[list[int]]:
             return
         _raise_for(signum)
 
-    unraisable = sys.unraisablehook
-
-    def swallowed(info: Any) -> None:
-        """Python drops an exception raised where it cannot propagate (a
-        garbage-collection callback, as hypothesis installs, or a ``__del__``)
-        and prints it: a signal taken there would be lost, and the command
-        would go on and exit 0. Raise it again where it can propagate."""
-        if received and isinstance(info.exc_value, KeyboardInterrupt):
-            in_hook.append(True)
-            try:
-                if not again:
-                    again.append(True)
-                    threading.Thread(target=nudge, daemon=True).start()
-            finally:
-                in_hook.clear()
-            return
-        unraisable(info)
-
-    def nudge() -> None:
-        """Signal the main thread again until it has raised where it can."""
-        while again:
-            time.sleep(0.005)
-            if again:
-                _thread.interrupt_main(received[0])
-
     previous = {s: signal.signal(s, handler) for s in HANDLED
                 if s in (signal.SIGINT, signal.SIGTERM) or signal.getsignal(s) != signal.SIG_IGN}
-    sys.unraisablehook = swallowed
+    dropped.install()
     try:
         yield received
     finally:
-        sys.unraisablehook = unraisable
+        dropped.uninstall()
         for s, h in previous.items():
             signal.signal(s, h)
         watcher.close()

@@ -482,8 +482,10 @@ def _where(exc: BaseException) -> str:
     frames = traceback.extract_tb(exc.__traceback__)
     own = [f for f in frames if "-packages" not in f.filename
            and not f.filename.startswith(os.path.dirname(__file__))]
-    frame = (own or frames or [None])[-1]
-    return "" if frame is None else f" (at {frame.filename}:{frame.lineno}, in {frame.name})"
+    if not (own or frames):
+        return ""
+    frame = (own or frames)[-1]
+    return f" (at {frame.filename}:{frame.lineno}, in {frame.name})"
 
 
 _STAGE: list[str] = []

@@ -19,6 +19,7 @@ engine, fuzz, the baseline and timing make theirs with.
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import os
 import shutil
@@ -28,10 +29,11 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
+from typing import Any
 
 __all__ = [
-    "GRACE", "HANDLED", "RunDirectories", "Watcher", "proc_stat", "scratch_directory",
-    "stop_descendants",
+    "GRACE", "HANDLED", "Redelivery", "RunDirectories", "Watcher", "proc_stat",
+    "scratch_directory", "stop_descendants",
 ]
 
 HANDLED = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP")
@@ -292,6 +294,55 @@ class Watcher:
         with contextlib.suppress(OSError, ValueError):
             sys.stdout.flush()
         _EXIT(128 + signum)
+
+
+class Redelivery:
+    """Python drops an exception raised where it cannot propagate (a
+    garbage-collection callback, as hypothesis installs, or a ``__del__``) and
+    prints it: a signal whose handler raised there would be lost, and the
+    command would go on and exit 0. While installed (main thread), such a
+    dropped KeyboardInterrupt is not printed; the main thread is signalled
+    again, from another thread, until its handler (which asks ``due()``)
+    raises where the exception propagates. ``received`` holds the signal taken."""
+
+    def __init__(self, received: list[int]) -> None:
+        self._received = received
+        self._pending = False
+        self._in_hook = False
+        self._previous = sys.unraisablehook
+
+    def install(self) -> None:
+        self._previous = sys.unraisablehook
+        sys.unraisablehook = self._hook
+
+    def uninstall(self) -> None:
+        sys.unraisablehook = self._previous
+        self._pending = False
+
+    def due(self) -> bool:
+        """In the handler: raise again now (never inside the hook, where it is dropped again)."""
+        if not self._pending or self._in_hook:
+            return False
+        self._pending = False
+        return True
+
+    def _hook(self, info: Any) -> None:
+        if not (self._received and isinstance(info.exc_value, KeyboardInterrupt)):
+            self._previous(info)
+            return
+        self._in_hook = True
+        try:
+            if not self._pending:
+                self._pending = True
+                threading.Thread(target=self._nudge, daemon=True).start()
+        finally:
+            self._in_hook = False
+
+    def _nudge(self) -> None:
+        while self._pending:
+            time.sleep(0.005)
+            if self._pending:
+                _thread.interrupt_main(signal.Signals(self._received[0]))
 
 
 _ACTIVE: Watcher | None = None

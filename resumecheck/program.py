@@ -440,6 +440,28 @@ def _importable_from_cwd() -> None:
         sys.path.append(cwd)
 
 
+def _not_found(spec: str, where: str, exc: ModuleNotFoundError) -> TargetError:
+    """A module is missing: a framework's extra, one the target imports, or the target."""
+    missing = (exc.name or "").split(".")[0]
+    if missing in MissingFramework.EXTRAS:
+        need = MissingFramework(missing, f"importing {where}")
+        return TargetError(spec, need.problem, need.hint)
+    if exc.name and exc.name != where and not where.startswith(exc.name + "."):
+        # the target was found; something it imports is not installed
+        return TargetError(
+            spec, f"{where} imports {exc.name}, which is not installed in this Python "
+            f"({sys.executable})",
+            f"Install it here (pip install {missing}, if that is its package's name), or "
+            "run the check with the Python your program trains with",
+        )
+    return TargetError(
+        spec,
+        f"cannot import {where}: {exc}",
+        "Run from the directory that holds it, install it, or give a file path "
+        "(path/to/train.py:build)",
+    )
+
+
 def _import(spec: str, where: str):
     try:
         if where.endswith(".py") or "/" in where or "\\" in where:
@@ -484,24 +506,7 @@ def _import(spec: str, where: str):
     except TargetError:
         raise
     except ModuleNotFoundError as exc:
-        missing = (exc.name or "").split(".")[0]
-        if missing in MissingFramework.EXTRAS:
-            need = MissingFramework(missing, f"importing {where}")
-            raise TargetError(spec, need.problem, need.hint) from exc
-        if exc.name and exc.name != where and not where.startswith(exc.name + "."):
-            # the target was found; something it imports is not installed
-            raise TargetError(
-                spec, f"{where} imports {exc.name}, which is not installed in this Python "
-                f"({sys.executable})",
-                f"Install it here (pip install {missing}, if that is its package's name), or "
-                "run the check with the Python your program trains with",
-            ) from exc
-        raise TargetError(
-            spec,
-            f"cannot import {where}: {exc}",
-            "Run from the directory that holds it, install it, or give a file path "
-            "(path/to/train.py:build)",
-        ) from exc
+        raise _not_found(spec, where, exc) from exc
     except Exception as exc:
         raise TargetError(
             spec,
