@@ -809,8 +809,10 @@ def entrypoint() -> None:
         # its files. Leave without the seconds an interpreter holding torch
         # spends tearing down, so the signal takes effect at once.
         from resumecheck import forkserver
+        from resumecheck.interrupt import stop_descendants
 
         forkserver.shutdown(wait=False)
+        stop_descendants()  # (a server still starting, a launcher's: none outlives the command)
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()

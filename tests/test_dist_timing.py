@@ -40,5 +40,11 @@ def test_ddp_program_shows_gradient_sync_and_barrier_idle_per_rank():
         assert rank["phases_total_s"] <= rank["step_total_s"] * 1.001
     table = report.render()
     assert "2 ranks; step median min" in table and "total min" in table and "total max" in table
-    rows = {line.split()[0]: line for line in table.splitlines()[-2:]}
-    assert set(rows) == {"0", "1"}  # gradient sync and barrier idle, rank by rank
+    rows = {line.split()[0]: line.split() for line in table.splitlines()[-3:-1]}
+    assert set(rows) == {"0", "1"}  # gradient sync and the barrier, rank by rank
+    # (a trial: both ranks' barrier time was called idle; beyond the least is the wait)
+    at = {r: float(row[3]) for r, row in rows.items()}
+    beyond = {r: float(row[5]) for r, row in rows.items()}
+    assert min(beyond.values()) == 0.0
+    assert all(beyond[r] == pytest.approx(at[r] - min(at.values()), abs=0.002) for r in rows)
+    assert table.splitlines()[-1].startswith("(at barrier: the barrier's own round trip,")
