@@ -135,7 +135,10 @@ class Comparison:
     """How a run's steps and end state compare with the reference's."""
 
     first: tuple[int, str] | None = None
-    """The first (step, quantity) beyond tolerance."""
+    """The first (step, quantity) beyond tolerance: of several tensors of one kind
+    (parameters, gradients) beyond it at that step, the one that differs most."""
+    first_others: int = 0
+    """How many more of ``first``'s kind are beyond tolerance at its step."""
     first_bitwise: tuple[int, str] | None = None
     worst: Difference | None = None
     loss_deltas: dict[int, float] = field(default_factory=dict)
@@ -164,10 +167,10 @@ def compare_run(ref: Reference, first_k: int, dropped: Sequence[str], segments: 
                 continue  # (the figures are the departure's: this step is past it)
             diffs = tensor_differences(ref, seg, rec.step, keys)
             for key in keys:
-                d = diffs.get(key, Difference(False))
-                out.worst = d.worse(out.worst)
-                if not d.within_tolerance and out.first is None:
-                    out.first = (rec.step, key)
+                out.worst = diffs.get(key, Difference(False)).worse(out.worst)
+            beyond = [k for k in keys if not diffs.get(k, Difference(False)).within_tolerance]
+            if beyond:
+                out.first, out.first_others = _most_of_first_kind(rec.step, beyond, diffs)
     if out.first is not None:
         # Departed: the figures are the departure where it begins. Later steps
         # (a later resume point's, every step within a tolerance) and the end
@@ -182,6 +185,21 @@ def compare_run(ref: Reference, first_k: int, dropped: Sequence[str], segments: 
         if out.first is None and not diff.within_tolerance:
             out.first = (ref.steps, f"state:{name}")
     return out
+
+
+def _most_of_first_kind(step: int, beyond: list[str],
+                        diffs: dict[str, Difference]) -> tuple[tuple[int, str], int]:
+    """Of the first kind beyond tolerance at ``step`` (``beyond`` in the order a
+    step produces them), the key that differs most, and how many others of
+    that kind are beyond it too (a trial: every parameter differed and the
+    first by name was named, as if it alone did)."""
+    def kind(key: str) -> str:
+        return split_rank_name(key)[0].partition(":")[0]
+
+    same = [k for k in beyond if kind(k) == kind(beyond[0])]
+    size = {k: diffs[k].max_abs for k in same if k in diffs and diffs[k].max_abs is not None}
+    pick = max(same, key=lambda k: size.get(k, -1.0))
+    return (step, pick), len(same) - 1
 
 
 def tensor_differences(ref: Reference, seg: SegmentResult, step: int,
@@ -337,7 +355,8 @@ def judge(ref: Reference, result: RunResult, segments: Segments) -> Comparison |
     if cmp.first is not None:
         result.verdict = DIVERGED
         result.first_divergent_step, quantity = cmp.first
-        result.first_divergent_quantity = quantity_name(quantity)
+        result.first_divergent_quantity = quantity_name(quantity) + _others(quantity,
+                                                                             cmp.first_others)
         if result.first_divergent_step <= result.resume_at[0]:
             # Its first half, replayed from step 0, already differs: no save or
             # restore has happened yet, so nothing can be blamed on them.
@@ -764,6 +783,13 @@ def latent_text(r: RunResult) -> str:
         "after the restart here (a component unused, or only entries nothing reads); it "
         "matters once something reads it"
     )
+
+
+def _others(key: str, n: int) -> str:
+    """`` (and 3 more parameters)``: the others of a named tensor's kind that differ too."""
+    kind = {"param": "parameter", "grad": "gradient"}.get(
+        split_rank_name(key)[0].partition(":")[0])
+    return f" (and {n} more {kind}{'' if n == 1 else 's'})" if n and kind else ""
 
 
 def quantity_name(key: str) -> str:

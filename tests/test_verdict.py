@@ -332,3 +332,28 @@ def test_of_several_tensors_that_differ_the_one_that_differs_most_is_named():
            "_count": 2}
     assert describe_difference("ema", ref, new, 8) == (
         "0.weight differs, max |Δ| 0.004 (and 2 more entries of its state_dict() differ)")
+
+
+def test_of_several_parameters_that_differ_the_largest_is_named_and_the_rest_counted(files):
+    """A trial: every parameter differed at the step and the first by name was
+    named ('parameter 0.bias'), as if it alone did."""
+    ref_t = {n: torch.tensor([1.0, 2.0]) for n in ("param:a", "param:b", "param:c")}
+    run_dir = files["dir"] / "run"
+    run_dir.mkdir()
+    torch.save({"param:a": ref_t["param:a"] + 1e-3, "param:b": ref_t["param:b"] + 0.5,
+                "param:c": ref_t["param:c"] + 1e-2}, run_dir / "step_3.pt")
+
+    def records(changed: bool) -> list:
+        return [StepRecord(step=s, loss=LOSS[s - 1], digests={
+            "loss": f"loss{s}", **{k: f"{k}{s}{'x' if changed and s == 3 else ''}"
+                                   for k in ref_t}}) for s in range(3, 7)]
+
+    seg = SegmentResult(records=[*_records(0, 2), *records(False)],
+                        names=NAMES, captures={2: files["at2"]}, end_state=files["end"])
+    ref = verdict.Reference(seg, Tolerance.bitwise(), {3: ref_t}.get, ())
+    result, segments = _run(files, records(True))
+    segments[0][1].tensor_dir = str(run_dir)
+    result = _judged(ref, result, segments)
+    assert (result.first_divergent_step, result.first_divergent_quantity) == (
+        3, "parameter b (and 2 more parameters)")
+    assert result.explanation.startswith("parameter b (and 2 more parameters) differs from step 3")
