@@ -197,8 +197,11 @@ def _most_of_first_kind(step: int, beyond: list[str],
         return split_rank_name(key)[0].partition(":")[0]
 
     same = [k for k in beyond if kind(k) == kind(beyond[0])]
-    size = {k: diffs[k].max_abs for k in same if k in diffs and diffs[k].max_abs is not None}
-    pick = max(same, key=lambda k: size.get(k, -1.0))
+    size: dict[str, float] = {}
+    for k in same:
+        measured = diffs[k].max_abs if k in diffs else None
+        size[k] = -1.0 if measured is None else measured
+    pick = max(same, key=size.__getitem__)
     return (step, pick), len(same) - 1
 
 
