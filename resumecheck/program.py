@@ -185,6 +185,19 @@ class Target:
         return True
 
 
+def _shared_streams(a: Any, b: Any) -> str:
+    """The random streams two declared ``RNGState`` both hold, in words ('' when none)."""
+    from resumecheck.components import RNGState
+    from resumecheck.streams import stream_label
+
+    if not (isinstance(a, RNGState) and isinstance(b, RNGState)):
+        return ""
+    both = [f"the {stream_label(s)}" for s in a.streams if s in b.streams]
+    ids = {id(g) for g in b.generators.values()}
+    both += [f"generator {n!r}" for n, g in a.generators.items() if id(g) in ids]
+    return ", ".join(both[:-1]) + f" and {both[-1]}" if len(both) > 1 else "".join(both)
+
+
 def _declared_twice(components: list[Component]) -> str | None:
     """Two components holding the same object, or a model holding another
     (a submodule declared beside its model), in words; None: none."""
@@ -192,6 +205,11 @@ def _declared_twice(components: list[Component]) -> str | None:
         for b in components[i + 1:]:
             if a.obj is b.obj:
                 return f"components {a.name!r} and {b.name!r} are the same object"
+            shared = _shared_streams(a.obj, b.obj)
+            if shared:
+                return (f"components {a.name!r} and {b.name!r} both hold {shared} (an "
+                        "RNGState holds the global streams unless streams=() says otherwise: "
+                        "RNGState({'aug': generator}, streams=()) holds that generator alone)")
     modules = [(c.name, c.obj) for c in components if isinstance(c.obj, torch.nn.Module)]
     for outer, model in modules:
         inside = {id(m) for m in model.modules()} - {id(model)}

@@ -236,5 +236,18 @@ class SubmoduleBeside(Linear):
         return {**super().components(), "head": self.model[0]}
 
 
+class StreamsTwice(Linear):
+    """An RNGState for a generator of its own, declared with the global streams it
+    holds by default beside 'rng' (a trial: dropping 'rng' was a blind spot)."""
+
+    def __init__(self, config: dict) -> None:
+        super().__init__(config)
+        self.aug = torch.Generator().manual_seed(3)
+
+    def components(self):
+        return {**super().components(), "aug_rng": RNGState({"aug": self.aug})}
+
+
 DECLARED_TWICE = Target(factory=DeclaredTwice, steps=6, resume_at=(3,))
+STREAMS_TWICE = Target(factory=StreamsTwice, steps=6, resume_at=(3,))
 SUBMODULE_BESIDE = Target(factory=SubmoduleBeside, steps=6, resume_at=(3,))

@@ -48,6 +48,10 @@ def _run(capsys, *argv):
         ("tests.programs:VECTOR_LOSS", "returned a loss of shape (3,); return a scalar"),
         ("tests.programs:DECLARED_TWICE", "components 'params' and 'model' are the same object: "
                                           "dropping one, the other still restores it"),
+        ("tests.programs:STREAMS_TWICE", "components 'rng' and 'aug_rng' both hold the Python "
+                                         "random stream, the numpy global stream, the torch "
+                                         "CPU stream and the torch CUDA stream (an RNGState "
+                                         "holds the global streams unless streams=() says"),
         ("tests.programs:SUBMODULE_BESIDE", "component 'head' is a submodule of component "
                                             "'params'"),
     ],
