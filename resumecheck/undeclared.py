@@ -94,11 +94,14 @@ class UndeclaredWatch:
                            "check that it resumes)")
             elif missed:
                 count = sum(t.numel() for t in missed)
+                todo = ("a framework's target declares the framework's own state only: make "
+                        "the callback save and restore it with the checkpoint (Lightning: its "
+                        "state_dict(); the Trainer: a callback that is an ExportableState)" if path.startswith("callbacks[") else
+                        "declare it as a component to check that it resumes")
                 out.append(f"{path} ({type(obj).__name__}: {len(missed)} tensor"
                            f"{'' if len(missed) == 1 else 's'}, {count} value"
                            f"{'' if count == 1 else 's'}, that training "
-                           "changed and no declared component holds: declare it as a "
-                           "component to check that it resumes)")
+                           f"changed and no declared component holds: {todo})")
         return out
 
 
@@ -148,11 +151,14 @@ def _held(program: Any, declared: set[int]) -> dict[str, tuple[Any, list[torch.T
     ours = type(program).__module__.startswith("resumecheck.")
     out: dict[str, tuple[Any, list[torch.Tensor]]] = {}
     seen = {id(program), *declared}
-    todo = [(name, value, 1) for name, value in _fields(program)
+    todo = [(name, value, 1, not ours) for name, value in _fields(program)
             if not (ours and name.startswith("_"))]
+    # (an adapter's user code: the objects a step function keeps, callbacks)
+    roots = getattr(program, "undeclared_roots", None)
+    todo += [(name, value, 1, True) for name, value in (roots() if callable(roots) else [])]
     looked = 0
     while todo and looked < _MOST:
-        path, obj, depth = todo.pop(0)
+        path, obj, depth, free = todo.pop(0)
         if id(obj) in seen:
             continue
         seen.add(id(obj))
@@ -167,7 +173,7 @@ def _held(program: Any, declared: set[int]) -> dict[str, tuple[Any, list[torch.T
             if tensors:
                 out[path] = (obj, tensors)
             continue
-        if ours and not isinstance(obj, (dict, list, tuple)):
+        if not free and not isinstance(obj, (dict, list, tuple)):
             continue
         children = _children(path, obj)
         if isinstance(obj, (dict, list, tuple)):  # its bare tensors: one entry, the container's
@@ -177,7 +183,7 @@ def _held(program: Any, declared: set[int]) -> dict[str, tuple[Any, list[torch.T
                 out[path] = (obj, bare)
             children = [(p, v) for p, v in children if not isinstance(v, torch.Tensor)]
         if depth < _DEPTH:
-            todo.extend((p, v, depth + 1) for p, v in children)
+            todo.extend((p, v, depth + 1, free) for p, v in children)
     return out
 
 

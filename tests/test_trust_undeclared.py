@@ -68,3 +68,46 @@ def test_a_generator_a_declared_model_keeps_is_named_when_nothing_holds_it():
         "resumes)"]
     twin = verify(model_generator.CORRECT, drop="none", noise_seeds=0)
     assert twin.equivalent and twin.undeclared == []
+
+
+class _Holder:
+    """A user's callback or the objects a step function keeps: an EMA's shadow."""
+
+    def __init__(self) -> None:
+        import torch
+
+        self.shadow = {"w": torch.zeros(3)}
+
+
+def test_state_of_an_adapters_user_code_is_named_with_what_to_do():
+    """A trial: an EMA kept in a Lightning or Trainer callback, or in an
+    Accelerate step function's closure, was lost by the checkpoint and the
+    check said EQUIVALENT with no 'not compared' line (the walk does not go
+    into a framework's objects or into an adapter's)."""
+    import torch
+
+    from resumecheck.components import Component
+    from resumecheck.undeclared import UndeclaredWatch
+
+    model = torch.nn.Linear(3, 1)
+    callback, kept = _Holder(), _Holder()
+
+    class Adapter:  # an adapter of this package: its own fields are not walked
+        def __init__(self) -> None:
+            self.model, self.trainer = model, object()
+
+        def undeclared_roots(self):
+            return [("callbacks[1] (EMACallback)", callback), ("step.extras", {"ema": kept})]
+
+    Adapter.__module__ = "resumecheck.frameworks.example"
+    program = Adapter()
+    components = [Component.of("params", model)]
+    watch = UndeclaredWatch(program, components)
+    callback.shadow["w"] += 1
+    kept.shadow["w"] += 1
+    found = watch.found(program, components)
+    assert len(found) == 2, found
+    assert found[0].startswith("callbacks[1] (EMACallback).shadow (dict: 1 tensor, 3 values")
+    assert "make the callback save and restore it with the checkpoint" in found[0]
+    assert found[1].startswith("step.extras['ema'].shadow (dict: 1 tensor, 3 values")
+    assert found[1].endswith("declare it as a component to check that it resumes)")

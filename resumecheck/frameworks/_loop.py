@@ -45,7 +45,7 @@ from resumecheck.program import StepOutput
 from resumecheck.trace import unwrap_optimizer
 
 __all__ = ["CONTINUE", "LiveState", "LoopProgram", "LoopRecord", "batch_fingerprint",
-           "run_pending"]
+           "run_pending", "user_callbacks"]
 
 CONTINUE = object()
 """What a function run in the loop returns to let the loop go on until its
@@ -359,3 +359,17 @@ def batch_fingerprint(batch: Any) -> torch.Tensor:
 
     walk(batch)
     return torch.cat(tensors) if tensors else torch.zeros(0, dtype=torch.float64)
+
+
+_FRAMEWORKS = ("lightning", "pytorch_lightning", "transformers", "accelerate", "resumecheck")
+
+
+def user_callbacks(callbacks: Any) -> list[tuple[str, Any]]:
+    """The callbacks among ``callbacks`` that are the program's own (not a
+    framework's, not the adapter's), named for a report: state they keep (an
+    EMA of the weights) is looked at like the program's own attributes."""
+    out = []
+    for i, callback in enumerate(list(callbacks or [])):
+        if type(callback).__module__.split(".")[0] not in _FRAMEWORKS:
+            out.append((f"callbacks[{i}] ({type(callback).__name__})", callback))
+    return out

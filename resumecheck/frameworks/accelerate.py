@@ -151,6 +151,20 @@ class AccelerateProgram:
         comps.update(self.extra)
         return comps
 
+    def undeclared_roots(self) -> list[tuple[str, Any]]:
+        """What your step function keeps (its closure: an EMA it updates): named
+        when training changes it and no component holds it."""
+        out = []
+        for fn, label in ((self.step_fn, "step"), (self.samples_fn, "samples")):
+            cells = getattr(fn, "__closure__", None) or ()
+            names = getattr(getattr(fn, "__code__", None), "co_freevars", ())
+            for name, cell in zip(names, cells):
+                try:
+                    out.append((f"{label}.{name}", cell.cell_contents))
+                except ValueError:  # (an empty cell)
+                    continue
+        return out
+
     def train_step(self) -> StepOutput:
         """One optimizer step: one batch, or under gradient accumulation
         (``step`` uses ``accelerator.accumulate``) the micro-batches up to the

@@ -43,7 +43,7 @@ from resumecheck.components import DATA_CURSOR, OPTIMIZER, PARAMS, RNG, SCHEDULE
 from resumecheck.errors import InvalidArgument
 from resumecheck.frameworks import require
 from resumecheck.frameworks._loop import (
-    LiveState, LoopProgram, LoopRecord, batch_fingerprint, run_pending,
+    LiveState, LoopProgram, LoopRecord, batch_fingerprint, run_pending, user_callbacks,
 )
 from resumecheck.program import Target
 from resumecheck.segments import scratch_dir
@@ -152,6 +152,10 @@ class LightningProgram(LoopProgram):
             DATA_CURSOR: LiveState(self, lambda: trainer.fit_loop, stage="setup"),
             RNG: _LightningStreams(self),
         }
+
+    def undeclared_roots(self) -> list[tuple[str, Any]]:
+        """Your own callbacks: state they keep is named when no component holds it."""
+        return user_callbacks(self.trainer.callbacks)
 
     def close(self) -> None:
         super().close()

@@ -44,7 +44,7 @@ from resumecheck.components import GLOBAL_STEP, OPTIMIZER, PARAMS, RNG, SCHEDULE
 from resumecheck.errors import InvalidArgument
 from resumecheck.frameworks import require
 from resumecheck.frameworks._loop import (
-    CONTINUE, LiveState, LoopProgram, LoopRecord, run_pending,
+    CONTINUE, LiveState, LoopProgram, LoopRecord, run_pending, user_callbacks,
 )
 from resumecheck.program import Target
 from resumecheck.segments import scratch_dir
@@ -155,6 +155,10 @@ class TrainerProgram(LoopProgram):
                                    stage="checkpoint"),
             RNG: _TrainerStreams(self),
         }
+
+    def undeclared_roots(self) -> list[tuple[str, Any]]:
+        """Your own callbacks: state they keep is named when no component holds it."""
+        return user_callbacks(self.trainer.callback_handler.callbacks)
 
     def close(self) -> None:
         super().close()
