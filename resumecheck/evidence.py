@@ -17,14 +17,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import torch
 
 from resumecheck.compare import Tolerance, compare_values, describe_entries
-from resumecheck.components import split_rank_name
-from resumecheck.report import FAILED, IDENTICAL, RunResult, StreamOffset
+from resumecheck.components import RNGState, split_rank_name
+from resumecheck.report import FAILED, IDENTICAL, NOT_CAUSE, RunResult, StreamOffset
 from resumecheck.segments import SegmentResult
 from resumecheck.capture import load_checkpoint
 from resumecheck.state_diff import describe_difference
@@ -52,9 +53,25 @@ def annotate(result: RunResult, reference: SegmentResult,
         result.divergence_detail = describe_data(reference, segments, result.first_divergent_step)
     if result.divergence_detail:
         result.explanation += f"; {result.divergence_detail}"
-    if result.stream_offsets:
+    cleared = _cleared_streams(result)
+    if result.stream_offsets and cleared:
+        # (a rerun with the stream put right changed nothing: said so on each line,
+        # and the explanation, which names the finding, does not repeat them)
+        note = f" ({cleared}, which holds it, differs but is not the cause: see the diagnosis)"
+        result.stream_offsets = [replace(o, detail=o.detail + note) for o in result.stream_offsets]
+    elif result.stream_offsets:
         result.explanation += "; " + _first_finding(result.stream_offsets) + _others(
             result.stream_offsets)
+
+
+def _cleared_streams(result: RunResult) -> str:
+    """The random-state components of the diagnosis, when a rerun found each
+    one not the cause ('' when there is none, or one is not so judged)."""
+    words = ("generator ", *(stream_label(s) for s in RNGState.STREAMS))
+    streams = [f for f in result.diagnosis if f.detail.startswith(words)]
+    if not streams or any(f.status != NOT_CAUSE for f in streams):
+        return ""
+    return " and ".join(dict.fromkeys(f.component for f in streams))
 
 
 def _others(offsets: list[StreamOffset]) -> str:

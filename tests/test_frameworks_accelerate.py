@@ -418,6 +418,14 @@ def test_a_scheduler_left_out_of_prepare_is_blamed_and_its_twin_passes():
     assert buggy.verdict == DIVERGED
     assert buggy.first_divergent_quantity == "learning rate"
     assert [f.component for f in buggy.diagnosis if f.confirmed] == ["scheduler"]
+    # the loader's generator, which the sampler reseeds, differs but is not the cause:
+    # its stream line says so, and the explanation does not chase it (a trial)
+    assert [(f.component, f.status) for f in buggy.diagnosis if not f.confirmed] == [
+        ("rng", "not_cause")]
+    assert buggy.stream_offsets and all(
+        s.detail.endswith("(rng, which holds it, differs but is not the cause: see the "
+                          "diagnosis)") for s in buggy.stream_offsets)
+    assert "generator `loader`" not in buggy.explanation
     twin = check(True)
     assert twin.verdict == IDENTICAL
     assert not any(f.component == "scheduler" for f in twin.diagnosis)
