@@ -154,16 +154,7 @@ class AccelerateProgram:
     def undeclared_roots(self) -> list[tuple[str, Any]]:
         """What your step function keeps (its closure: an EMA it updates): named
         when training changes it and no component holds it."""
-        out = []
-        for fn, label in ((self.step_fn, "step"), (self.samples_fn, "samples")):
-            cells = getattr(fn, "__closure__", None) or ()
-            names = getattr(getattr(fn, "__code__", None), "co_freevars", ())
-            for name, cell in zip(names, cells):
-                try:
-                    out.append((f"{label}.{name}", cell.cell_contents))
-                except ValueError:  # (an empty cell)
-                    continue
-        return out
+        return [*_closure("step", self.step_fn), *_closure("samples", self.samples_fn)]
 
     def train_step(self) -> StepOutput:
         """One optimizer step: one batch, or under gradient accumulation
@@ -290,6 +281,19 @@ class AccelerateProgram:
             self._fetches = consumed
         finally:
             streams.load_state_dict(saved)
+
+
+def _closure(label: str, fn: Any) -> list[tuple[str, Any]]:
+    """The objects a function keeps in its closure, named ``label.variable``."""
+    out = []
+    cells = getattr(fn, "__closure__", None) or ()
+    names = getattr(getattr(fn, "__code__", None), "co_freevars", ())
+    for name, cell in zip(names, cells):
+        try:
+            out.append((f"{label}.{name}", cell.cell_contents))
+        except ValueError:  # (an empty cell)
+            continue
+    return out
 
 
 class _Progress:
