@@ -152,8 +152,7 @@ class AccelerateProgram:
         return comps
 
     def undeclared_roots(self) -> list[tuple[str, Any]]:
-        """What your step function keeps (its closure: an EMA it updates): named
-        when training changes it and no component holds it."""
+        """What your step function keeps (its closure: an EMA it updates), looked at."""
         return [*_closure("step", self.step_fn), *_closure("samples", self.samples_fn)]
 
     def train_step(self) -> StepOutput:
