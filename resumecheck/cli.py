@@ -494,7 +494,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             from resumecheck import forkserver
 
             forkserver.shutdown(wait=False)  # (before saying so: a server may still be starting)
-            _error(_interrupted_message(signum, args.command) + _stale_output(args))
+            _error(_said(_interrupted_message(signum, args.command), _stale_output(args)))
             return 128 + signum
         except Exception as exc:
             return _failed(args, exc)
@@ -520,18 +520,17 @@ def _failed(args: argparse.Namespace, exc: Exception) -> int:
         raise exc
     stale = _stale_output(args)
     if isinstance(exc, (NondeterministicBaseline, ModuleStateChanged)):
-        _error(str(exc) + stale)
+        _error(_said(str(exc), stale))
         return EXIT_NONDETERMINISTIC
     if isinstance(exc, EnvironmentFailure):
-        _error(str(exc) + stale)
+        _error(_said(str(exc), stale))
         return EXIT_ENVIRONMENT
     if isinstance(exc, ResumecheckError):
-        _error(str(exc) + stale)
+        _error(_said(str(exc), stale))
     else:
-        _error(
+        _error(_said(
             f"unexpected {type(exc).__name__}: {exc}. This is a bug in resumecheck or "
-            "in the program under test; rerun with --debug for the traceback" + stale
-        )
+            "in the program under test; rerun with --debug for the traceback", stale))
     return EXIT_USAGE
 
 
@@ -551,10 +550,19 @@ def _stale_output(args: argparse.Namespace) -> str:
     """When the command ends without writing ``--output`` and that file exists
     from an earlier run: say so (a CI job that uploads it would show that run)."""
     path = getattr(args, "output", None)
-    if not path or path == "-" or getattr(args, "written", False) or not os.path.isfile(path):
+    if (not getattr(args, "output_checked", False) or getattr(args, "written", False)
+            or not os.path.isfile(path or "")):
         return ""
     return (f" The report file {path} was not written by this command: what it holds is "
             "from before.")
+
+
+def _said(message: str, more: str) -> str:
+    """``message`` and a further sentence, with the full stop between them."""
+    if not more:
+        return message
+    message = message.rstrip()
+    return message + ("" if message.endswith(".") else ".") + more
 
 
 def _error(message: str) -> None:
@@ -633,6 +641,7 @@ def _check_outputs(args: argparse.Namespace) -> None:
         from resumecheck.output import check_output
 
         check_output(args.output, args.target)
+        args.output_checked = True  # (a file there now is from before, if it is not written)
     if args.step_summary:
         from resumecheck.ci import step_summary_problem
 

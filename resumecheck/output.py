@@ -72,8 +72,7 @@ def _check(path: str, target: str | None) -> None:
             raise OutputError(
                 path, "it is a Python source file (a module of the program under test, "
                 "or another): writing there would overwrite it",
-                "Give --output a new file name (e.g. report.txt), or leave it out to print "
-                "the report")
+                "Give a new file name for it (e.g. report.txt)")
     if st is not None and not stat.S_ISREG(st.st_mode):
         _probe_special(path, real)
         return
@@ -138,8 +137,7 @@ def _refuse_target_source(path: str, real: str, target: str | None) -> None:
                 f"it is the Python source of the program under test, "
                 f"{target or _builtin_spec()}{shown}: writing the report there would "
                 "overwrite the program",
-                "Give --output a new file name (e.g. report.txt), or leave it out to print "
-                "the report",
+                "Give a new file name for it (e.g. report.txt)",
             )
 
 

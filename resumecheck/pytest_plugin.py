@@ -15,6 +15,7 @@ and the engine only inside the fixture and hooks that run a check.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 from pathlib import Path
@@ -125,6 +126,15 @@ def _plot_dir(config: pytest.Config) -> Path | None:
     path = Path(config.invocation_params.dir, str(raw))  # absolute: failure messages name it
     if path.exists() and not path.is_dir():
         raise pytest.UsageError(f"--resumecheck-plot-dir={raw}: exists and is not a directory")
+    try:  # now, not when a passing test draws its figure (a trial: that test failed)
+        path.mkdir(parents=True, exist_ok=True)
+        if not os.access(path, os.W_OK | os.X_OK):
+            raise PermissionError(errno.EACCES, "no permission to write in it")
+    except OSError as exc:
+        raise pytest.UsageError(
+            f"--resumecheck-plot-dir={raw}: cannot write figures in {path}: "
+            f"{exc.strerror or exc}. Give a directory that can be created and written "
+            "(or leave the option out)") from None
     return path
 
 

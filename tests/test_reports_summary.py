@@ -115,6 +115,21 @@ def test_plugin_plot_dir_without_matplotlib_is_a_usage_error(torch_dynamo_import
     result.stderr.fnmatch_lines(["*--resumecheck-plot-dir needs matplotlib*resumecheck[[]plot]*"])
 
 
+def test_a_plot_dir_that_cannot_be_made_is_refused_before_any_test(pytester):
+    """A trial: a read-only --resumecheck-plot-dir failed a passing test with an
+    OSError traceback when its figure was drawn."""
+    pytester.makepyfile(test_checks=TESTS)
+    (pytester.path / "afile").write_text("")
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider",
+                                          "--resumecheck-plot-dir=afile/plots")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([
+        "*--resumecheck-plot-dir=afile/plots: cannot write figures in *afile/plots: Not a "
+        "directory. Give a directory that can be created and written (or leave the option "
+        "out)*"])
+    assert "Traceback" not in result.stderr.str()
+
+
 def test_the_step_summary_row_of_a_failed_run_names_its_step_not_none():
     """A trial: a check whose resumed run raised at step 5 read `step 5: None`
     in the plugin's step summary (a failed run has a step, no quantity)."""

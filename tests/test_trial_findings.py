@@ -98,3 +98,12 @@ def test_an_interrupted_timing_does_not_say_nothing_was_judged():
     assert _interrupted_message(2, "timing").startswith(
         "interrupted by SIGINT: no timing was reported;")
     assert "nothing was judged" in _interrupted_message(2, "run")
+
+
+def test_a_note_after_a_message_gets_its_full_stop():
+    """A trial: '...temporary files removed The report file ... from before.'"""
+    from resumecheck.cli import _said
+
+    assert _said("temporary files removed", " The report file r.txt was not written.") == \
+        "temporary files removed. The report file r.txt was not written."
+    assert _said("done.", " More.") == "done. More." and _said("done", "") == "done"
