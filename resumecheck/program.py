@@ -464,6 +464,15 @@ def _not_found(spec: str, where: str, exc: ModuleNotFoundError) -> TargetError:
     if missing in MissingFramework.EXTRAS:
         need = MissingFramework(missing, f"importing {where}")
         return TargetError(spec, need.problem, need.hint)
+    home = _home_of(missing, where)
+    if home is not None:  # a package of the user's own, beside the file's folders
+        return TargetError(
+            spec, f"{where} imports {missing}, which is not installed, but is a package in "
+            f"{home}: a file target puts its own directory on the module path, not that one "
+            "(as `python path/to/file.py` would not)",
+            f"Run from {home} with the target as a module, "
+            f"{_as_module(where, home)}:{spec.rpartition(':')[2]}, or set PYTHONPATH={home}",
+        )
     if exc.name and exc.name != where and not where.startswith(exc.name + "."):
         # the target was found; something it imports is not installed
         return TargetError(
@@ -478,6 +487,27 @@ def _not_found(spec: str, where: str, exc: ModuleNotFoundError) -> TargetError:
         "Run from the directory that holds it, install it, or give a file path "
         "(path/to/train.py:build)",
     )
+
+
+def _home_of(missing: str, where: str) -> Path | None:
+    """For a file target: the current directory or a folder above the file
+    that holds ``missing`` as a package or module (None: none does)."""
+    if not missing or not (where.endswith(".py") or "/" in where or "\\" in where):
+        return None
+    path = Path(where).resolve()
+    for folder in (Path.cwd(), *path.parents):
+        if (folder / missing / "__init__.py").is_file() or (folder / f"{missing}.py").is_file():
+            return folder
+    return None
+
+
+def _as_module(where: str, home: Path) -> str:
+    """``pkg/check.py`` under ``home`` as ``pkg.check``."""
+    try:
+        rel = Path(where).resolve().relative_to(home.resolve())
+    except ValueError:
+        return where
+    return ".".join(rel.with_suffix("").parts)
 
 
 def _import(spec: str, where: str):

@@ -136,3 +136,21 @@ def test_a_target_that_imports_a_missing_package_names_that_package(tmp_path):
     assert "pip install nonexistent_pkg_xyz" in said and "give a file path" not in said
     with pytest.raises(TargetError, match="cannot import not_a_module_here: No module named"):
         load_target("not_a_module_here:TARGET")
+
+
+def test_a_file_target_that_imports_its_own_package_is_told_the_module_form(tmp_path):
+    """A trial: `run mytrain/check.py:T`, whose file imports the package
+    `mytrain` beside it, was told to `pip install mytrain` (another project's
+    name on PyPI); `mytrain.check:T` from its folder is what works."""
+    from resumecheck.errors import TargetError
+    from resumecheck.program import load_target
+
+    (tmp_path / "mytrain").mkdir()
+    (tmp_path / "mytrain" / "__init__.py").write_text("")
+    (tmp_path / "mytrain" / "check.py").write_text("from mytrain import train\nT = None\n")
+    with pytest.raises(TargetError) as info:
+        load_target(f"{tmp_path / 'mytrain' / 'check.py'}:T")
+    said = str(info.value)
+    assert f"imports mytrain, which is not installed, but is a package in {tmp_path}" in said
+    assert f"Run from {tmp_path} with the target as a module, mytrain.check:T" in said
+    assert "pip install" not in said
