@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Sequence, Set as AbstractSet
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
@@ -35,7 +35,7 @@ it, and two steps are the fewest a determinism run or a timing can compare."""
 
 ISOLATIONS = ("inprocess", "process")
 
-DropSpec = str | Sequence[str | Collection[str]]
+DropSpec = str | Sequence[str | Collection[str]] | AbstractSet[str]
 Isolation = Literal["inprocess", "process"]
 
 
@@ -49,7 +49,8 @@ class Settings:
     """Steps after which a run restarts, each in 1..N-1 (None: the target's own); kept
     as a tuple."""
     drop: DropSpec = "all"
-    """``"all"``, ``"none"`` or component names / groups of names to drop, one run each."""
+    """``"all"``, ``"none"`` or component names / groups of names to drop, one run each
+    (a set, or ``"a,b"``: one run dropping those together)."""
     isolation: Isolation = "inprocess"
     """Restarts in this interpreter (``inprocess``) or in a fresh one (``process``)."""
     tolerance: Tolerance | None = None
@@ -101,6 +102,7 @@ class Settings:
                                   "expected a Tolerance (Tolerance.bitwise() or Tolerance.close())")
         if not isinstance(self.check_determinism, bool):
             raise InvalidArgument("check_determinism", self.check_determinism, "expected a bool")
+        object.__setattr__(self, "drop", _one_form(self.drop))
         _check_drop(self.drop)
         if self.resume_at is not None:
             if not isinstance(self.resume_at, tuple):  # lists given by callers: one frozen form
@@ -216,6 +218,17 @@ def _check_resume_nproc(s: Settings) -> None:
                               "an elastic resume runs the full resume through the program's own "
                               "checkpoint only (the engine's capture is per rank and cannot be "
                               "resharded): drop components in a check without resume_nproc")
+
+
+def _one_form(drop: object) -> object:
+    """``drop`` as the CLI reads it: ``"rng,scheduler"`` is one run dropping both,
+    and a set (what ``strategies.component_subsets`` draws) is one run dropping
+    its names together, none for an empty set (the full resume alone)."""
+    if isinstance(drop, str) and "," in drop:
+        return [[n.strip() for n in drop.split(",") if n.strip()]]
+    if isinstance(drop, (set, frozenset)):
+        return [sorted(drop)] if drop else "none"
+    return drop
 
 
 def _check_drop(drop: object) -> None:

@@ -158,7 +158,9 @@ def interruption_schedules(
 def component_subsets(
     components: Iterable[str], *, min_size: int = 0, max_size: int | None = None
 ) -> st.SearchStrategy[frozenset[str]]:
-    """Sets of component names to drop, from ``components``."""
+    """Sets of component names to drop, from ``components``: ``verify(...,
+    drop=subset)`` drops a drawn set's names together in one run (an empty set:
+    the full resume alone)."""
     _manage_torch_stream()
     names = sorted(set(components))
     if not names:

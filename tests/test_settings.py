@@ -109,3 +109,14 @@ def test_forked_runs_keep_their_order_and_their_state_and_raise_what_they_raise(
 
     with pytest.raises(InvalidArgument, match="item=1: refused"):
         engine.forked_map(refuse, [1, 2, 3], 2)
+
+
+def test_a_set_or_a_comma_list_drops_its_names_together_as_the_cli_does():
+    """A trial: a set drawn by component_subsets was refused by verify(drop=...),
+    the empty set too, and drop='rng,scheduler' named an unknown component."""
+    from resumecheck.settings import Settings
+
+    assert Settings(drop=frozenset({"scheduler", "rng"})).drop == [["rng", "scheduler"]]
+    assert Settings(drop=frozenset()).drop == "none"
+    assert Settings(drop="rng, scheduler").drop == [["rng", "scheduler"]]
+    assert Settings(drop="rng").drop == "rng" and Settings(drop=["rng"]).drop == ["rng"]
