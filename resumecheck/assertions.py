@@ -125,8 +125,10 @@ def _describe_run(run: RunResult, label: str, incomplete: bool) -> list[str]:
             f"    first divergence: step {run.first_divergent_step}, "
             f"{run.first_divergent_quantity}"
         )
+        relative = ("inf (a value that is 0 in the reference differs)"
+                    if run.max_rel_diff == float("inf") else _g(run.max_rel_diff))
         figures = (f"{_figures_where(run)}, each its own largest: |Δ| {_g(run.max_abs_diff)}, "
-                   f"relative {_g(run.max_rel_diff)}, {_g(run.max_ulp_diff)} ULP"
+                   f"relative {relative}, {_g(run.max_ulp_diff)} ULP"
                    if run.max_abs_diff is not None else
                    "what differs holds no floating-point values, so no |Δ| is measured "
                    "(a counter, a setting, a flag)")

@@ -107,3 +107,15 @@ def test_a_note_after_a_message_gets_its_full_stop():
     assert _said("temporary files removed", " The report file r.txt was not written.") == \
         "temporary files removed. The report file r.txt was not written."
     assert _said("done.", " More.") == "done. More." and _said("done", "") == "done"
+
+
+def test_an_infinite_relative_difference_says_why():
+    """A trial: 'relative inf' told the reader nothing."""
+    from resumecheck.assertions import _describe_run
+    from resumecheck.report import RunResult
+
+    run = RunResult(dropped=[], resume_at=[3], verdict="diverged", first_divergent_step=4,
+                    first_divergent_quantity="parameter w", max_abs_diff=0.3,
+                    max_rel_diff=float("inf"), max_ulp_diff=2e9, max_abs_loss_diff=0.1)
+    said = "\n".join(_describe_run(run, "full resume", False))
+    assert "relative inf (a value that is 0 in the reference differs)" in said
