@@ -309,8 +309,26 @@ def compare_launches(run: Callable[[SegmentSpec], SegmentResult], other_spec: Se
     departs = first_difference(first.records, again.records)
     if departs is not None:
         return LaunchComparison(again=again, departs=departs)
-    return LaunchComparison(again=again, unseeded=diff,
-                            streams=_unseeded_streams(run, other_spec, first, diff[0]))
+    streams = _unseeded_streams(run, other_spec, first, diff[0])
+    if _differs_at_build(run, other_spec):  # (step 1's loss is not where it begins)
+        diff = (0, INITIAL)
+    return LaunchComparison(again=again, unseeded=diff, streams=streams)
+
+
+INITIAL = "init"
+"""The quantity of a difference found at build: the initial parameters."""
+
+
+def _differs_at_build(run: Callable[[SegmentSpec], SegmentResult], other: SegmentSpec) -> bool:
+    """Whether a build from another launch's streams (``other``) starts from
+    other parameters than one from the first run's streams (no step taken)."""
+    built = [run(replace(other, name=f"seeding-build-{i}", start=0, stop=0, hash_seed=1,
+                         launch_moved=moved, capture_end=True, trace_streams=False))
+             for i, moved in ((1, []), (2, list(other.launch_moved)))]
+    if any(b.error is not None or not b.end_state for b in built):
+        return False
+    a, b = (load_checkpoint(str(r.end_state))["components"] for r in built)
+    return PARAMS in a and PARAMS in b and digest(a[PARAMS]) != digest(b[PARAMS])
 
 
 def _unseeded_streams(run: Callable[[SegmentSpec], SegmentResult], base: SegmentSpec,

@@ -80,7 +80,8 @@ def unseeded_text(streams: list[str], step: int, quantity: str) -> str:
     else:
         drawn = ("it draws from the global random streams without seeding them (no one of "
                  "them alone makes the difference)")
-    return (f"two launches of this program differ from step {step} ({quantity}): {drawn}, "
+    where = f"in {quantity}" if step == 0 else f"from step {step} ({quantity})"
+    return (f"two launches of this program differ {where}: {drawn}, "
             "and a new interpreter seeds every global stream from entropy. Each run of this "
             "check starts from the same fixed streams, so the verdict still holds, but two "
             "real runs of the program will not match: seed every stream it draws from where "

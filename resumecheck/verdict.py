@@ -811,6 +811,7 @@ def quantity_name(key: str) -> str:
         "grad": f"gradient of {name}",
         "param": f"parameter {name}",
         "state": f"state of {name}",
+        "init": "the initial parameters, at build",
     }.get(head, key)
 
 
