@@ -405,8 +405,10 @@ class ComponentsNotExercised(ResumecheckError, AssertionError):
                 "dropping these from the checkpoint changed nothing, so this check cannot "
                 "catch their bugs; make the program exercise them (dropout or augmentation "
                 "for rng, a resume after an epoch boundary for sampler_epoch, mid-epoch for "
-                "data_cursor, something that reads the step for global_step) or choose "
-                "another resume point",
+                "data_cursor, something that reads the step for global_step, run settings "
+                "other than the defaults a fresh build starts from for config, a learning "
+                "rate that changes after the resume point for scheduler) or choose another "
+                "resume point",
             ]
         runs = [r for r in report.runs if r.blind_spot or r.verdict == "inconclusive"]
         lines += [f"  reproduce: {r.reproduce}" for r in runs]

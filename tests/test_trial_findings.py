@@ -119,3 +119,16 @@ def test_an_infinite_relative_difference_says_why():
                     max_rel_diff=float("inf"), max_ulp_diff=2e9, max_abs_loss_diff=0.1)
     said = "\n".join(_describe_run(run, "full resume", False))
     assert "relative inf (a value that is 0 in the reference differs)" in said
+
+
+def test_the_blind_spot_advice_covers_config_and_the_scheduler():
+    """A trial: a blind spot on config got advice for rng, sampler_epoch,
+    data_cursor and global_step only."""
+    from types import SimpleNamespace
+
+    from resumecheck.errors import ComponentsNotExercised
+
+    report = SimpleNamespace(target="t", resume_at=[3], runs=[])
+    said = str(ComponentsNotExercised(report, ["config"]))
+    assert "run settings other than the defaults a fresh build starts from for config" in said
+    assert "a learning rate that changes after the resume point for scheduler" in said
