@@ -14,7 +14,8 @@ from typing import Any
 import torch
 
 from resumecheck.compare import Difference, Tolerance, compare_values, flatten_state
-from resumecheck.components import OPTIMIZER, RNG, rank_name
+from resumecheck.components import OPTIMIZER, RNG, rank_name, split_rank_name
+from resumecheck.streams import is_stream_state
 
 __all__ = ["DETACHED", "by_parameter_name", "describe_difference", "differing_leaves",
            "is_private", "reorder_optimizer_state"]
@@ -119,7 +120,7 @@ def describe_difference(
     # was named while its 0.weight differed more).
     differing.sort(key=lambda item: (is_private(item[0]), item[0].startswith("param_groups"),
                                      -_spread(ref.get(item[0]), item[1])))
-    if name == RNG:
+    if split_rank_name(name)[0] == RNG or is_stream_state(reference):  # (rng[rank 1] too)
         return _streams_text([p for p, _ in differing], step, unused or set())
     path, how = differing[0]
     others = len(differing) - 1
@@ -135,7 +136,8 @@ def describe_difference(
     elif isinstance(ref[path], torch.Tensor) and ref[path].dtype == torch.uint8:
         text = f"{label} differs"  # a generator's byte state: no magnitude to report
     elif isinstance(ref[path], torch.Tensor) and ref[path].numel() > 1:
-        text = f"{label} differs, max |Δ| {how.max_abs:.3g}"
+        size = getattr(how, "max_abs", None)
+        text = f"{label} differs" + (f", max |Δ| {size:.3g}" if size is not None else "")
     else:
         text = f"{label} {_value(new[path])}, expected {_value(ref[path])}"
     return text.strip() + more

@@ -132,3 +132,22 @@ def test_the_blind_spot_advice_covers_config_and_the_scheduler():
     said = str(ComponentsNotExercised(report, ["config"]))
     assert "run settings other than the defaults a fresh build starts from for config" in said
     assert "a learning rate that changes after the resume point for scheduler" in said
+
+
+def test_a_rank_streams_difference_is_said_in_words_not_a_crash():
+    """A trial: a 2-rank program whose load left Python's stream alone (never
+    drawn from) stopped the check with 'unexpected TypeError: unsupported format
+    string passed to NoneType.__format__': a rank's rng ('rng[rank 1]') was
+    described as a tensor of no magnitude."""
+    import random
+
+    from resumecheck.components import RNGState
+    from resumecheck.state_diff import describe_difference
+
+    state = RNGState(streams=["python", "torch"])
+    before = state.state_dict()
+    random.random()
+    after = state.state_dict()
+    said = describe_difference("rng[rank 1]", before, after, 6, None, None, unused=set())
+    assert said is not None and said.startswith("Python random stream differs from the stream "
+                                                "at step 6"), said
