@@ -176,7 +176,8 @@ class RunResult:
     @property
     def label(self) -> str:
         if self.nproc is not None:
-            return f"elastic resume (own save/load, restarted at {self.nproc} ranks)"
+            return (f"elastic resume (own save/load, restarted at {self.nproc} "
+                    f"rank{'' if self.nproc == 1 else 's'})")
         if self.dropped:
             return "drop " + ",".join(self.dropped)
         return "full resume (own save/load)" if self.checkpoint == "program" else "full resume"
@@ -371,6 +372,10 @@ class Report:
         as new launches of 2 ranks (torch's launcher)``."""
         if self.nproc is None:
             return f"{self.isolation} restarts"
+        elastic = next((r.nproc for r in self.runs if r.nproc is not None), None)
+        if elastic is not None:  # (a trial: the header named the checkpoint's ranks)
+            return (f"runs of {self.nproc} ranks, restarts as new launches of {elastic} "
+                    f"rank{'' if elastic == 1 else 's'} (torch's launcher)")
         return f"restarts as new launches of {self.nproc} ranks (torch's launcher)"
 
     @property

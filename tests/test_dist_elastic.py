@@ -183,6 +183,10 @@ def test_elastic_resume_with_per_rank_dropout_is_inconclusive_not_diverged():
     assert "rng[rank 1]: no rank 1 at 1 rank(s)" in run.explanation
     assert "restored as the reference had it at step 2" in run.explanation
     assert run.diagnosis == [] and not any("data_cursor" in u for u in run.unmapped)
+    # (a trial: the header named the checkpoint's 2 ranks, the row '1 ranks')
+    assert "runs of 2 ranks, restarts as new launches of 1 rank (torch's launcher)" in \
+        report.render()
+    assert run.label == "elastic resume (own save/load, restarted at 1 rank)"
 
 
 # -- the seeded bug: a load that forgets the scheduler at another number of ranks --
