@@ -171,9 +171,37 @@ def _offsets(reference: SegmentResult, seg: SegmentResult, k: int, step: int,
             continue
         restored_so = (draws is not None and step == k + 1 and _as_restored(seg, key, run))
         unsaved = ref is None or run is None
-        out.append(StreamOffset(stream=key, step=step, draws=draws, unit=unit,
-                                detail=_detail(key, step, k, draws, unit, unsaved, restored_so)))
+        detail = _detail(key, step, k, draws, unit, unsaved, restored_so)
+        if draws is None and run is not None:  # another rank's stream? (class 9)
+            detail = _another_ranks(key, run, ref_states, step, k) or detail
+        out.append(StreamOffset(stream=key, step=step, draws=draws, unit=unit, detail=detail))
     return out
+
+
+def _another_ranks(key: str, run: Any, ref_states: dict[str, Any], step: int,
+                   k: int) -> str | None:
+    """A rank's stream that is, or is a few draws from, another rank's in the
+    reference: it restored that rank's state (one rank's streams saved or
+    loaded for every rank). None when it is no other rank's."""
+    base, rank = split_rank_name(key)
+    if rank is None:
+        return None
+    for other_key, state in ref_states.items():
+        other_base, other = split_rank_name(other_key)
+        if other_base != base or other is None or other == rank:
+            continue
+        same = stream_digests({"s": state}) == stream_digests({"s": run})
+        draws, unit = (0, "draws") if same else draw_offset(key, state, run)
+        if draws is None:
+            continue
+        off = "" if draws == 0 else (
+            f", {abs(draws)} {_singular(unit) if abs(draws) == 1 else unit} "
+            f"{'ahead' if draws > 0 else 'behind'}")
+        return (f"{stream_label(key)} is rank {other}'s stream in the reference at the start "
+                f"of step {step}{off}, the first after the restore at {k}: rank {rank} "
+                f"restored rank {other}'s state (one rank's streams saved, or loaded, for "
+                "every rank)")
+    return None
 
 
 def _as_restored(seg: SegmentResult, key: str, state: Any) -> bool:

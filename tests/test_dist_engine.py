@@ -64,6 +64,11 @@ def test_class9_bug_is_caught_on_its_rank_and_its_twin_passes(module):
     assert own.first_divergent_quantity == f"loss on rank {fixture.RANK}"
     assert [(f.component, f.status) for f in own.diagnosis] == [(lost, "confirmed")]
     assert _by_label(report)[((), "engine")].verdict == "identical"  # the engine's own resume
+    if module == "class09_rank0_rng_everywhere":  # (a trial: 'not within 64 draws', no more)
+        assert own.stream_offsets[0].detail.startswith(
+            "torch CPU stream of rank 1 is rank 0's stream in the reference at the start of "
+            "step"), own.stream_offsets
+        assert "rank 1 restored rank 0's state" in own.explanation
 
     twin = verify(f"fixtures.bugs.{module}:CORRECT", drop="none", **FAST)
     assert twin.equivalent
