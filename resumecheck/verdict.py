@@ -137,8 +137,9 @@ class Comparison:
     first: tuple[int, str] | None = None
     """The first (step, quantity) beyond tolerance: of several tensors of one kind
     (parameters, gradients) beyond it at that step, the one that differs most."""
-    first_others: int = 0
-    """How many more of ``first``'s kind are beyond tolerance at its step."""
+    first_also: list[str] = field(default_factory=list)
+    """The other keys of ``first``'s kind beyond tolerance at its step (other
+    tensors, other ranks)."""
     first_bitwise: tuple[int, str] | None = None
     worst: Difference | None = None
     loss_deltas: dict[int, float] = field(default_factory=dict)
@@ -170,7 +171,7 @@ def compare_run(ref: Reference, first_k: int, dropped: Sequence[str], segments: 
                 out.worst = diffs.get(key, Difference(False)).worse(out.worst)
             beyond = [k for k in keys if not diffs.get(k, Difference(False)).within_tolerance]
             if beyond:
-                out.first, out.first_others = _most_of_first_kind(rec.step, beyond, diffs)
+                out.first, out.first_also = _most_of_first_kind(rec.step, beyond, diffs)
     if out.first is not None:
         # Departed: the figures are the departure where it begins. Later steps
         # (a later resume point's, every step within a tolerance) and the end
@@ -188,7 +189,7 @@ def compare_run(ref: Reference, first_k: int, dropped: Sequence[str], segments: 
 
 
 def _most_of_first_kind(step: int, beyond: list[str],
-                        diffs: dict[str, Difference]) -> tuple[tuple[int, str], int]:
+                        diffs: dict[str, Difference]) -> tuple[tuple[int, str], list[str]]:
     """Of the first kind beyond tolerance at ``step`` (``beyond`` in the order a
     step produces them), the key that differs most, and how many others of
     that kind are beyond it too (a trial: every parameter differed and the
@@ -202,7 +203,7 @@ def _most_of_first_kind(step: int, beyond: list[str],
         measured = diffs[k].max_abs if k in diffs else None
         size[k] = -1.0 if measured is None else measured
     pick = max(same, key=size.__getitem__)
-    return (step, pick), len(same) - 1
+    return (step, pick), [k for k in same if k != pick]
 
 
 def tensor_differences(ref: Reference, seg: SegmentResult, step: int,
@@ -359,7 +360,7 @@ def judge(ref: Reference, result: RunResult, segments: Segments) -> Comparison |
         result.verdict = DIVERGED
         result.first_divergent_step, quantity = cmp.first
         result.first_divergent_quantity = quantity_name(quantity) + _others(quantity,
-                                                                             cmp.first_others)
+                                                                             cmp.first_also)
         if result.first_divergent_step <= result.resume_at[0]:
             # Its first half, replayed from step 0, already differs: no save or
             # restore has happened yet, so nothing can be blamed on them.
@@ -788,11 +789,18 @@ def latent_text(r: RunResult) -> str:
     )
 
 
-def _others(key: str, n: int) -> str:
-    """`` (and 3 more parameters)``: the others of a named tensor's kind that differ too."""
-    kind = {"param": "parameter", "grad": "gradient"}.get(
-        split_rank_name(key)[0].partition(":")[0])
-    return f" (and {n} more {kind}{'' if n == 1 else 's'})" if n and kind else ""
+def _others(key: str, also: list[str]) -> str:
+    """`` (and 3 more parameters)``, `` (and on 1 more rank)``: the others of the
+    first quantity's kind that differ at its step too."""
+    base, rank = split_rank_name(key)
+    kind = {"param": "parameter", "grad": "gradient"}.get(base.partition(":")[0])
+    names = {split_rank_name(k)[0] for k in also} - {base}
+    ranks = {split_rank_name(k)[1] for k in also} - {rank, None}
+    out = f" (and {len(names)} more {kind}{'' if len(names) == 1 else 's'})" \
+        if names and kind else ""
+    if ranks:
+        out += f" (and on {len(ranks)} more rank{'' if len(ranks) == 1 else 's'})"
+    return out
 
 
 def quantity_name(key: str) -> str:

@@ -357,3 +357,12 @@ def test_of_several_parameters_that_differ_the_largest_is_named_and_the_rest_cou
     assert (result.first_divergent_step, result.first_divergent_quantity) == (
         3, "parameter b (and 2 more parameters)")
     assert result.explanation.startswith("parameter b (and 2 more parameters) differs from step 3")
+
+
+def test_the_other_ranks_and_tensors_that_differ_with_the_first_are_counted():
+    """A trial: every rank's data differed at the step, and only rank 0 was named."""
+    assert verdict._others("data[rank 0]", ["data[rank 1]"]) == " (and on 1 more rank)"
+    assert verdict._others("param:w[rank 0]", ["param:b[rank 0]", "param:w[rank 1]",
+                                               "param:b[rank 1]"]) == \
+        " (and 1 more parameter) (and on 1 more rank)"
+    assert verdict._others("loss", []) == ""
