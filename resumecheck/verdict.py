@@ -448,7 +448,9 @@ def noise_summary(ref: Reference, first_k: int, seeds: Sequence[int], base_seed:
             out["why"] = (
                 f"the program's seed is unknown (no --seed, no {seed_key!r} "
                 "in run_config or in a declared config component), so no other seed "
-                "could be chosen for noise runs"
+                "could be chosen for noise runs: a default seed in your factory's code is "
+                f"not seen; put it in the settings, Target(run_config={{{seed_key!r}: 0, ...}}), "
+                "or give --seed"
             )
         return out
     after = [r.step for r in ref.segment.records if r.step > first_k]
