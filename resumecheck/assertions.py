@@ -127,8 +127,11 @@ def _describe_run(run: RunResult, label: str, incomplete: bool) -> list[str]:
         )
         relative = ("inf (a value that is 0 in the reference differs)"
                     if run.max_rel_diff == float("inf") else _g(run.max_rel_diff))
+        ulp = run.max_ulp_diff
+        ulps = ("over a million ULP (far beyond rounding)" if ulp is not None and ulp > 1e6
+                else f"{_g(ulp)} ULP")
         figures = (f"{_figures_where(run)}, each its own largest: |Δ| {_g(run.max_abs_diff)}, "
-                   f"relative {relative}, {_g(run.max_ulp_diff)} ULP"
+                   f"relative {relative}, {ulps}"
                    if run.max_abs_diff is not None else
                    "what differs holds no floating-point values, so no |Δ| is measured "
                    "(a counter, a setting, a flag)")
