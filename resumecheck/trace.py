@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from resumecheck.compare import digest, local_tensor
-from resumecheck.components import OPTIMIZER, PARAMS, SCALER
+from resumecheck.components import OPTIMIZER, PARAMS, SCALER, split_rank_name
 from resumecheck.streams import declared_streams, stream_digests, stream_states
 
 if TYPE_CHECKING:
@@ -297,8 +297,16 @@ class _StepFiles:
 def differing_quantities(reference: StepRecord, run: StepRecord) -> list[str]:
     """The quantities whose digests differ, in the order a step produces them."""
     keys = set(reference.digests) | set(run.digests)
+    # A skipped step's optimizer read no learning rate: one side without it is
+    # the skip (named as such), not a learning rate that differs.
+    def no_lr(r: StepRecord) -> bool:
+        return r.skipped and not any(split_rank_name(k)[0] == "lr" for k in r.digests)
+
+    unread = ({k for k in keys if split_rank_name(k)[0] == "lr"}
+              if no_lr(reference) or no_lr(run) else set())
     return sorted(
-        (k for k in keys if reference.digests.get(k) != run.digests.get(k)), key=_order_key
+        (k for k in keys - unread if reference.digests.get(k) != run.digests.get(k)),
+        key=_order_key,
     )
 
 

@@ -47,3 +47,18 @@ def test_a_skipped_step_is_named_after_the_loss_and_gradients_that_decide_it():
     assert first_difference([ref], [run]) == (6, "loss")
     only_skip = StepRecord(step=6, loss=1.3555, digests={**ref.digests, "skipped": "True"})
     assert first_difference([ref], [only_skip]) == (6, "skipped")
+
+
+def test_a_skipped_steps_missing_learning_rate_is_not_a_learning_rate_that_differs():
+    """The re-check of that trial: the skipped step's optimizer read no learning
+    rate, and 'learning rate' was named instead of the loss."""
+    from resumecheck.trace import StepRecord, first_difference
+
+    ref = StepRecord(step=6, loss=1.3555, digests={
+        "scale": "a", "lr": "b", "loss": "c", "grad:w": "d", "skipped": "False", "param:w": "e"})
+    run = StepRecord(step=6, loss=1.3774, skipped=True, digests={
+        "scale": "a", "loss": "C", "grad:w": "D", "skipped": "True", "param:w": "e"})
+    assert first_difference([ref], [run]) == (6, "loss")
+    both = StepRecord(step=6, loss=1.3555, skipped=True, digests={
+        k: v for k, v in ref.digests.items() if k != "lr"} | {"skipped": "True"})
+    assert first_difference([ref], [both]) == (6, "skipped")
