@@ -439,9 +439,19 @@ def _interruptible() -> Iterator[list[int]]:
         yield received
     finally:
         dropped.uninstall()
-        for s, h in previous.items():
-            signal.signal(s, h)
+        if _CONSOLE:  # the command's own process: signals end it at once from here on
+            _late_signals_end_at_once()
+        else:
+            for s, h in previous.items():
+                signal.signal(s, h)
         watcher.close()
+
+
+_CONSOLE = False
+"""Whether this process is the ``resumecheck`` command (``entrypoint``), not a
+caller of ``main()``: once the command is done, what is left (freeing the
+check's memory, ending the warm servers) must not be cut short by a signal
+without a word."""
 
 
 def _interrupted_message(signum: int, command: str | None = None) -> str:
@@ -812,6 +822,8 @@ def _late_signals_end_at_once() -> None:
 
 
 def entrypoint() -> None:
+    global _CONSOLE
+    _CONSOLE = True
     code = main()
     if code in (EXIT_SIGINT, EXIT_SIGTERM, EXIT_SIGHUP):
         # Interrupted: the check has already stopped its children and removed
@@ -836,4 +848,26 @@ def entrypoint() -> None:
               "ChildFailedError and traceback it prints next are the launcher reporting "
               "this status, not another failure; the report above is the result",
               file=sys.stderr, flush=True)
+    _end_quietly()
     sys.exit(code)
+
+
+def _end_quietly() -> None:
+    """The command is done and has said everything. End its warm servers now,
+    while a signal still ends it with a word; then ignore the handled signals
+    through the interpreter's own teardown, which puts the default handlers
+    back for Python's (a signal there killed the command without a word, exit
+    143, after a complete report): the exit status stays the command's."""
+    forkserver = sys.modules.get("resumecheck.forkserver")
+    if forkserver is not None:
+        forkserver.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    if threading.current_thread() is threading.main_thread():
+        from resumecheck.interrupt import HANDLED
+
+        for s in HANDLED:  # (ignored, not handled in Python: the teardown keeps SIG_IGN)
+            signal.signal(s, signal.SIG_IGN)

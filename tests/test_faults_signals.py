@@ -225,3 +225,14 @@ def test_a_signal_as_the_command_ends_exits_at_once_saying_the_output_is_complet
     assert done.stderr == ("resumecheck: error: interrupted by SIGINT as the command ended: "
                            "what it printed is complete, but the exit status says it was "
                            "interrupted\n")
+
+
+def test_a_signal_in_the_interpreters_teardown_leaves_the_commands_exit_status():
+    """The re-check of a trial: SIGTERM during the teardown after a complete
+    report (the interpreter puts the default handlers back) gave exit 143 with
+    nothing said; now the command's own status stands."""
+    code = ("import os, signal, sys; from resumecheck import cli; print('report'); "
+            "cli._end_quietly(); os.kill(os.getpid(), signal.SIGTERM); sys.exit(3)")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                          text=True, timeout=60)
+    assert (done.returncode, done.stdout, done.stderr) == (3, "report\n", ""), done
