@@ -470,8 +470,9 @@ def _not_found(spec: str, where: str, exc: ModuleNotFoundError) -> TargetError:
             spec, f"{where} imports {missing}, which is not installed, but is a package in "
             f"{home}: a file target puts its own directory on the module path, not that one "
             "(as `python path/to/file.py` would not)",
-            f"Run from {home} with the target as a module, "
-            f"{_as_module(where, home)}:{spec.rpartition(':')[2]}, or set PYTHONPATH={home}",
+            ("Give the target as a module, " if home == Path.cwd() else
+             f"Run from {home} with the target as a module, ")
+            + f"{_as_module(where, home)}:{spec.rpartition(':')[2]}, or set PYTHONPATH={home}",
         )
     if exc.name and exc.name != where and not where.startswith(exc.name + "."):
         # the target was found; something it imports is not installed

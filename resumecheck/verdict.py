@@ -792,14 +792,13 @@ def latent_text(r: RunResult) -> str:
 
 
 def _others(key: str, also: list[str]) -> str:
-    """`` (and 3 more parameters)``, `` (and on 1 more rank)``: the others of the
-    first quantity's kind that differ at its step too."""
+    """`` (the largest of 4 parameters that differ)``, `` (and on 1 more rank)``:
+    the others of the first quantity's kind that differ at its step too."""
     base, rank = split_rank_name(key)
     kind = {"param": "parameter", "grad": "gradient"}.get(base.partition(":")[0])
     names = {split_rank_name(k)[0] for k in also} - {base}
     ranks = {split_rank_name(k)[1] for k in also} - {rank, None}
-    out = f" (and {len(names)} more {kind}{'' if len(names) == 1 else 's'})" \
-        if names and kind else ""
+    out = f" (the largest of {len(names) + 1} {kind}s that differ)" if names and kind else ""
     if ranks:
         out += f" (and on {len(ranks)} more rank{'' if len(ranks) == 1 else 's'})"
     return out

@@ -154,3 +154,21 @@ def test_a_file_target_that_imports_its_own_package_is_told_the_module_form(tmp_
     assert f"imports mytrain, which is not installed, but is a package in {tmp_path}" in said
     assert f"Run from {tmp_path} with the target as a module, mytrain.check:T" in said
     assert "pip install" not in said
+
+
+def test_from_the_packages_own_folder_it_is_told_to_give_the_module_form(tmp_path):
+    """The re-check: the user was already in that folder and was told to 'Run from' it."""
+    from resumecheck.errors import TargetError
+    from resumecheck.program import load_target
+
+    (tmp_path / "mytrain").mkdir()
+    (tmp_path / "mytrain" / "__init__.py").write_text("")
+    (tmp_path / "mytrain" / "check.py").write_text("from mytrain import train\nT = None\n")
+    here = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        with pytest.raises(TargetError) as info:
+            load_target("mytrain/check.py:T")
+    finally:
+        os.chdir(here)
+    assert "Give the target as a module, mytrain.check:T, or set PYTHONPATH=" in str(info.value)

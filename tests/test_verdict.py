@@ -355,8 +355,9 @@ def test_of_several_parameters_that_differ_the_largest_is_named_and_the_rest_cou
     segments[0][1].tensor_dir = str(run_dir)
     result = _judged(ref, result, segments)
     assert (result.first_divergent_step, result.first_divergent_quantity) == (
-        3, "parameter b (and 2 more parameters)")
-    assert result.explanation.startswith("parameter b (and 2 more parameters) differs from step 3")
+        3, "parameter b (the largest of 3 parameters that differ)")
+    assert result.explanation.startswith(
+        "parameter b (the largest of 3 parameters that differ) differs from step 3")
 
 
 def test_the_other_ranks_and_tensors_that_differ_with_the_first_are_counted():
@@ -364,5 +365,5 @@ def test_the_other_ranks_and_tensors_that_differ_with_the_first_are_counted():
     assert verdict._others("data[rank 0]", ["data[rank 1]"]) == " (and on 1 more rank)"
     assert verdict._others("param:w[rank 0]", ["param:b[rank 0]", "param:w[rank 1]",
                                                "param:b[rank 1]"]) == \
-        " (and 1 more parameter) (and on 1 more rank)"
+        " (the largest of 2 parameters that differ) (and on 1 more rank)"
     assert verdict._others("loss", []) == ""
