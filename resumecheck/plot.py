@@ -142,7 +142,9 @@ def _loss_panel(ax: Any, data: _Data, runs: list[RunResult]) -> None:
         # largest loss difference between two honest runs (reference, other seeds)
         xs = data.band_steps
         ref = [data.reference[s - 1] for s in xs]
-        ax.fill_between(xs, [v - data.band for v in ref], [v + data.band for v in ref],
+        floor = 0.0 if min(data.reference) >= 0 else float("-inf")  # (a loss that is never < 0)
+        ax.fill_between(xs, [max(v - data.band, floor) for v in ref],
+                        [v + data.band for v in ref],
                         color="#9ecae1", alpha=0.35, linewidth=0, label="seed-to-seed noise")
     ax.plot(list(range(1, n + 1))[:len(data.reference)], data.reference, color="black",
             linewidth=2.2, label="reference", zorder=3)
