@@ -325,10 +325,17 @@ def _differs_at_build(run: Callable[[SegmentSpec], SegmentResult], other: Segmen
     built = [run(replace(other, name=f"seeding-build-{i}", start=0, stop=0, hash_seed=1,
                          launch_moved=moved, capture_end=True, trace_streams=False))
              for i, moved in ((1, []), (2, list(other.launch_moved)))]
+    states = _built_states(built)
+    return states is not None and _params_differ(*states)
+
+
+def _built_states(built: list[SegmentResult]) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """The components of two builds (segments that took no step); None when
+    either failed or kept no state."""
     if any(b.error is not None or not b.end_state for b in built):
-        return False
+        return None
     a, b = (load_checkpoint(str(r.end_state))["components"] for r in built)
-    return PARAMS in a and PARAMS in b and digest(a[PARAMS]) != digest(b[PARAMS])
+    return a, b
 
 
 def _unseeded_streams(run: Callable[[SegmentSpec], SegmentResult], base: SegmentSpec,
@@ -367,11 +374,10 @@ def nondeterminism_cause(
         ), isolation, target)
         for i in (1, 2)
     ]
-    if all(b.error is None and b.end_state for b in built):
-        a, b = (load_checkpoint(str(r.end_state))["components"] for r in built)
-        found = _initial_difference(a, b)
-        if found:
-            return found
+    states = _built_states(built)
+    found = _initial_difference(*states) if states is not None else None
+    if found:
+        return found
     inside = f"the difference arises inside step {step} ({quantity})"
     if isolation == "process" and first is not None:
         again = run_segment(SegmentSpec(
@@ -396,9 +402,13 @@ def nondeterminism_cause(
     )
 
 
+def _params_differ(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    return PARAMS in a and PARAMS in b and digest(a[PARAMS]) != digest(b[PARAMS])
+
+
 def _initial_difference(a: dict[str, Any], b: dict[str, Any]) -> str | None:
     """The first component (parameters, then streams, then the rest) that differs."""
-    if PARAMS in a and PARAMS in b and digest(a[PARAMS]) != digest(b[PARAMS]):
+    if _params_differ(a, b):
         return "initial parameters differ: the seed depends on the clock, or is missing"
     for name in a:
         if name == PARAMS or name not in b or not is_stream_state(a[name]):

@@ -834,13 +834,8 @@ def entrypoint() -> None:
 
         forkserver.shutdown(wait=False)
         stop_descendants()  # (a server still starting, a launcher's: none outlives the command)
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except (OSError, ValueError):  # the terminal is gone (SIGHUP)
-                pass
+        _flush()
         os._exit(code)
-    _late_signals_end_at_once()
     if code != EXIT_EQUIVALENT and "TORCHELASTIC_RUN_ID" in os.environ:
         # torchrun turns rank 0's exit status into a ChildFailedError with a
         # traceback of its own, printed after everything above
@@ -852,6 +847,14 @@ def entrypoint() -> None:
     sys.exit(code)
 
 
+def _flush() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # the terminal is gone (SIGHUP)
+            pass
+
+
 def _end_quietly() -> None:
     """The command is done and has said everything. End its warm servers now,
     while a signal still ends it with a word; then ignore the handled signals
@@ -861,11 +864,7 @@ def _end_quietly() -> None:
     forkserver = sys.modules.get("resumecheck.forkserver")
     if forkserver is not None:
         forkserver.shutdown()
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):
-            pass
+    _flush()
     if threading.current_thread() is threading.main_thread():
         from resumecheck.interrupt import HANDLED
 

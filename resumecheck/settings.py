@@ -226,7 +226,7 @@ def _one_form(drop: object) -> object:
     its names together, none for an empty set (the full resume alone)."""
     if isinstance(drop, str) and "," in drop:
         return [[n.strip() for n in drop.split(",") if n.strip()]]
-    if isinstance(drop, (set, frozenset)):
+    if isinstance(drop, AbstractSet):
         return [sorted(drop)] if drop else "none"
     return drop
 

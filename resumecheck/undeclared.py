@@ -38,6 +38,13 @@ _LONGEST = 64
 list of tensors is data, and digesting it would cost more than the check)."""
 
 
+_CALLBACK_TODO = (
+    "a framework's target declares the framework's own state only: make the callback save "
+    "and restore it with the checkpoint (Lightning: its state_dict(); the Trainer: a callback "
+    "that is an ExportableState)")
+"""What to do about state a framework adapter's user callback keeps (``undeclared_roots``)."""
+
+
 class UndeclaredWatch:
     """The tensors a program holds at its build, to name at the end of its run
     those training changed that no declared component holds."""
@@ -94,10 +101,8 @@ class UndeclaredWatch:
                            "check that it resumes)")
             elif missed:
                 count = sum(t.numel() for t in missed)
-                todo = ("a framework's target declares the framework's own state only: make "
-                        "the callback save and restore it with the checkpoint (Lightning: its "
-                        "state_dict(); the Trainer: a callback that is an ExportableState)" if path.startswith("callbacks[") else
-                        "declare it as a component to check that it resumes")
+                todo = (_CALLBACK_TODO if path.startswith("callbacks[")
+                        else "declare it as a component to check that it resumes")
                 out.append(f"{path} ({type(obj).__name__}: {len(missed)} tensor"
                            f"{'' if len(missed) == 1 else 's'}, {count} value"
                            f"{'' if count == 1 else 's'}, that training "

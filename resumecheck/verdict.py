@@ -191,13 +191,10 @@ def compare_run(ref: Reference, first_k: int, dropped: Sequence[str], segments: 
 def _most_of_first_kind(step: int, beyond: list[str],
                         diffs: dict[str, Difference]) -> tuple[tuple[int, str], list[str]]:
     """Of the first kind beyond tolerance at ``step`` (``beyond`` in the order a
-    step produces them), the key that differs most, and how many others of
-    that kind are beyond it too (a trial: every parameter differed and the
-    first by name was named, as if it alone did)."""
-    def kind(key: str) -> str:
-        return split_rank_name(key)[0].partition(":")[0]
-
-    same = [k for k in beyond if kind(k) == kind(beyond[0])]
+    step produces them), the key that differs most, and the others of that
+    kind beyond it too (a trial: every parameter differed and the first by
+    name was named, as if it alone did)."""
+    same = [k for k in beyond if _kind(k) == _kind(beyond[0])]
     size: dict[str, float] = {}
     for k in same:
         measured = diffs[k].max_abs if k in diffs else None
@@ -791,11 +788,16 @@ def latent_text(r: RunResult) -> str:
     )
 
 
+def _kind(key: str) -> str:
+    """A digest key's kind: ``param`` for ``param:fc.weight[rank 1]``."""
+    return split_rank_name(key)[0].partition(":")[0]
+
+
 def _others(key: str, also: list[str]) -> str:
     """`` (the largest of 4 parameters that differ)``, `` (and on 1 more rank)``:
     the others of the first quantity's kind that differ at its step too."""
     base, rank = split_rank_name(key)
-    kind = {"param": "parameter", "grad": "gradient"}.get(base.partition(":")[0])
+    kind = {"param": "parameter", "grad": "gradient"}.get(_kind(key))
     names = {split_rank_name(k)[0] for k in also} - {base}
     ranks = {split_rank_name(k)[1] for k in also} - {rank, None}
     out = f" (the largest of {len(names) + 1} {kind}s that differ)" if names and kind else ""
