@@ -78,13 +78,11 @@ class UndeclaredWatch:
     @staticmethod
     def _found(before_all: dict[str, list[str]], program: Any,
                components: Sequence[Component], batch: set[int | None]) -> list[str]:
-        ptrs: set[int | None] = set()
-        values: set[str] = set()
-        for c in components:
-            for t in _state_tensors(c.obj):
-                ptrs.add(_ptr(t))
-                values.add(digest(t))
-        ptrs.discard(None)
+        # (held until the end: a temporary's memory, freed, is where the next
+        # tensor made may live, and would pass for it)
+        declared = [t for c in components for t in _state_tensors(c.obj)]
+        ptrs = {_ptr(t) for t in declared} - {None}
+        values = {digest(t) for t in declared}
         out = []
         for path, (obj, tensors) in _watched(program, components).items():
             before = before_all.get(path, [])
