@@ -11,10 +11,12 @@ So the reference run looks at the tensors its program holds: in its
 attributes, the items of short dicts, lists and tuples, and the fields of its
 own plain objects (``types.SimpleNamespace``, its classes; not a framework's),
 three levels down: bare tensors (not views, not activations), modules'
-parameters and buffers, optimizers' state; read where they are: no
+parameters and buffers, optimizers' state, and plain numbers (an int or
+float: a best loss, a patience counter); read where they are: no
 ``state_dict()`` of an undeclared object is called. Those that training changed (between the build and the end of the
 run) and that no declared component holds (the same storage, or the same
-values in what a component's ``state_dict()`` returns) are named in the
+values in what a component's ``state_dict()`` returns; a number: an
+attribute declared with ``Attr``, or its value there) are named in the
 report: not compared. Data tensors (the dataset, the last batch the program
 kept: its samples or what the model was called with), a frozen teacher,
 anything training does not change, is not state and is not named.
@@ -29,7 +31,7 @@ from typing import Any
 import torch
 
 from resumecheck.compare import digest, flatten_state
-from resumecheck.components import Component
+from resumecheck.components import Attr, Component
 
 __all__ = ["UndeclaredWatch"]
 
@@ -51,11 +53,14 @@ class UndeclaredWatch:
 
     def __init__(self, program: Any, components: Sequence[Component]) -> None:
         self._storages: set[int | None] = set()
+        self._numbers: dict[str, Any] = {}
         try:
             held = _watched(program, components)
             self._before: dict[str, list[str]] | None = {
                 path: [digest(t) for t in tensors] for path, (_, tensors) in held.items()}
-            self._storages = {_ptr(t) for _, tensors in held.values() for t in tensors}
+            self._storages = {_ptr(t) for obj, tensors in held.values() if not _is_number(obj)
+                              for t in tensors}
+            self._numbers = {path: obj for path, (obj, _) in held.items() if _is_number(obj)}
         except Exception:  # a notice never fails a check: then none is given
             self._before = None
 
@@ -75,13 +80,12 @@ class UndeclaredWatch:
         except Exception:
             return []
 
-    @staticmethod
-    def _found(before_all: dict[str, list[str]], program: Any,
+    def _found(self, before_all: dict[str, list[str]], program: Any,
                components: Sequence[Component], batch: set[int | None]) -> list[str]:
         # (held until the end: a temporary's memory, freed, is where the next
         # tensor made may live, and would pass for it)
         declared = [t for c in components for t in _state_tensors(c.obj)]
-        ptrs = {_ptr(t) for t in declared} - {None}
+        ptrs = {_ptr(t) for t in declared if not getattr(t, _NUMBER_MARK, False)} - {None}
         values = {digest(t) for t in declared}
         out = []
         for path, (obj, tensors) in _watched(program, components).items():
@@ -89,23 +93,46 @@ class UndeclaredWatch:
             changed = [t for i, t in enumerate(tensors)
                        if i >= len(before) or digest(t) != before[i]]
             # by storage, or by values; one number kept bare equal to a declared
-            # one (a counter at 10, and a batch norm's count) is a coincidence
+            # one (a counter at 10, and a batch norm's count) is a coincidence;
+            # a Python number has no storage: by value (a component of the
+            # program's own may read it where it is)
             bare = isinstance(obj, (torch.Tensor, dict, list, tuple))
             missed = [t for t in changed if _ptr(t) not in ptrs and _ptr(t) not in batch
-                      and ((bare and t.numel() == 1) or digest(t) not in values)]
-            if missed and isinstance(obj, torch.Generator):
+                      and ((bare and t.numel() == 1 and not getattr(t, _NUMBER_MARK, False))
+                           or digest(t) not in values)]
+            if _is_number(obj) and missed:
+                out.append(self._number(path, obj))
+            elif missed and isinstance(obj, torch.Generator):
                 out.append(f"{path} (a torch.Generator that training drew from and no declared "
                            "component holds: register it, RNGState({'name': generator}), to "
                            "check that it resumes)")
             elif missed:
-                count = sum(t.numel() for t in missed)
-                todo = (_CALLBACK_TODO if path.startswith("callbacks[")
-                        else "declare it as a component to check that it resumes")
-                out.append(f"{path} ({type(obj).__name__}: {len(missed)} tensor"
-                           f"{'' if len(missed) == 1 else 's'}, {count} value"
-                           f"{'' if count == 1 else 's'}, that training "
-                           f"changed and no declared component holds: {todo})")
+                out.append(f"{path} ({type(obj).__name__}: {_amount(missed)}, that training "
+                           f"changed and no declared component holds: {_todo(path)})")
         return out
+
+    def _number(self, path: str, now: Any) -> str:
+        was = (f"{self._numbers[path]!r} at the build" if path in self._numbers
+               else "not set at the build")
+        return (f"{path} ({type(now).__name__}: {was}, {now!r} at the end, changed by "
+                f"training and held by no declared component: {_todo(path)})")
+
+
+def _todo(path: str) -> str:
+    return (_CALLBACK_TODO if path.startswith("callbacks[")
+            else "declare it as a component to check that it resumes")
+
+
+def _amount(missed: list[torch.Tensor]) -> str:
+    """``2 tensors, 49 values``; the program's own numbers (one-element tensors
+    here, see ``_number_tensor``) counted apart: ``3 numbers``."""
+    numbers = sum(1 for t in missed if getattr(t, _NUMBER_MARK, False))
+    tensors = [t for t in missed if not getattr(t, _NUMBER_MARK, False)]
+    count = sum(t.numel() for t in tensors)
+    parts = [f"{len(tensors)} tensor{'' if len(tensors) == 1 else 's'}, {count} value"
+             f"{'' if count == 1 else 's'}"] if tensors else []
+    parts += [f"{numbers} number{'' if numbers == 1 else 's'}"] if numbers else []
+    return " and ".join(parts)
 
 
 def _ptr(t: torch.Tensor) -> int | None:
@@ -137,7 +164,8 @@ def _watched(program: Any,
              components: Sequence[Component]) -> dict[str, tuple[Any, list[torch.Tensor]]]:
     """What the program holds outside its declared components (``_held``), and
     the generators inside a declared model, which its state_dict() leaves out."""
-    out = _held(program, {id(c.obj) for c in components})
+    attrs = {(id(c.obj.obj), c.obj.name) for c in components if isinstance(c.obj, Attr)}
+    out = _held(program, {id(c.obj) for c in components}, attrs)
     for c in components:
         if isinstance(c.obj, torch.nn.Module):
             for where, gen in _generators_in(c.obj):
@@ -145,23 +173,29 @@ def _watched(program: Any,
     return out
 
 
-def _held(program: Any, declared: set[int]) -> dict[str, tuple[Any, list[torch.Tensor]]]:
-    """Path -> (object, its tensors) for each tensor, module or optimizer the
-    program keeps, or short container of bare tensors: in its attributes, the
-    items of short dicts, lists and tuples, and the fields of its own plain
-    objects (``types.SimpleNamespace``, its classes), ``_DEPTH`` levels down;
-    never in a declared component (``declared``: their ids), which is compared."""
+def _held(program: Any, declared: set[int],
+          attrs: set[tuple[int, str]]) -> dict[str, tuple[Any, list[torch.Tensor]]]:
+    """Path -> (object, its tensors) for each tensor, module, optimizer or
+    number (an int or float: a counter, a best loss) the program keeps, or
+    short container of bare tensors and numbers: in its attributes, the items
+    of short dicts, lists and tuples, and the fields of its own plain objects
+    (``types.SimpleNamespace``, its classes), ``_DEPTH`` levels down; never in
+    a declared component (``declared``: their ids) or an attribute declared
+    with ``Attr`` (``attrs``: the object's id and the name), which are compared."""
     ours = type(program).__module__.startswith("resumecheck.")
     out: dict[str, tuple[Any, list[torch.Tensor]]] = {}
     seen = {id(program), *declared}
     todo = [(name, value, 1, not ours) for name, value in _fields(program)
-            if not (ours and name.startswith("_"))]
+            if not (ours and name.startswith("_")) and (id(program), name) not in attrs]
     # (an adapter's user code: the objects a step function keeps, callbacks)
     roots = getattr(program, "undeclared_roots", None)
     todo += [(name, value, 1, True) for name, value in (roots() if callable(roots) else [])]
     looked = 0
     while todo and looked < _MOST:
         path, obj, depth, free = todo.pop(0)
+        if _is_number(obj):  # (small ints are one object: no id to go by)
+            out[path] = (obj, [_number_tensor(obj)])
+            continue
         if id(obj) in seen:
             continue
         seen.add(id(obj))
@@ -178,13 +212,15 @@ def _held(program: Any, declared: set[int]) -> dict[str, tuple[Any, list[torch.T
             continue
         if not free and not isinstance(obj, (dict, list, tuple)):
             continue
-        children = _children(path, obj)
-        if isinstance(obj, (dict, list, tuple)):  # its bare tensors: one entry, the container's
+        children = _children(path, obj, attrs)
+        if isinstance(obj, (dict, list, tuple)):  # its bare tensors and numbers: one entry
             bare = [t for _, v in children if isinstance(v, torch.Tensor)
                     for t in (_tensors_of(v) or [])]
+            bare += [_number_tensor(v) for _, v in children if _is_number(v)]
             if bare:
                 out[path] = (obj, bare)
-            children = [(p, v) for p, v in children if not isinstance(v, torch.Tensor)]
+            children = [(p, v) for p, v in children
+                        if not isinstance(v, torch.Tensor) and not _is_number(v)]
         if depth < _DEPTH:
             todo.extend((p, v, depth + 1, free) for p, v in children)
     return out
@@ -197,9 +233,28 @@ def _fields(obj: Any) -> list[tuple[str, Any]]:
         return []
 
 
-def _children(path: str, obj: Any) -> list[tuple[str, Any]]:
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+_NUMBER_MARK = "_resumecheck_number"
+
+
+def _number_tensor(value: int | float) -> torch.Tensor:
+    """A number the program keeps, as a one-element tensor (digested, compared
+    by value), marked as a number."""
+    if isinstance(value, int) and -2**63 <= value < 2**63:
+        t = torch.tensor(value, dtype=torch.int64)
+    else:
+        t = torch.tensor(float(value), dtype=torch.float64)
+    setattr(t, _NUMBER_MARK, True)
+    return t
+
+
+def _children(path: str, obj: Any, attrs: set[tuple[int, str]]) -> list[tuple[str, Any]]:
     """The items of a short container, or the fields of a plain object of the
-    program's own (not a framework's, not a function, class or module)."""
+    program's own (not a framework's, not a function, class or module) but
+    those declared with ``Attr`` (``attrs``)."""
     if isinstance(obj, dict):
         return [(f"{path}[{k!r}]", v) for k, v in list(obj.items())] if len(obj) <= _LONGEST \
             else []
@@ -209,7 +264,7 @@ def _children(path: str, obj: Any) -> list[tuple[str, Any]]:
         return []
     if type(obj).__module__.split(".")[0] in _OPAQUE:
         return []
-    return [(f"{path}.{k}", v) for k, v in _fields(obj)]
+    return [(f"{path}.{k}", v) for k, v in _fields(obj) if (id(obj), k) not in attrs]
 
 
 def _tensors_of(obj: Any) -> list[torch.Tensor] | None:
@@ -256,4 +311,5 @@ def _state_tensors(obj: Any) -> list[torch.Tensor]:
         state = state_dict()
     except Exception:  # (not ours to judge here: the capture says it)
         return []
-    return [v.detach() for _, v in flatten_state(state) if isinstance(v, torch.Tensor)]
+    return [v.detach() if isinstance(v, torch.Tensor) else _number_tensor(v)
+            for _, v in flatten_state(state) if isinstance(v, torch.Tensor) or _is_number(v)]

@@ -111,3 +111,31 @@ def test_state_of_an_adapters_user_code_is_named_with_what_to_do():
     assert "make the callback save and restore it with the checkpoint" in found[0]
     assert found[1].startswith("step.extras['ema'].shadow (dict: 1 tensor, 3 values")
     assert found[1].endswith("declare it as a component to check that it resumes)")
+
+
+NUMBERS = "fixtures.trust.undeclared_numbers:"
+
+
+def test_early_stoppings_numbers_that_the_checkpoint_forgets_are_named():
+    """A best loss and a count of evaluations, plain Python numbers that
+    training changes: forgotten by the checkpoint, nothing compared differs,
+    so the report names them (a trial's early-stopping state went unnamed:
+    only tensors were looked for)."""
+    report = verify(NUMBERS + "FORGETS", **FAST)
+    assert report.full_resume.verdict == IDENTICAL
+    named = {u.split(" (")[0]: u for u in report.undeclared}
+    assert set(named) == {"best_loss", "history"}, report.undeclared  # (not lr, not step)
+    assert named["best_loss"].startswith("best_loss (float: inf at the build, 0.5")
+    assert "at the end, changed by training and held by no declared component: declare it" \
+        in named["best_loss"]
+    assert named["history"].startswith("history (dict: 1 number, that training changed")
+    assert "not compared: best_loss (float: inf at the build" in report.render()
+
+
+def test_numbers_declared_or_read_by_a_component_are_not_named():
+    declared = verify(NUMBERS + "DECLARED", **FAST)
+    assert "best_loss" not in " ".join(declared.undeclared)
+    assert [(f.component, f.status) for f in declared.full_resume.diagnosis] == \
+        [("best", "latent")]
+    # the program's own component reads them from the trainer: compared, by value
+    assert verify(NUMBERS + "HELD", **FAST).undeclared == []
