@@ -474,6 +474,16 @@ def _not_found(spec: str, where: str, exc: ModuleNotFoundError) -> TargetError:
              f"Run from {home} with the target as a module, ")
             + f"{_as_module(where, home)}:{spec.rpartition(':')[2]}, or set PYTHONPATH={home}",
         )
+    beside = _beside_module(missing, where)
+    if beside is not None:  # a module target's sibling file, as its own folder holds it
+        return TargetError(
+            spec, f"{where} imports {missing}, which is not installed, but is a module beside "
+            f"it in {beside}: a module target does not put its own folder on the module path "
+            "(as `python -m` would not)",
+            f"Give the target as a file, {_shown_path(beside / Path(_file_of(where)).name)}:"
+            f"{spec.rpartition(':')[2]} (its folder goes on the path, as when you run the "
+            f"script), or set PYTHONPATH={beside}",
+        )
     if exc.name and exc.name != where and not where.startswith(exc.name + "."):
         # the target was found; something it imports is not installed
         return TargetError(
@@ -500,6 +510,37 @@ def _home_of(missing: str, where: str) -> Path | None:
         if (folder / missing / "__init__.py").is_file() or (folder / f"{missing}.py").is_file():
             return folder
     return None
+
+
+def _file_of(module: str) -> str:
+    """Where a module's source is ("": not found, or not a file)."""
+    try:
+        found = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return ""
+    return found.origin if found is not None and found.has_location and found.origin else ""
+
+
+def _beside_module(missing: str, where: str) -> Path | None:
+    """For a module target: its folder, when that holds ``missing`` as a module
+    or package (None: it does not, or the target is a file)."""
+    if not missing or where.endswith(".py") or "/" in where or "\\" in where:
+        return None
+    origin = _file_of(where)
+    if not origin:
+        return None
+    folder = Path(origin).resolve().parent
+    if (folder / f"{missing}.py").is_file() or (folder / missing / "__init__.py").is_file():
+        return folder
+    return None
+
+
+def _shown_path(path: Path) -> str:
+    """``path`` relative to the current directory when it is below it."""
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
 
 
 def _as_module(where: str, home: Path) -> str:

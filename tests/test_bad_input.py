@@ -6,6 +6,7 @@ reason (exit 1). Never a traceback without --debug, never stray files.
 
 import json
 import os
+import sys
 
 import pytest
 
@@ -172,3 +173,32 @@ def test_from_the_packages_own_folder_it_is_told_to_give_the_module_form(tmp_pat
     finally:
         os.chdir(here)
     assert "Give the target as a module, mytrain.check:T, or set PYTHONPATH=" in str(info.value)
+
+
+def test_a_module_target_whose_sibling_module_is_missing_is_told_the_file_form(tmp_path):
+    """`run examples.frameworks.lightning_check:DEFAULT` (whose module imports
+    `lightning_train` beside it) was told to `pip install lightning_train`:
+    the file form puts that folder on the path."""
+    from resumecheck.errors import TargetError
+    from resumecheck.program import load_target
+
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / "__init__.py").write_text("")
+    (tmp_path / "proj" / "mytrain_sibling.py").write_text("T = None\n")
+    (tmp_path / "proj" / "check_sib.py").write_text("import mytrain_sibling\nT = None\n")
+    here = os.getcwd()
+    os.chdir(tmp_path)
+    sys.path.insert(0, str(tmp_path))
+    try:
+        with pytest.raises(TargetError) as info:
+            load_target("proj.check_sib:T")
+    finally:
+        os.chdir(here)
+        sys.path.remove(str(tmp_path))
+        for name in [m for m in sys.modules if m == "proj" or m.startswith("proj.")]:
+            del sys.modules[name]
+    said = str(info.value)
+    assert ("proj.check_sib imports mytrain_sibling, which is not installed, but is a module "
+            f"beside it in {tmp_path / 'proj'}") in said
+    assert "Give the target as a file, proj/check_sib.py:T" in said
+    assert f"or set PYTHONPATH={tmp_path / 'proj'}" in said and "pip install" not in said
