@@ -84,9 +84,14 @@ class UndeclaredWatch:
                components: Sequence[Component], batch: set[int | None]) -> list[str]:
         # (held until the end: a temporary's memory, freed, is where the next
         # tensor made may live, and would pass for it)
-        declared = [t for c in components for t in _state_tensors(c.obj)]
-        ptrs = {_ptr(t) for t in declared if not getattr(t, _NUMBER_MARK, False)} - {None}
-        values = {digest(t) for t in declared}
+        declared = [(c, t) for c in components for t in _state_tensors(c.obj)]
+        ptrs = {_ptr(t) for _, t in declared if not getattr(t, _NUMBER_MARK, False)} - {None}
+        # a number held by value: only a component of the program's own may
+        # read one where the program keeps it (an optimizer's parameter
+        # indices, a scheduler's epoch or an Attr's step equal to it are coincidences)
+        values = {digest(t) for c, t in declared
+                  if not getattr(t, _NUMBER_MARK, False) or _programs_own(c.obj)}
+        modules = {c.name for c in components if isinstance(c.obj, torch.nn.Module)}
         out = []
         for path, (obj, tensors) in _watched(program, components).items():
             before = before_all.get(path, [])
@@ -101,7 +106,7 @@ class UndeclaredWatch:
                       and ((bare and t.numel() == 1 and not getattr(t, _NUMBER_MARK, False))
                            or digest(t) not in values)]
             if _is_number(obj) and missed:
-                out.append(self._number(path, obj))
+                out.append(self._number(path, obj, path.split(".")[0] in modules))
             elif missed and isinstance(obj, torch.Generator):
                 out.append(f"{path} (a torch.Generator that training drew from and no declared "
                            "component holds: register it, RNGState({'name': generator}), to "
@@ -111,11 +116,14 @@ class UndeclaredWatch:
                            f"changed and no declared component holds: {_todo(path)})")
         return out
 
-    def _number(self, path: str, now: Any) -> str:
+    def _number(self, path: str, now: Any, in_module: bool) -> str:
         was = (f"{self._numbers[path]!r} at the build" if path in self._numbers
                else "not set at the build")
-        return (f"{path} ({type(now).__name__}: {was}, {now!r} at the end, changed by "
-                f"training and held by no declared component: {_todo(path)})")
+        held = ("an attribute of a declared module, which its state_dict() leaves out: keep "
+                "it in a buffer (register_buffer), or declare it as a component, to check "
+                "that it resumes" if in_module
+                else f"held by no declared component: {_todo(path)}")
+        return f"{path} ({type(now).__name__}: {was}, {now!r} at the end, changed by training; {held})"
 
 
 def _todo(path: str) -> str:
@@ -163,13 +171,16 @@ user's model, which is found where the program keeps it, and much else)."""
 def _watched(program: Any,
              components: Sequence[Component]) -> dict[str, tuple[Any, list[torch.Tensor]]]:
     """What the program holds outside its declared components (``_held``), and
-    the generators inside a declared model, which its state_dict() leaves out."""
+    the generators and numbers inside a declared model (a counter its layer
+    keeps as an attribute), which its state_dict() leaves out."""
     attrs = {(id(c.obj.obj), c.obj.name) for c in components if isinstance(c.obj, Attr)}
     out = _held(program, {id(c.obj) for c in components}, attrs)
     for c in components:
         if isinstance(c.obj, torch.nn.Module):
             for where, gen in _generators_in(c.obj):
                 out.setdefault(f"{c.name}.{where}", (gen, [gen.get_state()]))
+            for where, value in _numbers_in(c.obj, attrs):
+                out.setdefault(f"{c.name}.{where}", (value, [_number_tensor(value)]))
     return out
 
 
@@ -233,6 +244,11 @@ def _fields(obj: Any) -> list[tuple[str, Any]]:
         return []
 
 
+def _programs_own(obj: Any) -> bool:
+    """An object of a class the program defines (not torch's, not resumecheck's)."""
+    return type(obj).__module__.split(".")[0] not in ("torch", "resumecheck", "builtins")
+
+
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
@@ -289,6 +305,16 @@ def _tensors_of(obj: Any) -> list[torch.Tensor] | None:
     if type(obj).__module__.split(".")[0] == "torch":
         return []
     return None
+
+
+def _numbers_in(model: torch.nn.Module,
+                attrs: set[tuple[int, str]]) -> list[tuple[str, int | float]]:
+    """The numbers a model's layers keep as public attributes (sizes and rates
+    that never change, and counters), by path; not those declared with ``Attr``."""
+    return [(f"{name}.{key}" if name else key, value)
+            for name, layer in model.named_modules()
+            for key, value in vars(layer).items()
+            if not key.startswith("_") and _is_number(value) and (id(layer), key) not in attrs]
 
 
 def _generators_in(model: torch.nn.Module) -> list[tuple[str, torch.Generator]]:

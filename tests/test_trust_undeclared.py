@@ -43,8 +43,11 @@ def test_state_in_plain_objects_is_found_one_entry_per_holder():
     is found, named once for its dict (a trial: not named at all)."""
     report = verify(SPEC + "NAMESPACE", **FAST)
     assert report.equivalent
-    assert [u.split(" (")[0] for u in report.undeclared] == ["ema", "state.ema.shadow"]
-    assert report.undeclared[1].startswith("state.ema.shadow (dict: 4 tensors, 49 values")
+    # (its counter too: equal to the step, which an Attr declares, but not it)
+    assert [u.split(" (")[0] for u in report.undeclared] == ["ema", "state.updates",
+                                                             "state.ema.shadow"]
+    assert report.undeclared[2].startswith("state.ema.shadow (dict: 4 tensors, 49 values")
+    assert report.undeclared[1].startswith("state.updates (int: 0 at the build, 8 at the end")
 
 
 def test_a_memory_bank_handed_to_the_model_is_state_and_the_last_batch_is_not():
@@ -126,7 +129,7 @@ def test_early_stoppings_numbers_that_the_checkpoint_forgets_are_named():
     named = {u.split(" (")[0]: u for u in report.undeclared}
     assert set(named) == {"best_loss", "history"}, report.undeclared  # (not lr, not step)
     assert named["best_loss"].startswith("best_loss (float: inf at the build, 0.5")
-    assert "at the end, changed by training and held by no declared component: declare it" \
+    assert "at the end, changed by training; held by no declared component: declare it" \
         in named["best_loss"]
     assert named["history"].startswith("history (dict: 1 number, that training changed")
     assert "not compared: best_loss (float: inf at the build" in report.render()
@@ -139,3 +142,11 @@ def test_numbers_declared_or_read_by_a_component_are_not_named():
         [("best", "latent")]
     # the program's own component reads them from the trainer: compared, by value
     assert verify(NUMBERS + "HELD", **FAST).undeclared == []
+
+
+def test_a_counter_a_declared_model_keeps_outside_its_state_dict_is_named():
+    report = verify(NUMBERS + "IN_THE_MODEL", **FAST)
+    assert report.undeclared == [
+        "params.calls (int: 0 at the build, 8 at the end, changed by training; an attribute "
+        "of a declared module, which its state_dict() leaves out: keep it in a buffer "
+        "(register_buffer), or declare it as a component, to check that it resumes)"]
