@@ -35,7 +35,8 @@ from resumecheck.streams import (
 )
 from resumecheck.trace import differing_quantities, load_step_tensors, load_stream_states
 
-__all__ = ["annotate", "describe_data", "describe_end_state", "stream_offsets"]
+__all__ = ["annotate", "cleared_streams", "describe_data", "describe_end_state", "stream_offsets",
+           "unclear_streams"]
 
 
 def annotate(result: RunResult, reference: SegmentResult,
@@ -53,18 +54,38 @@ def annotate(result: RunResult, reference: SegmentResult,
         result.divergence_detail = describe_data(reference, segments, result.first_divergent_step)
     if result.divergence_detail:
         result.explanation += f"; {result.divergence_detail}"
-    cleared = _cleared_streams(result)
+    cleared = cleared_streams(result)
     if result.stream_offsets and cleared:
         # (a rerun with the stream put right changed nothing: said so on each line,
         # and the explanation, which names the finding, does not repeat them)
-        note = f" ({cleared}, which holds it, differs but is not the cause: see the diagnosis)"
+        note = _not_the_cause(cleared)
         result.stream_offsets = [replace(o, detail=o.detail + note) for o in result.stream_offsets]
     elif result.stream_offsets:
-        result.explanation += "; " + _first_finding(result.stream_offsets) + _others(
-            result.stream_offsets)
+        result.explanation += _stream_clause(result.stream_offsets)
 
 
-def _cleared_streams(result: RunResult) -> str:
+def unclear_streams(result: RunResult, cleared: str) -> None:
+    """The random-state components ``cleared`` (``cleared_streams`` as it
+    was) are no longer found not the cause (see ``verdict.unjudge_when_incomplete``):
+    the stream lines lose the note that said so, and the explanation says
+    the stream finding as for a run where none was judged."""
+    note = _not_the_cause(cleared)
+    if not cleared or not any(o.detail.endswith(note) for o in result.stream_offsets):
+        return
+    result.stream_offsets = [replace(o, detail=o.detail.removesuffix(note))
+                             for o in result.stream_offsets]
+    result.explanation += _stream_clause(result.stream_offsets)
+
+
+def _not_the_cause(cleared: str) -> str:
+    return f" ({cleared}, which holds it, differs but is not the cause: see the diagnosis)"
+
+
+def _stream_clause(offsets: list[StreamOffset]) -> str:
+    return "; " + _first_finding(offsets) + _others(offsets)
+
+
+def cleared_streams(result: RunResult) -> str:
     """The random-state components of the diagnosis, when a rerun found each
     one not the cause ('' when there is none, or one is not so judged)."""
     words = ("generator ", *(stream_label(s) for s in RNGState.STREAMS))

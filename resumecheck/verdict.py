@@ -23,7 +23,7 @@ import torch
 
 from resumecheck.compare import Difference, Tolerance, compare_values, digest, flatten_state
 from resumecheck.components import CONFIG, SAMPLER_EPOCH, split_rank_name, validate_drop
-from resumecheck.evidence import annotate
+from resumecheck.evidence import annotate, cleared_streams, unclear_streams
 from resumecheck.program import next_epoch_start
 from resumecheck.report import (
     AFTER_DIVERGENCE, CLOSE, CONFIRMED, DIVERGED, FAILED, IDENTICAL, INCONCLUSIVE, LATENT,
@@ -646,11 +646,12 @@ def unjudge_when_incomplete(own: RunResult, engine_full: RunResult) -> None:
     finding of the program's own full resume is "not the cause": not judged."""
     if engine_full.verdict in (IDENTICAL, CLOSE, FAILED):
         return
-    before = _differs_clause(own.diagnosis)
+    before, cleared = _differs_clause(own.diagnosis), cleared_streams(own)
     own.diagnosis = [replace(f, status=None, confirmed=None) if f.status == NOT_CAUSE else f
                      for f in own.diagnosis]
     if before:
         own.explanation = own.explanation.replace(before, _differs_clause(own.diagnosis), 1)
+    unclear_streams(own, cleared)  # (its stream lines said "not the cause" too)
 
 
 def matters_from(ref: Reference, component: str, k: int) -> int | None:
@@ -782,9 +783,9 @@ def latent_text(r: RunResult) -> str:
         for name in r.latent_gaps
     ]
     return (
-        f"; latent gap: {', '.join(parts)} restored wrongly, in state that no step read "
-        "after the restart here (a component unused, or only entries nothing reads); it "
-        "matters once something reads it"
+        f"; latent gap: {', '.join(parts)} restored wrongly, in state that changed no step "
+        "after the restart here (a component unused, only entries nothing reads, or read "
+        "where its wrong value led to the same result); it matters once it leads elsewhere"
     )
 
 

@@ -158,7 +158,7 @@ def test_an_unused_component_restored_wrongly_is_a_latent_gap(files):
                  rng={"s": 99}, global_step={"v": 6})
     result = _judged(ref, *_run(files, _records(2, 6), end=end))
     assert result.verdict == "identical" and result.latent_gaps == ["rng"]
-    assert "latent gap: rng restored wrongly, in state that no step read" in result.explanation
+    assert "latent gap: rng restored wrongly, in state that changed no step" in result.explanation
 
 
 def test_a_changed_component_that_differs_at_the_end_diverges(files):
@@ -367,3 +367,38 @@ def test_the_other_ranks_and_tensors_that_differ_with_the_first_are_counted():
                                                "param:b[rank 1]"]) == \
         " (the largest of 2 parameters that differ) (and on 1 more rank)"
     assert verdict._others("loss", []) == ""
+
+
+def test_stream_lines_say_not_the_cause_no_more_once_the_findings_are_unjudged():
+    """A trial: a stream line read '(loader_rng, which holds it, differs but is
+    not the cause: see the diagnosis)' where the diagnosis said '(not judged:
+    the declared components are incomplete, see the WARNING)'."""
+    from dataclasses import replace
+
+    from resumecheck.report import StreamOffset
+
+    def judged() -> RunResult:
+        run = RunResult(dropped=[], resume_at=[7], verdict="diverged", first_divergent_step=8,
+                        first_divergent_quantity="loss", checkpoint="program",
+                        explanation="diverged from step 8 (loss); restored state differs in "
+                                    "loader_rng (differs, not the cause)")
+        run.diagnosis = [Finding("loader_rng", "generator `loader`: 1 draw ahead", step=7,
+                                 status="not_cause", confirmed=False)]
+        run.stream_offsets = [replace(offset, detail=offset.detail + note)]
+        return run
+
+    offset = StreamOffset(stream="generator loader", step=8, draws=1, unit="int64 draws",
+                          detail="generator `loader` is 1 draw ahead at the start of step 8")
+    note = " (loader_rng, which holds it, differs but is not the cause: see the diagnosis)"
+    own = judged()
+    verdict.unjudge_when_incomplete(own, RunResult(dropped=[], resume_at=[7],
+                                                   verdict="diverged", checkpoint="engine"))
+    assert own.diagnosis[0].status is None
+    assert [o.detail for o in own.stream_offsets] == [offset.detail]
+    assert "restored state differs in loader_rng;" in own.explanation
+    assert own.explanation.endswith("; generator `loader` is 1 draw ahead at the start of step 8")
+    # an engine full resume that matches leaves the judged note alone
+    kept = judged()
+    verdict.unjudge_when_incomplete(kept, RunResult(dropped=[], resume_at=[7],
+                                                    verdict="identical"))
+    assert kept.stream_offsets[0].detail == offset.detail + note
