@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import torch
 
@@ -49,6 +49,7 @@ from resumecheck.runner import run_segment
 from resumecheck.segments import PHASE_TIMEOUT, Restore, SegmentResult, SegmentSpec
 from resumecheck.settings import DEFAULT_NOISE_SEEDS, MAX_NOISE_SEEDS, DropSpec, Settings, resume_points
 from resumecheck.trace import KEPT_IN_MEMORY, load_step_tensors
+from resumecheck.undeclared import brought_back
 
 __all__ = [
     "MAX_NOISE_SEEDS", "MIN_STEP_TIMEOUT", "Checker", "ReferenceFailed", "forked_map",
@@ -373,7 +374,8 @@ class _Segments:
         else:  # within tolerance, every step after a restart may be read
             keep = {"keep_tensors_after": min(points)}
         spec = self.spec("reference", config=self.run_config, start=0, stop=self.steps,
-                         capture_at=points, hash_seed=1, find_undeclared=True, **keep)
+                         capture_at=points, hash_seed=1, find_undeclared=True,
+                         digest_held=True, **keep)
         jobs = self.settings.workers if self.settings.isolation == "process" else 1
         again: list[SegmentResult] = []
         if self.settings.check_determinism and jobs > 1:
@@ -558,6 +560,7 @@ class _Restarts:
                 restore=Restore(path=path, drop=list(dropped)),
                 capture_at=[stop] if stop < self.steps else [],
                 keep_tensors_after=k, reseed=_RESEED_BASE + k,
+                digest_held=not dropped and stop == self.steps,
             ))
             out.append((k, seg))
             if seg.error is not None or stop == self.steps:
@@ -747,6 +750,18 @@ class _Confirmations:
         return verdict.compare_run(self._reference, result.resume_at[0], [], segments, [])
 
 
+class _Judged(NamedTuple):
+    """A resumed run, judged."""
+
+    result: RunResult
+    trajectory: list[Any]
+    """Its per-step digests after its first resume point (ablations are compared with it)."""
+    held: dict[str, list[str]]
+    """What the program held outside its declared components at the end, when
+    its last segment digested it (``SegmentSpec.digest_held``: the engine's
+    own full resume)."""
+
+
 class Checker:
     """One target's reference, and resumed runs judged against it.
 
@@ -821,11 +836,12 @@ class Checker:
         self._noise_runs()
         done = self.map(lambda job: self._run_one(self.resume_at, job[0], job[1]), runs)
         fulls = 2 if self.segment.has_own_checkpoint else 1
-        engine_full, engine_trajectory = done[fulls - 1]
-        verdict.judge_ablations(engine_full, engine_trajectory, done[fulls:], self.tolerance)
+        engine_full = done[fulls - 1]
+        verdict.judge_ablations(engine_full.result, engine_full.trajectory,
+                                [(d.result, d.trajectory) for d in done[fulls:]], self.tolerance)
         if fulls == 2:
-            verdict.unjudge_when_incomplete(done[0][0], engine_full)
-        return _report(self, [r for r, _ in done])
+            verdict.unjudge_when_incomplete(done[0].result, engine_full.result)
+        return _report(self, [d.result for d in done], engine_full.held)
 
     def _planned_runs(self, drop_sets: list[list[str]]) -> list[tuple[list[str], Source]]:
         """The resumed runs of the report, in its order (and the progress estimate;
@@ -901,12 +917,13 @@ class Checker:
         """
         if self.settings.resume_nproc is not None:
             return _elastic(self, list(schedule))
-        return self._run_one(schedule, dropped, source)[0]
+        return self._run_one(schedule, dropped, source).result
 
     def _run_one(self, schedule: Sequence[int], dropped: Sequence[str] = (),
-                 source: Source = "auto") -> tuple[RunResult, list[Any]]:
+                 source: Source = "auto") -> _Judged:
         """``check``, also returning the run's trajectory after its first resume
-        point (per-step digests): ablations are compared with it."""
+        point (per-step digests): ablations are compared with it; and what its
+        program held outside the declared components at the end, if digested."""
         schedule, dropped = list(schedule), list(dropped)
         own = self.segment.has_own_checkpoint and not dropped and source == "auto"
         with self._segments.run_directory("run-") as work:
@@ -922,11 +939,15 @@ class Checker:
             verdict.conclude(self.reference, result, cmp, segments)
             trajectory = [r.digests for _, seg in segments for r in seg.records
                           if r.step > schedule[0]]
-            return result, trajectory
+            return _Judged(result, trajectory, segments[-1][1].held)
 
-def _report(checker: Checker, runs: list[RunResult]) -> Report:
-    """The report of ``checker``'s reference and ``runs``."""
+def _report(checker: Checker, runs: list[RunResult],
+            restarted_held: dict[str, list[str]] | None = None) -> Report:
+    """The report of ``checker``'s reference and ``runs``; ``restarted_held``:
+    what the engine's own full resume held outside the declared components
+    at its end (what it ends with as the reference did is not named as lost)."""
     s, ref = checker.settings, checker.reference
+    back = brought_back(checker.segment.held, restarted_held or {})
     return Report(
         target=checker.target.spec or checker.target.name, steps=checker.steps,
         resume_at=list(checker.resume_at), seed=s.seed, isolation=s.isolation,
@@ -936,7 +957,8 @@ def _report(checker: Checker, runs: list[RunResult]) -> Report:
                                     unmoved=checker.noise_unmoved, asked=s.noise_seeds),
         determinism=checker.determinism, reference_loss=ref.loss,
         seed_losses=ref.noise, nproc=s.nproc, untraced=verdict.untraced(checker.segment.records),
-        undeclared=list(checker.segment.undeclared),
+        undeclared=[text for path, text in checker.segment.undeclared.items()
+                    if path not in back],
     )
 
 

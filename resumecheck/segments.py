@@ -106,8 +106,12 @@ class SegmentSpec:
     capture_end: bool = True
     """Capture every component's state at the end (runs judged on their trace alone skip it)."""
     find_undeclared: bool = False
-    """Name the tensors the program holds that training changed and no declared
-    component holds (``undeclared``; the reference)."""
+    """Name the tensors and numbers the program holds that training changed and
+    no declared component holds (``undeclared``; the reference)."""
+    digest_held: bool = False
+    """At the end, digest what the program holds outside its declared
+    components (``held``): the reference, and the engine's own full resume,
+    whose restart shows what of it the declared state brings back."""
     trace_streams: bool = True
     """Record the random streams' digests at the start of a step: at every step
     from step 0, at the first steps after a restore (all that is compared:
@@ -148,9 +152,12 @@ class SegmentResult:
     error_stage: str | None = None
     slowest_step: float = 0.0
     """Seconds the slowest training step of this segment took."""
-    undeclared: list[str] = field(default_factory=list)
-    """State the program keeps that no declared component holds, in words
-    (``SegmentSpec.find_undeclared``)."""
+    undeclared: dict[str, str] = field(default_factory=dict)
+    """State the program keeps that no declared component holds: where, and
+    what, in words (``SegmentSpec.find_undeclared``)."""
+    held: dict[str, list[str]] = field(default_factory=dict)
+    """Where the program keeps state outside its declared components, and the
+    digests of what is there at the end (``SegmentSpec.digest_held``)."""
     loadable_shapes: list[str] = field(default_factory=list)
     """Structures of captures known to load back when the segment ended
     (``SegmentSpec.loadable_shapes``, passed on to the next segment)."""

@@ -33,7 +33,7 @@ import torch
 from resumecheck.compare import digest, flatten_state
 from resumecheck.components import Attr, Component
 
-__all__ = ["UndeclaredWatch"]
+__all__ = ["UndeclaredWatch", "brought_back", "held_digests"]
 
 _LONGEST = 64
 """A list, tuple or dict with more items is not looked into (a dataset kept as a
@@ -65,23 +65,24 @@ class UndeclaredWatch:
             self._before = None
 
     def found(self, program: Any, components: Sequence[Component],
-              data: Sequence[torch.Tensor] = ()) -> list[str]:
-        """Each attribute whose changed tensors no declared component holds, in
-        words (none when they cannot be read: a notice never fails a check).
+              data: Sequence[torch.Tensor] = ()) -> dict[str, str]:
+        """Each attribute whose changed tensors no declared component holds: its
+        path, and it in words (none when they cannot be read: a notice never
+        fails a check).
         ``data``: the last step's samples and model inputs; a tensor kept
         where they live (the last batch) is data, not state, unless its storage
         was there at the build already (a memory bank the program changes in
         place and hands the model every step is state)."""
         if self._before is None:
-            return []
+            return {}
         try:
             batch = {_ptr(t) for t in data} - self._storages - {None}
             return self._found(self._before, program, components, batch)
         except Exception:
-            return []
+            return {}
 
     def _found(self, before_all: dict[str, list[str]], program: Any,
-               components: Sequence[Component], batch: set[int | None]) -> list[str]:
+               components: Sequence[Component], batch: set[int | None]) -> dict[str, str]:
         # (held until the end: a temporary's memory, freed, is where the next
         # tensor made may live, and would pass for it)
         declared = [(c, t) for c in components for t in _state_tensors(c.obj)]
@@ -92,7 +93,7 @@ class UndeclaredWatch:
         values = {digest(t) for c, t in declared
                   if not getattr(t, _NUMBER_MARK, False) or _programs_own(c.obj)}
         modules = {c.name for c in components if isinstance(c.obj, torch.nn.Module)}
-        out = []
+        out = {}
         for path, (obj, tensors) in _watched(program, components).items():
             before = before_all.get(path, [])
             changed = [t for i, t in enumerate(tensors)
@@ -106,14 +107,14 @@ class UndeclaredWatch:
                       and ((bare and t.numel() == 1 and not getattr(t, _NUMBER_MARK, False))
                            or digest(t) not in values)]
             if _is_number(obj) and missed:
-                out.append(self._number(path, obj, path.split(".")[0] in modules))
+                out[path] = self._number(path, obj, path.split(".")[0] in modules)
             elif missed and isinstance(obj, torch.Generator):
-                out.append(f"{path} (a torch.Generator that training drew from and no declared "
-                           "component holds: register it, RNGState({'name': generator}), to "
-                           "check that it resumes)")
+                out[path] = (f"{path} (a torch.Generator whose state training changed, drawn "
+                             "from or seeded again, and no declared component holds: register "
+                             "it, RNGState({'name': generator}), to check that it resumes)")
             elif missed:
-                out.append(f"{path} ({type(obj).__name__}: {_amount(missed)}, that training "
-                           f"changed and no declared component holds: {_todo(path)})")
+                out[path] = (f"{path} ({type(obj).__name__}: {_amount(missed)}, that training "
+                             f"changed and no declared component holds: {_todo(path)})")
         return out
 
     def _number(self, path: str, now: Any, in_module: bool) -> str:
@@ -124,6 +125,24 @@ class UndeclaredWatch:
                 "that it resumes" if in_module
                 else f"held by no declared component: {_todo(path)}")
         return f"{path} ({type(now).__name__}: {was}, {now!r} at the end, changed by training; {held})"
+
+
+def held_digests(program: Any, components: Sequence[Component]) -> dict[str, list[str]]:
+    """Where the program keeps state outside its declared components, and the
+    digest of each tensor or number there (empty when it cannot be read)."""
+    try:
+        return {path: [digest(t) for t in tensors]
+                for path, (_, tensors) in _watched(program, components).items()}
+    except Exception:  # (a notice never fails a check)
+        return {}
+
+
+def brought_back(reference: dict[str, list[str]], restarted: dict[str, list[str]]) -> set[str]:
+    """What a restart that restored every declared component ends with as the
+    reference ended (``held_digests`` of each): the declared state brings it
+    back (a sampler's epoch set from the declared one, the last batch's
+    indices), so it is not lost state (none when the restart's is unknown)."""
+    return {path for path, digests in reference.items() if restarted.get(path) == digests}
 
 
 def _todo(path: str) -> str:
