@@ -89,6 +89,7 @@ class Tracer:
         """The latest step's data: its samples and what the model was called with."""
         self.records: list[StepRecord] = []
         self._model = _find(built, PARAMS, torch.nn.Module, "model")
+        self._models = _traced_models(built, self._model)
         declared_optimizer = _find(built, OPTIMIZER, object, "optimizer")
         self._optimizer = unwrap_optimizer(declared_optimizer)
         if self._optimizer is None:  # a component that wraps it: the program's attribute
@@ -119,10 +120,8 @@ class Tracer:
     def step_bytes(self) -> int:
         """About what one step's full tensors take on disk: every parameter
         and its gradient (this rank's shards)."""
-        if self._model is None:
-            return 0
         return 2 * sum(local_tensor(p).numel() * p.element_size()
-                       for p in self._model.parameters())
+                       for _, model in self._models for p in model.parameters())
 
     def close(self) -> None:
         if self._handle is not None:
@@ -239,9 +238,9 @@ class Tracer:
             digests[f"grad:{name}"] = value
             if name in copied:
                 tensors[f"grad:{name}"] = copied[name]
-        if self._model is not None:
-            for name, p in self._model.named_parameters():
-                key = f"param:{name}"
+        for prefix, model in self._models:
+            for name, p in model.named_parameters():
+                key = f"param:{prefix}{name}"
                 tensors[key] = local_tensor(p.detach())  # this rank's shard
                 digests[key] = digest(tensors[key])
         record = StepRecord(
@@ -342,6 +341,21 @@ def unwrap_optimizer(obj: Any) -> torch.optim.Optimizer | None:
             break
         obj = inner
     return obj if isinstance(obj, torch.optim.Optimizer) else None
+
+
+def _traced_models(built: BuiltProgram,
+                   model: torch.nn.Module | None) -> list[tuple[str, torch.nn.Module]]:
+    """The modules whose parameters every step digests, each with its keys'
+    prefix: the model (none), then each other declared module, by its
+    component's name (a GAN's discriminator: ``param:discriminator.0.weight``;
+    compared only at the end, it was found a step late, by the loss)."""
+    out = [("", model)] if model is not None else []
+    seen = {id(model)}
+    for c in built.components:
+        if isinstance(c.obj, torch.nn.Module) and id(c.obj) not in seen:
+            seen.add(id(c.obj))
+            out.append((f"{c.name}.", c.obj))
+    return out
 
 
 def _find(built: BuiltProgram, name: str, kind: type, attr: str) -> Any:
