@@ -11,6 +11,7 @@ against the reference; this module only runs things and asks it.
 from __future__ import annotations
 
 import contextlib
+import gc
 import math
 import os
 import pickle
@@ -278,6 +279,10 @@ def _fork(fn: Callable[[Any], Any], item: Any) -> tuple[int, int]:
         return pid, read
     try:  # the child: never returns, never runs this interpreter's cleanups
         os.close(read)
+        # nor finalizers of what it inherited: an earlier run's DataLoader
+        # iterator, garbage in a cycle here, would shut down workers that are
+        # not its children ("AssertionError: can only test a child process")
+        gc.freeze()
         try:
             payload = pickle.dumps((True, fn(item)))
         except BaseException as exc:  # noqa: BLE001 - every outcome goes to the parent
@@ -286,14 +291,19 @@ def _fork(fn: Callable[[Any], Any], item: Any) -> tuple[int, int]:
             except Exception:
                 payload = pickle.dumps((False, RuntimeError(f"{type(exc).__name__}: {exc}")))
         with os.fdopen(write, "wb") as pipe:
-            pipe.write(payload)
+            pipe.write(len(payload).to_bytes(8, "little") + payload)
     finally:
         os._exit(0)
 
 
 def _collect(pid: int, fd: int) -> Any:
+    """The result of a forked run: read by its length, not to the pipe's end,
+    which comes only when every process holding it has ended (a DataLoader's
+    workers, forked by the run, hold it until they notice their parent is
+    gone: seconds)."""
     with os.fdopen(fd, "rb") as pipe:
-        data = pipe.read()
+        size = int.from_bytes(pipe.read(8) or bytes(8), "little")
+        data = pipe.read(size) if size else b""
     _, status = os.waitpid(pid, 0)
     if not data:
         signum = -os.waitstatus_to_exitcode(status)

@@ -56,7 +56,7 @@ from resumecheck.segments import (
 from resumecheck.streams import STEPS_AFTER_RESTORE
 from resumecheck.trace import StepRecord, Tracer
 from resumecheck.transport import report_phase, run_in_subprocess
-from resumecheck.undeclared import UndeclaredWatch, held_digests
+from resumecheck.undeclared import UndeclaredWatch, held_digests, persistent_workers
 
 __all__ = ["run_here", "run_segment"]
 
@@ -328,6 +328,7 @@ class _Segment:
         if undeclared is not None:
             self.result.undeclared = undeclared.found(built.program, built.components,
                                                       tracer.last_data)
+            self.result.unrestorable = persistent_workers(built.program)
         if spec.digest_held:
             self.result.held = held_digests(built.program, built.components)
 

@@ -155,6 +155,9 @@ class SegmentResult:
     undeclared: dict[str, str] = field(default_factory=dict)
     """State the program keeps that no declared component holds: where, and
     what, in words (``SegmentSpec.find_undeclared``)."""
+    unrestorable: list[str] = field(default_factory=list)
+    """State the program keeps that no checkpoint can hold, in words (a
+    DataLoader's persistent worker processes; ``SegmentSpec.find_undeclared``)."""
     held: dict[str, list[str]] = field(default_factory=dict)
     """Where the program keeps state outside its declared components, and the
     digests of what is there at the end (``SegmentSpec.digest_held``)."""

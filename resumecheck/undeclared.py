@@ -33,7 +33,7 @@ import torch
 from resumecheck.compare import digest, flatten_state
 from resumecheck.components import Attr, Component
 
-__all__ = ["UndeclaredWatch", "brought_back", "held_digests"]
+__all__ = ["UndeclaredWatch", "brought_back", "held_digests", "persistent_workers"]
 
 _LONGEST = 64
 """A list, tuple or dict with more items is not looked into (a dataset kept as a
@@ -143,6 +143,39 @@ def brought_back(reference: dict[str, list[str]], restarted: dict[str, list[str]
     back (a sampler's epoch set from the declared one, the last batch's
     indices), so it is not lost state (none when the restart's is unknown)."""
     return {path for path, digests in reference.items() if restarted.get(path) == digests}
+
+
+def persistent_workers(program: Any) -> list[str]:
+    """The DataLoaders the program keeps (where ``_held`` looks) whose worker
+    processes live from epoch to epoch (``persistent_workers=True``): what the
+    dataset draws in them (augmentation) comes from streams of the workers'
+    own, which carry on across epochs and which no checkpoint can hold. Each
+    in words, by where it is kept."""
+    try:
+        loader = torch.utils.data.DataLoader
+        roots = getattr(program, "undeclared_roots", None)
+        todo = [*_fields(program), *(roots() if callable(roots) else [])]
+        seen, out = {id(program)}, []
+        for _ in range(_MOST):
+            if not todo:
+                break
+            path, obj = todo.pop(0)
+            if id(obj) in seen or path.count(".") + path.count("[") >= _DEPTH:
+                continue
+            seen.add(id(obj))
+            if isinstance(obj, loader) and obj.num_workers > 0 and obj.persistent_workers:
+                out.append(f"the DataLoader `{path}` keeps its {obj.num_workers} worker "
+                           "processes from epoch to epoch (persistent_workers=True): the "
+                           "random streams its dataset draws from in them (augmentation) "
+                           "carry on across epochs in the uninterrupted run and start anew "
+                           "after a restart, and no checkpoint holds them (draw them from a "
+                           "generator seeded by the epoch and the sample's index, or do "
+                           "without persistent workers)")
+            elif not isinstance(obj, torch.Tensor):
+                todo.extend(_children(path, obj, set()))
+        return out
+    except Exception:  # (a notice never fails a check)
+        return []
 
 
 def _todo(path: str) -> str:

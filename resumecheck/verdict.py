@@ -391,6 +391,9 @@ def conclude(ref: Reference, result: RunResult, cmp: Comparison | None,
     result.blind_spot = bool(result.dropped) and result.verdict in (IDENTICAL, CLOSE)
     result.explanation = explain(result, cmp.first_bitwise,
                                  own_checkpoint=ref.segment.has_own_checkpoint)
+    if not result.dropped and result.verdict == DIVERGED and ref.segment.unrestorable:
+        result.explanation += "; state no checkpoint can hold: " + "; ".join(
+            ref.segment.unrestorable)
     annotate(result, ref.segment, segments)
     return result
 
@@ -778,14 +781,18 @@ def latent_text(r: RunResult) -> str:
     if not r.latent_gaps:
         return ""
     when = {f.component: f.matters_from for f in r.diagnosis if f.matters_from}
-    parts = [
-        f"{name} (from step {when[name]})" if name in when else name
-        for name in r.latent_gaps
-    ]
+    restored = {f.component for f in r.diagnosis}  # (else found at the end only)
+    parts = {name: f"{name} (from step {when[name]})" if name in when else name
+             for name in r.latent_gaps}
+    wrong = [part for name, part in parts.items() if name in restored]
+    moved = [part for name, part in parts.items() if name not in restored]
+    what = [f"{', '.join(wrong)} restored wrongly"] if wrong else []
+    what += [f"{', '.join(moved)} ending otherwise than in the uninterrupted run (right after "
+             "the restore, or changed after it where that run did not change it)"] if moved else []
     return (
-        f"; latent gap: {', '.join(parts)} restored wrongly, in state that changed no step "
-        "after the restart here (a component unused, only entries nothing reads, or read "
-        "where its wrong value led to the same result); it matters once it leads elsewhere"
+        f"; latent gap: {'; '.join(what)}, in state that changed no step after the restart "
+        "here (a component unused, only entries nothing reads, or read where its wrong value "
+        "led to the same result); it matters once it leads elsewhere"
     )
 
 

@@ -111,6 +111,37 @@ def test_forked_runs_keep_their_order_and_their_state_and_raise_what_they_raise(
         engine.forked_map(refuse, [1, 2, 3], 2)
 
 
+def test_a_forked_run_returns_while_a_process_it_started_lives_on():
+    """A run's DataLoader workers inherit the pipe its result comes back on and
+    keep it open until they notice their parent is gone (seconds): the result
+    is read by its length, not waited for to the pipe's end."""
+    import os
+    import signal
+
+    from resumecheck import engine
+
+    read, write = os.pipe()
+
+    def leave_a_child(i: int) -> int:
+        pid = os.fork()
+        if pid == 0:  # the grandchild: holds every inherited pipe until killed
+            os.close(read)
+            signal.pause()
+            os._exit(0)
+        os.write(write, pid.to_bytes(8, "little"))
+        return i + 1
+
+    try:
+        assert engine.forked_map(leave_a_child, [1, 2], 2) == [2, 3]
+        os.close(write)
+        for _ in range(2):
+            pid = int.from_bytes(os.read(read, 8), "little")
+            os.kill(pid, 0)  # still alive when the results were in
+            os.kill(pid, signal.SIGKILL)
+    finally:
+        os.close(read)
+
+
 def test_a_set_or_a_comma_list_drops_its_names_together_as_the_cli_does():
     """A trial: a set drawn by component_subsets was refused by verify(drop=...),
     the empty set too, and drop='rng,scheduler' named an unknown component."""

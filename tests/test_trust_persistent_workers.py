@@ -1,0 +1,34 @@
+"""A DataLoader with persistent workers that augment in the worker: state no
+checkpoint can hold, named where the run diverges
+(fixtures/trust/persistent_workers.py)."""
+
+from __future__ import annotations
+
+from resumecheck import verify
+
+SPEC = "fixtures.trust.persistent_workers:"
+
+
+def test_persistent_workers_drawing_in_the_dataset_are_named_as_the_cause(capfd):
+    """A trial: the run diverged (rightly), and the only lead was a generator
+    that did not matter; the workers' own streams were never mentioned."""
+    report = verify(SPEC + "NOISY", drop="none", noise_seeds=0)
+    assert not report.equivalent
+    for run in report.runs:  # the program's own resume, and the engine's
+        assert run.verdict == "diverged" and run.first_divergent_step == 5
+        assert ("state no checkpoint can hold: the DataLoader `loader` keeps its 2 worker "
+                "processes from epoch to epoch (persistent_workers=True)") in run.explanation
+    # (forked side-by-side runs inherit an earlier run's live iterator: its
+    # finalizer must not run there and shut down workers that are not theirs)
+    assert "can only test a child process" not in capfd.readouterr().err
+
+
+def test_seeded_by_epoch_and_index_it_resumes_and_nothing_is_said_of_the_workers():
+    report = verify(SPEC + "SEEDED", drop="none", noise_seeds=0)
+    assert report.equivalent
+    assert all("worker" not in run.explanation for run in report.runs)
+    # the first epoch's iterator after the restart draws a base seed that the
+    # persistent one of the uninterrupted run did not: the stream ends a draw
+    # on, no step reads it (not "restored wrongly": the load restored it)
+    assert report.full_resume.latent_gaps == ["rng"]
+    assert "rng ending otherwise than in the uninterrupted run" in report.full_resume.explanation
