@@ -678,25 +678,36 @@ class _Confirmations:
         already moved). With every confirmed component of the same resume point
         put right, what is left of the divergence: each other finding helps
         when putting it right too removes that or moves it later; when none
-        does alone, all of them together (``_together``). When nothing is
-        left, the others keep "not the cause"."""
+        does alone, all of them together (``_together``). Again with those
+        put right too, until nothing is left or no other finding helps (a load
+        of an older checkpoint: its weights and stream first, then its
+        optimizer, then its scheduler). When nothing is left, the others keep
+        "not the cause"."""
         confirmed = [i for i, helped in outcomes.items() if helped]
         others = [i for i, helped in outcomes.items() if not helped]
         points = {tries[i] for i in confirmed + others}
         if not confirmed or not others or len(points) != 1:
             return {}
         [(k, checkpoint)] = points
-        names = [result.diagnosis[i].component for i in confirmed]
-        left = self._rerun_putting_right(names, k, checkpoint, result, work,
-                                         "confirmed-" + "-".join(names))
-        if left is None or left.first is None:
-            return {}
-        out = {i: self._helps([*names, result.diagnosis[i].component], k, checkpoint, result,
-                              work, f"confirm-also-{result.diagnosis[i].component}", left.first)
-               for i in others}
-        if not any(out.values()):
-            out.update(self._together({i: result.diagnosis[i].component for i in others},
-                                      names, k, checkpoint, result, work, left.first))
+        out: dict[int, bool] = {}
+        while others:
+            names = [result.diagnosis[i].component for i in confirmed]
+            left = self._rerun_putting_right(names, k, checkpoint, result, work,
+                                             "confirmed-" + "-".join(names))
+            if left is None or left.first is None:
+                return out
+            found = {i: self._helps([*names, result.diagnosis[i].component], k, checkpoint,
+                                    result, work, f"confirm-also-{result.diagnosis[i].component}",
+                                    left.first)
+                     for i in others}
+            if not any(found.values()):
+                found.update(self._together({i: result.diagnosis[i].component for i in others},
+                                            names, k, checkpoint, result, work, left.first))
+            out.update(found)
+            confirmed += [i for i in others if found.get(i)]
+            if not any(found.values()):
+                return out
+            others = [i for i in others if not found.get(i)]
         return out
 
     def _joint_causes(self, result: RunResult, tries: dict[int, tuple[int, str]],

@@ -109,6 +109,21 @@ def test_causes_that_help_only_together_behind_a_confirmed_one_are_confirmed():
     assert verify(three_lost.CORRECT, drop="none", noise_seeds=0).equivalent
 
 
+def test_causes_hidden_behind_causes_found_on_top_are_sought_again_until_none_is_left():
+    """A trial: a load that picked the older of two checkpoints restored every
+    component of step 8 at step 10; the weights and the stream were
+    confirmed, and the optimizer and the scheduler, each put right on top of
+    those once, were "differs, not the cause": with the weights put right the
+    optimizer's momentum shows, and with that put right the scheduler's."""
+    from fixtures.trust import older_checkpoint
+
+    own = verify(older_checkpoint.BUGGY, drop="none", noise_seeds=0).full_resume
+    assert own.verdict == "diverged" and own.first_divergent_step == 11
+    assert {f.component: f.status for f in own.diagnosis} == dict.fromkeys(
+        ["params", "optimizer", "scheduler", "rng", "global_step"], "confirmed"), own.explanation
+    assert verify(older_checkpoint.CORRECT, drop="none", noise_seeds=0).equivalent
+
+
 def test_a_component_lost_at_every_restart_is_confirmed_by_putting_it_right_at_each():
     """A trial: a scheduler lost at both restarts of 3,6 (only its end state
     differs) was 'differs, not the cause': the rerun put it right at 3 and the
