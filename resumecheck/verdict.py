@@ -22,7 +22,7 @@ from typing import Any, Literal
 import torch
 
 from resumecheck.compare import Difference, Tolerance, compare_values, digest, flatten_state
-from resumecheck.components import CONFIG, SAMPLER_EPOCH, split_rank_name, validate_drop
+from resumecheck.components import CONFIG, PARAMS, SAMPLER_EPOCH, split_rank_name, validate_drop
 from resumecheck.evidence import annotate, cleared_streams, unclear_streams
 from resumecheck.program import next_epoch_start
 from resumecheck.report import (
@@ -504,10 +504,32 @@ def diagnose(ref: Reference, dropped: Sequence[str], segments: Segments) -> list
             detail = describe_difference(name, want, got, k, expected.get("meta"),
                                          run.get("meta"), unused=unused)
             if detail is not None:
+                if name == PARAMS and basis == "reference":
+                    detail += _earlier_weights(ref, got, k)
                 findings.append(Finding(name, detail, step=k, basis=basis, status=status or
                                         _idle_streams_only(want, got, unused, seg, name)))
                 seen.add(name)
     return findings
+
+
+def _earlier_weights(ref: Reference, state: Any, k: int) -> str:
+    """When restored weights are, bit for bit, the reference's after an
+    earlier step than the resume point ``k``: so said (a load that picked an
+    older checkpoint, which a loop that runs on from its restored step would
+    train again, where the check runs on from ``k``); else ''."""
+    if not isinstance(state, dict):
+        return ""
+    mine = {f"param:{name}": digest(t) for name, t in state.items()
+            if isinstance(t, torch.Tensor)}
+    for step in range(k - 1, 0, -1):
+        theirs = {key: d for key, d in ref.by_step[step].digests.items()
+                  if key.startswith("param:") and key in mine}
+        if theirs and all(mine[key] == d for key, d in theirs.items()):
+            return (f" (the reference's weights after step {step}, {k - step} step"
+                    f"{'' if k - step == 1 else 's'} before the resume point: your load() "
+                    "restored an older checkpoint; a loop that runs on from the step it "
+                    "restored would repeat those steps, the check runs on from the resume point)")
+    return ""
 
 
 def streams_put_back(ref: Reference, segments: Segments) -> set[str]:

@@ -121,6 +121,11 @@ def test_causes_hidden_behind_causes_found_on_top_are_sought_again_until_none_is
     assert own.verdict == "diverged" and own.first_divergent_step == 11
     assert {f.component: f.status for f in own.diagnosis} == dict.fromkeys(
         ["params", "optimizer", "scheduler", "rng", "global_step"], "confirmed"), own.explanation
+    # and what it was: the weights are the reference's of two steps before
+    # (the trial's real loop ran on from the restored step and repeated them)
+    assert ("(the reference's weights after step 8, 2 steps before the resume point: your "
+            "load() restored an older checkpoint; a loop that runs on from the step it "
+            "restored would repeat those steps") in own.diagnosis[0].detail
     assert verify(older_checkpoint.CORRECT, drop="none", noise_seeds=0).equivalent
 
 
