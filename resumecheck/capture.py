@@ -66,21 +66,26 @@ def _states(built: BuiltProgram) -> dict[str, Any]:
 
 
 def capture_meta(built: BuiltProgram) -> dict[str, Any]:
-    """What comparisons need beside the state: the optimizer's parameter names."""
+    """What comparisons need beside the state: the optimizer's parameter names,
+    and which modules of each declared module are in eval mode (a module's
+    state_dict() leaves its mode out; dropout and batch norm act on it)."""
+    modes = {"eval_modules": {c.name: [n for n, m in c.obj.named_modules() if not m.training]
+                              for c in built.components if isinstance(c.obj, torch.nn.Module)}}
     opt = built.component(OPTIMIZER)
     optimizer = unwrap_optimizer(opt.obj) if opt is not None else None
     if optimizer is None:
-        return {}
+        return modes
     model = built.component(PARAMS)
     names = {}
     if model is not None and isinstance(model.obj, torch.nn.Module):
         names = {id(p): n for n, p in model.obj.named_parameters()}
     return {
+        **modes,
         "optimizer_params": [
             names.get(id(p), f"group{g}.param{i}")
             for g, group in enumerate(optimizer.param_groups)
             for i, p in enumerate(group["params"])
-        ]
+        ],
     }
 
 

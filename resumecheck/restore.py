@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +77,8 @@ def restore_state(built: BuiltProgram, restore: Restore, capture: dict[str, Any]
             # not the program's, and putting rng right too would undo it.
             with contextlib.nullcontext() if RNG in overrides else preserved_global_streams():
                 _load_states(built, overrides, restore.override_path)
+            _set_modes(built, overrides, load_checkpoint(restore.override_path,
+                                                         read_only=True).get("meta"))
         return
     assert capture is not None
     states = capture["components"]
@@ -118,6 +120,18 @@ def _load_states(built: BuiltProgram, states: dict[str, Any], path: str) -> None
                 path,
                 f"{comp.name}.load_state_dict raised {type(exc).__name__}: {exc}",
             ) from exc
+
+
+def _set_modes(built: BuiltProgram, names: Iterable[str], meta: dict[str, Any] | None) -> None:
+    """Put the declared modules ``names`` (those that are modules) in the modes
+    a capture recorded, module by module: a module's state_dict() leaves its
+    train or eval mode out, and putting it right is putting its mode right too."""
+    evals = (meta or {}).get("eval_modules") or {}
+    for comp in built.components:
+        if comp.name in names and comp.name in evals and isinstance(comp.obj, torch.nn.Module):
+            off = set(evals[comp.name])
+            for path, module in comp.obj.named_modules():
+                module.training = path not in off
 
 
 def _among_ranks() -> bool:

@@ -503,6 +503,9 @@ def diagnose(ref: Reference, dropped: Sequence[str], segments: Segments) -> list
             unused = _unused_streams(ref, given, name) if basis == "reference" else None
             detail = describe_difference(name, want, got, k, expected.get("meta"),
                                          run.get("meta"), unused=unused)
+            modes = _modes_differ(name, expected.get("meta"), run.get("meta"), k)
+            if modes:
+                detail = f"{detail}; {modes}" if detail else modes
             if detail is not None:
                 if name == PARAMS and basis == "reference":
                     detail += _earlier_weights(ref, got, k)
@@ -510,6 +513,27 @@ def diagnose(ref: Reference, dropped: Sequence[str], segments: Segments) -> list
                                         _idle_streams_only(want, got, unused, seg, name)))
                 seen.add(name)
     return findings
+
+
+def _modes_differ(name: str, expected: dict[str, Any] | None, restored: dict[str, Any] | None,
+                  k: int) -> str:
+    """How the modules of a declared module differ in mode (train or eval)
+    right after the restore from the reference's at ``k`` ('' when alike, or
+    not known: a capture from before modes were recorded)."""
+    want = ((expected or {}).get("eval_modules") or {}).get(name)
+    got = ((restored or {}).get("eval_modules") or {}).get(name)
+    if want is None or got is None or set(want) == set(got):
+        return ""
+    moved = sorted(set(got) ^ set(want))
+    subs = [n for n in moved if n]
+    listed = ", ".join(subs[:3]) + (", ..." if len(subs) > 3 else "")
+    what = (f"the module{f' and {len(subs)} of its submodules' if subs else ''}" if "" in moved
+            else f"{len(subs)} of its submodules: {listed}")
+    if set(got) > set(want):
+        return (f"left in eval mode after the load ({what}), in train mode at step {k} in the "
+                "uninterrupted run: dropout and batch norm act otherwise (a load() that "
+                "evaluates must call .train() after)")
+    return f"in another mode after the load than at step {k} in the uninterrupted run ({what})"
 
 
 def _earlier_weights(ref: Reference, state: Any, k: int) -> str:

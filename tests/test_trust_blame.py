@@ -129,6 +129,22 @@ def test_causes_hidden_behind_causes_found_on_top_are_sought_again_until_none_is
     assert verify(older_checkpoint.CORRECT, drop="none", noise_seeds=0).equivalent
 
 
+def test_a_model_a_load_leaves_in_eval_mode_is_named_and_confirmed():
+    """A trial: a load() that validated the restored model and forgot .train()
+    was told "no declared component differs right after your load()", with
+    hints toward the data pipeline (a module's mode is not in its state_dict())."""
+    from fixtures.trust import eval_after_load
+
+    own = verify(eval_after_load.BUGGY, drop="none", noise_seeds=0).full_resume
+    assert own.verdict == "diverged" and own.first_divergent_step == 5
+    [finding] = own.diagnosis
+    assert (finding.component, finding.status) == ("params", "confirmed")
+    assert finding.detail.startswith(
+        "left in eval mode after the load (the module and 4 of its submodules), in train mode "
+        "at step 4 in the uninterrupted run: dropout and batch norm act otherwise")
+    assert verify(eval_after_load.CORRECT, drop="none", noise_seeds=0).equivalent
+
+
 def test_a_component_lost_at_every_restart_is_confirmed_by_putting_it_right_at_each():
     """A trial: a scheduler lost at both restarts of 3,6 (only its end state
     differs) was 'differs, not the cause': the rerun put it right at 3 and the
