@@ -86,6 +86,17 @@ def test_wrong_backward_fails_the_gradient_check_naming_the_parameter():
     assert check_baseline("fixtures.wrong_backward:RIGHT").passed
 
 
+def test_a_float32_loss_skips_the_finite_differences_instead_of_blaming_the_backward():
+    """A trial: `F.cross_entropy(logits.float(), y)` failed the float64 check
+    as "a wrong backward?"; its backward is right (without the cast the two
+    agree), the float32 loss makes central differences noise."""
+    grad = _by_name(check_baseline("fixtures.wrong_backward:CASTS"))[
+        "gradients vs finite differences"]
+    assert grad.status == "skipped", grad.detail
+    assert grad.detail.startswith("batch_loss returns a float32 loss for a float64 model")
+    assert "wrong backward" not in grad.detail
+
+
 def test_programs_without_a_tiny_batch_skip_the_gradient_checks():
     report = check_baseline("fixtures.nondeterministic:SEEDED")
     statuses = [c.status for c in report.checks]
