@@ -44,7 +44,8 @@ def measure_ranks(target_spec: str, *, nproc: int, steps: int, warmup: int,
     rows = sorted((r["summary"] for r in ranks), key=lambda row: row["rank"])
     return TimingReport(target=target_spec, steps=steps, warmup=warmup,
                         checkpoint_every=checkpoint_every, ranks=rows,
-                        environment=fingerprint(threads))
+                        environment=fingerprint(threads),
+                        checkpoint=ranks[0].get("checkpoint", "engine"))
 
 
 def _rank(spec: dict[str, Any]) -> dict[str, Any]:
@@ -54,7 +55,7 @@ def _rank(spec: dict[str, Any]) -> dict[str, Any]:
     report = measure(load_target(spec["target"]), steps=spec["steps"], warmup=spec["warmup"],
                      checkpoint_every=spec["checkpoint_every"], seed=spec["seed"],
                      threads=spec["threads"])
-    return {"summary": report.ranks[0]}
+    return {"summary": report.ranks[0], "checkpoint": report.checkpoint}
 
 
 def rank_main(spec_path: str) -> int:

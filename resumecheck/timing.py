@@ -10,6 +10,7 @@ left out of the figures.
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
 from collections.abc import Iterator
@@ -33,6 +34,10 @@ _NOT_ENTERED = {
     CHECKPOINT: "- (no checkpoint fell in the measured steps)",
 }
 """What the single-process table says of a phase with no call, instead of zeros."""
+
+_CHECKPOINT_BY = {"program": "your save()",
+                  "engine": "the engine's capture of the declared components"}
+"""What the checkpoint phase timed, in the header."""
 
 
 @dataclass
@@ -164,6 +169,9 @@ class TimingReport:
     checkpoint_every: int
     ranks: list[dict[str, Any]]
     environment: dict[str, Any]
+    checkpoint: str = "engine"
+    """What the checkpoint phase timed: ``program``, the program's own save();
+    ``engine``, the engine's capture (a program without save(), or many ranks)."""
 
     def phases(self) -> dict[str, dict[str, float]]:
         """Per phase, min and max over ranks of each figure."""
@@ -182,6 +190,7 @@ class TimingReport:
         return {
             "schema": "resumecheck.timing/1", "target": self.target, "steps": self.steps,
             "warmup": self.warmup, "checkpoint_every": self.checkpoint_every,
+            "checkpoint": self.checkpoint,
             "phases": list(PHASES), "ranks": self.ranks, "environment": self.environment,
         }
 
@@ -194,7 +203,8 @@ class TimingReport:
         env = self.environment
         lines = [
             f"resumecheck timing: {self.target}, {rank['steps']} measured steps "
-            f"(+{rank['warmup']} warm-up), checkpoint every {self.checkpoint_every}; "
+            f"(+{rank['warmup']} warm-up), checkpoint every {self.checkpoint_every} "
+            f"({_CHECKPOINT_BY[self.checkpoint]}); "
             f"{rank['clock']}; torch {env.get('torch')}, {env.get('threads')} thread(s), "
             f"{env.get('device')}",
             f"step time: total {_ms(rank['step_total_s'])}, median {_ms(rank['step_median_s'])}; "
@@ -284,8 +294,9 @@ def measure(
     nproc: int | None = None,
 ) -> TimingReport:
     """Run ``target`` for ``steps`` steps under a PhaseTimer; the engine times
-    its own checkpoint (a capture through torch.save) every ``checkpoint_every``
-    steps, and the barrier when torch.distributed is initialised.
+    the program's own ``save()`` every ``checkpoint_every`` steps (where it has
+    none, or on many ranks, the engine's own capture through torch.save), and
+    the barrier when torch.distributed is initialised.
 
     ``nproc``: run on that many ranks launched through ``torch.distributed.run``
     (``resumecheck.dist_timing``); the report holds every rank."""
@@ -293,7 +304,6 @@ def measure(
     from resumecheck.interrupt import scratch_directory
     from resumecheck.errors import InvalidArgument
     from resumecheck.program import Target, load_target
-    from resumecheck.capture import save_capture
     from resumecheck.settings import Settings
 
     Settings(steps=steps, seed=seed, threads=threads)  # validated once, here
@@ -308,22 +318,49 @@ def measure(
     distributed = torch.distributed.is_available() and torch.distributed.is_initialized()
     try:
         built = tgt.build(tgt.launch_config(seed))
+        own = built.has_own_checkpoint and not distributed  # (ranks share one save path)
         timer = PhaseTimer(warmup=warmup)
         with scratch_directory("resumecheck-timing-") as work, timer:
             for step in range(1, warmup + steps + 1):
-                with timer.step(step):
-                    built.step(step)
-                    if step % checkpoint_every == 0:
-                        with timer.phase(CHECKPOINT):
-                            save_capture(built, f"{work}/capture.pt")
-                    if distributed:
-                        with timer.phase(BARRIER):
-                            torch.distributed.barrier()
+                _timed_step(built, timer, step, work if step % checkpoint_every == 0 else None,
+                            own, distributed)
     finally:
         torch.set_num_threads(previous)
     rank = torch.distributed.get_rank() if distributed else 0
     return TimingReport(
         target=tgt.spec or tgt.name, steps=steps, warmup=warmup,
         checkpoint_every=checkpoint_every, ranks=[{"rank": rank, **timer.summary()}],
-        environment=fingerprint(threads),
+        environment=fingerprint(threads), checkpoint="program" if own else "engine",
     )
+
+
+def _timed_step(built: Any, timer: PhaseTimer, step: int, save_in: str | None, own: bool,
+                distributed: bool) -> None:
+    """One step under ``timer``; a checkpoint in ``save_in`` (None: none this step):
+    the program's own save() when ``own``, else the engine's capture."""
+    from resumecheck.capture import save_capture
+    from resumecheck.restore import program_save
+
+    with timer.step(step):
+        built.step(step)
+        if save_in is not None:
+            with timer.phase(CHECKPOINT):
+                if own:
+                    program_save(built, f"{save_in}/save-{step}", step)
+                else:
+                    save_capture(built, f"{save_in}/capture.pt")
+        if distributed:
+            with timer.phase(BARRIER):
+                torch.distributed.barrier()
+    if own and save_in is not None:  # (one save on disk at a time)
+        _remove_other_saves(save_in, f"save-{step}")
+
+
+def _remove_other_saves(work: str, keep: str) -> None:
+    """Remove the program's earlier saves from the scratch directory."""
+    import shutil
+
+    for entry in os.listdir(work):
+        if entry.startswith("save-") and entry != keep:
+            path = os.path.join(work, entry)
+            shutil.rmtree(path) if os.path.isdir(path) else os.remove(path)

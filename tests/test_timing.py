@@ -117,3 +117,50 @@ def test_a_phase_never_entered_says_why_instead_of_zeros():
     assert "one process waits at no barrier" in rows["barrier"]
     assert "no checkpoint fell in the measured steps" in rows["checkpoint"]
     assert rows["forward"].split()[1] == "4"
+
+
+def test_the_checkpoint_phase_times_the_programs_own_save_where_it_has_one(tmp_path):
+    """A trial: a save() that sleeps changed nothing in the checkpoint row, which
+    timed the engine's own capture, read as the cost of the user's checkpointing."""
+    import os
+
+    import torch
+
+    from resumecheck import Target
+    from resumecheck.timing import measure as measure_target
+
+    saved: list[str] = []
+
+    class Saves:
+        def __init__(self, config):
+            self.model = torch.nn.Linear(2, 1)
+            self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+
+        def components(self):
+            return {"params": self.model, "optimizer": self.opt}
+
+        def train_step(self):
+            loss = self.model(torch.ones(4, 2)).pow(2).mean()
+            self.opt.zero_grad()
+            loss.backward()
+            self.opt.step()
+            return loss.item()
+
+        def save(self, path):
+            os.makedirs(path)  # (a new path each time: a directory it makes)
+            torch.save(self.model.state_dict(), os.path.join(path, "model.pt"))
+            saved.append(path)
+
+        def load(self, path):
+            self.model.load_state_dict(torch.load(os.path.join(path, "model.pt")))
+
+    report = measure_target(Target(factory=Saves, steps=6), steps=6, warmup=0,
+                            checkpoint_every=2)
+    assert report.checkpoint == "program" and len(saved) == 3
+    assert report.ranks[0]["phases"]["checkpoint"]["calls"] == 3
+    assert "checkpoint every 2 (your save())" in report.render()
+    assert report.to_json()["checkpoint"] == "program"
+    assert not any(os.path.exists(p) for p in saved)  # (the scratch directory went)
+    builtin = measure(steps=5, warmup=0, checkpoint_every=5)  # (no save(): the engine's)
+    assert builtin.checkpoint == "engine"
+    assert "(the engine's capture of the declared components)" in builtin.render()
