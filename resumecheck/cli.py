@@ -757,6 +757,7 @@ def _emit(args: argparse.Namespace, text: str, summary: str) -> None:
     from resumecheck.errors import OutputError
     from resumecheck.output import STDOUT, write_report
 
+    text = text if text.endswith("\n") else text + "\n"  # (a text file ends with one)
     if not args.output or args.output == STDOUT:
         sys.stdout.write(text)
         return

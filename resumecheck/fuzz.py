@@ -137,8 +137,10 @@ class FuzzResult:
             return "the program declares no epoch boundaries"
         edges = ", ".join(map(str, self.boundaries))
         covered = ", ".join(map(str, self.boundaries_covered))
-        return (f"resumed at epoch boundar{'y' if len(self.boundaries_covered) == 1 else 'ies'} "
-                f"{covered} of {edges}" if covered else f"no resume at an epoch boundary ({edges})")
+        # (said of the schedules tried, not of the failing one beside it)
+        return (f"among them resumes at epoch boundar"
+                f"{'y' if len(self.boundaries_covered) == 1 else 'ies'} {covered} of {edges}"
+                if covered else f"none resumed at an epoch boundary ({edges})")
 
     def summary(self) -> str:
         tried = (f"{self.examples} example{'' if self.examples == 1 else 's'} "

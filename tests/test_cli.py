@@ -48,6 +48,10 @@ def test_markdown_and_output_file(tmp_path, capsys):
     text = target.read_text()
     assert text.startswith("### resumecheck: full resume EQUIVALENT") and "| run | verdict |" in text
     assert [p.name for p in tmp_path.iterdir()] == ["report.md"]
+    # (a trial: the JSON file had no final newline)
+    assert main(["run", "--drop", "none", "--format", "json", "--output", str(target),
+                 "--noise-seeds", "0", "--no-determinism-check"]) == 0
+    assert target.read_text().endswith("}\n") and text.endswith("\n")
 
 
 def test_not_equivalent_exits_1_and_prints_diagnosis_and_reproduce(capsys):

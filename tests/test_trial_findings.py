@@ -84,11 +84,11 @@ def test_the_epoch_boundaries_a_fuzz_resumed_at_read_as_steps_not_a_count():
     def said(**kw):
         return FuzzResult(target="t", steps=16, seed=None, max_interruptions=2, examples=3,
                           distinct_schedules=3, **kw).summary()
-    assert "resumed at epoch boundary 15 of 5, 10, 15)" in said(
+    assert "among them resumes at epoch boundary 15 of 5, 10, 15)" in said(
         boundaries=[5, 10, 15], boundaries_covered=[15])
-    assert "resumed at epoch boundaries 5, 10 of 5, 10, 15)" in said(
+    assert "among them resumes at epoch boundaries 5, 10 of 5, 10, 15)" in said(
         boundaries=[5, 10, 15], boundaries_covered=[5, 10])
-    assert "no resume at an epoch boundary (5, 10, 15))" in said(boundaries=[5, 10, 15])
+    assert "none resumed at an epoch boundary (5, 10, 15))" in said(boundaries=[5, 10, 15])
     assert "the program declares no epoch boundaries)" in said()
 
 
