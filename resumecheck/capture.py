@@ -69,24 +69,30 @@ def capture_meta(built: BuiltProgram) -> dict[str, Any]:
     """What comparisons need beside the state: the optimizer's parameter names,
     and which modules of each declared module are in eval mode (a module's
     state_dict() leaves its mode out; dropout and batch norm act on it)."""
-    modes = {"eval_modules": {c.name: [n for n, m in c.obj.named_modules() if not m.training]
-                              for c in built.components if isinstance(c.obj, torch.nn.Module)}}
-    opt = built.component(OPTIMIZER)
-    optimizer = unwrap_optimizer(opt.obj) if opt is not None else None
-    if optimizer is None:
-        return modes
-    model = built.component(PARAMS)
-    names = {}
-    if model is not None and isinstance(model.obj, torch.nn.Module):
-        names = {id(p): n for n, p in model.obj.named_parameters()}
-    return {
-        **modes,
-        "optimizer_params": [
-            names.get(id(p), f"group{g}.param{i}")
-            for g, group in enumerate(optimizer.param_groups)
-            for i, p in enumerate(group["params"])
-        ],
-    }
+    meta: dict[str, Any] = {"eval_modules": {
+        c.name: [n for n, m in c.obj.named_modules() if not m.training]
+        for c in built.components if isinstance(c.obj, torch.nn.Module)}}
+    names: dict[int, str] = {}
+    for c in sorted(built.components, key=lambda c: c.name != PARAMS):  # (the model first)
+        if isinstance(c.obj, torch.nn.Module):
+            prefix = "" if c.name == PARAMS else f"{c.name}."
+            for n, p in c.obj.named_parameters():
+                names.setdefault(id(p), prefix + n)
+    others = {}
+    for c in built.components:
+        optimizer = unwrap_optimizer(c.obj)
+        if optimizer is None:
+            continue
+        listed = [names.get(id(p), f"group{g}.param{i}")
+                  for g, group in enumerate(optimizer.param_groups)
+                  for i, p in enumerate(group["params"])]
+        if c.name == OPTIMIZER:
+            meta["optimizer_params"] = listed
+        else:  # (a second optimizer: a GAN's discriminator's, keyed by its parameters' names)
+            others[c.name] = listed
+    if others:
+        meta["optimizer_params_of"] = others
+    return meta
 
 
 def save_capture(built: BuiltProgram, path: str, verify: bool = True, *,

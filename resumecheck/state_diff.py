@@ -107,8 +107,10 @@ def describe_difference(
         detached = _detached(ref_meta, restored_meta)
         if detached is not None:  # (its state, keyed by those tensors, says nothing)
             return detached
-        reference = by_parameter_name(reference, (ref_meta or {}).get("optimizer_params"))
-        restored = by_parameter_name(restored, (restored_meta or {}).get("optimizer_params"))
+    optimizer = _optimizer_names(name, ref_meta) is not None
+    if optimizer:
+        reference = by_parameter_name(reference, _optimizer_names(name, ref_meta))
+        restored = by_parameter_name(restored, _optimizer_names(name, restored_meta))
     ref = dict(flatten_state(reference))
     new = dict(flatten_state(restored))
     differing = differing_leaves(ref, new)
@@ -126,9 +128,9 @@ def describe_difference(
     others = len(differing) - 1
     more = (f" (and {others} more {'entry' if others == 1 else 'entries'} of its state_dict() "
             f"{'differs' if others == 1 else 'differ'})") if others else ""
-    if name == OPTIMIZER and _is_empty_state(new) and not _is_empty_state(ref):
+    if optimizer and _is_empty_state(new) and not _is_empty_state(ref):
         return f"no per-parameter state (fresh), expected the state at step {step}"
-    label = _label(name, path)
+    label = _label(path, optimizer)
     if how == "missing":
         text = f"{label} missing, expected {_value(ref[path])}"
     elif how == "unexpected":
@@ -242,8 +244,17 @@ def _rng_stream(path: str) -> str:
     return _RNG_STREAMS.get(head, head)
 
 
-def _label(name: str, path: str) -> str:
-    if name == OPTIMIZER and path.startswith("state."):
+def _optimizer_names(name: str, meta: dict[str, Any] | None) -> list[str] | None:
+    """The parameter names of a declared optimizer's state, in its order (None:
+    the component is no optimizer): the ``optimizer`` component's, or another's."""
+    meta = meta or {}
+    if name == OPTIMIZER:
+        return meta.get("optimizer_params") or []
+    return (meta.get("optimizer_params_of") or {}).get(name)
+
+
+def _label(path: str, optimizer: bool) -> str:
+    if optimizer and path.startswith("state."):
         param, _, rest = path.removeprefix("state.").rpartition(".")
         return f"{rest} of `{param}`"
     if path in ("value", ""):

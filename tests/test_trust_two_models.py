@@ -20,6 +20,22 @@ def test_a_second_models_divergence_is_found_at_its_first_step():
     assert own.first_divergent_quantity.startswith("parameter discriminator."), \
         own.first_divergent_quantity
     assert [(f.component, f.status) for f in own.diagnosis] == [("optimizer_d", "confirmed")]
+    # in the words the `optimizer` component gets (a trial: `state.0.exp_avg missing`)
+    assert own.diagnosis[0].detail == "no per-parameter state (fresh), expected the state at step 4"
     assert report.untraced == []
     twin = verify(SPEC + "CORRECT", drop="none", noise_seeds=0)
     assert twin.equivalent and twin.full_resume.verdict == "identical"
+
+
+def test_a_second_optimizers_state_is_named_by_its_parameters():
+    import torch
+
+    from resumecheck.state_diff import describe_difference
+
+    def adam(value: float) -> dict:
+        return {"state": {0: {"step": torch.tensor(4.0), "exp_avg": torch.full((2,), value)}},
+                "param_groups": [{"lr": 0.01, "params": [0]}]}
+
+    meta = {"optimizer_params_of": {"optimizer_d": ["discriminator.0.weight"]}}
+    said = describe_difference("optimizer_d", adam(1.0), adam(2.0), 4, meta, meta)
+    assert said.startswith("exp_avg of `discriminator.0.weight` differs"), said
