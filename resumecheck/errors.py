@@ -382,6 +382,20 @@ class ResumeNotEquivalent(ResumecheckError, AssertionError):
         super().__init__(self.description)
 
 
+_EXERCISE = {
+    "rng": "dropout or augmentation for rng",
+    "sampler_epoch": "a resume after an epoch boundary for sampler_epoch",
+    "data_cursor": "mid-epoch for data_cursor",
+    "global_step": "something that reads the step for global_step",
+    "config": "run settings other than the defaults a fresh build starts from for config",
+    "scheduler": "a learning rate that changes after the resume point for scheduler",
+    "optimizer": "an optimizer with state (momentum, Adam's moments) for optimizer",
+    "scaler": "a loss scale that changes after the resume point for scaler",
+    "params": "training steps after the resume point for params",
+}
+"""How to make a standard component matter to a check, in words."""
+
+
 class ComponentsNotExercised(ResumecheckError, AssertionError):
     """Dropping these components changed nothing (the check is blind to them),
     or could not be judged (``inconclusive``: the declared components do not
@@ -399,16 +413,16 @@ class ComponentsNotExercised(ResumecheckError, AssertionError):
                 f"{report.target}: {report.incomplete_state_notice()}",
             ]
         if components:
+            ways = [_EXERCISE[c] for c in _EXERCISE if c in components]
+            if any(c not in _EXERCISE for c in components):  # (a component of the program's own)
+                ways.append("a step after the resume point that reads what the checkpoint "
+                            "would lose, for a component of your own")
             lines += [
                 f"blind spots in {report.target} at resume point(s) "
                 f"{','.join(map(str, report.resume_at))}: {', '.join(components)}",
                 "dropping these from the checkpoint changed nothing, so this check cannot "
-                "catch their bugs; make the program exercise them (dropout or augmentation "
-                "for rng, a resume after an epoch boundary for sampler_epoch, mid-epoch for "
-                "data_cursor, something that reads the step for global_step, run settings "
-                "other than the defaults a fresh build starts from for config, a learning "
-                "rate that changes after the resume point for scheduler) or choose another "
-                "resume point",
+                f"catch their bugs; make the program exercise them ({', '.join(ways)}) or "
+                "choose another resume point",
             ]
         runs = [r for r in report.runs if r.blind_spot or r.verdict == "inconclusive"]
         lines += [f"  reproduce: {r.reproduce}" for r in runs]

@@ -131,9 +131,15 @@ def test_the_blind_spot_advice_covers_config_and_the_scheduler():
     from resumecheck.errors import ComponentsNotExercised
 
     report = SimpleNamespace(target="t", resume_at=[3], runs=[])
-    said = str(ComponentsNotExercised(report, ["config"]))
+    said = str(ComponentsNotExercised(report, ["config", "scheduler"]))
     assert "run settings other than the defaults a fresh build starts from for config" in said
     assert "a learning rate that changes after the resume point for scheduler" in said
+    # only the components named (a trial: a counter of its own got advice for rng,
+    # the sampler, the data cursor, ... and none for it)
+    assert "for rng" not in said
+    own = str(ComponentsNotExercised(report, ["bad_evals"]))
+    assert ("make the program exercise them (a step after the resume point that reads what "
+            "the checkpoint would lose, for a component of your own)") in own
 
 
 def test_a_rank_streams_difference_is_said_in_words_not_a_crash():
