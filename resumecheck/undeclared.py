@@ -16,10 +16,16 @@ float: a best loss, a patience counter); read where they are: no
 ``state_dict()`` of an undeclared object is called. Those that training changed (between the build and the end of the
 run) and that no declared component holds (the same storage, or the same
 values in what a component's ``state_dict()`` returns; a number: an
-attribute declared with ``Attr``, or its value there) are named in the
-report: not compared. Data tensors (the dataset, the last batch the program
-kept: its samples or what the model was called with), a frozen teacher,
-anything training does not change, is not state and is not named.
+attribute declared with ``Attr``, or its value in the state of a component
+of the program's own) are named in the report: not compared. Data tensors
+(the dataset, the last batch the program kept: its samples or what the model
+was called with), a frozen teacher, anything training does not change, is
+not state and is not named. Nor is what a restart that restores every
+declared component ends with as the uninterrupted run did (``brought_back``:
+the engine compares what both hold at the end, ``held_digests``): the
+program sets it again from declared state. Apart from all that, a DataLoader
+with persistent workers is state no checkpoint can hold
+(``persistent_workers``: said where a full resume diverges).
 """
 
 from __future__ import annotations
@@ -124,7 +130,8 @@ class UndeclaredWatch:
                 "it in a buffer (register_buffer), or declare it as a component, to check "
                 "that it resumes" if in_module
                 else f"held by no declared component: {_todo(path)}")
-        return f"{path} ({type(now).__name__}: {was}, {now!r} at the end, changed by training; {held})"
+        return (f"{path} ({type(now).__name__}: {was}, {now!r} at the end, changed by "
+                f"training; {held})")
 
 
 def held_digests(program: Any, components: Sequence[Component]) -> dict[str, list[str]]:
