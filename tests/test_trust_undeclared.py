@@ -4,6 +4,8 @@ silently left out of "every component's state match"
 
 from __future__ import annotations
 
+import pytest
+
 from resumecheck import verify
 from resumecheck.assertions import describe_failure
 from resumecheck.report import DIVERGED, IDENTICAL
@@ -137,14 +139,16 @@ def test_early_stoppings_numbers_that_a_restart_loses_are_named():
     assert "not compared: best_loss (float: inf at the build" in report.render()
 
 
-def test_what_a_restart_brings_back_is_not_named():
+@pytest.mark.parametrize("isolation", ["inprocess",
+                                       pytest.param("process", marks=pytest.mark.process)])
+def test_what_a_restart_brings_back_is_not_named(isolation):
     """Named is what a restart that restores every declared component (the
     engine's own full resume) does not bring back by the end: an epoch the
     program sets from the declared step is (a trial: a sampler's epoch, set
     from the declared one, was named), and so is a best loss whose later
     evaluations find it again (the held-out loss falls at each); the count of
     evaluations is not (nor a learning rate that never changes: not state)."""
-    report = verify(NUMBERS + "FORGETS", **FAST)
+    report = verify(NUMBERS + "FORGETS", **FAST, isolation=isolation)
     assert [u.split(" (")[0] for u in report.undeclared] == ["history"], report.undeclared
 
 
