@@ -85,30 +85,35 @@ def test_cli_timing_lists_all_eight_phases(capsys):
     assert data["schema"] == "resumecheck.timing/1" and data["phases"] == list(PHASES)
 
 
+class _MarksOnlyItsForward:
+    """A one-layer program whose step marks its forward phase only."""
+
+    def __init__(self, config):
+        import torch
+
+        self.model = torch.nn.Linear(2, 1)
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+
+    def components(self):
+        return {"params": self.model, "optimizer": self.opt}
+
+    def train_step(self):
+        import torch
+
+        with phase("forward"):
+            loss = self.model(torch.ones(4, 2)).pow(2).mean()
+        loss.backward()
+        self.opt.step()
+        self.opt.zero_grad()
+        return loss.detach()
+
+
 def test_a_phase_never_entered_says_why_instead_of_zeros():
     """A trial: unmarked phases printed as '0 calls 0.000 ms', like a measured zero."""
-    import torch
-
-    from resumecheck import Target, phase
+    from resumecheck import Target
     from resumecheck.timing import measure as measure_target
 
-    class Unmarked:
-        def __init__(self, config):
-            self.model = torch.nn.Linear(2, 1)
-            self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
-
-        def components(self):
-            return {"params": self.model, "optimizer": self.opt}
-
-        def train_step(self):
-            with phase("forward"):
-                loss = self.model(torch.ones(4, 2)).pow(2).mean()
-            loss.backward()
-            self.opt.step()
-            self.opt.zero_grad()
-            return loss.detach()
-
-    text = measure_target(Target(factory=Unmarked, steps=4), steps=4, warmup=1,
+    text = measure_target(Target(factory=_MarksOnlyItsForward, steps=4), steps=4, warmup=1,
                           checkpoint_every=100).render()
     rows = {line.split()[0]: line for line in text.splitlines()[4:] if line.strip()}
     assert "0.000 ms" not in rows["backward"]
@@ -131,21 +136,7 @@ def test_the_checkpoint_phase_times_the_programs_own_save_where_it_has_one(tmp_p
 
     saved: list[str] = []
 
-    class Saves:
-        def __init__(self, config):
-            self.model = torch.nn.Linear(2, 1)
-            self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
-
-        def components(self):
-            return {"params": self.model, "optimizer": self.opt}
-
-        def train_step(self):
-            loss = self.model(torch.ones(4, 2)).pow(2).mean()
-            self.opt.zero_grad()
-            loss.backward()
-            self.opt.step()
-            return loss.item()
-
+    class Saves(_MarksOnlyItsForward):
         def save(self, path):
             os.makedirs(path)  # (a new path each time: a directory it makes)
             torch.save(self.model.state_dict(), os.path.join(path, "model.pt"))
