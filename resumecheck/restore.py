@@ -90,7 +90,11 @@ def restore_state(built: BuiltProgram, restore: Restore, capture: dict[str, Any]
         raise CheckpointError(
             "load", restore.path, f"component {missing[0]!r} is missing from the capture"
         )
-    _load_states(built, {n: v for n, v in states.items() if n not in restore.drop}, restore.path)
+    kept = {n: v for n, v in states.items() if n not in restore.drop}
+    _load_states(built, kept, restore.path)
+    # (a program that sets modes on purpose, batch norm frozen after some
+    # steps, has them as it had them; a dropped module keeps its build's)
+    _set_modes(built, kept, capture.get("meta"))
 
 
 def _load_states(built: BuiltProgram, states: dict[str, Any], path: str) -> None:

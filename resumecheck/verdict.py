@@ -524,16 +524,28 @@ def _modes_differ(name: str, expected: dict[str, Any] | None, restored: dict[str
     got = ((restored or {}).get("eval_modules") or {}).get(name)
     if want is None or got is None or set(want) == set(got):
         return ""
-    moved = sorted(set(got) ^ set(want))
-    subs = [n for n in moved if n]
-    listed = ", ".join(subs[:3]) + (", ..." if len(subs) > 3 else "")
-    what = (f"the module{f' and {len(subs)} of its submodules' if subs else ''}" if "" in moved
+    to_eval, to_train = set(got) - set(want), set(want) - set(got)
+    if to_eval and not to_train:
+        return (f"left in eval mode after the load ({_modules(to_eval)}), in train mode at step "
+                f"{k} in the uninterrupted run: dropout and batch norm act otherwise (a load() "
+                "that evaluates must call .train() after)")
+    if to_train and not to_eval:
+        return (f"in train mode after the load ({_modules(to_train)}), in eval mode at step {k} "
+                "in the uninterrupted run, which set that mode while it trained (frozen batch "
+                "norm, say): a module's mode is not in its state_dict(), so a load() must set "
+                "it again")
+    return (f"in other modes after the load than at step {k} in the uninterrupted run: eval "
+            f"mode for {_modules(to_eval)}, train mode for {_modules(to_train)}")
+
+
+def _modules(paths: set[str]) -> str:
+    """Modules of a declared one, by path ('' is the module itself), in words."""
+    subs = sorted(p for p in paths if p)
+    listed = ", ".join(f"`{p}`" for p in subs[:3]) + (", ..." if len(subs) > 3 else "")
+    if "" in paths:
+        return f"the module{f' and {len(subs)} of its submodules' if subs else ''}"
+    return (f"its submodule {listed}" if len(subs) == 1
             else f"{len(subs)} of its submodules: {listed}")
-    if set(got) > set(want):
-        return (f"left in eval mode after the load ({what}), in train mode at step {k} in the "
-                "uninterrupted run: dropout and batch norm act otherwise (a load() that "
-                "evaluates must call .train() after)")
-    return f"in another mode after the load than at step {k} in the uninterrupted run ({what})"
 
 
 def _earlier_weights(ref: Reference, state: Any, k: int) -> str:

@@ -145,6 +145,27 @@ def test_a_model_a_load_leaves_in_eval_mode_is_named_and_confirmed():
     assert verify(eval_after_load.CORRECT, drop="none", noise_seeds=0).equivalent
 
 
+def test_modes_a_program_sets_while_it_trains_are_restored_by_the_engine_and_named_when_lost():
+    """A trial: a program that freezes its batch norm after some steps, and
+    whose load() freezes it again, got a WARNING that the declared components
+    did not capture its state (the engine's own restore left the mode of a
+    fresh build) and every ablation inconclusive; a load() that forgets the
+    freeze was said to be "in another mode", without which or what to do."""
+    from fixtures.trust import eval_after_load
+
+    report = verify(eval_after_load.FROZEN, noise_seeds=0)
+    assert report.equivalent and report.declared_state_complete, report.render()
+    assert report.incomplete_state_notice() in ("", None)
+    assert not any(r.verdict == "inconclusive" for r in report.runs)
+    own = verify(eval_after_load.FORGETS_THE_FREEZE, drop="none", noise_seeds=0).full_resume
+    assert own.verdict == "diverged" and own.first_divergent_step == 6
+    [finding] = own.diagnosis
+    assert (finding.component, finding.status) == ("params", "confirmed")
+    assert finding.detail.startswith(
+        "in train mode after the load (its submodule `1`), in eval mode at step 5 in the "
+        "uninterrupted run, which set that mode while it trained")
+
+
 def test_a_component_lost_at_every_restart_is_confirmed_by_putting_it_right_at_each():
     """A trial: a scheduler lost at both restarts of 3,6 (only its end state
     differs) was 'differs, not the cause': the rerun put it right at 3 and the
