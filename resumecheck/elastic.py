@@ -290,6 +290,9 @@ def _conclude(result: RunResult, worst: Difference | None, first: tuple[int, str
             result.explanation += f"; restored wrongly but unused here: {missed}"
         return
     result.first_divergent_step, result.first_divergent_quantity = first
+    # (the trace's key: the loss, or a component's end state, "NAME (end state): ...")
+    result.first_divergent_key = ("loss" if first[1] == "loss"
+                                  else "state:" + first[1].partition(" (end state)")[0])
     beyond = (f"restarted at {m} rank(s) from a checkpoint of {n}: {first[1]} leaves "
               f"{tolerance.describe()} at step {first[0]} "
               f"(max |Δloss| {result.max_abs_loss_diff or 0.0:.3g})")

@@ -138,6 +138,13 @@ class RunResult:
     """Whose checkpoint the restart used: the engine's capture or the program's save/load."""
     first_divergent_step: int | None = None
     first_divergent_quantity: str | None = None
+    """The first quantity that differs, in words (``parameter fc2.weight (the
+    largest of 6 parameters that differ)``)."""
+    first_divergent_key: str | None = None
+    """The same as the trace keys it, for programs that read the report:
+    ``data``, ``inputs``, ``scale``, ``lr``, ``loss``, ``grad:NAME``,
+    ``param:NAME``, ``skipped``, ``state:COMPONENT`` (the final state), with
+    ``[rank R]`` for one rank of many (None: nothing differs)."""
     max_abs_loss_diff: float | None = None
     max_abs_diff: float | None = None
     max_rel_diff: float | None = None

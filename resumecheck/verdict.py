@@ -342,7 +342,7 @@ def judge(ref: Reference, result: RunResult, segments: Segments) -> Comparison |
         if departed is not None:  # (a loss that grew to inf from a wrong learning rate)
             step, key = departed
             result.first_divergent_step = step
-            result.first_divergent_quantity = quantity_name(key)
+            result.first_divergent_quantity, result.first_divergent_key = quantity_name(key), key
             result.explanation += (f"; before that, it had departed from the reference bit for "
                                    f"bit from step {step} ({quantity_name(key)})")
         return None
@@ -358,6 +358,7 @@ def judge(ref: Reference, result: RunResult, segments: Segments) -> Comparison |
         result.first_divergent_step, quantity = cmp.first
         result.first_divergent_quantity = quantity_name(quantity) + _others(quantity,
                                                                              cmp.first_also)
+        result.first_divergent_key = quantity
         if result.first_divergent_step <= result.resume_at[0]:
             # Its first half, replayed from step 0, already differs: no save or
             # restore has happened yet, so nothing can be blamed on them.

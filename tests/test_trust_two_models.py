@@ -23,6 +23,9 @@ def test_a_second_models_divergence_is_found_at_its_first_step():
     # in the words the `optimizer` component gets (a trial: `state.0.exp_avg missing`)
     assert own.diagnosis[0].detail == "no per-parameter state (fresh), expected the state at step 4"
     assert report.untraced == []
+    # the same for programs that read the JSON (a trial: the quantity is prose)
+    assert own.first_divergent_key.startswith("param:discriminator.")
+    assert report.to_json()["runs"][0]["first_divergent_key"] == own.first_divergent_key
     twin = verify(SPEC + "CORRECT", drop="none", noise_seeds=0)
     assert twin.equivalent and twin.full_resume.verdict == "identical"
 
