@@ -129,17 +129,23 @@ def test_causes_hidden_behind_causes_found_on_top_are_sought_again_until_none_is
     assert verify(older_checkpoint.CORRECT, drop="none", noise_seeds=0).equivalent
 
 
+def _params_confirmed_alone(target, step: int) -> str:
+    """The one finding of a full resume that diverges from ``step``: ``params``,
+    confirmed; its detail."""
+    own = verify(target, drop="none", noise_seeds=0).full_resume
+    assert own.verdict == "diverged" and own.first_divergent_step == step, own.explanation
+    [finding] = own.diagnosis
+    assert (finding.component, finding.status) == ("params", "confirmed")
+    return finding.detail
+
+
 def test_a_model_a_load_leaves_in_eval_mode_is_named_and_confirmed():
     """A trial: a load() that validated the restored model and forgot .train()
     was told "no declared component differs right after your load()", with
     hints toward the data pipeline (a module's mode is not in its state_dict())."""
     from fixtures.trust import eval_after_load
 
-    own = verify(eval_after_load.BUGGY, drop="none", noise_seeds=0).full_resume
-    assert own.verdict == "diverged" and own.first_divergent_step == 5
-    [finding] = own.diagnosis
-    assert (finding.component, finding.status) == ("params", "confirmed")
-    assert finding.detail.startswith(
+    assert _params_confirmed_alone(eval_after_load.BUGGY, step=5).startswith(
         "left in eval mode after the load (the module and 4 of its submodules), in train mode "
         "at step 4 in the uninterrupted run: dropout and batch norm act otherwise")
     assert verify(eval_after_load.CORRECT, drop="none", noise_seeds=0).equivalent
@@ -157,11 +163,7 @@ def test_modes_a_program_sets_while_it_trains_are_restored_by_the_engine_and_nam
     assert report.equivalent and report.declared_state_complete, report.render()
     assert report.incomplete_state_notice() in ("", None)
     assert not any(r.verdict == "inconclusive" for r in report.runs)
-    own = verify(eval_after_load.FORGETS_THE_FREEZE, drop="none", noise_seeds=0).full_resume
-    assert own.verdict == "diverged" and own.first_divergent_step == 6
-    [finding] = own.diagnosis
-    assert (finding.component, finding.status) == ("params", "confirmed")
-    assert finding.detail.startswith(
+    assert _params_confirmed_alone(eval_after_load.FORGETS_THE_FREEZE, step=6).startswith(
         "in train mode after the load (its submodule `1`), in eval mode at step 5 in the "
         "uninterrupted run, which set that mode while it trained")
 
