@@ -72,6 +72,9 @@ def capture_meta(built: BuiltProgram) -> dict[str, Any]:
     meta: dict[str, Any] = {"eval_modules": {
         c.name: [n for n, m in c.obj.named_modules() if not m.training]
         for c in built.components if isinstance(c.obj, torch.nn.Module)}}
+    optimizers = [(c, o) for c in built.components if (o := unwrap_optimizer(c.obj)) is not None]
+    if not optimizers:
+        return meta
     names: dict[int, str] = {}
     for c in sorted(built.components, key=lambda c: c.name != PARAMS):  # (the model first)
         if isinstance(c.obj, torch.nn.Module):
@@ -79,10 +82,7 @@ def capture_meta(built: BuiltProgram) -> dict[str, Any]:
             for n, p in c.obj.named_parameters():
                 names.setdefault(id(p), prefix + n)
     others = {}
-    for c in built.components:
-        optimizer = unwrap_optimizer(c.obj)
-        if optimizer is None:
-            continue
+    for c, optimizer in optimizers:
         listed = [names.get(id(p), f"group{g}.param{i}")
                   for g, group in enumerate(optimizer.param_groups)
                   for i, p in enumerate(group["params"])]

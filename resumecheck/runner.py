@@ -56,7 +56,7 @@ from resumecheck.segments import (
 from resumecheck.streams import STEPS_AFTER_RESTORE
 from resumecheck.trace import StepRecord, Tracer
 from resumecheck.transport import report_phase, run_in_subprocess
-from resumecheck.undeclared import UndeclaredWatch, held_digests, persistent_workers
+from resumecheck.undeclared import UndeclaredWatch, held_digests
 
 __all__ = ["run_here", "run_segment"]
 
@@ -328,8 +328,9 @@ class _Segment:
         if undeclared is not None:
             self.result.undeclared = undeclared.found(built.program, built.components,
                                                       tracer.last_data)
-            self.result.unrestorable = persistent_workers(built.program)
-        if spec.digest_held:
+            self.result.unrestorable = undeclared.unrestorable
+            self.result.held = undeclared.held  # (one walk of the program at the end)
+        elif spec.digest_held:
             self.result.held = held_digests(built.program, built.components)
 
     def _build_and_restore(self) -> BuiltProgram:

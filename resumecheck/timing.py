@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import statistics
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import Token
 from dataclasses import dataclass, field
@@ -321,9 +321,10 @@ def measure(
         own = built.has_own_checkpoint and not distributed  # (ranks share one save path)
         timer = PhaseTimer(warmup=warmup)
         with scratch_directory("resumecheck-timing-") as work, timer:
+            save = _saver(built, work, own)
             for step in range(1, warmup + steps + 1):
-                _timed_step(built, timer, step, work if step % checkpoint_every == 0 else None,
-                            own, distributed)
+                _timed_step(built, timer, step, save if step % checkpoint_every == 0 else None,
+                            work, distributed)
     finally:
         torch.set_num_threads(previous)
     rank = torch.distributed.get_rank() if distributed else 0
@@ -334,26 +335,30 @@ def measure(
     )
 
 
-def _timed_step(built: Any, timer: PhaseTimer, step: int, save_in: str | None, own: bool,
-                distributed: bool) -> None:
-    """One step under ``timer``; a checkpoint in ``save_in`` (None: none this step):
-    the program's own save() when ``own``, else the engine's capture."""
+def _saver(built: Any, work: str, own: bool) -> Callable[[int], None]:
+    """The checkpoint a step makes in ``work``: the program's own save() when
+    ``own`` (its earlier saves removed after it, untimed), else the engine's capture."""
     from resumecheck.capture import save_capture
     from resumecheck.restore import program_save
 
+    if not own:
+        return lambda step: save_capture(built, f"{work}/capture.pt")
+    return lambda step: program_save(built, f"{work}/save-{step}", step)
+
+
+def _timed_step(built: Any, timer: PhaseTimer, step: int,
+                save: Callable[[int], None] | None, work: str, distributed: bool) -> None:
+    """One step under ``timer``; its checkpoint by ``save`` (None: none this step)."""
     with timer.step(step):
         built.step(step)
-        if save_in is not None:
+        if save is not None:
             with timer.phase(CHECKPOINT):
-                if own:
-                    program_save(built, f"{save_in}/save-{step}", step)
-                else:
-                    save_capture(built, f"{save_in}/capture.pt")
+                save(step)
         if distributed:
             with timer.phase(BARRIER):
                 torch.distributed.barrier()
-    if own and save_in is not None:  # (one save on disk at a time)
-        _remove_other_saves(save_in, f"save-{step}")
+    if save is not None:  # (one save on disk at a time: the program's earlier ones go)
+        _remove_other_saves(work, f"save-{step}")
 
 
 def _remove_other_saves(work: str, keep: str) -> None:

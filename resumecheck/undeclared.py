@@ -25,7 +25,7 @@ declared component ends with as the uninterrupted run did (``brought_back``:
 the engine compares what both hold at the end, ``held_digests``): the
 program sets it again from declared state. Apart from all that, a DataLoader
 with persistent workers is state no checkpoint can hold
-(``persistent_workers``: said where a full resume diverges).
+(``UndeclaredWatch.unrestorable``: said where a full resume diverges).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ import torch
 from resumecheck.compare import digest, flatten_state
 from resumecheck.components import Attr, Component
 
-__all__ = ["UndeclaredWatch", "brought_back", "held_digests", "persistent_workers"]
+__all__ = ["UndeclaredWatch", "brought_back", "held_digests"]
 
 _LONGEST = 64
 """A list, tuple or dict with more items is not looked into (a dataset kept as a
@@ -60,6 +60,11 @@ class UndeclaredWatch:
     def __init__(self, program: Any, components: Sequence[Component]) -> None:
         self._storages: set[int | None] = set()
         self._numbers: dict[str, Any] = {}
+        self.held: dict[str, list[str]] = {}
+        """After ``found``: what the program holds, digested (``held_digests``)."""
+        self.unrestorable: list[str] = []
+        """After ``found``: state no checkpoint can hold, in words (a DataLoader's
+        persistent workers)."""
         try:
             held = _watched(program, components)
             self._before: dict[str, list[str]] | None = {
@@ -92,25 +97,29 @@ class UndeclaredWatch:
         # (held until the end: a temporary's memory, freed, is where the next
         # tensor made may live, and would pass for it)
         declared = [(c, t) for c in components for t in _state_tensors(c.obj)]
-        ptrs = {_ptr(t) for _, t in declared if not getattr(t, _NUMBER_MARK, False)} - {None}
+        ptrs = {_ptr(t) for _, t in declared if not _is_number_tensor(t)} - {None}
         # a number held by value: only a component of the program's own may
         # read one where the program keeps it (an optimizer's parameter
         # indices, a scheduler's epoch or an Attr's step equal to it are coincidences)
         values = {digest(t) for c, t in declared
-                  if not getattr(t, _NUMBER_MARK, False) or _programs_own(c.obj)}
+                  if not _is_number_tensor(t) or _programs_own(c.obj)}
         modules = {c.name for c in components if isinstance(c.obj, torch.nn.Module)}
+        now = _watched(program, components)
+        self.held = {path: [digest(t) for t in tensors] for path, (_, tensors) in now.items()}
+        self.unrestorable = [_workers_text(path, obj) for path, (obj, _) in now.items()
+                             if _keeps_workers(obj)]
         out = {}
-        for path, (obj, tensors) in _watched(program, components).items():
+        for path, (obj, tensors) in now.items():
             before = before_all.get(path, [])
             changed = [t for i, t in enumerate(tensors)
-                       if i >= len(before) or digest(t) != before[i]]
+                       if i >= len(before) or self.held[path][i] != before[i]]
             # by storage, or by values; one number kept bare equal to a declared
             # one (a counter at 10, and a batch norm's count) is a coincidence;
             # a Python number has no storage: by value (a component of the
             # program's own may read it where it is)
             bare = isinstance(obj, (torch.Tensor, dict, list, tuple))
             missed = [t for t in changed if _ptr(t) not in ptrs and _ptr(t) not in batch
-                      and ((bare and t.numel() == 1 and not getattr(t, _NUMBER_MARK, False))
+                      and ((bare and t.numel() == 1 and not _is_number_tensor(t))
                            or digest(t) not in values)]
             if _is_number(obj) and missed:
                 out[path] = self._number(path, obj, path.split(".")[0] in modules)
@@ -152,37 +161,22 @@ def brought_back(reference: dict[str, list[str]], restarted: dict[str, list[str]
     return {path for path, digests in reference.items() if restarted.get(path) == digests}
 
 
-def persistent_workers(program: Any) -> list[str]:
-    """The DataLoaders the program keeps (where ``_held`` looks) whose worker
-    processes live from epoch to epoch (``persistent_workers=True``): what the
-    dataset draws in them (augmentation) comes from streams of the workers'
-    own, which carry on across epochs and which no checkpoint can hold. Each
-    in words, by where it is kept."""
-    try:
-        loader = torch.utils.data.DataLoader
-        roots = getattr(program, "undeclared_roots", None)
-        todo = [*_fields(program), *(roots() if callable(roots) else [])]
-        seen, out = {id(program)}, []
-        for _ in range(_MOST):
-            if not todo:
-                break
-            path, obj = todo.pop(0)
-            if id(obj) in seen or path.count(".") + path.count("[") >= _DEPTH:
-                continue
-            seen.add(id(obj))
-            if isinstance(obj, loader) and obj.num_workers > 0 and obj.persistent_workers:
-                out.append(f"the DataLoader `{path}` keeps its {obj.num_workers} worker "
-                           "processes from epoch to epoch (persistent_workers=True): the "
-                           "random streams its dataset draws from in them (augmentation) "
-                           "carry on across epochs in the uninterrupted run and start anew "
-                           "after a restart, and no checkpoint holds them (draw them from a "
-                           "generator seeded by the epoch and the sample's index, or do "
-                           "without persistent workers)")
-            elif not isinstance(obj, torch.Tensor):
-                todo.extend(_children(path, obj, set()))
-        return out
-    except Exception:  # (a notice never fails a check)
-        return []
+def _keeps_workers(obj: Any) -> bool:
+    """A DataLoader whose worker processes live from epoch to epoch."""
+    return (isinstance(obj, torch.utils.data.DataLoader) and obj.num_workers > 0
+            and bool(obj.persistent_workers))
+
+
+def _workers_text(path: str, loader: Any) -> str:
+    """A DataLoader with persistent workers, as state no checkpoint can hold:
+    what its dataset draws in them (augmentation) comes from the workers' own
+    streams, which carry on across epochs."""
+    return (f"the DataLoader `{path}` keeps its {loader.num_workers} worker processes from "
+            "epoch to epoch (persistent_workers=True): the random streams its dataset draws "
+            "from in them (augmentation) carry on across epochs in the uninterrupted run and "
+            "start anew after a restart, and no checkpoint holds them (draw them from a "
+            "generator seeded by the epoch and the sample's index, or do without persistent "
+            "workers)")
 
 
 def _todo(path: str) -> str:
@@ -193,8 +187,8 @@ def _todo(path: str) -> str:
 def _amount(missed: list[torch.Tensor]) -> str:
     """``2 tensors, 49 values``; the program's own numbers (one-element tensors
     here, see ``_number_tensor``) counted apart: ``3 numbers``."""
-    numbers = sum(1 for t in missed if getattr(t, _NUMBER_MARK, False))
-    tensors = [t for t in missed if not getattr(t, _NUMBER_MARK, False)]
+    numbers = sum(1 for t in missed if _is_number_tensor(t))
+    tensors = [t for t in missed if not _is_number_tensor(t)]
     count = sum(t.numel() for t in tensors)
     parts = [f"{len(tensors)} tensor{'' if len(tensors) == 1 else 's'}, {count} value"
              f"{'' if count == 1 else 's'}"] if tensors else []
@@ -271,6 +265,8 @@ def _held(program: Any, declared: set[int],
         seen.add(id(obj))
         looked += 1
         tensors = _tensors_of(obj)
+        if _keeps_workers(obj):  # (no tensors of its own: state no checkpoint can hold)
+            out[path] = (obj, [])
         if isinstance(obj, torch.nn.Module):  # (a generator a layer keeps: its own noise)
             for where, gen in _generators_in(obj):
                 if id(gen) not in seen:
@@ -313,6 +309,11 @@ def _is_number(value: Any) -> bool:
 
 
 _NUMBER_MARK = "_resumecheck_number"
+
+
+def _is_number_tensor(t: torch.Tensor) -> bool:
+    """Whether a tensor stands for a number the program keeps (``_number_tensor``)."""
+    return getattr(t, _NUMBER_MARK, False)
 
 
 def _number_tensor(value: int | float) -> torch.Tensor:
