@@ -648,6 +648,9 @@ class _Confirmations:
         self._reference = reference
         self._captures = captures
         self._restarts = restarts
+        self._unreached: dict[str, list[str]] = {}
+        """Components a rerun put right into a data loader whose iterator the
+        program had made already: that rerun may not have reached it."""
 
     def settle(self, result: RunResult, segments: list[tuple[int, SegmentResult]],
                work: str, own: bool, diverged_at: tuple[int, str] | None) -> None:
@@ -659,16 +662,21 @@ class _Confirmations:
         from the reruns (``verdict.settle_findings``)."""
         tries = verdict.confirmation_tries(self._reference, result, segments,
                                            "program" if own else "engine")
-        outcomes = {}
+        outcomes: dict[int, bool] = {}
+        self._unreached = {}
         for i, (k, checkpoint) in tries.items():
             component = result.diagnosis[i].component
             outcomes[i] = self._helps([component], k, checkpoint, result, work,
                                       f"confirm-{component}", diverged_at)
         outcomes.update(self._later_causes(result, tries, outcomes, work))
         outcomes.update(self._joint_causes(result, tries, outcomes, work, diverged_at))
+        # (a rerun that did not help, but may not have reached the component: no evidence)
+        judged: dict[int, bool | None] = {
+            i: None if not helped and result.diagnosis[i].component in self._unreached else helped
+            for i, helped in outcomes.items()}
         put_back = (verdict.streams_put_back(self._reference, segments)
                     if verdict.departure(result) is None and result.diagnosis else set())
-        verdict.settle_findings(self._reference, result, outcomes, put_back)
+        verdict.settle_findings(self._reference, result, judged, put_back, self._unreached)
 
     def _later_causes(self, result: RunResult, tries: dict[int, tuple[int, str]],
                       outcomes: dict[int, bool], work: str) -> dict[int, bool]:
@@ -768,6 +776,9 @@ class _Confirmations:
             first_restore=restore, tag=tag, put_right=self._captures)
         if any(seg.error is not None for _, seg in segments):
             return None
+        for _, seg in segments:
+            for name in set(seg.unreached) & set(components):
+                self._unreached.setdefault(name, seg.unreached[name])
         return verdict.compare_run(self._reference, result.resume_at[0], [], segments, [])
 
 

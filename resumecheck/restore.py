@@ -22,6 +22,7 @@ from resumecheck.errors import CheckpointError
 from resumecheck.program import BuiltProgram
 from resumecheck.segments import Restore
 from resumecheck.state_diff import reorder_optimizer_state
+from resumecheck.undeclared import iterators_over
 
 __all__ = ["build_settings", "engine_capture", "program_save", "restore_state"]
 
@@ -52,9 +53,15 @@ def build_settings(
 
 
 
-def restore_state(built: BuiltProgram, restore: Restore, capture: dict[str, Any] | None) -> None:
+def restore_state(built: BuiltProgram, restore: Restore,
+                  capture: dict[str, Any] | None) -> dict[str, list[str]]:
     """Restore a fresh program: through its own load(), or from the engine's
-    ``capture`` (already read) minus the dropped components."""
+    ``capture`` (already read) minus the dropped components.
+
+    Returns the data loaders the engine put state into while the program kept
+    an iterator it had made from them (component name -> where the program
+    keeps it; ``iterators_over``): that state may not reach the iterator the
+    program goes on with (a StatefulDataLoader's reaches only the next one)."""
     if restore.source == "program":
         try:
             built.program.load(restore.path)
@@ -75,11 +82,13 @@ def restore_state(built: BuiltProgram, restore: Restore, capture: dict[str, Any]
             # the program's load() left (a data position that builds its
             # iterator again draws a base seed): that draw is the check's,
             # not the program's, and putting rng right too would undo it.
+            unreached = _iterators_made(built, overrides)
             with contextlib.nullcontext() if RNG in overrides else preserved_global_streams():
                 _load_states(built, overrides, restore.override_path)
             _set_modes(built, overrides, load_checkpoint(restore.override_path,
                                                          read_only=True).get("meta"))
-        return
+            return unreached
+        return {}
     assert capture is not None
     states = capture["components"]
     if restore.override_path is not None:
@@ -91,10 +100,18 @@ def restore_state(built: BuiltProgram, restore: Restore, capture: dict[str, Any]
             "load", restore.path, f"component {missing[0]!r} is missing from the capture"
         )
     kept = {n: v for n, v in states.items() if n not in restore.drop}
+    unreached = _iterators_made(built, kept)
     _load_states(built, kept, restore.path)
     # (a program that sets modes on purpose, batch norm frozen after some
     # steps, has them as it had them; a dropped module keeps its build's)
     _set_modes(built, kept, capture.get("meta"))
+    return unreached
+
+
+def _iterators_made(built: BuiltProgram, states: dict[str, Any]) -> dict[str, list[str]]:
+    """The program's iterators over the declared data loaders about to get ``states``."""
+    return iterators_over(built.program,
+                          {c.name: c.obj for c in built.components if c.name in states})
 
 
 def _load_states(built: BuiltProgram, states: dict[str, Any], path: str) -> None:

@@ -351,7 +351,7 @@ class _Segment:
         result.boundaries = built.boundaries()
         if spec.restore is not None:
             self.enter("restore")
-            restore_state(built, spec.restore, capture)
+            result.unreached = restore_state(built, spec.restore, capture)
             built.refresh()
             restored = str(self.work / f"{spec.name}.restored.pt")
             source = spec.restore.path if spec.restore.source == "engine" else None

@@ -161,6 +161,10 @@ class SegmentResult:
     held: dict[str, list[str]] = field(default_factory=dict)
     """Where the program keeps state outside its declared components, and the
     digests of what is there at the end (``SegmentSpec.digest_held``)."""
+    unreached: dict[str, list[str]] = field(default_factory=dict)
+    """Data loaders (component names) the engine put state into at the restore
+    while the program kept an iterator it had made from them, and where it
+    keeps it: that state may not reach the iterator (``restore.restore_state``)."""
     loadable_shapes: list[str] = field(default_factory=list)
     """Structures of captures known to load back when the segment ended
     (``SegmentSpec.loadable_shapes``, passed on to the next segment)."""

@@ -39,7 +39,7 @@ import torch
 from resumecheck.compare import digest, flatten_state
 from resumecheck.components import Attr, Component
 
-__all__ = ["UndeclaredWatch", "brought_back", "held_digests"]
+__all__ = ["UndeclaredWatch", "brought_back", "held_digests", "iterators_over"]
 
 _LONGEST = 64
 """A list, tuple or dict with more items is not looked into (a dataset kept as a
@@ -159,6 +159,35 @@ def brought_back(reference: dict[str, list[str]], restarted: dict[str, list[str]
     back (a sampler's epoch set from the declared one, the last batch's
     indices), so it is not lost state (none when the restart's is unknown)."""
     return {path for path, digests in reference.items() if restarted.get(path) == digests}
+
+
+def iterators_over(program: Any, loaders: dict[str, Any]) -> dict[str, list[str]]:
+    """Where the program keeps an iterator made from one of ``loaders``
+    (component name -> its object; only data loaders count): component name
+    -> the paths (``it``, ``state.it``). A loader's ``load_state_dict`` sets
+    the position of the iterators it makes next (a StatefulDataLoader's);
+    one the program made before goes on from where it was."""
+    ours = {(id(obj.dataset), id(obj._index_sampler)): name for name, obj in loaders.items()
+            if isinstance(obj, torch.utils.data.DataLoader)}
+    found: dict[str, list[str]] = {}
+    if not ours:
+        return found
+    seen = {id(program), *(id(obj) for obj in loaders.values())}
+    todo = [(name, value, 1) for name, value in _fields(program)]
+    looked = 0
+    while todo and looked < _MOST:
+        path, obj, depth = todo.pop(0)
+        if id(obj) in seen or _is_number(obj) or isinstance(obj, torch.Tensor):
+            continue
+        seen.add(id(obj))
+        looked += 1
+        if isinstance(obj, torch.utils.data.dataloader._BaseDataLoaderIter):
+            made_from = (id(obj._dataset), id(getattr(obj, "_index_sampler", None)))
+            if made_from in ours:
+                found.setdefault(ours[made_from], []).append(path)
+        elif depth < _DEPTH and not isinstance(obj, (torch.nn.Module, torch.utils.data.DataLoader)):
+            todo.extend((p, v, depth + 1) for p, v in _children(path, obj, set()))
+    return found
 
 
 def _keeps_workers(obj: Any) -> bool:

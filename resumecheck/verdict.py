@@ -395,6 +395,9 @@ def conclude(ref: Reference, result: RunResult, cmp: Comparison | None,
     if not result.dropped and result.verdict == DIVERGED and ref.segment.unrestorable:
         result.explanation += "; state no checkpoint can hold: " + "; ".join(
             ref.segment.unrestorable)
+    if not result.dropped and result.verdict == DIVERGED and result.checkpoint == "engine":
+        unreached = {n: where for _, seg in segments for n, where in seg.unreached.items()}
+        result.explanation += "".join(f"; {_made_before_text(n, w)}" for n, w in unreached.items())
     annotate(result, ref.segment, segments)
     return result
 
@@ -657,8 +660,32 @@ def _position(first: tuple[int, str]) -> tuple[int, int]:
     return step, QUANTITY_ORDER.index(head) if head in QUANTITY_ORDER else len(QUANTITY_ORDER)
 
 
-def settle_findings(ref: Reference, result: RunResult, outcomes: dict[int, bool],
-                    put_back: set[str] | frozenset[str] = frozenset()) -> None:
+_REACHES = "(a StatefulDataLoader's reaches only the next iterator it makes)"
+
+
+def _unreached_text(component: str, where: list[str]) -> str:
+    """Why a data loader's rerun is no evidence (``settle_findings``)."""
+    return (f"; not judged: putting `{component}` right after your load() changed nothing, "
+            f"but your program goes on with {_iterators(where)}, an iterator it had made from "
+            f"that loader before, which a loader's new state may not reach {_REACHES}; check "
+            "what your save() stores for it")
+
+
+def _made_before_text(component: str, where: list[str]) -> str:
+    """Why the engine's own restore of a data loader may not have taken (``conclude``)."""
+    return (f"the engine put the state of `{component}` into its loader after the build, but "
+            f"your program goes on with {_iterators(where)}, an iterator it had made from that "
+            f"loader before, which the state may not reach {_REACHES}: make the iterator once "
+            "the loader's state is loaded (when the first batch is needed)")
+
+
+def _iterators(where: list[str]) -> str:
+    return ", ".join(f"`{p}`" for p in where) or "an iterator"
+
+
+def settle_findings(ref: Reference, result: RunResult, outcomes: dict[int, bool | None],
+                    put_back: set[str] | frozenset[str] = frozenset(),
+                    unreached: dict[str, list[str]] | None = None) -> None:
     """Give each finding a status: is the difference the cause?
 
     Those the run never departs after are ``latent`` (with the step from
@@ -668,8 +695,11 @@ def settle_findings(ref: Reference, result: RunResult, outcomes: dict[int, bool]
     tried by a rerun (``outcomes``: finding index -> the rerun helped) are
     ``confirmed`` or ``not_cause``; but settings (``config``) are read at
     build too, so a rerun that does not help them is no evidence either
-    way: not judged. The rest keep their status (``after_divergence``, or
-    none: not tried).
+    way: not judged. Nor is a data loader whose rerun did not help when the
+    program kept an iterator it had made from it before it was put right
+    (``outcomes`` None; ``unreached``: where the program keeps it): the
+    state put in may not have reached that iterator; the finding says so.
+    The rest keep their status (``after_divergence``, or none: not tried).
     """
     if result.verdict == FAILED:
         return
@@ -686,8 +716,11 @@ def settle_findings(ref: Reference, result: RunResult, outcomes: dict[int, bool]
                                                             finding.step or 0)))
         elif finding.status == LATENT:  # (streams the reference never drew from: diagnose)
             judged.append(replace(finding, confirmed=False))
+        elif outcomes.get(i, False) is None:
+            judged.append(replace(finding, detail=finding.detail + _unreached_text(
+                finding.component, (unreached or {}).get(finding.component, []))))
         elif i in outcomes and (outcomes[i] or finding.component != CONFIG):
-            cause = outcomes[i]
+            cause = bool(outcomes[i])
             judged.append(replace(finding, status=CONFIRMED if cause else NOT_CAUSE,
                                   confirmed=cause))
         else:
