@@ -167,7 +167,7 @@ def iterators_over(program: Any, loaders: dict[str, Any]) -> dict[str, list[str]
     -> the paths (``it``, ``state.it``). A loader's ``load_state_dict`` sets
     the position of the iterators it makes next (a StatefulDataLoader's);
     one the program made before goes on from where it was."""
-    ours = {(id(obj.dataset), id(obj._index_sampler)): name for name, obj in loaders.items()
+    ours = {_made_from(obj): name for name, obj in loaders.items()
             if isinstance(obj, torch.utils.data.DataLoader)}
     found: dict[str, list[str]] = {}
     if not ours:
@@ -182,12 +182,21 @@ def iterators_over(program: Any, loaders: dict[str, Any]) -> dict[str, list[str]
         seen.add(id(obj))
         looked += 1
         if isinstance(obj, torch.utils.data.dataloader._BaseDataLoaderIter):
-            made_from = (id(obj._dataset), id(getattr(obj, "_index_sampler", None)))
+            made_from = _made_from(obj)
             if made_from in ours:
                 found.setdefault(ours[made_from], []).append(path)
         elif depth < _DEPTH and not isinstance(obj, (torch.nn.Module, torch.utils.data.DataLoader)):
             todo.extend((p, v, depth + 1) for p, v in _children(path, obj, set()))
     return found
+
+
+def _made_from(obj: Any) -> tuple[int, int]:
+    """A data loader, or an iterator it made: its dataset's and index sampler's ids."""
+    try:
+        data = obj._dataset if hasattr(obj, "_dataset") else obj.dataset
+        return id(data), id(obj._index_sampler)
+    except Exception:  # noqa: BLE001 - a loader of an unusual kind: matched by nothing
+        return id(obj), id(obj)
 
 
 def _keeps_workers(obj: Any) -> bool:
