@@ -75,9 +75,10 @@ def scratch_directory(prefix: str) -> Iterator[str]:
                 with _SCRATCH_LOCK:
                     _SCRATCH.discard(path)
     finally:
-        for _ in range(20):
-            if not os.path.lexists(path):
-                break
+        # (for 2 s by the clock, not a count of tries: on a loaded machine each
+        # removal of what the child wrote meanwhile takes longer)
+        deadline = time.monotonic() + 2.0
+        while os.path.lexists(path) and time.monotonic() < deadline:
             time.sleep(0.05)
             shutil.rmtree(path, ignore_errors=True)
 

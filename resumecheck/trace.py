@@ -220,7 +220,9 @@ class Tracer:
         """Record the step; write its full tensors to disk if ``keep_tensors``
         says so (a predicate sees the record, digests included, first)."""
         tensors: dict[str, torch.Tensor] = {}
-        loss = out.loss if isinstance(out.loss, torch.Tensor) else torch.tensor(float(out.loss))
+        # (a loss returned as a Python float is a float64: kept so, not rounded to float32)
+        loss = (out.loss if isinstance(out.loss, torch.Tensor)
+                else torch.tensor(float(out.loss), dtype=torch.float64))
         tensors["loss"] = loss.detach().reshape(())
         if out.samples is not None:
             tensors["data"] = torch.as_tensor(out.samples).detach()
@@ -245,7 +247,7 @@ class Tracer:
                 digests[key] = digest(tensors[key])
         record = StepRecord(
             step=step,
-            loss=float(tensors["loss"].float().item()),
+            loss=float(tensors["loss"].item()),
             digests=digests,
             lr=self._lr,
             scale=self._scale,
