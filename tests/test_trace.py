@@ -62,3 +62,19 @@ def test_a_skipped_steps_missing_learning_rate_is_not_a_learning_rate_that_diffe
     both = StepRecord(step=6, loss=1.3555, skipped=True, digests={
         k: v for k, v in ref.digests.items() if k != "lr"} | {"skipped": "True"})
     assert first_difference([ref], [both]) == (6, "skipped")
+
+
+def test_a_loss_returned_as_a_python_float_is_kept_as_the_float64_it_is(tmp_path):
+    """A trial: the trajectory's losses were the program's, rounded to float32
+    (a sum of micro-batches' `loss.item()` is a Python float)."""
+    from resumecheck.program import StepOutput
+
+    built = BuiltProgram.wrap("tiny", build({}))
+    tracer = Tracer(built, tmp_path)
+    tracer.before_step()
+    built.step(1)
+    loss = 0.1 + 2 ** -40  # (not a float32)
+    record = tracer.after_step(1, StepOutput(loss=loss), keep_tensors=True)
+    tracer.close()
+    assert record.loss == loss
+    assert load_step_tensors(tmp_path, 1)["loss"].dtype == torch.float64
