@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import gc
 import hashlib
 import logging
 import os
 import re
+import signal
 import sys
 import threading
 from collections.abc import Iterable, Iterator
@@ -145,6 +147,53 @@ def save_capture(built: BuiltProgram, path: str, verify: bool = True, *,
         ) from exc
     _LOADABLE_TYPES.update(unfamiliar)
     _LOADED_SHAPES.add(shape)
+
+
+def asks_apart(built: BuiltProgram) -> bool:
+    """Whether the state right after a restore is to be asked for in a fork of
+    this process (``save_capture_apart``): where a declared component is a
+    data loader. Asked for its state, a loader without an iterator makes one
+    (a StatefulDataLoader's ``state_dict()`` does), drawing its base seed from
+    the random stream the load just set: a real resume asks nothing there, so
+    the check would run on one draw off it. Not with worker processes (a fork
+    would start its own), nor where fork is missing or CUDA is in use (a fork
+    cannot use it): there it is asked here, as before."""
+    return (hasattr(os, "fork") and not torch.cuda.is_initialized()
+            and any(isinstance(c.obj, torch.utils.data.DataLoader) and c.obj.num_workers == 0
+                    for c in built.components))
+
+
+def save_capture_apart(built: BuiltProgram, path: str) -> None:
+    """``save_capture`` to a file, in a fork of this process: whatever asking
+    the components for their state does (a draw, an iterator made) is done
+    in the fork, and the program here goes on as a real resume would."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns, runs none of this interpreter's cleanups
+        code = 0
+        try:
+            os.close(read)
+            gc.freeze()  # (nor finalizers of what it inherited)
+            save_capture(built, path, verify=False)
+        except BaseException as exc:  # noqa: BLE001 - every outcome goes to the parent
+            code = 1
+            with contextlib.suppress(Exception):
+                os.write(write, f"{type(exc).__name__}: {exc}".encode()[:4000])
+        finally:
+            os._exit(code)
+    os.close(write)
+    try:
+        with os.fdopen(read, "rb") as pipe:
+            why = pipe.read().decode(errors="replace")
+    except BaseException:  # (the phase's time ran out, an interrupt: the fork ends too)
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+        raise
+    finally:
+        _, status = os.waitpid(pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0 or not os.path.exists(path):
+        raise CheckpointError("save", path, "asking the declared components for their state "
+                              f"after the restore failed: {why or 'the fork that asked ended'}")
 
 
 def _keep_unwritten(path: str, state: dict[str, Any], restored_from: str | None = None) -> bool:

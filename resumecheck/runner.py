@@ -41,7 +41,13 @@ from typing import Any, NoReturn
 
 import torch
 
-from resumecheck.capture import add_loadable_shapes, loadable_shapes, save_capture
+from resumecheck.capture import (
+    add_loadable_shapes,
+    asks_apart,
+    loadable_shapes,
+    save_capture,
+    save_capture_apart,
+)
 from resumecheck.components import RNGState, launch_global_streams, reseed_global_streams
 from resumecheck.errors import (
     BudgetExhausted, ProgramExited, ResumecheckError, StepError, TargetError,
@@ -355,8 +361,11 @@ class _Segment:
             built.refresh()
             restored = str(self.work / f"{spec.name}.restored.pt")
             source = spec.restore.path if spec.restore.source == "engine" else None
-            save_capture(built, restored, verify=False, unwritten=self.judged_here,
-                         restored_from=source)
+            if asks_apart(built):  # (what a loader's state_dict() does stays in the fork)
+                save_capture_apart(built, restored)
+            else:
+                save_capture(built, restored, verify=False, unwritten=self.judged_here,
+                             restored_from=source)
             result.restored_state = restored  # only once written: the diagnosis reads it
         if spec.program_save_at == spec.start:  # save right after the restore
             self._program_save(built, spec.start)
