@@ -68,8 +68,7 @@ def restore_state(built: BuiltProgram, restore: Restore,
         except Exception as exc:
             problem = f"the program's load() raised {type(exc).__name__}: {exc}"
             damage = _damaged(restore.path)
-            if not os.path.exists(restore.path) or (os.path.isdir(restore.path)
-                                                    and not os.listdir(restore.path)):
+            if _nothing_saved(restore.path):
                 problem += ("; nothing is at that path: the program's save() wrote nothing "
                             "there (it must write to the path it is given)")
             elif damage:
@@ -141,6 +140,21 @@ def _load_states(built: BuiltProgram, states: dict[str, Any], path: str) -> None
                 path,
                 f"{comp.name}.load_state_dict raised {type(exc).__name__}: {exc}",
             ) from exc
+
+
+def _nothing_saved(path: str) -> bool:
+    """Whether the program's save() wrote nothing for ``path``: nothing there
+    (or an empty directory), nor beside it under a longer name (a save that
+    writes ``path + ".pt"``, which its load() reads back, wrote something)."""
+    if os.path.isdir(path):
+        return not os.listdir(path)
+    if os.path.exists(path):
+        return False
+    parent, name = os.path.split(path)
+    try:
+        return not any(n.startswith(name) for n in os.listdir(parent or "."))
+    except OSError:
+        return True
 
 
 def _set_modes(built: BuiltProgram, names: Iterable[str], meta: dict[str, Any] | None) -> None:

@@ -62,6 +62,8 @@ class OwnCheckpoint(Linear):
             raise OSError("disk full")
         if self.mode == "saves-nothing":  # (written elsewhere: a path of its own)
             return
+        if self.mode == "beside":  # (a file of its own name beside the path, as a user's save may)
+            path += ".pt"
         torch.save({"model": self.model.state_dict(), "opt": self.opt.state_dict(),
                     "step": self.step}, path)
         if self.mode == "truncated":  # the disk filled up mid-write
@@ -71,6 +73,9 @@ class OwnCheckpoint(Linear):
     def load(self, path: str) -> None:
         if self.mode == "load-raises":
             raise KeyError("model.weight")
+        if self.mode == "beside":  # read back, then a load_state_dict that refuses it
+            torch.load(path + ".pt", weights_only=True)
+            raise ValueError("loaded state dict has a different number of parameter groups")
         ckpt = torch.load(path, weights_only=True)
         self.model.load_state_dict(ckpt["model"])
         self.opt.load_state_dict(ckpt["opt"])
@@ -201,6 +206,7 @@ OWN_TRUNCATED = own_target("truncated")
 OWN_NAN_AFTER_RESUME = own_target("nan-after-resume")
 OWN_LR_BLOWS_UP = own_target("lr-blows-up")
 OWN_SAVES_NOTHING = own_target("saves-nothing")
+OWN_SAVES_BESIDE = own_target("beside")
 NAN_LOSS = Target(factory=linear, run_config={"mode": "nan"}, steps=6)
 VECTOR_LOSS = Target(factory=linear, run_config={"mode": "vector"}, steps=6)
 

@@ -81,6 +81,11 @@ def test_bad_arguments_exit_2(capsys):
         ("tests.programs:OWN_SAVES_NOTHING", "nothing is at that path: the program's save() "
                                              "wrote nothing there", "restoring the checkpoint"),
         ("tests.programs:OWN_NAN_AFTER_RESUME", "the loss is inf", "a step"),
+        # (a trial: "nothing is at that path" for a save that wrote path + ".pt"
+        # and a load that read it and raised for another reason)
+        ("tests.programs:OWN_SAVES_BESIDE", "the program's load() raised ValueError: loaded "
+                                            "state dict has a different number of parameter "
+                                            "groups", "restoring the checkpoint"),
     ],
 )
 def test_failures_inside_a_run_are_failed_verdicts(target, reason, stage, capsys):
@@ -92,6 +97,13 @@ def test_failures_inside_a_run_are_failed_verdicts(target, reason, stage, capsys
     assert reason in full["failure"]
     assert full["explanation"].startswith(f"{stage} failed: ") and reason in full["explanation"]
     assert "Traceback" not in err
+
+
+def test_a_save_that_wrote_beside_the_path_is_not_told_it_saved_nothing(capsys):
+    code, out, _ = _run(capsys, "tests.programs:OWN_SAVES_BESIDE", "--drop", "none",
+                        "--format", "json")
+    assert code == 1
+    assert "nothing is at that path" not in json.loads(out)["runs"][0]["failure"]
 
 
 def test_a_run_that_fails_after_it_departed_says_where_it_departed(capsys):
