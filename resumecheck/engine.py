@@ -633,6 +633,7 @@ class _Restarts:
                 f"{tag}-{k}", work, config=self.restart_config, start=k, stop=stop,
                 restore=restore, program_save_at=stop if stop < self.steps else None,
                 keep_tensors_after=k, reseed=_RESEED_BASE + k, ranks=ranks,
+                digest_held=tag == "own" and stop == self.steps,
             ))
             out.append((k, prev))
         return out
@@ -873,7 +874,8 @@ class Checker:
                                 [(d.result, d.trajectory) for d in done[fulls:]], self.tolerance)
         if fulls == 2:
             verdict.unjudge_when_incomplete(done[0].result, engine_full.result)
-        return _report(self, [d.result for d in done], engine_full.held)
+        return _report(self, [d.result for d in done], engine_full.held,
+                       done[0].held if fulls == 2 else None)
 
     def _planned_runs(self, drop_sets: list[list[str]]) -> list[tuple[list[str], Source]]:
         """The resumed runs of the report, in its order (and the progress estimate;
@@ -974,12 +976,16 @@ class Checker:
             return _Judged(result, trajectory, segments[-1][1].held)
 
 def _report(checker: Checker, runs: list[RunResult],
-            restarted_held: dict[str, list[str]] | None = None) -> Report:
+            restarted_held: dict[str, list[str]] | None = None,
+            own_held: dict[str, list[str]] | None = None) -> Report:
     """The report of ``checker``'s reference and ``runs``; ``restarted_held``:
     what the engine's own full resume held outside the declared components
-    at its end (what it ends with as the reference did is not named as lost)."""
+    at its end (what it ends with as the reference did is not named as lost);
+    ``own_held``: the same of the program's own full resume (what is named
+    says how that resume ends with it: ``verdict.own_resume_ends``)."""
     s, ref = checker.settings, checker.reference
     back = brought_back(checker.segment.held, restarted_held or {})
+    named = {path: text for path, text in checker.segment.undeclared.items() if path not in back}
     return Report(
         target=checker.target.spec or checker.target.name, steps=checker.steps,
         resume_at=list(checker.resume_at), seed=s.seed, isolation=s.isolation,
@@ -989,8 +995,7 @@ def _report(checker: Checker, runs: list[RunResult],
                                     unmoved=checker.noise_unmoved, asked=s.noise_seeds),
         determinism=checker.determinism, reference_loss=ref.loss,
         seed_losses=ref.noise, nproc=s.nproc, untraced=verdict.untraced(checker.segment.records),
-        undeclared=[text for path, text in checker.segment.undeclared.items()
-                    if path not in back],
+        undeclared=verdict.own_resume_ends(named, checker.segment.held, own_held),
     )
 
 

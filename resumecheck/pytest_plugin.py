@@ -505,4 +505,9 @@ def _summary_row(entry: dict[str, Any]) -> str:
             state = ("blind spot" if run["blind_spot"] else
                      "ok" if run["verdict"] == "diverged" else run["verdict"])
             cells.append(f"{','.join(run['dropped'])}: {state}")
+    from resumecheck.report import lost_uncompared  # (torch: imported by now, at the summary)
+
+    lost = lost_uncompared(report.get("undeclared", []))
+    if lost:  # (an "ok" covers what is compared: say what the resume loses beside it)
+        cells.append("not compared, ends otherwise in your resume: " + ", ".join(lost))
     return f"{entry['nodeid']}  {report['target']}  " + " | ".join(cells)

@@ -36,6 +36,17 @@ __all__ = [
 
 SCHEMA = "resumecheck.report/1"
 
+OWN_RESUME_ENDS_OTHERWISE = "your own resume (save/load) ends with it otherwise"
+"""How a ``Report.undeclared`` entry says that the program's own full resume
+ends with that state otherwise than the uninterrupted run did."""
+
+
+def lost_uncompared(undeclared: list[str]) -> list[str]:
+    """Of what is not compared (``Report.undeclared``), what the program's own
+    full resume ends with otherwise than the uninterrupted run (its checkpoint
+    likely loses it), by where the program keeps it."""
+    return [what.split(" (", 1)[0] for what in undeclared if OWN_RESUME_ENDS_OTHERWISE in what]
+
 Verdict = Literal["identical", "close", "diverged", "failed", "inconclusive"]
 IDENTICAL: Literal["identical"] = "identical"
 CLOSE: Literal["close"] = "close"
@@ -248,6 +259,7 @@ class Report:
     def full_resume(self) -> RunResult | None:
         return next((r for r in self.runs if not r.dropped), None)
 
+
     @property
     def outcome(self) -> str:
         """The full resume in words: ``EQUIVALENT``, ``NOT EQUIVALENT``, or
@@ -320,10 +332,16 @@ class Report:
                 "state_dict() returned (or something between the restore and the first step "
                 f"changed it){settings}. Ablations cannot be judged: inconclusive."
             )
+        named = ""
+        if self.undeclared:  # (each line: "path (what it is ...)")
+            paths = [what.split(" (", 1)[0] for what in self.undeclared]
+            named = (" (the `not compared` lines name what the program keeps outside them: "
+                     + ", ".join(f"`{p}`" for p in paths[:4])
+                     + (f" and {len(paths) - 4} more" if len(paths) > 4 else "") + ")")
         return (
             "the declared components do not capture the program's state: the engine "
             f"restored every one of them and the run still {where}. Something the "
-            "components do not declare is lost, or state is consumed between the restore "
+            f"components do not declare is lost{named}, or state is consumed between the restore "
             "and the first step (a DataLoader iterator created after the load draws from "
             f"the restored random stream){settings}. Ablations cannot be judged: inconclusive."
         )
@@ -432,15 +450,24 @@ def unseeded_notice(determinism: dict[str, Any]) -> str | None:
 _HEADER = ["run", "verdict", "first divergence", "max |Δloss|", "noise", "why"]
 
 
+def _outcome_text(report: Report) -> str:
+    """``Report.outcome``, saying, for an equivalent resume, what is not
+    compared that it ends with otherwise (the verdict covers what is compared)."""
+    lost = lost_uncompared(report.undeclared)
+    if not report.equivalent or not lost:
+        return report.outcome
+    return (f"{report.outcome} in what is compared; not compared, and your own resume ends "
+            f"otherwise with: {', '.join(f'`{p}`' for p in lost)} (see below)")
+
+
 def _headline(report: Report) -> str:
     env = report.environment
-    verdict = report.outcome
     return (
         f"resumecheck: {report.target}, {report.steps} steps, resume at "
         f"{','.join(map(str, report.resume_at))}, {report.seed_text}, "
         f"{report.restarts_text}, {report.tolerance_text}; torch {env.get('torch')}, "
         f"{env.get('threads')} thread(s), {env.get('device')}\n"
-        f"full resume: {verdict}"
+        f"full resume: {_outcome_text(report)}"
     )
 
 
@@ -493,9 +520,8 @@ def _markdown(report: Report) -> str:
     """GitHub-flavoured Markdown, ready for a CI job summary: a heading with
     the verdict, the settings, the table, then diagnosis and how to reproduce."""
     env = report.environment
-    verdict = report.outcome
     lines = [
-        f"### resumecheck: full resume {verdict} — `{report.target}`", "",
+        f"### resumecheck: full resume {_outcome_text(report)} — `{report.target}`", "",
         f"{report.steps} steps, resume at {','.join(map(str, report.resume_at))}, "
         f"{report.seed_text}, {report.restarts_text}, "
         f"{report.tolerance_text}; torch "

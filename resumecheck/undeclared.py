@@ -12,7 +12,9 @@ attributes, the items of short dicts, lists and tuples, and the fields of its
 own plain objects (``types.SimpleNamespace``, its classes; not a framework's),
 three levels down: bare tensors (not views, not activations), modules'
 parameters and buffers, optimizers' state, and plain numbers (an int or
-float: a best loss, a patience counter); read where they are: no
+float: a best loss, a patience counter), and what a declared model's layers
+keep outside its ``state_dict()`` (number and tensor attributes, buffers
+registered with ``persistent=False``, generators); read where they are: no
 ``state_dict()`` of an undeclared object is called. Those that training changed (between the build and the end of the
 run) and that no declared component holds (the same storage, or the same
 values in what a component's ``state_dict()`` returns; a number: an
@@ -127,6 +129,9 @@ class UndeclaredWatch:
                 out[path] = (f"{path} (a torch.Generator whose state training changed, drawn "
                              "from or seeded again, and no declared component holds: register "
                              "it, RNGState({'name': generator}), to check that it resumes)")
+            elif missed and isinstance(obj, torch.Tensor) and path.split(".")[0] in modules:
+                out[path] = (f"{path} (Tensor: {_amount(missed)}, that training changed, "
+                             f"{_LOOSE_TODO})")
             elif missed:
                 out[path] = (f"{path} ({type(obj).__name__}: {_amount(missed)}, that training "
                              f"changed and no declared component holds: {_todo(path)})")
@@ -272,6 +277,8 @@ def _watched(program: Any,
                 out.setdefault(f"{c.name}.{where}", (gen, [gen.get_state()]))
             for where, value in _numbers_in(c.obj, attrs):
                 out.setdefault(f"{c.name}.{where}", (value, [_number_tensor(value)]))
+            for where, tensor in _loose_tensors_in(c.obj):
+                out.setdefault(f"{c.name}.{where}", (tensor, [tensor.detach()]))
     return out
 
 
@@ -415,6 +422,27 @@ def _numbers_in(model: torch.nn.Module,
             if not key.startswith("_") and _is_number(value) and (id(layer), key) not in attrs]
 
 
+def _loose_tensors_in(model: torch.nn.Module) -> list[tuple[str, torch.Tensor]]:
+    """The tensors a model's layers keep that its state_dict() leaves out, by
+    path: plain tensor attributes (running statistics kept by hand) and
+    buffers registered with ``persistent=False``."""
+    out = []
+    for name, layer in model.named_modules():
+        prefix = f"{name}." if name else ""
+        out += [(prefix + key, value) for key, value in vars(layer).items()
+                if isinstance(value, torch.Tensor) and value.numel()]
+        out += [(prefix + key, layer._buffers[key]) for key in layer._non_persistent_buffers_set
+                if layer._buffers.get(key) is not None and layer._buffers[key].numel()]
+    return out
+
+
+_LOOSE_TODO = (
+    "kept in a declared module outside what its state_dict() returns (a plain tensor "
+    "attribute, or a buffer registered with persistent=False): register it with "
+    "register_buffer(name, tensor) (persistent), or declare it as a component, to check "
+    "that it resumes")
+
+
 def _generators_in(model: torch.nn.Module) -> list[tuple[str, torch.Generator]]:
     """The torch generators a model's layers keep as attributes, by path."""
     return [(f"{name}.{key}" if name else key, value)
@@ -426,8 +454,9 @@ def _state_tensors(obj: Any) -> list[torch.Tensor]:
     """The tensors in what a declared component's ``state_dict()`` returns (at
     the end of the run, after its end capture asked for the same; none: it
     raises)."""
-    if isinstance(obj, torch.nn.Module):
-        return _tensors_of(obj) or []
+    if isinstance(obj, torch.nn.Module):  # (what it holds there: not its loose tensors)
+        return [t.detach() for t in obj.state_dict(keep_vars=True).values()
+                if isinstance(t, torch.Tensor) and t.numel()]
     state_dict = getattr(obj, "state_dict", None)
     if not callable(state_dict):
         return []

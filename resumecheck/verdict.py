@@ -27,7 +27,7 @@ from resumecheck.evidence import annotate, cleared_streams, unclear_streams
 from resumecheck.program import next_epoch_start
 from resumecheck.report import (
     AFTER_DIVERGENCE, CLOSE, CONFIRMED, DIVERGED, FAILED, IDENTICAL, INCONCLUSIVE, LATENT,
-    NOT_CAUSE, PUT_BACK, Finding, FindingStatus, RunResult,
+    NOT_CAUSE, OWN_RESUME_ENDS_OTHERWISE, PUT_BACK, Finding, FindingStatus, RunResult,
 )
 from resumecheck.capture import load_checkpoint
 from resumecheck.segments import SegmentResult
@@ -681,6 +681,24 @@ def _made_before_text(component: str, where: list[str]) -> str:
 
 def _iterators(where: list[str]) -> str:
     return ", ".join(f"`{p}`" for p in where) or "an iterator"
+
+
+def own_resume_ends(named: dict[str, str], reference: dict[str, list[str]],
+                    own: dict[str, list[str]] | None) -> list[str]:
+    """What is not compared (path -> it in words), each saying how the program's
+    own full resume ends with it (``own``: digests of what that resume held
+    at its end; None: no such resume, or not digested): as the uninterrupted
+    run ended (its checkpoint keeps it, or the program sets it again), or
+    otherwise: its checkpoint loses it, unless it is not state (a log)."""
+    out = []
+    for path, text in named.items():
+        if own and path in own and path in reference:
+            text += ("; your own resume ends with it as the uninterrupted run did"
+                     if own[path] == reference[path] else
+                     f"; {OWN_RESUME_ENDS_OTHERWISE} than the uninterrupted run did: your "
+                     "checkpoint loses it, unless it is not state (a log, a timer)")
+        out.append(text)
+    return out
 
 
 def settle_findings(ref: Reference, result: RunResult, outcomes: dict[int, bool | None],

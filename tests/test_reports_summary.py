@@ -144,3 +144,15 @@ def test_the_step_summary_row_of_a_failed_run_names_its_step_not_none():
     cells = _markdown_cells({"nodeid": "test_x.py::test_x", "report": report})
     assert cells[3] == "step 5: (failed)"
     assert cells[2] == "**NOT equivalent** (failed)"
+
+
+def test_the_summary_row_names_what_is_not_compared_and_ends_otherwise_in_the_own_resume():
+    """A trial: `full resume: ok`, PASSED, on a checkpoint that loses an EMA the
+    program does not declare; the `not compared` line was only in the JSON."""
+    from resumecheck import verify
+    from resumecheck.pytest_plugin import _summary_row
+
+    report = verify("fixtures.trust.undeclared_ema:UNDECLARED", drop="none", noise_seeds=0,
+                    check_determinism=False).to_json()
+    row = _summary_row({"nodeid": "test_x.py::test_x", "target": "t", "report": report})
+    assert row.endswith("full resume: ok | not compared, ends otherwise in your resume: ema")

@@ -8,7 +8,7 @@ import pytest
 
 from resumecheck import verify
 from resumecheck.assertions import describe_failure
-from resumecheck.report import DIVERGED, IDENTICAL
+from resumecheck.report import DIVERGED, IDENTICAL, lost_uncompared
 
 SPEC = "fixtures.trust.undeclared_ema:"
 FAST = {"noise_seeds": 0, "drop": "none", "check_determinism": False}
@@ -71,8 +71,10 @@ def test_a_generator_a_declared_model_keeps_is_named_when_nothing_holds_it():
     assert not report.equivalent
     assert report.undeclared == [
         "params.0.generator (a torch.Generator whose state training changed, drawn from or "
-        "seeded again, and no declared component holds: register it, RNGState({'name': generator}), to check that it "
-        "resumes)"]
+        "seeded again, and no declared component holds: register it, "
+        "RNGState({'name': generator}), to check that it resumes); your own resume "
+        "(save/load) ends with it otherwise than the uninterrupted run did: your checkpoint "
+        "loses it, unless it is not state (a log, a timer)"]
     twin = verify(model_generator.CORRECT, drop="none", noise_seeds=0)
     assert twin.equivalent and twin.undeclared == []
 
@@ -166,4 +168,32 @@ def test_a_counter_a_declared_model_keeps_outside_its_state_dict_is_named():
     assert report.undeclared == [
         "params.calls (int: 0 at the build, 8 at the end, changed by training; an attribute "
         "of a declared module, which its state_dict() leaves out: keep it in a buffer "
-        "(register_buffer), or declare it as a component, to check that it resumes)"]
+        "(register_buffer), or declare it as a component, to check that it resumes); "
+        "your own resume (save/load) ends with it otherwise than the uninterrupted run did: "
+        "your checkpoint loses it, unless it is not state (a log, a timer)"]
+
+
+def test_an_undeclared_ema_the_checkpoint_loses_is_said_to_end_otherwise_in_the_own_resume():
+    """A trial: an EMA the checkpoint lost passed as EQUIVALENT (exit 0), its
+    `not compared` line the same as its correct twin's, and the pytest
+    summary said `full resume: ok`. The program's own resume is digested at
+    its end: the EMA ends there otherwise than in the uninterrupted run."""
+    report = verify(SPEC + "UNDECLARED", **FAST)
+    assert report.equivalent  # (what is compared resumes: still true)
+    [line] = report.undeclared
+    assert line.endswith("; your own resume (save/load) ends with it otherwise than the "
+                         "uninterrupted run did: your checkpoint loses it, unless it is not "
+                         "state (a log, a timer)")
+    assert lost_uncompared(report.undeclared) == ["ema"]
+    headline = report.render().splitlines()[1]
+    assert headline == ("full resume: EQUIVALENT in what is compared; not compared, and your "
+                        "own resume ends otherwise with: `ema` (see below)")
+    assert "ends otherwise with: `ema`" in report.render("markdown").splitlines()[0]
+
+
+def test_an_undeclared_ema_the_checkpoint_keeps_is_said_to_end_as_the_uninterrupted_run():
+    report = verify(SPEC + "SAVES_IT", **FAST)
+    assert report.equivalent and lost_uncompared(report.undeclared) == []
+    [line] = report.undeclared
+    assert line.endswith("; your own resume ends with it as the uninterrupted run did")
+    assert report.render().splitlines()[1] == "full resume: EQUIVALENT"
