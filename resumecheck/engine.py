@@ -676,6 +676,7 @@ class _Confirmations:
             i: None if not helped and result.diagnosis[i].component in self._unreached else helped
             for i, helped in outcomes.items()}
         put_back = (verdict.streams_put_back(self._reference, segments)
+                    | verdict.modes_put_back(self._reference, result, segments)
                     if verdict.departure(result) is None and result.diagnosis else set())
         verdict.settle_findings(self._reference, result, judged, put_back, self._unreached)
 

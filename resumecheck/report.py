@@ -109,6 +109,13 @@ class Finding:
         """The status in words, in parentheses (empty when not judged)."""
         return f" ({_MARKS[self.status]})" if self.status in _MARKS else ""
 
+    def label_in(self, run: RunResult) -> str:
+        """The component, and the restore it was found at when ``run`` has
+        several (``scheduler (restored at 4)``)."""
+        if len(run.resume_at) > 1 and self.step is not None:
+            return f"{self.component} (restored at {self.step})"
+        return self.component
+
     def mark_in(self, run: RunResult, incomplete: bool) -> str:
         """The mark as a report prints it for ``run``: where the declared
         components are ``incomplete`` (the report's WARNING), a finding of the
@@ -477,7 +484,7 @@ def _footer(report: Report) -> list[str]:
     if full is not None:
         incomplete = report.incomplete_state_notice() is not None
         for f in full.diagnosis:
-            lines.append(f"diagnosis: {f.component}: {f.detail}{f.mark_in(full, incomplete)}")
+            lines.append(f"diagnosis: {f.label_in(full)}: {f.detail}{f.mark_in(full, incomplete)}")
         if full.divergence_detail:
             lines.append(f"first divergence: {full.divergence_detail}")
         for s in full.stream_offsets:

@@ -519,6 +519,11 @@ def diagnose(ref: Reference, dropped: Sequence[str], segments: Segments) -> list
     return findings
 
 
+_MODE_TEXTS = ("left in eval mode after the load", "in train mode after the load",
+               "in other modes after the load")
+"""How a finding about a module's modes begins (``_modes_differ``)."""
+
+
 def _modes_differ(name: str, expected: dict[str, Any] | None, restored: dict[str, Any] | None,
                   k: int) -> str:
     """How the modules of a declared module differ in mode (train or eval)
@@ -530,15 +535,15 @@ def _modes_differ(name: str, expected: dict[str, Any] | None, restored: dict[str
         return ""
     to_eval, to_train = set(got) - set(want), set(want) - set(got)
     if to_eval and not to_train:
-        return (f"left in eval mode after the load ({_modules(to_eval)}), in train mode at step "
+        return (f"{_MODE_TEXTS[0]} ({_modules(to_eval)}), in train mode at step "
                 f"{k} in the uninterrupted run: dropout and batch norm act otherwise (a load() "
                 "that evaluates must call .train() after)")
     if to_train and not to_eval:
-        return (f"in train mode after the load ({_modules(to_train)}), in eval mode at step {k} "
+        return (f"{_MODE_TEXTS[1]} ({_modules(to_train)}), in eval mode at step {k} "
                 "in the uninterrupted run, which set that mode while it trained (frozen batch "
                 "norm, say): a module's mode is not in its state_dict(), so a load() must set "
                 "it again")
-    return (f"in other modes after the load than at step {k} in the uninterrupted run: eval "
+    return (f"{_MODE_TEXTS[2]} than at step {k} in the uninterrupted run: eval "
             f"mode for {_modules(to_eval)}, train mode for {_modules(to_train)}")
 
 
@@ -587,6 +592,24 @@ def streams_put_back(ref: Reference, segments: Segments) -> set[str]:
     return {name for name in ref.segment.names
             if is_stream_state(run_end.get(name))
             and digest(run_end[name]) == ref.component_digest(ref.segment.end_state, name)}
+
+
+def modes_put_back(ref: Reference, result: RunResult, segments: Segments) -> set[str]:
+    """The declared modules whose only finding is their train/eval mode after
+    a restore, and whose modes at the end of the run are the reference's: the
+    program sets the mode itself before it matters (an EMA put in eval mode
+    for every evaluation), so the load owes it nothing."""
+    last = segments[-1][1] if segments else None
+    if last is None or not last.end_state or not ref.segment.end_state:
+        return set()
+    only_modes = {f.component for f in result.diagnosis if f.detail.startswith(_MODE_TEXTS)}
+    if not only_modes:
+        return set()
+    run_end = (load_checkpoint(last.end_state, read_only=True).get("meta") or {})
+    ref_end = (ref.file(ref.segment.end_state).get("meta") or {})
+    run_modes, ref_modes = (m.get("eval_modules") or {} for m in (run_end, ref_end))
+    return {name for name in only_modes if name in run_modes and name in ref_modes
+            and set(run_modes[name]) == set(ref_modes[name])}
 
 
 def _idle_streams_only(want: Any, got: Any, unused: set[str] | None,

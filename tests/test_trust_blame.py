@@ -168,6 +168,22 @@ def test_modes_a_program_sets_while_it_trains_are_restored_by_the_engine_and_nam
         "uninterrupted run, which set that mode while it trained")
 
 
+def test_a_mode_the_program_sets_itself_before_it_matters_is_put_back_not_a_gap():
+    """A trial: an EMA put in eval mode for each evaluation, saved and loaded
+    right, was "latent gap: ema restored wrongly ... a load() must set it
+    again": its mode after the load is a fresh build's, but the program sets
+    it before it matters and it ends as in the uninterrupted run."""
+    from fixtures.trust import eval_after_load
+
+    report = verify(eval_after_load.EMA_IN_EVAL, drop="none", noise_seeds=0)
+    own = report.full_resume
+    assert report.equivalent and own.verdict == "identical"
+    [finding] = own.diagnosis
+    assert finding.component == "ema" and finding.status == "put_back"
+    assert finding.detail.startswith("in train mode after the load")
+    assert own.latent_gaps == [] and "latent gap" not in own.explanation
+
+
 def test_a_component_lost_at_every_restart_is_confirmed_by_putting_it_right_at_each():
     """A trial: a scheduler lost at both restarts of 3,6 (only its end state
     differs) was 'differs, not the cause': the rerun put it right at 3 and the

@@ -406,3 +406,13 @@ def test_stream_lines_say_not_the_cause_no_more_once_the_findings_are_unjudged()
     verdict.unjudge_when_incomplete(kept, RunResult(dropped=[], resume_at=[7],
                                                     verdict="identical"))
     assert kept.stream_offsets[0].detail == offset.detail + note
+
+
+def test_a_finding_says_which_restore_it_was_found_at_when_the_run_has_several():
+    """A trial: with --resume-at 4,12, `scheduler: best inf, expected ...` did
+    not say which restore it was (the JSON's `step` did)."""
+    finding = Finding("scheduler", "best inf, expected 0.74", step=4)
+    twice = RunResult(dropped=[], resume_at=[4, 12], verdict="diverged")
+    once = RunResult(dropped=[], resume_at=[4], verdict="diverged")
+    assert finding.label_in(twice) == "scheduler (restored at 4)"
+    assert finding.label_in(once) == "scheduler"
