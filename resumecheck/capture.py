@@ -69,11 +69,17 @@ def _states(built: BuiltProgram) -> dict[str, Any]:
 
 def capture_meta(built: BuiltProgram) -> dict[str, Any]:
     """What comparisons need beside the state: the optimizer's parameter names,
-    and which modules of each declared module are in eval mode (a module's
-    state_dict() leaves its mode out; dropout and batch norm act on it)."""
-    meta: dict[str, Any] = {"eval_modules": {
-        c.name: [n for n, m in c.obj.named_modules() if not m.training]
-        for c in built.components if isinstance(c.obj, torch.nn.Module)}}
+    which modules of each declared module are in eval mode (a module's
+    state_dict() leaves its mode out; dropout and batch norm act on it), and
+    which of its parameters are frozen (``requires_grad`` False)."""
+    modules = [(c.name, c.obj) for c in built.components if isinstance(c.obj, torch.nn.Module)]
+    meta: dict[str, Any] = {
+        "eval_modules": {name: [n for n, m in obj.named_modules() if not m.training]
+                         for name, obj in modules},
+        # (requires_grad is left out of a state_dict() too: a frozen layer has no gradient)
+        "frozen_params": {name: [n for n, p in obj.named_parameters() if not p.requires_grad]
+                          for name, obj in modules},
+    }
     optimizers = [(c, o) for c in built.components if (o := unwrap_optimizer(c.obj)) is not None]
     if not optimizers:
         return meta

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -137,9 +138,28 @@ def _load_states(built: BuiltProgram, states: dict[str, Any], path: str) -> None
         except Exception as exc:
             raise CheckpointError(
                 "load",
-                path,
-                f"{comp.name}.load_state_dict raised {type(exc).__name__}: {exc}",
+                _capture_name(path),
+                f"{comp.name}.load_state_dict raised {type(exc).__name__}: {exc}"
+                + _groups_advice(comp.obj, exc),
             ) from exc
+
+
+def _capture_name(path: str) -> str:
+    """The engine's capture a restore read, in words: its file is gone once
+    the check ends, so its step, not its path (another path as it is)."""
+    found = re.search(r"capture(\d+)\.pt$", path)
+    return f"the engine's capture at step {found.group(1)}" if found else path
+
+
+def _groups_advice(obj: Any, exc: Exception) -> str:
+    """What to do when an optimizer refuses a state with other parameter groups."""
+    if not isinstance(obj, torch.optim.Optimizer) or "parameter group" not in str(exc):
+        return ""
+    return ("; the program changes its optimizer's parameter groups while it trains "
+            "(add_param_group: layers unfrozen mid-run, say), and a fresh build has the first "
+            "ones only: a restore must add the groups again before the optimizer's "
+            "load_state_dict(), which the program's own load() can do and the engine's "
+            "restore of the declared components cannot")
 
 
 def _nothing_saved(path: str) -> bool:
@@ -159,14 +179,23 @@ def _nothing_saved(path: str) -> bool:
 
 def _set_modes(built: BuiltProgram, names: Iterable[str], meta: dict[str, Any] | None) -> None:
     """Put the declared modules ``names`` (those that are modules) in the modes
-    a capture recorded, module by module: a module's state_dict() leaves its
-    train or eval mode out, and putting it right is putting its mode right too."""
+    a capture recorded, module by module, and freeze the parameters it
+    recorded frozen: a module's state_dict() leaves its train or eval mode and
+    its parameters' requires_grad out, and putting it right is putting those
+    right too."""
     evals = (meta or {}).get("eval_modules") or {}
+    frozen = (meta or {}).get("frozen_params") or {}
     for comp in built.components:
-        if comp.name in names and comp.name in evals and isinstance(comp.obj, torch.nn.Module):
+        if comp.name not in names or not isinstance(comp.obj, torch.nn.Module):
+            continue
+        if comp.name in evals:
             off = set(evals[comp.name])
             for path, module in comp.obj.named_modules():
                 module.training = path not in off
+        if comp.name in frozen:  # (and which parameters are frozen: requires_grad)
+            still = set(frozen[comp.name])
+            for path, param in comp.obj.named_parameters():
+                param.requires_grad_(path not in still)
 
 
 def _among_ranks() -> bool:

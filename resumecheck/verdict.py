@@ -356,8 +356,9 @@ def judge(ref: Reference, result: RunResult, segments: Segments) -> Comparison |
     if cmp.first is not None:
         result.verdict = DIVERGED
         result.first_divergent_step, quantity = cmp.first
-        result.first_divergent_quantity = quantity_name(quantity) + _others(quantity,
-                                                                             cmp.first_also)
+        result.first_divergent_quantity = (quantity_name(quantity) + _others(
+            quantity, cmp.first_also) + _absent(ref, segments, result.first_divergent_step,
+                                                quantity))
         result.first_divergent_key = quantity
         if result.first_divergent_step <= result.resume_at[0]:
             # Its first half, replayed from step 0, already differs: no save or
@@ -507,9 +508,10 @@ def diagnose(ref: Reference, dropped: Sequence[str], segments: Segments) -> list
             unused = _unused_streams(ref, given, name) if basis == "reference" else None
             detail = describe_difference(name, want, got, k, expected.get("meta"),
                                          run.get("meta"), unused=unused)
-            modes = _modes_differ(name, expected.get("meta"), run.get("meta"), k)
-            if modes:
-                detail = f"{detail}; {modes}" if detail else modes
+            for other in (_modes_differ(name, expected.get("meta"), run.get("meta"), k),
+                          _frozen_differ(name, expected.get("meta"), run.get("meta"), k)):
+                if other:
+                    detail = f"{detail}; {other}" if detail else other
             if detail is not None:
                 if name == PARAMS and basis == "reference":
                     detail += _earlier_weights(ref, got, k)
@@ -545,6 +547,33 @@ def _modes_differ(name: str, expected: dict[str, Any] | None, restored: dict[str
                 "it again")
     return (f"{_MODE_TEXTS[2]} than at step {k} in the uninterrupted run: eval "
             f"mode for {_modules(to_eval)}, train mode for {_modules(to_train)}")
+
+
+def _frozen_differ(name: str, expected: dict[str, Any] | None,
+                   restored: dict[str, Any] | None, k: int) -> str:
+    """Which parameters of a declared module a restore left frozen, or left
+    trainable, against the reference at ``k`` ('' when alike or not known)."""
+    want = ((expected or {}).get("frozen_params") or {}).get(name)
+    got = ((restored or {}).get("frozen_params") or {}).get(name)
+    if want is None or got is None or set(want) == set(got):
+        return ""
+    frozen, thawed = sorted(set(got) - set(want)), sorted(set(want) - set(got))
+    told = []
+    if frozen:
+        told.append(f"{_params(frozen)} left frozen after the load (requires_grad False), "
+                    f"trainable at step {k} in the uninterrupted run: they get no gradient "
+                    "and do not train")
+    if thawed:
+        told.append(f"{_params(thawed)} trainable after the load, frozen at step {k} in the "
+                    "uninterrupted run: they train where it did not")
+    return "; ".join(told) + (": requires_grad is not in a state_dict(), so a load() must set "
+                              "it again")
+
+
+def _params(names: list[str]) -> str:
+    first = ", ".join(f"`{n}`" for n in names[:2])
+    more = f" and {len(names) - 2} more" if len(names) > 2 else ""
+    return f"parameter{'s' if len(names) > 1 else ''} {first}{more}"
 
 
 def _modules(paths: set[str]) -> str:
@@ -932,6 +961,23 @@ def latent_text(r: RunResult) -> str:
 def _kind(key: str) -> str:
     """A digest key's kind: ``param`` for ``param:fc.weight[rank 1]``."""
     return split_rank_name(key)[0].partition(":")[0]
+
+
+def _absent(ref: Reference, segments: Segments, step: int, key: str) -> str:
+    """`` (none in the resumed run)`` for a gradient one side does not have at
+    ``step``: a parameter without one did not train (frozen, or unused), which
+    "differs" would hide."""
+    if _kind(key) != "grad":
+        return ""
+    mine = next((r for _, seg in segments for r in seg.records if r.step == step), None)
+    theirs = ref.by_step.get(step)
+    if mine is None or theirs is None:
+        return ""
+    if key in theirs.digests and key not in mine.digests:
+        return " (none in the resumed run: that parameter got no gradient)"
+    if key in mine.digests and key not in theirs.digests:
+        return " (none in the uninterrupted run: that parameter got no gradient there)"
+    return ""
 
 
 def _others(key: str, also: list[str]) -> str:

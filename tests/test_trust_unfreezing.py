@@ -1,0 +1,39 @@
+"""Parameter groups added while training (progressive unfreezing): the
+program's own resume is judged; the engine's restore into a fresh build
+cannot rebuild the groups, and says why (fixtures/trust/unfreezing.py)."""
+
+from __future__ import annotations
+
+from resumecheck import verify
+
+
+def test_the_engines_restore_names_the_added_groups_and_its_own_capture_not_a_gone_file():
+    """A trial: `checkpoint load failed (/tmp/resumecheck-.../reference.capture8.pt):
+    ... a different number of parameter groups`, a file gone once the check
+    ended, and a WARNING that pointed at DataLoader iterators."""
+    report = verify("fixtures.trust.unfreezing:CORRECT", drop="none", noise_seeds=0)
+    own, engine = report.runs
+    assert report.equivalent and own.verdict == "identical"
+    assert engine.verdict == "failed"
+    assert ("checkpoint load failed (the engine's capture at step 5): optimizer.load_state_dict "
+            "raised ValueError") in engine.failure
+    assert "/tmp" not in engine.failure and "capture5.pt" not in engine.failure
+    assert ("the program changes its optimizer's parameter groups while it trains "
+            "(add_param_group") in engine.failure
+    assert "add_param_group" in report.incomplete_state_notice()
+
+
+def test_parameters_a_load_leaves_frozen_are_named_and_confirmed():
+    """A trial: a load that added the unfrozen layers' group again but left
+    them frozen was "gradient of backbone.0.bias ... differs", and "no
+    declared component differs right after your load()"."""
+    report = verify("fixtures.trust.unfreezing:STAYS_FROZEN", drop="none", noise_seeds=0)
+    own = report.runs[0]
+    assert own.verdict == "diverged" and own.first_divergent_step == 6
+    assert own.first_divergent_quantity.endswith(
+        "(none in the resumed run: that parameter got no gradient)")
+    [finding] = own.diagnosis
+    assert finding.component == "params" and finding.status == "confirmed"
+    assert finding.detail.startswith(
+        "parameters `0.0.bias`, `0.0.weight` left frozen after the load (requires_grad False), "
+        "trainable at step 5 in the uninterrupted run")
