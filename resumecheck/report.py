@@ -45,7 +45,13 @@ def lost_uncompared(undeclared: list[str]) -> list[str]:
     """Of what is not compared (``Report.undeclared``), what the program's own
     full resume ends with otherwise than the uninterrupted run (its checkpoint
     likely loses it), by where the program keeps it."""
-    return [what.split(" (", 1)[0] for what in undeclared if OWN_RESUME_ENDS_OTHERWISE in what]
+    return [uncompared_path(what) for what in undeclared if OWN_RESUME_ENDS_OTHERWISE in what]
+
+
+def uncompared_path(what: str) -> str:
+    """Where the program keeps what a ``Report.undeclared`` entry names
+    (``state.ema`` of ``state.ema (AveragedModel: ...)``)."""
+    return what.split(" (", 1)[0]
 
 Verdict = Literal["identical", "close", "diverged", "failed", "inconclusive"]
 IDENTICAL: Literal["identical"] = "identical"
@@ -266,7 +272,6 @@ class Report:
     def full_resume(self) -> RunResult | None:
         return next((r for r in self.runs if not r.dropped), None)
 
-
     @property
     def outcome(self) -> str:
         """The full resume in words: ``EQUIVALENT``, ``NOT EQUIVALENT``, or
@@ -341,7 +346,7 @@ class Report:
             )
         named = ""
         if self.undeclared:  # (each line: "path (what it is ...)")
-            paths = [what.split(" (", 1)[0] for what in self.undeclared]
+            paths = [uncompared_path(what) for what in self.undeclared]
             named = (" (the `not compared` lines name what the program keeps outside them: "
                      + ", ".join(f"`{p}`" for p in paths[:4])
                      + (f" and {len(paths) - 4} more" if len(paths) > 4 else "") + ")")
@@ -484,7 +489,8 @@ def _footer(report: Report) -> list[str]:
     if full is not None:
         incomplete = report.incomplete_state_notice() is not None
         for f in full.diagnosis:
-            lines.append(f"diagnosis: {f.label_in(full)}: {f.detail}{f.mark_in(full, incomplete)}")
+            lines.append(f"diagnosis: {f.label_in(full)}: {f.detail}"
+                         f"{f.mark_in(full, incomplete)}")
         if full.divergence_detail:
             lines.append(f"first divergence: {full.divergence_detail}")
         for s in full.stream_offsets:

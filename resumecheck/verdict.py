@@ -566,8 +566,11 @@ def _frozen_differ(name: str, expected: dict[str, Any] | None,
     if thawed:
         told.append(f"{_params(thawed)} trainable after the load, frozen at step {k} in the "
                     "uninterrupted run: they train where it did not")
-    return "; ".join(told) + (": requires_grad is not in a state_dict(), so a load() must set "
-                              "it again")
+    return "; ".join(told) + f": {_FROZEN_TEXT}, so a load() must set it again"
+
+
+_FROZEN_TEXT = "requires_grad is not in a state_dict()"
+"""How a finding about frozen parameters says why (``_frozen_differ``)."""
 
 
 def _params(names: list[str]) -> str:
@@ -631,7 +634,8 @@ def modes_put_back(ref: Reference, result: RunResult, segments: Segments) -> set
     last = segments[-1][1] if segments else None
     if last is None or not last.end_state or not ref.segment.end_state:
         return set()
-    only_modes = {f.component for f in result.diagnosis if f.detail.startswith(_MODE_TEXTS)}
+    only_modes = {f.component for f in result.diagnosis
+                  if f.detail.startswith(_MODE_TEXTS) and _FROZEN_TEXT not in f.detail}
     if not only_modes:
         return set()
     run_end = (load_checkpoint(last.end_state, read_only=True).get("meta") or {})
