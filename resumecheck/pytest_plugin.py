@@ -499,7 +499,9 @@ def _summary_row(entry: dict[str, Any]) -> str:
             cells.append(f"full resume: {verdict}")
         elif not run["dropped"]:  # the engine's own, beside the program's save/load
             if report.get("declared_state_complete") is False:
-                cells.append(f"engine resume: {run['verdict'].upper()} (declared state incomplete)")
+                why = ("its restore failed" if run["verdict"] == "failed"
+                       else "declared state incomplete")
+                cells.append(f"engine resume: {run['verdict'].upper()} ({why})")
         else:
             # "ok" only for an ablation that diverged; never for "inconclusive"
             state = ("blind spot" if run["blind_spot"] else

@@ -320,6 +320,10 @@ class Report:
         engine = self.engine_resume
         if engine is None or self.declared_state_complete is not False:
             return None
+        if engine.verdict == FAILED and engine.explanation.startswith("restoring the checkpoint"):
+            return ("the engine's own restore of the declared components into a fresh build "
+                    f"fails: {(engine.failure or '').splitlines()[0]}. The ablations restore "
+                    "the same way, so they cannot be judged: inconclusive (or failed).")
         if engine.verdict == FAILED:
             where = f"fails: {(engine.failure or '').splitlines()[0]}"
         else:

@@ -74,7 +74,7 @@ def restore_state(built: BuiltProgram, restore: Restore,
                             "there (it must write to the path it is given)")
             elif damage:
                 problem = f"the checkpoint its save() wrote is truncated or corrupted ({damage}); {problem}"
-            raise CheckpointError("load", restore.path, problem) from exc
+            raise CheckpointError("load", _capture_name(restore.path), problem) from exc
         if restore.override_path is not None:
             built.refresh()  # load() may have replaced objects
             overrides = _overrides(built, restore)
@@ -145,10 +145,17 @@ def _load_states(built: BuiltProgram, states: dict[str, Any], path: str) -> None
 
 
 def _capture_name(path: str) -> str:
-    """The engine's capture a restore read, in words: its file is gone once
-    the check ends, so its step, not its path (another path as it is)."""
-    found = re.search(r"capture(\d+)\.pt$", path)
-    return f"the engine's capture at step {found.group(1)}" if found else path
+    """A checkpoint a restore read, in words: a file in the check's scratch
+    directory is gone once the check ends, so its step, not its path (another
+    path as it is)."""
+    engine = re.search(r"capture(\d+)\.pt$", path)
+    if engine:
+        return f"the engine's capture at step {engine.group(1)}"
+    own = re.search(r"\.program(\d+)$", path)
+    if own:
+        return (f"the checkpoint your save() wrote at step {own.group(1)}, given a path in "
+                "the check's scratch directory")
+    return path
 
 
 def _groups_advice(obj: Any, exc: Exception) -> str:

@@ -10,7 +10,7 @@ component's state match" read as the whole program's.
 So the reference run looks at the tensors its program holds: in its
 attributes, the items of short dicts, lists and tuples, and the fields of its
 own plain objects (``types.SimpleNamespace``, its classes; not a framework's),
-three levels down: bare tensors (not views, not activations), modules'
+four levels down: bare tensors (not views, not activations), modules'
 parameters and buffers, optimizers' state, and plain numbers (an int or
 float: a best loss, a patience counter), and what a declared model's layers
 keep outside its ``state_dict()`` (number and tensor attributes, buffers
@@ -248,9 +248,10 @@ def _ptr(t: torch.Tensor) -> int | None:
         return None
 
 
-_DEPTH = 3
+_DEPTH = 4
 """How deep below the program the walk goes: an attribute, an item or a field
-of it (``self.state.ema``), and one more (``self.ema.shadow['w']``)."""
+of it (``self.state.ema``), and two more (``self.state.opt.slow[0]``, a
+Lookahead wrapper's slow weights, a list of lists of tensors)."""
 
 _MOST = 512
 """Objects looked at, at most (the walk never costs more than the check)."""
@@ -431,7 +432,9 @@ def _loose_tensors_in(model: torch.nn.Module) -> list[tuple[str, torch.Tensor]]:
         prefix = f"{name}." if name else ""
         out += [(prefix + key, value) for key, value in vars(layer).items()
                 if isinstance(value, torch.Tensor) and value.numel()]
-        out += [(prefix + key, layer._buffers[key]) for key in layer._non_persistent_buffers_set
+        # (a set: in its own order in each interpreter; sorted, the report's is one)
+        out += [(prefix + key, layer._buffers[key])
+                for key in sorted(layer._non_persistent_buffers_set)
                 if layer._buffers.get(key) is not None and layer._buffers[key].numel()]
     return out
 

@@ -483,6 +483,7 @@ def diagnose(ref: Reference, dropped: Sequence[str], segments: Segments) -> list
     seen: set[str] = set()
     differed = False
     previous: SegmentResult | None = None
+    modes_end_alike: set[str] | None = None
     for k, seg in segments:
         differed = differed or any(
             differing_quantities(ref.by_step[r.step], r)
@@ -508,8 +509,13 @@ def diagnose(ref: Reference, dropped: Sequence[str], segments: Segments) -> list
             unused = _unused_streams(ref, given, name) if basis == "reference" else None
             detail = describe_difference(name, want, got, k, expected.get("meta"),
                                          run.get("meta"), unused=unused)
-            for other in (_modes_differ(name, expected.get("meta"), run.get("meta"), k),
-                          _frozen_differ(name, expected.get("meta"), run.get("meta"), k)):
+            modes = _modes_differ(name, expected.get("meta"), run.get("meta"), k)
+            if modes and detail is not None:  # (beside state that differs: a cause of its own?)
+                if modes_end_alike is None:
+                    modes_end_alike = end_modes_alike(ref, segments)
+                if name in modes_end_alike:  # (no: the program sets the mode before it matters)
+                    modes = ""
+            for other in (modes, _frozen_differ(name, expected.get("meta"), run.get("meta"), k)):
                 if other:
                     detail = f"{detail}; {other}" if detail else other
             if detail is not None:
@@ -631,17 +637,21 @@ def modes_put_back(ref: Reference, result: RunResult, segments: Segments) -> set
     a restore, and whose modes at the end of the run are the reference's: the
     program sets the mode itself before it matters (an EMA put in eval mode
     for every evaluation), so the load owes it nothing."""
-    last = segments[-1][1] if segments else None
-    if last is None or not last.end_state or not ref.segment.end_state:
-        return set()
     only_modes = {f.component for f in result.diagnosis
                   if f.detail.startswith(_MODE_TEXTS) and _FROZEN_TEXT not in f.detail}
-    if not only_modes:
+    return only_modes & end_modes_alike(ref, segments) if only_modes else set()
+
+
+def end_modes_alike(ref: Reference, segments: Segments) -> set[str]:
+    """The declared modules in the reference's train/eval modes at the end of
+    the run (none when either end is unknown)."""
+    last = segments[-1][1] if segments else None
+    if last is None or not last.end_state or not ref.segment.end_state:
         return set()
     run_end = (load_checkpoint(last.end_state, read_only=True).get("meta") or {})
     ref_end = (ref.file(ref.segment.end_state).get("meta") or {})
     run_modes, ref_modes = (m.get("eval_modules") or {} for m in (run_end, ref_end))
-    return {name for name in only_modes if name in run_modes and name in ref_modes
+    return {name for name in run_modes if name in ref_modes
             and set(run_modes[name]) == set(ref_modes[name])}
 
 
@@ -748,7 +758,9 @@ def own_resume_ends(named: dict[str, str], reference: dict[str, list[str]],
     otherwise: its checkpoint loses it, unless it is not state (a log)."""
     out = []
     for path, text in named.items():
-        if own and path in own and path in reference:
+        if own and path not in own and path in reference:  # (an entry a log made, say)
+            text += "; your own resume ends without it (nothing there made it again)"
+        elif own and path in own and path in reference:
             text += ("; your own resume ends with it as the uninterrupted run did"
                      if own[path] == reference[path] else
                      f"; {OWN_RESUME_ENDS_OTHERWISE} than the uninterrupted run did: your "

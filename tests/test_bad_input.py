@@ -103,7 +103,11 @@ def test_a_save_that_wrote_beside_the_path_is_not_told_it_saved_nothing(capsys):
     code, out, _ = _run(capsys, "tests.programs:OWN_SAVES_BESIDE", "--drop", "none",
                         "--format", "json")
     assert code == 1
-    assert "nothing is at that path" not in json.loads(out)["runs"][0]["failure"]
+    failure = json.loads(out)["runs"][0]["failure"]
+    assert "nothing is at that path" not in failure
+    # (its scratch directory is gone when the check ends: named by step, not by path)
+    assert failure.startswith("checkpoint load failed (the checkpoint your save() wrote at "
+                              "step 4, given a path in the check's scratch directory)")
 
 
 def test_a_run_that_fails_after_it_departed_says_where_it_departed(capsys):

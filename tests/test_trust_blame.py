@@ -184,6 +184,18 @@ def test_a_mode_the_program_sets_itself_before_it_matters_is_put_back_not_a_gap(
     assert own.latent_gaps == [] and "latent gap" not in own.explanation
 
 
+def test_beside_lost_state_a_mode_the_program_sets_itself_is_not_named():
+    """A trial: `ema: n_averaged 0, expected 8; in train mode after the load
+    ..., a load() must set it again (confirmed)`: the mode played no part
+    (the program puts the EMA in eval mode for each evaluation)."""
+    from fixtures.trust import eval_after_load
+
+    own = verify(eval_after_load.EMA_FORGOTTEN, drop="none", noise_seeds=0).full_resume
+    [finding] = own.diagnosis
+    assert finding.component == "ema" and finding.status == "confirmed"
+    assert "mode" not in finding.detail, finding.detail
+
+
 def test_a_component_lost_at_every_restart_is_confirmed_by_putting_it_right_at_each():
     """A trial: a scheduler lost at both restarts of 3,6 (only its end state
     differs) was 'differs, not the cause': the rerun put it right at 3 and the

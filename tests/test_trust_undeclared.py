@@ -197,3 +197,21 @@ def test_an_undeclared_ema_the_checkpoint_keeps_is_said_to_end_as_the_uninterrup
     [line] = report.undeclared
     assert line.endswith("; your own resume ends with it as the uninterrupted run did")
     assert report.render().splitlines()[1] == "full resume: EQUIVALENT"
+
+
+def test_state_four_levels_down_is_named():
+    """A trial: a Lookahead wrapper's slow weights (`state.opt.slow[0][j]`)
+    were past the walk's depth; only its step counter was named."""
+    report = verify(SPEC + "DEEPER", **FAST)
+    named = [u.split(" (")[0] for u in report.undeclared]
+    assert "state.opt.slow[0]" in named and "state.opt.steps" in named, named
+
+
+def test_what_the_own_resume_ends_without_is_said():
+    from resumecheck.verdict import own_resume_ends
+
+    lines = own_resume_ends({"log[3]": "log[3] (tuple: 2 numbers, ...)"},
+                            {"log[3]": ["d1"]}, {"other": ["d2"]})
+    assert lines == ["log[3] (tuple: 2 numbers, ...); your own resume ends without it "
+                     "(nothing there made it again)"]
+    assert own_resume_ends({"x": "x (...)"}, {"x": ["d"]}, None) == ["x (...)"]
