@@ -125,9 +125,7 @@ def describe_difference(
     if split_rank_name(name)[0] == RNG or is_stream_state(reference):  # (rng[rank 1] too)
         return _streams_text([p for p, _ in differing], step, unused or set())
     path, how = differing[0]
-    others = len(differing) - 1
-    more = (f" (and {others} more {'entry' if others == 1 else 'entries'} of its state_dict() "
-            f"{'differs' if others == 1 else 'differ'})") if others else ""
+    more = _more(differing[1:], ref, new, optimizer)
     if optimizer and _is_empty_state(new) and not _is_empty_state(ref):
         return f"no per-parameter state (fresh), expected the state at step {step}"
     label = _label(path, optimizer)
@@ -143,6 +141,23 @@ def describe_difference(
     else:
         text = f"{label} {_value(new[path])}, expected {_value(ref[path])}"
     return text.strip() + more
+
+
+def _more(others: list[tuple[str, Any]], ref: dict[str, Any], new: dict[str, Any],
+          optimizer: bool) -> str:
+    """`` (and 4 more entries of its state_dict() differ, ...)``: with up to two
+    public single values among them, said (a trial: a Lookahead's lost step
+    counter was among "4 more entries", its slow weights named first)."""
+    if not others:
+        return ""
+    said = [f"{_label(path, optimizer)} {_value(new[path])}, expected {_value(ref[path])}"
+            for path, how in others
+            if how not in ("missing", "unexpected") and not is_private(path)
+            and not (isinstance(ref[path], torch.Tensor) and ref[path].numel() != 1)][:2]
+    n = len(others)
+    return (f" (and {n} more {'entry' if n == 1 else 'entries'} of its state_dict() "
+            f"{'differs' if n == 1 else 'differ'}"
+            + (f", among them {'; '.join(said)}" if said else "") + ")")
 
 
 def _spread(value: Any, how: Any) -> float:

@@ -416,3 +416,15 @@ def test_a_finding_says_which_restore_it_was_found_at_when_the_run_has_several()
     once = RunResult(dropped=[], resume_at=[4], verdict="diverged")
     assert finding.label_in(twice) == "scheduler (restored at 4)"
     assert finding.label_in(once) == "scheduler"
+
+
+def test_a_single_value_among_the_other_differing_entries_is_said():
+    """A trial: a Lookahead wrapper's lost step counter was hidden among "4
+    more entries" behind its slow weights."""
+    from resumecheck.state_diff import describe_difference
+
+    ref = {"slow": [torch.zeros(3), torch.ones(3)], "la_steps": 8, "_private": 1}
+    got = {"slow": [torch.zeros(3), torch.full((3,), 2.0)], "la_steps": 0, "_private": 2}
+    text = describe_difference("lookahead", ref, got, 8)
+    assert text == ("slow[1] differs, max |Δ| 1 (and 2 more entries of its state_dict() "
+                    "differ, among them la_steps 0, expected 8)")
