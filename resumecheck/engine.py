@@ -876,7 +876,7 @@ class Checker:
         if fulls == 2:
             verdict.unjudge_when_incomplete(done[0].result, engine_full.result)
         return _report(self, [d.result for d in done], engine_full.held,
-                       done[0].held if fulls == 2 else None)
+                       done[0].held if fulls == 2 else None)  # (the program's own resume)
 
     def _planned_runs(self, drop_sets: list[list[str]]) -> list[tuple[list[str], Source]]:
         """The resumed runs of the report, in its order (and the progress estimate;
@@ -996,7 +996,8 @@ def _report(checker: Checker, runs: list[RunResult],
                                     unmoved=checker.noise_unmoved, asked=s.noise_seeds),
         determinism=checker.determinism, reference_loss=ref.loss,
         seed_losses=ref.noise, nproc=s.nproc, untraced=verdict.untraced(checker.segment.records),
-        undeclared=verdict.own_resume_ends(named, checker.segment.held, own_held),
+        undeclared=verdict.own_resume_ends(named, checker.segment.held, own_held,
+                                           runs[0] if own_held is not None else None),
     )
 
 

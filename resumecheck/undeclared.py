@@ -18,8 +18,7 @@ registered with ``persistent=False``, generators); read where they are: no
 ``state_dict()`` of an undeclared object is called. Those that training changed (between the build and the end of the
 run) and that no declared component holds (the same storage, or the same
 values in what a component's ``state_dict()`` returns; a number: an
-attribute declared with ``Attr``, or its value in the state of a component
-of the program's own) are named in the report: not compared. Data tensors
+attribute declared with ``Attr``) are named in the report: not compared. Data tensors
 (the dataset, the last batch the program kept: its samples or what the model
 was called with), a frozen teacher, anything training does not change, is
 not state and is not named. Nor is what a restart that restores every
@@ -100,11 +99,11 @@ class UndeclaredWatch:
         # tensor made may live, and would pass for it)
         declared = [(c, t) for c in components for t in _state_tensors(c.obj)]
         ptrs = {_ptr(t) for _, t in declared if not _is_number_tensor(t)} - {None}
-        # a number held by value: only a component of the program's own may
-        # read one where the program keeps it (an optimizer's parameter
-        # indices, a scheduler's epoch or an Attr's step equal to it are coincidences)
-        values = {digest(t) for c, t in declared
-                  if not _is_number_tensor(t) or _programs_own(c.obj)}
+        # a number is never held by an equal value (a counter at 12 and some
+        # component's 12 are a coincidence, a trial's lost EMA counter went
+        # unnamed so): one a component of the program's own reads where the
+        # program keeps it, the engine's own full resume brings back (``brought_back``)
+        values = {digest(t) for c, t in declared if not _is_number_tensor(t)}
         modules = {c.name for c in components if isinstance(c.obj, torch.nn.Module)}
         now = _watched(program, components)
         self.held = {path: [digest(t) for t in tensors] for path, (_, tensors) in now.items()}
@@ -343,11 +342,6 @@ def _fields(obj: Any) -> list[tuple[str, Any]]:
         return [(k, v) for k, v in vars(obj).items() if not k.startswith("__")]
     except TypeError:  # (no __dict__: slots)
         return []
-
-
-def _programs_own(obj: Any) -> bool:
-    """An object of a class the program defines (not torch's, not resumecheck's)."""
-    return type(obj).__module__.split(".")[0] not in ("torch", "resumecheck", "builtins")
 
 
 def _is_number(value: Any) -> bool:

@@ -750,20 +750,29 @@ def _iterators(where: list[str]) -> str:
 
 
 def own_resume_ends(named: dict[str, str], reference: dict[str, list[str]],
-                    own: dict[str, list[str]] | None) -> list[str]:
+                    own: dict[str, list[str]] | None,
+                    run: RunResult | None = None) -> list[str]:
     """What is not compared (path -> it in words), each saying how the program's
     own full resume ends with it (``own``: digests of what that resume held
     at its end; None: no such resume, or not digested): as the uninterrupted
     run ended (its checkpoint keeps it, or the program sets it again), or
-    otherwise: its checkpoint loses it, unless it is not state (a log)."""
+    otherwise: its checkpoint loses it, unless it is not state (a log). Not
+    where that resume (``run``) departed from the uninterrupted run: then
+    what it ends with follows from the departure, whatever its checkpoint held."""
+    departed = run is not None and run.verdict not in (IDENTICAL, CLOSE)
     out = []
     for path, text in named.items():
         if own and path not in own and path in reference:  # (an entry a log made, say)
             text += "; your own resume ends without it (nothing there made it again)"
+        elif own and path in own and path in reference and own[path] == reference[path]:
+            text += "; your own resume ends with it as the uninterrupted run did"
+        elif own and path in own and path in reference and departed:
+            step = run.first_divergent_step if run is not None else None
+            text += ("; your own resume ends with it otherwise, but that says nothing of your "
+                     "checkpoint: the resume had departed from the uninterrupted run"
+                     + (f" at step {step}" if step is not None else ""))
         elif own and path in own and path in reference:
-            text += ("; your own resume ends with it as the uninterrupted run did"
-                     if own[path] == reference[path] else
-                     f"; {OWN_RESUME_ENDS_OTHERWISE} than the uninterrupted run did: your "
+            text += (f"; {OWN_RESUME_ENDS_OTHERWISE} than the uninterrupted run did: your "
                      "checkpoint loses it, unless it is not state (a log, a timer)")
         out.append(text)
     return out

@@ -72,9 +72,9 @@ def test_a_generator_a_declared_model_keeps_is_named_when_nothing_holds_it():
     assert report.undeclared == [
         "params.0.generator (a torch.Generator whose state training changed, drawn from or "
         "seeded again, and no declared component holds: register it, "
-        "RNGState({'name': generator}), to check that it resumes); your own resume "
-        "(save/load) ends with it otherwise than the uninterrupted run did: your checkpoint "
-        "loses it, unless it is not state (a log, a timer)"]
+        "RNGState({'name': generator}), to check that it resumes); your own resume ends "
+        "with it otherwise, but that says nothing of your checkpoint: the resume had "
+        "departed from the uninterrupted run at step 4"]
     twin = verify(model_generator.CORRECT, drop="none", noise_seeds=0)
     assert twin.equivalent and twin.undeclared == []
 
@@ -215,3 +215,29 @@ def test_what_the_own_resume_ends_without_is_said():
     assert lines == ["log[3] (tuple: 2 numbers, ...); your own resume ends without it "
                      "(nothing there made it again)"]
     assert own_resume_ends({"x": "x (...)"}, {"x": ["d"]}, None) == ["x (...)"]
+
+
+def test_a_departed_own_resume_says_nothing_of_what_its_checkpoint_keeps():
+    """A trial: a lost generator made the run depart at step 9, and the EMA
+    and the loss log, saved and restored right, were "your checkpoint loses it"."""
+    from resumecheck.report import RunResult
+    from resumecheck.verdict import own_resume_ends
+
+    departed = RunResult(dropped=[], resume_at=[8], verdict="diverged", first_divergent_step=9)
+    [line] = own_resume_ends({"state.ema": "state.ema (dict: ...)"}, {"state.ema": ["a"]},
+                             {"state.ema": ["b"]}, departed)
+    assert line.endswith("; your own resume ends with it otherwise, but that says nothing of "
+                         "your checkpoint: the resume had departed from the uninterrupted run "
+                         "at step 9")
+    assert lost_uncompared([line]) == []
+    kept = RunResult(dropped=[], resume_at=[8], verdict="identical")
+    [line] = own_resume_ends({"state.ema": "state.ema (dict: ...)"}, {"state.ema": ["a"]},
+                             {"state.ema": ["b"]}, kept)
+    assert lost_uncompared([line]) == ["state.ema"]
+
+
+def test_a_number_equal_to_one_in_a_components_state_is_not_taken_as_held():
+    """A trial: an EMA's update count, lost by the checkpoint, went unnamed
+    because a declared component of the program's own held an equal value."""
+    report = verify(NUMBERS + "COINCIDENT", **FAST)
+    assert [u.split(" (")[0] for u in report.undeclared] == ["ema_updates"], report.undeclared
