@@ -163,8 +163,11 @@ def asks_apart(built: BuiltProgram) -> bool:
     the random stream the load just set: a real resume asks nothing there, so
     the check would run on one draw off it. Not with worker processes (a fork
     would start its own), nor where fork is missing or CUDA is in use (a fork
-    cannot use it): there it is asked here, as before."""
-    return (hasattr(os, "fork") and not torch.cuda.is_initialized()
+    cannot use it), nor among ranks (a state_dict() may be a collective the
+    other ranks would not join): there it is asked here, as before."""
+    dist = torch.distributed
+    among_ranks = dist.is_available() and dist.is_initialized()
+    return (hasattr(os, "fork") and not torch.cuda.is_initialized() and not among_ranks
             and any(isinstance(c.obj, torch.utils.data.DataLoader) and c.obj.num_workers == 0
                     for c in built.components))
 

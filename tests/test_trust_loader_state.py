@@ -80,3 +80,22 @@ def test_asking_a_loader_for_its_state_after_the_load_does_not_move_the_resumed_
     assert own.checkpoint == "program" and own.verdict == "diverged"
     assert own.max_abs_loss_diff == pytest.approx(real, rel=1e-6) and real > 0.1
     assert "between your load and the first step" not in own.explanation
+
+
+def test_among_ranks_the_state_is_asked_for_in_place(tmp_path):
+    """A fork asking every component for its state would call an FSDP
+    model's state_dict(), a collective the other ranks never join."""
+    import torch.distributed as dist
+
+    from fixtures.trust.loader_state_early import Trainer
+    from resumecheck.capture import asks_apart
+    from resumecheck.program import BuiltProgram
+
+    built = BuiltProgram.wrap("loader", Trainer({}))
+    assert asks_apart(built)
+    dist.init_process_group("gloo", init_method=f"file://{tmp_path / 'rendezvous'}",
+                            rank=0, world_size=1)
+    try:
+        assert not asks_apart(built)
+    finally:
+        dist.destroy_process_group()
