@@ -75,12 +75,27 @@ def scratch_directory(prefix: str) -> Iterator[str]:
                 with _SCRATCH_LOCK:
                     _SCRATCH.discard(path)
     finally:
-        # (for 2 s by the clock, not a count of tries: on a loaded machine each
-        # removal of what the child wrote meanwhile takes longer)
-        deadline = time.monotonic() + 2.0
-        while os.path.lexists(path) and time.monotonic() < deadline:
-            time.sleep(0.05)
+        _remove_while_written(path)
+
+
+def _remove_while_written(path: str) -> None:
+    """Remove what is left of a scratch directory a child may still be writing
+    in (nothing, mostly: then at once). For up to 2 s by the clock (on a loaded
+    machine each removal takes longer), until it has stayed gone for 0.25 s:
+    a child writing with ``os.makedirs`` makes the directory again."""
+    if not os.path.lexists(path):
+        return
+    deadline = time.monotonic() + 2.0
+    gone_since: float | None = None
+    while time.monotonic() < deadline:
+        if os.path.lexists(path):
+            gone_since = None
             shutil.rmtree(path, ignore_errors=True)
+        elif gone_since is None:
+            gone_since = time.monotonic()
+        elif time.monotonic() - gone_since >= 0.25:
+            return
+        time.sleep(0.05)
 
 
 class RunDirectories:

@@ -75,10 +75,13 @@ def test_a_scratch_directory_a_child_still_writes_in_is_removed_all_the_same(tmp
 
     def late_writer(path: str) -> None:  # writes for 0.2 s after the check is done
         deadline = time.monotonic() + 0.2
+        os.makedirs(os.path.join(path, "rank1"))
         n = 0
         while time.monotonic() < deadline:
+            # (into its directory, as a rank writes its files: os.makedirs would
+            # make the scratch directory again after any removal, at any delay)
             with contextlib.suppress(OSError):
-                os.makedirs(os.path.join(path, "rank1", str(n)))
+                os.mkdir(os.path.join(path, "rank1", str(n)))
                 written.set()
             n += 1
 
