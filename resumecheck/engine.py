@@ -556,9 +556,11 @@ class _Restarts:
         self.reuse_prefix = reuse_prefix
         self.prefixes: dict[int, SegmentResult] = {}
 
-    def engine(self, schedule: list[int], dropped: list[str],
-               work: str) -> list[tuple[int, SegmentResult]]:
-        """Restart from the reference's capture at each resume point."""
+    def engine(self, schedule: list[int], dropped: list[str], work: str,
+               held: bool = False) -> list[tuple[int, SegmentResult]]:
+        """Restart from the reference's capture at each resume point; ``held``:
+        the last segment digests what the program holds outside its declared
+        components (``SegmentSpec.digest_held``: for the report, not a fuzz example)."""
         out = []
         path = self.captures[schedule[0]]
         bounds = [*schedule, self.steps]
@@ -570,7 +572,7 @@ class _Restarts:
                 restore=Restore(path=path, drop=list(dropped)),
                 capture_at=[stop] if stop < self.steps else [],
                 keep_tensors_after=k, reseed=_RESEED_BASE + k,
-                digest_held=not dropped and stop == self.steps,
+                digest_held=held and stop == self.steps,
             ))
             out.append((k, seg))
             if seg.error is not None or stop == self.steps:
@@ -578,8 +580,8 @@ class _Restarts:
             path = seg.captures[stop]
         return out
 
-    def program(self, schedule: list[int], work: str,
-                ranks: int | None = None) -> list[tuple[int, SegmentResult]]:
+    def program(self, schedule: list[int], work: str, ranks: int | None = None,
+                held: bool = False) -> list[tuple[int, SegmentResult]]:
         """The program's own save() and load(): the checkpoint under audit.
 
         The first half runs from step 0 and calls save() at the first resume
@@ -606,18 +608,19 @@ class _Restarts:
                 self.prefixes[first] = seg
         first_restore = Restore(path=seg.program_checkpoint or "", source="program")
         return [(0, seg), *self.chain(schedule, work, seg, first_restore=first_restore,
-                                      ranks=ranks)]
+                                      ranks=ranks, held=held)]
 
     def chain(
         self, schedule: list[int], work: str, previous: SegmentResult, *,
         first_restore: Restore, tag: str = "own", ranks: int | None = None,
-        put_right: dict[int, str] | None = None,
+        put_right: dict[int, str] | None = None, held: bool = False,
     ) -> list[tuple[int, SegmentResult]]:
         """Restart at each point of ``schedule`` through the program's load()
         (the first from ``first_restore``), saving with its save() at the next;
         ``ranks``: the restarts' number of ranks (an elastic resume), else the check's;
         ``put_right``: captures (by resume point) from which every later restart
-        puts ``first_restore.override`` right too, after the program's load()."""
+        puts ``first_restore.override`` right too, after the program's load();
+        ``held``: as ``engine``'s."""
         out: list[tuple[int, SegmentResult]] = []
         bounds = [*schedule, self.steps]
         prev = previous
@@ -633,7 +636,7 @@ class _Restarts:
                 f"{tag}-{k}", work, config=self.restart_config, start=k, stop=stop,
                 restore=restore, program_save_at=stop if stop < self.steps else None,
                 keep_tensors_after=k, reseed=_RESEED_BASE + k, ranks=ranks,
-                digest_held=tag == "own" and stop == self.steps,
+                digest_held=held and stop == self.steps,
             ))
             out.append((k, prev))
         return out
@@ -793,7 +796,7 @@ class _Judged(NamedTuple):
     held: dict[str, list[str]]
     """What the program held outside its declared components at the end, when
     its last segment digested it (``SegmentSpec.digest_held``: the engine's
-    own full resume)."""
+    own and the program's own full resume, in the report)."""
 
 
 class Checker:
@@ -868,7 +871,8 @@ class Checker:
         runs = self._planned_runs(verdict.drop_sets(self.settings.drop, self.segment.names))
         self.check_disk(runs=len(runs), jobs=self.jobs)
         self._noise_runs()
-        done = self.map(lambda job: self._run_one(self.resume_at, job[0], job[1]), runs)
+        done = self.map(lambda job: self._run_one(self.resume_at, job[0], job[1],
+                                                  held=not job[0]), runs)
         fulls = 2 if self.segment.has_own_checkpoint else 1
         engine_full = done[fulls - 1]
         verdict.judge_ablations(engine_full.result, engine_full.trajectory,
@@ -955,15 +959,15 @@ class Checker:
         return self._run_one(schedule, dropped, source).result
 
     def _run_one(self, schedule: Sequence[int], dropped: Sequence[str] = (),
-                 source: Source = "auto") -> _Judged:
+                 source: Source = "auto", held: bool = False) -> _Judged:
         """``check``, also returning the run's trajectory after its first resume
-        point (per-step digests): ablations are compared with it; and what its
-        program held outside the declared components at the end, if digested."""
+        point (per-step digests): ablations are compared with it; and, with
+        ``held``, what its program held outside the declared components at the end."""
         schedule, dropped = list(schedule), list(dropped)
         own = self.segment.has_own_checkpoint and not dropped and source == "auto"
         with self._segments.run_directory("run-") as work:
-            segments = (self._restarts.program(schedule, work) if own
-                        else self._restarts.engine(schedule, dropped, work))
+            segments = (self._restarts.program(schedule, work, held=held) if own
+                        else self._restarts.engine(schedule, dropped, work, held=held))
             result = RunResult(dropped=dropped, resume_at=schedule, verdict="identical",
                                checkpoint="program" if own else "engine",
                                reproduce=_reproduce(self.target, self.settings,

@@ -110,8 +110,9 @@ class SegmentSpec:
     no declared component holds (``undeclared``; the reference)."""
     digest_held: bool = False
     """At the end, digest what the program holds outside its declared
-    components (``held``): the reference, and the engine's own full resume,
-    whose restart shows what of it the declared state brings back."""
+    components (``held``): the reference; the engine's own full resume, whose
+    restart shows what of it the declared state brings back; and the program's
+    own full resume, which shows what of it its checkpoint brings back."""
     trace_streams: bool = True
     """Record the random streams' digests at the start of a step: at every step
     from step 0, at the first steps after a restore (all that is compared:

@@ -275,10 +275,9 @@ def _watched(program: Any,
         if isinstance(c.obj, torch.nn.Module):
             for where, gen in _generators_in(c.obj):
                 out.setdefault(f"{c.name}.{where}", (gen, [gen.get_state()]))
-            for where, value in _numbers_in(c.obj, attrs):
-                out.setdefault(f"{c.name}.{where}", (value, [_number_tensor(value)]))
-            for where, tensor in _loose_tensors_in(c.obj):
-                out.setdefault(f"{c.name}.{where}", (tensor, [tensor.detach()]))
+            for where, kept in _outside_state_dict(c.obj, attrs):
+                tensor = kept.detach() if isinstance(kept, torch.Tensor) else _number_tensor(kept)
+                out.setdefault(f"{c.name}.{where}", (kept, [tensor]))
     return out
 
 
@@ -407,25 +406,21 @@ def _tensors_of(obj: Any) -> list[torch.Tensor] | None:
     return None
 
 
-def _numbers_in(model: torch.nn.Module,
-                attrs: set[tuple[int, str]]) -> list[tuple[str, int | float]]:
-    """The numbers a model's layers keep as public attributes (sizes and rates
-    that never change, and counters), by path; not those declared with ``Attr``."""
-    return [(f"{name}.{key}" if name else key, value)
-            for name, layer in model.named_modules()
-            for key, value in vars(layer).items()
-            if not key.startswith("_") and _is_number(value) and (id(layer), key) not in attrs]
-
-
-def _loose_tensors_in(model: torch.nn.Module) -> list[tuple[str, torch.Tensor]]:
-    """The tensors a model's layers keep that its state_dict() leaves out, by
-    path: plain tensor attributes (running statistics kept by hand) and
-    buffers registered with ``persistent=False``."""
-    out = []
+def _outside_state_dict(model: torch.nn.Module, attrs: set[tuple[int, str]]
+                        ) -> list[tuple[str, int | float | torch.Tensor]]:
+    """What a model's layers keep that its state_dict() leaves out, by path:
+    public number attributes (sizes and rates that never change, and counters;
+    not those declared with ``Attr``), tensor attributes (running statistics
+    kept by hand) and buffers registered with ``persistent=False``."""
+    out: list[tuple[str, int | float | torch.Tensor]] = []
     for name, layer in model.named_modules():
         prefix = f"{name}." if name else ""
-        out += [(prefix + key, value) for key, value in vars(layer).items()
-                if isinstance(value, torch.Tensor) and value.numel()]
+        for key, value in vars(layer).items():
+            if isinstance(value, torch.Tensor) and value.numel():
+                out.append((prefix + key, value))
+            elif (_is_number(value) and not key.startswith("_")
+                  and (id(layer), key) not in attrs):
+                out.append((prefix + key, value))
         # (a set: in its own order in each interpreter; sorted, the report's is one)
         out += [(prefix + key, layer._buffers[key])
                 for key in sorted(layer._non_persistent_buffers_set)
