@@ -36,6 +36,9 @@ __all__ = [
 
 SCHEMA = "resumecheck.report/1"
 
+RESTORING = "restoring the checkpoint"
+"""How a run's explanation names the restore as the stage that failed."""
+
 OWN_RESUME_ENDS_OTHERWISE = "your own resume (save/load) ends with it otherwise"
 """How a ``Report.undeclared`` entry says that the program's own full resume
 ends with that state otherwise than the uninterrupted run did."""
@@ -320,7 +323,7 @@ class Report:
         engine = self.engine_resume
         if engine is None or self.declared_state_complete is not False:
             return None
-        if engine.verdict == FAILED and engine.explanation.startswith("restoring the checkpoint"):
+        if engine.verdict == FAILED and engine.explanation.startswith(RESTORING):
             return ("the engine's own restore of the declared components into a fresh build "
                     f"fails: {(engine.failure or '').splitlines()[0]}. The ablations restore "
                     "the same way, so they cannot be judged: inconclusive (or failed).")

@@ -27,7 +27,8 @@ from resumecheck.evidence import annotate, cleared_streams, unclear_streams
 from resumecheck.program import next_epoch_start
 from resumecheck.report import (
     AFTER_DIVERGENCE, CLOSE, CONFIRMED, DIVERGED, FAILED, IDENTICAL, INCONCLUSIVE, LATENT,
-    NOT_CAUSE, OWN_RESUME_ENDS_OTHERWISE, PUT_BACK, Finding, FindingStatus, RunResult,
+    NOT_CAUSE, OWN_RESUME_ENDS_OTHERWISE, PUT_BACK, RESTORING, Finding, FindingStatus,
+    RunResult,
 )
 from resumecheck.capture import load_checkpoint
 from resumecheck.segments import SegmentResult
@@ -317,7 +318,7 @@ def _is_float(value: Any) -> bool:
 
 # -- judging one run -------------------------------------------------------
 
-_STAGES = {"restore": "restoring the checkpoint", "save": "saving the checkpoint",
+_STAGES = {"restore": RESTORING, "save": "saving the checkpoint",
            "build": "building the restarted program", "step": "a step",
            "capture": "capturing state", "process": "a fresh interpreter"}
 
