@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import random
 import re
+import sys
+import threading
+import traceback
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -296,6 +299,58 @@ def _seed_torch(seed: int) -> None:
         torch.manual_seed(seed)
     else:
         torch.default_generator.manual_seed(seed)
+
+
+# The accelerator backends whose seeds torch queues, with the caller's stack,
+# until their device starts.
+_QUEUEING_BACKENDS = ("cuda", "xpu", "mtia")
+_SHORT_STACKS_LOCK = threading.Lock()
+_SHORT_STACKS_USERS = 0
+_SHORT_STACKS_PATCHED: list[Any] = []
+
+
+class _InnermostFrames:
+    """Stands in for the ``traceback`` module where a backend records a queued
+    call's stack: the call's innermost frames only (the program's line that
+    seeded, and a few callers)."""
+
+    @staticmethod
+    def format_stack(f: Any = None, limit: int | None = None) -> list[str]:
+        return traceback.format_stack(f or sys._getframe(1), limit=8)
+
+
+@contextmanager
+def short_device_seed_stacks() -> Iterator[None]:
+    """While a program runs under the check, a seed it gives an accelerator
+    backend that has no device here records only the innermost frames of its
+    stack.
+
+    ``torch.manual_seed`` also seeds CUDA, XPU and MTIA; a backend whose device
+    has not started queues the seed with the caller's whole formatted stack
+    (to name the line should the device fail to start), every call: under a
+    check's deep stack that is about a millisecond per seed, which a program
+    pays at each build and the check at each restart (a twentieth of a small
+    sweep). A backend with no device here never runs what it queued, nor
+    shows its stack. Backends with a device are left as they are; segments
+    running at once in several threads share this (as ``_exits_raise``)."""
+    global _SHORT_STACKS_USERS
+    with _SHORT_STACKS_LOCK:
+        if _SHORT_STACKS_USERS == 0:
+            for name in _QUEUEING_BACKENDS:
+                backend = getattr(torch, name, None)
+                if (backend is not None and getattr(backend, "traceback", None) is traceback
+                        and not backend.is_available()):
+                    backend.traceback = _InnermostFrames
+                    _SHORT_STACKS_PATCHED.append(backend)
+        _SHORT_STACKS_USERS += 1
+    try:
+        yield
+    finally:
+        with _SHORT_STACKS_LOCK:
+            _SHORT_STACKS_USERS -= 1
+            if _SHORT_STACKS_USERS == 0:
+                while _SHORT_STACKS_PATCHED:
+                    _SHORT_STACKS_PATCHED.pop().traceback = traceback
 
 
 # A fixed torch seed (torch's former default CPU seed): every in-process run from

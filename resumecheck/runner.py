@@ -48,7 +48,12 @@ from resumecheck.capture import (
     save_capture,
     save_capture_apart,
 )
-from resumecheck.components import RNGState, launch_global_streams, reseed_global_streams
+from resumecheck.components import (
+    RNGState,
+    launch_global_streams,
+    reseed_global_streams,
+    short_device_seed_stacks,
+)
 from resumecheck.errors import (
     BudgetExhausted, ProgramExited, ResumecheckError, StepError, TargetError,
 )
@@ -226,7 +231,7 @@ def run_here(spec: SegmentSpec, target: Target, *, deadline: float | None = None
                        judged_here)
     previous_threads, cwd = torch.get_num_threads(), os.getcwd()
     try:
-        with _exits_raise():
+        with _exits_raise(), short_device_seed_stacks():
             segment.run()
         segment.watch.stop()
     except _Timeout:
