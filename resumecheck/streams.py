@@ -243,19 +243,37 @@ def _python_walk(start: Any, goal: Any, limit: int) -> int | None:
 # -- numpy's global (legacy) stream: one 32-bit word ----------------------------
 
 def _numpy_legacy_walk(start: Any, goal: Any, limit: int) -> int | None:
-    bg = np.random.MT19937()
-    keys = start["keys"].numpy().astype(np.uint32) if isinstance(start["keys"], torch.Tensor) \
-        else np.asarray(start["keys"], dtype=np.uint32)
-    bg.state = {"bit_generator": "MT19937", "state": {"key": keys, "pos": int(start["pos"])}}
+    """Where the word position says the goal can be (a draw moves it one on;
+    past the last word it wraps to 1 after regenerating the keys), then one
+    copy of the stream advanced there and compared whole: the position is
+    read from the state, never by stepping word by word."""
+    if start["has_gauss"] != goal["has_gauss"]:
+        return None
+    begin, wanted = int(start["pos"]), int(goal["pos"])
     for n in range(1, limit + 1):
-        bg.random_raw(1)
+        if _mt_position(begin, n) != wanted:
+            continue
+        bg = np.random.MT19937()
+        keys = start["keys"].numpy().astype(np.uint32) if isinstance(start["keys"], torch.Tensor) \
+            else np.asarray(start["keys"], dtype=np.uint32)
+        bg.state = {"bit_generator": "MT19937", "state": {"key": keys, "pos": begin}}
+        bg.random_raw(n)
         now = bg.state["state"]
-        if (int(now["pos"]) == int(goal["pos"])
+        if (int(now["pos"]) == wanted
                 and torch.equal(torch.from_numpy(np.asarray(now["key"], dtype=np.int64)),
-                                goal["keys"])
-                and start["has_gauss"] == goal["has_gauss"]):
+                                goal["keys"])):
             return n
     return None
+
+
+_MT_WORDS = 624  # words of MT19937's state: a draw at this position regenerates them first
+
+
+def _mt_position(pos: int, n: int) -> int:
+    """MT19937's word position after ``n`` 32-bit draws from ``pos``."""
+    if pos + n <= _MT_WORDS:
+        return pos + n
+    return (pos + n - _MT_WORDS - 1) % _MT_WORDS + 1
 
 
 # -- a registered numpy Generator: one raw output of its bit generator ----------

@@ -63,6 +63,32 @@ def test_offset_search_is_bounded_and_leaves_the_streams_alone():
     assert torch.equal(torch.get_rng_state(), state)
 
 
+@pytest.mark.parametrize("drawn_before", [0, 600, 623, 624, 1000])
+@pytest.mark.parametrize("words", [1, 24, MAX_DRAWS])
+def test_numpys_offset_is_found_from_its_word_position_across_a_regeneration(drawn_before,
+                                                                              words):
+    """numpy's offset is found from where its word position says it can be,
+    then checked whole: also when the draws between regenerate the keys (the
+    position wraps past 624 words); a stream one regeneration away at the same
+    position, or beyond the bound, is no offset."""
+    np.random.seed(5)
+    if drawn_before:  # (bytes(0) draws a word all the same)
+        np.random.bytes(4 * drawn_before)
+    before = stream_states([RNGState(streams=("numpy",))])["numpy"]
+    np.random.bytes(4 * words)
+    after = stream_states([RNGState(streams=("numpy",))])["numpy"]
+    assert draw_offset("numpy", before, after) == (words, "32-bit words")
+    assert draw_offset("numpy", after, before) == (-words, "32-bit words")
+    np.random.bytes(4 * 624)  # the same position, other keys
+    later = stream_states([RNGState(streams=("numpy",))])["numpy"]
+    assert later["pos"] == after["pos"]
+    assert draw_offset("numpy", after, later)[0] is None
+    np.random.seed(5)
+    np.random.bytes(4 * (drawn_before + MAX_DRAWS + 1))
+    beyond = stream_states([RNGState(streams=("numpy",))])["numpy"]
+    assert draw_offset("numpy", before, beyond)[0] is None
+
+
 def test_recording_the_streams_draws_nothing():
     built = Target(factory=loader_after_load.CORRECT.factory).build({})
     tracer = Tracer(built, None)
