@@ -703,19 +703,24 @@ class _Confirmations:
             return {}
         [(k, checkpoint)] = points
         out: dict[int, bool] = {}
+        rounds = 0
         while others:
+            rounds += 1
             names = [result.diagnosis[i].component for i in confirmed]
             left = self._rerun_putting_right(names, k, checkpoint, result, work,
                                              "confirmed-" + "-".join(names))
             if left is None or left.first is None:
                 return out
+            # (each round's reruns are segments of their own: a name of a
+            # former round's would find its files)
             found = {i: self._helps([*names, result.diagnosis[i].component], k, checkpoint,
-                                    result, work, f"confirm-also-{result.diagnosis[i].component}",
-                                    left.first)
+                                    result, work, f"confirm-also{rounds}-"
+                                    f"{result.diagnosis[i].component}", left.first)
                      for i in others}
             if not any(found.values()):
                 found.update(self._together({i: result.diagnosis[i].component for i in others},
-                                            names, k, checkpoint, result, work, left.first))
+                                            names, k, checkpoint, result, work, left.first,
+                                            tag=f"{rounds}"))
             out.update(found)
             confirmed += [i for i in others if found.get(i)]
             if not any(found.values()):
@@ -737,21 +742,22 @@ class _Confirmations:
                               k, checkpoint, result, work, diverged_at)
 
     def _together(self, candidates: dict[int, str], base: list[str], k: int, checkpoint: str,
-                  result: RunResult, work: str,
-                  diverged_at: tuple[int, str] | None) -> dict[int, bool]:
+                  result: RunResult, work: str, diverged_at: tuple[int, str] | None,
+                  tag: str = "") -> dict[int, bool]:
         """Findings none of which helps alone on top of ``base`` (components
         put right already): when putting all of them right at once helps,
         each one whose leaving out undoes that is a cause, the others are not;
         else nothing is decided here. (Of two, leaving one out is putting the
-        other right alone: tried already, it did not help.)"""
+        other right alone: tried already, it did not help.) ``tag`` tells the
+        reruns of one call from another's."""
         if len(candidates) < 2 or not self._helps(
                 [*base, *candidates.values()], k, checkpoint, result, work,
-                "confirm-together", diverged_at):
+                f"confirm-together{tag}", diverged_at):
             return {}
         if len(candidates) == 2:
             return dict.fromkeys(candidates, True)
         return {i: not self._helps([*base, *(n for j, n in candidates.items() if j != i)], k,
-                                   checkpoint, result, work, f"confirm-without-{name}",
+                                   checkpoint, result, work, f"confirm-without{tag}-{name}",
                                    diverged_at)
                 for i, name in candidates.items()}
 

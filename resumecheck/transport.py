@@ -81,8 +81,12 @@ class _Files:
     keep_fd: int
 
     def close_fifo(self) -> None:
+        """Close both ends and remove the FIFO: it serves this one segment
+        (another run of the same name makes its own)."""
         os.close(self.read_fd)
         os.close(self.keep_fd)
+        with contextlib.suppress(OSError):
+            self.fifo.unlink()
 
     def read_log(self) -> str:
         self.log.seek(0)

@@ -24,3 +24,20 @@ def test_in_memory_target_cannot_restart_in_a_fresh_interpreter():
     target = programs.own_target("ok")  # built from a function object, no spec
     with pytest.raises(TargetError, match="process isolation needs"):
         verify(target, isolation="process", noise_seeds=0)
+
+
+@pytest.mark.process
+def test_a_segment_name_run_again_in_a_fresh_interpreter_leaves_nothing_in_its_way(tmp_path):
+    """A trial: a second process-isolated segment of a name already run in the
+    same directory crashed the check (the first one's FIFO was still there)."""
+    from resumecheck.runner import run_segment
+    from resumecheck.segments import SegmentSpec
+
+    spec = SegmentSpec(target_spec="resumecheck.tiny:TARGET", config={}, start=0, stop=2,
+                       workdir=str(tmp_path), name="again", capture_end=False,
+                       trace_streams=False)
+    first = run_segment(spec, "process")
+    second = run_segment(spec, "process")
+    assert first.error is None and second.error is None, (first.error, second.error)
+    assert [r.digests for r in first.records] == [r.digests for r in second.records]
+    assert not list(tmp_path.glob("*.phases"))  # each segment's FIFO goes with it

@@ -109,15 +109,29 @@ def test_causes_that_help_only_together_behind_a_confirmed_one_are_confirmed():
     assert verify(three_lost.CORRECT, drop="none", noise_seeds=0).equivalent
 
 
-def test_causes_hidden_behind_causes_found_on_top_are_sought_again_until_none_is_left():
+def test_causes_hidden_behind_causes_found_on_top_are_sought_again_until_none_is_left(
+        monkeypatch):
     """A trial: a load that picked the older of two checkpoints restored every
     component of step 8 at step 10; the weights and the stream were
     confirmed, and the optimizer and the scheduler, each put right on top of
     those once, were "differs, not the cause": with the weights put right the
-    optimizer's momentum shows, and with that put right the scheduler's."""
+    optimizer's momentum shows, and with that put right the scheduler's.
+    Each rerun is a segment of its own name (another trial: the second round
+    reused the first's names, and in process mode the check crashed on the
+    files of the first)."""
     from fixtures.trust import older_checkpoint
+    from resumecheck import engine
 
+    names = []
+    run_segment = engine.run_segment
+
+    def noting(spec, *args, **kwargs):
+        names.append((spec.workdir, spec.name))
+        return run_segment(spec, *args, **kwargs)
+
+    monkeypatch.setattr(engine, "run_segment", noting)
     own = verify(older_checkpoint.BUGGY, drop="none", noise_seeds=0).full_resume
+    assert len(names) == len(set(names)), sorted(n for n in names if names.count(n) > 1)
     assert own.verdict == "diverged" and own.first_divergent_step == 11
     assert {f.component: f.status for f in own.diagnosis} == dict.fromkeys(
         ["params", "optimizer", "scheduler", "rng", "global_step"], "confirmed"), own.explanation
