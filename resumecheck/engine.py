@@ -42,7 +42,7 @@ from resumecheck.errors import (
 from resumecheck.program import Target, declared_names, load_target
 from resumecheck.progress import ProgressCallback, ProgressTracker, run_label
 from resumecheck.elastic import judge_elastic, unmapped_state
-from resumecheck.report import INCONCLUSIVE, Report, RunResult
+from resumecheck.report import CLOSE, FAILED, IDENTICAL, INCONCLUSIVE, Report, RunResult
 from resumecheck.reproduce import reproduce_command
 from resumecheck.faults import environment_failure
 from resumecheck.interrupt import RunDirectories, scratch_directory
@@ -50,7 +50,7 @@ from resumecheck.runner import run_segment
 from resumecheck.segments import PHASE_TIMEOUT, Restore, SegmentResult, SegmentSpec
 from resumecheck.settings import DEFAULT_NOISE_SEEDS, MAX_NOISE_SEEDS, DropSpec, Settings, resume_points
 from resumecheck.trace import KEPT_IN_MEMORY, load_step_tensors
-from resumecheck.undeclared import brought_back
+from resumecheck.undeclared import brought_back, not_known_if_held
 
 __all__ = [
     "MAX_NOISE_SEEDS", "MIN_STEP_TIMEOUT", "Checker", "ReferenceFailed", "forked_map",
@@ -886,7 +886,8 @@ class Checker:
         if fulls == 2:
             verdict.unjudge_when_incomplete(done[0].result, engine_full.result)
         return _report(self, [d.result for d in done], engine_full.held,
-                       done[0].held if fulls == 2 else None)  # (the program's own resume)
+                       done[0].held if fulls == 2 else None,  # (the program's own resume)
+                       engine_run=engine_full.result)
 
     def _planned_runs(self, drop_sets: list[list[str]]) -> list[tuple[list[str], Source]]:
         """The resumed runs of the report, in its order (and the progress estimate;
@@ -988,15 +989,20 @@ class Checker:
 
 def _report(checker: Checker, runs: list[RunResult],
             restarted_held: dict[str, list[str]] | None = None,
-            own_held: dict[str, list[str]] | None = None) -> Report:
+            own_held: dict[str, list[str]] | None = None,
+            engine_run: RunResult | None = None) -> Report:
     """The report of ``checker``'s reference and ``runs``; ``restarted_held``:
-    what the engine's own full resume held outside the declared components
-    at its end (what it ends with as the reference did is not named as lost);
-    ``own_held``: the same of the program's own full resume (what is named
-    says how that resume ends with it: ``verdict.own_resume_ends``)."""
+    what the engine's own full resume (``engine_run``) held outside the
+    declared components at its end (what it ends with as the reference did
+    is not named as lost); ``own_held``: the same of the program's own full
+    resume (what is named says how that resume ends with it:
+    ``verdict.own_resume_ends``)."""
     s, ref = checker.settings, checker.reference
     back = brought_back(checker.segment.held, restarted_held or {})
     named = {path: text for path, text in checker.segment.undeclared.items() if path not in back}
+    unsure = _no_evidence_of_held(engine_run)
+    if unsure is not None:
+        named = {path: not_known_if_held(text, unsure) for path, text in named.items()}
     return Report(
         target=checker.target.spec or checker.target.name, steps=checker.steps,
         resume_at=list(checker.resume_at), seed=s.seed, isolation=s.isolation,
@@ -1009,6 +1015,18 @@ def _report(checker: Checker, runs: list[RunResult],
         undeclared=verdict.own_resume_ends(named, checker.segment.held, own_held,
                                            runs[0] if own_held is not None else None),
     )
+
+
+def _no_evidence_of_held(engine_run: RunResult | None) -> str | None:
+    """Why nothing shows what the declared state brings back outside the
+    declared components (None: the engine's own full resume ran to its end,
+    and its end shows it; one that departed, too: the WARNING then points at
+    what is not compared)."""
+    if engine_run is None:
+        return "this check makes no restart of every declared component"
+    if engine_run.verdict == FAILED:
+        return "the engine's own full resume failed"
+    return None
 
 
 def _elastic(checker: Checker, schedule: list[int]) -> RunResult:

@@ -499,8 +499,12 @@ def _summary_row(entry: dict[str, Any]) -> str:
             cells.append(f"full resume: {verdict}")
         elif not run["dropped"]:  # the engine's own, beside the program's save/load
             if report.get("declared_state_complete") is False:
-                why = ("its restore failed" if run["verdict"] == "failed"
-                       else "declared state incomplete")
+                from resumecheck.report import BUILDING, RESTORING
+
+                why = ("declared state incomplete" if run["verdict"] != "failed"
+                       else "its build failed" if run["explanation"].startswith(BUILDING)
+                       else "its restore failed" if run["explanation"].startswith(RESTORING)
+                       else "it failed")
                 cells.append(f"engine resume: {run['verdict'].upper()} ({why})")
         else:
             # "ok" only for an ablation that diverged; never for "inconclusive"

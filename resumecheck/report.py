@@ -37,6 +37,7 @@ __all__ = [
 SCHEMA = "resumecheck.report/1"
 
 RESTORING = "restoring the checkpoint"
+BUILDING = "building the restarted program"
 """How a run's explanation names the restore as the stage that failed."""
 
 OWN_RESUME_ENDS_OTHERWISE = "your own resume (save/load) ends with it otherwise"
@@ -327,6 +328,8 @@ class Report:
             return ("the engine's own restore of the declared components into a fresh build "
                     f"fails: {(engine.failure or '').splitlines()[0]}. The ablations restore "
                     "the same way, so they cannot be judged: inconclusive (or failed).")
+        if engine.verdict == FAILED and engine.explanation.startswith(BUILDING):
+            return _build_fails_notice(self.runs, engine)
         if engine.verdict == FAILED:
             where = f"fails: {(engine.failure or '').splitlines()[0]}"
         else:
@@ -588,3 +591,24 @@ def _finite(value: Any) -> Any:
     if isinstance(value, list):
         return [_finite(v) for v in value]
     return value
+
+
+def _build_fails_notice(runs: list[RunResult], engine: RunResult) -> str:
+    """The engine's own restart fails as the program is built again (the
+    reference built it): most often from the settings a declared
+    ``config`` component brought back, which the factory will not take."""
+    built_without_config = [
+        r for r in runs if "config" in r.dropped
+        and not (r.verdict == FAILED and r.explanation.startswith(BUILDING))]
+    settings = (
+        " The runs that drop `config` build: a restart is built from the settings the "
+        "declared `config` component brings back (a real resume reads its settings from "
+        "the checkpoint before it builds anything), so the factory must take the settings "
+        "that component's state gives." if built_without_config else
+        " (A restart is built from the settings a declared `config` component brings "
+        "back, where there is one: the factory must take them.)")
+    return ("the engine's own restart fails before anything is restored, as the program is "
+            f"built again: {(engine.failure or '').splitlines()[0]}.{settings} The "
+            "ablations restart the same way, so they cannot be judged: inconclusive (or "
+            "failed).")
+

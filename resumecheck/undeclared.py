@@ -31,6 +31,8 @@ with persistent workers is state no checkpoint can hold
 
 from __future__ import annotations
 
+import re
+
 import types
 from collections.abc import Sequence
 from typing import Any
@@ -133,7 +135,7 @@ class UndeclaredWatch:
                              f"{_LOOSE_TODO})")
             elif missed:
                 out[path] = (f"{path} ({type(obj).__name__}: {_amount(missed)}, that training "
-                             f"changed and no declared component holds: {_todo(path)})")
+                             f"changed and {_NO_COMPONENT_HOLDS}: {_todo(path)})")
         return out
 
     def _number(self, path: str, now: Any, in_module: bool) -> str:
@@ -142,9 +144,36 @@ class UndeclaredWatch:
         held = ("an attribute of a declared module, which its state_dict() leaves out: keep "
                 "it in a buffer (register_buffer), or declare it as a component, to check "
                 "that it resumes" if in_module
-                else f"held by no declared component: {_todo(path)}")
+                else f"{_HELD_BY_NONE}: {_todo(path)}")
         return (f"{path} ({type(now).__name__}: {was}, {now!r} at the end, changed by "
                 f"training; {held})")
+
+
+# What a `not compared` line says of the declared components: none holds it
+# (by storage or by values; a number, never by an equal value).
+_NO_COMPONENT_HOLDS = "no declared component holds"
+_HELD_BY_NONE = "held by no declared component"
+
+
+_NUMBERS_ONLY = re.compile(rf"^\S+ \(\w+: \d+ numbers?, that training changed and "
+                           rf"{_NO_COMPONENT_HOLDS}:")
+"""A `not compared` line of a holder of the program's own numbers only (no tensor)."""
+
+
+def not_known_if_held(text: str, why: str) -> str:
+    """A `not compared` line (``found``'s) as said where nothing shows what
+    the declared state brings back (``why``: the engine's own full resume
+    failed, say). Numbers are never held by an equal value: a component of
+    the program's own that reads them where the program keeps them (its
+    ``state_dict()`` returns them) is seen only by that resume; so the line
+    of a number, or of a holder of numbers only, does not say that no
+    declared component holds it (a tensor is held by its storage or values,
+    a generator by itself: those lines stand)."""
+    hedge = (f"whether a declared component holds it is not known ({why}: that resume shows "
+             "what the declared state brings back); if none does")
+    if _NUMBERS_ONLY.match(text):
+        return text.replace(f" and {_NO_COMPONENT_HOLDS}:", f"; {hedge},", 1)
+    return text.replace(f"; {_HELD_BY_NONE}:", f"; {hedge},", 1)
 
 
 def held_digests(program: Any, components: Sequence[Component]) -> dict[str, list[str]]:

@@ -27,7 +27,7 @@ from resumecheck.evidence import annotate, cleared_streams, unclear_streams
 from resumecheck.program import next_epoch_start
 from resumecheck.report import (
     AFTER_DIVERGENCE, CLOSE, CONFIRMED, DIVERGED, FAILED, IDENTICAL, INCONCLUSIVE, LATENT,
-    NOT_CAUSE, OWN_RESUME_ENDS_OTHERWISE, PUT_BACK, RESTORING, Finding, FindingStatus,
+    NOT_CAUSE, OWN_RESUME_ENDS_OTHERWISE, PUT_BACK, RESTORING, BUILDING, Finding, FindingStatus,
     RunResult,
 )
 from resumecheck.capture import load_checkpoint
@@ -318,8 +318,8 @@ def _is_float(value: Any) -> bool:
 
 # -- judging one run -------------------------------------------------------
 
-_STAGES = {"restore": RESTORING, "save": "saving the checkpoint",
-           "build": "building the restarted program", "step": "a step",
+_STAGES = {"restore": RESTORING, "save": "saving the checkpoint", "build": BUILDING,
+           "step": "a step",
            "capture": "capturing state", "process": "a fresh interpreter"}
 
 

@@ -1,0 +1,63 @@
+"""An engine restart that fails as the program is built again (from the
+settings a declared ``config`` component brings back) is said to be that,
+not lost undeclared state; and what only that restart could show held by a
+declared component is not said to be held by none."""
+
+from __future__ import annotations
+
+from fixtures.trust import config_extra_key
+from resumecheck import verify
+from resumecheck.pytest_plugin import _summary_row
+
+
+def test_a_restart_the_factory_refuses_to_build_is_named_as_such_and_claims_nothing_else():
+    report = verify(config_extra_key.TARGET, noise_seeds=0)
+    assert report.full_resume.verdict == "identical" and report.equivalent
+    engine = report.engine_resume
+    assert engine.verdict == "failed" and engine.explanation.startswith(
+        "building the restarted program failed: ")
+    notice = report.incomplete_state_notice()
+    assert notice.startswith("the engine's own restart fails before anything is restored, as "
+                             "the program is built again: "), notice
+    assert "got multiple values for keyword argument 'variant'" in notice
+    assert "The runs that drop `config` build: a restart is built from the settings" in notice
+    assert "Something the components do not declare is lost" not in notice
+    # the cursor reads the epoch and the position where the trainer keeps them:
+    # only the engine's own full resume (it failed) would show it brings them back
+    assert [u.split(" ")[0] for u in report.undeclared] == ["epoch", "pos"]
+    for line in report.undeclared:
+        assert "held by no declared component" not in line, line
+        assert ("whether a declared component holds it is not known (the engine's own full "
+                "resume failed: that resume shows what the declared state brings back); if "
+                "none does, declare it as a component") in line, line
+    row = _summary_row({"nodeid": "test_x", "target": "t", "report": report.to_json()})
+    assert "engine resume: FAILED (its build failed)" in row, row
+
+
+
+def test_only_lines_of_numbers_are_hedged():
+    """Numbers are held by no equal value, so only they need the evidence of
+    a restart; a tensor is held by its storage or values, a generator by
+    itself: their lines stand."""
+    from resumecheck.undeclared import not_known_if_held
+
+    why = "the engine's own full resume failed"
+    hedge = f"; whether a declared component holds it is not known ({why}: "
+    number = ("best (float: inf at the build, 0.5 at the end, changed by training; held by no "
+              "declared component: declare it as a component to check that it resumes)")
+    numbers = ("order (list: 48 numbers, that training changed and no declared component "
+               "holds: declare it as a component to check that it resumes)")
+    tensors = ("ema (Sequential: 4 tensors, 49 values, that training changed and no declared "
+               "component holds: declare it as a component to check that it resumes)")
+    generator = ("gen (a torch.Generator whose state training changed, drawn from or seeded "
+                 "again, and no declared component holds: register it, RNGState({'name': "
+                 "generator}), to check that it resumes)")
+    for line in (number, numbers):
+        hedged = not_known_if_held(line, why)
+        assert hedge in hedged and "no declared component" not in hedged, hedged
+        assert hedged.endswith("if none does, declare it as a component to check that it "
+                               "resumes)"), hedged
+    assert not_known_if_held(numbers, why).startswith(
+        "order (list: 48 numbers, that training changed; whether")
+    for line in (tensors, generator):
+        assert not_known_if_held(line, why) == line
