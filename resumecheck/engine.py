@@ -385,7 +385,7 @@ class _Segments:
             keep = {"keep_tensors_after": min(points)}
         spec = self.spec("reference", config=self.run_config, start=0, stop=self.steps,
                          capture_at=points, hash_seed=1, find_undeclared=True,
-                         digest_held=True, **keep)
+                         digest_held=True, held_after=self._after(points, 0, 1), **keep)
         jobs = self.settings.workers if self.settings.isolation == "process" else 1
         again: list[SegmentResult] = []
         if self.settings.check_determinism and jobs > 1:
@@ -573,6 +573,7 @@ class _Restarts:
                 capture_at=[stop] if stop < self.steps else [],
                 keep_tensors_after=k, reseed=_RESEED_BASE + k,
                 digest_held=held and stop == self.steps,
+                held_after=[k, k + 1] if held else [],  # (at k: right after the restore)
             ))
             out.append((k, seg))
             if seg.error is not None or stop == self.steps:
@@ -803,6 +804,9 @@ class _Judged(NamedTuple):
     """What the program held outside its declared components at the end, when
     its last segment digested it (``SegmentSpec.digest_held``: the engine's
     own and the program's own full resume, in the report)."""
+    held_after: dict[int, dict[str, list[str]]]
+    """The same after the first step of each restart (the engine's own full
+    resume, in the report: ``SegmentSpec.held_after``)."""
 
 
 class Checker:
@@ -887,7 +891,7 @@ class Checker:
             verdict.unjudge_when_incomplete(done[0].result, engine_full.result)
         return _report(self, [d.result for d in done], engine_full.held,
                        done[0].held if fulls == 2 else None,  # (the program's own resume)
-                       engine_run=engine_full.result)
+                       engine_run=engine_full.result, restarted_after=engine_full.held_after)
 
     def _planned_runs(self, drop_sets: list[list[str]]) -> list[tuple[list[str], Source]]:
         """The resumed runs of the report, in its order (and the progress estimate;
@@ -985,20 +989,31 @@ class Checker:
             verdict.conclude(self.reference, result, cmp, segments)
             trajectory = [r.digests for _, seg in segments for r in seg.records
                           if r.step > schedule[0]]
-            return _Judged(result, trajectory, segments[-1][1].held)
+            return _Judged(result, trajectory, segments[-1][1].held,
+                           {step: held for _, seg in segments
+                            for step, held in seg.held_after.items()})
 
 def _report(checker: Checker, runs: list[RunResult],
             restarted_held: dict[str, list[str]] | None = None,
             own_held: dict[str, list[str]] | None = None,
-            engine_run: RunResult | None = None) -> Report:
+            engine_run: RunResult | None = None,
+            restarted_after: dict[int, dict[str, list[str]]] | None = None) -> Report:
     """The report of ``checker``'s reference and ``runs``; ``restarted_held``:
     what the engine's own full resume (``engine_run``) held outside the
     declared components at its end (what it ends with as the reference did
-    is not named as lost); ``own_held``: the same of the program's own full
+    is not named as lost, unless it held it otherwise after its first step:
+    ``restarted_after``); ``own_held``: the same of the program's own full
     resume (what is named says how that resume ends with it:
     ``verdict.own_resume_ends``)."""
     s, ref = checker.settings, checker.reference
-    back = brought_back(checker.segment.held, restarted_held or {})
+    after = dict(restarted_after or {})
+    if engine_run is not None and engine_run.verdict in (IDENTICAL, CLOSE):
+        # right after a restore, what the program sets again from declared state
+        # as it steps (a sampler's epoch) differs: evidence only where the
+        # restart departed, and something it does not declare may be the cause
+        after = {step: held for step, held in after.items() if step not in engine_run.resume_at}
+    back = brought_back(checker.segment.held, restarted_held or {},
+                        checker.segment.held_after, after)
     named = {path: text for path, text in checker.segment.undeclared.items() if path not in back}
     unsure = _no_evidence_of_held(engine_run)
     if unsure is not None:

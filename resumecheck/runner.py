@@ -326,9 +326,13 @@ class _Segment:
         tracer.reference_digests = spec.reference_digests
         undeclared = (UndeclaredWatch(built.program, built.components)
                       if spec.find_undeclared else None)
+        if spec.restore is not None and spec.start in spec.held_after:  # (as restored)
+            self._look_at_held(built, spec.start, undeclared)
         for step in range(spec.start + 1, spec.stop + 1):
             self.step = step
             self._train_step(built, tracer, step, keep)
+            if step in spec.held_after:
+                self._look_at_held(built, step, undeclared)
             self._checkpoint(built, step)
             note_step(step)
         self.enter("capture")
@@ -343,6 +347,15 @@ class _Segment:
             self.result.held = undeclared.held  # (one walk of the program at the end)
         elif spec.digest_held:
             self.result.held = held_digests(built.program, built.components)
+
+    def _look_at_held(self, built: BuiltProgram, step: int,
+                      undeclared: UndeclaredWatch | None) -> None:
+        """What the program holds outside its declared components after ``step``."""
+        if undeclared is not None:
+            undeclared.look(step, built.program, built.components)
+            self.result.held_after = undeclared.held_after
+        else:
+            self.result.held_after[step] = held_digests(built.program, built.components)
 
     def _build_and_restore(self) -> BuiltProgram:
         spec, result = self.spec, self.result

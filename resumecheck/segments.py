@@ -113,6 +113,10 @@ class SegmentSpec:
     components (``held``): the reference; the engine's own full resume, whose
     restart shows what of it the declared state brings back; and the program's
     own full resume, which shows what of it its checkpoint brings back."""
+    held_after: list[int] = field(default_factory=list)
+    """Steps after which what the program holds outside its declared
+    components is digested (``SegmentResult.held_after``): the first step
+    after each resume point, in the reference and the engine's own full resume."""
     trace_streams: bool = True
     """Record the random streams' digests at the start of a step: at every step
     from step 0, at the first steps after a restore (all that is compared:
@@ -162,6 +166,8 @@ class SegmentResult:
     held: dict[str, list[str]] = field(default_factory=dict)
     """Where the program keeps state outside its declared components, and the
     digests of what is there at the end (``SegmentSpec.digest_held``)."""
+    held_after: dict[int, dict[str, list[str]]] = field(default_factory=dict)
+    """The same after each step of ``SegmentSpec.held_after`` (step -> digests)."""
     unreached: dict[str, list[str]] = field(default_factory=dict)
     """Data loaders (component names) the engine put state into at the restore
     while the program kept an iterator it had made from them, and where it
@@ -175,6 +181,7 @@ class SegmentResult:
         del plain["kept"]
         plain["records"] = [r.to_plain() for r in self.records]
         plain["captures"] = {str(k): v for k, v in self.captures.items()}
+        plain["held_after"] = {str(k): v for k, v in self.held_after.items()}
         return plain
 
     @classmethod
@@ -182,6 +189,7 @@ class SegmentResult:
         plain = dict(plain)
         plain["records"] = [StepRecord.from_plain(r) for r in plain["records"]]
         plain["captures"] = {int(k): v for k, v in plain["captures"].items()}
+        plain["held_after"] = {int(k): v for k, v in plain.get("held_after", {}).items()}
         return cls(**plain)
 
 

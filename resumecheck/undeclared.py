@@ -15,15 +15,17 @@ parameters and buffers, optimizers' state, and plain numbers (an int or
 float: a best loss, a patience counter), and what a declared model's layers
 keep outside its ``state_dict()`` (number and tensor attributes, buffers
 registered with ``persistent=False``, generators); read where they are: no
-``state_dict()`` of an undeclared object is called. Those that training changed (between the build and the end of the
-run) and that no declared component holds (the same storage, or the same
-values in what a component's ``state_dict()`` returns; a number: an
-attribute declared with ``Attr``) are named in the report: not compared. Data tensors
-(the dataset, the last batch the program kept: its samples or what the model
-was called with), a frozen teacher, anything training does not change, is
-not state and is not named. Nor is what a restart that restores every
-declared component ends with as the uninterrupted run did (``brought_back``:
-the engine compares what both hold at the end, ``held_digests``): the
+``state_dict()`` of an undeclared object is called. Those that training
+changed (between the build and the end of the run, or after a step looked
+at: each resume point and the step after it) and that no declared component
+holds (the same storage, or the same values in what a component's
+``state_dict()`` returns; a number: an attribute declared with ``Attr``) are
+named in the report: not compared. Data tensors (the dataset, the last batch
+the program kept: its samples or what the model was called with), a frozen
+teacher, anything training does not change, is not state and is not named.
+Nor is what a restart that restores every declared component brings back
+(``brought_back``: it ends with it as the uninterrupted run did, and held it
+so after its first step: ``held_digests``, ``UndeclaredWatch.look``): the
 program sets it again from declared state. Apart from all that, a DataLoader
 with persistent workers is state no checkpoint can hold
 (``UndeclaredWatch.unrestorable``: said where a full resume diverges).
@@ -68,6 +70,9 @@ class UndeclaredWatch:
         self.unrestorable: list[str] = []
         """After ``found``: state no checkpoint can hold, in words (a DataLoader's
         persistent workers)."""
+        self.held_after: dict[int, dict[str, list[str]]] = {}
+        """After each step ``look`` was called at: what the program held, digested."""
+        self._numbers_after: dict[str, dict[int, Any]] = {}
         try:
             held = _watched(program, components)
             self._before: dict[str, list[str]] | None = {
@@ -77,6 +82,23 @@ class UndeclaredWatch:
             self._numbers = {path: obj for path, (obj, _) in held.items() if _is_number(obj)}
         except Exception:  # a notice never fails a check: then none is given
             self._before = None
+
+    def look(self, step: int, program: Any, components: Sequence[Component]) -> None:
+        """Digest what the program holds after ``step`` (the first step after
+        a resume point): state that training changes and sets back by the
+        end (a patience counter that a better evaluation resets) counts as
+        changed, and a restart is compared with it there (``held_after``)."""
+        if self._before is None:
+            return
+        try:
+            now = _watched(program, components)
+        except Exception:  # (a notice never fails a check)
+            return
+        self.held_after[step] = {path: [digest(t) for t in tensors]
+                                 for path, (_, tensors) in now.items()}
+        for path, (obj, _) in now.items():
+            if _is_number(obj):
+                self._numbers_after.setdefault(path, {})[step] = obj
 
     def found(self, program: Any, components: Sequence[Component],
               data: Sequence[torch.Tensor] = ()) -> dict[str, str]:
@@ -112,10 +134,14 @@ class UndeclaredWatch:
         self.unrestorable = [_workers_text(path, obj) for path, (obj, _) in now.items()
                              if _keeps_workers(obj)]
         out = {}
+        moved = {path for after in self.held_after.values() for path, digests in after.items()
+                 if digests != before_all.get(path)}  # (and perhaps set back by the end)
         for path, (obj, tensors) in now.items():
             before = before_all.get(path, [])
             changed = [t for i, t in enumerate(tensors)
                        if i >= len(before) or self.held[path][i] != before[i]]
+            if not changed and path in moved:
+                changed = list(tensors)
             # by storage, or by values; one number kept bare equal to a declared
             # one (a counter at 10, and a batch norm's count) is a coincidence;
             # a Python number has no storage: by value (a component of the
@@ -141,6 +167,12 @@ class UndeclaredWatch:
     def _number(self, path: str, now: Any, in_module: bool) -> str:
         was = (f"{self._numbers[path]!r} at the build" if path in self._numbers
                else "not set at the build")
+        shown = self._numbers.get(path)
+        if shown == now:  # set back by the end: where it went on the way
+            for step, value in sorted(self._numbers_after.get(path, {}).items()):
+                if value != shown and value != now:
+                    was += f", {value!r} after step {step}"
+                    shown = value
         held = ("an attribute of a declared module, which its state_dict() leaves out: keep "
                 "it in a buffer (register_buffer), or declare it as a component, to check "
                 "that it resumes" if in_module
@@ -186,12 +218,26 @@ def held_digests(program: Any, components: Sequence[Component]) -> dict[str, lis
         return {}
 
 
-def brought_back(reference: dict[str, list[str]], restarted: dict[str, list[str]]) -> set[str]:
+def brought_back(reference: dict[str, list[str]], restarted: dict[str, list[str]],
+                 reference_after: dict[int, dict[str, list[str]]] | None = None,
+                 restarted_after: dict[int, dict[str, list[str]]] | None = None) -> set[str]:
     """What a restart that restored every declared component ends with as the
     reference ended (``held_digests`` of each): the declared state brings it
     back (a sampler's epoch set from the declared one, the last batch's
-    indices), so it is not lost state (none when the restart's is unknown)."""
-    return {path for path, digests in reference.items() if restarted.get(path) == digests}
+    indices), so it is not lost state (none when the restart's is unknown).
+    Unless the restart held it otherwise than the reference did after a step
+    (``*_after``: step -> digests, ``UndeclaredWatch.look``): after its first
+    step, what the program sets again from declared state is right; a
+    counter the restart lost may be set back alike by the end (a patience
+    counter that a better evaluation resets). (The caller passes what a
+    restart held right after its restore only where it departed.)"""
+    back = {path for path, digests in reference.items() if restarted.get(path) == digests}
+    for step, restarted_there in (restarted_after or {}).items():
+        there = (reference_after or {}).get(step)
+        if there is not None:
+            back -= {path for path in back
+                     if path in there and restarted_there.get(path) != there[path]}
+    return back
 
 
 def iterators_over(program: Any, loaders: dict[str, Any]) -> dict[str, list[str]]:
