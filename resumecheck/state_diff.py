@@ -140,7 +140,19 @@ def describe_difference(
         text = f"{label} differs" + (f", max |Δ| {size:.3g}" if size is not None else "")
     else:
         text = f"{label} {_value(new[path])}, expected {_value(ref[path])}"
+    if optimizer and all(_LEARNING_RATE.fullmatch(p) for p, _ in differing):
+        more += LEARNING_RATE_ONLY
     return text.strip() + more
+
+
+_LEARNING_RATE = re.compile(r"param_groups\[\d+\]\.lr")
+
+LEARNING_RATE_ONLY = (
+    ": only its learning rate differs, which a scheduler sets: one stepped in or after "
+    "your load(), or a rate set there by hand, leaves it so")
+"""Said of an optimizer whose state after the load differs in its learning rate
+alone (a trial: an extra scheduler step after the load showed as the optimizer
+restored wrongly, and the scheduler as not the cause)."""
 
 
 def _more(others: list[tuple[str, Any]], ref: dict[str, Any], new: dict[str, Any],

@@ -428,3 +428,26 @@ def test_a_single_value_among_the_other_differing_entries_is_said():
     text = describe_difference("lookahead", ref, got, 8)
     assert text == ("slow[1] differs, max |Δ| 1 (and 2 more entries of its state_dict() "
                     "differ, among them la_steps 0, expected 8)")
+
+
+def test_an_optimizer_whose_learning_rate_alone_differs_points_at_a_scheduler():
+    """A trial: a scheduler stepped once more after the load showed as the
+    optimizer restored wrongly (confirmed) and the scheduler as not the
+    cause; the optimizer's line now says that only its learning rate
+    differs, which a scheduler sets. With its momentum lost too, it does not."""
+    import torch
+
+    from resumecheck.state_diff import LEARNING_RATE_ONLY, describe_difference
+
+    model = torch.nn.Linear(2, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    model(torch.ones(1, 2)).sum().backward()
+    opt.step()
+    meta = {"optimizer_params": ["weight", "bias"]}
+    reference = opt.state_dict()
+    moved = {**reference, "param_groups": [{**reference["param_groups"][0], "lr": 0.05}]}
+    said = describe_difference("optimizer", reference, moved, 4, meta, meta)
+    assert said == "param_groups[0].lr 0.05, expected 0.1" + LEARNING_RATE_ONLY, said
+    fresh = {**moved, "state": {}}
+    assert LEARNING_RATE_ONLY not in describe_difference("optimizer", reference, fresh, 4,
+                                                         meta, meta)
