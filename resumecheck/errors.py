@@ -382,6 +382,14 @@ class ResumeNotEquivalent(ResumecheckError, AssertionError):
         super().__init__(self.description)
 
 
+SCHEDULER_UNREAD = (
+    "; the learning rate changes after the resume point all the same: what this "
+    "scheduler's state holds sets nothing a step reads (a scheduler stepped with an explicit "
+    "epoch, step(epoch), or one the program rebuilds from its step)")
+"""Said of a blind spot of the scheduler where the learning rate changes after
+the resume point (a trial: the advice was to make it change)."""
+
+
 _EXERCISE = {
     "rng": "dropout or augmentation for rng",
     "sampler_epoch": "a resume after an epoch boundary for sampler_epoch",
@@ -413,7 +421,13 @@ class ComponentsNotExercised(ResumecheckError, AssertionError):
                 f"{report.target}: {report.incomplete_state_notice()}",
             ]
         if components:
-            ways = [_EXERCISE[c] for c in _EXERCISE if c in components]
+            unread = {c for r in report.runs if r.blind_spot and SCHEDULER_UNREAD in r.explanation
+                      for c in r.dropped}
+            ways = [_EXERCISE[c] if c not in unread else
+                    f"nothing, for {c}: the learning rate changes after the resume point "
+                    "without its state (leave it out of the components if it holds no state; "
+                    "choose a resume point where it does, if it can)"
+                    for c in _EXERCISE if c in components]
             if any(c not in _EXERCISE for c in components):  # (a component of the program's own)
                 ways.append("a step after the resume point that reads what the checkpoint "
                             "would lose, for a component of your own")

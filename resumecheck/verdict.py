@@ -22,7 +22,10 @@ from typing import Any, Literal
 import torch
 
 from resumecheck.compare import Difference, Tolerance, compare_values, digest, flatten_state
-from resumecheck.components import CONFIG, PARAMS, SAMPLER_EPOCH, split_rank_name, validate_drop
+from resumecheck.components import (
+    CONFIG, PARAMS, SAMPLER_EPOCH, SCHEDULER, split_rank_name, validate_drop,
+)
+from resumecheck.errors import SCHEDULER_UNREAD
 from resumecheck.evidence import annotate, cleared_streams, unclear_streams
 from resumecheck.program import next_epoch_start
 from resumecheck.report import (
@@ -382,6 +385,12 @@ def _departed_before(ref: Reference, first_k: int, segments: Segments,
     return first_difference([ref.by_step[rec.step] for rec in run], run)
 
 
+def _rate_moves_after(ref: Reference, k: int) -> bool:
+    """Whether the reference's learning rate changes after step ``k``."""
+    rates = [ref.by_step[s].lr for s in sorted(ref.by_step) if s >= k]
+    return len({tuple(r) for r in rates if r is not None}) > 1
+
+
 def conclude(ref: Reference, result: RunResult, cmp: Comparison | None,
              segments: Segments) -> RunResult:
     """The last words on a judged run: blind spot, explanation, stream offsets
@@ -394,6 +403,9 @@ def conclude(ref: Reference, result: RunResult, cmp: Comparison | None,
     result.blind_spot = bool(result.dropped) and result.verdict in (IDENTICAL, CLOSE)
     result.explanation = explain(result, cmp.first_bitwise,
                                  own_checkpoint=ref.segment.has_own_checkpoint)
+    if result.blind_spot and SCHEDULER in result.dropped and _rate_moves_after(
+            ref, result.resume_at[0]):
+        result.explanation += SCHEDULER_UNREAD
     if not result.dropped and result.verdict == DIVERGED and ref.segment.unrestorable:
         result.explanation += "; state no checkpoint can hold: " + "; ".join(
             ref.segment.unrestorable)

@@ -1,0 +1,35 @@
+"""A scheduler whose state sets nothing a step reads (stepped with an explicit
+epoch) is a blind spot with the learning rate changing all the same: its
+explanation and the advice of ``assert_components_exercised`` say so,
+instead of asking for a learning rate that changes after the resume point."""
+
+from __future__ import annotations
+
+import pytest
+
+from resumecheck import ComponentsNotExercised, assert_components_exercised, verify
+from resumecheck.errors import SCHEDULER_UNREAD
+
+SPEC = "fixtures.trust.scheduler_by_epoch:"
+FAST = {"noise_seeds": 0, "check_determinism": False}
+
+
+def test_a_scheduler_stepped_by_epoch_is_said_to_set_nothing_a_step_reads():
+    report = verify(SPEC + "BY_EPOCH", drop=["scheduler"], **FAST)
+    [spot] = report.blind_spots
+    assert spot.explanation.endswith(SCHEDULER_UNREAD), spot.explanation
+    with pytest.raises(ComponentsNotExercised) as caught:
+        assert_components_exercised(SPEC + "BY_EPOCH", drop=["scheduler"], **FAST)
+    said = str(caught.value)
+    assert "nothing, for scheduler: the learning rate changes after the resume point " \
+           "without its state" in said, said
+    assert "a learning rate that changes after the resume point for scheduler" not in said
+
+
+def test_a_scheduler_whose_rate_stays_put_gets_the_advice_to_make_it_change():
+    report = verify(SPEC + "FLAT", drop=["scheduler"], **FAST)
+    [spot] = report.blind_spots
+    assert SCHEDULER_UNREAD not in spot.explanation
+    with pytest.raises(ComponentsNotExercised,
+                       match="a learning rate that changes after the resume point for scheduler"):
+        assert_components_exercised(SPEC + "FLAT", drop=["scheduler"], **FAST)
