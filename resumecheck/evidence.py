@@ -30,8 +30,8 @@ from resumecheck.segments import SegmentResult
 from resumecheck.capture import load_checkpoint
 from resumecheck.state_diff import describe_difference
 from resumecheck.streams import (
-    MAX_DRAWS, STEPS_AFTER_RESTORE, draw_offset, is_stream_state, stream_digests, stream_items,
-    stream_label,
+    MAX_DRAWS, STEPS_AFTER_RESTORE, draw_offset, is_stream_state, search_reach, stream_digests,
+    stream_items, stream_label,
 )
 from resumecheck.trace import differing_quantities, load_step_tensors, load_stream_states
 
@@ -261,7 +261,7 @@ def _detail(key: str, step: int, k: int, draws: int | None, unit: str, unsaved: 
         return (f"{label} differs from the reference's {where} (CUDA streams are compared, not "
                 "searched: their Philox offset advances by amounts that depend on the kernel)")
     if draws is None:
-        reach = f"{MAX_DRAWS} {unit}"
+        reach = f"{search_reach(key, unit)} {unit}"
         if unit == "draws" and _torch_stream(key):
             reach += f" (nor {2 * MAX_DRAWS} 32-bit words)"
         why = ("its state was not kept" if unsaved else

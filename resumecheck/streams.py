@@ -38,10 +38,12 @@ from resumecheck.components import (
 
 __all__ = [
     "MAX_DRAWS",
+    "MT_REACH",
     "STEPS_AFTER_RESTORE",
     "declared_streams",
     "draw_offset",
     "is_stream_state",
+    "search_reach",
     "stream_digests",
     "stream_label",
     "stream_items",
@@ -51,6 +53,11 @@ __all__ = [
 
 MAX_DRAWS = 64
 """How far forward and back the offset search looks."""
+
+MT_REACH = 64
+"""Python's and numpy's global streams are searched this many times further
+(4096 words: an epoch's shuffle drawn again): their word position says where
+the other state can be, so the search costs a few comparisons."""
 
 STEPS_AFTER_RESTORE = 2
 """How many steps after a restore are searched: the first step's start shows a
@@ -200,9 +207,9 @@ def _walkers(key: str, sample: Any) -> list[tuple[Walk, str, int]]:
         return [(_torch_walk(torch.int64), "draws", 1),
                 (_torch_walk(torch.int32), "32-bit words", 2)]
     if key == "python":
-        return [(_python_walk, "32-bit words", 1)]
+        return [(_python_walk, "32-bit words", MT_REACH)]
     if key == "numpy":
-        return [(_numpy_legacy_walk, "32-bit words", 1)]
+        return [(_numpy_legacy_walk, "32-bit words", MT_REACH)]
     if key.startswith("generator ") and isinstance(sample, dict) and "bit_generator" in sample:
         return [(_bitgen_walk, "raw outputs", 1)]
     return []
@@ -230,14 +237,27 @@ def _tensor_same(a: Any, b: Any) -> bool:
 # -- Python random: one 32-bit word ---------------------------------------------
 
 def _python_walk(start: Any, goal: Any, limit: int) -> int | None:
-    r = random.Random()
-    r.setstate(python_state_from_plain(start))
-    wanted = python_state_from_plain(goal)
+    """As numpy's (both are MT19937): where the word position says the goal
+    can be, a copy advanced there at once and compared whole."""
+    begin, wanted = python_state_from_plain(start), python_state_from_plain(goal)
+    if begin[2] != wanted[2]:  # (a cached normal value)
+        return None
+    at, goal_at = begin[1][-1], wanted[1][-1]
     for n in range(1, limit + 1):
-        r.getrandbits(32)
+        if _mt_position(at, n) != goal_at:
+            continue
+        r = random.Random()
+        r.setstate(begin)
+        r.getrandbits(32 * n)  # (n words: one call)
         if r.getstate() == wanted:
             return n
     return None
+
+
+def search_reach(key: str, unit: str) -> int:
+    """How far ``draw_offset`` searches ``key``'s stream, in ``unit``s."""
+    base = split_rank_name(key)[0]
+    return MAX_DRAWS * (MT_REACH if base in ("python", "numpy") else 1)
 
 
 # -- numpy's global (legacy) stream: one 32-bit word ----------------------------

@@ -1,6 +1,7 @@
 """Issue 13 §5: name what happens to the random streams after the restore."""
 
 import json
+from typing import Any
 import random
 
 import numpy as np
@@ -10,7 +11,7 @@ import torch
 from resumecheck import RNGState, verify
 from resumecheck.assertions import describe_failure
 from resumecheck.program import Target
-from resumecheck.streams import MAX_DRAWS, draw_offset, stream_states
+from resumecheck.streams import MAX_DRAWS, draw_offset, search_reach, stream_states
 from resumecheck.trace import Tracer
 
 from fixtures.evidence import loader_after_load
@@ -63,30 +64,35 @@ def test_offset_search_is_bounded_and_leaves_the_streams_alone():
     assert torch.equal(torch.get_rng_state(), state)
 
 
+@pytest.mark.parametrize("stream", ["numpy", "python"])
 @pytest.mark.parametrize("drawn_before", [0, 600, 623, 624, 1000])
-@pytest.mark.parametrize("words", [1, 24, MAX_DRAWS])
-def test_numpys_offset_is_found_from_its_word_position_across_a_regeneration(drawn_before,
-                                                                              words):
-    """numpy's offset is found from where its word position says it can be,
-    then checked whole: also when the draws between regenerate the keys (the
-    position wraps past 624 words); a stream one regeneration away at the same
-    position, or beyond the bound, is no offset."""
-    np.random.seed(5)
-    if drawn_before:  # (bytes(0) draws a word all the same)
-        np.random.bytes(4 * drawn_before)
-    before = stream_states([RNGState(streams=("numpy",))])["numpy"]
-    np.random.bytes(4 * words)
-    after = stream_states([RNGState(streams=("numpy",))])["numpy"]
-    assert draw_offset("numpy", before, after) == (words, "32-bit words")
-    assert draw_offset("numpy", after, before) == (-words, "32-bit words")
-    np.random.bytes(4 * 624)  # the same position, other keys
-    later = stream_states([RNGState(streams=("numpy",))])["numpy"]
-    assert later["pos"] == after["pos"]
-    assert draw_offset("numpy", after, later)[0] is None
-    np.random.seed(5)
-    np.random.bytes(4 * (drawn_before + MAX_DRAWS + 1))
-    beyond = stream_states([RNGState(streams=("numpy",))])["numpy"]
-    assert draw_offset("numpy", before, beyond)[0] is None
+@pytest.mark.parametrize("words", [1, 81, 624, 4096])
+def test_mersenne_offsets_are_found_from_the_word_position_across_regenerations(
+        stream, drawn_before, words):
+    """Python's and numpy's global streams (both MT19937) are searched where
+    their word position says the other state can be, then checked whole:
+    also when the words between regenerate the keys (the position wraps past
+    624), and as far as 4096 words (a trial: a load that restored Python's
+    stream and then shuffled an epoch again, 81 words, was "not within 64"); a
+    stream of another seed at the same position, or one beyond the reach, is
+    no offset."""
+    draw = ((lambda n: np.random.bytes(4 * n)) if stream == "numpy"
+            else (lambda n: random.getrandbits(32 * n)))
+
+    def seeded(seed: int, n: int) -> Any:
+        np.random.seed(seed)
+        random.seed(seed)
+        if n:  # (np.random.bytes(0) draws a word all the same)
+            draw(n)
+        return stream_states([RNGState(streams=(stream,))])[stream]
+
+    before, after = seeded(5, drawn_before), seeded(5, drawn_before + words)
+    assert search_reach(stream, "32-bit words") == 4096
+    assert draw_offset(stream, before, after) == (words, "32-bit words")
+    assert draw_offset(stream, after, before) == (-words, "32-bit words")
+    other = seeded(6, drawn_before + words)  # (the same position, other keys)
+    assert draw_offset(stream, before, other)[0] is None
+    assert draw_offset(stream, before, seeded(5, drawn_before + 4097))[0] is None
 
 
 def test_recording_the_streams_draws_nothing():
