@@ -12,6 +12,7 @@ The engine (``engine.py``) runs the programs and calls in here.
 from __future__ import annotations
 
 import math
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -622,9 +623,30 @@ def _earlier_weights(ref: Reference, state: Any, k: int) -> str:
                   if key.startswith("param:") and key in mine}
         if theirs and all(mine[key] == d for key, d in theirs.items()):
             return (f" (the reference's weights after step {step}, {k - step} step"
-                    f"{'' if k - step == 1 else 's'} before the resume point: your load() "
-                    "restored an older checkpoint; a loop that runs on from the step it "
-                    "restored would repeat those steps, the check runs on from the resume point)")
+                    f"{'' if k - step == 1 else 's'} before the resume point: {_OLDER}; a "
+                    "loop that runs on from the step it restored would repeat those steps, the "
+                    "check runs on from the resume point)")
+    return ""
+
+
+_OLDER = "your load() restored an older checkpoint"
+_OLDER_STEP = re.compile(r"the reference's weights after step (\d+), \d+ steps? before the "
+                         "resume point: " + re.escape(_OLDER))
+
+
+def _older_checkpoint_text(r: RunResult) -> str:
+    """The run's first words where its load restored an older checkpoint (the
+    confirmed weights are the reference's after an earlier step): every other
+    finding follows from that (a trial: five confirmed components read as
+    five bugs; the loop replayed the steps and ended as the uninterrupted run)."""
+    for f in r.diagnosis:
+        found = _OLDER_STEP.search(f.detail) if f.component == PARAMS else None
+        if found is not None and f.status == CONFIRMED:
+            return (f"{_OLDER}, the uninterrupted run's state after step {found.group(1)} at "
+                    f"step {f.step or r.resume_at[0]} (its weights are, bit for bit): what "
+                    "differs follows from that, and a loop that runs on from the step it "
+                    "restored repeats the steps between, where the check runs on from the "
+                    "resume point; ")
     return ""
 
 
@@ -941,7 +963,7 @@ def before_restart_text(r: RunResult) -> str:
 
 def _divergence_text(r: RunResult, own_checkpoint: bool) -> str:
     q = r.first_divergent_quantity or ""
-    text = f"{q} differs from step {r.first_divergent_step}"
+    text = f"{_older_checkpoint_text(r)}{q} differs from step {r.first_divergent_step}"
     if q.startswith("state of"):
         text = f"the final {q} differs"
         if not r.max_abs_loss_diff:

@@ -140,6 +140,12 @@ def test_causes_hidden_behind_causes_found_on_top_are_sought_again_until_none_is
     assert ("(the reference's weights after step 8, 2 steps before the resume point: your "
             "load() restored an older checkpoint; a loop that runs on from the step it "
             "restored would repeat those steps") in own.diagnosis[0].detail
+    # and the run's row says it first: every other finding follows from it
+    # (a trial read five confirmed components as five bugs)
+    assert own.explanation.startswith(
+        "your load() restored an older checkpoint, the uninterrupted run's state after step 8 "
+        "at step 10 (its weights are, bit for bit): what differs follows from that"), \
+        own.explanation
     assert verify(older_checkpoint.CORRECT, drop="none", noise_seeds=0).equivalent
 
 
