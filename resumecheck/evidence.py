@@ -45,7 +45,11 @@ def annotate(result: RunResult, reference: SegmentResult,
     the stream finding in its explanation."""
     if result.verdict in (IDENTICAL, FAILED):
         return
-    result.stream_offsets = stream_offsets(reference, segments, result.first_divergent_step)
+    result.stream_offsets = stream_offsets(
+        reference, segments, result.first_divergent_step,
+        restorer="your load()" if result.checkpoint == "program" else
+        f"the engine's restore, which drops {', '.join(result.dropped)} here,"
+        if result.dropped else "the engine's restore")
     quantity = result.first_divergent_quantity or ""
     if quantity.startswith("state of ") and segments:
         result.divergence_detail = describe_end_state(reference, segments[-1][1],
@@ -130,10 +134,12 @@ def _first_finding(offsets: list[StreamOffset]) -> str:
 
 
 def stream_offsets(reference: SegmentResult, segments: Sequence[tuple[int, SegmentResult]],
-                   until: int | None = None) -> list[StreamOffset]:
+                   until: int | None = None, restorer: str = "your load()") -> list[StreamOffset]:
     """The streams that differ at the start of the first steps after the
     earliest restore where any does (restores after ``until``, the first
-    divergent step, are not looked at: they only carry the divergence)."""
+    divergent step, are not looked at: they only carry the divergence).
+    ``restorer``: what restored the run, in words (the program's load(), or
+    the engine's restore)."""
     ref_by_step = {r.step: r for r in reference.records}
     for k, seg in segments:
         if k <= 0 or (until is not None and k >= until) or seg.error is not None:
@@ -146,7 +152,8 @@ def stream_offsets(reference: SegmentResult, segments: Sequence[tuple[int, Segme
             differing = [key for key in keys if ref.streams.get(key) != rec.streams.get(key)]
             if differing:
                 return _offsets(reference, seg, k, rec.step, differing,
-                                _unused_after(reference, k, until) & _unused_after(seg, k, until))
+                                _unused_after(reference, k, until) & _unused_after(seg, k, until),
+                                restorer)
     return []
 
 
@@ -169,7 +176,7 @@ def _stream_order(key: str) -> tuple[int, int, str]:
 
 
 def _offsets(reference: SegmentResult, seg: SegmentResult, k: int, step: int,
-             keys: list[str], idle: set[str]) -> list[StreamOffset]:
+             keys: list[str], idle: set[str], restorer: str = "your load()") -> list[StreamOffset]:
     """``idle``: streams neither run drew from after the restore. One of them
     that is merely shifted is evidence still (a draw between the load and the
     first step, an iterator's base seed); one that is elsewhere altogether
@@ -192,7 +199,7 @@ def _offsets(reference: SegmentResult, seg: SegmentResult, k: int, step: int,
             continue
         restored_so = (draws is not None and step == k + 1 and _as_restored(seg, key, run))
         unsaved = ref is None or run is None
-        detail = _detail(key, step, k, draws, unit, unsaved, restored_so)
+        detail = _detail(key, step, k, draws, unit, unsaved, restored_so, restorer)
         if draws is None and run is not None:  # another rank's stream? (class 9)
             detail = _another_ranks(key, run, ref_states, step, k) or detail
         out.append(StreamOffset(stream=key, step=step, draws=draws, unit=unit, detail=detail))
@@ -251,7 +258,7 @@ def _states(seg: SegmentResult, step: int) -> dict[str, Any]:
 
 
 def _detail(key: str, step: int, k: int, draws: int | None, unit: str, unsaved: bool,
-            restored_so: bool = False) -> str:
+            restored_so: bool = False, restorer: str = "your load()") -> str:
     label = stream_label(key)
     first = step == k + 1
     where = (f"at the start of step {step}, the first after the restore at {k}" if first
@@ -278,7 +285,7 @@ def _detail(key: str, step: int, k: int, draws: int | None, unit: str, unsaved: 
         drew = ("a DataLoader iterator created there after it draws its base seed: one draw"
                 if seeded else "data set up again, an epoch replayed")
         return (f"{label} is {amount} ahead of the reference's {where}, and was so right after "
-                "the load (nothing drew in between): your load() left it there: it set a later "
+                f"the load (nothing drew in between): {restorer} left it there: it set a later "
                 "state than the uninterrupted run's at the save (one saved after a draw the "
                 f"save should come before, such as the epoch's shuffle), or drew from it after "
                 f"setting it ({drew})")
@@ -288,7 +295,7 @@ def _detail(key: str, step: int, k: int, draws: int | None, unit: str, unsaved: 
         return f"{label} is {amount} ahead of the reference's {where}: {_cause(key, when, unit)}"
     if first and restored_so:
         return (f"{label} is {amount} behind the reference's {where}, and was so right after "
-                "the load (nothing drew in between): your load() left it there: it did not "
+                f"the load (nothing drew in between): {restorer} left it there: it did not "
                 "restore it (the build's seeding stands), or set an earlier state than the "
                 "uninterrupted run's at the save (one saved before a draw the run still made), "
                 "or set it back after restoring it (to an epoch's start, to replay its shuffle)")

@@ -242,10 +242,7 @@ def _python_walk(start: Any, goal: Any, limit: int) -> int | None:
     begin, wanted = python_state_from_plain(start), python_state_from_plain(goal)
     if begin[2] != wanted[2]:  # (a cached normal value)
         return None
-    at, goal_at = begin[1][-1], wanted[1][-1]
-    for n in range(1, limit + 1):
-        if _mt_position(at, n) != goal_at:
-            continue
+    for n in _mt_steps(begin[1][-1], wanted[1][-1], limit):
         r = random.Random()
         r.setstate(begin)
         r.getrandbits(32 * n)  # (n words: one call)
@@ -270,9 +267,7 @@ def _numpy_legacy_walk(start: Any, goal: Any, limit: int) -> int | None:
     if start["has_gauss"] != goal["has_gauss"]:
         return None
     begin, wanted = int(start["pos"]), int(goal["pos"])
-    for n in range(1, limit + 1):
-        if _mt_position(begin, n) != wanted:
-            continue
+    for n in _mt_steps(begin, wanted, limit):
         bg = np.random.MT19937()
         keys = start["keys"].numpy().astype(np.uint32) if isinstance(start["keys"], torch.Tensor) \
             else np.asarray(start["keys"], dtype=np.uint32)
@@ -289,11 +284,15 @@ def _numpy_legacy_walk(start: Any, goal: Any, limit: int) -> int | None:
 _MT_WORDS = 624  # words of MT19937's state: a draw at this position regenerates them first
 
 
-def _mt_position(pos: int, n: int) -> int:
-    """MT19937's word position after ``n`` 32-bit draws from ``pos``."""
-    if pos + n <= _MT_WORDS:
-        return pos + n
-    return (pos + n - _MT_WORDS - 1) % _MT_WORDS + 1
+def _mt_steps(pos: int, goal: int, limit: int) -> list[int]:
+    """The numbers of 32-bit draws, 1 to ``limit``, after which MT19937's word
+    position moves from ``pos`` to ``goal``: one draw moves it one on; one at
+    the last position regenerates the words and leaves it at 1."""
+    if not 1 <= goal <= _MT_WORDS:  # (0: only right after seeding, never after a draw)
+        return []
+    steps = [goal - pos] if goal > pos else []
+    steps += range(_MT_WORDS - pos + goal, limit + 1, _MT_WORDS)  # (after a regeneration)
+    return [n for n in steps if 1 <= n <= limit]
 
 
 # -- a registered numpy Generator: one raw output of its bit generator ----------

@@ -245,3 +245,19 @@ def test_a_stream_the_load_sets_back_is_said_to_be_left_there_by_the_load():
     assert "and was so right after the load (nothing drew in between): your load() left it " \
            "there" in offset.detail
     assert verify(stream_saved_early.CORRECT, drop="none", noise_seeds=0).equivalent
+
+
+def test_an_engine_restore_that_drops_the_streams_is_named_as_what_left_them():
+    """A run of the engine's own restore is not said to be left so by "your
+    load()": dropping `rng`, the build's seeding stands (Python's stream 32
+    words behind, numpy's 512: both found by their word position)."""
+    from resumecheck.tiny import TARGET
+
+    report = verify(TARGET, drop=["rng"], noise_seeds=0, check_determinism=False)
+    [run] = [r for r in report.runs if r.dropped == ["rng"]]
+    lines = {o.stream: (o.draws, o.detail) for o in run.stream_offsets}
+    assert lines["python"][0] == -32 and lines["numpy"][0] == -512, lines
+    for draws, detail in (lines["python"], lines["numpy"]):
+        assert "the engine's restore, which drops rng here, left it there: it did not restore " \
+               "it (the build's seeding stands)" in detail, detail
+        assert "your load()" not in detail
