@@ -115,8 +115,9 @@ class SegmentSpec:
     own full resume, which shows what of it its checkpoint brings back."""
     held_after: list[int] = field(default_factory=list)
     """Steps after which what the program holds outside its declared
-    components is digested (``SegmentResult.held_after``): the first step
-    after each resume point, in the reference and the engine's own full resume."""
+    components is digested (``SegmentResult.held_after``): each resume point
+    and the step after it, in the reference and the engine's own full resume
+    (whose resume point is right after its restore)."""
     trace_streams: bool = True
     """Record the random streams' digests at the start of a step: at every step
     from step 0, at the first steps after a restore (all that is compared:
