@@ -199,7 +199,8 @@ def _offsets(reference: SegmentResult, seg: SegmentResult, k: int, step: int,
             continue
         restored_so = (draws is not None and step == k + 1 and _as_restored(seg, key, run))
         unsaved = ref is None or run is None
-        detail = _detail(key, step, k, draws, unit, unsaved, restored_so, restorer)
+        detail = _detail(key, step, k, draws, unit, unsaved, restored_so, restorer,
+                         sample=ref if ref is not None else run)
         if draws is None and run is not None:  # another rank's stream? (class 9)
             detail = _another_ranks(key, run, ref_states, step, k) or detail
         out.append(StreamOffset(stream=key, step=step, draws=draws, unit=unit, detail=detail))
@@ -258,7 +259,7 @@ def _states(seg: SegmentResult, step: int) -> dict[str, Any]:
 
 
 def _detail(key: str, step: int, k: int, draws: int | None, unit: str, unsaved: bool,
-            restored_so: bool = False, restorer: str = "your load()") -> str:
+            restored_so: bool = False, restorer: str = "your load()", sample: Any = None) -> str:
     label = stream_label(key)
     first = step == k + 1
     where = (f"at the start of step {step}, the first after the restore at {k}" if first
@@ -268,9 +269,9 @@ def _detail(key: str, step: int, k: int, draws: int | None, unit: str, unsaved: 
         return (f"{label} differs from the reference's {where} (CUDA streams are compared, not "
                 "searched: their Philox offset advances by amounts that depend on the kernel)")
     if draws is None:
-        reach = f"{search_reach(key, unit)} {unit}"
+        reach = f"{search_reach(key, unit, sample)} {unit}"
         if unit == "draws" and _torch_stream(key):
-            reach += f" (nor {2 * MAX_DRAWS} 32-bit words)"
+            reach += f" (nor {search_reach(key, '32-bit words', sample)} 32-bit words)"
         why = ("its state was not kept" if unsaved else
                f"not within {reach} of it: another seed, a stream not restored, or one moved "
                "further than that (or by normal values, which this search does not follow)")

@@ -204,6 +204,8 @@ def _walkers(key: str, sample: Any) -> list[tuple[Walk, str, int]]:
         # in int64 draws (a DataLoader's base seed is one), then in 32-bit words:
         # most draws take one word per value (a randperm of n items n - 1), which
         # an odd count of cannot be reached in int64 draws
+        if _torch_position(sample) is not None:  # (a CPU generator's: MT19937 too)
+            return [(_torch_draws_walk, "draws", 1), (_torch_words_walk, "32-bit words", MT_REACH)]
         return [(_torch_walk(torch.int64), "draws", 1),
                 (_torch_walk(torch.int32), "32-bit words", 2)]
     if key == "python":
@@ -230,6 +232,42 @@ def _torch_walk(dtype: torch.dtype) -> Walk:
     return walk
 
 
+_TORCH_CPU_STATE_BYTES = 5056
+"""The size of a torch CPU generator's state; its word position is the
+unsigned 64-bit integer at bytes 16-24 (0 right after seeding: the first
+draw regenerates the words, as at the last position)."""
+
+
+def _torch_position(state: Any) -> int | None:
+    """A torch CPU generator state's word position (None: not such a state)."""
+    if not isinstance(state, torch.Tensor) or state.dtype != torch.uint8 \
+            or state.numel() != _TORCH_CPU_STATE_BYTES:
+        return None
+    position = int(state[16:24].clone().view(torch.int64).item())
+    return position if 0 <= position <= _MT_WORDS else None
+
+
+def _torch_words_walk(start: Any, goal: Any, limit: int) -> int | None:
+    """As numpy's: where the word position says the goal can be, a copy
+    advanced there at once (one int32 draw takes one word) and compared whole."""
+    at, wanted = _torch_position(start), _torch_position(goal)
+    if at is None or wanted is None:
+        return None
+    for n in _mt_steps(at or _MT_WORDS, wanted, limit):
+        g = torch.Generator()
+        g.set_state(start)
+        torch.empty(n, dtype=torch.int32).random_(generator=g)
+        if _tensor_same(g.get_state(), goal):
+            return n
+    return None
+
+
+def _torch_draws_walk(start: Any, goal: Any, limit: int) -> int | None:
+    """In int64 draws (two words each: a DataLoader's base seed is one)."""
+    words = _torch_words_walk(start, goal, 2 * limit)
+    return words // 2 if words is not None and words % 2 == 0 else None
+
+
 def _tensor_same(a: Any, b: Any) -> bool:
     return isinstance(b, torch.Tensor) and a.shape == b.shape and torch.equal(a, b)
 
@@ -251,10 +289,11 @@ def _python_walk(start: Any, goal: Any, limit: int) -> int | None:
     return None
 
 
-def search_reach(key: str, unit: str) -> int:
-    """How far ``draw_offset`` searches ``key``'s stream, in ``unit``s."""
-    base = split_rank_name(key)[0]
-    return MAX_DRAWS * (MT_REACH if base in ("python", "numpy") else 1)
+def search_reach(key: str, unit: str, sample: Any = None) -> int:
+    """How far ``draw_offset`` searches ``key``'s stream (whose state
+    ``sample`` is like), in ``unit``s."""
+    walkers = _walkers(split_rank_name(key)[0], sample)
+    return MAX_DRAWS * next((scale for _, u, scale in walkers if u == unit), 1)
 
 
 # -- numpy's global (legacy) stream: one 32-bit word ----------------------------

@@ -53,11 +53,14 @@ def test_offset_search_counts_draws_forward_and_back(key, draw, expected, unit):
 def test_offset_search_is_bounded_and_leaves_the_streams_alone():
     before, _ = _states_around(lambda g, t: None)
     state = torch.get_rng_state()
-    far = torch.Generator()
+    reach = search_reach("torch", "32-bit words", before["torch"])
+    assert reach == 4096 and search_reach("torch", "draws", before["torch"]) == MAX_DRAWS
+    near, far = torch.Generator(), torch.Generator()
+    near.set_state(before["torch"])
     far.set_state(before["torch"])
-    torch.empty(MAX_DRAWS + 1, dtype=torch.int64).random_(generator=far)
-    for _ in range(MAX_DRAWS + 1):
-        torch.empty((), dtype=torch.int64).random_(generator=far)
+    torch.empty(reach - 1, dtype=torch.int32).random_(generator=near)  # (an epoch's shuffle)
+    assert draw_offset("torch", before["torch"], near.get_state()) == (reach - 1, "32-bit words")
+    torch.empty(reach + 1, dtype=torch.int32).random_(generator=far)
     assert draw_offset("torch", before["torch"], far.get_state()) == (None, "draws")
     other = torch.Generator().manual_seed(99).get_state()
     assert draw_offset("torch", before["torch"], other) == (None, "draws")
@@ -145,13 +148,26 @@ def test_iterator_created_on_the_first_step_shows_at_the_next_step():
 
 
 @pytest.mark.e2e
-def test_a_stream_not_restored_is_not_called_an_offset():
+def test_a_stream_not_restored_is_named_so():
+    """Dropped, the torch stream of a program that seeds it at its build is
+    where the uninterrupted run's was many words before (found by its word
+    position), and said to be left there by a restore that did not restore it."""
     report = verify(loader_after_load.CORRECT, drop=["rng"], noise_seeds=0,
                     check_determinism=False)
     [dropped] = [r for r in report.runs if r.dropped == ["rng"]]
     assert dropped.verdict in ("diverged", "inconclusive")
     [offset] = dropped.stream_offsets
-    assert offset.draws is None and f"not within {MAX_DRAWS} draws" in offset.detail
+    assert offset.draws is not None and offset.draws < -2 * MAX_DRAWS, offset
+    assert offset.unit == "32-bit words"
+    assert ("the engine's restore, which drops rng here, left it there: it did not restore it "
+            "(the build's seeding stands)") in offset.detail, offset.detail
+
+
+def test_a_stream_of_another_seed_is_not_called_an_offset():
+    before, _ = _states_around(lambda g, t: None)
+    other = torch.Generator().manual_seed(12345)
+    torch.empty(700, dtype=torch.int32).random_(generator=other)
+    assert draw_offset("torch", before["torch"], other.get_state()) == (None, "draws")
 
 
 def _segment(tmp_path, name, states_by_step):
