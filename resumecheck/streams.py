@@ -24,6 +24,8 @@ labelled and searched as the stream it names, on that rank.
 
 from __future__ import annotations
 
+import functools
+
 import hashlib
 import random
 from collections.abc import Callable, Iterable
@@ -204,7 +206,7 @@ def _walkers(key: str, sample: Any) -> list[tuple[Walk, str, int]]:
         # in int64 draws (a DataLoader's base seed is one), then in 32-bit words:
         # most draws take one word per value (a randperm of n items n - 1), which
         # an odd count of cannot be reached in int64 draws
-        if _torch_position(sample) is not None:  # (a CPU generator's: MT19937 too)
+        if _torch_position(sample) is not None and _torch_layout_known():  # (MT19937 too)
             return [(_torch_draws_walk, "draws", 1), (_torch_words_walk, "32-bit words", MT_REACH)]
         return [(_torch_walk(torch.int64), "draws", 1),
                 (_torch_walk(torch.int32), "32-bit words", 2)]
@@ -245,6 +247,18 @@ def _torch_position(state: Any) -> int | None:
         return None
     position = int(state[16:24].clone().view(torch.int64).item())
     return position if 0 <= position <= _MT_WORDS else None
+
+
+@functools.lru_cache(maxsize=None)
+def _torch_layout_known() -> bool:
+    """Whether this torch keeps a CPU generator's word position where
+    ``_torch_position`` reads it (seeded: 0; one draw later: 1; 624 draws: 624)."""
+    g = torch.Generator().manual_seed(1)
+    seen = [_torch_position(g.get_state())]
+    for n in (1, 623):
+        torch.empty(n, dtype=torch.int32).random_(generator=g)
+        seen.append(_torch_position(g.get_state()))
+    return seen == [0, 1, _MT_WORDS]
 
 
 def _torch_words_walk(start: Any, goal: Any, limit: int) -> int | None:
