@@ -14,7 +14,8 @@ four levels down: bare tensors (not views, not activations), modules'
 parameters and buffers, optimizers' state, and plain numbers (an int or
 float: a best loss, a patience counter), and what a declared model's layers
 keep outside its ``state_dict()`` (number and tensor attributes, buffers
-registered with ``persistent=False``, generators); read where they are: no
+registered with ``persistent=False``, generators), and random generators it
+keeps (torch's, numpy's, Python's ``random.Random``); read where they are: no
 ``state_dict()`` of an undeclared object is called. Those that training
 changed (between the build and the end of the run, or after a step looked
 at: each resume point and the step after it) and that no declared component
@@ -33,16 +34,18 @@ with persistent workers is state no checkpoint can hold
 
 from __future__ import annotations
 
+import json
+import random
 import re
-
 import types
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import torch
 
 from resumecheck.compare import digest, flatten_state
-from resumecheck.components import Attr, Component
+from resumecheck.components import Attr, Component, RNGState
 
 __all__ = ["UndeclaredWatch", "brought_back", "held_digests", "iterators_over"]
 
@@ -152,10 +155,16 @@ class UndeclaredWatch:
                            or digest(t) not in values)]
             if _is_number(obj) and missed:
                 out[path] = self._number(path, obj, path.split(".")[0] in modules)
-            elif missed and isinstance(obj, torch.Generator):
-                out[path] = (f"{path} (a torch.Generator whose state training changed, drawn "
+            elif missed and isinstance(obj, (torch.Generator, np.random.Generator)):
+                kind = "a torch.Generator" if isinstance(obj, torch.Generator) else \
+                    "a numpy Generator"
+                out[path] = (f"{path} ({kind} whose state training changed, drawn "
                              "from or seeded again, and no declared component holds: register "
                              "it, RNGState({'name': generator}), to check that it resumes)")
+            elif missed and isinstance(obj, _OTHER_GENERATORS):
+                out[path] = (f"{path} (a {type(obj).__module__.split('.')[0]}."
+                             f"{type(obj).__name__} whose state training changed, drawn from "
+                             f"or seeded again, and {_NO_COMPONENT_HOLDS}: {_todo(path)})")
             elif missed and isinstance(obj, torch.Tensor) and path.split(".")[0] in modules:
                 out[path] = (f"{path} (Tensor: {_amount(missed)}, that training changed, "
                              f"{_LOOSE_TODO})")
@@ -471,6 +480,8 @@ def _tensors_of(obj: Any) -> list[torch.Tensor] | None:
         return [obj.detach()]
     if isinstance(obj, torch.Generator):  # its state, read (a copy): drawn from, it changes
         return [obj.get_state()] if obj.device.type == "cpu" else []
+    if isinstance(obj, _OTHER_GENERATORS):
+        return [_generator_state_tensor(obj)]
     if isinstance(obj, torch.nn.Module):
         return [t.detach() for t in (*obj.parameters(), *obj.buffers()) if t.numel()]
     if isinstance(obj, torch.optim.Optimizer):
@@ -479,6 +490,33 @@ def _tensors_of(obj: Any) -> list[torch.Tensor] | None:
     if type(obj).__module__.split(".")[0] == "torch":
         return []
     return None
+
+
+_OTHER_GENERATORS = (np.random.Generator, np.random.RandomState, random.Random)
+"""Random generators other than torch's a program may keep: a numpy Generator
+(``default_rng``: ``RNGState`` registers one), a numpy RandomState, a
+Python ``random.Random``."""
+
+
+def _generator_state_tensor(gen: Any) -> torch.Tensor:
+    """A numpy or Python generator's state as bytes in a tensor (digested, and
+    compared with a registered generator's alike)."""
+    if isinstance(gen, np.random.Generator):
+        state: Any = gen.bit_generator.state
+    elif isinstance(gen, np.random.RandomState):
+        state = gen.get_state(legacy=False)
+    else:
+        state = gen.getstate()
+    text = json.dumps(state, sort_keys=True, default=_plain_value)
+    return torch.frombuffer(bytearray(text.encode()), dtype=torch.uint8)
+
+
+def _plain_value(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    return repr(value)
 
 
 def _outside_state_dict(model: torch.nn.Module, attrs: set[tuple[int, str]]
@@ -531,5 +569,8 @@ def _state_tensors(obj: Any) -> list[torch.Tensor]:
         state = state_dict()
     except Exception:  # (not ours to judge here: the capture says it)
         return []
-    return [v.detach() if isinstance(v, torch.Tensor) else _number_tensor(v)
-            for _, v in flatten_state(state) if isinstance(v, torch.Tensor) or _is_number(v)]
+    registered = ([_generator_state_tensor(g) for g in obj.generators.values()
+                   if isinstance(g, _OTHER_GENERATORS)] if isinstance(obj, RNGState) else [])
+    return registered + [
+        v.detach() if isinstance(v, torch.Tensor) else _number_tensor(v)
+        for _, v in flatten_state(state) if isinstance(v, torch.Tensor) or _is_number(v)]

@@ -265,3 +265,20 @@ def test_a_counter_set_back_by_the_end_is_named_from_where_the_restart_held_it_o
     declared = verify("fixtures.trust.patience_reset:DECLARED", drop="none", noise_seeds=0)
     assert declared.equivalent and declared.undeclared == []
     assert declared.engine_resume.verdict == "identical"
+
+
+def test_numpy_and_python_generators_the_program_keeps_are_named_until_declared():
+    """A trial: a numpy Generator kept by the program was never named; once
+    everything else was declared the WARNING named nothing. A numpy Generator
+    (registrable with RNGState) and a random.Random are looked at as a torch
+    Generator is: by their state."""
+    report = verify("fixtures.trust.other_generators:UNDECLARED", **FAST)
+    assert report.undeclared == [
+        "noise (a numpy Generator whose state training changed, drawn from or seeded again, "
+        "and no declared component holds: register it, RNGState({'name': generator}), to "
+        "check that it resumes)",
+        "order (a random.Random whose state training changed, drawn from or seeded again, and "
+        "no declared component holds: declare it as a component to check that it resumes)"]
+    assert "`noise`, `order`" in report.incomplete_state_notice()
+    declared = verify("fixtures.trust.other_generators:DECLARED", **FAST)
+    assert declared.equivalent and declared.undeclared == []
