@@ -1034,10 +1034,20 @@ def _absent(ref: Reference, segments: Segments, step: int, key: str) -> str:
     if mine is None or theirs is None:
         return ""
     if key in theirs.digests and key not in mine.digests:
-        return " (none in the resumed run: that parameter got no gradient)"
+        return " (none in the resumed run: " + _why_no_gradient(mine) + ")"
     if key in mine.digests and key not in theirs.digests:
-        return " (none in the uninterrupted run: that parameter got no gradient there)"
+        return " (none in the uninterrupted run: " + _why_no_gradient(theirs) + " there)"
     return ""
+
+
+def _why_no_gradient(record: StepRecord) -> str:
+    """Why a step's record holds no gradient of a parameter: gradients are
+    recorded as the optimizer steps, so a step that did not step it (a loss
+    scaler that skipped it) records none at all (a trial: a skipped step
+    read as a parameter that "got no gradient")."""
+    if record.skipped or not any(_kind(key) == "grad" for key in record.digests):
+        return "its optimizer did not step"
+    return "that parameter got no gradient"
 
 
 def _others(key: str, also: list[str]) -> str:

@@ -451,3 +451,20 @@ def test_an_optimizer_whose_learning_rate_alone_differs_points_at_a_scheduler():
     fresh = {**moved, "state": {}}
     assert LEARNING_RATE_ONLY not in describe_difference("optimizer", reference, fresh, 4,
                                                          meta, meta)
+
+
+def test_a_step_the_optimizer_skipped_is_not_said_to_leave_a_parameter_without_gradient():
+    """A trial: a loss scaler of the program's own skipped a step in the
+    uninterrupted run; the first difference, a gradient the resumed run had,
+    read "that parameter got no gradient there". Gradients are recorded as
+    the optimizer steps: a step without any says the optimizer did not step."""
+    from resumecheck.trace import StepRecord
+    from resumecheck.verdict import _why_no_gradient
+
+    skipped = StepRecord(step=10, loss=0.5, digests={"loss": "a", "skipped": "True"},
+                         skipped=True)
+    unstepped = StepRecord(step=10, loss=0.5, digests={"loss": "a", "param:w": "b"})
+    frozen = StepRecord(step=10, loss=0.5, digests={"loss": "a", "grad:w": "c"})
+    assert _why_no_gradient(skipped) == "its optimizer did not step"
+    assert _why_no_gradient(unstepped) == "its optimizer did not step"
+    assert _why_no_gradient(frozen) == "that parameter got no gradient"
