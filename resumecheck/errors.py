@@ -421,13 +421,10 @@ class ComponentsNotExercised(ResumecheckError, AssertionError):
                 f"{report.target}: {report.incomplete_state_notice()}",
             ]
         if components:
-            unread = {c for r in report.runs if r.blind_spot and SCHEDULER_UNREAD in r.explanation
-                      for c in r.dropped}
-            ways = [_EXERCISE[c] if c not in unread else
-                    f"nothing, for {c}: the learning rate changes after the resume point "
-                    "without its state (leave it out of the components if it holds no state; "
-                    "choose a resume point where it does, if it can)"
-                    for c in _EXERCISE if c in components]
+            unread = sorted({c for r in report.runs
+                             if r.blind_spot and SCHEDULER_UNREAD in r.explanation
+                             for c in r.dropped if c in components})
+            ways = [_EXERCISE[c] for c in _EXERCISE if c in components and c not in unread]
             if any(c not in _EXERCISE for c in components):  # (a component of the program's own)
                 ways.append("a step after the resume point that reads what the checkpoint "
                             "would lose, for a component of your own")
@@ -435,9 +432,13 @@ class ComponentsNotExercised(ResumecheckError, AssertionError):
                 f"blind spots in {report.target} at resume point(s) "
                 f"{','.join(map(str, report.resume_at))}: {', '.join(components)}",
                 "dropping these from the checkpoint changed nothing, so this check cannot "
-                f"catch their bugs; make the program exercise them ({', '.join(ways)}) or "
-                "choose another resume point",
+                "catch their bugs; " + (f"make the program exercise them ({', '.join(ways)}) or "
+                                        "choose another resume point" if ways else
+                                        "nothing the program does here can exercise them"),
             ]
+            lines += [f"{c}: the learning rate changes after the resume point without its "
+                      "state, which sets nothing a step reads here; leave it out of the "
+                      "components if it holds no state" for c in unread]
         runs = [r for r in report.runs if r.blind_spot or r.verdict == "inconclusive"]
         lines += [f"  reproduce: {r.reproduce}" for r in runs]
         super().__init__("\n".join(lines))

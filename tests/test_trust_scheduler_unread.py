@@ -21,8 +21,10 @@ def test_a_scheduler_stepped_by_epoch_is_said_to_set_nothing_a_step_reads():
     with pytest.raises(ComponentsNotExercised) as caught:
         assert_components_exercised(SPEC + "BY_EPOCH", drop=["scheduler"], **FAST)
     said = str(caught.value)
-    assert "nothing, for scheduler: the learning rate changes after the resume point " \
-           "without its state" in said, said
+    assert "\nscheduler: the learning rate changes after the resume point without its " \
+           "state, which sets nothing a step reads here; leave it out of the components if " \
+           "it holds no state" in said, said
+    assert "nothing the program does here can exercise them" in said
     assert "a learning rate that changes after the resume point for scheduler" not in said
 
 
