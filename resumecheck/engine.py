@@ -638,6 +638,7 @@ class _Restarts:
                 restore=restore, program_save_at=stop if stop < self.steps else None,
                 keep_tensors_after=k, reseed=_RESEED_BASE + k, ranks=ranks,
                 digest_held=held and stop == self.steps,
+                held_after=[k, k + 1] if held else [],  # (at k: right after the load)
             ))
             out.append((k, prev))
         return out
@@ -891,7 +892,8 @@ class Checker:
             verdict.unjudge_when_incomplete(done[0].result, engine_full.result)
         return _report(self, [d.result for d in done], engine_full.held,
                        done[0].held if fulls == 2 else None,  # (the program's own resume)
-                       engine_run=engine_full.result, restarted_after=engine_full.held_after)
+                       engine_run=engine_full.result, restarted_after=engine_full.held_after,
+                       own_after=done[0].held_after if fulls == 2 else None)
 
     def _planned_runs(self, drop_sets: list[list[str]]) -> list[tuple[list[str], Source]]:
         """The resumed runs of the report, in its order (and the progress estimate;
@@ -997,13 +999,15 @@ def _report(checker: Checker, runs: list[RunResult],
             restarted_held: dict[str, list[str]] | None = None,
             own_held: dict[str, list[str]] | None = None,
             engine_run: RunResult | None = None,
-            restarted_after: dict[int, dict[str, list[str]]] | None = None) -> Report:
+            restarted_after: dict[int, dict[str, list[str]]] | None = None,
+            own_after: dict[int, dict[str, list[str]]] | None = None) -> Report:
     """The report of ``checker``'s reference and ``runs``; ``restarted_held``:
     what the engine's own full resume (``engine_run``) held outside the
     declared components at its end (what it ends with as the reference did
     is not named as lost, unless it held it otherwise after its first step:
     ``restarted_after``); ``own_held``: the same of the program's own full
-    resume (what is named says how that resume ends with it:
+    resume (what is named says how that resume ends with it, and, where it
+    departed, how it held it after its first step, ``own_after``:
     ``verdict.own_resume_ends``)."""
     s, ref = checker.settings, checker.reference
     after = dict(restarted_after or {})
@@ -1028,7 +1032,8 @@ def _report(checker: Checker, runs: list[RunResult],
         determinism=checker.determinism, reference_loss=ref.loss,
         seed_losses=ref.noise, nproc=s.nproc, untraced=verdict.untraced(checker.segment.records),
         undeclared=verdict.own_resume_ends(named, checker.segment.held, own_held,
-                                           runs[0] if own_held is not None else None),
+                                           runs[0] if own_held is not None else None,
+                                           checker.segment.held_after, own_after),
     )
 
 

@@ -786,18 +786,30 @@ def _iterators(where: list[str]) -> str:
 
 def own_resume_ends(named: dict[str, str], reference: dict[str, list[str]],
                     own: dict[str, list[str]] | None,
-                    run: RunResult | None = None) -> list[str]:
+                    run: RunResult | None = None,
+                    reference_after: dict[int, dict[str, list[str]]] | None = None,
+                    own_after: dict[int, dict[str, list[str]]] | None = None) -> list[str]:
     """What is not compared (path -> it in words), each saying how the program's
     own full resume ends with it (``own``: digests of what that resume held
     at its end; None: no such resume, or not digested): as the uninterrupted
     run ended (its checkpoint keeps it, or the program sets it again), or
     otherwise: its checkpoint loses it, unless it is not state (a log). Not
     where that resume (``run``) departed from the uninterrupted run: then
-    what it ends with follows from the departure, whatever its checkpoint held."""
+    what it ends with follows from the departure, whatever its checkpoint held;
+    unless it held it otherwise after a step before the departure
+    (``*_after``: step -> digests; its first step after the load)."""
     departed = run is not None and run.verdict not in (IDENTICAL, CLOSE)
     out = []
     for path, text in named.items():
-        if own and path not in own and path in reference:  # (an entry a log made, say)
+        lost = departed and run is not None and _lost_by_the_load(
+            path, run, reference_after, own_after)
+        if lost and run is not None:
+            k = run.resume_at[0]
+            text += (f"; your own resume held it otherwise right after your load() at step {k} "
+                     f"and after step {k + 1}, before it departed from the uninterrupted run at "
+                     f"step {run.first_divergent_step}: your checkpoint loses it, unless it is "
+                     "not state (a log, a timer)")
+        elif own and path not in own and path in reference:  # (an entry a log made, say)
             text += "; your own resume ends without it (nothing there made it again)"
         elif own and path in own and path in reference and own[path] == reference[path]:
             text += "; your own resume ends with it as the uninterrupted run did"
@@ -811,6 +823,26 @@ def own_resume_ends(named: dict[str, str], reference: dict[str, list[str]],
                      "checkpoint loses it, unless it is not state (a log, a timer)")
         out.append(text)
     return out
+
+
+def _lost_by_the_load(path: str, run: RunResult,
+                      reference_after: dict[int, dict[str, list[str]]] | None,
+                      own_after: dict[int, dict[str, list[str]]] | None) -> bool:
+    """Whether the program's own resume (``run``) held ``path`` otherwise
+    than the uninterrupted run did both right after its load() and after its
+    first step, which came before it departed: what the program sets again as
+    it steps (a sampler's epoch) is right after that step; what follows from
+    other lost state (a stage computed from a lost counter) was right after
+    the load."""
+    k, departed = run.resume_at[0], run.first_divergent_step
+    if departed is None or k + 1 >= departed:
+        return False
+    for step in (k, k + 1):
+        mine = (own_after or {}).get(step, {})
+        there = (reference_after or {}).get(step, {})
+        if path not in mine or path not in there or mine[path] == there[path]:
+            return False
+    return True
 
 
 def settle_findings(ref: Reference, result: RunResult, outcomes: dict[int, bool | None],

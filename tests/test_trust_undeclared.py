@@ -282,3 +282,22 @@ def test_numpy_and_python_generators_the_program_keeps_are_named_until_declared(
     assert "`noise`, `order`" in report.incomplete_state_notice()
     declared = verify("fixtures.trust.other_generators:DECLARED", **FAST)
     assert declared.equivalent and declared.undeclared == []
+
+
+def test_what_the_programs_own_load_lost_is_said_from_before_its_resume_departed():
+    """A trial: a counter the checkpoint lost read "your own resume ends with
+    it otherwise, but that says nothing of your checkpoint: the resume had
+    departed". Held otherwise right after the load and after the next step,
+    both before the departure, it is said to be lost by the checkpoint; what
+    only follows from it (the count of cuts, right after the load) is not."""
+    report = verify("fixtures.trust.patience_reset:FORGETS_PATIENCE", drop="none",
+                    noise_seeds=0)
+    assert report.full_resume.verdict == "diverged"
+    assert report.full_resume.first_divergent_step == 11
+    lines = {u.split(" (")[0]: u for u in report.undeclared}
+    assert lines["early.bad_evals"].endswith(
+        "; your own resume held it otherwise right after your load() at step 9 and after step "
+        "10, before it departed from the uninterrupted run at step 11: your checkpoint loses "
+        "it, unless it is not state (a log, a timer)"), lines["early.bad_evals"]
+    assert lines["early.cuts"].endswith("that says nothing of your checkpoint: the resume "
+                                        "had departed from the uninterrupted run at step 11")
