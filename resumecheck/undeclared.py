@@ -8,7 +8,8 @@ still match: the check cannot see the loss, and must not let "every
 component's state match" read as the whole program's.
 
 So the reference run looks at the tensors its program holds: in its
-attributes, the items of short dicts, lists and tuples, and the fields of its
+attributes, the items of short dicts, lists and tuples, a deque of any
+length (one holder: a replay buffer), and the fields of its
 own plain objects (``types.SimpleNamespace``, its classes; not a framework's),
 four levels down: bare tensors (not views, not activations), modules'
 parameters and buffers, optimizers' state, and plain numbers (an int or
@@ -34,6 +35,7 @@ with persistent workers is state no checkpoint can hold
 
 from __future__ import annotations
 
+import collections
 import json
 import random
 import re
@@ -392,6 +394,11 @@ def _held(program: Any, declared: set[int],
             continue
         seen.add(id(obj))
         looked += 1
+        if isinstance(obj, collections.deque):  # (a replay buffer: one entry, whatever its length)
+            kept = _deque_values(obj)
+            if kept:
+                out[path] = (obj, kept)
+            continue
         tensors = _tensors_of(obj)
         if _keeps_workers(obj):  # (no tensors of its own: state no checkpoint can hold)
             out[path] = (obj, [])
@@ -417,6 +424,30 @@ def _held(program: Any, declared: set[int],
                         if not isinstance(v, torch.Tensor) and not _is_number(v)]
         if depth < _DEPTH:
             todo.extend((p, v, depth + 1, free) for p, v in children)
+    return out
+
+
+_DEQUE_MOST = 100_000
+"""At most this many values of a deque are looked at (its newest)."""
+
+
+def _deque_values(queue: collections.deque) -> list[torch.Tensor]:
+    """The tensors, arrays and numbers a deque holds, and those its items hold
+    one level down (a replay buffer's transitions, as tuples or dicts): one
+    entry for the whole deque, however many items it has."""
+    out: list[torch.Tensor] = []
+    for item in reversed(queue):
+        leaves = item.values() if isinstance(item, dict) else \
+            item if isinstance(item, (list, tuple)) else (item,)
+        for leaf in leaves:
+            if isinstance(leaf, torch.Tensor) and leaf.numel() and leaf.grad_fn is None:
+                out.append(leaf.detach())
+            elif isinstance(leaf, np.ndarray) and leaf.size and leaf.dtype != object:
+                out.append(torch.from_numpy(np.ascontiguousarray(leaf)))
+            elif _is_number(leaf):
+                out.append(_number_tensor(leaf))
+        if len(out) >= _DEQUE_MOST:
+            break
     return out
 
 
