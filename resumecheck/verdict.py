@@ -801,14 +801,18 @@ def own_resume_ends(named: dict[str, str], reference: dict[str, list[str]],
     departed = run is not None and run.verdict not in (IDENTICAL, CLOSE)
     out = []
     for path, text in named.items():
-        lost = departed and run is not None and _lost_by_the_load(
-            path, run, reference_after, own_after)
-        if lost and run is not None:
+        lost = _lost_by_the_load(path, run, reference_after, own_after) \
+            if departed and run is not None else None
+        if lost is not None and run is not None:
             k = run.resume_at[0]
             text += (f"; your own resume held it otherwise right after your load() at step {k} "
                      f"and after step {k + 1}, before it departed from the uninterrupted run at "
                      f"step {run.first_divergent_step}: your checkpoint loses it, unless it is "
-                     "not state (a log, a timer)")
+                     "not state (a log, a timer)" if lost else
+                     f"; your own resume held it otherwise right after your load() at step {k}, "
+                     "and departed from the uninterrupted run at the next step: your checkpoint "
+                     "may lose it, unless the program sets it again as it steps (or it is not "
+                     "state: a log, a timer)")
         elif own and path not in own and path in reference:  # (an entry a log made, say)
             text += "; your own resume ends without it (nothing there made it again)"
         elif own and path in own and path in reference and own[path] == reference[path]:
@@ -827,22 +831,26 @@ def own_resume_ends(named: dict[str, str], reference: dict[str, list[str]],
 
 def _lost_by_the_load(path: str, run: RunResult,
                       reference_after: dict[int, dict[str, list[str]]] | None,
-                      own_after: dict[int, dict[str, list[str]]] | None) -> bool:
+                      own_after: dict[int, dict[str, list[str]]] | None) -> bool | None:
     """Whether the program's own resume (``run``) held ``path`` otherwise
-    than the uninterrupted run did both right after its load() and after its
-    first step, which came before it departed: what the program sets again as
-    it steps (a sampler's epoch) is right after that step; what follows from
-    other lost state (a stage computed from a lost counter) was right after
-    the load."""
+    than the uninterrupted run did right after its load() (None: not, or not
+    known) and, when its first step came before it departed, after that step
+    too (True; False: it departed at that step, so only the load is seen).
+    What the program sets again as it steps (a sampler's epoch) is right
+    after that step; what follows from other lost state (a stage computed
+    from a lost counter) was right after the load."""
     k, departed = run.resume_at[0], run.first_divergent_step
-    if departed is None or k + 1 >= departed:
-        return False
-    for step in (k, k + 1):
+    if departed is None or k >= departed:
+        return None
+
+    def otherwise(step: int) -> bool:
         mine = (own_after or {}).get(step, {})
         there = (reference_after or {}).get(step, {})
-        if path not in mine or path not in there or mine[path] == there[path]:
-            return False
-    return True
+        return path in mine and path in there and mine[path] != there[path]
+
+    if not otherwise(k):
+        return None
+    return otherwise(k + 1) if k + 1 < departed else False
 
 
 def settle_findings(ref: Reference, result: RunResult, outcomes: dict[int, bool | None],

@@ -72,9 +72,10 @@ def test_a_generator_a_declared_model_keeps_is_named_when_nothing_holds_it():
     assert report.undeclared == [
         "params.0.generator (a torch.Generator whose state training changed, drawn from or "
         "seeded again, and no declared component holds: register it, "
-        "RNGState({'name': generator}), to check that it resumes); your own resume ends "
-        "with it otherwise, but that says nothing of your checkpoint: the resume had "
-        "departed from the uninterrupted run at step 4"]
+        "RNGState({'name': generator}), to check that it resumes); your own resume held it "
+        "otherwise right after your load() at step 3, and departed from the uninterrupted run "
+        "at the next step: your checkpoint may lose it, unless the program sets it again as it "
+        "steps (or it is not state: a log, a timer)"]
     twin = verify(model_generator.CORRECT, drop="none", noise_seeds=0)
     assert twin.equivalent and twin.undeclared == []
 
@@ -311,3 +312,22 @@ def test_a_replay_buffer_in_a_deque_is_named_as_one_holder_until_declared():
     assert "`buffer`" in report.incomplete_state_notice()
     declared = verify("fixtures.trust.replay_buffer:DECLARED", **FAST)
     assert declared.equivalent and declared.undeclared == []
+
+
+def test_what_the_programs_own_load_lost_is_said_when_it_departs_at_the_next_step():
+    """Departed at the very step after the load, the resume is seen once
+    before it departed: right after the load. A line whose state it held
+    otherwise there says the checkpoint may lose it; one it held as the
+    uninterrupted run did keeps "says nothing of your checkpoint"."""
+    report = verify("fixtures.trust.annealed_temperature:FORGETS", **FAST)
+    assert report.full_resume.first_divergent_step == 5
+    [line] = report.undeclared
+    assert line.startswith("temperature (float: 4.0 at the build, 1.0 at the end")
+    assert line.endswith(
+        "; your own resume held it otherwise right after your load() at step 4, and departed "
+        "from the uninterrupted run at the next step: your checkpoint may lose it, unless the "
+        "program sets it again as it steps (or it is not state: a log, a timer)"), line
+    correct = verify("fixtures.trust.annealed_temperature:CORRECT", **FAST)
+    assert correct.equivalent
+    assert correct.undeclared[0].endswith(
+        "; your own resume ends with it as the uninterrupted run did")
