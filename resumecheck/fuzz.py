@@ -366,7 +366,7 @@ def _reproduced(tgt: Target, settings: Settings, result: FuzzResult,
     if report.equivalent:
         result.unreproduced.append(list(schedule))
         return None
-    result.declared_state_notice = report.incomplete_state_notice()
+    result.declared_state_notice = report.incomplete_state_notice(lines_shown=False)
     return report.full_resume
 
 

@@ -318,9 +318,11 @@ class Report:
         the determinism rerun did not run)."""
         return unseeded_notice(self.determinism)
 
-    def incomplete_state_notice(self) -> str | None:
+    def incomplete_state_notice(self, lines_shown: bool = True) -> str | None:
         """The plain sentence a report opens with when the declared components
-        do not capture the program's state (None: they do)."""
+        do not capture the program's state (None: they do). ``lines_shown``:
+        the report's `not compared` lines are printed beside it (fuzz prints
+        none: the sentence names what they would)."""
         engine = self.engine_resume
         if engine is None or self.declared_state_complete is not False:
             return None
@@ -357,9 +359,13 @@ class Report:
         named = ""
         if self.undeclared:  # (each line: "path (what it is ...)")
             paths = [uncompared_path(what) for what in self.undeclared]
-            named = (" (the `not compared` lines name what the program keeps outside them: "
-                     + ", ".join(f"`{p}`" for p in paths[:4])
-                     + (f" and {len(paths) - 4} more" if len(paths) > 4 else "") + ")")
+            listed = (", ".join(f"`{p}`" for p in paths[:4])
+                      + (f" and {len(paths) - 4} more" if len(paths) > 4 else ""))
+            named = (f" (the `not compared` lines name what the program keeps outside them: "
+                     f"{listed})" if lines_shown else
+                     f" (the program keeps outside them, and no declared component holds: "
+                     f"{listed}; `resumecheck run` of the schedule below lists them as "
+                     "`not compared`, with what to do)")
         return (
             "the declared components do not capture the program's state: the engine "
             f"restored every one of them and the run still {where}. Something the "

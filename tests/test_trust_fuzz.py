@@ -111,3 +111,17 @@ def test_a_failure_not_shown_minimal_is_not_called_minimal():
     assert result.summary().startswith("failing schedule: resume at 7, found in 3 examples")
     assert "not shown to be minimal: the time budget ran out" in result.summary()
     assert replace(result, minimal=True).summary().startswith("minimal failing schedule")
+
+
+def test_fuzzs_warning_names_what_is_not_compared_without_pointing_at_lines_it_does_not_print():
+    """A trial: fuzz's WARNING said "the `not compared` lines name ..." though
+    fuzz prints no such lines; it names them itself, and where they are listed."""
+    result = fuzz("fixtures.trust.annealed_temperature:FORGETS", max_examples=2,
+                  max_interruptions=1)
+    notice = result.declared_state_notice
+    assert notice is not None and "`temperature`" in notice, notice
+    assert "the `not compared` lines name" not in notice
+    assert ("the program keeps outside them, and no declared component holds: `temperature`; "
+            "`resumecheck run` of the schedule below lists them as `not compared`") in notice
+    assert "reproduce: resumecheck run fixtures.trust.annealed_temperature:FORGETS" in \
+        result.render()
