@@ -127,7 +127,13 @@ def describe_difference(
     path, how = differing[0]
     more = _more(differing[1:], ref, new, optimizer)
     if optimizer and _is_empty_state(new) and not _is_empty_state(ref):
-        return f"no per-parameter state (fresh), expected the state at step {step}"
+        rates = [(p, how) for p, how in differing if _LEARNING_RATE.fullmatch(p)
+                 and how not in ("missing", "unexpected")]
+        rate = (f"; its learning rate too: {_label(rates[0][0], optimizer)} "
+                f"{_value(new[rates[0][0]])}, expected {_value(ref[rates[0][0]])}, which a "
+                "scheduler sets: a fresh optimizer has the rate of a fresh start"
+                if rates else "")
+        return f"no per-parameter state (fresh), expected the state at step {step}{rate}"
     label = _label(path, optimizer)
     if how == "missing":
         text = f"{label} missing, expected {_value(ref[path])}"

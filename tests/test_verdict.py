@@ -449,8 +449,13 @@ def test_an_optimizer_whose_learning_rate_alone_differs_points_at_a_scheduler():
     said = describe_difference("optimizer", reference, moved, 4, meta, meta)
     assert said == "param_groups[0].lr 0.05, expected 0.1" + LEARNING_RATE_ONLY, said
     fresh = {**moved, "state": {}}
-    assert LEARNING_RATE_ONLY not in describe_difference("optimizer", reference, fresh, 4,
-                                                         meta, meta)
+    said = describe_difference("optimizer", reference, fresh, 4, meta, meta)
+    assert LEARNING_RATE_ONLY not in said
+    # (a trial: a fresh optimizer's first divergence was the learning rate, which its
+    # line did not mention)
+    assert said == ("no per-parameter state (fresh), expected the state at step 4; its "
+                    "learning rate too: param_groups[0].lr 0.05, expected 0.1, which a "
+                    "scheduler sets: a fresh optimizer has the rate of a fresh start"), said
 
 
 def test_a_step_the_optimizer_skipped_is_not_said_to_leave_a_parameter_without_gradient():
