@@ -356,16 +356,7 @@ class Report:
                 "state_dict() returned (or something between the restore and the first step "
                 f"changed it){settings}. Ablations cannot be judged: inconclusive."
             )
-        named = ""
-        if self.undeclared:  # (each line: "path (what it is ...)")
-            paths = [uncompared_path(what) for what in self.undeclared]
-            listed = (", ".join(f"`{p}`" for p in paths[:4])
-                      + (f" and {len(paths) - 4} more" if len(paths) > 4 else ""))
-            named = (f" (the `not compared` lines name what the program keeps outside them: "
-                     f"{listed})" if lines_shown else
-                     f" (the program keeps outside them, and no declared component holds: "
-                     f"{listed}; `resumecheck run` of the schedule below lists them as "
-                     "`not compared`, with what to do)")
+        named = _uncompared_clause(self.undeclared, lines_shown)
         return (
             "the declared components do not capture the program's state: the engine "
             f"restored every one of them and the run still {where}. Something the "
@@ -597,6 +588,21 @@ def _finite(value: Any) -> Any:
     if isinstance(value, list):
         return [_finite(v) for v in value]
     return value
+
+
+def _uncompared_clause(undeclared: list[str], lines_shown: bool) -> str:
+    """`` (the `not compared` lines name ...: `ema`)`` of the WARNING (empty
+    when nothing is named); ``lines_shown``: those lines are printed beside it."""
+    if not undeclared:  # (each line: "path (what it is ...)")
+        return ""
+    paths = [uncompared_path(what) for what in undeclared]
+    listed = (", ".join(f"`{p}`" for p in paths[:4])
+              + (f" and {len(paths) - 4} more" if len(paths) > 4 else ""))
+    if lines_shown:
+        return f" (the `not compared` lines name what the program keeps outside them: {listed})"
+    return (f" (the program keeps outside them, and no declared component holds: {listed}; "
+            "`resumecheck run` of the schedule below lists them as `not compared`, with what "
+            "to do)")
 
 
 def _build_fails_notice(runs: list[RunResult], engine: RunResult) -> str:

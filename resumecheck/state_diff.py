@@ -127,13 +127,8 @@ def describe_difference(
     path, how = differing[0]
     more = _more(differing[1:], ref, new, optimizer)
     if optimizer and _is_empty_state(new) and not _is_empty_state(ref):
-        rates = [(p, how) for p, how in differing if _LEARNING_RATE.fullmatch(p)
-                 and how not in ("missing", "unexpected")]
-        rate = (f"; its learning rate too: {_label(rates[0][0], optimizer)} "
-                f"{_value(new[rates[0][0]])}, expected {_value(ref[rates[0][0]])}, which a "
-                "scheduler sets: a fresh optimizer has the rate of a fresh start"
-                if rates else "")
-        return f"no per-parameter state (fresh), expected the state at step {step}{rate}"
+        return f"no per-parameter state (fresh), expected the state at step {step}" + \
+            _fresh_rate(differing, ref, new)
     label = _label(path, optimizer)
     if how == "missing":
         text = f"{label} missing, expected {_value(ref[path])}"
@@ -146,12 +141,24 @@ def describe_difference(
         text = f"{label} differs" + (f", max |Δ| {size:.3g}" if size is not None else "")
     else:
         text = f"{label} {_value(new[path])}, expected {_value(ref[path])}"
-    if optimizer and all(_LEARNING_RATE.fullmatch(p) for p, _ in differing):
-        more += LEARNING_RATE_ONLY
-    return text.strip() + more
+    rate_only = optimizer and all(_LEARNING_RATE.fullmatch(p) for p, _ in differing)
+    return text.strip() + more + (LEARNING_RATE_ONLY if rate_only else "")
 
 
 _LEARNING_RATE = re.compile(r"param_groups\[\d+\]\.lr")
+
+
+def _fresh_rate(differing: list[tuple[str, Any]], ref: dict[str, Any],
+                new: dict[str, Any]) -> str:
+    """Of a fresh optimizer, its learning rate where it differs too (a trial:
+    the first divergence was the rate, which the line did not mention)."""
+    rates = [p for p, how in differing
+             if _LEARNING_RATE.fullmatch(p) and how not in ("missing", "unexpected")]
+    if not rates:
+        return ""
+    return (f"; its learning rate too: {_label(rates[0], True)} {_value(new[rates[0]])}, "
+            f"expected {_value(ref[rates[0]])}, which a scheduler sets: a fresh optimizer "
+            "has the rate of a fresh start")
 
 LEARNING_RATE_ONLY = (
     ": only its learning rate differs, which a scheduler sets: one stepped in or after "

@@ -70,13 +70,12 @@ def test_a_sharded_optimizer_is_described_rank_by_rank_as_one_ranks_would_be():
 
     reference = {"[rank 0]": adam(0.0118, True), "[rank 1]": adam(0.0118, True)}
     restored = {"[rank 0]": adam(0.0067, False), "[rank 1]": adam(0.0067, False)}
-    assert describe_difference("optimizer", reference, restored, 5) == (
-        "[rank 0] no per-parameter state (fresh), expected the state at step 5 "
-        "(and 1 more rank differs)")
+    fresh = ("[rank 0] no per-parameter state (fresh), expected the state at step 5; its "
+             "learning rate too: param_groups[0].lr 0.0067, expected 0.0118, which a scheduler "
+             "sets: a fresh optimizer has the rate of a fresh start (and 1 more rank differs)")
+    assert describe_difference("optimizer", reference, restored, 5) == fresh
     # a fresh optimizer is alike on every rank: the merged capture holds it once
-    assert describe_difference("optimizer", reference, adam(0.0067, False), 5) == (
-        "[rank 0] no per-parameter state (fresh), expected the state at step 5 "
-        "(and 1 more rank differs)")
+    assert describe_difference("optimizer", reference, adam(0.0067, False), 5) == fresh
     restored["[rank 0]"] = reference["[rank 0]"]
     assert describe_difference("optimizer", reference, restored, 5).startswith(
         "[rank 1] no per-parameter state (fresh)")
