@@ -160,9 +160,11 @@ def stream_offsets(reference: SegmentResult, segments: Sequence[tuple[int, Segme
 def _unused_after(seg: SegmentResult, k: int, until: int | None) -> set[str]:
     """The streams a run never drew from after the start of step ``k + 1`` (the
     same at the start of every later step; its last step is not seen, so a
-    divergence there, ``until``, leaves every stream in)."""
+    divergence there, ``until``, leaves every stream in; one after the
+    segment, which a later restart ended, does not: a trial's stream that the
+    diagnosis called latent was still offered as a cause)."""
     later = [r.streams for r in seg.records if r.step > k and r.streams]
-    if until is None or len(later) < 2 or until >= seg.records[-1].step:
+    if until is None or len(later) < 2 or until == seg.records[-1].step:
         return set()
     return {key for key in later[0] if all(s.get(key) == later[0][key] for s in later[1:])}
 

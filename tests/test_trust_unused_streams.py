@@ -45,3 +45,21 @@ def test_what_the_load_loses_is_blamed_and_confirmed(name, component, step):
             "numpy global stream, which the reference never drew from after step 4)")
         # (the unused streams, not restored, are elsewhere: no line of their own)
         assert [o.stream for o in full.stream_offsets] == ["generator batches"]
+
+
+def test_with_two_resume_points_an_unused_stream_is_not_offered_as_a_cause():
+    """A trial: with a second restart ending the segment after the first, the
+    streams neither run drew from (the diagnosis calls them latent) were still
+    offered as a cause ("not within ... words: another seed, a stream not
+    restored"): the segment's steps before the divergence show that the run
+    did not draw from them."""
+    from dataclasses import replace
+
+    from fixtures.trust import unused_streams
+
+    target = replace(unused_streams.FORGETS_SCHEDULER, resume_at=(2, 5), steps=12)
+    full = verify(target, noise_seeds=0, drop="none").full_resume
+    assert full.first_divergent_step == 7
+    assert [(f.component, f.status) for f in full.diagnosis] == [
+        ("scheduler", "confirmed"), ("rng", "latent")]
+    assert full.stream_offsets == []
