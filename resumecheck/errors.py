@@ -437,8 +437,9 @@ class ComponentsNotExercised(ResumecheckError, AssertionError):
                                         "nothing the program does here can exercise them"),
             ]
             lines += [f"{c}: the learning rate changes after the resume point without its "
-                      "state, which sets nothing a step reads here; leave it out of the "
-                      "components if it holds no state" for c in unread]
+                      "state (a scheduler stepped with an explicit epoch, step(epoch)): what it "
+                      "holds sets nothing a step reads here, so losing it changes nothing"
+                      for c in unread]
         runs = [r for r in report.runs if r.blind_spot or r.verdict == "inconclusive"]
         lines += [f"  reproduce: {r.reproduce}" for r in runs]
         super().__init__("\n".join(lines))

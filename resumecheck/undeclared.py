@@ -171,7 +171,10 @@ class UndeclaredWatch:
                 out[path] = (f"{path} (Tensor: {_amount(missed)}, that training changed, "
                              f"{_LOOSE_TODO})")
             elif missed:
-                out[path] = (f"{path} ({type(obj).__name__}: {_amount(missed)}, that training "
+                amount = (f"{len(obj)} item{'' if len(obj) == 1 else 's'}, "
+                          f"{sum(t.numel() for t in tensors)} values"
+                          if isinstance(obj, collections.deque) else _amount(missed))
+                out[path] = (f"{path} ({type(obj).__name__}: {amount}, that training "
                              f"changed and {_NO_COMPONENT_HOLDS}: {_todo(path)})")
         return out
 

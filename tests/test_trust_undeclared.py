@@ -307,7 +307,7 @@ def test_what_the_programs_own_load_lost_is_said_from_before_its_resume_departed
 def test_a_replay_buffer_in_a_deque_is_named_as_one_holder_until_declared():
     report = verify("fixtures.trust.replay_buffer:UNDECLARED", **FAST)
     assert report.undeclared == [
-        "buffer (deque: 128 tensors, 320 values, that training changed and no declared "
+        "buffer (deque: 64 items, 320 values, that training changed and no declared "
         "component holds: declare it as a component to check that it resumes)"]
     assert "`buffer`" in report.incomplete_state_notice()
     declared = verify("fixtures.trust.replay_buffer:DECLARED", **FAST)
