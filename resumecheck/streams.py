@@ -57,9 +57,10 @@ MAX_DRAWS = 64
 """How far forward and back the offset search looks."""
 
 MT_REACH = 64
-"""Python's and numpy's global streams are searched this many times further
-(4096 words: an epoch's shuffle drawn again): their word position says where
-the other state can be, so the search costs a few comparisons."""
+"""Streams of a Mersenne Twister (Python's and numpy's global streams, torch's
+CPU generators) are searched this many times further in 32-bit words (4096:
+an epoch's shuffle drawn again): their word position says where the other
+state can be, so the search costs a few comparisons."""
 
 STEPS_AFTER_RESTORE = 2
 """How many steps after a restore are searched: the first step's start shows a
@@ -320,10 +321,10 @@ def _numpy_legacy_walk(start: Any, goal: Any, limit: int) -> int | None:
     if start["has_gauss"] != goal["has_gauss"]:
         return None
     begin, wanted = int(start["pos"]), int(goal["pos"])
+    keys = start["keys"].numpy().astype(np.uint32) if isinstance(start["keys"], torch.Tensor) \
+        else np.asarray(start["keys"], dtype=np.uint32)
     for n in _mt_steps(begin, wanted, limit):
         bg = np.random.MT19937()
-        keys = start["keys"].numpy().astype(np.uint32) if isinstance(start["keys"], torch.Tensor) \
-            else np.asarray(start["keys"], dtype=np.uint32)
         bg.state = {"bit_generator": "MT19937", "state": {"key": keys, "pos": begin}}
         bg.random_raw(n)
         now = bg.state["state"]

@@ -80,8 +80,7 @@ class UndeclaredWatch:
         self._numbers_after: dict[str, dict[int, Any]] = {}
         try:
             held = _watched(program, components)
-            self._before: dict[str, list[str]] | None = {
-                path: [digest(t) for t in tensors] for path, (_, tensors) in held.items()}
+            self._before: dict[str, list[str]] | None = _digested(held)
             self._storages = {_ptr(t) for obj, tensors in held.values() if not _is_number(obj)
                               for t in tensors}
             self._numbers = {path: obj for path, (obj, _) in held.items() if _is_number(obj)}
@@ -99,8 +98,7 @@ class UndeclaredWatch:
             now = _watched(program, components)
         except Exception:  # (a notice never fails a check)
             return
-        self.held_after[step] = {path: [digest(t) for t in tensors]
-                                 for path, (_, tensors) in now.items()}
+        self.held_after[step] = _digested(now)
         for path, (obj, _) in now.items():
             if _is_number(obj):
                 self._numbers_after.setdefault(path, {})[step] = obj
@@ -135,7 +133,7 @@ class UndeclaredWatch:
         values = {digest(t) for c, t in declared if not _is_number_tensor(t)}
         modules = {c.name for c in components if isinstance(c.obj, torch.nn.Module)}
         now = _watched(program, components)
-        self.held = {path: [digest(t) for t in tensors] for path, (_, tensors) in now.items()}
+        self.held = _digested(now)
         self.unrestorable = [_workers_text(path, obj) for path, (obj, _) in now.items()
                              if _keeps_workers(obj)]
         out = {}
@@ -226,10 +224,14 @@ def held_digests(program: Any, components: Sequence[Component]) -> dict[str, lis
     """Where the program keeps state outside its declared components, and the
     digest of each tensor or number there (empty when it cannot be read)."""
     try:
-        return {path: [digest(t) for t in tensors]
-                for path, (_, tensors) in _watched(program, components).items()}
+        return _digested(_watched(program, components))
     except Exception:  # (a notice never fails a check)
         return {}
+
+
+def _digested(held: dict[str, tuple[Any, list[torch.Tensor]]]) -> dict[str, list[str]]:
+    """``_watched``'s holders, each as the digests of its tensors."""
+    return {path: [digest(t) for t in tensors] for path, (_, tensors) in held.items()}
 
 
 def brought_back(reference: dict[str, list[str]], restarted: dict[str, list[str]],

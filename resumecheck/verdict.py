@@ -796,8 +796,9 @@ def own_resume_ends(named: dict[str, str], reference: dict[str, list[str]],
     otherwise: its checkpoint loses it, unless it is not state (a log). Not
     where that resume (``run``) departed from the uninterrupted run: then
     what it ends with follows from the departure, whatever its checkpoint held;
-    unless it held it otherwise after a step before the departure
-    (``*_after``: step -> digests; its first step after the load)."""
+    unless it held it otherwise right after its load() (``*_after``: step ->
+    digests; ``_lost_by_the_load``), and after the next step where that came
+    before the departure."""
     departed = run is not None and run.verdict not in (IDENTICAL, CLOSE)
     out = []
     for path, text in named.items():
