@@ -124,14 +124,13 @@ def save_capture(built: BuiltProgram, path: str, verify: bool = True, *,
     only, never given to a program), not copied.
     """
     state = capture(built)
-    if unwritten and _keep_unwritten(path, state, restored_from):
+    shape, unfamiliar = _survey(state["components"])
+    if unwritten and _keep_unwritten(path, state, shape, unfamiliar, restored_from):
         return
     try:
         torch.save(state, path)
     except Exception as exc:
         raise CheckpointError("save", path, f"torch.save failed: {exc}") from exc
-    unfamiliar = _unfamiliar_types(state["components"])
-    shape = _shape(state["components"]) if verify or unfamiliar or _LOADED_SHAPES else ""
     if shape in _LOADED_SHAPES:
         # this very structure (every key, every leaf's type) loaded back
         # already: so does this file, to what was just written (a reader in
@@ -211,23 +210,23 @@ def save_capture_apart(built: BuiltProgram, path: str) -> None:
 _SHARED_FROM_BYTES = 1 << 20
 
 
-def _keep_unwritten(path: str, state: dict[str, Any], restored_from: str | None = None) -> bool:
-    """Keep ``state`` in memory as what ``path`` would load to, if a capture of
-    its very structure loaded back with weights_only=True already (so would
-    this file) and memory for unwritten captures is left. Components equal
-    to ``restored_from``'s (by digest) are that capture's own, uncopied,
-    where the state is large enough for that to matter."""
-    if not _LOADED_SHAPES or _unfamiliar_types(state["components"]):
-        return False
-    if _shape(state["components"]) not in _LOADED_SHAPES:
+def _keep_unwritten(path: str, state: dict[str, Any], shape: str, unfamiliar: set[type],
+                    restored_from: str | None = None) -> bool:
+    """Keep ``state`` (of ``_survey``'s ``shape`` and ``unfamiliar`` types) in
+    memory as what ``path`` would load to, if a capture of its very structure
+    loaded back with weights_only=True already (so would this file) and
+    memory for unwritten captures is left. Components equal to
+    ``restored_from``'s (by digest) are that capture's own, uncopied, where
+    the state is large enough for that to matter."""
+    if unfamiliar or shape not in _LOADED_SHAPES:
         return False
     size = _copyable_bytes(state)
     if restored_from is None or size is None or size < _SHARED_FROM_BYTES:
-        return _CACHE.put(path, state, copy=True, unwritten=True)
+        return _CACHE.put(path, state, copy=True, unwritten=True, size=size)
     source = _CACHE.get(restored_from, copy=False)
     digests = _CACHE.digests(restored_from)
     if source is None or digests is None:
-        return _CACHE.put(path, state, copy=True, unwritten=True)
+        return _CACHE.put(path, state, copy=True, unwritten=True, size=size)
     components = {}
     for name, value in state["components"].items():
         same = name in digests and digest(value) == digests[name]
@@ -261,7 +260,7 @@ def _leaves(value: Any, path: str) -> Iterator[tuple[str, Any]]:
             yield from _leaves(v, f"{path}[{i}]")
 
 
-# Structures of captures that loaded back with weights_only=True (see _shape),
+# Structures of captures that loaded back with weights_only=True (see _survey),
 # in this process or in another segment of this check's: a capture of the
 # same structure loads back too, so the first capture of each later segment
 # need not be read back to prove it.
@@ -270,7 +269,7 @@ _LOADED_SHAPES: set[str] = set()
 
 def loadable_shapes() -> list[str]:
     """The structures of captures known to load back with weights_only=True
-    (``_shape``'s names), for the next process-isolated segment to start with."""
+    (``_survey``'s names), for the next process-isolated segment to start with."""
     return sorted(_LOADED_SHAPES)
 
 
@@ -280,15 +279,21 @@ def add_loadable_shapes(names: Iterable[str]) -> None:
     _LOADED_SHAPES.update(names)
 
 
-def _shape(components: dict[str, Any]) -> str:
-    """A name for everything that decides whether a capture loads with
-    weights_only=True: the path of every value (its keys' types included) and
-    every value's type (a tensor's dtype and layout too); not the values.
-    (A digest of their text, the same in every process: a type is named by
-    its module and class, a key by its type and repr.)"""
+def _survey(components: dict[str, Any]) -> tuple[str, set[type]]:
+    """From one walk of a capture's components: a name for everything that
+    decides whether it loads with weights_only=True (its *shape*), and the
+    types in it not known to load.
+
+    The shape: the path of every value (its keys' types included) and every
+    value's type (a tensor's dtype and layout too); not the values. (A digest
+    of their text, the same in every process: a type is named by its module
+    and class, a key by its type and repr.)"""
     out: list[str] = []
+    unfamiliar: set[type] = set()
 
     def walk(value: Any, path: str) -> None:
+        if type(value) not in _LOADABLE_TYPES:
+            unfamiliar.add(type(value))
         kind = f"{type(value).__module__}.{type(value).__qualname__}"
         if isinstance(value, torch.Tensor):
             out.append(f"{path}={kind}:{value.dtype}:{value.layout}")
@@ -302,14 +307,7 @@ def _shape(components: dict[str, Any]) -> str:
                 walk(v, f"{path}/{i}")
 
     walk(components, "")
-    return hashlib.blake2b("\n".join(out).encode(), digest_size=16).hexdigest()
-
-
-def _unfamiliar_types(components: dict[str, Any]) -> set[type]:
-    return {
-        type(v) for name, state in components.items() for _, v in _leaves(state, name)
-        if type(v) not in _LOADABLE_TYPES
-    }
+    return hashlib.blake2b("\n".join(out).encode(), digest_size=16).hexdigest(), unfamiliar
 
 
 def _unsafe_value(components: dict[str, Any]) -> tuple[str, str, str]:
@@ -465,11 +463,13 @@ class _Loaded:
             self._digests[key] = (data, found)
         return found
 
-    def put(self, path: str, data: Any, *, copy: bool = False, unwritten: bool = False) -> bool:
+    def put(self, path: str, data: Any, *, copy: bool = False, unwritten: bool = False,
+            size: int | None = None) -> bool:
         """Keep ``data``, what ``path`` loads to (a copy of it with ``copy``;
         without, the caller keeps it no more; ``unwritten``: no file holds
-        it); False when it cannot be copied faithfully or is too large."""
-        size = _copyable_bytes(data)
+        it; ``size``: ``_copyable_bytes(data)``, where known); False when it
+        cannot be copied faithfully or is too large."""
+        size = _copyable_bytes(data) if size is None else size
         identity = None if unwritten else self._identity(path)
         if size is None or (identity is None and not unwritten) or size > self.LIMIT // 4:
             return False

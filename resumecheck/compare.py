@@ -145,9 +145,17 @@ def _update(h: Any, leaf: Any) -> None:
         layout = _layout(leaf)
         t = local_tensor(leaf).detach().cpu().contiguous()
         h.update(f"T{t.dtype}{tuple(t.shape)}{layout}".encode())
-        h.update(t.reshape(-1).view(torch.uint8).numpy())  # the bytes, not a copy
+        # the bytes, not a copy: numpy's view of them where numpy has the dtype
+        # (a third of a small tensor's digest is the reshape and view to bytes)
+        h.update(t.numpy() if t.dtype in _NUMPY_DTYPES else t.reshape(-1).view(torch.uint8).numpy())
     else:
         h.update(f"{type(leaf).__name__}:{leaf!r}".encode())
+
+
+# Dtypes whose CPU tensors numpy views as they are (bool's bytes too).
+_NUMPY_DTYPES = frozenset({
+    torch.float64, torch.float32, torch.float16, torch.int64, torch.int32, torch.int16,
+    torch.int8, torch.uint8, torch.bool, torch.complex64, torch.complex128})
 
 
 def flatten_state(value: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:

@@ -312,11 +312,18 @@ _SHORT_STACKS_PATCHED: list[Any] = []
 class _InnermostFrames:
     """Stands in for the ``traceback`` module where a backend records a queued
     call's stack: the call's innermost frames only (the program's line that
-    seeded, and a few callers)."""
+    seeded, and a few callers), each as file, line and function, without the
+    source line (reading it is most of the cost: ``linecache`` checks the file
+    on disk for every frame)."""
 
     @staticmethod
     def format_stack(f: Any = None, limit: int | None = None) -> list[str]:
-        return traceback.format_stack(f or sys._getframe(1), limit=8)
+        frame, lines = f or sys._getframe(1), list[str]()
+        while frame is not None and len(lines) < 8:
+            code = frame.f_code
+            lines.append(f'  File "{code.co_filename}", line {frame.f_lineno}, in {code.co_name}\n')
+            frame = frame.f_back
+        return lines[::-1]
 
 
 @contextmanager

@@ -53,6 +53,7 @@ from resumecheck.components import (
     seeds_called,
 )
 from resumecheck.errors import MissingFramework, StepError, TargetError
+from resumecheck.streams import stream_label
 
 __all__ = [
     "BUILTIN_SPEC",
@@ -187,9 +188,6 @@ class Target:
 
 def _shared_streams(a: Any, b: Any) -> str:
     """The random streams two declared ``RNGState`` both hold, in words ('' when none)."""
-    from resumecheck.components import RNGState
-    from resumecheck.streams import stream_label
-
     if not (isinstance(a, RNGState) and isinstance(b, RNGState)):
         return ""
     both = [f"the {stream_label(s)}" for s in a.streams if s in b.streams]
