@@ -140,7 +140,7 @@ def describe_difference(
         size = getattr(how, "max_abs", None)
         text = f"{label} differs" + (f", max |Δ| {size:.3g}" if size is not None else "")
     else:
-        text = f"{label} {_value(new[path])}, expected {_value(ref[path])}"
+        text = f"{label} {_values_apart(new[path], ref[path])}"
     rate_only = optimizer and all(_LEARNING_RATE.fullmatch(p) for p, _ in differing)
     return text.strip() + more + (LEARNING_RATE_ONLY if rate_only else "")
 
@@ -156,8 +156,8 @@ def _fresh_rate(differing: list[tuple[str, Any]], ref: dict[str, Any],
              if _LEARNING_RATE.fullmatch(p) and how not in ("missing", "unexpected")]
     if not rates:
         return ""
-    return (f"; its learning rate too: {_label(rates[0], True)} {_value(new[rates[0]])}, "
-            f"expected {_value(ref[rates[0]])}, which a scheduler sets: a fresh optimizer "
+    return (f"; its learning rate too: {_label(rates[0], True)} "
+            f"{_values_apart(new[rates[0]], ref[rates[0]])}, which a scheduler sets: a fresh optimizer "
             "has the rate of a fresh start")
 
 LEARNING_RATE_ONLY = (
@@ -175,7 +175,7 @@ def _more(others: list[tuple[str, Any]], ref: dict[str, Any], new: dict[str, Any
     counter was among "4 more entries", its slow weights named first)."""
     if not others:
         return ""
-    said = [f"{_label(path, optimizer)} {_value(new[path])}, expected {_value(ref[path])}"
+    said = [f"{_label(path, optimizer)} {_values_apart(new[path], ref[path])}"
             for path, how in others
             if how not in ("missing", "unexpected") and not is_private(path)
             and not (isinstance(ref[path], torch.Tensor) and ref[path].numel() != 1)][:2]
@@ -306,3 +306,19 @@ def _value(v: Any) -> str:
     if isinstance(v, torch.Tensor):
         return str(v.item()) if v.numel() == 1 else f"tensor{list(v.shape)}"
     return repr(v)
+
+
+def _values_apart(value: Any, expected: Any) -> str:
+    """``VALUE, expected EXPECTED``; two floats with the fewest significant
+    digits (6 at least) that still tell them apart, where either is long (a
+    trial: a rate computed as 0.9 * 0.0025 read ``0.0022500000000000003``); as
+    Python writes them where only their last digits differ."""
+    a, b = (v.item() if isinstance(v, torch.Tensor) and v.numel() == 1 else v
+            for v in (value, expected))
+    if (type(a) is float and type(b) is float and math.isfinite(a) and math.isfinite(b)
+            and max(len(repr(a)), len(repr(b))) > 12):
+        for digits in range(6, 17):
+            shown, wanted = f"{a:.{digits}g}", f"{b:.{digits}g}"
+            if shown != wanted:
+                return f"{shown}, expected {wanted}"
+    return f"{_value(value)}, expected {_value(expected)}"

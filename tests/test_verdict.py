@@ -458,6 +458,24 @@ def test_an_optimizer_whose_learning_rate_alone_differs_points_at_a_scheduler():
                     "scheduler sets: a fresh optimizer has the rate of a fresh start"), said
 
 
+def test_a_value_computed_in_floating_point_is_shown_with_the_digits_that_tell_it_apart():
+    """A trial: a rate computed as 0.9 * 0.0025 read ``0.0022500000000000003``.
+    A long float is shown with the fewest digits (6 at least) that still tell
+    it from the expected value; values apart only in their last digits stay whole."""
+    from resumecheck.state_diff import describe_difference
+
+    def rated(lr: float) -> dict:
+        return {"state": {}, "param_groups": [{"lr": lr, "params": [0]}]}
+
+    meta = {"optimizer_params": ["weight"]}
+    said = describe_difference("optimizer", rated(0.0025), rated(0.9 * 0.0025), 4, meta, meta)
+    assert said.startswith("param_groups[0].lr 0.00225, expected 0.0025"), said
+    said = describe_difference("optimizer", rated(0.3), rated(0.1 + 0.2), 4, meta, meta)
+    assert said.startswith("param_groups[0].lr 0.30000000000000004, expected 0.3"), said
+    said = describe_difference("optimizer", rated(1 / 3), rated(1 / 3 + 1e-12), 4, meta, meta)
+    assert said.startswith("param_groups[0].lr 0.333333333334, expected 0.333333333333"), said
+
+
 def test_a_step_the_optimizer_skipped_is_not_said_to_leave_a_parameter_without_gradient():
     """A trial: a loss scaler of the program's own skipped a step in the
     uninterrupted run; the first difference, a gradient the resumed run had,
