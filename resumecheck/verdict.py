@@ -940,9 +940,9 @@ def judge_ablations(engine_full: RunResult, engine_trajectory: list[Any],
     allowed = (IDENTICAL,) if tolerance.bitwise_only else (IDENTICAL, CLOSE)
     if engine_full.verdict in allowed:
         return
-    where = (f"from step {engine_full.first_divergent_step} "
-             f"({engine_full.first_divergent_quantity})"
-             if engine_full.verdict == DIVERGED else "(it failed)")
+    where = (f"already differs from step {engine_full.first_divergent_step} "
+             f"({engine_full.first_divergent_quantity})" if engine_full.verdict == DIVERGED
+             else "failed" if engine_full.verdict == FAILED else f"is {engine_full.verdict}")
     for run, trajectory in ablations:
         if run.verdict == FAILED:
             continue
@@ -953,7 +953,7 @@ def judge_ablations(engine_full: RunResult, engine_trajectory: list[Any],
         run.same_as_full_resume = (
             engine_full.verdict == DIVERGED and trajectory == engine_trajectory)
         text = (f"inconclusive: the engine's full resume of every declared component "
-                f"already differs {where}, so dropping {', '.join(run.dropped)} shows "
+                f"{where}, so dropping {', '.join(run.dropped)} shows "
                 "nothing about it")
         if run.same_as_full_resume:
             text += ("; its trajectory is identical to the full resume's divergence: "

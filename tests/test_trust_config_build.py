@@ -32,6 +32,13 @@ def test_a_restart_the_factory_refuses_to_build_is_named_as_such_and_claims_noth
                 "none does, declare it as a component") in line, line
     row = _summary_row({"nodeid": "test_x", "target": "t", "report": report.to_json()})
     assert "engine resume: FAILED (its build failed)" in row, row
+    # the one ablation that builds is not judged, and says why in words that fit
+    # (a trial: "already differs (it failed)")
+    (drop_config,) = [r for r in report.runs if r.dropped == ["config"]]
+    assert drop_config.verdict == "inconclusive"
+    assert drop_config.explanation == (
+        "inconclusive: the engine's full resume of every declared component failed, so "
+        "dropping config shows nothing about it"), drop_config.explanation
 
 
 
