@@ -123,7 +123,7 @@ class ProgramExited(ResumecheckError):
         self.call = call
         self.code = code
         super().__init__(f"the program called {call}({code!r}), which ends a real run there: "
-                         "this run failed (the check goes on)")
+                         "this run failed")
 
 
 class CheckpointError(ResumecheckError):

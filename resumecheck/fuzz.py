@@ -57,6 +57,12 @@ __all__ = ["FuzzResult", "fuzz", "run_fuzz"]
 SCHEMA = "resumecheck.fuzz/1"
 
 
+def _and(steps: list[int]) -> str:
+    """``5, 10 and 15``."""
+    words = [str(s) for s in steps]
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
+
+
 @dataclass(kw_only=True)
 class FuzzResult:
     """What a fuzzing session tried and, if it found one, the minimal failing schedule."""
@@ -134,18 +140,16 @@ class FuzzResult:
     def _edges(self) -> str:
         """Which of the program's epoch boundaries a schedule resumed at (steps, not a count)."""
         if not self.boundaries:
-            return "the program declares no epoch boundaries"
-        edges = ", ".join(map(str, self.boundaries))
-        covered = ", ".join(map(str, self.boundaries_covered))
-        # (said of the schedules tried, not of the failing one beside it)
-        return (f"among them resumes at epoch boundar"
-                f"{'y' if len(self.boundaries_covered) == 1 else 'ies'} {covered} of {edges}"
-                if covered else f"none resumed at an epoch boundary ({edges})")
+            return ", the program declares no epoch boundaries"
+        # (said of the schedules tried, not of the failing one beside it; a trial
+        # read "among them resumes at epoch boundary 8 of 8, 16" as hard to parse)
+        return (f"; of the program's epoch boundaries, {_and(self.boundaries)}, they resumed "
+                f"at {_and(self.boundaries_covered) if self.boundaries_covered else 'none'}")
 
     def summary(self) -> str:
         tried = (f"{self.examples} example{'' if self.examples == 1 else 's'} "
                  f"({self.distinct_schedules} distinct schedule"
-                 f"{'' if self.distinct_schedules == 1 else 's'}, {self._edges()})")
+                 f"{'' if self.distinct_schedules == 1 else 's'}{self._edges()})")
         if self.failure is None:
             cut = "; the time budget ran out first" if self.budget_exhausted else ""
             odd = ""

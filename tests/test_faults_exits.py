@@ -45,6 +45,7 @@ def test_sys_exit_in_the_reference_is_a_clear_error_not_a_silent_exit(capsys):
     err = capsys.readouterr().err
     assert code == 2
     assert "failed at step 3: the program called sys.exit(0)" in err
+    assert "goes on" not in err  # (a trial: "this run failed (the check goes on)"; it stops)
 
 
 @pytest.mark.parametrize("isolation", ["inprocess", pytest.param("process", marks=[

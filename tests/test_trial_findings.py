@@ -84,12 +84,12 @@ def test_the_epoch_boundaries_a_fuzz_resumed_at_read_as_steps_not_a_count():
     def said(**kw):
         return FuzzResult(target="t", steps=16, seed=None, max_interruptions=2, examples=3,
                           distinct_schedules=3, **kw).summary()
-    assert "among them resumes at epoch boundary 15 of 5, 10, 15)" in said(
-        boundaries=[5, 10, 15], boundaries_covered=[15])
-    assert "among them resumes at epoch boundaries 5, 10 of 5, 10, 15)" in said(
+    assert ("(3 distinct schedules; of the program's epoch boundaries, 5, 10 and 15, they "
+            "resumed at 15)") in said(boundaries=[5, 10, 15], boundaries_covered=[15])
+    assert "epoch boundaries, 5, 10 and 15, they resumed at 5 and 10)" in said(
         boundaries=[5, 10, 15], boundaries_covered=[5, 10])
-    assert "none resumed at an epoch boundary (5, 10, 15))" in said(boundaries=[5, 10, 15])
-    assert "the program declares no epoch boundaries)" in said()
+    assert "epoch boundaries, 5, 10 and 15, they resumed at none)" in said(boundaries=[5, 10, 15])
+    assert "(3 distinct schedules, the program declares no epoch boundaries)" in said()
 
 
 def test_an_interrupted_timing_does_not_say_nothing_was_judged():
