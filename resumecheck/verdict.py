@@ -1014,11 +1014,16 @@ def _divergence_text(r: RunResult, own_checkpoint: bool) -> str:
                  "the program's state (undeclared state, or state consumed after the "
                  "restore)")
     text += _differs_clause(r.diagnosis)
-    if not r.dropped and r.checkpoint == "program" and not r.diagnosis \
+    idle = [f for f in r.diagnosis if f.status in (LATENT, PUT_BACK)]
+    if not r.dropped and r.checkpoint == "program" and len(idle) == len(r.diagnosis) \
             and r.verdict == DIVERGED and not q.startswith("state of"):
-        text += ("; no declared component differs right after your load(): what it leaves "
+        # (a trial: a lost worker seed left only a latent stream, and no lead at all)
+        text += ("; no declared component differs right after your load()" if not idle else
+                 "; what differs in the declared components right after your load() "
+                 "changes nothing here")
+        text += (": what it leaves "
                  "different is state you did not declare (a sampler's epoch that set_epoch "
-                 "sets, an iterator's position, a counter in your module), or something drew "
+                 "sets, an iterator's position or its workers' seeds, a counter in your module), or something drew "
                  "from a stream or changed state between the load and the first step")
     text += latent_text(r)
     if r.plausible is True and not r.max_abs_loss_diff:

@@ -269,6 +269,28 @@ def test_explanations():
     assert verdict.quantity_name("weird") == "weird"
 
 
+def test_a_resume_whose_load_differs_only_in_what_changes_nothing_points_at_undeclared_state():
+    """A trial: a loader's iterator kept its workers' seeds across the load, and
+    the only finding was a latent stream (Python's, never drawn from): the why
+    named that latent gap and no lead. Where every finding changes nothing
+    there, it points at undeclared state as where nothing differs at all."""
+    def own(*diagnosis: Finding) -> str:
+        run = RunResult(dropped=[], resume_at=[11], verdict="diverged", checkpoint="program",
+                        first_divergent_step=12, first_divergent_quantity="loss",
+                        diagnosis=list(diagnosis))
+        return verdict.explain(run, None, own_checkpoint=True)
+
+    lead = ("what it leaves different is state you did not declare (a sampler's epoch that "
+            "set_epoch sets, an iterator's position or its workers' seeds")
+    assert f"; no declared component differs right after your load(): {lead}" in own()
+    latent = Finding("rng", "Python random stream differs", step=11, status="latent")
+    said = own(latent)
+    assert ("; what differs in the declared components right after your load() changes "
+            f"nothing here: {lead}") in said, said
+    cause = Finding("rng", "torch CPU stream differs", step=11, status="confirmed")
+    assert lead not in own(cause) and lead not in own(latent, cause)
+
+
 def test_drop_sets():
     assert verdict.drop_sets("all", NAMES) == [[], ["params"], ["rng"], ["global_step"]]
     assert verdict.drop_sets("none", NAMES) == [[]]
