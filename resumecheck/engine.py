@@ -657,6 +657,8 @@ class _Confirmations:
         self._unreached: dict[str, list[str]] = {}
         """Components a rerun put right into a data loader whose iterator the
         program had made already: that rerun may not have reached it."""
+        self._rerun_steps: list[tuple[int, dict[str, str]]] | None = None
+        """The last rerun's steps, each by its digests (None: it failed)."""
 
     def settle(self, result: RunResult, segments: list[tuple[int, SegmentResult]],
                work: str, own: bool, diverged_at: tuple[int, str] | None) -> None:
@@ -669,11 +671,14 @@ class _Confirmations:
         tries = verdict.confirmation_tries(self._reference, result, segments,
                                            "program" if own else "engine")
         outcomes: dict[int, bool] = {}
+        moved: set[int] = set()
         self._unreached = {}
         for i, (k, checkpoint) in tries.items():
             component = result.diagnosis[i].component
             outcomes[i] = self._helps([component], k, checkpoint, result, work,
                                       f"confirm-{component}", diverged_at)
+            if not outcomes[i] and self._rerun_steps not in (None, _steps_of(segments)):
+                moved.add(i)  # (it changed the run: not "changes nothing", see settle_findings)
         outcomes.update(self._later_causes(result, tries, outcomes, work))
         outcomes.update(self._joint_causes(result, tries, outcomes, work, diverged_at))
         # (a rerun that did not help, but may not have reached the component: no evidence)
@@ -683,7 +688,8 @@ class _Confirmations:
         put_back = (verdict.streams_put_back(self._reference, segments)
                     | verdict.modes_put_back(self._reference, result, segments)
                     if verdict.departure(result) is None and result.diagnosis else set())
-        verdict.settle_findings(self._reference, result, judged, put_back, self._unreached)
+        verdict.settle_findings(self._reference, result, judged, put_back, self._unreached,
+                                moved)
 
     def _later_causes(self, result: RunResult, tries: dict[int, tuple[int, str]],
                       outcomes: dict[int, bool], work: str) -> dict[int, bool]:
@@ -787,12 +793,20 @@ class _Confirmations:
             rest, work,
             SegmentResult(records=[], names=[], captures={}, end_state=None),
             first_restore=restore, tag=tag, put_right=self._captures)
+        self._rerun_steps = None
         if any(seg.error is not None for _, seg in segments):
             return None
+        self._rerun_steps = _steps_of(segments)
         for _, seg in segments:
             for name in set(seg.unreached) & set(components):
                 self._unreached.setdefault(name, seg.unreached[name])
         return verdict.compare_run(self._reference, result.resume_at[0], [], segments, [])
+
+
+def _steps_of(segments: list[tuple[int, SegmentResult]]) -> list[tuple[int, dict[str, str]]]:
+    """A run's steps after its first restart, each by its digests (what it
+    consumed and computed: data, loss, gradients, parameters)."""
+    return [(r.step, r.digests) for _, seg in segments for r in seg.records]
 
 
 class _Judged(NamedTuple):

@@ -856,7 +856,8 @@ def _lost_by_the_load(path: str, run: RunResult,
 
 def settle_findings(ref: Reference, result: RunResult, outcomes: dict[int, bool | None],
                     put_back: set[str] | frozenset[str] = frozenset(),
-                    unreached: dict[str, list[str]] | None = None) -> None:
+                    unreached: dict[str, list[str]] | None = None,
+                    moved: set[int] | frozenset[int] = frozenset()) -> None:
     """Give each finding a status: is the difference the cause?
 
     Those the run never departs after are ``latent`` (with the step from
@@ -870,7 +871,11 @@ def settle_findings(ref: Reference, result: RunResult, outcomes: dict[int, bool 
     program kept an iterator it had made from it before it was put right
     (``outcomes`` None; ``unreached``: where the program keeps it): the
     state put in may not have reached that iterator; the finding says so.
-    The rest keep their status (``after_divergence``, or none: not tried).
+    A finding whose rerun did not help but changed the run all the same
+    (``moved``: its steps differ from the run's own) is not "not the cause":
+    it matters, beside something else that differs too (not judged; the
+    finding says so). The rest keep their status (``after_divergence``, or
+    none: not tried).
     """
     if result.verdict == FAILED:
         return
@@ -890,6 +895,8 @@ def settle_findings(ref: Reference, result: RunResult, outcomes: dict[int, bool 
         elif outcomes.get(i, False) is None:
             judged.append(replace(finding, detail=finding.detail + _unreached_text(
                 finding.component, (unreached or {}).get(finding.component, []))))
+        elif i in moved and not outcomes.get(i):
+            judged.append(replace(finding, detail=finding.detail + _matters_with_others(result)))
         elif i in outcomes and (outcomes[i] or finding.component != CONFIG):
             cause = bool(outcomes[i])
             judged.append(replace(finding, status=CONFIRMED if cause else NOT_CAUSE,
@@ -900,6 +907,15 @@ def settle_findings(ref: Reference, result: RunResult, outcomes: dict[int, bool 
     for finding in judged:
         if finding.status == LATENT and finding.component not in result.latent_gaps:
             result.latent_gaps.append(finding.component)
+
+
+def _matters_with_others(result: RunResult) -> str:
+    """Of a finding that changes the run when put right, yet leaves it
+    departing where it did (``settle_findings``): a trial's lost stream beside
+    a loader's workers seeded from it read "differs, not the cause"."""
+    return (f"; putting it right alone changes the run, which still departs at step "
+            f"{result.first_divergent_step}: it matters, and something else differs too "
+            "(another finding, or state no component declares)")
 
 
 def unjudge_when_incomplete(own: RunResult, engine_full: RunResult) -> None:

@@ -1,0 +1,37 @@
+"""A finding that changes the resumed run when put right, while the run still
+departs where it did for something else, is not called "not the cause"
+(fixtures/trust/two_causes.py; a trial: a stream one draw ahead beside a
+loader's workers seeded from it read "rng differs, not the cause")."""
+
+from __future__ import annotations
+
+from fixtures.trust import two_causes
+from resumecheck import verify
+
+
+def _own(target):
+    report = verify(target, drop="none", noise_seeds=0)
+    return report, report.full_resume
+
+
+def test_a_finding_that_matters_beside_another_cause_says_so_and_is_not_cleared():
+    report, own = _own(two_causes.TWO_CAUSES)
+    assert own.checkpoint == "program" and own.verdict == "diverged"
+    assert own.first_divergent_step == 5
+    assert report.engine_resume.verdict == "identical"  # (the declared state is complete)
+    (rng,) = own.diagnosis
+    assert rng.component == "rng" and rng.status is None and rng.confirmed is None
+    assert rng.detail.endswith(
+        "; putting it right alone changes the run, which still departs at step 5: it matters, "
+        "and something else differs too (another finding, or state no component declares)"
+    ), rng.detail
+    for line in own.stream_offsets:
+        assert "not the cause" not in line.detail, line.detail
+    assert "not the cause" not in report.render("table")
+
+
+def test_the_same_lost_stream_alone_is_confirmed_and_the_correct_load_resumes():
+    _, own = _own(two_causes.STREAM_ONLY)
+    assert [(f.component, f.status) for f in own.diagnosis] == [("rng", "confirmed")]
+    report, own = _own(two_causes.CORRECT)
+    assert report.equivalent and own.verdict == "identical", report.render("table")
