@@ -29,6 +29,7 @@ from typing import Any, Literal, NamedTuple
 import torch
 
 from resumecheck import forkserver, heap, module_state, verdict
+from resumecheck.streams import is_stream_state
 from resumecheck.baseline import compare_launches, nondeterminism_cause
 from resumecheck.capture import forget_captures_under
 from resumecheck.compare import Tolerance
@@ -677,10 +678,15 @@ class _Confirmations:
             component = result.diagnosis[i].component
             outcomes[i] = self._helps([component], k, checkpoint, result, work,
                                       f"confirm-{component}", diverged_at)
-            if not outcomes[i] and self._rerun_steps not in (None, _steps_of(segments)):
+            if (not outcomes[i] and self._rerun_steps not in (None, _steps_of(segments, k))
+                    and self._random_state(component, k)):
                 moved.add(i)  # (it changed the run: not "changes nothing", see settle_findings)
         outcomes.update(self._later_causes(result, tries, outcomes, work))
         outcomes.update(self._joint_causes(result, tries, outcomes, work, diverged_at))
+        if any(outcomes.values()):
+            # (what the confirmed ones leave, the others are tried on: a change
+            # they made alone may be theirs together with a confirmed one)
+            moved = set()
         # (a rerun that did not help, but may not have reached the component: no evidence)
         judged: dict[int, bool | None] = {
             i: None if not helped and result.diagnosis[i].component in self._unreached else helped
@@ -690,6 +696,14 @@ class _Confirmations:
                     if verdict.departure(result) is None and result.diagnosis else set())
         verdict.settle_findings(self._reference, result, judged, put_back, self._unreached,
                                 moved)
+
+    def _random_state(self, component: str, k: int) -> bool:
+        """Whether ``component`` is random state (an ``RNGState``): putting it
+        right sets streams and does nothing else, so a rerun that changed the
+        run shows that its state matters. (Another's ``load_state_dict`` may
+        act as well: a loader's makes its iterator again, drawing a seed.)"""
+        state = self._reference.file(self._captures[k])["components"].get(component)
+        return is_stream_state(state)
 
     def _later_causes(self, result: RunResult, tries: dict[int, tuple[int, str]],
                       outcomes: dict[int, bool], work: str) -> dict[int, bool]:
@@ -796,17 +810,18 @@ class _Confirmations:
         self._rerun_steps = None
         if any(seg.error is not None for _, seg in segments):
             return None
-        self._rerun_steps = _steps_of(segments)
+        self._rerun_steps = _steps_of(segments, k)
         for _, seg in segments:
             for name in set(seg.unreached) & set(components):
                 self._unreached.setdefault(name, seg.unreached[name])
         return verdict.compare_run(self._reference, result.resume_at[0], [], segments, [])
 
 
-def _steps_of(segments: list[tuple[int, SegmentResult]]) -> list[tuple[int, dict[str, str]]]:
-    """A run's steps after its first restart, each by its digests (what it
-    consumed and computed: data, loss, gradients, parameters)."""
-    return [(r.step, r.digests) for _, seg in segments for r in seg.records]
+def _steps_of(segments: list[tuple[int, SegmentResult]],
+              k: int) -> list[tuple[int, dict[str, str]]]:
+    """A run's steps after step ``k``, each by its digests (what it consumed and
+    computed: data, loss, gradients, parameters)."""
+    return [(r.step, r.digests) for _, seg in segments for r in seg.records if r.step > k]
 
 
 class _Judged(NamedTuple):

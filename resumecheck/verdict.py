@@ -871,8 +871,9 @@ def settle_findings(ref: Reference, result: RunResult, outcomes: dict[int, bool 
     program kept an iterator it had made from it before it was put right
     (``outcomes`` None; ``unreached``: where the program keeps it): the
     state put in may not have reached that iterator; the finding says so.
-    A finding whose rerun did not help but changed the run all the same
-    (``moved``: its steps differ from the run's own) is not "not the cause":
+    A finding of random state whose rerun did not help but changed the run
+    all the same (``moved``: its steps differ from the run's own; nothing was
+    confirmed) is not "not the cause":
     it matters, beside something else that differs too (not judged; the
     finding says so). The rest keep their status (``after_divergence``, or
     none: not tried).
@@ -913,9 +914,11 @@ def _matters_with_others(result: RunResult) -> str:
     """Of a finding that changes the run when put right, yet leaves it
     departing where it did (``settle_findings``): a trial's lost stream beside
     a loader's workers seeded from it read "differs, not the cause"."""
-    return (f"; putting it right alone changes the run, which still departs at step "
-            f"{result.first_divergent_step}: it matters, and something else differs too "
-            "(another finding, or state no component declares)")
+    return (f"{_MATTERS_WITH_OTHERS} {result.first_divergent_step}: it matters, and something "
+            "else differs too (another finding, or state no component declares)")
+
+
+_MATTERS_WITH_OTHERS = "; putting it right alone changes the run, which still departs at step"
 
 
 def unjudge_when_incomplete(own: RunResult, engine_full: RunResult) -> None:
@@ -925,12 +928,14 @@ def unjudge_when_incomplete(own: RunResult, engine_full: RunResult) -> None:
     than it holds (a flag restored through ``Attr`` while what it switched,
     ``requires_grad``, is not). A rerun that puts the reference's declared
     state in is then no evidence that a component does not matter, so no
-    finding of the program's own full resume is "not the cause": not judged."""
+    finding of the program's own full resume is "not the cause", nor said to
+    matter beside something else: not judged."""
     if engine_full.verdict in (IDENTICAL, CLOSE, FAILED):
         return
     before, cleared = _differs_clause(own.diagnosis), cleared_streams(own)
-    own.diagnosis = [replace(f, status=None, confirmed=None) if f.status == NOT_CAUSE else f
-                     for f in own.diagnosis]
+    own.diagnosis = [replace(f, status=None, confirmed=None) if f.status == NOT_CAUSE else
+                     replace(f, detail=f.detail.split(_MATTERS_WITH_OTHERS)[0])
+                     for f in own.diagnosis]  # (nor that it matters beside something else)
     if before:
         own.explanation = own.explanation.replace(before, _differs_clause(own.diagnosis), 1)
     unclear_streams(own, cleared)  # (its stream lines said "not the cause" too)
