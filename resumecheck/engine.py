@@ -29,7 +29,6 @@ from typing import Any, Literal, NamedTuple
 import torch
 
 from resumecheck import forkserver, heap, module_state, verdict
-from resumecheck.streams import is_stream_state
 from resumecheck.baseline import compare_launches, nondeterminism_cause
 from resumecheck.capture import forget_captures_under
 from resumecheck.compare import Tolerance
@@ -50,6 +49,7 @@ from resumecheck.interrupt import RunDirectories, scratch_directory
 from resumecheck.runner import run_segment
 from resumecheck.segments import PHASE_TIMEOUT, Restore, SegmentResult, SegmentSpec
 from resumecheck.settings import DEFAULT_NOISE_SEEDS, MAX_NOISE_SEEDS, DropSpec, Settings, resume_points
+from resumecheck.streams import is_stream_state
 from resumecheck.trace import KEPT_IN_MEMORY, load_step_tensors
 from resumecheck.undeclared import brought_back, not_known_if_held
 
