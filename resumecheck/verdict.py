@@ -896,7 +896,7 @@ def settle_findings(ref: Reference, result: RunResult, outcomes: dict[int, bool 
         elif outcomes.get(i, False) is None:
             judged.append(replace(finding, detail=finding.detail + _unreached_text(
                 finding.component, (unreached or {}).get(finding.component, []))))
-        elif i in moved and not outcomes.get(i):
+        elif i in moved:  # (never one that helped: see _Confirmations.settle)
             judged.append(replace(finding, detail=finding.detail + _matters_with_others(result)))
         elif i in outcomes and (outcomes[i] or finding.component != CONFIG):
             cause = bool(outcomes[i])
