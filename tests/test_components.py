@@ -100,5 +100,13 @@ def test_errors_pickle_with_their_data():
 def test_component_of_refuses_objects_without_state_dict():
     with pytest.raises(TypeError, match="state_dict"):
         Component.of("ema", object())
+
+    class SaveOnly:  # (state_dict() but no load: it cannot be restored)
+        def state_dict(self):
+            return {}
+        load_state_dict = None
+
+    with pytest.raises(TypeError, match="state_dict"):
+        Component.of("ema", SaveOnly())
     assert Component.of("rng", RNGState()).per_rank
     assert not Component.of("global_step", Value(0)).per_rank
