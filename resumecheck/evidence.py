@@ -30,7 +30,7 @@ from resumecheck.segments import SegmentResult
 from resumecheck.capture import load_checkpoint
 from resumecheck.state_diff import describe_difference
 from resumecheck.streams import (
-    MAX_DRAWS, STEPS_AFTER_RESTORE, draw_offset, is_stream_state, search_reach, stream_digests,
+    STEPS_AFTER_RESTORE, draw_offset, is_stream_state, search_reach, stream_digests,
     stream_items, stream_label,
 )
 from resumecheck.trace import differing_quantities, load_step_tensors, load_stream_states
