@@ -61,6 +61,21 @@ __all__ = [
 MIN_STEP_TIMEOUT = 60.0
 """The automatic step timeout is max(this, 20 x the reference's slowest step)."""
 
+REFERENCE_HASH_SEED = 1
+"""The ``PYTHONHASHSEED`` of the reference, of its replays and of the first half
+of a run through the program's own save/load (the run that was interrupted)."""
+
+
+def restart_hash_seed(i: int) -> int:
+    """The ``PYTHONHASHSEED`` of a run's ``i``-th restart (from 0): never the one
+    the segment it resumes from ran under, as a real restart draws a new one
+    (a set of parameter names iterated in another order gives the saved
+    optimizer state to other parameters), and the same in every check, so a
+    verdict reproduces. Only a fresh interpreter (``--isolation process``)
+    can take it: in-process, every segment shares this interpreter's."""
+    return 2 if i % 2 == 0 else REFERENCE_HASH_SEED
+
+
 # In-process restarts first move every global stream to a value no program
 # would pick, so a missing RNG restore cannot hide.
 _RESEED_BASE = 0x5EED_F00D
@@ -385,7 +400,7 @@ class _Segments:
         else:  # within tolerance, every step after a restart may be read
             keep = {"keep_tensors_after": min(points)}
         spec = self.spec("reference", config=self.run_config, start=0, stop=self.steps,
-                         capture_at=points, hash_seed=1, find_undeclared=True,
+                         capture_at=points, hash_seed=REFERENCE_HASH_SEED, find_undeclared=True,
                          digest_held=True, held_after=self._after(points, 0, 1), **keep)
         jobs = self.settings.workers if self.settings.isolation == "process" else 1
         again: list[SegmentResult] = []
@@ -521,7 +536,7 @@ class _ReferenceTensors:
             with self.segments.run_directory("replay-") as work:
                 restore = Restore(path=self.reference.captures[start]) if start else None
                 seg = self.segments.run(self.segments.spec(
-                    f"replay-{step}", work, start=start, stop=stop, hash_seed=1,
+                    f"replay-{step}", work, start=start, stop=stop, hash_seed=REFERENCE_HASH_SEED,
                     config=self.restart_config if start else self.run_config, restore=restore,
                     reseed=_RESEED_BASE + start if start else None, keep_tensor_steps=wanted,
                     trace_streams=False, capture_end=False,
@@ -570,7 +585,7 @@ class _Restarts:
             stop = bounds[i + 1]
             seg = self.segments.run(self.segments.spec(
                 f"drop-{tag}-{k}", work, config=self.restart_config, start=k, stop=stop,
-                restore=Restore(path=path, drop=list(dropped)),
+                restore=Restore(path=path, drop=list(dropped)), hash_seed=restart_hash_seed(i),
                 capture_at=[stop] if stop < self.steps else [],
                 keep_tensors_after=k, reseed=_RESEED_BASE + k,
                 digest_held=held and stop == self.steps,
@@ -605,6 +620,7 @@ class _Restarts:
             seg = self.segments.run(self.segments.spec(
                 "own-0", prefix_work, config=self.run_config, start=0, stop=first,
                 program_save_at=first, keep_tensors_after=0, trace_streams=False,
+                hash_seed=REFERENCE_HASH_SEED,  # (the run that was interrupted: the reference's)
             ))
             if self.reuse_prefix and seg.error is None:
                 self.prefixes[first] = seg
@@ -638,6 +654,7 @@ class _Restarts:
                 f"{tag}-{k}", work, config=self.restart_config, start=k, stop=stop,
                 restore=restore, program_save_at=stop if stop < self.steps else None,
                 keep_tensors_after=k, reseed=_RESEED_BASE + k, ranks=ranks,
+                hash_seed=restart_hash_seed(i),
                 digest_held=held and stop == self.steps,
                 held_after=[k, k + 1] if held else [],  # (at k: right after the load)
             ))
@@ -947,7 +964,7 @@ class Checker:
             config = {**self.run_config, self.target.seed_key: seed}
             return self._segments.run(self._segments.spec(
                 f"noise{seed}", config=config, start=0, stop=self.steps, capture_end=False,
-                trace_streams=False))
+                trace_streams=False, hash_seed=REFERENCE_HASH_SEED))
 
         noise = self.map(noise_run, seeds)
         self.noise_seeds = [s for s, seg in zip(seeds, noise) if seg.error is None]

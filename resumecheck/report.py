@@ -13,6 +13,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from resumecheck.state_diff import REORDERED
 from resumecheck.streams import unseeded_text
 from resumecheck.trajectory import Trajectory
 
@@ -345,6 +346,9 @@ class Report:
                 "component carries the settings back"
             )
         lossy = [f for f in engine.diagnosis if f.basis == "reference"]
+        reordered = [f for f in lossy if f.detail.startswith(REORDERED)]
+        if reordered:
+            return _reordered_notice(where, reordered)
         if lossy:
             # Restored from its own capture, a component that still differs right
             # after the restore does not load what its state_dict() gave.
@@ -603,6 +607,17 @@ def _uncompared_clause(undeclared: list[str], lines_shown: bool) -> str:
     return (f" (the program keeps outside them, and no declared component holds: {listed}; "
             "`resumecheck run` of the schedule below lists them as `not compared`, with what "
             "to do)")
+
+
+def _reordered_notice(where: str, reordered: list[Finding]) -> str:
+    """Not a checkpoint that loses state: a restart builds the optimizer over
+    its parameters in another order, and every restore by position (the
+    engine's, the program's own) gives the state to other ones."""
+    named = "; ".join(f"`{f.component}` {f.detail}" for f in reordered)
+    return (f"the engine restored every declared component and the run still {where}: "
+            f"right after the restore, {named}. A real restart builds it so too, so every "
+            "resume of this program is affected, whatever its checkpoint holds. Ablations "
+            "cannot be judged: inconclusive.")
 
 
 def _build_fails_notice(runs: list[RunResult], engine: RunResult) -> str:

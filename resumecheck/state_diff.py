@@ -17,7 +17,7 @@ from resumecheck.compare import Difference, Tolerance, compare_values, flatten_s
 from resumecheck.components import OPTIMIZER, RNG, rank_name, split_rank_name
 from resumecheck.streams import is_stream_state
 
-__all__ = ["DETACHED", "by_parameter_name", "describe_difference", "differing_leaves",
+__all__ = ["DETACHED", "REORDERED", "by_parameter_name", "describe_difference", "differing_leaves",
            "is_private", "reorder_optimizer_state"]
 
 _RNG_STREAMS = {
@@ -66,6 +66,11 @@ DETACHED = "steps tensors the model does not train with"
 parameters than the model's (``verdict`` leaves such a finding unjudged: no
 state put into it can attach it to the model)."""
 
+REORDERED = "lists its parameters in another order than the run that saved it"
+"""How an optimizer's finding begins when the restored optimizer holds the
+reference's parameters at other positions: its state, saved by position,
+belongs to other parameters (an order that follows ``PYTHONHASHSEED``)."""
+
 _UNNAMED = re.compile(r"group\d+\.param\d+")
 """``capture_meta``'s name for an optimizer parameter that is not the model's."""
 
@@ -103,10 +108,9 @@ def describe_difference(
     if _is_per_rank(reference) or _is_per_rank(restored):
         return _per_rank_difference(name, reference, restored, step, ref_meta, restored_meta,
                                     unused)
-    if name == OPTIMIZER:
-        detached = _detached(ref_meta, restored_meta)
-        if detached is not None:  # (its state, keyed by those tensors, says nothing)
-            return detached
+    misplaced = _misplaced(name, reference, ref_meta, restored_meta)
+    if misplaced is not None:  # (its state, keyed by position, says nothing)
+        return misplaced
     optimizer = _optimizer_names(name, ref_meta) is not None
     if optimizer:
         reference = by_parameter_name(reference, _optimizer_names(name, ref_meta))
@@ -282,6 +286,39 @@ def _rng_stream(path: str) -> str:
     if head == "generators":
         return f"generator {path.split('.')[1]!r}"
     return _RNG_STREAMS.get(head, head)
+
+
+def _misplaced(name: str, reference: Any, ref_meta: dict[str, Any] | None,
+               restored_meta: dict[str, Any] | None) -> str | None:
+    """An optimizer restored onto other tensors than the model's, or onto the
+    reference's parameters at other positions, in words (None: neither)."""
+    detached = _detached(ref_meta, restored_meta) if name == OPTIMIZER else None
+    if detached is not None or not _per_parameter(reference):
+        return detached
+    return _reordered(name, ref_meta, restored_meta)
+
+
+def _per_parameter(state: Any) -> bool:
+    """Whether a state is an optimizer's own (per-parameter state saved by
+    position), not a scheduler's that names the optimizer it drives."""
+    return isinstance(state, dict) and "state" in state and "param_groups" in state
+
+
+def _reordered(name: str, ref_meta: dict[str, Any] | None,
+               restored_meta: dict[str, Any] | None) -> str | None:
+    """An optimizer whose parameters are the reference's at other positions,
+    in words (None: listed alike, or not the same parameters)."""
+    want, got = _optimizer_names(name, ref_meta), _optimizer_names(name, restored_meta)
+    if not want or not got or want == got or sorted(want) != sorted(got):
+        return None
+    moved = [(i, g, w) for i, (g, w) in enumerate(zip(got, want)) if g != w]
+    at, first, expected = moved[0]
+    return (f"{REORDERED}: {len(moved)} of its {len(got)} parameters are at other positions "
+            f"(position {at}: '{first}', expected '{expected}'), so the state saved by "
+            "position belongs to other parameters. An order that changes from one "
+            "interpreter to the next comes from iterating a set or a dict keyed by hash "
+            "(it follows PYTHONHASHSEED): list the parameters in a fixed order (the model's "
+            "named_parameters(), or sorted names)")
 
 
 def _optimizer_names(name: str, meta: dict[str, Any] | None) -> list[str] | None:

@@ -37,7 +37,9 @@ from resumecheck.report import (
 from resumecheck.capture import load_checkpoint
 from resumecheck.segments import SegmentResult
 from resumecheck.settings import DropSpec
-from resumecheck.state_diff import DETACHED, describe_difference, differing_leaves, is_private
+from resumecheck.state_diff import (
+    DETACHED, REORDERED, describe_difference, differing_leaves, is_private,
+)
 from resumecheck.streams import is_stream_state, stream_items
 from resumecheck.trace import (
     QUANTITY_ORDER, StepRecord, differing_quantities, first_difference, load_step_tensors,
@@ -1049,9 +1051,13 @@ def _divergence_text(r: RunResult, own_checkpoint: bool) -> str:
         if not r.max_abs_loss_diff:
             text += " (every step's loss, gradients and parameters match)"
     if not r.dropped and r.checkpoint == "engine" and own_checkpoint:
-        text += ("; the engine restored every declared component: they do not capture "
-                 "the program's state (undeclared state, or state consumed after the "
-                 "restore)")
+        if any(f.detail.startswith(REORDERED) for f in r.diagnosis):
+            text += ("; the engine restored every declared component, into an optimizer "
+                     "built over its parameters in another order")
+        else:
+            text += ("; the engine restored every declared component: they do not capture "
+                     "the program's state (undeclared state, or state consumed after the "
+                     "restore)")
     text += _differs_clause(r.diagnosis)
     idle = [f for f in r.diagnosis if f.status in (LATENT, PUT_BACK)]
     if not r.dropped and r.checkpoint == "program" and len(idle) == len(r.diagnosis) \

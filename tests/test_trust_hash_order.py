@@ -1,0 +1,38 @@
+"""A restart in a fresh interpreter runs under another PYTHONHASHSEED than the
+run it resumes, as a real restart does: parameter groups built by iterating
+a set give the optimizer's saved state to other parameters, and the check
+says so (fixtures/trust/hash_order.py; a trial: every segment but the
+reference forked from one server, under one hash seed, and such a program
+was called equivalent)."""
+
+from __future__ import annotations
+
+import pytest
+
+from fixtures.trust import hash_order
+from resumecheck import verify
+from resumecheck.engine import REFERENCE_HASH_SEED, restart_hash_seed
+from resumecheck.state_diff import REORDERED
+
+pytestmark = pytest.mark.e2e
+
+
+def test_a_restart_never_shares_the_hash_seed_of_the_segment_it_resumes():
+    seeds = [REFERENCE_HASH_SEED] + [restart_hash_seed(i) for i in range(4)]
+    assert all(a != b for a, b in zip(seeds, seeds[1:])), seeds
+
+
+def test_an_optimizer_ordered_by_a_set_is_caught_in_fresh_interpreters_and_named():
+    report = verify(hash_order.HASH_SET, drop="none", noise_seeds=0, isolation="process")
+    own = report.full_resume
+    assert own.checkpoint == "program" and own.verdict == "diverged", report.render("table")
+    assert own.first_divergent_step == 5
+    (finding,) = own.diagnosis
+    assert finding.component == "optimizer" and finding.status == "confirmed"
+    assert finding.detail.startswith(REORDERED) and "PYTHONHASHSEED" in finding.detail
+    assert "builds it so too" in (report.incomplete_state_notice() or "")
+
+
+def test_the_same_groups_in_sorted_order_resume_in_fresh_interpreters():
+    report = verify(hash_order.SORTED, drop="none", noise_seeds=0, isolation="process")
+    assert report.equivalent, report.render("table")
