@@ -353,6 +353,8 @@ class _Segments:
         self.budget: float | None = None
         self.reference: SegmentResult | None = None
         """Once it ran: bounds the later steps and gives its digests to later runs."""
+        self.save_at: list[int] = []
+        """Where every run calls the program's own save() (``SegmentSpec.save_at``)."""
 
     def run(self, spec: SegmentSpec) -> SegmentResult:
         try:
@@ -382,6 +384,7 @@ class _Segments:
             kw["reference_digests"] = [r.digests for r in self.reference.records]
             if self.tolerance.bitwise_only:
                 kw.setdefault("max_tensor_steps", _TENSOR_STEPS)
+        kw.setdefault("save_at", self.save_at)
         return SegmentSpec(
             target_spec=self.target.spec, workdir=work or self.work, name=name,
             threads=self.settings.threads, step_timeout=self.step_timeout(),
@@ -881,6 +884,10 @@ class Checker:
         self.progress = progress
         self._segments = runs = _Segments(target, settings, work, progress)
         self.tolerance, self.run_config = runs.tolerance, runs.run_config
+        # Every run checkpoints at the resume points, as the run a resume is
+        # compared with did (fuzzing: a reference for many schedules, which
+        # no one set of saves models: none)
+        runs.save_at = list(self.resume_at) if capture_at is None else []
         self.segment, again = runs.reference_runs(list(capture_at or self.resume_at))
         """The uninterrupted reference run."""
         runs.reference = self.segment

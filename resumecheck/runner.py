@@ -29,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import shutil
 import signal
 import sys
 import threading
@@ -56,7 +57,7 @@ from resumecheck.components import (
     short_device_seed_stacks,
 )
 from resumecheck.errors import (
-    BudgetExhausted, ProgramExited, ResumecheckError, StepError, TargetError,
+    BudgetExhausted, CheckpointError, ProgramExited, ResumecheckError, StepError, TargetError,
 )
 from resumecheck.faults import environment_failure
 from resumecheck.program import BuiltProgram, Target
@@ -407,13 +408,33 @@ class _Segment:
         self.result.records = tracer.records
 
     def _checkpoint(self, built: BuiltProgram, step: int) -> None:
-        """The captures and the program's own save asked for at ``step``."""
+        """The program's own save and the capture asked for at ``step`` (the
+        save first: the capture holds what the save left)."""
+        if step == self.spec.program_save_at:
+            self._program_save(built, step)
+        elif step in self.spec.save_at and built.has_own_checkpoint:
+            self._scratch_save(built, step)
         if step in self.spec.capture_at:
             self.enter("capture", step)
             path = self.result.captures[step] = str(self.work / f"{self.spec.name}.capture{step}.pt")
             save_capture(built, path, verify=len(self.result.captures) == 1)
-        if step == self.spec.program_save_at:
-            self._program_save(built, step)
+
+    def _scratch_save(self, built: BuiltProgram, step: int) -> None:
+        """The program's save() where the run it models checkpoints, its file
+        removed at once. A save that fails is the program's own resume's
+        failure, reported there (that run calls it at the same step): this
+        run goes on as one that did not save."""
+        self.enter("save", step)
+        path = self.work / f"{self.spec.name}.saved{step}"
+        try:
+            program_save(built, str(path), step)
+        except CheckpointError:
+            pass
+        finally:
+            if path.is_dir():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
 
     def _program_save(self, built: BuiltProgram, step: int) -> None:
         self.enter("save", step)

@@ -78,6 +78,14 @@ class SegmentSpec:
     restore: Restore | None = None
     capture_at: list[int] = field(default_factory=list)
     program_save_at: int | None = None
+    """The step after which the program's own save() writes the checkpoint a
+    restart will load (``program_checkpoint``)."""
+    save_at: list[int] = field(default_factory=list)
+    """Steps after which a program with its own save() calls it, to a scratch
+    file, as the run every resumed run is compared with does: it checkpoints
+    at the check's resume points, and a save() that runs validation or draws
+    from a stream moves state the continuation reads. Before the engine's
+    capture there, so a restart from that capture continues from it too."""
     keep_tensors_after: int | None = None
     reseed: int | None = None
     launch_moved: list[str] = field(default_factory=list)
