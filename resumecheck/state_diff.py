@@ -145,11 +145,24 @@ def describe_difference(
         text = f"{label} differs" + (f", max |Δ| {size:.3g}" if size is not None else "")
     else:
         text = f"{label} {_values_apart(new[path], ref[path])}"
-    rate_only = optimizer and all(_LEARNING_RATE.fullmatch(p) for p, _ in differing)
-    return text.strip() + more + (LEARNING_RATE_ONLY if rate_only else "")
+    return text.strip() + more + (_scheduled_only(differing) if optimizer else "")
 
 
 _LEARNING_RATE = re.compile(r"param_groups\[\d+\]\.lr")
+_MOMENTUM = re.compile(r"param_groups\[\d+\]\.(momentum|betas\[0\])")
+"""What a scheduler that cycles the momentum sets beside the rate (OneCycleLR,
+CyclicLR: SGD's momentum, Adam's first beta)."""
+
+
+def _scheduled_only(differing: list[tuple[str, Any]]) -> str:
+    """Of an optimizer's differing entries, when all are what a scheduler sets,
+    that in words ('' otherwise)."""
+    paths = [p for p, _ in differing]
+    if not all(_LEARNING_RATE.fullmatch(p) or _MOMENTUM.fullmatch(p) for p in paths):
+        return ""
+    if all(_LEARNING_RATE.fullmatch(p) for p in paths):
+        return LEARNING_RATE_ONLY
+    return MOMENTUM_TOO if any(_LEARNING_RATE.fullmatch(p) for p in paths) else ""
 
 
 def _fresh_rate(differing: list[tuple[str, Any]], ref: dict[str, Any],
@@ -170,6 +183,14 @@ LEARNING_RATE_ONLY = (
 """Said of an optimizer whose state after the load differs in its learning rate
 alone (a trial: an extra scheduler step after the load showed as the optimizer
 restored wrongly, and the scheduler as not the cause)."""
+
+MOMENTUM_TOO = (
+    ": only its learning rate and momentum differ, which a scheduler that cycles the "
+    "momentum sets (OneCycleLR, CyclicLR): one stepped in or after your load(), or "
+    "values set there by hand, leave them so")
+"""Said of an optimizer whose state after the load differs in its learning rate
+and momentum alone (a trial: OneCycleLR stepped once more after the load showed
+as the optimizer's betas restored wrongly)."""
 
 
 def _more(others: list[tuple[str, Any]], ref: dict[str, Any], new: dict[str, Any],

@@ -459,7 +459,7 @@ def test_an_optimizer_whose_learning_rate_alone_differs_points_at_a_scheduler():
     differs, which a scheduler sets. With its momentum lost too, it does not."""
     import torch
 
-    from resumecheck.state_diff import LEARNING_RATE_ONLY, describe_difference
+    from resumecheck.state_diff import LEARNING_RATE_ONLY, MOMENTUM_TOO, describe_difference
 
     model = torch.nn.Linear(2, 1)
     opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
@@ -470,6 +470,22 @@ def test_an_optimizer_whose_learning_rate_alone_differs_points_at_a_scheduler():
     moved = {**reference, "param_groups": [{**reference["param_groups"][0], "lr": 0.05}]}
     said = describe_difference("optimizer", reference, moved, 4, meta, meta)
     assert said == "param_groups[0].lr 0.05, expected 0.1" + LEARNING_RATE_ONLY, said
+    # (a trial: OneCycleLR cycles the momentum too: its extra step read as the
+    # optimizer's betas restored wrongly)
+    cycled = {**reference, "param_groups": [
+        {**reference["param_groups"][0], "lr": 0.05, "momentum": 0.85}]}
+    said = describe_difference("optimizer", reference, cycled, 4, meta, meta)
+    assert said.endswith(MOMENTUM_TOO) and "param_groups[0].lr 0.05" in said, said
+    adam = torch.optim.Adam(model.parameters(), lr=0.1)
+    adam.step()
+    before = adam.state_dict()
+    group = before["param_groups"][0]
+    after = {**before, "param_groups": [{**group, "lr": 0.2, "betas": (0.86, group["betas"][1])}]}
+    assert describe_difference("optimizer", before, after, 4, meta, meta).endswith(MOMENTUM_TOO)
+    only_momentum = {**reference, "param_groups": [{**reference["param_groups"][0],
+                                                    "momentum": 0.5}]}
+    said = describe_difference("optimizer", reference, only_momentum, 4, meta, meta)
+    assert MOMENTUM_TOO not in said and LEARNING_RATE_ONLY not in said
     fresh = {**moved, "state": {}}
     said = describe_difference("optimizer", reference, fresh, 4, meta, meta)
     assert LEARNING_RATE_ONLY not in said
