@@ -943,6 +943,8 @@ class Checker:
                                 [(d.result, d.trajectory) for d in done[fulls:]], self.tolerance)
         if fulls == 2:
             verdict.unjudge_when_incomplete(done[0].result, engine_full.result)
+            verdict.note_launch_settings(done[0].result, engine_full.result,
+                                         self.launched_with(), CONFIG in self.segment.names)
         return _report(self, [d.result for d in done], engine_full.held,
                        done[0].held if fulls == 2 else None,  # (the program's own resume)
                        engine_run=engine_full.result, restarted_after=engine_full.held_after,
@@ -983,6 +985,11 @@ class Checker:
             # every other seed trained exactly as the reference: the setting
             # changes nothing the program draws, and says nothing of noise
             self.noise_unmoved, self.noise_seeds, self.reference.noise = self.noise_seeds, [], []
+
+    def launched_with(self) -> dict[str, Any]:
+        """The run's launch settings where a restart is built from the
+        program's defaults instead (``Report.launched_with``)."""
+        return {} if self.target.restart_config == "run" else dict(self.run_config)
 
     @property
     def jobs(self) -> int:
@@ -1078,6 +1085,7 @@ def _report(checker: Checker, runs: list[RunResult],
     return Report(
         target=checker.target.spec or checker.target.name, steps=checker.steps,
         resume_at=list(checker.resume_at), seed=s.seed, isolation=s.isolation,
+        launched_with=checker.launched_with(),
         tolerance=checker.tolerance.to_json(), environment=fingerprint(s.threads), runs=runs,
         noise=verdict.noise_summary(ref, checker.resume_at[0], checker.noise_seeds,
                                     checker.base_seed(), checker.target.seed_key,

@@ -271,6 +271,10 @@ class Report:
     """Tensors the program holds that training changed and no declared
     component holds, each in words: not compared, so a checkpoint that loses
     them shows only when they change a step."""
+    launched_with: dict[str, Any] = field(default_factory=dict)
+    """The settings the run was launched with (``Target.run_config``, and the
+    seed asked for) where a restart is built from the program's defaults
+    instead; empty when a restart gets them again or there are none."""
     schema: str = SCHEMA
 
     @property
@@ -338,13 +342,7 @@ class Report:
         else:
             where = (f"differs from step {engine.first_divergent_step} "
                      f"({engine.first_divergent_quantity})")
-        settings = ""
-        if self.seed is not None:
-            settings = (
-                f", or the run's settings: it was launched with --seed {self.seed}, and a "
-                "restart is built from the program's defaults unless a declared `config` "
-                "component carries the settings back"
-            )
+        settings = _settings_clause(self.seed, self.launched_with)
         lossy = [f for f in engine.diagnosis if f.basis == "reference"]
         reordered = [f for f in lossy if f.detail.startswith(REORDERED)]
         if reordered:
@@ -392,6 +390,7 @@ class Report:
             "steps": self.steps,
             "resume_at": self.resume_at,
             "seed": self.seed,
+            "launched_with": dict(self.launched_with),
             "isolation": self.isolation,
             "tolerance": self.tolerance,
             "environment": self.environment,
@@ -607,6 +606,22 @@ def _uncompared_clause(undeclared: list[str], lines_shown: bool) -> str:
     return (f" (the program keeps outside them, and no declared component holds: {listed}; "
             "`resumecheck run` of the schedule below lists them as `not compared`, with what "
             "to do)")
+
+
+def _settings_clause(seed: int | None, launched_with: dict[str, Any]) -> str:
+    """The incomplete-state notice's clause on the run's launch settings ('' without)."""
+    if seed is None and not launched_with:
+        return ""
+    launch = (f"--seed {seed}" if seed is not None and len(launched_with) <= 1
+              else settings_text(launched_with))
+    return (f", or the run's settings: it was launched with {launch}, and a restart is "
+            "built from the program's defaults unless a declared `config` component "
+            "carries the settings back")
+
+
+def settings_text(settings: dict[str, Any]) -> str:
+    """Launch settings in words: ``dropout=0.4, clip=0.2``."""
+    return ", ".join(f"{key}={value!r}" for key, value in settings.items())
 
 
 def _reordered_notice(where: str, reordered: list[Finding]) -> str:

@@ -32,7 +32,7 @@ from resumecheck.program import next_epoch_start
 from resumecheck.report import (
     AFTER_DIVERGENCE, CLOSE, CONFIRMED, DIVERGED, FAILED, IDENTICAL, INCONCLUSIVE, LATENT,
     NOT_CAUSE, OWN_RESUME_ENDS_OTHERWISE, PUT_BACK, RESTORING, BUILDING, Finding, FindingStatus,
-    RunResult,
+    RunResult, settings_text,
 )
 from resumecheck.capture import load_checkpoint
 from resumecheck.segments import SegmentResult
@@ -1080,6 +1080,27 @@ def _divergence_text(r: RunResult, own_checkpoint: bool) -> str:
                  if r.noise_ratio == math.inf else
                  f"; loss leaves the seed-to-seed band ({r.noise_ratio:.3g}x): gross")
     return text
+
+
+def note_launch_settings(own: RunResult, engine: RunResult, launched: dict[str, Any],
+                         config_declared: bool) -> None:
+    """A run through the program's own save/load that departs with no lead in
+    the declared state, launched with settings its restart is built without:
+    say so (a trial: a dropout rate given at launch, its layer built from the
+    default at the restart, the config restored after the build; nothing named)."""
+    idle = all(f.status in (LATENT, PUT_BACK) for f in own.diagnosis)
+    engine_resumes = engine.verdict == IDENTICAL
+    if not launched or own.verdict != DIVERGED or not idle or (
+            engine_resumes and not config_declared):  # (built from the defaults, and it resumes)
+        return
+    engine_too = ("; the engine's restart, built with the settings its capture holds, "
+                  "resumes" if engine_resumes else "")
+    own.explanation += (
+        f"; the run was launched with {settings_text(launched)}, and its restart is built "
+        "from the program's defaults: a setting the build reads (a dropout rate, a layer's "
+        "size, a seed for the data order) stays the default's when load() restores the "
+        f"settings after the build{engine_too}. Build the restart from the saved settings, "
+        "or, if your launcher passes them again, say so: Target(restart_config=\"run\")")
 
 
 def _differs_clause(diagnosis: Sequence[Finding]) -> str:

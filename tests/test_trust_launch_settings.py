@@ -1,0 +1,26 @@
+"""A run launched with settings its restart is built without, whose own resume
+departs with no lead in the declared state, says so
+(fixtures/trust/launch_settings.py; a trial: nothing was named)."""
+
+from __future__ import annotations
+
+from fixtures.trust import launch_settings
+from resumecheck import verify
+
+
+def test_settings_the_restart_is_built_without_are_named_in_the_why():
+    report = verify(launch_settings.BUILT_FROM_DEFAULTS, drop="none", noise_seeds=0)
+    own = report.full_resume
+    assert own.checkpoint == "program" and own.verdict == "diverged", report.render("table")
+    assert "the run was launched with dropout=0.5, and its restart is built from the " \
+           "program's defaults" in own.explanation, own.explanation
+    assert "the engine's restart, built with the settings its capture holds, resumes" \
+        in own.explanation
+    assert report.engine_resume.verdict == "identical"
+    assert report.to_json()["launched_with"] == {"dropout": 0.5}
+
+
+def test_a_launcher_that_passes_the_settings_again_resumes():
+    report = verify(launch_settings.PASSED_AGAIN, drop="none", noise_seeds=0)
+    assert report.equivalent, report.render("table")
+    assert report.to_json()["launched_with"] == {}
