@@ -42,6 +42,7 @@ import random
 import sys
 import sysconfig
 import threading
+import traceback
 import types
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -81,6 +82,20 @@ def _installed_roots() -> tuple[str, ...]:
     roots = {paths.get(key) for key in ("stdlib", "platstdlib", "purelib", "platlib")}
     roots |= {sys.prefix, sys.base_prefix, sys.exec_prefix, _PACKAGE}
     return tuple(os.path.abspath(r) for r in roots if r)
+
+
+def raised_at(exc: BaseException) -> str:
+    """Where in the program's own code ``exc`` was raised, as a clause: the
+    innermost frame of its traceback in a file outside every installed
+    package, the standard library and resumecheck (`` (at train.py:41, in
+    train_step)``); '' when no frame is the program's. The check keeps a
+    failure as its message, across processes: without this the user's own
+    line is lost."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    for frame in reversed(frames):
+        if frame.filename and _programs({"__file__": frame.filename}):
+            return f" (at {frame.filename}:{frame.lineno}, in {frame.name})"
+    return ""
 
 
 def _programs(space: Mapping[str, Any]) -> bool:

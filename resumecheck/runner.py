@@ -60,6 +60,7 @@ from resumecheck.errors import (
     BudgetExhausted, CheckpointError, ProgramExited, ResumecheckError, StepError, TargetError,
 )
 from resumecheck.faults import environment_failure
+from resumecheck.module_state import raised_at
 from resumecheck.program import BuiltProgram, Target
 from resumecheck.progress import note_step
 from resumecheck.restore import build_settings, engine_capture, program_save, restore_state
@@ -402,7 +403,8 @@ class _Segment:
         except ResumecheckError:
             raise
         except Exception as exc:
-            raise StepError(step, f"train_step() raised {type(exc).__name__}: {exc}") from exc
+            raise StepError(step, f"train_step() raised {type(exc).__name__}: {exc}"
+                                  f"{raised_at(exc)}") from exc
         self.result.slowest_step = max(self.result.slowest_step, time.monotonic() - began)
         tracer.after_step(step, out, keep)
         self.result.records = tracer.records

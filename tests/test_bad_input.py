@@ -218,3 +218,16 @@ def test_a_module_target_whose_sibling_module_is_missing_is_told_the_file_form(t
             f"beside it in {tmp_path / 'proj'}") in said
     assert "Give the target as a file, proj/check_sib.py:T" in said
     assert f"or set PYTHONPATH={tmp_path / 'proj'}" in said and "pip install" not in said
+
+
+def test_a_failure_in_the_programs_own_code_says_where_it_was_raised(capsys):
+    # a trial: only "train_step() raised ValueError: boom" reached the user, in
+    # text, JSON and --debug alike: the program's own line was lost
+    programs = os.path.join(os.path.dirname(os.path.abspath(__file__)), "programs.py")
+    with open(programs) as f:
+        save_line = next(i for i, line in enumerate(f, 1) if 'raise OSError("disk full")' in line)
+    code, out, _ = _run(capsys, "tests.programs:OWN_SAVE_RAISES", "--drop", "none",
+                        "--format", "json")
+    failure = json.loads(out)["runs"][0]["failure"]
+    assert code == 1
+    assert f"(at {programs}:{save_line}, in save)" in failure, failure
