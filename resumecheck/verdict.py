@@ -826,14 +826,15 @@ def own_resume_ends(named: dict[str, str], reference: dict[str, list[str]],
             if departed and run is not None else None
         if lost is not None and run is not None:
             k = run.resume_at[0]
+            # (a run that raised or hung did not depart: a trial read "departed" of both)
+            went = "failed" if run.verdict == FAILED else "departed from the uninterrupted run"
             text += (f"; your own resume held it otherwise right after your load() at step {k} "
-                     f"and after step {k + 1}, before it departed from the uninterrupted run at "
-                     f"step {run.first_divergent_step}: your checkpoint loses it, unless it is "
+                     f"and after step {k + 1}, before it {went} at step "
+                     f"{run.first_divergent_step}: your checkpoint loses it, unless it is "
                      "not state (a log, a timer)" if lost else
                      f"; your own resume held it otherwise right after your load() at step {k}, "
-                     "and departed from the uninterrupted run at the next step: your checkpoint "
-                     "may lose it, unless the program sets it again as it steps (or it is not "
-                     "state: a log, a timer)")
+                     f"and {went} at the next step: your checkpoint may lose it, unless the "
+                     "program sets it again as it steps (or it is not state: a log, a timer)")
         elif own and path not in own and path in reference:  # (an entry a log made, say)
             text += "; your own resume ends without it (nothing there made it again)"
         elif own and path in own and path in reference and own[path] == reference[path]:
@@ -841,7 +842,9 @@ def own_resume_ends(named: dict[str, str], reference: dict[str, list[str]],
         elif own and path in own and path in reference and departed:
             step = run.first_divergent_step if run is not None else None
             text += ("; your own resume ends with it otherwise, but that says nothing of your "
-                     "checkpoint: the resume had departed from the uninterrupted run"
+                     "checkpoint: the resume had "
+                     + ("failed" if run is not None and run.verdict == FAILED
+                        else "departed from the uninterrupted run")
                      + (f" at step {step}" if step is not None else ""))
         elif own and path in own and path in reference:
             text += (f"; {OWN_RESUME_ENDS_OTHERWISE} than the uninterrupted run did: your "

@@ -331,3 +331,24 @@ def test_what_the_programs_own_load_lost_is_said_when_it_departs_at_the_next_ste
     assert correct.equivalent
     assert correct.undeclared[0].endswith(
         "; your own resume ends with it as the uninterrupted run did")
+
+
+def test_a_run_that_failed_is_not_said_to_have_departed():
+    # a trial: a run that raised (or hung) read "before it departed from the
+    # uninterrupted run at step 20"
+    from resumecheck.report import RunResult
+    from resumecheck.verdict import own_resume_ends
+
+    def said(verdict, k_plus_one_otherwise):
+        run = RunResult(dropped=[], resume_at=[9], verdict=verdict, checkpoint="program",
+                        first_divergent_step=12)
+        ref_after = {9: {"count": ["a"]}, 10: {"count": ["b"]}}
+        own_after = {9: {"count": ["x"]},
+                     10: {"count": ["y" if k_plus_one_otherwise else "b"]}}
+        (line,) = own_resume_ends({"count": "count (an int)"}, {"count": ["c"]},
+                                  {"count": ["d"]}, run, ref_after, own_after)
+        return line
+
+    assert "before it failed at step 12: your checkpoint loses it" in said("failed", True)
+    assert "before it departed from the uninterrupted run at step 12" in said("diverged", True)
+    assert "departed" not in said("failed", True)
