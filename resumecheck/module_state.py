@@ -85,17 +85,27 @@ def _installed_roots() -> tuple[str, ...]:
 
 
 def raised_at(exc: BaseException) -> str:
-    """Where in the program's own code ``exc`` was raised, as a clause: the
-    innermost frame of its traceback in a file outside every installed
-    package, the standard library and resumecheck (`` (at train.py:41, in
-    train_step)``); '' when no frame is the program's. The check keeps a
-    failure as its message, across processes: without this the user's own
-    line is lost."""
-    frames = traceback.extract_tb(exc.__traceback__)
-    for frame in reversed(frames):
+    """Where in the program's own code ``exc`` was raised, as a clause
+    (`` (at train.py:41, in train_step)``; '' when no frame is the program's):
+    the check keeps a failure as its message, across processes, and without
+    this the user's own line is lost."""
+    where = program_line(exc)
+    return f" (at {where})" if where else ""
+
+
+def program_line(exc: BaseException) -> str | None:
+    """The innermost frame of ``exc``'s traceback in the program's own code (a
+    file outside every installed package, the standard library and
+    resumecheck), in words: ``train.py:41, in train_step``."""
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
         if frame.filename and _programs({"__file__": frame.filename}):
-            return f" (at {frame.filename}:{frame.lineno}, in {frame.name})"
-    return ""
+            return f"{frame.filename}:{frame.lineno}, in {frame.name}"
+    return None
+
+
+def is_program_file(path: str) -> bool:
+    """Whether a source file is the program's own code (see ``_programs``)."""
+    return _programs({"__file__": path})
 
 
 def _programs(space: Mapping[str, Any]) -> bool:

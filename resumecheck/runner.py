@@ -60,7 +60,7 @@ from resumecheck.errors import (
     BudgetExhausted, CheckpointError, ProgramExited, ResumecheckError, StepError, TargetError,
 )
 from resumecheck.faults import environment_failure
-from resumecheck.module_state import raised_at
+from resumecheck.module_state import program_line, raised_at
 from resumecheck.program import BuiltProgram, Target
 from resumecheck.progress import note_step
 from resumecheck.restore import build_settings, engine_capture, program_save, restore_state
@@ -237,11 +237,11 @@ def run_here(spec: SegmentSpec, target: Target, *, deadline: float | None = None
         with _exits_raise(), short_device_seed_stacks():
             segment.run()
         segment.watch.stop()
-    except _Timeout:
+    except _Timeout as exc:
         segment.watch.stop()
         if segment.watch.budget_hit:
             raise BudgetExhausted(None) from None
-        segment.timed_out()
+        segment.timed_out(program_line(exc))
     except SystemExit as exc:  # the program's sys.exit(): its run failed, the check goes on
         segment.watch.stop()
         segment.failed(ProgramExited("sys.exit", exc.code))
@@ -443,8 +443,9 @@ class _Segment:
         self.result.program_checkpoint = str(self.work / f"{self.spec.name}.program{step}")
         program_save(built, self.result.program_checkpoint, step)
 
-    def timed_out(self) -> None:
-        self.result.error = self.watch.timed_out_text()
+    def timed_out(self, where: str | None = None) -> None:
+        """``where``: the program's line the phase was stopped in."""
+        self.result.error = self.watch.timed_out_text() + (f"; it was at {where}" if where else "")
         self.result.error_stage = self.stage
         self.result.error_step = self.watch.step
 

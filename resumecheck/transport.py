@@ -15,8 +15,10 @@ it was (0 done, 3 a target that does not load, 4 an environment failure).
 from __future__ import annotations
 
 import contextlib
+import faulthandler
 import json
 import os
+import re
 import select
 import signal
 import subprocess
@@ -118,19 +120,22 @@ def run_in_subprocess(spec: SegmentSpec, cancel: threading.Event | None = None,
         files.close_fifo()
         files.log.close()
         raise
+    where = None
     try:
         timed_out = _watch_child(proc, files.read_fd, spec.step_timeout, cancel, deadline)
+        if timed_out is not None and timed_out[0] != "start":  # (its stack dump is set up)
+            where = _where_stuck(proc, files.log_path)
     finally:
         files.close_fifo()
         if proc.poll() is None:
             _kill_group(proc)
         output = files.read_log()
-        pass_on(output)
+        pass_on(output if where is None else output[:output.rfind(_DUMP_HEAD_LINE)])
     if timed_out is not None:
         phase, step, text = timed_out
         return SegmentResult(
             records=[], names=[], captures={}, end_state=None,
-            error=f"{text}; its interpreter was killed",
+            error=f"{text}{f'; it was at {where}' if where else ''}; its interpreter was killed",
             error_stage="process" if phase == "start" else phase, error_step=step,
         )
     return _outcome(spec, proc.returncode, files.out, output)
@@ -213,12 +218,48 @@ def _outcome(spec: SegmentSpec, code: int, out_path: Path, output: str) -> Segme
     return SegmentResult.from_plain(json.loads(out_path.read_text()))
 
 
+_DUMP_HEAD_LINE = "Stack (most recent call first):"
+"""What faulthandler writes before the frames of the thread it dumps."""
+
+
+def _where_stuck(proc: Any, log_path: Path) -> str | None:
+    """The program's innermost line in the stack of a child that outlived its
+    phase's bound: the child dumps it (faulthandler, on SIGUSR1) to its log,
+    at once from the signal handler; None when none of the frames is the
+    program's or no dump came within half a second."""
+    before = _read(log_path).count(_DUMP_HEAD_LINE)
+    try:
+        os.kill(proc.pid, signal.SIGUSR1)
+    except ProcessLookupError:
+        return None
+    until = time.monotonic() + 0.5
+    while _read(log_path).count(_DUMP_HEAD_LINE) <= before and time.monotonic() < until:
+        time.sleep(0.01)
+    time.sleep(0.02)  # (the frames follow the dump's first line)
+    text = _read(log_path)
+    head = text.rfind(_DUMP_HEAD_LINE)
+    if head < 0:
+        return None
+    for path, line, func in re.findall(r'File "([^"]+)", line (\d+) in (\S+)', text[head:]):
+        if module_state.is_program_file(path):
+            return f"{path}:{line}, in {func}"
+    return None
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")
+    except OSError:
+        return ""
+
+
 def _watch_child(
     proc: Any, fd: int, step_timeout: float | None,
     cancel: threading.Event | None, deadline: float | None,
 ) -> tuple[str, int | None, str] | None:
     """Wait for the child, enforcing each phase's bound; the phase that timed
-    out (phase, step, wording), or None when the child exited by itself."""
+    out (phase, step, wording; the child is left running), or None when the
+    child exited by itself."""
     phase, step = "start", None
     since = time.monotonic()
     pending = b""
@@ -249,8 +290,7 @@ def _watch_child(
             _kill_group(proc)
             raise BudgetExhausted(None)
         bound = phase_bound(phase, step_timeout)
-        if bound is not None and now - since > bound:
-            _kill_group(proc)
+        if bound is not None and now - since > bound:  # (the caller asks where, then kills it)
             return phase, step, timeout_text(phase, step, bound)
     return None
 
@@ -290,6 +330,7 @@ def subprocess_main(spec_path: str, out_path: str, run: SegmentRunner) -> int:
     """The child's side: read the spec, ``run`` the segment, write the result;
     the exit status says what kind of ending it was."""
     _watch_parent()
+    faulthandler.register(signal.SIGUSR1, all_threads=False)  # (where a hung step is)
     module_state.ignore_imports()
     heap.settle()
     plain = json.loads(Path(spec_path).read_text())

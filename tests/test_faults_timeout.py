@@ -33,6 +33,17 @@ def _private_tmp(tmp_path, monkeypatch):
     assert [p.name for p in scratch.iterdir() if not p.name.startswith("torchinductor")] == []
 
 
+def _sleep_line():
+    import fixtures.faults.programs as programs
+    with open(programs.__file__) as f:
+        line = next(i for i, text in enumerate(f, 1) if "time.sleep(0.05)" in text)
+    return f"{programs.__file__}:{line}"
+
+
+_SLEEPS = _sleep_line()
+"""Where the hung step sleeps (fixtures/faults/programs.py, ``Hangs``)."""
+
+
 def _hung_run(report):
     (run,) = report.runs
     assert run.verdict == "failed"
@@ -48,6 +59,8 @@ def test_verify_inprocess_a_hung_step_fails_its_run_within_the_timeout():
     assert time.monotonic() - began < 10
     assert "step 5 took longer than 0.5 s" in run.failure
     assert "a step failed" in run.explanation
+    # (a trial: a hung step did not say where it hung)
+    assert f"; it was at {_SLEEPS}, in fault" in run.failure, run.failure
 
 
 def test_verify_from_another_thread_is_bounded_too():
@@ -104,7 +117,9 @@ def test_cli_process_mode_kills_the_hung_interpreter(tmp_path, monkeypatch, caps
     assert code == 1, err
     (run,) = json.loads(out)["runs"]
     assert run["verdict"] == "failed"
-    assert run["failure"] == "step 5 took longer than 1 s (the step timeout); its interpreter was killed"
+    assert run["failure"] == (f"step 5 took longer than 1 s (the step timeout); it was at "
+                              f"{_SLEEPS}, in fault; its interpreter was killed")
+    assert "Stack (most recent call first)" not in err  # (the dump that said where: not passed on)
     hung = int(marker.read_text())
     assert hung != os.getpid()
     with pytest.raises(ProcessLookupError):
