@@ -299,7 +299,8 @@ def _detail(key: str, step: int, k: int, draws: int | None, unit: str, unsaved: 
     if first and restored_so:
         return (f"{label} is {amount} behind the reference's {where}, and was so right after "
                 f"the load (nothing drew in between): {restorer} left it there: it did not "
-                "restore it (the build's seeding stands), or set an earlier state than the "
+                "restore it (the build's seeding stands), or seeded it again after restoring "
+                "it (a seed call after the load), or set an earlier state than the "
                 "uninterrupted run's at the save (one saved before a draw the run still made), "
                 "or set it back after restoring it (to an epoch's start, to replay its shuffle)")
     if first:

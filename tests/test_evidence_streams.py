@@ -161,6 +161,8 @@ def test_a_stream_not_restored_is_named_so():
     assert offset.unit == "32-bit words"
     assert ("the engine's restore, which drops rng here, left it there: it did not restore it "
             "(the build's seeding stands)") in offset.detail, offset.detail
+    # (a trial: a load that seeds the stream again was never called so)
+    assert "or seeded it again after restoring it (a seed call after the load)" in offset.detail
 
 
 def test_a_stream_of_another_seed_is_not_called_an_offset():
