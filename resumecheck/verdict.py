@@ -827,7 +827,8 @@ def own_resume_ends(named: dict[str, str], reference: dict[str, list[str]],
         if lost is not None and run is not None:
             k = run.resume_at[0]
             # (a run that raised or hung did not depart: a trial read "departed" of both)
-            went = "failed" if run.verdict == FAILED else "departed from the uninterrupted run"
+            went = ("failed" if run.verdict == FAILED and not run.first_divergent_key  # (else
+                    else "departed from the uninterrupted run")  # it departed, then failed)
             text += (f"; your own resume held it otherwise right after your load() at step {k} "
                      f"and after step {k + 1}, before it {went} at step "
                      f"{run.first_divergent_step}: your checkpoint loses it, unless it is "
@@ -844,7 +845,7 @@ def own_resume_ends(named: dict[str, str], reference: dict[str, list[str]],
             text += ("; your own resume ends with it otherwise, but that says nothing of your "
                      "checkpoint: the resume had "
                      + ("failed" if run is not None and run.verdict == FAILED
-                        else "departed from the uninterrupted run")
+                        and not run.first_divergent_key else "departed from the uninterrupted run")
                      + (f" at step {step}" if step is not None else ""))
         elif own and path in own and path in reference:
             text += (f"; {OWN_RESUME_ENDS_OTHERWISE} than the uninterrupted run did: your "

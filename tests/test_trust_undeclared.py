@@ -339,9 +339,10 @@ def test_a_run_that_failed_is_not_said_to_have_departed():
     from resumecheck.report import RunResult
     from resumecheck.verdict import own_resume_ends
 
-    def said(verdict, k_plus_one_otherwise):
+    def said(verdict, k_plus_one_otherwise, departed_first=False):
         run = RunResult(dropped=[], resume_at=[9], verdict=verdict, checkpoint="program",
-                        first_divergent_step=12)
+                        first_divergent_step=12,
+                        first_divergent_key="loss" if departed_first else None)
         ref_after = {9: {"count": ["a"]}, 10: {"count": ["b"]}}
         own_after = {9: {"count": ["x"]},
                      10: {"count": ["y" if k_plus_one_otherwise else "b"]}}
@@ -352,3 +353,6 @@ def test_a_run_that_failed_is_not_said_to_have_departed():
     assert "before it failed at step 12: your checkpoint loses it" in said("failed", True)
     assert "before it departed from the uninterrupted run at step 12" in said("diverged", True)
     assert "departed" not in said("failed", True)
+    # (a trial: a run that departed at 18, then raised at 20, read "failed at the next step")
+    assert "before it departed from the uninterrupted run at step 12" in said(
+        "failed", True, departed_first=True)
