@@ -28,12 +28,14 @@ from typing import Any, Literal, NamedTuple
 
 import torch
 
-from resumecheck import forkserver, heap, module_state, verdict
+from resumecheck import forkserver, hashorder, heap, module_state, verdict
 from resumecheck.baseline import compare_launches, nondeterminism_cause
-from resumecheck.capture import forget_captures_under
+from resumecheck.capture import forget_captures_under, load_checkpoint
 from resumecheck.compare import Tolerance
 from resumecheck.dist_names import check_rank_suffixes, declared_rank_names
-from resumecheck.components import CONFIG, LAUNCH_STREAMS, preserved_global_streams
+from resumecheck.components import (
+    CONFIG, LAUNCH_STREAMS, OPTIMIZER, PARAMS, preserved_global_streams,
+)
 from resumecheck.environment import fingerprint
 from resumecheck.errors import (
     BudgetExhausted, DiskSpaceShortage, DiskUseWarning, EnvironmentFailure,
@@ -66,14 +68,53 @@ REFERENCE_HASH_SEED = 1
 of a run through the program's own save/load (the run that was interrupted)."""
 
 
-def restart_hash_seed(i: int) -> int:
-    """The ``PYTHONHASHSEED`` of a run's ``i``-th restart (from 0): never the one
+def restart_hash_seed(i: int, first: int = 2) -> int:
+    """The ``PYTHONHASHSEED`` of a run's ``i``-th restart (from 0): ``first``
+    (``restart_seed``), then the reference's again, and so on; never the one
     the segment it resumes from ran under, as a real restart draws a new one
     (a set of parameter names iterated in another order gives the saved
-    optimizer state to other parameters), and the same in every check, so a
-    verdict reproduces. Only a fresh interpreter (``--isolation process``)
-    can take it: in-process, every segment shares this interpreter's."""
-    return 2 if i % 2 == 0 else REFERENCE_HASH_SEED
+    optimizer state to other parameters), and the same in every check of a
+    program, so a verdict reproduces. Only a fresh interpreter
+    (``--isolation process``) can take it: in-process, every segment shares
+    this interpreter's."""
+    return first if i % 2 == 0 else REFERENCE_HASH_SEED
+
+
+def restart_seed(reference: SegmentResult) -> int:
+    """The hash seed of a run's first restart: 2, unless 2 orders each of the
+    optimizers' parameter groups, were it a set of names, as the reference's
+    seed does while another seed (up to 63) would not: then that one, so a
+    group built by iterating a set shows (``hashorder``; a trial: q, k and v
+    weights in a set, ordered alike under 1 and 2, passed)."""
+    return hashorder.telling_seed(_optimizer_groups(reference), REFERENCE_HASH_SEED,
+                                  range(2, 64)) or 2
+
+
+def _optimizer_groups(reference: SegmentResult) -> list[list[str]]:
+    """Each declared optimizer's parameter groups by parameter name, each in
+    the model's order (its state_dict()'s), from the reference's first
+    capture (empty: none known)."""
+    if not reference.captures:
+        return []
+    data = load_checkpoint(reference.captures[min(reference.captures)], read_only=True)
+    meta, components = data.get("meta") or {}, data.get("components") or {}
+    listed = {OPTIMIZER: meta.get("optimizer_params") or [],
+              **(meta.get("optimizer_params_of") or {})}
+    model = components.get(PARAMS)
+    rank = {n: i for i, n in enumerate(model)} if isinstance(model, dict) else {}
+    out = []
+    for name, names in listed.items():
+        state = components.get(name)
+        groups = state.get("param_groups") if isinstance(state, dict) else None
+        if not isinstance(groups, list) or not names:
+            continue
+        at = 0
+        for group in groups:
+            size = len(group.get("params", [])) if isinstance(group, dict) else 0
+            group = [str(n) for n in names[at:at + size]]
+            out.append(sorted(group, key=lambda n: rank.get(n, len(rank))))  # (the model's order)
+            at += size
+    return out
 
 
 # In-process restarts first move every global stream to a value no program
@@ -355,6 +396,8 @@ class _Segments:
         """Once it ran: bounds the later steps and gives its digests to later runs."""
         self.save_at: list[int] = []
         """Where every run calls the program's own save() (``SegmentSpec.save_at``)."""
+        self.restart_seed = 2
+        """The hash seed of a run's first restart (``restart_seed``)."""
 
     def run(self, spec: SegmentSpec) -> SegmentResult:
         try:
@@ -588,7 +631,8 @@ class _Restarts:
             stop = bounds[i + 1]
             seg = self.segments.run(self.segments.spec(
                 f"drop-{tag}-{k}", work, config=self.restart_config, start=k, stop=stop,
-                restore=Restore(path=path, drop=list(dropped)), hash_seed=restart_hash_seed(i),
+                restore=Restore(path=path, drop=list(dropped)),
+                hash_seed=restart_hash_seed(i, self.segments.restart_seed),
                 capture_at=[stop] if stop < self.steps else [],
                 keep_tensors_after=k, reseed=_RESEED_BASE + k,
                 digest_held=held and stop == self.steps,
@@ -657,7 +701,7 @@ class _Restarts:
                 f"{tag}-{k}", work, config=self.restart_config, start=k, stop=stop,
                 restore=restore, program_save_at=stop if stop < self.steps else None,
                 keep_tensors_after=k, reseed=_RESEED_BASE + k, ranks=ranks,
-                hash_seed=restart_hash_seed(i),
+                hash_seed=restart_hash_seed(i, self.segments.restart_seed),
                 digest_held=held and stop == self.steps,
                 held_after=[k, k + 1] if held else [],  # (at k: right after the load)
             ))
@@ -891,6 +935,8 @@ class Checker:
         self.segment, again = runs.reference_runs(list(capture_at or self.resume_at))
         """The uninterrupted reference run."""
         runs.reference = self.segment
+        if settings.isolation == "process":  # (in-process, no segment can take a hash seed)
+            runs.restart_seed = restart_seed(self.segment)
         self.determinism = runs.determinism(self.segment, again)
         self.reuse_prefix = reuse_prefix and self.segment.has_own_checkpoint
         self._restarts = _Restarts(runs, self.segment, self.reuse_prefix)

@@ -337,9 +337,10 @@ def _reordered(name: str, ref_meta: dict[str, Any] | None,
     return (f"{REORDERED}: {len(moved)} of its {len(got)} parameters are at other positions "
             f"(position {at}: '{first}', expected '{expected}'), so the state saved by "
             "position belongs to other parameters. An order that changes from one "
-            "interpreter to the next comes from iterating a set or a dict keyed by hash "
-            "(it follows PYTHONHASHSEED): list the parameters in a fixed order (the model's "
-            "named_parameters(), or sorted names)")
+            "interpreter to the next comes from iterating a set, or a dict keyed by hash: of "
+            "names, it follows PYTHONHASHSEED; of parameters or modules, their addresses. "
+            "List the parameters in a fixed order (the model's named_parameters(), or sorted "
+            "names)")
 
 
 def _optimizer_names(name: str, meta: dict[str, Any] | None) -> list[str] | None:

@@ -12,18 +12,24 @@ import pytest
 from fixtures.trust import hash_order
 from resumecheck import verify
 from resumecheck.engine import REFERENCE_HASH_SEED, restart_hash_seed
+from resumecheck.hashorder import set_order
 from resumecheck.state_diff import REORDERED
 
 pytestmark = pytest.mark.e2e
 
 
 def test_a_restart_never_shares_the_hash_seed_of_the_segment_it_resumes():
-    seeds = [REFERENCE_HASH_SEED] + [restart_hash_seed(i) for i in range(4)]
-    assert all(a != b for a, b in zip(seeds, seeds[1:])), seeds
+    for first in (2, 5):
+        seeds = [REFERENCE_HASH_SEED] + [restart_hash_seed(i, first) for i in range(4)]
+        assert all(a != b for a, b in zip(seeds, seeds[1:])), seeds
+    # (the pair this program builds a set of is ordered alike under 1 and 2)
+    assert set_order(["0.weight", "2.weight"], 1) == set_order(["0.weight", "2.weight"], 2)
 
 
-def test_an_optimizer_ordered_by_a_set_is_caught_in_fresh_interpreters_and_named():
-    report = verify(hash_order.HASH_SET, drop="none", noise_seeds=0, isolation="process")
+@pytest.mark.parametrize("target", [hash_order.HASH_SET, hash_order.TWO_WEIGHTS],
+                         ids=["three-weights", "two-ordered-alike-by-1-and-2"])
+def test_an_optimizer_ordered_by_a_set_is_caught_in_fresh_interpreters_and_named(target):
+    report = verify(target, drop="none", noise_seeds=0, isolation="process")
     own = report.full_resume
     assert own.checkpoint == "program" and own.verdict == "diverged", report.render("table")
     assert own.first_divergent_step == 5
