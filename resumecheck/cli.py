@@ -59,8 +59,9 @@ exit codes: 0 equivalent, 1 not equivalent (or a failed run), 2 bad usage or inp
             4 the environment failed, not the program (disk full, a file size limit,
               out of memory, a process killed from outside): nothing was judged,
             5 inconclusive: the evidence cannot decide (an elastic resume whose per-rank
-              state cannot be mapped, a run that differs before its first restart);
-              the report says why,
+              state cannot be mapped, a run that differs before its first restart;
+              fuzz of a program whose save() changes state training reads); the
+              report or the message says why,
             129 / 130 / 143 interrupted by SIGHUP / SIGINT / SIGTERM (children killed,
               files removed)
 """
@@ -524,6 +525,7 @@ def _failed(args: argparse.Namespace, exc: Exception) -> int:
     """The one place that maps a library error to its message and exit code."""
     from resumecheck.errors import (
         EnvironmentFailure, ModuleStateChanged, NondeterministicBaseline, ResumecheckError,
+        SaveMovesState,
     )
 
     if getattr(args, "debug", False):
@@ -535,6 +537,9 @@ def _failed(args: argparse.Namespace, exc: Exception) -> int:
     if isinstance(exc, EnvironmentFailure):
         _error(_said(str(exc), stale))
         return EXIT_ENVIRONMENT
+    if isinstance(exc, SaveMovesState):  # (nothing judged: neither a pass nor a failure)
+        _error(_said(str(exc), stale))
+        return EXIT_INCONCLUSIVE
     if isinstance(exc, ResumecheckError):
         _error(_said(str(exc), stale))
     else:

@@ -57,7 +57,7 @@ from resumecheck.undeclared import brought_back, not_known_if_held
 
 __all__ = [
     "MAX_NOISE_SEEDS", "MIN_STEP_TIMEOUT", "Checker", "ReferenceFailed", "forked_map",
-    "parallel_map", "resume_points", "run_check", "verify",
+    "parallel_map", "resume_points", "run_check", "save_moves", "verify",
 ]
 
 MIN_STEP_TIMEOUT = 60.0
@@ -447,6 +447,7 @@ class _Segments:
             keep = {"keep_tensors_after": min(points)}
         spec = self.spec("reference", config=self.run_config, start=0, stop=self.steps,
                          capture_at=points, hash_seed=REFERENCE_HASH_SEED, find_undeclared=True,
+                         watch_save=bool(self.save_at),
                          digest_held=True, held_after=self._after(points, 0, 1), **keep)
         jobs = self.settings.workers if self.settings.isolation == "process" else 1
         again: list[SegmentResult] = []
@@ -990,7 +991,9 @@ class Checker:
         if fulls == 2:
             verdict.unjudge_when_incomplete(done[0].result, engine_full.result)
             verdict.note_launch_settings(done[0].result, engine_full.result,
-                                         self.launched_with(), CONFIG in self.segment.names)
+                                         launched_with(self.target, self.run_config),
+                                         CONFIG in self.segment.names)
+            verdict.note_save_moves(done[0].result, self.segment.save_moved)
         return _report(self, [d.result for d in done], engine_full.held,
                        done[0].held if fulls == 2 else None,  # (the program's own resume)
                        engine_run=engine_full.result, restarted_after=engine_full.held_after,
@@ -1031,11 +1034,6 @@ class Checker:
             # every other seed trained exactly as the reference: the setting
             # changes nothing the program draws, and says nothing of noise
             self.noise_unmoved, self.noise_seeds, self.reference.noise = self.noise_seeds, [], []
-
-    def launched_with(self) -> dict[str, Any]:
-        """The run's launch settings where a restart is built from the
-        program's defaults instead (``Report.launched_with``)."""
-        return {} if self.target.restart_config == "run" else dict(self.run_config)
 
     @property
     def jobs(self) -> int:
@@ -1131,7 +1129,7 @@ def _report(checker: Checker, runs: list[RunResult],
     return Report(
         target=checker.target.spec or checker.target.name, steps=checker.steps,
         resume_at=list(checker.resume_at), seed=s.seed, isolation=s.isolation,
-        launched_with=checker.launched_with(),
+        launched_with=launched_with(checker.target, checker.run_config),
         tolerance=checker.tolerance.to_json(), environment=fingerprint(s.threads), runs=runs,
         noise=verdict.noise_summary(ref, checker.resume_at[0], checker.noise_seeds,
                                     checker.base_seed(), checker.target.seed_key,
@@ -1142,6 +1140,26 @@ def _report(checker: Checker, runs: list[RunResult],
                                            runs[0] if own_held is not None else None,
                                            checker.segment.held_after, own_after),
     )
+
+
+def launched_with(target: Target, run_config: dict[str, Any]) -> dict[str, Any]:
+    """The run's launch settings where a restart is built from the program's
+    defaults instead (``Report.launched_with``)."""
+    return {} if target.restart_config == "run" else dict(run_config)
+
+
+def save_moves(checker: Checker, at: int) -> list[str]:
+    """What the program's own save() changes of the state training reads,
+    called after step ``at`` of a run from step 0 (empty: nothing, or the
+    program has no save()): fuzzing's reference saves nowhere."""
+    if not checker.segment.has_own_checkpoint:
+        return []
+    runs = checker._segments
+    with runs.run_directory("probe-") as work:
+        seg = runs.run(runs.spec("save-probe", work, config=checker.run_config, start=0,
+                                 stop=at, save_at=[at], watch_save=True, capture_end=False,
+                                 trace_streams=False, hash_seed=REFERENCE_HASH_SEED))
+    return seg.save_moved.get(at, [])
 
 
 def _no_evidence_of_held(engine_run: RunResult | None) -> str | None:

@@ -28,6 +28,7 @@ __all__ = [
     "NondeterministicBaseline",
     "OutputError",
     "ProgramExited",
+    "SaveMovesState",
     "ReferenceFailed",
     "ReportSchemaError",
     "ResumeNotEquivalent",
@@ -137,6 +138,34 @@ class CheckpointError(ResumecheckError):
         """The program's own save() or load() failed (it was given ``path``, but may
         write or read elsewhere)."""
         super().__init__(f"checkpoint {action} failed ({path}): {problem}")
+
+
+class SaveMovesState(ResumecheckError):
+    """Fuzzing a program whose own save() changes state that training reads
+    (draws from a stream, leaves a module in eval mode): a run that checkpoints
+    continues from what its save() left, so each schedule would need a
+    reference that saves where it resumes, and fuzzing compares every
+    schedule with one uninterrupted run. ``moved`` names what the save changed
+    at ``step``; ``reproduce`` checks one resume point that way (None: an
+    in-memory target)."""
+
+    def __init__(self, target: str, step: int, moved: list[str], reproduce: str | None) -> None:
+        self.target = target
+        self.step = step
+        self.moved = list(moved)
+        self.reproduce = reproduce
+        todo = (f"Check resume points one at a time, each with a reference that saves where "
+                f"it resumes: {reproduce}" if reproduce else
+                "Check resume points one at a time with verify(), each with a reference that "
+                "saves where it resumes")
+        super().__init__(
+            f"{target}: fuzzing cannot judge this program: its save() changes state that "
+            f"training reads ({', '.join(moved)}, at step {step}). A run that checkpoints "
+            "goes on from what its save() left, so every schedule would need a reference "
+            "that saves where that schedule resumes, and fuzzing compares all of them with "
+            f"one uninterrupted run. Nothing was judged. {todo} (another point K: "
+            "--resume-at K)."
+        )
 
 
 class ModuleStateChanged(ResumecheckError):

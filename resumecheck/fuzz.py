@@ -40,9 +40,9 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis.errors import Unsatisfiable
 
 from resumecheck.components import preserved_global_streams
-from resumecheck.engine import Checker, run_check
+from resumecheck.engine import Checker, run_check, save_moves
 from resumecheck.environment import fingerprint
-from resumecheck.errors import BudgetExhausted, InvalidArgument, ModuleStateChanged
+from resumecheck.errors import BudgetExhausted, InvalidArgument, ModuleStateChanged, SaveMovesState
 from resumecheck.program import Target, epoch_boundaries, load_target
 from resumecheck.progress import ProgressCallback, ProgressTracker
 from resumecheck.report import CLOSE, IDENTICAL, INCONCLUSIVE, RunResult, unseeded_notice
@@ -302,6 +302,7 @@ def run_fuzz(target: Target | str | None, settings: Settings, *, max_examples: i
             result.reference_loss = checker.reference.loss
             result.unseeded_notice = unseeded_notice(checker.determinism)
             checker.check_disk(runs=1, jobs=checker.jobs)
+            _refuse_moving_saves(checker, tgt, s)
             edges = epoch_boundaries(checker.segment.boundaries, n)  # whole, fractional or declared
             result.boundaries = edges
             result.fast_start = checker.reuse_prefix
@@ -319,6 +320,21 @@ def run_fuzz(target: Target | str | None, settings: Settings, *, max_examples: i
                 raise
             raise failure from exc
     return result
+
+
+def _refuse_moving_saves(checker: Checker, tgt: Any, s: Settings) -> None:
+    """A program whose own save() changes state that training reads cannot be
+    fuzzed against one reference (``SaveMovesState``): refuse it, before any
+    example (a trial: fuzzing passed such a program that ``run`` failed)."""
+    if s.resume_nproc is not None:
+        return
+    at = s.points[0]
+    moved = save_moves(checker, at)
+    if moved:
+        raise SaveMovesState(tgt.spec or tgt.name, at, moved, None if tgt.spec is None else
+                             reproduce_command("run", tgt.spec, steps=s.n, seed=s.seed,
+                                               threads=s.threads, isolation=s.isolation,
+                                               resume_at=[at]))
 
 
 def _check_elastic(checker: Checker) -> None:

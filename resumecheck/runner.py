@@ -44,6 +44,7 @@ import torch
 
 from resumecheck.capture import (
     add_loadable_shapes,
+    capture as capture_state,
     asks_apart,
     loadable_shapes,
     save_capture,
@@ -59,6 +60,7 @@ from resumecheck.components import (
 from resumecheck.errors import (
     BudgetExhausted, CheckpointError, ProgramExited, ResumecheckError, StepError, TargetError,
 )
+from resumecheck.compare import digest
 from resumecheck.faults import environment_failure
 from resumecheck.module_state import program_line, raised_at
 from resumecheck.program import BuiltProgram, Target
@@ -429,7 +431,7 @@ class _Segment:
         self.enter("save", step)
         path = self.work / f"{self.spec.name}.saved{step}"
         try:
-            program_save(built, str(path), step)
+            self._watched(built, step, lambda: program_save(built, str(path), step))
         except CheckpointError:
             pass
         finally:
@@ -440,8 +442,21 @@ class _Segment:
 
     def _program_save(self, built: BuiltProgram, step: int) -> None:
         self.enter("save", step)
-        self.result.program_checkpoint = str(self.work / f"{self.spec.name}.program{step}")
-        program_save(built, self.result.program_checkpoint, step)
+        path = self.result.program_checkpoint = str(self.work / f"{self.spec.name}.program{step}")
+        self._watched(built, step, lambda: program_save(built, path, step))
+
+    def _watched(self, built: BuiltProgram, step: int, save: Callable[[], None]) -> None:
+        """``save()``, and with ``watch_save`` what it changed (``save_moved``).
+        Not where asking a component for its state could draw (``asks_apart``)."""
+        if not self.spec.watch_save or asks_apart(built):
+            save()
+            return
+        before = _fingerprint(built)
+        save()
+        after = _fingerprint(built)
+        moved = [what for what in before if before[what] != after.get(what)]
+        if moved:
+            self.result.save_moved[step] = moved
 
     def timed_out(self, where: str | None = None) -> None:
         """``where``: the program's line the phase was stopped in."""
@@ -468,6 +483,16 @@ class _Segment:
             self.tracer.close()
         if self.built is not None:
             self.built.close()
+
+
+def _fingerprint(built: BuiltProgram) -> dict[str, str]:
+    """Each declared component's state, and each declared module's modes, as
+    digests keyed by what they are in words."""
+    state = capture_state(built)
+    out = {name: digest(value) for name, value in state["components"].items()}
+    for name, modes in ((state.get("meta") or {}).get("eval_modules") or {}).items():
+        out[f"{name} (its modules' train/eval modes)"] = digest(sorted(modes))
+    return out
 
 
 def _stream_steps(spec: SegmentSpec) -> frozenset[int]:

@@ -81,6 +81,8 @@ class SegmentSpec:
     """The step after which the program's own save() writes the checkpoint a
     restart will load (``program_checkpoint``)."""
     save_at: list[int] = field(default_factory=list)
+    watch_save: bool = False
+    """Record what each of the program's own saves changes (``save_moved``)."""
     """Steps after which a program with its own save() calls it, to a scratch
     file, as the run every resumed run is compared with does: it checkpoints
     at the check's resume points, and a save() that runs validation or draws
@@ -181,6 +183,10 @@ class SegmentResult:
     """Data loaders (component names) the engine put state into at the restore
     while the program kept an iterator it had made from them, and where it
     keeps it: that state may not reach the iterator (``restore.restore_state``)."""
+    save_moved: dict[int, list[str]] = field(default_factory=dict)
+    """What the program's own save() changed at each step where it was watched
+    (``SegmentSpec.watch_save``): the declared components whose state differs
+    after it from before it, and those whose modules' modes do."""
     loadable_shapes: list[str] = field(default_factory=list)
     """Structures of captures known to load back when the segment ended
     (``SegmentSpec.loadable_shapes``, passed on to the next segment)."""
@@ -191,6 +197,7 @@ class SegmentResult:
         plain["records"] = [r.to_plain() for r in self.records]
         plain["captures"] = {str(k): v for k, v in self.captures.items()}
         plain["held_after"] = {str(k): v for k, v in self.held_after.items()}
+        plain["save_moved"] = {str(k): v for k, v in self.save_moved.items()}
         return plain
 
     @classmethod
@@ -199,6 +206,7 @@ class SegmentResult:
         plain["records"] = [StepRecord.from_plain(r) for r in plain["records"]]
         plain["captures"] = {int(k): v for k, v in plain["captures"].items()}
         plain["held_after"] = {int(k): v for k, v in plain.get("held_after", {}).items()}
+        plain["save_moved"] = {int(k): v for k, v in plain.get("save_moved", {}).items()}
         return cls(**plain)
 
 

@@ -1107,6 +1107,18 @@ def note_launch_settings(own: RunResult, engine: RunResult, launched: dict[str, 
         "or, if your launcher passes them again, say so: Target(restart_config=\"run\")")
 
 
+def note_save_moves(own: RunResult, moved: dict[int, list[str]]) -> None:
+    """The program's own save() changed state training reads where the
+    reference saved: say so in its own resume's why (a trial: a save() that
+    left the model in eval mode was read as a load() that must set the mode)."""
+    said = [f"at step {k}: {', '.join(moved[k])}" for k in own.resume_at if moved.get(k)]
+    if said:
+        own.explanation += (
+            f"; your save() changes state that training reads ({'; '.join(said)}): the run "
+            "that saved goes on from what it left, and the resume is compared with that run "
+            "(if the save should leave nothing changed, that is a bug of the save)")
+
+
 def _differs_clause(diagnosis: Sequence[Finding]) -> str:
     """The explanation's clause on restored state, each finding with its mark."""
     if not diagnosis:

@@ -10,6 +10,8 @@ import pytest
 
 from fixtures.trust import save_side_effects as fx
 from resumecheck import verify
+from resumecheck.errors import SaveMovesState
+from resumecheck.fuzz import fuzz
 
 
 @pytest.mark.parametrize("target", [fx.CORRECT, fx.VALIDATES], ids=["correct", "validates"])
@@ -28,3 +30,22 @@ def test_a_save_that_draws_after_saving_the_stream_is_caught_and_blamed_on_it():
     assert own.verdict == "diverged" and own.first_divergent_step == 5, report.render("table")
     assert [(f.component, f.status) for f in own.diagnosis] == [("rng", "confirmed")]
     assert report.engine_resume.verdict == "identical"
+
+
+def test_the_why_says_what_the_save_changed():
+    report = verify(fx.SAMPLES_AFTER, drop="none", noise_seeds=0)
+    assert "your save() changes state that training reads (at step 4: rng)" in \
+        report.full_resume.explanation, report.full_resume.explanation
+    report = verify(fx.LEAVES_EVAL, drop="none", noise_seeds=0)
+    assert "your save() changes state that training reads (at step 4: params (its modules' " \
+           "train/eval modes))" in report.full_resume.explanation
+    assert "your save()" not in verify(fx.CORRECT, drop="none", noise_seeds=0).full_resume \
+        .explanation
+
+
+def test_fuzzing_refuses_a_program_whose_save_changes_what_training_reads():
+    with pytest.raises(SaveMovesState) as caught:
+        fuzz(fx.SAMPLES_AFTER, max_examples=2, budget=30)
+    assert caught.value.step == 4 and caught.value.moved == ["rng"]
+    assert "--resume-at 4" in (caught.value.reproduce or "")
+    assert fuzz(fx.CORRECT, max_examples=2, budget=30).failure is None
