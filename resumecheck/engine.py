@@ -1022,7 +1022,8 @@ class Checker:
             config = {**self.run_config, self.target.seed_key: seed}
             return self._segments.run(self._segments.spec(
                 f"noise{seed}", config=config, start=0, stop=self.steps, capture_end=False,
-                trace_streams=False, hash_seed=REFERENCE_HASH_SEED))
+                trace_streams=False, hash_seed=REFERENCE_HASH_SEED,
+                save_at=[]))  # (a band of losses, never compared step by step: no saves)
 
         noise = self.map(noise_run, seeds)
         self.noise_seeds = [s for s, seg in zip(seeds, noise) if seg.error is None]
