@@ -32,7 +32,7 @@ from resumecheck.trace import unwrap_optimizer
 
 __all__ = ["CHECKPOINT_FORMAT", "add_loadable_shapes", "capture", "capture_meta",
            "forget_captures_under", "keep_written", "load_checkpoint", "loadable_shapes",
-           "save_capture", "settle_captures"]
+           "save_capture"]
 
 CHECKPOINT_FORMAT = "resumecheck.checkpoint/1"
 
@@ -104,8 +104,7 @@ def capture_meta(built: BuiltProgram) -> dict[str, Any]:
 
 
 def save_capture(built: BuiltProgram, path: str, verify: bool = True, *,
-                 unwritten: bool = False, restored_from: str | None = None,
-                 final: bool = False) -> None:
+                 unwritten: bool = False, restored_from: str | None = None) -> None:
     """Write the engine's capture and prove that it loads with weights_only=True,
     naming the component and the value that would not.
 
@@ -122,14 +121,11 @@ def save_capture(built: BuiltProgram, path: str, verify: bool = True, *,
     is written; else the file is written as always. ``restored_from``: the
     engine capture the program was just restored from; a component whose
     state has its very digest there is kept as that capture holds it (read
-    only, never given to a program), not copied. ``final``: the program runs
-    no more (a segment's end state): an unwritten capture is copied only
-    once something could change its tensors, when this process runs a
-    program again (``settle_captures``); most are judged and gone before.
+    only, never given to a program), not copied.
     """
     state = capture(built)
     shape, unfamiliar = _survey(state["components"])
-    if unwritten and _keep_unwritten(path, state, shape, unfamiliar, restored_from, final):
+    if unwritten and _keep_unwritten(path, state, shape, unfamiliar, restored_from):
         return
     try:
         torch.save(state, path)
@@ -215,7 +211,7 @@ _SHARED_FROM_BYTES = 1 << 20
 
 
 def _keep_unwritten(path: str, state: dict[str, Any], shape: str, unfamiliar: set[type],
-                    restored_from: str | None = None, final: bool = False) -> bool:
+                    restored_from: str | None = None) -> bool:
     """Keep ``state`` (of ``_survey``'s ``shape`` and ``unfamiliar`` types) in
     memory as what ``path`` would load to, if a capture of its very structure
     loaded back with weights_only=True already (so would this file) and
@@ -226,7 +222,7 @@ def _keep_unwritten(path: str, state: dict[str, Any], shape: str, unfamiliar: se
         return False
     size = _copyable_bytes(state)
     if restored_from is None or size is None or size < _SHARED_FROM_BYTES:
-        return _CACHE.put(path, state, copy=True, unwritten=True, size=size, later=final)
+        return _CACHE.put(path, state, copy=True, unwritten=True, size=size)
     source = _CACHE.get(restored_from, copy=False)
     digests = _CACHE.digests(restored_from)
     if source is None or digests is None:
@@ -426,9 +422,6 @@ class _Loaded:
         self._bytes = 0
         self._unwritten = 0
         self._digests: dict[str, tuple[Any, dict[str, str]]] = {}
-        self._later: set[str] = set()
-        """Kept states not copied yet, still sharing tensors with a program that
-        runs no more (``put(later=True)``): copied by ``settle``."""
         self._lock = threading.Lock()
 
     @staticmethod
@@ -471,12 +464,11 @@ class _Loaded:
         return found
 
     def put(self, path: str, data: Any, *, copy: bool = False, unwritten: bool = False,
-            size: int | None = None, later: bool = False) -> bool:
+            size: int | None = None) -> bool:
         """Keep ``data``, what ``path`` loads to (a copy of it with ``copy``;
         without, the caller keeps it no more; ``unwritten``: no file holds
-        it; ``size``: ``_copyable_bytes(data)``, where known; ``later``: the
-        copy is made by ``settle``); False when it cannot be copied
-        faithfully or is too large."""
+        it; ``size``: ``_copyable_bytes(data)``, where known); False when it
+        cannot be copied faithfully or is too large."""
         size = _copyable_bytes(data) if size is None else size
         identity = None if unwritten else self._identity(path)
         if size is None or (identity is None and not unwritten) or size > self.LIMIT // 4:
@@ -488,12 +480,10 @@ class _Loaded:
                 self._drop(gone)  # (a check's files go with its directory)
             if unwritten and self._unwritten + size > self.LIMIT // 2:
                 return False
-        if copy and not later:
+        if copy:
             data = _copy(data)
         with self._lock:
             self._drop(key)
-            if copy and later:
-                self._later.add(key)
             self._files[key] = (identity, data, size)
             self._bytes += size
             self._unwritten += size if unwritten else 0
@@ -502,18 +492,6 @@ class _Loaded:
                     break
                 self._drop(old)
         return True
-
-    def settle(self) -> None:
-        """Copy the kept states ``put`` left uncopied (``later``): before
-        anything in this process could change a tensor they share."""
-        with self._lock:
-            waiting, self._later = self._later, set()
-            for key in waiting:
-                identity, data, size = self._files[key]
-                self._files[key] = (identity, _copy(data), size)
-                known = self._digests.get(key)
-                if known is not None and known[0] is data:
-                    self._digests[key] = (self._files[key][1], known[1])
 
     def forget_under(self, directory: str) -> None:
         """Drop what is kept for paths inside ``directory`` (emptied to be used again)."""
@@ -524,7 +502,6 @@ class _Loaded:
 
     def _drop(self, key: str) -> None:
         self._digests.pop(key, None)
-        self._later.discard(key)
         entry = self._files.pop(key, None)
         if entry is not None:
             self._bytes -= entry[2]
@@ -532,15 +509,6 @@ class _Loaded:
 
 
 _CACHE = _Loaded()
-
-
-def settle_captures() -> None:
-    """Before this process runs a program again: copy every kept end state
-    that still shares tensors with the program it was captured from (see
-    ``save_capture``'s ``final``). A check's captures are read by its own
-    judging only, and its programs run in segments only: the runner calls
-    this before each segment runs anything of the program's."""
-    _CACHE.settle()
 
 
 def forget_captures_under(directory: str) -> None:

@@ -49,7 +49,6 @@ from resumecheck.capture import (
     loadable_shapes,
     save_capture,
     save_capture_apart,
-    settle_captures,
 )
 from resumecheck.components import (
     RNGState,
@@ -344,7 +343,7 @@ class _Segment:
         if spec.capture_end:
             self.result.end_state = str(self.work / f"{spec.name}.end.pt")
             save_capture(built, self.result.end_state, verify=not self.result.captures,
-                         unwritten=self.judged_here, final=True)
+                         unwritten=self.judged_here)
         if undeclared is not None:
             self.result.undeclared = undeclared.found(built.program, built.components,
                                                       tracer.last_data)
@@ -365,7 +364,6 @@ class _Segment:
     def _build_and_restore(self) -> BuiltProgram:
         spec, result = self.spec, self.result
         self.enter("build")
-        settle_captures()  # (an earlier segment's end state: copied before any program runs)
         if spec.reseed is not None:
             reseed_global_streams(spec.reseed)
         elif spec.restore is None:
