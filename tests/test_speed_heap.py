@@ -29,14 +29,25 @@ pytestmark = [pytest.mark.e2e,
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def test_a_settled_checks_steps_touch_no_fresh_pages(tmp_path):
+def _faults(tmp_path) -> dict:
     proc = forkserver.spawn("fixtures.speed.heap_faults", [], dict(os.environ), cwd=ROOT,
                             output_dir=str(tmp_path))
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
-    result = json.loads(out.strip().splitlines()[-1])
-    assert result["settled"]
-    first, *later = result["faults"]
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def test_a_settled_checks_steps_touch_no_fresh_pages(tmp_path):
     # measured: settled, 30 to 4,200 in the fewest of the later three; unsettled
-    # (HEAP_UNSETTLED=1), 21,000 or more in every check
-    assert min(later) < 10_000, f"{result['faults']} page faults in checks that need none"
+    # (HEAP_UNSETTLED=1), 18,000 or more in every check. While the whole suite runs
+    # beside it (not alone, nor beside a part of it), one process in a few had every
+    # later check as high as unsettled ones: a second process is asked before it fails
+    seen = []
+    for _ in range(2):
+        result = _faults(tmp_path)
+        assert result["settled"]
+        first, *later = result["faults"]
+        seen.append(result["faults"])
+        if min(later) < 10_000:
+            return
+    raise AssertionError(f"{seen} page faults in checks that need none")
