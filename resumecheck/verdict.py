@@ -1092,6 +1092,14 @@ def note_launch_settings(own: RunResult, engine: RunResult, launched: dict[str, 
     the declared state, launched with settings its restart is built without:
     say so (a trial: a dropout rate given at launch, its layer built from the
     default at the restart, the config restored after the build; nothing named)."""
+    if launched and own.verdict == FAILED and own.explanation.startswith((BUILDING, RESTORING)):
+        # (a trial: a layer size given at launch, the restart built with the default
+        # one, its load failing on the shapes: nothing named the setting)
+        own.explanation += (f"; the run was launched with {settings_text(launched)}, and its "
+                            "restart is built from the program's defaults: a setting the "
+                            "build or the load needs may be missing there. If your launcher "
+                            "passes them again, say so: Target(restart_config=\"run\")")
+        return
     idle = all(f.status in (LATENT, PUT_BACK) for f in own.diagnosis)
     engine_resumes = engine.verdict == IDENTICAL
     if not launched or own.verdict != DIVERGED or not idle or (

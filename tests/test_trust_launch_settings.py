@@ -24,3 +24,11 @@ def test_a_launcher_that_passes_the_settings_again_resumes():
     report = verify(launch_settings.PASSED_AGAIN, drop="none", noise_seeds=0)
     assert report.equivalent, report.render("table")
     assert report.to_json()["launched_with"] == {}
+
+
+def test_a_restart_that_cannot_load_without_the_launch_settings_names_them():
+    report = verify(launch_settings.SIZED, drop="none", noise_seeds=0)
+    own = report.full_resume
+    assert own.verdict == "failed" and own.explanation.startswith("restoring the checkpoint")
+    assert "the run was launched with hidden=12, and its restart is built from the " \
+           "program's defaults" in own.explanation, own.explanation
