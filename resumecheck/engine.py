@@ -434,7 +434,8 @@ class _Segments:
             nproc=ranks or self.settings.nproc, preload=list(self.target.preload), **kw,
         )
 
-    def reference_runs(self, points: list[int]) -> tuple[SegmentResult, SegmentResult | None]:
+    def reference_runs(self, points: list[int], probe_save: bool = False,
+                       ) -> tuple[SegmentResult, SegmentResult | None]:
         """The uninterrupted reference, capturing state at ``points``, and the
         determinism rerun (None when not asked for): independent of each other,
         so side by side in fresh interpreters when ``jobs`` allows."""
@@ -447,7 +448,8 @@ class _Segments:
             keep = {"keep_tensors_after": min(points)}
         spec = self.spec("reference", config=self.run_config, start=0, stop=self.steps,
                          capture_at=points, hash_seed=REFERENCE_HASH_SEED, find_undeclared=True,
-                         watch_save=bool(self.save_at),
+                         watch_save=bool(self.save_at) or probe_save,
+                         save_after_end=probe_save,
                          digest_held=True, held_after=self._after(points, 0, 1), **keep)
         jobs = self.settings.workers if self.settings.isolation == "process" else 1
         again: list[SegmentResult] = []
@@ -933,7 +935,8 @@ class Checker:
         # compared with did (fuzzing: a reference for many schedules, which
         # no one set of saves models: none)
         runs.save_at = list(self.resume_at) if capture_at is None else []
-        self.segment, again = runs.reference_runs(list(capture_at or self.resume_at))
+        self.segment, again = runs.reference_runs(list(capture_at or self.resume_at),
+                                                  probe_save=capture_at is not None)
         """The uninterrupted reference run."""
         runs.reference = self.segment
         if settings.isolation == "process":  # (in-process, no segment can take a hash seed)
@@ -1149,18 +1152,12 @@ def launched_with(target: Target, run_config: dict[str, Any]) -> dict[str, Any]:
     return {} if target.restart_config == "run" else dict(run_config)
 
 
-def save_moves(checker: Checker, at: int) -> list[str]:
-    """What the program's own save() changes of the state training reads,
-    called after step ``at`` of a run from step 0 (empty: nothing, or the
-    program has no save()): fuzzing's reference saves nowhere."""
-    if not checker.segment.has_own_checkpoint:
-        return []
-    runs = checker._segments
-    with runs.run_directory("probe-") as work:
-        seg = runs.run(runs.spec("save-probe", work, config=checker.run_config, start=0,
-                                 stop=at, save_at=[at], watch_save=True, capture_end=False,
-                                 trace_streams=False, hash_seed=REFERENCE_HASH_SEED))
-    return seg.save_moved.get(at, [])
+def save_moves(checker: Checker) -> tuple[int, list[str]]:
+    """What the program's own save() changes of the state training reads, and
+    where it was asked: a check that compares many schedules with one
+    reference (``capture_at``: fuzzing) asks its reference once it is done
+    (``SegmentSpec.save_after_end``); empty: nothing, or no save()."""
+    return checker.steps, checker.segment.save_moved.get(checker.steps, [])
 
 
 def _no_evidence_of_held(engine_run: RunResult | None) -> str | None:

@@ -328,13 +328,12 @@ def _refuse_moving_saves(checker: Checker, tgt: Any, s: Settings) -> None:
     example (a trial: fuzzing passed such a program that ``run`` failed)."""
     if s.resume_nproc is not None:
         return
-    at = s.points[0]
-    moved = save_moves(checker, at)
+    at, moved = save_moves(checker)
     if moved:
         raise SaveMovesState(tgt.spec or tgt.name, at, moved, None if tgt.spec is None else
                              reproduce_command("run", tgt.spec, steps=s.n, seed=s.seed,
                                                threads=s.threads, isolation=s.isolation,
-                                               resume_at=[at]))
+                                               resume_at=list(s.points)))
 
 
 def _check_elastic(checker: Checker) -> None:

@@ -351,6 +351,8 @@ class _Segment:
             self.result.held = undeclared.held  # (one walk of the program at the end)
         elif spec.digest_held:
             self.result.held = held_digests(built.program, built.components)
+        if spec.save_after_end and built.has_own_checkpoint:  # (after all that is compared)
+            self._scratch_save(built, spec.stop)
 
     def _look_at_held(self, built: BuiltProgram, step: int,
                       undeclared: UndeclaredWatch | None) -> None:

@@ -83,6 +83,11 @@ class SegmentSpec:
     save_at: list[int] = field(default_factory=list)
     watch_save: bool = False
     """Record what each of the program's own saves changes (``save_moved``)."""
+    save_after_end: bool = False
+    """Once everything else is done (the last step, the end capture, what the
+    program holds), call the program's own save() to a scratch file and record
+    what it changed, at ``stop`` (``save_moved``): what a save does, asked of
+    a run whose compared state it can no longer touch (fuzzing's reference)."""
     """Steps after which a program with its own save() calls it, to a scratch
     file, as the run every resumed run is compared with does: it checkpoints
     at the check's resume points, and a save() that runs validation or draws
