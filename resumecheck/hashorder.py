@@ -88,8 +88,8 @@ def str_hash(s: str, seed: int) -> int:
 def set_order(names: Iterable[str], seed: int) -> list[str]:
     """The order ``list(set_of_names)`` gives under ``PYTHONHASHSEED=seed``, the
     set built by adding ``names`` one by one (a comprehension, ``set(list)``)."""
-    mask, table, fill = 7, [None] * 8, 0
-    entries: list[tuple[str, int] | None] = table  # type: ignore[assignment]
+    mask, fill = 7, 0
+    entries: list[tuple[str, int] | None] = [None] * 8
     for name in dict.fromkeys(names):
         h = str_hash(name, seed)
         _insert(entries, mask, name, h)

@@ -98,7 +98,7 @@ def program_line(exc: BaseException) -> str | None:
     file outside every installed package, the standard library and
     resumecheck), in words: ``train.py:41, in train_step``."""
     for frame in reversed(traceback.extract_tb(exc.__traceback__)):
-        if frame.filename and _programs({"__file__": frame.filename}):
+        if frame.filename and is_program_file(frame.filename):
             return f"{frame.filename}:{frame.lineno}, in {frame.name}"
     return None
 

@@ -81,6 +81,11 @@ class SegmentSpec:
     """The step after which the program's own save() writes the checkpoint a
     restart will load (``program_checkpoint``)."""
     save_at: list[int] = field(default_factory=list)
+    """Steps after which a program with its own save() calls it, to a scratch
+    file, as the run every resumed run is compared with does: it checkpoints
+    at the check's resume points, and a save() that runs validation or draws
+    from a stream moves state the continuation reads. Before the engine's
+    capture there, so a restart from that capture continues from it too."""
     watch_save: bool = False
     """Record what each of the program's own saves changes (``save_moved``)."""
     save_after_end: bool = False
@@ -88,11 +93,6 @@ class SegmentSpec:
     program holds), call the program's own save() to a scratch file and record
     what it changed, at ``stop`` (``save_moved``): what a save does, asked of
     a run whose compared state it can no longer touch (fuzzing's reference)."""
-    """Steps after which a program with its own save() calls it, to a scratch
-    file, as the run every resumed run is compared with does: it checkpoints
-    at the check's resume points, and a save() that runs validation or draws
-    from a stream moves state the continuation reads. Before the engine's
-    capture there, so a restart from that capture continues from it too."""
     keep_tensors_after: int | None = None
     reseed: int | None = None
     launch_moved: list[str] = field(default_factory=list)

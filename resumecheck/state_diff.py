@@ -69,7 +69,8 @@ state put into it can attach it to the model)."""
 REORDERED = "lists its parameters in another order than the run that saved it"
 """How an optimizer's finding begins when the restored optimizer holds the
 reference's parameters at other positions: its state, saved by position,
-belongs to other parameters (an order that follows ``PYTHONHASHSEED``)."""
+belongs to other parameters (an order that follows ``PYTHONHASHSEED``, or
+objects' addresses)."""
 
 _UNNAMED = re.compile(r"group\d+\.param\d+")
 """``capture_meta``'s name for an optimizer parameter that is not the model's."""

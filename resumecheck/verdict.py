@@ -826,9 +826,7 @@ def own_resume_ends(named: dict[str, str], reference: dict[str, list[str]],
             if departed and run is not None else None
         if lost is not None and run is not None:
             k = run.resume_at[0]
-            # (a run that raised or hung did not depart: a trial read "departed" of both)
-            went = ("failed" if run.verdict == FAILED and not run.first_divergent_key  # (else
-                    else "departed from the uninterrupted run")  # it departed, then failed)
+            went = _went(run)
             text += (f"; your own resume held it otherwise right after your load() at step {k} "
                      f"and after step {k + 1}, before it {went} at step "
                      f"{run.first_divergent_step}: your checkpoint loses it, unless it is "
@@ -842,16 +840,23 @@ def own_resume_ends(named: dict[str, str], reference: dict[str, list[str]],
             text += "; your own resume ends with it as the uninterrupted run did"
         elif own and path in own and path in reference and departed:
             step = run.first_divergent_step if run is not None else None
+            went = _went(run) if run is not None else "departed from the uninterrupted run"
             text += ("; your own resume ends with it otherwise, but that says nothing of your "
-                     "checkpoint: the resume had "
-                     + ("failed" if run is not None and run.verdict == FAILED
-                        and not run.first_divergent_key else "departed from the uninterrupted run")
+                     f"checkpoint: the resume had {went}"
                      + (f" at step {step}" if step is not None else ""))
         elif own and path in own and path in reference:
             text += (f"; {OWN_RESUME_ENDS_OTHERWISE} than the uninterrupted run did: your "
                      "checkpoint loses it, unless it is not state (a log, a timer)")
         out.append(text)
     return out
+
+
+def _went(run: RunResult) -> str:
+    """How a resume that did not match ended, in words: a run that raised or
+    hung without departing first ``failed`` (a trial read "departed" of both)."""
+    if run.verdict == FAILED and not run.first_divergent_key:
+        return "failed"
+    return "departed from the uninterrupted run"
 
 
 def _lost_by_the_load(path: str, run: RunResult,
