@@ -21,7 +21,6 @@ free at the heap's top is kept. Elsewhere than glibc, nothing changes.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import sys
 
 __all__ = ["settle"]
@@ -41,8 +40,9 @@ def settle() -> bool:
     if _settled or not sys.platform.startswith("linux"):
         return _settled
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        mallopt = libc.mallopt
+        # (the interpreter's own symbols, libc's among them: finding libc by
+        # name would run `ldconfig -p` in a process of its own each time)
+        mallopt = ctypes.CDLL(None).mallopt
     except (OSError, AttributeError):  # not glibc (musl has no mallopt)
         return False
     mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
