@@ -66,7 +66,9 @@ from resumecheck.errors import (
 from resumecheck.faults import killed_by_signal, signal_text
 from resumecheck.interrupt import proc_stat
 from resumecheck.segments import PHASE_TIMEOUT, Restore, SegmentResult, SegmentSpec, phase_bound
-from resumecheck.transport import ENVIRONMENT_EXIT, child_env, pass_on, subprocess_main
+from resumecheck.transport import (
+    ENVIRONMENT_EXIT, STACK_DUMP_SIGNAL, child_env, pass_on, subprocess_main,
+)
 from resumecheck.trace import StepRecord, load_step_file, save_step_file
 
 __all__ = [
@@ -251,13 +253,13 @@ class _RankWatch:
     def _hung(self, late: list[tuple[int, float]], work: Path,
               base: str) -> tuple[str, str, int | None]:
         """Where every rank was when one outlived its bound, from a stack dump
-        of each (faulthandler, on SIGUSR1); which rank hung."""
+        of each (faulthandler, on STACK_DUMP_SIGNAL); which rank hung."""
         stuck = [r for r in range(self.n) if r not in self.exited]
         logs = {r: work / f"{base}.rank{r}.log" for r in range(self.n)}
         before = {r: _dumps(logs[r]) for r in stuck if r in self.pids}
         for pid in self.pids.values():
             try:
-                os.kill(pid, signal.SIGUSR1)
+                os.kill(pid, STACK_DUMP_SIGNAL)
             except ProcessLookupError:
                 pass
         # each dump is written from the signal handler at once: wait until every
@@ -289,7 +291,7 @@ _DUMP_HEAD = "most recent call first):"
 
 
 def _dumps(log: Path) -> int:
-    """How many stack dumps a rank's log holds (faulthandler's, on SIGUSR1)."""
+    """How many stack dumps a rank's log holds (faulthandler's, on STACK_DUMP_SIGNAL)."""
     try:
         return log.read_text(errors="replace").count(_DUMP_HEAD)
     except OSError:
@@ -632,7 +634,7 @@ def rank_main(spec_pattern: str, out_pattern: str) -> int:
         os.dup2(fd, 1)
         os.dup2(fd, 2)
         os.close(fd)
-    faulthandler.register(signal.SIGUSR1, all_threads=False)  # where a hung rank is
+    faulthandler.register(STACK_DUMP_SIGNAL, all_threads=False)  # where a hung rank is
     phases = os.environ.get(_PHASES_ENV, "").format(rank=rank)
     say = os.open(phases, os.O_WRONLY) if phases else None
 

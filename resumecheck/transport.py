@@ -221,15 +221,23 @@ def _outcome(spec: SegmentSpec, code: int, out_path: Path, output: str) -> Segme
 _DUMP_HEAD_LINE = "Stack (most recent call first):"
 """What faulthandler writes before the frames of the thread it dumps."""
 
+STACK_DUMP_SIGNAL = int(getattr(signal, "SIGRTMAX", signal.SIGUSR1 + 3)) - 3
+"""The signal on which a segment's interpreter (and a rank) writes its Python
+stack to its log (faulthandler), sent when a phase outlives its bound. A
+real-time signal, which programs leave alone: a program may install its own
+handler for SIGUSR1 or SIGUSR2 (a cluster's requeue hook), which would then
+run instead, and the stack would not say where the program was. (Where no
+real-time signals exist, SIGUSR1.)"""
+
 
 def _where_stuck(proc: Any, log_path: Path) -> str | None:
     """The program's innermost line in the stack of a child that outlived its
-    phase's bound: the child dumps it (faulthandler, on SIGUSR1) to its log,
+    phase's bound: the child dumps it (faulthandler, STACK_DUMP_SIGNAL) to its log,
     at once from the signal handler; None when none of the frames is the
     program's or no dump came within half a second."""
     before = _read(log_path).count(_DUMP_HEAD_LINE)
     try:
-        os.kill(proc.pid, signal.SIGUSR1)
+        os.kill(proc.pid, STACK_DUMP_SIGNAL)
     except ProcessLookupError:
         return None
     until = time.monotonic() + 0.5
@@ -330,7 +338,7 @@ def subprocess_main(spec_path: str, out_path: str, run: SegmentRunner) -> int:
     """The child's side: read the spec, ``run`` the segment, write the result;
     the exit status says what kind of ending it was."""
     _watch_parent()
-    faulthandler.register(signal.SIGUSR1, all_threads=False)  # (where a hung step is)
+    faulthandler.register(STACK_DUMP_SIGNAL, all_threads=False)  # (where a hung step is)
     module_state.ignore_imports()
     heap.settle()
     plain = json.loads(Path(spec_path).read_text())

@@ -107,11 +107,16 @@ def test_timeout_zero_means_no_bound_and_bad_values_are_refused():
 @pytest.mark.process
 def test_cli_process_mode_kills_the_hung_interpreter(tmp_path, monkeypatch, capsys):
     # The CLI in this process (its own interpreter is not what is under test);
-    # the hung segment is a fresh interpreter of its own, and is killed.
-    marker = tmp_path / "hanging.pid"
+    # the hung segment is a fresh interpreter of its own, and is killed. Its
+    # program has a SIGUSR1 handler of its own (a trial: the stack dump that
+    # says where it hung was asked for on SIGUSR1, which called the program's
+    # requeue hook instead and named no line).
+    marker, requeued = tmp_path / "hanging.pid", tmp_path / "requeued"
     monkeypatch.setenv("FAULTS_MARKER", str(marker))
+    monkeypatch.setenv("FAULTS_REQUEUED", str(requeued))
     began = time.monotonic()
-    code = main(["run", HANGS, "--isolation", "process", "--timeout", "1", "--drop", "none",
+    code = main(["run", "fixtures.faults.programs:HANGS_WITH_REQUEUE_HOOK", "--isolation",
+                 "process", "--timeout", "1", "--drop", "none",
                  "--noise-seeds", "0", "--no-determinism-check", "--format", "json"])
     out, err = capsys.readouterr()
     assert code == 1, err
@@ -120,6 +125,7 @@ def test_cli_process_mode_kills_the_hung_interpreter(tmp_path, monkeypatch, caps
     assert run["failure"] == (f"step 5 took longer than 1 s (the step timeout); it was at "
                               f"{_SLEEPS}, in fault; its interpreter was killed")
     assert "Stack (most recent call first)" not in err  # (the dump that said where: not passed on)
+    assert not requeued.exists(), "the program's own SIGUSR1 handler was called"
     hung = int(marker.read_text())
     assert hung != os.getpid()
     with pytest.raises(ProcessLookupError):
