@@ -9,7 +9,7 @@ from typing import Any
 from resumecheck.capture import save_capture
 from resumecheck.components import launch_global_streams, reseed_global_streams
 from resumecheck.errors import ResumecheckError, StepError
-from resumecheck.module_state import raised_at
+from resumecheck.module_state import raised
 from resumecheck.program import Target
 from resumecheck.restore import build_settings, engine_capture, program_save, restore_state
 from resumecheck.segments import Restore
@@ -46,8 +46,7 @@ class LiveProgram:
         except ResumecheckError:
             raise
         except Exception as exc:
-            raise StepError(self.step_no, f"train_step() raised {type(exc).__name__}: {exc}"
-                                          f"{raised_at(exc)}") from exc
+            raise StepError(self.step_no, f"train_step() raised {raised(exc)}") from exc
         return self.tracer.after_step(self.step_no, out, keep_tensors=False)
 
     def restart(self, reseed: int) -> None:

@@ -39,6 +39,7 @@ import collections
 import functools
 import os
 import random
+import re
 import sys
 import sysconfig
 import threading
@@ -84,13 +85,36 @@ def _installed_roots() -> tuple[str, ...]:
     return tuple(os.path.abspath(r) for r in roots if r)
 
 
-def raised_at(exc: BaseException) -> str:
-    """Where in the program's own code ``exc`` was raised, as a clause
-    (`` (at train.py:41, in train_step)``; '' when no frame is the program's):
-    the check keeps a failure as its message, across processes, and without
-    this the user's own line is lost."""
-    where = program_line(exc)
-    return f" (at {where})" if where else ""
+def raised(exc: BaseException) -> str:
+    """What the program raised and where in its own code, in words:
+    ``ValueError: bad row (at train.py:41, in train_step)`` (no clause when
+    no frame is the program's). The check keeps a failure as its message,
+    across processes; without the clause the user's own line is lost.
+
+    An exception a DataLoader worker raised reaches the program's process as
+    torch re-raises it: its message is "Caught ValueError in DataLoader
+    worker process 0." and the worker's whole traceback as text. Said here
+    as the worker's own exception, at the worker's line (the dataset's
+    ``__getitem__``, not the ``next()`` that received it):
+    ``ValueError in DataLoader worker process 0: bad row (at data.py:9, in __getitem__)``."""
+    worker = _WORKER_RAISED.match(str(exc))
+    if worker is None:
+        where = program_line(exc)
+        return f"{type(exc).__name__}: {exc}" + (f" (at {where})" if where else "")
+    name, process, text = worker.groups()
+    frames = _FRAME.findall(text)
+    where = next((f"{path}:{line}, in {func}" for path, line, func in reversed(frames)
+                  if is_program_file(path)), None) or program_line(exc)
+    last = text.rfind(f"\n{name}")  # the exception's own lines, after the frames
+    message = text[last + 1:].strip() if last >= 0 else text.strip()
+    message = message.split(":", 1)[1].strip() if message.startswith(f"{name}:") else message
+    return f"{name} {process}: {message}" + (f" (at {where})" if where else "")
+
+
+_WORKER_RAISED = re.compile(
+    r"Caught (\w+) (in DataLoader worker process \d+)\.\s*\n"
+    r"Original Traceback \(most recent call last\):\n(.*)", re.S)
+_FRAME = re.compile(r'File "([^"]+)", line (\d+), in (\S+)')
 
 
 def program_line(exc: BaseException) -> str | None:

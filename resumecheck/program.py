@@ -162,7 +162,7 @@ class Target:
                 ) from exc
             raise TargetError(
                 self.name,
-                f"the factory raised {type(exc).__name__}: {exc}{module_state.raised_at(exc)}",
+                f"the factory raised {module_state.raised(exc)}",
                 "Fix the factory so that it builds a program from these settings: "
                 f"{dict(config)!r}",
             ) from exc

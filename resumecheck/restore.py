@@ -20,7 +20,7 @@ import torch
 from resumecheck.capture import capture_meta, load_checkpoint
 from resumecheck.components import CONFIG, OPTIMIZER, RNG, preserved_global_streams
 from resumecheck.errors import CheckpointError
-from resumecheck.module_state import raised_at
+from resumecheck.module_state import raised
 from resumecheck.program import BuiltProgram
 from resumecheck.segments import Restore
 from resumecheck.state_diff import reorder_optimizer_state
@@ -68,7 +68,7 @@ def restore_state(built: BuiltProgram, restore: Restore,
         try:
             built.program.load(restore.path)
         except Exception as exc:
-            problem = f"the program's load() raised {type(exc).__name__}: {exc}{raised_at(exc)}"
+            problem = f"the program's load() raised {raised(exc)}"
             damage = _damaged(restore.path)
             if _nothing_saved(restore.path):
                 problem += ("; nothing is at that path: the program's save() wrote nothing "
@@ -248,7 +248,7 @@ def program_save(built: BuiltProgram, path: str, step: int) -> None:
     try:
         built.program.save(path)
     except Exception as exc:
-        why = f"the program's save() at step {step} raised {type(exc).__name__}: {exc}{raised_at(exc)}"
+        why = f"the program's save() at step {step} raised {raised(exc)}"
         if os.path.isdir(path) and (isinstance(exc, IsADirectoryError)
                                     or "Is a directory" in str(exc)):
             why += (" (on many ranks, save(path) and load(path) get one directory that every "

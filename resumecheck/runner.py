@@ -61,7 +61,7 @@ from resumecheck.errors import (
 )
 from resumecheck.compare import digest
 from resumecheck.faults import environment_failure
-from resumecheck.module_state import program_line, raised_at
+from resumecheck.module_state import program_line, raised
 from resumecheck.program import BuiltProgram, Target
 from resumecheck.progress import note_step
 from resumecheck.restore import build_settings, engine_capture, program_save, restore_state
@@ -405,8 +405,7 @@ class _Segment:
         except ResumecheckError:
             raise
         except Exception as exc:
-            raise StepError(step, f"train_step() raised {type(exc).__name__}: {exc}"
-                                  f"{raised_at(exc)}") from exc
+            raise StepError(step, f"train_step() raised {raised(exc)}") from exc
         self.result.slowest_step = max(self.result.slowest_step, time.monotonic() - began)
         tracer.after_step(step, out, keep)
         self.result.records = tracer.records

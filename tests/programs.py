@@ -180,6 +180,44 @@ class EpochReadAtBoundary(Linear):
         self.step, self.pos, self.order = ckpt["step"], ckpt["pos"], ckpt["order"]
 
 
+class _Rows(torch.utils.data.Dataset):
+    """X's rows; a row read after a resume raises (in the loader's worker)."""
+
+    def __init__(self) -> None:
+        self.resumed = False
+
+    def __len__(self) -> int:
+        return len(X)
+
+    def __getitem__(self, i: int):
+        if self.resumed:
+            raise ValueError(f"row {i} is corrupt")
+        return X[i], Y[i]
+
+
+class WorkerRaises(OwnCheckpoint):
+    """OwnCheckpoint whose batches come from a DataLoader with one worker
+    process; after a resume, the worker raises on the first row it reads."""
+
+    def __init__(self, config: dict) -> None:
+        super().__init__(config)
+        self.rows = _Rows()
+        self.loader = torch.utils.data.DataLoader(self.rows, batch_size=8, num_workers=1)
+
+    def load(self, path: str) -> None:
+        super().load(path)
+        self.rows.resumed = True
+
+    def train_step(self):
+        x, y = next(iter(self.loader))
+        loss = torch.nn.functional.mse_loss(self.model(x), y)
+        loss.backward()
+        self.opt.step()
+        self.opt.zero_grad()
+        self.step += 1
+        return StepOutput(loss=loss.detach(), samples=torch.arange(8))
+
+
 def linear(config: dict) -> Linear:
     return Linear(config)
 
@@ -207,6 +245,7 @@ OWN_NAN_AFTER_RESUME = own_target("nan-after-resume")
 OWN_LR_BLOWS_UP = own_target("lr-blows-up")
 OWN_SAVES_NOTHING = own_target("saves-nothing")
 OWN_SAVES_BESIDE = own_target("beside")
+WORKER_RAISES = Target(factory=WorkerRaises, restart_config="run", steps=4, resume_at=(2,))
 NAN_LOSS = Target(factory=linear, run_config={"mode": "nan"}, steps=6)
 VECTOR_LOSS = Target(factory=linear, run_config={"mode": "vector"}, steps=6)
 

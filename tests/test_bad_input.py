@@ -231,3 +231,18 @@ def test_a_failure_in_the_programs_own_code_says_where_it_was_raised(capsys):
     failure = json.loads(out)["runs"][0]["failure"]
     assert code == 1
     assert f"(at {programs}:{save_line}, in save)" in failure, failure
+
+
+def test_a_failure_in_a_loader_worker_says_the_workers_exception_and_line(capsys):
+    # a trial: "raised ValueError: Caught ValueError in DataLoader worker process
+    # 0.", the worker's traceback, and the line of the next() that received it
+    programs = os.path.join(os.path.dirname(os.path.abspath(__file__)), "programs.py")
+    with open(programs) as f:
+        line = next(i for i, text in enumerate(f, 1) if "is corrupt" in text)
+    code, out, _ = _run(capsys, "tests.programs:WORKER_RAISES", "--drop", "none",
+                        "--no-determinism-check", "--format", "json")
+    (run,) = [r for r in json.loads(out)["runs"] if r["checkpoint"] == "program"]
+    assert code == 1
+    assert run["failure"] == (
+        "step 3: train_step() raised ValueError in DataLoader worker process 0: row 0 is "
+        f"corrupt (at {programs}:{line}, in __getitem__)"), run["failure"]
