@@ -192,24 +192,38 @@ class _Rows(torch.utils.data.Dataset):
     def __getitem__(self, i: int):
         if self.resumed:
             raise ValueError(f"row {i} is corrupt")
-        return X[i], Y[i]
+        return X[i].tolist(), Y[i].tolist()
+
+
+def _as_lists(rows: list) -> list:
+    """(plain lists from the worker: no tensor crosses processes)"""
+    return rows
 
 
 class WorkerRaises(OwnCheckpoint):
     """OwnCheckpoint whose batches come from a DataLoader with one worker
-    process; after a resume, the worker raises on the first row it reads."""
+    process, started at the first step (after the load, in a resumed run);
+    after a resume, the worker raises on the first row it reads. (One
+    iterator for the run: an iterator a step, each forking a worker while
+    the last one's threads end, hung now and then.)"""
 
     def __init__(self, config: dict) -> None:
         super().__init__(config)
         self.rows = _Rows()
-        self.loader = torch.utils.data.DataLoader(self.rows, batch_size=8, num_workers=1)
+        self.loader = torch.utils.data.DataLoader(self.rows, batch_size=8, num_workers=1,
+                                                  sampler=list(range(8)) * 8,
+                                                  collate_fn=_as_lists)
+        self.batches = None
 
     def load(self, path: str) -> None:
         super().load(path)
         self.rows.resumed = True
 
     def train_step(self):
-        x, y = next(iter(self.loader))
+        if self.batches is None:
+            self.batches = iter(self.loader)
+        rows = next(self.batches)
+        x, y = torch.tensor([r[0] for r in rows]), torch.tensor([r[1] for r in rows])
         loss = torch.nn.functional.mse_loss(self.model(x), y)
         loss.backward()
         self.opt.step()

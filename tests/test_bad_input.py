@@ -6,7 +6,9 @@ reason (exit 1). Never a traceback without --debug, never stray files.
 
 import json
 import os
+import shutil
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -16,20 +18,25 @@ pytestmark = pytest.mark.e2e
 
 
 @pytest.fixture(autouse=True)
-def _private_tmp(tmp_path, monkeypatch):
-    """Every run's scratch files go to a fresh TMPDIR; the test checks it is left empty."""
-    scratch = tmp_path / "scratch"
-    scratch.mkdir()
-    monkeypatch.setenv("TMPDIR", str(scratch))
+def _private_tmp(monkeypatch):
+    """Every run's scratch files go to a fresh TMPDIR; the test checks it is left empty.
+    A short path, as a user's is: a DataLoader worker's tensors travel through
+    a Unix socket made under TMPDIR, whose path may not exceed 107 bytes (under
+    a test's own directory the worker waited forever)."""
     import tempfile
 
+    scratch = Path(tempfile.mkdtemp(prefix="rc-"))
+    monkeypatch.setenv("TMPDIR", str(scratch))
     monkeypatch.setattr(tempfile, "tempdir", str(scratch))
     before = set(os.listdir("."))
-    yield
-    # (torch itself may create its inductor cache directory there)
-    left = [p.name for p in scratch.iterdir() if not p.name.startswith("torchinductor")]
-    assert left == [], "a run left files behind"
-    assert set(os.listdir(".")) == before, "a run left files in the working directory"
+    try:
+        yield
+        # (torch itself may create its inductor cache directory there)
+        left = [p.name for p in scratch.iterdir() if not p.name.startswith("torchinductor")]
+        assert left == [], "a run left files behind"
+        assert set(os.listdir(".")) == before, "a run left files in the working directory"
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def _run(capsys, *argv):
@@ -233,14 +240,17 @@ def test_a_failure_in_the_programs_own_code_says_where_it_was_raised(capsys):
     assert f"(at {programs}:{save_line}, in save)" in failure, failure
 
 
+@pytest.mark.process
 def test_a_failure_in_a_loader_worker_says_the_workers_exception_and_line(capsys):
     # a trial: "raised ValueError: Caught ValueError in DataLoader worker process
-    # 0.", the worker's traceback, and the line of the next() that received it
+    # 0.", the worker's traceback, and the line of the next() that received it.
+    # (In fresh interpreters: a loader worker forked from an xdist worker, which
+    # has threads of its own, often stalled 5 s and once for good.)
     programs = os.path.join(os.path.dirname(os.path.abspath(__file__)), "programs.py")
     with open(programs) as f:
         line = next(i for i, text in enumerate(f, 1) if "is corrupt" in text)
     code, out, _ = _run(capsys, "tests.programs:WORKER_RAISES", "--drop", "none",
-                        "--no-determinism-check", "--format", "json")
+                        "--no-determinism-check", "--isolation", "process", "--format", "json")
     (run,) = [r for r in json.loads(out)["runs"] if r["checkpoint"] == "program"]
     assert code == 1
     assert run["failure"] == (
