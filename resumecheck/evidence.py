@@ -310,17 +310,22 @@ def _detail(key: str, step: int, k: int, draws: int | None, unit: str, unsaved: 
                "still made before its next step (an iterator or a warm-up that drew after the "
                "save), or the restart skips such a draw")
     else:
-        # (a trial: a model left in eval mode draws no dropout masks, and this
-        # named only an iterator, in a program that made none)
-        skipped = ("values of one word each, as dropout's masks and torch.rand draw them: a "
-                   "dropout layer left in eval mode draws none, a branch that reads state the "
-                   "restart lacks skips its draws" if unit == "32-bit words" and _torch_stream(key)
-                   else "an iterator the uninterrupted run creates in that step already exists "
-                   "after the load; a dropout layer left in eval mode draws no masks; a branch "
-                   "that reads state the restart lacks skips its draws")
-        why = (f"step {k + 1}, the first after the restore, drew {amount} less than the "
-               f"uninterrupted run's: a draw the restart skips ({skipped})")
+        why = _skipped(key, unit, amount, k)
     return f"{label} is {amount} behind the reference's {where}: {why}"
+
+
+def _skipped(key: str, unit: str, amount: str, k: int) -> str:
+    """Why the restart's first step drew less than the uninterrupted run's.
+    (A trial: a model left in eval mode draws no dropout masks, and this named
+    only an iterator, in a program that made none.)"""
+    skipped = ("values of one word each, as dropout's masks and torch.rand draw them: a "
+               "dropout layer left in eval mode draws none, a branch that reads state the "
+               "restart lacks skips its draws" if unit == "32-bit words" and _torch_stream(key)
+               else "an iterator the uninterrupted run creates in that step already exists "
+               "after the load; a dropout layer left in eval mode draws no masks; a branch "
+               "that reads state the restart lacks skips its draws")
+    return (f"step {k + 1}, the first after the restore, drew {amount} less than the "
+            f"uninterrupted run's: a draw the restart skips ({skipped})")
 
 
 def _torch_stream(key: str) -> bool:

@@ -501,7 +501,9 @@ def _summary_row(entry: dict[str, Any]) -> str:
             if report.get("declared_state_complete") is False:
                 from resumecheck.report import BUILDING, RESTORING
 
-                why = ("declared state incomplete" if run["verdict"] != "failed"
+                lossy = any(f.get("basis") == "reference" for f in run["diagnosis"])
+                why = ("a load_state_dict() loses state" if lossy and run["verdict"] != "failed"
+                       else "declared state incomplete" if run["verdict"] != "failed"
                        else "its build failed" if run["explanation"].startswith(BUILDING)
                        else "its restore failed" if run["explanation"].startswith(RESTORING)
                        else "it failed")

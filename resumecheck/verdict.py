@@ -1060,9 +1060,14 @@ def _divergence_text(r: RunResult, own_checkpoint: bool) -> str:
         if not r.max_abs_loss_diff:
             text += " (every step's loss, gradients and parameters match)"
     if not r.dropped and r.checkpoint == "engine" and own_checkpoint:
+        lossy = [f"`{f.component}`" for f in r.diagnosis if f.basis == "reference"]
         if any(f.detail.startswith(REORDERED) for f in r.diagnosis):
             text += ("; the engine restored every declared component, into an optimizer "
                      "built over its parameters in another order")
+        elif lossy:  # (a trial: a sampler whose own load_state_dict() lost its position)
+            text += ("; the engine restored every declared component through its own "
+                     f"load_state_dict(), and {', '.join(lossy)} did not come back as its "
+                     "state_dict() gave it")
         else:
             text += ("; the engine restored every declared component: they do not capture "
                      "the program's state (undeclared state, or state consumed after the "

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from resumecheck import verify
 from resumecheck.assertions import describe_failure
+from resumecheck.pytest_plugin import _summary_row
 from resumecheck.report import DIVERGED
 
 
@@ -22,6 +23,15 @@ def test_a_component_that_cannot_load_its_own_state_is_named_not_cleared():
     assert "`data_cursor`: batch_in_epoch 0, expected 5: its load_state_dict() does not " \
            "bring back what its state_dict() returned" in notice
     assert "not the cause" not in report.render()
+    # (a trial: the engine's resume said "undeclared state, or state consumed after
+    # the restore", and the plugin's summary "declared state incomplete")
+    engine = next(r for r in report.runs if r.checkpoint == "engine" and not r.dropped)
+    assert ("the engine restored every declared component through its own load_state_dict(), "
+            "and `data_cursor` did not come back as its state_dict() gave it") \
+        in engine.explanation, engine.explanation
+    assert "undeclared state" not in engine.explanation
+    row = _summary_row({"nodeid": "t", "target": "x", "report": report.to_json()})
+    assert "engine resume: DIVERGED (a load_state_dict() loses state)" in row, row
     # (the figures of a failure are maxima over every quantity where it departs,
     # each its own, the end state not among them: said so)
     assert "where it departs (every quantity that differs at step 6 or before), each its " \
