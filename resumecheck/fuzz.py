@@ -143,8 +143,20 @@ class FuzzResult:
             return ", the program declares no epoch boundaries"
         # (said of the schedules tried, not of the failing one beside it; a trial
         # read "among them resumes at epoch boundary 8 of 8, 16" as hard to parse)
-        return (f"; of the program's epoch boundaries, {_and(self.boundaries)}, they resumed "
-                f"at {_and(self.boundaries_covered) if self.boundaries_covered else 'none'}")
+        # (a trial read "they resumed at none" beside a minimal schedule at a
+        # boundary as said of that schedule: it is said of the examples drawn)
+        return (f"; of the program's epoch boundaries, {_and(self.boundaries)}, the examples "
+                f"drawn resumed at "
+                f"{_and(self.boundaries_covered) if self.boundaries_covered else 'none'}")
+
+    def _at_edges(self, schedule: list[int]) -> str:
+        """`` (an epoch boundary)`` when a failing schedule resumes at one ('' else)."""
+        hit = [k for k in schedule if k in self.boundaries]
+        if not hit:
+            return ""
+        if len(schedule) == 1:
+            return " (an epoch boundary)"
+        return f" ({_and(hit)} {'is an epoch boundary' if len(hit) == 1 else 'are epoch boundaries'})"
 
     def summary(self) -> str:
         tried = (f"{self.examples} example{'' if self.examples == 1 else 's'} "
@@ -161,7 +173,7 @@ class FuzzResult:
                        "(a fault that comes and goes, a read that may fail) cannot be judged; "
                        "if it trains alike every time, please report this to resumecheck")
             return f"no failing schedule in {tried}{cut}{odd}{self._not_judged()}"
-        at = ",".join(map(str, self.failure.resume_at))
+        at = ",".join(map(str, self.failure.resume_at)) + self._at_edges(self.failure.resume_at)
         if self.minimal:
             return f"minimal failing schedule: resume at {at}, found in {tried}"
         return (f"failing schedule: resume at {at}, found in {tried}; not shown to be minimal: "

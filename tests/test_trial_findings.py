@@ -84,12 +84,31 @@ def test_the_epoch_boundaries_a_fuzz_resumed_at_read_as_steps_not_a_count():
     def said(**kw):
         return FuzzResult(target="t", steps=16, seed=None, max_interruptions=2, examples=3,
                           distinct_schedules=3, **kw).summary()
-    assert ("(3 distinct schedules; of the program's epoch boundaries, 5, 10 and 15, they "
-            "resumed at 15)") in said(boundaries=[5, 10, 15], boundaries_covered=[15])
-    assert "epoch boundaries, 5, 10 and 15, they resumed at 5 and 10)" in said(
+    assert ("(3 distinct schedules; of the program's epoch boundaries, 5, 10 and 15, the "
+            "examples drawn resumed at 15)") in said(boundaries=[5, 10, 15], boundaries_covered=[15])
+    assert "epoch boundaries, 5, 10 and 15, the examples drawn resumed at 5 and 10)" in said(
         boundaries=[5, 10, 15], boundaries_covered=[5, 10])
-    assert "epoch boundaries, 5, 10 and 15, they resumed at none)" in said(boundaries=[5, 10, 15])
+    assert "epoch boundaries, 5, 10 and 15, the examples drawn resumed at none)" in said(
+        boundaries=[5, 10, 15])
     assert "(3 distinct schedules, the program declares no epoch boundaries)" in said()
+
+
+def test_a_failing_schedule_at_an_epoch_boundary_says_so():
+    """A trial read "they resumed at none" beside a minimal schedule resuming
+    at a boundary as said of that schedule."""
+    from resumecheck.report import RunResult
+
+    def said(schedule):
+        failure = RunResult(dropped=[], checkpoint="program", resume_at=schedule,
+                            verdict="diverged")
+        return FuzzResult(target="t", steps=12, seed=None, max_interruptions=2, examples=1,
+                          distinct_schedules=1, boundaries=[6, 12], failure=failure,
+                          minimal=True).summary()
+    assert said([6]).startswith("minimal failing schedule: resume at 6 (an epoch boundary), "
+                                "found in 1 example")
+    assert said([3, 6]).startswith("minimal failing schedule: resume at 3,6 (6 is an epoch "
+                                   "boundary), found")
+    assert said([5]).startswith("minimal failing schedule: resume at 5, found")
 
 
 def test_an_interrupted_timing_does_not_say_nothing_was_judged():
