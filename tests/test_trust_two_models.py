@@ -42,3 +42,17 @@ def test_a_second_optimizers_state_is_named_by_its_parameters():
     meta = {"optimizer_params_of": {"optimizer_d": ["discriminator.0.weight"]}}
     said = describe_difference("optimizer_d", adam(1.0), adam(2.0), 4, meta, meta)
     assert said.startswith("exp_avg of `discriminator.0.weight` differs"), said
+
+
+def test_an_undeclared_optimizer_the_load_leaves_empty_is_said_lost_by_the_checkpoint():
+    """A trial: the discriminator's optimizer, not declared and lost by the
+    checkpoint, was said to end otherwise, "but that says nothing of your
+    checkpoint"; right after the load it held no state at all."""
+    report = verify(SPEC + "UNDECLARED_BUGGY", drop="none", noise_seeds=0)
+    assert not report.equivalent
+    lines = {line.split(" (")[0]: line for line in report.undeclared}
+    assert ("your own resume held it otherwise right after your load() at step 4 and after "
+            "step 5, before it departed from the uninterrupted run at step 6: your checkpoint "
+            "loses it") in lines["optimizer_d"], lines
+    # its parameters, which the checkpoint keeps, depart with the rest: no more said
+    assert "that says nothing of your checkpoint" in lines["discriminator"], lines
