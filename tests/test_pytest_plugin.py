@@ -128,8 +128,12 @@ def test_check_then(resumecheck):
 def test_worker_crashes():
     os._exit(1)
 ''')
+    # (without the plugins of this environment's other test tools: hypothesis's
+    # imports all of hypothesis as each of the three interpreters starts, a
+    # second apiece, and the project uses neither)
     result = project.runpytest_subprocess(
-        "-p", "no:cacheprovider", "-n", "2", "--dist", "loadfile", "--max-worker-restart=0",
+        "-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-p", "no:anyio",
+        "-n", "2", "--dist", "loadfile", "--max-worker-restart=0",
         "--resumecheck-noise-seeds=0", "--resumecheck-report=checks.json")
     result.assert_outcomes(passed=2, failed=2)
     result.stdout.fnmatch_lines(["*crashed while running*test_worker_crashes*"])
