@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from resumecheck import forkserver
+from resumecheck import forkserver, forkshare
 from resumecheck.cli import main
 from resumecheck.engine import ReferenceFailed, verify
 from resumecheck.errors import CheckpointError
@@ -231,7 +231,11 @@ def test_a_warm_server_started_in_a_directory_with_a_random_py_does_not_import_i
         "raise ImportError('shadowed random')\n"
     )
     monkeypatch.chdir(tmp_path)
-    env = {**os.environ, "PYTHONHASHSEED": "7"}  # a server no other test asks for
+    # a server of this process's own (the session's share starts its servers in
+    # a directory of its own: through it, this passed whatever the server did);
+    # no warm-up step: `import torch` is what imports `random`
+    monkeypatch.delenv(forkshare.SHARE_ENV, raising=False)
+    env = {**os.environ, "PYTHONHASHSEED": "7", forkserver.WARM_UP_ENV: "0"}
     child = forkserver.spawn("this", [], env, cwd=str(ROOT), output_dir=str(tmp_path))
     out, _ = child.communicate(timeout=120)
     assert child.returncode == 0 and "Beautiful is better than ugly" in out
