@@ -866,6 +866,8 @@ def _lost_by_the_load(path: str, run: RunResult,
     than the uninterrupted run did right after its load() (None: not, or not
     known) and, when its first step came before it departed, after that step
     too (True; False: it departed at that step, so only the load is seen).
+    Not held at all right after the load counts only where it is held
+    otherwise after that step.
     What the program sets again as it steps (a sampler's epoch) is right
     after that step; what follows from other lost state (a stage computed
     from a lost counter) was right after the load."""
@@ -880,14 +882,14 @@ def _lost_by_the_load(path: str, run: RunResult,
         there = (reference_after or {}).get(step, {})
         return path in there and (path in mine or not held) and mine.get(path) != there[path]
 
-    if not otherwise(k):
-        # (a trial: an optimizer the load left without state holds nothing to
-        # digest there; what a step makes later, as the last batch, is not
-        # held after a load either: only so where it differs after that step)
-        if not (k + 1 < departed and otherwise(k, held=False) and otherwise(k + 1)):
-            return None
+    if otherwise(k):
+        return otherwise(k + 1) if k + 1 < departed else False
+    # Not held at all right after the load (a trial: an optimizer the load
+    # left without state holds nothing to digest): so is what a step makes
+    # later (the last batch), so only where it differs after that step too.
+    if k + 1 < departed and otherwise(k, held=False) and otherwise(k + 1):
         return True
-    return otherwise(k + 1) if k + 1 < departed else False
+    return None
 
 
 def settle_findings(ref: Reference, result: RunResult, outcomes: dict[int, bool | None],
@@ -1072,9 +1074,9 @@ def _divergence_text(r: RunResult, own_checkpoint: bool) -> str:
             text += ("; the engine restored every declared component, into an optimizer "
                      "built over its parameters in another order")
         elif lossy:  # (a trial: a sampler whose own load_state_dict() lost its position)
+            its = "its state_dict() gave it" if len(lossy) == 1 else "their state_dict() gave them"
             text += ("; the engine restored every declared component through its own "
-                     f"load_state_dict(), and {', '.join(lossy)} did not come back as its "
-                     "state_dict() gave it")
+                     f"load_state_dict(), and {', '.join(lossy)} did not come back as {its}")
         else:
             text += ("; the engine restored every declared component: they do not capture "
                      "the program's state (undeclared state, or state consumed after the "
