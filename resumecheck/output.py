@@ -68,6 +68,14 @@ def _check(path: str, target: str | None) -> None:
             "and give a file name inside it")
     if st is not None and stat.S_ISREG(st.st_mode):
         _refuse_target_source(path, real, target)
+        if not os.access(real, os.W_OK) or not st.st_mode & 0o222:
+            # (the report replaces the file, which its directory allows whatever
+            # the file's mode; `cmd > file` would refuse it, and so does root's
+            # shell only where no one may write it: a trial's root replaced one)
+            raise OutputError(
+                path, f"it is a read-only file (mode {stat.S_IMODE(st.st_mode):04o}), which "
+                "the report would replace",
+                "Make it writable (chmod u+w) if it may be replaced, or choose another path")
         if real.endswith(".py"):
             raise OutputError(
                 path, "it is a Python source file (a module of the program under test, "

@@ -175,6 +175,22 @@ def test_an_unwritable_output_is_refused_before_any_work(tmp_path, capsys, outpu
     assert (tmp_path / "afile").read_text() == "a file, not a directory"
 
 
+def test_a_read_only_report_file_is_refused_before_any_work_and_kept(tmp_path, capsys):
+    """A trial: a report file made read-only was replaced (the report replaces
+    a file through its directory; root may write any file)."""
+    target, marker = _marker_target(tmp_path)
+    kept = tmp_path / "kept.txt"
+    kept.write_text("the report to keep")
+    kept.chmod(0o444)
+    code = main(["run", target, "--output", str(kept)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert (f"cannot write the report to {kept}: it is a read-only file (mode 0444), which "
+            "the report would replace") in err, err
+    assert not marker.exists(), "the check ran before --output was refused"
+    assert kept.read_text() == "the report to keep"
+
+
 @pytest.mark.parametrize("command", ["fuzz", "baseline", "timing"])
 def test_every_command_checks_output_first(tmp_path, capsys, command):
     target, marker = _marker_target(tmp_path)
