@@ -67,20 +67,7 @@ def _check(path: str, target: str | None) -> None:
             "Give a file name (without the trailing slash), or create the directory "
             "and give a file name inside it")
     if st is not None and stat.S_ISREG(st.st_mode):
-        _refuse_target_source(path, real, target)
-        if not os.access(real, os.W_OK) or not st.st_mode & 0o222:
-            # (the report replaces the file, which its directory allows whatever
-            # the file's mode; `cmd > file` would refuse it, and so does root's
-            # shell only where no one may write it: a trial's root replaced one)
-            raise OutputError(
-                path, f"it is a read-only file (mode {stat.S_IMODE(st.st_mode):04o}), which "
-                "the report would replace",
-                "Make it writable (chmod u+w) if it may be replaced, or choose another path")
-        if real.endswith(".py"):
-            raise OutputError(
-                path, "it is a Python source file (a module of the program under test, "
-                "or another): writing there would overwrite it",
-                "Give a new file name for it (e.g. report.txt)")
+        _refuse_existing_file(path, real, st, target)
     if st is not None and not stat.S_ISREG(st.st_mode):
         _probe_special(path, real)
         return
@@ -182,6 +169,26 @@ def _target_sources(target: str | None) -> list[str]:
     if spec is not None and spec.has_location and isinstance(spec.origin, str):
         return [spec.origin]
     return []
+
+
+def _refuse_existing_file(path: str, real: str, st: os.stat_result,
+                          target: str | None) -> None:
+    """A regular file the report would replace: not the program's source, not
+    a read-only one, not a Python module."""
+    _refuse_target_source(path, real, target)
+    if not os.access(real, os.W_OK) or not st.st_mode & 0o222:
+        # (the report replaces the file, which its directory allows whatever
+        # the file's mode; `cmd > file` would refuse it, and so does root's
+        # shell only where no one may write it: a trial's root replaced one)
+        raise OutputError(
+            path, f"it is a read-only file (mode {stat.S_IMODE(st.st_mode):04o}), which "
+            "the report would replace",
+            "Make it writable (chmod u+w) if it may be replaced, or choose another path")
+    if real.endswith(".py"):
+        raise OutputError(
+            path, "it is a Python source file (a module of the program under test, "
+            "or another): writing there would overwrite it",
+            "Give a new file name for it (e.g. report.txt)")
 
 
 def _probe_special(path: str, real: str) -> None:
