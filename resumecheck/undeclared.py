@@ -413,7 +413,9 @@ def _held(program: Any, declared: set[int],
                     seen.add(id(gen))
                     out[f"{path}.{where}"] = (gen, [gen.get_state()])
         if tensors is not None:
-            if tensors:
+            # (an optimizer with no state yet too: a load that leaves it so is
+            # seen right after the load, not only once it steps; a trial)
+            if tensors or isinstance(obj, torch.optim.Optimizer):
                 out[path] = (obj, tensors)
             continue
         if not free and not isinstance(obj, (dict, list, tuple)):

@@ -56,3 +56,12 @@ def test_an_undeclared_optimizer_the_load_leaves_empty_is_said_lost_by_the_check
             "loses it") in lines["optimizer_d"], lines
     # its parameters, which the checkpoint keeps, depart with the rest: no more said
     assert "that says nothing of your checkpoint" in lines["discriminator"], lines
+
+    # a resume that departs at the first step after the load: only the load is seen
+    # (a re-check: an optimizer left without state held nothing to compare there)
+    early = verify(SPEC + "UNDECLARED_BUGGY_AT_ONCE", drop="none", noise_seeds=0)
+    assert early.full_resume.first_divergent_step == 5
+    lines = {line.split(" (")[0]: line for line in early.undeclared}
+    assert ("your own resume held it otherwise right after your load() at step 4, and "
+            "departed from the uninterrupted run at the next step: your checkpoint may lose "
+            "it") in lines["optimizer_d"], lines
