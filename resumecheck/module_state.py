@@ -105,9 +105,10 @@ def raised(exc: BaseException) -> str:
     frames = _FRAME.findall(text)
     where = next((f"{path}:{line}, in {func}" for path, line, func in reversed(frames)
                   if is_program_file(path)), None) or program_line(exc)
-    last = text.rfind(f"\n{name}")  # the exception's own lines, after the frames
-    message = text[last + 1:].strip() if last >= 0 else text.strip()
-    message = message.split(":", 1)[1].strip() if message.startswith(f"{name}:") else message
+    # the exception's own lines, after the frames: its name (a class of the
+    # program's own module is named with that module's) and its message
+    own = list(re.finditer(rf"^(?:[\w.]+\.)?{re.escape(name)}(?::[ ]?|$)", text, re.M))
+    message = text[own[-1].end():].strip() if own else text.strip()
     return f"{name} {process}: {message}" + (f" (at {where})" if where else "")
 
 

@@ -191,8 +191,12 @@ class _Rows(torch.utils.data.Dataset):
 
     def __getitem__(self, i: int):
         if self.resumed:
-            raise ValueError(f"row {i} is corrupt")
+            raise CorruptRow(f"row {i} is corrupt\n(shard 3 of 8)")
         return X[i].tolist(), Y[i].tolist()
+
+
+class CorruptRow(ValueError):
+    """A program's own exception class (its module's name comes with it)."""
 
 
 def _as_lists(rows: list) -> list:

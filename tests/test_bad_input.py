@@ -243,7 +243,8 @@ def test_a_failure_in_the_programs_own_code_says_where_it_was_raised(capsys):
 @pytest.mark.process
 def test_a_failure_in_a_loader_worker_says_the_workers_exception_and_line(capsys):
     # a trial: "raised ValueError: Caught ValueError in DataLoader worker process
-    # 0.", the worker's traceback, and the line of the next() that received it.
+    # 0.", the worker's traceback, and the line of the next() that received it;
+    # a re-check: a class of the program's own (its name has its module's).
     # (In fresh interpreters: a loader worker forked from an xdist worker, which
     # has threads of its own, often stalled 5 s and once for good.)
     programs = os.path.join(os.path.dirname(os.path.abspath(__file__)), "programs.py")
@@ -254,5 +255,5 @@ def test_a_failure_in_a_loader_worker_says_the_workers_exception_and_line(capsys
     (run,) = [r for r in json.loads(out)["runs"] if r["checkpoint"] == "program"]
     assert code == 1
     assert run["failure"] == (
-        "step 3: train_step() raised ValueError in DataLoader worker process 0: row 0 is "
-        f"corrupt (at {programs}:{line}, in __getitem__)"), run["failure"]
+        "step 3: train_step() raised CorruptRow in DataLoader worker process 0: row 0 is "
+        f"corrupt\n(shard 3 of 8) (at {programs}:{line}, in __getitem__)"), run["failure"]
