@@ -318,9 +318,9 @@ def _skipped(key: str, unit: str, amount: str, k: int) -> str:
     """Why the restart's first step drew less than the uninterrupted run's.
     (A trial: a model left in eval mode draws no dropout masks, and this named
     only an iterator, in a program that made none.)"""
-    skipped = ("values of one word each, as dropout's masks and torch.rand draw them: a "
-               "dropout layer left in eval mode draws none, a branch that reads state the "
-               "restart lacks skips its draws" if unit == "32-bit words" and _torch_stream(key)
+    skipped = ("values drawn element by element, as dropout's masks and torch.rand draw "
+               "them: a dropout layer left in eval mode draws none, a branch that reads state "
+               "the restart lacks skips its draws" if unit == "32-bit words" and _torch_stream(key)
                else "an iterator the uninterrupted run creates in that step already exists "
                "after the load; a dropout layer left in eval mode draws no masks; a branch "
                "that reads state the restart lacks skips its draws")

@@ -175,9 +175,9 @@ def test_a_model_a_load_leaves_in_eval_mode_is_named_and_confirmed():
     [stream] = own.stream_offsets
     assert stream.detail.endswith(
         "drew 256 32-bit words less than the uninterrupted run's: a draw the restart skips "
-        "(values of one word each, as dropout's masks and torch.rand draw them: a dropout layer "
-        "left in eval mode draws none, a branch that reads state the restart lacks skips its "
-        "draws)"), stream.detail
+        "(values drawn element by element, as dropout's masks and torch.rand draw them: a "
+        "dropout layer left in eval mode draws none, a branch that reads state the restart "
+        "lacks skips its draws)"), stream.detail
     assert verify(eval_after_load.CORRECT, drop="none", noise_seeds=0).equivalent
 
 
