@@ -35,6 +35,7 @@ __all__ = [
     "ResumecheckError",
     "StepError",
     "TargetError",
+    "UnboundedStepsWarning",
     "UnknownComponent",
 ]
 
@@ -365,6 +366,20 @@ class DiskUseWarning(UserWarning):
         super().__init__(
             f"this check will use about {_amount(size)} of scratch space under {path} "
             "(TMPDIR), removed when it ends"
+        )
+
+
+class UnboundedStepsWarning(UserWarning):
+    """The program replaced the SIGALRM handler that bounds each phase of an
+    in-process run (``--timeout``): its steps are not bounded any more."""
+
+    def __init__(self, target: str) -> None:
+        self.target = target
+        super().__init__(
+            f"{target} installs a SIGALRM handler of its own (a watchdog, signal.alarm), and "
+            "the in-process step timeout (--timeout) uses that signal: from here its steps "
+            "are not bounded in this interpreter, and a step that hangs hangs the check. "
+            "Check it with --isolation process, whose steps are bounded from outside"
         )
 
 

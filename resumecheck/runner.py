@@ -35,6 +35,7 @@ import sys
 import threading
 import time
 import traceback
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -58,6 +59,7 @@ from resumecheck.components import (
 )
 from resumecheck.errors import (
     BudgetExhausted, CheckpointError, ProgramExited, ResumecheckError, StepError, TargetError,
+    UnboundedStepsWarning,
 )
 from resumecheck.compare import digest
 from resumecheck.faults import environment_failure
@@ -115,6 +117,18 @@ class _Timeout(BaseException):
 
 
 
+_SAID_UNBOUNDED: set[str] = set()
+
+
+def _unbounded(target: str) -> None:
+    """Say once per program and process that its steps are not bounded (a
+    trial: a program's SIGALRM watchdog took the signal, and a hung step hung
+    the check past its --timeout, with nothing said)."""
+    if target not in _SAID_UNBOUNDED:
+        _SAID_UNBOUNDED.add(target)
+        warnings.warn(UnboundedStepsWarning(target), stacklevel=2)
+
+
 class _Watch:
     """Bounds each phase of a segment (build, restore, one step, save, capture).
 
@@ -132,7 +146,8 @@ class _Watch:
     """
 
     def __init__(self, step_timeout: float | None, deadline: float | None = None,
-                 report_fd: int | None = None) -> None:
+                 report_fd: int | None = None, target: str = "the program") -> None:
+        self.target = target
         self.step_timeout = step_timeout
         self.deadline = deadline
         self.report_fd = report_fd
@@ -177,6 +192,8 @@ class _Watch:
                 # someone else's interval timer (pytest-timeout's, say) is put back on stop()
                 self._outer = (signal.getitimer(signal.ITIMER_REAL), time.monotonic())
                 self._previous = signal.signal(signal.SIGALRM, self._fire)
+            elif signal.getsignal(signal.SIGALRM) != self._fire:
+                _unbounded(self.target)  # (the program's own handler: left to it)
             signal.setitimer(signal.ITIMER_REAL, seconds)
         else:
             self._timer = threading.Timer(seconds, self._fire_async)
@@ -231,8 +248,8 @@ def run_here(spec: SegmentSpec, target: Target, *, deadline: float | None = None
     the result, so the restored and end states (which only judging reads)
     may stay in memory instead of files (see ``save_capture``).
     """
-    segment = _Segment(spec, target, _Watch(spec.step_timeout, deadline, report_fd),
-                       judged_here)
+    watch = _Watch(spec.step_timeout, deadline, report_fd, target.name)
+    segment = _Segment(spec, target, watch, judged_here)
     previous_threads, cwd = torch.get_num_threads(), os.getcwd()
     try:
         with _exits_raise(), short_device_seed_stacks():

@@ -209,3 +209,16 @@ def test_baseline_bounds_a_hung_determinism_run(capsys):
     out = capsys.readouterr().out
     assert code == 1
     assert "an uninterrupted run failed: step 5 took longer than 0.3 s" in out
+
+
+def test_a_program_with_its_own_sigalrm_handler_is_told_its_steps_are_not_bounded():
+    """A re-check: a program whose SIGALRM watchdog took the signal hung the
+    in-process check past its --timeout, with nothing said."""
+    from resumecheck.errors import UnboundedStepsWarning
+
+    before = signal.getsignal(signal.SIGALRM)
+    with pytest.warns(UnboundedStepsWarning, match="installs a SIGALRM handler of its own"):
+        report = verify("fixtures.faults.programs:ALARM_WATCHDOG", timeout=30, **FAST)
+    assert report.equivalent  # judged as ever: only the bound is gone
+    assert signal.getsignal(signal.SIGALRM) == before  # (put back when the runs end)
+    signal.alarm(0)
