@@ -97,6 +97,14 @@ def _check(path: str, target: str | None) -> None:
         raise _error(path, exc) from None
     os.close(fd)
     os.unlink(tmp)
+    if st is not None and (not os.access(real, os.W_OK) or not st.st_mode & 0o222):
+        # (the report replaces the file, which its directory allows whatever
+        # the file's mode; `cmd > file` would refuse it, and so does root's
+        # shell only where no one may write it: a trial's root replaced one)
+        raise OutputError(
+            path, f"it is a read-only file (mode {stat.S_IMODE(st.st_mode):04o}), which "
+            "the report would replace",
+            "Make it writable (chmod u+w) if it may be replaced, or choose another path")
 
 
 def _resolved(path: str) -> tuple[str, os.stat_result | None]:
@@ -173,17 +181,9 @@ def _target_sources(target: str | None) -> list[str]:
 
 def _refuse_existing_file(path: str, real: str, st: os.stat_result,
                           target: str | None) -> None:
-    """A regular file the report would replace: not the program's source, not
-    a read-only one, not a Python module."""
+    """A regular file the report would replace: not the program's source,
+    not a Python module. (A read-only one: once its directory is probed.)"""
     _refuse_target_source(path, real, target)
-    if not os.access(real, os.W_OK) or not st.st_mode & 0o222:
-        # (the report replaces the file, which its directory allows whatever
-        # the file's mode; `cmd > file` would refuse it, and so does root's
-        # shell only where no one may write it: a trial's root replaced one)
-        raise OutputError(
-            path, f"it is a read-only file (mode {stat.S_IMODE(st.st_mode):04o}), which "
-            "the report would replace",
-            "Make it writable (chmod u+w) if it may be replaced, or choose another path")
     if real.endswith(".py"):
         raise OutputError(
             path, "it is a Python source file (a module of the program under test, "
