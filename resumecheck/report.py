@@ -351,9 +351,11 @@ class Report:
             # Restored from its own capture, a component that still differs right
             # after the restore does not load what its state_dict() gave.
             named = "; ".join(f"`{f.component}`: {f.detail}" for f in lossy)
-            return (
-                "the declared components do not capture the program's state: the engine "
-                f"restored every one of them and the run still {where}. Right after the "
+            which = ("a declared component does not load back its own state" if len(lossy) == 1
+                     else "declared components do not load back their own state")
+            return (  # (a re-check: it opened with "do not capture the program's state")
+                f"{which}: the engine restored every declared component and the run "
+                f"still {where}. Right after the "
                 f"restore, {named}: its load_state_dict() does not bring back what its "
                 "state_dict() returned (or something between the restore and the first step "
                 f"changed it){settings}. Ablations cannot be judged: inconclusive."

@@ -22,6 +22,7 @@ def test_a_component_that_cannot_load_its_own_state_is_named_not_cleared():
     notice = report.incomplete_state_notice() or ""
     assert "`data_cursor`: batch_in_epoch 0, expected 5: its load_state_dict() does not " \
            "bring back what its state_dict() returned" in notice
+    assert notice.startswith("a declared component does not load back its own state: "), notice
     assert "not the cause" not in report.render()
     # (a trial: the engine's resume said "undeclared state, or state consumed after
     # the restore", and the plugin's summary "declared state incomplete")
