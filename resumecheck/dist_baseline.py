@@ -495,6 +495,15 @@ failure names both)."""
 SYNC_CHECK = "synchronized gradient"
 
 
+def _save_whole(result: dict[str, Any], out: Path) -> None:
+    """Write a rank's result under another name, then rename it: the launcher
+    kills the other ranks when one fails, maybe in the middle of a write, and
+    the parent must never read half a file (a clean clone's suite: EOFError)."""
+    partial = out.with_name(out.name + ".partial")
+    torch.save(result, partial)
+    os.replace(partial, out)
+
+
 def run_rank(spec_path: str, body: Callable[[dict[str, Any]], dict[str, Any]]) -> int:
     """One rank under the launcher: initialise the process group, run ``body(spec)``
     and write what it returns (or its error) to ``rank{r}.pt`` beside the spec."""
@@ -511,9 +520,9 @@ def run_rank(spec_path: str, body: Callable[[dict[str, Any]], dict[str, Any]]) -
         check, during = _STAGE if len(_STAGE) == 2 else (None, None)
         said = (f"rank {rank}" + (f", in {during}" if during else "")
                 + f": {type(exc).__name__}: {exc}{_where(exc)}")
-        torch.save({"rank": rank, "error": said, "check": check}, out)
+        _save_whole({"rank": rank, "error": said, "check": check}, out)
         os._exit(1)  # peers may wait in a collective: do not tear the group down politely
-    torch.save(result, out)
+    _save_whole(result, out)
     dist.barrier()
     dist.destroy_process_group()
     return 0
