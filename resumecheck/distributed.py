@@ -43,7 +43,6 @@ from __future__ import annotations
 import faulthandler
 import json
 import os
-import re
 import select
 import signal
 import sys
@@ -67,7 +66,7 @@ from resumecheck.faults import killed_by_signal, signal_text
 from resumecheck.interrupt import proc_stat
 from resumecheck.segments import PHASE_TIMEOUT, Restore, SegmentResult, SegmentSpec, phase_bound
 from resumecheck.transport import (
-    ENVIRONMENT_EXIT, STACK_DUMP_SIGNAL, child_env, pass_on, subprocess_main,
+    DUMP_FRAME, ENVIRONMENT_EXIT, STACK_DUMP_SIGNAL, child_env, pass_on, subprocess_main,
 )
 from resumecheck.trace import StepRecord, load_step_file, save_step_file
 
@@ -308,7 +307,7 @@ def _innermost_frame(log: Path) -> tuple[str, bool] | None:
     head = text.rfind(_DUMP_HEAD)
     if head < 0:
         return None
-    m = re.search(r'File "([^"]+)", line (\d+) in (\S+)', text[head:])
+    m = DUMP_FRAME.search(text[head:])
     if m is None:
         return None
     path, line, func = m.groups()

@@ -221,6 +221,9 @@ def _outcome(spec: SegmentSpec, code: int, out_path: Path, output: str) -> Segme
 _DUMP_HEAD_LINE = "Stack (most recent call first):"
 """What faulthandler writes before the frames of the thread it dumps."""
 
+DUMP_FRAME = re.compile(r'File "([^"]+)", line (\d+) in (\S+)')
+"""A frame of a faulthandler stack dump: its file, line and function."""
+
 STACK_DUMP_SIGNAL = int(getattr(signal, "SIGRTMAX", signal.SIGUSR1 + 3)) - 3
 """The signal on which a segment's interpreter (and a rank) writes its Python
 stack to its log (faulthandler), sent when a phase outlives its bound. A
@@ -248,7 +251,7 @@ def _where_stuck(proc: Any, log_path: Path) -> str | None:
     head = text.rfind(_DUMP_HEAD_LINE)
     if head < 0:
         return None
-    for path, line, func in re.findall(r'File "([^"]+)", line (\d+) in (\S+)', text[head:]):
+    for path, line, func in DUMP_FRAME.findall(text[head:]):
         if module_state.is_program_file(path):
             return f"{path}:{line}, in {func}"
     return None
