@@ -18,13 +18,15 @@ pytestmark = pytest.mark.e2e
 
 
 @pytest.fixture(autouse=True)
-def _private_tmp(monkeypatch):
+def _private_tmp(monkeypatch, tmp_path_factory):
     """Every run's scratch files go to a fresh TMPDIR; the test checks it is left empty.
     A short path, as a user's is: a DataLoader worker's tensors travel through
     a Unix socket made under TMPDIR, whose path may not exceed 107 bytes (under
-    a test's own directory the worker waited forever)."""
+    a test's own directory the worker waited forever). pytest's own temporary
+    directory is settled first (without xdist it is made under TMPDIR at first use)."""
     import tempfile
 
+    tmp_path_factory.getbasetemp()
     scratch = Path(tempfile.mkdtemp(prefix="rc-"))
     monkeypatch.setenv("TMPDIR", str(scratch))
     monkeypatch.setattr(tempfile, "tempdir", str(scratch))
