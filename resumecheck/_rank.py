@@ -10,7 +10,10 @@ for _entry in os.environ.get("RESUMECHECK_SYS_PATH", "").split(os.pathsep):
     if _entry and _entry not in sys.path:
         sys.path.append(_entry)
 
-from resumecheck.distributed import rank_main  # noqa: E402
+from resumecheck.heap import collector_off  # noqa: E402
+
+with collector_off(freeze=True):  # (as in resumecheck._segment)
+    from resumecheck.distributed import rank_main
 
 if __name__ == "__main__":
     sys.exit(rank_main(sys.argv[1], sys.argv[2]))

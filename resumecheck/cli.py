@@ -380,21 +380,29 @@ def _raise_for(signum: int) -> NoReturn:
 
 
 _HELD: list[int] | None = None
-"""The signals that arrived while ``_signals_held`` holds them (None: not holding)."""
+"""The signals that arrived while ``_importing_torch`` holds them (None: not holding)."""
 
 
 @contextmanager
-def _signals_held() -> Iterator[None]:
-    """Hold the handled signals while a command first imports torch: torch's
-    extension imports numpy and takes any error there for "numpy is not
-    installed", so an interrupt raised inside that import was swallowed (the
-    command went on, with a half-imported numpy, and ignored every later
-    signal). A signal that arrives meanwhile ends the command as soon as the
-    import is done (a second or two at most)."""
+def _importing_torch() -> Iterator[None]:
+    """While a command first imports torch (and the core with it):
+
+    * the handled signals are held: torch's extension imports numpy and takes
+      any error there for "numpy is not installed", so an interrupt raised
+      inside that import was swallowed (the command went on, with a
+      half-imported numpy, and ignored every later signal). A signal that
+      arrives meanwhile ends the command as soon as the import is done (a
+      second or two at most);
+    * no garbage collection runs (``heap.collector_off``): none of what the
+      import makes is garbage, and the collections it would set off cost a
+      fifth of it. The collector is on again before the check starts."""
+    from resumecheck.heap import collector_off
+
     global _HELD
     _HELD = []
     try:
-        yield
+        with collector_off(freeze=True):
+            yield
     finally:
         held, _HELD = _HELD, None
     if held:
@@ -627,7 +635,7 @@ def _run(args: argparse.Namespace) -> int:
     idle = _idle_rank()  # before any import of torch: such a rank has nothing to do
     if idle is not None:
         return idle
-    with _signals_held():
+    with _importing_torch():
         from resumecheck.engine import run_check
 
     settings = _settings(
@@ -669,7 +677,7 @@ def _fuzz(args: argparse.Namespace) -> int:
     idle = _idle_rank()  # before any import of torch, as for run
     if idle is not None:
         return idle
-    with _signals_held():
+    with _importing_torch():
         from resumecheck.fuzz import run_fuzz
 
     settings = _settings(args, jobs=args.jobs, drop="none", noise_seeds=0, nproc=_ranks(args),
@@ -778,7 +786,7 @@ def _emit(args: argparse.Namespace, text: str, summary: str) -> None:
 
 
 def _baseline(args: argparse.Namespace) -> int:
-    with _signals_held():
+    with _importing_torch():
         from resumecheck.baseline import check_baseline
 
     _check_outputs(args)
@@ -794,7 +802,7 @@ def _baseline(args: argparse.Namespace) -> int:
 
 
 def _timing(args: argparse.Namespace) -> int:
-    with _signals_held():
+    with _importing_torch():
         from resumecheck.timing import measure
 
     _check_outputs(args)

@@ -49,11 +49,12 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
 from resumecheck import forkshare
+from resumecheck.heap import collector_off
 
 __all__ = ["available", "become_fresh", "prestart", "shutdown", "spawn"]
 
@@ -614,18 +615,6 @@ def _preload(modules: str) -> None:
         torch.set_rng_state(state)
 
 
-@contextlib.contextmanager
-def _collector_off() -> Iterator[None]:
-    if not gc.isenabled():  # (nested)
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
-
-
 def _prepare(warm_up: bool) -> list[str]:
     """Import what every segment imports anyway (nothing of the user's, no
     random draws) and warm up (if ``warm_up``); the module path a child builds on.
@@ -634,7 +623,7 @@ def _prepare(warm_up: bool) -> list[str]:
     thousands of objects that stay alive, and each of the collections they
     would set off walks all of those made so far (a tenth of the server's
     start). It is on again before any child is forked, as in a new interpreter."""
-    with _collector_off():
+    with collector_off():
         import numpy  # noqa: F401
         import torch  # noqa: F401
 
@@ -783,7 +772,7 @@ def _fork_server(hub: _Hub, fd: int, request: dict[str, Any], base_path: list[st
         os.environ.update(request["env"])
         os.chdir(request["cwd"])
         sys.path[:] = _fresh_sys_path(request["cwd"], request["env"], base_path)
-        with _collector_off():
+        with collector_off():
             _preload(",".join(request["preload"]))
         sys.path[:] = base_path
         _serve_listener(listener, request["serve"], base_path)

@@ -16,14 +16,26 @@ and 64 MiB), once per process: a step's memory is reused as it is when it
 runs alone. Nothing a step computes depends on where its memory lies; a block
 of 32 MiB or more is still mapped and given back at once, and at most 64 MiB
 free at the heap's top is kept. Elsewhere than glibc, nothing changes.
+
+``collector_off(freeze=True)`` holds Python's garbage collector while a new
+interpreter imports torch, then leaves what the import made out of every
+later collection (``gc.freeze``): some 400,000 objects that never become
+garbage, which each full collection would otherwise walk again, during the
+import (a fifth of it) and during the check that follows (torch's first
+optimizer step imports some 800 modules more). Measured on this project's
+2-core machines: ``resumecheck run`` of a small program in process, 2.9 s of
+CPU before, 2.1 s after.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import gc
 import sys
+from collections.abc import Iterator
 
-__all__ = ["settle"]
+__all__ = ["collector_off", "settle"]
 
 _M_TRIM_THRESHOLD = -1  # mallopt's parameters (malloc.h)
 _M_MMAP_THRESHOLD = -3
@@ -50,3 +62,22 @@ def settle() -> bool:
     _settled = bool(mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD)) and bool(
         mallopt(_M_TRIM_THRESHOLD, _TRIM_THRESHOLD))
     return _settled
+
+
+@contextlib.contextmanager
+def collector_off(freeze: bool = False) -> Iterator[None]:
+    """No garbage collection inside (see the module's docstring); as it was
+    after (a nested use, or one where it is off already, changes nothing).
+    ``freeze``: what exists when it ends is left out of every later
+    collection (``gc.freeze``); else the first collections after it walk all
+    that the import made, and the time is only put off."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+        if freeze:
+            gc.freeze()
+    finally:
+        gc.enable()
