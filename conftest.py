@@ -87,12 +87,12 @@ def pytest_configure(config: pytest.Config) -> None:
         config.stash[_SHARE] = forkshare.share()
     if not runs_tests(config):
         return
-    gc.disable()  # (their objects stay: no collection need walk them while they arrive)
-    try:
+    from resumecheck.heap import collector_off
+
+    # their objects stay: no collection need walk them, as they arrive or after
+    with collector_off(freeze=True):
         import torch
         from hypothesis import settings
-    finally:
-        gc.enable()
 
     # Bitwise reproducibility holds only at a fixed thread count.
     torch.set_num_threads(1)
