@@ -393,9 +393,11 @@ def _importing_torch() -> Iterator[None]:
       half-imported numpy, and ignored every later signal). A signal that
       arrives meanwhile ends the command as soon as the import is done (a
       second or two at most);
-    * no garbage collection runs (``heap.collector_off``): none of what the
-      import makes is garbage, and the collections it would set off cost a
-      fifth of it. The collector is on again before the check starts."""
+    * no garbage collection runs (``heap.collector_off``), and what the
+      import made is frozen after it: none of it is garbage, and the
+      collections that would walk it again cost a fifth of the import and
+      more during the check. The collector is on again before the check
+      starts; the program's own objects are collected as ever."""
     from resumecheck.heap import collector_off
 
     global _HELD
