@@ -250,7 +250,9 @@ def _fuzz_parser(sub: Any) -> None:
                     "the result is the same")
     fz.add_argument("--max-interruptions", type=_positive_int, default=2, metavar="M",
                     help="restarts per schedule at most (default 2)")
-    fz.add_argument("--isolation", choices=("inprocess", "process"), default="inprocess")
+    fz.add_argument("--isolation", choices=("inprocess", "process"), default="inprocess",
+                    help="restart each example's runs in this interpreter with fresh objects "
+                    "and reseeded streams (default), or in fresh interpreters")
     fz.add_argument("--plot", metavar="FILE.png|FILE.svg",
                     help="draw the minimal failing schedule's divergence figure (needs the "
                     "extra resumecheck[plot])")
