@@ -386,7 +386,7 @@ _HELD: list[int] | None = None
 
 
 @contextmanager
-def _importing_torch() -> Iterator[None]:
+def _importing_torch(freeze: bool = True) -> Iterator[None]:
     """While a command first imports torch (and the core with it):
 
     * the handled signals are held: torch's extension imports numpy and takes
@@ -399,13 +399,16 @@ def _importing_torch() -> Iterator[None]:
       import made is frozen after it: none of it is garbage, and the
       collections that would walk it again cost a fifth of the import and
       more during the check. The collector is on again before the check
-      starts; the program's own objects are collected as ever."""
+      starts; the program's own objects are collected as ever. Not for
+      ``timing`` (``freeze=False``), which measures the program's step as
+      its own script runs it, collections of torch's objects included (as
+      it leaves glibc's thresholds alone, ``heap.settle``)."""
     from resumecheck.heap import collector_off
 
     global _HELD
     _HELD = []
     try:
-        with collector_off(freeze=True):
+        with collector_off(freeze=True) if freeze else contextlib.nullcontext():
             yield
     finally:
         held, _HELD = _HELD, None
@@ -806,7 +809,7 @@ def _baseline(args: argparse.Namespace) -> int:
 
 
 def _timing(args: argparse.Namespace) -> int:
-    with _importing_torch():
+    with _importing_torch(freeze=False):
         from resumecheck.timing import measure
 
     _check_outputs(args)

@@ -73,3 +73,17 @@ def test_the_command_imports_torch_with_the_collector_off_and_freezes_it():
               gc.isenabled())
     """)
     assert out.splitlines()[-1].split() == ["2", "True", "True", "True"]
+
+
+def test_timing_leaves_the_collector_as_the_programs_own_script_has_it():
+    """`timing` measures the step as the program's own script runs it: torch's
+    objects stay where a collection walks them (here it stops at a usage error,
+    after its first import of torch)."""
+    out = _python("""
+        import gc
+        from resumecheck.cli import main
+
+        code = main(["timing", "resumecheck.tiny:TARGET", "--steps", "1", "--threads", "0"])
+        print(code, "torch" in __import__("sys").modules, gc.get_freeze_count(), gc.isenabled())
+    """)
+    assert out.splitlines()[-1].split() == ["2", "True", "0", "True"]
