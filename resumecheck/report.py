@@ -358,16 +358,36 @@ class Report:
                 f"still {where}. Right after the "
                 f"restore, {named}: its load_state_dict() does not bring back what its "
                 "state_dict() returned (or something between the restore and the first step "
-                f"changed it){settings}. Ablations cannot be judged: inconclusive."
+                f"changed it){settings}.{self._ablations_inconclusive()}"
             )
         named = _uncompared_clause(self.undeclared, lines_shown)
+        drawn = next((o for o in engine.stream_offsets if o.draws and o.draws > 0), None)
+        if drawn is not None:
+            # (a trial: a loader's iterator made lazily after the load read as
+            # a component missing from the declarations, not as the draw it is)
+            return (
+                "the restart draws from a random stream where the uninterrupted run does not: "
+                f"the engine restored every declared component and the run still {where}, "
+                f"and the {drawn.detail}. A draw the uninterrupted run does not make sends the "
+                "continuation elsewhere however complete the checkpoint: have the program draw alike with and without a restart (give the "
+                "DataLoader a generator of its own and save it, or create its iterator before "
+                "the streams are restored). Something the components do not declare may be "
+                f"lost as well{named}{settings}.{self._ablations_inconclusive()}"
+            )
         return (
             "the declared components do not capture the program's state: the engine "
             f"restored every one of them and the run still {where}. Something the "
             f"components do not declare is lost{named}, or state is consumed between the restore "
             "and the first step (a DataLoader iterator created after the load draws from "
-            f"the restored random stream){settings}. Ablations cannot be judged: inconclusive."
+            f"the restored random stream){settings}.{self._ablations_inconclusive()}"
         )
+
+    def _ablations_inconclusive(self) -> str:
+        """`` Ablations cannot be judged: inconclusive.`` where the report has
+        any (a trial read it under `--drop none` and in fuzz, which run none)."""
+        if any(r.dropped for r in self.runs):
+            return " Ablations cannot be judged: inconclusive."
+        return ""
 
     def label_of(self, run: RunResult) -> str:
         """A run's label in this report: the engine's full resume beside the

@@ -76,8 +76,10 @@ def test_fuzz_says_when_the_declared_state_is_incomplete():
 
     result = fuzz(lazy_loader.BUGGY, max_examples=2)
     assert result.found and result.unreproduced == []
-    assert result.declared_state_notice.startswith("the declared components do not capture")
-    assert "WARNING: the declared components do not capture" in result.render()
+    notice = result.declared_state_notice
+    assert notice.startswith("the restart draws from a random stream"), notice
+    assert "WARNING: the restart draws from a random stream" in result.render()
+    assert "Ablations" not in notice  # (fuzz runs none)
     assert result.to_json()["declared_state_notice"] == result.declared_state_notice
 
 

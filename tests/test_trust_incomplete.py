@@ -36,8 +36,14 @@ def test_an_iterator_created_after_the_restore_is_said_first_and_judges_no_ablat
 
     lines = report.render("table").splitlines()
     assert lines[1] == "full resume: NOT EQUIVALENT"
-    assert lines[2].startswith("WARNING: the declared components do not capture the program's state")
+    # (a trial read the draw as a component missing from the declarations: the
+    # WARNING opens with the draw, names the stream, and says what to change)
+    assert lines[2].startswith("WARNING: the restart draws from a random stream where the "
+                               "uninterrupted run does not")
     assert f"differs from step {engine.first_divergent_step} (loss)" in lines[2]
+    assert "torch CPU stream is 1 draw ahead" in lines[2]
+    assert "give the DataLoader a generator of its own" in lines[2]
+    assert lines[2].endswith("Ablations cannot be judged: inconclusive.")
 
     ablations = [r for r in report.runs if r.dropped]
     assert {r.dropped[0] for r in ablations} >= {"rng", "global_step"}
@@ -100,3 +106,12 @@ def test_exercised(resumecheck):
         "global_step: inconclusive",
     ])
     assert ": ok | rng" not in result.stdout.str()
+
+
+def test_without_ablations_the_warning_does_not_speak_of_them():
+    """A trial read "Ablations cannot be judged: inconclusive" under `--drop
+    none`, which runs no ablation."""
+    report = verify(lazy_loader.BUGGY, drop="none", noise_seeds=0, check_determinism=False)
+    notice = report.incomplete_state_notice()
+    assert notice.startswith("the restart draws from a random stream"), notice
+    assert "Ablation" not in notice and "Ablation" not in report.render("table")
