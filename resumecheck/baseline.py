@@ -218,12 +218,12 @@ def _determinism(tgt: Target, n: int, config: dict[str, Any], threads: int,
         second = spec("second", 2, LAUNCH_STREAMS)
         other = run(second) if first.error is None else first
         if first.error or other.error:
-            return _run_failed(first.error or other.error or "")
+            return _run_failed(first if first.error else other)
         launches = compare_launches(run, second, first, other)
         if launches.again is None:
             return [_determinism_passed(n, isolation, other_streams=True), _seeded()]
         if launches.again.error:
-            return _run_failed(launches.again.error)
+            return _run_failed(launches.again)
         if launches.unseeded is not None:
             step, quantity = launches.unseeded[0], quantity_name(launches.unseeded[1])
             return [_determinism_passed(n, isolation, other_streams=False), BaselineCheck(
@@ -259,9 +259,12 @@ _RUN_LABELS = {"determinism-first": "determinism, first run",
                "determinism-again": "determinism, same streams again"}
 
 
-def _run_failed(error: str) -> list[BaselineCheck]:
-    return [BaselineCheck(name="determinism", status="failed",
-                          detail=f"an uninterrupted run failed: {error.splitlines()[0]}"),
+def _run_failed(failed: SegmentResult) -> list[BaselineCheck]:
+    detail = f"an uninterrupted run failed: {(failed.error or '').splitlines()[0]}"
+    if failed.timed_out:  # (a trial: a bound set too small read as the program's fault)
+        detail += ("; if the program is merely slower than that, give it a longer bound "
+                   "(--timeout SECONDS; 0 turns it off)")
+    return [BaselineCheck(name="determinism", status="failed", detail=detail),
             _not_judged("an uninterrupted run failed")]
 
 

@@ -461,7 +461,7 @@ class _Segments:
             ref = self._in_this_interpreter(spec)
         if ref.error is not None:
             raise ReferenceFailed(self.target.name, ref.error, ref.error_step,
-                                  stage=ref.error_stage)
+                                  stage=ref.error_stage, timed_out=ref.timed_out)
         if self.settings.check_determinism and not again:
             self.reference = ref  # the rerun's steps are bounded from the reference's
             again = [self.run(self._determinism_spec())]
@@ -508,13 +508,15 @@ class _Segments:
         if again is None:
             return {"checked": False}
         if again.error is not None:
-            raise ReferenceFailed(self.target.name, again.error, again.error_step, rerun=True)
+            raise ReferenceFailed(self.target.name, again.error, again.error_step, rerun=True,
+                                  timed_out=again.timed_out)
         launches = compare_launches(self.run, self._determinism_spec(), ref, again)
         if launches.again is None:
             return {"checked": True, "deterministic": True, "seeded": True}
         if launches.again.error is not None:
             raise ReferenceFailed(self.target.name, launches.again.error,
-                                  launches.again.error_step, rerun=True)
+                                  launches.again.error_step, rerun=True,
+                                  timed_out=launches.again.timed_out)
         if launches.unseeded is not None:
             step, key = launches.unseeded
             return {"checked": True, "deterministic": True, "seeded": False,

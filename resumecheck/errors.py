@@ -387,18 +387,31 @@ class ReferenceFailed(ResumecheckError):
     """The uninterrupted reference run itself failed: nothing can be judged."""
 
     def __init__(self, target: str, reason: str, step: int | None,
-                 rerun: bool = False, stage: str | None = None) -> None:
+                 rerun: bool = False, stage: str | None = None, timed_out: bool = False) -> None:
         self.target = target
         self.reason = reason
         self.step = step
         self.rerun = rerun
+        """The failed run is a second uninterrupted one (the determinism rerun):
+        the reference ran through."""
         self.stage = stage
         """Where it failed (``capture``: the check's own checkpoint of the
         components, which the program's training does not touch)."""
-        """The failed run is a second uninterrupted one (the determinism rerun):
-        the reference ran through."""
+        self.timed_out = timed_out
+        """It ran past its bound (the step timeout) and was stopped."""
         where = f" at step {step}" if step is not None else ""
         reason = reason.removeprefix(f"step {step}: ")  # (said once: "at step N")
+        if timed_out:
+            # (a trial: a --timeout set too small was told to fix its program)
+            run = ("a second uninterrupted run of {} (the determinism rerun)" if rerun
+                   else "the uninterrupted reference run of {}").format(target)
+            super().__init__(
+                f"{run} was stopped{where}: {reason}. If the program is merely slower than "
+                "that, give it a longer bound (--timeout SECONDS, or the pytest option "
+                "--resumecheck-timeout; 0 turns the bound off); if it hangs there, fix the "
+                "program so that it trains without a restart first."
+            )
+            return
         if rerun:
             super().__init__(
                 f"a second uninterrupted run of {target} (the determinism rerun) failed{where}, "

@@ -479,6 +479,7 @@ class _Segment:
         self.result.error = self.watch.timed_out_text() + (f"; it was at {where}" if where else "")
         self.result.error_stage = self.stage
         self.result.error_step = self.watch.step
+        self.result.timed_out = True
 
     def failed(self, exc: Exception) -> None:
         """Record why the segment failed; raise what is not the program's failure."""

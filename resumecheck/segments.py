@@ -171,6 +171,9 @@ class SegmentResult:
     error: str | None = None
     error_step: int | None = None
     error_stage: str | None = None
+    timed_out: bool = False
+    """The error is a phase that outlived its bound (the step timeout), not a
+    failure of the program's own."""
     slowest_step: float = 0.0
     """Seconds the slowest training step of this segment took."""
     undeclared: dict[str, str] = field(default_factory=dict)

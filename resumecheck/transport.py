@@ -137,6 +137,7 @@ def run_in_subprocess(spec: SegmentSpec, cancel: threading.Event | None = None,
             records=[], names=[], captures={}, end_state=None,
             error=f"{text}{f'; it was at {where}' if where else ''}; its interpreter was killed",
             error_stage="process" if phase == "start" else phase, error_step=step,
+            timed_out=True,
         )
     return _outcome(spec, proc.returncode, files.out, output)
 

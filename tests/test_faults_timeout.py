@@ -209,6 +209,20 @@ def test_baseline_bounds_a_hung_determinism_run(capsys):
     out = capsys.readouterr().out
     assert code == 1
     assert "an uninterrupted run failed: step 5 took longer than 0.3 s" in out
+    assert "give it a longer bound (--timeout SECONDS; 0 turns it off)" in out
+
+
+def test_a_reference_stopped_by_the_step_timeout_is_told_to_raise_it(capsys):
+    """A trial: `--timeout 0.02` failed the reference with "Fix the program so
+    that it trains without a restart first", where the bound was the user's."""
+    code = main(["run", "fixtures.faults.programs:HANGS_ALWAYS", "--timeout", "0.3",
+                 "--drop", "none", "--noise-seeds", "0"])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "the uninterrupted reference run of fixtures.faults.programs:HANGS_ALWAYS was " \
+           "stopped at step 5: step 5 took longer than 0.3 s (the step timeout)" in err
+    assert "give it a longer bound (--timeout SECONDS" in err
+    assert "Traceback" not in err
 
 
 def test_a_program_with_its_own_sigalrm_handler_is_told_its_steps_are_not_bounded():
