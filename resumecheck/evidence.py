@@ -324,8 +324,13 @@ def _skipped(key: str, unit: str, amount: str, k: int) -> str:
                else "an iterator the uninterrupted run creates in that step already exists "
                "after the load; a dropout layer left in eval mode draws no masks; a branch "
                "that reads state the restart lacks skips its draws")
+    # (a trial: a loader that set its generator back to the epoch's start, from
+    # an epoch the restart lacked, was told only of draws skipped)
     return (f"step {k + 1}, the first after the restore, drew {amount} less than the "
-            f"uninterrupted run's: a draw the restart skips ({skipped})")
+            f"uninterrupted run's: a draw the restart skips ({skipped}), or the stream set "
+            "back during that step (a loader that puts its generator back to an epoch's "
+            "start to replay the shuffle, from an epoch or position the restart lacks; a "
+            "shuffle of n items takes n - 1 32-bit words)")
 
 
 def _torch_stream(key: str) -> bool:
