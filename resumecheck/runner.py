@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import multiprocessing.process
 import os
 import shutil
 import signal
@@ -68,7 +69,7 @@ from resumecheck.program import BuiltProgram, Target
 from resumecheck.progress import note_step
 from resumecheck.restore import build_settings, engine_capture, program_save, restore_state
 from resumecheck.segments import (
-    Isolation, SegmentResult, SegmentSpec, phase_bound, timeout_text,
+    Isolation, SegmentResult, SegmentSpec, phase_bound, scratch_dir, timeout_text,
 )
 from resumecheck.streams import STEPS_AFTER_RESTORE
 from resumecheck.trace import StepRecord, Tracer
@@ -252,7 +253,7 @@ def run_here(spec: SegmentSpec, target: Target, *, deadline: float | None = None
     segment = _Segment(spec, target, watch, judged_here)
     previous_threads, cwd = torch.get_num_threads(), os.getcwd()
     try:
-        with _exits_raise(), short_device_seed_stacks():
+        with _exits_raise(), short_device_seed_stacks(), _multiprocessing_files_in(spec.workdir):
             segment.run()
         segment.watch.stop()
     except _Timeout as exc:
@@ -275,6 +276,39 @@ def run_here(spec: SegmentSpec, target: Target, *, deadline: float | None = None
         with contextlib.suppress(OSError):
             os.chdir(cwd)
     return segment.result
+
+
+_SOCKET_DIR_MAX = 89
+"""How long a directory may be for multiprocessing's sockets in it (an
+AF_UNIX path holds 107 bytes; a listener's name adds 18 to its directory's)."""
+
+
+@contextlib.contextmanager
+def _multiprocessing_files_in(workdir: str) -> Iterator[None]:
+    """Where multiprocessing makes its temporary directory (``pymp-*``: the
+    sockets through which a DataLoader worker passes tensors) during a
+    process-isolated segment: inside the segment's work directory, which the
+    check removes whatever ends the segment. Left alone, a worker makes one in
+    TMPDIR and removes it only when it exits cleanly, which a killed segment's
+    workers do not (a trial: Ctrl-C left ``pymp-*`` directories behind).
+
+    Left alone in process (the workers of a program run here may outlive
+    its run, and would then fail to remove sockets the check has removed),
+    where the socket paths would be too long, or where this process has one
+    already (removed when it exits)."""
+    config = multiprocessing.process.current_process()._config  # (the stdlib's own key)
+    path = os.path.join(workdir, "mp")
+    if (scratch_dir() != workdir or config.get("tempdir") is not None
+            or len(os.fsencode(path)) > _SOCKET_DIR_MAX):
+        yield
+        return
+    with contextlib.suppress(OSError):
+        os.makedirs(path, exist_ok=True)
+        config["tempdir"] = path
+    try:
+        yield
+    finally:
+        config.pop("tempdir", None)
 
 
 _EXITS_LOCK = threading.Lock()

@@ -13,10 +13,13 @@ under test is how the command ends, not how an interpreter starts.
 """
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 import pytest
 
@@ -49,8 +52,9 @@ def _start(tmp_path, argv, own_servers=True):
     command, the scratch directory and the file the hung step writes its pid to.
     ``own_servers``: the command starts its warm servers, as a user's does
     (else it forks from the session's share: the same segments, started sooner)."""
-    scratch = tmp_path / "tmp"
-    scratch.mkdir()
+    # (short, as a user's TMPDIR is: multiprocessing's sockets go in the
+    # check's scratch only where their paths fit; pytest's tmp_path is long)
+    scratch = Path(tempfile.mkdtemp(prefix="sig-"))
     marker = tmp_path / "hanging.pid"
     env = {**os.environ, "TMPDIR": str(scratch), "FAULTS_MARKER": str(marker)}
     if own_servers:
@@ -89,6 +93,7 @@ def _interrupt(tmp_path, argv, signum, own_servers):
             proc.kill()
             proc.wait()
     left = [p.name for p in scratch.iterdir() if not p.name.startswith("torchinductor")]
+    shutil.rmtree(scratch, ignore_errors=True)
     return proc.returncode, took, hanging, left, out, err
 
 
@@ -101,6 +106,12 @@ CASES = [
                  signal.SIGTERM, id="run-inprocess-SIGTERM"),
     pytest.param(["run", "fixtures.faults.programs:HANGS", *FAST_RUN],
                  signal.SIGINT, id="run-inprocess-SIGINT"),
+    # (a trial: Ctrl-C left the pymp-* directories of a DataLoader's workers in TMPDIR)
+    pytest.param(["run", "fixtures.faults.programs:HANGS_WITH_LOADER_WORKERS", *FAST_RUN,
+                  "--isolation", "process"],
+                 signal.SIGINT, id="run-process-SIGINT-loader-workers", marks=pytest.mark.process),
+    pytest.param(["run", "fixtures.faults.programs:HANGS_WITH_LOADER_WORKERS", *FAST_RUN],
+                 signal.SIGINT, id="run-inprocess-SIGINT-loader-workers"),
     # (a trial: fuzz, whose hypothesis collects garbage with a callback, went on and exited 0)
     pytest.param(["run", "fixtures.faults.programs:HANGS_IN_GC", *FAST_RUN],
                  signal.SIGTERM, id="run-inprocess-SIGTERM-in-a-gc-callback"),
@@ -137,7 +148,7 @@ def test_a_signal_ends_the_check_promptly_and_cleanly(request, tmp_path, argv, s
 def test_children_of_a_check_killed_outright_exit_by_themselves(tmp_path):
     """SIGKILL cannot be handled: the check's fresh interpreters notice that
     their parent is gone and exit, even one whose step hangs."""
-    proc, _, marker = _start(
+    proc, scratch, marker = _start(
         tmp_path, ["run", "fixtures.faults.programs:HANGS", *FAST_RUN, "--isolation", "process"])
     try:
         hanging = _hung_pid(proc, marker)
@@ -148,6 +159,7 @@ def test_children_of_a_check_killed_outright_exit_by_themselves(tmp_path):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 # Sends the process SIGINT as it starts importing numpy (torch's extension
