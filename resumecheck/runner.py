@@ -296,7 +296,7 @@ def _multiprocessing_files_in(workdir: str) -> Iterator[None]:
     its run, and would then fail to remove sockets the check has removed),
     where the socket paths would be too long, or where this process has one
     already (removed when it exits)."""
-    config = multiprocessing.process.current_process()._config  # (the stdlib's own key)
+    config: dict[str, Any] = getattr(multiprocessing.process.current_process(), "_config")
     path = os.path.join(workdir, "mp")
     if (scratch_dir() != workdir or config.get("tempdir") is not None
             or len(os.fsencode(path)) > _SOCKET_DIR_MAX):
