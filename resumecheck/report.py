@@ -343,51 +343,10 @@ class Report:
             where = (f"differs from step {engine.first_divergent_step} "
                      f"({engine.first_divergent_quantity})")
         settings = _settings_clause(self.seed, self.launched_with)
-        lossy = [f for f in engine.diagnosis if f.basis == "reference"]
-        reordered = [f for f in lossy if f.detail.startswith(REORDERED)]
-        if reordered:
-            return _reordered_notice(where, reordered)
-        if lossy:
-            # Restored from its own capture, a component that still differs right
-            # after the restore does not load what its state_dict() gave.
-            named = "; ".join(f"`{f.component}`: {f.detail}" for f in lossy)
-            which = ("a declared component does not load back its own state" if len(lossy) == 1
-                     else "declared components do not load back their own state")
-            return (  # (a re-check: it opened with "do not capture the program's state")
-                f"{which}: the engine restored every declared component and the run "
-                f"still {where}. Right after the "
-                f"restore, {named}: its load_state_dict() does not bring back what its "
-                "state_dict() returned (or something between the restore and the first step "
-                f"changed it){settings}.{self._ablations_inconclusive()}"
-            )
-        named = _uncompared_clause(self.undeclared, lines_shown)
-        drawn = next((o for o in engine.stream_offsets if o.draws and o.draws > 0), None)
-        if drawn is not None:
-            # (a trial: a loader's iterator made lazily after the load read as
-            # a component missing from the declarations, not as the draw it is)
-            return (
-                "the restart draws from a random stream where the uninterrupted run does not: "
-                f"the engine restored every declared component and the run still {where}, "
-                f"and the {drawn.detail}. A draw the uninterrupted run does not make sends the "
-                "continuation elsewhere however complete the checkpoint: have the program draw alike with and without a restart (give the "
-                "DataLoader a generator of its own and save it, or create its iterator before "
-                "the streams are restored). Something the components do not declare may be "
-                f"lost as well{named}{settings}.{self._ablations_inconclusive()}"
-            )
-        return (
-            "the declared components do not capture the program's state: the engine "
-            f"restored every one of them and the run still {where}. Something the "
-            f"components do not declare is lost{named}, or state is consumed between the restore "
-            "and the first step (a DataLoader iterator created after the load draws from "
-            f"the restored random stream){settings}.{self._ablations_inconclusive()}"
-        )
-
-    def _ablations_inconclusive(self) -> str:
-        """`` Ablations cannot be judged: inconclusive.`` where the report has
-        any (a trial read it under `--drop none` and in fuzz, which run none)."""
-        if any(r.dropped for r in self.runs):
-            return " Ablations cannot be judged: inconclusive."
-        return ""
+        ablations = (" Ablations cannot be judged: inconclusive."  # (a trial read it under
+                     if any(r.dropped for r in self.runs) else "")  # --drop none, and in fuzz)
+        return _incomplete_notice(engine, where, settings + "." + ablations,
+                                  _uncompared_clause(self.undeclared, lines_shown))
 
     def label_of(self, run: RunResult) -> str:
         """A run's label in this report: the engine's full resume beside the
@@ -613,6 +572,50 @@ def _finite(value: Any) -> Any:
     if isinstance(value, list):
         return [_finite(v) for v in value]
     return value
+
+
+def _incomplete_notice(engine: RunResult, where: str, ending: str, named: str) -> str:
+    """The incomplete-state notice once the engine's resume ran and departed
+    (``where``): a component that does not load back its own state, a draw
+    the restart makes, or state the components do not hold. ``ending``
+    closes it (the settings clause, the ablations); ``named``: the
+    `not compared` clause."""
+    lossy = [f for f in engine.diagnosis if f.basis == "reference"]
+    reordered = [f for f in lossy if f.detail.startswith(REORDERED)]
+    if reordered:
+        return _reordered_notice(where, reordered)
+    if lossy:
+        # Restored from its own capture, a component that still differs right
+        # after the restore does not load what its state_dict() gave.
+        listed = "; ".join(f"`{f.component}`: {f.detail}" for f in lossy)
+        which = ("a declared component does not load back its own state" if len(lossy) == 1
+                 else "declared components do not load back their own state")
+        return (  # (a re-check: it opened with "do not capture the program's state")
+            f"{which}: the engine restored every declared component and the run still "
+            f"{where}. Right after the restore, {listed}: its load_state_dict() does not bring "
+            "back what its state_dict() returned (or something between the restore and the "
+            f"first step changed it){ending}"
+        )
+    drawn = next((o for o in engine.stream_offsets if o.draws and o.draws > 0), None)
+    if drawn is not None:
+        # (a trial: a loader's iterator made lazily after the load read as a
+        # component missing from the declarations, not as the draw it is)
+        return (
+            "the restart draws from a random stream where the uninterrupted run does not: "
+            f"the engine restored every declared component and the run still {where}, and "
+            f"the {drawn.detail}. A draw the uninterrupted run does not make sends the "
+            "continuation elsewhere however complete the checkpoint: have the program draw "
+            "alike with and without a restart (give the DataLoader a generator of its own "
+            "and save it, or create its iterator before the streams are restored). "
+            f"Something the components do not declare may be lost as well{named}{ending}"
+        )
+    return (
+        "the declared components do not capture the program's state: the engine restored "
+        f"every one of them and the run still {where}. Something the components do not "
+        f"declare is lost{named}, or state is consumed between the restore and the first "
+        "step (a DataLoader iterator created after the load draws from the restored random "
+        f"stream){ending}"
+    )
 
 
 def _uncompared_clause(undeclared: list[str], lines_shown: bool) -> str:
