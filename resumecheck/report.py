@@ -331,21 +331,23 @@ class Report:
         engine = self.engine_resume
         if engine is None or self.declared_state_complete is not False:
             return None
+        # (a trial read of ablations under --drop none, and in fuzz, which run none)
+        ablated = any(r.dropped for r in self.runs)
         if engine.verdict == FAILED and engine.explanation.startswith(RESTORING):
             return ("the engine's own restore of the declared components into a fresh build "
-                    f"fails: {(engine.failure or '').splitlines()[0]}. The ablations restore "
-                    "the same way, so they cannot be judged: inconclusive (or failed).")
+                    f"fails: {(engine.failure or '').splitlines()[0]}."
+                    + (" The ablations restore the same way, so they cannot be judged: "
+                       "inconclusive (or failed)." if ablated else ""))
         if engine.verdict == FAILED and engine.explanation.startswith(BUILDING):
-            return _build_fails_notice(self.runs, engine)
+            return _build_fails_notice(self.runs, engine, ablated)
         if engine.verdict == FAILED:
             where = f"fails: {(engine.failure or '').splitlines()[0]}"
         else:
             where = (f"differs from step {engine.first_divergent_step} "
                      f"({engine.first_divergent_quantity})")
         settings = _settings_clause(self.seed, self.launched_with)
-        ablations = (" Ablations cannot be judged: inconclusive."  # (a trial read it under
-                     if any(r.dropped for r in self.runs) else "")  # --drop none, and in fuzz)
-        return _incomplete_notice(engine, where, settings + "." + ablations,
+        ablations = " Ablations cannot be judged: inconclusive." if ablated else ""
+        return _incomplete_notice(engine, where, settings, ablations,
                                   _uncompared_clause(self.undeclared, lines_shown))
 
     def label_of(self, run: RunResult) -> str:
@@ -574,16 +576,18 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def _incomplete_notice(engine: RunResult, where: str, ending: str, named: str) -> str:
+def _incomplete_notice(engine: RunResult, where: str, settings: str, ablations: str,
+                       named: str) -> str:
     """The incomplete-state notice once the engine's resume ran and departed
     (``where``): a component that does not load back its own state, a draw
-    the restart makes, or state the components do not hold. ``ending``
-    closes it (the settings clause, the ablations); ``named``: the
-    `not compared` clause."""
+    the restart makes, or state the components do not hold. ``settings``:
+    the clause on the launch settings; ``ablations``: the sentence on them
+    (empty where none ran); ``named``: the `not compared` clause."""
+    ending = f"{settings}.{ablations}"
     lossy = [f for f in engine.diagnosis if f.basis == "reference"]
     reordered = [f for f in lossy if f.detail.startswith(REORDERED)]
     if reordered:
-        return _reordered_notice(where, reordered)
+        return _reordered_notice(where, reordered, ablations)
     if lossy:
         # Restored from its own capture, a component that still differs right
         # after the restore does not load what its state_dict() gave.
@@ -649,18 +653,18 @@ def settings_text(settings: dict[str, Any]) -> str:
     return ", ".join(f"{key}={value!r}" for key, value in settings.items())
 
 
-def _reordered_notice(where: str, reordered: list[Finding]) -> str:
+def _reordered_notice(where: str, reordered: list[Finding], ablations: str) -> str:
     """Not a checkpoint that loses state: a restart builds the optimizer over
     its parameters in another order, and every restore by position (the
-    engine's, the program's own) gives the state to other ones."""
+    engine's, the program's own) gives the state to other ones. ``ablations``:
+    the sentence on them (empty where none ran)."""
     named = "; ".join(f"`{f.component}` {f.detail}" for f in reordered)
     return (f"the engine restored every declared component and the run still {where}: "
             f"right after the restore, {named}. A real restart builds it so too, so every "
-            "resume of this program is affected, whatever its checkpoint holds. Ablations "
-            "cannot be judged: inconclusive.")
+            f"resume of this program is affected, whatever its checkpoint holds.{ablations}")
 
 
-def _build_fails_notice(runs: list[RunResult], engine: RunResult) -> str:
+def _build_fails_notice(runs: list[RunResult], engine: RunResult, ablated: bool) -> str:
     """The engine's own restart fails as the program is built again (the
     reference built it): most often from the settings a declared
     ``config`` component brought back, which the factory will not take."""
@@ -675,7 +679,7 @@ def _build_fails_notice(runs: list[RunResult], engine: RunResult) -> str:
         " (A restart is built from the settings a declared `config` component brings "
         "back, where there is one: the factory must take them.)")
     return ("the engine's own restart fails before anything is restored, as the program is "
-            f"built again: {(engine.failure or '').splitlines()[0]}.{settings} The "
-            "ablations restart the same way, so they cannot be judged: inconclusive (or "
-            "failed).")
+            f"built again: {(engine.failure or '').splitlines()[0]}.{settings}"
+            + (" The ablations restart the same way, so they cannot be judged: inconclusive "
+               "(or failed)." if ablated else ""))
 
