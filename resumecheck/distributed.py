@@ -185,7 +185,7 @@ def run_ranks(spec: SegmentSpec, cancel: threading.Event | None = None,
             os.close(fd)
         _pass_on_ranks(work, base, n)
     if hung is not None:
-        return _failed(hung[0], hung[1], hung[2])
+        return replace(_failed(hung[0], hung[1], hung[2]), timed_out=True)
     result = _collect(spec, n, proc.returncode, watch, failures_path, launch_output)
     if result.error is None and shared_checkpoint is not None:
         result.program_checkpoint = str(shared_checkpoint)
