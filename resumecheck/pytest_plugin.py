@@ -499,13 +499,14 @@ def _summary_row(entry: dict[str, Any]) -> str:
             cells.append(f"full resume: {verdict}")
         elif not run["dropped"]:  # the engine's own, beside the program's save/load
             if report.get("declared_state_complete") is False:
-                from resumecheck.report import BUILDING, RESTORING
+                from resumecheck.report import BUILDING, RESTORING, STOPPED
 
                 lossy = any(f.get("basis") == "reference" for f in run["diagnosis"])
                 why = ("a load_state_dict() loses state" if lossy and run["verdict"] != "failed"
                        else "declared state incomplete" if run["verdict"] != "failed"
                        else "its build failed" if run["explanation"].startswith(BUILDING)
                        else "its restore failed" if run["explanation"].startswith(RESTORING)
+                       else "stopped by the step timeout" if run["explanation"].startswith(STOPPED)
                        else "it failed")
                 cells.append(f"engine resume: {run['verdict'].upper()} ({why})")
         else:

@@ -40,6 +40,9 @@ SCHEMA = "resumecheck.report/1"
 RESTORING = "restoring the checkpoint"
 BUILDING = "building the restarted program"
 """How a run's explanation names the restore as the stage that failed."""
+STOPPED = "stopped by the step timeout"
+"""How a run's explanation opens when a phase outlived its bound (not a
+failure of the program's own, unless it hangs there)."""
 
 OWN_RESUME_ENDS_OTHERWISE = "your own resume (save/load) ends with it otherwise"
 """How a ``Report.undeclared`` entry says that the program's own full resume
@@ -340,6 +343,15 @@ class Report:
                        "inconclusive (or failed)." if ablated else ""))
         if engine.verdict == FAILED and engine.explanation.startswith(BUILDING):
             return _build_fails_notice(self.runs, engine, ablated)
+        if engine.verdict == FAILED and engine.explanation.startswith(STOPPED):
+            # (a trial: a --timeout set too small read as declared state incomplete)
+            return ("the engine's own full resume was stopped by the step timeout: "
+                    f"{(engine.failure or '').splitlines()[0]}. A run stopped so says nothing "
+                    "of whether the declared components capture the program's state. If the "
+                    "program is merely slower than that, give it a longer bound (--timeout "
+                    "SECONDS; 0 turns it off); if it hangs there after a restart, that is "
+                    "the finding."
+                    + (" Ablations cannot be judged: inconclusive." if ablated else ""))
         if engine.verdict == FAILED:
             where = f"fails: {(engine.failure or '').splitlines()[0]}"
         else:

@@ -31,7 +31,8 @@ from resumecheck.evidence import annotate, cleared_streams, unclear_streams
 from resumecheck.program import next_epoch_start
 from resumecheck.report import (
     AFTER_DIVERGENCE, CLOSE, CONFIRMED, DIVERGED, FAILED, IDENTICAL, INCONCLUSIVE, LATENT,
-    NOT_CAUSE, OWN_RESUME_ENDS_OTHERWISE, PUT_BACK, RESTORING, BUILDING, Finding, FindingStatus,
+    NOT_CAUSE, OWN_RESUME_ENDS_OTHERWISE, PUT_BACK, RESTORING, BUILDING, STOPPED, Finding,
+    FindingStatus,
     RunResult, settings_text,
 )
 from resumecheck.capture import load_checkpoint
@@ -343,8 +344,12 @@ def judge(ref: Reference, result: RunResult, segments: Segments) -> Comparison |
         result.verdict = FAILED
         result.failure = failed.error
         result.first_divergent_step = failed.error_step
-        result.explanation = (f"{_STAGES.get(failed.error_stage or '', 'the run')} failed: "
-                              f"{(failed.error or '').splitlines()[0]}")
+        result.explanation = (
+            f"{STOPPED}: {(failed.error or '').splitlines()[0].replace(' (the step timeout)', '')}"
+            "; if the program is merely slower than that, give it a longer --timeout"
+            if failed.timed_out else
+            f"{_STAGES.get(failed.error_stage or '', 'the run')} failed: "
+            f"{(failed.error or '').splitlines()[0]}")
         departed = _departed_before(ref, result.resume_at[0], segments, failed.error_step)
         if departed is not None:  # (a loss that grew to inf from a wrong learning rate)
             step, key = departed

@@ -58,7 +58,10 @@ def test_verify_inprocess_a_hung_step_fails_its_run_within_the_timeout():
     run = _hung_run(verify(HANGS, timeout=0.5, **FAST))
     assert time.monotonic() - began < 10
     assert "step 5 took longer than 0.5 s" in run.failure
-    assert "a step failed" in run.explanation
+    # (a trial: a --timeout set too small read as a failure of the program's)
+    assert run.explanation.startswith("stopped by the step timeout: step 5 took longer than "
+                                      "0.5 s; it was at "), run.explanation
+    assert run.explanation.endswith("give it a longer --timeout")
     # (a trial: a hung step did not say where it hung)
     assert f"; it was at {_SLEEPS}, in fault" in run.failure, run.failure
 
@@ -236,3 +239,17 @@ def test_a_program_with_its_own_sigalrm_handler_is_told_its_steps_are_not_bounde
     assert report.equivalent  # judged as ever: only the bound is gone
     assert signal.getsignal(signal.SIGALRM) == before  # (put back when the runs end)
     signal.alarm(0)
+
+
+def test_an_engine_resume_stopped_by_the_timeout_does_not_blame_the_declared_state():
+    """A trial: with `--timeout 0.001`, a resumed run stopped at a step read
+    "the declared components do not capture the program's state"."""
+    report = verify(HANGS, timeout=0.3, noise_seeds=0, check_determinism=False,
+                    drop=["global_step"])
+    engine = report.engine_resume
+    assert engine.verdict == "failed" and engine.explanation.startswith("stopped by the step")
+    notice = report.incomplete_state_notice()
+    assert notice.startswith("the engine's own full resume was stopped by the step timeout: "
+                             "step 5 took longer than 0.3 s"), notice
+    assert "do not capture" not in notice and "give it a longer bound (--timeout" in notice
+    assert notice.endswith("Ablations cannot be judged: inconclusive.")
