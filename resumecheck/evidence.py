@@ -347,7 +347,8 @@ def _cause(key: str, when: str, unit: str = "draws") -> str:
                 "value, a shuffle's randperm of n items n - 1")
     if key == "torch":
         return (f"something drew from the torch stream {when}: a DataLoader iterator created "
-                "after the load draws its base seed; a prefetching loader fetches ahead")
+                "after the load draws its base seed (a shuffled one without a generator of its "
+                "own its shuffle's seed too: 2 draws); a prefetching loader fetches ahead")
     if key.startswith("generator "):
         return (f"something drew from {stream_label(key)} {when}: a DataLoader iterator "
                 "created after the load draws its base seed from its generator")

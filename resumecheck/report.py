@@ -621,9 +621,8 @@ def _incomplete_notice(engine: RunResult, where: str, settings: str, ablations: 
             f"the engine restored every declared component and the run still {where}, and "
             f"the {drawn.detail}. A draw the uninterrupted run does not make sends the "
             "continuation elsewhere however complete the checkpoint: have the program draw "
-            "alike with and without a restart (give the DataLoader a generator of its own "
-            "and save it, or create its iterator before the streams are restored). "
-            f"Something the components do not declare may be lost as well{named}{ending}"
+            f"alike with and without a restart{_draw_advice(drawn)}. Something the "
+            f"components do not declare may be lost as well{named}{ending}"
         )
     return (
         "the declared components do not capture the program's state: the engine restored "
@@ -632,6 +631,20 @@ def _incomplete_notice(engine: RunResult, where: str, settings: str, ablations: 
         "step (a DataLoader iterator created after the load draws from the restored random "
         f"stream){ending}"
     )
+
+
+def _draw_advice(drawn: StreamOffset) -> str:
+    """What to change for a restart that draws more than the uninterrupted
+    run. (A trial followed "give the DataLoader a generator of its own, or
+    create its iterator before the streams are restored" on a shuffled
+    loader, and neither resumed: a new iterator also draws a new order.)"""
+    shuffle = ("; a shuffled DataLoader without a generator draws 2 there, its base seed and "
+               "its shuffle's seed" if drawn.unit == "draws" and drawn.draws == 2 else "")
+    return (f"{shuffle}: make the iterator the restart needs before the streams are restored "
+            "(a DataLoader with a generator of its own leaves the global stream alone), and "
+            "where it shuffles, make it replay the epoch's order: its generator set back to "
+            "its state at the epoch's start (saved with the checkpoint, or seeded again each "
+            "epoch) before the iterator is made, then the batches already used skipped")
 
 
 def _uncompared_clause(undeclared: list[str], lines_shown: bool) -> str:

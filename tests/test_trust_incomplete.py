@@ -42,7 +42,8 @@ def test_an_iterator_created_after_the_restore_is_said_first_and_judges_no_ablat
                                "uninterrupted run does not")
     assert f"differs from step {engine.first_divergent_step} (loss)" in lines[2]
     assert "torch CPU stream is 1 draw ahead" in lines[2]
-    assert "give the DataLoader a generator of its own" in lines[2]
+    assert "make the iterator the restart needs before the streams are restored" in lines[2]
+    assert "shuffle's seed" not in lines[2]  # (one draw: the base seed only)
     assert lines[2].endswith("Ablations cannot be judged: inconclusive.")
 
     ablations = [r for r in report.runs if r.dropped]
@@ -115,3 +116,16 @@ def test_without_ablations_the_warning_does_not_speak_of_them():
     notice = report.incomplete_state_notice()
     assert notice.startswith("the restart draws from a random stream"), notice
     assert "Ablation" not in notice and "Ablation" not in report.render("table")
+
+
+def test_a_shuffled_loader_made_after_the_restore_is_told_to_replay_the_epochs_order():
+    """A trial: told "give the DataLoader a generator of its own, or create its
+    iterator before the streams are restored", a shuffled loader did both and
+    still read another order: its restart must replay the epoch's order."""
+    report = verify(lazy_loader.SHUFFLED, drop="none", noise_seeds=0, check_determinism=False)
+    [offset] = report.engine_resume.stream_offsets
+    assert (offset.stream, offset.draws, offset.unit) == ("torch", 2, "draws")
+    notice = report.incomplete_state_notice()
+    assert "a shuffled DataLoader without a generator draws 2 there, its base seed and its " \
+           "shuffle's seed" in notice, notice
+    assert "its generator set back to its state at the epoch's start" in notice
