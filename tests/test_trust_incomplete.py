@@ -43,7 +43,7 @@ def test_an_iterator_created_after_the_restore_is_said_first_and_judges_no_ablat
     assert f"differs from step {engine.first_divergent_step} (loss)" in lines[2]
     assert "torch CPU stream is 1 draw ahead" in lines[2]
     assert "make the iterator the restart needs before the streams are restored" in lines[2]
-    assert "shuffle's seed" not in lines[2]  # (one draw: the base seed only)
+    assert "draws 2 there" not in lines[2]  # (one draw: the base seed only)
     assert lines[2].endswith("Ablations cannot be judged: inconclusive.")
 
     ablations = [r for r in report.runs if r.dropped]
