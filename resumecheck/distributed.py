@@ -66,7 +66,8 @@ from resumecheck.faults import killed_by_signal, signal_text
 from resumecheck.interrupt import proc_stat
 from resumecheck.segments import PHASE_TIMEOUT, Restore, SegmentResult, SegmentSpec, phase_bound
 from resumecheck.transport import (
-    DUMP_FRAME, ENVIRONMENT_EXIT, STACK_DUMP_SIGNAL, child_env, pass_on, subprocess_main,
+    DUMP_FRAME, ENVIRONMENT_EXIT, STACK_DUMP_SIGNAL, child_env, pass_on, phase_line,
+    subprocess_main,
 )
 from resumecheck.trace import StepRecord, load_step_file, save_step_file
 
@@ -214,7 +215,7 @@ class _RankWatch:
             self._pending[r] += chunk
             *lines, self._pending[r] = self._pending[r].split(b"\n")
             for line in lines:
-                name, _, at = line.decode().partition(" ")
+                name, at, started = phase_line(line)
                 if name == "pid":
                     self.pids[r] = int(at)
                 elif name == "exit" and at.lstrip("-").isdigit():  # the rank's exit code
@@ -222,7 +223,7 @@ class _RankWatch:
                 else:
                     step = None if at in ("", "-") else int(at)
                     self.phase[r] = (name, step)
-                    self.since[r] = time.monotonic()
+                    self.since[r] = started
                     if name == "step":
                         self.last_step[r] = step
 

@@ -46,8 +46,8 @@ from resumecheck.segments import (
 )
 
 __all__ = [
-    "ENVIRONMENT_EXIT", "SYS_PATH_ENV", "child_env", "pass_on", "report_phase", "run_in_subprocess",
-    "subprocess_main",
+    "ENVIRONMENT_EXIT", "SYS_PATH_ENV", "child_env", "pass_on", "phase_line", "report_phase",
+    "run_in_subprocess", "subprocess_main",
 ]
 
 SYS_PATH_ENV = "RESUMECHECK_SYS_PATH"
@@ -123,8 +123,8 @@ def run_in_subprocess(spec: SegmentSpec, cancel: threading.Event | None = None,
     where = None
     try:
         timed_out = _watch_child(proc, files.read_fd, spec.step_timeout, cancel, deadline)
-        if timed_out is not None and timed_out[0] != "start":  # (its stack dump is set up)
-            where = _where_stuck(proc, files.log_path)
+        if timed_out is not None and timed_out[0] != "start" and timed_out[3]:
+            where = _where_stuck(proc, files.log_path)  # (still in it: its stack dump is set up)
     finally:
         files.close_fifo()
         if proc.poll() is None:
@@ -132,7 +132,7 @@ def run_in_subprocess(spec: SegmentSpec, cancel: threading.Event | None = None,
         output = files.read_log()
         pass_on(output if where is None else output[:output.rfind(_DUMP_HEAD_LINE)])
     if timed_out is not None:
-        phase, step, text = timed_out
+        phase, step, text, _ = timed_out
         return SegmentResult(
             records=[], names=[], captures={}, end_state=None,
             error=f"{text}{f'; it was at {where}' if where else ''}; its interpreter was killed",
@@ -268,10 +268,11 @@ def _read(path: Path) -> str:
 def _watch_child(
     proc: Any, fd: int, step_timeout: float | None,
     cancel: threading.Event | None, deadline: float | None,
-) -> tuple[str, int | None, str] | None:
+) -> tuple[str, int | None, str, bool] | None:
     """Wait for the child, enforcing each phase's bound; the phase that timed
-    out (phase, step, wording; the child is left running), or None when the
-    child exited by itself."""
+    out (phase, step, wording, and whether the child is still in it: one that
+    ended past its bound is caught too, as in-process; the child is left
+    running), or None when the child exited by itself."""
     phase, step = "start", None
     since = time.monotonic()
     pending = b""
@@ -291,9 +292,11 @@ def _watch_child(
             pending += chunk
             *lines, pending = pending.split(b"\n")
             for line in lines:
-                name, _, at = line.decode().partition(" ")
-                phase, step = name, (None if at in ("", "-") else int(at))
-                since = time.monotonic()
+                name, at, started = phase_line(line)
+                bound = phase_bound(phase, step_timeout)
+                if bound is not None and started - since > bound:  # (it ended, past its bound)
+                    return phase, step, timeout_text(phase, step, bound), False
+                phase, step, since = name, (None if at in ("", "-") else int(at)), started
         now = time.monotonic()
         if cancel is not None and cancel.is_set():
             _kill_group(proc)
@@ -303,8 +306,19 @@ def _watch_child(
             raise BudgetExhausted(None)
         bound = phase_bound(phase, step_timeout)
         if bound is not None and now - since > bound:  # (the caller asks where, then kills it)
-            return phase, step, timeout_text(phase, step, bound)
+            return phase, step, timeout_text(phase, step, bound), True
     return None
+
+
+def phase_line(line: bytes) -> tuple[str, str, float]:
+    """A line ``report_phase`` wrote: (phase, step or ``-``, when it began);
+    a line without a time (a rank's ``pid N``) began when it is read."""
+    name, _, rest = line.decode().partition(" ")
+    at, _, stamp = rest.partition(" ")
+    try:
+        return name, at, float(stamp)
+    except ValueError:
+        return name, at, time.monotonic()
 
 
 def _kill_group(proc: Any) -> None:
@@ -400,9 +414,13 @@ def child_env(spec: SegmentSpec) -> dict[str, str]:
 
 
 def report_phase(fd: int, name: str, step: int | None) -> None:
-    """In the child: tell the parent which phase (and step) starts now."""
+    """In the child: tell the parent which phase (and step) starts now, and
+    when by the system's monotonic clock, which the parent reads too: a phase
+    is timed from its own start and end, not from when the parent read them
+    (a trial: a bound a step outlived was enforced or not, by the parent's
+    polling)."""
     try:
-        os.write(fd, f"{name} {'-' if step is None else step}\n".encode())
+        os.write(fd, f"{name} {'-' if step is None else step} {time.monotonic():.6f}\n".encode())
     except OSError:  # the parent is gone: nobody waits for this segment
         os._exit(70)
 

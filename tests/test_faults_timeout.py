@@ -147,6 +147,21 @@ def test_cli_run_and_fuzz_with_a_tiny_timeout(capsys):
     assert "minimal failing schedule" in out and "failure: step 5 took longer than 0.3 s" in out
 
 
+@pytest.mark.parametrize("isolation", ["inprocess", pytest.param("process",
+                                                                 marks=pytest.mark.process)])
+def test_a_step_longer_than_the_bound_stops_the_reference_in_either_isolation(isolation):
+    """A trial: with a bound below every step, in-process stopped the
+    reference every time, while fresh interpreters mostly went through: the
+    parent timed a phase from when it read its start, and read several at
+    once. A phase is now timed from the child's own clock readings."""
+    from resumecheck import ReferenceFailed
+
+    with pytest.raises(ReferenceFailed) as info:
+        verify("fixtures.faults.programs:SLOW_STEPS", timeout=0.01, isolation=isolation, **FAST)
+    assert info.value.timed_out and info.value.step == 1
+    assert "step 1 took longer than 0.01 s (the step timeout)" in str(info.value)
+
+
 def test_fuzz_budget_stops_a_run_in_progress():
     """No step timeout at all: only the budget can stop the hung example."""
     began = time.monotonic()
