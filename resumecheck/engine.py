@@ -624,10 +624,13 @@ class _Restarts:
         self.prefixes: dict[int, SegmentResult] = {}
 
     def engine(self, schedule: list[int], dropped: list[str], work: str,
-               held: bool = False) -> list[tuple[int, SegmentResult]]:
+               held: bool = False, config: dict[str, Any] | None = None,
+               ) -> list[tuple[int, SegmentResult]]:
         """Restart from the reference's capture at each resume point; ``held``:
         the last segment digests what the program holds outside its declared
-        components (``SegmentSpec.digest_held``: for the report, not a fuzz example)."""
+        components (``SegmentSpec.digest_held``: for the report, not a fuzz
+        example); ``config``: the settings each restart is built with (the
+        restarts' own when None)."""
         out = []
         path = self.captures[schedule[0]]
         bounds = [*schedule, self.steps]
@@ -635,7 +638,8 @@ class _Restarts:
         for i, k in enumerate(schedule):
             stop = bounds[i + 1]
             seg = self.segments.run(self.segments.spec(
-                f"drop-{tag}-{k}", work, config=self.restart_config, start=k, stop=stop,
+                f"drop-{tag}-{k}", work, start=k, stop=stop,
+                config=self.restart_config if config is None else config,
                 restore=Restore(path=path, drop=list(dropped)),
                 hash_seed=restart_hash_seed(i, self.segments.restart_seed),
                 capture_at=[stop] if stop < self.steps else [],
@@ -993,16 +997,20 @@ class Checker:
         engine_full = done[fulls - 1]
         verdict.judge_ablations(engine_full.result, engine_full.trajectory,
                                 [(d.result, d.trajectory) for d in done[fulls:]], self.tolerance)
+        settings_matter = _launch_settings_matter(self, engine_full)
         if fulls == 2:
             verdict.unjudge_when_incomplete(done[0].result, engine_full.result)
-            verdict.note_launch_settings(done[0].result, engine_full.result,
-                                         launched_with(self.target, self.run_config),
-                                         CONFIG in self.segment.names)
+            if settings_matter is not False:
+                verdict.note_launch_settings(done[0].result, engine_full.result,
+                                             launched_with(self.target, self.run_config),
+                                             CONFIG in self.segment.names)
             verdict.note_save_moves(done[0].result, self.segment.save_moved)
-        return _report(self, [d.result for d in done], engine_full.held,
-                       done[0].held if fulls == 2 else None,  # (the program's own resume)
-                       engine_run=engine_full.result, restarted_after=engine_full.held_after,
-                       own_after=done[0].held_after if fulls == 2 else None)
+        report = _report(self, [d.result for d in done], engine_full.held,
+                         done[0].held if fulls == 2 else None,  # (the program's own resume)
+                         engine_run=engine_full.result, restarted_after=engine_full.held_after,
+                         own_after=done[0].held_after if fulls == 2 else None)
+        report.launch_settings_matter = settings_matter
+        return report
 
     def _planned_runs(self, drop_sets: list[list[str]]) -> list[tuple[list[str], Source]]:
         """The resumed runs of the report, in its order (and the progress estimate;
@@ -1104,6 +1112,35 @@ class Checker:
             return _Judged(result, trajectory, segments[-1][1].held,
                            {step: held for _, seg in segments
                             for step, held in seg.held_after.items()})
+
+def _launch_settings_matter(checker: Checker, engine_full: _Judged) -> bool | None:
+    """Whether the settings the run was launched with, which its restarts are
+    built without, are what the engine's full resume lacks: where it departs,
+    it runs again built with them. True: it then resumes; False: it departs
+    step for step as before, so they change nothing of it; None: not asked
+    (it resumed, there are none, or a declared ``config`` carries them back)
+    or the answer is mixed. (A trial: told that the launch settings might be
+    the cause, where they equalled the defaults.)"""
+    result = engine_full.result
+    allowed = (IDENTICAL,) if checker.tolerance.bitwise_only else (IDENTICAL, CLOSE)
+    launched = launched_with(checker.target, checker.run_config)
+    if (not launched or result.verdict in allowed or CONFIG in checker.segment.names
+            or checker.settings.resume_nproc is not None):
+        return None
+    schedule = list(checker.resume_at)
+    with checker._segments.run_directory("run-") as work:
+        segments = checker._restarts.engine(schedule, [], work, config=checker.run_config)
+        again = RunResult(dropped=[], resume_at=schedule, verdict=IDENTICAL)
+        verdict.judge(checker.reference, again, segments)
+        trajectory = [r.digests for _, seg in segments for r in seg.records
+                      if r.step > schedule[0]]
+    if again.verdict in allowed:
+        return True
+    if (again.verdict, again.failure, trajectory) == (result.verdict, result.failure,
+                                                      engine_full.trajectory):
+        return False
+    return None
+
 
 def _report(checker: Checker, runs: list[RunResult],
             restarted_held: dict[str, list[str]] | None = None,

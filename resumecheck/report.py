@@ -278,6 +278,11 @@ class Report:
     """The settings the run was launched with (``Target.run_config``, and the
     seed asked for) where a restart is built from the program's defaults
     instead; empty when a restart gets them again or there are none."""
+    launch_settings_matter: bool | None = None
+    """Where the engine's full resume departs and the restarts are built
+    without ``launched_with``: True, built with them it resumes (they are
+    what it lacks); False, built with them it departs step for step alike
+    (they are not); None: not asked, or neither."""
     schema: str = SCHEMA
 
     @property
@@ -357,8 +362,12 @@ class Report:
         else:
             where = (f"differs from step {engine.first_divergent_step} "
                      f"({engine.first_divergent_quantity})")
-        settings = _settings_clause(self.seed, self.launched_with)
         ablations = " Ablations cannot be judged: inconclusive." if ablated else ""
+        if self.launch_settings_matter:
+            return _settings_lacking_notice(_launch_text(self.seed, self.launched_with),
+                                            where, ablations)
+        settings = ("" if self.launch_settings_matter is False  # (built with them: alike)
+                    else _settings_clause(self.seed, self.launched_with))
         return _incomplete_notice(engine, where, settings, ablations,
                                   _uncompared_clause(self.undeclared, lines_shown))
 
@@ -386,6 +395,7 @@ class Report:
             "resume_at": self.resume_at,
             "seed": self.seed,
             "launched_with": dict(self.launched_with),
+            "launch_settings_matter": self.launch_settings_matter,
             "isolation": self.isolation,
             "tolerance": self.tolerance,
             "environment": self.environment,
@@ -662,12 +672,28 @@ def _uncompared_clause(undeclared: list[str], lines_shown: bool) -> str:
             "to do)")
 
 
+def _launch_text(seed: int | None, launched_with: dict[str, Any]) -> str:
+    """How the run was launched, in words: ``--seed 3``, ``dropout=0.4, seed=0``."""
+    return (f"--seed {seed}" if seed is not None and len(launched_with) <= 1
+            else settings_text(launched_with))
+
+
+def _settings_lacking_notice(launch: str, where: str, ablations: str) -> str:
+    """The incomplete-state notice where the engine's full resume, built with
+    the launch settings instead of the defaults, resumes."""
+    return ("the restart lacks the run's settings: it is built from the program's defaults, "
+            f"and the run was launched with {launch}. The engine restored every declared "
+            f"component and the run still {where}; built with those settings instead, it "
+            "resumes. Have a restart get them back: declare a `config` component that holds "
+            "them, or, if your launcher passes them again, say so: "
+            f"Target(restart_config=\"run\").{ablations}")
+
+
 def _settings_clause(seed: int | None, launched_with: dict[str, Any]) -> str:
     """The incomplete-state notice's clause on the run's launch settings ('' without)."""
     if seed is None and not launched_with:
         return ""
-    launch = (f"--seed {seed}" if seed is not None and len(launched_with) <= 1
-              else settings_text(launched_with))
+    launch = _launch_text(seed, launched_with)
     return (f", or the run's settings: it was launched with {launch}, and a restart is "
             "built from the program's defaults unless a declared `config` component "
             "carries the settings back")

@@ -50,6 +50,10 @@ def test_the_incomplete_state_notice_names_the_seed_the_restart_does_not_get():
     report = verify(target, seed=3, drop="none", noise_seeds=0, check_determinism=False)
     notice = report.incomplete_state_notice()
     assert notice is not None and "--seed 3" in notice and "`config`" in notice
+    # built with the launch settings, the engine's restart resumes: said as a fact
+    assert report.launch_settings_matter is True
+    assert notice.startswith("the restart lacks the run's settings: it is built from the "
+                             "program's defaults, and the run was launched with --seed 3"), notice
     # without --seed the program's own settings are used: the resume is exact
     assert verify(target, drop="none", noise_seeds=0, check_determinism=False).equivalent
 

@@ -129,3 +129,20 @@ def test_a_shuffled_loader_made_after_the_restore_is_told_to_replay_the_epochs_o
     assert "a shuffled DataLoader without a generator draws 2 there, its base seed and its " \
            "shuffle's seed" in notice, notice
     assert "its generator set back to its state at the epoch's start" in notice
+
+
+def test_launch_settings_that_change_nothing_are_not_offered_as_a_cause():
+    """A trial: launched with seed=0, the default, a lazily made loader's
+    WARNING also offered "or the run's settings: it was launched with seed=0".
+    Built with them, the engine's restart departs step for step alike: they
+    are not named."""
+    from dataclasses import replace
+
+    target = replace(lazy_loader.BUGGY, run_config={"seed": 0})
+    report = verify(target, drop="none", noise_seeds=0, check_determinism=False)
+    assert report.launched_with == {"seed": 0}
+    assert report.launch_settings_matter is False
+    notice = report.incomplete_state_notice()
+    assert "launched with" not in notice, notice
+    assert "launched with" not in report.full_resume.explanation
+    assert json.loads(report.render("json"))["launch_settings_matter"] is False
