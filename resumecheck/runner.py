@@ -27,6 +27,7 @@ failures) and ``live.py`` (the state machine's program).
 from __future__ import annotations
 
 import contextlib
+import gc
 import math
 import multiprocessing.process
 import os
@@ -165,6 +166,8 @@ class _Watch:
                       and hasattr(signal, "setitimer"))
         self._timer: threading.Timer | None = None
         self._lock = threading.Lock()
+        self.fired = False
+        """A phase was interrupted: what it left half made may complain as it goes."""
 
     def phase(self, name: str, step: int | None = None) -> None:
         self.phase_name, self.step = name, step
@@ -203,7 +206,7 @@ class _Watch:
 
     def _fire(self, *_: Any) -> None:
         if self._armed:
-            self._armed = False
+            self._armed, self.fired = False, True
             raise _Timeout()
 
     def _fire_async(self) -> None:
@@ -211,7 +214,7 @@ class _Watch:
 
         with self._lock:  # never after _disarm() has returned
             if self._armed:
-                self._armed = False
+                self._armed, self.fired = False, True
                 ctypes.pythonapi.PyThreadState_SetAsyncExc(
                     ctypes.c_ulong(self._thread), ctypes.py_object(_Timeout))
 
@@ -251,9 +254,39 @@ def run_here(spec: SegmentSpec, target: Target, *, deadline: float | None = None
     """
     watch = _Watch(spec.step_timeout, deadline, report_fd, target.name)
     segment = _Segment(spec, target, watch, judged_here)
+    with _quiet_once_interrupted(watch):
+        _run_watched(segment, spec.workdir)
+    return segment.result
+
+
+@contextlib.contextmanager
+def _quiet_once_interrupted(watch: _Watch) -> Iterator[None]:
+    """Once the watch has interrupted a phase, what the phase left half made
+    is not reported as it is freed: a DataLoader iterator stopped inside its
+    own constructor complains from its ``__del__`` ("Exception ignored ...
+    has no attribute '_shutdown'", a trial's traceback before the check's own
+    error). Before that, and where nothing was interrupted, such reports go
+    where they always go."""
+    previous = sys.unraisablehook
+
+    def hook(unraisable: Any) -> None:
+        if not watch.fired:
+            previous(unraisable)
+
+    sys.unraisablehook = hook
+    try:
+        yield
+        if watch.fired:
+            gc.collect()  # (what the interrupted phase left in cycles goes now, quietly)
+    finally:
+        sys.unraisablehook = previous
+
+
+def _run_watched(segment: _Segment, workdir: str) -> None:
+    """The segment's run under its watch, its failure kept as its result (``run_here``)."""
     previous_threads, cwd = torch.get_num_threads(), os.getcwd()
     try:
-        with _exits_raise(), short_device_seed_stacks(), _multiprocessing_files_in(spec.workdir):
+        with _exits_raise(), short_device_seed_stacks(), _multiprocessing_files_in(workdir):
             segment.run()
         segment.watch.stop()
     except _Timeout as exc:
@@ -275,7 +308,6 @@ def run_here(spec: SegmentSpec, target: Target, *, deadline: float | None = None
         # os.chdir() ends with its run here, as it does with its process
         with contextlib.suppress(OSError):
             os.chdir(cwd)
-    return segment.result
 
 
 _SOCKET_DIR_MAX = 89

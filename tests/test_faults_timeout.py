@@ -5,6 +5,7 @@ budget stops a run in progress; --noise-seeds has an upper limit."""
 import json
 import os
 import signal
+import sys
 import tempfile
 import threading
 import time
@@ -160,6 +161,31 @@ def test_a_step_longer_than_the_bound_stops_the_reference_in_either_isolation(is
         verify("fixtures.faults.programs:SLOW_STEPS", timeout=0.01, isolation=isolation, **FAST)
     assert info.value.timed_out and info.value.step == 1
     assert "step 1 took longer than 0.01 s (the step timeout)" in str(info.value)
+
+
+def test_what_a_stopped_step_left_half_made_is_freed_without_a_traceback(capfd):
+    """A trial: a step stopped inside a DataLoader iterator's constructor
+    printed "Exception ignored in ... __del__ ... AttributeError" before the
+    check's own error."""
+    from resumecheck import ReferenceFailed
+
+    hook = sys.unraisablehook
+    with pytest.raises(ReferenceFailed, match="step 1 took longer than 0.2 s"):
+        verify("fixtures.faults.programs:STOPS_IN_A_CONSTRUCTOR", timeout=0.2, **FAST)
+    err = capfd.readouterr().err
+    assert "Exception ignored" not in err and "Traceback" not in err, err
+    assert sys.unraisablehook is hook  # (put back as the segment ends)
+    # (outside a stopped segment such reports go where they always go)
+    from fixtures.faults.programs import _HalfMade
+
+    seen = []
+    previous, sys.unraisablehook = sys.unraisablehook, seen.append
+    try:
+        half = object.__new__(_HalfMade)
+        del half
+    finally:
+        sys.unraisablehook = previous
+    assert len(seen) == 1 and isinstance(seen[0].exc_value, AttributeError)
 
 
 def test_fuzz_budget_stops_a_run_in_progress():
