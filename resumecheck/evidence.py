@@ -295,7 +295,8 @@ def _detail(key: str, step: int, k: int, draws: int | None, unit: str, unsaved: 
     if draws > 0:
         when = ("between your load and the first step" if first
                 else f"during step {k + 1} more than the uninterrupted run did")
-        return f"{label} is {amount} ahead of the reference's {where}: {_cause(key, when, unit)}"
+        return (f"{label} is {amount} ahead of the reference's {where}: "
+                f"{_cause(key, when, unit, n)}")
     if first and restored_so:
         return (f"{label} is {amount} behind the reference's {where}, and was so right after "
                 f"the load (nothing drew in between): {restorer} left it there: it did not "
@@ -339,12 +340,17 @@ def _torch_stream(key: str) -> bool:
     return split_rank_name(key)[0] == "torch" or key.startswith("generator ")
 
 
-def _cause(key: str, when: str, unit: str = "draws") -> str:
+def _cause(key: str, when: str, unit: str = "draws", words: int = 0) -> str:
     key = split_rank_name(key)[0]  # a rank's own stream: the same causes
     if unit == "32-bit words" and _torch_stream(key):
+        # (a trial: 97 words is one new iterator of a loader shuffling 96 items,
+        # which the words did not put together)
+        iterator = (f"; {words} is what one new iterator of a shuffled DataLoader over "
+                    f"{words - 1} items draws from its generator: 2 for its base seed, "
+                    f"{words - 2} for its shuffle" if words > 3 else "")
         return (f"something drew from {stream_label(key)} {when}, a count no whole number of "
                 "int64 draws (a DataLoader's base seed) makes: most draws take one word per "
-                "value, a shuffle's randperm of n items n - 1")
+                f"value, a shuffle's randperm of n items n - 1{iterator}")
     if key == "torch":
         return (f"something drew from the torch stream {when}: a DataLoader iterator created "
                 "after the load draws its base seed (a shuffled one without a generator of its "

@@ -279,3 +279,25 @@ def test_an_engine_restore_that_drops_the_streams_is_named_as_what_left_them():
         assert "the engine's restore, which drops rng here, left it there: it did not restore " \
                "it (the build's seeding stands)" in detail, detail
         assert "your load()" not in detail
+
+
+def test_a_count_of_words_that_one_shuffled_iterator_draws_is_put_together(tmp_path):
+    """A trial: 97 words ahead were told "a count no whole number of int64
+    draws makes", and not that one new iterator of a loader shuffling 96
+    items draws exactly that: 2 words for its base seed, 95 for its shuffle."""
+    from resumecheck.evidence import stream_offsets
+
+    def state(iterators):
+        g = torch.Generator().manual_seed(7)
+        for _ in range(iterators):
+            torch.empty((), dtype=torch.int64).random_(generator=g)  # the base seed
+            torch.randperm(96, generator=g)  # the shuffle
+        return {"torch": g.get_state()}
+
+    reference = _segment(tmp_path, "ref", {s: state(n) for s, n in {3: 0, 4: 0, 5: 0}.items()})
+    run = _segment(tmp_path, "run", {4: state(0), 5: state(1)})
+    [offset] = stream_offsets(reference, [(3, run)])
+    assert (offset.draws, offset.unit) == (97, "32-bit words"), offset
+    assert offset.detail.endswith("97 is what one new iterator of a shuffled DataLoader over 96 "
+                                  "items draws from its generator: 2 for its base seed, 95 for "
+                                  "its shuffle"), offset.detail
