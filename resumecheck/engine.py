@@ -1113,6 +1113,7 @@ class Checker:
                            {step: held for _, seg in segments
                             for step, held in seg.held_after.items()})
 
+
 def _launch_settings_matter(checker: Checker, engine_full: _Judged) -> bool | None:
     """Whether the settings the run was launched with, which its restarts are
     built without, are what the engine's full resume lacks: where it departs,
