@@ -71,6 +71,8 @@ class FuzzResult:
     steps: int
     seed: int | None
     max_interruptions: int
+    isolation: str = "inprocess"
+    """How each restart ran: ``inprocess`` or ``process`` (fresh interpreters)."""
     examples: int = 0
     distinct_schedules: int = 0
     boundaries: list[int] = field(default_factory=list)
@@ -117,6 +119,7 @@ class FuzzResult:
             "steps": self.steps,
             "seed": self.seed,
             "max_interruptions": self.max_interruptions,
+            "isolation": self.isolation,
             "examples": self.examples,
             "distinct_schedules": self.distinct_schedules,
             "boundaries": self.boundaries,
@@ -145,9 +148,12 @@ class FuzzResult:
         # read "among them resumes at epoch boundary 8 of 8, 16" as hard to parse)
         # (a trial read "they resumed at none" beside a minimal schedule at a
         # boundary as said of that schedule: it is said of the examples drawn)
+        # (a trial read "the examples drawn resumed at none" as hard to read)
+        if not self.boundaries_covered:
+            return (f"; of the program's epoch boundaries, {_and(self.boundaries)}, no example "
+                    "drawn resumed at any")
         return (f"; of the program's epoch boundaries, {_and(self.boundaries)}, the examples "
-                f"drawn resumed at "
-                f"{_and(self.boundaries_covered) if self.boundaries_covered else 'none'}")
+                f"drawn resumed at {_and(self.boundaries_covered)}")
 
     def _at_edges(self, schedule: list[int]) -> str:
         """`` (an epoch boundary)`` when a failing schedule resumes at one ('' else)."""
@@ -197,7 +203,8 @@ class FuzzResult:
         lines = [
             f"resumecheck fuzz: {self.target}, {self.steps} steps, up to "
             f"{self.max_interruptions} interruption(s), "
-            f"{f'seed {self.seed} asked of the program' if self.seed is not None else 'the program' + chr(39) + 's own seed'}; torch "
+            f"{f'seed {self.seed} asked of the program' if self.seed is not None else 'the program' + chr(39) + 's own seed'}, "
+            f"{self.isolation} restarts; torch "
             f"{env.get('torch')}, {env.get('threads')} thread(s), {env.get('device')}"
             + _ranks_text(self.nproc, self.resume_nproc),
             self.summary(),
@@ -301,7 +308,7 @@ def run_fuzz(target: Target | str | None, settings: Settings, *, max_examples: i
     say = _progress(progress, max_examples, budget)
     result = FuzzResult(
         target=tgt.spec or tgt.name, steps=n, seed=s.seed, max_interruptions=max_interruptions,
-        environment=fingerprint(s.threads), nproc=s.nproc, resume_nproc=s.resume_nproc,
+        isolation=s.isolation, environment=fingerprint(s.threads), nproc=s.nproc, resume_nproc=s.resume_nproc,
     )
     with scratch_directory("resumecheck-fuzz-") as work, preserved_global_streams(), \
             _hypothesis_storage(Path(work) / "hypothesis"):

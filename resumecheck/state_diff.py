@@ -180,7 +180,8 @@ def _fresh_rate(differing: list[tuple[str, Any]], ref: dict[str, Any],
 
 LEARNING_RATE_ONLY = (
     ": only its learning rate differs, which a scheduler sets: one stepped in or after "
-    "your load(), or a rate set there by hand, leaves it so")
+    "your load(), one made there (a scheduler's constructor sets the rate: make it before "
+    "the optimizer's state is loaded), or a rate set there by hand, leaves it so")
 """Said of an optimizer whose state after the load differs in its learning rate
 alone (a trial: an extra scheduler step after the load showed as the optimizer
 restored wrongly, and the scheduler as not the cause)."""

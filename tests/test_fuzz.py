@@ -53,6 +53,8 @@ def test_twins_yield_no_failure(module):
     result = fuzz(module.CORRECT, max_examples=25)
     assert not result.found, result.render()
     assert result.examples >= 20 and result.boundaries_covered
+    # (a trial: fuzz's header did not say how the restarts ran, as run's does)
+    assert "the program's own seed, inprocess restarts; torch" in result.render().splitlines()[0]
 
 
 def test_cli_fuzz_on_the_builtin_program_finds_nothing(capsys):
@@ -61,6 +63,7 @@ def test_cli_fuzz_on_the_builtin_program_finds_nothing(capsys):
     out = json.loads(captured.out)
     assert code == 0
     assert out["schema"] == "resumecheck.fuzz/1" and out["found"] is False
+    assert out["isolation"] == "inprocess"
     assert out["examples"] >= 12 and out["distinct_schedules"] >= 5
     assert captured.err == ""  # progress only on a terminal (tests/test_reports_progress.py)
 

@@ -92,3 +92,23 @@ def test_resume(resumecheck):
     doc = json.loads((pytester.path / "checks.json").read_text())
     validate(doc)
     assert doc["checks"][0]["report"]["equivalent"] is True
+
+
+def test_validating_without_jsonschema_says_the_package_is_missing(monkeypatch):
+    """A trial: without jsonschema, validation said "the document does not
+    match the published schema", and the document had never been checked."""
+    import sys
+
+    from resumecheck import schema
+    from resumecheck.errors import MissingExtra
+
+    schema._validator.cache_clear()
+    monkeypatch.setitem(sys.modules, "jsonschema", None)  # (an import of it fails)
+    try:
+        with pytest.raises(MissingExtra) as info:
+            validate(json.loads(verify(c18.CORRECT, drop="none", noise_seeds=0,
+                                       check_determinism=False).render("json")))
+    finally:
+        schema._validator.cache_clear()
+    assert "needs jsonschema, which is not installed" in str(info.value)
+    assert "does not match" not in str(info.value)

@@ -92,7 +92,7 @@ def test_the_epoch_boundaries_a_fuzz_resumed_at_read_as_steps_not_a_count():
             "examples drawn resumed at 15)") in said(boundaries=[5, 10, 15], boundaries_covered=[15])
     assert "epoch boundaries, 5, 10 and 15, the examples drawn resumed at 5 and 10)" in said(
         boundaries=[5, 10, 15], boundaries_covered=[5, 10])
-    assert "epoch boundaries, 5, 10 and 15, the examples drawn resumed at none)" in said(
+    assert "epoch boundaries, 5, 10 and 15, no example drawn resumed at any)" in said(
         boundaries=[5, 10, 15])
     assert "(3 distinct schedules, the program declares no epoch boundaries)" in said()
 

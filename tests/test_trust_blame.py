@@ -252,3 +252,18 @@ def test_a_failure_that_differs_only_in_integers_says_no_magnitude_is_measured()
     said = str(info.value)
     assert "what differs holds no floating-point values, so no |Δ| is measured" in said, said
     assert "|Δ| -" not in said
+
+
+def test_a_scheduler_made_again_in_load_is_named_with_what_to_change():
+    """A trial: a load() that made its LambdaLR again after loading the
+    optimizer was told "one stepped in or after your load()", stepped nothing,
+    loaded the scheduler's state as well, and still diverged: a scheduler's
+    constructor sets the rate. The advice names that, and following it resumes."""
+    from fixtures.trust import scheduler_made_in_load
+
+    own = verify(scheduler_made_in_load.BUGGY, drop="none", noise_seeds=0).full_resume
+    [finding] = own.diagnosis
+    assert (finding.component, finding.status) == ("optimizer", "confirmed")
+    assert ("one made there (a scheduler's constructor sets the rate: make it before the "
+            "optimizer's state is loaded)") in finding.detail, finding.detail
+    assert verify(scheduler_made_in_load.CORRECT, drop="none", noise_seeds=0).equivalent
