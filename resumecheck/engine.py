@@ -44,7 +44,9 @@ from resumecheck.errors import (
 from resumecheck.program import Target, declared_names, load_target
 from resumecheck.progress import ProgressCallback, ProgressTracker, run_label
 from resumecheck.elastic import judge_elastic, unmapped_state
-from resumecheck.report import CLOSE, FAILED, IDENTICAL, INCONCLUSIVE, Report, RunResult
+from resumecheck.report import (
+    CLOSE, FAILED, IDENTICAL, INCONCLUSIVE, STOPPED, Report, RunResult,
+)
 from resumecheck.reproduce import reproduce_command
 from resumecheck.faults import environment_failure
 from resumecheck.interrupt import RunDirectories, scratch_directory
@@ -1119,14 +1121,15 @@ def _launch_settings_matter(checker: Checker, engine_full: _Judged) -> bool | No
     built without, are what the engine's full resume lacks: where it departs,
     it runs again built with them. True: it then resumes; False: it departs
     step for step as before, so they change nothing of it; None: not asked
-    (it resumed, there are none, or a declared ``config`` carries them back)
-    or the answer is mixed. (A trial: told that the launch settings might be
+    (it resumed, there are none, a declared ``config`` carries them back, or
+    it was stopped by the step timeout) or the answer is mixed. (A trial: told that the launch settings might be
     the cause, where they equalled the defaults.)"""
     result = engine_full.result
     allowed = (IDENTICAL,) if checker.tolerance.bitwise_only else (IDENTICAL, CLOSE)
     launched = launched_with(checker.target, checker.run_config)
     if (not launched or result.verdict in allowed or CONFIG in checker.segment.names
-            or checker.settings.resume_nproc is not None):
+            or checker.settings.resume_nproc is not None
+            or result.explanation.startswith(STOPPED)):  # (a hang would cost its bound again)
         return None
     schedule = list(checker.resume_at)
     with checker._segments.run_directory("run-") as work:
