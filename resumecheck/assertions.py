@@ -86,7 +86,7 @@ def describe_failure(report: Report) -> str:
     lines = [
         f"{said}: {report.target}, {report.steps} steps, resume at "
         f"{','.join(map(str, report.resume_at))}, {report.tolerance_text}, "
-        f"{report.isolation} restarts (torch {report.environment.get('torch')}, "
+        f"{report.restarts_text} (torch {report.environment.get('torch')}, "
         f"{report.environment.get('threads')} thread(s))"
     ]
     for notice in (report.incomplete_state_notice(), report.unseeded_notice()):

@@ -45,7 +45,9 @@ from resumecheck.environment import fingerprint
 from resumecheck.errors import BudgetExhausted, InvalidArgument, ModuleStateChanged, SaveMovesState
 from resumecheck.program import Target, epoch_boundaries, load_target
 from resumecheck.progress import ProgressCallback, ProgressTracker
-from resumecheck.report import CLOSE, IDENTICAL, INCONCLUSIVE, RunResult, unseeded_notice
+from resumecheck.report import (
+    CLOSE, IDENTICAL, INCONCLUSIVE, RunResult, restarts_text, unseeded_notice,
+)
 from resumecheck.faults import environment_failure
 from resumecheck.interrupt import scratch_directory
 from resumecheck.reproduce import reproduce_command
@@ -204,7 +206,7 @@ class FuzzResult:
             f"resumecheck fuzz: {self.target}, {self.steps} steps, up to "
             f"{self.max_interruptions} interruption(s), "
             f"{f'seed {self.seed} asked of the program' if self.seed is not None else 'the program' + chr(39) + 's own seed'}, "
-            f"{self.isolation} restarts; torch "
+            f"{restarts_text(self.isolation, self.nproc, self.resume_nproc)}; torch "
             f"{env.get('torch')}, {env.get('threads')} thread(s), {env.get('device')}"
             + _ranks_text(self.nproc, self.resume_nproc),
             self.summary(),

@@ -422,13 +422,8 @@ class Report:
         """How restarts run: ``inprocess restarts``, or, for a distributed check,
         where every rank is a new interpreter whatever the isolation, ``restarts
         as new launches of 2 ranks (torch's launcher)``."""
-        if self.nproc is None:
-            return f"{self.isolation} restarts"
         elastic = next((r.nproc for r in self.runs if r.nproc is not None), None)
-        if elastic is not None:  # (a trial: the header named the checkpoint's ranks)
-            return (f"runs of {self.nproc} ranks, restarts as new launches of {elastic} "
-                    f"rank{'' if elastic == 1 else 's'} (torch's launcher)")
-        return f"restarts as new launches of {self.nproc} ranks (torch's launcher)"
+        return restarts_text(self.isolation, self.nproc, elastic)
 
     @property
     def seed_text(self) -> str:
@@ -670,6 +665,19 @@ def _uncompared_clause(undeclared: list[str], lines_shown: bool) -> str:
     return (f" (the program keeps outside them, and no declared component holds: {listed}; "
             "`resumecheck run` of the schedule below lists them as `not compared`, with what "
             "to do)")
+
+
+def restarts_text(isolation: str, nproc: int | None, resume_nproc: int | None = None) -> str:
+    """How restarts run, in words: ``inprocess restarts``, or, for a check on
+    ranks, where every rank is a new interpreter whatever the isolation,
+    ``restarts as new launches of 2 ranks (torch's launcher)``. (A trial:
+    fuzz's header and the pytest failure said "inprocess restarts" of ranks.)"""
+    if nproc is None:
+        return f"{isolation} restarts"
+    if resume_nproc is not None:  # (a trial: the header named the checkpoint's ranks)
+        return (f"runs of {nproc} ranks, restarts as new launches of {resume_nproc} "
+                f"rank{'' if resume_nproc == 1 else 's'} (torch's launcher)")
+    return f"restarts as new launches of {nproc} ranks (torch's launcher)"
 
 
 def _launch_text(seed: int | None, launched_with: dict[str, Any]) -> str:

@@ -91,6 +91,9 @@ def test_inconclusive_elastic_examples_are_said_not_reported_as_failures():
     assert ("2 of them inconclusive, not judged (resume at 5 and 3): per-rank state could "
             "not be mapped (rng[rank 1]") in result.summary()
     assert "elastic resume: 2 ranks, every restart at 1" in result.render()
+    # (a trial: fuzz's header said "inprocess restarts" of ranks)
+    assert ("the program's own seed, runs of 2 ranks, restarts as new launches of 1 rank "
+            "(torch's launcher); torch") in result.render().splitlines()[0]
     assert result.to_json()["inconclusive"] == [[5], [3]]
 
 
