@@ -1094,8 +1094,7 @@ def _divergence_text(r: RunResult, own_checkpoint: bool) -> str:
         text += ("; no declared component differs right after your load()" if not idle else
                  "; what differs in the declared components right after your load() "
                  "changes nothing here")
-        text += (": what it leaves "
-                 "different is state you did not declare (a sampler's epoch that set_epoch "
+        text += (f"{_UNDECLARED_LEAD} (a sampler's epoch that set_epoch "
                  "sets, an iterator's position or its workers' seeds, a counter in your module), or something drew "
                  "from a stream or changed state between the load and the first step")
     text += latent_text(r)
@@ -1108,6 +1107,11 @@ def _divergence_text(r: RunResult, own_checkpoint: bool) -> str:
                  if r.noise_ratio == math.inf else
                  f"; loss leaves the seed-to-seed band ({r.noise_ratio:.3g}x): gross")
     return text
+
+
+_UNDECLARED_LEAD = ": what it leaves different is state you did not declare"
+"""How a departed own resume with no lead in the declared state opens its
+list of likely causes (``note_launch_settings`` puts the settings first)."""
 
 
 def note_launch_settings(own: RunResult, engine: RunResult, launched: dict[str, Any],
@@ -1131,12 +1135,20 @@ def note_launch_settings(own: RunResult, engine: RunResult, launched: dict[str, 
         return
     engine_too = ("; the engine's restart, built with the settings its capture holds, "
                   "resumes" if engine_resumes else "")
-    own.explanation += (
-        f"; the run was launched with {settings_text(launched)}, and its restart is built "
+    said = (
+        f"the run was launched with {settings_text(launched)}, and its restart is built "
         "from the program's defaults: a setting the build reads (a dropout rate, a layer's "
         "size, a seed for the data order) stays the default's when load() restores the "
         f"settings after the build{engine_too}. Build the restart from the saved settings, "
         "or, if your launcher passes them again, say so: Target(restart_config=\"run\")")
+    if _UNDECLARED_LEAD in own.explanation:
+        # (a trial: a dropout rate given at launch was named after a sampler's
+        # epoch, an iterator and the streams, as the last of the causes)
+        own.explanation = own.explanation.replace(
+            _UNDECLARED_LEAD, f": {said}; else, what it leaves different is state you did "
+            "not declare", 1)
+    else:
+        own.explanation += f"; {said}"
 
 
 def note_save_moves(own: RunResult, moved: dict[int, list[str]]) -> None:

@@ -16,6 +16,9 @@ def test_settings_the_restart_is_built_without_are_named_in_the_why():
            "program's defaults" in own.explanation, own.explanation
     assert "the engine's restart, built with the settings its capture holds, resumes" \
         in own.explanation
+    # (a trial: the settings came last, after a sampler's epoch, an iterator and the streams)
+    assert own.explanation.index("the run was launched with") < own.explanation.index(
+        "state you did not declare"), own.explanation
     assert report.engine_resume.verdict == "identical"
     assert report.to_json()["launched_with"] == {"dropout": 0.5}
 
