@@ -283,6 +283,13 @@ def _detail(key: str, step: int, k: int, draws: int | None, unit: str, unsaved: 
     if unit == "draws" and n > 1 and _torch_stream(key):
         # (a trial read "39 draws" as one shuffle of 40, which takes 39 words)
         amount = f"{n} int64 draws ({2 * n} 32-bit words)"
+    if restored_so and "which drops" in restorer:
+        # (a trial: the engine's own ablation was offered the four causes of a
+        # program's load(); a stream it restored would be the reference's)
+        return (f"{label} is {amount} {'ahead of' if draws > 0 else 'behind'} the reference's "
+                f"{where}, and was so right after the load (nothing drew in between): "
+                f"{restorer} left it there: it does not restore it (where the build's seeding "
+                "left it stands)")
     if draws > 0 and restored_so:
         seeded = unit == "draws" and n == 1 and _torch_stream(key)
         drew = ("a DataLoader iterator created there after it draws its base seed: one draw"
