@@ -234,6 +234,9 @@ class RunResult:
             return "blind spot"
         if self.plausible is None:
             return "-"
+        if self.plausible and not self.max_abs_loss_diff:
+            # (two trials read "plausible" beside a loss that does not differ)
+            return "silent"
         return "plausible" if self.plausible else "gross"
 
     def to_json(self) -> dict[str, Any]:

@@ -267,3 +267,18 @@ def test_a_scheduler_made_again_in_load_is_named_with_what_to_change():
     assert ("one made there (a scheduler's constructor sets the rate: make it before the "
             "optimizer's state is loaded)") in finding.detail, finding.detail
     assert verify(scheduler_made_in_load.CORRECT, drop="none", noise_seeds=0).equivalent
+
+
+def test_a_run_whose_loss_never_differs_is_called_silent_not_plausible():
+    """Two trials read "plausible" beside a max |Δloss| of 0: state nothing
+    in training reads (an EMA of the weights), lost, changes only the end state."""
+    import fixtures.bugs.class18_global_step as c18
+
+    report = verify(c18.CORRECT, drop=["ema"], noise_seeds=2, check_determinism=False)
+    [run] = [r for r in report.runs if r.dropped == ["ema"]]
+    assert run.verdict == "diverged" and run.first_divergent_quantity.startswith("state of")
+    assert run.plausible is True and not run.max_abs_loss_diff
+    assert run.noise_label == "silent"
+    row = next(line for line in report.render("table").splitlines()
+               if line.startswith("drop ema"))
+    assert " silent " in row and "plausible " not in row.split("why")[0]
