@@ -47,6 +47,11 @@ _STRIP_COLOURS = ("#eeeeee", "#cfe8c8", "#d7301f")
 _FORMATS = (".png", ".svg")
 
 
+_REFERENCE_WIDTH = 4.0
+"""The reference's line width, points: about three times a diverged run's."""
+_RUN_WIDTH = 1.4
+
+
 @dataclass
 class _Data:
     title: str
@@ -146,14 +151,16 @@ def _loss_panel(ax: Any, data: _Data, runs: list[RunResult]) -> None:
         ax.fill_between(xs, [max(v - data.band, floor) for v in ref],
                         [v + data.band for v in ref],
                         color="#9ecae1", alpha=0.35, linewidth=0, label="seed-to-seed noise")
+    # (wide enough to show as a black edge around a run drawn on it: a trial saw
+    # no reference where a run equals it, under that run's line)
     ax.plot(list(range(1, n + 1))[:len(data.reference)], data.reference, color="black",
-            linewidth=2.2, label="reference", zorder=3)
+            linewidth=_REFERENCE_WIDTH, label="reference", zorder=3)
     marked = False
     for run, colour in zip(runs, _colours(len(runs))):
         traj = run.trajectory
         assert traj is not None
         diverged = run.verdict == DIVERGED
-        ax.plot(traj.steps, traj.loss, color=colour, linewidth=1.4 if diverged else 0.9,
+        ax.plot(traj.steps, traj.loss, color=colour, linewidth=_RUN_WIDTH if diverged else 0.9,
                 linestyle="-" if diverged else ":", label=f"{data.label(run)} ({run.verdict})", zorder=4)
         if diverged and run.first_divergent_step is not None:
             step = min(max(run.first_divergent_step, traj.first_step), traj.steps[-1])

@@ -1186,7 +1186,9 @@ def latent_text(r: RunResult) -> str:
     return (
         f"; latent gap: {'; '.join(what)}, in state that changed no step after the restart "
         "here (a component unused, only entries nothing reads, or read where its wrong value "
-        "led to the same result); it matters once it leads elsewhere"
+        "led to the same result); it matters once it leads elsewhere: another resume point, "
+        "or a second restart after this one, may show it (--resume-at K,K2; resumecheck fuzz "
+        "tries many schedules)"  # (a trial: 'it matters once' gave no hint of how to see it)
     )
 
 

@@ -142,6 +142,10 @@ def test_latent_gap_is_a_warning_not_a_divergence():
     assert [(f.component, f.confirmed) for f in full.diagnosis] == [("rng", False)]
     assert full.latent_gaps == ["rng"]
     assert "latent gap: rng" in full.explanation
+    # (a trial: "it matters once it leads elsewhere" gave no hint of how to see it)
+    assert full.explanation.endswith("it matters once it leads elsewhere: another resume "
+                                     "point, or a second restart after this one, may show it "
+                                     "(--resume-at K,K2; resumecheck fuzz tries many schedules)")
 
 
 def test_latent_sampler_epoch_gap_says_when_it_would_matter():

@@ -60,6 +60,10 @@ def test_loss_panel_has_reference_runs_band_restart_and_first_divergence(report,
     n = report.steps
     ref = _line(ax, "reference")
     assert list(ref.get_xdata()) == list(range(1, n + 1))
+    # under a run that equals it, the reference shows as a black edge on both sides
+    widest_run = max(line.get_linewidth() for line in ax.get_lines()
+                     if line.get_label().endswith(")") and line is not ref)
+    assert ref.get_linewidth() >= 2.5 * widest_run and ref.get_zorder() < 4
     assert list(ref.get_ydata()) == pytest.approx(report.reference_loss)
 
     full = report.full_resume
