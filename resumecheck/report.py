@@ -127,7 +127,14 @@ class Finding:
         """The component, and the restore it was found at when ``run`` has
         several (``scheduler (restored at 4)``)."""
         if len(run.resume_at) > 1 and self.step is not None:
-            return f"{self.component} (restored at {self.step})"
+            # (a trial: a cursor restored wrongly at 7, carried on by the save at
+            # 10, read as a "confirmed" restore that left steps 8-10 alike)
+            first = run.first_divergent_step
+            later = [k for k in run.resume_at
+                     if first is not None and self.step < k < first]
+            after = (f"; the steps first differ after the restart at {later[-1]}"
+                     if later else "")
+            return f"{self.component} (restored at {self.step}{after})"
         return self.component
 
     def mark_in(self, run: RunResult, incomplete: bool) -> str:

@@ -438,6 +438,14 @@ def test_a_finding_says_which_restore_it_was_found_at_when_the_run_has_several()
     once = RunResult(dropped=[], resume_at=[4], verdict="diverged")
     assert finding.label_in(twice) == "scheduler (restored at 4)"
     assert finding.label_in(once) == "scheduler"
+    # (a trial: a cursor restored wrongly at 7 that changes no step until after
+    # the restart at 10, whose save carried it on, read as a contradiction)
+    later = RunResult(dropped=[], resume_at=[7, 10], verdict="diverged", first_divergent_step=11)
+    assert Finding("data_cursor", "0, expected 2", step=7).label_in(later) == \
+        "data_cursor (restored at 7; the steps first differ after the restart at 10)"
+    sooner = RunResult(dropped=[], resume_at=[7, 10], verdict="diverged", first_divergent_step=8)
+    assert Finding("data_cursor", "0, expected 2", step=7).label_in(sooner) == \
+        "data_cursor (restored at 7)"
 
 
 def test_a_single_value_among_the_other_differing_entries_is_said():
