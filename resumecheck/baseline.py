@@ -25,7 +25,7 @@ import torch
 from resumecheck.compare import digest
 from resumecheck.components import LAUNCH_STREAMS, PARAMS, preserved_global_streams
 from resumecheck.environment import fingerprint
-from resumecheck.errors import InvalidArgument
+from resumecheck.errors import LONGER_BOUND, InvalidArgument
 from resumecheck.program import BuiltProgram, Target, load_target
 from resumecheck.progress import ProgressCallback, ProgressTracker
 from resumecheck.capture import load_checkpoint
@@ -262,8 +262,7 @@ _RUN_LABELS = {"determinism-first": "determinism, first run",
 def _run_failed(failed: SegmentResult) -> list[BaselineCheck]:
     detail = f"an uninterrupted run failed: {(failed.error or '').splitlines()[0]}"
     if failed.timed_out:  # (a trial: a bound set too small read as the program's fault)
-        detail += ("; if the program is merely slower than that, give it a longer bound "
-                   "(--timeout SECONDS; 0 turns it off)")
+        detail += f"; {LONGER_BOUND}"
     return [BaselineCheck(name="determinism", status="failed", detail=detail),
             _not_judged("an uninterrupted run failed")]
 

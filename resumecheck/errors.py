@@ -383,6 +383,12 @@ class UnboundedStepsWarning(UserWarning):
         )
 
 
+LONGER_BOUND = ("if the program is merely slower than that, give it a longer bound "
+                "(--timeout SECONDS; 0 turns it off)")
+"""The advice for a run stopped by the step timeout (a trial: a bound set too
+small was read as the program's fault); one wording wherever it is said."""
+
+
 class ReferenceFailed(ResumecheckError):
     """The uninterrupted reference run itself failed: nothing can be judged."""
 
@@ -406,10 +412,9 @@ class ReferenceFailed(ResumecheckError):
             run = ("a second uninterrupted run of {} (the determinism rerun)" if rerun
                    else "the uninterrupted reference run of {}").format(target)
             super().__init__(
-                f"{run} was stopped{where}: {reason}. If the program is merely slower than "
-                "that, give it a longer bound (--timeout SECONDS, or the pytest option "
-                "--resumecheck-timeout; 0 turns the bound off); if it hangs there, fix the "
-                "program so that it trains without a restart first."
+                f"{run} was stopped{where}: {reason}. {LONGER_BOUND[0].upper()}{LONGER_BOUND[1:]}"
+                " (under pytest, --resumecheck-timeout); if it hangs there, fix the program so "
+                "that it trains without a restart first."
             )
             return
         if rerun:

@@ -13,6 +13,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from resumecheck.errors import LONGER_BOUND
 from resumecheck.state_diff import REORDERED
 from resumecheck.streams import unseeded_text
 from resumecheck.trajectory import Trajectory
@@ -362,10 +363,9 @@ class Report:
             # (a trial: a --timeout set too small read as declared state incomplete)
             return ("the engine's own full resume was stopped by the step timeout: "
                     f"{(engine.failure or '').splitlines()[0]}. A run stopped so says nothing "
-                    "of whether the declared components capture the program's state. If the "
-                    "program is merely slower than that, give it a longer bound (--timeout "
-                    "SECONDS; 0 turns it off); if it hangs there after a restart, that is "
-                    "the finding."
+                    "of whether the declared components capture the program's state. "
+                    f"{LONGER_BOUND[0].upper()}{LONGER_BOUND[1:]}; if it hangs there after a "
+                    "restart, that is the finding."
                     + (" Ablations cannot be judged: inconclusive." if ablated else ""))
         if engine.verdict == FAILED:
             where = f"fails: {(engine.failure or '').splitlines()[0]}"
