@@ -1007,12 +1007,11 @@ class Checker:
                                              launched_with(self.target, self.run_config),
                                              CONFIG in self.segment.names)
             verdict.note_save_moves(done[0].result, self.segment.save_moved)
-        report = _report(self, [d.result for d in done], engine_full.held,
-                         done[0].held if fulls == 2 else None,  # (the program's own resume)
-                         engine_run=engine_full.result, restarted_after=engine_full.held_after,
-                         own_after=done[0].held_after if fulls == 2 else None)
-        report.launch_settings_matter = settings_matter
-        return report
+        return _report(self, [d.result for d in done], engine_full.held,
+                       done[0].held if fulls == 2 else None,  # (the program's own resume)
+                       engine_run=engine_full.result, restarted_after=engine_full.held_after,
+                       own_after=done[0].held_after if fulls == 2 else None,
+                       settings_matter=settings_matter)
 
     def _planned_runs(self, drop_sets: list[list[str]]) -> list[tuple[list[str], Source]]:
         """The resumed runs of the report, in its order (and the progress estimate;
@@ -1109,9 +1108,7 @@ class Checker:
             if cmp is not None and result.diagnosis:
                 self._confirmations.settle(result, segments, work, own, cmp.first)
             verdict.conclude(self.reference, result, cmp, segments)
-            trajectory = [r.digests for _, seg in segments for r in seg.records
-                          if r.step > schedule[0]]
-            return _Judged(result, trajectory, segments[-1][1].held,
+            return _Judged(result, _trajectory(segments, schedule[0]), segments[-1][1].held,
                            {step: held for _, seg in segments
                             for step, held in seg.held_after.items()})
 
@@ -1122,12 +1119,13 @@ def _launch_settings_matter(checker: Checker, engine_full: _Judged) -> bool | No
     it runs again built with them. True: it then resumes; False: it departs
     step for step as before, so they change nothing of it; None: not asked
     (it resumed, there are none, a declared ``config`` carries them back, or
-    it was stopped by the step timeout) or the answer is mixed. (A trial: told that the launch settings might be
-    the cause, where they equalled the defaults.)"""
+    it was stopped by the step timeout) or the answer is mixed. (A trial:
+    told that the launch settings might be the cause, where they equalled
+    the defaults.)"""
     result = engine_full.result
-    allowed = (IDENTICAL,) if checker.tolerance.bitwise_only else (IDENTICAL, CLOSE)
     launched = launched_with(checker.target, checker.run_config)
-    if (not launched or result.verdict in allowed or CONFIG in checker.segment.names
+    if (not launched or verdict.resumes(result, checker.tolerance)
+            or CONFIG in checker.segment.names
             or checker.settings.resume_nproc is not None
             or result.explanation.startswith(STOPPED)):  # (a hang would cost its bound again)
         return None
@@ -1136,14 +1134,17 @@ def _launch_settings_matter(checker: Checker, engine_full: _Judged) -> bool | No
         segments = checker._restarts.engine(schedule, [], work, config=checker.run_config)
         again = RunResult(dropped=[], resume_at=schedule, verdict=IDENTICAL)
         verdict.judge(checker.reference, again, segments)
-        trajectory = [r.digests for _, seg in segments for r in seg.records
-                      if r.step > schedule[0]]
-    if again.verdict in allowed:
+    if verdict.resumes(again, checker.tolerance):
         return True
-    if (again.verdict, again.failure, trajectory) == (result.verdict, result.failure,
-                                                      engine_full.trajectory):
+    if (again.verdict, again.failure, _trajectory(segments, schedule[0])) == (
+            result.verdict, result.failure, engine_full.trajectory):
         return False
     return None
+
+
+def _trajectory(segments: list[tuple[int, SegmentResult]], first: int) -> list[Any]:
+    """A resumed run's per-step digests after its first resume point ``first``."""
+    return [r.digests for _, seg in segments for r in seg.records if r.step > first]
 
 
 def _report(checker: Checker, runs: list[RunResult],
@@ -1151,7 +1152,8 @@ def _report(checker: Checker, runs: list[RunResult],
             own_held: dict[str, list[str]] | None = None,
             engine_run: RunResult | None = None,
             restarted_after: dict[int, dict[str, list[str]]] | None = None,
-            own_after: dict[int, dict[str, list[str]]] | None = None) -> Report:
+            own_after: dict[int, dict[str, list[str]]] | None = None,
+            settings_matter: bool | None = None) -> Report:
     """The report of ``checker``'s reference and ``runs``; ``restarted_held``:
     what the engine's own full resume (``engine_run``) held outside the
     declared components at its end (what it ends with as the reference did
@@ -1159,7 +1161,8 @@ def _report(checker: Checker, runs: list[RunResult],
     ``restarted_after``); ``own_held``: the same of the program's own full
     resume (what is named says how that resume ends with it, and, where it
     departed, how it held it after its first step, ``own_after``:
-    ``verdict.own_resume_ends``)."""
+    ``verdict.own_resume_ends``); ``settings_matter``: see
+    ``_launch_settings_matter``."""
     s, ref = checker.settings, checker.reference
     after = dict(restarted_after or {})
     if engine_run is not None and engine_run.verdict in (IDENTICAL, CLOSE):
@@ -1177,7 +1180,7 @@ def _report(checker: Checker, runs: list[RunResult],
         target=checker.target.spec or checker.target.name, steps=checker.steps,
         resume_at=list(checker.resume_at), seed=s.seed, isolation=s.isolation,
         launched_with=launched_with(checker.target, checker.run_config),
-        tolerance=checker.tolerance.to_json(), environment=fingerprint(s.threads), runs=runs,
+        launch_settings_matter=settings_matter, tolerance=checker.tolerance.to_json(), environment=fingerprint(s.threads), runs=runs,
         noise=verdict.noise_summary(ref, checker.resume_at[0], checker.noise_seeds,
                                     checker.base_seed(), checker.target.seed_key,
                                     unmoved=checker.noise_unmoved, asked=s.noise_seeds),

@@ -50,7 +50,8 @@ from resumecheck.trajectory import Trajectory
 __all__ = [
     "Comparison", "Reference", "Segments", "band", "compare_run", "conclude", "confirmation_tries",
     "diagnose", "drop_sets", "explain", "judge", "judge_ablations", "latent_text",
-    "noise_summary", "plausibility", "quantity_name", "settle_findings", "unjudge_when_incomplete",
+    "noise_summary", "plausibility", "quantity_name", "resumes", "settle_findings",
+    "unjudge_when_incomplete",
 ]
 
 Segments = Sequence[tuple[int, SegmentResult]]
@@ -993,6 +994,12 @@ def matters_from(ref: Reference, component: str, k: int) -> int | None:
     return None
 
 
+def resumes(run: RunResult, tolerance: Tolerance) -> bool:
+    """``run`` continues like the reference under ``tolerance`` (``close``
+    counts only where the tolerance is not bitwise)."""
+    return run.verdict == IDENTICAL or (run.verdict == CLOSE and not tolerance.bitwise_only)
+
+
 def judge_ablations(engine_full: RunResult, engine_trajectory: list[Any],
                     ablations: Sequence[tuple[RunResult, list[Any]]],
                     tolerance: Tolerance) -> None:
@@ -1001,8 +1008,7 @@ def judge_ablations(engine_full: RunResult, engine_trajectory: list[Any],
     of anything. Mark them ``inconclusive`` (a failed one stays failed: that
     is a fact), and say when one's trajectory is the full resume's own
     divergence, step for step."""
-    allowed = (IDENTICAL,) if tolerance.bitwise_only else (IDENTICAL, CLOSE)
-    if engine_full.verdict in allowed:
+    if resumes(engine_full, tolerance):
         return
     where = (f"already differs from step {engine_full.first_divergent_step} "
              f"({engine_full.first_divergent_quantity})" if engine_full.verdict == DIVERGED
