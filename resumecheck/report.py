@@ -440,7 +440,10 @@ class Report:
         # (what was asked: a factory that ignores its settings still trains with its own)
         if self.seed is not None:
             return f"seed {self.seed} asked of the program"
-        return "the program's own seed"
+        if "base_seed" not in self.noise:  # (a report built without its noise summary)
+            return "the program's own seed"
+        base = self.noise["base_seed"]  # (its settings' or its config's; None: not known)
+        return f"the program's own seed ({'unknown' if base is None else base})"
 
     @property
     def tolerance_text(self) -> str:

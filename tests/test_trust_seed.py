@@ -52,6 +52,7 @@ def test_noise_runs_vary_the_seed_from_the_one_the_run_uses():
     own = verify(seeded_at_build.TARGET, drop="none", noise_seeds=2)
     assert own.noise["base_seed"] == 7 and own.noise["seeds"] == [8, 9]
     assert own.noise["band"] > 0
+    assert "the program's own seed (7), " in own.render().splitlines()[0]  # (from its settings)
     asked = verify(seeded_at_build.TARGET, drop="none", noise_seeds=1, seed=3)
     assert asked.noise["base_seed"] == 3 and asked.noise["seeds"] == [4]
 
@@ -70,6 +71,8 @@ def test_no_noise_runs_when_the_programs_seed_cannot_be_known():
     ablated = verify(lazy_loader.CORRECT, drop=["optimizer"], noise_seeds=2)
     assert any(r.verdict == "diverged" and r.noise_label == "-" for r in ablated.runs)
     assert "noise: not measured: the program's seed is unknown" in ablated.render()
+    # (a trial: the header's "the program's own seed" read as if the seed were known)
+    assert "the program's own seed (unknown), " in ablated.render().splitlines()[0]
 
 
 def test_with_no_noise_runs_asked_for_the_footer_says_so_not_another_reason():
