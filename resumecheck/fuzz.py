@@ -207,8 +207,7 @@ class FuzzResult:
             f"{self.max_interruptions} interruption(s), "
             f"{f'seed {self.seed} asked of the program' if self.seed is not None else 'the program' + chr(39) + 's own seed'}, "
             f"{restarts_text(self.isolation, self.nproc, self.resume_nproc)}; torch "
-            f"{env.get('torch')}, {env.get('threads')} thread(s), {env.get('device')}"
-            + _ranks_text(self.nproc, self.resume_nproc),
+            f"{env.get('torch')}, {env.get('threads')} thread(s), {env.get('device')}",
             self.summary(),
         ]
         run = self.failure
@@ -238,14 +237,6 @@ class FuzzResult:
                 if line.startswith("reproduce:") else f"- {line}" for line in body
             ]) + "\n"
         return "\n".join(lines) + "\n"
-
-
-def _ranks_text(nproc: int | None, resume_nproc: int | None) -> str:
-    if nproc is None:
-        return ""
-    if resume_nproc is None:
-        return f"; {nproc} ranks"
-    return f"; elastic resume: {nproc} ranks, every restart at {resume_nproc}"
 
 
 class _ScheduleFails(Exception):
