@@ -9,11 +9,12 @@ changes nothing: a test that can no longer see that component's bugs.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable
 from typing import Any
 
 from resumecheck.engine import verify
-from resumecheck.errors import ComponentsNotExercised, ResumeNotEquivalent
+from resumecheck.errors import ComponentsNotExercised, LatentGapWarning, ResumeNotEquivalent
 from resumecheck.program import Target
 from resumecheck.report import Report, RunResult
 
@@ -30,10 +31,18 @@ __all__ = [
 
 
 def require_equivalent(report: Report) -> Report:
-    """Raise ResumeNotEquivalent unless the report's full resume is equivalent."""
+    """Raise ResumeNotEquivalent unless the report's full resume is equivalent;
+    warn (``LatentGapWarning``) when it is, with a latent gap."""
     __tracebackhide__ = True
     if not report.equivalent:
         raise ResumeNotEquivalent(report, describe_failure(report))
+    full = report.full_resume
+    if full is not None and full.latent_gaps:  # (a pass that hides a known gap says so)
+        when = {f.component: f.matters_from for f in full.diagnosis if f.matters_from}
+        gaps = [f"{name} (from step {when[name]})" if name in when else name
+                for name in full.latent_gaps]
+        warnings.warn(LatentGapWarning(report.target, gaps, list(full.resume_at),
+                                       full.reproduce), stacklevel=3)
     return report
 
 

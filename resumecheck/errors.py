@@ -22,6 +22,7 @@ __all__ = [
     "DiskUseWarning",
     "EnvironmentFailure",
     "InvalidArgument",
+    "LatentGapWarning",
     "MissingFramework",
     "MissingExtra",
     "ModuleStateChanged",
@@ -366,6 +367,24 @@ class DiskUseWarning(UserWarning):
         super().__init__(
             f"this check will use about {_amount(size)} of scratch space under {path} "
             "(TMPDIR), removed when it ends"
+        )
+
+
+class LatentGapWarning(UserWarning):
+    """A resume judged equivalent whose checkpoint restores a component
+    wrongly where that changed no step (a latent gap): the test passes, and
+    this says what it would not show."""
+
+    def __init__(self, target: str, gaps: list[str], resume_at: list[int], reproduce: str) -> None:
+        self.target, self.gaps, self.resume_at, self.reproduce = target, gaps, resume_at, reproduce
+        points = ", ".join(map(str, resume_at))
+        super().__init__(
+            f"{target}: the resume is equivalent at {points}, but it leaves "
+            f"{', '.join(gaps)} otherwise than the uninterrupted run, in state that changed "
+            "no step after the restart there (a latent gap): another resume point, or a "
+            "second restart, may show it "
+            f"(resume_at=[K, K2]; resumecheck fuzz tries many schedules); the whole report: "
+            f"{reproduce}"
         )
 
 

@@ -482,7 +482,9 @@ def _markdown_cells(entry: dict[str, Any]) -> list[str]:
     blind = ", ".join(",".join(r["dropped"]) for r in report["runs"] if r["blind_spot"])
     unsure = ", ".join(",".join(r["dropped"]) for r in report["runs"]
                        if r["dropped"] and r["verdict"] == "inconclusive")
-    spots = "; ".join(w for w in (blind, unsure and f"inconclusive: {unsure}") if w)
+    latent = ", ".join(full["latent_gaps"]) if full is not None else ""
+    spots = "; ".join(w for w in (blind, unsure and f"inconclusive: {unsure}",
+                                  latent and f"latent gap: {latent}") if w)
     return [f"`{entry['nodeid']}`", f"`{report['target']}`", said, where, spots or "-"]
 
 
@@ -496,6 +498,8 @@ def _summary_row(entry: dict[str, Any]) -> str:
         if not run["dropped"] and not full_seen:
             full_seen = True
             verdict = "ok" if report["equivalent"] else run["verdict"].upper()
+            if report["equivalent"] and run["latent_gaps"]:  # (an "ok" that hides a gap)
+                verdict += f" (latent gap: {', '.join(run['latent_gaps'])})"
             cells.append(f"full resume: {verdict}")
         elif not run["dropped"]:  # the engine's own, beside the program's save/load
             if report.get("declared_state_complete") is False:

@@ -148,6 +148,21 @@ def test_latent_gap_is_a_warning_not_a_divergence():
                                      "(--resume-at K,K2; resumecheck fuzz tries many schedules)")
 
 
+def test_asserting_an_equivalent_resume_with_a_latent_gap_warns_naming_it():
+    # (a trial: in pytest such a resume passed as "full resume: ok" and said nothing more)
+    from resumecheck.assertions import assert_resume_equivalent
+    from resumecheck.errors import LatentGapWarning
+
+    with pytest.warns(LatentGapWarning, match="equivalent at 5, but it leaves rng, sampler_epoch "
+                      r"\(from step 9\) otherwise") as caught:
+        report = assert_resume_equivalent(programs.EPOCH_READ_AT_BOUNDARY, noise_seeds=0,
+                                          drop="none")
+    warning = caught[0].message
+    assert warning.gaps == ["rng", "sampler_epoch (from step 9)"]
+    assert warning.reproduce == report.full_resume.reproduce
+    assert caught[0].filename == __file__  # (it points at the test's own line)
+
+
 def test_latent_sampler_epoch_gap_says_when_it_would_matter():
     # Its checkpoint forgets the epoch counter, which is read only when the next
     # epoch starts (step 9); resumed at 5 and ending at 7, nothing reads it yet.

@@ -104,7 +104,7 @@ def test_passing_and_failing_checks_with_summary_and_report(project):
         "*reproduce: resumecheck run program:BUGGY --steps 6 --resume-at 3 --drop none*",
         "*= resumecheck =*",
         "test_resume.py::test_buggy  program:BUGGY  full resume: DIVERGED",
-        "test_resume.py::test_correct  program:CORRECT  full resume: ok",
+        "test_resume.py::test_correct  program:CORRECT  full resume: ok (latent gap: rng)",
     ])
     report = json.loads((project.path / "checks.json").read_text())
     assert report["schema"] == "resumecheck.session/1"
@@ -140,15 +140,35 @@ def test_worker_crashes():
     result.stdout.fnmatch_lines([
         "*diagnosis: global_step: 0, expected 3 (confirmed)*",
         "*= resumecheck =*",
-        "test_crash.py::test_check_then  program:CORRECT  full resume: ok",
+        "test_crash.py::test_check_then  program:CORRECT  full resume: ok (latent gap: rng)",
         "test_resume.py::test_buggy  program:BUGGY  full resume: DIVERGED",
-        "test_resume.py::test_correct  program:CORRECT  full resume: ok",
+        "test_resume.py::test_correct  program:CORRECT  full resume: ok (latent gap: rng)",
     ])
     session = json.loads((project.path / "checks.json").read_text())
     validate(session)  # made in another process: the suite-wide check never saw it
     assert sorted(c["nodeid"] for c in session["checks"]) == [  # from both workers
         "test_crash.py::test_check_then", "test_resume.py::test_buggy",
         "test_resume.py::test_correct"]
+
+
+def test_a_pass_with_a_latent_gap_says_so_in_its_row_and_a_warning(project):
+    """A trial: a resume whose checkpoint loses the data generator, unused
+    after this resume point, passed with "full resume: ok" and nothing else,
+    where the command line reports the latent gap."""
+    project.makepyfile(test_latent='''
+def test_latent(resumecheck):
+    resumecheck.assert_resume_equivalent("tests.programs:EPOCH_READ_AT_BOUNDARY")
+''')
+    result = project.runpytest_inprocess("-p", "no:cacheprovider", "--resumecheck-noise-seeds=0",
+                                         "test_latent.py")
+    result.assert_outcomes(passed=1, warnings=1)
+    result.stdout.fnmatch_lines([
+        "*LatentGapWarning: tests.programs:EPOCH_READ_AT_BOUNDARY: the resume is equivalent at "
+        "5, but it leaves rng, sampler_epoch (from step 9) otherwise than the uninterrupted "
+        "run*",
+        "*test_latent.py::test_latent  tests.programs:EPOCH_READ_AT_BOUNDARY  full resume: ok "
+        "(latent gap: rng, sampler_epoch)",
+    ])
 
 
 def test_marker_blind_spot_and_strict_markers(project):
@@ -170,8 +190,8 @@ def test_step_exercised(resumecheck):
     result.stdout.fnmatch_lines([
         "*blind spots in program:CORRECT at resume point(s) 2: rng*",
         "*reproduce: resumecheck run program:CORRECT --steps 6 --resume-at 2 --drop rng*",
-        "*test_marker.py::test_rng_exercised  program:CORRECT  full resume: ok | rng: blind spot*",
-        "*test_marker.py::test_step_exercised  program:CORRECT  full resume: ok | global_step: ok*",
+        "*test_marker.py::test_rng_exercised  program:CORRECT  full resume: ok (latent gap: rng) | rng: blind spot*",
+        "*test_marker.py::test_step_exercised  program:CORRECT  full resume: ok (latent gap: rng) | global_step: ok*",
     ])
 
 
