@@ -281,8 +281,11 @@ def _detail(key: str, step: int, k: int, draws: int | None, unit: str, unsaved: 
     n = abs(draws)
     amount = f"{n} {_singular(unit) if n == 1 else unit}"
     if unit == "draws" and n > 1 and _torch_stream(key):
-        # (a trial read "39 draws" as one shuffle of 40, which takes 39 words)
-        amount = f"{n} int64 draws ({2 * n} 32-bit words)"
+        # (a trial read "39 draws" as one shuffle of 40, which takes 39 words; another
+        # read "31 int64 draws" as int64 draws, where two shuffles of 32 took 62 words:
+        # beyond a loader's two seeds, the words come first)
+        amount = (f"{n} int64 draws ({2 * n} 32-bit words)" if n <= 2
+                  else f"{2 * n} 32-bit words ({n} int64 draws)")
     if restored_so and "which drops" in restorer:
         # (a trial: the engine's own ablation was offered the four causes of a
         # program's load(); a stream it restored would be the reference's)
@@ -347,17 +350,11 @@ def _torch_stream(key: str) -> bool:
     return split_rank_name(key)[0] == "torch" or key.startswith("generator ")
 
 
-def _cause(key: str, when: str, unit: str = "draws", words: int = 0) -> str:
+def _cause(key: str, when: str, unit: str = "draws", count: int = 0) -> str:
+    """Why a stream is ``count`` ``unit`` ahead after ``when``, in words."""
     key = split_rank_name(key)[0]  # a rank's own stream: the same causes
-    if unit == "32-bit words" and _torch_stream(key):
-        # (a trial: 97 words is one new iterator of a loader shuffling 96 items,
-        # which the words did not put together)
-        iterator = (f"; {words} is what one new iterator of a shuffled DataLoader over "
-                    f"{words - 1} items draws from its generator: 2 for its base seed, "
-                    f"{words - 2} for its shuffle" if words > 3 else "")
-        return (f"something drew from {stream_label(key)} {when}, a count no whole number of "
-                "int64 draws (a DataLoader's base seed) makes: most draws take one word per "
-                f"value, a shuffle's randperm of n items n - 1{iterator}")
+    if _torch_stream(key) and (unit == "32-bit words" or count > 2):
+        return _words_cause(key, when, count if unit == "32-bit words" else 2 * count)
     if key == "torch":
         return (f"something drew from the torch stream {when}: a DataLoader iterator created "
                 "after the load draws its base seed (a shuffled one without a generator of its "
@@ -369,6 +366,21 @@ def _cause(key: str, when: str, unit: str = "draws", words: int = 0) -> str:
         return (f"something drew from the {stream_label(key)} {when} (random.random() and "
                 "np.random.rand() use two words per number)")
     return f"something drew from it {when}"
+
+
+def _words_cause(key: str, when: str, words: int) -> str:
+    """A torch stream ``words`` 32-bit words ahead: more than a loader's seeds."""
+    odd = (", a count no whole number of int64 draws (a DataLoader's base seed) makes"
+           if words % 2 else "")
+    # (a trial: 97 words is one new iterator of a loader shuffling 96 items, which
+    # the words did not put together; another, whose dataset shuffled with its own
+    # generator and had no DataLoader, was told only of the loader)
+    shuffles = (f" ({words} words are, for one, a randperm of {words + 1} items, or, where a "
+                f"DataLoader draws from it, one new iterator of a shuffled loader over {words - 1} items: "
+                f"2 for its base seed, {words - 2} for its shuffle)" if words > 3 else "")
+    return (f"something drew from {stream_label(key)} {when}{odd}: most draws take one word "
+            f"per value (dropout's masks, torch.rand), a shuffle's randperm of n items "
+            f"n - 1{shuffles}")
 
 
 def _singular(unit: str) -> str:

@@ -308,6 +308,31 @@ def test_a_count_of_words_that_one_shuffled_iterator_draws_is_put_together(tmp_p
     run = _segment(tmp_path, "run", {4: state(0), 5: state(1)})
     [offset] = stream_offsets(reference, [(3, run)])
     assert (offset.draws, offset.unit) == (97, "32-bit words"), offset
-    assert offset.detail.endswith("97 is what one new iterator of a shuffled DataLoader over 96 "
-                                  "items draws from its generator: 2 for its base seed, 95 for "
-                                  "its shuffle"), offset.detail
+    assert offset.detail.endswith("(97 words are, for one, a randperm of 98 items, or, where a "
+                                  "DataLoader draws from it, one new iterator of a shuffled loader "
+                                  "over 96 items: 2 for its base seed, 95 for its shuffle)"), \
+        offset.detail
+    assert "a count no whole number of int64 draws" in offset.detail  # (97 is odd)
+
+
+def test_an_even_count_of_words_beyond_a_loaders_seeds_is_said_in_words(tmp_path):
+    """A trial: a dataset shuffling with its own generator (no DataLoader) drew
+    two randperms of 32 items, 62 words, and was told "31 int64 draws (62
+    32-bit words)": the words come first, and the loader is one reading only."""
+    from resumecheck.evidence import stream_offsets
+
+    def state(chunks):
+        g = torch.Generator().manual_seed(7)
+        for _ in range(chunks):
+            torch.randperm(32, generator=g)
+        return {"generator data": g.get_state()}
+
+    reference = _segment(tmp_path, "ref", {s: state(0) for s in (3, 4, 5)})
+    run = _segment(tmp_path, "run", {4: state(0), 5: state(2)})
+    [offset] = stream_offsets(reference, [(3, run)])
+    assert (offset.draws, offset.unit) == (31, "draws"), offset
+    assert "is 62 32-bit words (31 int64 draws) ahead of the reference's" in offset.detail, \
+        offset.detail
+    assert "no whole number of int64 draws" not in offset.detail  # (62 is even)
+    assert "a shuffle's randperm of n items n - 1 (62 words are, for one, a randperm of 63 " \
+        "items, or, where a DataLoader draws from it," in offset.detail, offset.detail
