@@ -134,13 +134,15 @@ def _describe_run(run: RunResult, label: str, incomplete: bool) -> list[str]:
             f"    first divergence: step {run.first_divergent_step}, "
             f"{run.first_divergent_quantity}"
         )
+        # (a trial: "relative 639" beside sample indices said of nothing what it measured)
+        of = {figure: f" in {what}" for figure, what in run.largest_in.items()}
         relative = ("inf (a value that is 0 in the reference differs)"
                     if run.max_rel_diff == float("inf") else _g(run.max_rel_diff))
         ulp = run.max_ulp_diff
-        ulps = ("over a million ULP (far beyond rounding)" if ulp is not None and ulp > 1e6
-                else f"{_g(ulp)} ULP")
-        figures = (f"{_figures_where(run)}, each its own largest: |Δ| {_g(run.max_abs_diff)}, "
-                   f"relative {relative}, {ulps}"
+        ulps = (f"over a million ULP{of.get('ulp', '')} (far beyond rounding)"
+                if ulp is not None and ulp > 1e6 else f"{_g(ulp)} ULP{of.get('ulp', '')}")
+        figures = (f"{_figures_where(run)}, each its own largest: |Δ| {_g(run.max_abs_diff)}"
+                   f"{of.get('abs', '')}, relative {relative}{of.get('rel', '')}, {ulps}"
                    if run.max_abs_diff is not None else
                    "what differs holds no floating-point values, so no |Δ| is measured "
                    "(a counter, a setting, a flag)")

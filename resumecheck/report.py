@@ -189,6 +189,9 @@ class RunResult:
     max_abs_diff: float | None = None
     max_rel_diff: float | None = None
     max_ulp_diff: float | None = None
+    largest_in: dict[str, str] = field(default_factory=dict)
+    """The quantity, in words, that each of ``max_abs_diff`` (``abs``),
+    ``max_rel_diff`` (``rel``) and ``max_ulp_diff`` (``ulp``) is the largest of."""
     plausible: bool | None = None
     """Diverged, but the loss stays within seed-to-seed noise (True) or leaves it (False)."""
     noise_ratio: float | None = None

@@ -151,7 +151,19 @@ class Comparison:
     tensors, other ranks)."""
     first_bitwise: tuple[int, str] | None = None
     worst: Difference | None = None
+    largest: dict[str, tuple[float, str]] = field(default_factory=dict)
+    """For each of ``worst``'s figures (``abs``, ``rel``, ``ulp``): its value and
+    the key it is the largest of."""
     loss_deltas: dict[int, float] = field(default_factory=dict)
+
+    def add(self, key: str, diff: Difference) -> None:
+        """Count ``key``'s difference into the worst, noting whose each figure is."""
+        self.worst = diff.worse(self.worst)
+        for figure, value in (("abs", diff.max_abs), ("rel", diff.max_rel),
+                              ("ulp", diff.max_ulp)):
+            if value is not None and (figure not in self.largest
+                                      or value > self.largest[figure][0]):
+                self.largest[figure] = (value, key)
 
 
 # -- comparing -------------------------------------------------------------
@@ -177,7 +189,7 @@ def compare_run(ref: Reference, first_k: int, dropped: Sequence[str], segments: 
                 continue  # (the figures are the departure's: this step is past it)
             diffs = tensor_differences(ref, seg, rec.step, keys)
             for key in keys:
-                out.worst = diffs.get(key, Difference(False)).worse(out.worst)
+                out.add(key, diffs.get(key, Difference(False)))
             beyond = [k for k in keys if not diffs.get(k, Difference(False)).within_tolerance]
             if beyond:
                 out.first, out.first_also = _most_of_first_kind(rec.step, beyond, diffs)
@@ -190,7 +202,7 @@ def compare_run(ref: Reference, first_k: int, dropped: Sequence[str], segments: 
     for name, diff in end_state_differences(
         ref, first_k, dropped, segments[-1][1], latent,
     ):
-        out.worst = diff.worse(out.worst)
+        out.add(f"state:{name}", diff)
         out.first_bitwise = out.first_bitwise or (ref.steps, f"state:{name}")
         if out.first is None and not diff.within_tolerance:
             out.first = (ref.steps, f"state:{name}")
@@ -363,6 +375,8 @@ def judge(ref: Reference, result: RunResult, segments: Segments) -> Comparison |
     if cmp.worst is not None:
         result.max_abs_diff, result.max_rel_diff, result.max_ulp_diff = (
             cmp.worst.max_abs, cmp.worst.max_rel, cmp.worst.max_ulp)
+        result.largest_in = {figure: quantity_name(key)
+                             for figure, (_, key) in cmp.largest.items()}
     after = [d for s, d in cmp.loss_deltas.items() if s > result.resume_at[0]]
     result.max_abs_loss_diff = max(after, default=0.0)
     result.verdict = IDENTICAL

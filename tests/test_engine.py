@@ -186,3 +186,21 @@ def test_verify_gives_the_caller_its_random_streams_back():
     torch.manual_seed(123)
     verify(programs.LINEAR, drop="none", noise_seeds=1)
     assert torch.equal(torch.rand(3), expected)
+
+
+def test_a_failures_figures_each_say_which_quantity_they_are_the_largest_of():
+    # (a trial: "|Δ| 0.395, relative 639" beside sample indices said of nothing
+    # what it measured)
+    from resumecheck.assertions import describe_failure
+
+    from fixtures.bugs import cases
+
+    buggy = next(c[3] for c in cases() if c[0] == "class01_scheduler_not_saved")
+    report = verify(buggy, drop="none", noise_seeds=0, check_determinism=False)
+    full = report.full_resume
+    assert full.verdict == "diverged" and set(full.largest_in) == {"abs", "rel", "ulp"}
+    assert all(full.largest_in.values()), full.largest_in
+    text = describe_failure(report)
+    assert (f"each its own largest: |Δ| {full.max_abs_diff:.3g} in {full.largest_in['abs']}, "
+            f"relative {full.max_rel_diff:.3g} in {full.largest_in['rel']}, ") in text, text
+    assert report.to_json()["runs"][0]["largest_in"] == full.largest_in
