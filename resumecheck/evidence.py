@@ -279,13 +279,7 @@ def _detail(key: str, step: int, k: int, draws: int | None, unit: str, unsaved: 
                "further than that (or by normal values, which this search does not follow)")
         return f"{label} differs from the reference's {where}; {why}"
     n = abs(draws)
-    amount = f"{n} {_singular(unit) if n == 1 else unit}"
-    if unit == "draws" and n > 1 and _torch_stream(key):
-        # (a trial read "39 draws" as one shuffle of 40, which takes 39 words; another
-        # read "31 int64 draws" as int64 draws, where two shuffles of 32 took 62 words:
-        # beyond a loader's two seeds, the words come first)
-        amount = (f"{n} int64 draws ({2 * n} 32-bit words)" if n <= 2
-                  else f"{2 * n} 32-bit words ({n} int64 draws)")
+    amount = _amount(key, n, unit)
     if restored_so and "which drops" in restorer:
         # (a trial: the engine's own ablation was offered the four causes of a
         # program's load(); a stream it restored would be the reference's)
@@ -323,6 +317,17 @@ def _detail(key: str, step: int, k: int, draws: int | None, unit: str, unsaved: 
     else:
         why = _skipped(key, unit, amount, k)
     return f"{label} is {amount} behind the reference's {where}: {why}"
+
+
+def _amount(key: str, n: int, unit: str) -> str:
+    """``n`` ``unit`` of stream ``key``, in words."""
+    if unit == "draws" and n > 1 and _torch_stream(key):
+        # (a trial read "39 draws" as one shuffle of 40, which takes 39 words; another
+        # read "31 int64 draws" as int64 draws, where two shuffles of 32 took 62 words:
+        # beyond a loader's two seeds, the words come first)
+        return (f"{n} int64 draws ({2 * n} 32-bit words)" if n <= 2
+                else f"{2 * n} 32-bit words ({n} int64 draws)")
+    return f"{n} {_singular(unit) if n == 1 else unit}"
 
 
 def _skipped(key: str, unit: str, amount: str, k: int) -> str:
