@@ -1117,6 +1117,8 @@ def _divergence_text(r: RunResult, own_checkpoint: bool) -> str:
         text += (f"{_UNDECLARED_LEAD} (a sampler's epoch that set_epoch "
                  "sets, an iterator's position or its workers' seeds, a counter in your module), or something drew "
                  "from a stream or changed state between the load and the first step")
+        if split_rank_name(r.first_divergent_key or "")[0] == "lr":
+            text += _RATE_FIRST
     text += latent_text(r)
     if r.plausible is True and not r.max_abs_loss_diff:
         text += "; nothing in the loss shows it: plausible but different"
@@ -1128,6 +1130,16 @@ def _divergence_text(r: RunResult, own_checkpoint: bool) -> str:
                  f"; loss leaves the seed-to-seed band ({r.noise_ratio:.3g}x): gross")
     return text
 
+
+_RATE_FIRST = (
+    "; the learning rate is the first to differ, with every declared component restored "
+    "alike: a schedule's own settings are in no state_dict() (a LambdaLR's function and what "
+    "it reads, such as a warm-up length; the totals given to a scheduler's constructor), so a "
+    "scheduler made in the build or in your load() from other settings than the run's steps "
+    "the rate otherwise once it steps"
+)
+"""(a trial: a load() that made the scheduler from the default settings' warm-up, in a run
+launched with another, was told only of samplers, iterators and counters)"""
 
 _UNDECLARED_LEAD = ": what it leaves different is state you did not declare"
 """How a departed own resume with no lead in the declared state opens its
@@ -1160,7 +1172,9 @@ def note_launch_settings(own: RunResult, engine: RunResult, launched: dict[str, 
         "from the program's defaults: a setting the build reads (a dropout rate, a layer's "
         "size, a seed for the data order) stays the default's when load() restores the "
         f"settings after the build{engine_too}. Build the restart from the saved settings, "
-        "or, if your launcher passes them again, say so: Target(restart_config=\"run\")")
+        "or, if your launcher passes them again and your load() makes nothing again from "
+        "other settings (a scheduler from the defaults' warm-up), say so: "
+        "Target(restart_config=\"run\")")
     if _UNDECLARED_LEAD in own.explanation:
         # (a trial: a dropout rate given at launch was named after a sampler's
         # epoch, an iterator and the streams, as the last of the causes)

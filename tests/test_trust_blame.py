@@ -282,3 +282,19 @@ def test_a_run_whose_loss_never_differs_is_called_silent_not_plausible():
     row = next(line for line in report.render("table").splitlines()
                if line.startswith("drop ema"))
     assert " 0            silent  the final state of ema differs" in row, row
+
+
+def test_a_rate_that_departs_first_with_every_component_alike_names_the_schedules_settings():
+    """A trial: a load() made the scheduler from the default settings' warm-up,
+    in a run launched with another and restarted with the launch settings;
+    every declared component came back alike, and the why named only
+    samplers, iterators and counters."""
+    from fixtures.trust import scheduler_made_in_load
+
+    own = verify(scheduler_made_in_load.DEFAULT_WARMUP, drop="none", noise_seeds=0,
+                 check_determinism=False).full_resume
+    assert own.verdict == "diverged" and own.first_divergent_key == "lr", own.explanation
+    assert own.diagnosis == []
+    assert ("; the learning rate is the first to differ, with every declared component "
+            "restored alike: a schedule's own settings are in no state_dict() (a LambdaLR's "
+            "function and what it reads, such as a warm-up length;") in own.explanation
