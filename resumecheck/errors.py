@@ -371,9 +371,9 @@ class DiskUseWarning(UserWarning):
 
 
 class LatentGapWarning(UserWarning):
-    """A resume judged equivalent whose checkpoint restores a component
-    wrongly where that changed no step (a latent gap): the test passes, and
-    this says what it would not show."""
+    """A resume judged equivalent that leaves a component otherwise than the
+    uninterrupted run, where that changed no step (a latent gap): the test
+    passes, and this says what it would not show."""
 
     def __init__(self, target: str, gaps: list[str], resume_at: list[int], reproduce: str) -> None:
         self.target, self.gaps, self.resume_at, self.reproduce = target, gaps, resume_at, reproduce

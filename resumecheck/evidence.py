@@ -381,8 +381,9 @@ def _words_cause(key: str, when: str, words: int) -> str:
     # the words did not put together; another, whose dataset shuffled with its own
     # generator and had no DataLoader, was told only of the loader)
     shuffles = (f" ({words} words are, for one, a randperm of {words + 1} items, or, where a "
-                f"DataLoader draws from it, one new iterator of a shuffled loader over {words - 1} items: "
-                f"2 for its base seed, {words - 2} for its shuffle)" if words > 3 else "")
+                "DataLoader draws from it, one new iterator of a shuffled loader over "
+                f"{words - 1} items: 2 for its base seed, {words - 2} for its shuffle)"
+                if words > 3 else "")
     return (f"something drew from {stream_label(key)} {when}{odd}: most draws take one word "
             f"per value (dropout's masks, torch.rand), a shuffle's randperm of n items "
             f"n - 1{shuffles}")

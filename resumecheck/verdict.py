@@ -1132,11 +1132,11 @@ def _divergence_text(r: RunResult, own_checkpoint: bool) -> str:
 
 
 _RATE_FIRST = (
-    "; the learning rate is the first to differ, with every declared component restored "
-    "alike: a schedule's own settings are in no state_dict() (a LambdaLR's function and what "
-    "it reads, such as a warm-up length; the totals given to a scheduler's constructor), so a "
-    "scheduler made in the build or in your load() from other settings than the run's steps "
-    "the rate otherwise once it steps"
+    "; the learning rate is the first to differ: a schedule's own settings are in no "
+    "state_dict() (a LambdaLR's function and what it reads, such as a warm-up length; the "
+    "totals given to a scheduler's constructor), so a scheduler made in the build or in your "
+    "load() from other settings than the run's steps the rate otherwise once it steps, its "
+    "state restored all the same"
 )
 """(a trial: a load() that made the scheduler from the default settings' warm-up, in a run
 launched with another, was told only of samplers, iterators and counters)"""

@@ -190,8 +190,10 @@ def test_step_exercised(resumecheck):
     result.stdout.fnmatch_lines([
         "*blind spots in program:CORRECT at resume point(s) 2: rng*",
         "*reproduce: resumecheck run program:CORRECT --steps 6 --resume-at 2 --drop rng*",
-        "*test_marker.py::test_rng_exercised  program:CORRECT  full resume: ok (latent gap: rng) | rng: blind spot*",
-        "*test_marker.py::test_step_exercised  program:CORRECT  full resume: ok (latent gap: rng) | global_step: ok*",
+        "*test_marker.py::test_rng_exercised  program:CORRECT  full resume: ok (latent gap: rng) "
+        "| rng: blind spot*",
+        "*test_marker.py::test_step_exercised  program:CORRECT  full resume: ok (latent gap: rng) "
+        "| global_step: ok*",
     ])
 
 

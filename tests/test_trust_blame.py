@@ -295,6 +295,6 @@ def test_a_rate_that_departs_first_with_every_component_alike_names_the_schedule
                  check_determinism=False).full_resume
     assert own.verdict == "diverged" and own.first_divergent_key == "lr", own.explanation
     assert own.diagnosis == []
-    assert ("; the learning rate is the first to differ, with every declared component "
-            "restored alike: a schedule's own settings are in no state_dict() (a LambdaLR's "
-            "function and what it reads, such as a warm-up length;") in own.explanation
+    assert ("; the learning rate is the first to differ: a schedule's own settings are in no "
+            "state_dict() (a LambdaLR's function and what it reads, such as a warm-up length;"
+            ) in own.explanation, own.explanation
