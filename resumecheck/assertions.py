@@ -38,11 +38,8 @@ def require_equivalent(report: Report) -> Report:
         raise ResumeNotEquivalent(report, describe_failure(report))
     full = report.full_resume
     if full is not None and full.latent_gaps:  # (a pass that hides a known gap says so)
-        when = {f.component: f.matters_from for f in full.diagnosis if f.matters_from}
-        gaps = [f"{name} (from step {when[name]})" if name in when else name
-                for name in full.latent_gaps]
-        warnings.warn(LatentGapWarning(report.target, gaps, list(full.resume_at),
-                                       full.reproduce), stacklevel=3)
+        warnings.warn(LatentGapWarning(report.target, list(full.latent_parts().values()),
+                                       list(full.resume_at), full.reproduce), stacklevel=3)
     return report
 
 

@@ -39,6 +39,12 @@ __all__ = ["annotate", "cleared_streams", "describe_data", "describe_end_state",
            "unclear_streams"]
 
 
+_DROPPING = "which drops"
+"""How the restorer of an engine ablation is named (``annotate``), which the
+wording of its streams (``_detail``) recognizes: that restore sets no dropped
+stream, so no cause of a program's load() applies."""
+
+
 def annotate(result: RunResult, reference: SegmentResult,
              segments: Sequence[tuple[int, SegmentResult]]) -> None:
     """Add the stream offsets and the data in words to a judged run, and say
@@ -48,7 +54,7 @@ def annotate(result: RunResult, reference: SegmentResult,
     result.stream_offsets = stream_offsets(
         reference, segments, result.first_divergent_step,
         restorer="your load()" if result.checkpoint == "program" else
-        f"the engine's restore, which drops {', '.join(result.dropped)} here,"
+        f"the engine's restore, {_DROPPING} {', '.join(result.dropped)} here,"
         if result.dropped else "the engine's restore")
     quantity = result.first_divergent_quantity or ""
     if quantity.startswith("state of ") and segments:
@@ -280,7 +286,7 @@ def _detail(key: str, step: int, k: int, draws: int | None, unit: str, unsaved: 
         return f"{label} differs from the reference's {where}; {why}"
     n = abs(draws)
     amount = _amount(key, n, unit)
-    if restored_so and "which drops" in restorer:
+    if restored_so and _DROPPING in restorer:
         # (a trial: the engine's own ablation was offered the four causes of a
         # program's load(); a stream it restored would be the reference's)
         return (f"{label} is {amount} {'ahead of' if draws > 0 else 'behind'} the reference's "

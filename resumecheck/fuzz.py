@@ -202,10 +202,11 @@ class FuzzResult:
         if fmt == "json":
             return json.dumps(self.to_json(), indent=2)
         env = self.environment
+        seed = ("the program's own seed" if self.seed is None
+                else f"seed {self.seed} asked of the program")
         lines = [
             f"resumecheck fuzz: {self.target}, {self.steps} steps, up to "
-            f"{self.max_interruptions} interruption(s), "
-            f"{f'seed {self.seed} asked of the program' if self.seed is not None else 'the program' + chr(39) + 's own seed'}, "
+            f"{self.max_interruptions} interruption(s), {seed}, "
             f"{restarts_text(self.isolation, self.nproc, self.resume_nproc)}; torch "
             f"{env.get('torch')}, {env.get('threads')} thread(s), {env.get('device')}",
             self.summary(),
@@ -301,7 +302,8 @@ def run_fuzz(target: Target | str | None, settings: Settings, *, max_examples: i
     say = _progress(progress, max_examples, budget)
     result = FuzzResult(
         target=tgt.spec or tgt.name, steps=n, seed=s.seed, max_interruptions=max_interruptions,
-        isolation=s.isolation, environment=fingerprint(s.threads), nproc=s.nproc, resume_nproc=s.resume_nproc,
+        isolation=s.isolation, environment=fingerprint(s.threads), nproc=s.nproc,
+        resume_nproc=s.resume_nproc,
     )
     with scratch_directory("resumecheck-fuzz-") as work, preserved_global_streams(), \
             _hypothesis_storage(Path(work) / "hypothesis"):

@@ -237,6 +237,13 @@ class RunResult:
         """Dropping the components changed the run: they are exercised here."""
         return bool(self.dropped) and self.verdict == DIVERGED
 
+    def latent_parts(self) -> dict[str, str]:
+        """Each latent gap, by name, in words: with the step from which it would
+        change the run where that is known (``sampler_epoch (from step 9)``)."""
+        when = {f.component: f.matters_from for f in self.diagnosis if f.matters_from}
+        return {name: f"{name} (from step {when[name]})" if name in when else name
+                for name in self.latent_gaps}
+
     @property
     def noise_label(self) -> str:
         if self.verdict in (FAILED, INCONCLUSIVE):

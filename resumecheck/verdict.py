@@ -1208,10 +1208,8 @@ def latent_text(r: RunResult) -> str:
     """The latent-gap clause of an explanation (empty: none)."""
     if not r.latent_gaps:
         return ""
-    when = {f.component: f.matters_from for f in r.diagnosis if f.matters_from}
     restored = {f.component for f in r.diagnosis}  # (else found at the end only)
-    parts = {name: f"{name} (from step {when[name]})" if name in when else name
-             for name in r.latent_gaps}
+    parts = r.latent_parts()
     wrong = [part for name, part in parts.items() if name in restored]
     moved = [part for name, part in parts.items() if name not in restored]
     what = [f"{', '.join(wrong)} restored wrongly"] if wrong else []
