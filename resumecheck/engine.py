@@ -1172,6 +1172,7 @@ def _report(checker: Checker, runs: list[RunResult],
         after = {step: held for step, held in after.items() if step not in engine_run.resume_at}
     back = brought_back(checker.segment.held, restarted_held or {},
                         checker.segment.held_after, after)
+    back |= _set_back_with_its_component(checker, restarted_after)
     named = {path: text for path, text in checker.segment.undeclared.items() if path not in back}
     unsure = _no_evidence_of_held(engine_run)
     if unsure is not None:
@@ -1191,6 +1192,28 @@ def _report(checker: Checker, runs: list[RunResult],
                                            runs[0] if own_held is not None else None,
                                            checker.segment.held_after, own_after),
     )
+
+
+def _set_back_with_its_component(checker: Checker,
+                                 restarted_after: dict[int, dict[str, list[str]]] | None
+                                 ) -> set[str]:
+    """What a declared component keeps beyond its ``state_dict()`` (its fields,
+    ``data_cursor.epoch``) that the engine's restore of the components set as
+    the uninterrupted run held it at the resume point, or that the restart's
+    first step set so: its state_dict() and load_state_dict() carry it, or the
+    component makes it again from its declared state (an epoch's order, from
+    the epoch), so it is held, however that resume went on (one that departs
+    ends with every field otherwise)."""
+    k = checker.resume_at[0]
+    names = set(checker.segment.names)
+    back: set[str] = set()
+    for step in (k, k + 1):
+        reference = checker.segment.held_after.get(step)
+        restarted = (restarted_after or {}).get(step)
+        if reference is not None and restarted is not None:
+            back |= {path for path, digests in reference.items()
+                     if path.split(".")[0] in names and restarted.get(path) == digests}
+    return back
 
 
 def launched_with(target: Target, run_config: dict[str, Any]) -> dict[str, Any]:

@@ -15,7 +15,9 @@ four levels down: bare tensors (not views, not activations), modules'
 parameters and buffers, optimizers' state, and plain numbers (an int or
 float: a best loss, a patience counter), and what a declared model's layers
 keep outside its ``state_dict()`` (number and tensor attributes, buffers
-registered with ``persistent=False``, generators), and random generators it
+registered with ``persistent=False``, generators), the fields of a declared
+component of the program's own class (a data position it wrote, whose
+``state_dict()`` may leave one out), and random generators it
 keeps (torch's, numpy's, Python's ``random.Random``); read where they are: no
 ``state_dict()`` of an undeclared object is called. Those that training
 changed (between the build and the end of the run, or after a step looked
@@ -58,8 +60,9 @@ list of tensors is data, and digesting it would cost more than the check)."""
 
 _CALLBACK_TODO = (
     "a framework's target declares the framework's own state only: make the callback save "
-    "and restore it with the checkpoint (Lightning: its state_dict(); the Trainer: a callback "
-    "that is an ExportableState)")
+    "and restore it with the checkpoint (Lightning: its state_dict() and load_state_dict(), "
+    "and the check compares it as the component `callbacks`; the Trainer: a callback that "
+    "is an ExportableState)")
 """What to do about state a framework adapter's user callback keeps (``undeclared_roots``)."""
 
 
@@ -132,6 +135,7 @@ class UndeclaredWatch:
         # program keeps it, the engine's own full resume brings back (``brought_back``)
         values = {digest(t) for c, t in declared if not _is_number_tensor(t)}
         modules = {c.name for c in components if isinstance(c.obj, torch.nn.Module)}
+        own = {c.name: type(c.obj).__name__ for c in components if _own_class(c.obj)}
         now = _watched(program, components)
         self.held = _digested(now)
         self.unrestorable = [_workers_text(path, obj) for path, (obj, _) in now.items()
@@ -153,30 +157,52 @@ class UndeclaredWatch:
             missed = [t for t in changed if _ptr(t) not in ptrs and _ptr(t) not in batch
                       and ((bare and t.numel() == 1 and not _is_number_tensor(t))
                            or digest(t) not in values)]
-            if _is_number(obj) and missed:
-                out[path] = self._number(path, obj, path.split(".")[0] in modules)
-            elif missed and isinstance(obj, (torch.Generator, np.random.Generator)):
-                kind = "a torch.Generator" if isinstance(obj, torch.Generator) else \
-                    "a numpy Generator"
-                out[path] = (f"{path} ({kind} whose state training changed, drawn "
-                             "from or seeded again, and no declared component holds: register "
-                             "it, RNGState({'name': generator}), to check that it resumes)")
-            elif missed and isinstance(obj, _OTHER_GENERATORS):
-                out[path] = (f"{path} (a {type(obj).__module__.split('.')[0]}."
-                             f"{type(obj).__name__} whose state training changed, drawn from "
-                             f"or seeded again, and {_NO_COMPONENT_HOLDS}: {_todo(path)})")
-            elif missed and isinstance(obj, torch.Tensor) and path.split(".")[0] in modules:
-                out[path] = (f"{path} (Tensor: {_amount(missed)}, that training changed, "
-                             f"{_LOOSE_TODO})")
-            elif missed:
-                amount = (f"{len(obj)} item{'' if len(obj) == 1 else 's'}, "
-                          f"{sum(t.numel() for t in tensors)} values"
-                          if isinstance(obj, collections.deque) else _amount(missed))
-                out[path] = (f"{path} ({type(obj).__name__}: {amount}, that training "
-                             f"changed and {_NO_COMPONENT_HOLDS}: {_todo(path)})")
+            if missed:
+                out[path] = self._line(path, obj, tensors, missed,
+                                       owner_kind=own.get(path.split(".")[0]),
+                                       in_module=path.split(".")[0] in modules)
         return out
 
+    def _line(self, path: str, obj: Any, tensors: list[torch.Tensor],
+              missed: list[torch.Tensor], owner_kind: str | None, in_module: bool) -> str:
+        """The `not compared` line of what ``path`` holds (``missed``: its
+        changed tensors no declared component holds; ``owner_kind``: the
+        class of the declared component of the program's own whose field it
+        is; ``in_module``: it is in a declared module)."""
+        if owner_kind is not None:  # (a field of a declared object of its own class)
+            what = (self._number_values(path, obj) if _is_number(obj)
+                    else f"{type(obj).__name__}: {_amount(missed)}")
+            return (f"{path} ({what}, changed by training; a field of the declared component "
+                    f"{path.split('.')[0]} ({owner_kind}) {_NOT_SET_BACK}: {_FIELD_TODO})")
+        if _is_number(obj):
+            return self._number(path, obj, in_module)
+        if isinstance(obj, (torch.Generator, np.random.Generator)):
+            kind = "a torch.Generator" if isinstance(obj, torch.Generator) else \
+                "a numpy Generator"
+            return (f"{path} ({kind} whose state training changed, drawn "
+                    "from or seeded again, and no declared component holds: register "
+                    "it, RNGState({'name': generator}), to check that it resumes)")
+        if isinstance(obj, _OTHER_GENERATORS):
+            return (f"{path} (a {type(obj).__module__.split('.')[0]}."
+                    f"{type(obj).__name__} whose state training changed, drawn from "
+                    f"or seeded again, and {_NO_COMPONENT_HOLDS}: {_todo(path)})")
+        if isinstance(obj, torch.Tensor) and in_module:
+            return f"{path} (Tensor: {_amount(missed)}, that training changed, {_LOOSE_TODO})"
+        amount = (f"{len(obj)} item{'' if len(obj) == 1 else 's'}, "
+                  f"{sum(t.numel() for t in tensors)} values"
+                  if isinstance(obj, collections.deque) else _amount(missed))
+        return (f"{path} ({type(obj).__name__}: {amount}, that training "
+                f"changed and {_NO_COMPONENT_HOLDS}: {_todo(path)})")
+
     def _number(self, path: str, now: Any, in_module: bool) -> str:
+        held = ("an attribute of a declared module, which its state_dict() leaves out: keep "
+                "it in a buffer (register_buffer), or declare it as a component, to check "
+                "that it resumes" if in_module
+                else f"{_HELD_BY_NONE}: {_todo(path)}")
+        return f"{path} ({self._number_values(path, now)}, changed by training; {held})"
+
+    def _number_values(self, path: str, now: Any) -> str:
+        """``int: 0 at the build, 5 after step 5, 0 at the end``."""
         was = (f"{self._numbers[path]!r} at the build" if path in self._numbers
                else "not set at the build")
         shown = self._numbers.get(path)
@@ -185,18 +211,21 @@ class UndeclaredWatch:
                 if value != shown and value != now:
                     was += f", {value!r} after step {step}"
                     shown = value
-        held = ("an attribute of a declared module, which its state_dict() leaves out: keep "
-                "it in a buffer (register_buffer), or declare it as a component, to check "
-                "that it resumes" if in_module
-                else f"{_HELD_BY_NONE}: {_todo(path)}")
-        return (f"{path} ({type(now).__name__}: {was}, {now!r} at the end, changed by "
-                f"training; {held})")
+        return f"{type(now).__name__}: {was}, {now!r} at the end"
 
 
 # What a `not compared` line says of the declared components: none holds it
 # (by storage or by values; a number, never by an equal value).
 _NO_COMPONENT_HOLDS = "no declared component holds"
 _HELD_BY_NONE = "held by no declared component"
+
+
+# What a `not compared` line says of a field of a declared component of the
+# program's own class, and what to do.
+_NOT_SET_BACK = "that the engine's restore of it does not set back"
+_FIELD_TODO = ("its state_dict() leaves it out, or its load_state_dict() does not set it: "
+               "return it from state_dict() and set it in load_state_dict(), to check that "
+               "it resumes")
 
 
 _NUMBERS_ONLY = re.compile(rf"^\S+ \(\w+: \d+ numbers?, that training changed and "
@@ -215,6 +244,10 @@ def not_known_if_held(text: str, why: str) -> str:
     a generator by itself: those lines stand)."""
     hedge = (f"whether a declared component holds it is not known ({why}: that resume shows "
              "what the declared state brings back); if none does")
+    if f" {_NOT_SET_BACK}: " in text:  # (a field of a component of the program's own)
+        return text.replace(f" {_NOT_SET_BACK}: ", f"; whether restoring the component sets "
+                            f"it back is not known ({why}: that resume shows what the "
+                            "declared state brings back); if it does not, ", 1)
     if _NUMBERS_ONLY.match(text):
         return text.replace(f" and {_NO_COMPONENT_HOLDS}:", f"; {hedge},", 1)
     return text.replace(f"; {_HELD_BY_NONE}:", f"; {hedge},", 1)
@@ -361,8 +394,13 @@ def _watched(program: Any,
     the generators and numbers inside a declared model (a counter its layer
     keeps as an attribute), which its state_dict() leaves out."""
     attrs = {(id(c.obj.obj), c.obj.name) for c in components if isinstance(c.obj, Attr)}
-    out = _held(program, {id(c.obj) for c in components}, attrs)
+    seen = {id(program), *(id(c.obj) for c in components)}
+    out = _held(program, seen, attrs)
     for c in components:
+        if _own_class(c.obj):  # (its fields: what its state_dict() may leave out; what
+            # the program holds too, seen above, is named once, where the program keeps it)
+            for where, holder in _held(c.obj, seen, attrs).items():
+                out.setdefault(f"{c.name}.{where}", holder)
         if isinstance(c.obj, torch.nn.Module):
             for where, gen in _generators_in(c.obj):
                 out.setdefault(f"{c.name}.{where}", (gen, [gen.get_state()]))
@@ -372,18 +410,30 @@ def _watched(program: Any,
     return out
 
 
-def _held(program: Any, declared: set[int],
+def _own_class(obj: Any) -> bool:
+    """Whether a declared component is an object of the program's own class (a
+    data position, a curriculum), whose fields the walk looks at: its
+    ``state_dict()`` is the program's own code and may leave one out. Not
+    torch's, a framework's or resumecheck's objects, whose state_dict() is
+    theirs, nor a module or optimizer (looked at as such)."""
+    if isinstance(obj, (torch.nn.Module, torch.optim.Optimizer, Attr, RNGState)):
+        return False
+    module = type(obj).__module__.split(".")[0]
+    return module not in _OPAQUE and module not in ("resumecheck", "builtins", "collections")
+
+
+def _held(program: Any, seen: set[int],
           attrs: set[tuple[int, str]]) -> dict[str, tuple[Any, list[torch.Tensor]]]:
     """Path -> (object, its tensors) for each tensor, module, optimizer or
     number (an int or float: a counter, a best loss) the program keeps, or
     short container of bare tensors and numbers: in its attributes, the items
     of short dicts, lists and tuples, and the fields of its own plain objects
     (``types.SimpleNamespace``, its classes), ``_DEPTH`` levels down; never in
-    a declared component (``declared``: their ids) or an attribute declared
-    with ``Attr`` (``attrs``: the object's id and the name), which are compared."""
+    a declared component or an object walked already (``seen``: their ids,
+    to which it adds those it walks) or an attribute declared with ``Attr``
+    (``attrs``: the object's id and the name), which are compared."""
     ours = type(program).__module__.startswith("resumecheck.")
     out: dict[str, tuple[Any, list[torch.Tensor]]] = {}
-    seen = {id(program), *declared}
     todo = [(name, value, 1, not ours) for name, value in _fields(program)
             if not (ours and name.startswith("_")) and (id(program), name) not in attrs]
     # (an adapter's user code: the objects a step function keeps, callbacks)

@@ -1,0 +1,44 @@
+"""A field that a declared component of the program's own leaves out of its
+state_dict() is named, and the fields its state does hold, or that it makes
+again from that state, are not (fixtures/trust/field_left_out.py)."""
+
+from __future__ import annotations
+
+from resumecheck import verify
+from resumecheck.report import DIVERGED, IDENTICAL
+from resumecheck.undeclared import not_known_if_held
+
+SPEC = "fixtures.trust.field_left_out:"
+FAST = {"noise_seeds": 0, "drop": "none", "check_determinism": False}
+
+
+def test_the_field_its_state_dict_leaves_out_is_named_and_the_epoch_it_keeps_is_not():
+    report = verify(SPEC + "LEFT_OUT", **FAST)
+    assert report.full_resume.verdict == DIVERGED
+    assert report.full_resume.first_divergent_step == 6
+    assert [line.split(" (")[0] for line in report.undeclared] == ["data_cursor.batch_in_epoch"]
+    line = report.undeclared[0]
+    assert line.startswith("data_cursor.batch_in_epoch (int: 0 at the build, 4 at the end, "
+                           "changed by training; a field of the declared component "
+                           "data_cursor (Position) that the engine's restore of it does not "
+                           "set back: its state_dict() leaves it out"), line
+    assert "your own resume held it otherwise right after your load() at step 5" in line
+    text = report.render()
+    assert "name what the program keeps outside them: `data_cursor.batch_in_epoch`)" in text
+
+
+def test_its_twin_that_keeps_the_field_under_another_key_names_nothing():
+    report = verify(SPEC + "RENAMED", **FAST)
+    assert report.equivalent and report.full_resume.verdict == IDENTICAL
+    assert report.undeclared == []
+
+
+def test_where_no_restore_shows_what_the_state_brings_back_the_line_hedges():
+    line = ("pos.n (int: 0 at the build, 4 at the end, changed by training; a field of the "
+            "declared component pos (P) that the engine's restore of it does not set back: its "
+            "state_dict() leaves it out, or ...)")
+    hedged = not_known_if_held(line, "the engine's own full resume failed")
+    assert "does not set back" not in hedged
+    assert ("a field of the declared component pos (P); whether restoring the component sets "
+            "it back is not known (the engine's own full resume failed: ") in hedged
+    assert "if it does not, its state_dict() leaves it out" in hedged
