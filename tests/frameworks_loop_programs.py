@@ -75,10 +75,24 @@ def _numpy_in_checkpoint():
         trainer={"callbacks": [_numpy_state_callback()]})
 
 
-def _counting_callback():
+def _counting_callback(saves: bool = True):
     """A callback that keeps state (a batch counter that halves the learning rate
-    after four batches) and saves it in Lightning's checkpoint."""
+    after four batches) and saves it in Lightning's checkpoint (``saves``; else
+    it defines no state_dict(), and Lightning's checkpoint has nothing of it)."""
     import lightning.pytorch as pl
+
+    class ForgetsItsCount(pl.Callback):
+        def __init__(self):
+            self.count = 0
+
+        def on_train_batch_start(self, trainer, module, batch, batch_idx):
+            self.count += 1
+            if self.count == 5:
+                for group in trainer.optimizers[0].param_groups:
+                    group["lr"] *= 0.5
+
+    if not saves:
+        return ForgetsItsCount()
 
     class HalvesTheLrAfterFour(pl.Callback):
         def __init__(self):
@@ -99,8 +113,8 @@ def _counting_callback():
     return HalvesTheLrAfterFour()
 
 
-def _counting_callback_target(per_build: bool):
-    settings = lambda: {"callbacks": [_counting_callback()]}  # noqa: E731
+def _counting_callback_target(per_build: bool, saves: bool = True):
+    settings = lambda: {"callbacks": [_counting_callback(saves)]}  # noqa: E731
     return lightning_target(
         module=lambda: lightning_train().TinyClassifier(dropout=0.0),
         data=lambda: lightning_train().stateful_loader(), steps=8, resume_at=(3,),
@@ -114,6 +128,8 @@ _BUILT_ON_FIRST_USE = {
     "LIGHTNING_NUMPY_IN_CHECKPOINT": _numpy_in_checkpoint,
     "LIGHTNING_COUNTER_SHARED": lambda: _counting_callback_target(per_build=False),
     "LIGHTNING_COUNTER_PER_BUILD": lambda: _counting_callback_target(per_build=True),
+    "LIGHTNING_COUNTER_NOT_SAVED": lambda: _counting_callback_target(per_build=True,
+                                                                     saves=False),
 }
 
 

@@ -266,3 +266,31 @@ def test_a_stateful_callback_made_per_build_resumes_and_a_shared_one_is_named():
         resumecheck.verify(spec("LIGHTNING_COUNTER_SHARED"), drop="none", noise_seeds=0)
     assert "two uninterrupted runs in this one interpreter differ" in str(info.value)
     assert "a callback instance in the target's settings" in str(info.value)
+
+
+@pytest.mark.e2e
+def test_a_callback_that_saves_its_state_is_a_component_and_one_that_does_not_is_named():
+    """A trial: a callback whose state_dict() Lightning saves was left to the
+    engine's restore, which diverged, so every ablation was inconclusive, and
+    the `not compared` line asked for the state_dict() it had."""
+    report = resumecheck.verify(spec("LIGHTNING_COUNTER_PER_BUILD"), noise_seeds=0,
+                                check_determinism=False)
+    own, engine, *ablations = report.runs
+    assert own.verdict == IDENTICAL and engine.verdict == IDENTICAL, engine.explanation
+    by_drop = {tuple(r.dropped): r for r in ablations}
+    lost = by_drop[("callbacks",)]
+    assert lost.verdict == DIVERGED, lost.explanation
+    assert (lost.first_divergent_step, lost.first_divergent_quantity) == (5, "learning rate")
+    assert report.undeclared == []
+
+    report = resumecheck.verify(spec("LIGHTNING_COUNTER_NOT_SAVED"), drop="none",
+                                noise_seeds=0, check_determinism=False)
+    assert "callbacks" not in [r.dropped for r in report.runs]
+    assert report.runs[0].verdict == DIVERGED
+    assert [u.split(" (int")[0] for u in report.undeclared] == [
+        "callbacks[0] (ForgetsItsCount).count"]
+    assert "(Lightning: its state_dict() and load_state_dict(), and the check compares it as " \
+           "the component `callbacks`" in report.undeclared[0]
+    assert "your checkpoint loses it" in report.undeclared[0]
+    # one holder once in the WARNING (a trial's callback was listed once per field)
+    assert "`callbacks[0] (ForgetsItsCount).count`)" in report.render()

@@ -20,8 +20,10 @@ the restart resumes with ``Trainer.fit(ckpt_path=...)``. The components the
 engine captures are the live objects: ``params`` (the module), ``optimizer``
 (Lightning's one optimizer), ``scheduler`` (every configured scheduler),
 ``data_cursor`` (the fit loop's progress counters: epoch, batches and
-optimizer steps, and a stateful loader's state when it has one) and ``rng``
-(the global streams; Lightning's checkpoint holds none of them). The fit
+optimizer steps, and a stateful loader's state when it has one), ``rng``
+(the global streams; Lightning's checkpoint holds none of them) and, where
+your own callbacks define ``state_dict()``, ``callbacks`` (their states, as
+Lightning's checkpoint holds them). The fit
 loop's counters can be restored into a running loop only through Lightning's
 checkpoint: the engine's own restart puts them into the live loop before its
 first step, which Lightning does not promise to honour, so when that restart
@@ -48,7 +50,10 @@ from resumecheck.frameworks._loop import (
 from resumecheck.program import Target
 from resumecheck.segments import scratch_dir
 
-__all__ = ["LightningProgram", "lightning_target"]
+__all__ = ["CALLBACKS", "LightningProgram", "lightning_target"]
+
+CALLBACKS = "callbacks"
+"""The component of your own callbacks' state (those that define ``state_dict()``)."""
 
 
 def lightning_target(
@@ -144,7 +149,7 @@ class LightningProgram(LoopProgram):
 
     def components(self) -> dict[str, Any]:
         trainer = self.trainer
-        return {
+        components = {
             PARAMS: self.module,
             OPTIMIZER: LiveState(self, lambda: _one_optimizer(trainer)),
             SCHEDULER: LiveState(self, lambda: trainer.lr_scheduler_configs,
@@ -152,6 +157,11 @@ class LightningProgram(LoopProgram):
             DATA_CURSOR: LiveState(self, lambda: trainer.fit_loop, stage="setup"),
             RNG: _LightningStreams(self),
         }
+        stateful = _stateful_callbacks(trainer.callbacks)
+        if stateful:  # (restored where Lightning restores them: after the setup hooks)
+            components[CALLBACKS] = LiveState(self, lambda: stateful, dump=_callbacks_state,
+                                              load=_load_callbacks, stage="setup")
+        return components
 
     def undeclared_roots(self) -> list[tuple[str, Any]]:
         """Your own callbacks: state they keep is named when no component holds it."""
@@ -235,6 +245,40 @@ def _load_schedulers(configs: Any, state: dict[str, Any]) -> None:
     for i, config in enumerate(configs):
         if str(i) in state:
             config.scheduler.load_state_dict(state[str(i)])
+
+
+def _stateful_callbacks(callbacks: Any) -> list[Any]:
+    """Your own callbacks that keep state through Lightning's checkpoint: those
+    whose class defines ``state_dict()`` (Lightning saves each one's under its
+    ``state_key`` and gives it back to its ``load_state_dict()``)."""
+    pl = require("lightning.pytorch", "resumecheck.frameworks.lightning")
+    return [callback for _, callback in user_callbacks(callbacks)
+            if type(callback).state_dict is not pl.Callback.state_dict
+            and _plain(callback.state_dict())]
+
+
+def _plain(state: Any) -> bool:
+    """Whether a callback's state (as it is at the build) is plain data, which
+    ``torch.load(weights_only=True)`` loads, as Lightning's resume does: one
+    that is not (numpy's own state) fails that resume, which the check then
+    reports, and is left out of the engine's captures, which would refuse it."""
+    if isinstance(state, dict):
+        return all(_plain(v) for v in state.values())
+    if isinstance(state, (list, tuple)):
+        return all(_plain(v) for v in state)
+    # (by type: numpy's float64 is a float, and weights_only refuses it)
+    return isinstance(state, torch.Tensor) or type(state) in (int, float, bool, str, bytes,
+                                                              type(None))
+
+
+def _callbacks_state(callbacks: list[Any]) -> dict[str, Any]:
+    return {callback.state_key: callback.state_dict() for callback in callbacks}
+
+
+def _load_callbacks(callbacks: list[Any], state: dict[str, Any]) -> None:
+    for callback in callbacks:
+        if callback.state_key in state:
+            callback.load_state_dict(state[callback.state_key])
 
 
 def _driver_base() -> type:
