@@ -142,6 +142,23 @@ def _int_list(text: str) -> list[int]:
     return points
 
 
+class _OneSchedule(argparse.Action):
+    """``--resume-at`` once: ``K1,K2`` is one run restarted at each point, so a
+    second flag could mean either that or another check (a trial's second
+    flag silently replaced the first)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        before = getattr(namespace, self.dest, None)
+        if before is not None:
+            first, then = ",".join(map(str, before)), ",".join(map(str, values))
+            raise argparse.ArgumentError(
+                self, f"given twice ({first}, then {then}); it takes one schedule: "
+                f"--resume-at {first},{then} restarts one run at {first} and again at {then}; "
+                "to check each resume point on its own, run the command once per point")
+        setattr(namespace, self.dest, values)
+
+
 def _whole(text: str) -> int:
     """A whole number; its range is the settings' to judge (``Settings``)."""
     try:
@@ -185,7 +202,7 @@ def _run_parser(sub: Any) -> None:
     _common(run)
     run.add_argument("--steps", type=_whole, help="optimizer steps N (default: the target's)")
     run.add_argument(
-        "--resume-at", type=_int_list, metavar="K[,K...]",
+        "--resume-at", type=_int_list, metavar="K[,K...]", action=_OneSchedule,
         help="resume after step K; several for repeated restarts (default: the target's)",
     )
     run.add_argument(

@@ -98,6 +98,11 @@ def test_usage_errors_from_argparse_exit_2(capsys):
     assert main(["run", "--steps", "zero"]) == 2
     assert "expected a whole number" in capsys.readouterr().err
     assert main(["run", "--format", "yaml"]) == 2
+    # a trial: a second --resume-at replaced the first without a word
+    assert main(["run", "--resume-at", "4", "--resume-at", "13"]) == 2
+    err = capsys.readouterr().err
+    assert "--resume-at: given twice (4, then 13)" in err
+    assert "--resume-at 4,13 restarts one run at 4 and again at 13" in err
     assert main([]) == 2
 
 
