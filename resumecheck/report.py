@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -59,8 +60,13 @@ def lost_uncompared(undeclared: list[str]) -> list[str]:
 
 def uncompared_path(what: str) -> str:
     """Where the program keeps what a ``Report.undeclared`` entry names
-    (``state.ema`` of ``state.ema (AveragedModel: ...)``)."""
-    return what.split(" (", 1)[0]
+    (``state.ema`` of ``state.ema (AveragedModel: ...)``; a callback's
+    class is part of its path: ``callbacks[0] (EMA).shadow``)."""
+    found = _HOLDER.match(what)
+    return found.group(1) if found else what.split(" (", 1)[0]
+
+
+_HOLDER = re.compile(r"^((?:[^ ]| \([\w.]+\)(?=[.\[]))+) \(")
 
 Verdict = Literal["identical", "close", "diverged", "failed", "inconclusive"]
 IDENTICAL: Literal["identical"] = "identical"
@@ -672,7 +678,10 @@ def _draw_advice(drawn: StreamOffset) -> str:
             "(a DataLoader with a generator of its own leaves the global stream alone), and "
             "where it shuffles, make it replay the epoch's order: its generator set back to "
             "its state at the epoch's start (saved with the checkpoint, or seeded again each "
-            "epoch) before the iterator is made, then the batches already used skipped")
+            "epoch) before the iterator is made, then the batches already used skipped; where a "
+            "framework makes the iterator (Lightning, Accelerate), only a loader whose state "
+            "the framework's checkpoint keeps (torchdata's StatefulDataLoader) can put the "
+            "epoch's order and position back")
 
 
 def _uncompared_clause(undeclared: list[str], lines_shown: bool) -> str:
@@ -680,7 +689,8 @@ def _uncompared_clause(undeclared: list[str], lines_shown: bool) -> str:
     when nothing is named); ``lines_shown``: those lines are printed beside it."""
     if not undeclared:  # (each line: "path (what it is ...)")
         return ""
-    paths = [uncompared_path(what) for what in undeclared]
+    # (one holder once: a trial's callback was listed once per attribute)
+    paths = list(dict.fromkeys(uncompared_path(what) for what in undeclared))
     listed = (", ".join(f"`{p}`" for p in paths[:4])
               + (f" and {len(paths) - 4} more" if len(paths) > 4 else ""))
     if lines_shown:

@@ -1134,9 +1134,9 @@ def _divergence_text(r: RunResult, own_checkpoint: bool) -> str:
 _RATE_FIRST = (
     "; the learning rate is the first to differ: a schedule's own settings are in no "
     "state_dict() (a LambdaLR's function and what it reads, such as a warm-up length; the "
-    "totals given to a scheduler's constructor), so a scheduler made in the build or in your "
-    "load() from other settings than the run's steps the rate otherwise once it steps, its "
-    "state restored all the same"
+    "totals given to a scheduler's constructor). A scheduler that the build or your load() "
+    "makes from other settings than the run's sets another rate once it steps, even with "
+    "its state restored; so does code of yours that sets the rate from a count it keeps"
 )
 """(a trial: a load() that made the scheduler from the default settings' warm-up, in a run
 launched with another, was told only of samplers, iterators and counters)"""

@@ -241,6 +241,21 @@ def test_a_departed_own_resume_says_nothing_of_what_its_checkpoint_keeps():
     assert lost_uncompared([line]) == ["state.ema"]
 
 
+def test_a_callbacks_class_is_part_of_the_path_its_lines_name():
+    """A trial: two fields of one callback were both listed as `callbacks[0]`."""
+    from resumecheck.report import uncompared_path
+
+    line = ("callbacks[0] (Clip).ema_norm (float: 0.0 at the build, 1.5 at the end, changed "
+            "by training; ...)")
+    assert uncompared_path(line) == "callbacks[0] (Clip).ema_norm"
+    assert uncompared_path("callbacks[1] (EMA).shadow['w'] (Tensor: 1 tensor, ...)") == \
+        "callbacks[1] (EMA).shadow['w']"
+    assert uncompared_path("state.ema (AveragedModel: 4 tensors, ...)") == "state.ema"
+    assert lost_uncompared([line + "; your own resume (save/load) ends with it otherwise "
+                            "than the uninterrupted run did: ..."]) == [
+        "callbacks[0] (Clip).ema_norm"]
+
+
 def test_a_number_equal_to_one_in_a_components_state_is_not_taken_as_held():
     """A trial: an EMA's update count, lost by the checkpoint, went unnamed
     because a declared component of the program's own held an equal value."""
