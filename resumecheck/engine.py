@@ -44,9 +44,8 @@ from resumecheck.errors import (
 from resumecheck.program import Target, declared_names, load_target
 from resumecheck.progress import ProgressCallback, ProgressTracker, run_label
 from resumecheck.elastic import judge_elastic, unmapped_state
-from resumecheck.report import (
-    CLOSE, FAILED, IDENTICAL, INCONCLUSIVE, STOPPED, Report, RunResult,
-)
+from resumecheck.phrases import STOPPED
+from resumecheck.report import CLOSE, FAILED, IDENTICAL, INCONCLUSIVE, Report, RunResult
 from resumecheck.reproduce import reproduce_command
 from resumecheck.faults import environment_failure
 from resumecheck.interrupt import RunDirectories, scratch_directory

@@ -503,7 +503,7 @@ def _summary_row(entry: dict[str, Any]) -> str:
             cells.append(f"full resume: {verdict}")
         elif not run["dropped"]:  # the engine's own, beside the program's save/load
             if report.get("declared_state_complete") is False:
-                from resumecheck.report import BUILDING, RESTORING, STOPPED
+                from resumecheck.phrases import BUILDING, RESTORING, STOPPED
 
                 lossy = any(f.get("basis") == "reference" for f in run["diagnosis"])
                 why = ("a load_state_dict() loses state" if lossy and run["verdict"] != "failed"
@@ -518,7 +518,8 @@ def _summary_row(entry: dict[str, Any]) -> str:
             state = ("blind spot" if run["blind_spot"] else
                      "ok" if run["verdict"] == "diverged" else run["verdict"])
             cells.append(f"{','.join(run['dropped'])}: {state}")
-    from resumecheck.report import lost_uncompared  # (torch: imported by now, at the summary)
+    # (torch-free: an xdist controller that ran no check never imports torch for a row)
+    from resumecheck.phrases import lost_uncompared
 
     lost = lost_uncompared(report.get("undeclared", []))
     if lost:  # (an "ok" covers what is compared: say what the resume loses beside it)

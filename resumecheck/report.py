@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from resumecheck.errors import LONGER_BOUND
+from resumecheck.phrases import BUILDING, RESTORING, STOPPED, lost_uncompared, uncompared_path
 from resumecheck.state_diff import REORDERED
 from resumecheck.streams import unseeded_text
 from resumecheck.trajectory import Trajectory
@@ -39,34 +39,6 @@ __all__ = [
 
 SCHEMA = "resumecheck.report/1"
 
-RESTORING = "restoring the checkpoint"
-BUILDING = "building the restarted program"
-"""How a run's explanation names the restore as the stage that failed."""
-STOPPED = "stopped by the step timeout"
-"""How a run's explanation opens when a phase outlived its bound (not a
-failure of the program's own, unless it hangs there)."""
-
-OWN_RESUME_ENDS_OTHERWISE = "your own resume (save/load) ends with it otherwise"
-"""How a ``Report.undeclared`` entry says that the program's own full resume
-ends with that state otherwise than the uninterrupted run did."""
-
-
-def lost_uncompared(undeclared: list[str]) -> list[str]:
-    """Of what is not compared (``Report.undeclared``), what the program's own
-    full resume ends with otherwise than the uninterrupted run (its checkpoint
-    likely loses it), by where the program keeps it."""
-    return [uncompared_path(what) for what in undeclared if OWN_RESUME_ENDS_OTHERWISE in what]
-
-
-def uncompared_path(what: str) -> str:
-    """Where the program keeps what a ``Report.undeclared`` entry names
-    (``state.ema`` of ``state.ema (AveragedModel: ...)``; a callback's
-    class is part of its path: ``callbacks[0] (EMA).shadow``)."""
-    found = _HOLDER.match(what)
-    return found.group(1) if found else what.split(" (", 1)[0]
-
-
-_HOLDER = re.compile(r"^((?:[^ ]| \([\w.]+\)(?=[.\[]))+) \(")
 
 Verdict = Literal["identical", "close", "diverged", "failed", "inconclusive"]
 IDENTICAL: Literal["identical"] = "identical"

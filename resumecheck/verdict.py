@@ -29,11 +29,10 @@ from resumecheck.components import (
 from resumecheck.errors import SCHEDULER_UNREAD
 from resumecheck.evidence import annotate, cleared_streams, unclear_streams
 from resumecheck.program import next_epoch_start
+from resumecheck.phrases import BUILDING, OWN_RESUME_ENDS_OTHERWISE, RESTORING, STOPPED
 from resumecheck.report import (
     AFTER_DIVERGENCE, CLOSE, CONFIRMED, DIVERGED, FAILED, IDENTICAL, INCONCLUSIVE, LATENT,
-    NOT_CAUSE, OWN_RESUME_ENDS_OTHERWISE, PUT_BACK, RESTORING, BUILDING, STOPPED, Finding,
-    FindingStatus,
-    RunResult, settings_text,
+    NOT_CAUSE, PUT_BACK, Finding, FindingStatus, RunResult, settings_text,
 )
 from resumecheck.capture import load_checkpoint
 from resumecheck.segments import SegmentResult

@@ -128,6 +128,15 @@ def test_check_then(resumecheck):
 def test_worker_crashes():
     os._exit(1)
 ''')
+    # the controller, which runs no check, words its rows without importing torch
+    project.makeconftest("""
+import sys
+
+
+def pytest_unconfigure(config):
+    if not hasattr(config, "workerinput"):
+        open("controller_torch.txt", "w").write(str("torch" in sys.modules))
+""")
     # (without the plugins of this environment's other test tools: hypothesis's
     # imports all of hypothesis as each of the three interpreters starts, a
     # second apiece, and the project uses neither)
@@ -144,6 +153,7 @@ def test_worker_crashes():
         "test_resume.py::test_buggy  program:BUGGY  full resume: DIVERGED",
         "test_resume.py::test_correct  program:CORRECT  full resume: ok (latent gap: rng)",
     ])
+    assert (project.path / "controller_torch.txt").read_text() == "False"
     session = json.loads((project.path / "checks.json").read_text())
     validate(session)  # made in another process: the suite-wide check never saw it
     assert sorted(c["nodeid"] for c in session["checks"]) == [  # from both workers

@@ -8,7 +8,8 @@ import pytest
 
 from resumecheck import verify
 from resumecheck.assertions import describe_failure
-from resumecheck.report import DIVERGED, IDENTICAL, lost_uncompared
+from resumecheck.phrases import lost_uncompared
+from resumecheck.report import DIVERGED, IDENTICAL
 
 SPEC = "fixtures.trust.undeclared_ema:"
 FAST = {"noise_seeds": 0, "drop": "none", "check_determinism": False}
@@ -243,7 +244,7 @@ def test_a_departed_own_resume_says_nothing_of_what_its_checkpoint_keeps():
 
 def test_a_callbacks_class_is_part_of_the_path_its_lines_name():
     """A trial: two fields of one callback were both listed as `callbacks[0]`."""
-    from resumecheck.report import uncompared_path
+    from resumecheck.phrases import uncompared_path
 
     line = ("callbacks[0] (Clip).ema_norm (float: 0.0 at the build, 1.5 at the end, changed "
             "by training; ...)")

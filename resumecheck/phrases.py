@@ -1,0 +1,42 @@
+"""Phrases of a report that its readers match, and what they name.
+
+Torch-free, as ``errors`` and ``settings`` are: the pytest plugin's session
+summary reads them in an xdist controller, which runs no check and need
+not import torch (a second of every such session) to word a row.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["BUILDING", "OWN_RESUME_ENDS_OTHERWISE", "RESTORING", "STOPPED", "lost_uncompared",
+           "uncompared_path"]
+
+RESTORING = "restoring the checkpoint"
+BUILDING = "building the restarted program"
+"""How a run's explanation names the restore as the stage that failed."""
+STOPPED = "stopped by the step timeout"
+"""How a run's explanation opens when a phase outlived its bound (not a
+failure of the program's own, unless it hangs there)."""
+
+OWN_RESUME_ENDS_OTHERWISE = "your own resume (save/load) ends with it otherwise"
+"""How a ``Report.undeclared`` entry says that the program's own full resume
+ends with that state otherwise than the uninterrupted run did."""
+
+
+def lost_uncompared(undeclared: list[str]) -> list[str]:
+    """Of what is not compared (``Report.undeclared``), what the program's own
+    full resume ends with otherwise than the uninterrupted run (its checkpoint
+    likely loses it), by where the program keeps it."""
+    return [uncompared_path(what) for what in undeclared if OWN_RESUME_ENDS_OTHERWISE in what]
+
+
+def uncompared_path(what: str) -> str:
+    """Where the program keeps what a ``Report.undeclared`` entry names
+    (``state.ema`` of ``state.ema (AveragedModel: ...)``; a callback's
+    class is part of its path: ``callbacks[0] (EMA).shadow``)."""
+    found = _HOLDER.match(what)
+    return found.group(1) if found else what.split(" (", 1)[0]
+
+
+_HOLDER = re.compile(r"^((?:[^ ]| \([\w.]+\)(?=[.\[]))+) \(")
