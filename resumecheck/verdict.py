@@ -428,6 +428,8 @@ def conclude(ref: Reference, result: RunResult, cmp: Comparison | None,
     if result.blind_spot and SCHEDULER in result.dropped and _rate_moves_after(
             ref, result.resume_at[0]):
         result.explanation += SCHEDULER_UNREAD
+    if not result.dropped and result.verdict == DIVERGED:
+        result.explanation += _new_epoch_text(ref, result)
     if not result.dropped and result.verdict == DIVERGED and ref.segment.unrestorable:
         result.explanation += "; state no checkpoint can hold: " + "; ".join(
             ref.segment.unrestorable)
@@ -996,6 +998,24 @@ def unjudge_when_incomplete(own: RunResult, engine_full: RunResult) -> None:
     if before:
         own.explanation = own.explanation.replace(before, _differs_clause(own.diagnosis), 1)
     unclear_streams(own, cleared)  # (its stream lines said "not the cause" too)
+
+
+def _new_epoch_text(ref: Reference, r: RunResult) -> str:
+    """Where a full resume's data first differs at the first step of a new
+    epoch after the restore, every step before it matched: the lead is the
+    new epoch's order, not the position in the resumed one (a trial's correct
+    Lightning program, resumed mid-epoch, read another order from the next
+    epoch on, and nothing said where to look)."""
+    step = r.first_divergent_step
+    if not (r.first_divergent_quantity or "").startswith("data") or step is None:
+        return ""
+    k = max((p for p in r.resume_at if p < step), default=None)
+    if k is None or step <= k + 1 or step != next_epoch_start(ref.segment.boundaries, k):
+        return ""
+    return (f"; step {step} is the first of a new epoch, and every step from the restore at "
+            f"{k} until then read what the uninterrupted run read: the new epoch's order "
+            "differs (a sampler's or a loader's generator, or the epoch the sampler is set "
+            "to, is not where the uninterrupted run had it when that epoch began)")
 
 
 def matters_from(ref: Reference, component: str, k: int) -> int | None:

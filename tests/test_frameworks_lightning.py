@@ -76,6 +76,8 @@ def test_each_step_is_traced_from_the_framework_owned_loop(tmp_path, monkeypatch
     finally:
         built.program.close()
     assert not loop_threads()
+    # its epochs, from the training loader's length (5 batches), for the evidence and fuzzing
+    assert built.boundaries()["steps_per_epoch"] == 5
     for record in records:
         assert not record.skipped  # the optimizer hook ran on Lightning's optimizer
         assert any(k.startswith("grad:net.") for k in record.digests)

@@ -147,6 +147,24 @@ class LightningProgram(LoopProgram):
     def _save(self, path: str) -> None:
         self.trainer.save_checkpoint(path)
 
+    @property
+    def steps_per_epoch(self) -> int | None:
+        """Optimizer steps per epoch where the data tells (one training
+        DataLoader with a length, every batch of it trained: Lightning steps
+        at an epoch's end too, accumulating or not); None otherwise."""
+        loader = self.data[0] if isinstance(self.data, (list, tuple)) and len(self.data) == 1 \
+            else self.data
+        limit = getattr(self.trainer, "limit_train_batches", None)
+        accumulate = getattr(self.trainer, "accumulate_grad_batches", None)
+        if not isinstance(loader, torch.utils.data.DataLoader) or limit != 1.0 \
+                or not isinstance(accumulate, int) or accumulate < 1:
+            return None
+        try:
+            batches = len(loader)
+        except TypeError:  # (an iterable dataset without a length)
+            return None
+        return -(-batches // accumulate) if batches else None
+
     def components(self) -> dict[str, Any]:
         trainer = self.trainer
         components = {
