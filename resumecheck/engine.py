@@ -37,6 +37,7 @@ from resumecheck.components import (
     CONFIG, LAUNCH_STREAMS, OPTIMIZER, PARAMS, preserved_global_streams,
 )
 from resumecheck.environment import fingerprint
+from resumecheck.evidence import next_draw
 from resumecheck.errors import (
     BudgetExhausted, DiskSpaceShortage, DiskUseWarning, EnvironmentFailure,
     ModuleStateChanged, NondeterministicBaseline, ReferenceFailed,
@@ -769,7 +770,20 @@ class _Confirmations:
                     | verdict.modes_put_back(self._reference, result, segments)
                     if verdict.departure(result) is None and result.diagnosis else set())
         verdict.settle_findings(self._reference, result, judged, put_back, self._unreached,
-                                moved)
+                                moved, self._next_draws(result, segments))
+
+    def _next_draws(self, result: RunResult,
+                    segments: list[tuple[int, SegmentResult]]) -> dict[str, int]:
+        """For the one declared random-state component, where a latent gap in it
+        would start to change the run (``evidence.next_draw``)."""
+        randoms = [f for f in result.diagnosis if self._random_state(f.component, f.step or 0)]
+        if verdict.departure(result) is not None or len(randoms) != 1 or not segments:
+            return {}
+        k, seg = next(((k, seg) for k, seg in segments if k == randoms[0].step), (None, None))
+        if seg is None or k is None:
+            return {}
+        step = next_draw(self._reference.segment, seg, k, self._reference.segment.boundaries)
+        return {} if step is None else {randoms[0].component: step}
 
     def _random_state(self, component: str, k: int) -> bool:
         """Whether ``component`` is random state (an ``RNGState``): putting it

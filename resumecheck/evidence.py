@@ -26,6 +26,7 @@ import torch
 from resumecheck.compare import Tolerance, compare_values, describe_entries
 from resumecheck.components import RNGState, split_rank_name
 from resumecheck.report import FAILED, IDENTICAL, NOT_CAUSE, RunResult, StreamOffset
+from resumecheck.program import epoch_boundaries, next_epoch_start
 from resumecheck.segments import SegmentResult
 from resumecheck.capture import load_checkpoint
 from resumecheck.state_diff import describe_difference
@@ -161,6 +162,28 @@ def stream_offsets(reference: SegmentResult, segments: Sequence[tuple[int, Segme
                                 _unused_after(reference, k, until) & _unused_after(seg, k, until),
                                 restorer)
     return []
+
+
+def next_draw(reference: SegmentResult, seg: SegmentResult, k: int,
+              boundaries: dict[str, Any]) -> int | None:
+    """For random state that a restore at ``k`` left otherwise and that the
+    run never read (a latent gap): the step from which it would change the
+    run, where the reference's own draws tell. Every stream left otherwise
+    (at the start of the first step after the restore) was drawn, up to
+    ``k``, only during the first step of an epoch, and not since: a loader's
+    generator that shuffles each epoch is next drawn at the next epoch's
+    first step. None: any other pattern, or no declared epochs."""
+    ref = {r.step: r.streams for r in reference.records if r.streams}
+    first = next((r for r in seg.records if r.step == k + 1 and r.streams), None)
+    if first is None or k + 1 not in ref:
+        return None
+    differing = [key for key in ref[k + 1] if first.streams.get(key) != ref[k + 1][key]]
+    starts = {1} | {b + 1 for b in epoch_boundaries(boundaries, reference.records[-1].step)}
+    for key in differing:
+        drawn = [s for s in sorted(ref) if s + 1 in ref and ref[s + 1].get(key) != ref[s].get(key)]
+        if not drawn or any(s > k or s not in starts for s in drawn):
+            return None
+    return next_epoch_start(boundaries, k) if differing else None
 
 
 def _unused_after(seg: SegmentResult, k: int, until: int | None) -> set[str]:

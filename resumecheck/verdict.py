@@ -916,11 +916,13 @@ def _lost_by_the_load(path: str, run: RunResult,
 def settle_findings(ref: Reference, result: RunResult, outcomes: dict[int, bool | None],
                     put_back: set[str] | frozenset[str] = frozenset(),
                     unreached: dict[str, list[str]] | None = None,
-                    moved: set[int] | frozenset[int] = frozenset()) -> None:
+                    moved: set[int] | frozenset[int] = frozenset(),
+                    next_draws: dict[str, int] | None = None) -> None:
     """Give each finding a status: is the difference the cause?
 
     Those the run never departs after are ``latent`` (with the step from
-    which they would matter, when the program's boundaries tell), unless
+    which they would matter, when the program's boundaries tell, or for
+    random state the reference's draws: ``next_draws``), unless
     the program put them back itself (``put_back``: random state that ends
     as the reference's; see ``streams_put_back``): no gap. Those
     tried by a rerun (``outcomes``: finding index -> the rerun helped) are
@@ -949,7 +951,8 @@ def settle_findings(ref: Reference, result: RunResult, outcomes: dict[int, bool 
         elif never_departs:
             judged.append(replace(finding, status=LATENT, confirmed=False,
                                   matters_from=matters_from(ref, finding.component,
-                                                            finding.step or 0)))
+                                                            finding.step or 0)
+                                  or (next_draws or {}).get(finding.component)))
         elif finding.status == LATENT:  # (streams the reference never drew from: diagnose)
             judged.append(replace(finding, confirmed=False))
         elif outcomes.get(i, False) is None:

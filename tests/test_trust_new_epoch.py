@@ -5,7 +5,10 @@ step before it matching, is said to read another order for that epoch
 from __future__ import annotations
 
 from resumecheck import verify
+from resumecheck.evidence import next_draw
 from resumecheck.report import DIVERGED
+from resumecheck.segments import SegmentResult
+from resumecheck.trace import StepRecord
 
 SPEC = "fixtures.trust.order_saved_not_generator:"
 FAST = {"noise_seeds": 0, "drop": "none", "check_determinism": False}
@@ -29,3 +32,43 @@ def test_its_twin_that_keeps_the_generator_resumes_and_a_resume_at_the_boundary_
     own = verify(SPEC + "LOSES_GENERATOR", **{**FAST, "resume_at": 8}).full_resume
     assert own.first_divergent_step == 9
     assert "first of a new epoch" not in own.explanation
+
+
+def test_a_declared_generator_lost_after_the_runs_last_shuffle_is_latent_from_the_next_epoch():
+    """A trial: a latent gap in a stream drawn at each epoch's start said nothing
+    of when it would matter (only a sampler's epoch had "from step N")."""
+    report = verify(SPEC + "LOST_AFTER_THE_LAST_SHUFFLE", **FAST)
+    own = report.full_resume
+    assert report.equivalent and own.latent_gaps == ["rng"]
+    assert own.latent_parts() == {"rng": "rng (from step 17)"}
+    assert "latent gap: rng (from step 17)" in own.explanation
+
+
+def _records(draws: dict[str, list[int]], steps: int, k: int | None = None) -> SegmentResult:
+    """A segment whose streams were drawn during the given steps (``k``: a
+    restart after it, whose streams all differ from the start)."""
+    records, state = [], {key: 0 for key in draws}
+    for step in range(1, steps + 1):
+        streams = {key: f"{value}" for key, value in state.items()}
+        if k is not None:
+            streams = {key: f"other{value}" for key, value in state.items()}
+        records.append(StepRecord(step=step, loss=0.0, streams=streams))
+        state = {key: value + (step in draws[key]) for key, value in state.items()}
+    if k is not None:
+        records = records[k:]
+    return SegmentResult(records=records, names=["rng"], captures={}, end_state=None)
+
+
+def test_the_next_draw_is_read_off_the_reference_only_for_draws_at_epoch_starts():
+    epochs = {"steps_per_epoch": 4}
+    reference = _records({"g": [1, 5, 9]}, 12)
+    assert next_draw(reference, _records({"g": [1, 5, 9]}, 12, k=10), 10, epochs) == 13
+    assert next_draw(reference, _records({"g": [1, 5, 9]}, 12, k=9), 9, epochs) == 13
+    # drawn at a step that begins no epoch, or drawn after the restore: no prediction
+    odd = _records({"g": [1, 6]}, 12)
+    assert next_draw(odd, _records({"g": [1, 6]}, 12, k=10), 10, epochs) is None
+    assert next_draw(reference, _records({"g": [1, 5, 9]}, 12, k=7), 7, epochs) is None
+    # never drawn, or no epochs declared: none either
+    idle = _records({"g": []}, 12)
+    assert next_draw(idle, _records({"g": []}, 12, k=10), 10, epochs) is None
+    assert next_draw(reference, _records({"g": [1, 5, 9]}, 12, k=10), 10, {}) is None
