@@ -121,6 +121,32 @@ def _counting_callback_target(per_build: bool, saves: bool = True):
         trainer=settings if per_build else settings())
 
 
+def _timing_callback():
+    """A callback that saves how long training has run: state no two runs share."""
+    import time
+
+    import lightning.pytorch as pl
+
+    class Timer(pl.Callback):
+        def __init__(self):
+            self.began = time.perf_counter()
+            self.steps = 0
+
+        def on_train_batch_end(self, trainer, module, outputs, batch, batch_idx):
+            self.steps += 1
+
+        def state_dict(self):
+            return {"elapsed": time.perf_counter() - self.began, "steps": self.steps}
+
+        def load_state_dict(self, state):
+            self.steps = state["steps"]
+
+    return lightning_target(
+        module=lambda: lightning_train().TinyClassifier(dropout=0.0),
+        data=lambda: lightning_train().stateful_loader(), steps=8, resume_at=(3,),
+        trainer=lambda: {"callbacks": [Timer()]})
+
+
 # Targets whose trainer settings hold a Lightning callback are built on first use
 # (PEP 562): importing this module at collection must not import Lightning.
 _BUILT_ON_FIRST_USE = {
@@ -128,6 +154,7 @@ _BUILT_ON_FIRST_USE = {
     "LIGHTNING_NUMPY_IN_CHECKPOINT": _numpy_in_checkpoint,
     "LIGHTNING_COUNTER_SHARED": lambda: _counting_callback_target(per_build=False),
     "LIGHTNING_COUNTER_PER_BUILD": lambda: _counting_callback_target(per_build=True),
+    "LIGHTNING_TIMER": _timing_callback,
     "LIGHTNING_COUNTER_NOT_SAVED": lambda: _counting_callback_target(per_build=True,
                                                                      saves=False),
 }

@@ -296,3 +296,16 @@ def test_a_callback_that_saves_its_state_is_a_component_and_one_that_does_not_is
     assert "your checkpoint loses it" in report.undeclared[0]
     # one holder once in the WARNING (a trial's callback was listed once per field)
     assert "`callbacks[0] (ForgetsItsCount).count`)" in report.render()
+
+
+@pytest.mark.e2e
+def test_a_callback_that_saves_a_time_is_no_false_alarm_and_its_gap_is_latent():
+    """A callback's state is compared once it defines state_dict(): one that
+    holds how long training ran (which no two runs share, and its load does
+    not set) must not make a correct resume fail, nor the check stop."""
+    report = resumecheck.verify(spec("LIGHTNING_TIMER"), drop="none", noise_seeds=0)
+    assert report.equivalent, report.render()
+    own = report.runs[0]
+    assert own.verdict == IDENTICAL and own.latent_gaps == ["callbacks"]
+    assert [f.component for f in own.diagnosis] == ["callbacks"]
+    assert ".Timer.elapsed " in own.diagnosis[0].detail
