@@ -136,6 +136,7 @@ class UndeclaredWatch:
         values = {digest(t) for c, t in declared if not _is_number_tensor(t)}
         modules = {c.name for c in components if isinstance(c.obj, torch.nn.Module)}
         own = {c.name: type(c.obj).__name__ for c in components if _own_class(c.obj)}
+        kept = {c.name: _state_leaves(c.obj) for c in components if _own_class(c.obj)}
         now = _watched(program, components)
         self.held = _digested(now)
         self.unrestorable = [_workers_text(path, obj) for path, (obj, _) in now.items()
@@ -157,6 +158,9 @@ class UndeclaredWatch:
             missed = [t for t in changed if _ptr(t) not in ptrs and _ptr(t) not in batch
                       and ((bare and t.numel() == 1 and not _is_number_tensor(t))
                            or digest(t) not in values)]
+            owner = path.split(".")[0]
+            if missed and owner in kept and _in_its_state(path, obj, kept[owner]):
+                continue  # (its state_dict() returns it: compared, a lossy load is diagnosed)
             if missed:
                 out[path] = self._line(path, obj, tensors, missed,
                                        owner_kind=own.get(path.split(".")[0]),
@@ -641,6 +645,35 @@ def _generators_in(model: torch.nn.Module) -> list[tuple[str, torch.Generator]]:
     return [(f"{name}.{key}" if name else key, value)
             for name, layer in model.named_modules()
             for key, value in vars(layer).items() if isinstance(value, torch.Generator)]
+
+
+def _state_leaves(obj: Any) -> dict[str, Any]:
+    """What a declared component's ``state_dict()`` returns, by each value's
+    own key (``level`` of ``{"level": 2}`` and of ``{"stage": {"level": 2}}``;
+    empty where it raises)."""
+    try:
+        state = obj.state_dict()
+    except Exception:  # (not ours to judge here: the capture says it)
+        return {}
+    return {re.split(r"[.\[]", path)[-1].rstrip("]"): value
+            for path, value in flatten_state(state)}
+
+
+def _in_its_state(path: str, obj: Any, leaves: dict[str, Any]) -> bool:
+    """Whether a field of a declared component is what its ``state_dict()``
+    returns under the field's own name (``curriculum.level`` and ``"level"``),
+    equal: compared as that component's state, so not named (a trial's
+    field that the component's load_state_dict() read under another key was
+    called "not compared" beside the diagnosis that compared it)."""
+    value = leaves.get(path.rsplit(".", 1)[-1])
+    if value is None:
+        return False
+    if _is_number(obj) and _is_number(value):
+        return bool(obj == value)
+    if isinstance(obj, torch.Tensor) and isinstance(value, torch.Tensor):
+        return obj.shape == value.shape and obj.dtype == value.dtype and bool(
+            torch.equal(obj.detach().cpu(), value.detach().cpu()))
+    return False
 
 
 def _state_tensors(obj: Any) -> list[torch.Tensor]:

@@ -42,3 +42,18 @@ def test_where_no_restore_shows_what_the_state_brings_back_the_line_hedges():
     assert ("a field of the declared component pos (P); whether restoring the component sets "
             "it back is not known (the engine's own full resume failed: ") in hedged
     assert "if it does not, its state_dict() leaves it out" in hedged
+
+
+def test_with_two_restarts_the_field_is_judged_at_the_one_before_the_departure():
+    """A trial: with --resume-at 4,16 a lost field read "says nothing of your
+    checkpoint" (the first restore, long before the departure, was looked
+    at); and a field right by chance at the first restart (an epoch's start)
+    was taken as set back."""
+    report = verify(SPEC + "LEFT_OUT", **{**FAST, "resume_at": [8, 10]})
+    assert report.full_resume.first_divergent_step == 11
+    [line] = report.undeclared
+    assert line.startswith("data_cursor.batch_in_epoch (int:"), line
+    assert line.endswith("; your own resume held it otherwise right after your load() at step "
+                         "10, and departed from the uninterrupted run at the next step: your "
+                         "checkpoint may lose it, unless the program sets it again as it steps "
+                         "(or it is not state: a log, a timer)"), line
