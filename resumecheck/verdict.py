@@ -845,8 +845,8 @@ def own_resume_ends(named: dict[str, str], reference: dict[str, list[str]],
     for path, text in named.items():
         lost = _lost_by_the_load(path, run, reference_after, own_after) \
             if departed and run is not None else None
-        if lost is not None and run is not None:
-            k = run.resume_at[0]
+        k = _restore_before(run) if run is not None else None
+        if lost is not None and run is not None and k is not None:
             went = _went(run)
             text += (f"; your own resume held it otherwise right after your load() at step {k} "
                      f"and after step {k + 1}, before it {went} at step "
@@ -880,6 +880,15 @@ def _went(run: RunResult) -> str:
     return "departed from the uninterrupted run"
 
 
+def _restore_before(run: RunResult) -> int | None:
+    """The last restore before a run departed (a trial's second restore, right
+    before the departure, was read as its first, long before it)."""
+    departed = run.first_divergent_step
+    if departed is None:
+        return None
+    return max((k for k in run.resume_at if k < departed), default=None)
+
+
 def _lost_by_the_load(path: str, run: RunResult,
                       reference_after: dict[int, dict[str, list[str]]] | None,
                       own_after: dict[int, dict[str, list[str]]] | None) -> bool | None:
@@ -892,8 +901,8 @@ def _lost_by_the_load(path: str, run: RunResult,
     What the program sets again as it steps (a sampler's epoch) is right
     after that step; what follows from other lost state (a stage computed
     from a lost counter) was right after the load."""
-    k, departed = run.resume_at[0], run.first_divergent_step
-    if departed is None or k >= departed:
+    k, departed = _restore_before(run), run.first_divergent_step
+    if departed is None or k is None:
         return None
 
     def otherwise(step: int, held: bool = True) -> bool:
