@@ -95,16 +95,16 @@ def describe_failure(report: Report) -> str:
         f"{report.restarts_text} (torch {report.environment.get('torch')}, "
         f"{report.environment.get('threads')} thread(s))"
     ]
-    for notice in (report.incomplete_state_notice(), report.unseeded_notice()):
-        if notice:
-            lines.append(f"  {notice}")
+    incomplete = report.incomplete_state_notice()
+    for notice in (incomplete, report.unseeded_notice()):
+        if notice:  # (as the command line prints them: a diagnosis says "see the WARNING")
+            lines.append(f"  WARNING: {notice}")
     for run in report.runs:
         if run.verdict in ("identical", "close") and not run.dropped:
             continue
         if run.dropped and run.verdict in ("diverged", "inconclusive"):
             continue  # the component doing its job; or nothing to judge (said above)
-        lines.extend(_describe_run(run, report.label_of(run),
-                                   report.incomplete_state_notice() is not None))
+        lines.extend(_describe_run(run, report.label_of(run), incomplete))
     blind = [",".join(r.dropped) for r in report.blind_spots]
     if blind:
         lines.append(f"  blind spots (dropping changed nothing): {', '.join(blind)}")
@@ -122,7 +122,7 @@ def _figures_where(run: RunResult) -> str:
     return f"where it departs (every quantity that differs at step {step} or before)"
 
 
-def _describe_run(run: RunResult, label: str, incomplete: bool) -> list[str]:
+def _describe_run(run: RunResult, label: str, incomplete: str | None) -> list[str]:
     lines = [f"  {label}: {run.verdict}"]
     if run.failure:
         lines.append(f"    failure: {run.failure.splitlines()[0]}")

@@ -39,6 +39,11 @@ __all__ = [
 
 SCHEMA = "resumecheck.report/1"
 
+# How the WARNING on components whose load_state_dict() loses what their
+# state_dict() gave opens (one, several).
+LOSSY_ONE = "a declared component does not load back its own state"
+LOSSY_MANY = "declared components do not load back their own state"
+
 
 Verdict = Literal["identical", "close", "diverged", "failed", "inconclusive"]
 IDENTICAL: Literal["identical"] = "identical"
@@ -116,13 +121,21 @@ class Finding:
             return f"{self.component} (restored at {self.step}{after})"
         return self.component
 
-    def mark_in(self, run: RunResult, incomplete: bool) -> str:
+    def mark_in(self, run: RunResult, incomplete: str | None) -> str:
         """The mark as a report prints it for ``run``: where the declared
-        components are ``incomplete`` (the report's WARNING), a finding of the
-        program's own resume left unjudged says so, lest it read as the cause."""
-        if not self.mark and incomplete and run.checkpoint == "program":
+        components are incomplete (``incomplete``: the report's WARNING on
+        them), a finding of the program's own resume left unjudged says why,
+        in the WARNING's terms, lest it read as the cause."""
+        if self.mark or not incomplete or run.checkpoint != "program":
+            return self.mark
+        if not incomplete.startswith((LOSSY_ONE, LOSSY_MANY)):
             return " (not judged: the declared components are incomplete, see the WARNING)"
-        return self.mark
+        if f"`{self.component}`: " in incomplete:  # (a trial read "incomplete" of a lossy load)
+            return (" (not judged: its load_state_dict() does not bring back what its "
+                    "state_dict() returned, so a rerun that puts the uninterrupted run's state "
+                    "in loses it alike; see the WARNING)")
+        return " (not judged: a declared component does not load back its own state, see the " \
+               "WARNING)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -498,7 +511,7 @@ def _footer(report: Report) -> list[str]:
     lines = []
     full = report.full_resume
     if full is not None:
-        incomplete = report.incomplete_state_notice() is not None
+        incomplete = report.incomplete_state_notice()
         for f in full.diagnosis:
             lines.append(f"diagnosis: {f.label_in(full)}: {f.detail}"
                          f"{f.mark_in(full, incomplete)}")
@@ -610,8 +623,7 @@ def _incomplete_notice(engine: RunResult, where: str, settings: str, ablations: 
         # Restored from its own capture, a component that still differs right
         # after the restore does not load what its state_dict() gave.
         listed = "; ".join(f"`{f.component}`: {f.detail}" for f in lossy)
-        which = ("a declared component does not load back its own state" if len(lossy) == 1
-                 else "declared components do not load back their own state")
+        which = LOSSY_ONE if len(lossy) == 1 else LOSSY_MANY
         return (  # (a re-check: it opened with "do not capture the program's state")
             f"{which}: the engine restored every declared component and the run still "
             f"{where}. Right after the restore, {listed}: its load_state_dict() does not bring "

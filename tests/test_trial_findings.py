@@ -142,7 +142,7 @@ def test_an_infinite_relative_difference_says_why():
     run = RunResult(dropped=[], resume_at=[3], verdict="diverged", first_divergent_step=4,
                     first_divergent_quantity="parameter w", max_abs_diff=0.3,
                     max_rel_diff=float("inf"), max_ulp_diff=2e9, max_abs_loss_diff=0.1)
-    said = "\n".join(_describe_run(run, "full resume", False))
+    said = "\n".join(_describe_run(run, "full resume", None))
     assert "relative inf (a value that is 0 in the reference differs)" in said
     # (a trial: '1.35e+16 ULP' for a learning rate told the reader nothing either)
     assert "over a million ULP (far beyond rounding)" in said
