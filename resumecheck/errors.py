@@ -523,4 +523,7 @@ class ComponentsNotExercised(ResumecheckError, AssertionError):
                       for c in unread]
         runs = [r for r in report.runs if r.blind_spot or r.verdict == "inconclusive"]
         lines += [f"  reproduce: {r.reproduce}" for r in runs]
+        if any(r.blind_spot for r in runs):  # (a trial expected the command to fail too)
+            lines.append("  (a blind spot is not a failed resume: the command exits 0, and its "
+                         "report lists it under `blind spots:`)")
         super().__init__("\n".join(lines))

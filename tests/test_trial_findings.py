@@ -165,6 +165,15 @@ def test_the_blind_spot_advice_covers_config_and_the_scheduler():
     own = str(ComponentsNotExercised(report, ["bad_evals"]))
     assert ("make the program exercise them (a step after the resume point that reads what "
             "the checkpoint would lose, for a component of your own)") in own
+    # (a trial: the printed command exited 0 where the test failed, and nothing said so)
+    assert "exits 0" not in own  # (no run to reproduce here)
+    blind = SimpleNamespace(blind_spot=True, verdict="identical", dropped=["config"],
+                            explanation="blind spot", reproduce="resumecheck run t --drop config")
+    report.runs = [blind]
+    said = str(ComponentsNotExercised(report, ["config"]))
+    assert said.endswith("  reproduce: resumecheck run t --drop config\n  (a blind spot is not a "
+                         "failed resume: the command exits 0, and its report lists it under "
+                         "`blind spots:`)"), said
 
 
 def test_a_rank_streams_difference_is_said_in_words_not_a_crash():
