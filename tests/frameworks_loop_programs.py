@@ -94,16 +94,7 @@ def _counting_callback(saves: bool = True):
     if not saves:
         return ForgetsItsCount()
 
-    class HalvesTheLrAfterFour(pl.Callback):
-        def __init__(self):
-            self.count = 0
-
-        def on_train_batch_start(self, trainer, module, batch, batch_idx):
-            self.count += 1
-            if self.count == 5:
-                for group in trainer.optimizers[0].param_groups:
-                    group["lr"] *= 0.5
-
+    class HalvesTheLrAfterFour(ForgetsItsCount):
         def state_dict(self):
             return {"count": self.count}
 
