@@ -768,7 +768,8 @@ class _Confirmations:
             for i, helped in outcomes.items()}
         put_back = (verdict.streams_put_back(self._reference, segments)
                     | verdict.modes_put_back(self._reference, result, segments)
-                    if verdict.departure(result) is None and result.diagnosis else set())
+                    if (verdict.departure(result) is None or verdict.steps_match(result))
+                    and result.diagnosis else set())
         verdict.settle_findings(self._reference, result, judged, put_back, self._unreached,
                                 moved, self._next_draws(result, segments))
 

@@ -25,7 +25,7 @@ import torch
 
 from resumecheck.compare import Tolerance, compare_values, describe_entries
 from resumecheck.components import RNGState, split_rank_name
-from resumecheck.report import FAILED, IDENTICAL, NOT_CAUSE, RunResult, StreamOffset
+from resumecheck.report import FAILED, IDENTICAL, NOT_CAUSE, PUT_BACK, RunResult, StreamOffset
 from resumecheck.program import epoch_boundaries, next_epoch_start
 from resumecheck.segments import SegmentResult
 from resumecheck.capture import load_checkpoint
@@ -65,8 +65,13 @@ def annotate(result: RunResult, reference: SegmentResult,
         result.divergence_detail = describe_data(reference, segments, result.first_divergent_step)
     if result.divergence_detail:
         result.explanation += f"; {result.divergence_detail}"
-    cleared = cleared_streams(result)
-    if result.stream_offsets and cleared:
+    cleared, put = cleared_streams(result), cleared_streams(result, PUT_BACK)
+    if result.stream_offsets and put:
+        # (a trial: a loader's generator the program replays was offered as a lead)
+        note = (f" ({put}, which holds it, differs right after the restore and was put back "
+                "by the program: see the diagnosis)")
+        result.stream_offsets = [replace(o, detail=o.detail + note) for o in result.stream_offsets]
+    elif result.stream_offsets and cleared:
         # (a rerun with the stream put right changed nothing: said so on each line,
         # and the explanation, which names the finding, does not repeat them)
         note = _not_the_cause(cleared)
@@ -96,12 +101,13 @@ def _stream_clause(offsets: list[StreamOffset]) -> str:
     return "; " + _first_finding(offsets) + _others(offsets)
 
 
-def cleared_streams(result: RunResult) -> str:
+def cleared_streams(result: RunResult, status: str = NOT_CAUSE) -> str:
     """The random-state components of the diagnosis, when a rerun found each
-    one not the cause ('' when there is none, or one is not so judged)."""
+    one not the cause ('' when there is none, or one is not so judged);
+    ``status`` ``put_back``: when the program put each one back."""
     words = ("generator ", *(stream_label(s) for s in RNGState.STREAMS))
     streams = [f for f in result.diagnosis if f.detail.startswith(words)]
-    if not streams or any(f.status != NOT_CAUSE for f in streams):
+    if not streams or any(f.status != status for f in streams):
         return ""
     return " and ".join(dict.fromkeys(f.component for f in streams))
 

@@ -505,7 +505,9 @@ def _summary_row(entry: dict[str, Any]) -> str:
             if report.get("declared_state_complete") is False:
                 from resumecheck.phrases import BUILDING, RESTORING, STOPPED
 
-                lossy = any(f.get("basis") == "reference" for f in run["diagnosis"])
+                # (RunResult.lossy_loads: at the first restore, the reference's state put in)
+                lossy = any(f.get("basis") == "reference" and f.get("step") == run["resume_at"][0]
+                            for f in run["diagnosis"])
                 why = ("a load_state_dict() loses state" if lossy and run["verdict"] != "failed"
                        else "declared state incomplete" if run["verdict"] != "failed"
                        else "its build failed" if run["explanation"].startswith(BUILDING)

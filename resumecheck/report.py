@@ -116,8 +116,11 @@ class Finding:
             first = run.first_divergent_step
             later = [k for k in run.resume_at
                      if first is not None and self.step < k < first]
-            after = (f"; the steps first differ after the restart at {later[-1]}"
-                     if later else "")
+            # (a trial: "the steps first differ" where only the end state did)
+            after = ("" if not later else
+                     f"; only the end state differs, after the restart at {later[-1]}"
+                     if (run.first_divergent_quantity or "").startswith("state of") else
+                     f"; the steps first differ after the restart at {later[-1]}")
             return f"{self.component} (restored at {self.step}{after})"
         return self.component
 
@@ -227,6 +230,17 @@ class RunResult:
     def exercised(self) -> bool:
         """Dropping the components changed the run: they are exercised here."""
         return bool(self.dropped) and self.verdict == DIVERGED
+
+    def lossy_loads(self) -> list[Finding]:
+        """Of the engine's own resume: the components that differ right after
+        its first restore, which put the reference's own state in through their
+        load_state_dict(); they do not load back what their state_dict() gave.
+        Not at a later restart, which puts in what the run itself had there: a
+        difference from the reference then was carried from before (a trial's
+        EMA that lost its update count at the first restart drifted, and was
+        called lossy at the second)."""
+        return [f for f in self.diagnosis
+                if f.basis == "reference" and f.step == self.resume_at[0]]
 
     def latent_parts(self) -> dict[str, str]:
         """Each latent gap, by name, in words: with the step from which it would
@@ -615,7 +629,7 @@ def _incomplete_notice(engine: RunResult, where: str, settings: str, ablations: 
     the clause on the launch settings; ``ablations``: the sentence on them
     (empty where none ran); ``named``: the `not compared` clause."""
     ending = f"{settings}.{ablations}"
-    lossy = [f for f in engine.diagnosis if f.basis == "reference"]
+    lossy = engine.lossy_loads()
     reordered = [f for f in lossy if f.detail.startswith(REORDERED)]
     if reordered:
         return _reordered_notice(where, reordered, ablations)

@@ -750,6 +750,12 @@ def _idle_streams_only(want: Any, got: Any, unused: set[str] | None,
     return LATENT if moved and moved <= unused and not (_moved(got, ended) & moved) else None
 
 
+def steps_match(result: RunResult) -> bool:
+    """Every step of a diverged run matched: only its end state differs."""
+    return result.verdict == DIVERGED and (result.first_divergent_quantity or "").startswith(
+        "state of")
+
+
 def departure(result: RunResult) -> int | None:
     """The resume point after which the run departs from the reference (None:
     it never does, or it failed)."""
@@ -951,11 +957,15 @@ def settle_findings(ref: Reference, result: RunResult, outcomes: dict[int, bool 
     if result.verdict == FAILED:
         return
     never_departs = departure(result) is None
+    # (every step matched, only the end state differs: random state that ends as the
+    # reference's was put back all the same; a trial's replayed loader generator
+    # was offered as a lead beside a lost EMA counter)
+    put_back_too = never_departs or steps_match(result)
     judged = []
     for i, finding in enumerate(result.diagnosis):
         if finding.status == AFTER_DIVERGENCE:
             judged.append(finding)
-        elif never_departs and finding.component in put_back:
+        elif put_back_too and finding.component in put_back:
             judged.append(replace(finding, status=PUT_BACK, confirmed=False))
         elif never_departs:
             judged.append(replace(finding, status=LATENT, confirmed=False,
@@ -1125,7 +1135,7 @@ def _divergence_text(r: RunResult, own_checkpoint: bool) -> str:
         if not r.max_abs_loss_diff:
             text += " (every step's loss, gradients and parameters match)"
     if not r.dropped and r.checkpoint == "engine" and own_checkpoint:
-        lossy = [f"`{f.component}`" for f in r.diagnosis if f.basis == "reference"]
+        lossy = [f"`{f.component}`" for f in r.lossy_loads()]
         if any(f.detail.startswith(REORDERED) for f in r.diagnosis):
             text += ("; the engine restored every declared component, into an optimizer "
                      "built over its parameters in another order")
