@@ -532,3 +532,34 @@ def test_the_readme_table_is_what_the_examples_measure_now():
     from tests.framework_tables import check_table_rows
 
     check_table_rows("Accelerate")  # tests/test_frameworks_{lightning,transformers}.py check theirs
+
+
+def _loop_without_set_epoch(settings):
+    """The recommended loader, in a loop declared not to call loader.set_epoch()."""
+    train = example_module().train
+    accelerator, model, optimizer, loader, scheduler = train.setup(
+        loader="seedable", own_generator=True, **settings)
+
+    def step(batch):
+        loss = train.loss_of(model, batch)
+        accelerator.backward(loss)
+        optimizer.step(); scheduler.step(); optimizer.zero_grad()  # noqa: E702
+        return loss
+    return resumecheck.frameworks.accelerate.accelerate_program(
+        accelerator, model=model, optimizer=optimizer, scheduler=scheduler, loader=loader,
+        step=step, set_epoch=False)
+
+
+@pytest.mark.e2e
+def test_a_loop_without_set_epoch_is_checked_as_it_is_and_does_not_resume():
+    """A trial: the recommended setting resumed bit for bit in the check's loop,
+    which calls set_epoch(), and not in the trial's own loop, which did not."""
+    import resumecheck.frameworks.accelerate  # noqa: F401
+
+    report = resumecheck.verify(Target(factory=_loop_without_set_epoch, steps=12, resume_at=(K,)),
+                                drop="none", noise_seeds=0, check_determinism=False)
+    own = report.runs[0]
+    assert own.verdict == DIVERGED, own.explanation
+    assert (own.first_divergent_step, own.first_divergent_quantity) == (
+        K + 1, "data (the samples consumed)")
+    assert full_resume("SEEDABLE_OWN_GENERATOR").verdict == IDENTICAL  # with set_epoch()

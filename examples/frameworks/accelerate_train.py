@@ -66,6 +66,9 @@ def main(epochs: int = 3, resume_from: str | None = None, resume_step: int = 0) 
         start_epoch, skip = divmod(resume_step, len(train_loader))
     for epoch in range(start_epoch, epochs):
         model.train()
+        # the prepared loader counts its epochs itself, from 0 in every new process:
+        # after a resume, without this the next epoch reads another epoch's order
+        train_loader.set_epoch(epoch)
         active = train_loader
         if epoch == start_epoch and skip:
             active = accelerator.skip_first_batches(train_loader, skip)

@@ -26,6 +26,8 @@ ROWS = [
      "accelerate_check.py:SEEDABLE_OWN_GENERATOR"),
     ("Accelerate", "plain shuffled `DataLoader(generator=...)`",
      "accelerate_check.py:PLAIN_OWN_GENERATOR"),
+    ("Accelerate", "`use_seedable_sampler=True`, `DataLoader(generator=...)`, a loop "
+     "without `set_epoch`", "accelerate_check.py:SEEDABLE_OWN_GENERATOR_NO_SET_EPOCH"),
     ("Lightning", "plain shuffled `DataLoader` (defaults)", "lightning_check.py:DEFAULT"),
     ("Lightning", "plain shuffled `DataLoader`, RNG-saving callback",
      "lightning_check.py:RNG_CALLBACK"),

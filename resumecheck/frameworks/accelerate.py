@@ -65,6 +65,7 @@ def accelerate_program(
     scheduler: Any = None,
     samples: Callable[[Any], Any] | None = None,
     extra: Mapping[str, Any] | None = None,
+    set_epoch: bool = True,
 ) -> AccelerateProgram:
     """A resumecheck program from an Accelerator and the objects ``prepare`` returned.
 
@@ -75,9 +76,15 @@ def accelerate_program(
     declares further components of the user's own (EMA weights, a counter);
     Accelerate's checkpoint holds them only if the user registers them with
     ``accelerator.register_for_checkpointing``, as their loop must.
+    ``set_epoch``: the loop calls ``loader.set_epoch(epoch)`` at each epoch's
+    start, as a loop that resumes must (a prepared loader counts its epochs
+    itself, from 0 in every new process: after a resume, a loop without it
+    reads another epoch's order); False checks a loop that iterates the
+    loader as it is (``for batch in loader``), without it.
     """
     return AccelerateProgram(accelerator, model=model, optimizer=optimizer, loader=loader,
-                             step=step, scheduler=scheduler, samples=samples, extra=extra)
+                             step=step, scheduler=scheduler, samples=samples, extra=extra,
+                             set_epoch=set_epoch)
 
 
 class AccelerateProgram:
@@ -94,6 +101,7 @@ class AccelerateProgram:
         scheduler: Any = None,
         samples: Callable[[Any], Any] | None = None,
         extra: Mapping[str, Any] | None = None,
+        set_epoch: bool = True,
     ) -> None:
         require("accelerate", "resumecheck.frameworks.accelerate")
         if not callable(getattr(accelerator, "save_state", None)):
@@ -116,6 +124,8 @@ class AccelerateProgram:
         self.step_fn = step
         self.samples_fn = samples
         self.extra = dict(extra or {})
+        self.sets_epoch = set_epoch
+        """The loop calls ``loader.set_epoch(epoch)`` at each epoch's start."""
         self.epoch = 0
         """The epoch the loop is in (Accelerate's checkpoint does not keep it)."""
         self.batch = 0
@@ -237,7 +247,7 @@ class AccelerateProgram:
         resumes from its own restored state instead).
         """
         self._order = _order_streams(self.loader)
-        if callable(getattr(self.loader, "set_epoch", None)):
+        if self.sets_epoch and callable(getattr(self.loader, "set_epoch", None)):
             self.loader.set_epoch(self.epoch)
         active = self.loader
         resume, self._resume = self._resume, None
