@@ -958,8 +958,7 @@ def settle_findings(ref: Reference, result: RunResult, outcomes: dict[int, bool 
         return
     never_departs = departure(result) is None
     # (every step matched, only the end state differs: random state that ends as the
-    # reference's was put back all the same; a trial's replayed loader generator
-    # was offered as a lead beside a lost EMA counter)
+    # reference's was put back all the same; a trial's replayed loader generator)
     put_back_too = never_departs or steps_match(result)
     judged = []
     for i, finding in enumerate(result.diagnosis):
@@ -986,9 +985,8 @@ def settle_findings(ref: Reference, result: RunResult, outcomes: dict[int, bool 
         else:
             judged.append(finding)
     result.diagnosis = judged
-    for finding in judged:
-        if finding.status == LATENT and finding.component not in result.latent_gaps:
-            result.latent_gaps.append(finding.component)
+    result.latent_gaps += list(dict.fromkeys(
+        f.component for f in judged if f.status == LATENT and f.component not in result.latent_gaps))
 
 
 def _matters_with_others(result: RunResult) -> str:

@@ -87,6 +87,21 @@ def accelerate_program(
                              set_epoch=set_epoch)
 
 
+def _check_arguments(accelerator: Any, step: Any, samples: Any, loader: Any) -> None:
+    if not callable(getattr(accelerator, "save_state", None)):
+        raise InvalidArgument("accelerator", accelerator, "expected an accelerate.Accelerator")
+    if not callable(step):
+        raise InvalidArgument("step", step, "expected a function of one batch returning the loss")
+    if samples is not None and not callable(samples):
+        raise InvalidArgument("samples", samples, "expected a function of one batch")
+    try:
+        len(loader)
+    except TypeError:
+        raise InvalidArgument(
+            "loader", loader, "expected the DataLoader that accelerator.prepare returned "
+            "(one with a length: an iterable dataset is not supported yet)") from None
+
+
 class AccelerateProgram:
     """An Accelerate training loop driven one optimizer step at a time."""
 
@@ -104,18 +119,7 @@ class AccelerateProgram:
         set_epoch: bool = True,
     ) -> None:
         require("accelerate", "resumecheck.frameworks.accelerate")
-        if not callable(getattr(accelerator, "save_state", None)):
-            raise InvalidArgument("accelerator", accelerator, "expected an accelerate.Accelerator")
-        if not callable(step):
-            raise InvalidArgument("step", step, "expected a function of one batch returning the loss")
-        if samples is not None and not callable(samples):
-            raise InvalidArgument("samples", samples, "expected a function of one batch")
-        try:
-            len(loader)
-        except TypeError:
-            raise InvalidArgument(
-                "loader", loader, "expected the DataLoader that accelerator.prepare returned "
-                "(one with a length: an iterable dataset is not supported yet)") from None
+        _check_arguments(accelerator, step, samples, loader)
         self.accelerator = accelerator
         self.model = model
         self.optimizer = optimizer
