@@ -460,11 +460,16 @@ def plausibility(result: RunResult, loss_deltas: dict[int, float],
     ``curves``: the reference's loss per step, then each other seed's. The
     band is how far apart two honest runs of this program drift; a lost
     component whose continuation stays inside it is the silent,
-    plausible-but-different kind. With no other seed nothing is said.
+    plausible-but-different kind. With no other seed nothing is said, but
+    of a run whose loss does not differ at all after the restart, which any
+    band holds (a trial's lost EMA counter read "-" without a seed, and
+    "silent" with one).
     """
-    if len(curves) < 2:
-        return
     after = [s for s in loss_deltas if s > result.resume_at[0]]
+    if len(curves) < 2:
+        if after and not any(loss_deltas[s] for s in after):
+            result.plausible, result.noise_ratio = True, 0.0
+        return
     width = band(curves, after)
     worst = max((loss_deltas[s] for s in after), default=0.0)
     result.noise_ratio = worst / width if width > 0 else (math.inf if worst > 0 else 0.0)

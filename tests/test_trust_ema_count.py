@@ -14,6 +14,8 @@ def test_the_lost_count_is_named_and_the_second_restore_is_not_called_lossy():
     report = verify(SPEC + "LOSES_COUNT", **FAST)
     own, engine = report.full_resume, report.engine_resume
     assert (own.verdict, own.first_divergent_quantity) == (DIVERGED, "state of ema")
+    # no noise runs, yet a loss that never differs is within any band: silent
+    assert own.noise_label == "silent" and own.plausible is True
     # the engine restored at 9 what its own run had, drifted since 3: no lossy load
     assert engine.lossy_loads() == []
     notice = report.incomplete_state_notice() or ""
