@@ -16,7 +16,7 @@ from typing import Any
 from resumecheck.engine import verify
 from resumecheck.errors import ComponentsNotExercised, LatentGapWarning, ResumeNotEquivalent
 from resumecheck.program import Target
-from resumecheck.report import Report, RunResult
+from resumecheck.report import FAILED, Report, RunResult
 
 __all__ = [
     "ComponentsNotExercised",
@@ -45,13 +45,15 @@ def require_equivalent(report: Report) -> Report:
 
 def require_exercised(report: Report) -> Report:
     """Also raise ComponentsNotExercised, naming them, if any ablation is a
-    blind spot or inconclusive (neither passes: nothing showed them exercised)."""
+    blind spot, inconclusive or failed (none passes: nothing showed them exercised)."""
     __tracebackhide__ = True
     require_equivalent(report)
     blind = [",".join(r.dropped) for r in report.blind_spots]
     unknown = [",".join(r.dropped) for r in report.inconclusive]
-    if blind or unknown:
-        raise ComponentsNotExercised(report, blind, unknown)
+    # (a trial: an ablation that failed passed as exercised: nothing showed it)
+    failed = [",".join(r.dropped) for r in report.runs if r.dropped and r.verdict == FAILED]
+    if blind or unknown or failed:
+        raise ComponentsNotExercised(report, blind, unknown, failed)
     return report
 
 

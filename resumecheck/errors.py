@@ -488,14 +488,25 @@ _EXERCISE = {
 class ComponentsNotExercised(ResumecheckError, AssertionError):
     """Dropping these components changed nothing (the check is blind to them),
     or could not be judged (``inconclusive``: the declared components do not
-    capture the program's state)."""
+    capture the program's state; ``failed``: the run that drops them failed)."""
 
     def __init__(self, report: Report, components: list[str],
-                 inconclusive: list[str] | None = None) -> None:
+                 inconclusive: list[str] | None = None, failed: list[str] | None = None) -> None:
         self.report = report
         self.components = components
         self.inconclusive = list(inconclusive or [])
+        self.failed = list(failed or [])
         lines = []
+        if self.failed:
+            why: dict[str, list[str]] = {}  # (one line per failure, however many it ended)
+            for r in report.runs:
+                if r.dropped and ",".join(r.dropped) in self.failed:
+                    why.setdefault(r.explanation.splitlines()[0], []).append(",".join(r.dropped))
+            lines += [f"cannot tell whether {', '.join(names)} "
+                      f"{'is' if len(names) == 1 else 'are'} exercised in {report.target}: the "
+                      f"run{'' if len(names) == 1 else 's'} that drop{'s' if len(names) == 1 else ''} "
+                      f"{'it' if len(names) == 1 else 'them'} failed ({text})"
+                      for text, names in why.items()]
         if self.inconclusive:
             lines += [
                 f"cannot tell whether {', '.join(self.inconclusive)} are exercised in "
@@ -521,7 +532,9 @@ class ComponentsNotExercised(ResumecheckError, AssertionError):
                       "state (a scheduler stepped with an explicit epoch, step(epoch)): what it "
                       "holds sets nothing a step reads here, so losing it changes nothing"
                       for c in unread]
-        runs = [r for r in report.runs if r.blind_spot or r.verdict == "inconclusive"]
+        runs = [r for r in report.runs
+                if r.blind_spot or r.verdict == "inconclusive"
+                or (r.dropped and r.verdict == "failed")]
         lines += [f"  reproduce: {r.reproduce}" for r in runs]
         if any(r.blind_spot for r in runs):  # (a trial expected the command to fail too)
             lines.append("  (a blind spot is not a failed resume: the command exits 0, and its "

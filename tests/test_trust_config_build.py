@@ -68,3 +68,18 @@ def test_only_lines_of_numbers_are_hedged():
         "order (list: 48 numbers, that training changed; whether")
     for line in (tensors, generator):
         assert not_known_if_held(line, why) == line
+
+
+def test_ablations_that_failed_do_not_pass_as_exercised():
+    """A trial: `rng: failed` in the summary row, and assert_components_exercised passed."""
+    import pytest
+
+    import resumecheck
+
+    with pytest.raises(resumecheck.ComponentsNotExercised) as info:
+        resumecheck.assert_components_exercised(config_extra_key.TARGET, noise_seeds=0)
+    assert info.value.failed == ["params", "optimizer", "rng", "data_cursor", "global_step"]
+    said = str(info.value)
+    assert said.startswith("cannot tell whether params, optimizer, rng, data_cursor, global_step "
+                           "are exercised in fixtures.trust.config_extra_key:TARGET: the runs "
+                           "that drop them failed (building the restarted program failed: "), said
