@@ -816,6 +816,23 @@ def _position(first: tuple[int, str]) -> tuple[int, int]:
 _REACHES = "(a StatefulDataLoader's reaches only the next iterator it makes)"
 
 
+def frozen_in(finding: Finding) -> bool:
+    """A finding of parameters frozen otherwise after the load, whose rerun is
+    no evidence when it did not help: the rerun sets ``requires_grad`` where
+    the engine puts state in, which may come before or after the program (or
+    its framework) builds its optimizer over the trainable parameters, or
+    sets them again itself (a trial's Trainer callback that freezes layers
+    was called "not the cause" of its own resume's departure)."""
+    return _FROZEN_TEXT in finding.detail
+
+
+_FROZEN_RERUN = (
+    "; not judged: setting requires_grad as the uninterrupted run had it, where the check "
+    "puts state in after your load(), changed nothing, but that may not be where your program "
+    "(or its framework) builds the optimizer over the trainable parameters or freezes them "
+    "itself")
+
+
 def _unreached_text(component: str, where: list[str]) -> str:
     """Why a data loader's rerun is no evidence (``settle_findings``)."""
     return (f"; not judged: putting `{component}` right after your load() changed nothing, "
@@ -978,9 +995,10 @@ def settle_findings(ref: Reference, result: RunResult, outcomes: dict[int, bool 
                                   or (next_draws or {}).get(finding.component)))
         elif finding.status == LATENT:  # (streams the reference never drew from: diagnose)
             judged.append(replace(finding, confirmed=False))
-        elif outcomes.get(i, False) is None:
-            judged.append(replace(finding, detail=finding.detail + _unreached_text(
-                finding.component, (unreached or {}).get(finding.component, []))))
+        elif outcomes.get(i, False) is None:  # (a rerun that is no evidence: says why)
+            judged.append(replace(finding, detail=finding.detail + (
+                _FROZEN_RERUN if frozen_in(finding) else _unreached_text(
+                    finding.component, (unreached or {}).get(finding.component, [])))))
         elif i in moved:  # (never one that helped: see _Confirmations.settle)
             judged.append(replace(finding, detail=finding.detail + _matters_with_others(result)))
         elif i in outcomes and (outcomes[i] or finding.component != CONFIG):

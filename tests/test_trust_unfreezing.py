@@ -40,3 +40,27 @@ def test_parameters_a_load_leaves_frozen_are_named_and_confirmed():
     assert finding.detail.startswith(
         "parameters `0.0.bias`, `0.0.weight` left frozen after the load (requires_grad False), "
         "trainable at step 5 in the uninterrupted run")
+
+
+def test_a_frozen_finding_whose_rerun_did_not_help_is_not_judged_not_the_cause():
+    """A trial: a Trainer callback that freezes the embeddings, whose state the
+    resume did not restore, was "(differs, not the cause)" of the departure it
+    caused: a rerun setting requires_grad after the load may come after the
+    framework built its optimizer over the trainable parameters."""
+    from resumecheck.report import Finding, RunResult
+    from resumecheck.verdict import frozen_in, settle_findings
+
+    finding = Finding("params", "`emb.weight` trainable after the load, frozen at step 6 in "
+                      "the uninterrupted run: they train where it did not: requires_grad is "
+                      "not in a state_dict(), so a load() must set it again", step=6)
+    assert frozen_in(finding)
+    run = RunResult(dropped=[], resume_at=[6], verdict="diverged", first_divergent_step=7,
+                    first_divergent_quantity="loss", diagnosis=[finding])
+    settle_findings(None, run, {0: None})  # type: ignore[arg-type]  (not read: it departed)
+    [settled] = run.diagnosis
+    assert settled.status is None and settled.confirmed is None
+    assert settled.detail.endswith("; not judged: setting requires_grad as the uninterrupted run "
+                                   "had it, where the check puts state in after your load(), "
+                                   "changed nothing, but that may not be where your program (or "
+                                   "its framework) builds the optimizer over the trainable "
+                                   "parameters or freezes them itself")
