@@ -118,6 +118,12 @@ class TrainerProgram(LoopProgram):
             self.trainer.save_model(folder)
             state, args = self.trainer.state, self.trainer.args
             state.train_batch_size = args.per_device_train_batch_size * max(1, args.n_gpu)
+            # the run's own cadences, as the Trainer's checkpoints hold them (else its resume
+            # warns that the check's folder disagrees with the run's settings: a trial)
+            for name in ("logging_steps", "eval_steps", "save_steps"):
+                value = getattr(args, name, None)
+                if isinstance(value, int) and value >= 1 and hasattr(state, name):
+                    setattr(state, name, value)
             state.save_to_json(os.path.join(folder, "trainer_state.json"))
             self._resume_from = self._engine_folder = folder
         super().live()
