@@ -65,6 +65,12 @@ _CALLBACK_TODO = (
     "is an ExportableState)")
 """What to do about state a framework adapter's user callback keeps (``undeclared_roots``)."""
 
+_FRAMEWORK_HELD_TODO = (
+    "the framework's checkpoint does not hold it, and a framework's target declares the "
+    "framework's own state only: draw from a generator seeded again from the step or the "
+    "sample's index, or save and restore its state with a callback")
+"""What to do about a generator an object the framework holds keeps (a Trainer's data collator)."""
+
 
 class UndeclaredWatch:
     """The tensors a program holds at its build, to name at the end of its run
@@ -183,9 +189,10 @@ class UndeclaredWatch:
         if isinstance(obj, (torch.Generator, np.random.Generator)):
             kind = "a torch.Generator" if isinstance(obj, torch.Generator) else \
                 "a numpy Generator"
+            todo = (_FRAMEWORK_HELD_TODO if path.startswith("data_collator") else
+                    "register it, RNGState({'name': generator}), to check that it resumes")
             return (f"{path} ({kind} whose state training changed, drawn "
-                    "from or seeded again, and no declared component holds: register "
-                    "it, RNGState({'name': generator}), to check that it resumes)")
+                    f"from or seeded again, and no declared component holds: {todo})")
         if isinstance(obj, _OTHER_GENERATORS):
             return (f"{path} (a {type(obj).__module__.split('.')[0]}."
                     f"{type(obj).__name__} whose state training changed, drawn from "

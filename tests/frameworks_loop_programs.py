@@ -205,6 +205,36 @@ TRAINER_RNG_DROPPED = trainer_target(
                              "warmup_steps": 4}, steps=8, resume_at=(3,))
 
 
+class MaskingCollator:
+    """A data collator of the user's own that masks tokens with a numpy
+    Generator it keeps: the Trainer's checkpoint does not hold it."""
+
+    def __init__(self):
+        import numpy as np
+
+        self.rng = np.random.default_rng(1234)
+
+    def __call__(self, features):
+        import torch
+
+        ids = torch.stack([f["input_ids"] for f in features])
+        mask = torch.from_numpy(self.rng.random(tuple(ids.shape)) < 0.15)
+        return {"input_ids": ids.masked_fill(mask, 3), "labels": ids}
+
+
+def _with_masking_collator(args):
+    from transformers import Trainer
+
+    train = transformers_train()
+    return Trainer(model=train.GPT2LMHeadModel(train.CONFIG), args=args,
+                   train_dataset=train.Tokens(), data_collator=MaskingCollator())
+
+
+TRAINER_COLLATOR_GENERATOR = trainer_target(
+    _with_masking_collator, args={"per_device_train_batch_size": 8, "learning_rate": 1e-2,
+                                  "warmup_steps": 4}, steps=8, resume_at=(3,))
+
+
 # -- helpers of the tests ----------------------------------------------------
 
 

@@ -152,3 +152,18 @@ def test_deleting_rng_state_pth_after_save_is_blamed_on_rng_and_confirmed():
     blamed = {f.component: f for f in run.diagnosis}
     assert set(blamed) == {"rng"}, [(f.component, f.detail) for f in run.diagnosis]
     assert blamed["rng"].status == "confirmed", (blamed["rng"].status, blamed["rng"].detail)
+
+
+@pytest.mark.e2e
+def test_a_generator_in_the_users_data_collator_is_named_with_what_to_do():
+    """A trial: a collator masking with its own numpy Generator, which the
+    Trainer's checkpoint does not hold, made the resume depart, and the
+    report pointed at a correct callback instead of it."""
+    report = resumecheck.verify(f"{PROGRAMS}:TRAINER_COLLATOR_GENERATOR", drop="none",
+                                noise_seeds=0, check_determinism=False)
+    assert report.runs[0].verdict == DIVERGED
+    [line] = [u for u in report.undeclared if u.startswith("data_collator.rng ")]
+    assert line.startswith("data_collator.rng (a numpy Generator whose state training changed, "
+                           "drawn from or seeded again, and no declared component holds: the "
+                           "framework's checkpoint does not hold it"), line
+    assert "RNGState" not in line  # (a Trainer target declares nothing more)

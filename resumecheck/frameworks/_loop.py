@@ -364,6 +364,17 @@ def batch_fingerprint(batch: Any) -> torch.Tensor:
 _FRAMEWORKS = ("lightning", "pytorch_lightning", "transformers", "accelerate", "resumecheck")
 
 
+def user_object(path: str, obj: Any) -> list[tuple[str, Any]]:
+    """``obj`` under ``path``, if it is an object of the program's own class
+    (a data collator it wrote), which the framework holds and no walk of the
+    program reaches: state it keeps (a generator it masks with) is looked at."""
+    kind = type(obj)
+    if obj is None or callable(obj) and not hasattr(obj, "__dict__") or \
+            kind.__module__.split(".")[0] in (*_FRAMEWORKS, "builtins", "functools"):
+        return []
+    return [(path, obj)]
+
+
 def user_callbacks(callbacks: Any) -> list[tuple[str, Any]]:
     """The callbacks among ``callbacks`` that are the program's own (not a
     framework's, not the adapter's), named for a report: state they keep (an

@@ -44,7 +44,7 @@ from resumecheck.components import GLOBAL_STEP, OPTIMIZER, PARAMS, RNG, SCHEDULE
 from resumecheck.errors import InvalidArgument
 from resumecheck.frameworks import require
 from resumecheck.frameworks._loop import (
-    CONTINUE, LiveState, LoopProgram, LoopRecord, run_pending, user_callbacks,
+    CONTINUE, LiveState, LoopProgram, LoopRecord, run_pending, user_callbacks, user_object,
 )
 from resumecheck.program import Target
 from resumecheck.segments import scratch_dir
@@ -163,8 +163,10 @@ class TrainerProgram(LoopProgram):
         }
 
     def undeclared_roots(self) -> list[tuple[str, Any]]:
-        """Your own callbacks: state they keep is named when no component holds it."""
-        return user_callbacks(self.trainer.callback_handler.callbacks)
+        """Your own callbacks and data collator: state they keep is named when no
+        component holds it (a trial's collator masked with a generator of its own)."""
+        return [*user_callbacks(self.trainer.callback_handler.callbacks),
+                *user_object("data_collator", getattr(self.trainer, "data_collator", None))]
 
     def close(self) -> None:
         super().close()
