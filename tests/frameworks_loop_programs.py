@@ -205,6 +205,41 @@ TRAINER_RNG_DROPPED = trainer_target(
                              "warmup_steps": 4}, steps=8, resume_at=(3,))
 
 
+def _with_exportable_counter(args):
+    """A callback of the user's own that halves the learning rate after four
+    steps and exports its count (``ExportableState``), as the Trainer's
+    checkpoints support; the Trainer restores it only where the arguments ask
+    (``restore_callback_states_from_checkpoint``)."""
+    from transformers import TrainerCallback
+    from transformers.trainer_callback import ExportableState
+
+    class HalvesTheLr(TrainerCallback, ExportableState):
+        def __init__(self):
+            self.count = 0
+
+        def on_step_begin(self, args, state, control, optimizer=None, **kwargs):
+            self.count += 1
+            if self.count == 5 and optimizer is not None:
+                for group in optimizer.param_groups:
+                    group["lr"] *= 0.5
+
+        def state(self):
+            return {"args": {}, "attributes": {"count": self.count}}
+
+    trainer = transformers_train().make_trainer(args)
+    trainer.add_callback(HalvesTheLr())
+    return trainer
+
+
+_COUNTER_ARGS = {"per_device_train_batch_size": 8, "learning_rate": 1e-2, "warmup_steps": 4}
+TRAINER_CALLBACK_RESTORED = trainer_target(
+    _with_exportable_counter, args={**_COUNTER_ARGS,
+                                    "restore_callback_states_from_checkpoint": True},
+    steps=8, resume_at=(3,))
+TRAINER_CALLBACK_NOT_RESTORED = trainer_target(_with_exportable_counter, args=_COUNTER_ARGS,
+                                               steps=8, resume_at=(3,))
+
+
 class MaskingCollator:
     """A data collator of the user's own that masks tokens with a numpy
     Generator it keeps: the Trainer's checkpoint does not hold it."""

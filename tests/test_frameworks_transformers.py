@@ -167,3 +167,24 @@ def test_a_generator_in_the_users_data_collator_is_named_with_what_to_do():
                            "drawn from or seeded again, and no declared component holds: the "
                            "framework's checkpoint does not hold it"), line
     assert "RNGState" not in line  # (a Trainer target declares nothing more)
+
+
+@pytest.mark.e2e
+def test_an_exportable_callback_is_the_component_callbacks_and_its_lost_state_is_blamed():
+    """A trial: a correct ExportableState callback made the engine's resume
+    depart (every ablation inconclusive), and a resume that did not restore
+    it (restore_callback_states_from_checkpoint left False) was not blamed."""
+    report = resumecheck.verify(f"{PROGRAMS}:TRAINER_CALLBACK_RESTORED", drop=["callbacks"],
+                                noise_seeds=0, check_determinism=False)
+    own, engine, dropped = report.runs
+    assert own.verdict == IDENTICAL and engine.verdict == IDENTICAL, engine.explanation
+    assert (dropped.verdict, dropped.first_divergent_step, dropped.first_divergent_quantity) \
+        == (DIVERGED, 5, "learning rate")
+    assert report.undeclared == []  # (its exported count is compared, not "not compared")
+
+    report = resumecheck.verify(f"{PROGRAMS}:TRAINER_CALLBACK_NOT_RESTORED", drop="none",
+                                noise_seeds=0, check_determinism=False)
+    own = report.runs[0]
+    assert own.verdict == DIVERGED and report.engine_resume.verdict == IDENTICAL
+    assert [(f.component, f.status) for f in own.diagnosis] == [("callbacks", "confirmed")]
+    assert "HalvesTheLr.attributes.count 0, expected 3" in own.diagnosis[0].detail

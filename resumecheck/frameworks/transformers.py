@@ -35,6 +35,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import types
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -48,6 +49,9 @@ from resumecheck.frameworks._loop import (
 )
 from resumecheck.program import Target
 from resumecheck.segments import scratch_dir
+
+CALLBACKS = "callbacks"
+"""The component of your own ``ExportableState`` callbacks' states."""
 
 __all__ = ["TrainerProgram", "trainer_target"]
 
@@ -112,12 +116,20 @@ class TrainerProgram(LoopProgram):
         a checkpoint folder of the Trainer's format holding the model and
         that ``TrainerState`` (the optimizer and scheduler are loaded into the
         live objects before the first step)."""
+        if not self._started:
+            # your callbacks' states: set before train(), whichever checkpoint it resumes
+            # from (the Trainer's own restore of them, where the run asks for it, comes
+            # later and replaces them; where it does not, what is set here stands)
+            run_pending(self.pending, "before_train")
         if not self._started and "checkpoint" in self.pending:
             run_pending(self.pending, "checkpoint")
             folder = os.path.join(self._root.name, "engine-restore")
             self.trainer.save_model(folder)
             state, args = self.trainer.state, self.trainer.args
             state.train_batch_size = args.per_device_train_batch_size * max(1, args.n_gpu)
+            # the callbacks' states as the engine restored them (the Trainer's own restore,
+            # where the run asks for it, builds its callbacks again from these)
+            state.stateful_callbacks.update(_callback_states(_exportable(self.trainer)))
             # the run's own cadences, as the Trainer's checkpoints hold them (else its resume
             # warns that the check's folder disagrees with the run's settings: a trial)
             for name in ("logging_steps", "eval_steps", "save_steps"):
@@ -153,7 +165,7 @@ class TrainerProgram(LoopProgram):
 
     def components(self) -> dict[str, Any]:
         trainer = self.trainer
-        return {
+        components = {
             PARAMS: self.model,
             OPTIMIZER: LiveState(self, lambda: trainer.optimizer),
             SCHEDULER: LiveState(self, lambda: trainer.lr_scheduler),
@@ -161,11 +173,19 @@ class TrainerProgram(LoopProgram):
                                    stage="checkpoint"),
             RNG: _TrainerStreams(self),
         }
+        if _exportable(trainer):  # (set before train(): the callbacks' on_train_begin sees it)
+            components[CALLBACKS] = LiveState(self, lambda: _exportable(trainer),
+                                              dump=_callback_states, load=_set_callback_states,
+                                              stage="before_train")
+        return components
 
     def undeclared_roots(self) -> list[tuple[str, Any]]:
         """Your own callbacks and data collator: state they keep is named when no
         component holds it (a trial's collator masked with a generator of its own)."""
-        return [*user_callbacks(self.trainer.callback_handler.callbacks),
+        exportable = {id(cb) for cb in _exportable(self.trainer)}
+        roots = [(path, _not_exported(cb) if id(cb) in exportable else cb)
+                 for path, cb in user_callbacks(self.trainer.callback_handler.callbacks)]
+        return [*roots,
                 *user_object("data_collator", getattr(self.trainer, "data_collator", None))]
 
     def close(self) -> None:
@@ -190,6 +210,53 @@ class _TrainerStreams(RNGState):
         else:
             self._program.pending.setdefault("started", []).append(
                 lambda: RNGState.load_state_dict(self, state))
+
+
+def _exportable(trainer: Any) -> list[Any]:
+    """Your own callbacks whose state the Trainer's checkpoints hold (``ExportableState``),
+    as the Trainer holds them now (its own restore puts new ones in)."""
+    tf = require("transformers", "resumecheck.frameworks.transformers")
+    exportable = getattr(tf.trainer_callback, "ExportableState", None)
+    if exportable is None:
+        return []
+    return [cb for _, cb in user_callbacks(trainer.callback_handler.callbacks)
+            if isinstance(cb, exportable)]
+
+
+def _not_exported(callback: Any) -> types.SimpleNamespace:
+    """What an ``ExportableState`` callback keeps beyond the attributes its
+    ``state()`` exports (those are compared as the component ``callbacks``)."""
+    try:
+        exported = set((callback.state() or {}).get("attributes") or {})
+    except Exception:  # (a state() that fails: the capture says it; look at everything)
+        exported = set()
+    return types.SimpleNamespace(**{k: v for k, v in vars(callback).items()
+                                    if k not in exported})
+
+
+def _callback_states(callbacks: list[Any]) -> dict[str, Any]:
+    """Each callback's ``state()``, by class, as ``trainer_state.json`` holds them."""
+    out: dict[str, Any] = {}
+    for callback in callbacks:
+        name, state = type(callback).__name__, callback.state()
+        if name in out:
+            out[name] = [*(out[name] if isinstance(out[name], list) else [out[name]]), state]
+        else:
+            out[name] = state
+    return out
+
+
+def _set_callback_states(callbacks: list[Any], saved: dict[str, Any]) -> None:
+    """Set each callback's saved attributes, as the Trainer's own restore does."""
+    seen: dict[str, int] = {}
+    for callback in callbacks:
+        name = type(callback).__name__
+        data = saved.get(name)
+        if isinstance(data, list):
+            data = data[seen.get(name, 0)] if seen.get(name, 0) < len(data) else None
+        seen[name] = seen.get(name, 0) + 1
+        for attribute, value in ((data or {}).get("attributes") or {}).items():
+            setattr(callback, attribute, value)
 
 
 def _progress(state: Any) -> dict[str, Any]:
