@@ -240,6 +240,34 @@ TRAINER_CALLBACK_NOT_RESTORED = trainer_target(_with_exportable_counter, args=_C
                                                steps=8, resume_at=(3,))
 
 
+def _with_step_count_reset(args):
+    """A seeded omission: a callback writes global_step 0 into every checkpoint's
+    trainer_state.json (the resumed run skips no batches and restarts its count)."""
+    import json
+    import os
+
+    from transformers import TrainerCallback
+
+    class ResetsTheStep(TrainerCallback):
+        def on_save(self, args, state, control, **kwargs):
+            path = os.path.join(args.output_dir, f"checkpoint-{state.global_step}",
+                                "trainer_state.json")
+            if os.path.exists(path):
+                with open(path) as f:
+                    saved = json.load(f)
+                saved["global_step"], saved["epoch"] = 0, 0.0
+                with open(path, "w") as f:
+                    json.dump(saved, f)
+
+    trainer = transformers_train().make_trainer(args)
+    trainer.add_callback(ResetsTheStep())
+    return trainer
+
+
+TRAINER_STEP_RESET = trainer_target(_with_step_count_reset, args=_COUNTER_ARGS, steps=8,
+                                    resume_at=(3,))
+
+
 class MaskingCollator:
     """A data collator of the user's own that masks tokens with a numpy
     Generator it keeps: the Trainer's checkpoint does not hold it."""

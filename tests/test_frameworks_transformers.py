@@ -188,3 +188,14 @@ def test_an_exportable_callback_is_the_component_callbacks_and_its_lost_state_is
     assert own.verdict == DIVERGED and report.engine_resume.verdict == IDENTICAL
     assert [(f.component, f.status) for f in own.diagnosis] == [("callbacks", "confirmed")]
     assert "HalvesTheLr.attributes.count 0, expected 3" in own.diagnosis[0].detail
+
+
+@pytest.mark.e2e
+def test_a_checkpoint_whose_step_count_is_reset_is_blamed_on_global_step_confirmed():
+    """The rerun that puts global_step right goes through the user's own
+    checkpoint (checked when the callbacks got a restore stage of their own)."""
+    report = resumecheck.verify(f"{PROGRAMS}:TRAINER_STEP_RESET", drop="none", noise_seeds=0,
+                                check_determinism=False)
+    own = report.runs[0]
+    assert own.verdict == DIVERGED and own.first_divergent_step == 4
+    assert [(f.component, f.status) for f in own.diagnosis] == [("global_step", "confirmed")]
