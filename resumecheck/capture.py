@@ -39,12 +39,19 @@ CHECKPOINT_FORMAT = "resumecheck.checkpoint/1"
 
 def capture(built: BuiltProgram) -> dict[str, Any]:
     """The engine's own checkpoint of every declared component."""
+    # Reading the meta first reaches a framework's optimizer, which starts its
+    # loop: the loop restores the checkpoint (the random streams too) and runs
+    # its hooks before any state is read. The meta is read again after the
+    # states: a hook may have set modes or frozen layers again (a trial's
+    # callback froze them in on_train_begin, and its resume was called a gap).
+    capture_meta(built)
+    components = _states(built)
     return {
         "format": CHECKPOINT_FORMAT,
         "rank": _rank_of_process(),
         "world_size": _world_size(),
         "meta": capture_meta(built),
-        "components": _states(built),
+        "components": components,
     }
 
 

@@ -268,6 +268,41 @@ TRAINER_STEP_RESET = trainer_target(_with_step_count_reset, args=_COUNTER_ARGS, 
                                     resume_at=(3,))
 
 
+def _with_freezing_callback(args):
+    """A callback that freezes the token embeddings after two steps, exports
+    that it did, and freezes them again in on_train_begin after a resume."""
+    from transformers import TrainerCallback
+    from transformers.trainer_callback import ExportableState
+
+    class FreezesEmbeddings(TrainerCallback, ExportableState):
+        def __init__(self):
+            self.frozen = False
+
+        def _freeze(self, model):
+            model.transformer.wte.weight.requires_grad_(False)
+
+        def on_train_begin(self, args, state, control, model=None, **kwargs):
+            if self.frozen and model is not None:
+                self._freeze(model)
+
+        def on_step_end(self, args, state, control, model=None, **kwargs):
+            if state.global_step == 2 and model is not None:
+                self.frozen = True
+                self._freeze(model)
+
+        def state(self):
+            return {"args": {}, "attributes": {"frozen": self.frozen}}
+
+    trainer = transformers_train().make_trainer(args)
+    trainer.add_callback(FreezesEmbeddings())
+    return trainer
+
+
+TRAINER_FREEZES_AGAIN = trainer_target(
+    _with_freezing_callback, args={**_COUNTER_ARGS, "restore_callback_states_from_checkpoint": True},
+    steps=6, resume_at=(3,))
+
+
 class MaskingCollator:
     """A data collator of the user's own that masks tokens with a numpy
     Generator it keeps: the Trainer's checkpoint does not hold it."""

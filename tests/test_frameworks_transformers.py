@@ -199,3 +199,15 @@ def test_a_checkpoint_whose_step_count_is_reset_is_blamed_on_global_step_confirm
     own = report.runs[0]
     assert own.verdict == DIVERGED and own.first_divergent_step == 4
     assert [(f.component, f.status) for f in own.diagnosis] == [("global_step", "confirmed")]
+
+
+@pytest.mark.e2e
+def test_layers_a_callback_freezes_again_in_on_train_begin_are_no_latent_gap():
+    """A trial: the modes and frozen parameters of the state right after the
+    load were read before the Trainer's loop had restored the checkpoint and
+    run on_train_begin, and a correct resume read "latent gap: params"."""
+    report = resumecheck.verify(f"{PROGRAMS}:TRAINER_FREEZES_AGAIN", drop="none", noise_seeds=0,
+                                check_determinism=False)
+    own = report.runs[0]
+    assert report.equivalent and own.verdict == IDENTICAL
+    assert own.latent_gaps == [] and own.diagnosis == [], own.explanation
