@@ -781,7 +781,8 @@ class _Confirmations:
         randoms = [f for f in result.diagnosis if self._random_state(f.component, f.step or 0)]
         if verdict.departure(result) is not None or len(randoms) != 1 or not segments:
             return {}
-        k, seg = next(((k, seg) for k, seg in segments if k == randoms[0].step), (None, None))
+        k = randoms[0].step
+        seg = dict(segments).get(k) if k is not None else None
         if seg is None or k is None:
             return {}
         step = next_draw(self._reference.segment, seg, k, self._reference.segment.boundaries)

@@ -1052,7 +1052,7 @@ def _new_epoch_text(ref: Reference, r: RunResult) -> str:
     step = r.first_divergent_step
     if not (r.first_divergent_quantity or "").startswith("data") or step is None:
         return ""
-    k = max((p for p in r.resume_at if p < step), default=None)
+    k = _restore_before(r)
     if k is None or step <= k + 1 or step != next_epoch_start(ref.segment.boundaries, k):
         return ""
     return (f"; step {step} is the first of a new epoch, and every step from the restore at "

@@ -44,8 +44,8 @@ from resumecheck.errors import CheckpointError, StepError
 from resumecheck.program import StepOutput
 from resumecheck.trace import unwrap_optimizer
 
-__all__ = ["CONTINUE", "LiveState", "LoopProgram", "LoopRecord", "batch_fingerprint",
-           "run_pending", "user_callbacks"]
+__all__ = ["CALLBACKS", "CONTINUE", "LiveState", "LoopProgram", "LoopRecord",
+           "batch_fingerprint", "run_pending", "user_callbacks", "user_object"]
 
 CONTINUE = object()
 """What a function run in the loop returns to let the loop go on until its
@@ -361,16 +361,18 @@ def batch_fingerprint(batch: Any) -> torch.Tensor:
     return torch.cat(tensors) if tensors else torch.zeros(0, dtype=torch.float64)
 
 
+CALLBACKS = "callbacks"
+"""The component of the user's own callbacks' states (a framework's checkpoint
+holds them: Lightning's ``state_dict()``, the Trainer's ``ExportableState``)."""
+
 _FRAMEWORKS = ("lightning", "pytorch_lightning", "transformers", "accelerate", "resumecheck")
 
 
 def user_object(path: str, obj: Any) -> list[tuple[str, Any]]:
-    """``obj`` under ``path``, if it is an object of the program's own class
-    (a data collator it wrote), which the framework holds and no walk of the
-    program reaches: state it keeps (a generator it masks with) is looked at."""
-    kind = type(obj)
-    if obj is None or callable(obj) and not hasattr(obj, "__dict__") or \
-            kind.__module__.split(".")[0] in (*_FRAMEWORKS, "builtins", "functools"):
+    """``obj`` under ``path``, if it is an object of the program's own (a data
+    collator it wrote), which the framework holds and no walk of the program
+    reaches: state it keeps (a generator it masks with) is looked at."""
+    if obj is None or type(obj).__module__.split(".")[0] in (*_FRAMEWORKS, "builtins"):
         return []
     return [(path, obj)]
 

@@ -45,15 +45,13 @@ from resumecheck.components import DATA_CURSOR, OPTIMIZER, PARAMS, RNG, SCHEDULE
 from resumecheck.errors import InvalidArgument
 from resumecheck.frameworks import require
 from resumecheck.frameworks._loop import (
-    LiveState, LoopProgram, LoopRecord, batch_fingerprint, run_pending, user_callbacks,
+    CALLBACKS, LiveState, LoopProgram, LoopRecord, batch_fingerprint, run_pending,
+    user_callbacks,
 )
 from resumecheck.program import Target
 from resumecheck.segments import scratch_dir
 
-__all__ = ["CALLBACKS", "LightningProgram", "lightning_target"]
-
-CALLBACKS = "callbacks"
-"""The component of your own callbacks' state (those that define ``state_dict()``)."""
+__all__ = ["LightningProgram", "lightning_target"]
 
 
 def lightning_target(

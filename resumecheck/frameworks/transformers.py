@@ -45,13 +45,11 @@ from resumecheck.components import GLOBAL_STEP, OPTIMIZER, PARAMS, RNG, SCHEDULE
 from resumecheck.errors import InvalidArgument
 from resumecheck.frameworks import require
 from resumecheck.frameworks._loop import (
-    CONTINUE, LiveState, LoopProgram, LoopRecord, run_pending, user_callbacks, user_object,
+    CALLBACKS, CONTINUE, LiveState, LoopProgram, LoopRecord, run_pending, user_callbacks,
+    user_object,
 )
 from resumecheck.program import Target
 from resumecheck.segments import scratch_dir
-
-CALLBACKS = "callbacks"
-"""The component of your own ``ExportableState`` callbacks' states."""
 
 __all__ = ["TrainerProgram", "trainer_target"]
 
