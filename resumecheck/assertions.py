@@ -149,8 +149,7 @@ def _describe_run(run: RunResult, label: str, incomplete: str | None) -> list[st
             f"    reference vs resumed: max |Δloss| {_g(run.max_abs_loss_diff)}; {figures}"
         )
     for finding in run.diagnosis:
-        lines.append(f"    diagnosis: {finding.label_in(run)}: {finding.detail}"
-                     f"{finding.mark_in(run, incomplete)}")
+        lines.append(f"    diagnosis: {finding.line_in(run, incomplete)}")
     lines.append(f"    why: {run.explanation}")
     lines.append(f"    reproduce: {run.reproduce}")
     return lines

@@ -1123,6 +1123,8 @@ class Checker:
             cmp = verdict.judge(self.reference, result, segments)
             if cmp is not None and result.diagnosis:
                 self._confirmations.settle(result, segments, work, own, cmp.first)
+                if own:
+                    verdict.give_fixes(result, self.segment.advice)
             verdict.conclude(self.reference, result, cmp, segments)
             return _Judged(result, _trajectory(segments, schedule[0]), segments[-1][1].held,
                            {step: held for _, seg in segments

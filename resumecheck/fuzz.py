@@ -224,8 +224,7 @@ class FuzzResult:
             if run.failure:
                 lines.append(f"  failure: {run.failure.splitlines()[0]}")
             for f in run.diagnosis:
-                lines.append(f"  diagnosis: {f.label_in(run)}: {f.detail}"
-                             f"{f.mark_in(run, self.declared_state_notice)}")
+                lines.append(f"  diagnosis: {f.line_in(run, self.declared_state_notice)}")
             lines.append(f"  why: {run.explanation}")
             lines.append(f"  reproduce: {run.reproduce}")
         if fmt == "markdown":

@@ -23,6 +23,10 @@ and declares its state components::
                                            # epoch is first read (any spacing)
         accum_steps = 2                    # micro-batches per optimizer step
 
+        # optional (framework adapters): what makes the checkpoint hold a
+        # component where a setting of the framework decides it
+        def checkpoint_advice(self): return {"ema": "register it: ..."}
+
     def build(config: dict) -> MyProgram: ...
 
 An empty settings mapping means the program's defaults; that is how a restart
@@ -266,6 +270,17 @@ class BuiltProgram:
         """Re-read components(): a program's load() may have replaced objects."""
         fresh = BuiltProgram.wrap(self.target_name, self.program)
         self.components = fresh.components
+
+    def advice(self) -> dict[str, str]:
+        """Per component, what makes the program's checkpoint hold it, where a
+        setting of a framework decides that (``checkpoint_advice()``, which the
+        framework adapters define: a Trainer that restores callbacks only when
+        asked, an Accelerator that saves only the objects registered with it)."""
+        advise = getattr(self.program, "checkpoint_advice", None)
+        given = advise() if callable(advise) else None
+        if not isinstance(given, Mapping):
+            return {}
+        return {str(k): v for k, v in given.items() if isinstance(v, str) and v}
 
     @property
     def names(self) -> tuple[str, ...]:

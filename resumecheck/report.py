@@ -101,6 +101,10 @@ class Finding:
     basis: Literal["reference", "saved"] = "reference"
     """What the restored state was compared with: the reference's state at
     ``step``, or (once the run had diverged) what the run saved there."""
+    fix: str = ""
+    """What makes the program's checkpoint hold the component, where a
+    framework's setting decides that (a confirmed finding of the program's
+    own resume: a Trainer that restores callbacks only when asked)."""
 
     @property
     def mark(self) -> str:
@@ -123,6 +127,11 @@ class Finding:
                      f"; the steps first differ after the restart at {later[-1]}")
             return f"{self.component} (restored at {self.step}{after})"
         return self.component
+
+    def line_in(self, run: RunResult, incomplete: str | None) -> str:
+        """The finding as a report's diagnosis line prints it for ``run``."""
+        fix = f"; to keep it: {self.fix}" if self.fix else ""
+        return f"{self.label_in(run)}: {self.detail}{self.mark_in(run, incomplete)}{fix}"
 
     def mark_in(self, run: RunResult, incomplete: str | None) -> str:
         """The mark as a report prints it for ``run``: where the declared
@@ -527,8 +536,7 @@ def _footer(report: Report) -> list[str]:
     if full is not None:
         incomplete = report.incomplete_state_notice()
         for f in full.diagnosis:
-            lines.append(f"diagnosis: {f.label_in(full)}: {f.detail}"
-                         f"{f.mark_in(full, incomplete)}")
+            lines.append(f"diagnosis: {f.line_in(full, incomplete)}")
         if full.divergence_detail:
             lines.append(f"first divergence: {full.divergence_detail}")
         for s in full.stream_offsets:

@@ -462,6 +462,7 @@ class _Segment:
         result.names = list(built.names)
         result.has_own_checkpoint = built.has_own_checkpoint
         result.boundaries = built.boundaries()
+        result.advice = built.advice()
         if spec.restore is not None:
             self.enter("restore")
             result.unreached = restore_state(built, spec.restore, capture)

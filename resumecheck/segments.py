@@ -161,6 +161,9 @@ class SegmentResult:
     tensor_dir: str | None = None
     has_own_checkpoint: bool = False
     boundaries: dict[str, Any] = field(default_factory=dict)
+    advice: dict[str, str] = field(default_factory=dict)
+    """Per component, what makes the program's checkpoint hold it, where a
+    framework's setting decides that (``BuiltProgram.advice``)."""
     restored_state: str | None = None
     program_checkpoint: str | None = None
     kept: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)

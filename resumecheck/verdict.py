@@ -48,7 +48,7 @@ from resumecheck.trajectory import Trajectory
 
 __all__ = [
     "Comparison", "Reference", "Segments", "band", "compare_run", "conclude", "confirmation_tries",
-    "diagnose", "drop_sets", "explain", "judge", "judge_ablations", "latent_text",
+    "diagnose", "drop_sets", "explain", "give_fixes", "judge", "judge_ablations", "latent_text",
     "noise_summary", "plausibility", "quantity_name", "resumes", "settle_findings",
     "unjudge_when_incomplete",
 ]
@@ -1010,6 +1010,17 @@ def settle_findings(ref: Reference, result: RunResult, outcomes: dict[int, bool 
     result.diagnosis = judged
     result.latent_gaps += list(dict.fromkeys(
         f.component for f in judged if f.status == LATENT and f.component not in result.latent_gaps))
+
+
+def give_fixes(result: RunResult, advice: dict[str, str]) -> None:
+    """Each finding of the program's own resume that its checkpoint loses
+    (confirmed, or a latent gap) gets what makes that checkpoint hold the
+    component, where a framework's setting decides it (``advice``:
+    ``BuiltProgram.advice``; a Trainer restores callbacks only when asked)."""
+    result.diagnosis = [
+        replace(f, fix=advice[f.component])
+        if f.component in advice and f.status in (CONFIRMED, LATENT) else f
+        for f in result.diagnosis]
 
 
 def _matters_with_others(result: RunResult) -> str:

@@ -426,9 +426,76 @@ def test_a_scheduler_left_out_of_prepare_is_blamed_and_its_twin_passes():
         s.detail.endswith("(rng, which holds it, differs but is not the cause: see the "
                           "diagnosis)") for s in buggy.stream_offsets)
     assert "generator `loader`" not in buggy.explanation
+    assert "scheduler = accelerator.prepare(scheduler)" in buggy.diagnosis[0].fix
     twin = check(True)
     assert twin.verdict == IDENTICAL
     assert not any(f.component == "scheduler" for f in twin.diagnosis)
+
+
+class _Average:
+    """A running average of the weights, kept by the user's step (evaluation reads it)."""
+
+    def __init__(self, model):
+        self.shadow = [p.detach().clone() for p in model.parameters()]
+        self.updates = 0
+
+    def update(self, model):
+        self.updates += 1
+        with torch.no_grad():
+            for s, p in zip(self.shadow, model.parameters()):
+                s.mul_(0.9).add_(p.detach(), alpha=0.1)
+
+    def state_dict(self):
+        return {"shadow": [s.clone() for s in self.shadow], "updates": self.updates}
+
+    def load_state_dict(self, state):
+        self.shadow = [s.clone() for s in state["shadow"]]
+        self.updates = state["updates"]
+
+
+def _with_average(settings, register):
+    train = example_module().train
+    accelerator, model, optimizer, loader, scheduler = train.setup(
+        loader="seedable", own_generator=True, **settings)
+    average = _Average(model)
+    if register:
+        accelerator.register_for_checkpointing(average)
+
+    def step(batch):
+        loss = train.loss_of(model, batch)
+        accelerator.backward(loss)
+        optimizer.step(); scheduler.step(); optimizer.zero_grad()  # noqa: E702
+        average.update(model)
+        return loss
+    return resumecheck.frameworks.accelerate.accelerate_program(
+        accelerator, model=model, optimizer=optimizer, scheduler=scheduler, loader=loader,
+        step=step, extra={"average": average})
+
+
+@pytest.mark.e2e
+def test_an_extra_component_not_registered_is_blamed_with_how_to_register_it():
+    """A trial: an EMA left out of register_for_checkpointing was confirmed, and
+    nothing said what keeps it in Accelerate's checkpoint; registered, it resumes."""
+    import resumecheck.frameworks.accelerate  # noqa: F401
+
+    def own(register):
+        target = Target(factory=partial(_with_average, register=register), steps=10,
+                        resume_at=(K,))
+        return resumecheck.verify(target, drop="none", noise_seeds=0,
+                                  check_determinism=False).runs[0]
+
+    lost = own(False)
+    assert lost.verdict == DIVERGED
+    # (the loader's generator, which the seedable sampler sets back itself, is put back)
+    assert [(f.component, f.status) for f in lost.diagnosis] == [
+        ("rng", "put_back"), ("average", "confirmed")]
+    assert lost.diagnosis[0].fix == ""
+    assert lost.diagnosis[1].fix.startswith(
+        "Accelerate's save_state() holds only what is registered with it: "
+        "accelerator.register_for_checkpointing(average)")
+    kept = own(True)
+    assert kept.verdict == IDENTICAL
+    assert [f.component for f in kept.diagnosis] == ["rng"]
 
 
 @pytest.mark.e2e

@@ -165,6 +165,10 @@ class AccelerateProgram:
         comps.update(self.extra)
         return comps
 
+    def checkpoint_advice(self) -> dict[str, str]:
+        """What of yours the Accelerator's checkpoint does not hold (``_unsaved``)."""
+        return _unsaved(self.accelerator, self.extra, self.scheduler)
+
     def undeclared_roots(self) -> list[tuple[str, Any]]:
         """What your step function keeps (its closure: an EMA it updates), looked at."""
         return [*_closure("step", self.step_fn), *_closure("samples", self.samples_fn)]
@@ -294,6 +298,23 @@ class AccelerateProgram:
             self._fetches = consumed
         finally:
             streams.load_state_dict(saved)
+
+
+def _unsaved(accelerator: Any, extra: Mapping[str, Any], scheduler: Any) -> dict[str, str]:
+    """Your ``extra`` components and scheduler that the Accelerator does not
+    save, and what makes it: its ``save_state()`` holds only the objects
+    registered with it and the schedulers prepared (a trial's lost EMA was
+    confirmed, with no word of how to keep it)."""
+    registered = {id(obj) for obj in getattr(accelerator, "_custom_objects", ())}
+    advice = {name: (f"Accelerate's save_state() holds only what is registered with it: "
+                     f"accelerator.register_for_checkpointing({name}) where you build it, "
+                     "before the run's first save_state() and every load_state()")
+              for name, obj in extra.items() if id(obj) not in registered}
+    prepared = {id(obj) for obj in getattr(accelerator, "_schedulers", ())}
+    if scheduler is not None and id(scheduler) not in prepared:
+        advice[SCHEDULER] = ("Accelerate's save_state() holds a scheduler only when it was "
+                             "prepared: scheduler = accelerator.prepare(scheduler)")
+    return advice
 
 
 def _closure(label: str, fn: Any) -> list[tuple[str, Any]]:

@@ -177,6 +177,17 @@ class TrainerProgram(LoopProgram):
                                               stage="before_train")
         return components
 
+    def checkpoint_advice(self) -> dict[str, str]:
+        """Your ``ExportableState`` callbacks, where the run does not ask the
+        Trainer to restore them: its checkpoints hold their state, which its
+        resume leaves unused unless asked (a trial's confirmed finding did not say so)."""
+        if not _exportable(self.trainer) or \
+                getattr(self.trainer.args, "restore_callback_states_from_checkpoint", True):
+            return {}
+        return {CALLBACKS: "the Trainer's checkpoints hold your callbacks' state, but its resume "
+                           "puts it back only with TrainingArguments("
+                           "restore_callback_states_from_checkpoint=True)"}
+
     def undeclared_roots(self) -> list[tuple[str, Any]]:
         """Your own callbacks and data collator: state they keep is named when no
         component holds it (a trial's collator masked with a generator of its own)."""
