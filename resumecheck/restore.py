@@ -18,7 +18,7 @@ from typing import Any
 import torch
 
 from resumecheck.capture import capture_meta, load_checkpoint
-from resumecheck.components import CONFIG, OPTIMIZER, RNG, preserved_global_streams
+from resumecheck.components import CONFIG, OPTIMIZER, RNG, Component, preserved_global_streams
 from resumecheck.errors import CheckpointError
 from resumecheck.module_state import raised
 from resumecheck.program import BuiltProgram
@@ -85,7 +85,7 @@ def restore_state(built: BuiltProgram, restore: Restore,
             # not the program's, and putting rng right too would undo it.
             unreached = _iterators_made(built, overrides)
             with contextlib.nullcontext() if RNG in overrides else preserved_global_streams():
-                _load_states(built, overrides, restore.override_path)
+                _load_states(built, overrides, restore.override_path, settle=False)
             _set_modes(built, overrides, load_checkpoint(restore.override_path,
                                                          read_only=True).get("meta"))
             return unreached
@@ -115,34 +115,49 @@ def _iterators_made(built: BuiltProgram, states: dict[str, Any]) -> dict[str, li
                           {c.name: c.obj for c in built.components if c.name in states})
 
 
-def _load_states(built: BuiltProgram, states: dict[str, Any], path: str) -> None:
-    """Load ``states`` into the declared components of those names."""
+def _load_states(built: BuiltProgram, states: dict[str, Any], path: str,
+                 settle: bool = True) -> None:
+    """Load ``states`` into the declared components of those names; with
+    ``settle`` (a restore, not a rerun's override after the program's load())
+    settle the others even where the random state is not restored."""
     # RNG goes last, and the other components are settled before it: some
     # build what they need lazily and draw a seed when they do (a
     # StatefulDataLoader creates its iterator on the first state_dict() or
     # iter()). Settled first, they draw before the streams are set, as a
     # correct resume must (docs/HONEST-CHECKS.md: a DataLoader shifts the RNG by one draw).
-    # Among ranks, settling is done whether or not this rank restores its rng: a
-    # state_dict() may be a collective (FSDP gathers the parameters), and a
-    # component dropped on one rank only (rng[rank 0]) must not leave the other
-    # ranks waiting in it.
-    order = sorted(built.components, key=lambda c: c.name == RNG)
-    for comp in order:
-        if comp.name == RNG and (RNG in states or _among_ranks()):
-            for other in built.components:
-                if other.name != RNG:
-                    other.obj.state_dict()
-        if comp.name not in states:
-            continue
-        try:
-            comp.obj.load_state_dict(states[comp.name])
-        except Exception as exc:
-            raise CheckpointError(
-                "load",
-                _capture_name(path),
-                f"{comp.name}.load_state_dict raised {type(exc).__name__}: {exc}"
-                + _groups_advice(comp.obj, exc),
-            ) from exc
+    # At a restore, settling is done whether or not rng is restored: among ranks a state_dict()
+    # may be a collective (FSDP gathers the parameters), and a component dropped
+    # on one rank only (rng[rank 0]) must not leave the other ranks waiting in
+    # it; and the modes and frozen parameters are set after it (``_set_modes``),
+    # so what a framework builds lazily over the trainable parameters (the
+    # Trainer's optimizer) is built over the build's, as a fresh run's is (a
+    # trial: `drop rng` failed to load the optimizer of a run that had frozen layers).
+    # An override after the program's load() settles only where it sets rng (or
+    # among ranks): asking a loader for its state there would draw a seed the
+    # program's own resume does not.
+    others = [c for c in built.components if c.name != RNG]
+    for comp in others:
+        _load_one(comp, states, path)
+    if settle or RNG in states or _among_ranks():
+        for comp in others:
+            comp.obj.state_dict()
+    for comp in built.components:
+        if comp.name == RNG:
+            _load_one(comp, states, path)
+
+
+def _load_one(comp: Component, states: dict[str, Any], path: str) -> None:
+    if comp.name not in states:
+        return
+    try:
+        comp.obj.load_state_dict(states[comp.name])
+    except Exception as exc:
+        raise CheckpointError(
+            "load",
+            _capture_name(path),
+            f"{comp.name}.load_state_dict raised {type(exc).__name__}: {exc}"
+            + _groups_advice(comp.obj, exc),
+        ) from exc
 
 
 def _capture_name(path: str) -> str:
