@@ -30,16 +30,18 @@ __all__ = [
 ]
 
 
-def require_equivalent(report: Report) -> Report:
+def require_equivalent(report: Report, _depth: int = 0) -> Report:
     """Raise ResumeNotEquivalent unless the report's full resume is equivalent;
-    warn (``LatentGapWarning``) when it is, with a latent gap."""
+    warn (``LatentGapWarning``) when it is, with a latent gap, at the caller's
+    caller (``_depth`` more frames out: a caller of this module's own)."""
     __tracebackhide__ = True
     if not report.equivalent:
         raise ResumeNotEquivalent(report, describe_failure(report))
     full = report.full_resume
     if full is not None and full.latent_gaps:  # (a pass that hides a known gap says so)
         warnings.warn(LatentGapWarning(report.target, list(full.latent_parts().values()),
-                                       list(full.resume_at), full.reproduce), stacklevel=3)
+                                       list(full.resume_at), full.reproduce),
+                      stacklevel=3 + _depth)
     return report
 
 
@@ -47,7 +49,8 @@ def require_exercised(report: Report) -> Report:
     """Also raise ComponentsNotExercised, naming them, if any ablation is a
     blind spot, inconclusive or failed (none passes: nothing showed them exercised)."""
     __tracebackhide__ = True
-    require_equivalent(report)
+    # (a trial: its warning pointed at the plugin's line, not the test's)
+    require_equivalent(report, _depth=1)
     blind = [",".join(r.dropped) for r in report.blind_spots]
     unknown = [",".join(r.dropped) for r in report.inconclusive]
     # (a trial: an ablation that failed passed as exercised: nothing showed it)

@@ -163,6 +163,17 @@ def test_asserting_an_equivalent_resume_with_a_latent_gap_warns_naming_it():
     assert caught[0].filename == __file__  # (it points at the test's own line)
 
 
+def test_the_latent_gap_warning_of_an_exercised_check_points_at_the_test_too():
+    # (a trial: from assert_components_exercised it pointed at the plugin's own line)
+    from resumecheck.assertions import assert_components_exercised
+    from resumecheck.errors import LatentGapWarning
+
+    with pytest.warns(LatentGapWarning) as caught:
+        assert_components_exercised(programs.EPOCH_READ_AT_BOUNDARY, components=["params"],
+                                    noise_seeds=0, check_determinism=False)
+    assert caught[0].filename == __file__
+
+
 def test_latent_sampler_epoch_gap_says_when_it_would_matter():
     # Its checkpoint forgets the epoch counter, which is read only when the next
     # epoch starts (step 9); resumed at 5 and ending at 7, nothing reads it yet.
