@@ -46,7 +46,7 @@ from resumecheck.program import Target, declared_names, load_target
 from resumecheck.progress import ProgressCallback, ProgressTracker, run_label
 from resumecheck.elastic import judge_elastic, unmapped_state
 from resumecheck.phrases import STOPPED
-from resumecheck.report import CLOSE, FAILED, IDENTICAL, INCONCLUSIVE, Report, RunResult
+from resumecheck.report import CLOSE, FAILED, IDENTICAL, INCONCLUSIVE, Finding, Report, RunResult
 from resumecheck.reproduce import reproduce_command
 from resumecheck.faults import environment_failure
 from resumecheck.interrupt import RunDirectories, scratch_directory
@@ -708,8 +708,9 @@ class _Restarts:
             restore = first_restore if i == 0 else Restore(
                 path=prev.program_checkpoint or "", source="program",
                 override_path=again, override=first_restore.override if again else [])
+            name = f"{tag}-{k}" if k not in schedule[:i] else f"{tag}-{k}-again"
             prev = self.segments.run(self.segments.spec(
-                f"{tag}-{k}", work, config=self.restart_config, start=k, stop=stop,
+                name, work, config=self.restart_config, start=k, stop=stop,
                 restore=restore, program_save_at=stop if stop < self.steps else None,
                 keep_tensors_after=k, reseed=_RESEED_BASE + k, ranks=ranks,
                 hash_seed=restart_hash_seed(i, self.segments.restart_seed),
@@ -773,6 +774,9 @@ class _Confirmations:
                     and result.diagnosis else set())
         verdict.settle_findings(self._reference, result, judged, put_back, self._unreached,
                                 moved, self._next_draws(result, segments))
+        if own:
+            _resave(self._reference, self._restarts, result, segments, work,
+                    lambda f: self._random_state(f.component, f.step or 0))
 
     def _next_draws(self, result: RunResult,
                     segments: list[tuple[int, SegmentResult]]) -> dict[str, int]:
@@ -906,6 +910,25 @@ class _Confirmations:
             for name in set(seg.unreached) & set(components):
                 self._unreached.setdefault(name, seg.unreached[name])
         return verdict.compare_run(self._reference, result.resume_at[0], [], segments, [])
+
+
+def _resave(reference: verdict.Reference, restarts: _Restarts, result: RunResult,
+            segments: list[tuple[int, SegmentResult]], work: str,
+            is_random: Callable[[Finding], bool]) -> None:
+    """Latent findings of the program's own resume, tried once more: the
+    same schedule, with the program's save() right after each load() they
+    were found at and a restart from that checkpoint (``verdict.settle_resaved``)."""
+    found = verdict.resave_findings(reference, result, segments, is_random)
+    prefix = segments[0][1] if segments else None
+    if not found or prefix is None or not prefix.program_checkpoint:
+        return
+    points = {result.diagnosis[i].step or 0 for i in found}
+    rerun = restarts.chain(
+        sorted([*result.resume_at, *points]), work, prefix, tag="resave",
+        first_restore=Restore(path=prefix.program_checkpoint, source="program"))
+    cmp = None if any(seg.error is not None for _, seg in rerun) else \
+        verdict.compare_run(reference, result.resume_at[0], [], rerun, [])
+    verdict.settle_resaved(reference, result, found, cmp)
 
 
 def _steps_of(segments: list[tuple[int, SegmentResult]],

@@ -391,7 +391,8 @@ def next_epoch_start(boundaries: Mapping[str, Any], k: int) -> int | None:
     if not declared and per_epoch is not None and _positive_number(per_epoch):
         horizon = k + 2 + math.ceil(per_epoch)
         declared = epoch_boundaries({"steps_per_epoch": per_epoch}, horizon)
-    later = [b for b in declared or [] if b > k]
+    # (a boundary at k itself: the step after the restore reads the new epoch)
+    later = [b for b in declared or [] if b >= k]
     return later[0] + 1 if later else None
 
 

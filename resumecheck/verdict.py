@@ -24,11 +24,11 @@ import torch
 
 from resumecheck.compare import Difference, Tolerance, compare_values, digest, flatten_state
 from resumecheck.components import (
-    CONFIG, PARAMS, SAMPLER_EPOCH, SCHEDULER, split_rank_name, validate_drop,
+    CONFIG, DATA_CURSOR, PARAMS, SAMPLER_EPOCH, SCHEDULER, split_rank_name, validate_drop,
 )
 from resumecheck.errors import SCHEDULER_UNREAD
 from resumecheck.evidence import annotate, cleared_streams, unclear_streams
-from resumecheck.program import next_epoch_start
+from resumecheck.program import epoch_boundaries, next_epoch_start
 from resumecheck.phrases import BUILDING, OWN_RESUME_ENDS_OTHERWISE, RESTORING, STOPPED
 from resumecheck.report import (
     AFTER_DIVERGENCE, CLOSE, CONFIRMED, DIVERGED, FAILED, IDENTICAL, INCONCLUSIVE, LATENT,
@@ -48,8 +48,9 @@ from resumecheck.trajectory import Trajectory
 
 __all__ = [
     "Comparison", "Reference", "Segments", "band", "compare_run", "conclude", "confirmation_tries",
-    "diagnose", "drop_sets", "explain", "give_fixes", "judge", "judge_ablations", "latent_text",
+    "diagnose", "drop_sets", "explain", "give_fixes", "judge", "resave_findings", "judge_ablations", "latent_text",
     "noise_summary", "plausibility", "quantity_name", "resumes", "settle_findings",
+    "settle_resaved",
     "unjudge_when_incomplete",
 ]
 
@@ -990,9 +991,7 @@ def settle_findings(ref: Reference, result: RunResult, outcomes: dict[int, bool 
             judged.append(replace(finding, status=PUT_BACK, confirmed=False))
         elif never_departs:
             judged.append(replace(finding, status=LATENT, confirmed=False,
-                                  matters_from=matters_from(ref, finding.component,
-                                                            finding.step or 0)
-                                  or (next_draws or {}).get(finding.component)))
+                                  matters_from=matters_from(ref, finding, next_draws or {})))
         elif finding.status == LATENT:  # (streams the reference never drew from: diagnose)
             judged.append(replace(finding, confirmed=False))
         elif outcomes.get(i, False) is None:  # (a rerun that is no evidence: says why)
@@ -1010,6 +1009,73 @@ def settle_findings(ref: Reference, result: RunResult, outcomes: dict[int, bool 
     result.diagnosis = judged
     result.latent_gaps += list(dict.fromkeys(
         f.component for f in judged if f.status == LATENT and f.component not in result.latent_gaps))
+
+
+def resave_findings(ref: Reference, result: RunResult, segments: Segments,
+                    is_random: Callable[[Finding], bool]) -> list[int]:
+    """The latent findings of a run that never departs that a save right after
+    the program's load() can settle (``settle_resaved``): of a component that
+    ends as the reference's, bit for bit (one whose end differs in entries
+    nothing reads stays a gap: a timer, a private counter); not random state
+    (its latency rests on draws, see ``_idle_streams_only``), nor one with a
+    known step beyond the run where it would matter, which no rerun reaches."""
+    last = segments[-1][1] if segments else None
+    if departure(result) is not None or last is None or not last.end_state \
+            or not ref.segment.end_state:
+        return []
+    run_end = load_checkpoint(last.end_state, read_only=True)["components"]
+    return [i for i, f in enumerate(result.diagnosis)
+            if f.status == LATENT and f.step is not None and f.matters_from is None
+            and not is_random(f) and f.component in run_end
+            and digest(run_end[f.component])
+            == ref.component_digest(ref.segment.end_state, f.component)]
+
+
+_RESAVED_ALIKE = ("; your save() right after your load(), and a restart from that checkpoint, "
+                  "continue as the uninterrupted run too")
+_ONE_POSITION = (": at an epoch's end, the end of one epoch and the start of the next are one "
+                 "position")
+_ALIKE_HERE = (": the same state in another form, or a wrong value this run's steps happen to "
+               "set right (a best loss that the next evaluation beats); other resume points "
+               "may tell")
+
+
+def settle_resaved(ref: Reference, result: RunResult, found: list[int],
+                   cmp: Comparison | None) -> None:
+    """Judge the latent findings ``found`` (indices: ``resave_findings``) by a
+    rerun of the run's schedule that also saves right after each load they
+    were found at and restarts from that checkpoint (``cmp``: it against the
+    reference; None: it failed, nothing is judged). One that departs is the
+    gap's evidence, and the finding says where. One that never departs either
+    is put back where the finding is a data position restored at an epoch's
+    end, which has two forms (a trial's loop that works its position out from
+    the step: epoch 1, position 0, where the uninterrupted run had epoch 0,
+    position 8, about to roll over); elsewhere the finding stays a gap and
+    says what the rerun showed (a best loss the load forgets ends right when
+    the next evaluation beats it)."""
+    if cmp is None or not found:
+        return
+    ends = set(epoch_boundaries(ref.segment.boundaries, ref.steps))
+    settled = []
+    for i, finding in enumerate(result.diagnosis):
+        if i not in found:
+            settled.append(finding)
+        elif cmp.first is not None:
+            step, key = cmp.first
+            settled.append(replace(finding, detail=finding.detail + (
+                f"; your save() right after your load() at step {finding.step}, and a restart "
+                f"from that checkpoint, depart from the uninterrupted run at step {step}, in "
+                f"{quantity_name(key)}: a save before the state is set right loses it")))
+        elif finding.step in ends and split_rank_name(finding.component)[0] in (
+                DATA_CURSOR, SAMPLER_EPOCH):
+            settled.append(replace(finding, status=PUT_BACK,
+                                   detail=finding.detail + _ONE_POSITION + _RESAVED_ALIKE.replace(
+                                       "; your", ", and your", 1)))
+        else:
+            settled.append(replace(finding, detail=finding.detail + _RESAVED_ALIKE + _ALIKE_HERE))
+    result.diagnosis = settled
+    gone = {f.component for f in settled if f.status == PUT_BACK}
+    result.latent_gaps = [c for c in result.latent_gaps if c not in gone]
 
 
 def give_fixes(result: RunResult, advice: dict[str, str]) -> None:
@@ -1072,13 +1138,16 @@ def _new_epoch_text(ref: Reference, r: RunResult) -> str:
             "to, is not where the uninterrupted run had it when that epoch began)")
 
 
-def matters_from(ref: Reference, component: str, k: int) -> int | None:
+def matters_from(ref: Reference, finding: Finding, next_draws: dict[str, int]) -> int | None:
     """For a latent gap: the first step where it would start to matter, when
     the program's declared boundaries tell (the sampler epoch is read at the
-    next epoch boundary)."""
-    if component == SAMPLER_EPOCH:
-        return next_epoch_start(ref.segment.boundaries, k)
-    return None
+    next epoch boundary) or, for random state, the reference's draws
+    (``next_draws``); only beyond the run: a step the run reached, and
+    matched, disproves it (a trial read "from step 13" where 13 had matched)."""
+    when = next_draws.get(finding.component)
+    if finding.component == SAMPLER_EPOCH:
+        when = next_epoch_start(ref.segment.boundaries, finding.step or 0)
+    return when if when is not None and when > ref.steps else None
 
 
 def resumes(run: RunResult, tolerance: Tolerance) -> bool:

@@ -16,8 +16,12 @@ def test_fractional_epochs_put_the_boundary_before_the_step_that_reads_the_new_e
     assert epoch_boundaries({"steps_per_epoch": 5}, 16) == [5, 10, 15]
     assert epoch_boundaries({"epoch_boundaries": [3, 9, 30]}, 16) == [3, 9]
     assert next_epoch_start({"steps_per_epoch": 6.5}, 8) == 14
-    assert next_epoch_start({"steps_per_epoch": 8}, 8) == 17  # beyond a 16-step run: latent
-    assert next_epoch_start({"epoch_boundaries": [6, 13]}, 13) is None
+    # (a restore at an epoch's end: the very next step reads the new epoch; a
+    # trial's latent gap said "from step 13" after a restore at 8, 4 steps an epoch)
+    assert next_epoch_start({"steps_per_epoch": 8}, 8) == 9
+    assert next_epoch_start({"steps_per_epoch": 8}, 9) == 17
+    assert next_epoch_start({"epoch_boundaries": [6, 13]}, 13) == 14
+    assert next_epoch_start({"epoch_boundaries": [6, 13]}, 14) is None
     assert next_epoch_start({}, 3) is None
 
 

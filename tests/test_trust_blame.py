@@ -6,6 +6,7 @@ reference's state removes the divergence or moves it later.
 """
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -71,6 +72,32 @@ def test_a_stale_snapshot_alone_is_a_latent_gap_not_a_divergence():
     assert [(f.component, f.status, f.confirmed) for f in full.diagnosis] == [
         ("data_cursor", "latent", False)]
     assert full.latent_gaps == ["data_cursor"]
+    # (the evidence: a save right after the load keeps the stale position)
+    assert "your save() right after your load() at step 9, and a restart from that " \
+        "checkpoint, depart from the uninterrupted run at step 10" in full.diagnosis[0].detail
+
+
+def test_a_position_worked_out_from_the_step_in_another_form_is_no_gap():
+    """A trial's correct distributed loop kept its position as the step and
+    worked it out at load in another form than its lazily rolled-over counters
+    (epoch 2, position 0 for epoch 1, position 8): "latent gap ... (from step
+    13)", where steps 9 to 16 had run, and matched. A save right after the load
+    and a restart from it continue alike: put back, no gap; the twin that
+    forgets the position is put back too at the epoch's end, and caught mid-epoch."""
+    from fixtures.trust import position_from_step as fx
+
+    for target in (fx.FROM_STEP, fx.EPOCH_ONLY):
+        report = verify(target, drop="none", noise_seeds=0, check_determinism=False)
+        own = report.full_resume
+        assert report.equivalent and own.latent_gaps == [], report.render()
+        assert [(f.component, f.status) for f in own.diagnosis] == [
+            ("data_cursor", "put_back"), ("sampler_epoch", "put_back")]
+        assert "the end of one epoch and the start of the next are one position" in \
+            own.diagnosis[0].detail
+    lost = verify(replace(fx.EPOCH_ONLY, resume_at=(6,)), drop="none", noise_seeds=0,
+                  check_determinism=False).full_resume
+    assert (lost.verdict, lost.first_divergent_step) == ("diverged", 7)
+    assert [(f.component, f.status) for f in lost.diagnosis] == [("data_cursor", "confirmed")]
 
 
 def test_the_loader_that_reports_its_pending_state_is_equivalent():
@@ -91,7 +118,9 @@ def test_table_markdown_and_json_mark_each_finding_as_the_json_does():
     statuses = {f["component"]: (f["status"], f["basis"]) for f in data["runs"][0]["diagnosis"]}
     assert statuses == {"rng": ("confirmed", "reference"), "data_cursor": ("not_cause", "reference")}
     latent = _full(stale_snapshot.STALE, "inprocess")[0].render("table")
-    assert "diagnosis: data_cursor: position 0, expected 8 (latent: changes nothing here)" in latent
+    assert "diagnosis: data_cursor: position 0, expected 8; " in latent
+    assert "at step 10, in data (the samples consumed): a save before the state is set right " \
+        "loses it (latent: changes nothing here)" in latent
 
 
 def test_causes_that_help_only_together_behind_a_confirmed_one_are_confirmed():

@@ -223,13 +223,52 @@ def test_confirmation_bookkeeping(files):
 
 def test_findings_of_a_run_that_never_departs_are_latent(files):
     ref = _reference(files)
-    ref.segment.boundaries = {"epoch_boundaries": [5]}
+    ref.segment.boundaries = {"epoch_boundaries": [ref.steps + 2]}
     result = RunResult(dropped=[], resume_at=[2], verdict="identical")
     result.diagnosis = [Finding("sampler_epoch", "epoch 0, expected 1", step=2)]
     verdict.settle_findings(ref, result, {})
     assert result.diagnosis[0].status == "latent" and result.latent_gaps == ["sampler_epoch"]
-    assert verdict.latent_text(result).startswith("; latent gap: sampler_epoch (from step")
+    assert result.diagnosis[0].matters_from == ref.steps + 3
+    assert verdict.latent_text(result).startswith(
+        f"; latent gap: sampler_epoch (from step {ref.steps + 3})")
     assert ") restored wrongly, in state that changed no step" in verdict.latent_text(result)
+    # (a trial: "from step 13" where step 13 had run, and matched)
+    ref.segment.boundaries = {"epoch_boundaries": [ref.steps - 1]}
+    result = RunResult(dropped=[], resume_at=[2], verdict="identical")
+    result.diagnosis = [Finding("sampler_epoch", "epoch 0, expected 1", step=2)]
+    verdict.settle_findings(ref, result, {})
+    assert result.diagnosis[0].status == "latent" and result.diagnosis[0].matters_from is None
+    assert verdict.latent_text(result).startswith("; latent gap: sampler_epoch restored wrongly")
+
+
+def test_a_latent_position_that_a_save_right_after_the_load_keeps_alike_is_put_back(files):
+    ref = _reference(files)
+    ref.segment.boundaries = {"epoch_boundaries": [2]}
+
+    def judged(first, k=2):
+        result = RunResult(dropped=[], resume_at=[k], verdict="identical",
+                           latent_gaps=["data_cursor", "best"])
+        result.diagnosis = [Finding("data_cursor", "0, expected 8", step=k, status="latent"),
+                            Finding("best", "inf, expected 0.5", step=k, status="latent")]
+        verdict.settle_resaved(ref, result, [0, 1], verdict.Comparison(first=first))
+        return result
+
+    alike = judged(None)  # (a position at an epoch's end has two forms; a best loss does not)
+    assert [f.status for f in alike.diagnosis] == ["put_back", "latent"]
+    assert alike.latent_gaps == ["best"]
+    assert "the end of one epoch and the start of the next are one position" in \
+        alike.diagnosis[0].detail
+    assert "or a wrong value this run's steps happen to set right" in alike.diagnosis[1].detail
+    mid = judged(None, k=1)  # (not an epoch's end)
+    assert [f.status for f in mid.diagnosis] == ["latent", "latent"]
+    lost = judged((3, "data"))
+    assert [f.status for f in lost.diagnosis] == ["latent", "latent"]
+    assert lost.latent_gaps == ["data_cursor", "best"]
+    assert "depart from the uninterrupted run at step 3, in data" in lost.diagnosis[0].detail
+    failed = RunResult(dropped=[], resume_at=[2], verdict="identical", latent_gaps=["x"])
+    failed.diagnosis = [Finding("x", "1, expected 2", step=2, status="latent")]
+    verdict.settle_resaved(ref, failed, [0], None)
+    assert failed.diagnosis[0].status == "latent"
 
 
 def test_ablations_are_inconclusive_when_the_engine_full_resume_differs():
