@@ -34,9 +34,9 @@ def lost_uncompared(undeclared: list[str]) -> list[str]:
 def uncompared_path(what: str) -> str:
     """Where the program keeps what a ``Report.undeclared`` entry names
     (``state.ema`` of ``state.ema (AveragedModel: ...)``; a callback's
-    class is part of its path: ``callbacks[0] (EMA).shadow``)."""
+    class is part of its path: ``callbacks (EMA).shadow``, ``callbacks (EMA#2).shadow``)."""
     found = _HOLDER.match(what)
     return found.group(1) if found else what.split(" (", 1)[0]
 
 
-_HOLDER = re.compile(r"^((?:[^ ]| \([\w.]+\)(?=[.\[]))+) \(")
+_HOLDER = re.compile(r"^((?:[^ ]| \([\w.#]+\)(?=[.\[]))+) \(")

@@ -357,7 +357,7 @@ def _workers_text(path: str, loader: Any) -> str:
 
 
 def _todo(path: str) -> str:
-    return (_CALLBACK_TODO if path.startswith("callbacks[")
+    return (_CALLBACK_TODO if path.startswith("callbacks (")
             else "declare it as a component to check that it resumes")
 
 

@@ -290,12 +290,12 @@ def test_a_callback_that_saves_its_state_is_a_component_and_one_that_does_not_is
     assert "callbacks" not in [r.dropped for r in report.runs]
     assert report.runs[0].verdict == DIVERGED
     assert [u.split(" (int")[0] for u in report.undeclared] == [
-        "callbacks[0] (ForgetsItsCount).count"]
+        "callbacks (ForgetsItsCount).count"]
     assert "(Lightning: its state_dict() and load_state_dict(), and the check compares it as " \
            "the component `callbacks`" in report.undeclared[0]
     assert "your checkpoint loses it" in report.undeclared[0]
     # one holder once in the WARNING (a trial's callback was listed once per field)
-    assert "`callbacks[0] (ForgetsItsCount).count`)" in report.render()
+    assert "`callbacks (ForgetsItsCount).count`)" in report.render()
 
 
 @pytest.mark.e2e

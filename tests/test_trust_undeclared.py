@@ -108,7 +108,7 @@ def test_state_of_an_adapters_user_code_is_named_with_what_to_do():
             self.model, self.trainer = model, object()
 
         def undeclared_roots(self):
-            return [("callbacks[1] (EMACallback)", callback), ("step.extras", {"ema": kept})]
+            return [("callbacks (EMACallback)", callback), ("step.extras", {"ema": kept})]
 
     Adapter.__module__ = "resumecheck.frameworks.example"
     program = Adapter()
@@ -118,7 +118,7 @@ def test_state_of_an_adapters_user_code_is_named_with_what_to_do():
     kept.shadow["w"] += 1
     found = list(watch.found(program, components).values())
     assert len(found) == 2, found
-    assert found[0].startswith("callbacks[1] (EMACallback).shadow (dict: 1 tensor, 3 values")
+    assert found[0].startswith("callbacks (EMACallback).shadow (dict: 1 tensor, 3 values")
     assert "make the callback save and restore it with the checkpoint" in found[0]
     assert found[1].startswith("step.extras['ema'].shadow (dict: 1 tensor, 3 values")
     assert found[1].endswith("declare it as a component to check that it resumes)")
@@ -249,15 +249,32 @@ def test_a_callbacks_class_is_part_of_the_path_its_lines_name():
     """A trial: two fields of one callback were both listed as `callbacks[0]`."""
     from resumecheck.phrases import uncompared_path
 
-    line = ("callbacks[0] (Clip).ema_norm (float: 0.0 at the build, 1.5 at the end, changed "
+    line = ("callbacks (Clip).ema_norm (float: 0.0 at the build, 1.5 at the end, changed "
             "by training; ...)")
-    assert uncompared_path(line) == "callbacks[0] (Clip).ema_norm"
-    assert uncompared_path("callbacks[1] (EMA).shadow['w'] (Tensor: 1 tensor, ...)") == \
-        "callbacks[1] (EMA).shadow['w']"
+    assert uncompared_path(line) == "callbacks (Clip).ema_norm"
+    assert uncompared_path("callbacks (EMA#2).shadow['w'] (Tensor: 1 tensor, ...)") == \
+        "callbacks (EMA#2).shadow['w']"
     assert uncompared_path("state.ema (AveragedModel: 4 tensors, ...)") == "state.ema"
     assert lost_uncompared([line + "; your own resume (save/load) ends with it otherwise "
                             "than the uninterrupted run did: ..."]) == [
-        "callbacks[0] (Clip).ema_norm"]
+        "callbacks (Clip).ema_norm"]
+
+
+def test_your_callbacks_are_named_by_class_wherever_the_framework_puts_them():
+    """A trial: the Trainer's own restore puts a callback back at the end of its
+    list, and a path by place named another callback in the resumed run."""
+    from resumecheck.frameworks._loop import user_callbacks
+
+    class EMA:
+        pass
+
+    class Clip:
+        pass
+
+    first, second, clip = EMA(), EMA(), Clip()
+    assert user_callbacks([first, clip, second]) == [
+        ("callbacks (EMA#1)", first), ("callbacks (Clip)", clip), ("callbacks (EMA#2)", second)]
+    assert user_callbacks([clip, first, second])[0] == ("callbacks (Clip)", clip)
 
 
 def test_a_number_equal_to_one_in_a_components_state_is_not_taken_as_held():

@@ -381,8 +381,15 @@ def user_callbacks(callbacks: Any) -> list[tuple[str, Any]]:
     """The callbacks among ``callbacks`` that are the program's own (not a
     framework's, not the adapter's), named for a report: state they keep (an
     EMA of the weights) is looked at like the program's own attributes."""
+    own = [cb for cb in list(callbacks or [])
+           if type(cb).__module__.split(".")[0] not in _FRAMEWORKS]
+    # (by class, not by place in the list: a framework's own restore may put a
+    # callback back elsewhere, the Trainer's at the end, and the path must name
+    # the same one in the uninterrupted run and the resumed: a trial)
+    classes = [type(cb).__name__ for cb in own]
     out = []
-    for i, callback in enumerate(list(callbacks or [])):
-        if type(callback).__module__.split(".")[0] not in _FRAMEWORKS:
-            out.append((f"callbacks[{i}] ({type(callback).__name__})", callback))
+    for callback, name in zip(own, classes):
+        nth = classes[:len(out) + 1].count(name)
+        label = name if classes.count(name) == 1 else f"{name}#{nth}"
+        out.append((f"callbacks ({label})", callback))
     return out
