@@ -490,6 +490,8 @@ def _rows(report: Report) -> list[list[str]]:
             # a failed run has a step (where it failed) but no quantity
             what = r.first_divergent_quantity or ("(failed)" if r.verdict == FAILED else "")
             where = f"{r.first_divergent_step} {what}".rstrip()
+            if what.startswith("state of "):  # (compared at the end: not a step that went wrong)
+                where = f"{what} at the end"
         rows.append([
             report.label_of(r), r.verdict, where,
             _num(r.max_abs_loss_diff), r.noise_label, r.explanation,
