@@ -48,10 +48,9 @@ from resumecheck.trajectory import Trajectory
 
 __all__ = [
     "Comparison", "Reference", "Segments", "band", "compare_run", "conclude", "confirmation_tries",
-    "diagnose", "drop_sets", "explain", "give_fixes", "judge", "resave_findings", "judge_ablations", "latent_text",
-    "noise_summary", "plausibility", "quantity_name", "resumes", "settle_findings",
-    "settle_resaved",
-    "unjudge_when_incomplete",
+    "diagnose", "drop_sets", "explain", "give_fixes", "judge", "judge_ablations", "latent_text",
+    "noise_summary", "plausibility", "quantity_name", "resave_findings", "resumes",
+    "settle_findings", "settle_resaved", "unjudge_when_incomplete",
 ]
 
 Segments = Sequence[tuple[int, SegmentResult]]
@@ -1031,13 +1030,13 @@ def resave_findings(ref: Reference, result: RunResult, segments: Segments,
             == ref.component_digest(ref.segment.end_state, f.component)]
 
 
-_RESAVED_ALIKE = ("; your save() right after your load(), and a restart from that checkpoint, "
+_RESAVED_ALIKE = ("your save() right after your load(), and a restart from that checkpoint, "
                   "continue as the uninterrupted run too")
 _ONE_POSITION = (": at an epoch's end, the end of one epoch and the start of the next are one "
-                 "position")
-_ALIKE_HERE = (": the same state in another form, or a wrong value this run's steps happen to "
-               "set right (a best loss that the next evaluation beats); other resume points "
-               "may tell")
+                 f"position, and {_RESAVED_ALIKE}")
+_ALIKE_HERE = (f"; {_RESAVED_ALIKE}: the same state in another form, or a wrong value this "
+               "run's steps happen to set right (a best loss that the next evaluation beats); "
+               "other resume points may tell")
 
 
 def settle_resaved(ref: Reference, result: RunResult, found: list[int],
@@ -1068,11 +1067,9 @@ def settle_resaved(ref: Reference, result: RunResult, found: list[int],
                 f"{quantity_name(key)}: a save before the state is set right loses it")))
         elif finding.step in ends and split_rank_name(finding.component)[0] in (
                 DATA_CURSOR, SAMPLER_EPOCH):
-            settled.append(replace(finding, status=PUT_BACK,
-                                   detail=finding.detail + _ONE_POSITION + _RESAVED_ALIKE.replace(
-                                       "; your", ", and your", 1)))
+            settled.append(replace(finding, status=PUT_BACK, detail=finding.detail + _ONE_POSITION))
         else:
-            settled.append(replace(finding, detail=finding.detail + _RESAVED_ALIKE + _ALIKE_HERE))
+            settled.append(replace(finding, detail=finding.detail + _ALIKE_HERE))
     result.diagnosis = settled
     gone = {f.component for f in settled if f.status == PUT_BACK}
     result.latent_gaps = [c for c in result.latent_gaps if c not in gone]

@@ -387,7 +387,7 @@ def user_callbacks(callbacks: Any) -> list[tuple[str, Any]]:
     # callback back elsewhere, the Trainer's at the end, and the path must name
     # the same one in the uninterrupted run and the resumed: a trial)
     classes = [type(cb).__name__ for cb in own]
-    out = []
+    out: list[tuple[str, Any]] = []
     for callback, name in zip(own, classes):
         nth = classes[:len(out) + 1].count(name)
         label = name if classes.count(name) == 1 else f"{name}#{nth}"
