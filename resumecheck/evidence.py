@@ -36,8 +36,8 @@ from resumecheck.streams import (
 )
 from resumecheck.trace import differing_quantities, load_step_tensors, load_stream_states
 
-__all__ = ["annotate", "cleared_streams", "describe_data", "describe_end_state", "stream_offsets",
-           "unclear_streams"]
+__all__ = ["annotate", "cleared_streams", "describe_data", "describe_end_state", "set_right_during",
+           "stream_offsets", "unclear_streams"]
 
 
 _DROPPING = "which drops"
@@ -163,6 +163,9 @@ def stream_offsets(reference: SegmentResult, segments: Sequence[tuple[int, Segme
                 continue
             keys = sorted(set(ref.streams) | set(rec.streams), key=_stream_order)
             differing = [key for key in keys if ref.streams.get(key) != rec.streams.get(key)]
+            if differing and rec.step == k + 1:  # (what the program set right is no evidence)
+                righted = set_right_during(reference, seg, k)
+                differing = [key for key in differing if key not in righted]
             if differing:
                 return _offsets(reference, seg, k, rec.step, differing,
                                 _unused_after(reference, k, until) & _unused_after(seg, k, until),
@@ -190,6 +193,22 @@ def next_draw(reference: SegmentResult, seg: SegmentResult, k: int,
         if not drawn or any(s > k or s not in starts for s in drawn):
             return None
     return next_epoch_start(boundaries, k) if differing else None
+
+
+def set_right_during(reference: SegmentResult, seg: SegmentResult, k: int) -> set[str]:
+    """The streams (as records key them) that differ from the reference's at
+    the start of step ``k + 1``, the first after the restore at ``k``, and are
+    the reference's again at the start of the next: the program set them
+    right itself during that step (a loader that puts its generator back to
+    the epoch's start to replay the epoch's shuffle; a trial's was named a
+    cause beside the stream its load lost, and told its load did not restore it)."""
+    ref = {r.step: r.streams for r in reference.records}
+    run = {r.step: r.streams for r in seg.records}
+    first, then = run.get(k + 1), run.get(k + 2)
+    if not first or not then or not ref.get(k + 1) or not ref.get(k + 2):
+        return set()
+    return {key for key, value in first.items()
+            if value != ref[k + 1].get(key) and then.get(key) == ref[k + 2].get(key)}
 
 
 def _unused_after(seg: SegmentResult, k: int, until: int | None) -> set[str]:

@@ -97,11 +97,13 @@ def describe_difference(
     ref_meta: dict[str, Any] | None = None,
     restored_meta: dict[str, Any] | None = None,
     unused: set[str] | None = None,
+    set_right: set[str] | None = None,
 ) -> str | None:
     """One line on how ``restored`` differs from ``reference``, or None if equal.
     ``unused``: of an ``rng`` component, the streams (``python``, ...,
     ``generators/NAME``) the reference never drew from after ``step``: named
-    apart, after those that matter."""
+    apart, after those that matter; ``set_right``: those the program set
+    right itself during the next step, named apart too."""
     if reference is None:
         return None
     if restored is None:
@@ -128,7 +130,7 @@ def describe_difference(
     differing.sort(key=lambda item: (is_private(item[0]), item[0].startswith("param_groups"),
                                      -_spread(ref.get(item[0]), item[1])))
     if split_rank_name(name)[0] == RNG or is_stream_state(reference):  # (rng[rank 1] too)
-        return _streams_text([p for p, _ in differing], step, unused or set())
+        return _streams_text([p for p, _ in differing], step, unused or set(), set_right or set())
     path, how = differing[0]
     more = _more(differing[1:], ref, new, optimizer)
     if optimizer and _is_empty_state(new) and not _is_empty_state(ref):
@@ -279,17 +281,24 @@ def _is_empty_state(leaves: dict[str, Any]) -> bool:
     return leaves.get("state") == "{}"
 
 
-def _streams_text(paths: list[str], step: int, unused: set[str]) -> str:
-    """The differing streams of an ``rng`` component, those used after ``step`` first."""
+def _streams_text(paths: list[str], step: int, unused: set[str],
+                  set_right: set[str] | None = None) -> str:
+    """The differing streams of an ``rng`` component, those used after ``step``
+    first, then those the program set right itself, then those never drawn from."""
     idle = {_rng_stream(p) for p in paths if _stream_key(p) in unused}
-    streams = sorted({_rng_stream(p) for p in paths} - idle)
+    righted = {_rng_stream(p) for p in paths if _stream_key(p) in (set_right or ())} - idle
+    streams = sorted({_rng_stream(p) for p in paths} - idle - righted)
+    notes = [(sorted(names), why) for names, why in (
+        (righted, f"which the program set right itself during step {step + 1}"),
+        (idle, f"which the reference never drew from after step {step}")) if names]
     if not streams:
-        return (f"{', '.join(sorted(idle))} differ{'s' if len(idle) == 1 else ''} from the "
-                f"stream at step {step}, which the reference never drew from after it")
-    aside = (f" (and {', '.join(sorted(idle))}, which the reference never drew from after "
-             f"step {step})" if idle else "")
-    return (f"{', '.join(streams)} differ{'s' if len(streams) == 1 else ''} from the stream "
-            f"at step {step}{aside}")
+        (named, why), *rest = notes
+        head = (f"{', '.join(named)} differ{'s' if len(named) == 1 else ''} from the stream at "
+                f"step {step}, {why.replace(f'after step {step}', 'after it')}")
+    else:
+        head, rest = (f"{', '.join(streams)} differ{'s' if len(streams) == 1 else ''} from the "
+                      f"stream at step {step}"), notes
+    return head + "".join(f" (and {', '.join(names)}, {why})" for names, why in rest)
 
 
 def _stream_key(path: str) -> str:

@@ -27,7 +27,7 @@ from resumecheck.components import (
     CONFIG, DATA_CURSOR, PARAMS, SAMPLER_EPOCH, SCHEDULER, split_rank_name, validate_drop,
 )
 from resumecheck.errors import SCHEDULER_UNREAD
-from resumecheck.evidence import annotate, cleared_streams, unclear_streams
+from resumecheck.evidence import annotate, cleared_streams, set_right_during, unclear_streams
 from resumecheck.program import epoch_boundaries, next_epoch_start
 from resumecheck.phrases import BUILDING, OWN_RESUME_ENDS_OTHERWISE, RESTORING, STOPPED
 from resumecheck.report import (
@@ -552,7 +552,8 @@ def diagnose(ref: Reference, dropped: Sequence[str], segments: Segments) -> list
             detail = None if basis == "reference" and _restored_as_captured(
                 ref, given, name, got, expected.get("meta"), run.get("meta"),
             ) else describe_difference(name, want, got, k, expected.get("meta"),
-                                       run.get("meta"), unused=unused)
+                                       run.get("meta"), unused=unused,
+                                       set_right=_set_right(ref, seg, k, name, unused))
             modes = _modes_differ(name, expected.get("meta"), run.get("meta"), k)
             if modes and detail is not None:  # (beside state that differs: a cause of its own?)
                 if modes_end_alike is None:
@@ -569,6 +570,18 @@ def diagnose(ref: Reference, dropped: Sequence[str], segments: Segments) -> list
                                         _idle_streams_only(want, got, unused, seg, name)))
                 seen.add(name)
     return findings
+
+
+def _set_right(ref: Reference, seg: SegmentResult, k: int, name: str,
+               unused: set[str] | None) -> set[str]:
+    """Of the stream component ``name`` (``unused`` not None), the streams
+    (``stream_items`` keys) the program set right itself during step ``k + 1``
+    (``evidence.set_right_during``)."""
+    if unused is None:
+        return set()
+    rank = split_rank_name(name)[1]
+    return {base for base, of in map(split_rank_name, set_right_during(ref.segment, seg, k))
+            if of == rank}
 
 
 def _restored_as_captured(ref: Reference, given: str, name: str, got: Any,

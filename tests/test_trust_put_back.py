@@ -19,8 +19,9 @@ def test_a_generator_the_program_replays_from_the_epochs_start_is_put_back_not_l
     assert own.latent_gaps == []
     text = report.render()
     assert "latent" not in text and "unused after" not in text
-    assert ("rng: generator 'sampler' differs from the stream at step 7 (put back by the "
-            "program: every later step and its end state match)") in text
+    assert ("rng: generator 'sampler' differs from the stream at step 7, which the program "
+            "set right itself during step 8 (put back by the program: every later step and its "
+            "end state match)") in text
 
 
 def test_a_sampler_whose_state_dict_is_stale_after_the_load_is_a_latent_gap():
@@ -37,3 +38,16 @@ def test_a_stream_only_the_resumed_run_draws_from_is_never_latent():
     statuses = {f.component: f.status for f in own.diagnosis}
     assert "rng" in statuses and statuses["rng"] != LATENT, own.diagnosis
     assert own.latent_gaps == []
+
+
+def test_a_generator_the_program_sets_right_beside_a_lost_stream_is_named_as_such():
+    """A trial: in a run that departs, a loader generator the program replays
+    from the epoch's start was named beside the lost stream, and its stream
+    line said the load had not restored it."""
+    own = verify(SPEC + "TORCH_LOST", **FAST).full_resume
+    assert own.verdict == "diverged" and own.first_divergent_step == 8
+    assert [f.component for f in own.diagnosis] == ["rng"]
+    assert own.diagnosis[0].detail == (
+        "torch CPU stream differs from the stream at step 7 (and generator 'sampler', which "
+        "the program set right itself during step 8)")
+    assert [s.stream for s in own.stream_offsets] == ["torch"]
