@@ -672,9 +672,8 @@ def _run(args: argparse.Namespace) -> int:
     with _program_output_aside(), terminal_progress() as progress:
         report = run_check(args.target, settings, progress=progress)
     _plot_and_summary(args, report)
-    words = {"EQUIVALENT": "equivalent", "INCONCLUSIVE": "inconclusive"}
-    _emit(args, report.render(args.format),
-          f"full resume {words.get(report.outcome, 'NOT equivalent')}")
+    # (as the report's own headline words it: a trial read two spellings of one verdict)
+    _emit(args, report.render(args.format), f"full resume: {report.outcome}")
     if report.outcome == "INCONCLUSIVE":
         return EXIT_INCONCLUSIVE
     return EXIT_EQUIVALENT if report.equivalent else EXIT_NOT_EQUIVALENT
@@ -820,7 +819,7 @@ def _baseline(args: argparse.Namespace) -> int:
                                 batch_size=args.batch_size, micro_batches=args.micro_batches,
                                 timeout=args.timeout,
                                 progress=progress, nproc=args.nproc)
-    _emit(args, report.render(args.format), "trustworthy" if report.passed else "NOT trustworthy")
+    _emit(args, report.render(args.format), "TRUSTWORTHY" if report.passed else "NOT TRUSTWORTHY")
     _plot_and_summary(args, report)
     return EXIT_EQUIVALENT if report.passed else EXIT_NOT_EQUIVALENT
 

@@ -112,6 +112,14 @@ def test_cli_baseline_json_and_exit_codes(capsys):
     assert "NOT TRUSTWORTHY" in capsys.readouterr().out
 
 
+def test_cli_baseline_to_a_file_says_the_verdict_as_the_report_does(tmp_path, capsys):
+    # (a trial: "NOT trustworthy" on the terminal, "NOT TRUSTWORTHY" in the report)
+    target = tmp_path / "b.json"
+    assert main(["baseline", "fixtures.wrong_backward:WRONG", "--output", str(target)]) == 1
+    assert capsys.readouterr().out == (
+        f"resumecheck baseline: NOT TRUSTWORTHY; report written to {target}\n")
+
+
 def test_accumulation_says_it_holds_in_eval_mode_and_how_far_batch_norm_training_is():
     check = _by_name(check_baseline("fixtures.trust.batch_norm:TARGET"))["gradient accumulation"]
     assert check.status == "passed"  # (in eval mode, as the check runs)

@@ -44,7 +44,9 @@ def test_markdown_and_output_file(tmp_path, capsys):
     code = main(["run", "--drop", "none", "--format", "markdown", "--output", str(target),
                  "--noise-seeds", "0"])
     assert code == 0
-    assert "report written to" in capsys.readouterr().out
+    # (the verdict in the report's own words: a trial read two spellings of one)
+    assert f"resumecheck run: full resume: EQUIVALENT; report written to {target}" in \
+        capsys.readouterr().out
     text = target.read_text()
     assert text.startswith("### resumecheck: full resume EQUIVALENT") and "| run | verdict |" in text
     assert [p.name for p in tmp_path.iterdir()] == ["report.md"]
