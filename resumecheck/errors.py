@@ -471,6 +471,29 @@ SCHEDULER_UNREAD = (
 the resume point (a trial: the advice was to make it change)."""
 
 
+def as_built_text(names: list[str], k: int) -> str:
+    """The clause a blind spot's explanation ends with when ``names`` were, at
+    the resume point ``k``, the state a fresh build starts with (a trial: a loss
+    scaler whose scale and growth tracker were the build's at that step was
+    told to make its scale change). ``as_built_names`` reads it back."""
+    one = len(names) == 1
+    return (f"at step {k} the uninterrupted run's {', '.join(names)} "
+            f"{'is as a fresh build has it' if one else 'are as a fresh build has them'} "
+            f"(state_dict() bit for bit): dropping {'it' if one else 'them'} puts in that same "
+            f"state, however the program uses {'it' if one else 'them'}; a resume point where "
+            f"{'it has' if one else 'they have'} moved from there shows the difference")
+
+
+def as_built_names(explanation: str) -> list[str]:
+    """The components an explanation says were as a fresh build has them
+    (``as_built_text``; none when it does not say so)."""
+    head, sep, rest = explanation.partition(" the uninterrupted run's ")
+    names, found, _ = rest.partition(" as a fresh build has ")
+    if not sep or not found:
+        return []
+    return names.rsplit(" ", 1)[0].split(", ")
+
+
 _EXERCISE = {
     "rng": "dropout or augmentation for rng",
     "sampler_epoch": "a resume after an epoch boundary for sampler_epoch",
@@ -516,8 +539,11 @@ class ComponentsNotExercised(ResumecheckError, AssertionError):
             unread = sorted({c for r in report.runs
                              if r.blind_spot and SCHEDULER_UNREAD in r.explanation
                              for c in r.dropped if c in components})
-            ways = [_EXERCISE[c] for c in _EXERCISE if c in components and c not in unread]
-            if any(c not in _EXERCISE for c in components):  # (a component of the program's own)
+            built = sorted({c for r in report.runs if r.blind_spot
+                            for c in as_built_names(r.explanation) if c in components})
+            ways = [_EXERCISE[c] for c in _EXERCISE
+                    if c in components and c not in unread and c not in built]
+            if any(c not in _EXERCISE and c not in built for c in components):  # (your own)
                 ways.append("a step after the resume point that reads what the checkpoint "
                             "would lose, for a component of your own")
             lines += [
@@ -528,6 +554,9 @@ class ComponentsNotExercised(ResumecheckError, AssertionError):
                                         "choose another resume point" if ways else
                                         "nothing the program does here can exercise them"),
             ]
+            lines += [f"{c}: at the resume point its state is a fresh build's, bit for bit: "
+                      "dropping it puts in the same state, however the program uses it; choose "
+                      "a resume point where it has moved" for c in built]
             lines += [f"{c}: the learning rate changes after the resume point without its "
                       "state (a scheduler stepped with an explicit epoch, step(epoch)): what it "
                       "holds sets nothing a step reads here, so losing it changes nothing"

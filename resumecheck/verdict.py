@@ -26,7 +26,7 @@ from resumecheck.compare import Difference, Tolerance, compare_values, digest, f
 from resumecheck.components import (
     CONFIG, DATA_CURSOR, PARAMS, SAMPLER_EPOCH, SCHEDULER, split_rank_name, validate_drop,
 )
-from resumecheck.errors import SCHEDULER_UNREAD
+from resumecheck.errors import SCHEDULER_UNREAD, as_built_text
 from resumecheck.evidence import annotate, cleared_streams, set_right_during, unclear_streams
 from resumecheck.program import epoch_boundaries, next_epoch_start
 from resumecheck.phrases import BUILDING, OWN_RESUME_ENDS_OTHERWISE, RESTORING, STOPPED
@@ -407,6 +407,24 @@ def _departed_before(ref: Reference, first_k: int, segments: Segments,
     return first_difference([ref.by_step[rec.step] for rec in run], run)
 
 
+def _as_built(ref: Reference, result: RunResult, segments: Segments) -> list[str]:
+    """Of the components an ablation dropped, those whose state the engine's
+    restore left (a fresh build's) is the reference's at the resume point, bit
+    for bit: dropping them could change nothing there, whatever the program
+    does with them (a loss scaler whose scale and growth tracker are the
+    build's again at that step)."""
+    k, seg = segments[0] if segments else (0, None)
+    capture = ref.segment.captures.get(k)
+    if seg is None or not seg.restored_state or capture is None:
+        return []
+    try:
+        restored = load_checkpoint(seg.restored_state, read_only=True)["components"]
+    except Exception:  # (no evidence either way)
+        return []
+    return [name for name in result.dropped if name in restored
+            and digest(restored[name]) == ref.component_digest(capture, name)]
+
+
 def _rate_moves_after(ref: Reference, k: int) -> bool:
     """Whether the reference's learning rate changes after step ``k``."""
     rates = [ref.by_step[s].lr for s in sorted(ref.by_step) if s >= k]
@@ -428,6 +446,13 @@ def conclude(ref: Reference, result: RunResult, cmp: Comparison | None,
     if result.blind_spot and SCHEDULER in result.dropped and _rate_moves_after(
             ref, result.resume_at[0]):
         result.explanation += SCHEDULER_UNREAD
+    built = _as_built(ref, result, segments) if result.blind_spot else []
+    if built and built == result.dropped:  # (then that is why, not "does not exercise it")
+        result.explanation = (f"blind spot: dropping {', '.join(built)} changed nothing at "
+                              f"k={result.resume_at[0]}: {as_built_text(built, result.resume_at[0])}"
+                              "; not evidence that it is saved")
+    elif built:
+        result.explanation += "; " + as_built_text(built, result.resume_at[0])
     if not result.dropped and result.verdict == DIVERGED:
         result.explanation += _new_epoch_text(ref, result)
     if not result.dropped and result.verdict == DIVERGED and ref.segment.unrestorable:

@@ -314,3 +314,26 @@ class StreamsTwice(Linear):
 DECLARED_TWICE = Target(factory=DeclaredTwice, steps=6, resume_at=(3,))
 STREAMS_TWICE = Target(factory=StreamsTwice, steps=6, resume_at=(3,))
 SUBMODULE_BESIDE = Target(factory=SubmoduleBeside, steps=6, resume_at=(3,))
+
+
+class CyclingScale(Linear):
+    """A loss scale that grows every third step and starts over, as a loss
+    scaler's growth tracker does: after steps 3, 6, ... the tracker is back at
+    0, the value a fresh build starts with."""
+
+    def __init__(self, config: dict) -> None:
+        super().__init__(config)
+        self.tracker = 0
+
+    def components(self):
+        return {**super().components(), "scaler": Attr(self, "tracker")}
+
+    def train_step(self):
+        for group in self.opt.param_groups:
+            group["lr"] = 0.05 * (1 + self.tracker)
+        out = super().train_step()
+        self.tracker = (self.tracker + 1) % 3
+        return out
+
+
+CYCLING_SCALE = Target(factory=CyclingScale, steps=8, resume_at=(6,))

@@ -215,3 +215,26 @@ def test_a_failures_figures_each_say_which_quantity_they_are_the_largest_of():
     assert (f"each its own largest: |Δ| {full.max_abs_diff:.3g} in {full.largest_in['abs']}, "
             f"relative {full.max_rel_diff:.3g} in {full.largest_in['rel']}, ") in text, text
     assert report.to_json()["runs"][0]["largest_in"] == full.largest_in
+
+
+def test_a_blind_spot_whose_state_is_the_builds_at_the_resume_point_says_so():
+    """A trial: a loss scaler's growth tracker, back at 0 at the resume point as
+    a fresh build has it, was a blind spot told to 'make the program exercise
+    it' (a scale that changes after the resume point), which it did already."""
+    from resumecheck.errors import ComponentsNotExercised
+
+    report = verify(programs.CYCLING_SCALE, drop=["scaler"], noise_seeds=0,
+                    check_determinism=False)
+    run = report.runs[-1]
+    assert run.blind_spot
+    assert run.explanation == (
+        "blind spot: dropping scaler changed nothing at k=6: at step 6 the uninterrupted run's "
+        "scaler is as a fresh build has it (state_dict() bit for bit): dropping it puts in that "
+        "same state, however the program uses it; a resume point where it has moved from there "
+        "shows the difference; not evidence that it is saved")
+    message = str(ComponentsNotExercised(report, ["scaler"]))
+    assert "scaler: at the resume point its state is a fresh build's, bit for bit" in message
+    assert "a loss scale that changes" not in message
+    moved = verify(programs.CYCLING_SCALE, drop=["scaler"], resume_at=[5], noise_seeds=0,
+                   check_determinism=False).runs[-1]
+    assert moved.verdict == "diverged" and not moved.blind_spot
