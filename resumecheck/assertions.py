@@ -14,7 +14,10 @@ from collections.abc import Iterable
 from typing import Any
 
 from resumecheck.engine import verify
-from resumecheck.errors import ComponentsNotExercised, LatentGapWarning, ResumeNotEquivalent
+from resumecheck.errors import (
+    ComponentsNotExercised, LatentGapWarning, LostStateWarning, ResumeNotEquivalent,
+)
+from resumecheck.phrases import lost_uncompared
 from resumecheck.program import Target
 from resumecheck.report import FAILED, Report, RunResult
 
@@ -41,6 +44,10 @@ def require_equivalent(report: Report, _depth: int = 0) -> Report:
     if full is not None and full.latent_gaps:  # (a pass that hides a known gap says so)
         warnings.warn(LatentGapWarning(report.target, list(full.latent_parts().values()),
                                        list(full.resume_at), full.reproduce),
+                      stacklevel=3 + _depth)
+    lost = lost_uncompared(report.undeclared)
+    if full is not None and lost:  # (so does one whose own resume ends without some state)
+        warnings.warn(LostStateWarning(report.target, lost, full.reproduce),
                       stacklevel=3 + _depth)
     return report
 

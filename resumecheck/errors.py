@@ -23,6 +23,7 @@ __all__ = [
     "EnvironmentFailure",
     "InvalidArgument",
     "LatentGapWarning",
+    "LostStateWarning",
     "MissingFramework",
     "MissingExtra",
     "ModuleStateChanged",
@@ -384,6 +385,23 @@ class LatentGapWarning(UserWarning):
             "no step after the restart there (a latent gap): another resume point, or a "
             "second restart, may show it "
             f"(resume_at=[K, K2]; resumecheck fuzz tries many schedules); the whole report: "
+            f"{reproduce}"
+        )
+
+
+class LostStateWarning(UserWarning):
+    """A resume judged equivalent in what is compared, where the program's own
+    resume ends otherwise with state no component declares: its checkpoint
+    likely loses it (a trial: the test passed silently where the command's
+    report said so; only the summary row did)."""
+
+    def __init__(self, target: str, paths: list[str], reproduce: str) -> None:
+        self.target, self.paths, self.reproduce = target, paths, reproduce
+        super().__init__(
+            f"{target}: the resume is equivalent in what is compared, but your own resume ends "
+            f"otherwise than the uninterrupted run with {', '.join(paths)}, which no declared "
+            "component holds: your checkpoint likely loses it, unless it is not state (a log, "
+            "a timer); declare it as a component to check that it resumes; the whole report: "
             f"{reproduce}"
         )
 

@@ -200,6 +200,21 @@ def test_an_undeclared_ema_the_checkpoint_loses_is_said_to_end_otherwise_in_the_
     assert "ends otherwise with: `ema`" in report.render("markdown").splitlines()[0]
 
 
+def test_asserting_such_a_resume_passes_and_warns_naming_what_it_ends_without():
+    """A trial: the test passed with no warning where the command's report said
+    the checkpoint loses state (only the plugin's summary row said so)."""
+    import pytest
+
+    from resumecheck.assertions import assert_resume_equivalent
+    from resumecheck.errors import LostStateWarning
+
+    with pytest.warns(LostStateWarning, match="your own resume ends otherwise than the "
+                      "uninterrupted run with ema, which no declared component holds") as caught:
+        assert_resume_equivalent(SPEC + "UNDECLARED", **FAST)
+    assert caught[0].filename == __file__  # (at the test's line)
+    assert caught[0].message.paths == ["ema"]
+
+
 def test_an_undeclared_ema_the_checkpoint_keeps_is_said_to_end_as_the_uninterrupted_run():
     report = verify(SPEC + "SAVES_IT", **FAST)
     assert report.equivalent and lost_uncompared(report.undeclared) == []
