@@ -180,9 +180,14 @@ class UndeclaredWatch:
         class of the declared component of the program's own whose field it
         is; ``in_module``: it is in a declared module)."""
         if owner_kind is not None:  # (a field of a declared object of its own class)
-            what = (self._number_values(path, obj) if _is_number(obj)
-                    else f"{type(obj).__name__}: {_amount(missed)}")
-            return (f"{path} ({what}, changed by training; a field of the declared component "
+            what = (f"{self._number_values(path, obj)}, changed by training" if _is_number(obj)
+                    # (a trial read "Generator: 1 tensor, 5056 values": its state's bytes)
+                    else "a torch.Generator whose state training changed"
+                    if isinstance(obj, torch.Generator)
+                    else "a numpy Generator whose state training changed"
+                    if isinstance(obj, np.random.Generator)
+                    else f"{type(obj).__name__}: {_amount(missed)}, changed by training")
+            return (f"{path} ({what}; a field of the declared component "
                     f"{path.split('.')[0]} ({owner_kind}) {_NOT_SET_BACK}: {_FIELD_TODO})")
         if _is_number(obj):
             return self._number(path, obj, in_module)

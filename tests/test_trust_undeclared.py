@@ -5,8 +5,9 @@ silently left out of "every component's state match"
 from __future__ import annotations
 
 import pytest
+import torch
 
-from resumecheck import verify
+from resumecheck import StepOutput, Target, verify
 from resumecheck.assertions import describe_failure
 from resumecheck.phrases import lost_uncompared
 from resumecheck.report import DIVERGED, IDENTICAL
@@ -203,8 +204,6 @@ def test_an_undeclared_ema_the_checkpoint_loses_is_said_to_end_otherwise_in_the_
 def test_asserting_such_a_resume_passes_and_warns_naming_what_it_ends_without():
     """A trial: the test passed with no warning where the command's report said
     the checkpoint loses state (only the plugin's summary row said so)."""
-    import pytest
-
     from resumecheck.assertions import assert_resume_equivalent
     from resumecheck.errors import LostStateWarning
 
@@ -410,3 +409,55 @@ def test_a_run_that_failed_is_not_said_to_have_departed():
     # (a trial: a run that departed at 18, then raised at 20, read "failed at the next step")
     assert "before it departed from the uninterrupted run at step 12" in said(
         "failed", True, departed_first=True)
+
+
+class _ShufflingPosition:
+    """A data position of the script's own whose order comes from a generator
+    its state_dict() leaves out."""
+
+    def __init__(self) -> None:
+        self.gen = torch.Generator().manual_seed(0)
+        self.epoch, self.pos, self.order = 0, 0, None
+
+    def state_dict(self) -> dict:
+        return {"epoch": self.epoch, "pos": self.pos}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.epoch, self.pos = state["epoch"], state["pos"]
+
+    def next_indices(self) -> torch.Tensor:
+        if self.order is None or self.pos == 4:
+            if self.order is not None:
+                self.epoch, self.pos = self.epoch + 1, 0
+            self.order = torch.randperm(16, generator=self.gen)
+        self.pos += 1
+        return self.order[4 * (self.pos - 1):4 * self.pos]
+
+
+class _ShufflingScript:
+    def __init__(self, settings: dict) -> None:
+        torch.manual_seed(0)
+        self.model = torch.nn.Linear(3, 1)
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+        self.x, self.y = torch.randn(16, 3), torch.randn(16, 1)
+        self.data = _ShufflingPosition()
+
+    def components(self) -> dict:
+        return {"params": self.model, "optimizer": self.opt, "data_cursor": self.data}
+
+    def train_step(self) -> StepOutput:
+        idx = self.data.next_indices()
+        loss = torch.nn.functional.mse_loss(self.model(self.x[idx]), self.y[idx])
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+        return StepOutput(loss=loss.item(), samples=idx)
+
+
+def test_a_generator_field_left_out_of_a_components_state_is_named_as_a_generator():
+    """A trial read `data_cursor.gen (Generator: 1 tensor, 5056 values, ...)`:
+    the bytes of its state, not a tensor of the program's."""
+    report = verify(Target(factory=_ShufflingScript, steps=10, resume_at=(6,)), **FAST)
+    [line] = [u for u in report.undeclared if u.startswith("data_cursor.gen ")]
+    assert line.startswith("data_cursor.gen (a torch.Generator whose state training changed; "
+                           "a field of the declared component data_cursor (_ShufflingPosition)")
