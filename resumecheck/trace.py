@@ -91,27 +91,19 @@ class Tracer:
         self._model = _find(built, PARAMS, torch.nn.Module, "model")
         self._models = _traced_models(built, self._model)
         declared_optimizer = _find(built, OPTIMIZER, object, "optimizer")
-        self._optimizer = unwrap_optimizer(declared_optimizer)
-        if self._optimizer is None:  # a component that wraps it: the program's attribute
-            self._optimizer = unwrap_optimizer(getattr(built.program, "optimizer", None))
+        self._optimizers = _optimizers(built, declared_optimizer)
         self._scaler = _find(built, SCALER, torch.amp.GradScaler, "scaler")
         if self._scaler is None:
             # Accelerate keeps its GradScaler on the optimizer wrapper
             scaler = getattr(declared_optimizer, "scaler", None)
             self._scaler = scaler if isinstance(scaler, torch.amp.GradScaler) else None
-        self._names = self._param_names()
-        self._grads: dict[str, torch.Tensor] | None = None
-        self._grad_digests: dict[str, str] = {}
+        self._steps = _OptimizerSteps(self._optimizers, self._param_names(), self._wants_copy)
         self._step: int | None = None
         self.copy_grads_at: Callable[[int], bool] | None = None
         """Whether a step's tensors may be kept (None: every step's may)."""
         self.reference_digests: list[dict[str, str]] | None = None
         """The reference's digests per step (a gradient equal to its own there is not copied)."""
-        self._lr: list[float] | None = None
         self._scale: float | None = None
-        self._handle = None
-        if self._optimizer is not None:
-            self._handle = self._optimizer.register_step_pre_hook(self._on_step)
         self._input_handle = None
         if self._model is not None:
             self._input_handle = self._model.register_forward_pre_hook(
@@ -124,9 +116,7 @@ class Tracer:
                        for _, model in self._models for p in model.parameters())
 
     def close(self) -> None:
-        if self._handle is not None:
-            self._handle.remove()
-            self._handle = None
+        self._steps.close()
         if self._input_handle is not None:
             self._input_handle.remove()
             self._input_handle = None
@@ -141,65 +131,32 @@ class Tracer:
             self._inputs.append(leaf.detach())
 
     def _param_names(self) -> dict[int, str]:
+        """Each parameter's name in the keys: the model's own, another declared
+        module's under its component's name, else its place in its optimizer."""
         names: dict[int, str] = {}
-        if self._model is not None:
-            for name, p in self._model.named_parameters():
-                names.setdefault(id(p), name)
-        if self._optimizer is not None:
-            for g, group in enumerate(self._optimizer.param_groups):
+        for prefix, model in self._models:
+            for name, p in model.named_parameters():
+                names.setdefault(id(p), f"{prefix}{name}")
+        for o, optimizer in enumerate(self._optimizers):
+            for g, group in enumerate(optimizer.param_groups):
                 for i, p in enumerate(group["params"]):
-                    names.setdefault(id(p), f"group{g}.param{i}")
+                    names.setdefault(id(p), f"{'' if o == 0 else f'optimizer{o}.'}"
+                                            f"group{g}.param{i}")
         return names
 
-    def _on_step(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> Any:
-        # The hook's args are step()'s own, the optimizer first: (optimizer,
-        # closure) for step(closure)
-        first = 1 if args and args[0] is optimizer else 0
-        closure = kwargs.get("closure", args[first] if len(args) > first else None)
-        if callable(closure):
-            # step(closure): the gradients exist only once step() has run the
-            # closure (LBFGS, Lightning's automatic optimization): record them
-            # after each call (the last one's, for an optimizer that calls it
-            # again), never the previous step's left on the parameters
-            def traced() -> Any:
-                loss = closure()
-                self._record(optimizer)
-                return loss
-
-            if "closure" in kwargs:
-                return args, {**kwargs, "closure": traced}
-            return (*args[:first], traced, *args[first + 1:]), kwargs
-        self._record(optimizer)
-        return None
-
-    def _record(self, optimizer: torch.optim.Optimizer) -> None:
-        """The gradients as the update will use them: each one's digest, and a
-        copy of those the judging may read (a step whose tensors may be kept,
-        a gradient that differs from the reference's). The rest are never
-        read, so whatever the program does to them afterwards (zeroes them in
-        place, an optimizer that changes them) cannot matter."""
-        self._lr = [float(g["lr"]) for g in optimizer.param_groups]
-        step = self._step
-        may_keep = step is None or self.copy_grads_at is None or self.copy_grads_at(step)
-        ref = self.reference_digests
+    def _wants_copy(self, key: str, value: str) -> bool:
+        """Whether a gradient (its key and digest) is copied for judging: a step
+        whose tensors may be kept, and not the reference's own there."""
+        step, ref = self._step, self.reference_digests
+        if step is not None and self.copy_grads_at is not None and not self.copy_grads_at(step):
+            return False
         expected = ref[step - 1] if ref is not None and step is not None and \
             0 < step <= len(ref) else None
-        grads, digests = {}, {}
-        for group in optimizer.param_groups:
-            for p in group["params"]:
-                if p.grad is not None:
-                    name = self._names.get(id(p), "?")
-                    grad = local_tensor(p.grad.detach())
-                    digests[name] = value = digest(grad)
-                    if may_keep and (expected is None or expected.get(f"grad:{name}") != value):
-                        grads[name] = grad.clone()
-        self._grads, self._grad_digests = grads, digests
+        return expected is None or expected.get(key) != value
 
     def before_step(self, step: int | None = None) -> None:
         self._step = step
-        self._grads = None
-        self._grad_digests = {}
-        self._lr = None
+        self._steps.reset()
         self._inputs = []
         self._streams = {}
         keep = step in self.stream_states_at and self.tensor_dir is not None
@@ -231,15 +188,16 @@ class Tracer:
                 tensors[f"inputs:{i}"] = t
         if self._scale is not None:
             tensors["scale"] = torch.tensor(self._scale, dtype=torch.float64)
-        if self._lr is not None:
-            tensors["lr"] = torch.tensor(self._lr, dtype=torch.float64)
-        skipped = self._optimizer is not None and self._grads is None
-        copied = self._grads or {}  # (the gradients judging may read)
+        lr = self._steps.lr()
+        if lr is not None:
+            tensors["lr"] = torch.tensor(lr, dtype=torch.float64)
+        skipped = bool(self._optimizers) and lr is None  # (no optimizer stepped)
+        copied = self._steps.copies  # (the gradients judging may read)
         digests = {key: digest(t) for key, t in tensors.items()}
-        for name, value in self._grad_digests.items():  # (digested at the pre-hook)
-            digests[f"grad:{name}"] = value
-            if name in copied:
-                tensors[f"grad:{name}"] = copied[name]
+        for key, value in self._steps.digests.items():  # (digested at the pre-hook)
+            digests[key] = value
+            if key in copied:
+                tensors[key] = copied[key]
         for prefix, model in self._models:
             for name, p in model.named_parameters():
                 key = f"param:{prefix}{name}"
@@ -249,7 +207,7 @@ class Tracer:
             step=step,
             loss=float(tensors["loss"].item()),
             digests=digests,
-            lr=self._lr,
+            lr=lr,
             scale=self._scale,
             skipped=skipped,
             streams=self._streams,
@@ -261,13 +219,121 @@ class Tracer:
         keep = keep_tensors(record) if callable(keep_tensors) else keep_tensors
         if keep and self.tensor_dir is not None:
             size = sum(t.numel() * t.element_size() for t in tensors.values())
-            owned = {f"grad:{name}" for name in copied}  # copies already
+            owned = set(copied)  # copies already
             if self._files.in_memory(size):  # (on the CPU, as in a file: no device memory held)
                 tensors = {k: t.cpu() if k in owned
                            else local_tensor(t).detach().to("cpu", copy=True)
                            for k, t in tensors.items()}
             self._files.keep(f"step_{step}.pt", tensors, size)
         return record
+
+
+class _OptimizerSteps:
+    """What every optimizer step of one training step read: its learning rates
+    and its gradients as the update uses them, caught by a step pre-hook on
+    each optimizer the program declares, in the order they step (a GAN's
+    discriminator twice, then its generator: a trial's scheduler of the first
+    was lost and the learning rate never showed, only the last step's was
+    kept). A parameter stepped again in one training step is keyed ``@2``, ...
+    ``wants_copy(key, digest)``: whether to keep a copy of that gradient."""
+
+    def __init__(self, optimizers: list[torch.optim.Optimizer], names: dict[int, str],
+                 wants_copy: Callable[[str, str], bool]) -> None:
+        self._names, self._wants_copy = names, wants_copy
+        self._handles = [hook for o in optimizers for hook in (
+            o.register_step_pre_hook(self._on_step), o.register_step_post_hook(self._stepped))]
+        self._open: dict[int, tuple[int, int]] = {}
+        """Per optimizer in its step(): its call's place, and how deep (a
+        subclass's step() that calls its parent's runs the hooks twice: one call)."""
+        self.reset()
+
+    def reset(self) -> None:
+        self._open = {}
+        # (one per step() call, None until its gradients are recorded: a closure
+        # that never runs records none, as a step a loss scaler skipped)
+        self._calls: list[tuple[list[float], dict[str, str], dict[str, torch.Tensor]] | None] = []
+        self.digests: dict[str, str] = {}
+        self.copies: dict[str, torch.Tensor] = {}
+
+    def close(self) -> None:
+        for handle in self._handles:
+            handle.remove()
+        self._handles = []
+
+    def lr(self) -> list[float] | None:
+        """Every step's learning rates, in order (None: no optimizer stepped)."""
+        done = [call for call in self._calls if call is not None]
+        return [rate for rates, _, _ in done for rate in rates] if done else None
+
+    def _on_step(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> Any:
+        # The hook's args are step()'s own, the optimizer first: (optimizer,
+        # closure) for step(closure)
+        first = 1 if args and args[0] is optimizer else 0
+        closure = kwargs.get("closure", args[first] if len(args) > first else None)
+        call, depth = self._open.get(id(optimizer), (len(self._calls), 0))
+        if depth == 0:
+            self._calls.append(None)
+        self._open[id(optimizer)] = (call, depth + 1)
+        if callable(closure):
+            # step(closure): the gradients exist only once step() has run the
+            # closure (LBFGS, Lightning's automatic optimization): record them
+            # after each call (the last one's, for an optimizer that calls it
+            # again), never the previous step's left on the parameters
+            def traced() -> Any:
+                loss = closure()
+                self._record(optimizer, call)
+                return loss
+
+            if "closure" in kwargs:
+                return args, {**kwargs, "closure": traced}
+            return (*args[:first], traced, *args[first + 1:]), kwargs
+        self._record(optimizer, call)
+        return None
+
+    def _stepped(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
+        call, depth = self._open.pop(id(optimizer), (0, 1))
+        if depth > 1:
+            self._open[id(optimizer)] = (call, depth - 1)
+
+    def _record(self, optimizer: torch.optim.Optimizer, call: int) -> None:
+        """The gradients as the update will use them: each one's digest, and a
+        copy of those the judging may read. The rest are never read, so
+        whatever the program does to them afterwards (zeroes them in place,
+        an optimizer that changes them) cannot matter."""
+        earlier = {key for done in self._calls[:call] if done is not None for key in done[1]}
+        rates, digests, copies = [float(g["lr"]) for g in optimizer.param_groups], {}, {}
+        for group in optimizer.param_groups:
+            for p in group["params"]:
+                if p.grad is not None:
+                    key = f"grad:{self._names.get(id(p), '?')}"
+                    again = 2
+                    while key in earlier or key in digests:
+                        key = f"{key.split('@')[0]}@{again}"
+                        again += 1
+                    grad = local_tensor(p.grad.detach())
+                    digests[key] = value = digest(grad)
+                    if self._wants_copy(key, value):
+                        copies[key] = grad.clone()
+        self._calls[call] = (rates, digests, copies)
+        done = [c for c in self._calls if c is not None]
+        self.digests = {k: v for _, d, _ in done for k, v in d.items()}
+        self.copies = {k: v for _, _, c in done for k, v in c.items()}
+
+
+def _optimizers(built: BuiltProgram, declared: Any) -> list[torch.optim.Optimizer]:
+    """The torch optimizers the steps are traced through: the ``optimizer``
+    component's (or the program's ``optimizer`` attribute's) first, then every
+    other declared component that is one (a GAN's two), under its wrappers."""
+    first = unwrap_optimizer(declared)
+    if first is None:  # a component that wraps it: the program's attribute
+        first = unwrap_optimizer(getattr(built.program, "optimizer", None))
+    out = [first] if first is not None else []
+    for comp in built.components:  # (torch optimizers only: no framework's live proxy is asked)
+        optimizer = (unwrap_optimizer(comp.obj) if isinstance(comp.obj, torch.optim.Optimizer)
+                     else None)
+        if optimizer is not None and all(optimizer is not o for o in out):
+            out.append(optimizer)
+    return out
 
 
 class _StepFiles:

@@ -73,13 +73,13 @@ def _figures(report):
 
 def _copy_every_gradient(monkeypatch):
     """The tracer as it was: a copy of every gradient of every step."""
-    record = trace.Tracer._record
+    record = trace._OptimizerSteps._record
 
-    def copying(self, optimizer):
-        self.copy_grads_at, self.reference_digests = None, None
-        return record(self, optimizer)
+    def copying(self, optimizer, call):
+        self._wants_copy = lambda key, value: True
+        return record(self, optimizer, call)
 
-    monkeypatch.setattr(trace.Tracer, "_record", copying)
+    monkeypatch.setattr(trace._OptimizerSteps, "_record", copying)
 
 
 def test_gradients_changed_in_place_after_the_pre_hook_give_the_same_figures(monkeypatch):
@@ -104,11 +104,11 @@ def test_a_step_never_kept_copies_no_gradient_but_digests_each():
     for step in (1, 2):
         tracer.before_step(step)
         out = built.step(step)
-        copies = dict(tracer._grads or {})
+        copies = dict(tracer._steps.copies)
         record = tracer.after_step(step, out, False)
         grads = [k for k in record.digests if k.startswith("grad:")]
         assert len(grads) == 4
-        assert sorted(copies) == ([] if step == 1 else sorted(k[5:] for k in grads))
+        assert sorted(copies) == ([] if step == 1 else sorted(grads))
     tracer.close()
 
 

@@ -327,3 +327,38 @@ def test_a_rate_that_departs_first_with_every_component_alike_names_the_schedule
     assert ("; the learning rate is the first to differ: a schedule's own settings are in no "
             "state_dict() (a LambdaLR's function and what it reads, such as a warm-up length;"
             ) in own.explanation, own.explanation
+
+
+def test_every_optimizer_step_of_a_two_optimizer_loop_is_traced():
+    """A trial's GAN: its checkpoint lost the critic's scheduler, and the
+    divergence showed first in the loss, with `not traced: learning rate ...
+    give the program an optimizer attribute`: only one optimizer, under that
+    name, was hooked, and only its last step of the training step kept."""
+    from fixtures.trust import two_optimizers as fx
+
+    lost = verify(fx.LOSES_CRITIC_SCHEDULER, drop="none", noise_seeds=0,
+                  check_determinism=False)
+    assert lost.untraced == []
+    own = lost.full_resume
+    assert (own.first_divergent_step, own.first_divergent_quantity) == (5, "learning rate")
+    assert [(f.component, f.status) for f in own.diagnosis] == [("sched_c", "confirmed")]
+    kept = verify(fx.KEEPS_IT, drop=["opt_c"], noise_seeds=0, check_determinism=False)
+    assert kept.equivalent and kept.untraced == []
+    # (the critic's gradients, stepped twice a training step, are both traced)
+    assert kept.runs[-1].verdict == "diverged"
+
+
+def test_a_parameter_stepped_twice_in_a_training_step_is_traced_at_each_step():
+    from fixtures.trust import two_optimizers as fx
+    from resumecheck import trace
+    from resumecheck.program import BuiltProgram
+
+    built = BuiltProgram.wrap("gan", fx.Loop({}))
+    tracer = trace.Tracer(built, None)
+    tracer.before_step(1)
+    record = tracer.after_step(1, built.step(1), False)
+    tracer.close()
+    grads = sorted(k for k in record.digests if k.startswith("grad:"))
+    assert "grad:critic.0.weight" in grads and "grad:critic.0.weight@2" in grads
+    assert "grad:generator.0.weight" in grads and "grad:generator.0.weight@2" not in grads
+    assert len(record.lr or []) == 3  # (the critic's two steps, the generator's one)
