@@ -25,7 +25,7 @@ from typing import Any
 import torch
 
 from resumecheck.compare import digest
-from resumecheck.components import OPTIMIZER, PARAMS, RNG
+from resumecheck.components import OPTIMIZER, PARAMS, RNG, Attr
 from resumecheck.errors import CheckpointError
 from resumecheck.program import BuiltProgram
 from resumecheck.trace import unwrap_optimizer
@@ -150,12 +150,18 @@ def save_capture(built: BuiltProgram, path: str, verify: bool = True, *,
         _CACHE.put(path, torch.load(path, weights_only=True))
     except Exception as exc:
         bad, where, kind = _unsafe_value(state["components"])
+        comp = built.component(bad)
+        # (a trial's Attr of a deque was told to fix a state_dict() it never wrote)
+        fix = ("give the Attr to_state= and from_state= that turn the value into tensors, "
+               "numbers, strings, lists and dicts and back (Attr(..., to_state=list, "
+               "from_state=lambda s: deque(s, maxlen=...)) for a deque)"
+               if comp is not None and isinstance(comp.obj, Attr) else
+               "make its state_dict() return tensors, numbers, strings, lists and dicts only")
         raise CheckpointError(
             "load",
             path,
             f"component {bad!r} has state that torch.load(weights_only=True) refuses: "
-            f"{where} is a {kind} ({_first_sentence(exc)}); make its state_dict() "
-            "return tensors, numbers, strings, lists and dicts only",
+            f"{where} is a {kind} ({_first_sentence(exc)}); {fix}",
         ) from exc
     _LOADABLE_TYPES.update(unfamiliar)
     _LOADED_SHAPES.add(shape)

@@ -448,8 +448,9 @@ def conclude(ref: Reference, result: RunResult, cmp: Comparison | None,
         result.explanation += SCHEDULER_UNREAD
     built = _as_built(ref, result, segments) if result.blind_spot else []
     if built and built == result.dropped:  # (then that is why, not "does not exercise it")
+        points = ",".join(map(str, result.resume_at))  # (all of them, as explain says)
         result.explanation = (f"blind spot: dropping {', '.join(built)} changed nothing at "
-                              f"k={result.resume_at[0]}: {as_built_text(built, result.resume_at[0])}"
+                              f"k={points}: {as_built_text(built, result.resume_at[0])}"
                               "; not evidence that it is saved")
     elif built:
         result.explanation += "; " + as_built_text(built, result.resume_at[0])

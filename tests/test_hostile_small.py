@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import torch
 
+import resumecheck
 from resumecheck import forkserver, forkshare
 from resumecheck.cli import main
 from resumecheck.engine import ReferenceFailed, verify
@@ -154,6 +155,41 @@ def test_state_that_turns_non_plain_later_names_the_component_and_type():
     assert "\x1b[" not in message
     # (a trial: "Fix the program so that it trains without a restart first": it does)
     assert "trains without a restart" not in message and "make its state_dict() return" in message
+
+
+class _DequeLoop:
+    """A replay buffer kept as a deque, declared with a bare Attr."""
+
+    def __init__(self, settings: dict) -> None:
+        import collections
+
+        self.model = torch.nn.Linear(2, 1)
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+        self.buffer = collections.deque(maxlen=4)
+
+    def components(self) -> dict:
+        return {"params": self.model, "optimizer": self.opt,
+                "replay": resumecheck.Attr(self, "buffer")}
+
+    def train_step(self):
+        self.buffer.append(float(len(self.buffer)))
+        loss = self.model(torch.ones(1, 2)).sum() * len(self.buffer)
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+        return loss.item()
+
+
+def test_an_attr_of_a_deque_is_told_to_convert_it_with_to_state():
+    """A trial: a replay buffer declared as Attr(self, "buffer") was told to
+    make its state_dict() return plain data: it wrote no state_dict()."""
+    with pytest.raises(ReferenceFailed) as info:
+        verify(resumecheck.Target(factory=_DequeLoop, steps=4, resume_at=(2,)), drop="none",
+               noise_seeds=0, check_determinism=False)
+    message = str(info.value)
+    assert "component 'replay'" in message and "collections.deque" in message
+    assert "give the Attr to_state= and from_state=" in message
+    assert "make its state_dict() return" not in message
 
 
 @pytest.mark.e2e
