@@ -1292,9 +1292,11 @@ def _divergence_text(r: RunResult, own_checkpoint: bool) -> str:
         text += ("; no declared component differs right after your load()" if not idle else
                  "; what differs in the declared components right after your load() "
                  "changes nothing here")
-        text += (f"{_UNDECLARED_LEAD} (a sampler's epoch that set_epoch "
-                 "sets, an iterator's position or its workers' seeds, a counter in your module), or something drew "
-                 "from a stream or changed state between the load and the first step")
+        # (a trial: a replay buffer rebuilt without its maxlen matched every declared state)
+        text += (f"{_UNDECLARED_LEAD} (a sampler's epoch that set_epoch sets, an iterator's "
+                 "position or its workers' seeds, a counter in your module, a setting of a "
+                 "declared object that its state leaves out: a deque's maxlen), or something "
+                 "drew from a stream or changed state between the load and the first step")
         if split_rank_name(r.first_divergent_key or "")[0] == "lr":
             text += _RATE_FIRST
     text += latent_text(r)
