@@ -553,10 +553,8 @@ def diagnose(ref: Reference, dropped: Sequence[str], segments: Segments) -> list
     previous: SegmentResult | None = None
     modes_end_alike: set[str] | None = None
     for k, seg in segments:
-        differed = differed or any(
-            differing_quantities(ref.by_step[r.step], r)
-            for _, s in segments for r in s.records if r.step <= k
-        )
+        differed = differed or any(differing_quantities(ref.by_step[r.step], r)
+                                   for _, s in segments for r in s.records if r.step <= k)
         given: str | None = None
         basis: Literal["reference", "saved"] = "reference"
         status: Literal["after_divergence"] | None = None
@@ -571,6 +569,8 @@ def diagnose(ref: Reference, dropped: Sequence[str], segments: Segments) -> list
                     else load_checkpoint(given, read_only=True))
         run = load_checkpoint(seg.restored_state, read_only=True)
         for name in ref.segment.names:
+            if name in seen and basis == "reference":  # (named at an earlier restore)
+                _again_at(findings, name, k, expected, run, _unused_streams(ref, given, name))
             if name in dropped or name in seen:
                 continue
             want, got = expected["components"].get(name), run["components"].get(name)
@@ -596,6 +596,23 @@ def diagnose(ref: Reference, dropped: Sequence[str], segments: Segments) -> list
                                         _idle_streams_only(want, got, unused, seg, name)))
                 seen.add(name)
     return findings
+
+
+def _again_at(findings: list[Finding], name: str, k: int, expected: dict[str, Any],
+              run: dict[str, Any], unused: set[str] | None) -> None:
+    """A component named at an earlier restore that differs again at the
+    restore at ``k``, every step before it matching: its finding says how there
+    too (a trial's scheduler, lost at both restores, showed its harmless first
+    difference only, 0 for 6, where the second, 0 for 22, made the run depart)."""
+    detail = describe_difference(name, expected["components"].get(name),
+                                 run["components"].get(name), k, expected.get("meta"),
+                                 run.get("meta"), unused=unused)
+    if detail is None:
+        return
+    for i, finding in enumerate(findings):
+        if finding.component == name and "; at the restore at " not in finding.detail:
+            findings[i] = replace(finding, detail=f"{finding.detail}; at the restore at {k}: "
+                                                  f"{detail}")
 
 
 def _set_right(ref: Reference, seg: SegmentResult, k: int, name: str,

@@ -337,3 +337,25 @@ class CyclingScale(Linear):
 
 
 CYCLING_SCALE = Target(factory=CyclingScale, steps=8, resume_at=(6,))
+
+
+class LateDecay(OwnCheckpoint):
+    """A learning rate that decays from step 6 on, by a counter of its own
+    (``decays``) that the checkpoint forgets: lost at a restore before step 6 it
+    changes nothing there; lost again later, it does."""
+
+    def __init__(self, config: dict) -> None:
+        super().__init__(config)
+        self.decays = 0
+
+    def components(self):
+        return {**super().components(), "decay_counter": Attr(self, "decays")}
+
+    def train_step(self):
+        self.decays += 1
+        for group in self.opt.param_groups:
+            group["lr"] = 0.05 * (0.5 if self.decays > 6 else 1.0)
+        return super().train_step()
+
+
+LATE_DECAY = Target(factory=LateDecay, steps=10, resume_at=(2, 5))

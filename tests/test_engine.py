@@ -238,3 +238,16 @@ def test_a_blind_spot_whose_state_is_the_builds_at_the_resume_point_says_so():
     moved = verify(programs.CYCLING_SCALE, drop=["scaler"], resume_at=[5], noise_seeds=0,
                    check_determinism=False).runs[-1]
     assert moved.verdict == "diverged" and not moved.blind_spot
+
+
+def test_a_component_lost_at_two_restores_says_how_it_differs_at_each():
+    """A trial: a scheduler lost at both restores was described at the first
+    only (0, expected 6: harmless there), not at the second (0, expected 22),
+    after which the run departed."""
+    own = verify(programs.LATE_DECAY, drop="none", noise_seeds=0,
+                 check_determinism=False).full_resume
+    assert (own.verdict, own.first_divergent_step) == ("diverged", 7)
+    [counter] = [f for f in own.diagnosis if f.component == "decay_counter"]
+    assert counter.detail == "0, expected 2; at the restore at 5: 0, expected 5"
+    assert counter.label_in(own) == \
+        "decay_counter (restored at 2; the steps first differ after the restart at 5)"
