@@ -288,17 +288,15 @@ def _streams_text(paths: list[str], step: int, unused: set[str],
     idle = {_rng_stream(p) for p in paths if _stream_key(p) in unused}
     righted = {_rng_stream(p) for p in paths if _stream_key(p) in (set_right or ())} - idle
     streams = sorted({_rng_stream(p) for p in paths} - idle - righted)
+    # (names, why): "{}" in a why is the step it speaks of, "it" where the head names it
     notes = [(sorted(names), why) for names, why in (
         (righted, f"which the program set right itself during step {step + 1}"),
-        (idle, f"which the reference never drew from after step {step}")) if names]
-    if not streams:
-        (named, why), *rest = notes
-        head = (f"{', '.join(named)} differ{'s' if len(named) == 1 else ''} from the stream at "
-                f"step {step}, {why.replace(f'after step {step}', 'after it')}")
-    else:
-        head, rest = (f"{', '.join(streams)} differ{'s' if len(streams) == 1 else ''} from the "
-                      f"stream at step {step}"), notes
-    return head + "".join(f" (and {', '.join(names)}, {why})" for names, why in rest)
+        (idle, "which the reference never drew from after {}")) if names]
+    named, rest = (streams, notes) if streams else (notes[0][0], notes[1:])
+    head = (f"{', '.join(named)} differ{'s' if len(named) == 1 else ''} from the stream at "
+            f"step {step}" + ("" if streams else ", " + notes[0][1].format("it")))
+    return head + "".join(f" (and {', '.join(names)}, {why.format(f'step {step}')})"
+                          for names, why in rest)
 
 
 def _stream_key(path: str) -> str:

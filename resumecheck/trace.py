@@ -192,9 +192,9 @@ class Tracer:
         if lr is not None:
             tensors["lr"] = torch.tensor(lr, dtype=torch.float64)
         skipped = bool(self._optimizers) and lr is None  # (no optimizer stepped)
-        copied = self._steps.copies  # (the gradients judging may read)
+        copied = self._steps.copies()  # (the gradients judging may read)
         digests = {key: digest(t) for key, t in tensors.items()}
-        for key, value in self._steps.digests.items():  # (digested at the pre-hook)
+        for key, value in self._steps.digests().items():  # (digested at the pre-hook)
             digests[key] = value
             if key in copied:
                 tensors[key] = copied[key]
@@ -242,18 +242,26 @@ class _OptimizerSteps:
         self._names, self._wants_copy = names, wants_copy
         self._handles = [hook for o in optimizers for hook in (
             o.register_step_pre_hook(self._on_step), o.register_step_post_hook(self._stepped))]
-        self._open: dict[int, tuple[int, int]] = {}
-        """Per optimizer in its step(): its call's place, and how deep (a
-        subclass's step() that calls its parent's runs the hooks twice: one call)."""
         self.reset()
 
     def reset(self) -> None:
-        self._open = {}
+        # per optimizer in its step(): its call's place, and how deep (a
+        # subclass's step() that calls its parent's runs the hooks twice: one call)
+        self._open: dict[int, tuple[int, int]] = {}
         # (one per step() call, None until its gradients are recorded: a closure
         # that never runs records none, as a step a loss scaler skipped)
         self._calls: list[tuple[list[float], dict[str, str], dict[str, torch.Tensor]] | None] = []
-        self.digests: dict[str, str] = {}
-        self.copies: dict[str, torch.Tensor] = {}
+
+    def _done(self) -> list[tuple[list[float], dict[str, str], dict[str, torch.Tensor]]]:
+        return [call for call in self._calls if call is not None]
+
+    def digests(self) -> dict[str, str]:
+        """Every gradient's digest, by its key (``grad:NAME``, ``grad:NAME@2``)."""
+        return {k: v for _, digests, _ in self._done() for k, v in digests.items()}
+
+    def copies(self) -> dict[str, torch.Tensor]:
+        """The copies of the gradients the judging may read, by their keys."""
+        return {k: v for _, _, copies in self._done() for k, v in copies.items()}
 
     def close(self) -> None:
         for handle in self._handles:
@@ -262,7 +270,7 @@ class _OptimizerSteps:
 
     def lr(self) -> list[float] | None:
         """Every step's learning rates, in order (None: no optimizer stepped)."""
-        done = [call for call in self._calls if call is not None]
+        done = self._done()
         return [rate for rates, _, _ in done for rate in rates] if done else None
 
     def _on_step(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> Any:
@@ -315,9 +323,6 @@ class _OptimizerSteps:
                     if self._wants_copy(key, value):
                         copies[key] = grad.clone()
         self._calls[call] = (rates, digests, copies)
-        done = [c for c in self._calls if c is not None]
-        self.digests = {k: v for _, d, _ in done for k, v in d.items()}
-        self.copies = {k: v for _, _, c in done for k, v in c.items()}
 
 
 def _optimizers(built: BuiltProgram, declared: Any) -> list[torch.optim.Optimizer]:

@@ -104,7 +104,7 @@ def test_a_step_never_kept_copies_no_gradient_but_digests_each():
     for step in (1, 2):
         tracer.before_step(step)
         out = built.step(step)
-        copies = dict(tracer._steps.copies)
+        copies = tracer._steps.copies()
         record = tracer.after_step(step, out, False)
         grads = [k for k in record.digests if k.startswith("grad:")]
         assert len(grads) == 4
