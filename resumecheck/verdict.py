@@ -1320,12 +1320,19 @@ def _divergence_text(r: RunResult, own_checkpoint: bool) -> str:
     if r.plausible is True and not r.max_abs_loss_diff:
         text += "; nothing in the loss shows it: plausible but different"
     elif r.plausible is True:
-        text += "; loss stays within seed-to-seed noise: plausible but different"
+        text += f"; loss stays within seed-to-seed noise {_band_steps(r)}: plausible but different"
     elif r.plausible is False:
-        text += ("; loss leaves the seed-to-seed band, which is 0 after the restart: gross"
+        text += (f"; loss leaves the seed-to-seed band, which is 0 {_band_steps(r)}: gross"
                  if r.noise_ratio == math.inf else
-                 f"; loss leaves the seed-to-seed band ({r.noise_ratio:.3g}x): gross")
+                 f"; loss leaves the seed-to-seed band {_band_steps(r)} ({r.noise_ratio:.3g}x): "
+                 "gross")
     return text
+
+
+def _band_steps(r: RunResult) -> str:
+    """The steps the band is measured over (a trial: one divergence read gross at one
+    resume point and plausible at another, with nothing saying the band is each run's own)."""
+    return f"from step {r.resume_at[0] + 1} on"
 
 
 _RATE_FIRST = (

@@ -302,7 +302,14 @@ def test_explanations():
                        plausible=False, noise_ratio=3.0)
     text = verdict.explain(engine, None, own_checkpoint=True)
     assert "they do not capture the program's state" in text
-    assert text.endswith("leaves the seed-to-seed band (3x): gross")
+    assert text.endswith("leaves the seed-to-seed band from step 4 on (3x): gross")
+    # (a trial: one divergence read gross at one resume point and plausible at another;
+    # the band is each run's own, over the steps after its first restart)
+    quiet = RunResult(dropped=["scheduler"], resume_at=[9, 12], verdict="diverged",
+                      first_divergent_step=11, first_divergent_quantity="lr",
+                      plausible=True, noise_ratio=0.5, max_abs_loss_diff=0.01)
+    assert verdict.explain(quiet, None).endswith(
+        "loss stays within seed-to-seed noise from step 10 on: plausible but different")
     assert "do not capture" not in verdict.explain(engine, None, own_checkpoint=False)
     assert verdict.quantity_name("data") == "data (the samples consumed)"
     assert verdict.quantity_name("weird") == "weird"
