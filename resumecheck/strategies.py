@@ -30,7 +30,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import torch
-from hypothesis import register_random
+from hypothesis import Phase, register_random
+from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
@@ -190,6 +191,13 @@ def resume_state_machine(
     plan = _Plan(tgt, settings.steps_for(tgt), threads, seed)
     machine = type("ResumeMachine", (_ResumeMachine,), {"plan": plan})
     machine.__qualname__ = "ResumeMachine"
+    # No explain phase: the lines it lists as "always and only run by failing test
+    # cases" are the restore code a failing schedule reaches, resumecheck's and the
+    # program's, not the bug (a trial); the failure's own message names the step,
+    # the quantities and the command that reproduces it.
+    case = machine.TestCase
+    case.settings = hypothesis_settings(
+        case.settings, phases=[p for p in case.settings.phases if p is not Phase.explain])
     return machine
 
 

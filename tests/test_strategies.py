@@ -149,6 +149,14 @@ def test_state_machine_finds_a_forgotten_rng_and_says_how_to_reproduce():
     assert "resumecheck run tests.programs:NOISY_FORGETS_RNG --steps 8 --resume-at" in message
 
 
+def test_the_state_machine_lists_no_lines_as_the_explanation_of_a_failure():
+    """A trial: hypothesis's explain phase listed lines "always and only run by
+    failing test cases", the restore code a failing schedule reaches, as if they
+    were the bug. The machine's own message says what differs and how to reproduce."""
+    phases = resume_state_machine(programs.LINEAR).TestCase.settings.phases
+    assert Phase.explain not in phases and Phase.shrink in phases
+
+
 TestLinearResumes = resume_state_machine(programs.LINEAR).TestCase
 TestLinearResumes.settings = settings(max_examples=5, deadline=None, database=None)
 
