@@ -397,6 +397,9 @@ class Report:
             where = (f"differs from step {engine.first_divergent_step} "
                      f"({engine.first_divergent_quantity})")
         ablations = " Ablations cannot be judged: inconclusive." if ablated else ""
+        if any(r.dropped and r.verdict == DIVERGED for r in self.runs):
+            ablations = (" Ablations that depart before it are judged (the two runs differ "
+                         "only in that component's restore); the others are inconclusive.")
         if self.launch_settings_matter:
             return _settings_lacking_notice(_launch_text(self.seed, self.launched_with),
                                             where, ablations)

@@ -1213,10 +1213,11 @@ def judge_ablations(engine_full: RunResult, engine_trajectory: list[Any],
                     ablations: Sequence[tuple[RunResult, list[Any]]],
                     tolerance: Tolerance) -> None:
     """When the engine's own full resume is not equivalent, the declared
-    components do not capture the program's state: no ablation is evidence
-    of anything. Mark them ``inconclusive`` (a failed one stays failed: that
-    is a fact), and say when one's trajectory is the full resume's own
-    divergence, step for step."""
+    components do not capture the program's state: an ablation is evidence
+    only where it departs before that resume does (the two runs differ in
+    that one restore alone, and the full resume still matched there). Mark the
+    others ``inconclusive`` (a failed one stays failed: that is a fact), and
+    say when one's trajectory is the full resume's own divergence, step for step."""
     if resumes(engine_full, tolerance):
         return
     where = (f"already differs from step {engine_full.first_divergent_step} "
@@ -1224,6 +1225,9 @@ def judge_ablations(engine_full: RunResult, engine_trajectory: list[Any],
              else "failed" if engine_full.verdict == FAILED else f"is {engine_full.verdict}")
     for run, trajectory in ablations:
         if run.verdict == FAILED:
+            continue
+        if _departs_first(run, engine_full):
+            _before_full_resume(run, engine_full)
             continue
         run.verdict = INCONCLUSIVE
         run.blind_spot = False
@@ -1238,6 +1242,30 @@ def judge_ablations(engine_full: RunResult, engine_trajectory: list[Any],
             text += ("; its trajectory is identical to the full resume's divergence: "
                      "not evidence that the component matters")
         run.explanation = text
+
+
+def _departs_first(run: RunResult, engine_full: RunResult) -> bool:
+    """``run`` departs from the reference in a step before the engine's full
+    resume of the same schedule does (a trial: a scheduler dropped from step 9
+    read inconclusive because an undeclared generator changed step 14)."""
+    full_step, step = engine_full.first_divergent_step, run.first_divergent_step
+    return (engine_full.verdict == DIVERGED and run.verdict == DIVERGED
+            and run.resume_at == engine_full.resume_at and full_step is not None
+            and step is not None and step < full_step
+            and not (run.first_divergent_quantity or "").startswith("state"))
+
+
+def _before_full_resume(run: RunResult, engine_full: RunResult) -> None:
+    """Diverged stands; the noise band is not judged: from the full resume's
+    departure on, state no component declares changes the run too."""
+    run.plausible = run.noise_ratio = None
+    run.explanation = explain(run, None) + (
+        f"; this is before the engine's full resume of every declared component departs "
+        f"(step {engine_full.first_divergent_step}, "
+        f"{quantity_name(engine_full.first_divergent_quantity or '')}), "
+        f"and the two differ only in restoring {', '.join(run.dropped)}: it matters here. "
+        "Whether the change is plausible or gross is not judged: from that step the state no "
+        "component declares changes the run too")
 
 
 # -- words -----------------------------------------------------------------

@@ -284,6 +284,25 @@ def test_ablations_are_inconclusive_when_the_engine_full_resume_differs():
     assert same.plausible is None and not other.blind_spot
     assert "already differs from step 3 (loss)" in same.explanation
     assert "identical to the full resume's divergence" in same.explanation
+    # (a trial: one undeclared generator changed step 14, and a scheduler dropped
+    # from step 9 read inconclusive): an ablation that departs first is evidence
+    late = RunResult(dropped=[], resume_at=[8], verdict="diverged", first_divergent_step=14,
+                     first_divergent_quantity="data")
+    early = RunResult(dropped=["scheduler"], resume_at=[8], verdict="diverged",
+                      first_divergent_step=9, first_divergent_quantity="lr", plausible=True,
+                      noise_ratio=0.4)
+    along = RunResult(dropped=["rng"], resume_at=[8], verdict="diverged",
+                      first_divergent_step=14, first_divergent_quantity="data")
+    elsewhere = RunResult(dropped=["params"], resume_at=[4, 8], verdict="diverged",
+                          first_divergent_step=5, first_divergent_quantity="loss")
+    verdict.judge_ablations(late, [], [(early, []), (along, []), (elsewhere, [])],
+                            Tolerance.bitwise())
+    assert [r.verdict for r in (early, along, elsewhere)] == [
+        "diverged", "inconclusive", "inconclusive"]
+    assert early.exercised and early.plausible is None and early.noise_ratio is None
+    assert ("before the engine's full resume of every declared component departs (step 14, "
+            "data (the samples consumed)), and the two differ only in restoring scheduler: "
+            "it matters here") in early.explanation
     fine = RunResult(dropped=["rng"], resume_at=[2], verdict="diverged")
     verdict.judge_ablations(RunResult(dropped=[], resume_at=[2], verdict="identical"), [],
                             [(fine, [])], Tolerance.bitwise())
