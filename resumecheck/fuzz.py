@@ -216,9 +216,14 @@ class FuzzResult:
             if notice:
                 lines.append(f"WARNING: {notice}")
         if run is not None:
+            quantity = run.first_divergent_quantity
             lines.append(f"  {run.label}: {run.verdict}"
-                         + (f" from step {run.first_divergent_step} ({run.first_divergent_quantity})"
-                            if run.first_divergent_quantity is not None
+                         # (a trial read "from step 20 (state of data_cursor)" as a step
+                         # that differed, where only the end state did, as `run` says)
+                         + (f" in the {quantity} at the end (no step departs)"
+                            if quantity is not None and quantity.startswith("state of ")
+                            else f" from step {run.first_divergent_step} ({quantity})"
+                            if quantity is not None
                             else f" at step {run.first_divergent_step}"
                             if run.first_divergent_step is not None else ""))
             if run.failure:

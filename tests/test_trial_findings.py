@@ -193,3 +193,22 @@ def test_a_rank_streams_difference_is_said_in_words_not_a_crash():
     said = describe_difference("rng[rank 1]", before, after, 6, None, None, unused=set())
     assert said is not None and said.startswith("Python random stream differs from the stream "
                                                 "at step 6"), said
+
+
+def test_a_fuzz_failure_whose_end_state_alone_differs_says_so_as_run_does():
+    """A trial read `diverged from step 20 (state of data_cursor)` as a step
+    that differed; `run` says `state of data_cursor at the end`."""
+    from resumecheck.report import RunResult
+
+    end = RunResult(dropped=[], resume_at=[13], verdict="diverged", checkpoint="program",
+                    first_divergent_step=20, first_divergent_quantity="state of data_cursor")
+    text = FuzzResult(target="t", steps=20, seed=None, max_interruptions=2, examples=3,
+                      distinct_schedules=3, failure=end).render()
+    assert ("full resume (own save/load): diverged in the state of data_cursor at the end "
+            "(no step departs)") in text
+    assert "from step 20" not in text
+    step = RunResult(dropped=[], resume_at=[13], verdict="diverged", checkpoint="program",
+                     first_divergent_step=15, first_divergent_quantity="loss")
+    assert "diverged from step 15 (loss)" in FuzzResult(
+        target="t", steps=20, seed=None, max_interruptions=2, examples=3, distinct_schedules=3,
+        failure=step).render()
