@@ -115,7 +115,7 @@ def divergence_figure(source: Report | FuzzResult) -> Figure:
     runs = [r for r in data.runs if r.trajectory is not None]
     notes = [line for note in _notes(data.runs)
              for line in textwrap.wrap(note, _NOTE_WIDTH, subsequent_indent="    ")]
-    height = 3.8 + 0.8 * len(runs) + 0.18 * len(notes)
+    height = 3.8 + 0.8 * len(runs) + _NOTE_LINE * len(notes)
     fig = Figure(figsize=(10, height), layout="constrained")
     grid = fig.add_gridspec(1 + len(runs), 1, height_ratios=[4.5] + [1] * len(runs))
     ax = fig.add_subplot(grid[0])
@@ -130,18 +130,26 @@ def divergence_figure(source: Report | FuzzResult) -> Figure:
     if notes:
         fig.text(0.01, 0.0, "\n".join(notes), fontsize=7, va="bottom", ha="left", gid="notes")
         engine: Any = fig.get_layout_engine()
-        bottom = 0.18 * len(notes) / height + 0.01  # room for the notes: (x, y, w, h)
+        # room for the notes (x, y, w, h): a trial saw a blank band above them
+        bottom = _NOTE_LINE * len(notes) / height + 0.02
         engine.set(rect=(0, bottom, 1, 1 - bottom))
     return fig
 
 
+_NOTE_LINE = 0.125
+"""The height of one line of the notes, in inches (7-point type, spaced 1.2)."""
+
+
 def _loss_panel(ax: Any, data: _Data, runs: list[RunResult]) -> None:
     """The loss curves: the reference, its noise band, each run, each first divergence."""
+    from matplotlib.ticker import MaxNLocator
+
     n = data.steps
     ax.set_gid("loss")
     ax.set_title(data.title, fontsize=10, loc="left")
     ax.set_ylabel("loss")
     ax.set_xlim(0.5, n + 0.5)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # (steps: a trial saw 2.5, 7.5)
     if data.band is not None and data.band_steps and len(data.reference) == n:
         # the band the plausible/gross call uses: after the restart, within the
         # largest loss difference between two honest runs (reference, other seeds)
@@ -166,9 +174,11 @@ def _loss_panel(ax: Any, data: _Data, runs: list[RunResult]) -> None:
             step = min(max(run.first_divergent_step, traj.first_step), traj.steps[-1])
             ax.plot([step], [traj.loss[step - traj.first_step]], marker="X", markersize=9,
                     color=colour, markeredgecolor="black", linestyle="none", zorder=5,
-                    gid=f"first divergence:{data.label(run)}",
-                    label="_first divergence" if marked else "first divergent step")
+                    gid=f"first divergence:{data.label(run)}", label="_first divergence")
             marked = True
+    if marked:  # (in no run's colour: a trial saw the legend's blue, the plot's orange)
+        ax.plot([], [], marker="X", markersize=9, color="white", markeredgecolor="black",
+                linestyle="none", label="first divergent step (in the run's colour)")
     for i, k in enumerate(sorted({k for r in data.runs for k in r.resume_at})):
         ax.axvline(k + 0.5, color="#555555", linestyle="--", linewidth=1, gid=f"resume:{k}",
                    label="_resume" if i else "restart (after step k)")
@@ -221,6 +231,8 @@ def _notes(runs: list[RunResult]) -> list[str]:
                 r.failure or r.explanation) else ""
             if len(reason) > _NOTE_CHARS:  # (the report holds it whole)
                 reason = reason[:_NOTE_CHARS].rsplit(" ", 1)[0] + " ..."
+            # (a trial read "inconclusive: drop params: inconclusive: ..." twice over)
+            reason = reason.removeprefix(f"{r.verdict}: ")
             lines.append(f"{r.verdict}: {r.label}" + (f": {reason}" if reason else ""))
     return lines
 
