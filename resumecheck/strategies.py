@@ -195,7 +195,7 @@ def resume_state_machine(
     # cases" are the restore code a failing schedule reaches, resumecheck's and the
     # program's, not the bug (a trial); the failure's own message names the step,
     # the quantities and the command that reproduces it.
-    case = machine.TestCase
+    case: Any = getattr(machine, "TestCase")
     case.settings = hypothesis_settings(
         case.settings, phases=[p for p in case.settings.phases if p is not Phase.explain])
     return machine
