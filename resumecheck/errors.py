@@ -489,17 +489,40 @@ SCHEDULER_UNREAD = (
 the resume point (a trial: the advice was to make it change)."""
 
 
-def as_built_text(names: list[str], k: int) -> str:
+def as_built_text(names: list[str], k: int, unmoved: bool = False) -> str:
     """The clause a blind spot's explanation ends with when ``names`` were, at
     the resume point ``k``, the state a fresh build starts with (a trial: a loss
     scaler whose scale and growth tracker were the build's at that step was
-    told to make its scale change). ``as_built_names`` reads it back."""
+    told to make its scale change). ``unmoved``: at the end of the run too,
+    so no resume point can show them lost (a trial: a run configuration equal
+    to the factory's defaults was told to choose another resume point).
+    ``as_built_names`` reads it back."""
     one = len(names) == 1
-    return (f"at step {k} the uninterrupted run's {', '.join(names)} "
-            f"{'is as a fresh build has it' if one else 'are as a fresh build has them'} "
-            f"(state_dict() bit for bit): dropping {'it' if one else 'them'} puts in that same "
-            f"state, however the program uses {'it' if one else 'them'}; a resume point where "
-            f"{'it has' if one else 'they have'} moved from there shows the difference")
+    it = "it" if one else "them"
+    text = (f"at step {k}{' and at the end' if unmoved else ''} the uninterrupted run's "
+            f"{', '.join(names)} {'is as a fresh build has it' if one else 'are as a fresh build has them'} "
+            f"(state_dict() bit for bit): dropping {it} puts in that same state, however the "
+            f"program uses {it}; ")
+    if not unmoved:
+        return text + (f"a resume point where {'it has' if one else 'they have'} moved from "
+                       "there shows the difference")
+    return text + f"{NEVER_MOVES} {it} here, so no resume point shows {it} lost" + (
+        f"; {CONFIG_AS_BUILT}" if "config" in names else "")
+
+
+NEVER_MOVES = "training does not change"
+"""Said of a blind spot whose components are a fresh build's at the resume point
+and at the end (``as_built_text``)."""
+
+SET_AGAIN = "the program set it again before any step's loss, gradients or parameters showed it"
+"""Said of a blind spot whose dropped state differed right after the restore and
+ended as the uninterrupted run's (``verdict._set_again_text``)."""
+
+CONFIG_AS_BUILT = (
+    "the run's settings are those a fresh build starts from (your factory's defaults): "
+    "give the check other settings, Target(run_config={...}), and dropping config "
+    "builds another program")
+"""What makes a ``config`` component matter when the run's settings are the defaults."""
 
 
 def as_built_names(explanation: str) -> list[str]:
@@ -554,31 +577,7 @@ class ComponentsNotExercised(ResumecheckError, AssertionError):
                 f"{report.target}: {report.incomplete_state_notice()}",
             ]
         if components:
-            unread = sorted({c for r in report.runs
-                             if r.blind_spot and SCHEDULER_UNREAD in r.explanation
-                             for c in r.dropped if c in components})
-            built = sorted({c for r in report.runs if r.blind_spot
-                            for c in as_built_names(r.explanation) if c in components})
-            ways = [_EXERCISE[c] for c in _EXERCISE
-                    if c in components and c not in unread and c not in built]
-            if any(c not in _EXERCISE and c not in built for c in components):  # (your own)
-                ways.append("a step after the resume point that reads what the checkpoint "
-                            "would lose, for a component of your own")
-            lines += [
-                f"blind spots in {report.target} at resume point(s) "
-                f"{','.join(map(str, report.resume_at))}: {', '.join(components)}",
-                "dropping these from the checkpoint changed nothing, so this check cannot "
-                "catch their bugs; " + (f"make the program exercise them ({', '.join(ways)}) or "
-                                        "choose another resume point" if ways else
-                                        "nothing the program does here can exercise them"),
-            ]
-            lines += [f"{c}: at the resume point its state is a fresh build's, bit for bit: "
-                      "dropping it puts in the same state, however the program uses it; choose "
-                      "a resume point where it has moved" for c in built]
-            lines += [f"{c}: the learning rate changes after the resume point without its "
-                      "state (a scheduler stepped with an explicit epoch, step(epoch)): what it "
-                      "holds sets nothing a step reads here, so losing it changes nothing"
-                      for c in unread]
+            lines += _blind_spot_lines(report, components)
         runs = [r for r in report.runs
                 if r.blind_spot or r.verdict == "inconclusive"
                 or (r.dropped and r.verdict == "failed")]
@@ -587,3 +586,46 @@ class ComponentsNotExercised(ResumecheckError, AssertionError):
             lines.append("  (a blind spot is not a failed resume: the command exits 0, and its "
                          "report lists it under `blind spots:`)")
         super().__init__("\n".join(lines))
+
+
+def _blind_spot_lines(report: Report, components: list[str]) -> list[str]:
+    """The lines of ``ComponentsNotExercised`` on its blind spots: what each
+    needs to be exercised, where the runs' explanations say why it was not."""
+    spots = [r for r in report.runs if r.blind_spot]
+    unread = sorted({c for r in spots if SCHEDULER_UNREAD in r.explanation
+                     for c in r.dropped if c in components})
+    built = sorted({c for r in spots for c in as_built_names(r.explanation) if c in components})
+    unmoved = {c for r in spots if NEVER_MOVES in r.explanation
+               for c in as_built_names(r.explanation)}
+    again = sorted({c for r in spots if SET_AGAIN in r.explanation
+                    for c in r.dropped if c in components and c not in built})
+    ways = [_EXERCISE[c] for c in _EXERCISE
+            if c in components and c not in unread and c not in built]
+    if any(c not in _EXERCISE and c not in built for c in components):  # (your own)
+        ways.append("a step after the resume point that reads what the checkpoint "
+                    "would lose, for a component of your own")
+    # (a trial: "nothing the program does here can exercise them" above a line
+    # that said what would, for a config equal to the factory's defaults)
+    lead = (f"make the program exercise them ({', '.join(ways)}) or choose another resume "
+            "point" if ways else "what would exercise each is said below" if built else
+            "nothing the program does here can exercise them")
+    lines = [f"blind spots in {report.target} at resume point(s) "
+             f"{','.join(map(str, report.resume_at))}: {', '.join(components)}",
+             f"dropping these from the checkpoint changed nothing, so this check cannot catch "
+             f"their bugs; {lead}"]
+    lines += [f"{c}: at the resume point its state is a fresh build's, bit for bit: "
+              "dropping it puts in the same state, however the program uses it; "
+              + ("choose a resume point where it has moved" if c not in unmoved else
+                 "it is so at the end too: training does not change it, so no resume "
+                 "point shows it lost; "
+                 + (CONFIG_AS_BUILT if c == "config" else "make the program change it"))
+              for c in built]
+    lines += [f"{c}: right after the restore it differed, and {SET_AGAIN} (the report's "
+              "why says how): a resume point after which a step reads it before the "
+              "program sets it again shows the difference" for c in again]
+    lines += [f"{c}: the learning rate changes after the resume point without its "
+              "state (a scheduler stepped with an explicit epoch, step(epoch)): what it "
+              "holds sets nothing a step reads here, so losing it changes nothing"
+              for c in unread]
+    return lines
+

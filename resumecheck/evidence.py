@@ -25,7 +25,9 @@ import torch
 
 from resumecheck.compare import Tolerance, compare_values, describe_entries
 from resumecheck.components import RNGState, split_rank_name
-from resumecheck.report import FAILED, IDENTICAL, NOT_CAUSE, PUT_BACK, RunResult, StreamOffset
+from resumecheck.report import (
+    AFTER_DIVERGENCE, FAILED, IDENTICAL, LATENT, NOT_CAUSE, PUT_BACK, RunResult, StreamOffset,
+)
 from resumecheck.program import epoch_boundaries, next_epoch_start
 from resumecheck.segments import SegmentResult
 from resumecheck.capture import load_checkpoint
@@ -57,6 +59,7 @@ def annotate(result: RunResult, reference: SegmentResult,
         restorer="your load()" if result.checkpoint == "program" else
         f"the engine's restore, {_DROPPING} {', '.join(result.dropped)} here,"
         if result.dropped else "the engine's restore")
+    _branch_note(result)
     quantity = result.first_divergent_quantity or ""
     if quantity.startswith("state of ") and segments:
         result.divergence_detail = describe_end_state(reference, segments[-1][1],
@@ -78,6 +81,35 @@ def annotate(result: RunResult, reference: SegmentResult,
         result.stream_offsets = [replace(o, detail=o.detail + note) for o in result.stream_offsets]
     elif result.stream_offsets:
         result.explanation += _stream_clause(result.stream_offsets)
+
+
+def _branch_note(result: RunResult) -> None:
+    """A stream that started level at the first step after a restore and drew
+    otherwise during it, in a run whose load left other state different: name
+    that state as the likelier cause (a trial: a step counter restored one
+    ahead brought an evaluation forward, whose draws read as a second bug)."""
+    def leads(k: int) -> str:
+        return ", ".join(dict.fromkeys(
+            f.component for f in result.diagnosis if f.step in (k, None)
+            and not _is_stream_finding(f) and f.status not in _NO_LEAD))
+
+    noted = []
+    for o in result.stream_offsets:
+        k = o.step - 2  # (the stream started level at step k + 1, after the restore at k)
+        if o.draws and k in result.resume_at and leads(k):
+            o = replace(o, detail=(
+                f"{o.detail} (step {k + 1} read state that differs right after the restore: "
+                f"{leads(k)}; a step that reads it otherwise may draw otherwise)"))
+        noted.append(o)
+    result.stream_offsets = noted
+
+
+_NO_LEAD = (LATENT, PUT_BACK, NOT_CAUSE, AFTER_DIVERGENCE)
+"""Finding statuses that name no cause of a difference in the steps."""
+
+
+def _is_stream_finding(finding: Any) -> bool:
+    return finding.detail.startswith(("generator ", *(stream_label(s) for s in RNGState.STREAMS)))
 
 
 def unclear_streams(result: RunResult, cleared: str) -> None:
@@ -105,8 +137,7 @@ def cleared_streams(result: RunResult, status: str = NOT_CAUSE) -> str:
     """The random-state components of the diagnosis, when a rerun found each
     one not the cause ('' when there is none, or one is not so judged);
     ``status`` ``put_back``: when the program put each one back."""
-    words = ("generator ", *(stream_label(s) for s in RNGState.STREAMS))
-    streams = [f for f in result.diagnosis if f.detail.startswith(words)]
+    streams = [f for f in result.diagnosis if _is_stream_finding(f)]
     if not streams or any(f.status != status for f in streams):
         return ""
     return " and ".join(dict.fromkeys(f.component for f in streams))
@@ -166,10 +197,11 @@ def stream_offsets(reference: SegmentResult, segments: Sequence[tuple[int, Segme
             if differing and rec.step == k + 1:  # (what the program set right is no evidence)
                 righted = set_right_during(reference, seg, k)
                 differing = [key for key in differing if key not in righted]
-            if differing:
-                return _offsets(reference, seg, k, rec.step, differing,
-                                _unused_after(reference, k, until) & _unused_after(seg, k, until),
-                                restorer)
+            found = differing and _offsets(
+                reference, seg, k, rec.step, differing,
+                _unused_after(reference, k, until) & _unused_after(seg, k, until), restorer)
+            if found:  # (else only streams neither run used differ: look one step on)
+                return found
     return []
 
 

@@ -26,7 +26,7 @@ from resumecheck.compare import Difference, Tolerance, compare_values, digest, f
 from resumecheck.components import (
     CONFIG, DATA_CURSOR, PARAMS, SAMPLER_EPOCH, SCHEDULER, split_rank_name, validate_drop,
 )
-from resumecheck.errors import SCHEDULER_UNREAD, as_built_text
+from resumecheck.errors import SCHEDULER_UNREAD, SET_AGAIN, as_built_text
 from resumecheck.evidence import annotate, cleared_streams, set_right_during, unclear_streams
 from resumecheck.program import epoch_boundaries, next_epoch_start
 from resumecheck.phrases import BUILDING, OWN_RESUME_ENDS_OTHERWISE, RESTORING, STOPPED
@@ -407,22 +407,63 @@ def _departed_before(ref: Reference, first_k: int, segments: Segments,
     return first_difference([ref.by_step[rec.step] for rec in run], run)
 
 
-def _as_built(ref: Reference, result: RunResult, segments: Segments) -> list[str]:
-    """Of the components an ablation dropped, those whose state the engine's
+def _as_built(ref: Reference, result: RunResult,
+              segments: Segments) -> tuple[list[str], dict[str, str]]:
+    """Of the components a blind spot dropped, those whose state the engine's
     restore left (a fresh build's) is the reference's at the resume point, bit
     for bit: dropping them could change nothing there, whatever the program
     does with them (a loss scaler whose scale and growth tracker are the
-    build's again at that step)."""
+    build's again at that step); and how each other one differed right after
+    the restore (the run matched to its end all the same: the program set it
+    again)."""
     k, seg = segments[0] if segments else (0, None)
     capture = ref.segment.captures.get(k)
     if seg is None or not seg.restored_state or capture is None:
-        return []
+        return [], {}
     try:
         restored = load_checkpoint(seg.restored_state, read_only=True)["components"]
     except Exception:  # (no evidence either way)
-        return []
-    return [name for name in result.dropped if name in restored
-            and digest(restored[name]) == ref.component_digest(capture, name)]
+        return [], {}
+    built, apart = [], {}
+    for name in result.dropped:
+        if name not in restored:
+            continue
+        if digest(restored[name]) == ref.component_digest(capture, name):
+            built.append(name)
+        elif _ends_alike(ref, segments[-1][1], name):
+            detail = describe_difference(name, ref.file(capture)["components"].get(name),
+                                         restored[name], k)
+            if detail:
+                apart[name] = detail
+    return built, apart
+
+
+def _ends_alike(ref: Reference, last: SegmentResult, name: str) -> bool:
+    """The run ends with component ``name`` as the reference does (a dropped
+    one that the reference never changed after the resume point is not
+    compared at the end: ``end_state_differences``)."""
+    if not ref.segment.end_state or not last.end_state:
+        return False
+    ends = load_checkpoint(last.end_state, read_only=True)["components"]
+    return name in ends and digest(ends[name]) == ref.component_digest(ref.segment.end_state, name)
+
+
+def _set_again_text(apart: dict[str, str], k: int) -> str:
+    """A blind spot whose dropped state differed right after the restore (a
+    trial: a best loss lost at the restore, which the next evaluation set as
+    the uninterrupted run had it, read only "does not exercise it here")."""
+    held = "; ".join(f"{name}: {detail}" for name, detail in apart.items())
+    return (f"; right after the restore at {k} it differed ({held}), and the run ends with "
+            f"{'it' if len(apart) == 1 else 'them'} as the uninterrupted run does: {SET_AGAIN} "
+            "(a best loss that the next evaluation beats, a value recomputed from other state)")
+
+
+def _unmoved(ref: Reference, names: list[str], k: int) -> bool:
+    """Every one of ``names`` ends the reference as it was at the capture at ``k``."""
+    end, capture = ref.segment.end_state, ref.segment.captures.get(k)
+    if not end or not capture or not names:
+        return False
+    return all(ref.component_digest(end, n) == ref.component_digest(capture, n) for n in names)
 
 
 def _rate_moves_after(ref: Reference, k: int) -> bool:
@@ -446,14 +487,18 @@ def conclude(ref: Reference, result: RunResult, cmp: Comparison | None,
     if result.blind_spot and SCHEDULER in result.dropped and _rate_moves_after(
             ref, result.resume_at[0]):
         result.explanation += SCHEDULER_UNREAD
-    built = _as_built(ref, result, segments) if result.blind_spot else []
+    built, apart = _as_built(ref, result, segments) if result.blind_spot else ([], {})
+    k = result.resume_at[0]
+    still = _unmoved(ref, built, k)
+    if apart and not built and SCHEDULER_UNREAD not in result.explanation:
+        result.explanation += _set_again_text(apart, k)
     if built and built == result.dropped:  # (then that is why, not "does not exercise it")
         points = ",".join(map(str, result.resume_at))  # (all of them, as explain says)
         result.explanation = (f"blind spot: dropping {', '.join(built)} changed nothing at "
-                              f"k={points}: {as_built_text(built, result.resume_at[0])}"
+                              f"k={points}: {as_built_text(built, k, still)}"
                               "; not evidence that it is saved")
     elif built:
-        result.explanation += "; " + as_built_text(built, result.resume_at[0])
+        result.explanation += "; " + as_built_text(built, k, still)
     if not result.dropped and result.verdict == DIVERGED:
         result.explanation += _new_epoch_text(ref, result)
     if not result.dropped and result.verdict == DIVERGED and ref.segment.unrestorable:

@@ -359,3 +359,67 @@ class LateDecay(OwnCheckpoint):
 
 
 LATE_DECAY = Target(factory=LateDecay, steps=10, resume_at=(2, 5))
+
+
+class EarlyEval(Linear):
+    """Noisy inputs from torch's global stream, and an evaluation every third
+    step that draws its batch from it too; the checkpoint keeps the stream, but
+    the load puts the step counter one ahead, so the restart's first step
+    ends with an evaluation where the uninterrupted run does not (a trial: those draws read
+    as a second bug beside the confirmed step counter)."""
+
+    def train_step(self):
+        noisy = X + 0.01 * torch.randn(8, 3)
+        loss = torch.nn.functional.mse_loss(self.model(noisy), Y)
+        loss.backward()
+        self.opt.step()
+        self.opt.zero_grad()
+        self.step += 1
+        if self.step % 3 == 2:
+            with torch.no_grad():
+                batch = torch.randint(0, 8, (16,))
+                self.val = torch.nn.functional.mse_loss(self.model(X[batch]), Y[batch]).item()
+        return loss.detach()
+
+    def save(self, path: str) -> None:
+        torch.save({"model": self.model.state_dict(), "opt": self.opt.state_dict(),
+                    "step": self.step, "rng": torch.get_rng_state()}, path)
+
+    def load(self, path: str) -> None:
+        ckpt = torch.load(path, weights_only=True)
+        self.model.load_state_dict(ckpt["model"])
+        self.opt.load_state_dict(ckpt["opt"])
+        torch.set_rng_state(ckpt["rng"])
+        self.step = ckpt["step"] + 1
+
+
+EARLY_EVAL = Target(factory=EarlyEval, steps=10, resume_at=(6,))
+
+
+class BestSoFar(Linear):
+    """Settings kept in a declared ``config`` (equal to the factory's defaults
+    unless the run gives others, as a user's target often does) and a best loss
+    that an evaluation every third step sets again (the first evaluation after
+    a restart beats a lost one). Neither is read by a step: both blind spots,
+    for different reasons (a trial was told to choose another resume point for
+    both)."""
+
+    def __init__(self, config: dict) -> None:
+        super().__init__(config)
+        self.settings = {"lr": config.get("lr", 0.05)}
+        self.best = 1e9
+
+    def components(self):
+        return {**super().components(), "config": Attr(self, "settings"),
+                "best": Attr(self, "best")}
+
+    def train_step(self):
+        out = super().train_step()
+        if self.step % 3 == 0:
+            self.best = min(self.best, out.loss.item())
+        return out
+
+
+BEST_SO_FAR = Target(factory=BestSoFar, steps=8, resume_at=(4,))
+BEST_SO_FAR_OTHER_LR = Target(factory=BestSoFar, steps=8, resume_at=(4,),
+                              run_config={"lr": 0.01})

@@ -240,6 +240,54 @@ def test_a_blind_spot_whose_state_is_the_builds_at_the_resume_point_says_so():
     assert moved.verdict == "diverged" and not moved.blind_spot
 
 
+def test_blind_spots_say_what_would_exercise_each():
+    """Trials: a config equal to the factory's defaults was told to choose a
+    resume point where it has moved (it never moves), under a lead saying
+    nothing could exercise it; a best loss that the next evaluation set again
+    was told only that the program does not exercise it."""
+    from resumecheck.errors import ComponentsNotExercised
+
+    report = verify(programs.BEST_SO_FAR, drop=["config", "best"], noise_seeds=0,
+                    check_determinism=False)
+    config, best = report.runs[1:]
+    assert config.blind_spot and best.blind_spot
+    assert ("at step 4 and at the end the uninterrupted run's config is as a fresh build has "
+            "it") in config.explanation
+    assert ("training does not change it here, so no resume point shows it lost; the run's "
+            "settings are those a fresh build starts from") in config.explanation
+    assert "a resume point where it has moved" not in config.explanation
+    assert ("right after the restore at 4 it differed (best: 1e+09, expected 0.") in best.explanation
+    assert ("the run ends with it as the uninterrupted run does: the program set it again "
+            "before any step's loss, gradients or parameters showed it") in best.explanation
+    message = str(ComponentsNotExercised(report, ["config"]))
+    assert "what would exercise each is said below" in message
+    assert "nothing the program does here" not in message
+    assert "Target(run_config={...})" in message and "choose a resume point" not in message
+    message = str(ComponentsNotExercised(report, ["config", "best"]))
+    assert "best: right after the restore it differed, and the program set it again" in message
+    # settings other than the defaults, which nothing reads: it ends otherwise, not "set again"
+    other = verify(programs.BEST_SO_FAR_OTHER_LR, drop=["config"], noise_seeds=0,
+                   check_determinism=False).runs[-1]
+    assert other.blind_spot and "fresh build" not in other.explanation
+    assert "set it again" not in other.explanation
+
+
+def test_draws_of_a_step_that_branches_on_lost_state_name_that_state():
+    """A trial: a step counter restored one ahead brought an evaluation
+    forward, and the stream line read its draws as a second bug (a randperm,
+    a loader's iterator). The streams the program never uses differ already
+    at the first step: the search looks one step on."""
+    own = verify(programs.EARLY_EVAL, drop="none", noise_seeds=0,
+                 check_determinism=False).full_resume
+    assert [(f.component, f.status) for f in own.diagnosis if f.status == "confirmed"] == [
+        ("global_step", "confirmed")]
+    [torch_line] = own.stream_offsets
+    assert (torch_line.stream, torch_line.step, torch_line.draws) == ("torch", 8, 8)
+    assert torch_line.detail.endswith(
+        "(step 7 read state that differs right after the restore: global_step; a step that "
+        "reads it otherwise may draw otherwise)")
+
+
 def test_a_component_lost_at_two_restores_says_how_it_differs_at_each():
     """A trial: a scheduler lost at both restores was described at the first
     only (0, expected 6: harmless there), not at the second (0, expected 22),
