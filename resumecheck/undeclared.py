@@ -72,6 +72,12 @@ _FRAMEWORK_HELD_TODO = (
 """What to do about a generator an object the framework holds keeps (a Trainer's data collator)."""
 
 
+# What a `not compared` line says of the declared components: none holds it
+# (by storage or by values; a number, never by an equal value).
+_NO_COMPONENT_HOLDS = "no declared component holds"
+_HELD_BY_NONE = "held by no declared component"
+
+
 class UndeclaredWatch:
     """The tensors a program holds at its build, to name at the end of its run
     those training changed that no declared component holds."""
@@ -144,6 +150,7 @@ class UndeclaredWatch:
         own = {c.name: type(c.obj).__name__ for c in components if _own_class(c.obj)}
         kept = {c.name: _state_leaves(c.obj) for c in components if _own_class(c.obj)}
         now = _watched(program, components)
+        also = _fields_of_own(program, components)
         self.held = _digested(now)
         self.unrestorable = [_workers_text(path, obj) for path, (obj, _) in now.items()
                              if _keeps_workers(obj)]
@@ -168,17 +175,23 @@ class UndeclaredWatch:
             if missed and owner in kept and _in_its_state(path, obj, kept[owner]):
                 continue  # (its state_dict() returns it: compared, a lossy load is diagnosed)
             if missed:
+                field = also.get(id(obj))
                 out[path] = self._line(path, obj, tensors, missed,
                                        owner_kind=own.get(path.split(".")[0]),
-                                       in_module=path.split(".")[0] in modules)
+                                       in_module=path.split(".")[0] in modules,
+                                       none_holds=_NO_COMPONENT_HOLDS if field is None
+                                       or field.split(".")[0] == path.split(".")[0]
+                                       else _kept_by_own(field, own[field.split(".")[0]]))
         return out
 
     def _line(self, path: str, obj: Any, tensors: list[torch.Tensor],
-              missed: list[torch.Tensor], owner_kind: str | None, in_module: bool) -> str:
+              missed: list[torch.Tensor], owner_kind: str | None, in_module: bool,
+              none_holds: str = _NO_COMPONENT_HOLDS) -> str:
         """The `not compared` line of what ``path`` holds (``missed``: its
         changed tensors no declared component holds; ``owner_kind``: the
         class of the declared component of the program's own whose field it
-        is; ``in_module``: it is in a declared module)."""
+        is; ``in_module``: it is in a declared module; ``none_holds``: how
+        the line says that no declared component's state holds it)."""
         if owner_kind is not None:  # (a field of a declared object of its own class)
             what = (f"{self._number_values(path, obj)}, changed by training" if _is_number(obj)
                     # (a trial read "Generator: 1 tensor, 5056 values": its state's bytes)
@@ -190,31 +203,33 @@ class UndeclaredWatch:
             return (f"{path} ({what}; a field of the declared component "
                     f"{path.split('.')[0]} ({owner_kind}) {_NOT_SET_BACK}: {_FIELD_TODO})")
         if _is_number(obj):
-            return self._number(path, obj, in_module)
+            return self._number(path, obj, in_module, none_holds)
         if isinstance(obj, (torch.Generator, np.random.Generator)):
             kind = "a torch.Generator" if isinstance(obj, torch.Generator) else \
                 "a numpy Generator"
             todo = (_FRAMEWORK_HELD_TODO if path.startswith("data_collator") else
                     "register it, RNGState({'name': generator}), to check that it resumes")
             return (f"{path} ({kind} whose state training changed, drawn "
-                    f"from or seeded again, and no declared component holds: {todo})")
+                    f"from or seeded again, and {none_holds}: {todo})")
         if isinstance(obj, _OTHER_GENERATORS):
             return (f"{path} (a {type(obj).__module__.split('.')[0]}."
                     f"{type(obj).__name__} whose state training changed, drawn from "
-                    f"or seeded again, and {_NO_COMPONENT_HOLDS}: {_todo(path)})")
+                    f"or seeded again, and {none_holds}: {_todo(path)})")
         if isinstance(obj, torch.Tensor) and in_module:
             return f"{path} (Tensor: {_amount(missed)}, that training changed, {_LOOSE_TODO})"
         amount = (f"{len(obj)} item{'' if len(obj) == 1 else 's'}, "
                   f"{sum(t.numel() for t in tensors)} values"
                   if isinstance(obj, collections.deque) else _amount(missed))
         return (f"{path} ({type(obj).__name__}: {amount}, that training "
-                f"changed and {_NO_COMPONENT_HOLDS}: {_todo(path)})")
+                f"changed and {none_holds}: {_todo(path)})")
 
-    def _number(self, path: str, now: Any, in_module: bool) -> str:
+    def _number(self, path: str, now: Any, in_module: bool,
+                none_holds: str = _NO_COMPONENT_HOLDS) -> str:
         held = ("an attribute of a declared module, which its state_dict() leaves out: keep "
                 "it in a buffer (register_buffer), or declare it as a component, to check "
                 "that it resumes" if in_module
-                else f"{_HELD_BY_NONE}: {_todo(path)}")
+                else f"{_HELD_BY_NONE if none_holds == _NO_COMPONENT_HOLDS else none_holds}: "
+                f"{_todo(path)}")
         return f"{path} ({self._number_values(path, now)}, changed by training; {held})"
 
     def _number_values(self, path: str, now: Any) -> str:
@@ -228,12 +243,6 @@ class UndeclaredWatch:
                     was += f", {value!r} after step {step}"
                     shown = value
         return f"{type(now).__name__}: {was}, {now!r} at the end"
-
-
-# What a `not compared` line says of the declared components: none holds it
-# (by storage or by values; a number, never by an equal value).
-_NO_COMPONENT_HOLDS = "no declared component holds"
-_HELD_BY_NONE = "held by no declared component"
 
 
 # What a `not compared` line says of a field of a declared component of the
@@ -424,6 +433,30 @@ def _watched(program: Any,
                 tensor = kept.detach() if isinstance(kept, torch.Tensor) else _number_tensor(kept)
                 out.setdefault(f"{c.name}.{where}", (kept, [tensor]))
     return out
+
+
+def _fields_of_own(program: Any, components: Sequence[Component]) -> dict[int, str]:
+    """id -> the path, as a field of a declared component of the program's own
+    class, of each object such a component keeps (``_watched`` names an object
+    the program keeps too where the program keeps it)."""
+    attrs = {(id(c.obj.obj), c.obj.name) for c in components if isinstance(c.obj, Attr)}
+    out: dict[int, str] = {}
+    for c in components:
+        if _own_class(c.obj):
+            seen = {id(program), *(id(d.obj) for d in components)}
+            for where, (obj, _) in _held(c.obj, seen, attrs).items():
+                out.setdefault(id(obj), f"{c.name}.{where}")
+    return out
+
+
+def _kept_by_own(field: str, kind: str) -> str:
+    """What a `not compared` line says, in place of "no declared component
+    holds", of an object that a declared component of the program's own class
+    keeps too (a trial: a loader's generator, kept by the declared data
+    position whose state_dict() holds its state at the epoch's start)."""
+    return (f"the declared component {field.split('.')[0]} ({kind}) keeps it too, as {field}, "
+            "but returns no state equal to it from its state_dict(): it may keep it another "
+            "way (a state it sets it from again), which is not compared")
 
 
 def _own_class(obj: Any) -> bool:
