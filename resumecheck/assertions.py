@@ -112,7 +112,8 @@ def describe_failure(report: Report) -> str:
         if notice:  # (as the command line prints them: a diagnosis says "see the WARNING")
             lines.append(f"  WARNING: {notice}")
     for run in report.runs:
-        if run.verdict in ("identical", "close") and not run.dropped:
+        if run.verdict in ("identical", "close") and not run.dropped \
+                and not run.lost_on_resave():
             continue
         if run.dropped and run.verdict in ("diverged", "inconclusive"):
             continue  # the component doing its job; or nothing to judge (said above)

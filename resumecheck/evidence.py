@@ -26,7 +26,8 @@ import torch
 from resumecheck.compare import Tolerance, compare_values, describe_entries
 from resumecheck.components import RNGState, split_rank_name
 from resumecheck.report import (
-    AFTER_DIVERGENCE, FAILED, IDENTICAL, LATENT, NOT_CAUSE, PUT_BACK, RunResult, StreamOffset,
+    AFTER_DIVERGENCE, FAILED, IDENTICAL, LATENT, LOST_ON_RESAVE, NOT_CAUSE, PUT_BACK, RunResult,
+    StreamOffset,
 )
 from resumecheck.program import epoch_boundaries, next_epoch_start
 from resumecheck.segments import SegmentResult
@@ -104,7 +105,7 @@ def _branch_note(result: RunResult) -> None:
     result.stream_offsets = noted
 
 
-_NO_LEAD = (LATENT, PUT_BACK, NOT_CAUSE, AFTER_DIVERGENCE)
+_NO_LEAD = (LATENT, PUT_BACK, NOT_CAUSE, AFTER_DIVERGENCE, LOST_ON_RESAVE)
 """Finding statuses that name no cause of a difference in the steps."""
 
 

@@ -225,7 +225,9 @@ class FuzzResult:
                             else f" from step {run.first_divergent_step} ({quantity})"
                             if quantity is not None
                             else f" at step {run.first_divergent_step}"
-                            if run.first_divergent_step is not None else ""))
+                            if run.first_divergent_step is not None else "")
+                         + (", but a save right after your load() departs"
+                            if run.lost_on_resave() else ""))
             if run.failure:
                 lines.append(f"  failure: {run.failure.splitlines()[0]}")
             for f in run.diagnosis:
@@ -412,6 +414,12 @@ _PASSING = (IDENTICAL, CLOSE)
 an elastic resume is judged under; plain fuzzing is bit for bit)."""
 
 
+def _fails(run: RunResult) -> bool:
+    """A schedule that does not resume: it departs, or its steps all match but
+    a save right after the program's load() loses state (``Report.equivalent``)."""
+    return run.verdict not in _PASSING or bool(run.lost_on_resave())
+
+
 def _not_judged(run: RunResult) -> bool:
     """An example the evidence cannot decide (an elastic one that unmapped
     per-rank state could explain, or one whose replayed first half already
@@ -461,7 +469,7 @@ def _search(checker: Checker, result: FuzzResult, default: list[int], edges: lis
             result.inconclusive.append(list(schedule))
             result.inconclusive_why = result.inconclusive_why or run.explanation
             return
-        if run.verdict not in _PASSING:
+        if _fails(run):
             checker.limit(started + 2 * budget)  # shrinking gets as long again
             raise _ScheduleFails(run)
 
@@ -553,8 +561,7 @@ def _first_failing(checker: Checker, candidates: list[list[int]],
         runs = checker.map(checker.check, batch)
         for schedule, run in zip(batch, runs):
             say(f"shrinking: resume at {','.join(map(str, schedule))}: {run.verdict}")
-        failed = next((run for run in runs if run.verdict not in _PASSING
-                       and not _not_judged(run)), None)
+        failed = next((run for run in runs if _fails(run) and not _not_judged(run)), None)
         if failed is not None:
             return failed
     return None

@@ -475,6 +475,8 @@ def _markdown_cells(entry: dict[str, Any]) -> list[str]:
     said = _outcome(report)
     if said == "inconclusive":
         said = "**inconclusive**"
+    elif said != "equivalent" and full is not None and _lost_on_resave(full):
+        said = f"**NOT equivalent** ({_lost_on_resave(full)})"
     elif said != "equivalent":
         said = f"**NOT equivalent** ({full['verdict'] if full else 'not run'})"
     if report.get("declared_state_complete") is False:
@@ -488,6 +490,14 @@ def _markdown_cells(entry: dict[str, Any]) -> list[str]:
     return [f"`{entry['nodeid']}`", f"`{report['target']}`", said, where, spots or "-"]
 
 
+def _lost_on_resave(run: dict[str, Any]) -> str:
+    """Of a full resume in JSON whose steps all match: what a save right after
+    the program's load() loses, in words ('' when nothing)."""
+    lost = list(dict.fromkeys(f["component"] for f in run["diagnosis"]
+                              if f.get("status") == "lost_on_resave"))
+    return f"a save right after the load loses {', '.join(lost)}" if lost else ""
+
+
 def _summary_row(entry: dict[str, Any]) -> str:
     if "error" in entry:
         return f"{entry['nodeid']}  {entry['target']}  {_not_judged(entry)}"
@@ -497,7 +507,9 @@ def _summary_row(entry: dict[str, Any]) -> str:
     for run in report["runs"]:
         if not run["dropped"] and not full_seen:
             full_seen = True
-            verdict = "ok" if report["equivalent"] else run["verdict"].upper()
+            verdict = ("ok" if report["equivalent"] else
+                       f"NOT EQUIVALENT ({_lost_on_resave(run)})" if _lost_on_resave(run)
+                       else run["verdict"].upper())
             if report["equivalent"] and run["latent_gaps"]:  # (an "ok" that hides a gap)
                 verdict += f" (latent gap: {', '.join(run['latent_gaps'])})"
             cells.append(f"full resume: {verdict}")

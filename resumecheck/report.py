@@ -28,6 +28,7 @@ __all__ = [
     "IDENTICAL",
     "INCONCLUSIVE",
     "LATENT",
+    "LOST_ON_RESAVE",
     "NOT_CAUSE",
     "SCHEMA",
     "Finding",
@@ -56,7 +57,8 @@ declared components do not capture the program's state, so what dropping one
 does is no evidence either way (neither exercised nor a blind spot)."""
 
 # What a diagnosis finding turned out to be (Finding.status).
-FindingStatus = Literal["confirmed", "not_cause", "latent", "after_divergence", "put_back"]
+FindingStatus = Literal["confirmed", "not_cause", "latent", "after_divergence", "put_back",
+                        "lost_on_resave"]
 CONFIRMED: Literal["confirmed"] = "confirmed"
 """Setting only this component to the reference's state removes the divergence or moves it later."""
 NOT_CAUSE: Literal["not_cause"] = "not_cause"
@@ -72,12 +74,19 @@ back itself (a sampler that replays its epoch's shuffle from the epoch's
 start): the run never departs and the component ends as the reference's did.
 No gap, latent or not."""
 
+LOST_ON_RESAVE: Literal["lost_on_resave"] = "lost_on_resave"
+"""It differs right after the program's load() and changes no step of this
+schedule, but the program's save() right after that load(), and a restart from
+that checkpoint, depart from the reference: the checkpoint loses it on a second
+resume. The full resume is then not equivalent."""
+
 _MARKS = {
     CONFIRMED: "confirmed",
     NOT_CAUSE: "differs, not the cause",
     LATENT: "latent: changes nothing here",
     AFTER_DIVERGENCE: "after the run had diverged: compared with what it saved, not blamed",
     PUT_BACK: "put back by the program: every later step and its end state match",
+    LOST_ON_RESAVE: "lost on a second resume: a save right after your load() departs",
 }
 
 
@@ -251,6 +260,12 @@ class RunResult:
         return [f for f in self.diagnosis
                 if f.basis == "reference" and f.step == self.resume_at[0]]
 
+    def lost_on_resave(self) -> list[str]:
+        """The components that a save right after the program's load() loses: a
+        restart from that checkpoint departs (``LOST_ON_RESAVE``)."""
+        return list(dict.fromkeys(f.component for f in self.diagnosis
+                                  if f.status == LOST_ON_RESAVE))
+
     def latent_parts(self) -> dict[str, str]:
         """Each latent gap, by name, in words: with the step from which it would
         change the run where that is known (``sampler_epoch (from step 9)``)."""
@@ -338,12 +353,13 @@ class Report:
 
     @property
     def equivalent(self) -> bool:
-        """The full-state resume continues like the reference, under the tolerance."""
+        """The full-state resume continues like the reference, under the tolerance,
+        and a save right after its load() loses nothing (``LOST_ON_RESAVE``)."""
         full = self.full_resume
         if full is None:
             return False
         allowed = {IDENTICAL} if self.tolerance.get("mode") == "bitwise" else {IDENTICAL, CLOSE}
-        return full.verdict in allowed
+        return full.verdict in allowed and not full.lost_on_resave()
 
     @property
     def engine_resume(self) -> RunResult | None:
@@ -518,10 +534,26 @@ def _outcome_text(report: Report) -> str:
     """``Report.outcome``, saying, for an equivalent resume, what is not
     compared that it ends with otherwise (the verdict covers what is compared)."""
     lost = lost_uncompared(report.undeclared)
+    full = report.full_resume
+    resaved = full.lost_on_resave() if full is not None else []
+    if resaved and full is not None and full.verdict != DIVERGED:
+        return (f"{report.outcome}: every step after the restart matches, but your save() "
+                "right after your load(), and a restart from that checkpoint, depart from the "
+                f"uninterrupted run: {resave_loses([f'`{c}`' for c in resaved])} (see the "
+                "diagnosis)")
     if not report.equivalent or not lost:
         return report.outcome
     return (f"{report.outcome} in what is compared; not compared, and your own resume ends "
             f"otherwise with: {', '.join(f'`{p}`' for p in lost)} (see below)")
+
+
+def resave_loses(names: list[str]) -> str:
+    """What a save right after the program's load() loses, in words: one
+    component that differed there, or one or more of several (the rerun that
+    departs saved them all: which of them it loses, it does not tell)."""
+    if len(names) == 1:
+        return f"it loses {names[0]} on a second resume"
+    return f"what it loses on a second resume is among {', '.join(names)}"
 
 
 def _headline(report: Report) -> str:

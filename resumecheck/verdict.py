@@ -32,7 +32,8 @@ from resumecheck.program import epoch_boundaries, next_epoch_start
 from resumecheck.phrases import BUILDING, OWN_RESUME_ENDS_OTHERWISE, RESTORING, STOPPED
 from resumecheck.report import (
     AFTER_DIVERGENCE, CLOSE, CONFIRMED, DIVERGED, FAILED, IDENTICAL, INCONCLUSIVE, LATENT,
-    NOT_CAUSE, PUT_BACK, Finding, FindingStatus, RunResult, settings_text,
+    LOST_ON_RESAVE, NOT_CAUSE, PUT_BACK, Finding, FindingStatus, RunResult, resave_loses,
+    settings_text,
 )
 from resumecheck.capture import load_checkpoint
 from resumecheck.segments import SegmentResult
@@ -1162,7 +1163,7 @@ def settle_resaved(ref: Reference, result: RunResult, found: list[int],
             settled.append(finding)
         elif cmp.first is not None:
             step, key = cmp.first
-            settled.append(replace(finding, detail=finding.detail + (
+            settled.append(replace(finding, status=LOST_ON_RESAVE, detail=finding.detail + (
                 f"; your save() right after your load() at step {finding.step}, and a restart "
                 f"from that checkpoint, depart from the uninterrupted run at step {step}, in "
                 f"{quantity_name(key)}: a save before the state is set right loses it")))
@@ -1172,7 +1173,7 @@ def settle_resaved(ref: Reference, result: RunResult, found: list[int],
         else:
             settled.append(replace(finding, detail=finding.detail + _ALIKE_HERE))
     result.diagnosis = settled
-    gone = {f.component for f in settled if f.status == PUT_BACK}
+    gone = {f.component for f in settled if f.status in (PUT_BACK, LOST_ON_RESAVE)}
     result.latent_gaps = [c for c in result.latent_gaps if c not in gone]
 
 
@@ -1322,6 +1323,11 @@ def explain(r: RunResult, first_bitwise: tuple[int, str] | None, *,
     what = "dropping " + ", ".join(r.dropped) if r.dropped else "the full resume"
     k = ",".join(map(str, r.resume_at))
     if r.verdict == IDENTICAL and not r.dropped:
+        if r.lost_on_resave():  # (a trial: "resumes bit for bit" beside it)
+            return ("every step after the restart matches bit for bit, but your save() right "
+                    "after your load(), and a restart from that checkpoint, depart from the "
+                    f"uninterrupted run: {resave_loses(r.lost_on_resave())} (see the "
+                    "diagnosis)" + latent_text(r))
         if r.latent_gaps:
             return "every step after the restart matches bit for bit" + latent_text(r)
         return ("resumes bit for bit: every step after the restart and every declared "

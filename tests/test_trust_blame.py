@@ -11,6 +11,7 @@ from dataclasses import replace
 import pytest
 
 from resumecheck import verify
+from resumecheck.assertions import ResumeNotEquivalent, describe_failure, require_equivalent
 from resumecheck.report import RunResult
 
 from fixtures.trust import consequences, stale_snapshot
@@ -66,15 +67,37 @@ def test_a_stale_snapshot_that_changes_no_sample_is_not_the_cause(isolation):
     assert full.latent_gaps == []
 
 
-def test_a_stale_snapshot_alone_is_a_latent_gap_not_a_divergence():
+def test_a_stale_snapshot_alone_changes_no_step_but_is_lost_on_a_second_resume():
+    """Every step after the restart matches; a save right after the load keeps
+    the stale position, and a restart from it departs. A trial read EQUIVALENT,
+    exit 0, beside that departure: the checkpoint loses it on a second resume."""
     report, full = _full(stale_snapshot.STALE, "inprocess")
-    assert report.equivalent and full.verdict == "identical"
+    assert not report.equivalent and report.outcome == "NOT EQUIVALENT"
+    assert full.verdict == "identical"
     assert [(f.component, f.status, f.confirmed) for f in full.diagnosis] == [
-        ("data_cursor", "latent", False)]
-    assert full.latent_gaps == ["data_cursor"]
+        ("data_cursor", "lost_on_resave", False)]
+    assert full.latent_gaps == [] and full.lost_on_resave() == ["data_cursor"]
     # (the evidence: a save right after the load keeps the stale position)
     assert "your save() right after your load() at step 9, and a restart from that " \
         "checkpoint, depart from the uninterrupted run at step 10" in full.diagnosis[0].detail
+    assert full.explanation.startswith(
+        "every step after the restart matches bit for bit, but your save() right after your "
+        "load(), and a restart from that checkpoint, depart from the uninterrupted run: it "
+        "loses data_cursor on a second resume")
+    text = report.render("table")
+    assert ("full resume: NOT EQUIVALENT: every step after the restart matches, but your save() "
+            "right after your load(), and a restart from that checkpoint, depart from the "
+            "uninterrupted run: it loses `data_cursor` on a second resume (see the diagnosis)") in text
+    assert "full resume (own save/load): identical" in describe_failure(report)
+    with pytest.raises(ResumeNotEquivalent):
+        require_equivalent(report)
+    from resumecheck.pytest_plugin import _markdown_cells, _summary_row
+
+    entry = {"nodeid": "t", "target": "x", "report": report.to_json()}
+    assert ("full resume: NOT EQUIVALENT (a save right after the load loses data_cursor)"
+            in _summary_row(entry))
+    assert _markdown_cells(entry)[2] == (
+        "**NOT equivalent** (a save right after the load loses data_cursor)")
 
 
 def test_a_position_worked_out_from_the_step_in_another_form_is_no_gap():
@@ -120,7 +143,7 @@ def test_table_markdown_and_json_mark_each_finding_as_the_json_does():
     latent = _full(stale_snapshot.STALE, "inprocess")[0].render("table")
     assert "diagnosis: data_cursor: position 0, expected 8; " in latent
     assert "at step 10, in data (the samples consumed): a save before the state is set right " \
-        "loses it (latent: changes nothing here)" in latent
+        "loses it (lost on a second resume: a save right after your load() departs)" in latent
 
 
 def test_causes_that_help_only_together_behind_a_confirmed_one_are_confirmed():

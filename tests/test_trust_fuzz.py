@@ -127,3 +127,19 @@ def test_fuzzs_warning_names_what_is_not_compared_without_pointing_at_lines_it_d
             "`resumecheck run` of the schedule below lists them as `not compared`") in notice
     assert "reproduce: resumecheck run fixtures.trust.annealed_temperature:FORGETS" in \
         result.render()
+
+
+def test_fuzz_fails_a_schedule_whose_save_right_after_the_load_departs(capsys):
+    """A trial: `run` said the resume was not equivalent (a save right after the
+    load, and a restart from it, depart), where fuzz, passing every schedule
+    whose steps matched, found nothing at that resume point."""
+    from fixtures.trust import stale_snapshot
+
+    result = fuzz(stale_snapshot.STALE, max_examples=3)
+    assert result.found, result.summary()
+    run = result.failure
+    assert run.verdict == "identical" and run.lost_on_resave() == ["data_cursor"]
+    assert ", but a save right after your load() departs" in result.render()
+    code, report = run_printed(run.reproduce, capsys)
+    assert code == 1 and report["equivalent"] is False
+    assert fuzz(stale_snapshot.CORRECT, max_examples=3).failure is None

@@ -261,9 +261,13 @@ def test_a_latent_position_that_a_save_right_after_the_load_keeps_alike_is_put_b
     assert "or a wrong value this run's steps happen to set right" in alike.diagnosis[1].detail
     mid = judged(None, k=1)  # (not an epoch's end)
     assert [f.status for f in mid.diagnosis] == ["latent", "latent"]
-    lost = judged((3, "data"))
-    assert [f.status for f in lost.diagnosis] == ["latent", "latent"]
-    assert lost.latent_gaps == ["data_cursor", "best"]
+    lost = judged((3, "data"))  # (that departure makes the resume not equivalent)
+    assert [f.status for f in lost.diagnosis] == ["lost_on_resave", "lost_on_resave"]
+    assert lost.latent_gaps == [] and lost.lost_on_resave() == ["data_cursor", "best"]
+    assert verdict.explain(lost, None).startswith(
+        "every step after the restart matches bit for bit, but your save() right after your "
+        "load(), and a restart from that checkpoint, depart from the uninterrupted run: what "
+        "it loses on a second resume is among data_cursor, best")
     assert "depart from the uninterrupted run at step 3, in data" in lost.diagnosis[0].detail
     failed = RunResult(dropped=[], resume_at=[2], verdict="identical", latent_gaps=["x"])
     failed.diagnosis = [Finding("x", "1, expected 2", step=2, status="latent")]
