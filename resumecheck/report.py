@@ -356,10 +356,8 @@ class Report:
         """The full-state resume continues like the reference, under the tolerance,
         and a save right after its load() loses nothing (``LOST_ON_RESAVE``)."""
         full = self.full_resume
-        if full is None:
-            return False
-        allowed = {IDENTICAL} if self.tolerance.get("mode") == "bitwise" else {IDENTICAL, CLOSE}
-        return full.verdict in allowed and not full.lost_on_resave()
+        return (full is not None and full.verdict in _passing(self.tolerance)
+                and not full.lost_on_resave())
 
     @property
     def engine_resume(self) -> RunResult | None:
@@ -371,10 +369,7 @@ class Report:
         """The engine's own full resume is equivalent: the declared components
         capture the program's state (None: no such run)."""
         engine = self.engine_resume
-        if engine is None:
-            return None
-        allowed = {IDENTICAL} if self.tolerance.get("mode") == "bitwise" else {IDENTICAL, CLOSE}
-        return engine.verdict in allowed
+        return None if engine is None else engine.verdict in _passing(self.tolerance)
 
     def unseeded_notice(self) -> str | None:
         """The sentence a report carries when two launches of the program differ
@@ -545,6 +540,11 @@ def _outcome_text(report: Report) -> str:
         return report.outcome
     return (f"{report.outcome} in what is compared; not compared, and your own resume ends "
             f"otherwise with: {', '.join(f'`{p}`' for p in lost)} (see below)")
+
+
+def _passing(tolerance: dict[str, Any]) -> set[str]:
+    """The verdicts of a run that resumes under the report's tolerance."""
+    return {IDENTICAL} if tolerance.get("mode") == "bitwise" else {IDENTICAL, CLOSE}
 
 
 def resave_loses(names: list[str]) -> str:
