@@ -1304,14 +1304,15 @@ def _departs_first(run: RunResult, engine_full: RunResult) -> bool:
 def _before_full_resume(run: RunResult, engine_full: RunResult) -> None:
     """Diverged stands; the noise band is not judged: from the full resume's
     departure on, state no component declares changes the run too."""
-    run.plausible = run.noise_ratio = None
-    run.explanation = explain(run, None) + (
+    said = _noise_clause(run)  # (its own words otherwise stand: the data, the streams)
+    run.explanation = (run.explanation.replace(said, "", 1) if said else run.explanation) + (
         f"; this is before the engine's full resume of every declared component departs "
         f"(step {engine_full.first_divergent_step}, "
         f"{quantity_name(engine_full.first_divergent_quantity or '')}), "
         f"and the two differ only in restoring {', '.join(run.dropped)}: it matters here. "
         "Whether the change is plausible or gross is not judged: from that step the state no "
         "component declares changes the run too")
+    run.plausible = run.noise_ratio = None
 
 
 # -- words -----------------------------------------------------------------
@@ -1396,16 +1397,21 @@ def _divergence_text(r: RunResult, own_checkpoint: bool) -> str:
         if split_rank_name(r.first_divergent_key or "")[0] == "lr":
             text += _RATE_FIRST
     text += latent_text(r)
+    return text + _noise_clause(r)
+
+
+def _noise_clause(r: RunResult) -> str:
+    """What the seed-to-seed band says of a diverged run ('' when not judged)."""
     if r.plausible is True and not r.max_abs_loss_diff:
-        text += "; nothing in the loss shows it: plausible but different"
-    elif r.plausible is True:
-        text += f"; loss stays within seed-to-seed noise {_band_steps(r)}: plausible but different"
-    elif r.plausible is False:
-        text += (f"; loss leaves the seed-to-seed band, which is 0 {_band_steps(r)}: gross"
-                 if r.noise_ratio == math.inf else
-                 f"; loss leaves the seed-to-seed band {_band_steps(r)} ({r.noise_ratio:.3g}x): "
-                 "gross")
-    return text
+        return "; nothing in the loss shows it: plausible but different"
+    if r.plausible is True:
+        return f"; loss stays within seed-to-seed noise {_band_steps(r)}: plausible but different"
+    if r.plausible is False:
+        return (f"; loss leaves the seed-to-seed band, which is 0 {_band_steps(r)}: gross"
+                if r.noise_ratio == math.inf else
+                f"; loss leaves the seed-to-seed band {_band_steps(r)} ({r.noise_ratio:.3g}x): "
+                "gross")
+    return ""
 
 
 def _band_steps(r: RunResult) -> str:
