@@ -628,4 +628,3 @@ def _blind_spot_lines(report: Report, components: list[str]) -> list[str]:
               "holds sets nothing a step reads here, so losing it changes nothing"
               for c in unread]
     return lines
-
