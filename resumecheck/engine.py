@@ -45,7 +45,7 @@ from resumecheck.errors import (
 from resumecheck.program import Target, declared_names, load_target
 from resumecheck.progress import ProgressCallback, ProgressTracker, run_label
 from resumecheck.elastic import judge_elastic, unmapped_state
-from resumecheck.phrases import STOPPED
+from resumecheck.phrases import RESTART_HELD_OTHERWISE, STOPPED
 from resumecheck.report import CLOSE, FAILED, IDENTICAL, INCONCLUSIVE, Finding, Report, RunResult
 from resumecheck.reproduce import reproduce_command
 from resumecheck.faults import environment_failure
@@ -55,7 +55,7 @@ from resumecheck.segments import PHASE_TIMEOUT, Restore, SegmentResult, SegmentS
 from resumecheck.settings import DEFAULT_NOISE_SEEDS, MAX_NOISE_SEEDS, DropSpec, Settings, resume_points
 from resumecheck.streams import is_stream_state
 from resumecheck.trace import KEPT_IN_MEMORY, load_step_tensors
-from resumecheck.undeclared import brought_back, not_known_if_held
+from resumecheck.undeclared import brought_back, held_otherwise, not_known_if_held
 
 __all__ = [
     "MAX_NOISE_SEEDS", "MIN_STEP_TIMEOUT", "Checker", "ReferenceFailed", "forked_map",
@@ -1214,7 +1214,13 @@ def _report(checker: Checker, runs: list[RunResult],
     back = brought_back(checker.segment.held, restarted_held or {},
                         checker.segment.held_after, after)
     back |= _set_back_with_its_component(checker, restarted_after)
-    named = {path: text for path, text in checker.segment.undeclared.items() if path not in back}
+    ends_alike = {path for path, digests in checker.segment.held.items()
+                  if (restarted_held or {}).get(path) == digests}
+    # (a trial: a line that came and went with the resume point, with nothing saying why)
+    on_the_way = held_otherwise(ends_alike, checker.segment.held_after, after)
+    named = {path: text + (f"; {RESTART_HELD_OTHERWISE} {on_the_way[path]}"
+                           if path in on_the_way else "")
+             for path, text in checker.segment.undeclared.items() if path not in back}
     unsure = _no_evidence_of_held(engine_run)
     if unsure is not None:
         named = {path: not_known_if_held(text, unsure) for path, text in named.items()}

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["BUILDING", "OWN_RESUME_ENDS_OTHERWISE", "RESTORING", "STOPPED", "lost_uncompared",
-           "uncompared_path"]
+__all__ = ["BUILDING", "OWN_RESUME_ENDS_OTHERWISE", "RESTART_HELD_OTHERWISE", "RESTORING",
+           "STOPPED", "lost_uncompared", "uncompared_path"]
 
 RESTORING = "restoring the checkpoint"
 BUILDING = "building the restarted program"
@@ -18,6 +18,12 @@ BUILDING = "building the restarted program"
 STOPPED = "stopped by the step timeout"
 """How a run's explanation opens when a phase outlived its bound (not a
 failure of the program's own, unless it hangs there)."""
+
+RESTART_HELD_OTHERWISE = ("named at this resume point: a restart that restores every declared "
+                          "component ends with it as the uninterrupted run does, but held it "
+                          "otherwise after step")
+"""How a ``Report.undeclared`` entry says why it is named where the engine's own
+full resume ends with it alike (the step follows)."""
 
 OWN_RESUME_ENDS_OTHERWISE = "your own resume (save/load) ends with it otherwise"
 """How a ``Report.undeclared`` entry says that the program's own full resume

@@ -42,7 +42,7 @@ import json
 import random
 import re
 import types
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -306,12 +306,23 @@ def brought_back(reference: dict[str, list[str]], restarted: dict[str, list[str]
     counter that a better evaluation resets). (The caller passes what a
     restart held right after its restore only where it departed.)"""
     back = {path for path, digests in reference.items() if restarted.get(path) == digests}
-    for step, restarted_there in (restarted_after or {}).items():
+    return back - set(held_otherwise(back, reference_after, restarted_after))
+
+
+def held_otherwise(paths: Iterable[str],
+                   reference_after: dict[int, dict[str, list[str]]] | None = None,
+                   restarted_after: dict[int, dict[str, list[str]]] | None = None
+                   ) -> dict[str, int]:
+    """Of ``paths``, those a restart held otherwise than the reference after a
+    step (``brought_back``): path -> the first such step."""
+    out: dict[str, int] = {}
+    for step, restarted_there in sorted((restarted_after or {}).items()):
         there = (reference_after or {}).get(step)
         if there is not None:
-            back -= {path for path in back
-                     if path in there and restarted_there.get(path) != there[path]}
-    return back
+            for path in paths:
+                if path in there and restarted_there.get(path) != there[path]:
+                    out.setdefault(path, step)
+    return out
 
 
 def iterators_over(program: Any, loaders: dict[str, Any]) -> dict[str, list[str]]:

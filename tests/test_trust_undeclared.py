@@ -500,3 +500,33 @@ def test_a_generator_the_script_and_a_declared_position_both_keep_is_not_said_he
             "data_cursor.gen, but returns no state equal to it from its state_dict(): it may "
             "keep it another way (a state it sets it from again), which is not compared") in line
     assert "no declared component holds" not in line
+
+
+class _LastEval(_ShufflingScript):
+    """Keeps its last evaluation's loss (None after a restart), undeclared,
+    set again every third step."""
+
+    def __init__(self, settings: dict) -> None:
+        super().__init__(settings)
+        self.last_eval: float | None = None
+
+    def train_step(self) -> StepOutput:
+        out = super().train_step()
+        if self.data.pos % 3 == 0:
+            self.last_eval = float(out.loss)
+        return out
+
+
+def test_a_line_named_at_one_resume_point_only_says_why():
+    """A trial: a `not compared` line came and went with the resume point. Where
+    the engine's restart ends with it alike, the line says after which step that
+    restart held it otherwise; where its first step sets it again, none is named."""
+    def named(k: int) -> list[str]:
+        return [u for u in verify(Target(factory=_LastEval, steps=10, resume_at=(k,)),
+                                  **FAST).undeclared if u.startswith("last_eval ")]
+
+    [line] = named(3)
+    assert line.endswith("; named at this resume point: a restart that restores every declared "
+                         "component ends with it as the uninterrupted run does, but held it "
+                         "otherwise after step 4"), line
+    assert named(2) == []
