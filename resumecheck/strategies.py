@@ -3,12 +3,14 @@
 In hypothesis's house style: plural nouns, keyword-only bounds, invalid
 arguments raise ``hypothesis.errors.InvalidArgument``::
 
-    from hypothesis import given
+    import resumecheck
+    from hypothesis import given, settings
     from resumecheck.strategies import interruption_schedules
 
+    @settings(deadline=None)  # (a check takes seconds)
     @given(interruption_schedules(steps=16, max_interruptions=2, steps_per_epoch=5))
     def test_resumes(schedule):
-        assert resumecheck.verify("train.py:TARGET", resume_at=schedule, drop="none").equivalent
+        resumecheck.assert_resume_equivalent("train.py:TARGET", resume_at=schedule, drop="none")
 
     TestResume = resume_state_machine("train.py:TARGET").TestCase   # unittest/pytest
 
