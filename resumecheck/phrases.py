@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["BUILDING", "OWN_RESUME_ENDS_OTHERWISE", "RESTART_HELD_OTHERWISE", "RESTORING",
-           "STOPPED", "lost_uncompared", "uncompared_path"]
+__all__ = ["BUILDING", "OWN_RESUME_ENDS_OTHERWISE", "REORDERED", "RESTART_HELD_OTHERWISE",
+           "RESTORING", "STOPPED", "lost_uncompared", "uncompared_path"]
 
 RESTORING = "restoring the checkpoint"
 BUILDING = "building the restarted program"
@@ -24,6 +24,12 @@ RESTART_HELD_OTHERWISE = ("named at this resume point: a restart that restores e
                           "otherwise after step")
 """How a ``Report.undeclared`` entry says why it is named where the engine's own
 full resume ends with it alike (the step follows)."""
+
+REORDERED = "lists its parameters in another order than the run that saved it"
+"""How an optimizer's finding begins when the restored optimizer holds the
+reference's parameters at other positions: its state, saved by position,
+belongs to other parameters (an order that follows ``PYTHONHASHSEED``, or
+objects' addresses)."""
 
 OWN_RESUME_ENDS_OTHERWISE = "your own resume (save/load) ends with it otherwise"
 """How a ``Report.undeclared`` entry says that the program's own full resume

@@ -515,12 +515,17 @@ def _summary_row(entry: dict[str, Any]) -> str:
             cells.append(f"full resume: {verdict}")
         elif not run["dropped"]:  # the engine's own, beside the program's save/load
             if report.get("declared_state_complete") is False:
-                from resumecheck.phrases import BUILDING, RESTORING, STOPPED
+                from resumecheck.phrases import BUILDING, REORDERED, RESTORING, STOPPED
 
                 # (RunResult.lossy_loads: at the first restore, the reference's state put in)
-                lossy = any(f.get("basis") == "reference" and f.get("step") == run["resume_at"][0]
-                            for f in run["diagnosis"])
-                why = ("a load_state_dict() loses state" if lossy and run["verdict"] != "failed"
+                lossy = [f for f in run["diagnosis"]
+                         if f.get("basis") == "reference" and f.get("step") == run["resume_at"][0]]
+                # (a trial: an optimizer built over its parameters in another order read
+                # "a load_state_dict() loses state", where it loaded all of it, onto others)
+                why = ("an optimizer built over its parameters in another order"
+                       if lossy and all(f["detail"].startswith(REORDERED) for f in lossy)
+                       and run["verdict"] != "failed"
+                       else "a load_state_dict() loses state" if lossy and run["verdict"] != "failed"
                        else "declared state incomplete" if run["verdict"] != "failed"
                        else "its build failed" if run["explanation"].startswith(BUILDING)
                        else "its restore failed" if run["explanation"].startswith(RESTORING)

@@ -14,8 +14,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from resumecheck.errors import LONGER_BOUND
-from resumecheck.phrases import BUILDING, RESTORING, STOPPED, lost_uncompared, uncompared_path
-from resumecheck.state_diff import REORDERED
+from resumecheck.phrases import (
+    BUILDING, REORDERED, RESTORING, STOPPED, lost_uncompared, uncompared_path,
+)
 from resumecheck.streams import unseeded_text
 from resumecheck.trajectory import Trajectory
 

@@ -15,6 +15,7 @@ import torch
 
 from resumecheck.compare import Difference, Tolerance, compare_values, flatten_state
 from resumecheck.components import OPTIMIZER, RNG, rank_name, split_rank_name
+from resumecheck.phrases import REORDERED
 from resumecheck.streams import is_stream_state
 
 __all__ = ["DETACHED", "REORDERED", "by_parameter_name", "describe_difference", "differing_leaves",
@@ -65,12 +66,6 @@ DETACHED = "steps tensors the model does not train with"
 """How an optimizer's finding begins when the restored optimizer holds other
 parameters than the model's (``verdict`` leaves such a finding unjudged: no
 state put into it can attach it to the model)."""
-
-REORDERED = "lists its parameters in another order than the run that saved it"
-"""How an optimizer's finding begins when the restored optimizer holds the
-reference's parameters at other positions: its state, saved by position,
-belongs to other parameters (an order that follows ``PYTHONHASHSEED``, or
-objects' addresses)."""
 
 _UNNAMED = re.compile(r"group\d+\.param\d+")
 """``capture_meta``'s name for an optimizer parameter that is not the model's."""

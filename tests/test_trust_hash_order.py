@@ -13,7 +13,7 @@ from fixtures.trust import hash_order
 from resumecheck import verify
 from resumecheck.engine import REFERENCE_HASH_SEED, restart_hash_seed
 from resumecheck.hashorder import set_order
-from resumecheck.state_diff import REORDERED
+from resumecheck.phrases import REORDERED
 
 pytestmark = pytest.mark.e2e
 
@@ -39,6 +39,12 @@ def test_an_optimizer_ordered_by_a_set_is_caught_in_fresh_interpreters_and_named
     notice = report.incomplete_state_notice() or ""
     assert "builds it so too" in notice
     assert "Ablations" not in notice  # (--drop none: there are none)
+    # (a trial: the pytest summary row read "a load_state_dict() loses state")
+    from resumecheck.pytest_plugin import _summary_row
+
+    row = _summary_row({"nodeid": "t", "target": "x", "report": report.to_json()})
+    assert "engine resume: DIVERGED (an optimizer built over its parameters in another order)" \
+        in row, row
 
 
 def test_the_same_groups_in_sorted_order_resume_in_fresh_interpreters():
