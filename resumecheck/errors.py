@@ -489,9 +489,9 @@ SCHEDULER_UNREAD = (
 the resume point (a trial: the advice was to make it change)."""
 
 
-def as_built_text(names: list[str], k: int, unmoved: bool = False) -> str:
+def as_built_text(names: list[str], points: list[int], unmoved: bool = False) -> str:
     """The clause a blind spot's explanation ends with when ``names`` were, at
-    the resume point ``k``, the state a fresh build starts with (a trial: a loss
+    each resume point of ``points``, the state a fresh build starts with (a trial: a loss
     scaler whose scale and growth tracker were the build's at that step was
     told to make its scale change). ``unmoved``: at the end of the run too,
     so no resume point can show them lost (a trial: a run configuration equal
@@ -499,7 +499,9 @@ def as_built_text(names: list[str], k: int, unmoved: bool = False) -> str:
     ``as_built_names`` reads it back."""
     one = len(names) == 1
     it = "it" if one else "them"
-    text = (f"at step {k}{' and at the end' if unmoved else ''} the uninterrupted run's "
+    steps = ("step " + str(points[0]) if len(points) == 1 else
+             "steps " + ", ".join(map(str, points[:-1])) + f" and {points[-1]}")
+    text = (f"at {steps}{' and at the end' if unmoved else ''} the uninterrupted run's "
             f"{', '.join(names)} {'is as a fresh build has it' if one else 'are as a fresh build has them'} "
             f"(state_dict() bit for bit): dropping {it} puts in that same state, however the "
             f"program uses {it}; ")

@@ -409,34 +409,38 @@ def _departed_before(ref: Reference, first_k: int, segments: Segments,
 
 
 def _as_built(ref: Reference, result: RunResult,
-              segments: Segments) -> tuple[list[str], dict[str, str]]:
+              segments: Segments) -> tuple[list[str], dict[str, tuple[int, str]]]:
     """Of the components a blind spot dropped, those whose state the engine's
-    restore left (a fresh build's) is the reference's at the resume point, bit
-    for bit: dropping them could change nothing there, whatever the program
-    does with them (a loss scaler whose scale and growth tracker are the
-    build's again at that step); and how each other one differed right after
-    the restore (the run matched to its end all the same: the program set it
-    again)."""
-    k, seg = segments[0] if segments else (0, None)
-    capture = ref.segment.captures.get(k)
-    if seg is None or not seg.restored_state or capture is None:
-        return [], {}
-    try:
-        restored = load_checkpoint(seg.restored_state, read_only=True)["components"]
-    except Exception:  # (no evidence either way)
-        return [], {}
-    built, apart = [], {}
-    for name in result.dropped:
-        if name not in restored:
+    restore left (a fresh build's) is the reference's at every resume point,
+    bit for bit: dropping them could change nothing there, whatever the
+    program does with them (a loss scaler whose scale and growth tracker are
+    the build's again at that step); and, of the others, where and how each
+    first differed right after a restore (the run matched to its end all the
+    same: the program set it again; a trial's best loss was a fresh build's at
+    the first of two resume points, and was said so alone)."""
+    built, apart = set(result.dropped), {}
+    restores = 0
+    for k, seg in segments:
+        capture = ref.segment.captures.get(k)
+        if not seg.restored_state or capture is None:
             continue
-        if digest(restored[name]) == ref.component_digest(capture, name):
-            built.append(name)
-        elif _ends_alike(ref, segments[-1][1], name):
-            detail = describe_difference(name, ref.file(capture)["components"].get(name),
-                                         restored[name], k)
-            if detail:
-                apart[name] = detail
-    return built, apart
+        try:
+            restored = load_checkpoint(seg.restored_state, read_only=True)["components"]
+        except Exception:  # (no evidence either way)
+            return [], {}
+        restores += 1
+        for name in result.dropped:
+            if name not in restored:
+                built.discard(name)
+            elif digest(restored[name]) != ref.component_digest(capture, name):
+                built.discard(name)
+                detail = describe_difference(name, ref.file(capture)["components"].get(name),
+                                             restored[name], k)
+                if detail and name not in apart and _ends_alike(ref, segments[-1][1], name):
+                    apart[name] = (k, detail)
+    if not restores:
+        return [], {}
+    return [n for n in result.dropped if n in built], apart
 
 
 def _ends_alike(ref: Reference, last: SegmentResult, name: str) -> bool:
@@ -449,22 +453,26 @@ def _ends_alike(ref: Reference, last: SegmentResult, name: str) -> bool:
     return name in ends and digest(ends[name]) == ref.component_digest(ref.segment.end_state, name)
 
 
-def _set_again_text(apart: dict[str, str], k: int) -> str:
-    """A blind spot whose dropped state differed right after the restore (a
+def _set_again_text(apart: dict[str, tuple[int, str]]) -> str:
+    """A blind spot whose dropped state differed right after a restore (a
     trial: a best loss lost at the restore, which the next evaluation set as
     the uninterrupted run had it, read only "does not exercise it here")."""
-    held = "; ".join(f"{name}: {detail}" for name, detail in apart.items())
-    return (f"; right after the restore at {k} it differed ({held}), and the run ends with "
+    held = "; ".join(f"{name} at the restore at {k}: {detail}"
+                     for name, (k, detail) in apart.items())
+    return (f"; right after a restore it differed ({held}), and the run ends with "
             f"{'it' if len(apart) == 1 else 'them'} as the uninterrupted run does: {SET_AGAIN} "
             "(a best loss that the next evaluation beats, a value recomputed from other state)")
 
 
-def _unmoved(ref: Reference, names: list[str], k: int) -> bool:
-    """Every one of ``names`` ends the reference as it was at the capture at ``k``."""
-    end, capture = ref.segment.end_state, ref.segment.captures.get(k)
-    if not end or not capture or not names:
+def _unmoved(ref: Reference, names: list[str], points: Sequence[int]) -> bool:
+    """Every one of ``names`` ends the reference as it was at the capture at
+    each of ``points``."""
+    end = ref.segment.end_state
+    captures = [ref.segment.captures.get(k) for k in points]
+    if not end or not names or not all(captures):
         return False
-    return all(ref.component_digest(end, n) == ref.component_digest(capture, n) for n in names)
+    return all(ref.component_digest(end, n) == ref.component_digest(c, n)
+               for n in names for c in captures if c)
 
 
 def _rate_moves_after(ref: Reference, k: int) -> bool:
@@ -489,17 +497,17 @@ def conclude(ref: Reference, result: RunResult, cmp: Comparison | None,
             ref, result.resume_at[0]):
         result.explanation += SCHEDULER_UNREAD
     built, apart = _as_built(ref, result, segments) if result.blind_spot else ([], {})
-    k = result.resume_at[0]
-    still = _unmoved(ref, built, k)
-    if apart and not built and SCHEDULER_UNREAD not in result.explanation:
-        result.explanation += _set_again_text(apart, k)
+    ks = list(result.resume_at)
+    still = _unmoved(ref, built, ks)
+    if apart and SCHEDULER_UNREAD not in result.explanation:
+        result.explanation += _set_again_text(apart)
     if built and built == result.dropped:  # (then that is why, not "does not exercise it")
-        points = ",".join(map(str, result.resume_at))  # (all of them, as explain says)
+        points = ",".join(map(str, ks))  # (all of them, as explain says)
         result.explanation = (f"blind spot: dropping {', '.join(built)} changed nothing at "
-                              f"k={points}: {as_built_text(built, k, still)}"
+                              f"k={points}: {as_built_text(built, ks, still)}"
                               "; not evidence that it is saved")
     elif built:
-        result.explanation += "; " + as_built_text(built, k, still)
+        result.explanation += "; " + as_built_text(built, ks, still)
     if not result.dropped and result.verdict == DIVERGED:
         result.explanation += _new_epoch_text(ref, result)
     if not result.dropped and result.verdict == DIVERGED and ref.segment.unrestorable:

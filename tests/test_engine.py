@@ -1,5 +1,7 @@
 """End-to-end runs of the engine on the built-in program and small test doubles."""
 
+from dataclasses import replace
+
 import pytest
 
 import resumecheck
@@ -256,7 +258,8 @@ def test_blind_spots_say_what_would_exercise_each():
     assert ("training does not change it here, so no resume point shows it lost; the run's "
             "settings are those a fresh build starts from") in config.explanation
     assert "a resume point where it has moved" not in config.explanation
-    assert ("right after the restore at 4 it differed (best: 1e+09, expected 0.") in best.explanation
+    assert ("right after a restore it differed (best at the restore at 4: 1e+09, expected 0."
+            ) in best.explanation
     assert ("the run ends with it as the uninterrupted run does: the program set it again "
             "before any step's loss, gradients or parameters showed it") in best.explanation
     message = str(ComponentsNotExercised(report, ["config"]))
@@ -265,6 +268,12 @@ def test_blind_spots_say_what_would_exercise_each():
     assert "Target(run_config={...})" in message and "choose a resume point" not in message
     message = str(ComponentsNotExercised(report, ["config", "best"]))
     assert "best: right after the restore it differed, and the program set it again" in message
+    # (a trial: a fresh build's at the first of two resume points, moved at the second,
+    # and said so of the first alone, "a resume point where it has moved shows it")
+    two = verify(replace(programs.BEST_SO_FAR, resume_at=(2, 4)), drop=["best"], noise_seeds=0,
+                 check_determinism=False).runs[-1]
+    assert two.blind_spot and "fresh build" not in two.explanation
+    assert "right after a restore it differed (best at the restore at 4: 1e+09" in two.explanation
     # settings other than the defaults, which nothing reads: it ends otherwise, not "set again"
     other = verify(programs.BEST_SO_FAR_OTHER_LR, drop=["config"], noise_seeds=0,
                    check_determinism=False).runs[-1]
