@@ -45,7 +45,7 @@ from resumecheck.errors import (
 from resumecheck.program import Target, declared_names, load_target
 from resumecheck.progress import ProgressCallback, ProgressTracker, run_label
 from resumecheck.elastic import judge_elastic, unmapped_state
-from resumecheck.phrases import RESTART_HELD_OTHERWISE, STOPPED
+from resumecheck.phrases import RESTART_HELD_OTHERWISE, STOPPED, merge_items
 from resumecheck.report import CLOSE, FAILED, IDENTICAL, INCONCLUSIVE, Finding, Report, RunResult
 from resumecheck.reproduce import reproduce_command
 from resumecheck.faults import environment_failure
@@ -1235,9 +1235,9 @@ def _report(checker: Checker, runs: list[RunResult],
                                     unmoved=checker.noise_unmoved, asked=s.noise_seeds),
         determinism=checker.determinism, reference_loss=ref.loss,
         seed_losses=ref.noise, nproc=s.nproc, untraced=verdict.untraced(checker.segment.records),
-        undeclared=verdict.own_resume_ends(named, checker.segment.held, own_held,
-                                           runs[0] if own_held is not None else None,
-                                           checker.segment.held_after, own_after),
+        undeclared=merge_items(verdict.own_resume_ends(
+            named, checker.segment.held, own_held, runs[0] if own_held is not None else None,
+            checker.segment.held_after, own_after)),
     )
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 __all__ = ["BUILDING", "OWN_RESUME_ENDS_OTHERWISE", "REORDERED", "RESTART_HELD_OTHERWISE",
-           "RESTORING", "STOPPED", "lost_uncompared", "uncompared_path"]
+           "RESTORING", "STOPPED", "lost_uncompared", "merge_items", "uncompared_path"]
 
 RESTORING = "restoring the checkpoint"
 BUILDING = "building the restarted program"
@@ -52,3 +52,36 @@ def uncompared_path(what: str) -> str:
 
 
 _HOLDER = re.compile(r"^((?:[^ ]| \([\w.#]+\)(?=[.\[]))+) \(")
+
+
+def merge_items(undeclared: list[str]) -> list[str]:
+    """``Report.undeclared`` with the entries of three or more items of one
+    list said alike (``buffer[0]`` ... ``buffer[14]``, every word after the
+    path the same) as one entry, ``buffer[0..14] (each of these 15 items: ...)``
+    (a trial: a shuffle buffer's fifteen tuples printed fifteen lines)."""
+    groups: dict[tuple[str, str], list[int]] = {}
+    for what in undeclared:
+        path = uncompared_path(what)
+        found = _ITEM.match(path)
+        if found:
+            groups.setdefault((found.group(1), what[len(path):]), []).append(int(found.group(2)))
+    out, said = [], set()
+    for what in undeclared:
+        path = uncompared_path(what)
+        found = _ITEM.match(path)
+        key = (found.group(1), what[len(path):]) if found else None
+        if key is None or len(groups[key]) < 3:
+            out.append(what)
+        elif key not in said:
+            said.add(key)
+            base, rest = key
+            items = sorted(groups[key])
+            which = (f"{items[0]}..{items[-1]}" if items == list(range(items[0], items[-1] + 1))
+                     else ",".join(map(str, items)))
+            out.append(f"{base}[{which}] (each of these {len(items)} items: "
+                       f"{rest.removeprefix(' (')}")
+    return out
+
+
+_ITEM = re.compile(r"^(.*)\[(\d+)\]$")
+"""A path that is an item of a list (``data_cursor.buffer[3]``)."""

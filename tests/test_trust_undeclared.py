@@ -530,3 +530,23 @@ def test_a_line_named_at_one_resume_point_only_says_why():
                          "component ends with it as the uninterrupted run does, but held it "
                          "otherwise after step 4"), line
     assert named(2) == []
+
+
+def test_items_of_one_list_said_alike_are_one_line():
+    """A trial: a shuffle buffer of fifteen tuples, left out of its component's
+    state, printed fifteen near-identical 500-character lines."""
+    from resumecheck.phrases import merge_items, uncompared_path
+
+    said = "(tuple: 1 number, changed by training; a field of the declared component ...)"
+    lines = [f"data_cursor.buffer[{i}] {said}" for i in range(15)]
+    lines += ["best (float: inf at the build, 0.5 at the end, ...)",
+              "queue[0] (Tensor: 4 values, ...)", "queue[1] (Tensor: 8 values, ...)",
+              "pool[0] (int: 1)", "pool[2] (int: 1)", "pool[5] (int: 1)"]
+    merged = merge_items(lines)
+    assert merged == [
+        "data_cursor.buffer[0..14] (each of these 15 items: tuple: 1 number, changed by "
+        "training; a field of the declared component ...)",
+        "best (float: inf at the build, 0.5 at the end, ...)",
+        "queue[0] (Tensor: 4 values, ...)", "queue[1] (Tensor: 8 values, ...)",
+        "pool[0,2,5] (each of these 3 items: int: 1)"]
+    assert uncompared_path(merged[0]) == "data_cursor.buffer[0..14]"
