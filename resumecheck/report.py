@@ -383,42 +383,7 @@ class Report:
         do not capture the program's state (None: they do). ``lines_shown``:
         the report's `not compared` lines are printed beside it (fuzz prints
         none: the sentence names what they would)."""
-        engine = self.engine_resume
-        if engine is None or self.declared_state_complete is not False:
-            return None
-        # (a trial read of ablations under --drop none, and in fuzz, which run none)
-        ablated = any(r.dropped for r in self.runs)
-        if engine.verdict == FAILED and engine.explanation.startswith(RESTORING):
-            return ("the engine's own restore of the declared components into a fresh build "
-                    f"fails: {(engine.failure or '').splitlines()[0]}."
-                    + (" The ablations restore the same way, so they cannot be judged: "
-                       "inconclusive (or failed)." if ablated else ""))
-        if engine.verdict == FAILED and engine.explanation.startswith(BUILDING):
-            return _build_fails_notice(self.runs, engine, ablated)
-        if engine.verdict == FAILED and engine.explanation.startswith(STOPPED):
-            # (a trial: a --timeout set too small read as declared state incomplete)
-            return ("the engine's own full resume was stopped by the step timeout: "
-                    f"{(engine.failure or '').splitlines()[0]}. A run stopped so says nothing "
-                    "of whether the declared components capture the program's state. "
-                    f"{LONGER_BOUND[0].upper()}{LONGER_BOUND[1:]}; if it hangs there after a "
-                    "restart, that is the finding."
-                    + (" Ablations cannot be judged: inconclusive." if ablated else ""))
-        if engine.verdict == FAILED:
-            where = f"fails: {(engine.failure or '').splitlines()[0]}"
-        else:
-            where = (f"differs from step {engine.first_divergent_step} "
-                     f"({engine.first_divergent_quantity})")
-        ablations = " Ablations cannot be judged: inconclusive." if ablated else ""
-        if any(r.dropped and r.verdict == DIVERGED for r in self.runs):
-            ablations = (" Ablations that depart before it are judged (the two runs differ "
-                         "only in that component's restore); the others are inconclusive.")
-        if self.launch_settings_matter:
-            return _settings_lacking_notice(_launch_text(self.seed, self.launched_with),
-                                            where, ablations)
-        settings = ("" if self.launch_settings_matter is False  # (built with them: alike)
-                    else _settings_clause(self.seed, self.launched_with))
-        return _incomplete_notice(engine, where, settings, ablations,
-                                  _uncompared_clause(self.undeclared, lines_shown))
+        return _incomplete_state_notice(self, lines_shown)
 
     def label_of(self, run: RunResult) -> str:
         """A run's label in this report: the engine's full resume beside the
@@ -541,6 +506,46 @@ def _outcome_text(report: Report) -> str:
         return report.outcome
     return (f"{report.outcome} in what is compared; not compared, and your own resume ends "
             f"otherwise with: {', '.join(f'`{p}`' for p in lost)} (see below)")
+
+
+def _incomplete_state_notice(report: Report, lines_shown: bool) -> str | None:
+    """``Report.incomplete_state_notice``."""
+    engine = report.engine_resume
+    if engine is None or report.declared_state_complete is not False:
+        return None
+    # (a trial read of ablations under --drop none, and in fuzz, which run none)
+    ablated = any(r.dropped for r in report.runs)
+    if engine.verdict == FAILED and engine.explanation.startswith(RESTORING):
+        return ("the engine's own restore of the declared components into a fresh build "
+                f"fails: {(engine.failure or '').splitlines()[0]}."
+                + (" The ablations restore the same way, so they cannot be judged: "
+                   "inconclusive (or failed)." if ablated else ""))
+    if engine.verdict == FAILED and engine.explanation.startswith(BUILDING):
+        return _build_fails_notice(report.runs, engine, ablated)
+    if engine.verdict == FAILED and engine.explanation.startswith(STOPPED):
+        # (a trial: a --timeout set too small read as declared state incomplete)
+        return ("the engine's own full resume was stopped by the step timeout: "
+                f"{(engine.failure or '').splitlines()[0]}. A run stopped so says nothing "
+                "of whether the declared components capture the program's state. "
+                f"{LONGER_BOUND[0].upper()}{LONGER_BOUND[1:]}; if it hangs there after a "
+                "restart, that is the finding."
+                + (" Ablations cannot be judged: inconclusive." if ablated else ""))
+    if engine.verdict == FAILED:
+        where = f"fails: {(engine.failure or '').splitlines()[0]}"
+    else:
+        where = (f"differs from step {engine.first_divergent_step} "
+                 f"({engine.first_divergent_quantity})")
+    ablations = " Ablations cannot be judged: inconclusive." if ablated else ""
+    if any(r.dropped and r.verdict == DIVERGED for r in report.runs):
+        ablations = (" Ablations that depart before it are judged (the two runs differ "
+                     "only in that component's restore); the others are inconclusive.")
+    if report.launch_settings_matter:
+        return _settings_lacking_notice(_launch_text(report.seed, report.launched_with),
+                                        where, ablations)
+    settings = ("" if report.launch_settings_matter is False  # (built with them: alike)
+                else _settings_clause(report.seed, report.launched_with))
+    return _incomplete_notice(engine, where, settings, ablations,
+                              _uncompared_clause(report.undeclared, lines_shown))
 
 
 def _passing(tolerance: dict[str, Any]) -> set[str]:
