@@ -108,7 +108,7 @@ def describe_failure(report: Report) -> str:
         f"{report.environment.get('threads')} thread(s))"
     ]
     incomplete = report.incomplete_state_notice()
-    for notice in (incomplete, report.unseeded_notice()):
+    for notice in (incomplete, report.unseeded_notice(), report.set_order):
         if notice:  # (as the command line prints them: a diagnosis says "see the WARNING")
             lines.append(f"  WARNING: {notice}")
     for run in report.runs:

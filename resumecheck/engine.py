@@ -19,7 +19,7 @@ import shutil
 import signal
 import threading
 import warnings
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
@@ -96,6 +96,48 @@ def _optimizer_groups(reference: SegmentResult) -> list[list[str]]:
     """Each declared optimizer's parameter groups by parameter name, each in
     the model's order (its state_dict()'s), from the reference's first
     capture (empty: none known)."""
+    return [sorted(group, key=lambda n: rank.get(n, len(rank)))  # (the model's order)
+            for _, group, rank in _listed_groups(reference)]
+
+
+def set_order_notice(reference: SegmentResult, command: str | None) -> str | None:
+    """In-process: the sentence a report carries when a declared optimizer lists
+    a group of parameters in the order a set of their names iterates in this
+    interpreter, not the model's (a trial: an optimizer built by iterating sets
+    of names passed every in-process check; restarts in new interpreters,
+    under other hash seeds, gave its state to other parameters). ``command``:
+    the check with ``--isolation process``. A hint, never a verdict: a set
+    built otherwise (of parameters, by address) is not seen."""
+    found: list[str] = []
+    groups: Counter[str] = Counter()
+    for optimizer, group, rank in _listed_groups(reference):
+        model = sorted(group, key=lambda n: rank.get(n, len(rank)))
+        # (a set's order depends on what was put in first where two names collide,
+        # and on its table's size: one made from a dict is sized for it at once)
+        if len(group) >= 2 and group != model and group in [
+                list(set(made(names))) for names in (model, group, sorted(group))
+                for made in (list, dict.fromkeys)]:
+            found.append(f"{optimizer}'s group {groups[optimizer]} ({_few(group)}; the model's "
+                         f"order: {_few(model)})")
+        groups[optimizer] += 1
+    if not found:
+        return None
+    return (f"{'; '.join(found)} lists parameters in the order a set of their names iterates "
+            "in this interpreter, not the model's: an order that follows PYTHONHASHSEED, which "
+            "every in-process restart shares, so this check cannot see a real restart give the "
+            "optimizer's saved state to other parameters (sort the names, or list the "
+            "parameters in the model's order). Check it with --isolation process, each restart "
+            "a new interpreter under another hash seed" + (f": {command}" if command else ""))
+
+
+def _few(names: list[str]) -> str:
+    return ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+
+
+def _listed_groups(reference: SegmentResult) -> list[tuple[str, list[str], dict[str, int]]]:
+    """Each declared optimizer's parameter groups by parameter name, in its own
+    order, with its name and the rank of each name in the model's order, from
+    the reference's first capture (empty: none known)."""
     if not reference.captures:
         return []
     data = load_checkpoint(reference.captures[min(reference.captures)], read_only=True)
@@ -104,7 +146,7 @@ def _optimizer_groups(reference: SegmentResult) -> list[list[str]]:
               **(meta.get("optimizer_params_of") or {})}
     model = components.get(PARAMS)
     rank = {n: i for i, n in enumerate(model)} if isinstance(model, dict) else {}
-    out = []
+    out: list[tuple[str, list[str], dict[str, int]]] = []
     for name, names in listed.items():
         state = components.get(name)
         groups = state.get("param_groups") if isinstance(state, dict) else None
@@ -113,8 +155,7 @@ def _optimizer_groups(reference: SegmentResult) -> list[list[str]]:
         at = 0
         for group in groups:
             size = len(group.get("params", [])) if isinstance(group, dict) else 0
-            group = [str(n) for n in names[at:at + size]]
-            out.append(sorted(group, key=lambda n: rank.get(n, len(rank))))  # (the model's order)
+            out.append((name, [str(n) for n in names[at:at + size]], rank))
             at += size
     return out
 
@@ -1224,7 +1265,15 @@ def _report(checker: Checker, runs: list[RunResult],
     unsure = _no_evidence_of_held(engine_run)
     if unsure is not None:
         named = {path: not_known_if_held(text, unsure) for path, text in named.items()}
+    in_process = s.isolation == "inprocess" and (s.nproc or 1) == 1
     return Report(
+        set_order=set_order_notice(checker.segment, None if checker.target.spec is None else
+                                   reproduce_command(
+                                       "run", checker.target.spec, steps=checker.steps,
+                                       seed=s.seed, threads=s.threads, isolation="process",
+                                       resume_at=s.points, drop_setting=s.drop,
+                                       tolerance=checker.tolerance, timeout=s.timeout,
+                                       noise_seeds=s.noise_seeds)) if in_process else None,
         target=checker.target.spec or checker.target.name, steps=checker.steps,
         resume_at=list(checker.resume_at), seed=s.seed, isolation=s.isolation,
         launched_with=launched_with(checker.target, checker.run_config),

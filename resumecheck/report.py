@@ -334,6 +334,9 @@ class Report:
     without ``launched_with``: True, built with them it resumes (they are
     what it lacks); False, built with them it departs step for step alike
     (they are not); None: not asked, or neither."""
+    set_order: str | None = None
+    """In-process: the WARNING that a declared optimizer lists parameters in the
+    order a set of their names iterates in this interpreter (None: none does)."""
     schema: str = SCHEMA
 
     @property
@@ -410,6 +413,7 @@ class Report:
             "seed": self.seed,
             "launched_with": dict(self.launched_with),
             "launch_settings_matter": self.launch_settings_matter,
+            "set_order": self.set_order,
             "isolation": self.isolation,
             "tolerance": self.tolerance,
             "environment": self.environment,
@@ -605,7 +609,7 @@ def _table(report: Report) -> str:
     rows = [_HEADER, *_rows(report)]
     widths = [max(len(row[i]) for row in rows) for i in range(len(_HEADER) - 1)]
     lines = [_headline(report), ""]
-    notices = [report.incomplete_state_notice(), report.unseeded_notice()]
+    notices = [report.incomplete_state_notice(), report.unseeded_notice(), report.set_order]
     lines[1:1] = [f"WARNING: {notice}" for notice in notices if notice]
     lines[-1:-1] = [f"not traced: {what}" for what in report.untraced]
     lines[-1:-1] = [f"not compared: {what}" for what in report.undeclared]
@@ -629,7 +633,7 @@ def _markdown(report: Report) -> str:
         f"{report.tolerance_text}; torch "
         f"{env.get('torch')}, {env.get('threads')} thread(s), {env.get('device')}", "",
     ]
-    for notice in (report.incomplete_state_notice(), report.unseeded_notice()):
+    for notice in (report.incomplete_state_notice(), report.unseeded_notice(), report.set_order):
         if notice:
             lines += [f"**Warning:** {notice}", ""]
     for what in report.undeclared:

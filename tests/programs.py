@@ -423,3 +423,24 @@ class BestSoFar(Linear):
 BEST_SO_FAR = Target(factory=BestSoFar, steps=8, resume_at=(4,))
 BEST_SO_FAR_OTHER_LR = Target(factory=BestSoFar, steps=8, resume_at=(4,),
                               run_config={"lr": 0.01})
+
+
+class SetOrdered(Linear):
+    """An optimizer over twelve parameters listed by iterating a set of their
+    names: an order that follows PYTHONHASHSEED (a twelve-name set comes out in
+    the model's order about once in 479 million seeds); ``SORTED`` lists the
+    same set sorted."""
+
+    def __init__(self, config: dict) -> None:
+        super().__init__(config)
+        self.model = torch.nn.Sequential(*[torch.nn.Linear(3, 3) for _ in range(5)],
+                                         torch.nn.Linear(3, 1))
+        by_name = dict(self.model.named_parameters())
+        names = set(by_name)
+        order = sorted(names) if config.get("sorted") else list(names)
+        self.opt = torch.optim.SGD([by_name[n] for n in order], lr=0.05, momentum=0.9)
+
+
+SET_ORDERED = Target(factory=SetOrdered, steps=6, resume_at=(3,), spec="tests.programs:SET_ORDERED")
+SET_SORTED = Target(factory=SetOrdered, steps=6, resume_at=(3,), run_config={"sorted": True},
+                    spec="tests.programs:SET_SORTED")

@@ -50,3 +50,18 @@ def test_an_optimizer_ordered_by_a_set_is_caught_in_fresh_interpreters_and_named
 def test_the_same_groups_in_sorted_order_resume_in_fresh_interpreters():
     report = verify(hash_order.SORTED, drop="none", noise_seeds=0, isolation="process")
     assert report.equivalent, report.render("table")
+
+
+def test_in_process_an_optimizer_in_a_sets_order_is_warned_of_with_the_command_that_checks_it():
+    """A trial: an optimizer built by iterating sets of names passed every
+    in-process check (its restarts share this interpreter's hash seed), with
+    nothing said; in fresh interpreters it was caught."""
+    from tests import programs
+
+    report = verify(programs.SET_ORDERED, drop="none", noise_seeds=0)
+    assert report.set_order is not None and "optimizer's group 0 (" in report.set_order
+    assert "in the order a set of their names iterates in this interpreter" in report.set_order
+    assert report.set_order.endswith("--isolation process --threads 1")
+    assert f"WARNING: {report.set_order}" in report.render("table")
+    assert report.to_json()["set_order"] == report.set_order
+    assert verify(programs.SET_SORTED, drop="none", noise_seeds=0).set_order is None
