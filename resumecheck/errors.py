@@ -520,6 +520,12 @@ SET_AGAIN = "the program set it again before any step's loss, gradients or param
 """Said of a blind spot whose dropped state differed right after the restore and
 ended as the uninterrupted run's (``verdict._set_again_text``)."""
 
+CONFIG_MASKED = (
+    "the run's settings are not a fresh build's, and dropping them changed nothing: what the "
+    "steps read of them comes back through other restored state (an optimizer's or a "
+    "scheduler's learning rate), or is not read after the resume point")
+"""Said of a blind spot of ``config`` whose state differed right after the restore."""
+
 CONFIG_AS_BUILT = (
     "the run's settings are those a fresh build starts from (your factory's defaults): "
     "give the check other settings, Target(run_config={...}), and dropping config "
@@ -601,16 +607,20 @@ def _blind_spot_lines(report: Report, components: list[str]) -> list[str]:
                for c in as_built_names(r.explanation)}
     again = sorted({c for r in spots if SET_AGAIN in r.explanation
                     for c in r.dropped if c in components and c not in built})
+    # (a trial: a config with settings other than the defaults, masked by the
+    # optimizer's restored learning rate, was told to use other settings)
+    masked = [c for c in components if c == "config"
+              and any(CONFIG_MASKED in r.explanation for r in spots if c in r.dropped)]
     ways = [_EXERCISE[c] for c in _EXERCISE
-            if c in components and c not in unread and c not in built]
+            if c in components and c not in unread and c not in built and c not in masked]
     if any(c not in _EXERCISE and c not in built for c in components):  # (your own)
         ways.append("a step after the resume point that reads what the checkpoint "
                     "would lose, for a component of your own")
     # (a trial: "nothing the program does here can exercise them" above a line
     # that said what would, for a config equal to the factory's defaults)
     lead = (f"make the program exercise them ({', '.join(ways)}) or choose another resume "
-            "point" if ways else "what would exercise each is said below" if built else
-            "nothing the program does here can exercise them")
+            "point" if ways else "what would exercise each is said below" if built or masked
+            else "nothing the program does here can exercise them")
     lines = [f"blind spots in {report.target} at resume point(s) "
              f"{','.join(map(str, report.resume_at))}: {', '.join(components)}",
              f"dropping these from the checkpoint changed nothing, so this check cannot catch "
@@ -622,6 +632,8 @@ def _blind_spot_lines(report: Report, components: list[str]) -> list[str]:
                  "point shows it lost; "
                  + (CONFIG_AS_BUILT if c == "config" else "make the program change it"))
               for c in built]
+    lines += [f"{c}: {CONFIG_MASKED}; a setting that only the config holds, read by a "
+              "later step, shows the difference" for c in masked]
     lines += [f"{c}: right after the restore it differed, and {SET_AGAIN} (the report's "
               "why says how): a resume point after which a step reads it before the "
               "program sets it again shows the difference" for c in again]

@@ -26,7 +26,7 @@ from resumecheck.compare import Difference, Tolerance, compare_values, digest, f
 from resumecheck.components import (
     CONFIG, DATA_CURSOR, PARAMS, SAMPLER_EPOCH, SCHEDULER, split_rank_name, validate_drop,
 )
-from resumecheck.errors import SCHEDULER_UNREAD, SET_AGAIN, as_built_text
+from resumecheck.errors import CONFIG_MASKED, SCHEDULER_UNREAD, SET_AGAIN, as_built_text
 from resumecheck.evidence import annotate, cleared_streams, set_right_during, unclear_streams
 from resumecheck.program import epoch_boundaries, next_epoch_start
 from resumecheck.phrases import BUILDING, OWN_RESUME_ENDS_OTHERWISE, RESTORING, STOPPED
@@ -415,9 +415,9 @@ def _as_built(ref: Reference, result: RunResult,
     bit for bit: dropping them could change nothing there, whatever the
     program does with them (a loss scaler whose scale and growth tracker are
     the build's again at that step); and, of the others, where and how each
-    first differed right after a restore (the run matched to its end all the
-    same: the program set it again; a trial's best loss was a fresh build's at
-    the first of two resume points, and was said so alone)."""
+    first differed right after a restore (the run matched all the same; a
+    trial's best loss was a fresh build's at the first of two resume points,
+    and was said so alone)."""
     built, apart = set(result.dropped), {}
     restores = 0
     for k, seg in segments:
@@ -436,7 +436,7 @@ def _as_built(ref: Reference, result: RunResult,
                 built.discard(name)
                 detail = describe_difference(name, ref.file(capture)["components"].get(name),
                                              restored[name], k)
-                if detail and name not in apart and _ends_alike(ref, segments[-1][1], name):
+                if detail and name not in apart:
                     apart[name] = (k, detail)
     if not restores:
         return [], {}
@@ -499,8 +499,12 @@ def conclude(ref: Reference, result: RunResult, cmp: Comparison | None,
     built, apart = _as_built(ref, result, segments) if result.blind_spot else ([], {})
     ks = list(result.resume_at)
     still = _unmoved(ref, built, ks)
-    if apart and SCHEDULER_UNREAD not in result.explanation:
-        result.explanation += _set_again_text(apart)
+    again = {n: d for n, d in apart.items() if _ends_alike(ref, segments[-1][1], n)}
+    if again and SCHEDULER_UNREAD not in result.explanation:
+        result.explanation += _set_again_text(again)
+    if CONFIG in apart and CONFIG not in again:  # (a trial: told to use other settings)
+        result.explanation += f"; {CONFIG_MASKED} (at the restore at {apart[CONFIG][0]}: " \
+            f"{apart[CONFIG][1]})"
     if built and built == result.dropped:  # (then that is why, not "does not exercise it")
         points = ",".join(map(str, ks))  # (all of them, as explain says)
         result.explanation = (f"blind spot: dropping {', '.join(built)} changed nothing at "

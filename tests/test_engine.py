@@ -275,10 +275,20 @@ def test_blind_spots_say_what_would_exercise_each():
     assert two.blind_spot and "fresh build" not in two.explanation
     assert "right after a restore it differed (best at the restore at 4: 1e+09" in two.explanation
     # settings other than the defaults, which nothing reads: it ends otherwise, not "set again"
-    other = verify(programs.BEST_SO_FAR_OTHER_LR, drop=["config"], noise_seeds=0,
-                   check_determinism=False).runs[-1]
-    assert other.blind_spot and "fresh build" not in other.explanation
+    # (a trial: told to use settings other than the defaults, which it did already)
+    masked = verify(programs.BEST_SO_FAR_OTHER_LR, drop=["config"], noise_seeds=0,
+                    check_determinism=False)
+    other = masked.runs[-1]
+    assert other.blind_spot and "as a fresh build has it" not in other.explanation
     assert "set it again" not in other.explanation
+    assert other.explanation.endswith(
+        "the run's settings are not a fresh build's, and dropping them changed nothing: what "
+        "the steps read of them comes back through other restored state (an optimizer's or a "
+        "scheduler's learning rate), or is not read after the resume point (at the restore at "
+        "4: lr 0.05, expected 0.01)")
+    message = str(ComponentsNotExercised(masked, ["config"]))
+    assert "config: the run's settings are not a fresh build's" in message
+    assert "run settings other than the defaults" not in message
 
 
 def test_draws_of_a_step_that_branches_on_lost_state_name_that_state():
