@@ -46,7 +46,9 @@ from resumecheck.program import Target, declared_names, load_target
 from resumecheck.progress import ProgressCallback, ProgressTracker, run_label
 from resumecheck.elastic import judge_elastic, unmapped_state
 from resumecheck.phrases import RESTART_HELD_OTHERWISE, STOPPED, merge_items
-from resumecheck.report import CLOSE, FAILED, IDENTICAL, INCONCLUSIVE, Finding, Report, RunResult
+from resumecheck.report import (
+    CLOSE, FAILED, IDENTICAL, INCONCLUSIVE, Finding, Report, RunResult, settings_text,
+)
 from resumecheck.reproduce import reproduce_command
 from resumecheck.faults import environment_failure
 from resumecheck.interrupt import RunDirectories, scratch_directory
@@ -58,7 +60,8 @@ from resumecheck.trace import KEPT_IN_MEMORY, load_step_tensors
 from resumecheck.undeclared import brought_back, held_otherwise, not_known_if_held
 
 __all__ = [
-    "MAX_NOISE_SEEDS", "MIN_STEP_TIMEOUT", "Checker", "ReferenceFailed", "forked_map",
+    "MAX_NOISE_SEEDS", "MIN_STEP_TIMEOUT", "Checker", "ReferenceFailed", "elastic_settings_clause",
+    "forked_map",
     "parallel_map", "resume_points", "run_check", "save_moves", "verify",
 ]
 
@@ -1359,7 +1362,23 @@ def _elastic(checker: Checker, schedule: list[int]) -> RunResult:
     with checker._segments.run_directory("elastic-") as work:
         segments = checker._restarts.program(list(schedule), work, ranks=m)
         judge_elastic(checker.segment, result, segments, checker.tolerance, n, m)
+    result.explanation += elastic_settings_clause(
+        launched_with(checker.target, checker.run_config), result, checker.segment.names)
     return result
+
+
+def elastic_settings_clause(launched: dict[str, Any], result: RunResult,
+                            declared: Sequence[str]) -> str:
+    """Of an elastic resume that does not continue alike, where its restarts are
+    built from the factory's defaults and not the run's settings (``launched``,
+    no ``config`` component to carry them back): say so (a trial: a restart
+    built without ``dropout=0.0`` read as unmapped random state). '' otherwise."""
+    if not launched or result.verdict in (IDENTICAL, CLOSE) or CONFIG in declared:
+        return ""
+    return (f"; the restarts are built from your factory's defaults, not the settings the run "
+            f"was launched with ({settings_text(launched)}): a restart without them may train "
+            "another program; if your launcher passes them again, say so, "
+            "Target(restart_config=\"run\"), or declare a `config` component that holds them")
 
 
 def _elastic_tolerance(settings: Settings) -> Settings:

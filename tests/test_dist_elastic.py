@@ -293,3 +293,20 @@ def test_a_sharded_optimizer_whose_load_lost_its_learning_rate_and_steps_is_name
         "optimizer": _sharded_optimizer(0.01, 2, [0.1, 0.2, 0.3, 0.4])})
     detail = restored_differences(ref, wrong_lr, 2, Tolerance.close())[0].detail
     assert detail.startswith("param_groups[0].lr 0.01, expected 0.0025"), detail
+
+
+def test_an_elastic_resume_built_without_the_runs_settings_says_so():
+    """A trial: a restart built from the defaults (dropout 0.1) where the run
+    had dropout 0.0 read only as unmapped random state."""
+    from resumecheck.engine import elastic_settings_clause
+
+    lost = RunResult(dropped=[], resume_at=[2], verdict="inconclusive", checkpoint="program",
+                     nproc=1)
+    said = elastic_settings_clause({"dropout": 0.0}, lost, ["params", "rng[rank 0]"])
+    assert said.startswith("; the restarts are built from your factory's defaults, not the "
+                           "settings the run was launched with (dropout=0.0)")
+    assert 'Target(restart_config="run")' in said
+    assert elastic_settings_clause({}, lost, ["params"]) == ""
+    assert elastic_settings_clause({"dropout": 0.0}, lost, ["params", "config"]) == ""
+    close = RunResult(dropped=[], resume_at=[2], verdict="close", checkpoint="program", nproc=1)
+    assert elastic_settings_clause({"dropout": 0.0}, close, ["params"]) == ""
