@@ -590,7 +590,7 @@ def _footer(report: Report) -> list[str]:
             lines.append(f"streams: {s.detail}")
         if full.failure:
             lines.append(f"failure: {full.failure}")
-        if full.verdict not in (IDENTICAL,):
+        if full.verdict != IDENTICAL or full.lost_on_resave():  # (a trial: missing there)
             lines.append(f"reproduce: {full.reproduce}")
     why = report.noise.get("why")
     if why and any(r.verdict == DIVERGED for r in report.runs):  # ("-" in the noise column)

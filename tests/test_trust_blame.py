@@ -89,6 +89,9 @@ def test_a_stale_snapshot_alone_changes_no_step_but_is_lost_on_a_second_resume()
             "right after your load(), and a restart from that checkpoint, depart from the "
             "uninterrupted run: it loses `data_cursor` on a second resume (see the diagnosis)") in text
     assert "full resume (own save/load): identical" in describe_failure(report)
+    # (a trial: the table and Markdown printed no reproduce line for it)
+    assert f"reproduce: {full.reproduce}" in text
+    assert f"`{full.reproduce}`" in report.render("markdown")
     with pytest.raises(ResumeNotEquivalent):
         require_equivalent(report)
     from resumecheck.pytest_plugin import _markdown_cells, _summary_row
