@@ -975,6 +975,42 @@ def _resave(reference: verdict.Reference, restarts: _Restarts, result: RunResult
     verdict.settle_resaved(reference, result, found, cmp)
 
 
+def _resaves(checker: Checker, result: RunResult, cmp: verdict.Comparison | None) -> bool:
+    """A full resume through the program's own save/load that resumes is tried
+    with a save right after its first load (``_resave_clean``), unless a latent
+    gap's rerun did so already; not where the program's save() moves state."""
+    return (cmp is not None and verdict.resumes(result, checker.tolerance)
+            and not result.lost_on_resave() and not any(checker.segment.save_moved.values()))
+
+
+def _resave_clean(reference: verdict.Reference, restarts: _Restarts, result: RunResult,
+                  segments: list[tuple[int, SegmentResult]], work: str) -> None:
+    """A full resume through the program's own save/load that resumes: the
+    same schedule once more,
+    with the program's save() right after its first load() and a restart from
+    that checkpoint (a trial: a save() that writes the position snapshotted
+    with the last batch, which a load() does not set, wrote the epoch's start
+    right after a resume). Where that departs, the components that differ
+    right after the second load are lost on a second resume
+    (``verdict.lost_after_resave``); where none does, nothing is said. Not
+    where the program's save() changes state training reads (a validation
+    pass that draws): the rerun saves twice where the uninterrupted run saved
+    once, and departs for that alone."""
+    prefix = segments[0][1] if segments else None
+    if prefix is None or not prefix.program_checkpoint:
+        return
+    k = result.resume_at[0]
+    rerun = restarts.chain(
+        sorted([*result.resume_at, k]), work, prefix, tag="resave",
+        first_restore=Restore(path=prefix.program_checkpoint, source="program"))
+    if any(seg.error is not None for _, seg in rerun):
+        return
+    cmp = verdict.compare_run(reference, k, [], rerun, [])
+    if cmp.first is not None:
+        verdict.lost_after_resave(reference, result, [s for s in rerun if s[0] == k][1:],
+                                  cmp.first)
+
+
 def _steps_of(segments: list[tuple[int, SegmentResult]],
               k: int) -> list[tuple[int, dict[str, str]]]:
     """A run's steps after step ``k``, each by its digests (what it consumed and
@@ -1077,7 +1113,7 @@ class Checker:
         self.check_disk(runs=len(runs), jobs=self.jobs)
         self._noise_runs()
         done = self.map(lambda job: self._run_one(self.resume_at, job[0], job[1],
-                                                  held=not job[0]), runs)
+                                                  held=not job[0], resave=True), runs)
         fulls = 2 if self.segment.has_own_checkpoint else 1
         engine_full = done[fulls - 1]
         verdict.judge_ablations(engine_full.result, engine_full.trajectory,
@@ -1174,24 +1210,25 @@ class Checker:
         return self._run_one(schedule, dropped, source).result
 
     def _run_one(self, schedule: Sequence[int], dropped: Sequence[str] = (),
-                 source: Source = "auto", held: bool = False) -> _Judged:
-        """``check``, also returning the run's trajectory after its first resume
-        point (per-step digests): ablations are compared with it; and, with
-        ``held``, what its program held outside the declared components at the end."""
+                 source: Source = "auto", held: bool = False, resave: bool = False) -> _Judged:
+        """``check``, and the run's trajectory after its first resume point (per-step
+        digests, to compare ablations with); ``held``: what its program held outside
+        the declared components at the end; ``resave``: ``_resave_clean``."""
         schedule, dropped = list(schedule), list(dropped)
         own = self.segment.has_own_checkpoint and not dropped and source == "auto"
         with self._segments.run_directory("run-") as work:
             segments = (self._restarts.program(schedule, work, held=held) if own
                         else self._restarts.engine(schedule, dropped, work, held=held))
             result = RunResult(dropped=dropped, resume_at=schedule, verdict="identical",
-                               checkpoint="program" if own else "engine",
-                               reproduce=_reproduce(self.target, self.settings,
-                                                   schedule, dropped))
+                               checkpoint="program" if own else "engine", reproduce=_reproduce(
+                                   self.target, self.settings, schedule, dropped))
             cmp = verdict.judge(self.reference, result, segments)
             if cmp is not None and result.diagnosis:
                 self._confirmations.settle(result, segments, work, own, cmp.first)
                 if own:
                     verdict.give_fixes(result, self.segment.advice)
+            if own and resave and _resaves(self, result, cmp):
+                _resave_clean(self.reference, self._restarts, result, segments, work)
             verdict.conclude(self.reference, result, cmp, segments)
             return _Judged(result, _trajectory(segments, schedule[0]), segments[-1][1].held,
                            {step: held for _, seg in segments

@@ -50,8 +50,8 @@ from resumecheck.trajectory import Trajectory
 __all__ = [
     "Comparison", "Reference", "Segments", "band", "compare_run", "conclude", "confirmation_tries",
     "diagnose", "drop_sets", "explain", "give_fixes", "judge", "judge_ablations", "latent_text",
-    "noise_summary", "plausibility", "quantity_name", "resave_findings", "resumes",
-    "settle_findings", "settle_resaved", "unjudge_when_incomplete",
+    "lost_after_resave", "noise_summary", "plausibility", "quantity_name", "resave_findings",
+    "resumes", "settle_findings", "settle_resaved", "unjudge_when_incomplete",
 ]
 
 Segments = Sequence[tuple[int, SegmentResult]]
@@ -1187,6 +1187,22 @@ def settle_resaved(ref: Reference, result: RunResult, found: list[int],
     result.diagnosis = settled
     gone = {f.component for f in settled if f.status in (PUT_BACK, LOST_ON_RESAVE)}
     result.latent_gaps = [c for c in result.latent_gaps if c not in gone]
+
+
+def lost_after_resave(ref: Reference, result: RunResult, again: Segments,
+                      departs: tuple[int, str]) -> None:
+    """The components that differ right after a restart from the program's
+    save() made right after its load() (``again``: that restart), and not
+    right after the first load, where such a rerun departs at ``departs``:
+    lost on a second resume (``LOST_ON_RESAVE``). None found: nothing said."""
+    step, key = departs
+    known = {f.component for f in result.diagnosis}  # (judged at the first load already)
+    result.diagnosis = result.diagnosis + [
+        replace(f, status=LOST_ON_RESAVE, confirmed=False, detail=(
+            f"{f.detail} right after a restart from your save() made right after your load() "
+            f"at step {f.step}; that restart departs from the uninterrupted run at step {step}, "
+            f"in {quantity_name(key)}: a save right after the load does not keep it"))
+        for f in diagnose(ref, [], again) if f.basis == "reference" and f.component not in known]
 
 
 def give_fixes(result: RunResult, advice: dict[str, str]) -> None:

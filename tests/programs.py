@@ -444,3 +444,46 @@ class SetOrdered(Linear):
 SET_ORDERED = Target(factory=SetOrdered, steps=6, resume_at=(3,), spec="tests.programs:SET_ORDERED")
 SET_SORTED = Target(factory=SetOrdered, steps=6, resume_at=(3,), run_config={"sorted": True},
                     spec="tests.programs:SET_SORTED")
+
+
+class SnapshotPosition(Linear):
+    """Reads one row per step at a position it keeps, and saves the position
+    it snapshotted as the last step ended (a prefetching loader's pattern). Its
+    load() sets the position; ``mode`` "forgets-snapshot" leaves the snapshot
+    as built, so a save right after a load writes position 0: every step after
+    one restart matches, a restart from that save replays the data."""
+
+    def __init__(self, config: dict) -> None:
+        super().__init__(config)
+        self.pos = self.snapshot = 0
+
+    def components(self):
+        return {**super().components(), "data_cursor": Attr(self, "pos")}
+
+    def train_step(self):
+        row = self.pos % 8
+        loss = torch.nn.functional.mse_loss(self.model(X[row:row + 1]), Y[row:row + 1])
+        loss.backward()
+        self.opt.step()
+        self.opt.zero_grad()
+        self.step += 1
+        self.pos += 1
+        self.snapshot = self.pos
+        return StepOutput(loss=loss.detach(), samples=torch.tensor([row]))
+
+    def save(self, path: str) -> None:
+        torch.save({"model": self.model.state_dict(), "opt": self.opt.state_dict(),
+                    "step": self.step, "pos": self.snapshot}, path)
+
+    def load(self, path: str) -> None:
+        ckpt = torch.load(path, weights_only=True)
+        self.model.load_state_dict(ckpt["model"])
+        self.opt.load_state_dict(ckpt["opt"])
+        self.step, self.pos = ckpt["step"], ckpt["pos"]
+        if self.mode != "forgets-snapshot":
+            self.snapshot = ckpt["pos"]
+
+
+SNAPSHOT = Target(factory=SnapshotPosition, steps=8, resume_at=(4,))
+SNAPSHOT_FORGOTTEN = Target(factory=SnapshotPosition, steps=8, resume_at=(4,),
+                            run_config={"mode": "forgets-snapshot"}, restart_config="run")

@@ -391,3 +391,25 @@ def test_a_parameter_stepped_twice_in_a_training_step_is_traced_at_each_step():
     assert "grad:critic.0.weight" in grads and "grad:critic.0.weight@2" in grads
     assert "grad:generator.0.weight" in grads and "grad:generator.0.weight@2" not in grads
     assert len(record.lr or []) == 3  # (the critic's two steps, the generator's one)
+
+
+def test_a_save_right_after_the_load_that_writes_a_stale_snapshot_is_caught():
+    """A trial: a save() that writes the position snapshotted as the last step
+    ended, which load() does not set, wrote position 0 right after a resume;
+    every declared component was right after the load, so nothing showed, and
+    every command said EQUIVALENT. The full resume is now tried once more with
+    a save right after its load; its twin, whose load() sets the snapshot, resumes."""
+    from tests import programs
+
+    report = verify(programs.SNAPSHOT_FORGOTTEN, drop="none", noise_seeds=0,
+                    check_determinism=False)
+    full = report.full_resume
+    assert not report.equivalent and full.verdict == "identical"
+    assert full.lost_on_resave() == ["data_cursor"]
+    [lost] = [f for f in full.diagnosis if f.status == "lost_on_resave"]
+    assert lost.detail.startswith(
+        "0, expected 4 right after a restart from your save() made right after your load() at "
+        "step 4; that restart departs from the uninterrupted run at step 5, in data")
+    assert [f.status for f in full.diagnosis if f.component == "rng"] == ["latent"]
+    assert verify(programs.SNAPSHOT, drop="none", noise_seeds=0,
+                  check_determinism=False).equivalent

@@ -14,10 +14,12 @@ pytestmark = pytest.mark.e2e
 
 
 @pytest.mark.parametrize("isolation", ["inprocess", pytest.param("process", marks=pytest.mark.process)])
-def test_a_save_relative_to_the_last_resume_fails_only_with_two_resumes(isolation):
-    schedules = [([1], True), ([1, 4], False)]
+def test_a_save_relative_to_the_last_resume_fails_with_a_second_resume(isolation):
+    # (one resume too: the check also saves right after its load, and a restart from
+    # that save, a second resume, departs)
+    schedules = [([1], False), ([1, 4], False)]
     if isolation == "inprocess":
-        schedules.append(([4], True))
+        schedules.append(([4], False))
     for schedule, equivalent in schedules:
         report = verify(relative_cursor.BUGGY, resume_at=schedule, drop="none", noise_seeds=0,
                         isolation=isolation)
