@@ -784,8 +784,10 @@ def _settings_lacking_notice(launch: str, where: str, ablations: str) -> str:
 
 
 def _settings_clause(seed: int | None, launched_with: dict[str, Any]) -> str:
-    """The incomplete-state notice's clause on the run's launch settings ('' without)."""
-    if seed is None and not launched_with:
+    """The incomplete-state notice's clause on the run's launch settings ('' without,
+    or where a restart gets them again: a trial's target with restart_config="run"
+    was told its --seed might be what the restart lacks)."""
+    if not launched_with:
         return ""
     launch = _launch_text(seed, launched_with)
     return (f", or the run's settings: it was launched with {launch}, and a restart is "

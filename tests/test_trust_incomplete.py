@@ -149,3 +149,16 @@ def test_launch_settings_that_change_nothing_are_not_offered_as_a_cause():
     assert "launched with" not in notice, notice
     assert "launched with" not in report.full_resume.explanation
     assert json.loads(report.render("json"))["launch_settings_matter"] is False
+
+
+def test_a_seed_a_restart_gets_again_is_not_offered_as_a_cause():
+    """A trial: a target with restart_config="run", checked with --seed 0, was
+    told "or the run's settings: it was launched with --seed 0, and a restart is
+    built from the program's defaults", which that target's restarts are not."""
+    from dataclasses import replace
+
+    target = replace(lazy_loader.BUGGY, restart_config="run")
+    report = verify(target, drop="none", noise_seeds=0, check_determinism=False, seed=0)
+    assert report.launched_with == {}
+    notice = report.incomplete_state_notice()
+    assert notice and "launched with" not in notice, notice
