@@ -1197,17 +1197,17 @@ class Checker:
     # -- one resumed run -------------------------------------------------
 
     def check(self, schedule: Sequence[int], dropped: Sequence[str] = (),
-              source: Source = "auto") -> RunResult:
+              source: Source = "auto", resave: bool = False) -> RunResult:
         """One resumed run: restart at every point of ``schedule``, judged.
 
         The full resume goes through the program's own save/load when it has
         them; ablations use the engine's capture. The run's files are removed
         once it is judged, so a long fuzzing session uses bounded disk.
-        With ``resume_nproc`` it is the elastic resume of ``schedule`` (nothing dropped).
-        """
+        With ``resume_nproc`` it is the elastic resume of ``schedule`` (nothing dropped);
+        ``resave``: as ``report`` tries its full resume (``_resave_clean``)."""
         if self.settings.resume_nproc is not None:
             return _elastic(self, list(schedule))
-        return self._run_one(schedule, dropped, source).result
+        return self._run_one(schedule, dropped, source, resave=resave).result
 
     def _run_one(self, schedule: Sequence[int], dropped: Sequence[str] = (),
                  source: Source = "auto", held: bool = False, resave: bool = False) -> _Judged:

@@ -452,7 +452,9 @@ def _search(checker: Checker, result: FuzzResult, default: list[int], edges: lis
             result.budget_exhausted = True
             assume(False)
         try:
-            run = checker.check(schedule)
+            # (the default schedule as `run` checks it, a save right after its first load
+            # too: a trial's run failed a point that fuzz, trying it first, passed)
+            run = checker.check(schedule, resave=schedule == default)
         except BudgetExhausted:
             say(f"resume at {','.join(map(str, schedule))}: stopped, the time budget ran out")
             result.budget_exhausted = True

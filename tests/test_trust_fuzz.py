@@ -26,18 +26,21 @@ def test_a_save_relative_to_the_last_resume_fails_with_a_second_resume(isolation
         assert report.equivalent == equivalent, (schedule, report.render())
 
 
-def test_fuzz_finds_the_two_resume_schedule_and_its_command_gives_the_same_verdict(capsys):
+def test_fuzz_finds_the_second_resume_and_its_command_gives_the_same_verdict(capsys):
+    # (the default point first, with a save right after its load as `run` tries it:
+    # that save is the second resume the bug needs)
     result = fuzz(relative_cursor.BUGGY)
     assert result.found, result.summary()
     run = result.failure
-    assert len(run.resume_at) == 2 and result.unreproduced == []
-    assert [f.component for f in run.diagnosis] == ["data_cursor"] and run.diagnosis[0].confirmed
+    assert result.unreproduced == [] and run.lost_on_resave() == ["data_cursor"]
+    assert [(f.component, f.status) for f in run.diagnosis] == [("data_cursor", "lost_on_resave")]
     code, report = run_printed(run.reproduce, capsys)
     assert code == 1 and report["equivalent"] is False
     full = report["runs"][0]
     assert (full["verdict"], full["first_divergent_step"], full["first_divergent_quantity"]) == (
         run.verdict, run.first_divergent_step, run.first_divergent_quantity)
-    assert [f["component"] for f in full["diagnosis"]] == ["data_cursor"]
+    assert [(f["component"], f["status"]) for f in full["diagnosis"]] == [
+        ("data_cursor", "lost_on_resave")]
 
 
 def test_its_twin_yields_no_failure():
@@ -47,12 +50,15 @@ def test_its_twin_yields_no_failure():
 
 
 @pytest.mark.process
-def test_in_fresh_interpreters_no_single_resume_false_alarm():
+def test_in_fresh_interpreters_a_single_resume_fails_only_through_a_save_right_after_its_load():
     # The default resume point comes first: with a start from the engine's
-    # capture, save() would have written a position "since the last resume".
+    # capture, save() would have written a position "since the last resume". Its
+    # steps all match; what fails it is the save right after its load (a second
+    # resume), tried on the default schedule as `run` tries it, and reproduced.
     result = fuzz(relative_cursor.BUGGY, isolation="process", max_examples=3, max_interruptions=1)
-    assert result.examples >= 1
-    assert not result.found and result.unreproduced == [], result.render()
+    assert result.found and result.unreproduced == [], result.render()
+    run = result.failure
+    assert run.verdict == "identical" and run.lost_on_resave() == ["data_cursor"], result.render()
 
 
 @pytest.mark.parametrize(
@@ -145,3 +151,13 @@ def test_fuzz_fails_a_schedule_whose_save_right_after_the_load_departs(capsys):
     code, report = run_printed(run.reproduce, capsys)
     assert code == 1 and report["equivalent"] is False
     assert fuzz(stale_snapshot.CORRECT, max_examples=3).failure is None
+
+
+def test_fuzz_tries_the_default_schedule_with_a_save_right_after_its_load_as_run_does():
+    """A trial: `run` failed a resume point that fuzz, trying it first, passed."""
+    from tests import programs
+
+    result = fuzz(programs.SNAPSHOT_FORGOTTEN, max_examples=3)
+    assert result.failure is not None and result.failure.resume_at == [4]
+    assert result.failure.lost_on_resave() == ["data_cursor"]
+    assert fuzz(programs.SNAPSHOT, max_examples=3).failure is None
