@@ -57,7 +57,7 @@ from resumecheck.segments import PHASE_TIMEOUT, Restore, SegmentResult, SegmentS
 from resumecheck.settings import DEFAULT_NOISE_SEEDS, MAX_NOISE_SEEDS, DropSpec, Settings, resume_points
 from resumecheck.streams import is_stream_state
 from resumecheck.trace import KEPT_IN_MEMORY, load_step_tensors
-from resumecheck.undeclared import brought_back, held_otherwise, not_known_if_held
+from resumecheck.undeclared import brought_back, not_known_if_held
 
 __all__ = [
     "MAX_NOISE_SEEDS", "MIN_STEP_TIMEOUT", "Checker", "ReferenceFailed", "elastic_settings_clause",
@@ -522,13 +522,8 @@ class _Segments:
         spaces = module_state.program_spaces(self.target.factory)
         ref, moved = module_state.changed_by(lambda: self.run(spec), spaces)
         if moved and ref.error is None:
-            s = self.settings
-            raise ModuleStateChanged(
-                self.target.spec or self.target.name, moved,
-                None if self.target.spec is None else reproduce_command(
-                    "run", self.target.spec, steps=self.steps, seed=s.seed, threads=s.threads,
-                    isolation="process", resume_at=s.points, drop_setting=s.drop,
-                    tolerance=self.tolerance, timeout=s.timeout, noise_seeds=s.noise_seeds))
+            raise ModuleStateChanged(self.target.spec or self.target.name, moved,
+                                     _in_processes(self))
         return ref
 
     def _after(self, points: list[int], first: int, last: int) -> list[int]:
@@ -782,13 +777,14 @@ class _Confirmations:
         """The last rerun's steps, each by its digests (None: it failed)."""
 
     def settle(self, result: RunResult, segments: list[tuple[int, SegmentResult]],
-               work: str, own: bool, diverged_at: tuple[int, str] | None) -> None:
+               work: str, own: bool, diverged_at: tuple[int, str] | None) -> bool:
         """Try each finding that may be the cause: the same schedule through the
         program's own save/load, with only that component set to the
         reference's state at its resume point; then each that did not help
         alone on top of those that did (``_later_causes``); when none helped
         alone, all of them together (``_joint_causes``). The verdict decides
-        from the reruns (``verdict.settle_findings``)."""
+        from the reruns (``verdict.settle_findings``). True: a latent gap's
+        rerun saved right after a load (``_resave``)."""
         tries = verdict.confirmation_tries(self._reference, result, segments,
                                            "program" if own else "engine")
         outcomes: dict[int, bool] = {}
@@ -818,9 +814,8 @@ class _Confirmations:
                     and result.diagnosis else set())
         verdict.settle_findings(self._reference, result, judged, put_back, self._unreached,
                                 moved, self._next_draws(result, segments))
-        if own:
-            _resave(self._reference, self._restarts, result, segments, work,
-                    lambda f: self._random_state(f.component, f.step or 0))
+        return own and _resave(self._reference, self._restarts, result, segments, work,
+                               lambda f: self._random_state(f.component, f.step or 0))
 
     def _next_draws(self, result: RunResult,
                     segments: list[tuple[int, SegmentResult]]) -> dict[str, int]:
@@ -958,57 +953,75 @@ class _Confirmations:
 
 def _resave(reference: verdict.Reference, restarts: _Restarts, result: RunResult,
             segments: list[tuple[int, SegmentResult]], work: str,
-            is_random: Callable[[Finding], bool]) -> None:
+            is_random: Callable[[Finding], bool]) -> bool:
     """Latent findings of the program's own resume, tried once more: the
     same schedule, with the program's save() right after each load() they
-    were found at and a restart from that checkpoint (``verdict.settle_resaved``)."""
+    were found at and a restart from that checkpoint (``verdict.settle_resaved``).
+    Whether that rerun ran."""
     found = verdict.resave_findings(reference, result, segments, is_random)
-    prefix = segments[0][1] if segments else None
-    if not found or prefix is None or not prefix.program_checkpoint:
-        return
-    points = {result.diagnosis[i].step or 0 for i in found}
-    rerun = restarts.chain(
-        sorted([*result.resume_at, *points]), work, prefix, tag="resave",
-        first_restore=Restore(path=prefix.program_checkpoint, source="program"))
-    cmp = None if any(seg.error is not None for _, seg in rerun) else \
-        verdict.compare_run(reference, result.resume_at[0], [], rerun, [])
-    verdict.settle_resaved(reference, result, found, cmp)
+    rerun = _saved_again(reference, restarts, result, segments, work,
+                         {result.diagnosis[i].step or 0 for i in found}) if found else None
+    if rerun is None:
+        return False
+    verdict.settle_resaved(reference, result, found, rerun[0])
+    return True
 
 
 def _resaves(checker: Checker, result: RunResult, cmp: verdict.Comparison | None) -> bool:
     """A full resume through the program's own save/load that resumes is tried
     with a save right after its first load (``_resave_clean``), unless a latent
-    gap's rerun did so already; not where the program's save() moves state."""
+    gap's rerun did so (``_resave``); not where the program's save() moves state."""
     return (cmp is not None and verdict.resumes(result, checker.tolerance)
-            and not result.lost_on_resave() and not any(checker.segment.save_moved.values()))
+            and not any(checker.segment.save_moved.values()))
 
 
 def _resave_clean(reference: verdict.Reference, restarts: _Restarts, result: RunResult,
                   segments: list[tuple[int, SegmentResult]], work: str) -> None:
-    """A full resume through the program's own save/load that resumes: the
-    same schedule once more,
-    with the program's save() right after its first load() and a restart from
-    that checkpoint (a trial: a save() that writes the position snapshotted
-    with the last batch, which a load() does not set, wrote the epoch's start
-    right after a resume). Where that departs, the components that differ
-    right after the second load are lost on a second resume
-    (``verdict.lost_after_resave``); where none does, nothing is said. Not
-    where the program's save() changes state training reads (a validation
-    pass that draws): the rerun saves twice where the uninterrupted run saved
-    once, and departs for that alone."""
+    """A full resume through the program's own save/load that resumes: the same
+    schedule once more, with the program's save() right after its first load()
+    and a restart from that checkpoint (a trial: a save() that writes the
+    position snapshotted with the last batch, which a load() does not set, wrote
+    the epoch's start right after a resume). Where that departs, the components
+    that differ right after the second load are lost on a second resume
+    (``verdict.lost_after_resave``); where none does, nothing is said. Not where
+    the program's save() changes state training reads (a validation pass that
+    draws): the rerun saves twice where the uninterrupted run saved once, and
+    departs for that alone."""
+    k = result.resume_at[0]
+    rerun = _saved_again(reference, restarts, result, segments, work, {k})
+    if rerun is not None and rerun[0] is not None and rerun[0].first is not None:
+        verdict.lost_after_resave(reference, result, [s for s in rerun[1] if s[0] == k][1:],
+                                  rerun[0].first)
+
+
+def _saved_again(reference: verdict.Reference, restarts: _Restarts, result: RunResult,
+                 segments: list[tuple[int, SegmentResult]], work: str, points: set[int]
+                 ) -> tuple[verdict.Comparison | None, list[tuple[int, SegmentResult]]] | None:
+    """The run's schedule through the program's own save/load once more, with
+    its save() right after the load at each of ``points`` and a restart from
+    that checkpoint: compared with the reference (None: a segment failed), and
+    the rerun's segments. None: there is no first half to restart from."""
     prefix = segments[0][1] if segments else None
     if prefix is None or not prefix.program_checkpoint:
-        return
-    k = result.resume_at[0]
+        return None
     rerun = restarts.chain(
-        sorted([*result.resume_at, k]), work, prefix, tag="resave",
+        sorted([*result.resume_at, *points]), work, prefix, tag="resave",
         first_restore=Restore(path=prefix.program_checkpoint, source="program"))
-    if any(seg.error is not None for _, seg in rerun):
-        return
-    cmp = verdict.compare_run(reference, k, [], rerun, [])
-    if cmp.first is not None:
-        verdict.lost_after_resave(reference, result, [s for s in rerun if s[0] == k][1:],
-                                  cmp.first)
+    cmp = None if any(seg.error is not None for _, seg in rerun) else \
+        verdict.compare_run(reference, result.resume_at[0], [], rerun, [])
+    return cmp, rerun
+
+
+def _in_processes(check: _Segments | Checker) -> str | None:
+    """The check's ``resumecheck run`` with ``--isolation process`` (None: the
+    target was handed over as an object, which fresh interpreters cannot import)."""
+    s = check.settings
+    if check.target.spec is None:
+        return None
+    return reproduce_command(
+        "run", check.target.spec, steps=check.steps, seed=s.seed, threads=s.threads,
+        isolation="process", resume_at=s.points, drop_setting=s.drop,
+        tolerance=check.tolerance, timeout=s.timeout, noise_seeds=s.noise_seeds)
 
 
 def _steps_of(segments: list[tuple[int, SegmentResult]],
@@ -1202,9 +1215,8 @@ class Checker:
 
         The full resume goes through the program's own save/load when it has
         them; ablations use the engine's capture. The run's files are removed
-        once it is judged, so a long fuzzing session uses bounded disk.
-        With ``resume_nproc`` it is the elastic resume of ``schedule`` (nothing dropped);
-        ``resave``: as ``report`` tries its full resume (``_resave_clean``)."""
+        once it is judged, so a long fuzzing session uses bounded disk. With
+        ``resume_nproc``, the elastic resume of ``schedule``; ``resave``: ``_run_one``'s."""
         if self.settings.resume_nproc is not None:
             return _elastic(self, list(schedule))
         return self._run_one(schedule, dropped, source, resave=resave).result
@@ -1223,11 +1235,12 @@ class Checker:
                                checkpoint="program" if own else "engine", reproduce=_reproduce(
                                    self.target, self.settings, schedule, dropped))
             cmp = verdict.judge(self.reference, result, segments)
+            resaved = False
             if cmp is not None and result.diagnosis:
-                self._confirmations.settle(result, segments, work, own, cmp.first)
+                resaved = self._confirmations.settle(result, segments, work, own, cmp.first)
                 if own:
                     verdict.give_fixes(result, self.segment.advice)
-            if own and resave and _resaves(self, result, cmp):
+            if own and resave and not resaved and _resaves(self, result, cmp):
                 _resave_clean(self.reference, self._restarts, result, segments, work)
             verdict.conclude(self.reference, result, cmp, segments)
             return _Judged(result, _trajectory(segments, schedule[0]), segments[-1][1].held,
@@ -1292,13 +1305,10 @@ def _report(checker: Checker, runs: list[RunResult],
         # as it steps (a sampler's epoch) differs: evidence only where the
         # restart departed, and something it does not declare may be the cause
         after = {step: held for step, held in after.items() if step not in engine_run.resume_at}
-    back = brought_back(checker.segment.held, restarted_held or {},
-                        checker.segment.held_after, after)
+    back, on_the_way = brought_back(checker.segment.held, restarted_held or {},
+                                    checker.segment.held_after, after)
     back |= _set_back_with_its_component(checker, restarted_after)
-    ends_alike = {path for path, digests in checker.segment.held.items()
-                  if (restarted_held or {}).get(path) == digests}
     # (a trial: a line that came and went with the resume point, with nothing saying why)
-    on_the_way = held_otherwise(ends_alike, checker.segment.held_after, after)
     named = {path: text + (f"; {RESTART_HELD_OTHERWISE} {on_the_way[path]}"
                            if path in on_the_way else "")
              for path, text in checker.segment.undeclared.items() if path not in back}
@@ -1307,13 +1317,8 @@ def _report(checker: Checker, runs: list[RunResult],
         named = {path: not_known_if_held(text, unsure) for path, text in named.items()}
     in_process = s.isolation == "inprocess" and (s.nproc or 1) == 1
     return Report(
-        set_order=set_order_notice(checker.segment, None if checker.target.spec is None else
-                                   reproduce_command(
-                                       "run", checker.target.spec, steps=checker.steps,
-                                       seed=s.seed, threads=s.threads, isolation="process",
-                                       resume_at=s.points, drop_setting=s.drop,
-                                       tolerance=checker.tolerance, timeout=s.timeout,
-                                       noise_seeds=s.noise_seeds)) if in_process else None,
+        set_order=set_order_notice(checker.segment, _in_processes(checker)) if in_process
+        else None,
         target=checker.target.spec or checker.target.name, steps=checker.steps,
         resume_at=list(checker.resume_at), seed=s.seed, isolation=s.isolation,
         launched_with=launched_with(checker.target, checker.run_config),

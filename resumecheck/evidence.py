@@ -97,10 +97,11 @@ def _branch_note(result: RunResult) -> None:
     noted = []
     for o in result.stream_offsets:
         k = o.step - 2  # (the stream started level at step k + 1, after the restore at k)
-        if o.draws and k in result.resume_at and leads(k):
+        lead = leads(k) if o.draws and k in result.resume_at else ""
+        if lead:
             o = replace(o, detail=(
                 f"{o.detail} (step {k + 1} read state that differs right after the restore: "
-                f"{leads(k)}; a step that reads it otherwise may draw otherwise)"))
+                f"{lead}; a step that reads it otherwise may draw otherwise)"))
         noted.append(o)
     result.stream_offsets = noted
 

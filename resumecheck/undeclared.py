@@ -42,7 +42,7 @@ import json
 import random
 import re
 import types
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -294,7 +294,8 @@ def _digested(held: dict[str, tuple[Any, list[torch.Tensor]]]) -> dict[str, list
 
 def brought_back(reference: dict[str, list[str]], restarted: dict[str, list[str]],
                  reference_after: dict[int, dict[str, list[str]]] | None = None,
-                 restarted_after: dict[int, dict[str, list[str]]] | None = None) -> set[str]:
+                 restarted_after: dict[int, dict[str, list[str]]] | None = None
+                 ) -> tuple[set[str], dict[str, int]]:
     """What a restart that restored every declared component ends with as the
     reference ended (``held_digests`` of each): the declared state brings it
     back (a sampler's epoch set from the declared one, the last batch's
@@ -304,25 +305,18 @@ def brought_back(reference: dict[str, list[str]], restarted: dict[str, list[str]
     step, what the program sets again from declared state is right; a
     counter the restart lost may be set back alike by the end (a patience
     counter that a better evaluation resets). (The caller passes what a
-    restart held right after its restore only where it departed.)"""
-    back = {path for path, digests in reference.items() if restarted.get(path) == digests}
-    return back - set(held_otherwise(back, reference_after, restarted_after))
-
-
-def held_otherwise(paths: Iterable[str],
-                   reference_after: dict[int, dict[str, list[str]]] | None = None,
-                   restarted_after: dict[int, dict[str, list[str]]] | None = None
-                   ) -> dict[str, int]:
-    """Of ``paths``, those a restart held otherwise than the reference after a
-    step (``brought_back``): path -> the first such step."""
-    out: dict[str, int] = {}
+    restart held right after its restore only where it departed.) Also, of
+    what it ends with alike, what it held otherwise on the way: path -> the
+    first step after which it did."""
+    alike = {path for path, digests in reference.items() if restarted.get(path) == digests}
+    otherwise: dict[str, int] = {}
     for step, restarted_there in sorted((restarted_after or {}).items()):
         there = (reference_after or {}).get(step)
         if there is not None:
-            for path in paths:
+            for path in alike:
                 if path in there and restarted_there.get(path) != there[path]:
-                    out.setdefault(path, step)
-    return out
+                    otherwise.setdefault(path, step)
+    return alike - set(otherwise), otherwise
 
 
 def iterators_over(program: Any, loaders: dict[str, Any]) -> dict[str, list[str]]:

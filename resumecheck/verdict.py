@@ -15,7 +15,7 @@ import math
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -443,14 +443,17 @@ def _as_built(ref: Reference, result: RunResult,
     return [n for n in result.dropped if n in built], apart
 
 
-def _ends_alike(ref: Reference, last: SegmentResult, name: str) -> bool:
-    """The run ends with component ``name`` as the reference does (a dropped
-    one that the reference never changed after the resume point is not
-    compared at the end: ``end_state_differences``)."""
-    if not ref.segment.end_state or not last.end_state:
-        return False
-    ends = load_checkpoint(last.end_state, read_only=True)["components"]
-    return name in ends and digest(ends[name]) == ref.component_digest(ref.segment.end_state, name)
+def _ended_alike(ref: Reference, segments: Segments, names: Iterable[str]) -> set[str]:
+    """Of ``names``, the components the run ends with as the reference does, bit
+    for bit (none when either end state is unknown; a dropped one that the
+    reference never changed after the resume point is not compared at the end:
+    ``end_state_differences``)."""
+    last = segments[-1][1] if segments else None
+    if last is None or not last.end_state or not ref.segment.end_state:
+        return set()
+    run_end = load_checkpoint(last.end_state, read_only=True)["components"]
+    return {name for name in names if name in run_end
+            and digest(run_end[name]) == ref.component_digest(ref.segment.end_state, name)}
 
 
 def _set_again_text(apart: dict[str, tuple[int, str]]) -> str:
@@ -499,7 +502,8 @@ def conclude(ref: Reference, result: RunResult, cmp: Comparison | None,
     built, apart = _as_built(ref, result, segments) if result.blind_spot else ([], {})
     ks = list(result.resume_at)
     still = _unmoved(ref, built, ks)
-    again = {n: d for n, d in apart.items() if _ends_alike(ref, segments[-1][1], n)}
+    alike = _ended_alike(ref, segments, apart)
+    again = {n: d for n, d in apart.items() if n in alike}
     if again and SCHEDULER_UNREAD not in result.explanation:
         result.explanation += _set_again_text(again)
     if CONFIG in apart and CONFIG not in again:  # (a trial: told to use other settings)
@@ -818,13 +822,11 @@ def streams_put_back(ref: Reference, segments: Segments) -> set[str]:
     start). Not said of other state: one that a step overwrites without
     reading it ends equal too, yet a save before that step would keep the
     wrong state (a latent gap)."""
-    last = segments[-1][1] if segments else None
-    if last is None or not last.end_state or not ref.segment.end_state:
+    if not ref.segment.end_state:
         return set()
-    run_end = load_checkpoint(last.end_state, read_only=True)["components"]
-    return {name for name in ref.segment.names
-            if is_stream_state(run_end.get(name))
-            and digest(run_end[name]) == ref.component_digest(ref.segment.end_state, name)}
+    at_end = ref.file(ref.segment.end_state)["components"]
+    return _ended_alike(ref, segments, [name for name in ref.segment.names
+                                      if is_stream_state(at_end.get(name))])
 
 
 def modes_put_back(ref: Reference, result: RunResult, segments: Segments) -> set[str]:
@@ -1132,16 +1134,13 @@ def resave_findings(ref: Reference, result: RunResult, segments: Segments,
     nothing reads stays a gap: a timer, a private counter); not random state
     (its latency rests on draws, see ``_idle_streams_only``), nor one with a
     known step beyond the run where it would matter, which no rerun reaches."""
-    last = segments[-1][1] if segments else None
-    if departure(result) is not None or last is None or not last.end_state \
-            or not ref.segment.end_state:
+    if departure(result) is not None:
         return []
-    run_end = load_checkpoint(last.end_state, read_only=True)["components"]
-    return [i for i, f in enumerate(result.diagnosis)
-            if f.status == LATENT and f.step is not None and f.matters_from is None
-            and not is_random(f) and f.component in run_end
-            and digest(run_end[f.component])
-            == ref.component_digest(ref.segment.end_state, f.component)]
+    candidates = [i for i, f in enumerate(result.diagnosis)
+                  if f.status == LATENT and f.step is not None and f.matters_from is None
+                  and not is_random(f)]
+    alike = _ended_alike(ref, segments, {result.diagnosis[i].component for i in candidates})
+    return [i for i in candidates if result.diagnosis[i].component in alike]
 
 
 _RESAVED_ALIKE = ("your save() right after your load(), and a restart from that checkpoint, "
