@@ -322,7 +322,7 @@ class Report:
     """Quantities no step could trace, each with why and what to declare: a
     divergence then shows first in a later quantity (the loss, a step late)."""
     undeclared: list[str] = field(default_factory=list)
-    """Tensors the program holds that training changed and no declared
+    """Tensors the program holds that the run changed and no declared
     component holds, each in words: not compared, so a checkpoint that loses
     them shows only when they change a step."""
     launched_with: dict[str, Any] = field(default_factory=dict)

@@ -121,7 +121,7 @@ class SegmentSpec:
     capture_end: bool = True
     """Capture every component's state at the end (runs judged on their trace alone skip it)."""
     find_undeclared: bool = False
-    """Name the tensors and numbers the program holds that training changed and
+    """Name the tensors and numbers the program holds that the run changed and
     no declared component holds (``undeclared``; the reference)."""
     digest_held: bool = False
     """At the end, digest what the program holds outside its declared

@@ -19,7 +19,7 @@ registered with ``persistent=False``, generators), the fields of a declared
 component of the program's own class (a data position it wrote, whose
 ``state_dict()`` may leave one out), and random generators it
 keeps (torch's, numpy's, Python's ``random.Random``); read where they are: no
-``state_dict()`` of an undeclared object is called. Those that training
+``state_dict()`` of an undeclared object is called. Those that the run
 changed (between the build and the end of the run, or after a step looked
 at: each resume point and the step after it) and that no declared component
 holds (the same storage, or the same values in what a component's
@@ -80,7 +80,7 @@ _HELD_BY_NONE = "held by no declared component"
 
 class UndeclaredWatch:
     """The tensors a program holds at its build, to name at the end of its run
-    those training changed that no declared component holds."""
+    those the run changed (its steps, or its save()) that no declared component holds."""
 
     def __init__(self, program: Any, components: Sequence[Component]) -> None:
         self._storages: set[int | None] = set()
@@ -193,13 +193,13 @@ class UndeclaredWatch:
         is; ``in_module``: it is in a declared module; ``none_holds``: how
         the line says that no declared component's state holds it)."""
         if owner_kind is not None:  # (a field of a declared object of its own class)
-            what = (f"{self._number_values(path, obj)}, changed by training" if _is_number(obj)
+            what = (f"{self._number_values(path, obj)}, changed during the run" if _is_number(obj)
                     # (a trial read "Generator: 1 tensor, 5056 values": its state's bytes)
-                    else "a torch.Generator whose state training changed"
+                    else "a torch.Generator whose state the run changed"
                     if isinstance(obj, torch.Generator)
-                    else "a numpy Generator whose state training changed"
+                    else "a numpy Generator whose state the run changed"
                     if isinstance(obj, np.random.Generator)
-                    else f"{type(obj).__name__}: {_amount(missed)}, changed by training")
+                    else f"{type(obj).__name__}: {_amount(missed)}, changed during the run")
             return (f"{path} ({what}; a field of the declared component "
                     f"{path.split('.')[0]} ({owner_kind}) {_NOT_SET_BACK}: {_FIELD_TODO})")
         if _is_number(obj):
@@ -209,18 +209,18 @@ class UndeclaredWatch:
                 "a numpy Generator"
             todo = (_FRAMEWORK_HELD_TODO if path.startswith("data_collator") else
                     "register it, RNGState({'name': generator}), to check that it resumes")
-            return (f"{path} ({kind} whose state training changed, drawn "
+            return (f"{path} ({kind} whose state the run changed, drawn "
                     f"from or seeded again, and {none_holds}: {todo})")
         if isinstance(obj, _OTHER_GENERATORS):
             return (f"{path} (a {type(obj).__module__.split('.')[0]}."
-                    f"{type(obj).__name__} whose state training changed, drawn from "
+                    f"{type(obj).__name__} whose state the run changed, drawn from "
                     f"or seeded again, and {none_holds}: {_todo(path)})")
         if isinstance(obj, torch.Tensor) and in_module:
-            return f"{path} (Tensor: {_amount(missed)}, that training changed, {_LOOSE_TODO})"
+            return f"{path} (Tensor: {_amount(missed)}, that the run changed, {_LOOSE_TODO})"
         amount = (f"{len(obj)} item{'' if len(obj) == 1 else 's'}, "
                   f"{sum(t.numel() for t in tensors)} values"
                   if isinstance(obj, collections.deque) else _amount(missed))
-        return (f"{path} ({type(obj).__name__}: {amount}, that training "
+        return (f"{path} ({type(obj).__name__}: {amount}, that the run "
                 f"changed and {none_holds}: {_todo(path)})")
 
     def _number(self, path: str, now: Any, in_module: bool,
@@ -230,7 +230,7 @@ class UndeclaredWatch:
                 "that it resumes" if in_module
                 else f"{_HELD_BY_NONE if none_holds == _NO_COMPONENT_HOLDS else none_holds}: "
                 f"{_todo(path)}")
-        return f"{path} ({self._number_values(path, now)}, changed by training; {held})"
+        return f"{path} ({self._number_values(path, now)}, changed during the run; {held})"
 
     def _number_values(self, path: str, now: Any) -> str:
         """``int: 0 at the build, 5 after step 5, 0 at the end``."""
@@ -253,7 +253,7 @@ _FIELD_TODO = ("its state_dict() leaves it out, or its load_state_dict() does no
                "it resumes")
 
 
-_NUMBERS_ONLY = re.compile(rf"^\S+ \(\w+: \d+ numbers?, that training changed and "
+_NUMBERS_ONLY = re.compile(rf"^\S+ \(\w+: \d+ numbers?, that the run changed and "
                            rf"{_NO_COMPONENT_HOLDS}:")
 """A `not compared` line of a holder of the program's own numbers only (no tensor)."""
 

@@ -163,7 +163,7 @@ def test_a_generator_in_the_users_data_collator_is_named_with_what_to_do():
                                 noise_seeds=0, check_determinism=False)
     assert report.runs[0].verdict == DIVERGED
     [line] = [u for u in report.undeclared if u.startswith("data_collator.rng ")]
-    assert line.startswith("data_collator.rng (a numpy Generator whose state training changed, "
+    assert line.startswith("data_collator.rng (a numpy Generator whose state the run changed, "
                            "drawn from or seeded again, and no declared component holds: the "
                            "framework's checkpoint does not hold it"), line
     assert "RNGState" not in line  # (a Trainer target declares nothing more)

@@ -50,13 +50,13 @@ def test_only_lines_of_numbers_are_hedged():
 
     why = "the engine's own full resume failed"
     hedge = f"; whether a declared component holds it is not known ({why}: "
-    number = ("best (float: inf at the build, 0.5 at the end, changed by training; held by no "
+    number = ("best (float: inf at the build, 0.5 at the end, changed during the run; held by no "
               "declared component: declare it as a component to check that it resumes)")
-    numbers = ("order (list: 48 numbers, that training changed and no declared component "
+    numbers = ("order (list: 48 numbers, that the run changed and no declared component "
                "holds: declare it as a component to check that it resumes)")
-    tensors = ("ema (Sequential: 4 tensors, 49 values, that training changed and no declared "
+    tensors = ("ema (Sequential: 4 tensors, 49 values, that the run changed and no declared "
                "component holds: declare it as a component to check that it resumes)")
-    generator = ("gen (a torch.Generator whose state training changed, drawn from or seeded "
+    generator = ("gen (a torch.Generator whose state the run changed, drawn from or seeded "
                  "again, and no declared component holds: register it, RNGState({'name': "
                  "generator}), to check that it resumes)")
     for line in (number, numbers):
@@ -65,7 +65,7 @@ def test_only_lines_of_numbers_are_hedged():
         assert hedged.endswith("if none does, declare it as a component to check that it "
                                "resumes)"), hedged
     assert not_known_if_held(numbers, why).startswith(
-        "order (list: 48 numbers, that training changed; whether")
+        "order (list: 48 numbers, that the run changed; whether")
     for line in (tensors, generator):
         assert not_known_if_held(line, why) == line
 

@@ -19,7 +19,7 @@ def test_the_field_its_state_dict_leaves_out_is_named_and_the_epoch_it_keeps_is_
     assert [line.split(" (")[0] for line in report.undeclared] == ["data_cursor.batch_in_epoch"]
     line = report.undeclared[0]
     assert line.startswith("data_cursor.batch_in_epoch (int: 0 at the build, 4 at the end, "
-                           "changed by training; a field of the declared component "
+                           "changed during the run; a field of the declared component "
                            "data_cursor (Position) that the engine's restore of it does not "
                            "set back: its state_dict() leaves it out"), line
     assert "your own resume held it otherwise right after your load() at step 5" in line
@@ -34,7 +34,7 @@ def test_its_twin_that_keeps_the_field_under_another_key_names_nothing():
 
 
 def test_where_no_restore_shows_what_the_state_brings_back_the_line_hedges():
-    line = ("pos.n (int: 0 at the build, 4 at the end, changed by training; a field of the "
+    line = ("pos.n (int: 0 at the build, 4 at the end, changed during the run; a field of the "
             "declared component pos (P) that the engine's restore of it does not set back: its "
             "state_dict() leaves it out, or ...)")
     hedged = not_known_if_held(line, "the engine's own full resume failed")

@@ -21,7 +21,7 @@ def test_an_undeclared_ema_that_training_changes_is_named_as_not_compared():
     assert report.full_resume.verdict == IDENTICAL  # (nothing compared differs: true)
     assert len(report.undeclared) == 1, report.undeclared
     assert report.undeclared[0].startswith("ema (Sequential: 4 tensors, 49 values, that "
-                                           "training changed and no declared component holds")
+                                           "the run changed and no declared component holds")
     text = report.render()
     assert "not compared: ema (Sequential" in text
     assert "every declared component's state match" in text
@@ -72,7 +72,7 @@ def test_a_generator_a_declared_model_keeps_is_named_when_nothing_holds_it():
     report = verify(model_generator.BUGGY, drop="none", noise_seeds=0)
     assert not report.equivalent
     assert report.undeclared == [
-        "params.0.generator (a torch.Generator whose state training changed, drawn from or "
+        "params.0.generator (a torch.Generator whose state the run changed, drawn from or "
         "seeded again, and no declared component holds: register it, "
         "RNGState({'name': generator}), to check that it resumes); your own resume held it "
         "otherwise right after your load() at step 3, and departed from the uninterrupted run "
@@ -138,9 +138,9 @@ def test_early_stoppings_numbers_that_a_restart_loses_are_named():
     named = {u.split(" (")[0]: u for u in report.undeclared}
     assert list(named) == ["best_loss", "bad_evals", "history"], report.undeclared
     assert named["best_loss"].startswith("best_loss (float: inf at the build, 0.5")
-    assert "at the end, changed by training; held by no declared component: declare it" \
+    assert "at the end, changed during the run; held by no declared component: declare it" \
         in named["best_loss"]
-    assert named["history"].startswith("history (dict: 1 number, that training changed")
+    assert named["history"].startswith("history (dict: 1 number, that the run changed")
     assert "not compared: best_loss (float: inf at the build" in report.render()
 
 
@@ -176,7 +176,7 @@ def test_numbers_declared_or_read_by_a_component_are_not_named():
 def test_a_counter_a_declared_model_keeps_outside_its_state_dict_is_named():
     report = verify(NUMBERS + "IN_THE_MODEL", **FAST)
     assert report.undeclared == [
-        "params.calls (int: 0 at the build, 8 at the end, changed by training; an attribute "
+        "params.calls (int: 0 at the build, 8 at the end, changed during the run; an attribute "
         "of a declared module, which its state_dict() leaves out: keep it in a buffer "
         "(register_buffer), or declare it as a component, to check that it resumes); "
         "your own resume (save/load) ends with it otherwise than the uninterrupted run did: "
@@ -264,7 +264,7 @@ def test_a_callbacks_class_is_part_of_the_path_its_lines_name():
     from resumecheck.phrases import uncompared_path
 
     line = ("callbacks (Clip).ema_norm (float: 0.0 at the build, 1.5 at the end, changed "
-            "by training; ...)")
+            "during the run; ...)")
     assert uncompared_path(line) == "callbacks (Clip).ema_norm"
     assert uncompared_path("callbacks (EMA#2).shadow['w'] (Tensor: 1 tensor, ...)") == \
         "callbacks (EMA#2).shadow['w']"
@@ -300,7 +300,7 @@ def test_a_number_equal_to_one_in_a_components_state_is_not_taken_as_held():
 
 def test_a_counter_set_back_by_the_end_is_named_from_where_the_restart_held_it_otherwise():
     """A trial: a patience counter, 1 at the resume point and 0 again at the
-    end, looked unchanged by training; the engine's own full resume, which
+    end, looked unchanged during the run; the engine's own full resume, which
     lost it, cut the learning rate at another step, and the WARNING named
     everything but it. Changed is what changed after any step looked at (the
     resume point, the step after), and a restart that departed is compared
@@ -310,8 +310,8 @@ def test_a_counter_set_back_by_the_end_is_named_from_where_the_restart_held_it_o
     assert [u.split(" (")[0] for u in report.undeclared] == [
         "early.best_loss", "early.bad_evals", "early.cuts"], report.undeclared
     assert report.undeclared[1].startswith(
-        "early.bad_evals (int: 0 at the build, 1 after step 9, 0 at the end, changed by "
-        "training; held by no declared component: declare it as a component")
+        "early.bad_evals (int: 0 at the build, 1 after step 9, 0 at the end, changed during "
+        "the run; held by no declared component: declare it as a component")
     notice = report.incomplete_state_notice()
     assert "`early.bad_evals`" in notice
     # (a trial read "Ablations cannot be judged" under --drop none, which runs none)
@@ -328,10 +328,10 @@ def test_numpy_and_python_generators_the_program_keeps_are_named_until_declared(
     Generator is: by their state."""
     report = verify("fixtures.trust.other_generators:UNDECLARED", **FAST)
     assert report.undeclared == [
-        "noise (a numpy Generator whose state training changed, drawn from or seeded again, "
+        "noise (a numpy Generator whose state the run changed, drawn from or seeded again, "
         "and no declared component holds: register it, RNGState({'name': generator}), to "
         "check that it resumes)",
-        "order (a random.Random whose state training changed, drawn from or seeded again, and "
+        "order (a random.Random whose state the run changed, drawn from or seeded again, and "
         "no declared component holds: declare it as a component to check that it resumes)"]
     assert "`noise`, `order`" in report.incomplete_state_notice()
     declared = verify("fixtures.trust.other_generators:DECLARED", **FAST)
@@ -360,7 +360,7 @@ def test_what_the_programs_own_load_lost_is_said_from_before_its_resume_departed
 def test_a_replay_buffer_in_a_deque_is_named_as_one_holder_until_declared():
     report = verify("fixtures.trust.replay_buffer:UNDECLARED", **FAST)
     assert report.undeclared == [
-        "buffer (deque: 64 items, 320 values, that training changed and no declared "
+        "buffer (deque: 64 items, 320 values, that the run changed and no declared "
         "component holds: declare it as a component to check that it resumes)"]
     assert "`buffer`" in report.incomplete_state_notice()
     declared = verify("fixtures.trust.replay_buffer:DECLARED", **FAST)
@@ -459,7 +459,7 @@ def test_a_generator_field_left_out_of_a_components_state_is_named_as_a_generato
     the bytes of its state, not a tensor of the program's."""
     report = verify(Target(factory=_ShufflingScript, steps=10, resume_at=(6,)), **FAST)
     [line] = [u for u in report.undeclared if u.startswith("data_cursor.gen ")]
-    assert line.startswith("data_cursor.gen (a torch.Generator whose state training changed; "
+    assert line.startswith("data_cursor.gen (a torch.Generator whose state the run changed; "
                            "a field of the declared component data_cursor (_ShufflingPosition)")
 
 
@@ -537,15 +537,15 @@ def test_items_of_one_list_said_alike_are_one_line():
     state, printed fifteen near-identical 500-character lines."""
     from resumecheck.phrases import merge_items, uncompared_path
 
-    said = "(tuple: 1 number, changed by training; a field of the declared component ...)"
+    said = "(tuple: 1 number, changed during the run; a field of the declared component ...)"
     lines = [f"data_cursor.buffer[{i}] {said}" for i in range(15)]
     lines += ["best (float: inf at the build, 0.5 at the end, ...)",
               "queue[0] (Tensor: 4 values, ...)", "queue[1] (Tensor: 8 values, ...)",
               "pool[0] (int: 1)", "pool[2] (int: 1)", "pool[5] (int: 1)"]
     merged = merge_items(lines)
     assert merged == [
-        "data_cursor.buffer[0..14] (each of these 15 items: tuple: 1 number, changed by "
-        "training; a field of the declared component ...)",
+        "data_cursor.buffer[0..14] (each of these 15 items: tuple: 1 number, changed during "
+        "the run; a field of the declared component ...)",
         "best (float: inf at the build, 0.5 at the end, ...)",
         "queue[0] (Tensor: 4 values, ...)", "queue[1] (Tensor: 8 values, ...)",
         "pool[0,2,5] (each of these 3 items: int: 1)"]
