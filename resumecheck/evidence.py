@@ -62,9 +62,11 @@ def annotate(result: RunResult, reference: SegmentResult,
         if result.dropped else "the engine's restore")
     _branch_note(result)
     quantity = result.first_divergent_quantity or ""
+    key = result.first_divergent_key or ""
     if quantity.startswith("state of ") and segments:
-        result.divergence_detail = describe_end_state(reference, segments[-1][1],
-                                                      quantity.removeprefix("state of "))
+        result.divergence_detail = describe_end_state(
+            reference, segments[-1][1], key.removeprefix("state:") if key.startswith("state:")
+            else quantity.removeprefix("state of "))
     elif result.first_divergent_step is not None:
         result.divergence_detail = describe_data(reference, segments, result.first_divergent_step)
     if result.divergence_detail:

@@ -199,13 +199,19 @@ def compare_run(ref: Reference, first_k: int, dropped: Sequence[str], segments: 
         # state differ in everything it trained since, by amounts the loss
         # curve says better (at 1M parameters the end state's cost 0.1 s a sweep).
         return out
-    for name, diff in end_state_differences(
-        ref, first_k, dropped, segments[-1][1], latent,
-    ):
+    ends = end_state_differences(ref, first_k, dropped, segments[-1][1], latent)
+    # a dropped component's own end first (a trial: `drop global_step` named
+    # the plateau it moved, and not the step count it ended with), then the
+    # others beyond the tolerance beside it
+    ends.sort(key=lambda item: item[0] not in dropped)
+    for name, diff in ends:
         out.add(f"state:{name}", diff)
         out.first_bitwise = out.first_bitwise or (ref.steps, f"state:{name}")
-        if out.first is None and not diff.within_tolerance:
-            out.first = (ref.steps, f"state:{name}")
+        if not diff.within_tolerance:
+            if out.first is None:
+                out.first = (ref.steps, f"state:{name}")
+            else:
+                out.first_also.append(f"state:{name}")
     return out
 
 
@@ -1573,8 +1579,12 @@ def _why_no_gradient(record: StepRecord) -> str:
 
 
 def _others(key: str, also: list[str]) -> str:
-    """`` (the largest of 4 parameters that differ)``, `` (and on 1 more rank)``:
-    the others of the first quantity's kind that differ at its step too."""
+    """`` (the largest of 4 parameters that differ)``, `` (and on 1 more rank)``,
+    `` (and of plateau)``: the others of the first quantity's kind that differ
+    at its step too (the end state's: the other components that end otherwise)."""
+    if key.startswith("state:"):  # (the end state: the other components that end otherwise)
+        others = [k.removeprefix("state:") for k in also if k.startswith("state:")]
+        return f" (and of {', '.join(others)})" if others else ""
     base, rank = split_rank_name(key)
     kind = {"param": "parameter", "grad": "gradient"}.get(_kind(key))
     names = {split_rank_name(k)[0] for k in also} - {base}

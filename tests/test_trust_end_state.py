@@ -33,3 +33,18 @@ def test_a_state_that_differs_only_at_the_end_is_described_there():
 def test_its_twin_that_saves_the_scheduler_resumes():
     report = verify("fixtures.trust.end_state_only:CORRECT", drop="none", noise_seeds=0)
     assert report.equivalent and report.full_resume.verdict == IDENTICAL
+
+
+def test_a_dropped_component_that_ends_otherwise_is_named_before_what_it_moved():
+    """A trial: `drop global_step` named `state of plateau at the end`, the
+    best loss its evaluation schedule moved, and not the step count itself,
+    because the program declared the plateau first."""
+    from tests.programs import EVAL_BY_STEP
+
+    report = verify(EVAL_BY_STEP, drop=["global_step"], noise_seeds=0)
+    dropped = report.runs[-1]
+    assert dropped.dropped == ["global_step"] and dropped.verdict == DIVERGED
+    assert dropped.first_divergent_quantity == "state of global_step (and of best)"
+    assert dropped.divergence_detail == "global_step at the end: 4, expected 8"
+    assert "the final state of global_step (and of best) differs" in dropped.explanation
+    assert "state of global_step (and of best) at the end" in report.render()
