@@ -199,7 +199,8 @@ class UndeclaredWatch:
                     if isinstance(obj, torch.Generator)
                     else "a numpy Generator whose state the run changed"
                     if isinstance(obj, np.random.Generator)
-                    else f"{type(obj).__name__}: {_amount(missed)}, changed during the run")
+                    else f"{type(obj).__name__}: {_amount_of(obj, missed)}, "
+                    "changed during the run")
             return (f"{path} ({what}; a field of the declared component "
                     f"{path.split('.')[0]} ({owner_kind}) {_NOT_SET_BACK}: {_FIELD_TODO})")
         if _is_number(obj):
@@ -219,7 +220,7 @@ class UndeclaredWatch:
             return f"{path} (Tensor: {_amount(missed)}, that the run changed, {_LOOSE_TODO})"
         amount = (f"{len(obj)} item{'' if len(obj) == 1 else 's'}, "
                   f"{sum(t.numel() for t in tensors)} values"
-                  if isinstance(obj, collections.deque) else _amount(missed))
+                  if isinstance(obj, collections.deque) else _amount_of(obj, missed))
         return (f"{path} ({type(obj).__name__}: {amount}, that the run "
                 f"changed and {none_holds}: {_todo(path)})")
 
@@ -253,7 +254,8 @@ _FIELD_TODO = ("its state_dict() leaves it out, or its load_state_dict() does no
                "it resumes")
 
 
-_NUMBERS_ONLY = re.compile(rf"^\S+ \(\w+: \d+ numbers?, that the run changed and "
+_NUMBERS_ONLY = re.compile(rf"^\S+ \(\w+: \d+ numbers?(?: \(of its \d+ entries\))?, "
+                           rf"that the run changed and "
                            rf"{_NO_COMPONENT_HOLDS}:")
 """A `not compared` line of a holder of the program's own numbers only (no tensor)."""
 
@@ -390,6 +392,16 @@ def _amount(missed: list[torch.Tensor]) -> str:
              f"{'' if count == 1 else 's'}"] if tensors else []
     parts += [f"{numbers} number{'' if numbers == 1 else 's'}"] if numbers else []
     return " and ".join(parts)
+
+
+def _amount_of(obj: Any, missed: list[torch.Tensor]) -> str:
+    """``_amount(missed)``, and where a dict, list or tuple holds more entries
+    (a sample, a view of the data, beside its label): ``1 number (of its 2
+    entries)`` (a trial read `tuple: 1 number` as the whole tuple)."""
+    named = _amount(missed)
+    if isinstance(obj, (dict, list, tuple)) and len(missed) < len(obj):
+        return f"{named} (of its {len(obj)} entries)"
+    return named
 
 
 def _ptr(t: torch.Tensor) -> int | None:

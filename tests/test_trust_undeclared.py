@@ -550,3 +550,55 @@ def test_items_of_one_list_said_alike_are_one_line():
         "queue[0] (Tensor: 4 values, ...)", "queue[1] (Tensor: 8 values, ...)",
         "pool[0,2,5] (each of these 3 items: int: 1)"]
     assert uncompared_path(merged[0]) == "data_cursor.buffer[0..14]"
+
+
+_SAMPLES = torch.linspace(-1, 1, 96).reshape(32, 3)
+
+
+class _Buffered:
+    """A data stream of the program's own class whose buffer of (sample,
+    label) pairs its state_dict() leaves out; the sample a view of the data."""
+
+    def __init__(self) -> None:
+        self.pos, self.buffer = 0, []
+
+    def next(self) -> tuple[torch.Tensor, int]:
+        while len(self.buffer) < 4:
+            self.buffer.append((_SAMPLES[self.pos % 32], self.pos % 5))
+            self.pos += 1
+        return self.buffer.pop(0)
+
+    def state_dict(self) -> dict:
+        return {"pos": self.pos}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.pos = state["pos"]
+
+
+class _TupleBuffer:
+    def __init__(self, config: dict) -> None:
+        torch.manual_seed(0)
+        self.model = torch.nn.Linear(3, 1)
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+        self.data = _Buffered()
+
+    def components(self) -> dict:
+        return {"params": self.model, "optimizer": self.opt, "data": self.data}
+
+    def train_step(self) -> StepOutput:
+        x, y = self.data.next()
+        loss = (self.model(x) - y).pow(2).mean()
+        loss.backward()
+        self.opt.step()
+        self.opt.zero_grad()
+        return StepOutput(loss=loss.detach())
+
+
+def test_a_holder_of_more_entries_than_it_names_says_how_many_it_has():
+    """A trial read `tuple: 1 number` as the whole tuple, a (sample, label)
+    pair whose sample is a view of the data (not state, not counted)."""
+    report = verify(Target(factory=_TupleBuffer, steps=8, resume_at=(4,)), **FAST)
+    [line] = report.undeclared
+    assert line.startswith("data.buffer[0..2] (each of these 3 items: tuple: 1 number (of its "
+                           "2 entries), changed during the run; a field of the declared "
+                           "component data (_Buffered)"), line
