@@ -695,7 +695,8 @@ class _Restarts:
         return out
 
     def program(self, schedule: list[int], work: str, ranks: int | None = None,
-                held: bool = False) -> list[tuple[int, SegmentResult]]:
+                held: bool = False, config: dict[str, Any] | None = None,
+                ) -> list[tuple[int, SegmentResult]]:
         """The program's own save() and load(): the checkpoint under audit.
 
         The first half runs from step 0 and calls save() at the first resume
@@ -723,19 +724,20 @@ class _Restarts:
                 self.prefixes[first] = seg
         first_restore = Restore(path=seg.program_checkpoint or "", source="program")
         return [(0, seg), *self.chain(schedule, work, seg, first_restore=first_restore,
-                                      ranks=ranks, held=held)]
+                                      ranks=ranks, held=held, config=config)]
 
     def chain(
         self, schedule: list[int], work: str, previous: SegmentResult, *,
         first_restore: Restore, tag: str = "own", ranks: int | None = None,
         put_right: dict[int, str] | None = None, held: bool = False,
+        config: dict[str, Any] | None = None,
     ) -> list[tuple[int, SegmentResult]]:
         """Restart at each point of ``schedule`` through the program's load()
         (the first from ``first_restore``), saving with its save() at the next;
         ``ranks``: the restarts' number of ranks (an elastic resume), else the check's;
         ``put_right``: captures (by resume point) from which every later restart
         puts ``first_restore.override`` right too, after the program's load();
-        ``held``: as ``engine``'s."""
+        ``held``, ``config``: as ``engine``'s."""
         out: list[tuple[int, SegmentResult]] = []
         bounds = [*schedule, self.steps]
         prev = previous
@@ -749,7 +751,8 @@ class _Restarts:
                 override_path=again, override=first_restore.override if again else [])
             name = f"{tag}-{k}" if k not in schedule[:i] else f"{tag}-{k}-again"
             prev = self.segments.run(self.segments.spec(
-                name, work, config=self.restart_config, start=k, stop=stop,
+                name, work, config=self.restart_config if config is None else config,
+                start=k, stop=stop,
                 restore=restore, program_save_at=stop if stop < self.steps else None,
                 keep_tensors_after=k, reseed=_RESEED_BASE + k, ranks=ranks,
                 hash_seed=restart_hash_seed(i, self.segments.restart_seed),
@@ -1137,7 +1140,8 @@ class Checker:
             if settings_matter is not False:
                 verdict.note_launch_settings(done[0].result, engine_full.result,
                                              launched_with(self.target, self.run_config),
-                                             CONFIG in self.segment.names)
+                                             CONFIG in self.segment.names,
+                                             _own_settings_matter(self, done[0], engine_full))
             verdict.note_save_moves(done[0].result, self.segment.save_moved)
         return _report(self, [d.result for d in done], engine_full.held,
                        done[0].held if fulls == 2 else None,  # (the program's own resume)
@@ -1273,6 +1277,34 @@ def _launch_settings_matter(checker: Checker, engine_full: _Judged) -> bool | No
         return True
     if (again.verdict, again.failure, _trajectory(segments, schedule[0])) == (
             result.verdict, result.failure, engine_full.trajectory):
+        return False
+    return None
+
+
+def _own_settings_matter(checker: Checker, own: _Judged, engine_full: _Judged) -> bool | None:
+    """Whether the launch settings, which the program's own restarts are built
+    without, are what its own full resume lacks, where the report would offer
+    them as the cause (``verdict.launch_settings_suspected``): it runs again,
+    its restarts built with them. True: it then resumes; False: it departs
+    step for step as before; None: not asked, or mixed. (A trial: a load()
+    that rebuilt the program from its saved settings was told the restart
+    keeps the defaults', where a deque that lost its maxlen was the cause.)"""
+    result = own.result
+    launched = launched_with(checker.target, checker.run_config)
+    if not verdict.launch_settings_suspected(result, engine_full.result, launched,
+                                             CONFIG in checker.segment.names) \
+            or result.explanation.startswith(STOPPED):  # (a hang would cost its bound again)
+        return None
+    schedule = list(checker.resume_at)
+    with checker._segments.run_directory("run-") as work:
+        segments = checker._restarts.program(schedule, work, config=checker.run_config)
+        again = RunResult(dropped=[], resume_at=schedule, verdict=IDENTICAL,
+                          checkpoint="program")
+        verdict.judge(checker.reference, again, segments)
+    if verdict.resumes(again, checker.tolerance):
+        return True
+    if (again.verdict, again.failure, _trajectory(segments, schedule[0])) == (
+            result.verdict, result.failure, own.trajectory):
         return False
     return None
 

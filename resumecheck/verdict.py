@@ -50,8 +50,9 @@ from resumecheck.trajectory import Trajectory
 __all__ = [
     "Comparison", "Reference", "Segments", "band", "compare_run", "conclude", "confirmation_tries",
     "diagnose", "drop_sets", "explain", "give_fixes", "judge", "judge_ablations", "latent_text",
-    "lost_after_resave", "noise_summary", "plausibility", "quantity_name", "resave_findings",
-    "resumes", "settle_findings", "settle_resaved", "unjudge_when_incomplete",
+    "launch_settings_suspected", "lost_after_resave", "noise_summary", "plausibility",
+    "quantity_name", "resave_findings", "resumes", "settle_findings", "settle_resaved",
+    "unjudge_when_incomplete",
 ]
 
 Segments = Sequence[tuple[int, SegmentResult]]
@@ -1468,12 +1469,26 @@ _UNDECLARED_LEAD = ": what it leaves different is state you did not declare"
 list of likely causes (``note_launch_settings`` puts the settings first)."""
 
 
+def launch_settings_suspected(own: RunResult, engine: RunResult, launched: dict[str, Any],
+                              config_declared: bool) -> bool:
+    """Whether the program's own full resume departs with no lead in the
+    declared state, launched with settings its restart is built without,
+    where the engine's restart does not show them harmless (it resumes with
+    no declared ``config`` to carry them back): the settings may be the cause."""
+    idle = all(f.status in (LATENT, PUT_BACK) for f in own.diagnosis)
+    return bool(launched) and own.verdict == DIVERGED and idle and not (
+        engine.verdict == IDENTICAL and not config_declared)  # (built from the defaults, resumes)
+
+
 def note_launch_settings(own: RunResult, engine: RunResult, launched: dict[str, Any],
-                         config_declared: bool) -> None:
+                         config_declared: bool, own_matter: bool | None = None) -> None:
     """A run through the program's own save/load that departs with no lead in
     the declared state, launched with settings its restart is built without:
     say so (a trial: a dropout rate given at launch, its layer built from the
-    default at the restart, the config restored after the build; nothing named)."""
+    default at the restart, the config restored after the build; nothing named).
+    ``own_matter``: whether that resume, its restarts built with the launch
+    settings, resumes (True), departs as before (False: nothing is said), or
+    was not tried or is mixed (None)."""
     if launched and own.verdict == FAILED and own.explanation.startswith((BUILDING, RESTORING)):
         # (a trial: a layer size given at launch, the restart built with the default
         # one, its load failing on the shapes: nothing named the setting)
@@ -1482,13 +1497,13 @@ def note_launch_settings(own: RunResult, engine: RunResult, launched: dict[str, 
                             "build or the load needs may be missing there. If your launcher "
                             "passes them again, say so: Target(restart_config=\"run\")")
         return
-    idle = all(f.status in (LATENT, PUT_BACK) for f in own.diagnosis)
-    engine_resumes = engine.verdict == IDENTICAL
-    if not launched or own.verdict != DIVERGED or not idle or (
-            engine_resumes and not config_declared):  # (built from the defaults, and it resumes)
+    if own_matter is False or not launch_settings_suspected(own, engine, launched,
+                                                            config_declared):
         return
     engine_too = ("; the engine's restart, built with the settings its capture holds, "
-                  "resumes" if engine_resumes else "")
+                  "resumes" if engine.verdict == IDENTICAL else "")
+    if own_matter:
+        engine_too += "; and built with them, your own resume resumes"
     said = (
         f"the run was launched with {settings_text(launched)}, and its restart is built "
         "from the program's defaults: a setting the build reads (a dropout rate, a layer's "
