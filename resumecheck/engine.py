@@ -1138,10 +1138,7 @@ class Checker:
         if fulls == 2:
             verdict.unjudge_when_incomplete(done[0].result, engine_full.result)
             if settings_matter is not False:
-                verdict.note_launch_settings(done[0].result, engine_full.result,
-                                             launched_with(self.target, self.run_config),
-                                             CONFIG in self.segment.names,
-                                             _own_settings_matter(self, done[0], engine_full))
+                _note_own_launch_settings(self, done[0], engine_full)
             verdict.note_save_moves(done[0].result, self.segment.save_moved)
         return _report(self, [d.result for d in done], engine_full.held,
                        done[0].held if fulls == 2 else None,  # (the program's own resume)
@@ -1247,7 +1244,8 @@ class Checker:
             if own and resave and not resaved and _resaves(self, result, cmp):
                 _resave_clean(self.reference, self._restarts, result, segments, work)
             verdict.conclude(self.reference, result, cmp, segments)
-            return _Judged(result, _trajectory(segments, schedule[0]), segments[-1][1].held,
+            return _Judged(result, _trajectory(segments, schedule[0], cmp),
+                           segments[-1][1].held,
                            {step: held for _, seg in segments
                             for step, held in seg.held_after.items()})
 
@@ -1268,17 +1266,16 @@ def _launch_settings_matter(checker: Checker, engine_full: _Judged) -> bool | No
             or checker.settings.resume_nproc is not None
             or result.explanation.startswith(STOPPED)):  # (a hang would cost its bound again)
         return None
-    schedule = list(checker.resume_at)
-    with checker._segments.run_directory("run-") as work:
-        segments = checker._restarts.engine(schedule, [], work, config=checker.run_config)
-        again = RunResult(dropped=[], resume_at=schedule, verdict=IDENTICAL)
-        verdict.judge(checker.reference, again, segments)
-    if verdict.resumes(again, checker.tolerance):
-        return True
-    if (again.verdict, again.failure, _trajectory(segments, schedule[0])) == (
-            result.verdict, result.failure, engine_full.trajectory):
-        return False
-    return None
+    return _with_launch_settings(checker, engine_full, own=False)
+
+
+def _note_own_launch_settings(checker: Checker, own: _Judged, engine_full: _Judged) -> None:
+    """``verdict.note_launch_settings`` on the program's own full resume, told
+    by ``_own_settings_matter`` whether the settings change it."""
+    verdict.note_launch_settings(own.result, engine_full.result,
+                                 launched_with(checker.target, checker.run_config),
+                                 CONFIG in checker.segment.names,
+                                 _own_settings_matter(checker, own, engine_full))
 
 
 def _own_settings_matter(checker: Checker, own: _Judged, engine_full: _Judged) -> bool | None:
@@ -1295,23 +1292,38 @@ def _own_settings_matter(checker: Checker, own: _Judged, engine_full: _Judged) -
                                              CONFIG in checker.segment.names) \
             or result.explanation.startswith(STOPPED):  # (a hang would cost its bound again)
         return None
+    return _with_launch_settings(checker, own, own=True)
+
+
+def _with_launch_settings(checker: Checker, judged: _Judged, own: bool) -> bool | None:
+    """``judged``, a full resume (the program's own save/load, or the engine's),
+    run again with its restarts built with the launch settings. True: it then
+    resumes; False: it departs step for step as before, and ends alike; None:
+    mixed."""
     schedule = list(checker.resume_at)
     with checker._segments.run_directory("run-") as work:
-        segments = checker._restarts.program(schedule, work, config=checker.run_config)
+        segments = (checker._restarts.program(schedule, work, config=checker.run_config) if own
+                    else checker._restarts.engine(schedule, [], work, config=checker.run_config))
         again = RunResult(dropped=[], resume_at=schedule, verdict=IDENTICAL,
-                          checkpoint="program")
-        verdict.judge(checker.reference, again, segments)
+                          checkpoint="program" if own else "engine")
+        cmp = verdict.judge(checker.reference, again, segments)
     if verdict.resumes(again, checker.tolerance):
         return True
-    if (again.verdict, again.failure, _trajectory(segments, schedule[0])) == (
-            result.verdict, result.failure, own.trajectory):
+    result = judged.result
+    if (again.verdict, again.failure, _trajectory(segments, schedule[0], cmp)) == (
+            result.verdict, result.failure, judged.trajectory):
         return False
     return None
 
 
-def _trajectory(segments: list[tuple[int, SegmentResult]], first: int) -> list[Any]:
-    """A resumed run's per-step digests after its first resume point ``first``."""
-    return [r.digests for _, seg in segments for r in seg.records if r.step > first]
+def _trajectory(segments: list[tuple[int, SegmentResult]], first: int,
+                cmp: verdict.Comparison | None = None) -> list[Any]:
+    """A resumed run's per-step digests after its first resume point ``first``,
+    and, where no step departs (``cmp``), how its components that end otherwise
+    end (a trial: two runs that ended otherwise alike by name, not by state,
+    were said to be step for step one divergence)."""
+    steps: list[Any] = [r.digests for _, seg in segments for r in seg.records if r.step > first]
+    return steps + ([sorted(cmp.end_digests.items())] if cmp and cmp.end_digests else [])
 
 
 def _report(checker: Checker, runs: list[RunResult],

@@ -29,6 +29,7 @@ from resumecheck.report import (
     AFTER_DIVERGENCE, FAILED, IDENTICAL, LATENT, LOST_ON_RESAVE, NOT_CAUSE, PUT_BACK, RunResult,
     StreamOffset,
 )
+from resumecheck.phrases import UNDECLARED_LEAD
 from resumecheck.program import epoch_boundaries, next_epoch_start
 from resumecheck.segments import SegmentResult
 from resumecheck.capture import load_checkpoint
@@ -84,6 +85,24 @@ def annotate(result: RunResult, reference: SegmentResult,
         result.stream_offsets = [replace(o, detail=o.detail + note) for o in result.stream_offsets]
     elif result.stream_offsets:
         result.explanation += _stream_clause(result.stream_offsets)
+    result.explanation += _end_only_lead(result)
+
+
+def _end_only_lead(result: RunResult) -> str:
+    """For the program's own full resume whose every step matched and whose
+    end differs, with no lead in the declared state right after the load and
+    no stream that explains it: where to look (a trial: a running mean a
+    plateau scheduler was stepped with, left out of the checkpoint, ended
+    only the scheduler otherwise, and nothing was named)."""
+    if (result.dropped or result.checkpoint != "program" or result.stream_offsets
+            or not (result.first_divergent_quantity or "").startswith("state of")):
+        return ""
+    if any(f.status not in (LATENT, PUT_BACK) for f in result.diagnosis):
+        return ""
+    return (("; no declared component differs right after your load()" if not result.diagnosis
+             else "; what differs in the declared components right after your load() changes "
+             "nothing here") + f"{UNDECLARED_LEAD} (a running mean a scheduler is stepped with, "
+            "a counter), or that changed between the load and the first step")
 
 
 def _branch_note(result: RunResult) -> None:

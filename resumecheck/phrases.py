@@ -10,11 +10,15 @@ from __future__ import annotations
 import re
 
 __all__ = ["BUILDING", "OWN_RESUME_ENDS_OTHERWISE", "REORDERED", "RESTART_HELD_OTHERWISE",
-           "RESTORING", "STOPPED", "lost_uncompared", "merge_items", "uncompared_path"]
+           "RESTORING", "STOPPED", "UNDECLARED_LEAD", "lost_uncompared", "merge_items",
+           "uncompared_path"]
 
 RESTORING = "restoring the checkpoint"
 BUILDING = "building the restarted program"
 """How a run's explanation names the restore as the stage that failed."""
+UNDECLARED_LEAD = ": what it leaves different is state you did not declare"
+"""How a departed own resume with no lead in the declared state opens its
+list of likely causes (the launch settings, where suspected, go first)."""
 STOPPED = "stopped by the step timeout"
 """How a run's explanation opens when a phase outlived its bound (not a
 failure of the program's own, unless it hangs there)."""

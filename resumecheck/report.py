@@ -220,6 +220,9 @@ class RunResult:
     """Components whose restored state differs from the reference's at the resume point."""
     latent_gaps: list[str] = field(default_factory=list)
     """Components restored wrongly that the continuation never used (a warning)."""
+    ended_otherwise: list[str] = field(default_factory=list)
+    """Where no step departs: the components whose state at the end differs
+    from the reference's beyond the tolerance (the first named first)."""
     reproduce: str = ""
     stream_offsets: list[StreamOffset] = field(default_factory=list)
     """Random streams that differ at the start of the first steps after a restore."""
@@ -536,12 +539,20 @@ def _incomplete_state_notice(report: Report, lines_shown: bool) -> str | None:
                 + (" Ablations cannot be judged: inconclusive." if ablated else ""))
     if engine.verdict == FAILED:
         where = f"fails: {(engine.failure or '').splitlines()[0]}"
+    elif (engine.first_divergent_quantity or "").startswith("state of"):
+        # (a trial read "differs from step 24 (state of scheduler)" as a step)
+        where = (f"ends otherwise in the {engine.first_divergent_quantity} (every step "
+                 "matches)")
     else:
         where = (f"differs from step {engine.first_divergent_step} "
                  f"({engine.first_divergent_quantity})")
     ablations = " Ablations cannot be judged: inconclusive." if ablated else ""
     if any(r.dropped and r.verdict == DIVERGED for r in report.runs):
         ablations = (" Ablations that depart before it are judged (the two runs differ "
+                     "only in that component's restore); the others are inconclusive."
+                     if not where.startswith("ends otherwise") else
+                     " Ablations that depart in a step, or end otherwise in a component it "
+                     "ends as the uninterrupted run does, are judged (the two runs differ "
                      "only in that component's restore); the others are inconclusive.")
     if report.launch_settings_matter:
         return _settings_lacking_notice(_launch_text(report.seed, report.launched_with),

@@ -29,7 +29,9 @@ from resumecheck.components import (
 from resumecheck.errors import CONFIG_MASKED, SCHEDULER_UNREAD, SET_AGAIN, as_built_text
 from resumecheck.evidence import annotate, cleared_streams, set_right_during, unclear_streams
 from resumecheck.program import epoch_boundaries, next_epoch_start
-from resumecheck.phrases import BUILDING, OWN_RESUME_ENDS_OTHERWISE, RESTORING, STOPPED
+from resumecheck.phrases import (
+    BUILDING, OWN_RESUME_ENDS_OTHERWISE, RESTORING, STOPPED, UNDECLARED_LEAD,
+)
 from resumecheck.report import (
     AFTER_DIVERGENCE, CLOSE, CONFIRMED, DIVERGED, FAILED, IDENTICAL, INCONCLUSIVE, LATENT,
     LOST_ON_RESAVE, NOT_CAUSE, PUT_BACK, Finding, FindingStatus, RunResult, resave_loses,
@@ -156,6 +158,10 @@ class Comparison:
     """For each of ``worst``'s figures (``abs``, ``rel``, ``ulp``): its value and
     the key it is the largest of."""
     loss_deltas: dict[int, float] = field(default_factory=dict)
+    ended_otherwise: list[str] = field(default_factory=list)
+    """Where no step departs, the components that end beyond the tolerance."""
+    end_digests: dict[str, str] = field(default_factory=dict)
+    """Where no step departs, the digest of each component that ends otherwise."""
 
     def add(self, key: str, diff: Difference) -> None:
         """Count ``key``'s difference into the worst, noting whose each figure is."""
@@ -200,7 +206,8 @@ def compare_run(ref: Reference, first_k: int, dropped: Sequence[str], segments: 
         # state differ in everything it trained since, by amounts the loss
         # curve says better (at 1M parameters the end state's cost 0.1 s a sweep).
         return out
-    ends = end_state_differences(ref, first_k, dropped, segments[-1][1], latent)
+    ends = end_state_differences(ref, first_k, dropped, segments[-1][1], latent,
+                                 out.end_digests)
     # a dropped component's own end first (a trial: `drop global_step` named
     # the plateau it moved, and not the step count it ended with), then the
     # others beyond the tolerance beside it
@@ -209,6 +216,7 @@ def compare_run(ref: Reference, first_k: int, dropped: Sequence[str], segments: 
         out.add(f"state:{name}", diff)
         out.first_bitwise = out.first_bitwise or (ref.steps, f"state:{name}")
         if not diff.within_tolerance:
+            out.ended_otherwise.append(name)
             if out.first is None:
                 out.first = (ref.steps, f"state:{name}")
             else:
@@ -249,9 +257,10 @@ def tensor_differences(ref: Reference, seg: SegmentResult, step: int,
 
 def end_state_differences(
     ref: Reference, first_k: int, dropped: Sequence[str], last: SegmentResult,
-    latent: list[str] | None,
+    latent: list[str] | None, ends: dict[str, str] | None = None,
 ) -> list[tuple[str, Difference]]:
-    """Components whose state at the end differs from the reference's.
+    """Components whose state at the end differs from the reference's
+    (``ends``, where given, gets the digest each ends with).
 
     While the trajectory is identical, a component that the reference never
     changed after the resume point (an unused stream, a setting nothing
@@ -267,8 +276,11 @@ def end_state_differences(
             out.append((name, Difference(False, summary="missing")))
             continue
         ref_digest = ref.component_digest(ref.segment.end_state, name)
-        if ref_digest == digest(run_end[name]):
+        run_digest = digest(run_end[name])
+        if ref_digest == run_digest:
             continue
+        if ends is not None:
+            ends[name] = run_digest
         at_k = ref.segment.captures[first_k]
         if latent is not None and ref.component_digest(at_k, name) == ref_digest:
             if name not in dropped:
@@ -387,6 +399,7 @@ def judge(ref: Reference, result: RunResult, segments: Segments) -> Comparison |
     after = [d for s, d in cmp.loss_deltas.items() if s > result.resume_at[0]]
     result.max_abs_loss_diff = max(after, default=0.0)
     result.verdict = IDENTICAL
+    result.ended_otherwise = list(cmp.ended_otherwise)
     if cmp.first is not None:
         result.verdict = DIVERGED
         result.first_divergent_step, quantity = cmp.first
@@ -992,6 +1005,9 @@ def own_resume_ends(named: dict[str, str], reference: dict[str, list[str]],
     digests; ``_lost_by_the_load``), and after the next step where that came
     before the departure."""
     departed = run is not None and run.verdict not in (IDENTICAL, CLOSE)
+    # (a trial: a resume whose every step matched, ending otherwise in a declared
+    # scheduler, was said to have "departed at step 24": nothing followed from that)
+    ends_only = run is not None and steps_match(run)
     out = []
     for path, text in named.items():
         lost = _lost_by_the_load(path, run, reference_after, own_after) \
@@ -1000,6 +1016,10 @@ def own_resume_ends(named: dict[str, str], reference: dict[str, list[str]],
         if lost is not None and run is not None and k is not None:
             went = _went(run)
             text += (f"; your own resume held it otherwise right after your load() at step {k} "
+                     f"and after step {k + 1}, and ends with it otherwise, every step "
+                     "matching: your checkpoint loses it, unless it is not state (a log, "
+                     "a timer)" if lost and ends_only else
+                     f"; your own resume held it otherwise right after your load() at step {k} "
                      f"and after step {k + 1}, before it {went} at step "
                      f"{run.first_divergent_step}: your checkpoint loses it, unless it is "
                      "not state (a log, a timer)" if lost else
@@ -1010,7 +1030,7 @@ def own_resume_ends(named: dict[str, str], reference: dict[str, list[str]],
             text += "; your own resume ends without it (nothing there made it again)"
         elif own and path in own and path in reference and own[path] == reference[path]:
             text += "; your own resume ends with it as the uninterrupted run did"
-        elif own and path in own and path in reference and departed:
+        elif own and path in own and path in reference and departed and not ends_only:
             step = run.first_divergent_step if run is not None else None
             went = _went(run) if run is not None else "departed from the uninterrupted run"
             text += ("; your own resume ends with it otherwise, but that says nothing of your "
@@ -1295,12 +1315,17 @@ def judge_ablations(engine_full: RunResult, engine_trajectory: list[Any],
     """When the engine's own full resume is not equivalent, the declared
     components do not capture the program's state: an ablation is evidence
     only where it departs before that resume does (the two runs differ in
-    that one restore alone, and the full resume still matched there). Mark the
-    others ``inconclusive`` (a failed one stays failed: that is a fact), and
-    say when one's trajectory is the full resume's own divergence, step for step."""
+    that one restore alone, and the full resume still matched there), or,
+    where neither departs in a step, ends otherwise in a component that resume
+    ends as the reference does. Mark the others ``inconclusive`` (a failed one
+    stays failed: that is a fact), and say when one's trajectory (its steps'
+    digests, and how it ends where no step departs) is the full resume's own
+    divergence, step for step."""
     if resumes(engine_full, tolerance):
         return
-    where = (f"already differs from step {engine_full.first_divergent_step} "
+    where = (f"already ends otherwise in the {engine_full.first_divergent_quantity} (every "
+             "step matches)" if steps_match(engine_full) else
+             f"already differs from step {engine_full.first_divergent_step} "
              f"({engine_full.first_divergent_quantity})" if engine_full.verdict == DIVERGED
              else "failed" if engine_full.verdict == FAILED else f"is {engine_full.verdict}")
     for run, trajectory in ablations:
@@ -1308,6 +1333,8 @@ def judge_ablations(engine_full: RunResult, engine_trajectory: list[Any],
             continue
         if _departs_first(run, engine_full):
             _before_full_resume(run, engine_full)
+            continue
+        if _ends_otherwise_beyond(run, engine_full):
             continue
         run.verdict = INCONCLUSIVE
         run.blind_spot = False
@@ -1333,6 +1360,26 @@ def _departs_first(run: RunResult, engine_full: RunResult) -> bool:
             and run.resume_at == engine_full.resume_at and full_step is not None
             and step is not None and step < full_step
             and not (run.first_divergent_quantity or "").startswith("state"))
+
+
+def _ends_otherwise_beyond(run: RunResult, engine_full: RunResult) -> bool:
+    """Where neither ``run`` nor the engine's full resume departs in a step and
+    both end otherwise, whether ``run`` also ends otherwise in a component
+    the full resume ends as the reference does: the two differ only in that
+    restore, so it matters there; diverged stands, and its why says so (a
+    trial: `drop global_step`, which ended with 12 for 24, read inconclusive
+    with "its trajectory is identical to the full resume's divergence")."""
+    if not (steps_match(run) and steps_match(engine_full)
+            and run.resume_at == engine_full.resume_at):
+        return False
+    beyond = [name for name in run.ended_otherwise if name not in engine_full.ended_otherwise]
+    if not beyond:
+        return False
+    run.explanation += (
+        f"; the engine's full resume of every declared component ends otherwise too, in "
+        f"{', '.join(engine_full.ended_otherwise)}, but not in {', '.join(beyond)}, and the "
+        f"two differ only in restoring {', '.join(run.dropped)}: it matters here")
+    return True
 
 
 def _before_full_resume(run: RunResult, engine_full: RunResult) -> None:
@@ -1418,16 +1465,20 @@ def _divergence_text(r: RunResult, own_checkpoint: bool) -> str:
     text += _differs_clause(r.diagnosis)
     idle = [f for f in r.diagnosis if f.status in (LATENT, PUT_BACK)]
     if not r.dropped and r.checkpoint == "program" and len(idle) == len(r.diagnosis) \
-            and r.verdict == DIVERGED and not q.startswith("state of"):
+            and r.verdict == DIVERGED:
         # (a trial: a lost worker seed left only a latent stream, and no lead at all)
-        text += ("; no declared component differs right after your load()" if not idle else
-                 "; what differs in the declared components right after your load() "
-                 "changes nothing here")
-        # (a trial: a replay buffer rebuilt without its maxlen matched every declared state)
-        text += (f"{_UNDECLARED_LEAD} (a sampler's epoch that set_epoch sets, an iterator's "
-                 "position or its workers' seeds, a counter in your module, a setting of a "
-                 "declared object that its state leaves out: a deque's maxlen), or something "
-                 "drew from a stream or changed state between the load and the first step")
+        # (where only the end state differs, evidence.annotate says it, once it
+        # knows whether a stream explains it)
+        if not q.startswith("state of"):
+            text += ("; no declared component differs right after your load()" if not idle
+                     else "; what differs in the declared components right after your load() "
+                     "changes nothing here")
+            # (a trial: a replay buffer rebuilt without its maxlen matched every declared state)
+            text += (f"{UNDECLARED_LEAD} (a sampler's epoch that set_epoch sets, an "
+                     "iterator's position or its workers' seeds, a counter in your module, a "
+                     "setting of a declared object that its state leaves out: a deque's "
+                     "maxlen), or something drew from a stream or changed state between the "
+                     "load and the first step")
         if split_rank_name(r.first_divergent_key or "")[0] == "lr":
             text += _RATE_FIRST
     text += latent_text(r)
@@ -1463,11 +1514,6 @@ _RATE_FIRST = (
 )
 """(a trial: a load() that made the scheduler from the default settings' warm-up, in a run
 launched with another, was told only of samplers, iterators and counters)"""
-
-_UNDECLARED_LEAD = ": what it leaves different is state you did not declare"
-"""How a departed own resume with no lead in the declared state opens its
-list of likely causes (``note_launch_settings`` puts the settings first)."""
-
 
 def launch_settings_suspected(own: RunResult, engine: RunResult, launched: dict[str, Any],
                               config_declared: bool) -> bool:
@@ -1512,11 +1558,11 @@ def note_launch_settings(own: RunResult, engine: RunResult, launched: dict[str, 
         "or, if your launcher passes them again and your load() makes nothing again from "
         "other settings (a scheduler from the defaults' warm-up), say so: "
         "Target(restart_config=\"run\")")
-    if _UNDECLARED_LEAD in own.explanation:
+    if UNDECLARED_LEAD in own.explanation:
         # (a trial: a dropout rate given at launch was named after a sampler's
         # epoch, an iterator and the streams, as the last of the causes)
         own.explanation = own.explanation.replace(
-            _UNDECLARED_LEAD, f": {said}; else, what it leaves different is state you did "
+            UNDECLARED_LEAD, f": {said}; else, what it leaves different is state you did "
             "not declare", 1)
     else:
         own.explanation += f"; {said}"

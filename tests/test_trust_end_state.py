@@ -48,3 +48,45 @@ def test_a_dropped_component_that_ends_otherwise_is_named_before_what_it_moved()
     assert dropped.divergence_detail == "global_step at the end: 4, expected 8"
     assert "the final state of global_step (and of best) differs" in dropped.explanation
     assert "state of global_step (and of best) at the end" in report.render()
+
+
+def test_an_undeclared_mean_that_only_moves_a_schedulers_end_is_named_as_lost():
+    """A trial: a running mean a plateau scheduler was stepped with, left out of
+    the checkpoint, changed only the scheduler's end. Its `not compared` line
+    said that the resume "had departed at step 16" and that its end "says
+    nothing of your checkpoint"; the why gave no lead; `drop global_step`,
+    which ends with 8 for 16, read inconclusive, "its trajectory identical to
+    the full resume's divergence"."""
+    report = verify("fixtures.trust.end_state_only:RUNNING_MEAN_LOST", noise_seeds=0)
+    assert not report.equivalent
+    own, engine = report.full_resume, report.engine_resume
+    assert own.ended_otherwise == ["scheduler"] and engine.ended_otherwise == ["scheduler"]
+    [line] = report.undeclared
+    assert line.startswith("mean (float:"), line
+    assert line.endswith("; your own resume held it otherwise right after your load() at step 8 "
+                         "and after step 9, and ends with it otherwise, every step matching: "
+                         "your checkpoint loses it, unless it is not state (a log, a timer)")
+    assert ("no declared component differs right after your load(): what it leaves different "
+            "is state you did not declare (a running mean a scheduler is stepped with"
+            ) in own.explanation, own.explanation
+    assert "the run still ends otherwise in the state of scheduler (every step matches)" \
+        in report.incomplete_state_notice()
+    by_dropped = {tuple(r.dropped): r for r in report.runs if r.dropped}
+    step = by_dropped[("global_step",)]
+    assert step.verdict == DIVERGED and step.ended_otherwise == ["global_step", "scheduler"]
+    assert step.explanation.endswith(
+        "the engine's full resume of every declared component ends otherwise too, in "
+        "scheduler, but not in global_step, and the two differ only in restoring "
+        "global_step: it matters here"), step.explanation
+    scheduler = by_dropped[("scheduler",)]
+    # (it ends otherwise in the scheduler as the full resume does, but not alike:
+    # a fresh scheduler's count, where the full resume restored it)
+    assert scheduler.verdict == "inconclusive" and not scheduler.same_as_full_resume
+    assert "identical" not in scheduler.explanation
+    assert report.to_json()["runs"][0]["ended_otherwise"] == ["scheduler"]
+
+
+def test_its_twin_that_saves_the_mean_resumes():
+    report = verify("fixtures.trust.end_state_only:RUNNING_MEAN", noise_seeds=0)
+    assert report.equivalent, report.render()
+    assert report.full_resume.ended_otherwise == []
