@@ -1384,7 +1384,14 @@ def _ends_otherwise_beyond(run: RunResult, engine_full: RunResult) -> bool:
 
 def _before_full_resume(run: RunResult, engine_full: RunResult) -> None:
     """Diverged stands; the noise band is not judged: from the full resume's
-    departure on, state no component declares changes the run too."""
+    departure on, state no component declares changes the run too. Where that
+    resume departs in no step (it only ends otherwise), the band stands too."""
+    if steps_match(engine_full):  # (a trial read "departs (step 24, state of ...)" as a step)
+        run.explanation += (
+            f"; the engine's full resume of every declared component departs in no step (it "
+            f"ends otherwise in the {engine_full.first_divergent_quantity}), and the two "
+            f"differ only in restoring {', '.join(run.dropped)}: it matters here")
+        return
     said = _noise_clause(run)  # (its own words otherwise stand: the data, the streams)
     run.explanation = (run.explanation.replace(said, "", 1) if said else run.explanation) + (
         f"; this is before the engine's full resume of every declared component departs "

@@ -78,6 +78,11 @@ def test_an_undeclared_mean_that_only_moves_a_schedulers_end_is_named_as_lost():
         "the engine's full resume of every declared component ends otherwise too, in "
         "scheduler, but not in global_step, and the two differ only in restoring "
         "global_step: it matters here"), step.explanation
+    params = by_dropped[("params",)]
+    assert params.verdict == DIVERGED and params.explanation.endswith(
+        "; the engine's full resume of every declared component departs in no step (it ends "
+        "otherwise in the state of scheduler), and the two differ only in restoring params: "
+        "it matters here"), params.explanation
     scheduler = by_dropped[("scheduler",)]
     # (it ends otherwise in the scheduler as the full resume does, but not alike:
     # a fresh scheduler's count, where the full resume restored it)
