@@ -1591,7 +1591,10 @@ def _differs_clause(diagnosis: Sequence[Finding]) -> str:
     """The explanation's clause on restored state, each finding with its mark."""
     if not diagnosis:
         return ""
-    return "; restored state differs in " + ", ".join(f.component + f.mark for f in diagnosis)
+    # (a trial read "rng, data_cursor (confirmed)" as both confirmed: rng was not judged)
+    unjudged = " (not judged)" if any(f.mark for f in diagnosis) else ""
+    return "; restored state differs in " + ", ".join(
+        f.component + (f.mark or unjudged) for f in diagnosis)
 
 
 def latent_text(r: RunResult) -> str:

@@ -606,3 +606,13 @@ def test_a_step_the_optimizer_skipped_is_not_said_to_leave_a_parameter_without_g
     assert _why_no_gradient(skipped) == "its optimizer did not step"
     assert _why_no_gradient(unstepped) == "its optimizer did not step"
     assert _why_no_gradient(frozen) == "that parameter got no gradient"
+
+
+def test_a_finding_left_unjudged_beside_a_judged_one_says_so_in_the_why():
+    """A trial read "restored state differs in rng, data_cursor (confirmed)" as
+    both confirmed, where rng was not judged (its diagnosis line said so)."""
+    both = [Finding("rng", "r", step=4), Finding("data_cursor", "d", step=4, status="confirmed")]
+    assert verdict._differs_clause(both) == (
+        "; restored state differs in rng (not judged), data_cursor (confirmed)")
+    alone = [Finding("rng", "r", step=4), Finding("data_cursor", "d", step=4)]
+    assert verdict._differs_clause(alone) == "; restored state differs in rng, data_cursor"
