@@ -111,9 +111,12 @@ def _branch_note(result: RunResult) -> None:
     that state as the likelier cause (a trial: a step counter restored one
     ahead brought an evaluation forward, whose draws read as a second bug)."""
     def leads(k: int) -> str:
-        return ", ".join(dict.fromkeys(
+        # (an ablation's dropped components differ right after its restore by
+        # design: a trial read a replay buffer's dropped samples, drawn from a
+        # smaller buffer, as a second source of draws)
+        return ", ".join(dict.fromkeys([*result.dropped, *(
             f.component for f in result.diagnosis if f.step in (k, None)
-            and not _is_stream_finding(f) and f.status not in _NO_LEAD))
+            and not _is_stream_finding(f) and f.status not in _NO_LEAD)]))
 
     noted = []
     for o in result.stream_offsets:

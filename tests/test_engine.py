@@ -307,6 +307,19 @@ def test_draws_of_a_step_that_branches_on_lost_state_name_that_state():
         "reads it otherwise may draw otherwise)")
 
 
+def test_draws_of_an_ablation_that_branches_on_its_dropped_state_name_it():
+    """A trial: `drop replay` said that "something drew from the Python random
+    stream during step 11 more than the uninterrupted run did", a draw that
+    only followed from the dropped buffer, as if it were a second source."""
+    dropped = verify(programs.EARLY_EVAL, drop=["global_step"], resume_at=[7], noise_seeds=0,
+                     check_determinism=False).runs[-1]
+    [torch_line] = dropped.stream_offsets
+    assert (torch_line.stream, torch_line.step, torch_line.draws) == ("torch", 9, -8)
+    assert torch_line.detail.endswith(
+        "(step 8 read state that differs right after the restore: global_step; a step that "
+        "reads it otherwise may draw otherwise)"), torch_line.detail
+
+
 def test_a_component_lost_at_two_restores_says_how_it_differs_at_each():
     """A trial: a scheduler lost at both restores was described at the first
     only (0, expected 6: harmless there), not at the second (0, expected 22),
