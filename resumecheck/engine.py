@@ -1139,6 +1139,7 @@ class Checker:
             verdict.unjudge_when_incomplete(done[0].result, engine_full.result)
             if settings_matter is not False:
                 _note_own_launch_settings(self, done[0], engine_full)
+            verdict.note_engine_resumes(done[0].result, engine_full.result)
             verdict.note_save_moves(done[0].result, self.segment.save_moved)
         return _report(self, [d.result for d in done], engine_full.held,
                        done[0].held if fulls == 2 else None,  # (the program's own resume)

@@ -1575,6 +1575,20 @@ def note_launch_settings(own: RunResult, engine: RunResult, launched: dict[str, 
         own.explanation += f"; {said}"
 
 
+def note_engine_resumes(own: RunResult, engine: RunResult) -> None:
+    """The program's own full resume departs with no lead in the declared state
+    (no declared component differs right after its load()), where the engine's
+    restart, which puts that same state into a fresh build, resumes: what
+    differs lies outside the declared state, and the load() leaves it so (a
+    trial: a replay buffer restored without its maxlen; the why listed the
+    usual causes of undeclared state without saying why the engine resumed)."""
+    if engine.verdict in (IDENTICAL, CLOSE) and UNDECLARED_LEAD in own.explanation:
+        own.explanation = own.explanation.replace(
+            UNDECLARED_LEAD, "; the engine's restart, which puts that same declared state into "
+            "a fresh build, resumes: what differs is state you did not declare that your "
+            "load() leaves otherwise", 1)
+
+
 def note_save_moves(own: RunResult, moved: dict[int, list[str]]) -> None:
     """The program's own save() changed state training reads where the
     reference saved: say so in its own resume's why (a trial: a save() that

@@ -49,5 +49,9 @@ def test_settings_are_not_offered_where_a_restart_built_with_them_departs_as_wel
     assert own.checkpoint == "program" and own.verdict == "diverged", report.render("table")
     assert "launched with" not in own.explanation, own.explanation
     assert "a deque's maxlen" in own.explanation
+    # (what the engine's resume shows: the same declared state into a fresh build resumes)
+    assert ("no declared component differs right after your load(); the engine's restart, "
+            "which puts that same declared state into a fresh build, resumes: what differs is "
+            "state you did not declare that your load() leaves otherwise (") in own.explanation
     assert report.engine_resume.verdict == "identical"
     assert verify(replay_buffer.OWN, drop="none", noise_seeds=0).equivalent
