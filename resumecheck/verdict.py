@@ -1015,10 +1015,13 @@ def own_resume_ends(named: dict[str, str], reference: dict[str, list[str]],
         k = _restore_before(run) if run is not None else None
         if lost is not None and run is not None and k is not None:
             went = _went(run)
-            text += (f"; your own resume held it otherwise right after your load() at step {k} "
-                     f"and after step {k + 1}, and ends with it otherwise, every step "
-                     "matching: your checkpoint loses it, unless it is not state (a log, "
-                     "a timer)" if lost and ends_only else
+            # (a trial: a counter lost at both restores of 6,11 was named at 11 only)
+            at = [j for j in run.resume_at if j == k or _lost_at(
+                path, j, run.first_divergent_step, reference_after, own_after)]
+            text += (f"; your own resume held it otherwise right after your load() at "
+                     f"{_steps_text(at)} and after {_steps_text([j + 1 for j in at])}, and "
+                     "ends with it otherwise, every step matching: your checkpoint loses it, "
+                     "unless it is not state (a log, a timer)" if lost and ends_only else
                      f"; your own resume held it otherwise right after your load() at step {k} "
                      f"and after step {k + 1}, before it {went} at step "
                      f"{run.first_divergent_step}: your checkpoint loses it, unless it is "
@@ -1041,6 +1044,13 @@ def own_resume_ends(named: dict[str, str], reference: dict[str, list[str]],
                      "checkpoint loses it, unless it is not state (a log, a timer)")
         out.append(text)
     return out
+
+
+def _steps_text(steps: Sequence[int]) -> str:
+    """``step 6``, ``steps 6 and 11``, ``steps 3, 6 and 11``."""
+    if len(steps) == 1:
+        return f"step {steps[0]}"
+    return f"steps {', '.join(map(str, steps[:-1]))} and {steps[-1]}"
 
 
 def _went(run: RunResult) -> str:
@@ -1072,7 +1082,15 @@ def _lost_by_the_load(path: str, run: RunResult,
     What the program sets again as it steps (a sampler's epoch) is right
     after that step; what follows from other lost state (a stage computed
     from a lost counter) was right after the load."""
-    k, departed = _restore_before(run), run.first_divergent_step
+    return _lost_at(path, _restore_before(run), run.first_divergent_step, reference_after,
+                    own_after)
+
+
+def _lost_at(path: str, k: int | None, departed: int | None,
+             reference_after: dict[int, dict[str, list[str]]] | None,
+             own_after: dict[int, dict[str, list[str]]] | None) -> bool | None:
+    """``_lost_by_the_load`` at the restore at ``k`` of a run that departed
+    at step ``departed`` (its end, where only its end state differs)."""
     if departed is None or k is None:
         return None
 

@@ -95,3 +95,13 @@ def test_its_twin_that_saves_the_mean_resumes():
     report = verify("fixtures.trust.end_state_only:RUNNING_MEAN", noise_seeds=0)
     assert report.equivalent, report.render()
     assert report.full_resume.ended_otherwise == []
+
+
+def test_state_lost_at_every_restore_is_named_at_each():
+    """A trial: an EMA's update count lost at both restores of `6,11` was
+    named at the second only."""
+    report = verify("fixtures.trust.end_state_only:RUNNING_MEAN_LOST", noise_seeds=0,
+                    drop="none", resume_at=[4, 10])
+    [line] = report.undeclared
+    assert "; your own resume held it otherwise right after your load() at steps 4 and 10 and " \
+           "after steps 5 and 11, and ends with it otherwise, every step matching" in line, line
