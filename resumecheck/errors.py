@@ -37,6 +37,7 @@ __all__ = [
     "ResumecheckError",
     "StepError",
     "TargetError",
+    "TracingFailed",
     "UnboundedStepsWarning",
     "UnknownComponent",
 ]
@@ -117,6 +118,26 @@ class StepError(ResumecheckError):
         self.step = step
         self.problem = problem
         super().__init__(f"step {step}: {problem}")
+
+
+class TracingFailed(ResumecheckError):
+    """resumecheck's own tracing, which runs inside the program's step (an
+    optimizer's step hook, the model's forward hook), raised: a fault of
+    resumecheck, not of the program (a trial: a sparse gradient's digest
+    raised inside the hook, and the check told the user to fix the program)."""
+
+    def __init__(self, hook: str, error: str, where: str) -> None:
+        self.hook = hook
+        """Which of the check's hooks raised."""
+        self.error = error
+        """What it raised, ``RuntimeError: ...``."""
+        self.where = where
+        """The innermost line of resumecheck's own code it raised at."""
+        super().__init__(
+            f"resumecheck's own tracing ({hook}) raised {error} (at {where}) inside the "
+            "program's step: a fault of resumecheck, not of your program's code. Report it "
+            "to resumecheck's maintainers with this message and what that step trains (the "
+            "layers, optimizers and tensor kinds)")
 
 
 class ProgramExited(ResumecheckError):
@@ -462,7 +483,7 @@ class ReferenceFailed(ResumecheckError):
                 "fault that comes and goes) and check again."
             )
             return
-        advice = ("" if stage == "capture" else  # (the reason says what to change)
+        advice = ("" if stage in ("capture", "trace") else  # (the reason says what to do)
                   " Fix the program so that it trains without a restart first.")
         super().__init__(
             f"the uninterrupted reference run of {target} failed{where}: {reason}.{advice}"

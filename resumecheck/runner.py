@@ -61,7 +61,7 @@ from resumecheck.components import (
 )
 from resumecheck.errors import (
     BudgetExhausted, CheckpointError, ProgramExited, ResumecheckError, StepError, TargetError,
-    UnboundedStepsWarning,
+    TracingFailed, UnboundedStepsWarning,
 )
 from resumecheck.compare import digest
 from resumecheck.faults import environment_failure
@@ -486,6 +486,9 @@ class _Segment:
         tracer.before_step(step)
         try:
             out = built.step(step)
+        except TracingFailed:
+            self.stage = "trace"  # (the check's fault: not "fix the program")
+            raise
         except ResumecheckError:
             raise
         except Exception as exc:

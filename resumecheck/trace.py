@@ -20,8 +20,11 @@ process that ran it keeps them in memory instead, up to ``KEPT_IN_MEMORY``).
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Callable, Mapping
+import os
+import traceback
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,6 +33,7 @@ import torch
 
 from resumecheck.compare import digest, local_tensor
 from resumecheck.components import OPTIMIZER, PARAMS, SCALER, split_rank_name
+from resumecheck.errors import ResumecheckError, TracingFailed
 from resumecheck.streams import declared_streams, stream_digests, stream_states
 
 if TYPE_CHECKING:
@@ -127,8 +131,9 @@ class Tracer:
         no hash, no draw: a step that returns its samples pays nothing more);
         after the step, the tensors of a step without samples are the
         ``inputs`` quantity."""
-        for leaf in _tensors((args, kwargs)):
-            self._inputs.append(leaf.detach())
+        with _own("the model's forward pre-hook"):
+            for leaf in _tensors((args, kwargs)):
+                self._inputs.append(leaf.detach())
 
     def _param_names(self) -> dict[int, str]:
         """Each parameter's name in the keys: the model's own, another declared
@@ -289,13 +294,15 @@ class _OptimizerSteps:
             # again), never the previous step's left on the parameters
             def traced() -> Any:
                 loss = closure()
-                self._record(optimizer, call)
+                with _own("the optimizer's step hook"):
+                    self._record(optimizer, call)
                 return loss
 
             if "closure" in kwargs:
                 return args, {**kwargs, "closure": traced}
             return (*args[:first], traced, *args[first + 1:]), kwargs
-        self._record(optimizer, call)
+        with _own("the optimizer's step pre-hook"):
+            self._record(optimizer, call)
         return None
 
     def _stepped(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
@@ -323,6 +330,25 @@ class _OptimizerSteps:
                     if self._wants_copy(key, value):
                         copies[key] = grad.clone()
         self._calls[call] = (rates, digests, copies)
+
+
+@contextlib.contextmanager
+def _own(hook: str) -> Iterator[None]:
+    """Where the check's own code runs inside the program's step: what it
+    raises is ``TracingFailed``, the check's fault, not the program's."""
+    try:
+        yield
+    except ResumecheckError:
+        raise
+    except Exception as exc:
+        frames = traceback.extract_tb(exc.__traceback__)
+        here = next((f for f in reversed(frames) if f.filename.startswith(_PACKAGE)), None)
+        where = (f"{os.path.relpath(here.filename, os.path.dirname(_PACKAGE))}:{here.lineno}, "
+                 f"in {here.name}" if here is not None else "?")
+        raise TracingFailed(hook, f"{type(exc).__name__}: {exc}", where) from exc
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
 
 
 def _optimizers(built: BuiltProgram, declared: Any) -> list[torch.optim.Optimizer]:

@@ -358,7 +358,7 @@ def _is_float(value: Any) -> bool:
 # -- judging one run -------------------------------------------------------
 
 _STAGES = {"restore": RESTORING, "save": "saving the checkpoint", "build": BUILDING,
-           "step": "a step",
+           "step": "a step", "trace": "resumecheck's own tracing",
            "capture": "capturing state", "process": "a fresh interpreter"}
 
 
