@@ -50,6 +50,7 @@ from resumecheck.report import (
     CLOSE, FAILED, IDENTICAL, INCONCLUSIVE, Finding, Report, RunResult, settings_text,
 )
 from resumecheck.reproduce import reproduce_command
+from resumecheck.restore import build_settings
 from resumecheck.faults import environment_failure
 from resumecheck.interrupt import RunDirectories, scratch_directory
 from resumecheck.runner import run_segment
@@ -1317,6 +1318,20 @@ def _with_launch_settings(checker: Checker, judged: _Judged, own: bool) -> bool 
     return None
 
 
+def _settings_come_back(checker: Checker) -> bool:
+    """Whether the engine's restarts are built with the run's settings: its
+    declared ``config`` holds a settings mapping at the first resume point,
+    which a restart is built from (``restore.build_settings``). The settings
+    are then not what the engine's full resume lacks (a trial: its WARNING
+    offered them as a cause beside a declared settings dict)."""
+    captures = checker.reference.segment.captures
+    k = checker.resume_at[0]
+    if CONFIG not in checker.segment.names or k not in captures:
+        return False
+    capture = checker.reference.file(captures[k])
+    return build_settings({}, Restore(path=captures[k]), capture) != {}
+
+
 def _trajectory(segments: list[tuple[int, SegmentResult]], first: int,
                 cmp: verdict.Comparison | None = None) -> list[Any]:
     """A resumed run's per-step digests after its first resume point ``first``,
@@ -1367,7 +1382,9 @@ def _report(checker: Checker, runs: list[RunResult],
         target=checker.target.spec or checker.target.name, steps=checker.steps,
         resume_at=list(checker.resume_at), seed=s.seed, isolation=s.isolation,
         launched_with=launched_with(checker.target, checker.run_config),
-        launch_settings_matter=settings_matter, tolerance=checker.tolerance.to_json(),
+        launch_settings_matter=(False if settings_matter is None and _settings_come_back(checker)
+                                else settings_matter),
+        tolerance=checker.tolerance.to_json(),
         environment=fingerprint(s.threads), runs=runs,
         noise=verdict.noise_summary(ref, checker.resume_at[0], checker.noise_seeds,
                                     checker.base_seed(), checker.target.seed_key,

@@ -55,3 +55,47 @@ def test_settings_are_not_offered_where_a_restart_built_with_them_departs_as_wel
             "state you did not declare that your load() leaves otherwise (") in own.explanation
     assert report.engine_resume.verdict == "identical"
     assert verify(replay_buffer.OWN, drop="none", noise_seeds=0).equivalent
+
+
+class _SettingsDeclared:
+    """Settings declared as a dict (a restart is built from them), and a data
+    position kept outside every declared component: the engine's full resume
+    departs, and not for the settings."""
+
+    def __init__(self, config: dict) -> None:
+        import torch
+
+        self.settings = {"lr": 0.05, **config}
+        torch.manual_seed(0)
+        self.model = torch.nn.Linear(3, 1)
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=self.settings["lr"])
+        self.x, self.y = torch.randn(32, 3), torch.randn(32, 1)
+        self.position = 0
+
+    def components(self) -> dict:
+        from resumecheck import Attr
+
+        return {"params": self.model, "optimizer": self.opt, "config": Attr(self, "settings")}
+
+    def train_step(self):
+        batch = slice(self.position, self.position + 4)
+        loss = (self.model(self.x[batch]) - self.y[batch]).pow(2).mean()
+        loss.backward()
+        self.opt.step()
+        self.opt.zero_grad()
+        self.position = (self.position + 4) % 32
+        return loss.detach()
+
+
+def test_the_warning_offers_no_settings_that_a_declared_config_brings_back():
+    """A trial: a WARNING offered the launch settings as a cause ("unless a
+    declared `config` component carries the settings back") beside a declared
+    settings dict, from which the engine builds its restarts."""
+    from resumecheck import Target
+
+    report = verify(Target(factory=_SettingsDeclared, run_config={"lr": 0.01}, steps=6,
+                           resume_at=(3,)), drop="none", noise_seeds=0)
+    notice = report.incomplete_state_notice()
+    assert notice and "the declared components do not capture" in notice, notice
+    assert "the run's settings" not in notice, notice
+    assert report.to_json()["launch_settings_matter"] is False
