@@ -502,12 +502,19 @@ class ResumeNotEquivalent(ResumecheckError, AssertionError):
         super().__init__(self.description)
 
 
-SCHEDULER_UNREAD = (
-    "; the learning rate changes after the resume point all the same: what this "
-    "scheduler's state holds sets nothing a step reads (a scheduler stepped with an explicit "
-    "epoch, step(epoch), or one the program rebuilds from its step)")
+SCHEDULER_UNREAD = "; the learning rate changes after the resume point all the same"
 """Said of a blind spot of the scheduler where the learning rate changes after
-the resume point (a trial: the advice was to make it change)."""
+the resume point (a trial: the advice was to make it change), followed by
+``SCHEDULER_BY_EPOCH`` or ``SCHEDULER_IDLE``."""
+SCHEDULER_BY_EPOCH = (
+    ": what this scheduler's state holds sets nothing a step reads (a scheduler stepped with "
+    "an explicit epoch, step(epoch), or one the program rebuilds from its step)")
+SCHEDULER_IDLE = (
+    ", not through this scheduler: the uninterrupted run ends with it as it was at the resume "
+    "point, so nothing steps it after there (another scheduler sets the rate: SWA's SWALR, "
+    "one that takes over); a resume point before its last step shows it")
+"""A scheduler the uninterrupted run no longer steps after the resume point (a
+trial: a cosine schedule that SWALR took over was said to be stepped by epoch)."""
 
 
 def as_built_text(names: list[str], points: list[int], unmoved: bool = False) -> str:
@@ -621,8 +628,10 @@ def _blind_spot_lines(report: Report, components: list[str]) -> list[str]:
     """The lines of ``ComponentsNotExercised`` on its blind spots: what each
     needs to be exercised, where the runs' explanations say why it was not."""
     spots = [r for r in report.runs if r.blind_spot]
-    unread = sorted({c for r in spots if SCHEDULER_UNREAD in r.explanation
+    unread = sorted({c for r in spots if SCHEDULER_UNREAD + SCHEDULER_BY_EPOCH in r.explanation
                      for c in r.dropped if c in components})
+    idle = sorted({c for r in spots if SCHEDULER_UNREAD + SCHEDULER_IDLE in r.explanation
+                   for c in r.dropped if c in components})
     built = sorted({c for r in spots for c in as_built_names(r.explanation) if c in components})
     unmoved = {c for r in spots if NEVER_MOVES in r.explanation
                for c in as_built_names(r.explanation)}
@@ -632,8 +641,8 @@ def _blind_spot_lines(report: Report, components: list[str]) -> list[str]:
     # optimizer's restored learning rate, was told to use other settings)
     masked = [c for c in components if c == "config"
               and any(CONFIG_MASKED in r.explanation for r in spots if c in r.dropped)]
-    ways = [_EXERCISE[c] for c in _EXERCISE
-            if c in components and c not in unread and c not in built and c not in masked]
+    ways = [_EXERCISE[c] for c in _EXERCISE if c in components and c not in unread
+            and c not in idle and c not in built and c not in masked]
     if any(c not in _EXERCISE and c not in built for c in components):  # (your own)
         ways.append("a step after the resume point that reads what the checkpoint "
                     "would lose, for a component of your own")
@@ -662,4 +671,7 @@ def _blind_spot_lines(report: Report, components: list[str]) -> list[str]:
               "state (a scheduler stepped with an explicit epoch, step(epoch)): what it "
               "holds sets nothing a step reads here, so losing it changes nothing"
               for c in unread]
+    lines += [f"{c}: the learning rate changes after the resume point, but the uninterrupted "
+              "run no longer steps it there (it ends as it was at the resume point): choose a "
+              "resume point before its last step" for c in idle]
     return lines

@@ -26,7 +26,9 @@ from resumecheck.compare import Difference, Tolerance, compare_values, digest, f
 from resumecheck.components import (
     CONFIG, DATA_CURSOR, PARAMS, SAMPLER_EPOCH, SCHEDULER, split_rank_name, validate_drop,
 )
-from resumecheck.errors import CONFIG_MASKED, SCHEDULER_UNREAD, SET_AGAIN, as_built_text
+from resumecheck.errors import (
+    CONFIG_MASKED, SCHEDULER_BY_EPOCH, SCHEDULER_IDLE, SCHEDULER_UNREAD, SET_AGAIN, as_built_text,
+)
 from resumecheck.evidence import annotate, cleared_streams, set_right_during, unclear_streams
 from resumecheck.program import epoch_boundaries, next_epoch_start
 from resumecheck.phrases import (
@@ -504,6 +506,14 @@ def _rate_moves_after(ref: Reference, k: int) -> bool:
     return len({tuple(r) for r in rates if r is not None}) > 1
 
 
+def _ends_as_at(ref: Reference, name: str, k: int) -> bool:
+    """Whether the reference ends with component ``name`` as it held it at
+    its capture at step ``k`` (nothing changed it after there)."""
+    captures, end = ref.segment.captures, ref.segment.end_state
+    return (k in captures and end is not None
+            and ref.component_digest(captures[k], name) == ref.component_digest(end, name))
+
+
 def conclude(ref: Reference, result: RunResult, cmp: Comparison | None,
              segments: Segments) -> RunResult:
     """The last words on a judged run: blind spot, explanation, stream offsets
@@ -518,7 +528,9 @@ def conclude(ref: Reference, result: RunResult, cmp: Comparison | None,
                                  own_checkpoint=ref.segment.has_own_checkpoint)
     if result.blind_spot and SCHEDULER in result.dropped and _rate_moves_after(
             ref, result.resume_at[0]):
-        result.explanation += SCHEDULER_UNREAD
+        result.explanation += SCHEDULER_UNREAD + (
+            SCHEDULER_IDLE if _ends_as_at(ref, SCHEDULER, result.resume_at[-1])
+            else SCHEDULER_BY_EPOCH)
     built, apart = _as_built(ref, result, segments) if result.blind_spot else ([], {})
     ks = list(result.resume_at)
     still = _unmoved(ref, built, ks)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from resumecheck import ComponentsNotExercised, assert_components_exercised, verify
-from resumecheck.errors import SCHEDULER_UNREAD
+from resumecheck.errors import SCHEDULER_BY_EPOCH, SCHEDULER_IDLE, SCHEDULER_UNREAD
 
 SPEC = "fixtures.trust.scheduler_by_epoch:"
 FAST = {"noise_seeds": 0, "check_determinism": False}
@@ -17,7 +17,7 @@ FAST = {"noise_seeds": 0, "check_determinism": False}
 def test_a_scheduler_stepped_by_epoch_is_said_to_set_nothing_a_step_reads():
     report = verify(SPEC + "BY_EPOCH", drop=["scheduler"], **FAST)
     [spot] = report.blind_spots
-    assert spot.explanation.endswith(SCHEDULER_UNREAD), spot.explanation
+    assert spot.explanation.endswith(SCHEDULER_UNREAD + SCHEDULER_BY_EPOCH), spot.explanation
     with pytest.raises(ComponentsNotExercised) as caught:
         assert_components_exercised(SPEC + "BY_EPOCH", drop=["scheduler"], **FAST)
     said = str(caught.value)
@@ -35,3 +35,19 @@ def test_a_scheduler_whose_rate_stays_put_gets_the_advice_to_make_it_change():
     with pytest.raises(ComponentsNotExercised,
                        match="a learning rate that changes after the resume point for scheduler"):
         assert_components_exercised(SPEC + "FLAT", drop=["scheduler"], **FAST)
+
+
+def test_a_scheduler_another_one_took_over_from_is_said_to_be_stepped_no_more():
+    """A trial: a cosine schedule that SWA's SWALR took over before the resume
+    point was said to be "stepped with an explicit epoch"."""
+    report = verify(SPEC + "TAKEN_OVER", drop=["scheduler", "swa_scheduler"], **FAST)
+    [spot] = report.blind_spots
+    assert spot.dropped == ["scheduler"]
+    assert spot.explanation.endswith(SCHEDULER_UNREAD + SCHEDULER_IDLE), spot.explanation
+    with pytest.raises(ComponentsNotExercised) as caught:
+        assert_components_exercised(SPEC + "TAKEN_OVER", drop=["scheduler"], **FAST)
+    said = str(caught.value)
+    assert "\nscheduler: the learning rate changes after the resume point, but the " \
+           "uninterrupted run no longer steps it there (it ends as it was at the resume " \
+           "point): choose a resume point before its last step" in said, said
+    assert "step(epoch)" not in said
