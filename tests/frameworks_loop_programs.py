@@ -240,6 +240,45 @@ TRAINER_CALLBACK_NOT_RESTORED = trainer_target(_with_exportable_counter, args=_C
                                                steps=8, resume_at=(3,))
 
 
+def _with_log_counter(resets_on_train_begin: bool):
+    """A callback of the user's own that counts the Trainer's logs (every step:
+    ``logging_steps=1``) and exports its count; where it sets the count to 0
+    in ``on_train_begin``, which the Trainer calls after its own restore of
+    the callbacks' states, a resumed run loses it (a trial's hard bug: only
+    the callback's end differs)."""
+    def make(args):
+        from transformers import TrainerCallback
+        from transformers.trainer_callback import ExportableState
+
+        class CountsLogs(TrainerCallback, ExportableState):
+            def __init__(self):
+                self.logs = 0
+
+            def on_train_begin(self, args, state, control, **kwargs):
+                if resets_on_train_begin:
+                    self.logs = 0
+
+            def on_log(self, args, state, control, logs=None, **kwargs):
+                self.logs += 1
+
+            def state(self):
+                return {"args": {}, "attributes": {"logs": self.logs}}
+
+        trainer = transformers_train().make_trainer(args)
+        trainer.add_callback(CountsLogs())
+        return trainer
+
+    return make
+
+
+_LOG_ARGS = {**_COUNTER_ARGS, "logging_steps": 1, "seed": 3,
+             "restore_callback_states_from_checkpoint": True}
+TRAINER_LOG_COUNTER = trainer_target(_with_log_counter(False), args=_LOG_ARGS, steps=8,
+                                     resume_at=(3,))
+TRAINER_LOG_COUNTER_RESET = trainer_target(_with_log_counter(True), args=_LOG_ARGS, steps=8,
+                                           resume_at=(3,))
+
+
 def _with_step_count_reset(args):
     """A seeded omission: a callback writes global_step 0 into every checkpoint's
     trainer_state.json (the resumed run skips no batches and restarts its count)."""

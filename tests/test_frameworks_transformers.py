@@ -218,3 +218,29 @@ def test_layers_a_callback_freezes_again_in_on_train_begin_are_no_latent_gap():
     assert report.equivalent and own.verdict == IDENTICAL and engine.verdict == IDENTICAL
     assert own.latent_gaps == [] and own.diagnosis == [], own.explanation
     assert dropped.verdict == DIVERGED, dropped.failure
+
+
+@pytest.mark.e2e
+def test_a_callback_that_counts_logs_resumes_and_one_that_resets_in_on_train_begin_is_caught():
+    """A trial: the adapter turned the Trainer's logging off, so a callback
+    that counted logs never moved and its bug (a count set to 0 in
+    on_train_begin, after the Trainer's restore) passed; with logging on, the
+    step's log ran after the step's end and was said to be a change the
+    check's save made, and the end state missed the last step's log. And a
+    seed in the arguments was reported as the adapter's 0."""
+    report = resumecheck.verify(f"{PROGRAMS}:TRAINER_LOG_COUNTER", drop="none", noise_seeds=0,
+                                check_determinism=False)
+    own = report.full_resume
+    assert report.equivalent and own.verdict == IDENTICAL, own.explanation
+    assert "save() changes state" not in own.explanation
+    assert "the program's own seed (3)" in report.render()
+
+    report = resumecheck.verify(f"{PROGRAMS}:TRAINER_LOG_COUNTER_RESET", drop="none",
+                                noise_seeds=0, check_determinism=False)
+    own = report.full_resume
+    assert not report.equivalent and own.verdict == DIVERGED
+    assert own.first_divergent_quantity == "state of callbacks"
+    # (every step's log counted, the last one's too: 8 steps, 8 logs)
+    assert own.divergence_detail == "callbacks at the end: CountsLogs.attributes.logs 5, expected 8"
+    assert [(f.component, f.detail) for f in own.diagnosis] == [
+        ("callbacks", "CountsLogs.attributes.logs 0, expected 3")]

@@ -9,17 +9,19 @@
 
 The adapter builds the ``TrainingArguments`` (``args`` overrides its
 defaults: a private output directory, ``max_steps`` = the check's steps,
-``seed`` = the run's seed, CPU, no automatic saves, no logging, no
-reports) and seeds with ``transformers.set_seed`` before calling the
-function, so the model is initialized as ``model_init`` would.
+``seed`` = the run's seed, CPU, no automatic saves, no reports; the run's
+logging as its arguments say, its log lines not printed) and seeds with
+``transformers.set_seed`` before calling the function, so the model is
+initialized as ``model_init`` would.
 
-The checkpoint under audit is the Trainer's own: at a step the engine asks
-for, the adapter's ``TrainerCallback`` sets ``control.should_save`` in
-``on_step_end`` (after the step's scheduler update), the Trainer writes
+The checkpoint under audit is the Trainer's own: a step ends once its
+``_maybe_log_save_evaluate`` has run (its logging, evaluation and the run's
+own saves, after ``on_step_end`` and the scheduler's update); at a step the
+engine asks for, the adapter calls the Trainer's save routine, which writes
 ``checkpoint-N/`` (model, ``optimizer.pt``, ``scheduler.pt``,
-``rng_state.pth``, ``trainer_state.json``) and calls ``on_save``, where the
-adapter moves the folder to the engine's path; callbacks of the user's run
-first. The restart resumes with ``train(resume_from_checkpoint=path)``.
+``rng_state.pth``, ``trainer_state.json``), and the callbacks' ``on_save``,
+as the Trainer does, and moves the folder to the engine's path. The
+restart resumes with ``train(resume_from_checkpoint=path)``.
 Components: ``params`` (the model), ``optimizer``, ``scheduler``,
 ``global_step`` (``TrainerState``'s ``global_step`` and ``epoch``: the
 Trainer derives the data position, the batches to skip, from them) and
@@ -45,7 +47,7 @@ from resumecheck.components import GLOBAL_STEP, OPTIMIZER, PARAMS, RNG, SCHEDULE
 from resumecheck.errors import InvalidArgument
 from resumecheck.frameworks import require
 from resumecheck.frameworks._loop import (
-    CALLBACKS, CONTINUE, LiveState, LoopProgram, LoopRecord, run_pending, user_callbacks,
+    CALLBACKS, LiveState, LoopProgram, LoopRecord, run_pending, user_callbacks,
     user_object,
 )
 from resumecheck.program import Target
@@ -72,6 +74,9 @@ def trainer_target(
         raise InvalidArgument("make_trainer", make_trainer,
                               "expected a function of the TrainingArguments returning a Trainer")
     overrides = dict(args or {})
+    # (a seed in the arguments is the run's: the report names it and the noise
+    # runs vary it; a trial's args seed=17 was reported as 0, and no noise band)
+    seed = int(overrides.pop("seed", seed))
 
     def build(config: dict[str, Any]) -> TrainerProgram:
         return TrainerProgram(make_trainer, args=overrides, seed=int(config.get("seed", seed)),
@@ -91,9 +96,11 @@ class TrainerProgram(LoopProgram):
         super().__init__()
         tf = require("transformers", "resumecheck.frameworks.transformers")
         self._root = tempfile.TemporaryDirectory(prefix="resumecheck-trainer-", dir=scratch_dir())
+        # (the run's own logging stays as its arguments have it: a trial's callback,
+        # which counted logs, was never called where the adapter turned logging off)
         options: dict[str, Any] = {
             "output_dir": self._root.name, "max_steps": max_steps, "seed": seed,
-            "save_strategy": "no", "logging_strategy": "no", "report_to": "none",
+            "save_strategy": "no", "report_to": "none",
             "disable_tqdm": True, "use_cpu": True, "dataloader_num_workers": 0,
         }
         options.update(args)
@@ -102,9 +109,12 @@ class TrainerProgram(LoopProgram):
         if not isinstance(self.trainer, tf.Trainer):
             raise InvalidArgument("make_trainer", make_trainer,
                                   f"it returned a {type(self.trainer).__name__}, not a Trainer")
+        if "disable_tqdm" not in args:
+            _quiet_printer(self.trainer)
         self._driver = _Driver(self._channel, self.pending)
         self.trainer.add_callback(self._driver)
         _park_after_rng_restore(self.trainer, self._driver)
+        _park_after_log_save_evaluate(self.trainer, self._driver)
         _record_losses(self.trainer, self._driver.losses)
         self.model = self.trainer.model
         self._engine_folder: str | None = None
@@ -150,16 +160,16 @@ class TrainerProgram(LoopProgram):
         return run
 
     def _save(self, path: str) -> Any:
-        """Ask the Trainer to save after this step (its own ``_maybe_log_save_evaluate``
-        writes ``checkpoint-N/``); the driver's ``on_save`` moves it to ``path``."""
-        if self._driver.parked_at != "step":
-            # right after the restore, before any step: the Trainer's own save routine
-            self.trainer._save_checkpoint(self.trainer.model_wrapped, trial=None)
-            _move_checkpoint(self.trainer.args.output_dir, self.trainer.state.global_step, path)
-            return None
-        self._driver.save_to = path
-        self._driver.control.should_save = True
-        return CONTINUE
+        """The Trainer's own save routine where the loop is parked (after a step's
+        logging, evaluation and saves, or right after the restore): it writes
+        ``checkpoint-N/`` and calls the callbacks' ``on_save``, as its
+        ``_maybe_log_save_evaluate`` does; the folder goes to ``path``."""
+        trainer = self.trainer
+        trainer._save_checkpoint(trainer.model_wrapped, trial=None)
+        trainer.control = trainer.callback_handler.on_save(trainer.args, trainer.state,
+                                                           trainer.control)
+        _move_checkpoint(trainer.args.output_dir, trainer.state.global_step, path)
+        return None
 
     def components(self) -> dict[str, Any]:
         trainer = self.trainer
@@ -309,19 +319,60 @@ def _park_after_rng_restore(trainer: Any, driver: Any) -> None:
     trainer._load_rng_state = restored
 
 
+def _quiet_printer(trainer: Any) -> None:
+    """The ``PrinterCallback`` the adapter's ``disable_tqdm`` brings in prints
+    every log to stdout, before the report (a trial: 200 dicts): in its place,
+    one that changes the logs as it does (it drops ``total_flos``, which the
+    callbacks after it then do not see) and prints nothing."""
+    tf = require("transformers", "resumecheck.frameworks.transformers")
+    printer = tf.trainer_callback.PrinterCallback
+    if not any(type(cb) is printer for cb in trainer.callback_handler.callbacks):
+        return
+
+    base: Any = tf.TrainerCallback
+
+    class QuietPrinter(base):  # type: ignore[misc]
+        def on_log(self, args: Any, state: Any, control: Any, logs: Any = None,
+                   **kwargs: Any) -> None:
+            if logs is not None:
+                logs.pop("total_flos", None)
+
+    trainer.callback_handler.remove_callback(printer)
+    trainer.add_callback(QuietPrinter())
+
+
+def _park_after_log_save_evaluate(trainer: Any, driver: Any) -> None:
+    """Park the loop once an optimizer step's ``_maybe_log_save_evaluate`` has
+    run: the step's logging, evaluation and the saves of the run's own
+    settings belong to that step, as a real save at that step would hold them
+    (a trial: a callback's ``on_log``, run after the step's end, was counted
+    as a change the check's save made, and the end state missed the last
+    step's log). The call at an epoch's end, with no step before it since the
+    last park, parks nothing."""
+    log_save_evaluate = trainer._maybe_log_save_evaluate
+
+    def then_park(*args: Any, **kwargs: Any) -> Any:
+        out = log_save_evaluate(*args, **kwargs)
+        driver.after_step(trainer.control)
+        return out
+
+    trainer._maybe_log_save_evaluate = then_park
+
+
 def _Driver(channel: Any, pending: dict[str, Any]) -> Any:
     """The adapter's callback: parks the loop before its first step, where the
     Trainer's restore is complete (``on_train_begin`` for a fresh run; for a
     resumed one after the Trainer's rng restore, see
-    ``_park_after_rng_restore``, else at the first ``on_step_begin``), after
-    each optimizer step (``on_step_end``: the scheduler has stepped) and after
-    a save it asked for."""
+    ``_park_after_rng_restore``, else at the first ``on_step_begin``), and
+    after each optimizer step (``on_step_end``: the scheduler has stepped)
+    once its logging, evaluation and saves have run
+    (``_park_after_log_save_evaluate``)."""
     base: Any = require("transformers", "resumecheck.frameworks.transformers").TrainerCallback
 
     class Driver(base):  # type: ignore[misc]
         def __init__(self) -> None:
             self.losses: list[torch.Tensor] = []
-            self.save_to: str | None = None
+            self.record: LoopRecord | None = None  # (the step ended, not yet parked)
             self.parked_at = ""
             self.control: Any = None
             self.resuming = False
@@ -330,7 +381,7 @@ def _Driver(channel: Any, pending: dict[str, Any]) -> Any:
 
         def _park(self, where: str, control: Any, payload: Any = None) -> None:
             self.parked_at, self.control = where, control
-            channel.park("returned" if where == "saved" else where, payload)
+            channel.park(where, payload)
 
         def start(self, control: Any) -> None:
             if self.started:
@@ -350,15 +401,12 @@ def _Driver(channel: Any, pending: dict[str, Any]) -> Any:
 
         def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
             losses, self.losses[:] = list(self.losses), []
-            record = LoopRecord(step=state.global_step,
-                                loss=torch.stack(losses).mean() if losses else float("nan"))
-            self._park("step", control, record)
+            self.record = LoopRecord(step=state.global_step,
+                                     loss=torch.stack(losses).mean() if losses else float("nan"))
 
-        def on_save(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-            if self.save_to is None:
-                return  # a save of the user's own settings
-            path, self.save_to = self.save_to, None
-            _move_checkpoint(args.output_dir, state.global_step, path)
-            self._park("saved", control)
+        def after_step(self, control: Any) -> None:
+            if self.record is not None:
+                record, self.record = self.record, None
+                self._park("step", control, record)
 
     return Driver()
