@@ -1360,10 +1360,13 @@ def _report(checker: Checker, runs: list[RunResult],
     ``_launch_settings_matter``."""
     s, ref = checker.settings, checker.reference
     after = dict(restarted_after or {})
-    if engine_run is not None and engine_run.verdict in (IDENTICAL, CLOSE):
+    if engine_run is not None and (engine_run.verdict in (IDENTICAL, CLOSE)
+                                   or verdict.steps_match(engine_run)):
         # right after a restore, what the program sets again from declared state
         # as it steps (a sampler's epoch) differs: evidence only where the
-        # restart departed, and something it does not declare may be the cause
+        # restart departed in a step, and something it does not declare may be
+        # the cause (a trial: a collator's generator, seeded again for every
+        # batch, was named where only a callback's end state differed)
         after = {step: held for step, held in after.items() if step not in engine_run.resume_at}
     back, on_the_way = brought_back(checker.segment.held, restarted_held or {},
                                     checker.segment.held_after, after)

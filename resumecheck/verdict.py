@@ -1114,7 +1114,9 @@ def _lost_at(path: str, k: int | None, departed: int | None,
         return path in there and (path in mine or not held) and mine.get(path) != there[path]
 
     if otherwise(k):
-        return otherwise(k + 1) if k + 1 < departed else False
+        if k + 1 < departed:  # (held alike after that step: set again, not lost)
+            return True if otherwise(k + 1) else None
+        return False
     # Not held at all right after the load (a trial: an optimizer the load
     # left without state holds nothing to digest): so is what a step makes
     # later (the last batch), so only where it differs after that step too.
