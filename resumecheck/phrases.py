@@ -23,9 +23,9 @@ STOPPED = "stopped by the step timeout"
 """How a run's explanation opens when a phase outlived its bound (not a
 failure of the program's own, unless it hangs there)."""
 
-RESTART_HELD_OTHERWISE = ("named at this resume point: a restart that restores every declared "
-                          "component ends with it as the uninterrupted run does, but held it "
-                          "otherwise after step")
+RESTART_HELD_OTHERWISE = ("named at this resume point: the engine's own restart, which "
+                          "restores every declared component, ends with it as the "
+                          "uninterrupted run does, but held it otherwise after step")
 """How a ``Report.undeclared`` entry says why it is named where the engine's own
 full resume ends with it alike (the step follows)."""
 
@@ -65,15 +65,13 @@ def merge_items(undeclared: list[str]) -> list[str]:
     (a trial: a shuffle buffer's fifteen tuples printed fifteen lines)."""
     groups: dict[tuple[str, str], list[int]] = {}
     for what in undeclared:
-        path = uncompared_path(what)
-        found = _ITEM.match(path)
-        if found:
-            groups.setdefault((found.group(1), what[len(path):]), []).append(int(found.group(2)))
+        key = _item_key(what)
+        if key is not None:
+            groups.setdefault(key[0], []).append(key[1])
     out, said = [], set()
     for what in undeclared:
-        path = uncompared_path(what)
-        found = _ITEM.match(path)
-        key = (found.group(1), what[len(path):]) if found else None
+        item = _item_key(what)
+        key = item[0] if item is not None else None
         if key is None or len(groups[key]) < 3:
             out.append(what)
         elif key not in said:
@@ -85,6 +83,19 @@ def merge_items(undeclared: list[str]) -> list[str]:
             out.append(f"{base}[{which}] (each of these {len(items)} items: "
                        f"{rest.removeprefix(' (')}")
     return out
+
+
+def _item_key(what: str) -> tuple[tuple[str, str], int] | None:
+    """An item's entry as (its list's path, its words with the item's index
+    written ``[*]`` where they name it again: ``as data_cursor.buf[*]``), and
+    its index; None: not an item of a list."""
+    path = uncompared_path(what)
+    found = _ITEM.match(path)
+    if found is None:
+        return None
+    index = found.group(2)
+    rest = re.sub(rf"(?<=[\w\]])\[{index}\]", "[*]", what[len(path):])
+    return (found.group(1), rest), int(index)
 
 
 _ITEM = re.compile(r"^(.*)\[(\d+)\]$")

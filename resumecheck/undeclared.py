@@ -457,10 +457,17 @@ def _fields_of_own(program: Any, components: Sequence[Component]) -> dict[int, s
     class, of each object such a component keeps (``_watched`` names an object
     the program keeps too where the program keeps it)."""
     attrs = {(id(c.obj.obj), c.obj.name) for c in components if isinstance(c.obj, Attr)}
+    # (a field that refers back to an object the program keeps whole, its state
+    # namespace, is no state of the component: a trial's data position kept the
+    # whole training state, and every entry of its metrics history was said to be
+    # kept by the data position)
+    shared = {id(v) for _, v in _fields(program)
+              if _tensors_of(v) is None and not _is_number(v)
+              and not isinstance(v, collections.deque)}
     out: dict[int, str] = {}
     for c in components:
         if _own_class(c.obj):
-            seen = {id(program), *(id(d.obj) for d in components)}
+            seen = {id(program), *shared, *(id(d.obj) for d in components)}
             for where, (obj, _) in _held(c.obj, seen, attrs).items():
                 out.setdefault(id(obj), f"{c.name}.{where}")
     return out

@@ -526,9 +526,9 @@ def test_a_line_named_at_one_resume_point_only_says_why():
                                   **FAST).undeclared if u.startswith("last_eval ")]
 
     [line] = named(3)
-    assert line.endswith("; named at this resume point: a restart that restores every declared "
-                         "component ends with it as the uninterrupted run does, but held it "
-                         "otherwise after step 4"), line
+    assert line.endswith("; named at this resume point: the engine's own restart, which "
+                         "restores every declared component, ends with it as the uninterrupted "
+                         "run does, but held it otherwise after step 4"), line
     assert named(2) == []
 
 
@@ -602,3 +602,66 @@ def test_a_holder_of_more_entries_than_it_names_says_how_many_it_has():
     assert line.startswith("data.buffer[0..2] (each of these 3 items: tuple: 1 number (of its "
                            "2 entries), changed during the run; a field of the declared "
                            "component data (_Buffered)"), line
+
+
+class _Position:
+    """A data position of the script's own that keeps the whole training state
+    (a back-reference) and returns only the position from its state_dict()."""
+
+    def __init__(self, st) -> None:
+        self.st = st
+
+    def state_dict(self) -> dict:
+        return {"pos": self.st.pos}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.st.pos = state["pos"]
+
+
+class _HistoryScript:
+    """A training state namespace with a metrics history (a dict of three
+    numbers per step) that only the script's own bookkeeping reads."""
+
+    def __init__(self, settings: dict) -> None:
+        import types
+
+        torch.manual_seed(0)
+        self.model = torch.nn.Linear(3, 1)
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+        self.x, self.y = torch.randn(16, 3), torch.randn(16, 1)
+        self.st = types.SimpleNamespace(pos=0, history=[])
+        self.position = _Position(self.st)
+
+    def components(self) -> dict:
+        return {"params": self.model, "optimizer": self.opt, "data_cursor": self.position}
+
+    def train_step(self) -> StepOutput:
+        idx = torch.arange(self.st.pos, self.st.pos + 4)
+        loss = torch.nn.functional.mse_loss(self.model(self.x[idx]), self.y[idx])
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+        self.st.pos = (self.st.pos + 4) % 16
+        self.st.history.append({"loss": loss.item(), "pos": self.st.pos, "n": 1})
+        return StepOutput(loss=loss.item(), samples=idx)
+
+
+def test_a_history_a_declared_component_only_refers_back_to_is_one_line_held_by_none():
+    """A trial: seventeen `not compared` lines, one per entry of a metrics
+    history, each saying the declared data position "keeps it too, as
+    data_cursor.st.history[0]", where the position only kept a reference to
+    the whole training state."""
+    report = verify(Target(factory=_HistoryScript, steps=8, resume_at=(4,)), **FAST)
+    lines = [u for u in report.render().splitlines() if u.startswith("not compared: st.history")]
+    assert len(lines) == 1, report.render()
+    assert lines[0].startswith("not compared: st.history[0..7] (each of these 8 items: dict: 3 "
+                               "numbers, that the run changed and no declared component holds")
+    assert "keeps it too" not in lines[0]
+
+
+def test_items_said_alike_but_for_their_own_index_are_one_line():
+    from resumecheck.phrases import merge_items
+
+    lines = [f"buf[{i}] (int: 1; kept as pos.buf[{i}], a field)" for i in range(4)]
+    assert merge_items(lines) == ["buf[0..3] (each of these 4 items: int: 1; kept as "
+                                  "pos.buf[*], a field)"]
