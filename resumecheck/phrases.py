@@ -65,9 +65,9 @@ def merge_items(undeclared: list[str]) -> list[str]:
     (a trial: a shuffle buffer's fifteen tuples printed fifteen lines)."""
     groups: dict[tuple[str, str], list[int]] = {}
     for what in undeclared:
-        key = _item_key(what)
-        if key is not None:
-            groups.setdefault(key[0], []).append(key[1])
+        found = _item_key(what)
+        if found is not None:
+            groups.setdefault(found[0], []).append(found[1])
     out, said = [], set()
     for what in undeclared:
         item = _item_key(what)
