@@ -279,6 +279,25 @@ TRAINER_LOG_COUNTER_RESET = trainer_target(_with_log_counter(True), args=_LOG_AR
                                            resume_at=(3,))
 
 
+def _with_evaluation(args):
+    """The example's Trainer with an evaluation set, evaluated every second
+    step (a trial: every resume point right after an evaluation read a false
+    divergence, the step after it recorded with the evaluation's losses, and
+    the model said to be left in eval mode by training)."""
+    from transformers import Trainer
+
+    train = transformers_train()
+    return Trainer(model=train.GPT2LMHeadModel(train.CONFIG), args=args,
+                   train_dataset=train.Tokens(), eval_dataset=train.Tokens())
+
+
+TRAINER_EVALUATES = trainer_target(
+    _with_evaluation, args={**_COUNTER_ARGS, "eval_strategy": "steps", "eval_steps": 2,
+                            "logging_steps": 1, "gradient_accumulation_steps": 2,
+                            "per_device_train_batch_size": 4},
+    steps=8, resume_at=(4,))
+
+
 def _with_step_count_reset(args):
     """A seeded omission: a callback writes global_step 0 into every checkpoint's
     trainer_state.json (the resumed run skips no batches and restarts its count)."""

@@ -244,3 +244,15 @@ def test_a_callback_that_counts_logs_resumes_and_one_that_resets_in_on_train_beg
     assert own.divergence_detail == "callbacks at the end: CountsLogs.attributes.logs 5, expected 8"
     assert [(f.component, f.detail) for f in own.diagnosis] == [
         ("callbacks", "CountsLogs.attributes.logs 0, expected 3")]
+
+
+@pytest.mark.e2e
+def test_a_resume_right_after_an_evaluation_is_exact():
+    """A trial: at every resume point right after an evaluation, a correct run
+    read NOT EQUIVALENT (the next step's recorded loss held the evaluation's
+    losses, and the engine's capture saw the model in eval mode)."""
+    report = resumecheck.verify(f"{PROGRAMS}:TRAINER_EVALUATES", drop="none", noise_seeds=0,
+                                check_determinism=False)
+    own = report.full_resume
+    assert report.equivalent and own.verdict == IDENTICAL, report.render()
+    assert own.diagnosis == []

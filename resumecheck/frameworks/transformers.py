@@ -288,16 +288,28 @@ def _set_progress(state: Any, saved: dict[str, Any]) -> None:
 
 
 def _record_losses(trainer: Any, losses: list[torch.Tensor]) -> None:
-    """Keep every loss ``compute_loss`` returns (one per micro-batch) for the step's record."""
-    compute_loss = trainer.compute_loss
+    """Keep every loss ``compute_loss`` returns inside ``training_step`` (one
+    per micro-batch) for the step's record; not an evaluation's (a trial: the
+    step after an evaluation was recorded with the evaluation's losses in its
+    mean, and a resume right after it, which runs no evaluation, differed)."""
+    compute_loss, training_step = trainer.compute_loss, trainer.training_step
+    training = [False]
+
+    def trains(*args: Any, **kwargs: Any) -> Any:
+        training[0] = True
+        try:
+            return training_step(*args, **kwargs)
+        finally:
+            training[0] = False
 
     def recorded(*args: Any, **kwargs: Any) -> Any:
         out = compute_loss(*args, **kwargs)
-        loss = out[0] if isinstance(out, tuple) else out
-        losses.append(loss.detach().float().reshape(()))
+        if training[0]:
+            loss = out[0] if isinstance(out, tuple) else out
+            losses.append(loss.detach().float().reshape(()))
         return out
 
-    trainer.compute_loss = recorded
+    trainer.training_step, trainer.compute_loss = trains, recorded
 
 
 def _move_checkpoint(output_dir: str, step: int, path: str) -> None:
@@ -352,7 +364,15 @@ def _park_after_log_save_evaluate(trainer: Any, driver: Any) -> None:
     log_save_evaluate = trainer._maybe_log_save_evaluate
 
     def then_park(*args: Any, **kwargs: Any) -> Any:
+        modes = [(m, m.training) for m in trainer.model.modules()]
         out = log_save_evaluate(*args, **kwargs)
+        if driver.record is not None:
+            # the modes the step trained in, which an evaluation left in eval mode
+            # (the next training_step sets them again; a real checkpoint holds
+            # none: a trial's resume right after an evaluation was told that a
+            # load must set eval mode again)
+            for module, mode in modes:
+                module.training = mode
         driver.after_step(trainer.control)
         return out
 
