@@ -10,12 +10,16 @@ from __future__ import annotations
 import re
 
 __all__ = ["BUILDING", "OWN_RESUME_ENDS_OTHERWISE", "REORDERED", "RESTART_HELD_OTHERWISE",
-           "RESTORING", "STOPPED", "UNDECLARED_LEAD", "lost_uncompared", "merge_items",
+           "LOOP_ENDED", "RESTORING", "STOPPED", "UNDECLARED_LEAD", "lost_uncompared",
+           "merge_items",
            "uncompared_path"]
 
 RESTORING = "restoring the checkpoint"
 BUILDING = "building the restarted program"
 """How a run's explanation names the restore as the stage that failed."""
+LOOP_ENDED = "'s loop ended after step"
+"""How a framework target's failure says that the framework's loop stopped
+before the check's last step (``frameworks._loop``)."""
 UNDECLARED_LEAD = ": what it leaves different is state you did not declare"
 """How a departed own resume with no lead in the declared state opens its
 list of likely causes (the launch settings, where suspected, go first)."""

@@ -24,7 +24,7 @@ import torch
 
 from resumecheck.compare import Difference, Tolerance, compare_values, digest, flatten_state
 from resumecheck.components import (
-    CONFIG, DATA_CURSOR, PARAMS, SAMPLER_EPOCH, SCHEDULER, split_rank_name, validate_drop,
+    CONFIG, DATA_CURSOR, GLOBAL_STEP, PARAMS, SAMPLER_EPOCH, SCHEDULER, split_rank_name, validate_drop,
 )
 from resumecheck.errors import (
     CONFIG_MASKED, SCHEDULER_BY_EPOCH, SCHEDULER_IDLE, SCHEDULER_UNREAD, SET_AGAIN, as_built_text,
@@ -32,7 +32,7 @@ from resumecheck.errors import (
 from resumecheck.evidence import annotate, cleared_streams, set_right_during, unclear_streams
 from resumecheck.program import epoch_boundaries, next_epoch_start
 from resumecheck.phrases import (
-    BUILDING, OWN_RESUME_ENDS_OTHERWISE, RESTORING, STOPPED, UNDECLARED_LEAD,
+    BUILDING, LOOP_ENDED, OWN_RESUME_ENDS_OTHERWISE, RESTORING, STOPPED, UNDECLARED_LEAD,
 )
 from resumecheck.report import (
     AFTER_DIVERGENCE, CLOSE, CONFIRMED, DIVERGED, FAILED, IDENTICAL, INCONCLUSIVE, LATENT,
@@ -384,6 +384,12 @@ def judge(ref: Reference, result: RunResult, segments: Segments) -> Comparison |
             if failed.timed_out else
             f"{_STAGES.get(failed.error_stage or '', 'the run')} failed: "
             f"{(failed.error or '').splitlines()[0]}")
+        if GLOBAL_STEP in result.dropped and LOOP_ENDED in (failed.error or ""):
+            # (a trial was told to give its target more steps, which it had)
+            result.explanation += (
+                "; here that follows from dropping global_step: the framework counts where "
+                "its loop stops from it, so a restart without it stops elsewhere (not a "
+                "matter of the target's steps)")
         departed = _departed_before(ref, result.resume_at[0], segments, failed.error_step)
         if departed is not None:  # (a loss that grew to inf from a wrong learning rate)
             step, key = departed

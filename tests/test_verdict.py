@@ -124,6 +124,21 @@ def test_a_failed_segment_is_failed_with_its_stage(files):
     assert result.explanation == "a step failed: RuntimeError: boom"
 
 
+def test_a_framework_loop_that_stops_early_without_its_step_count_says_why(files):
+    """A trial was told to give its Trainer target more steps, which it had:
+    the ablation had dropped global_step, from which the loop counts its stop."""
+    ref = _reference(files)
+    ended = "step 4: the HuggingFace Trainer's loop ended after step 3: its own stop came first"
+    result = _judged(ref, *_run(files, _records(2, 3), error=ended, dropped=["global_step"]))
+    assert result.verdict == "failed"
+    assert result.explanation.endswith(
+        "; here that follows from dropping global_step: the framework counts where its loop "
+        "stops from it, so a restart without it stops elsewhere (not a matter of the "
+        "target's steps)"), result.explanation
+    kept = _judged(ref, *_run(files, _records(2, 3), error=ended, dropped=["params"]))
+    assert "dropping global_step" not in kept.explanation
+
+
 def test_plausible_and_gross_against_the_band():
     curves = [[1.0, 1.0, 1.0, 1.0], [1.0, 1.1, 1.2, 1.0], [1.0, 0.95, 1.0, 1.0]]
     # every pair of runs: the widest gap is 0.2 (step 3); at step 2 alone, 0.15

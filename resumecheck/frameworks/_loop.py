@@ -42,6 +42,7 @@ import torch
 
 from resumecheck.errors import CheckpointError, StepError
 from resumecheck.program import StepOutput
+from resumecheck.phrases import LOOP_ENDED
 from resumecheck.trace import unwrap_optimizer
 
 __all__ = ["CALLBACKS", "CONTINUE", "LiveState", "LoopProgram", "LoopRecord",
@@ -278,7 +279,7 @@ class LoopProgram:
                 f"(innermost frames: {where})")
 
     def _ended_text(self) -> str:
-        return (f"{self.framework}'s loop ended after step {self._last_step}: its own stop "
+        return (f"{self.framework}{LOOP_ENDED} {self._last_step}: its own stop "
                 "(max_steps, max_epochs, or the end of the data) came first; give the "
                 "target at least as many steps as the check runs")
 
