@@ -24,7 +24,8 @@ import torch
 
 from resumecheck.compare import Difference, Tolerance, compare_values, digest, flatten_state
 from resumecheck.components import (
-    CONFIG, DATA_CURSOR, GLOBAL_STEP, PARAMS, SAMPLER_EPOCH, SCHEDULER, split_rank_name, validate_drop,
+    CONFIG, DATA_CURSOR, GLOBAL_STEP, PARAMS, SAMPLER_EPOCH, SCHEDULER, split_rank_name,
+    validate_drop,
 )
 from resumecheck.errors import (
     CONFIG_MASKED, SCHEDULER_BY_EPOCH, SCHEDULER_IDLE, SCHEDULER_UNREAD, SET_AGAIN, as_built_text,

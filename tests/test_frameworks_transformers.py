@@ -241,7 +241,8 @@ def test_a_callback_that_counts_logs_resumes_and_one_that_resets_in_on_train_beg
     assert not report.equivalent and own.verdict == DIVERGED
     assert own.first_divergent_quantity == "state of callbacks"
     # (every step's log counted, the last one's too: 8 steps, 8 logs)
-    assert own.divergence_detail == "callbacks at the end: CountsLogs.attributes.logs 5, expected 8"
+    assert own.divergence_detail == ("callbacks at the end: CountsLogs.attributes.logs 5, "
+                                     "expected 8")
     assert [(f.component, f.detail) for f in own.diagnosis] == [
         ("callbacks", "CountsLogs.attributes.logs 0, expected 3")]
 
