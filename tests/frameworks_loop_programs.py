@@ -112,6 +112,38 @@ def _counting_callback_target(per_build: bool, saves: bool = True):
         trainer=settings if per_build else settings())
 
 
+def _plateau_callbacks():
+    """A callback of the user's own whose state_dict() returns its best loss and
+    patience count (and not a note it keeps for display), beside the run's own
+    ModelCheckpoint (a trial: Lightning refused a ModelCheckpoint with the
+    adapter's checkpointing off, and fields the callback's state_dict()
+    returned were said to be held by no declared component)."""
+    import lightning.pytorch as pl
+
+    class Plateau(pl.Callback):
+        def __init__(self):
+            self.best, self.wait, self.note = float("inf"), 0, ""
+
+        def on_train_batch_end(self, trainer, module, outputs, batch, batch_idx):
+            loss = float(outputs["loss"]) if isinstance(outputs, dict) else float(outputs)
+            self.best, self.wait = (loss, 0) if loss < self.best else (self.best, self.wait + 1)
+            self.note = f"best {self.best:.3f}"
+
+        def state_dict(self):
+            return {"best": self.best, "wait": self.wait}
+
+        def load_state_dict(self, state):
+            self.best, self.wait = state["best"], state["wait"]
+
+    return [Plateau(), pl.callbacks.ModelCheckpoint(every_n_train_steps=4)]
+
+
+LIGHTNING_PLATEAU = lightning_target(
+    module=lambda: lightning_train().TinyClassifier(dropout=0.0),
+    data=lambda: lightning_train().stateful_loader(), steps=8, resume_at=(3,),
+    trainer=lambda: {"callbacks": _plateau_callbacks()})
+
+
 def _timing_callback():
     """A callback that saves how long training has run: state no two runs share."""
     import time

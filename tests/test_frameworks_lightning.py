@@ -309,3 +309,22 @@ def test_a_callback_that_saves_a_time_is_no_false_alarm_and_its_gap_is_latent():
     assert own.verdict == IDENTICAL and own.latent_gaps == ["callbacks"]
     assert [f.component for f in own.diagnosis] == ["callbacks"]
     assert ".Timer.elapsed " in own.diagnosis[0].detail
+
+
+@pytest.mark.e2e
+def test_a_model_checkpoint_of_the_run_is_allowed_and_a_callbacks_state_is_not_undeclared():
+    """A trial: the run's own ModelCheckpoint stopped the check before any run
+    (Lightning refuses one with checkpointing off, the adapter's default), and
+    fields a callback's state_dict() returns were said to be held by none."""
+    from resumecheck.program import load_target
+
+    target = load_target(spec("LIGHTNING_PLATEAU"))
+    built = target.build(dict(target.run_config))
+    try:
+        roots = dict(built.program.undeclared_roots())
+        assert set(vars(roots["callbacks (Plateau)"])) == {"note"}
+    finally:
+        built.program.close()
+    report = resumecheck.verify(spec("LIGHTNING_PLATEAU"), drop="none", noise_seeds=0,
+                                check_determinism=False)
+    assert report.equivalent, report.render()

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import logging
 import tempfile
+import types
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -119,6 +120,12 @@ class LightningProgram(LoopProgram):
             "default_root_dir": self._root.name,
         }
         options.update(trainer)
+        if "enable_checkpointing" not in trainer and any(
+                isinstance(cb, pl.callbacks.ModelCheckpoint)
+                for cb in _as_list(options.get("callbacks"))):
+            # the run's own ModelCheckpoint: Lightning refuses it with checkpointing
+            # off (a trial's real callbacks stopped the check before any run)
+            options["enable_checkpointing"] = True
         driver = _Driver(self._channel, self.pending, samples)
         options["callbacks"] = [*_as_list(options.get("callbacks")), driver]
         # Lightning announces the hardware on every Trainer: once per restart here
@@ -180,8 +187,13 @@ class LightningProgram(LoopProgram):
         return components
 
     def undeclared_roots(self) -> list[tuple[str, Any]]:
-        """Your own callbacks: state they keep is named when no component holds it."""
-        return user_callbacks(self.trainer.callbacks)
+        """Your own callbacks: state they keep is named when no component holds
+        it; of a callback whose ``state_dict()`` Lightning's checkpoints hold
+        (the ``callbacks`` component), what that state leaves out (a trial: a
+        best metric its state_dict() returned was said to be held by none)."""
+        stateful = {id(cb) for cb in _stateful_callbacks(self.trainer.callbacks)}
+        return [(path, _not_in_state(cb) if id(cb) in stateful else cb)
+                for path, cb in user_callbacks(self.trainer.callbacks)]
 
     def close(self) -> None:
         super().close()
@@ -261,6 +273,19 @@ def _load_schedulers(configs: Any, state: dict[str, Any]) -> None:
     for i, config in enumerate(configs):
         if str(i) in state:
             config.scheduler.load_state_dict(state[str(i)])
+
+
+def _not_in_state(callback: Any) -> types.SimpleNamespace:
+    """The attributes of a stateful callback that its ``state_dict()`` does not
+    return (by name, or the very object), which the ``callbacks`` component
+    compares already."""
+    try:
+        state = callback.state_dict() or {}
+    except Exception:  # (a state_dict() that fails: the capture says it; look at everything)
+        state = {}
+    held = {id(value) for value in state.values()} if isinstance(state, dict) else set()
+    return types.SimpleNamespace(**{k: v for k, v in vars(callback).items()
+                                    if k not in state and id(v) not in held})
 
 
 def _stateful_callbacks(callbacks: Any) -> list[Any]:
