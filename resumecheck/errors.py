@@ -529,13 +529,16 @@ def as_built_text(names: list[str], points: list[int], unmoved: bool = False) ->
     it = "it" if one else "them"
     steps = ("step " + str(points[0]) if len(points) == 1 else
              "steps " + ", ".join(map(str, points[:-1])) + f" and {points[-1]}")
+    # (a trial: a random stream that a callback of the program's own put back as
+    # well was said to be "as a fresh build has it", which it was not)
     text = (f"at {steps}{' and at the end' if unmoved else ''} the uninterrupted run's "
-            f"{', '.join(names)} {'is as a fresh build has it' if one else 'are as a fresh build has them'} "
-            f"(state_dict() bit for bit): dropping {it} puts in that same state, however the "
+            f"{', '.join(names)} {'is' if one else 'are'}{_AS_RESTORED}{it} leaves "
+            f"(state_dict() bit for bit: a fresh build's state, or one another declared "
+            f"component puts back): dropping {it} puts in that same state, however the "
             f"program uses {it}; ")
     if not unmoved:
         return text + (f"a resume point where {'it has' if one else 'they have'} moved from "
-                       "there shows the difference")
+                       f"there shows the difference, unless another component puts {it} back")
     return text + f"{NEVER_MOVES} {it} here, so no resume point shows {it} lost" + (
         f"; {CONFIG_AS_BUILT}" if "config" in names else "")
 
@@ -561,11 +564,15 @@ CONFIG_AS_BUILT = (
 """What makes a ``config`` component matter when the run's settings are the defaults."""
 
 
+_AS_RESTORED = " what the restore that drops "
+"""How ``as_built_text`` says that a dropped state is the reference's (read back)."""
+
+
 def as_built_names(explanation: str) -> list[str]:
-    """The components an explanation says were as a fresh build has them
-    (``as_built_text``; none when it does not say so)."""
+    """The components an explanation says were, at the resume point, what the
+    restore that drops them leaves (``as_built_text``; none when it does not)."""
     head, sep, rest = explanation.partition(" the uninterrupted run's ")
-    names, found, _ = rest.partition(" as a fresh build has ")
+    names, found, _ = rest.partition(_AS_RESTORED)
     if not sep or not found:
         return []
     return names.rsplit(" ", 1)[0].split(", ")
@@ -655,7 +662,8 @@ def _blind_spot_lines(report: Report, components: list[str]) -> list[str]:
              f"{','.join(map(str, report.resume_at))}: {', '.join(components)}",
              f"dropping these from the checkpoint changed nothing, so this check cannot catch "
              f"their bugs; {lead}"]
-    lines += [f"{c}: at the resume point its state is a fresh build's, bit for bit: "
+    lines += [f"{c}: at the resume point its state is what the restore that drops it leaves "
+              "(a fresh build's, or one another component puts back), bit for bit: "
               "dropping it puts in the same state, however the program uses it; "
               + ("choose a resume point where it has moved" if c not in unmoved else
                  "it is so at the end too: training does not change it, so no resume "

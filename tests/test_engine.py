@@ -231,11 +231,14 @@ def test_a_blind_spot_whose_state_is_the_builds_at_the_resume_point_says_so():
     assert run.blind_spot
     assert run.explanation == (
         "blind spot: dropping scaler changed nothing at k=6: at step 6 the uninterrupted run's "
-        "scaler is as a fresh build has it (state_dict() bit for bit): dropping it puts in that "
-        "same state, however the program uses it; a resume point where it has moved from there "
-        "shows the difference; not evidence that it is saved")
+        "scaler is what the restore that drops it leaves (state_dict() bit for bit: a fresh "
+        "build's state, or one another declared component puts back): dropping it puts in "
+        "that same state, however the program uses it; a resume point where it has moved from "
+        "there shows the difference, unless another component puts it back; not evidence that "
+        "it is saved")
     message = str(ComponentsNotExercised(report, ["scaler"]))
-    assert "scaler: at the resume point its state is a fresh build's, bit for bit" in message
+    assert ("scaler: at the resume point its state is what the restore that drops it leaves "
+            "(a fresh build's, or one another component puts back), bit for bit") in message
     assert "a loss scale that changes" not in message
     moved = verify(programs.CYCLING_SCALE, drop=["scaler"], resume_at=[5], noise_seeds=0,
                    check_determinism=False).runs[-1]
@@ -253,8 +256,8 @@ def test_blind_spots_say_what_would_exercise_each():
                     check_determinism=False)
     config, best = report.runs[1:]
     assert config.blind_spot and best.blind_spot
-    assert ("at step 4 and at the end the uninterrupted run's config is as a fresh build has "
-            "it") in config.explanation
+    assert ("at step 4 and at the end the uninterrupted run's config is what the restore that "
+            "drops it leaves") in config.explanation
     assert ("training does not change it here, so no resume point shows it lost; the run's "
             "settings are those a fresh build starts from") in config.explanation
     assert "a resume point where it has moved" not in config.explanation
@@ -279,7 +282,7 @@ def test_blind_spots_say_what_would_exercise_each():
     masked = verify(programs.BEST_SO_FAR_OTHER_LR, drop=["config"], noise_seeds=0,
                     check_determinism=False)
     other = masked.runs[-1]
-    assert other.blind_spot and "as a fresh build has it" not in other.explanation
+    assert other.blind_spot and "what the restore that drops it leaves" not in other.explanation
     assert "set it again" not in other.explanation
     assert other.explanation.endswith(
         "the run's settings are not a fresh build's, and dropping them changed nothing: what "
