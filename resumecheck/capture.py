@@ -87,6 +87,10 @@ def capture_meta(built: BuiltProgram) -> dict[str, Any]:
         "frozen_params": {name: [n for n, p in obj.named_parameters() if not p.requires_grad]
                           for name, obj in modules},
     }
+    loaded_back = getattr(built.program, "loaded_back", None)
+    if isinstance(loaded_back, set) and loaded_back:
+        # (a framework's components their own loads gave back: frameworks._loop.LiveState)
+        meta["loaded_back"] = sorted(str(name) for name in loaded_back)
     optimizers = [(c, o) for c in built.components if (o := unwrap_optimizer(c.obj)) is not None]
     if not optimizers:
         return meta

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["BUILDING", "OWN_RESUME_ENDS_OTHERWISE", "REORDERED", "RESTART_HELD_OTHERWISE",
+__all__ = ["BUILDING", "CHANGED_AFTER_LOAD", "OWN_RESUME_ENDS_OTHERWISE", "REORDERED", "RESTART_HELD_OTHERWISE",
            "LOOP_ENDED", "RESTORING", "STOPPED", "UNDECLARED_LEAD", "lost_uncompared",
            "merge_items",
            "uncompared_path"]
@@ -17,6 +17,12 @@ __all__ = ["BUILDING", "OWN_RESUME_ENDS_OTHERWISE", "REORDERED", "RESTART_HELD_O
 RESTORING = "restoring the checkpoint"
 BUILDING = "building the restarted program"
 """How a run's explanation names the restore as the stage that failed."""
+CHANGED_AFTER_LOAD = ("its load gave back what its state_dict() returned, and something that ran "
+                      "between the restore and the first step changed it (a hook of the "
+                      "framework's loop: on_train_begin, on_train_start)")
+"""Said of a framework component found otherwise right after the restore that
+its own load had brought back (a trial: a callback that reset itself in
+on_train_begin was said not to load back its own state)."""
 LOOP_ENDED = "'s loop ended after step"
 """How a framework target's failure says that the framework's loop stopped
 before the check's last step (``frameworks._loop``)."""

@@ -515,7 +515,9 @@ def _summary_row(entry: dict[str, Any]) -> str:
             cells.append(f"full resume: {verdict}")
         elif not run["dropped"]:  # the engine's own, beside the program's save/load
             if report.get("declared_state_complete") is False:
-                from resumecheck.phrases import BUILDING, REORDERED, RESTORING, STOPPED
+                from resumecheck.phrases import (
+                    BUILDING, CHANGED_AFTER_LOAD, REORDERED, RESTORING, STOPPED,
+                )
 
                 # (RunResult.lossy_loads: at the first restore, the reference's state put in)
                 lossy = [f for f in run["diagnosis"]
@@ -524,6 +526,10 @@ def _summary_row(entry: dict[str, Any]) -> str:
                 # "a load_state_dict() loses state", where it loaded all of it, onto others)
                 why = ("an optimizer built over its parameters in another order"
                        if lossy and all(f["detail"].startswith(REORDERED) for f in lossy)
+                       and run["verdict"] != "failed"
+                       # (a trial: a callback reset in on_train_begin read "a load loses state")
+                       else "a restored component changed before the first step"
+                       if lossy and all(CHANGED_AFTER_LOAD in f["detail"] for f in lossy)
                        and run["verdict"] != "failed"
                        else "a load_state_dict() loses state" if lossy and run["verdict"] != "failed"
                        else "declared state incomplete" if run["verdict"] != "failed"

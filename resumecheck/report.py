@@ -15,7 +15,8 @@ from typing import Any, Literal
 
 from resumecheck.errors import LONGER_BOUND
 from resumecheck.phrases import (
-    BUILDING, REORDERED, RESTORING, STOPPED, lost_uncompared, uncompared_path,
+    BUILDING, CHANGED_AFTER_LOAD, REORDERED, RESTORING, STOPPED, lost_uncompared,
+    uncompared_path,
 )
 from resumecheck.streams import unseeded_text
 from resumecheck.trajectory import Trajectory
@@ -45,6 +46,9 @@ SCHEMA = "resumecheck.report/1"
 # state_dict() gave opens (one, several).
 LOSSY_ONE = "a declared component does not load back its own state"
 LOSSY_MANY = "declared components do not load back their own state"
+CHANGED_ONE = "a declared component is changed between its restore and the first step"
+"""The incomplete-state notice's opening where a framework's component, which
+its own load gave back, differs right after the restore (``CHANGED_AFTER_LOAD``)."""
 
 
 Verdict = Literal["identical", "close", "diverged", "failed", "inconclusive"]
@@ -150,6 +154,10 @@ class Finding:
         in the WARNING's terms, lest it read as the cause."""
         if self.mark or not incomplete or run.checkpoint != "program":
             return self.mark
+        if incomplete.startswith(CHANGED_ONE):
+            return (" (not judged: it is changed between the restore and the first step, so a "
+                    "rerun that puts the uninterrupted run's state in loses it alike; see the "
+                    "WARNING)")
         if not incomplete.startswith((LOSSY_ONE, LOSSY_MANY)):
             return " (not judged: the declared components are incomplete, see the WARNING)"
         if f"`{self.component}`: " in incomplete:  # (a trial read "incomplete" of a lossy load)
@@ -703,6 +711,9 @@ def _incomplete_notice(engine: RunResult, where: str, settings: str, ablations: 
         # Restored from its own capture, a component that still differs right
         # after the restore does not load what its state_dict() gave.
         listed = "; ".join(f"`{f.component}`: {f.detail}" for f in lossy)
+        if all(CHANGED_AFTER_LOAD in f.detail for f in lossy):
+            return (f"{CHANGED_ONE}: the engine restored every declared component and the run "
+                    f"still {where}. Right after the restore, {listed}{ending}")
         which = LOSSY_ONE if len(lossy) == 1 else LOSSY_MANY
         return (  # (a re-check: it opened with "do not capture the program's state")
             f"{which}: the engine restored every declared component and the run still "

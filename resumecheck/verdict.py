@@ -33,7 +33,8 @@ from resumecheck.errors import (
 from resumecheck.evidence import annotate, cleared_streams, set_right_during, unclear_streams
 from resumecheck.program import epoch_boundaries, next_epoch_start
 from resumecheck.phrases import (
-    BUILDING, LOOP_ENDED, OWN_RESUME_ENDS_OTHERWISE, RESTORING, STOPPED, UNDECLARED_LEAD,
+    BUILDING, CHANGED_AFTER_LOAD, LOOP_ENDED, OWN_RESUME_ENDS_OTHERWISE, RESTORING, STOPPED,
+    UNDECLARED_LEAD,
 )
 from resumecheck.report import (
     AFTER_DIVERGENCE, CLOSE, CONFIRMED, DIVERGED, FAILED, IDENTICAL, INCONCLUSIVE, LATENT,
@@ -691,12 +692,20 @@ def diagnose(ref: Reference, dropped: Sequence[str], segments: Segments) -> list
                 if other:
                     detail = f"{detail}; {other}" if detail else other
             if detail is not None:
-                if name == PARAMS and basis == "reference":
-                    detail += _earlier_weights(ref, got, k)
+                if basis == "reference":
+                    detail += _of_the_restore(ref, name, got, k, run.get("meta") or {})
                 findings.append(Finding(name, detail, step=k, basis=basis, status=status or
                                         _idle_streams_only(want, got, unused, seg, name)))
                 seen.add(name)
     return findings
+
+
+def _of_the_restore(ref: Reference, name: str, got: Any, k: int, meta: dict[str, Any]) -> str:
+    """What a finding against the reference's state says of the restore too:
+    the earlier weights a model's are, and a framework's load that had given
+    it back (``meta``: the restored state's, ``loaded_back``)."""
+    return ((_earlier_weights(ref, got, k) if name == PARAMS else "")
+            + (f" ({CHANGED_AFTER_LOAD})" if name in meta.get("loaded_back", []) else ""))
 
 
 def _again_at(findings: list[Finding], name: str, k: int, expected: dict[str, Any],
@@ -1500,6 +1509,10 @@ def _divergence_text(r: RunResult, own_checkpoint: bool) -> str:
         if any(f.detail.startswith(REORDERED) for f in r.diagnosis):
             text += ("; the engine restored every declared component, into an optimizer "
                      "built over its parameters in another order")
+        elif lossy and all(CHANGED_AFTER_LOAD in f.detail for f in r.lossy_loads()):
+            # (a trial: a callback reset in on_train_begin, after a load that gave it back)
+            text += (f"; the engine restored every declared component, and {', '.join(lossy)}, "
+                     "which its load gave back, was changed before the first step")
         elif lossy:  # (a trial: a sampler whose own load_state_dict() lost its position)
             its = "its state_dict() gave it" if len(lossy) == 1 else "their state_dict() gave them"
             text += ("; the engine restored every declared component through its own "

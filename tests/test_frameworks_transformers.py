@@ -245,6 +245,16 @@ def test_a_callback_that_counts_logs_resumes_and_one_that_resets_in_on_train_beg
                                      "expected 8")
     assert [(f.component, f.detail) for f in own.diagnosis] == [
         ("callbacks", "CountsLogs.attributes.logs 0, expected 3")]
+    # (trials: "a declared component does not load back its own state", where the
+    # adapter's load gave it back and the callback's on_train_begin reset it)
+    notice = report.incomplete_state_notice()
+    assert notice.startswith("a declared component is changed between its restore and the "
+                             "first step"), notice
+    assert "does not load back" not in notice and "does not bring back" not in notice
+    assert "which its load gave back, was changed before the first step" in \
+        report.engine_resume.explanation
+    assert "(not judged: it is changed between the restore and the first step" in \
+        report.render()
 
 
 @pytest.mark.e2e

@@ -40,6 +40,7 @@ from typing import Any
 
 import torch
 
+from resumecheck.compare import digest
 from resumecheck.errors import CheckpointError, StepError
 from resumecheck.program import StepOutput
 from resumecheck.phrases import LOOP_ENDED
@@ -157,6 +158,9 @@ class LoopProgram:
         self.pending: dict[str, list[Callable[[], None]]] = {}
         """Loads of the engine's capture that wait for the loop to reach a
         stage (by the stage's name); the adapter's callback runs them there."""
+        self.loaded_back: set[str] = set()
+        """The components whose load, checked at once, gave back what was
+        loaded (``LiveState``'s ``verify_as``)."""
 
     # -- what adapters provide ------------------------------------------------
 
@@ -306,12 +310,17 @@ class LiveState:
     def __init__(self, program: LoopProgram, get: Callable[[], Any],
                  load: Callable[[Any, dict[str, Any]], None] | None = None,
                  dump: Callable[[Any], dict[str, Any]] | None = None,
-                 stage: str = "started") -> None:
+                 stage: str = "started", verify_as: str | None = None) -> None:
         self._program = program
         self._get = get
         self._load = load
         self._dump = dump
         self._stage = stage
+        self._verify_as = verify_as
+        """The component's name, where its load is checked at once: one that
+        gives back what was loaded is named in the program's ``loaded_back``
+        (where it differs right after the restore, what ran between changed it:
+        ``capture_meta``)."""
 
     @property
     def live_object(self) -> Any:
@@ -339,6 +348,10 @@ class LiveState:
             self._load(obj, state)
         else:
             obj.load_state_dict(state)
+        if self._verify_as is not None:
+            back = self._dump(obj) if self._dump is not None else obj.state_dict()
+            if digest(back) == digest(state):
+                self._program.loaded_back.add(self._verify_as)
 
 
 def batch_fingerprint(batch: Any) -> torch.Tensor:

@@ -183,7 +183,8 @@ class LightningProgram(LoopProgram):
         stateful = _stateful_callbacks(trainer.callbacks)
         if stateful:  # (restored where Lightning restores them: after the setup hooks)
             components[CALLBACKS] = LiveState(self, lambda: stateful, dump=_callbacks_state,
-                                              load=_load_callbacks, stage="setup")
+                                              load=_load_callbacks, stage="setup",
+                                              verify_as=CALLBACKS)
         return components
 
     def undeclared_roots(self) -> list[tuple[str, Any]]:

@@ -184,7 +184,7 @@ class TrainerProgram(LoopProgram):
         if _exportable(trainer):  # (set before train(): the callbacks' on_train_begin sees it)
             components[CALLBACKS] = LiveState(self, lambda: _exportable(trainer),
                                               dump=_callback_states, load=_set_callback_states,
-                                              stage="before_train")
+                                              stage="before_train", verify_as=CALLBACKS)
         return components
 
     def checkpoint_advice(self) -> dict[str, str]:
