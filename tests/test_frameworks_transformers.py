@@ -267,3 +267,30 @@ def test_a_resume_right_after_an_evaluation_is_exact():
     own = report.full_resume
     assert report.equivalent and own.verdict == IDENTICAL, report.render()
     assert own.diagnosis == []
+
+
+def test_the_trainers_epochs_are_declared_where_it_makes_its_own_loader():
+    """A trial: fuzz said a Trainer target declares no epoch boundaries, where
+    the Trainer counts 5 optimizer steps an epoch (40 sequences in batches of
+    8; 10 batches of 4 with 2 accumulated)."""
+    from transformers import Trainer
+
+    for name in ("TRAINER_DEFAULT", "TRAINER_EVALUATES"):
+        target = load_target(spec(name))
+        built = target.build(dict(target.run_config))
+        try:
+            assert built.boundaries()["steps_per_epoch"] == 5, name
+        finally:
+            built.program.close()
+
+    class OwnLoader(Trainer):
+        def get_train_dataloader(self):  # (its own loader: its length is not the Trainer's)
+            return super().get_train_dataloader()
+
+    target = load_target(spec("TRAINER_DEFAULT"))
+    built = target.build(dict(target.run_config))
+    try:
+        built.program.trainer.__class__ = OwnLoader
+        assert built.program.steps_per_epoch is None
+    finally:
+        built.program.close()

@@ -171,6 +171,32 @@ class TrainerProgram(LoopProgram):
         _move_checkpoint(trainer.args.output_dir, trainer.state.global_step, path)
         return None
 
+    @property
+    def steps_per_epoch(self) -> int | None:
+        """Optimizer steps per epoch, as the Trainer counts them (batches of its
+        own train DataLoader, ``gradient_accumulation_steps`` to a step, a last
+        short one counting), where its dataset has a length and the Trainer
+        makes its loader and sampler itself (a trial: fuzz was told the program
+        declares no epoch boundaries); None otherwise. Read without making the
+        loader, which would draw."""
+        tf = require("transformers", "resumecheck.frameworks.transformers")
+        trainer, args = self.trainer, self.trainer.args
+        dataset = getattr(trainer, "train_dataset", None)
+        own = all(getattr(type(trainer), name) is getattr(tf.Trainer, name)
+                  for name in ("get_train_dataloader", "_get_train_sampler"))
+        if (not own or dataset is None or isinstance(dataset, torch.utils.data.IterableDataset)
+                or getattr(args, "auto_find_batch_size", False)
+                or not isinstance(args.train_batch_size, int) or args.train_batch_size < 1):
+            return None
+        try:
+            samples = len(dataset)
+        except TypeError:
+            return None
+        batches = (samples // args.train_batch_size if args.dataloader_drop_last
+                   else -(-samples // args.train_batch_size))
+        accumulate = max(int(args.gradient_accumulation_steps), 1)
+        return max(batches // accumulate + int(batches % accumulate > 0), 1) if batches else None
+
     def components(self) -> dict[str, Any]:
         trainer = self.trainer
         components = {
