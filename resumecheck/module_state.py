@@ -118,6 +118,16 @@ _WORKER_RAISED = re.compile(
 _FRAME = re.compile(r'File "([^"]+)", line (\d+), in (\S+)')
 
 
+def own_line(exc: BaseException) -> str:
+    """The innermost frame of ``exc``'s traceback in resumecheck's own code, in
+    words: ``resumecheck/compare.py:156, in _update`` (``?`` where none is)."""
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        if frame.filename.startswith(_PACKAGE):
+            where = os.path.relpath(frame.filename, os.path.dirname(_PACKAGE))
+            return f"{where}:{frame.lineno}, in {frame.name}"
+    return "?"
+
+
 def program_line(exc: BaseException) -> str | None:
     """The innermost frame of ``exc``'s traceback in the program's own code (a
     file outside every installed package, the standard library and

@@ -20,11 +20,9 @@ process that ran it keeps them in memory instead, up to ``KEPT_IN_MEMORY``).
 
 from __future__ import annotations
 
-import contextlib
+import functools
 import json
-import os
-import traceback
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,6 +32,7 @@ import torch
 from resumecheck.compare import digest, local_tensor
 from resumecheck.components import OPTIMIZER, PARAMS, SCALER, split_rank_name
 from resumecheck.errors import ResumecheckError, TracingFailed
+from resumecheck.module_state import own_line
 from resumecheck.streams import declared_streams, stream_digests, stream_states
 
 if TYPE_CHECKING:
@@ -71,6 +70,24 @@ class StepRecord:
     @classmethod
     def from_plain(cls, plain: dict[str, Any]) -> StepRecord:
         return cls(**plain)
+
+
+
+def _own(hook: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A hook of the check's that runs inside the program's step: what it
+    raises is ``TracingFailed``, the check's fault, not the program's (a
+    try, not a context manager: this is every step's path)."""
+    def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def run(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return fn(*args, **kwargs)
+            except ResumecheckError:
+                raise
+            except Exception as exc:
+                raise TracingFailed(hook, f"{type(exc).__name__}: {exc}", own_line(exc)) from exc
+        return run
+    return wrap
 
 
 class Tracer:
@@ -126,14 +143,14 @@ class Tracer:
             self._input_handle = None
         self._inputs = []
 
+    @_own("the model's forward pre-hook")
     def _on_forward(self, module: torch.nn.Module, args: Any, kwargs: Any) -> None:
         """Keep a reference to every tensor the model is called with (no copy,
         no hash, no draw: a step that returns its samples pays nothing more);
         after the step, the tensors of a step without samples are the
         ``inputs`` quantity."""
-        with _own("the model's forward pre-hook"):
-            for leaf in _tensors((args, kwargs)):
-                self._inputs.append(leaf.detach())
+        for leaf in _tensors((args, kwargs)):
+            self._inputs.append(leaf.detach())
 
     def _param_names(self) -> dict[int, str]:
         """Each parameter's name in the keys: the model's own, another declared
@@ -294,15 +311,13 @@ class _OptimizerSteps:
             # again), never the previous step's left on the parameters
             def traced() -> Any:
                 loss = closure()
-                with _own("the optimizer's step hook"):
-                    self._record(optimizer, call)
+                self._record(optimizer, call)
                 return loss
 
             if "closure" in kwargs:
                 return args, {**kwargs, "closure": traced}
             return (*args[:first], traced, *args[first + 1:]), kwargs
-        with _own("the optimizer's step pre-hook"):
-            self._record(optimizer, call)
+        self._record(optimizer, call)
         return None
 
     def _stepped(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
@@ -310,6 +325,7 @@ class _OptimizerSteps:
         if depth > 1:
             self._open[id(optimizer)] = (call, depth - 1)
 
+    @_own("the optimizer's step pre-hook")
     def _record(self, optimizer: torch.optim.Optimizer, call: int) -> None:
         """The gradients as the update will use them: each one's digest, and a
         copy of those the judging may read. The rest are never read, so
@@ -330,25 +346,6 @@ class _OptimizerSteps:
                     if self._wants_copy(key, value):
                         copies[key] = grad.clone()
         self._calls[call] = (rates, digests, copies)
-
-
-@contextlib.contextmanager
-def _own(hook: str) -> Iterator[None]:
-    """Where the check's own code runs inside the program's step: what it
-    raises is ``TracingFailed``, the check's fault, not the program's."""
-    try:
-        yield
-    except ResumecheckError:
-        raise
-    except Exception as exc:
-        frames = traceback.extract_tb(exc.__traceback__)
-        here = next((f for f in reversed(frames) if f.filename.startswith(_PACKAGE)), None)
-        where = (f"{os.path.relpath(here.filename, os.path.dirname(_PACKAGE))}:{here.lineno}, "
-                 f"in {here.name}" if here is not None else "?")
-        raise TracingFailed(hook, f"{type(exc).__name__}: {exc}", where) from exc
-
-
-_PACKAGE = os.path.dirname(os.path.abspath(__file__))
 
 
 def _optimizers(built: BuiltProgram, declared: Any) -> list[torch.optim.Optimizer]:
