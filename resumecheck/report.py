@@ -261,6 +261,16 @@ class RunResult:
         """Dropping the components changed the run: they are exercised here."""
         return bool(self.dropped) and self.verdict == DIVERGED
 
+    def where_it_differs(self) -> str:
+        """Where a diverged run first differs, in words: ``differs from step 9
+        (loss)``, or, where no step departs, ``ends otherwise in the state of
+        scheduler (every step matches)`` (a trial read "differs from step 24
+        (state of scheduler)" as a step)."""
+        quantity = self.first_divergent_quantity or ""
+        if quantity.startswith("state of"):
+            return f"ends otherwise in the {quantity} (every step matches)"
+        return f"differs from step {self.first_divergent_step} ({quantity})"
+
     def lossy_loads(self) -> list[Finding]:
         """Of the engine's own resume: the components that differ right after
         its first restore, which put the reference's own state in through their
@@ -545,20 +555,13 @@ def _incomplete_state_notice(report: Report, lines_shown: bool) -> str | None:
                 f"{LONGER_BOUND[0].upper()}{LONGER_BOUND[1:]}; if it hangs there after a "
                 "restart, that is the finding."
                 + (" Ablations cannot be judged: inconclusive." if ablated else ""))
-    if engine.verdict == FAILED:
-        where = f"fails: {(engine.failure or '').splitlines()[0]}"
-    elif (engine.first_divergent_quantity or "").startswith("state of"):
-        # (a trial read "differs from step 24 (state of scheduler)" as a step)
-        where = (f"ends otherwise in the {engine.first_divergent_quantity} (every step "
-                 "matches)")
-    else:
-        where = (f"differs from step {engine.first_divergent_step} "
-                 f"({engine.first_divergent_quantity})")
+    where = (f"fails: {(engine.failure or '').splitlines()[0]}" if engine.verdict == FAILED
+             else engine.where_it_differs())
     ablations = " Ablations cannot be judged: inconclusive." if ablated else ""
     if any(r.dropped and r.verdict == DIVERGED for r in report.runs):
         ablations = (" Ablations that depart before it are judged (the two runs differ "
                      "only in that component's restore); the others are inconclusive."
-                     if not where.startswith("ends otherwise") else
+                     if not (engine.first_divergent_quantity or "").startswith("state of") else
                      " Ablations that depart in a step, or end otherwise in a component it "
                      "ends as the uninterrupted run does, are judged (the two runs differ "
                      "only in that component's restore); the others are inconclusive.")

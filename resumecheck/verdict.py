@@ -1371,10 +1371,7 @@ def judge_ablations(engine_full: RunResult, engine_trajectory: list[Any],
     divergence, step for step."""
     if resumes(engine_full, tolerance):
         return
-    where = (f"already ends otherwise in the {engine_full.first_divergent_quantity} (every "
-             "step matches)" if steps_match(engine_full) else
-             f"already differs from step {engine_full.first_divergent_step} "
-             f"({engine_full.first_divergent_quantity})" if engine_full.verdict == DIVERGED
+    where = (f"already {engine_full.where_it_differs()}" if engine_full.verdict == DIVERGED
              else "failed" if engine_full.verdict == FAILED else f"is {engine_full.verdict}")
     for run, trajectory in ablations:
         if run.verdict == FAILED:
