@@ -246,3 +246,17 @@ def test_the_state_machines_live_program_restarts_a_loop_program_exactly(tmp_pat
     live.close()
     assert got == expected
     assert not loop_threads()
+
+
+def test_a_callbacks_fields_beside_its_state_are_by_name_or_the_very_object():
+    """A callback's attributes its exported state does not hold: a number equal
+    to an exported one by chance (small ints are one object) is not held; a
+    list exported under another name is."""
+    import types
+
+    from resumecheck.frameworks._loop import fields_beside
+
+    callback = types.SimpleNamespace(best=3, bad=3, history=[1.0], note=None)
+    callback.alias = callback.history
+    beside = fields_beside(callback, {"best": callback.best, "kept": callback.history})
+    assert sorted(vars(beside)) == ["bad", "note"]

@@ -33,6 +33,7 @@ import queue
 import re
 import threading
 import traceback
+import types
 import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -47,7 +48,7 @@ from resumecheck.phrases import LOOP_ENDED
 from resumecheck.trace import unwrap_optimizer
 
 __all__ = ["CALLBACKS", "CONTINUE", "LiveState", "LoopProgram", "LoopRecord",
-           "batch_fingerprint", "run_pending", "user_callbacks", "user_object"]
+           "batch_fingerprint", "fields_beside", "run_pending", "user_callbacks", "user_object"]
 
 CONTINUE = object()
 """What a function run in the loop returns to let the loop go on until its
@@ -352,6 +353,21 @@ class LiveState:
             back = self._dump(obj) if self._dump is not None else obj.state_dict()
             if digest(back) == digest(state):
                 self._program.loaded_back.add(self._verify_as)
+
+
+def fields_beside(obj: Any, state: Any) -> types.SimpleNamespace:
+    """The attributes of a callback that its exported ``state`` (a mapping)
+    does not hold: not under their own name, nor as the very object (a list
+    exported under another name). A number, a string or None is held by name
+    only: equal values of those may be one object by chance."""
+    state = state if isinstance(state, Mapping) else {}
+    held = {id(v) for v in state.values() if not isinstance(v, _BY_VALUE)}
+    return types.SimpleNamespace(**{
+        k: v for k, v in vars(obj).items()
+        if k not in state and (isinstance(v, _BY_VALUE) or id(v) not in held)})
+
+
+_BY_VALUE = (int, float, complex, str, bytes, bool, type(None))
 
 
 def batch_fingerprint(batch: Any) -> torch.Tensor:

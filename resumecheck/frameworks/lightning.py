@@ -46,8 +46,8 @@ from resumecheck.components import DATA_CURSOR, OPTIMIZER, PARAMS, RNG, SCHEDULE
 from resumecheck.errors import InvalidArgument
 from resumecheck.frameworks import require
 from resumecheck.frameworks._loop import (
-    CALLBACKS, LiveState, LoopProgram, LoopRecord, batch_fingerprint, run_pending,
-    user_callbacks,
+    CALLBACKS, LiveState, LoopProgram, LoopRecord, batch_fingerprint, fields_beside,
+    run_pending, user_callbacks,
 )
 from resumecheck.program import Target
 from resumecheck.segments import scratch_dir
@@ -278,15 +278,12 @@ def _load_schedulers(configs: Any, state: dict[str, Any]) -> None:
 
 def _not_in_state(callback: Any) -> types.SimpleNamespace:
     """The attributes of a stateful callback that its ``state_dict()`` does not
-    return (by name, or the very object), which the ``callbacks`` component
-    compares already."""
+    return, which the ``callbacks`` component compares already."""
     try:
         state = callback.state_dict() or {}
     except Exception:  # (a state_dict() that fails: the capture says it; look at everything)
         state = {}
-    held = {id(value) for value in state.values()} if isinstance(state, dict) else set()
-    return types.SimpleNamespace(**{k: v for k, v in vars(callback).items()
-                                    if k not in state and id(v) not in held})
+    return fields_beside(callback, state)
 
 
 def _stateful_callbacks(callbacks: Any) -> list[Any]:

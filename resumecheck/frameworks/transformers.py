@@ -47,8 +47,8 @@ from resumecheck.components import GLOBAL_STEP, OPTIMIZER, PARAMS, RNG, SCHEDULE
 from resumecheck.errors import InvalidArgument
 from resumecheck.frameworks import require
 from resumecheck.frameworks._loop import (
-    CALLBACKS, LiveState, LoopProgram, LoopRecord, run_pending, user_callbacks,
-    user_object,
+    CALLBACKS, LiveState, LoopProgram, LoopRecord, fields_beside, run_pending,
+    user_callbacks, user_object,
 )
 from resumecheck.program import Target
 from resumecheck.segments import scratch_dir
@@ -272,11 +272,10 @@ def _not_exported(callback: Any) -> types.SimpleNamespace:
     """What an ``ExportableState`` callback keeps beyond the attributes its
     ``state()`` exports (those are compared as the component ``callbacks``)."""
     try:
-        exported = set((callback.state() or {}).get("attributes") or {})
+        exported = (callback.state() or {}).get("attributes") or {}
     except Exception:  # (a state() that fails: the capture says it; look at everything)
-        exported = set()
-    return types.SimpleNamespace(**{k: v for k, v in vars(callback).items()
-                                    if k not in exported})
+        exported = {}
+    return fields_beside(callback, exported)
 
 
 def _callback_states(callbacks: list[Any]) -> dict[str, Any]:
