@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -127,10 +128,15 @@ def describe_difference(
     if split_rank_name(name)[0] == RNG or is_stream_state(reference):  # (rng[rank 1] too)
         return _streams_text([p for p, _ in differing], step, unused or set(), set_right or set())
     path, how = differing[0]
-    more = _more(differing[1:], ref, new, optimizer)
     if optimizer and _is_empty_state(new) and not _is_empty_state(ref):
         return f"no per-parameter state (fresh), expected the state at step {step}" + \
             _fresh_rate(differing, ref, new)
+    if not optimizer:  # (a trial: "workers.0.buffer missing, expected '[]'", all gone)
+        differing = _holders_whole(differing, ref, new)
+        path, how = differing[0]
+        if isinstance(how, _Whole):
+            return how.text + _more(differing[1:], ref, new, optimizer)
+    more = _more(differing[1:], ref, new, optimizer)
     label = _label(path, optimizer)
     if how == "missing":
         text = f"{label} missing, expected {_value(ref[path])}"
@@ -150,6 +156,71 @@ _LEARNING_RATE = re.compile(r"param_groups\[\d+\]\.lr")
 _MOMENTUM = re.compile(r"param_groups\[\d+\]\.(momentum|betas\[0\])")
 """What a scheduler that cycles the momentum sets beside the rate (OneCycleLR,
 CyclicLR: SGD's momentum, Adam's first beta)."""
+
+
+class _Whole:
+    """A dict or list of the reference that is empty or gone after the restore,
+    in words (``workers empty, expected 2 entries (0, 1)``): one entry of the
+    differing ones in place of every leaf it held."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+def _holders_whole(differing: list[tuple[str, Any]], ref: dict[str, Any],
+                   new: dict[str, Any]) -> list[tuple[str, Any]]:
+    """``differing`` with the leaves of each whole holder lost (``_Whole``)
+    said as one entry, where its first leaf was; only where nothing of it came back."""
+    out: list[tuple[str, Any]] = []
+    taken: list[str] = []
+
+    def inside(p: str, holder: str) -> bool:
+        return p == holder or p.startswith((holder + ".", holder + "["))
+
+    for path, how in differing:
+        if any(inside(path, holder) for holder in taken):
+            continue
+        whole = _whole_holder(path, how, ref, new, inside) \
+            if how in ("missing", "unexpected") else None
+        if whole is None:
+            out.append((path, how))
+        else:
+            taken.append(whole[0])
+            out.append(whole)
+    return out
+
+
+def _whole_holder(path: str, how: Any, ref: dict[str, Any], new: dict[str, Any],
+                  inside: Callable[[str, str], bool]) -> tuple[str, _Whole] | None:
+    """The outermost dict or list above ``path`` that the reference holds
+    entries in and that nothing of came back (gone, or empty), in words."""
+    for holder in _holders(path):
+        if holder in ref or any(inside(p, holder) and p != holder for p in new):
+            continue  # (a leaf of the reference, or something of it came back)
+        children = list(dict.fromkeys(_child(p, holder) for p in ref if inside(p, holder)))
+        if not children:
+            continue
+        shown = ", ".join(children[:3]) + (", ..." if len(children) > 3 else "")
+        n = len(children)
+        state = "empty" if new.get(holder) in ("{}", "[]") else "missing"
+        return holder, _Whole(f"{_label(holder, False) or 'its state'} {state}, expected {n} "
+                              f"{'entry' if n == 1 else 'entries'} ({shown})")
+    return None
+
+
+def _holders(path: str) -> list[str]:
+    """The dicts and lists above ``path``, outermost first: ``workers``,
+    ``workers.0`` of ``workers.0.buffer[1]``."""
+    cuts = [i for i, c in enumerate(path) if c in ".[" and i > 0]
+    return [path[:i] for i in cuts]
+
+
+def _child(path: str, holder: str) -> str:
+    """The key or index right below ``holder`` on ``path``."""
+    rest = path[len(holder):]
+    if rest.startswith("["):
+        return rest[:rest.index("]") + 1]
+    return re.split(r"[.\[]", rest[1:], maxsplit=1)[0]
 
 
 def _scheduled_only(differing: list[tuple[str, Any]]) -> str:
@@ -201,7 +272,8 @@ def _more(others: list[tuple[str, Any]], ref: dict[str, Any], new: dict[str, Any
         return ""
     said = [f"{_label(path, optimizer)} {_values_apart(new[path], ref[path])}"
             for path, how in others
-            if how not in ("missing", "unexpected") and not is_private(path)
+            if how not in ("missing", "unexpected") and not isinstance(how, _Whole)
+            and not is_private(path)
             and not (isinstance(ref[path], torch.Tensor) and ref[path].numel() != 1)][:2]
     n = len(others)
     return (f" (and {n} more {'entry' if n == 1 else 'entries'} of its state_dict() "

@@ -544,6 +544,31 @@ def test_a_single_value_among_the_other_differing_entries_is_said():
                     "differ, among them la_steps 0, expected 8)")
 
 
+def test_a_whole_holder_lost_is_named_as_the_holder_not_its_first_leaf():
+    """A trial: a streaming dataset's load emptied its dict of per-worker
+    states, and the diagnosis read `workers.0.buffer missing, expected '[]'`
+    (as if an empty buffer went missing). The holder that is empty or gone
+    is named, with what it held; a leaf missing beside others that came
+    back is still named itself."""
+    from resumecheck.state_diff import describe_difference
+
+    ref = {"epoch": 1, "workers": {0: {"buffer": [], "pos": 3}, 1: {"buffer": [4, 5], "pos": 1}}}
+    assert describe_difference("data_cursor", ref, {"epoch": 1, "workers": {}}, 7) == \
+        "workers empty, expected 2 entries (0, 1)"
+    assert describe_difference("data_cursor", ref, {"epoch": 1}, 7) == \
+        "workers missing, expected 2 entries (0, 1)"
+    gone = {"epoch": 1, "workers": {0: {"buffer": [], "pos": 3}}}
+    assert describe_difference("data_cursor", ref, gone, 7) == \
+        "workers.1 missing, expected 2 entries (buffer, pos)"
+    shorter = {"epoch": 1, "workers": {0: {"buffer": [], "pos": 3}, 1: {"buffer": [4], "pos": 1}}}
+    assert describe_difference("data_cursor", ref, shorter, 7) == \
+        "workers.1.buffer[1] missing, expected 5"
+    assert describe_difference("order", {"seen": [1, 2, 3], "n": 2}, {"seen": [], "n": 3}, 7) \
+        == "n 3, expected 2 (and 1 more entry of its state_dict() differs)"
+    assert describe_difference("order", {"seen": [1, 2, 3]}, {"seen": []}, 7) == \
+        "seen empty, expected 3 entries ([0], [1], [2])"
+
+
 def test_an_optimizer_whose_learning_rate_alone_differs_points_at_a_scheduler():
     """A trial: a scheduler stepped once more after the load showed as the
     optimizer restored wrongly (confirmed) and the scheduler as not the
