@@ -50,6 +50,7 @@ from resumecheck.report import (
 )
 from resumecheck.faults import environment_failure
 from resumecheck.interrupt import scratch_directory
+from resumecheck.phrases import lost_uncompared
 from resumecheck.reproduce import reproduce_command
 from resumecheck.settings import Settings
 from resumecheck.strategies import interruption_schedules
@@ -91,6 +92,12 @@ class FuzzResult:
     the time budget stopped that search first; None: no failure)."""
     declared_state_notice: str | None = None
     """When the failure's report found the declared components incomplete, its sentence."""
+    undeclared: list[str] | None = field(default_factory=list)
+    """What is not compared, as ``resumecheck run`` words it (``Report.undeclared``)
+    for the failing schedule, or, when none failed, for the program's default
+    resume point (a trial: fuzz passed, silent, a checkpoint that lost an EMA
+    that `run` named). None: not looked at (the time budget ran out first, or
+    an elastic resume, which ``run`` does not look at either)."""
     unseeded_notice: str | None = None
     """Two launches of the program differ (it draws from a global stream it
     never seeds): the warning ``run`` gives too (None: they do not)."""
@@ -134,6 +141,7 @@ class FuzzResult:
             "reference_loss": list(self.reference_loss),
             "unreproduced": self.unreproduced,
             "declared_state_notice": self.declared_state_notice,
+            "undeclared": None if self.undeclared is None else list(self.undeclared),
             "unseeded_notice": self.unseeded_notice,
             "environment": self.environment,
             "nproc": self.nproc,
@@ -180,6 +188,13 @@ class FuzzResult:
                        "(not reported): a program that fails only some of the times it runs "
                        "(a fault that comes and goes, a read that may fail) cannot be judged; "
                        "if it trains alike every time, please report this to resumecheck")
+            lost = lost_uncompared(self.undeclared or [])
+            if lost:  # (as `run` words an equivalent resume that ends otherwise)
+                odd += ("; not compared, and your own resume ends otherwise with: "
+                        + ", ".join(f"`{p}`" for p in lost) + " (see below)")
+            elif self.undeclared is None and self.resume_nproc is None:
+                odd += ("; what is not compared was not looked at, the time budget ran out "
+                        "first (`resumecheck run` names it)")
             return f"no failing schedule in {tried}{cut}{odd}{self._not_judged()}"
         at = ",".join(map(str, self.failure.resume_at)) + self._at_edges(self.failure.resume_at)
         if self.minimal:
@@ -215,6 +230,7 @@ class FuzzResult:
         for notice in (self.declared_state_notice, self.unseeded_notice):
             if notice:
                 lines.append(f"WARNING: {notice}")
+        lines += [f"not compared: {what}" for what in self.undeclared or []]
         if run is not None:
             quantity = run.first_divergent_quantity
             lines.append(f"  {run.label}: {run.verdict}"
@@ -329,6 +345,8 @@ def run_fuzz(target: Target | str | None, settings: Settings, *, max_examples: i
             _search(checker, result, s.points, edges, max_examples, budget, say)
             if result.failure is not None:
                 result.failure = _reproduced(tgt, s, result, say)
+            else:
+                result.undeclared = _not_compared(checker, result, budget, say)
         except ModuleStateChanged as exc:  # (the same search, in fresh interpreters)
             raise ModuleStateChanged(exc.target, exc.changed, None if tgt.spec is None else
                                      reproduce_command(
@@ -405,8 +423,28 @@ def _reproduced(tgt: Target, settings: Settings, result: FuzzResult,
     if report.equivalent:
         result.unreproduced.append(list(schedule))
         return None
+    result.undeclared = report.undeclared
     result.declared_state_notice = report.incomplete_state_notice(lines_shown=False)
     return report.full_resume
+
+
+def _not_compared(checker: Checker, result: FuzzResult, budget: float,
+                  say: Callable[[str], None]) -> list[str] | None:
+    """What ``resumecheck run --drop none`` names as not compared at the
+    program's default resume point: its full resume again (the program's own
+    and the engine's), now looking at what the program holds beside the
+    declared components at their ends; given as long as the search again.
+    None: not looked at (the search or this ran out of time; an elastic resume)."""
+    if result.budget_exhausted or checker.settings.resume_nproc is not None:
+        return None
+    say("looking at what is not compared, at the default resume point, as `resumecheck run` does")
+    checker.limit(time.monotonic() + budget, budget)
+    try:
+        return checker.report().undeclared
+    except BudgetExhausted:
+        return None
+    finally:
+        checker.limit(None)
 
 
 _PASSING = (IDENTICAL, CLOSE)

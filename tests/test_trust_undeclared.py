@@ -222,6 +222,28 @@ def test_an_undeclared_ema_the_checkpoint_keeps_is_said_to_end_as_the_uninterrup
     assert report.render().splitlines()[1] == "full resume: EQUIVALENT"
 
 
+def test_fuzz_names_what_is_not_compared_as_run_does():
+    """A trial (a GAN's EMA left out of the checkpoint and undeclared): `run`
+    named it, ending otherwise in the program's own resume; `fuzz` said only
+    `no failing schedule`, with no line and nothing in its JSON. Where no
+    schedule fails, fuzz words what `run --drop none` would at the default
+    resume point; its twin that saves the EMA is named as ending alike."""
+    from resumecheck.fuzz import fuzz
+
+    lost = fuzz(SPEC + "UNDECLARED", max_examples=3)
+    assert not lost.found
+    assert lost.undeclared == verify(SPEC + "UNDECLARED", **FAST).undeclared
+    assert lost.to_json()["undeclared"] == lost.undeclared
+    text = lost.render().splitlines()
+    assert text[1].endswith("; not compared, and your own resume ends otherwise with: `ema` "
+                            "(see below)")
+    assert text[2].startswith("not compared: ema (") and "your checkpoint loses it" in text[2]
+    kept = fuzz(SPEC + "SAVES_IT", max_examples=3)
+    [line] = kept.undeclared
+    assert line.endswith("; your own resume ends with it as the uninterrupted run did")
+    assert "ends otherwise" not in kept.render()
+
+
 def test_state_four_levels_down_is_named():
     """A trial: a Lookahead wrapper's slow weights (`state.opt.slow[0][j]`)
     were past the walk's depth; only its step counter was named."""
