@@ -47,7 +47,7 @@ from resumecheck.progress import ProgressCallback, ProgressTracker, run_label
 from resumecheck.elastic import judge_elastic, unmapped_state
 from resumecheck.phrases import RESTART_HELD_OTHERWISE, STOPPED, merge_items
 from resumecheck.report import (
-    CLOSE, FAILED, IDENTICAL, INCONCLUSIVE, Finding, Report, RunResult, settings_text,
+    CLOSE, DIVERGED, FAILED, IDENTICAL, INCONCLUSIVE, Finding, Report, RunResult, settings_text,
 )
 from resumecheck.reproduce import reproduce_command
 from resumecheck.restore import build_settings
@@ -1371,6 +1371,7 @@ def _report(checker: Checker, runs: list[RunResult],
     back, on_the_way = brought_back(checker.segment.held, restarted_held or {},
                                     checker.segment.held_after, after)
     back |= _set_back_with_its_component(checker, restarted_after)
+    back |= _alike_until_it_departed(checker, engine_run, after)
     # (a trial: a line that came and went with the resume point, with nothing saying why)
     named = {path: text + (f"; {RESTART_HELD_OTHERWISE} {on_the_way[path]}"
                            if path in on_the_way else "")
@@ -1398,6 +1399,26 @@ def _report(checker: Checker, runs: list[RunResult],
             named, checker.segment.held, own_held, runs[0] if own_held is not None else None,
             checker.segment.held_after, own_after)),
     )
+
+
+def _alike_until_it_departed(checker: Checker, engine_run: RunResult | None,
+                             after: dict[int, dict[str, list[str]]]) -> set[str]:
+    """Where the engine's own full resume departed in a step, how it ends says
+    nothing of what the declared state brings back: what it held as the
+    uninterrupted run did right after its restore, and after every step
+    before it departed, is brought back (a trial: a field its component's
+    load_state_dict() sets from the declared state was named "not set back",
+    from the end of a restart that had departed, by a buggy state_dict())."""
+    if engine_run is None or engine_run.verdict != DIVERGED or verdict.steps_match(engine_run) \
+            or engine_run.first_divergent_step is None:
+        return set()
+    ref_after = checker.segment.held_after
+    steps = [s for s in after if s < engine_run.first_divergent_step and s in ref_after]
+    if not steps:
+        return set()
+    # (one it held in neither there is made later, by steps that then differ)
+    return {path for path in checker.segment.held
+            if all(after[s].get(path) == ref_after[s].get(path) for s in steps)}
 
 
 def _set_back_with_its_component(checker: Checker,

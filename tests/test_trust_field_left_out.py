@@ -27,6 +27,22 @@ def test_the_field_its_state_dict_leaves_out_is_named_and_the_epoch_it_keeps_is_
     assert "name what the program keeps outside them: `data_cursor.batch_in_epoch`)" in text
 
 
+def test_what_a_departed_restart_ends_with_otherwise_is_not_named_when_its_restore_set_it():
+    """A trial (per-worker states filed under the wrong worker): a field that
+    the component's load_state_dict() sets from its state was named "not set
+    back", from the end of an engine restart that had departed. Only what the
+    restart held otherwise right after its restore (or after a step before it
+    departed) is named: here the position, which the state records late."""
+    report = verify(SPEC + "MISFILED", **FAST)
+    engine = report.engine_resume
+    assert engine is not None and engine.verdict == DIVERGED
+    assert engine.first_divergent_step == 6
+    assert [line.split(" (")[0] for line in report.undeclared] == ["data_cursor.batch_in_epoch"]
+    text = report.render()
+    assert "name what the program keeps outside them: `data_cursor.batch_in_epoch`)" in text
+    assert "slots" not in text
+
+
 def test_its_twin_that_keeps_the_field_under_another_key_names_nothing():
     report = verify(SPEC + "RENAMED", **FAST)
     assert report.equivalent and report.full_resume.verdict == IDENTICAL
