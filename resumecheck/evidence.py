@@ -315,10 +315,39 @@ def _offsets(reference: SegmentResult, seg: SegmentResult, k: int, step: int,
         unsaved = ref is None or run is None
         detail = _detail(key, step, k, draws, unit, unsaved, restored_so, restorer,
                          sample=ref if ref is not None else run)
+        if draws and step == k + 2:  # (what the first step drew, its batch may tell)
+            detail = _batch_told(reference, seg, k + 1, key, draws, unit) or detail
         if draws is None and run is not None:  # another rank's stream? (class 9)
             detail = _another_ranks(key, run, ref_states, step, k) or detail
         out.append(StreamOffset(stream=key, step=step, draws=draws, unit=unit, detail=detail))
     return out
+
+
+def _batch_told(reference: SegmentResult, seg: SegmentResult, step: int, key: str,
+                draws: int, unit: str) -> str | None:
+    """Where ``step``, the first after the restore, read a batch of another
+    size than the uninterrupted run's and its stream drew otherwise: that in
+    words, since what a step draws per sample (dropout's masks, augmentation)
+    follows its batch (a trial: 7 samples against 8, and the draws were put to
+    causes the program did not have). None where the batches are alike in
+    size, or not kept."""
+    sizes = []
+    for run in (reference, seg):
+        kept = load_step_tensors(Path(run.tensor_dir or ""), step, run.kept) or {}
+        data = kept.get(next((name for name in kept if split_rank_name(name)[0] == "data"
+                              and split_rank_name(name)[1] == split_rank_name(key)[1]), ""))
+        if not isinstance(data, torch.Tensor):
+            return None
+        sizes.append(data.shape[0] if data.dim() else 1)
+    if sizes[0] == sizes[1]:
+        return None
+    amount = _amount(key, abs(draws), unit)
+    return (f"{stream_label(key)} is {amount} {'ahead of' if draws > 0 else 'behind'} the "
+            f"reference's at the start of step {step + 1}: step {step}, the first after the "
+            f"restore, read {sizes[1]} samples, {sizes[0]} in the uninterrupted run, and drew "
+            f"{amount} {'more' if draws > 0 else 'less'}: what a step draws per sample "
+            "(dropout's masks, augmentation) follows its batch, so the data it read otherwise "
+            "explain these draws (see where the run first differs)")
 
 
 def _another_ranks(key: str, run: Any, ref_states: dict[str, Any], step: int,

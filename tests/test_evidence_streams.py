@@ -336,3 +336,25 @@ def test_an_even_count_of_words_beyond_a_loaders_seeds_is_said_in_words(tmp_path
     assert "no whole number of int64 draws" not in offset.detail  # (62 is even)
     assert "a shuffle's randperm of n items n - 1 (62 words are, for one, a randperm of 63 " \
         "items, or, where a DataLoader draws from it," in offset.detail, offset.detail
+
+
+def test_draws_that_follow_a_batch_of_another_size_are_put_to_the_data():
+    """A trial (a streaming loader's resume read 7 samples against 8): the
+    torch stream's lag after the first resumed step was put to an iterator,
+    eval mode or a skipped branch, none of which the program had. Where that
+    step read a batch of another size, its dropout drew for that many
+    samples: the lag is said to follow from the data."""
+    report = verify("fixtures.evidence.batch_size_draws:SKIPS_A_BATCH", noise_seeds=0,
+                    drop="none", check_determinism=False)
+    own = report.full_resume
+    assert own.verdict == "diverged" and own.first_divergent_step == 2
+    [offset] = own.stream_offsets
+    assert offset.detail.startswith(
+        "torch CPU stream is 128 32-bit words (64 int64 draws) behind the reference's at the "
+        "start of step 3: step 2, the first after the restore, read 4 samples, 8 in the "
+        "uninterrupted run, and drew 128 32-bit words (64 int64 draws) less: what a step draws "
+        "per sample (dropout's masks, augmentation) follows its batch"), offset.detail
+    assert "eval mode" not in offset.detail and "iterator" not in offset.detail
+    assert [f.component for f in own.diagnosis] == ["data_cursor"]
+    assert verify("fixtures.evidence.batch_size_draws:CORRECT", noise_seeds=0, drop="none",
+                  check_determinism=False).equivalent
