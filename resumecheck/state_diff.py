@@ -137,19 +137,23 @@ def describe_difference(
         if isinstance(how, _Whole):
             return how.text + _more(differing[1:], ref, new, optimizer)
     more = _more(differing[1:], ref, new, optimizer)
-    label = _label(path, optimizer)
-    if how == "missing":
-        text = f"{label} missing, expected {_value(ref[path])}"
-    elif how == "unexpected":
-        text = f"{label} present, not in the reference"
-    elif isinstance(ref[path], torch.Tensor) and ref[path].dtype == torch.uint8:
-        text = f"{label} differs"  # a generator's byte state: no magnitude to report
-    elif isinstance(ref[path], torch.Tensor) and ref[path].numel() > 1:
-        size = getattr(how, "max_abs", None)
-        text = f"{label} differs" + (f", max |Δ| {size:.3g}" if size is not None else "")
-    else:
-        text = f"{label} {_values_apart(new[path], ref[path])}"
+    text = _leaf_text(_label(path, optimizer), how, ref[path] if path in ref else None,
+                      new.get(path))
     return text.strip() + more + (_scheduled_only(differing) if optimizer else "")
+
+
+def _leaf_text(label: str, how: Any, ref: Any, new: Any) -> str:
+    """How one leaf differs, in words."""
+    if how == "missing":
+        return f"{label} missing, expected {_value(ref)}"
+    if how == "unexpected":
+        return f"{label} present, not in the reference"
+    if isinstance(ref, torch.Tensor) and ref.dtype == torch.uint8:
+        return f"{label} differs"  # a generator's byte state: no magnitude to report
+    if isinstance(ref, torch.Tensor) and ref.numel() > 1:
+        size = getattr(how, "max_abs", None)
+        return f"{label} differs" + (f", max |Δ| {size:.3g}" if size is not None else "")
+    return f"{label} {_values_apart(new, ref)}"
 
 
 _LEARNING_RATE = re.compile(r"param_groups\[\d+\]\.lr")
