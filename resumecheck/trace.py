@@ -451,6 +451,13 @@ def _traced_models(built: BuiltProgram,
         if isinstance(c.obj, torch.nn.Module) and id(c.obj) not in seen:
             seen.add(id(c.obj))
             out.append((f"{c.name}.", c.obj))
+    if len(out) > 1 and model is not None:
+        # beside other modules the model's names are prefixed too (a trial: a
+        # GAN's generator and discriminator both have a `0.bias`, and
+        # `parameter 0.bias` did not say which)
+        own = next((c.name for c in built.components if c.obj is model), None)
+        if own is not None:
+            out[0] = (f"{own}.", model)
     return out
 
 

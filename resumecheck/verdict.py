@@ -830,6 +830,8 @@ def _earlier_weights(ref: Reference, state: Any, k: int) -> str:
         return ""
     mine = {f"param:{name}": digest(t) for name, t in state.items()
             if isinstance(t, torch.Tensor)}
+    # (beside other declared modules, the model's keys carry its name: trace._traced_models)
+    mine |= {f"param:{PARAMS}.{key.removeprefix('param:')}": d for key, d in mine.items()}
     for step in range(k - 1, 0, -1):
         theirs = {key: d for key, d in ref.by_step[step].digests.items()
                   if key.startswith("param:") and key in mine}

@@ -30,6 +30,17 @@ def test_a_second_models_divergence_is_found_at_its_first_step():
     assert twin.equivalent and twin.full_resume.verdict == "identical"
 
 
+def test_the_models_parameters_are_named_with_its_component_beside_another_module():
+    """A trial: a GAN's generator and discriminator both have a ``0.bias``;
+    "parameter 0.bias" did not say which model departed."""
+    own = verify(SPEC + "BUGGY_G", drop="none", noise_seeds=0).full_resume
+    assert own.first_divergent_step == 6  # (resumed at 5, a generator's step)
+    assert own.first_divergent_key.startswith("param:params."), own.first_divergent_key
+    assert own.first_divergent_quantity.startswith("parameter params."), \
+        own.first_divergent_quantity
+    assert [(f.component, f.status) for f in own.diagnosis] == [("optimizer", "confirmed")]
+
+
 def test_a_second_optimizers_state_is_named_by_its_parameters():
     import torch
 
