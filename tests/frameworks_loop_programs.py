@@ -144,6 +144,32 @@ LIGHTNING_PLATEAU = lightning_target(
     trainer=lambda: {"callbacks": _plateau_callbacks()})
 
 
+def _reads_best_score():
+    """A module that halves its rate once the run's ModelCheckpoint (no folder
+    of its own: under the default root) has a best score (a re-check: each
+    build had its own root, Lightning reloaded no best score into a resumed
+    run, and a correct resume was said to diverge at the learning rate)."""
+    import lightning.pytorch as pl
+    import torch.nn.functional as F
+
+    class ReadsBest(lightning_train().TinyClassifier):
+        def training_step(self, batch, batch_idx):
+            x, y = batch
+            loss = F.cross_entropy(self.net(x), y)
+            self.log("train_loss", loss)
+            return loss
+
+        def on_train_batch_start(self, batch, batch_idx):
+            best = self.trainer.checkpoint_callback.best_model_score
+            for group in self.trainer.optimizers[0].param_groups:
+                group["lr"] = 1e-2 if best is None else 5e-3
+
+    return lightning_target(
+        module=lambda: ReadsBest(dropout=0.0), data=lambda: lightning_train().stateful_loader(),
+        steps=6, resume_at=(3,), trainer=lambda: {"callbacks": [pl.callbacks.ModelCheckpoint(
+            monitor="train_loss", save_top_k=2, every_n_train_steps=2)]})
+
+
 def _timing_callback():
     """A callback that saves how long training has run: state no two runs share."""
     import time
@@ -178,6 +204,7 @@ _BUILT_ON_FIRST_USE = {
     "LIGHTNING_COUNTER_SHARED": lambda: _counting_callback_target(per_build=False),
     "LIGHTNING_COUNTER_PER_BUILD": lambda: _counting_callback_target(per_build=True),
     "LIGHTNING_TIMER": _timing_callback,
+    "LIGHTNING_READS_BEST": _reads_best_score,
     "LIGHTNING_COUNTER_NOT_SAVED": lambda: _counting_callback_target(per_build=True,
                                                                      saves=False),
 }

@@ -312,6 +312,17 @@ def test_a_callback_that_saves_a_time_is_no_false_alarm_and_its_gap_is_latent():
 
 
 @pytest.mark.e2e
+def test_a_model_checkpoint_under_the_default_root_reloads_its_best_score_after_a_restart():
+    """A relaunched script has the root of the run it resumes; each build here
+    has its own, and Lightning reloaded no best score into the resumed run: a
+    module that reads it, resumed correctly, was said to diverge."""
+    report = resumecheck.verify(spec("LIGHTNING_READS_BEST"), drop="none", noise_seeds=0,
+                                check_determinism=False)
+    own = next(r for r in report.runs if r.checkpoint == "program")
+    assert own.verdict == IDENTICAL, report.render()
+
+
+@pytest.mark.e2e
 def test_a_model_checkpoint_of_the_run_is_allowed_and_a_callbacks_state_is_not_undeclared():
     """A trial: the run's own ModelCheckpoint stopped the check before any run
     (Lightning refuses one with checkpointing off, the adapter's default), and

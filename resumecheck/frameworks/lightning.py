@@ -35,6 +35,7 @@ Lightning is imported only when a target is built.
 from __future__ import annotations
 
 import logging
+import os
 import tempfile
 import types
 from collections.abc import Callable, Mapping, Sequence
@@ -112,7 +113,7 @@ class LightningProgram(LoopProgram):
             raise InvalidArgument("module", self.module,
                                   "the module factory must return a lightning LightningModule")
         self.data = data()
-        self._root = tempfile.TemporaryDirectory(prefix="resumecheck-lightning-", dir=scratch_dir())
+        self._root = tempfile.TemporaryDirectory(prefix=_ROOT_PREFIX, dir=scratch_dir())
         options: dict[str, Any] = {
             "accelerator": "cpu", "devices": 1, "max_steps": max_steps, "logger": False,
             "enable_checkpointing": False, "enable_progress_bar": False,
@@ -137,6 +138,8 @@ class LightningProgram(LoopProgram):
         finally:
             announcer.setLevel(level)
         _park_after_train_start(self.trainer, self._channel, self.pending)
+        for callback in self.trainer.checkpoint_callbacks:
+            _same_root_on_load(callback, self._root.name)
 
     def _runner(self) -> Callable[[str | None], None]:
         pl = require("lightning.pytorch", "resumecheck.frameworks.lightning")
@@ -199,6 +202,39 @@ class LightningProgram(LoopProgram):
     def close(self) -> None:
         super().close()
         self._root.cleanup()
+
+
+_ROOT_PREFIX = "resumecheck-lightning-"
+
+
+def _same_root_on_load(callback: Any, root: str) -> None:
+    """Let a ``ModelCheckpoint`` whose folder is the adapter's default root
+    reload its best scores and paths from a checkpoint of another build. A
+    relaunched script has the same root as the run it resumes; each build here
+    has its own, and Lightning reloads none of ``best_model_score``,
+    ``best_k_models`` and the rest when the folder changed (a module that read
+    ``best_model_score`` saw None after every restart: a false alarm)."""
+    load = callback.load_state_dict
+
+    def load_state_dict(state: dict[str, Any]) -> None:
+        saved, here = state.get("dirpath"), callback.dirpath
+        was = os.path.dirname(saved) if isinstance(saved, str) else ""
+        if isinstance(here, str) and os.path.basename(was).startswith(_ROOT_PREFIX) \
+                and os.path.commonpath([here, root]) == root and saved != here:
+            old = os.path.dirname(os.path.normpath(saved))
+            state = _moved(state, old, root)
+        load(state)
+
+    callback.load_state_dict = load_state_dict
+
+
+def _moved(state: Any, old: str, new: str) -> Any:
+    """``state`` with every path under ``old`` put under ``new`` (keys too)."""
+    if isinstance(state, str) and (state == old or state.startswith(old + os.sep)):
+        return new + state[len(old):]
+    if isinstance(state, dict):
+        return {_moved(k, old, new): _moved(v, old, new) for k, v in state.items()}
+    return state
 
 
 class _LightningStreams(RNGState):
