@@ -218,11 +218,10 @@ def _same_root_on_load(callback: Any, root: str) -> None:
 
     def load_state_dict(state: dict[str, Any]) -> None:
         saved, here = state.get("dirpath"), callback.dirpath
-        was = os.path.dirname(saved) if isinstance(saved, str) else ""
+        was = os.path.dirname(os.path.normpath(saved)) if isinstance(saved, str) else ""
         if isinstance(here, str) and os.path.basename(was).startswith(_ROOT_PREFIX) \
                 and os.path.commonpath([here, root]) == root and saved != here:
-            old = os.path.dirname(os.path.normpath(saved))
-            state = _moved(state, old, root)
+            state = _moved(state, was, root)
         load(state)
 
     callback.load_state_dict = load_state_dict
