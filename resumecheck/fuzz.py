@@ -420,10 +420,10 @@ def _reproduced(tgt: Target, settings: Settings, result: FuzzResult,
     again = replace(settings, resume_at=tuple(schedule), drop="none", noise_seeds=0,
                     check_determinism=False)
     report = run_check(tgt, again)
+    result.undeclared = report.undeclared  # (at that schedule, however it ends)
     if report.equivalent:
         result.unreproduced.append(list(schedule))
         return None
-    result.undeclared = report.undeclared
     result.declared_state_notice = report.incomplete_state_notice(lines_shown=False)
     return report.full_resume
 
