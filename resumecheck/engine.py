@@ -1380,6 +1380,11 @@ def _report(checker: Checker, runs: list[RunResult],
     if unsure is not None:
         named = {path: not_known_if_held(text, unsure) for path, text in named.items()}
     in_process = s.isolation == "inprocess" and (s.nproc or 1) == 1
+    undeclared = merge_items(verdict.own_resume_ends(
+        named, checker.segment.held, own_held, runs[0] if own_held is not None else None,
+        checker.segment.held_after, own_after))
+    if own_held is not None:
+        verdict.note_lost_uncompared(runs[0], undeclared)
     return Report(
         set_order=set_order_notice(checker.segment, _in_processes(checker)) if in_process
         else None,
@@ -1395,9 +1400,7 @@ def _report(checker: Checker, runs: list[RunResult],
                                     unmoved=checker.noise_unmoved, asked=s.noise_seeds),
         determinism=checker.determinism, reference_loss=ref.loss,
         seed_losses=ref.noise, nproc=s.nproc, untraced=verdict.untraced(checker.segment.records),
-        undeclared=merge_items(verdict.own_resume_ends(
-            named, checker.segment.held, own_held, runs[0] if own_held is not None else None,
-            checker.segment.held_after, own_after)),
+        undeclared=undeclared,
     )
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["BUILDING", "CHANGED_AFTER_LOAD", "LOOP_ENDED", "OWN_RESUME_ENDS_OTHERWISE",
+__all__ = ["BUILDING", "CHANGED_AFTER_LOAD", "CHECKPOINT_LOSES", "CHECKPOINT_MAY_LOSE", "LOOP_ENDED", "OWN_RESUME_ENDS_OTHERWISE",
            "REORDERED", "RESTART_HELD_OTHERWISE", "RESTORING", "STOPPED", "UNDECLARED_LEAD",
            "lost_uncompared", "merge_items", "uncompared_path"]
 
@@ -43,6 +43,15 @@ REORDERED = "lists its parameters in another order than the run that saved it"
 reference's parameters at other positions: its state, saved by position,
 belongs to other parameters (an order that follows ``PYTHONHASHSEED``, or
 objects' addresses)."""
+
+CHECKPOINT_LOSES = "your checkpoint loses it"
+"""How a ``Report.undeclared`` entry says that the program's own full resume
+showed its checkpoint losing that state (held otherwise right after the load
+and after the next step, or at the end of a resume whose steps all matched)."""
+
+CHECKPOINT_MAY_LOSE = "your checkpoint may lose it"
+"""The same where that resume departed at the very step after the load, so
+that it was seen otherwise once, right after the load."""
 
 OWN_RESUME_ENDS_OTHERWISE = "your own resume (save/load) ends with it otherwise"
 """How a ``Report.undeclared`` entry says that the program's own full resume

@@ -361,13 +361,24 @@ def _streams_text(paths: list[str], step: int, unused: set[str],
     streams = sorted({_rng_stream(p) for p in paths} - idle - righted)
     # (names, why): "{}" in a why is the step it speaks of, "it" where the head names it
     notes = [(sorted(names), why) for names, why in (
-        (righted, f"which the program set right itself during step {step + 1}"),
+        (righted, f"{_RIGHTED} {step + 1}"),
         (idle, "which the reference never drew from after {}")) if names]
     named, rest = (streams, notes) if streams else (notes[0][0], notes[1:])
     head = (f"{', '.join(named)} differ{'s' if len(named) == 1 else ''} from the stream at "
             f"step {step}" + ("" if streams else ", " + notes[0][1].format("it")))
     return head + "".join(f" (and {', '.join(names)}, {why.format(f'step {step}')})"
                           for names, why in rest)
+
+
+_RIGHTED = "which the program set right itself during step"
+
+
+def righted_only(detail: str) -> bool:
+    """Whether a finding of random state says that every stream of it that
+    differs was set right by the program itself during the first step after
+    the restore (``_streams_text``'s head)."""
+    head = detail.split("; ", 1)[0].split(" (and ", 1)[0]
+    return re.search(r" from the stream at step \d+, " + _RIGHTED + r" \d+$", head) is not None
 
 
 def _stream_key(path: str) -> str:

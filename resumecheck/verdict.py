@@ -33,8 +33,8 @@ from resumecheck.errors import (
 from resumecheck.evidence import annotate, cleared_streams, set_right_during, unclear_streams
 from resumecheck.program import epoch_boundaries, next_epoch_start
 from resumecheck.phrases import (
-    BUILDING, CHANGED_AFTER_LOAD, LOOP_ENDED, OWN_RESUME_ENDS_OTHERWISE, RESTORING, STOPPED,
-    UNDECLARED_LEAD,
+    BUILDING, CHANGED_AFTER_LOAD, CHECKPOINT_LOSES, CHECKPOINT_MAY_LOSE, LOOP_ENDED, OWN_RESUME_ENDS_OTHERWISE,
+    RESTORING, STOPPED, UNDECLARED_LEAD, uncompared_path,
 )
 from resumecheck.report import (
     AFTER_DIVERGENCE, CLOSE, CONFIRMED, DIVERGED, FAILED, IDENTICAL, INCONCLUSIVE, LATENT,
@@ -45,7 +45,7 @@ from resumecheck.capture import load_checkpoint
 from resumecheck.segments import SegmentResult
 from resumecheck.settings import DropSpec
 from resumecheck.state_diff import (
-    DETACHED, REORDERED, describe_difference, differing_leaves, is_private,
+    DETACHED, REORDERED, describe_difference, differing_leaves, is_private, righted_only,
 )
 from resumecheck.streams import is_stream_state, stream_items
 from resumecheck.trace import (
@@ -1050,14 +1050,14 @@ def own_resume_ends(named: dict[str, str], reference: dict[str, list[str]],
                 path, j, run.first_divergent_step, reference_after, own_after)]
             text += (f"; your own resume held it otherwise right after your load() at "
                      f"{_steps_text(at)} and after {_steps_text([j + 1 for j in at])}, and "
-                     "ends with it otherwise, every step matching: your checkpoint loses it, "
+                     f"ends with it otherwise, every step matching: {CHECKPOINT_LOSES}, "
                      "unless it is not state (a log, a timer)" if lost and ends_only else
                      f"; your own resume held it otherwise right after your load() at step {k} "
                      f"and after step {k + 1}, before it {went} at step "
-                     f"{run.first_divergent_step}: your checkpoint loses it, unless it is "
+                     f"{run.first_divergent_step}: {CHECKPOINT_LOSES}, unless it is "
                      "not state (a log, a timer)" if lost else
                      f"; your own resume held it otherwise right after your load() at step {k}, "
-                     f"and {went} at the next step: your checkpoint may lose it, unless the "
+                     f"and {went} at the next step: {CHECKPOINT_MAY_LOSE}, unless the "
                      "program sets it again as it steps (or it is not state: a log, a timer)")
         elif own and path not in own and path in reference:  # (an entry a log made, say)
             text += "; your own resume ends without it (nothing there made it again)"
@@ -1070,10 +1070,25 @@ def own_resume_ends(named: dict[str, str], reference: dict[str, list[str]],
                      f"checkpoint: the resume had {went}"
                      + (f" at step {step}" if step is not None else ""))
         elif own and path in own and path in reference:
-            text += (f"; {OWN_RESUME_ENDS_OTHERWISE} than the uninterrupted run did: your "
-                     "checkpoint loses it, unless it is not state (a log, a timer)")
+            text += (f"; {OWN_RESUME_ENDS_OTHERWISE} than the uninterrupted run did: "
+                     f"{CHECKPOINT_LOSES}, unless it is not state (a log, a timer)")
         out.append(text)
     return out
+
+
+def note_lost_uncompared(own: RunResult, undeclared: list[str]) -> None:
+    """Where the program's own full resume diverged and what is not compared
+    shows its checkpoint losing state, say so in that resume's why (a trial:
+    a field a component's state_dict() left out was named only in the
+    WARNING and its line below, while the why read "restored state differs
+    in rng", a stream the program had set right itself)."""
+    if own.verdict != DIVERGED or own.checkpoint != "program":
+        return
+    for phrase in (CHECKPOINT_LOSES, CHECKPOINT_MAY_LOSE):
+        lost = [uncompared_path(what) for what in undeclared if f": {phrase}" in what]
+        if lost:
+            own.explanation += (f"; not compared, and {phrase}: "
+                                + ", ".join(f"`{p}`" for p in lost) + " (see `not compared`)")
 
 
 def _steps_text(steps: Sequence[int]) -> str:
@@ -1657,9 +1672,14 @@ def _differs_clause(diagnosis: Sequence[Finding]) -> str:
     if not diagnosis:
         return ""
     # (a trial read "rng, data_cursor (confirmed)" as both confirmed: rng was not judged)
-    unjudged = " (not judged)" if any(f.mark for f in diagnosis) else ""
+    # (a trial: streams the program set right itself in its first step, which
+    # matched, were the only lead of a why whose cause a component left out)
+    leads = [f for f in diagnosis if f.status == CONFIRMED or not righted_only(f.detail)]
+    if not leads:
+        return ""
+    unjudged = " (not judged)" if any(f.mark for f in leads) else ""
     return "; restored state differs in " + ", ".join(
-        f.component + (f.mark or unjudged) for f in diagnosis)
+        f.component + (f.mark or unjudged) for f in leads)
 
 
 def latent_text(r: RunResult) -> str:

@@ -25,6 +25,10 @@ def test_the_field_its_state_dict_leaves_out_is_named_and_the_epoch_it_keeps_is_
     assert "your own resume held it otherwise right after your load() at step 5" in line
     text = report.render()
     assert "name what the program keeps outside them: `data_cursor.batch_in_epoch`)" in text
+    # (a trial: the why of the resume that lost it named only a stream the program set right)
+    assert report.full_resume.explanation.endswith(
+        "; not compared, and your checkpoint may lose it: `data_cursor.batch_in_epoch` "
+        "(see `not compared`)"), report.full_resume.explanation
 
 
 def test_what_a_departed_restart_ends_with_otherwise_is_not_named_when_its_restore_set_it():
@@ -73,3 +77,26 @@ def test_with_two_restarts_the_field_is_judged_at_the_one_before_the_departure()
                          "10, and departed from the uninterrupted run at the next step: your "
                          "checkpoint may lose it, unless the program sets it again as it steps "
                          "(or it is not state: a log, a timer)"), line
+
+
+def test_a_stream_the_program_set_right_in_its_first_step_is_no_lead_of_the_why():
+    """A trial: the only lead in a why was "restored state differs in rng", a
+    loader's generator that the program itself seeded again in the first step
+    after the load (which matched); the cause was a field a component left out."""
+    from resumecheck.report import CONFIRMED, Finding
+    from resumecheck.state_diff import righted_only
+    from resumecheck.verdict import _differs_clause
+
+    righted = Finding("rng", "generator 'loader' differs from the stream at step 8, which the "
+                      "program set right itself during step 9 (and torch CPU stream, which the "
+                      "reference never drew from after step 8)", step=8)
+    other = Finding("rng", "torch CPU stream differs from the stream at step 8 (and generator "
+                    "'loader', which the program set right itself during step 9)", step=8)
+    assert righted_only(righted.detail) and not righted_only(other.detail)
+    assert _differs_clause([righted]) == ""
+    assert _differs_clause([righted, Finding("scheduler", "last_epoch 0, expected 8")]) == \
+        "; restored state differs in scheduler"
+    assert _differs_clause([other]) == "; restored state differs in rng"
+    from dataclasses import replace
+    assert _differs_clause([replace(righted, status=CONFIRMED)]) == \
+        "; restored state differs in rng (confirmed)"
