@@ -500,6 +500,34 @@ def test_an_extra_component_not_registered_is_blamed_with_how_to_register_it():
     assert [f.component for f in kept.diagnosis] == ["rng"]
 
 
+def test_a_declared_generator_is_not_to_be_registered_itself_but_saved_by_its_owner():
+    """A trial declared its augmenter's generator as an RNGState, as the README
+    shows; the augmenter was registered but saved only its seed, and the fix
+    said to register the RNGState, which is the check's declaration."""
+    import types
+
+    import torch
+
+    from resumecheck.components import RNGState
+    from resumecheck.frameworks.accelerate import _unsaved
+
+    class Augment:
+        def __init__(self):
+            self.gen = torch.Generator().manual_seed(1)
+
+    aug, other = Augment(), torch.Generator()
+    accelerator = types.SimpleNamespace(_custom_objects=[aug], _schedulers=[])
+    advice = _unsaved(accelerator, {"aug": aug, "aug_rng": RNGState({"aug": aug.gen}, streams=()),
+                                    "noise": RNGState({"n": other}, streams=())}, None)
+    assert set(advice) == {"aug_rng", "noise"}
+    assert "register_for_checkpointing(aug_rng)" not in advice["aug_rng"]
+    assert ("your registered Augment keeps it, and its state_dict() must return the generator's "
+            "get_state()") in advice["aug_rng"]
+    assert advice["noise"].startswith("Accelerate's save_state() holds a generator only through "
+                                      "an object registered with it: register the object that "
+                                      "keeps it")
+
+
 @pytest.mark.e2e
 def test_gradient_accumulation_resumes_at_optimizer_steps_and_epoch_ends():
     """Two micro-batches per optimizer step, five batches per epoch: Accelerate

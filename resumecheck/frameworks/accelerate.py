@@ -305,16 +305,39 @@ def _unsaved(accelerator: Any, extra: Mapping[str, Any], scheduler: Any) -> dict
     save, and what makes it: its ``save_state()`` holds only the objects
     registered with it and the schedulers prepared (a trial's lost EMA was
     confirmed, with no word of how to keep it)."""
-    registered = {id(obj) for obj in getattr(accelerator, "_custom_objects", ())}
-    advice = {name: (f"Accelerate's save_state() holds only what is registered with it: "
-                     f"accelerator.register_for_checkpointing({name}) where you build it, "
-                     "before the run's first save_state() and every load_state()")
+    objects = list(getattr(accelerator, "_custom_objects", ()))
+    registered = {id(obj) for obj in objects}
+    advice = {name: _register_advice(name, obj, objects)
               for name, obj in extra.items() if id(obj) not in registered}
     prepared = {id(obj) for obj in getattr(accelerator, "_schedulers", ())}
     if scheduler is not None and id(scheduler) not in prepared:
         advice[SCHEDULER] = ("Accelerate's save_state() holds a scheduler only when it was "
                              "prepared: scheduler = accelerator.prepare(scheduler)")
     return advice
+
+
+def _register_advice(name: str, obj: Any, registered: list[Any]) -> str:
+    """How to make Accelerate's checkpoint hold ``extra[name]``. An ``RNGState``
+    is the check's declaration, never registered itself: the generators it
+    names must be saved by an object of yours that is (a trial was told to
+    register the declaration, whose generator its registered owner's
+    state_dict() left out)."""
+    if not isinstance(obj, RNGState):
+        return (f"Accelerate's save_state() holds only what is registered with it: "
+                f"accelerator.register_for_checkpointing({name}) where you build it, "
+                "before the run's first save_state() and every load_state()")
+    held = {id(g) for g in obj.generators.values()}
+    owners = sorted({type(o).__name__ for o in registered
+                     if any(id(v) in held for v in getattr(o, "__dict__", {}).values())})
+    if owners:
+        return (f"Accelerate's save_state() holds a generator only through an object registered "
+                f"with it: your registered {', '.join(owners)} keeps it, and its state_dict() "
+                "must return the generator's get_state() and its load_state_dict() set it "
+                "back with set_state()")
+    return ("Accelerate's save_state() holds a generator only through an object registered with "
+            "it: register the object that keeps it (accelerator.register_for_checkpointing), "
+            "whose state_dict() returns the generator's get_state() and whose load_state_dict() "
+            "sets it back with set_state()")
 
 
 def _closure(label: str, fn: Any) -> list[tuple[str, Any]]:
