@@ -323,7 +323,8 @@ def _timing_parser(sub: Any) -> None:
     tm.add_argument("--steps", type=_whole, default=30, help="measured steps (default 30)")
     tm.add_argument("--warmup", type=int, default=3, help="warm-up steps left out (default 3)")
     tm.add_argument("--checkpoint-every", type=_positive_int, default=5,
-                    help="engine checkpoint every K steps (default 5)")
+                    help="a checkpoint every K steps, timed: the program's own save() where it "
+                    "has one, else the engine's capture (default 5)")
     tm.add_argument("--nproc", type=_positive_int, metavar="N",
                     help="time the program on N ranks launched through torch.distributed.run: "
                     "per phase the min and max over the ranks, gradient sync and barrier idle "

@@ -349,8 +349,17 @@ def _saver(built: Any, work: str, own: bool) -> Callable[[int], None]:
 def _timed_step(built: Any, timer: PhaseTimer, step: int,
                 save: Callable[[int], None] | None, work: str, distributed: bool) -> None:
     """One step under ``timer``; its checkpoint by ``save`` (None: none this step)."""
+    from resumecheck.errors import ResumecheckError, StepError
+    from resumecheck.module_state import raised
+
     with timer.step(step):
-        built.step(step)
+        try:
+            built.step(step)
+        except ResumecheckError:
+            raise
+        except Exception as exc:  # (the program's own error, as `run` reports it)
+            raise StepError(step, f"train_step() raised {raised(exc)}; timing runs the "
+                            "warm-up steps and then --steps steps, all in one run") from exc
         if save is not None:
             with timer.phase(CHECKPOINT):
                 save(step)

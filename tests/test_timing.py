@@ -4,8 +4,9 @@ import json
 import time
 
 import pytest
+import torch
 
-from resumecheck import PHASES, PhaseTimer, phase
+from resumecheck import PHASES, PhaseTimer, StepOutput, Target, phase
 from resumecheck.cli import main
 from resumecheck.phases import FORWARD
 from resumecheck.timing import measure
@@ -155,3 +156,30 @@ def test_the_checkpoint_phase_times_the_programs_own_save_where_it_has_one(tmp_p
     builtin = measure(steps=5, warmup=0, checkpoint_every=5)  # (no save(): the engine's)
     assert builtin.checkpoint == "engine"
     assert "(the engine's capture of the declared components)" in builtin.render()
+
+
+def test_a_step_that_raises_is_the_programs_error_with_its_line_not_a_bug_of_the_check(capsys):
+    """A trial: a scheduler stepped past its total steps (timing runs warm-up
+    steps beyond --steps) was reported as "a bug in resumecheck or in the
+    program under test" with no line; `run` names the program's line."""
+    from resumecheck.errors import StepError
+
+    class Stops:
+        def __init__(self, settings):
+            self.model = torch.nn.Linear(2, 1)
+            self.done = 0
+
+        def components(self):
+            return {"params": self.model}
+
+        def train_step(self):
+            self.done += 1
+            if self.done > 3:
+                raise ValueError("Tried to step 4 times")
+            return StepOutput(loss=self.model(torch.ones(1, 2)).sum())
+
+    with pytest.raises(StepError) as caught:
+        measure(Target(factory=Stops), steps=2, warmup=2)
+    assert caught.value.step == 4
+    assert "train_step() raised ValueError: Tried to step 4 times (at " in str(caught.value)
+    assert "test_timing.py:" in str(caught.value)
