@@ -111,6 +111,13 @@ def capture_meta(built: BuiltProgram) -> dict[str, Any]:
             others[c.name] = listed
     if others:
         meta["optimizer_params_of"] = others
+    # which declared optimizer each scheduler steps (None: one no component declares);
+    # a scheduler keeps the optimizer it was made with (a trial's load() made the
+    # optimizer again, and the scheduler went on setting the rate of the old one)
+    declared = [(c.name, o) for c, o in optimizers if isinstance(c.obj, torch.optim.Optimizer)]
+    meta["steps_optimizer"] = {
+        c.name: next((name for name, o in declared if o is inner), None)
+        for c, inner in optimizers if not isinstance(c.obj, torch.optim.Optimizer)}
     return meta
 
 

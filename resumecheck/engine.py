@@ -810,7 +810,8 @@ class _Confirmations:
         # (a rerun that did not help, but may not have reached the component: no evidence)
         judged: dict[int, bool | None] = {
             i: None if not helped and (result.diagnosis[i].component in self._unreached
-                                       or verdict.frozen_in(result.diagnosis[i]))
+                                       or verdict.frozen_in(result.diagnosis[i])
+                                       or verdict.rebound_in(result.diagnosis[i]))
             else helped for i, helped in outcomes.items()}
         put_back = (verdict.streams_put_back(self._reference, segments)
                     | verdict.modes_put_back(self._reference, result, segments)

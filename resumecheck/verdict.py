@@ -688,7 +688,8 @@ def diagnose(ref: Reference, dropped: Sequence[str], segments: Segments) -> list
                     modes_end_alike = end_modes_alike(ref, segments)
                 if name in modes_end_alike:  # (no: the program sets the mode before it matters)
                     modes = ""
-            for other in (modes, _frozen_differ(name, expected.get("meta"), run.get("meta"), k)):
+            for other in (modes, _frozen_differ(name, expected.get("meta"), run.get("meta"), k),
+                          _steps_other_optimizer(name, expected.get("meta"), run.get("meta"), k)):
                 if other:
                     detail = f"{detail}; {other}" if detail else other
             if detail is not None:
@@ -800,6 +801,25 @@ def _frozen_differ(name: str, expected: dict[str, Any] | None,
                     "uninterrupted run: they train where it did not")
     return "; ".join(told) + f": {_FROZEN_TEXT}, so a load() must set it again"
 
+
+def _steps_other_optimizer(name: str, expected: dict[str, Any] | None,
+                           restored: dict[str, Any] | None, k: int) -> str:
+    """Where a declared scheduler steps another optimizer after the restore
+    than it did at ``k`` in the reference ('' when alike or not known)."""
+    want_all = (expected or {}).get("steps_optimizer") or {}
+    got_all = (restored or {}).get("steps_optimizer") or {}
+    if name not in want_all or name not in got_all or want_all[name] == got_all[name]:
+        return ""
+    want, got = want_all[name], got_all[name]
+    now = "an optimizer no component declares" if got is None else f"`{got}`"
+    then = "one no component declares" if want is None else f"the declared `{want}`"
+    return (f"steps {now} after the load, {then} at step {k} in the uninterrupted run: "
+            f"{_REBOUND_TEXT}, so a load() that makes the optimizer again must make the "
+            "scheduler again over it (or load into the optimizer it has)")
+
+
+_REBOUND_TEXT = "a scheduler keeps the optimizer it was made with"
+"""How a finding about a scheduler bound to another optimizer says why."""
 
 _FROZEN_TEXT = "requires_grad is not in a state_dict()"
 """How a finding about frozen parameters says why (``_frozen_differ``)."""
@@ -992,11 +1012,22 @@ def frozen_in(finding: Finding) -> bool:
     return _FROZEN_TEXT in finding.detail
 
 
+def rebound_in(finding: Finding) -> bool:
+    """A finding of a scheduler that steps another optimizer after the load:
+    a rerun that puts the reference's state in leaves it stepping that one,
+    so a rerun that did not help is no evidence."""
+    return _REBOUND_TEXT in finding.detail
+
+
 _FROZEN_RERUN = (
     "; not judged: setting requires_grad as the uninterrupted run had it, where the check "
     "puts state in after your load(), changed nothing, but that may not be where your program "
     "(or its framework) builds the optimizer over the trainable parameters or freezes them "
     "itself")
+
+
+_REBOUND_RERUN = ("; not judged: putting the uninterrupted run's state in does not change "
+                  "which optimizer a scheduler steps")
 
 
 def _unreached_text(component: str, where: list[str]) -> str:
@@ -1203,7 +1234,8 @@ def settle_findings(ref: Reference, result: RunResult, outcomes: dict[int, bool 
             judged.append(replace(finding, confirmed=False))
         elif outcomes.get(i, False) is None:  # (a rerun that is no evidence: says why)
             judged.append(replace(finding, detail=finding.detail + (
-                _FROZEN_RERUN if frozen_in(finding) else _unreached_text(
+                _FROZEN_RERUN if frozen_in(finding) else _REBOUND_RERUN if rebound_in(finding)
+                else _unreached_text(
                     finding.component, (unreached or {}).get(finding.component, [])))))
         elif i in moved:  # (never one that helped: see _Confirmations.settle)
             judged.append(replace(finding, detail=finding.detail + _matters_with_others(result)))

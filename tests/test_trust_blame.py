@@ -327,6 +327,27 @@ def test_a_scheduler_made_again_in_load_is_named_with_what_to_change():
     assert verify(scheduler_made_in_load.CORRECT, drop="none", noise_seeds=0).equivalent
 
 
+def test_a_scheduler_left_stepping_the_optimizer_of_the_build_is_named():
+    """A trial: a load() that made the optimizer again left the scheduler on
+    the old one; every component's state came back alike, and the why blamed
+    a schedule's settings. Which optimizer the scheduler steps is named."""
+    from fixtures.trust import scheduler_made_in_load
+
+    own = verify(scheduler_made_in_load.OPTIMIZER_MADE_AGAIN, drop="none",
+                 noise_seeds=0).full_resume
+    assert own.verdict == "diverged" and own.first_divergent_quantity == "learning rate"
+    [finding] = own.diagnosis
+    assert finding.component == "scheduler" and finding.status is None
+    assert finding.detail.startswith(
+        "steps an optimizer no component declares after the load, the declared `optimizer` at "
+        "step 4 in the uninterrupted run: a scheduler keeps the optimizer it was made with"), \
+        finding.detail
+    assert "not judged: putting the uninterrupted run's state in does not change" in \
+        finding.detail
+    assert "restored state differs in scheduler" in own.explanation
+    assert "a schedule's own settings" not in own.explanation
+
+
 def test_a_run_whose_loss_never_differs_is_called_silent_not_plausible():
     """Two trials read "plausible" beside a max |Δloss| of 0: state nothing
     in training reads (an EMA of the weights), lost, changes only the end state."""
