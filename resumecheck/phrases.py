@@ -77,10 +77,11 @@ _HOLDER = re.compile(r"^((?:[^ ]| \([\w.#]+\)(?=[.\[]))+) \(")
 
 
 def merge_items(undeclared: list[str]) -> list[str]:
-    """``Report.undeclared`` with the entries of three or more items of one
+    """``Report.undeclared`` with the entries of two or more items of one
     list said alike (``buffer[0]`` ... ``buffer[14]``, every word after the
     path the same) as one entry, ``buffer[0..14] (each of these 15 items: ...)``
-    (a trial: a shuffle buffer's fifteen tuples printed fifteen lines)."""
+    (a trial: a shuffle buffer's fifteen tuples printed fifteen lines; another
+    trial's two validation results, two identical long lines)."""
     groups: dict[tuple[str, str], list[int]] = {}
     for what in undeclared:
         found = _item_key(what)
@@ -90,14 +91,14 @@ def merge_items(undeclared: list[str]) -> list[str]:
     for what in undeclared:
         item = _item_key(what)
         key = item[0] if item is not None else None
-        if key is None or len(groups[key]) < 3:
+        if key is None or len(groups[key]) < 2:
             out.append(what)
         elif key not in said:
             said.add(key)
             base, rest = key
             items = sorted(groups[key])
-            which = (f"{items[0]}..{items[-1]}" if items == list(range(items[0], items[-1] + 1))
-                     else ",".join(map(str, items)))
+            which = (f"{items[0]}..{items[-1]}" if len(items) > 2 and
+                     items == list(range(items[0], items[-1] + 1)) else ",".join(map(str, items)))
             out.append(f"{base}[{which}] (each of these {len(items)} items: "
                        f"{rest.removeprefix(' (')}")
     return out

@@ -563,14 +563,16 @@ def test_items_of_one_list_said_alike_are_one_line():
     lines = [f"data_cursor.buffer[{i}] {said}" for i in range(15)]
     lines += ["best (float: inf at the build, 0.5 at the end, ...)",
               "queue[0] (Tensor: 4 values, ...)", "queue[1] (Tensor: 8 values, ...)",
-              "pool[0] (int: 1)", "pool[2] (int: 1)", "pool[5] (int: 1)"]
+              "pool[0] (int: 1)", "pool[2] (int: 1)", "pool[5] (int: 1)",
+              "pair[0] (float: 0.5 at the end)", "pair[1] (float: 0.5 at the end)"]
     merged = merge_items(lines)
     assert merged == [
         "data_cursor.buffer[0..14] (each of these 15 items: tuple: 1 number, changed during "
         "the run; a field of the declared component ...)",
         "best (float: inf at the build, 0.5 at the end, ...)",
         "queue[0] (Tensor: 4 values, ...)", "queue[1] (Tensor: 8 values, ...)",
-        "pool[0,2,5] (each of these 3 items: int: 1)"]
+        "pool[0,2,5] (each of these 3 items: int: 1)",
+        "pair[0,1] (each of these 2 items: float: 0.5 at the end)"]
     assert uncompared_path(merged[0]) == "data_cursor.buffer[0..14]"
 
 
