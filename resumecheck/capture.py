@@ -87,6 +87,12 @@ def capture_meta(built: BuiltProgram) -> dict[str, Any]:
         "frozen_params": {name: [n for n, p in obj.named_parameters() if not p.requires_grad]
                           for name, obj in modules},
     }
+    # (a deque's maxlen is in none of its items: a load() that makes it again
+    # without one lets it grow; a trial's clip history was 6 long at step 10)
+    maxlens = {c.name: value.maxlen for c in built.components if isinstance(c.obj, Attr)
+               and isinstance(value := getattr(c.obj.obj, c.obj.name, None), collections.deque)}
+    if maxlens:
+        meta["deque_maxlen"] = maxlens
     loaded_back = getattr(built.program, "loaded_back", None)
     if isinstance(loaded_back, set) and loaded_back:
         # (a framework's components their own loads gave back: frameworks._loop.LiveState)

@@ -689,7 +689,8 @@ def diagnose(ref: Reference, dropped: Sequence[str], segments: Segments) -> list
                 if name in modes_end_alike:  # (no: the program sets the mode before it matters)
                     modes = ""
             for other in (modes, _frozen_differ(name, expected.get("meta"), run.get("meta"), k),
-                          _steps_other_optimizer(name, expected.get("meta"), run.get("meta"), k)):
+                          _steps_other_optimizer(name, expected.get("meta"), run.get("meta"), k),
+                          _maxlen_differs(name, expected.get("meta"), run.get("meta"), k)):
                 if other:
                     detail = f"{detail}; {other}" if detail else other
             if detail is not None:
@@ -816,6 +817,19 @@ def _steps_other_optimizer(name: str, expected: dict[str, Any] | None,
     return (f"steps {now} after the load, {then} at step {k} in the uninterrupted run: "
             f"{_REBOUND_TEXT}, so a load() that makes the optimizer again must make the "
             "scheduler again over it (or load into the optimizer it has)")
+
+
+def _maxlen_differs(name: str, expected: dict[str, Any] | None,
+                    restored: dict[str, Any] | None, k: int) -> str:
+    """Where a declared attribute holds a deque whose maxlen the restore left
+    otherwise than the reference's at ``k`` ('' when alike or not known)."""
+    want_all = (expected or {}).get("deque_maxlen") or {}
+    got_all = (restored or {}).get("deque_maxlen") or {}
+    if name not in want_all or name not in got_all or want_all[name] == got_all[name]:
+        return ""
+    return (f"a deque of maxlen {got_all[name]} after the load, {want_all[name]} at step {k} "
+            "in the uninterrupted run: a deque's maxlen is in none of its items, so a load() "
+            "that makes it again must give it the same maxlen (deque(items, maxlen=...))")
 
 
 _REBOUND_TEXT = "a scheduler keeps the optimizer it was made with"

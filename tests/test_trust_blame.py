@@ -348,6 +348,20 @@ def test_a_scheduler_left_stepping_the_optimizer_of_the_build_is_named():
     assert "a schedule's own settings" not in own.explanation
 
 
+def test_a_deque_made_again_without_its_maxlen_is_named_on_its_component():
+    """A trial: a load() that made the clip history's deque again without its
+    maxlen diverged with no diagnosis at all; its items were alike right after
+    the load, and it grew from the next step."""
+    spec = "fixtures.trust.deque_maxlen:"
+    own = verify(spec + "BUGGY", drop="none", noise_seeds=0).full_resume
+    assert own.verdict == "diverged"
+    assert [(f.component, f.status) for f in own.diagnosis] == [("clip_history", "confirmed")]
+    assert own.diagnosis[0].detail.startswith(
+        "a deque of maxlen None after the load, 3 at step 5 in the uninterrupted run"), \
+        own.diagnosis[0].detail
+    assert verify(spec + "CORRECT", drop="none", noise_seeds=0).equivalent
+
+
 def test_a_run_whose_loss_never_differs_is_called_silent_not_plausible():
     """Two trials read "plausible" beside a max |Δloss| of 0: state nothing
     in training reads (an EMA of the weights), lost, changes only the end state."""
