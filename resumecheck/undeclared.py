@@ -377,7 +377,19 @@ def _workers_text(path: str, loader: Any) -> str:
             "workers)")
 
 
+LOADER_EPOCH_COUNT = "loader (Accelerate).iteration"
+"""Where an Accelerate target names the prepared loader's own epoch count
+(``undeclared_roots``, where the loop does not call ``set_epoch``)."""
+
+_LOADER_EPOCH_TODO = (
+    "a prepared loader counts its epochs itself, from 0 in every new process, and orders each "
+    "epoch's shuffle by that count; Accelerate's checkpoint does not hold it: call "
+    "loader.set_epoch(epoch) at each epoch's start, from an epoch your checkpoint keeps")
+
+
 def _todo(path: str) -> str:
+    if path == LOADER_EPOCH_COUNT:
+        return _LOADER_EPOCH_TODO
     return (_CALLBACK_TODO if path.startswith("callbacks (")
             else "declare it as a component to check that it resumes")
 
@@ -469,7 +481,8 @@ def _fields_of_own(program: Any, components: Sequence[Component]) -> dict[int, s
         if _own_class(c.obj):
             seen = {id(program), *shared, *(id(d.obj) for d in components)}
             for where, (obj, _) in _held(c.obj, seen, attrs).items():
-                out.setdefault(id(obj), f"{c.name}.{where}")
+                if not _is_number(obj):  # (small ints are one object: no identity to share)
+                    out.setdefault(id(obj), f"{c.name}.{where}")
     return out
 
 

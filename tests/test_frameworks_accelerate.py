@@ -659,4 +659,9 @@ def test_a_loop_without_set_epoch_is_checked_as_it_is_and_does_not_resume():
     assert own.verdict == DIVERGED, own.explanation
     assert (own.first_divergent_step, own.first_divergent_quantity) == (
         K + 1, "data (the samples consumed)")
+    # (a trial: nothing named the loader's own epoch count, which no checkpoint holds)
+    [line] = [u for u in report.undeclared if u.startswith("loader (Accelerate).iteration (")]
+    assert "call loader.set_epoch(epoch) at each epoch's start" in line, line
+    assert "keeps it too" not in line  # (an int equal by chance to a component's field)
+    assert "`loader (Accelerate).iteration`" in own.explanation, own.explanation
     assert full_resume("SEEDABLE_OWN_GENERATOR").verdict == IDENTICAL  # with set_epoch()

@@ -689,3 +689,30 @@ def test_items_said_alike_but_for_their_own_index_are_one_line():
     lines = [f"buf[{i}] (int: 1; kept as pos.buf[{i}], a field)" for i in range(4)]
     assert merge_items(lines) == ["buf[0..3] (each of these 4 items: int: 1; kept as "
                                   "pos.buf[*], a field)"]
+
+
+def test_a_small_int_is_never_kept_too_by_a_component_that_holds_an_equal_one():
+    """A trial: the loader's epoch count, 2, was said to be kept too by a
+    declared clip as its `warmup`, 2: small ints are one object in Python,
+    and sharing one says nothing."""
+    from resumecheck.components import Component
+    from resumecheck.undeclared import _fields_of_own
+
+    class Clip:
+        def __init__(self):
+            self.warmup, self.history = 2, [torch.zeros(2)]
+
+        def state_dict(self):
+            return {"warmup": self.warmup}
+
+        def load_state_dict(self, state):
+            self.warmup = state["warmup"]
+
+    class Program:
+        def __init__(self):
+            self.clip, self.count = Clip(), 2
+
+    program = Program()
+    kept = _fields_of_own(program, [Component("clip", program.clip)])
+    assert id(2) not in kept and id(program.count) not in kept
+    assert kept[id(program.clip.history)] == "clip.history"  # (an object it keeps: named)
