@@ -688,9 +688,7 @@ def diagnose(ref: Reference, dropped: Sequence[str], segments: Segments) -> list
                     modes_end_alike = end_modes_alike(ref, segments)
                 if name in modes_end_alike:  # (no: the program sets the mode before it matters)
                     modes = ""
-            for other in (modes, _frozen_differ(name, expected.get("meta"), run.get("meta"), k),
-                          _steps_other_optimizer(name, expected.get("meta"), run.get("meta"), k),
-                          _maxlen_differs(name, expected.get("meta"), run.get("meta"), k)):
+            for other in (modes, *_outside_state(name, expected.get("meta"), run.get("meta"), k)):
                 if other:
                     detail = f"{detail}; {other}" if detail else other
             if detail is not None:
@@ -781,6 +779,16 @@ def _modes_differ(name: str, expected: dict[str, Any] | None, restored: dict[str
                 "it again")
     return (f"{_MODE_TEXTS[2]} than at step {k} in the uninterrupted run: eval "
             f"mode for {_modules(to_eval)}, train mode for {_modules(to_train)}")
+
+
+def _outside_state(name: str, expected: dict[str, Any] | None,
+                   restored: dict[str, Any] | None, k: int) -> list[str]:
+    """How a restored component differs from the reference's at ``k`` in what
+    no state_dict() holds: frozen parameters, the optimizer a scheduler steps,
+    a deque's maxlen (each '' when alike)."""
+    return [_frozen_differ(name, expected, restored, k),
+            _steps_other_optimizer(name, expected, restored, k),
+            _maxlen_differs(name, expected, restored, k)]
 
 
 def _frozen_differ(name: str, expected: dict[str, Any] | None,

@@ -171,16 +171,12 @@ class AccelerateProgram:
         return _unsaved(self.accelerator, self.extra, self.scheduler)
 
     def undeclared_roots(self) -> list[tuple[str, Any]]:
-        """What your step function keeps (its closure: an EMA it updates), looked at;
-        where your loop does not call ``set_epoch``, the prepared loader's own
-        epoch count, which orders each epoch's shuffle and which Accelerate's
-        checkpoint does not hold (a trial's resume read another epoch's order,
-        and nothing named why)."""
-        roots = [*_closure("step", self.step_fn), *_closure("samples", self.samples_fn)]
+        """What your step function keeps (an EMA it updates), looked at; without
+        ``set_epoch``, the loader's own epoch count, which no checkpoint holds."""
         iteration = getattr(self.loader, "iteration", None)
-        if not self.sets_epoch and isinstance(iteration, int):
-            roots.append((LOADER_EPOCH_COUNT, iteration))
-        return roots
+        return [*_closure("step", self.step_fn), *_closure("samples", self.samples_fn),
+                *([(LOADER_EPOCH_COUNT, iteration)]
+                  if not self.sets_epoch and isinstance(iteration, int) else [])]
 
     def train_step(self) -> StepOutput:
         """One optimizer step: one batch, or under gradient accumulation
