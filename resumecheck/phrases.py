@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["BUILDING", "CHANGED_AFTER_LOAD", "CHECKPOINT_LOSES", "CHECKPOINT_MAY_LOSE", "LOOP_ENDED", "OWN_RESUME_ENDS_OTHERWISE",
-           "REORDERED", "RESTART_HELD_OTHERWISE", "RESTORING", "STOPPED", "UNDECLARED_LEAD",
-           "lost_uncompared", "merge_items", "uncompared_path"]
+__all__ = ["BUILDING", "CHANGED_AFTER_LOAD", "CHECKPOINT_LOSES", "CHECKPOINT_MAY_LOSE",
+           "LOOP_ENDED", "OWN_RESUME_ENDS_OTHERWISE", "REORDERED", "RESTART_HELD_OTHERWISE",
+           "RESTORING", "STOPPED", "UNDECLARED_LEAD", "lost_uncompared", "merge_items",
+           "uncompared_path"]
 
 RESTORING = "restoring the checkpoint"
 BUILDING = "building the restarted program"
