@@ -48,11 +48,10 @@ def test_settings_are_not_offered_where_a_restart_built_with_them_departs_as_wel
     own = report.full_resume
     assert own.checkpoint == "program" and own.verdict == "diverged", report.render("table")
     assert "launched with" not in own.explanation, own.explanation
-    assert "a deque's maxlen" in own.explanation
-    # (what the engine's resume shows: the same declared state into a fresh build resumes)
-    assert ("no declared component differs right after your load(); the engine's restart, "
-            "which puts that same declared state into a fresh build, resumes: what differs is "
-            "state you did not declare that your load() leaves otherwise (") in own.explanation
+    # (the buffer's maxlen, which none of its items holds, is named on its component)
+    assert [(f.component, f.status) for f in own.diagnosis] == [("buffer", "confirmed")]
+    assert own.diagnosis[0].detail.startswith("a deque of maxlen None after the load, 24 at "
+                                              "step 4 in the uninterrupted run")
     assert report.engine_resume.verdict == "identical"
     assert verify(replay_buffer.OWN, drop="none", noise_seeds=0).equivalent
 
