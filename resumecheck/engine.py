@@ -1369,6 +1369,15 @@ def _report(checker: Checker, runs: list[RunResult],
         # the cause (a trial: a collator's generator, seeded again for every
         # batch, was named where only a callback's end state differed)
         after = {step: held for step, held in after.items() if step not in engine_run.resume_at}
+    elif engine_run is not None and engine_run.first_divergent_step is not None:
+        # right after a restore the run went on from alike, step after step, past
+        # its next restart: what it held otherwise there, its steps set again (a
+        # trial: a sampler's epoch, made again with the iterator, was named from
+        # the first of two restarts, where the run departed after the second)
+        last = max((k for k in engine_run.resume_at if k < engine_run.first_divergent_step),
+                   default=None)
+        after = {step: held for step, held in after.items()
+                 if step not in engine_run.resume_at or step == last}
     back, on_the_way = brought_back(checker.segment.held, restarted_held or {},
                                     checker.segment.held_after, after)
     back |= _set_back_with_its_component(checker, restarted_after)

@@ -490,6 +490,16 @@ def _markdown_cells(entry: dict[str, Any]) -> list[str]:
     return [f"`{entry['nodeid']}`", f"`{report['target']}`", said, where, spots or "-"]
 
 
+def _later_otherwise(run: dict) -> bool:
+    """``RunResult.later_restore_otherwise`` of a run's JSON (no lossy load)."""
+    first, *later = run["resume_at"] or [None]
+    diverged_at = run["first_divergent_step"]
+    return bool(later) and not any(
+        f.get("basis") == "reference" and f.get("step") == first for f in run["diagnosis"]
+    ) and any(f.get("basis") == "reference" and f.get("step") in later
+              and (diverged_at is None or diverged_at > f["step"]) for f in run["diagnosis"])
+
+
 def _lost_on_resave(run: dict[str, Any]) -> str:
     """Of a full resume in JSON whose steps all match: what a save right after
     the program's load() loses, in words ('' when nothing)."""
@@ -532,6 +542,8 @@ def _summary_row(entry: dict[str, Any]) -> str:
                        if lossy and all(CHANGED_AFTER_LOAD in f["detail"] for f in lossy)
                        and run["verdict"] != "failed"
                        else "a load_state_dict() loses state" if lossy and run["verdict"] != "failed"
+                       else "declared state left otherwise after a restart"
+                       if _later_otherwise(run) and run["verdict"] != "failed"
                        else "declared state incomplete" if run["verdict"] != "failed"
                        else "its build failed" if run["explanation"].startswith(BUILDING)
                        else "its restore failed" if run["explanation"].startswith(RESTORING)

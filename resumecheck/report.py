@@ -46,6 +46,11 @@ SCHEMA = "resumecheck.report/1"
 # state_dict() gave opens (one, several).
 LOSSY_ONE = "a declared component does not load back its own state"
 LOSSY_MANY = "declared components do not load back their own state"
+LATER_OTHERWISE = ("the steps after a restart leave declared state otherwise than the "
+                   "uninterrupted run's")
+"""The incomplete-state notice's opening where the engine's own resume through
+several restarts matched every step until a later restart, whose declared
+state (what the run itself held there) differs (``RunResult.later_restore_otherwise``)."""
 CHANGED_ONE = "a declared component is changed between its restore and the first step"
 """The incomplete-state notice's opening where a framework's component, which
 its own load gave back, differs right after the restore (``CHANGED_AFTER_LOAD``)."""
@@ -158,6 +163,9 @@ class Finding:
             return (" (not judged: it is changed between the restore and the first step, so a "
                     "rerun that puts the uninterrupted run's state in loses it alike; see the "
                     "WARNING)")
+        if incomplete.startswith(LATER_OTHERWISE):
+            return (" (not judged: the steps after a restart leave declared state otherwise, "
+                    "see the WARNING)")
         if not incomplete.startswith((LOSSY_ONE, LOSSY_MANY)):
             return " (not judged: the declared components are incomplete, see the WARNING)"
         if f"`{self.component}`: " in incomplete:  # (a trial read "incomplete" of a lossy load)
@@ -281,6 +289,19 @@ class RunResult:
         called lossy at the second)."""
         return [f for f in self.diagnosis
                 if f.basis == "reference" and f.step == self.resume_at[0]]
+
+    def later_restore_otherwise(self) -> list[Finding]:
+        """Of the engine's own resume through several restarts: the components
+        that differ from the reference's at a later restart, which put in what
+        the run itself held there, every step before it matching, where none
+        differed at the first (``lossy_loads``): the run's steps after a restart
+        left declared state otherwise, by code that runs only after a restore
+        or by state no component declares that those steps read."""
+        if len(self.resume_at) < 2 or self.lossy_loads():
+            return []
+        return [f for f in self.diagnosis
+                if f.basis == "reference" and f.step in self.resume_at[1:]
+                and (self.first_divergent_step is None or self.first_divergent_step > f.step)]
 
     def lost_on_resave(self) -> list[str]:
         """The components that a save right after the program's load() loses: a
@@ -724,6 +745,19 @@ def _incomplete_notice(engine: RunResult, where: str, settings: str, ablations: 
             "back what its state_dict() returned (or something between the restore and the "
             f"first step changed it){ending}"
         )
+    later = engine.later_restore_otherwise()
+    if later:  # (a trial: a fast-forward that reset a declared counter after every restart)
+        first = engine.resume_at[0]
+        listed = "; ".join(f"`{f.component}` at {f.step}: {f.detail}" for f in later)
+        code = ("code of the program that runs only after a restore changes declared state "
+                "as it steps (a fast-forward that resets a counter, a position counted from the "
+                "restart)")
+        unheld = f"those steps read state no component declares{named}"
+        causes = f"{unheld}, or {code}" if named else f"{code}, or {unheld}"
+        return (f"{LATER_OTHERWISE}: the engine restored every declared component at {first}, "
+                "every step after it matched the uninterrupted run's, and what its run held "
+                f"at its next restart differs ({listed}); the run then {where}. Either "
+                f"{causes}{ending}")
     drawn = next((o for o in engine.stream_offsets if o.draws and o.draws > 0), None)
     if drawn is not None:
         # (a trial: a loader's iterator made lazily after the load read as a

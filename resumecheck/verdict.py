@@ -1585,6 +1585,12 @@ def _divergence_text(r: RunResult, own_checkpoint: bool) -> str:
             its = "its state_dict() gave it" if len(lossy) == 1 else "their state_dict() gave them"
             text += ("; the engine restored every declared component through its own "
                      f"load_state_dict(), and {', '.join(lossy)} did not come back as {its}")
+        elif r.later_restore_otherwise():
+            later = r.later_restore_otherwise()
+            text += (f"; the engine restored every declared component at {r.resume_at[0]}, and "
+                     f"what its run held at {later[0].step} differs in "
+                     f"{', '.join(dict.fromkeys(f'`{f.component}`' for f in later))}: the "
+                     "steps after a restart leave declared state otherwise")
         else:
             text += ("; the engine restored every declared component: they do not capture "
                      "the program's state (undeclared state, or state consumed after the "
