@@ -1360,24 +1360,7 @@ def _report(checker: Checker, runs: list[RunResult],
     ``verdict.own_resume_ends``); ``settings_matter``: see
     ``_launch_settings_matter``."""
     s, ref = checker.settings, checker.reference
-    after = dict(restarted_after or {})
-    if engine_run is not None and (engine_run.verdict in (IDENTICAL, CLOSE)
-                                   or verdict.steps_match(engine_run)):
-        # right after a restore, what the program sets again from declared state
-        # as it steps (a sampler's epoch) differs: evidence only where the
-        # restart departed in a step, and something it does not declare may be
-        # the cause (a trial: a collator's generator, seeded again for every
-        # batch, was named where only a callback's end state differed)
-        after = {step: held for step, held in after.items() if step not in engine_run.resume_at}
-    elif engine_run is not None and engine_run.first_divergent_step is not None:
-        # right after a restore the run went on from alike, step after step, past
-        # its next restart: what it held otherwise there, its steps set again (a
-        # trial: a sampler's epoch, made again with the iterator, was named from
-        # the first of two restarts, where the run departed after the second)
-        last = max((k for k in engine_run.resume_at if k < engine_run.first_divergent_step),
-                   default=None)
-        after = {step: held for step, held in after.items()
-                 if step not in engine_run.resume_at or step == last}
+    after = _held_after_restarts(engine_run, restarted_after or {})
     back, on_the_way = brought_back(checker.segment.held, restarted_held or {},
                                     checker.segment.held_after, after)
     back |= _set_back_with_its_component(checker, restarted_after)
@@ -1412,6 +1395,31 @@ def _report(checker: Checker, runs: list[RunResult],
         seed_losses=ref.noise, nproc=s.nproc, untraced=verdict.untraced(checker.segment.records),
         undeclared=undeclared,
     )
+
+
+def _held_after_restarts(engine_run: RunResult | None,
+                         after: dict[int, dict[str, list[str]]]
+                         ) -> dict[int, dict[str, list[str]]]:
+    """What the engine's own full resume held after each step looked at, less
+    what it held right after a restore where that says nothing of lost state."""
+    if engine_run is not None and (engine_run.verdict in (IDENTICAL, CLOSE)
+                                   or verdict.steps_match(engine_run)):
+        # right after a restore, what the program sets again from declared state
+        # as it steps (a sampler's epoch) differs: evidence only where the
+        # restart departed in a step, and something it does not declare may be
+        # the cause (a trial: a collator's generator, seeded again for every
+        # batch, was named where only a callback's end state differed)
+        return {step: held for step, held in after.items() if step not in engine_run.resume_at}
+    if engine_run is not None and engine_run.first_divergent_step is not None:
+        # right after a restore the run went on from alike, step after step, past
+        # its next restart: what it held otherwise there, its steps set again (a
+        # trial: a sampler's epoch, made again with the iterator, was named from
+        # the first of two restarts, where the run departed after the second)
+        last = max((k for k in engine_run.resume_at if k < engine_run.first_divergent_step),
+                   default=None)
+        return {step: held for step, held in after.items()
+                if step not in engine_run.resume_at or step == last}
+    return dict(after)
 
 
 def _alike_until_it_departed(checker: Checker, engine_run: RunResult | None,
