@@ -163,6 +163,9 @@ class Finding:
             return (" (not judged: it is changed between the restore and the first step, so a "
                     "rerun that puts the uninterrupted run's state in loses it alike; see the "
                     "WARNING)")
+        if REORDERED in incomplete:  # (a trial read "incomplete" of a set-ordered optimizer)
+            return (" (not judged: a restart builds the optimizer over its parameters in "
+                    "another order, see the WARNING)")
         if incomplete.startswith(LATER_OTHERWISE):
             return (" (not judged: the steps after a restart leave declared state otherwise, "
                     "see the WARNING)")

@@ -65,3 +65,19 @@ def test_in_process_an_optimizer_in_a_sets_order_is_warned_of_with_the_command_t
     assert f"WARNING: {report.set_order}" in report.render("table")
     assert report.to_json()["set_order"] == report.set_order
     assert verify(programs.SET_SORTED, drop="none", noise_seeds=0).set_order is None
+
+
+def test_an_unjudged_finding_beside_a_reordered_optimizer_says_why_in_its_terms():
+    """A trial: where a restart built the optimizer in another order and the
+    program's own resume failed, its finding read "not judged: the declared
+    components are incomplete", beside a WARNING about the order."""
+    from resumecheck.report import Finding, RunResult
+
+    own = RunResult(dropped=[], resume_at=[4], verdict="failed", checkpoint="program")
+    finding = Finding("optimizer", f"{REORDERED} (...)", step=4)
+    notice = ("the engine restored every declared component and the run still differs from "
+              f"step 5 (loss): right after the restore, `optimizer` {REORDERED} (...). A real "
+              "restart builds it so too, ...")
+    assert finding.mark_in(own, notice) == (
+        " (not judged: a restart builds the optimizer over its parameters in another order, "
+        "see the WARNING)")
