@@ -193,8 +193,10 @@ class FuzzResult:
                 odd += ("; not compared, and your own resume ends otherwise with: "
                         + ", ".join(f"`{p}`" for p in lost) + " (see below)")
             elif self.undeclared is None and self.resume_nproc is None:
-                odd += ("; what is not compared was not looked at, the time budget ran out "
-                        "first (`resumecheck run` names it)")
+                # (a trial read "the time budget ran out first" twice over)
+                odd += ("; so what is not compared was not looked at" if cut else
+                        "; what is not compared was not looked at, the time budget ran out "
+                        "first") + " (`resumecheck run` names it)"
             return f"no failing schedule in {tried}{cut}{odd}{self._not_judged()}"
         at = ",".join(map(str, self.failure.resume_at)) + self._at_edges(self.failure.resume_at)
         if self.minimal:
