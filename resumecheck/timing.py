@@ -324,7 +324,7 @@ def measure(
             save = _saver(built, work, own)
             for step in range(1, warmup + steps + 1):
                 _timed_step(built, timer, step, save if step % checkpoint_every == 0 else None,
-                            work, distributed)
+                            work, distributed, warmup + steps)
     finally:
         torch.set_num_threads(previous)
     rank = torch.distributed.get_rank() if distributed else 0
@@ -347,19 +347,24 @@ def _saver(built: Any, work: str, own: bool) -> Callable[[int], None]:
 
 
 def _timed_step(built: Any, timer: PhaseTimer, step: int,
-                save: Callable[[int], None] | None, work: str, distributed: bool) -> None:
-    """One step under ``timer``; its checkpoint by ``save`` (None: none this step)."""
+                save: Callable[[int], None] | None, work: str, distributed: bool,
+                total: int) -> None:
+    """One step of ``total`` under ``timer``; its checkpoint by ``save`` (None:
+    none this step)."""
     from resumecheck.errors import ResumecheckError, StepError
     from resumecheck.module_state import raised
 
+    runs = (f"timing runs the warm-up steps and then --steps steps, {total} in all, in one "
+            "run: ask for fewer (--steps, --warmup), or give the target more")
     with timer.step(step):
         try:
             built.step(step)
+        except StepError as exc:  # (a framework's loop that ended: too few steps for timing)
+            raise StepError(step, f"{exc.problem}; {runs}") from exc
         except ResumecheckError:
             raise
         except Exception as exc:  # (the program's own error, as `run` reports it)
-            raise StepError(step, f"train_step() raised {raised(exc)}; timing runs the "
-                            "warm-up steps and then --steps steps, all in one run") from exc
+            raise StepError(step, f"train_step() raised {raised(exc)}; {runs}") from exc
         if save is not None:
             with timer.phase(CHECKPOINT):
                 save(step)
