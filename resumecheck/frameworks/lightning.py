@@ -34,6 +34,7 @@ Lightning is imported only when a target is built.
 
 from __future__ import annotations
 
+import copy
 import logging
 import os
 import tempfile
@@ -70,12 +71,13 @@ def lightning_target(
 
     ``trainer`` holds ``lightning.Trainer`` keyword arguments (they override
     the adapter's defaults), or is a function that returns them, called at
-    every build: a callback instance in a mapping is one object shared by
-    every build in one interpreter (in-process runs), so a callback that keeps
-    state must be made by such a function, as a relaunched script makes it
-    anew. ``samples(batch)`` says which samples a batch
-    holds; without it the batch's tensors are compared by content. A restart
-    is built from the same settings, as a relaunched script would be.
+    every build. A mapping's objects (callback instances) are copied for
+    every build from what they were when the target was made, as a relaunched
+    script makes them anew (what cannot be copied is shared by every build in
+    one interpreter: a function is then the way). ``samples(batch)`` says
+    which samples a batch holds; without it the batch's tensors are compared
+    by content. A restart is built from the same settings, as a relaunched
+    script would be.
     """
     for name, value in (("module", module), ("data", data)):
         if not callable(value):
@@ -86,15 +88,30 @@ def lightning_target(
         raise InvalidArgument("trainer", trainer, "expected Trainer arguments (a dict), or a "
                               "function (no arguments) that returns them")
     settings = trainer if callable(trainer) else dict(trainer or {})
+    # Given as a dict, the settings' objects (callbacks: an EarlyStopping's wait
+    # count) are copied afresh for every build from what they were here, as a
+    # relaunched script makes them anew; shared, an in-process build went on from
+    # what the one before left (a trial: every run stopped early, at the check's
+    # third step). Objects that cannot be copied stay shared.
+    pristine = None if callable(settings) else _copyable(settings)
 
     def build(config: dict[str, Any]) -> LightningProgram:
-        options = dict(settings() if callable(settings) else settings)
+        options = dict(settings() if callable(settings) else
+                       copy.deepcopy(pristine) if pristine is not None else settings)
         return LightningProgram(module=module, data=data, trainer=options,
                                 seed=int(config.get("seed", seed)),
                                 max_steps=int(config.get("max_steps", steps)), samples=samples)
 
     return Target(factory=build, run_config={"seed": seed}, restart_config="run",
                   steps=steps, resume_at=tuple(resume_at), preload=("lightning.pytorch",))
+
+
+def _copyable(settings: dict[str, Any]) -> dict[str, Any] | None:
+    """A copy of ``settings`` as they are now (None: they cannot be copied)."""
+    try:
+        return copy.deepcopy(settings)
+    except Exception:  # (a strategy holding a process group, a lock: kept as given)
+        return None
 
 
 class LightningProgram(LoopProgram):
