@@ -1143,6 +1143,9 @@ class Checker:
                 _note_own_launch_settings(self, done[0], engine_full)
             verdict.note_engine_resumes(done[0].result, engine_full.result)
             verdict.note_save_moves(done[0].result, self.segment.save_moved)
+            for run in (done[0].result, engine_full.result):
+                verdict.note_validation_not_run_again(
+                    run, self.segment.boundaries.get("validates_after") or [])
         return _report(self, [d.result for d in done], engine_full.held,
                        done[0].held if fulls == 2 else None,  # (the program's own resume)
                        engine_run=engine_full.result, restarted_after=engine_full.held_after,

@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 
 __all__ = ["BUILDING", "CHANGED_AFTER_LOAD", "CHECKPOINT_LOSES", "CHECKPOINT_MAY_LOSE",
-           "LOOP_ENDED", "OWN_RESUME_ENDS_OTHERWISE", "REORDERED", "RESTART_HELD_OTHERWISE",
-           "RESTORING", "STOPPED", "UNDECLARED_LEAD", "lost_uncompared", "merge_items",
-           "uncompared_path"]
+           "LOOP_ENDED", "NOT_VALIDATED_AGAIN", "OWN_RESUME_ENDS_OTHERWISE", "REORDERED",
+           "RESTART_HELD_OTHERWISE", "RESTORING", "STOPPED", "UNDECLARED_LEAD", "lost_uncompared",
+           "merge_items", "uncompared_path"]
 
 RESTORING = "restoring the checkpoint"
 BUILDING = "building the restarted program"
@@ -53,6 +53,10 @@ and after the next step, or at the end of a resume whose steps all matched)."""
 CHECKPOINT_MAY_LOSE = "your checkpoint may lose it"
 """The same where that resume departed at the very step after the load, so
 that it was seen otherwise once, right after the load."""
+
+NOT_VALIDATED_AGAIN = "a resume from it does not validate again"
+"""How a run's why says that the framework's loop validated after the step
+its checkpoint was written at, which the resume does not run again."""
 
 OWN_RESUME_ENDS_OTHERWISE = "your own resume (save/load) ends with it otherwise"
 """How a ``Report.undeclared`` entry says that the program's own full resume

@@ -305,7 +305,11 @@ class BuiltProgram:
             edges = sorted(set(edges))
         else:
             edges = None
+        validates = getattr(self.program, "validates_after", None)
         return {
+            # (where a framework's loop validates after a step: its resume does not again)
+            "validates_after": sorted({v for v in validates if isinstance(v, int) and v > 0})
+            if isinstance(validates, (list, tuple, set)) else [],
             "steps_per_epoch": per_epoch if _positive_number(per_epoch) else None,
             "accum_steps": accum if isinstance(accum, int) and not isinstance(accum, bool)
             and accum > 0 else None,

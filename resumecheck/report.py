@@ -15,8 +15,8 @@ from typing import Any, Literal
 
 from resumecheck.errors import LONGER_BOUND
 from resumecheck.phrases import (
-    BUILDING, CHANGED_AFTER_LOAD, REORDERED, RESTORING, STOPPED, lost_uncompared,
-    uncompared_path,
+    BUILDING, CHANGED_AFTER_LOAD, NOT_VALIDATED_AGAIN, REORDERED, RESTORING, STOPPED,
+    lost_uncompared, uncompared_path,
 )
 from resumecheck.streams import unseeded_text
 from resumecheck.trajectory import Trajectory
@@ -748,6 +748,12 @@ def _incomplete_notice(engine: RunResult, where: str, settings: str, ablations: 
             "back what its state_dict() returned (or something between the restore and the "
             f"first step changed it){ending}"
         )
+    if NOT_VALIDATED_AGAIN in engine.explanation:  # (a trial read undeclared state into it)
+        return ("the framework's loop validated after the resume point, and a resume from a "
+                "checkpoint written at that batch's end does not validate again: the engine's "
+                f"own resume, through the framework's restore, {where} as well. That is the "
+                "framework's resume, not state the components leave out; resume points where "
+                f"no validation follows show what the checkpoint holds{named}{ending}")
     later = engine.later_restore_otherwise()
     if later:  # (a trial: a fast-forward that reset a declared counter after every restart)
         first = engine.resume_at[0]

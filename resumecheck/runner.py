@@ -423,6 +423,7 @@ class _Segment:
             self._checkpoint(built, step)
             note_step(step)
         self.enter("capture")
+        self.result.boundaries = built.boundaries()  # (again: where the loop validated)
         if spec.capture_end:
             self.result.end_state = str(self.work / f"{spec.name}.end.pt")
             save_capture(built, self.result.end_state, verify=not self.result.captures,

@@ -33,8 +33,9 @@ from resumecheck.errors import (
 from resumecheck.evidence import annotate, cleared_streams, set_right_during, unclear_streams
 from resumecheck.program import epoch_boundaries, next_epoch_start
 from resumecheck.phrases import (
-    BUILDING, CHANGED_AFTER_LOAD, CHECKPOINT_LOSES, CHECKPOINT_MAY_LOSE, LOOP_ENDED, OWN_RESUME_ENDS_OTHERWISE,
-    RESTORING, STOPPED, UNDECLARED_LEAD, uncompared_path,
+    BUILDING, CHANGED_AFTER_LOAD, CHECKPOINT_LOSES, CHECKPOINT_MAY_LOSE, LOOP_ENDED,
+    NOT_VALIDATED_AGAIN, OWN_RESUME_ENDS_OTHERWISE, RESTORING, STOPPED, UNDECLARED_LEAD,
+    uncompared_path,
 )
 from resumecheck.report import (
     AFTER_DIVERGENCE, CLOSE, CONFIRMED, DIVERGED, FAILED, IDENTICAL, INCONCLUSIVE, LATENT,
@@ -1129,6 +1130,26 @@ def own_resume_ends(named: dict[str, str], reference: dict[str, list[str]],
     return out
 
 
+_NOT_CAPTURED = ("; the engine restored every declared component: they do not capture the "
+                 "program's state (undeclared state, or state consumed after the restore)")
+
+
+def note_validation_not_run_again(own: RunResult, validated_after: Sequence[int]) -> None:
+    """Where the uninterrupted run's framework loop validated after a step at
+    which the program's own resume restarts, and that resume departs: say that
+    a resume from a checkpoint written at that batch's end does not validate
+    again (a trial's plateau scheduler, stepped by the validation's metric,
+    was one step behind, and the why named undeclared state)."""
+    at = [k for k in own.resume_at if k in set(validated_after)]
+    if at and own.verdict == DIVERGED:
+        own.explanation = own.explanation.replace(_NOT_CAPTURED, "") + (
+            f"; the uninterrupted run validated after {_steps_text(at)}, where this resume's "
+            f"checkpoint was written, at that batch's end: {NOT_VALIDATED_AGAIN}, so what the "
+            "validation changes (a scheduler stepped on a validation metric, an EarlyStopping "
+            "count, a best score) differs from there; a checkpoint written after the "
+            "validation, or a resume point without one, does not")
+
+
 def note_lost_uncompared(own: RunResult, undeclared: list[str]) -> None:
     """Where the program's own full resume diverged and what is not compared
     shows its checkpoint losing state, say so in that resume's why (a trial:
@@ -1592,9 +1613,7 @@ def _divergence_text(r: RunResult, own_checkpoint: bool) -> str:
                      f"{', '.join(dict.fromkeys(f'`{f.component}`' for f in later))}: the "
                      "steps after a restart leave declared state otherwise")
         else:
-            text += ("; the engine restored every declared component: they do not capture "
-                     "the program's state (undeclared state, or state consumed after the "
-                     "restore)")
+            text += _NOT_CAPTURED
     text += _differs_clause(r.diagnosis)
     idle = [f for f in r.diagnosis if f.status in (LATENT, PUT_BACK)]
     if not r.dropped and r.checkpoint == "program" and len(idle) == len(r.diagnosis) \

@@ -170,6 +170,40 @@ def _reads_best_score():
             monitor="train_loss", save_top_k=2, every_n_train_steps=2)]})
 
 
+def _validated_on_a_plateau():
+    """Validation every 2 batches, its loss stepping a ReduceLROnPlateau (a
+    trial's shape): a resume from a checkpoint written at the end of a batch
+    that the uninterrupted run validated after does not validate again."""
+    import lightning.pytorch as pl
+    import torch
+    import torch.nn.functional as F
+
+    train = lightning_train()
+
+    class OnPlateau(train.TinyClassifier):
+        def validation_step(self, batch, batch_idx):
+            x, y = batch
+            self.log("val_loss", F.cross_entropy(self.net(x), y))
+
+        def configure_optimizers(self):
+            optimizer = torch.optim.AdamW(self.parameters(), lr=1e-2)
+            plateau = torch.optim.lr_scheduler.ReduceLROnPlateau(optimizer, factor=0.5,
+                                                                 patience=0, threshold=1.0)
+            return {"optimizer": optimizer, "lr_scheduler": {
+                "scheduler": plateau, "monitor": "val_loss", "interval": "step",
+                "frequency": 2}}
+
+    class Data(pl.LightningDataModule):
+        def train_dataloader(self):
+            return train.stateful_loader()
+
+        def val_dataloader(self):
+            return torch.utils.data.DataLoader(train.rows(), batch_size=20)
+
+    return lightning_target(module=lambda: OnPlateau(dropout=0.0), data=Data, steps=8,
+                            resume_at=(4,), trainer={"val_check_interval": 2})
+
+
 def _timing_callback():
     """A callback that saves how long training has run: state no two runs share."""
     import time
@@ -205,6 +239,7 @@ _BUILT_ON_FIRST_USE = {
     "LIGHTNING_COUNTER_PER_BUILD": lambda: _counting_callback_target(per_build=True),
     "LIGHTNING_TIMER": _timing_callback,
     "LIGHTNING_READS_BEST": _reads_best_score,
+    "LIGHTNING_ON_PLATEAU": _validated_on_a_plateau,
     "LIGHTNING_COUNTER_NOT_SAVED": lambda: _counting_callback_target(per_build=True,
                                                                      saves=False),
 }

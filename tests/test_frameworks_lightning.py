@@ -322,6 +322,31 @@ def test_a_model_checkpoint_under_the_default_root_reloads_its_best_score_after_
 
 
 @pytest.mark.e2e
+def test_a_resume_point_that_the_run_validated_after_is_said_to_skip_that_validation():
+    """A trial: resumed where the uninterrupted run validated after the batch,
+    a plateau scheduler stepped on the validation's loss departed, and the
+    report blamed state the components leave out; Lightning does not validate
+    again on such a resume, which the report now says."""
+    from resumecheck.phrases import NOT_VALIDATED_AGAIN
+
+    report = resumecheck.verify(spec("LIGHTNING_ON_PLATEAU"), drop="none", noise_seeds=0,
+                                check_determinism=False)
+    own = report.full_resume
+    assert (own.verdict, own.first_divergent_quantity) == ("diverged", "learning rate")
+    assert "the uninterrupted run validated after step 4, where this resume's checkpoint " \
+        f"was written, at that batch's end: {NOT_VALIDATED_AGAIN}" in own.explanation
+    notice = report.incomplete_state_notice() or ""
+    assert notice.startswith("the framework's loop validated after the resume point"), notice
+    assert "do not capture the program's state" not in report.render()
+    # a resume point with no validation after it: every step matches (Lightning
+    # saves no random stream, which the end state shows), and nothing is said of one
+    other = resumecheck.verify(spec("LIGHTNING_ON_PLATEAU"), resume_at=(3,), drop="none",
+                               noise_seeds=0, check_determinism=False).full_resume
+    assert other.first_divergent_quantity.startswith("state of rng"), other.explanation
+    assert NOT_VALIDATED_AGAIN not in other.explanation
+
+
+@pytest.mark.e2e
 def test_a_model_checkpoint_of_the_run_is_allowed_and_a_callbacks_state_is_not_undeclared():
     """A trial: the run's own ModelCheckpoint stopped the check before any run
     (Lightning refuses one with checkpointing off, the adapter's default), and

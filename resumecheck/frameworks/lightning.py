@@ -190,6 +190,14 @@ class LightningProgram(LoopProgram):
             return None
         return -(-batches // accumulate) if batches else None
 
+    @property
+    def validates_after(self) -> list[int]:
+        """The steps after which the fit loop has run a validation so far: a
+        resume from a checkpoint written at such a step's batch end does not
+        run it again (see ``BuiltProgram.boundaries``)."""
+        driver = next((cb for cb in self.trainer.callbacks if hasattr(cb, "validated")), None)
+        return sorted(driver.validated) if driver is not None else []
+
     def components(self) -> dict[str, Any]:
         trainer = self.trainer
         components = {
@@ -387,6 +395,12 @@ def _Driver(channel: Any, pending: dict[str, Any], samples: Callable[[Any], Any]
             self.losses: list[torch.Tensor] = []
             self.samples: list[torch.Tensor] = []
             self.reported = -1
+            self.validated: set[int] = set()
+            """The optimizer steps after which the fit loop ran a validation."""
+
+        def on_validation_end(self, trainer: Any, pl_module: Any) -> None:
+            if not trainer.sanity_checking:
+                self.validated.add(int(trainer.global_step))
 
         def setup(self, trainer: Any, pl_module: Any, stage: str) -> None:
             run_pending(pending, "setup")  # before Lightning's restore and its fit loop
