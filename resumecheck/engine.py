@@ -1138,14 +1138,7 @@ class Checker:
                                 [(d.result, d.trajectory) for d in done[fulls:]], self.tolerance)
         settings_matter = _launch_settings_matter(self, engine_full)
         if fulls == 2:
-            verdict.unjudge_when_incomplete(done[0].result, engine_full.result)
-            if settings_matter is not False:
-                _note_own_launch_settings(self, done[0], engine_full)
-            verdict.note_engine_resumes(done[0].result, engine_full.result)
-            verdict.note_save_moves(done[0].result, self.segment.save_moved)
-            for run in (done[0].result, engine_full.result):
-                verdict.note_validation_not_run_again(
-                    run, self.segment.boundaries.get("validates_after") or [])
+            _notes_on_own_resume(self, done[0], engine_full, settings_matter)
         return _report(self, [d.result for d in done], engine_full.held,
                        done[0].held if fulls == 2 else None,  # (the program's own resume)
                        engine_run=engine_full.result, restarted_after=engine_full.held_after,
@@ -1344,6 +1337,19 @@ def _trajectory(segments: list[tuple[int, SegmentResult]], first: int,
     were said to be step for step one divergence)."""
     steps: list[Any] = [r.digests for _, seg in segments for r in seg.records if r.step > first]
     return steps + ([sorted(cmp.end_digests.items())] if cmp and cmp.end_digests else [])
+
+
+def _notes_on_own_resume(checker: Checker, own: _Judged, engine_full: _Judged,
+                         settings_matter: bool | None) -> None:
+    """What the program's own full resume's why adds once every run is judged."""
+    verdict.unjudge_when_incomplete(own.result, engine_full.result)
+    if settings_matter is not False:
+        _note_own_launch_settings(checker, own, engine_full)
+    verdict.note_engine_resumes(own.result, engine_full.result)
+    verdict.note_save_moves(own.result, checker.segment.save_moved)
+    for run in (own.result, engine_full.result):
+        verdict.note_validation_not_run_again(
+            run, checker.segment.boundaries.get("validates_after") or [])
 
 
 def _report(checker: Checker, runs: list[RunResult],

@@ -722,6 +722,32 @@ def _finite(value: Any) -> Any:
     return value
 
 
+def _after_restart_notice(engine: RunResult, where: str, named: str, ending: str) -> str | None:
+    """The notice where the engine's resume departs for what its restarts do,
+    not for what the components leave out: a framework's validation a resume
+    does not run again, or steps after a first restart that leave declared
+    state otherwise at a later one (None: neither)."""
+    if NOT_VALIDATED_AGAIN in engine.explanation:  # (a trial read undeclared state into it)
+        return ("the framework's loop validated after the resume point, and a resume from a "
+                "checkpoint written at that batch's end does not validate again: the engine's "
+                f"own resume, through the framework's restore, {where} as well. That is the "
+                "framework's resume, not state the components leave out; resume points where "
+                f"no validation follows show what the checkpoint holds{named}{ending}")
+    later = engine.later_restore_otherwise()
+    if not later:
+        return None
+    # (a trial: a fast-forward that reset a declared counter after every restart)
+    listed = "; ".join(f"`{f.component}` at {f.step}: {f.detail}" for f in later)
+    code = ("code of the program that runs only after a restore changes declared state as it "
+            "steps (a fast-forward that resets a counter, a position counted from the restart)")
+    unheld = f"those steps read state no component declares{named}"
+    causes = f"{unheld}, or {code}" if named else f"{code}, or {unheld}"
+    return (f"{LATER_OTHERWISE}: the engine restored every declared component at "
+            f"{engine.resume_at[0]}, every step after it matched the uninterrupted run's, and "
+            f"what its run held at its next restart differs ({listed}); the run then {where}. "
+            f"Either {causes}{ending}")
+
+
 def _incomplete_notice(engine: RunResult, where: str, settings: str, ablations: str,
                        named: str) -> str:
     """The incomplete-state notice once the engine's resume ran and departed
@@ -748,25 +774,9 @@ def _incomplete_notice(engine: RunResult, where: str, settings: str, ablations: 
             "back what its state_dict() returned (or something between the restore and the "
             f"first step changed it){ending}"
         )
-    if NOT_VALIDATED_AGAIN in engine.explanation:  # (a trial read undeclared state into it)
-        return ("the framework's loop validated after the resume point, and a resume from a "
-                "checkpoint written at that batch's end does not validate again: the engine's "
-                f"own resume, through the framework's restore, {where} as well. That is the "
-                "framework's resume, not state the components leave out; resume points where "
-                f"no validation follows show what the checkpoint holds{named}{ending}")
-    later = engine.later_restore_otherwise()
-    if later:  # (a trial: a fast-forward that reset a declared counter after every restart)
-        first = engine.resume_at[0]
-        listed = "; ".join(f"`{f.component}` at {f.step}: {f.detail}" for f in later)
-        code = ("code of the program that runs only after a restore changes declared state "
-                "as it steps (a fast-forward that resets a counter, a position counted from the "
-                "restart)")
-        unheld = f"those steps read state no component declares{named}"
-        causes = f"{unheld}, or {code}" if named else f"{code}, or {unheld}"
-        return (f"{LATER_OTHERWISE}: the engine restored every declared component at {first}, "
-                "every step after it matched the uninterrupted run's, and what its run held "
-                f"at its next restart differs ({listed}); the run then {where}. Either "
-                f"{causes}{ending}")
+    after_restart = _after_restart_notice(engine, where, named, ending)
+    if after_restart is not None:
+        return after_restart
     drawn = next((o for o in engine.stream_offsets if o.draws and o.draws > 0), None)
     if drawn is not None:
         # (a trial: a loader's iterator made lazily after the load read as a
