@@ -730,9 +730,11 @@ def _after_restart_notice(engine: RunResult, where: str, named: str, ending: str
     if NOT_VALIDATED_AGAIN in engine.explanation:  # (a trial read undeclared state into it)
         return ("the framework's loop validated after the resume point, and a resume from a "
                 "checkpoint written at that batch's end does not validate again: the engine's "
-                f"own resume, through the framework's restore, {where} as well. That is the "
-                "framework's resume, not state the components leave out; resume points where "
-                f"no validation follows show what the checkpoint holds{named}{ending}")
+                f"own resume, through the framework's restore, {where} as well, which that "
+                "alone explains where the validation changes state the steps read (a scheduler "
+                "stepped on its metric, an EarlyStopping count). Resume points where no "
+                "validation follows show whether the declared components capture the rest"
+                f"{named}{ending}")
     later = engine.later_restore_otherwise()
     if not later:
         return None
