@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 __all__ = ["BUILDING", "CHANGED_AFTER_LOAD", "CHECKPOINT_LOSES", "CHECKPOINT_MAY_LOSE",
-           "LOOP_ENDED", "NOT_VALIDATED_AGAIN", "OWN_RESUME_ENDS_OTHERWISE", "REORDERED",
+           "LOOP_ENDED", "NOT_VALIDATED_AGAIN", "OWN_RESUME_ENDS_OTHERWISE", "REORDERED", "RESTORE_CHANGED",
            "RESTART_HELD_OTHERWISE", "RESTORING", "STOPPED", "UNDECLARED_LEAD", "lost_uncompared",
            "merge_items", "uncompared_path"]
 
@@ -53,6 +53,11 @@ and after the next step, or at the end of a resume whose steps all matched)."""
 CHECKPOINT_MAY_LOSE = "your checkpoint may lose it"
 """The same where that resume departed at the very step after the load, so
 that it was seen otherwise once, right after the load."""
+
+RESTORE_CHANGED = ("the run held it as the uninterrupted run did right before this restore: "
+                   "the restore changed it")
+"""How a finding at a later restart says that the restore, not the steps
+before it, made it differ (``RunResult.lossy_loads``)."""
 
 NOT_VALIDATED_AGAIN = "a resume from it does not validate again"
 """How a run's why says that the framework's loop validated after the step

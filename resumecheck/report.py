@@ -15,8 +15,8 @@ from typing import Any, Literal
 
 from resumecheck.errors import LONGER_BOUND
 from resumecheck.phrases import (
-    BUILDING, CHANGED_AFTER_LOAD, NOT_VALIDATED_AGAIN, REORDERED, RESTORING, STOPPED,
-    lost_uncompared, uncompared_path,
+    BUILDING, CHANGED_AFTER_LOAD, NOT_VALIDATED_AGAIN, REORDERED, RESTORE_CHANGED, RESTORING,
+    STOPPED, lost_uncompared, uncompared_path,
 )
 from resumecheck.streams import unseeded_text
 from resumecheck.trajectory import Trajectory
@@ -289,9 +289,10 @@ class RunResult:
         Not at a later restart, which puts in what the run itself had there: a
         difference from the reference then was carried from before (a trial's
         EMA that lost its update count at the first restart drifted, and was
-        called lossy at the second)."""
-        return [f for f in self.diagnosis
-                if f.basis == "reference" and f.step == self.resume_at[0]]
+        called lossy at the second), unless the run held it as the reference
+        did right before that restart (``RESTORE_CHANGED``)."""
+        return [f for f in self.diagnosis if f.basis == "reference" and (
+            f.step == self.resume_at[0] or RESTORE_CHANGED in f.detail)]
 
     def later_restore_otherwise(self) -> list[Finding]:
         """Of the engine's own resume through several restarts: the components

@@ -34,8 +34,8 @@ from resumecheck.evidence import annotate, cleared_streams, set_right_during, un
 from resumecheck.program import epoch_boundaries, next_epoch_start
 from resumecheck.phrases import (
     BUILDING, CHANGED_AFTER_LOAD, CHECKPOINT_LOSES, CHECKPOINT_MAY_LOSE, LOOP_ENDED,
-    NOT_VALIDATED_AGAIN, OWN_RESUME_ENDS_OTHERWISE, RESTORING, STOPPED, UNDECLARED_LEAD,
-    uncompared_path,
+    NOT_VALIDATED_AGAIN, OWN_RESUME_ENDS_OTHERWISE, RESTORE_CHANGED, RESTORING, STOPPED,
+    UNDECLARED_LEAD, uncompared_path,
 )
 from resumecheck.report import (
     AFTER_DIVERGENCE, CLOSE, CONFIRMED, DIVERGED, FAILED, IDENTICAL, INCONCLUSIVE, LATENT,
@@ -694,19 +694,38 @@ def diagnose(ref: Reference, dropped: Sequence[str], segments: Segments) -> list
                     detail = f"{detail}; {other}" if detail else other
             if detail is not None:
                 if basis == "reference":
-                    detail += _of_the_restore(ref, name, got, k, run.get("meta") or {})
+                    detail += _of_the_restore(ref, name, got, k, run.get("meta") or {}, prev)
                 findings.append(Finding(name, detail, step=k, basis=basis, status=status or
                                         _idle_streams_only(want, got, unused, seg, name)))
                 seen.add(name)
     return findings
 
 
-def _of_the_restore(ref: Reference, name: str, got: Any, k: int, meta: dict[str, Any]) -> str:
+def _of_the_restore(ref: Reference, name: str, got: Any, k: int, meta: dict[str, Any],
+                    before: SegmentResult | None = None) -> str:
     """What a finding against the reference's state says of the restore too:
-    the earlier weights a model's are, and a framework's load that had given
-    it back (``meta``: the restored state's, ``loaded_back``)."""
+    the earlier weights a model's are, a framework's load that had given it
+    back (``meta``: the restored state's, ``loaded_back``), and, at a later
+    restart, that the run held it as the reference did right before it
+    (``before``: the segment that ended there), so the restore changed it."""
     return ((_earlier_weights(ref, got, k) if name == PARAMS else "")
-            + (f" ({CHANGED_AFTER_LOAD})" if name in meta.get("loaded_back", []) else ""))
+            + (f" ({CHANGED_AFTER_LOAD})" if name in meta.get("loaded_back", []) else "")
+            + (f"; {RESTORE_CHANGED}" if _held_alike_before(ref, name, k, before) else ""))
+
+
+def _held_alike_before(ref: Reference, name: str, k: int, before: SegmentResult | None) -> bool:
+    """Whether the segment that ended at restart ``k`` held component ``name``
+    there as the reference did at ``k`` (a trial: Lightning, restored at an
+    epoch's last batch, counted its end again at a second restart, and the
+    steps after the first were said to leave it otherwise)."""
+    if before is None or not before.restored_state or not before.end_state \
+            or k not in ref.segment.captures:  # (a run's first half is no restart)
+        return False
+    held = load_checkpoint(before.end_state, read_only=True)
+    want = ref.file(ref.segment.captures[k])
+    return name in held["components"] and describe_difference(
+        name, want["components"].get(name), held["components"][name], k, want.get("meta"),
+        held.get("meta")) is None
 
 
 def _again_at(findings: list[Finding], name: str, k: int, expected: dict[str, Any],
@@ -1141,7 +1160,8 @@ def note_validation_not_run_again(own: RunResult, validated_after: Sequence[int]
     again (a trial's plateau scheduler, stepped by the validation's metric,
     was one step behind, and the why named undeclared state)."""
     at = [k for k in own.resume_at if k in set(validated_after)]
-    if at and own.verdict == DIVERGED:
+    # (only a run that departs in a step: a trial's end-state-only stream read it)
+    if at and own.verdict == DIVERGED and not steps_match(own):
         own.explanation = own.explanation.replace(_NOT_CAPTURED, "") + (
             f"; the uninterrupted run validated after {_steps_text(at)}, where this resume's "
             f"checkpoint was written, at that batch's end: {NOT_VALIDATED_AGAIN}, so what the "

@@ -347,6 +347,24 @@ def test_a_resume_point_that_the_run_validated_after_is_said_to_skip_that_valida
 
 
 @pytest.mark.e2e
+def test_a_second_restart_at_an_epochs_last_batch_is_the_restores_doing_not_the_steps():
+    """A trial: resumed at 3 and again at an epoch's last batch, Lightning's
+    restore counted that epoch's end again; the WARNING said the steps after
+    the first restart left the declared state otherwise. The run held it as
+    the uninterrupted run did right before the second restore."""
+    from resumecheck.phrases import RESTORE_CHANGED
+    from resumecheck.report import LATER_OTHERWISE, LOSSY_ONE
+
+    report = resumecheck.verify(spec("LIGHTNING_EXACT"), resume_at=(3, 5), drop="none",
+                                noise_seeds=0, check_determinism=False)
+    [finding] = report.engine_resume.diagnosis
+    assert (finding.component, finding.step) == ("data_cursor", 5)
+    assert RESTORE_CHANGED in finding.detail
+    notice = report.incomplete_state_notice() or ""
+    assert notice.startswith(LOSSY_ONE) and not notice.startswith(LATER_OTHERWISE), notice
+
+
+@pytest.mark.e2e
 def test_a_model_checkpoint_of_the_run_is_allowed_and_a_callbacks_state_is_not_undeclared():
     """A trial: the run's own ModelCheckpoint stopped the check before any run
     (Lightning refuses one with checkpointing off, the adapter's default), and
