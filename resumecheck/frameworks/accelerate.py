@@ -175,8 +175,8 @@ class AccelerateProgram:
         ``set_epoch``, the loader's own epoch count, which no checkpoint holds."""
         iteration = getattr(self.loader, "iteration", None)
         return [*_closure("step", self.step_fn), *_closure("samples", self.samples_fn),
-                *([(LOADER_EPOCH_COUNT, iteration)]
-                  if not self.sets_epoch and isinstance(iteration, int) else [])]
+                *([(LOADER_EPOCH_COUNT, iteration)] if not self.sets_epoch and isinstance(
+                    iteration, int) and _epoch_orders(self.loader) else [])]
 
     def train_step(self) -> StepOutput:
         """One optimizer step: one batch, or under gradient accumulation
@@ -319,6 +319,17 @@ def _unsaved(accelerator: Any, extra: Mapping[str, Any], scheduler: Any) -> dict
         advice[SCHEDULER] = ("Accelerate's save_state() holds a scheduler only when it was "
                              "prepared: scheduler = accelerator.prepare(scheduler)")
     return advice
+
+
+def _epoch_orders(loader: Any) -> bool:
+    """Whether a prepared loader's epoch count reaches what orders its data (a
+    sampler or dataset with ``set_epoch``, as Accelerate's own set_epoch looks;
+    an unshuffled loader's does not: a trial was told of a shuffle it had not)."""
+    batches = getattr(loader, "batch_sampler", None)
+    inner = getattr(batches, "batch_sampler", None)
+    return any(callable(getattr(o, "set_epoch", None)) for o in (
+        batches, getattr(batches, "sampler", None), getattr(inner, "sampler", None),
+        getattr(loader, "dataset", None)) if o is not None)
 
 
 def _register_advice(name: str, obj: Any, registered: list[Any]) -> str:
