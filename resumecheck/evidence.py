@@ -58,7 +58,8 @@ def annotate(result: RunResult, reference: SegmentResult,
         return
     result.stream_offsets = stream_offsets(
         reference, segments, result.first_divergent_step,
-        restorer="your load()" if result.checkpoint == "program" else
+        restorer=(reference.boundaries.get("restored_by") or "your load()")
+        if result.checkpoint == "program" else
         f"the engine's restore, {_DROPPING} {', '.join(result.dropped)} here,"
         if result.dropped else "the engine's restore")
     _branch_note(result)

@@ -306,7 +306,10 @@ class BuiltProgram:
         else:
             edges = None
         validates = getattr(self.program, "validates_after", None)
+        restored_by = getattr(self.program, "restored_by", None)
         return {
+            # (a framework's restore, named where a report would say "your load()")
+            "restored_by": restored_by if isinstance(restored_by, str) and restored_by else None,
             # (where a framework's loop validates after a step: its resume does not again)
             "validates_after": sorted({v for v in validates if isinstance(v, int) and v > 0})
             if isinstance(validates, (list, tuple, set)) else [],

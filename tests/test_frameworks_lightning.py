@@ -344,6 +344,8 @@ def test_a_resume_point_that_the_run_validated_after_is_said_to_skip_that_valida
                                noise_seeds=0, check_determinism=False).full_resume
     assert other.first_divergent_quantity.startswith("state of rng"), other.explanation
     assert NOT_VALIDATED_AGAIN not in other.explanation
+    # (a trial: "your load() left it there", where the user wrote no load())
+    assert "Lightning's restore left it there" in other.stream_offsets[0].detail
 
 
 @pytest.mark.e2e

@@ -144,6 +144,11 @@ class LoopProgram:
     """
 
     framework = "the framework"
+
+    @property
+    def restored_by(self) -> str:
+        """What restores a resumed run, in a report's words (no load() of yours)."""
+        return f"{self.framework}'s restore"
     """How messages name the framework."""
 
     def __init__(self) -> None:

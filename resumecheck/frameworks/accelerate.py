@@ -106,6 +106,8 @@ def _check_arguments(accelerator: Any, step: Any, samples: Any, loader: Any) -> 
 class AccelerateProgram:
     """An Accelerate training loop driven one optimizer step at a time."""
 
+    restored_by = "Accelerate's load_state()"  # (a report's words: no load() of yours)
+
     def __init__(
         self,
         accelerator: Any,
@@ -235,13 +237,11 @@ class AccelerateProgram:
             return self._fetch()
 
     def _fetch(self) -> Any:
-        """``next()`` on the loader, noting the streams it started from.
-
-        A prepared loader fetches one batch ahead: the batch a step will get
-        next was made during this call. When the dataset draws from a global
-        stream as it makes a batch (augmentation), the state the call started
-        from is part of where the data is (``data_cursor``'s look-ahead).
-        """
+        """``next()`` on the loader, noting the streams it started from. A
+        prepared loader fetches one batch ahead: the batch a step will get next
+        was made during this call. When the dataset draws from a global stream
+        as it makes a batch (augmentation), the state the call started from is
+        part of where the data is (``data_cursor``'s look-ahead)."""
         assert self._iter is not None
         before = _global_streams()
         batch = next(self._iter)
