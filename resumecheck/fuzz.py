@@ -46,7 +46,7 @@ from resumecheck.errors import BudgetExhausted, InvalidArgument, ModuleStateChan
 from resumecheck.program import Target, epoch_boundaries, load_target
 from resumecheck.progress import ProgressCallback, ProgressTracker
 from resumecheck.report import (
-    CLOSE, IDENTICAL, INCONCLUSIVE, RunResult, restarts_text, unseeded_notice,
+    CLOSE, CONFIRMED, IDENTICAL, INCONCLUSIVE, RunResult, restarts_text, unseeded_notice,
 )
 from resumecheck.faults import environment_failure
 from resumecheck.interrupt import scratch_directory
@@ -562,16 +562,17 @@ def _earliest(checker: Checker, failure: RunResult,
     """Finish hypothesis's shrink, which does not cross the branches of the
     schedule strategy (so [15] may stand where [5] fails too) and never
     shrinks an explicit example (the program's default schedule): until
-    nothing changes, drop each resume point whose removal still fails (fewer
-    restarts first), then move each to the earliest point that still fails,
+    nothing changes, drop each resume point whose removal still fails as the
+    failure found did (``_alike``; fewer restarts first), then move each to
+    the earliest point that still fails so,
     the others kept, every earlier point tried. Candidates go ``checker.jobs``
     at a time, in that order; the first that fails wins, whatever the number
     of jobs. Also whether the search ended (False: the time budget stopped it)."""
     best = failure
     try:
         while True:
-            smaller = _first_failing(checker, _fewer(best.resume_at), say) \
-                or _first_failing(checker, _earlier(best.resume_at), say)
+            smaller = _first_failing(checker, _fewer(best.resume_at), say, failure) \
+                or _first_failing(checker, _earlier(best.resume_at), say, failure)
             if smaller is None:
                 return best, True
             best = smaller
@@ -595,15 +596,32 @@ def _earlier(schedule: list[int]) -> list[list[int]]:
             for point in range(schedule[i - 1] + 1 if i else 1, schedule[i])]
 
 
+def _blamed(run: RunResult) -> set[str]:
+    """The components a run's diagnosis confirms or leaves as leads."""
+    return {f.component for f in run.diagnosis if f.status in (CONFIRMED, None)}
+
+
+def _alike(run: RunResult, found: RunResult) -> bool:
+    """Whether ``run`` fails as the failure ``found`` did: it blames one of the
+    components that one blamed (any failure, where that one blamed none). A
+    trial's shrink moved a failure blamed on the optimizer's rate to an
+    earlier resume point where another cause, in its framework, failed, and
+    the bug it had found was no longer in the report."""
+    blamed = _blamed(found)
+    return not blamed or bool(blamed & _blamed(run))
+
+
 def _first_failing(checker: Checker, candidates: list[list[int]],
-                   say: Callable[[str], None]) -> RunResult | None:
-    """The first of ``candidates`` (in their order) whose run fails, judged."""
+                   say: Callable[[str], None], found: RunResult) -> RunResult | None:
+    """The first of ``candidates`` (in their order) whose run fails, judged, as
+    ``found`` failed (``_alike``)."""
     for start in range(0, len(candidates), checker.jobs):
         batch = candidates[start:start + checker.jobs]
         runs = checker.map(checker.check, batch)
         for schedule, run in zip(batch, runs):
             say(f"shrinking: resume at {','.join(map(str, schedule))}: {run.verdict}")
-        failed = next((run for run in runs if _fails(run) and not _not_judged(run)), None)
+        failed = next((run for run in runs if _fails(run) and not _not_judged(run)
+                       and _alike(run, found)), None)
         if failed is not None:
             return failed
     return None
