@@ -10,3 +10,24 @@ def test_one_example_is_the_default_schedule_alone():
     result = fuzz(c15.CORRECT, max_examples=1, budget=60)
     assert result.examples == result.distinct_schedules == 1
     assert not result.found and not result.budget_exhausted
+
+
+def test_a_shrink_keeps_only_schedules_that_fail_as_the_failure_found_did():
+    """A trial: a failure blamed on the optimizer's rate, found at 7, was
+    shrunk to 2, where another cause (a validation its framework does not run
+    again) failed, and the report lost the bug. A schedule counts as failing
+    alike where it blames one of the components the failure blamed."""
+    from resumecheck.fuzz import _alike
+    from resumecheck.report import Finding, RunResult
+
+    def run(*findings: Finding) -> RunResult:
+        return RunResult(dropped=[], resume_at=[2], verdict="diverged", checkpoint="program",
+                         diagnosis=list(findings))
+
+    found = run(Finding("optimizer", "lr", status="confirmed"),
+                Finding("rng", "set right", status="not_cause"))
+    assert not _alike(run(Finding("scheduler", "last_epoch", status="confirmed")), found)
+    assert not _alike(run(Finding("rng", "x", status="confirmed")), found)  # (not blamed there)
+    assert _alike(run(Finding("optimizer", "lr"), Finding("scheduler", "s")), found)
+    assert _alike(run(), run())  # (nothing blamed: any failure)
+    assert _alike(run(Finding("scheduler", "s", status="confirmed")), run())
