@@ -1411,24 +1411,26 @@ def _held_after_restarts(engine_run: RunResult | None,
                          ) -> dict[int, dict[str, list[str]]]:
     """What the engine's own full resume held after each step looked at, less
     what it held right after a restore where that says nothing of lost state."""
-    if engine_run is not None and (engine_run.verdict in (IDENTICAL, CLOSE)
-                                   or verdict.steps_match(engine_run)):
+    if engine_run is None:
+        return dict(after)
+    if engine_run.verdict in (IDENTICAL, CLOSE) or verdict.steps_match(engine_run):
         # right after a restore, what the program sets again from declared state
         # as it steps (a sampler's epoch) differs: evidence only where the
         # restart departed in a step, and something it does not declare may be
         # the cause (a trial: a collator's generator, seeded again for every
         # batch, was named where only a callback's end state differed)
-        return {step: held for step, held in after.items() if step not in engine_run.resume_at}
-    if engine_run is not None and engine_run.first_divergent_step is not None:
-        # right after a restore the run went on from alike, step after step, past
-        # its next restart: what it held otherwise there, its steps set again (a
+        kept = None
+    elif engine_run.first_divergent_step is not None:
+        # only right after the last restore before it departed: from the others
+        # the run went on alike past its next restart, its steps set it again (a
         # trial: a sampler's epoch, made again with the iterator, was named from
         # the first of two restarts, where the run departed after the second)
-        last = max((k for k in engine_run.resume_at if k < engine_run.first_divergent_step),
+        kept = max((k for k in engine_run.resume_at if k < engine_run.first_divergent_step),
                    default=None)
-        return {step: held for step, held in after.items()
-                if step not in engine_run.resume_at or step == last}
-    return dict(after)
+    else:
+        return dict(after)
+    return {step: held for step, held in after.items()
+            if step not in engine_run.resume_at or step == kept}
 
 
 def _alike_until_it_departed(checker: Checker, engine_run: RunResult | None,

@@ -564,8 +564,8 @@ def _earliest(checker: Checker, failure: RunResult,
     shrinks an explicit example (the program's default schedule): until
     nothing changes, drop each resume point whose removal still fails as the
     failure found did (``_alike``; fewer restarts first), then move each to
-    the earliest point that still fails so,
-    the others kept, every earlier point tried. Candidates go ``checker.jobs``
+    the earliest point that still fails so, the others kept, every earlier
+    point tried. Candidates go ``checker.jobs``
     at a time, in that order; the first that fails wins, whatever the number
     of jobs. Also whether the search ended (False: the time budget stopped it)."""
     best = failure

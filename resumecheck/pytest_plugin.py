@@ -490,16 +490,22 @@ def _markdown_cells(entry: dict[str, Any]) -> list[str]:
     return [f"`{entry['nodeid']}`", f"`{report['target']}`", said, where, spots or "-"]
 
 
-def _later_otherwise(run: dict) -> bool:
-    """``RunResult.later_restore_otherwise`` of a run's JSON (no lossy load)."""
+def _lossy_loads(run: dict[str, Any]) -> list[dict[str, Any]]:
+    """``RunResult.lossy_loads`` of a run's JSON: at the first restore, the
+    reference's state put in, or at a later one that changed what the run held alike."""
     from resumecheck.phrases import RESTORE_CHANGED
 
-    first, *later = run["resume_at"] or [None]
-    diverged_at = run["first_divergent_step"]
-    return bool(later) and not any(
-        f.get("basis") == "reference" and (f.get("step") == first or RESTORE_CHANGED in f["detail"])
-        for f in run["diagnosis"]) and any(f.get("basis") == "reference" and f.get("step") in later
-              and (diverged_at is None or diverged_at > f["step"]) for f in run["diagnosis"])
+    first = (run["resume_at"] or [None])[0]
+    return [f for f in run["diagnosis"] if f.get("basis") == "reference" and (
+        f.get("step") == first or RESTORE_CHANGED in f["detail"])]
+
+
+def _later_otherwise(run: dict[str, Any]) -> bool:
+    """``RunResult.later_restore_otherwise`` of a run's JSON."""
+    later, diverged_at = run["resume_at"][1:], run["first_divergent_step"]
+    return bool(later) and not _lossy_loads(run) and any(
+        f.get("basis") == "reference" and f.get("step") in later
+        and (diverged_at is None or diverged_at > f["step"]) for f in run["diagnosis"])
 
 
 def _lost_on_resave(run: dict[str, Any]) -> str:
@@ -528,13 +534,10 @@ def _summary_row(entry: dict[str, Any]) -> str:
         elif not run["dropped"]:  # the engine's own, beside the program's save/load
             if report.get("declared_state_complete") is False:
                 from resumecheck.phrases import (
-                    BUILDING, CHANGED_AFTER_LOAD, REORDERED, RESTORE_CHANGED, RESTORING, STOPPED,
+                    BUILDING, CHANGED_AFTER_LOAD, REORDERED, RESTORING, STOPPED,
                 )
 
-                # (RunResult.lossy_loads: at the first restore, the reference's state put in,
-                # or at a later one that changed what the run held alike)
-                lossy = [f for f in run["diagnosis"] if f.get("basis") == "reference" and (
-                    f.get("step") == run["resume_at"][0] or RESTORE_CHANGED in f["detail"])]
+                lossy = _lossy_loads(run)
                 # (a trial: an optimizer built over its parameters in another order read
                 # "a load_state_dict() loses state", where it loaded all of it, onto others)
                 why = ("an optimizer built over its parameters in another order"

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -177,14 +176,10 @@ def _holders_whole(differing: list[tuple[str, Any]], ref: dict[str, Any],
     said as one entry, where its first leaf was; only where nothing of it came back."""
     out: list[tuple[str, Any]] = []
     taken: list[str] = []
-
-    def inside(p: str, holder: str) -> bool:
-        return p == holder or p.startswith((holder + ".", holder + "["))
-
     for path, how in differing:
-        if any(inside(path, holder) for holder in taken):
+        if any(_inside(path, holder) for holder in taken):
             continue
-        whole = _whole_holder(path, how, ref, new, inside) \
+        whole = _whole_holder(path, how, ref, new) \
             if how in ("missing", "unexpected") else None
         if whole is None:
             out.append((path, how))
@@ -194,14 +189,19 @@ def _holders_whole(differing: list[tuple[str, Any]], ref: dict[str, Any],
     return out
 
 
-def _whole_holder(path: str, how: Any, ref: dict[str, Any], new: dict[str, Any],
-                  inside: Callable[[str, str], bool]) -> tuple[str, _Whole] | None:
+def _inside(path: str, holder: str) -> bool:
+    """Whether a flattened ``path`` is ``holder`` or below it."""
+    return path == holder or path.startswith((holder + ".", holder + "["))
+
+
+def _whole_holder(path: str, how: Any, ref: dict[str, Any],
+                  new: dict[str, Any]) -> tuple[str, _Whole] | None:
     """The outermost dict or list above ``path`` that the reference holds
     entries in and that nothing of came back (gone, or empty), in words."""
     for holder in _holders(path):
-        if holder in ref or any(inside(p, holder) and p != holder for p in new):
+        if holder in ref or any(_inside(p, holder) and p != holder for p in new):
             continue  # (a leaf of the reference, or something of it came back)
-        children = list(dict.fromkeys(_child(p, holder) for p in ref if inside(p, holder)))
+        children = list(dict.fromkeys(_child(p, holder) for p in ref if _inside(p, holder)))
         if not children:
             continue
         shown = ", ".join(children[:3]) + (", ..." if len(children) > 3 else "")

@@ -354,17 +354,16 @@ def _timed_step(built: Any, timer: PhaseTimer, step: int,
     from resumecheck.errors import ResumecheckError, StepError
     from resumecheck.module_state import raised
 
-    runs = (f"timing runs the warm-up steps and then --steps steps, {total} in all, in one "
-            "run: ask for fewer (--steps, --warmup), or give the target more")
     with timer.step(step):
         try:
             built.step(step)
-        except StepError as exc:  # (a framework's loop that ended: too few steps for timing)
-            raise StepError(step, f"{exc.problem}; {runs}") from exc
+        except StepError as exc:  # (a framework's loop that ended too soon for timing)
+            raise StepError(step, f"{exc.problem}; {_all_in_one_run(total)}") from exc
         except ResumecheckError:
             raise
         except Exception as exc:  # (the program's own error, as `run` reports it)
-            raise StepError(step, f"train_step() raised {raised(exc)}; {runs}") from exc
+            raise StepError(step, f"train_step() raised {raised(exc)}; "
+                            f"{_all_in_one_run(total)}") from exc
         if save is not None:
             with timer.phase(CHECKPOINT):
                 save(step)
@@ -373,6 +372,12 @@ def _timed_step(built: Any, timer: PhaseTimer, step: int,
                 torch.distributed.barrier()
     if save is not None:  # (one save on disk at a time: the program's earlier ones go)
         _remove_other_saves(work, f"save-{step}")
+
+
+def _all_in_one_run(total: int) -> str:
+    """What a failed step's message adds of the steps timing runs."""
+    return (f"timing runs the warm-up steps and then --steps steps, {total} in all, in one "
+            "run: ask for fewer (--steps, --warmup), or give the target more")
 
 
 def _remove_other_saves(work: str, keep: str) -> None:

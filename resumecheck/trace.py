@@ -72,7 +72,6 @@ class StepRecord:
         return cls(**plain)
 
 
-
 def _own(hook: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """A hook of the check's that runs inside the program's step: what it
     raises is ``TracingFailed``, the check's fault, not the program's (a

@@ -831,15 +831,25 @@ def _frozen_differ(name: str, expected: dict[str, Any] | None,
     return "; ".join(told) + f": {_FROZEN_TEXT}, so a load() must set it again"
 
 
+def _meta_apart(key: str, name: str, expected: dict[str, Any] | None,
+                restored: dict[str, Any] | None) -> tuple[Any, Any] | None:
+    """A component's entry under ``key`` in the reference's capture meta and in
+    the restored one, where both have it and they differ (None otherwise)."""
+    want = (expected or {}).get(key) or {}
+    got = (restored or {}).get(key) or {}
+    if name not in want or name not in got or want[name] == got[name]:
+        return None
+    return want[name], got[name]
+
+
 def _steps_other_optimizer(name: str, expected: dict[str, Any] | None,
                            restored: dict[str, Any] | None, k: int) -> str:
     """Where a declared scheduler steps another optimizer after the restore
     than it did at ``k`` in the reference ('' when alike or not known)."""
-    want_all = (expected or {}).get("steps_optimizer") or {}
-    got_all = (restored or {}).get("steps_optimizer") or {}
-    if name not in want_all or name not in got_all or want_all[name] == got_all[name]:
+    pair = _meta_apart("steps_optimizer", name, expected, restored)
+    if pair is None:
         return ""
-    want, got = want_all[name], got_all[name]
+    want, got = pair
     now = "an optimizer no component declares" if got is None else f"`{got}`"
     then = "one no component declares" if want is None else f"the declared `{want}`"
     return (f"steps {now} after the load, {then} at step {k} in the uninterrupted run: "
@@ -851,11 +861,11 @@ def _maxlen_differs(name: str, expected: dict[str, Any] | None,
                     restored: dict[str, Any] | None, k: int) -> str:
     """Where a declared attribute holds a deque whose maxlen the restore left
     otherwise than the reference's at ``k`` ('' when alike or not known)."""
-    want_all = (expected or {}).get("deque_maxlen") or {}
-    got_all = (restored or {}).get("deque_maxlen") or {}
-    if name not in want_all or name not in got_all or want_all[name] == got_all[name]:
+    pair = _meta_apart("deque_maxlen", name, expected, restored)
+    if pair is None:
         return ""
-    return (f"a deque of maxlen {got_all[name]} after the load, {want_all[name]} at step {k} "
+    want, got = pair
+    return (f"a deque of maxlen {got} after the load, {want} at step {k} "
             "in the uninterrupted run: a deque's maxlen is in none of its items, so a load() "
             "that makes it again must give it the same maxlen (deque(items, maxlen=...))")
 
@@ -1626,8 +1636,7 @@ def _divergence_text(r: RunResult, own_checkpoint: bool) -> str:
             its = "its state_dict() gave it" if len(lossy) == 1 else "their state_dict() gave them"
             text += ("; the engine restored every declared component through its own "
                      f"load_state_dict(), and {', '.join(lossy)} did not come back as {its}")
-        elif r.later_restore_otherwise():
-            later = r.later_restore_otherwise()
+        elif later := r.later_restore_otherwise():
             text += (f"; the engine restored every declared component at {r.resume_at[0]}, and "
                      f"what its run held at {later[0].step} differs in "
                      f"{', '.join(dict.fromkeys(f'`{f.component}`' for f in later))}: the "

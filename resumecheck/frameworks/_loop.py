@@ -144,12 +144,12 @@ class LoopProgram:
     """
 
     framework = "the framework"
+    """How messages name the framework."""
 
     @property
     def restored_by(self) -> str:
         """What restores a resumed run, in a report's words (no load() of yours)."""
         return f"{self.framework}'s restore"
-    """How messages name the framework."""
 
     def __init__(self) -> None:
         self._channel = _Channel()

@@ -144,7 +144,7 @@ class LightningProgram(LoopProgram):
             # the run's own ModelCheckpoint: Lightning refuses it with checkpointing
             # off (a trial's real callbacks stopped the check before any run)
             options["enable_checkpointing"] = True
-        driver = _Driver(self._channel, self.pending, samples)
+        driver = self._driver = _Driver(self._channel, self.pending, samples)
         options["callbacks"] = [*_as_list(options.get("callbacks")), driver]
         # Lightning announces the hardware on every Trainer: once per restart here
         announcer = logging.getLogger("lightning.pytorch.utilities.rank_zero")
@@ -195,8 +195,7 @@ class LightningProgram(LoopProgram):
         """The steps after which the fit loop has run a validation so far: a
         resume from a checkpoint written at such a step's batch end does not
         run it again (see ``BuiltProgram.boundaries``)."""
-        driver = next((cb for cb in self.trainer.callbacks if hasattr(cb, "validated")), None)
-        return sorted(driver.validated) if driver is not None else []
+        return sorted(self._driver.validated)
 
     def components(self) -> dict[str, Any]:
         trainer = self.trainer
