@@ -38,7 +38,13 @@ The runs alternate, so machine load hits every mode alike; medians of
 ratios, not the seconds. Target c also prints its ratio in CPU time (this
 process's, one thread): the steps and the sweep are timed at different
 moments, so on a loaded machine the wall-clock ratio swings with the load,
-the CPU-time one much less.
+the CPU-time one much less. It swings still (this host's speed moves by 2x
+within minutes), so c also prints the ratio *within one sweep*: the sweep's
+CPU time over the CPU time of its own steps, timed as it ran them, less the
+check's hooks inside them (the gradients' digests, the forward pre-hook).
+Both come from one run, so the host's speed moves them alike; it is the
+figure to watch while working on the fixed cost (the steps inside a sweep
+are not quite the steps alone: a restart's first step follows a fresh build).
 """
 
 from __future__ import annotations
@@ -179,6 +185,47 @@ def _sweep(target: Any) -> tuple[float, float, Any]:
     return time.perf_counter() - started, time.process_time() - used, report
 
 
+class _InSweep:
+    """CPU time inside the program's steps during one sweep, less the check's
+    own hooks that run inside them (the gradients' digests at the optimizer's
+    step, the model's forward pre-hook): the steps as the sweep ran them,
+    timed in the same run as the sweep, so the host's speed moves both alike."""
+
+    def __init__(self) -> None:
+        self.steps = self.hooks = 0.0
+
+    def __enter__(self) -> _InSweep:
+        from resumecheck import program, trace
+
+        self._patched = [(program.BuiltProgram, "step", "steps"),
+                         (trace._OptimizerSteps, "_record", "hooks"),
+                         (trace.Tracer, "_on_forward", "hooks")]
+        self._saved = [getattr(owner, name) for owner, name, _ in self._patched]
+        for (owner, name, into), fn in zip(self._patched, self._saved):
+            setattr(owner, name, self._timed(fn, into))
+        return self
+
+    def _timed(self, fn: Callable[..., Any], into: str) -> Callable[..., Any]:
+        def run(*args: Any, **kwargs: Any) -> Any:
+            used = time.process_time()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                setattr(self, into, getattr(self, into) + time.process_time() - used)
+        return run
+
+    def __exit__(self, *exc: object) -> None:
+        for (owner, name, _), fn in zip(self._patched, self._saved):
+            setattr(owner, name, fn)
+
+
+def _sweep_apart(target: Any) -> tuple[float, float]:
+    """One sweep's CPU time, and the part of it its program's steps took."""
+    with _InSweep() as inside:
+        _, cpu, _ = _sweep(target)
+    return cpu, inside.steps - inside.hooks
+
+
 def target_c(repeat: int, target: Any, label: str, goal: float) -> str:
     _sweep(target)  # warm: torch's lazy imports, the first allocations
     sweeps, sweeps_cpu, steps, steps_cpu, floors = [], [], [], [], []
@@ -199,6 +246,9 @@ def target_c(repeat: int, target: Any, label: str, goal: float) -> str:
         return _unavoidable(report, per_step, own)
 
     need, need_cpu = needed(steps), needed(steps_cpu)
+    apart = [_sweep_apart(target) for _ in range(repeat)]
+    inside = statistics.median(cpu / own for cpu, own in apart)
+    inside_fixed = statistics.median(cpu - own for cpu, own in apart)
     wall, cpu = statistics.median(sweeps), statistics.median(sweeps_cpu)
     builds = _builds(report, own)
     build = statistics.median(f[0] for f in floors)
@@ -215,7 +265,9 @@ def target_c(repeat: int, target: Any, label: str, goal: float) -> str:
               f"builds {builds * build:.3f} s + digests of every step {digests:.3f} s; "
               f"fixed cost now {cpu - need_cpu:.3f} s, at the goal "
               f"{(goal - 1) * need_cpu:.3f} s, at the floor {floor - need_cpu:.3f} s; "
-              f"restarts' first steps beyond a later step's {warmup:.3f} s")
+              f"restarts' first steps beyond a later step's {warmup:.3f} s"
+              f"\n   within one sweep (CPU; its steps timed as it ran them, less the check's "
+              f"hooks inside them): {inside:.2f}x, fixed cost {inside_fixed:.3f} s")
 
 
 # -- d. the test suite ------------------------------------------------------------------
