@@ -23,6 +23,7 @@ __all__ = [
     "compare_values",
     "describe_entries",
     "digest",
+    "float64_digest",
     "flatten_state",
     "local_tensor",
 ]
@@ -115,6 +116,16 @@ def digest(value: Any) -> str:
     for path, leaf in flatten_state(value):
         h.update(path.encode())
         _update(h, leaf)
+    return h.hexdigest()
+
+
+def float64_digest(value: float | list[float]) -> str:
+    """``digest`` of ``torch.tensor(value, dtype=torch.float64)`` (a number, or
+    a flat list of them), without making the tensor: the same header and bytes."""
+    values = np.asarray(value, dtype=np.float64)
+    h = xxhash.xxh3_128()
+    h.update(f"Ttorch.float64{values.shape}".encode())
+    h.update(values)
     return h.hexdigest()
 
 

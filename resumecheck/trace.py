@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from resumecheck.compare import digest, local_tensor
+from resumecheck.compare import digest, float64_digest, local_tensor
 from resumecheck.components import OPTIMIZER, PARAMS, SCALER, split_rank_name
 from resumecheck.errors import ResumecheckError, TracingFailed
 from resumecheck.module_state import own_line
@@ -148,6 +148,9 @@ class Tracer:
         no hash, no draw: a step that returns its samples pays nothing more);
         after the step, the tensors of a step without samples are the
         ``inputs`` quantity."""
+        if not kwargs and all(type(a) is torch.Tensor for a in args):  # (the common call)
+            self._inputs.extend(a.detach() for a in args)
+            return
         for leaf in _tensors((args, kwargs)):
             self._inputs.append(leaf.detach())
 
@@ -199,22 +202,24 @@ class Tracer:
         says so (a predicate sees the record, digests included, first)."""
         tensors: dict[str, torch.Tensor] = {}
         # (a loss returned as a Python float is a float64: kept so, not rounded to float32)
-        loss = (out.loss if isinstance(out.loss, torch.Tensor)
+        loss = (out.loss.detach() if isinstance(out.loss, torch.Tensor)
                 else torch.tensor(float(out.loss), dtype=torch.float64))
-        tensors["loss"] = loss.detach().reshape(())
+        tensors["loss"] = loss if loss.dim() == 0 else loss.reshape(())
         if out.samples is not None:
             tensors["data"] = torch.as_tensor(out.samples).detach()
         else:
             for i, t in enumerate(self._inputs):
                 tensors[f"inputs:{i}"] = t
-        if self._scale is not None:
-            tensors["scale"] = torch.tensor(self._scale, dtype=torch.float64)
         lr = self._steps.lr()
-        if lr is not None:
-            tensors["lr"] = torch.tensor(lr, dtype=torch.float64)
         skipped = bool(self._optimizers) and lr is None  # (no optimizer stepped)
         copied = self._steps.copies()  # (the gradients judging may read)
         digests = {key: digest(t) for key, t in tensors.items()}
+        # the scale and the rates: digested as the float64 tensors a kept step
+        # holds (made only then: two tensors a step were a tenth of the tracing)
+        scalars = {"scale": self._scale, "lr": lr}
+        for key, value in scalars.items():
+            if value is not None:
+                digests[key] = float64_digest(value)
         for key, value in self._steps.digests().items():  # (digested at the pre-hook)
             digests[key] = value
             if key in copied:
@@ -239,6 +244,9 @@ class Tracer:
         self.records.append(record)
         keep = keep_tensors(record) if callable(keep_tensors) else keep_tensors
         if keep and self.tensor_dir is not None:
+            for key, value in scalars.items():
+                if value is not None:
+                    tensors[key] = torch.tensor(value, dtype=torch.float64)
             size = sum(t.numel() * t.element_size() for t in tensors.values())
             owned = set(copied)  # copies already
             if self._files.in_memory(size):  # (on the CPU, as in a file: no device memory held)

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from resumecheck import Tolerance
-from resumecheck.compare import compare_values, digest, flatten_state
+from resumecheck.compare import compare_values, digest, flatten_state, float64_digest
 
 
 def test_digest_is_stable_and_sensitive_to_bits_dtype_and_shape():
@@ -108,3 +108,11 @@ def test_an_infinity_is_an_infinite_difference_and_never_within_tolerance():
         d = compare_values(ref, run, tolerance)
         assert d.max_abs == math.inf and not d.within_tolerance
     assert compare_values(run, run.clone(), Tolerance.close()).within_tolerance  # inf == inf
+
+
+@pytest.mark.parametrize("value", [0.5, 65536.0, [3e-3], [1e-3, 2.5e-4, 0.0], float("inf")])
+def test_a_float64_digest_is_the_digest_of_the_tensor_a_kept_step_holds(value):
+    """The tracer digests a step's loss scale and learning rates without making
+    their tensors; a kept step holds the tensors, and both must digest alike."""
+    assert float64_digest(value) == digest(torch.tensor(value, dtype=torch.float64))
+    assert float64_digest(value) != digest(torch.tensor(value, dtype=torch.float32))
