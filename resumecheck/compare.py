@@ -125,7 +125,7 @@ def float64_digest(value: float | list[float]) -> str:
     values = np.asarray(value, dtype=np.float64)
     h = xxhash.xxh3_128()
     h.update(f"Ttorch.float64{values.shape}".encode())
-    h.update(values)
+    h.update(values.tobytes())
     return h.hexdigest()
 
 

@@ -217,9 +217,9 @@ class Tracer:
         # the scale and the rates: digested as the float64 tensors a kept step
         # holds (made only then: two tensors a step were a tenth of the tracing)
         scalars = {"scale": self._scale, "lr": lr}
-        for key, value in scalars.items():
-            if value is not None:
-                digests[key] = float64_digest(value)
+        for name, number in scalars.items():
+            if number is not None:
+                digests[name] = float64_digest(number)
         for key, value in self._steps.digests().items():  # (digested at the pre-hook)
             digests[key] = value
             if key in copied:
@@ -244,9 +244,9 @@ class Tracer:
         self.records.append(record)
         keep = keep_tensors(record) if callable(keep_tensors) else keep_tensors
         if keep and self.tensor_dir is not None:
-            for key, value in scalars.items():
-                if value is not None:
-                    tensors[key] = torch.tensor(value, dtype=torch.float64)
+            for name, number in scalars.items():
+                if number is not None:
+                    tensors[name] = torch.tensor(number, dtype=torch.float64)
             size = sum(t.numel() * t.element_size() for t in tensors.values())
             owned = set(copied)  # copies already
             if self._files.in_memory(size):  # (on the CPU, as in a file: no device memory held)
