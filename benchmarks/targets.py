@@ -186,24 +186,38 @@ def _sweep(target: Any) -> tuple[float, float, Any]:
 
 
 class _InSweep:
-    """CPU time inside the program's steps during one sweep, less the check's
-    own hooks that run inside them (the gradients' digests at the optimizer's
-    step, the model's forward pre-hook): the steps as the sweep ran them,
-    timed in the same run as the sweep, so the host's speed moves both alike."""
+    """CPU time inside the program's steps during one sweep, less the hooks
+    that run inside them (the check's: the gradients' digests at the
+    optimizer's step, the model's forward pre-hook; the programs measured
+    here register none): the steps as the sweep ran them, timed in the same
+    run as the sweep, so the host's speed moves both alike. The hooks are
+    timed as torch registers them."""
 
     def __init__(self) -> None:
         self.steps = self.hooks = 0.0
 
     def __enter__(self) -> _InSweep:
-        from resumecheck import program, trace
+        import torch
 
-        self._patched = [(program.BuiltProgram, "step", "steps"),
-                         (trace._OptimizerSteps, "_record", "hooks"),
-                         (trace.Tracer, "_on_forward", "hooks")]
-        self._saved = [getattr(owner, name) for owner, name, _ in self._patched]
-        for (owner, name, into), fn in zip(self._patched, self._saved):
-            setattr(owner, name, self._timed(fn, into))
+        from resumecheck import program
+
+        self._patched: list[tuple[Any, str, Callable[..., Any]]] = []
+        self._patch(program.BuiltProgram, "step", lambda fn: self._timed(fn, "steps"))
+        for owner, name in [(torch.nn.Module, "register_forward_pre_hook"),
+                            (torch.optim.Optimizer, "register_step_pre_hook"),
+                            (torch.optim.Optimizer, "register_step_post_hook")]:
+            self._patch(owner, name, self._registering)
         return self
+
+    def _patch(self, owner: Any, name: str, wrap: Callable[..., Any]) -> None:
+        fn = getattr(owner, name)
+        self._patched.append((owner, name, fn))
+        setattr(owner, name, wrap(fn))
+
+    def _registering(self, register: Callable[..., Any]) -> Callable[..., Any]:
+        def run(owner: Any, hook: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+            return register(owner, self._timed(hook, "hooks"), *args, **kwargs)
+        return run
 
     def _timed(self, fn: Callable[..., Any], into: str) -> Callable[..., Any]:
         def run(*args: Any, **kwargs: Any) -> Any:
@@ -215,7 +229,7 @@ class _InSweep:
         return run
 
     def __exit__(self, *exc: object) -> None:
-        for (owner, name, _), fn in zip(self._patched, self._saved):
+        for owner, name, fn in reversed(self._patched):
             setattr(owner, name, fn)
 
 
