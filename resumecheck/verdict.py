@@ -1155,11 +1155,32 @@ def own_resume_ends(named: dict[str, str], reference: dict[str, list[str]],
             text += ("; your own resume ends with it otherwise, but that says nothing of your "
                      f"checkpoint: the resume had {went}"
                      + (f" at step {step}" if step is not None else ""))
+        elif own and path in own and path in reference and run is not None and \
+                _held_alike_after_loads(path, run, reference_after, own_after):
+            # (a trial: a list of evaluations of an undeclared EMA, saved and
+            # loaded, ended otherwise because the EMA it is computed from was
+            # lost, and was said lost by the checkpoint that kept it)
+            text += (f"; {OWN_RESUME_ENDS_OTHERWISE} than the uninterrupted run did, though "
+                     "it held it as that run did right after your load() at "
+                     f"{_steps_text(run.resume_at)}, so the load is not what lost it: the "
+                     "steps since made it otherwise, from other state they read that is not "
+                     "compared")
         elif own and path in own and path in reference:
             text += (f"; {OWN_RESUME_ENDS_OTHERWISE} than the uninterrupted run did: "
                      f"{CHECKPOINT_LOSES}, unless it is not state (a log, a timer)")
         out.append(text)
     return out
+
+
+def _held_alike_after_loads(path: str, run: RunResult,
+                            reference_after: dict[int, dict[str, list[str]]] | None,
+                            own_after: dict[int, dict[str, list[str]]] | None) -> bool:
+    """Whether the program's own resume (``run``) held ``path`` as the
+    uninterrupted run did right after each of its load()s (both digested there)."""
+    mine, there = own_after or {}, reference_after or {}
+    return bool(run.resume_at) and all(
+        path in mine.get(k, {}) and mine[k][path] == there.get(k, {}).get(path)
+        for k in run.resume_at)
 
 
 _NOT_CAPTURED = ("; the engine restored every declared component: they do not capture the "

@@ -222,6 +222,29 @@ def test_an_undeclared_ema_the_checkpoint_keeps_is_said_to_end_as_the_uninterrup
     assert report.render().splitlines()[1] == "full resume: EQUIVALENT"
 
 
+def test_a_list_the_checkpoint_keeps_that_ends_otherwise_from_a_lost_ema_is_not_said_lost():
+    """A trial: evaluations of an undeclared EMA, saved and loaded, ended
+    otherwise because the EMA was lost, and were said lost by the checkpoint
+    that kept them. Right after the load they were the uninterrupted run's."""
+    report = verify(SPEC + "EMA_EVALS", **FAST)
+    lines = {line.split(" (")[0]: line for line in report.undeclared}
+    assert set(lines) == {"ema", "evals"}, report.undeclared
+    assert lines["ema"].endswith("your checkpoint loses it, unless it is not state (a log, "
+                                 "a timer)")
+    assert lines["evals"].endswith(
+        "; your own resume (save/load) ends with it otherwise than the uninterrupted run did, "
+        "though it held it as that run did right after your load() at step 4, so the load is "
+        "not what lost it: the steps since made it otherwise, from other state they read that "
+        "is not compared")
+    # (both end otherwise, which the headline says; the evals' line says why)
+    assert sorted(lost_uncompared(report.undeclared)) == ["ema", "evals"]
+    # its twin whose load() starts the list empty: lost by the checkpoint
+    twin = verify(SPEC + "EVALS_LOST", **FAST)
+    [evals] = [line for line in twin.undeclared if line.startswith("evals (")]
+    assert evals.endswith("than the uninterrupted run did: your checkpoint loses it, unless it "
+                          "is not state (a log, a timer)"), evals
+
+
 def test_fuzz_names_what_is_not_compared_as_run_does():
     """A trial (a GAN's EMA left out of the checkpoint and undeclared): `run`
     named it, ending otherwise in the program's own resume; `fuzz` said only
