@@ -110,8 +110,13 @@ examples:
       schedule judged within a tolerance as `run --resume-nproc 1` judges it
 
 exit codes: 0 no failing schedule found, 1 one found, 2 bad usage or input,
-            3 the baseline is not deterministic, 4 the environment failed (disk full,
-            out of memory, a process killed from outside), 129 / 130 / 143 interrupted
+            3 the baseline is not deterministic, or, in-process, the run changed state
+              the program keeps at module level (use --isolation process),
+            4 the environment failed (disk full, out of memory, a process killed from
+              outside),
+            5 nothing judged: the program's save() changes state that training reads
+              (check a resume point with the `resumecheck run ... --resume-at K` it prints),
+            129 / 130 / 143 interrupted
 """
 
 
