@@ -535,6 +535,7 @@ def conclude(ref: Reference, result: RunResult, cmp: Comparison | None,
     result.blind_spot = bool(result.dropped) and result.verdict in (IDENTICAL, CLOSE)
     result.explanation = explain(result, cmp.first_bitwise,
                                  own_checkpoint=ref.segment.has_own_checkpoint)
+    result.explanation = _skipped_before_rate(ref, result)
     if result.blind_spot and SCHEDULER in result.dropped and _rate_moves_after(
             ref, result.resume_at[0]):
         result.explanation += SCHEDULER_UNREAD + (
@@ -1157,19 +1158,21 @@ def own_resume_ends(named: dict[str, str], reference: dict[str, list[str]],
                      + (f" at step {step}" if step is not None else ""))
         elif own and path in own and path in reference and run is not None and \
                 _held_alike_after_loads(path, run, reference_after, own_after):
-            # (a trial: a list of evaluations of an undeclared EMA, saved and
-            # loaded, ended otherwise because the EMA it is computed from was
-            # lost, and was said lost by the checkpoint that kept it)
-            text += (f"; {OWN_RESUME_ENDS_OTHERWISE} than the uninterrupted run did, though "
-                     "it held it as that run did right after your load() at "
-                     f"{_steps_text(run.resume_at)}, so the load is not what lost it: the "
-                     "steps since made it otherwise, from other state they read that is not "
-                     "compared")
+            text += _NOT_LOST_BY_THE_LOAD.format(steps=_steps_text(run.resume_at))
         elif own and path in own and path in reference:
             text += (f"; {OWN_RESUME_ENDS_OTHERWISE} than the uninterrupted run did: "
                      f"{CHECKPOINT_LOSES}, unless it is not state (a log, a timer)")
         out.append(text)
     return out
+
+
+# (a trial: a list of evaluations of an undeclared EMA, saved and loaded, ended
+# otherwise because the EMA it is computed from was lost, and was said lost by
+# the checkpoint that kept it)
+_NOT_LOST_BY_THE_LOAD = (
+    f"; {OWN_RESUME_ENDS_OTHERWISE} than the uninterrupted run did, though it held it as that "
+    "run did right after your load() at {steps}, so the load is not what lost it: the steps "
+    "since made it otherwise, from other state they read that is not compared")
 
 
 def _held_alike_after_loads(path: str, run: RunResult,
@@ -1624,6 +1627,28 @@ def explain(r: RunResult, first_bitwise: tuple[int, str] | None, *,
             f"({quantity_name(key)}), max |Δ| {r.max_abs_diff:.3g}"
         )
     return _divergence_text(r, own_checkpoint)
+
+
+def _skipped_before_rate(ref: Reference, r: RunResult) -> str:
+    """``r``'s explanation, saying which steps between its last restore and a
+    learning rate that first differs the loss scaler skipped (a trial asked
+    why a scheduler lost at 10 showed at 13: step 12 overflowed in both runs,
+    and a skipped step reads no learning rate; a skip in one run only would
+    be the first difference itself)."""
+    step, q = r.first_divergent_step, r.first_divergent_quantity or ""
+    if step is None or not q.startswith("learning rate"):
+        return r.explanation
+    k = max((j for j in r.resume_at if j < step), default=None)
+    said = f"{q} differs from step {step}"
+    if k is None or said not in r.explanation:
+        return r.explanation
+    skipped = [rec.step for rec in ref.segment.records if k < rec.step < step and rec.skipped]
+    if not skipped:
+        return r.explanation
+    steps = _steps_text(skipped)
+    return r.explanation.replace(said, (
+        f"{said} ({steps}, after the restart, {'was one' if len(skipped) == 1 else 'were'} "
+        "the loss scaler skipped in both runs: a skipped step reads no learning rate)"), 1)
 
 
 def before_restart_text(r: RunResult) -> str:
