@@ -1243,6 +1243,7 @@ class Checker:
             if own and resave and not resaved and _resaves(self, result, cmp):
                 _resave_clean(self.reference, self._restarts, result, segments, work)
             verdict.conclude(self.reference, result, cmp, segments)
+            verdict.in_its_words(result, self.segment.boundaries)
             return _Judged(result, _trajectory(segments, schedule[0], cmp),
                            segments[-1][1].held,
                            {step: held for _, seg in segments
@@ -1387,6 +1388,9 @@ def _report(checker: Checker, runs: list[RunResult],
         checker.segment.held_after, own_after))
     if own_held is not None:
         verdict.note_lost_uncompared(runs[0], undeclared)
+    for run in runs:  # (and what was said of them since they were judged)
+        verdict.in_its_words(run, checker.segment.boundaries)
+    undeclared = verdict.reworded_lines(undeclared, checker.segment.boundaries)
     return Report(
         set_order=set_order_notice(checker.segment, _in_processes(checker)) if in_process
         else None,

@@ -307,9 +307,12 @@ class BuiltProgram:
             edges = None
         validates = getattr(self.program, "validates_after", None)
         restored_by = getattr(self.program, "restored_by", None)
+        saved_by = getattr(self.program, "saved_by", None)
         return {
-            # (a framework's restore, named where a report would say "your load()")
+            # (a framework's restore and save, named where a report would say
+            # "your load()" and "your save()")
             "restored_by": restored_by if isinstance(restored_by, str) and restored_by else None,
+            "saved_by": saved_by if isinstance(saved_by, str) and saved_by else None,
             # (where a framework's loop validates after a step: its resume does not again)
             "validates_after": sorted({v for v in validates if isinstance(v, int) and v > 0})
             if isinstance(validates, (list, tuple, set)) else [],

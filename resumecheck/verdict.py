@@ -15,7 +15,7 @@ import math
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -56,10 +56,11 @@ from resumecheck.trajectory import Trajectory
 
 __all__ = [
     "Comparison", "Reference", "Segments", "band", "compare_run", "conclude", "confirmation_tries",
-    "diagnose", "drop_sets", "explain", "give_fixes", "judge", "judge_ablations", "latent_text",
+    "diagnose", "drop_sets", "explain", "give_fixes", "in_its_words", "judge", "judge_ablations",
+    "latent_text",
     "launch_settings_suspected", "lost_after_resave", "noise_summary", "plausibility",
-    "quantity_name", "resave_findings", "resumes", "settle_findings", "settle_resaved",
-    "unjudge_when_incomplete",
+    "quantity_name", "resave_findings", "resumes", "reworded_lines", "settle_findings",
+    "settle_resaved", "unjudge_when_incomplete",
 ]
 
 Segments = Sequence[tuple[int, SegmentResult]]
@@ -1627,6 +1628,37 @@ def explain(r: RunResult, first_bitwise: tuple[int, str] | None, *,
             f"({quantity_name(key)}), max |Δ| {r.max_abs_diff:.3g}"
         )
     return _divergence_text(r, own_checkpoint)
+
+
+def in_its_words(result: RunResult, boundaries: Mapping[str, Any]) -> None:
+    """A framework target's resume in its own words: where the program's own
+    resume is the framework's restore and save (``restored_by``, ``saved_by``
+    of ``BuiltProgram.boundaries``), ``result``'s texts name them instead of
+    "your load()" and "your save()" (a trial wrote no load() and was told
+    "your load() left it there")."""
+    words = {"your load()": boundaries.get("restored_by"),
+             "your save()": boundaries.get("saved_by")}
+    if not any(words.values()):
+        return
+    result.explanation = _reworded(result.explanation, words)
+    if result.divergence_detail is not None:
+        result.divergence_detail = _reworded(result.divergence_detail, words)
+    result.diagnosis = [replace(f, detail=_reworded(f.detail, words), fix=_reworded(f.fix, words))
+                        for f in result.diagnosis]
+
+
+def reworded_lines(lines: list[str], boundaries: Mapping[str, Any]) -> list[str]:
+    """``in_its_words`` for lines of the report (what is not compared)."""
+    words = {"your load()": boundaries.get("restored_by"),
+             "your save()": boundaries.get("saved_by")}
+    return [_reworded(line, words) for line in lines]
+
+
+def _reworded(text: str, words: Mapping[str, str | None]) -> str:
+    for said, meant in words.items():
+        if meant:
+            text = text.replace(said, meant)
+    return text
 
 
 def _skipped_before_rate(ref: Reference, r: RunResult) -> str:

@@ -151,6 +151,11 @@ class LoopProgram:
         """What restores a resumed run, in a report's words (no load() of yours)."""
         return f"{self.framework}'s restore"
 
+    @property
+    def saved_by(self) -> str:
+        """What writes the checkpoint, in a report's words (no save() of yours)."""
+        return f"{self.framework}'s checkpoint save"
+
     def __init__(self) -> None:
         self._channel = _Channel()
         self._thread: threading.Thread | None = None

@@ -107,6 +107,7 @@ class AccelerateProgram:
     """An Accelerate training loop driven one optimizer step at a time."""
 
     restored_by = "Accelerate's load_state()"  # (a report's words: no load() of yours)
+    saved_by = "Accelerate's save_state()"  # (nor save())
 
     def __init__(
         self,

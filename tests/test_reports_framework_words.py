@@ -1,0 +1,40 @@
+"""A framework target's own resume is the framework's restore and save: its
+report names them where a program of your own would read "your load()" and
+"your save()" (``verdict.in_its_words``; a trial wrote no load() and was told
+"your load() left it there")."""
+
+from __future__ import annotations
+
+from resumecheck.report import Finding, RunResult
+from resumecheck.verdict import in_its_words, reworded_lines
+
+LIGHTNING = {"restored_by": "Lightning's restore", "saved_by": "Lightning's checkpoint save"}
+
+
+def _run() -> RunResult:
+    return RunResult(
+        dropped=[], resume_at=[4], verdict="diverged", checkpoint="program",
+        explanation="loss differs from step 5; no declared component differs right after "
+                    "your load()",
+        divergence_detail="what your save() wrote",
+        diagnosis=[Finding("scheduler", "not judged: putting `scheduler` right after your load() "
+                           "changed nothing", fix="see what your save() stores")])
+
+
+def test_a_framework_targets_texts_name_its_restore_and_save():
+    run = _run()
+    in_its_words(run, LIGHTNING)
+    assert run.explanation.endswith("right after Lightning's restore")
+    assert run.divergence_detail == "what Lightning's checkpoint save wrote"
+    assert run.diagnosis[0].detail.startswith(
+        "not judged: putting `scheduler` right after Lightning's restore")
+    assert run.diagnosis[0].fix == "see what Lightning's checkpoint save stores"
+    assert reworded_lines(["x; your own resume held it otherwise right after your load() at "
+                           "step 4"], LIGHTNING) == [
+        "x; your own resume held it otherwise right after Lightning's restore at step 4"]
+
+
+def test_a_program_of_your_own_keeps_your_load():
+    run = _run()
+    in_its_words(run, {"restored_by": None, "saved_by": None})
+    assert run == _run()
