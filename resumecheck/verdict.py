@@ -57,10 +57,9 @@ from resumecheck.trajectory import Trajectory
 __all__ = [
     "Comparison", "Reference", "Segments", "band", "compare_run", "conclude", "confirmation_tries",
     "diagnose", "drop_sets", "explain", "give_fixes", "in_its_words", "judge", "judge_ablations",
-    "latent_text",
-    "launch_settings_suspected", "lost_after_resave", "noise_summary", "plausibility",
-    "quantity_name", "resave_findings", "resumes", "reworded_lines", "settle_findings",
-    "settle_resaved", "unjudge_when_incomplete",
+    "latent_text", "launch_settings_suspected", "lost_after_resave", "noise_summary",
+    "plausibility", "quantity_name", "resave_findings", "resumes", "reworded_lines",
+    "settle_findings", "settle_resaved", "unjudge_when_incomplete",
 ]
 
 Segments = Sequence[tuple[int, SegmentResult]]
@@ -1636,8 +1635,7 @@ def in_its_words(result: RunResult, boundaries: Mapping[str, Any]) -> None:
     of ``BuiltProgram.boundaries``), ``result``'s texts name them instead of
     "your load()" and "your save()" (a trial wrote no load() and was told
     "your load() left it there")."""
-    words = {"your load()": boundaries.get("restored_by"),
-             "your save()": boundaries.get("saved_by")}
+    words = _its_words(boundaries)
     if not any(words.values()):
         return
     result.explanation = _reworded(result.explanation, words)
@@ -1649,9 +1647,14 @@ def in_its_words(result: RunResult, boundaries: Mapping[str, Any]) -> None:
 
 def reworded_lines(lines: list[str], boundaries: Mapping[str, Any]) -> list[str]:
     """``in_its_words`` for lines of the report (what is not compared)."""
-    words = {"your load()": boundaries.get("restored_by"),
-             "your save()": boundaries.get("saved_by")}
+    words = _its_words(boundaries)
     return [_reworded(line, words) for line in lines]
+
+
+def _its_words(boundaries: Mapping[str, Any]) -> dict[str, str | None]:
+    """What a program of your own is told, and what a framework target says instead."""
+    return {"your load()": boundaries.get("restored_by"),
+            "your save()": boundaries.get("saved_by")}
 
 
 def _reworded(text: str, words: Mapping[str, str | None]) -> str:
