@@ -106,8 +106,7 @@ def _check_arguments(accelerator: Any, step: Any, samples: Any, loader: Any) -> 
 class AccelerateProgram:
     """An Accelerate training loop driven one optimizer step at a time."""
 
-    restored_by = "Accelerate's load_state()"  # (a report's words: no load() of yours)
-    saved_by = "Accelerate's save_state()"  # (nor save())
+    restored_by, saved_by = "Accelerate's load_state()", "Accelerate's save_state()"  # (words)
 
     def __init__(
         self,
