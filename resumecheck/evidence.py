@@ -103,7 +103,9 @@ def _end_only_lead(result: RunResult) -> str:
     return (("; no declared component differs right after your load()" if not result.diagnosis
              else "; what differs in the declared components right after your load() changes "
              "nothing here") + f"{UNDECLARED_LEAD} (a running mean a scheduler is stepped with, "
-            "a counter), or that changed between the load and the first step")
+            "a counter), or that changed between the load and the first step, or your program "
+            "sets declared state otherwise after a restart (a position counted from the "
+            "restart, not from the restored one)")
 
 
 def _branch_note(result: RunResult) -> None:

@@ -501,8 +501,11 @@ def _lossy_loads(run: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _later_otherwise(run: dict[str, Any]) -> bool:
-    """``RunResult.later_restore_otherwise`` of a run's JSON."""
+    """``RunResult.later_restore_otherwise`` of a run's JSON, or one whose every
+    step matched and only the end differs (the WARNING's LATER_OTHERWISE too)."""
     later, diverged_at = run["resume_at"][1:], run["first_divergent_step"]
+    if (run.get("first_divergent_quantity") or "").startswith("state of"):
+        return not _lossy_loads(run)
     return bool(later) and not _lossy_loads(run) and any(
         f.get("basis") == "reference" and f.get("step") in later
         and (diverged_at is None or diverged_at > f["step"]) for f in run["diagnosis"])

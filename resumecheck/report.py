@@ -737,18 +737,29 @@ def _after_restart_notice(engine: RunResult, where: str, named: str, ending: str
                 "validation follows show whether the declared components capture the rest"
                 f"{named}{ending}")
     later = engine.later_restore_otherwise()
-    if not later:
+    ends_only = engine.verdict == DIVERGED and (
+        engine.first_divergent_quantity or "").startswith("state of")
+    if not later and not ends_only:
         return None
     # (a trial: a fast-forward that reset a declared counter after every restart)
-    listed = "; ".join(f"`{f.component}` at {f.step}: {f.detail}" for f in later)
     code = ("code of the program that runs only after a restore changes declared state as it "
             "steps (a fast-forward that resets a counter, a position counted from the restart)")
     unheld = f"those steps read state no component declares{named}"
     causes = f"{unheld}, or {code}" if named else f"{code}, or {unheld}"
+    if not later:  # (a trial: one restart, every step alike, a position ending one short)
+        return (f"{LATER_OTHERWISE}: the engine restored every declared component at "
+                f"{_points(engine.resume_at)}, every step after it matched the uninterrupted "
+                f"run's, and the run still {where}. Either {causes}{ending}")
+    listed = "; ".join(f"`{f.component}` at {f.step}: {f.detail}" for f in later)
     return (f"{LATER_OTHERWISE}: the engine restored every declared component at "
             f"{engine.resume_at[0]}, every step after it matched the uninterrupted run's, and "
             f"what its run held at its next restart differs ({listed}); the run then {where}. "
             f"Either {causes}{ending}")
+
+
+def _points(points: list[int]) -> str:
+    return ", ".join(map(str, points[:-1])) + f" and {points[-1]}" if len(points) > 1 \
+        else str(points[0])
 
 
 def _incomplete_notice(engine: RunResult, where: str, settings: str, ablations: str,

@@ -1592,8 +1592,8 @@ def _before_full_resume(run: RunResult, engine_full: RunResult) -> None:
         f"(step {engine_full.first_divergent_step}, "
         f"{quantity_name(engine_full.first_divergent_quantity or '')}), "
         f"and the two differ only in restoring {', '.join(run.dropped)}: it matters here. "
-        "Whether the change is plausible or gross is not judged: from that step the state no "
-        "component declares changes the run too")
+        "Whether the change is plausible or gross is not judged: from that step what makes "
+        "the engine's full resume depart (see the WARNING) changes the run too")
     run.plausible = run.noise_ratio = None
 
 
@@ -1725,6 +1725,11 @@ def _divergence_text(r: RunResult, own_checkpoint: bool) -> str:
                      f"what its run held at {later[0].step} differs in "
                      f"{', '.join(dict.fromkeys(f'`{f.component}`' for f in later))}: the "
                      "steps after a restart leave declared state otherwise")
+        elif q.startswith("state of"):  # (a trial: a position counted from the restart)
+            text += ("; the engine restored every declared component and every step after it "
+                     "matched: the steps after a restart leave declared state otherwise (state "
+                     "no component declares that they read, or the program's own code after "
+                     "a restart)")
         else:
             text += _NOT_CAPTURED
     text += _differs_clause(r.diagnosis)

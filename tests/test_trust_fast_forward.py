@@ -38,3 +38,23 @@ def test_the_plugin_row_says_the_same_of_the_engines_resume():
     lossy = verify("fixtures.trust.lossy_component:TARGET", **FAST).to_json()["runs"]
     assert not any(_later_otherwise(r) for r in lossy)  # (a lossy load at the first restore)
     assert not _later_otherwise(verify(SPEC + "CORRECT", **FAST).to_json()["runs"][0])
+
+
+def test_one_restart_whose_steps_all_match_and_whose_end_differs_says_the_same():
+    """A trial: one restart late in an epoch, every step alike, the position
+    ending short; the WARNING said the declared components did not capture the
+    program's state and named a red herring, where the position came back
+    right and the fast-forward miscounted after it."""
+    report = verify(SPEC + "BUGGY", **{**FAST, "resume_at": (10,)})
+    run = report.full_resume
+    assert (run.verdict, run.first_divergent_quantity) == ("diverged", "state of data_cursor")
+    notice = report.incomplete_state_notice() or ""
+    assert notice.startswith(
+        f"{LATER_OTHERWISE}: the engine restored every declared component at 10, every step "
+        "after it matched the uninterrupted run's, and the run still ends otherwise in the "
+        "state of data_cursor"), notice
+    assert "a position counted from the restart" in notice
+    assert "do not capture the program's state" not in notice
+    from resumecheck.pytest_plugin import _later_otherwise
+
+    assert _later_otherwise(report.to_json()["runs"][0])
