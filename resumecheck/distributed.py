@@ -534,7 +534,11 @@ def merge(spec: SegmentSpec, ranks: list[SegmentResult]) -> SegmentResult:
         advice=first.advice,
         restored_state=_merged(ranks, "restored_state", str(work / f"{spec.name}.restored.pt")),
         slowest_step=max(r.slowest_step for r in ranks),
-        undeclared=first.undeclared,
+        # what is not compared is rank 0's, and so is what shows whether a
+        # restart brings it back (a trial: a counter a component of its own
+        # sets back was named on every report at 2 ranks, held or not)
+        undeclared=first.undeclared, unrestorable=first.unrestorable,
+        held=first.held, held_after=first.held_after,
         loadable_shapes=sorted({s for r in ranks for s in r.loadable_shapes}),
     )
 

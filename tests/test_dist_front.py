@@ -174,3 +174,16 @@ def test_fuzzing_its_correct_twin_finds_nothing():
     result = run_fuzz(elastic.CORRECT, Settings(nproc=2, resume_nproc=1, **FAST),
                       max_examples=1, max_interruptions=1, budget=1200)
     assert not result.found and result.examples >= 1 and not result.inconclusive, result.render()
+
+
+@pytest.mark.e2e
+@pytest.mark.distributed
+def test_at_two_ranks_a_number_a_component_of_its_own_sets_back_is_not_named():
+    """A trial: at 2 ranks, an epoch count the program keeps in a plain int,
+    set back by the load of its own sampler-epoch component, was named `not
+    compared ... held by no declared component` on every report: the ranks'
+    merged result carried what was not compared, not what showed a restart
+    bringing it back (fixtures/dist/ddp.py:KEEPS_ITS_EPOCH)."""
+    report = verify("fixtures.dist.ddp:KEEPS_ITS_EPOCH", nproc=2, **FAST)
+    assert report.equivalent, report.render()
+    assert report.undeclared == [], report.undeclared
