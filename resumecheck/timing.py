@@ -172,6 +172,14 @@ class TimingReport:
     checkpoint: str = "engine"
     """What the checkpoint phase timed: ``program``, the program's own save();
     ``engine``, the engine's capture (a program without save(), or many ranks)."""
+    saved_by: str | None = None
+    """A framework target's save, in words, where ``checkpoint`` is ``program``
+    (the header's words, not in the JSON: a trial's Accelerate loop read "your save()")."""
+
+    def _checkpointed_by(self) -> str:
+        if self.checkpoint == "program" and self.saved_by:
+            return self.saved_by
+        return _CHECKPOINT_BY[self.checkpoint]
 
     def phases(self) -> dict[str, dict[str, float]]:
         """Per phase, min and max over ranks of each figure."""
@@ -204,7 +212,7 @@ class TimingReport:
         lines = [
             f"resumecheck timing: {self.target}, {rank['steps']} measured steps "
             f"(+{rank['warmup']} warm-up), checkpoint every {self.checkpoint_every} "
-            f"({_CHECKPOINT_BY[self.checkpoint]}); "
+            f"({self._checkpointed_by()}); "
             f"{rank['clock']}; torch {env.get('torch')}, {env.get('threads')} thread(s), "
             f"{env.get('device')}",
             f"step time: total {_ms(rank['step_total_s'])}, median {_ms(rank['step_median_s'])}; "
@@ -332,6 +340,7 @@ def measure(
         target=tgt.spec or tgt.name, steps=steps, warmup=warmup,
         checkpoint_every=checkpoint_every, ranks=[{"rank": rank, **timer.summary()}],
         environment=fingerprint(threads), checkpoint="program" if own else "engine",
+        saved_by=built.boundaries().get("saved_by"),
     )
 
 

@@ -38,3 +38,16 @@ def test_a_program_of_your_own_keeps_your_load():
     run = _run()
     in_its_words(run, {"restored_by": None, "saved_by": None})
     assert run == _run()
+
+
+def test_timings_header_names_a_frameworks_save():
+    """A trial: `resumecheck timing` of an Accelerate loop said `(your save())`."""
+    from resumecheck.timing import TimingReport
+
+    def header(saved_by=None):
+        report = object.__new__(TimingReport)  # (only the header's words: no measured ranks)
+        report.checkpoint, report.saved_by = "program", saved_by
+        return report._checkpointed_by()
+
+    assert header(saved_by="Accelerate's save_state()") == "Accelerate's save_state()"
+    assert header() == "your save()"
