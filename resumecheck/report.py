@@ -294,6 +294,11 @@ class RunResult:
         return [f for f in self.diagnosis if f.basis == "reference" and (
             f.step == self.resume_at[0] or RESTORE_CHANGED in f.detail)]
 
+    def steps_match(self) -> bool:
+        """Every step of this diverged run matched: only its end state differs."""
+        return self.verdict == DIVERGED and (self.first_divergent_quantity or "").startswith(
+            "state of")
+
     def later_restore_otherwise(self) -> list[Finding]:
         """Of the engine's own resume through several restarts: the components
         that differ from the reference's at a later restart, which put in what
@@ -737,9 +742,7 @@ def _after_restart_notice(engine: RunResult, where: str, named: str, ending: str
                 "validation follows show whether the declared components capture the rest"
                 f"{named}{ending}")
     later = engine.later_restore_otherwise()
-    ends_only = engine.verdict == DIVERGED and (
-        engine.first_divergent_quantity or "").startswith("state of")
-    if not later and not ends_only:
+    if not later and not engine.steps_match():
         return None
     # (a trial: a fast-forward that reset a declared counter after every restart)
     code = ("code of the program that runs only after a restore changes declared state as it "
@@ -747,19 +750,15 @@ def _after_restart_notice(engine: RunResult, where: str, named: str, ending: str
     unheld = f"those steps read state no component declares{named}"
     causes = f"{unheld}, or {code}" if named else f"{code}, or {unheld}"
     if not later:  # (a trial: one restart, every step alike, a position ending one short)
-        return (f"{LATER_OTHERWISE}: the engine restored every declared component at "
-                f"{_points(engine.resume_at)}, every step after it matched the uninterrupted "
-                f"run's, and the run still {where}. Either {causes}{ending}")
+        points = ",".join(map(str, engine.resume_at))
+        return (f"{LATER_OTHERWISE}: the engine restored every declared component at {points}, "
+                "every step after it matched the uninterrupted run's, and the run still "
+                f"{where}. Either {causes}{ending}")
     listed = "; ".join(f"`{f.component}` at {f.step}: {f.detail}" for f in later)
     return (f"{LATER_OTHERWISE}: the engine restored every declared component at "
             f"{engine.resume_at[0]}, every step after it matched the uninterrupted run's, and "
             f"what its run held at its next restart differs ({listed}); the run then {where}. "
             f"Either {causes}{ending}")
-
-
-def _points(points: list[int]) -> str:
-    return ", ".join(map(str, points[:-1])) + f" and {points[-1]}" if len(points) > 1 \
-        else str(points[0])
 
 
 def _incomplete_notice(engine: RunResult, where: str, settings: str, ablations: str,

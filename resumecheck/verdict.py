@@ -999,8 +999,7 @@ def _idle_streams_only(want: Any, got: Any, unused: set[str] | None,
 
 def steps_match(result: RunResult) -> bool:
     """Every step of a diverged run matched: only its end state differs."""
-    return result.verdict == DIVERGED and (result.first_divergent_quantity or "").startswith(
-        "state of")
+    return result.steps_match()
 
 
 def departure(result: RunResult) -> int | None:
