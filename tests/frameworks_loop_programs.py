@@ -230,6 +230,22 @@ def _timing_callback():
         trainer=lambda: {"callbacks": [Timer()]})
 
 
+def _loader_with_its_own_generator():
+    """A StatefulDataLoader given a generator of its own, as a user seeds one
+    shuffle apart from the global streams. Lightning's resume leaves that
+    generator where torchdata puts it back, not where the run had it: the next
+    epoch's order differs (a real relaunch reads other samples at step 6 too)."""
+    from torchdata.stateful_dataloader import StatefulDataLoader
+
+    return StatefulDataLoader(lightning_train().rows(), batch_size=8, shuffle=True,
+                              generator=__import__("torch").Generator().manual_seed(0))
+
+
+LIGHTNING_LOADER_GENERATOR = lightning_target(
+    module=lambda: lightning_train().TinyClassifier(dropout=0.0),
+    data=_loader_with_its_own_generator, steps=8, resume_at=(3,))
+
+
 # Targets whose trainer settings hold a Lightning callback are built on first use
 # (PEP 562): importing this module at collection must not import Lightning.
 _BUILT_ON_FIRST_USE = {

@@ -298,6 +298,24 @@ def test_a_callback_that_saves_its_state_is_a_component_and_one_that_does_not_is
 
 
 @pytest.mark.e2e
+def test_a_loaders_own_generator_is_part_of_rng_and_its_loss_is_blamed_on_it():
+    """A trial's loader had a generator of its own: the engine's resume could
+    not put it back (no component held it), so the report said only that the
+    declared components were incomplete. The adapter's ``rng`` holds a
+    training loader's generator, as Accelerate's does: the engine's resume is
+    exact and the program's own, which leaves the generator elsewhere, is
+    blamed on it."""
+    report = resumecheck.verify(spec("LIGHTNING_LOADER_GENERATOR"), drop="none", noise_seeds=0,
+                                check_determinism=False)
+    own, engine = report.runs[0], report.runs[1]
+    assert engine.verdict == IDENTICAL, report.render()
+    assert own.verdict == DIVERGED and own.first_divergent_step == 6
+    assert [(f.component, f.confirmed) for f in own.diagnosis] == [("rng", True)]
+    assert "generator 'loader' differs" in own.diagnosis[0].detail
+    assert not report.undeclared
+
+
+@pytest.mark.e2e
 def test_a_callback_that_saves_a_time_is_no_false_alarm_and_its_gap_is_latent():
     """A callback's state is compared once it defines state_dict(): one that
     holds how long training ran (which no two runs share, and its load does

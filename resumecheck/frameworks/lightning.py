@@ -21,7 +21,8 @@ engine captures are the live objects: ``params`` (the module), ``optimizer``
 (Lightning's one optimizer), ``scheduler`` (every configured scheduler),
 ``data_cursor`` (the fit loop's progress counters: epoch, batches and
 optimizer steps, and a stateful loader's state when it has one), ``rng``
-(the global streams; Lightning's checkpoint holds none of them) and, where
+(the global streams, which Lightning's checkpoint does not hold, and the
+generator of a training DataLoader given as ``data``) and, where
 your own callbacks define ``state_dict()``, ``callbacks`` (their states, as
 Lightning's checkpoint holds them). The fit
 loop's counters can be restored into a running loop only through Lightning's
@@ -205,7 +206,7 @@ class LightningProgram(LoopProgram):
             SCHEDULER: LiveState(self, lambda: trainer.lr_scheduler_configs,
                                  dump=_schedulers_state, load=_load_schedulers),
             DATA_CURSOR: LiveState(self, lambda: trainer.fit_loop, stage="setup"),
-            RNG: _LightningStreams(self),
+            RNG: _LightningStreams(self, _loader_generators(self.data)),
         }
         stateful = _stateful_callbacks(trainer.callbacks)
         if stateful:  # (restored where Lightning restores them: after the setup hooks)
@@ -268,8 +269,9 @@ class _LightningStreams(RNGState):
     streams (a user's ``seed_everything`` there) is undone: the first
     resumed step draws from the state that was loaded."""
 
-    def __init__(self, program: LightningProgram) -> None:
-        super().__init__()
+    def __init__(self, program: LightningProgram,
+                 generators: Mapping[str, torch.Generator] | None = None) -> None:
+        super().__init__(generators)
         self._program = program
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -277,6 +279,21 @@ class _LightningStreams(RNGState):
         program = self._program
         if not program._started:
             program.pending.setdefault("before_train_start", []).append(_keep_streams(program))
+
+
+def _loader_generators(data: Any) -> dict[str, torch.Generator]:
+    """The generators of the training loaders given as ``data`` (a DataLoader
+    or a list of them; a LightningDataModule makes its loaders inside the
+    fit): a loader's generator orders its shuffle, and Lightning's checkpoint
+    holds it only through a stateful loader's state. Named as Accelerate's
+    adapter names its loader's: ``loader`` (``loader0``, ``loader1``, ... for a list)."""
+    loaders = list(data) if isinstance(data, (list, tuple)) else [data]
+    found = {}
+    for i, loader in enumerate(loaders):
+        generator = getattr(loader, "generator", None)
+        if isinstance(loader, torch.utils.data.DataLoader) and isinstance(generator, torch.Generator):
+            found["loader" if len(loaders) == 1 else f"loader{i}"] = generator
+    return found
 
 
 def _keep_streams(program: LightningProgram) -> Callable[[], None]:
