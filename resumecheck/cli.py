@@ -825,7 +825,7 @@ def _baseline(args: argparse.Namespace) -> int:
                                 batch_size=args.batch_size, micro_batches=args.micro_batches,
                                 timeout=args.timeout,
                                 progress=progress, nproc=args.nproc)
-    _emit(args, report.render(args.format), "TRUSTWORTHY" if report.passed else "NOT TRUSTWORTHY")
+    _emit(args, report.render(args.format), report.headline)
     _plot_and_summary(args, report)
     return EXIT_EQUIVALENT if report.passed else EXIT_NOT_EQUIVALENT
 

@@ -429,8 +429,8 @@ def _detail(key: str, step: int, k: int, draws: int | None, unit: str, unsaved: 
         # program's load(); a stream it restored would be the reference's)
         return (f"{label} is {amount} {'ahead of' if draws > 0 else 'behind'} the reference's "
                 f"{where}, and was so right after the load (nothing drew in between): "
-                f"{restorer} left it there: it does not restore it (where the build's seeding "
-                "left it stands)")
+                f"{restorer} left it there: it does not restore it (where a fresh launch and "
+                "the build left it stands)")
     if draws > 0 and restored_so:
         seeded = unit == "draws" and n == 1 and _torch_stream(key)
         drew = ("a DataLoader iterator created there after it draws its base seed: one draw"
@@ -448,7 +448,7 @@ def _detail(key: str, step: int, k: int, draws: int | None, unit: str, unsaved: 
     if first and restored_so:
         return (f"{label} is {amount} behind the reference's {where}, and was so right after "
                 f"the load (nothing drew in between): {restorer} left it there: it did not "
-                "restore it (the build's seeding stands), or seeded it again after restoring "
+                "restore it (where a fresh launch and the build left it stands), or seeded it again after restoring "
                 "it (a seed call after the load), or set an earlier state than the "
                 "uninterrupted run's at the save (one saved before a draw the run still made), "
                 "or set it back after restoring it (to an epoch's start, to replay its shuffle)")

@@ -282,7 +282,8 @@ def _more(others: list[tuple[str, Any]], ref: dict[str, Any], new: dict[str, Any
     n = len(others)
     return (f" (and {n} more {'entry' if n == 1 else 'entries'} of its state_dict() "
             f"{'differs' if n == 1 else 'differ'}"
-            + (f", among them {'; '.join(said)}" if said else "") + ")")
+            + (f"{': ' if len(said) == n else ', among them '}{'; '.join(said)}" if said else "")
+            + ")")
 
 
 def _spread(value: Any, how: Any) -> float:

@@ -162,7 +162,7 @@ def test_a_stream_not_restored_is_named_so():
     # (a trial: the engine's own ablation was offered the causes of a program's
     # load(), which cannot be: the engine restores exactly what it does not drop)
     assert offset.detail.endswith("the engine's restore, which drops rng here, left it there: "
-                                  "it does not restore it (where the build's seeding left it "
+                                  "it does not restore it (where a fresh launch and the build left it "
                                   "stands)"), offset.detail
 
 
@@ -171,7 +171,7 @@ def test_a_load_that_seeds_the_stream_again_is_offered_that_cause():
     report = verify("fixtures.bugs.class06_rng_clobbered:BUGGY", drop="none", noise_seeds=0,
                     check_determinism=False)
     [offset] = report.full_resume.stream_offsets
-    assert "your load() left it there: it did not restore it (the build's seeding stands), or " \
+    assert "your load() left it there: it did not restore it (where a fresh launch and the build left it stands), or " \
            "seeded it again after restoring it (a seed call after the load)" in offset.detail
 
 
@@ -287,7 +287,7 @@ def test_an_engine_restore_that_drops_the_streams_is_named_as_what_left_them():
     assert lines["python"][0] == -32 and lines["numpy"][0] == -512, lines
     for draws, detail in (lines["python"], lines["numpy"]):
         assert "the engine's restore, which drops rng here, left it there: it does not " \
-               "restore it (where the build's seeding left it stands)" in detail, detail
+               "restore it (where a fresh launch and the build left it stands)" in detail, detail
         assert "your load()" not in detail
 
 

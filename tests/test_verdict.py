@@ -542,6 +542,12 @@ def test_a_single_value_among_the_other_differing_entries_is_said():
     text = describe_difference("lookahead", ref, got, 8)
     assert text == ("slow[1] differs, max |Δ| 1 (and 2 more entries of its state_dict() "
                     "differ, among them la_steps 0, expected 8)")
+    # one more entry, said: not "among them" (a trial's plateau scheduler)
+    ref = {"best": 2.8, "last_epoch": 5}
+    got = {"best": float("inf"), "last_epoch": 0}
+    assert describe_difference("scheduler", ref, got, 8) == (
+        "best inf, expected 2.8 (and 1 more entry of its state_dict() differs: "
+        "last_epoch 0, expected 5)")
 
 
 def test_a_whole_holder_lost_is_named_as_the_holder_not_its_first_leaf():
