@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["BUILDING", "CHANGED_AFTER_LOAD", "CHECKPOINT_LOSES", "CHECKPOINT_MAY_LOSE",
-           "LOOP_ENDED", "NOT_VALIDATED_AGAIN", "OWN_RESUME_ENDS_OTHERWISE", "REORDERED", "RESTORE_CHANGED",
+__all__ = ["ADAPTER_LEFT_OUT", "BUILDING", "CHANGED_AFTER_LOAD", "CHECKPOINT_LOSES",
+           "CHECKPOINT_MAY_LOSE", "LOOP_ENDED", "NOT_DECLARED", "NOT_VALIDATED_AGAIN", "OWN_RESUME_ENDS_OTHERWISE", "REORDERED", "RESTORE_CHANGED",
            "RESTART_HELD_OTHERWISE", "RESTORING", "STOPPED", "UNDECLARED_LEAD", "lost_uncompared",
-           "merge_items", "uncompared_path"]
+           "merge_items", "uncompared_path", "undeclared_lead"]
 
 RESTORING = "restoring the checkpoint"
 BUILDING = "building the restarted program"
@@ -26,9 +26,22 @@ on_train_begin was said not to load back its own state)."""
 LOOP_ENDED = "'s loop ended after step"
 """How a framework target's failure says that the framework's loop stopped
 before the check's last step (``frameworks._loop``)."""
-UNDECLARED_LEAD = ": what it leaves different is state you did not declare"
+NOT_DECLARED = "state you did not declare"
+ADAPTER_LEFT_OUT = "state no declared component holds"
+"""What a framework target's texts say for ``NOT_DECLARED``: its components
+are the adapter's declaration, not the user's."""
+UNDECLARED_LEAD = f": what it leaves different is {NOT_DECLARED}"
 """How a departed own resume with no lead in the declared state opens its
 list of likely causes (the launch settings, where suspected, go first)."""
+
+
+def undeclared_lead(text: str) -> str | None:
+    """The ``UNDECLARED_LEAD`` that ``text`` holds, in a program's words or a
+    framework target's (None: none)."""
+    for lead in (UNDECLARED_LEAD, UNDECLARED_LEAD.replace(NOT_DECLARED, ADAPTER_LEFT_OUT)):
+        if lead in text:
+            return lead
+    return None
 STOPPED = "stopped by the step timeout"
 """How a run's explanation opens when a phase outlived its bound (not a
 failure of the program's own, unless it hangs there)."""

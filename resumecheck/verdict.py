@@ -33,9 +33,9 @@ from resumecheck.errors import (
 from resumecheck.evidence import annotate, cleared_streams, set_right_during, unclear_streams
 from resumecheck.program import epoch_boundaries, next_epoch_start
 from resumecheck.phrases import (
-    BUILDING, CHANGED_AFTER_LOAD, CHECKPOINT_LOSES, CHECKPOINT_MAY_LOSE, LOOP_ENDED,
-    NOT_VALIDATED_AGAIN, OWN_RESUME_ENDS_OTHERWISE, RESTORE_CHANGED, RESTORING, STOPPED,
-    UNDECLARED_LEAD, uncompared_path,
+    ADAPTER_LEFT_OUT, BUILDING, CHANGED_AFTER_LOAD, CHECKPOINT_LOSES, CHECKPOINT_MAY_LOSE,
+    LOOP_ENDED, NOT_DECLARED, NOT_VALIDATED_AGAIN, OWN_RESUME_ENDS_OTHERWISE, RESTORE_CHANGED,
+    RESTORING, STOPPED, UNDECLARED_LEAD, uncompared_path, undeclared_lead,
 )
 from resumecheck.report import (
     AFTER_DIVERGENCE, CLOSE, CONFIRMED, DIVERGED, FAILED, IDENTICAL, INCONCLUSIVE, LATENT,
@@ -1651,9 +1651,13 @@ def reworded_lines(lines: list[str], boundaries: Mapping[str, Any]) -> list[str]
 
 
 def _its_words(boundaries: Mapping[str, Any]) -> dict[str, str | None]:
-    """What a program of your own is told, and what a framework target says instead."""
-    return {"your load()": boundaries.get("restored_by"),
-            "your save()": boundaries.get("saved_by")}
+    """What a program of your own is told, and what a framework target says
+    instead (its components are the adapter's declaration, not the user's: a
+    trial was told of "state you did not declare", having declared nothing)."""
+    framework = boundaries.get("restored_by")
+    return {"your load()": framework,
+            "your save()": boundaries.get("saved_by"),
+            NOT_DECLARED: ADAPTER_LEFT_OUT if framework else None}
 
 
 def _reworded(text: str, words: Mapping[str, str | None]) -> str:
@@ -1822,17 +1826,18 @@ def note_launch_settings(own: RunResult, engine: RunResult, launched: dict[str, 
     said = (
         f"the run was launched with {settings_text(launched)}, and its restart is built "
         "from the program's defaults: a setting the build reads (a dropout rate, a layer's "
-        "size, a seed for the data order) stays the default's when load() restores the "
-        f"settings after the build{engine_too}. Build the restart from the saved settings, "
+        "size, a seed for the data order) stays the default's (a load() that restores the "
+        f"settings comes after the build, too late for it){engine_too}. Build the restart "
+        "from the saved settings, "
         "or, if your launcher passes them again and your load() makes nothing again from "
         "other settings (a scheduler from the defaults' warm-up), say so: "
         "Target(restart_config=\"run\")")
-    if UNDECLARED_LEAD in own.explanation:
+    lead = undeclared_lead(own.explanation)
+    if lead is not None:
         # (a trial: a dropout rate given at launch was named after a sampler's
         # epoch, an iterator and the streams, as the last of the causes)
         own.explanation = own.explanation.replace(
-            UNDECLARED_LEAD, f": {said}; else, what it leaves different is state you did "
-            "not declare", 1)
+            lead, f": {said}; else, what it leaves different is {NOT_DECLARED}", 1)
     else:
         own.explanation += f"; {said}"
 
@@ -1844,10 +1849,11 @@ def note_engine_resumes(own: RunResult, engine: RunResult) -> None:
     differs lies outside the declared state, and the load() leaves it so (a
     trial: a replay buffer restored without its maxlen; the why listed the
     usual causes of undeclared state without saying why the engine resumed)."""
-    if engine.verdict in (IDENTICAL, CLOSE) and UNDECLARED_LEAD in own.explanation:
+    lead = undeclared_lead(own.explanation)
+    if engine.verdict in (IDENTICAL, CLOSE) and lead is not None:
         own.explanation = own.explanation.replace(
-            UNDECLARED_LEAD, "; the engine's restart, which puts that same declared state into "
-            "a fresh build, resumes: what differs is state you did not declare that your "
+            lead, "; the engine's restart, which puts that same declared state into "
+            f"a fresh build, resumes: what differs is {NOT_DECLARED} that your "
             "load() leaves otherwise", 1)
 
 

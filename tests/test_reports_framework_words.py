@@ -15,7 +15,7 @@ def _run() -> RunResult:
     return RunResult(
         dropped=[], resume_at=[4], verdict="diverged", checkpoint="program",
         explanation="loss differs from step 5; no declared component differs right after "
-                    "your load()",
+                    "your load(): what it leaves different is state you did not declare",
         divergence_detail="what your save() wrote",
         diagnosis=[Finding("scheduler", "not judged: putting `scheduler` right after your load() "
                            "changed nothing", fix="see what your save() stores")])
@@ -24,7 +24,9 @@ def _run() -> RunResult:
 def test_a_framework_targets_texts_name_its_restore_and_save():
     run = _run()
     in_its_words(run, LIGHTNING)
-    assert run.explanation.endswith("right after Lightning's restore")
+    # (the adapter declares a framework target's components, not the user: a trial)
+    assert run.explanation.endswith("right after Lightning's restore: what it leaves different "
+                                    "is state no declared component holds")
     assert run.divergence_detail == "what Lightning's checkpoint save wrote"
     assert run.diagnosis[0].detail.startswith(
         "not judged: putting `scheduler` right after Lightning's restore")
