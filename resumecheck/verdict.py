@@ -1545,14 +1545,26 @@ def judge_ablations(engine_full: RunResult, engine_trajectory: list[Any],
 
 
 def _departs_first(run: RunResult, engine_full: RunResult) -> bool:
-    """``run`` departs from the reference in a step before the engine's full
-    resume of the same schedule does (a trial: a scheduler dropped from step 9
-    read inconclusive because an undeclared generator changed step 14)."""
+    """``run`` departs from the reference before the engine's full resume of
+    the same schedule does: in an earlier step (a trial: a scheduler dropped
+    from step 9 read inconclusive because an undeclared generator changed step
+    14), or in the same step in a quantity computed before that resume's first
+    one (data, loss scale, learning rate, loss, gradients, parameters), as a
+    confirmation rerun counts it (a trial: an optimizer dropped, its learning
+    rate differing at step 8 where the full resume's loss first differs at 8,
+    read inconclusive)."""
     full_step, step = engine_full.first_divergent_step, run.first_divergent_step
-    return (engine_full.verdict == DIVERGED and run.verdict == DIVERGED
+    if not (engine_full.verdict == DIVERGED and run.verdict == DIVERGED
             and run.resume_at == engine_full.resume_at and full_step is not None
-            and step is not None and step < full_step
-            and not (run.first_divergent_quantity or "").startswith("state"))
+            and step is not None
+            and not (run.first_divergent_quantity or "").startswith("state")):
+        return False
+    if step != full_step:
+        return step < full_step
+    if run.first_divergent_key is None or engine_full.first_divergent_key is None:
+        return False
+    return (_position((step, run.first_divergent_key))
+            < _position((full_step, engine_full.first_divergent_key)))
 
 
 def _ends_otherwise_beyond(run: RunResult, engine_full: RunResult) -> bool:
@@ -1586,10 +1598,12 @@ def _before_full_resume(run: RunResult, engine_full: RunResult) -> None:
             f"differ only in restoring {', '.join(run.dropped)}: it matters here")
         return
     said = _noise_clause(run)  # (its own words otherwise stand: the data, the streams)
+    later = (", which that step computes later"
+             if run.first_divergent_step == engine_full.first_divergent_step else "")
     run.explanation = (run.explanation.replace(said, "", 1) if said else run.explanation) + (
         f"; this is before the engine's full resume of every declared component departs "
         f"(step {engine_full.first_divergent_step}, "
-        f"{quantity_name(engine_full.first_divergent_quantity or '')}), "
+        f"{quantity_name(engine_full.first_divergent_quantity or '')}{later}), "
         f"and the two differ only in restoring {', '.join(run.dropped)}: it matters here. "
         "Whether the change is plausible or gross is not judged: from that step what makes "
         "the engine's full resume depart (see the WARNING) changes the run too")

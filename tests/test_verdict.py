@@ -322,6 +322,21 @@ def test_ablations_are_inconclusive_when_the_engine_full_resume_differs():
     assert ("before the engine's full resume of every declared component departs (step 14, "
             "data (the samples consumed)), and the two differ only in restoring scheduler: "
             "it matters here") in early.explanation
+    # (a trial: an optimizer dropped, its learning rate differing at step 8, where
+    # the full resume's loss first differs, read inconclusive): within one step, a
+    # quantity computed before the full resume's first is before it too
+    at_loss = RunResult(dropped=[], resume_at=[7], verdict="diverged", first_divergent_step=8,
+                        first_divergent_quantity="loss", first_divergent_key="loss")
+    rate = RunResult(dropped=["optimizer"], resume_at=[7], verdict="diverged",
+                     first_divergent_step=8, first_divergent_quantity="learning rate",
+                     first_divergent_key="lr")
+    grads = RunResult(dropped=["rng"], resume_at=[7], verdict="diverged", first_divergent_step=8,
+                      first_divergent_quantity="gradient fc.weight",
+                      first_divergent_key="grad:fc.weight")
+    verdict.judge_ablations(at_loss, [], [(rate, []), (grads, [])], Tolerance.bitwise())
+    assert (rate.verdict, grads.verdict) == ("diverged", "inconclusive")
+    assert "departs (step 8, loss, which that step computes later), and the two differ only " \
+           "in restoring optimizer: it matters here" in rate.explanation
     fine = RunResult(dropped=["rng"], resume_at=[2], verdict="diverged")
     verdict.judge_ablations(RunResult(dropped=[], resume_at=[2], verdict="identical"), [],
                             [(fine, [])], Tolerance.bitwise())
