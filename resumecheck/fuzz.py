@@ -229,10 +229,6 @@ class FuzzResult:
             self.summary(),
         ]
         run = self.failure
-        for notice in (self.declared_state_notice, self.unseeded_notice):
-            if notice:
-                lines.append(f"WARNING: {notice}")
-        lines += [f"not compared: {what}" for what in self.undeclared or []]
         if run is not None:
             quantity = run.first_divergent_quantity
             lines.append(f"  {run.label}: {run.verdict}"
@@ -252,6 +248,12 @@ class FuzzResult:
                 lines.append(f"  diagnosis: {f.line_in(run, self.declared_state_notice)}")
             lines.append(f"  why: {run.explanation}")
             lines.append(f"  reproduce: {run.reproduce}")
+        # (after the failing schedule's own indented lines: a trial found them
+        # parted from their schedule by the not-compared lines)
+        for notice in (self.declared_state_notice, self.unseeded_notice):
+            if notice:
+                lines.append(f"WARNING: {notice}")
+        lines += [f"not compared: {what}" for what in self.undeclared or []]
         if fmt == "markdown":
             verdict = "failing schedule FOUND" if self.found else "no failing schedule"
             head = [f"### resumecheck fuzz: {verdict} — `{self.target}`", "", lines[0], "",

@@ -12,7 +12,7 @@ import re
 __all__ = ["ADAPTER_LEFT_OUT", "BUILDING", "CHANGED_AFTER_LOAD", "CHECKPOINT_LOSES",
            "CHECKPOINT_MAY_LOSE", "LOOP_ENDED", "NOT_DECLARED", "NOT_VALIDATED_AGAIN", "OWN_RESUME_ENDS_OTHERWISE", "REORDERED", "RESTORE_CHANGED",
            "RESTART_HELD_OTHERWISE", "RESTORING", "STOPPED", "UNDECLARED_LEAD", "lost_uncompared",
-           "merge_items", "uncompared_path", "undeclared_lead"]
+           "first_few", "merge_items", "uncompared_path", "undeclared_lead"]
 
 RESTORING = "restoring the checkpoint"
 BUILDING = "building the restarted program"
@@ -33,6 +33,13 @@ are the adapter's declaration, not the user's."""
 UNDECLARED_LEAD = f": what it leaves different is {NOT_DECLARED}"
 """How a departed own resume with no lead in the declared state opens its
 list of likely causes (the launch settings, where suspected, go first)."""
+
+
+def first_few(items: list[str], shown: int = 5) -> str:
+    """The first ``shown`` of ``items``, and how many more: ``a, b, c, d, e and
+    3 more`` (a trial read a list cut at five as all that differed)."""
+    more = len(items) - shown
+    return ", ".join(items[:shown]) + (f" and {more} more" if more > 0 else "")
 
 
 def undeclared_lead(text: str) -> str | None:

@@ -40,6 +40,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from resumecheck.program import Target, load_target
 from resumecheck.program import epoch_boundaries as _epoch_boundaries
+from resumecheck.phrases import first_few
 from resumecheck.reproduce import reproduce_command
 from resumecheck.live import LiveProgram
 from resumecheck.runner import run_segment
@@ -299,7 +300,7 @@ class _ResumeMachine(RuleBasedStateMachine):
                 points = ",".join(map(str, self.restarts)) or "none"
                 raise AssertionError(
                     f"step {record.step} differs from the uninterrupted run in "
-                    f"{', '.join(differing[:5])} after restarts at {points}; reproduce: "
+                    f"{first_few(differing)} after restarts at {points}; reproduce: "
                     + self.plan.reproduce(self.restarts)
                 )
         self.checked = len(self.records)
@@ -309,3 +310,4 @@ class _ResumeMachine(RuleBasedStateMachine):
             self.live.close()
         torch.set_num_threads(self.previous_threads)
         shutil.rmtree(self.work, ignore_errors=True)
+

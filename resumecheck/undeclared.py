@@ -409,10 +409,15 @@ def _amount(missed: list[torch.Tensor]) -> str:
 def _amount_of(obj: Any, missed: list[torch.Tensor]) -> str:
     """``_amount(missed)``, and where a dict, list or tuple holds more entries
     (a sample, a view of the data, beside its label): ``1 number (of its 2
-    entries)`` (a trial read `tuple: 1 number` as the whole tuple)."""
+    entries; the other the run did not change, or a declared component holds
+    it)`` (a trial read `tuple: 1 number` as the whole tuple; another, `3
+    numbers (of its 4 entries)` of a log entry whose fourth was the very float
+    its optimizer held, as a miscount)."""
     named = _amount(missed)
     if isinstance(obj, (dict, list, tuple)) and len(missed) < len(obj):
-        return f"{named} (of its {len(obj)} entries)"
+        one = len(obj) - len(missed) == 1
+        return (f"{named} (of its {len(obj)} entries; the other{'' if one else 's'} the run "
+                f"did not change, or a declared component holds {'it' if one else 'them'})")
     return named
 
 

@@ -799,8 +799,9 @@ def _modes_differ(name: str, expected: dict[str, Any] | None, restored: dict[str
     if to_train and not to_eval:
         return (f"{_MODE_TEXTS[1]} ({_modules(to_train)}), in eval mode at step {k} "
                 "in the uninterrupted run, which set that mode while it trained (frozen batch "
-                "norm, say): a module's mode is not in its state_dict(), so a load() must set "
-                "it again")
+                "norm, an average of the weights kept for evaluation): a module's mode is not in "
+                "its state_dict(): a load() sets it again, or the program does before it uses "
+                "the module")
     return (f"{_MODE_TEXTS[2]} than at step {k} in the uninterrupted run: eval "
             f"mode for {_modules(to_eval)}, train mode for {_modules(to_train)}")
 

@@ -147,6 +147,19 @@ def test_state_machine_finds_a_forgotten_rng_and_says_how_to_reproduce():
     message = str(info.value)
     assert "differs from the uninterrupted run" in message
     assert "resumecheck run tests.programs:NOISY_FORGETS_RNG --steps 8 --resume-at" in message
+    # the quantities it lists: five at most, and how many more (a trial read five as all)
+    listed = message.split(" differs from the uninterrupted run in ")[1].split(" after restarts")[0]
+    assert len(listed.split(", ")) <= 5 and (listed.count(", ") < 4 or " more" in listed), listed
+
+
+def test_a_list_cut_short_says_how_many_more():
+    """A trial read a state machine's failure, cut at five quantities, as all
+    that differed (eight gradients did)."""
+    from resumecheck.phrases import first_few
+
+    keys = ["loss", *(f"grad:p{i}" for i in range(8))]
+    assert first_few(keys) == "loss, grad:p0, grad:p1, grad:p2, grad:p3 and 4 more"
+    assert first_few(keys[:5]) == "loss, grad:p0, grad:p1, grad:p2, grad:p3"
 
 
 def test_the_state_machine_lists_no_lines_as_the_explanation_of_a_failure():

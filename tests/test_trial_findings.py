@@ -117,6 +117,23 @@ def test_a_failing_schedule_at_an_epoch_boundary_says_so():
     assert said([5]).startswith("minimal failing schedule: resume at 5, found")
 
 
+def test_a_failing_schedules_lines_follow_it_and_what_is_not_compared_comes_after():
+    """A trial found the not-compared lines between the minimal failing
+    schedule and its own indented lines."""
+    from resumecheck.report import RunResult
+
+    failure = RunResult(dropped=[], checkpoint="program", resume_at=[4], verdict="diverged",
+                        first_divergent_step=5, first_divergent_quantity="loss",
+                        explanation="loss differs from step 5", reproduce="resumecheck run t")
+    result = FuzzResult(target="t", steps=8, seed=None, max_interruptions=2, examples=1,
+                        distinct_schedules=1, failure=failure, minimal=True,
+                        undeclared=["log (list: 2 numbers, ...)"])
+    lines = result.render().splitlines()
+    assert lines[1].startswith("minimal failing schedule: resume at 4")
+    assert [line.split(":")[0] for line in lines[2:]] == [
+        "  full resume (own save/load)", "  why", "  reproduce", "not compared"]
+
+
 def test_an_interrupted_timing_does_not_say_nothing_was_judged():
     from resumecheck.cli import _interrupted_message
 
