@@ -1896,7 +1896,15 @@ def _differs_clause(diagnosis: Sequence[Finding]) -> str:
         return ""
     unjudged = " (not judged)" if any(f.mark for f in leads) else ""
     return "; restored state differs in " + ", ".join(
-        f.component + (f.mark or unjudged) for f in leads)
+        _what_differs(f) + (f.mark or unjudged) for f in leads)
+
+
+def _what_differs(finding: Finding) -> str:
+    """A finding's component, or its modes where they alone differ (a trial
+    read `ema (differs, not the cause)` as its checkpointed weights suspect,
+    where only its train/eval mode after the load differed)."""
+    only_modes = finding.detail.startswith(_MODE_TEXTS) and _FROZEN_TEXT not in finding.detail
+    return f"the train/eval mode of {finding.component}" if only_modes else finding.component
 
 
 def latent_text(r: RunResult) -> str:
