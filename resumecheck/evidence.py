@@ -448,10 +448,11 @@ def _detail(key: str, step: int, k: int, draws: int | None, unit: str, unsaved: 
     if first and restored_so:
         return (f"{label} is {amount} behind the reference's {where}, and was so right after "
                 f"the load (nothing drew in between): {restorer} left it there: it did not "
-                "restore it (where a fresh launch and the build left it stands), or seeded it again after restoring "
-                "it (a seed call after the load), or set an earlier state than the "
-                "uninterrupted run's at the save (one saved before a draw the run still made), "
-                "or set it back after restoring it (to an epoch's start, to replay its shuffle)")
+                "restore it (where a fresh launch and the build left it stands), or seeded it "
+                "again after restoring it (a seed call after the load), or set an earlier "
+                "state than the uninterrupted run's at the save (one saved before a draw the "
+                "run still made), or set it back after restoring it (to an epoch's start, to "
+                "replay its shuffle)")
     if first:
         why = (f"it is where the uninterrupted run's stream was {n} {unit} earlier: it was not "
                "restored and the restart seeded it again (a program that seeds at build puts "

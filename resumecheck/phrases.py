@@ -10,9 +10,10 @@ from __future__ import annotations
 import re
 
 __all__ = ["ADAPTER_LEFT_OUT", "BUILDING", "CHANGED_AFTER_LOAD", "CHECKPOINT_LOSES",
-           "CHECKPOINT_MAY_LOSE", "LOOP_ENDED", "NOT_DECLARED", "NOT_VALIDATED_AGAIN", "OWN_RESUME_ENDS_OTHERWISE", "REORDERED", "RESTORE_CHANGED",
-           "RESTART_HELD_OTHERWISE", "RESTORING", "STOPPED", "UNDECLARED_LEAD", "lost_uncompared",
-           "first_few", "merge_items", "uncompared_path", "undeclared_lead"]
+           "CHECKPOINT_MAY_LOSE", "LOOP_ENDED", "NOT_DECLARED", "NOT_VALIDATED_AGAIN",
+           "OWN_RESUME_ENDS_OTHERWISE", "REORDERED", "RESTORE_CHANGED", "RESTART_HELD_OTHERWISE",
+           "RESTORING", "STOPPED", "UNDECLARED_LEAD", "first_few", "lost_uncompared",
+           "merge_items", "uncompared_path", "undeclared_lead"]
 
 RESTORING = "restoring the checkpoint"
 BUILDING = "building the restarted program"
@@ -33,22 +34,6 @@ are the adapter's declaration, not the user's."""
 UNDECLARED_LEAD = f": what it leaves different is {NOT_DECLARED}"
 """How a departed own resume with no lead in the declared state opens its
 list of likely causes (the launch settings, where suspected, go first)."""
-
-
-def first_few(items: list[str], shown: int = 5) -> str:
-    """The first ``shown`` of ``items``, and how many more: ``a, b, c, d, e and
-    3 more`` (a trial read a list cut at five as all that differed)."""
-    more = len(items) - shown
-    return ", ".join(items[:shown]) + (f" and {more} more" if more > 0 else "")
-
-
-def undeclared_lead(text: str) -> str | None:
-    """The ``UNDECLARED_LEAD`` that ``text`` holds, in a program's words or a
-    framework target's (None: none)."""
-    for lead in (UNDECLARED_LEAD, UNDECLARED_LEAD.replace(NOT_DECLARED, ADAPTER_LEFT_OUT)):
-        if lead in text:
-            return lead
-    return None
 STOPPED = "stopped by the step timeout"
 """How a run's explanation opens when a phase outlived its bound (not a
 failure of the program's own, unless it hangs there)."""
@@ -149,3 +134,19 @@ def _item_key(what: str) -> tuple[tuple[str, str], int] | None:
 
 _ITEM = re.compile(r"^(.*)\[(\d+)\]$")
 """A path that is an item of a list (``data_cursor.buffer[3]``)."""
+
+
+def first_few(items: list[str], shown: int = 5) -> str:
+    """The first ``shown`` of ``items``, and how many more: ``a, b, c, d, e and
+    3 more`` (a trial read a list cut at five as all that differed)."""
+    more = len(items) - shown
+    return ", ".join(items[:shown]) + (f" and {more} more" if more > 0 else "")
+
+
+def undeclared_lead(text: str) -> str | None:
+    """The ``UNDECLARED_LEAD`` that ``text`` holds, in a program's words or a
+    framework target's (None: none)."""
+    for lead in (UNDECLARED_LEAD, UNDECLARED_LEAD.replace(NOT_DECLARED, ADAPTER_LEFT_OUT)):
+        if lead in text:
+            return lead
+    return None

@@ -310,4 +310,3 @@ class _ResumeMachine(RuleBasedStateMachine):
             self.live.close()
         torch.set_num_threads(self.previous_threads)
         shutil.rmtree(self.work, ignore_errors=True)
-

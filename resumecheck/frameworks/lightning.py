@@ -291,7 +291,8 @@ def _loader_generators(data: Any) -> dict[str, torch.Generator]:
     found = {}
     for i, loader in enumerate(loaders):
         generator = getattr(loader, "generator", None)
-        if isinstance(loader, torch.utils.data.DataLoader) and isinstance(generator, torch.Generator):
+        if isinstance(loader, torch.utils.data.DataLoader) \
+                and isinstance(generator, torch.Generator):
             found["loader" if len(loaders) == 1 else f"loader{i}"] = generator
     return found
 
