@@ -50,7 +50,7 @@ import torch
 
 from resumecheck.capture import load_checkpoint
 from resumecheck.compare import Difference, Tolerance, compare_values, flatten_state
-from resumecheck.components import DATA_CURSOR, split_rank_name
+from resumecheck.components import DATA_CURSOR, RNG, split_rank_name
 from resumecheck.report import (
     CLOSE, DIVERGED, FAILED, IDENTICAL, INCONCLUSIVE, Finding, RunResult,
 )
@@ -305,8 +305,6 @@ def _conclude(result: RunResult, worst: Difference | None, first: tuple[int, str
             "load and before any step: no random stream or data position has moved it, so "
             f"the per-rank state that could not be mapped ({lost}) does not explain it")
     elif result.unmapped:
-        reads = (" and read other samples" if any(u.startswith(DATA_CURSOR)
-                                                   for u in result.unmapped) else "")
         restored = ""
         if restore_compared:
             restored = (" Every component held alike on every rank was restored as the "
@@ -319,13 +317,39 @@ def _conclude(result: RunResult, worst: Difference | None, first: tuple[int, str
         result.verdict = INCONCLUSIVE
         result.explanation = (
             f"{beyond}; per-rank state could not be mapped ({lost}): at {m} rank(s) the ranks "
-            f"draw other random streams{reads} than at {n}, so the difference is no evidence "
+            f"{_unmapped_means(result.unmapped)} than at {n}, so the difference is no evidence "
             f"of lost state and the engine cannot judge this resume.{restored} A program "
             "that declares no per-rank stream and keeps the global batch is judged: beyond "
-            "the tolerance it is diverged")
+            "the tolerance it is diverged" + _batch_lead(result.unmapped))
     else:
         result.verdict = DIVERGED
         result.explanation = f"{beyond}; {what} were compared"
+
+
+def _unmapped_means(unmapped: list[str]) -> str:
+    """What the per-rank state that could not be mapped makes the ranks do
+    otherwise: only what its kinds say (a trial's program, which declared no
+    stream, was told its ranks drew other random streams)."""
+    bases = {split_rank_name(u.split(":", 1)[0])[0] for u in unmapped}
+    said = (["draw other random streams"] if RNG in bases else []) + (
+        ["read other samples"] if DATA_CURSOR in bases else []) + (
+        ["hold other per-rank state"] if bases - {RNG, DATA_CURSOR} else [])
+    return " and ".join(said)
+
+
+def _batch_lead(unmapped: list[str]) -> str:
+    """Where the continuation read another global batch: for a program meant to
+    keep it at every number of ranks, that is where to look (a trial's data
+    position, saved as each rank's batch count, skipped other samples at one
+    rank, and the report offered no lead)."""
+    read = next((u for u in unmapped if u.startswith(f"{DATA_CURSOR}: the continuation reads "
+                                                     "another global batch")), None)
+    if read is None:
+        return ""
+    step = read.split(" from step ", 1)[1].split(" ", 1)[0]
+    return (f"; if your program means to keep the global batch at every number of ranks, the "
+            f"other global batch it read from step {step} points at its data position "
+            "(saved per rank where it must be global, or mapped wrongly by its load())")
 
 
 def _last_step(records: list[Any], k: int) -> int:

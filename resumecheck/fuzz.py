@@ -22,7 +22,8 @@ it, within a tolerance. A schedule fails when its continuation leaves the
 tolerance with no unmapped per-rank state to explain it (``diverged``) or a
 run fails; an ``inconclusive`` example (per-rank state that could not be
 mapped could explain the difference) is counted and said, not reported as a
-failure.
+failure; a search that found no failure but judged not every example is
+inconclusive (the command exits 5), not a pass.
 """
 
 from __future__ import annotations
@@ -197,7 +198,9 @@ class FuzzResult:
                 odd += ("; so what is not compared was not looked at" if cut else
                         "; what is not compared was not looked at, the time budget ran out "
                         "first") + " (`resumecheck run` names it)"
-            return f"no failing schedule in {tried}{cut}{odd}{self._not_judged()}"
+            # (a trial: every elastic example inconclusive, and the search passed)
+            head = ("inconclusive: " if self.inconclusive else "") + "no failing schedule"
+            return f"{head} in {tried}{cut}{odd}{self._not_judged()}"
         at = ",".join(map(str, self.failure.resume_at)) + self._at_edges(self.failure.resume_at)
         if self.minimal:
             return f"minimal failing schedule: resume at {at}, found in {tried}"
@@ -255,7 +258,8 @@ class FuzzResult:
                 lines.append(f"WARNING: {notice}")
         lines += [f"not compared: {what}" for what in self.undeclared or []]
         if fmt == "markdown":
-            verdict = "failing schedule FOUND" if self.found else "no failing schedule"
+            verdict = ("failing schedule FOUND" if self.found else "INCONCLUSIVE"
+                       if self.inconclusive else "no failing schedule")
             head = [f"### resumecheck fuzz: {verdict} — `{self.target}`", "", lines[0], "",
                     lines[1], ""]
             body = [line.strip() for line in lines[2:]]

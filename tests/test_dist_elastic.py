@@ -248,6 +248,29 @@ def test_inconclusive_says_which_components_it_could_not_compare():
     assert "a load that got their shards wrong is not ruled out" in result.explanation
 
 
+def test_inconclusive_says_only_what_the_unmapped_state_makes_the_ranks_do():
+    """A trial's program declared no stream, and its data position, saved as
+    each rank's batch count, skipped other samples at one rank: it was told its
+    ranks drew other random streams, and offered no lead."""
+    from resumecheck.elastic import _conclude
+
+    batch = ("data_cursor: the continuation reads another global batch than the reference "
+             "from step 5 (the samples of all ranks together differ)")
+    result = _elastic_run(13.9, [batch])
+    _conclude(result, None, (5, "loss"), "every step's loss", Tolerance.close(), 2, 1)
+    assert result.verdict == "inconclusive"
+    assert "at 1 rank(s) the ranks read other samples than at 2, so" in result.explanation
+    assert "random streams" not in result.explanation
+    assert result.explanation.endswith(
+        "; if your program means to keep the global batch at every number of ranks, the other "
+        "global batch it read from step 5 points at its data position (saved per rank where "
+        "it must be global, or mapped wrongly by its load())")
+    streams = _elastic_run(0.031, ["rng[rank 1]: no rank 1 at 1 rank(s)"])
+    _conclude(streams, None, (7, "loss"), "every step's loss", Tolerance.close(), 2, 1)
+    assert "the ranks draw other random streams than at 2, so" in streams.explanation
+    assert "points at its data position" not in streams.explanation
+
+
 def _sharded_optimizer(lr, steps, moments):
     """An FSDP2-style optimizer state per rank: its moments are each rank's own shard."""
     return {"state": {0: {"step": torch.tensor(float(steps)), "exp_avg": torch.tensor(m)}

@@ -87,7 +87,8 @@ def test_inconclusive_elastic_examples_are_said_not_reported_as_failures():
                         inconclusive=[[5], [3]], inconclusive_why="per-rank state could not "
                         "be mapped (rng[rank 1]: no rank 1 at 1 rank(s))")
     assert not result.found
-    assert result.summary().startswith("no failing schedule in 2 examples")
+    # (a trial: every example inconclusive, and the search passed, exit 0)
+    assert result.summary().startswith("inconclusive: no failing schedule in 2 examples")
     assert ("2 of them inconclusive, not judged (resume at 5 and 3): per-rank state could "
             "not be mapped (rng[rank 1]") in result.summary()
     # (a trial: fuzz's header said "inprocess restarts" of ranks; the ranks are said once)
@@ -95,6 +96,30 @@ def test_inconclusive_elastic_examples_are_said_not_reported_as_failures():
             "(torch's launcher); torch") in result.render().splitlines()[0]
     assert "every restart at" not in result.render().splitlines()[0]
     assert result.to_json()["inconclusive"] == [[5], [3]]
+
+
+def test_a_fuzz_that_could_not_judge_every_example_exits_5_not_0(no_launch, monkeypatch, capsys):
+    """A trial's elastic data position was wrong, every example inconclusive,
+    and `fuzz` exited 0: a green build on a real bug."""
+    import resumecheck.fuzz as fuzz_module
+    from resumecheck.environment import fingerprint
+    from resumecheck.fuzz import FuzzResult
+
+    def searched(inconclusive: list[list[int]]):
+        def run(*args, **kwargs):
+            return FuzzResult(target=elastic.CORRECT.spec, steps=8, seed=None,
+                              max_interruptions=1, examples=2, distinct_schedules=2, nproc=2,
+                              resume_nproc=1, environment=fingerprint(1),
+                              reference_loss=[1.0] * 8, inconclusive=inconclusive,
+                              inconclusive_why="per-rank state could not be mapped")
+        return run
+
+    argv = ["fuzz", elastic.CORRECT.spec, "--nproc", "2", "--resume-nproc", "1", "--quiet"]
+    monkeypatch.setattr(fuzz_module, "run_fuzz", searched([[5], [3]]))
+    assert main(argv) == 5
+    assert capsys.readouterr().out.splitlines()[1].startswith("inconclusive: no failing schedule")
+    monkeypatch.setattr(fuzz_module, "run_fuzz", searched([]))
+    assert main(argv) == 0
 
 
 # -- 2. a --drop typo with --nproc, before the reference ---------------------
