@@ -211,10 +211,10 @@ class FuzzResult:
         """The elastic examples that could not be judged, in words."""
         if not self.inconclusive:
             return ""
-        n = len(self.inconclusive)
-        return (f"; {n} of them inconclusive, not judged (resume at "
-                + " and ".join(",".join(map(str, s)) for s in self.inconclusive[:3])
-                + (" and more" if n > 3 else "") + f"): {self.inconclusive_why}")
+        n, schedules = len(self.inconclusive), list(dict.fromkeys(map(tuple, self.inconclusive)))
+        return (f"; {n} of them inconclusive, not judged (resume at "  # (each schedule once)
+                + " and ".join(",".join(map(str, s)) for s in schedules[:3])
+                + (" and more" if len(schedules) > 3 else "") + f"): {self.inconclusive_why}")
 
     def render(self, fmt: Literal["table", "json", "markdown"] = "table") -> str:
         import json

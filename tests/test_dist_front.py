@@ -96,6 +96,11 @@ def test_inconclusive_elastic_examples_are_said_not_reported_as_failures():
             "(torch's launcher); torch") in result.render().splitlines()[0]
     assert "every restart at" not in result.render().splitlines()[0]
     assert result.to_json()["inconclusive"] == [[5], [3]]
+    # each schedule said once: four examples of three schedules are not "and more"
+    again = FuzzResult(target="t", steps=8, seed=None, max_interruptions=1, examples=4,
+                       distinct_schedules=3, inconclusive=[[8], [5], [8], [3]],
+                       inconclusive_why="why")
+    assert "4 of them inconclusive, not judged (resume at 8 and 5 and 3): why" in again.summary()
 
 
 def test_a_fuzz_that_could_not_judge_every_example_exits_5_not_0(no_launch, monkeypatch, capsys):
