@@ -169,13 +169,19 @@ def global_batches_differ(reference: SegmentResult,
 
 
 def _global_batch(tensor_dir: str, step: int) -> torch.Tensor | None:
-    """The samples of one step over every rank, sorted (None: not recorded)."""
+    """The samples of one step over every rank, sorted (None: not recorded).
+    Where every rank reports the very same samples, the program reports the
+    global batch on each rank: it is taken once (a trial's correct elastic
+    resume, each rank's ``samples`` the global batch, was said to read
+    another global batch at one rank)."""
     tensors = load_step_tensors(Path(tensor_dir), step)
     if tensors is None:
         return None
     parts = [t.reshape(-1) for key, t in tensors.items() if split_rank_name(key)[0] == DATA]
     if not parts:
         return None
+    if len(parts) > 1 and all(torch.equal(parts[0], p) for p in parts[1:]):
+        parts = parts[:1]
     return torch.cat(parts).sort().values
 
 

@@ -77,6 +77,13 @@ def test_global_batches_are_compared_over_all_ranks_together(tmp_path):
     assert global_batches_differ(ref, [other]) == 4
     unrecorded = _seg([0.8, 0.7], 2)
     assert global_batches_differ(ref, [unrecorded]) is None
+    # every rank reporting the global batch itself: taken once (a trial's correct
+    # program was said to read another global batch at one rank)
+    each = _seg([1.0, 0.9, 0.8, 0.7], 0)
+    each.tensor_dir = _steps(tmp_path, "each", {3: [[1, 2, 3, 4], [1, 2, 3, 4]],
+                                                4: [[5, 6, 7, 8], [5, 6, 7, 8]]})
+    assert global_batches_differ(each, [same]) is False
+    assert global_batches_differ(each, [other]) == 4
 
 
 def _seg(losses, start, names=("params",)):
