@@ -90,6 +90,14 @@ class StepOutput:
     samples: torch.Tensor | None = None
 
 
+_MISSING_PACKAGE = (
+    "A package your program needs is missing or too old in this environment (the error "
+    "says which): install it, or, for a framework target, the extra that brings it "
+    "(pip install 'resumecheck[accelerate]', '[lightning]' or '[transformers]')")
+"""The advice for a factory that raised ImportError (a trial: transformers'
+Trainer, without accelerate installed, was told to fix the factory)."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class Target:
     """A training program to check: its factory and the settings of the run.
@@ -167,6 +175,7 @@ class Target:
             raise TargetError(
                 self.name,
                 f"the factory raised {module_state.raised(exc)}",
+                _MISSING_PACKAGE if isinstance(exc, ImportError) else
                 "Fix the factory so that it builds a program from these settings: "
                 f"{dict(config)!r}",
             ) from exc

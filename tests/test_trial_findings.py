@@ -134,6 +134,27 @@ def test_a_failing_schedules_lines_follow_it_and_what_is_not_compared_comes_afte
         "  full resume (own save/load)", "  why", "  reproduce", "not compared"]
 
 
+def test_a_factory_missing_a_package_is_told_to_install_it_not_to_fix_the_factory():
+    """A trial: transformers' Trainer without accelerate raised ImportError in
+    the factory, and the check said "Fix the factory"."""
+    from resumecheck import Target, TargetError
+
+    def needs_a_package(config):
+        raise ImportError("Using the `Trainer` requires accelerate>=1.1.0")
+
+    with pytest.raises(TargetError) as info:
+        Target(factory=needs_a_package, steps=2).build({})
+    assert info.value.hint.startswith("A package your program needs is missing or too old")
+    assert "Fix the factory" not in str(info.value)
+
+    def fails(config):
+        raise ValueError("bad width")
+
+    with pytest.raises(TargetError) as info:
+        Target(factory=fails, steps=2).build({})
+    assert info.value.hint.startswith("Fix the factory")
+
+
 def test_an_interrupted_timing_does_not_say_nothing_was_judged():
     from resumecheck.cli import _interrupted_message
 
