@@ -152,9 +152,9 @@ class FuzzResult:
         }
 
     def _edges(self) -> str:
-        """Which of the program's epoch boundaries a schedule resumed at (steps, not a count)."""
+        """Which of the program's epoch boundaries before its last step a schedule resumed at."""
         if not self.boundaries:
-            return ", the program declares no epoch boundaries"
+            return ", the program declares no epoch boundary before its last step"
         # (said of the schedules tried, not of the failing one beside it; a trial
         # read "among them resumes at epoch boundary 8 of 8, 16" as hard to parse)
         # (a trial read "they resumed at none" beside a minimal schedule at a

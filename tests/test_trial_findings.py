@@ -96,7 +96,7 @@ def test_the_epoch_boundaries_a_fuzz_resumed_at_read_as_steps_not_a_count():
         boundaries=[5, 10, 15], boundaries_covered=[5, 10])
     assert "epoch boundaries, 5, 10 and 15, no example drawn resumed at any)" in said(
         boundaries=[5, 10, 15])
-    assert "(3 distinct schedules, the program declares no epoch boundaries)" in said()
+    assert "(3 distinct schedules, the program declares no epoch boundary before its last step)" in said()
 
 
 def test_a_failing_schedule_at_an_epoch_boundary_says_so():
