@@ -475,6 +475,7 @@ def _interruptible() -> Iterator[list[int]]:
 
     previous = {s: signal.signal(s, handler) for s in HANDLED
                 if s in (signal.SIGINT, signal.SIGTERM) or signal.getsignal(s) != signal.SIG_IGN}
+    thread_hook = threading.excepthook  # (quieted once a signal is taken)
     dropped.install()
     try:
         yield received
@@ -485,6 +486,7 @@ def _interruptible() -> Iterator[list[int]]:
         else:
             for s, h in previous.items():
                 signal.signal(s, h)
+            threading.excepthook = thread_hook
         watcher.close()
 
 
@@ -855,9 +857,10 @@ def _late_signals_end_at_once() -> None:
     signal meanwhile (Python's own handler would print a KeyboardInterrupt
     traceback from there) stops them and exits at once, saying that what was
     printed is complete."""
-    from resumecheck.interrupt import HANDLED, stop_descendants
+    from resumecheck.interrupt import HANDLED, quiet_other_threads, stop_descendants
 
     def late(signum: int, frame: object) -> None:
+        quiet_other_threads()
         stop_descendants()
         with contextlib.suppress(OSError, ValueError):
             sys.stdout.flush()

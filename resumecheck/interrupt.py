@@ -271,6 +271,7 @@ class Watcher:
             if self._owner is None:
                 self._owner = "main"
                 self._taken.set()
+                quiet_other_threads()
             return self._owner == "main"
 
     def close(self) -> None:
@@ -303,6 +304,7 @@ class Watcher:
             if self._owner is not None:
                 return
             self._owner = "watcher"
+        quiet_other_threads()
         with contextlib.suppress(OSError, ValueError):
             print(self._message(signum), file=sys.stderr, flush=True)
         stop_descendants()
@@ -310,6 +312,25 @@ class Watcher:
         with contextlib.suppress(OSError, ValueError):
             sys.stdout.flush()
         _EXIT(128 + signum)
+
+
+def quiet_other_threads() -> None:
+    """Once a signal ends the command, an exception in a thread other than
+    the main one is a consequence of stopping the children, not news: it is
+    not printed under the message that says the command was interrupted (a
+    trial's Ctrl-C during a DataLoader with workers: multiprocessing's
+    resource-sharing thread, mid-handshake with a worker just stopped, printed
+    a traceback)."""
+    previous = threading.excepthook
+    if getattr(previous, "quiet_after_signal", False):
+        return
+
+    def hook(args: Any) -> None:
+        if args.thread is threading.main_thread():
+            previous(args)
+
+    hook.quiet_after_signal = True  # type: ignore[attr-defined]
+    threading.excepthook = hook
 
 
 class Redelivery:

@@ -248,3 +248,37 @@ def test_a_signal_in_the_interpreters_teardown_leaves_the_commands_exit_status()
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                           text=True, timeout=60)
     assert (done.returncode, done.stdout, done.stderr) == (3, "report\n", ""), done
+
+
+def test_once_a_signal_is_taken_another_threads_exception_is_not_printed():
+    """A trial's Ctrl-C during a DataLoader with workers printed a traceback
+    under 'interrupted by SIGINT': multiprocessing's resource-sharing thread was
+    mid-handshake with a worker the check had just stopped. Once the main
+    thread takes a signal, another thread's exception is a consequence of the
+    stopping, and is not printed (the hook that prints it is not called)."""
+    import threading
+
+    from resumecheck.interrupt import Watcher
+
+    printed: list[str] = []
+
+    def fail() -> None:
+        raise EOFError("the worker hung up mid-handshake")
+
+    def in_a_thread() -> None:
+        thread = threading.Thread(target=fail)
+        thread.start()
+        thread.join()
+
+    before = threading.excepthook
+    threading.excepthook = lambda args: printed.append(type(args.exc_value).__name__)
+    watcher = Watcher(lambda signum: "ended")
+    try:
+        in_a_thread()
+        assert printed == ["EOFError"]  # before a signal: printed
+        assert watcher.taken(signal.SIGINT)
+        in_a_thread()
+        assert printed == ["EOFError"]
+    finally:
+        watcher.close()
+        threading.excepthook = before
