@@ -249,6 +249,10 @@ class TimingReport:
             f"{'median max':>12}{'share':>15}",
         ]
         for name, p in self.phases().items():
+            if not p["calls_max"]:  # (a trial: zeros on every rank, said as a measured zero)
+                note = _NOT_ENTERED[CHECKPOINT] if name == CHECKPOINT else _UNMARKED
+                lines.append(f"{name:<16}{0:>7}   {note[:-1]} on any rank)")
+                continue
             share = f"{100 * p['share']:.1f}-{100 * p['share_max']:.1f}%"
             lines.append(
                 f"{name:<16}{p['calls_max']:>7}{_ms(p['total_s']):>12}{_ms(p['total_s_max']):>12}"

@@ -183,3 +183,26 @@ def test_a_step_that_raises_is_the_programs_error_with_its_line_not_a_bug_of_the
     assert caught.value.step == 4
     assert "train_step() raised ValueError: Tried to step 4 times (at " in str(caught.value)
     assert "test_timing.py:" in str(caught.value)
+
+
+def test_on_many_ranks_a_phase_no_rank_entered_says_why_instead_of_zeros():
+    """A trial: `timing --nproc 2` printed zero rows for phases its step never
+    marked, where the one-process table says why. (Two ranks made of one
+    measured here: what is under test is the table.)"""
+    import copy
+
+    from resumecheck import Target
+    from resumecheck.timing import measure as measure_target
+
+    report = measure_target(Target(factory=_MarksOnlyItsForward, steps=4), steps=4, warmup=1,
+                            checkpoint_every=100)
+    second = copy.deepcopy(report.ranks[0])
+    second["rank"] = 1
+    report.ranks.append(second)
+    text = report.render()
+    rows = {line.split()[0]: line for line in text.splitlines() if line.strip()}
+    assert "never entered: mark it in your step with resumecheck.phase(...) on any rank)" \
+        in rows["backward"]
+    assert "no checkpoint fell in the measured steps on any rank" in rows["checkpoint"]
+    assert "0.000 ms" not in rows["backward"]
+    assert rows["forward"].split()[1] == "4"  # entered: its figures
