@@ -136,7 +136,7 @@ def describe_difference(
         if isinstance(how, _Whole):
             return how.text + _more(differing[1:], ref, new, optimizer)
     more = _more(differing[1:], ref, new, optimizer)
-    text = _leaf_text(_label(path, optimizer), how, ref[path] if path in ref else None,
+    text = _leaf_text(_label(path, optimizer, ref), how, ref[path] if path in ref else None,
                       new.get(path))
     return text.strip() + more + (_scheduled_only(differing) if optimizer else "")
 
@@ -207,7 +207,7 @@ def _whole_holder(path: str, how: Any, ref: dict[str, Any],
         shown = ", ".join(children[:3]) + (", ..." if len(children) > 3 else "")
         n = len(children)
         state = "empty" if new.get(holder) in ("{}", "[]") else "missing"
-        return holder, _Whole(f"{_label(holder, False) or 'its state'} {state}, expected {n} "
+        return holder, _Whole(f"{_label(holder, False, ref) or 'its state'} {state}, expected {n} "
                               f"{'entry' if n == 1 else 'entries'} ({shown})")
     return None
 
@@ -274,7 +274,7 @@ def _more(others: list[tuple[str, Any]], ref: dict[str, Any], new: dict[str, Any
     counter was among "4 more entries", its slow weights named first)."""
     if not others:
         return ""
-    said = [f"{_label(path, optimizer)} {_values_apart(new[path], ref[path])}"
+    said = [f"{_label(path, optimizer, ref)} {_values_apart(new[path], ref[path])}"
             for path, how in others
             if how not in ("missing", "unexpected") and not isinstance(how, _Whole)
             and not is_private(path)
@@ -444,13 +444,25 @@ def _optimizer_names(name: str, meta: dict[str, Any] | None) -> list[str] | None
     return (meta.get("optimizer_params_of") or {}).get(name)
 
 
-def _label(path: str, optimizer: bool) -> str:
+def _label(path: str, optimizer: bool, ref: dict[str, Any] | None = None) -> str:
+    """A leaf's name in words; of a state that wraps one value (a ``Value`` or
+    an ``Attr``: ``{"value": ...}``, told by ``ref``, the flattened state), the
+    wrapper's key left out (a trial's tracker, whose state_dict() has a
+    ``value`` entry beside others, read "differs:  0, expected 0.78")."""
     if optimizer and path.startswith("state."):
         param, _, rest = path.removeprefix("state.").rpartition(".")
         return f"{rest} of `{param}`"
-    if path in ("value", ""):
+    if path == "":
         return ""
-    return path.removeprefix("value.")
+    if ref is not None and _wraps_one_value(ref):
+        return "" if path == "value" else path.removeprefix("value.")
+    return path
+
+
+def _wraps_one_value(ref: dict[str, Any]) -> bool:
+    """Whether a flattened state is ``{"value": ...}`` (a ``Value``, an ``Attr``)."""
+    return bool(ref) and all(p == "value" or p.startswith(("value.", "value["))
+                             for p in ref)
 
 
 def _value(v: Any) -> str:

@@ -250,3 +250,19 @@ def test_a_fuzz_failure_whose_end_state_alone_differs_says_so_as_run_does():
     assert "diverged from step 15 (loss)" in FuzzResult(
         target="t", steps=20, seed=None, max_interruptions=2, examples=3, distinct_schedules=3,
         failure=step).render()
+
+
+def test_an_entry_named_value_keeps_its_name_where_the_state_is_no_wrapped_value():
+    """A trial's loss tracker (state_dict() {"count": ..., "value": ...}) read
+    "(and 1 more entry of its state_dict() differs:  0, expected 0.785996)":
+    the key was left out as a Value's wrapper key is. A Value or an Attr
+    ({"value": ...}) still reads without it."""
+    from resumecheck.state_diff import describe_difference
+
+    text = describe_difference("loss_tracker", {"count": 8, "value": 0.785996},
+                               {"count": 0, "value": 0.0}, 4)
+    assert text == ("count 0, expected 8 (and 1 more entry of its state_dict() differs: "
+                    "value 0.0, expected 0.785996)")
+    assert describe_difference("step", {"value": 4}, {"value": 0}, 4) == "0, expected 4"
+    assert describe_difference("settings", {"value": {"lr": 0.1}}, {"value": {"lr": 0.2}},
+                               4) == "lr 0.2, expected 0.1"
