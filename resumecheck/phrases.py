@@ -34,6 +34,14 @@ are the adapter's declaration, not the user's."""
 UNDECLARED_LEAD = f": what it leaves different is {NOT_DECLARED}"
 """How a departed own resume with no lead in the declared state opens its
 list of likely causes (the launch settings, where suspected, go first)."""
+POSITION_UNUSED = ("the declared data position `{}` came back as saved, yet the samples "
+                   "differ first: a position saved where the run was not (counted one batch "
+                   "early or late), or a resumed loop that does not act on it (skips no "
+                   "batches it already read, or makes its iterator without it), reads other "
+                   "samples so")
+"""Said of a full resume whose first departure is the data while the declared
+data position came back as saved (a trial's loop restored its position and
+never skipped the batches it had read)."""
 STOPPED = "stopped by the step timeout"
 """How a run's explanation opens when a phase outlived its bound (not a
 failure of the program's own, unless it hangs there)."""
@@ -150,3 +158,11 @@ def undeclared_lead(text: str) -> str | None:
         if lead in text:
             return lead
     return None
+
+
+def unused_position(text: str) -> str | None:
+    """The ``POSITION_UNUSED`` sentence that ``text`` holds (None: none)."""
+    head, tail = POSITION_UNUSED.split("{}")
+    start = text.find(head)
+    end = text.find(tail, start)
+    return None if start < 0 or end < 0 else text[start:end + len(tail)]

@@ -16,7 +16,7 @@ from typing import Any, Literal
 from resumecheck.errors import LONGER_BOUND
 from resumecheck.phrases import (
     BUILDING, CHANGED_AFTER_LOAD, NOT_VALIDATED_AGAIN, REORDERED, RESTORE_CHANGED, RESTORING,
-    STOPPED, lost_uncompared, uncompared_path,
+    STOPPED, lost_uncompared, uncompared_path, unused_position,
 )
 from resumecheck.streams import unseeded_text
 from resumecheck.trajectory import Trajectory
@@ -802,12 +802,14 @@ def _incomplete_notice(engine: RunResult, where: str, settings: str, ablations: 
             f"alike with and without a restart{_draw_advice(drawn)}. Something the "
             f"components do not declare may be lost as well{named}{ending}"
         )
+    unused = unused_position(engine.explanation)
+    position = f" {unused[0].upper()}{unused[1:]}." if unused else ""
     return (
         "the declared components do not capture the program's state: the engine restored "
-        f"every one of them and the run still {where}. Something the components do not "
-        f"declare is lost{named}, or state is consumed between the restore and the first "
-        "step (a DataLoader iterator created after the load draws from the restored random "
-        f"stream){ending}"
+        f"every one of them and the run still {where}.{position} Something the components "
+        f"do not declare is lost{named}, or state is consumed between the restore and the "
+        "first step (a DataLoader iterator created after the load draws from the restored "
+        f"random stream){ending}"
     )
 
 

@@ -34,7 +34,8 @@ from resumecheck.evidence import annotate, cleared_streams, set_right_during, un
 from resumecheck.program import epoch_boundaries, next_epoch_start
 from resumecheck.phrases import (
     ADAPTER_LEFT_OUT, BUILDING, CHANGED_AFTER_LOAD, CHECKPOINT_LOSES, CHECKPOINT_MAY_LOSE,
-    LOOP_ENDED, NOT_DECLARED, NOT_VALIDATED_AGAIN, OWN_RESUME_ENDS_OTHERWISE, RESTORE_CHANGED,
+    LOOP_ENDED, NOT_DECLARED, NOT_VALIDATED_AGAIN, OWN_RESUME_ENDS_OTHERWISE, POSITION_UNUSED,
+    RESTORE_CHANGED,
     RESTORING, STOPPED, UNDECLARED_LEAD, uncompared_path, undeclared_lead,
 )
 from resumecheck.report import (
@@ -534,7 +535,8 @@ def conclude(ref: Reference, result: RunResult, cmp: Comparison | None,
         return result
     result.blind_spot = bool(result.dropped) and result.verdict in (IDENTICAL, CLOSE)
     result.explanation = explain(result, cmp.first_bitwise,
-                                 own_checkpoint=ref.segment.has_own_checkpoint)
+                                 own_checkpoint=ref.segment.has_own_checkpoint,
+                                 position=_restored_position(ref, result))
     result.explanation = _skipped_before_rate(ref, result)
     if result.blind_spot and SCHEDULER in result.dropped and _rate_moves_after(
             ref, result.resume_at[0]):
@@ -1614,9 +1616,11 @@ def _before_full_resume(run: RunResult, engine_full: RunResult) -> None:
 # -- words -----------------------------------------------------------------
 
 def explain(r: RunResult, first_bitwise: tuple[int, str] | None, *,
-            own_checkpoint: bool = False) -> str:
+            own_checkpoint: bool = False, position: str | None = None) -> str:
     """The ``why`` sentence of a judged run. ``own_checkpoint``: the program has
-    its own save/load, so the engine's full resume is a second opinion."""
+    its own save/load, so the engine's full resume is a second opinion;
+    ``position``: a declared data position that came back as saved, where the
+    data is what departs first (``_restored_position``)."""
     what = "dropping " + ", ".join(r.dropped) if r.dropped else "the full resume"
     k = ",".join(map(str, r.resume_at))
     if r.verdict == IDENTICAL and not r.dropped:
@@ -1640,7 +1644,21 @@ def explain(r: RunResult, first_bitwise: tuple[int, str] | None, *,
             f"within tolerance; first bitwise difference at step {step} "
             f"({quantity_name(key)}), max |Δ| {r.max_abs_diff:.3g}"
         )
-    return _divergence_text(r, own_checkpoint)
+    return _divergence_text(r, own_checkpoint, position)
+
+
+def _restored_position(ref: Reference, r: RunResult) -> str | None:
+    """A full resume whose first departure is the data a step reads while the
+    declared data position came back as saved (no finding on it right after
+    the load): the component's name (a trial's loop, which restored its
+    position and never skipped the batches it had read, was told only of
+    state it did not declare). None otherwise."""
+    if r.dropped or r.verdict != DIVERGED or \
+            split_rank_name(r.first_divergent_key or "")[0] != "data":
+        return None
+    declared = [n for n in ref.segment.names if split_rank_name(n)[0] == DATA_CURSOR]
+    touched = {split_rank_name(f.component)[0] for f in r.diagnosis}
+    return declared[0] if declared and DATA_CURSOR not in touched else None
 
 
 def in_its_words(result: RunResult, boundaries: Mapping[str, Any]) -> None:
@@ -1695,13 +1713,20 @@ def _skipped_before_rate(ref: Reference, r: RunResult) -> str:
     said = f"{q} differs from step {step}"
     if k is None or said not in r.explanation:
         return r.explanation
-    skipped = [rec.step for rec in ref.segment.records if k < rec.step < step and rec.skipped]
-    if not skipped:
+    records = [rec for rec in ref.segment.records if k < rec.step < step and rec.skipped]
+    if not records:
         return r.explanation
-    steps = _steps_text(skipped)
+    steps, one = _steps_text([rec.step for rec in records]), len(records) == 1
+    # (a trial: micro-batches of gradient accumulation, with no loss scaler,
+    # were said to be steps "the loss scaler skipped")
+    why = ("the loss scaler skipped it, or it is a micro-batch of gradient accumulation"
+           if one else "the loss scaler skipped them, or they are micro-batches of gradient "
+           "accumulation") if any(rec.scale is not None for rec in records) else (
+        "a micro-batch of gradient accumulation, or a step the program skips" if one else
+        "micro-batches of gradient accumulation, or steps the program skips")
     return r.explanation.replace(said, (
-        f"{said} ({steps}, after the restart, {'was one' if len(skipped) == 1 else 'were'} "
-        "the loss scaler skipped in both runs: a skipped step reads no learning rate)"), 1)
+        f"{said} ({steps}, after the restart, stepped no optimizer in either run ({why}): a "
+        "step whose optimizer does not step reads no learning rate)"), 1)
 
 
 def before_restart_text(r: RunResult) -> str:
@@ -1718,7 +1743,7 @@ def before_restart_text(r: RunResult) -> str:
     )
 
 
-def _divergence_text(r: RunResult, own_checkpoint: bool) -> str:
+def _divergence_text(r: RunResult, own_checkpoint: bool, position: str | None = None) -> str:
     q = r.first_divergent_quantity or ""
     text = f"{_older_checkpoint_text(r)}{q} differs from step {r.first_divergent_step}"
     if q.startswith("state of"):
@@ -1769,6 +1794,8 @@ def _divergence_text(r: RunResult, own_checkpoint: bool) -> str:
                      "load and the first step")
         if split_rank_name(r.first_divergent_key or "")[0] == "lr":
             text += _RATE_FIRST
+    if position is not None:
+        text += "; " + POSITION_UNUSED.format(position)
     text += latent_text(r)
     return text + _noise_clause(r)
 

@@ -24,11 +24,29 @@ def test_a_lost_scheduler_behind_a_skipped_step_says_which_step_was_skipped():
     assert (own.first_divergent_step, own.first_divergent_quantity) == (6, "learning rate")
     assert [f.component for f in own.diagnosis] == ["scheduler"]
     assert own.explanation.startswith(
-        "learning rate differs from step 6 (step 5, after the restart, was one the loss "
-        "scaler skipped in both runs: a skipped step reads no learning rate); "), own.explanation
+        "learning rate differs from step 6 (step 5, after the restart, stepped no optimizer "
+        "in either run (the loss scaler skipped it, or it is a micro-batch of gradient "
+        "accumulation): a step whose optimizer does not step reads no learning rate); "
+    ), own.explanation
+
+
+def test_a_micro_batch_without_a_loss_scaler_is_not_said_to_be_skipped_by_one():
+    """A trial's accumulation over micro-batches, no GradScaler: the steps in
+    between were said to be steps "the loss scaler skipped"."""
+    own = _verify("ACCUMULATES_BUGGY").runs[0]
+    assert own.verdict == DIVERGED
+    # (the optimizer's load puts its rate back; the fresh scheduler's first step
+    # at 6 sets another, which step 8 reads)
+    assert (own.first_divergent_step, own.first_divergent_quantity) == (8, "learning rate")
+    assert own.explanation.startswith(
+        "learning rate differs from step 8 (steps 5 and 7, after the restart, stepped no "
+        "optimizer in either run (micro-batches of gradient accumulation, or steps the "
+        "program skips): a step whose optimizer does not step reads no learning rate); "
+    ), own.explanation
+    assert "loss scaler" not in own.explanation
 
 
 def test_its_twin_resumes_through_the_skipped_step():
     report = _verify("CORRECT")
     assert report.equivalent, report.render()
-    assert "skipped in both runs" not in report.render()
+    assert "stepped no optimizer" not in report.render()
