@@ -19,6 +19,7 @@ from resumecheck.errors import (
 )
 from resumecheck.phrases import lost_uncompared
 from resumecheck.program import Target
+from resumecheck.components import split_rank_name
 from resumecheck.report import FAILED, Report, RunResult
 
 __all__ = [
@@ -153,9 +154,7 @@ def _describe_run(run: RunResult, label: str, incomplete: str | None) -> list[st
                 if ulp is not None and ulp > 1e6 else f"{_g(ulp)} ULP{of.get('ulp', '')}")
         figures = (f"{_figures_where(run)}, each its own largest: |Δ| {_g(run.max_abs_diff)}"
                    f"{of.get('abs', '')}, relative {relative}{of.get('rel', '')}, {ulps}"
-                   if run.max_abs_diff is not None else
-                   "what differs holds no floating-point values, so no |Δ| is measured "
-                   "(a counter, a setting, a flag)")
+                   if run.max_abs_diff is not None else _unmeasured(run))
         lines.append(
             f"    reference vs resumed: max |Δloss| {_g(run.max_abs_loss_diff)}; {figures}"
         )
@@ -164,6 +163,23 @@ def _describe_run(run: RunResult, label: str, incomplete: str | None) -> list[st
     lines.append(f"    why: {run.explanation}")
     lines.append(f"    reproduce: {run.reproduce}")
     return lines
+
+
+def _unmeasured(run: RunResult) -> str:
+    """Why a departed run has no |Δ| figures: what differs holds no floats, or
+    (a learning rate, a loss, a tensor) its values at that step were not kept
+    for comparison, only their digests (a trial's learning rate on two ranks
+    was said to hold no floating-point values)."""
+    kind = split_rank_name(run.first_divergent_key or "")[0].split(":", 1)[0]
+    if kind in _FLOAT_KINDS:
+        return ("its values at that step were not kept for comparison, only their digests, "
+                "so no |Δ| is measured there")
+    return ("what differs holds no floating-point values, so no |Δ| is measured "
+            "(a counter, a setting, a flag)")
+
+
+_FLOAT_KINDS = ("lr", "scale", "loss", "grad", "param", "inputs")
+"""The trace's quantities that hold floating-point values (``data`` may not)."""
 
 
 def _g(value: float | None) -> str:

@@ -45,7 +45,8 @@ def measure_ranks(target_spec: str, *, nproc: int, steps: int, warmup: int,
     return TimingReport(target=target_spec, steps=steps, warmup=warmup,
                         checkpoint_every=checkpoint_every, ranks=rows,
                         environment=fingerprint(threads),
-                        checkpoint=ranks[0].get("checkpoint", "engine"))
+                        checkpoint=ranks[0].get("checkpoint", "engine"),
+                        save_untimed=bool(ranks[0].get("save_untimed")))
 
 
 def _rank(spec: dict[str, Any]) -> dict[str, Any]:
@@ -55,7 +56,8 @@ def _rank(spec: dict[str, Any]) -> dict[str, Any]:
     report = measure(load_target(spec["target"]), steps=spec["steps"], warmup=spec["warmup"],
                      checkpoint_every=spec["checkpoint_every"], seed=spec["seed"],
                      threads=spec["threads"])
-    return {"summary": report.ranks[0], "checkpoint": report.checkpoint}
+    return {"summary": report.ranks[0], "checkpoint": report.checkpoint,
+            "save_untimed": report.save_untimed}
 
 
 def rank_main(spec_path: str) -> int:

@@ -175,11 +175,16 @@ class TimingReport:
     saved_by: str | None = None
     """A framework target's save, in words, where ``checkpoint`` is ``program``
     (the header's words, not in the JSON: a trial's Accelerate loop read "your save()")."""
+    save_untimed: bool = False
+    """The program has a save() of its own that was not timed (many ranks time
+    the engine's capture): the header says so (a trial read the engine's
+    capture beside its own save() as a mistake)."""
 
     def _checkpointed_by(self) -> str:
         if self.checkpoint == "program" and self.saved_by:
             return self.saved_by
-        return _CHECKPOINT_BY[self.checkpoint]
+        return _CHECKPOINT_BY[self.checkpoint] + (
+            "; your save() is not timed on many ranks" if self.save_untimed else "")
 
     def phases(self) -> dict[str, dict[str, float]]:
         """Per phase, min and max over ranks of each figure."""
@@ -345,6 +350,7 @@ def measure(
         checkpoint_every=checkpoint_every, ranks=[{"rank": rank, **timer.summary()}],
         environment=fingerprint(threads), checkpoint="program" if own else "engine",
         saved_by=built.boundaries().get("saved_by"),
+        save_untimed=built.has_own_checkpoint and not own,
     )
 
 

@@ -206,3 +206,20 @@ def test_on_many_ranks_a_phase_no_rank_entered_says_why_instead_of_zeros():
     assert "no checkpoint fell in the measured steps on any rank" in rows["checkpoint"]
     assert "0.000 ms" not in rows["backward"]
     assert rows["forward"].split()[1] == "4"  # entered: its figures
+
+
+def test_a_save_not_timed_on_many_ranks_is_said_in_the_header():
+    """A trial's DDP program had a save() of its own; `timing --nproc 2`
+    timed the engine's capture and said nothing of why its save() was not used."""
+    import copy
+
+    from resumecheck import Target
+    from resumecheck.timing import measure as measure_target
+
+    report = measure_target(Target(factory=_MarksOnlyItsForward, steps=4), steps=4, warmup=1,
+                            checkpoint_every=2)
+    assert "your save() is not timed" not in report.render()  # (it has none)
+    report.ranks.append({**copy.deepcopy(report.ranks[0]), "rank": 1})
+    report.save_untimed = True
+    assert ("checkpoint every 2 (the engine's capture of the declared components; your save() "
+            "is not timed on many ranks)") in report.render()

@@ -266,3 +266,24 @@ def test_an_entry_named_value_keeps_its_name_where_the_state_is_no_wrapped_value
     assert describe_difference("step", {"value": 4}, {"value": 0}, 4) == "0, expected 4"
     assert describe_difference("settings", {"value": {"lr": 0.1}}, {"value": {"lr": 0.2}},
                                4) == "lr 0.2, expected 0.1"
+
+
+def test_a_departure_whose_values_were_not_kept_is_not_said_to_hold_no_floats():
+    """A trial's pytest failure on two ranks: a learning rate that departed was
+    said to be 'what differs holds no floating-point values', beside a
+    measured |Δloss|: its values at that step were not kept, only digests."""
+    from resumecheck.assertions import _describe_run
+    from resumecheck.report import DIVERGED, RunResult
+
+    def figures(key: str, quantity: str) -> str:
+        run = RunResult(dropped=[], resume_at=[6], verdict=DIVERGED, first_divergent_step=8,
+                        first_divergent_quantity=quantity, first_divergent_key=key,
+                        max_abs_loss_diff=0.000655)
+        return next(line for line in _describe_run(run, "full resume", None)
+                    if "reference vs resumed" in line)
+
+    lr = figures("lr[rank 0]", "learning rate on rank 0")
+    assert "holds no floating-point values" not in lr
+    assert "its values at that step were not kept for comparison, only their digests" in lr
+    assert "holds no floating-point values" in figures("state:global_step",
+                                                       "state of global_step")
