@@ -574,9 +574,11 @@ def describe_data(reference: SegmentResult, segments: Sequence[tuple[int, Segmen
         if ref is None or run is None:
             return None
         where = f"step {step}" if rank is None else f"step {step} on rank {rank}"
+        elsewhere = _read_elsewhere(reference, rec, keys[0], step, ref, run)
         if ref.is_floating_point() or ref.is_complex():
-            return f"samples of {where}: {compare_values(ref, run, Tolerance.bitwise()).summary}"
-        return f"{where}: {describe_entries(ref, run, 'samples')}"
+            return (f"samples of {where}: {compare_values(ref, run, Tolerance.bitwise()).summary}"
+                    + elsewhere)
+        return f"{where}: {describe_entries(ref, run, 'samples')}{elsewhere}"
     ref_in, run_in = ([t[k] for k in sorted(t, key=_input_index)
                        if k.startswith("inputs:") and split_rank_name(k)[1] == rank]
                       for t in (ref_t, run_t))
@@ -592,6 +594,52 @@ def describe_data(reference: SegmentResult, segments: Sequence[tuple[int, Segmen
                 how = describe_entries(a, b)
             return f"the model's {which} in step {step}: {how}"
     return None
+
+
+def _read_elsewhere(reference: SegmentResult, rec: Any, key: str, step: int,
+                    expected: torch.Tensor, read: torch.Tensor) -> str:
+    """Where the samples a run read at ``step`` are, bit for bit, those the
+    reference read at another step: that step, in words ('' where none is, or
+    where the samples are too few or too alike for a match to mean anything:
+    a batch of two labels matches another by chance). A trial's position,
+    counted one batch late, replayed the last batch before the restart, and
+    the report said only that 8 of 8 samples differed; another's, one sample
+    late, read the reference's samples shifted by one: ``_shifted``)."""
+    if read.numel() < 2 or (not (read.is_floating_point() or read.is_complex())
+                            and (read.numel() < 4 or read.unique().numel() < read.numel())):
+        return ""
+    want = rec.digests.get(key)
+    same = [r.step for r in reference.records if r.step != step and r.digests.get(key) == want]
+    if want is None or not same:
+        return _shifted(expected, read)
+    at = min(same, key=lambda j: (abs(j - step), j))
+    n = abs(at - step)
+    when = f"{n} step{'s' if n > 1 else ''} {'earlier' if at < step else 'later'}"
+    return (f"; they are what the uninterrupted run read at step {at} ({when}): the restart "
+            "reads the run's own data, at another position (or in another epoch's order)")
+
+
+def _shifted(expected: torch.Tensor, read: torch.Tensor) -> str:
+    """Where the samples read are the reference's of the same step shifted by
+    a few samples (at most half the batch; the batch's first dimension): how
+    far, in words ('' where they are not, or where the samples are too few,
+    or repeat, for a match to mean anything)."""
+    n = read.shape[0] if read.dim() else 0
+    if n < 4 or expected.shape != read.shape:
+        return ""
+    rows = read.reshape(n, -1)
+    if not (read.is_floating_point() or read.is_complex()) and \
+            rows.unique(dim=0).shape[0] < n:
+        return ""
+    for d in range(1, n // 2 + 1):
+        for behind in (True, False):
+            a, b = (read[d:], expected[:-d]) if behind else (read[:-d], expected[d:])
+            if torch.equal(a, b):
+                way = "earlier" if behind else "later"
+                return (f"; they are the uninterrupted run's samples of that step shifted by "
+                        f"{d}: the restart reads from {d} sample{'s' if d > 1 else ''} {way} "
+                        "(a data position off by as much)")
+    return ""
 
 
 def _input_index(key: str) -> int:

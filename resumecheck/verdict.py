@@ -1649,16 +1649,18 @@ def explain(r: RunResult, first_bitwise: tuple[int, str] | None, *,
 
 def _restored_position(ref: Reference, r: RunResult) -> str | None:
     """A full resume whose first departure is the data a step reads while the
-    declared data position came back as saved (no finding on it right after
-    the load): the component's name (a trial's loop, which restored its
+    declared data position came back as saved (no finding on any declared
+    component right after the load, but latent ones): the component's name (a trial's loop, which restored its
     position and never skipped the batches it had read, was told only of
     state it did not declare). None otherwise."""
     if r.dropped or r.verdict != DIVERGED or \
             split_rank_name(r.first_divergent_key or "")[0] != "data":
         return None
     declared = [n for n in ref.segment.names if split_rank_name(n)[0] == DATA_CURSOR]
-    touched = {split_rank_name(f.component)[0] for f in r.diagnosis}
-    return declared[0] if declared and DATA_CURSOR not in touched else None
+    # (a lead only where nothing declared is: a lost sampler epoch is its own)
+    if any(f.status not in (LATENT, PUT_BACK) for f in r.diagnosis):
+        return None
+    return declared[0] if declared else None
 
 
 def in_its_words(result: RunResult, boundaries: Mapping[str, Any]) -> None:

@@ -115,7 +115,11 @@ def test_integer_samples_read_as_how_many_differ_and_where():
     assert full.first_divergent_quantity == "data (the samples consumed)"
     detail = full.divergence_detail
     assert detail.startswith("step 10: 8 of 8 samples differ, first at position 0: ")
-    assert detail.endswith(" in the reference") and detail in full.explanation
+    # (the cursor lost, the epoch's batches are read from its first again)
+    assert detail.endswith(" in the reference; they are what the uninterrupted run read at "
+                           "step 6 (4 steps earlier): the restart reads the run's own data, at "
+                           "another position (or in another epoch's order)")
+    assert detail in full.explanation
     assert "ULP" not in detail and "|Δ|" not in detail
 
 

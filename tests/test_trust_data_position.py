@@ -1,0 +1,63 @@
+"""A resume that reads other samples says where they come from: a batch the
+uninterrupted run read at another step, or its own batch shifted by a few
+samples; and, where the declared data position came back as saved while the
+samples differ first, it names that position as the lead (two trials: a
+loop that never skipped the batches it had read, a position counted one
+batch late, were told only of state they did not declare)."""
+
+from __future__ import annotations
+
+import warnings
+
+import torch
+
+from resumecheck import verify
+from resumecheck.evidence import _shifted
+from resumecheck.report import DIVERGED
+
+FAST = {"noise_seeds": 0, "drop": "none", "check_determinism": False}
+
+
+def _own(spec: str):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return verify(spec, **FAST)
+
+
+def test_a_loop_that_ignores_its_restored_position_is_told_so_and_which_batch_it_read():
+    report = _own("fixtures.trust.position_unused:BUGGY")
+    own = report.runs[0]
+    assert own.verdict == DIVERGED and own.first_divergent_key == "data"
+    assert "the declared data position `data_cursor` came back as saved" in own.explanation
+    assert own.divergence_detail.endswith(
+        "they are what the uninterrupted run read at step 1 (3 steps earlier): the restart "
+        "reads the run's own data, at another position (or in another epoch's order)")
+    assert "The declared data position `data_cursor` came back as saved" in \
+        report.incomplete_state_notice()
+
+
+def test_its_twin_that_skips_the_batches_read_resumes():
+    assert _own("fixtures.trust.position_unused:CORRECT").equivalent
+
+
+def test_a_cursor_saved_one_micro_batch_early_reads_the_batch_shifted_by_it():
+    own = _own("fixtures.bugs.class12_cursor_off_by_one:BUGGY").runs[0]
+    assert own.divergence_detail.endswith(
+        "they are the uninterrupted run's samples of that step shifted by 4: the restart "
+        "reads from 4 samples earlier (a data position off by as much)")
+
+
+def test_a_lost_sampler_epoch_is_no_lead_for_the_position():
+    """The lead is only said where nothing declared differs after the load."""
+    own = _own("fixtures.bugs.class10_sampler_epoch:BUGGY").runs[0]
+    assert [f.component for f in own.diagnosis] == ["sampler_epoch"]
+    assert "came back as saved" not in own.explanation
+
+
+def test_a_shift_is_only_said_where_a_match_means_something():
+    ids = torch.arange(10, 18)
+    assert "shifted by 1" in _shifted(ids, torch.cat([torch.tensor([9]), ids[:-1]]))
+    assert "2 samples later" in _shifted(ids, torch.cat([ids[2:], torch.tensor([40, 41])]))
+    labels = torch.tensor([0, 1, 0, 1, 0, 1, 0, 1])  # (repeats: a match by chance)
+    assert _shifted(labels, torch.roll(labels, 1)) == ""
+    assert _shifted(ids[:3], ids[:3] + 1) == ""  # too few
