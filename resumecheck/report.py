@@ -841,7 +841,8 @@ def _uncompared_clause(undeclared: list[str], lines_shown: bool) -> str:
               + (f" and {len(paths) - 4} more" if len(paths) > 4 else ""))
     if lines_shown:
         return f" (the `not compared` lines name what the program keeps outside them: {listed})"
-    return (f" (the program keeps outside them, and no declared component holds: {listed}; "
+    # (a trial: "no declared component holds" beside "a field of the declared component")
+    return (f" (the program keeps outside what the declared components' states hold: {listed}; "
             "`resumecheck run` of the schedule below lists them as `not compared`, with what "
             "to do)")
 

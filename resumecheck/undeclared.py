@@ -199,6 +199,9 @@ class UndeclaredWatch:
                     if isinstance(obj, torch.Generator)
                     else "a numpy Generator whose state the run changed"
                     if isinstance(obj, np.random.Generator)
+                    # (a trial read "Random: 1 tensor, 7350 values" of a random.Random)
+                    else f"a {type(obj).__module__.split('.')[0]}.{type(obj).__name__} whose "
+                    "state the run changed" if isinstance(obj, _OTHER_GENERATORS)
                     else f"{type(obj).__name__}: {_amount_of(obj, missed)}, "
                     "changed during the run")
             return (f"{path} ({what}; a field of the declared component "

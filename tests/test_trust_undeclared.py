@@ -508,6 +508,39 @@ def test_a_generator_field_left_out_of_a_components_state_is_named_as_a_generato
                            "a field of the declared component data_cursor (_ShufflingPosition)")
 
 
+class _RandomShufflingPosition(_ShufflingPosition):
+    """The same, its order drawn by a Python ``random.Random``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        import random
+
+        self.gen = random.Random(0)  # type: ignore[assignment]
+
+    def next_indices(self) -> torch.Tensor:
+        if self.order is None or self.pos == 4:
+            if self.order is not None:
+                self.epoch, self.pos = self.epoch + 1, 0
+            self.order = torch.tensor(self.gen.sample(range(16), 16))
+        self.pos += 1
+        return self.order[4 * (self.pos - 1):4 * self.pos]
+
+
+class _RandomShufflingScript(_ShufflingScript):
+    def __init__(self, settings: dict) -> None:
+        super().__init__(settings)
+        self.data = _RandomShufflingPosition()
+
+
+def test_a_python_random_field_left_out_of_a_components_state_is_named_as_one():
+    """A trial read `data_cursor.rng (Random: 1 tensor, 7350 values, ...)`."""
+    report = verify(Target(factory=_RandomShufflingScript, steps=10, resume_at=(6,)), **FAST)
+    [line] = [u for u in report.undeclared if u.startswith("data_cursor.gen ")]
+    assert line.startswith("data_cursor.gen (a random.Random whose state the run changed; "
+                           "a field of the declared component data_cursor "
+                           "(_RandomShufflingPosition)"), line
+
+
 class _EpochStartPosition(_ShufflingPosition):
     """Keeps the generator the script made, and saves its state at the epoch's
     start, not as it is now (its load forgets to set the generator from it)."""
