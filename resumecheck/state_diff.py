@@ -149,6 +149,10 @@ def _leaf_text(label: str, how: Any, ref: Any, new: Any) -> str:
         return f"{label} present, not in the reference"
     if isinstance(ref, torch.Tensor) and ref.dtype == torch.uint8:
         return f"{label} differs"  # a generator's byte state: no magnitude to report
+    if isinstance(ref, torch.Tensor) != isinstance(new, torch.Tensor) and (
+            ref is None or new is None):  # (a trial: a gradient None after the load)
+        return (f"{label} None, expected a tensor" if new is None
+                else f"{label} a tensor, expected None")
     if isinstance(ref, torch.Tensor) and ref.numel() > 1:
         size = getattr(how, "max_abs", None)
         return f"{label} differs" + (f", max |Δ| {size:.3g}" if size is not None else "")

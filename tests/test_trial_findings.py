@@ -287,3 +287,19 @@ def test_a_departure_whose_values_were_not_kept_is_not_said_to_hold_no_floats():
     assert "its values at that step were not kept for comparison, only their digests" in lr
     assert "holds no floating-point values" in figures("state:global_step",
                                                        "state of global_step")
+
+
+def test_a_tensor_that_came_back_as_none_says_so():
+    """A trial's accumulated gradients, None after a load that restarted the
+    cycle: the diagnosis read 'grads.0.bias differs'."""
+    import torch
+
+    from resumecheck.state_diff import describe_difference
+
+    grads = {"0.bias": torch.ones(3), "0.weight": torch.ones(3, 2)}
+    text = describe_difference("accum", {"grads": grads, "micro": 2},
+                               {"grads": {"0.bias": None, "0.weight": None}, "micro": 0}, 10)
+    assert "grads.0.bias None, expected a tensor" in text, text
+    back = describe_difference("accum", {"grads": {"0.bias": None}},
+                               {"grads": {"0.bias": torch.ones(3)}}, 10)
+    assert back == "grads.0.bias a tensor, expected None", back
