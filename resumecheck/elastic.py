@@ -56,7 +56,7 @@ from resumecheck.report import (
 )
 from resumecheck.segments import SegmentResult
 from resumecheck.state_diff import describe_difference
-from resumecheck.trace import load_step_tensors
+from resumecheck.trace import load_step_samples
 
 __all__ = [
     "global_batches_differ", "judge_elastic", "restored_differences", "unmapped_state",
@@ -112,8 +112,10 @@ def judge_elastic(reference: SegmentResult, result: RunResult,
             result.explanation = f"{where} failed: {seg.error}"
             return
     restarts = [seg for start, seg in segments if start >= k]
-    result.unmapped = unmapped_state(reference.names, n, m,
-                                     global_batches_differ(reference, restarts))
+    data_from = global_batches_differ(reference, restarts)
+    result.unmapped = unmapped_state(reference.names, n, m, data_from)
+    elsewhere = (_read_elsewhere(reference, restarts, data_from, m)
+                 if type(data_from) is int else None)
     found = restored_differences(reference, restarts[0] if restarts else None, k, tolerance)
     result.diagnosis = found or []
     records = [r for seg in restarts for r in seg.records]
@@ -144,7 +146,7 @@ def judge_elastic(reference: SegmentResult, result: RunResult,
     if held_per_rank:
         what += f" (not compared, held per rank: {', '.join(held_per_rank)})"
     _conclude(result, worst, first, what, tolerance, n, m, restore_compared=found is not None,
-              not_compared=held_per_rank)
+              not_compared=held_per_rank, elsewhere=elsewhere)
 
 
 def global_batches_differ(reference: SegmentResult,
@@ -168,13 +170,44 @@ def global_batches_differ(reference: SegmentResult,
     return False
 
 
+def _read_elsewhere(reference: SegmentResult, restarts: list[SegmentResult], step: int,
+                    m: int) -> Finding | None:
+    """Where the continuation's global batch at ``step`` (the first that differs)
+    is, bit for bit, the one the reference read at another step: a finding on
+    the data position. Streams that could not be mapped do not make ranks read
+    the run's own batch of another step; a data position (or an epoch's order)
+    mapped to another point does (trials 104 and 105: a position saved as each
+    rank's batch count re-read the last global batch before the restart, and
+    the resume was only inconclusive). None where no other step's batch is it,
+    or where the batch is too small, or repeats values, for a match to mean
+    anything."""
+    seg = next((s for s in restarts if s.tensor_dir and any(r.step == step for r in s.records)),
+               None)
+    read = _global_batch(seg.tensor_dir, step) if seg is not None and seg.tensor_dir else None
+    if read is None or read.numel() < 4 or not reference.tensor_dir or (
+            not (read.is_floating_point() or read.is_complex())
+            and read.unique().numel() < read.numel()):
+        return None
+    for j in sorted((r.step for r in reference.records if r.step != step),
+                    key=lambda j: (abs(j - step), j)):
+        other = _global_batch(reference.tensor_dir, j)
+        if other is not None and other.shape == read.shape and torch.equal(other, read):
+            n = abs(j - step)
+            when = f"{n} step{'s' if n > 1 else ''} {'earlier' if j < step else 'later'}"
+            return Finding(DATA_CURSOR, (
+                f"the continuation's global batch at step {step} is the one the "
+                f"uninterrupted run read at step {j} ({when}): the data position (or the "
+                f"epoch's order) maps to another point at {m} rank(s)"), step=step - 1)
+    return None
+
+
 def _global_batch(tensor_dir: str, step: int) -> torch.Tensor | None:
     """The samples of one step over every rank, sorted (None: not recorded).
     Where every rank reports the very same samples, the program reports the
     global batch on each rank: it is taken once (a trial's correct elastic
     resume, each rank's ``samples`` the global batch, was said to read
     another global batch at one rank)."""
-    tensors = load_step_tensors(Path(tensor_dir), step)
+    tensors = load_step_samples(Path(tensor_dir), step)
     if tensors is None:
         return None
     parts = [t.reshape(-1) for key, t in tensors.items() if split_rank_name(key)[0] == DATA]
@@ -279,7 +312,8 @@ def _compare_losses(reference: SegmentResult, records: list[Any], tolerance: Tol
 
 def _conclude(result: RunResult, worst: Difference | None, first: tuple[int, str] | None,
               what: str, tolerance: Tolerance, n: int, m: int, *,
-              restore_compared: bool = False, not_compared: Sequence[str] = ()) -> None:
+              restore_compared: bool = False, not_compared: Sequence[str] = (),
+              elsewhere: Finding | None = None) -> None:
     lost = "; ".join(result.unmapped) or "none"
     missed = "; ".join(f"{f.component}: {f.detail}" for f in result.diagnosis)
     if first is None:
@@ -310,6 +344,9 @@ def _conclude(result: RunResult, worst: Difference | None, first: tuple[int, str
             f"({missed}). That is state held alike on every rank, compared right after the "
             "load and before any step: no random stream or data position has moved it, so "
             f"the per-rank state that could not be mapped ({lost}) does not explain it")
+    elif elsewhere is not None:
+        result.verdict, result.diagnosis = DIVERGED, [elsewhere]
+        result.explanation = f"{beyond}; {elsewhere.detail}. {_ELSEWHERE_WHY.format(m)}"
     elif result.unmapped:
         restored = ""
         if restore_compared:
@@ -330,6 +367,13 @@ def _conclude(result: RunResult, worst: Difference | None, first: tuple[int, str
     else:
         result.verdict = DIVERGED
         result.explanation = f"{beyond}; {what} were compared"
+
+
+_ELSEWHERE_WHY = (
+    "Per-rank streams that could not be mapped do not make the ranks read the run's own "
+    "batch of another step: the data position restored at {} rank(s) does (saved per rank "
+    "where it must be global, or mapped wrongly by the load())")
+"""Why a continuation that read another step's global batch is diverged, not inconclusive."""
 
 
 def _unmapped_means(unmapped: list[str]) -> str:

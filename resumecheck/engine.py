@@ -493,6 +493,8 @@ class _Segments:
                 "spare_tensor_bytes": _SPARE_TENSOR_BYTES}
         else:  # within tolerance, every step after a restart may be read
             keep = {"keep_tensors_after": min(points)}
+        # (elastic: where a continuation's global batch came from, among the earlier ones)
+        keep["keep_samples"] = self.settings.resume_nproc is not None
         spec = self.spec("reference", config=self.run_config, start=0, stop=self.steps,
                          capture_at=points, hash_seed=REFERENCE_HASH_SEED, find_undeclared=True,
                          watch_save=bool(self.save_at) or probe_save,

@@ -637,7 +637,8 @@ def _footer(report: Report) -> list[str]:
         for f in full.diagnosis:
             # (a trial: a passing report's "diagnosis:" of a generator the program
             # put back itself read as a problem)
-            label = "note" if f.status == PUT_BACK else "diagnosis"
+            label = ("note" if f.status == PUT_BACK and full.verdict in (IDENTICAL, CLOSE)
+                     else "diagnosis")
             lines.append(f"{label}: {f.line_in(full, incomplete)}")
         if full.divergence_detail:
             lines.append(f"first divergence: {full.divergence_detail}")

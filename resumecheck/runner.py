@@ -411,6 +411,7 @@ class _Segment:
         keep = _TensorKeeper(spec, tracer.step_bytes())
         tracer.copy_grads_at = keep.might
         tracer.reference_digests = spec.reference_digests
+        tracer.keep_samples = spec.keep_samples
         undeclared = (UndeclaredWatch(built.program, built.components)
                       if spec.find_undeclared else None)
         if spec.restore is not None and spec.start in spec.held_after:  # (as restored)

@@ -118,6 +118,10 @@ class SegmentSpec:
     resume point when they are small, so that a resumed run that first
     differs there is compared without a replay of the reference."""
     spare_tensor_bytes: int = 0
+    keep_samples: bool = False
+    """Every step's samples (``data``) are kept too, where its full tensors are
+    not: an elastic reference, whose earlier global batches say where a
+    continuation's came from (``elastic``)."""
     capture_end: bool = True
     """Capture every component's state at the end (runs judged on their trace alone skip it)."""
     find_undeclared: bool = False

@@ -121,6 +121,9 @@ class Tracer:
         self._step: int | None = None
         self.copy_grads_at: Callable[[int], bool] | None = None
         """Whether a step's tensors may be kept (None: every step's may)."""
+        self.keep_samples = False
+        """Keep every step's samples where its full tensors are not kept
+        (``SegmentSpec.keep_samples``)."""
         self.reference_digests: list[dict[str, str]] | None = None
         """The reference's digests per step (a gradient equal to its own there is not copied)."""
         self._scale: float | None = None
@@ -247,14 +250,21 @@ class Tracer:
             for name, number in scalars.items():
                 if number is not None:
                     tensors[name] = torch.tensor(number, dtype=torch.float64)
-            size = sum(t.numel() * t.element_size() for t in tensors.values())
-            owned = set(copied)  # copies already
-            if self._files.in_memory(size):  # (on the CPU, as in a file: no device memory held)
-                tensors = {k: t.cpu() if k in owned
-                           else local_tensor(t).detach().to("cpu", copy=True)
-                           for k, t in tensors.items()}
-            self._files.keep(f"step_{step}.pt", tensors, size)
+            self._keep(step, tensors, set(copied))
+        elif self.keep_samples and "data" in tensors and self.tensor_dir is not None:
+            data = tensors["data"].detach().to("cpu", copy=True)
+            self._files.keep(f"samples_{step}.pt", {"data": data},
+                             data.numel() * data.element_size())
         return record
+
+    def _keep(self, step: int, tensors: dict[str, torch.Tensor], owned: set[str]) -> None:
+        """Keep a step's full tensors (``owned``: copies already)."""
+        size = sum(t.numel() * t.element_size() for t in tensors.values())
+        if self._files.in_memory(size):  # (on the CPU, as in a file: no device memory held)
+            tensors = {k: t.cpu() if k in owned
+                       else local_tensor(t).detach().to("cpu", copy=True)
+                       for k, t in tensors.items()}
+        self._files.keep(f"step_{step}.pt", tensors, size)
 
 
 class _OptimizerSteps:
@@ -506,6 +516,13 @@ def load_step_tensors(tensor_dir: Path, step: int,
     """The full tensors kept for ``step`` (None: not kept); ``kept``: the
     segment's files kept in memory (see ``Tracer.kept``)."""
     return _kept_or_file(tensor_dir, f"step_{step}.pt", kept)  # type: ignore[no-any-return]
+
+
+def load_step_samples(tensor_dir: Path, step: int) -> dict[str, torch.Tensor] | None:
+    """The samples kept for ``step``: from its full tensors, or, where those
+    were not kept, from its samples file (``Tracer.keep_samples``)."""
+    return load_step_tensors(tensor_dir, step) or _kept_or_file(  # type: ignore[no-any-return]
+        tensor_dir, f"samples_{step}.pt", None)
 
 
 def _kept_or_file(tensor_dir: Path, name: str, kept: Mapping[str, Any] | None) -> Any:

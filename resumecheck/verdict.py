@@ -1777,7 +1777,7 @@ def _divergence_text(r: RunResult, own_checkpoint: bool, position: str | None = 
                      "a restart)")
         else:
             text += _NOT_CAPTURED
-    text += _differs_clause(r.diagnosis)
+    text += _differs_clause(r.diagnosis) + _no_cause_found(r)
     idle = [f for f in r.diagnosis if f.status in (LATENT, PUT_BACK)]
     if not r.dropped and r.checkpoint == "program" and len(idle) == len(r.diagnosis) \
             and r.verdict == DIVERGED:
@@ -1926,6 +1926,21 @@ def _differs_clause(diagnosis: Sequence[Finding]) -> str:
     unjudged = " (not judged)" if any(f.mark for f in leads) else ""
     return "; restored state differs in " + ", ".join(
         _what_differs(f) + (f.mark or unjudged) for f in leads)
+
+
+def _no_cause_found(r: RunResult) -> str:
+    """Where every declared component that differs after the load was put
+    right in a rerun and none changed where the run departs: what that
+    leaves (a trial's load() made its loader's iterator anew, from the
+    epoch's start; its declared position, put right, drove nothing, and the
+    report named no cause at all)."""
+    judged = [f for f in r.diagnosis if f.status not in (LATENT, PUT_BACK)]
+    if r.verdict != DIVERGED or not judged or any(f.status != NOT_CAUSE for f in judged):
+        return ""
+    return ("; put right in a rerun, none of it changes where the run departs: the program "
+            "may not read it where it matters (a declared position that does not drive the "
+            "iterator your load() makes again from the epoch's start), or what your load() "
+            f"leaves different is {NOT_DECLARED} as well")
 
 
 def _what_differs(finding: Finding) -> str:

@@ -226,6 +226,23 @@ def test_its_twin_that_maps_the_scheduler_is_close():
     assert run.diagnosis == [] and run.latent_gaps == []
 
 
+@pytest.mark.e2e
+@pytest.mark.distributed
+def test_a_position_taken_per_rank_rereads_a_batch_and_is_diverged_on_it_despite_dropout():
+    """Trials 104 and 105: a data position saved as each rank's count re-read
+    the last global batch before the restart at fewer ranks, and the resume
+    was only inconclusive (per-rank streams could not be mapped). Streams do
+    not make ranks read the run's own batch of another step: diverged."""
+    report, run = _elastic("fixtures.dist_elastic:POSITION_PER_RANK_DROPOUT", 2, 1)
+    assert run.verdict == "diverged" and not report.equivalent
+    assert [(f.component, f.step) for f in run.diagnosis] == [("data_cursor", 2)]
+    assert run.diagnosis[0].detail == (
+        "the continuation's global batch at step 3 is the one the uninterrupted run read at "
+        "step 2 (1 step earlier): the data position (or the epoch's order) maps to another "
+        "point at 1 rank(s)")
+    assert "rng[rank 1]: no rank 1 at 1 rank(s)" in "; ".join(run.unmapped)
+
+
 def _elastic_run(loss_diff: float, unmapped: list[str]) -> RunResult:
     result = RunResult(dropped=[], resume_at=[2], verdict="inconclusive", checkpoint="program")
     result.max_abs_loss_diff = loss_diff

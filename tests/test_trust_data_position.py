@@ -36,6 +36,17 @@ def test_a_loop_that_ignores_its_restored_position_is_told_so_and_which_batch_it
         report.incomplete_state_notice()
 
 
+def test_a_position_lost_where_putting_it_right_drives_nothing_says_what_that_leaves():
+    """A trial's load() made its loader's iterator anew; the declared position,
+    0 after the load, was 'differs, not the cause', and no cause was named."""
+    own = _own("fixtures.trust.position_unused:LOSES_IT").runs[0]
+    assert [(f.component, f.status) for f in own.diagnosis] == [("data_cursor", "not_cause")]
+    assert ("; put right in a rerun, none of it changes where the run departs: the program may "
+            "not read it where it matters") in own.explanation
+    assert "came back as saved" not in own.explanation  # (it did not)
+    assert "read at step 1 (3 steps earlier)" in own.divergence_detail
+
+
 def test_its_twin_that_skips_the_batches_read_resumes():
     assert _own("fixtures.trust.position_unused:CORRECT").equivalent
 
