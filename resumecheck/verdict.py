@@ -1939,8 +1939,9 @@ def _no_cause_found(r: RunResult) -> str:
         return ""
     return ("; put right in a rerun, none of it changes where the run departs: the program "
             "may not read it where it matters (a declared position that does not drive the "
-            "iterator your load() makes again from the epoch's start), or what your load() "
-            f"leaves different is {NOT_DECLARED} as well")
+            "iterator your load() makes again from the epoch's start), something may draw "
+            "from a stream between the load and the first step, or what your load() leaves "
+            f"different is {NOT_DECLARED} as well")
 
 
 def _what_differs(finding: Finding) -> str:
