@@ -52,7 +52,8 @@ EXIT_SIGTERM = 128 + signal.SIGTERM  # 143
 EXIT_SIGHUP = 128 + getattr(signal, "SIGHUP", 1)  # 129
 
 _EXIT_CODES = """\
-exit codes: 0 equivalent, 1 not equivalent (or a failed run), 2 bad usage or input,
+exit codes: 0 equivalent, 1 not equivalent (the full resume diverged or failed),
+            2 bad usage or input,
             3 the baseline is not deterministic (use --tolerance close to judge anyway),
               or, in-process, the run changed state the program keeps at module level
               (use --isolation process),

@@ -1469,6 +1469,14 @@ def unjudge_when_incomplete(own: RunResult, engine_full: RunResult) -> None:
                      for f in own.diagnosis]  # (nor that it matters beside something else)
     if before:
         own.explanation = own.explanation.replace(before, _differs_clause(own.diagnosis), 1)
+    # (the no-cause clause goes with the marks: a rerun that could not put the
+    # component right, its load losing it, says nothing of it; in whatever words
+    # the framework's were put in)
+    start = own.explanation.find(_NO_CAUSE_LEAD)
+    if start >= 0:
+        end = own.explanation.find("; ", start + len(_NO_CAUSE_LEAD))
+        own.explanation = own.explanation[:start] + (
+            own.explanation[end:] if end >= 0 else "")
     unclear_streams(own, cleared)  # (its stream lines said "not the cause" too)
 
 
@@ -1937,11 +1945,15 @@ def _no_cause_found(r: RunResult) -> str:
     judged = [f for f in r.diagnosis if f.status not in (LATENT, PUT_BACK)]
     if r.verdict != DIVERGED or not judged or any(f.status != NOT_CAUSE for f in judged):
         return ""
-    return ("; put right in a rerun, none of it changes where the run departs: the program "
-            "may not read it where it matters (a declared position that does not drive the "
-            "iterator your load() makes again from the epoch's start), something may draw "
+    return (_NO_CAUSE_LEAD + "the program may not read it where it matters (a declared "
+            "position that does not drive the iterator your load() makes again from the "
+            "epoch's start), something may draw "
             "from a stream between the load and the first step, or what your load() leaves "
             f"different is {NOT_DECLARED} as well")
+
+
+_NO_CAUSE_LEAD = "; put right in a rerun, none of it changes where the run departs: "
+"""How ``_no_cause_found`` opens (it holds no other semicolon: it is cut there)."""
 
 
 def _what_differs(finding: Finding) -> str:

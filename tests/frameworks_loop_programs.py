@@ -501,6 +501,23 @@ TRAINER_COLLATOR_GENERATOR = trainer_target(
                                   "warmup_steps": 4}, steps=8, resume_at=(3,))
 
 
+def _datamodule():
+    """The same loader, handed over by a LightningDataModule (a trial's
+    datamodule had no epoch boundaries: only a loader's length was read)."""
+    import lightning.pytorch as pl
+
+    class Data(pl.LightningDataModule):
+        def train_dataloader(self):
+            return lightning_train().stateful_loader()
+
+    return Data()
+
+
+LIGHTNING_DATAMODULE = lightning_target(
+    module=lambda: lightning_train().TinyClassifier(dropout=0.0), data=_datamodule, steps=8,
+    resume_at=(3,))
+
+
 # -- helpers of the tests ----------------------------------------------------
 
 

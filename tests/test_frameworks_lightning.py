@@ -90,6 +90,48 @@ def test_each_step_is_traced_from_the_framework_owned_loop(tmp_path, monkeypatch
     assert lrs == sorted(lrs) and lrs[0] < lrs[-1]  # the step-interval warm-up
 
 
+def test_a_datamodules_epochs_are_the_fit_loops_count_of_batches(tmp_path, monkeypatch):
+    """A trial's LightningDataModule: 'the program declares no epoch boundary
+    before its last step', where the same loader, handed over by a function,
+    has them."""
+    monkeypatch.setenv(SCRATCH_ENV, str(tmp_path))
+    built = load_target(spec("LIGHTNING_DATAMODULE")).build({"seed": 0})
+    try:
+        built.step(1)  # (the fit loop makes its loader as training starts)
+        assert built.boundaries()["steps_per_epoch"] == 5
+    finally:
+        built.program.close()
+
+
+def test_a_callback_whose_state_dict_is_empty_is_neither_saved_nor_given_none():
+    """As Lightning's checkpoint: no entry for a callback whose state_dict()
+    returns None or {}; a trial's engine restore gave it None, and its
+    load_state_dict() failed where Lightning's own resume ran."""
+    from resumecheck.frameworks.lightning import _callbacks_state, _load_callbacks
+
+    class Forgetful:
+        state_key = "Forgetful"
+        loaded: list = []
+
+        def state_dict(self):
+            return None
+
+        def load_state_dict(self, state):
+            self.loaded.append(state)
+
+    class Keeps(Forgetful):
+        state_key = "Keeps"
+
+        def state_dict(self):
+            return {"count": 3}
+
+    callbacks = [Forgetful(), Keeps()]
+    state = _callbacks_state(callbacks)
+    assert state == {"Keeps": {"count": 3}}
+    _load_callbacks(callbacks, {**state, "Forgetful": None})
+    assert Forgetful.loaded == [{"count": 3}]  # (the list is the class's: only Keeps loaded)
+
+
 @pytest.mark.e2e
 def test_lightnings_own_resume_is_exact_and_the_engine_ablations_judge_each_component():
     report = resumecheck.verify(spec("LIGHTNING_EXACT"), drop=["scheduler", "data_cursor"],

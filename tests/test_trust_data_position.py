@@ -72,3 +72,27 @@ def test_a_shift_is_only_said_where_a_match_means_something():
     labels = torch.tensor([0, 1, 0, 1, 0, 1, 0, 1])  # (repeats: a match by chance)
     assert _shifted(labels, torch.roll(labels, 1)) == ""
     assert _shifted(ids[:3], ids[:3] + 1) == ""  # too few
+
+
+def test_the_no_cause_clause_goes_where_the_declared_state_is_incomplete():
+    """A trial's Lightning run: the engine's own resume departed too (its
+    position did not load back), so the rerun that 'put it right' did not,
+    and the clause saying none of it changes the departure must go with the
+    marks; in the framework's words too."""
+    from resumecheck.report import Finding, RunResult
+    from resumecheck.verdict import _no_cause_found, in_its_words, unjudge_when_incomplete
+
+    own = RunResult(dropped=[], resume_at=[5], verdict=DIVERGED, checkpoint="program",
+                    first_divergent_step=6, first_divergent_quantity="data (the samples consumed)",
+                    first_divergent_key="data",
+                    diagnosis=[Finding("data_cursor", "1, expected 0", step=5, status="not_cause")])
+    clause = _no_cause_found(own)
+    assert clause.startswith("; put right in a rerun, none of it changes")
+    own.explanation = ("data (the samples consumed) differs from step 6; restored state differs "
+                       "in data_cursor (differs, not the cause)" + clause + "; samples of step 6")
+    in_its_words(own, {"restored_by": "Lightning's restore"})
+    engine = RunResult(dropped=[], resume_at=[5], verdict=DIVERGED, checkpoint="engine")
+    unjudge_when_incomplete(own, engine)
+    assert own.explanation == ("data (the samples consumed) differs from step 6; restored state "
+                               "differs in data_cursor; samples of step 6"), own.explanation
+    assert own.diagnosis[0].status is None

@@ -177,14 +177,22 @@ class LightningProgram(LoopProgram):
     def steps_per_epoch(self) -> int | None:
         """Optimizer steps per epoch where the data tells (one training
         DataLoader with a length, every batch of it trained: Lightning steps
-        at an epoch's end too, accumulating or not); None otherwise."""
+        at an epoch's end too, accumulating or not; for a datamodule or a
+        loader function, the fit loop's count of batches once it has made the
+        loader); None otherwise."""
         loader = self.data[0] if isinstance(self.data, (list, tuple)) and len(self.data) == 1 \
             else self.data
         limit = getattr(self.trainer, "limit_train_batches", None)
         accumulate = getattr(self.trainer, "accumulate_grad_batches", None)
-        if not isinstance(loader, torch.utils.data.DataLoader) or limit != 1.0 \
-                or not isinstance(accumulate, int) or accumulate < 1:
+        if limit != 1.0 or not isinstance(accumulate, int) or accumulate < 1:
             return None
+        if not isinstance(loader, torch.utils.data.DataLoader):
+            # (a datamodule, or a loader function: the fit loop's count, once it
+            # has made the loader; a trial's datamodule had no epoch boundaries)
+            batches = getattr(self.trainer, "num_training_batches", None)
+            if not isinstance(batches, int) or isinstance(batches, bool):
+                return None
+            return -(-batches // accumulate) if batches > 0 else None
         try:
             batches = len(loader)
         except TypeError:  # (an iterable dataset without a length)
@@ -388,12 +396,19 @@ def _plain(state: Any) -> bool:
 
 
 def _callbacks_state(callbacks: list[Any]) -> dict[str, Any]:
-    return {callback.state_key: callback.state_dict() for callback in callbacks}
+    """Each callback's state as Lightning's checkpoint holds it: only those
+    whose ``state_dict()`` is not empty (Lightning keeps no entry for one
+    that returns None or ``{}``)."""
+    return {callback.state_key: state for callback in callbacks
+            if (state := callback.state_dict())}
 
 
 def _load_callbacks(callbacks: list[Any], state: dict[str, Any]) -> None:
+    """As Lightning's restore: only a callback whose entry is there and not
+    empty is given it (a trial's state_dict() that returned None was given
+    None by the engine's restore, which Lightning never does, and failed)."""
     for callback in callbacks:
-        if callback.state_key in state:
+        if state.get(callback.state_key):
             callback.load_state_dict(state[callback.state_key])
 
 
