@@ -518,6 +518,40 @@ LIGHTNING_DATAMODULE = lightning_target(
     resume_at=(3,))
 
 
+def _counting_module(keeps: bool):
+    """A module whose input noise ramps with a count of the batches it has
+    seen, kept in Lightning's checkpoint by its own hooks (``keeps``), or not."""
+    base = lightning_train().TinyClassifier
+
+    class Counting(base):
+        def __init__(self):
+            super().__init__(dropout=0.0)
+            self.seen = 0
+
+        def training_step(self, batch, batch_idx):
+            x, y = batch
+            self.seen += 1
+            return super().training_step((x * (1 + 0.05 * self.seen), y), batch_idx)
+
+        def on_save_checkpoint(self, checkpoint):
+            if keeps:
+                checkpoint["seen"] = self.seen
+
+        def on_load_checkpoint(self, checkpoint):
+            self.seen = checkpoint.get("seen", 0)
+
+    return Counting()
+
+
+# a trial's counter kept by on_save_checkpoint: the engine's own resume lost it
+LIGHTNING_HOOKS = lightning_target(
+    module=lambda: _counting_module(True), data=lambda: lightning_train().stateful_loader(),
+    steps=8, resume_at=(3,))
+LIGHTNING_HOOKS_FORGET = lightning_target(
+    module=lambda: _counting_module(False), data=lambda: lightning_train().stateful_loader(),
+    steps=8, resume_at=(3,))
+
+
 # -- helpers of the tests ----------------------------------------------------
 
 

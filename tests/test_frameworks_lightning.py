@@ -103,6 +103,28 @@ def test_a_datamodules_epochs_are_the_fit_loops_count_of_batches(tmp_path, monke
         built.program.close()
 
 
+@pytest.mark.e2e
+def test_what_the_modules_own_hooks_keep_is_the_hooks_component():
+    """A trial's counter kept by on_save_checkpoint/on_load_checkpoint: the
+    engine's own restore lost it, and every report of the correct program
+    warned that the declared state was incomplete, its ablations inconclusive."""
+    report = resumecheck.verify(spec("LIGHTNING_HOOKS"), drop=["hooks"], noise_seeds=0,
+                                check_determinism=False)
+    own, engine, hooks = report.runs
+    assert (own.verdict, engine.verdict) == ("identical", "identical"), report.render()
+    assert report.declared_state_complete is not False
+    assert hooks.dropped == ["hooks"] and hooks.verdict == "diverged"
+    assert hooks.first_divergent_quantity.startswith("loss")
+
+
+@pytest.mark.e2e
+def test_a_hook_that_keeps_nothing_is_caught():
+    report = resumecheck.verify(spec("LIGHTNING_HOOKS_FORGET"), drop="none", noise_seeds=0,
+                                check_determinism=False)
+    assert not report.equivalent
+    assert any(u.startswith("params.seen ") for u in report.undeclared), report.undeclared
+
+
 def test_a_callback_whose_state_dict_is_empty_is_neither_saved_nor_given_none():
     """As Lightning's checkpoint: no entry for a callback whose state_dict()
     returns None or {}; a trial's engine restore gave it None, and its

@@ -22,7 +22,9 @@ engine captures are the live objects: ``params`` (the module), ``optimizer``
 ``data_cursor`` (the fit loop's progress counters: epoch, batches and
 optimizer steps, and a stateful loader's state when it has one), ``rng``
 (the global streams, which Lightning's checkpoint does not hold, and the
-generator of a training DataLoader given as ``data``) and, where
+generator of a training DataLoader given as ``data``), where your module
+overrides ``on_save_checkpoint``, ``hooks`` (what it adds to the checkpoint,
+given back to its ``on_load_checkpoint``) and, where
 your own callbacks define ``state_dict()``, ``callbacks`` (their states, as
 Lightning's checkpoint holds them). The fit
 loop's counters can be restored into a running loop only through Lightning's
@@ -216,6 +218,9 @@ class LightningProgram(LoopProgram):
             DATA_CURSOR: LiveState(self, lambda: trainer.fit_loop, stage="setup"),
             RNG: _LightningStreams(self, _loader_generators(self.data)),
         }
+        if _saves_own_state(self.module):  # (restored where Lightning calls on_load_checkpoint)
+            components[HOOKS] = LiveState(self, lambda: trainer, dump=_hooks_state,
+                                          load=_load_hooks, stage="setup")
         stateful = _stateful_callbacks(trainer.callbacks)
         if stateful:  # (restored where Lightning restores them: after the setup hooks)
             components[CALLBACKS] = LiveState(self, lambda: stateful, dump=_callbacks_state,
@@ -369,6 +374,48 @@ def _not_in_state(callback: Any) -> types.SimpleNamespace:
     except Exception:  # (a state_dict() that fails: the capture says it; look at everything)
         state = {}
     return fields_beside(callback, state)
+
+
+HOOKS = "hooks"
+"""The component of what a module's ``on_save_checkpoint()`` adds to Lightning's
+checkpoint (a trial's counter kept so; the engine's own restore lost it, and
+every report of the correct program warned that the declared state was incomplete)."""
+
+
+def _saves_own_state(module: Any) -> bool:
+    """Whether the module's class overrides ``on_save_checkpoint``."""
+    pl = require("lightning.pytorch", "resumecheck.frameworks.lightning")
+    return type(module).on_save_checkpoint is not pl.LightningModule.on_save_checkpoint
+
+
+def _dump(trainer: Any) -> dict[str, Any]:
+    """Lightning's checkpoint of the trainer as it is, without the module's own
+    ``on_save_checkpoint`` (what it adds is asked for apart)."""
+    module = trainer.lightning_module
+    module.on_save_checkpoint = lambda checkpoint: None  # (Lightning calls it by name)
+    try:
+        return dict(trainer._checkpoint_connector.dump_checkpoint(weights_only=False))
+    finally:
+        del module.on_save_checkpoint
+
+
+def _hooks_state(trainer: Any) -> dict[str, Any]:
+    """What the module's ``on_save_checkpoint`` adds to Lightning's checkpoint
+    (the keys it puts beside Lightning's own; plain data only, as Lightning's
+    resume loads it with ``weights_only``)."""
+    base = _dump(trainer)
+    checkpoint = dict(base)
+    trainer.lightning_module.on_save_checkpoint(checkpoint)
+    added = {k: v for k, v in checkpoint.items() if k not in base}
+    return {k: v for k, v in added.items() if _plain(v)}
+
+
+def _load_hooks(trainer: Any, state: dict[str, Any]) -> None:
+    """The module's ``on_load_checkpoint`` given Lightning's checkpoint of the
+    fresh build with the saved additions in it, as Lightning's restore gives
+    it the whole checkpoint (what the hook changes of Lightning's own entries
+    there, the engine restores through the other components)."""
+    trainer.lightning_module.on_load_checkpoint({**_dump(trainer), **copy.deepcopy(state)})
 
 
 def _stateful_callbacks(callbacks: Any) -> list[Any]:
