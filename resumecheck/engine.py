@@ -1387,7 +1387,8 @@ def _report(checker: Checker, runs: list[RunResult],
     in_process = s.isolation == "inprocess" and (s.nproc or 1) == 1
     undeclared = merge_items(verdict.own_resume_ends(
         named, checker.segment.held, own_held, runs[0] if own_held is not None else None,
-        checker.segment.held_after, own_after))
+        checker.segment.held_after, own_after,
+        early=checker.segment.boundaries.get("run_before_restored_look") or ()))
     if own_held is not None:
         verdict.note_lost_uncompared(runs[0], undeclared)
     for run in runs:  # (and what was said of them since they were judged)

@@ -315,6 +315,7 @@ class BuiltProgram:
         else:
             edges = None
         validates = getattr(self.program, "validates_after", None)
+        early = getattr(self.program, "run_before_restored_look", ())
         restored_by = getattr(self.program, "restored_by", None)
         saved_by = getattr(self.program, "saved_by", None)
         return {
@@ -329,6 +330,10 @@ class BuiltProgram:
             "accum_steps": accum if isinstance(accum, int) and not isinstance(accum, bool)
             and accum > 0 else None,
             "epoch_boundaries": edges,
+            # (what a framework's restore runs on the first resumed batch before
+            # the state right after it can be looked at: the Trainer's collator)
+            "run_before_restored_look": [p for p in early if isinstance(p, str)]
+            if isinstance(early, (list, tuple)) else [],
         }
 
     @property

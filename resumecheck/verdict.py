@@ -1112,7 +1112,8 @@ def own_resume_ends(named: dict[str, str], reference: dict[str, list[str]],
                     own: dict[str, list[str]] | None,
                     run: RunResult | None = None,
                     reference_after: dict[int, dict[str, list[str]]] | None = None,
-                    own_after: dict[int, dict[str, list[str]]] | None = None) -> list[str]:
+                    own_after: dict[int, dict[str, list[str]]] | None = None,
+                    early: Sequence[str] = ()) -> list[str]:
     """What is not compared (path -> it in words), each saying how the program's
     own full resume ends with it (``own``: digests of what that resume held
     at its end; None: no such resume, or not digested): as the uninterrupted
@@ -1122,7 +1123,10 @@ def own_resume_ends(named: dict[str, str], reference: dict[str, list[str]],
     what it ends with follows from the departure, whatever its checkpoint held;
     unless it held it otherwise right after its load() (``*_after``: step ->
     digests; ``_lost_by_the_load``), and after the next step where that came
-    before the departure."""
+    before the departure. ``early``: paths a framework runs on the first
+    resumed batch before the state right after its restore is looked at
+    (``BuiltProgram.boundaries``): held otherwise there only, they are no
+    evidence."""
     departed = run is not None and run.verdict not in (IDENTICAL, CLOSE)
     # (a trial: a resume whose every step matched, ending otherwise in a declared
     # scheduler, was said to have "departed at step 24": nothing followed from that)
@@ -1131,6 +1135,9 @@ def own_resume_ends(named: dict[str, str], reference: dict[str, list[str]],
     for path, text in named.items():
         lost = _lost_by_the_load(path, run, reference_after, own_after) \
             if departed and run is not None else None
+        if lost is False and any(path == e or path.startswith((f"{e}.", f"{e}["))
+                                 for e in early):
+            lost = None  # (seen otherwise only where the framework had run it further)
         k = _restore_before(run) if run is not None else None
         if lost is not None and run is not None and k is not None:
             went = _went(run)

@@ -303,3 +303,31 @@ def test_a_tensor_that_came_back_as_none_says_so():
     back = describe_difference("accum", {"grads": {"0.bias": None}},
                                {"grads": {"0.bias": torch.ones(3)}}, 10)
     assert back == "grads.0.bias a tensor, expected None", back
+
+
+def test_a_collator_the_trainer_ran_before_the_look_after_its_restore_is_no_evidence():
+    """A trial's Trainer: a mid-epoch resume is looked at once the first
+    resumed batch was fetched, the collator run on it; its generator, which
+    the checkpoint kept, held otherwise there, and was said to be one 'your
+    checkpoint may lose'. Paths the framework runs before that look
+    (``early``) are no evidence there; others still are."""
+    from resumecheck.phrases import CHECKPOINT_MAY_LOSE
+    from resumecheck.report import DIVERGED, RunResult
+    from resumecheck.verdict import own_resume_ends
+
+    run = RunResult(dropped=[], resume_at=[4], verdict=DIVERGED, checkpoint="program",
+                    first_divergent_step=5, first_divergent_quantity="loss",
+                    first_divergent_key="loss")
+    named = {"data_collator.gen": "data_collator.gen (a torch.Generator ...)",
+             "params.micro_steps": "params.micro_steps (int ...)"}
+    at_end = {"data_collator.gen": ["g8"], "params.micro_steps": ["16"]}
+    ref_after = {4: {"data_collator.gen": ["g4"], "params.micro_steps": ["8"]}}
+    own_after = {4: {"data_collator.gen": ["g5"], "params.micro_steps": ["0"]}}
+    said = own_resume_ends(named, at_end, dict(at_end), run, ref_after, own_after,
+                           early=("data_collator", "train_dataset"))
+    collator, counter = sorted(said)
+    assert CHECKPOINT_MAY_LOSE not in collator, collator
+    assert collator.endswith("your own resume ends with it as the uninterrupted run did")
+    assert CHECKPOINT_MAY_LOSE in counter
+    without = own_resume_ends(named, at_end, dict(at_end), run, ref_after, own_after)
+    assert all(CHECKPOINT_MAY_LOSE in line for line in without)

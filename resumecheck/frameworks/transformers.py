@@ -90,6 +90,11 @@ class TrainerProgram(LoopProgram):
     """``Trainer.train`` driven one optimizer step at a time (see the module's docstring)."""
 
     framework = "the HuggingFace Trainer"
+    run_before_restored_look = ("data_collator", "train_dataset")
+    """A resumed Trainer is parked, mid-epoch, once it has fetched the first
+    resumed batch (``_park_after_rng_restore``): its collator and dataset have
+    run on it, so what they hold then is not what the restore left (a trial's
+    collator generator, which its checkpoint kept, was said to be lost)."""
 
     def __init__(self, make_trainer: Callable[[Any], Any], *, args: Mapping[str, Any],
                  seed: int, max_steps: int) -> None:
