@@ -1665,9 +1665,10 @@ def explain(r: RunResult, first_bitwise: tuple[int, str] | None, *,
 def _restored_position(ref: Reference, r: RunResult) -> str | None:
     """A full resume whose first departure is the data a step reads while the
     declared data position came back as saved (no finding on any declared
-    component right after the load, but latent ones): the component's name (a trial's loop, which restored its
-    position and never skipped the batches it had read, was told only of
-    state it did not declare). None otherwise."""
+    component right after the load, but latent ones): the component's name
+    (a trial's loop, which restored its position and never skipped the
+    batches it had read, was told only of state it did not declare). None
+    otherwise."""
     if r.dropped or r.verdict != DIVERGED or \
             split_rank_name(r.first_divergent_key or "")[0] != "data":
         return None
