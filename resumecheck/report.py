@@ -437,7 +437,15 @@ class Report:
         do not capture the program's state (None: they do). ``lines_shown``:
         the report's `not compared` lines are printed beside it (fuzz prints
         none: the sentence names what they would)."""
-        return _incomplete_state_notice(self, lines_shown)
+        notice = _incomplete_state_notice(self, lines_shown)
+        own = self.full_resume
+        if notice is not None and own is not None and own.checkpoint == "program" \
+                and own.verdict in (IDENTICAL, CLOSE) and not own.lost_on_resave():
+            # (a trial: a correct Trainer program read the WARNING as its own fault)
+            notice += (" Your own resume is equivalent: your checkpoint keeps what the "
+                       "declared components miss; this concerns the engine's own restart of "
+                       "them, which ablations use.")
+        return notice
 
     def label_of(self, run: RunResult) -> str:
         """A run's label in this report: the engine's full resume beside the

@@ -177,3 +177,56 @@ def test_a_seed_a_restart_gets_again_is_not_offered_as_a_cause():
     assert report.launched_with == {}
     notice = report.incomplete_state_notice()
     assert notice and "launched with" not in notice, notice
+
+
+class _KeepsWhatItDoesNotDeclare:
+    """Its own save/load keeps a counter its components do not declare."""
+
+    def __init__(self, settings: dict) -> None:
+        import torch
+
+        torch.manual_seed(0)
+        self.model = torch.nn.Linear(3, 1)
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+        self.x, self.y = torch.randn(8, 3), torch.randn(8, 1)
+        self.k = 0
+
+    def components(self) -> dict:
+        return {"params": self.model, "optimizer": self.opt}
+
+    def train_step(self):
+        import torch
+
+        self.k += 1
+        loss = torch.nn.functional.mse_loss(self.model(self.x * self.k), self.y)
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+        return loss.item()
+
+    def save(self, path: str) -> None:
+        import torch
+
+        torch.save({"m": self.model.state_dict(), "o": self.opt.state_dict(), "k": self.k}, path)
+
+    def load(self, path: str) -> None:
+        import torch
+
+        state = torch.load(path)
+        self.model.load_state_dict(state["m"])
+        self.opt.load_state_dict(state["o"])
+        self.k = state["k"]
+
+
+def test_the_warning_says_so_where_your_own_resume_is_equivalent():
+    """A trial's correct Trainer program read the WARNING on the declared
+    components, under 'full resume: EQUIVALENT', as its own checkpoint's fault."""
+    from resumecheck import Target, verify
+
+    report = verify(Target(factory=_KeepsWhatItDoesNotDeclare, steps=6, resume_at=(3,)),
+                    noise_seeds=0, check_determinism=False)
+    assert report.equivalent and report.runs[0].verdict == "identical"
+    notice = report.incomplete_state_notice()
+    assert notice is not None and notice.endswith(
+        "Your own resume is equivalent: your checkpoint keeps what the declared components "
+        "miss; this concerns the engine's own restart of them, which ablations use.")
