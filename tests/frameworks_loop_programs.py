@@ -552,6 +552,33 @@ LIGHTNING_HOOKS_FORGET = lightning_target(
     steps=8, resume_at=(3,))
 
 
+def _reinit_module(hook: str):
+    """A module that makes its last layer anew in ``hook``: in ``setup`` (which
+    Lightning runs before its restore: correct), or in ``on_fit_start`` (after
+    it: the restored weights are lost)."""
+    import torch
+
+    base = lightning_train().TinyClassifier
+
+    class Reinit(base):
+        def __init__(self):
+            super().__init__(dropout=0.0)
+
+        def _anew(self, *args, **kwargs):
+            torch.nn.init.normal_(self.net[-1].weight)
+
+    setattr(Reinit, hook, Reinit._anew)
+    return Reinit()
+
+
+LIGHTNING_SETUP_REINIT = lightning_target(
+    module=lambda: _reinit_module("setup"), data=lambda: lightning_train().stateful_loader(),
+    steps=8, resume_at=(3,))
+LIGHTNING_FIT_START_REINIT = lightning_target(
+    module=lambda: _reinit_module("on_fit_start"),
+    data=lambda: lightning_train().stateful_loader(), steps=8, resume_at=(3,))
+
+
 # -- helpers of the tests ----------------------------------------------------
 
 

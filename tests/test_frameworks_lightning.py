@@ -125,6 +125,29 @@ def test_a_hook_that_keeps_nothing_is_caught():
     assert any(u.startswith("params.seen ") for u in report.undeclared), report.undeclared
 
 
+@pytest.mark.e2e
+def test_a_module_made_anew_in_setup_is_restored_after_it_as_lightning_does():
+    """A trial's correct module re-initialised a layer in setup(), which
+    Lightning runs before its restore: the engine's restore came before it,
+    its resume departed, and a WARNING said the module's load lost state."""
+    report = resumecheck.verify(spec("LIGHTNING_SETUP_REINIT"), drop="none", noise_seeds=0,
+                                check_determinism=False)
+    own, engine = report.runs
+    assert (own.verdict, engine.verdict) == ("identical", "identical"), report.render()
+    assert report.incomplete_state_notice() is None
+
+
+@pytest.mark.e2e
+def test_a_module_made_anew_after_the_restore_is_said_to_be_changed_not_lossy():
+    report = resumecheck.verify(spec("LIGHTNING_FIT_START_REINIT"), drop="none",
+                                noise_seeds=0, check_determinism=False)
+    assert not report.equivalent
+    notice = report.incomplete_state_notice()
+    assert notice.startswith("a declared component is changed between its restore and the "
+                             "first step"), notice
+    assert [f.component for f in report.runs[0].diagnosis][:1] == ["params"]
+
+
 def test_a_callback_whose_state_dict_is_empty_is_neither_saved_nor_given_none():
     """As Lightning's checkpoint: no entry for a callback whose state_dict()
     returns None or {}; a trial's engine restore gave it None, and its

@@ -42,11 +42,13 @@ import logging
 import os
 import tempfile
 import types
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import torch
 
+from resumecheck.compare import digest
 from resumecheck.components import DATA_CURSOR, OPTIMIZER, PARAMS, RNG, SCHEDULER, RNGState
 from resumecheck.errors import InvalidArgument
 from resumecheck.frameworks import require
@@ -133,6 +135,7 @@ class LightningProgram(LoopProgram):
             raise InvalidArgument("module", self.module,
                                   "the module factory must return a lightning LightningModule")
         self.data = data()
+        _module_loads_again_at_fit_start(self)
         self._root = tempfile.TemporaryDirectory(prefix=_ROOT_PREFIX, dir=scratch_dir())
         options: dict[str, Any] = {
             "accelerator": "cpu", "devices": 1, "max_steps": max_steps, "logger": False,
@@ -218,9 +221,9 @@ class LightningProgram(LoopProgram):
             DATA_CURSOR: LiveState(self, lambda: trainer.fit_loop, stage="setup"),
             RNG: _LightningStreams(self, _loader_generators(self.data)),
         }
-        if _saves_own_state(self.module):  # (restored where Lightning calls on_load_checkpoint)
+        if _saves_own_state(self.module):  # (loaded about where Lightning's restore calls it)
             components[HOOKS] = LiveState(self, lambda: trainer, dump=_hooks_state,
-                                          load=_load_hooks, stage="setup")
+                                          load=_load_hooks, stage=FIT_START)
         stateful = _stateful_callbacks(trainer.callbacks)
         if stateful:  # (restored where Lightning restores them: after the setup hooks)
             components[CALLBACKS] = LiveState(self, lambda: stateful, dump=_callbacks_state,
@@ -376,6 +379,42 @@ def _not_in_state(callback: Any) -> types.SimpleNamespace:
     return fields_beside(callback, state)
 
 
+FIT_START = "fit_start"
+"""The stage after the module's ``setup()`` (and ``configure_model``), where
+Lightning's restore puts the module's state back and calls its
+``on_load_checkpoint``: the callbacks' ``on_fit_start``, which Lightning calls
+right after that restore, before the module's own ``on_fit_start``."""
+
+
+def _module_loads_again_at_fit_start(program: LightningProgram) -> None:
+    """The engine restores ``params`` into a fresh build before its loop runs;
+    Lightning's own restore loads the module after its ``setup()``, which may
+    make layers anew (a trial's correct module re-initialised its head there:
+    the engine's resume departed, and a WARNING said its load_state_dict()
+    lost state). A load before the loop starts is made again at ``FIT_START``."""
+    module = program.module
+    load = module.load_state_dict
+    owner = weakref.ref(program)  # (the loop's thread holds the module: not the program)
+
+    def loads(state_dict: Any, *args: Any, **kwargs: Any) -> Any:
+        out = load(state_dict, *args, **kwargs)
+        built = owner()
+        if built is not None and not built._started:  # (Lightning's own restore: started)
+            built.pending.setdefault(FIT_START, []).append(
+                lambda: again(state_dict, *args, **kwargs))
+        return out
+
+    def again(state_dict: Any, *args: Any, **kwargs: Any) -> None:
+        load(state_dict, *args, **kwargs)
+        # (checked at once: where it differs right after the restore, a hook that
+        # ran before the first step changed it, not the module's load)
+        built = owner()
+        if built is not None and digest(module.state_dict()) == digest(state_dict):
+            built.loaded_back.add(PARAMS)
+
+    module.load_state_dict = loads
+
+
 HOOKS = "hooks"
 """The component of what a module's ``on_save_checkpoint()`` adds to Lightning's
 checkpoint (a trial's counter kept so; the engine's own restore lost it, and
@@ -483,6 +522,9 @@ def _Driver(channel: Any, pending: dict[str, Any], samples: Callable[[Any], Any]
 
         def setup(self, trainer: Any, pl_module: Any, stage: str) -> None:
             run_pending(pending, "setup")  # before Lightning's restore and its fit loop
+
+        def on_fit_start(self, trainer: Any, pl_module: Any) -> None:
+            run_pending(pending, FIT_START)  # right after Lightning's restore of the module
 
         def on_train_start(self, trainer: Any, pl_module: Any) -> None:
             self.reported = trainer.global_step  # parked after every hook: see above
