@@ -339,9 +339,11 @@ def run_fuzz(target: Target | str | None, settings: Settings, *, max_examples: i
             _hypothesis_storage(Path(work) / "hypothesis"):
         try:
             say("reference")
-            # an elastic resume restarts from the program's own checkpoint only
-            capture = None if s.resume_nproc is not None else list(range(1, n))
-            checker = Checker(tgt, s, work, capture_at=capture, reuse_prefix=True)
+            # (an elastic resume restarts from the program's own checkpoint only; the
+            # captures are what its state right after a load is compared with: a
+            # trial's shrink found no blame before the default point, and called it
+            # minimal)
+            checker = Checker(tgt, s, work, capture_at=list(range(1, n)), reuse_prefix=True)
             _check_elastic(checker)
             result.reference_loss = checker.reference.loss
             result.unseeded_notice = unseeded_notice(checker.determinism)

@@ -1123,21 +1123,15 @@ def own_resume_ends(named: dict[str, str], reference: dict[str, list[str]],
     what it ends with follows from the departure, whatever its checkpoint held;
     unless it held it otherwise right after its load() (``*_after``: step ->
     digests; ``_lost_by_the_load``), and after the next step where that came
-    before the departure. ``early``: paths a framework runs on the first
-    resumed batch before the state right after its restore is looked at
-    (``BuiltProgram.boundaries``): held otherwise there only, they are no
-    evidence."""
+    before the departure. ``early``: see ``_lost_by_the_load``."""
     departed = run is not None and run.verdict not in (IDENTICAL, CLOSE)
     # (a trial: a resume whose every step matched, ending otherwise in a declared
     # scheduler, was said to have "departed at step 24": nothing followed from that)
     ends_only = run is not None and steps_match(run)
     out = []
     for path, text in named.items():
-        lost = _lost_by_the_load(path, run, reference_after, own_after) \
+        lost = _lost_by_the_load(path, run, reference_after, own_after, early) \
             if departed and run is not None else None
-        if lost is False and any(path == e or path.startswith((f"{e}.", f"{e}["))
-                                 for e in early):
-            lost = None  # (seen otherwise only where the framework had run it further)
         k = _restore_before(run) if run is not None else None
         if lost is not None and run is not None and k is not None:
             went = _went(run)
@@ -1257,7 +1251,8 @@ def _restore_before(run: RunResult) -> int | None:
 
 def _lost_by_the_load(path: str, run: RunResult,
                       reference_after: dict[int, dict[str, list[str]]] | None,
-                      own_after: dict[int, dict[str, list[str]]] | None) -> bool | None:
+                      own_after: dict[int, dict[str, list[str]]] | None,
+                      early: Sequence[str] = ()) -> bool | None:
     """Whether the program's own resume (``run``) held ``path`` otherwise
     than the uninterrupted run did right after its load() (None: not, or not
     known) and, when its first step came before it departed, after that step
@@ -1266,9 +1261,15 @@ def _lost_by_the_load(path: str, run: RunResult,
     otherwise after that step.
     What the program sets again as it steps (a sampler's epoch) is right
     after that step; what follows from other lost state (a stage computed
-    from a lost counter) was right after the load."""
-    return _lost_at(path, _restore_before(run), run.first_divergent_step, reference_after,
+    from a lost counter) was right after the load. Seen otherwise only right
+    after the load, a path under one of ``early`` is no evidence: None (paths a
+    framework runs on the first resumed batch before the state right after its
+    restore is looked at, ``BuiltProgram.boundaries``)."""
+    lost = _lost_at(path, _restore_before(run), run.first_divergent_step, reference_after,
                     own_after)
+    if lost is False and any(path == e or path.startswith((f"{e}.", f"{e}[")) for e in early):
+        return None
+    return lost
 
 
 def _lost_at(path: str, k: int | None, departed: int | None,

@@ -86,6 +86,33 @@ def test_global_batches_are_compared_over_all_ranks_together(tmp_path):
     assert global_batches_differ(each, [other]) == 4
 
 
+def test_another_steps_global_batch_is_blamed_on_the_position_or_on_the_epoch(tmp_path):
+    """A batch the run read at another step: the data position; at the same
+    place of another epoch, where the program says where its epochs end and
+    declares sampler_epoch, the epoch (a trial's lost epoch was blamed on the
+    position, and fuzz, shrinking, found no alike failure before it)."""
+    from resumecheck.elastic import _read_elsewhere
+
+    batches = {1: [[1, 2], [3, 4]], 2: [[5, 6], [7, 8]], 3: [[9, 10], [11, 12]],
+               4: [[13, 14], [15, 16]]}
+    ref = _seg([1.0, 0.9, 0.8, 0.7], 0, ("params", "sampler_epoch", "data_cursor[rank 0]"))
+    ref.tensor_dir = _steps(tmp_path, "ref", batches)
+    ref.boundaries = {"steps_per_epoch": 2}
+    restart = _seg([0.8, 0.7], 2)
+    restart.tensor_dir = _steps(tmp_path, "epoch", {3: [[1, 2, 3, 4]], 4: [[5, 6, 7, 8]]})
+    found = _read_elsewhere(ref, [restart], 3, 1)
+    assert found is not None and found.component == "sampler_epoch"
+    assert found.detail == ("the continuation's global batch at step 3 is the one the "
+                            "uninterrupted run read at step 1 (2 steps earlier), at the same "
+                            "place in another epoch: the epoch's order is another epoch's at "
+                            "1 rank(s)")
+    again = _seg([0.8, 0.7], 2)
+    again.tensor_dir = _steps(tmp_path, "again", {3: [[5, 6, 7, 8]], 4: [[9, 10, 11, 12]]})
+    assert _read_elsewhere(ref, [again], 3, 1).component == "data_cursor"  # (step 2: a place)
+    ref.boundaries = {}  # (no epochs said: the position, or the epoch's order)
+    assert _read_elsewhere(ref, [restart], 3, 1).component == "data_cursor"
+
+
 def _seg(losses, start, names=("params",)):
     records = [StepRecord(step=start + i + 1, loss=x, digests={}) for i, x in enumerate(losses)]
     return SegmentResult(records=records, names=list(names), captures={}, end_state=None)
