@@ -867,7 +867,8 @@ def restarts_text(isolation: str, nproc: int | None, resume_nproc: int | None = 
     if nproc is None:
         return f"{isolation} restarts"
     if resume_nproc is not None:  # (a trial: the header named the checkpoint's ranks)
-        return (f"runs of {nproc} ranks, restarts as new launches of {resume_nproc} "
+        return (f"runs of {nproc} rank{'' if nproc == 1 else 's'}, restarts as new launches "
+                f"of {resume_nproc} "
                 f"rank{'' if resume_nproc == 1 else 's'} (torch's launcher)")
     return f"restarts as new launches of {nproc} ranks (torch's launcher)"
 
