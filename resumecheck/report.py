@@ -561,10 +561,14 @@ def _outcome_text(report: Report) -> str:
     full = report.full_resume
     resaved = full.lost_on_resave() if full is not None else []
     if resaved and full is not None and full.verdict != DIVERGED:
-        return (f"{report.outcome}: every step after the restart matches, but your save() "
-                "right after your load(), and a restart from that checkpoint, depart from the "
-                f"uninterrupted run: {resave_loses([f'`{c}`' for c in resaved])} (see the "
-                "diagnosis)")
+        # (in the words the run's why was put in: a framework's save and restore,
+        # where a trial's Lightning headline said "your save()")
+        tail = ", and a restart from that checkpoint"
+        saved = (full.explanation.partition("but ")[2].partition(tail)[0]
+                 if tail in full.explanation else "") or "your save() right after your load()"
+        return (f"{report.outcome}: every step after the restart matches, but {saved}{tail}, "
+                f"depart from the uninterrupted run: "
+                f"{resave_loses([f'`{c}`' for c in resaved])} (see the diagnosis)")
     if not report.equivalent or not lost:
         return report.outcome
     return (f"{report.outcome} in what is compared; not compared, and your own resume ends "
