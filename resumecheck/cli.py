@@ -328,7 +328,8 @@ def _timing_parser(sub: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _common(tm)
-    tm.add_argument("--steps", type=_whole, default=30, help="measured steps (default 30)")
+    tm.add_argument("--steps", type=_whole, help="measured steps (default 30; for a framework "
+                    "target, at most as many as its loop runs after the warm-up)")
     tm.add_argument("--warmup", type=int, default=3, help="warm-up steps left out (default 3)")
     tm.add_argument("--checkpoint-every", type=_positive_int, default=5,
                     help="a checkpoint every K steps, timed: the program's own save() where it "

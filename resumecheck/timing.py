@@ -303,14 +303,15 @@ def _ms(seconds: float) -> str:
 def measure(
     target: Any = None,
     *,
-    steps: int = 30,
+    steps: int | None = None,
     warmup: int = 3,
     checkpoint_every: int = 5,
     seed: int | None = None,
     threads: int = 1,
     nproc: int | None = None,
 ) -> TimingReport:
-    """Run ``target`` for ``steps`` steps under a PhaseTimer; the engine times
+    """Run ``target`` for ``steps`` steps (None: 30, or, for a framework target,
+    at most as many as its loop runs after the warm-up) under a PhaseTimer; the engine times
     the program's own ``save()`` every ``checkpoint_every`` steps (where it has
     none, or on many ranks, the engine's own capture through torch.save), and
     the barrier when torch.distributed is initialised.
@@ -323,6 +324,7 @@ def measure(
     from resumecheck.program import Target, load_target
     from resumecheck.settings import Settings
 
+    asked, steps = steps, 30 if steps is None else steps
     Settings(steps=steps, seed=seed, threads=threads)  # validated once, here
     tgt = target if isinstance(target, Target) else load_target(target)
     for name, value, low in (("warmup", warmup, 0), ("checkpoint_every", checkpoint_every, 1)):
@@ -335,6 +337,10 @@ def measure(
     distributed = torch.distributed.is_available() and torch.distributed.is_initialized()
     try:
         built = tgt.build(tgt.launch_config(seed))
+        if asked is None and getattr(built.program, "framework", None):
+            # a framework's loop stops at the target's steps (two trials: the default
+            # 30 + 3 failed on a Lightning and a Trainer target of 12)
+            steps = max(1, min(steps, tgt.steps - warmup))
         own = built.has_own_checkpoint and not distributed  # (ranks share one save path)
         timer = PhaseTimer(warmup=warmup)
         with scratch_directory("resumecheck-timing-") as work, timer:

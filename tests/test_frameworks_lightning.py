@@ -148,6 +148,16 @@ def test_a_module_made_anew_after_the_restore_is_said_to_be_changed_not_lossy():
     assert [f.component for f in report.runs[0].diagnosis][:1] == ["params"]
 
 
+def test_timing_a_framework_target_by_default_times_what_its_loop_runs():
+    """Two trials: `resumecheck timing` on a Lightning (and a Trainer) target
+    of 12 steps failed by default, asking for 30 + 3 of its loop."""
+    from resumecheck.timing import measure
+
+    report = measure(spec("LIGHTNING_EXACT"), checkpoint_every=100)
+    assert (report.steps, report.warmup) == (5, 3)  # its 8 steps, less the warm-up
+    assert report.ranks[0]["steps"] == 5
+
+
 def test_a_callback_whose_state_dict_is_empty_is_neither_saved_nor_given_none():
     """As Lightning's checkpoint: no entry for a callback whose state_dict()
     returns None or {}; a trial's engine restore gave it None, and its
