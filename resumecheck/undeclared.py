@@ -66,10 +66,12 @@ _CALLBACK_TODO = (
 """What to do about state a framework adapter's user callback keeps (``undeclared_roots``)."""
 
 _FRAMEWORK_HELD_TODO = (
-    "the framework's checkpoint does not hold it, and a framework's target declares the "
-    "framework's own state only: draw from a generator seeded again from the step or the "
-    "sample's index, or save and restore its state with a callback")
-"""What to do about a generator an object the framework holds keeps (a Trainer's data collator)."""
+    "the framework's checkpoint does not hold it unless your code saves it there, and a "
+    "framework's target declares the framework's own state only: draw from a generator "
+    "seeded again from the step or the sample's index, or save and restore its state with "
+    "a callback")
+"""What to do about a generator an object the framework holds keeps (a Trainer's data
+collator; a trial's Trainer subclass saved it, and read that the checkpoint did not)."""
 
 
 # What a `not compared` line says of the declared components: none holds it

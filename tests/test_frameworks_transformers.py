@@ -165,7 +165,8 @@ def test_a_generator_in_the_users_data_collator_is_named_with_what_to_do():
     [line] = [u for u in report.undeclared if u.startswith("data_collator.rng ")]
     assert line.startswith("data_collator.rng (a numpy Generator whose state the run changed, "
                            "drawn from or seeded again, and no declared component holds: the "
-                           "framework's checkpoint does not hold it"), line
+                           "framework's checkpoint does not hold it unless your code saves "
+                           "it there"), line
     assert "RNGState" not in line  # (a Trainer target declares nothing more)
 
 
