@@ -592,8 +592,31 @@ def describe_data(reference: SegmentResult, segments: Sequence[tuple[int, Segmen
                 how = compare_values(a, b, Tolerance.bitwise()).summary
             else:
                 how = describe_entries(a, b)
-            return f"the model's {which} in step {step}: {how}"
+            return (f"the model's {which} in step {step}: {how}"
+                    + _inputs_elsewhere(reference, rec, rank, step, run_in))
     return None
+
+
+def _inputs_elsewhere(reference: SegmentResult, rec: Any, rank: int | None, step: int,
+                      read: list[torch.Tensor]) -> str:
+    """Where every input tensor a run's step called the model with is, bit for
+    bit, what the reference's step at another step did: that step, in words
+    (a trial's Trainer, told to skip no data on resume, read the batches of
+    the epoch's first steps again, and the report led with a stream). Only
+    where a match means something (as ``_read_elsewhere``)."""
+    if not read or any(t.numel() < 2 or (not (t.is_floating_point() or t.is_complex())
+                                         and t.unique().numel() < t.numel()) for t in read[:1]):
+        return ""
+    keys = [k for k in rec.digests if k.startswith("inputs:") and split_rank_name(k)[1] == rank]
+    same = [r.step for r in reference.records if r.step != step and keys
+            and all(r.digests.get(k) == rec.digests[k] for k in keys)]
+    if not same:
+        return ""
+    at = min(same, key=lambda j: (abs(j - step), j))
+    n = abs(at - step)
+    return (f"; they are what the uninterrupted run called it with at step {at} ({n} "
+            f"step{'s' if n > 1 else ''} {'earlier' if at < step else 'later'}): the restart "
+            "reads the run's own data, at another position (or in another epoch's order)")
 
 
 def _read_elsewhere(reference: SegmentResult, rec: Any, key: str, step: int,

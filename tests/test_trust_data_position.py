@@ -96,3 +96,25 @@ def test_the_no_cause_clause_goes_where_the_declared_state_is_incomplete():
     assert own.explanation == ("data (the samples consumed) differs from step 6; restored state "
                                "differs in data_cursor; samples of step 6"), own.explanation
     assert own.diagnosis[0].status is None
+
+
+def test_the_models_inputs_read_at_another_step_are_said_to_be_so():
+    """A trial's Trainer with ignore_data_skip=True read the epoch's first
+    batches again; the report, on the model's inputs, led with a stream."""
+    from resumecheck.evidence import _inputs_elsewhere
+    from resumecheck.segments import SegmentResult
+    from resumecheck.trace import StepRecord
+
+    def rec(step, a, b):
+        return StepRecord(step=step, loss=0.0, digests={"inputs:0": a, "inputs:1": b})
+
+    reference = SegmentResult(records=[rec(1, "a", "b"), rec(2, "c", "d"), rec(3, "e", "f")],
+                              names=[], captures={}, end_state=None)
+    read = [torch.randn(4, 3)]
+    said = _inputs_elsewhere(reference, rec(3, "a", "b"), None, 3, read)
+    assert said == ("; they are what the uninterrupted run called it with at step 1 (2 steps "
+                    "earlier): the restart reads the run's own data, at another position (or "
+                    "in another epoch's order)")
+    assert _inputs_elsewhere(reference, rec(3, "a", "d"), None, 3, read) == ""  # (not all)
+    labels = [torch.tensor([0, 1, 0, 1])]  # (repeats: a match by chance)
+    assert _inputs_elsewhere(reference, rec(3, "a", "b"), None, 3, labels) == ""
