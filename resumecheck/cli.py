@@ -54,7 +54,8 @@ EXIT_SIGHUP = 128 + getattr(signal, "SIGHUP", 1)  # 129
 _EXIT_CODES = """\
 exit codes: 0 equivalent, 1 not equivalent (the full resume diverged or failed),
             2 bad usage or input,
-            3 the baseline is not deterministic (use --tolerance close to judge anyway),
+            3 the baseline is not deterministic (--tolerance close judges it where the
+              runs differ only by rounding: the message says whether they do),
               or, in-process, the run changed state the program keeps at module level
               (use --isolation process),
             4 the environment failed, not the program (disk full, a file size limit,
