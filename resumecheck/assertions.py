@@ -17,7 +17,7 @@ from resumecheck.engine import verify
 from resumecheck.errors import (
     ComponentsNotExercised, LatentGapWarning, LostStateWarning, ResumeNotEquivalent,
 )
-from resumecheck.phrases import lost_uncompared
+from resumecheck.phrases import first_line, lost_uncompared
 from resumecheck.program import Target
 from resumecheck.components import split_rank_name
 from resumecheck.report import FAILED, Report, RunResult
@@ -139,7 +139,7 @@ def _figures_where(run: RunResult) -> str:
 def _describe_run(run: RunResult, label: str, incomplete: str | None) -> list[str]:
     lines = [f"  {label}: {run.verdict}"]
     if run.failure:
-        lines.append(f"    failure: {run.failure.splitlines()[0]}")
+        lines.append(f"    failure: {first_line(run.failure)}")
     if run.first_divergent_step is not None and run.verdict == "diverged":
         lines.append(
             f"    first divergence: step {run.first_divergent_step}, "

@@ -51,7 +51,7 @@ from resumecheck.report import (
 )
 from resumecheck.faults import environment_failure
 from resumecheck.interrupt import scratch_directory
-from resumecheck.phrases import lost_uncompared
+from resumecheck.phrases import first_line, lost_uncompared
 from resumecheck.reproduce import reproduce_command
 from resumecheck.settings import Settings
 from resumecheck.strategies import interruption_schedules
@@ -246,7 +246,7 @@ class FuzzResult:
                          + (", but a save right after your load() departs"
                             if run.lost_on_resave() else ""))
             if run.failure:
-                lines.append(f"  failure: {run.failure.splitlines()[0]}")
+                lines.append(f"  failure: {first_line(run.failure)}")
             for f in run.diagnosis:
                 lines.append(f"  diagnosis: {f.line_in(run, self.declared_state_notice)}")
             lines.append(f"  why: {run.explanation}")

@@ -11,9 +11,10 @@ import re
 
 __all__ = ["ADAPTER_LEFT_OUT", "BUILDING", "CHANGED_AFTER_LOAD", "CHECKPOINT_LOSES",
            "CHECKPOINT_MAY_LOSE", "LOOP_ENDED", "NOT_DECLARED", "NOT_VALIDATED_AGAIN",
-           "OWN_RESUME_ENDS_OTHERWISE", "REORDERED", "RESTORE_CHANGED", "RESTART_HELD_OTHERWISE",
-           "RESTORING", "STOPPED", "UNDECLARED_LEAD", "first_few", "lost_uncompared",
-           "merge_items", "uncompared_path", "undeclared_lead"]
+           "OWN_RESUME_ENDS_OTHERWISE", "POSITION_UNUSED", "REORDERED", "RESTART_HELD_OTHERWISE",
+           "RESTORE_CHANGED", "RESTORING", "STOPPED", "UNDECLARED_LEAD", "first_few", "first_line",
+           "lost_uncompared", "merge_items", "uncompared_path", "undeclared_lead",
+           "unused_position"]
 
 RESTORING = "restoring the checkpoint"
 BUILDING = "building the restarted program"
@@ -166,3 +167,13 @@ def unused_position(text: str) -> str | None:
     start = text.find(head)
     end = text.find(tail, start)
     return None if start < 0 or end < 0 else text[start:end + len(tail)]
+
+
+def first_line(text: str) -> str:
+    """A message's first line; where it ends with a colon, the next line too (a
+    trial's report cut torch's "Error(s) in loading state_dict for Classifier:"
+    there, and said nothing of which keys)."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if not lines:
+        return ""
+    return f"{lines[0]} {lines[1]}" if lines[0].endswith(":") and len(lines) > 1 else lines[0]

@@ -16,7 +16,7 @@ from typing import Any, Literal
 from resumecheck.errors import LONGER_BOUND
 from resumecheck.phrases import (
     BUILDING, CHANGED_AFTER_LOAD, NOT_VALIDATED_AGAIN, REORDERED, RESTORE_CHANGED, RESTORING,
-    STOPPED, lost_uncompared, uncompared_path, unused_position,
+    STOPPED, first_line, lost_uncompared, uncompared_path, unused_position,
 )
 from resumecheck.streams import unseeded_text
 from resumecheck.trajectory import Trajectory
@@ -584,7 +584,7 @@ def _incomplete_state_notice(report: Report, lines_shown: bool) -> str | None:
     ablated = any(r.dropped for r in report.runs)
     if engine.verdict == FAILED and engine.explanation.startswith(RESTORING):
         return ("the engine's own restore of the declared components into a fresh build "
-                f"fails: {(engine.failure or '').splitlines()[0]}."
+                f"fails: {first_line(engine.failure or '')}."
                 + (" The ablations restore the same way, so they cannot be judged: "
                    "inconclusive (or failed)." if ablated else ""))
     if engine.verdict == FAILED and engine.explanation.startswith(BUILDING):
@@ -592,12 +592,12 @@ def _incomplete_state_notice(report: Report, lines_shown: bool) -> str | None:
     if engine.verdict == FAILED and engine.explanation.startswith(STOPPED):
         # (a trial: a --timeout set too small read as declared state incomplete)
         return ("the engine's own full resume was stopped by the step timeout: "
-                f"{(engine.failure or '').splitlines()[0]}. A run stopped so says nothing "
+                f"{first_line(engine.failure or '')}. A run stopped so says nothing "
                 "of whether the declared components capture the program's state. "
                 f"{LONGER_BOUND[0].upper()}{LONGER_BOUND[1:]}; if it hangs there after a "
                 "restart, that is the finding."
                 + (" Ablations cannot be judged: inconclusive." if ablated else ""))
-    where = (f"fails: {(engine.failure or '').splitlines()[0]}" if engine.verdict == FAILED
+    where = (f"fails: {first_line(engine.failure or '')}" if engine.verdict == FAILED
              else engine.where_it_differs())
     ablations = " Ablations cannot be judged: inconclusive." if ablated else ""
     if any(r.dropped and r.verdict == DIVERGED for r in report.runs):
@@ -937,7 +937,7 @@ def _build_fails_notice(runs: list[RunResult], engine: RunResult, ablated: bool)
         " (A restart is built from the settings a declared `config` component brings "
         "back, where there is one: the factory must take them.)")
     return ("the engine's own restart fails before anything is restored, as the program is "
-            f"built again: {(engine.failure or '').splitlines()[0]}.{settings}"
+            f"built again: {first_line(engine.failure or '')}.{settings}"
             + (" The ablations restart the same way, so they cannot be judged: inconclusive "
                "(or failed)." if ablated else ""))
 

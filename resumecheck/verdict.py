@@ -36,7 +36,7 @@ from resumecheck.phrases import (
     ADAPTER_LEFT_OUT, BUILDING, CHANGED_AFTER_LOAD, CHECKPOINT_LOSES, CHECKPOINT_MAY_LOSE,
     LOOP_ENDED, NOT_DECLARED, NOT_VALIDATED_AGAIN, OWN_RESUME_ENDS_OTHERWISE, POSITION_UNUSED,
     RESTORE_CHANGED,
-    RESTORING, STOPPED, UNDECLARED_LEAD, uncompared_path, undeclared_lead,
+    RESTORING, STOPPED, UNDECLARED_LEAD, first_line, uncompared_path, undeclared_lead,
 )
 from resumecheck.report import (
     AFTER_DIVERGENCE, CLOSE, CONFIRMED, DIVERGED, FAILED, IDENTICAL, INCONCLUSIVE, LATENT,
@@ -383,11 +383,11 @@ def judge(ref: Reference, result: RunResult, segments: Segments) -> Comparison |
         result.failure = failed.error
         result.first_divergent_step = failed.error_step
         result.explanation = (
-            f"{STOPPED}: {(failed.error or '').splitlines()[0].replace(' (the step timeout)', '')}"
+            f"{STOPPED}: {first_line(failed.error or '').replace(' (the step timeout)', '')}"
             "; if the program is merely slower than that, give it a longer --timeout"
             if failed.timed_out else
             f"{_STAGES.get(failed.error_stage or '', 'the run')} failed: "
-            f"{(failed.error or '').splitlines()[0]}")
+            f"{first_line(failed.error or '')}")
         if GLOBAL_STEP in result.dropped and LOOP_ENDED in (failed.error or ""):
             # (a trial was told to give its target more steps, which it had)
             result.explanation += (

@@ -158,6 +158,23 @@ def test_timing_a_framework_target_by_default_times_what_its_loop_runs():
     assert report.ranks[0]["steps"] == 5
 
 
+def test_a_callback_whose_state_dict_cannot_run_at_the_build_is_still_a_component():
+    """A trial's EMA made its weights in on_fit_start: its state_dict() raised
+    at the build, where the adapter asked for it, and the reference failed
+    ('Fix the program') although Lightning trains it."""
+    from resumecheck.frameworks.lightning import _stateful_callbacks
+    import lightning.pytorch as pl
+
+    class LateEMA(pl.Callback):
+        shadow = None
+
+        def state_dict(self):
+            return {k: v.clone() for k, v in self.shadow.items()}
+
+    late = LateEMA()
+    assert _stateful_callbacks([late]) == [late]
+
+
 def test_a_callback_whose_state_dict_is_empty_is_neither_saved_nor_given_none():
     """As Lightning's checkpoint: no entry for a callback whose state_dict()
     returns None or {}; a trial's engine restore gave it None, and its

@@ -348,3 +348,15 @@ def test_the_headline_of_a_save_that_loses_state_is_in_the_frameworks_words():
     said = "Lightning's checkpoint save right after Lightning's restore"
     own.explanation = own.explanation.replace("your save() right after your load()", said)
     assert f"matches, but {said}, and a restart from that checkpoint" in _outcome_text(report)
+
+
+def test_a_failure_whose_first_line_ends_with_a_colon_says_the_next_line_too():
+    """A trial's report cut torch's "Error(s) in loading state_dict for
+    Classifier:" there, and said nothing of which keys."""
+    from resumecheck.phrases import first_line
+
+    text = ('Error(s) in loading state_dict for Classifier:\n\tUnexpected key(s) in '
+            'state_dict: "head.0.weight".\nmore')
+    assert first_line(text) == ('Error(s) in loading state_dict for Classifier: Unexpected '
+                                'key(s) in state_dict: "head.0.weight".')
+    assert first_line("one\ntwo") == "one" and first_line("") == ""

@@ -464,7 +464,18 @@ def _stateful_callbacks(callbacks: Any) -> list[Any]:
     pl = require("lightning.pytorch", "resumecheck.frameworks.lightning")
     return [callback for _, callback in user_callbacks(callbacks)
             if type(callback).state_dict is not pl.Callback.state_dict
-            and _plain(callback.state_dict())]
+            and _plain_at_build(callback)]
+
+
+def _plain_at_build(callback: Any) -> bool:
+    """``_plain`` of a callback's state as it is at the build; one whose
+    ``state_dict()`` cannot run yet (a trial's EMA made its weights in
+    ``on_fit_start``, and Lightning asks for it only at a save) is taken, and
+    asked again where the check captures it."""
+    try:
+        return _plain(callback.state_dict())
+    except Exception:
+        return True
 
 
 def _plain(state: Any) -> bool:
