@@ -543,6 +543,26 @@ def _counting_module(keeps: bool):
     return Counting()
 
 
+def _save_counter():
+    """A callback that counts the checkpoints Lightning writes, and keeps the count."""
+    import lightning.pytorch as pl
+
+    class SaveCounter(pl.Callback):
+        def __init__(self):
+            self.saves = 0
+
+        def on_save_checkpoint(self, trainer, pl_module, checkpoint):
+            self.saves += 1
+
+        def state_dict(self):
+            return {"saves": self.saves}
+
+        def load_state_dict(self, state):
+            self.saves = state["saves"]
+
+    return SaveCounter()
+
+
 # a trial's counter kept by on_save_checkpoint: the engine's own resume lost it
 LIGHTNING_HOOKS = lightning_target(
     module=lambda: _counting_module(True), data=lambda: lightning_train().stateful_loader(),
@@ -588,3 +608,7 @@ def statement_lines(path: Path, name: str) -> int:
                 and any(getattr(t, "id", None) == name for t in n.targets))
     assert node.end_lineno is not None
     return node.end_lineno - node.lineno + 1
+# the hooks' capture must not call the callbacks' on_save_checkpoint
+LIGHTNING_HOOKS_SAVE_COUNTER = lightning_target(
+    module=lambda: _counting_module(True), data=lambda: lightning_train().stateful_loader(),
+    steps=8, resume_at=(3,), trainer=lambda: {"callbacks": [_save_counter()]})

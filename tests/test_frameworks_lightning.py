@@ -117,6 +117,21 @@ def test_what_the_modules_own_hooks_keep_is_the_hooks_component():
     assert hooks.first_divergent_quantity.startswith("loss")
 
 
+def test_capturing_the_hooks_calls_no_callbacks_on_save_checkpoint(tmp_path, monkeypatch):
+    """A capture of the module's hooks asks Lightning for a checkpoint: a
+    callback that counts the checkpoints written must not count it."""
+    monkeypatch.setenv(SCRATCH_ENV, str(tmp_path))
+    built = load_target(spec("LIGHTNING_HOOKS_SAVE_COUNTER")).build({"seed": 0})
+    try:
+        built.step(1)
+        hooks = built.component("hooks").obj.state_dict()
+        assert hooks == {"seen": 1}
+        [counter] = [cb for cb in built.program.trainer.callbacks if hasattr(cb, "saves")]
+        assert counter.saves == 0
+    finally:
+        built.program.close()
+
+
 @pytest.mark.e2e
 def test_a_hook_that_keeps_nothing_is_caught():
     report = resumecheck.verify(spec("LIGHTNING_HOOKS_FORGET"), drop="none", noise_seeds=0,

@@ -429,12 +429,16 @@ def _saves_own_state(module: Any) -> bool:
 
 def _dump(trainer: Any) -> dict[str, Any]:
     """Lightning's checkpoint of the trainer as it is, without the module's own
-    ``on_save_checkpoint`` (what it adds is asked for apart)."""
-    module = trainer.lightning_module
+    ``on_save_checkpoint`` (what it adds is asked for apart) and without the
+    callbacks (a capture must not call their ``on_save_checkpoint``, which a
+    callback that counts its saves would count)."""
+    module, callbacks = trainer.lightning_module, trainer.callbacks
     module.on_save_checkpoint = lambda checkpoint: None  # (Lightning calls it by name)
+    trainer.callbacks = []
     try:
         return dict(trainer._checkpoint_connector.dump_checkpoint(weights_only=False))
     finally:
+        trainer.callbacks = callbacks
         del module.on_save_checkpoint
 
 
