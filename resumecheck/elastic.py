@@ -51,6 +51,7 @@ import torch
 from resumecheck.capture import load_checkpoint
 from resumecheck.compare import Difference, Tolerance, compare_values, flatten_state
 from resumecheck.components import DATA_CURSOR, RNG, SAMPLER_EPOCH, split_rank_name
+from resumecheck.evidence import steps_apart, telling
 from resumecheck.program import epoch_boundaries
 from resumecheck.report import (
     CLOSE, DIVERGED, FAILED, IDENTICAL, INCONCLUSIVE, Finding, RunResult,
@@ -185,18 +186,14 @@ def _read_elsewhere(reference: SegmentResult, restarts: list[SegmentResult], ste
     seg = next((s for s in restarts if s.tensor_dir and any(r.step == step for r in s.records)),
                None)
     read = _global_batch(seg.tensor_dir, step) if seg is not None and seg.tensor_dir else None
-    if read is None or read.numel() < 4 or not reference.tensor_dir or (
-            not (read.is_floating_point() or read.is_complex())
-            and read.unique().numel() < read.numel()):
+    if read is None or not telling(read, least=4) or not reference.tensor_dir:
         return None
     for j in sorted((r.step for r in reference.records if r.step != step),
-                    key=lambda j: (abs(j - step), j)):
+                    key=lambda j: (abs(j - step), j)):  # (nearest first: files read lazily)
         other = _global_batch(reference.tensor_dir, j)
         if other is not None and other.shape == read.shape and torch.equal(other, read):
-            n = abs(j - step)
             said = (f"the continuation's global batch at step {step} is the one the "
-                    f"uninterrupted run read at step {j} ({n} step{'s' if n > 1 else ''} "
-                    f"{'earlier' if j < step else 'later'})")
+                    f"uninterrupted run read at step {j} ({steps_apart(j, step)})")
             if _same_place_of_another_epoch(reference, step, j) and SAMPLER_EPOCH in \
                     reference.names:  # (a trial's lost epoch was blamed on the position)
                 return Finding(SAMPLER_EPOCH, f"{said}, at the same place in another epoch: "

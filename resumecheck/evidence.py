@@ -40,8 +40,8 @@ from resumecheck.streams import (
 )
 from resumecheck.trace import differing_quantities, load_step_tensors, load_stream_states
 
-__all__ = ["annotate", "cleared_streams", "describe_data", "describe_end_state", "set_right_during",
-           "stream_offsets", "unclear_streams"]
+__all__ = ["annotate", "cleared_streams", "describe_data", "describe_end_state", "nearest_step",
+           "set_right_during", "steps_apart", "stream_offsets", "telling", "unclear_streams"]
 
 
 _DROPPING = "which drops"
@@ -603,20 +603,16 @@ def _inputs_elsewhere(reference: SegmentResult, rec: Any, rank: int | None, step
     bit, what the reference's step at another step did: that step, in words
     (a trial's Trainer, told to skip no data on resume, read the batches of
     the epoch's first steps again, and the report led with a stream). Only
-    where a match means something (as ``_read_elsewhere``)."""
-    if not read or any(t.numel() < 2 or (not (t.is_floating_point() or t.is_complex())
-                                         and t.unique().numel() < t.numel()) for t in read[:1]):
+    where a match means something (``telling``)."""
+    if not read or not telling(read[0], least=2):
         return ""
     keys = [k for k in rec.digests if k.startswith("inputs:") and split_rank_name(k)[1] == rank]
-    same = [r.step for r in reference.records if r.step != step and keys
-            and all(r.digests.get(k) == rec.digests[k] for k in keys)]
-    if not same:
+    at = nearest_step([r.step for r in reference.records if r.step != step and keys
+                       and all(r.digests.get(k) == rec.digests[k] for k in keys)], step)
+    if at is None:
         return ""
-    at = min(same, key=lambda j: (abs(j - step), j))
-    n = abs(at - step)
-    return (f"; they are what the uninterrupted run called it with at step {at} ({n} "
-            f"step{'s' if n > 1 else ''} {'earlier' if at < step else 'later'}): the restart "
-            "reads the run's own data, at another position (or in another epoch's order)")
+    return (f"; they are what the uninterrupted run called it with at step {at} "
+            f"({steps_apart(at, step)}): {_OWN_DATA_ELSEWHERE}")
 
 
 def _read_elsewhere(reference: SegmentResult, rec: Any, key: str, step: int,
@@ -628,18 +624,43 @@ def _read_elsewhere(reference: SegmentResult, rec: Any, key: str, step: int,
     counted one batch late, replayed the last batch before the restart, and
     the report said only that 8 of 8 samples differed; another's, one sample
     late, read the reference's samples shifted by one: ``_shifted``)."""
-    if read.numel() < 2 or (not (read.is_floating_point() or read.is_complex())
-                            and (read.numel() < 4 or read.unique().numel() < read.numel())):
+    if not telling(read, least=2):
         return ""
     want = rec.digests.get(key)
-    same = [r.step for r in reference.records if r.step != step and r.digests.get(key) == want]
-    if want is None or not same:
+    at = None if want is None else nearest_step(
+        [r.step for r in reference.records if r.step != step and r.digests.get(key) == want],
+        step)
+    if at is None:
         return _shifted(expected, read)
-    at = min(same, key=lambda j: (abs(j - step), j))
+    return (f"; they are what the uninterrupted run read at step {at} "
+            f"({steps_apart(at, step)}): {_OWN_DATA_ELSEWHERE}")
+
+
+_OWN_DATA_ELSEWHERE = ("the restart reads the run's own data, at another position (or in "
+                       "another epoch's order)")
+"""What samples (or inputs) read at another step of the reference say."""
+
+
+def telling(samples: torch.Tensor, least: int) -> bool:
+    """Whether a match of ``samples`` with others means something: at least
+    ``least`` values, and, of integers (indices, labels), at least four, none
+    repeated (a batch of a few labels matches another by chance)."""
+    if samples.numel() < least:
+        return False
+    if samples.is_floating_point() or samples.is_complex():
+        return True
+    return samples.numel() >= 4 and samples.unique().numel() == samples.numel()
+
+
+def nearest_step(steps: list[int], step: int) -> int | None:
+    """Of ``steps``, the nearest to ``step`` (the earlier on a tie; None: none)."""
+    return min(steps, key=lambda j: (abs(j - step), j)) if steps else None
+
+
+def steps_apart(at: int, step: int) -> str:
+    """``3 steps earlier``: where step ``at`` is from ``step``."""
     n = abs(at - step)
-    when = f"{n} step{'s' if n > 1 else ''} {'earlier' if at < step else 'later'}"
-    return (f"; they are what the uninterrupted run read at step {at} ({when}): the restart "
-            "reads the run's own data, at another position (or in another epoch's order)")
+    return f"{n} step{'s' if n > 1 else ''} {'earlier' if at < step else 'later'}"
 
 
 def _shifted(expected: torch.Tensor, read: torch.Tensor) -> str:
