@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -40,7 +41,7 @@ from resumecheck.streams import (
 )
 from resumecheck.trace import differing_quantities, load_step_tensors, load_stream_states
 
-__all__ = ["annotate", "cleared_streams", "describe_data", "describe_end_state", "nearest_step",
+__all__ = ["annotate", "cleared_streams", "offsets_shared_with", "describe_data", "describe_end_state", "nearest_step",
            "set_right_during", "steps_apart", "stream_offsets", "telling", "unclear_streams"]
 
 
@@ -133,6 +134,10 @@ def _branch_note(result: RunResult) -> None:
     result.stream_offsets = noted
 
 
+_BRANCH_NOTE = re.compile(r" \(step \d+ read state that differs right after the restore: .*?; "
+                          r"a step that reads it otherwise may draw otherwise\)")
+"""The note ``_branch_note`` adds to a stream's words."""
+
 _NO_LEAD = (LATENT, PUT_BACK, NOT_CAUSE, AFTER_DIVERGENCE, LOST_ON_RESAVE)
 """Finding statuses that name no cause of a difference in the steps."""
 
@@ -152,6 +157,39 @@ def unclear_streams(result: RunResult, cleared: str) -> None:
     result.stream_offsets = [replace(o, detail=o.detail.removesuffix(note))
                              for o in result.stream_offsets]
     result.explanation += _stream_clause(result.stream_offsets)
+
+
+def offsets_shared_with(run: RunResult, full: RunResult) -> None:
+    """An ablation judged before the engine's full resume departs: the stream
+    offsets that resume shows too (the same stream, step and draws) are its
+    own, not the drop's; the explanation says so instead of saying each
+    again with the usual causes (a trial: every ablation row of a program
+    whose DataLoader is made after the load carried its draw, with "step 5
+    read state that differs right after the restore: data_cursor")."""
+    def key(o: StreamOffset) -> tuple[str, int, int | None, str]:
+        return (o.stream, o.step, o.draws, o.unit)
+
+    theirs = {key(o) for o in full.stream_offsets}
+    shared = [o for o in run.stream_offsets if key(o) in theirs]
+    if not shared:
+        return
+    said = _stream_clause(run.stream_offsets)
+    if said not in run.explanation:  # (said otherwise: put back, or not the cause)
+        return
+    own = [o for o in run.stream_offsets if key(o) not in theirs]
+    streams: dict[str, list[int]] = {}
+    for o in shared:
+        name, rank = split_rank_name(o.stream)
+        streams.setdefault(stream_label(name), []).extend([] if rank is None else [rank])
+    labels = " and ".join(label + (f" (rank{'s' if len(ranks) > 1 else ''} "
+                                   f"{' and '.join(map(str, sorted(ranks)))})" if ranks else "")
+                          for label, ranks in streams.items())
+    note = (f"; the {labels} {'is' if len(streams) == 1 else 'are'} off after the restore as in "
+            "the engine's full resume (see the WARNING): not this drop's doing")
+    run.explanation = run.explanation.replace(said, (_stream_clause(own) if own else "") + note, 1)
+    as_full = " (as in the engine's full resume)"
+    run.stream_offsets = [replace(o, detail=_BRANCH_NOTE.sub("", o.detail) + as_full)
+                          if key(o) in theirs else o for o in run.stream_offsets]
 
 
 def _not_the_cause(cleared: str) -> str:

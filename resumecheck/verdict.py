@@ -30,7 +30,9 @@ from resumecheck.components import (
 from resumecheck.errors import (
     CONFIG_MASKED, SCHEDULER_BY_EPOCH, SCHEDULER_IDLE, SCHEDULER_UNREAD, SET_AGAIN, as_built_text,
 )
-from resumecheck.evidence import annotate, cleared_streams, set_right_during, unclear_streams
+from resumecheck.evidence import (
+    annotate, cleared_streams, offsets_shared_with, set_right_during, unclear_streams,
+)
 from resumecheck.program import epoch_boundaries, next_epoch_start
 from resumecheck.phrases import (
     ADAPTER_LEFT_OUT, BUILDING, CHANGED_AFTER_LOAD, CHECKPOINT_LOSES, CHECKPOINT_MAY_LOSE,
@@ -1616,6 +1618,7 @@ def _before_full_resume(run: RunResult, engine_full: RunResult) -> None:
             f"ends otherwise in the {engine_full.first_divergent_quantity}), and the two "
             f"differ only in restoring {', '.join(run.dropped)}: it matters here")
         return
+    offsets_shared_with(run, engine_full)
     said = _noise_clause(run)  # (its own words otherwise stand: the data, the streams)
     later = (", which that step computes later"
              if run.first_divergent_step == engine_full.first_divergent_step else "")

@@ -57,6 +57,13 @@ def test_an_iterator_created_after_the_restore_is_said_first_and_judges_only_ear
         assert [(r.verdict, r.first_divergent_key) for r in earlier] == [("diverged", "inputs:0")]
         assert ("departs (step 5, loss, which that step computes later), and the two differ "
                 "only in restoring data_cursor: it matters here") in earlier[0].explanation
+        # the draw is the full resume's own, not the dropped cursor's (a trial: each
+        # such row named its draw with "step 5 read state that differs ...: data_cursor")
+        assert ("the torch CPU stream is off after the restore as in the engine's full "
+                "resume (see the WARNING): not this drop's doing") in earlier[0].explanation
+        assert "1 draw ahead" not in earlier[0].explanation
+        assert "read state that differs" not in earlier[0].stream_offsets[0].detail
+        assert earlier[0].stream_offsets[0].detail.endswith("(as in the engine's full resume)")
     else:
         assert lines[2].endswith("Ablations cannot be judged: inconclusive.")
 
