@@ -39,7 +39,8 @@ POSITION_UNUSED = ("the declared data position `{}` came back as saved, yet the 
                    "differ first: a position saved where the run was not (counted one batch "
                    "early or late), or a resumed loop that does not act on it (skips no "
                    "batches it already read, or makes its iterator without it), reads other "
-                   "samples so")
+                   "samples so; or what the loader reads depends on state no component "
+                   "declares (a curriculum's level, a shard's index)")
 """Said of a full resume whose first departure is the data while the declared
 data position came back as saved (a trial's loop restored its position and
 never skipped the batches it had read)."""

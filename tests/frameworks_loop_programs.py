@@ -518,6 +518,60 @@ LIGHTNING_DATAMODULE = lightning_target(
     resume_at=(3,))
 
 
+def _curriculum(saves: bool):
+    """A LightningDataModule whose loader grows harder with a level a callback
+    raises at each epoch's end (loaders made again every epoch): its
+    ``state_dict()`` keeps the level in Lightning's checkpoint (``saves``), or
+    it has none, as a datamodule written without resuming in mind."""
+    import lightning.pytorch as pl
+    from torch.utils.data import TensorDataset
+    from torchdata.stateful_dataloader import StatefulDataLoader
+
+    class Curriculum(pl.LightningDataModule):
+        def __init__(self):
+            super().__init__()
+            self.level = 0
+
+        def train_dataloader(self):
+            x, y = lightning_train().rows().tensors
+            return StatefulDataLoader(TensorDataset(x * (1 + self.level), y), batch_size=8)
+
+    class SavedCurriculum(Curriculum):
+        def state_dict(self):
+            return {"level": self.level}
+
+        def load_state_dict(self, state):
+            self.level = state["level"]
+
+    return SavedCurriculum() if saves else Curriculum()
+
+
+class RaiseLevel:
+    """Raises the datamodule's level at each training epoch's end."""
+
+    def __new__(cls):
+        import lightning.pytorch as pl
+
+        class Raise(pl.Callback):
+            def on_train_epoch_end(self, trainer, module):
+                trainer.datamodule.level += 1
+
+        return Raise()
+
+
+def _curriculum_target(saves: bool):
+    return lightning_target(
+        module=lambda: lightning_train().TinyClassifier(dropout=0.0),
+        data=lambda: _curriculum(saves), steps=8, resume_at=(7,),
+        trainer=lambda: {"reload_dataloaders_every_n_epochs": 1, "callbacks": [RaiseLevel()]})
+
+
+LIGHTNING_DATAMODULE_STATE = _curriculum_target(saves=True)
+"""A datamodule whose state_dict() keeps what its loaders read: it resumes."""
+LIGHTNING_DATAMODULE_STATE_FORGOTTEN = _curriculum_target(saves=False)
+"""Its state_dict() leaves the level out: a resume reads the easier data."""
+
+
 def _counting_module(keeps: bool):
     """A module whose input noise ramps with a count of the batches it has
     seen, kept in Lightning's checkpoint by its own hooks (``keeps``), or not."""

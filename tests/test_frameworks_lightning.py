@@ -530,3 +530,33 @@ def test_a_model_checkpoint_of_the_run_is_allowed_and_a_callbacks_state_is_not_u
     report = resumecheck.verify(spec("LIGHTNING_PLATEAU"), drop="none", noise_seeds=0,
                                 check_determinism=False)
     assert report.equivalent, report.render()
+
+
+@pytest.mark.e2e
+def test_a_datamodules_own_state_is_the_datamodule_component():
+    """A trial's LightningDataModule kept a curriculum's level in its
+    state_dict(), which Lightning's checkpoint holds: the engine's own restore
+    lost it, and the correct program's report warned that the declared state
+    was incomplete, every ablation inconclusive."""
+    report = resumecheck.verify(spec("LIGHTNING_DATAMODULE_STATE"), drop=["datamodule"],
+                                noise_seeds=0, check_determinism=False)
+    own, engine, datamodule = report.runs
+    assert (own.verdict, engine.verdict) == (IDENTICAL, IDENTICAL), report.render()
+    assert report.equivalent and report.declared_state_complete is not False
+    assert report.undeclared == []
+    assert datamodule.dropped == ["datamodule"] and datamodule.verdict == DIVERGED
+    assert datamodule.first_divergent_quantity.startswith("data")
+
+
+@pytest.mark.e2e
+def test_a_datamodules_state_it_does_not_save_is_named():
+    """Its twin has no state_dict(): the resume reads the easier data, and the
+    level it keeps is named as what the checkpoint may lose."""
+    report = resumecheck.verify(spec("LIGHTNING_DATAMODULE_STATE_FORGOTTEN"), drop="none",
+                                noise_seeds=0, check_determinism=False)
+    assert not report.equivalent and report.full_resume.verdict == DIVERGED
+    (level,) = report.undeclared
+    assert level.startswith("datamodule (Curriculum).level (int: 0 at the build, 1 at the end")
+    assert "your checkpoint may lose it" in level
+    warning = next(line for line in report.render().splitlines() if line.startswith("WARNING"))
+    assert "depends on state no component declares" in warning

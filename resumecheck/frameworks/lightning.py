@@ -224,6 +224,11 @@ class LightningProgram(LoopProgram):
         if _saves_own_state(self.module):  # (loaded about where Lightning's restore calls it)
             components[HOOKS] = LiveState(self, lambda: trainer, dump=_hooks_state,
                                           load=_load_hooks, stage=FIT_START)
+        datamodule = _stateful_datamodule(self.data)
+        if datamodule is not None:  # (restored where Lightning restores it: after setup)
+            components[DATAMODULE] = LiveState(self, lambda: datamodule, dump=_datamodule_state,
+                                               load=_load_datamodule, stage="setup",
+                                               verify_as=DATAMODULE)
         stateful = _stateful_callbacks(trainer.callbacks)
         if stateful:  # (restored where Lightning restores them: after the setup hooks)
             components[CALLBACKS] = LiveState(self, lambda: stateful, dump=_callbacks_state,
@@ -237,8 +242,9 @@ class LightningProgram(LoopProgram):
         (the ``callbacks`` component), what that state leaves out (a trial: a
         best metric its state_dict() returned was said to be held by none)."""
         stateful = {id(cb) for cb in _stateful_callbacks(self.trainer.callbacks)}
-        return [(path, _not_in_state(cb) if id(cb) in stateful else cb)
-                for path, cb in user_callbacks(self.trainer.callbacks)]
+        return [*_datamodule_roots(self.data),
+                *[(path, _not_in_state(cb) if id(cb) in stateful else cb)
+                  for path, cb in user_callbacks(self.trainer.callbacks)]]
 
     def close(self) -> None:
         super().close()
@@ -511,6 +517,56 @@ def _load_callbacks(callbacks: list[Any], state: dict[str, Any]) -> None:
     for callback in callbacks:
         if state.get(callback.state_key):
             callback.load_state_dict(state[callback.state_key])
+
+
+DATAMODULE = "datamodule"
+"""The component of a ``LightningDataModule`` whose class defines
+``state_dict()``: Lightning's checkpoint holds what it returns (under the
+class's name) and gives it back to its ``load_state_dict()`` as it restores
+the module and the callbacks (a trial's datamodule kept its curriculum's level
+there; the engine's own restore lost it, and the correct program's report
+warned that the declared state was incomplete)."""
+
+
+def _stateful_datamodule(data: Any) -> Any:
+    """``data`` where it is a LightningDataModule whose class defines
+    ``state_dict()`` with plain data in it at the build (else None)."""
+    pl = require("lightning.pytorch", "resumecheck.frameworks.lightning")
+    if not isinstance(data, pl.LightningDataModule) \
+            or type(data).state_dict is pl.LightningDataModule.state_dict:
+        return None
+    return data if _plain_at_build(data) else None
+
+
+def _datamodule_state(datamodule: Any) -> dict[str, Any]:
+    """What Lightning's checkpoint holds of the datamodule (nothing where its
+    ``state_dict()`` is empty: Lightning then keeps no entry)."""
+    return dict(datamodule.state_dict() or {})
+
+
+def _load_datamodule(datamodule: Any, state: dict[str, Any]) -> None:
+    """As Lightning's restore: given only a state that is not empty."""
+    if state:
+        datamodule.load_state_dict(copy.deepcopy(state))
+
+
+def _datamodule_roots(data: Any) -> list[tuple[str, Any]]:
+    """The datamodule's own attributes (not Lightning's, nor what its
+    ``state_dict()`` returns, which the ``datamodule`` component compares),
+    to be looked at like the program's own: a level it keeps and its state
+    leaves out is named."""
+    pl = require("lightning.pytorch", "resumecheck.frameworks.lightning")
+    if not isinstance(data, pl.LightningDataModule):
+        return []
+    state: Any = {}
+    if _stateful_datamodule(data) is not None:
+        try:
+            state = data.state_dict() or {}
+        except Exception:  # (a state_dict() that fails: the capture says it)
+            state = {}
+    lightning_own = set(vars(pl.LightningDataModule()))
+    fields = {k: v for k, v in vars(fields_beside(data, state)).items() if k not in lightning_own}
+    return [(f"datamodule ({type(data).__name__})", types.SimpleNamespace(**fields))]
 
 
 def _driver_base() -> type:
