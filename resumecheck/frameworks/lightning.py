@@ -24,7 +24,8 @@ optimizer steps, and a stateful loader's state when it has one), ``rng``
 (the global streams, which Lightning's checkpoint does not hold, and the
 generator of a training DataLoader given as ``data``), where your module
 overrides ``on_save_checkpoint``, ``hooks`` (what it adds to the checkpoint,
-given back to its ``on_load_checkpoint``) and, where
+given back to its ``on_load_checkpoint``), where your ``LightningDataModule``
+defines ``state_dict()``, ``datamodule`` (what it returns) and, where
 your own callbacks define ``state_dict()``, ``callbacks`` (their states, as
 Lightning's checkpoint holds them). The fit
 loop's counters can be restored into a running loop only through Lightning's
