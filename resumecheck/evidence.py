@@ -545,8 +545,9 @@ def _cause(key: str, when: str, unit: str = "draws", count: int = 0) -> str:
         return _words_cause(key, when, count if unit == "32-bit words" else 2 * count)
     if key == "torch":
         return (f"something drew from the torch stream {when}: a DataLoader iterator created "
-                "after the load draws its base seed (a shuffled one without a generator of its "
-                "own its shuffle's seed too: 2 draws); a prefetching loader fetches ahead")
+                "after the load draws its base seed (and a shuffled one without a generator of "
+                "its own draws its shuffle's seed too: 2 draws); a prefetching loader fetches "
+                "ahead")
     if key.startswith("generator "):
         return (f"something drew from {stream_label(key)} {when}: a DataLoader iterator "
                 "created after the load draws its base seed from its generator")

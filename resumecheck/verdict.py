@@ -290,7 +290,8 @@ def end_state_differences(
         if ends is not None:
             ends[name] = run_digest
         at_k = ref.segment.captures[first_k]
-        if latent is not None and ref.component_digest(at_k, name) == ref_digest:
+        if latent is not None and ref.component_digest(at_k, name) == ref_digest \
+                and _left_as_restored(last, name, run_digest):
             if name not in dropped:
                 latent.append(name)
             continue
@@ -314,6 +315,20 @@ def end_state_differences(
             continue
         out.append((name, state_difference(ref_state, run_state, ref.tolerance)))
     return out
+
+
+def _left_as_restored(last: SegmentResult, name: str, end_digest: str) -> bool:
+    """Whether the run's steps after its last restore left component ``name``
+    as that restore set it (True where the restored state was not kept). A
+    component the uninterrupted run leaves alone after the resume point is
+    unused there only if the resumed run leaves it alone too: a best held-out
+    loss restored as infinity is set again by the next evaluation, which reads
+    it, and the run ends with another best (a trial's was called a latent gap,
+    and dropped, a blind spot)."""
+    if not last.restored_state:
+        return True
+    restored = load_checkpoint(last.restored_state, read_only=True)["components"]
+    return name not in restored or digest(restored[name]) == end_digest
 
 
 def _private_only(ref: Any, run: Any, tolerance: Tolerance) -> bool:
