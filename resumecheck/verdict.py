@@ -1155,6 +1155,11 @@ def own_resume_ends(named: dict[str, str], reference: dict[str, list[str]],
             # (a trial: a counter lost at both restores of 6,11 was named at 11 only)
             at = [j for j in run.resume_at if j == k or _lost_at(
                 path, j, run.first_divergent_step, reference_after, own_after)]
+            earlier = _differed_before(run, min(at))
+            if earlier:
+                text += _saved_otherwise_text(earlier, min(at))
+                out.append(text)
+                continue
             text += (f"; your own resume held it otherwise right after your load() at "
                      f"{_steps_text(at)} and after {_steps_text([j + 1 for j in at])}, and "
                      f"ends with it otherwise, every step matching: {CHECKPOINT_LOSES}, "
@@ -1178,7 +1183,14 @@ def own_resume_ends(named: dict[str, str], reference: dict[str, list[str]],
                      + (f" at step {step}" if step is not None else ""))
         elif own and path in own and path in reference and run is not None and \
                 _held_alike_after_loads(path, run, reference_after, own_after):
-            text += _NOT_LOST_BY_THE_LOAD.format(steps=_steps_text(run.resume_at))
+            said = _NOT_LOST_BY_THE_LOAD.format(steps=_steps_text(run.resume_at))
+            read = _differed_before(run, None)
+            if read:  # (a trial: the state they read was a declared, confirmed counter)
+                said = said.removesuffix(_UNCOMPARED_SOURCE) + (
+                    f"from state they read: {', '.join(c for c, _ in read)}, which differed "
+                    "right after the load (see the diagnosis), or other state that is not "
+                    "compared")
+            text += said
         elif own and path in own and path in reference:
             text += (f"; {OWN_RESUME_ENDS_OTHERWISE} than the uninterrupted run did: "
                      f"{CHECKPOINT_LOSES}, unless it is not state (a log, a timer)")
@@ -1193,6 +1205,32 @@ _NOT_LOST_BY_THE_LOAD = (
     f"; {OWN_RESUME_ENDS_OTHERWISE} than the uninterrupted run did, though it held it as that "
     "run did right after your load() at {steps}, so the load is not what lost it: the steps "
     "since made it otherwise, from other state they read that is not compared")
+_UNCOMPARED_SOURCE = "from other state they read that is not compared"
+
+
+def _differed_before(run: RunResult, k: int | None) -> list[tuple[str, int]]:
+    """The declared components the program's own resume (``run``) restored
+    otherwise at a restore before step ``k`` (every restore: None), each
+    with the restore, where the finding counts as a lead (not latent, not
+    put back, not found not the cause)."""
+    quiet = (LATENT, PUT_BACK, NOT_CAUSE, AFTER_DIVERGENCE, LOST_ON_RESAVE)
+    return list(dict.fromkeys(
+        (f.component, f.step) for f in run.diagnosis
+        if f.step is not None and (k is None or f.step < k) and f.status not in quiet))
+
+
+def _saved_otherwise_text(earlier: list[tuple[str, int]], k: int) -> str:
+    """Why a path held otherwise right after the load at ``k`` says nothing of
+    the checkpoint: declared state restored otherwise at an earlier restore,
+    which the steps since read, may have made it otherwise before the save at
+    ``k`` (a trial: a log of evaluations that a step counter restored one
+    ahead at 4 had shifted was said lost by the checkpoint at 10, which kept
+    it as the run had it)."""
+    said = ", ".join(f"{c} (at the restore at {j})" for c, j in earlier)
+    return (f"; your own resume held it otherwise right after your load() at step {k}, but "
+            f"declared state differed after an earlier restore, which the steps since read: "
+            f"{said}: what your save() kept at step {k} may have been otherwise already, so "
+            "this says nothing of your checkpoint (see the diagnosis)")
 
 
 def _held_alike_after_loads(path: str, run: RunResult,
