@@ -106,3 +106,43 @@ def test_a_long_reason_under_the_plot_is_wrapped_whole_words_never_cut_off():
     canvas.draw()
     box = notes.get_window_extent(canvas.get_renderer())
     assert box.x0 >= 0 and box.x1 <= fig.bbox.width and box.y0 >= 0
+
+
+@pytest.mark.parametrize("undeclared", [[], ["epoch_gen_state (Tensor: 1 tensor, 5056 values, "
+                                             "that the run changed and no declared component "
+                                             "holds: declare it ...)"]])
+def test_a_restart_that_draws_is_not_said_lost_however_complete_where_state_is_undeclared(
+        undeclared):
+    """A trial: the engine's restart set its loader's generator from an
+    epoch's kept state that no component declared, and drew where the
+    uninterrupted run did not; the WARNING said the draw sent the run elsewhere
+    "however complete the checkpoint", while declaring that state made the
+    engine's restart exact. With state named as not compared, it says the draw
+    may come from there."""
+    from resumecheck.report import StreamOffset
+
+    own = RunResult(dropped=[], resume_at=[8], verdict=IDENTICAL, checkpoint="program")
+    drawn = StreamOffset(stream="generator loader", step=10, draws=49, unit="32-bit words",
+                         detail="generator `loader` is 49 32-bit words ahead of the "
+                                "reference's at the start of step 10")
+    engine = RunResult(dropped=[], resume_at=[8], verdict=DIVERGED, checkpoint="engine",
+                       first_divergent_step=9, first_divergent_key="data",
+                       first_divergent_quantity="data (the samples consumed)",
+                       stream_offsets=[drawn])
+    report = Report(target="t.py:T", steps=18, resume_at=[8], seed=0, isolation="inprocess",
+                    tolerance={"mode": "bitwise", "rtol": None, "atol": None},
+                    determinism={"checked": False},
+                    noise={"seeds": [], "band": None}, environment=fingerprint(1),
+                    runs=[own, engine], undeclared=undeclared)
+    warning = next(line for line in report.render("table").splitlines()
+                   if line.startswith("WARNING"))
+    assert warning.startswith("WARNING: the restart draws from a random stream where the "
+                              "uninterrupted run does not")
+    if undeclared:
+        assert ("It may draw so from state no component declares (the `not compared` lines "
+                "name what the program keeps outside them: `epoch_gen_state`)") in warning
+        assert ("otherwise a draw the uninterrupted run does not make sends the continuation "
+                "elsewhere however complete the checkpoint") in warning
+    else:
+        assert ". A draw the uninterrupted run does not make sends the continuation elsewhere "\
+               "however complete the checkpoint" in warning

@@ -237,3 +237,19 @@ def test_the_warning_says_so_where_your_own_resume_is_equivalent():
     assert notice is not None and notice.endswith(
         "Your own resume is equivalent: your checkpoint keeps what the declared components "
         "miss; this concerns the engine's own restart of them, which ablations use.")
+
+
+def test_an_epochs_kept_generator_state_left_undeclared_is_named_and_declared_it_resumes():
+    """A trial's loader replayed the epoch's order from a generator state it
+    kept; left undeclared, the engine's restart read another order, and the
+    WARNING led with a position saved where the run was not."""
+    from fixtures.trust import epoch_replay
+
+    report = verify(epoch_replay.UNDECLARED, drop="none", noise_seeds=0)
+    assert report.equivalent and report.declared_state_complete is False
+    assert [u.split(" (")[0] for u in report.undeclared] == ["epoch_gen_state"]
+    warning = report.incomplete_state_notice()
+    assert "what the loader reads depends on state no component declares" in warning
+    assert "`epoch_gen_state`" in warning
+    declared = verify(epoch_replay.DECLARED, drop="none", noise_seeds=0)
+    assert declared.equivalent and declared.declared_state_complete is True
