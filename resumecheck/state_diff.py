@@ -147,16 +147,22 @@ def _leaf_text(label: str, how: Any, ref: Any, new: Any) -> str:
         return f"{label} missing, expected {_value(ref)}"
     if how == "unexpected":
         return f"{label} present, not in the reference"
-    if isinstance(ref, torch.Tensor) and ref.dtype == torch.uint8:
-        return f"{label} differs"  # a generator's byte state: no magnitude to report
     if isinstance(ref, torch.Tensor) != isinstance(new, torch.Tensor) and (
             ref is None or new is None):  # (a trial: a gradient None after the load)
-        return (f"{label} None, expected a tensor" if new is None
-                else f"{label} a tensor, expected None")
+        # (a trial: a generator's kept state None after the load read "differs")
+        return (f"{label} None, expected {_tensor_words(ref)}" if new is None
+                else f"{label} {_tensor_words(new)}, expected None")
+    if isinstance(ref, torch.Tensor) and ref.dtype == torch.uint8:
+        return f"{label} differs"  # a generator's byte state: no magnitude to report
     if isinstance(ref, torch.Tensor) and ref.numel() > 1:
         size = getattr(how, "max_abs", None)
         return f"{label} differs" + (f", max |Δ| {size:.3g}" if size is not None else "")
     return f"{label} {_values_apart(new, ref)}"
+
+
+def _tensor_words(t: torch.Tensor) -> str:
+    """``a tensor`` with its size: ``a tensor of 5056 values``."""
+    return "a tensor" if t.numel() == 1 else f"a tensor of {t.numel()} values"
 
 
 _LEARNING_RATE = re.compile(r"param_groups\[\d+\]\.lr")

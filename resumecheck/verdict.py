@@ -2037,7 +2037,10 @@ def latent_text(r: RunResult) -> str:
     parts = r.latent_parts()
     wrong = [part for name, part in parts.items() if name in restored]
     moved = [part for name, part in parts.items() if name not in restored]
-    what = [f"{', '.join(wrong)} restored wrongly"] if wrong else []
+    # (a trial read "restored wrongly" of streams its program never draws from
+    # as a defect of a correct program)
+    what = [f"{', '.join(wrong)} restored otherwise than the uninterrupted run had it"] \
+        if wrong else []
     what += [f"{', '.join(moved)} ending otherwise than in the uninterrupted run (right after "
              "the restore, or changed after it where that run did not change it)"] if moved else []
     return (

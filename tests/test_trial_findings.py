@@ -302,7 +302,11 @@ def test_a_tensor_that_came_back_as_none_says_so():
     assert "grads.0.bias None, expected a tensor" in text, text
     back = describe_difference("accum", {"grads": {"0.bias": None}},
                                {"grads": {"0.bias": torch.ones(3)}}, 10)
-    assert back == "grads.0.bias a tensor, expected None", back
+    assert back == "grads.0.bias a tensor of 3 values, expected None", back
+    # (a trial: a generator's kept state, None after the load, read "differs")
+    kept = describe_difference("epoch_order", {"value": torch.zeros(5056, dtype=torch.uint8)},
+                               {"value": None}, 8)
+    assert kept.endswith("None, expected a tensor of 5056 values"), kept
 
 
 def test_a_collator_the_trainer_ran_before_the_look_after_its_restore_is_no_evidence():

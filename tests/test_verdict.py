@@ -246,14 +246,16 @@ def test_findings_of_a_run_that_never_departs_are_latent(files):
     assert result.diagnosis[0].matters_from == ref.steps + 3
     assert verdict.latent_text(result).startswith(
         f"; latent gap: sampler_epoch (from step {ref.steps + 3})")
-    assert ") restored wrongly, in state that changed no step" in verdict.latent_text(result)
+    assert (") restored otherwise than the uninterrupted run had it, in state that changed no "
+            "step") in verdict.latent_text(result)
     # (a trial: "from step 13" where step 13 had run, and matched)
     ref.segment.boundaries = {"epoch_boundaries": [ref.steps - 1]}
     result = RunResult(dropped=[], resume_at=[2], verdict="identical")
     result.diagnosis = [Finding("sampler_epoch", "epoch 0, expected 1", step=2)]
     verdict.settle_findings(ref, result, {})
     assert result.diagnosis[0].status == "latent" and result.diagnosis[0].matters_from is None
-    assert verdict.latent_text(result).startswith("; latent gap: sampler_epoch restored wrongly")
+    assert verdict.latent_text(result).startswith(
+        "; latent gap: sampler_epoch restored otherwise than the uninterrupted run had it")
 
 
 def test_a_latent_position_that_a_save_right_after_the_load_keeps_alike_is_put_back(files):
