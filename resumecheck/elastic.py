@@ -51,8 +51,7 @@ import torch
 from resumecheck.capture import load_checkpoint
 from resumecheck.compare import Difference, Tolerance, compare_values, flatten_state
 from resumecheck.components import DATA_CURSOR, RNG, SAMPLER_EPOCH, split_rank_name
-from resumecheck.evidence import steps_apart, telling
-from resumecheck.program import epoch_boundaries
+from resumecheck.evidence import epoch_place, steps_apart, telling
 from resumecheck.report import (
     CLOSE, DIVERGED, FAILED, IDENTICAL, INCONCLUSIVE, Finding, RunResult,
 )
@@ -194,7 +193,7 @@ def _read_elsewhere(reference: SegmentResult, restarts: list[SegmentResult], ste
         if other is not None and other.shape == read.shape and torch.equal(other, read):
             said = (f"the continuation's global batch at step {step} is the one the "
                     f"uninterrupted run read at step {j} ({steps_apart(j, step)})")
-            if _same_place_of_another_epoch(reference, step, j) and SAMPLER_EPOCH in \
+            if epoch_place(reference, step, j) == "same place" and SAMPLER_EPOCH in \
                     reference.names:  # (a trial's lost epoch was blamed on the position)
                 return Finding(SAMPLER_EPOCH, f"{said}, at the same place in another epoch: "
                                f"the epoch's order is another epoch's at {m} rank(s)",
@@ -202,14 +201,6 @@ def _read_elsewhere(reference: SegmentResult, restarts: list[SegmentResult], ste
             return Finding(DATA_CURSOR, f"{said}: the data position (or the epoch's order) "
                            f"maps to another point at {m} rank(s)", step=step - 1)
     return None
-
-
-def _same_place_of_another_epoch(reference: SegmentResult, step: int, j: int) -> bool:
-    """Whether steps ``step`` and ``j`` are at the same place of two epochs
-    (the program says where its epochs end)."""
-    edges = [0, *epoch_boundaries(reference.boundaries, max(step, j) + 1)]
-    first = [max(e for e in edges if e < s) for s in (step, j)]
-    return first[0] != first[1] and step - first[0] == j - first[1]
 
 
 def _global_batch(tensor_dir: str, step: int) -> torch.Tensor | None:

@@ -30,7 +30,7 @@ from resumecheck.report import (
     AFTER_DIVERGENCE, FAILED, IDENTICAL, LATENT, LOST_ON_RESAVE, NOT_CAUSE, PUT_BACK, RunResult,
     StreamOffset,
 )
-from resumecheck.phrases import UNDECLARED_LEAD
+from resumecheck.phrases import POSITION_OTHER_EPOCH, UNDECLARED_LEAD, unused_position
 from resumecheck.program import epoch_boundaries, next_epoch_start
 from resumecheck.segments import SegmentResult
 from resumecheck.capture import load_checkpoint
@@ -41,7 +41,7 @@ from resumecheck.streams import (
 )
 from resumecheck.trace import differing_quantities, load_step_tensors, load_stream_states
 
-__all__ = ["annotate", "cleared_streams", "offsets_shared_with", "describe_data", "describe_end_state", "nearest_step",
+__all__ = ["OTHER_EPOCH", "annotate", "cleared_streams", "epoch_place", "offsets_shared_with", "describe_data", "describe_end_state", "nearest_step",
            "set_right_during", "steps_apart", "stream_offsets", "telling", "unclear_streams"]
 
 
@@ -74,6 +74,7 @@ def annotate(result: RunResult, reference: SegmentResult,
         result.divergence_detail = describe_data(reference, segments, result.first_divergent_step)
     if result.divergence_detail:
         result.explanation += f"; {result.divergence_detail}"
+        _position_in_another_epoch(result)
     cleared, put = cleared_streams(result), cleared_streams(result, PUT_BACK)
     if result.stream_offsets and put:
         # (a trial: a loader's generator the program replays was offered as a lead)
@@ -88,6 +89,17 @@ def annotate(result: RunResult, reference: SegmentResult,
     elif result.stream_offsets:
         result.explanation += _stream_clause(result.stream_offsets)
     result.explanation += _end_only_lead(result)
+
+
+def _position_in_another_epoch(result: RunResult) -> None:
+    """Where the samples read are the reference's at the same place of another
+    epoch, the lead on a declared position that came back as saved says that
+    the epoch's order, not the position, differs."""
+    said = unused_position(result.explanation)
+    if said is None or OTHER_EPOCH not in (result.divergence_detail or ""):
+        return
+    name = said[said.index("`") + 1:said.index("` came back")]
+    result.explanation = result.explanation.replace(said, POSITION_OTHER_EPOCH.format(name), 1)
 
 
 def _end_only_lead(result: RunResult) -> str:
@@ -671,13 +683,41 @@ def _read_elsewhere(reference: SegmentResult, rec: Any, key: str, step: int,
         step)
     if at is None:
         return _shifted(expected, read)
-    return (f"; they are what the uninterrupted run read at step {at} "
-            f"({steps_apart(at, step)}): {_OWN_DATA_ELSEWHERE}")
+    said = f"; they are what the uninterrupted run read at step {at} ({steps_apart(at, step)})"
+    place = epoch_place(reference, step, at)
+    if place == "same place":
+        return f"{said}, {OTHER_EPOCH}"
+    if place == "epoch start":
+        return f"{said}, the first of its epoch: {_EPOCH_AGAIN}"
+    return f"{said}: {_OWN_DATA_ELSEWHERE}"
 
 
 _OWN_DATA_ELSEWHERE = ("the restart reads the run's own data, at another position (or in "
                        "another epoch's order)")
 """What samples (or inputs) read at another step of the reference say."""
+OTHER_EPOCH = ("at the same place of another epoch: the restart reads the right position in "
+               "another epoch's order (a sampler's epoch that set_epoch sets, or a shuffle "
+               "generator's state, that the restart does not put back)")
+"""Samples read at the same place of another epoch of the reference (a trial's
+forgotten set_epoch was told of a position saved where the run was not)."""
+_EPOCH_AGAIN = ("the restart reads the epoch again from its start (a position that came back "
+                "but that the loop does not skip to, or one not kept)")
+
+
+def epoch_place(reference: SegmentResult, step: int, at: int) -> str | None:
+    """Where step ``at`` of the reference stands to ``step``, where the program
+    says where its epochs end: ``same place`` (the same place of another
+    epoch), ``epoch start`` (the first step of an epoch, ``step`` not), or
+    None (neither, or not known)."""
+    edges = [0, *epoch_boundaries(reference.boundaries, max(step, at) + 1)]
+    if len(edges) < 2:
+        return None
+    first = [max(e for e in edges if e < s) for s in (step, at)]
+    if first[0] != first[1] and step - first[0] == at - first[1]:
+        return "same place"
+    if at - first[1] == 1 and step - first[0] != 1:
+        return "epoch start"
+    return None
 
 
 def telling(samples: torch.Tensor, least: int) -> bool:

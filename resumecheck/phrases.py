@@ -11,7 +11,7 @@ import re
 
 __all__ = ["ADAPTER_LEFT_OUT", "BUILDING", "CHANGED_AFTER_LOAD", "CHECKPOINT_LOSES",
            "CHECKPOINT_MAY_LOSE", "LOOP_ENDED", "NOT_DECLARED", "NOT_VALIDATED_AGAIN",
-           "OWN_RESUME_ENDS_OTHERWISE", "POSITION_UNUSED", "REORDERED", "RESTART_HELD_OTHERWISE",
+           "OWN_RESUME_ENDS_OTHERWISE", "POSITION_OTHER_EPOCH", "POSITION_UNUSED", "REORDERED", "RESTART_HELD_OTHERWISE",
            "RESTORE_CHANGED", "RESTORING", "STOPPED", "UNDECLARED_LEAD", "first_few", "first_line",
            "lost_uncompared", "merge_items", "uncompared_path", "undeclared_lead",
            "unused_position"]
@@ -44,6 +44,14 @@ POSITION_UNUSED = ("the declared data position `{}` came back as saved, yet the 
 """Said of a full resume whose first departure is the data while the declared
 data position came back as saved (a trial's loop restored its position and
 never skipped the batches it had read)."""
+POSITION_OTHER_EPOCH = ("the declared data position `{}` came back as saved, and the samples "
+                        "are those of the same place in another epoch: the position is not "
+                        "what differs, the epoch's order is (a sampler's epoch that set_epoch "
+                        "sets, or a shuffle generator's state, that the restart does not put "
+                        "back)")
+"""``POSITION_UNUSED`` where the samples read are the uninterrupted run's at the
+same place of another epoch (a trial's forgotten set_epoch was told of a
+position saved where the run was not)."""
 STOPPED = "stopped by the step timeout"
 """How a run's explanation opens when a phase outlived its bound (not a
 failure of the program's own, unless it hangs there)."""
@@ -163,11 +171,15 @@ def undeclared_lead(text: str) -> str | None:
 
 
 def unused_position(text: str) -> str | None:
-    """The ``POSITION_UNUSED`` sentence that ``text`` holds (None: none)."""
-    head, tail = POSITION_UNUSED.split("{}")
-    start = text.find(head)
-    end = text.find(tail, start)
-    return None if start < 0 or end < 0 else text[start:end + len(tail)]
+    """The ``POSITION_UNUSED`` (or ``POSITION_OTHER_EPOCH``) sentence that
+    ``text`` holds (None: none)."""
+    for sentence in (POSITION_UNUSED, POSITION_OTHER_EPOCH):
+        head, tail = sentence.split("{}")
+        start = text.find(head)
+        end = text.find(tail, start)
+        if start >= 0 and end >= 0:
+            return text[start:end + len(tail)]
+    return None
 
 
 def first_line(text: str) -> str:

@@ -1733,7 +1733,8 @@ def _restored_position(ref: Reference, r: RunResult) -> str | None:
     # (a lead only where nothing declared is: a lost sampler epoch is its own)
     if any(f.status not in (LATENT, PUT_BACK) for f in r.diagnosis):
         return None
-    return declared[0] if declared else None
+    # (a trial: only rank 0's was named where every rank's came back alike)
+    return "`, `".join(declared) if declared else None
 
 
 def in_its_words(result: RunResult, boundaries: Mapping[str, Any]) -> None:

@@ -118,3 +118,28 @@ def test_the_models_inputs_read_at_another_step_are_said_to_be_so():
     assert _inputs_elsewhere(reference, rec(3, "a", "d"), None, 3, read) == ""  # (not all)
     labels = [torch.tensor([0, 1, 0, 1])]  # (repeats: a match by chance)
     assert _inputs_elsewhere(reference, rec(3, "a", "b"), None, 3, labels) == ""
+
+
+def test_samples_of_the_same_place_in_another_epoch_lead_to_the_epochs_order():
+    """A trial's forgotten set_epoch: the position came back and was skipped
+    to, and the report led with a position saved where the run was not."""
+    own = _own("fixtures.trust.position_unused:EPOCH_ORDER").runs[0]
+    assert own.verdict == DIVERGED and own.first_divergent_step == 11
+    assert own.divergence_detail.endswith(
+        "they are what the uninterrupted run read at step 3 (8 steps earlier), at the same "
+        "place of another epoch: the restart reads the right position in another epoch's "
+        "order (a sampler's epoch that set_epoch sets, or a shuffle generator's state, that "
+        "the restart does not put back)")
+    assert ("the declared data position `data_cursor` came back as saved, and the samples are "
+            "those of the same place in another epoch: the position is not what differs, the "
+            "epoch's order is") in own.explanation
+    assert "a position saved where the run was not" not in own.explanation
+
+
+def test_the_first_batch_of_the_epoch_read_again_is_said_to_be_so():
+    own = _own("fixtures.trust.position_unused:FROM_EPOCH_START").runs[0]
+    assert own.divergence_detail.endswith(
+        "they are what the uninterrupted run read at step 9 (2 steps earlier), the first of its "
+        "epoch: the restart reads the epoch again from its start (a position that came back but "
+        "that the loop does not skip to, or one not kept)")
+    assert "a resumed loop that does not act on it" in own.explanation
