@@ -50,6 +50,7 @@ import torch
 
 from resumecheck.compare import digest, flatten_state
 from resumecheck.components import Attr, Component, RNGState
+from resumecheck.streams import stream_digests, stream_items
 
 __all__ = ["UndeclaredWatch", "brought_back", "held_digests", "iterators_over"]
 
@@ -95,6 +96,7 @@ class UndeclaredWatch:
         self.held_after: dict[int, dict[str, list[str]]] = {}
         """After each step ``look`` was called at: what the program held, digested."""
         self._numbers_after: dict[str, dict[int, Any]] = {}
+        self._streams = _left_out_streams(components)
         try:
             held = _watched(program, components)
             self._before: dict[str, list[str]] | None = _digested(held)
@@ -133,7 +135,8 @@ class UndeclaredWatch:
             return {}
         try:
             batch = {_ptr(t) for t in data} - self._storages - {None}
-            return self._found(self._before, program, components, batch)
+            return {**self._found(self._before, program, components, batch),
+                    **_streams_moved(self._streams)}
         except Exception:
             return {}
 
@@ -266,6 +269,37 @@ _NUMBERS_ONLY = re.compile(rf"^\S+ \(\w+: \d+ numbers?(?: \(of its \d+ entries\)
                            rf"that the run changed and "
                            rf"{_NO_COMPONENT_HOLDS}:")
 """A `not compared` line of a holder of the program's own numbers only (no tensor)."""
+
+
+_STREAM_PATHS = {"python": "Python's random stream", "numpy": "numpy's global stream",
+                 "torch": "torch's CPU stream"}
+
+
+def _left_out_streams(components: Sequence[Component]) -> dict[str, str]:
+    """The digests of the global streams that the declared ``RNGState``s leave
+    out (their ``streams=``), where one is declared (none is: nothing is said
+    of streams a program may restore in other ways)."""
+    declared = [c.obj for c in components if isinstance(c.obj, RNGState)]
+    left = [s for s in _STREAM_PATHS if declared and all(s not in r.streams for r in declared)]
+    if not left:
+        return {}
+    try:
+        return stream_digests(stream_items(RNGState(streams=left).state_dict()))
+    except Exception:  # (a notice never fails a check)
+        return {}
+
+
+def _streams_moved(before: dict[str, str]) -> dict[str, str]:
+    """Of the streams ``_left_out_streams`` digested, those the run moved, in
+    words (a trial: Python's stream, left out of ``RNGState(streams=("torch",))``
+    and drawn from by an augmentation, was named nowhere)."""
+    if not before:
+        return {}
+    now = stream_digests(stream_items(RNGState(streams=list(before)).state_dict()))
+    return {_STREAM_PATHS[s]: (
+        f"{_STREAM_PATHS[s]} (the run drew from it, or seeded it again, and the declared "
+        f"RNGState leaves it out: add '{s}' to its streams= to check that it resumes)")
+        for s, digested in before.items() if now.get(s) != digested}
 
 
 def not_known_if_held(text: str, why: str) -> str:
