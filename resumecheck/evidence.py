@@ -695,9 +695,10 @@ def _read_elsewhere(reference: SegmentResult, rec: Any, key: str, step: int,
 _OWN_DATA_ELSEWHERE = ("the restart reads the run's own data, at another position (or in "
                        "another epoch's order)")
 """What samples (or inputs) read at another step of the reference say."""
-OTHER_EPOCH = ("at the same place of another epoch: the restart reads the right position in "
-               "another epoch's order (a sampler's epoch that set_epoch sets, or a shuffle "
-               "generator's state, that the restart does not put back)")
+OTHER_EPOCH = ("at the same place of another epoch: the restart reads the right position of "
+               "another epoch's data (its order: a sampler's epoch that set_epoch sets, or a "
+               "shuffle generator's state, that the restart does not put back; or state the "
+               "data depends on: a curriculum's level)")
 """Samples read at the same place of another epoch of the reference (a trial's
 forgotten set_epoch was told of a position saved where the run was not)."""
 _EPOCH_AGAIN = ("the restart reads the epoch again from its start (a position that came back "

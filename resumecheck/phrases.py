@@ -46,9 +46,9 @@ data position came back as saved (a trial's loop restored its position and
 never skipped the batches it had read)."""
 POSITION_OTHER_EPOCH = ("the declared data position `{}` came back as saved, and the samples "
                         "are those of the same place in another epoch: the position is not "
-                        "what differs, the epoch's order is (a sampler's epoch that set_epoch "
-                        "sets, or a shuffle generator's state, that the restart does not put "
-                        "back)")
+                        "what differs, the epoch's data is (its order: a sampler's epoch that "
+                        "set_epoch sets, or a shuffle generator's state, that the restart does "
+                        "not put back; or state the data depends on: a curriculum's level)")
 """``POSITION_UNUSED`` where the samples read are the uninterrupted run's at the
 same place of another epoch (a trial's forgotten set_epoch was told of a
 position saved where the run was not)."""

@@ -808,28 +808,7 @@ def _incomplete_notice(engine: RunResult, where: str, settings: str, ablations: 
         return after_restart
     drawn = next((o for o in engine.stream_offsets if o.draws and o.draws > 0), None)
     if drawn is not None:
-        # (a trial: a loader's iterator made lazily after the load read as a
-        # component missing from the declarations, not as the draw it is)
-        lead = ("the restart draws from a random stream where the uninterrupted run does not: "
-                f"the engine restored every declared component and the run still {where}, and "
-                f"the {drawn.detail}. ")
-        if named:
-            # (a trial: the restart set its loader's generator from an epoch's saved
-            # state that no component declared; "however complete the checkpoint" was
-            # not so: declared, the engine's restart drew as the run did)
-            return (
-                f"{lead}It may draw so from state no component declares{named}: where the "
-                "restart sets the stream from it (an epoch's generator state kept to replay "
-                "the shuffle), declare it and the engine's restart may draw as the run did; "
-                "otherwise a draw the uninterrupted run does not make sends the continuation "
-                "elsewhere however complete the checkpoint: have the program draw alike with "
-                f"and without a restart{_draw_advice(drawn)}{ending}")
-        return (
-            f"{lead}A draw the uninterrupted run does not make sends the "
-            "continuation elsewhere however complete the checkpoint: have the program draw "
-            f"alike with and without a restart{_draw_advice(drawn)}. Something the "
-            f"components do not declare may be lost as well{named}{ending}"
-        )
+        return _drawn_notice(drawn, where, named, ending)
     unused = unused_position(engine.explanation)
     position = f" {unused[0].upper()}{unused[1:]}." if unused else ""
     return (
@@ -838,6 +817,33 @@ def _incomplete_notice(engine: RunResult, where: str, settings: str, ablations: 
         f"do not declare is lost{named}, or state is consumed between the restore and the "
         "first step (a DataLoader iterator created after the load draws from the restored "
         f"random stream){ending}"
+    )
+
+
+def _drawn_notice(drawn: StreamOffset, where: str, named: str, ending: str) -> str:
+    """The incomplete-state notice where the restart draws from a stream
+    where the uninterrupted run does not (``drawn``)."""
+    # (a trial: a loader's iterator made lazily after the load read as a
+    # component missing from the declarations, not as the draw it is)
+    lead = ("the restart draws from a random stream where the uninterrupted run does not: "
+            f"the engine restored every declared component and the run still {where}, and "
+            f"the {drawn.detail}. ")
+    if named:
+        # (a trial: the restart set its loader's generator from an epoch's saved
+        # state that no component declared; "however complete the checkpoint" was
+        # not so: declared, the engine's restart drew as the run did)
+        return (
+            f"{lead}It may draw so from state no component declares{named}: where the "
+            "restart sets the stream from it (an epoch's generator state kept to replay "
+            "the shuffle), declare it and the engine's restart may draw as the run did; "
+            "otherwise a draw the uninterrupted run does not make sends the continuation "
+            "elsewhere however complete the checkpoint: have the program draw alike with "
+            f"and without a restart{_draw_advice(drawn)}{ending}")
+    return (
+        f"{lead}A draw the uninterrupted run does not make sends the "
+        "continuation elsewhere however complete the checkpoint: have the program draw "
+        f"alike with and without a restart{_draw_advice(drawn)}. Something the "
+        f"components do not declare may be lost as well{named}{ending}"
     )
 
 

@@ -1151,26 +1151,10 @@ def own_resume_ends(named: dict[str, str], reference: dict[str, list[str]],
             if departed and run is not None else None
         k = _restore_before(run) if run is not None else None
         if lost is not None and run is not None and k is not None:
-            went = _went(run)
             # (a trial: a counter lost at both restores of 6,11 was named at 11 only)
             at = [j for j in run.resume_at if j == k or _lost_at(
                 path, j, run.first_divergent_step, reference_after, own_after)]
-            earlier = _differed_before(run, min(at))
-            if earlier:
-                text += _saved_otherwise_text(earlier, min(at))
-                out.append(text)
-                continue
-            text += (f"; your own resume held it otherwise right after your load() at "
-                     f"{_steps_text(at)} and after {_steps_text([j + 1 for j in at])}, and "
-                     f"ends with it otherwise, every step matching: {CHECKPOINT_LOSES}, "
-                     "unless it is not state (a log, a timer)" if lost and ends_only else
-                     f"; your own resume held it otherwise right after your load() at step {k} "
-                     f"and after step {k + 1}, before it {went} at step "
-                     f"{run.first_divergent_step}: {CHECKPOINT_LOSES}, unless it is "
-                     "not state (a log, a timer)" if lost else
-                     f"; your own resume held it otherwise right after your load() at step {k}, "
-                     f"and {went} at the next step: {CHECKPOINT_MAY_LOSE}, unless the "
-                     "program sets it again as it steps (or it is not state: a log, a timer)")
+            text += _held_otherwise_text(run, k, at, lost, ends_only)
         elif own and path not in own and path in reference:  # (an entry a log made, say)
             text += "; your own resume ends without it (nothing there made it again)"
         elif own and path in own and path in reference and own[path] == reference[path]:
@@ -1206,6 +1190,29 @@ _NOT_LOST_BY_THE_LOAD = (
     "run did right after your load() at {steps}, so the load is not what lost it: the steps "
     "since made it otherwise, from other state they read that is not compared")
 _UNCOMPARED_SOURCE = "from other state they read that is not compared"
+
+
+def _held_otherwise_text(run: RunResult, k: int, at: list[int], lost: bool,
+                         ends_only: bool) -> str:
+    """What a path the program's own resume held otherwise right after its
+    load() at ``k`` (and at each of ``at``) says of its checkpoint (``lost``:
+    after the next step too; ``ends_only``: every step matched)."""
+    earlier = _differed_before(run, min(at))
+    if earlier:
+        return _saved_otherwise_text(earlier, min(at))
+    went = _went(run)
+    if lost and ends_only:
+        return (f"; your own resume held it otherwise right after your load() at "
+                f"{_steps_text(at)} and after {_steps_text([j + 1 for j in at])}, and ends "
+                f"with it otherwise, every step matching: {CHECKPOINT_LOSES}, unless it is not "
+                "state (a log, a timer)")
+    if lost:
+        return (f"; your own resume held it otherwise right after your load() at step {k} and "
+                f"after step {k + 1}, before it {went} at step {run.first_divergent_step}: "
+                f"{CHECKPOINT_LOSES}, unless it is not state (a log, a timer)")
+    return (f"; your own resume held it otherwise right after your load() at step {k}, and "
+            f"{went} at the next step: {CHECKPOINT_MAY_LOSE}, unless the program sets it again "
+            "as it steps (or it is not state: a log, a timer)")
 
 
 def _differed_before(run: RunResult, k: int | None) -> list[tuple[str, int]]:

@@ -117,8 +117,9 @@ def test_integer_samples_read_as_how_many_differ_and_where():
     assert detail.startswith("step 10: 8 of 8 samples differ, first at position 0: ")
     # (the cursor lost, the epoch's batches are read from its first again)
     assert detail.endswith(" in the reference; they are what the uninterrupted run read at "
-                           "step 6 (4 steps earlier): the restart reads the run's own data, at "
-                           "another position (or in another epoch's order)")
+                           "step 6 (4 steps earlier), the first of its epoch: the restart reads "
+                           "the epoch again from its start (a position that came back but that "
+                           "the loop does not skip to, or one not kept)")
     assert detail in full.explanation
     assert "ULP" not in detail and "|Δ|" not in detail
 

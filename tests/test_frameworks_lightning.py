@@ -559,4 +559,5 @@ def test_a_datamodules_state_it_does_not_save_is_named():
     assert level.startswith("datamodule (Curriculum).level (int: 0 at the build, 1 at the end")
     assert "your checkpoint may lose it" in level
     warning = next(line for line in report.render().splitlines() if line.startswith("WARNING"))
-    assert "depends on state no component declares" in warning
+    assert "the samples are those of the same place in another epoch" in warning
+    assert "or state the data depends on: a curriculum's level" in warning

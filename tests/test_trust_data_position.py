@@ -127,12 +127,13 @@ def test_samples_of_the_same_place_in_another_epoch_lead_to_the_epochs_order():
     assert own.verdict == DIVERGED and own.first_divergent_step == 11
     assert own.divergence_detail.endswith(
         "they are what the uninterrupted run read at step 3 (8 steps earlier), at the same "
-        "place of another epoch: the restart reads the right position in another epoch's "
-        "order (a sampler's epoch that set_epoch sets, or a shuffle generator's state, that "
-        "the restart does not put back)")
+        "place of another epoch: the restart reads the right position of another epoch's "
+        "data (its order: a sampler's epoch that set_epoch sets, or a shuffle generator's "
+        "state, that the restart does not put back; or state the data depends on: a "
+        "curriculum's level)")
     assert ("the declared data position `data_cursor` came back as saved, and the samples are "
             "those of the same place in another epoch: the position is not what differs, the "
-            "epoch's order is") in own.explanation
+            "epoch's data is (its order") in own.explanation
     assert "a position saved where the run was not" not in own.explanation
 
 
