@@ -346,6 +346,12 @@ def _conclude(result: RunResult, worst: Difference | None, first: tuple[int, str
             f"({missed}). That is state held alike on every rank, compared right after the "
             "load and before any step: no random stream or data position has moved it, so "
             f"the per-rank state that could not be mapped ({lost}) does not explain it")
+        if result.unmapped:  # (a trial read the loss's departure as the scheduler's doing)
+            result.explanation += (
+                f"; the loss's departure at step {first[0]} is no measure of it: at {m} "
+                f"rank(s) the ranks {_unmapped_means(result.unmapped)} than at {n}, which "
+                f"alone changes the loss; the verdict rests on {names} differing right after "
+                "the load")
     elif elsewhere is not None:
         result.verdict, result.diagnosis = DIVERGED, [elsewhere]
         result.explanation = f"{beyond}; {elsewhere.detail}. {_ELSEWHERE_WHY.format(m)}"

@@ -240,6 +240,9 @@ def test_a_load_that_forgets_the_scheduler_when_resharded_is_diverged_on_it(
     assert [(f.component, f.step) for f in run.diagnosis] == [("scheduler", 2)]
     assert "last_epoch 0, expected 2" in run.diagnosis[0].detail
     assert run.unmapped and "did not restore scheduler" in run.explanation
+    # (a trial read the loss's departure as the scheduler's doing)
+    assert run.explanation.endswith("which alone changes the loss; the verdict rests on "
+                                    "scheduler differing right after the load")
     # no dropout: the restored lr steps once as it should, the warm-up's next lr
     # differs, and the end state shows it; with dropout the loss moves at once
     assert run.first_divergent_step == step
