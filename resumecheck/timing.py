@@ -271,8 +271,11 @@ class TimingReport:
                       f"{'beyond the least':>18}{'step median':>14}"]
         for r in self.ranks:
             at = r["phases"][BARRIER]["total_s"]
+            sync = r["phases"][GRAD_SYNC]
+            # (a trial: "0.000 ms" under a phase the top table said was never entered)
+            synced = _ms(sync["total_s"]) if sync.get("calls") else "-"
             lines.append(
-                f"{r['rank']:<6}{_ms(r['phases'][GRAD_SYNC]['total_s']):>17}{_ms(at):>13}"
+                f"{r['rank']:<6}{synced:>17}{_ms(at):>13}"
                 f"{_ms(at - least):>18}{_ms(r['step_median_s']):>14}"
             )
         lines.append(f"(at barrier: the barrier's own round trip, {_ms(least)} on the rank that "

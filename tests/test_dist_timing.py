@@ -48,3 +48,16 @@ def test_ddp_program_shows_gradient_sync_and_barrier_idle_per_rank():
     assert min(beyond.values()) == 0.0
     assert all(beyond[r] == pytest.approx(at[r] - min(at.values()), abs=0.002) for r in rows)
     assert table.splitlines()[-1].startswith("(at barrier: the barrier's own round trip,")
+
+
+def test_a_gradient_sync_never_entered_is_no_measured_zero_in_the_rank_rows():
+    """A trial: the rank rows said 'grad_sync total 0.000 ms' where the table
+    above said the phase was never entered."""
+    import copy
+
+    report = measure("resumecheck.tiny:TARGET", steps=2, warmup=1, checkpoint_every=2)
+    one = report.ranks[0]
+    assert one["phases"]["grad_sync"]["calls"] == 0
+    report.ranks = [one, {**copy.deepcopy(one), "rank": 1}]
+    rows = [line.split() for line in report.render().splitlines() if line[:2] in ("0 ", "1 ")]
+    assert [row[:2] for row in rows] == [["0", "-"], ["1", "-"]]
