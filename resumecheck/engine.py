@@ -1393,6 +1393,7 @@ def _report(checker: Checker, runs: list[RunResult],
         verdict.note_lost_uncompared(runs[0], undeclared)
     for run in runs:  # (and what was said of them since they were judged)
         verdict.in_its_words(run, checker.segment.boundaries)
+        verdict.note_the_loop(run, checker.segment.boundaries)
     undeclared = verdict.reworded_lines(undeclared, checker.segment.boundaries)
     return Report(
         set_order=set_order_notice(checker.segment, _in_processes(checker)) if in_process

@@ -318,7 +318,11 @@ class BuiltProgram:
         early = getattr(self.program, "run_before_restored_look", ())
         restored_by = getattr(self.program, "restored_by", None)
         saved_by = getattr(self.program, "saved_by", None)
+        loop_note = getattr(self.program, "loop_note", None)
         return {
+            # (where the loop that runs is an adapter's, not the script's: said
+            # with the program's own resume, whose row reads "own save/load")
+            "loop_note": loop_note if isinstance(loop_note, str) and loop_note else None,
             # (a framework's restore and save, named where a report would say
             # "your load()" and "your save()")
             "restored_by": restored_by if isinstance(restored_by, str) and restored_by else None,

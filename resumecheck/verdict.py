@@ -61,6 +61,7 @@ __all__ = [
     "Comparison", "Reference", "Segments", "band", "compare_run", "conclude", "confirmation_tries",
     "diagnose", "drop_sets", "explain", "give_fixes", "in_its_words", "judge", "judge_ablations",
     "latent_text", "launch_settings_suspected", "lost_after_resave", "noise_summary",
+    "note_the_loop",
     "plausibility", "quantity_name", "resave_findings", "resumes", "reworded_lines",
     "settle_findings", "settle_resaved", "unjudge_when_incomplete",
 ]
@@ -1764,6 +1765,18 @@ def reworded_lines(lines: list[str], boundaries: Mapping[str, Any]) -> list[str]
     """``in_its_words`` for lines of the report (what is not compared)."""
     words = _its_words(boundaries)
     return [_reworded(line, words) for line in lines]
+
+
+def note_the_loop(result: RunResult, boundaries: Mapping[str, Any]) -> None:
+    """Where the loop that ran is an adapter's around the user's step
+    (``loop_note`` of ``BuiltProgram.boundaries``), the program's own full
+    resume says so: its row reads "own save/load", and a trial took an
+    identical one for a check of its script's resume code, which never ran
+    (a forgotten skip_first_batches passed)."""
+    note = boundaries.get("loop_note")
+    if note and result.checkpoint == "program" and not result.dropped \
+            and note not in result.explanation:
+        result.explanation += f"; {note}"
 
 
 def _its_words(boundaries: Mapping[str, Any]) -> dict[str, str | None]:

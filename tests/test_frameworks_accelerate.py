@@ -665,3 +665,17 @@ def test_a_loop_without_set_epoch_is_checked_as_it_is_and_does_not_resume():
     assert "keeps it too" not in line  # (an int equal by chance to a component's field)
     assert "`loader (Accelerate).iteration`" in own.explanation, own.explanation
     assert full_resume("SEEDABLE_OWN_GENERATOR").verdict == IDENTICAL  # with set_epoch()
+
+
+def test_the_own_resume_says_the_loop_that_ran_is_the_checks_not_the_scripts():
+    """A trial's forgotten skip_first_batches passed through accelerate_program,
+    whose 'own save/load' row read as a check of its script's resume code."""
+    from tests.framework_tables import measured
+
+    run = measured("accelerate_check.py:SEEDABLE_OWN_GENERATOR")
+    assert run.verdict == "identical"
+    assert run.explanation.endswith(
+        "; the loop that ran is resumecheck's, around your step function: your script's own "
+        "resume code (where it restarts, what it skips with skip_first_batches, counters it "
+        "keeps outside the objects registered with Accelerate) did not run, and is not checked "
+        "here: wrap your own loop, save and load as a program to check it")

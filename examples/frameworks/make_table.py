@@ -56,7 +56,11 @@ def cause(run) -> str:
         for f in run.diagnosis:  # (marked as the report marks it; unmarked: not judged)
             parts.append(f"{f.component}: {f.detail}{f.mark or ' (not judged)'}")
         return "; ".join(parts)
-    return run.explanation
+    # (every Accelerate row says that the loop that ran is resumecheck's: said once
+    # under the table, not in each row)
+    from resumecheck.frameworks.accelerate import AccelerateProgram
+
+    return run.explanation.replace(f"; {AccelerateProgram.loop_note}", "")
 
 
 def columns(framework: str, setting: str, run) -> list[str]:

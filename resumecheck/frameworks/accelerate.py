@@ -107,6 +107,11 @@ class AccelerateProgram:
     """An Accelerate training loop driven one optimizer step at a time."""
 
     restored_by, saved_by = "Accelerate's load_state()", "Accelerate's save_state()"  # (words)
+    loop_note = ("the loop that ran is resumecheck's, around your step function: your script's "
+                 "own resume code (where it restarts, what it skips with skip_first_batches, "
+                 "counters it keeps outside the objects registered with Accelerate) did not "
+                 "run, and is not checked here: wrap your own loop, save and load as a program "
+                 "to check it")
 
     def __init__(
         self,
