@@ -528,6 +528,33 @@ def test_a_declared_generator_is_not_to_be_registered_itself_but_saved_by_its_ow
                                       "keeps it")
 
 
+def test_an_attr_of_a_registered_object_is_to_be_saved_by_that_object():
+    """A trial declared its step as Attr(progress, "step") in `extra`; its
+    Progress was registered but its state_dict() left the step out, and the fix
+    said to register "global_step", a name of the check's declaration only."""
+    import types
+
+    from resumecheck.components import Attr
+    from resumecheck.frameworks.accelerate import _unsaved
+
+    class Progress:
+        def __init__(self):
+            self.step = 0
+
+    progress, loose = Progress(), Progress()
+    accelerator = types.SimpleNamespace(_custom_objects=[progress], _schedulers=[])
+    advice = _unsaved(accelerator, {"global_step": Attr(progress, "step"),
+                                    "other": Attr(loose, "step")}, None)
+    assert "register_for_checkpointing(global_step)" not in advice["global_step"]
+    assert advice["global_step"] == (
+        "Accelerate's save_state() holds `step` only through the object registered with it: "
+        "your registered Progress keeps it, and its state_dict() must return `step` and its "
+        "load_state_dict() set it back")
+    assert advice["other"].startswith("Accelerate's save_state() holds only what is registered "
+                                      "with it: register the object that keeps `step` (a "
+                                      "Progress)")
+
+
 @pytest.mark.e2e
 def test_gradient_accumulation_resumes_at_optimizer_steps_and_epoch_ends():
     """Two micro-batches per optimizer step, five batches per epoch: Accelerate

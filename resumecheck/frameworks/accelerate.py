@@ -45,7 +45,7 @@ from typing import Any
 import torch
 
 from resumecheck.components import (
-    DATA_CURSOR, OPTIMIZER, PARAMS, RNG, SAMPLER_EPOCH, SCALER, SCHEDULER, RNGState,
+    DATA_CURSOR, OPTIMIZER, PARAMS, RNG, SAMPLER_EPOCH, SCALER, SCHEDULER, Attr, RNGState,
 )
 from resumecheck.errors import InvalidArgument
 from resumecheck.frameworks import require
@@ -343,6 +343,19 @@ def _register_advice(name: str, obj: Any, registered: list[Any]) -> str:
     names must be saved by an object of yours that is (a trial was told to
     register the declaration, whose generator its registered owner's
     state_dict() left out)."""
+    if isinstance(obj, Attr) and any(o is obj.obj for o in registered):
+        # (a trial: an Attr of its registered Progress was told to register
+        # "global_step", a name in the check's declaration only)
+        return (f"Accelerate's save_state() holds `{obj.name}` only through the object "
+                f"registered with it: your registered {type(obj.obj).__name__} keeps it, and "
+                f"its state_dict() must return `{obj.name}` and its load_state_dict() set it "
+                "back")
+    if isinstance(obj, Attr):
+        return (f"Accelerate's save_state() holds only what is registered with it: register "
+                f"the object that keeps `{obj.name}` (a {type(obj.obj).__name__}), whose "
+                f"state_dict() returns it and whose load_state_dict() sets it back: "
+                "accelerator.register_for_checkpointing(...) where you build it, before the "
+                "run's first save_state() and every load_state()")
     if not isinstance(obj, RNGState):
         return (f"Accelerate's save_state() holds only what is registered with it: "
                 f"accelerator.register_for_checkpointing({name}) where you build it, "
