@@ -179,6 +179,11 @@ class UndeclaredWatch:
             owner = path.split(".")[0]
             if missed and owner in kept and _in_its_state(path, obj, kept[owner]):
                 continue  # (its state_dict() returns it: compared, a lossy load is diagnosed)
+            if missed and _is_number(obj) and (reached := _reached_by_own(
+                    path, program, components)) is not None:
+                out[path] = (f"{path} ({self._number_values(path, obj)}, changed during the "
+                             f"run; {reached})")
+                continue
             if missed:
                 field = also.get(id(obj))
                 out[path] = self._line(path, obj, tensors, missed,
@@ -531,6 +536,41 @@ def _fields_of_own(program: Any, components: Sequence[Component]) -> dict[int, s
                 if not _is_number(obj):  # (small ints are one object: no identity to share)
                     out.setdefault(id(obj), f"{c.name}.{where}")
     return out
+
+
+def _reached_by_own(path: str, program: Any, components: Sequence[Component]) -> str | None:
+    """Of a number the program keeps at ``path`` (``run.progress.batch``), what
+    a `not compared` line says where a declared component of the program's
+    own class keeps an object on that path (``run``) and its state_dict()
+    returns an entry of the number's name: that component may hold it (a
+    trial's data position returned its loop's ``progress.batch``, and the
+    line said that no declared component held it). None: none does."""
+    parts = path.split(".")
+    if len(parts) < 2 or not all(p.isidentifier() for p in parts):
+        return None
+    on_path, obj = {}, program
+    for i, part in enumerate(parts[:-1]):
+        obj = getattr(obj, part, None)
+        if obj is None:
+            return None
+        on_path[id(obj)] = ".".join(parts[i + 1:])
+    for c in components:
+        if not _own_class(c.obj):
+            continue
+        for attr, value in _fields(c.obj):
+            rest = on_path.get(id(value))
+            if rest is None:
+                continue
+            try:
+                state = c.obj.state_dict()
+            except Exception:  # (a state_dict() that fails: the capture says it)
+                continue
+            if isinstance(state, dict) and parts[-1] in state:
+                return (f"the declared component {c.name} ({type(c.obj).__name__}) keeps it "
+                        f"too, as {c.name}.{attr}.{rest}, and its state_dict() returns a "
+                        f"`{parts[-1]}`: compared there if that is this number, which the "
+                        "check cannot tell by its value")
+    return None
 
 
 def _kept_by_own(field: str, kind: str) -> str:

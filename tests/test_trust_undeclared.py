@@ -775,3 +775,41 @@ def test_a_small_int_is_never_kept_too_by_a_component_that_holds_an_equal_one():
     kept = _fields_of_own(program, [Component("clip", program.clip)])
     assert id(2) not in kept and id(program.count) not in kept
     assert kept[id(program.clip.history)] == "clip.history"  # (an object it keeps: named)
+
+
+class _Progress:
+    def __init__(self):
+        self.batch = 0
+
+
+class _Cursor:
+    """A data position of the user's own that reads the loop's progress."""
+
+    def __init__(self, run):
+        self.run = run
+
+    def state_dict(self):
+        return {"batch": self.run.progress.batch}
+
+    def load_state_dict(self, state):
+        self.run.progress.batch = state["batch"]
+
+
+def test_a_number_a_declared_component_of_yours_reaches_is_not_said_held_by_none():
+    """A trial's data position returned its loop's progress.batch from its
+    state_dict(); the number's line said no declared component held it."""
+    import types
+
+    from resumecheck.components import Component
+    from resumecheck.undeclared import UndeclaredWatch
+
+    program = types.SimpleNamespace(run=types.SimpleNamespace(progress=_Progress()))
+    components = [Component("data_cursor", _Cursor(program.run))]
+    watch = UndeclaredWatch(program, components)
+    program.run.progress.batch = 8
+    (line,) = watch.found(program, components).values()
+    assert line == (
+        "run.progress.batch (int: 0 at the build, 8 at the end, changed during the run; the "
+        "declared component data_cursor (_Cursor) keeps it too, as "
+        "data_cursor.run.progress.batch, and its state_dict() returns a `batch`: compared "
+        "there if that is this number, which the check cannot tell by its value)")
