@@ -95,7 +95,7 @@ _MARKS = {
     NOT_CAUSE: "differs, not the cause",
     LATENT: "latent: changes nothing here",
     AFTER_DIVERGENCE: "after the run had diverged: compared with what it saved, not blamed",
-    PUT_BACK: "put back by the program: every later step and its end state match",
+    PUT_BACK: "put back by the program: every later step matches, and it ends as in the uninterrupted run",
     LOST_ON_RESAVE: "lost on a second resume: a save right after your load() departs",
 }
 

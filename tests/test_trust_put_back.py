@@ -21,8 +21,8 @@ def test_a_generator_the_program_replays_from_the_epochs_start_is_put_back_not_l
     assert "latent" not in text and "unused after" not in text
     assert "diagnosis:" not in text  # (a note: nothing to diagnose in a passing report)
     assert ("note: rng: generator 'sampler' differs from the stream at step 7, which the program "
-            "set right itself during step 8 (put back by the program: every later step and its "
-            "end state match)") in text
+            "set right itself during step 8 (put back by the program: every later step matches, "
+            "and it ends as in the uninterrupted run)") in text
 
 
 def test_a_sampler_whose_state_dict_is_stale_after_the_load_is_lost_on_a_second_resume():
