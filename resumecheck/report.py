@@ -811,8 +811,12 @@ def _incomplete_notice(engine: RunResult, where: str, settings: str, ablations: 
         return _drawn_notice(drawn, where, named, ending)
     unused = unused_position(engine.explanation)
     position = f" {unused[0].upper()}{unused[1:]}." if unused else ""
+    # (a trial read "do not capture the program's state" as its declarations
+    # incomplete, where its loop ignored a position that came back)
+    opener = ("the restart reads other samples though every declared component came back" if unused
+              else "the declared components do not capture the program's state")
     return (
-        "the declared components do not capture the program's state: the engine restored "
+        f"{opener}: the engine restored "
         f"every one of them and the run still {where}.{position} Something the components "
         f"do not declare is lost{named}, or state is consumed between the restore and the "
         "first step (a DataLoader iterator created after the load draws from the restored "
