@@ -540,6 +540,8 @@ def merge(spec: SegmentSpec, ranks: list[SegmentResult]) -> SegmentResult:
         undeclared=first.undeclared, unrestorable=first.unrestorable,
         held=first.held, held_after=first.held_after,
         loadable_shapes=sorted({s for r in ranks for s in r.loadable_shapes}),
+        side_files={kind: list(dict.fromkeys(f for r in ranks for f in r.side_files.get(kind, ())))
+                    for kind in ("save", "load") if any(r.side_files.get(kind) for r in ranks)},
     )
 
 

@@ -69,6 +69,7 @@ from resumecheck.module_state import program_line, raised
 from resumecheck.program import BuiltProgram, Target
 from resumecheck.progress import note_step
 from resumecheck.restore import build_settings, engine_capture, program_save, restore_state
+from resumecheck.side_files import outside, shown
 from resumecheck.segments import (
     Isolation, SegmentResult, SegmentSpec, phase_bound, scratch_dir, timeout_text,
 )
@@ -467,7 +468,10 @@ class _Segment:
         result.advice = built.advice()
         if spec.restore is not None:
             self.enter("restore")
-            result.unreached = restore_state(built, spec.restore, capture)
+            with outside(spec.restore.path, writes=False) as read:
+                result.unreached = restore_state(built, spec.restore, capture)
+            if read and spec.restore.source == "program":
+                result.side_files["load"] = shown(read, spec.restore.path)
             built.refresh()
             restored = str(self.work / f"{spec.name}.restored.pt")
             source = spec.restore.path if spec.restore.source == "engine" else None
@@ -531,7 +535,10 @@ class _Segment:
     def _program_save(self, built: BuiltProgram, step: int) -> None:
         self.enter("save", step)
         path = self.result.program_checkpoint = str(self.work / f"{self.spec.name}.program{step}")
-        self._watched(built, step, lambda: program_save(built, path, step))
+        with outside(path, writes=True) as written:
+            self._watched(built, step, lambda: program_save(built, path, step))
+        if written:
+            self.result.side_files["save"] = shown(written, path)
 
     def _watched(self, built: BuiltProgram, step: int, save: Callable[[], None]) -> None:
         """``save()``, and with ``watch_save`` what it changed (``save_moved``).

@@ -202,6 +202,9 @@ class SegmentResult:
     """What the program's own save() changed at each step where it was watched
     (``SegmentSpec.watch_save``): the declared components whose state differs
     after it from before it, and those whose modules' modes do."""
+    side_files: dict[str, list[str]] = field(default_factory=dict)
+    """Files the program's save() wrote (``save``) or its load() read
+    (``load``) outside the checkpoint path it was given (``side_files``)."""
     loadable_shapes: list[str] = field(default_factory=list)
     """Structures of captures known to load back when the segment ended
     (``SegmentSpec.loadable_shapes``, passed on to the next segment)."""

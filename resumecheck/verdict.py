@@ -63,7 +63,7 @@ __all__ = [
     "latent_text", "launch_settings_suspected", "lost_after_resave", "noise_summary",
     "note_the_loop",
     "plausibility", "quantity_name", "resave_findings", "resumes", "reworded_lines",
-    "settle_findings", "settle_resaved", "unjudge_when_incomplete",
+    "settle_findings", "settle_resaved", "side_files_text", "unjudge_when_incomplete",
 ]
 
 Segments = Sequence[tuple[int, SegmentResult]]
@@ -586,8 +586,32 @@ def conclude(ref: Reference, result: RunResult, cmp: Comparison | None,
     if not result.dropped and result.verdict == DIVERGED and result.checkpoint == "engine":
         unreached = {n: where for _, seg in segments for n, where in seg.unreached.items()}
         result.explanation += "".join(f"; {_made_before_text(n, w)}" for n, w in unreached.items())
+    if result.checkpoint == "program" and not result.dropped:
+        result.explanation += side_files_text(segments)
     annotate(result, ref.segment, segments)
     return result
+
+
+def side_files_text(segments: Segments) -> str:
+    """What the program's own save() wrote and load() read outside the
+    checkpoint path it was given, in words ('' where nothing): a restart reads
+    what was written there last, by this run, a later save or another run
+    beside it (a trial's save() kept its step counter in a file of its own,
+    and its reports changed with --jobs)."""
+    def listed(kind: str) -> str:
+        files = list(dict.fromkeys(f for _, seg in segments for f in seg.side_files.get(kind, ())))
+        return ", ".join(files[:3]) + (
+            f" and {len(files) - 3} more" if len(files) > 3 else "")
+
+    wrote, read = listed("save"), listed("load")
+    if not wrote and not read:
+        return ""
+    said = " and ".join(part for part in (
+        f"your save() wrote {wrote}" if wrote else "",
+        f"your load() read {read}" if read else "") if part)
+    return (f"; {said}, outside the checkpoint path it was given: a restart reads what was "
+            "written there last (by this run, a later save, or another run beside it), not what "
+            "the checkpoint saved: keep that state in the checkpoint")
 
 
 # -- the noise band --------------------------------------------------------
