@@ -346,12 +346,7 @@ def _conclude(result: RunResult, worst: Difference | None, first: tuple[int, str
             f"({missed}). That is state held alike on every rank, compared right after the "
             "load and before any step: no random stream or data position has moved it, so "
             f"the per-rank state that could not be mapped ({lost}) does not explain it")
-        if result.unmapped:  # (a trial read the loss's departure as the scheduler's doing)
-            result.explanation += (
-                f"; the loss's departure at step {first[0]} is no measure of it: at {m} "
-                f"rank(s) the ranks {_unmapped_means(result.unmapped)} than at {n}, which "
-                f"alone changes the loss; the verdict rests on {names} differing right after "
-                "the load")
+        result.explanation += _no_measure(result, first[0], names, n, m)
     elif elsewhere is not None:
         result.verdict, result.diagnosis = DIVERGED, [elsewhere]
         result.explanation = f"{beyond}; {elsewhere.detail}. {_ELSEWHERE_WHY.format(m)}"
@@ -375,6 +370,17 @@ def _conclude(result: RunResult, worst: Difference | None, first: tuple[int, str
     else:
         result.verdict = DIVERGED
         result.explanation = f"{beyond}; {what} were compared"
+
+
+def _no_measure(result: RunResult, step: int, names: str, n: int, m: int) -> str:
+    """Where per-rank state could not be mapped, why a resume diverged on
+    replicated state does not owe its loss's departure to it (a trial read
+    the loss's departure as the scheduler's doing; '' where all mapped)."""
+    if not result.unmapped:
+        return ""
+    return (f"; the loss's departure at step {step} is no measure of it: at {m} rank(s) the "
+            f"ranks {_unmapped_means(result.unmapped)} than at {n}, which alone changes the "
+            f"loss; the verdict rests on {names} differing right after the load")
 
 
 _ELSEWHERE_WHY = (

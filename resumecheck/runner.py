@@ -470,7 +470,7 @@ class _Segment:
             self.enter("restore")
             with outside(spec.restore.path, writes=False) as read:
                 result.unreached = restore_state(built, spec.restore, capture)
-            if read and spec.restore.source == "program":
+            if read and spec.restore.source == "program" and _own_files(result):
                 result.side_files["load"] = shown(read, spec.restore.path)
             built.refresh()
             restored = str(self.work / f"{spec.name}.restored.pt")
@@ -537,7 +537,7 @@ class _Segment:
         path = self.result.program_checkpoint = str(self.work / f"{self.spec.name}.program{step}")
         with outside(path, writes=True) as written:
             self._watched(built, step, lambda: program_save(built, path, step))
-        if written:
+        if written and _own_files(self.result):
             self.result.side_files["save"] = shown(written, path)
 
     def _watched(self, built: BuiltProgram, step: int, save: Callable[[], None]) -> None:
@@ -651,3 +651,10 @@ class _TensorKeeper:
 def _describe(exc: BaseException) -> str:
     return str(exc) if isinstance(exc, ResumecheckError) else f"{type(exc).__name__}: {exc}"
 
+
+
+def _own_files(result: SegmentResult) -> bool:
+    """Whether the files a save() or load() opens outside its path are the
+    program's own doing: not a framework target's, whose adapter writes the
+    framework's checkpoint where the framework puts it and moves it."""
+    return not result.boundaries.get("restored_by")

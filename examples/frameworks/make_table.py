@@ -58,9 +58,9 @@ def cause(run) -> str:
         return "; ".join(parts)
     # (every Accelerate row says that the loop that ran is resumecheck's: said once
     # under the table, not in each row)
-    from resumecheck.frameworks.accelerate import AccelerateProgram
+    from resumecheck.frameworks.accelerate import LOOP_NOTE
 
-    return run.explanation.replace(f"; {AccelerateProgram.loop_note}", "")
+    return run.explanation.replace(f"; {LOOP_NOTE}", "")
 
 
 def columns(framework: str, setting: str, run) -> list[str]:

@@ -103,15 +103,18 @@ def _check_arguments(accelerator: Any, step: Any, samples: Any, loader: Any) -> 
             "(one with a length: an iterable dataset is not supported yet)") from None
 
 
+LOOP_NOTE = ("the loop that ran is resumecheck's, around your step function: your script's own "
+             "resume code (where it restarts, what it skips with skip_first_batches, counters it "
+             "keeps outside the objects registered with Accelerate) did not run, and is not "
+             "checked here: wrap your own loop, save and load as a program to check it")
+"""What the program's own resume says of the loop (``BuiltProgram.boundaries``)."""
+
+
 class AccelerateProgram:
     """An Accelerate training loop driven one optimizer step at a time."""
 
-    restored_by, saved_by = "Accelerate's load_state()", "Accelerate's save_state()"  # (words)
-    loop_note = ("the loop that ran is resumecheck's, around your step function: your script's "
-                 "own resume code (where it restarts, what it skips with skip_first_batches, "
-                 "counters it keeps outside the objects registered with Accelerate) did not "
-                 "run, and is not checked here: wrap your own loop, save and load as a program "
-                 "to check it")
+    restored_by, saved_by, loop_note = ("Accelerate's load_state()", "Accelerate's save_state()",
+                                        LOOP_NOTE)  # (words of the report)
 
     def __init__(
         self,
