@@ -131,11 +131,8 @@ class AccelerateProgram:
     ) -> None:
         require("accelerate", "resumecheck.frameworks.accelerate")
         _check_arguments(accelerator, step, samples, loader)
-        self.accelerator = accelerator
-        self.model = model
-        self.optimizer = optimizer
-        self.scheduler = scheduler
-        self.loader = loader
+        self.accelerator, self.model, self.optimizer = accelerator, model, optimizer
+        self.scheduler, self.loader = scheduler, loader
         self.step_fn = step
         self.samples_fn = samples
         self.extra = dict(extra or {})
