@@ -47,7 +47,7 @@ from resumecheck.errors import BudgetExhausted, InvalidArgument, ModuleStateChan
 from resumecheck.program import Target, epoch_boundaries, load_target
 from resumecheck.progress import ProgressCallback, ProgressTracker
 from resumecheck.report import (
-    CLOSE, CONFIRMED, IDENTICAL, INCONCLUSIVE, RunResult, restarts_text, unseeded_notice,
+    CLOSE, CONFIRMED, IDENTICAL, INCONCLUSIVE, PUT_BACK, RunResult, restarts_text, unseeded_notice,
 )
 from resumecheck.faults import environment_failure
 from resumecheck.interrupt import scratch_directory
@@ -247,8 +247,9 @@ class FuzzResult:
                             if run.lost_on_resave() else ""))
             if run.failure:
                 lines.append(f"  failure: {first_line(run.failure)}")
-            for f in run.diagnosis:
-                lines.append(f"  diagnosis: {f.line_in(run, self.declared_state_notice)}")
+            for f in run.diagnosis:  # (a trial read a put-back stream as the cause)
+                label = "note" if f.status == PUT_BACK else "diagnosis"
+                lines.append(f"  {label}: {f.line_in(run, self.declared_state_notice)}")
             lines.append(f"  why: {run.explanation}")
             lines.append(f"  reproduce: {run.reproduce}")
         # (after the failing schedule's own indented lines: a trial found them

@@ -647,10 +647,9 @@ def _footer(report: Report) -> list[str]:
     if full is not None:
         incomplete = report.incomplete_state_notice()
         for f in full.diagnosis:
-            # (a trial: a passing report's "diagnosis:" of a generator the program
-            # put back itself read as a problem)
-            label = ("note" if f.status == PUT_BACK and full.verdict in (IDENTICAL, CLOSE)
-                     else "diagnosis")
+            # (trials: a "diagnosis:" of a generator the program put back itself read
+            # as a problem in a passing report, and as the cause in a failing one)
+            label = "note" if f.status == PUT_BACK else "diagnosis"
             lines.append(f"{label}: {f.line_in(full, incomplete)}")
         if full.divergence_detail:
             lines.append(f"first divergence: {full.divergence_detail}")
