@@ -147,3 +147,19 @@ def test_the_first_batch_of_the_epoch_read_again_is_said_to_be_so():
         "epoch: the restart reads the epoch again from its start (a position that came back but "
         "that the loop does not skip to, or one not kept)")
     assert "a resumed loop that does not act on it" in own.explanation
+
+
+def test_where_another_step_stands_in_the_epochs():
+    """A trial: Lightning, its fit loop's counters dropped, read the first
+    epoch from its start, and was told it read its own epoch again."""
+    from resumecheck.evidence import epoch_place
+    from resumecheck.segments import SegmentResult
+
+    ref = SegmentResult(records=[], names=[], captures={}, end_state=None,
+                        boundaries={"steps_per_epoch": 4})
+    assert epoch_place(ref, 7, 3) == "same place"  # (3rd of epochs 2 and 1)
+    assert epoch_place(ref, 7, 5) == "epoch start"  # (the first of its own epoch)
+    assert epoch_place(ref, 7, 1) == "another epoch's start"
+    assert epoch_place(ref, 7, 6) is None
+    assert epoch_place(SegmentResult(records=[], names=[], captures={}, end_state=None),
+                       7, 3) is None  # (no epochs known)
