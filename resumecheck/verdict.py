@@ -1246,9 +1246,16 @@ def _differed_before(run: RunResult, k: int | None) -> list[tuple[str, int]]:
     with the restore, where the finding counts as a lead (not latent, not
     put back, not found not the cause)."""
     quiet = (LATENT, PUT_BACK, NOT_CAUSE, AFTER_DIVERGENCE, LOST_ON_RESAVE)
+    # (a trial: a stream the program set right itself in the step after the
+    # restore, read by no step while it differed, was offered as what the steps read)
     return list(dict.fromkeys(
         (f.component, f.step) for f in run.diagnosis
-        if f.step is not None and (k is None or f.step < k) and f.status not in quiet))
+        if f.step is not None and (k is None or f.step < k) and f.status not in quiet
+        and not righted_only(f.detail) and _IDLE_STREAMS not in f.detail.split(" (and ")[0]))
+
+
+_IDLE_STREAMS = "which the reference never drew from after it"
+"""How a finding of random state opens where no stream of it was drawn from."""
 
 
 def _saved_otherwise_text(earlier: list[tuple[str, int]], k: int) -> str:

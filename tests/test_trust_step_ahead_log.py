@@ -30,3 +30,20 @@ def test_at_a_later_restore_what_an_earlier_one_moved_is_not_blamed_on_the_check
             "after an earlier restore, which the steps since read: global_step (at the restore "
             "at 4)") in log
     assert "your checkpoint loses" not in report.render()
+
+
+def test_a_stream_the_program_set_right_itself_is_not_what_the_steps_read():
+    """A trial (Lightning, 8,13): a loader's generator put back by the program
+    in the step after the restore at 8 was offered as the earlier difference
+    that the steps since read."""
+    from resumecheck.report import Finding, RunResult
+    from resumecheck.verdict import _differed_before
+
+    righted = Finding("rng", "generator 'loader' differs from the stream at step 8, which the "
+                             "program set right itself during step 9", step=8)
+    idle = Finding("rng", "Python random stream differs from the stream at step 8, which the "
+                          "reference never drew from after it", step=8)
+    counter = Finding("global_step", "9, expected 8", step=8, status="confirmed")
+    run = RunResult(dropped=[], resume_at=[8, 13], verdict="diverged", checkpoint="program",
+                    diagnosis=[righted, idle, counter])
+    assert _differed_before(run, 13) == [("global_step", 8)]
