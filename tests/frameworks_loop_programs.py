@@ -666,3 +666,17 @@ def statement_lines(path: Path, name: str) -> int:
 LIGHTNING_HOOKS_SAVE_COUNTER = lightning_target(
     module=lambda: _counting_module(True), data=lambda: lightning_train().stateful_loader(),
     steps=8, resume_at=(3,), trainer=lambda: {"callbacks": [_save_counter()]})
+
+
+def _weights_only_checkpoints():
+    import lightning.pytorch as pl
+
+    return {"callbacks": [pl.callbacks.ModelCheckpoint(save_weights_only=True,
+                                                       every_n_train_steps=2)]}
+
+
+LIGHTNING_WEIGHTS_ONLY = lightning_target(
+    module=lambda: lightning_train().TinyClassifier(dropout=0.0),
+    data=lambda: lightning_train().stateful_loader(), steps=8, resume_at=(3,),
+    trainer=_weights_only_checkpoints)
+"""A ModelCheckpoint that saves the weights only: its checkpoints cannot resume."""

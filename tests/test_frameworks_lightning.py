@@ -561,3 +561,14 @@ def test_a_datamodules_state_it_does_not_save_is_named():
     warning = next(line for line in report.render().splitlines() if line.startswith("WARNING"))
     assert "the samples are those of the same place in another epoch" in warning
     assert "or state the data depends on: a curriculum's level" in warning
+
+
+@pytest.mark.e2e
+def test_a_checkpoint_of_the_weights_only_is_saved_as_the_runs_model_checkpoint_saves_it():
+    """A trial's ModelCheckpoint(save_weights_only=True) wrote checkpoints its
+    resume could not load; the check saved its own whole and passed."""
+    report = resumecheck.verify(spec("LIGHTNING_WEIGHTS_ONLY"), drop="none", noise_seeds=0,
+                                check_determinism=False)
+    own = report.full_resume
+    assert own.verdict == "failed" and not report.equivalent
+    assert "checkpoint contains only the model" in own.failure

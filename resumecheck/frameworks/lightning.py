@@ -177,7 +177,11 @@ class LightningProgram(LoopProgram):
         return run
 
     def _save(self, path: str) -> None:
-        self.trainer.save_checkpoint(path)
+        # as the run's own ModelCheckpoint writes it: a trial's save_weights_only=True
+        # made checkpoints its resume could not load, and the check saved them whole
+        only = any(getattr(cb, "save_weights_only", False) for cb in
+                   self.trainer.checkpoint_callbacks)
+        self.trainer.save_checkpoint(path, weights_only=only)
 
     @property
     def steps_per_epoch(self) -> int | None:
