@@ -138,7 +138,8 @@ def describe_difference(
     more = _more(differing[1:], ref, new, optimizer)
     text = _leaf_text(_label(path, optimizer, ref), how, ref[path] if path in ref else None,
                       new.get(path))
-    return text.strip() + more + (_scheduled_only(differing) if optimizer else "")
+    return text.strip() + more + (_scheduled_only(differing) if optimizer
+                                  else _step_apart(differing, ref, new))
 
 
 def _leaf_text(label: str, how: Any, ref: Any, new: Any) -> str:
@@ -237,6 +238,23 @@ def _child(path: str, holder: str) -> str:
     return re.split(r"[.\[]", rest[1:], maxsplit=1)[0]
 
 
+def _step_apart(differing: list[tuple[str, Any]], ref: dict[str, Any],
+                new: dict[str, Any]) -> str:
+    """Of a scheduler (a ``last_epoch`` among the differing leaves), a count
+    one step behind or ahead of the reference's, in words (a trial's
+    checkpoint taken before the step's scheduler.step() was pointed only at
+    its load)."""
+    paths = [p for p, _ in differing if p.rsplit(".", 1)[-1] == "last_epoch"]
+    apart = {new.get(p) - ref[p] for p in paths if isinstance(ref.get(p), int)
+             and isinstance(new.get(p), int)}
+    if apart == {-1}:
+        return ("; one step behind: a checkpoint saved before the step's scheduler.step(), or "
+                "a load that steps it one time fewer")
+    if apart == {1}:
+        return "; one step ahead: stepped once more in or after the load, or saved after it"
+    return ""
+
+
 def _scheduled_only(differing: list[tuple[str, Any]]) -> str:
     """Of an optimizer's differing entries, when all are what a scheduler sets,
     that in words ('' otherwise)."""
@@ -263,7 +281,8 @@ def _fresh_rate(differing: list[tuple[str, Any]], ref: dict[str, Any],
 LEARNING_RATE_ONLY = (
     ": only its learning rate differs, which a scheduler sets: one stepped in or after "
     "your load(), one made there (a scheduler's constructor sets the rate: make it before "
-    "the optimizer's state is loaded), or a rate set there by hand, leaves it so")
+    "the optimizer's state is loaded), or a rate set there by hand, leaves it so; or the "
+    "checkpoint was saved before the step's scheduler.step()")
 """Said of an optimizer whose state after the load differs in its learning rate
 alone (a trial: an extra scheduler step after the load showed as the optimizer
 restored wrongly, and the scheduler as not the cause)."""
@@ -271,7 +290,8 @@ restored wrongly, and the scheduler as not the cause)."""
 MOMENTUM_TOO = (
     ": only its learning rate and momentum differ, which a scheduler that cycles the "
     "momentum sets (OneCycleLR, CyclicLR): one stepped in or after your load(), or "
-    "values set there by hand, leave them so")
+    "values set there by hand, leave them so; or the checkpoint was saved before the "
+    "step's scheduler.step()")
 """Said of an optimizer whose state after the load differs in its learning rate
 and momentum alone (a trial: OneCycleLR stepped once more after the load showed
 as the optimizer's betas restored wrongly)."""

@@ -364,3 +364,19 @@ def test_a_failure_whose_first_line_ends_with_a_colon_says_the_next_line_too():
     assert first_line(text) == ('Error(s) in loading state_dict for Classifier: Unexpected '
                                 'key(s) in state_dict: "head.0.weight".')
     assert first_line("one\ntwo") == "one" and first_line("") == ""
+
+
+def test_a_scheduler_one_step_behind_or_ahead_says_so():
+    """A trial's checkpoint taken before the step's scheduler.step() was
+    pointed only at its load ('one stepped in or after your load()')."""
+    from resumecheck.state_diff import describe_difference
+
+    behind = describe_difference("scheduler", {"last_epoch": 12, "_step_count": 13},
+                                 {"last_epoch": 11, "_step_count": 12}, 12)
+    assert behind.endswith("; one step behind: a checkpoint saved before the step's "
+                           "scheduler.step(), or a load that steps it one time fewer"), behind
+    ahead = describe_difference("scheduler", {"last_epoch": 12}, {"last_epoch": 13}, 12)
+    assert ahead.endswith("; one step ahead: stepped once more in or after the load, or saved "
+                          "after it"), ahead
+    assert "one step" not in describe_difference("scheduler", {"last_epoch": 8},
+                                                 {"last_epoch": 0}, 8)
