@@ -135,8 +135,10 @@ class UndeclaredWatch:
             return {}
         try:
             batch = {_ptr(t) for t in data} - self._storages - {None}
-            return {**self._found(self._before, program, components, batch),
-                    **_streams_moved(self._streams)}
+            # (streams first: a trial's left-out Python stream, the cause, came last,
+            # after a generator its program seeds again every epoch)
+            return {**_streams_moved(self._streams),
+                    **self._found(self._before, program, components, batch)}
         except Exception:
             return {}
 
