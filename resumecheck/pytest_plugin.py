@@ -472,6 +472,8 @@ def _markdown_cells(entry: dict[str, Any]) -> list[str]:
         what = full["first_divergent_quantity"] or (
             "(failed)" if full["verdict"] == "failed" else "")
         where = f"step {full['first_divergent_step']}: {what}".rstrip(": ")
+    if full is not None and not report["equivalent"]:
+        where += _confirmed_text(full)
     said = _outcome(report)
     if said == "inconclusive":
         said = "**inconclusive**"
@@ -511,6 +513,15 @@ def _later_otherwise(run: dict[str, Any]) -> bool:
         and (diverged_at is None or diverged_at > f["step"]) for f in run["diagnosis"])
 
 
+def _confirmed_text(run: dict[str, Any]) -> str:
+    """`` (confirmed: scaler)``: the components a rerun confirmed as the cause
+    of a run in JSON ('' where none was; a trial's CI summary named no cause,
+    only the verdict)."""
+    confirmed = list(dict.fromkeys(f["component"] for f in run["diagnosis"]
+                                   if f.get("status") == "confirmed"))
+    return f" (confirmed: {', '.join(confirmed)})" if confirmed else ""
+
+
 def _lost_on_resave(run: dict[str, Any]) -> str:
     """Of a full resume in JSON whose steps all match: what a save right after
     the program's load() loses, in words ('' when nothing)."""
@@ -530,7 +541,7 @@ def _summary_row(entry: dict[str, Any]) -> str:
             full_seen = True
             verdict = ("ok" if report["equivalent"] else
                        f"NOT EQUIVALENT ({_lost_on_resave(run)})" if _lost_on_resave(run)
-                       else run["verdict"].upper())
+                       else run["verdict"].upper() + _confirmed_text(run))
             if report["equivalent"] and run["latent_gaps"]:  # (an "ok" that hides a gap)
                 verdict += f" (latent gap: {', '.join(run['latent_gaps'])})"
             cells.append(f"full resume: {verdict}")

@@ -103,7 +103,7 @@ def test_passing_and_failing_checks_with_summary_and_report(project):
         "*diagnosis: global_step: 0, expected 3 (confirmed)*",
         "*reproduce: resumecheck run program:BUGGY --steps 6 --resume-at 3 --drop none*",
         "*= resumecheck =*",
-        "test_resume.py::test_buggy  program:BUGGY  full resume: DIVERGED",
+        "test_resume.py::test_buggy  program:BUGGY  full resume: DIVERGED (confirmed: global_step)",
         "test_resume.py::test_correct  program:CORRECT  full resume: ok (latent gap: rng)",
     ])
     report = json.loads((project.path / "checks.json").read_text())
@@ -150,7 +150,7 @@ def pytest_unconfigure(config):
         "*diagnosis: global_step: 0, expected 3 (confirmed)*",
         "*= resumecheck =*",
         "test_crash.py::test_check_then  program:CORRECT  full resume: ok (latent gap: rng)",
-        "test_resume.py::test_buggy  program:BUGGY  full resume: DIVERGED",
+        "test_resume.py::test_buggy  program:BUGGY  full resume: DIVERGED (confirmed: global_step)",
         "test_resume.py::test_correct  program:CORRECT  full resume: ok (latent gap: rng)",
     ])
     assert (project.path / "controller_torch.txt").read_text() == "False"

@@ -99,7 +99,7 @@ def test_plugin_plot_dir_and_step_summary(torch_dynamo_imported, pytester, monke
     assert summary.read_text().startswith("### resumecheck: 2 check(s), 1 NOT equivalent")
     assert table[0] == ["test", "target", "full resume", "first divergence", "blind spots"]
     buggy = next(row for row in table if "test_buggy" in row[0])
-    assert buggy[2].startswith("**NOT equivalent**") and buggy[3] == "step 12: learning rate"
+    assert buggy[2].startswith("**NOT equivalent**") and buggy[3] == "step 12: learning rate (confirmed: scheduler)"
 
 
 def test_plugin_plot_dir_without_matplotlib_is_a_usage_error(torch_dynamo_imported, pytester,
