@@ -247,9 +247,7 @@ class FuzzResult:
                             if run.lost_on_resave() else ""))
             if run.failure:
                 lines.append(f"  failure: {first_line(run.failure)}")
-            for f in run.diagnosis:  # (a trial read a put-back stream as the cause)
-                label = "note" if f.status == PUT_BACK else "diagnosis"
-                lines.append(f"  {label}: {f.line_in(run, self.declared_state_notice)}")
+            lines += _finding_lines(run, self.declared_state_notice)
             lines.append(f"  why: {run.explanation}")
             lines.append(f"  reproduce: {run.reproduce}")
         # (after the failing schedule's own indented lines: a trial found them
@@ -634,3 +632,10 @@ def _first_failing(checker: Checker, candidates: list[list[int]],
         if failed is not None:
             return failed
     return None
+
+
+def _finding_lines(run: RunResult, notice: str | None) -> list[str]:
+    """A failing schedule's findings, each a line: one the program put back
+    itself a note, not a diagnosis (a trial read a put-back stream as the cause)."""
+    return [f"  {'note' if f.status == PUT_BACK else 'diagnosis'}: {f.line_in(run, notice)}"
+            for f in run.diagnosis]

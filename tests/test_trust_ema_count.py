@@ -24,7 +24,7 @@ def test_the_lost_count_is_named_and_the_second_restore_is_not_called_lossy():
     assert [u.split(" (")[0] for u in report.undeclared] == ["ema.num_updates"]
     # every step matched, only the end state differs: said so, not "the steps differ"
     text = report.render()
-    assert "diagnosis: rng (restored at 3; only the end state differs, after the restart " \
+    assert "note: rng (restored at 3; only the end state differs, after the restart " \
            "at 9): generator 'shuffle' differs" in text
     # the generator the program seeds again each epoch was put back: no lead
     [stream] = [f for f in own.diagnosis if f.component == "rng"]
