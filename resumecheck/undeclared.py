@@ -231,6 +231,14 @@ class UndeclaredWatch:
             return (f"{path} (a {type(obj).__module__.split('.')[0]}."
                     f"{type(obj).__name__} whose state the run changed, drawn from "
                     f"or seeded again, and {none_holds}: {_todo(path)})")
+        if isinstance(obj, _SCHEDULERS):
+            return (f"{path} (a {type(obj).__name__} whose counts the run changed, and "
+                    f"{none_holds}: declare it as a component, and save and load its "
+                    "state_dict() with the checkpoint" + (
+                        " (a LightningModule: return it from configure_optimizers(), or keep "
+                        "its state_dict() in on_save_checkpoint and load it in "
+                        "on_load_checkpoint)" if in_module else "") + ", to check that it "
+                    "resumes)")
         if isinstance(obj, torch.Tensor) and in_module:
             return f"{path} (Tensor: {_amount(missed)}, that the run changed, {_LOOSE_TODO})"
         amount = (f"{len(obj)} item{'' if len(obj) == 1 else 's'}, "
@@ -510,11 +518,40 @@ def _watched(program: Any,
             for where, holder in _held(c.obj, seen, attrs).items():
                 out.setdefault(f"{c.name}.{where}", holder)
         if isinstance(c.obj, torch.nn.Module):
+            held = _declared_schedulers(components)
+            for where, sched in _schedulers_in(c.obj):
+                if id(sched) not in held:
+                    out.setdefault(f"{c.name}.{where}", (sched, _tensors_of(sched) or []))
             for where, gen in _generators_in(c.obj):
                 out.setdefault(f"{c.name}.{where}", (gen, [gen.get_state()]))
             for where, kept in _outside_state_dict(c.obj, attrs):
                 tensor = kept.detach() if isinstance(kept, torch.Tensor) else _number_tensor(kept)
                 out.setdefault(f"{c.name}.{where}", (kept, [tensor]))
+    return out
+
+
+def _schedulers_in(model: torch.nn.Module) -> list[tuple[str, Any]]:
+    """The learning-rate schedulers a model's layers keep as attributes, by path."""
+    return [(f"{name}.{key}" if name else key, value)
+            for name, layer in model.named_modules() for key, value in vars(layer).items()
+            if isinstance(value, _SCHEDULERS)]
+
+
+def _declared_schedulers(components: Sequence[Component]) -> set[int]:
+    """The ids of the schedulers the declared components hold: the component
+    itself, or those a framework's live component holds (Lightning's
+    configured schedulers)."""
+    out = set()
+    for c in components:
+        objs: list[Any] = [c.obj]
+        live = getattr(type(c.obj), "live_object", None)
+        if live is not None:
+            try:
+                got = getattr(c.obj, "live_object", None)
+            except Exception:  # (a notice never fails a check)
+                got = None
+            objs += list(got) if isinstance(got, (list, tuple)) else [got]
+        out |= {id(getattr(o, "scheduler", o)) for o in objs}
     return out
 
 
@@ -750,10 +787,19 @@ def _tensors_of(obj: Any) -> list[torch.Tensor] | None:
     if isinstance(obj, torch.optim.Optimizer):
         return [v.detach() for s in obj.state.values() for v in s.values()
                 if isinstance(v, torch.Tensor) and v.numel()]
+    if isinstance(obj, _SCHEDULERS):  # (its counts, read: a trial's went unnamed)
+        return [_number_tensor(getattr(obj, k)) for k in _SCHEDULER_COUNTS
+                if _is_number(getattr(obj, k, None))]
     if type(obj).__module__.split(".")[0] == "torch":
         return []
     return None
 
+
+_SCHEDULERS = (torch.optim.lr_scheduler.LRScheduler, torch.optim.lr_scheduler.ReduceLROnPlateau)
+_SCHEDULER_COUNTS = ("last_epoch", "num_bad_epochs", "cooldown_counter", "best")
+"""What a learning-rate scheduler counts, read as numbers (a plateau scheduler's
+best and patience too): one the program keeps and declares nowhere (a trial's
+LightningModule stepped one by hand) is named when the run changed them."""
 
 _OTHER_GENERATORS = (np.random.Generator, np.random.RandomState, random.Random)
 """Random generators other than torch's a program may keep: a numpy Generator

@@ -680,3 +680,27 @@ LIGHTNING_WEIGHTS_ONLY = lightning_target(
     data=lambda: lightning_train().stateful_loader(), steps=8, resume_at=(3,),
     trainer=_weights_only_checkpoints)
 """A ModelCheckpoint that saves the weights only: its checkpoints cannot resume."""
+
+
+def _manual_scheduler_module():
+    """A module that steps a scheduler of its own by hand, not returned from
+    configure_optimizers(): Lightning's checkpoint does not hold it."""
+    import torch
+
+    base = lightning_train().TinyClassifier
+
+    class ManualScheduler(base):
+        def configure_optimizers(self):
+            optimizer = torch.optim.AdamW(self.parameters(), lr=1e-2)
+            self.sched = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: 1.0 / (1 + s))
+            return optimizer
+
+        def on_train_batch_end(self, outputs, batch, batch_idx):
+            self.sched.step()
+
+    return ManualScheduler(dropout=0.0)
+
+
+LIGHTNING_MANUAL_SCHEDULER = lightning_target(
+    module=_manual_scheduler_module, data=lambda: lightning_train().stateful_loader(), steps=8,
+    resume_at=(3,))

@@ -572,3 +572,16 @@ def test_a_checkpoint_of_the_weights_only_is_saved_as_the_runs_model_checkpoint_
     own = report.full_resume
     assert own.verdict == "failed" and not report.equivalent
     assert "checkpoint contains only the model" in own.failure
+
+
+@pytest.mark.e2e
+def test_a_scheduler_the_module_steps_by_hand_is_named_as_not_compared():
+    """A trial's module kept its scheduler as an attribute and stepped it by
+    hand: the WARNING named nothing, `not compared` neither."""
+    report = resumecheck.verify(spec("LIGHTNING_MANUAL_SCHEDULER"), drop="none", noise_seeds=0,
+                                check_determinism=False)
+    assert not report.equivalent
+    (line,) = report.undeclared
+    assert line.startswith("params.sched (a LambdaLR whose counts the run changed")
+    assert "return it from configure_optimizers()" in line
+    assert "`params.sched`" in report.incomplete_state_notice()

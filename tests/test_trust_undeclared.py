@@ -813,3 +813,60 @@ def test_a_number_a_declared_component_of_yours_reaches_is_not_said_held_by_none
         "declared component data_cursor (_Cursor) keeps it too, as "
         "data_cursor.run.progress.batch, and its state_dict() returns a `batch`: compared "
         "there if that is this number, which the check cannot tell by its value)")
+
+
+class _KeepsAScheduler:
+    """A loop that steps a scheduler it does not declare (``declares``: it does)."""
+
+    declares = False
+
+    def __init__(self, settings):
+        import torch
+
+        torch.manual_seed(0)
+        self.x, self.y = torch.randn(32, 4), torch.randn(32, 1)
+        self.model = torch.nn.Linear(4, 1)
+        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1)
+        self.sched = torch.optim.lr_scheduler.StepLR(self.optimizer, 3, 0.5)
+        self.step = 0
+
+    def components(self):
+        from resumecheck import Attr
+
+        out = {"params": self.model, "optimizer": self.optimizer,
+               "global_step": Attr(self, "step")}
+        if self.declares:
+            out["scheduler"] = self.sched
+        return out
+
+    def train_step(self):
+        import torch
+
+        from resumecheck import StepOutput
+
+        i = torch.arange(self.step * 4, self.step * 4 + 4) % 32
+        loss = torch.nn.functional.mse_loss(self.model(self.x[i]), self.y[i])
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+        self.sched.step()
+        self.step += 1
+        return StepOutput(loss=loss.item(), samples=i)
+
+
+class _DeclaresTheScheduler(_KeepsAScheduler):
+    declares = True
+
+
+def test_a_scheduler_the_program_steps_and_declares_nowhere_is_named():
+    """A trial's LightningModule stepped a scheduler by hand that Lightning's
+    checkpoint did not hold: the WARNING named nothing, nor did `not compared`."""
+    target = Target(factory=_KeepsAScheduler, steps=8, resume_at=(4,))
+    report = verify(target, drop="none", noise_seeds=0)
+    assert report.undeclared == [
+        "sched (a StepLR whose counts the run changed, and no declared component holds: declare "
+        "it as a component, and save and load its state_dict() with the checkpoint, to check "
+        "that it resumes)"]
+    declared = verify(Target(factory=_DeclaresTheScheduler, steps=8, resume_at=(4,)),
+                      drop="none", noise_seeds=0)
+    assert declared.equivalent and declared.undeclared == []
