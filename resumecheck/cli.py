@@ -78,7 +78,8 @@ _JOBS_HELP = (
     "independent runs (noise seeds, ablations) side by side, at most N at once: each in "
     "its own fresh interpreter with --isolation process, in a fork of this one "
     "in-process. Default: one per --threads cores with --isolation process, 1 in-process; "
-    "the report is the same for any N"
+    "the report is the same for any N, unless the program keeps state in files outside "
+    "its checkpoint (its own resume's why names them)"
 )
 
 _RUN_EXAMPLES = """\
