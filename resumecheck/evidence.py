@@ -689,20 +689,23 @@ def _read_elsewhere(reference: SegmentResult, rec: Any, key: str, step: int,
         return f"{said}, {OTHER_EPOCH}"
     if place == "epoch start":
         return f"{said}, the first of its epoch: {_EPOCH_AGAIN}"
-    if place == "another epoch's start":
-        return (f"{said}, the first of {'an earlier' if at < step else 'a later'} epoch: the "
-                "restart reads from that epoch's start (a position and an epoch that came back "
-                "otherwise, or were not kept)")
+    if place == "another epoch's start":  # (a trial: a skip counted in samples ran ahead)
+        return (f"{said}, the first of a later epoch: the restart reads ahead, from that "
+                "epoch's start (a loop that skips more batches than it read, or a position or "
+                "an epoch that came back otherwise)" if at > step else
+                f"{said}, the first of an earlier epoch: the restart reads from that epoch's "
+                "start (a position and an epoch that came back otherwise, or were not kept)")
     return f"{said}: {_OWN_DATA_ELSEWHERE}"
 
 
 _OWN_DATA_ELSEWHERE = ("the restart reads the run's own data, at another position (or in "
                        "another epoch's order)")
 """What samples (or inputs) read at another step of the reference say."""
-OTHER_EPOCH = ("at the same place of another epoch: the restart reads the right position of "
-               "another epoch's data (its order: a sampler's epoch that set_epoch sets, or a "
-               "shuffle generator's state, that the restart does not put back; or state the "
-               "data depends on: a curriculum's level)")
+OTHER_EPOCH = ("at the same place of another epoch: the restart reads this place of another "
+               "epoch's data (the epoch it reads differs: a position or an epoch counted "
+               "otherwise at an epoch's end; the epoch's order: a sampler's epoch that set_epoch "
+               "sets, or a shuffle generator's state, that the restart does not put back; or "
+               "state the data depends on: a curriculum's level)")
 """Samples read at the same place of another epoch of the reference (a trial's
 forgotten set_epoch was told of a position saved where the run was not)."""
 _EPOCH_AGAIN = ("the restart reads the epoch again from its start (a position that came back "

@@ -130,8 +130,9 @@ def test_samples_of_the_same_place_in_another_epoch_lead_to_the_epochs_order():
     assert own.verdict == DIVERGED and own.first_divergent_step == 11
     assert own.divergence_detail.endswith(
         "they are what the uninterrupted run read at step 3 (8 steps earlier), at the same "
-        "place of another epoch: the restart reads the right position of another epoch's "
-        "data (its order: a sampler's epoch that set_epoch sets, or a shuffle generator's "
+        "place of another epoch: the restart reads this place of another epoch's data (the "
+        "epoch it reads differs: a position or an epoch counted otherwise at an epoch's end; "
+        "the epoch's order: a sampler's epoch that set_epoch sets, or a shuffle generator's "
         "state, that the restart does not put back; or state the data depends on: a "
         "curriculum's level)")
     assert ("the declared data position `data_cursor` came back as saved, and the samples are "
@@ -163,3 +164,13 @@ def test_where_another_step_stands_in_the_epochs():
     assert epoch_place(ref, 7, 6) is None
     assert epoch_place(SegmentResult(records=[], names=[], captures={}, end_state=None),
                        7, 3) is None  # (no epochs known)
+
+
+def test_a_skip_past_the_epochs_end_reads_ahead_and_is_said_so():
+    """A trial's skip counted in samples, not batches, ran past the epoch's
+    end: the report said a position and an epoch came back otherwise."""
+    own = _own("fixtures.trust.position_unused:TOO_MANY").runs[0]
+    assert own.verdict == DIVERGED and own.first_divergent_step == 11
+    assert ("the first of a later epoch: the restart reads ahead, from that epoch's start (a "
+            "loop that skips more batches than it read") in own.divergence_detail
+    assert "or too many" in own.explanation  # (the position's lead)
