@@ -295,3 +295,16 @@ def test_the_trainers_epochs_are_declared_where_it_makes_its_own_loader():
         assert built.program.steps_per_epoch is None
     finally:
         built.program.close()
+
+
+def test_the_own_resume_says_the_resume_that_ran_is_the_checks():
+    """A trial's script picked the wrong checkpoint when relaunched (sorted by
+    name); its row, 'own save/load', read 'resumes bit for bit'."""
+    from tests.framework_tables import measured
+
+    run = measured("transformers_check.py:DEFAULT")
+    assert run.explanation.endswith(
+        "; the resume that ran is the check's, through the HuggingFace Trainer's own resume "
+        "from the checkpoint its save wrote: your script's own resume code (which checkpoint "
+        "it picks, the arguments it builds for the relaunch) did not run, and is not checked "
+        "here")

@@ -10,6 +10,7 @@ cause is what resumecheck's report names: the diagnosis when it has one
 
 from __future__ import annotations
 
+import functools
 import sys
 from pathlib import Path
 
@@ -56,11 +57,14 @@ def cause(run) -> str:
         for f in run.diagnosis:  # (marked as the report marks it; unmarked: not judged)
             parts.append(f"{f.component}: {f.detail}{f.mark or ' (not judged)'}")
         return "; ".join(parts)
-    # (every Accelerate row says that the loop that ran is resumecheck's: said once
-    # under the table, not in each row)
+    # (every row says that the loop, or the resume, that ran is the check's: said
+    # once above the table, not in each row)
+    from resumecheck.frameworks._loop import loop_note
     from resumecheck.frameworks.accelerate import LOOP_NOTE
 
-    return run.explanation.replace(f"; {LOOP_NOTE}", "")
+    notes = [LOOP_NOTE, loop_note("Lightning"), loop_note("the HuggingFace Trainer")]
+    return functools.reduce(lambda text, note: text.replace(f"; {note}", ""), notes,
+                            run.explanation)
 
 
 def columns(framework: str, setting: str, run) -> list[str]:

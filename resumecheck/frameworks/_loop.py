@@ -156,6 +156,13 @@ class LoopProgram:
         """What writes the checkpoint, in a report's words (no save() of yours)."""
         return f"{self.framework}'s checkpoint save"
 
+    @property
+    def loop_note(self) -> str:
+        """What the program's own resume says of the code that ran (a trial's
+        script picked the wrong checkpoint when relaunched, and its row, "own
+        save/load", read "resumes bit for bit")."""
+        return loop_note(self.framework)
+
     def __init__(self) -> None:
         self._channel = _Channel()
         self._thread: threading.Thread | None = None
@@ -415,6 +422,14 @@ def user_object(path: str, obj: Any) -> list[tuple[str, Any]]:
     if obj is None or type(obj).__module__.split(".")[0] in (*_FRAMEWORKS, "builtins"):
         return []
     return [(path, obj)]
+
+
+def loop_note(framework: str) -> str:
+    """``LoopProgram.loop_note`` for ``framework``."""
+    return (f"the resume that ran is the check's, through {framework}'s own resume from the "
+            "checkpoint its save wrote: your script's own resume code (which checkpoint it "
+            "picks, the arguments it builds for the relaunch) did not run, and is not checked "
+            "here")
 
 
 def user_callbacks(callbacks: Any) -> list[tuple[str, Any]]:
