@@ -448,7 +448,15 @@ def _todo(path: str) -> str:
     if path == LOADER_EPOCH_COUNT:
         return _LOADER_EPOCH_TODO
     return (_CALLBACK_TODO if path.startswith("callbacks (")
+            else _SUBCLASS_TODO if path.startswith("trainer.")
             else "declare it as a component to check that it resumes")
+
+
+_SUBCLASS_TODO = (
+    "a field your Trainer subclass sets, which the Trainer's checkpoint does not hold: keep it "
+    "in a callback that is an ExportableState (with restore_callback_states_from_checkpoint="
+    "True), or derive it from state.global_step, to check that it resumes")
+"""What to do about state a Trainer subclass keeps (``transformers._subclass_fields``)."""
 
 
 def _amount(missed: list[torch.Tensor]) -> str:

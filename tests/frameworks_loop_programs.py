@@ -704,3 +704,27 @@ def _manual_scheduler_module():
 LIGHTNING_MANUAL_SCHEDULER = lightning_target(
     module=_manual_scheduler_module, data=lambda: lightning_train().stateful_loader(), steps=8,
     resume_at=(3,))
+
+
+def _counting_subclass(args):
+    """A Trainer subclass that scales its loss by a count of the batches it
+    has seen, a field of its own the Trainer's checkpoint does not hold."""
+    from transformers import Trainer
+
+    class Counting(Trainer):
+        def __init__(self, *a, **kw):
+            super().__init__(*a, **kw)
+            self.seen = 0
+
+        def compute_loss(self, model, inputs, *a, **kw):
+            self.seen += 1
+            loss = super().compute_loss(model, inputs, *a, **kw)
+            return loss * (1.0 + 0.01 * self.seen)
+
+    train = transformers_train()
+    return Counting(model=train.GPT2LMHeadModel(train.CONFIG), args=args,
+                    train_dataset=train.Tokens())
+
+
+TRAINER_SUBCLASS_COUNTER = trainer_target(_counting_subclass, args=_COUNTER_ARGS, steps=6,
+                                          resume_at=(3,))

@@ -308,3 +308,16 @@ def test_the_own_resume_says_the_resume_that_ran_is_the_checks():
         "from the checkpoint its save wrote: your script's own resume code (which checkpoint "
         "it picks, the arguments it builds for the relaunch) did not run, and is not checked "
         "here")
+
+
+@pytest.mark.e2e
+def test_a_field_of_a_trainer_subclass_is_named_as_not_compared():
+    """A trial's Trainer subclass counted its batches: caught, and nothing
+    named the counter ('a counter in your module' pointed elsewhere)."""
+    report = resumecheck.verify(f"{PROGRAMS}:TRAINER_SUBCLASS_COUNTER", drop="none",
+                                noise_seeds=0, check_determinism=False)
+    assert not report.equivalent
+    (seen,) = report.undeclared
+    assert seen.startswith("trainer.seen (int: 0 at the build, ")
+    assert "a field your Trainer subclass sets, which the Trainer's checkpoint does not hold" \
+        in seen

@@ -236,11 +236,33 @@ class TrainerProgram(LoopProgram):
         roots = [(path, _not_exported(cb) if id(cb) in exportable else cb)
                  for path, cb in user_callbacks(self.trainer.callback_handler.callbacks)]
         return [*roots,
-                *user_object("data_collator", getattr(self.trainer, "data_collator", None))]
+                *user_object("data_collator", getattr(self.trainer, "data_collator", None)),
+                *_subclass_fields(self.trainer)]
 
     def close(self) -> None:
         super().close()
         self._root.cleanup()
+
+
+def _subclass_fields(trainer: Any) -> list[tuple[str, Any]]:
+    """The attributes a Trainer subclass of yours sets itself (``self.NAME =``
+    in its own methods), the Trainer's own left out: state it keeps is named
+    when no component holds it (a trial's subclass counted its micro-batches,
+    and nothing named the counter)."""
+    import inspect
+    import re
+
+    names: set[str] = set()
+    for cls in type(trainer).__mro__:
+        if cls.__module__.split(".")[0] in ("transformers", "builtins", "resumecheck"):
+            continue
+        try:
+            source = inspect.getsource(cls)
+        except (OSError, TypeError):
+            continue
+        names |= set(re.findall(r"\bself\.([A-Za-z_]\w*)\s*(?:[-+*/]?=)(?!=)", source))
+    return [(f"trainer.{name}", getattr(trainer, name)) for name in sorted(names)
+            if name in vars(trainer)]
 
 
 class _TrainerStreams(RNGState):
