@@ -483,8 +483,10 @@ class ReferenceFailed(ResumecheckError):
                 "fault that comes and goes) and check again."
             )
             return
-        advice = ("" if stage in ("capture", "trace") else  # (the reason says what to do)
-                  " Fix the program so that it trains without a restart first.")
+        # (the reason says what to do: a capture, the tracing, a loop that ended
+        # early, which a trial read as its program's fault, not the target's steps)
+        advice = ("" if stage in ("capture", "trace") or "at least as many steps" in reason
+                  else " Fix the program so that it trains without a restart first.")
         super().__init__(
             f"the uninterrupted reference run of {target} failed{where}: {reason}.{advice}"
         )

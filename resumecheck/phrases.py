@@ -21,7 +21,8 @@ BUILDING = "building the restarted program"
 """How a run's explanation names the restore as the stage that failed."""
 CHANGED_AFTER_LOAD = ("its load gave back what its state_dict() returned, and something that ran "
                       "between the restore and the first step changed it (a hook of the "
-                      "framework's loop: on_train_begin, on_train_start)")
+                      "framework's loop: on_train_begin, on_train_start; or the first resumed "
+                      "batch's collation, which the Trainer runs before it is looked at)")
 """Said of a framework component found otherwise right after the restore that
 its own load had brought back (a trial: a callback that reset itself in
 on_train_begin was said not to load back its own state)."""

@@ -69,8 +69,8 @@ _CALLBACK_TODO = (
 _FRAMEWORK_HELD_TODO = (
     "the framework's checkpoint does not hold it unless your code saves it there, and a "
     "framework's target declares the framework's own state only: draw from a generator "
-    "seeded again from the step or the sample's index, or save and restore its state with "
-    "a callback")
+    "seeded again from the step or the sample's index (a callback that saves its state "
+    "saves it ahead of the step: the loader collates the next batch before the save)")
 """What to do about a generator an object the framework holds keeps (a Trainer's data
 collator; a trial's Trainer subclass saved it, and read that the checkpoint did not)."""
 

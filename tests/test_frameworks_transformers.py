@@ -321,3 +321,15 @@ def test_a_field_of_a_trainer_subclass_is_named_as_not_compared():
     assert seen.startswith("trainer.seen (int: 0 at the build, ")
     assert "a field your Trainer subclass sets, which the Trainer's checkpoint does not hold" \
         in seen
+
+
+@pytest.mark.e2e
+def test_more_steps_than_the_target_has_is_not_called_the_programs_fault():
+    """A trial's --steps 24 on a 12-step trainer_target was told to fix its
+    program so that it trains without a restart."""
+    with pytest.raises(resumecheck.ReferenceFailed) as info:
+        resumecheck.verify(f"{PROGRAMS}:TRAINER_SUBCLASS_COUNTER", steps=8, resume_at=[4],
+                           drop="none", noise_seeds=0, check_determinism=False)
+    text = str(info.value)
+    assert "at least as many steps as the check runs" in text
+    assert "Fix the program" not in text
