@@ -537,6 +537,8 @@ class _Segment:
         path = self.result.program_checkpoint = str(self.work / f"{self.spec.name}.program{step}")
         with outside(path, writes=True) as written:
             self._watched(built, step, lambda: program_save(built, path, step))
+        # (a file written and then moved into place, or removed, is not left beside it)
+        written = [f for f in written if os.path.lexists(f)]
         if written and _own_files(self.result):
             self.result.side_files["save"] = shown(written, path)
 

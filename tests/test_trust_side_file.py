@@ -39,3 +39,32 @@ def test_files_read_by_torch_itself_and_the_checkpoint_are_not_named(tmp_path):
         torch.load(checkpoint)
         (tmp_path / "side.txt").read_text()
     assert written == [str(tmp_path / "side.txt")] and read == [str(tmp_path / "side.txt")]
+
+
+def test_a_save_through_a_temporary_file_moved_into_place_names_nothing(tmp_path):
+    """An atomic save (write path.tmp, then os.replace it onto path) leaves
+    nothing beside the checkpoint: nothing is named."""
+    import os
+
+    import torch
+
+    from resumecheck import Target
+
+    from fixtures.trust.side_file import Trainer
+
+    class Atomic(Trainer):
+        def save(self, path):
+            with open(path + ".tmp", "wb") as f:  # (a Python open(): the hook sees it)
+                torch.save({"model": self.model.state_dict(),
+                            "optimizer": self.optimizer.state_dict(), "step": self.step}, f)
+            os.replace(path + ".tmp", path)
+
+        def load(self, path):
+            state = torch.load(path)
+            self.model.load_state_dict(state["model"])
+            self.optimizer.load_state_dict(state["optimizer"])
+            self.step = state["step"]
+
+    report = verify(Target(factory=Atomic, steps=8, resume_at=(4,)), drop="none", noise_seeds=0,
+                    check_determinism=False)
+    assert report.equivalent and "outside the checkpoint path" not in report.render()
