@@ -526,11 +526,11 @@ def _watched(program: Any,
             for where, holder in _held(c.obj, seen, attrs).items():
                 out.setdefault(f"{c.name}.{where}", holder)
         if isinstance(c.obj, torch.nn.Module):
-            kept = _schedulers_in(c.obj)
+            schedulers = _schedulers_in(c.obj)
             # (asked only where a layer keeps one: a framework's live component
             # starts its loop when asked, which a build must not do)
-            held = _declared_schedulers(components) if kept else set()
-            for where, sched in kept:
+            held = _declared_schedulers(components) if schedulers else set()
+            for where, sched in schedulers:
                 if id(sched) not in held:
                     out.setdefault(f"{c.name}.{where}", (sched, _tensors_of(sched) or []))
             for where, gen in _generators_in(c.obj):
