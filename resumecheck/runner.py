@@ -537,10 +537,8 @@ class _Segment:
         path = self.result.program_checkpoint = str(self.work / f"{self.spec.name}.program{step}")
         with outside(path, writes=True) as written:
             self._watched(built, step, lambda: program_save(built, path, step))
-        # (a file written and then moved into place, or removed, is not left beside it)
-        written = [f for f in written if os.path.lexists(f)]
-        if written and _own_files(self.result):
-            self.result.side_files["save"] = shown(written, path)
+        if _own_files(self.result) and (left := _left_beside(written)):
+            self.result.side_files["save"] = shown(left, path)
 
     def _watched(self, built: BuiltProgram, step: int, save: Callable[[], None]) -> None:
         """``save()``, and with ``watch_save`` what it changed (``save_moved``).
@@ -660,3 +658,9 @@ def _own_files(result: SegmentResult) -> bool:
     program's own doing: not a framework target's, whose adapter writes the
     framework's checkpoint where the framework puts it and moves it."""
     return not result.boundaries.get("restored_by")
+
+
+def _left_beside(written: list[str]) -> list[str]:
+    """Of the files a save() wrote outside its path, those still there (one
+    written and then moved into place, or removed, is not left beside it)."""
+    return [f for f in written if os.path.lexists(f)]
