@@ -30,7 +30,9 @@ from resumecheck.report import (
     AFTER_DIVERGENCE, FAILED, IDENTICAL, LATENT, LOST_ON_RESAVE, NOT_CAUSE, PUT_BACK, RunResult,
     StreamOffset,
 )
-from resumecheck.phrases import POSITION_OTHER_EPOCH, UNDECLARED_LEAD, unused_position
+from resumecheck.phrases import (
+    POSITION_OTHER_EPOCH, POSITION_UNUSED, UNDECLARED_LEAD, unused_position,
+)
 from resumecheck.program import epoch_boundaries, next_epoch_start
 from resumecheck.segments import SegmentResult
 from resumecheck.capture import load_checkpoint
@@ -41,8 +43,9 @@ from resumecheck.streams import (
 )
 from resumecheck.trace import differing_quantities, load_step_tensors, load_stream_states
 
-__all__ = ["OTHER_EPOCH", "annotate", "cleared_streams", "epoch_place", "offsets_shared_with", "describe_data", "describe_end_state", "nearest_step",
-           "set_right_during", "steps_apart", "stream_offsets", "telling", "unclear_streams"]
+__all__ = ["OTHER_EPOCH", "annotate", "cleared_streams", "describe_data", "describe_end_state",
+           "epoch_place", "nearest_step", "offsets_shared_with", "set_right_during", "steps_apart",
+           "stream_offsets", "telling", "unclear_streams"]
 
 
 _DROPPING = "which drops"
@@ -98,8 +101,8 @@ def _position_in_another_epoch(result: RunResult) -> None:
     said = unused_position(result.explanation)
     if said is None or OTHER_EPOCH not in (result.divergence_detail or ""):
         return
-    name = said[said.index("`") + 1:said.index("` came back")]
-    result.explanation = result.explanation.replace(said, POSITION_OTHER_EPOCH.format(name), 1)
+    names = said[len(POSITION_UNUSED.split("{}")[0]):said.index(" came back")]
+    result.explanation = result.explanation.replace(said, POSITION_OTHER_EPOCH.format(names), 1)
 
 
 def _end_only_lead(result: RunResult) -> str:
@@ -139,16 +142,16 @@ def _branch_note(result: RunResult) -> None:
         k = o.step - 2  # (the stream started level at step k + 1, after the restore at k)
         lead = leads(k) if o.draws and k in result.resume_at else ""
         if lead:
-            o = replace(o, detail=(
-                f"{o.detail} (step {k + 1} read state that differs right after the restore: "
-                f"{lead}; a step that reads it otherwise may draw otherwise)"))
+            o = replace(o, detail=f"{o.detail}{_BRANCH_HEAD.format(k + 1)}{lead}{_BRANCH_TAIL}")
         noted.append(o)
     result.stream_offsets = noted
 
 
-_BRANCH_NOTE = re.compile(r" \(step \d+ read state that differs right after the restore: .*?; "
-                          r"a step that reads it otherwise may draw otherwise\)")
-"""The note ``_branch_note`` adds to a stream's words."""
+_BRANCH_HEAD = " (step {} read state that differs right after the restore: "
+_BRANCH_TAIL = "; a step that reads it otherwise may draw otherwise)"
+_BRANCH_NOTE = re.compile(re.escape(_BRANCH_HEAD).replace(r"\{\}", r"\d+") + ".*?"
+                          + re.escape(_BRANCH_TAIL))
+"""The note ``_branch_note`` adds to a stream's words, and its pattern."""
 
 _NO_LEAD = (LATENT, PUT_BACK, NOT_CAUSE, AFTER_DIVERGENCE, LOST_ON_RESAVE)
 """Finding statuses that name no cause of a difference in the steps."""

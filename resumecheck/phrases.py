@@ -11,7 +11,8 @@ import re
 
 __all__ = ["ADAPTER_LEFT_OUT", "BUILDING", "CHANGED_AFTER_LOAD", "CHECKPOINT_LOSES",
            "CHECKPOINT_MAY_LOSE", "LOOP_ENDED", "NOT_DECLARED", "NOT_VALIDATED_AGAIN",
-           "OWN_RESUME_ENDS_OTHERWISE", "POSITION_OTHER_EPOCH", "POSITION_UNUSED", "REORDERED", "RESTART_HELD_OTHERWISE",
+           "OWN_RESUME_ENDS_OTHERWISE", "POSITION_OTHER_EPOCH", "POSITION_UNUSED", "REORDERED",
+           "RESTART_HELD_OTHERWISE",
            "RESTORE_CHANGED", "RESTORING", "STOPPED", "UNDECLARED_LEAD", "first_few", "first_line",
            "lost_uncompared", "merge_items", "uncompared_path", "undeclared_lead",
            "unused_position"]
@@ -36,17 +37,16 @@ are the adapter's declaration, not the user's."""
 UNDECLARED_LEAD = f": what it leaves different is {NOT_DECLARED}"
 """How a departed own resume with no lead in the declared state opens its
 list of likely causes (the launch settings, where suspected, go first)."""
-POSITION_UNUSED = ("the declared data position `{}` came back as saved, yet the samples "
+POSITION_UNUSED = ("the declared data position {} came back as saved, yet the samples "
                    "differ first: a position saved where the run was not (counted one batch "
                    "early or late), or a resumed loop that does not act on it as saved (skips "
                    "no batches it already read, or too many, or makes its iterator without it), "
-                   "reads other "
-                   "samples so; or what the loader reads depends on state no component "
-                   "declares (a curriculum's level, a shard's index)")
+                   "reads other samples so; or what the loader reads depends on state no "
+                   "component declares (a curriculum's level, a shard's index)")
 """Said of a full resume whose first departure is the data while the declared
 data position came back as saved (a trial's loop restored its position and
-never skipped the batches it had read)."""
-POSITION_OTHER_EPOCH = ("the declared data position `{}` came back as saved, and the samples "
+never skipped the batches it had read); ``{}``: the position's names, quoted."""
+POSITION_OTHER_EPOCH = ("the declared data position {} came back as saved, and the samples "
                         "are those of the same place in another epoch: the position is not "
                         "what differs, the epoch's data is (its order: a sampler's epoch that "
                         "set_epoch sets, or a shuffle generator's state, that the restart does "

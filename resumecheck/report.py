@@ -95,7 +95,8 @@ _MARKS = {
     NOT_CAUSE: "differs, not the cause",
     LATENT: "latent: changes nothing here",
     AFTER_DIVERGENCE: "after the run had diverged: compared with what it saved, not blamed",
-    PUT_BACK: "put back by the program: every later step matches, and it ends as in the uninterrupted run",
+    PUT_BACK: ("put back by the program: every later step matches, and it ends as in the "
+               "uninterrupted run"),
     LOST_ON_RESAVE: "lost on a second resume: a save right after your load() departs",
 }
 
@@ -812,11 +813,11 @@ def _incomplete_notice(engine: RunResult, where: str, settings: str, ablations: 
     position = f" {unused[0].upper()}{unused[1:]}." if unused else ""
     # (a trial read "do not capture the program's state" as its declarations
     # incomplete, where its loop ignored a position that came back)
-    opener = ("the restart reads other samples though every declared component came back" if unused
-              else "the declared components do not capture the program's state")
+    opener = ("the restart reads other samples though every declared component came back"
+              if unused else "the declared components do not capture the program's state")
     return (
-        f"{opener}: the engine restored "
-        f"every one of them and the run still {where}.{position} Something the components "
+        f"{opener}: the engine restored every one of them and the run still "
+        f"{where}.{position} Something the components "
         f"do not declare is lost{named}, or state is consumed between the restore and the "
         "first step (a DataLoader iterator created after the load draws from the restored "
         f"random stream){ending}"

@@ -71,7 +71,7 @@ from resumecheck.progress import note_step
 from resumecheck.restore import build_settings, engine_capture, program_save, restore_state
 from resumecheck.side_files import outside, shown
 from resumecheck.segments import (
-    Isolation, SegmentResult, SegmentSpec, phase_bound, scratch_dir, timeout_text,
+    Isolation, Restore, SegmentResult, SegmentSpec, phase_bound, scratch_dir, timeout_text,
 )
 from resumecheck.streams import STEPS_AFTER_RESTORE
 from resumecheck.trace import StepRecord, Tracer
@@ -468,10 +468,7 @@ class _Segment:
         result.advice = built.advice()
         if spec.restore is not None:
             self.enter("restore")
-            with outside(spec.restore.path, writes=False) as read:
-                result.unreached = restore_state(built, spec.restore, capture)
-            if read and spec.restore.source == "program" and _own_files(result):
-                result.side_files["load"] = shown(read, spec.restore.path)
+            result.unreached = _restore_watched(built, spec.restore, capture, result)
             built.refresh()
             restored = str(self.work / f"{spec.name}.restored.pt")
             source = spec.restore.path if spec.restore.source == "engine" else None
@@ -651,6 +648,19 @@ class _TensorKeeper:
 def _describe(exc: BaseException) -> str:
     return str(exc) if isinstance(exc, ResumecheckError) else f"{type(exc).__name__}: {exc}"
 
+
+def _restore_watched(built: BuiltProgram, restore: Restore, capture: dict[str, Any] | None,
+                     result: SegmentResult) -> dict[str, list[str]]:
+    """``restore_state``; through the program's own load() (not a framework
+    target's), the files it read outside the checkpoint path go to
+    ``result.side_files``."""
+    if restore.source != "program" or not _own_files(result):
+        return restore_state(built, restore, capture)
+    with outside(restore.path, writes=False) as read:
+        unreached = restore_state(built, restore, capture)
+    if read:
+        result.side_files["load"] = shown(read, restore.path)
+    return unreached
 
 
 def _own_files(result: SegmentResult) -> bool:

@@ -19,7 +19,7 @@ from resumecheck.phrases import REORDERED
 from resumecheck.streams import is_stream_state
 
 __all__ = ["DETACHED", "REORDERED", "by_parameter_name", "describe_difference", "differing_leaves",
-           "is_private", "reorder_optimizer_state"]
+           "is_private", "reorder_optimizer_state", "righted_only", "unread_only"]
 
 _RNG_STREAMS = {
     "python": "Python random stream",
@@ -393,7 +393,7 @@ def _streams_text(paths: list[str], step: int, unused: set[str],
     # (names, why): "{}" in a why is the step it speaks of, "it" where the head names it
     notes = [(sorted(names), why) for names, why in (
         (righted, f"{_RIGHTED} {step + 1}"),
-        (idle, "which the reference never drew from after {}")) if names]
+        (idle, _UNREAD + " {}")) if names]
     named, rest = (streams, notes) if streams else (notes[0][0], notes[1:])
     head = (f"{', '.join(named)} differ{'s' if len(named) == 1 else ''} from the stream at "
             f"step {step}" + ("" if streams else ", " + notes[0][1].format("it")))
@@ -402,6 +402,7 @@ def _streams_text(paths: list[str], step: int, unused: set[str],
 
 
 _RIGHTED = "which the program set right itself during step"
+_UNREAD = "which the reference never drew from after"
 
 
 def righted_only(detail: str) -> bool:
@@ -410,6 +411,13 @@ def righted_only(detail: str) -> bool:
     the restore (``_streams_text``'s head)."""
     head = detail.split("; ", 1)[0].split(" (and ", 1)[0]
     return re.search(r" from the stream at step \d+, " + _RIGHTED + r" \d+$", head) is not None
+
+
+def unread_only(detail: str) -> bool:
+    """Whether a finding of random state says that no stream of it that
+    differs was drawn from after the restore (``_streams_text``'s head)."""
+    head = detail.split("; ", 1)[0].split(" (and ", 1)[0]
+    return head.endswith(f", {_UNREAD} it")
 
 
 def _stream_key(path: str) -> str:

@@ -475,9 +475,10 @@ def _amount_of(obj: Any, missed: list[torch.Tensor]) -> str:
     """``_amount(missed)``, and where a dict, list or tuple holds more entries
     (a sample, a view of the data, beside its label): ``1 number (of its 2
     entries; the other not looked at (no tensor or number, or a view of other
-    data), not changed by the run, or held by a declared component)`` (a trial read `tuple: 1 number` as the whole tuple; another, `3
-    numbers (of its 4 entries)` of a log entry whose fourth was the very float
-    its optimizer held, as a miscount)."""
+    data), not changed by the run, or held by a declared component)`` (a trial
+    read `tuple: 1 number` as the whole tuple; another, `3 numbers (of its 4
+    entries)` of a log entry whose fourth was the very float its optimizer
+    held, as a miscount)."""
     named = _amount(missed)
     if isinstance(obj, (dict, list, tuple)) and len(missed) < len(obj):
         one = len(obj) - len(missed) == 1
@@ -557,14 +558,11 @@ def _declared_schedulers(components: Sequence[Component]) -> set[int]:
     configured schedulers)."""
     out = set()
     for c in components:
-        objs: list[Any] = [c.obj]
-        live = getattr(type(c.obj), "live_object", None)
-        if live is not None:
-            try:
-                got = getattr(c.obj, "live_object", None)
-            except Exception:  # (a notice never fails a check)
-                got = None
-            objs += list(got) if isinstance(got, (list, tuple)) else [got]
+        try:  # (a LiveState's: the framework's object)
+            got = getattr(c.obj, "live_object", None)
+        except Exception:  # (a notice never fails a check)
+            got = None
+        objs: list[Any] = [c.obj, *(got if isinstance(got, (list, tuple)) else [got])]
         out |= {id(getattr(o, "scheduler", o)) for o in objs}
     return out
 

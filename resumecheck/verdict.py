@@ -50,6 +50,7 @@ from resumecheck.segments import SegmentResult
 from resumecheck.settings import DropSpec
 from resumecheck.state_diff import (
     DETACHED, REORDERED, describe_difference, differing_leaves, is_private, righted_only,
+    unread_only,
 )
 from resumecheck.streams import is_stream_state, stream_items
 from resumecheck.trace import (
@@ -1251,11 +1252,7 @@ def _differed_before(run: RunResult, k: int | None) -> list[tuple[str, int]]:
     return list(dict.fromkeys(
         (f.component, f.step) for f in run.diagnosis
         if f.step is not None and (k is None or f.step < k) and f.status not in quiet
-        and not righted_only(f.detail) and _IDLE_STREAMS not in f.detail.split(" (and ")[0]))
-
-
-_IDLE_STREAMS = "which the reference never drew from after it"
-"""How a finding of random state opens where no stream of it was drawn from."""
+        and not righted_only(f.detail) and not unread_only(f.detail)))
 
 
 def _saved_otherwise_text(earlier: list[tuple[str, int]], k: int) -> str:
@@ -1773,7 +1770,7 @@ def _restored_position(ref: Reference, r: RunResult) -> str | None:
     if any(f.status not in (LATENT, PUT_BACK) for f in r.diagnosis):
         return None
     # (a trial: only rank 0's was named where every rank's came back alike)
-    return "`, `".join(declared) if declared else None
+    return ", ".join(f"`{name}`" for name in declared) if declared else None
 
 
 def in_its_words(result: RunResult, boundaries: Mapping[str, Any]) -> None:

@@ -563,12 +563,10 @@ def _datamodule_roots(data: Any) -> list[tuple[str, Any]]:
     pl = require("lightning.pytorch", "resumecheck.frameworks.lightning")
     if not isinstance(data, pl.LightningDataModule):
         return []
-    state: Any = {}
-    if _stateful_datamodule(data) is not None:
-        try:
-            state = data.state_dict() or {}
-        except Exception:  # (a state_dict() that fails: the capture says it)
-            state = {}
+    try:  # (the base class's is empty)
+        state = data.state_dict() or {}
+    except Exception:  # (a state_dict() that fails: the capture says it)
+        state = {}
     lightning_own = set(vars(pl.LightningDataModule()))
     fields = {k: v for k, v in vars(fields_beside(data, state)).items() if k not in lightning_own}
     return [(f"datamodule ({type(data).__name__})", types.SimpleNamespace(**fields))]

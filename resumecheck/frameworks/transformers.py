@@ -34,7 +34,9 @@ transformers is imported only when a target is built.
 
 from __future__ import annotations
 
+import inspect
 import os
+import re
 import shutil
 import tempfile
 import types
@@ -249,9 +251,6 @@ def _subclass_fields(trainer: Any) -> list[tuple[str, Any]]:
     in its own methods), the Trainer's own left out: state it keeps is named
     when no component holds it (a trial's subclass counted its micro-batches,
     and nothing named the counter)."""
-    import inspect
-    import re
-
     names: set[str] = set()
     for cls in type(trainer).__mro__:
         if cls.__module__.split(".")[0] in ("transformers", "builtins", "resumecheck"):
