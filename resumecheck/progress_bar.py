@@ -21,6 +21,8 @@ __all__ = ["progress_wanted", "terminal_progress"]
 
 DELAY_S = 1.0
 """Tasks shorter than this show nothing."""
+REFRESH_S = 0.1
+"""The bar is redrawn at most this often (tqdm's own default)."""
 
 
 def progress_wanted(stream: IO[str] | None = None) -> bool:
@@ -51,7 +53,8 @@ def terminal_progress(enabled: bool = True, stream: IO[str] | None = None
     def show(event: ProgressEvent) -> None:
         nonlocal bar
         if bar is None:
-            bar = tqdm(total=None, file=stream, delay=DELAY_S, leave=False, dynamic_ncols=True,
+            bar = tqdm(total=None, file=stream, delay=DELAY_S, mininterval=REFRESH_S, leave=False,
+                       dynamic_ncols=True,
                        unit=" " + event.unit, bar_format=(
                            "{desc} {percentage:3.0f}%|{bar}| {n:.0f}/{total_fmt} {unit}"
                            " [{elapsed}<{remaining}]{postfix}"))
