@@ -513,13 +513,15 @@ def merge(spec: SegmentSpec, ranks: list[SegmentResult]) -> SegmentResult:
         head = step_records[0]
         digests: dict[str, str] = {}
         streams: dict[str, str] = {}
+        inputs: dict[str, str] = {}
         for r, rec in enumerate(step_records):
             digests.update({rank_name(k, r): v for k, v in rec.digests.items()})
             streams.update({rank_name(k, r): v for k, v in rec.streams.items()})
+            inputs.update({rank_name(k, r): v for k, v in rec.inputs.items()})
         records.append(StepRecord(
             step=head.step, loss=sum(rec.loss for rec in step_records) / len(step_records),
             digests=digests, lr=head.lr, scale=head.scale,
-            skipped=any(rec.skipped for rec in step_records), streams=streams,
+            skipped=any(rec.skipped for rec in step_records), streams=streams, inputs=inputs,
         ))
     tensor_dir = work / f"{spec.name}.tensors"
     _merge_tensors([Path(r.tensor_dir) for r in ranks if r.tensor_dir], tensor_dir)

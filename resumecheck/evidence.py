@@ -633,15 +633,16 @@ def describe_data(reference: SegmentResult, segments: Sequence[tuple[int, Segmen
             return (f"samples of {where}: {compare_values(ref, run, Tolerance.bitwise()).summary}"
                     + elsewhere)
         return f"{where}: {describe_entries(ref, run, 'samples')}{elsewhere}"
-    ref_in, run_in = ([t[k] for k in sorted(t, key=_input_index)
-                       if k.startswith("inputs:") and split_rank_name(k)[1] == rank]
-                      for t in (ref_t, run_t))
+    ref_keys, run_keys = ([k for k in sorted(t, key=_input_index)
+                           if k.startswith("inputs:") and split_rank_name(k)[1] == rank]
+                          for t in (ref_t, run_t))
+    ref_in, run_in = [ref_t[k] for k in ref_keys], [run_t[k] for k in run_keys]
     if len(ref_in) != len(run_in):
         return (f"step {step} called the model with {len(run_in)} input tensor(s), "
                 f"{len(ref_in)} in the reference")
     for i, (a, b) in enumerate(zip(ref_in, run_in)):
         if a.shape != b.shape or a.dtype != b.dtype or not torch.equal(a, b):
-            which = f"input tensor {i + 1} of {len(ref_in)}" if len(ref_in) > 1 else "input"
+            which = _input_words(rec, run_keys[i], i, len(ref_in))
             if a.is_floating_point() or a.is_complex():
                 how = compare_values(a, b, Tolerance.bitwise()).summary
             else:
@@ -777,6 +778,16 @@ def _shifted(expected: torch.Tensor, read: torch.Tensor) -> str:
                         f"{d}: the restart reads from {d} sample{'s' if d > 1 else ''} {way} "
                         "(a data position off by as much)")
     return ""
+
+
+def _input_words(rec: Any, key: str, i: int, count: int) -> str:
+    """One of a step's model inputs in words: as the program passed it (its
+    argument or keyword, and its call where the step called the model more
+    than once), else by its place among the step's input tensors."""
+    said = getattr(rec, "inputs", {}).get(key)
+    if said:
+        return said
+    return f"input tensor {i + 1} of {count}" if count > 1 else "input"
 
 
 def _input_index(key: str) -> int:

@@ -61,11 +61,14 @@ class StepRecord:
     skipped: bool = False
     streams: dict[str, str] = field(default_factory=dict)
     """A digest of every declared random stream at the start of the step."""
+    inputs: dict[str, str] = field(default_factory=dict)
+    """What each ``inputs:`` quantity was in the model's calls, in words
+    (`attention_mask` in its 2nd call of 4); none for a single input."""
 
     def to_plain(self) -> dict[str, Any]:
         return {"step": self.step, "loss": self.loss, "digests": dict(self.digests),
                 "lr": self.lr, "scale": self.scale, "skipped": self.skipped,
-                "streams": dict(self.streams)}
+                "streams": dict(self.streams), "inputs": dict(self.inputs)}
 
     @classmethod
     def from_plain(cls, plain: dict[str, Any]) -> StepRecord:
@@ -105,6 +108,8 @@ class Tracer:
         self._rngs = declared_streams(built.components)
         self._streams: dict[str, str] = {}
         self._inputs: list[torch.Tensor] = []
+        self._input_names: list[tuple[int, str]] = []  # (the call, the argument) of each
+        self._calls = 0
         self.last_data: list[torch.Tensor] = []
         """The latest step's data: its samples and what the model was called with."""
         self.records: list[StepRecord] = []
@@ -151,11 +156,15 @@ class Tracer:
         no hash, no draw: a step that returns its samples pays nothing more);
         after the step, the tensors of a step without samples are the
         ``inputs`` quantity."""
+        self._calls += 1
+        call = self._calls
         if not kwargs and all(type(a) is torch.Tensor for a in args):  # (the common call)
             self._inputs.extend(a.detach() for a in args)
+            self._input_names.extend((call, f"input {i + 1}") for i in range(len(args)))
             return
-        for leaf in _tensors((args, kwargs)):
+        for name, leaf in _named_tensors(args, kwargs):
             self._inputs.append(leaf.detach())
+            self._input_names.append((call, name))
 
     def _param_names(self) -> dict[int, str]:
         """Each parameter's name in the keys: the model's own, another declared
@@ -184,7 +193,7 @@ class Tracer:
     def before_step(self, step: int | None = None) -> None:
         self._step = step
         self._steps.reset()
-        self._inputs = []
+        self._inputs, self._input_names, self._calls = [], [], 0
         self._streams = {}
         keep = step in self.stream_states_at and self.tensor_dir is not None
         digests = self.stream_digests_at is None or step in self.stream_digests_at
@@ -240,9 +249,10 @@ class Tracer:
             scale=self._scale,
             skipped=skipped,
             streams=self._streams,
+            inputs={} if out.samples is not None else _input_words(self._input_names, self._calls),
         )
         self.last_data = [*self._inputs, *([tensors["data"]] if "data" in tensors else [])]
-        self._inputs = []
+        self._inputs, self._input_names = [], []
         record.digests["skipped"] = str(skipped)
         self.records.append(record)
         keep = keep_tensors(record) if callable(keep_tensors) else keep_tensors
@@ -486,6 +496,45 @@ def _find(built: BuiltProgram, name: str, kind: type, attr: str) -> Any:
         return comp.obj
     obj = getattr(built.program, attr, None)
     return obj if isinstance(obj, kind) else None
+
+
+def _named_tensors(args: tuple[Any, ...], kwargs: dict[str, Any]
+                   ) -> list[tuple[str, torch.Tensor]]:
+    """The tensors of one forward call, each named as the caller passed it
+    (`attention_mask`, input 1, input 1 at `['input_ids']`: positional), in
+    the order ``_tensors`` gives them."""
+    named: list[tuple[str, torch.Tensor]] = []
+
+    def walk(value: Any, name: str, keyword: bool, path: str) -> None:
+        if isinstance(value, torch.Tensor):
+            named.append((f"`{name}{path}`" if keyword else
+                          f"{name} at `{path}`" if path else name, value))
+        elif isinstance(value, dict):
+            for key in sorted(value, key=str):
+                walk(value[key], name, keyword, f"{path}[{key!r}]")
+        elif isinstance(value, (list, tuple)):
+            for i, item in enumerate(value):
+                walk(item, name, keyword, f"{path}[{i}]")
+
+    for i, arg in enumerate(args):
+        walk(arg, f"input {i + 1}", False, "")
+    for key in sorted(kwargs, key=str):
+        walk(kwargs[key], key, True, "")
+    return named
+
+
+def _ordinal(n: int) -> str:
+    tail = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{tail}"
+
+
+def _input_words(names: list[tuple[int, str]], calls: int) -> dict[str, str]:
+    """Each ``inputs:`` key's argument in words, with its call where the step
+    called the model more than once (micro-batches); none for one input."""
+    if len(names) <= 1:
+        return {}
+    return {f"inputs:{i}": name if calls <= 1 else f"{name} in its {_ordinal(call)} call of {calls}"
+            for i, (call, name) in enumerate(names)}
 
 
 def _tensors(value: Any) -> list[torch.Tensor]:

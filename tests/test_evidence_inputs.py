@@ -51,6 +51,24 @@ def test_every_forward_of_the_step_is_fingerprinted_and_the_hook_goes_on_close()
     assert len(built.program.model._forward_pre_hooks) == 0
 
 
+def test_each_input_is_named_as_the_program_passed_it_with_its_call():
+    """A trial's Trainer step: 'the model's input tensor 2 of 4' said neither
+    which micro-batch nor which argument."""
+    _, tracer, record = _traced({})
+    tracer.close()
+    assert record.inputs == {"inputs:0": "`input` in its 1st call of 2",
+                             "inputs:1": "`input` in its 2nd call of 2"}
+    from resumecheck.trace import _input_words, _named_tensors
+
+    x, mask = torch.zeros(1), torch.ones(1)
+    named = _named_tensors((x, {"ids": x, "mask": [mask]}), {"labels": x})
+    assert [n for n, _ in named] == ["input 1", "input 2 at `['ids']`",
+                                     "input 2 at `['mask'][0]`", "`labels`"]
+    assert _input_words([(1, "input 1")], 1) == {}  # (one input: "the model's input")
+    assert _input_words([(1, "input 1"), (1, "input 2")], 1) == {
+        "inputs:0": "input 1", "inputs:1": "input 2"}
+
+
 def test_returned_samples_are_the_data_and_inputs_are_not_recorded():
     _, tracer, record = _traced({"samples": True})
     tracer.close()
@@ -147,3 +165,12 @@ def test_on_many_ranks_the_inputs_are_counted_on_the_rank_that_differs():
     run = segment(torch.tensor([3.0, 4.0]), "e")
     detail = describe_data(reference, [(0, run)], 1)
     assert detail is not None and detail.startswith("the model's input tensor 2 of 2 in step 1")
+    # named as the program passed it, where the trace knew (two micro-batches a rank)
+    run.records[0].inputs = {"inputs:1[rank 1]": "`input_ids` in its 2nd call of 2"}
+    detail = describe_data(reference, [(0, run)], 1)
+    assert detail is not None and detail.startswith(
+        "the model's `input_ids` in its 2nd call of 2 in step 1"), detail
+    run.records[0].inputs = {"inputs:1[rank 1]": "input 1 in its 2nd call of 2"}
+    detail = describe_data(reference, [(0, run)], 1)
+    assert detail is not None and detail.startswith(
+        "the model's input 1 in its 2nd call of 2 in step 1"), detail
