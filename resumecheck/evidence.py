@@ -784,7 +784,7 @@ def _input_words(rec: Any, key: str, i: int, count: int) -> str:
     """One of a step's model inputs in words: as the program passed it (its
     argument or keyword, and its call where the step called the model more
     than once), else by its place among the step's input tensors."""
-    said = getattr(rec, "inputs", {}).get(key)
+    said = rec.inputs.get(key)
     if said:
         return said
     return f"input tensor {i + 1} of {count}" if count > 1 else "input"

@@ -502,7 +502,7 @@ def _named_tensors(args: tuple[Any, ...], kwargs: dict[str, Any]
                    ) -> list[tuple[str, torch.Tensor]]:
     """The tensors of one forward call, each named as the caller passed it
     (`attention_mask`, input 1, input 1 at `['input_ids']`: positional), in
-    the order ``_tensors`` gives them."""
+    argument order, a dict's keys sorted."""
     named: list[tuple[str, torch.Tensor]] = []
 
     def walk(value: Any, name: str, keyword: bool, path: str) -> None:
@@ -535,17 +535,6 @@ def _input_words(names: list[tuple[int, str]], calls: int) -> dict[str, str]:
         return {}
     return {f"inputs:{i}": name if calls <= 1 else f"{name} in its {_ordinal(call)} call of {calls}"
             for i, (call, name) in enumerate(names)}
-
-
-def _tensors(value: Any) -> list[torch.Tensor]:
-    """The tensors in a forward call's arguments, in a stable order."""
-    if isinstance(value, torch.Tensor):
-        return [value]
-    if isinstance(value, dict):
-        return [t for key in sorted(value, key=str) for t in _tensors(value[key])]
-    if isinstance(value, (list, tuple)):
-        return [t for item in value for t in _tensors(item)]
-    return []
 
 
 KEPT_IN_MEMORY = 96 << 20
