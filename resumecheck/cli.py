@@ -501,9 +501,17 @@ check's memory, ending the warm servers) must not be cut short by a signal
 without a word."""
 
 
-def _interrupted_message(signum: int, command: str | None = None) -> str:
-    done = "no timing was reported" if command == "timing" else "nothing was judged"
-    return (f"interrupted by {signal.Signals(signum).name}: {done}; child "
+def _interrupted_message(signum: int, command: str | None = None,
+                         done: str | None = None) -> str:
+    """What an interrupt cost: ``done`` is the command's summary where it had
+    finished its work and was writing the report."""
+    if done is not None:
+        lost = f"the {command} had finished ({done}), but its report was not written"
+    else:
+        lost = {"timing": "no timing was reported",
+                "fuzz": "the search was stopped before it ended: no result is reported, "
+                        "whatever examples it had run"}.get(command or "", "nothing was judged")
+    return (f"interrupted by {signal.Signals(signum).name}: {lost}; child "
             "processes were stopped and temporary files removed")
 
 
@@ -533,6 +541,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return EXIT_USAGE
     commands = {"run": _run, "fuzz": _fuzz, "baseline": _baseline, "timing": _timing}
+    if sys.stdout is None:  # started with it closed (`>&-`)
+        from resumecheck.output import STDOUT, abandon_stdout
+
+        if not getattr(args, "output", None) or args.output == STDOUT:
+            _error(f"{args.command}: standard output is closed (the command was started "
+                   "with it closed, as `>&-` does), and the report goes there: start it "
+                   "with standard output open, or give --output FILE")
+            return EXIT_USAGE
+        abandon_stdout()  # (the report goes to its file; the word that says so, nowhere)
     _prestart(args)
     with _interruptible() as received:
         try:
@@ -551,7 +568,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from resumecheck import forkserver
 
             forkserver.shutdown(wait=False)  # (before saying so: a server may still be starting)
-            _error(_said(_interrupted_message(signum, args.command), _stale_output(args)))
+            _error(_said(_interrupted_message(signum, args.command, getattr(args, "done", None)),
+                         _stale_output(args)))
             return 128 + signum
         except Exception as exc:
             return _failed(args, exc)
@@ -807,23 +825,44 @@ def _program_output_aside() -> Iterator[None]:
 def _emit(args: argparse.Namespace, text: str, summary: str) -> None:
     """The one report writer of every command: stdout, or --output FILE
     (``-`` is stdout; devices, FIFOs and symlink targets are written through,
-    never replaced; a regular file is replaced atomically)."""
+    never replaced; a regular file is replaced atomically). Where the report
+    cannot be written, the verdict is still said, on standard error, with why;
+    a FIFO that no one reads yet is waited for, with a word."""
     from resumecheck.errors import OutputError
-    from resumecheck.output import STDOUT, write_report
+    from resumecheck.output import STDOUT, write_report, write_stdout
 
+    args.done = summary  # (an interrupt from here on: the check itself has finished)
     text = text if text.endswith("\n") else text + "\n"  # (a text file ends with one)
     if not args.output or args.output == STDOUT:
-        sys.stdout.write(text)
+        try:
+            write_stdout(text)
+        except OutputError:
+            _aside(f"{args.command}: {summary}; the report could not be written (below)")
+            raise
         return
+
+    def waiting() -> None:
+        _aside(f"{args.command}: {summary}; waiting for a reader of the FIFO {args.output} "
+               "to write the report to it (Ctrl-C gives up)")
+
     try:
-        write_report(args.output, text)
+        write_report(args.output, text, on_wait=waiting)
     except OutputError:  # the check is done: its report is not lost with the file
-        sys.stdout.write(text)
-        print(f"resumecheck {args.command}: {summary}; the report is above, on standard "
-              f"output: it could not be written to {args.output} (below)", flush=True)
+        _aside(f"{args.command}: {summary}; the report is on standard output: it could "
+               f"not be written to {args.output} (below)")
+        write_stdout(text)
         raise
     args.written = True
     print(f"resumecheck {args.command}: {summary}; report written to {args.output}")
+
+
+def _aside(message: str) -> None:
+    """A word on standard error that is not an error (the verdict, where its
+    report went)."""
+    try:
+        print(f"resumecheck {message}", file=sys.stderr, flush=True)
+    except (OSError, ValueError):  # (no terminal any more: the exit code says it)
+        pass
 
 
 def _baseline(args: argparse.Namespace) -> int:
@@ -907,7 +946,7 @@ def _flush() -> None:
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
-        except (OSError, ValueError):  # the terminal is gone (SIGHUP)
+        except (OSError, ValueError, AttributeError):  # the terminal is gone (SIGHUP); closed
             pass
 
 

@@ -21,17 +21,19 @@ Both raise ``OutputError`` with a sentence a user can act on.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import importlib.machinery
 import os
 import stat
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from resumecheck.errors import OutputError
 
-__all__ = ["STDOUT", "check_output", "write_report"]
+__all__ = ["STDOUT", "check_output", "write_report", "write_stdout"]
 
 STDOUT = "-"
 """The ``--output`` value that means standard output."""
@@ -216,12 +218,12 @@ def _probe_special(path: str, real: str) -> None:
     os.close(fd)
 
 
-def write_report(path: str, text: str) -> None:
+def write_report(path: str, text: str, on_wait: Callable[[], None] | None = None) -> None:
     """Write ``text`` to ``path`` (``-``: standard output) without replacing
-    anything that is not a regular file."""
+    anything that is not a regular file. A FIFO that no one reads yet is
+    waited for (as ``cmd > fifo`` waits), after calling ``on_wait``."""
     if path == STDOUT:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        write_stdout(text)
         return
     try:
         real, st = _resolved(path)
@@ -230,14 +232,83 @@ def write_report(path: str, text: str) -> None:
     try:
         if st is not None and stat.S_ISDIR(st.st_mode):
             raise OutputError(path, "it is a directory", "Give a file name inside it")
+        if st is not None and stat.S_ISFIFO(st.st_mode):
+            _write_fifo(real, text, on_wait)
+            return
         if st is not None and not stat.S_ISREG(st.st_mode):
-            # a device, FIFO or socket: write through it, never replace it
+            # a device or socket: write through it, never replace it
             with open(real, "w", encoding="utf-8") as fh:
                 fh.write(text)
             return
         _replace_atomically(real, text, None if st is None else stat.S_IMODE(st.st_mode))
     except OSError as exc:
         raise _error(path, exc) from None
+
+
+def _write_fifo(path: str, text: str, on_wait: Callable[[], None] | None) -> None:
+    """Open the FIFO without waiting: a reader is there (the write goes
+    through at once) or is not (ENXIO: say so through ``on_wait``, then wait
+    for one). It is never opened and closed unwritten (see ``_probe_special``)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+        os.set_blocking(fd, True)
+    except OSError as exc:
+        if exc.errno != errno.ENXIO:
+            raise
+        if on_wait is not None:
+            on_wait()
+        fd = os.open(path, os.O_WRONLY)
+    with open(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+
+
+def write_stdout(text: str) -> None:
+    """Write ``text`` to standard output and flush it. Raises ``OutputError``
+    where it cannot be: closed when the command started (``>&-``), or a
+    write that fails (``> /dev/full``: ENOSPC; a reader gone: EPIPE). What
+    could not be written is then dropped, so that the interpreter's exit does
+    not try it again: standard output leads to ``os.devnull`` from then on."""
+    stream = sys.stdout
+    if stream is None:
+        raise OutputError(
+            STANDARD_OUTPUT, "it is closed (the command was started with standard output "
+            "closed, as `>&-` does)", "Start it with standard output open, or give "
+            "--output FILE")
+    try:
+        stream.write(text)
+        stream.flush()
+    except OSError as exc:
+        abandon_stdout()
+        raise _error(STANDARD_OUTPUT, exc) from None
+
+
+STANDARD_OUTPUT = "standard output"
+"""How a message names standard output as a place a report goes."""
+
+
+def abandon_stdout() -> None:
+    """Standard output failed: point it (the stream and file descriptor 1) at
+    ``os.devnull``, dropping what it still buffers, so that no later flush
+    (the interpreter's own, at exit) fails again with a traceback."""
+    if _descriptor(sys.stdout) == 1 or _descriptor(None) is None:
+        # (1 failed, or is closed, where the next file opened would take it)
+        with contextlib.suppress(OSError):
+            null = os.open(os.devnull, os.O_WRONLY)
+            if null != 1:
+                os.dup2(null, 1)
+                os.close(null)
+    sys.stdout = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 (lives to exit)
+
+
+def _descriptor(stream: object) -> int | None:
+    """The file descriptor under ``stream`` (None: descriptor 1, if open), or None."""
+    try:
+        if stream is None:
+            os.fstat(1)
+            return 1
+        return int(stream.fileno())  # type: ignore[attr-defined]
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 def _replace_atomically(real: str, text: str, mode: int | None) -> None:
@@ -273,6 +344,9 @@ def _error(path: str, exc: OSError) -> OutputError:
         errno.ENOTDIR: "A part of the path is a file, not a directory: check the path",
         errno.EISDIR: "Give a file name, not a directory",
         errno.ENOENT: "Create the directory first, or choose another path",
+        errno.EPIPE: "What reads it (the other end of a pipe) closed before the report "
+                     "was written: keep the reader open, or write to a file",
+        errno.EBADF: "It is not open for writing: open it, or write to a file",
         errno.EFBIG: "The file size limit (ulimit -f) is smaller than the report: raise "
                      "it, or write elsewhere",
     }

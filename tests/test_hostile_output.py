@@ -7,8 +7,10 @@ is left there afterwards.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
+import sys
 import threading
 import time
 from pathlib import Path
@@ -16,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from resumecheck.cli import main
+from resumecheck.output import write_report
 
 pytestmark = pytest.mark.e2e
 
@@ -45,8 +48,10 @@ def test_dev_full_is_an_error_not_a_report_written_and_stays_a_device(capsys):
     assert "report written" not in out
     assert "cannot write the report to /dev/full" in err and "ENOSPC" in err
     # the check is done: its report is not lost with the file (a trial)
-    assert "full resume: EQUIVALENT" in out
-    assert "the report is above, on standard output: it could not be written to /dev/full" in out
+    assert out.startswith("resumecheck: ") and "full resume: EQUIVALENT" in out
+    # the word that says where the report went is not on stdout, which may be JSON
+    assert ("full resume: EQUIVALENT; the report is on standard output: it could not be "
+            "written to /dev/full") in err
     assert "Traceback" not in err
     after = os.stat("/dev/full")
     assert stat.S_ISCHR(after.st_mode) and after.st_rdev == before.st_rdev
@@ -98,6 +103,60 @@ def test_a_fifo_is_written_through_to_its_reader(tmp_path, capsys, reader_first)
     assert len(received) == 1 and '"schema"' in received[0]
     assert stat.S_ISFIFO(os.stat(fifo).st_mode)
     assert [p.name for p in tmp_path.iterdir()] == ["report.fifo"]
+
+
+def test_a_fifo_with_no_reader_yet_is_waited_for_with_a_word(tmp_path):
+    fifo = tmp_path / "report.fifo"
+    os.mkfifo(fifo)
+    received: list[str] = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_text()), daemon=True)
+    rescue = _rescue(fifo, 60)
+    try:
+        write_report(str(fifo), "the report\n", on_wait=reader.start)  # (no reader until asked)
+        reader.join(timeout=30)
+    finally:
+        rescue.cancel()
+    assert received == ["the report\n"]
+
+
+def test_a_fifo_with_a_reader_is_written_without_a_word(tmp_path):
+    fifo = tmp_path / "report.fifo"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # (there before the write)
+    waited: list[bool] = []
+    try:
+        write_report(str(fifo), "the report\n", on_wait=lambda: waited.append(True))
+        os.set_blocking(reader, True)
+        received = os.read(reader, 100)
+    finally:
+        os.close(reader)
+    assert received == b"the report\n" and waited == []
+
+
+def test_standard_output_that_fails_says_the_verdict_and_why(capsys, monkeypatch):
+    full = open("/dev/full", "w", encoding="utf-8")  # noqa: SIM115
+    monkeypatch.setattr(sys, "stdout", full)
+    code = main(CHEAP)
+    with contextlib.suppress(OSError):  # (what it failed to take is still in its buffer)
+        full.close()
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "resumecheck timing: 2 steps timed; the report could not be written" in err
+    assert ("cannot write the report to standard output: No space left on device (ENOSPC)"
+            in err)
+    assert "unexpected" not in err and "Traceback" not in err
+
+
+def test_standard_output_closed_is_refused_before_any_work(tmp_path, capsys, monkeypatch):
+    target, marker = _marker_target(tmp_path)
+    monkeypatch.setattr(sys, "stdout", None)
+    code = main([*CHEAP[:1], target, *CHEAP[1:]])
+    assert code == 2 and not marker.exists()
+    assert "standard output is closed" in capsys.readouterr().err
+    report = tmp_path / "report.txt"  # (with --output, the report has a place to go)
+    monkeypatch.setattr(sys, "stdout", None)
+    assert main([*CHEAP[:1], target, *CHEAP[1:], "--output", str(report)]) == 0
+    assert "timing" in report.read_text()
 
 
 def test_a_symlink_stays_a_link_and_its_target_gets_the_report(tmp_path, capsys):

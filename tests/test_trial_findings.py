@@ -161,6 +161,12 @@ def test_an_interrupted_timing_does_not_say_nothing_was_judged():
     assert _interrupted_message(2, "timing").startswith(
         "interrupted by SIGINT: no timing was reported;")
     assert "nothing was judged" in _interrupted_message(2, "run")
+    # a trial: a fuzz search that had run examples, and a check that had finished
+    # and was waiting to write its report, were both "nothing was judged"
+    assert "the search was stopped before it ended" in _interrupted_message(2, "fuzz")
+    done = _interrupted_message(2, "run", "full resume: EQUIVALENT")
+    assert "had finished (full resume: EQUIVALENT), but its report was not written" in done
+    assert "nothing was judged" not in done
 
 
 def test_a_note_after_a_message_gets_its_full_stop():
