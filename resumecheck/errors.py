@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from resumecheck.phrases import amount
+
 if TYPE_CHECKING:
     from resumecheck.report import Report
 
@@ -352,14 +354,6 @@ class OutputError(ResumecheckError):
         )
 
 
-def _amount(size: int) -> str:
-    """Bytes in words: ``1.3 GB``, ``240 MB``."""
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if size >= scale:
-            return f"{size / scale:.2g} {unit}" if size < 10 * scale else f"{size / scale:.0f} {unit}"
-    return f"{size} bytes"
-
-
 class DiskSpaceShortage(EnvironmentFailure):
     """The scratch directory cannot hold what the check is about to write: an
     environment failure found before it happens."""
@@ -369,12 +363,12 @@ class DiskSpaceShortage(EnvironmentFailure):
         self.path = path
         self.needed = needed
         self.free = free
-        self.detail = f"needs about {_amount(needed)}, {_amount(free)} free"
+        self.detail = f"needs about {amount(needed)}, {amount(free)} free"
         self.advice = "Free space there, or point TMPDIR at a disk with more room."
         ResumecheckError.__init__(
             self,
-            f"not enough disk space for this check: it needs about {_amount(needed)} under "
-            f"{path} and {_amount(free)} is free. Free space there, or point TMPDIR at a disk "
+            f"not enough disk space for this check: it needs about {amount(needed)} under "
+            f"{path} and {amount(free)} is free. Free space there, or point TMPDIR at a disk "
             "with more room, then run again. Nothing was judged: this says nothing about the "
             "program's resume"
         )
@@ -387,7 +381,7 @@ class DiskUseWarning(UserWarning):
         self.path = path
         self.size = size
         super().__init__(
-            f"this check will use about {_amount(size)} of scratch space under {path} "
+            f"this check will use about {amount(size)} of scratch space under {path} "
             "(TMPDIR), removed when it ends"
         )
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import shutil
 import signal
 from pathlib import Path
@@ -16,9 +17,11 @@ from pathlib import Path
 import torch
 
 from resumecheck.errors import CheckpointError, EnvironmentFailure
+from resumecheck.phrases import amount
 
 __all__ = [
-    "DISK_ADVICE", "EXTERNAL_SIGNALS", "environment_failure", "killed_by_signal", "signal_text",
+    "DISK_ADVICE", "EXTERNAL_SIGNALS", "beyond_the_machine", "environment_failure",
+    "killed_by_signal", "signal_text",
 ]
 
 # Signals a process receives from outside (a user, a scheduler, the kernel's
@@ -178,6 +181,48 @@ def _out_of_memory(exc: BaseException) -> bool:
         "out of memory", "DefaultCPUAllocator: not enough memory",
         "DefaultCPUAllocator: can't allocate memory",
     ))
+
+
+_ASKED = (
+    (re.compile(r"tried to allocate (\d+) bytes"), {"": 1}),  # the CPU allocator
+    (re.compile(r"Tried to allocate ([\d.]+) ([KMGT]i?B|B)"),  # CUDA's
+     {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}),
+)
+
+
+def beyond_the_machine(exc: BaseException) -> str | None:
+    """Out of memory in a restored run, in one allocation larger than the
+    whole machine (host memory; for CUDA, the device's): not something more
+    memory would fix, but the restored program asking for it (the
+    uninterrupted run, in the same machine, passed every step). Words that
+    say so, or None (an ordinary out-of-memory, or a size the message does
+    not give: the environment's failure)."""
+    text = str(exc)
+    for pattern, units in _ASKED:
+        found = pattern.search(text)
+        if not found:
+            continue
+        unit = found.group(2) if found.lastindex == 2 else ""
+        asked = float(found.group(1)) * units.get(unit, 1)
+        has, what = _memory_of("CUDA" in text or unit != "")
+        if has and asked > has:
+            return (f"out of memory in the restored run: one allocation asked for "
+                    f"{amount(asked)}, more than this machine's whole {what} "
+                    f"({amount(has)}), at a step the uninterrupted run passed: more memory "
+                    "would not fix it; the restored program asks for more than the "
+                    f"uninterrupted one did ({type(exc).__name__}: {_first_line(exc)})")
+    return None
+
+
+def _memory_of(device: bool) -> tuple[float, str]:
+    """The machine's total memory in bytes (0 when unknown), and its name."""
+    if device and torch.cuda.is_available():
+        index = torch.cuda.current_device()
+        return float(torch.cuda.get_device_properties(index).total_memory), "device memory"
+    try:
+        return float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")), "memory"
+    except (ValueError, OSError, AttributeError):
+        return 0.0, "memory"
 
 
 def _torch_write_failed(exc: BaseException) -> bool:

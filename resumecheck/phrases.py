@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["ADAPTER_LEFT_OUT", "BUILDING", "CHANGED_AFTER_LOAD", "CHECKPOINT_LOSES",
+__all__ = ["ADAPTER_LEFT_OUT", "amount", "BUILDING", "CHANGED_AFTER_LOAD", "CHECKPOINT_LOSES",
            "CHECKPOINT_MAY_LOSE", "LOOP_ENDED", "NOT_DECLARED", "NOT_VALIDATED_AGAIN",
            "OWN_RESUME_ENDS_OTHERWISE", "POSITION_OTHER_EPOCH", "POSITION_UNUSED", "REORDERED",
            "RESTART_HELD_OTHERWISE",
@@ -182,6 +182,14 @@ def unused_position(text: str) -> str | None:
         if start >= 0 and end >= 0:
             return text[start:end + len(tail)]
     return None
+
+
+def amount(size: float) -> str:
+    """Bytes in words: ``141 TB``, ``1.3 GB``, ``240 MB``."""
+    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if size >= scale:
+            return f"{size / scale:.2g} {unit}" if size < 10 * scale else f"{size / scale:.0f} {unit}"
+    return f"{size:.0f} bytes"
 
 
 def first_line(text: str) -> str:

@@ -64,7 +64,7 @@ from resumecheck.errors import (
     TracingFailed, UnboundedStepsWarning,
 )
 from resumecheck.compare import digest
-from resumecheck.faults import environment_failure
+from resumecheck.faults import beyond_the_machine, environment_failure
 from resumecheck.module_state import program_line, raised
 from resumecheck.program import BuiltProgram, Target
 from resumecheck.progress import note_step
@@ -560,10 +560,13 @@ class _Segment:
     def failed(self, exc: Exception) -> None:
         """Record why the segment failed; raise what is not the program's failure."""
         failure = environment_failure(exc, self.spec.workdir)
-        if failure is not None:
+        # (a restored run that asks for more than the machine has, where the
+        # uninterrupted run passed: the restore's doing, as a trial found)
+        asked = beyond_the_machine(exc) if self.spec.restore is not None else None
+        if failure is not None and asked is None:
             raise failure from exc
         result = self.result
-        result.error = _describe(exc)
+        result.error = asked or _describe(exc)
         result.error_stage = self.stage
         result.error_step = getattr(exc, "step", self.step)
         if not isinstance(exc, ResumecheckError):

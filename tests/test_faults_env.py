@@ -65,6 +65,19 @@ def test_out_of_memory_in_a_resumed_run_ends_the_check(target, detail, capsys):
     _no_verdict(out, err)
 
 
+def test_an_ask_beyond_the_whole_machine_in_a_resumed_run_is_the_programs_failure(capsys):
+    """A trial: a restored run that asked for 141 TB at a step the uninterrupted
+    run passed was blamed on the environment ("says nothing about the
+    program's resume"). No machine gives that: the restore's doing."""
+    code, out, err = _cli(capsys, "run", "fixtures.faults.programs:ASKS_BEYOND_THE_MACHINE",
+                          *FAST)
+    assert code == 1
+    assert "failed" in out and "out of memory in the restored run" in out
+    assert "one allocation asked for 1152922 TB" in out
+    assert "more than this machine's whole memory" in out
+    assert "the environment failed" not in err and "Traceback" not in err
+
+
 def test_full_disk_in_the_programs_own_save(capsys):
     code, out, err = _cli(capsys, "run", "fixtures.faults.programs:OWN_SAVE_DISK_FULL", *FAST)
     assert code == 4
