@@ -570,15 +570,18 @@ def _earliest(checker: Checker, failure: RunResult,
     schedule strategy (so [15] may stand where [5] fails too) and never
     shrinks an explicit example (the program's default schedule): until
     nothing changes, drop each resume point whose removal still fails as the
-    failure found did (``_alike``; fewer restarts first), then move each to
-    the earliest point that still fails so, the others kept, every earlier
-    point tried. Candidates go ``checker.jobs``
+    failure found did (``_alike``; fewer restarts first), then move the
+    whole schedule earlier, its gaps kept (a trial's two restarts in one
+    epoch stood at 8,9 where 1,2 fails too: neither moves alone), then move
+    each point to the earliest point that still fails so, the others kept,
+    every earlier point tried. Candidates go ``checker.jobs``
     at a time, in that order; the first that fails wins, whatever the number
     of jobs. Also whether the search ended (False: the time budget stopped it)."""
     best = failure
     try:
         while True:
             smaller = _first_failing(checker, _fewer(best.resume_at), say, failure) \
+                or _first_failing(checker, _shifted(best.resume_at), say, failure) \
                 or _first_failing(checker, _earlier(best.resume_at), say, failure)
             if smaller is None:
                 return best, True
@@ -593,6 +596,14 @@ def _fewer(schedule: list[int]) -> list[list[int]]:
     if len(schedule) < 2:
         return []
     return [schedule[:i] + schedule[i + 1:] for i in range(len(schedule))]
+
+
+def _shifted(schedule: list[int]) -> list[list[int]]:
+    """The schedule moved earlier as a whole, its gaps kept, earliest first
+    (none for one resume point: ``_earlier`` moves it)."""
+    if len(schedule) < 2:
+        return []
+    return [[point - by for point in schedule] for by in range(schedule[0] - 1, 0, -1)]
 
 
 def _earlier(schedule: list[int]) -> list[list[int]]:

@@ -1,0 +1,57 @@
+"""The shrink of a failing schedule, judged on made-up runs (no program runs).
+
+A fake checker says which schedules fail; the shrink must end at the
+earliest one in the sense docs/REPORT.md gives "minimal"."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from resumecheck.fuzz import _earliest
+from resumecheck.report import RunResult
+
+
+class _Checker:
+    """Fails the schedules ``fails`` says; counts what it was asked."""
+
+    jobs = 1
+
+    def __init__(self, fails: Callable[[list[int]], bool]) -> None:
+        self.fails = fails
+        self.asked: list[list[int]] = []
+
+    def check(self, schedule: list[int]) -> RunResult:
+        self.asked.append(schedule)
+        return RunResult(dropped=[], resume_at=schedule,
+                         verdict="diverged" if self.fails(schedule) else "identical")
+
+    def map(self, fn, items):
+        return [fn(item) for item in items]
+
+
+def _shrunk(found: list[int], fails: Callable[[list[int]], bool]) -> list[int]:
+    checker = _Checker(fails)
+    run, ended = _earliest(checker, checker.check(found), lambda _: None)  # type: ignore[arg-type]
+    assert ended
+    return run.resume_at
+
+
+def _in_one_epoch(schedule: list[int], per_epoch: int = 5) -> bool:
+    """Two restarts within one epoch (a skip count reset by the first)."""
+    return len(schedule) == 2 and (schedule[0] - 1) // per_epoch == (schedule[1] - 1) // per_epoch
+
+
+def test_two_restarts_in_one_epoch_slide_to_the_first_epoch_together():
+    # (a trial: 8,9 was reported minimal; neither point moves alone, 1,2 fails too)
+    assert _shrunk([8, 9], _in_one_epoch) == [1, 2]
+
+
+def test_the_shift_keeps_the_gap_and_then_points_move_alone():
+    # fails where the second restart is 3 after the first, the first anywhere
+    assert _shrunk([9, 12], lambda s: len(s) == 2 and s[1] - s[0] == 3) == [1, 4]
+    # fails with any restart at or after 7: one point, the earliest
+    assert _shrunk([8, 12], lambda s: any(k >= 7 for k in s)) == [7]
+
+
+def test_a_single_point_moves_to_the_earliest_that_fails():
+    assert _shrunk([12], lambda s: s[-1] >= 5) == [5]
