@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -459,20 +460,37 @@ def _gradient_checks(tgt: Target, config: dict[str, Any], size: int, m: int) -> 
                 for n in names]
     model64 = copy.deepcopy(model).double().eval()  # dropout off, float64
     batch = _double(program.tiny_batch(size))
+    switched: list[bool] = []
 
     def loss_of(mod: torch.nn.Module, b: Any) -> torch.Tensor:
-        return program.batch_loss(mod, b)
+        with _modes_kept(mod, switched):
+            return program.batch_loss(mod, b)
 
-    loss = loss_of(model64, batch)
+    try:
+        loss = loss_of(model64, batch)
+    except Exception as exc:  # the program's: said, the checks before it kept
+        return [BaselineCheck(name=names[0], status="failed",
+                              detail=f"batch_loss(model, tiny_batch({size})) raised "
+                              f"{type(exc).__name__}: {exc}")] + [
+            BaselineCheck(name=n, status="skipped", detail="batch_loss raised (above)")
+            for n in names[1:]]
     finite = bool(torch.isfinite(loss).all()) and loss.numel() == 1
+    held = ("; batch_loss sets the model's train/eval mode (model.train()): held off here, "
+            "where the checks run the model in eval mode, dropout off, so that every call "
+            "computes the same function" if switched else "")
     checks = [BaselineCheck(
         name="finite loss", status="passed" if finite else "failed",
-        detail=f"loss on a batch of {size}: {loss.detach().flatten()[0].item():.6g}",
+        detail=f"loss on a batch of {size}: {loss.detach().flatten()[0].item():.6g}{held}",
         figures={"loss": loss.detach().flatten()[0].item()},
     )]
     if not finite:
         return checks + [BaselineCheck(name=n, status="skipped", detail="the loss is not finite")
                          for n in names[1:]]
+    if not loss.requires_grad:
+        why = ("batch_loss returns a loss without a gradient (it runs under torch.no_grad() or "
+               "inference_mode, or detaches the loss): there is no backward to check; return "
+               "the loss as training computes it")
+        return checks + [BaselineCheck(name=n, status="skipped", detail=why) for n in names[1:]]
     if loss.dtype != torch.float64:  # (a .float() in batch_loss, or autocast)
         checks.append(BaselineCheck(
             name=names[1], status="skipped",
@@ -485,6 +503,32 @@ def _gradient_checks(tgt: Target, config: dict[str, Any], size: int, m: int) -> 
     checks.append(_accumulation(model64, batch, loss_of, m))
     checks.append(_decreases(model64, batch, loss_of))
     return checks
+
+
+@contextmanager
+def _modes_kept(model: torch.nn.Module, switched: list[bool]) -> Iterator[None]:
+    """While ``batch_loss`` runs: a ``train()`` or ``eval()`` call changes no
+    module's mode (a batch_loss that calls ``model.train()``, as its training
+    step does, would switch dropout on, and every call would then compute
+    another function); one that sets ``.training`` itself is put back after.
+    ``switched`` gets an entry for each attempt."""
+    modes = [(mod, mod.training) for mod in model.modules()]
+    original = torch.nn.Module.train
+
+    def kept(self: torch.nn.Module, mode: bool = True) -> torch.nn.Module:
+        if any(m.training != mode for m in self.modules()):
+            switched.append(mode)
+        return self
+
+    torch.nn.Module.train = kept  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        torch.nn.Module.train = original  # type: ignore[method-assign]
+        for mod, mode in modes:
+            if mod.training != mode:
+                switched.append(mod.training)
+                mod.training = mode
 
 
 def _model(built: BuiltProgram) -> torch.nn.Module | None:

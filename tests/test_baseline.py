@@ -97,6 +97,34 @@ def test_a_float32_loss_skips_the_finite_differences_instead_of_blaming_the_back
     assert "wrong backward" not in grad.detail
 
 
+def test_a_batch_loss_that_calls_model_train_is_held_in_eval_mode_and_says_so():
+    """A trial: batch_loss called model.train() (as its training step did);
+    with dropout on, the check blamed "a wrong backward?" and said "in eval
+    mode", which it was not."""
+    checks = _by_name(check_baseline("fixtures.wrong_backward:TRAINS_IN_LOSS"))
+    assert [c.status for c in checks.values()][2:] == ["passed"] * 4, checks
+    assert "batch_loss sets the model's train/eval mode (model.train()): held off" in (
+        checks["finite loss"].detail)
+    assert "wrong backward" not in checks["gradients vs finite differences"].detail
+
+
+@pytest.mark.parametrize(("target", "status", "words"), [
+    ("NO_GRAD", "passed", "batch_loss returns a loss without a gradient (it runs under "
+                          "torch.no_grad()"),
+    ("RAISES", "failed", "batch_loss(model, tiny_batch(8)) raised TypeError"),
+])
+def test_a_batch_loss_without_a_backward_skips_what_needs_one_and_keeps_what_passed(
+        target, status, words):
+    """A trial: a batch_loss under torch.no_grad() ended the command with
+    "unexpected RuntimeError", and the checks that had passed were lost."""
+    report = check_baseline(f"fixtures.wrong_backward:{target}")
+    checks = list(report.checks)
+    assert [c.status for c in checks[:2]] == ["passed", "passed"]  # (determinism, seeding)
+    assert checks[2].status == status
+    assert words in (checks[2].detail if status == "failed" else checks[3].detail)
+    assert [c.status for c in checks[3:]] == ["skipped"] * 3
+
+
 def test_programs_without_a_tiny_batch_skip_the_gradient_checks():
     report = check_baseline("fixtures.nondeterministic:SEEDED")
     statuses = [c.status for c in report.checks]
