@@ -520,7 +520,7 @@ def _modes_kept(model: torch.nn.Module, switched: list[bool]) -> Iterator[None]:
             switched.append(mode)
         return self
 
-    torch.nn.Module.train = kept  # type: ignore[method-assign]
+    torch.nn.Module.train = kept  # type: ignore[method-assign, assignment]
     try:
         yield
     finally:
