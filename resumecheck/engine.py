@@ -1290,8 +1290,9 @@ def _own_settings_matter(checker: Checker, own: _Judged, engine_full: _Judged) -
     keeps the defaults', where a deque that lost its maxlen was the cause.)"""
     result = own.result
     launched = launched_with(checker.target, checker.run_config)
-    if not verdict.launch_settings_suspected(result, engine_full.result, launched,
-                                             CONFIG in checker.segment.names) \
+    if not (verdict.launch_settings_suspected(result, engine_full.result, launched,
+                                              CONFIG in checker.segment.names)
+            or verdict.launch_settings_failed(result, launched)) \
             or result.explanation.startswith(STOPPED):  # (a hang would cost its bound again)
         return None
     return _with_launch_settings(checker, own, own=True)

@@ -61,7 +61,7 @@ from resumecheck.trajectory import Trajectory
 __all__ = [
     "Comparison", "Reference", "Segments", "band", "compare_run", "conclude", "confirmation_tries",
     "diagnose", "drop_sets", "explain", "give_fixes", "in_its_words", "judge", "judge_ablations",
-    "latent_text", "launch_settings_suspected", "lost_after_resave", "noise_summary",
+    "latent_text", "launch_settings_failed", "launch_settings_suspected", "lost_after_resave", "noise_summary",
     "note_the_loop",
     "plausibility", "quantity_name", "resave_findings", "resumes", "reworded_lines",
     "settle_findings", "settle_resaved", "side_files_text", "unjudge_when_incomplete",
@@ -1965,6 +1965,14 @@ def launch_settings_suspected(own: RunResult, engine: RunResult, launched: dict[
         engine.verdict == IDENTICAL and not config_declared)  # (built from the defaults, resumes)
 
 
+def launch_settings_failed(own: RunResult, launched: dict[str, Any]) -> bool:
+    """Whether the program's own full resume, launched with settings its
+    restart is built without, failed building or loading its restart: the
+    settings may be the cause."""
+    return bool(launched) and own.verdict == FAILED and own.explanation.startswith(
+        (BUILDING, RESTORING))
+
+
 def note_launch_settings(own: RunResult, engine: RunResult, launched: dict[str, Any],
                          config_declared: bool, own_matter: bool | None = None) -> None:
     """A run through the program's own save/load that departs with no lead in
@@ -1974,13 +1982,18 @@ def note_launch_settings(own: RunResult, engine: RunResult, launched: dict[str, 
     ``own_matter``: whether that resume, its restarts built with the launch
     settings, resumes (True), departs as before (False: nothing is said), or
     was not tried or is mixed (None)."""
-    if launched and own.verdict == FAILED and own.explanation.startswith((BUILDING, RESTORING)):
+    if launch_settings_failed(own, launched):
         # (a trial: a layer size given at launch, the restart built with the default
-        # one, its load failing on the shapes: nothing named the setting)
-        own.explanation += (f"; the run was launched with {settings_text(launched)}, and its "
-                            "restart is built from the program's defaults: a setting the "
-                            "build or the load needs may be missing there. If your launcher "
-                            "passes them again, say so: Target(restart_config=\"run\")")
+        # one, its load failing on the shapes: nothing named the setting. Another:
+        # told so where its load failed as well with them)
+        if own_matter is False:
+            return
+        own.explanation += (
+            f"; the run was launched with {settings_text(launched)}, and its restart is built "
+            "from the program's defaults: a setting the build or the load needs "
+            + ("is missing there: built with them, the restart loads and resumes"
+               if own_matter else "may be missing there")
+            + ". If your launcher passes them again, say so: Target(restart_config=\"run\")")
         return
     if own_matter is False or not launch_settings_suspected(own, engine, launched,
                                                             config_declared):
