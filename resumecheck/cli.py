@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import os
 import signal
 import sys
@@ -71,7 +72,7 @@ exit codes: 0 equivalent, 1 not equivalent (the full resume diverged or failed),
 _TIMEOUT_HELP = (
     "seconds one training step may take; a slower step ends its run as failed (in "
     "process mode its interpreter is killed). Default: 600 per reference step, then "
-    "max(60, 20x the reference's slowest step); 0: no bound"
+    "max(60, 20x the reference's slowest step); 0 or inf: no bound"
 )
 
 _JOBS_HELP = (
@@ -143,13 +144,10 @@ def _int_list(text: str) -> list[int]:
     bad = argparse.ArgumentTypeError(
         f"expected step numbers separated by commas (e.g. 8 or 7,13), got {text!r}"
     )
-    try:
-        points = [int(part) for part in text.split(",") if part.strip()]
+    try:  # ("3,,5", "," or "": an empty place is a mistake, not a silent default)
+        return [int(part) for part in text.split(",")]
     except ValueError:
         raise bad from None
-    if not points:  # "," or "": not a silent "use the default"
-        raise bad
-    return points
 
 
 class _OneSchedule(argparse.Action):
@@ -182,6 +180,12 @@ def _float(text: str) -> float:
         return float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+
+
+def _seconds(text: str) -> float:
+    """A ``--timeout``: ``inf`` says what 0 does, no bound."""
+    value = _float(text)
+    return 0.0 if value == math.inf else value
 
 
 def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
@@ -233,7 +237,7 @@ def _run_parser(sub: Any) -> None:
     run.add_argument("--noise-seeds", type=_whole, default=DEFAULT_NOISE_SEEDS, metavar="M",
                      help="extra reference runs with other seeds for the noise band "
                      f"(default {DEFAULT_NOISE_SEEDS}, at most {MAX_NOISE_SEEDS})")
-    run.add_argument("--timeout", type=_float, metavar="SECONDS", help=_TIMEOUT_HELP)
+    run.add_argument("--timeout", type=_seconds, metavar="SECONDS", help=_TIMEOUT_HELP)
     run.add_argument("--nproc", type=_positive_int, metavar="N", help=_NPROC_HELP)
     run.add_argument("--resume-nproc", type=_positive_int, metavar="M",
                      help="elastic resume: restart at M ranks from the program's own checkpoint "
@@ -264,7 +268,7 @@ def _fuzz_parser(sub: Any) -> None:
     fz.add_argument("--budget", type=_float, default=60.0, metavar="SECONDS",
                     help="stop generating after this long, stopping a run in progress "
                     "(default 60; shrinking a failure gets as long again)")
-    fz.add_argument("--timeout", type=_float, metavar="SECONDS", help=_TIMEOUT_HELP)
+    fz.add_argument("--timeout", type=_seconds, metavar="SECONDS", help=_TIMEOUT_HELP)
     fz.add_argument("--nproc", type=_positive_int, metavar="N", help=_NPROC_HELP)
     fz.add_argument("--resume-nproc", type=_positive_int, metavar="M",
                     help="elastic resume: every restart of a schedule at M ranks from the "
@@ -306,7 +310,7 @@ def _baseline_parser(sub: Any) -> None:
     bl.add_argument("--steps", type=_whole, help="steps per determinism run")
     bl.add_argument("--isolation", choices=("inprocess", "process"), default="inprocess",
                     help="run the two determinism runs here or in fresh interpreters")
-    bl.add_argument("--timeout", type=_float, metavar="SECONDS",
+    bl.add_argument("--timeout", type=_seconds, metavar="SECONDS",
                     help="seconds one step of a determinism run may take (default 600; 0: no "
                     "bound); with --nproc, one launch of the ranks")
     bl.add_argument("--batch-size", type=_positive_int, default=8)
@@ -658,7 +662,12 @@ def _drop_spec(values: list[str] | None) -> str | list[list[str]]:
         return values[0]
     if any(v in ("all", "none") for v in values):
         raise _UsageError("--drop all and --drop none cannot be combined with other --drop values")
-    return [[n.strip() for n in v.split(",") if n.strip()] for v in values]
+    groups = [[n.strip() for n in v.split(",")] for v in values]
+    for value, names in zip(values, groups):
+        if not all(names):  # ('' or 'rng,,scheduler': not a silent "drop nothing")
+            raise _UsageError(f"--drop {value!r}: an empty component name; give component "
+                              "names separated by commas (e.g. --drop rng,scheduler), all or none")
+    return groups
 
 
 def _settings(args: argparse.Namespace, **fields: Any) -> Any:

@@ -177,7 +177,8 @@ def _as_points(value: object) -> list[int]:
 
 def _check_steps(steps: object) -> None:
     """The one rule for ``steps``."""
-    _check_int("steps", steps, MIN_STEPS, why="a resume needs a step before and after it")
+    _check_int("steps", steps, MIN_STEPS, why="a resume needs a step before and after it, "
+               "and a determinism run or a timing compares two steps at least")
 
 
 def _check_int(name: str, value: object, low: int | None, *, high: int | None = None,

@@ -135,10 +135,26 @@ def test_a_seed_the_program_rejects_is_blamed_on_the_seed(seed, capsys):
     assert "Fix the factory" not in err and "Traceback" not in err
 
 
-@pytest.mark.parametrize("points", [",", " , ", ""])
+@pytest.mark.parametrize("points", [",", " , ", "", "3,,5", "3,"])  # (a trial: 3,,5 ran 3,5)
 def test_resume_at_without_a_step_is_a_usage_error(points, capsys):
     assert main(["run", "--resume-at", points]) == 2
     assert "expected step numbers" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("drop", ["", "rng,,scheduler"])
+def test_drop_with_an_empty_name_is_a_usage_error(drop, capsys):
+    # (a trial: --drop '' was taken silently)
+    assert main(["run", "--drop", drop]) == 2
+    assert f"--drop {drop!r}: an empty component name" in capsys.readouterr().err
+
+
+def test_timeout_inf_means_no_bound(monkeypatch):
+    # (a trial: --timeout inf was refused; 0 is "no bound")
+    from resumecheck import cli
+
+    seen = []
+    monkeypatch.setattr(cli, "_run", lambda args: seen.append(args.timeout) or 0)
+    assert main(["run", "--timeout", "inf"]) == 0 and seen == [0.0]
 
 
 # -- state that turns non-plain after the first capture ------------------------
