@@ -22,7 +22,7 @@ from typing import Any
 import torch
 
 from resumecheck.phases import (
-    BARRIER, CHECKPOINT, GRAD_SYNC, PHASES, PhaseRecorder, activate, deactivate,
+    BARRIER, CHECKPOINT, GRAD_SYNC, HOST_TO_DEVICE, PHASES, PhaseRecorder, activate, deactivate,
 )
 
 __all__ = ["PhaseTimer", "TimingReport", "measure"]
@@ -186,6 +186,13 @@ class TimingReport:
         return _CHECKPOINT_BY[self.checkpoint] + (
             "; your save() is not timed on many ranks" if self.save_untimed else "")
 
+    def _not_entered(self, name: str) -> str:
+        """What the table says of a phase no step entered."""
+        if name == HOST_TO_DEVICE and self.environment.get("device") == "cpu":
+            # (a trial was told to mark a copy its CPU-only program never makes)
+            return "- (none: no GPU here, so no host-to-device copy)"
+        return _NOT_ENTERED.get(name, _UNMARKED)
+
     def phases(self) -> dict[str, dict[str, float]]:
         """Per phase, min and max over ranks of each figure."""
         out: dict[str, dict[str, float]] = {}
@@ -230,7 +237,7 @@ class TimingReport:
         else:
             for name, p in self.phases().items():
                 if not p["calls"]:  # never entered: not a measured zero
-                    lines.append(f"{name:<16}{0:>7}   {_NOT_ENTERED.get(name, _UNMARKED)}")
+                    lines.append(f"{name:<16}{0:>7}   {self._not_entered(name)}")
                     continue
                 lines.append(
                     f"{name:<16}{p['calls']:>7}{_ms(p['total_s']):>12}{_ms(p['median_s']):>12}"
@@ -255,7 +262,8 @@ class TimingReport:
         ]
         for name, p in self.phases().items():
             if not p["calls_max"]:  # (a trial: zeros on every rank, said as a measured zero)
-                note = _NOT_ENTERED[CHECKPOINT] if name == CHECKPOINT else _UNMARKED
+                note = (_NOT_ENTERED[CHECKPOINT] if name == CHECKPOINT
+                        else self._not_entered(name))
                 lines.append(f"{name:<16}{0:>7}   {note[:-1]} on any rank)")
                 continue
             share = f"{100 * p['share']:.1f}-{100 * p['share_max']:.1f}%"

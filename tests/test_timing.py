@@ -123,6 +123,10 @@ def test_a_phase_never_entered_says_why_instead_of_zeros():
     assert "one process waits at no barrier" in rows["barrier"]
     assert "no checkpoint fell in the measured steps" in rows["checkpoint"]
     assert rows["forward"].split()[1] == "4"
+    # (a trial was told to mark a host-to-device copy its CPU-only program never makes)
+    if not torch.cuda.is_available():
+        assert "none: no GPU here, so no host-to-device copy" in rows["host_to_device"]
+        assert "mark it" not in rows["host_to_device"]
 
 
 def test_the_checkpoint_phase_times_the_programs_own_save_where_it_has_one(tmp_path):
