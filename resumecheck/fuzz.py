@@ -490,6 +490,8 @@ def _search(checker: Checker, result: FuzzResult, default: list[int], edges: lis
         steps=checker.steps, max_interruptions=result.max_interruptions, epoch_boundaries=edges
     )
 
+    failed: list[RunResult] = []  # (the first failure: the search's examples end there)
+
     @hypothesis_seed(result.seed if result.seed is not None else 0)
     @_hypothesis_settings(max_examples)
     @given(strategy)
@@ -507,19 +509,20 @@ def _search(checker: Checker, result: FuzzResult, default: list[int], edges: lis
             result.budget_exhausted = True
             assume(False)
             raise
-        seen.add(tuple(schedule))
-        result.examples += 1
-        result.distinct_schedules = len(seen)
-        covered = {k for k in schedule if k in edges}
-        result.boundaries_covered = sorted(set(result.boundaries_covered) | covered)
-        say(f"example {result.examples}: resume at {','.join(map(str, schedule))}: {run.verdict}",
-            example=True)
+        if failed:  # (hypothesis's own shrink calls again: not examples of the search)
+            say(f"shrinking: resume at {','.join(map(str, schedule))}: {run.verdict}")
+        else:
+            _count(result, seen, schedule, edges)
+            say(f"example {result.examples}: resume at {','.join(map(str, schedule))}: "
+                f"{run.verdict}", example=True)
         if _not_judged(run):
             result.inconclusive.append(list(schedule))
             result.inconclusive_why = result.inconclusive_why or run.explanation
             return
         if _fails(run):
-            checker.limit(started + 2 * budget)  # shrinking gets as long again
+            if not failed:
+                checker.limit(started + 2 * budget)  # shrinking gets as long again
+                failed.append(run)
             raise _ScheduleFails(run)
 
     try:
@@ -530,6 +533,16 @@ def _search(checker: Checker, result: FuzzResult, default: list[int], edges: lis
         result.budget_exhausted = True
     finally:
         checker.limit(None)
+
+
+def _count(result: FuzzResult, seen: set[tuple[int, ...]], schedule: list[int],
+           edges: list[int]) -> None:
+    """One more example of the search, and the epoch boundaries it resumed at."""
+    seen.add(tuple(schedule))
+    result.examples += 1
+    result.distinct_schedules = len(seen)
+    covered = {k for k in schedule if k in edges}
+    result.boundaries_covered = sorted(set(result.boundaries_covered) | covered)
 
 
 @contextmanager

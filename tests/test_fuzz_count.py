@@ -12,6 +12,17 @@ def test_one_example_is_the_default_schedule_alone():
     assert not result.found and not result.budget_exhausted
 
 
+def test_the_examples_end_at_the_first_failure_and_hypothesis_shrink_is_not_counted():
+    # (a trial: "found in 17 examples" with --max-examples 10: hypothesis's own
+    # shrink calls were counted as examples of the search)
+    from fixtures.bugs import class14_epoch_boundary as c14
+
+    result = fuzz(c14.BUGGY_DEFAULT_K, max_examples=10)
+    assert result.found and result.failure.resume_at == [5]
+    assert 1 <= result.examples <= 10
+    assert result.distinct_schedules <= result.examples
+
+
 def test_a_shrink_keeps_only_schedules_that_fail_as_the_failure_found_did():
     """A trial: a failure blamed on the optimizer's rate, found at 7, was
     shrunk to 2, where another cause (a validation its framework does not run
