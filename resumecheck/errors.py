@@ -22,6 +22,7 @@ __all__ = [
     "ComponentsNotExercised",
     "DiskSpaceShortage",
     "DiskUseWarning",
+    "ScratchElsewhereWarning",
     "EnvironmentFailure",
     "InvalidArgument",
     "LatentGapWarning",
@@ -383,6 +384,21 @@ class DiskUseWarning(UserWarning):
         super().__init__(
             f"this check will use about {amount(size)} of scratch space under {path} "
             "(TMPDIR), removed when it ends"
+        )
+
+
+class ScratchElsewhereWarning(UserWarning):
+    """TMPDIR names no usable directory: the scratch files go where Python's
+    ``tempfile`` falls back to (said once per check, since a full or small
+    fallback disk then fails the check with a path the user did not choose)."""
+
+    def __init__(self, given: str, used: str) -> None:
+        self.given = given
+        self.used = used
+        super().__init__(
+            f"TMPDIR={given} is not a directory this process can write in, so the check's "
+            f"scratch files go to {used} instead; point TMPDIR at a writable directory to "
+            "choose where they go"
         )
 
 

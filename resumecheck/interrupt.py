@@ -28,8 +28,11 @@ import sys
 import tempfile
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
+
+from resumecheck.errors import ScratchElsewhereWarning
 
 __all__ = [
     "GRACE", "HANDLED", "Redelivery", "RunDirectories", "Watcher", "proc_stat",
@@ -58,6 +61,7 @@ def scratch_directory(prefix: str) -> Iterator[str]:
     that a later check removes it should its owner be killed outright
     (``remove_abandoned``)."""
     remove_abandoned()
+    _warn_if_tmpdir_unusable()
     # (a child killed a moment ago may still be writing in it: its removal is
     # tried again below rather than failing, which would leave it behind)
     made = tempfile.TemporaryDirectory(prefix=prefix, ignore_cleanup_errors=True)
@@ -76,6 +80,21 @@ def scratch_directory(prefix: str) -> Iterator[str]:
                     _SCRATCH.discard(path)
     finally:
         _remove_while_written(path)
+
+
+def _warn_if_tmpdir_unusable() -> None:
+    """Say where the scratch files go when TMPDIR names no usable directory
+    (``tempfile`` falls back to /tmp without a word: a trial's check then ran
+    on a disk it had been pointed away from)."""
+    given = os.environ.get("TMPDIR")
+    if not given:
+        return
+    used = tempfile.gettempdir()
+    if os.path.realpath(given) == os.path.realpath(used):
+        return
+    if os.path.isdir(given) and os.access(given, os.W_OK | os.X_OK):
+        return  # (tempfile chose before TMPDIR was set: it is used from here on)
+    warnings.warn(ScratchElsewhereWarning(given, used), stacklevel=4)
 
 
 def _remove_while_written(path: str) -> None:

@@ -78,6 +78,25 @@ def test_an_ask_beyond_the_whole_machine_in_a_resumed_run_is_the_programs_failur
     assert "the environment failed" not in err and "Traceback" not in err
 
 
+def test_an_unusable_tmpdir_is_said_with_where_the_scratch_goes(tmp_path, monkeypatch):
+    """A trial: TMPDIR naming no directory silently sent the scratch to /tmp."""
+    from resumecheck.errors import ScratchElsewhereWarning
+    from resumecheck.interrupt import scratch_directory
+
+    missing = str(tmp_path / "no-such-dir")
+    monkeypatch.setenv("TMPDIR", missing)
+    with pytest.warns(ScratchElsewhereWarning, match="TMPDIR=.*no-such-dir is not a directory"):
+        with scratch_directory("t-") as path:
+            assert not path.startswith(missing)
+    monkeypatch.setenv("TMPDIR", tempfile.gettempdir())
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with scratch_directory("t-"):
+            pass
+
+
 def test_full_disk_in_the_programs_own_save(capsys):
     code, out, err = _cli(capsys, "run", "fixtures.faults.programs:OWN_SAVE_DISK_FULL", *FAST)
     assert code == 4
