@@ -54,7 +54,9 @@ EXIT_SIGHUP = 128 + getattr(signal, "SIGHUP", 1)  # 129
 
 _EXIT_CODES = """\
 exit codes: 0 equivalent, 1 not equivalent (the full resume diverged or failed),
-            2 bad usage or input,
+            2 bad usage or input: a target that does not load, or a program whose
+              uninterrupted run fails, or hangs past --timeout (600 s a step unless
+              told: give a --timeout to hear sooner),
             3 the baseline is not deterministic (--tolerance close judges it where the
               runs differ only by rounding: the message says whether they do),
               or, in-process, the run changed state the program keeps at module level
