@@ -121,6 +121,13 @@ class Settings:
         none were given (the default resume point: halfway)."""
         steps = self.steps_for(target)
         given = self.resume_at if self.resume_at is not None else target.resume_at
+        if self.resume_at is None and given:  # (a trial: `--steps 2` named a point 8 unasked)
+            for k in _as_points(given):
+                if isinstance(k, int) and not 1 <= k <= steps - 1:
+                    raise InvalidArgument(
+                        "resume_at", k, f"the program's own resume point {k} (its Target's "
+                        f"resume_at, used where none is given) does not fit in steps={steps}: "
+                        f"give resume points in 1..{steps - 1} too (--resume-at K)")
         return replace(self, steps=steps, resume_at=tuple(resume_points(given or (), steps)))
 
     @property
