@@ -588,7 +588,7 @@ def _finite_differences(model: torch.nn.Module, batch: Any, loss_of, per_param: 
             name="gradients vs finite differences", status="failed",
             detail=f"autograd disagrees with central differences for {', '.join(failures)}: "
             f"worst {name}[{index}] autograd {analytic:.6g} vs numeric {numeric:.6g} "
-            "(a wrong backward?)",
+            f"(a wrong backward?); {_agreeing(params, failures)}",
             figures=figures,
         )
     return BaselineCheck(
@@ -597,6 +597,16 @@ def _finite_differences(model: torch.nn.Module, batch: Any, loss_of, per_param: 
         f"max error {error:.2g}",
         figures=figures,
     )
+
+
+def _agreeing(params: list[tuple[str, torch.nn.Parameter]], failures: list[str]) -> str:
+    """The parameters whose sampled entries agree, in words (a trial could not
+    tell whether the others had been checked at all)."""
+    agree = [n for n, _ in params if n not in failures]
+    if not agree:
+        return "no parameter's sampled entries agree"
+    shown = ", ".join(agree[:6]) + (f" and {len(agree) - 6} more" if len(agree) > 6 else "")
+    return f"the sampled entries of {shown} agree"
 
 
 def _accumulation(model: torch.nn.Module, batch: Any, loss_of, m: int) -> BaselineCheck:

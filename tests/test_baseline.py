@@ -82,6 +82,7 @@ def test_wrong_backward_fails_the_gradient_check_naming_the_parameter():
     grad = _by_name(report)["gradients vs finite differences"]
     assert not report.passed and grad.status == "failed"
     assert "head.weight" in grad.detail and grad.figures["worst_parameter"] == "head.weight"
+    assert grad.detail.endswith("; the sampled entries of body.weight, body.bias agree")
     assert grad.figures["autograd"] == pytest.approx(2 * grad.figures["finite_difference"], rel=1e-4)
     assert check_baseline("fixtures.wrong_backward:RIGHT").passed
 
