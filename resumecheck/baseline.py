@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 import torch
 
+from resumecheck import module_state
 from resumecheck.compare import digest
 from resumecheck.components import LAUNCH_STREAMS, PARAMS, preserved_global_streams
 from resumecheck.environment import fingerprint
@@ -226,7 +227,7 @@ def _determinism(tgt: Target, n: int, config: dict[str, Any], threads: int,
                 capture_end=False, step_timeout=step_timeout, launch_moved=list(moved),
             )
 
-        first = run(spec("first", 1))
+        first, moved = _first_run(tgt, isolation, lambda: run(spec("first", 1)))
         second = spec("second", 2, LAUNCH_STREAMS)
         other = run(second) if first.error is None else first
         if first.error or other.error:
@@ -246,13 +247,35 @@ def _determinism(tgt: Target, n: int, config: dict[str, Any], threads: int,
             )]
         assert launches.departs is not None
         step, quantity = launches.departs[0], quantity_name(launches.departs[1])
-        cause = nondeterminism_cause(tgt, config, threads, isolation, work, step, quantity,
-                                     first=first)
+        cause = (_module_state_text(moved) if moved else
+                 nondeterminism_cause(tgt, config, threads, isolation, work, step, quantity,
+                                      first=first))
     return [BaselineCheck(
         name="determinism", status="failed",
         detail=f"two uninterrupted runs differ from step {step} in {quantity}; {cause}",
         figures={"first_step": step, "first_quantity": quantity, "cause": cause},
     ), _not_judged("two runs from the same streams already differ")]
+
+
+def _first_run(tgt: Target, isolation: str,
+               run: Callable[[], SegmentResult]) -> tuple[SegmentResult, list[str]]:
+    """The first determinism run and, in-process, the state the program keeps
+    at module level that it changed (``module_state``), which the runs after
+    it start from: what `run` names and refuses to judge."""
+    if isolation != "inprocess":
+        return run(), []
+    spaces = module_state.program_spaces(tgt.factory)
+    first, moved = module_state.changed_by(run, spaces)
+    return first, (moved if first.error is None else [])
+
+
+def _module_state_text(moved: list[str]) -> str:
+    """The cause, where the first run changed module-level state (a trial:
+    `run` named a counter that baseline, in-process, did not)."""
+    shown = "; ".join(moved[:4]) + (f"; and {len(moved) - 4} more" if len(moved) > 4 else "")
+    return (f"the first run changed state the program keeps at module level: {shown}; the "
+            "second run, in the same interpreter, started from it, where a new launch starts "
+            "without it: check with --isolation process, where every run is a new interpreter")
 
 
 def _determinism_passed(n: int, isolation: str, *, other_streams: bool) -> BaselineCheck:

@@ -80,6 +80,20 @@ def test_state_a_module_keeps_between_runs_stops_an_in_process_check_naming_it()
     assert "Check it with --isolation process" in str(info.value)
 
 
+def test_baseline_in_process_names_the_module_state_as_run_does():
+    # (a trial: `run` named a module counter that in-process baseline left as
+    # "look for ... a counter" among six causes)
+    from resumecheck.baseline import check_baseline
+
+    report = check_baseline("fixtures.trust.module_state:TARGET")
+    determinism = report.checks[0]
+    assert determinism.status == "failed"
+    assert ("the first run changed state the program keeps at module level: "
+            "fixtures.trust.module_state.BUILT (") in determinism.detail
+    assert "--isolation process" in determinism.detail
+    assert "a nondeterministic kernel" not in determinism.detail
+
+
 @pytest.mark.process
 def test_in_fresh_interpreters_a_module_counter_is_fresh_in_every_launch():
     report = verify("fixtures.trust.module_state:TARGET", drop="none", noise_seeds=0,
