@@ -66,9 +66,12 @@ def annotate(result: RunResult, reference: SegmentResult,
         if result.checkpoint == "program" else
         f"the engine's restore, {_DROPPING} {', '.join(result.dropped)} here,"
         if result.dropped else "the engine's restore")
-    _branch_note(result)
     quantity = result.first_divergent_quantity or ""
     key = result.first_divergent_key or ""
+    if key.split("[")[0] == "data":  # the loader's own generator draws the samples: it leads
+        loaders = set(reference.boundaries.get("loader_generators") or ())
+        result.stream_offsets.sort(key=lambda o: split_rank_name(o.stream)[0] not in loaders)
+    _branch_note(result)
     if quantity.startswith("state of ") and segments:
         result.divergence_detail = describe_end_state(
             reference, segments[-1][1], key.removeprefix("state:") if key.startswith("state:")

@@ -237,6 +237,7 @@ class BuiltProgram:
         self.target_name = target_name
         self.program = program
         self.components = components
+        self._loaders_found: list[str] | None = None
 
     @classmethod
     def wrap(cls, target_name: str, program: Any) -> BuiltProgram:
@@ -338,7 +339,21 @@ class BuiltProgram:
             # the state right after it can be looked at: the Trainer's collator)
             "run_before_restored_look": [p for p in early if isinstance(p, str)]
             if isinstance(early, (list, tuple)) else [],
+            # (a trial: samples drawn by a loader's own generator, and the why led
+            # with torch's stream, which dropout draws from)
+            "loader_generators": self._loader_generators(),
         }
+
+    def _loader_generators(self) -> list[str]:
+        """The streams (``generator NAME``) of the registered generators that a
+        data loader the program holds shuffles or samples with, found within a
+        few attributes of the program and its components."""
+        if self._loaders_found is None:
+            named = {id(gen): f"generator {name}" for comp in self.components
+                     if isinstance(comp.obj, RNGState) for name, gen in comp.obj.generators.items()}
+            self._loaders_found = sorted({named[id(g)] for g in _loader_generator_objects(
+                [self.program, *(c.obj for c in self.components)]) if id(g) in named})
+        return self._loaders_found
 
     @property
     def has_own_checkpoint(self) -> bool:
@@ -381,6 +396,39 @@ def declared_names(target: Target, config: Mapping[str, Any]) -> tuple[str, ...]
 
     with preserved_global_streams():
         return target.build(config).names
+
+
+def _loader_generator_objects(roots: list[Any], depth: int = 3) -> list[Any]:
+    """The generators of the data loaders reachable from ``roots`` through at
+    most ``depth`` attributes, lists or dicts (a module's submodules are not
+    entered: a model holds no loader)."""
+    found: list[Any] = []
+    seen: set[int] = set()
+    level = list(roots)
+    for _ in range(depth + 1):
+        nxt: list[Any] = []
+        for obj in level:
+            if id(obj) in seen or obj is None or isinstance(obj, (str, bytes, int, float,
+                                                                   torch.Tensor)):
+                continue
+            seen.add(id(obj))
+            if isinstance(obj, torch.utils.data.DataLoader):
+                sampler = getattr(obj, "sampler", None)
+                batches = getattr(obj, "batch_sampler", None)
+                found += [g for g in (obj.generator, getattr(sampler, "generator", None),
+                                      getattr(getattr(batches, "sampler", None), "generator",
+                                              None)) if g is not None]
+                continue
+            if isinstance(obj, torch.nn.Module):
+                continue
+            if isinstance(obj, Mapping):
+                nxt += list(obj.values())[:64]
+            elif isinstance(obj, (list, tuple)):
+                nxt += list(obj)[:64]
+            else:
+                nxt += list(getattr(obj, "__dict__", {}).values())[:64]
+        level = nxt
+    return found
 
 
 def _positive_number(value: Any) -> bool:

@@ -110,3 +110,14 @@ def test_fuzz_says_it_too():
     assert "WARNING: two launches of this program differ" in result.render()
     assert json.loads(result.render("json"))["unseeded_notice"] == result.unseeded_notice
     assert fuzz(SPEC + "SEEDED", max_examples=1, budget=30).unseeded_notice is None
+
+
+def test_samples_a_loaders_own_generator_draws_lead_with_that_generator():
+    # (a trial: `drop rng` led with torch's stream, which dropout draws from, and
+    # named the loader's generator, which drew the samples, last: "too")
+    report = verify("fixtures.trust.loader_generator_lead:TARGET", drop="rng", noise_seeds=0)
+    row = next(r for r in report.runs if r.dropped == ["rng"])
+    assert row.first_divergent_key == "data", report.render()
+    assert [o.stream for o in row.stream_offsets][0] == "generator loader"
+    why = row.explanation
+    assert why.index("generator `loader` is") < why.index("torch CPU stream differs at the start")
