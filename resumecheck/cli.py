@@ -190,9 +190,19 @@ def _seconds(text: str) -> float:
     return 0.0 if value == math.inf else value
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, whose errors say the command's usage in one line
+    (a trial: a wrong value printed the whole option list above the error)."""
+
+    def error(self, message: str) -> NoReturn:
+        shape = "[options] [target]" if " " in self.prog else "COMMAND [options] [target]"
+        self.exit(EXIT_USAGE, f"usage: {self.prog} {shape} (all options: {self.prog} --help)\n"
+                  f"{self.prog}: error: {message}\n")
+
+
 def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
     """The command line, and each command's own parser (for its usage in errors)."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="resumecheck",
         description="Prove that a PyTorch training run resumed from a checkpoint "
         "continues exactly like the run that was never interrupted.",

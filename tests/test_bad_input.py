@@ -145,6 +145,8 @@ def test_an_option_a_command_does_not_have_is_refused_with_that_commands_usage(c
     err = capsys.readouterr().err
     assert err.startswith("usage: resumecheck fuzz ")
     assert "resumecheck fuzz: error: unrecognized arguments: --noise-seeds" in err
+    # (a trial: the whole option list came above the error; it is --help's to list)
+    assert len(err.splitlines()) == 2 and "(all options: resumecheck fuzz --help)" in err
 
 
 def test_a_target_that_imports_a_missing_package_names_that_package(tmp_path):
