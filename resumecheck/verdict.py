@@ -1581,7 +1581,8 @@ def unjudge_when_incomplete(own: RunResult, engine_full: RunResult) -> None:
 
 def _new_epoch_text(ref: Reference, r: RunResult) -> str:
     """Where a full resume's data first differs at the first step of a new
-    epoch after the restore, every step before it matched: the lead is the
+    epoch after the restore (the first step that reads one: with a fractional
+    steps_per_epoch, one that straddles the boundary), every step before it matched: the lead is the
     new epoch's order, not the position in the resumed one (a trial's correct
     Lightning program, resumed mid-epoch, read another order from the next
     epoch on, and nothing said where to look)."""
@@ -1591,7 +1592,7 @@ def _new_epoch_text(ref: Reference, r: RunResult) -> str:
     k = _restore_before(r)
     if k is None or step <= k + 1 or step != next_epoch_start(ref.segment.boundaries, k):
         return ""
-    return (f"; step {step} is the first of a new epoch, and every step from the restore at "
+    return (f"; step {step} is the first to read a new epoch, and every step from the restore at "
             f"{k} until then read what the uninterrupted run read: the new epoch's order "
             "differs (a sampler's or a loader's generator, or the epoch the sampler is set "
             "to, is not where the uninterrupted run had it when that epoch began)")

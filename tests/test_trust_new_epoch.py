@@ -12,7 +12,7 @@ from resumecheck.trace import StepRecord
 
 SPEC = "fixtures.trust.order_saved_not_generator:"
 FAST = {"noise_seeds": 0, "drop": "none", "check_determinism": False}
-NEW_EPOCH = ("step 9 is the first of a new epoch, and every step from the restore at 4 until "
+NEW_EPOCH = ("step 9 is the first to read a new epoch, and every step from the restore at 4 until "
              "then read what the uninterrupted run read: the new epoch's order differs")
 
 
