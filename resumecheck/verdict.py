@@ -1582,8 +1582,9 @@ def unjudge_when_incomplete(own: RunResult, engine_full: RunResult) -> None:
 def _new_epoch_text(ref: Reference, r: RunResult) -> str:
     """Where a full resume's data first differs at the first step of a new
     epoch after the restore (the first step that reads one: with a fractional
-    steps_per_epoch, one that straddles the boundary), every step before it matched: the lead is the
-    new epoch's order, not the position in the resumed one (a trial's correct
+    steps_per_epoch, one that straddles the boundary), every step before it
+    matched: the lead is the new epoch's order, not the position in the
+    resumed one (a trial's correct
     Lightning program, resumed mid-epoch, read another order from the next
     epoch on, and nothing said where to look)."""
     step = r.first_divergent_step
