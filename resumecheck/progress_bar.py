@@ -9,8 +9,11 @@ not a terminal or when ``CI`` is set, so logs and captured output stay clean.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import IO, Any
@@ -23,6 +26,10 @@ DELAY_S = 1.0
 """Tasks shorter than this show nothing."""
 REFRESH_S = 0.1
 """The bar is redrawn at most this often (tqdm's own default)."""
+STALL_S = 120.0
+"""Where no bar is drawn (a log, CI): a note once no step has finished for this
+long, and again each time as long again has passed (a trial's hung step gave
+ten minutes of silence before its bound ended it)."""
 
 
 def progress_wanted(stream: IO[str] | None = None) -> bool:
@@ -43,8 +50,12 @@ def terminal_progress(enabled: bool = True, stream: IO[str] | None = None
     """A progress callback drawing a tqdm bar on ``stream`` (stderr), or None
     when progress is not wanted there; the bar is removed on exit."""
     stream = sys.stderr if stream is None else stream
-    if not enabled or not progress_wanted(stream):
+    if not enabled:
         yield None
+        return
+    if not progress_wanted(stream):
+        with _stall_notes(stream) as note:
+            yield note
         return
     from tqdm import tqdm
 
@@ -71,3 +82,41 @@ def terminal_progress(enabled: bool = True, stream: IO[str] | None = None
     finally:
         if bar is not None:
             bar.close()
+
+
+@contextmanager
+def _stall_notes(stream: IO[str]) -> Iterator[ProgressCallback]:
+    """A progress callback that draws nothing, and a watcher that says on
+    ``stream`` when no step has finished for ``STALL_S`` (then after twice
+    as long, and so on), where the check stands and what bounds a step."""
+    last: list[Any] = [time.monotonic(), None]  # (when, the last event)
+    done = threading.Event()
+
+    def seen(event: ProgressEvent) -> None:
+        last[:] = [time.monotonic(), event]
+
+    def watch() -> None:
+        wait = STALL_S
+        while not done.wait(min(wait, 5.0)):
+            quiet = time.monotonic() - last[0]
+            if quiet < wait:
+                if quiet < STALL_S:
+                    wait = STALL_S
+                continue
+            event: ProgressEvent | None = last[1]
+            where = (f" (the last: {event.run}, step {event.step}/{event.steps})"
+                     if event is not None and event.step is not None else "")
+            with contextlib.suppress(OSError, ValueError):
+                print(f"resumecheck: still working: no step has finished for {quiet:.0f} s"
+                      f"{where}; a step that hangs is stopped at its bound (--timeout; "
+                      "600 s a step unless told), or Ctrl-C stops the check", file=stream,
+                      flush=True)
+            wait *= 2
+
+    thread = threading.Thread(target=watch, name="resumecheck-stall-notes", daemon=True)
+    thread.start()
+    try:
+        yield seen
+    finally:
+        done.set()
+        thread.join(timeout=1.0)

@@ -89,8 +89,12 @@ def test_bar_only_on_a_terminal_and_never_under_ci(monkeypatch):
     assert progress_wanted(_Terminal())
     monkeypatch.setenv("CI", "true")
     assert not progress_wanted(_Terminal())
-    with terminal_progress(stream=_Terminal()) as callback:
-        assert callback is None
+    stream = _Terminal()
+    with terminal_progress(stream=stream) as callback:  # (a callback that draws nothing)
+        assert callback is not None
+        callback(ProgressEvent(task="run", run="reference", step=1, steps=20, done=1,
+                               total=40, unit="steps", elapsed=0.1))
+    assert stream.getvalue() == ""
 
 
 def test_bar_draws_after_a_second_and_clears_itself(monkeypatch):
@@ -167,3 +171,26 @@ def test_progress_on_a_terminal_and_not_under_ci(monkeypatch):
     code, seen = _on_a_terminal(argv, monkeypatch)
     assert code == 0
     assert seen == ""
+
+
+def test_in_a_log_a_stall_is_said_with_where_the_check_stands(monkeypatch):
+    """A trial: a hung step without --timeout gave ten minutes of silence in a
+    log. Where no bar is drawn, a note says no step has finished for a while,
+    where the check stands and what bounds a step; a step finishing resets it."""
+    monkeypatch.setattr(progress_bar, "STALL_S", 0.2)
+    log = io.StringIO()  # (not a terminal: no bar)
+    event = ProgressEvent(task="run", run="reference", step=3, steps=16, done=3, total=40,
+                          unit="steps", elapsed=1.0)
+    with terminal_progress(stream=log) as progress:
+        assert progress is not None
+        progress(event)
+        time.sleep(0.1)
+        progress(event)
+        assert log.getvalue() == ""  # (steps finish: nothing said)
+        deadline = time.monotonic() + 10
+        while "still working" not in log.getvalue() and time.monotonic() < deadline:
+            time.sleep(0.05)
+    said = log.getvalue()
+    assert said.startswith("resumecheck: still working: no step has finished for ")
+    assert "(the last: reference, step 3/16)" in said and "--timeout" in said
+    assert said.count("\n") == 1  # (the next note waits twice as long)
