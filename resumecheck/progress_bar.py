@@ -27,7 +27,7 @@ DELAY_S = 1.0
 REFRESH_S = 0.1
 """The bar is redrawn at most this often (tqdm's own default)."""
 STALL_S = 120.0
-"""Where no bar is drawn (a log, CI): a note once no step has finished for this
+"""Where no bar is drawn (a log, CI): a note once no progress has been seen for this
 long, and again each time as long again has passed (a trial's hung step gave
 ten minutes of silence before its bound ended it)."""
 
@@ -87,7 +87,7 @@ def terminal_progress(enabled: bool = True, stream: IO[str] | None = None
 @contextmanager
 def _stall_notes(stream: IO[str]) -> Iterator[ProgressCallback]:
     """A progress callback that draws nothing, and a watcher that says on
-    ``stream`` when no step has finished for ``STALL_S`` (then after twice
+    ``stream`` when no progress has been seen for ``STALL_S`` (then after twice
     as long, and so on), where the check stands and what bounds a step."""
     last: list[Any] = [time.monotonic(), None]  # (when, the last event)
     done = threading.Event()
@@ -104,10 +104,10 @@ def _stall_notes(stream: IO[str]) -> Iterator[ProgressCallback]:
                     wait = STALL_S
                 continue
             event: ProgressEvent | None = last[1]
-            where = (f" (the last: {event.run}, step {event.step}/{event.steps})"
+            where = (f" (last seen: {event.run}, step {event.step}/{event.steps})"
                      if event is not None and event.step is not None else "")
             with contextlib.suppress(OSError, ValueError):
-                print(f"resumecheck: still working: no step has finished for {quiet:.0f} s"
+                print(f"resumecheck: still working: no progress seen for {quiet:.0f} s"
                       f"{where}; a step that hangs is stopped at its bound (--timeout; "
                       "600 s a step unless told), or Ctrl-C stops the check", file=stream,
                       flush=True)

@@ -175,7 +175,7 @@ def test_progress_on_a_terminal_and_not_under_ci(monkeypatch):
 
 def test_in_a_log_a_stall_is_said_with_where_the_check_stands(monkeypatch):
     """A trial: a hung step without --timeout gave ten minutes of silence in a
-    log. Where no bar is drawn, a note says no step has finished for a while,
+    log. Where no bar is drawn, a note says no progress was seen for a while,
     where the check stands and what bounds a step; a step finishing resets it."""
     monkeypatch.setattr(progress_bar, "STALL_S", 0.2)
     log = io.StringIO()  # (not a terminal: no bar)
@@ -191,6 +191,6 @@ def test_in_a_log_a_stall_is_said_with_where_the_check_stands(monkeypatch):
         while "still working" not in log.getvalue() and time.monotonic() < deadline:
             time.sleep(0.05)
     said = log.getvalue()
-    assert said.startswith("resumecheck: still working: no step has finished for ")
-    assert "(the last: reference, step 3/16)" in said and "--timeout" in said
+    assert said.startswith("resumecheck: still working: no progress seen for ")
+    assert "(last seen: reference, step 3/16)" in said and "--timeout" in said
     assert said.count("\n") == 1  # (the next note waits twice as long)
