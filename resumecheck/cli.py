@@ -323,8 +323,8 @@ def _baseline_parser(sub: Any) -> None:
     bl.add_argument("--isolation", choices=("inprocess", "process"), default="inprocess",
                     help="run the two determinism runs here or in fresh interpreters")
     bl.add_argument("--timeout", type=_seconds, metavar="SECONDS",
-                    help="seconds one step of a determinism run may take (default 600; 0: no "
-                    "bound); with --nproc, one launch of the ranks")
+                    help="seconds one step of a determinism run may take (default 600; 0 or "
+                    "inf: no bound); with --nproc, one launch of the ranks")
     bl.add_argument("--batch-size", type=_positive_int, default=8)
     bl.add_argument("--micro-batches", type=_positive_int, default=2)
     bl.add_argument("--nproc", type=_positive_int, metavar="N",
@@ -869,9 +869,12 @@ def _emit(args: argparse.Namespace, text: str, summary: str) -> None:
     try:
         write_report(args.output, text, on_wait=waiting)
     except OutputError:  # the check is done: its report is not lost with the file
-        _aside(f"{args.command}: {summary}; the report is on standard output: it could "
-               f"not be written to {args.output} (below)")
-        write_stdout(text)
+        _aside(f"{args.command}: {summary}; the report goes to standard output instead: it "
+               f"could not be written to {args.output} (below)")
+        try:
+            write_stdout(text)
+        except OutputError as also:  # (both gone: said, and the first failure is the error)
+            _aside(f"{args.command}: nor could it be written to standard output: {also}")
         raise
     args.written = True
     print(f"resumecheck {args.command}: {summary}; report written to {args.output}")

@@ -50,7 +50,7 @@ def test_dev_full_is_an_error_not_a_report_written_and_stays_a_device(capsys):
     # the check is done: its report is not lost with the file (a trial)
     assert out.startswith("resumecheck: ") and "full resume: EQUIVALENT" in out
     # the word that says where the report went is not on stdout, which may be JSON
-    assert ("full resume: EQUIVALENT; the report is on standard output: it could not be "
+    assert ("full resume: EQUIVALENT; the report goes to standard output instead: it could not be "
             "written to /dev/full") in err
     assert "Traceback" not in err
     after = os.stat("/dev/full")
