@@ -28,6 +28,7 @@ inconclusive (the command exits 5), not a pass.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -591,11 +592,15 @@ def _earliest(checker: Checker, failure: RunResult,
     at a time, in that order; the first that fails wins, whatever the number
     of jobs. Also whether the search ended (False: the time budget stopped it)."""
     best = failure
+    # (a failure only a save right after the load shows, which the default schedule
+    # is tried with as `run` tries it: every candidate is tried so too, or none of the
+    # earlier ones could fail as it did, and a trial's 9 was called minimal where 1 fails)
+    resave = bool(failure.lost_on_resave())
     try:
         while True:
-            smaller = _first_failing(checker, _fewer(best.resume_at), say, failure) \
-                or _first_failing(checker, _shifted(best.resume_at), say, failure) \
-                or _first_failing(checker, _earlier(best.resume_at), say, failure)
+            smaller = _first_failing(checker, _fewer(best.resume_at), say, failure, resave) \
+                or _first_failing(checker, _shifted(best.resume_at), say, failure, resave) \
+                or _first_failing(checker, _earlier(best.resume_at), say, failure, resave)
             if smaller is None:
                 return best, True
             best = smaller
@@ -643,12 +648,14 @@ def _alike(run: RunResult, found: RunResult) -> bool:
 
 
 def _first_failing(checker: Checker, candidates: list[list[int]],
-                   say: Callable[[str], None], found: RunResult) -> RunResult | None:
+                   say: Callable[[str], None], found: RunResult,
+                   resave: bool = False) -> RunResult | None:
     """The first of ``candidates`` (in their order) whose run fails, judged, as
-    ``found`` failed (``_alike``)."""
+    ``found`` failed (``_alike``); ``resave``: each tried with a save right
+    after its first load too, as ``run`` tries a schedule."""
     for start in range(0, len(candidates), checker.jobs):
         batch = candidates[start:start + checker.jobs]
-        runs = checker.map(checker.check, batch)
+        runs = checker.map(functools.partial(checker.check, resave=resave), batch)
         for schedule, run in zip(batch, runs):
             say(f"shrinking: resume at {','.join(map(str, schedule))}: {run.verdict}")
         failed = next((run for run in runs if _fails(run) and not _not_judged(run)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from resumecheck.fuzz import _earliest
-from resumecheck.report import RunResult
+from resumecheck.report import LOST_ON_RESAVE, Finding, RunResult
 
 
 class _Checker:
@@ -20,13 +20,26 @@ class _Checker:
         self.fails = fails
         self.asked: list[list[int]] = []
 
-    def check(self, schedule: list[int]) -> RunResult:
+    def check(self, schedule: list[int], resave: bool = False) -> RunResult:
         self.asked.append(schedule)
         return RunResult(dropped=[], resume_at=schedule,
                          verdict="diverged" if self.fails(schedule) else "identical")
 
     def map(self, fn, items):
         return [fn(item) for item in items]
+
+
+class _ResaveChecker(_Checker):
+    """Fails every schedule, but only where a save right after the first load
+    is tried too (a skip count that the load resets: the restart from that
+    save reads the wrong batches), as the default schedule is tried."""
+
+    def check(self, schedule: list[int], resave: bool = False) -> RunResult:
+        self.asked.append(schedule)
+        if not resave:
+            return RunResult(dropped=[], resume_at=schedule, verdict="identical")
+        return RunResult(dropped=[], resume_at=schedule, verdict="identical", diagnosis=[
+            Finding("data_cursor", "0, expected 3", status=LOST_ON_RESAVE)])
 
 
 def _shrunk(found: list[int], fails: Callable[[list[int]], bool]) -> list[int]:
@@ -55,3 +68,12 @@ def test_the_shift_keeps_the_gap_and_then_points_move_alone():
 
 def test_a_single_point_moves_to_the_earliest_that_fails():
     assert _shrunk([12], lambda s: s[-1] >= 5) == [5]
+
+
+def test_a_failure_only_a_save_after_the_load_shows_is_shrunk_with_that_save_tried():
+    # (a trial: found at the default point 9 through the save right after its load,
+    # "minimal", where 1 fails the same way: the candidates were tried without it)
+    checker = _ResaveChecker(lambda s: True)
+    run, ended = _earliest(checker, checker.check([9], resave=True),  # type: ignore[arg-type]
+                           lambda _: None)
+    assert ended and run.resume_at == [1] and run.lost_on_resave() == ["data_cursor"]
