@@ -17,10 +17,11 @@ from pathlib import Path
 import torch
 
 from resumecheck.errors import CheckpointError, EnvironmentFailure
+from resumecheck.module_state import program_line
 from resumecheck.phrases import amount
 
 __all__ = [
-    "DISK_ADVICE", "EXTERNAL_SIGNALS", "beyond_the_machine", "environment_failure",
+    "DISK_ADVICE", "EXTERNAL_SIGNALS", "after_restore", "beyond_the_machine", "environment_failure",
     "killed_by_signal", "signal_text",
 ]
 
@@ -212,6 +213,32 @@ def beyond_the_machine(exc: BaseException) -> str | None:
                     "would not fix it; the restored program asks for more than the "
                     f"uninterrupted one did ({type(exc).__name__}: {_first_line(exc)})")
     return None
+
+
+def after_restore(failure: EnvironmentFailure, exc: BaseException, step: int | None,
+                  restored_at: int) -> EnvironmentFailure:
+    """An out-of-memory in a restored run, where the uninterrupted run passed
+    that step in the same machine: said with the step, the program's line,
+    and what it means if more memory does not fix it (a trial read a
+    MemoryError its load() caused as the machine's fault, with no step)."""
+    line = next((where for cur in _chain(exc) if (where := program_line(cur))), None)
+    at = f" at {line}" if line else ""
+    return EnvironmentFailure(
+        failure.resource, f"{failure.detail}; in step {step} of a run restored at "
+        f"{restored_at}{at}, a step the uninterrupted run passed",
+        failure.advice + " If it runs out again with more memory, the restored program asks "
+        "for more than the uninterrupted one did: look at what your load() sets (a size, a "
+        "buffer, a cache).", failure.path)
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """``exc`` and its causes, innermost last."""
+    out: list[BaseException] = []
+    cur: BaseException | None = exc
+    while cur is not None and cur not in out:
+        out.append(cur)
+        cur = cur.__cause__ or cur.__context__
+    return out
 
 
 def _memory_of(device: bool) -> tuple[float, str]:

@@ -60,11 +60,11 @@ from resumecheck.components import (
     short_device_seed_stacks,
 )
 from resumecheck.errors import (
-    BudgetExhausted, CheckpointError, ProgramExited, ResumecheckError, StepError, TargetError,
-    TracingFailed, UnboundedStepsWarning,
+    BudgetExhausted, CheckpointError, EnvironmentFailure, ProgramExited, ResumecheckError,
+    StepError, TargetError, TracingFailed, UnboundedStepsWarning,
 )
 from resumecheck.compare import digest
-from resumecheck.faults import beyond_the_machine, environment_failure
+from resumecheck.faults import after_restore, beyond_the_machine, environment_failure
 from resumecheck.module_state import program_line, raised
 from resumecheck.program import BuiltProgram, Target
 from resumecheck.progress import note_step
@@ -564,7 +564,7 @@ class _Segment:
         # uninterrupted run passed: the restore's doing, as a trial found)
         asked = beyond_the_machine(exc) if self.spec.restore is not None else None
         if failure is not None and asked is None:
-            raise failure from exc
+            raise _in_this_run(failure, exc, self.spec, self.step) from exc
         result = self.result
         result.error = asked or _describe(exc)
         result.error_stage = self.stage
@@ -579,6 +579,15 @@ class _Segment:
             self.tracer.close()
         if self.built is not None:
             self.built.close()
+
+
+def _in_this_run(failure: EnvironmentFailure, exc: BaseException, spec: SegmentSpec,
+                 step: int | None) -> EnvironmentFailure:
+    """The environment failure of this segment: out of memory in a restored
+    run says its step and what it means where more memory does not fix it."""
+    if failure.resource == "memory" and spec.restore is not None:
+        return after_restore(failure, exc, step, spec.start)
+    return failure
 
 
 def _fingerprint(built: BuiltProgram) -> dict[str, str]:

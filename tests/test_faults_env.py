@@ -62,6 +62,9 @@ def test_out_of_memory_in_a_resumed_run_ends_the_check(target, detail, capsys):
     code, out, err = _cli(capsys, "run", f"fixtures.faults.programs:{target}", *FAST)
     assert code == EXIT_ENVIRONMENT == 4
     assert "the environment failed, not the program: out of memory" in err and detail in err
+    # (a trial: which run and step, and that the uninterrupted run passed it, were not said)
+    assert "of a run restored at " in err and "a step the uninterrupted run passed" in err
+    assert "look at what your load() sets" in err
     _no_verdict(out, err)
 
 
