@@ -667,7 +667,7 @@ def _footer(report: Report) -> list[str]:
     if spots:
         names = ", ".join(",".join(r.dropped) for r in spots)
         lines.append(
-            f"blind spots: {names} (dropping them changed nothing here: "
+            f"blind spots: {names} (dropping them changed no step here: "
             "not proof that they are saved)"
         )
     return lines

@@ -507,6 +507,27 @@ def _ended_alike(ref: Reference, segments: Segments, names: Iterable[str]) -> se
             and digest(run_end[name]) == ref.component_digest(ref.segment.end_state, name)}
 
 
+def _ends_otherwise(ref: Reference, segments: Segments, result: RunResult) -> str:
+    """A blind spot's explanation, where a dropped component still ends
+    otherwise than the uninterrupted run's (no step after the restart read
+    it, and the reference did not change it after there): not "changed
+    nothing" (a trial: a best loss dropped at the last evaluation ended 1e9,
+    expected 3.16, and the row said that dropping it changed nothing)."""
+    ends = load_checkpoint(segments[-1][1].end_state, read_only=True)["components"] \
+        if segments and segments[-1][1].end_state and ref.segment.end_state else {}
+    otherwise = [n for n in result.dropped if n in ends
+                 and digest(ends[n]) != ref.component_digest(ref.segment.end_state or "", n)]
+    if not otherwise:
+        return result.explanation
+    k = ",".join(map(str, result.resume_at))
+    names = ", ".join(otherwise)
+    return result.explanation.replace(f"changed nothing at k={k}", f"changed no step after "
+                                      f"k={k}", 1) + (
+        f"; the run ends with {names} otherwise than the uninterrupted run (no step after the "
+        "restart read it here, and the uninterrupted run did not change it after there): "
+        "another resume point may show it")
+
+
 def _set_again_text(apart: dict[str, tuple[int, str]]) -> str:
     """A blind spot whose dropped state differed right after a restore (a
     trial: a best loss lost at the restore, which the next evaluation set as
@@ -579,6 +600,8 @@ def conclude(ref: Reference, result: RunResult, cmp: Comparison | None,
                               "; not evidence that it is saved")
     elif built:
         result.explanation += "; " + as_built_text(built, ks, still)
+    if result.blind_spot:
+        result.explanation = _ends_otherwise(ref, segments, result)
     if not result.dropped and result.verdict == DIVERGED:
         result.explanation += _new_epoch_text(ref, result)
     if not result.dropped and result.verdict == DIVERGED and ref.segment.unrestorable:

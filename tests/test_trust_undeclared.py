@@ -872,3 +872,14 @@ def test_a_scheduler_the_program_steps_and_declares_nowhere_is_named():
     declared = verify(Target(factory=_DeclaresTheScheduler, steps=8, resume_at=(4,)),
                       drop="none", noise_seeds=0)
     assert declared.equivalent and declared.undeclared == []
+
+
+def test_a_dropped_best_that_ends_otherwise_is_not_said_to_change_nothing():
+    # (a trial: a best loss dropped after the last evaluation ended 1e9, expected
+    # 3.16, and the row and the blind spots line said dropping it changed nothing)
+    report = verify(NUMBERS + "DECLARED", steps=9, resume_at=8, drop="best", noise_seeds=0)
+    row = next(r for r in report.runs if r.dropped == ["best"])
+    assert row.blind_spot and "changed nothing" not in row.explanation
+    assert row.explanation.startswith("blind spot: dropping best changed no step after k=8")
+    assert "the run ends with best otherwise than the uninterrupted run" in row.explanation
+    assert "dropping them changed no step here" in report.render()
