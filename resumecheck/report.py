@@ -663,6 +663,12 @@ def _footer(report: Report) -> list[str]:
     why = report.noise.get("why")
     if why and any(r.verdict == DIVERGED for r in report.runs):  # ("-" in the noise column)
         lines.append(f"noise: not measured: {why}")
+    if (report.isolation == "inprocess" and report.outcome == "EQUIVALENT"
+            and not report.set_order and not report.nproc):
+        # (a trial: a vocabulary numbered by iterating a set passed in-process, no word)
+        lines.append("not checked in-process: an order taken from iterating a set (ids "
+                     "numbered from set(names)) is the same in every restart here, which "
+                     "share one hash seed; --isolation process checks it")
     spots = report.blind_spots
     if spots:
         names = ", ".join(",".join(r.dropped) for r in spots)
