@@ -464,13 +464,22 @@ def _reordered(name: str, ref_meta: dict[str, Any] | None,
         return None
     moved = [(i, g, w) for i, (g, w) in enumerate(zip(got, want)) if g != w]
     at, first, expected = moved[0]
+    # (a trial: a load() that listed them sorted, where the build followed the model,
+    # was told only of sets, and "or sorted names" as the fix)
+    got_moved, want_moved = [g for _, g, _ in moved], [w for _, _, w in moved]
+    sort = "" if len(moved) < 3 else (  # (two swapped are always sorted on one side)
+        "Here the restart lists those by sorted name and the run that saved them does not: "
+        "build both the same way. " if got_moved == sorted(got_moved) else
+        "Here the run that saved them lists those by sorted name and the restart does not: "
+        "build both the same way. " if want_moved == sorted(want_moved) else "")
     return (f"{REORDERED}: {len(moved)} of its {len(got)} parameters are at other positions "
             f"(position {at}: '{first}', expected '{expected}'), so the state saved by "
-            "position belongs to other parameters. An order that changes from one "
-            "interpreter to the next comes from iterating a set, or a dict keyed by hash: of "
-            "names, it follows PYTHONHASHSEED; of parameters or modules, their addresses. "
-            "List the parameters in a fixed order (the model's named_parameters(), or sorted "
-            "names)")
+            f"position belongs to other parameters. {sort}The saving run and the restart must "
+            "list them in one order. An order that changes from one interpreter to the next "
+            "comes from iterating a set, or a dict keyed by hash: of names, it follows "
+            "PYTHONHASHSEED; of parameters or modules, their addresses: list the parameters in "
+            "a fixed order (the model's named_parameters(), or sorted names), the same in the "
+            "build and in load()")
 
 
 def _optimizer_names(name: str, meta: dict[str, Any] | None) -> list[str] | None:

@@ -81,3 +81,19 @@ def test_an_unjudged_finding_beside_a_reordered_optimizer_says_why_in_its_terms(
     assert finding.mark_in(own, notice) == (
         " (not judged: a restart builds the optimizer over its parameters in another order, "
         "see the WARNING)")
+
+
+def test_a_restart_that_lists_its_parameters_by_sorted_name_is_told_so():
+    # (a trial: a load() that rebuilt the decay group from sorted(names), where the
+    # build followed the model, was told only of sets, and "or sorted names" as the fix)
+    from resumecheck.state_diff import _reordered
+
+    model = ["wte.weight", "h.0.attn.weight", "h.0.mlp.weight", "h.1.attn.weight", "ln.weight"]
+    said = _reordered("optimizer", {"optimizer_params": model},
+                      {"optimizer_params": sorted(model)})
+    assert said is not None
+    assert "Here the restart lists those by sorted name and the run that saved them does not" \
+        in said
+    swapped = [model[1], model[0], *model[2:]]  # (two swapped: no claim either way)
+    said = _reordered("optimizer", {"optimizer_params": model}, {"optimizer_params": swapped})
+    assert said is not None and "lists those by sorted name" not in said
