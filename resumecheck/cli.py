@@ -585,7 +585,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             forkserver.shutdown(wait=False)  # (before saying so: a server may still be starting)
             _error(_said(_interrupted_message(signum, args.command, getattr(args, "done", None)),
-                         _stale_output(args)))
+                         _stale_output(args, interrupted=True)))
             return 128 + signum
         except Exception as exc:
             return _failed(args, exc)
@@ -641,12 +641,16 @@ def _note(message: Warning | str, category: type[Warning], filename: str, lineno
         _show_warning(message, category, filename, lineno, file, line)
 
 
-def _stale_output(args: argparse.Namespace) -> str:
+def _stale_output(args: argparse.Namespace, interrupted: bool = False) -> str:
     """When the command ends without writing ``--output`` and that file exists
-    from an earlier run: say so (a CI job that uploads it would show that run)."""
+    from an earlier run: say so (a CI job that uploads it would show that run).
+    Said of a file the output check passed, or, for an interrupt that came
+    before that check (while torch was imported: a trial's early Ctrl-C), of
+    any file that is not Python source."""
     path = getattr(args, "output", None)
-    if (not getattr(args, "output_checked", False) or getattr(args, "written", False)
-            or not os.path.isfile(path or "")):
+    checked = getattr(args, "output_checked", False) or (
+        interrupted and not (path or "").endswith(".py"))
+    if not checked or getattr(args, "written", False) or not os.path.isfile(path or ""):
         return ""
     return (f" The report file {path} was not written by this command: what it holds is "
             "from before.")

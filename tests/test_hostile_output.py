@@ -286,3 +286,20 @@ def test_a_failed_check_says_its_output_file_holds_an_earlier_report(tmp_path, c
     assert f"The report file {earlier} was not written by this command: what it holds is " \
            "from before." in err
     assert earlier.read_text() == "full resume: EQUIVALENT\n"
+
+
+def test_an_interrupt_before_the_output_check_still_says_the_file_is_from_before(tmp_path):
+    # (a trial: a Ctrl-C while torch was being imported, before the output check,
+    # left out the sentence the later interrupts carried)
+    import argparse
+
+    from resumecheck.cli import _stale_output
+
+    earlier = tmp_path / "report.txt"
+    earlier.write_text("full resume: EQUIVALENT\n")
+    args = argparse.Namespace(output=str(earlier))  # (not checked yet, not written)
+    assert _stale_output(args) == ""
+    assert "was not written by this command" in _stale_output(args, interrupted=True)
+    source = tmp_path / "train.py"  # (a program's source is never called a report)
+    source.write_text("x = 1\n")
+    assert _stale_output(argparse.Namespace(output=str(source)), interrupted=True) == ""
