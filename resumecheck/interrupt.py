@@ -92,9 +92,13 @@ def _warn_if_tmpdir_unusable() -> None:
     used = tempfile.gettempdir()
     if os.path.realpath(given) == os.path.realpath(used):
         return
-    if os.path.isdir(given) and os.access(given, os.W_OK | os.X_OK):
-        return  # (tempfile chose before TMPDIR was set: it is used from here on)
-    warnings.warn(ScratchElsewhereWarning(given, used), stacklevel=4)
+    try:  # (as tempfile tries it: os.access passes root on /proc, where no file is made)
+        fd, probe = tempfile.mkstemp(dir=given)
+    except OSError:
+        warnings.warn(ScratchElsewhereWarning(given, used), stacklevel=4)
+        return
+    os.close(fd)
+    os.unlink(probe)  # (usable: tempfile chose before TMPDIR was set, and keeps its choice)
 
 
 def _remove_while_written(path: str) -> None:

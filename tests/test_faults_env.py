@@ -91,6 +91,11 @@ def test_an_unusable_tmpdir_is_said_with_where_the_scratch_goes(tmp_path, monkey
     with pytest.warns(ScratchElsewhereWarning, match="TMPDIR=.*no-such-dir is not a directory"):
         with scratch_directory("t-") as path:
             assert not path.startswith(missing)
+    # (a trial: /proc, which os.access calls writable for root, but takes no new file)
+    monkeypatch.setenv("TMPDIR", "/proc")
+    with pytest.warns(ScratchElsewhereWarning, match="TMPDIR=/proc is not a directory"):
+        with scratch_directory("t-"):
+            pass
     monkeypatch.setenv("TMPDIR", tempfile.gettempdir())
     import warnings
 
