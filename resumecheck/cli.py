@@ -187,6 +187,10 @@ def _float(text: str) -> float:
 def _seconds(text: str) -> float:
     """A ``--timeout``: ``inf`` says what 0 does, no bound."""
     value = _float(text)
+    if math.isnan(value) or value < 0:  # (a trial: told of "None (automatic)", the API's)
+        raise argparse.ArgumentTypeError(
+            f"expected seconds > 0, or 0 or inf for no bound (leave it out for the "
+            f"default), got {text!r}")
     return 0.0 if value == math.inf else value
 
 
@@ -683,6 +687,9 @@ def _drop_spec(values: list[str] | None) -> str | list[list[str]]:
         if not all(names):  # ('' or 'rng,,scheduler': not a silent "drop nothing")
             raise _UsageError(f"--drop {value!r}: an empty component name; give component "
                               "names separated by commas (e.g. --drop rng,scheduler), all or none")
+        if {"all", "none"} & set(names):
+            raise _UsageError(f"--drop {value!r}: all and none cannot be combined with "
+                              "component names")
     return groups
 
 

@@ -148,6 +148,19 @@ def test_drop_with_an_empty_name_is_a_usage_error(drop, capsys):
     assert f"--drop {drop!r}: an empty component name" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("seconds", ["-1", "nan"])
+def test_timeout_below_zero_or_nan_is_a_usage_error_in_the_commands_words(seconds, capsys):
+    # (a trial: told "None (automatic)", which the command line cannot say)
+    assert main(["run", "--timeout", seconds]) == 2
+    err = capsys.readouterr().err
+    assert "expected seconds > 0, or 0 or inf for no bound" in err and "None" not in err
+
+
+def test_drop_all_with_a_name_is_a_usage_error(capsys):
+    assert main(["run", "--drop", "rng,all"]) == 2  # (a trial: "unknown component 'all'")
+    assert "all and none cannot be combined with component names" in capsys.readouterr().err
+
+
 def test_timeout_inf_means_no_bound(monkeypatch):
     # (a trial: --timeout inf was refused; 0 is "no bound")
     from resumecheck import cli
