@@ -546,8 +546,11 @@ def _rows(report: Report) -> list[list[str]]:
             where = f"{r.first_divergent_step} {what}".rstrip()
             if what.startswith("state of "):  # (compared at the end: not a step that went wrong)
                 where = f"{what} at the end"
+        # (a trial: the headline NOT EQUIVALENT above a row that read "identical")
+        shown = "identical, lost on resave" if r.verdict == IDENTICAL and r.lost_on_resave() \
+            else r.verdict
         rows.append([
-            report.label_of(r), r.verdict, where,
+            report.label_of(r), shown, where,
             _num(r.max_abs_loss_diff), r.noise_label, r.explanation,
         ])
     return rows
