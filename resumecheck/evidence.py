@@ -85,7 +85,7 @@ def annotate(result: RunResult, reference: SegmentResult,
     if result.stream_offsets and put:
         # (a trial: a loader's generator the program replays was offered as a lead)
         note = (f" ({put}, which holds it, differs right after the restore and was put back "
-                "by the program: see the diagnosis)")
+                "by the program: see its note)")
         result.stream_offsets = [replace(o, detail=o.detail + note) for o in result.stream_offsets]
     elif result.stream_offsets and cleared:
         # (a rerun with the stream put right changed nothing: said so on each line,

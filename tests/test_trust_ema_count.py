@@ -32,7 +32,7 @@ def test_the_lost_count_is_named_and_the_second_restore_is_not_called_lossy():
     assert "another seed, a stream not restored" not in own.explanation
     assert own.stream_offsets[0].detail.endswith(
         "(rng, which holds it, differs right after the restore and was put back by the "
-        "program: see the diagnosis)")
+        "program: see its note)")
 
 
 def test_its_twin_that_keeps_the_count_resumes():
