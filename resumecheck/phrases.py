@@ -188,7 +188,8 @@ def amount(size: float) -> str:
     """Bytes in words: ``141 TB``, ``1.3 GB``, ``240 MB``."""
     for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
         if size >= scale:
-            return f"{size / scale:.2g} {unit}" if size < 10 * scale else f"{size / scale:.0f} {unit}"
+            shown = f"{size / scale:.2g}" if size < 10 * scale else f"{size / scale:.0f}"
+            return f"{shown} {unit}"
     return f"{size:.0f} bytes"
 
 

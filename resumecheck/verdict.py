@@ -61,10 +61,9 @@ from resumecheck.trajectory import Trajectory
 __all__ = [
     "Comparison", "Reference", "Segments", "band", "compare_run", "conclude", "confirmation_tries",
     "diagnose", "drop_sets", "explain", "give_fixes", "in_its_words", "judge", "judge_ablations",
-    "latent_text", "launch_settings_failed", "launch_settings_suspected", "lost_after_resave", "noise_summary",
-    "note_the_loop",
-    "plausibility", "quantity_name", "resave_findings", "resumes", "reworded_lines",
-    "settle_findings", "settle_resaved", "side_files_text", "unjudge_when_incomplete",
+    "latent_text", "launch_settings_failed", "launch_settings_suspected", "lost_after_resave",
+    "noise_summary", "note_the_loop", "plausibility", "quantity_name", "resave_findings",
+    "resumes", "reworded_lines", "settle_findings", "settle_resaved", "side_files_text", "unjudge_when_incomplete",
 ]
 
 Segments = Sequence[tuple[int, SegmentResult]]
