@@ -63,7 +63,8 @@ __all__ = [
     "diagnose", "drop_sets", "explain", "give_fixes", "in_its_words", "judge", "judge_ablations",
     "latent_text", "launch_settings_failed", "launch_settings_suspected", "lost_after_resave",
     "noise_summary", "note_the_loop", "plausibility", "quantity_name", "resave_findings",
-    "resumes", "reworded_lines", "settle_findings", "settle_resaved", "side_files_text", "unjudge_when_incomplete",
+    "resumes", "reworded_lines", "settle_findings", "settle_resaved", "side_files_text",
+    "unjudge_when_incomplete",
 ]
 
 Segments = Sequence[tuple[int, SegmentResult]]
