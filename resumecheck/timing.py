@@ -186,11 +186,14 @@ class TimingReport:
         return _CHECKPOINT_BY[self.checkpoint] + (
             "; your save() is not timed on many ranks" if self.save_untimed else "")
 
-    def _not_entered(self, name: str) -> str:
-        """What the table says of a phase no step entered."""
+    def _not_entered(self, name: str, ranks: bool = False) -> str:
+        """What the table says of a phase no step entered (``ranks``: of many
+        ranks, where a sync and a barrier are there to mark)."""
         if name == HOST_TO_DEVICE and self.environment.get("device") == "cpu":
             # (a trial was told to mark a copy its CPU-only program never makes)
             return "- (none: no GPU here, so no host-to-device copy)"
+        if ranks:
+            return _UNMARKED
         return _NOT_ENTERED.get(name, _UNMARKED)
 
     def phases(self) -> dict[str, dict[str, float]]:
@@ -263,7 +266,7 @@ class TimingReport:
         for name, p in self.phases().items():
             if not p["calls_max"]:  # (a trial: zeros on every rank, said as a measured zero)
                 note = (_NOT_ENTERED[CHECKPOINT] if name == CHECKPOINT
-                        else self._not_entered(name))
+                        else self._not_entered(name, ranks=True))
                 lines.append(f"{name:<16}{0:>7}   {note[:-1]} on any rank)")
                 continue
             share = f"{100 * p['share']:.1f}-{100 * p['share_max']:.1f}%"

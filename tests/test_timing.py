@@ -208,6 +208,8 @@ def test_on_many_ranks_a_phase_no_rank_entered_says_why_instead_of_zeros():
     assert "never entered: mark it in your step with resumecheck.phase(...) on any rank)" \
         in rows["backward"]
     assert "no checkpoint fell in the measured steps on any rank" in rows["checkpoint"]
+    # (a trial's DDP run was told "one process has no gradient sync on any rank")
+    assert "one process" not in rows["grad_sync"] and "never entered" in rows["grad_sync"]
     assert "0.000 ms" not in rows["backward"]
     assert rows["forward"].split()[1] == "4"  # entered: its figures
 
