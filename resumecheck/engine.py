@@ -1399,6 +1399,8 @@ def _report(checker: Checker, runs: list[RunResult],
     return Report(
         set_order=set_order_notice(checker.segment, _in_processes(checker)) if in_process
         else None,
+        alike_on_ranks=verdict.alike_on_ranks(checker.reference, checker.resume_at)
+        if (s.nproc or 1) > 1 and s.resume_nproc is None else None,
         target=checker.target.spec or checker.target.name, steps=checker.steps,
         resume_at=list(checker.resume_at), seed=s.seed, isolation=s.isolation,
         launched_with=launched_with(checker.target, checker.run_config),

@@ -399,6 +399,10 @@ class Report:
     set_order: str | None = None
     """In-process: the WARNING that a declared optimizer lists parameters in the
     order a set of their names iterates in this interpreter (None: none does)."""
+    alike_on_ranks: str | None = None
+    """Many ranks: the per-rank components that held one state on every rank
+    at a resume point, where one rank's copy saved for all would resume too,
+    in a sentence (None: none did, or one process)."""
     schema: str = SCHEMA
 
     @property
@@ -484,6 +488,7 @@ class Report:
             "launched_with": dict(self.launched_with),
             "launch_settings_matter": self.launch_settings_matter,
             "set_order": self.set_order,
+            "alike_on_ranks": self.alike_on_ranks,
             "isolation": self.isolation,
             "tolerance": self.tolerance,
             "environment": self.environment,
@@ -682,6 +687,8 @@ def _footer(report: Report) -> list[str]:
         lines.append("not checked in-process: an order taken from iterating a set (ids "
                      "numbered from set(names)) is the same in every restart here, which "
                      "share one hash seed; --isolation process checks it")
+    if report.alike_on_ranks:  # (a trial: rank 0's position saved for all, EQUIVALENT)
+        lines.append(f"not checked at this resume point: {report.alike_on_ranks}")
     spots = report.blind_spots
     if spots:
         names = ", ".join(",".join(r.dropped) for r in spots)

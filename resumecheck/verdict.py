@@ -59,7 +59,7 @@ from resumecheck.trace import (
 from resumecheck.trajectory import Trajectory
 
 __all__ = [
-    "Comparison", "Reference", "Segments", "band", "compare_run", "conclude", "confirmation_tries",
+    "Comparison", "Reference", "Segments", "alike_on_ranks", "band", "compare_run", "conclude", "confirmation_tries",
     "diagnose", "drop_sets", "explain", "give_fixes", "in_its_words", "judge", "judge_ablations",
     "latent_text", "launch_settings_failed", "launch_settings_suspected", "lost_after_resave",
     "noise_summary", "note_the_loop", "plausibility", "quantity_name", "resave_findings",
@@ -528,6 +528,30 @@ def _ends_otherwise(ref: Reference, segments: Segments, result: RunResult) -> st
         f"; the run ends with {names} otherwise than the uninterrupted run (no step after the "
         "restart read it here, and the uninterrupted run did not change it after there): "
         "another resume point may show it")
+
+
+def alike_on_ranks(ref: Reference, points: Sequence[int]) -> str | None:
+    """Many ranks: the per-rank components that held one state on every rank
+    at a resume point, in a sentence (None: none did). There a checkpoint
+    that keeps one rank's copy for every rank (a position saved from rank 0
+    alone) resumes all the same, so the check cannot see it (a trial's was
+    EQUIVALENT at the default point, and failed at another)."""
+    found: list[str] = []
+    for k in points:
+        path = ref.segment.captures.get(k)
+        if path is None:
+            continue
+        by_base: dict[str, set[str]] = {}
+        for name in ref.segment.names:
+            base, rank = split_rank_name(name)
+            if rank is not None:
+                by_base.setdefault(base, set()).add(ref.component_digest(path, name))
+        found += [f"`{base}` at {k}" for base, digests in by_base.items() if len(digests) == 1]
+    if not found:
+        return None
+    return (f"{', '.join(found)} held the same state on every rank: a checkpoint that keeps one "
+            "rank's copy for every rank resumes all the same there; a resume point where the "
+            "ranks' states differ checks it (resumecheck fuzz --nproc N tries many)")
 
 
 def _set_again_text(apart: dict[str, tuple[int, str]]) -> str:
