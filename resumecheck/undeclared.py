@@ -62,8 +62,9 @@ list of tensors is data, and digesting it would cost more than the check)."""
 _CALLBACK_TODO = (
     "a framework's target declares the framework's own state only: make the callback save "
     "and restore it with the checkpoint (Lightning: its state_dict() and load_state_dict(), "
-    "and the check compares it as the component `callbacks`; the Trainer: a callback that "
-    "is an ExportableState)")
+    "and the check compares it as the component `callbacks`, so a state_dict() that leaves "
+    "it out loses it; the Trainer: a callback that is an ExportableState, whose state() "
+    "returns it among its `attributes`, which one that leaves it out loses)")
 """What to do about state a framework adapter's user callback keeps (``undeclared_roots``)."""
 
 _FRAMEWORK_HELD_TODO = (
