@@ -348,13 +348,36 @@ def _trajectory(many: list[dict[str, Any]], one: list[dict[str, Any]], nproc: in
             f"rtol {PARAM_TOLERANCE['rtol']:g}); max |Δ|: {summary}",
             figures=figures)
     out = [k for k, v in differ.items() if not v["within"]]
+    first = _first_apart(global_loss, single, many[0]["params"], one[0]["params"])
+    figures["first_step"] = first
+    # (a trial: ranks that each skipped other samples read other global batches from
+    # step 1, and the message said only where the worst difference was, at step 12)
+    since = (f"; beyond tolerance from step {first} on" + (
+        ": already in the first step, so the global batch or the start differs (does each "
+        "rank read its shard of the batch one rank reads whole?), not only a later sync"
+        if first == 1 else "") if first is not None else "")
     return BaselineCheck(
         name=N_VS_ONE, status="failed",
         detail=f"{nproc} ranks do not train like {like}: "
         f"{', '.join(out)} beyond tolerance (worst parameter {worst}: max |Δ| "
         f"{differ[worst]['max_abs']:.3g}, relative {differ[worst]['max_rel']:.3g}, at step "
-        f"{differ[worst].get('step', '-')}); global loss max |Δ| {loss_abs:.3g}",
+        f"{differ[worst].get('step', '-')}); global loss max |Δ| {loss_abs:.3g}{since}",
         figures=figures)
+
+
+def _first_apart(global_loss: list[float], single: list[float], many: list[dict[str, Any]],
+                 one: list[dict[str, Any]]) -> int | None:
+    """The first step whose loss (the mean over ranks) or parameters are beyond
+    tolerance of one rank's (None: none is)."""
+    for step, (a, b) in enumerate(zip(global_loss, single), start=1):
+        loss_apart = abs(a - b) > LOSS_TOLERANCE["atol"] + LOSS_TOLERANCE["rtol"] * abs(b)
+        params = many[step - 1] if step - 1 < len(many) else {}
+        alone = one[step - 1] if step - 1 < len(one) else {}
+        if loss_apart or any(not torch.allclose(
+                params[n].double(), alone[n].double(), rtol=PARAM_TOLERANCE["rtol"],
+                atol=PARAM_TOLERANCE["atol"]) for n in alone if n in params):
+            return step
+    return None
 
 
 # -- the rank side (under torch.distributed.run) -------------------------------

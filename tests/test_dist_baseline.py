@@ -80,6 +80,10 @@ def test_a_program_without_the_gradient_sync_fails_and_says_where():
     assert "not averaged over the ranks" in checks["synchronized gradient"].detail
     assert checks["ranks agree"].figures["rank"] == 1
     assert checks["N ranks vs 1 rank"].figures["differences"]["loss"]["within"] is False
+    # (a trial: the message said only where the worst difference was, not from when)
+    first = checks["N ranks vs 1 rank"].figures["first_step"]
+    assert first is not None and f"beyond tolerance from step {first} on" in (
+        checks["N ranks vs 1 rank"].detail)
     assert "rank 1" in report.render() and "on 2 ranks against 1" in report.render()
 
 
