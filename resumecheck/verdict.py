@@ -892,10 +892,7 @@ def _modes_differ(name: str, expected: dict[str, Any] | None, restored: dict[str
                 "that evaluates must call .train() after)")
     if to_train and not to_eval:
         return (f"{_MODE_TEXTS[1]} ({_modules(to_train)}), in eval mode at step {k} "
-                "in the uninterrupted run, which set that mode while it trained (frozen batch "
-                "norm, an average of the weights kept for evaluation): a module's mode is not in "
-                "its state_dict(): a load() sets it again, or the program does before it uses "
-                "the module")
+                f"in the uninterrupted run, {_MODES_WHILE_TRAINING}")
     return (f"{_MODE_TEXTS[2]} than at step {k} in the uninterrupted run: eval "
             f"mode for {_modules(to_eval)}, train mode for {_modules(to_train)}")
 
@@ -2092,11 +2089,34 @@ def note_save_moves(own: RunResult, moved: dict[int, list[str]]) -> None:
     reference saved: say so in its own resume's why (a trial: a save() that
     left the model in eval mode was read as a load() that must set the mode)."""
     said = [f"at step {k}: {', '.join(moved[k])}" for k in own.resume_at if moved.get(k)]
+    _modes_set_by_save(own, moved)
     if said:
         own.explanation += (
             f"; your save() changes state that training reads ({'; '.join(said)}): the run "
             "that saved goes on from what it left, and the resume is compared with that run "
             "(if the save should leave nothing changed, that is a bug of the save)")
+
+
+_MODES_WHILE_TRAINING = (
+    "which set that mode while it trained (frozen batch norm, an average of the weights kept "
+    "for evaluation): a module's mode is not in its state_dict(): a load() sets it again, or "
+    "the program does before it uses the module")
+"""Why a module is in eval mode in the uninterrupted run, where training set it."""
+
+
+def _modes_set_by_save(own: RunResult, moved: dict[int, list[str]]) -> None:
+    """A module in eval mode in the uninterrupted run because its save() set
+    it there: the finding says so, not that training did and a load() must
+    (a trial's save() measured accuracy in eval mode and never switched
+    back; the diagnosis, confirmed, sent the fix to load())."""
+    for i, f in enumerate(own.diagnosis):
+        k = f.step if f.step is not None else (own.resume_at[0] if own.resume_at else None)
+        by_save = f"{f.component} (its modules' train/eval modes)" in moved.get(k or -1, [])
+        if by_save and _MODES_WHILE_TRAINING in f.detail:
+            own.diagnosis[i] = replace(f, detail=f.detail.replace(
+                _MODES_WHILE_TRAINING, f"where your save() at step {k} set that mode (see the "
+                "why): if the save should leave the modes as they were, the save is what to "
+                "fix, not the load"))
 
 
 def _differs_clause(diagnosis: Sequence[Finding]) -> str:

@@ -39,6 +39,11 @@ def test_the_why_says_what_the_save_changed():
     report = verify(fx.LEAVES_EVAL, drop="none", noise_seeds=0)
     assert "your save() changes state that training reads (at step 4: params (its modules' " \
            "train/eval modes))" in report.full_resume.explanation
+    # (a trial: the diagnosis said training set the mode and sent the fix to load())
+    [modes] = [f for f in report.full_resume.diagnosis if f.component == "params"]
+    assert "where your save() at step 4 set that mode" in modes.detail
+    assert "the save is what to fix, not the load" in modes.detail
+    assert "while it trained" not in modes.detail
     assert "your save()" not in verify(fx.CORRECT, drop="none", noise_seeds=0).full_resume \
         .explanation
 
