@@ -669,8 +669,12 @@ def _inputs_elsewhere(reference: SegmentResult, rec: Any, rank: int | None, step
                        and all(r.digests.get(k) == rec.digests[k] for k in keys)], step)
     if at is None:
         return ""
+    # (a trial: a GAN's noise, drawn from a generator left at its build state, was
+    # said to be data read at another position, and nothing else)
     return (f"; they are what the uninterrupted run called it with at step {at} "
-            f"({steps_apart(at, step)}): {_OWN_DATA_ELSEWHERE}")
+            f"({steps_apart(at, step)}): {_OWN_DATA_ELSEWHERE}, or makes them from a random "
+            "stream set back to where it was then (noise from a generator left at its build "
+            "state)")
 
 
 def _read_elsewhere(reference: SegmentResult, rec: Any, key: str, step: int,

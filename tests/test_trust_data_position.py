@@ -117,7 +117,8 @@ def test_the_models_inputs_read_at_another_step_are_said_to_be_so():
     said = _inputs_elsewhere(reference, rec(3, "a", "b"), None, 3, read)
     assert said == ("; they are what the uninterrupted run called it with at step 1 (2 steps "
                     "earlier): the restart reads the run's own data, at another position (or "
-                    "in another epoch's order)")
+                    "in another epoch's order), or makes them from a random stream set back to "
+                    "where it was then (noise from a generator left at its build state)")
     assert _inputs_elsewhere(reference, rec(3, "a", "d"), None, 3, read) == ""  # (not all)
     labels = [torch.tensor([0, 1, 0, 1])]  # (repeats: a match by chance)
     assert _inputs_elsewhere(reference, rec(3, "a", "b"), None, 3, labels) == ""
