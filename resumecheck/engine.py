@@ -1399,8 +1399,7 @@ def _report(checker: Checker, runs: list[RunResult],
     return Report(
         set_order=set_order_notice(checker.segment, _in_processes(checker)) if in_process
         else None,
-        alike_on_ranks=verdict.alike_on_ranks(checker.reference, checker.resume_at)
-        if (s.nproc or 1) > 1 and s.resume_nproc is None else None,
+        not_checked=_not_checked(checker),
         target=checker.target.spec or checker.target.name, steps=checker.steps,
         resume_at=list(checker.resume_at), seed=s.seed, isolation=s.isolation,
         launched_with=launched_with(checker.target, checker.run_config),
@@ -1415,6 +1414,15 @@ def _report(checker: Checker, runs: list[RunResult],
         seed_losses=ref.noise, nproc=s.nproc, untraced=verdict.untraced(checker.segment.records),
         undeclared=undeclared,
     )
+
+
+def _not_checked(checker: Checker) -> list[str]:
+    """What the resume points tried cannot show (``Report.not_checked``)."""
+    s, points = checker.settings, checker.resume_at
+    found = [verdict.epoch_ends_untried(checker.reference, points, checker.steps)]
+    if (s.nproc or 1) > 1 and s.resume_nproc is None:
+        found.append(verdict.alike_on_ranks(checker.reference, points))
+    return [what for what in found if what]
 
 
 def _held_after_restarts(engine_run: RunResult | None,

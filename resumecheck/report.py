@@ -399,10 +399,10 @@ class Report:
     set_order: str | None = None
     """In-process: the WARNING that a declared optimizer lists parameters in the
     order a set of their names iterates in this interpreter (None: none does)."""
-    alike_on_ranks: str | None = None
-    """Many ranks: the per-rank components that held one state on every rank
-    at a resume point, where one rank's copy saved for all would resume too,
-    in a sentence (None: none did, or one process)."""
+    not_checked: list[str] = field(default_factory=list)
+    """What the resume points tried cannot show, each in a sentence: a restart
+    at an epoch's end where none was one (``verdict.epoch_ends_untried``), a
+    per-rank component alike on every rank (``verdict.alike_on_ranks``)."""
     schema: str = SCHEMA
 
     @property
@@ -488,7 +488,7 @@ class Report:
             "launched_with": dict(self.launched_with),
             "launch_settings_matter": self.launch_settings_matter,
             "set_order": self.set_order,
-            "alike_on_ranks": self.alike_on_ranks,
+            "not_checked": list(self.not_checked),
             "isolation": self.isolation,
             "tolerance": self.tolerance,
             "environment": self.environment,
@@ -687,8 +687,9 @@ def _footer(report: Report) -> list[str]:
         lines.append("not checked in-process: an order taken from iterating a set (ids "
                      "numbered from set(names)) is the same in every restart here, which "
                      "share one hash seed; --isolation process checks it")
-    if report.alike_on_ranks:  # (a trial: rank 0's position saved for all, EQUIVALENT)
-        lines.append(f"not checked at this resume point: {report.alike_on_ranks}")
+    # (trials: rank 0's position saved for all, and a position reset at an epoch's end,
+    # both EQUIVALENT at the point tried, with nothing said)
+    lines += [f"not checked at this resume point: {what}" for what in report.not_checked]
     spots = report.blind_spots
     if spots:
         names = ", ".join(",".join(r.dropped) for r in spots)

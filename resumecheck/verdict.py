@@ -59,7 +59,7 @@ from resumecheck.trace import (
 from resumecheck.trajectory import Trajectory
 
 __all__ = [
-    "Comparison", "Reference", "Segments", "alike_on_ranks", "band", "compare_run", "conclude", "confirmation_tries",
+    "Comparison", "Reference", "Segments", "alike_on_ranks", "band", "epoch_ends_untried", "compare_run", "conclude", "confirmation_tries",
     "diagnose", "drop_sets", "explain", "give_fixes", "in_its_words", "judge", "judge_ablations",
     "latent_text", "launch_settings_failed", "launch_settings_suspected", "lost_after_resave",
     "noise_summary", "note_the_loop", "plausibility", "quantity_name", "resave_findings",
@@ -552,6 +552,20 @@ def alike_on_ranks(ref: Reference, points: Sequence[int]) -> str | None:
     return (f"{', '.join(found)} held the same state on every rank: a checkpoint that keeps one "
             "rank's copy for every rank resumes all the same there; a resume point where the "
             "ranks' states differ checks it (resumecheck fuzz --nproc N tries many)")
+
+
+def epoch_ends_untried(ref: Reference, points: Sequence[int], steps: int) -> str | None:
+    """Where the program says where its epochs end and no resume point is an
+    epoch's end, in a sentence (None: one is, or the ends are not known). A
+    checkpoint that loses state only there (a position reset at an epoch's
+    end, an epoch counted one ahead) resumes at the points tried (a trial's
+    passed at 10 and fuzz found it at 15 in four seconds)."""
+    ends = epoch_boundaries(ref.segment.boundaries, steps)
+    if not ends or set(ends) & set(points):
+        return None
+    shown = ", ".join(map(str, ends[:4])) + (" ..." if len(ends) > 4 else "")
+    return (f"a restart at an epoch's end (the program's epochs end after step {shown}): "
+            f"--resume-at {ends[0]} checks one, resumecheck fuzz tries them all")
 
 
 def _set_again_text(apart: dict[str, tuple[int, str]]) -> str:
