@@ -93,7 +93,7 @@ resume. The full resume is then not equivalent."""
 _MARKS = {
     CONFIRMED: "confirmed",
     NOT_CAUSE: "differs, not the cause",
-    LATENT: "latent: changes nothing here",
+    LATENT: "latent: it changed no step here",
     AFTER_DIVERGENCE: "after the run had diverged: compared with what it saved, not blamed",
     PUT_BACK: ("put back by the program: every later step matches, and it ends as in the "
                "uninterrupted run"),
@@ -250,6 +250,9 @@ class RunResult:
     """Components whose restored state differs from the reference's at the resume point."""
     latent_gaps: list[str] = field(default_factory=list)
     """Components restored wrongly that the continuation never used (a warning)."""
+    latent_ended: list[str] = field(default_factory=list)
+    """Of ``latent_gaps``, those the run ends with otherwise than the reference
+    (no step after the restart read them; the state it hands on differs)."""
     ended_otherwise: list[str] = field(default_factory=list)
     """Where no step departs: the components whose state at the end differs
     from the reference's beyond the tolerance (the first named first)."""

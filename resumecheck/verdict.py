@@ -421,7 +421,11 @@ def judge(ref: Reference, result: RunResult, segments: Segments) -> Comparison |
             result.explanation += (f"; before that, it had departed from the reference bit for "
                                    f"bit from step {step} ({quantity_name(key)})")
         return None
+    before = set(result.latent_gaps)
     cmp = compare_run(ref, result.resume_at[0], result.dropped, segments, result.latent_gaps)
+    # (found at the end: each ends otherwise; a trial read "changes nothing here" of a
+    # best loss restored as inf, which the run ended with)
+    result.latent_ended = [c for c in result.latent_gaps if c not in before]
     if cmp.worst is not None:
         result.max_abs_diff, result.max_rel_diff, result.max_ulp_diff = (
             cmp.worst.max_abs, cmp.worst.max_rel, cmp.worst.max_ulp)
@@ -510,9 +514,9 @@ def _ended_alike(ref: Reference, segments: Segments, names: Iterable[str]) -> se
 def _ends_otherwise(ref: Reference, segments: Segments, result: RunResult) -> str:
     """A blind spot's explanation, where a dropped component still ends
     otherwise than the uninterrupted run's (no step after the restart read
-    it, and the reference did not change it after there): not "changed
-    nothing" (a trial: a best loss dropped at the last evaluation ended 1e9,
-    expected 3.16, and the row said that dropping it changed nothing)."""
+    it, and the reference did not change it after there): said (a trial: a
+    best loss dropped at the last evaluation ended 1e9, expected 3.16, and
+    the row said that dropping it changed nothing)."""
     ends = load_checkpoint(segments[-1][1].end_state, read_only=True)["components"] \
         if segments and segments[-1][1].end_state and ref.segment.end_state else {}
     said = {CONFIG: CONFIG_MASKED, SCHEDULER: SCHEDULER_UNREAD}  # (their own words on it)
@@ -521,10 +525,8 @@ def _ends_otherwise(ref: Reference, segments: Segments, result: RunResult) -> st
                  and not (n in said and said[n] in result.explanation)]
     if not otherwise:
         return result.explanation
-    k = ",".join(map(str, result.resume_at))
     names = ", ".join(otherwise)
-    return result.explanation.replace(f"changed nothing at k={k}", f"changed no step after "
-                                      f"k={k}", 1) + (
+    return result.explanation + (
         f"; the run ends with {names} otherwise than the uninterrupted run (no step after the "
         "restart read it here, and the uninterrupted run did not change it after there): "
         "another resume point may show it")
@@ -635,7 +637,7 @@ def conclude(ref: Reference, result: RunResult, cmp: Comparison | None,
             f"{apart[CONFIG][1]})"
     if built and built == result.dropped:  # (then that is why, not "does not exercise it")
         points = ",".join(map(str, ks))  # (all of them, as explain says)
-        result.explanation = (f"blind spot: dropping {', '.join(built)} changed nothing at "
+        result.explanation = (f"blind spot: dropping {', '.join(built)} changed no step after "
                               f"k={points}: {as_built_text(built, ks, still)}"
                               "; not evidence that it is saved")
     elif built:
@@ -1571,6 +1573,7 @@ def settle_resaved(ref: Reference, result: RunResult, found: list[int],
     result.diagnosis = settled
     gone = {f.component for f in settled if f.status in (PUT_BACK, LOST_ON_RESAVE)}
     result.latent_gaps = [c for c in result.latent_gaps if c not in gone]
+    result.latent_ended = [c for c in result.latent_ended if c not in gone]
 
 
 def lost_after_resave(ref: Reference, result: RunResult, again: Segments,
@@ -1805,7 +1808,7 @@ def explain(r: RunResult, first_bitwise: tuple[int, str] | None, *,
                 "component's state match")
     if r.blind_spot:
         return (
-            f"blind spot: {what} changed nothing at k={k}; this program does not exercise "
+            f"blind spot: {what} changed no step after k={k}; this program does not exercise "
             "it here (or other state masks it); not evidence that it is saved"
         )
     if r.verdict == CLOSE:
@@ -1971,7 +1974,7 @@ def _divergence_text(r: RunResult, own_checkpoint: bool, position: str | None = 
         if not q.startswith("state of"):
             text += ("; no declared component differs right after your load()" if not idle
                      else "; what differs in the declared components right after your load() "
-                     "changes nothing here")
+                     "changes no step here")
             # (a trial: a replay buffer rebuilt without its maxlen matched every declared state)
             text += (f"{UNDECLARED_LEAD} (a sampler's epoch that set_epoch sets, an "
                      "iterator's position or its workers' seeds, a counter in your module, a "
@@ -2190,10 +2193,13 @@ def latent_text(r: RunResult) -> str:
         if wrong else []
     what += [f"{', '.join(moved)} ending otherwise than in the uninterrupted run (right after "
              "the restore, or changed after it where that run did not change it)"] if moved else []
+    ended = [name for name in r.latent_ended if name in parts]
+    ends = (f"; the run ends with {', '.join(ended)} otherwise than the uninterrupted run, "
+            "which hands a later step or a later restart the wrong state" if ended else "")
     return (
         f"; latent gap: {'; '.join(what)}, in state that changed no step after the restart "
         "here (a component unused, only entries nothing reads, or read where its wrong value "
-        "led to the same result); it matters once it leads elsewhere: another resume point, "
+        f"led to the same result){ends}; it matters once it leads elsewhere: another resume point, "
         "or a second restart after this one, may show it (--resume-at K,K2; resumecheck fuzz "
         "tries many schedules)"  # (a trial: 'it matters once' gave no hint of how to see it)
     )

@@ -230,7 +230,7 @@ def test_a_blind_spot_whose_state_is_the_builds_at_the_resume_point_says_so():
     run = report.runs[-1]
     assert run.blind_spot
     assert run.explanation == (
-        "blind spot: dropping scaler changed nothing at k=6: at step 6 the uninterrupted run's "
+        "blind spot: dropping scaler changed no step after k=6: at step 6 the uninterrupted run's "
         "scaler is what the restore that drops it leaves (state_dict() bit for bit: a fresh "
         "build's state, or one another declared component puts back): dropping it puts in "
         "that same state, however the program uses it; a resume point where it has moved from "

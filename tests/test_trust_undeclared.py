@@ -883,3 +883,17 @@ def test_a_dropped_best_that_ends_otherwise_is_not_said_to_change_nothing():
     assert row.explanation.startswith("blind spot: dropping best changed no step after k=8")
     assert "the run ends with best otherwise than the uninterrupted run" in row.explanation
     assert "dropping them changed no step here" in report.render()
+
+
+def test_a_latent_gap_the_run_ends_with_says_so():
+    # (three trials: a best loss restored as inf after the last evaluation, which the run
+    # ended with, was "latent: changes nothing here")
+    report = verify(NUMBERS + "DECLARED", steps=9, resume_at=8, drop="none", noise_seeds=0)
+    own = report.runs[0]
+    assert own.latent_gaps == own.latent_ended == ["best"]
+    assert ("the run ends with best otherwise than the uninterrupted run, which hands a later "
+            "step or a later restart the wrong state") in own.explanation
+    assert "changes nothing" not in report.render()
+    # a gap the run does not end with is not said to (the next evaluation set it again)
+    earlier = verify(NUMBERS + "DECLARED", drop="none", noise_seeds=0).runs[0]
+    assert earlier.latent_ended == [] and "the run ends with best" not in earlier.explanation

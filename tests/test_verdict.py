@@ -347,7 +347,7 @@ def test_ablations_are_inconclusive_when_the_engine_full_resume_differs():
 
 def test_explanations():
     blind = RunResult(dropped=["rng"], resume_at=[3, 5], verdict="identical", blind_spot=True)
-    assert verdict.explain(blind, None).startswith("blind spot: dropping rng changed nothing at k=3,5")
+    assert verdict.explain(blind, None).startswith("blind spot: dropping rng changed no step after k=3,5")
     close = RunResult(dropped=[], resume_at=[3], verdict="close", max_abs_diff=2e-7)
     assert verdict.explain(close, (4, "grad:fc.weight")) == (
         "within tolerance; first bitwise difference at step 4 (gradient of fc.weight), "
@@ -387,7 +387,7 @@ def test_a_resume_whose_load_differs_only_in_what_changes_nothing_points_at_unde
     latent = Finding("rng", "Python random stream differs", step=11, status="latent")
     said = own(latent)
     assert ("; what differs in the declared components right after your load() changes "
-            f"nothing here: {lead}") in said, said
+            f"no step here: {lead}") in said, said
     cause = Finding("rng", "torch CPU stream differs", step=11, status="confirmed")
     assert lead not in own(cause) and lead not in own(latent, cause)
 
