@@ -288,7 +288,8 @@ class EnvironmentFailure(ResumecheckError):
     ``advice`` what to do.
     """
 
-    def __init__(self, resource: str, detail: str, advice: str, path: str | None = None) -> None:
+    def __init__(self, resource: str, detail: str, advice: str, path: str | None = None,
+                 lead: str | None = None) -> None:
         self.resource = resource
         self.detail = detail
         self.advice = advice
@@ -297,10 +298,14 @@ class EnvironmentFailure(ResumecheckError):
                 "file size": "a file reached the file size limit",
                 "signal": "a process was killed"}.get(resource, resource)
         where = f" writing {path}" if path else ""
+        # (``lead``: where the evidence does not say it was the environment alone)
         super().__init__(
-            f"the environment failed, not the program: {what}{where} ({detail}). "
-            f"{advice} Nothing was judged: this says nothing about the program's resume."
+            f"{lead or 'the environment failed, not the program'}: {what}{where} ({detail}). "
+            f"{advice} Nothing was judged: "
+            + ("no verdict on the program's resume." if lead else
+               "this says nothing about the program's resume.")
         )
+        self.lead = lead
 
 
 class BudgetExhausted(ResumecheckError):

@@ -228,7 +228,10 @@ def after_restore(failure: EnvironmentFailure, exc: BaseException, step: int | N
         f"{restored_at}{at}, a step the uninterrupted run passed",
         failure.advice + " If it runs out again with more memory, the restored program asks "
         "for more than the uninterrupted one did: look at what your load() sets (a size, a "
-        "buffer, a cache).", failure.path)
+        "buffer, a cache).", failure.path,
+        lead="a restored run failed at a step the uninterrupted run passed in this machine: "
+        "the machine ran short, or the restored program asks for more than the uninterrupted "
+        "one did")
 
 
 def _chain(exc: BaseException) -> list[BaseException]:

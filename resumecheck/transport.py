@@ -386,7 +386,7 @@ def subprocess_main(spec_path: str, out_path: str, run: SegmentRunner) -> int:
         try:
             Path(out_path).write_text(json.dumps({"environment": {
                 "resource": failure.resource, "detail": failure.detail,
-                "advice": failure.advice, "path": failure.path,
+                "advice": failure.advice, "path": failure.path, "lead": failure.lead,
             }}))
         except OSError:
             Path(out_path).unlink(missing_ok=True)
