@@ -23,8 +23,8 @@ BUILDING = "building the restarted program"
 CHANGED_AFTER_LOAD = ("its load gave back what its state_dict() returned, and something that ran "
                       "between the restore and the first step changed it (a hook of the "
                       "framework's loop that runs as it starts: Lightning's on_fit_start or "
-                      "on_train_start, the Trainer's on_train_begin; or the first resumed "
-                      "batch's collation, which the Trainer runs before it is looked at)")
+                      "on_train_start, the HuggingFace Trainer's on_train_begin; or, there, "
+                      "the first resumed batch's collation, run before it is looked at)")
 """Said of a framework component found otherwise right after the restore that
 its own load had brought back (a trial: a callback that reset itself in
 on_train_begin was said not to load back its own state)."""

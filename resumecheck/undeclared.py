@@ -63,8 +63,9 @@ _CALLBACK_TODO = (
     "a framework's target declares the framework's own state only: make the callback save "
     "and restore it with the checkpoint (Lightning: its state_dict() and load_state_dict(), "
     "and the check compares it as the component `callbacks`, so a state_dict() that leaves "
-    "it out loses it; the Trainer: a callback that is an ExportableState, whose state() "
-    "returns it among its `attributes`, which one that leaves it out loses)")
+    "it out loses it; the HuggingFace Trainer: a callback that is an ExportableState, whose "
+    "state() returns it among its `attributes`: add it there where the callback already is "
+    "one)")
 """What to do about state a framework adapter's user callback keeps (``undeclared_roots``)."""
 
 _FRAMEWORK_HELD_TODO = (
