@@ -827,11 +827,18 @@ def _incomplete_notice(engine: RunResult, where: str, settings: str, ablations: 
             return (f"{CHANGED_ONE}: the engine restored every declared component and the run "
                     f"still {where}. Right after the restore, {listed}{ending}")
         which = LOSSY_ONE if len(lossy) == 1 else LOSSY_MANY
+        # (trials: the correct Lightning program resumed at an epoch's last batch was
+        # told that "a declared component", which it never declared, loses its state)
+        fit_loop = (" That component is the Lightning target's own, its fit loop's progress: "
+                    "Lightning restores a checkpoint taken at an epoch's last batch as if the "
+                    "epoch had ended and counts its end again, which your own resume from "
+                    "such a checkpoint does too; a resume point inside an epoch checks the "
+                    "rest." if any("epoch_progress." in f.detail for f in lossy) else "")
         return (  # (a re-check: it opened with "do not capture the program's state")
             f"{which}: the engine restored every declared component and the run still "
             f"{where}. Right after the restore, {listed}: its load_state_dict() does not bring "
             "back what its state_dict() returned (or something between the restore and the "
-            f"first step changed it){ending}"
+            f"first step changed it){settings}.{fit_loop}{ablations}"
         )
     after_restart = _after_restart_notice(engine, where, named, ending)
     if after_restart is not None:
