@@ -398,28 +398,7 @@ def judge(ref: Reference, result: RunResult, segments: Segments) -> Comparison |
         [r for _, seg in segments for r in seg.records], ref.by_step)
     failed = next((s for _, s in segments if s.error is not None), None)
     if failed is not None:
-        result.verdict = FAILED
-        result.failure = failed.error
-        result.first_divergent_step = failed.error_step
-        result.explanation = (
-            f"{STOPPED}: {first_line(failed.error or '').replace(' (the step timeout)', '')}"
-            "; if the program is merely slower than that, give it a longer --timeout"
-            if failed.timed_out else
-            f"{_STAGES.get(failed.error_stage or '', 'the run')} failed: "
-            f"{first_line(failed.error or '')}")
-        if GLOBAL_STEP in result.dropped and LOOP_ENDED in (failed.error or ""):
-            # (a trial was told to give its target more steps, which it had)
-            result.explanation += (
-                "; here that follows from dropping global_step: the framework counts where "
-                "its loop stops from it, so a restart without it stops elsewhere (not a "
-                "matter of the target's steps)")
-        departed = _departed_before(ref, result.resume_at[0], segments, failed.error_step)
-        if departed is not None:  # (a loss that grew to inf from a wrong learning rate)
-            step, key = departed
-            result.first_divergent_step = step
-            result.first_divergent_quantity, result.first_divergent_key = quantity_name(key), key
-            result.explanation += (f"; before that, it had departed from the reference bit for "
-                                   f"bit from step {step} ({quantity_name(key)})")
+        _failed_run(ref, result, segments, failed)
         return None
     before = set(result.latent_gaps)
     cmp = compare_run(ref, result.resume_at[0], result.dropped, segments, result.latent_gaps)
@@ -451,6 +430,33 @@ def judge(ref: Reference, result: RunResult, segments: Segments) -> Comparison |
     elif cmp.first_bitwise is not None:
         result.verdict = CLOSE
     return cmp
+
+
+def _failed_run(ref: Reference, result: RunResult, segments: Segments,
+                failed: SegmentResult) -> None:
+    """A run that failed: its verdict, failure, step and explanation."""
+    result.verdict = FAILED
+    result.failure = failed.error
+    result.first_divergent_step = failed.error_step
+    result.explanation = (
+        f"{STOPPED}: {first_line(failed.error or '').replace(' (the step timeout)', '')}"
+        "; if the program is merely slower than that, give it a longer --timeout"
+        if failed.timed_out else
+        f"{_STAGES.get(failed.error_stage or '', 'the run')} failed: "
+        f"{first_line(failed.error or '')}")
+    if GLOBAL_STEP in result.dropped and LOOP_ENDED in (failed.error or ""):
+        # (a trial was told to give its target more steps, which it had)
+        result.explanation += (
+            "; here that follows from dropping global_step: the framework counts where "
+            "its loop stops from it, so a restart without it stops elsewhere (not a "
+            "matter of the target's steps)")
+    departed = _departed_before(ref, result.resume_at[0], segments, failed.error_step)
+    if departed is not None:  # (a loss that grew to inf from a wrong learning rate)
+        step, key = departed
+        result.first_divergent_step = step
+        result.first_divergent_quantity, result.first_divergent_key = quantity_name(key), key
+        result.explanation += (f"; before that, it had departed from the reference bit for "
+                               f"bit from step {step} ({quantity_name(key)})")
 
 
 def _departed_before(ref: Reference, first_k: int, segments: Segments,
