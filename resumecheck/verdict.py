@@ -569,11 +569,16 @@ def epoch_ends_untried(ref: Reference, points: Sequence[int], steps: int) -> str
     end, an epoch counted one ahead) resumes at the points tried (a trial's
     passed at 10 and fuzz found it at 15 in four seconds)."""
     ends = epoch_boundaries(ref.segment.boundaries, steps)
-    if not ends or set(ends) & set(points):
+    near = {k for b in ends for k in (b, b + 1)}  # (a fractional epoch ends inside step b + 1)
+    if not ends or near & set(points):
         return None
-    shown = ", ".join(map(str, ends[:4])) + (" ..." if len(ends) > 4 else "")
-    return (f"a restart at an epoch's end (the program's epochs end after step {shown}): "
-            f"--resume-at {ends[0]} checks one, resumecheck fuzz tries them all")
+    firsts = [b + 1 for b in ends]
+    shown = ", ".join(map(str, firsts[:4])) + (" ..." if len(firsts) > 4 else "")
+    # (a trial: "epochs end after step 10" of 10.33 steps an epoch, which ends inside 11)
+    plural = "s" if len(firsts) > 1 else ""
+    return (f"a restart where an epoch ends (a new epoch is first read in step{plural} "
+            f"{shown}): --resume-at {ends[0]} or {ends[0] + 1} checks one, resumecheck fuzz "
+            "tries them all")
 
 
 def _set_again_text(apart: dict[str, tuple[int, str]]) -> str:
@@ -2004,9 +2009,19 @@ def _noise_clause(r: RunResult) -> str:
     if r.plausible is False:
         return (f"; loss leaves the seed-to-seed band, which is 0 {_band_steps(r)}: gross"
                 if r.noise_ratio == math.inf else
-                f"; loss leaves the seed-to-seed band {_band_steps(r)} ({r.noise_ratio:.3g}x): "
-                "gross")
+                f"; loss leaves the seed-to-seed band {_band_steps(r)} "
+                f"({_beyond_one(r.noise_ratio or 0.0)}x): gross")
     return ""
+
+
+def _beyond_one(ratio: float) -> str:
+    """A ratio above 1 in as few digits as show that it is (a trial read "(1x):
+    gross" of 1.0005 as a contradiction)."""
+    for digits in range(3, 8):
+        shown = f"{ratio:.{digits}g}"
+        if ratio <= 1 or float(shown) > 1:
+            return shown
+    return f"{ratio:.8g}"
 
 
 def _band_steps(r: RunResult) -> str:

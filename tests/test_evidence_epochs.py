@@ -84,3 +84,15 @@ def test_fuzz_aims_at_the_fractional_boundaries():
     # shrunk to the earliest special point that still fails: the first resume
     # after epoch 1 began inside step 7 (a whole-number 6 would also aim at 6, 12)
     assert result.failure.resume_at == [7]
+
+
+def test_a_report_without_a_restart_near_an_epochs_end_names_the_step_that_reads_the_next():
+    # (a trial: "the program's epochs end after step 10" of 10.33 steps an epoch,
+    # whose first epoch ends inside step 11; here 6.5 in 12 steps: one ends inside 7)
+    report = verify(fractional_epochs.CORRECT, drop="none", noise_seeds=0)  # (resumed at 8)
+    assert report.not_checked == [
+        "a restart where an epoch ends (a new epoch is first read in step 7): "
+        "--resume-at 6 or 7 checks one, resumecheck fuzz tries them all"]
+    for k in (6, 7):  # (the step before the boundary, or the one that straddles it)
+        assert verify(fractional_epochs.CORRECT, resume_at=k, drop="none",
+                      noise_seeds=0).not_checked == []
