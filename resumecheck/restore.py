@@ -71,8 +71,14 @@ def restore_state(built: BuiltProgram, restore: Restore,
             problem = f"the program's load() raised {raised(exc)}"
             damage = _damaged(restore.path)
             if _nothing_saved(restore.path):
+                # (a trial's save() wrote from a thread after it returned: told it
+                # "wrote nothing there", it waited in its wrapper, which hid the bug)
                 problem += ("; nothing is at that path: the program's save() wrote nothing "
-                            "there (it must write to the path it is given)")
+                            "there by the time it returned (it must write to the path it is "
+                            "given; one that writes later, from a thread or another process, "
+                            "must finish before it returns, or copy what it saves first: a "
+                            "write from the live tensors while training goes on saves a later "
+                            "step's state, which this check cannot see)")
             elif damage:
                 problem = f"the checkpoint its save() wrote is truncated or corrupted ({damage}); {problem}"
             raise CheckpointError("load", _capture_name(restore.path), problem) from exc
