@@ -64,11 +64,15 @@ class StepRecord:
     inputs: dict[str, str] = field(default_factory=dict)
     """What each ``inputs:`` quantity was in the model's calls, in words
     (`attention_mask` in its 2nd call of 4); none for a single input."""
+    lr_of: list[str] = field(default_factory=list)
+    """Whose each of ``lr`` is, by optimizer component (``opt_d``), where more
+    than one declared optimizer stepped; empty otherwise."""
 
     def to_plain(self) -> dict[str, Any]:
         return {"step": self.step, "loss": self.loss, "digests": dict(self.digests),
                 "lr": self.lr, "scale": self.scale, "skipped": self.skipped,
-                "streams": dict(self.streams), "inputs": dict(self.inputs)}
+                "streams": dict(self.streams), "inputs": dict(self.inputs),
+                "lr_of": list(self.lr_of)}
 
     @classmethod
     def from_plain(cls, plain: dict[str, Any]) -> StepRecord:
@@ -122,7 +126,8 @@ class Tracer:
             # Accelerate keeps its GradScaler on the optimizer wrapper
             scaler = getattr(declared_optimizer, "scaler", None)
             self._scaler = scaler if isinstance(scaler, torch.amp.GradScaler) else None
-        self._steps = _OptimizerSteps(self._optimizers, self._param_names(), self._wants_copy)
+        self._steps = _OptimizerSteps(self._optimizers, self._param_names(), self._wants_copy,
+                                      _optimizer_names(built))
         self._step: int | None = None
         self.copy_grads_at: Callable[[int], bool] | None = None
         """Whether a step's tensors may be kept (None: every step's may)."""
@@ -250,6 +255,7 @@ class Tracer:
             skipped=skipped,
             streams=self._streams,
             inputs={} if out.samples is not None else _input_words(self._input_names, self._calls),
+            lr_of=self._steps.lr_of() if lr is not None else [],
         )
         self.last_data = [*self._inputs, *([tensors["data"]] if "data" in tensors else [])]
         self._inputs, self._input_names = [], []
@@ -287,8 +293,10 @@ class _OptimizerSteps:
     ``wants_copy(key, digest)``: whether to keep a copy of that gradient."""
 
     def __init__(self, optimizers: list[torch.optim.Optimizer], names: dict[int, str],
-                 wants_copy: Callable[[str, str], bool]) -> None:
+                 wants_copy: Callable[[str, str], bool],
+                 optimizer_names: dict[int, str] | None = None) -> None:
         self._names, self._wants_copy = names, wants_copy
+        self._optimizer_names = optimizer_names or {}
         self._handles = [hook for o in optimizers for hook in (
             o.register_step_pre_hook(self._on_step), o.register_step_post_hook(self._stepped))]
         self.reset()
@@ -300,6 +308,7 @@ class _OptimizerSteps:
         # (one per step() call, None until its gradients are recorded: a closure
         # that never runs records none, as a step a loss scaler skipped)
         self._calls: list[tuple[list[float], dict[str, str], dict[str, torch.Tensor]] | None] = []
+        self._who: dict[int, str] = {}  # (each call's optimizer, by its component's name)
 
     def _done(self) -> list[tuple[list[float], dict[str, str], dict[str, torch.Tensor]]]:
         return [call for call in self._calls if call is not None]
@@ -321,6 +330,14 @@ class _OptimizerSteps:
         """Every step's learning rates, in order (None: no optimizer stepped)."""
         done = self._done()
         return [rate for rates, _, _ in done for rate in rates] if done else None
+
+    def lr_of(self) -> list[str]:
+        """Whose each of ``lr()``'s rates is (the optimizer's component name);
+        empty where one optimizer steps, or one is not a declared component."""
+        who = [(self._who.get(i, ""), len(call[0])) for i, call in enumerate(self._calls)
+               if call is not None]
+        names = [name for name, n in who for _ in range(n)]
+        return names if len(set(names)) > 1 and all(names) else []
 
     def _on_step(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> Any:
         # The hook's args are step()'s own, the optimizer first: (optimizer,
@@ -373,6 +390,18 @@ class _OptimizerSteps:
                     if self._wants_copy(key, value):
                         copies[key] = grad.clone()
         self._calls[call] = (rates, digests, copies)
+        self._who[call] = self._optimizer_names.get(id(optimizer), "")
+
+
+def _optimizer_names(built: BuiltProgram) -> dict[int, str]:
+    """Each declared torch optimizer (under its wrappers), by id: its component's name."""
+    out: dict[int, str] = {}
+    for comp in built.components:
+        optimizer = (unwrap_optimizer(comp.obj) if isinstance(comp.obj, torch.optim.Optimizer)
+                     else None)
+        if optimizer is not None:
+            out.setdefault(id(optimizer), comp.name)
+    return out
 
 
 def _optimizers(built: BuiltProgram, declared: Any) -> list[torch.optim.Optimizer]:

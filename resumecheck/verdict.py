@@ -417,7 +417,8 @@ def judge(ref: Reference, result: RunResult, segments: Segments) -> Comparison |
     if cmp.first is not None:
         result.verdict = DIVERGED
         result.first_divergent_step, quantity = cmp.first
-        result.first_divergent_quantity = (quantity_name(quantity) + _others(
+        result.first_divergent_quantity = (quantity_name(quantity) + _whose_rate(
+            ref, segments, result.first_divergent_step, quantity) + _others(
             quantity, cmp.first_also) + _absent(ref, segments, result.first_divergent_step,
                                                 quantity))
         result.first_divergent_key = quantity
@@ -430,6 +431,20 @@ def judge(ref: Reference, result: RunResult, segments: Segments) -> Comparison |
     elif cmp.first_bitwise is not None:
         result.verdict = CLOSE
     return cmp
+
+
+def _whose_rate(ref: Reference, segments: Segments, step: int, key: str) -> str:
+    """Where several declared optimizers step: which one's learning rate
+    differs first at ``step`` (`` of `opt_d```), '' otherwise (a trial's GAN
+    read "learning rate" where its discriminator's scheduler was lost)."""
+    if key != "lr" or step not in ref.by_step:
+        return ""
+    run = next((r for _, seg in segments for r in seg.records if r.step == step), None)
+    want = ref.by_step[step].lr or []
+    if run is None or not run.lr_of or not run.lr or len(run.lr) != len(want):
+        return ""
+    first = next((i for i, (a, b) in enumerate(zip(run.lr, want)) if a != b), None)
+    return "" if first is None or first >= len(run.lr_of) else f" of `{run.lr_of[first]}`"
 
 
 def _failed_run(ref: Reference, result: RunResult, segments: Segments,

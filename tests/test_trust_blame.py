@@ -408,7 +408,9 @@ def test_every_optimizer_step_of_a_two_optimizer_loop_is_traced():
                   check_determinism=False)
     assert lost.untraced == []
     own = lost.full_resume
-    assert (own.first_divergent_step, own.first_divergent_quantity) == (5, "learning rate")
+    # (a trial: "learning rate" did not say which of the two optimizers' it was)
+    assert (own.first_divergent_step, own.first_divergent_quantity) == (
+        5, "learning rate of `opt_c`")
     assert [(f.component, f.status) for f in own.diagnosis] == [("sched_c", "confirmed")]
     kept = verify(fx.KEEPS_IT, drop=["opt_c"], noise_seeds=0, check_determinism=False)
     assert kept.equivalent and kept.untraced == []
@@ -430,6 +432,7 @@ def test_a_parameter_stepped_twice_in_a_training_step_is_traced_at_each_step():
     assert "grad:critic.0.weight" in grads and "grad:critic.0.weight@2" in grads
     assert "grad:generator.0.weight" in grads and "grad:generator.0.weight@2" not in grads
     assert len(record.lr or []) == 3  # (the critic's two steps, the generator's one)
+    assert record.lr_of == ["opt_c", "opt_c", "opt_g"]
 
 
 def test_a_save_right_after_the_load_that_writes_a_stale_snapshot_is_caught():
