@@ -582,18 +582,25 @@ def epoch_ends_untried(ref: Reference, points: Sequence[int], steps: int) -> str
     epoch's end, in a sentence (None: one is, or the ends are not known). A
     checkpoint that loses state only there (a position reset at an epoch's
     end, an epoch counted one ahead) resumes at the points tried (a trial's
-    passed at 10 and fuzz found it at 15 in four seconds)."""
+    passed at 10 and fuzz found it at 15 in four seconds). A whole number of
+    steps an epoch ends it after step b; a fraction ends it inside step b + 1,
+    where both b and b + 1 are restarts around its end (a trial: 10.33 steps an
+    epoch; another: 15, where 16 is already inside the next epoch)."""
     ends = epoch_boundaries(ref.segment.boundaries, steps)
-    near = {k for b in ends for k in (b, b + 1)}  # (a fractional epoch ends inside step b + 1)
+    per_epoch = ref.segment.boundaries.get("steps_per_epoch")
+    inside = per_epoch is not None and not ref.segment.boundaries.get("epoch_boundaries") \
+        and float(per_epoch) != int(per_epoch)
+    near = {k for b in ends for k in ((b, b + 1) if inside else (b,))}
     if not ends or near & set(points):
         return None
-    firsts = [b + 1 for b in ends]
-    shown = ", ".join(map(str, firsts[:4])) + (" ..." if len(firsts) > 4 else "")
-    # (a trial: "epochs end after step 10" of 10.33 steps an epoch, which ends inside 11)
-    plural = "s" if len(firsts) > 1 else ""
-    return (f"a restart where an epoch ends (a new epoch is first read in step{plural} "
-            f"{shown}): --resume-at {ends[0]} or {ends[0] + 1} checks one, resumecheck fuzz "
-            "tries them all")
+    listed = [b + 1 for b in ends] if inside else ends
+    shown = ", ".join(map(str, listed[:4])) + (" ..." if len(listed) > 4 else "")
+    plural = "s" if len(listed) > 1 else ""
+    where = (f"an epoch ends inside step{plural} {shown}" if inside else
+             f"the program's epochs end after step{plural} {shown}")
+    try_at = f"{ends[0]} or {ends[0] + 1}" if inside else f"{ends[0]}"
+    return (f"a restart where an epoch ends ({where}): --resume-at {try_at} checks one, "
+            "resumecheck fuzz tries them all")
 
 
 def _set_again_text(apart: dict[str, tuple[int, str]]) -> str:

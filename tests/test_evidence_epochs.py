@@ -91,8 +91,19 @@ def test_a_report_without_a_restart_near_an_epochs_end_names_the_step_that_reads
     # whose first epoch ends inside step 11; here 6.5 in 12 steps: one ends inside 7)
     report = verify(fractional_epochs.CORRECT, drop="none", noise_seeds=0)  # (resumed at 8)
     assert report.not_checked == [
-        "a restart where an epoch ends (a new epoch is first read in step 7): "
+        "a restart where an epoch ends (an epoch ends inside step 7): "
         "--resume-at 6 or 7 checks one, resumecheck fuzz tries them all"]
     for k in (6, 7):  # (the step before the boundary, or the one that straddles it)
         assert verify(fractional_epochs.CORRECT, resume_at=k, drop="none",
                       noise_seeds=0).not_checked == []
+
+
+def test_with_whole_epochs_only_the_step_an_epoch_ends_after_counts():
+    # (a trial: told "--resume-at 15 or 16" of 15 steps an epoch, where 16 is already
+    # inside the next epoch and a bug only an epoch's end shows passes there)
+    at_end = verify("resumecheck.tiny:TARGET", resume_at=6, drop="none", noise_seeds=0)
+    assert at_end.not_checked == []
+    after = verify("resumecheck.tiny:TARGET", resume_at=7, drop="none", noise_seeds=0)
+    assert after.not_checked == [
+        "a restart where an epoch ends (the program's epochs end after steps 6, 12): "
+        "--resume-at 6 checks one, resumecheck fuzz tries them all"]
