@@ -161,11 +161,16 @@ class FuzzResult:
         # (a trial read "they resumed at none" beside a minimal schedule at a
         # boundary as said of that schedule: it is said of the examples drawn)
         # (a trial read "the examples drawn resumed at none" as hard to read)
+        # (a trial read "no example drawn resumed at any" beside a failure at a
+        # boundary the shrink reached as a contradiction)
+        shrunk = [k for k in (self.failure.resume_at if self.failure else [])
+                  if k in self.boundaries and k not in self.boundaries_covered]
+        reached = (f", and the shrink of the failure reached {_and(shrunk)}" if shrunk else "")
         if not self.boundaries_covered:
             return (f"; of the program's epoch boundaries, {_and(self.boundaries)}, no example "
-                    "drawn resumed at any")
+                    f"drawn resumed at any{reached}")
         return (f"; of the program's epoch boundaries, {_and(self.boundaries)}, the examples "
-                f"drawn resumed at {_and(self.boundaries_covered)}")
+                f"drawn resumed at {_and(self.boundaries_covered)}{reached}")
 
     def _at_edges(self, schedule: list[int]) -> str:
         """`` (an epoch boundary)`` when a failing schedule resumes at one ('' else)."""

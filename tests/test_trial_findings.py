@@ -97,6 +97,12 @@ def test_the_epoch_boundaries_a_fuzz_resumed_at_read_as_steps_not_a_count():
     assert "epoch boundaries, 5, 10 and 15, no example drawn resumed at any)" in said(
         boundaries=[5, 10, 15])
     assert "(3 distinct schedules, the program declares no epoch boundary before its last step)" in said()
+    # (a trial: "resume at 20 (an epoch boundary)" beside "no example drawn resumed at any")
+    from resumecheck.report import RunResult
+
+    found = RunResult(dropped=[], resume_at=[10], verdict="diverged", checkpoint="program")
+    assert ("no example drawn resumed at any, and the shrink of the failure reached 10)"
+            in said(boundaries=[5, 10, 15], failure=found, minimal=True))
 
 
 def test_a_failing_schedule_at_an_epoch_boundary_says_so():
