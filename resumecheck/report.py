@@ -918,8 +918,8 @@ def _uncompared_clause(undeclared: list[str], lines_shown: bool) -> str:
         return f" (the `not compared` lines name what the program keeps outside them: {listed})"
     # (a trial: "no declared component holds" beside "a field of the declared component")
     return (f" (the program keeps outside what the declared components' states hold: {listed}; "
-            "`resumecheck run` of the schedule below lists them as `not compared`, with what "
-            "to do)")
+            "`resumecheck run` of the failing schedule (its reproduce command) lists them as "
+            "`not compared`, with what to do)")
 
 
 def restarts_text(isolation: str, nproc: int | None, resume_nproc: int | None = None) -> str:

@@ -133,7 +133,8 @@ def test_fuzzs_warning_names_what_is_not_compared_without_pointing_at_lines_it_d
     assert "the `not compared` lines name" not in notice
     assert ("the program keeps outside what the declared components' states hold: "
             "`temperature`; "
-            "`resumecheck run` of the schedule below lists them as `not compared`") in notice
+            "`resumecheck run` of the failing schedule (its reproduce command) lists them as "
+            "`not compared`") in notice
     assert "reproduce: resumecheck run fixtures.trust.annealed_temperature:FORGETS" in \
         result.render()
 
