@@ -282,7 +282,8 @@ LEARNING_RATE_ONLY = (
     ": only its learning rate differs, which a scheduler sets: one stepped in or after "
     "your load(), one made there (a scheduler's constructor sets the rate: make it before "
     "the optimizer's state is loaded), or a rate set there by hand, leaves it so; or the "
-    "checkpoint was saved before the step's scheduler.step()")
+    "checkpoint was saved before the step's scheduler.step(); or a scheduler whose own state "
+    "the checkpoint does not hold goes on from a fresh start (see its own line)")
 """Said of an optimizer whose state after the load differs in its learning rate
 alone (a trial: an extra scheduler step after the load showed as the optimizer
 restored wrongly, and the scheduler as not the cause)."""
