@@ -68,6 +68,17 @@ def _and(steps: list[int]) -> str:
     return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
 
 
+def _shrink_reached(failure: RunResult | None, boundaries: list[int],
+                    covered: list[int]) -> str:
+    """The epoch boundaries the failing schedule resumes at that no drawn
+    example did, in words ('' where none): the shrink reached them (a trial
+    read "no example drawn resumed at any" beside a failure at a boundary as
+    a contradiction)."""
+    shrunk = [k for k in (failure.resume_at if failure else [])
+              if k in boundaries and k not in covered]
+    return f", and the shrink of the failure reached {_and(shrunk)}" if shrunk else ""
+
+
 @dataclass(kw_only=True)
 class FuzzResult:
     """What a fuzzing session tried and, if it found one, the minimal failing schedule."""
@@ -161,11 +172,7 @@ class FuzzResult:
         # (a trial read "they resumed at none" beside a minimal schedule at a
         # boundary as said of that schedule: it is said of the examples drawn)
         # (a trial read "the examples drawn resumed at none" as hard to read)
-        # (a trial read "no example drawn resumed at any" beside a failure at a
-        # boundary the shrink reached as a contradiction)
-        shrunk = [k for k in (self.failure.resume_at if self.failure else [])
-                  if k in self.boundaries and k not in self.boundaries_covered]
-        reached = (f", and the shrink of the failure reached {_and(shrunk)}" if shrunk else "")
+        reached = _shrink_reached(self.failure, self.boundaries, self.boundaries_covered)
         if not self.boundaries_covered:
             return (f"; of the program's epoch boundaries, {_and(self.boundaries)}, no example "
                     f"drawn resumed at any{reached}")
