@@ -404,9 +404,10 @@ def _batch_told(reference: SegmentResult, seg: SegmentResult, step: int, key: st
     return (f"{stream_label(key)} is {amount} {'ahead of' if draws > 0 else 'behind'} the "
             f"reference's at the start of step {step + 1}: step {step}, the first after the "
             f"restore, read {sizes[1]} samples, {sizes[0]} in the uninterrupted run, and drew "
-            f"{amount} {'more' if draws > 0 else 'less'}: what a step draws per sample "
-            "(dropout's masks, augmentation) follows its batch, so the data it read otherwise "
-            "explain these draws (see where the run first differs)")
+            f"{amount} {'more' if draws > 0 else 'less'}: what a step draws follows what it "
+            "reads (dropout's masks and augmentation per sample; a sampler's reshuffle where "
+            "the step reads into a new epoch), so the data it read otherwise explain these "
+            "draws (see where the run first differs)")
 
 
 def _another_ranks(key: str, run: Any, ref_states: dict[str, Any], step: int,

@@ -353,7 +353,8 @@ def test_draws_that_follow_a_batch_of_another_size_are_put_to_the_data():
         "torch CPU stream is 128 32-bit words (64 int64 draws) behind the reference's at the "
         "start of step 3: step 2, the first after the restore, read 4 samples, 8 in the "
         "uninterrupted run, and drew 128 32-bit words (64 int64 draws) less: what a step draws "
-        "per sample (dropout's masks, augmentation) follows its batch"), offset.detail
+        "follows what it reads (dropout's masks and augmentation per sample; a sampler's "
+        "reshuffle where the step reads into a new epoch)"), offset.detail
     assert "eval mode" not in offset.detail and "iterator" not in offset.detail
     assert [f.component for f in own.diagnosis] == ["data_cursor"]
     assert verify("fixtures.evidence.batch_size_draws:CORRECT", noise_seeds=0, drop="none",
