@@ -25,7 +25,7 @@ from typing import Any
 import torch
 
 from resumecheck.compare import Tolerance, compare_values, describe_entries
-from resumecheck.components import RNGState, split_rank_name
+from resumecheck.components import split_rank_name
 from resumecheck.report import (
     AFTER_DIVERGENCE, FAILED, IDENTICAL, LATENT, LOST_ON_RESAVE, NOT_CAUSE, PUT_BACK, RunResult,
     StreamOffset,
@@ -38,8 +38,8 @@ from resumecheck.segments import SegmentResult
 from resumecheck.capture import load_checkpoint
 from resumecheck.state_diff import describe_difference
 from resumecheck.streams import (
-    STEPS_AFTER_RESTORE, draw_offset, is_stream_state, search_reach, stream_digests,
-    stream_items, stream_label,
+    STEPS_AFTER_RESTORE, draw_offset, is_stream_detail, is_stream_state, search_reach,
+    stream_digests, stream_items, stream_label,
 )
 from resumecheck.trace import differing_quantities, load_step_tensors, load_stream_states
 
@@ -68,7 +68,7 @@ def annotate(result: RunResult, reference: SegmentResult,
         if result.dropped else "the engine's restore")
     quantity = result.first_divergent_quantity or ""
     key = result.first_divergent_key or ""
-    if key.split("[")[0] == "data":  # the loader's own generator draws the samples: it leads
+    if split_rank_name(key)[0] == "data":  # the loader's own generator draws the samples: it leads
         loaders = set(reference.boundaries.get("loader_generators") or ())
         result.stream_offsets.sort(key=lambda o: split_rank_name(o.stream)[0] not in loaders)
     _branch_note(result)
@@ -161,7 +161,7 @@ _NO_LEAD = (LATENT, PUT_BACK, NOT_CAUSE, AFTER_DIVERGENCE, LOST_ON_RESAVE)
 
 
 def _is_stream_finding(finding: Any) -> bool:
-    return finding.detail.startswith(("generator ", *(stream_label(s) for s in RNGState.STREAMS)))
+    return is_stream_detail(finding.detail)
 
 
 def unclear_streams(result: RunResult, cleared: str) -> None:

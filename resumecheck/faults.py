@@ -82,10 +82,7 @@ def environment_failure(exc: BaseException, workdir: str | None = None) -> Envir
     """
     path: str | None = None
     program = False
-    seen: set[int] = set()
-    cur: BaseException | None = exc
-    while cur is not None and id(cur) not in seen:
-        seen.add(id(cur))
+    for cur in _chain(exc):
         if isinstance(cur, EnvironmentFailure):
             return cur
         if isinstance(cur, CheckpointError) and path is None:
@@ -112,8 +109,6 @@ def environment_failure(exc: BaseException, workdir: str | None = None) -> Envir
             return EnvironmentFailure(
                 "disk", f"torch.save failed ({_first_line(cur)}) and the disk is full",
                 DISK_ADVICE, path or workdir)
-        nxt = cur.__cause__ or cur.__context__
-        cur = nxt if isinstance(nxt, BaseException) else None
     return None
 
 
@@ -235,12 +230,14 @@ def after_restore(failure: EnvironmentFailure, exc: BaseException, step: int | N
 
 
 def _chain(exc: BaseException) -> list[BaseException]:
-    """``exc`` and its causes, innermost last."""
+    """``exc`` and what caused it (``__cause__``, else ``__context__``), each
+    once, innermost last."""
     out: list[BaseException] = []
     cur: BaseException | None = exc
-    while cur is not None and cur not in out:
+    while cur is not None and all(cur is not seen for seen in out):
         out.append(cur)
-        cur = cur.__cause__ or cur.__context__
+        nxt = cur.__cause__ or cur.__context__
+        cur = nxt if isinstance(nxt, BaseException) else None
     return out
 
 

@@ -18,7 +18,7 @@ from resumecheck.phrases import (
     BUILDING, CHANGED_AFTER_LOAD, NOT_VALIDATED_AGAIN, REORDERED, RESTORE_CHANGED, RESTORING,
     STOPPED, first_line, lost_uncompared, uncompared_path, unused_position,
 )
-from resumecheck.streams import stream_label, unseeded_text
+from resumecheck.streams import is_stream_detail, unseeded_text
 from resumecheck.trajectory import Trajectory
 
 __all__ = [
@@ -101,12 +101,6 @@ _MARKS = {
 }
 
 
-def _of_a_stream(detail: str) -> bool:
-    """Whether a finding's words are of a random stream (which no load fails on)."""
-    return detail.startswith(("generator ", *(stream_label(s) for s in ("python", "numpy",
-                                                                       "torch", "cuda"))))
-
-
 @dataclass(frozen=True, slots=True)
 class Finding:
     """One piece of evidence: which component, and what is wrong with it."""
@@ -164,7 +158,7 @@ class Finding:
         components are incomplete (``incomplete``: the report's WARNING on
         them), a finding of the program's own resume left unjudged says why,
         in the WARNING's terms, lest it read as the cause."""
-        if not self.mark and run.verdict == FAILED and _of_a_stream(self.detail):
+        if not self.mark and run.verdict == FAILED and is_stream_detail(self.detail):
             # (a trial: beside an out-of-memory failure, a generator the program sets
             # right in its next step read as the cause)
             return " (not judged: the run failed before any step could show whether it matters)"

@@ -44,6 +44,7 @@ __all__ = [
     "STEPS_AFTER_RESTORE",
     "declared_streams",
     "draw_offset",
+    "is_stream_detail",
     "is_stream_state",
     "search_reach",
     "stream_digests",
@@ -156,6 +157,11 @@ def _feed(h: Any, value: Any) -> None:
             _feed(h, value[key])
     else:
         h.update(repr(value).encode())
+
+
+def is_stream_detail(detail: str) -> bool:
+    """Whether a finding's words are of a random stream (they open with its label)."""
+    return detail.startswith(("generator ", *(stream_label(s) for s in RNGState.STREAMS)))
 
 
 def stream_label(key: str) -> str:

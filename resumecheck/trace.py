@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -297,6 +297,7 @@ class _OptimizerSteps:
                  optimizer_names: dict[int, str] | None = None) -> None:
         self._names, self._wants_copy = names, wants_copy
         self._optimizer_names = optimizer_names or {}
+        self._several = len(set(self._optimizer_names.values())) > 1  # (whose rate: worth saying)
         self._handles = [hook for o in optimizers for hook in (
             o.register_step_pre_hook(self._on_step), o.register_step_post_hook(self._stepped))]
         self.reset()
@@ -334,6 +335,8 @@ class _OptimizerSteps:
     def lr_of(self) -> list[str]:
         """Whose each of ``lr()``'s rates is (the optimizer's component name);
         empty where one optimizer steps, or one is not a declared component."""
+        if not self._several:
+            return []
         who = [(self._who.get(i, ""), len(call[0])) for i, call in enumerate(self._calls)
                if call is not None]
         names = [name for name, n in who for _ in range(n)]
@@ -396,12 +399,19 @@ class _OptimizerSteps:
 def _optimizer_names(built: BuiltProgram) -> dict[int, str]:
     """Each declared torch optimizer (under its wrappers), by id: its component's name."""
     out: dict[int, str] = {}
+    for name, optimizer in _declared_optimizers(built):
+        out.setdefault(id(optimizer), name)
+    return out
+
+
+def _declared_optimizers(built: BuiltProgram) -> Iterator[tuple[str, torch.optim.Optimizer]]:
+    """The declared components that are torch optimizers, under their wrappers
+    (torch optimizers only: no framework's live proxy is asked)."""
     for comp in built.components:
         optimizer = (unwrap_optimizer(comp.obj) if isinstance(comp.obj, torch.optim.Optimizer)
                      else None)
         if optimizer is not None:
-            out.setdefault(id(optimizer), comp.name)
-    return out
+            yield comp.name, optimizer
 
 
 def _optimizers(built: BuiltProgram, declared: Any) -> list[torch.optim.Optimizer]:
@@ -412,10 +422,8 @@ def _optimizers(built: BuiltProgram, declared: Any) -> list[torch.optim.Optimize
     if first is None:  # a component that wraps it: the program's attribute
         first = unwrap_optimizer(getattr(built.program, "optimizer", None))
     out = [first] if first is not None else []
-    for comp in built.components:  # (torch optimizers only: no framework's live proxy is asked)
-        optimizer = (unwrap_optimizer(comp.obj) if isinstance(comp.obj, torch.optim.Optimizer)
-                     else None)
-        if optimizer is not None and all(optimizer is not o for o in out):
+    for _, optimizer in _declared_optimizers(built):
+        if all(optimizer is not o for o in out):
             out.append(optimizer)
     return out
 

@@ -59,7 +59,8 @@ from resumecheck.trace import (
 from resumecheck.trajectory import Trajectory
 
 __all__ = [
-    "Comparison", "Reference", "Segments", "alike_on_ranks", "band", "epoch_ends_untried", "compare_run", "conclude", "confirmation_tries",
+    "Comparison", "Reference", "Segments", "alike_on_ranks", "band", "compare_run", "conclude",
+    "confirmation_tries", "epoch_ends_untried",
     "diagnose", "drop_sets", "explain", "give_fixes", "in_its_words", "judge", "judge_ablations",
     "latent_text", "launch_settings_failed", "launch_settings_suspected", "lost_after_resave",
     "noise_summary", "note_the_loop", "plausibility", "quantity_name", "resave_findings",
@@ -524,12 +525,18 @@ def _ended_alike(ref: Reference, segments: Segments, names: Iterable[str]) -> se
     for bit (none when either end state is unknown; a dropped one that the
     reference never changed after the resume point is not compared at the end:
     ``end_state_differences``)."""
+    return {name for name, alike in _ends_compared(ref, segments, names).items() if alike}
+
+
+def _ends_compared(ref: Reference, segments: Segments, names: Iterable[str]) -> dict[str, bool]:
+    """Of ``names``, each component the run's end state holds: whether it ends
+    as the reference does, bit for bit (empty when either end is unknown)."""
     last = segments[-1][1] if segments else None
     if last is None or not last.end_state or not ref.segment.end_state:
-        return set()
+        return {}
     run_end = load_checkpoint(last.end_state, read_only=True)["components"]
-    return {name for name in names if name in run_end
-            and digest(run_end[name]) == ref.component_digest(ref.segment.end_state, name)}
+    return {name: digest(run_end[name]) == ref.component_digest(ref.segment.end_state, name)
+            for name in names if name in run_end}
 
 
 def _ends_otherwise(ref: Reference, segments: Segments, result: RunResult) -> str:
@@ -538,11 +545,9 @@ def _ends_otherwise(ref: Reference, segments: Segments, result: RunResult) -> st
     it, and the reference did not change it after there): said (a trial: a
     best loss dropped at the last evaluation ended 1e9, expected 3.16, and
     the row said that dropping it changed nothing)."""
-    ends = load_checkpoint(segments[-1][1].end_state, read_only=True)["components"] \
-        if segments and segments[-1][1].end_state and ref.segment.end_state else {}
+    ended = _ends_compared(ref, segments, result.dropped)
     said = {CONFIG: CONFIG_MASKED, SCHEDULER: SCHEDULER_UNREAD}  # (their own words on it)
-    otherwise = [n for n in result.dropped if n in ends
-                 and digest(ends[n]) != ref.component_digest(ref.segment.end_state or "", n)
+    otherwise = [n for n in result.dropped if ended.get(n) is False
                  and not (n in said and said[n] in result.explanation)]
     if not otherwise:
         return result.explanation
