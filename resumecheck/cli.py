@@ -584,15 +584,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             _error(str(exc))
             return EXIT_USAGE
         except KeyboardInterrupt as exc:
-            signum = getattr(exc, "signum", signal.SIGINT)
-            from resumecheck import forkserver
-
-            forkserver.shutdown(wait=False)  # (before saying so: a server may still be starting)
-            _error(_said(_interrupted_message(signum, args.command, getattr(args, "done", None)),
-                         _stale_output(args, interrupted=True)))
-            return 128 + signum
+            return _interrupted(args, exc)
         except Exception as exc:
-            return _failed(args, exc)
+            from resumecheck.interrupt import interrupt_behind
+
+            behind = interrupt_behind(exc)  # (a cleanup the interrupt cut short failed in turn)
+            return _failed(args, exc) if behind is None else _interrupted(args, behind)
+
+
+def _interrupted(args: argparse.Namespace, exc: KeyboardInterrupt) -> int:
+    signum = getattr(exc, "signum", signal.SIGINT)
+    from resumecheck import forkserver
+
+    forkserver.shutdown(wait=False)  # (before saying so: a server may still be starting)
+    _error(_said(_interrupted_message(signum, args.command, getattr(args, "done", None)),
+                 _stale_output(args, interrupted=True)))
+    return 128 + signum
 
 
 def _prestart(args: argparse.Namespace) -> None:

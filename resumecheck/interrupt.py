@@ -64,21 +64,17 @@ def scratch_directory(prefix: str) -> Iterator[str]:
     _warn_if_tmpdir_unusable()
     # (a child killed a moment ago may still be writing in it: its removal is
     # tried again below rather than failing, which would leave it behind)
-    made = tempfile.TemporaryDirectory(prefix=prefix, ignore_cleanup_errors=True)
-    path = made.name
+    path = tempfile.mkdtemp(prefix=prefix)
     try:
-        with made:
-            with contextlib.suppress(OSError):  # (best effort: a full disk fails later, named)
-                with open(os.path.join(path, OWNER_FILE), "w") as fh:
-                    fh.write(_owner_line(os.getpid()) or "")
-            with _SCRATCH_LOCK:
-                _SCRATCH.add(path)
-            try:
-                yield path
-            finally:
-                with _SCRATCH_LOCK:
-                    _SCRATCH.discard(path)
+        with contextlib.suppress(OSError):  # (best effort: a full disk fails later, named)
+            with open(os.path.join(path, OWNER_FILE), "w") as fh:
+                fh.write(_owner_line(os.getpid()) or "")
+        with _SCRATCH_LOCK:
+            _SCRATCH.add(path)
+        yield path
     finally:
+        with _SCRATCH_LOCK:
+            _SCRATCH.discard(path)
         _remove_while_written(path)
 
 
@@ -101,6 +97,35 @@ def _warn_if_tmpdir_unusable() -> None:
     os.unlink(probe)  # (usable: tempfile chose before TMPDIR was set, and keeps its choice)
 
 
+def remove_tree(path: str) -> None:
+    """``shutil.rmtree(path, ignore_errors=True)``, except that an interrupt
+    (Ctrl-C, or a signal raised as one) that lands inside it comes out as
+    itself. Landing right after rmtree closed a directory, it makes rmtree
+    close the descriptor again, and the OSError (EBADF) would stand in for
+    the interrupt: a trial's SIGTERM read "unexpected OSError ... a bug"."""
+    try:
+        shutil.rmtree(path, ignore_errors=True)
+    except OSError as exc:
+        behind = interrupt_behind(exc)
+        if behind is None:
+            raise
+        raise behind from None
+
+
+def interrupt_behind(exc: BaseException) -> KeyboardInterrupt | None:
+    """The interrupt (KeyboardInterrupt, or a signal raised as one) that was
+    propagating when ``exc`` was raised, if any: a cleanup that an interrupt
+    cut short can fail in its turn (a descriptor closed twice), and what
+    ended the command is the interrupt, not that failure."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return exc
+        seen.add(id(exc))
+        exc = exc.__context__  # type: ignore[assignment]
+    return None
+
+
 def _remove_while_written(path: str) -> None:
     """Remove what is left of a scratch directory a child may still be writing
     in (nothing, mostly: then at once). For up to 2 s by the clock (on a loaded
@@ -113,7 +138,7 @@ def _remove_while_written(path: str) -> None:
     while time.monotonic() < deadline:
         if os.path.lexists(path):
             gone_since = None
-            shutil.rmtree(path, ignore_errors=True)
+            remove_tree(path)
         elif gone_since is None:
             gone_since = time.monotonic()
         elif time.monotonic() - gone_since >= 0.25:
