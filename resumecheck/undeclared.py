@@ -183,6 +183,8 @@ class UndeclaredWatch:
             owner = path.split(".")[0]
             if missed and owner in kept and _in_its_state(path, obj, kept[owner]):
                 continue  # (its state_dict() returns it: compared, a lossy load is diagnosed)
+            if missed and _held_by_name(path, obj, components, kept):
+                continue  # (a component keeps it, under its name and equal: compared there)
             if missed and _is_number(obj) and (reached := _reached_by_own(
                     path, program, components)) is not None:
                 out[path] = (f"{path} ({self._number_values(path, obj)}, changed during the "
@@ -888,6 +890,29 @@ def _state_leaves(obj: Any) -> dict[str, Any]:
         return {}
     return {re.split(r"[.\[]", path)[-1].rstrip("]"): value
             for path, value in flatten_state(state)}
+
+
+def _held_by_name(path: str, obj: Any, components: Sequence[Component],
+                  leaves: dict[str, dict[str, Any]]) -> bool:
+    """Whether a declared component that keeps plain state (not a module, an
+    optimizer or the streams, nor one of the program's own classes: a
+    framework's ``hooks``, its callbacks' state)
+    returns the field under its own name, equal (``params.seen_samples``,
+    and the ``seen_samples`` a LightningModule's on_save_checkpoint adds):
+    compared there, so not named beside it (a trial's report said `not
+    compared: params.seen_samples` under the line that compared it in
+    ``hooks``). ``leaves``: each component's, by name; those asked here are
+    added (asked only where a field would be named: a framework's state is
+    a checkpoint dumped)."""
+    for c in components:
+        if (_own_class(c.obj)  # (one of yours: said to keep it too, above, where it reaches it)
+                or isinstance(c.obj, (torch.nn.Module, torch.optim.Optimizer, RNGState))):
+            continue
+        if c.name not in leaves:
+            leaves[c.name] = _state_leaves(c.obj)
+        if _in_its_state(path, obj, leaves[c.name]):
+            return True
+    return False
 
 
 def _in_its_state(path: str, obj: Any, leaves: dict[str, Any]) -> bool:

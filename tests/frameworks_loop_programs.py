@@ -572,9 +572,10 @@ LIGHTNING_DATAMODULE_STATE_FORGOTTEN = _curriculum_target(saves=False)
 """Its state_dict() leaves the level out: a resume reads the easier data."""
 
 
-def _counting_module(keeps: bool):
+def _counting_module(keeps: bool, loads: bool = True):
     """A module whose input noise ramps with a count of the batches it has
-    seen, kept in Lightning's checkpoint by its own hooks (``keeps``), or not."""
+    seen, kept in Lightning's checkpoint by its own hooks (``keeps``), or not;
+    set back from it (``loads``), or forgotten there."""
     base = lightning_train().TinyClassifier
 
     class Counting(base):
@@ -592,7 +593,8 @@ def _counting_module(keeps: bool):
                 checkpoint["seen"] = self.seen
 
         def on_load_checkpoint(self, checkpoint):
-            self.seen = checkpoint.get("seen", 0)
+            if loads:
+                self.seen = checkpoint.get("seen", 0)
 
     return Counting()
 
@@ -621,6 +623,10 @@ def _save_counter():
 LIGHTNING_HOOKS = lightning_target(
     module=lambda: _counting_module(True), data=lambda: lightning_train().stateful_loader(),
     steps=8, resume_at=(3,))
+# a trial's: saved by on_save_checkpoint, never set back by on_load_checkpoint
+LIGHTNING_HOOKS_LOAD_FORGETS = lightning_target(
+    module=lambda: _counting_module(True, loads=False),
+    data=lambda: lightning_train().stateful_loader(), steps=8, resume_at=(3,))
 LIGHTNING_HOOKS_FORGET = lightning_target(
     module=lambda: _counting_module(False), data=lambda: lightning_train().stateful_loader(),
     steps=8, resume_at=(3,))

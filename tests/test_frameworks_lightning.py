@@ -117,6 +117,20 @@ def test_what_the_modules_own_hooks_keep_is_the_hooks_component():
     assert hooks.first_divergent_quantity.startswith("loss")
 
 
+@pytest.mark.e2e
+def test_a_field_the_hooks_save_but_do_not_set_back_is_blamed_on_them_not_called_not_compared():
+    """A trial's on_load_checkpoint forgot the counter its on_save_checkpoint
+    saved: the report compared it in `hooks` and also said `not compared:
+    params.seen_samples` of the same counter."""
+    report = resumecheck.verify(spec("LIGHTNING_HOOKS_LOAD_FORGETS"), drop="none",
+                                noise_seeds=0, check_determinism=False)
+    own = report.runs[0]
+    assert own.verdict == "diverged"
+    assert [f.component for f in own.diagnosis] == ["hooks"], report.render()
+    assert not [u for u in report.undeclared if "seen" in u], report.undeclared
+    assert "not compared" not in report.render()
+
+
 def test_capturing_the_hooks_calls_no_callbacks_on_save_checkpoint(tmp_path, monkeypatch):
     """A capture of the module's hooks asks Lightning for a checkpoint: a
     callback that counts the checkpoints written must not count it."""
