@@ -75,7 +75,8 @@ def scratch_directory(prefix: str) -> Iterator[str]:
     finally:
         with _SCRATCH_LOCK:
             _SCRATCH.discard(path)
-        _remove_while_written(path)
+        remove_tree(path)
+        _remove_while_written(path)  # (at once where nothing made it again)
 
 
 def _warn_if_tmpdir_unusable() -> None:

@@ -78,3 +78,19 @@ def test_the_command_says_it_was_interrupted_not_that_the_cleanup_failed(
     err = capsys.readouterr().err
     assert f"interrupted by {signal.Signals(signum).name}: nothing was judged" in err, err
     assert "OSError" not in err and "a bug in resumecheck" not in err, err
+
+
+def test_a_scratch_directory_nothing_writes_in_is_removed_without_waiting(monkeypatch):
+    """The wait for a child still writing is for a directory made again; one
+    that stays gone is left at once (a change here waited 0.3 s at the end
+    of every check)."""
+    from resumecheck import interrupt
+
+    def sleep(seconds):
+        raise AssertionError(f"waited {seconds} s for a directory nothing writes in")
+
+    with interrupt.scratch_directory("cut-short-") as path:
+        with open(os.path.join(path, "a-file"), "w") as fh:
+            fh.write("x")
+        monkeypatch.setattr(interrupt.time, "sleep", sleep)
+    assert not os.path.exists(path)
