@@ -233,6 +233,9 @@ class RunResult:
     """Diverged, but the loss stays within seed-to-seed noise (True) or leaves it (False)."""
     noise_ratio: float | None = None
     """Largest |Δloss| divided by the seed-to-seed spread at that step."""
+    leaves_band_at: int | None = None
+    """Gross (``plausible`` False): the first step whose |Δloss| is beyond the
+    seed-to-seed band (the band is measured from the step after the restart on)."""
     blind_spot: bool = False
     """Something was dropped and nothing changed: this program does not exercise it here."""
     same_as_full_resume: bool = False

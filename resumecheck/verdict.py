@@ -752,6 +752,8 @@ def plausibility(result: RunResult, loss_deltas: dict[int, float],
     worst = max((loss_deltas[s] for s in after), default=0.0)
     result.noise_ratio = worst / width if width > 0 else (math.inf if worst > 0 else 0.0)
     result.plausible = result.noise_ratio <= 1.0
+    result.leaves_band_at = None if result.plausible else min(
+        s for s in after if loss_deltas[s] > width)
 
 
 def noise_summary(ref: Reference, first_k: int, seeds: Sequence[int], base_seed: int | None,
@@ -2034,10 +2036,13 @@ def _noise_clause(r: RunResult) -> str:
     if r.plausible is True:
         return f"; loss stays within seed-to-seed noise {_band_steps(r)}: plausible but different"
     if r.plausible is False:
-        return (f"; loss leaves the seed-to-seed band, which is 0 {_band_steps(r)}: gross"
-                if r.noise_ratio == math.inf else
-                f"; loss leaves the seed-to-seed band {_band_steps(r)} "
-                f"({_beyond_one(r.noise_ratio or 0.0)}x): gross")
+        at = "" if r.leaves_band_at is None else f" at step {r.leaves_band_at}"
+        # (a trial read "leaves the band from step 13 on" of a loss identical at 13 and 14
+        # that left the band at 18: the steps the band is measured over come apart)
+        return (f"; loss leaves the seed-to-seed band{at} (the band, measured "
+                f"{_band_steps(r)}, is 0): gross" if r.noise_ratio == math.inf else
+                f"; loss leaves the seed-to-seed band{at} (measured {_band_steps(r)}; "
+                f"at most {_beyond_one(r.noise_ratio or 0.0)}x it): gross")
     return ""
 
 

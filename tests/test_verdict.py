@@ -357,7 +357,12 @@ def test_explanations():
                        plausible=False, noise_ratio=3.0)
     text = verdict.explain(engine, None, own_checkpoint=True)
     assert "they do not capture the program's state" in text
-    assert text.endswith("leaves the seed-to-seed band from step 4 on (3x): gross")
+    assert text.endswith("leaves the seed-to-seed band (measured from step 4 on; at most 3x "
+                         "it): gross")
+    # (a trial: "leaves the band from step 13 on" of a loss identical at 13 and 14)
+    engine.leaves_band_at = 6
+    assert verdict.explain(engine, None, own_checkpoint=True).endswith(
+        "leaves the seed-to-seed band at step 6 (measured from step 4 on; at most 3x it): gross")
     # (a trial: one divergence read gross at one resume point and plausible at another;
     # the band is each run's own, over the steps after its first restart)
     quiet = RunResult(dropped=["scheduler"], resume_at=[9, 12], verdict="diverged",
@@ -679,3 +684,18 @@ def test_a_finding_left_unjudged_beside_a_judged_one_says_so_in_the_why():
         "; restored state differs in rng (not judged), data_cursor (confirmed)")
     alone = [Finding("rng", "r", step=4), Finding("data_cursor", "d", step=4)]
     assert verdict._differs_clause(alone) == "; restored state differs in rng, data_cursor"
+
+
+def test_a_gross_run_says_the_first_step_beyond_the_band():
+    """A trial's lost scheduler: the loss matched at steps 13 and 14 and left
+    the band at 18; the report read "leaves the band from step 13 on"."""
+    run = RunResult(dropped=["scheduler"], resume_at=[12], verdict="diverged")
+    deltas = {12: 0.0, 13: 0.0, 14: 0.0, 15: 0.61, 16: 1.35, 17: 2.13, 18: 2.67, 19: 8.04}
+    reference = [1.0] * 20
+    other = [1.0 + (2.66 if s == 16 else 0.0) for s in range(1, 21)]
+    verdict.plausibility(run, deltas, [reference, other])
+    assert run.plausible is False and run.leaves_band_at == 18
+    assert abs(run.noise_ratio - 8.04 / 2.66) < 1e-9
+    quiet = RunResult(dropped=["rng"], resume_at=[12], verdict="diverged")
+    verdict.plausibility(quiet, {13: 0.5, 16: 1.0}, [reference, other])
+    assert quiet.plausible is True and quiet.leaves_band_at is None
