@@ -215,12 +215,23 @@ def _whole_holder(path: str, how: Any, ref: dict[str, Any],
         children = list(dict.fromkeys(_child(p, holder) for p in ref if _inside(p, holder)))
         if not children:
             continue
-        shown = ", ".join(children[:3]) + (", ..." if len(children) > 3 else "")
+        shown = ", ".join(_entry_shown(holder, c, ref) for c in children[:3]) + (
+            ", ..." if len(children) > 3 else "")
         n = len(children)
         state = "empty" if new.get(holder) in ("{}", "[]") else "missing"
         return holder, _Whole(f"{_label(holder, False, ref) or 'its state'} {state}, expected {n} "
                               f"{'entry' if n == 1 else 'entries'} ({shown})")
     return None
+
+
+def _entry_shown(holder: str, child: str, ref: dict[str, Any]) -> str:
+    """An entry of a holder lost whole, in words: a dict's key; a list's
+    number itself, where the entry is one (a trial read a shuffle buffer's
+    ``([0], [1], [2], ...)`` as what it held), else its index."""
+    value = ref.get(holder + child) if child.startswith("[") else None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return child
+    return f"{value:.6g}" if isinstance(value, float) else str(value)
 
 
 def _holders(path: str) -> list[str]:

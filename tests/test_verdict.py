@@ -593,8 +593,12 @@ def test_a_whole_holder_lost_is_named_as_the_holder_not_its_first_leaf():
         "workers.1.buffer[1] missing, expected 5"
     assert describe_difference("order", {"seen": [1, 2, 3], "n": 2}, {"seen": [], "n": 3}, 7) \
         == "n 3, expected 2 (and 1 more entry of its state_dict() differs)"
-    assert describe_difference("order", {"seen": [1, 2, 3]}, {"seen": []}, 7) == \
-        "seen empty, expected 3 entries ([0], [1], [2])"
+    # (a trial read a shuffle buffer's "([0], [1], [2], ...)" as what it held: a list's
+    # numbers are said, other entries by their index)
+    assert describe_difference("order", {"seen": [6, 124, 92, 7]}, {"seen": []}, 7) == \
+        "seen empty, expected 4 entries (6, 124, 92, ...)"
+    assert describe_difference("order", {"seen": [{"a": 1}, {"a": 2}]}, {"seen": []}, 7) == \
+        "seen empty, expected 2 entries ([0], [1])"
 
 
 def test_an_optimizer_whose_learning_rate_alone_differs_points_at_a_scheduler():
