@@ -65,6 +65,13 @@ RESTART_HELD_OTHERWISE = ("named at this resume point: the engine's own restart,
 """How a ``Report.undeclared`` entry says why it is named where the engine's own
 full resume ends with it alike (the step follows)."""
 
+AS_BUILT_AT_RESUME = (
+    "named at this resume point: at {at} the uninterrupted run held it as a fresh build "
+    "does, so a restart holds it alike there whatever the checkpoint keeps; a resume point "
+    "after the run changes it shows whether it comes back (resumecheck fuzz tries them)")
+"""How a ``Report.undeclared`` entry says why it is named where a restart ends with it
+alike only because the resume point found it as built (``{at}``: the resume points)."""
+
 REORDERED = "lists its parameters in another order than the run that saved it"
 """How an optimizer's finding begins when the restored optimizer holds the
 reference's parameters at other positions: its state, saved by position,

@@ -434,6 +434,7 @@ class _Segment:
             self.result.undeclared = undeclared.found(built.program, built.components,
                                                       tracer.last_data)
             self.result.unrestorable = undeclared.unrestorable
+            self.result.held_at_build = undeclared.at_build
             self.result.held = undeclared.held  # (one walk of the program at the end)
         elif spec.digest_held:
             self.result.held = held_digests(built.program, built.components)

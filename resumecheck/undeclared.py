@@ -97,11 +97,14 @@ class UndeclaredWatch:
         persistent workers)."""
         self.held_after: dict[int, dict[str, list[str]]] = {}
         """After each step ``look`` was called at: what the program held, digested."""
+        self.at_build: dict[str, list[str]] = {}
+        """What the program held right after its build, digested."""
         self._numbers_after: dict[str, dict[int, Any]] = {}
         self._streams = _left_out_streams(components)
         try:
             held = _watched(program, components)
             self._before: dict[str, list[str]] | None = _digested(held)
+            self.at_build = dict(self._before)
             self._storages = {_ptr(t) for obj, tensors in held.values() if not _is_number(obj)
                               for t in tensors}
             self._numbers = {path: obj for path, (obj, _) in held.items() if _is_number(obj)}

@@ -2041,7 +2041,7 @@ def _noise_clause(r: RunResult) -> str:
         # that left the band at 18: the steps the band is measured over come apart)
         return (f"; loss leaves the seed-to-seed band{at} (the band, measured "
                 f"{_band_steps(r)}, is 0): gross" if r.noise_ratio == math.inf else
-                f"; loss leaves the seed-to-seed band{at} (measured {_band_steps(r)}; "
+                f"; loss leaves the seed-to-seed band{at} (measured {_band_steps(r)}, "
                 f"at most {_beyond_one(r.noise_ratio or 0.0)}x it): gross")
     return ""
 

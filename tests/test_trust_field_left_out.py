@@ -47,6 +47,25 @@ def test_what_a_departed_restart_ends_with_otherwise_is_not_named_when_its_resto
     assert "slots" not in text
 
 
+def test_a_field_left_out_that_the_resume_point_finds_as_built_is_named_and_says_so():
+    """Trial 136: an epoch counter left out of a stream's state_dict(), resumed
+    in the first epoch, where the run still holds it as built: the restart's
+    epoch is right there whatever the checkpoint keeps, the run passed, and
+    nothing named the field; resumed in the next epoch it departed."""
+    report = verify(SPEC + "EPOCH_LEFT_OUT", **FAST)
+    assert report.equivalent and report.full_resume.verdict == IDENTICAL
+    [line] = [u for u in report.undeclared if u.startswith("data_cursor.epoch ")]
+    assert "its state_dict() leaves it out" in line, line
+    assert ("named at this resume point: at step 5 the uninterrupted run held it as a fresh "
+            "build does, so a restart holds it alike there whatever the checkpoint keeps; a "
+            "resume point after the run changes it shows whether it comes back") in line, line
+    later = verify(SPEC + "EPOCH_LEFT_OUT", resume_at=10, **FAST)
+    assert later.full_resume.verdict == DIVERGED
+    [line] = [u for u in later.undeclared if u.startswith("data_cursor.epoch ")]
+    assert "your own resume held it otherwise right after your load() at step 10" in line, line
+    assert "as a fresh build does" not in line
+
+
 def test_its_twin_that_keeps_the_field_under_another_key_names_nothing():
     report = verify(SPEC + "RENAMED", **FAST)
     assert report.equivalent and report.full_resume.verdict == IDENTICAL

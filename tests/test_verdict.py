@@ -357,12 +357,12 @@ def test_explanations():
                        plausible=False, noise_ratio=3.0)
     text = verdict.explain(engine, None, own_checkpoint=True)
     assert "they do not capture the program's state" in text
-    assert text.endswith("leaves the seed-to-seed band (measured from step 4 on; at most 3x "
+    assert text.endswith("leaves the seed-to-seed band (measured from step 4 on, at most 3x "
                          "it): gross")
     # (a trial: "leaves the band from step 13 on" of a loss identical at 13 and 14)
     engine.leaves_band_at = 6
     assert verdict.explain(engine, None, own_checkpoint=True).endswith(
-        "leaves the seed-to-seed band at step 6 (measured from step 4 on; at most 3x it): gross")
+        "leaves the seed-to-seed band at step 6 (measured from step 4 on, at most 3x it): gross")
     # (a trial: one divergence read gross at one resume point and plausible at another;
     # the band is each run's own, over the steps after its first restart)
     quiet = RunResult(dropped=["scheduler"], resume_at=[9, 12], verdict="diverged",
