@@ -706,7 +706,9 @@ def _held(program: Any, seen: set[int],
             bare = [t for _, v in children if isinstance(v, torch.Tensor)
                     for t in (_tensors_of(v) or [])]
             bare += [_number_tensor(v) for _, v in children if _is_number(v)]
-            if bare:
+            # (empty too: a buffer a load left empty is held otherwise than one of 63
+            # numbers, where "not held" would say nothing; trial 136's shuffle buffer)
+            if bare or not obj:
                 out[path] = (obj, bare)
             children = [(p, v) for p, v in children
                         if not isinstance(v, torch.Tensor) and not _is_number(v)]

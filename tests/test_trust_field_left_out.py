@@ -66,6 +66,18 @@ def test_a_field_left_out_that_the_resume_point_finds_as_built_is_named_and_says
     assert "as a fresh build does" not in line
 
 
+def test_a_list_the_load_leaves_empty_is_said_held_otherwise_right_after_the_load():
+    """Trial 136: a shuffle buffer left out of the state was empty right after
+    the load (the reference's held 63 entries), and its line said only that
+    the resume's end "says nothing of your checkpoint": an empty list was not
+    looked at, as if nothing were held there."""
+    report = verify(SPEC + "BUFFER_LEFT_OUT", **FAST)
+    assert report.full_resume.verdict == DIVERGED and report.full_resume.first_divergent_step == 6
+    [line] = [u for u in report.undeclared if u.startswith("data_cursor.buffer ")]
+    assert "your own resume held it otherwise right after your load() at step 5" in line, line
+    assert "`data_cursor.buffer`" in report.full_resume.explanation
+
+
 def test_its_twin_that_keeps_the_field_under_another_key_names_nothing():
     report = verify(SPEC + "RENAMED", **FAST)
     assert report.equivalent and report.full_resume.verdict == IDENTICAL
