@@ -703,9 +703,7 @@ def _held(program: Any, seen: set[int],
             continue
         children = _children(path, obj, attrs)
         if isinstance(obj, (dict, list, tuple)):  # its bare tensors and numbers: one entry
-            bare = [t for _, v in children if isinstance(v, torch.Tensor)
-                    for t in (_tensors_of(v) or [])]
-            bare += [_number_tensor(v) for _, v in children if _is_number(v)]
+            bare = _bare(children)
             # (empty too: a buffer a load left empty is held otherwise than one of 63
             # numbers, where "not held" would say nothing; trial 136's shuffle buffer)
             if bare or not obj:
@@ -715,6 +713,13 @@ def _held(program: Any, seen: set[int],
         if depth < _DEPTH:
             todo.extend((p, v, depth + 1, free) for p, v in children)
     return out
+
+
+def _bare(children: list[tuple[str, Any]]) -> list[torch.Tensor]:
+    """The tensors and numbers among a container's items, as tensors."""
+    return ([t for _, v in children if isinstance(v, torch.Tensor)
+             for t in (_tensors_of(v) or [])]
+            + [_number_tensor(v) for _, v in children if _is_number(v)])
 
 
 _DEQUE_MOST = 100_000
