@@ -73,10 +73,14 @@ def scratch_directory(prefix: str) -> Iterator[str]:
             _SCRATCH.add(path)
         yield path
     finally:
-        with _SCRATCH_LOCK:
-            _SCRATCH.discard(path)
-        remove_tree(path)
-        _remove_while_written(path)  # (at once where nothing made it again)
+        try:  # (an interrupt landing in the removal still leaves nothing behind)
+            remove_tree(path)
+        finally:
+            try:
+                _remove_while_written(path)  # (at once where nothing made it again)
+            finally:
+                with _SCRATCH_LOCK:
+                    _SCRATCH.discard(path)
 
 
 def _warn_if_tmpdir_unusable() -> None:

@@ -94,3 +94,24 @@ def test_a_scratch_directory_nothing_writes_in_is_removed_without_waiting(monkey
             fh.write("x")
         monkeypatch.setattr(interrupt.time, "sleep", sleep)
     assert not os.path.exists(path)
+
+
+def test_an_interrupt_inside_the_removal_still_leaves_nothing_behind(monkeypatch):
+    """The stress run again: the interrupt came out as itself, and the
+    scratch directory it cut the removal of was left in TMPDIR."""
+    from resumecheck import interrupt
+
+    real = interrupt.shutil.rmtree
+    calls = []
+
+    def rmtree(path, ignore_errors=False, onerror=None):
+        calls.append(path)
+        if len(calls) == 1:  # the first removal is cut short
+            _rmtree_cut_short(_Terminated(15))(path)
+        real(path, ignore_errors=ignore_errors)
+
+    monkeypatch.setattr(interrupt.shutil, "rmtree", rmtree)
+    with pytest.raises(KeyboardInterrupt):
+        with interrupt.scratch_directory("cut-short-") as path:
+            pass
+    assert not os.path.exists(path)
