@@ -1351,9 +1351,12 @@ def _notes_on_own_resume(checker: Checker, own: _Judged, engine_full: _Judged,
         _note_own_launch_settings(checker, own, engine_full)
     verdict.note_engine_resumes(own.result, engine_full.result)
     verdict.note_save_moves(own.result, checker.segment.save_moved)
+    validated = checker.segment.boundaries.get("validates_after") or []
+    moved = [k for k in checker.segment.boundaries.get("rate_moved_after") or []
+             if k not in validated]  # (a validation that stepped it: said so, below)
     for run in (own.result, engine_full.result):
-        verdict.note_validation_not_run_again(
-            run, checker.segment.boundaries.get("validates_after") or [])
+        verdict.note_validation_not_run_again(run, validated)
+        verdict.note_rate_moved_after_save(run, moved)
 
 
 def _report(checker: Checker, runs: list[RunResult],

@@ -316,6 +316,7 @@ class BuiltProgram:
         else:
             edges = None
         validates = getattr(self.program, "validates_after", None)
+        moved = getattr(self.program, "rate_moved_after", None)
         early = getattr(self.program, "run_before_restored_look", ())
         restored_by = getattr(self.program, "restored_by", None)
         saved_by = getattr(self.program, "saved_by", None)
@@ -331,6 +332,9 @@ class BuiltProgram:
             # (where a framework's loop validates after a step: its resume does not again)
             "validates_after": sorted({v for v in validates if isinstance(v, int) and v > 0})
             if isinstance(validates, (list, tuple, set)) else [],
+            # (where a framework's loop changed the rate after its checkpoint hook)
+            "rate_moved_after": sorted({v for v in moved if isinstance(v, int) and v > 0})
+            if isinstance(moved, (list, tuple, set)) else [],
             "steps_per_epoch": per_epoch if _positive_number(per_epoch) else None,
             "accum_steps": accum if isinstance(accum, int) and not isinstance(accum, bool)
             and accum > 0 else None,

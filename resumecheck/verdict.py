@@ -1403,6 +1403,43 @@ def note_validation_not_run_again(own: RunResult, validated_after: Sequence[int]
             "validation, or a resume point without one, does not")
 
 
+def note_rate_moved_after_save(run: RunResult, moved_after: Sequence[int]) -> None:
+    """Where the uninterrupted run's learning rate changed after the step at
+    which a resume's checkpoint was written and before the next step began
+    (a framework loop's code after its checkpoint hook: a LightningModule's
+    own on_train_batch_end runs after the callbacks', ModelCheckpoint's
+    save among them), and that resume's rate is the first thing to differ:
+    say so, in place of the leads that name undeclared state (trial 130's
+    module stepped its scheduler there; the why named undeclared state and
+    a schedule's own settings)."""
+    at = [k for k in run.resume_at if k in set(moved_after)]
+    if not (at and run.verdict == DIVERGED and not steps_match(run)
+            and split_rank_name(run.first_divergent_key or "")[0] == "lr"):
+        return
+    text = run.explanation.replace(_NOT_CAPTURED, "")
+    for leads in _UNDECLARED_LEADS:  # (as worded for a framework's restore too)
+        text = leads.sub("", text)
+    noise = min((i for i in (text.find(m) for m in _NOISE_MARKS) if i >= 0), default=len(text))
+    run.explanation = text[:noise] + (
+        f"; in the uninterrupted run the learning rate changed after the checkpoint of "
+        f"{_steps_text(at)} was written and before the next step began (code that runs after "
+        "the checkpoint is written: a LightningModule's own on_train_batch_end runs after the "
+        "callbacks', where the checkpoint is saved), and the restart does not change it again: "
+        "a scheduler stepped there is saved one step behind; step it where the checkpoint sees "
+        "it (the scheduler's own interval, or a callback's on_train_batch_end placed before "
+        "the checkpoint's)") + text[noise:]
+
+
+_UNDECLARED_LEADS = (
+    re.compile(r": what it leaves different is [^;]*?between the load and the first step"),
+    re.compile(r"; the learning rate is the first to differ: .*?a count it keeps"),
+)
+"""The leads a departed resume's why gives where no declared component differs
+(``UNDECLARED_LEAD``, ``_RATE_FIRST``), in whichever words the restore took."""
+
+_NOISE_MARKS = ("; loss stays within", "; loss leaves", "; nothing in the loss")
+
+
 def note_lost_uncompared(own: RunResult, undeclared: list[str]) -> None:
     """Where the program's own full resume diverged and what is not compared
     shows its checkpoint losing state, say so in that resume's why (a trial:
@@ -2016,11 +2053,7 @@ def _divergence_text(r: RunResult, own_checkpoint: bool, position: str | None = 
                      else "; what differs in the declared components right after your load() "
                      "changes no step here")
             # (a trial: a replay buffer rebuilt without its maxlen matched every declared state)
-            text += (f"{UNDECLARED_LEAD} (a sampler's epoch that set_epoch sets, an "
-                     "iterator's position or its workers' seeds, a counter in your module, a "
-                     "setting of a declared object that its state leaves out: a deque's "
-                     "maxlen), or something drew from a stream or changed state between the "
-                     "load and the first step")
+            text += UNDECLARED_LEAD + _UNDECLARED_EXAMPLES
         if split_rank_name(r.first_divergent_key or "")[0] == "lr":
             text += _RATE_FIRST
     if position is not None:
@@ -2061,6 +2094,12 @@ def _band_steps(r: RunResult) -> str:
     resume point and plausible at another, with nothing saying the band is each run's own)."""
     return f"from step {r.resume_at[0] + 1} on"
 
+
+_UNDECLARED_EXAMPLES = (
+    " (a sampler's epoch that set_epoch sets, an iterator's position or its workers' seeds, "
+    "a counter in your module, a setting of a declared object that its state leaves out: a "
+    "deque's maxlen), or something drew from a stream or changed state between the load and "
+    "the first step")
 
 _RATE_FIRST = (
     "; the learning rate is the first to differ: a schedule's own settings are in no "

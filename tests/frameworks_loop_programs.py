@@ -204,6 +204,20 @@ def _validated_on_a_plateau():
                             resume_at=(4,), trainer={"val_check_interval": 2})
 
 
+def _scheduler_stepped_after_the_save():
+    """Trial 130's module: it steps its scheduler in its own on_train_batch_end,
+    which Lightning calls after the callbacks' (the checkpoint is written
+    there): every checkpoint holds the scheduler one step behind."""
+    train = lightning_train()
+
+    class StepsItsOwn(train.TinyClassifier):
+        def on_train_batch_end(self, outputs, batch, batch_idx):
+            self.lr_schedulers().step()
+
+    return lightning_target(module=lambda: StepsItsOwn(dropout=0.0),
+                            data=lambda: train.stateful_loader(), steps=8, resume_at=(3,))
+
+
 def _timing_callback():
     """A callback that saves how long training has run: state no two runs share."""
     import time
@@ -256,6 +270,7 @@ _BUILT_ON_FIRST_USE = {
     "LIGHTNING_TIMER": _timing_callback,
     "LIGHTNING_READS_BEST": _reads_best_score,
     "LIGHTNING_ON_PLATEAU": _validated_on_a_plateau,
+    "LIGHTNING_SCHEDULER_AFTER_SAVE": _scheduler_stepped_after_the_save,
     "LIGHTNING_COUNTER_NOT_SAVED": lambda: _counting_callback_target(per_build=True,
                                                                      saves=False),
 }

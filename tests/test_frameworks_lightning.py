@@ -517,6 +517,23 @@ def test_a_resume_point_that_the_run_validated_after_is_said_to_skip_that_valida
 
 
 @pytest.mark.e2e
+def test_a_scheduler_the_module_steps_after_the_checkpoint_is_said_to_be_saved_behind():
+    """Trial 130: a module that stepped its scheduler in its own
+    on_train_batch_end (after the callbacks', where the checkpoint is written)
+    resumed one scheduler step behind; the why named undeclared state and a
+    schedule's own settings."""
+    report = resumecheck.verify(spec("LIGHTNING_SCHEDULER_AFTER_SAVE"), drop="none",
+                                noise_seeds=0, check_determinism=False)
+    for run in (report.full_resume, report.engine_resume):
+        assert (run.verdict, run.first_divergent_step, run.first_divergent_quantity) == \
+            ("diverged", 4, "learning rate"), run.explanation
+        assert ("in the uninterrupted run the learning rate changed after the checkpoint of "
+                "step 3 was written and before the next step began") in run.explanation
+        assert "a schedule's own settings" not in run.explanation
+        assert "a sampler's epoch that set_epoch sets" not in run.explanation
+
+
+@pytest.mark.e2e
 def test_a_second_restart_at_an_epochs_last_batch_is_the_restores_doing_not_the_steps():
     """A trial: resumed at 3 and again at an epoch's last batch, Lightning's
     restore counted that epoch's end again; the WARNING said the steps after

@@ -210,6 +210,12 @@ class LightningProgram(LoopProgram):
         return -(-batches // accumulate) if batches else None
 
     @property
+    def rate_moved_after(self) -> list[int]:
+        """The steps after whose checkpoint hook the fit loop changed a learning
+        rate before the next batch began (see ``BuiltProgram.boundaries``)."""
+        return sorted(self._driver.rate_moved)
+
+    @property
     def validates_after(self) -> list[int]:
         """The steps after which the fit loop has run a validation so far: a
         resume from a checkpoint written at such a step's batch end does not
@@ -589,6 +595,11 @@ def _Driver(channel: Any, pending: dict[str, Any], samples: Callable[[Any], Any]
             self.reported = -1
             self.validated: set[int] = set()
             """The optimizer steps after which the fit loop ran a validation."""
+            self.rate_moved: set[int] = set()
+            """The optimizer steps after whose park the learning rates changed
+            before the next batch began (the module's own on_train_batch_end,
+            an epoch-end scheduler step)."""
+            self._parked: tuple[int, list[float]] | None = None
 
         def on_validation_end(self, trainer: Any, pl_module: Any) -> None:
             if not trainer.sanity_checking:
@@ -602,6 +613,12 @@ def _Driver(channel: Any, pending: dict[str, Any], samples: Callable[[Any], Any]
 
         def on_train_start(self, trainer: Any, pl_module: Any) -> None:
             self.reported = trainer.global_step  # parked after every hook: see above
+
+        def on_train_batch_start(self, trainer: Any, pl_module: Any, batch: Any,
+                                 batch_idx: int) -> None:
+            if self._parked is not None and _rates(trainer) != self._parked[1]:
+                self.rate_moved.add(self._parked[0])
+            self._parked = None
 
         def on_train_batch_end(self, trainer: Any, pl_module: Any, outputs: Any,
                                batch: Any, batch_idx: int) -> None:
@@ -620,6 +637,13 @@ def _Driver(channel: Any, pending: dict[str, Any], samples: Callable[[Any], Any]
                 loss=torch.stack(losses).mean() if losses else float("nan"),
                 samples=torch.cat([p.double() for p in picked]) if picked else None,
             )
+            self._parked = (int(trainer.global_step), _rates(trainer))
             channel.park("step", record)
 
     return Driver()
+
+
+def _rates(trainer: Any) -> list[float]:
+    """Every optimizer's learning rates, group by group."""
+    return [float(group["lr"]) for optimizer in trainer.optimizers
+            for group in optimizer.param_groups]
