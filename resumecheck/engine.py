@@ -1434,7 +1434,7 @@ def _named(checker: Checker, back: set[str], on_the_way: dict[str, int]) -> dict
     as_built = _as_built_at_resume(checker) & back
     return {path: text + (f"; {RESTART_HELD_OTHERWISE} {on_the_way[path]}"
                           if path in on_the_way else "")
-            + (f"; {AS_BUILT_AT_RESUME.format(at=_and_list(checker.resume_at))}"
+            + (f"; {AS_BUILT_AT_RESUME.format(at=verdict.steps_text(checker.resume_at))}"
                if path in as_built else "")
             for path, text in checker.segment.undeclared.items()
             if path not in back or path in as_built}
@@ -1449,11 +1449,6 @@ def _as_built_at_resume(checker: Checker) -> set[str]:
     built, after = checker.segment.held_at_build, checker.segment.held_after
     return {path for path, digests in built.items()
             if all(after.get(k, {}).get(path) == digests for k in checker.resume_at)}
-
-
-def _and_list(steps: Sequence[int]) -> str:
-    return f"step {steps[0]}" if len(steps) == 1 else \
-        "steps " + ", ".join(map(str, steps[:-1])) + f" and {steps[-1]}"
 
 
 def _held_after_restarts(engine_run: RunResult | None,

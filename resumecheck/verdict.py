@@ -1295,7 +1295,7 @@ def own_resume_ends(named: dict[str, str], reference: dict[str, list[str]],
                      + (f" at step {step}" if step is not None else ""))
         elif own and path in own and path in reference and run is not None and \
                 _held_alike_after_loads(path, run, reference_after, own_after):
-            said = _NOT_LOST_BY_THE_LOAD.format(steps=_steps_text(run.resume_at))
+            said = _NOT_LOST_BY_THE_LOAD.format(steps=steps_text(run.resume_at))
             read = _differed_before(run, None)
             if read:  # (a trial: the state they read was a declared, confirmed counter)
                 said = said.removesuffix(_UNCOMPARED_SOURCE) + (
@@ -1331,7 +1331,7 @@ def _held_otherwise_text(run: RunResult, k: int, at: list[int], lost: bool,
     went = _went(run)
     if lost and ends_only:
         return (f"; your own resume held it otherwise right after your load() at "
-                f"{_steps_text(at)} and after {_steps_text([j + 1 for j in at])}, and ends "
+                f"{steps_text(at)} and after {steps_text([j + 1 for j in at])}, and ends "
                 f"with it otherwise, every step matching: {CHECKPOINT_LOSES}, unless it is not "
                 "state (a log, a timer)")
     if lost:
@@ -1396,7 +1396,7 @@ def note_validation_not_run_again(own: RunResult, validated_after: Sequence[int]
     # (only a run that departs in a step: a trial's end-state-only stream read it)
     if at and own.verdict == DIVERGED and not steps_match(own):
         own.explanation = own.explanation.replace(_NOT_CAPTURED, "") + (
-            f"; the uninterrupted run validated after {_steps_text(at)}, where this resume's "
+            f"; the uninterrupted run validated after {steps_text(at)}, where this resume's "
             f"checkpoint was written, at that batch's end: {NOT_VALIDATED_AGAIN}, so what the "
             "validation changes (a scheduler stepped on a validation metric, an EarlyStopping "
             "count, a best score) differs from there; a checkpoint written after the "
@@ -1422,7 +1422,7 @@ def note_rate_moved_after_save(run: RunResult, moved_after: Sequence[int]) -> No
     noise = min((i for i in (text.find(m) for m in _NOISE_MARKS) if i >= 0), default=len(text))
     run.explanation = text[:noise] + (
         f"; in the uninterrupted run the learning rate changed after the checkpoint of "
-        f"{_steps_text(at)} was written and before the next step began (code that runs after "
+        f"{steps_text(at)} was written and before the next step began (code that runs after "
         "the checkpoint is written: a LightningModule's own on_train_batch_end runs after the "
         "callbacks', where the checkpoint is saved), and the restart does not change it again: "
         "a scheduler stepped there is saved one step behind; step it where the checkpoint sees "
@@ -1455,7 +1455,7 @@ def note_lost_uncompared(own: RunResult, undeclared: list[str]) -> None:
                                 + ", ".join(f"`{p}`" for p in lost) + " (see `not compared`)")
 
 
-def _steps_text(steps: Sequence[int]) -> str:
+def steps_text(steps: Sequence[int]) -> str:
     """``step 6``, ``steps 6 and 11``, ``steps 3, 6 and 11``."""
     if len(steps) == 1:
         return f"step {steps[0]}"
@@ -1982,7 +1982,7 @@ def _skipped_before_rate(ref: Reference, r: RunResult) -> str:
     records = [rec for rec in ref.segment.records if k < rec.step < step and rec.skipped]
     if not records:
         return r.explanation
-    steps, one = _steps_text([rec.step for rec in records]), len(records) == 1
+    steps, one = steps_text([rec.step for rec in records]), len(records) == 1
     # (a trial: micro-batches of gradient accumulation, with no loss scaler,
     # were said to be steps "the loss scaler skipped")
     why = ("the loss scaler skipped it, or it is a micro-batch of gradient accumulation"
