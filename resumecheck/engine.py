@@ -1432,7 +1432,11 @@ def _named(checker: Checker, back: set[str], on_the_way: dict[str, int]) -> dict
     it is named at this resume point where a restart ends with it alike (a
     trial: a line that came and went with the resume point, nothing saying why)."""
     as_built = _as_built_at_resume(checker) & back
-    return {path: text + (f"; {RESTART_HELD_OTHERWISE} {on_the_way[path]}"
+    # (a trial read "after step 12" as after the restore at 12 in one line and after
+    # the first resumed step in the next: which one is said)
+    when = {path: (f"right after its restore at step {step}" if step in checker.resume_at
+                   else f"after step {step}") for path, step in on_the_way.items()}
+    return {path: text + (f"; {RESTART_HELD_OTHERWISE} {when[path]}"
                           if path in on_the_way else "")
             + (f"; {AS_BUILT_AT_RESUME.format(at=verdict.steps_text(checker.resume_at))}"
                if path in as_built else "")

@@ -61,9 +61,10 @@ failure of the program's own, unless it hangs there)."""
 
 RESTART_HELD_OTHERWISE = ("named at this resume point: the engine's own restart, which "
                           "restores every declared component, ends with it as the "
-                          "uninterrupted run does, but held it otherwise after step")
+                          "uninterrupted run does, but held it otherwise")
 """How a ``Report.undeclared`` entry says why it is named where the engine's own
-full resume ends with it alike (the step follows)."""
+full resume ends with it alike (when follows: right after its restore at step k,
+or after step n)."""
 
 AS_BUILT_AT_RESUME = (
     "named at this resume point: at {at} the uninterrupted run held it as a fresh build "
