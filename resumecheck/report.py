@@ -831,6 +831,13 @@ def _incomplete_notice(engine: RunResult, where: str, settings: str, ablations: 
                     "epoch had ended and counts its end again, which your own resume from "
                     "such a checkpoint does too; a resume point inside an epoch checks the "
                     "rest." if any("epoch_progress." in f.detail for f in lossy) else "")
+        if fit_loop and "(the samples consumed)" in where:
+            # (trial 137: a loader of its own restored its position at the epoch's end
+            # and skipped the whole next epoch; the notice spoke of Lightning's counters)
+            fit_loop += (" The samples differ as well: where your loader keeps its own "
+                         "position, a position at an epoch's end restored must start the next "
+                         "epoch whole, not skip that many batches of it (see the first "
+                         "divergence: which step's samples the restart reads).")
         return (  # (a re-check: it opened with "do not capture the program's state")
             f"{which}: the engine restored every declared component and the run still "
             f"{where}. Right after the restore, {listed}: its load_state_dict() does not bring "

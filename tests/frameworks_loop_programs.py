@@ -218,6 +218,37 @@ def _scheduler_stepped_after_the_save():
                             data=lambda: train.stateful_loader(), steps=8, resume_at=(3,))
 
 
+def _loader_skipping_at_an_epochs_end():
+    """Trial 137's loader: it keeps its own position (batches read in the
+    epoch), and restored at an epoch's end skips that many batches of the
+    next epoch, the whole of it: the restart reads the epoch after."""
+    import torch
+
+    train = lightning_train()
+
+    class Skips(torch.utils.data.DataLoader):
+        def __init__(self):
+            super().__init__(train.rows(), batch_size=8, shuffle=True,
+                             generator=torch.Generator().manual_seed(0))
+            self.read, self.skip = 0, 0
+
+        def __iter__(self):
+            skip, self.skip, self.read = self.skip, 0, self.skip
+            for i, batch in enumerate(super().__iter__()):
+                if i >= skip:
+                    self.read += 1
+                    yield batch
+
+        def state_dict(self):
+            return {"read": self.read}
+
+        def load_state_dict(self, state):
+            self.read = self.skip = state["read"]  # (the bug: at an epoch's end, 5 of 5)
+
+    return lightning_target(module=lambda: train.TinyClassifier(dropout=0.0), data=Skips,
+                            steps=8, resume_at=(5,))
+
+
 def _timing_callback():
     """A callback that saves how long training has run: state no two runs share."""
     import time
@@ -271,6 +302,7 @@ _BUILT_ON_FIRST_USE = {
     "LIGHTNING_READS_BEST": _reads_best_score,
     "LIGHTNING_ON_PLATEAU": _validated_on_a_plateau,
     "LIGHTNING_SCHEDULER_AFTER_SAVE": _scheduler_stepped_after_the_save,
+    "LIGHTNING_SKIPS_AT_EPOCH_END": _loader_skipping_at_an_epochs_end,
     "LIGHTNING_COUNTER_NOT_SAVED": lambda: _counting_callback_target(per_build=True,
                                                                      saves=False),
 }

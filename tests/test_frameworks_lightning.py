@@ -549,6 +549,22 @@ def test_the_fit_loops_epoch_starting_counts_are_not_compared_and_come_back_as_u
 
 
 @pytest.mark.e2e
+def test_a_loader_that_skips_the_next_epoch_at_an_epochs_end_is_pointed_at_too():
+    """Trial 137: a loader of the script's own, restored at an epoch's end,
+    skipped the whole next epoch; the WARNING spoke only of Lightning's
+    epoch counters and steered away from the bug."""
+    report = resumecheck.verify(spec("LIGHTNING_SKIPS_AT_EPOCH_END"), drop="none",
+                                noise_seeds=0, check_determinism=False)
+    own = report.full_resume
+    assert (own.verdict, own.first_divergent_step, own.first_divergent_quantity) == \
+        (DIVERGED, 6, "data (the samples consumed)")
+    notice = report.incomplete_state_notice() or ""
+    assert "counts its end again" in notice
+    assert ("The samples differ as well: where your loader keeps its own position, a position "
+            "at an epoch's end restored must start the next epoch whole") in notice, notice
+
+
+@pytest.mark.e2e
 def test_a_scheduler_the_module_steps_after_the_checkpoint_is_said_to_be_saved_behind():
     """Trial 130: a module that stepped its scheduler in its own
     on_train_batch_end (after the callbacks', where the checkpoint is written)
