@@ -109,6 +109,13 @@ def lost_uncompared(undeclared: list[str]) -> list[str]:
     return [uncompared_path(what) for what in undeclared if OWN_RESUME_ENDS_OTHERWISE in what]
 
 
+def as_built_uncompared(undeclared: list[str]) -> list[str]:
+    """Of what is not compared, what the resume points found as a fresh build
+    holds it (any restart holds it alike there: ``AS_BUILT_AT_RESUME``)."""
+    marker = AS_BUILT_AT_RESUME.split("{at}")[1].split(";")[0]
+    return [uncompared_path(what) for what in undeclared if marker in what]
+
+
 def uncompared_path(what: str) -> str:
     """Where the program keeps what a ``Report.undeclared`` entry names
     (``state.ema`` of ``state.ema (AveragedModel: ...)``; a callback's

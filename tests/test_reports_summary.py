@@ -156,3 +156,17 @@ def test_the_summary_row_names_what_is_not_compared_and_ends_otherwise_in_the_ow
                     check_determinism=False).to_json()
     row = _summary_row({"nodeid": "test_x.py::test_x", "target": "t", "report": report})
     assert row.endswith("full resume: ok | not compared, ends otherwise in your resume: ema")
+
+
+def test_the_summary_row_names_what_the_resume_point_found_as_built():
+    """Trial 137: an epoch counter a state_dict() leaves out, as built at the
+    resume point, was named by `resumecheck run` and not in the session's row
+    (`full resume: ok`, nothing else), where the CI reads it."""
+    from resumecheck import verify
+    from resumecheck.pytest_plugin import _summary_row
+
+    report = verify("fixtures.trust.field_left_out:EPOCH_LEFT_OUT", drop="none", noise_seeds=0,
+                    check_determinism=False).to_json()
+    row = _summary_row({"nodeid": "test_x.py::test_x", "target": "t", "report": report})
+    assert row.endswith("full resume: ok | not compared, as built at the resume point (a later "
+                        "one shows it): data_cursor.epoch"), row
