@@ -52,7 +52,7 @@ from resumecheck.report import (
 )
 from resumecheck.faults import environment_failure
 from resumecheck.interrupt import scratch_directory
-from resumecheck.phrases import first_line, lost_uncompared
+from resumecheck.phrases import at_the_point, first_line, lost_uncompared
 from resumecheck.reproduce import reproduce_command
 from resumecheck.settings import Settings
 from resumecheck.strategies import interruption_schedules
@@ -462,7 +462,7 @@ def _not_compared(checker: Checker, result: FuzzResult, budget: float,
     say("looking at what is not compared, at the default resume point, as `resumecheck run` does")
     checker.limit(time.monotonic() + budget, budget)
     try:
-        return checker.report().undeclared
+        return at_the_point(checker.report().undeclared, list(checker.resume_at))
     except BudgetExhausted:
         return None
     finally:

@@ -12,7 +12,8 @@ import re
 __all__ = ["ADAPTER_LEFT_OUT", "amount", "BUILDING", "CHANGED_AFTER_LOAD", "CHECKPOINT_LOSES",
            "CHECKPOINT_MAY_LOSE", "LOOP_ENDED", "NOT_DECLARED", "NOT_VALIDATED_AGAIN",
            "OWN_RESUME_ENDS_OTHERWISE", "POSITION_OTHER_EPOCH", "POSITION_UNUSED", "REORDERED",
-           "RESTART_HELD_OTHERWISE",
+           "RESTART_HELD_OTHERWISE", "AS_BUILT_AT_RESUME", "AT_THIS_POINT", "as_built_uncompared",
+           "at_the_point",
            "RESTORE_CHANGED", "RESTORING", "STOPPED", "UNDECLARED_LEAD", "first_few", "first_line",
            "lost_uncompared", "merge_items", "uncompared_path", "undeclared_lead",
            "unused_position"]
@@ -59,7 +60,11 @@ STOPPED = "stopped by the step timeout"
 """How a run's explanation opens when a phase outlived its bound (not a
 failure of the program's own, unless it hangs there)."""
 
-RESTART_HELD_OTHERWISE = ("named at this resume point: the engine's own restart, which "
+AT_THIS_POINT = "named at this resume point"
+"""How a ``Report.undeclared`` entry opens the clause on why it is named at
+the report's resume points (fuzz names the point: ``at_the_point``)."""
+
+RESTART_HELD_OTHERWISE = (f"{AT_THIS_POINT}: the engine's own restart, which "
                           "restores every declared component, ends with it as the "
                           "uninterrupted run does, but held it otherwise")
 """How a ``Report.undeclared`` entry says why it is named where the engine's own
@@ -67,7 +72,7 @@ full resume ends with it alike (when follows: right after its restore at step k,
 or after step n)."""
 
 AS_BUILT_AT_RESUME = (
-    "named at this resume point: at {at} the uninterrupted run held it as a fresh build "
+    AT_THIS_POINT + ": at {at} the uninterrupted run held it as a fresh build "
     "does, so a restart holds it alike there whatever the checkpoint keeps; a resume point "
     "after the run changes it shows whether it comes back (resumecheck fuzz tries them)")
 """How a ``Report.undeclared`` entry says why it is named where a restart ends with it
@@ -107,6 +112,15 @@ def lost_uncompared(undeclared: list[str]) -> list[str]:
     full resume ends with otherwise than the uninterrupted run (its checkpoint
     likely loses it), by where the program keeps it."""
     return [uncompared_path(what) for what in undeclared if OWN_RESUME_ENDS_OTHERWISE in what]
+
+
+def at_the_point(undeclared: list[str], resume_at: list[int]) -> list[str]:
+    """``Report.undeclared`` said where the resume point is not the reader's
+    (fuzz, which looked at the default one: trial 137 read "named at this
+    resume point" under a search of 72 schedules)."""
+    points = ", ".join(map(str, resume_at))
+    return [what.replace(AT_THIS_POINT, f"named at the default resume point ({points})")
+            for what in undeclared]
 
 
 def as_built_uncompared(undeclared: list[str]) -> list[str]:

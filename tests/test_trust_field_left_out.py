@@ -131,3 +131,4 @@ def test_a_stream_the_program_set_right_in_its_first_step_is_no_lead_of_the_why(
     from dataclasses import replace
     assert _differs_clause([replace(righted, status=CONFIRMED)]) == \
         "; restored state differs in rng (confirmed)"
+

@@ -612,6 +612,20 @@ def test_a_line_named_at_one_resume_point_only_says_why():
     assert named(2) == []
 
 
+def test_fuzz_names_the_resume_point_its_not_compared_lines_were_seen_at():
+    """Trial 137: under a search of many schedules, fuzz's `not compared` lines
+    (looked at, at the default resume point, as `run` does) read "named at
+    this resume point" without saying which point."""
+    from resumecheck.phrases import RESTART_HELD_OTHERWISE, at_the_point
+
+    line = f"t.best_val (float: ...); {RESTART_HELD_OTHERWISE} after step 13"
+    [said] = at_the_point([line], [12])
+    assert said == ("t.best_val (float: ...); named at the default resume point (12): the "
+                    "engine's own restart, which restores every declared component, ends with "
+                    "it as the uninterrupted run does, but held it otherwise after step 13")
+    assert at_the_point(["ema (Sequential: ...)"], [12]) == ["ema (Sequential: ...)"]
+
+
 def test_items_of_one_list_said_alike_are_one_line():
     """A trial: a shuffle buffer of fifteen tuples, left out of its component's
     state, printed fifteen near-identical 500-character lines."""
