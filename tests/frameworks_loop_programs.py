@@ -218,17 +218,36 @@ def _scheduler_stepped_after_the_save():
                             data=lambda: train.stateful_loader(), steps=8, resume_at=(3,))
 
 
-def _loader_skipping_at_an_epochs_end():
+def _loader_skipping_at_an_epochs_end(wraps: bool = False):
     """Trial 137's loader: it keeps its own position (batches read in the
-    epoch), and restored at an epoch's end skips that many batches of the
-    next epoch, the whole of it: the restart reads the epoch after."""
+    epoch) over a sampler whose order comes from the epoch Lightning sets,
+    and restored at an epoch's end skips that many batches of the next
+    epoch, the whole of it: the restart reads the epoch after (``wraps``: its
+    fix, a position at the epoch's end starts the next epoch whole)."""
     import torch
 
     train = lightning_train()
 
+    class ByEpoch(torch.utils.data.Sampler):
+        def __init__(self, n):
+            self.n, self.epoch = n, 0
+
+        def set_epoch(self, epoch):  # (Lightning calls it as each epoch starts)
+            self.epoch = epoch
+
+        def __len__(self):
+            return self.n
+
+        def __iter__(self):
+            return iter(torch.randperm(self.n, generator=torch.Generator().manual_seed(
+                self.epoch)).tolist())
+
     class Skips(torch.utils.data.DataLoader):
         def __init__(self):
-            super().__init__(train.rows(), batch_size=8, shuffle=True,
+            rows = train.rows()
+            # (a generator of its own: the iterator's base seed draws from it, not from
+            # the global stream, which Lightning's checkpoint does not hold)
+            super().__init__(rows, batch_size=8, sampler=ByEpoch(len(rows)),
                              generator=torch.Generator().manual_seed(0))
             self.read, self.skip = 0, 0
 
@@ -244,8 +263,16 @@ def _loader_skipping_at_an_epochs_end():
 
         def load_state_dict(self, state):
             self.read = self.skip = state["read"]  # (the bug: at an epoch's end, 5 of 5)
+            if wraps and self.skip >= len(self):
+                self.skip = 0
 
-    return lightning_target(module=lambda: train.TinyClassifier(dropout=0.0), data=Skips,
+    import lightning.pytorch as pl
+
+    class Data(pl.LightningDataModule):  # (as the trial's: the loader made in the hook)
+        def train_dataloader(self):
+            return Skips()
+
+    return lightning_target(module=lambda: train.TinyClassifier(dropout=0.0), data=Data,
                             steps=8, resume_at=(5,))
 
 
@@ -303,6 +330,7 @@ _BUILT_ON_FIRST_USE = {
     "LIGHTNING_ON_PLATEAU": _validated_on_a_plateau,
     "LIGHTNING_SCHEDULER_AFTER_SAVE": _scheduler_stepped_after_the_save,
     "LIGHTNING_SKIPS_AT_EPOCH_END": _loader_skipping_at_an_epochs_end,
+    "LIGHTNING_WRAPS_AT_EPOCH_END": lambda: _loader_skipping_at_an_epochs_end(wraps=True),
     "LIGHTNING_COUNTER_NOT_SAVED": lambda: _counting_callback_target(per_build=True,
                                                                      saves=False),
 }

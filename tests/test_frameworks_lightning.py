@@ -565,6 +565,23 @@ def test_a_loader_that_skips_the_next_epoch_at_an_epochs_end_is_pointed_at_too()
 
 
 @pytest.mark.e2e
+def test_its_fix_resumes_at_the_epochs_end_and_the_resave_is_said_to_be_lightnings():
+    """Trial 137's fixed loader: every step, current_epoch and global_step match
+    (the fit loop's counts of epochs started, one behind, are not compared);
+    a checkpoint saved right after the restore counts the epoch's end again,
+    which is Lightning's doing, and the finding says so."""
+    report = resumecheck.verify(spec("LIGHTNING_WRAPS_AT_EPOCH_END"), drop="none",
+                                noise_seeds=0, check_determinism=False)
+    own = report.full_resume
+    assert own.verdict == IDENTICAL and not report.equivalent
+    assert own.lost_on_resave() == ["data_cursor"]
+    [finding] = [f for f in own.diagnosis if f.component == "data_cursor"]
+    assert "Lightning's own fit-loop progress: restored at an epoch's last batch, it counts " \
+        "that epoch's end at once" in finding.detail, finding.detail
+    assert "ready" not in report.render() and "started" not in report.render()
+
+
+@pytest.mark.e2e
 def test_a_scheduler_the_module_steps_after_the_checkpoint_is_said_to_be_saved_behind():
     """Trial 130: a module that stepped its scheduler in its own
     on_train_batch_end (after the callbacks', where the checkpoint is written)
