@@ -1357,6 +1357,7 @@ def _notes_on_own_resume(checker: Checker, own: _Judged, engine_full: _Judged,
     for run in (own.result, engine_full.result):
         verdict.note_validation_not_run_again(run, validated)
         verdict.note_rate_moved_after_save(run, moved)
+    verdict.note_data_not_skipped(own.result, checker.segment.boundaries.get("data_not_skipped"))
 
 
 def _report(checker: Checker, runs: list[RunResult],

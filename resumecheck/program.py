@@ -317,6 +317,7 @@ class BuiltProgram:
             edges = None
         validates = getattr(self.program, "validates_after", None)
         moved = getattr(self.program, "rate_moved_after", None)
+        not_skipped = getattr(self.program, "data_not_skipped", None)
         early = getattr(self.program, "run_before_restored_look", ())
         restored_by = getattr(self.program, "restored_by", None)
         saved_by = getattr(self.program, "saved_by", None)
@@ -332,6 +333,8 @@ class BuiltProgram:
             # (where a framework's loop validates after a step: its resume does not again)
             "validates_after": sorted({v for v in validates if isinstance(v, int) and v > 0})
             if isinstance(validates, (list, tuple, set)) else [],
+            # (a framework's setting that makes its resume read its epoch's batches again)
+            "data_not_skipped": not_skipped if isinstance(not_skipped, str) else None,
             # (where a framework's loop changed the rate after its checkpoint hook)
             "rate_moved_after": sorted({v for v in moved if isinstance(v, int) and v > 0})
             if isinstance(moved, (list, tuple, set)) else [],

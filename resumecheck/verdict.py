@@ -1430,6 +1430,26 @@ def note_rate_moved_after_save(run: RunResult, moved_after: Sequence[int]) -> No
         "the checkpoint's)") + text[noise:]
 
 
+def note_data_not_skipped(own: RunResult, setting: str | None) -> None:
+    """Where the framework's resume was told not to skip the batches its epoch
+    had consumed (``setting``: the Trainer's ``ignore_data_skip=True``) and the
+    program's own resume differs first in its data: say so, in place of the
+    leads that name undeclared state (a trial's Trainer row opened with those,
+    then the stream the new iterator drew)."""
+    key = split_rank_name(own.first_divergent_key or "")[0].split(":")[0]
+    if not (setting and own.checkpoint == "program" and not own.dropped
+            and own.verdict == DIVERGED and key in ("data", "inputs")):
+        return
+    text = own.explanation
+    for leads in _UNDECLARED_LEADS:
+        text = leads.sub("", text)
+    own.explanation = text.replace(
+        f"differs from step {own.first_divergent_step}",
+        f"differs from step {own.first_divergent_step}; the resume was told `{setting}`: it "
+        "does not skip the batches the run had already read in its epoch, and reads that "
+        "epoch again from its start (leave it out to resume where the run was)", 1)
+
+
 _UNDECLARED_LEADS = (
     re.compile(r": what it leaves different is [^;]*?between the load and the first step"),
     re.compile(r"; the learning rate is the first to differ: .*?a count it keeps"),

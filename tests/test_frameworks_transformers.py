@@ -333,3 +333,19 @@ def test_more_steps_than_the_target_has_is_not_called_the_programs_fault():
     text = str(info.value)
     assert "at least as many steps as the check runs" in text
     assert "Fix the program" not in text
+
+
+def test_a_resume_told_to_ignore_the_data_skip_says_so_first():
+    """A trial: the `ignore_data_skip=True` row opened with state no component
+    declares, then a stream the new iterator drew; the setting that made the
+    resume read its epoch again was named nowhere."""
+    from tests.framework_tables import measured
+
+    run = measured("transformers_check.py:IGNORE_DATA_SKIP")  # the README table's run
+    assert run.explanation.startswith(
+        "data (the model's inputs) differs from step 8; the resume was told "
+        "`ignore_data_skip=True`: it does not skip the batches the run had already read in its "
+        "epoch"), run.explanation
+    assert "a sampler's epoch that set_epoch sets" not in run.explanation
+    default = measured("transformers_check.py:DEFAULT")
+    assert "ignore_data_skip" not in default.explanation

@@ -179,6 +179,13 @@ class TrainerProgram(LoopProgram):
         return None
 
     @property
+    def data_not_skipped(self) -> str | None:
+        """Where the Trainer's resume does not skip the batches its epoch has
+        consumed, the setting that says so (``BuiltProgram.boundaries``)."""
+        return "ignore_data_skip=True" if getattr(self.trainer.args, "ignore_data_skip",
+                                                  False) is True else None
+
+    @property
     def steps_per_epoch(self) -> int | None:
         """Optimizer steps per epoch, as the Trainer counts them (batches of its
         own train DataLoader, ``gradient_accumulation_steps`` to a step, a last
