@@ -24,7 +24,8 @@ import torch
 
 from resumecheck.compare import Difference, Tolerance, compare_values, digest, flatten_state
 from resumecheck.components import (
-    CONFIG, DATA_CURSOR, GLOBAL_STEP, PARAMS, SAMPLER_EPOCH, SCHEDULER, split_rank_name,
+    CONFIG, DATA_CURSOR, GLOBAL_STEP, OPTIMIZER, PARAMS, SAMPLER_EPOCH, SCHEDULER,
+    split_rank_name,
     validate_drop,
 )
 from resumecheck.errors import (
@@ -1229,6 +1230,22 @@ _FROZEN_RERUN = (
     "itself")
 
 
+def _rate_made_anew(result: RunResult, finding: Finding) -> bool:
+    """Whether a rerun that put ``finding`` right is no evidence against it: a
+    scheduler or an optimizer that differs right after the load, in a run whose
+    learning rate is the first thing to differ. Its state put in, the object
+    that steps may still not be the one restored (a scheduler made anew after
+    the load, not prepared as the saved one was, steps on a count of its own:
+    trial 138's, stepping every micro-batch, was called "not the cause")."""
+    return (split_rank_name(finding.component)[0] in (SCHEDULER, OPTIMIZER)
+            and split_rank_name(result.first_divergent_key or "")[0] == "lr")
+
+
+_RATE_RERUN = ("; not judged: put right in a rerun, the learning rate still departs, which "
+               "is no evidence against it: the scheduler that steps may not be the one "
+               "restored (one made anew after your load(), or not prepared or wrapped as the "
+               "saved one was, steps on a count of its own)")
+
 _REBOUND_RERUN = ("; not judged: putting the uninterrupted run's state in does not change "
                   "which optimizer a scheduler steps")
 
@@ -1558,9 +1575,10 @@ def settle_findings(ref: Reference, result: RunResult, outcomes: dict[int, bool 
 
     Those the run never departs after are ``latent`` (with the step from
     which they would matter, when the program's boundaries tell, or for
-    random state the reference's draws: ``next_draws``), unless
-    the program put them back itself (``put_back``: random state that ends
-    as the reference's; see ``streams_put_back``): no gap. Those
+    random state the reference's draws: ``next_draws``), unless the program
+    put them back itself (``put_back``: random state that ends as the
+    reference's; see ``streams_put_back``): no gap (nor does a scheduler's or
+    an optimizer's rerun where the rate departs first: ``_rate_made_anew``). Those
     tried by a rerun (``outcomes``: finding index -> the rerun helped) are
     ``confirmed`` or ``not_cause``; but settings (``config``) are read at
     build too, so a rerun that does not help them is no evidence either
@@ -1570,10 +1588,9 @@ def settle_findings(ref: Reference, result: RunResult, outcomes: dict[int, bool 
     state put in may not have reached that iterator; the finding says so.
     A finding of random state whose rerun did not help but changed the run
     all the same (``moved``: its steps differ from the run's own; nothing was
-    confirmed) is not "not the cause":
-    it matters, beside something else that differs too (not judged; the
-    finding says so). The rest keep their status (``after_divergence``, or
-    none: not tried).
+    confirmed) is not "not the cause": it matters, beside something else
+    that differs too (not judged; the finding says so). The rest keep their
+    status (``after_divergence``, or none: not tried).
     """
     if result.verdict == FAILED:
         return
@@ -1599,10 +1616,11 @@ def settle_findings(ref: Reference, result: RunResult, outcomes: dict[int, bool 
                     finding.component, (unreached or {}).get(finding.component, [])))))
         elif i in moved:  # (never one that helped: see _Confirmations.settle)
             judged.append(replace(finding, detail=finding.detail + _matters_with_others(result)))
+        elif i in outcomes and not outcomes[i] and _rate_made_anew(result, finding):
+            judged.append(replace(finding, detail=finding.detail + _RATE_RERUN))
         elif i in outcomes and (outcomes[i] or finding.component != CONFIG):
-            cause = bool(outcomes[i])
-            judged.append(replace(finding, status=CONFIRMED if cause else NOT_CAUSE,
-                                  confirmed=cause))
+            judged.append(replace(finding, status=CONFIRMED if outcomes[i] else NOT_CAUSE,
+                                  confirmed=bool(outcomes[i])))
         else:
             judged.append(finding)
     result.diagnosis = judged
