@@ -16,8 +16,9 @@ from typing import Any
 from resumecheck.engine import verify
 from resumecheck.errors import (
     ComponentsNotExercised, LatentGapWarning, LostStateWarning, ResumeNotEquivalent,
+    SideFilesWarning,
 )
-from resumecheck.phrases import first_line, lost_uncompared
+from resumecheck.phrases import first_line, lost_uncompared, side_files
 from resumecheck.program import Target
 from resumecheck.components import split_rank_name
 from resumecheck.report import FAILED, Report, RunResult
@@ -49,6 +50,10 @@ def require_equivalent(report: Report, _depth: int = 0) -> Report:
     lost = lost_uncompared(report.undeclared)
     if full is not None and lost:  # (so does one whose own resume ends without some state)
         warnings.warn(LostStateWarning(report.target, lost, full.reproduce),
+                      stacklevel=3 + _depth)
+    beside = side_files(full.explanation) if full is not None else None
+    if full is not None and beside:  # (and one whose save() keeps state beside its checkpoint)
+        warnings.warn(SideFilesWarning(report.target, beside, full.reproduce),
                       stacklevel=3 + _depth)
     return report
 

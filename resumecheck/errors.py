@@ -442,6 +442,24 @@ class LostStateWarning(UserWarning):
         )
 
 
+class SideFilesWarning(UserWarning):
+    """A resume judged equivalent whose program's save() wrote (or load() read)
+    files beside the checkpoint it was given: a restart from an older
+    checkpoint reads what was written there last (trial 138: its step count
+    kept in progress.json passed every check, and a resume from an earlier
+    checkpoint departed; the note was only in the report's why)."""
+
+    def __init__(self, target: str, files: str, reproduce: str) -> None:
+        self.target, self.files, self.reproduce = target, files, reproduce
+        super().__init__(
+            f"{target}: the resume is equivalent, but {files} outside the checkpoint path it "
+            "was given: a restart reads what was written there last (by a later save, or "
+            "another run beside it), not what that checkpoint saved, so a resume from an "
+            "earlier checkpoint may depart; keep that state in the checkpoint; the whole "
+            f"report: {reproduce}"
+        )
+
+
 class UnboundedStepsWarning(UserWarning):
     """The program replaced the SIGALRM handler that bounds each phase of an
     in-process run (``--timeout``): its steps are not bounded any more."""

@@ -13,7 +13,7 @@ __all__ = ["ADAPTER_LEFT_OUT", "amount", "BUILDING", "CHANGED_AFTER_LOAD", "CHEC
            "CHECKPOINT_MAY_LOSE", "LOOP_ENDED", "NOT_DECLARED", "NOT_VALIDATED_AGAIN",
            "OWN_RESUME_ENDS_OTHERWISE", "POSITION_OTHER_EPOCH", "POSITION_UNUSED", "REORDERED",
            "RESTART_HELD_OTHERWISE", "AS_BUILT_AT_RESUME", "AT_THIS_POINT", "as_built_uncompared",
-           "at_the_point",
+           "at_the_point", "OUTSIDE_THE_CHECKPOINT", "side_files",
            "RESTORE_CHANGED", "RESTORING", "STOPPED", "UNDECLARED_LEAD", "first_few", "first_line",
            "lost_uncompared", "merge_items", "uncompared_path", "undeclared_lead",
            "unused_position"]
@@ -59,6 +59,19 @@ position saved where the run was not)."""
 STOPPED = "stopped by the step timeout"
 """How a run's explanation opens when a phase outlived its bound (not a
 failure of the program's own, unless it hangs there)."""
+
+OUTSIDE_THE_CHECKPOINT = "outside the checkpoint path it was given"
+"""How a run's why says the program's save() wrote (or its load() read) files
+beside its checkpoint (``verdict.side_files_text``)."""
+
+
+def side_files(explanation: str) -> str | None:
+    """The files a why says the program's save() wrote or load() read outside
+    its checkpoint, in its own words (``your save() wrote progress.json``)."""
+    found = re.search(r"(your save\(\) wrote [^;]*?|your load\(\) read [^;]*?), "
+                      + re.escape(OUTSIDE_THE_CHECKPOINT), explanation)
+    return found.group(1) if found else None
+
 
 AT_THIS_POINT = "named at this resume point"
 """How a ``Report.undeclared`` entry opens the clause on why it is named at

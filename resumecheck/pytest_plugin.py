@@ -575,16 +575,29 @@ def _summary_row(entry: dict[str, Any]) -> str:
             state = ("blind spot" if run["blind_spot"] else
                      "ok" if run["verdict"] == "diverged" else run["verdict"])
             cells.append(f"{','.join(run['dropped'])}: {state}")
-    # (torch-free: an xdist controller that ran no check never imports torch for a row)
-    from resumecheck.phrases import as_built_uncompared, lost_uncompared
+    cells += _beside_cells(report)
+    return f"{entry['nodeid']}  {report['target']}  " + " | ".join(cells)
 
+
+def _beside_cells(report: dict[str, Any]) -> list[str]:
+    """A row's cells on what the check did not compare: state the program's
+    own resume ends without, files its save() keeps beside its checkpoint,
+    state the resume point found as built."""
+    # (torch-free: an xdist controller that ran no check never imports torch for a row)
+    from resumecheck.phrases import as_built_uncompared, lost_uncompared, side_files
+
+    cells = []
     lost = lost_uncompared(report.get("undeclared", []))
     if lost:  # (an "ok" covers what is compared: say what the resume loses beside it)
         cells.append("not compared, ends otherwise in your resume: " + ", ".join(lost))
+    beside = next((side_files(r["explanation"]) for r in report["runs"]
+                   if not r["dropped"] and r["checkpoint"] == "program"), None)
+    if beside:  # (trial 138: a step count kept in a file of its own passed silently)
+        cells.append(f"{beside} outside its checkpoint")
     # (trial 137: an epoch counter a state_dict() left out, still as built at the
     # resume point, was named by `run` and not in the session's row)
     unseen = as_built_uncompared(report.get("undeclared", []))
     if unseen:
         cells.append("not compared, as built at the resume point (a later one shows it): "
                      + ", ".join(unseen))
-    return f"{entry['nodeid']}  {report['target']}  " + " | ".join(cells)
+    return cells

@@ -37,8 +37,8 @@ from resumecheck.evidence import (
 from resumecheck.program import epoch_boundaries, next_epoch_start
 from resumecheck.phrases import (
     ADAPTER_LEFT_OUT, BUILDING, CHANGED_AFTER_LOAD, CHECKPOINT_LOSES, CHECKPOINT_MAY_LOSE,
-    LOOP_ENDED, NOT_DECLARED, NOT_VALIDATED_AGAIN, OWN_RESUME_ENDS_OTHERWISE, POSITION_UNUSED,
-    RESTORE_CHANGED,
+    LOOP_ENDED, NOT_DECLARED, NOT_VALIDATED_AGAIN, OUTSIDE_THE_CHECKPOINT,
+    OWN_RESUME_ENDS_OTHERWISE, POSITION_UNUSED, RESTORE_CHANGED,
     RESTORING, STOPPED, UNDECLARED_LEAD, first_line, uncompared_path, undeclared_lead,
 )
 from resumecheck.report import (
@@ -714,7 +714,7 @@ def side_files_text(segments: Segments) -> str:
     said = " and ".join(part for part in (
         f"your save() wrote {wrote}" if wrote else "",
         f"your load() read {read}" if read else "") if part)
-    return (f"; {said}, outside the checkpoint path it was given: a restart reads what was "
+    return (f"; {said}, {OUTSIDE_THE_CHECKPOINT}: a restart reads what was "
             "written there last (by this run, a later save, or another run beside it), not what "
             "the checkpoint saved: keep that state in the checkpoint")
 

@@ -68,3 +68,25 @@ def test_a_save_through_a_temporary_file_moved_into_place_names_nothing(tmp_path
     report = verify(Target(factory=Atomic, steps=8, resume_at=(4,)), drop="none", noise_seeds=0,
                     check_determinism=False)
     assert report.equivalent and "outside the checkpoint path" not in report.render()
+
+
+def test_a_pass_with_state_beside_the_checkpoint_warns_in_a_test_and_its_row_says_so():
+    """Trial 138: a step count kept in progress.json passed `run`, the pytest
+    test and fuzz; only the report's why named the file, and a resume from an
+    earlier checkpoint departed."""
+    from resumecheck.assertions import require_equivalent
+    from resumecheck.errors import SideFilesWarning
+    from resumecheck.pytest_plugin import _summary_row
+
+    report = verify("fixtures.trust.side_file:TARGET", drop="none", noise_seeds=0,
+                    check_determinism=False)
+    with pytest.warns(SideFilesWarning) as caught:
+        require_equivalent(report)
+    said = str(caught[0].message)
+    assert "the resume is equivalent, but your save() wrote `step.txt` (beside the " \
+        "checkpoint) and your load() read `step.txt` (beside the checkpoint) outside the " \
+        "checkpoint path it was given" in said, said
+    row = _summary_row({"nodeid": "t.py::t", "target": "t", "report": report.to_json()})
+    assert row.endswith("| your save() wrote `step.txt` (beside the checkpoint) and your "
+                        "load() read `step.txt` (beside the checkpoint) outside its "
+                        "checkpoint"), row
