@@ -590,10 +590,13 @@ def _beside_cells(report: dict[str, Any]) -> list[str]:
     lost = lost_uncompared(report.get("undeclared", []))
     if lost:  # (an "ok" covers what is compared: say what the resume loses beside it)
         cells.append("not compared, ends otherwise in your resume: " + ", ".join(lost))
-    beside = next((side_files(r["explanation"]) for r in report["runs"]
-                   if not r["dropped"] and r["checkpoint"] == "program"), None)
+    own = next((r["explanation"] for r in report["runs"]
+                if not r["dropped"] and r["checkpoint"] == "program"), "")
+    beside = side_files(own)
     if beside:  # (trial 138: a step count kept in a file of its own passed silently)
         cells.append(f"{beside} outside its checkpoint")
+    if "the loop that ran is resumecheck's" in own:  # (trial 138: its loop's skip, unchecked)
+        cells.append("the loop that ran is resumecheck's: your own resume code is not checked")
     # (trial 137: an epoch counter a state_dict() left out, still as built at the
     # resume point, was named by `run` and not in the session's row)
     unseen = as_built_uncompared(report.get("undeclared", []))

@@ -343,6 +343,20 @@ def test_seedable_sampler_with_the_loaders_own_generator_resumes_bit_for_bit():
     assert any(f.component == "rng" and "loader" in f.detail for f in run.diagnosis)
 
 
+def test_a_pass_says_in_the_sessions_row_that_its_own_loop_did_not_run():
+    """Trial 138: the README's Accelerate wrapper passed a loop that forgot
+    set_epoch on resume (and one that forgot skip_first_batches): the loop
+    that ran is resumecheck's, which the CLI's why says and the pytest row
+    did not."""
+    from resumecheck.pytest_plugin import _beside_cells
+
+    run = full_resume("SEEDABLE_OWN_GENERATOR")  # (a pass)
+    report = {"undeclared": [], "runs": [{"dropped": [], "checkpoint": "program",
+                                          "explanation": run.explanation}]}
+    assert _beside_cells(report) == [
+        "the loop that ran is resumecheck's: your own resume code is not checked"]
+
+
 @pytest.mark.e2e
 def test_stateful_dataloader_saves_counters_only_and_reports_position_zero_after_load(tmp_path):
     program = load_target(spec("STATEFUL")).factory({"loader": "stateful"})
