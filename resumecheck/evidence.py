@@ -746,12 +746,16 @@ def epoch_place(reference: SegmentResult, step: int, at: int) -> str | None:
 def telling(samples: torch.Tensor, least: int) -> bool:
     """Whether a match of ``samples`` with others means something: at least
     ``least`` values, and, of integers (indices, labels), at least four, none
-    repeated (a batch of a few labels matches another by chance)."""
+    repeated (a batch of a few labels matches another by chance), or at
+    least 16 with at least 8 distinct (a batch of token ids repeats tokens: a
+    trial's language model read its epoch again, and no clue said so)."""
     if samples.numel() < least:
         return False
     if samples.is_floating_point() or samples.is_complex():
         return True
-    return samples.numel() >= 4 and samples.unique().numel() == samples.numel()
+    distinct = samples.unique().numel()
+    return (samples.numel() >= 4 and distinct == samples.numel()) or (
+        samples.numel() >= 16 and distinct >= 8)
 
 
 def nearest_step(steps: list[int], step: int) -> int | None:

@@ -175,3 +175,19 @@ def test_on_many_ranks_the_inputs_are_counted_on_the_rank_that_differs():
     assert detail is not None and detail.startswith(
         "the model's input 1 in its 2nd call of 2 in step 1"), detail
 
+
+
+def test_a_batch_of_token_ids_that_repeats_tokens_is_matched_all_the_same():
+    """Trial 138: a language model's batches of token ids always repeat a
+    token, and no batch of them was ever matched with the step that read it
+    (the clue that the restart read its epoch again never appeared); a few
+    labels still are not."""
+    import torch
+
+    from resumecheck.evidence import telling
+
+    tokens = torch.tensor([[5, 9, 9, 2, 7, 5, 1, 3], [4, 4, 8, 6, 2, 0, 11, 9]])
+    assert telling(tokens, 1)
+    assert not telling(torch.tensor([0, 1, 1, 0, 2, 2, 1, 0, 0, 1, 2, 1, 0, 0, 1, 2]), 1)
+    assert not telling(torch.tensor([3, 3, 1]), 1)
+    assert telling(torch.tensor([3, 0, 1, 2]), 1)
