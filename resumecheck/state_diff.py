@@ -259,8 +259,13 @@ def _step_apart(differing: list[tuple[str, Any]], ref: dict[str, Any],
     apart = {new.get(p) - ref[p] for p in paths if isinstance(ref.get(p), int)
              and isinstance(new.get(p), int)}
     if apart == {-1}:
-        return ("; one step behind: a checkpoint saved before the step's scheduler.step(), or "
-                "a load that steps it one time fewer")
+        # (trial 138: a scheduler made anew by the load, at 0 where the run was at 1,
+        # read as one saved a step early)
+        fresh = all(new.get(p) == 0 for p in paths)
+        return ("; one step behind: a checkpoint saved before the step's scheduler.step(), "
+                "or a load that steps it one time fewer" + (
+                    ", or one made anew after the load (0: a fresh scheduler's count)"
+                    if fresh else ""))
     if apart == {1}:
         return "; one step ahead: stepped once more in or after the load, or saved after it"
     return ""
