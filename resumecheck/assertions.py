@@ -21,7 +21,7 @@ from resumecheck.errors import (
 from resumecheck.phrases import first_line, lost_uncompared, side_files
 from resumecheck.program import Target
 from resumecheck.components import split_rank_name
-from resumecheck.report import FAILED, Report, RunResult
+from resumecheck.report import FAILED, PUT_BACK, Report, RunResult
 
 __all__ = [
     "ComponentsNotExercised",
@@ -163,8 +163,9 @@ def _describe_run(run: RunResult, label: str, incomplete: str | None) -> list[st
         lines.append(
             f"    reference vs resumed: max |Δloss| {_g(run.max_abs_loss_diff)}; {figures}"
         )
-    for finding in run.diagnosis:
-        lines.append(f"    diagnosis: {finding.line_in(run, incomplete)}")
+    for finding in run.diagnosis:  # (trial 138: a note read "diagnosis:" here, as the CLI's not)
+        label = "note" if finding.status == PUT_BACK else "diagnosis"
+        lines.append(f"    {label}: {finding.line_in(run, incomplete)}")
     lines.append(f"    why: {run.explanation}")
     lines.append(f"    reproduce: {run.reproduce}")
     return lines

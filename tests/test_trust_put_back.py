@@ -55,3 +55,21 @@ def test_a_generator_the_program_sets_right_beside_a_lost_stream_is_named_as_suc
         "torch CPU stream differs from the stream at step 7 (and generator 'sampler', which "
         "the program set right itself during step 8)")
     assert [s.stream for s in own.stream_offsets] == ["torch"]
+
+
+def test_a_failing_tests_message_calls_a_put_back_finding_a_note_as_the_report_does():
+    """Trial 138: the pytest failure listed `diagnosis: rng: ... (put back by
+    the program ...)` beside the real cause, where `resumecheck run` says `note:`."""
+    from dataclasses import replace
+
+    from resumecheck.assertions import describe_failure
+
+    report = verify("fixtures.bugs.class01_scheduler_not_saved:BUGGY", **FAST)
+    own = report.full_resume
+    assert own.verdict == DIVERGED and own.diagnosis
+    own.diagnosis.append(replace(own.diagnosis[0], component="rng", status=PUT_BACK,
+                                 detail="generator 'loader' differs from the stream at step 8"))
+    text = describe_failure(report)
+    assert "    note: rng: generator 'loader' differs" in text, text
+    assert "    diagnosis: rng:" not in text
+    assert "    diagnosis: scheduler:" in text
