@@ -21,6 +21,7 @@ process that ran it keeps them in memory instead, up to ``KEPT_IN_MEMORY``).
 from __future__ import annotations
 
 import functools
+import inspect
 import json
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -165,9 +166,10 @@ class Tracer:
         call = self._calls
         if not kwargs and all(type(a) is torch.Tensor for a in args):  # (the common call)
             self._inputs.extend(a.detach() for a in args)
-            self._input_names.extend((call, f"input {i + 1}") for i in range(len(args)))
+            named = _positional_names(module, len(args))
+            self._input_names.extend((call, named[i]) for i in range(len(args)))
             return
-        for name, leaf in _named_tensors(args, kwargs):
+        for name, leaf in _named_tensors(args, kwargs, _positional_names(module, len(args))):
             self._inputs.append(leaf.detach())
             self._input_names.append((call, name))
 
@@ -535,11 +537,33 @@ def _find(built: BuiltProgram, name: str, kind: type, attr: str) -> Any:
     return obj if isinstance(obj, kind) else None
 
 
-def _named_tensors(args: tuple[Any, ...], kwargs: dict[str, Any]
-                   ) -> list[tuple[str, torch.Tensor]]:
+def _positional_names(module: torch.nn.Module, n: int) -> list[str]:
+    """The names of a forward's first ``n`` positional arguments, as its
+    signature gives them (`idx`; a trial read "input 1" of a forward that
+    takes one), else ``input i``."""
+    params = _forward_parameters(type(module))  # type: ignore[arg-type]
+    return [f"`{params[i]}`" if i < len(params) else f"input {i + 1}" for i in range(n)]
+
+
+@functools.lru_cache(maxsize=256)
+def _forward_parameters(cls: type) -> tuple[str, ...]:
+    """The positional parameters of a module class's forward, ``self`` left out
+    (once per class: the hook runs at every forward)."""
+    try:
+        params = list(inspect.signature(cls.forward).parameters.values())  # type: ignore
+
+    except (TypeError, ValueError):  # (a forward without a signature: a builtin)
+        return ()
+    return tuple(p.name for p in params[1:]
+                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+
+
+def _named_tensors(args: tuple[Any, ...], kwargs: dict[str, Any],
+                   positional: list[str] | None = None) -> list[tuple[str, torch.Tensor]]:
     """The tensors of one forward call, each named as the caller passed it
-    (`attention_mask`, input 1, input 1 at `['input_ids']`: positional), in
-    argument order, a dict's keys sorted."""
+    (`attention_mask`; positional ones by the forward's own names, ``positional``,
+    else input 1; `input_ids` at `['input_ids']`), in argument order, a dict's
+    keys sorted."""
     named: list[tuple[str, torch.Tensor]] = []
 
     def walk(value: Any, name: str, keyword: bool, path: str) -> None:
@@ -554,7 +578,8 @@ def _named_tensors(args: tuple[Any, ...], kwargs: dict[str, Any]
                 walk(item, name, keyword, f"{path}[{i}]")
 
     for i, arg in enumerate(args):
-        walk(arg, f"input {i + 1}", False, "")
+        walk(arg, positional[i] if positional and i < len(positional) else f"input {i + 1}",
+             False, "")
     for key in sorted(kwargs, key=str):
         walk(kwargs[key], key, True, "")
     return named

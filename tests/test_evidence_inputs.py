@@ -191,3 +191,19 @@ def test_a_batch_of_token_ids_that_repeats_tokens_is_matched_all_the_same():
     assert not telling(torch.tensor([0, 1, 1, 0, 2, 2, 1, 0, 0, 1, 2, 1, 0, 0, 1, 2]), 1)
     assert not telling(torch.tensor([3, 3, 1]), 1)
     assert telling(torch.tensor([3, 0, 1, 2]), 1)
+
+
+def test_a_positional_input_is_named_as_the_forward_names_it():
+    """Trial 138: "the model's input 1 in its 1st call of 2" of a forward that
+    takes one argument, `idx`."""
+    from resumecheck.trace import _named_tensors, _positional_names
+
+    class LM(torch.nn.Module):
+        def forward(self, idx, mask=None):
+            return idx
+
+    assert _positional_names(LM(), 2) == ["`idx`", "`mask`"]
+    assert _positional_names(LM(), 3)[2] == "input 3"
+    x = torch.zeros(2)
+    assert [n for n, _ in _named_tensors((x, {"a": x}), {}, _positional_names(LM(), 2))] == [
+        "`idx`", "`mask` at `['a']`"]
