@@ -551,7 +551,6 @@ def _forward_parameters(cls: type) -> tuple[str, ...]:
     (once per class: the hook runs at every forward)."""
     try:
         params = list(inspect.signature(cls.forward).parameters.values())  # type: ignore
-
     except (TypeError, ValueError):  # (a forward without a signature: a builtin)
         return ()
     return tuple(p.name for p in params[1:]
