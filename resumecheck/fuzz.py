@@ -52,7 +52,7 @@ from resumecheck.report import (
 )
 from resumecheck.faults import environment_failure
 from resumecheck.interrupt import scratch_directory
-from resumecheck.phrases import at_the_point, first_line, lost_uncompared
+from resumecheck.phrases import at_the_point, first_line, lost_uncompared, side_files
 from resumecheck.reproduce import reproduce_command
 from resumecheck.settings import Settings
 from resumecheck.strategies import interruption_schedules
@@ -114,6 +114,11 @@ class FuzzResult:
     unseeded_notice: str | None = None
     """Two launches of the program differ (it draws from a global stream it
     never seeds): the warning ``run`` gives too (None: they do not)."""
+    side_files: str | None = None
+    """Where no schedule failed: the files the program's save() wrote (or its
+    load() read) beside its checkpoint at the default resume point, in
+    ``run``'s words (a restart from an earlier checkpoint reads what a later
+    save wrote there, which no schedule fuzz draws does: trial 139); None: none."""
     unreproduced: list[list[int]] = field(default_factory=list)
     """Schedules that failed while fuzzing but not when run again as their
     reproduce command runs them (not reported as failures)."""
@@ -156,6 +161,7 @@ class FuzzResult:
             "declared_state_notice": self.declared_state_notice,
             "undeclared": None if self.undeclared is None else list(self.undeclared),
             "unseeded_notice": self.unseeded_notice,
+            "side_files": self.side_files,
             "environment": self.environment,
             "nproc": self.nproc,
             "resume_nproc": self.resume_nproc,
@@ -194,26 +200,9 @@ class FuzzResult:
                  f"{'' if self.distinct_schedules == 1 else 's'}{self._edges()})")
         if self.failure is None:
             cut = "; the time budget ran out first" if self.budget_exhausted else ""
-            odd = ""
-            if self.unreproduced:
-                odd = ("; failures seen at resume at "
-                       + " and ".join(",".join(map(str, s)) for s in self.unreproduced)
-                       + " did not fail again when run again as `resumecheck run` runs it "
-                       "(not reported): a program that fails only some of the times it runs "
-                       "(a fault that comes and goes, a read that may fail) cannot be judged; "
-                       "if it trains alike every time, please report this to resumecheck")
-            lost = lost_uncompared(self.undeclared or [])
-            if lost:  # (as `run` words an equivalent resume that ends otherwise)
-                odd += ("; not compared, and your own resume ends otherwise with: "
-                        + ", ".join(f"`{p}`" for p in lost) + " (see below)")
-            elif self.undeclared is None and self.resume_nproc is None:
-                # (a trial read "the time budget ran out first" twice over)
-                odd += ("; so what is not compared was not looked at" if cut else
-                        "; what is not compared was not looked at, the time budget ran out "
-                        "first") + " (`resumecheck run` names it)"
             # (a trial: every elastic example inconclusive, and the search passed)
             head = ("inconclusive: " if self.inconclusive else "") + "no failing schedule"
-            return f"{head} in {tried}{cut}{odd}{self._not_judged()}"
+            return f"{head} in {tried}{cut}{_passed_notes(self, bool(cut))}{self._not_judged()}"
         at = ",".join(map(str, self.failure.resume_at)) + self._at_edges(self.failure.resume_at)
         if self.minimal:
             return f"minimal failing schedule: resume at {at}, found in {tried}"
@@ -450,6 +439,33 @@ def _reproduced(tgt: Target, settings: Settings, result: FuzzResult,
     return report.full_resume
 
 
+def _passed_notes(result: FuzzResult, cut: bool) -> str:
+    """What a search that found no failing schedule adds to its summary
+    (``cut``: its time budget ran out first)."""
+    odd = ""
+    if result.unreproduced:
+        odd = ("; failures seen at resume at "
+               + " and ".join(",".join(map(str, s)) for s in result.unreproduced)
+               + " did not fail again when run again as `resumecheck run` runs it (not "
+               "reported): a program that fails only some of the times it runs (a fault that "
+               "comes and goes, a read that may fail) cannot be judged; if it trains alike "
+               "every time, please report this to resumecheck")
+    if result.side_files:  # (trial 139: a step count kept beside the checkpoint passed)
+        odd += (f"; {result.side_files} outside the checkpoint path it was given: a resume "
+                "from an earlier checkpoint reads what a later save wrote there, which no "
+                "schedule here tries: keep that state in the checkpoint")
+    lost = lost_uncompared(result.undeclared or [])
+    if lost:  # (as `run` words an equivalent resume that ends otherwise)
+        odd += ("; not compared, and your own resume ends otherwise with: "
+                + ", ".join(f"`{p}`" for p in lost) + " (see below)")
+    elif result.undeclared is None and result.resume_nproc is None:
+        # (a trial read "the time budget ran out first" twice over)
+        odd += ("; so what is not compared was not looked at" if cut else
+                "; what is not compared was not looked at, the time budget ran out first"
+                ) + " (`resumecheck run` names it)"
+    return odd
+
+
 def _not_compared(checker: Checker, result: FuzzResult, budget: float,
                   say: Callable[[str], None]) -> list[str] | None:
     """What ``resumecheck run --drop none`` names as not compared at the
@@ -462,7 +478,10 @@ def _not_compared(checker: Checker, result: FuzzResult, budget: float,
     say("looking at what is not compared, at the default resume point, as `resumecheck run` does")
     checker.limit(time.monotonic() + budget, budget)
     try:
-        return at_the_point(checker.report().undeclared, list(checker.resume_at))
+        report = checker.report()
+        full = report.full_resume
+        result.side_files = side_files(full.explanation) if full is not None else None
+        return at_the_point(report.undeclared, list(checker.resume_at))
     except BudgetExhausted:
         return None
     finally:

@@ -90,3 +90,21 @@ def test_a_pass_with_state_beside_the_checkpoint_warns_in_a_test_and_its_row_say
     assert row.endswith("| your save() wrote `step.txt` (beside the checkpoint) and your "
                         "load() read `step.txt` (beside the checkpoint) outside its "
                         "checkpoint"), row
+
+
+def test_a_fuzz_search_that_finds_nothing_says_the_files_beside_the_checkpoint():
+    """Trial 139: fuzz passed trial 138's step count kept in progress.json
+    ("no failing schedule in 100 examples"), saying nothing of the file that
+    `run` and the test name: no schedule it draws resumes from an earlier
+    checkpoint once a later save has written the file."""
+    import json
+
+    from resumecheck.fuzz import fuzz
+
+    result = fuzz("fixtures.trust.side_file:TARGET", max_examples=3, budget=120)
+    assert not result.found
+    assert result.side_files is not None and "`step.txt`" in result.side_files
+    assert "`step.txt` (beside the checkpoint) outside the checkpoint path it was given: a " \
+        "resume from an earlier checkpoint reads what a later save wrote there" \
+        in result.summary(), result.summary()
+    assert json.loads(result.render("json"))["side_files"] == result.side_files
