@@ -670,12 +670,15 @@ def _inputs_elsewhere(reference: SegmentResult, rec: Any, rank: int | None, step
                        and all(r.digests.get(k) == rec.digests[k] for k in keys)], step)
     if at is None:
         return ""
+    said = f"; they are what the uninterrupted run called it with at step {at} " \
+           f"({steps_apart(at, step)})"
+    place = epoch_place(reference, step, at)
+    if place is not None:  # (trial 139: a language model's token batches, read as data)
+        return _in_its_epoch(said, place, at, step)
     # (a trial: a GAN's noise, drawn from a generator left at its build state, was
     # said to be data read at another position, and nothing else)
-    return (f"; they are what the uninterrupted run called it with at step {at} "
-            f"({steps_apart(at, step)}): {_OWN_DATA_ELSEWHERE}, or makes them from a random "
-            "stream set back to where it was then (noise from a generator left at its build "
-            "state)")
+    return (f"{said}: {_OWN_DATA_ELSEWHERE}, or makes them from a random stream set back to "
+            "where it was then (noise from a generator left at its build state)")
 
 
 def _read_elsewhere(reference: SegmentResult, rec: Any, key: str, step: int,
@@ -697,17 +700,24 @@ def _read_elsewhere(reference: SegmentResult, rec: Any, key: str, step: int,
         return _shifted(expected, read)
     said = f"; they are what the uninterrupted run read at step {at} ({steps_apart(at, step)})"
     place = epoch_place(reference, step, at)
+    if place is not None:
+        return _in_its_epoch(said, place, at, step)
+    return f"{said}: {_OWN_DATA_ELSEWHERE}"
+
+
+def _in_its_epoch(said: str, place: str, at: int, step: int) -> str:
+    """Data read at step ``at`` of the reference where the run read ``step``'s,
+    ``place`` (``epoch_place``) in words."""
     if place == "same place":
         return f"{said}, {OTHER_EPOCH}"
     if place == "epoch start":
         return f"{said}, the first of its epoch: {_EPOCH_AGAIN}"
-    if place == "another epoch's start":  # (a trial: a skip counted in samples ran ahead)
-        return (f"{said}, the first of a later epoch: the restart reads ahead, from that "
-                "epoch's start (a loop that skips more batches than it read, or a position or "
-                "an epoch that came back otherwise)" if at > step else
-                f"{said}, the first of an earlier epoch: the restart reads from that epoch's "
-                "start (a position and an epoch that came back otherwise, or were not kept)")
-    return f"{said}: {_OWN_DATA_ELSEWHERE}"
+    # (a trial: a skip counted in samples ran ahead)
+    return (f"{said}, the first of a later epoch: the restart reads ahead, from that "
+            "epoch's start (a loop that skips more batches than it read, or a position or "
+            "an epoch that came back otherwise)" if at > step else
+            f"{said}, the first of an earlier epoch: the restart reads from that epoch's "
+            "start (a position and an epoch that came back otherwise, or were not kept)")
 
 
 _OWN_DATA_ELSEWHERE = ("the restart reads the run's own data, at another position (or in "

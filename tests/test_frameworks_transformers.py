@@ -347,5 +347,10 @@ def test_a_resume_told_to_ignore_the_data_skip_says_so_first():
         "`ignore_data_skip=True`: it does not skip the batches the run had already read in its "
         "epoch"), run.explanation
     assert "a sampler's epoch that set_epoch sets" not in run.explanation
+    # (trial 139: the inputs a step called the model with, matched with another step's,
+    # are placed in their epoch as samples are)
+    assert "they are what the uninterrupted run called it with at step 6 (2 steps earlier), " \
+        "the first of its epoch: the restart reads the epoch again from its start" \
+        in run.explanation, run.explanation
     default = measured("transformers_check.py:DEFAULT")
     assert "ignore_data_skip" not in default.explanation
