@@ -2308,14 +2308,17 @@ def _no_cause_found(r: RunResult) -> str:
     judged = [f for f in r.diagnosis if f.status not in (LATENT, PUT_BACK)]
     if r.verdict != DIVERGED or not judged or any(f.status != NOT_CAUSE for f in judged):
         return ""
-    return (_NO_CAUSE_LEAD + "the program may not read it where it matters (a declared "
+    # (trial 139: "none of it" read as dangling where the why named no component first)
+    named = ", ".join(dict.fromkeys(f"`{f.component}`" for f in judged))
+    return (_NO_CAUSE_LEAD + f" ({named}) changes where the run departs: the program may not "
+            "read it where it matters (a declared "
             "position that does not drive the iterator your load() makes again from the "
             "epoch's start), something may draw "
             "from a stream between the load and the first step, or what your load() leaves "
             f"different is {NOT_DECLARED} as well")
 
 
-_NO_CAUSE_LEAD = "; put right in a rerun, none of it changes where the run departs: "
+_NO_CAUSE_LEAD = "; put right in a rerun, none of what differs right after the load"
 """How ``_no_cause_found`` opens (it holds no other semicolon: it is cut there)."""
 
 
