@@ -1420,7 +1420,8 @@ def _report(checker: Checker, runs: list[RunResult],
 def _not_checked(checker: Checker) -> list[str]:
     """What the resume points tried cannot show (``Report.not_checked``)."""
     s, points = checker.settings, checker.resume_at
-    found = [verdict.epoch_ends_untried(checker.reference, points, checker.steps)]
+    found = [verdict.epoch_ends_untried(checker.reference, points, checker.steps),
+             verdict.mid_epoch_untried(checker.reference, points, checker.steps)]
     if (s.nproc or 1) > 1 and s.resume_nproc is None:
         found.append(verdict.alike_on_ranks(checker.reference, points))
     return [what for what in found if what]

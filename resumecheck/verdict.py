@@ -61,7 +61,7 @@ from resumecheck.trajectory import Trajectory
 
 __all__ = [
     "Comparison", "Reference", "Segments", "alike_on_ranks", "band", "compare_run", "conclude",
-    "confirmation_tries", "epoch_ends_untried",
+    "confirmation_tries", "epoch_ends_untried", "mid_epoch_untried",
     "diagnose", "drop_sets", "explain", "give_fixes", "in_its_words", "judge", "judge_ablations",
     "latent_text", "launch_settings_failed", "launch_settings_suspected", "lost_after_resave",
     "noise_summary", "note_the_loop", "plausibility", "quantity_name", "resave_findings",
@@ -607,6 +607,26 @@ def epoch_ends_untried(ref: Reference, points: Sequence[int], steps: int) -> str
     try_at = f"{ends[0]} or {ends[0] + 1}" if inside else f"{ends[0]}"
     return (f"a restart where an epoch ends ({where}): --resume-at {try_at} checks one, "
             "resumecheck fuzz tries them all")
+
+
+def mid_epoch_untried(ref: Reference, points: Sequence[int], steps: int) -> str | None:
+    """Where the program says where its epochs end (whole epochs of steps) and
+    every resume point is an epoch's end, in a sentence (None: one is not, or
+    the ends are not known). A checkpoint that loses state only inside an
+    epoch (the sampler's epoch a mid-epoch restart reshuffles by) resumes at an
+    epoch's end (trial 139: a forgotten set_epoch passed at 6, an epoch's end,
+    with nothing said of restarts inside an epoch)."""
+    ends = set(epoch_boundaries(ref.segment.boundaries, steps))
+    per_epoch = ref.segment.boundaries.get("steps_per_epoch")
+    fraction = per_epoch is not None and float(per_epoch) != int(per_epoch)
+    if not ends or fraction or not set(points) <= ends:
+        return None
+    inside = [k for k in range(1, steps) if k not in ends]
+    if not inside:
+        return None
+    near = min(inside, key=lambda k: (abs(k - min(points)), -k))  # (the one after, on a tie)
+    return (f"a restart inside an epoch (every resume point here is an epoch's end): "
+            f"--resume-at {near} checks one, resumecheck fuzz tries them all")
 
 
 def _set_again_text(apart: dict[str, tuple[int, str]]) -> str:
