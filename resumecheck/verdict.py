@@ -1677,9 +1677,7 @@ _ALIKE_HERE = (f"; {_RESAVED_ALIKE}: the same state in another form, or a wrong 
 _FIT_LOOP_RESAVED = (
     " (Lightning's own fit-loop progress: restored at an epoch's last batch, it counts that "
     "epoch's end at once, and a checkpoint written before the next batch, then restored, "
-    "counts it a second time: current_epoch one ahead from there; no code of yours sets it. "
-    "Where only that count ends otherwise, every step matching, it is said here and not "
-    "counted against the resume)")
+    "counts it a second time: current_epoch one ahead from there; no code of yours sets it)")
 """(trial 137: a correct program's epoch-end resume read "loses `data_cursor` on a second
 resume", its fuzz always found it; a real Lightning resume from a checkpoint saved in
 on_train_start after such a restore ends with current_epoch one ahead, checked by hand)"""
@@ -1707,17 +1705,11 @@ def settle_resaved(ref: Reference, result: RunResult, found: list[int],
             settled.append(finding)
         elif cmp.first is not None:
             step, key = cmp.first
-            said = (f"; your save() right after your load() at step {finding.step}, and a "
-                    f"restart from that checkpoint, depart from the uninterrupted run at step "
-                    f"{step}, in {quantity_name(key)}")
-            if "epoch_progress." in finding.detail and key == f"state:{DATA_CURSOR}":
-                # (the framework's own count alone, every step matching: no blame)
-                settled.append(replace(finding, detail=finding.detail + said + _FIT_LOOP_RESAVED))
-            else:
-                settled.append(replace(finding, status=LOST_ON_RESAVE, detail=finding.detail
-                                       + said + ": a save before the state is set right loses it"
-                                       + (_FIT_LOOP_RESAVED if "epoch_progress." in finding.detail
-                                          else "")))
+            settled.append(replace(finding, status=LOST_ON_RESAVE, detail=finding.detail + (
+                f"; your save() right after your load() at step {finding.step}, and a restart "
+                f"from that checkpoint, depart from the uninterrupted run at step {step}, in "
+                f"{quantity_name(key)}: a save before the state is set right loses it")
+                + (_FIT_LOOP_RESAVED if "epoch_progress." in finding.detail else "")))
         elif finding.step in ends and split_rank_name(finding.component)[0] in (
                 DATA_CURSOR, SAMPLER_EPOCH):
             settled.append(replace(finding, status=PUT_BACK, detail=finding.detail + _ONE_POSITION))
