@@ -516,38 +516,6 @@ def test_a_resume_point_that_the_run_validated_after_is_said_to_skip_that_valida
     assert "Lightning's restore left it there" in other.stream_offsets[0].detail
 
 
-def test_the_fit_loops_epoch_starting_counts_are_not_compared_and_come_back_as_under_way(
-        tmp_path, monkeypatch):
-    """Trial 137: restored at an epoch's last batch, Lightning's fit loop ends
-    with 2 of 3 epochs "ready" and "started" where the uninterrupted run has
-    3, every step, current_epoch and global_step matching (a real
-    ModelCheckpoint resume does the same); every Lightning program failed at
-    every epoch's end on those counts. They are not compared; the engine's
-    restore sets them as at any step's end: an epoch under way."""
-    from resumecheck.components import DATA_CURSOR
-
-    monkeypatch.setenv(SCRATCH_ENV, str(tmp_path))
-    built = load_target(spec("LIGHTNING_EXACT")).build({"seed": 0})
-    fresh = load_target(spec("LIGHTNING_EXACT")).build({"seed": 0})
-    try:
-        for step in range(1, 7):  # (into the second epoch: 5 batches an epoch)
-            built.step(step)
-        cursor = next(c.obj for c in built.components if c.name == DATA_CURSOR)
-        state = cursor.state_dict()
-        assert state["epoch_progress"]["current"] == {"completed": 1, "processed": 1}
-        restored = next(c.obj for c in fresh.components if c.name == DATA_CURSOR)
-        restored.load_state_dict(state)
-        fresh.step(7)
-        live = built.program.trainer.fit_loop.epoch_progress.state_dict()
-        again = fresh.program.trainer.fit_loop.epoch_progress.state_dict()
-        built.step(7)
-        assert again == built.program.trainer.fit_loop.epoch_progress.state_dict() == live
-        assert live["current"]["ready"] == live["current"]["started"] == 2
-    finally:
-        built.program.close()
-        fresh.program.close()
-
-
 @pytest.mark.e2e
 def test_a_loader_that_skips_the_next_epoch_at_an_epochs_end_is_pointed_at_too():
     """Trial 137: a loader of the script's own, restored at an epoch's end,

@@ -229,8 +229,7 @@ class LightningProgram(LoopProgram):
             OPTIMIZER: LiveState(self, lambda: _one_optimizer(trainer)),
             SCHEDULER: LiveState(self, lambda: trainer.lr_scheduler_configs,
                                  dump=_schedulers_state, load=_load_schedulers),
-            DATA_CURSOR: LiveState(self, lambda: trainer.fit_loop, dump=_fit_loop_state,
-                                   load=_load_fit_loop, stage="setup"),
+            DATA_CURSOR: LiveState(self, lambda: trainer.fit_loop, stage="setup"),
             RNG: _LightningStreams(self, _loader_generators(self.data)),
         }
         if _saves_own_state(self.module):  # (loaded about where Lightning's restore calls it)
@@ -375,42 +374,6 @@ def _one_optimizer(trainer: Any) -> Any:
             f"configure_optimizers() returned {len(optimizers)} optimizers; the Lightning "
             "adapter checks modules with exactly one")
     return optimizers[0]
-
-
-# The epoch counts that say how far the fit loop got into starting an epoch
-# in this process. A restore at an epoch's last batch counts that epoch's end
-# at once and the next epoch's start is not counted again: a resumed run ends
-# with them one behind (2 of 3 epochs "started"), every step, current_epoch
-# and global_step matching (trial 137: every Lightning program failed at every
-# epoch's end, its fuzz reported nothing else). Lightning's own bookkeeping,
-# which no step reads and no script can set: not compared. At every step's
-# end, where the check captures, an epoch is under way: each is one more than
-# the epochs completed, which is what the engine's restore sets them to.
-_STARTING_COUNTS = ("ready", "started")
-
-
-def _fit_loop_state(fit_loop: Any) -> dict[str, Any]:
-    """The fit loop's state as compared: its ``state_dict()`` without the
-    epoch counts of ``_STARTING_COUNTS``."""
-    state = fit_loop.state_dict()
-    progress = state.get("epoch_progress")
-    if isinstance(progress, dict):
-        state["epoch_progress"] = {
-            part: ({k: v for k, v in counts.items() if k not in _STARTING_COUNTS}
-                   if isinstance(counts, dict) else counts)
-            for part, counts in progress.items()}
-    return state
-
-
-def _load_fit_loop(fit_loop: Any, state: dict[str, Any]) -> None:
-    """``_fit_loop_state`` loaded: the epoch counts it leaves out are those of
-    an epoch under way (one more than the epochs completed)."""
-    state = copy.deepcopy(state)
-    for counts in (state.get("epoch_progress") or {}).values():
-        if isinstance(counts, dict) and isinstance(counts.get("completed"), int):
-            for k in _STARTING_COUNTS:
-                counts.setdefault(k, counts["completed"] + 1)
-    fit_loop.load_state_dict(state)
 
 
 def _schedulers_state(configs: Any) -> dict[str, Any]:
