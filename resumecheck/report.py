@@ -804,6 +804,17 @@ def _after_restart_notice(engine: RunResult, where: str, named: str, ending: str
             f"Either {causes}{ending}")
 
 
+_FIT_LOOP_NOTE = (
+    " That component is the Lightning target's own, its fit loop's progress: Lightning "
+    "restores a checkpoint taken at an epoch's last batch as if the epoch had ended and counts "
+    "its end again, which your own resume from such a checkpoint does too; its counts of the "
+    "epochs it then makes ready and starts stay one behind, and a later restart from a "
+    "checkpoint written after that at another epoch's end reads its data elsewhere (no code of "
+    "yours sets them); a resume point inside an epoch checks the rest.")
+"""(trials 137-140: a correct program's resume at an epoch's end ended with those counts
+behind; restarted again at the next epoch's end, plain Lightning read step 7's batch at 13)"""
+
+
 def _incomplete_notice(engine: RunResult, where: str, settings: str, ablations: str,
                        named: str) -> str:
     """The incomplete-state notice once the engine's resume ran and departed
@@ -826,11 +837,7 @@ def _incomplete_notice(engine: RunResult, where: str, settings: str, ablations: 
         which = LOSSY_ONE if len(lossy) == 1 else LOSSY_MANY
         # (trials: the correct Lightning program resumed at an epoch's last batch was
         # told that "a declared component", which it never declared, loses its state)
-        fit_loop = (" That component is the Lightning target's own, its fit loop's progress: "
-                    "Lightning restores a checkpoint taken at an epoch's last batch as if the "
-                    "epoch had ended and counts its end again, which your own resume from "
-                    "such a checkpoint does too; a resume point inside an epoch checks the "
-                    "rest." if any("epoch_progress." in f.detail for f in lossy) else "")
+        fit_loop = _FIT_LOOP_NOTE if any("epoch_progress." in f.detail for f in lossy) else ""
         if fit_loop and "(the samples consumed)" in where:
             # (trial 137: a loader of its own restored its position at the epoch's end
             # and skipped the whole next epoch; the notice spoke of Lightning's counters)
