@@ -13,7 +13,7 @@ __all__ = ["ADAPTER_LEFT_OUT", "amount", "BUILDING", "CHANGED_AFTER_LOAD", "CHEC
            "CHECKPOINT_MAY_LOSE", "LOOP_ENDED", "NOT_DECLARED", "NOT_VALIDATED_AGAIN",
            "OWN_RESUME_ENDS_OTHERWISE", "POSITION_OTHER_EPOCH", "POSITION_UNUSED", "REORDERED",
            "RESTART_HELD_OTHERWISE", "AS_BUILT_AT_RESUME", "AT_THIS_POINT", "as_built_uncompared",
-           "at_the_point", "OUTSIDE_THE_CHECKPOINT", "side_files",
+           "at_the_point", "OUTSIDE_THE_CHECKPOINT", "side_files", "ADAPTER_LOOP",
            "RESTORE_CHANGED", "RESTORING", "STOPPED", "UNDECLARED_LEAD", "first_few", "first_line",
            "lost_uncompared", "merge_items", "uncompared_path", "undeclared_lead",
            "unused_position"]
@@ -72,6 +72,10 @@ def side_files(explanation: str) -> str | None:
                       + re.escape(OUTSIDE_THE_CHECKPOINT), explanation)
     return found.group(1) if found else None
 
+
+ADAPTER_LOOP = "the loop that ran is resumecheck's"
+"""How the own resume's why opens its note where the loop that ran is the
+adapter's around the user's step (Accelerate's ``LOOP_NOTE``)."""
 
 AT_THIS_POINT = "named at this resume point"
 """How a ``Report.undeclared`` entry opens the clause on why it is named at

@@ -584,7 +584,9 @@ def _beside_cells(report: dict[str, Any]) -> list[str]:
     own resume ends without, files its save() keeps beside its checkpoint,
     state the resume point found as built."""
     # (torch-free: an xdist controller that ran no check never imports torch for a row)
-    from resumecheck.phrases import as_built_uncompared, lost_uncompared, side_files
+    from resumecheck.phrases import (
+        ADAPTER_LOOP, as_built_uncompared, lost_uncompared, side_files,
+    )
 
     cells = []
     lost = lost_uncompared(report.get("undeclared", []))
@@ -595,8 +597,8 @@ def _beside_cells(report: dict[str, Any]) -> list[str]:
     beside = side_files(own)
     if beside:  # (trial 138: a step count kept in a file of its own passed silently)
         cells.append(f"{beside} outside its checkpoint")
-    if "the loop that ran is resumecheck's" in own:  # (trial 138: its loop's skip, unchecked)
-        cells.append("the loop that ran is resumecheck's: your own resume code is not checked")
+    if ADAPTER_LOOP in own:  # (trial 138: its loop's skip, unchecked)
+        cells.append(f"{ADAPTER_LOOP}: your own resume code is not checked")
     # (trial 137: an epoch counter a state_dict() left out, still as built at the
     # resume point, was named by `run` and not in the session's row)
     unseen = as_built_uncompared(report.get("undeclared", []))

@@ -23,7 +23,7 @@ from __future__ import annotations
 import functools
 import inspect
 import json
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -166,10 +166,11 @@ class Tracer:
         call = self._calls
         if not kwargs and all(type(a) is torch.Tensor for a in args):  # (the common call)
             self._inputs.extend(a.detach() for a in args)
-            named = _positional_names(module, len(args))
-            self._input_names.extend((call, named[i]) for i in range(len(args)))
+            named = _forward_labels(type(module), len(args))  # type: ignore[arg-type]
+            self._input_names.extend((call, name) for name in named)
             return
-        for name, leaf in _named_tensors(args, kwargs, _positional_names(module, len(args))):
+        for name, leaf in _named_tensors(
+                args, kwargs, _forward_labels(type(module), len(args))):  # type: ignore[arg-type]
             self._inputs.append(leaf.detach())
             self._input_names.append((call, name))
 
@@ -541,24 +542,24 @@ def _positional_names(module: torch.nn.Module, n: int) -> list[str]:
     """The names of a forward's first ``n`` positional arguments, as its
     signature gives them (`idx`; a trial read "input 1" of a forward that
     takes one), else ``input i``."""
-    params = _forward_parameters(type(module))  # type: ignore[arg-type]
-    return [f"`{params[i]}`" if i < len(params) else f"input {i + 1}" for i in range(n)]
+    return list(_forward_labels(type(module), n))  # type: ignore[arg-type]
 
 
 @functools.lru_cache(maxsize=256)
-def _forward_parameters(cls: type) -> tuple[str, ...]:
-    """The positional parameters of a module class's forward, ``self`` left out
-    (once per class: the hook runs at every forward)."""
+def _forward_labels(cls: type, n: int) -> tuple[str, ...]:
+    """``_positional_names`` of a module class (once per class and count: the
+    hook runs at every forward)."""
     try:
         params = list(inspect.signature(cls.forward).parameters.values())  # type: ignore
     except (TypeError, ValueError):  # (a forward without a signature: a builtin)
-        return ()
-    return tuple(p.name for p in params[1:]
-                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+        params = []
+    names = [p.name for p in params[1:]
+             if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return tuple(f"`{names[i]}`" if i < len(names) else f"input {i + 1}" for i in range(n))
 
 
 def _named_tensors(args: tuple[Any, ...], kwargs: dict[str, Any],
-                   positional: list[str] | None = None) -> list[tuple[str, torch.Tensor]]:
+                   positional: Sequence[str] = ()) -> list[tuple[str, torch.Tensor]]:
     """The tensors of one forward call, each named as the caller passed it
     (`attention_mask`; positional ones by the forward's own names, ``positional``,
     else input 1; `input_ids` at `['input_ids']`), in argument order, a dict's
@@ -577,8 +578,7 @@ def _named_tensors(args: tuple[Any, ...], kwargs: dict[str, Any],
                 walk(item, name, keyword, f"{path}[{i}]")
 
     for i, arg in enumerate(args):
-        walk(arg, positional[i] if positional and i < len(positional) else f"input {i + 1}",
-             False, "")
+        walk(arg, positional[i] if i < len(positional) else f"input {i + 1}", False, "")
     for key in sorted(kwargs, key=str):
         walk(kwargs[key], key, True, "")
     return named

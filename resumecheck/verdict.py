@@ -593,9 +593,7 @@ def epoch_ends_untried(ref: Reference, points: Sequence[int], steps: int) -> str
     where both b and b + 1 are restarts around its end (a trial: 10.33 steps an
     epoch; another: 15, where 16 is already inside the next epoch)."""
     ends = epoch_boundaries(ref.segment.boundaries, steps)
-    per_epoch = ref.segment.boundaries.get("steps_per_epoch")
-    inside = per_epoch is not None and not ref.segment.boundaries.get("epoch_boundaries") \
-        and float(per_epoch) != int(per_epoch)
+    inside = _ends_inside_steps(ref)
     near = {k for b in ends for k in ((b, b + 1) if inside else (b,))}
     if not ends or near & set(points):
         return None
@@ -609,6 +607,14 @@ def epoch_ends_untried(ref: Reference, points: Sequence[int], steps: int) -> str
             "resumecheck fuzz tries them all")
 
 
+def _ends_inside_steps(ref: Reference) -> bool:
+    """Whether the program's epochs end inside steps (a fractional
+    ``steps_per_epoch``, no ``epoch_boundaries`` of its own)."""
+    per_epoch = ref.segment.boundaries.get("steps_per_epoch")
+    return per_epoch is not None and not ref.segment.boundaries.get("epoch_boundaries") \
+        and float(per_epoch) != int(per_epoch)
+
+
 def mid_epoch_untried(ref: Reference, points: Sequence[int], steps: int) -> str | None:
     """Where the program says where its epochs end (whole epochs of steps) and
     every resume point is an epoch's end, in a sentence (None: one is not, or
@@ -617,9 +623,7 @@ def mid_epoch_untried(ref: Reference, points: Sequence[int], steps: int) -> str 
     epoch's end (trial 139: a forgotten set_epoch passed at 6, an epoch's end,
     with nothing said of restarts inside an epoch)."""
     ends = set(epoch_boundaries(ref.segment.boundaries, steps))
-    per_epoch = ref.segment.boundaries.get("steps_per_epoch")
-    fraction = per_epoch is not None and float(per_epoch) != int(per_epoch)
-    if not ends or fraction or not set(points) <= ends:
+    if not ends or _ends_inside_steps(ref) or not set(points) <= ends:
         return None
     inside = [k for k in range(1, steps) if k not in ends]
     if not inside:
@@ -1453,9 +1457,7 @@ def note_rate_moved_after_save(run: RunResult, moved_after: Sequence[int]) -> No
     if not (at and run.verdict == DIVERGED and not steps_match(run)
             and split_rank_name(run.first_divergent_key or "")[0] == "lr"):
         return
-    text = run.explanation.replace(_NOT_CAPTURED, "")
-    for leads in _UNDECLARED_LEADS:  # (as worded for a framework's restore too)
-        text = leads.sub("", text)
+    text = _without_undeclared_leads(run.explanation.replace(_NOT_CAPTURED, ""))
     noise = min((i for i in (text.find(m) for m in _NOISE_MARKS) if i >= 0), default=len(text))
     run.explanation = text[:noise] + (
         f"; in the uninterrupted run the learning rate changed after the checkpoint of "
@@ -1477,10 +1479,7 @@ def note_data_not_skipped(own: RunResult, setting: str | None) -> None:
     if not (setting and own.checkpoint == "program" and not own.dropped
             and own.verdict == DIVERGED and key in ("data", "inputs")):
         return
-    text = own.explanation
-    for leads in _UNDECLARED_LEADS:
-        text = leads.sub("", text)
-    own.explanation = text.replace(
+    own.explanation = _without_undeclared_leads(own.explanation).replace(
         f"differs from step {own.first_divergent_step}",
         f"differs from step {own.first_divergent_step}; the resume was told `{setting}`: it "
         "does not skip the batches the run had already read in its epoch, and reads that "
@@ -1493,6 +1492,13 @@ _UNDECLARED_LEADS = (
 )
 """The leads a departed resume's why gives where no declared component differs
 (``UNDECLARED_LEAD``, ``_RATE_FIRST``), in whichever words the restore took."""
+
+
+def _without_undeclared_leads(text: str) -> str:
+    """A why without ``_UNDECLARED_LEADS``, where a note names the cause instead."""
+    for leads in _UNDECLARED_LEADS:
+        text = leads.sub("", text)
+    return text
 
 _NOISE_MARKS = ("; loss stays within", "; loss leaves", "; nothing in the loss")
 
@@ -1597,8 +1603,8 @@ def settle_findings(ref: Reference, result: RunResult, outcomes: dict[int, bool 
     which they would matter, when the program's boundaries tell, or for
     random state the reference's draws: ``next_draws``), unless the program
     put them back itself (``put_back``: random state that ends as the
-    reference's; see ``streams_put_back``): no gap (nor does a scheduler's or
-    an optimizer's rerun where the rate departs first: ``_rate_made_anew``). Those
+    reference's; see ``streams_put_back``): no gap. A scheduler's or an
+    optimizer's rerun where the rate departs first is no evidence. Those
     tried by a rerun (``outcomes``: finding index -> the rerun helped) are
     ``confirmed`` or ``not_cause``; but settings (``config``) are read at
     build too, so a rerun that does not help them is no evidence either

@@ -50,6 +50,7 @@ from resumecheck.components import (
 from resumecheck.errors import InvalidArgument
 from resumecheck.frameworks import require
 from resumecheck.frameworks._loop import batch_fingerprint
+from resumecheck.phrases import ADAPTER_LOOP
 from resumecheck.program import StepOutput
 from resumecheck.undeclared import LOADER_EPOCH_COUNT
 
@@ -103,7 +104,7 @@ def _check_arguments(accelerator: Any, step: Any, samples: Any, loader: Any) -> 
             "(one with a length: an iterable dataset is not supported yet)") from None
 
 
-LOOP_NOTE = ("the loop that ran is resumecheck's, around your step function: your script's own "
+LOOP_NOTE = (f"{ADAPTER_LOOP}, around your step function: your script's own "
              "resume code (where it restarts, what it skips with skip_first_batches, counters it "
              "keeps outside the objects registered with Accelerate) did not run, and is not "
              "checked here: wrap your own loop, save and load as a program to check it")
