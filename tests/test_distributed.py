@@ -182,11 +182,11 @@ def test_a_hung_rank_ends_the_run_within_the_timeout_and_is_named(tmp_path, monk
 
     monkeypatch.setenv("RESUMECHECK_TEST_PIDS", str(tmp_path))
     began = time.monotonic()
-    # 2 s: a step here takes milliseconds, even on a loaded machine
-    report = verify("fixtures.dist.ddp:HUNG", drop="none", timeout=2, **FAST)
+    # 1 s: a step here takes milliseconds, even on a loaded machine
+    report = verify("fixtures.dist.ddp:HUNG", drop="none", timeout=1, **FAST)
     own = _by_label(report)[((), "program")]
     assert own.verdict == "failed"
-    assert own.failure.startswith("rank 1 hung: step 3 took longer than 2 s (the step timeout)")
+    assert own.failure.startswith("rank 1 hung: step 3 took longer than 1 s (the step timeout)")
     assert "ddp.py" in own.failure and "in _meet_fault" in own.failure  # where it hung
     assert "waiting for it: rank 0 at torch/" in own.failure  # in the all-reduce
     assert time.monotonic() - began < 600

@@ -120,13 +120,13 @@ def test_cli_process_mode_kills_the_hung_interpreter(tmp_path, monkeypatch, caps
     monkeypatch.setenv("FAULTS_REQUEUED", str(requeued))
     began = time.monotonic()
     code = main(["run", "fixtures.faults.programs:HANGS_WITH_REQUEUE_HOOK", "--isolation",
-                 "process", "--timeout", "1", "--drop", "none",
+                 "process", "--timeout", "0.5", "--drop", "none",
                  "--noise-seeds", "0", "--no-determinism-check", "--format", "json"])
     out, err = capsys.readouterr()
     assert code == 1, err
     (run,) = json.loads(out)["runs"]
     assert run["verdict"] == "failed"
-    assert run["failure"] == (f"step 5 took longer than 1 s (the step timeout); it was at "
+    assert run["failure"] == (f"step 5 took longer than 0.5 s (the step timeout); it was at "
                               f"{_SLEEPS}, in fault; its interpreter was killed")
     assert "Stack (most recent call first)" not in err  # (the dump that said where: not passed on)
     assert not requeued.exists(), "the program's own SIGUSR1 handler was called"
