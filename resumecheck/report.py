@@ -838,16 +838,19 @@ def _incomplete_notice(engine: RunResult, where: str, settings: str, ablations: 
         # (trials: the correct Lightning program resumed at an epoch's last batch was
         # told that "a declared component", which it never declared, loses its state)
         fit_loop = _FIT_LOOP_NOTE if any("epoch_progress." in f.detail for f in lossy) else ""
+        samples = ""
         if fit_loop and "(the samples consumed)" in where:
             # (trial 137: a loader of its own restored its position at the epoch's end
-            # and skipped the whole next epoch; the notice spoke of Lightning's counters)
-            fit_loop += (" The samples differ as well: where your loader keeps its own "
-                         "position, a position at an epoch's end restored must start the next "
-                         "epoch whole, not skip that many batches of it (see the first "
-                         "divergence: which step's samples the restart reads).")
+            # and skipped the whole next epoch; the notice spoke of Lightning's counters;
+            # trial 139: it still named them first)
+            samples = (" The samples differ: where your loader keeps its own position, a "
+                       "position at an epoch's end restored must start the next epoch whole, "
+                       "not skip that many batches of it (see the first divergence: which "
+                       "step's samples the restart reads). Besides,")
         return (  # (a re-check: it opened with "do not capture the program's state")
             f"{which}: the engine restored every declared component and the run still "
-            f"{where}. Right after the restore, {listed}: its load_state_dict() does not bring "
+            f"{where}.{samples} {'r' if samples else 'R'}ight after the restore, {listed}: "
+            "its load_state_dict() does not bring "
             "back what its state_dict() returned (or something between the restore and the "
             f"first step changed it){settings}.{fit_loop}{ablations}"
         )
