@@ -51,7 +51,7 @@ def require_equivalent(report: Report, _depth: int = 0) -> Report:
     if full is not None and lost:  # (so does one whose own resume ends without some state)
         warnings.warn(LostStateWarning(report.target, lost, full.reproduce),
                       stacklevel=3 + _depth)
-    beside = side_files(full.explanation) if full is not None else None
+    beside = side_files(full.side_files) if full is not None else None
     if full is not None and beside:  # (and one whose save() keeps state beside its checkpoint)
         warnings.warn(SideFilesWarning(report.target, beside, full.reproduce),
                       stacklevel=3 + _depth)

@@ -480,7 +480,7 @@ def _not_compared(checker: Checker, result: FuzzResult, budget: float,
     try:
         report = checker.report()
         full = report.full_resume
-        result.side_files = side_files(full.explanation) if full is not None else None
+        result.side_files = side_files(full.side_files) if full is not None else None
         return at_the_point(report.undeclared, list(checker.resume_at))
     except BudgetExhausted:
         return None

@@ -8,6 +8,7 @@ not import torch (a second of every such session) to word a row.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 
 __all__ = ["ADAPTER_LEFT_OUT", "amount", "BUILDING", "CHANGED_AFTER_LOAD", "CHECKPOINT_LOSES",
            "CHECKPOINT_MAY_LOSE", "LOOP_ENDED", "NOT_DECLARED", "NOT_VALIDATED_AGAIN",
@@ -65,12 +66,19 @@ OUTSIDE_THE_CHECKPOINT = "outside the checkpoint path it was given"
 beside its checkpoint (``verdict.side_files_text``)."""
 
 
-def side_files(explanation: str) -> str | None:
-    """The files a why says the program's save() wrote or load() read outside
-    its checkpoint, in its own words (``your save() wrote progress.json``)."""
-    found = re.search(r"(your save\(\) wrote [^;]*?|your load\(\) read [^;]*?), "
-                      + re.escape(OUTSIDE_THE_CHECKPOINT), explanation)
-    return found.group(1) if found else None
+def side_files(files: Mapping[str, Sequence[str]]) -> str | None:
+    """The files a program's save() wrote (``save``) and its load() read
+    (``load``) outside its checkpoint (a run's ``side_files``), in words
+    (``your save() wrote `progress.json```), or None where there are none.
+    Three of each are named, and how many more."""
+    def listed(kind: str) -> str:
+        named = list(dict.fromkeys(files.get(kind, ())))
+        return ", ".join(named[:3]) + (f" and {len(named) - 3} more" if len(named) > 3 else "")
+
+    wrote, read = listed("save"), listed("load")
+    said = " and ".join(part for part in (f"your save() wrote {wrote}" if wrote else "",
+                                          f"your load() read {read}" if read else "") if part)
+    return said or None
 
 
 ADAPTER_LOOP = "the loop that ran is resumecheck's"

@@ -592,9 +592,10 @@ def _beside_cells(report: dict[str, Any]) -> list[str]:
     lost = lost_uncompared(report.get("undeclared", []))
     if lost:  # (an "ok" covers what is compared: say what the resume loses beside it)
         cells.append("not compared, ends otherwise in your resume: " + ", ".join(lost))
-    own = next((r["explanation"] for r in report["runs"]
-                if not r["dropped"] and r["checkpoint"] == "program"), "")
-    beside = side_files(own)
+    run: dict[str, Any] = next(
+        (r for r in report["runs"] if not r["dropped"] and r["checkpoint"] == "program"), {})
+    own = run.get("explanation", "")
+    beside = side_files(run.get("side_files", {}))
     if beside:  # (trial 138: a step count kept in a file of its own passed silently)
         cells.append(f"{beside} outside its checkpoint")
     if ADAPTER_LOOP in own:  # (trial 138: its loop's skip, unchecked)

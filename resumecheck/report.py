@@ -236,6 +236,11 @@ class RunResult:
     leaves_band_at: int | None = None
     """Gross (``plausible`` False): the first step whose |Δloss| is beyond the
     seed-to-seed band (the band is measured from the step after the restart on)."""
+    side_files: dict[str, list[str]] = field(default_factory=dict)
+    """The program's own resume (``checkpoint`` ``program``): the files its
+    save() wrote (``save``) and its load() read (``load``) outside the
+    checkpoint path it was given; a restart reads what was written there last,
+    not what the checkpoint saved. Empty elsewhere."""
     blind_spot: bool = False
     """Something was dropped and nothing changed: this program does not exercise it here."""
     same_as_full_resume: bool = False

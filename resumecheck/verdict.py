@@ -39,7 +39,8 @@ from resumecheck.phrases import (
     ADAPTER_LEFT_OUT, BUILDING, CHANGED_AFTER_LOAD, CHECKPOINT_LOSES, CHECKPOINT_MAY_LOSE,
     LOOP_ENDED, NOT_DECLARED, NOT_VALIDATED_AGAIN, OUTSIDE_THE_CHECKPOINT,
     OWN_RESUME_ENDS_OTHERWISE, POSITION_UNUSED, RESTORE_CHANGED,
-    RESTORING, STOPPED, UNDECLARED_LEAD, first_line, uncompared_path, undeclared_lead,
+    RESTORING, STOPPED, UNDECLARED_LEAD, first_line, side_files, uncompared_path,
+    undeclared_lead,
 )
 from resumecheck.report import (
     AFTER_DIVERGENCE, CLOSE, CONFIRMED, DIVERGED, FAILED, IDENTICAL, INCONCLUSIVE, LATENT,
@@ -716,28 +717,22 @@ def conclude(ref: Reference, result: RunResult, cmp: Comparison | None,
         unreached = {n: where for _, seg in segments for n, where in seg.unreached.items()}
         result.explanation += "".join(f"; {_made_before_text(n, w)}" for n, w in unreached.items())
     if result.checkpoint == "program" and not result.dropped:
-        result.explanation += side_files_text(segments)
+        result.side_files = {kind: files for kind in ("save", "load") if (files := list(
+            dict.fromkeys(f for _, seg in segments for f in seg.side_files.get(kind, ()))))}
+        result.explanation += side_files_text(result.side_files)
     annotate(result, ref.segment, segments)
     return result
 
 
-def side_files_text(segments: Segments) -> str:
+def side_files_text(files: dict[str, list[str]]) -> str:
     """What the program's own save() wrote and load() read outside the
-    checkpoint path it was given, in words ('' where nothing): a restart reads
-    what was written there last, by this run, a later save or another run
-    beside it (a trial's save() kept its step counter in a file of its own,
-    and its reports changed with --jobs)."""
-    def listed(kind: str) -> str:
-        files = list(dict.fromkeys(f for _, seg in segments for f in seg.side_files.get(kind, ())))
-        return ", ".join(files[:3]) + (
-            f" and {len(files) - 3} more" if len(files) > 3 else "")
-
-    wrote, read = listed("save"), listed("load")
-    if not wrote and not read:
+    checkpoint path it was given (a run's ``side_files``), in words ('' where
+    nothing): a restart reads what was written there last (a trial's save()
+    kept its step counter in a file of its own, and its reports changed with
+    --jobs)."""
+    said = side_files(files)
+    if said is None:
         return ""
-    said = " and ".join(part for part in (
-        f"your save() wrote {wrote}" if wrote else "",
-        f"your load() read {read}" if read else "") if part)
     return (f"; {said}, {OUTSIDE_THE_CHECKPOINT}: a restart reads what was "
             "written there last (by this run, a later save, or another run beside it), not what "
             "the checkpoint saved: keep that state in the checkpoint")

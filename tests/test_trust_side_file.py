@@ -80,13 +80,20 @@ def test_a_pass_with_state_beside_the_checkpoint_warns_in_a_test_and_its_row_say
 
     report = verify("fixtures.trust.side_file:TARGET", drop="none", noise_seeds=0,
                     check_determinism=False)
+    # what a reader takes them from: the run's own field, not the words of its why
+    document = report.to_json()
+    own = document["runs"][report.runs.index(report.full_resume)]
+    assert own["side_files"] == {"save": ["`step.txt` (beside the checkpoint)"],
+                                 "load": ["`step.txt` (beside the checkpoint)"]}, own
+    assert all(r["side_files"] == {} for r in document["runs"] if r is not own)
+    own["explanation"] = "reworded"  # (a row words the field: the why is not parsed)
     with pytest.warns(SideFilesWarning) as caught:
         require_equivalent(report)
     said = str(caught[0].message)
     assert "the resume is equivalent, but your save() wrote `step.txt` (beside the " \
         "checkpoint) and your load() read `step.txt` (beside the checkpoint) outside the " \
         "checkpoint path it was given" in said, said
-    row = _summary_row({"nodeid": "t.py::t", "target": "t", "report": report.to_json()})
+    row = _summary_row({"nodeid": "t.py::t", "target": "t", "report": document})
     assert row.endswith("| your save() wrote `step.txt` (beside the checkpoint) and your "
                         "load() read `step.txt` (beside the checkpoint) outside its "
                         "checkpoint"), row
