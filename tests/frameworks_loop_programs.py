@@ -809,3 +809,12 @@ def _counting_subclass(args):
 
 TRAINER_SUBCLASS_COUNTER = trainer_target(_counting_subclass, args=_COUNTER_ARGS, steps=6,
                                           resume_at=(3,))
+
+
+_ACCUMULATES = {**_COUNTER_ARGS, "gradient_accumulation_steps": 2,
+                "per_device_train_batch_size": 4, "logging_steps": 1}
+TRAINER_ACCUMULATES = trainer_target(lambda args: transformers_train().make_trainer(args),
+                                     args=_ACCUMULATES, steps=6, resume_at=(3,))
+"""Two micro-batches a step, on a model that divides its loss by the step's
+token count (GPT-2 takes ``num_items_in_batch``): the Trainer logs the sum of
+the micro-batches' losses (trial 142: the check's was half of it)."""

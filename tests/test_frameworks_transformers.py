@@ -354,3 +354,24 @@ def test_a_resume_told_to_ignore_the_data_skip_says_so_first():
         in run.explanation, run.explanation
     default = measured("transformers_check.py:DEFAULT")
     assert "ignore_data_skip" not in default.explanation
+
+
+def test_a_steps_loss_is_the_loss_the_trainer_logs_at_two_micro_batches(tmp_path):
+    """Trial 142: at gradient_accumulation_steps=2 every loss the check printed
+    (the reference's, each max |Δloss|) was half the loss the Trainer logs:
+    it took the micro-batches' mean where the Trainer sums them."""
+    from transformers import TrainingArguments, set_seed
+
+    import transformers_train
+    from tests.frameworks_loop_programs import _ACCUMULATES
+
+    set_seed(0)  # (as the check builds it: the model's initial weights)
+    args = TrainingArguments(output_dir=str(tmp_path), max_steps=6, seed=0, report_to=[],
+                             save_strategy="no", use_cpu=True, **_ACCUMULATES)
+    trainer = transformers_train.make_trainer(args)
+    trainer.train()
+    logged = [entry["loss"] for entry in trainer.state.log_history if "loss" in entry]
+    report = resumecheck.verify(spec("TRAINER_ACCUMULATES"), drop="none", noise_seeds=0,
+                                check_determinism=False)
+    assert len(logged) == 6 and report.reference_loss == pytest.approx(logged, rel=1e-6), \
+        (report.reference_loss, logged)

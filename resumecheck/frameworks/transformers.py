@@ -346,28 +346,22 @@ def _set_progress(state: Any, saved: dict[str, Any]) -> None:
 
 
 def _record_losses(trainer: Any, losses: list[torch.Tensor]) -> None:
-    """Keep every loss ``compute_loss`` returns inside ``training_step`` (one
-    per micro-batch) for the step's record; not an evaluation's (a trial: the
-    step after an evaluation was recorded with the evaluation's losses in its
-    mean, and a resume right after it, which runs no evaluation, differed)."""
-    compute_loss, training_step = trainer.compute_loss, trainer.training_step
-    training = [False]
-
-    def trains(*args: Any, **kwargs: Any) -> Any:
-        training[0] = True
-        try:
-            return training_step(*args, **kwargs)
-        finally:
-            training[0] = False
+    """Keep the loss each ``training_step`` returns (one per micro-batch) for
+    the step's record: the Trainer sums them into the loss it logs for the
+    step. Not an evaluation's (a trial: the step after an evaluation was
+    recorded with the evaluation's losses, and a resume right after it, which
+    runs no evaluation, differed). Their sum is the logged loss whether
+    ``compute_loss`` divided by the step's token count (``num_items_in_batch``)
+    or ``training_step`` divided by the accumulation steps (trial 142: the mean
+    of ``compute_loss``'s, half the logged loss at two micro-batches)."""
+    training_step = trainer.training_step
 
     def recorded(*args: Any, **kwargs: Any) -> Any:
-        out = compute_loss(*args, **kwargs)
-        if training[0]:
-            loss = out[0] if isinstance(out, tuple) else out
-            losses.append(loss.detach().float().reshape(()))
+        out = training_step(*args, **kwargs)
+        losses.append(out.detach().float().reshape(()))
         return out
 
-    trainer.training_step, trainer.compute_loss = trains, recorded
+    trainer.training_step = recorded
 
 
 def _move_checkpoint(output_dir: str, step: int, path: str) -> None:
@@ -480,7 +474,7 @@ def _Driver(channel: Any, pending: dict[str, Any]) -> Any:
         def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
             losses, self.losses[:] = list(self.losses), []
             self.record = LoopRecord(step=state.global_step,
-                                     loss=torch.stack(losses).mean() if losses else float("nan"))
+                                     loss=torch.stack(losses).sum() if losses else float("nan"))
 
         def after_step(self, control: Any) -> None:
             if self.record is not None:
