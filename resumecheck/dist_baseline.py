@@ -77,17 +77,20 @@ margin and stay far below what a skipped or doubled gradient sync does
 
 
 def launch(nproc: int, module: str, spec: dict[str, Any], work: Path, name: str,
-           timeout: float) -> tuple[list[dict[str, Any]], str | None]:
+           timeout: float, hash_seed: str | None = None) -> tuple[list[dict[str, Any]], str | None]:
     """Run ``python -m module WORK/NAME/spec.json`` on ``nproc`` ranks through
     torch's elastic launcher (``resumecheck._launch``, as for the engine's segments):
     each rank's results (its ``rank{r}.pt`` beside the
     spec), or why the launch failed. A launch that runs past ``timeout`` seconds
-    is stopped with every rank (its own process group)."""
+    is stopped with every rank (its own process group). ``hash_seed``: the
+    ranks' PYTHONHASHSEED (None: this process's environment's)."""
     where = work / name
     where.mkdir()
     spec_path = where / "spec.json"
     spec_path.write_text(json.dumps(spec))
     env = {**os.environ, "OMP_NUM_THREADS": str(spec["threads"])}
+    if hash_seed is not None:
+        env["PYTHONHASHSEED"] = hash_seed
     cwd = os.getcwd()  # module:attr targets import from here, as in one process
     env["PYTHONPATH"] = os.pathsep.join(p for p in (cwd, env.get("PYTHONPATH", "")) if p)
     # the engine's launcher (torch's elastic_launch with torchrun --standalone's
@@ -146,7 +149,14 @@ def distributed_checks(target_spec: str, *, nproc: int, steps: int, config: dict
         work = Path(tmp)
         bound = timeout or LAUNCH_TIMEOUT
         many, failed = launch(nproc, "resumecheck.dist_baseline", {**spec, "determinism": True},
-                              work, f"ranks{nproc}", bound)
+                              work, f"ranks{nproc}", bound, hash_seed="1")
+        # (trial 141: a rank seeded from its process id, or an order taken from a set,
+        # differs between launches only; a rerun inside one launch cannot see it)
+        again: list[dict[str, Any]] = []
+        if failed is None:
+            again, failed = launch(nproc, "resumecheck.dist_baseline",
+                                   {**spec, "determinism": True}, work, f"ranks{nproc}-again",
+                                   bound, hash_seed="2")
         one: list[dict[str, Any]] = []
         if failed is None:
             one, failed = launch(1, "resumecheck.dist_baseline", {**spec, "determinism": False},
@@ -160,28 +170,45 @@ def distributed_checks(target_spec: str, *, nproc: int, steps: int, config: dict
         return [BaselineCheck(name=n, status="failed", detail=failed) if n == guilty else
                 BaselineCheck(name=n, status="skipped",
                               detail=f"a launch failed (see {guilty})") for n in names]
-    return [_determinism(many, steps), _synchronized(many, one, nproc),
+    return [_determinism(many, again, steps), _synchronized(many, one, nproc),
             _agree(many), _trajectory(many, one, nproc)]
 
 
 # -- judging (parent side) ----------------------------------------------------
 
-def _determinism(ranks: list[dict[str, Any]], steps: int) -> BaselineCheck:
-
+def _determinism(ranks: list[dict[str, Any]], again: list[dict[str, Any]],
+                 steps: int) -> BaselineCheck:
+    """Two runs in one launch (rebuilt, streams put back), then the first
+    runs of two launches (PYTHONHASHSEED 1 and 2)."""
+    n = len(ranks)
     for r, res in enumerate(ranks):
         first, second = res["determinism"]
         for i, (a, b) in enumerate(zip(first, second), start=1):
             if a != b:
                 return BaselineCheck(
                     name="determinism", status="failed",
-                    detail=f"two uninterrupted {len(ranks)}-rank runs differ on rank {r} from "
+                    detail=f"two uninterrupted {n}-rank runs differ on rank {r} from "
                     f"step {i} ({'loss' if a[0] != b[0] else 'parameters'})",
+                    figures={"rank": r, "first_step": i})
+    for r, (res, other) in enumerate(zip(ranks, again)):
+        for i, (a, b) in enumerate(zip(res["determinism"][0], other["determinism"][0]),
+                                   start=1):
+            if a != b:
+                return BaselineCheck(
+                    name="determinism", status="failed",
+                    detail=f"two launches of {n} ranks (PYTHONHASHSEED 1 and 2) differ on rank "
+                    f"{r} from step {i} ({'loss' if a[0] != b[0] else 'parameters'}), though "
+                    "two runs inside one launch agree: something each launch gives its ranks "
+                    "anew reaches the run (a seed taken from the process id or the clock, an "
+                    "order taken from iterating a set, which the hash seed orders, a stream "
+                    "never seeded)",
                     figures={"rank": r, "first_step": i})
     return BaselineCheck(
         name="determinism", status="passed",
-        detail=f"two uninterrupted {len(ranks)}-rank runs (rebuilt in one launch, streams put "
-        f"back) are identical bit for bit on every rank over {steps} steps",
-        figures={"steps": steps, "ranks": len(ranks)})
+        detail=f"two uninterrupted {n}-rank runs are identical bit for bit on every rank over "
+        f"{steps} steps, inside one launch (rebuilt, streams put back) and across two launches "
+        "(PYTHONHASHSEED 1 and 2)",
+        figures={"steps": steps, "ranks": n})
 
 
 def _max_diff(a: torch.Tensor, b: torch.Tensor) -> tuple[float, float]:

@@ -153,3 +153,30 @@ def test_a_rank_that_fails_in_the_tiny_batch_fails_that_check_naming_where():
     assert "in the tiny batch's gradient in float64 (tiny_batch, batch_loss, backward)" in detail
     assert "fixtures/dist/baseline_user.py:" in detail and "in batch_loss)" in detail
     assert checks["determinism"].detail == "a launch failed (see synchronized gradient)"
+
+
+@pytest.mark.distributed
+@pytest.mark.e2e
+def test_ranks_seeded_from_their_process_id_differ_between_launches_and_both_doors_say_so(
+        capsys):
+    """Trial 141: `baseline --nproc 2` said TRUSTWORTHY of a program whose ranks
+    seed from their process id (it reran inside one launch), and `run --nproc 2`
+    built the program in its own process to find why two launches differ, where
+    the factory cannot build without a process group, and told the user to fix
+    the factory (exit 2)."""
+    from resumecheck.cli import main
+
+    report = check_baseline("fixtures.dist.ddp:SEEDED_BY_PID", nproc=2, steps=3)
+    determinism = next(c for c in report.checks if c.name == "determinism")
+    assert determinism.status == "failed" and not report.passed, report.render()
+    assert determinism.detail.startswith(
+        "two launches of 2 ranks (PYTHONHASHSEED 1 and 2) differ on rank "), determinism.detail
+    assert "though two runs inside one launch agree" in determinism.detail
+    code = main(["run", "fixtures.dist.ddp:SEEDED_BY_PID", "--nproc", "2", "--drop", "none",
+                 "--noise-seeds", "0"])
+    err = capsys.readouterr().err
+    assert code == 3, err
+    assert "is not deterministic: two uninterrupted runs differ from step 1" in err, err
+    assert "factory" not in err and "Traceback" not in err, err
+    assert "Reproduce: resumecheck baseline fixtures.dist.ddp:SEEDED_BY_PID --steps 4 " \
+        "--threads 1 --nproc 2" in err, err
