@@ -28,6 +28,7 @@ from resumecheck.compare import digest
 from resumecheck.components import LAUNCH_STREAMS, PARAMS, preserved_global_streams
 from resumecheck.environment import fingerprint
 from resumecheck.errors import LONGER_BOUND, InvalidArgument
+from resumecheck.phrases import drawn_at_import_text
 from resumecheck.program import BuiltProgram, Target, load_target
 from resumecheck.progress import ProgressCallback, ProgressTracker
 from resumecheck.capture import load_checkpoint
@@ -234,7 +235,8 @@ def _determinism(tgt: Target, n: int, config: dict[str, Any], threads: int,
             return _run_failed(first if first.error else other)
         launches = compare_launches(run, second, first, other)
         if launches.again is None:
-            return [_determinism_passed(n, isolation, other_streams=True), _seeded()]
+            return [_determinism_passed(n, isolation, other_streams=True),
+                    _seeded(tgt.drawn_at_import)]
         if launches.again.error:
             return _run_failed(launches.again)
         if launches.unseeded is not None:
@@ -302,11 +304,18 @@ def _run_failed(failed: SegmentResult) -> list[BaselineCheck]:
             _not_judged("an uninterrupted run failed")]
 
 
-def _seeded() -> BaselineCheck:
+def _seeded(drawn: tuple[str, ...] = ()) -> BaselineCheck:
+    if drawn:  # (trial 142: a data order drawn at import passed as seeded)
+        return BaselineCheck(
+            name="seeding", status="failed",
+            detail="a run started from other torch, numpy and Python global streams is "
+                   f"identical, but {drawn_at_import_text(drawn)}",
+            figures={"streams": list(drawn)},
+        )
     return BaselineCheck(
         name="seeding", status="passed",
         detail="a run started from other torch, numpy and Python global streams is identical: "
-               "the program seeds every global stream it draws from",
+               "the program seeds every global stream it draws from as it builds and trains",
     )
 
 
@@ -416,6 +425,13 @@ def nondeterminism_cause(
     if found:
         return found
     inside = f"the difference arises inside step {step} ({quantity})"
+    if target.drawn_at_import and isolation == "process":
+        # (trial 142: a data order drawn at import read as "arises inside step 1")
+        streams = " and ".join(f"{name}'s" for name in target.drawn_at_import)
+        return (f"two new builds start alike (parameters and every declared stream), so "
+                f"{inside}; as its module is imported, the program draws from {streams} "
+                "global stream without a seed (an order or a split made at import), which "
+                "each new interpreter draws otherwise: seed it before that draw")
     if isolation == "process" and first is not None:
         again = run_segment(SegmentSpec(
             target_spec=target.spec, config=config, start=0, stop=step, workdir=work,

@@ -28,6 +28,7 @@ __all__ = [
     "CONFIG",
     "Attr",
     "DATA_CURSOR",
+    "DRAWN_STREAMS",
     "GLOBAL_STEP",
     "LAUNCH_STREAMS",
     "OPTIMIZER",
@@ -43,6 +44,7 @@ __all__ = [
     "Stateful",
     "Value",
     "declared_generators",
+    "drawn_streams",
     "generator_state",
     "launch_global_streams",
     "preserved_global_streams",
@@ -407,6 +409,35 @@ def seeded_streams(after: dict[str, Any], seeded: Iterable[str]) -> dict[str, An
     happens to leave a stream where it was, np.random.seed(0) after another
     check seeded it so, is a seed all the same)."""
     return {name: after[name] for name in IMPORT_STREAMS if name in seeded}
+
+
+DRAWN_STREAMS = ("numpy", "torch")
+"""The global streams a module's import is watched drawing from without a seed
+(``drawn_streams``). Not Python's: a framework's own import draws from it
+(Lightning's), which says nothing of the program."""
+
+
+def drawn_streams(before: dict[str, Any], after: dict[str, Any],
+                  seeded: Iterable[str]) -> list[str]:
+    """Of two ``RNGState(streams=IMPORT_STREAMS).state_dict()`` taken around an
+    import, the streams in ``DRAWN_STREAMS`` it moved without seeding them: what
+    it drew there (a data order or a split made at import) a new interpreter
+    draws otherwise."""
+    seeded = set(seeded)
+    return [name for name in DRAWN_STREAMS
+            if name not in seeded and name in before and name in after
+            and not _same(before[name], after[name])]
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Two streams' saved states (tensors, and dicts and lists of them) alike."""
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        return a.shape == b.shape and bool(torch.equal(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return bool(a == b)
 
 
 @contextmanager

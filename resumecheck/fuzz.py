@@ -52,7 +52,9 @@ from resumecheck.report import (
 )
 from resumecheck.faults import environment_failure
 from resumecheck.interrupt import scratch_directory
-from resumecheck.phrases import at_the_point, first_line, lost_uncompared, side_files
+from resumecheck.phrases import (
+    at_the_point, drawn_at_import_text, first_line, lost_uncompared, side_files,
+)
 from resumecheck.reproduce import reproduce_command
 from resumecheck.settings import Settings
 from resumecheck.strategies import interruption_schedules
@@ -119,6 +121,10 @@ class FuzzResult:
     load() read) beside its checkpoint at the default resume point, in
     ``run``'s words (a restart from an earlier checkpoint reads what a later
     save wrote there, which no schedule fuzz draws does: trial 139); None: none."""
+    drawn_at_import: list[str] = field(default_factory=list)
+    """The global streams the program's module drew from without a seed as it
+    was imported (``Report.drawn_at_import``): in-process every example shares
+    what it drew, which a real restart draws again (trial 142)."""
     unreproduced: list[list[int]] = field(default_factory=list)
     """Schedules that failed while fuzzing but not when run again as their
     reproduce command runs them (not reported as failures)."""
@@ -162,6 +168,7 @@ class FuzzResult:
             "undeclared": None if self.undeclared is None else list(self.undeclared),
             "unseeded_notice": self.unseeded_notice,
             "side_files": self.side_files,
+            "drawn_at_import": list(self.drawn_at_import),
             "environment": self.environment,
             "nproc": self.nproc,
             "resume_nproc": self.resume_nproc,
@@ -334,7 +341,7 @@ def run_fuzz(target: Target | str | None, settings: Settings, *, max_examples: i
     result = FuzzResult(
         target=tgt.spec or tgt.name, steps=n, seed=s.seed, max_interruptions=max_interruptions,
         isolation=s.isolation, environment=fingerprint(s.threads), nproc=s.nproc,
-        resume_nproc=s.resume_nproc,
+        resume_nproc=s.resume_nproc, drawn_at_import=list(tgt.drawn_at_import),
     )
     with scratch_directory("resumecheck-fuzz-") as work, preserved_global_streams(), \
             _hypothesis_storage(Path(work) / "hypothesis"):
@@ -450,6 +457,8 @@ def _passed_notes(result: FuzzResult, cut: bool) -> str:
                "reported): a program that fails only some of the times it runs (a fault that "
                "comes and goes, a read that may fail) cannot be judged; if it trains alike "
                "every time, please report this to resumecheck")
+    if result.drawn_at_import and result.isolation == "inprocess" and not result.nproc:
+        odd += f"; not checked in-process: {drawn_at_import_text(result.drawn_at_import)}"
     if result.side_files:  # (trial 139: a step count kept beside the checkpoint passed)
         odd += (f"; {result.side_files} outside the checkpoint path it was given: a resume "
                 "from an earlier checkpoint reads what a later save wrote there, which no "

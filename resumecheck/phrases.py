@@ -15,6 +15,7 @@ __all__ = ["ADAPTER_LEFT_OUT", "amount", "BUILDING", "CHANGED_AFTER_LOAD", "CHEC
            "OWN_RESUME_ENDS_OTHERWISE", "POSITION_OTHER_EPOCH", "POSITION_UNUSED", "REORDERED",
            "RESTART_HELD_OTHERWISE", "AS_BUILT_AT_RESUME", "AT_THIS_POINT", "as_built_uncompared",
            "at_the_point", "OUTSIDE_THE_CHECKPOINT", "side_files", "ADAPTER_LOOP",
+           "drawn_at_import_text",
            "RESTORE_CHANGED", "RESTORING", "STOPPED", "UNDECLARED_LEAD", "first_few", "first_line",
            "lost_uncompared", "merge_items", "uncompared_path", "undeclared_lead",
            "unused_position"]
@@ -79,6 +80,17 @@ def side_files(files: Mapping[str, Sequence[str]]) -> str | None:
     said = " and ".join(part for part in (f"your save() wrote {wrote}" if wrote else "",
                                           f"your load() read {read}" if read else "") if part)
     return said or None
+
+
+def drawn_at_import_text(streams: Sequence[str]) -> str:
+    """What a report says of the global streams a program's module drew from
+    without a seed as it was imported (``Report.drawn_at_import``)."""
+    named = " and ".join(f"{name}'s" for name in streams)
+    return (f"as your module was imported it drew from {named} global "
+            f"stream{'s' if len(streams) > 1 else ''} without a seed (an order or a split made "
+            "at import): every run and restart in this interpreter shares what it drew, while a "
+            "real restart imports it again in a new interpreter and draws otherwise; seed it "
+            "before that draw, or run with --isolation process, which checks it")
 
 
 ADAPTER_LOOP = "the loop that ran is resumecheck's"

@@ -53,6 +53,7 @@ from resumecheck.components import (
     IMPORT_STREAMS,
     Component,
     RNGState,
+    drawn_streams,
     seeded_streams,
     seeds_called,
 )
@@ -123,6 +124,11 @@ class Target:
     """Default number of optimizer steps N for a check."""
     resume_at: tuple[int, ...] = ()
     """Default resume points (empty: N // 2)."""
+    drawn_at_import: tuple[str, ...] = field(default=(), compare=False, repr=False)
+    """Set by ``load_target``: the global streams (``numpy``, ``torch``) the
+    program's module drew from without seeding them as it was imported (a data
+    order made at import): a new interpreter draws otherwise, which restarts
+    in one interpreter share (``components.drawn_streams``)."""
     import_streams: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
     """Set by ``load_target``: the global streams the program's module seeded
     when it was imported (a module-level ``torch.manual_seed(0)``), as they
@@ -491,6 +497,7 @@ def load_target(spec: str | None) -> Target:
         )
     module = _import(spec, where)
     streams = _SET_AT_IMPORT.get(module.__name__, {})
+    drawn = _DRAWN_AT_IMPORT.get(module.__name__, ())
     obj: Any = module
     for part in attr.split("."):
         try:
@@ -503,8 +510,8 @@ def load_target(spec: str | None) -> Target:
             ) from None
     if isinstance(obj, Target):
         # (a copy: the module's own Target keeps no streams, and never a spec it lacks)
-        return obj if obj.spec == spec and not streams else \
-            replace(obj, spec=spec, import_streams=streams)
+        return obj if obj.spec == spec and not streams and not drawn else \
+            replace(obj, spec=spec, import_streams=streams, drawn_at_import=drawn)
     if not callable(obj) or isinstance(obj, type) and not hasattr(obj, "train_step"):
         raise TargetError(
             spec,
@@ -512,23 +519,32 @@ def load_target(spec: str | None) -> Target:
             "Point at a function (or resumecheck.Target) that takes a settings "
             "dict and returns a program with components() and train_step()",
         )
-    return Target(factory=obj, spec=spec, import_streams=streams)
+    return Target(factory=obj, spec=spec, import_streams=streams, drawn_at_import=drawn)
 
 
 _SET_AT_IMPORT: dict[str, dict[str, Any]] = {}
 """Per module this interpreter imported for a target: the streams its import
 seeded, as it left them (``Target.import_streams``)."""
 
+_DRAWN_AT_IMPORT: dict[str, tuple[str, ...]] = {}
+"""Per module this interpreter imported for a target: the streams its import
+drew from unseeded (``Target.drawn_at_import``)."""
+
 
 def _exec_noting_streams(name: str, run: Callable[[], Any]) -> Any:
     """Import a program's module through ``run``, noting which global streams
     its import seeded and their state after it (a stream only drawn from, by
     the module or a library it imports, is left out: no two launches agree on it)."""
+    before = RNGState(streams=IMPORT_STREAMS).state_dict()
     with seeds_called() as seeded:
         out = run()
-    streams = seeded_streams(RNGState(streams=IMPORT_STREAMS).state_dict(), seeded)
+    after = RNGState(streams=IMPORT_STREAMS).state_dict()
+    streams = seeded_streams(after, seeded)
     if streams:
         _SET_AT_IMPORT[name] = streams
+    drawn = drawn_streams(before, after, seeded)
+    if drawn:  # (trial 142: a data order drawn at import passed every in-process check)
+        _DRAWN_AT_IMPORT[name] = tuple(drawn)
     if name in sys.modules:  # what its modules hold as imported (see module_state)
         module_state.note_import(sys.modules[name])
     return out

@@ -588,7 +588,14 @@ def _beside_cells(report: dict[str, Any]) -> list[str]:
         ADAPTER_LOOP, as_built_uncompared, lost_uncompared, side_files,
     )
 
-    cells = []
+    drawn = report.get("drawn_at_import") or []
+    if drawn and report.get("isolation") == "inprocess" and not report.get("nproc"):
+        # (trial 142: a data order drawn at import passed the test with nothing said)
+        cells = [f"not checked in-process: drawn at import from "
+                 f"{' and '.join(drawn)}'s global stream (--isolation process checks it)"]
+    else:
+        cells = []
+
     lost = lost_uncompared(report.get("undeclared", []))
     if lost:  # (an "ok" covers what is compared: say what the resume loses beside it)
         cells.append("not compared, ends otherwise in your resume: " + ", ".join(lost))

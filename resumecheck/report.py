@@ -16,7 +16,8 @@ from typing import Any, Literal
 from resumecheck.errors import LONGER_BOUND
 from resumecheck.phrases import (
     BUILDING, CHANGED_AFTER_LOAD, NOT_VALIDATED_AGAIN, REORDERED, RESTORE_CHANGED, RESTORING,
-    STOPPED, first_line, lost_uncompared, uncompared_path, unused_position,
+    STOPPED, drawn_at_import_text, first_line, lost_uncompared, uncompared_path,
+    unused_position,
 )
 from resumecheck.streams import is_stream_detail, unseeded_text
 from resumecheck.trajectory import Trajectory
@@ -404,6 +405,10 @@ class Report:
     set_order: str | None = None
     """In-process: the WARNING that a declared optimizer lists parameters in the
     order a set of their names iterates in this interpreter (None: none does)."""
+    drawn_at_import: list[str] = field(default_factory=list)
+    """The global streams (``numpy``, ``torch``) the program's module drew from
+    without a seed as it was imported (a data order made at import): restarts
+    in one interpreter share what it drew; a new interpreter draws otherwise."""
     not_checked: list[str] = field(default_factory=list)
     """What the resume points tried cannot show, each in a sentence: a restart
     at an epoch's end where none was one (``verdict.epoch_ends_untried``), a
@@ -493,6 +498,7 @@ class Report:
             "launched_with": dict(self.launched_with),
             "launch_settings_matter": self.launch_settings_matter,
             "set_order": self.set_order,
+            "drawn_at_import": list(self.drawn_at_import),
             "not_checked": list(self.not_checked),
             "isolation": self.isolation,
             "tolerance": self.tolerance,
@@ -686,6 +692,10 @@ def _footer(report: Report) -> list[str]:
     why = report.noise.get("why")
     if why and any(r.verdict == DIVERGED for r in report.runs):  # ("-" in the noise column)
         lines.append(f"noise: not measured: {why}")
+    if report.drawn_at_import and report.isolation == "inprocess" and not report.nproc:
+        # (trial 142: a data order drawn at import, never seeded, passed run, the test
+        # and fuzz in-process; a real restart read other samples)
+        lines.append(f"not checked in-process: {drawn_at_import_text(report.drawn_at_import)}")
     if (report.isolation == "inprocess" and report.outcome == "EQUIVALENT"
             and not report.set_order and not report.nproc):
         # (a trial: a vocabulary numbered by iterating a set passed in-process, no word)
