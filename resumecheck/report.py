@@ -702,6 +702,10 @@ def _footer(report: Report) -> list[str]:
         lines.append("not checked in-process: an order taken from iterating a set (ids "
                      "numbered from set(names)) is the same in every restart here, which "
                      "share one hash seed; --isolation process checks it")
+    if report.outcome == "EQUIVALENT" and full is not None and full.checkpoint == "program":
+        # (trial 141: a seed set again in the script's main, after its load, passed:
+        # the restart here never runs that code)
+        lines.append(RESUME_CODE_UNCHECKED)
     # (trials: rank 0's position saved for all, and a position reset at an epoch's end,
     # both EQUIVALENT at the point tried, with nothing said)
     lines += [f"not checked at this resume point: {what}" for what in report.not_checked]
@@ -817,6 +821,15 @@ def _after_restart_notice(engine: RunResult, where: str, named: str, ending: str
             f"{engine.resume_at[0]}, every step after it matched the uninterrupted run's, and "
             f"what its run held at its next restart differs ({listed}); the run then {where}. "
             f"Either {causes}{ending}")
+
+
+RESUME_CODE_UNCHECKED = (
+    "not checked: what your script runs around the restore when it resumes (which checkpoint "
+    "it picks; a seed set again, or a position recomputed, after the load in its main): a "
+    "restart here builds the program, restores its checkpoint and steps, so what a resume "
+    "needs belongs in load() (or in the framework's restore)")
+"""The last line of an equivalent report whose program resumed through its own
+checkpoint: the script's own resume code is not what runs."""
 
 
 _FIT_LOOP_NOTE = (
