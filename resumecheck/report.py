@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -464,6 +465,16 @@ class Report:
         none: the sentence names what they would)."""
         notice = _incomplete_state_notice(self, lines_shown)
         own = self.full_resume
+        told = re.search(r"the resume was told `([^`]+)`", own.explanation) \
+            if notice is not None and own is not None else None
+        if told is not None:
+            # (trial 142: with ignore_data_skip=True the WARNING opened with a stream drawn,
+            # which a Trainer user cannot act on; the setting came deep in the row)
+            notice = (f"the resume was told `{told.group(1)}`: it does not skip the batches "
+                      "the run had already read in its epoch and reads that epoch again from "
+                      "its start, in your own resume and in the engine's, which goes through "
+                      "the same restore (leave the setting out to resume where the run was). "
+                      f"Besides, {notice}")
         if notice is not None and own is not None and own.checkpoint == "program" \
                 and own.verdict in (IDENTICAL, CLOSE) and not own.lost_on_resave():
             # (a trial: a correct Trainer program read the WARNING as its own fault)
@@ -894,12 +905,19 @@ def _incomplete_notice(engine: RunResult, where: str, settings: str, ablations: 
     # incomplete, where its loop ignored a position that came back)
     opener = ("the restart reads other samples though every declared component came back"
               if unused else "the declared components do not capture the program's state")
+    rate = ""
+    if (engine.first_divergent_quantity or "").startswith("learning rate"):
+        # (trial 142: a warm-up length changed for the resumed run read as lost state)
+        rate = (" The learning rate is the first to differ: a schedule's own settings (a "
+                "warm-up length, a LambdaLR's function and what it reads) are in no "
+                "state_dict(), so a restart built with other settings than the run's departs "
+                "however complete the checkpoint.")
     return (
         f"{opener}: the engine restored every one of them and the run still "
-        f"{where}.{position} Something the components "
-        f"do not declare is lost{named}, or state is consumed between the restore and the "
-        "first step (a DataLoader iterator created after the load draws from the restored "
-        f"random stream){ending}"
+        f"{where}.{position}{rate} Something the components "
+        f"do not declare {'may be' if rate else 'is'} lost{named}, or state is consumed "
+        "between the restore and the first step (a DataLoader iterator created after the load "
+        f"draws from the restored random stream){ending}"
     )
 
 

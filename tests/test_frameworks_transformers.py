@@ -356,6 +356,19 @@ def test_a_resume_told_to_ignore_the_data_skip_says_so_first():
     assert "ignore_data_skip" not in default.explanation
 
 
+def test_the_warning_of_a_resume_told_to_ignore_the_data_skip_opens_with_the_setting():
+    """Trial 142: the WARNING opened with a stream the new iterator drew and
+    advice on making iterators, which a Trainer user cannot act on."""
+    report = resumecheck.verify(str(EXAMPLES / "transformers_check.py") + ":IGNORE_DATA_SKIP",
+                                drop="none", noise_seeds=0, check_determinism=False)
+    notice = report.incomplete_state_notice() or ""
+    assert notice.startswith(
+        "the resume was told `ignore_data_skip=True`: it does not skip the batches the run had "
+        "already read in its epoch and reads that epoch again from its start, in your own "
+        "resume and in the engine's"), notice
+    assert "Besides, the restart draws from a random stream" in notice
+
+
 def test_a_steps_loss_is_the_loss_the_trainer_logs_at_two_micro_batches(tmp_path):
     """Trial 142: at gradient_accumulation_steps=2 every loss the check printed
     (the reference's, each max |Δloss|) was half the loss the Trainer logs:

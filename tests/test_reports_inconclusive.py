@@ -146,3 +146,29 @@ def test_a_restart_that_draws_is_not_said_lost_however_complete_where_state_is_u
     else:
         assert ". A draw the uninterrupted run does not make sends the continuation elsewhere "\
                "however complete the checkpoint" in warning
+
+
+@pytest.mark.parametrize("quantity", ["learning rate", "loss"])
+def test_a_warning_whose_engine_resume_departs_first_in_the_rate_names_the_schedules_settings(
+        quantity):
+    """Trial 142: a warm-up length changed for the resumed Trainer's run read
+    only as lost state ("Something the components do not declare is lost")."""
+    def run(checkpoint: str) -> RunResult:
+        return RunResult(dropped=[], resume_at=[4], verdict=DIVERGED, checkpoint=checkpoint,
+                         first_divergent_step=5, first_divergent_quantity=quantity,
+                         first_divergent_key="lr" if quantity == "learning rate" else "loss",
+                         explanation=f"{quantity} differs from step 5", reproduce="r")
+
+    report = Report(target="t.py:T", steps=8, resume_at=[4], seed=0, isolation="inprocess",
+                    tolerance={"mode": "bitwise", "rtol": None, "atol": None},
+                    determinism={"checked": False}, noise={"seeds": [], "band": None},
+                    environment=fingerprint(1), runs=[run("program"), run("engine")])
+    notice = report.incomplete_state_notice() or ""
+    settings = ("The learning rate is the first to differ: a schedule's own settings (a warm-up "
+                "length, a LambdaLR's function and what it reads) are in no state_dict(), so a "
+                "restart built with other settings than the run's departs however complete the "
+                "checkpoint. Something the components do not declare may be lost")
+    assert (settings in notice) == (quantity == "learning rate"), notice
+    assert notice.startswith("the declared components do not capture the program's state: "
+                             f"the engine restored every one of them and the run still differs "
+                             f"from step 5 ({quantity})."), notice
