@@ -905,13 +905,8 @@ def _incomplete_notice(engine: RunResult, where: str, settings: str, ablations: 
     # incomplete, where its loop ignored a position that came back)
     opener = ("the restart reads other samples though every declared component came back"
               if unused else "the declared components do not capture the program's state")
-    rate = ""
-    if (engine.first_divergent_quantity or "").startswith("learning rate"):
-        # (trial 142: a warm-up length changed for the resumed run read as lost state)
-        rate = (" The learning rate is the first to differ: a schedule's own settings (a "
-                "warm-up length, a LambdaLR's function and what it reads) are in no "
-                "state_dict(), so a restart built with other settings than the run's departs "
-                "however complete the checkpoint.")
+    rate = _RATE_SETTINGS if (engine.first_divergent_quantity or "").startswith(
+        "learning rate") else ""
     return (
         f"{opener}: the engine restored every one of them and the run still "
         f"{where}.{position}{rate} Something the components "
@@ -919,6 +914,13 @@ def _incomplete_notice(engine: RunResult, where: str, settings: str, ablations: 
         "between the restore and the first step (a DataLoader iterator created after the load "
         f"draws from the restored random stream){ending}"
     )
+
+
+_RATE_SETTINGS = (" The learning rate is the first to differ: a schedule's own settings (a "
+                  "warm-up length, a LambdaLR's function and what it reads) are in no "
+                  "state_dict(), so a restart built with other settings than the run's departs "
+                  "however complete the checkpoint.")
+"""(trial 142: a warm-up length changed for the resumed run read as lost state)"""
 
 
 def _drawn_notice(drawn: StreamOffset, where: str, named: str, ending: str) -> str:
