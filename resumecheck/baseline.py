@@ -81,7 +81,7 @@ class BaselineReport:
         ran = [c.name for c in self.checks if c.status == "passed"]
         # (a trial: a pass resting on 2 checks of 6 read like one resting on all six)
         return (f" (only {len(ran)} of {len(self.checks)} checks ran: {', '.join(ran)}; "
-                f"skipped: {', '.join(skipped)}: see each line for what the program must offer)")
+                f"skipped: {', '.join(skipped)}: see each line for why)")
 
     @property
     def headline(self) -> str:
@@ -491,7 +491,14 @@ def _gradient_checks(tgt: Target, config: dict[str, Any], size: int, m: int) -> 
     program = built.program
     if not (callable(getattr(program, "tiny_batch", None))
             and callable(getattr(program, "batch_loss", None))):
-        why = "the program has no tiny_batch(size) and batch_loss(model, batch)"
+        framework = getattr(program, "framework", None)
+        why = ("the program has no tiny_batch(size) and batch_loss(model, batch)"
+               if not framework else
+               # (trial 142: a Trainer target was told what it "must offer", which its
+               # trainer_target has no way to give)
+               f"not run for a target trained with {framework}: these checks call the "
+               "program's tiny_batch(size) and batch_loss(model, batch), which a framework "
+               "target does not offer; a program of your own around the same model can")
         return [BaselineCheck(name=n, status="skipped", detail=why) for n in names]
     model = _model(built)
     if model is None:

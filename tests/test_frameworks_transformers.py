@@ -388,3 +388,17 @@ def test_a_steps_loss_is_the_loss_the_trainer_logs_at_two_micro_batches(tmp_path
                                 check_determinism=False)
     assert len(logged) == 6 and report.reference_loss == pytest.approx(logged, rel=1e-6), \
         (report.reference_loss, logged)
+
+
+def test_baseline_says_its_gradient_checks_are_not_for_a_framework_target():
+    """Trial 142: each skipped gradient check told the Trainer user what "the
+    program must offer" (tiny_batch, batch_loss), which trainer_target cannot."""
+    from resumecheck.baseline import check_baseline
+
+    report = check_baseline(str(EXAMPLES / "transformers_check.py") + ":DEFAULT", steps=3)
+    skipped = [c for c in report.checks if c.status == "skipped"]
+    assert skipped and all(c.detail.startswith(
+        "not run for a target trained with the HuggingFace Trainer: these checks call the "
+        "program's tiny_batch(size) and batch_loss(model, batch), which a framework target "
+        "does not offer") for c in skipped), report.render()
+    assert "must offer" not in report.render()
