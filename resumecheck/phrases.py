@@ -148,7 +148,12 @@ def lost_uncompared(undeclared: list[str]) -> list[str]:
     """Of what is not compared (``Report.undeclared``), what the program's own
     full resume ends with otherwise than the uninterrupted run (its checkpoint
     likely loses it), by where the program keeps it."""
-    return [uncompared_path(what) for what in undeclared if OWN_RESUME_ENDS_OTHERWISE in what]
+    return [uncompared_path(what) for what in undeclared if _OWN_ENDS.search(what)]
+
+
+_OWN_ENDS = re.compile(r"your own resume \((?:save/load|through [^)]*)\) ends with it otherwise")
+"""``OWN_RESUME_ENDS_OTHERWISE``, or a framework target's rewording of it
+(``your own resume (through the HuggingFace Trainer's restore) ...``)."""
 
 
 def at_the_point(undeclared: list[str], resume_at: list[int]) -> list[str]:

@@ -2023,9 +2023,12 @@ def _its_words(boundaries: Mapping[str, Any]) -> dict[str, str | None]:
     instead (its components are the adapter's declaration, not the user's: a
     trial was told of "state you did not declare", having declared nothing)."""
     framework = boundaries.get("restored_by")
+    # (trial 142: a Trainer target's not-compared line spoke of its "own resume (save/load)")
     return {"your load()": framework,
             "your save()": boundaries.get("saved_by"),
-            NOT_DECLARED: ADAPTER_LEFT_OUT if framework else None}
+            NOT_DECLARED: ADAPTER_LEFT_OUT if framework else None,
+            "your own resume (save/load)": f"your own resume (through {framework})"
+            if framework else None}
 
 
 def _reworded(text: str, words: Mapping[str, str | None]) -> str:

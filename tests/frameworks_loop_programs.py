@@ -818,3 +818,25 @@ TRAINER_ACCUMULATES = trainer_target(lambda args: transformers_train().make_trai
 """Two micro-batches a step, on a model that divides its loss by the step's
 token count (GPT-2 takes ``num_items_in_batch``): the Trainer logs the sum of
 the micro-batches' losses (trial 142: the check's was half of it)."""
+
+
+def _with_plain_counter(args):
+    """A callback of the user's own, not an ExportableState, that counts the
+    steps it has seen (trial 142's loss average): the Trainer's checkpoint
+    does not hold it, and nothing it counts changes the training."""
+    from transformers import TrainerCallback
+
+    class CountsSteps(TrainerCallback):
+        def __init__(self):
+            self.count = 0
+
+        def on_step_end(self, args, state, control, **kwargs):
+            self.count += 1
+
+    trainer = transformers_train().make_trainer(args)
+    trainer.add_callback(CountsSteps())
+    return trainer
+
+
+TRAINER_PLAIN_COUNTER = trainer_target(_with_plain_counter, args=_COUNTER_ARGS, steps=6,
+                                       resume_at=(3,))

@@ -402,3 +402,22 @@ def test_baseline_says_its_gradient_checks_are_not_for_a_framework_target():
         "program's tiny_batch(size) and batch_loss(model, batch), which a framework target "
         "does not offer") for c in skipped), report.render()
     assert "must offer" not in report.render()
+
+
+@pytest.mark.e2e
+def test_state_a_plain_callback_loses_is_said_of_the_trainers_resume_not_your_save_load():
+    """Trial 142: a Trainer target's not-compared line said "your own resume
+    (save/load)", where the user wrote neither; the test still warns of it."""
+    from resumecheck.assertions import require_equivalent
+    from resumecheck.errors import LostStateWarning
+    from resumecheck.phrases import lost_uncompared
+
+    report = resumecheck.verify(f"{PROGRAMS}:TRAINER_PLAIN_COUNTER", drop="none",
+                                noise_seeds=0, check_determinism=False)
+    [line] = [u for u in report.undeclared if u.startswith("callbacks (CountsSteps).count ")]
+    assert "; your own resume (through the HuggingFace Trainer's restore) ends with it " \
+        "otherwise than the uninterrupted run did" in line, line
+    assert "save/load" not in line
+    assert lost_uncompared(report.undeclared) == ["callbacks (CountsSteps).count"]
+    with pytest.warns(LostStateWarning):
+        require_equivalent(report)
