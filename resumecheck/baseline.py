@@ -484,6 +484,17 @@ def _initial_difference(a: dict[str, Any], b: dict[str, Any]) -> str | None:
     return None
 
 
+def _no_tiny_batch(framework: str | None) -> str:
+    """Why the gradient checks did not run: what the program lacks, or, for a
+    framework target, that it cannot offer it (trial 142: a Trainer target was
+    told what it "must offer", which its trainer_target has no way to give)."""
+    if not framework:
+        return "the program has no tiny_batch(size) and batch_loss(model, batch)"
+    return (f"not run for a target trained with {framework}: these checks call the program's "
+            "tiny_batch(size) and batch_loss(model, batch), which a framework target does not "
+            "offer; a program of your own around the same model can")
+
+
 def _gradient_checks(tgt: Target, config: dict[str, Any], size: int, m: int) -> list[BaselineCheck]:
     names = ("finite loss", "gradients vs finite differences", "gradient accumulation",
              "loss decreases")
@@ -491,14 +502,7 @@ def _gradient_checks(tgt: Target, config: dict[str, Any], size: int, m: int) -> 
     program = built.program
     if not (callable(getattr(program, "tiny_batch", None))
             and callable(getattr(program, "batch_loss", None))):
-        framework = getattr(program, "framework", None)
-        why = ("the program has no tiny_batch(size) and batch_loss(model, batch)"
-               if not framework else
-               # (trial 142: a Trainer target was told what it "must offer", which its
-               # trainer_target has no way to give)
-               f"not run for a target trained with {framework}: these checks call the "
-               "program's tiny_batch(size) and batch_loss(model, batch), which a framework "
-               "target does not offer; a program of your own around the same model can")
+        why = _no_tiny_batch(getattr(program, "framework", None))
         return [BaselineCheck(name=n, status="skipped", detail=why) for n in names]
     model = _model(built)
     if model is None:
