@@ -1362,6 +1362,9 @@ def _notes_on_own_resume(checker: Checker, own: _Judged, engine_full: _Judged,
         verdict.note_validation_not_run_again(run, validated)
         verdict.note_rate_moved_after_save(run, moved)
     verdict.note_data_not_skipped(own.result, checker.segment.boundaries.get("data_not_skipped"))
+    bounds = checker.segment.boundaries
+    verdict.note_draws_before_restore(own.result, bounds.get("draws_before_restore") or [],
+                                      bounds.get("restored_by"), bounds.get("steps_per_epoch"))
 
 
 def _report(checker: Checker, runs: list[RunResult],

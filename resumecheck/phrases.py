@@ -15,7 +15,7 @@ __all__ = ["ADAPTER_LEFT_OUT", "amount", "BUILDING", "CHANGED_AFTER_LOAD", "CHEC
            "OWN_RESUME_ENDS_OTHERWISE", "POSITION_OTHER_EPOCH", "POSITION_UNUSED", "REORDERED",
            "RESTART_HELD_OTHERWISE", "AS_BUILT_AT_RESUME", "AT_THIS_POINT", "as_built_uncompared",
            "at_the_point", "OUTSIDE_THE_CHECKPOINT", "side_files", "ADAPTER_LOOP",
-           "drawn_at_import_text",
+           "drawn_at_import_text", "FETCHED_BEFORE_RESTORE",
            "RESTORE_CHANGED", "RESTORING", "STOPPED", "UNDECLARED_LEAD", "first_few", "first_line",
            "lost_uncompared", "merge_items", "uncompared_path", "undeclared_lead",
            "unused_position"]
@@ -80,6 +80,12 @@ def side_files(files: Mapping[str, Sequence[str]]) -> str | None:
     said = " and ".join(part for part in (f"your save() wrote {wrote}" if wrote else "",
                                           f"your load() read {read}" if read else "") if part)
     return said or None
+
+
+FETCHED_BEFORE_RESTORE = "fetched before its random streams were restored"
+"""How a framework target's own resume says that the framework fetched (and
+collated) the first resumed step's batches before it restored the streams its
+data collator or dataset draws from (``verdict.note_draws_before_restore``)."""
 
 
 def drawn_at_import_text(streams: Sequence[str]) -> str:

@@ -324,6 +324,7 @@ class BuiltProgram:
         validates = getattr(self.program, "validates_after", None)
         moved = getattr(self.program, "rate_moved_after", None)
         not_skipped = getattr(self.program, "data_not_skipped", None)
+        drawn = getattr(self.program, "draws_before_restore", None)
         early = getattr(self.program, "run_before_restored_look", ())
         restored_by = getattr(self.program, "restored_by", None)
         saved_by = getattr(self.program, "saved_by", None)
@@ -341,6 +342,9 @@ class BuiltProgram:
             if isinstance(validates, (list, tuple, set)) else [],
             # (a framework's setting that makes its resume read its epoch's batches again)
             "data_not_skipped": not_skipped if isinstance(not_skipped, str) else None,
+            # (global streams a framework's loop draws from before it restores them)
+            "draws_before_restore": [d for d in drawn if isinstance(d, str)]
+            if isinstance(drawn, (list, tuple)) else [],
             # (where a framework's loop changed the rate after its checkpoint hook)
             "rate_moved_after": sorted({v for v in moved if isinstance(v, int) and v > 0})
             if isinstance(moved, (list, tuple, set)) else [],

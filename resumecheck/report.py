@@ -16,9 +16,9 @@ from typing import Any, Literal
 
 from resumecheck.errors import LONGER_BOUND
 from resumecheck.phrases import (
-    BUILDING, CHANGED_AFTER_LOAD, NOT_VALIDATED_AGAIN, REORDERED, RESTORE_CHANGED, RESTORING,
-    STOPPED, drawn_at_import_text, first_line, lost_uncompared, uncompared_path,
-    unused_position,
+    BUILDING, CHANGED_AFTER_LOAD, FETCHED_BEFORE_RESTORE, NOT_VALIDATED_AGAIN, REORDERED,
+    RESTORE_CHANGED, RESTORING, STOPPED, drawn_at_import_text, first_line, lost_uncompared,
+    uncompared_path, unused_position,
 )
 from resumecheck.streams import is_stream_detail, unseeded_text
 from resumecheck.trajectory import Trajectory
@@ -467,6 +467,13 @@ class Report:
         own = self.full_resume
         told = re.search(r"the resume was told `([^`]+)`", own.explanation) \
             if notice is not None and own is not None else None
+        if notice is not None and own is not None and FETCHED_BEFORE_RESTORE in own.explanation:
+            # (trial 142: a collator drawing from torch's stream read as lost state)
+            notice = (f"the first resumed step's batches were {FETCHED_BEFORE_RESTORE}: your "
+                      "data collator (or dataset) draws from a global stream as batches are "
+                      "fetched, and the framework's restore of that stream comes after the "
+                      "fetch, in your own resume and in the engine's, which goes through the "
+                      "same restore (see the own resume's row). Besides, " + notice)
         if told is not None:
             # (trial 142: with ignore_data_skip=True the WARNING opened with a stream drawn,
             # which a Trainer user cannot act on; the setting came deep in the row)

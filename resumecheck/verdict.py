@@ -39,8 +39,8 @@ from resumecheck.phrases import (
     ADAPTER_LEFT_OUT, BUILDING, CHANGED_AFTER_LOAD, CHECKPOINT_LOSES, CHECKPOINT_MAY_LOSE,
     LOOP_ENDED, NOT_DECLARED, NOT_VALIDATED_AGAIN, OUTSIDE_THE_CHECKPOINT,
     OWN_RESUME_ENDS_OTHERWISE, POSITION_UNUSED, RESTORE_CHANGED,
-    RESTORING, STOPPED, UNDECLARED_LEAD, first_line, side_files, uncompared_path,
-    undeclared_lead,
+    RESTORING, STOPPED, UNDECLARED_LEAD, FETCHED_BEFORE_RESTORE, first_line, side_files,
+    uncompared_path, undeclared_lead,
 )
 from resumecheck.report import (
     AFTER_DIVERGENCE, CLOSE, CONFIRMED, DIVERGED, FAILED, IDENTICAL, INCONCLUSIVE, LATENT,
@@ -1479,6 +1479,31 @@ def note_data_not_skipped(own: RunResult, setting: str | None) -> None:
         f"differs from step {own.first_divergent_step}; the resume was told `{setting}`: it "
         "does not skip the batches the run had already read in its epoch, and reads that "
         "epoch again from its start (leave it out to resume where the run was)", 1)
+
+
+def note_draws_before_restore(own: RunResult, streams: Sequence[str],
+                              restored_by: str | None, per_epoch: float | None) -> None:
+    """Where the framework fetches a resumed step's batches before it restores
+    the global streams its data collator or dataset draws from (``streams``:
+    the Trainer's ``draws_before_restore``; it does so resuming inside an
+    epoch, ``per_epoch`` steps to one) and the program's own resume departs at
+    the first step after the restore: say so, in place of the leads that name
+    undeclared state (trial 142: a collator masking with torch's stream was
+    told of samplers, iterators and counters)."""
+    k = own.resume_at[0] if own.resume_at else None
+    if not (streams and per_epoch and own.checkpoint == "program" and not own.dropped
+            and k is not None and (k / per_epoch) % 1 != 0
+            and own.verdict == DIVERGED and own.first_divergent_step == k + 1):
+        return
+    named = " and ".join(f"{name}'s" for name in streams)
+    own.explanation = _without_undeclared_leads(own.explanation).replace(
+        f"differs from step {k + 1}",
+        f"differs from step {k + 1}; its batches were {FETCHED_BEFORE_RESTORE}: your data "
+        f"collator (or dataset) draws from {named} global stream as a step's batches are "
+        f"fetched, and {restored_by or 'the restore'} puts that stream back only after it "
+        f"fetched step {k + 1}'s, so they are drawn from the stream as the restart left it, "
+        "not as the checkpoint saved it (draw from a generator your checkpoint keeps, or one "
+        "seeded from the batch itself)", 1)
 
 
 _UNDECLARED_LEADS = (

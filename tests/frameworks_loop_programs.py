@@ -840,3 +840,29 @@ def _with_plain_counter(args):
 
 TRAINER_PLAIN_COUNTER = trainer_target(_with_plain_counter, args=_COUNTER_ARGS, steps=6,
                                        resume_at=(3,))
+
+
+def _global_masking_collator(features):
+    """Masks tokens with draws from torch's global stream (as transformers'
+    own DataCollatorForLanguageModeling does)."""
+    import torch
+
+    ids = torch.stack([f["input_ids"] for f in features])
+    return {"input_ids": ids.masked_fill(torch.rand(ids.shape) < 0.15, 3), "labels": ids}
+
+
+def _with_global_masking_collator(args):
+    from transformers import Trainer
+
+    train = transformers_train()
+    return Trainer(model=train.GPT2LMHeadModel(train.CONFIG), args=args,
+                   train_dataset=train.Tokens(), data_collator=_global_masking_collator)
+
+
+TRAINER_COLLATOR_GLOBAL = trainer_target(
+    _with_global_masking_collator, args={"per_device_train_batch_size": 8,
+                                         "learning_rate": 1e-2, "warmup_steps": 4},
+    steps=8, resume_at=(3,))
+"""Trial 142: the Trainer fetches a resumed step's batches before it restores
+its random streams, so a collator drawing from torch's global stream masks the
+first resumed step's batch from the stream as the restart left it."""

@@ -421,3 +421,32 @@ def test_state_a_plain_callback_loses_is_said_of_the_trainers_resume_not_your_sa
     assert lost_uncompared(report.undeclared) == ["callbacks (CountsSteps).count"]
     with pytest.warns(LostStateWarning):
         require_equivalent(report)
+
+
+@pytest.mark.e2e
+def test_a_collator_drawing_from_torchs_stream_is_told_the_trainer_fetches_before_it_restores():
+    """Trial 142: the Trainer fetches (and collates) a resumed step's batches
+    before it restores rng_state.pth, so a collator masking with torch's
+    global stream departs at the first step after a mid-epoch resume; the
+    report spoke of samplers, iterators and counters instead."""
+    report = resumecheck.verify(f"{PROGRAMS}:TRAINER_COLLATOR_GLOBAL", drop="none",
+                                noise_seeds=0, check_determinism=False)
+    own = report.full_resume
+    assert (own.verdict, own.first_divergent_step) == (DIVERGED, 4), own.explanation
+    assert own.explanation.startswith(
+        "data (the model's inputs) differs from step 4; its batches were fetched before its "
+        "random streams were restored: your data collator (or dataset) draws from torch's "
+        "global stream as a step's batches are fetched, and the HuggingFace Trainer's restore "
+        "puts that stream back only after it fetched step 4's"), own.explanation
+    assert "a sampler's epoch that set_epoch sets" not in own.explanation
+    notice = report.incomplete_state_notice() or ""
+    assert notice.startswith("the first resumed step's batches were fetched before its random "
+                             "streams were restored"), notice
+    # at an epoch's start the Trainer restores the streams before it fetches: it resumes
+    at_epoch_start = resumecheck.verify(f"{PROGRAMS}:TRAINER_COLLATOR_GLOBAL", resume_at=(5,),
+                                        drop="none", noise_seeds=0, check_determinism=False)
+    assert at_epoch_start.equivalent, at_epoch_start.render()
+    # the example's collator draws nothing: nothing is said of it
+    default = resumecheck.verify(f"{PROGRAMS}:TRAINER_DEFAULT", drop="none", noise_seeds=0,
+                                 check_determinism=False)
+    assert "fetched before" not in default.render()

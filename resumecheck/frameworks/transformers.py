@@ -123,6 +123,7 @@ class TrainerProgram(LoopProgram):
         _park_after_rng_restore(self.trainer, self._driver)
         _park_after_log_save_evaluate(self.trainer, self._driver)
         _record_losses(self.trainer, self._driver.losses)
+        _watch_fetch_draws(self.trainer, self._driver.fetch_draws)
         self.model = self.trainer.model
         self._engine_folder: str | None = None
 
@@ -184,6 +185,14 @@ class TrainerProgram(LoopProgram):
         consumed, the setting that says so (``BuiltProgram.boundaries``)."""
         return "ignore_data_skip=True" if getattr(self.trainer.args, "ignore_data_skip",
                                                   False) is True else None
+
+    @property
+    def draws_before_restore(self) -> list[str]:
+        """The global streams the Trainer's fetch of a step's batches drew from
+        (a data collator or dataset that draws): a resumed Trainer fetches its
+        first step's batches before it restores its streams, so that fetch
+        draws from them as the restart left them (``BuiltProgram.boundaries``)."""
+        return sorted(self._driver.fetch_draws)
 
     @property
     def steps_per_epoch(self) -> int | None:
@@ -383,6 +392,43 @@ def _park_after_rng_restore(trainer: Any, driver: Any) -> None:
     trainer._load_rng_state = restored
 
 
+def _watch_fetch_draws(trainer: Any, streams: set[str]) -> None:
+    """Note which global streams (``torch``, ``numpy``) the Trainer's fetch of
+    a step's batches draws from, other than an epoch's first fetch (where the
+    sampler may draw its shuffle's seed): its data collator's or dataset's
+    draws. A resumed Trainer makes that fetch before it restores
+    ``rng_state.pth`` (trial 142: a collator masking with torch's global
+    stream departed at the first resumed step, and nothing said why)."""
+    import weakref
+
+    import numpy as np
+
+    fetch = trainer.get_batch_samples
+    last: list[Any] = [None]
+
+    def fetched(epoch_iterator: Any, *args: Any, **kwargs: Any) -> Any:
+        torch_before, numpy_before = torch.get_rng_state(), _numpy_position(np)
+        out = fetch(epoch_iterator, *args, **kwargs)
+        same_epoch = last[0] is not None and last[0]() is epoch_iterator
+        if same_epoch and not torch.equal(torch_before, torch.get_rng_state()):
+            streams.add("torch")
+        if same_epoch and numpy_before != _numpy_position(np):
+            streams.add("numpy")
+        try:
+            last[0] = weakref.ref(epoch_iterator)
+        except TypeError:  # (an iterator without weak references: not watched)
+            last[0] = None
+        return out
+
+    trainer.get_batch_samples = fetched
+
+
+def _numpy_position(np: Any) -> tuple[int, bytes]:
+    """numpy's global stream, where it stands (its position and its words)."""
+    state: Any = np.random.get_state(legacy=True)
+    return int(state[2]), state[1].tobytes()
+
+
 def _quiet_printer(trainer: Any) -> None:
     """The ``PrinterCallback`` the adapter's ``disable_tqdm`` brings in prints
     every log to stdout, before the report (a trial: 200 dicts): in its place,
@@ -444,6 +490,7 @@ def _Driver(channel: Any, pending: dict[str, Any]) -> Any:
     class Driver(base):  # type: ignore[misc]
         def __init__(self) -> None:
             self.losses: list[torch.Tensor] = []
+            self.fetch_draws: set[str] = set()  # (_watch_fetch_draws)
             self.record: LoopRecord | None = None  # (the step ended, not yet parked)
             self.parked_at = ""
             self.control: Any = None
