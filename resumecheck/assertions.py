@@ -177,6 +177,9 @@ def _unmeasured(run: RunResult) -> str:
     for comparison, only their digests (a trial's learning rate on two ranks
     was said to hold no floating-point values)."""
     kind = split_rank_name(run.first_divergent_key or "")[0].split(":", 1)[0]
+    if kind == "lr" and "learning rate of step " in run.explanation:
+        # (trial 141: the rates were shown nowhere)
+        return "no |Δ| figures are measured for a learning rate: the rates are in the why"
     if kind in _FLOAT_KINDS:
         return ("its values at that step were not kept for comparison, only their digests, "
                 "so no |Δ| is measured there")

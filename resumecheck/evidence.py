@@ -41,7 +41,9 @@ from resumecheck.streams import (
     STEPS_AFTER_RESTORE, draw_offset, is_stream_detail, is_stream_state, search_reach,
     stream_digests, stream_items, stream_label,
 )
-from resumecheck.trace import differing_quantities, load_step_tensors, load_stream_states
+from resumecheck.trace import (
+    StepRecord, differing_quantities, load_step_tensors, load_stream_states,
+)
 
 __all__ = ["OTHER_EPOCH", "annotate", "cleared_streams", "describe_data", "describe_end_state",
            "epoch_place", "nearest_step", "offsets_shared_with", "set_right_during", "steps_apart",
@@ -95,6 +97,26 @@ def annotate(result: RunResult, reference: SegmentResult,
     elif result.stream_offsets:
         result.explanation += _stream_clause(result.stream_offsets)
     result.explanation += _end_only_lead(result)
+
+
+def _rates(ref: StepRecord, rec: StepRecord, step: int, rank: int | None) -> str | None:
+    """The learning rates of ``step`` that differ, against the uninterrupted
+    run's (trial 141: a failing test said no |Δ| was measured for the rate and
+    showed neither). A merged record of many ranks keeps rank 0's rates."""
+    rates, expected = rec.lr, ref.lr
+    if rank not in (None, 0) or not rates or not expected or len(rates) != len(expected):
+        return None
+    where = f"step {step}" if rank is None else f"step {step} on rank {rank}"
+    differ = [(i, a, b) for i, (a, b) in enumerate(zip(expected, rates)) if a != b]
+    if not differ:
+        return None
+    def named(i: int) -> str:
+        owner = f" of `{rec.lr_of[i]}`" if len(set(rec.lr_of)) > 1 and i < len(rec.lr_of) else ""
+        return f"group {i}{owner} " if len(rates) > 1 else ""
+
+    shown = "; ".join(f"{named(i)}{b:.6g}, expected {a:.6g}" for i, a, b in differ[:3])
+    more = f" and {len(differ) - 3} more groups" if len(differ) > 3 else ""
+    return f"learning rate of {where}: {shown}{more}"
 
 
 def _position_in_another_epoch(result: RunResult) -> None:
@@ -615,11 +637,13 @@ def describe_end_state(reference: SegmentResult, last: SegmentResult, name: str)
 def describe_data(reference: SegmentResult, segments: Sequence[tuple[int, SegmentResult]],
                   step: int) -> str | None:
     """The samples (or the model's inputs) of ``step`` in words, when they are
-    the first quantity that differs there."""
+    the first quantity that differs there; its learning rates, when they are."""
     seg, rec = _record(segments, step)
     if seg is None or rec is None or not 1 <= step <= len(reference.records):
         return None
     keys = differing_quantities(reference.records[step - 1], rec)
+    if keys and split_rank_name(keys[0])[0] == "lr":
+        return _rates(reference.records[step - 1], rec, step, split_rank_name(keys[0])[1])
     if not keys or split_rank_name(keys[0])[0].split(":", 1)[0] not in ("data", "inputs"):
         return None
     ref_t = load_step_tensors(Path(reference.tensor_dir or ""), step, reference.kept)

@@ -1,0 +1,38 @@
+"""A run that first differs in its learning rate shows the rates (trial 141:
+a failing test said that no |Δ| was measured for the rate, and showed neither
+the rate it trained at nor the one expected)."""
+
+from __future__ import annotations
+
+from resumecheck import verify
+from resumecheck.assertions import describe_failure
+
+
+def test_the_first_differing_rate_is_shown_with_the_one_expected():
+    report = verify("fixtures.bugs.class01_scheduler_not_saved:BUGGY", drop="none",
+                    noise_seeds=0, check_determinism=False)
+    own = report.full_resume
+    assert own.first_divergent_quantity == "learning rate"
+    step = own.first_divergent_step
+    assert own.divergence_detail.startswith(f"learning rate of step {step}: "), \
+        own.divergence_detail
+    got, _, expected = own.divergence_detail.split(": ", 1)[1].partition(", expected ")
+    assert float(got) != float(expected), own.divergence_detail
+    message = describe_failure(report)
+    assert f"learning rate of step {step}: {got}, expected {expected}" in message
+
+
+def test_where_no_figures_were_kept_the_failing_test_points_at_the_rates_in_the_why():
+    """(at many ranks a rate's figures are not kept: the test said no |Δ| was
+    measured, and nothing showed the rates)"""
+    from resumecheck.assertions import _describe_run
+    from resumecheck.report import DIVERGED, RunResult
+
+    run = RunResult(dropped=[], resume_at=[5], verdict=DIVERGED, first_divergent_step=7,
+                    first_divergent_quantity="learning rate on rank 0",
+                    first_divergent_key="lr[rank 0]", max_abs_loss_diff=0.0137,
+                    explanation="learning rate on rank 0 (and on 1 more rank) differs from step "
+                    "7; learning rate of step 7 on rank 0: 0.002, expected 0.0015")
+    line = next(x for x in _describe_run(run, "full resume", None) if "reference vs" in x)
+    assert line.endswith("no |Δ| figures are measured for a learning rate: the rates are in "
+                         "the why"), line
