@@ -483,6 +483,35 @@ def _states(seg: SegmentResult, step: int) -> dict[str, Any]:
     return load_stream_states(Path(seg.tensor_dir), step, seg.kept) or {}
 
 
+def _not_found(key: str, unit: str, sample: Any, unsaved: bool, dropped: bool,
+               restorer: str) -> str:
+    """Why a stream that differs is not found shifted from the reference's."""
+    if unsaved:
+        return "its state was not kept"
+    reach = f"{search_reach(key, unit, sample)} {unit}"
+    if unit == "draws" and _torch_stream(key):
+        reach += f" (nor {search_reach(key, '32-bit words', sample)} 32-bit words)"
+    if dropped:
+        # (trial 141: an ablation that drops the stream's component on purpose read
+        # the causes of a program's lost stream as a hint of a problem)
+        return (f"not within {reach} of it: this run does not restore it "
+                f"({restorer.strip(',')}), and the restart draws from it as a new build left it")
+    return (f"not within {reach} of it: another seed, a stream not restored, or one moved "
+            "further than that (or by normal values, which this search does not follow)")
+
+
+def _drops_its_stream(restorer: str, key: str) -> bool:
+    """Whether an ablation's restore (``the engine's restore, which drops
+    rng[rank 0] here,``) leaves out a random-stream component of the stream's
+    rank (one named for it: ``rng``, ``rng_state``)."""
+    if _DROPPING not in restorer:
+        return False
+    rank = split_rank_name(key)[1]
+    dropped = restorer.split(_DROPPING, 1)[1].removesuffix(" here,").split(", ")
+    return any("rng" in split_rank_name(name.strip())[0] and split_rank_name(name.strip())[1]
+               == rank for name in dropped)
+
+
 def _detail(key: str, step: int, k: int, draws: int | None, unit: str, unsaved: bool,
             restored_so: bool = False, restorer: str = "your load()", sample: Any = None) -> str:
     label = stream_label(key)
@@ -494,13 +523,9 @@ def _detail(key: str, step: int, k: int, draws: int | None, unit: str, unsaved: 
         return (f"{label} differs from the reference's {where} (CUDA streams are compared, not "
                 "searched: their Philox offset advances by amounts that depend on the kernel)")
     if draws is None:
-        reach = f"{search_reach(key, unit, sample)} {unit}"
-        if unit == "draws" and _torch_stream(key):
-            reach += f" (nor {search_reach(key, '32-bit words', sample)} 32-bit words)"
-        why = ("its state was not kept" if unsaved else
-               f"not within {reach} of it: another seed, a stream not restored, or one moved "
-               "further than that (or by normal values, which this search does not follow)")
-        return f"{label} differs from the reference's {where}; {why}"
+        return f"{label} differs from the reference's {where}; " + _not_found(
+            key, unit, sample, unsaved, not restored_so and _drops_its_stream(restorer, key),
+            restorer)
     n = abs(draws)
     amount = _amount(key, n, unit)
     if restored_so and _DROPPING in restorer:

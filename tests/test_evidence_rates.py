@@ -36,3 +36,16 @@ def test_where_no_figures_were_kept_the_failing_test_points_at_the_rates_in_the_
     line = next(x for x in _describe_run(run, "full resume", None) if "reference vs" in x)
     assert line.endswith("no |Δ| figures are measured for a learning rate: the rates are in "
                          "the why"), line
+
+
+def test_an_ablation_that_drops_the_stream_says_so_not_the_causes_of_a_lost_one():
+    """Trial 141: a passing report's `drop rng[rank k]` rows listed "another
+    seed, a stream not restored, or one moved further" as if a problem was
+    hinted at, where the run left the stream out on purpose."""
+    report = verify("resumecheck.tiny:TARGET", drop=[["rng"]], noise_seeds=0,
+                    check_determinism=False)
+    [dropped] = [r for r in report.runs if r.dropped == ["rng"]]
+    assert "this run does not restore it (the engine's restore, which drops rng here), and " \
+        "the restart draws from it as a new build left it" in dropped.explanation, \
+        dropped.explanation
+    assert "another seed, a stream not restored" not in dropped.explanation
