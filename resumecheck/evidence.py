@@ -110,6 +110,7 @@ def _rates(ref: StepRecord, rec: StepRecord, step: int, rank: int | None) -> str
     differ = [(i, a, b) for i, (a, b) in enumerate(zip(expected, rates)) if a != b]
     if not differ:
         return None
+
     def named(i: int) -> str:
         owner = f" of `{rec.lr_of[i]}`" if len(set(rec.lr_of)) > 1 and i < len(rec.lr_of) else ""
         return f"group {i}{owner} " if len(rates) > 1 else ""
