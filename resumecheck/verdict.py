@@ -866,10 +866,28 @@ def diagnose(ref: Reference, dropped: Sequence[str], segments: Segments) -> list
             if detail is not None:
                 if basis == "reference":
                     detail += _of_the_restore(ref, name, got, k, run.get("meta") or {}, prev)
+                    detail += _another_ranks(name, got, expected["components"])
                 findings.append(Finding(name, detail, step=k, basis=basis, status=status or
                                         _idle_streams_only(want, got, unused, seg, name)))
                 seen.add(name)
     return findings
+
+
+def _another_ranks(name: str, got: Any, expected: dict[str, Any]) -> str:
+    """`` (rank 0's state there: ...)`` where a per-rank component came back
+    as another rank's at the resume point (trial 141: rank 0's data position
+    restored on every rank was blamed on rank 1 with its numbers, and nothing
+    said whose they were)."""
+    base, rank = split_rank_name(name)
+    if rank is None or got is None:
+        return ""
+    mine = digest(got)
+    for other, state in expected.items():
+        other_base, other_rank = split_rank_name(other)
+        if other_base == base and other_rank not in (None, rank) and digest(state) == mine:
+            return (f" (rank {other_rank}'s state there: one rank's copy saved, or loaded, "
+                    "for every rank)")
+    return ""
 
 
 def _of_the_restore(ref: Reference, name: str, got: Any, k: int, meta: dict[str, Any],

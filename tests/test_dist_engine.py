@@ -100,3 +100,18 @@ def test_a_stream_lost_on_every_rank_is_confirmed_on_every_rank():
     assert own.verdict == "diverged" and own.first_divergent_step == 3
     status = {f.component: f.status for f in own.diagnosis}
     assert status == {"rng[rank 0]": "confirmed", "rng[rank 1]": "confirmed"}, own.explanation
+
+
+def test_a_position_restored_from_another_rank_says_whose_it_is():
+    """Trial 141: rank 0's data position loaded on every rank was blamed on
+    rank 1 with its numbers (`2, expected 48`), and nothing said they were rank
+    0's, where for the random streams the report says whose they are."""
+    from resumecheck.engine import verify
+
+    report = verify("fixtures.dist.ddp:RANK_ZERO_POSITION", drop="none", **FAST)
+    own = _by_label(report)[((), "program")]
+    assert own.verdict == "diverged", own.explanation
+    [finding] = [f for f in own.diagnosis if f.component == "data_cursor[rank 1]"]
+    assert finding.detail.endswith("(rank 0's state there: one rank's copy saved, or loaded, "
+                                   "for every rank)"), finding.detail
+    assert not any("rank 1's state there" in f.detail for f in own.diagnosis)
