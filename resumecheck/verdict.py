@@ -1554,6 +1554,19 @@ def note_lost_uncompared(own: RunResult, undeclared: list[str]) -> None:
         if lost:
             own.explanation += (f"; not compared, and {phrase}: "
                                 + ", ".join(f"`{p}`" for p in lost) + " (see `not compared`)")
+    drawn = [uncompared_path(what) for what in undeclared if _UNHELD_GENERATOR.search(what)]
+    if drawn and not own.diagnosis:
+        # (trial 142: a collator's own torch.Generator, named in `not compared`, left the
+        # why listing samplers, iterators and counters)
+        listed = ", ".join(f"`{p}`" for p in drawn)
+        own.explanation = _without_undeclared_leads(own.explanation).replace(
+            f"differs from step {own.first_divergent_step}",
+            f"differs from step {own.first_divergent_step}; a random generator the run drew "
+            f"from and no declared component holds: {listed} (see `not compared`)", 1)
+
+
+_UNHELD_GENERATOR = re.compile(r"\((?:a torch|a numpy) Generator whose state the run changed")
+"""How a ``Report.undeclared`` entry opens for a generator no component holds."""
 
 
 def steps_text(steps: Sequence[int]) -> str:

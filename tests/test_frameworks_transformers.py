@@ -168,6 +168,12 @@ def test_a_generator_in_the_users_data_collator_is_named_with_what_to_do():
                            "framework's checkpoint does not hold it unless your code saves "
                            "it there"), line
     assert "RNGState" not in line  # (a Trainer target declares nothing more)
+    # (trial 142: the own resume's why listed samplers, iterators and counters)
+    why = report.full_resume.explanation
+    assert why.startswith("data (the model's inputs) differs from step 4; a random generator "
+                          "the run drew from and no declared component holds: "
+                          "`data_collator.rng` (see `not compared`)"), why
+    assert "a sampler's epoch that set_epoch sets" not in why
 
 
 @pytest.mark.e2e
