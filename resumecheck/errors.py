@@ -231,7 +231,8 @@ class NondeterministicBaseline(ResumecheckError):
     """Two uninterrupted runs differ: resume equivalence cannot be judged bitwise."""
 
     CAUSES = (
-        "an unseeded random stream, or a seed taken from the time or os.urandom",
+        "an unseeded random stream, or a seed taken from the time, the process id or "
+        "os.urandom",
         "a different torch thread count between runs (sums change with it)",
         "a nondeterministic kernel (CUDA scatter/index_add, cuDNN autotuning: "
         "torch.use_deterministic_algorithms(True))",
@@ -241,7 +242,7 @@ class NondeterministicBaseline(ResumecheckError):
 
     def __init__(self, target: str, step: int, quantity: str, reproduce: str,
                  cause: str | None = None, *, tolerance_may_help: bool = True,
-                 in_process: bool = False) -> None:
+                 in_process: bool = False, nproc: int | None = None) -> None:
         self.target = target
         self.step = step
         self.quantity = quantity
@@ -272,8 +273,10 @@ class NondeterministicBaseline(ResumecheckError):
                 f"apart (and judge it, if it is the latter). {why} {todo} Reproduce: {reproduce}"
             )
             return
+        # (trial 143: at many ranks it said "two runs" of what were two launches)
+        runs = f"launches of {nproc} ranks" if nproc else "runs"
         super().__init__(
-            f"{target} is not deterministic: two uninterrupted runs differ from step {step} "
+            f"{target} is not deterministic: two uninterrupted {runs} differ from step {step} "
             f"in {quantity}, so a resume cannot be judged bit for bit. {why} {todo} "
             f"Reproduce: {reproduce}"
         )
