@@ -15,8 +15,8 @@ from typing import Any
 
 from resumecheck.engine import verify
 from resumecheck.errors import (
-    ComponentsNotExercised, LatentGapWarning, LostStateWarning, ResumeNotEquivalent,
-    SideFilesWarning,
+    ComponentsNotExercised, DrawnAtImportWarning, LatentGapWarning, LostStateWarning,
+    ResumeNotEquivalent, SideFilesWarning,
 )
 from resumecheck.phrases import first_line, lost_uncompared, side_files
 from resumecheck.program import Target
@@ -51,6 +51,10 @@ def require_equivalent(report: Report, _depth: int = 0) -> Report:
     if full is not None and lost:  # (so does one whose own resume ends without some state)
         warnings.warn(LostStateWarning(report.target, lost, full.reproduce),
                       stacklevel=3 + _depth)
+    if full is not None and report.drawn_at_import and report.isolation == "inprocess" \
+            and not report.nproc:  # (and one whose module drew at import: trial 143)
+        warnings.warn(DrawnAtImportWarning(report.target, list(report.drawn_at_import),
+                                           full.reproduce), stacklevel=3 + _depth)
     beside = side_files(full.side_files) if full is not None else None
     if full is not None and beside:  # (and one whose save() keeps state beside its checkpoint)
         warnings.warn(SideFilesWarning(report.target, beside, full.reproduce),

@@ -25,6 +25,7 @@ __all__ = [
     "ScratchElsewhereWarning",
     "EnvironmentFailure",
     "InvalidArgument",
+    "DrawnAtImportWarning",
     "LatentGapWarning",
     "LostStateWarning",
     "MissingFramework",
@@ -442,6 +443,24 @@ class LostStateWarning(UserWarning):
             "component holds: your checkpoint likely loses it, unless it is not state (a log, "
             "a timer); declare it as a component to check that it resumes; the whole report: "
             f"{reproduce}"
+        )
+
+
+class DrawnAtImportWarning(UserWarning):
+    """A resume judged equivalent in one interpreter whose program's module drew
+    from a global stream without a seed as it was imported: every in-process
+    restart shares what it drew, a real one draws again (trial 143: the test
+    passed with no warning, where the report's last lines said so)."""
+
+    def __init__(self, target: str, streams: list[str], reproduce: str) -> None:
+        self.target, self.streams, self.reproduce = target, streams, reproduce
+        named = " and ".join(f"{name}'s" for name in streams)
+        super().__init__(
+            f"{target}: the resume is equivalent in this interpreter, but the program's module "
+            f"drew from {named} global stream without a seed as it was imported: every restart "
+            "here shares what it drew, while a real restart imports it again and draws "
+            "otherwise; seed it before that draw, or check with --isolation process; the whole "
+            f"report: {reproduce}"
         )
 
 

@@ -32,6 +32,13 @@ def test_in_process_the_pass_says_what_it_cannot_see_in_the_report_and_the_tests
             "a new interpreter and draws otherwise")
     assert said in report.render(), report.render()
     assert report.to_json()["drawn_at_import"] == ["numpy"]
+    # a test of it warns (trial 143: it passed with no warning)
+    from resumecheck.assertions import require_equivalent
+    from resumecheck.errors import DrawnAtImportWarning
+
+    with pytest.warns(DrawnAtImportWarning, match="drew from numpy's global stream without a "
+                      "seed as it was imported"):
+        require_equivalent(report)
     row = _summary_row({"nodeid": "t.py::t", "target": "t", "report": report.to_json()})
     assert "not checked in-process: drawn at import from numpy's global stream " \
         "(--isolation process checks it)" in row, row
