@@ -39,6 +39,7 @@ __all__ = [
     "Report",
     "RunResult",
     "StreamOffset",
+    "caveats",
     "unseeded_notice",
 ]
 
@@ -506,6 +507,7 @@ class Report:
             "launch_settings_matter": self.launch_settings_matter,
             "set_order": self.set_order,
             "drawn_at_import": list(self.drawn_at_import),
+            "caveats": caveats(self),
             "not_checked": list(self.not_checked),
             "isolation": self.isolation,
             "tolerance": self.tolerance,
@@ -699,27 +701,7 @@ def _footer(report: Report) -> list[str]:
     why = report.noise.get("why")
     if why and any(r.verdict == DIVERGED for r in report.runs):  # ("-" in the noise column)
         lines.append(f"noise: not measured: {why}")
-    if report.drawn_at_import and report.isolation == "inprocess" and not report.nproc:
-        # (trial 142: a data order drawn at import, never seeded, passed run, the test
-        # and fuzz in-process; a real restart read other samples)
-        lines.append(f"not checked in-process: {drawn_at_import_text(report.drawn_at_import)}")
-    elif report.drawn_at_import and report.outcome != "EQUIVALENT":
-        # (trial 143: judged within tolerance in fresh interpreters, the report blamed
-        # undeclared state and never named the draw)
-        named = " and ".join(f"{name}'s" for name in report.drawn_at_import)
-        lines.append(f"note: as your module is imported it draws from {named} global stream "
-                     "without a seed, which each new interpreter draws otherwise: a likely "
-                     "cause of what differs here; seed it before that draw")
-    if (report.isolation == "inprocess" and report.outcome == "EQUIVALENT"
-            and not report.set_order and not report.nproc):
-        # (a trial: a vocabulary numbered by iterating a set passed in-process, no word)
-        lines.append("not checked in-process: an order taken from iterating a set (ids "
-                     "numbered from set(names)) is the same in every restart here, which "
-                     "share one hash seed; --isolation process checks it")
-    if report.outcome == "EQUIVALENT" and full is not None and full.checkpoint == "program":
-        # (trial 141: a seed set again in the script's main, after its load, passed:
-        # the restart here never runs that code)
-        lines.append(RESUME_CODE_UNCHECKED)
+    lines += caveats(report)
     # (trials: rank 0's position saved for all, and a position reset at an epoch's end,
     # both EQUIVALENT at the point tried, with nothing said)
     lines += [f"not checked at this resume point: {what}" for what in report.not_checked]
@@ -835,6 +817,35 @@ def _after_restart_notice(engine: RunResult, where: str, named: str, ending: str
             f"{engine.resume_at[0]}, every step after it matched the uninterrupted run's, and "
             f"what its run held at its next restart differs ({listed}); the run then {where}. "
             f"Either {causes}{ending}")
+
+
+def caveats(report: Report) -> list[str]:
+    """What the report cannot see, said on its last lines and in its JSON
+    (``caveats``; trial 143: a CI job reading the JSON never saw them)."""
+    lines = []
+    full = report.full_resume
+    if report.drawn_at_import and report.isolation == "inprocess" and not report.nproc:
+        # (trial 142: a data order drawn at import, never seeded, passed run, the test
+        # and fuzz in-process; a real restart read other samples)
+        lines.append(f"not checked in-process: {drawn_at_import_text(report.drawn_at_import)}")
+    elif report.drawn_at_import and report.outcome != "EQUIVALENT":
+        # (trial 143: judged within tolerance in fresh interpreters, the report blamed
+        # undeclared state and never named the draw)
+        named = " and ".join(f"{name}'s" for name in report.drawn_at_import)
+        lines.append(f"note: as your module is imported it draws from {named} global stream "
+                     "without a seed, which each new interpreter draws otherwise: a likely "
+                     "cause of what differs here; seed it before that draw")
+    if (report.isolation == "inprocess" and report.outcome == "EQUIVALENT"
+            and not report.set_order and not report.nproc):
+        # (a trial: a vocabulary numbered by iterating a set passed in-process, no word)
+        lines.append("not checked in-process: an order taken from iterating a set (ids "
+                     "numbered from set(names)) is the same in every restart here, which "
+                     "share one hash seed; --isolation process checks it")
+    if report.outcome == "EQUIVALENT" and full is not None and full.checkpoint == "program":
+        # (trial 141: a seed set again in the script's main, after its load, passed:
+        # the restart here never runs that code)
+        lines.append(RESUME_CODE_UNCHECKED)
+    return lines
 
 
 def _known_cause(report: Report, own: RunResult | None) -> str | None:

@@ -14,6 +14,8 @@ def test_a_pass_through_the_programs_own_checkpoint_says_what_did_not_run():
                     check_determinism=False)
     assert report.equivalent and report.full_resume.checkpoint == "program"
     assert RESUME_CODE_UNCHECKED in report.render().splitlines()
+    # and in the JSON (trial 143: a CI job reading it never saw the caveat)
+    assert RESUME_CODE_UNCHECKED in report.to_json()["caveats"]
     assert "a seed set again, or a position recomputed, after the load in its main" \
         in RESUME_CODE_UNCHECKED
 
