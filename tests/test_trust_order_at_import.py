@@ -52,9 +52,8 @@ def test_in_fresh_interpreters_two_launches_differ_and_the_cause_names_the_draw(
         verify(ORDER, drop="none", noise_seeds=0, isolation="process")
     assert "as its module is imported, the program draws from numpy's global stream without " \
         "a seed (an order or a split made at import)" in str(info.value), str(info.value)
-    # (trial 143: the runs differ in their data, which no tolerance judges)
-    assert "--tolerance close would not judge it either" in str(info.value), str(info.value)
-    # judged within tolerance anyway: the WARNING and a note name the draw, not lost state
+    # judged within tolerance: the WARNING and a note name the draw, not lost state (trial
+    # 143: following that advice, the report blamed undeclared state)
     from resumecheck import Tolerance
 
     report = verify(ORDER, drop="none", noise_seeds=0, isolation="process",
