@@ -838,9 +838,10 @@ def caveats(report: Report) -> list[str]:
     if (report.isolation == "inprocess" and report.outcome == "EQUIVALENT"
             and not report.set_order and not report.nproc):
         # (a trial: a vocabulary numbered by iterating a set passed in-process, no word)
-        lines.append("not checked in-process: an order taken from iterating a set (ids "
-                     "numbered from set(names)) is the same in every restart here, which "
-                     "share one hash seed; --isolation process checks it")
+        # (trial 143: said of every program, it read as a finding about this one)
+        lines.append("not checked in-process: an order taken from iterating a set, if your "
+                     "program takes one (ids numbered from set(names)): every restart here "
+                     "shares one hash seed, and so that order; --isolation process checks it")
     if report.outcome == "EQUIVALENT" and full is not None and full.checkpoint == "program":
         # (trial 141: a seed set again in the script's main, after its load, passed:
         # the restart here never runs that code)
