@@ -1522,6 +1522,10 @@ def note_draws_before_restore(own: RunResult, streams: Sequence[str],
         f"fetched step {k + 1}'s, so they are drawn from the stream as the restart left it, "
         "not as the checkpoint saved it (draw from a generator your checkpoint keeps, or one "
         "seeded from the batch itself)", 1)
+    # (trial 143: the streams' lines still offered a dropout layer and a branch)
+    own.stream_offsets = [replace(o, detail=f"{o.detail} (here: the batches fetched before the "
+                                            "restore drew from it, see the why)")
+                          for o in own.stream_offsets]
 
 
 _UNDECLARED_LEADS = (

@@ -450,6 +450,9 @@ def test_a_collator_drawing_from_torchs_stream_is_told_the_trainer_fetches_befor
     assert notice.startswith("the first resumed step's batches were fetched before its random "
                              "streams were restored"), notice
     assert "do not capture the program's state" not in notice, notice  # (trial 143)
+    assert own.stream_offsets and all(o.detail.endswith(
+        "(here: the batches fetched before the restore drew from it, see the why)")
+        for o in own.stream_offsets), own.stream_offsets
     # at an epoch's start the Trainer restores the streams before it fetches: it resumes
     at_epoch_start = resumecheck.verify(f"{PROGRAMS}:TRAINER_COLLATOR_GLOBAL", resume_at=(5,),
                                         drop="none", noise_seeds=0, check_determinism=False)
