@@ -1497,6 +1497,10 @@ def note_data_not_skipped(own: RunResult, setting: str | None) -> None:
         f"differs from step {own.first_divergent_step}; the resume was told `{setting}`: it "
         "does not skip the batches the run had already read in its epoch, and reads that "
         "epoch again from its start (leave it out to resume where the run was)", 1)
+    # (trial 143: the streams' lines offered advice on making iterators)
+    own.stream_offsets = [replace(o, detail=f"{o.detail} (here: the epoch read again from its "
+                                            f"start, as `{setting}` asks, see the why)")
+                          for o in own.stream_offsets]
 
 
 def note_draws_before_restore(own: RunResult, streams: Sequence[str],

@@ -374,6 +374,9 @@ def test_the_warning_of_a_resume_told_to_ignore_the_data_skip_opens_with_the_set
         "resume and in the engine's"), notice
     # (trial 143: the stream the new iterator drew, put after it, read as a second cause)
     assert "draws from a random stream" not in notice and "Besides" not in notice, notice
+    assert all(o.detail.endswith("(here: the epoch read again from its start, as "
+                                 "`ignore_data_skip=True` asks, see the why)")
+               for o in report.full_resume.stream_offsets), report.full_resume.stream_offsets
 
 
 def test_a_steps_loss_is_the_loss_the_trainer_logs_at_two_micro_batches(tmp_path):
