@@ -514,15 +514,17 @@ def merge(spec: SegmentSpec, ranks: list[SegmentResult]) -> SegmentResult:
         digests: dict[str, str] = {}
         streams: dict[str, str] = {}
         inputs: dict[str, str] = {}
+        exact: list[str] = []
         for r, rec in enumerate(step_records):
             digests.update({rank_name(k, r): v for k, v in rec.digests.items()})
             streams.update({rank_name(k, r): v for k, v in rec.streams.items()})
             inputs.update({rank_name(k, r): v for k, v in rec.inputs.items()})
+            exact += [rank_name(k, r) for k in rec.exact]
         records.append(StepRecord(
             step=head.step, loss=sum(rec.loss for rec in step_records) / len(step_records),
             digests=digests, lr=head.lr, scale=head.scale,
             skipped=any(rec.skipped for rec in step_records), streams=streams, inputs=inputs,
-            lr_of=list(head.lr_of),
+            lr_of=list(head.lr_of), exact=exact,
         ))
     tensor_dir = work / f"{spec.name}.tensors"
     _merge_tensors([Path(r.tensor_dir) for r in ranks if r.tensor_dir], tensor_dir)

@@ -595,9 +595,9 @@ def _rounding_apart(first: SegmentResult, second: SegmentResult, diff: tuple[int
     """Whether two runs that first differ at ``diff`` may differ by rounding
     alone: not in the samples they read, nor by a loss 0.1% apart or more."""
     step, key = diff
-    # (not the model's inputs: a float input may differ by rounding alone; where it does
-    # not, a report judged within tolerance says what it can of the cause)
-    if split_rank_name(key)[0].split(":", 1)[0] == "data":
+    # (the samples read, and the model's inputs where they hold no floats: token ids
+    # cannot differ by rounding, trial 143; a float input may)
+    if split_rank_name(key)[0].split(":", 1)[0] == "data" or key in first.records[step - 1].exact:
         return False
     a, b = (run.records[step - 1].loss for run in (first, second))
     return math.isfinite(a) and math.isfinite(b) and abs(a - b) <= 1e-3 * max(abs(a), abs(b))

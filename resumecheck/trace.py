@@ -68,12 +68,15 @@ class StepRecord:
     lr_of: list[str] = field(default_factory=list)
     """Whose each of ``lr`` is, by optimizer component (``opt_d``), where more
     than one declared optimizer stepped; empty otherwise."""
+    exact: list[str] = field(default_factory=list)
+    """The ``data`` and ``inputs:`` quantities that hold no floating-point
+    values (sample indices, token ids): they cannot differ by rounding."""
 
     def to_plain(self) -> dict[str, Any]:
         return {"step": self.step, "loss": self.loss, "digests": dict(self.digests),
                 "lr": self.lr, "scale": self.scale, "skipped": self.skipped,
                 "streams": dict(self.streams), "inputs": dict(self.inputs),
-                "lr_of": list(self.lr_of)}
+                "lr_of": list(self.lr_of), "exact": list(self.exact)}
 
     @classmethod
     def from_plain(cls, plain: dict[str, Any]) -> StepRecord:
@@ -259,6 +262,8 @@ class Tracer:
             streams=self._streams,
             inputs={} if out.samples is not None else _input_words(self._input_names, self._calls),
             lr_of=self._steps.lr_of() if lr is not None else [],
+            exact=[key for key, t in tensors.items() if key.split(":", 1)[0] in ("data", "inputs")
+                   and not (t.is_floating_point() or t.is_complex())],
         )
         self.last_data = [*self._inputs, *([tensors["data"]] if "data" in tensors else [])]
         self._inputs, self._input_names = [], []

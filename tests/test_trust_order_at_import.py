@@ -86,3 +86,34 @@ def test_a_fuzz_search_that_finds_nothing_in_process_says_it_cannot_see_the_draw
     assert "not checked in-process: as your module was imported it drew from numpy's global " \
         "stream without a seed" in result.summary(), result.summary()
     assert json.loads(result.render("json"))["drawn_at_import"] == ["numpy"]
+
+
+def test_token_ids_that_differ_are_never_offered_a_tolerance_and_float_inputs_still_are():
+    """Trial 143: two launches that fed the model other token ids were told to
+    "judge within tolerance with --tolerance close", which then could not."""
+    from types import SimpleNamespace
+
+    from resumecheck.engine import _rounding_apart
+    from resumecheck.trace import StepRecord
+
+    def runs(exact: list[str]):
+        record = StepRecord(step=1, loss=2.0, exact=exact)
+        other = StepRecord(step=1, loss=2.0000001, exact=exact)
+        return SimpleNamespace(records=[record]), SimpleNamespace(records=[other])
+
+    assert not _rounding_apart(*runs(["inputs:0"]), (1, "inputs:0"))
+    assert _rounding_apart(*runs([]), (1, "inputs:0"))
+    assert StepRecord.from_plain(StepRecord(step=1, loss=0.0, exact=["inputs:0"]).to_plain()) \
+        .exact == ["inputs:0"]
+
+
+@pytest.mark.process
+def test_token_ids_drawn_at_import_are_refused_a_tolerance_end_to_end():
+    from resumecheck import NondeterministicBaseline
+
+    with pytest.raises(NondeterministicBaseline) as info:
+        verify("fixtures.trust.order_at_import:TOKENS", drop="none", noise_seeds=0,
+               isolation="process")
+    assert "the model's inputs" in str(info.value), str(info.value)
+    assert not info.value.tolerance_may_help
+    assert "--tolerance close would not judge it either" in str(info.value), str(info.value)
