@@ -83,6 +83,13 @@ class StepRecord:
         return cls(**plain)
 
 
+def _exact(tensors: dict[str, torch.Tensor]) -> list[str]:
+    """Of a step's samples and model inputs, those with no floating-point
+    values (``StepRecord.exact``)."""
+    return [key for key, t in tensors.items() if key.split(":", 1)[0] in ("data", "inputs")
+            and not (t.is_floating_point() or t.is_complex())]
+
+
 def _own(hook: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """A hook of the check's that runs inside the program's step: what it
     raises is ``TracingFailed``, the check's fault, not the program's (a
@@ -262,8 +269,7 @@ class Tracer:
             streams=self._streams,
             inputs={} if out.samples is not None else _input_words(self._input_names, self._calls),
             lr_of=self._steps.lr_of() if lr is not None else [],
-            exact=[key for key, t in tensors.items() if key.split(":", 1)[0] in ("data", "inputs")
-                   and not (t.is_floating_point() or t.is_complex())],
+            exact=_exact(tensors),
         )
         self.last_data = [*self._inputs, *([tensors["data"]] if "data" in tensors else [])]
         self._inputs, self._input_names = [], []
