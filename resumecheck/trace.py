@@ -260,16 +260,10 @@ class Tracer:
                 tensors[key] = local_tensor(p.detach())  # this rank's shard
                 digests[key] = digest(tensors[key])
         record = StepRecord(
-            step=step,
-            loss=float(tensors["loss"].item()),
-            digests=digests,
-            lr=lr,
-            scale=self._scale,
-            skipped=skipped,
-            streams=self._streams,
+            step=step, loss=float(tensors["loss"].item()), digests=digests, lr=lr,
+            scale=self._scale, skipped=skipped, streams=self._streams,
             inputs={} if out.samples is not None else _input_words(self._input_names, self._calls),
-            lr_of=self._steps.lr_of() if lr is not None else [],
-            exact=_exact(tensors),
+            lr_of=self._steps.lr_of() if lr is not None else [], exact=_exact(tensors),
         )
         self.last_data = [*self._inputs, *([tensors["data"]] if "data" in tensors else [])]
         self._inputs, self._input_names = [], []
