@@ -28,7 +28,7 @@ from resumecheck.compare import digest
 from resumecheck.components import LAUNCH_STREAMS, PARAMS, preserved_global_streams
 from resumecheck.environment import fingerprint
 from resumecheck.errors import LONGER_BOUND, InvalidArgument
-from resumecheck.phrases import drawn_at_import_text
+from resumecheck.phrases import drawn_at_import_text, global_streams
 from resumecheck.program import BuiltProgram, Target, load_target
 from resumecheck.progress import ProgressCallback, ProgressTracker
 from resumecheck.capture import load_checkpoint
@@ -427,10 +427,9 @@ def nondeterminism_cause(
     inside = f"the difference arises inside step {step} ({quantity})"
     if target.drawn_at_import and isolation == "process":
         # (trial 142: a data order drawn at import read as "arises inside step 1")
-        streams = " and ".join(f"{name}'s" for name in target.drawn_at_import)
         return (f"two new builds start alike (parameters and every declared stream), so "
-                f"{inside}; as its module is imported, the program draws from {streams} "
-                "global stream without a seed (an order or a split made at import), which "
+                f"{inside}; as its module is imported, the program draws from "
+                f"{global_streams(target.drawn_at_import)} without a seed (an order or a split made at import), which "
                 "each new interpreter draws otherwise: seed it before that draw")
     if isolation == "process" and first is not None:
         again = run_segment(SegmentSpec(

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from resumecheck.phrases import amount
+from resumecheck.phrases import amount, global_streams
 
 if TYPE_CHECKING:
     from resumecheck.report import Report
@@ -454,10 +454,9 @@ class DrawnAtImportWarning(UserWarning):
 
     def __init__(self, target: str, streams: list[str], reproduce: str) -> None:
         self.target, self.streams, self.reproduce = target, streams, reproduce
-        named = " and ".join(f"{name}'s" for name in streams)
         super().__init__(
             f"{target}: the resume is equivalent in this interpreter, but the program's module "
-            f"drew from {named} global stream without a seed as it was imported: every restart "
+            f"drew from {global_streams(streams)} without a seed as it was imported: every restart "
             "here shares what it drew, while a real restart imports it again and draws "
             "otherwise; seed it before that draw, or check with --isolation process; the whole "
             f"report: {reproduce}"

@@ -16,6 +16,7 @@ __all__ = ["ADAPTER_LEFT_OUT", "amount", "BUILDING", "CHANGED_AFTER_LOAD", "CHEC
            "RESTART_HELD_OTHERWISE", "AS_BUILT_AT_RESUME", "AT_THIS_POINT", "as_built_uncompared",
            "at_the_point", "OUTSIDE_THE_CHECKPOINT", "side_files", "ADAPTER_LOOP",
            "drawn_at_import_text", "FETCHED_BEFORE_RESTORE",
+           "global_streams",
            "RESTORE_CHANGED", "RESTORING", "STOPPED", "UNDECLARED_LEAD", "first_few", "first_line",
            "lost_uncompared", "merge_items", "uncompared_path", "undeclared_lead",
            "unused_position"]
@@ -88,12 +89,17 @@ collated) the first resumed step's batches before it restored the streams its
 data collator or dataset draws from (``verdict.note_draws_before_restore``)."""
 
 
+def global_streams(streams: Sequence[str]) -> str:
+    """``numpy's global stream``, ``numpy's and torch's global streams``."""
+    named = " and ".join(f"{name}'s" for name in streams)
+    return f"{named} global stream{'s' if len(streams) > 1 else ''}"
+
+
 def drawn_at_import_text(streams: Sequence[str]) -> str:
     """What a report says of the global streams a program's module drew from
     without a seed as it was imported (``Report.drawn_at_import``)."""
-    named = " and ".join(f"{name}'s" for name in streams)
-    return (f"as your module was imported it drew from {named} global "
-            f"stream{'s' if len(streams) > 1 else ''} without a seed (an order or a split made "
+    return (f"as your module was imported it drew from {global_streams(streams)} "
+            "without a seed (an order or a split made "
             "at import): every run and restart in this interpreter shares what it drew, while a "
             "real restart imports it again in a new interpreter and draws otherwise; seed it "
             "before that draw, or run with --isolation process, which checks it")

@@ -585,14 +585,14 @@ def _beside_cells(report: dict[str, Any]) -> list[str]:
     state the resume point found as built."""
     # (torch-free: an xdist controller that ran no check never imports torch for a row)
     from resumecheck.phrases import (
-        ADAPTER_LOOP, as_built_uncompared, lost_uncompared, side_files,
+        ADAPTER_LOOP, as_built_uncompared, global_streams, lost_uncompared, side_files,
     )
 
     drawn = report.get("drawn_at_import") or []
     if drawn and report.get("isolation") == "inprocess" and not report.get("nproc"):
         # (trial 142: a data order drawn at import passed the test with nothing said)
-        cells = [f"not checked in-process: drawn at import from "
-                 f"{' and '.join(drawn)}'s global stream (--isolation process checks it)"]
+        cells = [f"not checked in-process: drawn at import from {global_streams(drawn)} "
+                 "(--isolation process checks it)"]
     else:
         cells = []
 

@@ -17,7 +17,8 @@ from typing import Any, Literal
 from resumecheck.errors import LONGER_BOUND
 from resumecheck.phrases import (
     BUILDING, CHANGED_AFTER_LOAD, FETCHED_BEFORE_RESTORE, NOT_VALIDATED_AGAIN, REORDERED,
-    RESTORE_CHANGED, RESTORING, STOPPED, drawn_at_import_text, first_line, lost_uncompared,
+    RESTORE_CHANGED, RESTORING, STOPPED, drawn_at_import_text, first_line, global_streams,
+    lost_uncompared,
     uncompared_path, unused_position,
 )
 from resumecheck.streams import is_stream_detail, unseeded_text
@@ -831,9 +832,8 @@ def caveats(report: Report) -> list[str]:
     elif report.drawn_at_import and report.outcome != "EQUIVALENT":
         # (trial 143: judged within tolerance in fresh interpreters, the report blamed
         # undeclared state and never named the draw)
-        named = " and ".join(f"{name}'s" for name in report.drawn_at_import)
-        lines.append(f"note: as your module is imported it draws from {named} global stream "
-                     "without a seed, which each new interpreter draws otherwise: a likely "
+        lines.append("note: as your module is imported it draws from "
+                     f"{global_streams(report.drawn_at_import)} without a seed, which each new interpreter draws otherwise: a likely "
                      "cause of what differs here; seed it before that draw")
     if (report.isolation == "inprocess" and report.outcome == "EQUIVALENT"
             and not report.set_order and not report.nproc):
@@ -867,9 +867,8 @@ def _known_cause(report: Report, own: RunResult | None) -> str | None:
                 "resume and in the engine's, which goes through the same restore (see the own "
                 "resume's row).")
     if report.drawn_at_import and report.isolation == "process":
-        named = " and ".join(f"{name}'s" for name in report.drawn_at_import)
-        return (f"as your module is imported it draws from {named} global stream without a "
-                "seed, and every restart here is a new interpreter that imports it again and "
+        return ("as your module is imported it draws from "
+                f"{global_streams(report.drawn_at_import)} without a seed, and every restart here is a new interpreter that imports it again and "
                 "draws otherwise: the runs differ however complete the checkpoint (seed it "
                 "before that draw).")
     return None

@@ -84,10 +84,10 @@ class StepRecord:
 
 
 def _exact(tensors: dict[str, torch.Tensor]) -> list[str]:
-    """Of a step's samples and model inputs, those with no floating-point
-    values (``StepRecord.exact``)."""
-    return [key for key, t in tensors.items() if key.split(":", 1)[0] in ("data", "inputs")
-            and not (t.is_floating_point() or t.is_complex())]
+    """Of a step's loss, samples and model inputs (nothing else yet), the
+    samples and inputs with no floating-point values (``StepRecord.exact``)."""
+    return [key for key, t in tensors.items()
+            if key != "loss" and not (t.is_floating_point() or t.is_complex())]
 
 
 def _own(hook: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -240,6 +240,7 @@ class Tracer:
         else:
             for i, t in enumerate(self._inputs):
                 tensors[f"inputs:{i}"] = t
+        exact = _exact(tensors)  # (before the parameters and gradients join them)
         lr = self._steps.lr()
         skipped = bool(self._optimizers) and lr is None  # (no optimizer stepped)
         copied = self._steps.copies()  # (the gradients judging may read)
@@ -263,7 +264,7 @@ class Tracer:
             step=step, loss=float(tensors["loss"].item()), digests=digests, lr=lr,
             scale=self._scale, skipped=skipped, streams=self._streams,
             inputs={} if out.samples is not None else _input_words(self._input_names, self._calls),
-            lr_of=self._steps.lr_of() if lr is not None else [], exact=_exact(tensors),
+            lr_of=self._steps.lr_of() if lr is not None else [], exact=exact,
         )
         self.last_data = [*self._inputs, *([tensors["data"]] if "data" in tensors else [])]
         self._inputs, self._input_names = [], []

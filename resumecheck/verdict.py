@@ -39,8 +39,8 @@ from resumecheck.phrases import (
     ADAPTER_LEFT_OUT, BUILDING, CHANGED_AFTER_LOAD, CHECKPOINT_LOSES, CHECKPOINT_MAY_LOSE,
     LOOP_ENDED, NOT_DECLARED, NOT_VALIDATED_AGAIN, OUTSIDE_THE_CHECKPOINT,
     OWN_RESUME_ENDS_OTHERWISE, POSITION_UNUSED, RESTORE_CHANGED,
-    RESTORING, STOPPED, UNDECLARED_LEAD, FETCHED_BEFORE_RESTORE, first_line, side_files,
-    uncompared_path, undeclared_lead,
+    RESTORING, STOPPED, UNDECLARED_LEAD, FETCHED_BEFORE_RESTORE, first_line, global_streams,
+    side_files, uncompared_path, undeclared_lead,
 )
 from resumecheck.report import (
     AFTER_DIVERGENCE, CLOSE, CONFIRMED, DIVERGED, FAILED, IDENTICAL, INCONCLUSIVE, LATENT,
@@ -1517,11 +1517,10 @@ def note_draws_before_restore(own: RunResult, streams: Sequence[str],
             and k is not None and (k / per_epoch) % 1 != 0
             and own.verdict == DIVERGED and own.first_divergent_step == k + 1):
         return
-    named = " and ".join(f"{name}'s" for name in streams)
     own.explanation = _without_undeclared_leads(own.explanation).replace(
         f"differs from step {k + 1}",
         f"differs from step {k + 1}; its batches were {FETCHED_BEFORE_RESTORE}: your data "
-        f"collator (or dataset) draws from {named} global stream as a step's batches are "
+        f"collator (or dataset) draws from {global_streams(streams)} as a step's batches are "
         f"fetched, and {restored_by or 'the restore'} puts that stream back only after it "
         f"fetched step {k + 1}'s, so they are drawn from the stream as the restart left it, "
         "not as the checkpoint saved it (draw from a generator your checkpoint keeps, or one "
