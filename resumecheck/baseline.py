@@ -429,7 +429,8 @@ def nondeterminism_cause(
         # (trial 142: a data order drawn at import read as "arises inside step 1")
         return (f"two new builds start alike (parameters and every declared stream), so "
                 f"{inside}; as its module is imported, the program draws from "
-                f"{global_streams(target.drawn_at_import)} without a seed (an order or a split made at import), which "
+                f"{global_streams(target.drawn_at_import)} without a seed (an order or a "
+                "split made at import), which "
                 "each new interpreter draws otherwise: seed it before that draw")
     if isolation == "process" and first is not None:
         again = run_segment(SegmentSpec(

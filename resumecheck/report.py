@@ -833,7 +833,8 @@ def caveats(report: Report) -> list[str]:
         # (trial 143: judged within tolerance in fresh interpreters, the report blamed
         # undeclared state and never named the draw)
         lines.append("note: as your module is imported it draws from "
-                     f"{global_streams(report.drawn_at_import)} without a seed, which each new interpreter draws otherwise: a likely "
+                     f"{global_streams(report.drawn_at_import)} without a seed, which each "
+                     "new interpreter draws otherwise: a likely "
                      "cause of what differs here; seed it before that draw")
     if (report.isolation == "inprocess" and report.outcome == "EQUIVALENT"
             and not report.set_order and not report.nproc):
@@ -868,7 +869,8 @@ def _known_cause(report: Report, own: RunResult | None) -> str | None:
                 "resume's row).")
     if report.drawn_at_import and report.isolation == "process":
         return ("as your module is imported it draws from "
-                f"{global_streams(report.drawn_at_import)} without a seed, and every restart here is a new interpreter that imports it again and "
+                f"{global_streams(report.drawn_at_import)} without a seed, and every "
+                "restart here is a new interpreter that imports it again and "
                 "draws otherwise: the runs differ however complete the checkpoint (seed it "
                 "before that draw).")
     return None
