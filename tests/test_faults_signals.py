@@ -32,17 +32,39 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FAST_RUN = ["--drop", "none", "--noise-seeds", "0", "--no-determinism-check"]
 
 
-def _gone(pid: int, within: float = 3.0) -> bool:
-    """No process is left in the process group ``pid`` (or no process ``pid``)."""
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
+def _running(pid: int) -> bool:
+    """Whether process ``pid``, or any process of the group it leads, still runs.
+    A zombie does not: it has ended and only awaits its reaper (on some
+    machines an orphan's reaper, process 1, collects it only a second or two
+    later)."""
+    if not os.path.isdir("/proc"):  # (no process table to read: any member, zombie or not)
         try:
             os.killpg(pid, 0)
         except ProcessLookupError:
             try:
                 os.kill(pid, 0)
             except ProcessLookupError:
-                return True
+                return False
+        return True
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                state, _, group = fh.read().rsplit(b")", 1)[1].split()[:3]
+        except (OSError, ValueError):
+            continue
+        if (int(entry) == pid or int(group) == pid) and state not in (b"Z", b"X"):
+            return True
+    return False
+
+
+def _gone(pid: int, within: float = 3.0) -> bool:
+    """No process is left running in the process group ``pid`` (or no process ``pid``)."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if not _running(pid):
+            return True
         time.sleep(0.02)
     return False
 
