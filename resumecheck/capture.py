@@ -13,6 +13,7 @@ import collections
 import contextlib
 import gc
 import hashlib
+import importlib
 import logging
 import os
 import re
@@ -25,7 +26,7 @@ from typing import Any
 import torch
 
 from resumecheck.compare import digest
-from resumecheck.components import OPTIMIZER, PARAMS, RNG, Attr
+from resumecheck.components import OPTIMIZER, PARAMS, RNG, Attr, asked_state
 from resumecheck.errors import CheckpointError
 from resumecheck.program import BuiltProgram
 from resumecheck.trace import unwrap_optimizer
@@ -70,7 +71,7 @@ def _states(built: BuiltProgram) -> dict[str, Any]:
     component's state_dict() may draw (a lazily created loader iterator), and
     the capture must hold the streams as they were at the checkpoint."""
     first = sorted(built.components, key=lambda c: c.name != RNG)
-    states = {c.name: c.obj.state_dict() for c in first}
+    states = {c.name: asked_state(c.obj) for c in first}
     return {c.name: states[c.name] for c in built.components}
 
 

@@ -9,6 +9,7 @@ further components of their own (EMA weights, a curriculum counter).
 
 from __future__ import annotations
 
+import copy
 import random
 import re
 import sys
@@ -43,6 +44,7 @@ __all__ = [
     "RNGState",
     "Stateful",
     "Value",
+    "asked_state",
     "declared_generators",
     "drawn_streams",
     "generator_state",
@@ -52,6 +54,7 @@ __all__ = [
     "python_state_to_plain",
     "reseed_global_streams",
     "seeded_streams",
+    "settle_component",
     "validate_drop",
 ]
 
@@ -475,6 +478,110 @@ def preserved_global_streams() -> Iterator[None]:
         yield
     finally:
         RNGState().load_state_dict(saved)
+
+
+# -- asking a data loader for its state ------------------------------------------------
+
+# What a StatefulDataLoader sets when its state_dict() makes its next iterator.
+_MADE_WHEN_ASKED = ("_iterator", "_initial_iter_for_state_dict", "next_iter_state")
+
+
+def _makes_an_iterator(obj: Any) -> bool:
+    """A data loader whose state_dict() makes its next iterator to answer: a
+    StatefulDataLoader that has none (before its first batch, and right after
+    its load_state_dict())."""
+    return (isinstance(obj, torch.utils.data.DataLoader)
+            and all(hasattr(obj, name) for name in _MADE_WHEN_ASKED)
+            and getattr(obj, "_iterator") is None)
+
+
+class _Unmade:
+    """A loader as it is before its state_dict() makes an iterator, to put
+    back: its fields, its own generators' states (the loader's, its
+    sampler's: making an iterator draws a base seed, a shuffling sampler its
+    order) and the global streams."""
+
+    def __init__(self, loader: Any) -> None:
+        self.loader = loader
+        self.fields = {name: copy.deepcopy(getattr(loader, name)) if name == "next_iter_state"
+                       else getattr(loader, name) for name in _MADE_WHEN_ASKED}
+        sampler = getattr(loader, "sampler", None)
+        batches = getattr(getattr(loader, "batch_sampler", None), "sampler", None)
+        owned = [getattr(o, "generator", None) for o in (loader, sampler, batches)]
+        self.generators = [(g, g.get_state()) for g in
+                           {id(g): g for g in owned if isinstance(g, torch.Generator)}.values()]
+        self.streams = RNGState().state_dict()
+
+    def drew_from_declared_streams(self) -> bool:
+        """Whether making the iterator drew from a global stream or from a
+        generator an ``RNGState`` declares: streams the restore sets after it."""
+        declared = [(g, state) for g, state in self.generators
+                    if _DECLARED_GENERATORS.get(id(g)) is g]
+        return not _same_state(self.streams, RNGState().state_dict()) or any(
+            not torch.equal(g.get_state(), state) for g, state in declared)
+
+    def undo(self, streams: bool) -> None:
+        made = getattr(self.loader, "_iterator", None)
+        shutdown = getattr(made, "_shutdown_workers", None)
+        if callable(shutdown):  # (the worker processes it started)
+            shutdown()
+        for name, value in self.fields.items():
+            setattr(self.loader, name, value)
+        for generator, state in self.generators:
+            generator.set_state(state)
+        if streams:
+            RNGState().load_state_dict(self.streams)
+
+
+def _same_state(a: Any, b: Any) -> bool:
+    if isinstance(a, torch.Tensor):
+        return isinstance(b, torch.Tensor) and a.shape == b.shape and torch.equal(a, b)
+    if isinstance(a, Mapping):
+        return isinstance(b, Mapping) and a.keys() == b.keys() and all(
+            _same_state(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)):
+        return isinstance(b, (list, tuple)) and len(a) == len(b) and all(
+            _same_state(x, y) for x, y in zip(a, b))
+    return bool(a == b)
+
+
+def asked_state(obj: Stateful) -> dict[str, Any]:
+    """A component's ``state_dict()``, asked without a trace in the program.
+
+    A data loader that makes its next iterator to answer (a
+    StatefulDataLoader before its first batch, or right after its
+    ``load_state_dict()``) would make it before the program has set what that
+    iterator reads (a sampler's epoch its loop sets before the next
+    ``iter()``), and the loop's next ``iter()`` would take it; making it also
+    draws (a base seed, a shuffle's order). Here the iterator, its draws and
+    any worker processes it started are undone: the program makes its own
+    when it asks, as it does where nothing checks it (trial 144)."""
+    if not _makes_an_iterator(obj):
+        return obj.state_dict()
+    unmade = _Unmade(obj)
+    try:
+        return obj.state_dict()
+    finally:
+        unmade.undo(streams=True)
+
+
+def settle_component(obj: Stateful) -> None:
+    """At a restore, before the random streams are set: have a component make
+    now what it makes lazily (its ``state_dict()`` does), as a correct resume
+    does before it restores the streams. A data loader's next iterator is kept
+    only where making it drew from a stream the restore sets after it (a
+    global stream: the base seed of a loader without a generator of its own;
+    a generator an ``RNGState`` declares): the draw is then before that stream
+    is set, not after. One whose making draws from neither is left for the
+    program to make when it asks, after whatever it sets first (a sampler's
+    epoch): its own generator's draw is the same then (trial 144)."""
+    if not _makes_an_iterator(obj):
+        obj.state_dict()
+        return
+    unmade = _Unmade(obj)
+    obj.state_dict()
+    if not unmade.drew_from_declared_streams():
+        unmade.undo(streams=False)
 
 
 def validate_drop(drop: Iterable[str], known: Iterable[str]) -> frozenset[str]:

@@ -18,7 +18,14 @@ from typing import Any
 import torch
 
 from resumecheck.capture import capture_meta, load_checkpoint
-from resumecheck.components import CONFIG, OPTIMIZER, RNG, Component, preserved_global_streams
+from resumecheck.components import (
+    CONFIG,
+    OPTIMIZER,
+    RNG,
+    Component,
+    preserved_global_streams,
+    settle_component,
+)
 from resumecheck.errors import CheckpointError
 from resumecheck.module_state import raised
 from resumecheck.program import BuiltProgram
@@ -130,7 +137,10 @@ def _load_states(built: BuiltProgram, states: dict[str, Any], path: str,
     # build what they need lazily and draw a seed when they do (a
     # StatefulDataLoader creates its iterator on the first state_dict() or
     # iter()). Settled first, they draw before the streams are set, as a
-    # correct resume must (docs/HONEST-CHECKS.md: a DataLoader shifts the RNG by one draw).
+    # correct resume must (docs/HONEST-CHECKS.md: a DataLoader shifts the RNG by one draw);
+    # a loader's iterator is kept only where making it drew from a global stream
+    # (``settle_component``): one that draws nothing global is the program's to
+    # make, after what it sets first (a sampler's epoch).
     # At a restore, settling is done whether or not rng is restored: among ranks a state_dict()
     # may be a collective (FSDP gathers the parameters), and a component dropped
     # on one rank only (rng[rank 0]) must not leave the other ranks waiting in
@@ -146,7 +156,7 @@ def _load_states(built: BuiltProgram, states: dict[str, Any], path: str,
         _load_one(comp, states, path)
     if settle or RNG in states or _among_ranks():
         for comp in others:
-            comp.obj.state_dict()
+            settle_component(comp.obj)
     for comp in built.components:
         if comp.name == RNG:
             _load_one(comp, states, path)

@@ -49,7 +49,7 @@ import numpy as np
 import torch
 
 from resumecheck.compare import digest, flatten_state
-from resumecheck.components import Attr, Component, RNGState
+from resumecheck.components import Attr, Component, RNGState, asked_state
 from resumecheck.streams import stream_digests, stream_items
 
 __all__ = ["UndeclaredWatch", "brought_back", "held_digests", "iterators_over"]
@@ -620,7 +620,7 @@ def _reached_by_own(path: str, program: Any, components: Sequence[Component]) ->
             if rest is None:
                 continue
             try:
-                state = c.obj.state_dict()
+                state = asked_state(c.obj)
             except Exception:  # (a state_dict() that fails: the capture says it)
                 continue
             if isinstance(state, dict) and parts[-1] in state:
@@ -895,7 +895,7 @@ def _state_leaves(obj: Any) -> dict[str, Any]:
     own key (``level`` of ``{"level": 2}`` and of ``{"stage": {"level": 2}}``;
     empty where it raises)."""
     try:
-        state = obj.state_dict()
+        state = asked_state(obj)
     except Exception:  # (not ours to judge here: the capture says it)
         return {}
     return {re.split(r"[.\[]", path)[-1].rstrip("]"): value
