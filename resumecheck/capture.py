@@ -415,7 +415,7 @@ def _load_checkpoint(path: str, read_only: bool) -> dict[str, Any]:
     if cached is not None:
         return cached
     try:
-        data = torch.load(path, weights_only=True)
+        data = _safe_load(path)
     except FileNotFoundError:
         raise CheckpointError("load", path, "the file does not exist") from None
     except Exception as exc:
@@ -433,6 +433,20 @@ def _load_checkpoint(path: str, read_only: bool) -> dict[str, Any]:
     if _CACHE.put(path, data) and not read_only:
         return _copy(data)
     return data
+
+
+def _safe_load(path: str) -> Any:
+    """``torch.load(weights_only=True)``; where the file holds a DTensor (an
+    FSDP2 model's state, captured by its rank) and torch's tensor types for it
+    are not imported in this process (the check's own, which merges and judges
+    the ranks' captures), imports them and loads again (trial 144)."""
+    try:
+        return torch.load(path, weights_only=True)
+    except Exception as exc:
+        if "torch.distributed.tensor" not in str(exc) or "torch.distributed.tensor" in sys.modules:
+            raise
+        importlib.import_module("torch.distributed.tensor")  # (DTensor, for the safe unpickler)
+        return torch.load(path, weights_only=True)
 
 
 class _Loaded:

@@ -11,6 +11,8 @@ warning about meshes unpickled before their groups exist.
 from __future__ import annotations
 
 import logging
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -56,6 +58,27 @@ def test_dtensors_are_compared_by_shard_and_layout_without_a_process_group(saved
     assert not plain.within_tolerance and "layout" in plain.summary
     detail = describe_difference("params", state["params"], state["moved"], 3, None, None)
     assert detail and "w" in detail
+
+
+# A new interpreter's check (`resumecheck run --nproc 2`) imports torch's
+# distributed modules but not its tensor types, until it meets them.
+_LOAD_IN_A_NEW_INTERPRETER = """
+import sys
+from resumecheck.capture import load_checkpoint
+assert "torch.distributed.tensor" not in sys.modules
+print(type(load_checkpoint(sys.argv[1])["components"]["params"]["w"]).__name__)
+"""
+
+
+def test_a_capture_of_dtensors_loads_where_torchs_tensor_types_are_not_imported(saved_dtensors):
+    """Trial 144: an FSDP2 model declared as it is failed every check at 2 ranks
+    with "the file holds a value that torch.load(weights_only=True) refuses",
+    naming the rank's capture: torch's safe unpickler knows DTensor only once
+    torch.distributed.tensor is imported, and the checking process never had."""
+    done = subprocess.run([sys.executable, "-c", _LOAD_IN_A_NEW_INTERPRETER, saved_dtensors],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["DTensor"]
 
 
 def test_a_sharded_optimizer_is_described_rank_by_rank_as_one_ranks_would_be():
