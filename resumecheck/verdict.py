@@ -219,8 +219,7 @@ def compare_run(ref: Reference, first_k: int, dropped: Sequence[str], segments: 
         # state differ in everything it trained since, by amounts the loss
         # curve says better (at 1M parameters the end state's cost 0.1 s a sweep).
         return out
-    ends = end_state_differences(ref, first_k, dropped, segments[-1][1], latent,
-                                 out.end_digests)
+    ends = end_state_differences(ref, first_k, dropped, segments, latent, out.end_digests)
     # a dropped component's own end first (a trial: `drop global_step` named
     # the plateau it moved, and not the step count it ended with), then the
     # others beyond the tolerance beside it
@@ -269,7 +268,7 @@ def tensor_differences(ref: Reference, seg: SegmentResult, step: int,
 
 
 def end_state_differences(
-    ref: Reference, first_k: int, dropped: Sequence[str], last: SegmentResult,
+    ref: Reference, first_k: int, dropped: Sequence[str], segments: Segments,
     latent: list[str] | None, ends: dict[str, str] | None = None,
 ) -> list[tuple[str, Difference]]:
     """Components whose state at the end differs from the reference's
@@ -278,8 +277,11 @@ def end_state_differences(
     While the trajectory is identical, a component that the reference never
     changed after the resume point (an unused stream, a setting nothing
     reads) is a latent gap, collected in ``latent`` (None: the trajectory
-    already diverged, every difference counts).
+    already diverged, every difference counts). The resume point is the
+    first, or the last restart's where the run held the component right when
+    it got there (``_judged_from``).
     """
+    last = segments[-1][1]
     assert ref.segment.end_state and last.end_state
     ref_end = ref.file(ref.segment.end_state)["components"]
     run_end = load_checkpoint(last.end_state, read_only=True)["components"]
@@ -294,7 +296,7 @@ def end_state_differences(
             continue
         if ends is not None:
             ends[name] = run_digest
-        at_k = ref.segment.captures[first_k]
+        at_k = _judged_from(ref, first_k, segments, name)
         if latent is not None and ref.component_digest(at_k, name) == ref_digest \
                 and _left_as_restored(last, name, run_digest):
             if name not in dropped:
@@ -320,6 +322,25 @@ def end_state_differences(
             continue
         out.append((name, state_difference(ref_state, run_state, ref.tolerance)))
     return out
+
+
+def _judged_from(ref: Reference, first_k: int, segments: Segments, name: str) -> str:
+    """The reference's capture after which component ``name`` must be left
+    alone for a difference at the end to be latent: the first resume point's;
+    or, where the run held it as the reference did when it reached its last
+    restart, that restart's. Only that restart then made the end differ, and
+    a schedule of that restart alone says so (trial 145: a best loss lost at
+    a first restart, set right by the next evaluation and lost again at a
+    last one that no evaluation follows was a failure at `1,15` and a latent
+    gap at `15`; fuzz shrank to the first)."""
+    last_k = segments[-1][0]
+    at_last = ref.segment.captures.get(last_k)
+    before = segments[-2][1] if len(segments) > 1 else None
+    if last_k != first_k and at_last and before is not None and before.end_state:
+        held = load_checkpoint(before.end_state, read_only=True)["components"]
+        if name in held and digest(held[name]) == ref.component_digest(at_last, name):
+            return at_last
+    return ref.segment.captures[first_k]
 
 
 def _left_as_restored(last: SegmentResult, name: str, end_digest: str) -> bool:
@@ -642,7 +663,7 @@ def _set_again_text(apart: dict[str, tuple[int, str]]) -> str:
                      for name, (k, detail) in apart.items())
     return (f"; right after a restore it differed ({held}), and the run ends with "
             f"{'it' if len(apart) == 1 else 'them'} as the uninterrupted run does: {SET_AGAIN} "
-            "(a best loss that the next evaluation beats, a value recomputed from other state)")
+            "(a best loss that a later evaluation beats, a value recomputed from other state)")
 
 
 def _unmoved(ref: Reference, names: list[str], points: Sequence[int]) -> bool:
@@ -1734,7 +1755,7 @@ _RESAVED_ALIKE = ("your save() right after your load(), and a restart from that 
 _ONE_POSITION = (": at an epoch's end, the end of one epoch and the start of the next are one "
                  f"position, and {_RESAVED_ALIKE}")
 _ALIKE_HERE = (f"; {_RESAVED_ALIKE}: the same state in another form, or a wrong value this "
-               "run's steps happen to set right (a best loss that the next evaluation beats); "
+               "run's steps happen to set right (a best loss that a later evaluation beats); "
                "other resume points may tell")
 
 

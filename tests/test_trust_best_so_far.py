@@ -9,7 +9,7 @@ import pytest
 
 from resumecheck import verify
 
-from fixtures.trust import best_so_far
+from fixtures.trust import best_heals, best_so_far
 
 pytestmark = pytest.mark.e2e
 
@@ -32,3 +32,16 @@ def test_its_twin_resumes_and_dropping_the_best_so_far_shows_it_matters():
     assert dropped.verdict == "diverged" and not dropped.blind_spot
     assert dropped.first_divergent_quantity == "state of best_val"
     assert report.blind_spots == []
+
+
+def test_a_best_loss_set_right_after_one_restart_and_lost_at_the_last_ends_as_that_last_alone():
+    """Trial 145: lost at a first restart, set right by the next evaluation,
+    lost again at a last restart that no evaluation follows, the same
+    difference at the end was a failure with both restarts and a latent gap
+    with the last alone (and fuzz shrank to both)."""
+    for schedule in ([9], [6, 9]):
+        report = verify(best_heals.BUGGY, resume_at=schedule, drop="none", noise_seeds=0)
+        own = report.full_resume
+        assert report.equivalent, (schedule, report.render())
+        assert own.verdict == "identical" and own.latent_gaps == ["best_val"], schedule
+        assert own.latent_ended == ["best_val"], schedule  # (said: it ends otherwise)
