@@ -149,7 +149,14 @@ class Tracer:
         """The reference's digests per step (a gradient equal to its own there is not copied)."""
         self._scale: float | None = None
         self._input_handle = None
+        # The forward's argument names, worked out here: the hook reads them
+        # from a plain dict. Inside a model torch.compile traces, the hook is
+        # traced too, and a call to a cached function there made torch warn
+        # about silent incorrectness in resumecheck's own code (trial 145).
+        self._labels: dict[int, tuple[str, ...]] = {}
         if self._model is not None:
+            model_type: Any = type(self._model)
+            self._labels = {n: _forward_labels(model_type, n) for n in range(9)}
             self._input_handle = self._model.register_forward_pre_hook(
                 self._on_forward, with_kwargs=True)
 
@@ -174,13 +181,14 @@ class Tracer:
         ``inputs`` quantity."""
         self._calls += 1
         call = self._calls
+        named = self._labels.get(len(args))
+        if named is None:  # (more arguments than worked out: rare)
+            named = _forward_labels(type(module), len(args))  # type: ignore[arg-type]
         if not kwargs and all(type(a) is torch.Tensor for a in args):  # (the common call)
             self._inputs.extend(a.detach() for a in args)
-            named = _forward_labels(type(module), len(args))  # type: ignore[arg-type]
             self._input_names.extend((call, name) for name in named)
             return
-        for name, leaf in _named_tensors(
-                args, kwargs, _forward_labels(type(module), len(args))):  # type: ignore[arg-type]
+        for name, leaf in _named_tensors(args, kwargs, named):
             self._inputs.append(leaf.detach())
             self._input_names.append((call, name))
 
