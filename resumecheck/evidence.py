@@ -752,7 +752,11 @@ def _read_elsewhere(reference: SegmentResult, rec: Any, key: str, step: int,
     place = epoch_place(reference, step, at)
     if place is not None:
         return _in_its_epoch(said, place, at, step)
-    return f"{said}: {_OWN_DATA_ELSEWHERE}"
+    # (trial 145: a nanoGPT-style get_batch() draws its offsets from the global
+    # stream, re-seeded after the load, and was told only of a position and an epoch)
+    return (f"{said}: {_OWN_DATA_ELSEWHERE}, or draws them from a random stream set back to "
+            "where it was then (indices or offsets drawn at each step from a stream re-seeded "
+            "or not restored)")
 
 
 def _in_its_epoch(said: str, place: str, at: int, step: int) -> str:

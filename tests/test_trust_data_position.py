@@ -31,7 +31,9 @@ def test_a_loop_that_ignores_its_restored_position_is_told_so_and_which_batch_it
     assert "the declared data position `data_cursor` came back as saved" in own.explanation
     assert own.divergence_detail.endswith(
         "they are what the uninterrupted run read at step 1 (3 steps earlier): the restart "
-        "reads the run's own data, at another position (or in another epoch's order)")
+        "reads the run's own data, at another position (or in another epoch's order), or "
+        "draws them from a random stream set back to where it was then (indices or offsets "
+        "drawn at each step from a stream re-seeded or not restored)")
     notice = report.incomplete_state_notice()
     assert "The declared data position `data_cursor` came back as saved" in notice
     # (a trial read "do not capture the program's state" as its declarations incomplete)
