@@ -536,7 +536,7 @@ def merge(spec: SegmentSpec, ranks: list[SegmentResult]) -> SegmentResult:
         end_state=_merged(ranks, "end_state", str(work / f"{spec.name}.end.pt")),
         tensor_dir=str(tensor_dir), has_own_checkpoint=first.has_own_checkpoint,
         boundaries=first.boundaries,
-        advice=first.advice,
+        advice=first.advice, build_settings=first.build_settings,
         restored_state=_merged(ranks, "restored_state", str(work / f"{spec.name}.restored.pt")),
         slowest_step=max(r.slowest_step for r in ranks),
         # what is not compared is rank 0's, and so is what shows whether a

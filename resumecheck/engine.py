@@ -1410,6 +1410,7 @@ def _report(checker: Checker, runs: list[RunResult],
         set_order=set_order_notice(checker.segment, _in_processes(checker)) if in_process
         else None,
         drawn_at_import=list(checker.target.drawn_at_import),
+        build_settings=list(checker.segment.build_settings),
         not_checked=_not_checked(checker),
         target=checker.target.spec or checker.target.name, steps=checker.steps,
         resume_at=list(checker.resume_at), seed=s.seed, isolation=s.isolation,

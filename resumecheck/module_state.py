@@ -55,7 +55,8 @@ import torch
 from resumecheck.compare import digest
 from resumecheck.components import declared_generators, generator_state
 
-__all__ = ["changed", "changed_by", "ignore_imports", "note_import", "program_spaces", "snapshot"]
+__all__ = ["changed", "changed_by", "ignore_imports", "note_import", "program_spaces", "settings_set",
+           "snapshot", "torch_settings"]
 
 Space = dict[str, Any]
 """A module's namespace (its ``__dict__``, or a function's ``__globals__``)."""
@@ -540,3 +541,54 @@ def _how(before: Any, after: Any) -> str:
             "stream": "a random generator, drawn from", "model": "a model, trained in place",
             "optimizer": "an optimizer, stepped in place",
             "function": "what the function keeps between calls changed"}.get(kind, "changed")
+
+
+# -- process-wide settings a build may set ------------------------------------------------
+
+_TORCH_CONFIGS = ("torch._dynamo.config", "torch._inductor.config", "torch._functorch.config")
+
+Setting = tuple[str, bool]
+"""A setting's value in words, and whether it is its default (True where not known)."""
+
+
+def torch_settings() -> dict[str, Setting]:
+    """The process-wide settings a program may set as it builds, by name:
+    torch's determinism and precision switches, and the values of torch's
+    compiler config modules already imported (none is imported here). Not the
+    environment: torch's own imports, which a build may set off, write to it.
+    Reading them runs nothing of the program's."""
+    switches = {
+        "torch.get_default_dtype()": torch.get_default_dtype(),
+        "torch.are_deterministic_algorithms_enabled()":
+            torch.are_deterministic_algorithms_enabled(),
+        "torch.get_float32_matmul_precision()": torch.get_float32_matmul_precision(),
+        "torch.backends.cudnn.deterministic": torch.backends.cudnn.deterministic,
+        "torch.backends.cudnn.benchmark": torch.backends.cudnn.benchmark,
+        "torch.backends.cuda.matmul.allow_tf32": torch.backends.cuda.matmul.allow_tf32,
+    }
+    out: dict[str, Setting] = {name: (repr(value), True) for name, value in switches.items()}
+    for module in _TORCH_CONFIGS:
+        config = sys.modules.get(module)
+        try:
+            values = config.get_config_copy() if config is not None else {}
+        except Exception:  # (another torch's config module: not read)
+            continue
+        default = getattr(config, "_is_default", None)
+        for key, value in values.items():
+            if isinstance(value, (bool, int, float, str, type(None))):
+                out[f"{module}.{key}"] = (repr(value), not callable(default) or bool(default(key)))
+    return out
+
+
+def settings_set(before: Mapping[str, Setting], after: Mapping[str, Setting]) -> list[str]:
+    """What ``after`` holds otherwise than ``before``, in words (`name`:
+    before → after); of a config module first read in ``after`` (imported in
+    between), its values other than their defaults."""
+    out = []
+    for name, (value, is_default) in after.items():
+        if name in before:
+            if before[name][0] != value:
+                out.append(f"`{name}`: {before[name][0]} → {value}")
+        elif not is_default:
+            out.append(f"`{name}`: its default → {value}")
+    return out

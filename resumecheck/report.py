@@ -412,6 +412,11 @@ class Report:
     """The global streams (``numpy``, ``torch``) the program's module drew from
     without a seed as it was imported (a data order made at import): restarts
     in one interpreter share what it drew; a new interpreter draws otherwise."""
+    build_settings: list[str] = field(default_factory=list)
+    """What the program's build set of the process-wide settings (torch's
+    switches and its compiler's config), in words: every restart
+    here builds it so before its load(); a script whose own resume path
+    builds otherwise must set them there too (trial 145)."""
     not_checked: list[str] = field(default_factory=list)
     """What the resume points tried cannot show, each in a sentence: a restart
     at an epoch's end where none was one (``verdict.epoch_ends_untried``), a
@@ -508,6 +513,7 @@ class Report:
             "launch_settings_matter": self.launch_settings_matter,
             "set_order": self.set_order,
             "drawn_at_import": list(self.drawn_at_import),
+            "build_settings": list(self.build_settings),
             "caveats": caveats(self),
             "not_checked": list(self.not_checked),
             "isolation": self.isolation,
@@ -844,6 +850,10 @@ def caveats(report: Report) -> list[str]:
                      "program takes one (ids numbered from set(names)): every restart here "
                      "shares one hash seed, and so that order; --isolation process checks it")
     if report.outcome == "EQUIVALENT" and full is not None and full.checkpoint == "program":
+        if report.build_settings:
+            # (trial 145: a compiler setting made only where the script started from
+            # scratch passed every door; its real resume path never set it)
+            lines.append(build_settings_text(report.build_settings))
         # (trial 141: a seed set again in the script's main, after its load, passed:
         # the restart here never runs that code)
         lines.append(RESUME_CODE_UNCHECKED)
@@ -874,6 +884,16 @@ def _known_cause(report: Report, own: RunResult | None) -> str | None:
                 "draws otherwise: the runs differ however complete the checkpoint (seed it "
                 "before that draw).")
     return None
+
+
+def build_settings_text(settings: list[str]) -> str:
+    """The line on settings the program's build sets (``Report.build_settings``)."""
+    named = "; ".join(settings[:3]) + (f"; and {len(settings) - 3} more" if len(settings) > 3
+                                       else "")
+    return ("not checked: your build sets process-wide settings, which each restart here sets "
+            f"again as it builds the program before your load() ({named}); a resume path of "
+            "your script that builds otherwise (from the checkpoint's settings) must set them "
+            "too")
 
 
 RESUME_CODE_UNCHECKED = (

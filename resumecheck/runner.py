@@ -65,7 +65,7 @@ from resumecheck.errors import (
 )
 from resumecheck.compare import digest
 from resumecheck.faults import after_restore, beyond_the_machine, environment_failure
-from resumecheck.module_state import program_line, raised
+from resumecheck.module_state import program_line, raised, settings_set, torch_settings
 from resumecheck.program import BuiltProgram, Target
 from resumecheck.progress import note_step
 from resumecheck.restore import build_settings, engine_capture, program_save, restore_state
@@ -462,7 +462,10 @@ class _Segment:
         self.enter("restore")
         capture = engine_capture(spec.restore)
         self.enter("build")
+        before = torch_settings() if spec.restore is None else None
         built = self.built = self.target.build(build_settings(spec.config, spec.restore, capture))
+        if before is not None:
+            result.build_settings = settings_set(before, torch_settings())
         result.names = list(built.names)
         result.has_own_checkpoint = built.has_own_checkpoint
         result.boundaries = built.boundaries()
