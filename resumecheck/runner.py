@@ -380,6 +380,17 @@ def _exits_raise() -> Iterator[None]:
                 os._exit = _REAL_EXIT
 
 
+def _build_watched(target: Target, spec: SegmentSpec, capture: dict[str, Any] | None,
+                   result: SegmentResult) -> BuiltProgram:
+    """The segment's program built; for a run from step 0, what its build set
+    of the process-wide settings goes into ``result``."""
+    before = torch_settings() if spec.restore is None else None
+    built = target.build(build_settings(spec.config, spec.restore, capture))
+    if before is not None:
+        result.build_settings = settings_set(before, torch_settings())
+    return built
+
+
 class _Segment:
     """One segment being run here; ``stage`` and ``step`` say where it failed."""
 
@@ -462,10 +473,7 @@ class _Segment:
         self.enter("restore")
         capture = engine_capture(spec.restore)
         self.enter("build")
-        before = torch_settings() if spec.restore is None else None
-        built = self.built = self.target.build(build_settings(spec.config, spec.restore, capture))
-        if before is not None:
-            result.build_settings = settings_set(before, torch_settings())
+        built = self.built = _build_watched(self.target, spec, capture, result)
         result.names = list(built.names)
         result.has_own_checkpoint = built.has_own_checkpoint
         result.boundaries = built.boundaries()
