@@ -139,7 +139,22 @@ def describe_difference(
     text = _leaf_text(_label(path, optimizer, ref), how, ref[path] if path in ref else None,
                       new.get(path))
     return text.strip() + more + (_scheduled_only(differing) if optimizer
-                                  else _step_apart(differing, ref, new))
+                                  else _step_apart(differing, ref, new) + _none_came_back(
+                                      differing, ref, new))
+
+
+def _none_came_back(differing: list[tuple[str, Any]], ref: dict[str, Any],
+                    new: dict[str, Any]) -> str:
+    """Where every tensor of a module's state differs: that so it reads where
+    none came back (trial 145: a torch.compile'd model's state, its keys
+    prefixed `_orig_mod.`, loaded with strict=False into the plain model loaded
+    nothing, and the report said only "15 more entries differ")."""
+    if len(ref) < 2 or len(differing) != len(ref) or set(ref) != set(new) or not all(
+            isinstance(v, torch.Tensor) for v in ref.values()):
+        return ""
+    return ("; every entry differs, as where none came back (a load_state_dict(strict=False) "
+            "whose keys do not match loads none: a `_orig_mod.` prefix torch.compile adds, a "
+            "`module.` prefix DDP adds)")
 
 
 def _leaf_text(label: str, how: Any, ref: Any, new: Any) -> str:

@@ -703,3 +703,21 @@ def test_a_gross_run_says_the_first_step_beyond_the_band():
     quiet = RunResult(dropped=["rng"], resume_at=[12], verdict="diverged")
     verdict.plausibility(quiet, {13: 0.5, 16: 1.0}, [reference, other])
     assert quiet.plausible is True and quiet.leaves_band_at is None
+
+
+def test_a_module_whose_every_entry_differs_after_the_load_reads_as_one_nothing_came_back_to():
+    """Trial 145: a torch.compile'd model's state (keys `_orig_mod.*`) loaded with
+    strict=False into the plain model loads nothing; the finding said only that
+    "15 more entries" differed."""
+    from resumecheck.state_diff import describe_difference
+
+    torch.manual_seed(0)
+    trained, fresh = torch.nn.Linear(3, 2).state_dict(), torch.nn.Linear(3, 2).state_dict()
+    text = describe_difference("params", trained, fresh, 5)
+    assert text is not None and text.endswith(
+        "; every entry differs, as where none came back (a load_state_dict(strict=False) whose "
+        "keys do not match loads none: a `_orig_mod.` prefix torch.compile adds, a `module.` "
+        "prefix DDP adds)")
+    half = {**fresh, "bias": trained["bias"]}  # (one entry came back)
+    text = describe_difference("params", trained, half, 5)
+    assert text is not None and "none came back" not in text
