@@ -911,3 +911,17 @@ def test_a_latent_gap_the_run_ends_with_says_so():
     # a gap the run does not end with is not said to (the next evaluation set it again)
     earlier = verify(NUMBERS + "DECLARED", drop="none", noise_seeds=0).runs[0]
     assert earlier.latent_ended == [] and "the run ends with best" not in earlier.explanation
+
+
+def test_an_undeclared_value_beside_a_confirmed_cause_is_not_read_as_what_made_the_run_depart():
+    """Trial 145: beside a stream its load seeds again (rng, confirmed), a
+    count no component declares was "held otherwise right after your load()
+    at step 8, and departed ... at the next step", which read as the cause."""
+    report = verify("fixtures.trust.counter_beside_reseed:BUGGY", drop="none", noise_seeds=0)
+    assert [(f.component, f.status) for f in report.full_resume.diagnosis] == [
+        ("rng", "confirmed")]
+    (line,) = report.undeclared
+    assert line.startswith("evaluations (int: ")
+    assert ("your own resume held it otherwise right after your load() at step 4 (it departed "
+            "from the uninterrupted run at the next step, which rng, confirmed, explains): your "
+            "checkpoint may lose it") in line
