@@ -602,7 +602,9 @@ def alike_on_ranks(ref: Reference, points: Sequence[int]) -> str | None:
         return None
     return (f"{', '.join(found)} held the same state on every rank: a checkpoint that keeps one "
             "rank's copy for every rank resumes all the same there; a resume point where the "
-            "ranks' states differ checks it (resumecheck fuzz --nproc N tries many)")
+            "ranks' states differ checks it, if the run has one (resumecheck fuzz --nproc N "
+            "tries many; where they never differ, a sampler that deals each rank as many "
+            "batches, one rank's copy resumes every rank as its own would)")
 
 
 def epoch_ends_untried(ref: Reference, points: Sequence[int], steps: int) -> str | None:
