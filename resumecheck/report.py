@@ -600,6 +600,15 @@ def unseeded_notice(determinism: dict[str, Any]) -> str | None:
 _HEADER = ["run", "verdict", "first divergence", "max |Δloss|", "noise", "why"]
 
 
+def _header(report: Report) -> list[str]:
+    """The table's header; under many ranks the loss figures are of the mean
+    over the ranks, and the column says so (trial 144: read as the largest
+    rank's, which differed twice as much)."""
+    if not report.nproc:
+        return _HEADER
+    return [*_HEADER[:3], "max |Δ mean loss|", *_HEADER[4:]]
+
+
 def _outcome_text(report: Report) -> str:
     """``Report.outcome``, saying, for an equivalent resume, what is not
     compared that it ends with otherwise (the verdict covers what is compared)."""
@@ -723,7 +732,7 @@ def _footer(report: Report) -> list[str]:
 
 
 def _table(report: Report) -> str:
-    rows = [_HEADER, *_rows(report)]
+    rows = [_header(report), *_rows(report)]
     widths = [max(len(row[i]) for row in rows) for i in range(len(_HEADER) - 1)]
     lines = [_headline(report), ""]
     notices = [report.incomplete_state_notice(), report.unseeded_notice(), report.set_order]
@@ -755,7 +764,7 @@ def _markdown(report: Report) -> str:
             lines += [f"**Warning:** {notice}", ""]
     for what in report.undeclared:
         lines += [f"**Not compared:** {_md_cell(what)}", ""]
-    lines.append("| " + " | ".join(_md_cell(c) for c in _HEADER) + " |")
+    lines.append("| " + " | ".join(_md_cell(c) for c in _header(report)) + " |")
     lines.append("|" + "---|" * len(_HEADER))
     for row in _rows(report):
         lines.append("| " + " | ".join(_md_cell(c) for c in row) + " |")

@@ -55,6 +55,9 @@ def test_built_in_program_resumes_on_two_ranks_and_each_ranks_state_is_needed(ta
     assert alike.startswith("`data_cursor` at 2 held the same state on every rank")
     assert "`rng`" not in alike  # (seeded per rank: the ranks' differ)
     assert "not checked at this resume point: `data_cursor` at 2" in report.render()
+    # (trial 144: the loss figures, the mean over ranks, were read as the largest rank's)
+    header = next(line for line in report.render().splitlines() if line.startswith("run  "))
+    assert "  max |Δ mean loss|  " in header
 
 
 @pytest.mark.parametrize("module", CLASS9)
