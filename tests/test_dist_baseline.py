@@ -182,3 +182,16 @@ def test_ranks_seeded_from_their_process_id_differ_between_launches_and_both_doo
     assert "factory" not in err and "Traceback" not in err, err
     assert "Reproduce: resumecheck baseline fixtures.dist.ddp:SEEDED_BY_PID --steps 4 " \
         "--threads 1 --nproc 2" in err, err
+
+
+def test_ranks_agree_is_skipped_where_the_parameters_are_sharded_and_it_cannot_fail():
+    """Trial 144: under FSDP2 every rank gathers the one sharded copy alike, and
+    `ranks agree: passed` said what no program could fail."""
+    from resumecheck import dist_baseline
+
+    rank = {"sharded": True, "grads": None, "determinism": [[(0.5, "a")]]}
+    agree = dist_baseline._agree([rank, {**rank, "determinism": [[(0.5, "b")]]}])
+    assert agree.status == "skipped" and "sharded (FSDP)" in agree.detail
+    replicated = {**rank, "sharded": False}
+    assert dist_baseline._agree([replicated, {**replicated, "determinism": [[(0.5, "b")]]}]
+                                ).status == "failed"  # (held apart: the same ranks, replicated)
