@@ -219,7 +219,8 @@ def compare_run(ref: Reference, first_k: int, dropped: Sequence[str], segments: 
         # state differ in everything it trained since, by amounts the loss
         # curve says better (at 1M parameters the end state's cost 0.1 s a sweep).
         return out
-    ends = end_state_differences(ref, first_k, dropped, segments, latent, out.end_digests)
+    ends = end_state_differences(ref, first_k, dropped, segments[-1][1], latent,
+                                 out.end_digests)
     # a dropped component's own end first (a trial: `drop global_step` named
     # the plateau it moved, and not the step count it ended with), then the
     # others beyond the tolerance beside it
@@ -268,7 +269,7 @@ def tensor_differences(ref: Reference, seg: SegmentResult, step: int,
 
 
 def end_state_differences(
-    ref: Reference, first_k: int, dropped: Sequence[str], segments: Segments,
+    ref: Reference, first_k: int, dropped: Sequence[str], last: SegmentResult,
     latent: list[str] | None, ends: dict[str, str] | None = None,
 ) -> list[tuple[str, Difference]]:
     """Components whose state at the end differs from the reference's
@@ -278,10 +279,12 @@ def end_state_differences(
     changed after the resume point (an unused stream, a setting nothing
     reads) is a latent gap, collected in ``latent`` (None: the trajectory
     already diverged, every difference counts). The resume point is the
-    first, or the last restart's where the run held the component right when
-    it got there (``_judged_from``).
+    schedule's first: a component lost at a first restart, set right by the
+    steps that read it, and lost again at a last one that no step reading it
+    follows, counts (the steps between changed it in the uninterrupted run):
+    two restarts show what one after its last use cannot (trial 146: judged
+    from the last restart, fuzz no longer found a best loss lost by the load).
     """
-    last = segments[-1][1]
     assert ref.segment.end_state and last.end_state
     ref_end = ref.file(ref.segment.end_state)["components"]
     run_end = load_checkpoint(last.end_state, read_only=True)["components"]
@@ -296,7 +299,7 @@ def end_state_differences(
             continue
         if ends is not None:
             ends[name] = run_digest
-        at_k = _judged_from(ref, first_k, segments, name)
+        at_k = ref.segment.captures[first_k]
         if latent is not None and ref.component_digest(at_k, name) == ref_digest \
                 and _left_as_restored(last, name, run_digest):
             if name not in dropped:
@@ -322,25 +325,6 @@ def end_state_differences(
             continue
         out.append((name, state_difference(ref_state, run_state, ref.tolerance)))
     return out
-
-
-def _judged_from(ref: Reference, first_k: int, segments: Segments, name: str) -> str:
-    """The reference's capture after which component ``name`` must be left
-    alone for a difference at the end to be latent: the first resume point's;
-    or, where the run held it as the reference did when it reached its last
-    restart, that restart's. Only that restart then made the end differ, and
-    a schedule of that restart alone says so (trial 145: a best loss lost at
-    a first restart, set right by the next evaluation and lost again at a
-    last one that no evaluation follows was a failure at `1,15` and a latent
-    gap at `15`; fuzz shrank to the first)."""
-    last_k = segments[-1][0]
-    at_last = ref.segment.captures.get(last_k)
-    before = segments[-2][1] if len(segments) > 1 else None
-    if last_k != first_k and at_last and before is not None and before.end_state:
-        held = load_checkpoint(before.end_state, read_only=True)["components"]
-        if name in held and digest(held[name]) == ref.component_digest(at_last, name):
-            return at_last
-    return ref.segment.captures[first_k]
 
 
 def _left_as_restored(last: SegmentResult, name: str, end_digest: str) -> bool:
@@ -2458,7 +2442,8 @@ def latent_text(r: RunResult) -> str:
     return (
         f"; latent gap: {'; '.join(what)}, in state that changed no step after the restart "
         "here (a component unused, only entries nothing reads, or read where its wrong value "
-        f"led to the same result){ends}; it matters once it leads elsewhere: another resume point, "
+        "changed no step: what else it did there, a file it wrote, is not compared)"
+        f"{ends}; it matters once it leads elsewhere: another resume point, "
         "or a second restart after this one, may show it (--resume-at K,K2; resumecheck fuzz "
         "tries many schedules)"  # (a trial: 'it matters once' gave no hint of how to see it)
     )
