@@ -382,9 +382,10 @@ def _exits_raise() -> Iterator[None]:
 
 def _build_watched(target: Target, spec: SegmentSpec, capture: dict[str, Any] | None,
                    result: SegmentResult) -> BuiltProgram:
-    """The segment's program built; for a run from step 0, what its build set
-    of the process-wide settings goes into ``result``."""
-    before = torch_settings() if spec.restore is None else None
+    """The segment's program built; for the reference (the run that looks for
+    what the program holds undeclared), what its build set of the process-wide
+    settings goes into ``result``."""
+    before = torch_settings() if spec.restore is None and spec.find_undeclared else None
     built = target.build(build_settings(spec.config, spec.restore, capture))
     if before is not None:
         result.build_settings = settings_set(before, torch_settings())

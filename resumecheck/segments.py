@@ -169,8 +169,8 @@ class SegmentResult:
     """Per component, what makes the program's checkpoint hold it, where a
     framework's setting decides that (``BuiltProgram.advice``)."""
     build_settings: list[str] = field(default_factory=list)
-    """What a run from step 0 set of the process-wide settings as it built
-    the program, in words (``module_state.settings_set``): a restart builds it
+    """What the reference set of the process-wide settings as it built the
+    program, in words (``module_state.settings_set``): a restart builds it
     the same way before its load(), a script's own resume path may not."""
     restored_state: str | None = None
     program_checkpoint: str | None = None
