@@ -547,17 +547,13 @@ def _how(before: Any, after: Any) -> str:
 
 _TORCH_CONFIGS = ("torch._dynamo.config", "torch._inductor.config", "torch._functorch.config")
 
-Setting = tuple[str, bool]
-"""A setting's value in words, and whether it is its default (True where not known)."""
-
-
-def torch_settings() -> dict[str, Setting]:
+def torch_settings() -> dict[str, Any]:
     """The process-wide settings a program may set as it builds, by name:
     torch's determinism and precision switches, and the values of torch's
     compiler config modules already imported (none is imported here). Not the
     environment: torch's own imports, which a build may set off, write to it.
-    Reading them runs nothing of the program's."""
-    switches = {
+    Reading them runs nothing of the program's (a millisecond at most)."""
+    out: dict[str, Any] = {
         "torch.get_default_dtype()": torch.get_default_dtype(),
         "torch.are_deterministic_algorithms_enabled()":
             torch.are_deterministic_algorithms_enabled(),
@@ -566,29 +562,37 @@ def torch_settings() -> dict[str, Setting]:
         "torch.backends.cudnn.benchmark": torch.backends.cudnn.benchmark,
         "torch.backends.cuda.matmul.allow_tf32": torch.backends.cuda.matmul.allow_tf32,
     }
-    out: dict[str, Setting] = {name: (repr(value), True) for name, value in switches.items()}
     for module in _TORCH_CONFIGS:
         config = sys.modules.get(module)
         try:
             values = config.get_config_copy() if config is not None else {}
         except Exception:  # (another torch's config module: not read)
             continue
-        default = getattr(config, "_is_default", None)
-        for key, value in values.items():
-            if isinstance(value, (bool, int, float, str, type(None))):
-                out[f"{module}.{key}"] = (repr(value), not callable(default) or bool(default(key)))
+        out.update((f"{module}.{key}", value) for key, value in values.items()
+                   if isinstance(value, (bool, int, float, str, type(None))))
     return out
 
 
-def settings_set(before: Mapping[str, Setting], after: Mapping[str, Setting]) -> list[str]:
+def settings_set(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
     """What ``after`` holds otherwise than ``before``, in words (`name`:
     before → after); of a config module first read in ``after`` (imported in
     between), its values other than their defaults."""
     out = []
-    for name, (value, is_default) in after.items():
+    for name, value in after.items():
         if name in before:
-            if before[name][0] != value:
-                out.append(f"`{name}`: {before[name][0]} → {value}")
-        elif not is_default:
-            out.append(f"`{name}`: its default → {value}")
+            if before[name] != value:
+                out.append(f"`{name}`: {before[name]!r} → {value!r}")
+        elif not _is_default(name):
+            out.append(f"`{name}`: its default → {value!r}")
     return out
+
+
+def _is_default(name: str) -> bool:
+    """Whether a config module's setting (``torch._inductor.config.KEY``) holds
+    its default (True where that cannot be told)."""
+    module, _, key = name.rpartition(".")
+    default = getattr(sys.modules.get(module), "_is_default", None)
+    try:
+        return not callable(default) or bool(default(key))
+    except Exception:
+        return True
