@@ -58,7 +58,7 @@ from resumecheck.segments import PHASE_TIMEOUT, Restore, SegmentResult, SegmentS
 from resumecheck.settings import DEFAULT_NOISE_SEEDS, MAX_NOISE_SEEDS, DropSpec, Settings, resume_points
 from resumecheck.streams import is_stream_state
 from resumecheck.trace import KEPT_IN_MEMORY, load_step_tensors
-from resumecheck.undeclared import brought_back, not_known_if_held
+from resumecheck.undeclared import brought_back, not_known_if_held, set_back_unseen
 
 __all__ = [
     "MAX_NOISE_SEEDS", "MIN_STEP_TIMEOUT", "Checker", "ReferenceFailed", "elastic_settings_clause",
@@ -1449,8 +1449,8 @@ def _named(checker: Checker, back: set[str], on_the_way: dict[str, int]) -> dict
     # the first resumed step in the next: which one is said)
     when = {path: (f"right after its restore at step {step}" if step in checker.resume_at
                    else f"after step {step}") for path, step in on_the_way.items()}
-    return {path: text + (f"; {RESTART_HELD_OTHERWISE} {when[path]}"
-                          if path in on_the_way else "")
+    return {path: (set_back_unseen(text) if path in as_built else text)
+            + (f"; {RESTART_HELD_OTHERWISE} {when[path]}" if path in on_the_way else "")
             + (f"; {AS_BUILT_AT_RESUME.format(at=verdict.steps_text(checker.resume_at))}"
                if path in as_built else "")
             for path, text in checker.segment.undeclared.items()

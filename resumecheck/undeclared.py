@@ -52,7 +52,7 @@ from resumecheck.compare import digest, flatten_state
 from resumecheck.components import Attr, Component, RNGState, asked_state
 from resumecheck.streams import stream_digests, stream_items
 
-__all__ = ["UndeclaredWatch", "brought_back", "held_digests", "iterators_over"]
+__all__ = ["UndeclaredWatch", "brought_back", "held_digests", "iterators_over", "set_back_unseen"]
 
 _LONGEST = 64
 """A list, tuple or dict with more items is not looked into (a dataset kept as a
@@ -342,6 +342,17 @@ def not_known_if_held(text: str, why: str) -> str:
     if _NUMBERS_ONLY.match(text):
         return text.replace(f" and {_NO_COMPONENT_HOLDS}:", f"; {hedge},", 1)
     return text.replace(f"; {_HELD_BY_NONE}:", f"; {hedge},", 1)
+
+
+def set_back_unseen(text: str) -> str:
+    """A `not compared` line (``found``'s) of a field of a declared component
+    of the program's own, where every resume point found it as a fresh build
+    holds it: whether the component's restore sets it back cannot be seen
+    there, so the line does not say that it does not (trial 147: a sampler
+    whose state_dict() holds its generator as a string, and whose load sets it
+    and makes its order again, was told to return what it returns)."""
+    return text.replace(f" {_NOT_SET_BACK}: ", "; whether restoring the component sets it back "
+                        "cannot be seen at this resume point (below); if it does not, ", 1)
 
 
 def held_digests(program: Any, components: Sequence[Component]) -> dict[str, list[str]]:
