@@ -83,8 +83,10 @@ def pytest_configure(config: pytest.Config) -> None:
         "resume, restarted at M ranks, judged within a tolerance)",
     )
     config.stash[_results_key] = []
+    config.stash[_failed_key] = []
     config.stash[_options_key] = _session_options(config)
-    config.pluginmanager.register(_Collector(config.stash[_results_key]), "resumecheck-collector")
+    config.pluginmanager.register(_Collector(config.stash[_results_key], config.stash[_failed_key]),
+                                  "resumecheck-collector")
     config.stash[_plot_dir_key] = _plot_dir(config)
     _check_session_outputs(config)
 
@@ -139,6 +141,7 @@ def _plot_dir(config: pytest.Config) -> Path | None:
 
 
 _results_key = pytest.StashKey[list]()
+_failed_key = pytest.StashKey[list]()
 _options_key = pytest.StashKey[dict]()
 _plot_dir_key = pytest.StashKey["Path | None"]()
 _report_failed_key = pytest.StashKey[str]()
@@ -366,15 +369,27 @@ def pytest_runtest_makereport(item: pytest.Item, call: Any) -> Any:
 
 
 class _Collector:
-    """Collects the checks that arrive with test reports (registered per session)."""
+    """Collects the checks that arrive with test reports (registered per
+    session), and the tests that failed."""
 
-    def __init__(self, results: list) -> None:
-        self.results = results
+    def __init__(self, results: list, failed: list) -> None:
+        self.results, self.failed = results, failed
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         data = getattr(report, "resumecheck_checks", None)
         if data:
             self.results.extend(json.loads(data))
+        if report.failed and report.nodeid not in self.failed:
+            self.failed.append(report.nodeid)
+
+
+def _unrecorded(config: pytest.Config) -> list[str]:
+    """The failed tests that recorded no check through the fixture (a direct
+    ``fuzz()`` or ``verify()`` call, or a failure of their own): trial 147's
+    fuzz test, written as this project's README shows, caught a bug that the
+    summary rows and the report file, every one ok, did not show."""
+    recorded = {e["nodeid"] for e in config.stash.get(_results_key, [])}
+    return [n for n in config.stash.get(_failed_key, []) if n not in recorded]
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -388,7 +403,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         from resumecheck.output import write_report
 
         try:
-            write_report(str(path), json.dumps(session_document(results), indent=2))
+            write_report(str(path), json.dumps(session_document(results, _unrecorded(config)),
+                                               indent=2))
         except OutputError as exc:  # (checked at the start; the disk may fill since)
             config.stash[_report_failed_key] = str(exc)
     if config.getoption("resumecheck_step_summary", False) and results:
@@ -399,9 +415,14 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
             config.stash[_summary_failed_key] = problem
 
 
-def session_document(results: list[dict[str, Any]]) -> dict[str, Any]:
-    """The ``--resumecheck-report`` file: every check of the session (``resumecheck.session/1``)."""
-    return {"schema": "resumecheck.session/1", "checks": results}
+def session_document(results: list[dict[str, Any]],
+                     unrecorded: list[str] | None = None) -> dict[str, Any]:
+    """The ``--resumecheck-report`` file: every check of the session
+    (``resumecheck.session/1``), and the failed tests that recorded none."""
+    document: dict[str, Any] = {"schema": "resumecheck.session/1", "checks": results}
+    if unrecorded:
+        document["unrecorded_failures"] = list(unrecorded)
+    return document
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
@@ -412,6 +433,12 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     tr.write_sep("=", "resumecheck")
     for entry in sorted(results, key=lambda e: e["nodeid"]):
         tr.write_line(_summary_row(entry))
+    unrecorded = _unrecorded(config)
+    if unrecorded:
+        tr.write_line(f"resumecheck: {len(unrecorded)} failed test(s) recorded no check through "
+                      "the resumecheck fixture (a direct fuzz() or verify() call, or a failure "
+                      "of their own), so neither the rows above nor the report file show them: "
+                      + ", ".join(unrecorded), yellow=True)
     path = config.getoption("resumecheck_report") or config.getini("resumecheck_report")
     failed = config.stash.get(_report_failed_key, None)
     if failed:

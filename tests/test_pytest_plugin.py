@@ -112,6 +112,34 @@ def test_passing_and_failing_checks_with_summary_and_report(project):
     assert sorted(c["report"]["equivalent"] for c in report["checks"]) == [False, True]
 
 
+def test_a_failed_test_that_recorded_no_check_is_named_below_the_rows_and_in_the_report(project):
+    """Trial 147: a fuzz test written as the README shows (a direct fuzz() call)
+    caught a bug while every row of the summary and the report file said ok."""
+    project.makepyfile(test_direct=DIRECT)
+    result = project.runpytest_inprocess("-p", "no:cacheprovider", "--resumecheck-noise-seeds=0",
+                                         "--resumecheck-report=checks.json",
+                                         "-k", "correct or direct")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines([
+        "test_resume.py::test_correct  program:CORRECT  full resume: ok (latent gap: rng)",
+        "resumecheck: 1 failed test(s) recorded no check through the resumecheck fixture (a "
+        "direct fuzz() or verify() call, or a failure of their own), so neither the rows above "
+        "nor the report file show them: test_direct.py::test_fuzzed_directly",
+    ])
+    report = json.loads((project.path / "checks.json").read_text())
+    validate(report)
+    assert report["unrecorded_failures"] == ["test_direct.py::test_fuzzed_directly"]
+
+
+DIRECT = """
+from resumecheck.fuzz import fuzz
+
+
+def test_fuzzed_directly():
+    assert fuzz("program:BUGGY", max_examples=3).failure is None
+"""
+
+
 def test_same_under_xdist_two_workers_and_a_crash_keeps_the_checks_it_finished(project):
     """A fresh interpreter's session with two xdist workers: each worker's checks
     reach the summary and the report, and a worker that crashes loses none of
