@@ -563,4 +563,17 @@ def _values_apart(value: Any, expected: Any) -> str:
             shown, wanted = f"{a:.{digits}g}", f"{b:.{digits}g}"
             if shown != wanted:
                 return f"{shown}, expected {wanted}"
+    if isinstance(a, (str, bytes)) and isinstance(b, (str, bytes)) and max(len(a), len(b)) > 64:
+        return _long_apart(a, b)
     return f"{_value(value)}, expected {_value(expected)}"
+
+
+def _long_apart(a: str | bytes, b: str | bytes) -> str:
+    """Two long strings (a generator's state encoded as text) told apart by
+    their lengths and where they first differ, not printed whole (trial 147:
+    a diagnosis line of 13,562 characters, the component's name at its start)."""
+    kind = "string" if isinstance(a, str) else "bytes"
+    at = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    sizes = (f"both of {len(a)} characters" if len(a) == len(b)
+             else f"{len(a)} characters, expected {len(b)}")
+    return f"a {kind} that differs from the expected one at character {at} ({sizes})"

@@ -721,3 +721,17 @@ def test_a_module_whose_every_entry_differs_after_the_load_reads_as_one_nothing_
     half = {**fresh, "bias": trained["bias"]}  # (one entry came back)
     text = describe_difference("params", trained, half, 5)
     assert text is not None and "none came back" not in text
+
+
+def test_a_long_string_that_differs_is_told_by_where_not_printed_whole():
+    """Trial 147: a sampler's generator kept as base64 text made a diagnosis
+    line of 13,562 characters."""
+    from resumecheck.state_diff import describe_difference
+
+    saved, loaded = "QUJD" * 1000, "QUJD" * 2 + "WFla" + "QUJD" * 997
+    text = describe_difference("data_cursor", {"generator": saved, "pos": 3},
+                               {"generator": loaded, "pos": 3}, 5)
+    assert text == ("generator a string that differs from the expected one at character 8 (both "
+                    "of 4000 characters)")
+    text = describe_difference("data_cursor", {"name": "a"}, {"name": "b"}, 5)
+    assert text == "name 'b', expected 'a'"  # (short ones are shown)
