@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -668,7 +669,8 @@ def _incomplete_state_notice(report: Report, lines_shown: bool) -> str | None:
     settings = ("" if report.launch_settings_matter is False  # (built with them: alike)
                 else _settings_clause(report.seed, report.launched_with))
     return _incomplete_notice(engine, where, settings, ablations,
-                              _uncompared_clause(report.undeclared, lines_shown))
+                              _uncompared_clause(report.undeclared, lines_shown),
+                              [uncompared_path(line) for line in report.undeclared])
 
 
 def _passing(tolerance: dict[str, Any]) -> set[str]:
@@ -926,7 +928,7 @@ behind; restarted again at the next epoch's end, plain Lightning read step 7's b
 
 
 def _incomplete_notice(engine: RunResult, where: str, settings: str, ablations: str,
-                       named: str) -> str:
+                       named: str, paths: Sequence[str] = ()) -> str:
     """The incomplete-state notice once the engine's resume ran and departed
     (``where``): a component that does not load back its own state, a draw
     the restart makes, or state the components do not hold. ``settings``:
@@ -972,6 +974,15 @@ def _incomplete_notice(engine: RunResult, where: str, settings: str, ablations: 
         return _drawn_notice(drawn, where, named, ending)
     unused = unused_position(engine.explanation)
     position = f" {unused[0].upper()}{unused[1:]}." if unused else ""
+    head = unused.split(" came back")[0] if unused else ""  # (the position's names)
+    own_fields = [p for p in paths if "." in p and f"`{p.split('.')[0]}`" in head]
+    if own_fields:
+        # (trial 147: a sampler's generator, which its state_dict() left out, was
+        # named only after the guesses of a position saved where the run was not)
+        listed = ", ".join(f"`{p}`" for p in own_fields[:3])
+        position = (f" The declared data position keeps fields its state does not bring back "
+                    f"({listed}: see the `not compared` lines): the likeliest cause here."
+                    + position)
     # (a trial read "do not capture the program's state" as its declarations
     # incomplete, where its loop ignored a position that came back)
     opener = ("the restart reads other samples though every declared component came back"
