@@ -972,17 +972,7 @@ def _incomplete_notice(engine: RunResult, where: str, settings: str, ablations: 
     drawn = next((o for o in engine.stream_offsets if o.draws and o.draws > 0), None)
     if drawn is not None:
         return _drawn_notice(drawn, where, named, ending)
-    unused = unused_position(engine.explanation)
-    position = f" {unused[0].upper()}{unused[1:]}." if unused else ""
-    head = unused.split(" came back")[0] if unused else ""  # (the position's names)
-    own_fields = [p for p in paths if "." in p and f"`{p.split('.')[0]}`" in head]
-    if own_fields:
-        # (trial 147: a sampler's generator, which its state_dict() left out, was
-        # named only after the guesses of a position saved where the run was not)
-        listed = ", ".join(f"`{p}`" for p in own_fields[:3])
-        position = (f" The declared data position keeps fields its state does not bring back "
-                    f"({listed}: see the `not compared` lines): the likeliest cause here."
-                    + position)
+    unused, position = _position_sentences(engine.explanation, paths)
     # (a trial read "do not capture the program's state" as its declarations
     # incomplete, where its loop ignored a position that came back)
     opener = ("the restart reads other samples though every declared component came back"
@@ -996,6 +986,27 @@ def _incomplete_notice(engine: RunResult, where: str, settings: str, ablations: 
         "between the restore and the first step (a DataLoader iterator created after the load "
         f"draws from the restored random stream){ending}"
     )
+
+
+def _position_sentences(explanation: str, paths: Sequence[str]) -> tuple[bool, str]:
+    """Whether the why says that a declared data position came back as saved
+    (``POSITION_UNUSED``), and the WARNING's sentences on it: led by the
+    position's own fields that its state does not bring back, where the `not
+    compared` lines name them (``paths``; trial 147: a sampler's generator,
+    left out of its state_dict(), was named only after guesses of a position
+    saved where the run was not)."""
+    unused = unused_position(explanation)
+    if not unused:
+        return False, ""
+    position = f" {unused[0].upper()}{unused[1:]}."
+    head = unused.split(" came back")[0]  # (the position's names)
+    own = [p for p in paths if "." in p and f"`{p.split('.')[0]}`" in head]
+    if own:
+        listed = ", ".join(f"`{p}`" for p in own[:3])
+        position = (f" The declared data position keeps fields its state does not bring back "
+                    f"({listed}: see the `not compared` lines): the likeliest cause here."
+                    + position)
+    return True, position
 
 
 _RATE_SETTINGS = (" The learning rate is the first to differ: a schedule's own settings (a "
