@@ -13,7 +13,8 @@ from collections.abc import Mapping, Sequence
 __all__ = ["ADAPTER_LEFT_OUT", "amount", "BUILDING", "CHANGED_AFTER_LOAD", "CHECKPOINT_LOSES",
            "CHECKPOINT_MAY_LOSE", "LOOP_ENDED", "NOT_DECLARED", "NOT_VALIDATED_AGAIN",
            "OWN_RESUME_ENDS_OTHERWISE", "POSITION_OTHER_EPOCH", "POSITION_UNUSED", "REORDERED",
-           "RESTART_HELD_OTHERWISE", "AS_BUILT_AT_RESUME", "AT_THIS_POINT", "as_built_uncompared",
+           "RESTART_HELD_OTHERWISE", "AS_BUILT_AT_RESUME", "AS_BUILT_MARK", "AT_THIS_POINT",
+           "as_built_uncompared",
            "at_the_point", "OUTSIDE_THE_CHECKPOINT", "side_files", "ADAPTER_LOOP",
            "drawn_at_import_text", "FETCHED_BEFORE_RESTORE",
            "global_streams",
@@ -120,9 +121,12 @@ RESTART_HELD_OTHERWISE = (f"{AT_THIS_POINT}: the engine's own restart, which "
 full resume ends with it alike (when follows: right after its restore at step k,
 or after step n)."""
 
+AS_BUILT_MARK = "so a restart holds it alike there whatever the checkpoint keeps"
+"""The part of ``AS_BUILT_AT_RESUME`` that says a line's state cannot have made a
+restart depart (the WARNING leaves such lines out of its list: trial 148)."""
 AS_BUILT_AT_RESUME = (
     AT_THIS_POINT + ": at {at} the uninterrupted run held it as a fresh build "
-    "does, so a restart holds it alike there whatever the checkpoint keeps; a resume point "
+    f"does, {AS_BUILT_MARK}; a resume point "
     "after the run changes it shows whether it comes back (resumecheck fuzz tries them)")
 """How a ``Report.undeclared`` entry says why it is named where a restart ends with it
 alike only because the resume point found it as built (``{at}``: the resume points)."""

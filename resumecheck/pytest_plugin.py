@@ -384,12 +384,24 @@ class _Collector:
 
 
 def _unrecorded(config: pytest.Config) -> list[str]:
-    """The failed tests that recorded no check through the fixture (a direct
-    ``fuzz()`` or ``verify()`` call, or a failure of their own): trial 147's
-    fuzz test, written as this project's README shows, caught a bug that the
-    summary rows and the report file, every one ok, did not show."""
-    recorded = {e["nodeid"] for e in config.stash.get(_results_key, [])}
-    return [n for n in config.stash.get(_failed_key, []) if n not in recorded]
+    """The failed tests whose failure no check they recorded through the
+    fixture shows: none recorded (a direct ``fuzz()`` or ``verify()`` call),
+    or only equivalent ones before the test failed otherwise (trial 147: the
+    README's fuzz test caught a bug that the summary rows and the report file,
+    every one ok, did not show; trial 148: a check that passed, then a direct
+    fuzz() that failed, in one test)."""
+    shown = {e["nodeid"] for e in config.stash.get(_results_key, [])
+             if "error" in e or not e["report"]["equivalent"]}
+    return [n for n in config.stash.get(_failed_key, []) if n not in shown]
+
+
+def _unrecorded_line(unrecorded: list[str], written: bool) -> str:
+    """The line that names them (``written``: the report file lists them too)."""
+    return (f"{len(unrecorded)} failed test(s) whose failure no check recorded through the "
+            "resumecheck fixture shows (a direct fuzz() or verify() call, or a failure of "
+            "their own after their checks): the rows do not show them"
+            + (" (the report file lists them: unrecorded_failures)" if written else "")
+            + ": " + ", ".join(unrecorded))
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -407,10 +419,12 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
                                                indent=2))
         except OutputError as exc:  # (checked at the start; the disk may fill since)
             config.stash[_report_failed_key] = str(exc)
-    if config.getoption("resumecheck_step_summary", False) and results:
+    unrecorded = _unrecorded(config)
+    if config.getoption("resumecheck_step_summary", False) and (results or unrecorded):
         from resumecheck.ci import append_step_summary
 
-        problem = append_step_summary(session_markdown(results), "--resumecheck-step-summary")
+        problem = append_step_summary(session_markdown(results, unrecorded),
+                                      "--resumecheck-step-summary")
         if problem:  # said in the terminal summary, on a line of its own
             config.stash[_summary_failed_key] = problem
 
@@ -427,19 +441,17 @@ def session_document(results: list[dict[str, Any]],
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     results = config.stash.get(_results_key, [])
-    if not results or getattr(config, "workeroutput", None) is not None:
-        return
+    path = config.getoption("resumecheck_report") or config.getini("resumecheck_report")
+    unrecorded = _unrecorded(config)
+    asked = bool(path) or config.getoption("resumecheck_step_summary", False)
+    if not (results or (unrecorded and asked)) or getattr(config, "workeroutput", None) is not None:
+        return  # (no check, nothing asked of resumecheck: a failure is only the test's own)
     tr = terminalreporter
     tr.write_sep("=", "resumecheck")
     for entry in sorted(results, key=lambda e: e["nodeid"]):
         tr.write_line(_summary_row(entry))
-    unrecorded = _unrecorded(config)
     if unrecorded:
-        tr.write_line(f"resumecheck: {len(unrecorded)} failed test(s) recorded no check through "
-                      "the resumecheck fixture (a direct fuzz() or verify() call, or a failure "
-                      "of their own), so neither the rows above nor the report file show them: "
-                      + ", ".join(unrecorded), yellow=True)
-    path = config.getoption("resumecheck_report") or config.getini("resumecheck_report")
+        tr.write_line("resumecheck: " + _unrecorded_line(unrecorded, bool(path)), yellow=True)
     failed = config.stash.get(_report_failed_key, None)
     if failed:
         tr.write_line(f"resumecheck: {failed}", red=True)
@@ -450,11 +462,15 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         tr.write_line(f"resumecheck: {summary_failed}", yellow=True)
 
 
-def session_markdown(results: list[dict[str, Any]]) -> str:
-    """The session's checks as a Markdown table, for a CI job summary."""
+def session_markdown(results: list[dict[str, Any]], unrecorded: list[str] | None = None) -> str:
+    """The session's checks as a Markdown table, for a CI job summary; and the
+    failed tests whose failure no check shows (``unrecorded``: trial 148, the
+    job summary said every resume was equivalent while a fuzz test failed)."""
     outcomes = [_outcome(e["report"]) if "report" in e else "not judged" for e in results]
     counts = [f"{outcomes.count(o)} {o}" for o in ("NOT equivalent", "inconclusive", "not judged")
               if o in outcomes]
+    if unrecorded:
+        counts.append(f"{len(unrecorded)} failed test(s) no check shows")
     verdict = ", ".join(counts) or "every full resume equivalent"
     lines = [f"### resumecheck: {len(results)} check(s), {verdict}", "",
              "| test | target | full resume | first divergence | blind spots |",
@@ -462,6 +478,10 @@ def session_markdown(results: list[dict[str, Any]]) -> str:
     for entry in sorted(results, key=lambda e: e["nodeid"]):
         cells = _markdown_cells(entry)
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    if unrecorded:
+        lines += ["", "Failed tests whose failure no check recorded through the resumecheck "
+                  "fixture shows (a direct fuzz() or verify() call, or a failure of their own "
+                  "after their checks): " + ", ".join(f"`{n}`" for n in unrecorded)]
     return "\n".join(lines) + "\n"
 
 

@@ -17,10 +17,9 @@ from typing import Any, Literal
 
 from resumecheck.errors import LONGER_BOUND
 from resumecheck.phrases import (
-    BUILDING, CHANGED_AFTER_LOAD, FETCHED_BEFORE_RESTORE, NOT_VALIDATED_AGAIN, REORDERED,
-    RESTORE_CHANGED, RESTORING, STOPPED, drawn_at_import_text, first_line, global_streams,
-    lost_uncompared,
-    uncompared_path, unused_position,
+    AS_BUILT_MARK, BUILDING, CHANGED_AFTER_LOAD, FETCHED_BEFORE_RESTORE, NOT_VALIDATED_AGAIN,
+    REORDERED, RESTORE_CHANGED, RESTORING, STOPPED, drawn_at_import_text, first_line,
+    global_streams, lost_uncompared, uncompared_path, unused_position,
 )
 from resumecheck.streams import is_stream_detail, unseeded_text
 from resumecheck.trajectory import Trajectory
@@ -670,7 +669,8 @@ def _incomplete_state_notice(report: Report, lines_shown: bool) -> str | None:
                 else _settings_clause(report.seed, report.launched_with))
     return _incomplete_notice(engine, where, settings, ablations,
                               _uncompared_clause(report.undeclared, lines_shown),
-                              [uncompared_path(line) for line in report.undeclared])
+                              [uncompared_path(line) for line in report.undeclared
+                               if AS_BUILT_MARK not in line])
 
 
 def _passing(tolerance: dict[str, Any]) -> set[str]:
@@ -1063,6 +1063,9 @@ def _draw_advice(drawn: StreamOffset) -> str:
 def _uncompared_clause(undeclared: list[str], lines_shown: bool) -> str:
     """`` (the `not compared` lines name ...: `ema`)`` of the WARNING (empty
     when nothing is named); ``lines_shown``: those lines are printed beside it."""
+    # (trial 148: not what a restart holds alike at this resume point whatever the
+    # checkpoint keeps: that cannot be what made it depart)
+    undeclared = [what for what in undeclared if AS_BUILT_MARK not in what]
     if not undeclared:  # (each line: "path (what it is ...)")
         return ""
     # (one holder once: a trial's callback was listed once per attribute)

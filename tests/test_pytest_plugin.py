@@ -12,6 +12,7 @@ import json
 import pytest
 
 from resumecheck.schema import validate
+from resumecheck.pytest_plugin import session_markdown
 
 pytestmark = pytest.mark.e2e
 
@@ -119,16 +120,22 @@ def test_a_failed_test_that_recorded_no_check_is_named_below_the_rows_and_in_the
     result = project.runpytest_inprocess("-p", "no:cacheprovider", "--resumecheck-noise-seeds=0",
                                          "--resumecheck-report=checks.json",
                                          "-k", "correct or direct")
-    result.assert_outcomes(passed=1, failed=1)
+    result.assert_outcomes(passed=1, failed=2)
     result.stdout.fnmatch_lines([
         "test_resume.py::test_correct  program:CORRECT  full resume: ok (latent gap: rng)",
-        "resumecheck: 1 failed test(s) recorded no check through the resumecheck fixture (a "
-        "direct fuzz() or verify() call, or a failure of their own), so neither the rows above "
-        "nor the report file show them: test_direct.py::test_fuzzed_directly",
+        "resumecheck: 2 failed test(s) whose failure no check recorded through the resumecheck "
+        "fixture shows (a direct fuzz() or verify() call, or a failure of their own after their "
+        "checks): the rows do not show them (the report file lists them: unrecorded_failures): "
+        "test_direct.py::test_fuzzed_directly, test_direct.py::test_checked_then_fuzzed",
     ])
     report = json.loads((project.path / "checks.json").read_text())
     validate(report)
-    assert report["unrecorded_failures"] == ["test_direct.py::test_fuzzed_directly"]
+    assert report["unrecorded_failures"] == [
+        "test_direct.py::test_fuzzed_directly", "test_direct.py::test_checked_then_fuzzed"]
+    # (trial 148: the job summary said every full resume was equivalent)
+    summary = session_markdown(report["checks"], report["unrecorded_failures"])
+    assert summary.startswith("### resumecheck: 2 check(s), 2 failed test(s) no check shows\n")
+    assert summary.rstrip().endswith("`test_direct.py::test_checked_then_fuzzed`")
 
 
 DIRECT = """
@@ -136,6 +143,11 @@ from resumecheck.fuzz import fuzz
 
 
 def test_fuzzed_directly():
+    assert fuzz("program:BUGGY", max_examples=3).failure is None
+
+
+def test_checked_then_fuzzed(resumecheck):  # (a check that passes, then a direct call)
+    resumecheck.assert_resume_equivalent("program:CORRECT")
     assert fuzz("program:BUGGY", max_examples=3).failure is None
 """
 

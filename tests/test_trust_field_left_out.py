@@ -145,3 +145,19 @@ def test_a_stream_the_program_set_right_in_its_first_step_is_no_lead_of_the_why(
     assert _differs_clause([replace(righted, status=CONFIRMED)]) == \
         "; restored state differs in rng (confirmed)"
 
+
+
+def test_the_warning_does_not_list_what_the_resume_point_found_as_built():
+    """Trial 148: the WARNING's list of what the program keeps outside the
+    declared state named a sampler's fields that its own `not compared` lines
+    said a restart holds alike there whatever the checkpoint keeps."""
+    from resumecheck.phrases import AS_BUILT_AT_RESUME
+    from resumecheck.report import _uncompared_clause
+
+    lines = ["data_cursor.generator (a torch.Generator ...); "
+             + AS_BUILT_AT_RESUME.format(at="step 1"),
+             "Python's random stream (the stream your program draws from ...)"]
+    assert _uncompared_clause(lines, True) == (
+        " (the `not compared` lines name what the program keeps outside them: "
+        "`Python's random stream`)")
+    assert _uncompared_clause(lines[:1], True) == ""
