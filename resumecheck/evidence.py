@@ -656,7 +656,7 @@ def describe_end_state(reference: SegmentResult, last: SegmentResult, name: str)
     run = load_checkpoint(last.end_state, read_only=True)
     detail = describe_difference(name, ref["components"].get(name),
                                  run["components"].get(name), len(reference.records),
-                                 ref.get("meta"), run.get("meta"))
+                                 ref.get("meta"), run.get("meta"), after_load=False)
     return None if detail is None else f"{name} at the end: {detail}"
 
 

@@ -93,8 +93,11 @@ def describe_difference(
     restored_meta: dict[str, Any] | None = None,
     unused: set[str] | None = None,
     set_right: set[str] | None = None,
+    after_load: bool = True,
 ) -> str | None:
     """One line on how ``restored`` differs from ``reference``, or None if equal.
+    ``after_load``: ``restored`` is what a load left (not a run's end state:
+    there a module whose every entry differs is not told of loads).
     ``unused``: of an ``rng`` component, the streams (``python``, ...,
     ``generators/NAME``) the reference never drew from after ``step``: named
     apart, after those that matter; ``set_right``: those the program set
@@ -139,8 +142,8 @@ def describe_difference(
     text = _leaf_text(_label(path, optimizer, ref), how, ref[path] if path in ref else None,
                       new.get(path))
     return text.strip() + more + (_scheduled_only(differing) if optimizer
-                                  else _step_apart(differing, ref, new) + _none_came_back(
-                                      differing, ref, new))
+                                  else _step_apart(differing, ref, new) + (_none_came_back(
+                                      differing, ref, new) if after_load else ""))
 
 
 def _none_came_back(differing: list[tuple[str, Any]], ref: dict[str, Any],
@@ -574,7 +577,7 @@ def _long_apart(a: str | bytes, b: str | bytes) -> str:
     their lengths and where they first differ, not printed whole (trial 147:
     a diagnosis line of 13,562 characters, the component's name at its start)."""
     kind = "string" if isinstance(a, str) else "bytes"
-    at = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    at = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b))) + 1
     sizes = (f"both of {len(a)} characters" if len(a) == len(b)
              else f"{len(a)} characters, expected {len(b)}")
-    return f"a {kind} that differs from the expected one at character {at} ({sizes})"
+    return f"a {kind} that differs from the expected one from its character {at} ({sizes})"

@@ -719,6 +719,8 @@ def test_a_module_whose_every_entry_differs_after_the_load_reads_as_one_nothing_
         "whose keys do not match loads none: a `_orig_mod.` prefix torch.compile adds, a "
         "`module.` prefix DDP adds; or it was made again after the load, from other state: an "
         "EMA copied from the loaded weights)")
+    at_the_end = describe_difference("params", trained, fresh, 5, after_load=False)
+    assert at_the_end is not None and "came back" not in at_the_end  # (trial 148: a drop's end)
     half = {**fresh, "bias": trained["bias"]}  # (one entry came back)
     text = describe_difference("params", trained, half, 5)
     assert text is not None and "none came back" not in text
@@ -732,7 +734,7 @@ def test_a_long_string_that_differs_is_told_by_where_not_printed_whole():
     saved, loaded = "QUJD" * 1000, "QUJD" * 2 + "WFla" + "QUJD" * 997
     text = describe_difference("data_cursor", {"generator": saved, "pos": 3},
                                {"generator": loaded, "pos": 3}, 5)
-    assert text == ("generator a string that differs from the expected one at character 8 (both "
-                    "of 4000 characters)")
+    assert text == ("generator a string that differs from the expected one from its character 9 "
+                    "(both of 4000 characters)")  # (counted from 1: trial 148)
     text = describe_difference("data_cursor", {"name": "a"}, {"name": "b"}, 5)
     assert text == "name 'b', expected 'a'"  # (short ones are shown)
