@@ -23,6 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import torch
 
+from resumecheck.compare import digest
 from resumecheck.errors import UnknownComponent
 
 __all__ = [
@@ -517,7 +518,7 @@ class _Unmade:
         generator an ``RNGState`` declares: streams the restore sets after it."""
         declared = [(g, state) for g, state in self.generators
                     if _DECLARED_GENERATORS.get(id(g)) is g]
-        return not _same_state(self.streams, RNGState().state_dict()) or any(
+        return digest(self.streams) != digest(RNGState().state_dict()) or any(
             not torch.equal(g.get_state(), state) for g, state in declared)
 
     def undo(self, streams: bool) -> None:
@@ -531,18 +532,6 @@ class _Unmade:
             generator.set_state(state)
         if streams:
             RNGState().load_state_dict(self.streams)
-
-
-def _same_state(a: Any, b: Any) -> bool:
-    if isinstance(a, torch.Tensor):
-        return isinstance(b, torch.Tensor) and a.shape == b.shape and torch.equal(a, b)
-    if isinstance(a, Mapping):
-        return isinstance(b, Mapping) and a.keys() == b.keys() and all(
-            _same_state(a[k], b[k]) for k in a)
-    if isinstance(a, (list, tuple)):
-        return isinstance(b, (list, tuple)) and len(a) == len(b) and all(
-            _same_state(x, y) for x, y in zip(a, b))
-    return bool(a == b)
 
 
 def asked_state(obj: Stateful) -> dict[str, Any]:

@@ -395,11 +395,14 @@ def _unrecorded(config: pytest.Config) -> list[str]:
     return [n for n in config.stash.get(_failed_key, []) if n not in shown]
 
 
+_UNRECORDED = ("whose failure no check recorded through the resumecheck fixture shows (a "
+               "direct fuzz() or verify() call, or a failure of their own after their checks)")
+"""Said of ``_unrecorded``'s tests, under the summary's rows and in the job summary."""
+
+
 def _unrecorded_line(unrecorded: list[str], written: bool) -> str:
     """The line that names them (``written``: the report file lists them too)."""
-    return (f"{len(unrecorded)} failed test(s) whose failure no check recorded through the "
-            "resumecheck fixture shows (a direct fuzz() or verify() call, or a failure of "
-            "their own after their checks): the rows do not show them"
+    return (f"{len(unrecorded)} failed test(s) {_UNRECORDED}: the rows do not show them"
             + (" (the report file lists them: unrecorded_failures)" if written else "")
             + ": " + ", ".join(unrecorded))
 
@@ -479,9 +482,7 @@ def session_markdown(results: list[dict[str, Any]], unrecorded: list[str] | None
         cells = _markdown_cells(entry)
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     if unrecorded:
-        lines += ["", "Failed tests whose failure no check recorded through the resumecheck "
-                  "fixture shows (a direct fuzz() or verify() call, or a failure of their own "
-                  "after their checks): " + ", ".join(f"`{n}`" for n in unrecorded)]
+        lines += ["", f"Failed tests {_UNRECORDED}: " + ", ".join(f"`{n}`" for n in unrecorded)]
     return "\n".join(lines) + "\n"
 
 

@@ -669,8 +669,7 @@ def _incomplete_state_notice(report: Report, lines_shown: bool) -> str | None:
                 else _settings_clause(report.seed, report.launched_with))
     return _incomplete_notice(engine, where, settings, ablations,
                               _uncompared_clause(report.undeclared, lines_shown),
-                              [uncompared_path(line) for line in report.undeclared
-                               if AS_BUILT_MARK not in line])
+                              [uncompared_path(line) for line in _may_explain(report.undeclared)])
 
 
 def _passing(tolerance: dict[str, Any]) -> set[str]:
@@ -1060,12 +1059,17 @@ def _draw_advice(drawn: StreamOffset) -> str:
             "epoch's order and position back")
 
 
+def _may_explain(undeclared: list[str]) -> list[str]:
+    """The `not compared` lines that may explain a departure: not those of what
+    a restart holds alike at this resume point whatever the checkpoint keeps
+    (trial 148: the WARNING listed a sampler's fields its own lines said so of)."""
+    return [what for what in undeclared if AS_BUILT_MARK not in what]
+
+
 def _uncompared_clause(undeclared: list[str], lines_shown: bool) -> str:
     """`` (the `not compared` lines name ...: `ema`)`` of the WARNING (empty
     when nothing is named); ``lines_shown``: those lines are printed beside it."""
-    # (trial 148: not what a restart holds alike at this resume point whatever the
-    # checkpoint keeps: that cannot be what made it depart)
-    undeclared = [what for what in undeclared if AS_BUILT_MARK not in what]
+    undeclared = _may_explain(undeclared)
     if not undeclared:  # (each line: "path (what it is ...)")
         return ""
     # (one holder once: a trial's callback was listed once per attribute)

@@ -1400,14 +1400,12 @@ def _held_otherwise_text(run: RunResult, k: int, at: list[int], lost: bool,
                 f"after step {k + 1}, before it {went} at step {run.first_divergent_step}: "
                 f"{CHECKPOINT_LOSES}, unless it is not state (a log, a timer)")
     confirmed = sorted({f.component for f in run.diagnosis if f.status == CONFIRMED})
-    if confirmed:  # (trial 145: said beside a stream re-seeded, it read as the cause)
-        return (f"; your own resume held it otherwise right after your load() at step {k} "
-                f"(it {went} at the next step, which {', '.join(confirmed)}, confirmed, "
-                f"explains): {CHECKPOINT_MAY_LOSE}, unless the program sets it again as it "
-                "steps (or it is not state: a log, a timer)")
-    return (f"; your own resume held it otherwise right after your load() at step {k}, and "
-            f"{went} at the next step: {CHECKPOINT_MAY_LOSE}, unless the program sets it again "
-            "as it steps (or it is not state: a log, a timer)")
+    # (trial 145: said beside a stream re-seeded, "and departed" read as the cause)
+    departed = (f" (it {went} at the next step, which {', '.join(confirmed)}, confirmed, "
+                "explains)" if confirmed else f", and {went} at the next step")
+    return (f"; your own resume held it otherwise right after your load() at step {k}"
+            f"{departed}: {CHECKPOINT_MAY_LOSE}, unless the program sets it again as it steps "
+            "(or it is not state: a log, a timer)")
 
 
 def _differed_before(run: RunResult, k: int | None) -> list[tuple[str, int]]:
