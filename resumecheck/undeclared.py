@@ -492,8 +492,8 @@ def _amount(missed: list[torch.Tensor]) -> str:
 def _amount_of(obj: Any, missed: list[torch.Tensor]) -> str:
     """``_amount(missed)``, and where a dict, list or tuple holds more entries
     (a sample, a view of the data, beside its label): ``1 number (of its 2
-    entries; the other not looked at (no tensor or number, or a view of other
-    data), not changed by the run, or held by a declared component)`` (a trial
+    entries; the other is left out here: no tensor or number (or a view of
+    other data), unchanged since the build, or held by a declared component)`` (a trial
     read `tuple: 1 number` as the whole tuple; another, `3 numbers (of its 4
     entries)` of a log entry whose fourth was the very float its optimizer
     held, as a miscount)."""
@@ -502,9 +502,10 @@ def _amount_of(obj: Any, missed: list[torch.Tensor]) -> str:
         one = len(obj) - len(missed) == 1
         # (a trial: "the other the run did not change" of a bytes blob it changed
         # every step, which is not looked at)
-        return (f"{named} (of its {len(obj)} entries; the other{'' if one else 's'} not "
-                "looked at (no tensor or number, or a view of other data), not changed by the "
-                "run, or held by a declared component)")
+        # (a trial read "the other not looked at" of an entry compared and equal)
+        return (f"{named} (of its {len(obj)} entries; {'the other is' if one else 'the others are'}"
+                " left out here: no tensor or number (or a view of other data), unchanged since"
+                " the build, or held by a declared component)")
     return named
 
 

@@ -696,9 +696,9 @@ def test_a_holder_of_more_entries_than_it_names_says_how_many_it_has():
     report = verify(Target(factory=_TupleBuffer, steps=8, resume_at=(4,)), **FAST)
     [line] = report.undeclared
     assert line.startswith("data.buffer[0..2] (each of these 3 items: tuple: 1 number (of its "
-                           "2 entries; the other not looked at (no tensor or number, or a "
-                           "view of other data), not changed by the run, or held by a declared "
-                           "component), changed "
+                           "2 entries; the other is left out here: no tensor or number (or a "
+                           "view of other data), unchanged since the build, or held by a "
+                           "declared component), changed "
                            "during the run; a field of the declared "
                            "component data (_Buffered)"), line
 
