@@ -95,6 +95,9 @@ class FuzzResult:
     distinct_schedules: int = 0
     boundaries: list[int] = field(default_factory=list)
     boundaries_covered: list[int] = field(default_factory=list)
+    epochs_declared: bool = False
+    """The program says where its epochs end (``steps_per_epoch`` or
+    ``epoch_boundaries``), whether or not one falls before its last step."""
     budget_exhausted: bool = False
     fast_start: bool = False
     """Own-checkpoint examples reused the replayed first half of an earlier
@@ -179,7 +182,12 @@ class FuzzResult:
     def _edges(self) -> str:
         """Which of the program's epoch boundaries before its last step a schedule resumed at."""
         if not self.boundaries:
-            return ", the program declares no epoch boundary before its last step"
+            # (a trial read "before its last step" of a program that declares none as
+            # saying it declares some later)
+            return (", the program declares no epoch boundary before its last step"
+                    if self.epochs_declared else
+                    ", the program does not say where its epochs end (no steps_per_epoch "
+                    "or epoch_boundaries), so no schedule was aimed at one")
         # (said of the schedules tried, not of the failing one beside it; a trial
         # read "among them resumes at epoch boundary 8 of 8, 16" as hard to parse)
         # (a trial read "they resumed at none" beside a minimal schedule at a
@@ -359,6 +367,8 @@ def run_fuzz(target: Target | str | None, settings: Settings, *, max_examples: i
             _refuse_moving_saves(checker, tgt, s)
             edges = epoch_boundaries(checker.segment.boundaries, n)  # whole, fractional or declared
             result.boundaries = edges
+            result.epochs_declared = any(checker.segment.boundaries.get(key) for key in
+                                         ("epoch_boundaries", "steps_per_epoch"))
             result.fast_start = checker.reuse_prefix
             _search(checker, result, s.points, edges, max_examples, budget, say)
             if result.failure is not None:

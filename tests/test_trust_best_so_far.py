@@ -55,3 +55,6 @@ def test_a_best_loss_lost_after_its_last_evaluation_is_a_gap_that_two_restarts_s
     found = fuzz(best_heals.BUGGY, max_examples=20)
     assert found.failure is not None
     assert found.failure.first_divergent_quantity == "state of best_val"
+    # (it says nothing of where its epochs end; a trial read "no epoch boundary
+    # before its last step" as saying it declares later ones)
+    assert not found.epochs_declared and "does not say where its epochs end" in found.render()
