@@ -106,6 +106,9 @@ def test_passing_and_failing_checks_with_summary_and_report(project):
         "*= resumecheck =*",
         "test_resume.py::test_buggy  program:BUGGY  full resume: DIVERGED (confirmed: global_step)",
         "test_resume.py::test_correct  program:CORRECT  full resume: ok (latent gap: rng)",
+        # (trial 147: what a passing check could not see was in no row)
+        "resumecheck: not checked: what your script runs around the restore when it resumes *"
+        " (test_resume.py::test_correct)",
     ])
     report = json.loads((project.path / "checks.json").read_text())
     assert report["schema"] == "resumecheck.session/1"
@@ -136,6 +139,10 @@ def test_a_failed_test_that_recorded_no_check_is_named_below_the_rows_and_in_the
     summary = session_markdown(report["checks"], report["unrecorded_failures"])
     assert summary.startswith("### resumecheck: 2 check(s), 2 failed test(s) no check shows\n")
     assert summary.rstrip().endswith("`test_direct.py::test_checked_then_fuzzed`")
+    # (trial 147: what the passing checks could not see, said once for both)
+    assert "What the checks could not see:\n\n- " in summary
+    assert "\n- not checked: what your script runs around the restore when it resumes" in summary
+    assert summary.count("(every check)") == summary.count("\n- ") >= 1
 
 
 DIRECT = """
