@@ -96,8 +96,7 @@ class FuzzResult:
     boundaries: list[int] = field(default_factory=list)
     boundaries_covered: list[int] = field(default_factory=list)
     epochs_declared: bool = False
-    """The program says where its epochs end (``steps_per_epoch`` or
-    ``epoch_boundaries``), whether or not one falls before its last step."""
+    """The program says where its epochs end (even none before its last step)."""
     budget_exhausted: bool = False
     fast_start: bool = False
     """Own-checkpoint examples reused the replayed first half of an earlier
@@ -181,9 +180,7 @@ class FuzzResult:
 
     def _edges(self) -> str:
         """Which of the program's epoch boundaries before its last step a schedule resumed at."""
-        if not self.boundaries:
-            # (a trial read "before its last step" of a program that declares none as
-            # saying it declares some later)
+        if not self.boundaries:  # (a trial read "before its last step" as "declares later")
             return (", the program declares no epoch boundary before its last step"
                     if self.epochs_declared else
                     ", the program does not say where its epochs end (no steps_per_epoch "
