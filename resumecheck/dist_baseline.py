@@ -202,8 +202,8 @@ def _determinism(ranks: list[dict[str, Any]], again: list[dict[str, Any]],
                     f"{r} from step {i} ({'loss' if a[0] != b[0] else 'parameters'}), though "
                     "two runs inside one launch agree: something each launch gives its ranks "
                     "anew reaches the run (a seed taken from the process id or the clock, an "
-                    "order taken from iterating a set, which the hash seed orders, a stream "
-                    "never seeded)",
+                    "order that follows the hash seed: a set's, or hash() of a string; a "
+                    "stream never seeded)",
                     figures={"rank": r, "first_step": i})
     return BaselineCheck(
         name="determinism", status="passed",

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from resumecheck.phrases import amount, global_streams
+from resumecheck.phrases import HASH_ORDER, amount, global_streams
 
 if TYPE_CHECKING:
     from resumecheck.report import Report
@@ -237,7 +237,7 @@ class NondeterministicBaseline(ResumecheckError):
         "a different torch thread count between runs (sums change with it)",
         "a nondeterministic kernel (CUDA scatter/index_add, cuDNN autotuning: "
         "torch.use_deterministic_algorithms(True))",
-        "iteration order of a set, or of a dict keyed by hash (depends on PYTHONHASHSEED)",
+        f"{HASH_ORDER} (depends on PYTHONHASHSEED)",
         "time-based values (a schedule or a cadence read from the clock)",
     )
 

@@ -53,7 +53,7 @@ from resumecheck.report import (
 from resumecheck.faults import environment_failure
 from resumecheck.interrupt import scratch_directory
 from resumecheck.phrases import (
-    at_the_point, drawn_at_import_text, first_line, lost_uncompared, side_files,
+    HASH_ORDER_UNCHECKED, at_the_point, drawn_at_import_text, first_line, lost_uncompared, side_files,
 )
 from resumecheck.reproduce import reproduce_command
 from resumecheck.settings import Settings
@@ -466,6 +466,8 @@ def _passed_notes(result: FuzzResult, cut: bool) -> str:
                "every time, please report this to resumecheck")
     if result.drawn_at_import and result.isolation == "inprocess" and not result.nproc:
         odd += f"; not checked in-process: {drawn_at_import_text(result.drawn_at_import)}"
+    if result.isolation == "inprocess" and not result.nproc:  # (trial 149: a hash() order)
+        odd += f"; {HASH_ORDER_UNCHECKED}"
     if result.side_files:  # (trial 139: a step count kept beside the checkpoint passed)
         odd += (f"; {result.side_files} outside the checkpoint path it was given: a resume "
                 "from an earlier checkpoint reads what a later save wrote there, which no "

@@ -16,11 +16,23 @@ __all__ = ["ADAPTER_LEFT_OUT", "amount", "BUILDING", "CHANGED_AFTER_LOAD", "CHEC
            "RESTART_HELD_OTHERWISE", "AS_BUILT_AT_RESUME", "AS_BUILT_MARK", "AT_THIS_POINT",
            "as_built_uncompared",
            "at_the_point", "OUTSIDE_THE_CHECKPOINT", "side_files", "ADAPTER_LOOP",
-           "drawn_at_import_text", "FETCHED_BEFORE_RESTORE",
+           "drawn_at_import_text", "FETCHED_BEFORE_RESTORE", "HASH_ORDER", "HASH_ORDER_UNCHECKED",
            "global_streams",
            "RESTORE_CHANGED", "RESTORING", "STOPPED", "UNDECLARED_LEAD", "first_few", "first_line",
            "lost_uncompared", "merge_items", "uncompared_path", "undeclared_lead",
            "unused_position"]
+
+HASH_ORDER = ("the iteration order of a set (or of what is built by iterating one), or hash() "
+              "of a string or bytes")
+"""What follows an interpreter's hash seed (a trial's data order sorted by
+hash() of a string was told "a set, or a dict keyed by hash"; a dict keeps
+the order its keys were put in)."""
+
+HASH_ORDER_UNCHECKED = (
+    "not checked in-process: an order that follows the hash seed, if your program takes one "
+    "(ids numbered by iterating set(names), items sorted by hash() of a string): every restart "
+    "here shares one hash seed, and so that order; --isolation process checks it")
+"""Said where in-process restarts cannot show a dependence on the hash seed."""
 
 RESTORING = "restoring the checkpoint"
 BUILDING = "building the restarted program"

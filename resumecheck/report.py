@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from resumecheck.errors import LONGER_BOUND
 from resumecheck.phrases import (
-    AS_BUILT_MARK, BUILDING, CHANGED_AFTER_LOAD, FETCHED_BEFORE_RESTORE, NOT_VALIDATED_AGAIN,
+    AS_BUILT_MARK, BUILDING, HASH_ORDER_UNCHECKED, CHANGED_AFTER_LOAD, FETCHED_BEFORE_RESTORE, NOT_VALIDATED_AGAIN,
     REORDERED, RESTORE_CHANGED, RESTORING, STOPPED, drawn_at_import_text, first_line,
     global_streams, lost_uncompared, uncompared_path, unused_position,
 )
@@ -856,9 +856,7 @@ def caveats(report: Report) -> list[str]:
             and not report.set_order and not report.nproc):
         # (a trial: a vocabulary numbered by iterating a set passed in-process, no word)
         # (trial 143: said of every program, it read as a finding about this one)
-        lines.append("not checked in-process: an order taken from iterating a set, if your "
-                     "program takes one (ids numbered from set(names)): every restart here "
-                     "shares one hash seed, and so that order; --isolation process checks it")
+        lines.append(HASH_ORDER_UNCHECKED)
     if report.outcome == "EQUIVALENT" and full is not None and full.checkpoint == "program":
         if report.build_settings:
             # (trial 145: a compiler setting made only where the script started from

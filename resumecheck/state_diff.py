@@ -512,7 +512,7 @@ def _reordered(name: str, ref_meta: dict[str, Any] | None,
             f"(position {at}: '{first}', expected '{expected}'), so the state saved by "
             f"position belongs to other parameters. {sort}The saving run and the restart must "
             "list them in one order. An order that changes from one interpreter to the next "
-            "comes from iterating a set, or a dict keyed by hash: of names, it follows "
+            "comes from iterating a set: of names, it follows "
             "PYTHONHASHSEED; of parameters or modules, their addresses: list the parameters in "
             "a fixed order (the model's named_parameters(), or sorted names), the same in the "
             "build and in load()")

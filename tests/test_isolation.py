@@ -20,7 +20,7 @@ def test_builtin_same_verdicts_in_both_modes():
     assert all(r.verdict == "diverged" for r in proc.runs if r.dropped)
     # (a trial: a set-ordered vocabulary passed in-process, and the report said nothing
     # of what one hash seed shared by every restart cannot show)
-    caveat = "not checked in-process: an order taken from iterating a set"
+    caveat = "not checked in-process: an order that follows the hash seed"
     assert caveat in inproc.render() and caveat not in proc.render()
 
 

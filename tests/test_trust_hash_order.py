@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from fixtures.trust import hash_order
+from fixtures.trust import hash_order, hash_sorted
 from resumecheck import verify
 from resumecheck.engine import REFERENCE_HASH_SEED, restart_hash_seed
 from resumecheck.hashorder import set_order
@@ -97,3 +97,38 @@ def test_a_restart_that_lists_its_parameters_by_sorted_name_is_told_so():
     swapped = [model[1], model[0], *model[2:]]  # (two swapped: no claim either way)
     said = _reordered("optimizer", {"optimizer_params": model}, {"optimizer_params": swapped})
     assert said is not None and "lists those by sorted name" not in said
+
+
+def test_an_order_sorted_by_hash_of_a_string_is_said_unchecked_in_process_at_every_door():
+    """Trial 149: a data order sorted by hash() of a string passed run, fuzz and
+    baseline in-process (a real restart read the epoch in another order); only
+    run said that an order following the hash seed is not checked there."""
+    from resumecheck.baseline import check_baseline
+    from resumecheck.fuzz import fuzz
+    from resumecheck.phrases import HASH_ORDER_UNCHECKED
+
+    assert "items sorted by hash() of a string" in HASH_ORDER_UNCHECKED
+    report = verify(hash_sorted.HASH_SORTED, drop="none", noise_seeds=0)
+    assert report.equivalent and HASH_ORDER_UNCHECKED in report.to_json()["caveats"]
+    found = fuzz(hash_sorted.HASH_SORTED, max_examples=2)
+    assert not found.found and HASH_ORDER_UNCHECKED in found.summary()
+    determinism = {c.name: c for c in check_baseline(hash_sorted.HASH_SORTED).checks}[
+        "determinism"]
+    assert determinism.status == "passed"
+    assert ("under one hash seed: an order that follows it (a set's, hash() of a string) is not "
+            "checked, --isolation process runs them under PYTHONHASHSEED 1 and 2"
+            in determinism.detail)
+
+
+@pytest.mark.process
+def test_in_fresh_interpreters_an_order_sorted_by_hash_of_a_string_is_named_as_such():
+    """Trial 149: told "a set, or a dict keyed by hash" of a program that
+    iterates no set (a dict keeps the order its keys were put in)."""
+    from resumecheck.errors import NondeterministicBaseline
+
+    with pytest.raises(NondeterministicBaseline) as caught:
+        verify("fixtures.trust.hash_sorted:HASH_SORTED", drop="none", noise_seeds=0,
+               isolation="process")
+    said = str(caught.value)
+    assert "only between interpreters with different PYTHONHASHSEEDs" in said
+    assert "or hash() of a string or bytes" in said and "keyed by hash" not in said
