@@ -189,9 +189,10 @@ class UndeclaredWatch:
             if missed and _held_by_name(path, obj, components, kept):
                 continue  # (a component keeps it, under its name and equal: compared there)
             if missed and _is_number(obj) and (reached := _reached_by_own(
-                    path, program, components)) is not None:
-                out[path] = (f"{path} ({self._number_values(path, obj)}, changed during the "
-                             f"run; {reached})")
+                    path, obj, program, components)) is not None:
+                if reached:  # ('': its state_dict() returns it, equal: compared there)
+                    out[path] = (f"{path} ({self._number_values(path, obj)}, changed during "
+                                 f"the run; {reached})")
                 continue
             if missed:
                 field = also.get(id(obj))
@@ -608,13 +609,18 @@ def _fields_of_own(program: Any, components: Sequence[Component]) -> dict[int, s
     return out
 
 
-def _reached_by_own(path: str, program: Any, components: Sequence[Component]) -> str | None:
-    """Of a number the program keeps at ``path`` (``run.progress.batch``), what
-    a `not compared` line says where a declared component of the program's
-    own class keeps an object on that path (``run``) and its state_dict()
-    returns an entry of the number's name: that component may hold it (a
-    trial's data position returned its loop's ``progress.batch``, and the
-    line said that no declared component held it). None: none does."""
+def _reached_by_own(path: str, number: Any, program: Any,
+                    components: Sequence[Component]) -> str | None:
+    """Of a ``number`` the program keeps at ``path`` (``run.progress.batch``),
+    what a `not compared` line says where a declared component of the
+    program's own class keeps an object on that path (``run``) and its
+    state_dict() returns an entry of the number's name: that component may
+    hold it (a trial's data position returned its loop's ``progress.batch``,
+    and the line said that no declared component held it). '': the entry
+    is that number, equal, as a field of the component's own is found
+    (``_in_its_state``): compared there, no line (trial 149: a line on every
+    report said it could not tell, of a wrapper's ``p.epoch`` returned as
+    ``epoch``). None: none does."""
     parts = path.split(".")
     if len(parts) < 2 or not all(p.isidentifier() for p in parts):
         return None
@@ -636,11 +642,22 @@ def _reached_by_own(path: str, program: Any, components: Sequence[Component]) ->
             except Exception:  # (a state_dict() that fails: the capture says it)
                 continue
             if isinstance(state, dict) and parts[-1] in state:
+                if _in_its_state(path, number, state):
+                    return ""
                 return (f"the declared component {c.name} ({type(c.obj).__name__}) keeps it "
                         f"too, as {c.name}.{attr}.{rest}, and its state_dict() returns a "
-                        f"`{parts[-1]}`: compared there if that is this number, which the "
-                        "check cannot tell by its value")
+                        f"`{parts[-1]}`, but not this number ({_repr_brief(state[parts[-1]])} "
+                        "at the end): it may keep it another way (a state it sets it from "
+                        "again), which is not compared")
     return None
+
+
+def _repr_brief(value: Any) -> str:
+    """A value in a line, at most 40 characters (a number; a tensor by its shape)."""
+    if isinstance(value, torch.Tensor):
+        return f"a tensor of shape {tuple(value.shape)}"
+    text = repr(value)
+    return text if len(text) <= 40 else text[:39] + "…"
 
 
 def _kept_by_own(field: str, kind: str) -> str:
