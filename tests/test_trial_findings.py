@@ -400,3 +400,19 @@ def test_a_scheduler_one_step_behind_or_ahead_says_so():
     fresh = describe_difference("scheduler", {"last_epoch": 1}, {"last_epoch": 0}, 1)
     assert fresh.endswith("a load that steps it one time fewer, or one made anew after the "
                           "load (0: a fresh scheduler's count)"), fresh
+
+
+def test_fuzz_does_not_send_a_reader_of_its_own_output_to_fuzz():
+    """Trial 149: under fuzz's search of later resume points, a `not compared`
+    line found as built at the default point ended "(resumecheck fuzz tries them)"."""
+    from resumecheck.phrases import AS_BUILT_AT_RESUME, at_the_point
+
+    line = "data.epoch (int: 0 at the build, 2 at the end; " + AS_BUILT_AT_RESUME.format(at=8) + ")"
+    assert "(resumecheck fuzz tries them)" in line
+    (said,) = at_the_point([line], [8])
+    assert said.startswith("data.epoch (int: 0 at the build, 2 at the end; named at the default "
+                           "resume point (8): at 8 the uninterrupted run held it as a fresh build")
+    assert "resumecheck fuzz tries them" not in said
+    assert said.endswith("shows whether it comes back (the examples above resumed at later "
+                         "points too: there, too, it is not compared, so they show it comes "
+                         "back only if a step reads it))")
