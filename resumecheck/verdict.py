@@ -637,7 +637,10 @@ def mid_epoch_untried(ref: Reference, points: Sequence[int], steps: int) -> str 
     if not inside:
         return None
     near = min(inside, key=lambda k: (abs(k - min(points)), -k))  # (the one after, on a tie)
-    return (f"a restart inside an epoch (every resume point here is an epoch's end): "
+    said = ("as the program declares them (epoch_boundaries)" if ref.segment.boundaries.get(
+        "epoch_boundaries") else "by the program's steps_per_epoch")
+    # (trial 149: said as fact of a declared boundary one step before the epoch's real end)
+    return (f"a restart inside an epoch (every resume point here is an epoch's end, {said}): "
             f"--resume-at {near} checks one, resumecheck fuzz tries them all")
 
 

@@ -103,10 +103,21 @@ def test_with_whole_epochs_only_the_step_an_epoch_ends_after_counts():
     # inside the next epoch and a bug only an epoch's end shows passes there)
     at_end = verify("resumecheck.tiny:TARGET", resume_at=6, drop="none", noise_seeds=0)
     assert at_end.not_checked == [  # (trial 139: a restart inside an epoch is not checked)
-        "a restart inside an epoch (every resume point here is an epoch's end): "
+        "a restart inside an epoch (every resume point here is an epoch's end, by the program's steps_per_epoch): "
         "--resume-at 7 checks one, resumecheck fuzz tries them all"]
     both = verify("resumecheck.tiny:TARGET", resume_at=(6, 9), drop="none", noise_seeds=0)
     assert both.not_checked == []
+    # (trial 149: a declared list was said of as fact, one step before the real end)
+    import types
+
+    from resumecheck.verdict import mid_epoch_untried
+
+    ref = types.SimpleNamespace(segment=types.SimpleNamespace(
+        boundaries={"epoch_boundaries": [6], "steps_per_epoch": None}))
+    assert mid_epoch_untried(ref, [6], 12) == (  # type: ignore[arg-type]
+        "a restart inside an epoch (every resume point here is an epoch's end, as the program "
+        "declares them (epoch_boundaries)): --resume-at 7 checks one, resumecheck fuzz tries "
+        "them all")
     after = verify("resumecheck.tiny:TARGET", resume_at=7, drop="none", noise_seeds=0)
     assert after.not_checked == [
         "a restart where an epoch ends (the program's epochs end after steps 6, 12): "
