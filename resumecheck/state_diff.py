@@ -155,7 +155,10 @@ def _none_came_back(differing: list[tuple[str, Any]], ref: dict[str, Any],
     if len(ref) < 2 or len(differing) != len(ref) or set(ref) != set(new) or not all(
             isinstance(v, torch.Tensor) for v in ref.values()):
         return ""
-    return ("; every entry differs, as where none of it came back (a load_state_dict("
+    # (trial 149: an averaged model the checkpoint never kept was offered only the
+    # rarer causes)
+    return ("; every entry differs, as where none of it came back (a checkpoint that does not "
+            "keep it, or a load that does not put it into this object; a load_state_dict("
             "strict=False) whose keys do not match loads none: a `_orig_mod.` prefix "
             "torch.compile adds, a `module.` prefix DDP adds; or it was made again after the "
             "load, from other state: an EMA copied from the loaded weights)")

@@ -715,7 +715,8 @@ def test_a_module_whose_every_entry_differs_after_the_load_reads_as_one_nothing_
     trained, fresh = torch.nn.Linear(3, 2).state_dict(), torch.nn.Linear(3, 2).state_dict()
     text = describe_difference("params", trained, fresh, 5)
     assert text is not None and text.endswith(
-        "; every entry differs, as where none of it came back (a load_state_dict(strict=False) "
+        "; every entry differs, as where none of it came back (a checkpoint that does not keep "
+        "it, or a load that does not put it into this object; a load_state_dict(strict=False) "
         "whose keys do not match loads none: a `_orig_mod.` prefix torch.compile adds, a "
         "`module.` prefix DDP adds; or it was made again after the load, from other state: an "
         "EMA copied from the loaded weights)")
