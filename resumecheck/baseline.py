@@ -28,6 +28,7 @@ from resumecheck.compare import digest
 from resumecheck.components import LAUNCH_STREAMS, PARAMS, preserved_global_streams
 from resumecheck.environment import fingerprint
 from resumecheck.errors import LONGER_BOUND, InvalidArgument
+from resumecheck.hash_calls import watching
 from resumecheck.phrases import HASH_ORDER, drawn_at_import_text, global_streams
 from resumecheck.program import BuiltProgram, Target, load_target
 from resumecheck.progress import ProgressCallback, ProgressTracker
@@ -228,20 +229,22 @@ def _determinism(tgt: Target, n: int, config: dict[str, Any], threads: int,
                 capture_end=False, step_timeout=step_timeout, launch_moved=list(moved),
             )
 
-        first, moved = _first_run(tgt, isolation, lambda: run(spec("first", 1)))
+        calls: list[str] = []  # (in-process: where its code calls hash() on a string)
+        first, moved = _first_run(tgt, isolation, lambda: run(spec("first", 1)), calls)
         second = spec("second", 2, LAUNCH_STREAMS)
         other = run(second) if first.error is None else first
         if first.error or other.error:
             return _run_failed(first if first.error else other)
         launches = compare_launches(run, second, first, other)
         if launches.again is None:
-            return [_determinism_passed(n, isolation, other_streams=True),
+            return [_determinism_passed(n, isolation, other_streams=True, calls=calls),
                     _seeded(tgt.drawn_at_import)]
         if launches.again.error:
             return _run_failed(launches.again)
         if launches.unseeded is not None:
             step, quantity = launches.unseeded[0], quantity_name(launches.unseeded[1])
-            return [_determinism_passed(n, isolation, other_streams=False), BaselineCheck(
+            return [_determinism_passed(n, isolation, other_streams=False, calls=calls),
+                    BaselineCheck(
                 name="seeding", status="failed",
                 detail=unseeded_text(launches.streams, step, quantity),
                 figures={"first_step": step, "first_quantity": quantity,
@@ -259,15 +262,17 @@ def _determinism(tgt: Target, n: int, config: dict[str, Any], threads: int,
     ), _not_judged("two runs from the same streams already differ")]
 
 
-def _first_run(tgt: Target, isolation: str,
-               run: Callable[[], SegmentResult]) -> tuple[SegmentResult, list[str]]:
+def _first_run(tgt: Target, isolation: str, run: Callable[[], SegmentResult],
+               calls: list[str]) -> tuple[SegmentResult, list[str]]:
     """The first determinism run and, in-process, the state the program keeps
     at module level that it changed (``module_state``), which the runs after
-    it start from: what `run` names and refuses to judge."""
+    it start from: what `run` names and refuses to judge; and into ``calls``,
+    where its code called hash() on a string (``hash_calls``)."""
     if isolation != "inprocess":
         return run(), []
     spaces = module_state.program_spaces(tgt.factory)
-    first, moved = module_state.changed_by(run, spaces)
+    with watching(spaces, calls):
+        first, moved = module_state.changed_by(run, spaces)
     return first, (moved if first.error is None else [])
 
 
@@ -280,17 +285,20 @@ def _module_state_text(moved: list[str]) -> str:
             "without it: check with --isolation process, where every run is a new interpreter")
 
 
-def _determinism_passed(n: int, isolation: str, *, other_streams: bool) -> BaselineCheck:
+def _determinism_passed(n: int, isolation: str, *, other_streams: bool,
+                        calls: list[str]) -> BaselineCheck:
     runs = ("the second started from other global random streams" if other_streams
             else "both from the same global random streams")
+    unseen = ("a set's, hash() of a string" if not calls else
+              f"as from hash() of a string, which your program calls: {'; '.join(calls)}")
     return BaselineCheck(
         name="determinism", status="passed",
         detail=f"two uninterrupted {isolation} runs are identical bit for bit over {n} steps, "
                f"{runs}" + (" (PYTHONHASHSEED 1 and 2)" if isolation == "process" else
                             # (trial 149: a data order sorted by hash() of a string passed)
-                            "; under one hash seed: an order that follows it (a set's, hash() "
-                            "of a string) is not checked, --isolation process runs them under "
-                            "PYTHONHASHSEED 1 and 2"),
+                            f"; under one hash seed: an order that follows it ({unseen}) is "
+                            "not checked, --isolation process runs them under PYTHONHASHSEED 1 "
+                            "and 2"),
         figures={"steps": n, "isolation": isolation},
     )
 

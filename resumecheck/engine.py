@@ -28,7 +28,7 @@ from typing import Any, Literal, NamedTuple
 
 import torch
 
-from resumecheck import forkserver, hashorder, heap, module_state, verdict
+from resumecheck import forkserver, hash_calls, hashorder, heap, module_state, verdict
 from resumecheck.baseline import compare_launches, nondeterminism_cause
 from resumecheck.capture import forget_captures_under, load_checkpoint
 from resumecheck.compare import Tolerance
@@ -132,6 +132,20 @@ def set_order_notice(reference: SegmentResult, command: str | None) -> str | Non
             "optimizer's saved state to other parameters (sort the names, or list the "
             "parameters in the model's order). Check it with --isolation process, each restart "
             "a new interpreter under another hash seed" + (f": {command}" if command else ""))
+
+
+def hash_order_notice(checker: Checker) -> str | None:
+    """In-process: the WARNING on an order that follows the hash seed, which
+    every in-process restart shares: a declared optimizer in a set's order
+    (``set_order_notice``), the program's code calling hash() on a string
+    (``hash_calls``); None: neither seen."""
+    command = _in_processes(checker)
+    found = [set_order_notice(checker.segment, None),
+             hash_calls.hash_calls_notice(checker._segments.hash_calls, None)]
+    said = [notice.removesuffix(".") for notice in found if notice]
+    if not said:
+        return None
+    return ". ".join(said) + (f": {command}" if command else "")
 
 
 def _few(names: list[str]) -> str:
@@ -445,6 +459,9 @@ class _Segments:
         """Where every run calls the program's own save() (``SegmentSpec.save_at``)."""
         self.restart_seed = 2
         """The hash seed of a run's first restart (``restart_seed``)."""
+        self.hash_calls: list[str] = []
+        """In-process: where the program's code called hash() on a string as the
+        reference ran (``hash_calls.watching``)."""
 
     def run(self, spec: SegmentSpec) -> SegmentResult:
         try:
@@ -523,7 +540,8 @@ class _Segments:
         if self.settings.isolation != "inprocess" or (self.settings.nproc or 1) > 1:
             return self.run(spec)  # (ranks are processes of their own)
         spaces = module_state.program_spaces(self.target.factory)
-        ref, moved = module_state.changed_by(lambda: self.run(spec), spaces)
+        with hash_calls.watching(spaces, self.hash_calls):
+            ref, moved = module_state.changed_by(lambda: self.run(spec), spaces)
         if moved and ref.error is None:
             raise ModuleStateChanged(self.target.spec or self.target.name, moved,
                                      _in_processes(self))
@@ -1407,8 +1425,7 @@ def _report(checker: Checker, runs: list[RunResult],
         verdict.note_the_loop(run, checker.segment.boundaries)
     undeclared = verdict.reworded_lines(undeclared, checker.segment.boundaries)
     return Report(
-        set_order=set_order_notice(checker.segment, _in_processes(checker)) if in_process
-        else None,
+        set_order=hash_order_notice(checker) if in_process else None,
         drawn_at_import=list(checker.target.drawn_at_import),
         build_settings=list(checker.segment.build_settings),
         not_checked=_not_checked(checker),

@@ -42,7 +42,7 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis.errors import Unsatisfiable
 
 from resumecheck.components import preserved_global_streams
-from resumecheck.engine import Checker, run_check, save_moves
+from resumecheck.engine import Checker, hash_order_notice, run_check, save_moves
 from resumecheck.environment import fingerprint
 from resumecheck.errors import BudgetExhausted, InvalidArgument, ModuleStateChanged, SaveMovesState
 from resumecheck.program import Target, epoch_boundaries, load_target
@@ -115,6 +115,9 @@ class FuzzResult:
     resume point (a trial: fuzz passed, silent, a checkpoint that lost an EMA
     that `run` named). None: not looked at (the time budget ran out first, or
     an elastic resume, which ``run`` does not look at either)."""
+    set_order: str | None = None
+    """In-process: the WARNING ``run`` gives on an order that follows the hash seed
+    (``Report.set_order``; trial 149: a hash() of a string, fuzz silent)."""
     unseeded_notice: str | None = None
     """Two launches of the program differ (it draws from a global stream it
     never seeds): the warning ``run`` gives too (None: they do not)."""
@@ -169,6 +172,7 @@ class FuzzResult:
             "declared_state_notice": self.declared_state_notice,
             "undeclared": None if self.undeclared is None else list(self.undeclared),
             "unseeded_notice": self.unseeded_notice,
+            "set_order": self.set_order,
             "side_files": self.side_files,
             "drawn_at_import": list(self.drawn_at_import),
             "environment": self.environment,
@@ -197,15 +201,6 @@ class FuzzResult:
         return (f"; of the program's epoch boundaries, {_and(self.boundaries)}, the examples "
                 f"drawn resumed at {_and(self.boundaries_covered)}{reached}")
 
-    def _at_edges(self, schedule: list[int]) -> str:
-        """`` (an epoch boundary)`` when a failing schedule resumes at one ('' else)."""
-        hit = [k for k in schedule if k in self.boundaries]
-        if not hit:
-            return ""
-        if len(schedule) == 1:
-            return " (an epoch boundary)"
-        return f" ({_and(hit)} {'is an epoch boundary' if len(hit) == 1 else 'are epoch boundaries'})"
-
     def summary(self) -> str:
         tried = (f"{self.examples} example{'' if self.examples == 1 else 's'} "
                  f"({self.distinct_schedules} distinct schedule"
@@ -215,7 +210,7 @@ class FuzzResult:
             # (a trial: every elastic example inconclusive, and the search passed)
             head = ("inconclusive: " if self.inconclusive else "") + "no failing schedule"
             return f"{head} in {tried}{cut}{_passed_notes(self, bool(cut))}{self._not_judged()}"
-        at = ",".join(map(str, self.failure.resume_at)) + self._at_edges(self.failure.resume_at)
+        at = ",".join(map(str, self.failure.resume_at)) + _at_edges(self.boundaries, self.failure.resume_at)
         if self.minimal:
             return f"minimal failing schedule: resume at {at}, found in {tried}"
         return (f"failing schedule: resume at {at}, found in {tried}; not shown to be minimal: "
@@ -266,7 +261,7 @@ class FuzzResult:
             lines.append(f"  reproduce: {run.reproduce}")
         # (after the failing schedule's own indented lines: a trial found them
         # parted from their schedule by the not-compared lines)
-        for notice in (self.declared_state_notice, self.unseeded_notice):
+        for notice in (self.declared_state_notice, self.unseeded_notice, self.set_order):
             if notice:
                 lines.append(f"WARNING: {notice}")
         lines += [f"not compared: {what}" for what in self.undeclared or []]
@@ -360,6 +355,8 @@ def run_fuzz(target: Target | str | None, settings: Settings, *, max_examples: i
             _check_elastic(checker)
             result.reference_loss = checker.reference.loss
             result.unseeded_notice = unseeded_notice(checker.determinism)
+            if s.isolation == "inprocess" and (s.nproc or 1) == 1:
+                result.set_order = hash_order_notice(checker)
             checker.check_disk(runs=1, jobs=checker.jobs)
             _refuse_moving_saves(checker, tgt, s)
             edges = epoch_boundaries(checker.segment.boundaries, n)  # whole, fractional or declared
@@ -453,6 +450,16 @@ def _reproduced(tgt: Target, settings: Settings, result: FuzzResult,
     return report.full_resume
 
 
+def _at_edges(boundaries: list[int], schedule: list[int]) -> str:
+    """`` (an epoch boundary)`` when a failing schedule resumes at one ('' else)."""
+    hit = [k for k in schedule if k in boundaries]
+    if not hit:
+        return ""
+    if len(schedule) == 1:
+        return " (an epoch boundary)"
+    return f" ({_and(hit)} {'is an epoch boundary' if len(hit) == 1 else 'are epoch boundaries'})"
+
+
 def _passed_notes(result: FuzzResult, cut: bool) -> str:
     """What a search that found no failing schedule adds to its summary
     (``cut``: its time budget ran out first)."""
@@ -466,8 +473,8 @@ def _passed_notes(result: FuzzResult, cut: bool) -> str:
                "every time, please report this to resumecheck")
     if result.drawn_at_import and result.isolation == "inprocess" and not result.nproc:
         odd += f"; not checked in-process: {drawn_at_import_text(result.drawn_at_import)}"
-    if result.isolation == "inprocess" and not result.nproc:  # (trial 149: a hash() order)
-        odd += f"; {HASH_ORDER_UNCHECKED}"
+    if result.isolation == "inprocess" and not result.nproc and not result.set_order:
+        odd += f"; {HASH_ORDER_UNCHECKED}"  # (trial 149: a hash() order; the WARNING names one)
     if result.side_files:  # (trial 139: a step count kept beside the checkpoint passed)
         odd += (f"; {result.side_files} outside the checkpoint path it was given: a resume "
                 "from an earlier checkpoint reads what a later save wrote there, which no "

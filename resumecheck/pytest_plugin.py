@@ -667,6 +667,9 @@ def _beside_cells(report: dict[str, Any]) -> list[str]:
     else:
         cells = []
 
+    if report.get("set_order"):  # (trial 149: a data order sorted by hash() of a string)
+        cells.append("WARNING: an order that follows the hash seed, which in-process restarts "
+                     "share (the report's set_order names it): --isolation process checks it")
     lost = lost_uncompared(report.get("undeclared", []))
     if lost:  # (an "ok" covers what is compared: say what the resume loses beside it)
         cells.append("not compared, ends otherwise in your resume: " + ", ".join(lost))

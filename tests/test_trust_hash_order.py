@@ -108,16 +108,35 @@ def test_an_order_sorted_by_hash_of_a_string_is_said_unchecked_in_process_at_eve
     from resumecheck.phrases import HASH_ORDER_UNCHECKED
 
     assert "items sorted by hash() of a string" in HASH_ORDER_UNCHECKED
-    report = verify(hash_sorted.HASH_SORTED, drop="none", noise_seeds=0)
-    assert report.equivalent and HASH_ORDER_UNCHECKED in report.to_json()["caveats"]
-    found = fuzz(hash_sorted.HASH_SORTED, max_examples=2)
-    assert not found.found and HASH_ORDER_UNCHECKED in found.summary()
+    spec = "fixtures.trust.hash_sorted:HASH_SORTED"
+    report = verify(spec, drop="none", noise_seeds=0)
+    # (the verdict is the in-process one; the WARNING names the call, where the
+    # caveat could only say "if your program takes one")
+    assert report.equivalent and report.set_order is not None
+    assert report.set_order.startswith("your program calls hash() on a string or bytes "
+                                       "(hash_sorted.py:37 in <lambda>): its value follows "
+                                       "PYTHONHASHSEED")
+    assert report.set_order.endswith("--isolation process --threads 1")
+    assert f"WARNING: {report.set_order}" in report.render()
+    assert HASH_ORDER_UNCHECKED not in report.to_json()["caveats"]
+    from resumecheck.pytest_plugin import _summary_row
+
+    row = _summary_row({"nodeid": "t", "target": "x", "report": report.to_json()})
+    assert "full resume: ok" in row and "WARNING: an order that follows the hash seed" in row
+    found = fuzz(spec, max_examples=2)
+    assert not found.found and found.set_order == report.set_order
+    assert f"WARNING: {found.set_order}" in found.render()
+    quiet = fuzz(hash_order.SORTED, max_examples=1)  # (no call: the caveat, not a WARNING)
+    assert quiet.set_order is None and HASH_ORDER_UNCHECKED in quiet.summary()
     determinism = {c.name: c for c in check_baseline(hash_sorted.HASH_SORTED).checks}[
         "determinism"]
     assert determinism.status == "passed"
+    assert ("under one hash seed: an order that follows it (as from hash() of a string, which "
+            "your program calls: hash_sorted.py:37 in <lambda>) is not checked, --isolation "
+            "process runs them under PYTHONHASHSEED 1 and 2" in determinism.detail)
+    quiet = {c.name: c for c in check_baseline(hash_order.SORTED).checks}["determinism"]
     assert ("under one hash seed: an order that follows it (a set's, hash() of a string) is not "
-            "checked, --isolation process runs them under PYTHONHASHSEED 1 and 2"
-            in determinism.detail)
+            "checked" in quiet.detail)
 
 
 @pytest.mark.process
@@ -132,3 +151,33 @@ def test_in_fresh_interpreters_an_order_sorted_by_hash_of_a_string_is_named_as_s
     said = str(caught.value)
     assert "only between interpreters with different PYTHONHASHSEEDs" in said
     assert "or hash() of a string or bytes" in said and "keyed by hash" not in said
+
+
+def test_only_the_programs_own_calls_on_a_string_are_noted_and_builtins_come_back():
+    import builtins
+
+    from resumecheck.hash_calls import hash_calls_notice, watching
+
+    plain = builtins.hash
+
+    class Key:
+        def __init__(self, name):
+            self.name = name
+
+        def __hash__(self):  # (a key's hash decides no order but a set's)
+            return hash(self.name)
+
+    def program():
+        hash(7), hash(("a", 1)), {Key("k"): 1}, hash(b"bytes")
+
+    calls: list[str] = []
+    with watching([program.__globals__], calls):
+        program()
+        import json  # (not the program's code: not noted)
+
+        json.dumps({"a": hash("a")}) if False else None
+    assert builtins.hash is plain
+    assert calls == [f"test_trust_hash_order.py:{program.__code__.co_firstlineno + 1} in program"]
+    assert hash_calls_notice([], "cmd") is None
+    with watching([], calls):  # (no namespace of the program's: nothing stands in)
+        assert builtins.hash is plain
