@@ -473,8 +473,6 @@ def _passed_notes(result: FuzzResult, cut: bool) -> str:
                "every time, please report this to resumecheck")
     if result.drawn_at_import and result.isolation == "inprocess" and not result.nproc:
         odd += f"; not checked in-process: {drawn_at_import_text(result.drawn_at_import)}"
-    if result.isolation == "inprocess" and not result.nproc and not result.set_order:
-        odd += f"; {HASH_ORDER_UNCHECKED}"  # (trial 149: a hash() order; the WARNING names one)
     if result.side_files:  # (trial 139: a step count kept beside the checkpoint passed)
         odd += (f"; {result.side_files} outside the checkpoint path it was given: a resume "
                 "from an earlier checkpoint reads what a later save wrote there, which no "
@@ -488,6 +486,8 @@ def _passed_notes(result: FuzzResult, cut: bool) -> str:
         odd += ("; so what is not compared was not looked at" if cut else
                 "; what is not compared was not looked at, the time budget ran out first"
                 ) + " (`resumecheck run` names it)"
+    if result.isolation == "inprocess" and not result.nproc and not result.set_order:
+        odd += f"; {HASH_ORDER_UNCHECKED}"  # (trial 149: a hash() order; the WARNING names one)
     return odd
 
 
