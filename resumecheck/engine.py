@@ -141,7 +141,7 @@ def hash_order_notice(checker: Checker) -> str | None:
     (``hash_calls``); None: neither seen."""
     command = _in_processes(checker)
     found = [set_order_notice(checker.segment, None),
-             hash_calls.hash_calls_notice(checker._segments.hash_calls, None)]
+             hash_calls.hash_calls_notice(checker.hash_calls, None)]
     said = [notice.removesuffix(".") for notice in found if notice]
     if not said:
         return None
@@ -1114,6 +1114,7 @@ class Checker:
             runs.restart_seed = restart_seed(self.segment)
         self.determinism = runs.determinism(self.segment, again)
         self.reuse_prefix = reuse_prefix and self.segment.has_own_checkpoint
+        self.hash_calls = runs.hash_calls
         self._restarts = _Restarts(runs, self.segment, self.reuse_prefix)
         self.tensors = _ReferenceTensors(runs, self.segment)
         self.reference = verdict.Reference(self.segment, self.tolerance, self.tensors)

@@ -53,7 +53,8 @@ from resumecheck.report import (
 from resumecheck.faults import environment_failure
 from resumecheck.interrupt import scratch_directory
 from resumecheck.phrases import (
-    HASH_ORDER_UNCHECKED, at_the_point, drawn_at_import_text, first_line, lost_uncompared, side_files,
+    HASH_ORDER_UNCHECKED, at_the_point, drawn_at_import_text, first_line, lost_uncompared,
+    side_files,
 )
 from resumecheck.reproduce import reproduce_command
 from resumecheck.settings import Settings
@@ -210,7 +211,8 @@ class FuzzResult:
             # (a trial: every elastic example inconclusive, and the search passed)
             head = ("inconclusive: " if self.inconclusive else "") + "no failing schedule"
             return f"{head} in {tried}{cut}{_passed_notes(self, bool(cut))}{self._not_judged()}"
-        at = ",".join(map(str, self.failure.resume_at)) + _at_edges(self.boundaries, self.failure.resume_at)
+        schedule = self.failure.resume_at
+        at = ",".join(map(str, schedule)) + _at_edges(self.boundaries, schedule)
         if self.minimal:
             return f"minimal failing schedule: resume at {at}, found in {tried}"
         return (f"failing schedule: resume at {at}, found in {tried}; not shown to be minimal: "
