@@ -18,8 +18,8 @@ from typing import Any, Literal
 from resumecheck.errors import LONGER_BOUND
 from resumecheck.phrases import (
     AS_BUILT_MARK, BUILDING, CHANGED_AFTER_LOAD, FETCHED_BEFORE_RESTORE, HASH_ORDER_UNCHECKED,
-    NOT_VALIDATED_AGAIN, REORDERED, RESTORE_CHANGED, RESTORING, STOPPED, drawn_at_import_text, first_line,
-    global_streams, lost_uncompared, uncompared_path, unused_position,
+    NOT_VALIDATED_AGAIN, REORDERED, RESTORE_CHANGED, RESTORING, STOPPED, drawn_at_import_text,
+    first_line, global_streams, lost_uncompared, uncompared_path, unused_position,
 )
 from resumecheck.streams import is_stream_detail, unseeded_text
 from resumecheck.trajectory import Trajectory
