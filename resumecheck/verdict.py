@@ -608,8 +608,11 @@ def epoch_ends_untried(ref: Reference, points: Sequence[int], steps: int) -> str
     listed = [b + 1 for b in ends] if inside else ends
     shown = ", ".join(map(str, listed[:4])) + (" ..." if len(listed) > 4 else "")
     plural = "s" if len(listed) > 1 else ""
+    # (trial 150: a declared list was said of as the program's fact)
     where = (f"an epoch ends inside step{plural} {shown}" if inside else
-             f"the program's epochs end after step{plural} {shown}")
+             f"the program's epochs end after step{plural} {shown}, "
+             + ("as it declares them (epoch_boundaries)" if ref.segment.boundaries.get(
+                 "epoch_boundaries") else "by its steps_per_epoch"))
     try_at = f"{ends[0]} or {ends[0] + 1}" if inside else f"{ends[0]}"
     return (f"a restart where an epoch ends ({where}): --resume-at {try_at} checks one, "
             "resumecheck fuzz tries them all")

@@ -120,5 +120,5 @@ def test_with_whole_epochs_only_the_step_an_epoch_ends_after_counts():
         "them all")
     after = verify("resumecheck.tiny:TARGET", resume_at=7, drop="none", noise_seeds=0)
     assert after.not_checked == [
-        "a restart where an epoch ends (the program's epochs end after steps 6, 12): "
+        "a restart where an epoch ends (the program's epochs end after steps 6, 12, by its steps_per_epoch): "
         "--resume-at 6 checks one, resumecheck fuzz tries them all"]
