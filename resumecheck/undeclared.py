@@ -38,6 +38,7 @@ with persistent workers is state no checkpoint can hold
 from __future__ import annotations
 
 import collections
+import functools
 import json
 import random
 import re
@@ -159,7 +160,8 @@ class UndeclaredWatch:
         # program keeps it, the engine's own full resume brings back (``brought_back``)
         values = {digest(t) for c, t in declared if not _is_number_tensor(t)}
         modules = {c.name for c in components if isinstance(c.obj, torch.nn.Module)}
-        own = {c.name: type(c.obj).__name__ for c in components if _own_class(c.obj)}
+        own = {c.name: type(c.obj).__name__ for c in components
+               if _own_class(c.obj) or _fields_added(c.obj) is not None}
         kept = {c.name: _state_leaves(c.obj) for c in components if _own_class(c.obj)}
         now = _watched(program, components)
         also = _fields_of_own(program, components)
@@ -549,6 +551,10 @@ def _watched(program: Any,
             # the program holds too, seen above, is named once, where the program keeps it)
             for where, holder in _held(c.obj, seen, attrs).items():
                 out.setdefault(f"{c.name}.{where}", holder)
+        added = _fields_added(c.obj)
+        if added:  # (an optimizer class of yours: what it keeps beside torch's fields)
+            for where, holder in _held(added, seen, attrs).items():
+                out.setdefault(f"{c.name}.{where}", holder)
         if isinstance(c.obj, torch.nn.Module):
             schedulers = _schedulers_in(c.obj)
             # (asked only where a layer keeps one: a framework's live component
@@ -668,6 +674,27 @@ def _kept_by_own(field: str, kind: str) -> str:
     return (f"the declared component {field.split('.')[0]} ({kind}) keeps it too, as {field}, "
             "but returns no state equal to it from its state_dict(): it may keep it another "
             "way (a state it sets it from again), which is not compared")
+
+
+@functools.cache
+def _optimizer_fields() -> frozenset[str]:
+    """The fields torch's optimizers keep (an SGD's, and the one their class's
+    first step hook sets)."""
+    made = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1)
+    return frozenset(vars(made)) | {"_zero_grad_profile_name"}
+
+
+def _fields_added(obj: Any) -> types.SimpleNamespace | None:
+    """Of a declared optimizer of the program's own class (a subclass of
+    torch's), the fields it keeps beside torch's, which its state_dict()
+    leaves out unless it says otherwise (trial 151: a LARS whose smoothed
+    trust ratios, a dict keyed by parameter, were lost by every restart was
+    blamed on nothing); None: not such an optimizer, or none added."""
+    if not isinstance(obj, torch.optim.Optimizer) or \
+            type(obj).__module__.split(".")[0] in _OPAQUE:
+        return None
+    added = {k: v for k, v in vars(obj).items() if k not in _optimizer_fields()}
+    return types.SimpleNamespace(**added) if added else None
 
 
 def _own_class(obj: Any) -> bool:
