@@ -267,6 +267,9 @@ class FuzzResult:
             if notice:
                 lines.append(f"WARNING: {notice}")
         lines += [f"not compared: {what}" for what in self.undeclared or []]
+        if self.failure is None and self.isolation == "inprocess" and not self.nproc \
+                and not self.set_order:  # (as run's last lines; trial 149: a hash() order)
+            lines.append(HASH_ORDER_UNCHECKED)
         if fmt == "markdown":
             verdict = ("failing schedule FOUND" if self.found else "INCONCLUSIVE"
                        if self.inconclusive else "no failing schedule")
@@ -488,8 +491,6 @@ def _passed_notes(result: FuzzResult, cut: bool) -> str:
         odd += ("; so what is not compared was not looked at" if cut else
                 "; what is not compared was not looked at, the time budget ran out first"
                 ) + " (`resumecheck run` names it)"
-    if result.isolation == "inprocess" and not result.nproc and not result.set_order:
-        odd += f"; {HASH_ORDER_UNCHECKED}"  # (trial 149: a hash() order; the WARNING names one)
     return odd
 
 
