@@ -595,7 +595,15 @@ def as_built_text(names: list[str], points: list[int], unmoved: bool = False) ->
     if not unmoved:
         return text + (f"a resume point where {'it has' if one else 'they have'} moved from "
                        f"there shows the difference, unless another component puts {it} back")
-    return text + f"{NEVER_MOVES} {it} here, so no resume point shows {it} lost" + (
+    if names == ["config"]:  # (the run's settings: no step changes them)
+        return text + f"{NEVER_MOVES} {it} here, so no resume point shows {it} lost; " \
+            + CONFIG_AS_BUILT
+    # (trial 151: a queue pointer that cycled back to its start at the resume point
+    # and at the end was told that training does not change it)
+    return text + (f"either {NEVER_MOVES} {it} here, and no resume point shows {it} lost, or "
+                   f"the run changes {it} and comes back to {'it' if one else 'them'} between "
+                   "(a position that cycles), and a resume point where it has moved shows it "
+                   "(resumecheck fuzz tries them)") + (
         f"; {CONFIG_AS_BUILT}" if "config" in names else "")
 
 
@@ -723,8 +731,11 @@ def _blind_spot_lines(report: Report, components: list[str]) -> list[str]:
               "dropping it puts in the same state, however the program uses it; "
               + ("choose a resume point where it has moved" if c not in unmoved else
                  "it is so at the end too: training does not change it, so no resume "
-                 "point shows it lost; "
-                 + (CONFIG_AS_BUILT if c == "config" else "make the program change it"))
+                 f"point shows it lost; {CONFIG_AS_BUILT}" if c == "config" else
+                 "it is so at the end too: either training does not change it (make the "
+                 "program change it), or it changes and comes back between (a position "
+                 "that cycles), and another resume point shows it (resumecheck fuzz tries "
+                 "them)")
               for c in built]
     lines += [f"{c}: {CONFIG_MASKED}; a setting that only the config holds, read by a "
               "later step, shows the difference" for c in masked]

@@ -334,3 +334,51 @@ def test_a_component_lost_at_two_restores_says_how_it_differs_at_each():
     assert counter.detail == "0, expected 2; at the restore at 5: 0, expected 5"
     assert counter.label_in(own) == \
         "decay_counter (restored at 2; the steps first differ after the restart at 5)"
+
+
+class _CyclingPointer:
+    """A queue pointer that steps 0, 1, 2, 3, 0, ...: at step 4 and at step 8
+    it is back where a fresh build starts it."""
+
+    def __init__(self, settings):
+        import torch
+
+        torch.manual_seed(0)
+        self.model = torch.nn.Linear(2, 1)
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+        self.x = torch.randn(16, 2)
+        self.ptr = 0
+
+    def components(self):
+        return {"params": self.model, "optimizer": self.opt,
+                "queue_ptr": resumecheck.Attr(self, "ptr")}
+
+    def train_step(self):
+        loss = self.model(self.x[self.ptr * 4:self.ptr * 4 + 4]).pow(2).mean()
+        loss.backward()
+        self.opt.step()
+        self.opt.zero_grad()
+        self.ptr = (self.ptr + 1) % 4
+        return loss.detach()
+
+
+def test_a_blind_spot_back_at_its_start_at_the_end_is_not_said_never_to_change():
+    """Trial 151: a queue pointer that cycled back to its start at the resume
+    point and at the end was told "training does not change it here, so no
+    resume point shows it lost"; resumed at 5, its loss shows at once."""
+    from resumecheck.errors import ComponentsNotExercised
+
+    target = resumecheck.Target(factory=_CyclingPointer, steps=8, resume_at=(4,))
+    report = verify(target, drop=["queue_ptr"], noise_seeds=0, check_determinism=False)
+    dropped = report.runs[-1]
+    assert dropped.blind_spot
+    assert ("either training does not change it here, and no resume point shows it lost, or "
+            "the run changes it and comes back to it between (a position that cycles), and a "
+            "resume point where it has moved shows it (resumecheck fuzz tries them)"
+            ) in dropped.explanation
+    message = str(ComponentsNotExercised(report, ["queue_ptr"]))
+    assert "or it changes and comes back between (a position that cycles)" in message
+    assert "so no resume point shows it lost" not in message
+    moved = verify(target, drop=["queue_ptr"], resume_at=5, noise_seeds=0,
+                   check_determinism=False)
+    assert moved.runs[-1].verdict == "diverged"
