@@ -378,7 +378,7 @@ def run_fuzz(target: Target | str | None, settings: Settings, *, max_examples: i
             raise ModuleStateChanged(exc.target, exc.changed, None if tgt.spec is None else
                                      reproduce_command(
                 "fuzz", tgt.spec, steps=n, seed=s.seed, threads=s.threads, isolation="process",
-                timeout=s.timeout, search=(max_examples, max_interruptions))) from None
+                timeout=s.timeout, search=(max_examples, max_interruptions, budget))) from None
         except Exception as exc:
             failure = environment_failure(exc, work)
             if failure is None or failure is exc:

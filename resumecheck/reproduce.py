@@ -41,7 +41,7 @@ def reproduce_command(
     resume_nproc: int | None = None,
     noise_seeds: int | None = None,
     drop_setting: DropSpec | None = None,
-    search: tuple[int, int] | None = None,
+    search: tuple[int, int, float] | None = None,
 ) -> str:
     """A shell command line that runs the same check again.
 
@@ -51,7 +51,8 @@ def reproduce_command(
     none). ``timeout`` None: the automatic step bound (no ``--timeout``).
     ``resume_at``/``drop``/``tolerance``/``noise_seeds`` apply to ``run`` only
     (``drop_setting``: a whole ``Settings.drop``, instead of ``drop``'s one run);
-    ``search``, ``fuzz``'s (max examples, max interruptions). ``noise_seeds``
+    ``search``, ``fuzz``'s (max examples, max interruptions, budget in seconds:
+    given where not the default 60). ``noise_seeds``
     None or the default: no ``--noise-seeds`` (the noise band
     decides only whether a difference is called plausible, so a command that
     reproduces a report carries the count it ran with).
@@ -66,6 +67,8 @@ def reproduce_command(
         argv += _run_arguments(resume_at, drop, drop_setting, noise_seeds)
     if command == "fuzz" and search is not None:
         argv += ["--max-examples", str(search[0]), "--max-interruptions", str(search[1])]
+        if search[2] != 60.0:  # (trial 151: a --budget 30 left out)
+            argv += ["--budget", f"{search[2]:g}"]
     if seed is not None:
         argv += ["--seed", str(seed)]
     argv += _process_arguments(isolation, threads, timeout, nproc)

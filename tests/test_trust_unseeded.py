@@ -78,6 +78,14 @@ def test_state_a_module_keeps_between_runs_stops_an_in_process_check_naming_it()
     assert changed.startswith("fixtures.trust.module_state.BUILT (")
     assert "--isolation process" in (info.value.reproduce or "")
     assert "Check it with --isolation process" in str(info.value)
+    # (trial 151: fuzz's command left the search's --budget out)
+    from resumecheck.fuzz import fuzz
+
+    with pytest.raises(ModuleStateChanged) as info:
+        fuzz("fixtures.trust.module_state:TARGET", budget=30, max_examples=3)
+    assert info.value.reproduce == (
+        "resumecheck fuzz fixtures.trust.module_state:TARGET --steps 6 --max-examples 3 "
+        "--max-interruptions 2 --budget 30 --isolation process --threads 1")
 
 
 def test_baseline_in_process_names_the_module_state_as_run_does():
