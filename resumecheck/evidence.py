@@ -31,7 +31,8 @@ from resumecheck.report import (
     StreamOffset,
 )
 from resumecheck.phrases import (
-    POSITION_OTHER_EPOCH, POSITION_UNUSED, UNDECLARED_LEAD, unused_position,
+    POSITION_OTHER_EPOCH, POSITION_TRANSFORMED, POSITION_UNUSED, UNDECLARED_LEAD,
+    unused_position,
 )
 from resumecheck.program import epoch_boundaries, next_epoch_start
 from resumecheck.segments import SegmentResult
@@ -83,6 +84,7 @@ def annotate(result: RunResult, reference: SegmentResult,
     if result.divergence_detail:
         result.explanation += f"; {result.divergence_detail}"
         _position_in_another_epoch(result)
+        _position_kept_samples_changed(result)
     cleared, put = cleared_streams(result), cleared_streams(result, PUT_BACK)
     if result.stream_offsets and put:
         # (a trial: a loader's generator the program replays was offered as a lead)
@@ -129,6 +131,25 @@ def _position_in_another_epoch(result: RunResult) -> None:
         return
     names = said[len(POSITION_UNUSED.split("{}")[0]):said.index(" came back")]
     result.explanation = result.explanation.replace(said, POSITION_OTHER_EPOCH.format(names), 1)
+
+
+_SAMPLES_APART = re.compile(r"(\d+) of (\d+) samples differ")
+
+
+def _position_kept_samples_changed(result: RunResult) -> None:
+    """Where at most half the samples of the first departing step differ (the
+    same samples, made otherwise), the lead on a declared position that came
+    back as saved says so, before a position saved elsewhere (which reads
+    other samples throughout)."""
+    said = unused_position(result.explanation)
+    apart = _SAMPLES_APART.search(result.divergence_detail or "")
+    if said is None or apart is None or not said.endswith(POSITION_UNUSED.split("{}")[1]) \
+            or 2 * int(apart[1]) > int(apart[2]):
+        return
+    names = said[len(POSITION_UNUSED.split("{}")[0]):said.index(" came back")]
+    agree = f"{apart[1]} of {apart[2]} differ"
+    result.explanation = result.explanation.replace(
+        said, POSITION_TRANSFORMED.format(names, agree), 1)
 
 
 def _end_only_lead(result: RunResult) -> str:

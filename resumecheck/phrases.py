@@ -12,7 +12,8 @@ from collections.abc import Mapping, Sequence
 
 __all__ = ["ADAPTER_LEFT_OUT", "amount", "BUILDING", "CHANGED_AFTER_LOAD", "CHECKPOINT_LOSES",
            "CHECKPOINT_MAY_LOSE", "LOOP_ENDED", "NOT_DECLARED", "NOT_VALIDATED_AGAIN",
-           "OWN_RESUME_ENDS_OTHERWISE", "POSITION_OTHER_EPOCH", "POSITION_UNUSED", "REORDERED",
+           "OWN_RESUME_ENDS_OTHERWISE", "POSITION_OTHER_EPOCH", "POSITION_TRANSFORMED",
+           "POSITION_UNUSED", "REORDERED",
            "RESTART_HELD_OTHERWISE", "AS_BUILT_AT_RESUME", "AS_BUILT_MARK", "AT_THIS_POINT",
            "as_built_uncompared",
            "at_the_point", "OUTSIDE_THE_CHECKPOINT", "side_files", "ADAPTER_LOOP",
@@ -72,6 +73,15 @@ POSITION_OTHER_EPOCH = ("the declared data position {} came back as saved, and t
 """``POSITION_UNUSED`` where the samples read are the uninterrupted run's at the
 same place of another epoch (a trial's forgotten set_epoch was told of a
 position saved where the run was not)."""
+POSITION_TRANSFORMED = ("the declared data position {} came back as saved, and most of the "
+                        "samples agree ({}): the same samples, made otherwise, as a random "
+                        "augmentation or masking does when it draws from a stream the restore "
+                        "does not set (a DataLoader worker's, seeded anew as each iterator "
+                        "starts; a generator of your own) is likelier than a position saved "
+                        "where the run was not, which reads other samples throughout")
+"""``POSITION_UNUSED`` where at most half the samples of the first departing step
+differ and they are not another epoch's (trial 150: a mask drawn in the loader's
+workers was told first of a position saved where the run was not)."""
 STOPPED = "stopped by the step timeout"
 """How a run's explanation opens when a phase outlived its bound (not a
 failure of the program's own, unless it hangs there)."""
@@ -279,8 +289,8 @@ def undeclared_lead(text: str) -> str | None:
 def unused_position(text: str) -> str | None:
     """The ``POSITION_UNUSED`` (or ``POSITION_OTHER_EPOCH``) sentence that
     ``text`` holds (None: none)."""
-    for sentence in (POSITION_UNUSED, POSITION_OTHER_EPOCH):
-        head, tail = sentence.split("{}")
+    for sentence in (POSITION_UNUSED, POSITION_OTHER_EPOCH, POSITION_TRANSFORMED):
+        head, tail = sentence.split("{}")[0], sentence.split("{}")[-1]
         start = text.find(head)
         end = text.find(tail, start)
         if start >= 0 and end >= 0:
