@@ -103,7 +103,8 @@ def test_with_whole_epochs_only_the_step_an_epoch_ends_after_counts():
     # inside the next epoch and a bug only an epoch's end shows passes there)
     at_end = verify("resumecheck.tiny:TARGET", resume_at=6, drop="none", noise_seeds=0)
     assert at_end.not_checked == [  # (trial 139: a restart inside an epoch is not checked)
-        "a restart inside an epoch (every resume point here is an epoch's end, by the program's steps_per_epoch): "
+        "a restart inside an epoch (every resume point here is an epoch's end, by the program's "
+        "steps_per_epoch): "
         "--resume-at 7 checks one, resumecheck fuzz tries them all"]
     both = verify("resumecheck.tiny:TARGET", resume_at=(6, 9), drop="none", noise_seeds=0)
     assert both.not_checked == []
@@ -120,5 +121,6 @@ def test_with_whole_epochs_only_the_step_an_epoch_ends_after_counts():
         "them all")
     after = verify("resumecheck.tiny:TARGET", resume_at=7, drop="none", noise_seeds=0)
     assert after.not_checked == [
-        "a restart where an epoch ends (the program's epochs end after steps 6, 12, by its steps_per_epoch): "
+        "a restart where an epoch ends (the program's epochs end after steps 6, 12, by its "
+        "steps_per_epoch): "
         "--resume-at 6 checks one, resumecheck fuzz tries them all"]
