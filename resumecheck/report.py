@@ -18,7 +18,7 @@ from typing import Any, Literal
 from resumecheck.errors import LONGER_BOUND
 from resumecheck.phrases import (
     AS_BUILT_MARK, BUILDING, CHANGED_AFTER_LOAD, FETCHED_BEFORE_RESTORE, HASH_ORDER_UNCHECKED,
-    NOT_VALIDATED_AGAIN, REORDERED, RESTORE_CHANGED, RESTORING, STOPPED, drawn_at_import_text,
+    NOT_VALIDATED_AGAIN, POSITION_TRANSFORMED, REORDERED, RESTORE_CHANGED, RESTORING, STOPPED, drawn_at_import_text,
     first_line, global_streams, lost_uncompared, uncompared_path, unused_position,
 )
 from resumecheck.streams import is_stream_detail, unseeded_text
@@ -972,8 +972,12 @@ def _incomplete_notice(engine: RunResult, where: str, settings: str, ablations: 
     unused, position = _position_sentences(engine.explanation, paths)
     # (a trial read "do not capture the program's state" as its declarations
     # incomplete, where its loop ignored a position that came back)
-    opener = ("the restart reads other samples though every declared component came back"
-              if unused else "the declared components do not capture the program's state")
+    # (trial 150: the same samples, masked otherwise, read as "other samples")
+    made = POSITION_TRANSFORMED.split("{}")[1].split("(")[0] in engine.explanation
+    opener = ("the restart makes its samples otherwise though every declared component came "
+              "back" if unused and made else "the restart reads other samples though every "
+              "declared component came back" if unused
+              else "the declared components do not capture the program's state")
     rate = _RATE_SETTINGS if (engine.first_divergent_quantity or "").startswith(
         "learning rate") else ""
     return (

@@ -23,6 +23,9 @@ def test_the_same_samples_made_otherwise_lead_with_a_stream_not_the_position():
     said = POSITION_TRANSFORMED.format("`data_cursor`", "24 of 128 differ")
     assert said in engine.explanation, engine.explanation
     assert "counted one batch early or late" not in engine.explanation
-    assert said[0].upper() + said[1:] in (report.incomplete_state_notice() or "")
+    notice = report.incomplete_state_notice() or ""
+    assert said[0].upper() + said[1:] in notice
+    assert notice.startswith("the restart makes its samples otherwise though every declared "
+                             "component came back")
     assert any(line.startswith("masking (a torch.Generator") for line in report.undeclared)
     assert verify(masked_samples.KEEPS_MASK_STREAM, **FAST).equivalent
