@@ -123,8 +123,10 @@ def test_a_failed_test_that_recorded_no_check_is_named_below_the_rows_and_in_the
     result = project.runpytest_inprocess("-p", "no:cacheprovider", "--resumecheck-noise-seeds=0",
                                          "--resumecheck-report=checks.json",
                                          "-k", "correct or direct")
-    result.assert_outcomes(passed=1, failed=2)
+    result.assert_outcomes(passed=1, failed=3)
     result.stdout.fnmatch_lines([
+        "test_direct.py::test_direct_rng_exercised  program:CORRECT  full resume: ok* | rng: "
+        "blind spot*",
         "test_resume.py::test_correct  program:CORRECT  full resume: ok (latent gap: rng)",
         "resumecheck: 2 failed test(s) whose failure no check recorded through the resumecheck "
         "fixture shows (a direct fuzz() or verify() call, or a failure of their own after their "
@@ -135,9 +137,12 @@ def test_a_failed_test_that_recorded_no_check_is_named_below_the_rows_and_in_the
     validate(report)
     assert report["unrecorded_failures"] == [
         "test_direct.py::test_fuzzed_directly", "test_direct.py::test_checked_then_fuzzed"]
+    # (trial 152: a blind spot's failure, on an equivalent report, was named there)
+    assert [c.get("failed") for c in report["checks"]
+            if c["nodeid"].endswith("rng_exercised")] == ["ComponentsNotExercised"]
     # (trial 148: the job summary said every full resume was equivalent)
     summary = session_markdown(report["checks"], report["unrecorded_failures"])
-    assert summary.startswith("### resumecheck: 2 check(s), 2 failed test(s) no check shows\n")
+    assert summary.startswith("### resumecheck: 3 check(s), 2 failed test(s) no check shows\n")
     assert summary.rstrip().endswith("`test_direct.py::test_checked_then_fuzzed`")
     # (trial 147: what the passing checks could not see, said once for both)
     assert "What the checks could not see:\n\n- " in summary
@@ -156,6 +161,10 @@ def test_fuzzed_directly():
 def test_checked_then_fuzzed(resumecheck):  # (a check that passes, then a direct call)
     resumecheck.assert_resume_equivalent("program:CORRECT")
     assert fuzz("program:BUGGY", max_examples=3).failure is None
+
+
+def test_direct_rng_exercised(resumecheck):  # (an equivalent report, a blind spot: shown)
+    resumecheck.assert_components_exercised("program:CORRECT", ["rng"], noise_seeds=0)
 """
 
 
