@@ -451,7 +451,9 @@ def _reproduced(tgt: Target, settings: Settings, result: FuzzResult,
     if report.equivalent:
         result.unreproduced.append(list(schedule))
         return None
-    result.declared_state_notice = report.incomplete_state_notice(lines_shown=False)
+    # (its `not compared` lines are printed below it: trial 152 was sent to `run`)
+    result.declared_state_notice = report.incomplete_state_notice(
+        lines_shown=bool(result.undeclared))
     return report.full_resume
 
 
