@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import collections
 import functools
+import inspect
 import json
 import random
 import re
@@ -165,6 +166,12 @@ class UndeclaredWatch:
         kept = {c.name: _state_leaves(c.obj) for c in components if _own_class(c.obj)}
         now = _watched(program, components)
         also = _fields_of_own(program, components)
+        # (a Python generator: its position cannot be compared; a line that says so,
+        # and nothing said of how a resume ends with it)
+        running = {path: obj for path, (obj, _) in now.items()
+                   if isinstance(obj, types.GeneratorType) and _advanced(obj)}
+        now = {path: held for path, held in now.items()
+               if not isinstance(held[0], types.GeneratorType)}
         self.held = _digested(now)
         self.unrestorable = [_workers_text(path, obj) for path, (obj, _) in now.items()
                              if _keeps_workers(obj)]
@@ -207,6 +214,7 @@ class UndeclaredWatch:
                                        none_holds=_NO_COMPONENT_HOLDS if field is None
                                        or field.split(".")[0] == path.split(".")[0]
                                        else _kept_by_own(field, own[field.split(".")[0]]))
+        out.update({path: _generator_text(path, gen) for path, gen in running.items()})
         return out
 
     def _line(self, path: str, obj: Any, tensors: list[torch.Tensor],
@@ -438,6 +446,30 @@ def _made_from(obj: Any) -> tuple[int, int]:
         return id(data), id(obj._index_sampler)
     except Exception:  # noqa: BLE001 - a loader of an unusual kind: matched by nothing
         return id(obj), id(obj)
+
+
+def _advanced(gen: types.GeneratorType) -> bool:
+    """Whether a generator has run (it yielded, or ended), and its position is
+    not that of a data loader it reads (``def forever(loader)``: where it is
+    shows in the samples, which are compared)."""
+    if inspect.getgeneratorstate(gen) == inspect.GEN_CREATED:
+        return False
+    data = (torch.utils.data.DataLoader, torch.utils.data.Dataset)
+    frame = gen.gi_frame
+    return frame is None or not any(isinstance(v, data) for v in frame.f_locals.values())
+
+
+def _generator_text(path: str, gen: types.GeneratorType) -> str:
+    """The `not compared` line of a Python generator the program keeps and ran
+    (trial 153: a loss-weight ramp kept in a generator, made anew by every
+    restart, was named nowhere, where its departure came after the run's end)."""
+    code = gen.gi_code
+    where = f"{code.co_name}() of {code.co_filename.rsplit('/', 1)[-1]}"
+    return (f"{path} (a Python generator, {where}, that the run advanced: how far it ran is in "
+            "no checkpoint and cannot be compared; a restart makes it anew from its start, so "
+            "where what it yields depends on how far it ran (a count, a schedule, a data "
+            "stream), keep that position in a declared component and make it again from there "
+            "after a load)")
 
 
 def _keeps_workers(obj: Any) -> bool:
@@ -743,6 +775,9 @@ def _held(program: Any, seen: set[int],
             kept = _deque_values(obj)
             if kept:
                 out[path] = (obj, kept)
+            continue
+        if isinstance(obj, types.GeneratorType):  # (a position no checkpoint can hold)
+            out[path] = (obj, [])
             continue
         tensors = _tensors_of(obj)
         if _keeps_workers(obj):  # (no tensors of its own: state no checkpoint can hold)

@@ -975,3 +975,19 @@ def test_a_counter_equal_to_a_batch_norms_count_is_still_named():
     [line] = report.undeclared
     assert line.startswith("updates (int: 0 at the build, 6 at the end, changed during the run"), \
         line
+
+
+def test_a_python_generator_the_run_advanced_is_named_and_one_over_a_loader_is_not():
+    """Trial 153: a loss-weight ramp kept in a generator, made anew by every
+    restart, was named nowhere (fixtures/trust/generator_ramp.py). A generator
+    that loops over a DataLoader is not named: where it is shows in the samples."""
+    from fixtures.trust import generator_ramp
+
+    report = verify(generator_ramp.RAMP_LOST, **FAST)
+    assert not report.equivalent and report.full_resume.first_divergent_step == 4
+    [line] = report.undeclared
+    assert line.startswith("ramp (a Python generator, ramp() of generator_ramp.py, that the run "
+                           "advanced: how far it ran is in no checkpoint and cannot be compared"), \
+        line
+    assert "ends with it as the uninterrupted run did" not in line  # (nothing to compare)
+    assert "`ramp`" in (report.incomplete_state_notice() or "")
