@@ -1425,6 +1425,10 @@ def _report(checker: Checker, runs: list[RunResult],
         verdict.in_its_words(run, checker.segment.boundaries)
         verdict.note_the_loop(run, checker.segment.boundaries)
     undeclared = verdict.reworded_lines(undeclared, checker.segment.boundaries)
+    undeclared += [f"{moved}: state your program keeps at module level, which the run changed; "
+                   "a restart imports your module afresh and starts from its value there, and "
+                   "no checkpoint holds it unless your save() and load() do (keep it in a "
+                   "declared component)" for moved in checker.segment.module_moved]
     return Report(
         set_order=hash_order_notice(checker) if in_process else None,
         drawn_at_import=list(checker.target.drawn_at_import),

@@ -190,6 +190,10 @@ class SegmentResult:
     undeclared: dict[str, str] = field(default_factory=dict)
     """State the program keeps that no declared component holds: where, and
     what, in words (``SegmentSpec.find_undeclared``)."""
+    module_moved: list[str] = field(default_factory=list)
+    """In a fresh interpreter, the state the program keeps at module level that
+    the run changed, in words (``module_state.changed``; the reference, with
+    ``SegmentSpec.find_undeclared``): in-process such state refuses the check."""
     unrestorable: list[str] = field(default_factory=list)
     """State the program keeps that no checkpoint can hold, in words (a
     DataLoader's persistent worker processes; ``SegmentSpec.find_undeclared``)."""
