@@ -969,15 +969,7 @@ def _incomplete_notice(engine: RunResult, where: str, settings: str, ablations: 
     drawn = next((o for o in engine.stream_offsets if o.draws and o.draws > 0), None)
     if drawn is not None:
         return _drawn_notice(drawn, where, named, ending)
-    unused, position = _position_sentences(engine.explanation, paths)
-    # (a trial read "do not capture the program's state" as its declarations
-    # incomplete, where its loop ignored a position that came back)
-    # (trial 150: the same samples, masked otherwise, read as "other samples")
-    made = POSITION_TRANSFORMED.split("{}")[1].split("(")[0] in engine.explanation
-    opener = ("the restart makes its samples otherwise though every declared component came "
-              "back" if unused and made else "the restart reads other samples though every "
-              "declared component came back" if unused
-              else "the declared components do not capture the program's state")
+    opener, position = _position_sentences(engine.explanation, paths)
     rate = _RATE_SETTINGS if (engine.first_divergent_quantity or "").startswith(
         "learning rate") else ""
     return (
@@ -989,16 +981,22 @@ def _incomplete_notice(engine: RunResult, where: str, settings: str, ablations: 
     )
 
 
-def _position_sentences(explanation: str, paths: Sequence[str]) -> tuple[bool, str]:
-    """Whether the why says that a declared data position came back as saved
-    (``POSITION_UNUSED``), and the WARNING's sentences on it: led by the
+def _position_sentences(explanation: str, paths: Sequence[str]) -> tuple[str, str]:
+    """How the WARNING opens, by whether the why says that a declared data
+    position came back as saved (``POSITION_UNUSED``; a trial read "do not
+    capture the program's state" as its declarations incomplete, where its
+    loop ignored a position that came back; trial 150, the same samples masked
+    otherwise, as "other samples"), and its sentences on it: led by the
     position's own fields that its state does not bring back, where the `not
     compared` lines name them (``paths``; trial 147: a sampler's generator,
     left out of its state_dict(), was named only after guesses of a position
     saved where the run was not)."""
     unused = unused_position(explanation)
     if not unused:
-        return False, ""
+        return "the declared components do not capture the program's state", ""
+    made = POSITION_TRANSFORMED.split("{}")[1].split("(")[0] in explanation
+    opener = (f"the restart {'makes its samples otherwise' if made else 'reads other samples'} "
+              "though every declared component came back")
     position = f" {unused[0].upper()}{unused[1:]}."
     head = unused.split(" came back")[0]  # (the position's names)
     own = [p for p in paths if "." in p and f"`{p.split('.')[0]}`" in head]
@@ -1007,7 +1005,7 @@ def _position_sentences(explanation: str, paths: Sequence[str]) -> tuple[bool, s
         position = (f" The declared data position keeps fields its state does not bring back "
                     f"({listed}: see the `not compared` lines): the likeliest cause here."
                     + position)
-    return True, position
+    return opener, position
 
 
 _RATE_SETTINGS = (" The learning rate is the first to differ: a schedule's own settings (a "

@@ -164,14 +164,8 @@ class UndeclaredWatch:
         own = {c.name: type(c.obj).__name__ for c in components
                if _own_class(c.obj) or _fields_added(c.obj) is not None}
         kept = {c.name: _state_leaves(c.obj) for c in components if _own_class(c.obj)}
-        now = _watched(program, components)
+        now, running = _generators_apart(_watched(program, components))  # (their positions)
         also = _fields_of_own(program, components)
-        # (a Python generator: its position cannot be compared; a line that says so,
-        # and nothing said of how a resume ends with it)
-        running = {path: obj for path, (obj, _) in now.items()
-                   if isinstance(obj, types.GeneratorType) and _advanced(obj)}
-        now = {path: held for path, held in now.items()
-               if not isinstance(held[0], types.GeneratorType)}
         self.held = _digested(now)
         self.unrestorable = [_workers_text(path, obj) for path, (obj, _) in now.items()
                              if _keeps_workers(obj)]
@@ -188,9 +182,8 @@ class UndeclaredWatch:
             # one (a counter at 10, and a batch norm's count) is a coincidence;
             # a Python number has no storage: by value (a component of the
             # program's own may read it where it is)
-            # (a number kept bare is never held by an equal value either: trial 152's
-            # step counter at 16 passed for a batch norm's num_batches_tracked, 16)
-            bare = isinstance(obj, (torch.Tensor, dict, list, tuple))
+            bare = isinstance(obj, (torch.Tensor, dict, list, tuple))  # (trial 152: a bare
+            # number at 16 was taken for a batch norm's num_batches_tracked, 16)
             missed = [t for t in changed if _ptr(t) not in ptrs and _ptr(t) not in batch
                       and ((bare and t.numel() == 1 and not _is_number_tensor(t))
                            or (_is_number_tensor(t) and not bare)
@@ -446,6 +439,17 @@ def _made_from(obj: Any) -> tuple[int, int]:
         return id(data), id(obj._index_sampler)
     except Exception:  # noqa: BLE001 - a loader of an unusual kind: matched by nothing
         return id(obj), id(obj)
+
+
+def _generators_apart(now: dict[str, tuple[Any, list[torch.Tensor]]]) -> tuple[
+        dict[str, tuple[Any, list[torch.Tensor]]], dict[str, types.GeneratorType]]:
+    """What the program holds, less its Python generators; and those it
+    advanced, whose position cannot be compared: a line says so, and nothing
+    of how a resume ends with them."""
+    running = {path: obj for path, (obj, _) in now.items()
+               if isinstance(obj, types.GeneratorType) and _advanced(obj)}
+    return ({path: held for path, held in now.items()
+             if not isinstance(held[0], types.GeneratorType)}, running)
 
 
 def _advanced(gen: types.GeneratorType) -> bool:
@@ -776,12 +780,9 @@ def _held(program: Any, seen: set[int],
             if kept:
                 out[path] = (obj, kept)
             continue
-        if isinstance(obj, types.GeneratorType):  # (a position no checkpoint can hold)
-            out[path] = (obj, [])
-            continue
         tensors = _tensors_of(obj)
-        if _keeps_workers(obj):  # (no tensors of its own: state no checkpoint can hold)
-            out[path] = (obj, [])
+        if _keeps_workers(obj) or isinstance(obj, types.GeneratorType):  # (no tensors of
+            out[path] = (obj, [])  # its own: state no checkpoint can hold, a position)
         if isinstance(obj, torch.nn.Module):  # (a generator a layer keeps: its own noise)
             for where, gen in _generators_in(obj):
                 if id(gen) not in seen:
