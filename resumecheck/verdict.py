@@ -1573,11 +1573,17 @@ def note_lost_uncompared(own: RunResult, undeclared: list[str]) -> None:
     in rng", a stream the program had set right itself)."""
     if own.verdict != DIVERGED or own.checkpoint != "program":
         return
+    at = f"differs from step {own.first_divergent_step}"
     for phrase in (CHECKPOINT_LOSES, CHECKPOINT_MAY_LOSE):
         lost = [uncompared_path(what) for what in undeclared if f": {phrase}" in what]
-        if lost:
-            own.explanation += (f"; not compared, and {phrase}: "
-                                + ", ".join(f"`{p}`" for p in lost) + " (see `not compared`)")
+        note = (f"not compared, and {phrase}: " + ", ".join(f"`{p}`" for p in lost)
+                + " (see `not compared`)")
+        if lost and not own.diagnosis and at in own.explanation:
+            # (trial 152: the note came last, after a list of samplers and iterators)
+            own.explanation = _without_undeclared_leads(own.explanation).replace(
+                at, f"{at}; {note}", 1)
+        elif lost:
+            own.explanation += f"; {note}"
     drawn = [uncompared_path(what) for what in undeclared if _UNHELD_GENERATOR.search(what)]
     if drawn and not own.diagnosis:
         # (trial 142: a collator's own torch.Generator, named in `not compared`, left the

@@ -25,10 +25,13 @@ def test_the_field_its_state_dict_leaves_out_is_named_and_the_epoch_it_keeps_is_
     assert "your own resume held it otherwise right after your load() at step 5" in line
     text = report.render()
     assert "name what the program keeps outside them: `data_cursor.batch_in_epoch`)" in text
-    # (a trial: the why of the resume that lost it named only a stream the program set right)
-    assert report.full_resume.explanation.endswith(
-        "; not compared, and your checkpoint may lose it: `data_cursor.batch_in_epoch` "
-        "(see `not compared`)"), report.full_resume.explanation
+    # (a trial: the why of the resume that lost it named only a stream the program set
+    # right; trial 152: the note came last, after a list of samplers and iterators)
+    assert report.full_resume.explanation.startswith(
+        "data (the samples consumed) differs from step 6; not compared, and your checkpoint may "
+        "lose it: `data_cursor.batch_in_epoch` (see `not compared`)"), \
+        report.full_resume.explanation
+    assert "a sampler's epoch that set_epoch sets" not in report.full_resume.explanation
 
 
 def test_what_a_departed_restart_ends_with_otherwise_is_not_named_when_its_restore_set_it():
