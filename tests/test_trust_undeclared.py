@@ -991,3 +991,47 @@ def test_a_python_generator_the_run_advanced_is_named_and_one_over_a_loader_is_n
         line
     assert "ends with it as the uninterrupted run did" not in line  # (nothing to compare)
     assert "`ramp`" in (report.incomplete_state_notice() or "")
+
+
+def _schedule(base: float):
+    t = 0
+
+    def next_lr() -> float:
+        nonlocal t
+        t += 1
+        return base * min(1.0, t / 4)
+
+    return next_lr
+
+
+class _RateInAClosure:
+    """The rate counted in a closure's `nonlocal t`, which no checkpoint holds."""
+
+    def __init__(self, settings):
+        torch.manual_seed(0)
+        self.model = torch.nn.Linear(3, 1)
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+        self.x = torch.randn(8, 3)
+        self.next_lr = _schedule(0.1)
+
+    def components(self):
+        return {"params": self.model, "optimizer": self.opt}
+
+    def train_step(self):
+        for group in self.opt.param_groups:
+            group["lr"] = self.next_lr()
+        loss = self.model(self.x).pow(2).mean()
+        loss.backward()
+        self.opt.step()
+        self.opt.zero_grad()
+        return loss.detach()
+
+
+def test_a_number_a_closure_of_the_program_keeps_is_named():
+    """Trial 154: a learning rate counted in a closure's `nonlocal t` departed
+    after every restart, and nothing named where the count was kept."""
+    report = verify(Target(factory=_RateInAClosure, steps=6, resume_at=(2,)), **FAST)
+    assert not report.equivalent
+    [line] = report.undeclared
+    assert line.startswith("next_lr.t (int: 0 at the build, 6 at the end, changed during the "
+                           "run"), line
