@@ -45,7 +45,9 @@ from resumecheck.errors import (
 from resumecheck.program import Target, declared_names, load_target
 from resumecheck.progress import ProgressCallback, ProgressTracker, run_label
 from resumecheck.elastic import judge_elastic, unmapped_state
-from resumecheck.phrases import AS_BUILT_AT_RESUME, RESTART_HELD_OTHERWISE, STOPPED, merge_items
+from resumecheck.phrases import (
+    AS_BUILT_AT_RESUME, MODULE_LEVEL, RESTART_HELD_OTHERWISE, STOPPED, merge_items,
+)
 from resumecheck.report import (
     CLOSE, DIVERGED, FAILED, IDENTICAL, INCONCLUSIVE, Finding, Report, RunResult, settings_text,
 )
@@ -1425,8 +1427,7 @@ def _report(checker: Checker, runs: list[RunResult],
         verdict.in_its_words(run, checker.segment.boundaries)
         verdict.note_the_loop(run, checker.segment.boundaries)
     undeclared = verdict.reworded_lines(undeclared, checker.segment.boundaries)
-    undeclared += [f"{moved}: state your program keeps at module level, which the run changed; "
-                   "a restart imports your module afresh and starts from its value there, and "
+    undeclared += [f"{moved}: {MODULE_LEVEL}; a restart imports your module afresh and starts from its value there, and "
                    "no checkpoint holds it unless your save() and load() do (keep it in a "
                    "declared component)" for moved in checker.segment.module_moved]
     return Report(

@@ -17,11 +17,20 @@ __all__ = ["ADAPTER_LEFT_OUT", "amount", "BUILDING", "CHANGED_AFTER_LOAD", "CHEC
            "RESTART_HELD_OTHERWISE", "AS_BUILT_AT_RESUME", "AS_BUILT_MARK", "AT_THIS_POINT",
            "as_built_uncompared",
            "at_the_point", "OUTSIDE_THE_CHECKPOINT", "side_files", "ADAPTER_LOOP",
-           "drawn_at_import_text", "FETCHED_BEFORE_RESTORE", "HASH_ORDER", "HASH_ORDER_UNCHECKED",
+           "drawn_at_import_text", "FETCHED_BEFORE_RESTORE", "GENERATOR_POSITION", "HASH_ORDER",
+           "HASH_ORDER_UNCHECKED", "MODULE_LEVEL",
            "global_streams",
            "RESTORE_CHANGED", "RESTORING", "STOPPED", "UNDECLARED_LEAD", "first_few", "first_line",
            "lost_uncompared", "merge_items", "uncompared_path", "undeclared_lead",
            "unused_position"]
+
+GENERATOR_POSITION = "how far it ran is in no checkpoint and cannot be compared"
+"""How a ``Report.undeclared`` line says a Python generator's position is state
+no checkpoint holds (``undeclared._generator_text``)."""
+
+MODULE_LEVEL = "state your program keeps at module level, which the run changed"
+"""How a ``Report.undeclared`` line opens its words on module-level state the
+reference changed in a fresh interpreter (``engine._report``)."""
 
 HASH_ORDER = ("the iteration order of a set (or of what is built by iterating one), or hash() "
               "of a string or bytes")

@@ -660,7 +660,8 @@ def _beside_cells(report: dict[str, Any]) -> list[str]:
     state the resume point found as built."""
     # (torch-free: an xdist controller that ran no check never imports torch for a row)
     from resumecheck.phrases import (
-        ADAPTER_LOOP, as_built_uncompared, global_streams, lost_uncompared, side_files,
+        ADAPTER_LOOP, GENERATOR_POSITION, MODULE_LEVEL, as_built_uncompared, global_streams,
+        lost_uncompared, side_files, uncompared_path,
     )
 
     drawn = report.get("drawn_at_import") or []
@@ -674,6 +675,10 @@ def _beside_cells(report: dict[str, Any]) -> list[str]:
     if report.get("set_order"):  # (trial 149: a data order sorted by hash() of a string)
         cells.append("WARNING: an order that follows the hash seed, which in-process restarts "
                      "share (the report's set_order names it): --isolation process checks it")
+    kept = [uncompared_path(w) for w in report.get("undeclared", [])
+            if GENERATOR_POSITION in w or f": {MODULE_LEVEL}" in w]
+    if kept:  # (trial 154: a generator's position named by `run`, in no row)
+        cells.append("not compared, kept where no checkpoint holds it: " + ", ".join(kept))
     lost = lost_uncompared(report.get("undeclared", []))
     if lost:  # (an "ok" covers what is compared: say what the resume loses beside it)
         cells.append("not compared, ends otherwise in your resume: " + ", ".join(lost))

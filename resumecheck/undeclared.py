@@ -52,6 +52,7 @@ import torch
 
 from resumecheck.compare import digest, flatten_state
 from resumecheck.components import Attr, Component, RNGState, asked_state
+from resumecheck.phrases import GENERATOR_POSITION
 from resumecheck.streams import stream_digests, stream_items
 
 __all__ = ["UndeclaredWatch", "brought_back", "held_digests", "iterators_over", "set_back_unseen"]
@@ -469,8 +470,8 @@ def _generator_text(path: str, gen: types.GeneratorType) -> str:
     restart, was named nowhere, where its departure came after the run's end)."""
     code = gen.gi_code
     where = f"{code.co_name}() of {code.co_filename.rsplit('/', 1)[-1]}"
-    return (f"{path} (a Python generator, {where}, that the run advanced: how far it ran is in "
-            "no checkpoint and cannot be compared; a restart makes it anew from its start, so "
+    return (f"{path} (a Python generator, {where}, that the run advanced: {GENERATOR_POSITION}"
+            "; a restart makes it anew from its start, so "
             "where what it yields depends on how far it ran (a count, a schedule, a data "
             "stream), keep that position in a declared component and make it again from there "
             "after a load)")

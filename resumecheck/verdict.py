@@ -37,7 +37,7 @@ from resumecheck.evidence import (
 from resumecheck.program import epoch_boundaries, next_epoch_start
 from resumecheck.phrases import (
     ADAPTER_LEFT_OUT, BUILDING, CHANGED_AFTER_LOAD, CHECKPOINT_LOSES, CHECKPOINT_MAY_LOSE,
-    LOOP_ENDED, NOT_DECLARED, NOT_VALIDATED_AGAIN, OUTSIDE_THE_CHECKPOINT,
+    GENERATOR_POSITION, LOOP_ENDED, MODULE_LEVEL, NOT_DECLARED, NOT_VALIDATED_AGAIN, OUTSIDE_THE_CHECKPOINT,
     OWN_RESUME_ENDS_OTHERWISE, POSITION_UNUSED, RESTORE_CHANGED,
     RESTORING, STOPPED, UNDECLARED_LEAD, FETCHED_BEFORE_RESTORE, first_line, global_streams,
     side_files, uncompared_path, undeclared_lead,
@@ -1574,8 +1574,12 @@ def note_lost_uncompared(own: RunResult, undeclared: list[str]) -> None:
     if own.verdict != DIVERGED or own.checkpoint != "program":
         return
     at = f"differs from step {own.first_divergent_step}"
-    for phrase in (CHECKPOINT_LOSES, CHECKPOINT_MAY_LOSE):
-        lost = [uncompared_path(what) for what in undeclared if f": {phrase}" in what]
+    # (trial 154: a module counter and a generator, named in the WARNING, not in the why)
+    for phrase, marks in ((CHECKPOINT_LOSES, (f": {CHECKPOINT_LOSES}",)),
+                          (CHECKPOINT_MAY_LOSE, (f": {CHECKPOINT_MAY_LOSE}",)),
+                          (_UNHELD, (GENERATOR_POSITION, f": {MODULE_LEVEL}"))):
+        lost = [uncompared_path(what) for what in undeclared
+                if any(mark in what for mark in marks)]
         note = (f"not compared, and {phrase}: " + ", ".join(f"`{p}`" for p in lost)
                 + " (see `not compared`)")
         if lost and not own.diagnosis and at in own.explanation:
@@ -1594,6 +1598,10 @@ def note_lost_uncompared(own: RunResult, undeclared: list[str]) -> None:
             f"differs from step {own.first_divergent_step}; a random generator the run drew "
             f"from and no declared component holds: {listed} (see `not compared`)", 1)
 
+
+_UNHELD = "it is kept where no checkpoint of yours holds it"
+"""How a departed own resume's why names a generator's position or module-level
+state (``note_lost_uncompared``)."""
 
 _UNHELD_GENERATOR = re.compile(r"\((?:a torch|a numpy) Generator whose state the run changed")
 """How a ``Report.undeclared`` entry opens for a generator no component holds."""

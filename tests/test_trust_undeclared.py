@@ -991,6 +991,14 @@ def test_a_python_generator_the_run_advanced_is_named_and_one_over_a_loader_is_n
         line
     assert "ends with it as the uninterrupted run did" not in line  # (nothing to compare)
     assert "`ramp`" in (report.incomplete_state_notice() or "")
+    # (trial 154: named in the WARNING and the line, not in the why nor a test's row)
+    assert report.full_resume.explanation.startswith(
+        "loss differs from step 4; not compared, and it is kept where no checkpoint of yours "
+        "holds it: `ramp` (see `not compared`)"), report.full_resume.explanation
+    from resumecheck.pytest_plugin import _summary_row
+
+    row = _summary_row({"nodeid": "t", "target": "x", "report": report.to_json()})
+    assert "not compared, kept where no checkpoint holds it: ramp" in row
 
 
 def _schedule(base: float):
