@@ -443,31 +443,57 @@ def _made_from(obj: Any) -> tuple[int, int]:
 
 
 def _generators_apart(now: dict[str, tuple[Any, list[torch.Tensor]]]) -> tuple[
-        dict[str, tuple[Any, list[torch.Tensor]]], dict[str, types.GeneratorType]]:
+        dict[str, tuple[Any, list[torch.Tensor]]], dict[str, Any]]:
     """What the program holds, less its Python generators; and those it
     advanced, whose position cannot be compared: a line says so, and nothing
     of how a resume ends with them."""
-    running = {path: obj for path, (obj, _) in now.items()
-               if isinstance(obj, types.GeneratorType) and _advanced(obj)}
-    return ({path: held for path, held in now.items()
-             if not isinstance(held[0], types.GeneratorType)}, running)
+    running = {path: obj for path, (obj, _) in now.items() if _advanced(obj)}
+    return ({path: held for path, held in now.items() if not _positional(held[0])}, running)
 
 
-def _advanced(gen: types.GeneratorType) -> bool:
-    """Whether a generator has run (it yielded, or ended), and its position is
-    not that of a data loader it reads (``def forever(loader)``: where it is
-    shows in the samples, which are compared)."""
+def _positional(obj: Any) -> bool:
+    """A Python generator, or an iterator of ``itertools`` (a chain of repeats,
+    a count): a position no checkpoint holds."""
+    return isinstance(obj, types.GeneratorType) or type(obj).__module__ == "itertools"
+
+
+def _advanced(gen: Any) -> bool:
+    """Whether a generator has run (it yielded, or ended), or an itertools
+    iterator is held (whether it ran is not known), and its position is not
+    that of a data loader it reads (``def forever(loader)``, ``cycle(loader)``:
+    where it is shows in the samples, which are compared)."""
+    data = (torch.utils.data.DataLoader, torch.utils.data.Dataset,
+            torch.utils.data.dataloader._BaseDataLoaderIter)
+    if not isinstance(gen, types.GeneratorType):  # (itertools: what it reads, by its reduce)
+        if not _positional(gen):
+            return False
+        try:
+            reduced = gen.__reduce__()
+        except Exception:
+            return True
+        parts = list(reduced[1]) if len(reduced) > 1 else []
+        if len(reduced) > 2 and isinstance(reduced[2], tuple):
+            parts += list(reduced[2])
+        # (a cycle past its first pass replays the batches it saved: tensors)
+        saved = [x for p in parts if isinstance(p, list) for x in p[:4]]
+        batches = [t for x in saved for t in (x if isinstance(x, (list, tuple)) else [x])]
+        return not any(isinstance(p, data) for p in parts) and not any(
+            isinstance(t, torch.Tensor) for t in batches)
     if inspect.getgeneratorstate(gen) == inspect.GEN_CREATED:
         return False
-    data = (torch.utils.data.DataLoader, torch.utils.data.Dataset)
     frame = gen.gi_frame
     return frame is None or not any(isinstance(v, data) for v in frame.f_locals.values())
 
 
-def _generator_text(path: str, gen: types.GeneratorType) -> str:
+def _generator_text(path: str, gen: Any) -> str:
     """The `not compared` line of a Python generator the program keeps and ran
     (trial 153: a loss-weight ramp kept in a generator, made anew by every
     restart, was named nowhere, where its departure came after the run's end)."""
+    if not isinstance(gen, types.GeneratorType):  # (trial 154: a chain of repeats)
+        return (f"{path} (an itertools.{type(gen).__name__} iterator: {GENERATOR_POSITION}; a "
+                "restart makes it anew from its start, so where what it yields depends on how "
+                "far it ran (a warm-up of repeats, a count), keep that position in a declared "
+                "component and make it again from there after a load)")
     code = gen.gi_code
     where = f"{code.co_name}() of {code.co_filename.rsplit('/', 1)[-1]}"
     return (f"{path} (a Python generator, {where}, that the run advanced: {GENERATOR_POSITION}"
@@ -782,8 +808,8 @@ def _held(program: Any, seen: set[int],
                 out[path] = (obj, kept)
             continue
         tensors = _tensors_of(obj)
-        if _keeps_workers(obj) or isinstance(obj, types.GeneratorType):  # (no tensors of
-            out[path] = (obj, [])  # its own: state no checkpoint can hold, a position)
+        if _keeps_workers(obj) or _positional(obj):  # (no tensors of its own: state
+            out[path] = (obj, [])  # no checkpoint can hold, a position)
         if isinstance(obj, torch.nn.Module):  # (a generator a layer keeps: its own noise)
             for where, gen in _generators_in(obj):
                 if id(gen) not in seen:

@@ -1043,3 +1043,40 @@ def test_a_number_a_closure_of_the_program_keeps_is_named():
     [line] = report.undeclared
     assert line.startswith("next_lr.t (int: 0 at the build, 6 at the end, changed during the "
                            "run"), line
+
+
+class _WarmupInAChain:
+    """A loss weight warmed up by a chain of repeats, and data read through
+    `itertools.cycle(loader)` (its position shows in the samples)."""
+
+    def __init__(self, settings):
+        import itertools
+
+        torch.manual_seed(0)
+        data = torch.utils.data.TensorDataset(torch.randn(16, 3))
+        self.batches = itertools.cycle(torch.utils.data.DataLoader(data, batch_size=4))
+        self.model = torch.nn.Linear(3, 1)
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+        self.weight = itertools.chain(itertools.repeat(0.5, 3), itertools.repeat(1.0))
+
+    def components(self):
+        return {"params": self.model, "optimizer": self.opt}
+
+    def train_step(self):
+        (x,) = next(self.batches)
+        loss = self.model(x).pow(2).mean() * next(self.weight)
+        loss.backward()
+        self.opt.step()
+        self.opt.zero_grad()
+        return StepOutput(loss=loss.detach(), samples=x)
+
+
+def test_an_itertools_iterator_the_program_keeps_is_named_and_one_over_a_loader_is_not():
+    """Trial 154: a warm-up kept in `itertools.chain(repeat(...), repeat(...))`,
+    made anew by every restart, was named nowhere."""
+    report = verify(Target(factory=_WarmupInAChain, steps=6, resume_at=(2,)), **FAST)
+    assert not report.equivalent
+    assert [line.split(" (")[0] for line in report.undeclared] == ["weight"]
+    assert report.undeclared[0].startswith(
+        "weight (an itertools.chain iterator: how far it ran is in no checkpoint and cannot be "
+        "compared; a restart makes it anew from its start")
