@@ -15,7 +15,7 @@ import torch
 
 from resumecheck.compare import Difference, Tolerance, compare_values, flatten_state
 from resumecheck.components import OPTIMIZER, RNG, rank_name, split_rank_name
-from resumecheck.phrases import REORDERED
+from resumecheck.phrases import REORDERED, first_few
 from resumecheck.streams import is_stream_state
 
 __all__ = ["DETACHED", "REORDERED", "by_parameter_name", "describe_difference", "differing_leaves",
@@ -121,6 +121,11 @@ def describe_difference(
     differing = differing_leaves(ref, new)
     if not differing:
         return None
+    if isinstance(restored, dict) and not restored and len(ref) > 1:  # (trial 155: "blocks
+        # missing (and 5 more entries ...)" of a state_dict() that was empty)
+        where = "after the load" if after_load else "at the end"
+        return (f"its state_dict() is empty {where}, expected {len(ref)} entries "
+                f"({first_few(list(ref), 4)})")
     # Public entries (last_epoch, scale) explain more than private ones (_last_lr),
     # an optimizer's per-parameter state more than its group listing, and of
     # tensors the one that differs most (a trial: an EMA's 0.bias, first by name,

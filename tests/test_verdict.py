@@ -739,3 +739,15 @@ def test_a_long_string_that_differs_is_told_by_where_not_printed_whole():
                     "(both of 4000 characters)")  # (counted from 1: trial 148)
     text = describe_difference("data_cursor", {"name": "a"}, {"name": "b"}, 5)
     assert text == "name 'b', expected 'a'"  # (short ones are shown)
+
+
+def test_a_component_whose_state_came_back_empty_says_so():
+    """Trial 155: an emptied gradient store read "blocks missing, expected 2
+    entries (0, 1) (and 5 more entries of its state_dict() differ)"."""
+    from resumecheck.state_diff import describe_difference
+
+    kept = {f"blocks.{i}.w": torch.ones(2) for i in range(3)} | {"out.b": torch.ones(1)}
+    assert describe_difference("grads", kept, {}, 8) == (
+        "its state_dict() is empty after the load, expected 4 entries (blocks.0.w, blocks.1.w, "
+        "blocks.2.w, out.b)")
+    assert describe_difference("grads", {"only": torch.ones(1)}, {}, 8) is not None
