@@ -48,7 +48,8 @@ from resumecheck.errors import BudgetExhausted, InvalidArgument, ModuleStateChan
 from resumecheck.program import Target, epoch_boundaries, load_target
 from resumecheck.progress import ProgressCallback, ProgressTracker
 from resumecheck.report import (
-    CLOSE, CONFIRMED, IDENTICAL, INCONCLUSIVE, PUT_BACK, RunResult, restarts_text, unseeded_notice,
+    CLOSE, CONFIRMED, IDENTICAL, INCONCLUSIVE, PUT_BACK, RunResult, caveats, restarts_text,
+    unseeded_notice,
 )
 from resumecheck.faults import environment_failure
 from resumecheck.interrupt import scratch_directory
@@ -116,6 +117,10 @@ class FuzzResult:
     resume point (a trial: fuzz passed, silent, a checkpoint that lost an EMA
     that `run` named). None: not looked at (the time budget ran out first, or
     an elastic resume, which ``run`` does not look at either)."""
+    caveats: list[str] = field(default_factory=list)
+    """Where no schedule failed: what ``run`` says it cannot see at the default
+    resume point (``Report.caveats``; trial 155: a seed set again in the script's
+    resume path passed fuzz with nothing said), but a draw at import (above)."""
     set_order: str | None = None
     """In-process: the WARNING ``run`` gives on an order that follows the hash seed
     (``Report.set_order``; trial 149: a hash() of a string, fuzz silent)."""
@@ -174,6 +179,7 @@ class FuzzResult:
             "undeclared": None if self.undeclared is None else list(self.undeclared),
             "unseeded_notice": self.unseeded_notice,
             "set_order": self.set_order,
+            "caveats": list(self.caveats),
             "side_files": self.side_files,
             "drawn_at_import": list(self.drawn_at_import),
             "environment": self.environment,
@@ -210,22 +216,13 @@ class FuzzResult:
             cut = "; the time budget ran out first" if self.budget_exhausted else ""
             # (a trial: every elastic example inconclusive, and the search passed)
             head = ("inconclusive: " if self.inconclusive else "") + "no failing schedule"
-            return f"{head} in {tried}{cut}{_passed_notes(self, bool(cut))}{self._not_judged()}"
+            return f"{head} in {tried}{cut}{_passed_notes(self, bool(cut))}{_unjudged(self)}"
         schedule = self.failure.resume_at
         at = ",".join(map(str, schedule)) + _at_edges(self.boundaries, schedule)
         if self.minimal:
             return f"minimal failing schedule: resume at {at}, found in {tried}"
         return (f"failing schedule: resume at {at}, found in {tried}; not shown to be minimal: "
                 "the time budget ran out before every earlier resume point was tried")
-
-    def _not_judged(self) -> str:
-        """The elastic examples that could not be judged, in words."""
-        if not self.inconclusive:
-            return ""
-        n, schedules = len(self.inconclusive), list(dict.fromkeys(map(tuple, self.inconclusive)))
-        return (f"; {n} of them inconclusive, not judged (resume at "  # (each schedule once)
-                + " and ".join(",".join(map(str, s)) for s in schedules[:3])
-                + (" and more" if len(schedules) > 3 else "") + f"): {self.inconclusive_why}")
 
     def render(self, fmt: Literal["table", "json", "markdown"] = "table") -> str:
         import json
@@ -267,8 +264,9 @@ class FuzzResult:
             if notice:
                 lines.append(f"WARNING: {notice}")
         lines += [f"not compared: {what}" for what in self.undeclared or []]
-        if self.failure is None and self.isolation == "inprocess" and not self.nproc \
-                and not self.set_order:  # (as run's last lines; trial 149: a hash() order)
+        lines += self.caveats if self.failure is None else []  # (as run's last lines)
+        if self.failure is None and not self.caveats and self.isolation == "inprocess" \
+                and not self.nproc and not self.set_order:  # (trial 149: a hash() order)
             lines.append(HASH_ORDER_UNCHECKED)
         if fmt == "markdown":
             verdict = ("failing schedule FOUND" if self.found else "INCONCLUSIVE"
@@ -457,6 +455,20 @@ def _reproduced(tgt: Target, settings: Settings, result: FuzzResult,
     return report.full_resume
 
 
+_AT_IMPORT = "not checked in-process: as your module was imported"
+"""How ``run``'s caveat on a draw at import opens (fuzz's summary says it already)."""
+
+
+def _unjudged(result: FuzzResult) -> str:
+    """The elastic examples that could not be judged, in words."""
+    if not result.inconclusive:
+        return ""
+    n, schedules = len(result.inconclusive), list(dict.fromkeys(map(tuple, result.inconclusive)))
+    return (f"; {n} of them inconclusive, not judged (resume at "  # (each schedule once)
+            + " and ".join(",".join(map(str, s)) for s in schedules[:3])
+            + (" and more" if len(schedules) > 3 else "") + f"): {result.inconclusive_why}")
+
+
 def _at_edges(boundaries: list[int], schedule: list[int]) -> str:
     """`` (an epoch boundary)`` when a failing schedule resumes at one ('' else)."""
     hit = [k for k in schedule if k in boundaries]
@@ -511,6 +523,7 @@ def _not_compared(checker: Checker, result: FuzzResult, budget: float,
         report = checker.report()
         full = report.full_resume
         result.side_files = side_files(full.side_files) if full is not None else None
+        result.caveats = [c for c in caveats(report) if not c.startswith(_AT_IMPORT)]
         return at_the_point(report.undeclared, list(checker.resume_at))
     except BudgetExhausted:
         return None

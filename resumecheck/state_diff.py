@@ -98,14 +98,13 @@ def describe_difference(
     """One line on how ``restored`` differs from ``reference``, or None if equal.
     ``after_load``: ``restored`` is what a load left (not a run's end state:
     there a module whose every entry differs is not told of loads).
-    ``unused``: of an ``rng`` component, the streams (``python``, ...,
-    ``generators/NAME``) the reference never drew from after ``step``: named
-    apart, after those that matter; ``set_right``: those the program set
-    right itself during the next step, named apart too."""
+    ``unused``: of an ``rng`` component, the streams (``python``, ``generators/NAME``)
+    the reference never drew from after ``step``, named apart; ``set_right``:
+    those the program set right itself during the next step, apart too."""
     if reference is None:
         return None
-    if restored is None:
-        return f"missing after the restore (the reference has it at step {step})"
+    if restored is None or isinstance(restored, dict) and not restored and reference:
+        return _empty_text(reference, restored, step, after_load)
     if _is_per_rank(reference) or _is_per_rank(restored):
         return _per_rank_difference(name, reference, restored, step, ref_meta, restored_meta,
                                     unused)
@@ -121,11 +120,6 @@ def describe_difference(
     differing = differing_leaves(ref, new)
     if not differing:
         return None
-    if isinstance(restored, dict) and not restored and len(ref) > 1:  # (trial 155: "blocks
-        # missing (and 5 more entries ...)" of a state_dict() that was empty)
-        where = "after the load" if after_load else "at the end"
-        return (f"its state_dict() is empty {where}, expected {len(ref)} entries "
-                f"({first_few(list(ref), 4)})")
     # Public entries (last_epoch, scale) explain more than private ones (_last_lr),
     # an optimizer's per-parameter state more than its group listing, and of
     # tensors the one that differs most (a trial: an EMA's 0.bias, first by name,
@@ -167,6 +161,18 @@ def _none_came_back(differing: list[tuple[str, Any]], ref: dict[str, Any],
             "strict=False) whose keys do not match loads none: a `_orig_mod.` prefix "
             "torch.compile adds, a `module.` prefix DDP adds; or it was made again after the "
             "load, from other state: an EMA copied from the loaded weights)")
+
+
+def _empty_text(reference: Any, restored: Any, step: int, after_load: bool) -> str:
+    """Of a component missing after the restore, or whose state_dict() came
+    back empty (trial 155: "blocks missing (and 5 more entries ...)" of a
+    gradient store emptied whole)."""
+    if restored is None or not isinstance(reference, dict):
+        return f"missing after the restore (the reference has it at step {step})"
+    ref = [path for path, _ in flatten_state(reference)]
+    where = "after the load" if after_load else "at the end"
+    return f"its state_dict() is empty {where}, expected {len(ref)} entr" \
+        f"{'y' if len(ref) == 1 else 'ies'} ({first_few(ref, 4)})"
 
 
 def _leaf_text(label: str, how: Any, ref: Any, new: Any) -> str:
