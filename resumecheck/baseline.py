@@ -243,13 +243,13 @@ def _determinism(tgt: Target, n: int, config: dict[str, Any], threads: int,
             return _run_failed(launches.again)
         if launches.unseeded is not None:
             step, quantity = launches.unseeded[0], quantity_name(launches.unseeded[1])
-            return [_determinism_passed(n, isolation, other_streams=False, calls=calls),
-                    BaselineCheck(
+            seeding = BaselineCheck(
                 name="seeding", status="failed",
                 detail=unseeded_text(launches.streams, step, quantity),
                 figures={"first_step": step, "first_quantity": quantity,
                          "streams": launches.streams},
-            )]
+            )
+            return [_determinism_passed(n, isolation, other_streams=False, calls=calls), seeding]
         assert launches.departs is not None
         step, quantity = launches.departs[0], quantity_name(launches.departs[1])
         cause = (_module_state_text(moved) if moved else
