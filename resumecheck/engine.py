@@ -150,6 +150,14 @@ def hash_order_notice(checker: Checker) -> str | None:
     return ". ".join(said) + (f": {command}" if command else "")
 
 
+def _module_lines(checker: Checker) -> list[str]:
+    """In fresh interpreters, the `not compared` lines of the module-level state
+    the reference changed (``SegmentResult.module_moved``; trial 152)."""
+    return [f"{moved}: {MODULE_LEVEL}; a restart imports your module afresh and starts from "
+            "its value there, and no checkpoint holds it unless your save() and load() do "
+            "(keep it in a declared component)" for moved in checker.segment.module_moved]
+
+
 def _few(names: list[str]) -> str:
     return ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
 
@@ -1421,15 +1429,13 @@ def _report(checker: Checker, runs: list[RunResult],
         named, checker.segment.held, own_held, runs[0] if own_held is not None else None,
         checker.segment.held_after, own_after,
         early=checker.segment.boundaries.get("run_before_restored_look") or ()))
+    undeclared += _module_lines(checker)
     if own_held is not None:
         verdict.note_lost_uncompared(runs[0], undeclared)
     for run in runs:  # (and what was said of them since they were judged)
         verdict.in_its_words(run, checker.segment.boundaries)
         verdict.note_the_loop(run, checker.segment.boundaries)
     undeclared = verdict.reworded_lines(undeclared, checker.segment.boundaries)
-    undeclared += [f"{moved}: {MODULE_LEVEL}; a restart imports your module afresh and starts from its value there, and "
-                   "no checkpoint holds it unless your save() and load() do (keep it in a "
-                   "declared component)" for moved in checker.segment.module_moved]
     return Report(
         set_order=hash_order_notice(checker) if in_process else None,
         drawn_at_import=list(checker.target.drawn_at_import),

@@ -660,7 +660,8 @@ def _beside_cells(report: dict[str, Any]) -> list[str]:
     state the resume point found as built."""
     # (torch-free: an xdist controller that ran no check never imports torch for a row)
     from resumecheck.phrases import (
-        ADAPTER_LOOP, GENERATOR_POSITION, MODULE_LEVEL, as_built_uncompared, global_streams,
+        ADAPTER_LOOP, CHECKPOINT_MAY_LOSE, GENERATOR_POSITION, MODULE_LEVEL, as_built_uncompared,
+        global_streams,
         lost_uncompared, side_files, uncompared_path,
     )
 
@@ -679,6 +680,10 @@ def _beside_cells(report: dict[str, Any]) -> list[str]:
             if GENERATOR_POSITION in w or f": {MODULE_LEVEL}" in w]
     if kept:  # (trial 154: a generator's position named by `run`, in no row)
         cells.append("not compared, kept where no checkpoint holds it: " + ", ".join(kept))
+    may = [uncompared_path(w) for w in report.get("undeclared", [])
+           if f": {CHECKPOINT_MAY_LOSE}" in w and uncompared_path(w) not in kept]
+    if may:  # (trial 156: a closure's count the why named, in no row)
+        cells.append(f"not compared, {CHECKPOINT_MAY_LOSE}: " + ", ".join(may))
     lost = lost_uncompared(report.get("undeclared", []))
     if lost:  # (an "ok" covers what is compared: say what the resume loses beside it)
         cells.append("not compared, ends otherwise in your resume: " + ", ".join(lost))

@@ -970,8 +970,9 @@ def _incomplete_notice(engine: RunResult, where: str, settings: str, ablations: 
     if drawn is not None:
         return _drawn_notice(drawn, where, named, ending)
     opener, position = _position_sentences(engine.explanation, paths)
+    # (trial 156: before a closure's count that the `not compared` lines named)
     rate = _RATE_SETTINGS if (engine.first_divergent_quantity or "").startswith(
-        "learning rate") else ""
+        "learning rate") and not named else ""
     return (
         f"{opener}: the engine restored every one of them and the run still "
         f"{where}.{position}{rate} Something the components "

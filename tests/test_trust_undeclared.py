@@ -1034,15 +1034,31 @@ class _RateInAClosure:
         self.opt.zero_grad()
         return loss.detach()
 
+    def save(self, path):
+        torch.save({"model": self.model.state_dict(), "opt": self.opt.state_dict()}, path)
+
+    def load(self, path):
+        state = torch.load(path)
+        self.model.load_state_dict(state["model"])
+        self.opt.load_state_dict(state["opt"])
+
 
 def test_a_number_a_closure_of_the_program_keeps_is_named():
     """Trial 154: a learning rate counted in a closure's `nonlocal t` departed
-    after every restart, and nothing named where the count was kept."""
+    after every restart, and nothing named where the count was kept; trial
+    156: the WARNING led with a schedule's settings, and the test's row said
+    nothing of it."""
     report = verify(Target(factory=_RateInAClosure, steps=6, resume_at=(2,)), **FAST)
     assert not report.equivalent
     [line] = report.undeclared
     assert line.startswith("next_lr.t (int: 0 at the build, 6 at the end, changed during the "
                            "run"), line
+    notice = report.incomplete_state_notice() or ""
+    assert "`next_lr.t`" in notice and "a schedule's own settings" not in notice, notice
+    from resumecheck.pytest_plugin import _summary_row
+
+    row = _summary_row({"nodeid": "t", "target": "x", "report": report.to_json()})
+    assert "not compared, your checkpoint may lose it: next_lr.t" in row, row
 
 
 class _WarmupInAChain:

@@ -115,6 +115,25 @@ def test_in_fresh_interpreters_a_module_counter_is_fresh_in_every_launch():
         "declared component)"]
 
 
+@pytest.mark.process
+def test_in_fresh_interpreters_a_module_counter_the_run_reads_is_named_in_the_why():
+    """Trials 152, 156: a warm-up counted in a module global departed in fresh
+    interpreters; the WARNING and the `not compared` line named it, the own
+    resume's why and the test's row did not."""
+    from resumecheck.pytest_plugin import _summary_row
+
+    report = verify("fixtures.trust.module_counter:TARGET", drop="none", noise_seeds=0,
+                    isolation="process")
+    own = report.full_resume
+    assert own.verdict == "diverged" and own.first_divergent_step == 3
+    held = "`fixtures.trust.module_counter._UPDATES`"
+    assert own.explanation.startswith("learning rate differs from step 3; not compared, and it is "
+                                      f"kept where no checkpoint of yours holds it: {held}")
+    assert held in (report.incomplete_state_notice() or "")
+    row = _summary_row({"nodeid": "t", "target": "x", "report": report.to_json()})
+    assert "kept where no checkpoint holds it: fixtures.trust.module_counter._UPDATES" in row
+
+
 def test_fuzz_says_it_too():
     from resumecheck.fuzz import fuzz
 
