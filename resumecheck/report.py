@@ -906,11 +906,14 @@ def build_settings_text(settings: list[str]) -> str:
 
 RESUME_CODE_UNCHECKED = (
     "not checked: what your script runs around the restore when it resumes (which checkpoint "
-    "it picks; a seed set again, or a position recomputed, after the load in its main): a "
-    "restart here builds the program, restores its checkpoint and steps, so what a resume "
-    "needs belongs in load() (or in the framework's restore)")
+    "it picks; a seed set again, or a position recomputed, after the load in its main), nor "
+    "where your loop itself saves (a save made inside a step, before its scheduler steps): a "
+    "restart here saves through your save() between steps, builds the program, restores its "
+    "checkpoint and steps, so what a resume needs belongs in load() (or in the framework's "
+    "restore), and a save in save()")
 """The last line of an equivalent report whose program resumed through its own
-checkpoint: the script's own resume code is not what runs."""
+checkpoint: the script's own resume code is not what runs, nor its loop's own
+saves (trial 157: a periodic save made before the scheduler stepped passed)."""
 
 
 _FIT_LOOP_NOTE = (
