@@ -18,11 +18,15 @@ __all__ = ["ADAPTER_LEFT_OUT", "amount", "BUILDING", "CHANGED_AFTER_LOAD", "CHEC
            "as_built_uncompared",
            "at_the_point", "OUTSIDE_THE_CHECKPOINT", "side_files", "ADAPTER_LOOP",
            "drawn_at_import_text", "FETCHED_BEFORE_RESTORE", "GENERATOR_POSITION", "HASH_ORDER",
-           "HASH_ORDER_UNCHECKED", "MODULE_LEVEL",
+           "HASH_ORDER_UNCHECKED", "MODULE_LEVEL", "OLDER_CHECKPOINT",
            "global_streams",
            "RESTORE_CHANGED", "RESTORING", "STOPPED", "UNDECLARED_LEAD", "first_few", "first_line",
            "lost_uncompared", "merge_items", "uncompared_path", "undeclared_lead",
            "unused_position"]
+
+OLDER_CHECKPOINT = "your load() restored an older checkpoint"
+"""How a run's why opens where its load restored an earlier step's state (the
+weights are the reference's after that step, bit for bit)."""
 
 GENERATOR_POSITION = "how far it ran is in no checkpoint and cannot be compared"
 """How a ``Report.undeclared`` line says a Python generator's position is state

@@ -592,9 +592,14 @@ def _confirmed_text(run: dict[str, Any]) -> str:
     """`` (confirmed: scaler)``: the components a rerun confirmed as the cause
     of a run in JSON ('' where none was; a trial's CI summary named no cause,
     only the verdict)."""
+    from resumecheck.phrases import OLDER_CHECKPOINT
+
+    if OLDER_CHECKPOINT in run.get("explanation", ""):  # (trial 157: a data loader's bug?)
+        return f" ({OLDER_CHECKPOINT})"
     confirmed = list(dict.fromkeys(f["component"] for f in run["diagnosis"]
                                    if f.get("status") == "confirmed"))
     return f" (confirmed: {', '.join(confirmed)})" if confirmed else ""
+
 
 
 def _lost_on_resave(run: dict[str, Any]) -> str:

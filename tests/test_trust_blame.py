@@ -459,3 +459,25 @@ def test_a_save_right_after_the_load_that_writes_a_stale_snapshot_is_caught():
     assert row.split("  ")[1].strip() == "identical, lost on resave"
     assert verify(programs.SNAPSHOT, drop="none", noise_seeds=0,
                   check_determinism=False).equivalent
+
+
+def test_an_older_checkpoint_leads_the_why_and_the_row_even_where_the_weights_are_not_confirmed():
+    """Trial 157: a load that picked the oldest kept checkpoint had its data
+    position and epoch confirmed (they put the first departing step right)
+    and its weights, the reference's of four steps before, "differs, not the
+    cause": the row read `DIVERGED (confirmed: data_cursor, sampler_epoch)`."""
+    from resumecheck.pytest_plugin import _confirmed_text
+    from resumecheck.report import Finding
+    from resumecheck.verdict import _older_checkpoint_text
+
+    weights = Finding("params", "fc1.weight differs (the reference's weights after step 8, 4 "
+                      "steps before the resume point: your load() restored an older checkpoint; "
+                      "a loop that runs on ...)", step=12, status="not_cause")
+    cursor = Finding("data_cursor", "8, expected 4", step=12, status="confirmed")
+    own = RunResult(dropped=[], resume_at=[12], verdict="diverged", checkpoint="program",
+                    diagnosis=[weights, cursor])
+    lead = _older_checkpoint_text(own)
+    assert lead.startswith("your load() restored an older checkpoint, the uninterrupted run's "
+                           "state after step 8 at step 12"), lead
+    own.explanation = lead + "data (the samples consumed) differs from step 13"
+    assert _confirmed_text(own.to_json()) == " (your load() restored an older checkpoint)"
