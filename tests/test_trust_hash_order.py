@@ -187,3 +187,18 @@ def test_only_the_programs_own_calls_on_a_string_are_noted_and_builtins_come_bac
     assert hash_calls_notice([], "cmd") is None
     with watching([], calls):  # (no namespace of the program's: nothing stands in)
         assert builtins.hash is plain
+
+
+@pytest.mark.process
+def test_a_component_built_from_a_sets_order_is_told_to_differ_by_the_hash_seed():
+    """Trial 157: a vocabulary numbered from a set at every build read "the
+    initial state of `vocab` differs at build", and nothing named the set or
+    the hash seed (fixtures/trust/set_vocab.py)."""
+    from resumecheck.errors import NondeterministicBaseline
+
+    with pytest.raises(NondeterministicBaseline) as caught:
+        verify("fixtures.trust.set_vocab:TARGET", drop="none", noise_seeds=0,
+               isolation="process")
+    assert ("the initial state of `vocab` differs at build between interpreters with different "
+            "PYTHONHASHSEEDs only (two builds under one agree): the program builds it from the "
+            "iteration order of a set") in str(caught.value)
