@@ -515,6 +515,9 @@ class Report:
             "drawn_at_import": list(self.drawn_at_import),
             "build_settings": list(self.build_settings),
             "caveats": caveats(self),
+            # (trial 156: the WARNING's sentence was in the text only)
+            "warnings": [w for w in (self.incomplete_state_notice(), self.unseeded_notice(),
+                                     self.set_order) if w],
             "not_checked": list(self.not_checked),
             "isolation": self.isolation,
             "tolerance": self.tolerance,

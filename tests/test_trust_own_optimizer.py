@@ -46,3 +46,5 @@ def test_a_field_it_keeps_beside_torchs_is_named_on_the_optimizer():
                            "run; a field of the declared component optimizer (LARSKeepsOutside) "
                            "that the engine's restore of it does not set back"), line
     assert "`optimizer._trust_ema`" in (report.incomplete_state_notice() or "")
+    # (trial 156: the JSON did not carry the WARNING's sentence)
+    assert report.to_json()["warnings"] == [report.incomplete_state_notice()]
