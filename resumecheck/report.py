@@ -728,10 +728,17 @@ def _footer(report: Report) -> list[str]:
     spots = report.blind_spots
     if spots:
         names = ", ".join(",".join(r.dropped) for r in spots)
+        # (trial 157: a vocabulary confirmed as the cause above, and a blind spot here)
+        full = report.full_resume
+        caused = [c for r in spots for c in r.dropped if full is not None and any(
+            f.component == c and f.status == CONFIRMED for f in full.diagnosis)]
         lines.append(
-            f"blind spots: {names} (dropping them changed no step here: "
-            "not proof that they are saved)"
-        )
+            f"blind spots: {names} (dropping them from the engine's restore changed no step "
+            "here: not proof that they are saved"
+            + (f"; yet {', '.join(caused)}, confirmed above: the full resume's restore gives "
+               "it otherwise, where the fresh build a drop leaves holds it as the run did"
+               if caused else "")
+            + ")")
     return lines
 
 

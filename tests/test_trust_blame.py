@@ -481,3 +481,62 @@ def test_an_older_checkpoint_leads_the_why_and_the_row_even_where_the_weights_ar
                            "state after step 8 at step 12"), lead
     own.explanation = lead + "data (the samples consumed) differs from step 13"
     assert _confirmed_text(own.to_json()) == " (your load() restored an older checkpoint)"
+
+
+class _VocabReversedOnLoad:
+    """A vocabulary built sorted; the load rebuilds it in reverse order."""
+
+    words = ["alpha", "bravo", "charlie", "delta"]
+
+    def __init__(self, settings):
+        import torch
+
+        torch.manual_seed(0)
+        self.vocab = {w: i for i, w in enumerate(sorted(self.words))}
+        self.embed = torch.nn.Embedding(4, 2)
+        self.opt = torch.optim.SGD(self.embed.parameters(), lr=0.1)
+
+    def components(self):
+        from resumecheck import Attr
+
+        return {"params": self.embed, "optimizer": self.opt, "vocab": Attr(self, "vocab")}
+
+    def train_step(self):
+        import torch
+
+        ids = torch.tensor([self.vocab[w] for w in self.words[:2]])
+        loss = self.embed(ids).pow(2).sum()
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+        return loss.detach()
+
+    def save(self, path):
+        import torch
+
+        torch.save({"embed": self.embed.state_dict(), "opt": self.opt.state_dict()}, path)
+
+    def load(self, path):
+        import torch
+
+        state = torch.load(path)
+        self.embed.load_state_dict(state["embed"])
+        self.opt.load_state_dict(state["opt"])
+        self.vocab = {w: i for i, w in enumerate(sorted(self.words, reverse=True))}
+
+
+def test_a_blind_spot_confirmed_as_the_full_resumes_cause_says_both():
+    """Trial 157: a vocabulary confirmed as the cause of the own resume's
+    departure was listed on the last line as a blind spot, as if nothing
+    showed it."""
+    from resumecheck import Target
+
+    report = verify(Target(factory=_VocabReversedOnLoad, steps=4, resume_at=(2,)),
+                    drop=["vocab"], noise_seeds=0)
+    own, dropped = report.full_resume, report.runs[-1]
+    assert own.verdict == "diverged" and dropped.blind_spot
+    assert [(f.component, f.status) for f in own.diagnosis] == [("vocab", "confirmed")]
+    assert ("blind spots: vocab (dropping them from the engine's restore changed no step here: "
+            "not proof that they are saved; yet vocab, confirmed above: the full resume's "
+            "restore gives it otherwise, where the fresh build a drop leaves holds it as the run "
+            "did)") in report.render()
