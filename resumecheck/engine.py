@@ -1432,6 +1432,7 @@ def _report(checker: Checker, runs: list[RunResult],
     undeclared += _module_lines(checker)
     if own_held is not None:
         verdict.note_lost_uncompared(runs[0], undeclared)
+    verdict.note_confirmed_blind_spots(runs)
     for run in runs:  # (and what was said of them since they were judged)
         verdict.in_its_words(run, checker.segment.boundaries)
         verdict.note_the_loop(run, checker.segment.boundaries)

@@ -1567,6 +1567,27 @@ def _without_undeclared_leads(text: str) -> str:
 _NOISE_MARKS = ("; loss stays within", "; loss leaves", "; nothing in the loss")
 
 
+CAUSE_YET_BLIND = "yet the full resume departs on it (confirmed in its row)"
+"""Said of a blind spot whose dropped component the full resume's diagnosis
+confirmed as its cause (trial 158: "no resume point shows it lost" of a
+vocabulary that resume point showed lost)."""
+
+
+def note_confirmed_blind_spots(runs: list[RunResult]) -> None:
+    """A blind spot (an ablation that changed no step) whose dropped component
+    is confirmed as the cause of the full resume's departure says so: dropping
+    it leaves a fresh build's state, which matched here; the full resume's
+    restore gave it otherwise."""
+    full = next((r for r in runs if not r.dropped), None)
+    confirmed = {f.component for f in full.diagnosis if f.status == CONFIRMED} if full else set()
+    for run in runs:
+        caused = [c for c in run.dropped if c in confirmed]
+        if run.blind_spot and caused:
+            run.explanation += (f"; {CAUSE_YET_BLIND}: dropping {', '.join(caused)} from the "
+                                "engine's restore leaves a fresh build's, which this run held "
+                                "as the uninterrupted run did")
+
+
 def note_lost_uncompared(own: RunResult, undeclared: list[str]) -> None:
     """Where the program's own full resume diverged and what is not compared
     shows its checkpoint losing state, say so in that resume's why (a trial:

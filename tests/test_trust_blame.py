@@ -540,3 +540,10 @@ def test_a_blind_spot_confirmed_as_the_full_resumes_cause_says_both():
             "not proof that they are saved; yet vocab, confirmed above: the full resume's "
             "restore gives it otherwise, where the fresh build a drop leaves holds it as the run "
             "did)") in report.render()
+    # (trial 158: the row, the JSON and the test's row said only "blind spot")
+    assert ("; yet the full resume departs on it (confirmed in its row): dropping vocab from the "
+            "engine's restore leaves a fresh build's") in dropped.explanation
+    from resumecheck.pytest_plugin import _summary_row
+
+    row = _summary_row({"nodeid": "t", "target": "x", "report": report.to_json()})
+    assert "vocab: blind spot, yet confirmed in the full resume" in row, row
