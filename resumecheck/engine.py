@@ -144,7 +144,7 @@ def hash_order_notice(checker: Checker) -> str | None:
     command = _in_processes(checker)
     found = [set_order_notice(checker.segment, None),
              hash_calls.hash_calls_notice(checker.hash_calls, None)]
-    said = [notice.removesuffix(".") for notice in found if notice]
+    said = [notice for notice in found if notice]
     if not said:
         return None
     return ". ".join(said) + (f": {command}" if command else "")

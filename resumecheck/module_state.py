@@ -55,8 +55,8 @@ import torch
 from resumecheck.compare import digest
 from resumecheck.components import declared_generators, generator_state
 
-__all__ = ["changed", "changed_by", "ignore_imports", "note_import", "program_spaces", "settings_set",
-           "snapshot", "torch_settings"]
+__all__ = ["cell_filled", "changed", "changed_by", "ignore_imports", "note_import",
+           "program_spaces", "settings_set", "snapshot", "torch_settings"]
 
 Space = dict[str, Any]
 """A module's namespace (its ``__dict__``, or a function's ``__globals__``)."""
@@ -486,7 +486,7 @@ def _parts(value: Any) -> list[Any] | None:
         return [wrapped] if isinstance(wrapped, types.FunctionType) and \
             _ours(wrapped) else []
     if isinstance(value, types.FunctionType):
-        held = [cell.cell_contents for cell in value.__closure__ or () if _filled(cell)]
+        held = [cell.cell_contents for cell in value.__closure__ or () if cell_filled(cell)]
         return [v for v in [*held, *(value.__defaults__ or ()),
                             *(value.__kwdefaults__ or {}).values(), _fields(value)]
                 if not isinstance(v, (types.FunctionType, type, types.ModuleType))]
@@ -523,7 +523,8 @@ def _inherited_hook(cls: type, name: str, value: Any) -> bool:
     return False
 
 
-def _filled(cell: Any) -> bool:
+def cell_filled(cell: Any) -> bool:
+    """Whether a closure's cell holds a value (an empty one raises on reading)."""
     try:
         cell.cell_contents
     except ValueError:  # an empty cell

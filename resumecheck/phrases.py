@@ -18,11 +18,16 @@ __all__ = ["ADAPTER_LEFT_OUT", "amount", "BUILDING", "CHANGED_AFTER_LOAD", "CHEC
            "as_built_uncompared",
            "at_the_point", "OUTSIDE_THE_CHECKPOINT", "side_files", "ADAPTER_LOOP",
            "drawn_at_import_text", "FETCHED_BEFORE_RESTORE", "GENERATOR_POSITION", "HASH_ORDER",
-           "HASH_ORDER_UNCHECKED", "MODULE_LEVEL", "OLDER_CHECKPOINT",
+           "HASH_ORDER_UNCHECKED", "MODULE_LEVEL", "OLDER_CHECKPOINT", "CAUSE_YET_BLIND",
            "global_streams",
            "RESTORE_CHANGED", "RESTORING", "STOPPED", "UNDECLARED_LEAD", "first_few", "first_line",
            "lost_uncompared", "merge_items", "uncompared_path", "undeclared_lead",
            "unused_position"]
+
+CAUSE_YET_BLIND = "yet the full resume departs on it (confirmed in its row)"
+"""Said of a blind spot whose dropped component the full resume's diagnosis
+confirmed as its cause (trial 158: "no resume point shows it lost" of a
+vocabulary that resume point showed lost)."""
 
 OLDER_CHECKPOINT = "your load() restored an older checkpoint"
 """How a run's why opens where its load restored an earlier step's state (the

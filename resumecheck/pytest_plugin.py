@@ -652,10 +652,12 @@ def _summary_row(entry: dict[str, Any]) -> str:
                 cells.append(f"engine resume: {run['verdict'].upper()} ({why})")
         else:
             # "ok" only for an ablation that diverged; never for "inconclusive"
+            from resumecheck.phrases import CAUSE_YET_BLIND
+
             # (trial 158: a blind spot the full resume's row confirmed as its cause)
             state = ("blind spot, yet confirmed in the full resume"
-                     if run["blind_spot"] and "yet the full resume departs on it" in
-                     run["explanation"] else "blind spot" if run["blind_spot"] else
+                     if run["blind_spot"] and CAUSE_YET_BLIND in run["explanation"]
+                     else "blind spot" if run["blind_spot"] else
                      "ok" if run["verdict"] == "diverged" else run["verdict"])
             cells.append(f"{','.join(run['dropped'])}: {state}")
     cells += _beside_cells(report)

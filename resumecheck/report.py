@@ -18,8 +18,9 @@ from typing import Any, Literal
 from resumecheck.errors import LONGER_BOUND
 from resumecheck.phrases import (
     AS_BUILT_MARK, BUILDING, CHANGED_AFTER_LOAD, FETCHED_BEFORE_RESTORE, HASH_ORDER_UNCHECKED,
-    NOT_VALIDATED_AGAIN, POSITION_TRANSFORMED, REORDERED, RESTORE_CHANGED, RESTORING, STOPPED, drawn_at_import_text,
-    first_line, global_streams, lost_uncompared, uncompared_path, unused_position,
+    NOT_VALIDATED_AGAIN, POSITION_TRANSFORMED, REORDERED, RESTORE_CHANGED, RESTORING, STOPPED,
+    drawn_at_import_text, first_line, global_streams, lost_uncompared, uncompared_path,
+    unused_position,
 )
 from resumecheck.streams import is_stream_detail, unseeded_text
 from resumecheck.trajectory import Trajectory
@@ -729,9 +730,8 @@ def _footer(report: Report) -> list[str]:
     if spots:
         names = ", ".join(",".join(r.dropped) for r in spots)
         # (trial 157: a vocabulary confirmed as the cause above, and a blind spot here)
-        full = report.full_resume
-        caused = [c for r in spots for c in r.dropped if full is not None and any(
-            f.component == c and f.status == CONFIRMED for f in full.diagnosis)]
+        confirmed = confirmed_causes(report.full_resume)
+        caused = [c for r in spots for c in r.dropped if c in confirmed]
         lines.append(
             f"blind spots: {names} (dropping them from the engine's restore changed no step "
             "here: not proof that they are saved"
@@ -844,6 +844,11 @@ def _after_restart_notice(engine: RunResult, where: str, named: str, ending: str
             f"{engine.resume_at[0]}, every step after it matched the uninterrupted run's, and "
             f"what its run held at its next restart differs ({listed}); the run then {where}. "
             f"Either {causes}{ending}")
+
+
+def confirmed_causes(run: RunResult | None) -> set[str]:
+    """The components a run's diagnosis confirmed as its cause (none: no run)."""
+    return {f.component for f in run.diagnosis if f.status == CONFIRMED} if run else set()
 
 
 def caveats(report: Report) -> list[str]:

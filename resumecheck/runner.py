@@ -66,7 +66,7 @@ from resumecheck.errors import (
 from resumecheck.compare import digest
 from resumecheck.faults import after_restore, beyond_the_machine, environment_failure
 from resumecheck.module_state import (
-    changed, program_line, program_spaces, raised, settings_set, snapshot, torch_settings,
+    changed_by, program_line, program_spaces, raised, settings_set, torch_settings,
 )
 from resumecheck.program import BuiltProgram, Target
 from resumecheck.progress import note_step
@@ -260,12 +260,10 @@ def run_here(spec: SegmentSpec, target: Target, *, deadline: float | None = None
     # (in a fresh interpreter: what the run changes at module level, as imported;
     # trial 152's module counter was named by the in-process refusal only)
     spaces = program_spaces(target.factory) if spec.find_undeclared and not judged_here else []
-    before = snapshot(spaces) if spaces else {}
     with _quiet_once_interrupted(watch):
-        _run_watched(segment, spec.workdir)
-    if spaces and segment.result.error is None:
-        moved = changed(before, snapshot(spaces))
-        segment.result.module_moved = [moved[where] for where in sorted(moved)]
+        _, moved = changed_by(lambda: _run_watched(segment, spec.workdir), spaces)
+    if segment.result.error is None:
+        segment.result.module_moved = moved
     return segment.result
 
 

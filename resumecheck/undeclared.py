@@ -52,6 +52,7 @@ import torch
 
 from resumecheck.compare import digest, flatten_state
 from resumecheck.components import Attr, Component, RNGState, asked_state
+from resumecheck.module_state import cell_filled
 from resumecheck.phrases import GENERATOR_POSITION
 from resumecheck.streams import stream_digests, stream_items
 
@@ -913,20 +914,12 @@ def _children(path: str, obj: Any, attrs: set[tuple[int, str]]) -> list[tuple[st
         # `nonlocal t` was named nowhere)
         return [(f"{path}.{name}", cell.cell_contents)
                 for name, cell in zip(obj.__code__.co_freevars, obj.__closure__)
-                if _cell_filled(cell)]
+                if cell_filled(cell)]
     if isinstance(obj, (type, types.ModuleType, types.FunctionType, types.MethodType)):
         return []
     if type(obj).__module__.split(".")[0] in _OPAQUE:
         return []
     return [(f"{path}.{k}", v) for k, v in _fields(obj) if (id(obj), k) not in attrs]
-
-
-def _cell_filled(cell: Any) -> bool:
-    try:
-        cell.cell_contents
-    except ValueError:  # (an empty cell)
-        return False
-    return True
 
 
 def _tensors_of(obj: Any) -> list[torch.Tensor] | None:

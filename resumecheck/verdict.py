@@ -37,15 +37,16 @@ from resumecheck.evidence import (
 from resumecheck.program import epoch_boundaries, next_epoch_start
 from resumecheck.phrases import (
     ADAPTER_LEFT_OUT, BUILDING, CHANGED_AFTER_LOAD, CHECKPOINT_LOSES, CHECKPOINT_MAY_LOSE,
-    GENERATOR_POSITION, LOOP_ENDED, MODULE_LEVEL, OLDER_CHECKPOINT, NOT_DECLARED, NOT_VALIDATED_AGAIN, OUTSIDE_THE_CHECKPOINT,
+    CAUSE_YET_BLIND, GENERATOR_POSITION, LOOP_ENDED, MODULE_LEVEL, OLDER_CHECKPOINT, NOT_DECLARED,
+    NOT_VALIDATED_AGAIN, OUTSIDE_THE_CHECKPOINT,
     OWN_RESUME_ENDS_OTHERWISE, POSITION_UNUSED, RESTORE_CHANGED,
     RESTORING, STOPPED, UNDECLARED_LEAD, FETCHED_BEFORE_RESTORE, first_line, global_streams,
     side_files, uncompared_path, undeclared_lead,
 )
 from resumecheck.report import (
     AFTER_DIVERGENCE, CLOSE, CONFIRMED, DIVERGED, FAILED, IDENTICAL, INCONCLUSIVE, LATENT,
-    LOST_ON_RESAVE, NOT_CAUSE, PUT_BACK, Finding, FindingStatus, RunResult, resave_loses,
-    settings_text,
+    LOST_ON_RESAVE, NOT_CAUSE, PUT_BACK, Finding, FindingStatus, RunResult, confirmed_causes,
+    resave_loses, settings_text,
 )
 from resumecheck.capture import load_checkpoint
 from resumecheck.segments import SegmentResult
@@ -1112,15 +1113,14 @@ def _earlier_weights(ref: Reference, state: Any, k: int) -> str:
                   if key.startswith("param:") and key in mine}
         if theirs and all(mine[key] == d for key, d in theirs.items()):
             return (f" (the reference's weights after step {step}, {k - step} step"
-                    f"{'' if k - step == 1 else 's'} before the resume point: {_OLDER}; a "
-                    "loop that runs on from the step it restored would repeat those steps, the "
-                    "check runs on from the resume point)")
+                    f"{'' if k - step == 1 else 's'} before the resume point: "
+                    f"{OLDER_CHECKPOINT}; a loop that runs on from the step it restored would "
+                    "repeat those steps, the check runs on from the resume point)")
     return ""
 
 
-_OLDER = OLDER_CHECKPOINT
 _OLDER_STEP = re.compile(r"the reference's weights after step (\d+), \d+ steps? before the "
-                         "resume point: " + re.escape(_OLDER))
+                         "resume point: " + re.escape(OLDER_CHECKPOINT))
 
 
 def _older_checkpoint_text(r: RunResult) -> str:
@@ -1133,11 +1133,11 @@ def _older_checkpoint_text(r: RunResult) -> str:
     for f in r.diagnosis:
         found = _OLDER_STEP.search(f.detail) if f.component == PARAMS else None
         if found is not None:
-            return (f"{_OLDER}, the uninterrupted run's state after step {found.group(1)} at "
-                    f"step {f.step or r.resume_at[0]} (its weights are, bit for bit): what "
-                    "differs follows from that, and a loop that runs on from the step it "
-                    "restored repeats the steps between, where the check runs on from the "
-                    "resume point; ")
+            return (f"{OLDER_CHECKPOINT}, the uninterrupted run's state after step "
+                    f"{found.group(1)} at step {f.step or r.resume_at[0]} (its weights are, bit "
+                    "for bit): what differs follows from that, and a loop that runs on from the "
+                    "step it restored repeats the steps between, where the check runs on from "
+                    "the resume point; ")
     return ""
 
 
@@ -1567,19 +1567,12 @@ def _without_undeclared_leads(text: str) -> str:
 _NOISE_MARKS = ("; loss stays within", "; loss leaves", "; nothing in the loss")
 
 
-CAUSE_YET_BLIND = "yet the full resume departs on it (confirmed in its row)"
-"""Said of a blind spot whose dropped component the full resume's diagnosis
-confirmed as its cause (trial 158: "no resume point shows it lost" of a
-vocabulary that resume point showed lost)."""
-
-
 def note_confirmed_blind_spots(runs: list[RunResult]) -> None:
     """A blind spot (an ablation that changed no step) whose dropped component
     is confirmed as the cause of the full resume's departure says so: dropping
     it leaves a fresh build's state, which matched here; the full resume's
     restore gave it otherwise."""
-    full = next((r for r in runs if not r.dropped), None)
-    confirmed = {f.component for f in full.diagnosis if f.status == CONFIRMED} if full else set()
+    confirmed = confirmed_causes(next((r for r in runs if not r.dropped), None))
     for run in runs:
         caused = [c for c in run.dropped if c in confirmed]
         if run.blind_spot and caused:
