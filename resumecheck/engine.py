@@ -46,7 +46,7 @@ from resumecheck.program import Target, declared_names, load_target
 from resumecheck.progress import ProgressCallback, ProgressTracker, run_label
 from resumecheck.elastic import judge_elastic, unmapped_state
 from resumecheck.phrases import (
-    AS_BUILT_AT_RESUME, MODULE_LEVEL, RESTART_HELD_OTHERWISE, STOPPED, merge_items,
+    AS_BUILT_AT_RESUME, GRADS_SUMMED, MODULE_LEVEL, RESTART_HELD_OTHERWISE, STOPPED, merge_items,
 )
 from resumecheck.report import (
     CLOSE, DIVERGED, FAILED, IDENTICAL, INCONCLUSIVE, Finding, Report, RunResult, settings_text,
@@ -1419,6 +1419,7 @@ def _report(checker: Checker, runs: list[RunResult],
     back, on_the_way = brought_back(checker.segment.held, restarted_held or {},
                                     checker.segment.held_after, after)
     back |= _set_back_with_its_component(checker, restarted_after)
+    back |= _grads_restored(checker, engine_run)
     back |= _alike_until_it_departed(checker, engine_run, after)
     named = _named(checker, back, on_the_way)
     unsure = _no_evidence_of_held(engine_run)
@@ -1543,6 +1544,16 @@ def _alike_until_it_departed(checker: Checker, engine_run: RunResult | None,
     # (one it held in neither there is made later, by steps that then differ)
     return {path for path in checker.segment.held
             if all(after[s].get(path) == ref_after[s].get(path) for s in steps)}
+
+
+def _grads_restored(checker: Checker, engine_run: RunResult | None) -> set[str]:
+    """Gradients the reference carried across a resume point into the
+    optimizer's step (``grad_carry``) where the engine's own full resume,
+    which restores the declared components only, resumes all the same: a
+    declared component holds them (one that returns and sets them)."""
+    if engine_run is None or engine_run.verdict not in (IDENTICAL, CLOSE):
+        return set()
+    return {path for path, text in checker.segment.undeclared.items() if GRADS_SUMMED in text}
 
 
 def _set_back_with_its_component(checker: Checker,

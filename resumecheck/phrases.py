@@ -17,7 +17,7 @@ __all__ = ["ADAPTER_LEFT_OUT", "amount", "BUILDING", "CHANGED_AFTER_LOAD", "CHEC
            "RESTART_HELD_OTHERWISE", "AS_BUILT_AT_RESUME", "AS_BUILT_MARK", "AT_THIS_POINT",
            "as_built_uncompared",
            "at_the_point", "OUTSIDE_THE_CHECKPOINT", "side_files", "ADAPTER_LOOP",
-           "drawn_at_import_text", "FETCHED_BEFORE_RESTORE", "GENERATOR_POSITION", "HASH_ORDER",
+           "drawn_at_import_text", "FETCHED_BEFORE_RESTORE", "GENERATOR_POSITION", "GRADS_SUMMED", "HASH_ORDER",
            "HASH_ORDER_UNCHECKED", "MODULE_LEVEL", "OLDER_CHECKPOINT", "CAUSE_YET_BLIND",
            "global_streams",
            "RESTORE_CHANGED", "RESTORING", "STOPPED", "UNDECLARED_LEAD", "first_few", "first_line",
@@ -36,6 +36,10 @@ weights are the reference's after that step, bit for bit)."""
 GENERATOR_POSITION = "how far it ran is in no checkpoint and cannot be compared"
 """How a ``Report.undeclared`` line says a Python generator's position is state
 no checkpoint holds (``undeclared._generator_text``)."""
+
+GRADS_SUMMED = "gradients summed over more than one step"
+"""How a ``Report.undeclared`` line says parameters' ``.grad`` carried across a
+resume point reached the optimizer's step (``grad_carry``)."""
 
 MODULE_LEVEL = "state your program keeps at module level, which the run changed"
 """How a ``Report.undeclared`` line opens its words on module-level state the

@@ -65,6 +65,7 @@ from resumecheck.errors import (
 )
 from resumecheck.compare import digest
 from resumecheck.faults import after_restore, beyond_the_machine, environment_failure
+from resumecheck.grad_carry import GradCarry
 from resumecheck.module_state import (
     changed_by, program_line, program_spaces, raised, settings_set, torch_settings,
 )
@@ -434,6 +435,7 @@ class _Segment:
         tracer.keep_samples = spec.keep_samples
         undeclared = (UndeclaredWatch(built.program, built.components)
                       if spec.find_undeclared else None)
+        carry = GradCarry(built.components, spec.capture_at if spec.find_undeclared else [])
         if spec.restore is not None and spec.start in spec.held_after:  # (as restored)
             self._look_at_held(built, spec.start, undeclared)
         for step in range(spec.start + 1, spec.stop + 1):
@@ -442,6 +444,7 @@ class _Segment:
             if step in spec.held_after:
                 self._look_at_held(built, step, undeclared)
             self._checkpoint(built, step)
+            carry.arm(step)  # (at a resume point, after its save: what a restart starts without)
             note_step(step)
         self.enter("capture")
         self.result.boundaries = built.boundaries()  # (again: where the loop validated)
@@ -455,6 +458,7 @@ class _Segment:
             self.result.unrestorable = undeclared.unrestorable
             self.result.held_at_build = undeclared.at_build
             self.result.held = undeclared.held  # (one walk of the program at the end)
+            self.result.undeclared.update(carry.found())
         elif spec.digest_held:
             self.result.held = held_digests(built.program, built.components)
         if spec.save_after_end and built.has_own_checkpoint:  # (after all that is compared)
@@ -544,10 +548,7 @@ class _Segment:
         except CheckpointError:
             pass
         finally:
-            if path.is_dir():
-                shutil.rmtree(path, ignore_errors=True)
-            else:
-                path.unlink(missing_ok=True)
+            _remove(path)
 
     def _program_save(self, built: BuiltProgram, step: int) -> None:
         self.enter("save", step)
@@ -599,6 +600,13 @@ class _Segment:
             self.tracer.close()
         if self.built is not None:
             self.built.close()
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
 
 
 def _in_this_run(failure: EnvironmentFailure, exc: BaseException, spec: SegmentSpec,

@@ -37,7 +37,7 @@ from resumecheck.evidence import (
 from resumecheck.program import epoch_boundaries, next_epoch_start
 from resumecheck.phrases import (
     ADAPTER_LEFT_OUT, BUILDING, CHANGED_AFTER_LOAD, CHECKPOINT_LOSES, CHECKPOINT_MAY_LOSE,
-    CAUSE_YET_BLIND, GENERATOR_POSITION, LOOP_ENDED, MODULE_LEVEL, OLDER_CHECKPOINT, NOT_DECLARED,
+    CAUSE_YET_BLIND, GENERATOR_POSITION, GRADS_SUMMED, LOOP_ENDED, MODULE_LEVEL, OLDER_CHECKPOINT, NOT_DECLARED,
     NOT_VALIDATED_AGAIN, OUTSIDE_THE_CHECKPOINT,
     OWN_RESUME_ENDS_OTHERWISE, POSITION_UNUSED, RESTORE_CHANGED,
     RESTORING, STOPPED, UNDECLARED_LEAD, FETCHED_BEFORE_RESTORE, first_line, global_streams,
@@ -1593,7 +1593,7 @@ def note_lost_uncompared(own: RunResult, undeclared: list[str]) -> None:
     # (trial 154: a module counter and a generator, named in the WARNING, not in the why)
     for phrase, marks in ((CHECKPOINT_LOSES, (f": {CHECKPOINT_LOSES}",)),
                           (CHECKPOINT_MAY_LOSE, (f": {CHECKPOINT_MAY_LOSE}",)),
-                          (_UNHELD, (GENERATOR_POSITION, f": {MODULE_LEVEL}"))):
+                          (_UNHELD, (GENERATOR_POSITION, f": {MODULE_LEVEL}", GRADS_SUMMED))):
         lost = [uncompared_path(what) for what in undeclared
                 if any(mark in what for mark in marks)]
         note = (f"not compared, and {phrase}: " + ", ".join(f"`{p}`" for p in lost)
