@@ -130,4 +130,9 @@ class GradCarry:
 
 
 def _nonzero(grad: torch.Tensor | None) -> bool:
-    return grad is not None and bool(grad.detach().ne(0).any())
+    """Whether ``grad`` holds a value other than 0 (of a DTensor, this rank's
+    shard: a collective in a hook could pair otherwise on other ranks)."""
+    if grad is None:
+        return False
+    local = grad.to_local() if hasattr(grad, "to_local") else grad
+    return bool(local.detach().ne(0).any())
