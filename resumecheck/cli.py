@@ -42,6 +42,8 @@ from resumecheck.settings import DEFAULT_NOISE_SEEDS, MAX_NOISE_SEEDS
 
 __all__ = ["main"]
 
+_COMMANDS = ("run", "fuzz", "baseline", "timing")
+
 EXIT_EQUIVALENT = 0
 EXIT_NOT_EQUIVALENT = 1
 EXIT_USAGE = 2
@@ -561,6 +563,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return EXIT_USAGE
     commands = {"run": _run, "fuzz": _fuzz, "baseline": _baseline, "timing": _timing}
+    assert set(commands) == set(_COMMANDS)
     if sys.stdout is None:  # started with it closed (`>&-`)
         from resumecheck.output import STDOUT, abandon_stdout
 
@@ -582,6 +585,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return code
         except _UsageError as exc:
             _error(str(exc))
+            _error_document(args, "UsageError", str(exc), EXIT_USAGE)
             return EXIT_USAGE
         except KeyboardInterrupt as exc:
             return _interrupted(args, exc)
@@ -621,23 +625,45 @@ def _failed(args: argparse.Namespace, exc: Exception) -> int:
 
     if getattr(args, "debug", False):
         raise exc
-    stale = _stale_output(args)
-    if isinstance(exc, (NondeterministicBaseline, ModuleStateChanged)):
-        _error(_said(str(exc), stale))
-        return EXIT_NONDETERMINISTIC
-    if isinstance(exc, EnvironmentFailure):
-        _error(_said(str(exc), stale))
-        return EXIT_ENVIRONMENT
-    if isinstance(exc, SaveMovesState):  # (nothing judged: neither a pass nor a failure)
-        _error(_said(str(exc), stale))
-        return EXIT_INCONCLUSIVE
-    if isinstance(exc, ResumecheckError):
-        _error(_said(str(exc), stale))
-    else:
-        _error(_said(
-            f"unexpected {type(exc).__name__}: {exc}. This is a bug in resumecheck or "
-            "in the program under test; rerun with --debug for the traceback", stale))
-    return EXIT_USAGE
+    code = (EXIT_NONDETERMINISTIC if isinstance(exc, (NondeterministicBaseline, ModuleStateChanged))
+            else EXIT_ENVIRONMENT if isinstance(exc, EnvironmentFailure)
+            # (nothing judged: neither a pass nor a failure)
+            else EXIT_INCONCLUSIVE if isinstance(exc, SaveMovesState) else EXIT_USAGE)
+    message = str(exc) if isinstance(exc, ResumecheckError) else (
+        f"unexpected {type(exc).__name__}: {exc}. This is a bug in resumecheck or "
+        "in the program under test; rerun with --debug for the traceback")
+    _error_document(args, type(exc).__name__, message, code)
+    _error(_said(message, _stale_output(args)))
+    return code
+
+
+def _error_document(args: argparse.Namespace, kind: str, message: str, code: int) -> None:
+    """With ``--format json``, the error as a JSON document where the report
+    would have gone (``resumecheck.error/1``): a job that parses the output
+    reads why there is no report (trial 158: exit 3 left stdout empty). To
+    ``--output`` only where that file passes the output check (never over
+    the program's source); a document that cannot be written is left out:
+    the message on standard error and the exit status say it all the same."""
+    if getattr(args, "format", None) != "json" or args.command not in _COMMANDS:
+        return
+    import json
+
+    from resumecheck.errors import OutputError
+    from resumecheck.output import STDOUT, check_output, write_report, write_stdout
+
+    text = json.dumps({"schema": "resumecheck.error/1", "command": args.command,
+                       "target": getattr(args, "target", None), "exit_code": code,
+                       "error": {"kind": kind, "message": message}}, indent=2) + "\n"
+    try:
+        if not args.output or args.output == STDOUT:
+            write_stdout(text)
+            return
+        if not getattr(args, "output_checked", False):
+            check_output(args.output, getattr(args, "target", None))
+        write_report(args.output, text)
+        args.written = True
+    except (OutputError, OSError):
+        pass
 
 
 _show_warning = warnings.showwarning

@@ -32,6 +32,7 @@ SCHEMAS: dict[str, str] = {
     "resumecheck.baseline/1": "baseline-1.json",
     "resumecheck.timing/1": "timing-1.json",
     "resumecheck.session/1": "session-1.json",
+    "resumecheck.error/1": "error-1.json",
 }
 """Each document kind and version, and the file of its schema."""
 

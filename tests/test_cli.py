@@ -124,3 +124,37 @@ def test_help_lists_every_exit_code_the_command_returns(capsys, command):
     codes = capsys.readouterr().out.split("exit codes:", 1)[1]
     listed = set(re.findall(r"(?:^|[\s,])(\d+) ", codes))
     assert {"0", "1", "2", "3", "4", "5", "130"} <= listed, (command, codes)
+
+
+def test_a_command_that_judges_nothing_writes_its_error_as_json_where_asked(tmp_path, capsys):
+    """Trial 158: `run --format json` that refused (exit 3) left standard output
+    empty, and a job parsing it read nothing; the error is now a document of
+    its own (``resumecheck.error/1``), where the report would have gone."""
+    from tests.conftest import check_document
+
+    spec = "fixtures.trust.cached_order:BUGGY"
+    assert main(["run", spec, "--drop", "none", "--noise-seeds", "0", "--format", "json"]) == 3
+    out, err = capsys.readouterr()
+    document = json.loads(out)
+    check_document(document)
+    assert document["exit_code"] == 3 and document["command"] == "run"
+    assert document["target"] == spec and document["error"]["kind"] == "ModuleStateChanged"
+    assert err.startswith("resumecheck: error: ")
+    assert document["error"]["message"] in err  # (the same words on standard error)
+    # to --output, replacing a report from before, and no word that it is stale
+    (report := tmp_path / "r.json").write_text("{}")
+    assert main(["run", spec, "--drop", "none", "--noise-seeds", "0", "--format", "json",
+                 "--output", str(report)]) == 3
+    assert json.loads(report.read_text())["exit_code"] == 3
+    assert "was not written by this command" not in capsys.readouterr().err
+    # a usage error found after the options were read: the same (one argparse
+    # refuses is said with the usage line only: the options were not read)
+    assert main(["run", "--drop", "all", "--drop", "rng", "--format", "json"]) == 2
+    assert json.loads(capsys.readouterr().out)["error"]["kind"] == "UsageError"
+    # never over the program's own source, and never in a table's place
+    source = tmp_path / "train.py"
+    source.write_text("raise SystemExit('not a target')\n")
+    assert main(["run", f"{source}:T", "--format", "json", "--output", str(source)]) == 2
+    assert source.read_text() == "raise SystemExit('not a target')\n"
+    assert main(["run", spec, "--drop", "none", "--noise-seeds", "0"]) == 3
+    assert capsys.readouterr().out == ""
