@@ -758,6 +758,7 @@ def _run(args: argparse.Namespace) -> int:
         return idle
     with _importing_torch():
         from resumecheck.engine import run_check
+        from resumecheck.report import outcome_text
 
     settings = _settings(
         args, resume_at=args.resume_at, drop=_drop_spec(args.drop), tolerance=_tolerance(args),
@@ -770,7 +771,10 @@ def _run(args: argparse.Namespace) -> int:
         report = run_check(args.target, settings, progress=progress)
     _plot_and_summary(args, report)
     # (as the report's own headline words it: a trial read two spellings of one verdict)
-    _emit(args, report.render(args.format), f"full resume: {report.outcome}")
+    # (trial 159: "EQUIVALENT; report written to ..." of a resume whose report read
+    # "EQUIVALENT in what is compared; not compared, and your own resume ends otherwise")
+    _emit(args, report.render(args.format),
+          f"full resume: {outcome_text(report).removesuffix(' (see below)')}")
     if report.outcome == "INCONCLUSIVE":
         return EXIT_INCONCLUSIVE
     return EXIT_EQUIVALENT if report.equivalent else EXIT_NOT_EQUIVALENT

@@ -38,6 +38,7 @@ __all__ = [
     "NOT_CAUSE",
     "SCHEMA",
     "Finding",
+    "outcome_text",
     "Report",
     "RunResult",
     "StreamOffset",
@@ -613,8 +614,8 @@ def _header(report: Report) -> list[str]:
     return [*_HEADER[:3], "max |Δ mean loss|", *_HEADER[4:]]
 
 
-def _outcome_text(report: Report) -> str:
-    """``Report.outcome``, saying, for an equivalent resume, what is not
+def outcome_text(report: Report) -> str:
+    """``Report.outcome`` as the headline words it, saying, for an equivalent resume, what is not
     compared that it ends with otherwise (the verdict covers what is compared)."""
     lost = lost_uncompared(report.undeclared)
     full = report.full_resume
@@ -697,7 +698,7 @@ def _headline(report: Report) -> str:
         f"{','.join(map(str, report.resume_at))}, {report.seed_text}, "
         f"{report.restarts_text}, {report.tolerance_text}; torch {env.get('torch')}, "
         f"{env.get('threads')} thread(s), {env.get('device')}\n"
-        f"full resume: {_outcome_text(report)}"
+        f"full resume: {outcome_text(report)}"
     )
 
 
@@ -764,7 +765,7 @@ def _markdown(report: Report) -> str:
     the verdict, the settings, the table, then diagnosis and how to reproduce."""
     env = report.environment
     lines = [
-        f"### resumecheck: full resume {_outcome_text(report)} — `{report.target}`", "",
+        f"### resumecheck: full resume {outcome_text(report)} — `{report.target}`", "",
         f"{report.steps} steps, resume at {','.join(map(str, report.resume_at))}, "
         f"{report.seed_text}, {report.restarts_text}, "
         f"{report.tolerance_text}; torch "

@@ -203,6 +203,21 @@ def test_an_undeclared_ema_the_checkpoint_loses_is_said_to_end_otherwise_in_the_
     assert "ends otherwise with: `ema`" in report.render("markdown").splitlines()[0]
 
 
+def test_the_line_that_says_where_the_report_went_keeps_what_the_verdict_covers(tmp_path,
+                                                                                capsys):
+    """Trial 159: `--output` printed "full resume: EQUIVALENT; report written to
+    ..." where the report read "EQUIVALENT in what is compared; not compared,
+    and your own resume ends otherwise with ..."."""
+    from resumecheck.cli import main
+
+    out = tmp_path / "r.txt"
+    assert main(["run", SPEC + "UNDECLARED", "--drop", "none", "--noise-seeds", "0",
+                 "--output", str(out)]) == 0
+    assert capsys.readouterr().out == (
+        "resumecheck run: full resume: EQUIVALENT in what is compared; not compared, and your "
+        f"own resume ends otherwise with: `ema`; report written to {out}\n")
+
+
 def test_asserting_such_a_resume_passes_and_warns_naming_what_it_ends_without():
     """A trial: the test passed with no warning where the command's report said
     the checkpoint loses state (only the plugin's summary row said so)."""
