@@ -713,8 +713,8 @@ def describe_data(reference: SegmentResult, segments: Sequence[tuple[int, Segmen
                           for t in (ref_t, run_t))
     ref_in, run_in = [ref_t[k] for k in ref_keys], [run_t[k] for k in run_keys]
     if len(ref_in) != len(run_in):
-        return (f"step {step} called the model with {len(run_in)} input tensor(s), "
-                f"{len(ref_in)} in the reference")
+        return _calls_text(step, rec, reference.records[step - 1], ref_keys, run_keys,
+                           ref_in, run_in)
     for i, (a, b) in enumerate(zip(ref_in, run_in)):
         if a.shape != b.shape or a.dtype != b.dtype or not torch.equal(a, b):
             which = _input_words(rec, run_keys[i], i, len(ref_in))
@@ -875,6 +875,31 @@ def _shifted(expected: torch.Tensor, read: torch.Tensor) -> str:
                         f"{d}: the restart reads from {d} sample{'s' if d > 1 else ''} {way} "
                         "(a data position off: by as much where each position is one sample read)")
     return ""
+
+
+def _calls_text(step: int, rec: Any, ref_rec: Any, ref_keys: list[str], run_keys: list[str],
+                ref_in: list[torch.Tensor], run_in: list[torch.Tensor]) -> str:
+    """A step that called the model with more or fewer input tensors than the
+    uninterrupted run's: whether those both have agree, and what the other
+    side's extra calls were (trial 159: a validation every third step, decided
+    by a step counter, read as other data)."""
+    said = (f"step {step} called the model with {len(run_in)} input "
+            f"tensor{'' if len(run_in) == 1 else 's'}, {len(ref_in)} in the reference")
+    common = min(len(ref_in), len(run_in))
+    if any(a.shape != b.shape or a.dtype != b.dtype or not torch.equal(a, b)
+           for a, b in zip(ref_in[:common], run_in[:common])):
+        return said
+    longer, keys, whose = ((ref_rec, ref_keys, "the reference's") if len(ref_in) > common
+                           else (rec, run_keys, "this run's"))
+    extra = [_input_words(longer, k, common + i, len(keys))
+             for i, k in enumerate(keys[common:common + 3])]
+    more = f" and {len(keys) - common - 3} more" if len(keys) - common > 3 else ""
+    both = "the one both have agrees" if common == 1 else f"the {common} both have agree"
+    return (f"{said}; {both} bit for bit, so the data agree: "
+            f"{whose} {', '.join(extra)}{more} {'was' if len(keys) - common == 1 else 'were'} "
+            "not made on the other side (a call the step makes only at some steps, an "
+            "evaluation every few steps, decided otherwise: by a step counter or other state "
+            "that differs here)")
 
 
 def _input_words(rec: Any, key: str, i: int, count: int) -> str:

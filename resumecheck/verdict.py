@@ -426,7 +426,9 @@ def judge(ref: Reference, result: RunResult, segments: Segments) -> Comparison |
     if cmp.first is not None:
         result.verdict = DIVERGED
         result.first_divergent_step, quantity = cmp.first
-        result.first_divergent_quantity = (quantity_name(quantity) + _whose_rate(
+        result.first_divergent_quantity = (
+            _calls_counted(ref, segments, result.first_divergent_step, quantity)
+            or quantity_name(quantity)) + (_whose_rate(
             ref, segments, result.first_divergent_step, quantity) + _others(
             quantity, cmp.first_also) + _absent(ref, segments, result.first_divergent_step,
                                                 quantity))
@@ -2503,6 +2505,31 @@ def _absent(ref: Reference, segments: Segments, step: int, key: str) -> str:
     if key in mine.digests and key not in theirs.digests:
         return " (none in the uninterrupted run: " + _why_no_gradient(theirs) + " there)"
     return ""
+
+
+def _calls_counted(ref: Reference, segments: Segments, step: int, key: str) -> str | None:
+    """The first divergence where a step called the model fewer (or more)
+    times than the uninterrupted run's step, and every input both made agrees
+    (``key``, an input only one side has, is the first that differs): the
+    number of calls, not the data (trial 159: a validation made every third
+    step, by a step counter dropped, read as `data (the model's inputs)`)."""
+    base, rank = split_rank_name(key)
+    if not base.startswith("inputs:"):
+        return None
+    mine = next((r for _, seg in segments for r in seg.records if r.step == step), None)
+    theirs = ref.by_step.get(step)
+    if mine is None or theirs is None or (key in mine.digests) == (key in theirs.digests):
+        return None
+
+    def count(record: StepRecord) -> int:
+        return sum(1 for k in record.digests
+                   if split_rank_name(k)[0].startswith("inputs:") and split_rank_name(k)[1] == rank)
+
+    here, there = count(mine), count(theirs)
+    both = min(here, there)
+    return (f"number of model calls{'' if rank is None else f' on rank {rank}'} ({here} input "
+            f"tensor{'' if here == 1 else 's'}, {there} in the uninterrupted run; "
+            + ("the one both have agrees)" if both == 1 else f"the {both} both have agree)"))
 
 
 def _why_no_gradient(record: StepRecord) -> str:

@@ -207,3 +207,22 @@ def test_a_positional_input_is_named_as_the_forward_names_it():
     x = torch.zeros(2)
     assert [n for n, _ in _named_tensors((x, {"a": x}), {}, _positional_names(LM(), 2))] == [
         "`idx`", "`mask` at `['a']`"]
+
+
+def test_a_call_made_at_fewer_steps_is_a_number_of_calls_not_other_data():
+    """Trial 159: a validation every third step, decided by a step counter
+    the ablation dropped, was the first divergence as `data (the model's
+    inputs)`, where every training batch agreed (``fixtures/trust/eval_by_step.py``)."""
+    report = verify("fixtures.trust.eval_by_step:TARGET", drop=["global_step"], noise_seeds=0)
+    [run] = [r for r in report.runs if r.dropped == ["global_step"]]
+    assert run.first_divergent_step == 6
+    assert run.first_divergent_quantity == (
+        "number of model calls (1 input tensor, 2 in the uninterrupted run; the one both have "
+        "agrees)")
+    assert ("step 6 called the model with 1 input tensor, 2 in the reference; the one both have "
+            "agrees bit for bit, so the data agree: the reference's `input` in its 2nd call of 2 "
+            "was not made on the other side (a call the step makes only at some steps, an "
+            "evaluation every few steps, decided otherwise: by a step counter or other state "
+            "that differs here)") in run.explanation
+    assert "the uninterrupted run called it with" not in run.explanation
+    assert report.equivalent  # (the full resume keeps the counter)
