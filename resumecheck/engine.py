@@ -838,7 +838,13 @@ class _Confirmations:
                     and self._random_state(component, k)):
                 moved.add(i)  # (it changed the run: not "changes nothing", see settle_findings)
         outcomes.update(self._later_causes(result, tries, outcomes, work))
-        outcomes.update(self._joint_causes(result, tries, outcomes, work, diverged_at))
+        joint = self._joint_causes(result, tries, outcomes, work, diverged_at)
+        outcomes.update(joint)
+        if any(joint.values()):
+            # (trial 160: a data position and an epoch, causes only together, left
+            # the optimizer, scheduler and streams "not the cause", where each
+            # moved what those two leave: tried on top of them, as for one alone)
+            outcomes.update(self._later_causes(result, tries, outcomes, work))
         if any(outcomes.values()):
             # (what the confirmed ones leave, the others are tried on: a change
             # they made alone may be theirs together with a confirmed one)

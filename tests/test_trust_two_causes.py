@@ -35,3 +35,20 @@ def test_the_same_lost_stream_alone_is_confirmed_and_the_correct_load_resumes():
     assert [(f.component, f.status) for f in own.diagnosis] == [("rng", "confirmed")]
     report, own = _own(two_causes.CORRECT)
     assert report.equivalent and own.verdict == "identical", report.render("table")
+
+
+def test_causes_found_only_together_are_put_right_before_the_others_are_tried_again():
+    """Trial 160: a load that kept the weights and the step alone; the first
+    resumed step's samples came right only with the data position and the
+    epoch put right together, and the optimizer's lost momentum, which
+    changes what those two leave, read "differs, not the cause". What the
+    joint causes leave is tried as what one confirmed cause leaves is
+    (``fixtures/trust/weights_and_step_only.py``)."""
+    from resumecheck.report import CONFIRMED
+
+    spec = "fixtures.trust.weights_and_step_only:"
+    own = verify(spec + "WEIGHTS_AND_STEP", drop="none", noise_seeds=0).full_resume
+    assert own is not None and own.first_divergent_step == 7
+    assert {f.component: f.status for f in own.diagnosis} == {
+        "optimizer": CONFIRMED, "data_cursor": CONFIRMED, "sampler_epoch": CONFIRMED}
+    assert verify(spec + "CORRECT", drop="none", noise_seeds=0).equivalent
