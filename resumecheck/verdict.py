@@ -1357,7 +1357,7 @@ def own_resume_ends(named: dict[str, str], reference: dict[str, list[str]],
         elif own and path not in own and path in reference:  # (an entry a log made, say)
             text += "; your own resume ends without it (nothing there made it again)"
         elif own and path in own and path in reference and own[path] == reference[path]:
-            text += "; your own resume ends with it as the uninterrupted run did"
+            text += f"; {OWN_ENDS_ALIKE}"
         elif own and path in own and path in reference and departed and not ends_only:
             step = run.first_divergent_step if run is not None else None
             went = _went(run) if run is not None else "departed from the uninterrupted run"
@@ -1606,7 +1606,10 @@ def note_lost_uncompared(own: RunResult, undeclared: list[str]) -> None:
                 at, f"{at}; {note}", 1)
         elif lost:
             own.explanation += f"; {note}"
-    drawn = [uncompared_path(what) for what in undeclared if _UNHELD_GENERATOR.search(what)]
+    # (trial 160: a generator the own resume ended with as the uninterrupted run did,
+    # restored by the program, led the why before the epoch it lost)
+    drawn = [uncompared_path(what) for what in undeclared
+             if _UNHELD_GENERATOR.search(what) and OWN_ENDS_ALIKE not in what]
     if drawn and not own.diagnosis:
         # (trial 142: a collator's own torch.Generator, named in `not compared`, left the
         # why listing samplers, iterators and counters)
@@ -1616,6 +1619,10 @@ def note_lost_uncompared(own: RunResult, undeclared: list[str]) -> None:
             f"differs from step {own.first_divergent_step}; a random generator the run drew "
             f"from and no declared component holds: {listed} (see `not compared`)", 1)
 
+
+OWN_ENDS_ALIKE = "your own resume ends with it as the uninterrupted run did"
+"""How a ``Report.undeclared`` entry says the program's own resume ends with it
+alike (``own_resume_ends``)."""
 
 _UNHELD = "it is kept where no checkpoint of yours holds it"
 """How a departed own resume's why names a generator's position or module-level

@@ -1111,3 +1111,19 @@ def test_an_itertools_iterator_the_program_keeps_is_named_and_one_over_a_loader_
     assert report.undeclared[0].startswith(
         "weight (an itertools.chain iterator: how far it ran is in no checkpoint and cannot be "
         "compared; a restart makes it anew from its start")
+
+
+def test_a_generator_the_own_resume_brought_back_does_not_lead_its_why():
+    """Trial 160: a numpy generator the program saved and restored itself
+    (its `not compared` line: "your own resume ends with it as the
+    uninterrupted run did") led the why as "a random generator the run drew
+    from", before the epoch counter the checkpoint lost."""
+    report = verify("fixtures.trust.restored_generator_beside:EPOCH_LOST", **FAST)
+    own = report.full_resume
+    assert own is not None and own.first_divergent_step == 7
+    assert any(u.startswith("noise (a numpy Generator") and u.endswith(
+        "your own resume ends with it as the uninterrupted run did") for u in report.undeclared)
+    assert "`noise`" not in own.explanation
+    assert own.explanation.startswith(
+        "data (the samples consumed) differs from step 7; not compared, and your checkpoint may "
+        "lose it: `epoch` (see `not compared`)")
