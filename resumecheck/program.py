@@ -517,11 +517,16 @@ def load_target(spec: str | None) -> Target:
         return obj if obj.spec == spec and not streams and not drawn else \
             replace(obj, spec=spec, import_streams=streams, drawn_at_import=drawn)
     if not callable(obj) or isinstance(obj, type) and not hasattr(obj, "train_step"):
+        # (trial 160: "Config is a type" read as "a class is no factory", where a
+        # program class is one)
+        what = (f"a class with no train_step() method" if isinstance(obj, type)
+                else f"a {type(obj).__name__}")
         raise TargetError(
             spec,
-            f"{attr} is a {type(obj).__name__}, not a program factory",
-            "Point at a function (or resumecheck.Target) that takes a settings "
-            "dict and returns a program with components() and train_step()",
+            f"{attr} is {what}, not a program factory",
+            "Point at a program class (one whose instances have components() and "
+            "train_step(), made from a settings dict), a function that takes a settings "
+            "dict and returns such a program, or a resumecheck.Target",
         )
     return Target(factory=obj, spec=spec, import_streams=streams, drawn_at_import=drawn)
 

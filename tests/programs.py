@@ -281,6 +281,10 @@ EPOCH_READ_AT_BOUNDARY = Target(factory=EpochReadAtBoundary, steps=7, resume_at=
 NOT_A_FACTORY = 42
 
 
+class Settings:  # (a settings class, no program: trial 160 pointed the target at one)
+    lr = 0.1
+
+
 class DeclaredTwice(Linear):
     """The model declared under two names (a trial: each was called a blind spot)."""
 

@@ -53,6 +53,9 @@ def _run(capsys, *argv):
         ("not_a_module_anywhere:build", "cannot import not_a_module_anywhere"),
         ("tests.programs:no_such_attr", "has no attribute 'no_such_attr'"),
         ("tests.programs:NOT_A_FACTORY", "is a int, not a program factory"),
+        ("tests.programs:Settings", "Settings is a class with no train_step() method, not a "
+                                    "program factory. Point at a program class (one whose "
+                                    "instances have components() and train_step()"),
         ("tests.programs:factory_raises", "the factory raised RuntimeError: no GPU found"),
         ("tests.programs:NAN_LOSS", "step 3: the loss is nan; a check needs finite losses"),
         ("tests.programs:VECTOR_LOSS", "returned a loss of shape (3,); return a scalar"),
