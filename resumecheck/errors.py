@@ -9,7 +9,7 @@ process-isolated restarts send them across processes.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from resumecheck.phrases import HASH_ORDER, amount, global_streams
 
@@ -384,19 +384,36 @@ class DiskSpaceShortage(EnvironmentFailure):
         )
 
 
-class DiskUseWarning(UserWarning):
+class _MadeWarning(UserWarning):
+    """A warning whose words are made from its data. Its ``args`` are that data,
+    so that it is made again whole from them: pytest-xdist carries a worker's
+    warning to the controller by its class and ``args``, and one it cannot make
+    again from them it shows as a bare Warning whose words repeat its class's
+    name (trial 160: `LostStateWarning: resumecheck.errors.LostStateWarning: ...`)."""
+
+    _text = ""
+
+    def _words(self, made_from: tuple[Any, ...], text: str) -> None:
+        super().__init__(text)
+        self.args, self._text = made_from, text
+
+    def __str__(self) -> str:
+        return self._text
+
+
+class DiskUseWarning(_MadeWarning):
     """A check will write a lot of scratch data (said once, before the bulk of it)."""
 
     def __init__(self, path: str, size: int) -> None:
         self.path = path
         self.size = size
-        super().__init__(
+        self._words((path, size),
             f"this check will use about {amount(size)} of scratch space under {path} "
             "(TMPDIR), removed when it ends"
         )
 
 
-class ScratchElsewhereWarning(UserWarning):
+class ScratchElsewhereWarning(_MadeWarning):
     """TMPDIR names no usable directory: the scratch files go where Python's
     ``tempfile`` falls back to (said once per check, since a full or small
     fallback disk then fails the check with a path the user did not choose)."""
@@ -404,14 +421,14 @@ class ScratchElsewhereWarning(UserWarning):
     def __init__(self, given: str, used: str) -> None:
         self.given = given
         self.used = used
-        super().__init__(
+        self._words((given, used),
             f"TMPDIR={given} is not a directory this process can write in, so the check's "
             f"scratch files go to {used} instead; point TMPDIR at a writable directory to "
             "choose where they go"
         )
 
 
-class LatentGapWarning(UserWarning):
+class LatentGapWarning(_MadeWarning):
     """A resume judged equivalent that leaves a component otherwise than the
     uninterrupted run, where that changed no step (a latent gap): the test
     passes, and this says what it would not show."""
@@ -419,7 +436,7 @@ class LatentGapWarning(UserWarning):
     def __init__(self, target: str, gaps: list[str], resume_at: list[int], reproduce: str) -> None:
         self.target, self.gaps, self.resume_at, self.reproduce = target, gaps, resume_at, reproduce
         points = ", ".join(map(str, resume_at))
-        super().__init__(
+        self._words((target, gaps, resume_at, reproduce),
             f"{target}: the resume is equivalent at {points}, but it leaves "
             f"{', '.join(gaps)} otherwise than the uninterrupted run, in state that changed "
             "no step after the restart there (a latent gap): another resume point, or a "
@@ -429,7 +446,7 @@ class LatentGapWarning(UserWarning):
         )
 
 
-class LostStateWarning(UserWarning):
+class LostStateWarning(_MadeWarning):
     """A resume judged equivalent in what is compared, where the program's own
     resume ends otherwise with state no component declares: its checkpoint
     likely loses it (a trial: the test passed silently where the command's
@@ -437,7 +454,7 @@ class LostStateWarning(UserWarning):
 
     def __init__(self, target: str, paths: list[str], reproduce: str) -> None:
         self.target, self.paths, self.reproduce = target, paths, reproduce
-        super().__init__(
+        self._words((target, paths, reproduce),
             f"{target}: the resume is equivalent in what is compared, but your own resume ends "
             f"otherwise than the uninterrupted run with {', '.join(paths)}, which no declared "
             "component holds: your checkpoint likely loses it, unless it is not state (a log, "
@@ -446,7 +463,7 @@ class LostStateWarning(UserWarning):
         )
 
 
-class DrawnAtImportWarning(UserWarning):
+class DrawnAtImportWarning(_MadeWarning):
     """A resume judged equivalent in one interpreter whose program's module drew
     from a global stream without a seed as it was imported: every in-process
     restart shares what it drew, a real one draws again (trial 143: the test
@@ -454,7 +471,7 @@ class DrawnAtImportWarning(UserWarning):
 
     def __init__(self, target: str, streams: list[str], reproduce: str) -> None:
         self.target, self.streams, self.reproduce = target, streams, reproduce
-        super().__init__(
+        self._words((target, streams, reproduce),
             f"{target}: the resume is equivalent in this interpreter, but the program's module "
             f"drew from {global_streams(streams)} without a seed as it was imported: every restart "
             "here shares what it drew, while a real restart imports it again and draws "
@@ -463,7 +480,7 @@ class DrawnAtImportWarning(UserWarning):
         )
 
 
-class SideFilesWarning(UserWarning):
+class SideFilesWarning(_MadeWarning):
     """A resume judged equivalent whose program's save() wrote (or load() read)
     files beside the checkpoint it was given: a restart from an older
     checkpoint reads what was written there last (trial 138: its step count
@@ -472,7 +489,7 @@ class SideFilesWarning(UserWarning):
 
     def __init__(self, target: str, files: str, reproduce: str) -> None:
         self.target, self.files, self.reproduce = target, files, reproduce
-        super().__init__(
+        self._words((target, files, reproduce),
             f"{target}: the resume is equivalent, but {files} outside the checkpoint path it "
             "was given: a restart reads what was written there last (by a later save, or "
             "another run beside it), not what that checkpoint saved, so a resume from an "
@@ -481,13 +498,13 @@ class SideFilesWarning(UserWarning):
         )
 
 
-class UnboundedStepsWarning(UserWarning):
+class UnboundedStepsWarning(_MadeWarning):
     """The program replaced the SIGALRM handler that bounds each phase of an
     in-process run (``--timeout``): its steps are not bounded any more."""
 
     def __init__(self, target: str) -> None:
         self.target = target
-        super().__init__(
+        self._words((target,),
             f"{target} installs a SIGALRM handler of its own (a watchdog, signal.alarm), and "
             "the in-process step timeout (--timeout) uses that signal: from here its steps "
             "are not bounded in this interpreter, and a step that hangs hangs the check. "

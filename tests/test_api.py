@@ -41,3 +41,27 @@ def test_importing_the_package_and_plugin_does_not_import_torch():
         "assert 'numpy' not in sys.modules, 'numpy imported'"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_each_warning_of_a_check_crosses_from_an_xdist_worker_whole():
+    """Trial 160: under `pytest -n 2` a LostStateWarning read
+    `LostStateWarning: resumecheck.errors.LostStateWarning: ...`: pytest-xdist
+    makes a worker's warning again from its class and ``args``, and could not."""
+    import warnings
+
+    from xdist.remote import serialize_warning_message
+    from xdist.workermanage import unserialize_warning_message
+
+    from resumecheck import errors
+
+    made = [errors.DiskUseWarning("/tmp", 2 << 30), errors.ScratchElsewhereWarning("/x", "/tmp"),
+            errors.LatentGapWarning("t:T", ["rng"], [4], "resumecheck run t:T"),
+            errors.LostStateWarning("t:T", ["ema"], "resumecheck run t:T"),
+            errors.DrawnAtImportWarning("t:T", ["torch"], "resumecheck run t:T"),
+            errors.SideFilesWarning("t:T", "save() wrote a.json", "resumecheck run t:T"),
+            errors.UnboundedStepsWarning("t:T")]
+    for warning in made:
+        sent = warnings.WarningMessage(warning, type(warning), "test.py", 1)
+        got = unserialize_warning_message(serialize_warning_message(sent)).message
+        assert type(got) is type(warning) and str(got) == str(warning)
+        assert not str(got).startswith("resumecheck.errors.")
