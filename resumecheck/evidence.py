@@ -421,7 +421,8 @@ def _offsets(reference: SegmentResult, seg: SegmentResult, k: int, step: int,
         if draws and step == k + 2:  # (what the first step drew, its batch may tell)
             detail = _batch_told(reference, seg, k + 1, key, draws, unit) or detail
         if draws is None and run is not None:  # another rank's stream? (class 9)
-            detail = _another_ranks(key, run, ref_states, step, k) or detail
+            detail = (_another_ranks(key, run, ref_states, step, k)
+                      or _set_back(reference, key, run, step, k) or detail)
         out.append(StreamOffset(stream=key, step=step, draws=draws, unit=unit, detail=detail))
     return out
 
@@ -478,6 +479,26 @@ def _another_ranks(key: str, run: Any, ref_states: dict[str, Any], step: int,
                 f"restored rank {other}'s state (one rank's streams saved, or loaded, for "
                 "every rank)")
     return None
+
+
+def _set_back(reference: SegmentResult, key: str, run: Any, step: int, k: int) -> str | None:
+    """A stream that is, bit for bit, where the uninterrupted run's was at the
+    start of an earlier step (its digests are recorded at every step's start):
+    set back there, or made again as the build left it (trial 160: a numpy
+    generator reset to its build state read only "not within 64 raw outputs
+    of it: another seed, ..."). None: at no earlier step's start."""
+    found = stream_digests({key: run})[key]
+    earlier = next((r.step for r in reference.records
+                    if r.step < step and r.streams.get(key) == found), None)
+    if earlier is None:
+        return None
+    where = (f"{stream_label(key)} at the start of step {step}, the first after the restore at "
+             f"{k}, is where the uninterrupted run's was at the start of step {earlier}")
+    if earlier == 1:
+        return (f"{where}, as the build left it: the restart draws from it as made (or seeded) "
+                "anew, and it was not restored, or was made or seeded again after the restore")
+    return (f"{where} ({step - earlier} steps earlier): it was set back to a state kept then, "
+            "or seeded again as it was then (a seed from an epoch's number, at another epoch)")
 
 
 def _as_restored(seg: SegmentResult, key: str, state: Any) -> bool:

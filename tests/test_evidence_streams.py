@@ -359,3 +359,52 @@ def test_draws_that_follow_a_batch_of_another_size_are_put_to_the_data():
     assert [f.component for f in own.diagnosis] == ["data_cursor"]
     assert verify("fixtures.evidence.batch_size_draws:CORRECT", noise_seeds=0, drop="none",
                   check_determinism=False).equivalent
+
+
+class _NoiseNotRestored:
+    """A numpy generator declared with RNGState, drawn from every step, that
+    the program's own load() leaves as the build made it."""
+
+    def __init__(self, settings):
+        torch.manual_seed(0)
+        self.model = torch.nn.Linear(3, 1)
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+        self.noise = np.random.default_rng(7)
+        self.x = torch.randn(8, 3)
+
+    def components(self):
+        return {"params": self.model, "optimizer": self.opt,
+                "rng": RNGState({"noise": self.noise}, streams=())}
+
+    def train_step(self):
+        jitter = torch.from_numpy(self.noise.normal(0.0, 0.1, size=(8, 3))).float()
+        loss = self.model(self.x + jitter).pow(2).mean()
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+        return loss.item()
+
+    def save(self, path):
+        torch.save({"model": self.model.state_dict(), "opt": self.opt.state_dict()}, path)
+
+    def load(self, path):
+        state = torch.load(path)
+        self.model.load_state_dict(state["model"])
+        self.opt.load_state_dict(state["opt"])
+
+
+def test_a_stream_left_as_the_build_made_it_is_said_to_be_where_the_run_began():
+    """Trial 160: a numpy generator left at its build state read only "not
+    within 64 raw outputs of it: another seed, a stream not restored, or ...";
+    its digest is the uninterrupted run's at the start of step 1."""
+    report = verify(Target(factory=_NoiseNotRestored, steps=6, resume_at=(3,)), drop="none",
+                    noise_seeds=0)
+    own = report.full_resume
+    assert own is not None and own.first_divergent_step == 4
+    [offset] = [o for o in own.stream_offsets if o.stream == "generator noise"]
+    assert offset.draws is None
+    assert offset.detail == (
+        "generator `noise` at the start of step 4, the first after the restore at 3, is where "
+        "the uninterrupted run's was at the start of step 1, as the build left it: the restart "
+        "draws from it as made (or seeded) anew, and it was not restored, or was made or seeded "
+        "again after the restore")
