@@ -1131,6 +1131,7 @@ class Checker:
         self.determinism = runs.determinism(self.segment, again)
         self.reuse_prefix = reuse_prefix and self.segment.has_own_checkpoint
         self.hash_calls = runs.hash_calls
+        self.fields_as_built: dict[str, str] = {}  # (verdict.fields_as_built of each ablation)
         self._restarts = _Restarts(runs, self.segment, self.reuse_prefix)
         self.tensors = _ReferenceTensors(runs, self.segment)
         self.reference = verdict.Reference(self.segment, self.tolerance, self.tensors)
@@ -1287,6 +1288,7 @@ class Checker:
                 _resave_clean(self.reference, self._restarts, result, segments, work)
             verdict.conclude(self.reference, result, cmp, segments)
             verdict.in_its_words(result, self.segment.boundaries)
+            self.fields_as_built.update(verdict.fields_as_built(self.reference, result, segments))
             return _Judged(result, _trajectory(segments, schedule[0], cmp),
                            segments[-1][1].held,
                            {step: held for _, seg in segments
@@ -1469,7 +1471,8 @@ def _not_checked(checker: Checker) -> list[str]:
     """What the resume points tried cannot show (``Report.not_checked``)."""
     s, points = checker.settings, checker.resume_at
     found = [verdict.epoch_ends_untried(checker.reference, points, checker.steps),
-             verdict.mid_epoch_untried(checker.reference, points, checker.steps)]
+             verdict.mid_epoch_untried(checker.reference, points, checker.steps),
+             *checker.fields_as_built.values()]
     if (s.nproc or 1) > 1 and s.resume_nproc is None:
         found.append(verdict.alike_on_ranks(checker.reference, points))
     return [what for what in found if what]

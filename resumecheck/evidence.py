@@ -422,7 +422,8 @@ def _offsets(reference: SegmentResult, seg: SegmentResult, k: int, step: int,
             detail = _batch_told(reference, seg, k + 1, key, draws, unit) or detail
         if draws is None and run is not None:  # another rank's stream? (class 9)
             detail = (_another_ranks(key, run, ref_states, step, k)
-                      or _set_back(reference, key, run, step, k) or detail)
+                      or (None if _drops_its_stream(restorer, key)  # (said so: _not_found)
+                          else _set_back(reference, key, run, step, k)) or detail)
         out.append(StreamOffset(stream=key, step=step, draws=draws, unit=unit, detail=detail))
     return out
 

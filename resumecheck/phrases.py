@@ -17,7 +17,7 @@ __all__ = ["ADAPTER_LEFT_OUT", "amount", "BUILDING", "CHANGED_AFTER_LOAD", "CHEC
            "RESTART_HELD_OTHERWISE", "AS_BUILT_AT_RESUME", "AS_BUILT_MARK", "AT_THIS_POINT",
            "as_built_uncompared",
            "at_the_point", "OUTSIDE_THE_CHECKPOINT", "side_files", "ADAPTER_LOOP",
-           "drawn_at_import_text", "FETCHED_BEFORE_RESTORE", "GENERATOR_POSITION", "GRADS_SUMMED", "HASH_ORDER",
+           "drawn_at_import_text", "FETCHED_BEFORE_RESTORE", "GENERATOR_POSITION", "GRADS_SUMMED", "HASH_ORDER", "FRESH_BUILD_HOLDS", "fields_as_built",
            "HASH_ORDER_UNCHECKED", "MODULE_LEVEL", "OLDER_CHECKPOINT", "CAUSE_YET_BLIND",
            "global_streams",
            "RESTORE_CHANGED", "RESTORING", "STOPPED", "UNDECLARED_LEAD", "first_few", "first_line",
@@ -36,6 +36,22 @@ weights are the reference's after that step, bit for bit)."""
 GENERATOR_POSITION = "how far it ran is in no checkpoint and cannot be compared"
 """How a ``Report.undeclared`` line says a Python generator's position is state
 no checkpoint holds (``undeclared._generator_text``)."""
+
+FRESH_BUILD_HOLDS = "what a fresh build holds, and the run changes"
+"""How a ``Report.not_checked`` line (``verdict.fields_as_built``) says fields
+of a declared component are as built at the resume point and change later."""
+
+
+def fields_as_built(not_checked: list[str], name: str) -> list[str]:
+    """The fields of component ``name`` a ``Report.not_checked`` line says are as
+    a fresh build holds them at the resume point (the test's row says them)."""
+    line = next((w for w in not_checked
+                 if w.startswith(f"of `{name}`, ") and FRESH_BUILD_HOLDS in w), None)
+    if line is None:
+        return []
+    head = line.split(" at step ")[0].removeprefix(f"of `{name}`, ")
+    return re.findall(r"`([^`]+)` \(", head)
+
 
 GRADS_SUMMED = "gradients summed over more than one step"
 """How a ``Report.undeclared`` line says parameters' ``.grad`` carried across a

@@ -652,13 +652,16 @@ def _summary_row(entry: dict[str, Any]) -> str:
                 cells.append(f"engine resume: {run['verdict'].upper()} ({why})")
         else:
             # "ok" only for an ablation that diverged; never for "inconclusive"
-            from resumecheck.phrases import CAUSE_YET_BLIND
+            from resumecheck.phrases import CAUSE_YET_BLIND, fields_as_built
 
             # (trial 158: a blind spot the full resume's row confirmed as its cause)
             state = ("blind spot, yet confirmed in the full resume"
                      if run["blind_spot"] and CAUSE_YET_BLIND in run["explanation"]
                      else "blind spot" if run["blind_spot"] else
                      "ok" if run["verdict"] == "diverged" else run["verdict"])
+            untried = fields_as_built(report.get("not_checked", []), ",".join(run["dropped"]))
+            if state == "ok" and untried:  # (trial 159: `early_stop: ok`, its counter as built)
+                state += f", but not {', '.join(untried)}: as built at the resume point"
             cells.append(f"{','.join(run['dropped'])}: {state}")
     cells += _beside_cells(report)
     return f"{entry['nodeid']}  {report['target']}  " + " | ".join(cells)

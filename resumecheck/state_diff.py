@@ -19,7 +19,7 @@ from resumecheck.phrases import REORDERED, first_few
 from resumecheck.streams import is_stream_state
 
 __all__ = ["DETACHED", "REORDERED", "by_parameter_name", "describe_difference", "differing_leaves",
-           "is_private", "reorder_optimizer_state", "righted_only", "unread_only"]
+           "is_private", "leaf_label", "reorder_optimizer_state", "righted_only", "unread_only"]
 
 _RNG_STREAMS = {
     "python": "Python random stream",
@@ -554,6 +554,12 @@ def _label(path: str, optimizer: bool, ref: dict[str, Any] | None = None) -> str
     if ref is not None and _wraps_one_value(ref):
         return "" if path == "value" else path.removeprefix("value.")
     return path
+
+
+def leaf_label(path: str, flat: dict[str, Any]) -> str:
+    """A leaf of a component's flattened state (``flat``), named as the
+    diagnosis names it (an ``Attr``'s ``value.`` left out)."""
+    return _label(path, False, flat)
 
 
 def _wraps_one_value(ref: dict[str, Any]) -> bool:

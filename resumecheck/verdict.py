@@ -37,7 +37,7 @@ from resumecheck.evidence import (
 from resumecheck.program import epoch_boundaries, next_epoch_start
 from resumecheck.phrases import (
     ADAPTER_LEFT_OUT, BUILDING, CHANGED_AFTER_LOAD, CHECKPOINT_LOSES, CHECKPOINT_MAY_LOSE,
-    CAUSE_YET_BLIND, GENERATOR_POSITION, GRADS_SUMMED, LOOP_ENDED, MODULE_LEVEL, OLDER_CHECKPOINT, NOT_DECLARED,
+    CAUSE_YET_BLIND, FRESH_BUILD_HOLDS, GENERATOR_POSITION, GRADS_SUMMED, LOOP_ENDED, MODULE_LEVEL, OLDER_CHECKPOINT, NOT_DECLARED,
     NOT_VALIDATED_AGAIN, OUTSIDE_THE_CHECKPOINT,
     OWN_RESUME_ENDS_OTHERWISE, POSITION_UNUSED, RESTORE_CHANGED,
     RESTORING, STOPPED, UNDECLARED_LEAD, FETCHED_BEFORE_RESTORE, first_line, global_streams,
@@ -52,7 +52,7 @@ from resumecheck.capture import load_checkpoint
 from resumecheck.segments import SegmentResult
 from resumecheck.settings import DropSpec
 from resumecheck.state_diff import (
-    DETACHED, REORDERED, describe_difference, differing_leaves, is_private, righted_only,
+    DETACHED, REORDERED, describe_difference, differing_leaves, is_private, leaf_label, righted_only,
     unread_only,
 )
 from resumecheck.streams import is_stream_state, stream_items
@@ -528,6 +528,68 @@ def _as_built(ref: Reference, result: RunResult,
     if not restores:
         return [], {}
     return [n for n in result.dropped if n in built], apart
+
+
+def fields_as_built(ref: Reference, result: RunResult, segments: Segments) -> dict[str, str]:
+    """Of a diverged ablation of one component, its fields that the engine's
+    restore, which left them as a fresh build makes them, left as the
+    uninterrupted run held them at the resume point, and that the run changes
+    later: a checkpoint that loses them resumes alike at this point (trial
+    159: a patience counter at 0 there, beside a best loss that made the
+    ablation diverge, passed a load that lost it; the test's row read
+    `early_stop: ok`). The component -> that in words, for
+    ``Report.not_checked``; empty: there are none, or every field is so (the
+    component's row says that)."""
+    found = _fields_as_built(ref, result, segments)
+    return {} if found is None else {result.dropped[0]: found}
+
+
+def _fields_as_built(ref: Reference, result: RunResult, segments: Segments) -> str | None:
+    if len(result.dropped) != 1 or result.verdict != DIVERGED:
+        return None
+    name = result.dropped[0]
+    k, seg = next(((k, seg) for k, seg in segments if seg.restored_state), (None, None))
+    capture = ref.segment.captures.get(k) if k is not None else None
+    if seg is None or capture is None or not ref.segment.end_state:
+        return None
+    try:
+        restored = load_checkpoint(seg.restored_state or "", read_only=True)["components"]
+        held, ended = (ref.file(path)["components"].get(name)
+                       for path in (capture, ref.segment.end_state))
+    except Exception:  # (no evidence either way)
+        return None
+    if name not in restored or held is None or ended is None:
+        return None
+    built, at_k, at_end = (dict(flatten_state(x)) for x in (restored[name], held, ended))
+    alike = [key for key in at_k if key in built and _same_leaf(at_k[key], built[key])]
+    later = [key for key in alike if key in at_end and not _same_leaf(at_k[key], at_end[key])]
+    if not later or len(alike) == len(at_k):
+        return None
+    one = len(later) == 1
+    shown = "; ".join(f"`{leaf_label(key, at_k) or name}` ({_leaf_text(at_k[key])} there, "
+                      f"{_leaf_text(at_end[key])} at the end)" for key in later[:3]) + (
+        f"; and {len(later) - 3} more" if len(later) > 3 else "")
+    return (f"of `{name}`, {shown} {'is' if one else 'are'} at step {k} {FRESH_BUILD_HOLDS} "
+            f"{'it' if one else 'them'} later: a checkpoint that "
+            f"loses {'it' if one else 'them'} resumes alike here (the other fields of "
+            f"`{name}` differ there: its row is no check of {'this one' if one else 'these'}); "
+            "a resume point where it has changed checks it, resumecheck fuzz tries them")
+
+
+def _same_leaf(a: Any, b: Any) -> bool:
+    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+        return isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and digest(a) == digest(b)
+    try:
+        return bool(a == b) and type(a) is type(b)
+    except Exception:  # (an == that does not give a bool)
+        return False
+
+
+def _leaf_text(value: Any) -> str:
+    if isinstance(value, torch.Tensor):
+        return f"{value.item():.6g}" if value.numel() == 1 else f"a tensor of {value.numel()} values"
+    text = repr(value)
+    return text if len(text) <= 24 else text[:21] + "..."
 
 
 def _ended_alike(ref: Reference, segments: Segments, names: Iterable[str]) -> set[str]:

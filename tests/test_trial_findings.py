@@ -357,17 +357,17 @@ def test_the_headline_of_a_save_that_loses_state_is_in_the_frameworks_words():
     """A trial's Lightning report: the row said "Lightning's checkpoint save right
     after Lightning's restore", its headline "your save() right after your load()"."""
     from resumecheck import verify
-    from resumecheck.report import _outcome_text
+    from resumecheck.report import outcome_text
 
     from fixtures.trust import stale_snapshot
 
     report = verify(stale_snapshot.STALE, drop="none", noise_seeds=0, check_determinism=False)
     own = report.full_resume
     assert own.lost_on_resave()
-    assert "but your save() right after your load(), and a restart" in _outcome_text(report)
+    assert "but your save() right after your load(), and a restart" in outcome_text(report)
     said = "Lightning's checkpoint save right after Lightning's restore"
     own.explanation = own.explanation.replace("your save() right after your load()", said)
-    assert f"matches, but {said}, and a restart from that checkpoint" in _outcome_text(report)
+    assert f"matches, but {said}, and a restart from that checkpoint" in outcome_text(report)
 
 
 def test_a_failure_whose_first_line_ends_with_a_colon_says_the_next_line_too():

@@ -1,0 +1,42 @@
+"""A field of a declared component that the resume point finds as a fresh
+build holds it is not checked there. A trial's early stopper kept a best loss
+and a patience counter; at the default resume point the counter was 0, the
+ablation of the stopper diverged on its best loss alone, and a load that lost
+the counter passed (`early_stop: ok` in the test's row). The report now says
+which fields the resume point leaves unchecked (``verdict.fields_as_built``,
+``fixtures/trust/patience_at_zero.py``)."""
+
+from __future__ import annotations
+
+from resumecheck import verify
+from resumecheck.pytest_plugin import _summary_row
+
+SPEC = "fixtures.trust.patience_at_zero:"
+LINE = ("of `early_stop`, `bad_evals` (0 there, 4 at the end) is at step 4 what a fresh build "
+        "holds, and the run changes it later: a checkpoint that loses it resumes alike here "
+        "(the other fields of `early_stop` differ there: its row is no check of this one); a "
+        "resume point where it has changed checks it, resumecheck fuzz tries them")
+
+
+def test_a_counter_as_built_at_the_resume_point_is_said_unchecked_for_the_program_and_its_twin():
+    for name in ("FORGETS_PATIENCE", "CORRECT"):
+        report = verify(SPEC + name, drop=["early_stop"], noise_seeds=0)
+        assert report.equivalent, name  # (true at this point: the counter is 0 in both)
+        assert LINE in report.not_checked, name
+        assert f"not checked at this resume point: {LINE}" in report.render()
+        row = _summary_row({"nodeid": "t.py::t", "target": "t", "report": report.to_json()})
+        assert "early_stop: ok, but not bad_evals: as built at the resume point" in row
+
+
+def test_a_resume_point_where_the_counter_has_changed_checks_it_and_says_nothing_of_it():
+    report = verify(SPEC + "FORGETS_PATIENCE", drop=["early_stop"], resume_at=[6],
+                    noise_seeds=0)
+    assert not report.equivalent
+    [finding] = report.full_resume.diagnosis
+    assert (finding.component, finding.detail) == ("early_stop", "bad_evals 0, expected 2")
+    assert not any("fresh build holds" in w for w in report.not_checked)
+
+
+def test_nothing_is_said_without_the_components_ablation():
+    report = verify(SPEC + "FORGETS_PATIENCE", drop="none", noise_seeds=0)
+    assert not any("fresh build holds" in w for w in report.not_checked)
