@@ -420,7 +420,13 @@ def _offsets(reference: SegmentResult, seg: SegmentResult, k: int, step: int,
                          sample=ref if ref is not None else run)
         if draws and step == k + 2:  # (what the first step drew, its batch may tell)
             detail = _batch_told(reference, seg, k + 1, key, draws, unit) or detail
-        if draws is None and run is not None:  # another rank's stream? (class 9)
+        set_then = (_set_then_drawn(seg, key, ref, step, k, draws, unit,
+                                    run is not None and _as_restored(seg, key, run))
+                    # (found ahead, the lead already names a draw after the set)
+                    if step == k + 1 and ref is not None and draws is None else None)
+        if set_then is not None:  # (its set state seen: which of the leads it is)
+            detail = set_then
+        elif draws is None and run is not None:  # another rank's stream? (class 9)
             detail = (_another_ranks(key, run, ref_states, step, k)
                       or (None if _drops_its_stream(restorer, key)  # (said so: _not_found)
                           else _set_back(reference, key, run, step, k)) or detail)
@@ -480,6 +486,32 @@ def _another_ranks(key: str, run: Any, ref_states: dict[str, Any], step: int,
                 f"restored rank {other}'s state (one rank's streams saved, or loaded, for "
                 "every rank)")
     return None
+
+
+def _set_then_drawn(seg: SegmentResult, key: str, ref: Any, step: int, k: int,
+                    draws: int | None, unit: str, in_load: bool) -> str | None:
+    """A global stream the program's own load() set to the uninterrupted run's
+    state at the resume point, that differs all the same at the first step:
+    something drew from it after the set (trial 159: a load that set torch's
+    stream, then made its data iterator again and fast-forwarded it through
+    the batches read, whose augmentation drew; the report offered "another
+    seed, a stream not restored"). ``in_load``: it was so right after the
+    load already. None: the load set it to no such state."""
+    base, rank = split_rank_name(key)
+    if rank is not None or stream_digests({base: ref})[base] not in seg.streams_set.get(base, []):
+        return None
+    far = ("" if draws is None or draws <= 0 else
+           f" ({_amount(key, draws, unit)} ahead of the reference's)")
+    where = ("in load(), after the set: it was so right after the load" if in_load
+             else "in load() or between it and the first step")
+    drew = draws is not None  # (found ahead: drawn; not found: drawn, or seeded again)
+    return (f"{stream_label(key)} differs from the reference's at the start of step {step}, the "
+            f"first after the restore at {k}{far}, though your load() set it to the uninterrupted "
+            f"run's state at step {k}: something {'drew from' if drew else 'moved'} it after "
+            f"that, {where} ({'' if drew else 'a draw: '}an iterator made again and "
+            "fast-forwarded through the batches the run had read, whose augmentation draws; a "
+            f"forward pass to warm up{'' if drew else '; or a seed call'}): set the stream last "
+            f"in load(), after everything that draws{'' if drew else ' or seeds'}")
 
 
 def _set_back(reference: SegmentResult, key: str, run: Any, step: int, k: int) -> str | None:

@@ -76,7 +76,7 @@ from resumecheck.side_files import outside, shown
 from resumecheck.segments import (
     Isolation, Restore, SegmentResult, SegmentSpec, phase_bound, scratch_dir, timeout_text,
 )
-from resumecheck.streams import STEPS_AFTER_RESTORE
+from resumecheck.streams import STEPS_AFTER_RESTORE, streams_set
 from resumecheck.trace import StepRecord, Tracer
 from resumecheck.transport import report_phase, run_in_subprocess
 from resumecheck.undeclared import UndeclaredWatch, held_digests
@@ -693,10 +693,10 @@ def _restore_watched(built: BuiltProgram, restore: Restore, capture: dict[str, A
                      result: SegmentResult) -> dict[str, list[str]]:
     """``restore_state``; through the program's own load() (not a framework
     target's), the files it read outside the checkpoint path go to
-    ``result.side_files``."""
+    ``result.side_files``, the global streams it set to ``result.streams_set``."""
     if restore.source != "program" or not _own_files(result):
         return restore_state(built, restore, capture)
-    with outside(restore.path, writes=False) as read:
+    with outside(restore.path, writes=False) as read, streams_set(result.streams_set):
         unreached = restore_state(built, restore, capture)
     if read:
         result.side_files["load"] = shown(read, restore.path)

@@ -24,10 +24,11 @@ labelled and searched as the stream it names, on that rank.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 
 import random
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -45,6 +46,7 @@ __all__ = [
     "declared_streams",
     "draw_offset",
     "is_stream_detail",
+    "streams_set",
     "is_stream_state",
     "search_reach",
     "stream_digests",
@@ -376,3 +378,41 @@ def _plain(value: Any) -> Any:
     if isinstance(value, np.integer):
         return int(value)
     return value
+
+
+_SETTERS = (("torch", torch, "set_rng_state"), ("torch", torch.random, "set_rng_state"),
+            ("numpy", np.random, "set_state"), ("python", random, "setstate"))
+"""Where a program sets a global stream from a saved state: the stream, and
+the module function (``torch.set_rng_state`` is ``torch.random``'s too)."""
+
+
+@contextlib.contextmanager
+def streams_set(into: dict[str, list[str]]) -> Iterator[None]:
+    """While inside, note in ``into`` (stream -> digests, as ``stream_digests``
+    gives them) each state a global stream is set to from a saved one
+    (``torch.set_rng_state``, ``np.random.set_state``, ``random.setstate``):
+    read back right after the set, in the form the per-step records digest.
+    A program's load() that sets a stream and then draws from it (an iterator
+    made again and fast-forwarded) leaves it elsewhere than it set it; this
+    says where it set it."""
+    saved = [(owner, name, getattr(owner, name)) for _, owner, name in _SETTERS]
+
+    def watched(stream: str, real: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(real)
+        def setting(*args: Any, **kwargs: Any) -> Any:
+            out = real(*args, **kwargs)
+            try:
+                state = RNGState(streams=(stream,)).state_dict()[stream]
+                into.setdefault(stream, []).append(stream_digests({stream: state})[stream])
+            except Exception:  # (a notice never fails a check)
+                pass
+            return out
+        return setting
+
+    try:
+        for (stream, owner, name), (_, _, real) in zip(_SETTERS, saved):
+            setattr(owner, name, watched(stream, real))
+        yield
+    finally:
+        for owner, name, real in saved:
+            setattr(owner, name, real)

@@ -408,3 +408,26 @@ def test_a_stream_left_as_the_build_made_it_is_said_to_be_where_the_run_began():
         "the uninterrupted run's was at the start of step 1, as the build left it: the restart "
         "draws from it as made (or seeded) anew, and it was not restored, or was made or seeded "
         "again after the restore")
+
+
+def test_a_stream_the_load_set_right_and_then_drew_from_says_so():
+    """Trial 159: a load() that set torch's stream and then fast-forwarded its
+    data iterator, whose augmentation drew, read "another seed, a stream not
+    restored, or one moved further"; the load's set is seen now
+    (``fixtures/trust/stream_set_then_drawn.py``)."""
+    spec = "fixtures.trust.stream_set_then_drawn:"
+    own = verify(spec + "SET_THEN_DRAWN", drop="none", noise_seeds=0).full_resume
+    assert own is not None and own.first_divergent_step == 6
+    [offset] = [o for o in own.stream_offsets if o.stream == "torch"]
+    assert offset.draws is None  # (too far for the search: the skipped samples' normals)
+    assert offset.detail == (
+        "torch CPU stream differs from the reference's at the start of step 6, the first after "
+        "the restore at 5, though your load() set it to the uninterrupted run's state at step 5: "
+        "something moved it after that, in load(), after the set: it was so right after the load "
+        "(a draw: an iterator made again and fast-forwarded through the batches the run had read, whose "
+        "augmentation draws; a forward pass to warm up; or a seed call): set the stream last in "
+        "load(), after everything that draws or seeds")
+    assert verify(spec + "CORRECT", drop="none", noise_seeds=0).equivalent
+    import torch  # (the setters are torch's own again)
+    assert torch.set_rng_state.__module__ == "torch.random" and not hasattr(
+        torch.set_rng_state, "__wrapped__")
