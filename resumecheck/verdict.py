@@ -1407,7 +1407,11 @@ def own_resume_ends(named: dict[str, str], reference: dict[str, list[str]],
     # scheduler, was said to have "departed at step 24": nothing followed from that)
     ends_only = run is not None and steps_match(run)
     out = []
+    shifted = _shifted_lists(named, reference, own) if own and not departed else {}
     for path, text in named.items():
+        item = _ITEM.match(path)
+        if item is not None and item.group(1) in shifted:
+            continue  # (said once, of the list: ``_shifted_lists``)
         lost = _lost_by_the_load(path, run, reference_after, own_after, early) \
             if departed and run is not None else None
         k = _restore_before(run) if run is not None else None
@@ -1440,7 +1444,60 @@ def own_resume_ends(named: dict[str, str], reference: dict[str, list[str]],
             text += (f"; {OWN_RESUME_ENDS_OTHERWISE} than the uninterrupted run did: "
                      f"{CHECKPOINT_LOSES}, unless it is not state (a log, a timer)")
         out.append(text)
+    return out + list(shifted.values())
+
+
+_ITEM = re.compile(r"^(.*)\[(\d+)\]$")
+"""The path of a list's item, ``state.history[3]``: the list's path and the index."""
+
+
+def _shifted_lists(named: dict[str, str], reference: dict[str, list[str]],
+                   own: dict[str, list[str]]) -> dict[str, str]:
+    """Lists whose items are named one by one (``history[0]`` ... ) where the
+    program's own resume ends with fewer items, each one of the uninterrupted
+    run's, in its order: items went missing, and the others sit at other
+    indices (trial 159: a log that lost its first entry read as five items
+    ending otherwise and a sixth missing). The list's path -> one line on it."""
+    items: dict[str, dict[int, str]] = {}
+    for path in named:
+        found = _ITEM.match(path)
+        if found is not None:
+            items.setdefault(found.group(1), {})[int(found.group(2))] = path
+    out = {}
+    for base, paths in items.items():
+        ref = _sequence(base, reference)
+        mine = _sequence(base, own)
+        if ref is None or mine is None or not mine or len(mine) >= len(ref):
+            continue
+        kept, j = [], 0
+        for i, digests in enumerate(ref):
+            if j < len(mine) and mine[j] == digests:
+                kept.append(i)
+                j += 1
+        if j < len(mine) or 0 not in paths:
+            continue  # (not the run's items in its order: said item by item)
+        missing = [i for i in range(len(ref)) if i not in kept]
+        one = len(missing) == 1
+        which = ", ".join(f"[{i}]" for i in missing[:6]) + (" ..." if len(missing) > 6 else "")
+        head = named[paths[0]].replace(f"{base}[0] (", f"{base} (a list of {len(ref)} items; "
+                                       "[0]: ", 1)
+        out[base] = (f"{head}; {OWN_RESUME_ENDS_OTHERWISE} than the uninterrupted run did: with "
+                     f"{len(mine)} of its {len(ref)} items, each the uninterrupted run's, in its "
+                     f"order, and without the item{'' if one else 's'} at {which} (the others sit "
+                     f"at other indices): "
+                     f"{CHECKPOINT_LOSES if one else CHECKPOINT_LOSES[:-2] + 'them'}, unless it "
+                     "is not state (a log, a timer)")
     return out
+
+
+def _sequence(base: str, held: dict[str, list[str]]) -> list[list[str]] | None:
+    """The digests of ``base``'s items ``[0]``, ``[1]``, ... as ``held`` has
+    them, in order (None: it has none, or not from [0] on without a gap)."""
+    found = {int(m.group(2)): digests for path, digests in held.items()
+             if (m := _ITEM.match(path)) is not None and m.group(1) == base}
+    if not found or sorted(found) != list(range(len(found))):
+        return None
+    return [found[i] for i in range(len(found))]
 
 
 # (a trial: a list of evaluations of an undeclared EMA, saved and loaded, ended

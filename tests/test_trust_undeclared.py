@@ -1127,3 +1127,55 @@ def test_a_generator_the_own_resume_brought_back_does_not_lead_its_why():
     assert own.explanation.startswith(
         "data (the samples consumed) differs from step 7; not compared, and your checkpoint may "
         "lose it: `epoch` (see `not compared`)")
+
+
+class _LogsValidation:
+    """A validation loss every third step, appended to a list the checkpoint
+    does not keep: a resume at 4 ends with the entries from 6 on only."""
+
+    def __init__(self, settings):
+        torch.manual_seed(0)
+        self.model = torch.nn.Linear(3, 1)
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+        self.x, self.val = torch.randn(8, 3), torch.randn(8, 3)
+        self.step, self.history = 0, []
+
+    def components(self):
+        from resumecheck import Attr
+
+        return {"params": self.model, "optimizer": self.opt, "global_step": Attr(self, "step")}
+
+    def train_step(self):
+        loss = self.model(self.x).pow(2).mean()
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+        self.step += 1
+        if self.step % 3 == 0:
+            with torch.no_grad():
+                self.history.append((self.step, self.model(self.val).pow(2).mean().item()))
+        return StepOutput(loss=loss.item())
+
+    def save(self, path):
+        torch.save({"model": self.model.state_dict(), "opt": self.opt.state_dict(),
+                    "step": self.step}, path)
+
+    def load(self, path):
+        state = torch.load(path)
+        self.model.load_state_dict(state["model"])
+        self.opt.load_state_dict(state["opt"])
+        self.step = state["step"]
+
+
+def test_a_list_that_lost_its_first_entries_is_said_so_not_compared_item_by_item():
+    """Trial 159: a log that lost its first entry, the later ones made again,
+    read as `history[0..4]` ending otherwise and `history[5]` missing."""
+    report = verify(Target(factory=_LogsValidation, steps=12, resume_at=(4,)), **FAST)
+    [line] = [u for u in report.undeclared if u.startswith("history")]
+    assert line.startswith("history (a list of 4 items; [0]: tuple: ")
+    assert line.endswith(
+        "; your own resume (save/load) ends with it otherwise than the uninterrupted run did: "
+        "with 3 of its 4 items, each the uninterrupted run's, in its order, and without the item "
+        "at [0] (the others sit at other indices): your checkpoint loses it, unless it is not "
+        "state (a log, a timer)")
+    assert lost_uncompared(report.undeclared) == ["history"]
