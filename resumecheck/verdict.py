@@ -37,7 +37,8 @@ from resumecheck.evidence import (
 from resumecheck.program import epoch_boundaries, next_epoch_start
 from resumecheck.phrases import (
     ADAPTER_LEFT_OUT, BUILDING, CHANGED_AFTER_LOAD, CHECKPOINT_LOSES, CHECKPOINT_MAY_LOSE,
-    CAUSE_YET_BLIND, FRESH_BUILD_HOLDS, GENERATOR_POSITION, GRADS_SUMMED, LOOP_ENDED, MODULE_LEVEL, OLDER_CHECKPOINT, NOT_DECLARED,
+    CAUSE_YET_BLIND, FRESH_BUILD_HOLDS, GENERATOR_POSITION, GRADS_SUMMED, LOOP_ENDED,
+    MODULE_LEVEL, OLDER_CHECKPOINT, NOT_DECLARED,
     NOT_VALIDATED_AGAIN, OUTSIDE_THE_CHECKPOINT,
     OWN_RESUME_ENDS_OTHERWISE, POSITION_UNUSED, RESTORE_CHANGED,
     RESTORING, STOPPED, UNDECLARED_LEAD, FETCHED_BEFORE_RESTORE, first_line, global_streams,
@@ -52,7 +53,8 @@ from resumecheck.capture import load_checkpoint
 from resumecheck.segments import SegmentResult
 from resumecheck.settings import DropSpec
 from resumecheck.state_diff import (
-    DETACHED, REORDERED, describe_difference, differing_leaves, is_private, leaf_label, righted_only,
+    DETACHED, REORDERED, describe_difference, differing_leaves, is_private, leaf_label,
+    righted_only,
     unread_only,
 )
 from resumecheck.streams import is_stream_state, stream_items
@@ -578,7 +580,8 @@ def _fields_as_built(ref: Reference, result: RunResult, segments: Segments) -> s
 
 def _same_leaf(a: Any, b: Any) -> bool:
     if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
-        return isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and digest(a) == digest(b)
+        return (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)
+                and digest(a) == digest(b))
     try:
         return bool(a == b) and type(a) is type(b)
     except Exception:  # (an == that does not give a bool)
@@ -587,7 +590,8 @@ def _same_leaf(a: Any, b: Any) -> bool:
 
 def _leaf_text(value: Any) -> str:
     if isinstance(value, torch.Tensor):
-        return f"{value.item():.6g}" if value.numel() == 1 else f"a tensor of {value.numel()} values"
+        return (f"{value.item():.6g}" if value.numel() == 1
+                else f"a tensor of {value.numel()} values")
     text = repr(value)
     return text if len(text) <= 24 else text[:21] + "..."
 
