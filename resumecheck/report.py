@@ -241,7 +241,8 @@ class RunResult:
     """Largest |Δloss| divided by the seed-to-seed spread at that step."""
     leaves_band_at: int | None = None
     """Gross (``plausible`` False): the first step whose |Δloss| is beyond the
-    seed-to-seed band (the band is measured from the step after the restart on)."""
+    seed-to-seed band (the band is measured from the step after the restart on: the
+    last restart before the run departs, ``verdict.band_from``)."""
     side_files: dict[str, list[str]] = field(default_factory=dict)
     """The program's own resume (``checkpoint`` ``program``): the files its
     save() wrote (``save``) and its load() read (``load``) outside the

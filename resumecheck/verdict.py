@@ -845,7 +845,7 @@ def plausibility(result: RunResult, loss_deltas: dict[int, float],
     band holds (a trial's lost EMA counter read "-" without a seed, and
     "silent" with one).
     """
-    after = [s for s in loss_deltas if s > result.resume_at[0]]
+    after = [s for s in loss_deltas if s > band_from(result)]
     if len(curves) < 2:
         if after and not any(loss_deltas[s] for s in after):
             result.plausible, result.noise_ratio = True, 0.0
@@ -2406,7 +2406,18 @@ def _beyond_one(ratio: float) -> str:
 def _band_steps(r: RunResult) -> str:
     """The steps the band is measured over (a trial: one divergence read gross at one
     resume point and plausible at another, with nothing saying the band is each run's own)."""
-    return f"from step {r.resume_at[0] + 1} on"
+    return f"from step {band_from(r) + 1} on"
+
+
+def band_from(result: RunResult) -> int:
+    """The restart after which a run's loss is measured against the band: the
+    last before it departs (trial 160: restarted at 6 and 20 and departing at
+    21, it read "within seed-to-seed noise from step 7 on", over fourteen
+    steps it matched in), else its first."""
+    departed = result.first_divergent_step
+    if departed is None:
+        return result.resume_at[0]
+    return max((k for k in result.resume_at if k < departed), default=result.resume_at[0])
 
 
 _UNDECLARED_EXAMPLES = (

@@ -382,3 +382,21 @@ def test_a_blind_spot_back_at_its_start_at_the_end_is_not_said_never_to_change()
     moved = verify(target, drop=["queue_ptr"], resume_at=5, noise_seeds=0,
                    check_determinism=False)
     assert moved.runs[-1].verdict == "diverged"
+
+
+def test_a_run_restarted_twice_is_measured_against_the_band_after_the_restart_it_departs_at():
+    """Trial 160: restarted at 6 and 20 and departing at 21, a run read "within
+    seed-to-seed noise from step 7 on", over fourteen steps it matched in."""
+    from resumecheck.report import RunResult
+    from resumecheck.verdict import band, band_from, plausibility
+
+    curves = [[1.0] * 6 + [1.0, 1.0, 1.0, 1.0], [1.0] * 6 + [3.0, 1.0, 1.0, 1.0]]
+    run = RunResult(dropped=[], resume_at=[6, 8], verdict="diverged", first_divergent_step=9)
+    assert band_from(run) == 8
+    deltas = {7: 0.0, 8: 0.0, 9: 0.5, 10: 0.5}
+    plausibility(run, deltas, curves)
+    assert band(curves, [9, 10]) == 0.0  # (the first restart's steps held the spread: 2.0)
+    assert run.plausible is False and run.leaves_band_at == 9
+    once = RunResult(dropped=[], resume_at=[6], verdict="diverged", first_divergent_step=9)
+    plausibility(once, deltas, curves)
+    assert once.plausible is True  # (one restart: measured from it, as before)
