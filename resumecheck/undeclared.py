@@ -877,7 +877,10 @@ def _fields(obj: Any) -> list[tuple[str, Any]]:
 
 
 def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    """An int, a float or a bool (trial 161: an early stop's `should_stop`,
+    True at the end of the uninterrupted run and False after a resume that lost
+    it, was named nowhere, where the same flag as an int was)."""
+    return isinstance(value, (int, float))
 
 
 _NUMBER_MARK = "_resumecheck_number"
@@ -891,7 +894,9 @@ def _is_number_tensor(t: torch.Tensor) -> bool:
 def _number_tensor(value: int | float) -> torch.Tensor:
     """A number the program keeps, as a one-element tensor (digested, compared
     by value), marked as a number."""
-    if isinstance(value, int) and -2**63 <= value < 2**63:
+    if isinstance(value, bool):
+        t = torch.tensor(value)
+    elif isinstance(value, int) and -2**63 <= value < 2**63:
         t = torch.tensor(value, dtype=torch.int64)
     else:
         t = torch.tensor(float(value), dtype=torch.float64)
@@ -996,7 +1001,7 @@ def _outside_state_dict(model: torch.nn.Module, attrs: set[tuple[int, str]]
         for key, value in vars(layer).items():
             if isinstance(value, torch.Tensor) and value.numel():
                 out.append((prefix + key, value))
-            elif (_is_number(value) and not key.startswith("_")
+            elif (_is_number(value) and not key.startswith("_") and key != "training"
                   and (id(layer), key) not in attrs):
                 out.append((prefix + key, value))
         # (a set: in its own order in each interpreter; sorted, the report's is one)

@@ -1179,3 +1179,27 @@ def test_a_list_that_lost_its_first_entries_is_said_so_not_compared_item_by_item
         "at [0] (the others sit at other indices): your checkpoint loses it, unless it is not "
         "state (a log, a timer)")
     assert lost_uncompared(report.undeclared) == ["history"]
+
+
+class _StopsEarly(_LogsValidation):
+    """An early stop's flag, a bool set once the validation loss has not
+    improved for two checks, and not saved: a restart starts it False."""
+
+    def __init__(self, settings):
+        super().__init__(settings)
+        self.should_stop = False
+
+    def train_step(self):
+        out = super().train_step()
+        if self.step == 10:  # (once: as a patience running out does)
+            self.should_stop = True
+        return out
+
+
+def test_a_flag_the_run_sets_and_the_checkpoint_loses_is_named():
+    """Trial 161: an early stop's bool `should_stop`, True at the uninterrupted
+    run's end, was named nowhere; the same flag as an int was."""
+    report = verify(Target(factory=_StopsEarly, steps=12, resume_at=(11,)), **FAST)
+    [line] = [u for u in report.undeclared if u.startswith("should_stop")]
+    assert line.startswith("should_stop (bool: False at the build, True at the end, changed "
+                           "during the run; held by no declared component")

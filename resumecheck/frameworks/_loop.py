@@ -170,8 +170,6 @@ class LoopProgram:
         self._started = False
         self._finished = False
         self._last_step = 0
-        self.stepped = False
-        """Whether a step has run since the loop started."""
         self._finalizer = weakref.finalize(self, _Channel.close, self._channel)
         self.pending: dict[str, list[Callable[[], None]]] = {}
         """Loads of the engine's capture that wait for the loop to reach a
@@ -203,7 +201,6 @@ class LoopProgram:
         if event == "step":
             record: LoopRecord = payload
             self._last_step = record.step
-            self.stepped = True
             return StepOutput(loss=record.loss, samples=record.samples)
         raise StepError(self._last_step + 1, self._ended_text())
 
