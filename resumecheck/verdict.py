@@ -846,6 +846,8 @@ def plausibility(result: RunResult, loss_deltas: dict[int, float],
     "silent" with one).
     """
     after = [s for s in loss_deltas if s > band_from(result)]
+    if _at_the_last_step(result) and not any(loss_deltas[s] for s in after):
+        return  # (not judged: no loss reads it; ``_noise_clause`` says so)
     if len(curves) < 2:
         if after and not any(loss_deltas[s] for s in after):
             result.plausible, result.noise_ratio = True, 0.0
@@ -2376,8 +2378,22 @@ def _divergence_text(r: RunResult, own_checkpoint: bool, position: str | None = 
     return text + _noise_clause(r)
 
 
+def _at_the_last_step(r: RunResult) -> bool:
+    """A run that departs in the last step, in a quantity a step computes after
+    its loss (a learning rate, a gradient, a parameter): no loss reads it."""
+    last = r.trajectory.steps[-1] if r.trajectory is not None and r.trajectory.loss else None
+    return (r.verdict == DIVERGED and r.first_divergent_step is not None
+            and r.first_divergent_step == last and not r.steps_match()
+            and split_rank_name(r.first_divergent_key or "")[0] != "loss")
+
+
 def _noise_clause(r: RunResult) -> str:
     """What the seed-to-seed band says of a diverged run ('' when not judged)."""
+    if r.plausible is None and not r.max_abs_loss_diff and _at_the_last_step(r):
+        # (trial 161: a learning rate 4.6x off at the last step read "silent")
+        return (f"; no loss can show it: the run ends at step {r.first_divergent_step}, where "
+                "it departs, before a later step's loss reads what differs (more --steps show "
+                "whether it matters): plausible or gross is not judged")
     if r.plausible is True and not r.max_abs_loss_diff:
         return "; nothing in the loss shows it: plausible but different"
     if r.plausible is True:

@@ -400,3 +400,29 @@ def test_a_run_restarted_twice_is_measured_against_the_band_after_the_restart_it
     once = RunResult(dropped=[], resume_at=[6], verdict="diverged", first_divergent_step=9)
     plausibility(once, deltas, curves)
     assert once.plausible is True  # (one restart: measured from it, as before)
+
+
+def test_a_run_that_departs_at_its_last_step_after_the_loss_is_not_called_silent():
+    """Trial 161: a learning rate 4.6x off at the last step, which no loss could
+    read, was `silent` ("nothing in the loss shows it")."""
+    from resumecheck.report import RunResult
+    from resumecheck.trajectory import Trajectory
+    from resumecheck.verdict import _noise_clause, plausibility
+
+    curves = [[1.0] * 8, [1.5] * 8]
+    deltas = {5: 0.0, 6: 0.0, 7: 0.0, 8: 0.0}
+
+    def run(step: int) -> RunResult:
+        return RunResult(dropped=["scheduler"], resume_at=[4], verdict="diverged",
+                         first_divergent_step=step, first_divergent_key="lr",
+                         max_abs_loss_diff=0.0,
+                         trajectory=Trajectory(first_step=5, loss=[1.0] * 4))
+
+    last = run(8)
+    plausibility(last, deltas, curves)
+    assert last.plausible is None and last.noise_label == "-"
+    assert _noise_clause(last).startswith(
+        "; no loss can show it: the run ends at step 8, where it departs")
+    earlier = run(7)  # (a parameter off at 7 that step 8's loss does not read: silent)
+    plausibility(earlier, deltas, curves)
+    assert earlier.noise_label == "silent"
