@@ -650,8 +650,11 @@ def _amount(key: str, n: int, unit: str) -> str:
         # (a trial read "39 draws" as one shuffle of 40, which takes 39 words; another
         # read "31 int64 draws" as int64 draws, where two shuffles of 32 took 62 words:
         # beyond a loader's two seeds, the words come first)
+        # (trial 161 read "16 32-bit words (8 int64 draws)" of 16 values randint drew, one
+        # word each below 2**32)
         return (f"{n} int64 draws ({2 * n} 32-bit words)" if n <= 2
-                else f"{2 * n} 32-bit words ({n} int64 draws)")
+                else f"{2 * n} 32-bit words ({2 * n} values below 2**32, as randint draws them, "
+                f"or {n} full int64 draws)")
     return f"{n} {_singular(unit) if n == 1 else unit}"
 
 
