@@ -42,7 +42,7 @@ from resumecheck.phrases import (
     NOT_VALIDATED_AGAIN, OUTSIDE_THE_CHECKPOINT,
     OWN_RESUME_ENDS_OTHERWISE, POSITION_UNUSED, RESTORE_CHANGED,
     RESTORING, STOPPED, UNDECLARED_LEAD, FETCHED_BEFORE_RESTORE, first_line, global_streams,
-    side_files, uncompared_path, undeclared_lead,
+    lost_uncompared, side_files, uncompared_path, undeclared_lead,
 )
 from resumecheck.report import (
     AFTER_DIVERGENCE, CLOSE, CONFIRMED, DIVERGED, FAILED, IDENTICAL, INCONCLUSIVE, LATENT,
@@ -1714,7 +1714,15 @@ def note_lost_uncompared(own: RunResult, undeclared: list[str]) -> None:
     a field a component's state_dict() left out was named only in the
     WARNING and its line below, while the why read "restored state differs
     in rng", a stream the program had set right itself)."""
-    if own.verdict != DIVERGED or own.checkpoint != "program":
+    if own.checkpoint != "program":
+        return
+    ended = lost_uncompared(undeclared)
+    if own.verdict in (IDENTICAL, CLOSE) and ended:
+        # (trial 161: "resumes bit for bit: every step ... match" in the row of a resume
+        # whose headline said that its checkpoint likely loses state)
+        own.explanation += ("; not compared, and it ends otherwise with: "
+                            + ", ".join(f"`{p}`" for p in ended) + " (see `not compared`)")
+    if own.verdict != DIVERGED:
         return
     at = f"differs from step {own.first_divergent_step}"
     # (trial 154: a module counter and a generator, named in the WARNING, not in the why)

@@ -201,6 +201,10 @@ def test_an_undeclared_ema_the_checkpoint_loses_is_said_to_end_otherwise_in_the_
     assert headline == ("full resume: EQUIVALENT in what is compared; not compared, and your "
                         "own resume ends otherwise with: `ema` (see below)")
     assert "ends otherwise with: `ema`" in report.render("markdown").splitlines()[0]
+    # (trial 161: the own resume's row read "resumes bit for bit" and no more)
+    assert report.full_resume.explanation.endswith(
+        "every declared component's state match; not compared, and it ends otherwise with: "
+        "`ema` (see `not compared`)")
 
 
 def test_the_line_that_says_where_the_report_went_keeps_what_the_verdict_covers(tmp_path,
