@@ -533,6 +533,7 @@ class Report:
             "declared_state_complete": self.declared_state_complete,
             "untraced": list(self.untraced),
             "undeclared": list(self.undeclared),
+            "ends_otherwise_uncompared": lost_uncompared(self.undeclared),
             "runs": [r.to_json() for r in self.runs],
         })
 

@@ -201,6 +201,8 @@ def test_an_undeclared_ema_the_checkpoint_loses_is_said_to_end_otherwise_in_the_
     assert headline == ("full resume: EQUIVALENT in what is compared; not compared, and your "
                         "own resume ends otherwise with: `ema` (see below)")
     assert "ends otherwise with: `ema`" in report.render("markdown").splitlines()[0]
+    # (trial 162: a CI job had to search the prose of `undeclared` for it)
+    assert report.to_json()["ends_otherwise_uncompared"] == ["ema"]
     # (trial 161: the own resume's row read "resumes bit for bit" and no more)
     assert report.full_resume.explanation.endswith(
         "every declared component's state match; not compared, and it ends otherwise with: "
