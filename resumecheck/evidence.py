@@ -688,14 +688,15 @@ def _cause(key: str, when: str, unit: str = "draws", count: int = 0) -> str:
     key = split_rank_name(key)[0]  # a rank's own stream: the same causes
     if _torch_stream(key) and (unit == "32-bit words" or count > 2):
         return _words_cause(key, when, count if unit == "32-bit words" else 2 * count)
+    net = _NET if when.startswith("during") else ""
     if key == "torch":
         return (f"something drew from the torch stream {when}: a DataLoader iterator created "
                 "after the load draws its base seed (and a shuffled one without a generator of "
                 "its own draws its shuffle's seed too: 2 draws); a prefetching loader fetches "
-                "ahead")
+                f"ahead{net}")
     if key.startswith("generator "):
         return (f"something drew from {stream_label(key)} {when}: a DataLoader iterator "
-                "created after the load draws its base seed from its generator")
+                f"created after the load draws its base seed from its generator{net}")
     if key in ("python", "numpy"):
         return (f"something drew from the {stream_label(key)} {when} (random.random() and "
                 "np.random.rand() use two words per number)")
@@ -715,7 +716,15 @@ def _words_cause(key: str, when: str, words: int) -> str:
                 if words > 3 else "")
     return (f"something drew from {stream_label(key)} {when}{odd}: most draws take one word "
             f"per value (dropout's masks, torch.rand), a shuffle's randperm of n items "
-            f"n - 1{shuffles}")
+            f"n - 1{shuffles}{_NET if when.startswith('during') else ''}")
+
+
+_NET = ("; within a step the count is what the two runs drew apart, net: it may be the "
+        "difference of larger draws (a RandomSampler draws one more shuffle, n - 1 words, as "
+        "an epoch's indices run out, which one of the runs may not have reached)")
+"""(trial 162: a new iterator's base seed and shuffle, less the shuffle a RandomSampler
+draws as its epoch runs out, netted 2 words, read as one base seed; 128 words, as one
+iterator of a loader over 127 items where it held 64)"""
 
 
 def _singular(unit: str) -> str:
