@@ -533,8 +533,9 @@ def _interrupted_message(signum: int, command: str | None = None,
         lost = {"timing": "no timing was reported",
                 "fuzz": "the search was stopped before it ended: no result is reported, "
                         "whatever examples it had run"}.get(command or "", "nothing was judged")
-    return (f"interrupted by {signal.Signals(signum).name}: {lost}; child "
-            "processes were stopped and temporary files removed")
+    # (trial 163: "child processes were stopped" of an in-process run that had none)
+    return (f"interrupted by {signal.Signals(signum).name}: {lost}; its child processes, if "
+            "any, were stopped and temporary files removed")
 
 
 def _ended_message(signum: int) -> str:

@@ -38,7 +38,8 @@ GENERATOR_POSITION = "how far it ran is in no checkpoint and cannot be compared"
 """How a ``Report.undeclared`` line says a Python generator's position is state
 no checkpoint holds (``undeclared._generator_text``)."""
 
-FRESH_BUILD_HOLDS = "what a fresh build holds, and the run changes"
+FRESH_BUILD_HOLDS = ("(a fresh build's, or what another declared component puts back), and the "
+                     "run changes")
 """How a ``Report.not_checked`` line (``verdict.fields_as_built``) says fields
 of a declared component are as built at the resume point and change later."""
 

@@ -661,7 +661,8 @@ def _summary_row(entry: dict[str, Any]) -> str:
                      "ok" if run["verdict"] == "diverged" else run["verdict"])
             untried = fields_as_built(report.get("not_checked", []), ",".join(run["dropped"]))
             if state == "ok" and untried:  # (trial 159: `early_stop: ok`, its counter as built)
-                state += f", but not {', '.join(untried)}: as built at the resume point"
+                state += (f", but not {', '.join(untried)}: as a restore without it leaves "
+                          "it, at the resume point")
             cells.append(f"{','.join(run['dropped'])}: {state}")
     cells += _beside_cells(report)
     return f"{entry['nodeid']}  {report['target']}  " + " | ".join(cells)

@@ -571,11 +571,17 @@ def _fields_as_built(ref: Reference, result: RunResult, segments: Segments) -> s
     shown = "; ".join(f"`{leaf_label(key, at_k) or name}` ({_leaf_text(at_k[key])} there, "
                       f"{_leaf_text(at_end[key])} at the end)" for key in later[:3]) + (
         f"; and {len(later) - 3} more" if len(later) > 3 else "")
-    return (f"of `{name}`, {shown} {'is' if one else 'are'} at step {k} {FRESH_BUILD_HOLDS} "
+    has = "it has" if one else "they have"
+    # (trial 163: a loader's generator that a declared position puts back to its
+    # epoch's start was said to be a fresh build's, and a later point to check it)
+    return (f"of `{name}`, {shown} {'is' if one else 'are'} at step {k} as the restore without "
+            f"`{name}` leaves {'it' if one else 'them'} {FRESH_BUILD_HOLDS} "
             f"{'it' if one else 'them'} later: a checkpoint that "
             f"loses {'it' if one else 'them'} resumes alike here (the other fields of "
             f"`{name}` differ there: its row is no check of {'this one' if one else 'these'}); "
-            "a resume point where it has changed checks it, resumecheck fuzz tries them")
+            f"where that is a fresh build's, a resume point where {has} changed checks "
+            f"{'it' if one else 'them'} (resumecheck fuzz tries them); where another declared "
+            "component puts it back, that component keeps it")
 
 
 def _same_leaf(a: Any, b: Any) -> bool:

@@ -12,10 +12,13 @@ from resumecheck import verify
 from resumecheck.pytest_plugin import _summary_row
 
 SPEC = "fixtures.trust.patience_at_zero:"
-LINE = ("of `early_stop`, `bad_evals` (0 there, 4 at the end) is at step 4 what a fresh build "
-        "holds, and the run changes it later: a checkpoint that loses it resumes alike here "
-        "(the other fields of `early_stop` differ there: its row is no check of this one); a "
-        "resume point where it has changed checks it, resumecheck fuzz tries them")
+LINE = ("of `early_stop`, `bad_evals` (0 there, 4 at the end) is at step 4 as the restore "
+        "without `early_stop` leaves it (a fresh build's, or what another declared component "
+        "puts back), and the run changes it later: a checkpoint that loses it resumes alike "
+        "here (the other fields of `early_stop` differ there: its row is no check of this "
+        "one); where that is a fresh build's, a resume point where it has changed checks it "
+        "(resumecheck fuzz tries them); where another declared component puts it back, that "
+        "component keeps it")
 
 
 def test_a_counter_as_built_at_the_resume_point_is_said_unchecked_for_the_program_and_its_twin():
@@ -25,7 +28,8 @@ def test_a_counter_as_built_at_the_resume_point_is_said_unchecked_for_the_progra
         assert LINE in report.not_checked, name
         assert f"not checked at this resume point: {LINE}" in report.render()
         row = _summary_row({"nodeid": "t.py::t", "target": "t", "report": report.to_json()})
-        assert "early_stop: ok, but not bad_evals: as built at the resume point" in row
+        assert ("early_stop: ok, but not bad_evals: as a restore without it leaves it, at the "
+                "resume point") in row
 
 
 def test_a_resume_point_where_the_counter_has_changed_checks_it_and_says_nothing_of_it():
@@ -34,9 +38,9 @@ def test_a_resume_point_where_the_counter_has_changed_checks_it_and_says_nothing
     assert not report.equivalent
     [finding] = report.full_resume.diagnosis
     assert (finding.component, finding.detail) == ("early_stop", "bad_evals 0, expected 2")
-    assert not any("fresh build holds" in w for w in report.not_checked)
+    assert not any("fresh build's" in w for w in report.not_checked)
 
 
 def test_nothing_is_said_without_the_components_ablation():
     report = verify(SPEC + "FORGETS_PATIENCE", drop="none", noise_seeds=0)
-    assert not any("fresh build holds" in w for w in report.not_checked)
+    assert not any("fresh build's" in w for w in report.not_checked)
