@@ -232,7 +232,8 @@ def _run_parser(sub: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _common(run)
-    run.add_argument("--steps", type=_whole, help="steps N, calls of train_step() (default: the target's)")
+    run.add_argument("--steps", type=_whole,
+                     help="steps N, calls of train_step() (default: the target's)")
     run.add_argument(
         "--resume-at", type=_int_list, metavar="K[,K...]", action=_OneSchedule,
         help="resume after step K; several for repeated restarts (default: the target's)",
@@ -280,7 +281,8 @@ def _fuzz_parser(sub: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _common(fz)
-    fz.add_argument("--steps", type=_whole, help="steps N, calls of train_step() (default: the target's)")
+    fz.add_argument("--steps", type=_whole,
+                    help="steps N, calls of train_step() (default: the target's)")
     fz.add_argument("--max-examples", type=_positive_int, default=100,
                     help="schedules to try at most (default 100)")
     fz.add_argument("--budget", type=_float, default=60.0, metavar="SECONDS",

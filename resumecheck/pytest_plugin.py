@@ -31,7 +31,8 @@ _MARKER_ARGS = {
 }
 _OPTIONS = {
     # name: (type, default, help)
-    "steps": (int, None, "steps N (calls of train_step()) for every check (default: each target's)"),
+    "steps": (int, None,
+              "steps N (calls of train_step()) for every check (default: each target's)"),
     "resume_at": (str, None, "resume points K[,K...] for every check (default: each target's)"),
     "isolation": (str, "inprocess", "restarts: inprocess (default) or process"),
     "tolerance": (str, "bitwise", "bitwise (default) or close (torch.testing's tolerances)"),
