@@ -47,6 +47,7 @@ from resumecheck.progress import ProgressCallback, ProgressTracker, run_label
 from resumecheck.elastic import judge_elastic, unmapped_state
 from resumecheck.phrases import (
     AS_BUILT_AT_RESUME, GRADS_SUMMED, MODULE_LEVEL, RESTART_HELD_OTHERWISE, STOPPED, merge_items,
+    uncompared_path,
 )
 from resumecheck.report import (
     CLOSE, DIVERGED, FAILED, IDENTICAL, INCONCLUSIVE, Finding, Report, RunResult, settings_text,
@@ -1439,6 +1440,7 @@ def _report(checker: Checker, runs: list[RunResult],
         checker.segment.held_after, own_after,
         early=checker.segment.boundaries.get("run_before_restored_look") or ()))
     undeclared += _module_lines(checker)
+    undeclared = [u for u in undeclared if not _not_state(u, checker.target.not_state)]
     if own_held is not None:
         verdict.note_lost_uncompared(runs[0], undeclared)
     verdict.note_confirmed_blind_spots(runs)
@@ -1553,6 +1555,12 @@ def _alike_until_it_departed(checker: Checker, engine_run: RunResult | None,
     # (one it held in neither there is made later, by steps that then differ)
     return {path for path in checker.segment.held
             if all(after[s].get(path) == ref_after[s].get(path) for s in steps)}
+
+
+def _not_state(line: str, paths: Sequence[str]) -> bool:
+    """Whether a `not compared` line is of what ``Target.not_state`` names."""
+    path = uncompared_path(line)
+    return any(path == p or path.startswith((f"{p}.", f"{p}[")) for p in paths)
 
 
 def _grads_restored(checker: Checker, engine_run: RunResult | None) -> set[str]:

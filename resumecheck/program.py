@@ -124,6 +124,12 @@ class Target:
     """Default number of optimizer steps N for a check."""
     resume_at: tuple[int, ...] = ()
     """Default resume points (empty: N // 2)."""
+    not_state: tuple[str, ...] = ()
+    """Paths of what the program keeps that is no training state (a log of
+    losses, a timer), as the report names them (``history``,
+    ``state.history``), each covering what is under it: left out of what is
+    not compared (``Report.undeclared``), so neither named nor warned of
+    (trial 163: a CI job kept its own list of such lines to ignore)."""
     drawn_at_import: tuple[str, ...] = field(default=(), compare=False, repr=False)
     """Set by ``load_target``: the global streams (``numpy``, ``torch``) the
     program's module drew from without seeding them as it was imported (a data

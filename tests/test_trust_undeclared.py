@@ -1209,3 +1209,22 @@ def test_a_flag_the_run_sets_and_the_checkpoint_loses_is_named():
     [line] = [u for u in report.undeclared if u.startswith("should_stop")]
     assert line.startswith("should_stop (bool: False at the build, True at the end, changed "
                            "during the run; held by no declared component")
+
+
+def test_what_the_target_says_is_no_state_is_neither_named_nor_warned_of():
+    """Trial 163: a loss log the checkpoint does not keep was named, and warned
+    of (LostStateWarning), on every pass; the CI job kept its own list of lines
+    to ignore. ``Target(not_state=...)`` says it once."""
+    import warnings
+
+    from resumecheck.assertions import assert_resume_equivalent
+
+    logged = Target(factory=_LogsValidation, steps=12, resume_at=(4,))
+    assert lost_uncompared(verify(logged, **FAST).undeclared) == ["history"]
+    told = Target(factory=_LogsValidation, steps=12, resume_at=(4,), not_state=("history",))
+    report = verify(told, **FAST)
+    assert report.equivalent and not any(u.startswith("history") for u in report.undeclared)
+    assert report.to_json()["ends_otherwise_uncompared"] == []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert_resume_equivalent(told, **FAST)
