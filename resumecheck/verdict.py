@@ -534,8 +534,9 @@ def _as_built(ref: Reference, result: RunResult,
 
 def fields_as_built(ref: Reference, result: RunResult, segments: Segments) -> dict[str, str]:
     """Of a diverged ablation of one component, its fields that the engine's
-    restore, which left them as a fresh build makes them, left as the
-    uninterrupted run held them at the resume point, and that the run changes
+    restore, which left them as a fresh build makes them (or as another
+    declared component puts them back), left as the uninterrupted run held
+    them at the resume point, and that the run changes
     later: a checkpoint that loses them resumes alike at this point (trial
     159: a patience counter at 0 there, beside a best loss that made the
     ablation diverge, passed a load that lost it; the test's row read
