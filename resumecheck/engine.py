@@ -40,7 +40,7 @@ from resumecheck.environment import fingerprint
 from resumecheck.evidence import next_draw
 from resumecheck.errors import (
     BudgetExhausted, DiskSpaceShortage, DiskUseWarning, EnvironmentFailure,
-    ModuleStateChanged, NondeterministicBaseline, ReferenceFailed,
+    ModuleStateChanged, NondeterministicBaseline, NotStateUnmatchedWarning, ReferenceFailed,
 )
 from resumecheck.program import Target, declared_names, load_target
 from resumecheck.progress import ProgressCallback, ProgressTracker, run_label
@@ -1440,7 +1440,7 @@ def _report(checker: Checker, runs: list[RunResult],
         checker.segment.held_after, own_after,
         early=checker.segment.boundaries.get("run_before_restored_look") or ()))
     undeclared += _module_lines(checker)
-    undeclared = [u for u in undeclared if not _not_state(u, checker.target.not_state)]
+    undeclared = _without_not_state(undeclared, checker.target)
     if own_held is not None:
         verdict.note_lost_uncompared(runs[0], undeclared)
     verdict.note_confirmed_blind_spots(runs)
@@ -1555,6 +1555,20 @@ def _alike_until_it_departed(checker: Checker, engine_run: RunResult | None,
     # (one it held in neither there is made later, by steps that then differ)
     return {path for path in checker.segment.held
             if all(after[s].get(path) == ref_after[s].get(path) for s in steps)}
+
+
+def _without_not_state(undeclared: list[str], target: Target) -> list[str]:
+    """``undeclared`` less what ``Target.not_state`` names; a path it names
+    that no line is of is warned of (``NotStateUnmatchedWarning``)."""
+    unmatched = [p for p in target.not_state
+                 if not any(_not_state(u, [p]) for u in undeclared)]
+    if unmatched:
+        paths = [uncompared_path(u) for u in undeclared]
+        like = [path for path in paths if any(path.endswith((f".{p}", f".{p}]")) or
+                                              p in path for p in unmatched)]
+        warnings.warn(NotStateUnmatchedWarning(target.spec or target.name, unmatched, like),
+                      stacklevel=2)
+    return [u for u in undeclared if not _not_state(u, target.not_state)]
 
 
 def _not_state(line: str, paths: Sequence[str]) -> bool:

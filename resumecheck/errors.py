@@ -28,6 +28,7 @@ __all__ = [
     "DrawnAtImportWarning",
     "LatentGapWarning",
     "LostStateWarning",
+    "NotStateUnmatchedWarning",
     "MissingFramework",
     "MissingExtra",
     "ModuleStateChanged",
@@ -458,7 +459,8 @@ class LostStateWarning(_MadeWarning):
             f"{target}: the resume is equivalent in what is compared, but your own resume ends "
             f"otherwise than the uninterrupted run with {', '.join(paths)}, which no declared "
             "component holds: your checkpoint likely loses it, unless it is not state (a log, "
-            "a timer); declare it as a component to check that it resumes; the whole report: "
+            "a timer: say so, Target(not_state=...)); declare it as a component to check that "
+            "it resumes; the whole report: "
             f"{reproduce}"
         )
 
@@ -495,6 +497,22 @@ class SideFilesWarning(_MadeWarning):
             "another run beside it), not what that checkpoint saved, so a resume from an "
             "earlier checkpoint may depart; keep that state in the checkpoint; the whole "
             f"report: {reproduce}"
+        )
+
+
+class NotStateUnmatchedWarning(_MadeWarning):
+    """A ``Target(not_state=...)`` path that no `not compared` line is of: a
+    misspelt or relative path leaves the line it meant as it was (trial 164:
+    `loss_log`, where the line named `state.loss_log`, went unsaid)."""
+
+    def __init__(self, target: str, paths: list[str], like: list[str]) -> None:
+        self.target, self.paths, self.like = target, paths, like
+        named = ", ".join(f"`{p}`" for p in paths)
+        hint = (f"; the report names {', '.join(f'`{p}`' for p in like)}: give the path as "
+                "the `not compared` line begins") if like else ""
+        self._words((target, paths, like),
+            f"{target}: not_state names {named}, which no `not compared` line is of, so it "
+            f"leaves nothing out{hint}"
         )
 
 

@@ -617,8 +617,11 @@ def _not_found(spec: str, where: str, exc: ModuleNotFoundError) -> TargetError:
         return TargetError(
             spec, f"{where} imports {exc.name}, which is not installed in this Python "
             f"({sys.executable})",
+            # (trial 164: a misspelt module of the program's own read as a package to install)
             f"Install it here (pip install {missing}, if that is its package's name), or "
-            "run the check with the Python your program trains with",
+            "run the check with the Python your program trains with; or, if it is a module of "
+            f"your own, check its name: no {missing}.py or {missing}/ is beside the target or "
+            "on the module path",
         )
     return TargetError(
         spec,

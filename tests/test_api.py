@@ -59,7 +59,8 @@ def test_each_warning_of_a_check_crosses_from_an_xdist_worker_whole():
             errors.LostStateWarning("t:T", ["ema"], "resumecheck run t:T"),
             errors.DrawnAtImportWarning("t:T", ["torch"], "resumecheck run t:T"),
             errors.SideFilesWarning("t:T", "save() wrote a.json", "resumecheck run t:T"),
-            errors.UnboundedStepsWarning("t:T")]
+            errors.UnboundedStepsWarning("t:T"),
+            errors.NotStateUnmatchedWarning("t:T", ["histor"], ["history"])]
     for warning in made:
         sent = warnings.WarningMessage(warning, type(warning), "test.py", 1)
         got = unserialize_warning_message(serialize_warning_message(sent)).message

@@ -1228,3 +1228,13 @@ def test_what_the_target_says_is_no_state_is_neither_named_nor_warned_of():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert_resume_equivalent(told, **FAST)
+    # (trial 164: a path the report does not name left the line as it was, unsaid)
+    from resumecheck.errors import NotStateUnmatchedWarning
+
+    misspelt = Target(factory=_LogsValidation, steps=12, resume_at=(4,), not_state=("histor",))
+    with pytest.warns(NotStateUnmatchedWarning) as caught:
+        report = verify(misspelt, **FAST)
+    assert lost_uncompared(report.undeclared) == ["history"]
+    assert str(caught[0].message).endswith(
+        "not_state names `histor`, which no `not compared` line is of, so it leaves nothing "
+        "out; the report names `history`: give the path as the `not compared` line begins")
