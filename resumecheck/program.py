@@ -513,9 +513,13 @@ def load_target(spec: str | None) -> Target:
         try:
             obj = getattr(obj, part)
         except AttributeError:
+            # (trial 164: the targets the file does hold were not said)
+            held = [name for name, value in vars(module).items() if isinstance(value, Target)]
             raise TargetError(
                 spec,
-                f"{where} has no attribute {attr!r}",
+                f"{where} has no attribute {attr!r}" + (
+                    f" (its targets: {', '.join(held[:8])}{' ...' if len(held) > 8 else ''})"
+                    if held and obj is module else ""),
                 "Check the name after the colon; it must name the program factory",
             ) from None
     if isinstance(obj, Target):

@@ -1492,6 +1492,11 @@ def _shifted_lists(named: dict[str, str], reference: dict[str, list[str]],
         missing = [i for i in range(len(ref)) if i not in kept]
         one = len(missing) == 1
         which = ", ".join(f"[{i}]" for i in missing[:6]) + (" ..." if len(missing) > 6 else "")
+        if len(missing) > 1 and missing == list(range(len(missing))):
+            # (trial 164: "without the items at [0], [1], [2], [3], [4], [5] ..." of a log
+            # that holds the uninterrupted run's [8..15] at [0..7])
+            which = (f"[0..{len(missing) - 1}]: it holds the uninterrupted run's "
+                     f"[{len(missing)}..{len(ref) - 1}] at [0..{len(mine) - 1}]")
         head = named[paths[0]].replace(f"{base}[0] (", f"{base} (a list of {len(ref)} items; "
                                        "[0]: ", 1)
         out[base] = (f"{head}; {OWN_RESUME_ENDS_OTHERWISE} than the uninterrupted run did: with "

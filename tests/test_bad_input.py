@@ -51,7 +51,7 @@ def _run(capsys, *argv):
     ("target", "message"),
     [
         ("not_a_module_anywhere:build", "cannot import not_a_module_anywhere"),
-        ("tests.programs:no_such_attr", "has no attribute 'no_such_attr'"),
+        ("tests.programs:no_such_attr", "has no attribute 'no_such_attr' (its targets: "),
         ("tests.programs:NOT_A_FACTORY", "is a int, not a program factory"),
         ("tests.programs:Settings", "Settings is a class with no train_step() method, not a "
                                     "program factory. Point at a program class (one whose "

@@ -1238,3 +1238,13 @@ def test_what_the_target_says_is_no_state_is_neither_named_nor_warned_of():
     assert str(caught[0].message).endswith(
         "not_state names `histor`, which no `not compared` line is of, so it leaves nothing "
         "out; the report names `history`: give the path as the `not compared` line begins")
+
+
+def test_a_list_that_lost_its_first_entries_says_where_the_others_are():
+    """Trial 164: "without the items at [0], [1], [2], [3], [4], [5] ..." of a
+    log holding the uninterrupted run's later items at its first indices."""
+    report = verify(Target(factory=_LogsValidation, steps=12, resume_at=(7,)), **FAST)
+    [line] = [u for u in report.undeclared if u.startswith("history")]
+    assert ("with 2 of its 4 items, each the uninterrupted run's, in its order, and without the "
+            "items at [0..1]: it holds the uninterrupted run's [2..3] at [0..1] (the others sit "
+            "at other indices): your checkpoint loses them") in line
