@@ -1455,7 +1455,7 @@ def own_resume_ends(named: dict[str, str], reference: dict[str, list[str]],
             text += said
         elif own and path in own and path in reference:
             text += (f"; {OWN_RESUME_ENDS_OTHERWISE} than the uninterrupted run did: "
-                     f"{CHECKPOINT_LOSES}, unless it is not state (a log, a timer)")
+                     f"{CHECKPOINT_LOSES}, {NOT_STATE}")
         out.append(text)
     return out + list(shifted.values())
 
@@ -1503,8 +1503,8 @@ def _shifted_lists(named: dict[str, str], reference: dict[str, list[str]],
                      f"{len(mine)} of its {len(ref)} items, each the uninterrupted run's, in its "
                      f"order, and without the item{'' if one else 's'} at {which} (the others sit "
                      f"at other indices): "
-                     f"{CHECKPOINT_LOSES if one else CHECKPOINT_LOSES[:-2] + 'them'}, unless it "
-                     "is not state (a log, a timer)")
+                     f"{CHECKPOINT_LOSES if one else CHECKPOINT_LOSES[:-2] + 'them'}, "
+                     f"{NOT_STATE}")
     return out
 
 
@@ -1516,6 +1516,11 @@ def _sequence(base: str, held: dict[str, list[str]]) -> list[list[str]] | None:
     if not found or sorted(found) != list(range(len(found))):
         return None
     return [found[i] for i in range(len(found))]
+
+
+NOT_STATE = "unless it is not state (a log, a timer: name it in Target(not_state=...))"
+"""How a ``Report.undeclared`` entry that a checkpoint loses says it may be no
+state, and what to do then (trial 164: the line did not say how)."""
 
 
 # (a trial: a list of evaluations of an undeclared EMA, saved and loaded, ended
@@ -1540,19 +1545,18 @@ def _held_otherwise_text(run: RunResult, k: int, at: list[int], lost: bool,
     if lost and ends_only:
         return (f"; your own resume held it otherwise right after your load() at "
                 f"{steps_text(at)} and after {steps_text([j + 1 for j in at])}, and ends "
-                f"with it otherwise, every step matching: {CHECKPOINT_LOSES}, unless it is not "
-                "state (a log, a timer)")
+                f"with it otherwise, every step matching: {CHECKPOINT_LOSES}, {NOT_STATE}")
     if lost:
         return (f"; your own resume held it otherwise right after your load() at step {k} and "
                 f"after step {k + 1}, before it {went} at step {run.first_divergent_step}: "
-                f"{CHECKPOINT_LOSES}, unless it is not state (a log, a timer)")
+                f"{CHECKPOINT_LOSES}, {NOT_STATE}")
     confirmed = sorted({f.component for f in run.diagnosis if f.status == CONFIRMED})
     # (trial 145: said beside a stream re-seeded, "and departed" read as the cause)
     departed = (f" (it {went} at the next step, which {', '.join(confirmed)}, confirmed, "
                 "explains)" if confirmed else f", and {went} at the next step")
     return (f"; your own resume held it otherwise right after your load() at step {k}"
             f"{departed}: {CHECKPOINT_MAY_LOSE}, unless the program sets it again as it steps "
-            "(or it is not state: a log, a timer)")
+            "(or it is not state, a log, a timer: name it in Target(not_state=...))")
 
 
 def _differed_before(run: RunResult, k: int | None) -> list[tuple[str, int]]:

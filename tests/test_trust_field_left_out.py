@@ -123,7 +123,8 @@ def test_with_two_restarts_the_field_is_judged_at_the_one_before_the_departure()
     assert line.endswith("; your own resume held it otherwise right after your load() at step "
                          "10, and departed from the uninterrupted run at the next step: your "
                          "checkpoint may lose it, unless the program sets it again as it steps "
-                         "(or it is not state: a log, a timer)"), line
+                         "(or it is not state, a log, a timer: name it in "
+        "Target(not_state=...))"), line
 
 
 def test_a_stream_the_program_set_right_in_its_first_step_is_no_lead_of_the_why():

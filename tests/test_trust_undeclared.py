@@ -77,7 +77,8 @@ def test_a_generator_a_declared_model_keeps_is_named_when_nothing_holds_it():
         "RNGState({'name': generator}), to check that it resumes); your own resume held it "
         "otherwise right after your load() at step 3, and departed from the uninterrupted run "
         "at the next step: your checkpoint may lose it, unless the program sets it again as it "
-        "steps (or it is not state: a log, a timer)"]
+        "steps (or it is not state, a log, a timer: name it in "
+        "Target(not_state=...))"]
     twin = verify(model_generator.CORRECT, drop="none", noise_seeds=0)
     assert twin.equivalent and twin.undeclared == []
 
@@ -182,7 +183,8 @@ def test_a_counter_a_declared_model_keeps_outside_its_state_dict_is_named():
         "on_save_checkpoint and set it in on_load_checkpoint, the component `hooks`), to check "
         "that it resumes); "
         "your own resume (save/load) ends with it otherwise than the uninterrupted run did: "
-        "your checkpoint loses it, unless it is not state (a log, a timer)"]
+        "your checkpoint loses it, unless it is not state (a log, a timer: name it in "
+        "Target(not_state=...))"]
 
 
 def test_an_undeclared_ema_the_checkpoint_loses_is_said_to_end_otherwise_in_the_own_resume():
@@ -195,7 +197,7 @@ def test_an_undeclared_ema_the_checkpoint_loses_is_said_to_end_otherwise_in_the_
     [line] = report.undeclared
     assert line.endswith("; your own resume (save/load) ends with it otherwise than the "
                          "uninterrupted run did: your checkpoint loses it, unless it is not "
-                         "state (a log, a timer)")
+                         "state (a log, a timer: name it in Target(not_state=...))")
     assert lost_uncompared(report.undeclared) == ["ema"]
     headline = report.render().splitlines()[1]
     assert headline == ("full resume: EQUIVALENT in what is compared; not compared, and your "
@@ -253,7 +255,7 @@ def test_a_list_the_checkpoint_keeps_that_ends_otherwise_from_a_lost_ema_is_not_
     lines = {line.split(" (")[0]: line for line in report.undeclared}
     assert set(lines) == {"ema", "evals"}, report.undeclared
     assert lines["ema"].endswith("your checkpoint loses it, unless it is not state (a log, "
-                                 "a timer)")
+                                 "a timer: name it in Target(not_state=...))")
     assert lines["evals"].endswith(
         "; your own resume (save/load) ends with it otherwise than the uninterrupted run did, "
         "though it held it as that run did right after your load() at step 4, so the load is "
@@ -265,7 +267,7 @@ def test_a_list_the_checkpoint_keeps_that_ends_otherwise_from_a_lost_ema_is_not_
     twin = verify(SPEC + "EVALS_LOST", **FAST)
     [evals] = [line for line in twin.undeclared if line.startswith("evals (")]
     assert evals.endswith("than the uninterrupted run did: your checkpoint loses it, unless it "
-                          "is not state (a log, a timer)"), evals
+                          "is not state (a log, a timer: name it in Target(not_state=...))"), evals
 
 
 def test_fuzz_names_what_is_not_compared_as_run_does():
@@ -420,7 +422,8 @@ def test_what_the_programs_own_load_lost_is_said_from_before_its_resume_departed
     assert lines["early.bad_evals"].endswith(
         "; your own resume held it otherwise right after your load() at step 9 and after step "
         "10, before it departed from the uninterrupted run at step 11: your checkpoint loses "
-        "it, unless it is not state (a log, a timer)"), lines["early.bad_evals"]
+        "it, unless it is not state (a log, a timer: name it in Target(not_state=...))"), \
+        lines["early.bad_evals"]
     assert lines["early.cuts"].endswith("that says nothing of your checkpoint: the resume "
                                         "had departed from the uninterrupted run at step 11")
 
@@ -447,7 +450,8 @@ def test_what_the_programs_own_load_lost_is_said_when_it_departs_at_the_next_ste
     assert line.endswith(
         "; your own resume held it otherwise right after your load() at step 4, and departed "
         "from the uninterrupted run at the next step: your checkpoint may lose it, unless the "
-        "program sets it again as it steps (or it is not state: a log, a timer)"), line
+        "program sets it again as it steps (or it is not state, a log, a timer: name it in "
+        "Target(not_state=...))"), line
     correct = verify("fixtures.trust.annealed_temperature:CORRECT", **FAST)
     assert correct.equivalent
     assert correct.undeclared[0].endswith(
@@ -1183,7 +1187,7 @@ def test_a_list_that_lost_its_first_entries_is_said_so_not_compared_item_by_item
         "; your own resume (save/load) ends with it otherwise than the uninterrupted run did: "
         "with 3 of its 4 items, each the uninterrupted run's, in its order, and without the item "
         "at [0] (the others sit at other indices): your checkpoint loses it, unless it is not "
-        "state (a log, a timer)")
+        "state (a log, a timer: name it in Target(not_state=...))")
     assert lost_uncompared(report.undeclared) == ["history"]
 
 
