@@ -65,8 +65,8 @@ def test_an_undeclared_mean_that_only_moves_a_schedulers_end_is_named_as_lost():
     assert line.startswith("mean (float:"), line
     assert line.endswith("; your own resume held it otherwise right after your load() at step 8 "
                          "and after step 9, and ends with it otherwise, every step matching: "
-                         "your checkpoint loses it, unless it is not state (a log, a timer: name it in "
-                         "Target(not_state=...))")
+                         "your checkpoint loses it, unless it is not state (a log, a timer: name "
+                         "it in Target(not_state=...))")
     assert ("no declared component differs right after your load(): what it leaves different "
             "is state you did not declare (a running mean a scheduler is stepped with"
             ) in own.explanation, own.explanation
