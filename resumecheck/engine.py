@@ -1564,8 +1564,7 @@ def _without_not_state(undeclared: list[str], target: Target) -> list[str]:
                  if not any(_not_state(u, [p]) for u in undeclared)]
     if unmatched:
         paths = [uncompared_path(u) for u in undeclared]
-        like = [path for path in paths if any(path.endswith((f".{p}", f".{p}]")) or
-                                              p in path for p in unmatched)]
+        like = [path for path in paths if any(p in path for p in unmatched)]
         warnings.warn(NotStateUnmatchedWarning(target.spec or target.name, unmatched, like),
                       stacklevel=2)
     return [u for u in undeclared if not _not_state(u, target.not_state)]

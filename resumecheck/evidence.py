@@ -688,7 +688,7 @@ def _cause(key: str, when: str, unit: str = "draws", count: int = 0) -> str:
     key = split_rank_name(key)[0]  # a rank's own stream: the same causes
     if _torch_stream(key) and (unit == "32-bit words" or count > 2):
         return _words_cause(key, when, count if unit == "32-bit words" else 2 * count)
-    net = _NET if when.startswith("during") else ""
+    net = _net(when)
     if key == "torch":
         return (f"something drew from the torch stream {when}: a DataLoader iterator created "
                 "after the load draws its base seed (and a shuffled one without a generator of "
@@ -716,7 +716,13 @@ def _words_cause(key: str, when: str, words: int) -> str:
                 if words > 3 else "")
     return (f"something drew from {stream_label(key)} {when}{odd}: most draws take one word "
             f"per value (dropout's masks, torch.rand), a shuffle's randperm of n items "
-            f"n - 1{shuffles}{_NET if when.startswith('during') else ''}")
+            f"n - 1{shuffles}{_net(when)}")
+
+
+def _net(when: str) -> str:
+    """Within a step (not between the load and the first step), that a count
+    is the net of what the two runs drew (``_NET``)."""
+    return _NET if when.startswith("during") else ""
 
 
 _NET = ("; within a step the count is what the two runs drew apart, net: it may be the "

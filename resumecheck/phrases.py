@@ -41,12 +41,14 @@ no checkpoint holds (``undeclared._generator_text``)."""
 FRESH_BUILD_HOLDS = ("(a fresh build's, or what another declared component puts back), and the "
                      "run changes")
 """How a ``Report.not_checked`` line (``verdict.fields_as_built``) says fields
-of a declared component are as built at the resume point and change later."""
+of a declared component are, at the resume point, as the restore without it
+leaves them, and change later."""
 
 
 def fields_as_built(not_checked: list[str], name: str) -> list[str]:
-    """The fields of component ``name`` a ``Report.not_checked`` line says are as
-    a fresh build holds them at the resume point (the test's row says them)."""
+    """The fields of component ``name`` a ``Report.not_checked`` line says are,
+    at the resume point, as the restore without the component leaves them (the
+    test's row says them)."""
     line = next((w for w in not_checked
                  if w.startswith(f"of `{name}`, ") and FRESH_BUILD_HOLDS in w), None)
     if line is None:

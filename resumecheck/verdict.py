@@ -564,8 +564,10 @@ def _fields_as_built(ref: Reference, result: RunResult, segments: Segments) -> s
     if name not in restored or held is None or ended is None:
         return None
     built, at_k, at_end = (dict(flatten_state(x)) for x in (restored[name], held, ended))
-    alike = [key for key in at_k if key in built and _same_leaf(at_k[key], built[key])]
-    later = [key for key in alike if key in at_end and not _same_leaf(at_k[key], at_end[key])]
+    apart = {key for key, _ in differing_leaves(at_k, built)}
+    moved = {key for key, _ in differing_leaves(at_k, at_end)}
+    alike = [key for key in at_k if key not in apart]
+    later = [key for key in alike if key in at_end and key in moved]
     if not later or len(alike) == len(at_k):
         return None
     one = len(later) == 1
@@ -583,16 +585,6 @@ def _fields_as_built(ref: Reference, result: RunResult, segments: Segments) -> s
             f"where that is a fresh build's, a resume point where {has} changed checks "
             f"{'it' if one else 'them'} (resumecheck fuzz tries them); where another declared "
             "component puts it back, that component keeps it")
-
-
-def _same_leaf(a: Any, b: Any) -> bool:
-    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
-        return (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)
-                and digest(a) == digest(b))
-    try:
-        return bool(a == b) and type(a) is type(b)
-    except Exception:  # (an == that does not give a bool)
-        return False
 
 
 def _leaf_text(value: Any) -> str:

@@ -27,9 +27,9 @@ def test_default_resume_point_misses_the_bug(module):
         assert not at_edge.equivalent
         # (trial 139: every resume point an epoch's end says what that leaves unchecked)
         assert at_edge.not_checked == [
-            "a restart inside an epoch (every resume point here is an epoch's end, by the program's "
-        "steps_per_epoch): "
-            "--resume-at 6 checks one, resumecheck fuzz tries them all"]
+            "a restart inside an epoch (every resume point here is an epoch's end, by the "
+            "program's steps_per_epoch): --resume-at 6 checks one, resumecheck fuzz tries them "
+            "all"]
 
 
 @pytest.mark.parametrize(
