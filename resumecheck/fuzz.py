@@ -195,7 +195,8 @@ class FuzzResult:
             return (", the program declares no epoch boundary before its last step"
                     if self.epochs_declared else
                     ", the program does not say where its epochs end (no steps_per_epoch "
-                    "or epoch_boundaries), so no schedule was aimed at one")
+                    "or epoch_boundaries; `epoch_boundaries = []` says it has none), so no "
+                    "schedule was aimed at one")
         # (said of the schedules tried, not of the failing one beside it; a trial
         # read "among them resumes at epoch boundary 8 of 8, 16" as hard to parse)
         # (a trial read "they resumed at none" beside a minimal schedule at a
@@ -209,7 +210,9 @@ class FuzzResult:
                 f"drawn resumed at {_and(self.boundaries_covered)}{reached}")
 
     def summary(self) -> str:
-        tried = (f"{self.examples} example{'' if self.examples == 1 else 's'} "
+        # (trial 164 read "found in 1 example" as the shrink's count too: it is
+        # the examples drawn, the first failure's the last of them)
+        tried = (f"{self.examples} example{'' if self.examples == 1 else 's'} drawn "
                  f"({self.distinct_schedules} distinct schedule"
                  f"{'' if self.distinct_schedules == 1 else 's'}{self._edges()})")
         if self.failure is None:
@@ -220,8 +223,8 @@ class FuzzResult:
         schedule = self.failure.resume_at
         at = ",".join(map(str, schedule)) + _at_edges(self.boundaries, schedule)
         if self.minimal:
-            return f"minimal failing schedule: resume at {at}, found in {tried}"
-        return (f"failing schedule: resume at {at}, found in {tried}; not shown to be minimal: "
+            return f"minimal failing schedule: resume at {at}, found after {tried}"
+        return (f"failing schedule: resume at {at}, found after {tried}; not shown to be minimal: "
                 "the time budget ran out before every earlier resume point was tried")
 
     def render(self, fmt: Literal["table", "json", "markdown"] = "table") -> str:
@@ -364,8 +367,10 @@ def run_fuzz(target: Target | str | None, settings: Settings, *, max_examples: i
             _refuse_moving_saves(checker, tgt, s)
             edges = epoch_boundaries(checker.segment.boundaries, n)  # whole, fractional or declared
             result.boundaries = edges
-            result.epochs_declared = any(checker.segment.boundaries.get(key) for key in
-                                         ("epoch_boundaries", "steps_per_epoch"))
+            # (trial 164: a program without epochs had no way to say so; an empty
+            # epoch_boundaries list says it)
+            result.epochs_declared = any(checker.segment.boundaries.get(key) is not None
+                                         for key in ("epoch_boundaries", "steps_per_epoch"))
             result.fast_start = checker.reuse_prefix
             _search(checker, result, s.points, edges, max_examples, budget, say)
             if result.failure is not None:

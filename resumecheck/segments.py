@@ -203,10 +203,10 @@ class SegmentResult:
     held_after: dict[int, dict[str, list[str]]] = field(default_factory=dict)
     """The same after each step of ``SegmentSpec.held_after`` (step -> digests)."""
     held_at_build: dict[str, list[str]] = field(default_factory=dict)
+    """The same right after the build (``SegmentSpec.find_undeclared``)."""
     streams_set: dict[str, list[str]] = field(default_factory=dict)
     """Each global stream the program's own load() set from a saved state, and
     the digests of the states it set (``streams.streams_set``)."""
-    """The same right after the build (``SegmentSpec.find_undeclared``)."""
     unreached: dict[str, list[str]] = field(default_factory=dict)
     """Data loaders (component names) the engine put state into at the restore
     while the program kept an iterator it had made from them, and where it

@@ -9,6 +9,8 @@ from resumecheck.baseline import check_baseline
 from resumecheck.fuzz import FuzzResult
 from resumecheck.program import load_target
 
+from tests import programs
+
 
 class _SeedsAtBuild:
     """Seeds its data order at build from its settings; declares no `config`."""
@@ -79,10 +81,10 @@ def test_a_missing_target_file_says_where_it_was_looked_for(tmp_path, monkeypatc
 def test_counts_read_as_english():
     one = FuzzResult(target="t", steps=8, seed=None, max_interruptions=2, examples=1,
                      distinct_schedules=1)
-    assert "in 1 example (1 distinct schedule," in one.summary()
+    assert "in 1 example drawn (1 distinct schedule," in one.summary()
     two = FuzzResult(target="t", steps=8, seed=None, max_interruptions=2, examples=2,
                      distinct_schedules=2)
-    assert "in 2 examples (2 distinct schedules," in two.summary()
+    assert "in 2 examples drawn (2 distinct schedules," in two.summary()
 
 
 def test_the_epoch_boundaries_a_fuzz_resumed_at_read_as_steps_not_a_count():
@@ -100,7 +102,8 @@ def test_the_epoch_boundaries_a_fuzz_resumed_at_read_as_steps_not_a_count():
             "step)") in said(epochs_declared=True)
     # (a trial read that of a program that declares none as saying it declares later ones)
     assert ("(3 distinct schedules, the program does not say where its epochs end (no "
-            "steps_per_epoch or epoch_boundaries), so no schedule was aimed at one)") in said()
+            "steps_per_epoch or epoch_boundaries; `epoch_boundaries = []` says it has none), so "
+            "no schedule was aimed at one)") in said()
     # (a trial: "resume at 20 (an epoch boundary)" beside "no example drawn resumed at any")
     from resumecheck.report import RunResult
 
@@ -121,7 +124,7 @@ def test_a_failing_schedule_at_an_epoch_boundary_says_so():
                           distinct_schedules=1, boundaries=[6, 12], failure=failure,
                           minimal=True).summary()
     assert said([6]).startswith("minimal failing schedule: resume at 6 (an epoch boundary), "
-                                "found in 1 example")
+                                "found after 1 example drawn")
     assert said([3, 6]).startswith("minimal failing schedule: resume at 3,6 (6 is an epoch "
                                    "boundary), found")
     assert said([5]).startswith("minimal failing schedule: resume at 5, found")
@@ -416,3 +419,19 @@ def test_fuzz_does_not_send_a_reader_of_its_own_output_to_fuzz():
     assert said.endswith("shows whether it comes back (the examples above resumed at later "
                          "points too: there, too, it is not compared, so they show it comes "
                          "back only if a step reads it))")
+
+
+class _NoEpochs(programs.Linear):
+    epoch_boundaries: list[int] = []  # (its data has no epochs: it says so)
+
+
+def test_a_program_that_says_it_has_no_epochs_is_not_told_to_say_where_they_end():
+    """Trial 164: a GAN drawing fresh noise every step has no epochs, and fuzz
+    told it that it does not say where they end, with no way to say so."""
+    from resumecheck import Target
+    from resumecheck.fuzz import fuzz
+
+    found = fuzz(Target(factory=_NoEpochs, steps=6, resume_at=(3,)), max_examples=2)
+    assert found.epochs_declared and found.boundaries == []
+    assert "declares no epoch boundary before its last step" in found.render()
+    assert "does not say where its epochs end" not in found.render()
