@@ -859,7 +859,11 @@ class _Confirmations:
         put_back = (verdict.streams_put_back(self._reference, segments)
                     | verdict.modes_put_back(self._reference, result, segments)
                     if (verdict.departure(result) is None or verdict.steps_match(result))
-                    and result.diagnosis else set())
+                    and result.diagnosis else
+                    # (trial 166: an EMA's mode, a note where the run resumed, read
+                    # "(differs, not the cause)" beside a lost step counter)
+                    verdict.modes_put_back(self._reference, result, segments)
+                    if result.diagnosis else set())
         verdict.settle_findings(self._reference, result, judged, put_back, self._unreached,
                                 moved, self._next_draws(result, segments))
         return own and _resave(self._reference, self._restarts, result, segments, work,

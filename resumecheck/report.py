@@ -168,6 +168,10 @@ class Finding:
             # (a trial: beside an out-of-memory failure, a generator the program sets
             # right in its next step read as the cause)
             return " (not judged: the run failed before any step could show whether it matters)"
+        if self.status == PUT_BACK and run.first_divergent_step is not None:
+            # (where the run departs all the same: its rerun, set right, changed nothing)
+            return (" (put back by the program: setting it right changes nothing, and it ends "
+                    "as in the uninterrupted run)")
         if self.mark or not incomplete or run.checkpoint != "program":
             return self.mark
         if incomplete.startswith(CHANGED_ONE):

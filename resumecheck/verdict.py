@@ -1858,8 +1858,9 @@ def settle_findings(ref: Reference, result: RunResult, outcomes: dict[int, bool 
     which they would matter, when the program's boundaries tell, or for
     random state the reference's draws: ``next_draws``), unless the program
     put them back itself (``put_back``: random state that ends as the
-    reference's; see ``streams_put_back``): no gap. A scheduler's or an
-    optimizer's rerun where the rate departs first is no evidence. Those
+    reference's, ``streams_put_back``; a mode, ``modes_put_back``, even where
+    the run departs, if its rerun changed nothing): no gap. A scheduler's or
+    an optimizer's rerun where the rate departs first is no evidence. Those
     tried by a rerun (``outcomes``: finding index -> the rerun helped) are
     ``confirmed`` or ``not_cause``; but settings (``config``) are read at
     build too, so a rerun that does not help them is no evidence either
@@ -1869,10 +1870,8 @@ def settle_findings(ref: Reference, result: RunResult, outcomes: dict[int, bool 
     state put in may not have reached that iterator; the finding says so.
     A finding of random state whose rerun did not help but changed the run
     all the same (``moved``: its steps differ from the run's own; nothing was
-    confirmed) is not "not the cause": it matters, beside something else
-    that differs too (not judged; the finding says so). The rest keep their
-    status (``after_divergence``, or none: not tried).
-    """
+    confirmed) is not "not the cause": it matters, beside something else that
+    differs too (not judged; the finding says so). The rest keep their status."""
     if result.verdict == FAILED:
         return
     never_departs = departure(result) is None
@@ -1883,7 +1882,7 @@ def settle_findings(ref: Reference, result: RunResult, outcomes: dict[int, bool 
     for i, finding in enumerate(result.diagnosis):
         if finding.status == AFTER_DIVERGENCE:
             judged.append(finding)
-        elif put_back_too and finding.component in put_back:
+        elif finding.component in put_back and (put_back_too or outcomes.get(i) is False):
             judged.append(replace(finding, status=PUT_BACK, confirmed=False))
         elif never_departs:
             judged.append(replace(finding, status=LATENT, confirmed=False,
@@ -2592,7 +2591,8 @@ def _differs_clause(diagnosis: Sequence[Finding]) -> str:
     # (a trial read "rng, data_cursor (confirmed)" as both confirmed: rng was not judged)
     # (a trial: streams the program set right itself in its first step, which
     # matched, were the only lead of a why whose cause a component left out)
-    leads = [f for f in diagnosis if f.status == CONFIRMED or not righted_only(f.detail)]
+    leads = [f for f in diagnosis if f.status == CONFIRMED
+             or (not righted_only(f.detail) and f.status != PUT_BACK)]
     if not leads:
         return ""
     unjudged = " (not judged)" if any(f.mark for f in leads) else ""

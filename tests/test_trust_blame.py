@@ -279,6 +279,26 @@ def test_a_mode_the_program_sets_itself_before_it_matters_is_put_back_not_a_gap(
     assert own.latent_gaps == [] and "latent gap" not in own.explanation
 
 
+def test_beside_a_confirmed_cause_a_mode_the_program_puts_back_reads_as_where_it_resumes():
+    """Trial 166: the EMA's mode, a note in a report that resumed, was "(differs,
+    not the cause)" in the why of one whose load lost the step counter."""
+    from fixtures.trust import eval_after_load
+
+    report = verify(eval_after_load.EMA_AND_STEP_LOST, drop="none", noise_seeds=0)
+    own = report.full_resume
+    assert own.verdict == "diverged" and own.first_divergent_step == 4
+    step, ema = sorted(own.diagnosis, key=lambda f: f.component != "global_step")
+    assert (step.component, step.status) == ("global_step", "confirmed")
+    assert (ema.component, ema.status) == ("ema", "put_back")
+    assert "mode of ema" not in own.explanation and "not the cause" not in own.explanation
+    assert ("\nnote: ema: in train mode after the load" in report.render())
+    assert ema.mark_in(own, None) == (" (put back by the program: setting it right changes "
+                                      "nothing, and it ends as in the uninterrupted run)")
+    # (where the run resumes, the mark says that every later step matched)
+    resumed = verify(eval_after_load.EMA_IN_EVAL, drop="none", noise_seeds=0).full_resume
+    assert "every later step matches" in resumed.diagnosis[0].mark_in(resumed, None)
+
+
 def test_beside_lost_state_a_mode_the_program_sets_itself_is_not_named():
     """A trial: `ema: n_averaged 0, expected 8; in train mode after the load
     ..., a load() must set it again (confirmed)`: the mode played no part
