@@ -548,26 +548,19 @@ def fields_as_built(ref: Reference, result: RunResult, segments: Segments) -> di
 
 
 def _fields_as_built(ref: Reference, result: RunResult, segments: Segments) -> str | None:
-    if len(result.dropped) != 1 or result.verdict != DIVERGED:
+    if len(result.dropped) != 1 or result.verdict != DIVERGED or not ref.segment.end_state:
         return None
     name = result.dropped[0]
-    k, seg = next(((k, seg) for k, seg in segments if seg.restored_state), (None, None))
-    capture = ref.segment.captures.get(k) if k is not None else None
-    if seg is None or capture is None or not ref.segment.end_state:
+    # (trials 165, 166: with restarts at 3 and 10, a field the restart at 10
+    # checks was said unchecked, of 3 alone: a field is so only at every one)
+    points = [(k, seg.restored_state) for k, seg in segments
+              if seg.restored_state and k in ref.segment.captures]
+    seen = _as_built_at(ref, name, points)
+    if seen is None:
         return None
-    try:
-        restored = load_checkpoint(seg.restored_state or "", read_only=True)["components"]
-        held, ended = (ref.file(path)["components"].get(name)
-                       for path in (capture, ref.segment.end_state))
-    except Exception:  # (no evidence either way)
-        return None
-    if name not in restored or held is None or ended is None:
-        return None
-    built, at_k, at_end = (dict(flatten_state(x)) for x in (restored[name], held, ended))
-    apart = {key for key, _ in differing_leaves(at_k, built)}
+    at_k, alike, at_end = seen
     moved = {key for key, _ in differing_leaves(at_k, at_end)}
-    alike = [key for key in at_k if key not in apart]
-    later = [key for key in alike if key in at_end and key in moved]
+    later = [key for key in at_k if key in alike and key in at_end and key in moved]
     if not later or len(alike) == len(at_k):
         return None
     one = len(later) == 1
@@ -577,7 +570,8 @@ def _fields_as_built(ref: Reference, result: RunResult, segments: Segments) -> s
     has = "it has" if one else "they have"
     # (trial 163: a loader's generator that a declared position puts back to its
     # epoch's start was said to be a fresh build's, and a later point to check it)
-    return (f"of `{name}`, {shown} {'is' if one else 'are'} at step {k} as the restore without "
+    return (f"of `{name}`, {shown} {'is' if one else 'are'} at "
+            f"{steps_text([k for k, _ in points])} as the restore without "
             f"`{name}` leaves {'it' if one else 'them'} {FRESH_BUILD_HOLDS} "
             f"{'it' if one else 'them'} later: a checkpoint that "
             f"loses {'it' if one else 'them'} resumes alike here (the other fields of "
@@ -585,6 +579,32 @@ def _fields_as_built(ref: Reference, result: RunResult, segments: Segments) -> s
             f"where that is a fresh build's, a resume point where {has} changed checks "
             f"{'it' if one else 'them'} (resumecheck fuzz tries them); where another declared "
             "component puts it back, that component keeps it")
+
+
+def _as_built_at(ref: Reference, name: str, points: list[tuple[int, str]]
+                 ) -> tuple[dict[str, Any], set[str], dict[str, Any]] | None:
+    """Of component ``name``: its leaves at the first resume point, those the
+    restore without it left as the reference held them at every point, and
+    its leaves at the reference's end (None: not known at some point)."""
+    if not points:
+        return None
+    try:
+        ended = ref.file(ref.segment.end_state or "")["components"].get(name)
+        seen = []
+        for k, restored_state in points:
+            restored = load_checkpoint(restored_state, read_only=True)["components"]
+            held = ref.file(ref.segment.captures[k])["components"].get(name)
+            if name not in restored or held is None:
+                return None
+            seen.append((dict(flatten_state(held)), dict(flatten_state(restored[name]))))
+    except Exception:  # (no evidence either way)
+        return None
+    if ended is None:
+        return None
+    alike = set(seen[0][0])
+    for at_k, built in seen:
+        alike -= {key for key, _ in differing_leaves(at_k, built)}
+    return seen[0][0], alike & set(seen[0][0]), dict(flatten_state(ended))
 
 
 def _leaf_text(value: Any) -> str:

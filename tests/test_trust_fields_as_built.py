@@ -44,3 +44,16 @@ def test_a_resume_point_where_the_counter_has_changed_checks_it_and_says_nothing
 def test_nothing_is_said_without_the_components_ablation():
     report = verify(SPEC + "FORGETS_PATIENCE", drop="none", noise_seeds=0)
     assert not any("fresh build's" in w for w in report.not_checked)
+
+
+def test_with_several_restarts_a_field_is_unchecked_only_where_every_one_finds_it_as_built():
+    """Trials 165 and 166: restarted at two points, the line spoke of the
+    first alone, though the second checked the field."""
+    report = verify(SPEC + "FORGETS_PATIENCE", drop=["early_stop"], resume_at=[4, 6],
+                    noise_seeds=0)
+    assert not report.equivalent  # (the restart at 6 shows the counter lost)
+    assert not any("fresh build's" in w for w in report.not_checked), report.not_checked
+    report = verify(SPEC + "CORRECT", drop=["early_stop"], resume_at=[2, 4], noise_seeds=0)
+    [line] = [w for w in report.not_checked if "fresh build's" in w]
+    assert line.startswith("of `early_stop`, `bad_evals` (0 there, 4 at the end) is at steps 2 "
+                           "and 4 as the restore without `early_stop` leaves it"), line
