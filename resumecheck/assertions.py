@@ -150,10 +150,13 @@ def _describe_run(run: RunResult, label: str, incomplete: str | None) -> list[st
     if run.failure:
         lines.append(f"    failure: {first_line(run.failure)}")
     if run.first_divergent_step is not None and run.verdict == "diverged":
-        lines.append(
-            f"    first divergence: step {run.first_divergent_step}, "
-            f"{run.first_divergent_quantity}"
-        )
+        what = run.first_divergent_quantity or ""
+        # (trial 165: "step 16, state of best_acc" of state wrong from the restore
+        # at 8 on, which every step left unread: compared at the end only)
+        where = (f"{what} at the end (after step {run.first_divergent_step}: every step "
+                 "matched)" if what.startswith("state of")
+                 else f"step {run.first_divergent_step}, {what}")
+        lines.append(f"    first divergence: {where}")
         # (a trial: "relative 639" beside sample indices said of nothing what it measured)
         of = {figure: f" in {what}" for figure, what in run.largest_in.items()}
         relative = ("inf (a value that is 0 in the reference differs)"

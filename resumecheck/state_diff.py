@@ -445,8 +445,10 @@ def _streams_text(paths: list[str], step: int, unused: set[str],
         (righted, f"{_RIGHTED} {step + 1}"),
         (idle, _UNREAD + " {}")) if names]
     named, rest = (streams, notes) if streams else (notes[0][0], notes[1:])
-    head = (f"{', '.join(named)} differ{'s' if len(named) == 1 else ''} from the stream at "
-            f"step {step}" + ("" if streams else ", " + notes[0][1].format("it")))
+    # (trial 165 read "differs from the stream at step 8" as vague: whose stream)
+    head = (f"{', '.join(named)} differ{'s' if len(named) == 1 else ''} from the "
+            f"uninterrupted run's at step {step}"
+            + ("" if streams else ", " + notes[0][1].format("it")))
     return head + "".join(f" (and {', '.join(names)}, {why.format(f'step {step}')})"
                           for names, why in rest)
 
@@ -460,7 +462,8 @@ def righted_only(detail: str) -> bool:
     differs was set right by the program itself during the first step after
     the restore (``_streams_text``'s head)."""
     head = detail.split("; ", 1)[0].split(" (and ", 1)[0]
-    return re.search(r" from the stream at step \d+, " + _RIGHTED + r" \d+$", head) is not None
+    return re.search(r" from the uninterrupted run's at step \d+, " + _RIGHTED + r" \d+$",
+                     head) is not None
 
 
 def unread_only(detail: str) -> bool:

@@ -439,8 +439,9 @@ def test_a_scheduler_left_out_of_prepare_is_blamed_and_its_twin_passes():
     # (a trial: a stream the program sets right itself in the first step is no
     # evidence, and its line told the user the load did not restore it)
     assert buggy.stream_offsets == []
-    assert buggy.diagnosis[1].detail == ("generator 'loader' differs from the stream at step 7, "
-                                         "which the program set right itself during step 8")
+    assert buggy.diagnosis[1].detail == ("generator 'loader' differs from the uninterrupted "
+                                         "run's at step 7, which the program set right itself "
+                                         "during step 8")
     assert "generator `loader`" not in buggy.explanation
     assert "scheduler = accelerator.prepare(scheduler)" in buggy.diagnosis[0].fix
     twin = check(True)

@@ -9,7 +9,7 @@ def test_a_stream_finding_of_a_failed_run_is_marked_not_judged():
     from resumecheck.report import Finding, RunResult
 
     failed = RunResult(dropped=[], resume_at=[9], verdict="failed", checkpoint="program")
-    stream = Finding("rng", "generator 'loader' differs from the stream at step 9")
+    stream = Finding("rng", "generator 'loader' differs from the uninterrupted run's at step 9")
     assert stream.mark_in(failed, None) == (
         " (not judged: the run failed before any step could show whether it matters)")
     order = Finding("optimizer", "lists its parameters in another order than the run that "

@@ -23,6 +23,12 @@ def test_a_best_so_far_left_unrestored_ends_otherwise_and_is_blamed():
     (finding,) = [f for f in own.diagnosis if f.component == "best_val"]
     assert finding.status == "confirmed" and finding.detail.startswith("inf, expected 1.0931")
     assert own.latent_gaps == []
+    # (trial 165: the test's failure read "first divergence: step 16, state of best_val",
+    # as if a step had departed there)
+    from resumecheck.assertions import describe_failure
+
+    assert (f"first divergence: state of best_val at the end (after step {own.first_divergent_step}"
+            ": every step matched)") in describe_failure(report)
 
 
 def test_its_twin_resumes_and_dropping_the_best_so_far_shows_it_matters():

@@ -135,11 +135,12 @@ def test_a_stream_the_program_set_right_in_its_first_step_is_no_lead_of_the_why(
     from resumecheck.state_diff import righted_only
     from resumecheck.verdict import _differs_clause
 
-    righted = Finding("rng", "generator 'loader' differs from the stream at step 8, which the "
-                      "program set right itself during step 9 (and torch CPU stream, which the "
-                      "reference never drew from after step 8)", step=8)
-    other = Finding("rng", "torch CPU stream differs from the stream at step 8 (and generator "
-                    "'loader', which the program set right itself during step 9)", step=8)
+    righted = Finding("rng", "generator 'loader' differs from the uninterrupted run's at step "
+                      "8, which the program set right itself during step 9 (and torch CPU "
+                      "stream, which the reference never drew from after step 8)", step=8)
+    other = Finding("rng", "torch CPU stream differs from the uninterrupted run's at step 8 "
+                    "(and generator 'loader', which the program set right itself during "
+                    "step 9)", step=8)
     assert righted_only(righted.detail) and not righted_only(other.detail)
     assert _differs_clause([righted]) == ""
     assert _differs_clause([righted, Finding("scheduler", "last_epoch 0, expected 8")]) == \

@@ -20,9 +20,9 @@ def test_a_generator_the_program_replays_from_the_epochs_start_is_put_back_not_l
     text = report.render()
     assert "latent" not in text and "unused after" not in text
     assert "diagnosis:" not in text  # (a note: nothing to diagnose in a passing report)
-    assert ("note: rng: generator 'sampler' differs from the stream at step 7, which the program "
-            "set right itself during step 8 (put back by the program: every later step matches, "
-            "and it ends as in the uninterrupted run)") in text
+    assert ("note: rng: generator 'sampler' differs from the uninterrupted run's at step 7, "
+            "which the program set right itself during step 8 (put back by the program: every "
+            "later step matches, and it ends as in the uninterrupted run)") in text
 
 
 def test_a_sampler_whose_state_dict_is_stale_after_the_load_is_lost_on_a_second_resume():
@@ -52,8 +52,8 @@ def test_a_generator_the_program_sets_right_beside_a_lost_stream_is_named_as_suc
     assert own.verdict == "diverged" and own.first_divergent_step == 8
     assert [f.component for f in own.diagnosis] == ["rng"]
     assert own.diagnosis[0].detail == (
-        "torch CPU stream differs from the stream at step 7 (and generator 'sampler', which "
-        "the program set right itself during step 8)")
+        "torch CPU stream differs from the uninterrupted run's at step 7 (and generator "
+        "'sampler', which the program set right itself during step 8)")
     assert [s.stream for s in own.stream_offsets] == ["torch"]
 
 
@@ -68,7 +68,8 @@ def test_a_failing_tests_message_calls_a_put_back_finding_a_note_as_the_report_d
     own = report.full_resume
     assert own.verdict == DIVERGED and own.diagnosis
     own.diagnosis.append(replace(own.diagnosis[0], component="rng", status=PUT_BACK,
-                                 detail="generator 'loader' differs from the stream at step 8"))
+                                 detail="generator 'loader' differs from the uninterrupted "
+                                        "run's at step 8"))
     text = describe_failure(report)
     assert "    note: rng: generator 'loader' differs" in text, text
     assert "    diagnosis: rng:" not in text

@@ -41,8 +41,8 @@ def test_what_the_load_loses_is_blamed_and_confirmed(name, component, step):
         assert full.latent_gaps == ["rng"]
     if component == "rng":  # the lost stream first; the unused ones named apart
         assert full.diagnosis[0].detail == (
-            "generator 'batches' differs from the stream at step 4 (and Python random stream, "
-            "numpy global stream, which the reference never drew from after step 4)")
+            "generator 'batches' differs from the uninterrupted run's at step 4 (and Python "
+            "random stream, numpy global stream, which the reference never drew from after step 4)")
         # (the unused streams, not restored, are elsewhere: no line of their own)
         assert [o.stream for o in full.stream_offsets] == ["generator batches"]
 
