@@ -91,6 +91,15 @@ class StepOutput:
     samples: torch.Tensor | None = None
 
 
+def _read_as_dict(config: Mapping[str, Any]) -> str:
+    """The hint of a factory that read its settings as something else (trial
+    166: ``build(args)`` reading ``args.seed`` of an argparse namespace)."""
+    return ("A target's factory is called with one argument, a dict of settings (here "
+            f"{dict(config)!r}), and returns your program (an object with components() and "
+            "train_step()): read the settings as a dict (settings.get('seed', 0)), or point "
+            "the target at a small function that builds your program from them")
+
+
 _MISSING_PACKAGE = (
     "A package your program needs is missing or too old in this environment (the error "
     "says which): install it, or, for a framework target, the extra that brings it "
@@ -188,6 +197,7 @@ class Target:
                 self.name,
                 f"the factory raised {module_state.raised(exc)}",
                 _MISSING_PACKAGE if isinstance(exc, ImportError) else
+                _read_as_dict(config) if "'dict' object" in str(exc) else
                 "Fix the factory so that it builds a program from these settings: "
                 f"{dict(config)!r}",
             ) from exc

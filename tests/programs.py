@@ -276,6 +276,10 @@ def factory_raises(config: dict) -> object:
     raise RuntimeError("no GPU found")
 
 
+def build_from_args(args: object) -> object:  # (trial 166: a script's build(args))
+    return Linear(args.lr)  # type: ignore[attr-defined]
+
+
 EPOCH_READ_AT_BOUNDARY = Target(factory=EpochReadAtBoundary, steps=7, resume_at=(5,),
                                 spec="tests.programs:EPOCH_READ_AT_BOUNDARY")
 NOT_A_FACTORY = 42

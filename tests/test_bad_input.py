@@ -57,6 +57,10 @@ def _run(capsys, *argv):
                                     "program factory. Point at a program class (one whose "
                                     "instances have components() and train_step()"),
         ("tests.programs:factory_raises", "the factory raised RuntimeError: no GPU found"),
+        ("tests.programs:build_from_args", "the factory raised AttributeError: 'dict' object has "
+                                           "no attribute 'lr' (at "),
+        ("tests.programs:build_from_args", "A target's factory is called with one argument, a "
+                                           "dict of settings (here {}), and returns your program"),
         ("tests.programs:NAN_LOSS", "step 3: the loss is nan; a check needs finite losses"),
         ("tests.programs:VECTOR_LOSS", "returned a loss of shape (3,); return a scalar"),
         ("tests.programs:DECLARED_TWICE", "components 'params' and 'model' are the same object: "
