@@ -1719,7 +1719,7 @@ def _without_undeclared_leads(text: str) -> str:
         text = leads.sub("", text)
     return text
 
-_NOISE_MARKS = ("; loss stays within", "; loss leaves", "; nothing in the loss")
+_NOISE_MARKS = ("; loss stays within", "; loss leaves", "; nothing in the training loss")
 
 
 def note_confirmed_blind_spots(runs: list[RunResult]) -> None:
@@ -2430,7 +2430,8 @@ def _noise_clause(r: RunResult) -> str:
                 "it departs, before a later step's loss reads what differs (more --steps show "
                 "whether it matters): plausible or gross is not judged")
     if r.plausible is True and not r.max_abs_loss_diff:
-        return "; nothing in the loss shows it: plausible but different"
+        # (trial 166: an EMA's own evaluation loss differed, and "nothing in the loss")
+        return "; nothing in the training loss shows it: plausible but different"
     if r.plausible is True:
         return f"; loss stays within seed-to-seed noise {_band_steps(r)}: plausible but different"
     if r.plausible is False:

@@ -404,7 +404,7 @@ def test_a_run_restarted_twice_is_measured_against_the_band_after_the_restart_it
 
 def test_a_run_that_departs_at_its_last_step_after_the_loss_is_not_called_silent():
     """Trial 161: a learning rate 4.6x off at the last step, which no loss could
-    read, was `silent` ("nothing in the loss shows it")."""
+    read, was `silent` ("nothing in the training loss shows it")."""
     from resumecheck.report import RunResult
     from resumecheck.trajectory import Trajectory
     from resumecheck.verdict import _noise_clause, plausibility
