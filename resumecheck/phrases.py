@@ -53,7 +53,7 @@ def fields_as_built(not_checked: list[str], name: str) -> list[str]:
                  if w.startswith(f"of `{name}`, ") and FRESH_BUILD_HOLDS in w), None)
     if line is None:
         return []
-    head = line.split(" at step ")[0].removeprefix(f"of `{name}`, ")
+    head = re.split(r" at steps? \d", line)[0].removeprefix(f"of `{name}`, ")
     return re.findall(r"`([^`]+)` \(", head)
 
 

@@ -57,3 +57,5 @@ def test_with_several_restarts_a_field_is_unchecked_only_where_every_one_finds_i
     [line] = [w for w in report.not_checked if "fresh build's" in w]
     assert line.startswith("of `early_stop`, `bad_evals` (0 there, 4 at the end) is at steps 2 "
                            "and 4 as the restore without `early_stop` leaves it"), line
+    row = _summary_row({"nodeid": "t.py::t", "target": "t", "report": report.to_json()})
+    assert "early_stop: ok, but not bad_evals: as a restore without it leaves it" in row, row
