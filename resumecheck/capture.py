@@ -25,15 +25,17 @@ from typing import Any
 
 import torch
 
-from resumecheck.compare import digest
-from resumecheck.components import OPTIMIZER, PARAMS, RNG, Attr, asked_state
+from resumecheck.compare import digest, flatten_state
+from resumecheck.components import (
+    OPTIMIZER, PARAMS, RNG, Attr, asked_state, preserved_global_streams,
+)
 from resumecheck.errors import CheckpointError
 from resumecheck.program import BuiltProgram
 from resumecheck.trace import unwrap_optimizer
 
 __all__ = ["CHECKPOINT_FORMAT", "add_loadable_shapes", "capture", "capture_meta",
-           "forget_captures_under", "keep_written", "load_checkpoint", "loadable_shapes",
-           "save_capture"]
+           "forget_captures_under", "keep_written", "leaves_as_built", "load_checkpoint",
+           "loadable_shapes", "save_capture"]
 
 CHECKPOINT_FORMAT = "resumecheck.checkpoint/1"
 
@@ -54,6 +56,26 @@ def capture(built: BuiltProgram) -> dict[str, Any]:
         "meta": capture_meta(built),
         "components": components,
     }
+
+
+def leaves_as_built(built: BuiltProgram) -> dict[str, dict[str, str]]:
+    """Each declared component's state as the build made it, leaf by leaf
+    digested (``SegmentResult.built_leaves``). Asked as a capture asks it
+    (``asked_state``: a loader's iterator made to answer is undone), the
+    global streams given back; not of a framework's program, whose loop
+    starts when a component is first asked (empty), nor of a component
+    whose state_dict() raises here (left out)."""
+    if hasattr(built.program, "loaded_back"):
+        return {}
+    out: dict[str, dict[str, str]] = {}
+    with preserved_global_streams():
+        for c in built.components:
+            try:
+                state = asked_state(c.obj)
+            except Exception:  # (asked again at the capture, which says why it fails)
+                continue
+            out[c.name] = {path: digest(leaf) for path, leaf in flatten_state(state)}
+    return out
 
 
 def _rank_of_process() -> int:

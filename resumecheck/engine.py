@@ -527,7 +527,8 @@ class _Segments:
                          capture_at=points, hash_seed=REFERENCE_HASH_SEED, find_undeclared=True,
                          watch_save=bool(self.save_at) or probe_save,
                          save_after_end=probe_save,
-                         digest_held=True, held_after=self._after(points, 0, 1), **keep)
+                         digest_held=True, held_after=self._after(points, 0, 1),
+                         digest_built=self._not_all_ablated(), **keep)
         jobs = self.settings.workers if self.settings.isolation == "process" else 1
         again: list[SegmentResult] = []
         if self.settings.check_determinism and jobs > 1:
@@ -543,6 +544,13 @@ class _Segments:
             self.reference = ref  # the rerun's steps are bounded from the reference's
             again = [self.run(self._determinism_spec())]
         return ref, (again[0] if again else None)
+
+    def _not_all_ablated(self) -> bool:
+        """Whether some declared component may have no run that drops it alone
+        (the reference digests what the build made then: ``as_built_untried``);
+        one rank only."""
+        s = self.settings
+        return s.drop != "all" and s.nproc is None and s.resume_nproc is None
 
     def _in_this_interpreter(self, spec: SegmentSpec) -> SegmentResult:
         """Run the reference; in-process, refuse to go on when it changed state
@@ -1456,7 +1464,7 @@ def _report(checker: Checker, runs: list[RunResult],
         set_order=hash_order_notice(checker) if in_process else None,
         drawn_at_import=list(checker.target.drawn_at_import),
         build_settings=list(checker.segment.build_settings),
-        not_checked=_not_checked(checker),
+        not_checked=_not_checked(checker, runs),
         target=checker.target.spec or checker.target.name, steps=checker.steps,
         resume_at=list(checker.resume_at), seed=s.seed, isolation=s.isolation,
         launched_with=launched_with(checker.target, checker.run_config),
@@ -1473,12 +1481,14 @@ def _report(checker: Checker, runs: list[RunResult],
     )
 
 
-def _not_checked(checker: Checker) -> list[str]:
+def _not_checked(checker: Checker, runs: list[RunResult]) -> list[str]:
     """What the resume points tried cannot show (``Report.not_checked``)."""
     s, points = checker.settings, checker.resume_at
+    alone = {r.dropped[0] for r in runs if len(r.dropped) == 1}  # (their rows say it)
     found = [verdict.epoch_ends_untried(checker.reference, points, checker.steps),
              verdict.mid_epoch_untried(checker.reference, points, checker.steps),
-             *checker.fields_as_built.values()]
+             *checker.fields_as_built.values(),
+             *verdict.as_built_untried(checker.reference, points, alone)]
     if (s.nproc or 1) > 1 and s.resume_nproc is None:
         found.append(verdict.alike_on_ranks(checker.reference, points))
     return [what for what in found if what]

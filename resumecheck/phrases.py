@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-__all__ = ["ADAPTER_LEFT_OUT", "amount", "BUILDING", "CHANGED_AFTER_LOAD", "CHECKPOINT_LOSES",
+__all__ = ["ADAPTER_LEFT_OUT", "AS_THE_BUILD_MADE", "as_built_at_points", "amount", "BUILDING", "CHANGED_AFTER_LOAD", "CHECKPOINT_LOSES",
            "CHECKPOINT_MAY_LOSE", "LOOP_ENDED", "NOT_DECLARED", "NOT_VALIDATED_AGAIN",
            "OWN_RESUME_ENDS_OTHERWISE", "POSITION_OTHER_EPOCH", "POSITION_TRANSFORMED",
            "POSITION_UNUSED", "REORDERED",
@@ -37,6 +37,30 @@ weights are the reference's after that step, bit for bit)."""
 GENERATOR_POSITION = "how far it ran is in no checkpoint and cannot be compared"
 """How a ``Report.undeclared`` line says a Python generator's position is state
 no checkpoint holds (``undeclared._generator_text``)."""
+
+AS_THE_BUILD_MADE = "as the run's build made"
+"""How a ``Report.not_checked`` line (``verdict.as_built_untried``) says that a
+declared component no run dropped alone, or fields of it, is at the resume
+points as the uninterrupted run's build made it."""
+
+
+def as_built_at_points(not_checked: list[str]) -> list[str]:
+    """The components, with their fields where not all of it, that
+    ``Report.not_checked`` says are at the resume points as the run's build
+    made them (``early_stop (bad_evals)``; the test's row says them)."""
+    out = []
+    for line in not_checked:
+        if f" {AS_THE_BUILD_MADE} " not in line:
+            continue
+        if line.startswith("of `"):
+            name = line[4:].split("`", 1)[0]
+            head = re.split(r" at steps? \d", line)[0]
+            fields = re.findall(r"`([^`]+)` \(", head)
+            out.append(f"{name} ({', '.join(fields)})")
+        else:
+            out.append(line[1:].split("`", 1)[0])
+    return out
+
 
 FRESH_BUILD_HOLDS = ("(a fresh build's, or what another declared component puts back), and the "
                      "run changes")

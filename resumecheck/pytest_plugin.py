@@ -675,9 +675,9 @@ def _beside_cells(report: dict[str, Any]) -> list[str]:
     state the resume point found as built."""
     # (torch-free: an xdist controller that ran no check never imports torch for a row)
     from resumecheck.phrases import (
-        ADAPTER_LOOP, CHECKPOINT_MAY_LOSE, GENERATOR_POSITION, MODULE_LEVEL, as_built_uncompared,
-        global_streams,
-        lost_uncompared, side_files, uncompared_path,
+        ADAPTER_LOOP, AS_THE_BUILD_MADE, CHECKPOINT_MAY_LOSE, GENERATOR_POSITION, MODULE_LEVEL,
+        as_built_at_points, as_built_uncompared, global_streams, lost_uncompared, side_files,
+        uncompared_path,
     )
 
     drawn = report.get("drawn_at_import") or []
@@ -716,4 +716,8 @@ def _beside_cells(report: dict[str, Any]) -> list[str]:
     if unseen:
         cells.append("not compared, as built at the resume point (a later one shows it): "
                      + ", ".join(unseen))
+    built = as_built_at_points(report.get("not_checked", []))
+    if built:  # (trials 161, 165: `full resume: ok` beside a counter as built there)
+        cells.append(f"not checked, {AS_THE_BUILD_MADE} it at the resume point (a later one "
+                     "shows it): " + ", ".join(built))
     return cells

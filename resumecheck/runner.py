@@ -49,6 +49,7 @@ from resumecheck.capture import (
     add_loadable_shapes,
     capture as capture_state,
     asks_apart,
+    leaves_as_built,
     loadable_shapes,
     save_capture,
     save_capture_apart,
@@ -392,11 +393,13 @@ def _build_watched(target: Target, spec: SegmentSpec, capture: dict[str, Any] | 
                    result: SegmentResult) -> BuiltProgram:
     """The segment's program built; for the reference (the run that looks for
     what the program holds undeclared), what its build set of the process-wide
-    settings goes into ``result``."""
+    settings goes into ``result``, and what it built (``SegmentSpec.digest_built``)."""
     before = torch_settings() if spec.restore is None and spec.find_undeclared else None
     built = target.build(build_settings(spec.config, spec.restore, capture))
     if before is not None:
         result.build_settings = settings_set(before, torch_settings())
+    if spec.digest_built and spec.restore is None:
+        result.built_leaves = leaves_as_built(built)
     return built
 
 

@@ -127,6 +127,11 @@ class SegmentSpec:
     find_undeclared: bool = False
     """Name the tensors and numbers the program holds that the run changed and
     no declared component holds (``undeclared``; the reference)."""
+    digest_built: bool = False
+    """Right after the build, digest every declared component's state leaf by
+    leaf (``SegmentResult.built_leaves``): a reference whose check drops not
+    every component alone, so that what a resume point finds as the build
+    made it can be said (``verdict.as_built_untried``)."""
     digest_held: bool = False
     """At the end, digest what the program holds outside its declared
     components (``held``): the reference; the engine's own full resume, whose
@@ -204,6 +209,9 @@ class SegmentResult:
     """The same after each step of ``SegmentSpec.held_after`` (step -> digests)."""
     held_at_build: dict[str, list[str]] = field(default_factory=dict)
     """The same right after the build (``SegmentSpec.find_undeclared``)."""
+    built_leaves: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Each declared component's state right after the build, by leaf path
+    (``compare.flatten_state``): the leaf's digest (``SegmentSpec.digest_built``)."""
     streams_set: dict[str, list[str]] = field(default_factory=dict)
     """Each global stream the program's own load() set from a saved state, and
     the digests of the states it set (``streams.streams_set``)."""

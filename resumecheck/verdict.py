@@ -37,7 +37,7 @@ from resumecheck.evidence import (
 from resumecheck.program import epoch_boundaries, next_epoch_start
 from resumecheck.phrases import (
     ADAPTER_LEFT_OUT, BUILDING, CHANGED_AFTER_LOAD, CHECKPOINT_LOSES, CHECKPOINT_MAY_LOSE,
-    CAUSE_YET_BLIND, FRESH_BUILD_HOLDS, GENERATOR_POSITION, GRADS_SUMMED, LOOP_ENDED,
+    AS_THE_BUILD_MADE, CAUSE_YET_BLIND, FRESH_BUILD_HOLDS, GENERATOR_POSITION, GRADS_SUMMED, LOOP_ENDED,
     MODULE_LEVEL, OLDER_CHECKPOINT, NOT_DECLARED,
     NOT_VALIDATED_AGAIN, OUTSIDE_THE_CHECKPOINT,
     OWN_RESUME_ENDS_OTHERWISE, POSITION_UNUSED, RESTORE_CHANGED,
@@ -605,6 +605,62 @@ def _as_built_at(ref: Reference, name: str, points: list[tuple[int, str]]
     for at_k, built in seen:
         alike -= {key for key, _ in differing_leaves(at_k, built)}
     return seen[0][0], alike & set(seen[0][0]), dict(flatten_state(ended))
+
+
+def as_built_untried(ref: Reference, points: Sequence[int], alone: set[str]) -> list[str]:
+    """Of the declared components no run drops alone (not in ``alone``: a
+    check with ``drop="none"``, the pytest plugin's), each whose state, or
+    some fields of it, the uninterrupted run held at every resume point as
+    its build made them, and changes later: a checkpoint that loses them
+    resumes alike here (trials 161, 165: a patience counter at 0, a shuffle
+    generator before its first epoch, passed with `full resume: ok` and
+    nothing said). From the reference's digests right after its build
+    (``SegmentResult.built_leaves``); one line each, for ``Report.not_checked``."""
+    built = ref.segment.built_leaves
+    captures = [ref.segment.captures.get(k) for k in points]
+    if not built or not ref.segment.end_state or None in captures:
+        return []
+    try:
+        held = [ref.file(path or "")["components"] for path in captures]
+        ended = ref.file(ref.segment.end_state)["components"]
+    except Exception:  # (no evidence either way)
+        return []
+    out = []
+    for name, leaves in built.items():
+        if name in alone or name not in ended or any(name not in h for h in held):
+            continue
+        at = [dict(flatten_state(h[name])) for h in held]
+        at_end = dict(flatten_state(ended[name]))
+        alike = [key for key in at[0] if key in leaves and all(
+            key in at_k and digest(at_k[key]) == leaves[key] for at_k in at)]
+        moved = {key for key, _ in differing_leaves(at[0], at_end)}
+        later = [key for key in alike if key in at_end and key in moved]
+        if later:
+            out.append(_as_built_line(name, later, len(alike) == len(at[0]), at[0], at_end,
+                                      points))
+    return out
+
+
+def _as_built_line(name: str, later: list[str], whole: bool, at_k: dict[str, Any],
+                   at_end: dict[str, Any], points: Sequence[int]) -> str:
+    one = whole or len(later) == 1
+    values = [(f"`{leaf_label(key, at_k) or name}`",
+               f"{_leaf_text(at_k[key])} there, {_leaf_text(at_end[key])} at the end")
+              for key in later[:3]]
+    if whole and [label for label, _ in values] == [f"`{name}`"]:  # (its one value)
+        values = [("", values[0][1])]
+    more = f"; and {len(later) - 3} more" if len(later) > 3 else ""
+    it = "it" if one else "them"
+    head = (f"`{name}` ({'; '.join(f'{k} {v}'.lstrip() for k, v in values)}{more}) is"
+            if whole else
+            f"of `{name}`, {'; '.join(f'{k} ({v})' for k, v in values)}{more} "
+            f"{'is' if one else 'are'}")
+    others = "" if whole else (f" (the other fields of `{name}` differ there: the full resume "
+                               "checks those)")
+    return (f"{head} at {steps_text(points)} {AS_THE_BUILD_MADE} {it}, and the run changes {it} "
+            f"later: a checkpoint that loses {it} resumes alike here, where a restart builds "
+            f"{it} so{others}; a resume point where {'it has' if one else 'they have'} changed "
+            f"checks {it} (resumecheck fuzz tries them)")
 
 
 def _leaf_text(value: Any) -> str:

@@ -248,8 +248,8 @@ def test_a_rank_streams_difference_is_said_in_words_not_a_crash():
     random.random()
     after = state.state_dict()
     said = describe_difference("rng[rank 1]", before, after, 6, None, None, unused=set())
-    assert said is not None and said.startswith("Python random stream differs from the stream "
-                                                "at step 6"), said
+    assert said is not None and said.startswith("Python random stream differs from the "
+                                                "uninterrupted run's at step 6"), said
 
 
 def test_a_fuzz_failure_whose_end_state_alone_differs_says_so_as_run_does():

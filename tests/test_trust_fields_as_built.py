@@ -59,3 +59,34 @@ def test_with_several_restarts_a_field_is_unchecked_only_where_every_one_finds_i
                            "and 4 as the restore without `early_stop` leaves it"), line
     row = _summary_row({"nodeid": "t.py::t", "target": "t", "report": report.to_json()})
     assert "early_stop: ok, but not bad_evals: as a restore without it leaves it" in row, row
+
+
+def test_without_ablations_what_the_resume_point_finds_as_built_is_said_and_in_the_row():
+    """Trials 161 and 165: with the plugin's default check (the full resume
+    alone), a load that lost a counter at 0 there, or a shuffle generator
+    before its first epoch, passed with `full resume: ok` and nothing said."""
+    line = ("of `early_stop`, `bad_evals` (0 there, 4 at the end) is at step 4 as the run's build "
+            "made it, and the run changes it later: a checkpoint that loses it resumes alike "
+            "here, where a restart builds it so (the other fields of `early_stop` differ there: "
+            "the full resume checks those); a resume point where it has changed checks it "
+            "(resumecheck fuzz tries them)")
+    for name in ("FORGETS_PATIENCE", "CORRECT"):
+        report = verify(SPEC + name, drop="none", noise_seeds=0)
+        assert report.equivalent and line in report.not_checked, report.not_checked
+        row = _summary_row({"nodeid": "t.py::t", "target": "t", "report": report.to_json()})
+        assert ("not checked, as the run's build made it at the resume point (a later one shows "
+                "it): optimizer, early_stop (bad_evals)") in row, row
+    # (a run that drops it alone says it in its own words, once)
+    report = verify(SPEC + "CORRECT", drop=["early_stop"], noise_seeds=0)
+    assert not any("`early_stop`" in w and "build made" in w for w in report.not_checked)
+    # (where the counter has moved, the resume point checks it)
+    report = verify(SPEC + "FORGETS_PATIENCE", drop="none", resume_at=[6], noise_seeds=0)
+    assert not report.equivalent
+    assert not any("`early_stop`" in w for w in report.not_checked), report.not_checked
+
+
+def test_a_component_with_one_value_as_built_is_said_once():
+    report = verify("fixtures.bugs.class14_epoch_boundary:CORRECT", drop="none", resume_at=[5],
+                    noise_seeds=0)
+    assert ("`sampler_epoch` (0 there, 3 at the end) is at step 5 as the run's build made it"
+            in "\n".join(report.not_checked)), report.not_checked
