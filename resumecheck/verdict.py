@@ -702,11 +702,38 @@ def _ends_otherwise(ref: Reference, segments: Segments, result: RunResult) -> st
                  and not (n in said and said[n] in result.explanation)]
     if not otherwise:
         return result.explanation
-    names = ", ".join(otherwise)
-    return result.explanation + (
-        f"; the run ends with {names} otherwise than the uninterrupted run (no step after the "
-        "restart read it here, and the uninterrupted run did not change it after there): "
-        "another resume point may show it")
+    k = min(k for k, _ in segments) if segments else None
+    return result.explanation + "".join(
+        f"; the run ends with {name} otherwise than the uninterrupted run ("
+        f"{_unread_because(ref, segments, name, k)}): another resume point may show it"
+        for name in otherwise)
+
+
+def _unread_because(ref: Reference, segments: Segments, name: str, k: int | None) -> str:
+    """Why a component a run ends with otherwise changed no step, in words
+    (``end_state_differences`` counted it latent): the uninterrupted run left
+    it alone after the resume point, or only private entries differ (trial
+    167: a loss scaler's growth tracker, which the uninterrupted run moved
+    from 5 to 16, was said unchanged), or only streams no step drew from."""
+    text = "no step after the restart read it here"
+    capture = ref.segment.captures.get(k) if k is not None else None
+    if capture is None or not ref.segment.end_state:
+        return text
+    if ref.component_digest(capture, name) == ref.component_digest(ref.segment.end_state, name):
+        return f"{text}, and the uninterrupted run did not change it after there"
+    try:
+        ref_end = ref.file(ref.segment.end_state)["components"][name]
+        last = segments[-1][1].end_state or ""
+        run_end = load_checkpoint(last, read_only=True)["components"][name]
+    except Exception:  # (no more to say)
+        return text
+    apart = [path for path, _ in differing_leaves(dict(flatten_state(ref_end)),
+                                                  dict(flatten_state(run_end)))]
+    if apart and all(is_private(path) for path in apart):
+        shown = ", ".join(f"`{p}`" for p in apart[:3]) + (" ..." if len(apart) > 3 else "")
+        return (f"only private entries of it differ, {shown}: state its class keeps for itself, "
+                "which no step here read")
+    return text
 
 
 def alike_on_ranks(ref: Reference, points: Sequence[int]) -> str | None:
