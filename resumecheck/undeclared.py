@@ -354,14 +354,27 @@ def not_known_if_held(text: str, why: str) -> str:
 
 
 def set_back_unseen(text: str) -> str:
-    """A `not compared` line (``found``'s) of a field of a declared component
-    of the program's own, where every resume point found it as a fresh build
-    holds it: whether the component's restore sets it back cannot be seen
-    there, so the line does not say that it does not (trial 147: a sampler
-    whose state_dict() holds its generator as a string, and whose load sets it
-    and makes its order again, was told to return what it returns)."""
-    return text.replace(f" {_NOT_SET_BACK}: ", "; whether restoring the component sets it back "
-                        "cannot be seen at this resume point (below); if it does not, ", 1)
+    """A `not compared` line (``found``'s) where every resume point found it as
+    a fresh build holds it: of a field of a declared component of the
+    program's own, whether the component's restore sets it back cannot be
+    seen there, so the line does not say that it does not (trial 147: a
+    sampler whose state_dict() holds its generator as a string, and whose
+    load sets it and makes its order again, was told to return what it
+    returns); of a number, or a holder of numbers only, whether a declared
+    component returns it cannot be seen either (numbers are held by no
+    storage: only a restart shows it)."""
+    if f" {_NOT_SET_BACK}: " in text:
+        return text.replace(f" {_NOT_SET_BACK}: ", "; whether restoring the component sets it "
+                            "back cannot be seen at this resume point (below); if it does not, ",
+                            1)
+    # (trial 167: an epoch a declared position's state_dict() returns, read from where
+    # the program keeps it, was "held by no declared component"; a number is never
+    # held by an equal value, and the restart that would show it holds it as built)
+    hedge = ("whether a declared component's state_dict() returns it cannot be seen at this "
+             "resume point (below); if none does,")
+    if _NUMBERS_ONLY.match(text):
+        return text.replace(f" and {_NO_COMPONENT_HOLDS}:", f"; {hedge}", 1)
+    return text.replace(f"; {_HELD_BY_NONE}:", f"; {hedge}", 1)
 
 
 def held_digests(program: Any, components: Sequence[Component]) -> dict[str, list[str]]:

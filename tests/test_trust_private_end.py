@@ -33,3 +33,66 @@ def test_one_the_uninterrupted_run_left_alone_after_the_resume_point_still_says_
     assert ("the run ends with best otherwise than the uninterrupted run (no step after the "
             "restart read it here, and the uninterrupted run did not change it after there)"
             in dropped.explanation), dropped.explanation
+
+
+class _State:
+    def __init__(self) -> None:
+        self.epoch, self.batch = 0, 0
+
+
+class _Cursor:
+    """The position, read from where the program keeps it (trial 167's)."""
+
+    def __init__(self, trainer: _ReadsItsState) -> None:
+        self.trainer = trainer
+
+    def state_dict(self) -> dict:
+        return {"epoch": self.trainer.state.epoch, "batch": self.trainer.state.batch}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.trainer.state.epoch, self.trainer.state.batch = state["epoch"], state["batch"]
+
+
+class _ReadsItsState:
+    def __init__(self, settings: dict) -> None:
+        import torch
+
+        torch.manual_seed(0)
+        self.x, self.y = torch.randn(12, 3), torch.randn(12, 1)
+        self.model = torch.nn.Linear(3, 1)
+        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1)
+        self.state = _State()
+
+    def components(self) -> dict:
+        return {"params": self.model, "optimizer": self.optimizer, "data_cursor": _Cursor(self)}
+
+    def train_step(self):
+        import torch
+
+        from resumecheck import StepOutput
+
+        at = self.state.batch * 4
+        loss = torch.nn.functional.mse_loss(self.model(self.x[at:at + 4]), self.y[at:at + 4])
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+        self.state.batch += 1
+        if self.state.batch == 3:
+            self.state.epoch, self.state.batch = self.state.epoch + 1, 0
+        return StepOutput(loss=loss.item(), samples=torch.arange(at, at + 4) + 12 * self.state.epoch)
+
+
+def test_a_number_a_declared_state_dict_returns_is_not_said_held_by_none_where_unseen():
+    """Trial 167: an epoch its declared position's state_dict() returns, read
+    from where the program keeps it, and as built at the resume point (epoch
+    0), read "held by no declared component: declare it as a component"."""
+    from resumecheck import Target
+
+    report = verify(Target(factory=_ReadsItsState, steps=8, resume_at=(2,)), drop="none",
+                    noise_seeds=0)
+    assert report.equivalent
+    [line] = [w for w in report.undeclared if w.startswith("state.epoch ")]
+    assert "held by no declared component" not in line, line
+    assert ("whether a declared component's state_dict() returns it cannot be seen at this "
+            "resume point (below); if none does, declare it as a component") in line, line
+    assert "at step 2 the uninterrupted run held it as a fresh build does" in line
