@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import torch
@@ -133,7 +134,7 @@ def describe_difference(
         return f"no per-parameter state (fresh), expected the state at step {step}" + \
             _fresh_rate(differing, ref, new)
     if not optimizer:  # (a trial: "workers.0.buffer missing, expected '[]'", all gone)
-        differing = _holders_whole(differing, ref, new)
+        differing = _holders_whole(differing, ref, new, dict(_containers(reference)))
         path, how = differing[0]
         if isinstance(how, _Whole):
             return how.text + _more(differing[1:], ref, new, optimizer)
@@ -215,15 +216,16 @@ class _Whole:
 
 
 def _holders_whole(differing: list[tuple[str, Any]], ref: dict[str, Any],
-                   new: dict[str, Any]) -> list[tuple[str, Any]]:
+                   new: dict[str, Any], containers: dict[str, Any]) -> list[tuple[str, Any]]:
     """``differing`` with the leaves of each whole holder lost (``_Whole``)
-    said as one entry, where its first leaf was; only where nothing of it came back."""
+    said as one entry, where its first leaf was; only where nothing of it came
+    back. ``containers``: the reference's dicts and lists by path (``_containers``)."""
     out: list[tuple[str, Any]] = []
     taken: list[str] = []
     for path, how in differing:
         if any(_inside(path, holder) for holder in taken):
             continue
-        whole = _whole_holder(path, how, ref, new) \
+        whole = _whole_holder(path, how, ref, new, containers) \
             if how in ("missing", "unexpected") else None
         if whole is None:
             out.append((path, how))
@@ -238,14 +240,18 @@ def _inside(path: str, holder: str) -> bool:
     return path == holder or path.startswith((holder + ".", holder + "["))
 
 
-def _whole_holder(path: str, how: Any, ref: dict[str, Any],
-                  new: dict[str, Any]) -> tuple[str, _Whole] | None:
+def _whole_holder(path: str, how: Any, ref: dict[str, Any], new: dict[str, Any],
+                  containers: dict[str, Any]) -> tuple[str, _Whole] | None:
     """The outermost dict or list above ``path`` that the reference holds
-    entries in and that nothing of came back (gone, or empty), in words."""
+    entries in and that nothing of came back (gone, or empty), in words. Only
+    the reference's own dicts and lists, with their own entries: a model's
+    state_dict() keys hold dots, which a path does not tell from nesting
+    (trial 168: 10 entries, `enc.weight_ih_l0` ..., read as 3, dec, enc, head)."""
     for holder in _holders(path):
-        if holder in ref or any(_inside(p, holder) and p != holder for p in new):
-            continue  # (a leaf of the reference, or something of it came back)
-        children = list(dict.fromkeys(_child(p, holder) for p in ref if _inside(p, holder)))
+        if holder in ref or holder not in containers or any(
+                _inside(p, holder) and p != holder for p in new):
+            continue  # (a leaf of the reference, a dotted key's part, or something came back)
+        children = _entries(containers[holder])
         if not children:
             continue
         shown = ", ".join(_entry_shown(holder, c, ref) for c in children[:3]) + (
@@ -255,6 +261,27 @@ def _whole_holder(path: str, how: Any, ref: dict[str, Any],
         return holder, _Whole(f"{_label(holder, False, ref) or 'its state'} {state}, expected {n} "
                               f"{'entry' if n == 1 else 'entries'} ({shown})")
     return None
+
+
+def _containers(value: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """(path, value) of every dict and list in a nested state, each at the
+    path ``compare.flatten_state`` puts before its leaves."""
+    if isinstance(value, Mapping):
+        yield prefix, value
+        for key in sorted(value, key=str):
+            yield from _containers(value[key], f"{prefix}.{key}" if prefix else str(key))
+    elif isinstance(value, (list, tuple)):
+        yield prefix, value
+        for i, item in enumerate(value):
+            yield from _containers(item, f"{prefix}[{i}]")
+
+
+def _entries(container: Any) -> list[str]:
+    """A dict's keys (in ``flatten_state``'s order) or a list's indices, as a
+    path below it names them."""
+    if isinstance(container, Mapping):
+        return [str(key) for key in sorted(container, key=str)]
+    return [f"[{i}]" for i in range(len(container))]
 
 
 def _entry_shown(holder: str, child: str, ref: dict[str, Any]) -> str:
@@ -272,14 +299,6 @@ def _holders(path: str) -> list[str]:
     ``workers.0`` of ``workers.0.buffer[1]``."""
     cuts = [i for i, c in enumerate(path) if c in ".[" and i > 0]
     return [path[:i] for i in cuts]
-
-
-def _child(path: str, holder: str) -> str:
-    """The key or index right below ``holder`` on ``path``."""
-    rest = path[len(holder):]
-    if rest.startswith("["):
-        return rest[:rest.index("]") + 1]
-    return re.split(r"[.\[]", rest[1:], maxsplit=1)[0]
 
 
 def _step_apart(differing: list[tuple[str, Any]], ref: dict[str, Any],

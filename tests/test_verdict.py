@@ -572,6 +572,20 @@ def test_a_single_value_among_the_other_differing_entries_is_said():
         "last_epoch 0, expected 5)")
 
 
+def test_a_whole_state_dict_lost_counts_its_own_dotted_keys():
+    """Trial 168: a copy of the best model's state_dict() (10 entries,
+    `enc.weight_ih_l0` ...), lost by the load, read "expected 3 entries (dec,
+    enc, head)": its keys' dots taken for nesting."""
+    import torch
+
+    from resumecheck.state_diff import describe_difference
+
+    keys = ["enc.weight_ih_l0", "enc.weight_hh_l0", "enc.bias_ih_l0", "dec.weight", "head.bias"]
+    ref = {"value": {k: torch.ones(2) for k in keys}}
+    assert describe_difference("best_model_state", ref, {"value": {}}, 7) == (
+        "its state empty, expected 5 entries (dec.weight, enc.bias_ih_l0, enc.weight_hh_l0, ...)")
+
+
 def test_a_whole_holder_lost_is_named_as_the_holder_not_its_first_leaf():
     """A trial: a streaming dataset's load emptied its dict of per-worker
     states, and the diagnosis read `workers.0.buffer missing, expected '[]'`
