@@ -721,9 +721,18 @@ def _alike(run: RunResult, found: RunResult) -> bool:
     components that one blamed (any failure, where that one blamed none). A
     trial's shrink moved a failure blamed on the optimizer's rate to an
     earlier resume point where another cause, in its framework, failed, and
-    the bug it had found was no longer in the report."""
+    the bug it had found was no longer in the report. Where ``found`` departs
+    at a step, ``run`` does too: trial 168's plateau scheduler, lost at 27,
+    skipped a rate cut at step 31, and the shrink moved it to 5, where only
+    its end state differed ("nothing in the training loss shows it")."""
     blamed = _blamed(found)
-    return not blamed or bool(blamed & _blamed(run))
+    return (not blamed or bool(blamed & _blamed(run))) and (_departs(run) or not _departs(found))
+
+
+def _departs(run: RunResult) -> bool:
+    """Whether a failure departs at a step (not in its end state alone)."""
+    return (run.first_divergent_step is not None
+            and not (run.first_divergent_quantity or "").startswith("state of"))
 
 
 def _first_failing(checker: Checker, candidates: list[list[int]],

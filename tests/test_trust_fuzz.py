@@ -166,3 +166,16 @@ def test_fuzz_tries_the_default_schedule_with_a_save_right_after_its_load_as_run
     assert result.failure is not None and result.failure.resume_at == [1] and result.minimal
     assert result.failure.lost_on_resave() == ["data_cursor"]
     assert fuzz(programs.SNAPSHOT, max_examples=3).failure is None
+
+
+def test_a_shrink_keeps_a_failure_that_departs_at_a_step_where_the_one_found_did():
+    """Trial 168: a plateau scheduler lost at the default point skipped a rate
+    cut; the shrink moved it to step 1, where only the scheduler's step count
+    ended otherwise, and fuzz said nothing in the training loss shows it."""
+    from fixtures.trust import plateau_cut
+
+    found = fuzz(plateau_cut.BUGGY, max_examples=5)
+    assert found.failure is not None and found.minimal
+    assert found.failure.resume_at == [5], found.failure.resume_at
+    assert found.failure.first_divergent_quantity == "learning rate"
+    assert fuzz(plateau_cut.CORRECT, max_examples=5).failure is None
