@@ -36,6 +36,7 @@ through the ``config`` component.
 
 from __future__ import annotations
 
+import ast
 import importlib
 import importlib.util
 import math
@@ -510,9 +511,13 @@ def load_target(spec: str | None) -> Target:
     spec = spec or BUILTIN_SPEC
     where, sep, attr = spec.rpartition(":")
     if not sep or not where or not attr:
+        place = where if sep else spec  # (`train.py`, `train.py:`, `:TARGET`)
+        held = _targets_in(place) if place else []
         raise TargetError(
             spec,
-            "not of the form module:attr or path/to/file.py:attr",
+            "not of the form module:attr or path/to/file.py:attr" + (
+                f" ({place} holds {_names(held)})" if held else ""),
+            f"Name the target after a colon: {place}:{held[0]}" if held else
             "Name the factory after a colon, e.g. mytrain:build or train.py:build",
         )
     module = _import(spec, where)
@@ -528,8 +533,7 @@ def load_target(spec: str | None) -> Target:
             raise TargetError(
                 spec,
                 f"{where} has no attribute {attr!r}" + (
-                    f" (its targets: {', '.join(held[:8])}{' ...' if len(held) > 8 else ''})"
-                    if held and obj is module else ""),
+                    f" (it holds {_names(held)})" if held and obj is module else ""),
                 "Check the name after the colon; it must name the program factory",
             ) from None
     if isinstance(obj, Target):
@@ -549,6 +553,36 @@ def load_target(spec: str | None) -> Target:
             "dict and returns such a program, or a resumecheck.Target",
         )
     return Target(factory=obj, spec=spec, import_streams=streams, drawn_at_import=drawn)
+
+
+def _targets_in(where: str) -> list[str]:
+    """The names a module or file binds at its top level to a ``Target(...)``
+    call, read from its source (trial 168: a target given as `check.py`,
+    without a colon, was not told what it holds). Not imported: a script
+    without a ``__main__`` guard would train. None where it cannot be read."""
+    try:
+        if where.endswith(".py") or "/" in where or "\\" in where:
+            source = Path(where).read_text()
+        else:
+            found = importlib.util.find_spec(where)
+            origin = found.origin if found is not None else None
+            source = Path(origin).read_text() if origin and origin.endswith(".py") else ""
+        tree = ast.parse(source)
+    except (OSError, ValueError, SyntaxError, ImportError):
+        return []
+    return [target.id for node in tree.body if isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Call) and _called(node.value.func) == "Target"
+            for target in node.targets if isinstance(target, ast.Name)]
+
+
+def _called(func: ast.expr) -> str:
+    """The name a call calls: ``Target`` of ``Target(...)`` and ``resumecheck.Target(...)``."""
+    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+
+
+def _names(held: list[str]) -> str:
+    return f"the target{'s' if len(held) > 1 else ''} {', '.join(held[:8])}" + (
+        " ..." if len(held) > 8 else "")
 
 
 _SET_AT_IMPORT: dict[str, dict[str, Any]] = {}

@@ -51,7 +51,11 @@ def _run(capsys, *argv):
     ("target", "message"),
     [
         ("not_a_module_anywhere:build", "cannot import not_a_module_anywhere"),
-        ("tests.programs:no_such_attr", "has no attribute 'no_such_attr' (its targets: "),
+        ("tests.programs:no_such_attr", "has no attribute 'no_such_attr' (it holds the targets "),
+        # (trial 168: a target file given without a colon)
+        ("tests/programs.py", "not of the form module:attr or path/to/file.py:attr "
+                              "(tests/programs.py holds the targets LINEAR, NOISY, "),
+        ("tests/programs.py", "Name the target after a colon: tests/programs.py:LINEAR"),
         ("tests.programs:NOT_A_FACTORY", "is a int, not a program factory"),
         ("tests.programs:Settings", "Settings is a class with no train_step() method, not a "
                                     "program factory. Point at a program class (one whose "
