@@ -8,6 +8,7 @@ process-isolated restarts send them across processes.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -78,11 +79,14 @@ class UnknownComponent(InvalidArgument):
     def __init__(self, component: str, known: Iterable[str]) -> None:
         self.component = component
         self.known = tuple(known)
+        # (trial 168: `--drop schedular` listed the names, none singled out)
+        close = difflib.get_close_matches(component, self.known, n=1)
         super().__init__(
             "drop",
             component,
-            f"unknown component {component!r}; this program declares: "
-            f"{', '.join(self.known) or '(none)'}",
+            f"unknown component {component!r}"
+            + (f" (did you mean {close[0]!r}?)" if close else "")
+            + f"; this program declares: {', '.join(self.known) or '(none)'}",
         )
 
 

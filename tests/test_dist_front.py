@@ -166,8 +166,8 @@ def test_verify_names_a_typo_and_what_exists_before_any_launch(no_launch):
 
 @pytest.mark.e2e
 @pytest.mark.parametrize(("drop", "says"), [
-    ("sampler_epok", "unknown component 'sampler_epok'; this program declares: params, "
-                     "optimizer, rng[rank 0], rng[rank 1]"),
+    ("sampler_epok", "unknown component 'sampler_epok' (did you mean 'sampler_epoch'?); this "
+                     "program declares: params, optimizer, rng[rank 0], rng[rank 1]"),
     ("data_cursor[rank 3]", "no rank 3 at nproc=2"),
 ])
 def test_the_cli_refuses_a_typo_with_nproc_before_any_launch(no_launch, capsys, drop, says):

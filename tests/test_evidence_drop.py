@@ -42,5 +42,6 @@ def test_cli_typo_exits_2_without_a_run(capsys):
     STEPS_RUN.clear()
     assert main(["run", "tests.test_evidence_drop:TARGET", "--drop", "parms"]) == 2
     err = capsys.readouterr().err
-    assert "unknown component 'parms'; this program declares: params" in err
+    assert ("unknown component 'parms' (did you mean 'params'?); this program declares: params"
+            in err)
     assert STEPS_RUN == []
