@@ -34,7 +34,7 @@ from resumecheck.program import BuiltProgram
 from resumecheck.trace import unwrap_optimizer
 
 __all__ = ["CHECKPOINT_FORMAT", "add_loadable_shapes", "capture", "capture_meta",
-           "forget_captures_under", "keep_written", "leaves_as_built", "load_checkpoint",
+           "forget_captures_under", "keep_written", "leaf_digests", "load_checkpoint",
            "loadable_shapes", "save_capture"]
 
 CHECKPOINT_FORMAT = "resumecheck.checkpoint/1"
@@ -58,9 +58,9 @@ def capture(built: BuiltProgram) -> dict[str, Any]:
     }
 
 
-def leaves_as_built(built: BuiltProgram) -> dict[str, dict[str, str]]:
-    """Each declared component's state as the build made it, leaf by leaf
-    digested (``SegmentResult.built_leaves``). Asked as a capture asks it
+def leaf_digests(built: BuiltProgram) -> dict[str, dict[str, str]]:
+    """Each declared component's state, leaf by leaf digested (as the build made
+    it: ``SegmentResult.built_leaves``; after a step, ``leaves_after``). Asked as a capture asks it
     (``asked_state``: a loader's iterator made to answer is undone), the
     global streams given back; not of a framework's program, whose loop
     starts when a component is first asked (empty), nor of a component

@@ -49,7 +49,7 @@ from resumecheck.capture import (
     add_loadable_shapes,
     capture as capture_state,
     asks_apart,
-    leaves_as_built,
+    leaf_digests,
     loadable_shapes,
     save_capture,
     save_capture_apart,
@@ -399,7 +399,7 @@ def _build_watched(target: Target, spec: SegmentSpec, capture: dict[str, Any] | 
     if before is not None:
         result.build_settings = settings_set(before, torch_settings())
     if spec.digest_built and spec.restore is None:
-        result.built_leaves = leaves_as_built(built)
+        result.built_leaves = leaf_digests(built)
     return built
 
 
@@ -408,13 +408,11 @@ class _Segment:
 
     def __init__(self, spec: SegmentSpec, target: Target, watch: _Watch,
                  judged_here: bool = False) -> None:
-        self.spec, self.target, self.watch = spec, target, watch
-        self.judged_here = judged_here
+        self.spec, self.target, self.watch, self.judged_here = spec, target, watch, judged_here
         self.work = Path(spec.workdir)
         self.tensor_dir = self.work / f"{spec.name}.tensors"
-        self.result = SegmentResult(
-            records=[], names=[], captures={}, end_state=None, tensor_dir=str(self.tensor_dir)
-        )
+        self.result = SegmentResult(records=[], names=[], captures={}, end_state=None,
+                                    tensor_dir=str(self.tensor_dir))
         self.stage = "build"
         self.step: int | None = None
         self.tracer: Tracer | None = None
@@ -433,9 +431,8 @@ class _Segment:
                                       stream_digests_at=_stream_digest_steps(spec),
                                       kept=self.result.kept if self.judged_here else None)
         keep = _TensorKeeper(spec, tracer.step_bytes())
-        tracer.copy_grads_at = keep.might
+        tracer.copy_grads_at, tracer.keep_samples = keep.might, spec.keep_samples
         tracer.reference_digests = spec.reference_digests
-        tracer.keep_samples = spec.keep_samples
         undeclared = (UndeclaredWatch(built.program, built.components)
                       if spec.find_undeclared else None)
         carry = GradCarry(built.components, spec.capture_at if spec.find_undeclared else [])
@@ -469,12 +466,15 @@ class _Segment:
 
     def _look_at_held(self, built: BuiltProgram, step: int,
                       undeclared: UndeclaredWatch | None) -> None:
-        """What the program holds outside its declared components after ``step``."""
+        """What the program holds outside its declared components after ``step``
+        (and its declared ones after a resume point's: ``SegmentSpec.digest_built``)."""
         if undeclared is not None:
             undeclared.look(step, built.program, built.components)
             self.result.held_after = undeclared.held_after
         else:
             self.result.held_after[step] = held_digests(built.program, built.components)
+        if self.spec.digest_built and step - 1 in self.spec.capture_at:
+            self.result.leaves_after[step] = leaf_digests(built)
 
     def _build_and_restore(self) -> BuiltProgram:
         spec, result = self.spec, self.result

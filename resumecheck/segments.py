@@ -212,6 +212,8 @@ class SegmentResult:
     built_leaves: dict[str, dict[str, str]] = field(default_factory=dict)
     """Each declared component's state right after the build, by leaf path
     (``compare.flatten_state``): the leaf's digest (``SegmentSpec.digest_built``)."""
+    leaves_after: dict[int, dict[str, dict[str, str]]] = field(default_factory=dict)
+    """The same after the step that follows each resume point (step -> digests)."""
     streams_set: dict[str, list[str]] = field(default_factory=dict)
     """Each global stream the program's own load() set from a saved state, and
     the digests of the states it set (``streams.streams_set``)."""
@@ -236,6 +238,7 @@ class SegmentResult:
         plain["records"] = [r.to_plain() for r in self.records]
         plain["captures"] = {str(k): v for k, v in self.captures.items()}
         plain["held_after"] = {str(k): v for k, v in self.held_after.items()}
+        plain["leaves_after"] = {str(k): v for k, v in self.leaves_after.items()}
         plain["save_moved"] = {str(k): v for k, v in self.save_moved.items()}
         return plain
 
@@ -245,6 +248,7 @@ class SegmentResult:
         plain["records"] = [StepRecord.from_plain(r) for r in plain["records"]]
         plain["captures"] = {int(k): v for k, v in plain["captures"].items()}
         plain["held_after"] = {int(k): v for k, v in plain.get("held_after", {}).items()}
+        plain["leaves_after"] = {int(k): v for k, v in plain.get("leaves_after", {}).items()}
         plain["save_moved"] = {int(k): v for k, v in plain.get("save_moved", {}).items()}
         return cls(**plain)
 

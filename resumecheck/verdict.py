@@ -634,19 +634,27 @@ def as_built_untried(ref: Reference, points: Sequence[int], alone: set[str]) -> 
         alike = [key for key in at[0] if key in leaves and all(
             key in at_k and digest(at_k[key]) == leaves[key] for at_k in at)]
         moved = {key for key, _ in differing_leaves(at[0], at_end)}
-        later = [key for key in alike if key in at_end and key in moved]
+        # (trial 170: a queue's pointer, 0 at the resume point and again at the end,
+        # cycled between: the step after each resume point shows it move)
+        after = {key: k + 1 for k in points for key in alike
+                 if ref.segment.leaves_after.get(k + 1, {}).get(name, {}).get(key)
+                 not in (None, leaves[key])}
+        later = [key for key in alike if key in at_end and (key in moved or key in after)]
         if later:
             out.append(_as_built_line(name, later, len(alike) == len(at[0]), at[0], at_end,
-                                      points))
+                                      points, after))
     return out
 
 
 def _as_built_line(name: str, later: list[str], whole: bool, at_k: dict[str, Any],
-                   at_end: dict[str, Any], points: Sequence[int]) -> str:
+                   at_end: dict[str, Any], points: Sequence[int],
+                   after: dict[str, int]) -> str:
     one = whole or len(later) == 1
     values = [(f"`{leaf_label(key, at_k) or name}`",
-               f"{_leaf_text(at_k[key])} there, {_leaf_text(at_end[key])} at the end")
-              for key in later[:3]]
+               f"{_leaf_text(at_k[key])} there, {_leaf_text(at_end[key])} at the end"
+               if digest(at_k[key]) != digest(at_end[key]) else
+               f"{_leaf_text(at_k[key])} there and at the end, another value after step "
+               f"{after[key]}") for key in later[:3]]
     if whole and [label for label, _ in values] == [f"`{name}`"]:  # (its one value)
         values = [("", values[0][1])]
     more = f"; and {len(later) - 3} more" if len(later) > 3 else ""

@@ -90,3 +90,45 @@ def test_a_component_with_one_value_as_built_is_said_once():
                     noise_seeds=0)
     assert ("`sampler_epoch` (0 there, 3 at the end) is at step 5 as the run's build made it"
             in "\n".join(report.not_checked)), report.not_checked
+
+
+class _CyclingPointer:
+    """A queue's write pointer that comes back to 0 every 4 steps (trial 170's
+    MoCo queue: 0 at the resume point 4 and at the end, 8)."""
+
+    def __init__(self, settings: dict) -> None:
+        import torch
+
+        torch.manual_seed(0)
+        self.x, self.y = torch.randn(16, 3), torch.randn(16, 1)
+        self.model = torch.nn.Linear(3, 1)
+        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1)
+        self.ptr = 0
+
+    def components(self) -> dict:
+        from resumecheck import Attr
+
+        return {"params": self.model, "optimizer": self.optimizer,
+                "queue_ptr": Attr(self, "ptr")}
+
+    def train_step(self):
+        import torch
+
+        from resumecheck import StepOutput
+
+        at = self.ptr * 4
+        loss = torch.nn.functional.mse_loss(self.model(self.x[at:at + 4]), self.y[at:at + 4])
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+        self.ptr = (self.ptr + 1) % 4
+        return StepOutput(loss=loss.item(), samples=torch.arange(at, at + 4))
+
+
+def test_a_position_as_built_at_the_resume_point_and_at_the_end_that_cycles_between_is_said():
+    from resumecheck import Target
+
+    report = verify(Target(factory=_CyclingPointer, steps=8, resume_at=(4,)), drop="none",
+                    noise_seeds=0)
+    assert ("`queue_ptr` (0 there and at the end, another value after step 5) is at step 4 as "
+            "the run's build made it") in "\n".join(report.not_checked), report.not_checked
