@@ -137,13 +137,19 @@ def test_multiple_resume_points_chain_restarts():
 
 
 def test_latent_gap_is_a_warning_not_a_divergence():
-    # Its own checkpoint skips the random streams, which it never draws from.
+    # Its own checkpoint skips the random streams, which no step draws from: no
+    # state of the run, no gap (trial 170: "latent gap: rng" on a correct program)
     report = verify(programs.own_target("ok"), drop="none", noise_seeds=0)
     full = report.full_resume
     assert report.equivalent and full.verdict == "identical"
-    assert [(f.component, f.confirmed) for f in full.diagnosis] == [("rng", False)]
-    assert full.latent_gaps == ["rng"]
-    assert "latent gap: rng" in full.explanation
+    assert full.diagnosis == [] and full.latent_gaps == []
+    # Its checkpoint forgets an epoch counter read only when the next epoch starts
+    report = verify(programs.EPOCH_READ_AT_BOUNDARY, drop="none", noise_seeds=0)
+    full = report.full_resume
+    assert report.equivalent and full.verdict == "identical"
+    assert [(f.component, f.confirmed) for f in full.diagnosis] == [("sampler_epoch", False)]
+    assert full.latent_gaps == ["sampler_epoch"]
+    assert "latent gap: sampler_epoch" in full.explanation
     # (a trial: "it matters once it leads elsewhere" gave no hint of how to see it)
     assert full.explanation.endswith("it matters once it leads elsewhere: another resume "
                                      "point, or a second restart after this one, may show it "
@@ -155,12 +161,12 @@ def test_asserting_an_equivalent_resume_with_a_latent_gap_warns_naming_it():
     from resumecheck.assertions import assert_resume_equivalent
     from resumecheck.errors import LatentGapWarning
 
-    with pytest.warns(LatentGapWarning, match="equivalent at 5, but it leaves rng, sampler_epoch "
+    with pytest.warns(LatentGapWarning, match="equivalent at 5, but it leaves sampler_epoch "
                       r"\(from step 9\) otherwise") as caught:
         report = assert_resume_equivalent(programs.EPOCH_READ_AT_BOUNDARY, noise_seeds=0,
                                           drop="none")
     warning = caught[0].message
-    assert warning.gaps == ["rng", "sampler_epoch (from step 9)"]
+    assert warning.gaps == ["sampler_epoch (from step 9)"]
     assert warning.reproduce == report.full_resume.reproduce
     assert caught[0].filename == __file__  # (it points at the test's own line)
 
@@ -182,10 +188,10 @@ def test_latent_sampler_epoch_gap_says_when_it_would_matter():
     report = verify(programs.EPOCH_READ_AT_BOUNDARY, drop="none", noise_seeds=0)
     full = report.full_resume
     assert full.verdict == "identical" and report.equivalent
-    assert full.latent_gaps == ["rng", "sampler_epoch"]  # it never saves the streams either
+    assert full.latent_gaps == ["sampler_epoch"]  # (nor the streams, which no step draws from)
     finding = next(f for f in full.diagnosis if f.component == "sampler_epoch")
     assert (finding.confirmed, finding.matters_from, finding.detail) == (False, 9, "0, expected 1")
-    assert "latent gap: rng, sampler_epoch (from step 9)" in full.explanation
+    assert "latent gap: sampler_epoch (from step 9)" in full.explanation
     longer = verify(programs.EPOCH_READ_AT_BOUNDARY, steps=10, drop="none", noise_seeds=0)
     assert longer.full_resume.verdict == "diverged"
     assert longer.full_resume.first_divergent_step == 9

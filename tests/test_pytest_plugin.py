@@ -105,7 +105,7 @@ def test_passing_and_failing_checks_with_summary_and_report(project):
         "*reproduce: resumecheck run program:BUGGY --steps 6 --resume-at 3 --drop none*",
         "*= resumecheck =*",
         "test_resume.py::test_buggy  program:BUGGY  full resume: DIVERGED (confirmed: global_step)",
-        "test_resume.py::test_correct  program:CORRECT  full resume: ok (latent gap: rng)",
+        "test_resume.py::test_correct  program:CORRECT  full resume: ok",
         # (trial 147: what a passing check could not see was in no row)
         "resumecheck: not checked: what your script runs around the restore when it resumes *"
         " (test_resume.py::test_correct)",
@@ -127,7 +127,7 @@ def test_a_failed_test_that_recorded_no_check_is_named_below_the_rows_and_in_the
     result.stdout.fnmatch_lines([
         "test_direct.py::test_direct_rng_exercised  program:CORRECT  full resume: ok* | rng: "
         "blind spot*",
-        "test_resume.py::test_correct  program:CORRECT  full resume: ok (latent gap: rng)",
+        "test_resume.py::test_correct  program:CORRECT  full resume: ok",
         "resumecheck: 2 failed test(s) whose failure no check recorded through the resumecheck "
         "fixture shows (a direct fuzz() or verify() call, or a failure of their own after their "
         "checks): the rows do not show them (the report file lists them: unrecorded_failures): "
@@ -205,9 +205,9 @@ def pytest_unconfigure(config):
     result.stdout.fnmatch_lines([
         "*diagnosis: global_step: 0, expected 3 (confirmed)*",
         "*= resumecheck =*",
-        "test_crash.py::test_check_then  program:CORRECT  full resume: ok (latent gap: rng)",
+        "test_crash.py::test_check_then  program:CORRECT  full resume: ok",
         "test_resume.py::test_buggy  program:BUGGY  full resume: DIVERGED (confirmed: global_step)",
-        "test_resume.py::test_correct  program:CORRECT  full resume: ok (latent gap: rng)",
+        "test_resume.py::test_correct  program:CORRECT  full resume: ok",
     ])
     assert (project.path / "controller_torch.txt").read_text() == "False"
     session = json.loads((project.path / "checks.json").read_text())
@@ -230,10 +230,9 @@ def test_latent(resumecheck):
     result.assert_outcomes(passed=1, warnings=1)
     result.stdout.fnmatch_lines([
         "*LatentGapWarning: tests.programs:EPOCH_READ_AT_BOUNDARY: the resume is equivalent at "
-        "5, but it leaves rng, sampler_epoch (from step 9) otherwise than the uninterrupted "
-        "run*",
+        "5, but it leaves sampler_epoch (from step 9) otherwise than the uninterrupted run*",
         "*test_latent.py::test_latent  tests.programs:EPOCH_READ_AT_BOUNDARY  full resume: ok "
-        "(latent gap: rng, sampler_epoch)",
+        "(latent gap: sampler_epoch)",
     ])
 
 
@@ -256,9 +255,9 @@ def test_step_exercised(resumecheck):
     result.stdout.fnmatch_lines([
         "*blind spots in program:CORRECT at resume point(s) 2: rng*",
         "*reproduce: resumecheck run program:CORRECT --steps 6 --resume-at 2 --drop rng*",
-        "*test_marker.py::test_rng_exercised  program:CORRECT  full resume: ok (latent gap: rng) "
+        "*test_marker.py::test_rng_exercised  program:CORRECT  full resume: ok "
         "| rng: blind spot*",
-        "*test_marker.py::test_step_exercised  program:CORRECT  full resume: ok (latent gap: rng) "
+        "*test_marker.py::test_step_exercised  program:CORRECT  full resume: ok "
         "| global_step: ok*",
     ])
 
