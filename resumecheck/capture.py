@@ -60,8 +60,8 @@ def capture(built: BuiltProgram) -> dict[str, Any]:
 
 def leaf_digests(built: BuiltProgram) -> dict[str, dict[str, str]]:
     """Each declared component's state, leaf by leaf digested (as the build made
-    it: ``SegmentResult.built_leaves``; after a step, ``leaves_after``). Asked as a capture asks it
-    (``asked_state``: a loader's iterator made to answer is undone), the
+    it: ``SegmentResult.built_leaves``; after a step, ``leaves_after``). Asked
+    as a capture asks it (``asked_state``: a loader's iterator made to answer is undone), the
     global streams given back; not of a framework's program, whose loop
     starts when a component is first asked (empty), nor of a component
     whose state_dict() raises here (left out)."""

@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-__all__ = ["ADAPTER_LEFT_OUT", "AS_THE_BUILD_MADE", "as_built_at_points", "amount", "BUILDING", "CHANGED_AFTER_LOAD", "CHECKPOINT_LOSES",
+__all__ = ["ADAPTER_LEFT_OUT", "AS_THE_BUILD_MADE", "as_built_at_points", "amount", "BUILDING",
+           "CHANGED_AFTER_LOAD", "CHECKPOINT_LOSES",
            "CHECKPOINT_MAY_LOSE", "LOOP_ENDED", "NOT_DECLARED", "NOT_VALIDATED_AGAIN",
            "OWN_RESUME_ENDS_OTHERWISE", "POSITION_OTHER_EPOCH", "POSITION_TRANSFORMED",
            "POSITION_UNUSED", "REORDERED",

@@ -37,7 +37,8 @@ from resumecheck.evidence import (
 from resumecheck.program import epoch_boundaries, next_epoch_start
 from resumecheck.phrases import (
     ADAPTER_LEFT_OUT, BUILDING, CHANGED_AFTER_LOAD, CHECKPOINT_LOSES, CHECKPOINT_MAY_LOSE,
-    AS_THE_BUILD_MADE, CAUSE_YET_BLIND, FRESH_BUILD_HOLDS, GENERATOR_POSITION, GRADS_SUMMED, LOOP_ENDED,
+    AS_THE_BUILD_MADE, CAUSE_YET_BLIND, FRESH_BUILD_HOLDS, GENERATOR_POSITION, GRADS_SUMMED,
+    LOOP_ENDED,
     MODULE_LEVEL, OLDER_CHECKPOINT, NOT_DECLARED,
     NOT_VALIDATED_AGAIN, OUTSIDE_THE_CHECKPOINT,
     OWN_RESUME_ENDS_OTHERWISE, POSITION_UNUSED, RESTORE_CHANGED,
@@ -623,7 +624,7 @@ def _as_built_at(ref: Reference, name: str, points: list[tuple[int, str]]
     alike = set(seen[0][0])
     for at_k, built in seen:
         alike -= {key for key, _ in differing_leaves(at_k, built)}
-    return seen[0][0], alike & set(seen[0][0]), dict(flatten_state(ended))
+    return seen[0][0], alike, dict(flatten_state(ended))
 
 
 def as_built_untried(ref: Reference, points: Sequence[int], alone: set[str]) -> list[str]:
@@ -741,7 +742,7 @@ def _unread_because(ref: Reference, segments: Segments, name: str, k: int | None
     (``end_state_differences`` counted it latent): the uninterrupted run left
     it alone after the resume point, or only private entries differ (trial
     167: a loss scaler's growth tracker, which the uninterrupted run moved
-    from 5 to 16, was said unchanged), or only streams no step drew from."""
+    from 5 to 16, was said unchanged); else only that no step read it."""
     text = "no step after the restart read it here"
     capture = ref.segment.captures.get(k) if k is not None else None
     if capture is None or not ref.segment.end_state:

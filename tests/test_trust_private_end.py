@@ -79,7 +79,8 @@ class _ReadsItsState:
         self.state.batch += 1
         if self.state.batch == 3:
             self.state.epoch, self.state.batch = self.state.epoch + 1, 0
-        return StepOutput(loss=loss.item(), samples=torch.arange(at, at + 4) + 12 * self.state.epoch)
+        samples = torch.arange(at, at + 4) + 12 * self.state.epoch
+        return StepOutput(loss=loss.item(), samples=samples)
 
 
 def test_a_number_a_declared_state_dict_returns_is_not_said_held_by_none_where_unseen():
