@@ -211,6 +211,10 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
         description="Prove that a PyTorch training run resumed from a checkpoint "
         "continues exactly like the run that was never interrupted.",
     )
+    from resumecheck import __version__
+
+    # (trial 171: `resumecheck --version` was a usage error)
+    parser.add_argument("--version", action="version", version=f"resumecheck {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     _run_parser(sub)
     _fuzz_parser(sub)

@@ -41,6 +41,7 @@ import importlib
 import importlib.util
 import math
 import os
+import re
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -513,11 +514,13 @@ def load_target(spec: str | None) -> Target:
     if not sep or not where or not attr:
         place = where if sep else spec  # (`train.py`, `train.py:`, `:TARGET`)
         held = _targets_in(place) if place else []
+        maybe = [name.rstrip("?") for name in held if name.endswith("?")]
         raise TargetError(
             spec,
             "not of the form module:attr or path/to/file.py:attr" + (
+                f" ({place} binds {', '.join(maybe[:8])} at its top level)" if maybe else
                 f" ({place} holds {_names(held)})" if held else ""),
-            f"Name the target after a colon: {place}:{held[0]}" if held else
+            f"Name the target after a colon: {place}:{(maybe or held)[0]}" if held else
             "Name the factory after a colon, e.g. mytrain:build or train.py:build",
         )
     module = _import(spec, where)
@@ -558,8 +561,9 @@ def load_target(spec: str | None) -> Target:
 def _targets_in(where: str) -> list[str]:
     """The names a module or file binds at its top level to a ``Target(...)``
     call, read from its source (trial 168: a target given as `check.py`,
-    without a colon, was not told what it holds). Not imported: a script
-    without a ``__main__`` guard would train. None where it cannot be read."""
+    without a colon, was not told what it holds); where none, the names in
+    capitals it binds to another call, each marked ``?``. Not imported: a
+    script without a ``__main__`` guard would train. None where it cannot be read."""
     try:
         if where.endswith(".py") or "/" in where or "\\" in where:
             source = Path(where).read_text()
@@ -570,9 +574,14 @@ def _targets_in(where: str) -> list[str]:
         tree = ast.parse(source)
     except (OSError, ValueError, SyntaxError, ImportError):
         return []
-    return [target.id for node in tree.body if isinstance(node, ast.Assign)
-            and isinstance(node.value, ast.Call) and _called(node.value.func) == "Target"
-            for target in node.targets if isinstance(target, ast.Name)]
+    assigned = [(target.id, node.value) for node in tree.body if isinstance(node, ast.Assign)
+                for target in node.targets if isinstance(target, ast.Name)]
+    named = [name for name, value in assigned
+             if isinstance(value, ast.Call) and _called(value.func) == "Target"]
+    # (trial 171: a wrapper of its own, `TARGET = make_target(train)`: read, never
+    # run, the names in capitals it binds to a call are what it may mean)
+    return named or [f"{name}?" for name, value in assigned
+                     if name.isupper() and isinstance(value, ast.Call)]
 
 
 def _called(func: ast.expr) -> str:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+import resumecheck
 from resumecheck.cli import main
 
 pytestmark = pytest.mark.e2e
@@ -272,3 +273,22 @@ def test_a_failure_in_a_loader_worker_says_the_workers_exception_and_line(capsys
     assert run["failure"] == (
         "step 3: train_step() raised CorruptRow in DataLoader worker process 0: row 0 is "
         f"corrupt\n(shard 3 of 8) (at {programs}:{line}, in __getitem__)"), run["failure"]
+
+
+def test_a_wrapper_file_without_a_colon_is_read_not_run_for_what_it_binds(tmp_path, capsys):
+    """Trial 171: `resumecheck run check.py` of a wrapper whose target is made by
+    a function of its own (`TARGET = make_target(train)`) was told to write
+    `mytrain:build`; the file is read, never imported (a script would train)."""
+    (tmp_path / "check.py").write_text(
+        "from rcwrap import make_target\nimport train\n\nTARGET = make_target(train)\n"
+        "raise SystemExit('imported')\n")
+    where = str(tmp_path / "check.py")
+    code, out, err = _run(capsys, where)
+    assert code == 2 and "Traceback" not in err and "imported" not in err
+    assert f"({where} binds TARGET at its top level)" in err
+    assert f"Name the target after a colon: {where}:TARGET" in err
+
+
+def test_version(capsys):  # (trial 171: a usage error)
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"resumecheck {resumecheck.__version__}"
