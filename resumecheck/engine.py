@@ -11,6 +11,7 @@ against the reference; this module only runs things and asks it.
 from __future__ import annotations
 
 import contextlib
+import difflib
 import gc
 import math
 import os
@@ -1578,7 +1579,10 @@ def _without_not_state(undeclared: list[str], target: Target) -> list[str]:
                  if not any(_not_state(u, [p]) for u in undeclared)]
     if unmatched:
         paths = [uncompared_path(u) for u in undeclared]
-        like = [path for path in paths if any(p in path for p in unmatched)]
+        # (trial 172: `state.tokens_sen` was told no path it was close to)
+        like = list(dict.fromkeys(
+            [path for path in paths if any(p in path for p in unmatched)]
+            + [c for p in unmatched for c in difflib.get_close_matches(p, paths, n=1)]))
         warnings.warn(NotStateUnmatchedWarning(target.spec or target.name, unmatched, like),
                       stacklevel=2)
     return [u for u in undeclared if not _not_state(u, target.not_state)]
