@@ -716,8 +716,9 @@ def _beside_cells(report: dict[str, Any]) -> list[str]:
     if unseen:
         cells.append("not compared, as built at the resume point (a later one shows it): "
                      + ", ".join(unseen))
-    built = as_built_at_points(report.get("not_checked", []))
-    if built:  # (trials 161, 165: `full resume: ok` beside a counter as built there)
+    built = as_built_at_points(report.get("not_checked", [])) if report.get("equivalent") else []
+    if built:  # (trials 161, 165: `full resume: ok` beside a counter as built there; not
+        # beside a failure, trial 172: the row's news is the failure)
         cells.append(f"not checked, {AS_THE_BUILD_MADE} it at the resume point (a later one "
                      "shows it): " + ", ".join(built))
     return cells

@@ -83,6 +83,11 @@ def test_without_ablations_what_the_resume_point_finds_as_built_is_said_and_in_t
     report = verify(SPEC + "FORGETS_PATIENCE", drop="none", resume_at=[6], noise_seeds=0)
     assert not report.equivalent
     assert not any("`early_stop`" in w for w in report.not_checked), report.not_checked
+    # (trial 172: beside a failure the row's news is the failure, not what is unchecked)
+    report = verify("fixtures.trust.plateau_cut:BUGGY", drop="none", noise_seeds=0)
+    assert any("`optimizer`" in w and "build made" in w for w in report.not_checked)
+    row = _summary_row({"nodeid": "t.py::t", "target": "t", "report": report.to_json()})
+    assert "DIVERGED" in row and "build made" not in row, row
 
 
 def test_a_component_with_one_value_as_built_is_said_once():
