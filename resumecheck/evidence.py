@@ -117,9 +117,21 @@ def _rates(ref: StepRecord, rec: StepRecord, step: int, rank: int | None) -> str
         owner = f" of `{rec.lr_of[i]}`" if len(set(rec.lr_of)) > 1 and i < len(rec.lr_of) else ""
         return f"group {i}{owner} " if len(rates) > 1 else ""
 
-    shown = "; ".join(f"{named(i)}{b:.6g}, expected {a:.6g}" for i, a, b in differ[:3])
+    # (trial 173: a warm-up's 0.003*6/6 read "0.003, expected 0.003": as many digits
+    # as tell them apart)
+    shown = "; ".join(f"{named(i)}{_apart(b, a)}" for i, a, b in differ[:3])
     more = f" and {len(differ) - 3} more groups" if len(differ) > 3 else ""
     return f"learning rate of {where}: {shown}{more}"
+
+
+def _apart(value: float, expected: float) -> str:
+    """``VALUE, expected EXPECTED`` with 6 significant digits, or as many more as
+    tell two different rates apart."""
+    for digits in range(6, 16):
+        shown, wanted = f"{value:.{digits}g}", f"{expected:.{digits}g}"
+        if shown != wanted:
+            return f"{shown}, expected {wanted}"
+    return f"{value!r}, expected {expected!r}"
 
 
 def _position_in_another_epoch(result: RunResult) -> None:

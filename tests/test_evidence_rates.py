@@ -49,3 +49,17 @@ def test_an_ablation_that_drops_the_stream_says_so_not_the_causes_of_a_lost_one(
         "the restart draws from it as a new build left it" in dropped.explanation, \
         dropped.explanation
     assert "another seed, a stream not restored" not in dropped.explanation
+
+
+def test_two_rates_one_rounding_apart_are_shown_with_the_digits_that_tell_them_apart():
+    """Trial 173: a warm-up's 0.003 * 6 / 6 against a fresh Adam's 0.003 read
+    "learning rate of step 10: 0.003, expected 0.003"."""
+    from resumecheck.evidence import _rates
+    from resumecheck.trace import StepRecord
+
+    ref = StepRecord(step=10, loss=1.0, lr=[0.003 * 6 / 6])
+    rec = StepRecord(step=10, loss=1.0, lr=[0.003])
+    assert _rates(ref, rec, 10, None) == (
+        "learning rate of step 10: 0.003, expected 0.0030000000000000005")
+    rec = StepRecord(step=10, loss=1.0, lr=[0.0015])
+    assert _rates(ref, rec, 10, None) == "learning rate of step 10: 0.0015, expected 0.003"
