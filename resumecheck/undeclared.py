@@ -44,7 +44,7 @@ import json
 import random
 import re
 import types
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -1040,14 +1040,23 @@ def _generators_in(model: torch.nn.Module) -> list[tuple[str, torch.Generator]]:
 
 def _state_leaves(obj: Any) -> dict[str, Any]:
     """What a declared component's ``state_dict()`` returns, by each value's
-    own key (``level`` of ``{"level": 2}`` and of ``{"stage": {"level": 2}}``;
-    empty where it raises)."""
+    own key (``level`` of ``{"level": 2}`` and of ``{"stage": {"level": 2}}``),
+    and each dict and list it holds by its key, under ``(key,)`` (empty where
+    it raises)."""
     try:
         state = asked_state(obj)
     except Exception:  # (not ours to judge here: the capture says it)
         return {}
-    return {re.split(r"[.\[]", path)[-1].rstrip("]"): value
-            for path, value in flatten_state(state)}
+    out: dict[Any, Any] = {re.split(r"[.\[]", path)[-1].rstrip("]"): value
+                           for path, value in flatten_state(state)}
+    holders: list[Any] = [state]
+    while holders:
+        holder = holders.pop()
+        for key, value in (holder.items() if isinstance(holder, Mapping) else ()):
+            if isinstance(value, (Mapping, list, tuple)):
+                out.setdefault((str(key),), value)
+                holders.append(value)
+    return out
 
 
 def _held_by_name(path: str, obj: Any, components: Sequence[Component],
@@ -1073,20 +1082,34 @@ def _held_by_name(path: str, obj: Any, components: Sequence[Component],
     return False
 
 
-def _in_its_state(path: str, obj: Any, leaves: dict[str, Any]) -> bool:
+def _in_its_state(path: str, obj: Any, leaves: dict[Any, Any]) -> bool:
     """Whether a field of a declared component is what its ``state_dict()``
     returns under the field's own name (``curriculum.level`` and ``"level"``),
     equal: compared as that component's state, so not named (a trial's
     field that the component's load_state_dict() read under another key was
     called "not compared" beside the diagnosis that compared it)."""
-    value = leaves.get(path.rsplit(".", 1)[-1])
-    if value is None:
-        return False
-    if _is_number(obj) and _is_number(value):
-        return bool(obj == value)
-    if isinstance(obj, torch.Tensor) and isinstance(value, torch.Tensor):
-        return obj.shape == value.shape and obj.dtype == value.dtype and bool(
-            torch.equal(obj.detach().cpu(), value.detach().cpu()))
+    name = path.rsplit(".", 1)[-1]
+    if isinstance(obj, (Mapping, list, tuple)):  # (trial 173: a best-k dict, returned with
+        return _same_plain(obj, leaves.get((name,)))  # its step keys made strings)
+    value = leaves.get(name)
+    return value is not None and _same_plain(obj, value)
+
+
+def _same_plain(a: Any, b: Any) -> bool:
+    """Whether ``b`` is ``a`` as a state_dict() returns it: numbers and
+    tensors equal, dicts by their keys as strings, lists item by item."""
+    if isinstance(a, Mapping):
+        theirs = {str(k): v for k, v in b.items()} if isinstance(b, Mapping) else None
+        return (theirs is not None and len(theirs) == len(a)
+                and all(str(k) in theirs and _same_plain(v, theirs[str(k)]) for k, v in a.items()))
+    if isinstance(a, (list, tuple)):
+        return (isinstance(b, (list, tuple)) and len(a) == len(b)
+                and all(_same_plain(x, y) for x, y in zip(a, b)))
+    if _is_number(a) and _is_number(b):
+        return bool(a == b)
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        return a.shape == b.shape and a.dtype == b.dtype and bool(
+            torch.equal(a.detach().cpu(), b.detach().cpu()))
     return False
 
 

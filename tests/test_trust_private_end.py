@@ -97,3 +97,52 @@ def test_a_number_a_declared_state_dict_returns_is_not_said_held_by_none_where_u
     assert ("whether a declared component's state_dict() returns it cannot be seen at this "
             "resume point (below); if none does, declare it as a component") in line, line
     assert "at step 2 the uninterrupted run held it as a fresh build does" in line
+
+
+class _BestK:
+    """A checkpoint callback's best two scores by step (trial 173's), returned
+    by its state_dict() with the step keys made strings, as a JSON-minded
+    team writes it."""
+
+    def __init__(self) -> None:
+        self.best_k: dict[int, float] = {}
+
+    def update(self, step: int, score: float) -> None:
+        self.best_k[step] = score
+        if len(self.best_k) > 2:
+            del self.best_k[max(self.best_k, key=self.best_k.__getitem__)]
+
+    def state_dict(self) -> dict:
+        return {"best_k": {str(k): v for k, v in self.best_k.items()}}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.best_k = {int(k): v for k, v in state["best_k"].items()}
+
+
+class _KeepsBestK(_ReadsItsState):
+    def __init__(self, settings: dict) -> None:
+        super().__init__(settings)
+        self.ckpt = _BestK()
+        self.step = 0
+
+    def components(self) -> dict:
+        return {**super().components(), "ckpt": self.ckpt,
+                "global_step": __import__("resumecheck").Attr(self, "step")}
+
+    def train_step(self):
+        out = super().train_step()
+        self.step += 1
+        if self.step % 3 == 0:
+            self.ckpt.update(self.step, float(out.loss))
+        return out
+
+
+def test_a_dict_field_its_state_dict_returns_with_string_keys_is_not_named():
+    """Trial 173: a correct callback's best-k dict, empty at the resume point,
+    read "not compared: ckpt.best_k ... its state_dict() leaves it out"."""
+    from resumecheck import Target
+
+    report = verify(Target(factory=_KeepsBestK, steps=8, resume_at=(2,)), drop="none",
+                    noise_seeds=0)
+    assert report.equivalent
+    assert not any(u.startswith("ckpt.best_k") for u in report.undeclared), report.undeclared
