@@ -195,8 +195,7 @@ class FuzzResult:
             return (", the program declares no epoch boundary before its last step"
                     if self.epochs_declared else
                     ", the program does not say where its epochs end (no steps_per_epoch "
-                    "or epoch_boundaries; `epoch_boundaries = []` says it has none), so no "
-                    "schedule was aimed at one")
+                    "or epoch_boundaries), so no schedule was aimed at one")
         # (said of the schedules tried, not of the failing one beside it; a trial
         # read "among them resumes at epoch boundary 8 of 8, 16" as hard to parse)
         # (a trial read "they resumed at none" beside a minimal schedule at a
