@@ -114,8 +114,12 @@ def _rates(ref: StepRecord, rec: StepRecord, step: int, rank: int | None) -> str
         return None
 
     def named(i: int) -> str:
-        owner = f" of `{rec.lr_of[i]}`" if len(set(rec.lr_of)) > 1 and i < len(rec.lr_of) else ""
-        return f"group {i}{owner} " if len(rates) > 1 else ""
+        several = len(set(rec.lr_of)) > 1 and i < len(rec.lr_of)
+        # (trial 176: "group 1 of `optimizer_heads`", its only group: counted among both
+        # optimizers' groups; each optimizer's own from 0)
+        group = rec.lr_of[:i].count(rec.lr_of[i]) if several else i
+        owner = f" of `{rec.lr_of[i]}`" if several else ""
+        return f"group {group}{owner} " if len(rates) > 1 else ""
 
     # (trial 173: a warm-up's 0.003*6/6 read "0.003, expected 0.003": as many digits
     # as tell them apart)

@@ -729,11 +729,16 @@ def _footer(report: Report) -> list[str]:
     why = report.noise.get("why")
     if why and any(r.verdict == DIVERGED for r in report.runs):  # ("-" in the noise column)
         lines.append(f"noise: not measured: {why}")
-    if any(r.verdict == DIVERGED and r.plausible for r in report.runs):
+    labels = {r.noise_label for r in report.runs if r.verdict == DIVERGED}
+    if "plausible" in labels:
         # (trials 161, 162, 164, 171, 174 read "plausible" beside a lost component as harmless)
-        lines.append("noise: plausible and silent mean that the loss stays within what runs "
-                     "with other seeds differ by, so a loss curve would not show it: the "
-                     "continuation differs all the same")
+        lines.append("noise: plausible: the loss stays within what runs with other seeds "
+                     "differ by, so a loss curve would not show it; the continuation differs "
+                     "all the same")
+    if "silent" in labels:  # (trial 175: it differs not at all; trial 176: nor does training)
+        lines.append("noise: silent: the training loss does not differ at all; what differs "
+                     "(state no step here read, or that reaches no loss) is not what the "
+                     "uninterrupted run held all the same")
     lines += caveats(report)
     # (trials: rank 0's position saved for all, and a position reset at an epoch's end,
     # both EQUIVALENT at the point tried, with nothing said)

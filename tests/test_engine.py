@@ -53,11 +53,12 @@ def test_plausibility_is_judged_against_seed_noise(tiny_report):
             assert run.plausible == (run.max_abs_loss_diff <= band)
             assert run.noise_ratio == pytest.approx(run.max_abs_loss_diff / band)
     # (trials 161-174 read "plausible" beside a lost component as harmless)
-    plausible = any(r.verdict == "diverged" and r.plausible for r in tiny_report.runs)
-    said = ("noise: plausible and silent mean that the loss stays within what runs with other "
-            "seeds differ by, so a loss curve would not show it: the continuation differs all "
-            "the same")
-    assert plausible and said in tiny_report.render().splitlines()
+    labels = {r.noise_label for r in tiny_report.runs if r.verdict == "diverged"}
+    said = ("noise: plausible: the loss stays within what runs with other seeds differ by, so "
+            "a loss curve would not show it; the continuation differs all the same")
+    assert "plausible" in labels and said in tiny_report.render().splitlines()
+    assert ("silent" in labels) == any(line.startswith("noise: silent: ")
+                                       for line in tiny_report.render().splitlines())
 
 
 def test_bf16_variant_has_no_scaler_and_every_ablation_diverges():

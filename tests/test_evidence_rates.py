@@ -63,3 +63,16 @@ def test_two_rates_one_rounding_apart_are_shown_with_the_digits_that_tell_them_a
         "learning rate of step 10: 0.003, expected 0.0030000000000000005")
     rec = StepRecord(step=10, loss=1.0, lr=[0.0015])
     assert _rates(ref, rec, 10, None) == "learning rate of step 10: 0.0015, expected 0.003"
+
+
+def test_a_rate_of_a_second_optimizer_is_named_by_its_own_group():
+    """Trial 176: "group 1 of `optimizer_heads`" of that optimizer's only group,
+    counted after the first optimizer's."""
+    from resumecheck.evidence import _rates
+    from resumecheck.trace import StepRecord
+
+    mine = ["optimizer_trunk", "optimizer_heads"]
+    ref = StepRecord(step=11, loss=1.0, lr=[0.001, 0.05], lr_of=mine)
+    rec = StepRecord(step=11, loss=1.0, lr=[0.001, 0.1], lr_of=mine)
+    assert _rates(ref, rec, 11, None) == (
+        "learning rate of step 11: group 0 of `optimizer_heads` 0.1, expected 0.05")

@@ -137,3 +137,14 @@ def test_a_position_as_built_at_the_resume_point_and_at_the_end_that_cycles_betw
                     noise_seeds=0)
     assert ("`queue_ptr` (0 there and at the end, another value after step 5) is at step 4 as "
             "the run's build made it") in "\n".join(report.not_checked), report.not_checked
+
+
+def test_a_pass_whose_resume_points_hold_no_epochs_end_says_so_in_its_row():
+    """Trial 175: a load that starts the next epoch early at an epoch's end
+    passed the plugin's default check, `full resume: ok`; `run` said that no
+    epoch's end was tried, the row did not."""
+    report = verify("fixtures.bugs.class14_epoch_boundary:BUGGY_DEFAULT_K", drop="none",
+                    noise_seeds=0)
+    assert report.equivalent
+    row = _summary_row({"nodeid": "t.py::t", "target": "t", "report": report.to_json()})
+    assert ("not checked: a restart where an epoch ends (--resume-at 5 checks one)" in row), row
