@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-__all__ = ["ADAPTER_LEFT_OUT", "AS_THE_BUILD_MADE", "as_built_at_points", "amount", "BUILDING",
+__all__ = ["ADAPTER_LEFT_OUT", "AS_THE_BUILD_MADE", "NOT_SET_BACK", "as_built_at_points",
+           "amount", "BUILDING",
            "CHANGED_AFTER_LOAD", "CHECKPOINT_LOSES",
            "CHECKPOINT_MAY_LOSE", "LOOP_ENDED", "NOT_DECLARED", "NOT_VALIDATED_AGAIN",
            "OWN_RESUME_ENDS_OTHERWISE", "POSITION_OTHER_EPOCH", "POSITION_TRANSFORMED",
@@ -38,6 +39,11 @@ weights are the reference's after that step, bit for bit)."""
 GENERATOR_POSITION = "how far it ran is in no checkpoint and cannot be compared"
 """How a ``Report.undeclared`` line says a Python generator's position is state
 no checkpoint holds (``undeclared._generator_text``)."""
+
+NOT_SET_BACK = "that the engine's restore of it does not set back"
+"""How a `not compared` line says that a field of a declared component of the
+program's own is left out of what its state_dict() returns or its
+load_state_dict() sets (``undeclared``)."""
 
 AS_THE_BUILD_MADE = "as the run's build made"
 """How a ``Report.not_checked`` line (``verdict.as_built_untried``) says that a

@@ -676,9 +676,8 @@ def _beside_cells(report: dict[str, Any]) -> list[str]:
     state the resume point found as built."""
     # (torch-free: an xdist controller that ran no check never imports torch for a row)
     from resumecheck.phrases import (
-        ADAPTER_LOOP, AS_THE_BUILD_MADE, CHECKPOINT_MAY_LOSE, GENERATOR_POSITION, MODULE_LEVEL,
-        as_built_at_points, as_built_uncompared, global_streams, lost_uncompared, side_files,
-        uncompared_path,
+        ADAPTER_LOOP, CHECKPOINT_MAY_LOSE, GENERATOR_POSITION, MODULE_LEVEL, NOT_SET_BACK,
+        as_built_uncompared, global_streams, lost_uncompared, side_files, uncompared_path,
     )
 
     drawn = report.get("drawn_at_import") or []
@@ -703,6 +702,10 @@ def _beside_cells(report: dict[str, Any]) -> list[str]:
     lost = lost_uncompared(report.get("undeclared", []))
     if lost:  # (an "ok" covers what is compared: say what the resume loses beside it)
         cells.append("not compared, ends otherwise in your resume: " + ", ".join(lost))
+    left = [uncompared_path(w) for w in report.get("undeclared", []) if f" {NOT_SET_BACK}: " in w]
+    if left:  # (trial 175: a lost EMA count named by `run`; the row named only its effects)
+        cells.append("not compared, a field its component's state_dict() leaves out: "
+                     + ", ".join(left))
     run: dict[str, Any] = next(
         (r for r in report["runs"] if not r["dropped"] and r["checkpoint"] == "program"), {})
     own = run.get("explanation", "")
@@ -717,16 +720,23 @@ def _beside_cells(report: dict[str, Any]) -> list[str]:
     if unseen:
         cells.append("not compared, as built at the resume point (a later one shows it): "
                      + ", ".join(unseen))
-    passed = bool(report.get("equivalent"))
-    for line in report.get("not_checked", []) if passed else []:
+    return cells + (_unchecked_cells(report) if report.get("equivalent") else [])
+
+
+def _unchecked_cells(report: dict[str, Any]) -> list[str]:
+    """A passing row's cells on what its resume points cannot show (not beside a
+    failure, trial 172: the row's news is the failure)."""
+    from resumecheck.phrases import AS_THE_BUILD_MADE, as_built_at_points
+
+    cells = []
+    for line in report.get("not_checked", []):
         # (trial 175: a pass whose resume points held no epoch's end, said by `run` only)
         if line.startswith(("a restart where an epoch ends", "a restart inside an epoch")):
             found = re.search(r"--resume-at ([\w ]+?) checks one", line)
             cells.append(f"not checked: {line.split(' (')[0]}"
                          + (f" (--resume-at {found.group(1)} checks one)" if found else ""))
-    built = as_built_at_points(report.get("not_checked", [])) if passed else []
-    if built:  # (trials 161, 165: `full resume: ok` beside a counter as built there; not
-        # beside a failure, trial 172: the row's news is the failure)
+    built = as_built_at_points(report.get("not_checked", []))
+    if built:  # (trials 161, 165: `full resume: ok` beside a counter as built there)
         cells.append(f"not checked, {AS_THE_BUILD_MADE} it at the resume point (a later one "
                      "shows it): " + ", ".join(built))
     return cells

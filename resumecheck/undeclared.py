@@ -53,7 +53,7 @@ import torch
 from resumecheck.compare import digest, flatten_state
 from resumecheck.components import Attr, Component, RNGState, asked_state
 from resumecheck.module_state import cell_filled
-from resumecheck.phrases import GENERATOR_POSITION
+from resumecheck.phrases import GENERATOR_POSITION, NOT_SET_BACK
 from resumecheck.streams import stream_digests, stream_items
 
 __all__ = ["UndeclaredWatch", "brought_back", "held_digests", "iterators_over", "set_back_unseen"]
@@ -290,7 +290,7 @@ class UndeclaredWatch:
 
 # What a `not compared` line says of a field of a declared component of the
 # program's own class, and what to do.
-_NOT_SET_BACK = "that the engine's restore of it does not set back"
+_NOT_SET_BACK = NOT_SET_BACK
 _FIELD_TODO = ("its state_dict() leaves it out, or its load_state_dict() does not set it: "
                "return it from state_dict() and set it in load_state_dict(), to check that "
                "it resumes")
