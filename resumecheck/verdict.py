@@ -671,10 +671,7 @@ def _as_built_line(name: str, later: list[str], whole: bool, at_k: dict[str, Any
                    after: dict[str, int]) -> str:
     one = whole or len(later) == 1
     values = [(f"`{leaf_label(key, at_k) or name}`",
-               f"{_leaf_text(at_k[key])} there, {_leaf_text(at_end[key])} at the end"
-               if digest(at_k[key]) != digest(at_end[key]) else
-               f"{_leaf_text(at_k[key])} there and at the end, another value after step "
-               f"{after[key]}") for key in later[:3]]
+               _built_then(at_k[key], at_end[key], after.get(key))) for key in later[:3]]
     if whole and [label for label, _ in values] == [f"`{name}`"]:  # (its one value)
         values = [("", values[0][1])]
     more = f"; and {len(later) - 3} more" if len(later) > 3 else ""
@@ -689,6 +686,19 @@ def _as_built_line(name: str, later: list[str], whole: bool, at_k: dict[str, Any
             f"later: a checkpoint that loses {it} resumes alike here, where a restart builds "
             f"{it} so{others}; a resume point where {'it has' if one else 'they have'} changed "
             f"checks {it} (resumecheck fuzz tries them)")
+
+
+def _built_then(at_k: Any, at_end: Any, after: int | None) -> str:
+    """A value found as built at the resume point, and how it moved: ``0 there, 4
+    at the end``; of a tensor, ``a tensor of 8 values there, other values at the
+    end`` (trial 177 read "a tensor of 8 values there, a tensor of 8 values at the
+    end" as alike)."""
+    there = f"{_leaf_text(at_k)} there"
+    if digest(at_k) == digest(at_end):
+        return f"{there} and at the end, another value after step {after}"
+    if isinstance(at_k, torch.Tensor) and at_k.numel() > 1:
+        return f"{there}, other values at the end"
+    return f"{there}, {_leaf_text(at_end)} at the end"
 
 
 def _leaf_text(value: Any) -> str:

@@ -148,3 +148,15 @@ def test_a_pass_whose_resume_points_hold_no_epochs_end_says_so_in_its_row():
     assert report.equivalent
     row = _summary_row({"nodeid": "t.py::t", "target": "t", "report": report.to_json()})
     assert ("not checked: a restart where an epoch ends (--resume-at 5 checks one)" in row), row
+
+
+def test_a_tensor_as_built_there_says_its_values_moved_not_the_same_words_twice():
+    """Trial 177: "a tensor of 8 values there, a tensor of 8 values at the end"."""
+    import torch
+
+    from resumecheck.verdict import _built_then
+
+    assert _built_then(torch.zeros(8), torch.ones(8), None) == (
+        "a tensor of 8 values there, other values at the end")
+    assert _built_then(0, 4, None) == "0 there, 4 at the end"
+    assert _built_then(0, 0, 5) == "0 there and at the end, another value after step 5"
