@@ -196,7 +196,7 @@ def _record(records: dict[int, tuple[Space, Any]], space: Space) -> Any:
 def program_spaces(factory: Callable[..., Any]) -> list[Space]:
     """The program's own namespaces that its code reaches (see the module's text)."""
     start = _space_of(factory)
-    return [] if start is None or not _programs(start) else _reached(start)
+    return [] if start is None or not _programs(start) else _reached(start, factory)
 
 
 def _space_of(obj: Any) -> Space | None:
@@ -221,11 +221,14 @@ def _space_of(obj: Any) -> Space | None:
     return None
 
 
-def _reached(start: Space) -> list[Space]:
-    """``start`` and every namespace of the program's own code its globals reach."""
+def _reached(start: Space, factory: Any = None) -> list[Space]:
+    """``start`` and every namespace of the program's own code its globals reach,
+    and the factory's closures (a class made by a function of the program's:
+    its methods' free variables, a training module imported inside it)."""
     reached, todo = {id(start): start}, [start]
+    first = _closed_over(factory)
     while todo:
-        for value in list(todo.pop().values()):
+        for value in [*list(todo.pop().values()), *first]:
             try:
                 space = _space_of(value)
             except Exception:  # (an object whose attributes cannot be read)
@@ -233,7 +236,27 @@ def _reached(start: Space) -> list[Space]:
             if space is not None and id(space) not in reached and _programs(space):
                 reached[id(space)] = space
                 todo.append(space)
+        first = []
     return sorted(reached.values(), key=lambda s: str(s.get("__name__")))
+
+
+def _closed_over(obj: Any) -> list[Any]:
+    """What a function, or a class's methods, hold in their closures (trial
+    178: `train = importlib.import_module(name)` inside the function that
+    makes the program class; its module's cache was never looked at)."""
+    if isinstance(obj, functools.partial):
+        obj = obj.func
+    functions = ([m for m in vars(obj).values() if isinstance(m, types.FunctionType)]
+                 if isinstance(obj, type) else [obj] if isinstance(obj, types.FunctionType)
+                 else [])
+    out = []
+    for fn in functions:
+        for cell in fn.__closure__ or ():
+            try:
+                out.append(cell.cell_contents)
+            except ValueError:  # (an empty cell)
+                continue
+    return out
 
 
 def snapshot(spaces: list[Space] | list[types.ModuleType]) -> dict[str, Any]:

@@ -393,3 +393,17 @@ def test_what_an_installed_function_keeps_is_not_named_but_a_memo_it_wraps_is(mo
     prog.encode(torch.ones(2))
     assert list(changed(before, snapshot([prog])).values()) == [
         "prog.encode (what the function keeps between calls changed)"]
+
+
+def test_a_training_module_the_program_class_reaches_through_its_closure_is_watched():
+    """Trial 178: `make_program(name)` imported the training module inside a
+    function; its module-level cache, filled by the steps, passed in-process
+    as EQUIVALENT (a real restart starts without it)."""
+    import sys
+
+    for name in ("fixtures.trust.closure_wrapper", "fixtures.trust.cached_graphs"):
+        sys.modules.pop(name, None)  # (the cache as a new import has it)
+    with pytest.raises(ModuleStateChanged) as info:
+        verify("fixtures.trust.closure_wrapper:TARGET", drop="none", noise_seeds=0)
+    assert info.value.changed == ["fixtures.trust.cached_graphs.CACHE (0 -> 5 items)"], \
+        info.value.changed
