@@ -1999,9 +1999,14 @@ def _lost_at(path: str, k: int | None, departed: int | None,
         return False
     # Not held at all right after the load (a trial: an optimizer the load
     # left without state holds nothing to digest): so is what a step makes
-    # later (the last batch), so only where it differs after that step too.
-    if k + 1 < departed and otherwise(k, held=False) and otherwise(k + 1):
-        return True
+    # later (the last batch), so only where it differs after that step too;
+    # where the run departs at that very step, only the load is seen, as above
+    # (trial 178: a cache entry the load lost, made again by drawing, read
+    # "says nothing of your checkpoint")
+    if otherwise(k, held=False):
+        if k + 1 < departed:
+            return True if otherwise(k + 1) else None
+        return False
     return None
 
 

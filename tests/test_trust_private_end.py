@@ -146,3 +146,68 @@ def test_a_dict_field_its_state_dict_returns_with_string_keys_is_not_named():
                     noise_seeds=0)
     assert report.equivalent
     assert not any(u.startswith("ckpt.best_k") for u in report.undeclared), report.undeclared
+
+
+class _CachesDraws:
+    """A cache of drawn tuples, filled lazily and never checkpointed (trial 178's
+    neighbour cache): a restart finds it empty and draws again."""
+
+    def __init__(self, settings: dict) -> None:
+        import torch
+
+        torch.manual_seed(0)
+        self.model = torch.nn.Linear(2, 1)
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+        self.cache: dict[int, tuple] = {}
+        self.step = 0
+
+    def components(self) -> dict:
+        from resumecheck import Attr, RNGState
+
+        return {"params": self.model, "optimizer": self.opt,
+                "rng": RNGState(streams=["torch"]), "global_step": Attr(self, "step")}
+
+    def train_step(self):
+        import torch
+
+        from resumecheck import StepOutput
+
+        key = self.step % 3
+        if key not in self.cache:
+            self.cache[key] = (torch.rand(4, 2),)
+        loss = self.model(self.cache[key][0]).pow(2).mean()
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+        self.step += 1
+        return StepOutput(loss=loss.item(), samples=torch.tensor([key]))
+
+    def save(self, path: str) -> None:
+        import torch
+
+        torch.save({"model": self.model.state_dict(), "opt": self.opt.state_dict(),
+                    "rng": torch.get_rng_state(), "step": self.step}, path)
+
+    def load(self, path: str) -> None:
+        import torch
+
+        state = torch.load(path)
+        self.model.load_state_dict(state["model"])
+        self.opt.load_state_dict(state["opt"])
+        torch.set_rng_state(state["rng"])
+        self.step = state["step"]
+
+
+def test_a_cache_entry_the_load_lost_where_the_next_step_departs_may_be_lost_by_it():
+    """Trial 178: the entry whose loss made the resume depart at the step right
+    after the load read "ends with it otherwise, but that says nothing of your
+    checkpoint"."""
+    from resumecheck import Target
+
+    report = verify(Target(factory=_CachesDraws, steps=8, resume_at=(3,)), drop="none",
+                    noise_seeds=0)
+    assert not report.equivalent and report.full_resume.first_divergent_step == 4
+    [line] = [u for u in report.undeclared if u.startswith("cache[")]
+    assert "says nothing of your checkpoint" not in line, line
+    assert ("held it otherwise right after your load() at step 3, and departed from the "
+            "uninterrupted run at the next step: your checkpoint may lose it") in line, line
