@@ -865,13 +865,11 @@ class _Confirmations:
                                        or verdict.frozen_in(result.diagnosis[i])
                                        or verdict.rebound_in(result.diagnosis[i]))
             else helped for i, helped in outcomes.items()}
-        put_back = (verdict.streams_put_back(self._reference, segments)
-                    | verdict.modes_put_back(self._reference, result, segments)
-                    if (verdict.departure(result) is None or verdict.steps_match(result))
-                    and result.diagnosis else
-                    # (trial 166: an EMA's mode, a note where the run resumed, read
-                    # "(differs, not the cause)" beside a lost step counter)
-                    verdict.modes_put_back(self._reference, result, segments)
+        # (modes even where the run departs, trial 166: an EMA's mode, a note where
+        # the run resumed, read "(differs, not the cause)" beside a lost step counter)
+        resumed = verdict.departure(result) is None or verdict.steps_match(result)
+        put_back = (verdict.modes_put_back(self._reference, result, segments)
+                    | (verdict.streams_put_back(self._reference, segments) if resumed else set())
                     if result.diagnosis else set())
         verdict.settle_findings(self._reference, result, judged, put_back, self._unreached,
                                 moved, self._next_draws(result, segments))

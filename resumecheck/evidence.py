@@ -37,7 +37,7 @@ from resumecheck.phrases import (
 from resumecheck.program import epoch_boundaries, next_epoch_start
 from resumecheck.segments import SegmentResult
 from resumecheck.capture import load_checkpoint
-from resumecheck.state_diff import describe_difference
+from resumecheck.state_diff import describe_difference, values_apart
 from resumecheck.streams import (
     STEPS_AFTER_RESTORE, draw_offset, is_stream_detail, is_stream_state, search_reach,
     stream_digests, stream_items, stream_label,
@@ -122,20 +122,10 @@ def _rates(ref: StepRecord, rec: StepRecord, step: int, rank: int | None) -> str
         return f"group {group}{owner} " if len(rates) > 1 else ""
 
     # (trial 173: a warm-up's 0.003*6/6 read "0.003, expected 0.003": as many digits
-    # as tell them apart)
-    shown = "; ".join(f"{named(i)}{_apart(b, a)}" for i, a, b in differ[:3])
+    # as tell them apart, as a diagnosis says two values)
+    shown = "; ".join(f"{named(i)}{values_apart(b, a)}" for i, a, b in differ[:3])
     more = f" and {len(differ) - 3} more groups" if len(differ) > 3 else ""
     return f"learning rate of {where}: {shown}{more}"
-
-
-def _apart(value: float, expected: float) -> str:
-    """``VALUE, expected EXPECTED`` with 6 significant digits, or as many more as
-    tell two different rates apart."""
-    for digits in range(6, 16):
-        shown, wanted = f"{value:.{digits}g}", f"{expected:.{digits}g}"
-        if shown != wanted:
-            return f"{shown}, expected {wanted}"
-    return f"{value!r}, expected {expected!r}"
 
 
 def _position_in_another_epoch(result: RunResult) -> None:

@@ -225,18 +225,24 @@ def _reached(start: Space, factory: Any = None) -> list[Space]:
     """``start`` and every namespace of the program's own code its globals reach,
     and the factory's closures (a class made by a function of the program's:
     its methods' free variables, a training module imported inside it)."""
-    reached, todo = {id(start): start}, [start]
-    first = _closed_over(factory)
+    reached: dict[int, Space] = {}
+    todo: list[Space] = []
+
+    def visit(value: Any) -> None:
+        try:
+            space = _space_of(value)
+        except Exception:  # (an object whose attributes cannot be read)
+            return
+        if space is not None and id(space) not in reached and _programs(space):
+            reached[id(space)] = space
+            todo.append(space)
+
+    reached[id(start)] = start
+    for value in [*start.values(), *_closed_over(factory)]:
+        visit(value)
     while todo:
-        for value in [*list(todo.pop().values()), *first]:
-            try:
-                space = _space_of(value)
-            except Exception:  # (an object whose attributes cannot be read)
-                continue
-            if space is not None and id(space) not in reached and _programs(space):
-                reached[id(space)] = space
-                todo.append(space)
-        first = []
+        for value in list(todo.pop().values()):
+            visit(value)
     return sorted(reached.values(), key=lambda s: str(s.get("__name__")))
 
 

@@ -20,7 +20,8 @@ from resumecheck.phrases import REORDERED, first_few
 from resumecheck.streams import is_stream_state
 
 __all__ = ["DETACHED", "REORDERED", "by_parameter_name", "describe_difference", "differing_leaves",
-           "is_private", "leaf_label", "reorder_optimizer_state", "righted_only", "unread_only"]
+           "is_private", "leaf_label", "reorder_optimizer_state", "righted_only", "unread_only",
+           "values_apart"]
 
 _RNG_STREAMS = {
     "python": "Python random stream",
@@ -192,7 +193,7 @@ def _leaf_text(label: str, how: Any, ref: Any, new: Any) -> str:
     if isinstance(ref, torch.Tensor) and ref.numel() > 1:
         size = getattr(how, "max_abs", None)
         return f"{label} differs" + (f", max |Δ| {size:.3g}" if size is not None else "")
-    return f"{label} {_values_apart(new, ref)}"
+    return f"{label} {values_apart(new, ref)}"
 
 
 def _tensor_words(t: torch.Tensor) -> str:
@@ -343,8 +344,8 @@ def _fresh_rate(differing: list[tuple[str, Any]], ref: dict[str, Any],
     if not rates:
         return ""
     return (f"; its learning rate too: {_label(rates[0], True)} "
-            f"{_values_apart(new[rates[0]], ref[rates[0]])}, which a scheduler sets: a fresh optimizer "
-            "has the rate of a fresh start")
+            f"{values_apart(new[rates[0]], ref[rates[0]])}, which a scheduler sets: a fresh "
+            "optimizer has the rate of a fresh start")
 
 LEARNING_RATE_ONLY = (
     ": only its learning rate differs, which a scheduler sets: one stepped in or after "
@@ -373,7 +374,7 @@ def _more(others: list[tuple[str, Any]], ref: dict[str, Any], new: dict[str, Any
     counter was among "4 more entries", its slow weights named first)."""
     if not others:
         return ""
-    said = [f"{_label(path, optimizer, ref)} {_values_apart(new[path], ref[path])}"
+    said = [f"{_label(path, optimizer, ref)} {values_apart(new[path], ref[path])}"
             for path, how in others
             if how not in ("missing", "unexpected") and not isinstance(how, _Whole)
             and not is_private(path)
@@ -596,7 +597,7 @@ def _value(v: Any) -> str:
     return repr(v)
 
 
-def _values_apart(value: Any, expected: Any) -> str:
+def values_apart(value: Any, expected: Any) -> str:
     """``VALUE, expected EXPECTED``; two floats with the fewest significant
     digits (6 at least) that still tell them apart, where either is long (a
     trial: a rate computed as 0.9 * 0.0025 read ``0.0022500000000000003``); as

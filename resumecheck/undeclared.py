@@ -233,7 +233,7 @@ class UndeclaredWatch:
                     else f"{type(obj).__name__}: {_amount_of(obj, missed)}, "
                     "changed during the run")
             return (f"{path} ({what}; a field of the declared component "
-                    f"{path.split('.')[0]} ({owner_kind}) {_NOT_SET_BACK}: {_FIELD_TODO})")
+                    f"{path.split('.')[0]} ({owner_kind}) {NOT_SET_BACK}: {_FIELD_TODO})")
         if _is_number(obj):
             return self._number(path, obj, in_module, none_holds)
         if isinstance(obj, (torch.Generator, np.random.Generator)):
@@ -290,7 +290,6 @@ class UndeclaredWatch:
 
 # What a `not compared` line says of a field of a declared component of the
 # program's own class, and what to do.
-_NOT_SET_BACK = NOT_SET_BACK
 _FIELD_TODO = ("its state_dict() leaves it out, or its load_state_dict() does not set it: "
                "return it from state_dict() and set it in load_state_dict(), to check that "
                "it resumes")
@@ -344,8 +343,8 @@ def not_known_if_held(text: str, why: str) -> str:
     a generator by itself: those lines stand)."""
     hedge = (f"whether a declared component holds it is not known ({why}: that resume shows "
              "what the declared state brings back); if none does")
-    if f" {_NOT_SET_BACK}: " in text:  # (a field of a component of the program's own)
-        return text.replace(f" {_NOT_SET_BACK}: ", f"; whether restoring the component sets "
+    if f" {NOT_SET_BACK}: " in text:  # (a field of a component of the program's own)
+        return text.replace(f" {NOT_SET_BACK}: ", f"; whether restoring the component sets "
                             f"it back is not known ({why}: that resume shows what the "
                             "declared state brings back); if it does not, ", 1)
     if _NUMBERS_ONLY.match(text):
@@ -363,8 +362,8 @@ def set_back_unseen(text: str) -> str:
     returns); of a number, or a holder of numbers only, whether a declared
     component returns it cannot be seen either (numbers are held by no
     storage: only a restart shows it)."""
-    if f" {_NOT_SET_BACK}: " in text:
-        return text.replace(f" {_NOT_SET_BACK}: ", "; whether restoring the component sets it "
+    if f" {NOT_SET_BACK}: " in text:
+        return text.replace(f" {NOT_SET_BACK}: ", "; whether restoring the component sets it "
                             "back cannot be seen at this resume point (below); if it does not, ",
                             1)
     # (trial 167: an epoch a declared position's state_dict() returns, read from where

@@ -102,6 +102,7 @@ class Reference:
         self._files: dict[str, dict[str, Any]] = {}
         self._digests: dict[tuple[str, str], str] = {}
         self._used: dict[tuple[str, str], set[str] | None] = {}
+        self._never: dict[str, set[str]] = {}
         self._steps: OrderedDict[int, dict[str, torch.Tensor] | None] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -144,15 +145,16 @@ class Reference:
         every step and at the end (trial 170: Python's and numpy's streams,
         declared by a default ``RNGState`` and left out of a checkpoint, read
         "latent gap: rng ... another resume point may show it" on a correct
-        program that never draws from them)."""
-        records = [r for r in self.segment.records if r.streams]
-        end: Any = (self.file(self.segment.end_state)["components"].get(name)
-                    if self.segment.end_state and records else None)
-        if not is_stream_state(end):
-            return set()
-        first = records[0].streams
-        return {key for key, value in stream_digests(stream_items(end)).items()
-                if first.get(key) == value and all(r.streams.get(key) == value for r in records)}
+        program that never draws from them). Computed once per component."""
+        if name not in self._never:
+            records = [r for r in self.segment.records if r.streams]
+            end: Any = (self.file(self.segment.end_state)["components"].get(name)
+                        if self.segment.end_state and records else None)
+            self._never[name] = {
+                key for key, value in stream_digests(stream_items(end)).items()
+                if all(r.streams.get(key) == value for r in records)
+            } if is_stream_state(end) else set()
+        return self._never[name]
 
     def tensors(self, step: int) -> dict[str, torch.Tensor] | None:
         """The reference's full tensors at ``step``; the last few read stay in
