@@ -12,7 +12,7 @@ import difflib
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from resumecheck.phrases import HASH_ORDER, amount, global_streams
+from resumecheck.phrases import HASH_ORDER, amount, global_streams, paths_said
 
 if TYPE_CHECKING:
     from resumecheck.report import Report
@@ -461,10 +461,11 @@ class LostStateWarning(_MadeWarning):
         self.target, self.paths, self.reproduce = target, paths, reproduce
         self._words((target, paths, reproduce),
             f"{target}: the resume is equivalent in what is compared, but your own resume ends "
-            f"otherwise than the uninterrupted run with {', '.join(paths)}, which no declared "
-            "component holds: your checkpoint likely loses it, unless it is not state (a log, "
-            "a timer: say so, Target(not_state=...)); declare it as a component to check that "
-            "it resumes; the whole report: "
+            f"otherwise than the uninterrupted run with {paths_said(paths, quote='')}, which no "
+            "declared component holds: your checkpoint likely loses it, unless it is not state "
+            "(a log, a timer, a cache the program fills again when it needs it: say so, "
+            "Target(not_state=...)); declare it as a component to check that it resumes; the "
+            "whole report: "
             f"{reproduce}"
         )
 

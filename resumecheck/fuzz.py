@@ -55,7 +55,7 @@ from resumecheck.faults import environment_failure
 from resumecheck.interrupt import scratch_directory
 from resumecheck.phrases import (
     HASH_ORDER_UNCHECKED, at_the_point, drawn_at_import_text, first_line, lost_uncompared,
-    side_files,
+    paths_said, side_files,
 )
 from resumecheck.reproduce import reproduce_command
 from resumecheck.settings import Settings
@@ -503,7 +503,7 @@ def _passed_notes(result: FuzzResult, cut: bool) -> str:
     lost = lost_uncompared(result.undeclared or [])
     if lost:  # (as `run` words an equivalent resume that ends otherwise)
         odd += ("; not compared, and your own resume ends otherwise with: "
-                + ", ".join(f"`{p}`" for p in lost) + " (see below)")
+                + paths_said(lost) + " (see below)")
     elif result.undeclared is None and result.resume_nproc is None:
         # (a trial read "the time budget ran out first" twice over)
         odd += ("; so what is not compared was not looked at" if cut else

@@ -8,13 +8,15 @@ not import torch (a second of every such session) to word a row.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 
 __all__ = ["ADAPTER_LEFT_OUT", "AS_THE_BUILD_MADE", "NOT_SET_BACK", "as_built_at_points",
            "amount", "BUILDING",
            "CHANGED_AFTER_LOAD", "CHECKPOINT_LOSES",
            "CHECKPOINT_MAY_LOSE", "LOOP_ENDED", "NOT_DECLARED", "NOT_VALIDATED_AGAIN",
-           "OWN_RESUME_ENDS_OTHERWISE", "POSITION_OTHER_EPOCH", "POSITION_TRANSFORMED",
+           "OWN_RESUME_ENDS_OTHERWISE", "OWN_RESUME_ENDS_WITHOUT", "paths_said",
+           "POSITION_OTHER_EPOCH", "POSITION_TRANSFORMED",
            "POSITION_UNUSED", "REORDERED",
            "RESTART_HELD_OTHERWISE", "AS_BUILT_AT_RESUME", "AS_BUILT_MARK", "AT_THIS_POINT",
            "as_built_uncompared",
@@ -255,6 +257,11 @@ OWN_RESUME_ENDS_OTHERWISE = "your own resume (save/load) ends with it otherwise"
 """How a ``Report.undeclared`` entry says that the program's own full resume
 ends with that state otherwise than the uninterrupted run did."""
 
+OWN_RESUME_ENDS_WITHOUT = ("your own resume (save/load) ends without it "
+                           "(nothing there made it again)")
+"""The same of an entry (a dict's, a list's) the uninterrupted run ends with
+and that resume does not hold at its end."""
+
 
 def lost_uncompared(undeclared: list[str]) -> list[str]:
     """Of what is not compared (``Report.undeclared``), what the program's own
@@ -263,9 +270,39 @@ def lost_uncompared(undeclared: list[str]) -> list[str]:
     return [uncompared_path(what) for what in undeclared if _OWN_ENDS.search(what)]
 
 
-_OWN_ENDS = re.compile(r"your own resume \((?:save/load|through [^)]*)\) ends with it otherwise")
-"""``OWN_RESUME_ENDS_OTHERWISE``, or a framework target's rewording of it
-(``your own resume (through the HuggingFace Trainer's restore) ...``)."""
+def paths_said(paths: list[str], quote: str = "`") -> str:
+    """Paths for a sentence, two or more entries of one dict or list said as one
+    (trial 178: fourteen keys of two caches made one headline): ```state.cache[...]`
+    (7 entries), `ema```."""
+    bases: Counter[str] = Counter()
+    for path in paths:
+        base, n = _entries_of(path)
+        if base is not None:
+            bases[base] += n
+    out: list[str] = []
+    for path in paths:
+        base, _ = _entries_of(path)
+        if base is None or bases[base] < 2:
+            out.append(f"{quote}{path}{quote}")
+        elif f"{quote}{base}[...]{quote} ({bases[base]} entries)" not in out:
+            out.append(f"{quote}{base}[...]{quote} ({bases[base]} entries)")
+    return ", ".join(out)
+
+
+def _entries_of(path: str) -> tuple[str | None, int]:
+    """``("state.cache", 1)`` of ``state.cache[(6, 0)]``, ``("state.cache", 2)``
+    of two entries said as one (``state.cache[(6, 0)], [(7, 1)]``: ``merge_items``);
+    ``(None, 0)`` of a path that names no entry."""
+    found = re.match(r"^(.+?)((?:, )?\[[^\[\]]*\])+$", path)
+    if found is None or ", [" not in path and not _ENTRY.match(path):
+        return None, 0
+    return found.group(1), path.count(", [") + 1
+
+
+_OWN_ENDS = re.compile(
+    r"your own resume \((?:save/load|through [^)]*)\) ends (?:with it otherwise|without it)")
+"""``OWN_RESUME_ENDS_OTHERWISE`` or ``OWN_RESUME_ENDS_WITHOUT``, or a framework
+target's rewording (``your own resume (through the HuggingFace Trainer's restore) ...``)."""
 
 
 def at_the_point(undeclared: list[str], resume_at: list[int]) -> list[str]:
@@ -309,11 +346,21 @@ def merge_items(undeclared: list[str]) -> list[str]:
         found = _item_key(what)
         if found is not None:
             groups.setdefault(found[0], []).append(found[1])
-    out, said = [], set()
+    entries: dict[tuple[str, str], list[str]] = {}
+    for what in undeclared:
+        found_entry = _entry_key(what)
+        if found_entry is not None:
+            entries.setdefault(found_entry, []).append(what)
+    out, said, said_entries = [], set(), set()
     for what in undeclared:
         item = _item_key(what)
         key = item[0] if item is not None else None
-        if key is None or len(groups[key]) < 2:
+        entry = _entry_key(what)
+        if entry is not None and len(entries[entry]) > 1:
+            if entry not in said_entries:
+                said_entries.add(entry)
+                out.append(_entries_said(entry[0], entries[entry]))
+        elif key is None or len(groups[key]) < 2:
             out.append(what)
         elif key not in said:
             said.add(key)
@@ -341,6 +388,39 @@ def _item_key(what: str) -> tuple[tuple[str, str], int] | None:
 
 _ITEM = re.compile(r"^(.*)\[(\d+)\]$")
 """A path that is an item of a list (``data_cursor.buffer[3]``)."""
+
+
+def _entry_key(what: str) -> tuple[str, str] | None:
+    """An entry of a dict whose key is no index (``state.cache[(6, 0)]``) as its
+    dict's path and its words with each count of tensors, values or numbers
+    written ``#`` (a cache's entries differ in their sizes); None otherwise."""
+    path = uncompared_path(what)
+    found = _ENTRY.match(path)
+    if found is None or _ITEM.match(path):
+        return None
+    return found.group(1), _COUNTS.sub(r"# \2", what[len(path):])
+
+
+def _entries_said(base: str, entries: list[str]) -> str:
+    """Two or more of a dict's entries said alike as one line (trial 178: a
+    cache's fourteen keys, fourteen lines), each count as the range it spans:
+    ``state.cache[(6, 6)], [(7, 4)] (each of these 2 entries: tuple: 4 tensors,
+    102 to 133 values, ...``."""
+    keys = [uncompared_path(e)[len(base):] for e in entries]
+    counts = [[int(n) for n, _ in _COUNTS.findall(e[len(uncompared_path(e)):])]
+              for e in entries]
+    spans = iter([f"{min(c)} to {max(c)}" if min(c) != max(c) else str(c[0])
+                  for c in zip(*counts)])
+    first = entries[0][len(uncompared_path(entries[0])):]
+    words = _COUNTS.sub(lambda m: f"{next(spans)} {m.group(2)}", first)
+    return (f"{base}{', '.join(keys)} (each of these {len(entries)} entries: "
+            f"{words.removeprefix(' (')}")
+
+
+_ENTRY = re.compile(r"^(.+)(\[[^\[\]]*\])$")
+"""A path that is an entry of a dict (``state.adj_cache[(6, 0)]``): its dict's path, its key."""
+
+_COUNTS = re.compile(r"\b(\d+) (tensors?|values?|numbers?)\b")
 
 
 def first_few(items: list[str], shown: int = 5) -> str:

@@ -19,7 +19,7 @@ from resumecheck.errors import LONGER_BOUND
 from resumecheck.phrases import (
     AS_BUILT_MARK, BUILDING, CHANGED_AFTER_LOAD, FETCHED_BEFORE_RESTORE, HASH_ORDER_UNCHECKED,
     NOT_VALIDATED_AGAIN, POSITION_TRANSFORMED, REORDERED, RESTORE_CHANGED, RESTORING, STOPPED,
-    drawn_at_import_text, first_line, global_streams, lost_uncompared, uncompared_path,
+    drawn_at_import_text, first_line, global_streams, lost_uncompared, paths_said, uncompared_path,
     unused_position,
 )
 from resumecheck.streams import is_stream_detail, unseeded_text
@@ -638,7 +638,7 @@ def outcome_text(report: Report) -> str:
     if not report.equivalent or not lost:
         return report.outcome
     return (f"{report.outcome} in what is compared; not compared, and your own resume ends "
-            f"otherwise with: {', '.join(f'`{p}`' for p in lost)} (see below)")
+            f"otherwise with: {paths_said(lost)} (see below)")
 
 
 def _incomplete_state_notice(report: Report, lines_shown: bool) -> str | None:

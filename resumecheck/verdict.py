@@ -41,9 +41,9 @@ from resumecheck.phrases import (
     LOOP_ENDED,
     MODULE_LEVEL, OLDER_CHECKPOINT, NOT_DECLARED,
     NOT_VALIDATED_AGAIN, OUTSIDE_THE_CHECKPOINT,
-    OWN_RESUME_ENDS_OTHERWISE, POSITION_UNUSED, RESTORE_CHANGED,
+    OWN_RESUME_ENDS_OTHERWISE, OWN_RESUME_ENDS_WITHOUT, POSITION_UNUSED, RESTORE_CHANGED,
     RESTORING, STOPPED, UNDECLARED_LEAD, FETCHED_BEFORE_RESTORE, first_line, global_streams,
-    lost_uncompared, side_files, uncompared_path, undeclared_lead,
+    lost_uncompared, paths_said, side_files, uncompared_path, undeclared_lead,
 )
 from resumecheck.report import (
     AFTER_DIVERGENCE, CLOSE, CONFIRMED, DIVERGED, FAILED, IDENTICAL, INCONCLUSIVE, LATENT,
@@ -1586,7 +1586,8 @@ def own_resume_ends(named: dict[str, str], reference: dict[str, list[str]],
                 path, j, run.first_divergent_step, reference_after, own_after)]
             text += _held_otherwise_text(run, k, at, lost, ends_only)
         elif own and path not in own and path in reference:  # (an entry a log made, say)
-            text += "; your own resume ends without it (nothing there made it again)"
+            # (trial 178: a cache of tuples the load lost read as nothing lost)
+            text += f"; {OWN_RESUME_ENDS_WITHOUT}: {CHECKPOINT_LOSES}, {NOT_STATE_OR_CACHE}"
         elif own and path in own and path in reference and own[path] == reference[path]:
             text += f"; {OWN_ENDS_ALIKE}"
         elif own and path in own and path in reference and departed and not ends_only:
@@ -1671,6 +1672,10 @@ def _sequence(base: str, held: dict[str, list[str]]) -> list[list[str]] | None:
 
 
 NOT_STATE = "unless it is not state (a log, a timer: name it in Target(not_state=...))"
+NOT_STATE_OR_CACHE = ("unless it is not state (a log, a timer, a cache the program fills again "
+                      "when it needs it: name it in Target(not_state=...))")
+"""``NOT_STATE`` of an entry the own resume ends without, which a cache may
+miss harmlessly (a graph's adjacency, made again the same from its seed)."""
 """How a ``Report.undeclared`` entry that a checkpoint loses says it may be no
 state, and what to do then (trial 164: the line did not say how)."""
 
@@ -1889,7 +1894,7 @@ def note_lost_uncompared(own: RunResult, undeclared: list[str]) -> None:
         # (trial 161: "resumes bit for bit: every step ... match" in the row of a resume
         # whose headline said that its checkpoint likely loses state)
         own.explanation += ("; not compared, and it ends otherwise with: "
-                            + ", ".join(f"`{p}`" for p in ended) + " (see `not compared`)")
+                            + paths_said(ended) + " (see `not compared`)")
     if own.verdict != DIVERGED:
         return
     at = f"differs from step {own.first_divergent_step}"
@@ -1899,7 +1904,7 @@ def note_lost_uncompared(own: RunResult, undeclared: list[str]) -> None:
                           (_UNHELD, (GENERATOR_POSITION, f": {MODULE_LEVEL}", GRADS_SUMMED))):
         lost = [uncompared_path(what) for what in undeclared
                 if any(mark in what for mark in marks)]
-        note = (f"not compared, and {phrase}: " + ", ".join(f"`{p}`" for p in lost)
+        note = (f"not compared, and {phrase}: " + paths_said(lost)
                 + " (see `not compared`)")
         if lost and not own.diagnosis and at in own.explanation:
             # (trial 152: the note came last, after a list of samplers and iterators)

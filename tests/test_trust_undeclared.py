@@ -305,8 +305,11 @@ def test_what_the_own_resume_ends_without_is_said():
 
     lines = own_resume_ends({"log[3]": "log[3] (tuple: 2 numbers, ...)"},
                             {"log[3]": ["d1"]}, {"other": ["d2"]})
-    assert lines == ["log[3] (tuple: 2 numbers, ...); your own resume ends without it "
-                     "(nothing there made it again)"]
+    assert lines == ["log[3] (tuple: 2 numbers, ...); your own resume (save/load) ends without "
+                     "it (nothing there made it again): your checkpoint loses it, unless it is "
+                     "not state (a log, a timer, a cache the program fills again when it needs "
+                     "it: name it in Target(not_state=...))"]
+    assert lost_uncompared(lines) == ["log[3]"]  # (the headline, the WARNING and the row say it)
     assert own_resume_ends({"x": "x (...)"}, {"x": ["d"]}, None) == ["x (...)"]
 
 
