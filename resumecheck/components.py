@@ -235,6 +235,16 @@ class RNGState:
         *,
         streams: Iterable[str] = STREAMS,
     ) -> None:
+        if generators is not None and not isinstance(generators, Mapping):
+            # (a user wrote RNGState(["python"]) for the streams: a bare ValueError of dict())
+            names = isinstance(generators, (list, tuple, set)) and all(
+                isinstance(g, str) for g in generators)
+            raise TypeError(
+                f"RNGState's first argument is a dict of the generators your program keeps, "
+                f"{{'name': generator}}, not a {type(generators).__name__}: "
+                + (f"to choose which global streams it holds, say streams={list(generators)!r} "
+                   f"(of {', '.join(self.STREAMS)})" if names else
+                   "RNGState({'sampler': generator}) registers one under a name of your choice"))
         self.generators = dict(generators or {})
         self.streams = tuple(streams)
         _DECLARED_GENERATORS.update((id(g), g) for g in self.generators.values())

@@ -110,3 +110,14 @@ def test_component_of_refuses_objects_without_state_dict():
         Component.of("ema", SaveOnly())
     assert Component.of("rng", RNGState()).per_rank
     assert not Component.of("global_step", Value(0)).per_rank
+
+
+def test_rng_state_given_stream_names_or_a_bare_generator_says_how_to_declare_them():
+    """A trial wrote ``RNGState(["python"])`` for the streams: a bare ValueError of
+    ``dict()`` ("dictionary update sequence element #0 has length 6")."""
+    with pytest.raises(TypeError, match=r"not a list: to choose which global streams it "
+                                        r"holds, say streams=\['python'\]"):
+        RNGState(["python"])
+    with pytest.raises(TypeError, match=r"not a Generator: RNGState\(\{'sampler': generator\}\)"):
+        RNGState(torch.Generator())
+    assert RNGState(streams=["python"]).streams == ("python",)
