@@ -19,8 +19,8 @@ from resumecheck.components import OPTIMIZER, RNG, rank_name, split_rank_name
 from resumecheck.phrases import REORDERED, first_few
 from resumecheck.streams import is_stream_state
 
-__all__ = ["DETACHED", "REORDERED", "by_parameter_name", "describe_difference", "differing_leaves",
-           "is_private", "leaf_label", "reorder_optimizer_state", "righted_only", "unread_only",
+__all__ = ["DETACHED", "NONE_CAME_BACK", "REORDERED", "by_parameter_name", "describe_difference",
+           "differing_leaves", "is_private", "leaf_label", "reorder_optimizer_state", "righted_only", "unread_only",
            "values_apart"]
 
 _RNG_STREAMS = {
@@ -158,11 +158,17 @@ def _none_came_back(differing: list[tuple[str, Any]], ref: dict[str, Any],
         return ""
     # (trial 149: an averaged model the checkpoint never kept was offered only the
     # rarer causes)
-    return ("; every entry differs, as where none of it came back (a checkpoint that does not "
-            "keep it, or a load that does not put it into this object; a load_state_dict("
-            "strict=False) whose keys do not match loads none: a `_orig_mod.` prefix "
-            "torch.compile adds, a `module.` prefix DDP adds; or it was made again after the "
-            "load, from other state: an EMA copied from the loaded weights)")
+    return NONE_CAME_BACK
+
+
+NONE_CAME_BACK = (
+    "; every entry differs, as where none of it came back (a checkpoint that does not keep it, "
+    "or a load that does not put it into this object; a load_state_dict(strict=False) whose "
+    "keys do not match loads none: a `_orig_mod.` prefix torch.compile adds, a `module.` prefix "
+    "DDP adds; or it was made again after the load, from other state: an EMA copied from the "
+    "loaded weights)")
+"""How a module's state every entry of which differs right after a load says
+so, with the causes that leave it so (``describe_difference``)."""
 
 
 def _empty_text(reference: Any, restored: Any, step: int, after_load: bool) -> str:

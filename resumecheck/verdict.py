@@ -54,9 +54,8 @@ from resumecheck.capture import load_checkpoint
 from resumecheck.segments import SegmentResult
 from resumecheck.settings import DropSpec
 from resumecheck.state_diff import (
-    DETACHED, REORDERED, describe_difference, differing_leaves, is_private, leaf_label,
-    righted_only,
-    unread_only,
+    DETACHED, NONE_CAME_BACK, REORDERED, describe_difference, differing_leaves, is_private,
+    leaf_label, righted_only, unread_only,
 )
 from resumecheck.streams import is_stream_state, stream_digests, stream_items
 from resumecheck.trace import (
@@ -1091,7 +1090,7 @@ def diagnose(ref: Reference, dropped: Sequence[str], segments: Segments) -> list
                     detail = f"{detail}; {other}" if detail else other
             if detail is not None:
                 if basis == "reference":
-                    detail += _of_the_restore(ref, name, got, k, run.get("meta") or {}, prev)
+                    detail = _of_the_restore(ref, name, got, k, run.get("meta"), prev, detail)
                     detail += _another_ranks(name, got, expected["components"])
                 findings.append(Finding(name, detail, step=k, basis=basis, status=status or
                                         _idle_streams_only(want, got, unused, seg, name)))
@@ -1116,29 +1115,44 @@ def _another_ranks(name: str, got: Any, expected: dict[str, Any]) -> str:
     return ""
 
 
-def _of_the_restore(ref: Reference, name: str, got: Any, k: int, meta: dict[str, Any],
-                    before: SegmentResult | None = None) -> str:
-    """What a finding against the reference's state says of the restore too:
-    the earlier weights a model's are, a framework's load that had given it
-    back (``meta``: the restored state's, ``loaded_back``), and, at a later
-    restart, that the run held it as the reference did right before it
-    (``before``: the segment that ended there), so the restore changed it."""
-    return ((_earlier_weights(ref, got, k) if name == PARAMS else "")
-            + (f" ({CHANGED_AFTER_LOAD})" if name in meta.get("loaded_back", []) else "")
-            + (f"; {RESTORE_CHANGED}" if _held_alike_before(ref, name, k, before) else ""))
+def _of_the_restore(ref: Reference, name: str, got: Any, k: int, meta: dict[str, Any] | None,
+                    before: SegmentResult | None, detail: str) -> str:
+    """``detail``, a finding against the reference's state, with what it says
+    of the restore too: the earlier weights a model's are, a framework's load
+    that had given it back (``meta``: the restored state's, ``loaded_back``),
+    and, at a later restart, how the run held it right before it (``before``:
+    the segment that ended there): as the reference did, so the restore
+    changed it; or otherwise already, so no cause of a load that loses it
+    applies (trial 175: an EMA whose update count the first restore lost
+    drifted, and read at the second "as where none of it came back")."""
+    held = _held_alike_before(ref, name, k, before)
+    if held is False:
+        detail = detail.replace(NONE_CAME_BACK, f"; {HELD_OTHERWISE_BEFORE}")
+    return (detail + (_earlier_weights(ref, got, k) if name == PARAMS else "")
+            + (f" ({CHANGED_AFTER_LOAD})" if name in (meta or {}).get("loaded_back", []) else "")
+            + (f"; {RESTORE_CHANGED}" if held else ""))
 
 
-def _held_alike_before(ref: Reference, name: str, k: int, before: SegmentResult | None) -> bool:
+HELD_OTHERWISE_BEFORE = ("the run held it otherwise already right before this restore: the "
+                         "steps since the last one made it so, not this load")
+"""How a finding at a later restart says the difference came before it."""
+
+
+def _held_alike_before(ref: Reference, name: str, k: int,
+                       before: SegmentResult | None) -> bool | None:
     """Whether the segment that ended at restart ``k`` held component ``name``
     there as the reference did at ``k`` (a trial: Lightning, restored at an
     epoch's last batch, counted its end again at a second restart, and the
-    steps after the first were said to leave it otherwise)."""
+    steps after the first were said to leave it otherwise); None: not known
+    (no such segment, or it did not hold it)."""
     if before is None or not before.restored_state or not before.end_state \
             or k not in ref.segment.captures:  # (a run's first half is no restart)
-        return False
+        return None
     held = load_checkpoint(before.end_state, read_only=True)
     want = ref.file(ref.segment.captures[k])
-    return name in held["components"] and describe_difference(
+    if name not in held["components"]:
+        return None
+    return describe_difference(
         name, want["components"].get(name), held["components"][name], k, want.get("meta"),
         held.get("meta")) is None
 

@@ -22,6 +22,12 @@ def test_the_lost_count_is_named_and_the_second_restore_is_not_called_lossy():
     assert not notice.startswith(LOSSY_ONE), notice
     assert "name what the program keeps outside them: `ema.num_updates`)" in notice
     assert [u.split(" (")[0] for u in report.undeclared] == ["ema.num_updates"]
+    # (trial 175: the drifted EMA read at 9 "as where none of it came back", with a
+    # load's causes that do not apply: the run held it otherwise before that load)
+    [ema] = [f for f in own.diagnosis if f.component == "ema"]
+    assert ema.step == 9 and "none of it came back" not in ema.detail
+    assert ("; the run held it otherwise already right before this restore: the steps since "
+            "the last one made it so, not this load") in ema.detail
     # (trial 175: the test's row named the lost count's effects, not the count)
     from resumecheck.pytest_plugin import _summary_row
 
