@@ -981,7 +981,9 @@ class _Confirmations:
         """Whether putting ``components`` right removes the divergence that
         began at ``diverged_at`` or moves it later (``verdict.rerun_helps``)."""
         cmp = self._rerun_putting_right(components, k, checkpoint, result, work, tag)
-        return cmp is not None and verdict.rerun_helps(cmp, diverged_at)
+        own = diverged_at == (result.first_divergent_step, result.first_divergent_key)
+        return cmp is not None and verdict.rerun_helps(
+            cmp, diverged_at, result.ended_otherwise if own else ())
 
     def _rerun_putting_right(self, components: list[str], k: int, checkpoint: str,
                              result: RunResult, work: str,

@@ -1478,17 +1478,26 @@ def confirmation_tries(ref: Reference, result: RunResult, segments: Segments,
     return tries
 
 
-def rerun_helps(cmp: Comparison, diverged_at: tuple[int, str] | None) -> bool:
+def rerun_helps(cmp: Comparison, diverged_at: tuple[int, str] | None,
+                ended: Sequence[str] = ()) -> bool:
     """A rerun with one component put right helps when its divergence goes away
     or starts later than the run's own (``diverged_at``: its first step and
     quantity): at a later step, or at the same step in a quantity computed
     after the run's first one (data, loss scale, lr, loss, gradients,
     parameters: a scheduler put right leaves a fresh optimizer's parameters
-    differing where the learning rate differed first)."""
+    differing where the learning rate differed first). Where only the end
+    state differs, in the run (``ended``: the components it ends otherwise
+    in) and in the rerun, when the rerun ends otherwise in fewer of them
+    (trial 181: a best loss, put right at its second restore, ended as the
+    uninterrupted run's, and was "not the cause" beside a generator that
+    still ended otherwise)."""
     if cmp.first is None:
         return True
     if diverged_at is None:
         return False
+    if ended and cmp.first[0] == diverged_at[0] and all(
+            key.startswith("state:") for key in (cmp.first[1], diverged_at[1])):
+        return set(cmp.ended_otherwise) < set(ended)
     return _position(cmp.first) > _position(diverged_at)
 
 
