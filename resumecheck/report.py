@@ -732,13 +732,14 @@ def _footer(report: Report) -> list[str]:
     labels = {r.noise_label for r in report.runs if r.verdict == DIVERGED}
     if "plausible" in labels:
         # (trials 161, 162, 164, 171, 174 read "plausible" beside a lost component as harmless)
-        lines.append("noise: plausible: the loss stays within what runs with other seeds "
-                     "differ by, so a loss curve would not show it; the continuation differs "
-                     "all the same")
+        # (trial 179: under an EQUIVALENT headline, read as said of the user's own resume)
+        lines.append("noise: plausible (of a row marked so): the loss stays within what runs "
+                     "with other seeds differ by, so a loss curve would not show it; that "
+                     "run's continuation differs all the same")
     if "silent" in labels:  # (trial 175: it differs not at all; trial 176: nor does training)
-        lines.append("noise: silent: the training loss does not differ at all; what differs "
-                     "(state no step here read, or that reaches no loss) is not what the "
-                     "uninterrupted run held all the same")
+        lines.append("noise: silent (of a row marked so): the training loss does not differ "
+                     "at all; what that run ends with (state no step here read, or that "
+                     "reaches no loss) differs all the same")
     lines += caveats(report)
     # (trials: rank 0's position saved for all, and a position reset at an epoch's end,
     # both EQUIVALENT at the point tried, with nothing said)

@@ -2604,7 +2604,8 @@ def _noise_clause(r: RunResult) -> str:
                 "whether it matters): plausible or gross is not judged")
     if r.plausible is True and not r.max_abs_loss_diff:
         # (trial 166: an EMA's own evaluation loss differed, and "nothing in the loss")
-        return "; nothing in the training loss shows it: plausible but different"
+        # (trial 182: "plausible" in the why of a row the noise column calls silent)
+        return "; nothing in the training loss shows it: silent but different"
     if r.plausible is True:
         return f"; loss stays within seed-to-seed noise {_band_steps(r)}: plausible but different"
     if r.plausible is False:

@@ -22,7 +22,7 @@ def test_a_state_that_differs_only_at_the_end_is_described_there():
     assert own.divergence_detail.startswith("scheduler at the end: best 0.7417")
     assert "expected 0.6961" in own.divergence_detail
     assert own.max_abs_diff == pytest.approx(0.7417685 - 0.6961151, rel=1e-5)
-    assert "nothing in the training loss shows it: plausible but different" in own.explanation
+    assert "nothing in the training loss shows it: silent but different" in own.explanation
     assert "seed-to-seed noise" not in own.explanation
     # a counter has no magnitude: no figures, not zeros
     assert dropped.dropped == ["global_step"] and dropped.verdict == DIVERGED
