@@ -1486,6 +1486,10 @@ def _not_checked(checker: Checker, runs: list[RunResult]) -> list[str]:
     """What the resume points tried cannot show (``Report.not_checked``)."""
     s, points = checker.settings, checker.resume_at
     alone = {r.dropped[0] for r in runs if len(r.dropped) == 1}  # (their rows say it)
+    # (trial 182: "a checkpoint that loses it resumes alike here" of a stream whose load
+    # made the full resume depart: that row shows what this resume point does)
+    alone |= {f.component for r in runs if not r.dropped and r.verdict == DIVERGED
+              for f in r.diagnosis}
     found = [verdict.epoch_ends_untried(checker.reference, points, checker.steps),
              verdict.mid_epoch_untried(checker.reference, points, checker.steps),
              *checker.fields_as_built.values(),
