@@ -821,10 +821,10 @@ class _Confirmations:
         self._captures = captures
         self._restarts = restarts
         self._unreached: dict[str, list[str]] = {}
-        """Components a rerun put right into a data loader whose iterator the
-        program had made already: that rerun may not have reached it."""
+        """Components a rerun put into a loader whose iterator was made already (unreached?)."""
         self._rerun_steps: list[tuple[int, dict[str, str]]] | None = None
         """The last rerun's steps, each by its digests (None: it failed)."""
+        self._ended_at: dict[int, SegmentResult] = {}  # (the settled run's, by restore)
 
     def settle(self, result: RunResult, segments: list[tuple[int, SegmentResult]],
                work: str, own: bool, diverged_at: tuple[int, str] | None) -> bool:
@@ -840,6 +840,7 @@ class _Confirmations:
         outcomes: dict[int, bool] = {}
         moved: set[int] = set()
         self._unreached = {}
+        self._ended_at = {segments[i + 1][0]: seg for i, (_, seg) in enumerate(segments[:-1])}
         for i, (k, checkpoint) in tries.items():
             component = result.diagnosis[i].component
             outcomes[i] = self._helps([component], k, checkpoint, result, work,
@@ -981,9 +982,7 @@ class _Confirmations:
         """Whether putting ``components`` right removes the divergence that
         began at ``diverged_at`` or moves it later (``verdict.rerun_helps``)."""
         cmp = self._rerun_putting_right(components, k, checkpoint, result, work, tag)
-        own = diverged_at == (result.first_divergent_step, result.first_divergent_key)
-        return cmp is not None and verdict.rerun_helps(
-            cmp, diverged_at, result.ended_otherwise if own else ())
+        return cmp is not None and verdict.rerun_helps(cmp, diverged_at, result)
 
     def _rerun_putting_right(self, components: list[str], k: int, checkpoint: str,
                              result: RunResult, work: str,
@@ -1009,7 +1008,8 @@ class _Confirmations:
         for _, seg in segments:
             for name in set(seg.unreached) & set(components):
                 self._unreached.setdefault(name, seg.unreached[name])
-        return verdict.compare_run(self._reference, result.resume_at[0], [], segments, [])
+        return verdict.compare_run(self._reference, result.resume_at[0], [], segments, [],
+                                   self._ended_at.get(k))
 
 
 def _resave(reference: verdict.Reference, restarts: _Restarts, result: RunResult,

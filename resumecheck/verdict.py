@@ -210,13 +210,15 @@ class Comparison:
 # -- comparing -------------------------------------------------------------
 
 def compare_run(ref: Reference, first_k: int, dropped: Sequence[str], segments: Segments,
-                latent: list[str]) -> Comparison:
+                latent: list[str], ended_there: SegmentResult | None = None) -> Comparison:
     """Compare a run's steps and end state with the reference's: the first
     difference beyond tolerance, the first bitwise one, the worst, and
     |Δloss| per step. The worst is taken over the steps up to the first that
     departs beyond the tolerance, that one included: the departure where it
     begins. Only when no step departs is the end state compared too;
-    ``latent`` then collects latent gaps (see ``end_state_differences``)."""
+    ``latent`` then collects latent gaps (see ``end_state_differences``);
+    ``ended_there``: of a rerun of one segment, the segment of the run it
+    reruns that ended where it starts (its last restore's)."""
     out = Comparison()
     for _, seg in segments:
         for rec in seg.records:
@@ -240,8 +242,10 @@ def compare_run(ref: Reference, first_k: int, dropped: Sequence[str], segments: 
         # state differ in everything it trained since, by amounts the loss
         # curve says better (at 1M parameters the end state's cost 0.1 s a sweep).
         return out
+    last = _last_restore(segments) or (
+        (segments[-1][0], ended_there) if ended_there is not None and segments else None)
     ends = end_state_differences(ref, first_k, dropped, segments[-1][1], latent,
-                                 out.end_digests)
+                                 out.end_digests, last)
     # a dropped component's own end first (a trial: `drop global_step` named
     # the plateau it moved, and not the step count it ended with), then the
     # others beyond the tolerance beside it
@@ -289,23 +293,31 @@ def tensor_differences(ref: Reference, seg: SegmentResult, step: int,
     return out
 
 
+def _last_restore(segments: Segments) -> tuple[int, SegmentResult] | None:
+    """The last restore of a run, and the segment that ended there (None: a
+    run of one segment; of one restart through the program's own save/load,
+    that segment is its first half, which holds what the reference did)."""
+    if len(segments) < 2:
+        return None
+    return segments[-1][0], segments[-2][1]
+
+
 def end_state_differences(
     ref: Reference, first_k: int, dropped: Sequence[str], last: SegmentResult,
     latent: list[str] | None, ends: dict[str, str] | None = None,
+    last_restore: tuple[int, SegmentResult] | None = None,
 ) -> list[tuple[str, Difference]]:
     """Components whose state at the end differs from the reference's
-    (``ends``, where given, gets the digest each ends with).
-
-    While the trajectory is identical, a component that the reference never
-    changed after the resume point (an unused stream, a setting nothing
-    reads) is a latent gap, collected in ``latent`` (None: the trajectory
-    already diverged, every difference counts). The resume point is the
-    schedule's first: a component lost at a first restart, set right by the
+    (``ends``, where given, gets the digest each ends with). While the
+    trajectory is identical, a component the reference never changed after
+    the resume point (an unused stream, a setting nothing reads) is a latent
+    gap, in ``latent`` (None: diverged already, every difference counts). The
+    resume point is the schedule's first: a component lost at a first restart, set right by the
     steps that read it, and lost again at a last one that no step reading it
     follows, counts (the steps between changed it in the uninterrupted run):
     two restarts show what one after its last use cannot (trial 146: judged
     from the last restart, fuzz no longer found a best loss lost by the load).
-    """
+    A stream may be judged from the last restore (``_stream_basis``)."""
     assert ref.segment.end_state and last.end_state
     ref_end = ref.file(ref.segment.end_state)["components"]
     run_end = load_checkpoint(last.end_state, read_only=True)["components"]
@@ -331,10 +343,10 @@ def end_state_differences(
                 latent.append(name)
             continue
         if latent is not None and is_stream_state(ref_state) and is_stream_state(run_state):
-            # Streams one by one: one the reference never drew from after the
-            # resume point (Python's random in a program that only uses torch)
-            # is a latent gap, as an unused component is.
-            used = ref.streams_used_after(at_k, name) or set()
+            # Streams one by one: one the reference never drew from after the resume
+            # point (Python's random in a program that only uses torch) is latent.
+            used = ref.streams_used_after(_stream_basis(ref, name, at_k, last_restore),
+                                          name) or set()
             if not _moved(ref_state, run_state) & used:
                 if name not in dropped:
                     latent.append(name)
@@ -349,6 +361,27 @@ def end_state_differences(
             continue
         out.append((name, state_difference(ref_state, run_state, ref.tolerance)))
     return out
+
+
+def _stream_basis(ref: Reference, name: str, at_k: str,
+                  last_restore: tuple[int, SegmentResult] | None) -> str:
+    """The capture whose stream states a stream component's end is judged
+    from (``end_state_differences``): the last restore's (``last_restore``:
+    its point, and the segment that ended there), where the run held it as
+    the reference did right before that restore; else ``at_k``. No step
+    reads a stream's state but by drawing, so one the reference never drew
+    from after that restore is a latent gap there, as with one restart
+    (trial 181: an evaluation's generator, seeded again before each draw and
+    left out of the checkpoint, passed resumed at 20 and failed at 1 and 20)."""
+    if last_restore is None:
+        return at_k
+    k, before = last_restore
+    there = ref.segment.captures.get(k)
+    if there is None or not before.end_state:
+        return at_k
+    held = load_checkpoint(before.end_state, read_only=True)["components"].get(name)
+    return there if held is not None and digest(held) == ref.component_digest(there, name) \
+        else at_k
 
 
 def _left_as_restored(last: SegmentResult, name: str, end_digest: str) -> bool:
@@ -1479,15 +1512,16 @@ def confirmation_tries(ref: Reference, result: RunResult, segments: Segments,
 
 
 def rerun_helps(cmp: Comparison, diverged_at: tuple[int, str] | None,
-                ended: Sequence[str] = ()) -> bool:
+                run: RunResult | None = None) -> bool:
     """A rerun with one component put right helps when its divergence goes away
     or starts later than the run's own (``diverged_at``: its first step and
     quantity): at a later step, or at the same step in a quantity computed
     after the run's first one (data, loss scale, lr, loss, gradients,
     parameters: a scheduler put right leaves a fresh optimizer's parameters
     differing where the learning rate differed first). Where only the end
-    state differs, in the run (``ended``: the components it ends otherwise
-    in) and in the rerun, when the rerun ends otherwise in fewer of them
+    state differs, in the run (``run``, where ``diverged_at`` is its own
+    first divergence) and in the rerun, when the rerun ends otherwise in
+    fewer components
     (trial 181: a best loss, put right at its second restore, ended as the
     uninterrupted run's, and was "not the cause" beside a generator that
     still ended otherwise)."""
@@ -1495,6 +1529,8 @@ def rerun_helps(cmp: Comparison, diverged_at: tuple[int, str] | None,
         return True
     if diverged_at is None:
         return False
+    ended = run.ended_otherwise if run is not None and diverged_at == (
+        run.first_divergent_step, run.first_divergent_key) else []
     if ended and cmp.first[0] == diverged_at[0] and all(
             key.startswith("state:") for key in (cmp.first[1], diverged_at[1])):
         return set(cmp.ended_otherwise) < set(ended)
