@@ -469,7 +469,7 @@ def _streams_text(paths: list[str], step: int, unused: set[str],
     # (names, why): "{}" in a why is the step it speaks of, "it" where the head names it
     notes = [(sorted(names), why) for names, why in (
         (righted, f"{_RIGHTED} {step + 1}"),
-        (idle, _UNREAD + " {}")) if names]
+        (idle, _UNREAD + " {} to its end")) if names]
     named, rest = (streams, notes) if streams else (notes[0][0], notes[1:])
     # (trial 165 read "differs from the stream at step 8" as vague: whose stream)
     head = (f"{', '.join(named)} differ{'s' if len(named) == 1 else ''} from the "
@@ -480,7 +480,10 @@ def _streams_text(paths: list[str], step: int, unused: set[str],
 
 
 _RIGHTED = "which the program set right itself during step"
-_UNREAD = "which the reference never drew from after"
+_UNREAD = "which the uninterrupted run held the same from"
+"""How a finding names streams the reference never changed after the restore
+(trial 181: "never drew from after it" of a generator seeded again to the
+same state before each draw: the run did draw from it)."""
 
 
 def righted_only(detail: str) -> bool:
@@ -496,7 +499,7 @@ def unread_only(detail: str) -> bool:
     """Whether a finding of random state says that no stream of it that
     differs was drawn from after the restore (``_streams_text``'s head)."""
     head = detail.split("; ", 1)[0].split(" (and ", 1)[0]
-    return head.endswith(f", {_UNREAD} it")
+    return head.endswith(f", {_UNREAD} it to its end")
 
 
 def _stream_key(path: str) -> str:

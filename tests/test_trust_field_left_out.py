@@ -137,7 +137,8 @@ def test_a_stream_the_program_set_right_in_its_first_step_is_no_lead_of_the_why(
 
     righted = Finding("rng", "generator 'loader' differs from the uninterrupted run's at step "
                       "8, which the program set right itself during step 9 (and torch CPU "
-                      "stream, which the reference never drew from after step 8)", step=8)
+                      "stream, which the uninterrupted run held the same from step 8 to its "
+                      "end)", step=8)
     other = Finding("rng", "torch CPU stream differs from the uninterrupted run's at step 8 "
                     "(and generator 'loader', which the program set right itself during "
                     "step 9)", step=8)

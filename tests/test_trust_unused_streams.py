@@ -45,7 +45,8 @@ def test_what_the_load_loses_is_blamed_and_confirmed(name, component, step):
     if component == "rng":  # the lost stream first; the unused ones named apart
         assert full.diagnosis[0].detail == (
             "generator 'batches' differs from the uninterrupted run's at step 4 (and Python "
-            "random stream, numpy global stream, which the reference never drew from after step 4)")
+            "random stream, numpy global stream, which the uninterrupted run held the same from "
+            "step 4 to its end)")
         # (the unused streams, not restored, are elsewhere: no line of their own)
         assert [o.stream for o in full.stream_offsets] == ["generator batches"]
 
