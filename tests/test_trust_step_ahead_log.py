@@ -42,7 +42,8 @@ def test_a_stream_the_program_set_right_itself_is_not_what_the_steps_read():
     righted = Finding("rng", "generator 'loader' differs from the uninterrupted run's at "
                              "step 8, which the program set right itself during step 9", step=8)
     idle = Finding("rng", "Python random stream differs from the uninterrupted run's at "
-                          "step 8, which the uninterrupted run held the same from it to its end", step=8)
+                          "step 8, which the uninterrupted run held the same from it to its end",
+                  step=8)
     counter = Finding("global_step", "9, expected 8", step=8, status="confirmed")
     run = RunResult(dropped=[], resume_at=[8, 13], verdict="diverged", checkpoint="program",
                     diagnosis=[righted, idle, counter])
