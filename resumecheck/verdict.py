@@ -890,15 +890,23 @@ def mid_epoch_untried(ref: Reference, points: Sequence[int], steps: int) -> str 
             f"--resume-at {near} checks one, resumecheck fuzz tries them all")
 
 
-def _set_again_text(apart: dict[str, tuple[int, str]]) -> str:
+def _set_again_text(ref: Reference, apart: dict[str, tuple[int, str]]) -> str:
     """A blind spot whose dropped state differed right after a restore (a
     trial: a best loss lost at the restore, which the next evaluation set as
-    the uninterrupted run had it, read only "does not exercise it here")."""
+    the uninterrupted run had it, read only "does not exercise it here");
+    of random streams, with what sets a stream again (trials 180, 181: a best
+    loss given as the example of a generator)."""
     held = "; ".join(f"{name} at the restore at {k}: {detail}"
                      for name, (k, detail) in apart.items())
+    streams = [is_stream_state(ref.file(ref.segment.captures[k])["components"].get(name))
+               for name, (k, _) in apart.items()]
+    examples = ([] if all(streams) else
+                ["a best loss that a later evaluation beats, a value recomputed from other "
+                 "state"]) + (["a generator seeded again before it is drawn from"]
+                              if any(streams) else [])
     return (f"; right after a restore it differed ({held}), and the run ends with "
             f"{'it' if len(apart) == 1 else 'them'} as the uninterrupted run does: {SET_AGAIN} "
-            "(a best loss that a later evaluation beats, a value recomputed from other state)")
+            f"({'; '.join(examples)})")
 
 
 def _unmoved(ref: Reference, names: list[str], points: Sequence[int]) -> bool:
@@ -951,7 +959,7 @@ def conclude(ref: Reference, result: RunResult, cmp: Comparison | None,
     alike = _ended_alike(ref, segments, apart)
     again = {n: d for n, d in apart.items() if n in alike}
     if again and SCHEDULER_UNREAD not in result.explanation:
-        result.explanation += _set_again_text(again)
+        result.explanation += _set_again_text(ref, again)
     if CONFIG in apart and CONFIG not in again:  # (a trial: told to use other settings)
         result.explanation += f"; {CONFIG_MASKED} (at the restore at {apart[CONFIG][0]}: " \
             f"{apart[CONFIG][1]})"

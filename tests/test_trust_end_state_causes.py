@@ -41,3 +41,15 @@ def test_an_end_state_rerun_helps_when_fewer_components_end_otherwise():
     # (a divergence left by causes already put right is not the run's own: as before)
     assert not rerun_helps(fewer, (12, "state:optimizer"), run)
     assert rerun_helps(Comparison(), ran, run)
+
+
+def test_a_stream_set_again_after_the_restore_is_a_blind_spot_said_as_a_stream():
+    """Trials 180, 181: a generator's blind spot read "(a best loss that a later
+    evaluation beats, a value recomputed from other state)"."""
+    report = verify("fixtures.trust.best_beside_reseeded:LOSES_BEST", resume_at=[7],
+                    drop=["eval_rng"], noise_seeds=0, check_determinism=False)
+    [dropped] = [r for r in report.runs if r.dropped == ["eval_rng"]]
+    assert dropped.blind_spot, dropped.explanation
+    assert dropped.explanation.endswith(
+        "as the uninterrupted run does: the program set it again before any step's loss, "
+        "gradients or parameters showed it (a generator seeded again before it is drawn from)")
