@@ -16,6 +16,7 @@ __all__ = ["ADAPTER_LEFT_OUT", "AS_THE_BUILD_MADE", "NOT_SET_BACK", "as_built_at
            "CHANGED_AFTER_LOAD", "CHECKPOINT_LOSES",
            "CHECKPOINT_MAY_LOSE", "LOOP_ENDED", "NOT_DECLARED", "NOT_VALIDATED_AGAIN",
            "OWN_RESUME_ENDS_OTHERWISE", "OWN_RESUME_ENDS_WITHOUT", "paths_said",
+           "FRAMEWORK_RESUME",
            "POSITION_OTHER_EPOCH", "POSITION_TRANSFORMED",
            "POSITION_UNUSED", "REORDERED",
            "RESTART_HELD_OTHERWISE", "AS_BUILT_AT_RESUME", "AS_BUILT_MARK", "AT_THIS_POINT",
@@ -206,6 +207,10 @@ def drawn_at_import_text(streams: Sequence[str]) -> str:
 ADAPTER_LOOP = "the loop that ran is resumecheck's"
 """How the own resume's why opens its note where the loop that ran is the
 adapter's around the user's step (Accelerate's ``LOOP_NOTE``)."""
+
+FRAMEWORK_RESUME = "the resume that ran is the check's"
+"""How the own resume's why opens its note where a framework's own resume
+ran (Lightning's, the Trainer's: ``frameworks._loop.loop_note``)."""
 
 AT_THIS_POINT = "named at this resume point"
 """How a ``Report.undeclared`` entry opens the clause on why it is named at

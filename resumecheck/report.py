@@ -17,7 +17,8 @@ from typing import Any, Literal
 
 from resumecheck.errors import LONGER_BOUND
 from resumecheck.phrases import (
-    AS_BUILT_MARK, BUILDING, CHANGED_AFTER_LOAD, FETCHED_BEFORE_RESTORE, HASH_ORDER_UNCHECKED,
+    ADAPTER_LOOP, AS_BUILT_MARK, BUILDING, CHANGED_AFTER_LOAD, FETCHED_BEFORE_RESTORE,
+    FRAMEWORK_RESUME, HASH_ORDER_UNCHECKED,
     NOT_VALIDATED_AGAIN, POSITION_TRANSFORMED, REORDERED, RESTORE_CHANGED, RESTORING, STOPPED,
     drawn_at_import_text, first_line, global_streams, lost_uncompared, paths_said, uncompared_path,
     unused_position,
@@ -896,8 +897,10 @@ def caveats(report: Report) -> list[str]:
             # scratch passed every door; its real resume path never set it)
             lines.append(build_settings_text(report.build_settings))
         # (trial 141: a seed set again in the script's main, after its load, passed:
-        # the restart here never runs that code)
-        lines.append(RESUME_CODE_UNCHECKED)
+        # the restart here never runs that code; trial 179: said "your save()" of an
+        # Accelerate loop, whose row says what ran instead)
+        if not any(note in full.explanation for note in (ADAPTER_LOOP, FRAMEWORK_RESUME)):
+            lines.append(RESUME_CODE_UNCHECKED)
     return lines
 
 

@@ -357,6 +357,18 @@ def test_a_pass_says_in_the_sessions_row_that_its_own_loop_did_not_run():
         "the loop that ran is resumecheck's: your own resume code is not checked"]
 
 
+def test_a_pass_is_not_told_of_its_save_and_load_where_the_loop_that_ran_is_resumecheck_s():
+    """Trial 179: `not checked: ... a restart here saves through your save()` of an
+    Accelerate program, which has none; its row says what ran instead."""
+    from resumecheck.report import RESUME_CODE_UNCHECKED
+
+    report = resumecheck.verify(spec("SEEDABLE_OWN_GENERATOR"), drop="none", noise_seeds=0,
+                                check_determinism=False)
+    assert report.equivalent and "the loop that ran is resumecheck's" in \
+        report.full_resume.explanation
+    assert RESUME_CODE_UNCHECKED not in report.to_json()["caveats"]
+
+
 @pytest.mark.e2e
 def test_stateful_dataloader_saves_counters_only_and_reports_position_zero_after_load(tmp_path):
     program = load_target(spec("STATEFUL")).factory({"loader": "stateful"})

@@ -44,7 +44,7 @@ import torch
 from resumecheck.compare import digest
 from resumecheck.errors import CheckpointError, StepError
 from resumecheck.program import StepOutput
-from resumecheck.phrases import LOOP_ENDED
+from resumecheck.phrases import FRAMEWORK_RESUME, LOOP_ENDED
 from resumecheck.trace import unwrap_optimizer
 
 __all__ = ["CALLBACKS", "CONTINUE", "LiveState", "LoopProgram", "LoopRecord",
@@ -423,7 +423,7 @@ def user_object(path: str, obj: Any) -> list[tuple[str, Any]]:
 
 def loop_note(framework: str) -> str:
     """``LoopProgram.loop_note`` for ``framework``."""
-    return (f"the resume that ran is the check's, through {framework}'s own resume from the "
+    return (f"{FRAMEWORK_RESUME}, through {framework}'s own resume from the "
             "checkpoint its save wrote: your script's own resume code (which checkpoint it "
             "picks, the arguments it builds for the relaunch) did not run, and is not checked "
             "here")
