@@ -799,9 +799,11 @@ def _held(program: Any, seen: set[int],
     to which it adds those it walks) or an attribute declared with ``Attr``
     (``attrs``: the object's id and the name), which are compared."""
     ours = type(program).__module__.startswith("resumecheck.")
+    counters = getattr(program, "loop_counters", ()) if ours else ()  # (an adapter's own loop's)
     out: dict[str, tuple[Any, list[torch.Tensor]]] = {}
     todo = [(name, value, 1, not ours) for name, value in _fields(program)
-            if not (ours and name.startswith("_")) and (id(program), name) not in attrs]
+            if not (ours and name.startswith("_")) and name not in counters
+            and (id(program), name) not in attrs]
     # (an adapter's user code: the objects a step function keeps, callbacks)
     roots = getattr(program, "undeclared_roots", None)
     todo += [(name, value, 1, True) for name, value in (roots() if callable(roots) else [])]

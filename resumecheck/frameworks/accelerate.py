@@ -116,6 +116,10 @@ class AccelerateProgram:
 
     restored_by, saved_by, loop_note = ("Accelerate's load_state()", "Accelerate's save_state()",
                                         LOOP_NOTE)  # (words of the report)
+    loop_counters = ("epoch", "batch")
+    """The loop's own counters, which it registers for checkpointing itself
+    (``_Progress``): no state of the user's (trial 179: `not compared: epoch`
+    of a program that keeps no epoch, at a resume point in the first epoch)."""
 
     def __init__(
         self,
