@@ -369,6 +369,14 @@ def test_a_pass_is_not_told_of_its_save_and_load_where_the_loop_that_ran_is_resu
     assert RESUME_CODE_UNCHECKED not in report.to_json()["caveats"]
 
 
+def test_setting_steps_per_epoch_says_the_adapter_counts_its_epochs_itself():
+    """Trial 179: set as for a program of one's own, "has no setter"."""
+    program = load_target(spec("SEEDABLE_OWN_GENERATOR")).factory({})
+    with pytest.raises(AttributeError, match=r"steps_per_epoch=5: accelerate_program counts "
+                                             r"its epochs itself, \d+ optimizer steps each"):
+        program.steps_per_epoch = 5
+
+
 def test_the_loops_own_counters_are_not_named_at_a_resume_point_in_the_first_epoch():
     """Trial 179: `not compared: epoch (int: 0 at the build, 2 at the end, ...)` of a
     program that keeps no epoch: the adapter's loop counts it, and saves it itself."""

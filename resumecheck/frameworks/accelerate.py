@@ -165,6 +165,16 @@ class AccelerateProgram:
         """Optimizer steps per epoch (Accelerate steps at the end of an epoch too)."""
         return -(-len(self.loader) // max(1, self.accumulation))
 
+    @steps_per_epoch.setter
+    def steps_per_epoch(self, value: Any) -> None:
+        # (trial 179: set as the README's Epochs bullet says of a program of one's own,
+        # it failed with "property 'steps_per_epoch' ... has no setter")
+        raise AttributeError(
+            f"steps_per_epoch={value!r}: accelerate_program counts its epochs itself, "
+            f"{self.steps_per_epoch} optimizer steps each (the prepared loader's "
+            f"{len(self.loader)} batches, gradient accumulation {self.accumulation}): "
+            "leave it out")
+
     def components(self) -> dict[str, Any]:
         comps: dict[str, Any] = {PARAMS: self.model, OPTIMIZER: self.optimizer}
         if self.scheduler is not None:
