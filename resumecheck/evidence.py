@@ -435,7 +435,7 @@ def _offsets(reference: SegmentResult, seg: SegmentResult, k: int, step: int,
         elif draws is None and run is not None:  # another rank's stream? (class 9)
             detail = (_another_ranks(key, run, ref_states, step, k)
                       or (None if _drops_its_stream(restorer, key)  # (said so: _not_found)
-                          else _set_back(reference, key, run, step, k)) or detail)
+                          else _set_back(reference, seg, key, run, step, k)) or detail)
         out.append(StreamOffset(stream=key, step=step, draws=draws, unit=unit, detail=detail))
     return out
 
@@ -520,7 +520,8 @@ def _set_then_drawn(seg: SegmentResult, key: str, ref: Any, step: int, k: int,
             f"in load(), after everything that draws{'' if drew else ' or seeds'}")
 
 
-def _set_back(reference: SegmentResult, key: str, run: Any, step: int, k: int) -> str | None:
+def _set_back(reference: SegmentResult, seg: SegmentResult, key: str, run: Any, step: int,
+              k: int) -> str | None:
     """A stream that is, bit for bit, where the uninterrupted run's was at the
     start of an earlier step (its digests are recorded at every step's start):
     set back there, or made again as the build left it (trial 160: a numpy
@@ -534,10 +535,35 @@ def _set_back(reference: SegmentResult, key: str, run: Any, step: int, k: int) -
     where = (f"{stream_label(key)} at the start of step {step}, the first after the restore at "
              f"{k}, is where the uninterrupted run's was at the start of step {earlier}")
     if earlier == 1:
-        return (f"{where}, as the build left it: the restart draws from it as made (or seeded) "
-                "anew, and it was not restored, or was made or seeded again after the restore")
+        return (f"{where}, as the build left it" + (_set_during(reference, seg, key, step) or (
+            ": the restart draws from it as made (or seeded) anew, and it was not restored, or "
+            "was made or seeded again after the restore")))
     return (f"{where} ({step - earlier} steps earlier): it was set back to a state kept then, "
             "or seeded again as it was then (a seed from an epoch's number, at another epoch)")
+
+
+def _set_during(reference: SegmentResult, seg: SegmentResult, key: str,
+                step: int) -> str | None:
+    """Of a stream as the build left it at the start of ``step``, the first
+    after a restore: that at the next step's start it is the uninterrupted
+    run's, or a few draws from it, so something set it during that step
+    (trial 180: a Lightning callback that restores it as a batch starts, one
+    draw behind, read "it was not restored"). None: not so."""
+    ref, run = _states(reference, step + 1).get(key), _states(seg, step + 1).get(key)
+    if ref is None or run is None:
+        return None
+    same = stream_digests({key: ref}) == stream_digests({key: run})
+    draws, unit = (0, "draws") if same else draw_offset(key, ref, run)
+    if draws is None:
+        return None
+    off = ("where the uninterrupted run's was" if draws == 0 else
+           f"{_amount(key, abs(draws), unit)} {'ahead of' if draws > 0 else 'behind'} the "
+           "uninterrupted run's")
+    return (f"; at the start of step {step + 1} it is {off}: something set it during step "
+            f"{step}, after the step began (a callback or hook that restores it as a batch "
+            "starts)" + ("" if draws == 0 else ", off by what drew from it between the load "
+                         "and that set (a data loader's new iterator draws its base seed) or "
+                         "during the step"))
 
 
 def _as_restored(seg: SegmentResult, key: str, state: Any) -> bool:

@@ -790,20 +790,18 @@ def _own_class(obj: Any) -> bool:
 
 def _held(program: Any, seen: set[int],
           attrs: set[tuple[int, str]]) -> dict[str, tuple[Any, list[torch.Tensor]]]:
-    """Path -> (object, its tensors) for each tensor, module, optimizer or
-    number (an int or float: a counter, a best loss) the program keeps, or
-    short container of bare tensors and numbers: in its attributes, the items
-    of short dicts, lists and tuples, and the fields of its own plain objects
-    (``types.SimpleNamespace``, its classes), ``_DEPTH`` levels down; never in
-    a declared component or an object walked already (``seen``: their ids,
-    to which it adds those it walks) or an attribute declared with ``Attr``
-    (``attrs``: the object's id and the name), which are compared."""
+    """Path -> (object, its tensors) for each tensor, module, optimizer or number (an
+    int or float: a counter, a best loss) the program keeps, or short container of
+    bare tensors and numbers: in its attributes, the items of short dicts, lists and
+    tuples, and the fields of its own plain objects (``types.SimpleNamespace``, its
+    classes), ``_DEPTH`` levels down; never in a declared component or an object
+    walked already (``seen``: their ids, to which it adds those it walks) or an
+    attribute declared with ``Attr`` (``attrs``: the object's id and the name)."""
     ours = type(program).__module__.startswith("resumecheck.")
-    counters = getattr(program, "loop_counters", ()) if ours else ()  # (an adapter's own loop's)
+    own = getattr(program, "loop_counters", ()) if ours else ()  # (an adapter's loop's)
     out: dict[str, tuple[Any, list[torch.Tensor]]] = {}
-    todo = [(name, value, 1, not ours) for name, value in _fields(program)
-            if not (ours and name.startswith("_")) and name not in counters
-            and (id(program), name) not in attrs]
+    todo = [(name, value, 1, not ours) for name, value in _fields(program) if not (ours and (
+        name.startswith("_") or name in own)) and (id(program), name) not in attrs]
     # (an adapter's user code: the objects a step function keeps, callbacks)
     roots = getattr(program, "undeclared_roots", None)
     todo += [(name, value, 1, True) for name, value in (roots() if callable(roots) else [])]

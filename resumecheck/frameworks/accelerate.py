@@ -116,10 +116,7 @@ class AccelerateProgram:
 
     restored_by, saved_by, loop_note = ("Accelerate's load_state()", "Accelerate's save_state()",
                                         LOOP_NOTE)  # (words of the report)
-    loop_counters = ("epoch", "batch")
-    """The loop's own counters, which it registers for checkpointing itself
-    (``_Progress``): no state of the user's (trial 179: `not compared: epoch`
-    of a program that keeps no epoch, at a resume point in the first epoch)."""
+    loop_counters = ("epoch", "batch")  # (its own, saved by _Progress: no state of the user's)
 
     def __init__(
         self,
@@ -160,20 +157,8 @@ class AccelerateProgram:
 
     # -- the program protocol ---------------------------------------------
 
-    @property
-    def steps_per_epoch(self) -> int:
-        """Optimizer steps per epoch (Accelerate steps at the end of an epoch too)."""
-        return -(-len(self.loader) // max(1, self.accumulation))
-
-    @steps_per_epoch.setter
-    def steps_per_epoch(self, value: Any) -> None:
-        # (trial 179: set as the README's Epochs bullet says of a program of one's own,
-        # it failed with "property 'steps_per_epoch' ... has no setter")
-        raise AttributeError(
-            f"steps_per_epoch={value!r}: accelerate_program counts its epochs itself, "
-            f"{self.steps_per_epoch} optimizer steps each (the prepared loader's "
-            f"{len(self.loader)} batches, gradient accumulation {self.accumulation}): "
-            "leave it out")
+    steps_per_epoch = property(lambda self: _steps_per_epoch(self), lambda self, value: (
+        _counted_itself(self, value)))
 
     def components(self) -> dict[str, Any]:
         comps: dict[str, Any] = {PARAMS: self.model, OPTIMIZER: self.optimizer}
@@ -387,6 +372,22 @@ def _register_advice(name: str, obj: Any, registered: list[Any]) -> str:
             "it: register the object that keeps it (accelerator.register_for_checkpointing), "
             "whose state_dict() returns the generator's get_state() and whose load_state_dict() "
             "sets it back with set_state()")
+
+
+def _steps_per_epoch(program: AccelerateProgram) -> int:
+    """``AccelerateProgram.steps_per_epoch``: optimizer steps per epoch
+    (Accelerate steps at the end of an epoch too)."""
+    return -(-len(program.loader) // max(1, program.accumulation))
+
+
+def _counted_itself(program: AccelerateProgram, value: Any) -> None:
+    """Setting ``steps_per_epoch`` on the adapter (trial 179: set as the README's
+    Epochs bullet says of a program of one's own, "property ... has no setter")."""
+    raise AttributeError(
+        f"steps_per_epoch={value!r}: accelerate_program counts its epochs itself, "
+        f"{program.steps_per_epoch} optimizer steps each (the prepared loader's "
+        f"{len(program.loader)} batches, gradient accumulation {program.accumulation}): "
+        "leave it out")
 
 
 def _closure(label: str, fn: Any) -> list[tuple[str, Any]]:
