@@ -524,7 +524,7 @@ def merge(spec: SegmentSpec, ranks: list[SegmentResult]) -> SegmentResult:
             step=head.step, loss=sum(rec.loss for rec in step_records) / len(step_records),
             digests=digests, lr=head.lr, scale=head.scale,
             skipped=any(rec.skipped for rec in step_records), streams=streams, inputs=inputs,
-            lr_of=list(head.lr_of), exact=exact,
+            lr_of=list(head.lr_of), lr_call=list(head.lr_call), exact=exact,
         ))
     tensor_dir = work / f"{spec.name}.tensors"
     _merge_tensors([Path(r.tensor_dir) for r in ranks if r.tensor_dir], tensor_dir)

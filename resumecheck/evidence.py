@@ -31,7 +31,7 @@ from resumecheck.report import (
     StreamOffset,
 )
 from resumecheck.phrases import (
-    POSITION_OTHER_EPOCH, POSITION_TRANSFORMED, POSITION_UNUSED, UNDECLARED_LEAD,
+    POSITION_OTHER_EPOCH, POSITION_TRANSFORMED, POSITION_UNUSED, UNDECLARED_LEAD, ordinal,
     unused_position,
 )
 from resumecheck.program import epoch_boundaries, next_epoch_start
@@ -115,11 +115,15 @@ def _rates(ref: StepRecord, rec: StepRecord, step: int, rank: int | None) -> str
 
     def named(i: int) -> str:
         several = len(set(rec.lr_of)) > 1 and i < len(rec.lr_of)
+        calls = rec.lr_call if len(rec.lr_call) == len(rates) else [0] * len(rates)
         # (trial 176: "group 1 of `optimizer_heads`", its only group: counted among both
-        # optimizers' groups; each optimizer's own from 0)
-        group = rec.lr_of[:i].count(rec.lr_of[i]) if several else i
+        # optimizers' groups; each optimizer's own from 0, and each of its step()s'
+        # own from 0: trial 184's two discriminator updates read as two groups)
+        owners = rec.lr_of if several else [""] * len(rates)
+        group = sum(1 for j in range(i) if (owners[j], calls[j]) == (owners[i], calls[i]))
         owner = f" of `{rec.lr_of[i]}`" if several else ""
-        return f"group {group}{owner} " if len(rates) > 1 else ""
+        call = f" at its {ordinal(calls[i] + 1)} step() this step" if any(calls) else ""
+        return f"group {group}{owner}{call} " if len(rates) > 1 else ""
 
     # (trial 173: a warm-up's 0.003*6/6 read "0.003, expected 0.003": as many digits
     # as tell them apart, as a diagnosis says two values)

@@ -15,7 +15,7 @@ __all__ = ["ADAPTER_LEFT_OUT", "AS_THE_BUILD_MADE", "NOT_SET_BACK", "as_built_at
            "amount", "BUILDING",
            "CHANGED_AFTER_LOAD", "CHECKPOINT_LOSES",
            "CHECKPOINT_MAY_LOSE", "LOOP_ENDED", "NOT_DECLARED", "NOT_VALIDATED_AGAIN",
-           "OWN_RESUME_ENDS_OTHERWISE", "OWN_RESUME_ENDS_WITHOUT", "paths_said",
+           "OWN_RESUME_ENDS_OTHERWISE", "OWN_RESUME_ENDS_WITHOUT", "paths_said", "ordinal",
            "FRAMEWORK_RESUME",
            "POSITION_OTHER_EPOCH", "POSITION_TRANSFORMED",
            "POSITION_UNUSED", "REORDERED",
@@ -273,6 +273,12 @@ def lost_uncompared(undeclared: list[str]) -> list[str]:
     full resume ends with otherwise than the uninterrupted run (its checkpoint
     likely loses it), by where the program keeps it."""
     return [uncompared_path(what) for what in undeclared if _OWN_ENDS.search(what)]
+
+
+def ordinal(n: int) -> str:
+    """``1st``, ``2nd``, ``11th``, ``23rd``."""
+    tail = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{tail}"
 
 
 def paths_said(paths: list[str], quote: str = "`") -> str:

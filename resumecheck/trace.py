@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import inspect
 import json
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +35,7 @@ from resumecheck.compare import digest, float64_digest, local_tensor
 from resumecheck.components import OPTIMIZER, PARAMS, SCALER, split_rank_name
 from resumecheck.errors import ResumecheckError, TracingFailed
 from resumecheck.module_state import own_line
+from resumecheck.phrases import ordinal
 from resumecheck.streams import declared_streams, stream_digests, stream_states
 
 if TYPE_CHECKING:
@@ -68,6 +70,9 @@ class StepRecord:
     lr_of: list[str] = field(default_factory=list)
     """Whose each of ``lr`` is, by optimizer component (``opt_d``), where more
     than one declared optimizer stepped; empty otherwise."""
+    lr_call: list[int] = field(default_factory=list)
+    """Which step() of its optimizer in this step each of ``lr`` is read at
+    (0: its first), where one stepped more than once; empty otherwise."""
     exact: list[str] = field(default_factory=list)
     """The ``data`` and ``inputs:`` quantities that hold no floating-point
     values (sample indices, token ids): they cannot differ by rounding."""
@@ -76,7 +81,8 @@ class StepRecord:
         return {"step": self.step, "loss": self.loss, "digests": dict(self.digests),
                 "lr": self.lr, "scale": self.scale, "skipped": self.skipped,
                 "streams": dict(self.streams), "inputs": dict(self.inputs),
-                "lr_of": list(self.lr_of), "exact": list(self.exact)}
+                "lr_of": list(self.lr_of), "lr_call": list(self.lr_call),
+                "exact": list(self.exact)}
 
     @classmethod
     def from_plain(cls, plain: dict[str, Any]) -> StepRecord:
@@ -273,6 +279,7 @@ class Tracer:
             scale=self._scale, skipped=skipped, streams=self._streams,
             inputs={} if out.samples is not None else _input_words(self._input_names, self._calls),
             lr_of=self._steps.lr_of() if lr is not None else [], exact=exact,
+            lr_call=self._steps.lr_call() if lr is not None else [],
         )
         self.last_data = [*self._inputs, *([tensors["data"]] if "data" in tensors else [])]
         self._inputs, self._input_names = [], []
@@ -358,6 +365,19 @@ class _OptimizerSteps:
                if call is not None]
         names = [name for name, n in who for _ in range(n)]
         return names if len(set(names)) > 1 and all(names) else []
+
+    def lr_call(self) -> list[int]:
+        """Which step() of its optimizer each of ``lr()``'s rates was read at
+        (``StepRecord.lr_call``; trial 184: a discriminator's two updates a
+        step read as its "group 0" and "group 1", where it has one)."""
+        calls: Counter[str] = Counter()
+        out: list[int] = []
+        for i, call in enumerate(self._calls):
+            if call is not None:
+                who = self._who.get(i, "")
+                out += [calls[who]] * len(call[0])
+                calls[who] += 1
+        return out if any(out) else []
 
     def _on_step(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> Any:
         # The hook's args are step()'s own, the optimizer first: (optimizer,
@@ -598,17 +618,12 @@ def _named_tensors(args: tuple[Any, ...], kwargs: dict[str, Any],
     return named
 
 
-def _ordinal(n: int) -> str:
-    tail = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
-    return f"{n}{tail}"
-
-
 def _input_words(names: list[tuple[int, str]], calls: int) -> dict[str, str]:
     """Each ``inputs:`` key's argument in words, with its call where the step
     called the model more than once (micro-batches); none for one input."""
     if len(names) <= 1:
         return {}
-    return {f"inputs:{i}": name if calls <= 1 else f"{name} in its {_ordinal(call)} call of {calls}"
+    return {f"inputs:{i}": name if calls <= 1 else f"{name} in its {ordinal(call)} call of {calls}"
             for i, (call, name) in enumerate(names)}
 
 

@@ -76,3 +76,38 @@ def test_a_rate_of_a_second_optimizer_is_named_by_its_own_group():
     rec = StepRecord(step=11, loss=1.0, lr=[0.001, 0.1], lr_of=mine)
     assert _rates(ref, rec, 11, None) == (
         "learning rate of step 11: group 0 of `optimizer_heads` 0.1, expected 0.05")
+
+
+def test_an_optimizer_stepped_twice_a_step_is_named_by_its_call_not_a_second_group():
+    """Trial 184: a discriminator with one group, stepped twice a training step,
+    read "group 0 of `optimizer_d` ...; group 1 of `optimizer_d` ..."."""
+    from resumecheck.evidence import _rates
+    from resumecheck.trace import StepRecord
+
+    mine, calls = ["optimizer_d", "optimizer_d", "optimizer_g"], [0, 1, 0]
+    ref = StepRecord(step=8, loss=1.0, lr=[0.002, 0.002, 0.01], lr_of=mine, lr_call=calls)
+    rec = StepRecord(step=8, loss=1.0, lr=[0.004, 0.004, 0.01], lr_of=mine, lr_call=calls)
+    assert _rates(ref, rec, 8, None) == (
+        "learning rate of step 8: group 0 of `optimizer_d` at its 1st step() this step 0.004, "
+        "expected 0.002; group 0 of `optimizer_d` at its 2nd step() this step 0.004, expected "
+        "0.002")
+    # one optimizer with two groups, each stepped once: its groups, as before
+    ref = StepRecord(step=8, loss=1.0, lr=[0.002, 0.02])
+    rec = StepRecord(step=8, loss=1.0, lr=[0.004, 0.02])
+    assert _rates(ref, rec, 8, None) == "learning rate of step 8: group 0 0.004, expected 0.002"
+
+
+def test_the_trace_records_which_step_of_its_optimizer_each_rate_was_read_at():
+    import torch
+
+    from resumecheck.trace import _OptimizerSteps
+
+    a, b = torch.nn.Linear(2, 1), torch.nn.Linear(2, 1)
+    d = torch.optim.SGD(a.parameters(), lr=0.1)
+    g = torch.optim.SGD([{"params": [b.weight]}, {"params": [b.bias], "lr": 0.2}], lr=0.1)
+    steps = _OptimizerSteps([d, g], {}, lambda key, value: False, {id(d): "d", id(g): "g"})
+    for optimizer, model in ((d, a), (d, a), (g, b)):
+        model(torch.ones(1, 2)).sum().backward()
+        optimizer.step()
+    assert steps.lr() == [0.1, 0.1, 0.1, 0.2]
+    assert (steps.lr_of(), steps.lr_call()) == (["d", "d", "g", "g"], [0, 1, 0, 0])
