@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -374,6 +374,8 @@ def run_fuzz(target: Target | str | None, settings: Settings, *, max_examples: i
             _search(checker, result, s.points, edges, max_examples, budget, say)
             if result.failure is not None:
                 result.failure = _reproduced(tgt, s, result, say)
+                if _unnamed(result, checker.resume_at):
+                    _named_at_the_default(checker, result, budget, say)
             else:
                 result.undeclared = _not_compared(checker, result, budget, say)
         except ModuleStateChanged as exc:  # (the same search, in fresh interpreters)
@@ -510,6 +512,32 @@ def _passed_notes(result: FuzzResult, cut: bool) -> str:
                 "; what is not compared was not looked at, the time budget ran out first"
                 ) + " (`resumecheck run` names it)"
     return odd
+
+
+def _unnamed(result: FuzzResult, default: Sequence[int]) -> bool:
+    """A failure found whose run names no cause, no declared component and
+    nothing not compared, at a schedule other than the default resume point:
+    what ``resumecheck run`` names there may be it."""
+    failure = result.failure
+    return (failure is not None and not failure.diagnosis and not result.undeclared
+            and list(failure.resume_at) != list(default))
+
+
+def _named_at_the_default(checker: Checker, result: FuzzResult, budget: float,
+                          say: Callable[[str], None]) -> None:
+    """A failure found that names nothing (``_unnamed``) gets what ``resumecheck
+    run`` names as not compared at the default resume point, said so (trial 183:
+    shrunk to resume at 1, where a collator's own generator could not be named,
+    the failure named no cause; at 8 it was)."""
+    caveats_then = result.caveats  # (a failure's caveats are its own)
+    result.undeclared = _not_compared(checker, result, budget, say)
+    result.caveats = caveats_then
+    if result.undeclared:
+        points = ",".join(map(str, checker.resume_at))
+        result.declared_state_notice = (
+            (result.declared_state_notice or "") + " The schedule found names nothing not "
+            "compared; the default resume point does: the `not compared` lines below are "
+            f"`resumecheck run`'s at {points}.").strip()
 
 
 def _not_compared(checker: Checker, result: FuzzResult, budget: float,

@@ -180,3 +180,24 @@ def test_a_shrink_keeps_a_failure_that_departs_at_a_step_where_the_one_found_did
     assert found.failure.resume_at == [5], found.failure.resume_at
     assert found.failure.first_divergent_quantity == "learning rate"
     assert fuzz(plateau_cut.CORRECT, max_examples=5).failure is None
+
+
+def test_a_found_failure_that_names_nothing_is_given_the_default_points_lines():
+    """Trial 183: fuzz shrank a Trainer's lost collator generator to `resume at 1`,
+    where nothing could be named, and printed no cause; at the default point
+    `run` names it. Which found failures are given the default point's lines."""
+    from resumecheck.fuzz import FuzzResult, _unnamed
+    from resumecheck.report import Finding, RunResult
+
+    def found(at, diagnosis=(), undeclared=()):
+        result = FuzzResult(target="t", steps=16, seed=None, max_interruptions=2,
+                            undeclared=list(undeclared))
+        result.failure = RunResult(dropped=[], resume_at=at, verdict="diverged",
+                                   diagnosis=list(diagnosis))
+        return result
+
+    assert _unnamed(found([1]), (8,))
+    assert not _unnamed(found([8]), (8,))  # (the default point's lines are its own)
+    assert not _unnamed(found([1], diagnosis=[Finding("rng", "differs", step=1)]), (8,))
+    assert not _unnamed(found([1], undeclared=["gen (a torch.Generator ...)"]), (8,))
+    assert not _unnamed(FuzzResult(target="t", steps=16, seed=None, max_interruptions=2), (8,))
