@@ -53,7 +53,9 @@ EXIT_SIGTERM = 128 + signal.SIGTERM  # 143
 EXIT_SIGHUP = 128 + getattr(signal, "SIGHUP", 1)  # 129
 
 _EXIT_CODES = """\
-exit codes: 0 equivalent, 1 not equivalent (the full resume diverged or failed),
+exit codes: 0 equivalent, 1 not equivalent (the full resume diverged or failed; with
+              --strict, also where your own resume ends otherwise in state no
+              component declares),
             2 bad usage or input: a target that does not load, or a program whose
               uninterrupted run fails, or hangs past --timeout (600 s a step unless
               told: give a --timeout to hear sooner),
@@ -270,6 +272,10 @@ def _run_parser(sub: Any) -> None:
     run.add_argument("--no-determinism-check", dest="determinism", action="store_false",
                      help="skip the second uninterrupted run that proves the baseline is "
                      "deterministic")
+    run.add_argument("--strict", action="store_true",
+                     help="exit 1 also where the resume is equivalent in what is compared but "
+                     "your own resume ends otherwise in state no component declares (a `not "
+                     "compared` line that says your checkpoint loses it)")
 
 
 def _fuzz_parser(sub: Any) -> None:
@@ -781,7 +787,23 @@ def _run(args: argparse.Namespace) -> int:
           f"full resume: {outcome_text(report).removesuffix(' (see below)')}")
     if report.outcome == "INCONCLUSIVE":
         return EXIT_INCONCLUSIVE
-    return EXIT_EQUIVALENT if report.equivalent else EXIT_NOT_EQUIVALENT
+    return EXIT_EQUIVALENT if report.equivalent and not _strict_fails(args, report) \
+        else EXIT_NOT_EQUIVALENT
+
+
+def _strict_fails(args: argparse.Namespace, report: Any) -> bool:
+    """``--strict`` of an equivalent report whose own resume ends otherwise in
+    state no component declares: said on standard error (trials 180, 183, 186:
+    a checkpoint that loses a callback's state, or an EMA's count, exited 0, and
+    a pipeline reads the exit code)."""
+    from resumecheck.phrases import lost_uncompared, paths_said
+
+    lost = lost_uncompared(report.undeclared) if args.strict else []
+    if lost:
+        print(f"resumecheck: --strict: your own resume ends otherwise with "
+              f"{paths_said(lost, quote='')}, which no component declares: exit 1 (see "
+              "`not compared` in the report)", file=sys.stderr)
+    return bool(lost)
 
 
 def _check_outputs(args: argparse.Namespace) -> None:

@@ -59,3 +59,19 @@ def test_entries_of_a_dict_said_alike_but_for_their_sizes_are_one_line():
     assert paths_said(["ema", "c[(3, 0)], [(4, 1)]", "c[(5, 2)]", "log[0..14]"]) == \
         "`ema`, `c[...]` (3 entries), `log[0..14]`"
     assert paths_said(["c[(3, 0)]"], quote="") == "c[(3, 0)]"
+
+
+def test_strict_exits_1_where_the_own_resume_ends_otherwise_in_undeclared_state(capsys):
+    """Trials 180, 183, 186: a checkpoint that loses undeclared state exited 0,
+    and a pipeline reads the exit code: ``--strict`` fails it, saying why; a
+    resume that ends alike passes ``--strict`` too."""
+    from resumecheck.cli import main
+
+    fast = ["--drop", "none", "--noise-seeds", "0", "--no-determinism-check"]
+    assert main(["run", SPEC + "TUPLES", *fast]) == 0
+    capsys.readouterr()
+    assert main(["run", SPEC + "TUPLES", *fast, "--strict"]) == 1
+    err = capsys.readouterr().err
+    assert ("--strict: your own resume ends otherwise with matrices[...] (4 entries), "
+            "samples[...] (4 entries), which no component declares: exit 1") in err
+    assert main(["run", "fixtures.trust.deque_maxlen:CORRECT", *fast, "--strict"]) == 0
