@@ -796,14 +796,17 @@ def _strict_fails(args: argparse.Namespace, report: Any) -> bool:
     state no component declares: said on standard error (trials 180, 183, 186:
     a checkpoint that loses a callback's state, or an EMA's count, exited 0, and
     a pipeline reads the exit code)."""
-    from resumecheck.phrases import lost_uncompared, paths_said
+    from resumecheck.phrases import lost_uncompared, paths_said, set_again_uncompared
 
     lost = lost_uncompared(report.undeclared) if args.strict else []
-    if lost:
-        print(f"resumecheck: --strict: your own resume ends otherwise with "
-              f"{paths_said(lost, quote='')}, which no component declares: exit 1 (see "
-              "`not compared` in the report)", file=sys.stderr)
-    return bool(lost)
+    again = set_again_uncompared(report.undeclared) if args.strict else []
+    if lost or again:
+        said = [f"ends otherwise with {paths_said(lost, quote='')}"] if lost else []
+        said += [f"held {paths_said(again, quote='')} otherwise after its load (a later step "
+                 "set it again)"] if again else []
+        print(f"resumecheck: --strict: your own resume {', and '.join(said)}, which no "
+              "component declares: exit 1 (see `not compared` in the report)", file=sys.stderr)
+    return bool(lost or again)
 
 
 def _check_outputs(args: argparse.Namespace) -> None:

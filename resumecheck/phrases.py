@@ -16,6 +16,7 @@ __all__ = ["ADAPTER_LEFT_OUT", "AS_THE_BUILD_MADE", "NOT_SET_BACK", "as_built_at
            "CHANGED_AFTER_LOAD", "CHECKPOINT_LOSES",
            "CHECKPOINT_MAY_LOSE", "LOOP_ENDED", "NOT_DECLARED", "NOT_VALIDATED_AGAIN",
            "OWN_RESUME_ENDS_OTHERWISE", "OWN_RESUME_ENDS_WITHOUT", "paths_said", "ordinal",
+           "SET_AGAIN_LATER", "set_again_uncompared",
            "FRAMEWORK_RESUME",
            "POSITION_OTHER_EPOCH", "POSITION_TRANSFORMED",
            "POSITION_UNUSED", "REORDERED",
@@ -266,6 +267,18 @@ OWN_RESUME_ENDS_WITHOUT = ("your own resume (save/load) ends without it "
                            "(nothing there made it again)")
 """The same of an entry (a dict's, a list's) the uninterrupted run ends with
 and that resume does not hold at its end."""
+
+
+SET_AGAIN_LATER = "a later step setting it again"
+"""How a ``Report.undeclared`` entry says the program's own resume held it
+otherwise after its load() and ends with it alike all the same."""
+
+
+def set_again_uncompared(undeclared: list[str]) -> list[str]:
+    """Of what is not compared, what the program's own resume held otherwise
+    right after its load() and after the next step, and ends with as the
+    uninterrupted run did (``SET_AGAIN_LATER``): its checkpoint loses it."""
+    return [uncompared_path(what) for what in undeclared if f"{SET_AGAIN_LATER}: " in what]
 
 
 def lost_uncompared(undeclared: list[str]) -> list[str]:

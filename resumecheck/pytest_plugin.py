@@ -677,8 +677,8 @@ def _beside_cells(report: dict[str, Any]) -> list[str]:
     # (torch-free: an xdist controller that ran no check never imports torch for a row)
     from resumecheck.phrases import (
         ADAPTER_LOOP, CHECKPOINT_MAY_LOSE, GENERATOR_POSITION, MODULE_LEVEL, NOT_SET_BACK,
-        as_built_uncompared, global_streams, lost_uncompared, paths_said, side_files,
-        uncompared_path,
+        as_built_uncompared, global_streams, lost_uncompared, paths_said,
+        set_again_uncompared, side_files, uncompared_path,
     )
 
     drawn = report.get("drawn_at_import") or []
@@ -703,6 +703,10 @@ def _beside_cells(report: dict[str, Any]) -> list[str]:
     lost = lost_uncompared(report.get("undeclared", []))
     if lost:  # (an "ok" covers what is compared: say what the resume loses beside it)
         cells.append("not compared, ends otherwise in your resume: " + paths_said(lost, quote=""))
+    again = set_again_uncompared(report.get("undeclared", []))
+    if again:  # (trial 180: a callback's best loss lost, set again by a later evaluation)
+        cells.append("not compared, lost by your load, set again later: "
+                     + paths_said(again, quote=""))
     left = [uncompared_path(w) for w in report.get("undeclared", []) if f" {NOT_SET_BACK}: " in w]
     if left:  # (trial 175: a lost EMA count named by `run`; the row named only its effects)
         cells.append("not compared, a field its component's state_dict() leaves out: "

@@ -20,7 +20,8 @@ from resumecheck.phrases import (
     ADAPTER_LOOP, AS_BUILT_MARK, BUILDING, CHANGED_AFTER_LOAD, FETCHED_BEFORE_RESTORE,
     FRAMEWORK_RESUME, HASH_ORDER_UNCHECKED,
     NOT_VALIDATED_AGAIN, POSITION_TRANSFORMED, REORDERED, RESTORE_CHANGED, RESTORING, STOPPED,
-    drawn_at_import_text, first_line, global_streams, lost_uncompared, paths_said, uncompared_path,
+    drawn_at_import_text, first_line, global_streams, lost_uncompared, paths_said,
+    set_again_uncompared, uncompared_path,
     unused_position,
 )
 from resumecheck.streams import is_stream_detail, unseeded_text
@@ -636,10 +637,15 @@ def outcome_text(report: Report) -> str:
         return (f"{report.outcome}: every step after the restart matches, but {saved}{tail}, "
                 f"depart from the uninterrupted run: "
                 f"{resave_loses([f'`{c}`' for c in resaved])} (see the diagnosis)")
-    if not report.equivalent or not lost:
+    again = set_again_uncompared(report.undeclared)
+    if not report.equivalent or not lost and not again:
         return report.outcome
-    return (f"{report.outcome} in what is compared; not compared, and your own resume ends "
-            f"otherwise with: {paths_said(lost)} (see below)")
+    # (trial 180: a callback's best loss its checkpoint lost, set again by a later step)
+    held = (f"held otherwise after its load, a later step setting it again: "
+            f"{paths_said(again)}" if again else "")
+    return (f"{report.outcome} in what is compared; not compared, and your own resume "
+            + (f"ends otherwise with: {paths_said(lost)}" + ("; " if held else "") if lost
+               else "") + f"{held} (see below)")
 
 
 def _incomplete_state_notice(report: Report, lines_shown: bool) -> str | None:

@@ -42,7 +42,8 @@ from resumecheck.phrases import (
     MODULE_LEVEL, OLDER_CHECKPOINT, NOT_DECLARED,
     NOT_VALIDATED_AGAIN, OUTSIDE_THE_CHECKPOINT,
     OWN_RESUME_ENDS_OTHERWISE, OWN_RESUME_ENDS_WITHOUT, POSITION_UNUSED, RESTORE_CHANGED,
-    RESTORING, STOPPED, UNDECLARED_LEAD, FETCHED_BEFORE_RESTORE, first_line, global_streams,
+    RESTORING, SET_AGAIN_LATER, STOPPED, UNDECLARED_LEAD, FETCHED_BEFORE_RESTORE, first_line,
+    global_streams,
     lost_uncompared, paths_said, side_files, uncompared_path, undeclared_lead,
 )
 from resumecheck.report import (
@@ -1656,7 +1657,7 @@ def own_resume_ends(named: dict[str, str], reference: dict[str, list[str]],
             # (trial 178: a cache of tuples the load lost read as nothing lost)
             text += f"; {OWN_RESUME_ENDS_WITHOUT}: {CHECKPOINT_LOSES}, {NOT_STATE_OR_CACHE}"
         elif own and path in own and path in reference and own[path] == reference[path]:
-            text += f"; {OWN_ENDS_ALIKE}"
+            text += _healed_text(path, run, reference_after, own_after) or f"; {OWN_ENDS_ALIKE}"
         elif own and path in own and path in reference and departed and not ends_only:
             step = run.first_divergent_step if run is not None else None
             went = _went(run) if run is not None else "departed from the uninterrupted run"
@@ -1682,6 +1683,25 @@ def own_resume_ends(named: dict[str, str], reference: dict[str, list[str]],
 
 _ITEM = re.compile(r"^(.*)\[(\d+)\]$")
 """The path of a list's item, ``state.history[3]``: the list's path and the index."""
+
+
+def _healed_text(path: str, run: RunResult | None,
+                 reference_after: dict[int, dict[str, list[str]]] | None,
+                 own_after: dict[int, dict[str, list[str]]] | None) -> str | None:
+    """Of what the program's own resume ends with as the uninterrupted run did:
+    that it held it otherwise right after its load() and after the next step,
+    a later step setting it again (trial 180: a callback's best loss left out
+    of its state_dict(), which the next evaluation beat, read "your own resume
+    ends with it as the uninterrupted run did"). None: not so, or not seen."""
+    if run is None or run.verdict not in (IDENTICAL, CLOSE):
+        return None
+    never = 10 ** 9  # (it never departed: each restore's next step is seen)
+    lost = [k for k in run.resume_at if _lost_at(path, k, never, reference_after, own_after)]
+    if not lost:
+        return None
+    return (f"; your own resume held it otherwise right after your load() at step {lost[0]} "
+            f"and after step {lost[0] + 1}, and ends with it as the uninterrupted run did, "
+            f"{SET_AGAIN_LATER}: {CHECKPOINT_LOSES}, {NOT_STATE}")
 
 
 def _shifted_lists(named: dict[str, str], reference: dict[str, list[str]],

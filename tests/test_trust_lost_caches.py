@@ -75,3 +75,85 @@ def test_strict_exits_1_where_the_own_resume_ends_otherwise_in_undeclared_state(
     assert ("--strict: your own resume ends otherwise with matrices[...] (4 entries), "
             "samples[...] (4 entries), which no component declares: exit 1") in err
     assert main(["run", "fixtures.trust.deque_maxlen:CORRECT", *fast, "--strict"]) == 0
+
+
+class _BestSetAgain:
+    """A best held-out loss every evaluation (each fourth step) improves, kept
+    outside the declared components and left out of the checkpoint."""
+
+    def __init__(self, settings: dict) -> None:
+        import torch
+
+        torch.manual_seed(0)
+        self.x = torch.randn(16, 3)
+        self.y = self.x @ torch.tensor([[1.0], [-2.0], [0.5]])
+        self.model = torch.nn.Linear(3, 1)
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.05)
+        self.step, self.best = 0, float("inf")
+
+    def components(self) -> dict:
+        from resumecheck import Attr
+
+        return {"params": self.model, "optimizer": self.opt, "global_step": Attr(self, "step")}
+
+    def train_step(self):
+        import torch
+        import torch.nn.functional as F
+
+        from resumecheck import StepOutput
+
+        loss = F.mse_loss(self.model(self.x[:8]), self.y[:8])
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+        self.step += 1
+        if self.step % 4 == 0:
+            with torch.no_grad():
+                held_out = F.mse_loss(self.model(self.x[8:]), self.y[8:]).item()
+            self.best = min(self.best, held_out)
+        return StepOutput(loss=loss.item(), samples=torch.arange(8))
+
+    def save(self, path: str) -> None:
+        import torch
+
+        torch.save({"model": self.model.state_dict(), "opt": self.opt.state_dict(),
+                    "step": self.step}, path)
+
+    def load(self, path: str) -> None:
+        import torch
+
+        state = torch.load(path)
+        self.model.load_state_dict(state["model"])
+        self.opt.load_state_dict(state["opt"])
+        self.step = state["step"]
+
+
+def test_state_the_load_loses_and_a_later_step_sets_again_is_said_lost(capsys):
+    """Trial 180: a callback's best loss its state_dict() left out, beaten by
+    the next evaluation: the line read "your own resume ends with it as the
+    uninterrupted run did", the headline EQUIVALENT, the row `full resume: ok`."""
+    from resumecheck import Target
+    from resumecheck.cli import _strict_fails
+    from resumecheck.phrases import set_again_uncompared
+    from resumecheck.pytest_plugin import _summary_row
+
+    report = verify(Target(factory=_BestSetAgain, steps=10, resume_at=(5,)), **FAST)
+    assert report.equivalent
+    [line] = report.undeclared
+    assert line.endswith(
+        "; your own resume held it otherwise right after your load() at step 5 and after step "
+        "6, and ends with it as the uninterrupted run did, a later step setting it again: "
+        "your checkpoint loses it, unless it is not state (a log, a timer: name it in "
+        "Target(not_state=...))"), line
+    assert set_again_uncompared(report.undeclared) == ["best"]
+    assert report.render().splitlines()[1] == (
+        "full resume: EQUIVALENT in what is compared; not compared, and your own resume held "
+        "otherwise after its load, a later step setting it again: `best` (see below)")
+    row = _summary_row({"nodeid": "t.py::t", "target": "t", "report": report.to_json()})
+    assert "| not compared, lost by your load, set again later: best" in row, row
+
+    class Args:
+        strict = True
+
+    assert _strict_fails(Args(), report)
+    assert "--strict: your own resume held best otherwise after its load" in capsys.readouterr().err
