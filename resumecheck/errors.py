@@ -633,8 +633,11 @@ def as_built_text(names: list[str], points: list[int], unmoved: bool = False) ->
             f"component puts back): dropping {it} puts in that same state, however the "
             f"program uses {it}; ")
     if not unmoved:
+        # (trial 181: a best loss, moved at a later point, was set again by the next
+        # evaluation before any step read it, and stayed a blind spot there)
         return text + (f"a resume point where {'it has' if one else 'they have'} moved from "
-                       f"there shows the difference, unless another component puts {it} back")
+                       f"there shows the difference, unless another component puts {it} back "
+                       f"or the program sets {it} again before a step reads {it}")
     if names == ["config"]:  # (the run's settings: no step changes them)
         return text + f"{NEVER_MOVES} {it} here, so no resume point shows {it} lost; " \
             + CONFIG_AS_BUILT
