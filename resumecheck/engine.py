@@ -1488,11 +1488,14 @@ def _not_checked(checker: Checker, runs: list[RunResult]) -> list[str]:
     alone = {r.dropped[0] for r in runs if len(r.dropped) == 1}  # (their rows say it)
     # (trial 182: "a checkpoint that loses it resumes alike here" of a stream whose load
     # made the full resume depart: that row shows what this resume point does)
-    alone |= {f.component for r in runs if not r.dropped and r.verdict == DIVERGED
-              for f in r.diagnosis}
+    departed = {f.component for r in runs if not r.dropped and r.verdict == DIVERGED
+                for f in r.diagnosis}
+    alone |= departed
     found = [verdict.epoch_ends_untried(checker.reference, points, checker.steps),
              verdict.mid_epoch_untried(checker.reference, points, checker.steps),
-             *checker.fields_as_built.values(),
+             # (trial 190: "a checkpoint that loses them resumes alike here" of the
+             # fields of a position the full resume departed on, blamed above)
+             *(line for name, line in checker.fields_as_built.items() if name not in departed),
              *verdict.as_built_untried(checker.reference, points, alone)]
     if (s.nproc or 1) > 1 and s.resume_nproc is None:
         found.append(verdict.alike_on_ranks(checker.reference, points))
