@@ -619,8 +619,10 @@ def _fields_as_built(ref: Reference, result: RunResult, segments: Segments) -> s
     if not later or len(alike) == len(at_k):
         return None
     one = len(later) == 1
-    shown = "; ".join(f"`{leaf_label(key, at_k) or name}` ({_leaf_text(at_k[key])} there, "
-                      f"{_leaf_text(at_end[key])} at the end)" for key in later[:3]) + (
+    # (one wording with a build's: trial 190 read "a tensor of 5056 values there, a tensor
+    # of 5056 values at the end" as alike)
+    shown = "; ".join(f"`{leaf_label(key, at_k) or name}` "
+                      f"({_built_then(at_k[key], at_end[key], None)})" for key in later[:3]) + (
         f"; and {len(later) - 3} more" if len(later) > 3 else "")
     has = "it has" if one else "they have"
     # (trial 163: a loader's generator that a declared position puts back to its

@@ -21,3 +21,6 @@ def test_the_fields_of_a_position_the_full_resume_departs_on_are_not_said_to_res
     assert kept.equivalent
     [said] = [line for line in kept.not_checked if line.startswith("of `data_cursor`")]
     assert "are at step 2 as the restore without `data_cursor` leaves them" in said
+    # (trial 190 read "a tensor of 5056 values there, a tensor of 5056 values at the end"
+    # as alike: worded as a build's line words it)
+    assert "`start` (a tensor of 5056 values there, other values at the end)" in said
