@@ -2629,6 +2629,12 @@ def _divergence_text(r: RunResult, own_checkpoint: bool, position: str | None = 
         text = f"the final {q} differs"
         if not r.max_abs_loss_diff:
             text += " (every step's loss, gradients and parameters match)"
+        if PARAMS in r.ended_otherwise:  # (its parameters matched at every step)
+            # (trial 189: BatchNorm's running statistics a checkpoint lost, which an
+            # evaluation read before the end, read as nothing wrong before it)
+            text += ("; of params, what differs at the end is its buffers, which no step "
+                     "compares: an evaluation that reads them (BatchNorm's running statistics "
+                     "in eval mode) may have differed before the end")
     if not r.dropped and r.checkpoint == "engine" and own_checkpoint:
         lossy = [f"`{f.component}`" for f in r.lossy_loads()]
         if any(f.detail.startswith(REORDERED) for f in r.diagnosis):
