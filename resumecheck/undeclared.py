@@ -474,9 +474,11 @@ def _advanced(gen: Any) -> bool:
     """Whether a generator has run (it yielded, or ended), or an itertools
     iterator is held (whether it ran is not known), and its position is not
     that of a data loader it reads (``def forever(loader)``, ``cycle(loader)``:
-    where it is shows in the samples, which are compared)."""
+    where it is shows in the samples, which are compared; a sampler's own
+    ``__iter__``, trial 190: a bucket sampler whose position its state_dict()
+    keeps, named "kept where no checkpoint of yours holds it")."""
     data = (torch.utils.data.DataLoader, torch.utils.data.Dataset,
-            torch.utils.data.dataloader._BaseDataLoaderIter)
+            torch.utils.data.Sampler, torch.utils.data.dataloader._BaseDataLoaderIter)
     if not isinstance(gen, types.GeneratorType):  # (itertools: what it reads, by its reduce)
         if not _positional(gen):
             return False
