@@ -1678,17 +1678,13 @@ def own_resume_ends(named: dict[str, str], reference: dict[str, list[str]],
             at = [j for j in run.resume_at if j == k or _lost_at(
                 path, j, run.first_divergent_step, reference_after, own_after)]
             text += _held_otherwise_text(run, k, at, lost, ends_only)
+        elif own and path in own and path in reference and own[path] == reference[path]:
+            text += _healed_text(path, run, reference_after, own_after) or f"; {OWN_ENDS_ALIKE}"
+        elif own and path in reference and departed and not ends_only:
+            text += _says_nothing(run, path in own)
         elif own and path not in own and path in reference:  # (an entry a log made, say)
             # (trial 178: a cache of tuples the load lost read as nothing lost)
             text += f"; {OWN_RESUME_ENDS_WITHOUT}: {CHECKPOINT_LOSES}, {NOT_STATE_OR_CACHE}"
-        elif own and path in own and path in reference and own[path] == reference[path]:
-            text += _healed_text(path, run, reference_after, own_after) or f"; {OWN_ENDS_ALIKE}"
-        elif own and path in own and path in reference and departed and not ends_only:
-            step = run.first_divergent_step if run is not None else None
-            went = _went(run) if run is not None else "departed from the uninterrupted run"
-            text += ("; your own resume ends with it otherwise, but that says nothing of your "
-                     f"checkpoint: the resume had {went}"
-                     + (f" at step {step}" if step is not None else ""))
         elif own and path in own and path in reference and run is not None and \
                 _held_alike_after_loads(path, run, reference_after, own_after):
             said = _NOT_LOST_BY_THE_LOAD.format(steps=steps_text(run.resume_at))
@@ -1708,6 +1704,18 @@ def own_resume_ends(named: dict[str, str], reference: dict[str, list[str]],
 
 _ITEM = re.compile(r"^(.*)\[(\d+)\]$")
 """The path of a list's item, ``state.history[3]``: the list's path and the index."""
+
+
+def _says_nothing(run: RunResult | None, held: bool) -> str:
+    """What a departed own resume ends with (``held``: otherwise; else without
+    it) says nothing of its checkpoint (trial 192: a log's entry a run that
+    departed never made, of a checkpoint that kept the log, read "ends without
+    it ...: your checkpoint loses it")."""
+    step = run.first_divergent_step if run is not None else None
+    went = _went(run) if run is not None else "departed from the uninterrupted run"
+    return (f"; your own resume ends {'with it otherwise' if held else 'without it'}, but that "
+            f"says nothing of your checkpoint: the resume had {went}"
+            + (f" at step {step}" if step is not None else ""))
 
 
 def _healed_text(path: str, run: RunResult | None,

@@ -326,6 +326,14 @@ def test_a_departed_own_resume_says_nothing_of_what_its_checkpoint_keeps():
                          "your checkpoint: the resume had departed from the uninterrupted run "
                          "at step 9")
     assert lost_uncompared([line]) == []
+    # (trial 192: a log's entry a run that departed at 8 never made, of a checkpoint that
+    # kept the log, read "ends without it ...: your checkpoint loses it")
+    [line] = own_resume_ends({"log[3]": "log[3] (tuple: ...)"}, {"log[3]": ["a"]},
+                             {"log[0]": ["b"]}, departed)
+    assert line.endswith("; your own resume ends without it, but that says nothing of your "
+                         "checkpoint: the resume had departed from the uninterrupted run at "
+                         "step 9")
+    assert lost_uncompared([line]) == []
     kept = RunResult(dropped=[], resume_at=[8], verdict="identical")
     [line] = own_resume_ends({"state.ema": "state.ema (dict: ...)"}, {"state.ema": ["a"]},
                              {"state.ema": ["b"]}, kept)
