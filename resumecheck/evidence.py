@@ -986,7 +986,9 @@ def _shifted(expected: torch.Tensor, read: torch.Tensor) -> str:
                 way = "earlier" if behind else "later"
                 return (f"; they are the uninterrupted run's samples of that step shifted by "
                         f"{d}: the restart reads from {d} sample{'s' if d > 1 else ''} {way} "
-                        "(a data position off: by as much where each position is one sample read)")
+                        "(a data position off: by as much where each position is one sample "
+                        "read; or, where a step reads several batches, the same batches in "
+                        "another order: micro-batches or tasks picked otherwise)")
     return ""
 
 

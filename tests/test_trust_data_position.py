@@ -62,7 +62,9 @@ def test_a_cursor_saved_one_micro_batch_early_reads_the_batch_shifted_by_it():
     own = _own("fixtures.bugs.class12_cursor_off_by_one:BUGGY").runs[0]
     assert own.divergence_detail.endswith(
         "they are the uninterrupted run's samples of that step shifted by 4: the restart "
-        "reads from 4 samples earlier (a data position off: by as much where each position is one sample read)")
+        "reads from 4 samples earlier (a data position off: by as much where each position is "
+        "one sample read; or, where a step reads several batches, the same batches in another "
+        "order: micro-batches or tasks picked otherwise)")
 
 
 def test_a_lost_sampler_epoch_is_no_lead_for_the_position():
