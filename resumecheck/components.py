@@ -245,6 +245,15 @@ class RNGState:
                 + (f"to choose which global streams it holds, say streams={list(generators)!r} "
                    f"(of {', '.join(self.STREAMS)})" if names else
                    "RNGState({'sampler': generator}) registers one under a name of your choice"))
+        for name, gen in (generators or {}).items():
+            if not isinstance(gen, (torch.Generator, np.random.Generator)):
+                # (trial 191: a numpy RandomState failed the reference run, "Fix the program")
+                raise TypeError(
+                    f"RNGState({{{name!r}: {type(gen).__name__}}}): RNGState holds torch "
+                    "Generators and numpy Generators (numpy.random.default_rng); for a "
+                    f"{type(gen).__name__}, declare a component of your own whose state_dict() "
+                    "returns its state (a RandomState's get_state()) and whose "
+                    "load_state_dict() sets it (set_state())")
         self.generators = dict(generators or {})
         self.streams = tuple(streams)
         _DECLARED_GENERATORS.update((id(g), g) for g in self.generators.values())

@@ -420,6 +420,15 @@ class BuiltProgram:
             )
         if not math.isfinite(value):
             raise StepError(step, f"the loss is {value}; a check needs finite losses")
+        if out.samples is not None and not isinstance(out.samples, torch.Tensor):
+            try:  # (trial 191: samples=[("reg", [...]), ...], a bare ValueError of torch's)
+                torch.as_tensor(out.samples)
+            except (TypeError, ValueError, RuntimeError) as exc:
+                raise StepError(
+                    step, f"train_step() returned samples torch cannot make a tensor of "
+                    f"({exc}): give StepOutput(samples=...) the indices of the samples the step "
+                    "read (a tensor, or a list of numbers, nested as a batch's rows are), not "
+                    "names or mixed values") from None
         return out
 
 

@@ -68,6 +68,8 @@ def _run(capsys, *argv):
                                            "dict of settings (here {}), and returns your program"),
         ("tests.programs:NAN_LOSS", "step 3: the loss is nan; a check needs finite losses"),
         ("tests.programs:VECTOR_LOSS", "returned a loss of shape (3,); return a scalar"),
+        ("tests.programs:NAMED_SAMPLES", "train_step() returned samples torch cannot make a "
+                                         "tensor of ("),
         ("tests.programs:DECLARED_TWICE", "components 'params' and 'model' are the same object: "
                                           "dropping one, the other still restores it"),
         ("tests.programs:STREAMS_TWICE", "components 'rng' and 'aug_rng' both hold the Python "

@@ -121,3 +121,10 @@ def test_rng_state_given_stream_names_or_a_bare_generator_says_how_to_declare_th
     with pytest.raises(TypeError, match=r"not a Generator: RNGState\(\{'sampler': generator\}\)"):
         RNGState(torch.Generator())
     assert RNGState(streams=["python"]).streams == ("python",)
+
+
+def test_rng_state_given_a_legacy_random_state_says_how_to_declare_it():
+    """Trial 191: a numpy RandomState failed the reference run, told to fix the program."""
+    with pytest.raises(TypeError, match=r"RNGState\(\{'task': RandomState\}\): RNGState holds "
+                                        r"torch Generators and numpy Generators"):
+        RNGState({"task": np.random.RandomState(0)}, streams=())
