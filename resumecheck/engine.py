@@ -821,7 +821,7 @@ class _Confirmations:
         self._captures = captures
         self._restarts = restarts
         self._unreached: dict[str, list[str]] = {}
-        """Components a rerun put into a loader whose iterator was made already (unreached?)."""
+        """Components a rerun put into a loader whose iterator was made before it."""
         self._rerun_steps: list[tuple[int, dict[str, str]]] | None = None
         """The last rerun's steps, each by its digests (None: it failed)."""
         self._ended_at: dict[int, SegmentResult] = {}  # (the settled run's, by restore)

@@ -296,8 +296,8 @@ def ordinal(n: int) -> str:
 
 def paths_said(paths: list[str], quote: str = "`") -> str:
     """Paths for a sentence, two or more entries of one dict or list said as one
-    (trial 178: fourteen keys of two caches made one headline): ```state.cache[...]`
-    (7 entries), `ema```."""
+    (trial 178: fourteen keys of two caches made one headline): "`state.cache[...]`
+    (7 entries), `ema`"."""
     bases: Counter[str] = Counter()
     for path in paths:
         base, n = _entries_of(path)
@@ -445,6 +445,7 @@ _ENTRY = re.compile(r"^(.+)(\[[^\[\]]*\])$")
 """A path that is an entry of a dict (``state.adj_cache[(6, 0)]``): its dict's path, its key."""
 
 _COUNTS = re.compile(r"\b(\d+) (tensors?|values?|numbers?)\b")
+"""A count in an entry's words (``4 tensors``, ``102 values``)."""
 
 
 def first_few(items: list[str], shown: int = 5) -> str:

@@ -111,6 +111,22 @@ LOOP_NOTE = (f"{ADAPTER_LOOP}, around your step function: your script's own "
 """What the program's own resume says of the loop (``BuiltProgram.boundaries``)."""
 
 
+def _steps_per_epoch(program: AccelerateProgram) -> int:
+    """``AccelerateProgram.steps_per_epoch``: optimizer steps per epoch
+    (Accelerate steps at the end of an epoch too)."""
+    return -(-len(program.loader) // max(1, program.accumulation))
+
+
+def _counted_itself(program: AccelerateProgram, value: Any) -> None:
+    """Setting ``steps_per_epoch`` on the adapter (trial 179: set as the README's
+    Epochs bullet says of a program of one's own, "property ... has no setter")."""
+    raise AttributeError(
+        f"steps_per_epoch={value!r}: accelerate_program counts its epochs itself, "
+        f"{program.steps_per_epoch} optimizer steps each (the prepared loader's "
+        f"{len(program.loader)} batches, gradient accumulation {program.accumulation}): "
+        "leave it out")
+
+
 class AccelerateProgram:
     """An Accelerate training loop driven one optimizer step at a time."""
 
@@ -157,8 +173,7 @@ class AccelerateProgram:
 
     # -- the program protocol ---------------------------------------------
 
-    steps_per_epoch = property(lambda self: _steps_per_epoch(self), lambda self, value: (
-        _counted_itself(self, value)))
+    steps_per_epoch = property(_steps_per_epoch, _counted_itself)
 
     def components(self) -> dict[str, Any]:
         comps: dict[str, Any] = {PARAMS: self.model, OPTIMIZER: self.optimizer}
@@ -372,22 +387,6 @@ def _register_advice(name: str, obj: Any, registered: list[Any]) -> str:
             "it: register the object that keeps it (accelerator.register_for_checkpointing), "
             "whose state_dict() returns the generator's get_state() and whose load_state_dict() "
             "sets it back with set_state()")
-
-
-def _steps_per_epoch(program: AccelerateProgram) -> int:
-    """``AccelerateProgram.steps_per_epoch``: optimizer steps per epoch
-    (Accelerate steps at the end of an epoch too)."""
-    return -(-len(program.loader) // max(1, program.accumulation))
-
-
-def _counted_itself(program: AccelerateProgram, value: Any) -> None:
-    """Setting ``steps_per_epoch`` on the adapter (trial 179: set as the README's
-    Epochs bullet says of a program of one's own, "property ... has no setter")."""
-    raise AttributeError(
-        f"steps_per_epoch={value!r}: accelerate_program counts its epochs itself, "
-        f"{program.steps_per_epoch} optimizer steps each (the prepared loader's "
-        f"{len(program.loader)} batches, gradient accumulation {program.accumulation}): "
-        "leave it out")
 
 
 def _closure(label: str, fn: Any) -> list[tuple[str, Any]]:
