@@ -43,8 +43,7 @@ from resumecheck.phrases import (
     NOT_VALIDATED_AGAIN, OUTSIDE_THE_CHECKPOINT,
     OWN_RESUME_ENDS_OTHERWISE, OWN_RESUME_ENDS_WITHOUT, POSITION_UNUSED, RESTORE_CHANGED,
     RESTORING, SET_AGAIN_LATER, STOPPED, UNDECLARED_LEAD, FETCHED_BEFORE_RESTORE, first_line,
-    global_streams,
-    lost_uncompared, paths_said, side_files, uncompared_path, undeclared_lead,
+    global_streams, lost_uncompared, paths_said, side_files, uncompared_path, undeclared_lead,
 )
 from resumecheck.report import (
     AFTER_DIVERGENCE, CLOSE, CONFIRMED, DIVERGED, FAILED, IDENTICAL, INCONCLUSIVE, LATENT,
