@@ -19,9 +19,9 @@ from resumecheck.components import OPTIMIZER, RNG, rank_name, split_rank_name
 from resumecheck.phrases import REORDERED, first_few
 from resumecheck.streams import is_stream_state
 
-__all__ = ["DETACHED", "NONE_CAME_BACK", "REORDERED", "by_parameter_name", "describe_difference",
-           "differing_leaves", "is_private", "leaf_label", "reorder_optimizer_state", "righted_only",
-           "unread_only", "values_apart"]
+__all__ = ["DETACHED", "NONE_CAME_BACK", "REORDERED", "SAVED_BEFORE_STEP", "by_parameter_name",
+           "describe_difference", "differing_leaves", "is_private", "leaf_label",
+           "reorder_optimizer_state", "righted_only", "unread_only", "values_apart"]
 
 _RNG_STREAMS = {
     "python": "Python random stream",
@@ -169,6 +169,11 @@ NONE_CAME_BACK = (
     "loaded weights)")
 """How a module's state every entry of which differs right after a load says
 so, with the causes that leave it so (``describe_difference``)."""
+
+
+SAVED_BEFORE_STEP = "a checkpoint saved before the step's scheduler.step()"
+"""The first cause a count one step behind is offered (a framework target's
+words put its own restore first: ``verdict._its_words``)."""
 
 
 def _empty_text(reference: Any, restored: Any, step: int, after_load: bool) -> str:
@@ -321,8 +326,8 @@ def _step_apart(differing: list[tuple[str, Any]], ref: dict[str, Any],
         # (trial 138: a scheduler made anew by the load, at 0 where the run was at 1,
         # read as one saved a step early)
         fresh = all(new.get(p) == 0 for p in paths)
-        return ("; one step behind: a checkpoint saved before the step's scheduler.step(), "
-                "or a load that steps it one time fewer" + (
+        return (f"; one step behind: {SAVED_BEFORE_STEP}, or a load that steps it one time "
+                "fewer" + (
                     ", or one made anew after the load (0: a fresh scheduler's count)"
                     if fresh else ""))
     if apart == {1}:

@@ -54,8 +54,8 @@ from resumecheck.capture import load_checkpoint
 from resumecheck.segments import SegmentResult
 from resumecheck.settings import DropSpec
 from resumecheck.state_diff import (
-    DETACHED, NONE_CAME_BACK, REORDERED, describe_difference, differing_leaves, is_private,
-    leaf_label, righted_only, unread_only,
+    DETACHED, NONE_CAME_BACK, REORDERED, SAVED_BEFORE_STEP, describe_difference,
+    differing_leaves, is_private, leaf_label, righted_only, unread_only,
 )
 from resumecheck.streams import is_stream_state, stream_digests, stream_items
 from resumecheck.trace import (
@@ -2576,6 +2576,11 @@ def _its_words(boundaries: Mapping[str, Any]) -> dict[str, str | None]:
             "your save()": boundaries.get("saved_by"),
             NOT_DECLARED: ADAPTER_LEFT_OUT if framework else None,
             "your own resume (save/load)": f"your own resume (through {framework})"
+            if framework else None,
+            # (trial 193: a Lightning scheduler stepped per epoch, one behind after a resume
+            # inside an epoch, was offered only causes in the user's code)
+            SAVED_BEFORE_STEP: f"{framework}, which after a resume inside an epoch may step a "
+            f"scheduler stepped per epoch one time fewer, or {SAVED_BEFORE_STEP}"
             if framework else None}
 
 

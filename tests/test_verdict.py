@@ -765,3 +765,25 @@ def test_a_component_whose_state_came_back_empty_says_so():
         "its state_dict() is empty after the load, expected 4 entries (blocks.0.w, blocks.1.w, "
         "blocks.2.w, out.b)")
     assert describe_difference("grads", {"only": torch.ones(1)}, {}, 8) is not None
+
+
+def test_a_count_one_behind_under_a_framework_offers_its_own_restore_first():
+    """Trial 193: a Lightning scheduler stepped per epoch, one step behind after a
+    resume inside an epoch, was offered only causes in the user's code."""
+    from resumecheck.report import Finding, RunResult
+    from resumecheck.state_diff import describe_difference
+    from resumecheck.verdict import in_its_words
+
+    detail = describe_difference("scheduler", {"last_epoch": 5}, {"last_epoch": 4}, 7)
+    assert detail is not None and "one step behind: a checkpoint saved before the step's " \
+        "scheduler.step(), or a load that steps it one time fewer" in detail
+    result = RunResult(dropped=[], resume_at=[7], verdict="diverged",
+                       diagnosis=[Finding("scheduler", detail, step=7)])
+    in_its_words(result, {"restored_by": "Lightning's restore"})
+    assert ("one step behind: Lightning's restore, which after a resume inside an epoch may "
+            "step a scheduler stepped per epoch one time fewer, or a checkpoint saved before "
+            "the step's scheduler.step()") in result.diagnosis[0].detail
+    plain = RunResult(dropped=[], resume_at=[7], verdict="diverged",
+                      diagnosis=[Finding("scheduler", detail, step=7)])
+    in_its_words(plain, {})
+    assert plain.diagnosis[0].detail == detail
