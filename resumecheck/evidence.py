@@ -750,9 +750,12 @@ def _words_cause(key: str, when: str, words: int) -> str:
                 "DataLoader draws from it, one new iterator of a shuffled loader over "
                 f"{words - 1} items: 2 for its base seed, {words - 2} for its shuffle)"
                 if words > 3 else "")
+    # (trial 194: 16 words were the flips of a batch Accelerate's loader made ahead, and
+    # read only as a randperm of 17 items or a loader over 15, which the program had not)
     return (f"something drew from {stream_label(key)} {when}{odd}: most draws take one word "
-            f"per value (dropout's masks, torch.rand), a shuffle's randperm of n items "
-            f"n - 1{shuffles}{_net(when)}")
+            f"per value (dropout's masks, torch.rand, the augmentation of a batch a prefetching "
+            f"loader made ahead and makes again after the load), a shuffle's randperm of n "
+            f"items n - 1{shuffles}{_net(when)}")
 
 
 def _net(when: str) -> str:

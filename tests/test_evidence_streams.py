@@ -437,3 +437,14 @@ def test_a_stream_the_load_set_right_and_then_drew_from_says_so():
     import torch  # (the setters are torch's own again)
     assert torch.set_rng_state.__module__ == "torch.random" and not hasattr(
         torch.set_rng_state, "__wrapped__")
+
+
+def test_words_drawn_offer_a_batch_a_prefetching_loader_made_ahead():
+    """Trial 194: 16 words, the flips of a batch Accelerate's loader had made
+    ahead and made again after the load, read only as "a randperm of 17 items,
+    or ... a shuffled loader over 15 items", which the program did not have."""
+    from resumecheck.evidence import _words_cause
+
+    said = _words_cause("torch", "between the load and the first step", 16)
+    assert ("most draws take one word per value (dropout's masks, torch.rand, the augmentation "
+            "of a batch a prefetching loader made ahead and makes again after the load)") in said
