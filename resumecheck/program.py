@@ -422,7 +422,8 @@ class BuiltProgram:
             raise StepError(step, f"the loss is {value}; a check needs finite losses")
         if out.samples is not None and not isinstance(out.samples, torch.Tensor):
             try:  # (trial 191: samples=[("reg", [...]), ...], a bare ValueError of torch's)
-                torch.as_tensor(out.samples)
+                # (made a tensor once, here: the trace reads it as it is)
+                return StepOutput(loss=out.loss, samples=torch.as_tensor(out.samples))
             except (TypeError, ValueError, RuntimeError) as exc:
                 raise StepError(
                     step, f"train_step() returned samples torch cannot make a tensor of "

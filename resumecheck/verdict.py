@@ -1113,9 +1113,9 @@ def diagnose(ref: Reference, dropped: Sequence[str], segments: Segments) -> list
             if name in dropped or name in seen:
                 continue
             want, got = expected["components"].get(name), run["components"].get(name)
-            if _never_drawn_only(ref, name, want, got, seg):  # (trial 184: after a divergence too)
-                continue
-            want, got = _never_drawn_left_out(ref, name, want, got, seg)
+            if (kept := _never_drawn_left_out(ref, name, want, got, seg)) is None:
+                continue  # (trial 184: after a divergence too, idle streams are no finding)
+            want, got = kept
             unused = _unused_streams(ref, given, name) if basis == "reference" else None
             detail = None if basis == "reference" and _restored_as_captured(
                 ref, given, name, got, expected.get("meta"), run.get("meta"),
@@ -1466,17 +1466,22 @@ def _never_drawn_only(ref: Reference, name: str, want: Any, got: Any,
 
 
 def _never_drawn_left_out(ref: Reference, name: str, want: Any, got: Any,
-                          seg: SegmentResult) -> tuple[Any, Any]:
+                          seg: SegmentResult) -> tuple[Any, Any] | None:
     """Of a random-state component, both states without the streams no step
     of the uninterrupted run drew from and the resumed run's segment ``seg``
     never moved (trial 188: "(and numpy global stream, which the
     uninterrupted run held the same ...)" beside the lost Python stream of a
-    program that never uses numpy, read as part of the bug)."""
+    program that never uses numpy, read as part of the bug); None where they
+    differ in such streams only: no finding (``_never_drawn_only``, with the
+    segment's end read once)."""
     never = ref.streams_never_drawn(name) if is_stream_state(got) else set()
     if not never or not is_stream_state(want) or not seg.end_state:
         return want, got
     there = load_checkpoint(seg.end_state, read_only=True)["components"].get(name)
     idle = never - _moved(got, there) if is_stream_state(there) else set()
+    moved = _moved(want, got)
+    if moved and moved <= idle:
+        return None
     return (want, got) if not idle else (_without_streams(want, idle), _without_streams(got, idle))
 
 
