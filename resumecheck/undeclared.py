@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import collections
 import functools
+import gc
 import inspect
 import json
 import random
@@ -166,9 +167,9 @@ class UndeclaredWatch:
         own = {c.name: type(c.obj).__name__ for c in components
                if _own_class(c.obj) or _fields_added(c.obj) is not None}
         kept = {c.name: _state_leaves(c.obj) for c in components if _own_class(c.obj)}
-        now, running = _generators_apart(_watched(program, components))  # (their positions)
+        now, running, positions = _generators_apart(_watched(program, components))
         also = _fields_of_own(program, components)
-        self.held = _digested(now)
+        self.held = {**_digested(now), **positions}
         self.unrestorable = [_workers_text(path, obj) for path, (obj, _) in now.items()
                              if _keeps_workers(obj)]
         out = {}
@@ -456,12 +457,75 @@ def _made_from(obj: Any) -> tuple[int, int]:
 
 
 def _generators_apart(now: dict[str, tuple[Any, list[torch.Tensor]]]) -> tuple[
-        dict[str, tuple[Any, list[torch.Tensor]]], dict[str, Any]]:
-    """What the program holds, less its Python generators; and those it
-    advanced, whose position cannot be compared: a line says so, and nothing
-    of how a resume ends with them."""
+        dict[str, tuple[Any, list[torch.Tensor]]], dict[str, Any], dict[str, list[str]]]:
+    """What the program holds, less its Python generators; those it advanced,
+    whose position no checkpoint holds: a line says so; and the digests of
+    where those stand, where that reads (``position_of``): a restart that ends
+    with one alike brings it back, and the line goes."""
     running = {path: obj for path, (obj, _) in now.items() if _advanced(obj)}
-    return ({path: held for path, held in now.items() if not _positional(held[0])}, running)
+    return ({path: held for path, held in now.items() if not _positional(held[0])}, running,
+            _digested({path: now[path] for path in running if now[path][1]}))
+
+
+def position_of(gen: Any) -> list[torch.Tensor] | None:
+    """Where a Python generator stands, as tensors to digest (None: not known):
+    the instruction its frame is suspended at, the numbers and tensors among
+    its locals but its arguments (what it was made from: a restart makes it
+    from elsewhere, ``range(start, n)``, to stand where the uninterrupted run's
+    stands), and the position of each iterator it holds or loops over (a
+    list's or a range's, a data loader's count, a generator's, read so); not
+    known where it holds another iterator (a file, an itertools one), or
+    nothing of the kind. Two generators of one function that stand alike by it
+    yield alike from there: a restart that makes it anew from declared state (a
+    position kept as a step count) ends where the uninterrupted run's ended,
+    and it is not named (trial 194: batches remade from a declared cursor after
+    each load read "how far it ran is in no checkpoint")."""
+    if not isinstance(gen, types.GeneratorType):
+        return _iterator_position(gen)
+    frame = gen.gi_frame
+    if frame is None:
+        return [_number_tensor(-1)]  # (ended)
+    code = gen.gi_code
+    made_from = set(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount
+                                     + bool(code.co_flags & inspect.CO_VARARGS)
+                                     + bool(code.co_flags & inspect.CO_VARKEYWORDS)])
+    values, read = [_number_tensor(frame.f_lasti)], 0
+    for name, value in sorted(frame.f_locals.items()):
+        if name in made_from:
+            continue
+        if _is_number(value):
+            values.append(_number_tensor(value))
+        elif isinstance(value, torch.Tensor) and value.grad_fn is None:
+            values.append(value.detach())
+        else:
+            continue
+        read += 1
+    for held in gc.get_referents(gen):  # (its locals and its stack: a loop's iterator)
+        if held is gen or not hasattr(type(held), "__next__"):
+            continue
+        inner = position_of(held)
+        if inner is None:
+            return None
+        values += inner
+        read += 1
+    return values if read else None
+
+
+def _iterator_position(it: Any) -> list[torch.Tensor] | None:
+    """How far an iterator a generator holds has run (None: not known): a data
+    loader's count of batches, or a list's, a tuple's or a range's index and
+    what is left (what a range iterator yields next, as it reads from elsewhere
+    when made from elsewhere)."""
+    if isinstance(it, torch.utils.data.dataloader._BaseDataLoaderIter):
+        return [_number_tensor(it._num_yielded)]
+    if type(it).__name__ not in ("list_iterator", "tuple_iterator", "range_iterator"):
+        return None
+    reduced = it.__reduce__()
+    seq = reduced[1][0]
+    index = reduced[2] if len(reduced) > 2 else len(seq)
+    if isinstance(seq, range):
+        return [_number_tensor(seq.start + index * seq.step), _number_tensor(len(seq) - index)]
+    return [_number_tensor(index), _number_tensor(len(seq) - index)]
 
 
 def _positional(obj: Any) -> bool:
@@ -824,7 +888,7 @@ def _held(program: Any, seen: set[int],
             continue
         tensors = _tensors_of(obj)
         if _keeps_workers(obj) or _positional(obj):  # (no tensors of its own: state
-            out[path] = (obj, [])  # no checkpoint can hold, a position)
+            out[path] = (obj, position_of(obj) or [])  # no checkpoint can hold, a position)
         if isinstance(obj, torch.nn.Module):  # (a generator a layer keeps: its own noise)
             for where, gen in _generators_in(obj):
                 if id(gen) not in seen:

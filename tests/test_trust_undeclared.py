@@ -1268,3 +1268,21 @@ def test_a_list_that_lost_its_first_entries_says_where_the_others_are():
     assert ("with 2 of its 4 items, each the uninterrupted run's, in its order, and without the "
             "items at [0..1]: it holds the uninterrupted run's [2..3] at [0..1] (the others sit "
             "at other indices): your checkpoint loses them") in line
+
+
+def test_a_generator_made_anew_from_a_declared_count_is_not_named_and_one_from_its_start_is():
+    """Trial 194: a generator of batches made anew after each load from a declared
+    cursor read "how far it ran is in no checkpoint", though its position came
+    back through the cursor. Where the generator stands is read from its frame
+    (the numbers and tensors among its locals): a restart that ends with it where
+    the uninterrupted run ended brings it back; its twin, made anew from its
+    start after a load, is still named."""
+    from fixtures.trust import generator_from_cursor as g
+
+    report = verify(g.CORRECT, **FAST)
+    assert report.equivalent and report.undeclared == [], report.render()
+    lost = verify(g.RAMP_FROM_START, **FAST)
+    assert not lost.equivalent and lost.full_resume.first_divergent_step == 4
+    [line] = lost.undeclared
+    assert line.startswith("weights (a Python generator, ramp() of generator_from_cursor.py, "
+                           "that the run advanced"), line
