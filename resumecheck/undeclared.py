@@ -764,7 +764,8 @@ def _reached_by_own(path: str, number: Any, program: Any,
                     components: Sequence[Component]) -> str | None:
     """Of a ``number`` the program keeps at ``path`` (``run.progress.batch``),
     what a `not compared` line says where a declared component of the
-    program's own class keeps an object on that path (``run``) and its
+    program's own class keeps an object on that path (``run``, or the
+    program itself) and its
     state_dict() returns an entry of the number's name: that component may
     hold it (a trial's data position returned its loop's ``progress.batch``,
     and the line said that no declared component held it). '': the entry
@@ -775,7 +776,8 @@ def _reached_by_own(path: str, number: Any, program: Any,
     parts = path.split(".")
     if len(parts) < 2 or not all(p.isidentifier() for p in parts):
         return None
-    on_path, obj = {}, program
+    # (trial 196: a cursor that keeps the program itself, and returns its state.epoch)
+    on_path, obj = {id(program): path}, program
     for i, part in enumerate(parts[:-1]):
         obj = getattr(obj, part, None)
         if obj is None:

@@ -86,17 +86,17 @@ class _ReadsItsState:
 def test_a_number_a_declared_state_dict_returns_is_not_said_held_by_none_where_unseen():
     """Trial 167: an epoch its declared position's state_dict() returns, read
     from where the program keeps it, and as built at the resume point (epoch
-    0), read "held by no declared component: declare it as a component"."""
+    0), read "held by no declared component: declare it as a component".
+    Trial 196: a hedge, "whether a declared component's state_dict() returns
+    it cannot be seen", read as "you forgot to save epoch": the position keeps
+    the program itself, and returns the epoch under its name, equal, so it is
+    compared there, and no line names it."""
     from resumecheck import Target
 
     report = verify(Target(factory=_ReadsItsState, steps=8, resume_at=(2,)), drop="none",
                     noise_seeds=0)
     assert report.equivalent
-    [line] = [w for w in report.undeclared if w.startswith("state.epoch ")]
-    assert "held by no declared component" not in line, line
-    assert ("whether a declared component's state_dict() returns it cannot be seen at this "
-            "resume point (below); if none does, declare it as a component") in line, line
-    assert "at step 2 the uninterrupted run held it as a fresh build does" in line
+    assert not [w for w in report.undeclared if w.startswith("state.epoch ")], report.undeclared
 
 
 class _BestK:
