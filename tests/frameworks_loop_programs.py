@@ -787,6 +787,40 @@ LIGHTNING_MANUAL_SCHEDULER = lightning_target(
     resume_at=(3,))
 
 
+def _two_optimizers_module():
+    """A module with manual optimization and two optimizers (an actor-critic's,
+    a GAN's), which the adapter does not check yet (trial 198)."""
+    import torch
+
+    base = lightning_train().TinyClassifier
+
+    class TwoOptimizers(base):
+        def __init__(self) -> None:
+            super().__init__(dropout=0.0)
+            self.automatic_optimization = False
+
+        def training_step(self, batch, batch_idx):
+            first, second = self.optimizers()
+            loss = super().training_step(batch, batch_idx)
+            first.zero_grad()
+            second.zero_grad()
+            self.manual_backward(loss)
+            first.step()
+            second.step()
+            return loss
+
+        def configure_optimizers(self):
+            params = list(self.parameters())
+            return [torch.optim.SGD(params[:1], lr=1e-2), torch.optim.SGD(params[1:], lr=1e-2)]
+
+    return TwoOptimizers()
+
+
+LIGHTNING_TWO_OPTIMIZERS = lightning_target(
+    module=_two_optimizers_module, data=lambda: lightning_train().stateful_loader(), steps=4,
+    resume_at=(2,))
+
+
 def _counting_subclass(args):
     """A Trainer subclass that scales its loss by a count of the batches it
     has seen, a field of its own the Trainer's checkpoint does not hold."""

@@ -661,3 +661,20 @@ def test_a_scheduler_the_module_steps_by_hand_is_named_as_not_compared():
     assert line.startswith("params.sched (a LambdaLR whose counts the run changed")
     assert "return it from configure_optimizers()" in line
     assert "`params.sched`" in report.incomplete_state_notice()
+
+
+def test_a_module_with_two_optimizers_is_refused_as_a_limit_of_the_adapter():
+    """Trial 198: an actor-critic's two optimizers read "the uninterrupted
+    reference run ... failed: RuntimeError ... Fix the program", with a
+    traceback of the adapter's code: it is a limit of the adapter, said so,
+    with what to do now."""
+    with pytest.raises(TargetError) as info:
+        resumecheck.verify(spec("LIGHTNING_TWO_OPTIMIZERS"), drop="none", noise_seeds=0,
+                           check_determinism=False)
+    text = str(info.value)
+    assert text.startswith("target 'TwoOptimizers': configure_optimizers() returns 2 "
+                           "optimizers, and resumecheck's Lightning adapter checks modules "
+                           "with exactly one (a limit of resumecheck, not a fault of your "
+                           "program, which it has not judged)"), text
+    assert "Fix the program" not in text and "Traceback" not in text
+    assert "a parameter group for each part" in text

@@ -51,7 +51,7 @@ import torch
 
 from resumecheck.compare import digest
 from resumecheck.components import DATA_CURSOR, OPTIMIZER, PARAMS, RNG, SCHEDULER, RNGState
-from resumecheck.errors import InvalidArgument
+from resumecheck.errors import InvalidArgument, TargetError
 from resumecheck.frameworks import require
 from resumecheck.frameworks._loop import (
     CALLBACKS, LiveState, LoopProgram, LoopRecord, batch_fingerprint, fields_beside,
@@ -368,11 +368,22 @@ def _as_list(value: Any) -> list[Any]:
 
 
 def _one_optimizer(trainer: Any) -> Any:
+    """The module's one optimizer; several are refused as what they are: a
+    limit of this adapter, not a fault of the program (trial 198: an
+    actor-critic's two optimizers read "the reference run failed ... Fix the
+    program", with a traceback)."""
     optimizers = trainer.optimizers
     if len(optimizers) != 1:
-        raise RuntimeError(
-            f"configure_optimizers() returned {len(optimizers)} optimizers; the Lightning "
-            "adapter checks modules with exactly one")
+        module = type(trainer.lightning_module).__name__
+        raise TargetError(
+            module, f"configure_optimizers() returns {len(optimizers)} optimizers, and "
+            "resumecheck's Lightning adapter checks modules with exactly one (a limit of "
+            "resumecheck, not a fault of your program, which it has not judged)",
+            "To check it now, give one optimizer a parameter group for each part where "
+            "their settings allow (each group keeps its own learning rate), or check the "
+            "training through a plain target of your own (a class with components(), "
+            "train_step(), save() and load(); README, 'Checking your own program') that "
+            "runs your module's step by hand")
     return optimizers[0]
 
 
