@@ -647,13 +647,18 @@ LIGHTNING_DATAMODULE_STATE_FORGOTTEN = _curriculum_target(saves=False)
 """Its state_dict() leaves the level out: a resume reads the easier data."""
 
 
-def _counting_module(keeps: bool, loads: bool = True):
+def _counting_module(keeps: bool, loads: bool = True, resets: bool = False):
     """A module whose input noise ramps with a count of the batches it has
     seen, kept in Lightning's checkpoint by its own hooks (``keeps``), or not;
-    set back from it (``loads``), or forgotten there."""
+    set back from it (``loads``), or forgotten there; set to 0 again in
+    on_train_start, after Lightning's restore (``resets``)."""
     base = lightning_train().TinyClassifier
 
     class Counting(base):
+        def on_train_start(self):
+            if resets:
+                self.seen = 0
+
         def __init__(self):
             super().__init__(dropout=0.0)
             self.seen = 0
@@ -701,6 +706,10 @@ LIGHTNING_HOOKS = lightning_target(
 # a trial's: saved by on_save_checkpoint, never set back by on_load_checkpoint
 LIGHTNING_HOOKS_LOAD_FORGETS = lightning_target(
     module=lambda: _counting_module(True, loads=False),
+    data=lambda: lightning_train().stateful_loader(), steps=8, resume_at=(3,))
+# trial 198's: saved and loaded back by its hooks, then set again in on_train_start
+LIGHTNING_HOOKS_RESET_AT_TRAIN_START = lightning_target(
+    module=lambda: _counting_module(True, resets=True),
     data=lambda: lightning_train().stateful_loader(), steps=8, resume_at=(3,))
 LIGHTNING_HOOKS_FORGET = lightning_target(
     module=lambda: _counting_module(False), data=lambda: lightning_train().stateful_loader(),

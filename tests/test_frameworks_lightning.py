@@ -177,6 +177,25 @@ def test_a_module_made_anew_after_the_restore_is_said_to_be_changed_not_lossy():
     assert [f.component for f in report.runs[0].diagnosis][:1] == ["params"]
 
 
+@pytest.mark.e2e
+def test_state_its_hooks_load_back_and_on_train_start_sets_again_is_said_to_be_changed():
+    """Trial 198: an environment its on_load_checkpoint restored and its
+    on_train_start made anew read "a declared component does not load back its
+    own state" and, in the diagnosis, "its load_state_dict() does not bring
+    back what its state_dict() returned": the hooks' load is checked at once,
+    as the callbacks' and the datamodule's are."""
+    report = resumecheck.verify(spec("LIGHTNING_HOOKS_RESET_AT_TRAIN_START"), drop="none",
+                                noise_seeds=0, check_determinism=False)
+    assert not report.equivalent
+    notice = report.incomplete_state_notice()
+    assert notice.startswith("a declared component is changed between its restore and the "
+                             "first step"), notice
+    assert "on_train_start" in notice
+    text = report.render()
+    assert "does not bring back" not in text and "does not load back" not in text, text
+    assert "(not judged: it is changed between the restore and the first step" in text, text
+
+
 def test_timing_a_framework_target_by_default_times_what_its_loop_runs():
     """Two trials: `resumecheck timing` on a Lightning (and a Trainer) target
     of 12 steps failed by default, asking for 30 + 3 of its loop."""

@@ -234,7 +234,7 @@ class LightningProgram(LoopProgram):
         }
         if _saves_own_state(self.module):  # (loaded about where Lightning's restore calls it)
             components[HOOKS] = LiveState(self, lambda: trainer, dump=_hooks_state,
-                                          load=_load_hooks, stage=FIT_START)
+                                          load=_load_hooks, stage=FIT_START, verify_as=HOOKS)
         datamodule = _stateful_datamodule(self.data)
         if datamodule is not None:  # (restored where Lightning restores it: after setup)
             components[DATAMODULE] = LiveState(self, lambda: datamodule, dump=_datamodule_state,
