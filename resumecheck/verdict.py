@@ -2754,8 +2754,10 @@ def _beyond_one(ratio: float) -> str:
 
 def _band_steps(r: RunResult) -> str:
     """The steps the band is measured over (a trial: one divergence read gross at one
-    resume point and plausible at another, with nothing saying the band is each run's own)."""
-    return f"from step {band_from(r) + 1} on"
+    resume point and plausible at another, with nothing saying the band is each run's own;
+    trials 195, 197: "learning rate differs from step 10; ... noise from step 9 on" read as
+    two steps that contradict each other: the band's are the restart's)."""
+    return f"over the steps after the restart at {band_from(r)}"
 
 
 def band_from(result: RunResult) -> int:
