@@ -775,10 +775,13 @@ def _blind_spot_lines(report: Report, components: list[str]) -> list[str]:
               + ("choose a resume point where it has moved" if c not in unmoved else
                  "it is so at the end too: training does not change it, so no resume "
                  f"point shows it lost; {CONFIG_AS_BUILT}" if c == "config" else
-                 "it is so at the end too: either training does not change it (make the "
-                 "program change it), or it changes and comes back between (a position "
-                 "that cycles), and another resume point shows it (resumecheck fuzz tries "
-                 "them)")
+                 # (trial 198: an agent drawing only from generators of its own was told
+                 # to make the program change the global streams)
+                 "it is so at the end too: either training never changes it, and no "
+                 "checkpoint can lose what it holds (leave it out of the components this "
+                 "test asserts: the marker's drop=[...]), or it changes and comes back "
+                 "between (a position that cycles), and another resume point shows it "
+                 "(resumecheck fuzz tries them)")
               for c in built]
     lines += [f"{c}: {CONFIG_MASKED}; a setting that only the config holds, read by a "
               "later step, shows the difference" for c in masked]

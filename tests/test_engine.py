@@ -393,6 +393,10 @@ def test_a_blind_spot_back_at_its_start_at_the_end_is_not_said_never_to_change()
     message = str(ComponentsNotExercised(report, ["queue_ptr"]))
     assert "or it changes and comes back between (a position that cycles)" in message
     assert "so no resume point shows it lost" not in message
+    # (trial 198: an agent drawing only from its own generators was told to make the
+    # program change the global streams)
+    assert "make the program change it" not in message
+    assert "leave it out of the components this test asserts: the marker's drop=[...]" in message
     moved = verify(target, drop=["queue_ptr"], resume_at=5, noise_seeds=0,
                    check_determinism=False)
     assert moved.runs[-1].verdict == "diverged"
