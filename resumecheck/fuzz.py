@@ -508,9 +508,11 @@ def _passed_notes(result: FuzzResult, cut: bool) -> str:
                 + paths_said(lost) + " (see below)")
     elif result.undeclared is None and result.resume_nproc is None:
         # (a trial read "the time budget ran out first" twice over)
-        odd += ("; so what is not compared was not looked at" if cut else
-                "; what is not compared was not looked at, the time budget ran out first"
-                ) + " (`resumecheck run` names it)"
+        # (trial 195: "what is not compared was not looked at" read as a riddle)
+        odd += ("; so state your program keeps outside its declared components was not "
+                "looked for" if cut else "; state your program keeps outside its declared "
+                "components was not looked for, the time budget ran out first"
+                ) + " (`resumecheck run` lists it as `not compared`)"
     return odd
 
 

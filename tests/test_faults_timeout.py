@@ -198,8 +198,9 @@ def test_fuzz_budget_stops_a_run_in_progress():
     # (the look at what is not compared, after the search, is not made past the budget)
     assert result.undeclared is None and result.to_json()["undeclared"] is None
     # (once: a trial read "the time budget ran out first" twice over)
-    assert result.summary().endswith("; the time budget ran out first; so what is not "
-                                     "compared was not looked at (`resumecheck run` names it)")
+    assert result.summary().endswith(
+        "; the time budget ran out first; so state your program keeps outside its declared "
+        "components was not looked for (`resumecheck run` lists it as `not compared`)")
     assert result.summary().count("the time budget ran out first") == 1
 
 
