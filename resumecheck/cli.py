@@ -652,8 +652,10 @@ def _error_document(args: argparse.Namespace, kind: str, message: str, code: int
     would have gone (``resumecheck.error/1``): a job that parses the output
     reads why there is no report (trial 158: exit 3 left stdout empty). To
     ``--output`` only where that file passes the output check (never over
-    the program's source); a document that cannot be written is left out:
-    the message on standard error and the exit status say it all the same."""
+    the program's source); where it does not, to standard output (trial 197:
+    `--output nodir/report.json` left no document anywhere). One that cannot be
+    written there either is left out: the message on standard error and the
+    exit status say it all the same."""
     if getattr(args, "format", None) != "json":
         return
     import json
@@ -669,7 +671,11 @@ def _error_document(args: argparse.Namespace, kind: str, message: str, code: int
             write_stdout(text)
             return
         if not getattr(args, "output_checked", False):
-            check_output(args.output, getattr(args, "target", None))
+            try:
+                check_output(args.output, getattr(args, "target", None))
+            except OutputError:
+                write_stdout(text)
+                return
         write_report(args.output, text)
         args.written = True
     except (OutputError, OSError):

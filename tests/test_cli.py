@@ -158,5 +158,11 @@ def test_a_command_that_judges_nothing_writes_its_error_as_json_where_asked(tmp_
     source.write_text("raise SystemExit('not a target')\n")
     assert main(["run", f"{source}:T", "--format", "json", "--output", str(source)]) == 2
     assert source.read_text() == "raise SystemExit('not a target')\n"
+    # (trial 197: an --output the check refuses left no document anywhere: standard output)
+    assert json.loads(capsys.readouterr().out)["error"]["kind"] == "OutputError"
+    assert main(["run", spec, "--format", "json", "--output",
+                 str(tmp_path / "nodir" / "report.json")]) == 2
+    assert "does not exist" in json.loads(capsys.readouterr().out)["error"]["message"]
+    assert not (tmp_path / "nodir").exists()
     assert main(["run", spec, "--drop", "none", "--noise-seeds", "0"]) == 3
     assert capsys.readouterr().out == ""
