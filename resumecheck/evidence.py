@@ -146,6 +146,18 @@ def _position_in_another_epoch(result: RunResult) -> None:
 _SAMPLES_APART = re.compile(r"(\d+) of (\d+) samples differ")
 
 
+def _samples_apart(ref: torch.Tensor, run: torch.Tensor) -> str:
+    """How a step's integer samples differ: by sample (a row), and where a
+    sample holds several values (a sequence of token ids), by value too (trial
+    199: "86 of 96 samples differ" of 16 sequences of 6 tokens)."""
+    if ref.dim() < 2 or ref.shape != run.shape or not len(ref):
+        return describe_entries(ref, run, "samples")
+    rows = int((ref.reshape(len(ref), -1) != run.reshape(len(run), -1)).any(1).sum())
+    if not rows:
+        return f"the same {len(ref)} samples"
+    return f"{rows} of {len(ref)} samples differ ({describe_entries(ref, run, 'values')})"
+
+
 def _position_kept_samples_changed(result: RunResult) -> None:
     """Where at most half the samples of the first departing step differ (the
     same samples, made otherwise), the lead on a declared position that came
@@ -823,7 +835,7 @@ def describe_data(reference: SegmentResult, segments: Sequence[tuple[int, Segmen
         if ref.is_floating_point() or ref.is_complex():
             return (f"samples of {where}: {compare_values(ref, run, Tolerance.bitwise()).summary}"
                     + elsewhere)
-        return f"{where}: {describe_entries(ref, run, 'samples')}{elsewhere}"
+        return f"{where}: {_samples_apart(ref, run)}{elsewhere}"
     ref_keys, run_keys = ([k for k in sorted(t, key=_input_index)
                            if k.startswith("inputs:") and split_rank_name(k)[1] == rank]
                           for t in (ref_t, run_t))

@@ -226,3 +226,40 @@ def test_a_call_made_at_fewer_steps_is_a_number_of_calls_not_other_data():
             "that differs here)") in run.explanation
     assert "the uninterrupted run called it with" not in run.explanation
     assert report.equivalent  # (the full resume keeps the counter)
+
+
+class _Sequences:
+    """Token sequences as samples (4 of 3 tokens a step), read from a cursor
+    that the checkpoint loses (trial 199: "86 of 96 samples differ" of 16
+    sequences of 6 tokens)."""
+
+    def __init__(self, settings: dict) -> None:
+        torch.manual_seed(0)
+        self.tokens = torch.arange(96).reshape(32, 3)
+        self.model = torch.nn.Embedding(96, 2)
+        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1)
+        self.cursor = 0
+
+    def components(self) -> dict:
+        return {"params": self.model, "optimizer": self.optimizer}
+
+    def train_step(self):
+        from resumecheck import StepOutput
+
+        batch = self.tokens[self.cursor % 8 * 4:self.cursor % 8 * 4 + 4]
+        self.cursor += 1
+        loss = self.model(batch).pow(2).mean()
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+        return StepOutput(loss=loss.item(), samples=batch)
+
+
+def test_samples_of_several_values_each_are_counted_by_sample_and_by_value():
+    from resumecheck import Target
+
+    report = verify(Target(factory=_Sequences, steps=6, resume_at=(3,)), drop="none",
+                    noise_seeds=0, check_determinism=False)
+    detail = report.full_resume.divergence_detail
+    assert detail.startswith("step 4: 4 of 4 samples differ (12 of 12 values differ, first at "
+                             "position 0: 0 vs 36 in the reference)"), detail
