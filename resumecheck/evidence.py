@@ -144,6 +144,7 @@ def _position_in_another_epoch(result: RunResult) -> None:
 
 
 _SAMPLES_APART = re.compile(r"(\d+) of (\d+) samples differ")
+_VALUES_APART = re.compile(r"\((\d+) of (\d+) values differ")
 
 
 def _samples_apart(ref: torch.Tensor, run: torch.Tensor) -> str:
@@ -164,7 +165,8 @@ def _position_kept_samples_changed(result: RunResult) -> None:
     back as saved says so, before a position saved elsewhere (which reads
     other samples throughout)."""
     said = unused_position(result.explanation)
-    apart = _SAMPLES_APART.search(result.divergence_detail or "")
+    detail = result.divergence_detail or ""
+    apart = _VALUES_APART.search(detail) or _SAMPLES_APART.search(detail)
     if said is None or apart is None or not said.endswith(POSITION_UNUSED.split("{}")[1]) \
             or 2 * int(apart[1]) > int(apart[2]):
         return

@@ -263,3 +263,14 @@ def test_samples_of_several_values_each_are_counted_by_sample_and_by_value():
     detail = report.full_resume.divergence_detail
     assert detail.startswith("step 4: 4 of 4 samples differ (12 of 12 values differ, first at "
                              "position 0: 0 vs 36 in the reference)"), detail
+
+
+def test_integer_inputs_of_another_shape_say_their_shapes():
+    """Trial 201: "32 entries, 48 in the reference" of a batch of sequences
+    8 tokens long where the uninterrupted run's were 12."""
+    from resumecheck.compare import describe_entries
+
+    ref, new = torch.ones(4, 12, dtype=torch.long), torch.ones(4, 8, dtype=torch.long)
+    assert describe_entries(ref, new) == (
+        "32 entries, 48 in the reference (shape [4, 8], [4, 12] in the reference)")
+    assert describe_entries(ref.reshape(-1), new.reshape(-1)) == "32 entries, 48 in the reference"
