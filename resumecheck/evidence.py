@@ -209,13 +209,24 @@ def _branch_note(result: RunResult) -> None:
             and not _is_stream_finding(f) and f.status not in _NO_LEAD)]))
 
     noted = []
+    data = (result.first_divergent_quantity or "").startswith("data")
     for o in result.stream_offsets:
         k = o.step - 2  # (the stream started level at step k + 1, after the restore at k)
         lead = leads(k) if o.draws and k in result.resume_at else ""
         if lead:
             o = replace(o, detail=f"{o.detail}{_BRANCH_HEAD.format(k + 1)}{lead}{_BRANCH_TAIL}")
+        elif o.draws and abs(o.draws) > 2 and k in result.resume_at and data \
+                and result.first_divergent_step == k + 1:  # (more than a new iterator draws)
+            # (trial 201: a batch of longer sequences drew dropout masks over more tokens,
+            # and the draws read as the cause of the data they followed)
+            o = replace(o, detail=o.detail + _DATA_FIRST.format(k + 1))
         noted.append(o)
     result.stream_offsets = noted
+
+
+_DATA_FIRST = (" (step {} read other data too: other data may draw otherwise, a batch of "
+               "longer sequences more dropout, as much as a draw may make other data, a "
+               "shuffle drawn anew: the first divergence says which data)")
 
 
 _BRANCH_HEAD = " (step {} read state that differs right after the restore: "

@@ -448,3 +448,49 @@ def test_words_drawn_offer_a_batch_a_prefetching_loader_made_ahead():
     said = _words_cause("torch", "between the load and the first step", 16)
     assert ("most draws take one word per value (dropout's masks, torch.rand, the augmentation "
             "of a batch a prefetching loader made ahead and makes again after the load)") in said
+
+
+class _GrowingSequences:
+    """Sequences that grow a token a step (a curriculum whose length no
+    component declares), with dropout over every token: a restart reads
+    shorter ones, and draws fewer masks (trial 201: 2816 words ahead read as
+    the cause of the data the draws followed)."""
+
+    def __init__(self, settings: dict) -> None:
+        torch.manual_seed(0)
+        self.model = torch.nn.Embedding(64, 2)
+        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1)
+        self.length = 3
+
+    def components(self) -> dict:
+        from resumecheck import RNGState
+
+        return {"params": self.model, "optimizer": self.optimizer, "rng": RNGState()}
+
+    def train_step(self):
+        from resumecheck import StepOutput
+
+        batch = torch.arange(4 * self.length).reshape(4, self.length) % 64
+        self.length += 1
+        out = torch.nn.functional.dropout(self.model(batch), 0.5)
+        loss = out.pow(2).mean()
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+        return StepOutput(loss=loss.item(), samples=batch)
+
+
+def test_draws_in_a_step_whose_data_differs_are_not_said_to_be_only_their_cause():
+    from resumecheck import Target
+
+    report = verify(Target(factory=_GrowingSequences, steps=5, resume_at=(2,)), drop="none",
+                    noise_seeds=0, check_determinism=False)
+    engine = report.full_resume
+    assert engine.first_divergent_step == 3
+    assert engine.first_divergent_quantity.startswith("data")
+    [offset] = engine.stream_offsets
+    assert offset.step == 4 and offset.draws and offset.draws < 0, offset
+    assert offset.detail.endswith(
+        "(step 3 read other data too: other data may draw otherwise, a batch of longer "
+        "sequences more dropout, as much as a draw may make other data, a shuffle drawn "
+        "anew: the first divergence says which data)"), offset.detail
