@@ -57,7 +57,7 @@ from resumecheck.state_diff import (
     DETACHED, NONE_CAME_BACK, REORDERED, SAVED_BEFORE_STEP, describe_difference,
     differing_leaves, is_private, leaf_label, righted_only, unread_only,
 )
-from resumecheck.streams import is_stream_state, stream_digests, stream_items, stream_label
+from resumecheck.streams import is_stream_state, stream_digests, stream_items
 from resumecheck.trace import (
     QUANTITY_ORDER, StepRecord, differing_quantities, first_difference, load_step_tensors,
 )
@@ -993,19 +993,18 @@ def conclude(ref: Reference, result: RunResult, cmp: Comparison | None,
 
 def _draw_first(result: RunResult) -> None:
     """An own resume with no lead in the declared state, and a stream found
-    drawn from more right after the load: the why points at that draw, said
-    below, before the state it may also be (trial 195: a loader's iterator
-    made after the load read a list of undeclared state first and the draw
+    drawn from more right after the load: the why says the draw found, below,
+    in place of the list of undeclared state it may also be (trial 195: a
+    loader's iterator made after the load read that list first and the draw
     that explained it last)."""
     lead = UNDECLARED_LEAD + _UNDECLARED_EXAMPLES
-    drawn = [o for o in result.stream_offsets if o.draws and o.draws > 0]
-    if drawn and lead in result.explanation and result.checkpoint == "program":
-        result.explanation = result.explanation.replace(lead, _DRAWN_LEAD.format(
-            stream_label(drawn[0].stream)), 1)
+    if result.checkpoint == "program" and lead in result.explanation and any(
+            o.draws and o.draws > 0 for o in result.stream_offsets):
+        result.explanation = result.explanation.replace(lead, UNDECLARED_LEAD + _DRAWN, 1)
 
 
-_DRAWN_LEAD = (": something drew from the {} more after it than the uninterrupted run did "
-               "(below), or what it leaves different is state you did not declare")
+_DRAWN = (", or something drew from a random stream (found below) between the load and the "
+          "first step")
 
 
 def side_files_text(files: dict[str, list[str]]) -> str:
