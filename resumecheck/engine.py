@@ -62,7 +62,9 @@ from resumecheck.segments import PHASE_TIMEOUT, Restore, SegmentResult, SegmentS
 from resumecheck.settings import DEFAULT_NOISE_SEEDS, MAX_NOISE_SEEDS, DropSpec, Settings, resume_points
 from resumecheck.streams import is_stream_state
 from resumecheck.trace import KEPT_IN_MEMORY, load_step_tensors
-from resumecheck.undeclared import brought_back, not_known_if_held, set_back_unseen
+from resumecheck.undeclared import (
+    brought_back, generator_paths, not_known_if_held, set_back_unseen,
+)
 
 __all__ = [
     "MAX_NOISE_SEEDS", "MIN_STEP_TIMEOUT", "Checker", "ReferenceFailed", "elastic_settings_clause",
@@ -1437,7 +1439,7 @@ def _report(checker: Checker, runs: list[RunResult],
     ``verdict.own_resume_ends``); ``settings_matter``: see
     ``_launch_settings_matter``."""
     s, ref = checker.settings, checker.reference
-    after = _held_after_restarts(engine_run, restarted_after or {})
+    after = _held_after_restarts(engine_run, restarted_after or {}, checker.segment)
     back, on_the_way = brought_back(checker.segment.held, restarted_held or {},
                                     checker.segment.held_after, after)
     back |= _set_back_with_its_component(checker, restarted_after)
@@ -1533,10 +1535,17 @@ def _as_built_at_resume(checker: Checker) -> set[str]:
 
 
 def _held_after_restarts(engine_run: RunResult | None,
-                         after: dict[int, dict[str, list[str]]]
+                         after: dict[int, dict[str, list[str]]], reference: SegmentResult
                          ) -> dict[int, dict[str, list[str]]]:
     """What the engine's own full resume held after each step looked at, less
-    what it held right after a restore where that says nothing of lost state."""
+    what it held right after a restore where that says nothing of lost state:
+    after a restore it did not depart from, and, after the one it departed
+    from, a random generator it held as the uninterrupted run (``reference``)
+    did again after the next step: the program seeded it again
+    itself (trial 202: a loader's generator seeded again as the restart made
+    its iterator was said to be the state the checkpoint may lose). A number
+    alike again is no such evidence: a patience counter lost, read, and reset
+    as the uninterrupted run's was."""
     if engine_run is None:
         return dict(after)
     if engine_run.verdict in (IDENTICAL, CLOSE) or verdict.steps_match(engine_run):
@@ -1555,8 +1564,16 @@ def _held_after_restarts(engine_run: RunResult | None,
                    default=None)
     else:
         return dict(after)
-    return {step: held for step, held in after.items()
-            if step not in engine_run.resume_at or step == kept}
+    kept_after = {step: held for step, held in after.items()
+                  if step not in engine_run.resume_at or step == kept}
+    if kept is not None and kept in kept_after and kept + 1 in after:
+        generators, held = generator_paths(reference.undeclared), reference.held_after
+        again = {path for path, digests in after[kept + 1].items()
+                 if path in generators and digests == held.get(kept + 1, {}).get(path)}
+        there = held.get(kept, {})
+        kept_after[kept] = {path: there.get(path, digests) if path in again else digests
+                            for path, digests in kept_after[kept].items()}
+    return kept_after
 
 
 def _alike_until_it_departed(checker: Checker, engine_run: RunResult | None,

@@ -377,6 +377,18 @@ def set_back_unseen(text: str) -> str:
     return text.replace(f"; {_HELD_BY_NONE}:", f"; {hedge}", 1)
 
 
+def generator_paths(lines: Mapping[str, str]) -> set[str]:
+    """Of ``UndeclaredWatch.found``'s lines (path -> words), the paths of the
+    random generators (torch's, numpy's, a ``random.Random``): state a program
+    seeds again, whose digest alike after a step is no coincidence of a value
+    that was read otherwise before (a counter set back to 0 is one)."""
+    return {path for path, text in lines.items() if _GENERATOR_CHANGED in text}
+
+
+_GENERATOR_CHANGED = "whose state the run changed"
+"""How ``_line`` words a generator the run drew from or seeded again."""
+
+
 def held_digests(program: Any, components: Sequence[Component]) -> dict[str, list[str]]:
     """Where the program keeps state outside its declared components, and the
     digest of each tensor or number there (empty when it cannot be read)."""
