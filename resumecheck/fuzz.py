@@ -109,6 +109,8 @@ class FuzzResult:
     """No resume point of the failure can be dropped, nor moved earlier with
     the others kept, and it still fail: every such schedule was tried (False:
     the time budget stopped that search first; None: no failure)."""
+    shrunk_from: list[int] | None = None
+    """The first failing schedule drawn, where the failure is another (None: none)."""
     declared_state_notice: str | None = None
     """When the failure's report found the declared components incomplete, its sentence."""
     undeclared: list[str] | None = field(default_factory=list)
@@ -171,7 +173,7 @@ class FuzzResult:
             "budget_exhausted": self.budget_exhausted,
             "fast_start": self.fast_start,
             "found": self.found,
-            "minimal": self.minimal,
+            "minimal": self.minimal, "shrunk_from": self.shrunk_from,
             "failure": self.failure.to_json() if self.failure else None,
             "reference_loss": list(self.reference_loss),
             "unreproduced": self.unreproduced,
@@ -222,8 +224,9 @@ class FuzzResult:
         schedule = self.failure.resume_at
         at = ",".join(map(str, schedule)) + _at_edges(self.boundaries, schedule)
         if self.minimal:
-            return f"minimal failing schedule: resume at {at}, found after {tried}"
-        return (f"failing schedule: resume at {at}, found after {tried}; not shown to be minimal: "
+            return f"minimal failing schedule: resume at {at}{_shrunk(self)}, found after {tried}"
+        return (f"failing schedule: resume at {at}{_shrunk(self)}, found after {tried}; not shown "
+                "to be minimal: "
                 "the time budget ran out before every earlier resume point was tried")
 
     def render(self, fmt: Literal["table", "json", "markdown"] = "table") -> str:
@@ -485,6 +488,20 @@ def _at_edges(boundaries: list[int], schedule: list[int]) -> str:
     return f" ({_and(hit)} {'is an epoch boundary' if len(hit) == 1 else 'are epoch boundaries'})"
 
 
+def _unless_same(first: Sequence[int], final: Sequence[int]) -> list[int] | None:
+    """The first failing schedule drawn, where the failure reported is another."""
+    return None if list(first) == list(final) else list(first)
+
+
+def _shrunk(result: FuzzResult) -> str:
+    """Where the failure was shrunk from another schedule, the first drawn that
+    failed (trial 200 read "resume at 1, found after 1 example drawn" beside a
+    default resume point of 9, and could not tell where 1 came from)."""
+    if not result.shrunk_from:
+        return ""
+    return f" (shrunk from resume at {','.join(map(str, result.shrunk_from))}, the first to fail)"
+
+
 def _passed_notes(result: FuzzResult, cut: bool) -> str:
     """What a search that found no failing schedule adds to its summary
     (``cut``: its time budget ran out first)."""
@@ -638,6 +655,7 @@ def _search(checker: Checker, result: FuzzResult, default: list[int], edges: lis
         probe()
     except _ScheduleFails as exc:
         result.failure, result.minimal = _earliest(checker, exc.result, say)
+        result.shrunk_from = _unless_same(failed[0].resume_at, result.failure.resume_at)
     except Unsatisfiable:
         result.budget_exhausted = True
     finally:

@@ -42,3 +42,18 @@ def test_a_shrink_keeps_only_schedules_that_fail_as_the_failure_found_did():
     assert _alike(run(Finding("optimizer", "lr"), Finding("scheduler", "s")), found)
     assert _alike(run(), run())  # (nothing blamed: any failure)
     assert _alike(run(Finding("scheduler", "s", status="confirmed")), run())
+
+
+def test_a_failure_shrunk_from_the_first_schedule_that_failed_says_which():
+    """Trial 200 read "minimal failing schedule: resume at 1, found after 1
+    example drawn" beside a program whose default resume point is 9, and could
+    not tell where 1 came from."""
+    result = fuzz("fixtures.bugs.class11_cursor_dropped:BUGGY", max_examples=5, budget=60)
+    assert result.failure.resume_at == [1] and result.shrunk_from == [9]
+    assert result.summary().startswith(
+        "minimal failing schedule: resume at 1 (shrunk from resume at 9, the first to fail), "
+        "found after 1 example drawn"), result.summary()
+    assert result.to_json()["shrunk_from"] == [9]
+    # (hypothesis's draws, derandomized: the 7th example, 11,15, is the first to fail)
+    drawn = fuzz("fixtures.bugs.class14_epoch_boundary:BUGGY_DEFAULT_K", max_examples=10)
+    assert (drawn.failure.resume_at, drawn.shrunk_from) == ([5], [11, 15])
