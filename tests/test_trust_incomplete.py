@@ -280,3 +280,18 @@ def test_a_generator_the_program_seeds_again_is_not_offered_as_lost_and_the_load
             "more: what your load() does besides (a loader's iterator it skips to where the run "
             "was, a generator it seeds again) belongs in a declared component's "
             "load_state_dict()") in notice, notice
+
+
+@pytest.mark.parametrize("resume_at", [8, 6])
+def test_the_readmes_cursor_for_a_plain_loader_resumes_the_engines_restart_and_is_exercised(
+        resume_at):
+    """Trials 196, 199, 200 and 202 each wrote a data position for a plain
+    DataLoader, the README showing none (202's skipped only in load(), which
+    the engine's restart does not run). The README's pattern, as written
+    there: the engine's restart resumes with it (mid-epoch and at an epoch's
+    end), and dropping it departs."""
+    report = verify("fixtures.trust.cursor_pattern:TARGET", resume_at=resume_at,
+                    drop=["data_cursor"], noise_seeds=0, check_determinism=False)
+    own, engine, dropped = report.runs
+    assert (own.verdict, engine.verdict) == ("identical", "identical"), report.render()
+    assert dropped.verdict == "diverged" and not dropped.blind_spot, report.render()
