@@ -170,3 +170,16 @@ def test_the_summary_row_names_what_the_resume_point_found_as_built():
     row = _summary_row({"nodeid": "test_x.py::test_x", "target": "t", "report": report})
     assert row.endswith("full resume: ok | not compared, as built at the resume point (a later "
                         "one shows it): data_cursor.epoch"), row
+
+
+def test_a_drop_whose_only_difference_is_its_end_state_says_so_in_the_row():
+    """Trial 197: `sampler_epoch: ok` of a component no step read, whose loss
+    only the state it ends with showed."""
+    from resumecheck import verify
+    from resumecheck.pytest_plugin import _summary_row
+
+    report = verify("fixtures.trust.cursor_pattern:TARGET", drop=["global_step", "data_cursor"],
+                    noise_seeds=0, check_determinism=False)
+    row = _summary_row({"nodeid": "t", "target": "x", "report": report.to_json()})
+    assert "global_step: ok, by the state it ends with (no step here read it)" in row, row
+    assert "data_cursor: ok |" in row + " |", row
