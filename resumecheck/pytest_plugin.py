@@ -653,16 +653,17 @@ def _summary_row(entry: dict[str, Any]) -> str:
                        else "it failed")
                 cells.append(f"engine resume: {run['verdict'].upper()} ({why})")
         else:
-            # "ok" only for an ablation that diverged; never for "inconclusive"
+            # "exercised" only for an ablation that diverged; never for "inconclusive"
+            # (trial 203 read "normaliser: ok" as "the normaliser resumes fine")
             from resumecheck.phrases import CAUSE_YET_BLIND, fields_as_built
 
             # (trial 158: a blind spot the full resume's row confirmed as its cause)
             state = ("blind spot, yet confirmed in the full resume"
                      if run["blind_spot"] and CAUSE_YET_BLIND in run["explanation"]
                      else "blind spot" if run["blind_spot"] else
-                     _ok(run) if run["verdict"] == "diverged" else run["verdict"])
+                     _exercised_cell(run) if run["verdict"] == "diverged" else run["verdict"])
             untried = fields_as_built(report.get("not_checked", []), ",".join(run["dropped"]))
-            if state == "ok" and untried:  # (trial 159: `early_stop: ok`, its counter as built)
+            if state.startswith(_EXERCISED) and untried:  # (trial 159: `early_stop: ok`)
                 state += (f", but not {', '.join(untried)}: as a restore without it leaves "
                           "it, at the resume point")
             cells.append(f"{','.join(run['dropped'])}: {state}")
@@ -670,13 +671,18 @@ def _summary_row(entry: dict[str, Any]) -> str:
     return f"{entry['nodeid']}  {report['target']}  " + " | ".join(cells)
 
 
-def _ok(run: dict[str, Any]) -> str:
-    """A dropped component's cell where dropping it departs: ``ok``; where only
+def _exercised_cell(run: dict[str, Any]) -> str:
+    """A dropped component's cell where dropping it departs: exercised; where only
     the end state departs, said so (trial 197: `sampler_epoch: ok` of a
     component no step read, its loss shown only by the state it ends with)."""
     if (run.get("first_divergent_quantity") or "").startswith("state of"):
-        return "ok, by the state it ends with (no step here read it)"
-    return "ok"
+        return f"{_EXERCISED}, by the state it ends with (no step here read it)"
+    return _EXERCISED
+
+
+_EXERCISED = "exercised"
+"""A row's cell of a dropped component whose loss the check sees (it was
+``ok``, which trial 203 read as "it resumes fine")."""
 
 
 def _beside_cells(report: dict[str, Any]) -> list[str]:

@@ -258,7 +258,7 @@ def test_step_exercised(resumecheck):
         "*test_marker.py::test_rng_exercised  program:CORRECT  full resume: ok "
         "| rng: blind spot*",
         "*test_marker.py::test_step_exercised  program:CORRECT  full resume: ok "
-        "| global_step: ok*",
+        "| global_step: exercised*",
     ])
 
 
