@@ -19,7 +19,8 @@ from resumecheck.components import OPTIMIZER, RNG, rank_name, split_rank_name
 from resumecheck.phrases import REORDERED, first_few
 from resumecheck.streams import is_stream_state
 
-__all__ = ["DETACHED", "NONE_CAME_BACK", "REORDERED", "SAVED_BEFORE_STEP", "by_parameter_name",
+__all__ = ["DETACHED", "NONE_CAME_BACK", "NONE_CAME_BACK_PLAIN", "REORDERED", "SAVED_BEFORE_STEP",
+           "by_parameter_name",
            "describe_difference", "differing_leaves", "is_private", "leaf_label",
            "reorder_optimizer_state", "righted_only", "unread_only", "values_apart"]
 
@@ -158,7 +159,21 @@ def _none_came_back(differing: list[tuple[str, Any]], ref: dict[str, Any],
         return ""
     # (trial 149: an averaged model the checkpoint never kept was offered only the
     # rarer causes)
+    if not any("." in key or key in _MODULE_LEAVES for key in ref):
+        # (trial 204: an LSTM's carried hidden state, a tuple, was offered a compiled
+        # model's prefixes and an EMA)
+        return NONE_CAME_BACK_PLAIN
     return NONE_CAME_BACK
+
+
+_MODULE_LEAVES = frozenset({"weight", "bias"})
+"""The keys of a module's state whose other keys have no dot (a bare layer's)."""
+
+NONE_CAME_BACK_PLAIN = (
+    "; every entry differs, as where none of it came back (a checkpoint that does not keep it, "
+    "a load that does not put it into this object, or it was made again after the load)")
+"""``NONE_CAME_BACK`` of state that is not a module's (a tuple of tensors a
+program carries, its keys no layer's): a module's causes do not apply."""
 
 
 NONE_CAME_BACK = (

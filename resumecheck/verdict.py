@@ -54,8 +54,8 @@ from resumecheck.capture import load_checkpoint
 from resumecheck.segments import SegmentResult
 from resumecheck.settings import DropSpec
 from resumecheck.state_diff import (
-    DETACHED, NONE_CAME_BACK, REORDERED, SAVED_BEFORE_STEP, describe_difference,
-    differing_leaves, is_private, leaf_label, righted_only, unread_only,
+    DETACHED, NONE_CAME_BACK, NONE_CAME_BACK_PLAIN, REORDERED, SAVED_BEFORE_STEP,
+    describe_difference, differing_leaves, is_private, leaf_label, righted_only, unread_only,
 )
 from resumecheck.streams import is_stream_state, stream_digests, stream_items
 from resumecheck.trace import (
@@ -1187,7 +1187,8 @@ def _of_the_restore(ref: Reference, name: str, got: Any, k: int, meta: dict[str,
     drifted, and read at the second "as where none of it came back")."""
     held = _held_alike_before(ref, name, k, before)
     if held is False:
-        detail = detail.replace(NONE_CAME_BACK, f"; {HELD_OTHERWISE_BEFORE}")
+        detail = detail.replace(NONE_CAME_BACK, f"; {HELD_OTHERWISE_BEFORE}").replace(
+            NONE_CAME_BACK_PLAIN, f"; {HELD_OTHERWISE_BEFORE}")
     return (detail + (_earlier_weights(ref, got, k) if name == PARAMS else "")
             + (f" ({CHANGED_AFTER_LOAD})" if name in (meta or {}).get("loaded_back", []) else "")
             + (f"; {RESTORE_CHANGED}" if held else ""))
