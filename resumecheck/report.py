@@ -490,7 +490,7 @@ class Report:
         if notice is not None and own is not None and own.checkpoint == "program" \
                 and own.verdict in (IDENTICAL, CLOSE) and not own.lost_on_resave():
             # (a trial: a correct Trainer program read the WARNING as its own fault)
-            notice += _OWN_EQUIVALENT + _loads_no_more(own)
+            notice += _own_equivalent(own)
         return notice
 
     def label_of(self, run: RunResult) -> str:
@@ -1059,22 +1059,24 @@ _RATE_SETTINGS = (" The learning rate is the first to differ: a schedule's own s
 """(trial 142: a warm-up length changed for the resumed run read as lost state)"""
 
 
-_OWN_EQUIVALENT = (" Your own resume is equivalent: your checkpoint keeps what the declared "
-                   "components miss; this concerns the engine's own restart of them, which "
-                   "ablations use.")
-
-
-def _loads_no_more(own: RunResult) -> str:
+def _own_equivalent(own: RunResult) -> str:
     """What the WARNING adds where the program's own resume is equivalent and
-    the engine's is not: what that restart does not do (trial 202: a load()
+    the engine's is not (a trial: a correct Trainer program read the WARNING
+    as its own fault): what brings back what the components miss, and, of a
+    program of your own, what that restart does not do (trial 202: a load()
     that skipped a new iterator to the run's place in its epoch, which no
-    component's load_state_dict() did); '' of a framework's resume."""
+    component's load_state_dict() did; trial 206: "your checkpoint keeps"
+    where the load() made the position again)."""
     if any(note in own.explanation for note in (ADAPTER_LOOP, FRAMEWORK_RESUME)):
-        return ""
-    return (" That restart builds the program and loads each component's state_dict(), and "
-            "no more: what your load() does besides (a loader's iterator it skips to where the "
-            "run was, a generator it seeds again) belongs in a declared component's "
-            "load_state_dict() (the data position's) for it to do the same.")
+        return (" Your own resume is equivalent: your checkpoint keeps what the declared "
+                "components miss; this concerns the engine's own restart of them, which "
+                "ablations use.")
+    return (" Your own resume is equivalent: your checkpoint and your load() bring back what "
+            "the declared components miss; this concerns the engine's own restart of them, "
+            "which ablations use. That restart builds the program and loads each component's "
+            "state_dict(), and no more: what your load() does besides (a loader's iterator it "
+            "skips to where the run was, a generator it seeds again) belongs in a declared "
+            "component's load_state_dict() (the data position's) for it to do the same.")
 
 
 def _drawn_notice(drawn: StreamOffset, where: str, named: str, ending: str) -> str:

@@ -237,8 +237,9 @@ def test_the_warning_says_so_where_your_own_resume_is_equivalent():
     assert report.equivalent and report.runs[0].verdict == "identical"
     notice = report.incomplete_state_notice()
     assert notice is not None and (
-        "Your own resume is equivalent: your checkpoint keeps what the declared components "
-        "miss; this concerns the engine's own restart of them, which ablations use. That "
+        "Your own resume is equivalent: your checkpoint and your load() bring back what the "
+        "declared components miss; this concerns the engine's own restart of them, which "
+        "ablations use. That "
         "restart builds the program and loads each component's state_dict(), and no more") \
         in notice, notice
 
