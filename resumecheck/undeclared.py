@@ -479,7 +479,7 @@ def _generators_apart(now: dict[str, tuple[Any, list[torch.Tensor]]]) -> tuple[
             _digested({path: now[path] for path in running if now[path][1]}))
 
 
-def position_of(gen: Any) -> list[torch.Tensor] | None:
+def position_of(gen: Any, _within: frozenset[int] = frozenset()) -> list[torch.Tensor] | None:
     """Where a Python generator stands, as tensors to digest (None: not known):
     the instruction its frame is suspended at, the numbers and tensors among
     its locals but its arguments (what it was made from: a restart makes it
@@ -512,10 +512,11 @@ def position_of(gen: Any) -> list[torch.Tensor] | None:
         else:
             continue
         read += 1
+    within = _within | {id(gen)}  # (generators that hold each other: not known)
     for held in gc.get_referents(gen):  # (its locals and its stack: a loop's iterator)
         if held is gen or not hasattr(type(held), "__next__"):
             continue
-        inner = position_of(held)
+        inner = None if id(held) in within else position_of(held, within)
         if inner is None:
             return None
         values += inner
@@ -776,15 +777,14 @@ def _reached_by_own(path: str, number: Any, program: Any,
                     components: Sequence[Component]) -> str | None:
     """Of a ``number`` the program keeps at ``path`` (``run.progress.batch``),
     what a `not compared` line says where a declared component of the
-    program's own class keeps an object on that path (``run``, or the
-    program itself) and its
-    state_dict() returns an entry of the number's name: that component may
-    hold it (a trial's data position returned its loop's ``progress.batch``,
-    and the line said that no declared component held it). '': the entry
-    is that number, equal, as a field of the component's own is found
-    (``_in_its_state``): compared there, no line (trial 149: a line on every
-    report said it could not tell, of a wrapper's ``p.epoch`` returned as
-    ``epoch``). None: none does."""
+    program's own class keeps an object on that path (``run``, or the program
+    itself) and its state_dict() returns an entry of the number's name: that
+    component may hold it (a trial's data position returned its loop's
+    ``progress.batch``, and the line said that no declared component held it).
+    '': the entry is that number, equal, as a field of the component's own is
+    found (``_in_its_state``): compared there, no line (trial 149: a line on
+    every report said it could not tell, of a wrapper's ``p.epoch`` returned
+    as ``epoch``). None: none does."""
     parts = path.split(".")
     if len(parts) < 2 or not all(p.isidentifier() for p in parts):
         return None
