@@ -798,7 +798,7 @@ def _reached_by_own(path: str, number: Any, program: Any,
     for c in components:
         if not _own_class(c.obj):
             continue
-        for attr, value in _fields(c.obj):
+        for attr, value in _reaching(c.obj):
             rest = on_path.get(id(value))
             if rest is None:
                 continue
@@ -815,6 +815,20 @@ def _reached_by_own(path: str, number: Any, program: Any,
                         "at the end): it may keep it another way (a state it sets it from "
                         "again), which is not compared")
     return None
+
+
+def _reaching(obj: Any) -> list[tuple[str, Any]]:
+    """A component's fields, and what a function among them keeps in its
+    closure (trial 207: a position reading its program through a getter,
+    `lambda: self.state`, returned its epoch and was said not to)."""
+    out = []
+    for attr, value in _fields(obj):
+        out.append((attr, value))
+        if isinstance(value, types.FunctionType) and value.__closure__:
+            out += [(f"{attr}.{name}", cell.cell_contents)
+                    for name, cell in zip(value.__code__.co_freevars, value.__closure__)
+                    if cell_filled(cell)]
+    return out
 
 
 def _repr_brief(value: Any) -> str:

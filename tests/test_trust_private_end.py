@@ -211,3 +211,33 @@ def test_a_cache_entry_the_load_lost_where_the_next_step_departs_may_be_lost_by_
     assert "says nothing of your checkpoint" not in line, line
     assert ("held it otherwise right after your load() at step 3, and departed from the "
             "uninterrupted run at the next step: your checkpoint may lose it") in line, line
+
+
+class _CursorByGetter(_Cursor):
+    """Trial 207's position: it reads its program through a getter, so that a
+    load() that makes the state anew is read too."""
+
+    def __init__(self, get) -> None:
+        self.get = get
+
+    @property
+    def trainer(self):
+        return self.get()
+
+
+class _ReadsItsStateByGetter(_ReadsItsState):
+    def components(self) -> dict:
+        return {**super().components(), "data_cursor": _CursorByGetter(lambda: self)}
+
+
+def test_a_number_a_declared_getter_component_returns_is_not_named():
+    """Trial 207: a position holding `lambda: self.state` returned its epoch
+    under its name, and the epoch was still named: `whether a declared
+    component's state_dict() returns it cannot be seen`. What a function among
+    the component's fields keeps in its closure is followed too."""
+    from resumecheck import Target
+
+    report = verify(Target(factory=_ReadsItsStateByGetter, steps=8, resume_at=(2,)),
+                    drop="none", noise_seeds=0)
+    assert report.equivalent
+    assert not [w for w in report.undeclared if w.startswith("state.epoch ")], report.undeclared
