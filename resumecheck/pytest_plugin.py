@@ -674,9 +674,11 @@ def _summary_row(entry: dict[str, Any]) -> str:
 def _exercised_cell(run: dict[str, Any]) -> str:
     """A dropped component's cell where dropping it departs: exercised; where only
     the end state departs, said so (trial 197: `sampler_epoch: ok` of a
-    component no step read, its loss shown only by the state it ends with)."""
+    component no step read, its loss shown only by the state it ends with;
+    trial 207: not "no step read it" of a scheduler whose lost milestone fell
+    on the step it would have cut at, every step matching)."""
     if (run.get("first_divergent_quantity") or "").startswith("state of"):
-        return f"{_EXERCISED}, by the state it ends with (no step here read it)"
+        return f"{_EXERCISED}, by the state it ends with alone (every step matched)"
     return _EXERCISED
 
 

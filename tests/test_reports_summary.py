@@ -181,5 +181,5 @@ def test_a_drop_whose_only_difference_is_its_end_state_says_so_in_the_row():
     report = verify("fixtures.trust.cursor_pattern:TARGET", drop=["global_step", "data_cursor"],
                     noise_seeds=0, check_determinism=False)
     row = _summary_row({"nodeid": "t", "target": "x", "report": report.to_json()})
-    assert "global_step: exercised, by the state it ends with (no step here read it)" in row, row
+    assert "global_step: exercised, by the state it ends with alone (every step matched)" in row, row
     assert "data_cursor: exercised |" in row + " |", row

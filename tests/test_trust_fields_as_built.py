@@ -28,7 +28,7 @@ def test_a_counter_as_built_at_the_resume_point_is_said_unchecked_for_the_progra
         assert LINE in report.not_checked, name
         assert f"not checked at this resume point: {LINE}" in report.render()
         row = _summary_row({"nodeid": "t.py::t", "target": "t", "report": report.to_json()})
-        assert ("early_stop: exercised, by the state it ends with (no step here read it), "
+        assert ("early_stop: exercised, by the state it ends with alone (every step matched), "
                 "but not bad_evals: as a restore without it leaves it, at the resume point") in row
 
 
@@ -58,7 +58,7 @@ def test_with_several_restarts_a_field_is_unchecked_only_where_every_one_finds_i
     assert line.startswith("of `early_stop`, `bad_evals` (0 there, 4 at the end) is at steps 2 "
                            "and 4 as the restore without `early_stop` leaves it"), line
     row = _summary_row({"nodeid": "t.py::t", "target": "t", "report": report.to_json()})
-    assert ("early_stop: exercised, by the state it ends with (no step here read it), but not "
+    assert ("early_stop: exercised, by the state it ends with alone (every step matched), but not "
             "bad_evals: as a restore without it leaves it") in row, row
 
 
