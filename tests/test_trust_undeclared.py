@@ -1286,3 +1286,41 @@ def test_a_generator_made_anew_from_a_declared_count_is_not_named_and_one_from_i
     [line] = lost.undeclared
     assert line.startswith("weights (a Python generator, ramp() of generator_from_cursor.py, "
                            "that the run advanced"), line
+
+
+class _LongCache:
+    """Trial 208's cache: the items the step scored highest, by id, for 80 ids
+    (longer than a container the walk looks into item by item), read by the
+    next step; a dataset beside it as a long list of tensors, unchanged."""
+
+    def __init__(self, settings: dict) -> None:
+        torch.manual_seed(0)
+        self.data = [torch.randn(3) for _ in range(200)]
+        self.model = torch.nn.Linear(3, 1)
+        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1)
+        self.cache: dict[int, list[int]] = {}
+        self.step = 0
+
+    def components(self) -> dict:
+        return {"params": self.model, "optimizer": self.optimizer}
+
+    def train_step(self):
+        ids = [(self.step * 16 + i) % 80 for i in range(16)]
+        x = torch.stack([self.data[i] + 0.01 * len(self.cache.get(i, [])) for i in ids])
+        loss = self.model(x).pow(2).mean()
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+        for i in ids:
+            self.cache[i] = [i, i + 1]
+        self.step += 1
+        return StepOutput(loss=loss.item())
+
+
+def test_a_long_cache_no_component_holds_is_named_and_a_long_dataset_is_not():
+    report = verify(Target(factory=_LongCache, steps=8, resume_at=(5,)), **FAST)
+    assert not report.equivalent
+    lines = {u.split(" (")[0]: u for u in report.undeclared}
+    assert lines["cache"].startswith("cache (dict: 80 entries, 240 numbers in all, that the run "
+                                     "changed and no declared component holds"), lines
+    assert "data" not in lines and "`cache`" in report.incomplete_state_notice()
