@@ -176,7 +176,9 @@ class Finding:
                     "as in the uninterrupted run)")
         if self.mark or not incomplete or run.checkpoint != "program":
             return self.mark
-        if incomplete.startswith(CHANGED_ONE):
+        if incomplete.startswith(CHANGED_ONE) or CHANGED_AFTER_LOAD in self.detail:
+            # (trial 209: beside a load that lost state, a callback set again in
+            # on_fit_start read "its load_state_dict() does not bring back ...")
             return (" (not judged: it is changed between the restore and the first step, so a "
                     "rerun that puts the uninterrupted run's state in loses it alike; see the "
                     "WARNING)")
@@ -967,6 +969,44 @@ _FIT_LOOP_NOTE = (
 behind; restarted again at the next epoch's end, plain Lightning read step 7's batch at 13)"""
 
 
+def _lossy_notice(lossy: list[Finding], where: str, settings: str, ablations: str) -> str:
+    """The incomplete-state notice where declared components differ right after
+    the engine restored them from their own capture (``lossy``): their load
+    does not bring back what their state_dict() gave, or, where it did (the
+    adapter checks it at once), something changed them before the first step."""
+    ending = f"{settings}.{ablations}"
+    changed = [f for f in lossy if CHANGED_AFTER_LOAD in f.detail]
+    if len(changed) == len(lossy):
+        listed = "; ".join(f"`{f.component}`: {f.detail}" for f in lossy)
+        return (f"{CHANGED_ONE}: the engine restored every declared component and the run "
+                f"still {where}. Right after the restore, {listed}{ending}")
+    # (trial 209: a callback its load gave back, set again in on_fit_start, was
+    # said, beside a datamodule that lost state, not to load back its own)
+    lossy = [f for f in lossy if f not in changed]
+    listed = "; ".join(f"`{f.component}`: {f.detail}" for f in lossy)
+    besides = "".join(f"; and `{f.component}`: {f.detail}" for f in changed)
+    which = LOSSY_ONE if len(lossy) == 1 else LOSSY_MANY
+    # (trials: the correct Lightning program resumed at an epoch's last batch was
+    # told that "a declared component", which it never declared, loses its state)
+    fit_loop = _FIT_LOOP_NOTE if any("epoch_progress." in f.detail for f in lossy) else ""
+    samples = ""
+    if fit_loop and "(the samples consumed)" in where:
+        # (trial 137: a loader of its own restored its position at the epoch's end
+        # and skipped the whole next epoch; the notice spoke of Lightning's counters;
+        # trial 139: it still named them first)
+        samples = (" The samples differ: where your loader keeps its own position, a "
+                   "position at an epoch's end restored must start the next epoch whole, "
+                   "not skip that many batches of it (see the first divergence: which "
+                   "step's samples the restart reads). Besides,")
+    return (  # (a re-check: it opened with "do not capture the program's state")
+        f"{which}: the engine restored every declared component and the run still "
+        f"{where}.{samples} {'r' if samples else 'R'}ight after the restore, {listed}: "
+        "its load_state_dict() does not bring "
+        "back what its state_dict() returned (or something between the restore and the "
+        f"first step changed it){besides}{settings}.{fit_loop}{ablations}"
+    )
+
+
 def _incomplete_notice(engine: RunResult, where: str, settings: str, ablations: str,
                        named: str, paths: Sequence[str] = ()) -> str:
     """The incomplete-state notice once the engine's resume ran and departed
@@ -980,32 +1020,7 @@ def _incomplete_notice(engine: RunResult, where: str, settings: str, ablations: 
     if reordered:
         return _reordered_notice(where, reordered, ablations)
     if lossy:
-        # Restored from its own capture, a component that still differs right
-        # after the restore does not load what its state_dict() gave.
-        listed = "; ".join(f"`{f.component}`: {f.detail}" for f in lossy)
-        if all(CHANGED_AFTER_LOAD in f.detail for f in lossy):
-            return (f"{CHANGED_ONE}: the engine restored every declared component and the run "
-                    f"still {where}. Right after the restore, {listed}{ending}")
-        which = LOSSY_ONE if len(lossy) == 1 else LOSSY_MANY
-        # (trials: the correct Lightning program resumed at an epoch's last batch was
-        # told that "a declared component", which it never declared, loses its state)
-        fit_loop = _FIT_LOOP_NOTE if any("epoch_progress." in f.detail for f in lossy) else ""
-        samples = ""
-        if fit_loop and "(the samples consumed)" in where:
-            # (trial 137: a loader of its own restored its position at the epoch's end
-            # and skipped the whole next epoch; the notice spoke of Lightning's counters;
-            # trial 139: it still named them first)
-            samples = (" The samples differ: where your loader keeps its own position, a "
-                       "position at an epoch's end restored must start the next epoch whole, "
-                       "not skip that many batches of it (see the first divergence: which "
-                       "step's samples the restart reads). Besides,")
-        return (  # (a re-check: it opened with "do not capture the program's state")
-            f"{which}: the engine restored every declared component and the run still "
-            f"{where}.{samples} {'r' if samples else 'R'}ight after the restore, {listed}: "
-            "its load_state_dict() does not bring "
-            "back what its state_dict() returned (or something between the restore and the "
-            f"first step changed it){settings}.{fit_loop}{ablations}"
-        )
+        return _lossy_notice(lossy, where, settings, ablations)
     after_restart = _after_restart_notice(engine, where, named, ending)
     if after_restart is not None:
         return after_restart

@@ -697,3 +697,26 @@ def test_a_module_with_two_optimizers_is_refused_as_a_limit_of_the_adapter():
                            "program, which it has not judged)"), text
     assert "Fix the program" not in text and "Traceback" not in text
     assert "a parameter group for each part" in text
+
+
+def test_a_component_changed_after_its_load_beside_one_that_lost_state_is_said_apart():
+    """Trial 209: an EMA callback its load gave back, set again in on_fit_start,
+    beside a datamodule whose load lost state, read "declared components do not
+    load back their own state" and, in its diagnosis, "its load_state_dict()
+    does not bring back what its state_dict() returned"."""
+    from resumecheck.phrases import CHANGED_AFTER_LOAD
+    from resumecheck.report import Finding, RunResult, _lossy_notice
+
+    ema = Finding("callbacks", f"EMA.shadow differs ({CHANGED_AFTER_LOAD})", step=6)
+    data = Finding("datamodule", "gen differs", step=6)
+    notice = _lossy_notice([data, ema], "differs from step 7 (loss)", "", "")
+    assert notice.startswith("a declared component does not load back its own state: "), notice
+    assert ("`datamodule`: gen differs: its load_state_dict() does not bring back what its "
+            "state_dict() returned") in notice
+    assert f"; and `callbacks`: EMA.shadow differs ({CHANGED_AFTER_LOAD})" in notice
+    run = RunResult(dropped=[], resume_at=[6], verdict="diverged", checkpoint="program",
+                    diagnosis=[data, ema])
+    assert ema.mark_in(run, notice).startswith(
+        " (not judged: it is changed between the restore and the first step")
+    assert data.mark_in(run, notice).startswith(
+        " (not judged: its load_state_dict() does not bring back")
