@@ -93,13 +93,37 @@ class StepOutput:
     samples: torch.Tensor | None = None
 
 
-def _read_as_dict(config: Mapping[str, Any]) -> str:
+def _read_as_dict(config: Mapping[str, Any], factory: Any) -> str:
     """The hint of a factory that read its settings as something else (trial
     166: ``build(args)`` reading ``args.seed`` of an argparse namespace)."""
     return ("A target's factory is called with one argument, a dict of settings (here "
             f"{dict(config)!r}), and returns your program (an object with components() and "
             "train_step()): read the settings as a dict (settings.get('seed', 0)), or point "
-            "the target at a small function that builds your program from them")
+            "the target at a small function that builds your program from them"
+            + _framework_hint(getattr(factory, "__globals__", {})))
+
+
+_TRAINERS = "README, 'Training with Lightning or the HuggingFace Trainer'"
+_FRAMEWORK_TARGETS = {
+    "transformers": ("a HuggingFace Trainer", "resumecheck.frameworks.trainer_target", _TRAINERS),
+    "lightning": ("a Lightning Trainer", "resumecheck.frameworks.lightning_target", _TRAINERS),
+    "pytorch_lightning": ("a Lightning Trainer", "resumecheck.frameworks.lightning_target",
+                          _TRAINERS),
+    "accelerate": ("an Accelerate loop", "resumecheck.frameworks.accelerate_program",
+                   "README, 'Training with HuggingFace Accelerate'"),
+}
+
+
+def _framework_hint(names: Mapping[str, Any]) -> str:
+    """Where what the factory's module imported is a framework's (trial 210:
+    a function that builds a HuggingFace Trainer, given as the target, was
+    not told of trainer_target): the framework's target, as the README shows it."""
+    for name, value in names.items():
+        package = getattr(value, "__module__", None) or getattr(value, "__name__", "") or name
+        said = _FRAMEWORK_TARGETS.get(str(package).split(".")[0])
+        if said:
+            return f". If it builds {said[0]}, give {said[1]}(...) as the target ({said[2]})"
+    return ""
 
 
 _MISSING_PACKAGE = (
@@ -199,7 +223,7 @@ class Target:
                 self.name,
                 f"the factory raised {module_state.raised(exc)}",
                 _MISSING_PACKAGE if isinstance(exc, ImportError) else
-                _read_as_dict(config) if "'dict' object" in str(exc) else
+                _read_as_dict(config, self.factory) if "'dict' object" in str(exc) else
                 "Fix the factory so that it builds a program from these settings: "
                 f"{dict(config)!r}",
             ) from exc
@@ -270,7 +294,8 @@ class BuiltProgram:
                 target_name,
                 f"the factory returned a {type(program).__name__}, not a program",
                 "A program needs components() returning a name -> Stateful mapping "
-                "and train_step() running one optimizer step",
+                "and train_step() running one optimizer step"
+                + _framework_hint({type(program).__name__: program}),
             )
         declared = program.components()
         if not isinstance(declared, Mapping) or not declared:

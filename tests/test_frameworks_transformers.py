@@ -464,3 +464,27 @@ def test_a_collator_drawing_from_torchs_stream_is_told_the_trainer_fetches_befor
     default = resumecheck.verify(f"{PROGRAMS}:TRAINER_DEFAULT", drop="none", noise_seeds=0,
                                  check_determinism=False)
     assert "fetched before" not in default.render()
+
+
+def test_a_function_that_builds_a_trainer_given_as_the_target_is_told_of_trainer_target(
+        tmp_path):
+    """Trial 210 pointed `resumecheck run` at its own `make_trainer(args)`: the
+    error said what a factory is, and not that trainer_target is the way for
+    a Trainer; nor where the factory returns one."""
+
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import transformers\n\n\n"
+        "def make_trainer(args):\n"
+        "    return args.seed\n\n\n"
+        "def built(settings):\n"
+        "    return transformers.Trainer.__new__(transformers.Trainer)\n")
+    for name, said in [("make_trainer", "the factory raised AttributeError"),
+                       ("built", "the factory returned a Trainer, not a program")]:
+        with pytest.raises(TargetError) as info:
+            load_target(f"{script}:{name}").build({})
+        assert said in str(info.value), str(info.value)
+        assert str(info.value).endswith(
+            "If it builds a HuggingFace Trainer, give resumecheck.frameworks.trainer_target(...) "
+            "as the target (README, 'Training with Lightning or the HuggingFace Trainer')"), \
+            str(info.value)
