@@ -969,11 +969,19 @@ _FIT_LOOP_NOTE = (
 behind; restarted again at the next epoch's end, plain Lightning read step 7's batch at 13)"""
 
 
-def _lossy_notice(lossy: list[Finding], where: str, settings: str, ablations: str) -> str:
+_READ_ELSEWHERE = "what the uninterrupted run read at"
+"""How a first divergence says where the restart's samples were read before
+(``evidence.describe_data``)."""
+
+
+def _lossy_notice(lossy: list[Finding], where: str, settings: str, ablations: str,
+                  read_elsewhere: bool = False) -> str:
     """The incomplete-state notice where declared components differ right after
     the engine restored them from their own capture (``lossy``): their load
     does not bring back what their state_dict() gave, or, where it did (the
-    adapter checks it at once), something changed them before the first step."""
+    adapter checks it at once), something changed them before the first step.
+    ``read_elsewhere``: the first divergence says which step's samples the
+    restart reads (trial 209: pointed at, where it did not)."""
     ending = f"{settings}.{ablations}"
     changed = [f for f in lossy if CHANGED_AFTER_LOAD in f.detail]
     if len(changed) == len(lossy):
@@ -996,8 +1004,8 @@ def _lossy_notice(lossy: list[Finding], where: str, settings: str, ablations: st
         # trial 139: it still named them first)
         samples = (" The samples differ: where your loader keeps its own position, a "
                    "position at an epoch's end restored must start the next epoch whole, "
-                   "not skip that many batches of it (see the first divergence: which "
-                   "step's samples the restart reads). Besides,")
+                   "not skip that many batches of it" + (" (see the first divergence: which "
+                   "step's samples the restart reads)" if read_elsewhere else "") + ". Besides,")
     return (  # (a re-check: it opened with "do not capture the program's state")
         f"{which}: the engine restored every declared component and the run still "
         f"{where}.{samples} {'r' if samples else 'R'}ight after the restore, {listed}: "
@@ -1020,7 +1028,8 @@ def _incomplete_notice(engine: RunResult, where: str, settings: str, ablations: 
     if reordered:
         return _reordered_notice(where, reordered, ablations)
     if lossy:
-        return _lossy_notice(lossy, where, settings, ablations)
+        return _lossy_notice(lossy, where, settings, ablations,
+                             _READ_ELSEWHERE in (engine.divergence_detail or ""))
     after_restart = _after_restart_notice(engine, where, named, ending)
     if after_restart is not None:
         return after_restart

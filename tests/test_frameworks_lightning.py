@@ -550,6 +550,9 @@ def test_a_loader_that_skips_the_next_epoch_at_an_epochs_end_is_pointed_at_too()
     loader = ("The samples differ: where your loader keeps its own position, a position at an "
               "epoch's end restored must start the next epoch whole")
     assert loader in notice, notice
+    # (trial 209: pointed at the first divergence, which said no step's samples: nor here)
+    assert own.divergence_detail.startswith("samples of step 6: max |Δ|")
+    assert "see the first divergence" not in notice, notice
     # (trial 139: the loader came after Lightning's counts, which steered away from it)
     assert notice.index(loader) < notice.index("Right after the restore".lower()) \
         < notice.index("counts its end again"), notice
