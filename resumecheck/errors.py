@@ -650,6 +650,10 @@ def as_built_text(names: list[str], points: list[int], unmoved: bool = False) ->
         f"; {CONFIG_AS_BUILT}" if "config" in names else "")
 
 
+LEFT_ALONE = "the uninterrupted run did not change it after there"
+"""How a blind spot's why says the run left the dropped component alone after
+the resume point (``verdict._unread_because``)."""
+
 NEVER_MOVES = "training does not change"
 """Said of a blind spot whose components are a fresh build's at the resume point
 and at the end (``as_built_text``)."""
@@ -755,16 +759,20 @@ def _blind_spot_lines(report: Report, components: list[str]) -> list[str]:
     # optimizer's restored learning rate, was told to use other settings)
     masked = [c for c in components if c == "config"
               and any(CONFIG_MASKED in r.explanation for r in spots if c in r.dropped)]
+    # (trial 211: a stream the run drew from at step 4 and not after the resume
+    # point at 8 was told "dropout or augmentation for rng")
+    alone = sorted({c for r in spots if LEFT_ALONE in r.explanation for c in r.dropped
+                    if c in components and c not in built})
     ways = [_EXERCISE[c] for c in _EXERCISE if c in components and c not in unread
-            and c not in idle and c not in built and c not in masked]
+            and c not in idle and c not in built and c not in masked and c not in alone]
     if any(c not in _EXERCISE and c not in built for c in components):  # (your own)
         ways.append("a step after the resume point that reads what the checkpoint "
                     "would lose, for a component of your own")
     # (a trial: "nothing the program does here can exercise them" above a line
     # that said what would, for a config equal to the factory's defaults)
     lead = (f"make the program exercise them ({', '.join(ways)}) or choose another resume "
-            "point" if ways else "what would exercise each is said below" if built or masked
-            else "nothing the program does here can exercise them")
+            "point" if ways else "what would exercise each is said below"
+            if built or masked or alone else "nothing the program does here can exercise them")
     lines = [f"blind spots in {report.target} at resume point(s) "
              f"{','.join(map(str, report.resume_at))}: {', '.join(components)}",
              f"dropping these from the checkpoint changed nothing, so this check cannot catch "
@@ -783,8 +791,16 @@ def _blind_spot_lines(report: Report, components: list[str]) -> list[str]:
                  "between (a position that cycles), and another resume point shows it "
                  "(resumecheck fuzz tries them)")
               for c in built]
-    lines += [f"{c}: {CONFIG_MASKED}; a setting that only the config holds, read by a "
-              "later step, shows the difference" for c in masked]
+    return lines + _unexercised_lines(masked, again, unread, idle, alone)
+
+
+def _unexercised_lines(masked: list[str], again: list[str], unread: list[str],
+                       idle: list[str], alone: list[str]) -> list[str]:
+    """``_blind_spot_lines``'s words on the blind spots that are so for a
+    reason of their own: a masked config, state set again, a schedule not read
+    or no longer stepped, state the run left alone after the resume point."""
+    lines = [f"{c}: {CONFIG_MASKED}; a setting that only the config holds, read by a "
+             "later step, shows the difference" for c in masked]
     lines += [f"{c}: right after the restore it differed, and {SET_AGAIN} (the report's "
               "why says how): a resume point after which a step reads it before the "
               "program sets it again shows the difference" for c in again]
@@ -795,4 +811,7 @@ def _blind_spot_lines(report: Report, components: list[str]) -> list[str]:
     lines += [f"{c}: the learning rate changes after the resume point, but the uninterrupted "
               "run no longer steps it there (it ends as it was at the resume point): choose a "
               "resume point before its last step" for c in idle]
+    lines += [f"{c}: no step after the resume point read it, and {LEFT_ALONE}: the run "
+              "changes it only before; a resume point before its last change shows it "
+              "(resumecheck fuzz tries them)" for c in alone]
     return lines

@@ -29,7 +29,8 @@ from resumecheck.components import (
     validate_drop,
 )
 from resumecheck.errors import (
-    CONFIG_MASKED, SCHEDULER_BY_EPOCH, SCHEDULER_IDLE, SCHEDULER_UNREAD, SET_AGAIN, as_built_text,
+    CONFIG_MASKED, LEFT_ALONE, SCHEDULER_BY_EPOCH, SCHEDULER_IDLE, SCHEDULER_UNREAD, SET_AGAIN,
+    as_built_text,
 )
 from resumecheck.evidence import (
     annotate, cleared_streams, offsets_shared_with, set_right_during, unclear_streams,
@@ -794,7 +795,7 @@ def _unread_because(ref: Reference, segments: Segments, name: str, k: int | None
     if capture is None or not ref.segment.end_state:
         return text
     if ref.component_digest(capture, name) == ref.component_digest(ref.segment.end_state, name):
-        return f"{text}, and the uninterrupted run did not change it after there"
+        return f"{text}, and {LEFT_ALONE}"
     try:
         ref_end = ref.file(ref.segment.end_state)["components"][name]
         last = segments[-1][1].end_state or ""

@@ -3,6 +3,7 @@
 from dataclasses import replace
 
 import pytest
+import torch
 
 import resumecheck
 from resumecheck import InvalidArgument, Tolerance, UnknownComponent, verify
@@ -444,3 +445,43 @@ def test_a_run_that_departs_at_its_last_step_after_the_loss_is_not_called_silent
     earlier = run(7)  # (a parameter off at 7 that step 8's loss does not read: silent)
     plausibility(earlier, deltas, curves)
     assert earlier.noise_label == "silent"
+
+
+class _DrawsEarlyOnly:
+    """Draws from torch's stream in its first two steps only (trial 211: dead
+    codes restarted from random draws at step 4, none after the resume point)."""
+
+    def __init__(self, settings: dict) -> None:
+        torch.manual_seed(0)
+        self.model = torch.nn.Linear(3, 1)
+        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1)
+        self.step = 0
+
+    def components(self) -> dict:
+        return {"params": self.model, "optimizer": self.optimizer,
+                "rng": resumecheck.RNGState(streams=["torch"]),
+                "global_step": resumecheck.Attr(self, "step")}
+
+    def train_step(self):
+        self.step += 1
+        x = torch.rand(4, 3) if self.step <= 2 else torch.ones(4, 3)
+        loss = self.model(x).pow(2).mean()
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+        return loss.detach()
+
+
+def test_a_blind_spot_the_run_left_alone_after_the_resume_point_is_told_so_not_dropout():
+    """Trial 211: a stream drawn from before the resume point and not after it
+    was told "make the program exercise them (dropout or augmentation for rng)"."""
+    from resumecheck.errors import ComponentsNotExercised
+
+    target = resumecheck.Target(factory=_DrawsEarlyOnly, steps=6, resume_at=(4,))
+    report = verify(target, drop=["rng"], noise_seeds=0, check_determinism=False)
+    assert report.runs[-1].blind_spot
+    message = str(ComponentsNotExercised(report, ["rng"]))
+    assert "dropout or augmentation" not in message, message
+    assert ("rng: no step after the resume point read it, and the uninterrupted run did not "
+            "change it after there: the run changes it only before; a resume point before its "
+            "last change shows it") in message, message
