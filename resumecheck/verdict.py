@@ -978,8 +978,12 @@ def conclude(ref: Reference, result: RunResult, cmp: Comparison | None,
     if not result.dropped and result.verdict == DIVERGED:
         result.explanation += _new_epoch_text(ref, result)
     if not result.dropped and result.verdict == DIVERGED and ref.segment.unrestorable:
-        result.explanation += "; state no checkpoint can hold: " + "; ".join(
-            ref.segment.unrestorable)
+        # (trial 212: beside a lost scheduler the diagnosis named, persistent workers
+        # read as a cause of a departure inside their first epoch)
+        result.explanation += ("; besides what the diagnosis names, state no checkpoint can "
+                               "hold (which may have no part in this departure): "
+                               if result.diagnosis else "; state no checkpoint can hold: "
+                               ) + "; ".join(ref.segment.unrestorable)
     if not result.dropped and result.verdict == DIVERGED and result.checkpoint == "engine":
         unreached = {n: where for _, seg in segments for n, where in seg.unreached.items()}
         result.explanation += "".join(f"; {_made_before_text(n, w)}" for n, w in unreached.items())

@@ -32,3 +32,14 @@ def test_seeded_by_epoch_and_index_it_resumes_and_nothing_is_said_of_the_workers
     # on, no step reads it (not "restored wrongly": the load restored it)
     assert report.full_resume.latent_gaps == ["rng"]
     assert "rng ending otherwise than in the uninterrupted run" in report.full_resume.explanation
+
+
+def test_beside_a_cause_the_diagnosis_names_the_workers_are_said_as_no_more_than_a_caveat():
+    """Trial 212: beside a lost scheduler the diagnosis confirmed, the workers'
+    clause read as a second cause of a departure inside their first epoch."""
+    report = verify(SPEC + "FORGETS_THE_MODEL", drop="none", noise_seeds=0)
+    own = report.full_resume
+    assert own.verdict == "diverged" and [f.component for f in own.diagnosis] == ["params"]
+    assert ("; besides what the diagnosis names, state no checkpoint can hold (which may have "
+            "no part in this departure): the DataLoader `loader` keeps its 2 worker processes"
+            ) in own.explanation, own.explanation
