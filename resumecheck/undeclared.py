@@ -196,8 +196,8 @@ class UndeclaredWatch:
                 continue  # (its state_dict() returns it: compared, a lossy load is diagnosed)
             if missed and _held_by_name(path, obj, components, kept):
                 continue  # (a component keeps it, under its name and equal: compared there)
-            if missed and _is_number(obj) and (reached := _reached_by_own(
-                    path, obj, program, components)) is not None:
+            if missed and (_is_number(obj) or isinstance(obj, (list, tuple))) and (
+                    reached := _reached_by_own(path, obj, program, components)) is not None:
                 if reached:  # ('': its state_dict() returns it, equal: compared there)
                     out[path] = (f"{path} ({self._number_values(path, obj)}, changed during "
                                  f"the run; {reached})")
@@ -809,8 +809,10 @@ def _reached_by_own(path: str, number: Any, program: Any,
             except Exception:  # (a state_dict() that fails: the capture says it)
                 continue
             if isinstance(state, dict) and parts[-1] in state:
-                if _in_its_state(path, number, state):
+                if _in_its_state(path, number, state) or _same_plain(number, state[parts[-1]]):
                     return ""
+                if not _is_number(number):  # (trial 213: a list of numbers, returned equal)
+                    return None
                 return (f"the declared component {c.name} ({type(c.obj).__name__}) keeps it "
                         f"too, as {c.name}.{attr}.{rest}, and its state_dict() returns a "
                         f"`{parts[-1]}`, but not this number ({_repr_brief(state[parts[-1]])} "

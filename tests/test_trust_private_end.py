@@ -241,3 +241,50 @@ def test_a_number_a_declared_getter_component_returns_is_not_named():
                     drop="none", noise_seeds=0)
     assert report.equivalent
     assert not [w for w in report.undeclared if w.startswith("state.epoch ")], report.undeclared
+
+
+class _Env:
+    def __init__(self) -> None:
+        self.pos, self.t = [0, 0], 0
+
+
+class _EnvState:
+    """Trial 213's: an environment's position, a list, returned equal."""
+
+    def __init__(self, trainer) -> None:
+        self.trainer = trainer
+
+    def state_dict(self) -> dict:
+        return {"pos": list(self.trainer.state.env.pos), "t": self.trainer.state.env.t}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.trainer.state.env.pos, self.trainer.state.env.t = list(state["pos"]), state["t"]
+
+
+class _WalksAnEnv(_ReadsItsState):
+    def __init__(self, settings: dict) -> None:
+        super().__init__(settings)
+        self.state.env = _Env()
+
+    def components(self) -> dict:
+        return {**super().components(), "env": _EnvState(self)}
+
+    def train_step(self):
+        out = super().train_step()
+        env = self.state.env
+        env.t += 1
+        env.pos = [0, 0] if env.t % 4 == 0 else [env.pos[0] + 1, env.pos[1]]
+        return out
+
+
+def test_a_list_a_declared_component_returns_equal_is_not_named():
+    """Trial 213: an environment's position, a list its declared component
+    returns under its name, read `not compared: state.env.pos (list: 2
+    numbers ...; if none does, declare it as a component ...)` in fuzz's
+    look at a resume point where it was as built."""
+    from resumecheck import Target
+
+    report = verify(Target(factory=_WalksAnEnv, steps=8, resume_at=(4,)), drop="none",
+                    noise_seeds=0)
+    assert report.equivalent
+    assert not [w for w in report.undeclared if w.startswith("state.env.")], report.undeclared
