@@ -1026,8 +1026,10 @@ def _calls_text(step: int, rec: Any, ref_rec: Any, ref_keys: list[str], run_keys
     uninterrupted run's: whether those both have agree, and what the other
     side's extra calls were (trial 159: a validation every third step, decided
     by a step counter, read as other data)."""
+    # (trial 213 read "called the model with 8 input tensors" as one call of 8 inputs)
     said = (f"step {step} called the model with {len(run_in)} input "
-            f"tensor{'' if len(run_in) == 1 else 's'}, {len(ref_in)} in the reference")
+            f"tensor{'' if len(run_in) == 1 else 's'} over all its calls, {len(ref_in)} in the "
+            "reference")
     common = min(len(ref_in), len(run_in))
     if any(a.shape != b.shape or a.dtype != b.dtype or not torch.equal(a, b)
            for a, b in zip(ref_in[:common], run_in[:common])):
