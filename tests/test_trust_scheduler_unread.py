@@ -32,8 +32,12 @@ def test_a_scheduler_whose_rate_stays_put_gets_the_advice_to_make_it_change():
     report = verify(SPEC + "FLAT", drop=["scheduler"], **FAST)
     [spot] = report.blind_spots
     assert SCHEDULER_UNREAD not in spot.explanation
+    # (trial 211: a component the run left alone after the resume point is told so, and
+    # where a resume point shows it, rather than how a program could exercise it)
     with pytest.raises(ComponentsNotExercised,
-                       match="a learning rate that changes after the resume point for scheduler"):
+                       match="scheduler: no step after the resume point read it, and the "
+                             "uninterrupted run did not change it after there: the run changes "
+                             "it only before; a resume point before its last change shows it"):
         assert_components_exercised(SPEC + "FLAT", drop=["scheduler"], **FAST)
 
 
