@@ -31,8 +31,8 @@ from resumecheck.report import (
     StreamOffset,
 )
 from resumecheck.phrases import (
-    POSITION_OTHER_EPOCH, POSITION_TRANSFORMED, POSITION_UNUSED, UNDECLARED_LEAD, ordinal,
-    unused_position,
+    POSITION_OTHER_EPOCH, POSITION_TRANSFORMED, POSITION_UNUSED, READ_BEFORE, UNDECLARED_LEAD,
+    ordinal, unused_position,
 )
 from resumecheck.program import epoch_boundaries, next_epoch_start
 from resumecheck.segments import SegmentResult
@@ -910,7 +910,7 @@ def _read_elsewhere(reference: SegmentResult, rec: Any, key: str, step: int,
         step)
     if at is None:
         return _shifted(expected, read)
-    said = f"; they are what the uninterrupted run read at step {at} ({steps_apart(at, step)})"
+    said = f"; they are {READ_BEFORE} step {at} ({steps_apart(at, step)})"
     place = epoch_place(reference, step, at)
     if place is not None:
         return _in_its_epoch(said, place, at, step)

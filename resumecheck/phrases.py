@@ -15,6 +15,7 @@ __all__ = ["ADAPTER_LEFT_OUT", "AS_THE_BUILD_MADE", "NOT_SET_BACK", "as_built_at
            "amount", "BUILDING",
            "CHANGED_AFTER_LOAD", "CHECKPOINT_LOSES",
            "CHECKPOINT_MAY_LOSE", "LOOP_ENDED", "NOT_DECLARED", "NOT_VALIDATED_AGAIN",
+           "READ_BEFORE",
            "OWN_RESUME_ENDS_OTHERWISE", "OWN_RESUME_ENDS_WITHOUT", "paths_said", "ordinal",
            "SET_AGAIN_LATER", "set_again_uncompared",
            "FRAMEWORK_RESUME",
@@ -130,6 +131,10 @@ NOT_DECLARED = "state you did not declare"
 ADAPTER_LEFT_OUT = "state no declared component holds"
 """What a framework target's texts say for ``NOT_DECLARED``: its components
 are the adapter's declaration, not the user's."""
+READ_BEFORE = "what the uninterrupted run read at"
+"""How a first divergence says the restart's samples are an earlier step's
+(``evidence.describe_data``; the WARNING points at it only where it says so)."""
+
 UNDECLARED_LEAD = f": what it leaves different is {NOT_DECLARED}"
 """How a departed own resume with no lead in the declared state opens its
 list of likely causes (the launch settings, where suspected, go first)."""

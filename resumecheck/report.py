@@ -19,7 +19,8 @@ from resumecheck.errors import LONGER_BOUND
 from resumecheck.phrases import (
     ADAPTER_LOOP, AS_BUILT_MARK, BUILDING, CHANGED_AFTER_LOAD, FETCHED_BEFORE_RESTORE,
     FRAMEWORK_RESUME, HASH_ORDER_UNCHECKED,
-    NOT_VALIDATED_AGAIN, POSITION_TRANSFORMED, REORDERED, RESTORE_CHANGED, RESTORING, STOPPED,
+    NOT_VALIDATED_AGAIN, POSITION_TRANSFORMED, READ_BEFORE, REORDERED, RESTORE_CHANGED, RESTORING,
+    STOPPED,
     drawn_at_import_text, first_line, global_streams, lost_uncompared, paths_said,
     set_again_uncompared, uncompared_path,
     unused_position,
@@ -969,11 +970,6 @@ _FIT_LOOP_NOTE = (
 behind; restarted again at the next epoch's end, plain Lightning read step 7's batch at 13)"""
 
 
-_READ_ELSEWHERE = "what the uninterrupted run read at"
-"""How a first divergence says where the restart's samples were read before
-(``evidence.describe_data``)."""
-
-
 def _lossy_notice(lossy: list[Finding], where: str, settings: str, ablations: str,
                   read_elsewhere: bool = False) -> str:
     """The incomplete-state notice where declared components differ right after
@@ -1029,7 +1025,7 @@ def _incomplete_notice(engine: RunResult, where: str, settings: str, ablations: 
         return _reordered_notice(where, reordered, ablations)
     if lossy:
         return _lossy_notice(lossy, where, settings, ablations,
-                             _READ_ELSEWHERE in (engine.divergence_detail or ""))
+                             READ_BEFORE in (engine.divergence_detail or ""))
     after_restart = _after_restart_notice(engine, where, named, ending)
     if after_restart is not None:
         return after_restart
