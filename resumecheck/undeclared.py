@@ -791,7 +791,7 @@ def _reached_by_own(path: str, number: Any, program: Any,
     if len(parts) < 2 or not all(p.isidentifier() for p in parts):
         return None
     # (trial 196: a cursor that keeps the program itself, and returns its state.epoch)
-    on_path, obj = {id(program): path}, program
+    on_path, obj, said = {id(program): path}, program, None
     for i, part in enumerate(parts[:-1]):
         obj = getattr(obj, part, None)
         if obj is None:
@@ -808,17 +808,36 @@ def _reached_by_own(path: str, number: Any, program: Any,
                 state = asked_state(c.obj)
             except Exception:  # (a state_dict() that fails: the capture says it)
                 continue
-            if isinstance(state, dict) and parts[-1] in state:
-                if _in_its_state(path, number, state) or _same_plain(number, state[parts[-1]]):
+            entry = _entry_at(state, parts)
+            if entry is not _NO_ENTRY:
+                if _in_its_state(path, number, state) or _same_plain(number, entry):
                     return ""
-                if not _is_number(number):  # (trial 213: a list of numbers, returned equal)
-                    return None
-                return (f"the declared component {c.name} ({type(c.obj).__name__}) keeps it "
-                        f"too, as {c.name}.{attr}.{rest}, and its state_dict() returns a "
-                        f"`{parts[-1]}`, but not this number ({_repr_brief(state[parts[-1]])} "
-                        "at the end): it may keep it another way (a state it sets it from "
-                        "again), which is not compared")
-    return None
+                if _is_number(number) and parts[-1] in state and said is None:
+                    # (another component may still return it: trial 217's two positions)
+                    said = (f"the declared component {c.name} ({type(c.obj).__name__}) keeps "
+                            f"it too, as {c.name}.{attr}.{rest}, and its state_dict() returns a "
+                            f"`{parts[-1]}`, but not this number "
+                            f"({_repr_brief(state[parts[-1]])} at the end): it may keep it "
+                            "another way (a state it sets it from again), which is not compared")
+    return said
+
+
+_NO_ENTRY = object()
+
+
+def _entry_at(state: Any, parts: list[str]) -> Any:
+    """The entry of a component's state_dict() under the path's last names
+    nested (``{'unl': {'epoch': ..}}`` of ``state.unl.epoch``: trial 217's
+    position of two loaders), or under its last name (``epoch``); ``_NO_ENTRY``."""
+    if not isinstance(state, dict):
+        return _NO_ENTRY
+    for start in range(1, len(parts)):  # (the most names first: `unl.epoch`, then `epoch`)
+        entry: Any = state
+        for name in parts[start:]:
+            entry = entry.get(name, _NO_ENTRY) if isinstance(entry, dict) else _NO_ENTRY
+        if entry is not _NO_ENTRY:
+            return entry
+    return _NO_ENTRY
 
 
 def _reaching(obj: Any) -> list[tuple[str, Any]]:

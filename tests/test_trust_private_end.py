@@ -288,3 +288,43 @@ def test_a_list_a_declared_component_returns_equal_is_not_named():
                     noise_seeds=0)
     assert report.equivalent
     assert not [w for w in report.undeclared if w.startswith("state.env.")], report.undeclared
+
+
+class _Loaders:
+    """Trial 217's position of two loaders, each's state nested under its name."""
+
+    def __init__(self, trainer) -> None:
+        self.trainer = trainer
+
+    def state_dict(self) -> dict:
+        s = self.trainer.state
+        return {"lab": {"epoch": s.lab.epoch}, "unl": {"epoch": s.unl.epoch}}
+
+    def load_state_dict(self, state: dict) -> None:
+        s = self.trainer.state
+        s.lab.epoch, s.unl.epoch = state["lab"]["epoch"], state["unl"]["epoch"]
+
+
+class _TwoLoaders(_ReadsItsState):
+    def __init__(self, settings: dict) -> None:
+        super().__init__(settings)
+        self.state.lab, self.state.unl = _State(), _State()
+
+    def components(self) -> dict:
+        return {**super().components(), "loaders": _Loaders(self)}
+
+    def train_step(self):
+        out = super().train_step()
+        self.state.unl.epoch = self.state.epoch * 2
+        return out
+
+
+def test_a_number_a_declared_component_returns_nested_under_its_owners_name_is_not_named():
+    """Trial 217: `state.unl.epoch`, returned as `{'unl': {'epoch': ...}}` by a
+    position of two loaders, read `not compared ... declare it as a component`."""
+    from resumecheck import Target
+
+    report = verify(Target(factory=_TwoLoaders, steps=8, resume_at=(2,)), drop="none",
+                    noise_seeds=0)
+    assert report.equivalent
+    assert not [w for w in report.undeclared if w.startswith("state.unl.")], report.undeclared
