@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import inspect
 import json
+import weakref
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -145,6 +146,7 @@ class Tracer:
             self._scaler = scaler if isinstance(scaler, torch.amp.GradScaler) else None
         self._steps = _OptimizerSteps(self._optimizers, self._param_names(), self._wants_copy,
                                       _optimizer_names(built))
+        self._built = weakref.ref(built)  # (no longer alive than the segment keeps it)
         self._step: int | None = None
         self.copy_grads_at: Callable[[int], bool] | None = None
         """Whether a step's tensors may be kept (None: every step's may)."""
@@ -224,7 +226,8 @@ class Tracer:
 
     def before_step(self, step: int | None = None) -> None:
         self._step = step
-        self._steps.reset()
+        self._optimizers, self._steps = _hooked_now(self._built(), self._optimizers, self._steps,
+                                                    self._param_names, self._wants_copy)
         self._inputs, self._input_names, self._calls = [], [], 0
         self._streams = {}
         keep = step in self.stream_states_at and self.tensor_dir is not None
@@ -449,6 +452,25 @@ def _declared_optimizers(built: BuiltProgram) -> Iterator[tuple[str, torch.optim
                      else None)
         if optimizer is not None:
             yield comp.name, optimizer
+
+
+def _hooked_now(built: BuiltProgram | None, optimizers: list[torch.optim.Optimizer],
+                steps: _OptimizerSteps, names: Callable[[], dict[int, str]],
+                wants_copy: Callable[[str, str], bool]
+                ) -> tuple[list[torch.optim.Optimizer], _OptimizerSteps]:
+    """The optimizers a step is traced through, its records reset: those hooked
+    so far, unless the program's ``optimizer`` attribute now holds one they do
+    not include, made anew since (trial 216: an optimizer made again as the
+    embedding grew left the first one hooked, which no longer stepped; every
+    later step of the uninterrupted run read "no gradient", the restart's,
+    hooked after its load, did, and a correct resume failed)."""
+    now = None if built is None else unwrap_optimizer(getattr(built.program, "optimizer", None))
+    if built is None or now is None or any(now is o for o in optimizers):
+        steps.reset()
+        return optimizers, steps
+    steps.close()
+    found = _optimizers(built, _find(built, OPTIMIZER, object, "optimizer"))
+    return found, _OptimizerSteps(found, names(), wants_copy, _optimizer_names(built))
 
 
 def _optimizers(built: BuiltProgram, declared: Any) -> list[torch.optim.Optimizer]:

@@ -296,3 +296,20 @@ def test_the_readmes_cursor_for_a_plain_loader_resumes_the_engines_restart_and_i
     own, engine, dropped = report.runs
     assert (own.verdict, engine.verdict) == ("identical", "identical"), report.render()
     assert dropped.verdict == "diverged" and not dropped.blind_spot, report.render()
+
+
+def test_an_optimizer_the_program_makes_anew_is_traced_through_and_its_twin_is_caught():
+    """Trial 216: a correct program that made its optimizer anew as its
+    embedding grew failed, exit 1 (`gradient of emb.weight ... (none in the
+    uninterrupted run: its optimizer did not step there)`): the steps were
+    traced through the optimizer hooked at the build, which stopped stepping.
+    The program's ``optimizer`` attribute is followed at each step."""
+    report = verify("fixtures.trust.optimizer_made_anew:CORRECT", drop="none", noise_seeds=0)
+    assert report.equivalent, report.render()
+    assert all(run.verdict == "identical" for run in report.runs), report.render()
+    assert not any("learning rate" in line for line in report.untraced), report.untraced
+    twin = verify("fixtures.trust.optimizer_made_anew:LOADS_BEFORE_IT_GROWS", drop="none",
+                  noise_seeds=0)
+    assert not twin.equivalent
+    assert [(f.component, f.status) for f in twin.full_resume.diagnosis] == [
+        ("optimizer", "confirmed")], twin.render()
