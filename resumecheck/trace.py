@@ -470,6 +470,8 @@ def _hooked_now(built: BuiltProgram | None, optimizers: list[torch.optim.Optimiz
         return optimizers, steps
     steps.close()
     found = _optimizers(built, _find(built, OPTIMIZER, object, "optimizer"))
+    if all(now is not o for o in found):  # (a declared optimizer the program replaced)
+        found.insert(0, now)
     return found, _OptimizerSteps(found, names(), wants_copy, _optimizer_names(built))
 
 
