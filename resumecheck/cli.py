@@ -747,6 +747,11 @@ def _settings(args: argparse.Namespace, **fields: Any) -> Any:
     value is an ``InvalidArgument``, exit 2)."""
     from resumecheck.settings import Settings
 
+    if fields.get("nproc") and args.isolation == "process":
+        # (trial 218: accepted and dropped without a word, from the reproduce command too)
+        print(f"resumecheck: note: --isolation process adds nothing to --nproc "
+              f"{fields['nproc']}: every run and every restart is already a launch of its "
+              "ranks, each a new interpreter", file=sys.stderr, flush=True)
     return Settings(steps=args.steps, seed=args.seed, threads=args.threads,
                     isolation=args.isolation, timeout=args.timeout, **fields)
 

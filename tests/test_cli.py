@@ -166,3 +166,20 @@ def test_a_command_that_judges_nothing_writes_its_error_as_json_where_asked(tmp_
     assert not (tmp_path / "nodir").exists()
     assert main(["run", spec, "--drop", "none", "--noise-seeds", "0"]) == 3
     assert capsys.readouterr().out == ""
+
+
+def test_isolation_process_beside_nproc_says_it_adds_nothing(capsys):
+    """Trial 218: `--isolation process` with `--nproc 2` was accepted and
+    dropped without a word (from the reproduce command too)."""
+    import argparse
+
+    from resumecheck.cli import _settings
+
+    args = argparse.Namespace(steps=4, seed=None, threads=1, isolation="process", timeout=None)
+    _settings(args, nproc=2)
+    assert capsys.readouterr().err == (
+        "resumecheck: note: --isolation process adds nothing to --nproc 2: every run and every "
+        "restart is already a launch of its ranks, each a new interpreter\n")
+    _settings(args)
+    _settings(argparse.Namespace(**{**vars(args), "isolation": "inprocess"}), nproc=2)
+    assert capsys.readouterr().err == ""
