@@ -777,16 +777,16 @@ def _fields_of_own(program: Any, components: Sequence[Component]) -> dict[int, s
 
 def _reached_by_own(path: str, number: Any, program: Any,
                     components: Sequence[Component]) -> str | None:
-    """Of a ``number`` the program keeps at ``path`` (``run.progress.batch``),
+    """Of a ``number`` (or a list of numbers) the program keeps at ``path``
+    (``run.progress.batch``),
     what a `not compared` line says where a declared component of the
     program's own class keeps an object on that path (``run``, or the program
     itself) and its state_dict() returns an entry of the number's name: that
     component may hold it (a trial's data position returned its loop's
     ``progress.batch``, and the line said that no declared component held it).
-    '': the entry is that number, equal, as a field of the component's own is
-    found (``_in_its_state``): compared there, no line (trial 149: a line on
-    every report said it could not tell, of a wrapper's ``p.epoch`` returned
-    as ``epoch``). None: none does."""
+    '': the entry (``_entry_at``) is that number, equal: compared there, no
+    line (trial 149: a line on every report said it could not tell, of a
+    wrapper's ``p.epoch`` returned as ``epoch``). None: none does."""
     parts = path.split(".")
     if len(parts) < 2 or not all(p.isidentifier() for p in parts):
         return None
@@ -810,7 +810,7 @@ def _reached_by_own(path: str, number: Any, program: Any,
                 continue
             entry = _entry_at(state, parts)
             if entry is not _NO_ENTRY:
-                if _in_its_state(path, number, state) or _same_plain(number, entry):
+                if _same_plain(number, entry):
                     return ""
                 if _is_number(number) and parts[-1] in state and said is None:
                     # (another component may still return it: trial 217's two positions)
@@ -907,13 +907,13 @@ def _own_class(obj: Any) -> bool:
 
 def _held(program: Any, seen: set[int],
           attrs: set[tuple[int, str]]) -> dict[str, tuple[Any, list[torch.Tensor]]]:
-    """Path -> (object, its tensors) for each tensor, module, optimizer or number (an
-    int or float: a counter, a best loss) the program keeps, or short container of
-    bare tensors and numbers: in its attributes, the items of short dicts, lists and
-    tuples, and the fields of its own plain objects (``types.SimpleNamespace``, its
-    classes), ``_DEPTH`` levels down; never in a declared component or an object
-    walked already (``seen``: their ids, to which it adds those it walks) or an
-    attribute declared with ``Attr`` (``attrs``: the object's id and the name)."""
+    """Path -> (object, its tensors) for each tensor, module, optimizer or number (a
+    counter, a best loss) the program keeps, short container of bare tensors and
+    numbers, deque, or dict or list too long to look into (``_long``: one entry of
+    its values): in its attributes, short containers' items, its own plain objects'
+    fields (``types.SimpleNamespace``, its classes), ``_DEPTH`` levels down; never in
+    a declared component or an object walked already (``seen``: their ids, to which
+    it adds those it walks) or an ``Attr`` attribute (``attrs``: id and name)."""
     ours = type(program).__module__.startswith("resumecheck.")
     own = getattr(program, "loop_counters", ()) if ours else ()  # (an adapter's loop's)
     out: dict[str, tuple[Any, list[torch.Tensor]]] = {}
