@@ -2371,9 +2371,14 @@ def _new_epoch_text(ref: Reference, r: RunResult) -> str:
     matched: the lead is the new epoch's order, not the position in the
     resumed one (a trial's correct
     Lightning program, resumed mid-epoch, read another order from the next
-    epoch on, and nothing said where to look)."""
+    epoch on, and nothing said where to look). Not where the diagnosis
+    confirms a cause: a curriculum lost at the restore that first changes the
+    inputs where an epoch begins was read as another order beside it (trial
+    222)."""
     step = r.first_divergent_step
     if not (r.first_divergent_quantity or "").startswith("data") or step is None:
+        return ""
+    if any(f.status == CONFIRMED for f in r.diagnosis):
         return ""
     k = _restore_before(r)
     if k is None or step <= k + 1 or step != next_epoch_start(ref.segment.boundaries, k):

@@ -72,3 +72,15 @@ def test_the_next_draw_is_read_off_the_reference_only_for_draws_at_epoch_starts(
     idle = _records({"g": []}, 12)
     assert next_draw(idle, _records({"g": []}, 12, k=10), 10, epochs) is None
     assert next_draw(reference, _records({"g": [1, 5, 9]}, 12, k=10), 10, {}) is None
+
+
+def test_a_confirmed_cause_that_first_changes_the_inputs_at_a_new_epoch_is_not_another_order():
+    """Trial 222: a curriculum lost at the restore, whose difficulty first rises
+    where an epoch begins, read "the new epoch's order differs" beside the
+    confirmed curriculum, though each epoch's order was right."""
+    spec = "fixtures.trust.curriculum_at_epoch:"
+    own = verify(spec + "LOSES_CURRICULUM", **FAST).full_resume
+    assert (own.verdict, own.first_divergent_step) == (DIVERGED, 9)
+    assert [(f.component, f.confirmed) for f in own.diagnosis] == [("curriculum", True)]
+    assert "new epoch" not in own.explanation, own.explanation
+    assert verify(spec + "KEEPS_CURRICULUM", **FAST).equivalent
