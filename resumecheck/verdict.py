@@ -3131,6 +3131,16 @@ def untraced(records: Sequence[StepRecord]) -> list[str]:
                    "component or the program's `model` attribute, so a divergence shows "
                    "first in the loss, a step after it begins (give the program a `model` "
                    "attribute)")
+    if any(key.startswith("param:") for key in keys) and not any(
+            key == "data" or key.startswith("inputs:") for key in keys):
+        # (trial 219: a GAN's generator and discriminator declared as one
+        # nn.ModuleDict, which no step calls, read `9 loss` where the data differed)
+        out.append("the model's inputs: the module traced as the model (the `params` "
+                   "component, or the program's `model` attribute) was called in no step (a "
+                   "container such as an nn.ModuleDict is not; its members are), and no step "
+                   "returned its samples, so data that differs shows first in the loss (return "
+                   "them, StepOutput(samples=...), or declare as `params` the module the step "
+                   "calls with its data and the others as components of their own)")
     if all(rec.lr is None for rec in records):
         out.append("learning rate: no torch optimizer was found as the `optimizer` component "
                    "or the program's `optimizer` attribute (give the program an `optimizer` "

@@ -71,3 +71,19 @@ def test_its_twin_with_model_and_optimizer_attributes_traces_everything():
     report = verify(EXPOSED, drop="none", noise_seeds=0, isolation="inprocess")
     assert report.untraced == []
     assert "not traced" not in report.render()
+
+
+def test_a_model_no_step_calls_and_no_samples_says_the_inputs_were_not_traced():
+    """Trial 219: a GAN's two networks declared as one nn.ModuleDict, which no
+    step calls, read `5 loss` where the data (noise from a lost stream) differed,
+    and nothing said the inputs were not traced (fixtures/trust/module_dict_gan.py)."""
+    spec = "fixtures.trust.module_dict_gan:"
+    report = verify(spec + "MODULE_DICT", drop="none", noise_seeds=0)
+    assert [line.split(":")[0] for line in report.untraced] == ["the model's inputs"]
+    assert "nn.ModuleDict" in report.untraced[0] and "StepOutput(samples=" in report.untraced[0]
+    assert report.full_resume.first_divergent_quantity == "loss"
+    # the generator declared as params: its inputs are traced, and the data shows first
+    report = verify(spec + "GENERATOR_AS_PARAMS", drop="none", noise_seeds=0)
+    assert report.untraced == []
+    assert report.full_resume.first_divergent_quantity == "data (the model's inputs)"
+    assert report.full_resume.first_divergent_step == 5
