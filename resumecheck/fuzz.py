@@ -54,8 +54,8 @@ from resumecheck.report import (
 from resumecheck.faults import environment_failure
 from resumecheck.interrupt import scratch_directory
 from resumecheck.phrases import (
-    HASH_ORDER_UNCHECKED, at_the_point, drawn_at_import_text, first_line, lost_uncompared,
-    paths_said, side_files,
+    HASH_ORDER_UNCHECKED, at_the_point, at_the_schedule, drawn_at_import_text, first_line,
+    lost_uncompared, paths_said, side_files,
 )
 from resumecheck.reproduce import reproduce_command
 from resumecheck.settings import Settings
@@ -454,7 +454,7 @@ def _reproduced(tgt: Target, settings: Settings, result: FuzzResult,
     again = replace(settings, resume_at=tuple(schedule), drop="none", noise_seeds=0,
                     check_determinism=False)
     report = run_check(tgt, again)
-    result.undeclared = report.undeclared  # (at that schedule, however it ends)
+    result.undeclared = at_the_schedule(report.undeclared, schedule)  # (however it ends)
     if report.equivalent:
         result.unreproduced.append(list(schedule))
         return None

@@ -346,6 +346,17 @@ def at_the_point(undeclared: list[str], resume_at: list[int]) -> list[str]:
             .replace(_FUZZ_TRIES, tried) for what in undeclared]
 
 
+def at_the_schedule(undeclared: list[str], schedule: list[int]) -> list[str]:
+    """``Report.undeclared`` of the run that reproduced fuzz's minimal failing
+    schedule, said of that schedule, under fuzz's own output (trial 223 read
+    "named at this resume point" and "resumecheck fuzz tries them" there)."""
+    points = ",".join(map(str, schedule))
+    return [what.replace(AT_THIS_POINT, f"named at the minimal schedule's resume point "
+                                        f"({points})")
+            .replace(_FUZZ_TRIES, "`resumecheck run --resume-at` a later point checks it")
+            for what in undeclared]
+
+
 def as_built_uncompared(undeclared: list[str]) -> list[str]:
     """Of what is not compared, what the resume points found as a fresh build
     holds it (any restart holds it alike there: ``AS_BUILT_AT_RESUME``)."""

@@ -365,13 +365,13 @@ def set_back_unseen(text: str) -> str:
     storage: only a restart shows it)."""
     if f" {NOT_SET_BACK}: " in text:
         return text.replace(f" {NOT_SET_BACK}: ", "; whether restoring the component sets it "
-                            "back cannot be seen at this resume point (below); if it does not, ",
-                            1)
+                            "back cannot be seen at a resume point where it is as a fresh "
+                            "build holds it; if it does not, ", 1)
     # (trial 167: an epoch a declared position's state_dict() returns, read from where
     # the program keeps it, was "held by no declared component"; a number is never
     # held by an equal value, and the restart that would show it holds it as built)
-    hedge = ("whether a declared component's state_dict() returns it cannot be seen at this "
-             "resume point (below); if none does,")
+    hedge = ("whether a declared component's state_dict() returns it cannot be seen at a "
+             "resume point where it is as a fresh build holds it; if none does,")
     if _NUMBERS_ONLY.match(text):
         return text.replace(f" and {_NO_COMPONENT_HOLDS}:", f"; {hedge}", 1)
     return text.replace(f"; {_HELD_BY_NONE}:", f"; {hedge}", 1)

@@ -434,3 +434,39 @@ def test_a_program_that_says_it_has_no_epochs_is_not_told_to_say_where_they_end(
     assert found.epochs_declared and found.boundaries == []
     assert "declares no epoch boundary before its last step" in found.render()
     assert "does not say where its epochs end" not in found.render()
+
+
+class _EpochKeptAside(programs.OwnCheckpoint):
+    """An epoch counter kept outside the declared components, moved at step 4
+    and set again by the load from the step; the load loses the optimizer."""
+
+    def __init__(self, config: dict) -> None:
+        super().__init__(config)
+        self.epoch = 0
+
+    def train_step(self):
+        out = super().train_step()
+        self.epoch = self.step // 4
+        return out
+
+    def load(self, path: str) -> None:
+        momentum = self.opt.state_dict()
+        super().load(path)
+        self.opt.load_state_dict(momentum)  # (the bug: the optimizer's state as built)
+        self.epoch = self.step // 4
+
+
+def test_fuzz_says_its_failures_not_compared_lines_of_the_minimal_schedule():
+    """Trial 223: under a failure fuzz found, a `not compared` line of the
+    minimal schedule's run read "named at this resume point" and "(resumecheck
+    fuzz tries them)" in fuzz's own output."""
+    from resumecheck import Target
+    from resumecheck.fuzz import fuzz
+
+    found = fuzz(Target(factory=_EpochKeptAside, steps=8, resume_at=(2,)), max_examples=3)
+    assert found.failure is not None and found.failure.resume_at == [1]
+    [line] = [u for u in found.undeclared if u.startswith("epoch ")]
+    assert "named at the minimal schedule's resume point (1): at step 1 the uninterrupted run " \
+           "held it as a fresh build does" in line, line
+    assert "fuzz tries them" not in line and "this resume point" not in line
+    assert "comes back (`resumecheck run --resume-at` a later point checks it);" in line

@@ -69,8 +69,9 @@ def test_a_field_left_out_that_the_resume_point_finds_as_built_is_named_and_says
     assert "its state_dict() leaves it out" in line, line
     # (trial 147: said of a sampler whose state does hold what its load sets it back
     # from; at a resume point that finds it as built, it cannot be seen either way)
-    assert ("whether restoring the component sets it back cannot be seen at this resume "
-            "point (below); if it does not, its state_dict() leaves it out") in line, line
+    assert ("whether restoring the component sets it back cannot be seen at a resume "
+            "point where it is as a fresh build holds it; if it does not, its state_dict() "
+            "leaves it out") in line, line
     assert "that the engine's restore of it does not set back" not in line
     assert ("named at this resume point: at step 5 the uninterrupted run held it as a fresh "
             "build does, so a restart holds it alike there whatever the checkpoint keeps; a "
