@@ -351,10 +351,12 @@ class RunResult:
                                   if f.status == LOST_ON_RESAVE))
 
     def latent_parts(self) -> dict[str, str]:
-        """Each latent gap, by name, in words: with the step from which it would
-        change the run where that is known (``sampler_epoch (from step 9)``)."""
+        """Each latent gap, by name, in words: with the step that next reads it,
+        where that is known (``sampler_epoch (next read at step 9)``): the step
+        from which it may change the run (trial 224: "rng (from step 21)" of a
+        stream a loader next drew from there, whose draw changed nothing)."""
         when = {f.component: f.matters_from for f in self.diagnosis if f.matters_from}
-        return {name: f"{name} (from step {when[name]})" if name in when else name
+        return {name: f"{name} (next read at step {when[name]})" if name in when else name
                 for name in self.latent_gaps}
 
     @property

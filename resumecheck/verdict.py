@@ -2390,7 +2390,7 @@ def _new_epoch_text(ref: Reference, r: RunResult) -> str:
 
 
 def matters_from(ref: Reference, finding: Finding, next_draws: dict[str, int]) -> int | None:
-    """For a latent gap: the first step where it would start to matter, when
+    """For a latent gap: the step that next reads it, from which it may matter, when
     the program's declared boundaries tell (the sampler epoch is read at the
     next epoch boundary) or, for random state, the reference's draws
     (``next_draws``); only beyond the run: a step the run reached, and

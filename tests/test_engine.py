@@ -171,11 +171,11 @@ def test_asserting_an_equivalent_resume_with_a_latent_gap_warns_naming_it():
     from resumecheck.errors import LatentGapWarning
 
     with pytest.warns(LatentGapWarning, match="equivalent at 5, but it leaves sampler_epoch "
-                      r"\(from step 9\) otherwise") as caught:
+                      r"\(next read at step 9\) otherwise") as caught:
         report = assert_resume_equivalent(programs.EPOCH_READ_AT_BOUNDARY, noise_seeds=0,
                                           drop="none")
     warning = caught[0].message
-    assert warning.gaps == ["sampler_epoch (from step 9)"]
+    assert warning.gaps == ["sampler_epoch (next read at step 9)"]
     assert warning.reproduce == report.full_resume.reproduce
     assert caught[0].filename == __file__  # (it points at the test's own line)
 
@@ -200,7 +200,7 @@ def test_latent_sampler_epoch_gap_says_when_it_would_matter():
     assert full.latent_gaps == ["sampler_epoch"]  # (nor the streams, which no step draws from)
     finding = next(f for f in full.diagnosis if f.component == "sampler_epoch")
     assert (finding.confirmed, finding.matters_from, finding.detail) == (False, 9, "0, expected 1")
-    assert "latent gap: sampler_epoch (from step 9)" in full.explanation
+    assert "latent gap: sampler_epoch (next read at step 9)" in full.explanation
     longer = verify(programs.EPOCH_READ_AT_BOUNDARY, steps=10, drop="none", noise_seeds=0)
     assert longer.full_resume.verdict == "diverged"
     assert longer.full_resume.first_divergent_step == 9

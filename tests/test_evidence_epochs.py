@@ -73,7 +73,7 @@ def test_latent_epoch_gap_says_when_the_next_epoch_is_read(name, isolation):
     [finding] = full.diagnosis
     assert (finding.component, finding.confirmed, finding.matters_from) == (
         "sampler_epoch", False, 14)
-    assert "sampler_epoch (from step 14)" in full.explanation
+    assert "sampler_epoch (next read at step 14)" in full.explanation
     if isolation == "process":
         return  # the longer run below shows nothing more in a fresh interpreter
     longer = verify(target, steps=16, drop="none", noise_seeds=0, check_determinism=False)

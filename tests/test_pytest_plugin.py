@@ -230,7 +230,8 @@ def test_latent(resumecheck):
     result.assert_outcomes(passed=1, warnings=1)
     result.stdout.fnmatch_lines([
         "*LatentGapWarning: tests.programs:EPOCH_READ_AT_BOUNDARY: the resume is equivalent at "
-        "5, but it leaves sampler_epoch (from step 9) otherwise than the uninterrupted run*",
+        "5, but it leaves sampler_epoch (next read at step 9) otherwise than the uninterrupted "
+        "run*",
         "*test_latent.py::test_latent  tests.programs:EPOCH_READ_AT_BOUNDARY  full resume: ok "
         "(latent gap: sampler_epoch)*",
     ])

@@ -40,8 +40,8 @@ def test_a_declared_generator_lost_after_the_runs_last_shuffle_is_latent_from_th
     report = verify(SPEC + "LOST_AFTER_THE_LAST_SHUFFLE", **FAST)
     own = report.full_resume
     assert report.equivalent and own.latent_gaps == ["rng"]
-    assert own.latent_parts() == {"rng": "rng (from step 17)"}
-    assert "latent gap: rng (from step 17)" in own.explanation
+    assert own.latent_parts() == {"rng": "rng (next read at step 17)"}
+    assert "latent gap: rng (next read at step 17)" in own.explanation
 
 
 def _records(draws: dict[str, list[int]], steps: int, k: int | None = None) -> SegmentResult:

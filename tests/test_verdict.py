@@ -245,7 +245,7 @@ def test_findings_of_a_run_that_never_departs_are_latent(files):
     assert result.diagnosis[0].status == "latent" and result.latent_gaps == ["sampler_epoch"]
     assert result.diagnosis[0].matters_from == ref.steps + 3
     assert verdict.latent_text(result).startswith(
-        f"; latent gap: sampler_epoch (from step {ref.steps + 3})")
+        f"; latent gap: sampler_epoch (next read at step {ref.steps + 3})")
     assert (") restored otherwise than the uninterrupted run had it, in state that changed no "
             "step") in verdict.latent_text(result)
     # (a trial: "from step 13" where step 13 had run, and matched)
