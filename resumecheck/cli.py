@@ -55,7 +55,7 @@ EXIT_SIGHUP = 128 + getattr(signal, "SIGHUP", 1)  # 129
 _EXIT_CODES = """\
 exit codes: 0 equivalent, 1 not equivalent (the full resume diverged or failed; with
               --strict, also where your own resume ends otherwise in state no
-              component declares),
+              component declares, or held it otherwise after its load),
             2 bad usage or input: a target that does not load, or a program whose
               uninterrupted run fails, or hangs past --timeout (600 s a step unless
               told: give a --timeout to hear sooner),
@@ -274,8 +274,9 @@ def _run_parser(sub: Any) -> None:
                      "deterministic")
     run.add_argument("--strict", action="store_true",
                      help="exit 1 also where the resume is equivalent in what is compared but "
-                     "your own resume ends otherwise in state no component declares (a `not "
-                     "compared` line that says your checkpoint loses it)")
+                     "your own resume ends otherwise in state no component declares, or held "
+                     "it otherwise right after its load until a later step set it again (a "
+                     "`not compared` line that says your checkpoint loses it, or may)")
 
 
 def _fuzz_parser(sub: Any) -> None:
@@ -804,7 +805,8 @@ def _run(args: argparse.Namespace) -> int:
 
 def _strict_fails(args: argparse.Namespace, report: Any) -> bool:
     """``--strict`` of an equivalent report whose own resume ends otherwise in
-    state no component declares: said on standard error (trials 180, 183, 186:
+    state no component declares, or held it otherwise after its load (a later
+    step setting it again): said on standard error (trials 180, 183, 186:
     a checkpoint that loses a callback's state, or an EMA's count, exited 0, and
     a pipeline reads the exit code)."""
     from resumecheck.phrases import lost_uncompared, paths_said, set_again_uncompared
