@@ -238,7 +238,7 @@ def _determinism(tgt: Target, n: int, config: dict[str, Any], threads: int,
         launches = compare_launches(run, second, first, other)
         if launches.again is None:
             return [_determinism_passed(n, isolation, other_streams=True, calls=calls),
-                    _seeded(tgt.drawn_at_import)]
+                    _seeded(tgt.drawn_at_import, first.boundaries.get("seeded_by"))]
         if launches.again.error:
             return _run_failed(launches.again)
         if launches.unseeded is not None:
@@ -316,13 +316,21 @@ def _run_failed(failed: SegmentResult) -> list[BaselineCheck]:
             _not_judged("an uninterrupted run failed")]
 
 
-def _seeded(drawn: tuple[str, ...] = ()) -> BaselineCheck:
+def _seeded(drawn: tuple[str, ...] = (), seeded_by: str | None = None) -> BaselineCheck:
     if drawn:  # (trial 142: a data order drawn at import passed as seeded)
         return BaselineCheck(
             name="seeding", status="failed",
             detail="a run started from other torch, numpy and Python global streams is "
                    f"identical, but {drawn_at_import_text(drawn)}",
             figures={"streams": list(drawn)},
+        )
+    if seeded_by:  # (trial 221: credited to a script that built its model unseeded)
+        return BaselineCheck(
+            name="seeding", status="passed",
+            detail="a run started from other torch, numpy and Python global streams is "
+                   f"identical: {seeded_by} seeds them, so this says nothing of your script's "
+                   "own seeding: a script that builds its model or draws before its framework "
+                   "seeds must seed first itself",
         )
     return BaselineCheck(
         name="seeding", status="passed",

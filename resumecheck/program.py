@@ -372,7 +372,10 @@ class BuiltProgram:
         restored_by = getattr(self.program, "restored_by", None)
         saved_by = getattr(self.program, "saved_by", None)
         loop_note = getattr(self.program, "loop_note", None)
+        seeded_by = getattr(self.program, "seeded_by", None)
         return {
+            # (an adapter that seeds the global streams before it builds the program)
+            "seeded_by": seeded_by if isinstance(seeded_by, str) and seeded_by else None,
             # (where the loop that runs is an adapter's, not the script's: said
             # with the program's own resume, whose row reads "own save/load")
             "loop_note": loop_note if isinstance(loop_note, str) and loop_note else None,

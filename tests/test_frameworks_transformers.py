@@ -412,6 +412,13 @@ def test_baseline_says_its_gradient_checks_are_not_for_a_framework_target():
         "program's tiny_batch(size) and batch_loss(model, batch), which a framework target "
         "does not offer") for c in skipped), report.render()
     assert "must offer" not in report.render()
+    # (trial 221: the adapter's seed was credited to a script that built its model unseeded)
+    [seeding] = [c for c in report.checks if c.name == "seeding"]
+    assert seeding.status == "passed" and seeding.detail.endswith(
+        "identical: the adapter (transformers.set_seed(seed) before it calls your "
+        "make_trainer) seeds them, so this says nothing of your script's own seeding: a script "
+        "that builds its model or draws before its framework seeds must seed first itself"), \
+        seeding.detail
 
 
 @pytest.mark.e2e

@@ -124,6 +124,8 @@ class LightningProgram(LoopProgram):
     """``Trainer.fit`` driven one optimizer step at a time (see the module's docstring)."""
 
     framework = "Lightning"
+    seeded_by = "the adapter (lightning.seed_everything(seed) before it builds your module)"
+    """(a report's words: the baseline's seeding check passes through it)"""
 
     def __init__(self, *, module: Callable[[], Any], data: Callable[[], Any],
                  trainer: Mapping[str, Any], seed: int, max_steps: int,

@@ -92,6 +92,9 @@ class TrainerProgram(LoopProgram):
     """``Trainer.train`` driven one optimizer step at a time (see the module's docstring)."""
 
     framework = "the HuggingFace Trainer"
+    seeded_by = "the adapter (transformers.set_seed(seed) before it calls your make_trainer)"
+    """(a report's words: the baseline's seeding check passes through it; trial 221's
+    script built its model before its Trainer seeded, unseeded)"""
     run_before_restored_look = ("data_collator", "train_dataset")
     """A resumed Trainer is parked, mid-epoch, once it has fetched the first
     resumed batch (``_park_after_rng_restore``): its collator and dataset have
