@@ -218,6 +218,11 @@ FRAMEWORK_RESUME = "the resume that ran is the check's"
 """How the own resume's why opens its note where a framework's own resume
 ran (Lightning's, the Trainer's: ``frameworks._loop.loop_note``)."""
 
+LOOP_GOES_ON = "loop goes on otherwise after a restore than in the uninterrupted run"
+"""How a framework target whose own loop runs (Lightning's, the Trainer's)
+says that loop may be what departs the engine's restart, beside state the
+components do not capture (``verdict._its_words``; the WARNING reads it back)."""
+
 AT_THIS_POINT = "named at this resume point"
 """How a ``Report.undeclared`` entry opens the clause on why it is named at
 the report's resume points (fuzz names the point: ``at_the_point``)."""

@@ -18,7 +18,7 @@ from typing import Any, Literal
 from resumecheck.errors import LONGER_BOUND
 from resumecheck.phrases import (
     ADAPTER_LOOP, AS_BUILT_MARK, BUILDING, CHANGED_AFTER_LOAD, FETCHED_BEFORE_RESTORE,
-    FRAMEWORK_RESUME, HASH_ORDER_UNCHECKED,
+    FRAMEWORK_RESUME, HASH_ORDER_UNCHECKED, LOOP_GOES_ON,
     NOT_VALIDATED_AGAIN, POSITION_TRANSFORMED, READ_BEFORE, REORDERED, RESTORE_CHANGED, RESTORING,
     STOPPED,
     drawn_at_import_text, first_line, global_streams, lost_uncompared, paths_said,
@@ -1035,13 +1035,17 @@ def _incomplete_notice(engine: RunResult, where: str, settings: str, ablations: 
     if drawn is not None:
         return _drawn_notice(drawn, where, named, ending)
     opener, position = _position_sentences(engine.explanation, paths)
+    loop = re.search(rf"\), or ([^;()]+?)'s {LOOP_GOES_ON}", engine.explanation)
+    if loop is not None and opener == _NOT_CAPTURED_OPENER:
+        opener += f", or {loop.group(1)}'s {LOOP_GOES_ON}"
     # (trial 156: before a closure's count that the `not compared` lines named)
-    rate = _RATE_SETTINGS if (engine.first_divergent_quantity or "").startswith(
-        "learning rate") and not named else ""
+    rate = ((_RATE_SETTINGS if loop is None else _rate_in_the_loop(loop.group(1)))
+            if (engine.first_divergent_quantity or "").startswith("learning rate")
+            and not named else "")
     return (
         f"{opener}: the engine restored every one of them and the run still "
         f"{where}.{position}{rate} Something the components "
-        f"do not declare {'may be' if rate else 'is'} lost{named}, or state is consumed "
+        f"do not declare {'may be' if rate or loop else 'is'} lost{named}, or state is consumed "
         "between the restore and the first step (a DataLoader iterator created after the load "
         f"draws from the restored random stream){ending}"
     )
@@ -1059,7 +1063,7 @@ def _position_sentences(explanation: str, paths: Sequence[str]) -> tuple[str, st
     saved where the run was not)."""
     unused = unused_position(explanation)
     if not unused:
-        return "the declared components do not capture the program's state", ""
+        return _NOT_CAPTURED_OPENER, ""
     made = POSITION_TRANSFORMED.split("{}")[1].split("(")[0] in explanation
     opener = (f"the restart {'makes its samples otherwise' if made else 'reads other samples'} "
               "though every declared component came back")
@@ -1072,6 +1076,23 @@ def _position_sentences(explanation: str, paths: Sequence[str]) -> tuple[str, st
                     f"({listed}: see the `not compared` lines): the likeliest cause here."
                     + position)
     return opener, position
+
+
+_NOT_CAPTURED_OPENER = "the declared components do not capture the program's state"
+
+
+def _rate_in_the_loop(framework: str) -> str:
+    """``_RATE_SETTINGS`` where the engine's restart, like the program's own
+    resume, goes on in ``framework``'s loop (trial 224: Lightning left out the
+    epoch-end step of a plateau scheduler after a resume inside that epoch, and
+    the WARNING gave settings the restart shares as the lead)."""
+    return (f" The learning rate is the first to differ, in the engine's restart as in your "
+            f"own resume, both going on in {framework}'s loop: after a resume a framework's "
+            "loop may step a scheduler otherwise than in the uninterrupted run (Lightning may "
+            "leave out the epoch-end step of a scheduler stepped per epoch or on a validation "
+            "metric, at the end of the epoch the resume began in), which no checkpoint puts "
+            "right; or a schedule's own settings (a warm-up length, a LambdaLR's function and "
+            "what it reads), in no state_dict(), differ between the run and the restart.")
 
 
 _RATE_SETTINGS = (" The learning rate is the first to differ: a schedule's own settings (a "

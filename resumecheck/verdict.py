@@ -39,7 +39,7 @@ from resumecheck.program import epoch_boundaries, next_epoch_start
 from resumecheck.phrases import (
     ADAPTER_LEFT_OUT, BUILDING, CHANGED_AFTER_LOAD, CHECKPOINT_LOSES, CHECKPOINT_MAY_LOSE,
     AS_THE_BUILD_MADE, CAUSE_YET_BLIND, FRESH_BUILD_HOLDS, GENERATOR_POSITION, GRADS_SUMMED,
-    LOOP_ENDED,
+    FRAMEWORK_RESUME, LOOP_ENDED, LOOP_GOES_ON,
     MODULE_LEVEL, OLDER_CHECKPOINT, NOT_DECLARED,
     NOT_VALIDATED_AGAIN, OUTSIDE_THE_CHECKPOINT,
     OWN_RESUME_ENDS_OTHERWISE, OWN_RESUME_ENDS_WITHOUT, POSITION_UNUSED, RESTORE_CHANGED,
@@ -1904,6 +1904,10 @@ def _held_alike_after_loads(path: str, run: RunResult,
 
 _NOT_CAPTURED = ("; the engine restored every declared component: they do not capture the "
                  "program's state (undeclared state, or state consumed after the restore)")
+_NOT_CAPTURED_SAID = re.compile(
+    f"{re.escape(_NOT_CAPTURED)}|{re.escape(_NOT_CAPTURED.split(':')[0])}, through [^;]*?"
+    f"{re.escape(LOOP_GOES_ON)}")
+"""``_NOT_CAPTURED``, or as a framework target words it (``_its_words``)."""
 
 
 def note_validation_not_run_again(own: RunResult, validated_after: Sequence[int]) -> None:
@@ -1915,7 +1919,7 @@ def note_validation_not_run_again(own: RunResult, validated_after: Sequence[int]
     at = [k for k in own.resume_at if k in set(validated_after)]
     # (only a run that departs in a step: a trial's end-state-only stream read it)
     if at and own.verdict == DIVERGED and not steps_match(own):
-        own.explanation = own.explanation.replace(_NOT_CAPTURED, "") + (
+        own.explanation = _NOT_CAPTURED_SAID.sub("", own.explanation) + (
             f"; the uninterrupted run validated after {steps_text(at)}, where this resume's "
             f"checkpoint was written, at that batch's end: {NOT_VALIDATED_AGAIN}, so what the "
             "validation changes (a scheduler stepped on a validation metric, an EarlyStopping "
@@ -1936,7 +1940,7 @@ def note_rate_moved_after_save(run: RunResult, moved_after: Sequence[int]) -> No
     if not (at and run.verdict == DIVERGED and not steps_match(run)
             and split_rank_name(run.first_divergent_key or "")[0] == "lr"):
         return
-    text = _without_undeclared_leads(run.explanation.replace(_NOT_CAPTURED, ""))
+    text = _without_undeclared_leads(_NOT_CAPTURED_SAID.sub("", run.explanation))
     noise = min((i for i in (text.find(m) for m in _NOISE_MARKS) if i >= 0), default=len(text))
     run.explanation = text[:noise] + (
         f"; in the uninterrupted run the learning rate changed after the checkpoint of "
@@ -2604,8 +2608,16 @@ def _its_words(boundaries: Mapping[str, Any]) -> dict[str, str | None]:
     instead (its components are the adapter's declaration, not the user's: a
     trial was told of "state you did not declare", having declared nothing)."""
     framework = boundaries.get("restored_by")
+    # (trials 221, 224: the engine's restart goes through the framework's restore and
+    # loop too, which Lightning's skipped epoch-end scheduler step departed; its row
+    # said only that the components do not capture the program's state)
+    loop = (f"{_NOT_CAPTURED.split(':')[0]}, through {framework} as your own resume is, "
+            "and the run departs all the same: the components do not capture the program's "
+            "state (undeclared state, or state consumed after the restore), or "
+            f"{framework.removesuffix(chr(39) + 's restore')}'s {LOOP_GOES_ON}"
+            ) if framework and FRAMEWORK_RESUME in (boundaries.get("loop_note") or "") else None
     # (trial 142: a Trainer target's not-compared line spoke of its "own resume (save/load)")
-    return {"your load()": framework,
+    return {"your load()": framework, _NOT_CAPTURED: loop,
             "your save()": boundaries.get("saved_by"),
             NOT_DECLARED: ADAPTER_LEFT_OUT if framework else None,
             "your own resume (save/load)": f"your own resume (through {framework})"

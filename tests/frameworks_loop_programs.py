@@ -204,6 +204,40 @@ def _validated_on_a_plateau():
                             resume_at=(4,), trainer={"val_check_interval": 2})
 
 
+def _plateau_per_epoch():
+    """Trial 224's shape: a ReduceLROnPlateau stepped per epoch on the loss of
+    a validation at each epoch's end; resumed inside the second epoch,
+    Lightning's loop leaves out that epoch's plateau step (in the engine's
+    restart too), and the rate departs at the third epoch's first step, 11."""
+    import lightning.pytorch as pl
+    import torch
+    import torch.nn.functional as F
+
+    train = lightning_train()
+
+    class OnPlateau(train.TinyClassifier):
+        def validation_step(self, batch, batch_idx):
+            x, y = batch
+            self.log("val_loss", F.cross_entropy(self.net(x), y))
+
+        def configure_optimizers(self):
+            optimizer = torch.optim.AdamW(self.parameters(), lr=1e-2)
+            plateau = torch.optim.lr_scheduler.ReduceLROnPlateau(optimizer, factor=0.5,
+                                                                 patience=0, threshold=1.0)
+            return {"optimizer": optimizer, "lr_scheduler": {
+                "scheduler": plateau, "monitor": "val_loss", "interval": "epoch"}}
+
+    class Data(pl.LightningDataModule):
+        def train_dataloader(self):
+            return train.stateful_loader()
+
+        def val_dataloader(self):
+            return torch.utils.data.DataLoader(train.rows(), batch_size=20)
+
+    return lightning_target(module=lambda: OnPlateau(dropout=0.0), data=Data, steps=12,
+                            resume_at=(7,))
+
+
 def _scheduler_stepped_after_the_save():
     """Trial 130's module: it steps its scheduler in its own on_train_batch_end,
     which Lightning calls after the callbacks' (the checkpoint is written
@@ -328,6 +362,7 @@ _BUILT_ON_FIRST_USE = {
     "LIGHTNING_TIMER": _timing_callback,
     "LIGHTNING_READS_BEST": _reads_best_score,
     "LIGHTNING_ON_PLATEAU": _validated_on_a_plateau,
+    "LIGHTNING_PLATEAU_PER_EPOCH": _plateau_per_epoch,
     "LIGHTNING_SCHEDULER_AFTER_SAVE": _scheduler_stepped_after_the_save,
     "LIGHTNING_SKIPS_AT_EPOCH_END": _loader_skipping_at_an_epochs_end,
     "LIGHTNING_WRAPS_AT_EPOCH_END": lambda: _loader_skipping_at_an_epochs_end(wraps=True),

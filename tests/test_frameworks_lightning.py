@@ -536,6 +536,34 @@ def test_a_resume_point_that_the_run_validated_after_is_said_to_skip_that_valida
 
 
 @pytest.mark.e2e
+def test_a_plateau_step_the_loop_leaves_out_after_a_resume_is_offered_as_the_loops_doing():
+    """Trial 224: Lightning left out the epoch-end step of a plateau scheduler
+    after a resume inside that epoch, in the engine's restart too; the WARNING
+    led with "a restart built with other settings than the run's", which the
+    restart was not, and the engine's row said only that the components do not
+    capture the program's state."""
+    from resumecheck.phrases import LOOP_GOES_ON
+
+    report = resumecheck.verify(spec("LIGHTNING_PLATEAU_PER_EPOCH"), drop="none",
+                                noise_seeds=0, check_determinism=False)
+    for run in (report.full_resume, report.engine_resume):
+        assert (run.verdict, run.first_divergent_step, run.first_divergent_quantity) == \
+            ("diverged", 11, "learning rate"), run.explanation
+    engine = report.engine_resume.explanation
+    assert ("the engine restored every declared component, through Lightning's restore as "
+            "your own resume is, and the run departs all the same: the components do not "
+            "capture the program's state (undeclared state, or state consumed after the "
+            f"restore), or Lightning's {LOOP_GOES_ON}") in engine, engine
+    notice = report.incomplete_state_notice() or ""
+    assert notice.startswith("the declared components do not capture the program's state, or "
+                             f"Lightning's {LOOP_GOES_ON}: the engine restored"), notice
+    assert "both going on in Lightning's loop: after a resume a framework's loop may step a " \
+        "scheduler otherwise" in notice
+    assert "so a restart built with other settings than the run's departs" not in notice
+    assert "Something the components do not declare may be lost" in notice
+
+
+@pytest.mark.e2e
 def test_a_loader_that_skips_the_next_epoch_at_an_epochs_end_is_pointed_at_too():
     """Trial 137: a loader of the script's own, restored at an epoch's end,
     skipped the whole next epoch; the WARNING spoke only of Lightning's
