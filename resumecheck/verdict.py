@@ -2721,7 +2721,7 @@ def _divergence_text(r: RunResult, own_checkpoint: bool, position: str | None = 
                      "a restart)")
         else:
             text += _NOT_CAPTURED
-    text += _differs_clause(r.diagnosis) + _no_cause_found(r)
+    text += _optimizers_rate(r) + _differs_clause(r.diagnosis) + _no_cause_found(r)
     idle = [f for f in r.diagnosis if f.status in (LATENT, PUT_BACK)]
     if not r.dropped and r.checkpoint == "program" and len(idle) == len(r.diagnosis) \
             and r.verdict == DIVERGED:
@@ -2740,6 +2740,16 @@ def _divergence_text(r: RunResult, own_checkpoint: bool, position: str | None = 
         text += "; " + POSITION_UNUSED.format(position)
     text += latent_text(r)
     return text + _noise_clause(r)
+
+
+def _optimizers_rate(r: RunResult) -> str:
+    """Where a dropped optimizer departs first in the learning rate, why the
+    rate is the optimizer's (trial 220: a new user looked for momentum buffers
+    in a row that named only the rate)."""
+    if r.dropped == [OPTIMIZER] and split_rank_name(r.first_divergent_key or "")[0] == "lr":
+        return (" (the optimizer's param_groups hold the learning rate a scheduler sets: "
+                "dropped, the restart steps with the rate its build gave it)")
+    return ""
 
 
 def _at_the_last_step(r: RunResult) -> bool:

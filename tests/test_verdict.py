@@ -379,6 +379,16 @@ def test_explanations():
                          "this close to it may read as noise on a loss curve")
     assert verdict.quantity_name("data") == "data (the samples consumed)"
     assert verdict.quantity_name("weird") == "weird"
+    # (trial 220: a dropped optimizer whose learning rate departs first read without a word
+    # of why the rate is the optimizer's; a dropped scheduler needs none)
+    def rate_first(dropped):
+        return RunResult(dropped=[dropped], resume_at=[8], verdict="diverged",
+                         first_divergent_step=9, first_divergent_quantity="learning rate",
+                         first_divergent_key="lr")
+    assert verdict.explain(rate_first("optimizer"), None).startswith(
+        "learning rate differs from step 9 (the optimizer's param_groups hold the learning rate "
+        "a scheduler sets: dropped, the restart steps with the rate its build gave it)")
+    assert "param_groups" not in verdict.explain(rate_first("scheduler"), None)
 
 
 def test_a_resume_whose_load_differs_only_in_what_changes_nothing_points_at_undeclared_state():
