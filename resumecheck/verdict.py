@@ -1706,7 +1706,9 @@ def own_resume_ends(named: dict[str, str], reference: dict[str, list[str]],
                 path, j, run.first_divergent_step, reference_after, own_after)]
             text += _held_otherwise_text(run, k, at, lost, ends_only)
         elif own and path in own and path in reference and own[path] == reference[path]:
-            text += _healed_text(path, run, reference_after, own_after) or f"; {OWN_ENDS_ALIKE}"
+            text += (_healed_text(path, run, reference_after, own_after)
+                     or _set_again_before_departing(path, run, reference_after, own_after, early)
+                     or f"; {OWN_ENDS_ALIKE}")
         elif own and path in reference and departed and not ends_only:
             text += _says_nothing(run, path in own)
         elif own and path not in own and path in reference:  # (an entry a log made, say)
@@ -2050,19 +2052,23 @@ def note_lost_uncompared(own: RunResult, undeclared: list[str]) -> None:
         return
     at = f"differs from step {own.first_divergent_step}"
     # (trial 154: a module counter and a generator, named in the WARNING, not in the why)
+    notes: list[str] = []
+    said: set[str] = set()  # (each path once, by the first that fits)
     for phrase, marks in ((CHECKPOINT_LOSES, (f": {CHECKPOINT_LOSES}",)),
-                          (CHECKPOINT_MAY_LOSE, (f": {CHECKPOINT_MAY_LOSE}",)),
-                          (_UNHELD, (GENERATOR_POSITION, f": {MODULE_LEVEL}", GRADS_SUMMED))):
-        lost = [uncompared_path(what) for what in undeclared
-                if any(mark in what for mark in marks)]
-        note = (f"not compared, and {phrase}: " + paths_said(lost)
-                + " (see `not compared`)")
-        if lost and not own.diagnosis and at in own.explanation:
-            # (trial 152: the note came last, after a list of samplers and iterators)
-            own.explanation = _without_undeclared_leads(own.explanation).replace(
-                at, f"{at}; {note}", 1)
-        elif lost:
-            own.explanation += f"; {note}"
+                          (_UNHELD, (GENERATOR_POSITION, f": {MODULE_LEVEL}", GRADS_SUMMED)),
+                          (CHECKPOINT_MAY_LOSE, (f": {CHECKPOINT_MAY_LOSE}",))):
+        lost = [p for what in undeclared if any(mark in what for mark in marks)
+                and (p := uncompared_path(what)) not in said]
+        said.update(lost)
+        if lost:
+            notes.append(f"not compared, and {phrase}: {paths_said(lost)} (see `not compared`)")
+    note = "; ".join(notes)
+    if note and not own.diagnosis and at in own.explanation:
+        # (trial 152: the note came last, after a list of samplers and iterators)
+        own.explanation = _without_undeclared_leads(own.explanation).replace(
+            at, f"{at}; {note}", 1)
+    elif note:
+        own.explanation += f"; {note}"
     # (trial 160: a generator the own resume ended with as the uninterrupted run did,
     # restored by the program, led the why before the epoch it lost)
     drawn = [uncompared_path(what) for what in undeclared
@@ -2145,11 +2151,7 @@ def _lost_at(path: str, k: int | None, departed: int | None,
         return None
 
     def otherwise(step: int, held: bool = True) -> bool:
-        if step not in (own_after or {}):
-            return False
-        mine = (own_after or {})[step]
-        there = (reference_after or {}).get(step, {})
-        return path in there and (path in mine or not held) and mine.get(path) != there[path]
+        return _otherwise_at(path, step, reference_after, own_after, held)
 
     if otherwise(k):
         if k + 1 < departed:  # (held alike after that step: set again, not lost)
@@ -2166,6 +2168,43 @@ def _lost_at(path: str, k: int | None, departed: int | None,
             return True if otherwise(k + 1) else None
         return False
     return None
+
+
+def _otherwise_at(path: str, step: int,
+                  reference_after: dict[int, dict[str, list[str]]] | None,
+                  own_after: dict[int, dict[str, list[str]]] | None, held: bool = True) -> bool:
+    """Whether the program's own resume held ``path`` otherwise than the
+    uninterrupted run after ``step`` (``held``: it holds it there at all)."""
+    if step not in (own_after or {}):
+        return False
+    mine = (own_after or {})[step]
+    there = (reference_after or {}).get(step, {})
+    return path in there and (path in mine or not held) and mine.get(path) != there[path]
+
+
+def _set_again_before_departing(
+        path: str, run: RunResult | None,
+        reference_after: dict[int, dict[str, list[str]]] | None,
+        own_after: dict[int, dict[str, list[str]]] | None, early: Sequence[str]) -> str | None:
+    """Of what a departed own resume ends with as the uninterrupted run did:
+    that it held it otherwise right after its load() and alike after the next
+    step, before it departed (trial 221: a plateau callback's patience counter,
+    lost with its best loss, which the next step set to 0 in both runs, read
+    only "ends with it as the uninterrupted run did"). None: not so, not seen,
+    or a path a framework runs on before its restore is looked at (``early``)."""
+    departed = run.first_divergent_step if run is not None else None
+    k = _restore_before(run) if run is not None else None
+    if run is None or departed is None or k is None or k + 1 >= departed or any(
+            path == e or path.startswith((f"{e}.", f"{e}[")) for e in early):
+        return None
+    if not _otherwise_at(path, k, reference_after, own_after) or _otherwise_at(
+            path, k + 1, reference_after, own_after):
+        return None
+    return (f"; your own resume held it otherwise right after your load() at step {k}, and as "
+            f"the uninterrupted run after step {k + 1}, before it {_went(run)} at step "
+            f"{departed}: {CHECKPOINT_MAY_LOSE}, unless the program sets it again as it steps "
+            "(or it is not state, a log, a timer: name it in Target(not_state=...)); it ends "
+            "with it as the uninterrupted run did")
 
 
 def settle_findings(ref: Reference, result: RunResult, outcomes: dict[int, bool | None],

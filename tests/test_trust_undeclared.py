@@ -439,6 +439,32 @@ def test_what_the_programs_own_load_lost_is_said_from_before_its_resume_departed
                                         "had departed from the uninterrupted run at step 11")
 
 
+def test_a_counter_lost_and_set_alike_by_the_next_step_before_the_departure_may_be_lost():
+    """Trial 221: a plateau callback lost its best loss and its patience
+    counter; the next step set the counter to 0 in both runs (an improvement
+    over the lost best; the uninterrupted run's cut), and its line read only
+    "your own resume ends with it as the uninterrupted run did". Held
+    otherwise right after the load, it may be lost, and the why says so,
+    after what the checkpoint loses."""
+    report = verify("fixtures.trust.patience_reset:FORGETS_BOOKKEEPING", drop="none",
+                    noise_seeds=0)
+    own = report.full_resume
+    assert (own.verdict, own.first_divergent_step) == ("diverged", 11)
+    lines = {u.split(" (")[0]: u for u in report.undeclared}
+    assert lines["early.bad_evals"].endswith(
+        "; your own resume held it otherwise right after your load() at step 9, and as the "
+        "uninterrupted run after step 10, before it departed from the uninterrupted run at step "
+        "11: your checkpoint may lose it, unless the program sets it again as it steps (or it "
+        "is not state, a log, a timer: name it in Target(not_state=...)); it ends with it as "
+        "the uninterrupted run did"), lines["early.bad_evals"]
+    assert lines["early.best_loss"].endswith("your checkpoint loses it, unless it is not state "
+                                             "(a log, a timer: name it in Target(not_state=...))")
+    assert own.explanation.startswith(
+        "learning rate differs from step 11; not compared, and your checkpoint loses it: "
+        "`early.best_loss` (see `not compared`); not compared, and your checkpoint may lose "
+        "it: `early.bad_evals` (see `not compared`)"), own.explanation
+
+
 def test_a_replay_buffer_in_a_deque_is_named_as_one_holder_until_declared():
     report = verify("fixtures.trust.replay_buffer:UNDECLARED", **FAST)
     assert report.undeclared == [
