@@ -23,6 +23,7 @@ from resumecheck.components import (
     OPTIMIZER,
     RNG,
     Component,
+    RNGState,
     preserved_global_streams,
     settle_component,
 )
@@ -96,7 +97,7 @@ def restore_state(built: BuiltProgram, restore: Restore,
             # the program's load() left (a data position that builds its
             # iterator again draws a base seed): that draw is the check's,
             # not the program's, and putting rng right too would undo it.
-            unreached = _iterators_made(built, overrides)
+            unreached = _iterators_made(built, overrides, generators=True)
             with contextlib.nullcontext() if RNG in overrides else preserved_global_streams():
                 _load_states(built, overrides, restore.override_path, settle=False)
             _set_modes(built, overrides, load_checkpoint(restore.override_path,
@@ -122,10 +123,15 @@ def restore_state(built: BuiltProgram, restore: Restore,
     return unreached
 
 
-def _iterators_made(built: BuiltProgram, states: dict[str, Any]) -> dict[str, list[str]]:
-    """The program's iterators over the declared data loaders about to get ``states``."""
-    return iterators_over(built.program,
-                          {c.name: c.obj for c in built.components if c.name in states})
+def _iterators_made(built: BuiltProgram, states: dict[str, Any],
+                    generators: bool = False) -> dict[str, list[str]]:
+    """The program's iterators over the declared data loaders about to get
+    ``states`` (``generators``: and over loaders whose samplers draw from a
+    declared generator about to get its state: a rerun's, which puts it right
+    after the program's load() made them)."""
+    return iterators_over(built.program, {
+        c.name: c.obj for c in built.components
+        if c.name in states and (generators or not isinstance(c.obj, RNGState))})
 
 
 def _load_states(built: BuiltProgram, states: dict[str, Any], path: str,

@@ -432,14 +432,19 @@ def brought_back(reference: dict[str, list[str]], restarted: dict[str, list[str]
 
 def iterators_over(program: Any, loaders: dict[str, Any]) -> dict[str, list[str]]:
     """Where the program keeps an iterator made from one of ``loaders``
-    (component name -> its object; only data loaders count): component name
-    -> the paths (``it``, ``state.it``). A loader's ``load_state_dict`` sets
-    the position of the iterators it makes next (a StatefulDataLoader's);
-    one the program made before goes on from where it was."""
+    (component name -> its object; data loaders, and ``RNGState``s holding a
+    generator such an iterator's sampler draws from): component name -> the
+    paths (``it``, ``state.it``). A loader's ``load_state_dict`` sets the
+    position of the iterators it makes next (a StatefulDataLoader's); one the
+    program made before goes on from where it was, in the order it drew."""
     ours = {_made_from(obj): name for name, obj in loaders.items()
             if isinstance(obj, torch.utils.data.DataLoader)}
+    # (trial 226: a declared generator a loader's sampler draws its order from, put
+    # right after a load() that had made the iterator from it, read "not the cause")
+    drawn = {id(g): name for name, obj in loaders.items() if isinstance(obj, RNGState)
+             for g in obj.generators.values() if isinstance(g, torch.Generator)}
     found: dict[str, list[str]] = {}
-    if not ours:
+    if not ours and not drawn:
         return found
     seen = {id(program), *(id(obj) for obj in loaders.values())}
     todo = [(name, value, 1) for name, value in _fields(program)]
@@ -454,9 +459,24 @@ def iterators_over(program: Any, loaders: dict[str, Any]) -> dict[str, list[str]
             made_from = _made_from(obj)
             if made_from in ours:
                 found.setdefault(ours[made_from], []).append(path)
+            for name in dict.fromkeys(drawn[g] for g in _sampler_generators(obj) if g in drawn):
+                found.setdefault(name, []).append(path)
         elif depth < _DEPTH and not isinstance(obj, (torch.nn.Module, torch.utils.data.DataLoader)):
             todo.extend((p, v, depth + 1) for p, v in _children(path, obj, set()))
     return found
+
+
+def _sampler_generators(iterator: Any) -> list[int]:
+    """The ids of the torch generators a loader's iterator drew its order
+    from, as made: its index sampler's, and the samplers that one wraps."""
+    out, sampler = [], getattr(iterator, "_index_sampler", None)
+    for _ in range(3):  # (a BatchSampler over a RandomSampler, say)
+        if sampler is None:
+            break
+        if isinstance(getattr(sampler, "generator", None), torch.Generator):
+            out.append(id(sampler.generator))
+        sampler = getattr(sampler, "sampler", None)
+    return out
 
 
 def _made_from(obj: Any) -> tuple[int, int]:

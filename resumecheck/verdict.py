@@ -58,7 +58,7 @@ from resumecheck.state_diff import (
     DETACHED, NONE_CAME_BACK, NONE_CAME_BACK_PLAIN, REORDERED, SAVED_BEFORE_STEP,
     describe_difference, differing_leaves, is_private, leaf_label, righted_only, unread_only,
 )
-from resumecheck.streams import is_stream_state, stream_digests, stream_items
+from resumecheck.streams import is_stream_detail, is_stream_state, stream_digests, stream_items
 from resumecheck.trace import (
     QUANTITY_ORDER, StepRecord, differing_quantities, first_difference, load_step_tensors,
 )
@@ -1651,8 +1651,15 @@ _REBOUND_RERUN = ("; not judged: putting the uninterrupted run's state in does n
                   "which optimizer a scheduler steps")
 
 
-def _unreached_text(component: str, where: list[str]) -> str:
-    """Why a data loader's rerun is no evidence (``settle_findings``)."""
+def _unreached_text(component: str, where: list[str], stream: bool = False) -> str:
+    """Why a data loader's rerun is no evidence (``settle_findings``); or a
+    random state's (``stream``), whose generator such an iterator drew from."""
+    if stream:  # (trial 226: "(differs, not the cause)" of the cause)
+        return (f"; not judged: putting `{component}` right after your load() changed "
+                f"nothing, but your program goes on with {_iterators(where)}, an iterator it "
+                "had made before from a loader whose sampler draws from that generator: the "
+                "order it drew then stays; check what your save() stores for it, and when "
+                "your load() makes the iterator")
     return (f"; not judged: putting `{component}` right after your load() changed nothing, "
             f"but your program goes on with {_iterators(where)}, an iterator it had made from "
             f"that loader before, which a loader's new state may not reach {_REACHES}; check "
@@ -2253,7 +2260,8 @@ def settle_findings(ref: Reference, result: RunResult, outcomes: dict[int, bool 
             judged.append(replace(finding, detail=finding.detail + (
                 _FROZEN_RERUN if frozen_in(finding) else _REBOUND_RERUN if rebound_in(finding)
                 else _unreached_text(
-                    finding.component, (unreached or {}).get(finding.component, [])))))
+                    finding.component, (unreached or {}).get(finding.component, []),
+                    is_stream_detail(finding.detail)))))
         elif i in moved:  # (never one that helped: see _Confirmations.settle)
             judged.append(replace(finding, detail=finding.detail + _matters_with_others(result)))
         elif i in outcomes and not outcomes[i] and _rate_made_anew(result, finding):

@@ -99,3 +99,26 @@ def test_among_ranks_the_state_is_asked_for_in_place(tmp_path):
         assert not asks_apart(built)
     finally:
         dist.destroy_process_group()
+
+
+def test_a_generator_a_made_iterator_drew_its_order_from_is_not_called_not_the_cause():
+    """Trial 226: a loader's generator saved after the epoch's shuffle read
+    `rng: generator 'loader' differs ... (differs, not the cause)`: the rerun put
+    it right after a load() that had already made the epoch's iterator from it,
+    and the order that iterator drew stayed
+    (fixtures/trust/generator_saved_after_shuffle.py)."""
+    spec = "fixtures.trust.generator_saved_after_shuffle:"
+    report = verify(spec + "SAVES_AFTER_SHUFFLE", drop="none", noise_seeds=0)
+    own = report.full_resume
+    assert (own.verdict, own.first_divergent_step) == ("diverged", 6)
+    findings = {f.component: f for f in own.diagnosis}
+    assert findings["data_cursor"].status == "confirmed"
+    rng = findings["rng"]
+    assert rng.status is None and rng.confirmed is None, rng
+    assert rng.detail.endswith(
+        "; not judged: putting `rng` right after your load() changed nothing, but your program "
+        "goes on with `it`, an iterator it had made before from a loader whose sampler draws "
+        "from that generator: the order it drew then stays; check what your save() stores "
+        "for it, and when your load() makes the iterator"), rng.detail
+    assert "not the cause" not in report.render()
+    assert verify(spec + "SAVES_EPOCH_START", drop="none", noise_seeds=0).equivalent
