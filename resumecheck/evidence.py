@@ -128,7 +128,14 @@ def _rates(ref: StepRecord, rec: StepRecord, step: int, rank: int | None) -> str
     # (trial 173: a warm-up's 0.003*6/6 read "0.003, expected 0.003": as many digits
     # as tell them apart, as a diagnosis says two values)
     shown = "; ".join(f"{named(i)}{values_apart(b, a)}" for i, a, b in differ[:3])
-    more = f" and {len(differ) - 3} more groups" if len(differ) > 3 else ""
+    # (trial 230: "and 5 more groups" of one group's rates at 8 step() calls a step)
+    calls = rec.lr_call if len(rec.lr_call) == len(rates) else [0] * len(rates)
+    later = min(calls[i] for i, _, _ in differ[3:]) > max(calls[i] for i, _, _ in differ[:3]) \
+        if len(differ) > 3 else False
+    kind = ((" group" if len(differ) == 4 else " groups") if not any(calls) else
+            " at later step() calls this step" if later else
+            " (other groups, or other step() calls this step)")
+    more = f" and {len(differ) - 3} more{kind}" if len(differ) > 3 else ""
     return f"learning rate of {where}: {shown}{more}"
 
 

@@ -97,6 +97,29 @@ def test_an_optimizer_stepped_twice_a_step_is_named_by_its_call_not_a_second_gro
     assert _rates(ref, rec, 8, None) == "learning rate of step 8: group 0 0.004, expected 0.002"
 
 
+def test_rates_left_unshown_are_counted_as_what_they_are():
+    """Trial 230: one group stepped 8 times a training step (PPO's minibatch
+    updates) read "... and 5 more groups"."""
+    from resumecheck.evidence import _rates
+    from resumecheck.trace import StepRecord
+
+    ref = StepRecord(step=6, loss=1.0, lr=[0.0025] * 8, lr_call=list(range(8)))
+    rec = StepRecord(step=6, loss=1.0, lr=[0.003] * 8, lr_call=list(range(8)))
+    said = _rates(ref, rec, 6, None)
+    assert said.startswith("learning rate of step 6: group 0 at its 1st step() this step 0.003, "
+                           "expected 0.0025; group 0 at its 2nd step()"), said
+    assert said.endswith("expected 0.0025 and 5 more at later step() calls this step"), said
+    # two groups stepped twice: what is left is of both kinds
+    ref = StepRecord(step=6, loss=1.0, lr=[0.1, 0.2] * 2, lr_call=[0, 0, 1, 1])
+    rec = StepRecord(step=6, loss=1.0, lr=[0.3, 0.4] * 2, lr_call=[0, 0, 1, 1])
+    assert _rates(ref, rec, 6, None).endswith(
+        " and 1 more (other groups, or other step() calls this step)")
+    # groups of one step() each: groups
+    ref = StepRecord(step=6, loss=1.0, lr=[0.1, 0.2, 0.3, 0.4])
+    rec = StepRecord(step=6, loss=1.0, lr=[0.5, 0.6, 0.7, 0.8])
+    assert _rates(ref, rec, 6, None).endswith(" and 1 more group")
+
+
 def test_the_trace_records_which_step_of_its_optimizer_each_rate_was_read_at():
     import torch
 
