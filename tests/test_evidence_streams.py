@@ -251,7 +251,11 @@ def test_putting_one_component_right_draws_nothing_from_the_programs_streams():
     own = report.full_resume
     assert own.verdict == "diverged" and own.first_divergent_step == 5
     status = {f.component: f.status for f in own.diagnosis}
-    assert status == {"data_cursor": "confirmed", "rng": "not_cause"}, own.explanation
+    # (rng, the generator the iterator the load made drew from, put right after that
+    # load changes nothing, which is no evidence: not judged, trial 226)
+    assert status == {"data_cursor": "confirmed", "rng": None}, own.explanation
+    assert "an iterator it had made before from a loader whose sampler draws from that " \
+        "generator" in own.diagnosis[1].detail
     [offset] = own.stream_offsets
     assert offset.stream == "generator sampler" and offset.draws > 0
     assert "and was so right after the load (nothing drew in between)" in offset.detail
