@@ -1420,6 +1420,8 @@ def _notes_on_own_resume(checker: Checker, own: _Judged, engine_full: _Judged,
     bounds = checker.segment.boundaries
     verdict.note_draws_before_restore(own.result, bounds.get("draws_before_restore") or [],
                                       bounds.get("restored_by"), bounds.get("steps_per_epoch"))
+    verdict.note_order_before_restore(own.result, bounds.get("order_before_restore"),
+                                      bounds.get("restored_by"), bounds.get("steps_per_epoch"))
 
 
 def _report(checker: Checker, runs: list[RunResult],

@@ -188,6 +188,11 @@ def side_files(files: Mapping[str, Sequence[str]]) -> str | None:
     return said or None
 
 
+ORDER_BEFORE_RESTORE = "its epoch's order was drawn before its random streams were restored"
+"""How a framework target's own resume says that the framework made the
+resumed epoch's iterator, whose sampler shuffles from torch's global stream,
+before it restored that stream (``verdict.note_order_before_restore``)."""
+
 FETCHED_BEFORE_RESTORE = "fetched before its random streams were restored"
 """How a framework target's own resume says that the framework fetched (and
 collated) the first resumed step's batches before it restored the streams its

@@ -373,7 +373,10 @@ class BuiltProgram:
         saved_by = getattr(self.program, "saved_by", None)
         loop_note = getattr(self.program, "loop_note", None)
         seeded_by = getattr(self.program, "seeded_by", None)
+        order = getattr(self.program, "order_before_restore", None)
         return {
+            # (a framework's sampler that shuffles from a global stream before its restore)
+            "order_before_restore": order if isinstance(order, str) and order else None,
             # (an adapter that seeds the global streams before it builds the program)
             "seeded_by": seeded_by if isinstance(seeded_by, str) and seeded_by else None,
             # (where the loop that runs is an adapter's, not the script's: said

@@ -18,7 +18,7 @@ from typing import Any, Literal
 from resumecheck.errors import LONGER_BOUND
 from resumecheck.phrases import (
     ADAPTER_LOOP, AS_BUILT_MARK, BUILDING, CHANGED_AFTER_LOAD, FETCHED_BEFORE_RESTORE,
-    FRAMEWORK_RESUME, HASH_ORDER_UNCHECKED, LOOP_GOES_ON,
+    FRAMEWORK_RESUME, HASH_ORDER_UNCHECKED, LOOP_GOES_ON, ORDER_BEFORE_RESTORE,
     NOT_VALIDATED_AGAIN, POSITION_TRANSFORMED, READ_BEFORE, REORDERED, RESTORE_CHANGED, RESTORING,
     STOPPED,
     drawn_at_import_text, first_line, global_streams, lost_uncompared, paths_said,
@@ -924,6 +924,12 @@ def _known_cause(report: Report, own: RunResult | None) -> str | None:
                 "had already read in its epoch and reads that epoch again from its start, in "
                 "your own resume and in the engine's, which goes through the same restore "
                 "(leave the setting out to resume where the run was).")
+    if own is not None and ORDER_BEFORE_RESTORE in own.explanation:
+        return (f"the resumed epoch's order was drawn before the random streams were restored: "
+                "the framework's sampler shuffles from torch's global stream as it makes the "
+                "epoch's iterator, which the framework's restore makes before it puts that "
+                "stream back, in your own resume and in the engine's, which goes through the "
+                "same restore (see the own resume's row).")
     if own is not None and FETCHED_BEFORE_RESTORE in own.explanation:
         return (f"the first resumed step's batches were {FETCHED_BEFORE_RESTORE}: your data "
                 "collator (or dataset) draws from a global stream as batches are fetched, and "

@@ -39,7 +39,7 @@ from resumecheck.program import epoch_boundaries, next_epoch_start
 from resumecheck.phrases import (
     ADAPTER_LEFT_OUT, BUILDING, CHANGED_AFTER_LOAD, CHECKPOINT_LOSES, CHECKPOINT_MAY_LOSE,
     AS_THE_BUILD_MADE, CAUSE_YET_BLIND, FRESH_BUILD_HOLDS, GENERATOR_POSITION, GRADS_SUMMED,
-    FRAMEWORK_RESUME, LOOP_ENDED, LOOP_GOES_ON,
+    FRAMEWORK_RESUME, LOOP_ENDED, LOOP_GOES_ON, ORDER_BEFORE_RESTORE,
     MODULE_LEVEL, OLDER_CHECKPOINT, NOT_DECLARED,
     NOT_VALIDATED_AGAIN, OUTSIDE_THE_CHECKPOINT,
     OWN_RESUME_ENDS_OTHERWISE, OWN_RESUME_ENDS_WITHOUT, POSITION_UNUSED, RESTORE_CHANGED,
@@ -1982,6 +1982,32 @@ def note_data_not_skipped(own: RunResult, setting: str | None) -> None:
                           for o in own.stream_offsets]
 
 
+def note_order_before_restore(own: RunResult, sampler: str | None, restored_by: str | None,
+                              per_epoch: float | None) -> None:
+    """Where the framework's sampler shuffles each epoch from torch's global
+    stream as it makes the epoch's iterator, which a resumed framework makes
+    before it restores that stream (``sampler``: the Trainer's
+    ``order_before_restore``), and the program's own resume, restored inside
+    an epoch after the first, departs in its data at the first step after the
+    restore: say so, in place of the leads that name undeclared state (trial
+    229: a collator's generator, reseeded from the batch, was blamed)."""
+    k = own.resume_at[0] if own.resume_at else None
+    if not (sampler and per_epoch and own.checkpoint == "program" and not own.dropped
+            and k is not None and (k / per_epoch) % 1 != 0 and k > per_epoch
+            and own.verdict == DIVERGED and own.first_divergent_step == k + 1
+            and (own.first_divergent_quantity or "").startswith("data")):
+        return
+    own.explanation = _without_undeclared_leads(own.explanation).replace(
+        f"differs from step {k + 1}",
+        f"differs from step {k + 1}; {ORDER_BEFORE_RESTORE}: {sampler} shuffles from torch's "
+        f"global stream as an epoch's iterator is made, and {restored_by or 'the restore'} "
+        "makes the resumed epoch's iterator before it puts that stream back, so an epoch "
+        "after the first is shuffled from the stream as the restart left it, not as the "
+        "uninterrupted run had it when that epoch began: it reads other samples (resume at "
+        "an epoch's end, where the streams come back first, or shuffle with a sampler seeded "
+        "by the epoch)", 1)
+
+
 def note_draws_before_restore(own: RunResult, streams: Sequence[str],
                               restored_by: str | None, per_epoch: float | None) -> None:
     """Where the framework fetches a resumed step's batches before it restores
@@ -2080,7 +2106,7 @@ def note_lost_uncompared(own: RunResult, undeclared: list[str]) -> None:
     # restored by the program, led the why before the epoch it lost)
     drawn = [uncompared_path(what) for what in undeclared
              if _UNHELD_GENERATOR.search(what) and OWN_ENDS_ALIKE not in what]
-    if drawn and not own.diagnosis:
+    if drawn and not own.diagnosis and ORDER_BEFORE_RESTORE not in own.explanation:
         # (trial 142: a collator's own torch.Generator, named in `not compared`, left the
         # why listing samplers, iterators and counters)
         listed = ", ".join(f"`{p}`" for p in drawn)

@@ -944,3 +944,13 @@ TRAINER_COLLATOR_GLOBAL = trainer_target(
 """Trial 142: the Trainer fetches a resumed step's batches before it restores
 its random streams, so a collator drawing from torch's global stream masks the
 first resumed step's batch from the stream as the restart left it."""
+
+TRAINER_GROUP_BY_LENGTH = trainer_target(
+    lambda args: transformers_train().make_trainer(args),
+    args={"per_device_train_batch_size": 8, "learning_rate": 1e-2, "warmup_steps": 4,
+          "train_sampling_strategy": "group_by_length"},
+    steps=10, resume_at=(7,))
+"""Trial 229: the Trainer's LengthGroupedSampler shuffles from torch's global
+stream as each epoch's iterator is made, which a resume inside an epoch makes
+before it restores that stream: resumed at 7, in the second of its epochs of
+5 steps, it reads other samples from step 8; at 3, in the first, it resumes."""

@@ -473,6 +473,31 @@ def test_a_collator_drawing_from_torchs_stream_is_told_the_trainer_fetches_befor
     assert "fetched before" not in default.render()
 
 
+@pytest.mark.e2e
+def test_a_length_grouped_sampler_is_told_to_draw_its_order_before_the_restore():
+    """Trial 229: group_by_length's sampler shuffles from torch's global stream
+    as the Trainer makes an epoch's iterator, before a resume inside an epoch
+    restores that stream; the report blamed the collator's generator, which the
+    other samples had moved, and the WARNING guessed the reverse order."""
+    from resumecheck.phrases import ORDER_BEFORE_RESTORE
+
+    report = resumecheck.verify(f"{PROGRAMS}:TRAINER_GROUP_BY_LENGTH", drop="none",
+                                noise_seeds=0, check_determinism=False)
+    own = report.full_resume
+    assert (own.verdict, own.first_divergent_step) == (DIVERGED, 8), own.explanation
+    assert own.explanation.startswith(
+        f"data (the model's inputs) differs from step 8; {ORDER_BEFORE_RESTORE}: the Trainer's "
+        "LengthGroupedSampler (group_by_length) shuffles from torch's global stream as an "
+        "epoch's iterator is made"), own.explanation
+    notice = report.incomplete_state_notice() or ""
+    assert notice.startswith("the resumed epoch's order was drawn before the random streams "
+                             "were restored"), notice
+    assert "a DataLoader iterator created after the load" not in notice
+    # in the first epoch, the stream it shuffles from is the fresh launch's in both runs
+    assert resumecheck.verify(f"{PROGRAMS}:TRAINER_GROUP_BY_LENGTH", resume_at=(3,), drop="none",
+                              noise_seeds=0, check_determinism=False).equivalent
+
+
 def test_a_function_that_builds_a_trainer_given_as_the_target_is_told_of_trainer_target(
         tmp_path):
     """Trial 210 pointed `resumecheck run` at its own `make_trainer(args)`: the

@@ -190,6 +190,23 @@ class TrainerProgram(LoopProgram):
                                                   False) is True else None
 
     @property
+    def order_before_restore(self) -> str | None:
+        """The Trainer's sampler, where it shuffles each epoch from torch's
+        global stream as the epoch's iterator is made (``group_by_length``:
+        a ``LengthGroupedSampler`` with no generator of its own): a Trainer
+        resumed inside an epoch makes that iterator before it restores the
+        streams, so an epoch after the first is drawn in another order (trial
+        229: the report blamed the collator's generator, which the other
+        samples moved). None: the Trainer's own sampler does not."""
+        tf = require("transformers", "resumecheck.frameworks.transformers")
+        args = self.trainer.args
+        grouped = (getattr(args, "train_sampling_strategy", None) == "group_by_length"
+                   or getattr(args, "group_by_length", False) is True)
+        own = type(self.trainer)._get_train_sampler is tf.Trainer._get_train_sampler
+        return ("the Trainer's LengthGroupedSampler (group_by_length)"
+                if grouped and own else None)
+
+    @property
     def draws_before_restore(self) -> list[str]:
         """The global streams the Trainer's fetch of a step's batches drew from
         (a data collator or dataset that draws): a resumed Trainer fetches its
