@@ -19,8 +19,9 @@ from resumecheck.components import OPTIMIZER, RNG, rank_name, split_rank_name
 from resumecheck.phrases import REORDERED, first_few
 from resumecheck.streams import is_stream_state
 
-__all__ = ["DETACHED", "NONE_CAME_BACK", "NONE_CAME_BACK_PLAIN", "REORDERED", "SAVED_BEFORE_STEP",
-           "by_parameter_name", "describe_difference", "differing_leaves", "is_private",
+__all__ = ["DETACHED", "LEARNING_RATE_ONLY", "MOMENTUM_TOO", "NONE_CAME_BACK",
+           "NONE_CAME_BACK_PLAIN", "REORDERED", "SAVED_BEFORE_STEP", "by_parameter_name",
+           "describe_difference", "differing_leaves", "is_private",
            "leaf_label", "reorder_optimizer_state", "righted_only", "unread_only", "values_apart"]
 
 _RNG_STREAMS = {

@@ -260,6 +260,44 @@ def test_a_blind_spot_whose_state_is_the_builds_at_the_resume_point_says_so():
     assert moved.verdict == "diverged" and not moved.blind_spot
 
 
+class _RateByHand:
+    """Plain SGD (no state of its own) whose rate the step sets from the step."""
+
+    def __init__(self, config: dict) -> None:
+        torch.manual_seed(0)
+        self.model = torch.nn.Linear(3, 1)
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+        self.step = 0
+
+    def components(self) -> dict:
+        return {"params": self.model, "optimizer": self.opt,
+                "global_step": resumecheck.Attr(self, "step")}
+
+    def train_step(self) -> float:
+        for group in self.opt.param_groups:
+            group["lr"] = 0.1 / (1 + self.step)
+        loss = torch.nn.functional.mse_loss(self.model(programs.X), programs.Y)
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+        self.step += 1
+        return loss.item()
+
+
+def test_a_dropped_optimizer_whose_rate_the_step_sets_again_gets_no_load_causes():
+    """Trial 225: a dropped SGD optimizer, whose rate the step sets by hand, was
+    a blind spot told "only its learning rate differs, which a scheduler sets:
+    one stepped in or after your load() ... (see its own line)": no scheduler,
+    no load; dropping it is why it differed."""
+    run = verify(resumecheck.Target(factory=_RateByHand, steps=6, resume_at=(3,)),
+                 drop=["optimizer"], noise_seeds=0, check_determinism=False).runs[-1]
+    assert run.blind_spot, run.explanation
+    assert "right after a restore it differed (optimizer at the restore at 3: " \
+        "param_groups[0].lr 0.1, expected 0.0333333), and the run ends with it as the " \
+        "uninterrupted run does" in run.explanation, run.explanation
+    assert "scheduler" not in run.explanation and "your load()" not in run.explanation
+
+
 def test_blind_spots_say_what_would_exercise_each():
     """Trials: a config equal to the factory's defaults was told to choose a
     resume point where it has moved (it never moves), under a lead saying
