@@ -220,8 +220,12 @@ def _branch_note(result: RunResult) -> None:
     for o in result.stream_offsets:
         k = o.step - 2  # (the stream started level at step k + 1, after the restore at k)
         lead = leads(k) if o.draws and k in result.resume_at else ""
-        if lead:
-            o = replace(o, detail=f"{o.detail}{_BRANCH_HEAD.format(k + 1)}{lead}{_BRANCH_TAIL}")
+        # (trial 225: the lead came last, after a page of draws it may not be; a line
+        # that puts the draws to the data says that first)
+        if lead and _FOLLOWS_THE_DATA not in o.detail:
+            head, causes = o.detail.split(": ", 1)
+            o = replace(o, detail=f"{head}{_BRANCH_HEAD.format(k + 1)}{lead}{_BRANCH_TAIL}"
+                        f"{causes}")
         elif o.draws and abs(o.draws) > 2 and k in result.resume_at and data \
                 and result.first_divergent_step == k + 1:  # (more than a new iterator draws)
             # (trial 201: a batch of longer sequences drew dropout masks over more tokens,
@@ -236,11 +240,11 @@ _DATA_FIRST = (" (step {} read other data too: other data may draw otherwise, a 
                "shuffle drawn anew: the first divergence says which data)")
 
 
-_BRANCH_HEAD = " (step {} read state that differs right after the restore: "
-_BRANCH_TAIL = "; a step that reads it otherwise may draw otherwise)"
+_BRANCH_HEAD = ": step {} read state that differs right after the restore ("
+_BRANCH_TAIL = "), and a step that reads it otherwise may draw otherwise; or "
 _BRANCH_NOTE = re.compile(re.escape(_BRANCH_HEAD).replace(r"\{\}", r"\d+") + ".*?"
                           + re.escape(_BRANCH_TAIL))
-"""The note ``_branch_note`` adds to a stream's words, and its pattern."""
+"""The note ``_branch_note`` puts first in a stream's causes, and its pattern."""
 
 _NO_LEAD = (LATENT, PUT_BACK, NOT_CAUSE, AFTER_DIVERGENCE, LOST_ON_RESAVE)
 """Finding statuses that name no cause of a difference in the steps."""
@@ -292,7 +296,7 @@ def offsets_shared_with(run: RunResult, full: RunResult) -> None:
             "the engine's full resume (see the WARNING): not this drop's doing")
     run.explanation = run.explanation.replace(said, (_stream_clause(own) if own else "") + note, 1)
     as_full = " (as in the engine's full resume)"
-    run.stream_offsets = [replace(o, detail=_BRANCH_NOTE.sub("", o.detail) + as_full)
+    run.stream_offsets = [replace(o, detail=_BRANCH_NOTE.sub(": ", o.detail) + as_full)
                           if key(o) in theirs else o for o in run.stream_offsets]
 
 
@@ -498,10 +502,14 @@ def _batch_told(reference: SegmentResult, seg: SegmentResult, step: int, key: st
     return (f"{stream_label(key)} is {amount} {'ahead of' if draws > 0 else 'behind'} the "
             f"reference's at the start of step {step + 1}: step {step}, the first after the "
             f"restore, read {sizes[1]} samples, {sizes[0]} in the uninterrupted run, and drew "
-            f"{amount} {'more' if draws > 0 else 'less'}: what a step draws follows what it "
-            "reads (dropout's masks and augmentation per sample; a sampler's reshuffle where "
-            "the step reads into a new epoch), so the data it read otherwise explain these "
-            "draws (see where the run first differs)")
+            f"{amount} {'more' if draws > 0 else 'less'}: {_FOLLOWS_THE_DATA} (dropout's "
+            "masks and augmentation per sample; a sampler's reshuffle where the step reads "
+            "into a new epoch), so the data it read otherwise explain these draws (see where "
+            "the run first differs)")
+
+
+_FOLLOWS_THE_DATA = "what a step draws follows what it reads"
+"""How a stream's words put its draws to the data a step read otherwise (``_batch_told``)."""
 
 
 def _another_ranks(key: str, run: Any, ref_states: dict[str, Any], step: int,

@@ -232,9 +232,8 @@ def test_a_model_a_load_leaves_in_eval_mode_is_named_and_confirmed():
         own.explanation
     # (a trial: the stream line named only an iterator, in a program that made none)
     [stream] = own.stream_offsets
-    assert stream.detail.endswith(
-        "(step 5 read state that differs right after the restore: params; a step that reads it "
-        "otherwise may draw otherwise)"), stream.detail
+    assert ": step 5 read state that differs right after the restore (params), and a step " \
+        "that reads it otherwise may draw otherwise; or " in stream.detail, stream.detail
     assert (
         "drew 256 32-bit words less than the uninterrupted run's: a draw the restart skips "
         "(values drawn element by element, as dropout's masks and torch.rand draw them: a "
