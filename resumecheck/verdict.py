@@ -1703,7 +1703,8 @@ def own_resume_ends(named: dict[str, str], reference: dict[str, list[str]],
     # scheduler, was said to have "departed at step 24": nothing followed from that)
     ends_only = run is not None and steps_match(run)
     out = []
-    shifted = _shifted_lists(named, reference, own) if own and not departed else {}
+    shifted = (_shifted_lists(named, reference, own)  # (trial 236: so where every step
+               if own and (ends_only or not departed) else {})  # matched, not item by item)
     for path, text in named.items():
         item = _ITEM.match(path)
         if item is not None and item.group(1) in shifted:

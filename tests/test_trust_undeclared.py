@@ -1228,6 +1228,38 @@ def test_a_list_that_lost_its_first_entries_is_said_so_not_compared_item_by_item
     assert lost_uncompared(report.undeclared) == ["history"]
 
 
+class _LogsAndLosesTheScheduler(_LogsValidation):
+    """The log as above, and an ExponentialLR its checkpoint loses: the rate
+    comes back with the optimizer, so every step matches and only the
+    scheduler's count ends otherwise."""
+
+    def __init__(self, settings):
+        super().__init__(settings)
+        self.sched = torch.optim.lr_scheduler.ExponentialLR(self.opt, gamma=0.9)
+
+    def components(self):
+        return {**super().components(), "scheduler": self.sched}
+
+    def train_step(self):
+        out = super().train_step()
+        self.sched.step()
+        return out
+
+
+def test_a_shifted_list_is_said_so_in_a_resume_whose_every_step_matched():
+    """Trial 236: beside a lost scheduler that changed no step, a log that lost
+    its first entry read item by item, `history[2] ... ends without it (nothing
+    there made it again)`, where the resume held that item at another index."""
+    report = verify(Target(factory=_LogsAndLosesTheScheduler, steps=12, resume_at=(4,)), **FAST)
+    own = report.full_resume
+    assert own.verdict == "diverged" and own.first_divergent_quantity.startswith(
+        "state of scheduler"), own.explanation
+    [line] = [u for u in report.undeclared if u.startswith("history")]
+    assert line.startswith("history (a list of 4 items; [0]: tuple: "), line
+    assert "without the item at [0] (the others sit at other indices)" in line
+    assert "nothing there made it again" not in report.render()
+
+
 class _StopsEarly(_LogsValidation):
     """An early stop's flag, a bool set once the validation loss has not
     improved for two checks, and not saved: a restart starts it False."""
