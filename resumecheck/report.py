@@ -1163,7 +1163,9 @@ def _draw_advice(drawn: StreamOffset) -> str:
     shuffle = ("; a shuffled DataLoader without a generator draws 2 there, its base seed and "
                "its shuffle's seed" if drawn.unit == "draws" and drawn.draws == 2 else "")
     return (f"{shuffle}: make the iterator the restart needs before the streams are restored "
-            "(a DataLoader with a generator of its own leaves the global stream alone), and "
+            "(a DataLoader with a generator of its own leaves the global stream alone, unless "
+            "a framework replaces it: Accelerate prepares a loader over an IterableDataset as a "
+            "dispatcher without its generator), and "
             "where it shuffles, make it replay the epoch's order: its generator set back to "
             "its state at the epoch's start (saved with the checkpoint, or seeded again each "
             "epoch) before the iterator is made, then the batches already used skipped; where a "
