@@ -973,9 +973,12 @@ _FIT_LOOP_NOTE = (
     "its end again, which your own resume from such a checkpoint does too; its counts of the "
     "epochs it then makes ready and starts stay one behind, and a later restart from a "
     "checkpoint written after that at another epoch's end reads its data elsewhere (no code of "
-    "yours sets them); a resume point inside an epoch checks the rest.")
+    "yours sets them), and a loader it makes again each epoch "
+    "(reload_dataloaders_every_n_epochs) may not be made again for the next epoch, which then "
+    "reads the loader of the epoch before; a resume point inside an epoch checks the rest.")
 """(trials 137-140: a correct program's resume at an epoch's end ended with those counts
-behind; restarted again at the next epoch's end, plain Lightning read step 7's batch at 13)"""
+behind; restarted again at the next epoch's end, plain Lightning read step 7's batch at 13;
+trial 233: a curriculum's loader, reloaded each epoch, was not reloaded after such a resume)"""
 
 
 def _lossy_notice(lossy: list[Finding], where: str, settings: str, ablations: str,
@@ -1001,6 +1004,9 @@ def _lossy_notice(lossy: list[Finding], where: str, settings: str, ablations: st
     # (trials: the correct Lightning program resumed at an epoch's last batch was
     # told that "a declared component", which it never declared, loses its state)
     fit_loop = _FIT_LOOP_NOTE if any("epoch_progress." in f.detail for f in lossy) else ""
+    if fit_loop and all("epoch_progress." in f.detail for f in lossy):
+        # (trial 233 read "a declared component" as its own code's fault)
+        which += " (Lightning's own fit-loop progress, which the Lightning target declares)"
     samples = ""
     if fit_loop and "(the samples consumed)" in where:
         # (trial 137: a loader of its own restored its position at the epoch's end
