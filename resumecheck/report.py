@@ -925,7 +925,7 @@ def _known_cause(report: Report, own: RunResult | None) -> str | None:
                 "your own resume and in the engine's, which goes through the same restore "
                 "(leave the setting out to resume where the run was).")
     if own is not None and ORDER_BEFORE_RESTORE in own.explanation:
-        return (f"the resumed epoch's order was drawn before the random streams were restored: "
+        return ("the resumed epoch's order was drawn before the random streams were restored: "
                 "the framework's sampler shuffles from torch's global stream as it makes the "
                 "epoch's iterator, which the framework's restore makes before it puts that "
                 "stream back, in your own resume and in the engine's, which goes through the "
