@@ -238,6 +238,27 @@ def _plateau_per_epoch():
                             resume_at=(7,))
 
 
+def _weights_averaged():
+    """Lightning's StochasticWeightAveraging from the second epoch (trial 228): it
+    keeps a deepcopy of the module, whose load_state_dict() of the averaged
+    weights at a resume must go into the copy, not the module."""
+    import torch
+    from lightning.pytorch.callbacks import StochasticWeightAveraging
+
+    train = lightning_train()
+
+    class Cosine(train.TinyClassifier):
+        def configure_optimizers(self):
+            optimizer = torch.optim.SGD(self.parameters(), lr=0.05, momentum=0.9)
+            return {"optimizer": optimizer,
+                    "lr_scheduler": torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, 10)}
+
+    return lightning_target(
+        module=lambda: Cosine(dropout=0.0), data=lambda: train.stateful_loader(), steps=9,
+        resume_at=(7,), trainer=lambda: {"callbacks": [
+            StochasticWeightAveraging(swa_lrs=0.01, swa_epoch_start=1)]})
+
+
 def _scheduler_stepped_after_the_save():
     """Trial 130's module: it steps its scheduler in its own on_train_batch_end,
     which Lightning calls after the callbacks' (the checkpoint is written
@@ -363,6 +384,7 @@ _BUILT_ON_FIRST_USE = {
     "LIGHTNING_READS_BEST": _reads_best_score,
     "LIGHTNING_ON_PLATEAU": _validated_on_a_plateau,
     "LIGHTNING_PLATEAU_PER_EPOCH": _plateau_per_epoch,
+    "LIGHTNING_SWA": _weights_averaged,
     "LIGHTNING_SCHEDULER_AFTER_SAVE": _scheduler_stepped_after_the_save,
     "LIGHTNING_SKIPS_AT_EPOCH_END": _loader_skipping_at_an_epochs_end,
     "LIGHTNING_WRAPS_AT_EPOCH_END": lambda: _loader_skipping_at_an_epochs_end(wraps=True),

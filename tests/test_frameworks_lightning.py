@@ -536,6 +536,33 @@ def test_a_resume_point_that_the_run_validated_after_is_said_to_skip_that_valida
 
 
 @pytest.mark.e2e
+def test_a_deepcopy_of_the_module_loads_into_the_copy_not_the_module():
+    """Trial 228: Lightning's StochasticWeightAveraging keeps a deepcopy of the
+    module, and a resume loads the averaged weights into it; the copy kept the
+    adapter's load_state_dict, bound to the module, and the averaged weights went
+    into the module: `params: ... every entry differs (confirmed)` of a correct
+    program whose weights Lightning restores exactly."""
+    import copy
+
+    import torch
+
+    from resumecheck.program import load_target
+
+    report = resumecheck.verify(spec("LIGHTNING_SWA"), drop="none", noise_seeds=0,
+                                check_determinism=False)
+    own = report.full_resume
+    assert "params" not in [f.component for f in own.diagnosis], own.explanation
+    assert own.first_divergent_quantity != "loss" or own.first_divergent_step != 8
+    module = load_target(spec("LIGHTNING_EXACT")).build({}).program.module
+    twin = copy.deepcopy(module)
+    state = {name: value + 1 for name, value in module.state_dict().items()}
+    twin.load_state_dict(state)
+    assert all(torch.equal(a, b) for a, b in zip(twin.state_dict().values(), state.values()))
+    assert not any(torch.equal(a, b) for a, b in zip(module.state_dict().values(),
+                                                     state.values()))
+
+
+@pytest.mark.e2e
 def test_a_plateau_step_the_loop_leaves_out_after_a_resume_is_offered_as_the_loops_doing():
     """Trial 224: Lightning left out the epoch-end step of a plateau scheduler
     after a resume inside that epoch, in the engine's restart too; the WARNING

@@ -423,26 +423,30 @@ def _module_loads_again_at_fit_start(program: LightningProgram) -> None:
     the engine's resume departed, and a WARNING said its load_state_dict()
     lost state). A load before the loop starts is made again at ``FIT_START``."""
     module = program.module
-    load = module.load_state_dict
     owner = weakref.ref(program)  # (the loop's thread holds the module: not the program)
 
-    def loads(state_dict: Any, *args: Any, **kwargs: Any) -> Any:
-        out = load(state_dict, *args, **kwargs)
+    # Bound to the module, so that a deepcopy of it (SWA's averaged model, an EMA's
+    # copy) gets it bound to the copy, whose loads are the copy's own: unbound, a
+    # closure over this module's load, the callback's load of its average went into
+    # the module itself, and a correct program's weights read as lost (trial 228).
+    def loads(self: Any, state_dict: Any, *args: Any, **kwargs: Any) -> Any:
+        out = type(self).load_state_dict(self, state_dict, *args, **kwargs)
         built = owner()
-        if built is not None and not built._started:  # (Lightning's own restore: started)
+        if built is not None and self is module and not built._started:
+            # (Lightning's own restore comes once the loop has started)
             built.pending.setdefault(FIT_START, []).append(
                 lambda: again(state_dict, *args, **kwargs))
         return out
 
     def again(state_dict: Any, *args: Any, **kwargs: Any) -> None:
-        load(state_dict, *args, **kwargs)
+        type(module).load_state_dict(module, state_dict, *args, **kwargs)
         # (checked at once: where it differs right after the restore, a hook that
         # ran before the first step changed it, not the module's load)
         built = owner()
         if built is not None and digest(module.state_dict()) == digest(state_dict):
             built.loaded_back.add(PARAMS)
 
-    module.load_state_dict = loads
+    module.load_state_dict = types.MethodType(loads, module)
 
 
 HOOKS = "hooks"
