@@ -664,8 +664,9 @@ def _summary_row(entry: dict[str, Any]) -> str:
                      _exercised_cell(run) if run["verdict"] == "diverged" else run["verdict"])
             untried = fields_as_built(report.get("not_checked", []), ",".join(run["dropped"]))
             if state.startswith(_EXERCISED) and untried:  # (trial 159: `early_stop: ok`)
-                state += (f", but not {', '.join(untried)}: as a restore without it leaves "
-                          "it, at the resume point")
+                # (trial 235 read "but not stopped" of a field `stopped` as English)
+                state += (f", but not {', '.join(f'`{u}`' for u in untried)}: as a restore "
+                          "without it leaves it, at the resume point")
             cells.append(f"{','.join(run['dropped'])}: {state}")
     cells += _beside_cells(report)
     return f"{entry['nodeid']}  {report['target']}  " + " | ".join(cells)

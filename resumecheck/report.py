@@ -760,9 +760,11 @@ def _footer(report: Report) -> list[str]:
         # (trial 157: a vocabulary confirmed as the cause above, and a blind spot here)
         confirmed = confirmed_causes(report.full_resume)
         caused = [c for r in spots for c in r.dropped if c in confirmed]
+        one = len(spots) == 1 and len(spots[0].dropped) == 1  # (trial 235: "config (... them")
         lines.append(
-            f"blind spots: {names} (dropping them from the engine's restore changed no step "
-            "here: not proof that they are saved"
+            f"blind spot{'' if one else 's'}: {names} (dropping {'it' if one else 'them'} from "
+            "the engine's restore changed no step here: not proof that "
+            f"{'it is' if one else 'they are'} saved"
             + (f"; yet {', '.join(caused)}, confirmed above: the full resume's restore gives "
                "it otherwise, where the fresh build a drop leaves holds it as the run did"
                if caused else "")

@@ -555,8 +555,8 @@ def test_a_blind_spot_confirmed_as_the_full_resumes_cause_says_both():
     own, dropped = report.full_resume, report.runs[-1]
     assert own.verdict == "diverged" and dropped.blind_spot
     assert [(f.component, f.status) for f in own.diagnosis] == [("vocab", "confirmed")]
-    assert ("blind spots: vocab (dropping them from the engine's restore changed no step here: "
-            "not proof that they are saved; yet vocab, confirmed above: the full resume's "
+    assert ("blind spot: vocab (dropping it from the engine's restore changed no step here: "
+            "not proof that it is saved; yet vocab, confirmed above: the full resume's "
             "restore gives it otherwise, where the fresh build a drop leaves holds it as the run "
             "did)") in report.render()
     # (trial 158: the row, the JSON and the test's row said only "blind spot")

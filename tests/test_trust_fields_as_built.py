@@ -29,7 +29,8 @@ def test_a_counter_as_built_at_the_resume_point_is_said_unchecked_for_the_progra
         assert f"not checked at this resume point: {LINE}" in report.render()
         row = _summary_row({"nodeid": "t.py::t", "target": "t", "report": report.to_json()})
         assert ("early_stop: exercised, by the state it ends with alone (every step matched), "
-                "but not bad_evals: as a restore without it leaves it, at the resume point") in row
+                "but not `bad_evals`: as a restore without it leaves it, at the resume "
+                "point") in row
 
 
 def test_a_resume_point_where_the_counter_has_changed_checks_it_and_says_nothing_of_it():
@@ -59,7 +60,7 @@ def test_with_several_restarts_a_field_is_unchecked_only_where_every_one_finds_i
                            "and 4 as the restore without `early_stop` leaves it"), line
     row = _summary_row({"nodeid": "t.py::t", "target": "t", "report": report.to_json()})
     assert ("early_stop: exercised, by the state it ends with alone (every step matched), but not "
-            "bad_evals: as a restore without it leaves it") in row, row
+            "`bad_evals`: as a restore without it leaves it") in row, row
 
 
 def test_without_ablations_what_the_resume_point_finds_as_built_is_said_and_in_the_row():
