@@ -22,6 +22,7 @@ from resumecheck.components import (
     CONFIG,
     OPTIMIZER,
     RNG,
+    Attr,
     Component,
     RNGState,
     preserved_global_streams,
@@ -127,11 +128,11 @@ def _iterators_made(built: BuiltProgram, states: dict[str, Any],
                     generators: bool = False) -> dict[str, list[str]]:
     """The program's iterators over the declared data loaders about to get
     ``states`` (``generators``: and over loaders whose samplers draw from a
-    declared generator about to get its state: a rerun's, which puts it right
-    after the program's load() made them)."""
+    declared generator, or are a declared ``Attr``'s object, about to get its
+    state: a rerun's, which puts it right after the program's load() made them)."""
     return iterators_over(built.program, {
         c.name: c.obj for c in built.components
-        if c.name in states and (generators or not isinstance(c.obj, RNGState))})
+        if c.name in states and (generators or not isinstance(c.obj, (RNGState, Attr)))})
 
 
 def _load_states(built: BuiltProgram, states: dict[str, Any], path: str,

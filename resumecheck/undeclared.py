@@ -52,7 +52,7 @@ import numpy as np
 import torch
 
 from resumecheck.compare import digest, flatten_state
-from resumecheck.components import Attr, Component, RNGState, asked_state
+from resumecheck.components import SAMPLER_EPOCH, Attr, Component, RNGState, asked_state
 from resumecheck.module_state import cell_filled
 from resumecheck.phrases import GENERATOR_POSITION, NOT_SET_BACK
 from resumecheck.streams import stream_digests, stream_items
@@ -432,8 +432,9 @@ def brought_back(reference: dict[str, list[str]], restarted: dict[str, list[str]
 
 def iterators_over(program: Any, loaders: dict[str, Any]) -> dict[str, list[str]]:
     """Where the program keeps an iterator made from one of ``loaders``
-    (component name -> its object; data loaders, and ``RNGState``s holding a
-    generator such an iterator's sampler draws from): component name -> the
+    (component name -> its object; data loaders, ``RNGState``s holding a
+    generator such an iterator's sampler draws from, and ``Attr``s of such a
+    sampler, its epoch): component name -> the
     paths (``it``, ``state.it``). A loader's ``load_state_dict`` sets the
     position of the iterators it makes next (a StatefulDataLoader's); one the
     program made before goes on from where it was, in the order it drew."""
@@ -443,6 +444,10 @@ def iterators_over(program: Any, loaders: dict[str, Any]) -> dict[str, list[str]
     # right after a load() that had made the iterator from it, read "not the cause")
     drawn = {id(g): name for name, obj in loaders.items() if isinstance(obj, RNGState)
              for g in obj.generators.values() if isinstance(g, torch.Generator)}
+    # (trial 241: so is a sampler's epoch, declared as an Attr of it, put right after a
+    # load() that had made the epoch's iterator over that sampler without setting it)
+    drawn.update({id(obj.obj): name for name, obj in loaders.items() if isinstance(obj, Attr)
+                  and (isinstance(obj.obj, torch.utils.data.Sampler) or name == SAMPLER_EPOCH)})
     found: dict[str, list[str]] = {}
     if not ours and not drawn:
         return found
@@ -461,18 +466,23 @@ def iterators_over(program: Any, loaders: dict[str, Any]) -> dict[str, list[str]
                 found.setdefault(ours[made_from], []).append(path)
             for name in dict.fromkeys(drawn[g] for g in _sampler_generators(obj) if g in drawn):
                 found.setdefault(name, []).append(path)
+        elif inspect.isgenerator(obj) and obj.gi_frame is not None \
+                and id(obj.gi_frame.f_locals.get("self")) in drawn:  # (a sampler's own __iter__)
+            found.setdefault(drawn[id(obj.gi_frame.f_locals["self"])], []).append(path)
         elif depth < _DEPTH and not isinstance(obj, (torch.nn.Module, torch.utils.data.DataLoader)):
             todo.extend((p, v, depth + 1) for p, v in _children(path, obj, set()))
     return found
 
 
 def _sampler_generators(iterator: Any) -> list[int]:
-    """The ids of the torch generators a loader's iterator drew its order
-    from, as made: its index sampler's, and the samplers that one wraps."""
+    """The ids of the samplers a loader's iterator drew its order from, as
+    made (its index sampler, and the samplers that one wraps), and of their
+    torch generators."""
     out, sampler = [], getattr(iterator, "_index_sampler", None)
     for _ in range(3):  # (a BatchSampler over a RandomSampler, say)
         if sampler is None:
             break
+        out.append(id(sampler))
         if isinstance(getattr(sampler, "generator", None), torch.Generator):
             out.append(id(sampler.generator))
         sampler = getattr(sampler, "sampler", None)

@@ -1657,7 +1657,13 @@ _REBOUND_RERUN = ("; not judged: putting the uninterrupted run's state in does n
 
 def _unreached_text(component: str, where: list[str], stream: bool = False) -> str:
     """Why a data loader's rerun is no evidence (``settle_findings``); or a
-    random state's (``stream``), whose generator such an iterator drew from."""
+    random state's (``stream``), whose generator such an iterator drew from;
+    or a sampler's epoch, over whose sampler it was made."""
+    if component == SAMPLER_EPOCH and not stream:  # (trial 241: "not the cause" of the cause)
+        return (f"; not judged: putting `{component}` right after your load() changed "
+                f"nothing, but your program goes on with {_iterators(where)}, an iterator it "
+                "had made before over that sampler: the order it drew then stays; check "
+                "that your load() sets the sampler's epoch before it makes the iterator")
     if stream:  # (trial 226: "(differs, not the cause)" of the cause)
         return (f"; not judged: putting `{component}` right after your load() changed "
                 f"nothing, but your program goes on with {_iterators(where)}, an iterator it "

@@ -122,3 +122,21 @@ def test_a_generator_a_made_iterator_drew_its_order_from_is_not_called_not_the_c
         "for it, and when your load() makes the iterator"), rng.detail
     assert "not the cause" not in report.render()
     assert verify(spec + "SAVES_EPOCH_START", drop="none", noise_seeds=0).equivalent
+
+
+def test_a_sampler_epoch_a_made_iterator_drew_its_order_from_is_not_called_not_the_cause():
+    """Trial 241: a load() that made the epoch's iterator over the script's own
+    sampler before setting its epoch read `sampler_epoch: 0, expected 1 (differs,
+    not the cause)`; its put-right came after the iterator had drawn its order
+    (fixtures/trust/epoch_not_set_in_load.py)."""
+    spec = "fixtures.trust.epoch_not_set_in_load:"
+    own = verify(spec + "FORGETS_THE_EPOCH", drop="none", noise_seeds=0).full_resume
+    assert (own.verdict, own.first_divergent_step) == ("diverged", 9)
+    [finding] = own.diagnosis
+    assert (finding.component, finding.status) == ("sampler_epoch", None), finding
+    assert finding.detail == (
+        "0, expected 1; not judged: putting `sampler_epoch` right after your load() changed "
+        "nothing, but your program goes on with `it`, an iterator it had made before over "
+        "that sampler: the order it drew then stays; check that your load() sets the "
+        "sampler's epoch before it makes the iterator")
+    assert verify(spec + "SETS_THE_EPOCH", drop="none", noise_seeds=0).equivalent
