@@ -971,7 +971,7 @@ def test_a_dropped_best_that_ends_otherwise_is_not_said_to_change_nothing():
     assert row.blind_spot and "changed nothing" not in row.explanation
     assert row.explanation.startswith("blind spot: dropping best changed no step after k=8")
     assert "the run ends with best otherwise than the uninterrupted run" in row.explanation
-    assert "dropping them from the engine's restore changed no step here" in report.render()
+    assert "dropping it from the engine's restore changed no step here" in report.render()
 
 
 def test_a_latent_gap_the_run_ends_with_says_so():
