@@ -170,21 +170,25 @@ def _reads_best_score():
             monitor="train_loss", save_top_k=2, every_n_train_steps=2)]})
 
 
-def _validated_on_a_plateau():
+def _validated_on_a_plateau(accumulate: int = 1):
     """Validation every 2 batches, its loss stepping a ReduceLROnPlateau (a
     trial's shape): a resume from a checkpoint written at the end of a batch
-    that the uninterrupted run validated after does not validate again."""
+    that the uninterrupted run validated after does not validate again.
+    ``accumulate``: optimizer steps of that many batches (trial 239: validated
+    after 3 batches, the first of step 2's 2, a resume from step 1's checkpoint
+    runs that batch, and validates, again)."""
     import lightning.pytorch as pl
     import torch
     import torch.nn.functional as F
 
     train = lightning_train()
 
-    class OnPlateau(train.TinyClassifier):
+    class Validates(train.TinyClassifier):
         def validation_step(self, batch, batch_idx):
             x, y = batch
             self.log("val_loss", F.cross_entropy(self.net(x), y))
 
+    class OnPlateau(Validates):
         def configure_optimizers(self):
             optimizer = torch.optim.AdamW(self.parameters(), lr=1e-2)
             plateau = torch.optim.lr_scheduler.ReduceLROnPlateau(optimizer, factor=0.5,
@@ -200,6 +204,10 @@ def _validated_on_a_plateau():
         def val_dataloader(self):
             return torch.utils.data.DataLoader(train.rows(), batch_size=20)
 
+    if accumulate > 1:  # (validated, no plateau: its metric would come after its step)
+        return lightning_target(module=lambda: Validates(dropout=0.0), data=Data, steps=6,
+                                resume_at=(1,), trainer={"val_check_interval": 3,
+                                                         "accumulate_grad_batches": accumulate})
     return lightning_target(module=lambda: OnPlateau(dropout=0.0), data=Data, steps=8,
                             resume_at=(4,), trainer={"val_check_interval": 2})
 
@@ -383,6 +391,7 @@ _BUILT_ON_FIRST_USE = {
     "LIGHTNING_TIMER": _timing_callback,
     "LIGHTNING_READS_BEST": _reads_best_score,
     "LIGHTNING_ON_PLATEAU": _validated_on_a_plateau,
+    "LIGHTNING_ON_PLATEAU_ACCUMULATING": lambda: _validated_on_a_plateau(accumulate=2),
     "LIGHTNING_PLATEAU_PER_EPOCH": _plateau_per_epoch,
     "LIGHTNING_SWA": _weights_averaged,
     "LIGHTNING_SCHEDULER_AFTER_SAVE": _scheduler_stepped_after_the_save,

@@ -782,3 +782,24 @@ def test_a_component_changed_after_its_load_beside_one_that_lost_state_is_said_a
         " (not judged: it is changed between the restore and the first step")
     assert data.mark_in(run, notice).startswith(
         " (not judged: its load_state_dict() does not bring back")
+
+
+@pytest.mark.e2e
+def test_a_validation_after_the_next_steps_first_micro_batch_is_not_said_to_be_skipped():
+    """Trial 239: accumulating, Lightning validated after the first micro-batch of
+    the step after the checkpoint's, which a resume from that checkpoint runs
+    again, and validates again; the report said "a resume from it does not
+    validate again". Without accumulation the step validated after is named."""
+    from resumecheck.program import load_target
+
+    def validated(name, steps):
+        built = load_target(spec(name)).build({})
+        try:
+            for step in range(1, steps + 1):
+                built.step(step)
+            return built.program.validates_after
+        finally:
+            built.program.close()
+
+    assert validated("LIGHTNING_ON_PLATEAU_ACCUMULATING", 3) == []
+    assert validated("LIGHTNING_ON_PLATEAU", 3) == [2]

@@ -611,15 +611,16 @@ def _Driver(channel: Any, pending: dict[str, Any], samples: Callable[[Any], Any]
             self.samples: list[torch.Tensor] = []
             self.reported = -1
             self.validated: set[int] = set()
-            """The optimizer steps after which the fit loop ran a validation."""
+            """The optimizer steps right after whose last batch the fit loop validated
+            (accumulating, trial 239's ran after the next step's first micro-batch)."""
             self.rate_moved: set[int] = set()
-            """The optimizer steps after whose park the learning rates changed
-            before the next batch began (the module's own on_train_batch_end,
-            an epoch-end scheduler step)."""
+            """The optimizer steps after whose park the learning rates changed before
+            the next batch began (the module's on_train_batch_end, an epoch-end step)."""
             self._parked: tuple[int, list[float]] | None = None
+            self._stepped = False  # (the last training batch ended an optimizer step)
 
         def on_validation_end(self, trainer: Any, pl_module: Any) -> None:
-            if not trainer.sanity_checking:
+            if not trainer.sanity_checking and self._stepped:
                 self.validated.add(int(trainer.global_step))
 
         def setup(self, trainer: Any, pl_module: Any, stage: str) -> None:
@@ -644,7 +645,8 @@ def _Driver(channel: Any, pending: dict[str, Any], samples: Callable[[Any], Any]
                 self.losses.append(loss.detach().float().reshape(()))
             picked = samples(batch) if samples is not None else batch_fingerprint(batch)
             self.samples.append(torch.as_tensor(picked).reshape(-1))
-            if trainer.global_step == self.reported:
+            self._stepped = trainer.global_step != self.reported
+            if not self._stepped:
                 return  # accumulating: no optimizer step yet
             self.reported = trainer.global_step
             losses, self.losses = self.losses, []
