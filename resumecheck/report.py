@@ -1040,7 +1040,11 @@ def _incomplete_notice(engine: RunResult, where: str, settings: str, ablations: 
     if reordered:
         return _reordered_notice(where, reordered, ablations)
     if lossy:
-        return _lossy_notice(lossy, where, settings, ablations,
+        # (trial 239: a loader count a restore always resets, harmless in its correct
+        # twin, was the WARNING's only lead beside a lost counter the lines named)
+        besides = (f" Something the components do not declare may be lost as well{named}."
+                   if named else "")
+        return _lossy_notice(lossy, where, settings, besides + ablations,
                              READ_BEFORE in (engine.divergence_detail or ""))
     after_restart = _after_restart_notice(engine, where, named, ending)
     if after_restart is not None:

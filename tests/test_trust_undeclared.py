@@ -1382,3 +1382,61 @@ def test_a_long_cache_no_component_holds_is_named_and_a_long_dataset_is_not():
     assert lines["cache"].startswith("cache (dict: 80 entries, 240 numbers in all, that the run "
                                      "changed and no declared component holds"), lines
     assert "data" not in lines and "`cache`" in report.incomplete_state_notice()
+
+
+class _CountsCalls:
+    """A component whose load forgets a count nothing reads."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def state_dict(self) -> dict:
+        return {"calls": self.calls}
+
+    def load_state_dict(self, state: dict) -> None:
+        pass
+
+
+class _LossyBesideALostCounter:
+    """A declared component whose load loses a harmless count, and a counter
+    no component declares, which weighs the loss and the checkpoint loses."""
+
+    def __init__(self, settings):
+        torch.manual_seed(0)
+        self.model = torch.nn.Linear(3, 1)
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+        self.x = torch.randn(8, 3)
+        self.counts, self.seen = _CountsCalls(), 0
+
+    def components(self):
+        return {"params": self.model, "optimizer": self.opt, "counts": self.counts}
+
+    def train_step(self):
+        self.counts.calls += 1
+        self.seen += 1
+        loss = self.model(self.x).pow(2).mean() * min(1.0, self.seen / 4)
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+        return StepOutput(loss=loss.item())
+
+    def save(self, path):
+        torch.save({"model": self.model.state_dict(), "opt": self.opt.state_dict()}, path)
+
+    def load(self, path):
+        state = torch.load(path)
+        self.model.load_state_dict(state["model"])
+        self.opt.load_state_dict(state["opt"])
+
+
+def test_a_lossy_load_beside_undeclared_state_names_both_in_the_warning():
+    """Trial 239: a loader count every restore resets, harmless, was the WARNING's
+    only lead ("a declared component does not load back its own state"), beside
+    an undeclared counter the `not compared` lines named as lost."""
+    from resumecheck.report import LOSSY_ONE
+
+    report = verify(Target(factory=_LossyBesideALostCounter, steps=6, resume_at=(2,)), **FAST)
+    notice = report.incomplete_state_notice() or ""
+    assert notice.startswith(LOSSY_ONE), notice
+    assert ("Something the components do not declare may be lost as well (the `not compared` "
+            "lines name what the program keeps outside them: `seen`).") in notice, notice
