@@ -1198,8 +1198,13 @@ def _of_the_restore(ref: Reference, name: str, got: Any, k: int, meta: dict[str,
     if held is False:
         detail = detail.replace(NONE_CAME_BACK, f"; {HELD_OTHERWISE_BEFORE}").replace(
             NONE_CAME_BACK_PLAIN, f"; {HELD_OTHERWISE_BEFORE}")
-    return (detail + (_earlier_weights(ref, got, k) if name == PARAMS else "")
-            + (f" ({CHANGED_AFTER_LOAD})" if name in (meta or {}).get("loaded_back", []) else "")
+    loaded_back = name in (meta or {}).get("loaded_back", [])
+    # (trial 240: a callback's average, drifted since the first restore, its load giving
+    # back what the run held, read "something that ran ... changed it" at the second)
+    changed = (f" ({CHANGED_AFTER_LOAD})" if loaded_back and held is not False else
+               f"; {HELD_OTHERWISE_BEFORE}" if loaded_back and HELD_OTHERWISE_BEFORE not in detail
+               else "")
+    return (detail + (_earlier_weights(ref, got, k) if name == PARAMS else "") + changed
             + (f"; {RESTORE_CHANGED}" if held else ""))
 
 

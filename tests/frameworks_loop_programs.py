@@ -138,6 +138,37 @@ def _plateau_callbacks():
     return [Plateau(), pl.callbacks.ModelCheckpoint(every_n_train_steps=4)]
 
 
+def _averaging_callback():
+    """A running mean of the loss whose state_dict() keeps the mean but not its
+    count (trial 240's ExportableState): restored at 3, the count starts again,
+    the mean drifts from the uninterrupted run's, and a second restart puts in
+    the drifted mean, which its load gives back."""
+    import lightning.pytorch as pl
+
+    class Average(pl.Callback):
+        def __init__(self):
+            self.average, self.count = 0.0, 0
+
+        def on_train_batch_end(self, trainer, module, outputs, batch, batch_idx):
+            loss = float(outputs["loss"]) if isinstance(outputs, dict) else float(outputs)
+            self.count += 1
+            self.average += (loss - self.average) / self.count
+
+        def state_dict(self):
+            return {"average": self.average}
+
+        def load_state_dict(self, state):
+            self.average = state["average"]
+
+    return [Average()]
+
+
+LIGHTNING_AVERAGE_LOSES_COUNT = lightning_target(
+    module=lambda: lightning_train().TinyClassifier(dropout=0.0),
+    data=lambda: lightning_train().stateful_loader(), steps=8, resume_at=(3, 6),
+    trainer=lambda: {"callbacks": _averaging_callback()})
+
+
 LIGHTNING_PLATEAU = lightning_target(
     module=lambda: lightning_train().TinyClassifier(dropout=0.0),
     data=lambda: lightning_train().stateful_loader(), steps=8, resume_at=(3,),

@@ -803,3 +803,21 @@ def test_a_validation_after_the_next_steps_first_micro_batch_is_not_said_to_be_s
 
     assert validated("LIGHTNING_ON_PLATEAU_ACCUMULATING", 3) == []
     assert validated("LIGHTNING_ON_PLATEAU", 3) == [2]
+
+
+@pytest.mark.e2e
+def test_state_drifted_before_a_second_restart_is_not_said_to_change_after_its_load():
+    """Trial 240: a callback's mean, drifted since the first restore lost its
+    count, was put in at the second restart and given back by its load; the
+    WARNING said "something that ran between the restore and the first step
+    changed it". The run held it otherwise already before that restore."""
+    from resumecheck.phrases import CHANGED_AFTER_LOAD
+    from resumecheck.verdict import HELD_OTHERWISE_BEFORE
+
+    report = resumecheck.verify(spec("LIGHTNING_AVERAGE_LOSES_COUNT"), drop="none",
+                                noise_seeds=0, check_determinism=False)
+    later = [f for f in report.engine_resume.diagnosis if f.component == "callbacks"
+             and f.step == 6]
+    assert later and HELD_OTHERWISE_BEFORE in later[0].detail, report.engine_resume.diagnosis
+    assert CHANGED_AFTER_LOAD not in later[0].detail
+    assert CHANGED_AFTER_LOAD not in (report.incomplete_state_notice() or "")
