@@ -727,10 +727,10 @@ def _amount(key: str, n: int, unit: str) -> str:
         # read "31 int64 draws" as int64 draws, where two shuffles of 32 took 62 words:
         # beyond a loader's two seeds, the words come first)
         # (trial 161 read "16 32-bit words (8 int64 draws)" of 16 values randint drew, one
-        # word each below 2**32)
+        # word each; trial 238: over a range of 2**28 or more, two each, torch 2.13's CPU)
         return (f"{n} int64 draws ({2 * n} 32-bit words)" if n <= 2
-                else f"{2 * n} 32-bit words ({2 * n} values below 2**32, as randint draws them, "
-                f"or {n} full int64 draws)")
+                else f"{2 * n} 32-bit words ({2 * n} randint values over a range under 2**28, "
+                f"one word each, or {n} full int64 draws)")
     return f"{n} {_singular(unit) if n == 1 else unit}"
 
 
