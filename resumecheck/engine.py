@@ -1497,6 +1497,7 @@ def _not_checked(checker: Checker, runs: list[RunResult]) -> list[str]:
     alone |= departed
     found = [verdict.epoch_ends_untried(checker.reference, points, checker.steps),
              verdict.mid_epoch_untried(checker.reference, points, checker.steps),
+             verdict.later_epoch_untried(checker.reference, points, checker.steps),
              # (trial 190: "a checkpoint that loses them resumes alike here" of the
              # fields of a position the full resume departed on, blamed above)
              *(line for name, line in checker.fields_as_built.items() if name not in departed),

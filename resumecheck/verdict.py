@@ -67,7 +67,7 @@ from resumecheck.trajectory import Trajectory
 
 __all__ = [
     "Comparison", "Reference", "Segments", "alike_on_ranks", "band", "compare_run", "conclude",
-    "confirmation_tries", "epoch_ends_untried", "mid_epoch_untried",
+    "confirmation_tries", "epoch_ends_untried", "later_epoch_untried", "mid_epoch_untried",
     "diagnose", "drop_sets", "explain", "give_fixes", "in_its_words", "judge", "judge_ablations",
     "latent_text", "launch_settings_failed", "launch_settings_suspected", "lost_after_resave",
     "noise_summary", "note_the_loop", "plausibility", "quantity_name", "resave_findings",
@@ -862,6 +862,25 @@ def epoch_ends_untried(ref: Reference, points: Sequence[int], steps: int) -> str
                  "epoch_boundaries") else "by its steps_per_epoch"))
     try_at = f"{ends[0]} or {ends[0] + 1}" if inside else f"{ends[0]}"
     return (f"a restart where an epoch ends ({where}): --resume-at {try_at} checks one, "
+            "resumecheck fuzz tries them all")
+
+
+def later_epoch_untried(ref: Reference, points: Sequence[int], steps: int) -> str | None:
+    """Where the program says where its epochs end (whole epochs of steps), the
+    run goes past the first, and every resume point is in the first epoch, in a
+    sentence (None otherwise). What a resume puts back only from the second
+    epoch on (a shuffle generator's state at an epoch's start, a sampler's
+    epoch, a curriculum raised each epoch) restarts alike in the first (trial
+    229: resumed at 7 and at 12, the first epoch's end, a Trainer that
+    shuffled each epoch from an unrestored stream passed; fuzz found 13)."""
+    ends = epoch_boundaries(ref.segment.boundaries, steps)
+    if not ends or _ends_inside_steps(ref) or not points or max(points) >= ends[0]:
+        return None
+    inside = ends[0] + 1
+    if inside >= steps or (len(ends) > 1 and inside >= ends[1]):
+        return None
+    return (f"a restart inside an epoch after the first (every resume point here is inside the "
+            f"first epoch, which ends after step {ends[0]}): --resume-at {inside} checks one, "
             "resumecheck fuzz tries them all")
 
 

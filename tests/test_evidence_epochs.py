@@ -131,3 +131,20 @@ def test_with_whole_epochs_only_the_step_an_epoch_ends_after_counts():
         "a restart where an epoch ends (the program's epochs end after steps 6, 12, by its "
         "steps_per_epoch): "
         "--resume-at 6 checks one, resumecheck fuzz tries them all"]
+
+
+def test_resume_points_all_inside_the_first_epoch_say_a_later_epoch_is_not_checked():
+    """Trial 229: resumed at 7, inside the first epoch, and at 12, its end, a
+    Trainer that shuffled each epoch from an unrestored stream passed, and
+    nothing said that no resume inside a later epoch was tried (fuzz found 13)."""
+    from resumecheck.tiny import TARGET
+
+    line = ("a restart inside an epoch after the first (every resume point here is inside the "
+            "first epoch, which ends after step 6): --resume-at 7 checks one, resumecheck fuzz "
+            "tries them all")
+    fast = {"drop": "none", "noise_seeds": 0, "check_determinism": False}
+    assert line in verify(TARGET, resume_at=(3,), **fast).not_checked
+    # at the first epoch's end, or inside the second, nothing is said of it
+    for k in (6, 8):
+        assert not any("after the first" in w for w in verify(TARGET, resume_at=(k,),
+                                                               **fast).not_checked)
