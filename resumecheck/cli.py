@@ -237,7 +237,8 @@ def _run_parser(sub: Any) -> None:
     )
     _common(run)
     run.add_argument("--steps", type=_whole,
-                     help="steps N, calls of train_step() (default: the target's)")
+                     help="steps N, calls of train_step() (default: the target's; a "
+                     "framework target's own loop stops at the steps it was given)")
     run.add_argument(
         "--resume-at", type=_int_list, metavar="K[,K...]", action=_OneSchedule,
         help="resume after step K; several for repeated restarts (default: the target's)",
@@ -291,7 +292,8 @@ def _fuzz_parser(sub: Any) -> None:
     )
     _common(fz)
     fz.add_argument("--steps", type=_whole,
-                    help="steps N, calls of train_step() (default: the target's)")
+                    help="steps N, calls of train_step() (default: the target's; a "
+                    "framework target's own loop stops at the steps it was given)")
     fz.add_argument("--max-examples", type=_positive_int, default=100,
                     help="schedules to try at most (default 100)")
     fz.add_argument("--budget", type=_float, default=60.0, metavar="SECONDS",
