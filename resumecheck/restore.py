@@ -35,7 +35,7 @@ from resumecheck.segments import Restore
 from resumecheck.state_diff import reorder_optimizer_state
 from resumecheck.undeclared import iterators_over
 
-__all__ = ["build_settings", "engine_capture", "program_save", "restore_state"]
+__all__ = ["among_ranks", "build_settings", "engine_capture", "program_save", "restore_state"]
 
 def engine_capture(restore: Restore | None) -> dict[str, Any] | None:
     """The engine capture a restart restores from, read once (None otherwise)."""
@@ -161,7 +161,7 @@ def _load_states(built: BuiltProgram, states: dict[str, Any], path: str,
     others = [c for c in built.components if c.name != RNG]
     for comp in others:
         _load_one(comp, states, path)
-    if settle or RNG in states or _among_ranks():
+    if settle or RNG in states or among_ranks():
         for comp in others:
             settle_component(comp.obj)
     for comp in built.components:
@@ -244,7 +244,7 @@ def _set_modes(built: BuiltProgram, names: Iterable[str], meta: dict[str, Any] |
                 param.requires_grad_(path not in still)
 
 
-def _among_ranks() -> bool:
+def among_ranks() -> bool:
     """This process is one rank of several (a process group is up)."""
     import torch.distributed as dist
 

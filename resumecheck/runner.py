@@ -31,6 +31,7 @@ import gc
 import math
 import multiprocessing.process
 import os
+import re
 import shutil
 import signal
 import sys
@@ -72,7 +73,9 @@ from resumecheck.module_state import (
 )
 from resumecheck.program import BuiltProgram, Target
 from resumecheck.progress import note_step
-from resumecheck.restore import build_settings, engine_capture, program_save, restore_state
+from resumecheck.restore import (
+    among_ranks, build_settings, engine_capture, program_save, restore_state,
+)
 from resumecheck.side_files import outside, shown
 from resumecheck.segments import (
     Isolation, Restore, SegmentResult, SegmentSpec, phase_bound, scratch_dir, timeout_text,
@@ -545,13 +548,11 @@ class _Segment:
         failure, reported there (that run calls it at the same step): this
         run goes on as one that did not save."""
         self.enter("save", step)
-        path = self.work / f"{self.spec.name}.saved{step}"
-        try:
-            self._watched(built, step, lambda: program_save(built, str(path), step))
-        except CheckpointError:
-            pass
-        finally:
-            _remove(path)
+        with _scratch_place(self.work, self.spec.name, step) as path:
+            try:
+                self._watched(built, step, lambda: program_save(built, str(path), step))
+            except CheckpointError:
+                pass
 
     def _program_save(self, built: BuiltProgram, step: int) -> None:
         self.enter("save", step)
@@ -603,6 +604,30 @@ class _Segment:
             self.tracer.close()
         if self.built is not None:
             self.built.close()
+
+
+_RANK_NAME = re.compile(r"(.+)\.rank\d+")
+"""A rank's segment name (``reference.rank1``), and the segment's own."""
+
+
+@contextlib.contextmanager
+def _scratch_place(work: Path, name: str, step: int) -> Iterator[Path]:
+    """Where segment ``name`` has the program save at ``step`` a checkpoint it
+    does not resume from, removed after. On many ranks, the one directory they
+    share, as a resume's save gets (trial 242: each rank had a path of its own,
+    rank 0's save, writing inside it, failed before its barrier, and the other
+    ranks waited there for ever); it goes with the check's directory."""
+    rank = _RANK_NAME.fullmatch(name) if among_ranks() else None
+    if rank is not None:
+        shared = work / f"{rank.group(1)}.saved{step}"
+        shared.mkdir(parents=True, exist_ok=True)
+        yield shared
+        return
+    path = work / f"{name}.saved{step}"
+    try:
+        yield path
+    finally:
+        _remove(path)
 
 
 def _remove(path: Path) -> None:

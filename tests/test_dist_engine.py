@@ -118,3 +118,15 @@ def test_a_position_restored_from_another_rank_says_whose_it_is():
     assert finding.detail.endswith("(rank 0's state there: one rank's copy saved, or loaded, "
                                    "for every rank)"), finding.detail
     assert not any("rank 1's state there" in f.detail for f in own.diagnosis)
+
+
+def test_a_save_rank_zero_writes_inside_the_shared_directory_resumes():
+    """Trial 242: a checkpoint rank 0 writes inside save(path)'s directory, then a
+    barrier. The saves the run makes without resuming from them gave each rank a
+    path of its own, which did not exist: rank 0's write failed before the barrier
+    and the other ranks waited there until the timeout, and the report blamed the
+    program for hanging. They get the one directory the ranks share."""
+    from resumecheck.engine import verify
+
+    report = verify("fixtures.dist_userprog:RANK_ZERO_WRITES", drop="none", timeout=60, **FAST)
+    assert report.equivalent, report.render()
