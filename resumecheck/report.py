@@ -963,7 +963,7 @@ RESUME_CODE_UNCHECKED = (
     "where your loop itself saves (a save made inside a step, before its scheduler steps): a "
     "restart here saves through your save() between steps, builds the program, restores its "
     "checkpoint and steps, so what a resume needs belongs in load() (or in the framework's "
-    "restore), and a save in save()")
+    "restore), and what a checkpoint must hold in save()")
 """The last line of an equivalent report whose program resumed through its own
 checkpoint: the script's own resume code is not what runs, nor its loop's own
 saves (trial 157: a periodic save made before the scheduler stepped passed)."""
