@@ -688,9 +688,13 @@ def _incomplete_state_notice(report: Report, lines_shown: bool) -> str | None:
                                         where, ablations)
     settings = ("" if report.launch_settings_matter is False  # (built with them: alike)
                 else _settings_clause(report.seed, report.launched_with))
+    own = report.full_resume
+    loop = re.search(rf"{FRAMEWORK_RESUME}, through (.+?)'s own resume",
+                     own.explanation if own is not None else "")
     return _incomplete_notice(engine, where, settings, ablations,
                               _uncompared_clause(report.undeclared, lines_shown),
-                              [uncompared_path(line) for line in _may_explain(report.undeclared)])
+                              [uncompared_path(line) for line in _may_explain(report.undeclared)],
+                              loop.group(1) if loop else None)
 
 
 def _passing(tolerance: dict[str, Any]) -> set[str]:
@@ -843,11 +847,14 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def _after_restart_notice(engine: RunResult, where: str, named: str, ending: str) -> str | None:
+def _after_restart_notice(engine: RunResult, where: str, named: str, ending: str,
+                          framework: str | None = None) -> str | None:
     """The notice where the engine's resume departs for what its restarts do,
     not for what the components leave out: a framework's validation a resume
     does not run again, or steps after a first restart that leave declared
-    state otherwise at a later one (None: neither)."""
+    state otherwise at a later one (None: neither). ``framework``: whose own
+    loop runs the restarts (trial 246: Lightning's left out a plateau step,
+    and the notice offered only the program's code)."""
     if NOT_VALIDATED_AGAIN in engine.explanation:  # (a trial read undeclared state into it)
         return ("the framework's loop validated after the resume point, and a resume from a "
                 "checkpoint written at that batch's end does not validate again: the engine's "
@@ -862,6 +869,11 @@ def _after_restart_notice(engine: RunResult, where: str, named: str, ending: str
     # (a trial: a fast-forward that reset a declared counter after every restart)
     code = ("code of the program that runs only after a restore changes declared state as it "
             "steps (a fast-forward that resets a counter, a position counted from the restart)")
+    if framework:
+        code += (f", or {framework}'s loop, which runs the engine's restart too, goes on "
+                 "otherwise after a restore (Lightning may leave out the epoch-end step of a "
+                 "scheduler stepped per epoch or on a validation metric, for the epoch the "
+                 "resume began in)")
     unheld = f"those steps read state no component declares{named}"
     causes = f"{unheld}, or {code}" if named else f"{code}, or {unheld}"
     if not later:  # (a trial: one restart, every step alike, a position ending one short)
@@ -1028,7 +1040,7 @@ def _lossy_notice(lossy: list[Finding], where: str, settings: str, ablations: st
 
 
 def _incomplete_notice(engine: RunResult, where: str, settings: str, ablations: str,
-                       named: str, paths: Sequence[str] = ()) -> str:
+                       named: str, paths: Sequence[str] = (), framework: str | None = None) -> str:
     """The incomplete-state notice once the engine's resume ran and departed
     (``where``): a component that does not load back its own state, a draw
     the restart makes, or state the components do not hold. ``settings``:
@@ -1046,7 +1058,7 @@ def _incomplete_notice(engine: RunResult, where: str, settings: str, ablations: 
                    if named else "")
         return _lossy_notice(lossy, where, settings, besides + ablations,
                              READ_BEFORE in (engine.divergence_detail or ""))
-    after_restart = _after_restart_notice(engine, where, named, ending)
+    after_restart = _after_restart_notice(engine, where, named, ending, framework)
     if after_restart is not None:
         return after_restart
     drawn = next((o for o in engine.stream_offsets if o.draws and o.draws > 0), None)

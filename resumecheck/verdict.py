@@ -2073,7 +2073,9 @@ def note_draws_before_restore(own: RunResult, streams: Sequence[str],
 
 _UNDECLARED_LEADS = (
     re.compile(r": what it leaves different is [^;]*?between the load and the first step"),
-    re.compile(r"; the learning rate is the first to differ: .*?a count it keeps"),
+    re.compile(r"; the learning rate is the first to differ: .*?a count it keeps(; or [^;]*?'s "
+               r"loop, which after a resume may step a scheduler otherwise than the "
+               r"uninterrupted run \([^)]*\))?"),
 )
 """The leads a departed resume's why gives where no declared component differs
 (``UNDECLARED_LEAD``, ``_RATE_FIRST``), in whichever words the restore took."""
@@ -2724,8 +2726,13 @@ def _its_words(boundaries: Mapping[str, Any]) -> dict[str, str | None]:
             "state (undeclared state, or state consumed after the restore), or "
             f"{framework.removesuffix(chr(39) + 's restore')}'s {LOOP_GOES_ON}"
             ) if framework and FRAMEWORK_RESUME in (boundaries.get("loop_note") or "") else None
+    rate = (f"{_RATE_FIRST}; or {str(framework).removesuffix(chr(39) + 's restore')}'s loop, "
+            "which after a resume may step a scheduler otherwise than the uninterrupted run "
+            "(Lightning may leave out the epoch-end step of one stepped per epoch or on a "
+            "validation metric)") if loop else None
     # (trial 142: a Trainer target's not-compared line spoke of its "own resume (save/load)")
-    return {"your load()": framework, _NOT_CAPTURED: loop,
+    # (in order: the rate's clause holds "your load()", reworded after it)
+    return {_RATE_FIRST: rate, "your load()": framework, _NOT_CAPTURED: loop,
             "your save()": boundaries.get("saved_by"),
             NOT_DECLARED: ADAPTER_LEFT_OUT if framework else None,
             "your own resume (save/load)": f"your own resume (through {framework})"

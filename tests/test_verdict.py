@@ -816,3 +816,38 @@ def test_a_count_one_behind_under_a_framework_offers_its_own_restore_first():
                       diagnosis=[Finding("scheduler", detail, step=7)])
     in_its_words(plain, {})
     assert plain.diagnosis[0].detail == detail
+
+
+def test_a_frameworks_loop_is_offered_beside_a_schedules_settings_and_a_programs_code():
+    """Trials 224, 246: under Lightning, whose loop left out a plateau step after
+    a resume, the own resume's why offered only a schedule's settings and the
+    WARNING only the program's code after a restore."""
+    from resumecheck.report import Report, RunResult
+    from resumecheck.verdict import _RATE_FIRST, in_its_words
+    from resumecheck.phrases import FRAMEWORK_RESUME
+    from resumecheck.environment import fingerprint
+
+    words = {"restored_by": "Lightning's restore",
+             "loop_note": f"{FRAMEWORK_RESUME}, through Lightning's own resume from ..."}
+    run = RunResult(dropped=[], resume_at=[3], verdict="diverged",
+                    explanation=f"learning rate differs from step 6{_RATE_FIRST}")
+    in_its_words(run, words)
+    assert ("so does code of yours that sets the rate from a count it keeps; or Lightning's "
+            "loop, which after a resume may step a scheduler otherwise than the uninterrupted "
+            "run") in run.explanation, run.explanation
+    assert "your load()" not in run.explanation
+    # a resume whose every step matched, ending otherwise in its scheduler
+    def ends_otherwise(checkpoint: str, explanation: str) -> RunResult:
+        return RunResult(dropped=[], resume_at=[8], verdict="diverged", checkpoint=checkpoint,
+                         first_divergent_quantity="state of scheduler", reproduce="r",
+                         explanation=explanation)
+
+    report = Report(target="t.py:T", steps=12, resume_at=[8], seed=0, isolation="inprocess",
+                    tolerance={"mode": "bitwise", "rtol": None, "atol": None},
+                    determinism={"checked": False}, noise={"seeds": [], "band": None},
+                    environment=fingerprint(1),
+                    runs=[ends_otherwise("program", words["loop_note"]),
+                          ends_otherwise("engine", "the final state of scheduler differs")])
+    notice = report.incomplete_state_notice() or ""
+    assert ("a position counted from the restart), or Lightning's loop, which runs the engine's "
+            "restart too, goes on otherwise after a restore") in notice, notice
