@@ -985,14 +985,16 @@ _FIT_LOOP_NOTE = (
     " That component is the Lightning target's own, its fit loop's progress: Lightning "
     "restores a checkpoint taken at an epoch's last batch as if the epoch had ended and counts "
     "its end again, which your own resume from such a checkpoint does too; its counts of the "
-    "epochs it then makes ready and starts stay one behind, and a later restart from a "
-    "checkpoint written after that at another epoch's end reads its data elsewhere (no code of "
-    "yours sets them), and a loader it makes again each epoch "
+    "epochs it then makes ready and starts stay one behind (no code of yours sets them), and "
+    "a later restart from a checkpoint written after that at another epoch's end may read its "
+    "data elsewhere (a loader whose epoch follows those counts; one that keeps its own does "
+    "not), and a loader it makes again each epoch "
     "(reload_dataloaders_every_n_epochs) may not be made again for the next epoch, which then "
     "reads the loader of the epoch before; a resume point inside an epoch checks the rest.")
 """(trials 137-140: a correct program's resume at an epoch's end ended with those counts
 behind; restarted again at the next epoch's end, plain Lightning read step 7's batch at 13;
-trial 233: a curriculum's loader, reloaded each epoch, was not reloaded after such a resume)"""
+trial 233: a curriculum's loader, reloaded each epoch, was not reloaded after such a resume;
+trial 243: a loader that kept its own epoch read its data alike, "reads" was too strong)"""
 
 
 def _lossy_notice(lossy: list[Finding], where: str, settings: str, ablations: str,
