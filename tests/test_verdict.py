@@ -851,3 +851,30 @@ def test_a_frameworks_loop_is_offered_beside_a_schedules_settings_and_a_programs
     notice = report.incomplete_state_notice() or ""
     assert ("a position counted from the restart), or Lightning's loop, which runs the engine's "
             "restart too, goes on otherwise after a restore") in notice, notice
+
+
+def test_a_finding_beside_a_known_cause_is_not_said_to_be_of_incomplete_components():
+    """Trial 244: beside a WARNING that named the Trainer's fetch before its
+    restore, every finding read "(not judged: the declared components are
+    incomplete, see the WARNING)", which that WARNING does not say."""
+    from resumecheck.environment import fingerprint
+    from resumecheck.phrases import FETCHED_BEFORE_RESTORE
+    from resumecheck.report import Finding, Report, RunResult
+
+    def run(checkpoint: str, explanation: str, diagnosis=()) -> RunResult:
+        return RunResult(dropped=[], resume_at=[3], verdict="diverged", checkpoint=checkpoint,
+                         first_divergent_step=4, first_divergent_quantity="data (the model's "
+                         "inputs)", reproduce="r", explanation=explanation,
+                         diagnosis=list(diagnosis))
+
+    own = run("program", f"data differs from step 4; its batches were {FETCHED_BEFORE_RESTORE}",
+              [Finding("scheduler", "last_epoch 0, expected 3", step=3)])
+    report = Report(target="t.py:T", steps=8, resume_at=[3], seed=0, isolation="inprocess",
+                    tolerance={"mode": "bitwise", "rtol": None, "atol": None},
+                    determinism={"checked": False}, noise={"seeds": [], "band": None},
+                    environment=fingerprint(1), runs=[own, run("engine", "data differs")])
+    notice = report.incomplete_state_notice() or ""
+    assert notice.startswith("the first resumed step's batches were fetched"), notice
+    mark = own.diagnosis[0].mark_in(own, notice)
+    assert mark == (" (not judged: the engine's own full resume departs too, for the cause the "
+                    "WARNING names)"), mark
