@@ -770,8 +770,12 @@ def _blind_spot_lines(report: Report, components: list[str]) -> list[str]:
                     "would lose, for a component of your own")
     # (a trial: "nothing the program does here can exercise them" above a line
     # that said what would, for a config equal to the factory's defaults)
+    # (trial 243: rng, a blind spot because a callback component put the streams back,
+    # in a program with dropout, was told to make the program draw)
     lead = (f"make the program exercise them ({', '.join(ways)}) or choose another resume "
-            "point" if ways else "what would exercise each is said below"
+            "point, unless another declared component puts the same state back (a callback "
+            "that saves the random streams: dropping one of the two then changes nothing)"
+            if ways else "what would exercise each is said below"
             if built or masked or alone else "nothing the program does here can exercise them")
     lines = [f"blind spots in {report.target} at resume point(s) "
              f"{','.join(map(str, report.resume_at))}: {', '.join(components)}",

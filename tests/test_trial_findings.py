@@ -221,6 +221,10 @@ def test_the_blind_spot_advice_covers_config_and_the_scheduler():
     own = str(ComponentsNotExercised(report, ["bad_evals"]))
     assert ("make the program exercise them (a step after the resume point that reads what "
             "the checkpoint would lose, for a component of your own)") in own
+    # (trial 243: a blind spot another component put back was told only to exercise it)
+    assert ("or choose another resume point, unless another declared component puts the same "
+            "state back (a callback that saves the random streams: dropping one of the two "
+            "then changes nothing)") in own
     # (a trial: the printed command exited 0 where the test failed, and nothing said so)
     assert "exits 0" not in own  # (no run to reproduce here)
     blind = SimpleNamespace(blind_spot=True, verdict="identical", dropped=["config"],
