@@ -634,13 +634,14 @@ def _keeps_workers(obj: Any) -> bool:
 def _workers_text(path: str, loader: Any) -> str:
     """A DataLoader with persistent workers, as state no checkpoint can hold:
     what its dataset draws in them (augmentation) comes from the workers' own
-    streams, which carry on across epochs."""
+    streams, which carry on across epochs (trial 247: said as fact of a dataset
+    that seeded its generator from each sample's index, which resumed)."""
     return (f"the DataLoader `{path}` keeps its {loader.num_workers} worker processes from "
-            "epoch to epoch (persistent_workers=True): the random streams its dataset draws "
-            "from in them (augmentation) carry on across epochs in the uninterrupted run and "
-            "start anew after a restart, and no checkpoint holds them (draw them from a "
-            "generator seeded by the epoch and the sample's index, or do without persistent "
-            "workers)")
+            "epoch to epoch (persistent_workers=True): a random stream its dataset draws "
+            "from in them (augmentation) carries on across epochs in the uninterrupted run and "
+            "starts anew after a restart, and no checkpoint holds it; a dataset that draws from "
+            "none, or from a generator it seeds again from the epoch and the sample's index, "
+            "resumes all the same")
 
 
 LOADER_EPOCH_COUNT = "loader (Accelerate).iteration"

@@ -18,6 +18,12 @@ def test_persistent_workers_drawing_in_the_dataset_are_named_as_the_cause(capfd)
         assert run.verdict == "diverged" and run.first_divergent_step == 5
         assert ("state no checkpoint can hold: the DataLoader `loader` keeps its 2 worker "
                 "processes from epoch to epoch (persistent_workers=True)") in run.explanation
+        # (trial 247: said as fact of a dataset whose draws resumed, seeded per sample)
+        assert ("a random stream its dataset draws from in them (augmentation) carries on "
+                "across epochs in the uninterrupted run and starts anew after a restart, and "
+                "no checkpoint holds it; a dataset that draws from none, or from a generator "
+                "it seeds again from the epoch and the sample's index, resumes all the "
+                "same") in run.explanation
     # (forked side-by-side runs inherit an earlier run's live iterator: its
     # finalizer must not run there and shut down workers that are not theirs)
     assert "can only test a child process" not in capfd.readouterr().err
