@@ -119,6 +119,9 @@ class FuzzResult:
     resume point (a trial: fuzz passed, silent, a checkpoint that lost an EMA
     that `run` named). None: not looked at (the time budget ran out first, or
     an elastic resume, which ``run`` does not look at either)."""
+    latent_gaps: list[str] = field(default_factory=list)
+    """Where no schedule failed: the full resume's latent gaps at the default
+    resume point, as ``run`` words them (trial 248: fuzz said nothing of one)."""
     caveats: list[str] = field(default_factory=list)
     """Where no schedule failed: what ``run`` says it cannot see at the default
     resume point (``Report.caveats``; trial 155: a seed set again in the script's
@@ -182,6 +185,7 @@ class FuzzResult:
             "unseeded_notice": self.unseeded_notice,
             "set_order": self.set_order,
             "caveats": list(self.caveats),
+            "latent_gaps": list(self.latent_gaps),
             "side_files": self.side_files,
             "drawn_at_import": list(self.drawn_at_import),
             "environment": self.environment,
@@ -263,27 +267,39 @@ class FuzzResult:
             lines += _finding_lines(run, self.declared_state_notice)
             lines.append(f"  why: {run.explanation}")
             lines.append(f"  reproduce: {run.reproduce}")
-        # (after the failing schedule's own indented lines: a trial found them
-        # parted from their schedule by the not-compared lines)
-        for notice in (self.declared_state_notice, self.unseeded_notice, self.set_order):
-            if notice:
-                lines.append(f"WARNING: {notice}")
-        lines += [f"not compared: {what}" for what in self.undeclared or []]
-        lines += self.caveats if self.failure is None else []  # (as run's last lines)
-        if self.failure is None and not self.caveats and self.isolation == "inprocess" \
-                and not self.nproc and not self.set_order:  # (trial 149: a hash() order)
-            lines.append(HASH_ORDER_UNCHECKED)
-        if fmt == "markdown":
-            verdict = ("failing schedule FOUND" if self.found else "INCONCLUSIVE"
-                       if self.inconclusive else "no failing schedule")
-            head = [f"### resumecheck fuzz: {verdict} — `{self.target}`", "", lines[0], "",
-                    lines[1], ""]
-            body = [line.strip() for line in lines[2:]]
-            return "\n".join(head + [
-                f"- **reproduce**: `{line.removeprefix('reproduce: ')}`"
-                if line.startswith("reproduce:") else f"- {line}" for line in body
-            ]) + "\n"
-        return "\n".join(lines) + "\n"
+        lines += _closing_lines(self)
+        return _markdown(self, lines) if fmt == "markdown" else "\n".join(lines) + "\n"
+
+
+def _closing_lines(result: FuzzResult) -> list[str]:
+    """A fuzz report's lines after the failing schedule's own indented ones (a
+    trial found them parted from their schedule by the not-compared lines)."""
+    lines = [f"WARNING: {notice}" for notice in (
+        result.declared_state_notice, result.unseeded_notice, result.set_order) if notice]
+    lines += [f"not compared: {what}" for what in result.undeclared or []]
+    if result.latent_gaps and result.failure is None:
+        lines.append(f"latent gap at the default resume point: {', '.join(result.latent_gaps)}: "
+                     "the resume leaves it otherwise than the uninterrupted run, in state no "
+                     "step after it read here; a longer run, or a resume point before the "
+                     "step that reads it, shows whether it matters")
+    lines += result.caveats if result.failure is None else []  # (as run's last lines)
+    if result.failure is None and not result.caveats and result.isolation == "inprocess" \
+            and not result.nproc and not result.set_order:  # (trial 149: a hash() order)
+        lines.append(HASH_ORDER_UNCHECKED)
+    return lines
+
+
+def _markdown(result: FuzzResult, lines: list[str]) -> str:
+    """A fuzz report's lines (``render``'s) as Markdown."""
+    verdict = ("failing schedule FOUND" if result.found else "INCONCLUSIVE"
+               if result.inconclusive else "no failing schedule")
+    head = [f"### resumecheck fuzz: {verdict} — `{result.target}`", "", lines[0], "",
+            lines[1], ""]
+    body = [line.strip() for line in lines[2:]]
+    return "\n".join(head + [
+        f"- **reproduce**: `{line.removeprefix('reproduce: ')}`"
+        if line.startswith("reproduce:") else f"- {line}" for line in body
+    ]) + "\n"
 
 
 class _ScheduleFails(Exception):
@@ -575,6 +591,7 @@ def _not_compared(checker: Checker, result: FuzzResult, budget: float,
         full = report.full_resume
         result.side_files = side_files(full.side_files) if full is not None else None
         result.caveats = [c for c in caveats(report) if not c.startswith(_AT_IMPORT)]
+        result.latent_gaps = list(full.latent_parts().values()) if full is not None else []
         return at_the_point(report.undeclared, list(checker.resume_at))
     except BudgetExhausted:
         return None

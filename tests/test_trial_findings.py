@@ -474,3 +474,38 @@ def test_fuzz_says_its_failures_not_compared_lines_of_the_minimal_schedule():
            "held it as a fresh build does" in line, line
     assert "fuzz tries them" not in line and "this resume point" not in line
     assert "comes back (`resumecheck run --resume-at` a later point checks it);" in line
+
+
+class _BestLossLostAndBeaten(programs.OwnCheckpoint):
+    """A best loss, declared, that the checkpoint loses: the loss falls every
+    step, so the first step after any restore beats the lost best and sets it
+    as the uninterrupted run had it. No schedule fails; every resume is latent."""
+
+    def __init__(self, config: dict) -> None:
+        super().__init__(config)
+        self.best = float("inf")
+
+    def components(self):
+        from resumecheck import Attr
+
+        return {**super().components(), "best": Attr(self, "best")}
+
+    def train_step(self):
+        out = super().train_step()
+        self.best = min(self.best, float(out.loss))
+        return out
+
+
+def test_a_fuzz_pass_names_the_latent_gaps_of_the_default_resume_point():
+    """Trial 248: best weights a resume lost, which no step within the run read,
+    passed fuzz with nothing said, where `run` at the default point named the
+    latent gap."""
+    from resumecheck import Target
+    from resumecheck.fuzz import fuzz
+
+    found = fuzz(Target(factory=_BestLossLostAndBeaten, steps=6, resume_at=(3,)),
+                 max_examples=3)
+    assert not found.found and found.latent_gaps == ["best"], found.latent_gaps
+    assert found.to_json()["latent_gaps"] == ["best"]
+    assert ("latent gap at the default resume point: best: the resume leaves it otherwise "
+            "than the uninterrupted run") in found.render()
