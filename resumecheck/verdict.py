@@ -1961,14 +1961,20 @@ def note_validation_not_run_again(own: RunResult, validated_after: Sequence[int]
     again (a trial's plateau scheduler, stepped by the validation's metric,
     was one step behind, and the why named undeclared state)."""
     at = [k for k in own.resume_at if k in set(validated_after)]
-    # (only a run that departs in a step: a trial's end-state-only stream read it)
-    if at and own.verdict == DIVERGED and not steps_match(own):
+    # (only a run that departs in a step: a trial's end-state-only stream read it; or
+    # that fails, trial 249: an EarlyStopping at the epoch's end found no metric)
+    failed = own.verdict == FAILED
+    if at and (failed or own.verdict == DIVERGED and not steps_match(own)):
         own.explanation = _NOT_CAPTURED_SAID.sub("", own.explanation) + (
             f"; the uninterrupted run validated after {steps_text(at)}, where this resume's "
             f"checkpoint was written, at that batch's end: {NOT_VALIDATED_AGAIN}, so what the "
             "validation changes (a scheduler stepped on a validation metric, an EarlyStopping "
-            "count, a best score) differs from there; a checkpoint written after the "
-            "validation, or a resume point without one, does not")
+            "count, a best score) differs from there"
+            + (", and what reads its metric there finds none (EarlyStopping, a plateau "
+               "scheduler: `... conditioned on metric ... which is not available`)"
+               if failed else "")
+            + "; a checkpoint written after the validation, or a resume point without one, "
+            "does not")
 
 
 def note_rate_moved_after_save(run: RunResult, moved_after: Sequence[int]) -> None:

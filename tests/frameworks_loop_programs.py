@@ -201,13 +201,16 @@ def _reads_best_score():
             monitor="train_loss", save_top_k=2, every_n_train_steps=2)]})
 
 
-def _validated_on_a_plateau(accumulate: int = 1):
+def _validated_on_a_plateau(accumulate: int = 1, early_stopping: bool = False):
     """Validation every 2 batches, its loss stepping a ReduceLROnPlateau (a
     trial's shape): a resume from a checkpoint written at the end of a batch
     that the uninterrupted run validated after does not validate again.
     ``accumulate``: optimizer steps of that many batches (trial 239: validated
     after 3 batches, the first of step 2's 2, a resume from step 1's checkpoint
-    runs that batch, and validates, again)."""
+    runs that batch, and validates, again). ``early_stopping``: validation at each
+    epoch's end only, an EarlyStopping on its loss (trial 249: resumed at an epoch's
+    end, Lightning ran the epoch's end again without validating, and EarlyStopping
+    found no metric)."""
     import lightning.pytorch as pl
     import torch
     import torch.nn.functional as F
@@ -235,6 +238,13 @@ def _validated_on_a_plateau(accumulate: int = 1):
         def val_dataloader(self):
             return torch.utils.data.DataLoader(train.rows(), batch_size=20)
 
+    if early_stopping:
+        import lightning.pytorch as pl_
+
+        return lightning_target(
+            module=lambda: Validates(dropout=0.0), data=Data, steps=8, resume_at=(5,),
+            trainer=lambda: {"callbacks": [pl_.callbacks.EarlyStopping(monitor="val_loss",
+                                                                       patience=3)]})
     if accumulate > 1:  # (validated, no plateau: its metric would come after its step)
         return lightning_target(module=lambda: Validates(dropout=0.0), data=Data, steps=6,
                                 resume_at=(1,), trainer={"val_check_interval": 3,
@@ -423,6 +433,7 @@ _BUILT_ON_FIRST_USE = {
     "LIGHTNING_READS_BEST": _reads_best_score,
     "LIGHTNING_ON_PLATEAU": _validated_on_a_plateau,
     "LIGHTNING_ON_PLATEAU_ACCUMULATING": lambda: _validated_on_a_plateau(accumulate=2),
+    "LIGHTNING_EARLY_STOPPING": lambda: _validated_on_a_plateau(early_stopping=True),
     "LIGHTNING_PLATEAU_PER_EPOCH": _plateau_per_epoch,
     "LIGHTNING_SWA": _weights_averaged,
     "LIGHTNING_SCHEDULER_AFTER_SAVE": _scheduler_stepped_after_the_save,

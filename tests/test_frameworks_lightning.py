@@ -822,3 +822,18 @@ def test_state_drifted_before_a_second_restart_is_not_said_to_change_after_its_l
     assert later and HELD_OTHERWISE_BEFORE in later[0].detail, report.engine_resume.diagnosis
     assert CHANGED_AFTER_LOAD not in later[0].detail
     assert CHANGED_AFTER_LOAD not in (report.incomplete_state_notice() or "")
+
+
+@pytest.mark.e2e
+def test_a_resume_that_fails_for_a_validation_not_run_again_says_so():
+    """Trial 249: resumed at an epoch's end, Lightning ran that end again without
+    validating, and EarlyStopping raised for its missing metric; the row said
+    only that a step failed."""
+    from resumecheck.phrases import NOT_VALIDATED_AGAIN
+
+    own = resumecheck.verify(spec("LIGHTNING_EARLY_STOPPING"), drop="none", noise_seeds=0,
+                             check_determinism=False).full_resume
+    assert own.verdict == "failed" and "EarlyStopping" in (own.failure or ""), own.explanation
+    assert (f"the uninterrupted run validated after step 5, where this resume's checkpoint was "
+            f"written, at that batch's end: {NOT_VALIDATED_AGAIN}") in own.explanation
+    assert "and what reads its metric there finds none" in own.explanation
