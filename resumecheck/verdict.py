@@ -1749,7 +1749,8 @@ def own_resume_ends(named: dict[str, str], reference: dict[str, list[str]],
             text += _held_otherwise_text(run, k, at, lost, ends_only)
         elif own and path in own and path in reference and own[path] == reference[path]:
             text += (_healed_text(path, run, reference_after, own_after)
-                     or _set_again_before_departing(path, run, reference_after, own_after, early)
+                     or _set_again_before_departing(path, text, run, reference_after, own_after,
+                                                    early)
                      or f"; {OWN_ENDS_ALIKE}")
         elif own and path in reference and departed and not ends_only:
             text += _says_nothing(run, path in own)
@@ -2259,7 +2260,7 @@ def _otherwise_at(path: str, step: int,
 
 
 def _set_again_before_departing(
-        path: str, run: RunResult | None,
+        path: str, text: str, run: RunResult | None,
         reference_after: dict[int, dict[str, list[str]]] | None,
         own_after: dict[int, dict[str, list[str]]] | None, early: Sequence[str]) -> str | None:
     """Of what a departed own resume ends with as the uninterrupted run did:
@@ -2267,7 +2268,12 @@ def _set_again_before_departing(
     step, before it departed (trial 221: a plateau callback's patience counter,
     lost with its best loss, which the next step set to 0 in both runs, read
     only "ends with it as the uninterrupted run did"). None: not so, not seen,
-    or a path a framework runs on before its restore is looked at (``early``)."""
+    or a path a framework runs on before its restore is looked at (``early``); nor
+    a random generator (``text``, its line: trial 251's, seeded again from the
+    epoch by the load and drawn by the first step's new iterator, read "may lose
+    it" beside the real cause)."""
+    if "whose state the run changed" in text:  # (undeclared's words for a generator)
+        return None
     departed = run.first_divergent_step if run is not None else None
     k = _restore_before(run) if run is not None else None
     if run is None or departed is None or k is None or k + 1 >= departed or any(

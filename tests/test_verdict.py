@@ -878,3 +878,21 @@ def test_a_finding_beside_a_known_cause_is_not_said_to_be_of_incomplete_componen
     mark = own.diagnosis[0].mark_in(own, notice)
     assert mark == (" (not judged: the engine's own full resume departs too, for the cause the "
                     "WARNING names)"), mark
+
+
+def test_a_generator_set_again_before_the_departure_is_not_said_maybe_lost():
+    """Trial 251: a loader's generator the load seeded again from the epoch,
+    which the first step's new iterator drew level, read "your checkpoint may
+    lose it" beside the real cause; a number set alike by the next step is said so."""
+    from resumecheck.report import RunResult
+    from resumecheck.verdict import _set_again_before_departing
+
+    run = RunResult(dropped=[], resume_at=[3], verdict="diverged", first_divergent_step=6,
+                    first_divergent_quantity="data (the samples consumed)")
+    reference = {3: {"p": ["a"]}, 4: {"p": ["b"]}}
+    own = {3: {"p": ["x"]}, 4: {"p": ["b"]}}
+    counter = "p (int: 0 at the build, 2 at the end, changed during the run)"
+    generator = "p (a torch.Generator whose state the run changed, drawn from or seeded again)"
+    said = _set_again_before_departing("p", counter, run, reference, own, ())
+    assert said is not None and "your checkpoint may lose it" in said
+    assert _set_again_before_departing("p", generator, run, reference, own, ()) is None
