@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 
 __all__ = ["ADAPTER_LEFT_OUT", "AS_THE_BUILD_MADE", "NOT_SET_BACK", "as_built_at_points",
            "amount", "BUILDING",
-           "CHANGED_AFTER_LOAD", "CHECKPOINT_LOSES",
+           "CHANGED_AFTER_LOAD", "CHECKPOINT_LOSES", "GENERATOR_CHANGED",
            "CHECKPOINT_MAY_LOSE", "LOOP_ENDED", "NOT_DECLARED", "NOT_VALIDATED_AGAIN",
            "READ_BEFORE",
            "OWN_RESUME_ENDS_OTHERWISE", "OWN_RESUME_ENDS_WITHOUT", "paths_said", "ordinal",
@@ -40,6 +40,10 @@ vocabulary that resume point showed lost)."""
 OLDER_CHECKPOINT = "your load() restored an older checkpoint"
 """How a run's why opens where its load restored an earlier step's state (the
 weights are the reference's after that step, bit for bit)."""
+
+GENERATOR_CHANGED = "whose state the run changed"
+"""How a ``Report.undeclared`` line says a random generator (torch's, numpy's,
+a ``random.Random``) the run drew from or seeded again (``undeclared._line``)."""
 
 GENERATOR_POSITION = "how far it ran is in no checkpoint and cannot be compared"
 """How a ``Report.undeclared`` line says a Python generator's position is state

@@ -54,7 +54,7 @@ import torch
 from resumecheck.compare import digest, flatten_state
 from resumecheck.components import SAMPLER_EPOCH, Attr, Component, RNGState, asked_state
 from resumecheck.module_state import cell_filled
-from resumecheck.phrases import GENERATOR_POSITION, NOT_SET_BACK
+from resumecheck.phrases import GENERATOR_CHANGED, GENERATOR_POSITION, NOT_SET_BACK
 from resumecheck.streams import stream_digests, stream_items
 
 __all__ = ["UndeclaredWatch", "brought_back", "held_digests", "iterators_over", "set_back_unseen"]
@@ -224,9 +224,9 @@ class UndeclaredWatch:
         if owner_kind is not None:  # (a field of a declared object of its own class)
             what = (f"{self._number_values(path, obj)}, changed during the run" if _is_number(obj)
                     # (a trial read "Generator: 1 tensor, 5056 values": its state's bytes)
-                    else "a torch.Generator whose state the run changed"
+                    else f"a torch.Generator {GENERATOR_CHANGED}"
                     if isinstance(obj, torch.Generator)
-                    else "a numpy Generator whose state the run changed"
+                    else f"a numpy Generator {GENERATOR_CHANGED}"
                     if isinstance(obj, np.random.Generator)
                     # (a trial read "Random: 1 tensor, 7350 values" of a random.Random)
                     else f"a {type(obj).__module__.split('.')[0]}.{type(obj).__name__} whose "
@@ -242,11 +242,11 @@ class UndeclaredWatch:
                 "a numpy Generator"
             todo = (_FRAMEWORK_HELD_TODO if path.startswith("data_collator") else
                     "register it, RNGState({'name': generator}), to check that it resumes")
-            return (f"{path} ({kind} whose state the run changed, drawn "
+            return (f"{path} ({kind} {GENERATOR_CHANGED}, drawn "
                     f"from or seeded again, and {none_holds}: {todo})")
         if isinstance(obj, _OTHER_GENERATORS):
             return (f"{path} (a {type(obj).__module__.split('.')[0]}."
-                    f"{type(obj).__name__} whose state the run changed, drawn from "
+                    f"{type(obj).__name__} {GENERATOR_CHANGED}, drawn from "
                     f"or seeded again, and {none_holds}: {_todo(path)})")
         if isinstance(obj, _SCHEDULERS):
             return (f"{path} (a {type(obj).__name__} whose counts the run changed, and "
@@ -382,11 +382,7 @@ def generator_paths(lines: Mapping[str, str]) -> set[str]:
     random generators (torch's, numpy's, a ``random.Random``): state a program
     seeds again, whose digest alike after a step is no coincidence of a value
     that was read otherwise before (a counter set back to 0 is one)."""
-    return {path for path, text in lines.items() if _GENERATOR_CHANGED in text}
-
-
-_GENERATOR_CHANGED = "whose state the run changed"
-"""How ``_line`` words a generator the run drew from or seeded again."""
+    return {path for path, text in lines.items() if GENERATOR_CHANGED in text}
 
 
 def held_digests(program: Any, components: Sequence[Component]) -> dict[str, list[str]]:

@@ -38,7 +38,8 @@ from resumecheck.evidence import (
 from resumecheck.program import epoch_boundaries, next_epoch_start
 from resumecheck.phrases import (
     ADAPTER_LEFT_OUT, BUILDING, CHANGED_AFTER_LOAD, CHECKPOINT_LOSES, CHECKPOINT_MAY_LOSE,
-    AS_THE_BUILD_MADE, CAUSE_YET_BLIND, FRESH_BUILD_HOLDS, GENERATOR_POSITION, GRADS_SUMMED,
+    AS_THE_BUILD_MADE, CAUSE_YET_BLIND, FRESH_BUILD_HOLDS, GENERATOR_CHANGED,
+    GENERATOR_POSITION, GRADS_SUMMED,
     FRAMEWORK_RESUME, LOOP_ENDED, LOOP_GOES_ON, ORDER_BEFORE_RESTORE,
     MODULE_LEVEL, OLDER_CHECKPOINT, NOT_DECLARED,
     NOT_VALIDATED_AGAIN, OUTSIDE_THE_CHECKPOINT,
@@ -2168,7 +2169,7 @@ _UNHELD = "it is kept where no checkpoint of yours holds it"
 """How a departed own resume's why names a generator's position or module-level
 state (``note_lost_uncompared``)."""
 
-_UNHELD_GENERATOR = re.compile(r"\((?:a torch|a numpy) Generator whose state the run changed")
+_UNHELD_GENERATOR = re.compile(rf"\((?:a torch|a numpy) Generator {GENERATOR_CHANGED}")
 """How a ``Report.undeclared`` entry opens for a generator no component holds."""
 
 
@@ -2272,7 +2273,7 @@ def _set_again_before_departing(
     a random generator (``text``, its line: trial 251's, seeded again from the
     epoch by the load and drawn by the first step's new iterator, read "may lose
     it" beside the real cause)."""
-    if "whose state the run changed" in text:  # (undeclared's words for a generator)
+    if GENERATOR_CHANGED in text:
         return None
     departed = run.first_divergent_step if run is not None else None
     k = _restore_before(run) if run is not None else None
