@@ -1072,11 +1072,12 @@ def _incomplete_notice(engine: RunResult, where: str, settings: str, ablations: 
     if drawn is not None:
         return _drawn_notice(drawn, where, named, ending)
     opener, position = _position_sentences(engine.explanation, paths)
-    loop = re.search(rf"\), or ([^;()]+?)'s {LOOP_GOES_ON}", engine.explanation)
+    # (the framework's loop, where the engine's row offers it: `verdict._its_words`)
+    loop = framework if framework and LOOP_GOES_ON in engine.explanation else None
     if loop is not None and opener == _NOT_CAPTURED_OPENER:
-        opener += f", or {loop.group(1)}'s {LOOP_GOES_ON}"
+        opener += f", or {loop}'s {LOOP_GOES_ON}"
     # (trial 156: before a closure's count that the `not compared` lines named)
-    rate = ((_RATE_SETTINGS if loop is None else _rate_in_the_loop(loop.group(1)))
+    rate = ((_RATE_SETTINGS if loop is None else _rate_in_the_loop(loop))
             if (engine.first_divergent_quantity or "").startswith("learning rate")
             and not named else "")
     return (
