@@ -1319,7 +1319,7 @@ def _launch_settings_matter(checker: Checker, engine_full: _Judged) -> bool | No
     (it resumed, there are none, a declared ``config`` carries them back, or
     it was stopped by the step timeout) or the answer is mixed. (A trial:
     told that the launch settings might be the cause, where they equalled
-    the defaults.)"""
+    the defaults.) Where they are, the engine's full resume's why says so."""
     result = engine_full.result
     launched = launched_with(checker.target, checker.run_config)
     if (not launched or verdict.resumes(result, checker.tolerance)
@@ -1327,7 +1327,10 @@ def _launch_settings_matter(checker: Checker, engine_full: _Judged) -> bool | No
             or checker.settings.resume_nproc is not None
             or result.explanation.startswith(STOPPED)):  # (a hang would cost its bound again)
         return None
-    return _with_launch_settings(checker, engine_full, own=False)
+    matter = _with_launch_settings(checker, engine_full, own=False)
+    if matter:  # (its why says so, as the WARNING does)
+        verdict.note_engine_lacks_settings(result, launched)
+    return matter
 
 
 def _note_own_launch_settings(checker: Checker, own: _Judged, engine_full: _Judged) -> None:

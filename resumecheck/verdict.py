@@ -3036,6 +3036,17 @@ def note_launch_settings(own: RunResult, engine: RunResult, launched: dict[str, 
         own.explanation += f"; {said}"
 
 
+def note_engine_lacks_settings(engine: RunResult, launched: dict[str, Any]) -> None:
+    """The engine's full resume departs, and built with the launch settings it
+    resumes (the WARNING says so): its why says that, not that the declared
+    components do not capture the program's state (a trial: `--seed 3`, the
+    WARNING naming the settings and the row the components)."""
+    engine.explanation = _NOT_CAPTURED_SAID.sub(
+        "; the engine restored every declared component, and its restart is built from "
+        f"the program's defaults, not with the run's launch settings ({settings_text(launched)}): "
+        "built with them, it resumes (see the WARNING)", engine.explanation, count=1)
+
+
 def note_engine_resumes(own: RunResult, engine: RunResult) -> None:
     """The program's own full resume departs with no lead in the declared state
     (no declared component differs right after its load()), where the engine's

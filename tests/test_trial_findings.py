@@ -60,6 +60,39 @@ def test_the_incomplete_state_notice_names_the_seed_the_restart_does_not_get():
     assert verify(target, drop="none", noise_seeds=0, check_determinism=False).equivalent
 
 
+class _SeedsAtBuildSaves(_SeedsAtBuild):
+    """The same, with its own checkpoint of what it declares."""
+
+    def save(self, path):
+        import torch
+
+        torch.save({"model": self.model.state_dict(), "opt": self.opt.state_dict(),
+                    "step": self.step}, f"{path}/ckpt.pt")
+
+    def load(self, path):
+        import torch
+
+        state = torch.load(f"{path}/ckpt.pt")
+        self.model.load_state_dict(state["model"])
+        self.opt.load_state_dict(state["opt"])
+        self.step = state["step"]
+
+
+def test_the_engines_row_names_the_launch_settings_the_warning_names():
+    """Trial 251: beside the WARNING that the restart lacks the launch settings,
+    the engine's row said the components do not capture the program's state."""
+    from resumecheck import Target
+
+    target = Target(factory=_SeedsAtBuildSaves, steps=8, resume_at=(4,))
+    report = verify(target, seed=3, drop="none", noise_seeds=0, check_determinism=False)
+    assert report.launch_settings_matter is True
+    engine = next(r for r in report.runs if r.checkpoint == "engine")
+    assert "do not capture" not in engine.explanation, engine.explanation
+    assert ("the engine restored every declared component, and its restart is built from the "
+            "program's defaults, not with the run's launch settings (seed=3): built with them, "
+            "it resumes (see the WARNING)") in engine.explanation, engine.explanation
+
+
 def test_a_baseline_pass_says_which_checks_it_rests_on():
     report = check_baseline("fixtures.nondeterministic:SEEDED", steps=3)
     if not any(c.status == "skipped" for c in report.checks):
