@@ -111,6 +111,10 @@ class FuzzResult:
     the time budget stopped that search first; None: no failure)."""
     shrunk_from: list[int] | None = None
     """The first failing schedule drawn, where the failure is another (None: none)."""
+    failing_otherwise: list[dict[str, Any]] = field(default_factory=list)
+    """Schedules the shrink tried that fail, but not as the failure does (each
+    ``resume_at`` and ``how``: ``end state alone`` or ``other components``), so
+    not taken for it (a trial read "minimal" where an earlier one failed)."""
     declared_state_notice: str | None = None
     """When the failure's report found the declared components incomplete, its sentence."""
     undeclared: list[str] | None = field(default_factory=list)
@@ -177,6 +181,7 @@ class FuzzResult:
             "fast_start": self.fast_start,
             "found": self.found,
             "minimal": self.minimal, "shrunk_from": self.shrunk_from,
+            "failing_otherwise": list(self.failing_otherwise),
             "failure": self.failure.to_json() if self.failure else None,
             "reference_loss": list(self.reference_loss),
             "unreproduced": self.unreproduced,
@@ -228,7 +233,8 @@ class FuzzResult:
         schedule = self.failure.resume_at
         at = ",".join(map(str, schedule)) + _at_edges(self.boundaries, schedule)
         if self.minimal:
-            return f"minimal failing schedule: resume at {at}{_shrunk(self)}, found after {tried}"
+            return (f"minimal failing schedule: resume at {at}{_shrunk(self)}, found after "
+                    f"{tried}{_failing_otherwise(self.failing_otherwise)}")
         return (f"failing schedule: resume at {at}{_shrunk(self)}, found after {tried}; not shown "
                 "to be minimal: "
                 "the time budget ran out before every earlier resume point was tried")
@@ -518,6 +524,24 @@ def _shrunk(result: FuzzResult) -> str:
     return f" (shrunk from resume at {','.join(map(str, result.shrunk_from))}, the first to fail)"
 
 
+def _failing_otherwise(tried: list[dict[str, Any]]) -> str:
+    """What a minimal failure's summary adds where the shrink tried earlier or
+    shorter schedules that fail otherwise (not in a step, or blaming other
+    components): "minimal" is said of the schedules that fail as it does."""
+    if not tried:
+        return ""
+    its = "its" if len(tried) == 1 else "their"
+    ways = {"end state alone": f"in {its} end state alone",
+            "other components": "blaming other components"}
+    how = " or ".join(ways[h] for h in ways if any(t["how"] == h for t in tried))
+    at = [f"at {','.join(map(str, t['resume_at']))}" for t in tried[:4]]
+    if len(tried) > 4:
+        at.append(f"{len(tried) - 4} more")
+    said = at[0] if len(at) == 1 else f"{', '.join(at[:-1])} and {at[-1]}"
+    return (f"; minimal among the schedules that fail as it does: resuming {said} "
+            f"fail{'s' if len(tried) == 1 else ''} otherwise ({how})")
+
+
 def _passed_notes(result: FuzzResult, cut: bool) -> str:
     """What a search that found no failing schedule adds to its summary
     (``cut``: its time budget ran out first)."""
@@ -671,7 +695,7 @@ def _search(checker: Checker, result: FuzzResult, default: list[int], edges: lis
     try:
         probe()
     except _ScheduleFails as exc:
-        result.failure, result.minimal = _earliest(checker, exc.result, say)
+        result.failure, result.minimal = _earliest(checker, exc.result, say, result.failing_otherwise)
         result.shrunk_from = _unless_same(failed[0].resume_at, result.failure.resume_at)
     except Unsatisfiable:
         result.budget_exhausted = True
@@ -721,8 +745,8 @@ def _hypothesis_settings(max_examples: int) -> Any:
     )
 
 
-def _earliest(checker: Checker, failure: RunResult,
-              say: Callable[[str], None]) -> tuple[RunResult, bool]:
+def _earliest(checker: Checker, failure: RunResult, say: Callable[[str], None],
+              otherwise: list[dict[str, Any]]) -> tuple[RunResult, bool]:
     """Finish hypothesis's shrink, which does not cross the branches of the
     schedule strategy (so [15] may stand where [5] fails too) and never
     shrinks an explicit example (the program's default schedule): until
@@ -733,7 +757,8 @@ def _earliest(checker: Checker, failure: RunResult,
     each point to the earliest point that still fails so, the others kept,
     every earlier point tried. Candidates go ``checker.jobs``
     at a time, in that order; the first that fails wins, whatever the number
-    of jobs. Also whether the search ended (False: the time budget stopped it)."""
+    of jobs. Also whether the search ended (False: the time budget stopped it).
+    Schedules tried that fail otherwise go to ``otherwise``."""
     best = failure
     # (a failure only a save right after the load shows, which the default schedule
     # is tried with as `run` tries it: every candidate is tried so too, or none of the
@@ -741,9 +766,12 @@ def _earliest(checker: Checker, failure: RunResult,
     resave = bool(failure.lost_on_resave())
     try:
         while True:
-            smaller = _first_failing(checker, _fewer(best.resume_at), say, failure, resave) \
-                or _first_failing(checker, _shifted(best.resume_at), say, failure, resave) \
-                or _first_failing(checker, _earlier(best.resume_at), say, failure, resave)
+            smaller = None
+            for candidates in (_fewer, _shifted, _earlier):
+                smaller = _first_failing(checker, candidates(best.resume_at), say, failure,
+                                         resave, otherwise)
+                if smaller is not None:
+                    break
             if smaller is None:
                 return best, True
             best = smaller
@@ -801,19 +829,25 @@ def _departs(run: RunResult) -> bool:
 
 def _first_failing(checker: Checker, candidates: list[list[int]],
                    say: Callable[[str], None], found: RunResult,
-                   resave: bool = False) -> RunResult | None:
+                   resave: bool, otherwise: list[dict[str, Any]]) -> RunResult | None:
     """The first of ``candidates`` (in their order) whose run fails, judged, as
     ``found`` failed (``_alike``); ``resave``: each tried with a save right
-    after its first load too, as ``run`` tries a schedule."""
+    after its first load too, as ``run`` tries a schedule. Those before it
+    that fail otherwise go to ``otherwise`` (the same for any number of jobs)."""
     for start in range(0, len(candidates), checker.jobs):
         batch = candidates[start:start + checker.jobs]
         runs = checker.map(functools.partial(checker.check, resave=resave), batch)
         for schedule, run in zip(batch, runs):
             say(f"shrinking: resume at {','.join(map(str, schedule))}: {run.verdict}")
-        failed = next((run for run in runs if _fails(run) and not _not_judged(run)
-                       and _alike(run, found)), None)
-        if failed is not None:
-            return failed
+        for run in runs:
+            if not _fails(run) or _not_judged(run):
+                continue
+            if _alike(run, found):
+                return run
+            how = "end state alone" if _departs(found) and not _departs(run) else \
+                "other components"
+            if all(t["resume_at"] != run.resume_at for t in otherwise):
+                otherwise.append({"resume_at": list(run.resume_at), "how": how})
     return None
 
 

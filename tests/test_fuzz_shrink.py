@@ -44,7 +44,8 @@ class _ResaveChecker(_Checker):
 
 def _shrunk(found: list[int], fails: Callable[[list[int]], bool]) -> list[int]:
     checker = _Checker(fails)
-    run, ended = _earliest(checker, checker.check(found), lambda _: None)  # type: ignore[arg-type]
+    run, ended = _earliest(checker, checker.check(found), lambda _: None,  # type: ignore[arg-type]
+                           [])
     assert ended
     return run.resume_at
 
@@ -75,5 +76,5 @@ def test_a_failure_only_a_save_after_the_load_shows_is_shrunk_with_that_save_tri
     # "minimal", where 1 fails the same way: the candidates were tried without it)
     checker = _ResaveChecker(lambda s: True)
     run, ended = _earliest(checker, checker.check([9], resave=True),  # type: ignore[arg-type]
-                           lambda _: None)
+                           lambda _: None, [])
     assert ended and run.resume_at == [1] and run.lost_on_resave() == ["data_cursor"]

@@ -179,6 +179,14 @@ def test_a_shrink_keeps_a_failure_that_departs_at_a_step_where_the_one_found_did
     assert found.failure is not None and found.minimal
     assert found.failure.resume_at == [5], found.failure.resume_at
     assert found.failure.first_divergent_quantity == "learning rate"
+    # the earlier schedules that fail in their end state alone are said beside "minimal"
+    # (trial 250 read "minimal" where an earlier one failed)
+    assert found.failing_otherwise and all(
+        t["how"] == "end state alone" and t["resume_at"][-1] < 5
+        for t in found.failing_otherwise), found.failing_otherwise
+    assert ("; minimal among the schedules that fail as it does: resuming at 1, at 2, at 3 "
+            "and at 4 fail otherwise (in their end state alone)" in found.summary()), \
+        found.summary()
     assert fuzz(plateau_cut.CORRECT, max_examples=5).failure is None
 
 
