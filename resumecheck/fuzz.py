@@ -48,8 +48,8 @@ from resumecheck.errors import BudgetExhausted, InvalidArgument, ModuleStateChan
 from resumecheck.program import Target, epoch_boundaries, load_target
 from resumecheck.progress import ProgressCallback, ProgressTracker
 from resumecheck.report import (
-    CLOSE, CONFIRMED, IDENTICAL, INCONCLUSIVE, PUT_BACK, RunResult, caveats, restarts_text,
-    unseeded_notice,
+    CLOSE, CONFIRMED, IDENTICAL, INCONCLUSIVE, PUT_BACK, RESUME_CODE_UNCHECKED, RunResult, caveats,
+    restarts_text, unseeded_notice,
 )
 from resumecheck.faults import environment_failure
 from resumecheck.interrupt import scratch_directory
@@ -605,7 +605,9 @@ def _not_compared(checker: Checker, result: FuzzResult, budget: float,
     program's default resume point: its full resume again (the program's own
     and the engine's), now looking at what the program holds beside the
     declared components at their ends; given as long as the search again.
-    None: not looked at (the search or this ran out of time; an elastic resume)."""
+    None: not looked at (the search or this ran out of time; an elastic resume),
+    and the caveats are those that need no run."""
+    result.caveats = _caveats_unlooked(checker, result)  # (the report's, once it is made)
     if result.budget_exhausted or checker.settings.resume_nproc is not None:
         return None
     say("looking at what is not compared, at the default resume point, as `resumecheck run` does")
@@ -621,6 +623,18 @@ def _not_compared(checker: Checker, result: FuzzResult, budget: float,
         return None
     finally:
         checker.limit(None)
+
+
+def _caveats_unlooked(checker: Checker, result: FuzzResult) -> list[str]:
+    """Where no schedule failed and the default point's report was not made
+    (the time budget ran out first), the caveats ``run`` gives that need no run:
+    trial 253's pass said nothing of the script's own resume code, which ``run``
+    says is not checked."""
+    lines = [HASH_ORDER_UNCHECKED] if (result.isolation == "inprocess" and not result.nproc
+                                       and not result.set_order) else []
+    if checker.segment.has_own_checkpoint and not checker.segment.boundaries.get("loop_note"):
+        lines.append(RESUME_CODE_UNCHECKED)
+    return lines
 
 
 _PASSING = (IDENTICAL, CLOSE)

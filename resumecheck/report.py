@@ -39,6 +39,7 @@ __all__ = [
     "LATENT",
     "LOST_ON_RESAVE",
     "NOT_CAUSE",
+    "RESUME_CODE_UNCHECKED",
     "SCHEMA",
     "Finding",
     "outcome_text",

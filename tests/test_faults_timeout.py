@@ -204,6 +204,20 @@ def test_fuzz_budget_stops_a_run_in_progress():
     assert result.summary().count("the time budget ran out first") == 1
 
 
+def test_a_fuzz_pass_cut_short_still_says_what_no_run_checks():
+    """Trial 253: a pass whose budget ran out before the default point's report
+    said nothing of the script's own resume code, which `run` says it does not
+    check; those caveats need no run."""
+    from resumecheck.phrases import HASH_ORDER_UNCHECKED
+    from resumecheck.report import RESUME_CODE_UNCHECKED
+
+    result = fuzz("fixtures.userprog:TARGET", budget=0.2, max_examples=100)
+    assert result.budget_exhausted and not result.found and result.undeclared is None
+    assert result.caveats == [HASH_ORDER_UNCHECKED, RESUME_CODE_UNCHECKED], result.caveats
+    lines = result.render().splitlines()
+    assert lines[-2:] == [HASH_ORDER_UNCHECKED, RESUME_CODE_UNCHECKED], lines
+
+
 def test_noise_seeds_has_an_upper_limit(capsys):
     assert engine.MAX_NOISE_SEEDS == 100
     code = main(["run", "--noise-seeds", "100000000"])
