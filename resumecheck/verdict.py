@@ -3289,7 +3289,7 @@ def untraced(records: Sequence[StepRecord]) -> list[str]:
     declare (empty when parameters, gradients and the learning rate were traced)."""
     if not records:
         return []
-    keys = {key for rec in records for key in rec.digests}
+    keys = {split_rank_name(key)[0] for rec in records for key in rec.digests}  # (trial 258)
     out = []
     if not any(key.startswith(("param:", "grad:")) for key in keys):
         out.append("parameters and gradients: no torch.nn.Module was found as the `params` "

@@ -87,3 +87,19 @@ def test_a_model_no_step_calls_and_no_samples_says_the_inputs_were_not_traced():
     assert report.untraced == []
     assert report.full_resume.first_divergent_quantity == "data (the model's inputs)"
     assert report.full_resume.first_divergent_step == 5
+
+
+def test_on_many_ranks_samples_a_step_returned_are_traced_inputs():
+    """Trial 258: a DDP program whose steps returned their samples was told on
+    every report that no step returned them: its keys carry their rank."""
+    from resumecheck.trace import StepRecord
+    from resumecheck.verdict import untraced
+
+    def records(*keys: str) -> list[StepRecord]:
+        return [StepRecord(step=1, loss=0.5, digests=dict.fromkeys(keys, "d"), lr=[0.1])]
+
+    assert untraced(records("param:0.weight[rank 0]", "data[rank 0]",
+                            "param:0.weight[rank 1]", "data[rank 1]")) == []
+    assert untraced(records("param:0.weight[rank 0]", "inputs:x[rank 0]")) == []
+    assert [line.split(":")[0] for line in untraced(records("param:0.weight[rank 0]"))] == [
+        "the model's inputs"]
