@@ -37,6 +37,7 @@ through the ``config`` component.
 from __future__ import annotations
 
 import ast
+import builtins
 import importlib
 import importlib.util
 import math
@@ -620,9 +621,17 @@ def _targets_in(where: str) -> list[str]:
     named = [name for name, value in assigned
              if isinstance(value, ast.Call) and _called(value.func) == "Target"]
     # (trial 171: a wrapper of its own, `TARGET = make_target(train)`: read, never
-    # run, the names in capitals it binds to a call are what it may mean)
+    # run, the names in capitals it binds to a call are what it may mean; trial 255:
+    # not a setting, `WORD_DROPOUT = float(os.environ.get(...))`)
     return named or [f"{name}?" for name, value in assigned
-                     if name.isupper() and isinstance(value, ast.Call)]
+                     if name.isupper() and isinstance(value, ast.Call)
+                     and _called(value.func) not in _NOT_A_FACTORY]
+
+
+_NOT_A_FACTORY = frozenset(name for name in dir(builtins) if not name[0].isupper()) | {
+    "get", "getenv", "environ", "Path", "getLogger", "device", "dtype", "tensor", "Generator"}
+"""Calls whose value is no target: a setting read at import (``float(...)``,
+``os.environ.get(...)``), a path, a logger, a tensor."""
 
 
 def _called(func: ast.expr) -> str:

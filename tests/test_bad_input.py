@@ -291,6 +291,19 @@ def test_a_wrapper_file_without_a_colon_is_read_not_run_for_what_it_binds(tmp_pa
     assert f"Name the target after a colon: {where}:TARGET" in err
 
 
+def test_a_setting_read_at_import_is_not_offered_as_the_target(tmp_path, capsys):
+    """Trial 255: `resumecheck run train.py` was told `train.py:WORD_DROPOUT`, a
+    float read from the environment; a script without a target gets the plain hint."""
+    (tmp_path / "train.py").write_text(
+        "import os\nimport torch\n\nWORD_DROPOUT = float(os.environ.get('WD', '0.1'))\n"
+        "DEVICE = torch.device('cpu')\nLOG = os.getenv('LOG')\n\n\ndef build(config):\n"
+        "    return None\n")
+    where = str(tmp_path / "train.py")
+    code, _, err = _run(capsys, where)
+    assert code == 2 and "WORD_DROPOUT" not in err and "DEVICE" not in err, err
+    assert "Name the factory after a colon, e.g. mytrain:build or train.py:build" in err, err
+
+
 def test_version(capsys):  # (trial 171: a usage error)
     assert main(["--version"]) == 0
     assert capsys.readouterr().out.strip() == f"resumecheck {resumecheck.__version__}"
