@@ -158,7 +158,7 @@ def _module_lines(checker: Checker) -> list[str]:
     """In fresh interpreters, the `not compared` lines of the module-level state
     the reference changed (``SegmentResult.module_moved``; trial 152)."""
     return [f"{moved}: {MODULE_LEVEL}; a restart imports your module afresh and starts from "
-            "its value there, and no checkpoint holds it unless your save() and load() do "
+            "its value there, and no checkpoint holds it unless your save() and your load() do "
             "(keep it in a declared component)" for moved in checker.segment.module_moved]
 
 
