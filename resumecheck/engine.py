@@ -563,7 +563,8 @@ class _Segments:
             return self.run(spec)  # (ranks are processes of their own)
         spaces = module_state.program_spaces(self.target.factory)
         with hash_calls.watching(spaces, self.hash_calls):
-            ref, moved = module_state.changed_by(lambda: self.run(spec), spaces)
+            ref, moved = module_state.changed_by(lambda: self.run(spec), spaces,
+                                                 module_state.named_spaces(self.target.factory))
         if moved and ref.error is None:
             raise ModuleStateChanged(self.target.spec or self.target.name, moved,
                                      _in_processes(self))

@@ -55,8 +55,8 @@ import torch
 from resumecheck.compare import digest
 from resumecheck.components import declared_generators, generator_state
 
-__all__ = ["cell_filled", "changed", "changed_by", "ignore_imports", "note_import",
-           "program_spaces", "settings_set", "snapshot", "torch_settings"]
+__all__ = ["cell_filled", "changed", "changed_by", "ignore_imports", "named_spaces",
+           "note_import", "program_spaces", "settings_set", "snapshot", "torch_settings"]
 
 Space = dict[str, Any]
 """A module's namespace (its ``__dict__``, or a function's ``__globals__``)."""
@@ -328,29 +328,89 @@ def _differ(a: Any, b: Any) -> bool:
         return False
 
 
-def changed_by(run: Callable[[], Any], spaces: list[Space]) -> tuple[Any, list[str]]:
+def changed_by(run: Callable[[], Any], spaces: list[Space],
+               named: set[int] | None = None) -> tuple[Any, list[str]]:
     """``run()``'s result, and what of ``spaces``' state differs after it from
     what it was right after the engine imported them (or, for what it did not
     import, from what it was before ``run``: a cache already filled then was
     filled earlier in this interpreter), together with what an earlier check
-    in this interpreter saw change in them."""
-    before = []
+    in this interpreter saw change in them. ``named`` (``named_spaces``): the
+    namespaces whose earlier changes count; in the others only what ``run``
+    changes does (trial 255: one wrapper module imported a correct script and
+    a copy with a module-level generator; a check of the copy moved it, and
+    the correct script's check, whose code never names that copy, was refused)."""
+    before, earlier = [], []
     for space in spaces:
         now = snapshot([space])
         at_import = _record(_AT_IMPORT, space)
-        before.append({**now, **at_import} if at_import is not None else
+        earlier.append(named is None or id(space) in named)
+        before.append({**now, **at_import} if at_import is not None and earlier[-1] else
                       {k: (("cache", "before", *v[1:]) if v[0] == "cache" and v[1] else v)
                        for k, v in now.items()})
     out = run()
     moved: dict[str, str] = {}
-    for space, was in zip(spaces, before):
+    for space, was, counts in zip(spaces, before, earlier):
         seen = _record(_SEEN, space)
         if seen is None:
             seen = {}
             _SEEN[id(space)] = (space, seen)
-        seen.update(changed(was, snapshot([space])))
-        moved.update(seen)
+        now_changed = changed(was, snapshot([space]))
+        seen.update(now_changed)
+        moved.update(seen if counts else now_changed)
     return out, [moved[where] for where in sorted(moved)]
+
+
+def named_spaces(factory: Callable[..., Any]) -> set[int]:
+    """The program's namespaces (by ``id``) that its code names, from the
+    factory on: the factory's own, and each one a name in reached code
+    resolves to (a module named by the code counts whole; a function, a
+    class, or an object's class, is followed into its code), and closures."""
+    named: set[int] = set()
+    seen: set[int] = set()
+    todo: list[Any] = [factory]
+    while todo:
+        obj = todo.pop()
+        obj = obj if _has_code(obj) else type(obj)  # (an object: its class's code)
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        try:
+            space = _space_of(obj)
+        except Exception:  # (a class whose attributes cannot be read)
+            continue
+        if space is None or not _programs(space):
+            continue
+        named.add(id(space))
+        if isinstance(obj, types.ModuleType):
+            todo.extend(space.values())
+            continue
+        for code in _codes(obj):
+            todo.extend(space[name] for name in code.co_names if name in space)
+        todo.extend(_closed_over(obj))
+    return named
+
+
+def _has_code(obj: Any) -> bool:
+    return isinstance(obj, (types.ModuleType, types.FunctionType, types.MethodType, type,
+                            functools.partial, _LRU))
+
+
+def _codes(obj: Any) -> list[types.CodeType]:
+    """The code objects of a function or of a class's methods, nested ones included."""
+    if isinstance(obj, functools.partial):
+        obj = obj.func
+    if isinstance(obj, (types.MethodType, _LRU)):
+        obj = obj.__func__ if isinstance(obj, types.MethodType) else obj.__wrapped__
+    if isinstance(obj, type):
+        members = [getattr(m, "__func__", getattr(m, "fget", m)) for m in vars(obj).values()]
+    else:
+        members = [obj]
+    out, todo = [], [m.__code__ for m in members if isinstance(m, types.FunctionType)]
+    while todo:
+        code = todo.pop()
+        out.append(code)
+        todo.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
+    return out
 
 
 def _shown(where: str) -> str:

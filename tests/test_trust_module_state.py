@@ -407,3 +407,18 @@ def test_a_training_module_the_program_class_reaches_through_its_closure_is_watc
         verify("fixtures.trust.closure_wrapper:TARGET", drop="none", noise_seeds=0)
     assert info.value.changed == ["fixtures.trust.cached_graphs.CACHE (0 -> 5 items)"], \
         info.value.changed
+
+
+def test_a_check_is_not_refused_for_module_state_only_another_programs_check_moved():
+    """Trial 255: one wrapper module held a correct script's target and a
+    copy's, whose word dropout drew from a module-level generator; after the
+    copy's check (refused in-process, rightly), the script's was refused for
+    the copy's generator, which its code never names."""
+    copy, script = "fixtures.trust.shared_wrapper:COPY", "fixtures.trust.shared_wrapper:SCRIPT"
+    fast = {"drop": "none", "noise_seeds": 0, "check_determinism": False}
+    with pytest.raises(ModuleStateChanged, match="shared_wrapper_copy.AUG_RNG"):
+        verify(copy, **fast)
+    assert verify(script, **fast).outcome == "EQUIVALENT"
+    # the copy's own check is still refused: its code names its generator
+    with pytest.raises(ModuleStateChanged, match="shared_wrapper_copy.AUG_RNG"):
+        verify(copy, **fast)
