@@ -564,6 +564,8 @@ def asked_state(obj: Stateful) -> dict[str, Any]:
     draws (a base seed, a shuffle's order). Here the iterator, its draws and
     any worker processes it started are undone: the program makes its own
     when it asks, as it does where nothing checks it (trial 144)."""
+    if _is_zero(obj):
+        return _consolidated(obj)
     if not _makes_an_iterator(obj):
         return obj.state_dict()
     unmade = _Unmade(obj)
@@ -571,6 +573,30 @@ def asked_state(obj: Stateful) -> dict[str, Any]:
         return obj.state_dict()
     finally:
         unmade.undo(streams=True)
+
+
+def _is_zero(obj: Any) -> bool:
+    zero = sys.modules.get("torch.distributed.optim.zero_redundancy_optimizer")
+    return zero is not None and isinstance(obj, zero.ZeroRedundancyOptimizer)
+
+
+def _consolidated(obj: Any) -> dict[str, Any]:
+    """A ``ZeroRedundancyOptimizer`` holds on each rank its shard of the state,
+    and its ``state_dict()`` answers only on the rank its last
+    ``consolidate_state_dict(to=)`` gathered the whole onto: gathered here onto
+    every rank of its group in turn, each rank asking its own right after its
+    turn, so each rank's answer is the whole state (which its
+    ``load_state_dict()`` takes back at any number of ranks). A collective:
+    every rank asks its components at the same moments (a build, each
+    capture). (A trial: declared as the optimizer, the check failed at its
+    first capture and told the user to fix the program.)"""
+    dist = torch.distributed
+    state: dict[str, Any] = {}
+    for rank in dist.get_process_group_ranks(obj.process_group or dist.group.WORLD):
+        obj.consolidate_state_dict(to=rank)
+        if rank == dist.get_rank():
+            state = obj.state_dict()
+    return state
 
 
 def settle_component(obj: Stateful) -> None:
@@ -582,9 +608,12 @@ def settle_component(obj: Stateful) -> None:
     a generator an ``RNGState`` declares): the draw is then before that stream
     is set, not after. One whose making draws from neither is left for the
     program to make when it asks, after whatever it sets first (a sampler's
-    epoch): its own generator's draw is the same then (trial 144)."""
+    epoch): its own generator's draw is the same then (trial 144). (Not of a
+    ``ZeroRedundancyOptimizer``: it makes nothing lazily, and asking it is a
+    collective, see ``_consolidated``.)"""
     if not _makes_an_iterator(obj):
-        obj.state_dict()
+        if not _is_zero(obj):
+            obj.state_dict()
         return
     unmade = _Unmade(obj)
     obj.state_dict()

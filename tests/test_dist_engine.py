@@ -130,3 +130,16 @@ def test_a_save_rank_zero_writes_inside_the_shared_directory_resumes():
 
     report = verify("fixtures.dist_userprog:RANK_ZERO_WRITES", drop="none", timeout=60, **FAST)
     assert report.equivalent, report.render()
+
+
+def test_a_zero_redundancy_optimizer_declared_as_it_is_is_captured_and_resumes():
+    """Trial 258: a ZeroRedundancyOptimizer declared as the optimizer failed the
+    check's first capture (its state_dict() answers only where it was
+    consolidated), and the user was told to fix the program. Its state is
+    gathered onto every rank: the resume is judged, and a lost one is caught."""
+    from resumecheck.engine import verify
+
+    report = verify("fixtures.dist_userprog:ZERO", drop=["optimizer"], timeout=60, **FAST)
+    assert report.equivalent, report.render()
+    (dropped,) = [r for r in report.runs if r.dropped == ["optimizer"]]
+    assert dropped.verdict == "diverged", report.render()
