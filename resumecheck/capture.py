@@ -29,7 +29,8 @@ from resumecheck.compare import digest, flatten_state
 from resumecheck.components import (
     OPTIMIZER, PARAMS, RNG, Attr, asked_state, preserved_global_streams,
 )
-from resumecheck.errors import CheckpointError
+from resumecheck.errors import CheckpointError, ComponentStateFailed
+from resumecheck.module_state import raised
 from resumecheck.program import BuiltProgram
 from resumecheck.trace import unwrap_optimizer
 
@@ -93,7 +94,12 @@ def _states(built: BuiltProgram) -> dict[str, Any]:
     component's state_dict() may draw (a lazily created loader iterator), and
     the capture must hold the streams as they were at the checkpoint."""
     first = sorted(built.components, key=lambda c: c.name != RNG)
-    states = {c.name: asked_state(c.obj) for c in first}
+    states = {}
+    for c in first:
+        try:
+            states[c.name] = asked_state(c.obj)
+        except Exception as exc:  # (a trial's was told to fix its program)
+            raise ComponentStateFailed(c.name, type(c.obj).__name__, raised(exc)) from exc
     return {c.name: states[c.name] for c in built.components}
 
 

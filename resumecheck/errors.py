@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BudgetExhausted",
     "CheckpointError",
+    "ComponentStateFailed",
     "ComponentsNotExercised",
     "DiskSpaceShortage",
     "DiskUseWarning",
@@ -171,6 +172,25 @@ class CheckpointError(ResumecheckError):
         """The program's own save() or load() failed (it was given ``path``, but may
         write or read elsewhere)."""
         super().__init__(f"checkpoint {action} failed ({path}): {problem}")
+
+
+class ComponentStateFailed(ResumecheckError):
+    """A declared component's ``state_dict()`` raised where the check asked it
+    for its state (a capture, after a step): not the program's training."""
+
+    def __init__(self, component: str, kind: str, raised: str) -> None:
+        self.component = component
+        self.kind = kind
+        """The component's type, by name."""
+        self.raised = raised
+        """What it raised, in words, with the program's line where there is one."""
+        super().__init__(
+            f"the declared component `{component}` ({kind}): its state_dict() raised "
+            f"{raised}, where the check asked it for its state. The check asks every declared "
+            "component for it after the steps it captures (each resume point and the end; "
+            "fuzz, every step), as a checkpoint would, on every rank: make its state_dict() "
+            "answer there, or declare a component of your own whose state_dict() gathers "
+            "what it needs first")
 
 
 class SaveMovesState(ResumecheckError):

@@ -307,3 +307,53 @@ def test_a_setting_read_at_import_is_not_offered_as_the_target(tmp_path, capsys)
 def test_version(capsys):  # (trial 171: a usage error)
     assert main(["--version"]) == 0
     assert capsys.readouterr().out.strip() == f"resumecheck {resumecheck.__version__}"
+
+
+class _AsksGatherFirst:
+    """A component whose state_dict() answers only before step 2 (as a sharded
+    optimizer's answers only where its state was gathered first)."""
+
+    def __init__(self, program) -> None:
+        self.program = program
+
+    def state_dict(self) -> dict:
+        if self.program.step >= 2:
+            raise RuntimeError("state not gathered on this rank")
+        return {"n": self.program.step}
+
+    def load_state_dict(self, state: dict) -> None:
+        pass
+
+
+def test_a_component_whose_state_dict_raises_at_a_capture_is_named_not_the_program():
+    """Trial 258: a ZeroRedundancyOptimizer's state_dict() raised at the check's
+    first capture, and the user was told to fix the program so that it trains."""
+    import torch
+
+    from resumecheck import Attr, ReferenceFailed, StepOutput, Target, verify
+
+    class Program:
+        def __init__(self, config: dict) -> None:
+            torch.manual_seed(0)
+            self.model = torch.nn.Linear(2, 1)
+            self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+            self.step = 0
+
+        def components(self) -> dict:
+            return {"params": self.model, "optimizer": self.opt,
+                    "global_step": Attr(self, "step"), "sharded": _AsksGatherFirst(self)}
+
+        def train_step(self) -> StepOutput:
+            loss = self.model(torch.ones(1, 2)).sum()
+            loss.backward()
+            self.opt.step()
+            self.opt.zero_grad()
+            self.step += 1
+            return StepOutput(loss=loss.detach())
+
+    with pytest.raises(ReferenceFailed) as info:
+        verify(Target(factory=Program, steps=4, resume_at=(2,)), drop="none", noise_seeds=0)
+    said = str(info.value)
+    assert "the declared component `sharded` (_AsksGatherFirst): its state_dict() raised " \
+           "RuntimeError: state not gathered on this rank (at " in said, said
+    assert "Fix the program" not in said and "Traceback" not in said, said
