@@ -712,9 +712,12 @@ def resave_loses(names: list[str]) -> str:
     """What a save right after the program's load() loses, in words: one
     component that differed there, or one or more of several (the rerun that
     departs saved them all: which of them it loses, it does not tell)."""
+    # (a trial read "on a second resume" as any: its own second resume, with steps
+    # between, resumed; only a checkpoint written before any step departs)
     if len(names) == 1:
-        return f"it loses {names[0]} on a second resume"
-    return f"what it loses on a second resume is among {', '.join(names)}"
+        return f"a checkpoint written right after a restore, before any step, loses {names[0]}"
+    return ("what a checkpoint written right after a restore, before any step, loses is among "
+            f"{', '.join(names)}")
 
 
 def _headline(report: Report) -> str:

@@ -82,12 +82,13 @@ def test_a_stale_snapshot_alone_changes_no_step_but_is_lost_on_a_second_resume()
         "checkpoint, depart from the uninterrupted run at step 10" in full.diagnosis[0].detail
     assert full.explanation.startswith(
         "every step after the restart matches bit for bit, but your save() right after your "
-        "load(), and a restart from that checkpoint, depart from the uninterrupted run: it "
-        "loses data_cursor on a second resume")
+        "load(), and a restart from that checkpoint, depart from the uninterrupted run: a "
+        "checkpoint written right after a restore, before any step, loses data_cursor")
     text = report.render("table")
     assert ("full resume: NOT EQUIVALENT: every step after the restart matches, but your save() "
             "right after your load(), and a restart from that checkpoint, depart from the "
-            "uninterrupted run: it loses `data_cursor` on a second resume (see the diagnosis)") in text
+            "uninterrupted run: a checkpoint written right after a restore, before any step, "
+            "loses `data_cursor` (see the diagnosis)") in text
     assert "full resume (own save/load): identical" in describe_failure(report)
     # (a trial: the table and Markdown printed no reproduce line for it)
     assert f"reproduce: {full.reproduce}" in text

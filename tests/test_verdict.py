@@ -284,7 +284,8 @@ def test_a_latent_position_that_a_save_right_after_the_load_keeps_alike_is_put_b
     assert verdict.explain(lost, None).startswith(
         "every step after the restart matches bit for bit, but your save() right after your "
         "load(), and a restart from that checkpoint, depart from the uninterrupted run: what "
-        "it loses on a second resume is among data_cursor, best")
+        "a checkpoint written right after a restore, before any step, loses is among "
+        "data_cursor, best")
     assert "depart from the uninterrupted run at step 3, in data" in lost.diagnosis[0].detail
     failed = RunResult(dropped=[], resume_at=[2], verdict="identical", latent_gaps=["x"])
     failed.diagnosis = [Finding("x", "1, expected 2", step=2, status="latent")]
