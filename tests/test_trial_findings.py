@@ -260,6 +260,20 @@ def test_the_blind_spot_advice_covers_config_and_the_scheduler():
             "then changes nothing)") in own
     # (a trial: the printed command exited 0 where the test failed, and nothing said so)
     assert "exits 0" not in own  # (no run to reproduce here)
+    # (trial 256: rng, as restored because the program's own hooks put it back, was told
+    # only to choose a resume point where it has moved)
+    from resumecheck.errors import as_built_text
+
+    put_back = SimpleNamespace(blind_spot=True, verdict="identical", dropped=["rng"],
+                               explanation=as_built_text(["rng"], [6]), reproduce="r")
+    report.runs = [put_back]
+    said = str(ComponentsNotExercised(report, ["rng"]))
+    assert ("rng: at the resume point its state is what the restore that drops it leaves "
+            "(a fresh build's, or one another component puts back), bit for bit: dropping it "
+            "puts in the same state, however the program uses it; choose a resume point where "
+            "it has moved, unless another declared component puts it back (then none shows "
+            "it: leave it out of the components this test asserts, the marker's "
+            "drop=[...])") in said, said
     blind = SimpleNamespace(blind_spot=True, verdict="identical", dropped=["config"],
                             explanation="blind spot", reproduce="resumecheck run t --drop config")
     report.runs = [blind]
