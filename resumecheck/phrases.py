@@ -24,6 +24,7 @@ __all__ = ["ADAPTER_LEFT_OUT", "AS_THE_BUILD_MADE", "NOT_SET_BACK", "as_built_at
            "RESTART_HELD_OTHERWISE", "AS_BUILT_AT_RESUME", "AS_BUILT_MARK", "AT_THIS_POINT",
            "as_built_uncompared",
            "at_the_point", "OUTSIDE_THE_CHECKPOINT", "side_files", "ADAPTER_LOOP",
+           "framework_generator", "REGISTER_GENERATOR",
            "drawn_at_import_text", "FETCHED_BEFORE_RESTORE", "GENERATOR_POSITION", "GRADS_SUMMED",
            "HASH_ORDER", "FRESH_BUILD_HOLDS", "fields_as_built",
            "HASH_ORDER_UNCHECKED", "MODULE_LEVEL", "OLDER_CHECKPOINT", "CAUSE_YET_BLIND",
@@ -132,6 +133,24 @@ LOOP_ENDED = "'s loop ended after step"
 """How a framework target's failure says that the framework's loop stopped
 before the check's last step (``frameworks._loop``)."""
 NOT_DECLARED = "state you did not declare"
+REGISTER_GENERATOR = "register it, RNGState({'name': generator}), to check that it resumes"
+"""What a `not compared` line of a generator of the program's own says to do; a
+framework's target, which declares the framework's own state only, is told
+``framework_generator`` instead (a trial: a Lightning target has no way to declare)."""
+def framework_generator(framework: str) -> str:
+    """``REGISTER_GENERATOR`` in a framework target's words: keep it in the
+    checkpoint the framework writes, through the user's own code it calls
+    (``framework``: what restores, in a report's words, ``Lightning's restore``)."""
+    name = framework.split("'s ")[0]
+    how = {"Lightning": "your LightningModule's on_save_checkpoint() and "
+                        "on_load_checkpoint(), or your datamodule's state_dict() and "
+                        "load_state_dict()",
+           "Accelerate": "an object with state_dict() and load_state_dict() given to "
+                         "accelerator.register_for_checkpointing()",
+           "the HuggingFace Trainer": "a callback that is an ExportableState"}.get(
+        name, "a hook or a state_dict() the framework calls")
+    return (f"keep its state in the checkpoint {name} writes, through your own code that it "
+            f"calls ({how}), so that its restore puts it back")
 ADAPTER_LEFT_OUT = "state no declared component holds"
 """What a framework target's texts say for ``NOT_DECLARED``: its components
 are the adapter's declaration, not the user's."""

@@ -54,7 +54,9 @@ import torch
 from resumecheck.compare import digest, flatten_state
 from resumecheck.components import SAMPLER_EPOCH, Attr, Component, RNGState, asked_state
 from resumecheck.module_state import cell_filled
-from resumecheck.phrases import GENERATOR_CHANGED, GENERATOR_POSITION, NOT_SET_BACK
+from resumecheck.phrases import (
+    GENERATOR_CHANGED, GENERATOR_POSITION, NOT_SET_BACK, REGISTER_GENERATOR,
+)
 from resumecheck.streams import stream_digests, stream_items
 
 __all__ = ["UndeclaredWatch", "brought_back", "held_digests", "iterators_over", "set_back_unseen"]
@@ -241,7 +243,7 @@ class UndeclaredWatch:
             kind = "a torch.Generator" if isinstance(obj, torch.Generator) else \
                 "a numpy Generator"
             todo = (_FRAMEWORK_HELD_TODO if path.startswith("data_collator") else
-                    "register it, RNGState({'name': generator}), to check that it resumes")
+                    REGISTER_GENERATOR)
             return (f"{path} ({kind} {GENERATOR_CHANGED}, drawn "
                     f"from or seeded again, and {none_holds}: {todo})")
         if isinstance(obj, _OTHER_GENERATORS):

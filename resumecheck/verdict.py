@@ -37,7 +37,8 @@ from resumecheck.evidence import (
 )
 from resumecheck.program import epoch_boundaries, next_epoch_start
 from resumecheck.phrases import (
-    ADAPTER_LEFT_OUT, BUILDING, CHANGED_AFTER_LOAD, CHECKPOINT_LOSES, CHECKPOINT_MAY_LOSE,
+    ADAPTER_LEFT_OUT, BUILDING, REGISTER_GENERATOR, framework_generator, CHANGED_AFTER_LOAD,
+    CHECKPOINT_LOSES, CHECKPOINT_MAY_LOSE,
     AS_THE_BUILD_MADE, CAUSE_YET_BLIND, FRESH_BUILD_HOLDS, GENERATOR_CHANGED,
     GENERATOR_POSITION, GRADS_SUMMED,
     FRAMEWORK_RESUME, LOOP_ENDED, LOOP_GOES_ON, ORDER_BEFORE_RESTORE,
@@ -2753,6 +2754,7 @@ def _its_words(boundaries: Mapping[str, Any]) -> dict[str, str | None]:
             # (trial 193: a Lightning scheduler stepped per epoch, one behind after a resume
             # inside an epoch, was offered only causes in the user's code)
             # (trial 224: after a resume at an epoch's end too, not only inside one)
+            REGISTER_GENERATOR: framework_generator(framework) if framework else None,
             SAVED_BEFORE_STEP: f"{framework}, which after a resume may step a scheduler "
             f"stepped per epoch one time fewer, or {SAVED_BEFORE_STEP}"
             if framework else None}

@@ -417,6 +417,16 @@ def test_numpy_and_python_generators_the_program_keeps_are_named_until_declared(
     assert "`noise`, `order`" in report.incomplete_state_notice()
     declared = verify("fixtures.trust.other_generators:DECLARED", **FAST)
     assert declared.equivalent and declared.undeclared == []
+    # a framework's target cannot declare one: told to keep it in the framework's
+    # checkpoint (trial 256: a Lightning datamodule's generator was told to register it)
+    from resumecheck.verdict import reworded_lines
+
+    (said,) = reworded_lines(report.undeclared[:1], {"restored_by": "Lightning's restore"})
+    assert "RNGState" not in said and said.endswith(
+        "and no declared component holds: keep its state in the checkpoint Lightning "
+        "writes, through your own code that it calls (your LightningModule's "
+        "on_save_checkpoint() and on_load_checkpoint(), or your datamodule's state_dict() "
+        "and load_state_dict()), so that its restore puts it back)"), said
 
 
 def test_what_the_programs_own_load_lost_is_said_from_before_its_resume_departed():
