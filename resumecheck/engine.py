@@ -1523,7 +1523,10 @@ def _named(checker: Checker, back: set[str], on_the_way: dict[str, int]) -> dict
     when = {path: (f"right after its restore at step {step}" if step in checker.resume_at
                    else f"after step {step}") for path, step in on_the_way.items()}
     return {path: (set_back_unseen(text) if path in as_built else text)
-            + (f"; {RESTART_HELD_OTHERWISE} {when[path]}" if path in on_the_way else "")
+            # (trial 254 read "held it otherwise after step 8" as one step: held so from
+            # there on, until a later step set it alike)
+            + (f"; {RESTART_HELD_OTHERWISE} from {when[path]} on, until a later step set it "
+               "alike" if path in on_the_way else "")
             + (f"; {AS_BUILT_AT_RESUME.format(at=verdict.steps_text(checker.resume_at))}"
                if path in as_built else "")
             for path, text in checker.segment.undeclared.items()
