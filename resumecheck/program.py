@@ -610,6 +610,7 @@ def _targets_in(where: str) -> list[str]:
         if where.endswith(".py") or "/" in where or "\\" in where:
             source = Path(where).read_text()
         else:
+            _importable_from_cwd()  # (as the import would be: trial 254's `check` was not found)
             found = importlib.util.find_spec(where)
             origin = found.origin if found is not None else None
             source = Path(origin).read_text() if origin and origin.endswith(".py") else ""

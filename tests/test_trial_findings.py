@@ -111,6 +111,23 @@ def test_a_missing_target_file_says_where_it_was_looked_for(tmp_path, monkeypatc
     assert "current directory" in str(info.value)
 
 
+def test_a_module_name_without_a_colon_is_read_from_the_current_directory(tmp_path,
+                                                                            monkeypatch):
+    """Trial 254: `resumecheck run check` (a module in the current directory) got
+    the generic hint, where `check.py` was told what it holds."""
+    import sys
+
+    (tmp_path / "rc_wrapper_254.py").write_text(
+        "import resumecheck\nfrom resumecheck.tiny import build\n\n"
+        "TARGET = resumecheck.Target(factory=build)\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", str(tmp_path))])
+    with pytest.raises(TargetError) as info:
+        load_target("rc_wrapper_254")
+    assert "(rc_wrapper_254 holds the target TARGET)" in str(info.value), info.value
+    assert "Name the target after a colon: rc_wrapper_254:TARGET" in str(info.value)
+
+
 def test_counts_read_as_english():
     one = FuzzResult(target="t", steps=8, seed=None, max_interruptions=2, examples=1,
                      distinct_schedules=1)
