@@ -544,40 +544,22 @@ def _float_scalars(ref: float, new: float, tolerance: Tolerance) -> Difference |
     if not delta < math.inf:
         return None
     rel = delta / abs(ref) if ref else (math.inf if delta > 0 else 0.0)
-    single = _float32_bits(ref), _float32_bits(new)
-    if single[0] is not None and single[1] is not None:
-        # (a trial: a float32 loss given as loss.item() read "over a million ULP",
-        # counted in float64's; both values are float32 values, counted in theirs)
-        ulp = abs(_ordered(single[0], 32) - _ordered(single[1], 32))
-    else:
-        ulp = abs(_ordered(ref_bits) - _ordered(new_bits))
+    ulp = abs(_ordered(ref_bits) - _ordered(new_bits))
     within = False
     if not tolerance.bitwise_only:
-        rtol, atol = tolerance.for_dtype(torch.float32 if None not in single else torch.float64)
+        rtol, atol = tolerance.for_dtype(torch.float64)
         within = delta <= atol + rtol * abs(new)
     return Difference(within, delta, rel, float(ulp), f"max |Δ| {delta:.3g}")
-
-
-def _float32_bits(x: float) -> int | None:
-    """The bits of ``x`` as a float32, where it is one exactly (a float32
-    tensor's ``item()``); None where it is not."""
-    try:
-        packed = struct.pack("<f", x)
-    except OverflowError:
-        return None
-    bits = int.from_bytes(packed, "little", signed=True)
-    return bits if struct.unpack("<f", packed)[0] == x else None
 
 
 def _float64_bits(x: float) -> int:
     return int.from_bytes(struct.pack("<d", x), "little", signed=True)
 
 
-def _ordered(bits: int, width: int = 64) -> int:
-    """Float bits (sign and magnitude, as a signed integer of ``width`` bits) as
-    an integer in the floats' order (-m for a negative of magnitude m: -0.0 and
-    0.0 are both 0)."""
-    return bits if bits >= 0 else -(bits & ((1 << (width - 1)) - 1))
+def _ordered(bits: int) -> int:
+    """Float bits (sign and magnitude) as an integer in the floats' order
+    (-m for a negative of magnitude m: -0.0 and 0.0 are both 0)."""
+    return bits if bits >= 0 else -(bits & ((1 << 63) - 1))
 
 
 def _rel(diff: float, ref: float) -> float | None:
