@@ -184,9 +184,10 @@ POSITION_TRANSFORMED = ("the declared data position {} came back as saved, and m
                         "does not set (a DataLoader worker's, seeded anew as each iterator "
                         "starts; a generator of your own) is likelier than a position saved "
                         "where the run was not, which reads other samples throughout")
-"""``POSITION_UNUSED`` where at most half the samples of the first departing step
-differ and they are not another epoch's (trial 150: a mask drawn in the loader's
-workers was told first of a position saved where the run was not)."""
+"""``POSITION_UNUSED`` where fewer than half the values of the first departing
+step's samples (of several values each) differ and they are not another epoch's
+(trial 150: a mask drawn in the loader's workers was told first of a position
+saved where the run was not)."""
 STOPPED = "stopped by the step timeout"
 """How a run's explanation opens when a phase outlived its bound (not a
 failure of the program's own, unless it hangs there)."""

@@ -29,3 +29,18 @@ def test_the_same_samples_made_otherwise_lead_with_a_stream_not_the_position():
                              "component came back")
     assert any(line.startswith("masking (a torch.Generator") for line in report.undeclared)
     assert verify(masked_samples.KEEPS_MASK_STREAM, **FAST).equivalent
+
+
+def test_other_indices_read_for_half_a_batch_are_not_said_to_be_the_same_samples_made_otherwise():
+    """Trial 259: two loaders zipped, the shorter cycled, the restore skipping the
+    longer one's batches only: half of each batch's indices differ, and the lead
+    said the same samples were made otherwise, by an augmentation the program
+    does not have. Each index is a sample: one that differs is another sample."""
+    report = verify("fixtures.trust.two_loaders:SKIPS_ONE", **FAST)
+    engine = report.runs[-1]
+    assert engine.verdict == "diverged" and engine.first_divergent_step == 6
+    assert "8 of 16 samples differ" in (engine.divergence_detail or "")
+    assert "made otherwise" not in engine.explanation, engine.explanation
+    assert ("a resumed loop that does not act on it as saved (skips no batches it already "
+            "read, or too many, or makes its iterator without it)") in engine.explanation
+    assert verify("fixtures.trust.two_loaders:CORRECT", **FAST).equivalent
