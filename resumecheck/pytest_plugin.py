@@ -579,6 +579,42 @@ def _lossy_loads(run: dict[str, Any]) -> list[dict[str, Any]]:
         f.get("step") == first or RESTORE_CHANGED in f["detail"])]
 
 
+def _engine_why(run: dict[str, Any]) -> str:
+    """Why the engine's own full resume departs, beside the program's save/load,
+    where the declared components do not capture the program's state."""
+    from resumecheck.phrases import BUILDING, CHANGED_AFTER_LOAD, REORDERED, RESTORING, STOPPED
+
+    lossy = _lossy_loads(run)
+    stepped = run["verdict"] != "failed"
+    # (a trial: an optimizer built over its parameters in another order read
+    # "a load_state_dict() loses state", where it loaded all of it, onto others)
+    return ("an optimizer built over its parameters in another order"
+            if stepped and lossy and all(f["detail"].startswith(REORDERED) for f in lossy)
+            # (a trial: a callback reset in on_train_begin read "a load loses state")
+            else "a restored component changed before the first step"
+            if stepped and lossy and all(CHANGED_AFTER_LOAD in f["detail"] for f in lossy)
+            else "a load_state_dict() loses state" if stepped and lossy
+            else "declared state left otherwise after a restart"
+            if stepped and _later_otherwise(run)
+            # (trial 259: a restore that skipped one loader of two, its position back
+            # as saved, read "declared state incomplete")
+            else "every declared component came back; it reads other samples"
+            if stepped and _position_unused(run)
+            else "declared state incomplete" if stepped
+            else "its build failed" if run["explanation"].startswith(BUILDING)
+            else "its restore failed" if run["explanation"].startswith(RESTORING)
+            else "stopped by the step timeout" if run["explanation"].startswith(STOPPED)
+            else "it failed")
+
+
+def _position_unused(run: dict[str, Any]) -> bool:
+    """Whether a run's why says its declared data position came back as saved
+    and the samples differ all the same (``phrases.POSITION_UNUSED``)."""
+    from resumecheck.phrases import POSITION_UNUSED
+
+    return POSITION_UNUSED.split("{}")[1].split(":")[0] in run["explanation"]
+
+
 def _later_otherwise(run: dict[str, Any]) -> bool:
     """``RunResult.later_restore_otherwise`` of a run's JSON, or one whose every
     step matched and only the end differs (the WARNING's LATER_OTHERWISE too)."""
@@ -629,28 +665,7 @@ def _summary_row(entry: dict[str, Any]) -> str:
             cells.append(f"full resume: {verdict}")
         elif not run["dropped"]:  # the engine's own, beside the program's save/load
             if report.get("declared_state_complete") is False:
-                from resumecheck.phrases import (
-                    BUILDING, CHANGED_AFTER_LOAD, REORDERED, RESTORING, STOPPED,
-                )
-
-                lossy = _lossy_loads(run)
-                # (a trial: an optimizer built over its parameters in another order read
-                # "a load_state_dict() loses state", where it loaded all of it, onto others)
-                why = ("an optimizer built over its parameters in another order"
-                       if lossy and all(f["detail"].startswith(REORDERED) for f in lossy)
-                       and run["verdict"] != "failed"
-                       # (a trial: a callback reset in on_train_begin read "a load loses state")
-                       else "a restored component changed before the first step"
-                       if lossy and all(CHANGED_AFTER_LOAD in f["detail"] for f in lossy)
-                       and run["verdict"] != "failed"
-                       else "a load_state_dict() loses state" if lossy and run["verdict"] != "failed"
-                       else "declared state left otherwise after a restart"
-                       if _later_otherwise(run) and run["verdict"] != "failed"
-                       else "declared state incomplete" if run["verdict"] != "failed"
-                       else "its build failed" if run["explanation"].startswith(BUILDING)
-                       else "its restore failed" if run["explanation"].startswith(RESTORING)
-                       else "stopped by the step timeout" if run["explanation"].startswith(STOPPED)
-                       else "it failed")
+                why = _engine_why(run)
                 cells.append(f"engine resume: {run['verdict'].upper()} ({why})")
         else:
             # "exercised" only for an ablation that diverged; never for "inconclusive"

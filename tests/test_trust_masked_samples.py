@@ -43,4 +43,10 @@ def test_other_indices_read_for_half_a_batch_are_not_said_to_be_the_same_samples
     assert "made otherwise" not in engine.explanation, engine.explanation
     assert ("a resumed loop that does not act on it as saved (skips no batches it already "
             "read, or too many, or makes its iterator without it)") in engine.explanation
+    # (the plugin's row read "declared state incomplete": every declared one came back)
+    from resumecheck.pytest_plugin import _summary_row
+
+    row = _summary_row({"nodeid": "t", "target": "x", "report": report.to_json()})
+    assert "engine resume: DIVERGED (every declared component came back; it reads other " \
+        "samples)" in row, row
     assert verify("fixtures.trust.two_loaders:CORRECT", **FAST).equivalent
