@@ -17,7 +17,8 @@ from typing import Any, Literal
 
 from resumecheck.errors import LONGER_BOUND
 from resumecheck.phrases import (
-    ADAPTER_LOOP, AS_BUILT_MARK, BUILDING, CHANGED_AFTER_LOAD, FETCHED_BEFORE_RESTORE,
+    ADAPTER_LOOP, AS_BUILT_MARK, BUILDING, CHANGED_AFTER_LOAD, CHECKPOINT_LOSES,
+    CHECKPOINT_MAY_LOSE, FETCHED_BEFORE_RESTORE,
     FRAMEWORK_RESUME, HASH_ORDER_UNCHECKED, LOOP_GOES_ON, ORDER_BEFORE_RESTORE,
     NOT_VALIDATED_AGAIN, POSITION_TRANSFORMED, READ_BEFORE, REORDERED, RESTORE_CHANGED, RESTORING,
     STOPPED,
@@ -700,7 +701,10 @@ def _incomplete_state_notice(report: Report, lines_shown: bool) -> str | None:
     return _incomplete_notice(engine, where, settings, ablations,
                               _uncompared_clause(report.undeclared, lines_shown),
                               [uncompared_path(line) for line in _may_explain(report.undeclared)],
-                              loop.group(1) if loop else None)
+                              loop.group(1) if loop else None,
+                              [(uncompared_path(line), CHECKPOINT_LOSES in line)
+                               for line in report.undeclared
+                               if CHECKPOINT_LOSES in line or CHECKPOINT_MAY_LOSE in line])
 
 
 def _passing(tolerance: dict[str, Any]) -> set[str]:
@@ -1051,12 +1055,15 @@ def _lossy_notice(lossy: list[Finding], where: str, settings: str, ablations: st
 
 
 def _incomplete_notice(engine: RunResult, where: str, settings: str, ablations: str,
-                       named: str, paths: Sequence[str] = (), framework: str | None = None) -> str:
+                       named: str, paths: Sequence[str] = (), framework: str | None = None,
+                       lost: Sequence[tuple[str, bool]] = ()) -> str:
     """The incomplete-state notice once the engine's resume ran and departed
     (``where``): a component that does not load back its own state, a draw
     the restart makes, or state the components do not hold. ``settings``:
     the clause on the launch settings; ``ablations``: the sentence on them
-    (empty where none ran); ``named``: the `not compared` clause."""
+    (empty where none ran); ``named``: the `not compared` clause; ``lost``:
+    what of it the program's own resume showed its checkpoint losing (or
+    maybe losing: False), each with whether it is shown."""
     ending = f"{settings}.{ablations}"
     lossy = engine.lossy_loads()
     reordered = [f for f in lossy if f.detail.startswith(REORDERED)]
@@ -1074,7 +1081,7 @@ def _incomplete_notice(engine: RunResult, where: str, settings: str, ablations: 
         return after_restart
     drawn = next((o for o in engine.stream_offsets if o.draws and o.draws > 0), None)
     if drawn is not None:
-        return _drawn_notice(drawn, where, named, ending)
+        return _drawn_notice(drawn, where, named, ending, lost)
     opener, position = _position_sentences(engine.explanation, paths)
     # (the framework's loop, where the engine's row offers it: `verdict._its_words`)
     loop = framework if framework and LOOP_GOES_ON in engine.explanation else None
@@ -1164,14 +1171,28 @@ def _own_equivalent(own: RunResult) -> str:
             "component's load_state_dict() (the data position's) for it to do the same.")
 
 
-def _drawn_notice(drawn: StreamOffset, where: str, named: str, ending: str) -> str:
+def _drawn_notice(drawn: StreamOffset, where: str, named: str, ending: str,
+                  lost: Sequence[tuple[str, bool]] = ()) -> str:
     """The incomplete-state notice where the restart draws from a stream
-    where the uninterrupted run does not (``drawn``)."""
+    where the uninterrupted run does not (``drawn``); ``lost``: state the
+    program's own resume showed its checkpoint losing, which may be why."""
     # (a trial: a loader's iterator made lazily after the load read as a
     # component missing from the declarations, not as the draw it is)
     lead = ("the restart draws from a random stream where the uninterrupted run does not: "
             f"the engine restored every declared component and the run still {where}, and "
             f"the {drawn.detail}. ")
+    if lost:
+        # (trial 261: EMA counts of a codebook left out of the checkpoint made more codes
+        # look dead after a restart, each restarted by a randint draw; the WARNING led
+        # with loaders and prefetching)
+        listed = ", ".join(f"`{p}`" for p in list(dict.fromkeys(p for p, _ in lost))[:4])
+        loses = "loses" if all(shown for _, shown in lost) else "may lose"
+        lead = ("the restart draws from a random stream where the uninterrupted run does not, "
+                f"and your checkpoint {loses} {listed} (see `not compared`): where what a step "
+                "draws depends on that state (how many codes or samples it draws anew, a "
+                "branch taken by chance), a restart that lost it draws otherwise; keep it "
+                "in the checkpoint first. The engine restored every declared component and "
+                f"the run still {where}, and the {drawn.detail}. ")
     if named:
         # (a trial: the restart set its loader's generator from an epoch's saved
         # state that no component declared; "however complete the checkpoint" was

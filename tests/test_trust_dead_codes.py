@@ -1,0 +1,26 @@
+"""Trial 261: a VQ-VAE's codebook usage counts, a buffer registered with
+persistent=False, were lost by its checkpoint; after a restart more codes
+looked dead, and restarting them drew more from torch's stream. The WARNING
+led with a DataLoader's base seed and prefetching, which the program did not
+have; the lost counts, named in the `not compared` lines, are said first
+(fixtures/trust/dead_codes.py)."""
+
+from __future__ import annotations
+
+from resumecheck import verify
+
+FAST = {"drop": "none", "noise_seeds": 0}
+
+
+def test_a_restart_that_draws_more_because_of_lost_state_names_that_state_first():
+    report = verify("fixtures.trust.dead_codes:FORGETS_USAGE", **FAST)
+    assert not report.equivalent
+    assert any(line.startswith("params.usage (") for line in report.undeclared)
+    notice = report.incomplete_state_notice() or ""
+    assert notice.startswith(
+        "the restart draws from a random stream where the uninterrupted run does not, and your "
+        "checkpoint may lose `params.usage` (see `not compared`): where what a step draws "
+        "depends on that state (how many codes or samples it draws anew, a branch taken by "
+        "chance), a restart that lost it draws otherwise; keep it in the checkpoint first. "
+        "The engine restored every declared component"), notice
+    assert verify("fixtures.trust.dead_codes:CORRECT", **FAST).equivalent
