@@ -482,6 +482,10 @@ def test_a_loaders_own_generator_is_part_of_rng_and_its_loss_is_blamed_on_it():
     assert [(f.component, f.confirmed) for f in own.diagnosis] == [("rng", True)]
     assert "generator 'loader' differs" in own.diagnosis[0].detail
     assert not report.undeclared
+    # (trial 263: a confirmed rng of a Lightning program said nothing of what to do)
+    assert own.diagnosis[0].fix.startswith(
+        "Lightning's checkpoint holds no random stream: save them in your LightningModule's "
+        "on_save_checkpoint(checkpoint)"), own.diagnosis[0].fix
 
 
 @pytest.mark.e2e

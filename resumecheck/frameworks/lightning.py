@@ -249,6 +249,15 @@ class LightningProgram(LoopProgram):
                                               verify_as=CALLBACKS)
         return components
 
+    def checkpoint_advice(self) -> dict[str, str]:
+        """What makes Lightning's checkpoint hold the random streams: it holds
+        none of them (a trial's confirmed `rng` said nothing of what to do)."""
+        return {RNG: "Lightning's checkpoint holds no random stream: save them in your "
+                     "LightningModule's on_save_checkpoint(checkpoint) (torch.get_rng_state(), "
+                     "and each generator's get_state() your steps or loaders draw from) and set "
+                     "them again in on_load_checkpoint(checkpoint), with no seed after it (a "
+                     "seed_everything in on_train_start undoes it)"}
+
     def undeclared_roots(self) -> list[tuple[str, Any]]:
         """Your own callbacks: state they keep is named when no component holds
         it; of a callback whose ``state_dict()`` Lightning's checkpoints hold
