@@ -573,3 +573,58 @@ def test_a_fuzz_pass_names_the_latent_gaps_of_the_default_resume_point():
     assert found.to_json()["latent_gaps"] == ["best"]
     assert ("latent gap at the default resume point: best: the resume leaves it otherwise "
             "than the uninterrupted run") in found.render()
+
+
+class _EpochScheduler:
+    """A scheduler stepped at each epoch's end (4 steps) that changes no rate
+    within the run: a drop of it ends one step behind, every step alike."""
+
+    def __init__(self, config: dict) -> None:
+        import torch
+
+        torch.manual_seed(0)
+        self.model = torch.nn.Linear(2, 1)
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+        self.sched = torch.optim.lr_scheduler.StepLR(self.opt, step_size=100)
+        self.step = 0
+
+    def components(self):
+        from resumecheck import Attr
+
+        # (as Lightning's adapter declares its schedulers: a list of their states)
+        return {"params": self.model, "optimizer": self.opt,
+                "scheduler": Attr(self, "sched", to_state=lambda s: [s.state_dict()],
+                                  from_state=lambda states: self._loaded(states[0])),
+                "global_step": Attr(self, "step")}
+
+    def _loaded(self, state):
+        self.sched.load_state_dict(state)
+        return self.sched
+
+    def train_step(self):
+        import torch
+
+        from resumecheck import StepOutput
+
+        loss = self.model(torch.ones(1, 2) * self.step).pow(2).sum()
+        loss.backward()
+        self.opt.step()
+        self.opt.zero_grad()
+        self.step += 1
+        if self.step % 4 == 0:
+            self.sched.step()
+        return StepOutput(loss=loss.detach())
+
+
+def test_a_dropped_components_end_is_not_given_the_causes_of_a_lost_one():
+    """Trial 263: `drop scheduler` ending one step behind was offered a save
+    before scheduler.step() and a framework's restore as causes: it was dropped."""
+    from resumecheck import Target
+
+    report = verify(Target(factory=_EpochScheduler, steps=8, resume_at=(4,)),
+                    drop=["scheduler"], noise_seeds=0, check_determinism=False)
+    (dropped,) = [r for r in report.runs if r.dropped == ["scheduler"]]
+    assert dropped.first_divergent_quantity == "state of scheduler", report.render()
+    assert dropped.divergence_detail.startswith(
+        "scheduler at the end: value[0].last_epoch 1, expected 2"), dropped.divergence_detail
+    assert "one step behind" not in dropped.explanation, dropped.explanation
