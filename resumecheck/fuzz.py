@@ -48,8 +48,8 @@ from resumecheck.errors import BudgetExhausted, InvalidArgument, ModuleStateChan
 from resumecheck.program import Target, epoch_boundaries, load_target
 from resumecheck.progress import ProgressCallback, ProgressTracker
 from resumecheck.report import (
-    CLOSE, CONFIRMED, IDENTICAL, INCONCLUSIVE, PUT_BACK, RESUME_CODE_UNCHECKED, RunResult, caveats,
-    restarts_text, unseeded_notice,
+    CLOSE, CONFIRMED, FAILED, IDENTICAL, INCONCLUSIVE, PUT_BACK, RESUME_CODE_UNCHECKED, RunResult,
+    caveats, restarts_text, unseeded_notice,
 )
 from resumecheck.faults import environment_failure
 from resumecheck.interrupt import scratch_directory
@@ -113,8 +113,9 @@ class FuzzResult:
     """The first failing schedule drawn, where the failure is another (None: none)."""
     failing_otherwise: list[dict[str, Any]] = field(default_factory=list)
     """Schedules the shrink tried that fail, but not as the failure does (each
-    ``resume_at`` and ``how``: ``end state alone`` or ``other components``), so
-    not taken for it (a trial read "minimal" where an earlier one failed)."""
+    ``resume_at`` and ``how``: ``end state alone``, ``other components``, or
+    ``failed``: a step or a restore raised), so not taken for it (a trial read
+    "minimal" where an earlier one failed)."""
     declared_state_notice: str | None = None
     """When the failure's report found the declared components incomplete, its sentence."""
     undeclared: list[str] | None = field(default_factory=list)
@@ -532,7 +533,8 @@ def _failing_otherwise(tried: list[dict[str, Any]]) -> str:
         return ""
     its = "its" if len(tried) == 1 else "their"
     ways = {"end state alone": f"in {its} end state alone",
-            "other components": "blaming other components"}
+            "other components": "blaming other components",
+            "failed": "a step or a restore raising: see `resumecheck run` of it"}
     how = " or ".join(ways[h] for h in ways if any(t["how"] == h for t in tried))
     at = [f"at {','.join(map(str, t['resume_at']))}" for t in tried[:4]]
     if len(tried) > 4:
@@ -858,8 +860,10 @@ def _first_failing(checker: Checker, candidates: list[list[int]],
                 continue
             if _alike(run, found):
                 return run
-            how = "end state alone" if _departs(found) and not _departs(run) else \
-                "other components"
+            # (trial 263: a crash at an epoch's end, earlier, read "blaming other components")
+            how = ("failed" if run.verdict == FAILED
+                   else "end state alone" if _departs(found) and not _departs(run)
+                   else "other components")
             if all(t["resume_at"] != run.resume_at for t in otherwise):
                 otherwise.append({"resume_at": list(run.resume_at), "how": how})
     return None

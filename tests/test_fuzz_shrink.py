@@ -78,3 +78,16 @@ def test_a_failure_only_a_save_after_the_load_shows_is_shrunk_with_that_save_tri
     run, ended = _earliest(checker, checker.check([9], resave=True),  # type: ignore[arg-type]
                            lambda _: None, [])
     assert ended and run.resume_at == [1] and run.lost_on_resave() == ["data_cursor"]
+
+
+def test_a_minimal_failure_names_an_earlier_schedule_that_failed_outright():
+    """Trial 263: a resume at an epoch's end that crashed (EarlyStopping found no
+    metric) was said to fail "blaming other components"."""
+    from resumecheck.fuzz import FuzzResult
+
+    result = FuzzResult(target="t", steps=12, seed=None, max_interruptions=2, minimal=True,
+                        failing_otherwise=[{"resume_at": [5], "how": "failed"}])
+    result.failure = RunResult(dropped=[], resume_at=[6], verdict="diverged")
+    assert result.summary().endswith(
+        "; minimal among the schedules that fail as it does: resuming at 5 fails otherwise (a "
+        "step or a restore raising: see `resumecheck run` of it)"), result.summary()
