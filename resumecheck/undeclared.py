@@ -242,8 +242,8 @@ class UndeclaredWatch:
         if isinstance(obj, (torch.Generator, np.random.Generator)):
             kind = "a torch.Generator" if isinstance(obj, torch.Generator) else \
                 "a numpy Generator"
-            todo = (_FRAMEWORK_HELD_TODO if path.startswith("data_collator") else
-                    REGISTER_GENERATOR)
+            held = path.startswith(("data_collator", "train_dataset"))  # (the framework's)
+            todo = _FRAMEWORK_HELD_TODO if held else REGISTER_GENERATOR
             return (f"{path} ({kind} {GENERATOR_CHANGED}, drawn "
                     f"from or seeded again, and {none_holds}: {todo})")
         if isinstance(obj, _OTHER_GENERATORS):

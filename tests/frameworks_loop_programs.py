@@ -684,6 +684,33 @@ TRAINER_COLLATOR_GENERATOR = trainer_target(
                                   "warmup_steps": 4}, steps=8, resume_at=(3,))
 
 
+def _with_masking_dataset(args):
+    """Trial 260: a dataset of the user's own masks tokens in ``__getitem__``
+    with a torch Generator it keeps, which the Trainer's checkpoint does not hold."""
+    import torch
+    from transformers import Trainer
+
+    train = transformers_train()
+
+    class MaskedTokens(train.Tokens):
+        def __init__(self):
+            super().__init__()
+            self.gen = torch.Generator().manual_seed(99)
+
+        def __getitem__(self, i):
+            ids = self.ids[i]
+            mask = torch.rand(ids.shape, generator=self.gen) < 0.15
+            return {"input_ids": ids.masked_fill(mask, 3), "labels": ids}
+
+    return Trainer(model=train.GPT2LMHeadModel(train.CONFIG), args=args,
+                   train_dataset=MaskedTokens())
+
+
+TRAINER_DATASET_GENERATOR = trainer_target(
+    _with_masking_dataset, args={"per_device_train_batch_size": 8, "learning_rate": 1e-2,
+                                 "warmup_steps": 4}, steps=8, resume_at=(3,))
+
+
 def _datamodule():
     """The same loader, handed over by a LightningDataModule (a trial's
     datamodule had no epoch boundaries: only a loader's length was read)."""

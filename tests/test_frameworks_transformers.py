@@ -177,6 +177,20 @@ def test_a_generator_in_the_users_data_collator_is_named_with_what_to_do():
 
 
 @pytest.mark.e2e
+def test_a_generator_its_own_dataset_keeps_is_named():
+    """Trial 260: a dataset of the user's own masked tokens in __getitem__ with a
+    generator it kept; the Trainer target named nothing (its dataset was not
+    looked at)."""
+    report = resumecheck.verify(f"{PROGRAMS}:TRAINER_DATASET_GENERATOR", drop="none",
+                                noise_seeds=0, check_determinism=False)
+    assert report.runs[0].verdict == DIVERGED
+    [line] = [u for u in report.undeclared if u.startswith("train_dataset (MaskedTokens).gen ")]
+    assert "the framework's checkpoint does not hold it unless your code saves it there" in line
+    assert "`train_dataset (MaskedTokens).gen` (see `not compared`)" in \
+        report.full_resume.explanation
+
+
+@pytest.mark.e2e
 def test_an_exportable_callback_is_the_component_callbacks_and_its_lost_state_is_blamed():
     """A trial: a correct ExportableState callback made the engine's resume
     depart (every ablation inconclusive), and a resume that did not restore
