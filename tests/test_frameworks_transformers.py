@@ -534,3 +534,16 @@ def test_a_function_that_builds_a_trainer_given_as_the_target_is_told_of_trainer
             "If it builds a HuggingFace Trainer, give resumecheck.frameworks.trainer_target(...) "
             "as the target (README, 'Training with Lightning or the HuggingFace Trainer')"), \
             str(info.value)
+
+
+@pytest.mark.e2e
+def test_a_fuzz_pass_says_the_resume_that_ran_is_the_checks():
+    """Trial 260: `run` says in its row that the resume that ran is the
+    Trainer's, not the script's; a pass of fuzz, which prints no row, said
+    nothing of it."""
+    from resumecheck.fuzz import fuzz
+
+    result = fuzz(f"{PROGRAMS}:TRAINER_DEFAULT", max_examples=2)
+    assert not result.found
+    assert ("not checked: the resume that ran is the check's, through the HuggingFace "
+            "Trainer's own resume") in result.render(), result.render()
