@@ -656,8 +656,17 @@ def _todo(path: str) -> str:
     if path == LOADER_EPOCH_COUNT:
         return _LOADER_EPOCH_TODO
     return (_CALLBACK_TODO if path.startswith("callbacks (")
+            else _DATASET_TODO if path.startswith("train_dataset (")
             else _SUBCLASS_TODO if path.startswith("trainer.")
             else "declare it as a component to check that it resumes")
+
+
+_DATASET_TODO = (
+    "a framework's target declares the framework's own state only, and the Trainer's "
+    "checkpoint holds nothing of your dataset: set it again from what the Trainer restores "
+    "(its global step, in a callback's on_step_begin), or keep it in a callback that is an "
+    "ExportableState, whose state() returns it among its `attributes`")
+"""What to do about state the training dataset of a Trainer target keeps (trial 260)."""
 
 
 _SUBCLASS_TODO = (

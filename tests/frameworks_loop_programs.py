@@ -696,8 +696,10 @@ def _with_masking_dataset(args):
         def __init__(self):
             super().__init__()
             self.gen = torch.Generator().manual_seed(99)
+            self.served = 0  # (a count the dataset keeps: a ramp would read it)
 
         def __getitem__(self, i):
+            self.served += 1
             ids = self.ids[i]
             mask = torch.rand(ids.shape, generator=self.gen) < 0.15
             return {"input_ids": ids.masked_fill(mask, 3), "labels": ids}

@@ -276,12 +276,13 @@ class TrainerProgram(LoopProgram):
                  for path, cb in user_callbacks(self.trainer.callback_handler.callbacks)]
         dataset = getattr(self.trainer, "train_dataset", None)
         # (trial 260: a generator the dataset masked with in __getitem__ went unnamed)
-        return [*roots,
-                *user_object("data_collator", getattr(self.trainer, "data_collator", None)),
+        # (first: state a callback reaches through them is named by them, trial 260's
+        # dataset attribute set by one callback was named through another)
+        return [*user_object("data_collator", getattr(self.trainer, "data_collator", None)),
                 *([] if dataset is None or type(dataset).__module__.split(".")[0] in
                   ("torch", "datasets") else
                   user_object(f"train_dataset ({type(dataset).__name__})", dataset)),
-                *_subclass_fields(self.trainer)]
+                *roots, *_subclass_fields(self.trainer)]
 
     def close(self) -> None:
         super().close()
