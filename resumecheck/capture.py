@@ -29,7 +29,7 @@ from resumecheck.compare import digest, flatten_state
 from resumecheck.components import (
     OPTIMIZER, PARAMS, RNG, Attr, asked_state, preserved_global_streams,
 )
-from resumecheck.errors import CheckpointError, ComponentStateFailed
+from resumecheck.errors import CheckpointError, ComponentStateFailed, ResumecheckError
 from resumecheck.module_state import raised
 from resumecheck.program import BuiltProgram
 from resumecheck.trace import unwrap_optimizer
@@ -98,6 +98,8 @@ def _states(built: BuiltProgram) -> dict[str, Any]:
     for c in first:
         try:
             states[c.name] = asked_state(c.obj)
+        except ResumecheckError:  # (the check's own: a bound that ran out, ...)
+            raise
         except Exception as exc:  # (a trial's was told to fix its program)
             raise ComponentStateFailed(c.name, type(c.obj).__name__, raised(exc)) from exc
     return {c.name: states[c.name] for c in built.components}
