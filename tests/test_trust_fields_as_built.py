@@ -162,3 +162,15 @@ def test_a_tensor_as_built_there_says_its_values_moved_not_the_same_words_twice(
         "a tensor of 8 values there, other values at the end")
     assert _built_then(0, 4, None) == "0 there, 4 at the end"
     assert _built_then(0, 0, 5) == "0 there and at the end, another value after step 5"
+
+
+def test_a_field_back_at_its_value_at_the_end_is_said_unchecked_under_drop_all():
+    """Trial 268: an episode's step count, at the resume point as built and back
+    there at the end, moved between; its component's row departed on another
+    field, and under the default --drop all nothing said the count was not
+    checked (under --drop none it was)."""
+    report = verify("fixtures.trust.episode_cycle:TARGET", noise_seeds=0)
+    assert report.equivalent
+    [line] = [x for x in report.not_checked if x.startswith("of `env`")]
+    assert line.startswith("of `env`, `t` (0 there and at the end, another value after step 6) "
+                           "is at step 5 as the restore without `env` leaves it"), line
