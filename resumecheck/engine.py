@@ -1423,6 +1423,9 @@ def _notes_on_own_resume(checker: Checker, own: _Judged, engine_full: _Judged,
         verdict.note_validation_not_run_again(run, validated)
         verdict.note_rate_moved_after_save(run, moved)
     verdict.note_data_not_skipped(own.result, checker.segment.boundaries.get("data_not_skipped"))
+    for run in (own.result, engine_full.result):
+        verdict.note_data_not_resumable(run, checker.segment.boundaries.get("data_not_resumable"),
+                                        checker.segment.boundaries.get("restored_by"))
     bounds = checker.segment.boundaries
     verdict.note_draws_before_restore(own.result, bounds.get("draws_before_restore") or [],
                                       bounds.get("restored_by"), bounds.get("steps_per_epoch"))

@@ -46,9 +46,9 @@ from resumecheck.trace import (
     StepRecord, differing_quantities, load_step_tensors, load_stream_states,
 )
 
-__all__ = ["OTHER_EPOCH", "annotate", "cleared_streams", "describe_data", "describe_end_state",
-           "epoch_place", "nearest_step", "offsets_shared_with", "set_right_during", "steps_apart",
-           "stream_offsets", "telling", "unclear_streams"]
+__all__ = ["EPOCH_AGAIN", "OTHER_EPOCH", "annotate", "cleared_streams", "describe_data",
+           "describe_end_state", "epoch_place", "nearest_step", "offsets_shared_with",
+           "set_right_during", "steps_apart", "stream_offsets", "telling", "unclear_streams"]
 
 
 _DROPPING = "which drops"
@@ -951,7 +951,7 @@ def _in_its_epoch(said: str, place: str, at: int, step: int) -> str:
     if place == "same place":
         return f"{said}, {OTHER_EPOCH}"
     if place == "epoch start":
-        return f"{said}, the first of its epoch: {_EPOCH_AGAIN}"
+        return f"{said}, the first of its epoch: {EPOCH_AGAIN}"
     # (a trial: a skip counted in samples ran ahead)
     return (f"{said}, the first of a later epoch: the restart reads ahead, from that "
             "epoch's start (a loop that skips more batches than it read, or a position or "
@@ -970,8 +970,9 @@ OTHER_EPOCH = ("at the same place of another epoch: the restart reads this place
                "state the data depends on: a curriculum's level)")
 """Samples read at the same place of another epoch of the reference (a trial's
 forgotten set_epoch was told of a position saved where the run was not)."""
-_EPOCH_AGAIN = ("the restart reads the epoch again from its start (a position that came back "
-                "but that the loop does not skip to, or one not kept)")
+EPOCH_AGAIN = ("the restart reads the epoch again from its start (a position that came back "
+               "but that the loop does not skip to, or one not kept)")
+"""Samples read at the first step of the run's epoch (``note_data_not_resumable`` reads it)."""
 
 
 def epoch_place(reference: SegmentResult, step: int, at: int) -> str | None:
@@ -981,7 +982,9 @@ def epoch_place(reference: SegmentResult, step: int, at: int) -> str | None:
     ``another epoch's start`` (the first step of another epoch), or None
     (neither, or not known)."""
     edges = [0, *epoch_boundaries(reference.boundaries, max(step, at) + 1)]
-    if len(edges) < 2:
+    known = any(reference.boundaries.get(key) is not None
+                for key in ("epoch_boundaries", "steps_per_epoch"))
+    if len(edges) < 2 and not known:  # (known: both steps are in the first epoch)
         return None
     first = [max(e for e in edges if e < s) for s in (step, at)]
     if first[0] != first[1] and step - first[0] == at - first[1]:

@@ -24,7 +24,7 @@ __all__ = ["ADAPTER_LEFT_OUT", "AS_THE_BUILD_MADE", "NOT_SET_BACK", "as_built_at
            "RESTART_HELD_OTHERWISE", "AS_BUILT_AT_RESUME", "AS_BUILT_MARK", "AT_THIS_POINT",
            "as_built_uncompared",
            "at_the_point", "OUTSIDE_THE_CHECKPOINT", "side_files", "ADAPTER_LOOP",
-           "framework_generator", "REGISTER_GENERATOR",
+           "framework_generator", "REGISTER_GENERATOR", "NOT_RESUMABLE",
            "drawn_at_import_text", "FETCHED_BEFORE_RESTORE", "GENERATOR_POSITION", "GRADS_SUMMED",
            "HASH_ORDER", "FRESH_BUILD_HOLDS", "fields_as_built",
            "HASH_ORDER_UNCHECKED", "MODULE_LEVEL", "OLDER_CHECKPOINT", "CAUSE_YET_BLIND",
@@ -151,6 +151,9 @@ def framework_generator(framework: str) -> str:
         name, "a hook or a state_dict() the framework calls")
     return (f"keep its state in the checkpoint {name} writes, through your own code that it "
             f"calls ({how}), so that its restore puts it back")
+NOT_RESUMABLE = "restores a training loader's place in its epoch only where the loader keeps one"
+"""How a framework target's why says its training loader keeps no place in its
+epoch (``verdict.note_data_not_resumable``; the WARNING reads it back)."""
 ADAPTER_LEFT_OUT = "state no declared component holds"
 """What a framework target's texts say for ``NOT_DECLARED``: its components
 are the adapter's declaration, not the user's."""

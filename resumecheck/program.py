@@ -367,7 +367,8 @@ class BuiltProgram:
             edges = None
         validates = getattr(self.program, "validates_after", None)
         moved = getattr(self.program, "rate_moved_after", None)
-        not_skipped = getattr(self.program, "data_not_skipped", None)
+        not_skipped, not_resumable = (getattr(self.program, name, None) for name in (
+            "data_not_skipped", "data_not_resumable"))
         drawn = getattr(self.program, "draws_before_restore", None)
         early = getattr(self.program, "run_before_restored_look", ())
         restored_by = getattr(self.program, "restored_by", None)
@@ -390,8 +391,9 @@ class BuiltProgram:
             # (where a framework's loop validates after a step: its resume does not again)
             "validates_after": sorted({v for v in validates if isinstance(v, int) and v > 0})
             if isinstance(validates, (list, tuple, set)) else [],
-            # (a framework's setting that makes its resume read its epoch's batches again)
+            # (a framework's setting, or loader, that makes its resume read its epoch again)
             "data_not_skipped": not_skipped if isinstance(not_skipped, str) else None,
+            "data_not_resumable": not_resumable if isinstance(not_resumable, str) else None,
             # (global streams a framework's loop draws from before it restores them)
             "draws_before_restore": [d for d in drawn if isinstance(d, str)]
             if isinstance(drawn, (list, tuple)) else [],

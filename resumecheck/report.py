@@ -18,7 +18,7 @@ from typing import Any, Literal
 from resumecheck.errors import LONGER_BOUND
 from resumecheck.phrases import (
     ADAPTER_LOOP, AS_BUILT_MARK, BUILDING, CHANGED_AFTER_LOAD, CHECKPOINT_LOSES,
-    CHECKPOINT_MAY_LOSE, FETCHED_BEFORE_RESTORE,
+    CHECKPOINT_MAY_LOSE, FETCHED_BEFORE_RESTORE, NOT_RESUMABLE,
     FRAMEWORK_RESUME, HASH_ORDER_UNCHECKED, LOOP_GOES_ON, ORDER_BEFORE_RESTORE,
     NOT_VALIDATED_AGAIN, POSITION_TRANSFORMED, READ_BEFORE, REORDERED, RESTORE_CHANGED, RESTORING,
     STOPPED,
@@ -1082,6 +1082,11 @@ def _incomplete_notice(engine: RunResult, where: str, settings: str, ablations: 
     drawn = next((o for o in engine.stream_offsets if o.draws and o.draws > 0), None)
     if drawn is not None:
         return _drawn_notice(drawn, where, named, ending, lost)
+    loader = re.search(rf"; ([^;]+ {re.escape(NOT_RESUMABLE)}[^;]*)", engine.explanation)
+    if loader is not None:  # (trial 267: a framework's plain training loader)
+        return (f"the restart reads its epoch again from its start: the engine restored every "
+                f"declared component and the run still {where}, and "
+                f"{loader.group(1)}{ending}")
     opener, position = _position_sentences(engine.explanation, paths)
     # (the framework's loop, where the engine's row offers it: `verdict._its_words`)
     loop = framework if framework and LOOP_GOES_ON in engine.explanation else None

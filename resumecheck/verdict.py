@@ -33,11 +33,12 @@ from resumecheck.errors import (
     as_built_text,
 )
 from resumecheck.evidence import (
-    annotate, cleared_streams, offsets_shared_with, set_right_during, unclear_streams,
+    EPOCH_AGAIN, annotate, cleared_streams, offsets_shared_with, set_right_during, unclear_streams,
 )
 from resumecheck.program import epoch_boundaries, next_epoch_start
 from resumecheck.phrases import (
     ADAPTER_LEFT_OUT, BUILDING, REGISTER_GENERATOR, framework_generator, CHANGED_AFTER_LOAD,
+    NOT_RESUMABLE,
     CHECKPOINT_LOSES, CHECKPOINT_MAY_LOSE,
     AS_THE_BUILD_MADE, CAUSE_YET_BLIND, FRESH_BUILD_HOLDS, GENERATOR_CHANGED,
     GENERATOR_POSITION, GRADS_SUMMED,
@@ -47,6 +48,7 @@ from resumecheck.phrases import (
     OWN_RESUME_ENDS_OTHERWISE, OWN_RESUME_ENDS_WITHOUT, POSITION_UNUSED, RESTORE_CHANGED,
     RESTORING, SET_AGAIN_LATER, STOPPED, UNDECLARED_LEAD, FETCHED_BEFORE_RESTORE, first_line,
     global_streams, lost_uncompared, paths_said, side_files, uncompared_path, undeclared_lead,
+    unused_position,
 )
 from resumecheck.report import (
     AFTER_DIVERGENCE, CLOSE, CONFIRMED, DIVERGED, FAILED, IDENTICAL, INCONCLUSIVE, LATENT,
@@ -2031,6 +2033,25 @@ def note_data_not_skipped(own: RunResult, setting: str | None) -> None:
     own.stream_offsets = [replace(o, detail=f"{o.detail} (here: the epoch read again from its "
                                             f"start, as `{setting}` asks, see the why)")
                           for o in own.stream_offsets]
+
+
+def note_data_not_resumable(own: RunResult, loader: str | None, framework: str | None) -> None:
+    """Where the framework's training loader keeps no place in its epoch
+    (``loader``: ``a DataLoader``, ``BuiltProgram.boundaries``) and a full
+    resume (the program's own, or the engine's: both go through the
+    framework's restore) reads its epoch again from its start: say why (trial
+    267: a Lightning program with a plain DataLoader was told of undeclared state)."""
+    if not (loader and framework and not own.dropped
+            and own.verdict == DIVERGED and EPOCH_AGAIN in (own.divergence_detail or "")):
+        return
+    name = framework.split("'s ")[0]
+    said = unused_position(own.explanation)  # (the fit loop's counters came back: no lead)
+    text = own.explanation.replace(f"; {said}", "", 1) if said else own.explanation
+    own.explanation = _without_undeclared_leads(text) + (
+        f"; {name} {NOT_RESUMABLE} (state_dict() and load_state_dict(): torchdata's "
+        f"StatefulDataLoader), and "
+        f"yours is {loader}: a resume inside an epoch reads that epoch again from its start "
+        f"({name} warns that it is not resumable)")
 
 
 def note_order_before_restore(own: RunResult, sampler: str | None, restored_by: str | None,

@@ -28,6 +28,12 @@ LIGHTNING_EXACT = lightning_target(
     module=lambda: lightning_train().TinyClassifier(dropout=0.0),
     data=lambda: lightning_train().stateful_loader(), steps=8, resume_at=(3,))
 
+# trial 267: a plain DataLoader, which Lightning cannot put back inside an epoch
+LIGHTNING_PLAIN_LOADER = lightning_target(
+    module=lambda: lightning_train().TinyClassifier(dropout=0.0),
+    data=lambda: lightning_train().loader(), steps=8, resume_at=(3,))
+
+
 def _scheduler_dropped():
     return lightning_target(
         module=lambda: lightning_train().TinyClassifier(dropout=0.0),

@@ -841,3 +841,20 @@ def test_a_resume_that_fails_for_a_validation_not_run_again_says_so():
     assert (f"the uninterrupted run validated after step 5, where this resume's checkpoint was "
             f"written, at that batch's end: {NOT_VALIDATED_AGAIN}") in own.explanation
     assert "and what reads its metric there finds none" in own.explanation
+
+
+@pytest.mark.e2e
+def test_a_plain_training_loader_read_again_from_its_epochs_start_is_said_why():
+    """Trial 267: a Lightning program with a plain DataLoader, resumed inside an
+    epoch, read the epoch again from its start, and the report named undeclared
+    state; Lightning itself says only that the loader is not resumable."""
+    report = resumecheck.verify(spec("LIGHTNING_PLAIN_LOADER"), drop="none", noise_seeds=0,
+                                check_determinism=False)
+    own = report.runs[0]
+    assert own.verdict == DIVERGED and own.first_divergent_step == 4
+    assert "the first of its epoch: the restart reads the epoch again" in own.explanation
+    assert ("Lightning restores a training loader's place in its epoch only where the loader "
+            "keeps one (state_dict() and load_state_dict(): torchdata's StatefulDataLoader), "
+            "and yours is a DataLoader: a resume inside an epoch reads that epoch again from "
+            "its start") in own.explanation, own.explanation
+    assert "came back as saved, yet the samples differ" not in own.explanation

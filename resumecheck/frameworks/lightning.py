@@ -186,6 +186,22 @@ class LightningProgram(LoopProgram):
         self.trainer.save_checkpoint(path, weights_only=only)
 
     @property
+    def data_not_resumable(self) -> str | None:
+        """The training loader, in words, where it keeps no place in its epoch
+        that Lightning's checkpoint could hold (no ``state_dict()``): a resume
+        inside an epoch reads that epoch again from its start (trial 267's plain
+        DataLoader; Lightning says only that it is "not resumable"). None where
+        it is stateful, or not known."""
+        loader = getattr(self.trainer, "train_dataloader", None)
+        if loader is None and isinstance(self.data, torch.utils.data.DataLoader):
+            loader = self.data
+        if not isinstance(loader, torch.utils.data.DataLoader):
+            return None
+        stateful = callable(getattr(loader, "state_dict", None)) and \
+            callable(getattr(loader, "load_state_dict", None))
+        return None if stateful else f"a {type(loader).__name__}"
+
+    @property
     def steps_per_epoch(self) -> int | None:
         """Optimizer steps per epoch where the data tells (one training
         DataLoader with a length, every batch of it trained: Lightning steps
