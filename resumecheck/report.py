@@ -1207,14 +1207,21 @@ def _drawn_notice(drawn: StreamOffset, where: str, named: str, ending: str,
             "restart sets the stream from it (an epoch's generator state kept to replay "
             "the shuffle), declare it and the engine's restart may draw as the run did; "
             "otherwise a draw the uninterrupted run does not make sends the continuation "
-            "elsewhere however complete the checkpoint: have the program draw alike with "
-            f"and without a restart{_draw_advice(drawn)}{ending}")
+            f"elsewhere however complete the checkpoint{_WHERE_READ}: have the program draw "
+            f"alike with and without a restart{_draw_advice(drawn)}{ending}")
     return (
-        f"{lead}A draw the uninterrupted run does not make sends the "
-        "continuation elsewhere however complete the checkpoint: have the program draw "
-        f"alike with and without a restart{_draw_advice(drawn)}. Something the "
-        f"components do not declare may be lost as well{named}{ending}"
+        f"{lead}A draw the uninterrupted run does not make sends the continuation elsewhere "
+        f"however complete the checkpoint{_WHERE_READ}: have the program draw alike with and "
+        f"without a restart{_draw_advice(drawn)}. Something the components do not declare "
+        f"may be lost as well{named}{ending}"
     )
+
+
+_WHERE_READ = (", where a step reads what the stream gives after it (dropout, an "
+               "augmentation, a shuffle; a DataLoader's base seed that no worker reads changes "
+               "nothing, and then what departs is elsewhere)")
+"""(trial 266: a loader's base seed no worker read was the WARNING's cause of
+a shard order a restore had swapped)"""
 
 
 def _draw_advice(drawn: StreamOffset) -> str:

@@ -146,6 +146,10 @@ def test_a_restart_that_draws_is_not_said_lost_however_complete_where_state_is_u
     else:
         assert ". A draw the uninterrupted run does not make sends the continuation elsewhere "\
                "however complete the checkpoint" in warning
+    # (trial 266: a base seed no worker read was not the cause; said where it is not)
+    assert ("however complete the checkpoint, where a step reads what the stream gives after "
+            "it (dropout, an augmentation, a shuffle; a DataLoader's base seed that no worker "
+            "reads changes nothing, and then what departs is elsewhere)") in warning
 
 
 @pytest.mark.parametrize("quantity", ["learning rate", "loss"])
