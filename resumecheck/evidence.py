@@ -982,9 +982,11 @@ def epoch_place(reference: SegmentResult, step: int, at: int) -> str | None:
     ``another epoch's start`` (the first step of another epoch), or None
     (neither, or not known)."""
     edges = [0, *epoch_boundaries(reference.boundaries, max(step, at) + 1)]
-    known = any(reference.boundaries.get(key) is not None
-                for key in ("epoch_boundaries", "steps_per_epoch"))
-    if len(edges) < 2 and not known:  # (known: both steps are in the first epoch)
+    # (known: both steps are in a first epoch longer than them; trial 271's program
+    # declared no epochs at all, epoch_boundaries=[], sampling with replacement)
+    known = reference.boundaries.get("steps_per_epoch") is not None or bool(
+        reference.boundaries.get("epoch_boundaries"))
+    if len(edges) < 2 and not known:
         return None
     first = [max(e for e in edges if e < s) for s in (step, at)]
     if first[0] != first[1] and step - first[0] == at - first[1]:
