@@ -971,6 +971,41 @@ def _ends_as_at(ref: Reference, name: str, k: int) -> bool:
             and ref.component_digest(captures[k], name) == ref.component_digest(end, name))
 
 
+def _as_built_explanation(ref: Reference, result: RunResult, built: list[str],
+                          still: bool) -> str:
+    """A blind spot's why where the dropped components ``built`` are, at the
+    resume points, what the restore that drops them leaves."""
+    ks = list(result.resume_at)
+    if built == result.dropped and all(_holds_nothing(ref, n) for n in built):
+        # (trial 263: a scheduler Lightning was never given)
+        return (f"blind spot: {', '.join(built)} holds nothing: its state is empty at every "
+                "point of the run (a framework given no scheduler, an empty list), so no "
+                "checkpoint can lose it")
+    if built == result.dropped:  # (then that is why, not "does not exercise it")
+        points = ",".join(map(str, ks))  # (all of them, as explain says)
+        return (f"blind spot: dropping {', '.join(built)} changed no step after k={points}: "
+                f"{as_built_text(built, ks, still)}; not evidence that it is saved")
+    return f"{result.explanation}; {as_built_text(built, ks, still)}"
+
+
+def _holds_nothing(ref: Reference, name: str) -> bool:
+    """Whether component ``name``'s state is empty (no leaf) at every capture
+    and at the end of the reference."""
+    paths = [*ref.segment.captures.values(), ref.segment.end_state or ""]
+    try:
+        states = [ref.file(path)["components"].get(name, 0) if path else 0 for path in paths]
+    except Exception:  # (no evidence either way)
+        return False
+    return all(_empty(state) for state in states)
+
+
+def _empty(state: Any) -> bool:
+    """A container holding no leaf (``[]``, ``{"value": []}``)."""
+    if isinstance(state, dict):
+        return all(_empty(v) for v in state.values())
+    return isinstance(state, (list, tuple)) and all(_empty(v) for v in state)
+
+
 def conclude(ref: Reference, result: RunResult, cmp: Comparison | None,
              segments: Segments) -> RunResult:
     """The last words on a judged run: blind spot, explanation, stream offsets
@@ -991,8 +1026,7 @@ def conclude(ref: Reference, result: RunResult, cmp: Comparison | None,
             SCHEDULER_IDLE if _ends_as_at(ref, SCHEDULER, result.resume_at[-1])
             else SCHEDULER_BY_EPOCH)
     built, apart = _as_built(ref, result, segments) if result.blind_spot else ([], {})
-    ks = list(result.resume_at)
-    still = _unmoved(ref, built, ks)
+    still = _unmoved(ref, built, list(result.resume_at))
     alike = _ended_alike(ref, segments, apart)
     again = {n: d for n, d in apart.items() if n in alike}
     if again and SCHEDULER_UNREAD not in result.explanation:
@@ -1000,13 +1034,8 @@ def conclude(ref: Reference, result: RunResult, cmp: Comparison | None,
     if CONFIG in apart and CONFIG not in again:  # (a trial: told to use other settings)
         result.explanation += f"; {CONFIG_MASKED} (at the restore at {apart[CONFIG][0]}: " \
             f"{apart[CONFIG][1]})"
-    if built and built == result.dropped:  # (then that is why, not "does not exercise it")
-        points = ",".join(map(str, ks))  # (all of them, as explain says)
-        result.explanation = (f"blind spot: dropping {', '.join(built)} changed no step after "
-                              f"k={points}: {as_built_text(built, ks, still)}"
-                              "; not evidence that it is saved")
-    elif built:
-        result.explanation += "; " + as_built_text(built, ks, still)
+    if built:
+        result.explanation = _as_built_explanation(ref, result, built, still)
     if result.blind_spot:
         result.explanation = _ends_otherwise(ref, segments, result)
     if not result.dropped and result.verdict == DIVERGED:

@@ -628,3 +628,78 @@ def test_a_dropped_components_end_is_not_given_the_causes_of_a_lost_one():
     assert dropped.divergence_detail.startswith(
         "scheduler at the end: value[0].last_epoch 1, expected 2"), dropped.divergence_detail
     assert "one step behind" not in dropped.explanation, dropped.explanation
+
+
+class _NoSchedulers(_EpochScheduler):
+    """Declares its schedulers as a list, as Lightning's adapter does, and has none."""
+
+    def components(self):
+        from resumecheck import Attr
+
+        found = super().components()
+        self.schedulers: list = []
+        found["scheduler"] = Attr(self, "schedulers")
+        return found
+
+
+def test_a_blind_spot_on_a_component_that_holds_nothing_says_so():
+    """Trial 263: a Lightning module that gave no scheduler to Lightning read
+    `drop scheduler` as a blind spot "as a fresh build's state ... a position
+    that cycles": the component's state was an empty list throughout."""
+    from resumecheck import Target
+
+    report = verify(Target(factory=_NoSchedulers, steps=8, resume_at=(4,)),
+                    drop=["scheduler"], noise_seeds=0, check_determinism=False)
+    (dropped,) = [r for r in report.runs if r.dropped == ["scheduler"]]
+    assert dropped.blind_spot
+    assert dropped.explanation.startswith(
+        "blind spot: scheduler holds nothing: its state is empty at every point of the run"), \
+        dropped.explanation
+
+
+class _SamplesWithReplacement:
+    """Draws each step's indices from torch's stream, with replacement, and
+    says so: it has no epochs (``epoch_boundaries = []``)."""
+
+    epoch_boundaries: list = []
+
+    def __init__(self, config: dict) -> None:
+        import torch
+
+        torch.manual_seed(0)
+        self.x = torch.randn(64, 2)
+        self.model = torch.nn.Linear(2, 1)
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+
+    def components(self):
+        from resumecheck import RNGState
+
+        return {"params": self.model, "optimizer": self.opt, "rng": RNGState(streams=("torch",))}
+
+    def train_step(self):
+        import torch
+
+        from resumecheck import StepOutput
+
+        idx = torch.randint(0, 64, (8,))
+        loss = self.model(self.x[idx]).pow(2).mean()
+        loss.backward()
+        self.opt.step()
+        self.opt.zero_grad()
+        return StepOutput(loss=loss.detach(), samples=idx)
+
+
+def test_a_program_without_epochs_is_not_told_it_read_its_epoch_again():
+    """Trial 271: a program that declared no epochs (epoch_boundaries=[]), its
+    stream dropped, read "the first of its epoch: the restart reads the epoch
+    again from its start"."""
+    from resumecheck import Target
+
+    report = verify(Target(factory=_SamplesWithReplacement, steps=8, resume_at=(4,)),
+                    drop=["rng"], noise_seeds=0, check_determinism=False)
+    (dropped,) = [r for r in report.runs if r.dropped == ["rng"]]
+    assert "what the uninterrupted run read at step 1" in dropped.explanation, \
+        dropped.explanation
+    assert "the first of its epoch" not in dropped.explanation, dropped.explanation
+    assert "or draws them from a random stream set back to where it was then" in \
+        dropped.explanation
