@@ -703,3 +703,47 @@ def test_a_program_without_epochs_is_not_told_it_read_its_epoch_again():
     assert "the first of its epoch" not in dropped.explanation, dropped.explanation
     assert "or draws them from a random stream set back to where it was then" in \
         dropped.explanation
+
+
+class _BlowsUpWithoutItsSchedule:
+    """A rate of 1.0 for two steps, then a tiny one; a restart without its
+    scheduler steps at 1.0 again, departs, and its loss reaches inf."""
+
+    def __init__(self, config: dict) -> None:
+        import torch
+
+        torch.manual_seed(0)
+        self.model = torch.nn.Linear(1, 1)
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=1.0)
+        self.sched = torch.optim.lr_scheduler.LambdaLR(
+            self.opt, lambda s: 1.0 if s < 2 else 1e-9)
+
+    def components(self):
+        return {"params": self.model, "optimizer": self.opt, "scheduler": self.sched}
+
+    def train_step(self):
+        import torch
+
+        from resumecheck import StepOutput
+
+        loss = (self.model(torch.full((1, 1), 1000.0)) - 1.0).pow(2).mean()
+        loss.backward()
+        self.opt.step()
+        self.opt.zero_grad()
+        self.sched.step()
+        return StepOutput(loss=loss.detach())
+
+
+def test_an_ablation_that_departed_before_it_failed_is_exercised():
+    """Trial 270: dropping the scheduler departed at the next step and later
+    reached an infinite loss; assert_components_exercised said it "cannot tell
+    whether scheduler is exercised" beside "it had departed ... from step 8"."""
+    import resumecheck
+    from resumecheck import Target
+
+    target = Target(factory=_BlowsUpWithoutItsSchedule, steps=12, resume_at=(4,))
+    report = resumecheck.assert_components_exercised(target, drop=["scheduler"],
+                                                      noise_seeds=0, check_determinism=False)
+    (dropped,) = [r for r in report.runs if r.dropped == ["scheduler"]]
+    assert dropped.verdict == "failed" and dropped.first_divergent_step == 6, \
+        (dropped.verdict, dropped.first_divergent_step, dropped.explanation)
