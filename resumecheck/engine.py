@@ -1301,11 +1301,11 @@ class Checker:
             resaved = False
             if cmp is not None and result.diagnosis:
                 resaved = self._confirmations.settle(result, segments, work, own, cmp.first)
-                if own:
-                    verdict.give_fixes(result, self.segment.advice)
             if own and resave and not resaved and _resaves(self, result, cmp):
                 _resave_clean(self.reference, self._restarts, result, segments, work)
             verdict.conclude(self.reference, result, cmp, segments)
+            if own and cmp is not None:  # (after conclude: the streams' lines say who left them)
+                verdict.give_fixes(result, self.segment.advice)
             verdict.in_its_words(result, self.segment.boundaries)
             self.fields_as_built.update(verdict.fields_as_built(self.reference, result, segments))
             return _Judged(result, _trajectory(segments, schedule[0], cmp),

@@ -24,7 +24,7 @@ import torch
 
 from resumecheck.compare import Difference, Tolerance, compare_values, digest, flatten_state
 from resumecheck.components import (
-    CONFIG, DATA_CURSOR, GLOBAL_STEP, OPTIMIZER, PARAMS, SAMPLER_EPOCH, SCHEDULER,
+    CONFIG, DATA_CURSOR, GLOBAL_STEP, OPTIMIZER, PARAMS, RNG, SAMPLER_EPOCH, SCHEDULER,
     split_rank_name,
     validate_drop,
 )
@@ -2504,9 +2504,15 @@ def give_fixes(result: RunResult, advice: dict[str, str]) -> None:
     (confirmed, or a latent gap) gets what makes that checkpoint hold the
     component, where a framework's setting decides it (``advice``:
     ``BuiltProgram.advice``; a Trainer restores callbacks only when asked)."""
+    # (trial 273: a Lightning program whose callback saved the streams, which a loader's
+    # new iterator then drew from, was told to save them: said only where the restore
+    # left a stream where a fresh launch left it)
+    unrestored = any("left it there: it did not restore it" in o.detail
+                     for o in result.stream_offsets)
     result.diagnosis = [
         replace(f, fix=advice[f.component])
-        if f.component in advice and f.status in (CONFIRMED, LATENT) else f
+        if f.component in advice and f.status in (CONFIRMED, LATENT)
+        and (f.component != RNG or unrestored) else f
         for f in result.diagnosis]
 
 
