@@ -663,10 +663,15 @@ def _todo(path: str) -> str:
 
 _DATASET_TODO = (
     "a framework's target declares the framework's own state only, and the Trainer's "
-    "checkpoint holds nothing of your dataset: set it again from what the Trainer restores "
-    "(its global step, in a callback's on_step_begin), or keep it in a callback that is an "
-    "ExportableState, whose state() returns it among its `attributes`")
-"""What to do about state the training dataset of a Trainer target keeps (trial 260)."""
+    "checkpoint holds nothing of your dataset; the Trainer fetches a step's batches before "
+    "that step's callbacks run (a micro-batch ahead), so a value a callback sets again from "
+    "the restored global step comes too late for them: make what a sample depends on a "
+    "function of state the Trainer restores, applied where the batch is used (compute_loss, "
+    "a collator that reads the step)")
+"""What to do about state the training dataset of a Trainer target keeps (trial 260;
+trial 272: a callback that set it from the global step in on_step_begin, as this
+advised, was too late for the batches fetched ahead, and an ExportableState
+callback cannot hold the dataset: the Trainer makes it again from its arguments)."""
 
 
 _SUBCLASS_TODO = (
