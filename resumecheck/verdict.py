@@ -3101,6 +3101,19 @@ def note_launch_settings(own: RunResult, engine: RunResult, launched: dict[str, 
         own.explanation += f"; {said}"
 
 
+def note_config_dropped(runs: Sequence[RunResult], launched: dict[str, Any]) -> None:
+    """An ablation of ``config`` that departs says what it dropped: its
+    restart is built from the program's defaults, not the settings the run
+    was launched with (trial 262: the row said only that the loss differs)."""
+    if not launched:
+        return
+    for r in runs:
+        if r.dropped == [CONFIG] and r.verdict == DIVERGED:
+            r.explanation += ("; without `config` the restart is built from the program's "
+                              "defaults, not the run's launch settings "
+                              f"({settings_text(launched)})")
+
+
 def note_engine_lacks_settings(engine: RunResult, launched: dict[str, Any]) -> None:
     """The engine's full resume departs, and built with the launch settings it
     resumes (the WARNING says so): its why says that, not that the declared

@@ -747,3 +747,46 @@ def test_an_ablation_that_departed_before_it_failed_is_exercised():
     (dropped,) = [r for r in report.runs if r.dropped == ["scheduler"]]
     assert dropped.verdict == "failed" and dropped.first_divergent_step == 6, \
         (dropped.verdict, dropped.first_divergent_step, dropped.explanation)
+
+
+class _Scaled:
+    """Reads a setting at build (a dropout rate, here a scale) and declares its
+    settings as `config`."""
+
+    def __init__(self, config: dict) -> None:
+        import torch
+
+        torch.manual_seed(0)
+        self.settings = {"scale": 1.0, **config}
+        self.model = torch.nn.Linear(2, 1)
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+
+    def components(self):
+        from resumecheck import Attr
+
+        return {"params": self.model, "optimizer": self.opt, "config": Attr(self, "settings")}
+
+    def train_step(self):
+        import torch
+
+        from resumecheck import StepOutput
+
+        loss = self.model(torch.ones(1, 2) * self.settings["scale"]).pow(2).sum()
+        loss.backward()
+        self.opt.step()
+        self.opt.zero_grad()
+        return StepOutput(loss=loss.detach())
+
+
+def test_a_departing_config_ablation_names_the_settings_it_dropped():
+    """Trial 262: `drop config` read only "loss differs from step 13"; the
+    restart had been built with the default dropout, 0.2 for the run's 0.3."""
+    from resumecheck import Target
+
+    report = verify(Target(factory=_Scaled, steps=6, resume_at=(3,), run_config={"scale": 2.0}),
+                    drop=["config"], noise_seeds=0, check_determinism=False)
+    (dropped,) = [r for r in report.runs if r.dropped == ["config"]]
+    assert dropped.verdict == "diverged", dropped.explanation
+    assert dropped.explanation.endswith(
+        "; without `config` the restart is built from the program's defaults, not the run's "
+        "launch settings (scale=2.0)"), dropped.explanation
