@@ -897,3 +897,28 @@ def test_a_generator_set_again_before_the_departure_is_not_said_maybe_lost():
     said = _set_again_before_departing("p", counter, run, reference, own, ())
     assert said is not None and "your checkpoint may lose it" in said
     assert _set_again_before_departing("p", generator, run, reference, own, ()) is None
+
+
+def test_a_frameworks_rng_advice_is_given_only_where_the_restore_left_the_stream():
+    """Trial 273: a Lightning program whose callback saved the streams, which a
+    loader's new iterator then drew from after the restore, was told to save
+    the streams; the advice is for a stream the restore left where a fresh
+    launch left it (trial 263)."""
+    from resumecheck.report import StreamOffset
+
+    advice = {"rng": "save them"}
+
+    def run(detail: str) -> RunResult:
+        result = RunResult(dropped=[], resume_at=[7], verdict="diverged", diagnosis=[
+            Finding("rng", "torch CPU stream differs", status="confirmed")])
+        result.stream_offsets = [StreamOffset("torch", 8, -1, "draws", detail)]
+        return result
+
+    left = run("torch CPU stream is 1 draw behind ...: Lightning's restore left it there: it "
+               "did not restore it (where a fresh launch and the build left it stands)")
+    verdict.give_fixes(left, advice)
+    assert left.diagnosis[0].fix == "save them"
+    drew = run("torch CPU stream is 2 int64 draws ahead ...: it drew from it after setting it "
+               "(data set up again, an epoch replayed)")
+    verdict.give_fixes(drew, advice)
+    assert not drew.diagnosis[0].fix
