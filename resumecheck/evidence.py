@@ -31,8 +31,8 @@ from resumecheck.report import (
     StreamOffset,
 )
 from resumecheck.phrases import (
-    POSITION_OTHER_EPOCH, POSITION_TRANSFORMED, POSITION_UNUSED, READ_BEFORE, UNDECLARED_LEAD,
-    ordinal, unused_position,
+    LEFT_UNRESTORED, POSITION_OTHER_EPOCH, POSITION_TRANSFORMED, POSITION_UNUSED, READ_BEFORE,
+    UNDECLARED_LEAD, ordinal, unused_position,
 )
 from resumecheck.program import epoch_boundaries, next_epoch_start
 from resumecheck.segments import SegmentResult
@@ -78,11 +78,10 @@ def annotate(result: RunResult, reference: SegmentResult,
     if quantity.startswith("state of ") and segments:
         name = key.removeprefix("state:") if key.startswith("state:") else \
             quantity.removeprefix("state of ")
-        result.divergence_detail = describe_end_state(reference, segments[-1][1], name)
-        if result.divergence_detail and name in result.dropped:
-            # (trial 263: a dropped scheduler one step behind at the end was offered a
-            # framework's restore and a save before scheduler.step() as causes)
-            result.divergence_detail = result.divergence_detail.split(_ONE_STEP)[0]
+        # (trial 263: a dropped scheduler one step behind at the end was offered a
+        # framework's restore and a save before scheduler.step() as causes)
+        result.divergence_detail = describe_end_state(reference, segments[-1][1], name,
+                                                      causes=name not in result.dropped)
     elif result.first_divergent_step is not None:
         result.divergence_detail = describe_data(reference, segments, result.first_divergent_step)
     if result.divergence_detail:
@@ -708,8 +707,8 @@ def _detail(key: str, step: int, k: int, draws: int | None, unit: str, unsaved: 
                 f"{_cause(key, when, unit, n)}")
     if first and restored_so:
         return (f"{label} is {amount} behind the reference's {where}, and was so right after "
-                f"the load (nothing drew in between): {restorer} left it there: it did not "
-                "restore it (where a fresh launch and the build left it stands), or seeded it "
+                f"the load (nothing drew in between): {restorer} {LEFT_UNRESTORED} (where a "
+                "fresh launch and the build left it stands), or seeded it "
                 "again after restoring it (a seed call after the load), or set an earlier "
                 "state than the uninterrupted run's at the save (one saved before a draw the "
                 "run still made), or set it back after restoring it (to an epoch's start, to "
@@ -822,11 +821,8 @@ def _singular(unit: str) -> str:
         unit, unit)
 
 
-_ONE_STEP = "; one step "
-"""Where the causes of a count one step behind or ahead begin (``state_diff._step_apart``)."""
-
-
-def describe_end_state(reference: SegmentResult, last: SegmentResult, name: str) -> str | None:
+def describe_end_state(reference: SegmentResult, last: SegmentResult, name: str,
+                       causes: bool = True) -> str | None:
     """How component ``name`` ends, against the reference's end, in words: for
     a run whose steps all match and whose end state does not (a trial: "the
     final state of scheduler differs" named nothing, while the diagnosis
@@ -837,7 +833,8 @@ def describe_end_state(reference: SegmentResult, last: SegmentResult, name: str)
     run = load_checkpoint(last.end_state, read_only=True)
     detail = describe_difference(name, ref["components"].get(name),
                                  run["components"].get(name), len(reference.records),
-                                 ref.get("meta"), run.get("meta"), after_load=False)
+                                 ref.get("meta"), run.get("meta"), after_load=False,
+                                 causes=causes)
     return None if detail is None else f"{name} at the end: {detail}"
 
 

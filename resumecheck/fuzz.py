@@ -527,8 +527,9 @@ def _shrunk(result: FuzzResult) -> str:
 
 def _failing_otherwise(tried: list[dict[str, Any]]) -> str:
     """What a minimal failure's summary adds where the shrink tried earlier or
-    shorter schedules that fail otherwise (not in a step, or blaming other
-    components): "minimal" is said of the schedules that fail as it does."""
+    shorter schedules that fail otherwise (in the end state alone, blaming
+    other components, or failing outright): "minimal" is said of the
+    schedules that fail as it does."""
     if not tried:
         return ""
     its = "its" if len(tried) == 1 else "their"

@@ -24,7 +24,8 @@ __all__ = ["ADAPTER_LEFT_OUT", "AS_THE_BUILD_MADE", "NOT_SET_BACK", "as_built_at
            "RESTART_HELD_OTHERWISE", "AS_BUILT_AT_RESUME", "AS_BUILT_MARK", "AT_THIS_POINT",
            "as_built_uncompared",
            "at_the_point", "OUTSIDE_THE_CHECKPOINT", "side_files", "ADAPTER_LOOP",
-           "framework_generator", "REGISTER_GENERATOR", "NOT_RESUMABLE",
+           "framework_generator", "framework_name", "REGISTER_GENERATOR", "NOT_RESUMABLE",
+           "LEFT_UNRESTORED",
            "drawn_at_import_text", "FETCHED_BEFORE_RESTORE", "GENERATOR_POSITION", "GRADS_SUMMED",
            "HASH_ORDER", "FRESH_BUILD_HOLDS", "fields_as_built",
            "HASH_ORDER_UNCHECKED", "MODULE_LEVEL", "OLDER_CHECKPOINT", "CAUSE_YET_BLIND",
@@ -137,11 +138,18 @@ REGISTER_GENERATOR = "register it, RNGState({'name': generator}), to check that 
 """What a `not compared` line of a generator of the program's own says to do; a
 framework's target, which declares the framework's own state only, is told
 ``framework_generator`` instead (a trial: a Lightning target has no way to declare)."""
+def framework_name(restored_by: str) -> str:
+    """The framework's name in what restores a framework target's run, in a
+    report's words: ``Lightning`` of ``Lightning's restore``, ``Accelerate`` of
+    ``Accelerate's load_state()``."""
+    return restored_by.split("'s ")[0]
+
+
 def framework_generator(framework: str) -> str:
     """``REGISTER_GENERATOR`` in a framework target's words: keep it in the
     checkpoint the framework writes, through the user's own code it calls
     (``framework``: what restores, in a report's words, ``Lightning's restore``)."""
-    name = framework.split("'s ")[0]
+    name = framework_name(framework)
     how = {"Lightning": "your LightningModule's on_save_checkpoint() and "
                         "on_load_checkpoint(), or your datamodule's state_dict() and "
                         "load_state_dict()",
@@ -151,6 +159,10 @@ def framework_generator(framework: str) -> str:
         name, "a hook or a state_dict() the framework calls")
     return (f"keep its state in the checkpoint {name} writes, through your own code that it "
             f"calls ({how}), so that its restore puts it back")
+LEFT_UNRESTORED = "left it there: it did not restore it"
+"""How a stream's line says the restore left it where a fresh launch and the
+build did (``evidence``); a framework's advice on keeping it reads it back
+(``verdict.give_fixes``)."""
 NOT_RESUMABLE = "restores a training loader's place in its epoch only where the loader keeps one"
 """How a framework target's why says its training loader keeps no place in its
 epoch (``verdict.note_data_not_resumable``; the WARNING reads it back)."""

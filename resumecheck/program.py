@@ -352,6 +352,12 @@ class BuiltProgram:
                 return comp
         return None
 
+    def _text(self, name: str) -> str | None:
+        """The program's attribute ``name`` where it is a string that says
+        something (None otherwise: absent, empty, or not a string)."""
+        value = getattr(self.program, name, None)
+        return value if isinstance(value, str) and value else None
+
     def boundaries(self) -> dict[str, Any]:
         """Where the program's schedule has edges, if it says: ``steps_per_epoch``
         (a whole or fractional number of optimizer steps), ``epoch_boundaries``
@@ -367,33 +373,26 @@ class BuiltProgram:
             edges = None
         validates = getattr(self.program, "validates_after", None)
         moved = getattr(self.program, "rate_moved_after", None)
-        not_skipped, not_resumable = (getattr(self.program, name, None) for name in (
-            "data_not_skipped", "data_not_resumable"))
         drawn = getattr(self.program, "draws_before_restore", None)
         early = getattr(self.program, "run_before_restored_look", ())
-        restored_by = getattr(self.program, "restored_by", None)
-        saved_by = getattr(self.program, "saved_by", None)
-        loop_note = getattr(self.program, "loop_note", None)
-        seeded_by = getattr(self.program, "seeded_by", None)
-        order = getattr(self.program, "order_before_restore", None)
+        text = self._text
         return {
             # (a framework's sampler that shuffles from a global stream before its restore)
-            "order_before_restore": order if isinstance(order, str) and order else None,
+            "order_before_restore": text("order_before_restore"),
             # (an adapter that seeds the global streams before it builds the program)
-            "seeded_by": seeded_by if isinstance(seeded_by, str) and seeded_by else None,
+            "seeded_by": text("seeded_by"),
             # (where the loop that runs is an adapter's, not the script's: said
             # with the program's own resume, whose row reads "own save/load")
-            "loop_note": loop_note if isinstance(loop_note, str) and loop_note else None,
+            "loop_note": text("loop_note"),
             # (a framework's restore and save, named where a report would say
             # "your load()" and "your save()")
-            "restored_by": restored_by if isinstance(restored_by, str) and restored_by else None,
-            "saved_by": saved_by if isinstance(saved_by, str) and saved_by else None,
+            "restored_by": text("restored_by"), "saved_by": text("saved_by"),
             # (where a framework's loop validates after a step: its resume does not again)
             "validates_after": sorted({v for v in validates if isinstance(v, int) and v > 0})
             if isinstance(validates, (list, tuple, set)) else [],
             # (a framework's setting, or loader, that makes its resume read its epoch again)
-            "data_not_skipped": not_skipped if isinstance(not_skipped, str) else None,
-            "data_not_resumable": not_resumable if isinstance(not_resumable, str) else None,
+            "data_not_skipped": text("data_not_skipped"),
+            "data_not_resumable": text("data_not_resumable"),
             # (global streams a framework's loop draws from before it restores them)
             "draws_before_restore": [d for d in drawn if isinstance(d, str)]
             if isinstance(drawn, (list, tuple)) else [],

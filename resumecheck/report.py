@@ -1183,9 +1183,10 @@ def _drawn_notice(drawn: StreamOffset, where: str, named: str, ending: str,
     program's own resume showed its checkpoint losing, which may be why."""
     # (a trial: a loader's iterator made lazily after the load read as a
     # component missing from the declarations, not as the draw it is)
+    restored = (f"the engine restored every declared component and the run still {where}, "
+                f"and the {drawn.detail}. ")
     lead = ("the restart draws from a random stream where the uninterrupted run does not: "
-            f"the engine restored every declared component and the run still {where}, and "
-            f"the {drawn.detail}. ")
+            f"{restored}")
     if lost:
         # (trial 261: EMA counts of a codebook left out of the checkpoint made more codes
         # look dead after a restart, each restarted by a randint draw; the WARNING led
@@ -1196,8 +1197,7 @@ def _drawn_notice(drawn: StreamOffset, where: str, named: str, ending: str,
                 f"and your checkpoint {loses} {listed} (see `not compared`): where what a step "
                 "draws depends on that state (how many codes or samples it draws anew, a "
                 "branch taken by chance), a restart that lost it draws otherwise; keep it "
-                "in the checkpoint first. The engine restored every declared component and "
-                f"the run still {where}, and the {drawn.detail}. ")
+                f"in the checkpoint first. {restored[0].upper()}{restored[1:]}")
     if named:
         # (a trial: the restart set its loader's generator from an epoch's saved
         # state that no component declared; "however complete the checkpoint" was

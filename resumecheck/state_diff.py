@@ -97,10 +97,12 @@ def describe_difference(
     unused: set[str] | None = None,
     set_right: set[str] | None = None,
     after_load: bool = True,
+    causes: bool = True,
 ) -> str | None:
     """One line on how ``restored`` differs from ``reference``, or None if equal.
     ``after_load``: ``restored`` is what a load left (not a run's end state:
-    there a module whose every entry differs is not told of loads).
+    there a module whose every entry differs is not told of loads). ``causes``:
+    a count one step apart gets its usual causes (not of a dropped component).
     ``unused``: of an ``rng`` component, the streams (``python``, ``generators/NAME``)
     the reference never drew from after ``step``, named apart; ``set_right``:
     those the program set right itself during the next step, apart too."""
@@ -143,9 +145,18 @@ def describe_difference(
     more = _more(differing[1:], ref, new, optimizer)
     text = _leaf_text(_label(path, optimizer, ref), how, ref[path] if path in ref else None,
                       new.get(path))
-    return text.strip() + more + (_scheduled_only(differing) if optimizer
-                                  else _step_apart(differing, ref, new) + (_none_came_back(
-                                      differing, ref, new) if after_load else ""))
+    return text.strip() + more + _causes_of(differing, ref, new, optimizer, causes, after_load)
+
+
+def _causes_of(differing: list[tuple[str, Any]], ref: dict[str, Any], new: dict[str, Any],
+               optimizer: bool, causes: bool, after_load: bool) -> str:
+    """What ``describe_difference`` adds after the difference: of an optimizer,
+    what its groups schedule; else the causes of a count one step apart
+    (``causes``) and, after a load, that none of the state came back."""
+    if optimizer:
+        return _scheduled_only(differing)
+    return ((_step_apart(differing, ref, new) if causes else "")
+            + (_none_came_back(differing, ref, new) if after_load else ""))
 
 
 def _none_came_back(differing: list[tuple[str, Any]], ref: dict[str, Any],

@@ -37,16 +37,14 @@ from resumecheck.evidence import (
 )
 from resumecheck.program import epoch_boundaries, next_epoch_start
 from resumecheck.phrases import (
-    ADAPTER_LEFT_OUT, BUILDING, REGISTER_GENERATOR, framework_generator, CHANGED_AFTER_LOAD,
-    NOT_RESUMABLE,
-    CHECKPOINT_LOSES, CHECKPOINT_MAY_LOSE,
-    AS_THE_BUILD_MADE, CAUSE_YET_BLIND, FRESH_BUILD_HOLDS, GENERATOR_CHANGED,
-    GENERATOR_POSITION, GRADS_SUMMED,
-    FRAMEWORK_RESUME, LOOP_ENDED, LOOP_GOES_ON, ORDER_BEFORE_RESTORE,
-    MODULE_LEVEL, OLDER_CHECKPOINT, NOT_DECLARED,
-    NOT_VALIDATED_AGAIN, OUTSIDE_THE_CHECKPOINT,
-    OWN_RESUME_ENDS_OTHERWISE, OWN_RESUME_ENDS_WITHOUT, POSITION_UNUSED, RESTORE_CHANGED,
-    RESTORING, SET_AGAIN_LATER, STOPPED, UNDECLARED_LEAD, FETCHED_BEFORE_RESTORE, first_line,
+    ADAPTER_LEFT_OUT, AS_THE_BUILD_MADE, BUILDING, CAUSE_YET_BLIND, CHANGED_AFTER_LOAD,
+    CHECKPOINT_LOSES, CHECKPOINT_MAY_LOSE, FETCHED_BEFORE_RESTORE, FRAMEWORK_RESUME,
+    FRESH_BUILD_HOLDS, GENERATOR_CHANGED, GENERATOR_POSITION, GRADS_SUMMED, LEFT_UNRESTORED,
+    LOOP_ENDED,
+    LOOP_GOES_ON, MODULE_LEVEL, NOT_DECLARED, NOT_RESUMABLE, NOT_VALIDATED_AGAIN,
+    OLDER_CHECKPOINT, ORDER_BEFORE_RESTORE, OUTSIDE_THE_CHECKPOINT, OWN_RESUME_ENDS_OTHERWISE,
+    OWN_RESUME_ENDS_WITHOUT, POSITION_UNUSED, REGISTER_GENERATOR, RESTORE_CHANGED, RESTORING,
+    SET_AGAIN_LATER, STOPPED, UNDECLARED_LEAD, first_line, framework_generator, framework_name,
     global_streams, lost_uncompared, paths_said, side_files, uncompared_path, undeclared_lead,
     unused_position,
 )
@@ -1723,21 +1721,17 @@ def _unreached_text(component: str, where: list[str], stream: bool = False) -> s
     """Why a data loader's rerun is no evidence (``settle_findings``); or a
     random state's (``stream``), whose generator such an iterator drew from;
     or a sampler's epoch, over whose sampler it was made."""
+    head = (f"; not judged: putting `{component}` right after your load() changed nothing, "
+            f"but your program goes on with {_iterators(where)}, an iterator it had made ")
     if component == SAMPLER_EPOCH and not stream:  # (trial 241: "not the cause" of the cause)
-        return (f"; not judged: putting `{component}` right after your load() changed "
-                f"nothing, but your program goes on with {_iterators(where)}, an iterator it "
-                "had made before over that sampler: the order it drew then stays; check "
-                "that your load() sets the sampler's epoch before it makes the iterator")
+        return (f"{head}before over that sampler: the order it drew then stays; check that "
+                "your load() sets the sampler's epoch before it makes the iterator")
     if stream:  # (trial 226: "(differs, not the cause)" of the cause)
-        return (f"; not judged: putting `{component}` right after your load() changed "
-                f"nothing, but your program goes on with {_iterators(where)}, an iterator it "
-                "had made before from a loader whose sampler draws from that generator: the "
+        return (f"{head}before from a loader whose sampler draws from that generator: the "
                 "order it drew then stays; check what your save() stores for it, and when "
                 "your load() makes the iterator")
-    return (f"; not judged: putting `{component}` right after your load() changed nothing, "
-            f"but your program goes on with {_iterators(where)}, an iterator it had made from "
-            f"that loader before, which a loader's new state may not reach {_REACHES}; check "
-            "what your save() stores for it")
+    return (f"{head}from that loader before, which a loader's new state may not reach "
+            f"{_REACHES}; check what your save() stores for it")
 
 
 def _made_before_text(component: str, where: list[str]) -> str:
@@ -2073,14 +2067,13 @@ def note_data_not_resumable(own: RunResult, loader: str | None, framework: str |
     if not (loader and framework and not own.dropped
             and own.verdict == DIVERGED and EPOCH_AGAIN in (own.divergence_detail or "")):
         return
-    name = framework.split("'s ")[0]
+    name = framework_name(framework)
     said = unused_position(own.explanation)  # (the fit loop's counters came back: no lead)
     text = own.explanation.replace(f"; {said}", "", 1) if said else own.explanation
     own.explanation = _without_undeclared_leads(text) + (
         f"; {name} {NOT_RESUMABLE} (state_dict() and load_state_dict(): torchdata's "
-        f"StatefulDataLoader), and "
-        f"yours is {loader}: a resume inside an epoch reads that epoch again from its start "
-        f"({name} warns that it is not resumable)")
+        f"StatefulDataLoader), and yours is {loader}: a resume inside an epoch reads that "
+        f"epoch again from its start ({name} warns that it is not resumable)")
 
 
 def note_order_before_restore(own: RunResult, sampler: str | None, restored_by: str | None,
@@ -2507,8 +2500,7 @@ def give_fixes(result: RunResult, advice: dict[str, str]) -> None:
     # (trial 273: a Lightning program whose callback saved the streams, which a loader's
     # new iterator then drew from, was told to save them: said only where the restore
     # left a stream where a fresh launch left it)
-    unrestored = any("left it there: it did not restore it" in o.detail
-                     for o in result.stream_offsets)
+    unrestored = any(LEFT_UNRESTORED in o.detail for o in result.stream_offsets)
     result.diagnosis = [
         replace(f, fix=advice[f.component])
         if f.component in advice and f.status in (CONFIRMED, LATENT)
@@ -2801,9 +2793,9 @@ def _its_words(boundaries: Mapping[str, Any]) -> dict[str, str | None]:
     loop = (f"{_NOT_CAPTURED.split(':')[0]}, through {framework} as your own resume is, "
             "and the run departs all the same: the components do not capture the program's "
             "state (undeclared state, or state consumed after the restore), or "
-            f"{framework.removesuffix(chr(39) + 's restore')}'s {LOOP_GOES_ON}"
+            f"{framework_name(framework)}'s {LOOP_GOES_ON}"
             ) if framework and FRAMEWORK_RESUME in (boundaries.get("loop_note") or "") else None
-    rate = (f"{_RATE_FIRST}; or {str(framework).removesuffix(chr(39) + 's restore')}'s loop, "
+    rate = (f"{_RATE_FIRST}; or {framework_name(str(framework))}'s loop, "
             "which after a resume may step a scheduler otherwise than the uninterrupted run "
             "(Lightning may leave out the epoch-end step of one stepped per epoch or on a "
             "validation metric)") if loop else None
