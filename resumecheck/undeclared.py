@@ -697,7 +697,8 @@ def _amount_of(obj: Any, missed: list[torch.Tensor]) -> str:
     """``_amount(missed)``, and where a dict, list or tuple holds more entries
     (a sample, a view of the data, beside its label): ``1 number (of its 2
     entries; the other is left out here: no tensor or number (or a view of
-    other data), unchanged since the build, or held by a declared component)`` (a trial
+    other data), unchanged since the build, or equal to what a declared component
+    holds)`` (a trial
     read `tuple: 1 number` as the whole tuple; another, `3 numbers (of its 4
     entries)` of a log entry whose fourth was the very float its optimizer
     held, as a miscount)."""
@@ -709,9 +710,11 @@ def _amount_of(obj: Any, missed: list[torch.Tensor]) -> str:
         # (a trial: "the other the run did not change" of a bytes blob it changed
         # every step, which is not looked at)
         # (a trial read "the other not looked at" of an entry compared and equal)
+        # (a trial read "held by a declared component" of a log entry's step number,
+        # 20, left out because the declared step counter was 20 too: by value)
         return (f"{named} (of its {len(obj)} entries; {'the other is' if one else 'the others are'}"
                 " left out here: no tensor or number (or a view of other data), unchanged since"
-                " the build, or held by a declared component)")
+                " the build, or equal to what a declared component holds)")
     return named
 
 

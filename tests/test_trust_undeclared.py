@@ -770,8 +770,8 @@ def test_a_holder_of_more_entries_than_it_names_says_how_many_it_has():
     [line] = report.undeclared
     assert line.startswith("data.buffer[0..2] (each of these 3 items: tuple: 1 number (of its "
                            "2 entries; the other is left out here: no tensor or number (or a "
-                           "view of other data), unchanged since the build, or held by a "
-                           "declared component), changed "
+                           "view of other data), unchanged since the build, or equal to "
+                           "what a declared component holds), changed "
                            "during the run; a field of the declared "
                            "component data (_Buffered)"), line
 
