@@ -266,14 +266,7 @@ class RNGState:
         if "python" in self.streams:
             state["python"] = python_state_to_plain(random.getstate())
         if "numpy" in self.streams:
-            version, keys, pos, has_gauss, cached = np.random.get_state()
-            state["numpy"] = {
-                "kind": version,
-                "keys": torch.from_numpy(np.array(keys, dtype=np.int64)),
-                "pos": int(pos),
-                "has_gauss": int(has_gauss),
-                "cached_gaussian": float(cached),
-            }
+            state["numpy"] = _numpy_state_to_plain(np.random.get_state())
         if "torch" in self.streams:
             state["torch"] = torch.get_rng_state()
         if "cuda" in self.streams and torch.cuda.is_available():
@@ -637,6 +630,29 @@ def python_state_to_plain(state: tuple) -> dict[str, Any]:
     version, internal, gauss = state
     words = torch.from_numpy(np.fromiter(internal, dtype=np.int64, count=len(internal)))
     return {"version": version, "internal": words, "gauss": gauss}
+
+
+def _numpy_state_to_plain(state: Any) -> dict[str, Any]:
+    version, keys, pos, has_gauss, cached = state
+    return {"kind": version, "keys": torch.from_numpy(np.array(keys, dtype=np.int64)),
+            "pos": int(pos), "has_gauss": int(has_gauss), "cached_gaussian": float(cached)}
+
+
+def seeded_state(stream: str, seed: int) -> Any:
+    """The state a global stream (``python``, ``numpy``, ``torch``) has right
+    after it is seeded with ``seed``, as ``RNGState.state_dict`` gives it; the
+    streams themselves are untouched. None: another stream, or a seed it
+    does not take."""
+    try:
+        if stream == "torch":
+            return torch.Generator().manual_seed(seed).get_state()
+        if stream == "python":
+            return python_state_to_plain(random.Random(seed).getstate())
+        if stream == "numpy":
+            return _numpy_state_to_plain(np.random.RandomState(seed).get_state())
+    except (ValueError, RuntimeError, OverflowError):  # (numpy takes seeds below 2**32)
+        return None
+    return None
 
 
 def python_state_from_plain(plain: dict[str, Any]) -> tuple:

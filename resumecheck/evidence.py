@@ -25,7 +25,7 @@ from typing import Any
 import torch
 
 from resumecheck.compare import Tolerance, compare_values, describe_entries
-from resumecheck.components import split_rank_name
+from resumecheck.components import rank_name, seeded_state, split_rank_name
 from resumecheck.report import (
     AFTER_DIVERGENCE, FAILED, IDENTICAL, LATENT, LOST_ON_RESAVE, NOT_CAUSE, PUT_BACK, RunResult,
     StreamOffset,
@@ -39,8 +39,8 @@ from resumecheck.segments import SegmentResult
 from resumecheck.capture import load_checkpoint
 from resumecheck.state_diff import describe_difference, values_apart
 from resumecheck.streams import (
-    STEPS_AFTER_RESTORE, draw_offset, is_stream_detail, is_stream_state, search_reach,
-    stream_digests, stream_items, stream_label,
+    SEED_CALLS, STEPS_AFTER_RESTORE, draw_offset, initial_seed, is_stream_detail,
+    is_stream_state, search_reach, stream_digests, stream_items, stream_label,
 )
 from resumecheck.trace import (
     StepRecord, differing_quantities, load_step_tensors, load_stream_states,
@@ -474,12 +474,24 @@ def _offsets(reference: SegmentResult, seg: SegmentResult, k: int, step: int,
                                     run is not None and _as_restored(seg, key, run))
                     # (found ahead, the lead already names a draw after the set)
                     if step == k + 1 and ref is not None and draws is None else None)
+        seeded = (_seeded_anew(key, run, [run_states, ref_states], step, k, restorer=restorer)
+                  if set_then is not None else None)  # (set, then seeded: the seed says more)
         if set_then is not None:  # (its set state seen: which of the leads it is)
-            detail = set_then
+            detail = seeded or set_then
         elif draws is None and run is not None:  # another rank's stream? (class 9)
             detail = (_another_ranks(key, run, ref_states, step, k)
                       or (None if _drops_its_stream(restorer, key)  # (said so: _not_found)
-                          else _set_back(reference, seg, key, run, step, k)) or detail)
+                          else _set_back(reference, seg, key, run, step, k)
+                          or _seeded_anew(key, run, [run_states, ref_states], step, k,
+                                          restorer=restorer))
+                      or detail)
+        elif (draws is not None and draws < 0 and step == k + 1 and run is not None
+              and not _drops_its_stream(restorer, key)
+              and _set_back(reference, seg, key, run, step, k) is None):
+            # (behind, and a seed's state with a few draws, where no step began:
+            # sharper than the four causes of a stream behind)
+            detail = _seeded_anew(key, run, [run_states, ref_states], step, k,
+                                  (draws, unit), restorer) or detail
         out.append(StreamOffset(stream=key, step=step, draws=draws, unit=unit, detail=detail))
     return out
 
@@ -588,6 +600,44 @@ def _set_back(reference: SegmentResult, seg: SegmentResult, key: str, run: Any, 
             "was made or seeded again after the restore")))
     return (f"{where} ({step - earlier} steps earlier): it was set back to a state kept then, "
             "or seeded again as it was then (a seed from an epoch's number, at another epoch)")
+
+
+def _seeded_anew(key: str, run: Any, states: list[dict[str, Any]], step: int, k: int,
+                 off: tuple[int, str] | None = None, restorer: str = "your load()") -> str | None:
+    """A stream that is where seeding it leaves it, or a few draws past that:
+    seeded again after the restore (trial 277: a load() followed by
+    ``torch.manual_seed(seed)`` read only "not within 64 draws of it: another
+    seed, a stream not restored, ..."). The seeds tried are those the torch
+    CPU streams of that rank were last seeded with (their state keeps it), in
+    the restart and in the uninterrupted run; ``off``: the draws and unit it
+    is from the reference's, where the search found it. None: not so."""
+    base, rank = split_rank_name(key)
+    torch_key = "torch" if rank is None else rank_name("torch", rank)
+    seeds = list(dict.fromkeys(seed for seed in (initial_seed(s.get(torch_key)) for s in states)
+                               if seed is not None))
+    for seed in seeds:
+        fresh = seeded_state(base, seed)
+        if fresh is None:
+            continue
+        same = stream_digests({key: fresh}) == stream_digests({key: run})
+        draws, unit = (0, "draws") if same else draw_offset(key, fresh, run)
+        if draws is None or draws < 0:
+            continue
+        call = SEED_CALLS[base]
+        past = "" if draws == 0 else f"{_amount(key, draws, unit)} past "
+        where = "in your load() or after it" if restorer == "your load()" else "after it"
+        return (f"{_after_restore(key, step, k, off)}{past}where seeding it with {seed} "
+                f"({call}({seed})) leaves it: it was seeded again after the restore (a seed "
+                f"call {where}), so the restart draws from a newly seeded stream, not the run's")
+    return None
+
+
+def _after_restore(key: str, step: int, k: int, off: tuple[int, str] | None) -> str:
+    """The opening of a stream's lead at the first step after a restore, with
+    how far behind the reference's it is where the search found it."""
+    behind = f"{_amount(key, -off[0], off[1])} behind the reference's: " if off else ""
+    return (f"{stream_label(key)} at the start of step {step}, the first after the restore at "
+            f"{k}, is {behind}")
 
 
 def _set_during(reference: SegmentResult, seg: SegmentResult, key: str,

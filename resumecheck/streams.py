@@ -42,9 +42,11 @@ from resumecheck.components import (
 __all__ = [
     "MAX_DRAWS",
     "MT_REACH",
+    "SEED_CALLS",
     "STEPS_AFTER_RESTORE",
     "declared_streams",
     "draw_offset",
+    "initial_seed",
     "is_stream_detail",
     "streams_set",
     "is_stream_state",
@@ -78,7 +80,7 @@ _LABELS = {
 }
 
 
-_SEED_CALLS = {"python": "random.seed", "numpy": "numpy.random.seed", "torch": "torch.manual_seed"}
+SEED_CALLS = {"python": "random.seed", "numpy": "numpy.random.seed", "torch": "torch.manual_seed"}
 
 
 def unseeded_text(streams: list[str], step: int, quantity: str) -> str:
@@ -87,7 +89,7 @@ def unseeded_text(streams: list[str], step: int, quantity: str) -> str:
     it depart, empty when none does alone): what that means, what to do."""
     if streams:
         names = " and ".join(f"the {_LABELS[s]}" for s in streams)
-        calls = ", ".join(_SEED_CALLS[s] for s in streams)
+        calls = ", ".join(SEED_CALLS[s] for s in streams)
         drawn = (f"it draws from {names} without seeding "
                  f"{'it' if len(streams) == 1 else 'them'} ({calls})")
     else:
@@ -258,16 +260,26 @@ def _torch_position(state: Any) -> int | None:
     return position if 0 <= position <= _MT_WORDS else None
 
 
+def initial_seed(state: Any) -> int | None:
+    """The seed a torch CPU generator's ``state`` was last seeded with (its
+    first eight bytes). None: no such state, or a torch that keeps it elsewhere."""
+    if _torch_position(state) is None or not _torch_layout_known():
+        return None
+    return int(state[:8].clone().view(torch.int64).item())
+
+
 @functools.lru_cache(maxsize=None)
 def _torch_layout_known() -> bool:
     """Whether this torch keeps a CPU generator's word position where
-    ``_torch_position`` reads it (seeded: 0; one draw later: 1; 624 draws: 624)."""
+    ``_torch_position`` reads it (seeded: 0; one draw later: 1; 624 draws: 624),
+    and its seed where ``initial_seed`` reads it."""
     g = torch.Generator().manual_seed(1)
     seen = [_torch_position(g.get_state())]
     for n in (1, 623):
         torch.empty(n, dtype=torch.int32).random_(generator=g)
         seen.append(_torch_position(g.get_state()))
-    return seen == [0, 1, _MT_WORDS]
+    seed = int(g.get_state()[:8].clone().view(torch.int64).item())  # (initial_seed reads it)
+    return seen == [0, 1, _MT_WORDS] and seed == 1
 
 
 def _torch_words_walk(start: Any, goal: Any, limit: int) -> int | None:
