@@ -18,7 +18,7 @@ from resumecheck.errors import (
     ComponentsNotExercised, DrawnAtImportWarning, LatentGapWarning, LostStateWarning,
     ResumeNotEquivalent, SideFilesWarning,
 )
-from resumecheck.phrases import first_line, lost_uncompared, side_files
+from resumecheck.phrases import CANNOT_RESTORE_WITHOUT, first_line, lost_uncompared, side_files
 from resumecheck.program import Target
 from resumecheck.components import split_rank_name
 from resumecheck.report import FAILED, PUT_BACK, Report, RunResult
@@ -73,8 +73,10 @@ def require_exercised(report: Report) -> Report:
     unknown = [",".join(r.dropped) for r in report.inconclusive]
     # (a trial: an ablation that failed passed as exercised: nothing showed it; trial 270:
     # one that had departed bit for bit before it failed was told "cannot tell": it is)
+    # (trial 281: one whose drop alone failed the restore is needed: exercised)
     failed = [",".join(r.dropped) for r in report.runs if r.dropped and r.verdict == FAILED
-              and r.first_divergent_step is None]
+              and r.first_divergent_step is None
+              and CANNOT_RESTORE_WITHOUT not in r.explanation]
     if blind or unknown or failed:
         raise ComponentsNotExercised(report, blind, unknown, failed)
     return report

@@ -122,6 +122,10 @@ HASH_ORDER_UNCHECKED = (
 RESTORING = "restoring the checkpoint"
 BUILDING = "building the restarted program"
 """How a run's explanation names the restore as the stage that failed."""
+CANNOT_RESTORE_WITHOUT = "a checkpoint that loses it cannot be restored"
+"""Said of an ablation whose restore failed where the engine's full resume
+restored the same capture: dropping it is what failed the restore, so the
+program needs it (``verdict.note_needed_to_restore``; it counts as exercised)."""
 CHANGED_AFTER_LOAD = ("its load gave back what its state_dict() returned, and something that ran "
                       "between the restore and the first step changed it (a hook of the "
                       "framework's loop that runs as it starts: Lightning's on_fit_start or "

@@ -204,8 +204,10 @@ def _groups_advice(obj: Any, exc: Exception) -> str:
     return ("; the program changes its optimizer's parameter groups while it trains "
             "(add_param_group: layers unfrozen mid-run, say), and a fresh build has the first "
             "ones only: a restore must add the groups again before the optimizer's "
-            "load_state_dict(), which the program's own load() can do and the engine's "
-            "restore of the declared components cannot")
+            "load_state_dict(): the program's own load() can, and the engine's restore where "
+            "a component declared before the optimizer adds them in its load_state_dict() "
+            "(the engine restores them in the order components() gives them, random streams "
+            "last)")
 
 
 def _nothing_saved(path: str) -> bool:

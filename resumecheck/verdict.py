@@ -37,8 +37,9 @@ from resumecheck.evidence import (
 )
 from resumecheck.program import epoch_boundaries, next_epoch_start
 from resumecheck.phrases import (
-    ADAPTER_LEFT_OUT, AS_THE_BUILD_MADE, BUILDING, CAUSE_YET_BLIND, CHANGED_AFTER_LOAD,
-    CHECKPOINT_LOSES, CHECKPOINT_MAY_LOSE, FETCHED_BEFORE_RESTORE, FRAMEWORK_RESUME,
+    ADAPTER_LEFT_OUT, AS_THE_BUILD_MADE, BUILDING, CANNOT_RESTORE_WITHOUT, CAUSE_YET_BLIND,
+    CHANGED_AFTER_LOAD, CHECKPOINT_LOSES, CHECKPOINT_MAY_LOSE, FETCHED_BEFORE_RESTORE,
+    FRAMEWORK_RESUME,
     FRESH_BUILD_HOLDS, GENERATOR_CHANGED, GENERATOR_POSITION, GRADS_SUMMED, LEFT_UNRESTORED,
     LOOP_ENDED,
     LOOP_GOES_ON, MODULE_LEVEL, NOT_DECLARED, NOT_RESUMABLE, NOT_VALIDATED_AGAIN,
@@ -3104,6 +3105,30 @@ def note_config_dropped(runs: Sequence[RunResult], launched: dict[str, Any]) -> 
             r.explanation += ("; without `config` the restart is built from the program's "
                               "defaults, not the run's launch settings "
                               f"({settings_text(launched)})")
+
+
+def note_ablations(runs: list[RunResult], launched: dict[str, Any]) -> None:
+    """What the report says of its ablations once every run is judged."""
+    note_confirmed_blind_spots(runs)
+    note_config_dropped(runs, launched)
+    note_needed_to_restore(runs)
+
+
+def note_needed_to_restore(runs: Sequence[RunResult]) -> None:
+    """An ablation whose restore failed, where the engine's full resume
+    restored the same capture: without what it dropped the checkpoint cannot
+    be restored (trial 281: a component that adds the optimizer's unfrozen
+    groups before the optimizer's load read only as a failed row, and
+    ``assert_components_exercised`` could not tell)."""
+    full = next((r for r in runs if r.checkpoint == "engine" and not r.dropped), None)
+    if full is None or full.verdict == FAILED:
+        return
+    for r in runs:
+        if r.dropped and r.verdict == FAILED and r.explanation.startswith(f"{RESTORING} failed"):
+            names = ", ".join(f"`{n}`" for n in r.dropped)
+            r.explanation += (f"; the engine's full resume, which restores {names} too, restored "
+                              f"this capture: without {names} {CANNOT_RESTORE_WITHOUT}, so the "
+                              "program needs it")
 
 
 def note_engine_lacks_settings(engine: RunResult, launched: dict[str, Any]) -> None:

@@ -24,6 +24,30 @@ def test_the_engines_restore_names_the_added_groups_and_its_own_capture_not_a_go
     assert notice.startswith("the engine's own restore of the declared components into a "
                              "fresh build fails: ") and "add_param_group" in notice
     assert "DataLoader" not in notice  # (nothing undeclared is lost: a trial)
+    # (trial 281: "which ... the engine's restore of the declared components cannot")
+    assert ("the engine's restore where a component declared before the optimizer adds them "
+            "in its load_state_dict()") in engine.failure
+
+
+def test_a_component_that_unfreezes_before_the_optimizer_lets_the_engine_restore_and_is_needed():
+    """Trial 281: declared before the optimizer, a component whose load adds the
+    groups again makes the engine's full resume identical; its own drop fails
+    the restore, which is what shows it needed (it read as a failed row, and
+    assert_components_exercised could not tell)."""
+    from resumecheck import assert_components_exercised
+    from resumecheck.phrases import CANNOT_RESTORE_WITHOUT
+
+    report = verify("fixtures.trust.unfreezing:WITH_FREEZE", drop=["freeze"], noise_seeds=0,
+                    check_determinism=False)
+    engine = report.engine_resume
+    assert report.equivalent and engine is not None and engine.verdict == "identical"
+    [dropped] = [r for r in report.runs if r.dropped]
+    assert dropped.verdict == "failed"
+    assert dropped.explanation.endswith(
+        "; the engine's full resume, which restores `freeze` too, restored this capture: "
+        f"without `freeze` {CANNOT_RESTORE_WITHOUT}, so the program needs it")
+    assert_components_exercised("fixtures.trust.unfreezing:WITH_FREEZE", components=["freeze"],
+                                noise_seeds=0, check_determinism=False)
 
 
 def test_parameters_a_load_leaves_frozen_are_named_and_confirmed():
