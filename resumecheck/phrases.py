@@ -130,10 +130,14 @@ CHANGED_AFTER_LOAD = ("its load gave back what its state_dict() returned, and so
                       "between the restore and the first step changed it (a hook of the "
                       "framework's loop that runs as it starts: Lightning's on_fit_start or "
                       "on_train_start, the HuggingFace Trainer's on_train_begin; or, there, "
-                      "the first resumed batch's collation, run before it is looked at)")
+                      "a data loader's new iterator, which draws its base seed from the "
+                      "generator the loader is given, or the first resumed batch's collation, "
+                      "run before it is looked at)")
 """Said of a framework component found otherwise right after the restore that
 its own load had brought back (a trial: a callback that reset itself in
-on_train_begin was said not to load back its own state)."""
+on_train_begin was said not to load back its own state; trial 283: a
+datamodule's generator that Lightning's loop start moved, drawing a
+StatefulDataLoader's new iterator's seed, was offered hooks it did not have)."""
 LOOP_ENDED = "'s loop ended after step"
 """How a framework target's failure says that the framework's loop stopped
 before the check's last step (``frameworks._loop``)."""

@@ -2831,7 +2831,8 @@ def _skipped_before_rate(ref: Reference, r: RunResult) -> str:
     learning rate that first differs the loss scaler skipped (a trial asked
     why a scheduler lost at 10 showed at 13: step 12 overflowed in both runs,
     and a skipped step reads no learning rate; a skip in one run only would
-    be the first difference itself)."""
+    be the first difference itself); or, where it is the second step after
+    the restore, that the first stepped with the rate restored."""
     step, q = r.first_divergent_step, r.first_divergent_quantity or ""
     if step is None or not q.startswith("learning rate"):
         return r.explanation
@@ -2840,6 +2841,12 @@ def _skipped_before_rate(ref: Reference, r: RunResult) -> str:
     if k is None or said not in r.explanation:
         return r.explanation
     records = [rec for rec in ref.segment.records if k < rec.step < step and rec.skipped]
+    if not records and step == k + 2 and OPTIMIZER not in r.dropped:
+        # (trial 281: "why step 11 and not 10?" of a scheduler lost at 9)
+        return r.explanation.replace(said, (
+            f"{said} (step {k + 1}, the first after the restart, stepped with the rate the "
+            "optimizer's state holds; what sets the next, a scheduler's step() or code of "
+            "yours, set it otherwise)"), 1)
     if not records:
         return r.explanation
     steps, one = steps_text([rec.step for rec in records]), len(records) == 1

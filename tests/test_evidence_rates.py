@@ -134,3 +134,19 @@ def test_the_trace_records_which_step_of_its_optimizer_each_rate_was_read_at():
         optimizer.step()
     assert steps.lr() == [0.1, 0.1, 0.1, 0.2]
     assert (steps.lr_of(), steps.lr_call()) == (["d", "d", "g", "g"], [0, 1, 0, 0])
+
+
+def test_a_rate_that_first_differs_a_step_after_the_restart_says_the_first_stepped_restored():
+    """Trial 281: "why step 11 and not 10?" of a scheduler lost at 9: the first
+    step after the restart steps with the rate the optimizer's state holds;
+    a dropped optimizer's row says its own reason instead."""
+    report = verify("fixtures.bugs.class01_scheduler_not_saved:BUGGY", resume_at=(8,),
+                    drop=["optimizer", "scheduler"], noise_seeds=0, check_determinism=False)
+    own, _, optimizer, scheduler = report.runs
+    note = ("learning rate differs from step 10 (step 9, the first after the restart, stepped "
+            "with the rate the optimizer's state holds; what sets the next, a scheduler's "
+            "step() or code of yours, set it otherwise)")
+    assert own.first_divergent_step == 10 and own.explanation.startswith(note), own.explanation
+    assert scheduler.explanation.startswith(note), scheduler.explanation
+    assert optimizer.first_divergent_step == 9
+    assert "stepped with the rate the optimizer's state holds" not in optimizer.explanation
