@@ -63,7 +63,7 @@ def test_a_stale_snapshot_that_changes_no_sample_is_not_the_cause(isolation):
     assert (by["data_cursor"].status, by["data_cursor"].confirmed) == ("not_cause", False)
     assert "position 0" in by["data_cursor"].detail
     assert full.first_divergent_quantity != "data (the samples consumed)"
-    assert "data_cursor (differs, not the cause)" in full.explanation
+    assert "data_cursor (differs; put right alone, the run departs as before)" in full.explanation
     assert full.latent_gaps == []
 
 
@@ -139,8 +139,9 @@ def test_table_markdown_and_json_mark_each_finding_as_the_json_does():
     lines = {line.split(":")[1].strip(): line for line in table.splitlines()
              if line.startswith("diagnosis: ")}
     assert lines["rng"].endswith("(confirmed)")
-    assert lines["data_cursor"].endswith("(differs, not the cause)")
-    assert "data_cursor: position 0, expected 8 (differs, not the cause)" in report.render("markdown")
+    assert lines["data_cursor"].endswith("(differs; put right alone, the run departs as before)")
+    assert ("data_cursor: position 0, expected 8 (differs; put right alone, the run departs as "
+            "before)") in report.render("markdown")
     data = json.loads(report.render("json"))
     statuses = {f["component"]: (f["status"], f["basis"]) for f in data["runs"][0]["diagnosis"]}
     assert statuses == {"rng": ("confirmed", "reference"), "data_cursor": ("not_cause", "reference")}
@@ -290,7 +291,8 @@ def test_beside_a_confirmed_cause_a_mode_the_program_puts_back_reads_as_where_it
     step, ema = sorted(own.diagnosis, key=lambda f: f.component != "global_step")
     assert (step.component, step.status) == ("global_step", "confirmed")
     assert (ema.component, ema.status) == ("ema", "put_back")
-    assert "mode of ema" not in own.explanation and "not the cause" not in own.explanation
+    assert "mode of ema" not in own.explanation
+    assert "put right alone, the run departs as before" not in own.explanation
     assert ("\nnote: ema: in train mode after the load" in report.render())
     assert ema.mark_in(own, None) == (" (put back by the program: setting it right changes "
                                       "nothing, and it ends as in the uninterrupted run)")

@@ -530,7 +530,8 @@ def test_stream_lines_say_not_the_cause_no_more_once_the_findings_are_unjudged()
         run = RunResult(dropped=[], resume_at=[7], verdict="diverged", first_divergent_step=8,
                         first_divergent_quantity="loss", checkpoint="program",
                         explanation="diverged from step 8 (loss); restored state differs in "
-                                    "loader_rng (differs, not the cause)")
+                                    "loader_rng (differs; put right alone, the run departs "
+                                    "as before)")
         run.diagnosis = [Finding("loader_rng", "generator `loader`: 1 draw ahead", step=7,
                                  status="not_cause", confirmed=False)]
         run.stream_offsets = [replace(offset, detail=offset.detail + note)]
@@ -538,7 +539,8 @@ def test_stream_lines_say_not_the_cause_no_more_once_the_findings_are_unjudged()
 
     offset = StreamOffset(stream="generator loader", step=8, draws=1, unit="int64 draws",
                           detail="generator `loader` is 1 draw ahead at the start of step 8")
-    note = " (loader_rng, which holds it, differs but is not the cause: see the diagnosis)"
+    note = (" (loader_rng, which holds it, differs, and put right alone, the run departs as "
+            "before: see the diagnosis)")
     own = judged()
     verdict.unjudge_when_incomplete(own, RunResult(dropped=[], resume_at=[7],
                                                    verdict="diverged", checkpoint="engine"))
