@@ -1026,6 +1026,9 @@ def _with_plain_counter(args):
 
 TRAINER_PLAIN_COUNTER = trainer_target(_with_plain_counter, args=_COUNTER_ARGS, steps=6,
                                        resume_at=(3,))
+TRAINER_COUNTER_NOT_STATE = trainer_target(_with_plain_counter, args=_COUNTER_ARGS, steps=6,
+                                           resume_at=(3,),
+                                           not_state=("callbacks (CountsSteps).count",))
 
 
 def _global_masking_collator(features):

@@ -858,3 +858,17 @@ def test_a_plain_training_loader_read_again_from_its_epochs_start_is_said_why():
             "and yours is a DataLoader: a resume inside an epoch reads that epoch again from "
             "its start") in own.explanation, own.explanation
     assert "came back as saved, yet the samples differ" not in own.explanation
+
+
+def test_a_lightning_target_takes_what_is_not_state_as_a_target_does():
+    """Trial 282: the `not compared` line's advice, Target(not_state=...), was no
+    argument of the framework targets; one path given alone is one path."""
+    from resumecheck.frameworks.lightning import lightning_target
+
+    def made() -> None:
+        return None
+
+    target = lightning_target(module=made, data=made, not_state="params.seen")
+    assert target.not_state == ("params.seen",)
+    target = lightning_target(module=made, data=made, not_state=["params.seen", "params.t"])
+    assert target.not_state == ("params.seen", "params.t")

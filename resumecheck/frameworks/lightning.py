@@ -72,6 +72,7 @@ def lightning_target(
     resume_at: Sequence[int] = (),
     seed: int = 0,
     samples: Callable[[Any], Any] | None = None,
+    not_state: Sequence[str] = (),
 ) -> Target:
     """A resumecheck target for a Lightning module and its data.
 
@@ -83,7 +84,8 @@ def lightning_target(
     one interpreter: a function is then the way). ``samples(batch)`` says
     which samples a batch holds; without it the batch's tensors are compared
     by content. A restart is built from the same settings, as a relaunched
-    script would be.
+    script would be. ``not_state``: as ``Target``'s, paths of what the run
+    keeps that is not state (a logging counter), as the report's lines name them.
     """
     for name, value in (("module", module), ("data", data)):
         if not callable(value):
@@ -109,7 +111,8 @@ def lightning_target(
                                 max_steps=int(config.get("max_steps", steps)), samples=samples)
 
     return Target(factory=build, run_config={"seed": seed}, restart_config="run",
-                  steps=steps, resume_at=tuple(resume_at), preload=("lightning.pytorch",))
+                  steps=steps, resume_at=tuple(resume_at), preload=("lightning.pytorch",),
+                  not_state=(not_state,) if isinstance(not_state, str) else tuple(not_state))
 
 
 def _copyable(settings: dict[str, Any]) -> dict[str, Any] | None:

@@ -65,12 +65,15 @@ def trainer_target(
     steps: int = 12,
     resume_at: Sequence[int] = (),
     seed: int = 0,
+    not_state: Sequence[str] = (),
 ) -> Target:
     """A resumecheck target for ``make_trainer(training_arguments) -> Trainer``.
 
     ``args`` holds ``TrainingArguments`` keyword arguments (they override the
     adapter's defaults). The model's inputs are compared by content. A restart
     is built from the same settings, as a relaunched script would be.
+    ``not_state``: as ``Target``'s, paths of what the run keeps that is not
+    state (a logging callback's counter), as the report's lines name them.
     """
     if not callable(make_trainer):
         raise InvalidArgument("make_trainer", make_trainer,
@@ -85,7 +88,8 @@ def trainer_target(
                               max_steps=steps)
 
     return Target(factory=build, run_config={"seed": seed}, restart_config="run",
-                  steps=steps, resume_at=tuple(resume_at), preload=("transformers.trainer",))
+                  steps=steps, resume_at=tuple(resume_at), preload=("transformers.trainer",),
+                  not_state=(not_state,) if isinstance(not_state, str) else tuple(not_state))
 
 
 class TrainerProgram(LoopProgram):
