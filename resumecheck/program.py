@@ -127,6 +127,22 @@ def _framework_hint(names: Mapping[str, Any]) -> str:
     return ""
 
 
+_NO_RANKS = ("It starts torch.distributed from the environment a launcher sets (RANK, "
+             "WORLD_SIZE, MASTER_ADDR), and this run has none: give the number of ranks, "
+             "--nproc N (verify(..., nproc=N)), and the check launches them")
+"""What a factory that needs a launcher's environment is told (trial 284: a DDP
+program run without --nproc read "Fix the factory")."""
+
+
+def _wants_ranks(exc: BaseException) -> bool:
+    """Whether a factory's failure is torch.distributed finding no launcher's
+    environment (``environment variable RANK expected, but not set``)."""
+    text = str(exc)
+    return "RANK" not in os.environ and ("env://" in text or any(
+        f"environment variable {name} expected" in text
+        for name in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")))
+
+
 _MISSING_PACKAGE = (
     "A package your program needs is missing or too old in this environment (the error "
     "says which): install it, or, for a framework target, the extra that brings it "
@@ -225,6 +241,7 @@ class Target:
                 f"the factory raised {module_state.raised(exc)}",
                 _MISSING_PACKAGE if isinstance(exc, ImportError) else
                 _read_as_dict(config, self.factory) if "'dict' object" in str(exc) else
+                _NO_RANKS if _wants_ranks(exc) else
                 "Fix the factory so that it builds a program from these settings: "
                 f"{dict(config)!r}",
             ) from exc

@@ -163,6 +163,27 @@ def test_an_option_a_command_does_not_have_is_refused_with_that_commands_usage(c
     assert len(err.splitlines()) == 2 and "(all options: resumecheck fuzz --help)" in err
 
 
+def test_a_distributed_program_run_without_ranks_is_told_to_give_nproc(monkeypatch):
+    """Trial 284: a DDP program's factory, run without --nproc, read "the factory
+    raised ValueError: ... environment variable RANK expected ... Fix the factory"."""
+    import torch.distributed as dist
+
+    from resumecheck.errors import TargetError
+    from resumecheck.program import Target
+
+    for name in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"):
+        monkeypatch.delenv(name, raising=False)
+
+    def build(config: dict) -> None:
+        dist.init_process_group("gloo")
+
+    with pytest.raises(TargetError) as info:
+        Target(factory=build, steps=4).build({})
+    said = str(info.value)
+    assert "environment variable RANK expected" in said and "Fix the factory" not in said
+    assert "give the number of ranks, --nproc N" in said
+
+
 def test_a_target_that_imports_a_missing_package_names_that_package(tmp_path):
     """A trial: a found file importing an uninstalled package was told to run
     from its directory or give a file path (it had given one)."""
