@@ -833,9 +833,12 @@ def _unexercised_lines(masked: list[str], again: list[str], unread: list[str],
     lines += [f"{c}: right after the restore it differed, and {SET_AGAIN} (the report's "
               "why says how): a resume point after which a step reads it before the "
               "program sets it again shows the difference" for c in again]
+    # (trial 287: a plateau scheduler that a new fold set anew read as "stepped with
+    # an explicit epoch", which it was not)
     lines += [f"{c}: the learning rate changes after the resume point without its "
-              "state (a scheduler stepped with an explicit epoch, step(epoch)): what it "
-              "holds sets nothing a step reads here, so losing it changes nothing"
+              "state (a scheduler stepped with an explicit epoch, step(epoch), or one the "
+              "program sets anew before what it holds matters, a new fold's or stage's): "
+              "what it holds sets nothing a step reads here, so losing it changes nothing"
               for c in unread]
     lines += [f"{c}: the learning rate changes after the resume point, but the uninterrupted "
               "run no longer steps it there (it ends as it was at the resume point): choose a "

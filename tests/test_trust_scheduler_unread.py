@@ -22,8 +22,9 @@ def test_a_scheduler_stepped_by_epoch_is_said_to_set_nothing_a_step_reads():
         assert_components_exercised(SPEC + "BY_EPOCH", drop=["scheduler"], **FAST)
     said = str(caught.value)
     assert "\nscheduler: the learning rate changes after the resume point without its " \
-           "state (a scheduler stepped with an explicit epoch, step(epoch)): what it holds " \
-           "sets nothing a step reads here, so losing it changes nothing" in said, said
+           "state (a scheduler stepped with an explicit epoch, step(epoch), or one the " \
+           "program sets anew before what it holds matters, a new fold's or stage's): what " \
+           "it holds sets nothing a step reads here, so losing it changes nothing" in said, said
     assert "nothing the program does here can exercise them" in said
     assert "a learning rate that changes after the resume point for scheduler" not in said
 
