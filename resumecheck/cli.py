@@ -519,7 +519,7 @@ def _interruptible() -> Iterator[list[int]]:
     try:
         yield received
     finally:
-        dropped.uninstall()
+        dropped.uninstall(quiet=_CONSOLE)
         if _CONSOLE:  # the command's own process: signals end it at once from here on
             _late_signals_end_at_once()
         else:

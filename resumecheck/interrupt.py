@@ -405,8 +405,10 @@ class Redelivery:
         self._previous = sys.unraisablehook
         sys.unraisablehook = self._hook
 
-    def uninstall(self) -> None:
-        sys.unraisablehook = self._previous
+    def uninstall(self, quiet: bool = False) -> None:
+        """``quiet``: where a signal was taken, what is dropped from here on (as
+        the command ends) is not printed either (the command's own process)."""
+        sys.unraisablehook = _dropped_quietly if quiet and self._received else self._previous
         self._pending = False
 
     def due(self) -> bool:
@@ -417,8 +419,13 @@ class Redelivery:
         return True
 
     def _hook(self, info: Any) -> None:
-        if not (self._received and isinstance(info.exc_value, KeyboardInterrupt)):
+        if not self._received:
             self._previous(info)
+            return
+        if not isinstance(info.exc_value, KeyboardInterrupt):
+            # (trial 287: Ctrl-C as a DataLoader made its worker iterator printed that
+            # half-made iterator's __del__ AttributeError under the message that the
+            # command was interrupted: a consequence of stopping, not news)
             return
         self._in_hook = True
         try:
@@ -433,6 +440,11 @@ class Redelivery:
             time.sleep(0.005)
             if self._pending:
                 _thread.interrupt_main(signal.Signals(self._received[0]))
+
+
+def _dropped_quietly(info: Any) -> None:
+    """``sys.unraisablehook`` once a signal has ended the command: what objects
+    torn down mid-way raise in their finalizers is not printed."""
 
 
 _ACTIVE: Watcher | None = None

@@ -272,6 +272,41 @@ def test_a_signal_in_the_interpreters_teardown_leaves_the_commands_exit_status()
     assert (done.returncode, done.stdout, done.stderr) == (3, "report\n", ""), done
 
 
+def test_once_a_signal_is_taken_a_finalizers_exception_is_not_printed():
+    """Trial 287: Ctrl-C as a DataLoader made its worker iterator printed that
+    half-made iterator's `__del__` AttributeError under the message that the
+    command was interrupted. Once a signal is taken, what a finalizer raises is
+    not printed, while the hook is installed and, in the command's own process,
+    after; a dropped KeyboardInterrupt is still raised again."""
+    from resumecheck.interrupt import Redelivery
+
+    printed: list[str] = []
+
+    class HalfMade:
+        def __del__(self) -> None:
+            raise AttributeError("'HalfMade' object has no attribute '_workers_status'")
+
+    before = sys.unraisablehook
+    sys.unraisablehook = lambda info: printed.append(type(info.exc_value).__name__)
+    received: list[int] = []
+    dropped = Redelivery(received)
+    try:
+        dropped.install()
+        HalfMade()
+        assert printed == ["AttributeError"]  # before a signal: printed
+        received.append(signal.SIGINT)
+        HalfMade()
+        assert printed == ["AttributeError"]
+        dropped.uninstall(quiet=True)
+        HalfMade()
+        assert printed == ["AttributeError"]
+        dropped.uninstall()  # (a caller of main(): its own hook back)
+        HalfMade()
+        assert printed == ["AttributeError", "AttributeError"]
+    finally:
+        sys.unraisablehook = before
+
+
 def test_once_a_signal_is_taken_another_threads_exception_is_not_printed():
     """A trial's Ctrl-C during a DataLoader with workers printed a traceback
     under 'interrupted by SIGINT': multiprocessing's resource-sharing thread was
