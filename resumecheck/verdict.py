@@ -3324,7 +3324,14 @@ def _why_no_gradient(record: StepRecord) -> str:
     """Why a step's record holds no gradient of a parameter: gradients are
     recorded as the optimizer steps, so a step that did not step it (a loss
     scaler that skipped it) records none at all (a trial: a skipped step
-    read as a parameter that "got no gradient")."""
+    read as a parameter that "got no gradient"); one that stepped with no
+    gradient at all says so (trial 290: parameters a load() made anew, which the
+    model used and the optimizer, built over the first ones, did not, read
+    "its optimizer did not step")."""
+    if not any(_kind(key) == "grad" for key in record.digests) and not record.skipped \
+            and record.lr is not None:
+        return ("its optimizer stepped with no gradient on any parameter it holds: the loss "
+                "reaches other tensors, such as parameters a load() made anew")
     if record.skipped or not any(_kind(key) == "grad" for key in record.digests):
         return "its optimizer did not step"
     return "that parameter got no gradient"

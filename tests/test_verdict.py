@@ -711,6 +711,11 @@ def test_a_step_the_optimizer_skipped_is_not_said_to_leave_a_parameter_without_g
     assert _why_no_gradient(skipped) == "its optimizer did not step"
     assert _why_no_gradient(unstepped) == "its optimizer did not step"
     assert _why_no_gradient(frozen) == "that parameter got no gradient"
+    # (trial 290: it stepped, its learning rate read, and no parameter of its had a gradient)
+    elsewhere = StepRecord(step=10, loss=0.5, digests={"loss": "a", "param:w": "b"}, lr=[0.1])
+    assert _why_no_gradient(elsewhere) == (
+        "its optimizer stepped with no gradient on any parameter it holds: the loss reaches "
+        "other tensors, such as parameters a load() made anew")
 
 
 def test_a_finding_left_unjudged_beside_a_judged_one_says_so_in_the_why():
