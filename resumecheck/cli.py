@@ -421,7 +421,9 @@ def _common(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("--threads", type=_whole, default=1,
                      help="torch threads for every run (default 1; bitwise results need a "
                      "fixed count)")
-    cmd.add_argument("--format", choices=("table", "json", "markdown"), default="table")
+    cmd.add_argument("--format", choices=("table", "json", "markdown"), default=None,
+                     help="default: json for an --output FILE ending in .json, markdown for "
+                     ".md, else table")
     cmd.add_argument("--output", metavar="FILE",
                      help="write the result here instead of stdout ('-': stdout); a device, "
                      "FIFO or symlink is written through, a regular file replaced atomically")
@@ -576,6 +578,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return EXIT_USAGE
+    args.format = args.format or _format_of(getattr(args, "output", None))
     commands = {"run": _run, "fuzz": _fuzz, "baseline": _baseline, "timing": _timing}
     if sys.stdout is None:  # started with it closed (`>&-`)
         from resumecheck.output import STDOUT, abandon_stdout
@@ -648,6 +651,13 @@ def _failed(args: argparse.Namespace, exc: Exception) -> int:
     _error_document(args, type(exc).__name__, message, code)
     _error(_said(message, _stale_output(args)))
     return code
+
+
+def _format_of(output: str | None) -> str:
+    """The format an ``--output`` file's name asks for, where ``--format`` is
+    not given (trial 289: `--output report.json` wrote the text table there)."""
+    suffix = os.path.splitext(output or "")[1].lower()
+    return {".json": "json", ".md": "markdown", ".markdown": "markdown"}.get(suffix, "table")
 
 
 def _error_document(args: argparse.Namespace, kind: str, message: str, code: int) -> None:

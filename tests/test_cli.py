@@ -57,6 +57,21 @@ def test_markdown_and_output_file(tmp_path, capsys):
     assert target.read_text().endswith("}\n") and text.endswith("\n")
 
 
+def test_an_output_files_suffix_picks_the_format_where_none_is_given(tmp_path, capsys):
+    """Trial 289: `--output report.json` wrote the text table, which json.load refused."""
+    import json
+
+    fast = ["run", "--drop", "none", "--noise-seeds", "0", "--no-determinism-check"]
+    assert main([*fast, "--output", str(tmp_path / "r.json")]) == 0
+    assert json.loads((tmp_path / "r.json").read_text())["schema"] == "resumecheck.report/1"
+    assert main([*fast, "--output", str(tmp_path / "r.md")]) == 0
+    assert (tmp_path / "r.md").read_text().startswith("### resumecheck: full resume EQUIVALENT")
+    assert main([*fast, "--output", str(tmp_path / "t.json"), "--format", "table"]) == 0
+    assert (tmp_path / "t.json").read_text().startswith("resumecheck: ")
+    assert main([*fast, "--output", str(tmp_path / "r.txt")]) == 0
+    assert (tmp_path / "r.txt").read_text().startswith("resumecheck: ")
+
+
 def test_not_equivalent_exits_1_and_prints_diagnosis_and_reproduce(capsys):
     code = main(["run", "fixtures.bugs.class01_scheduler_not_saved:BUGGY", "--drop", "none",
                  "--noise-seeds", "0"])
