@@ -2111,11 +2111,15 @@ def note_draws_before_restore(own: RunResult, streams: Sequence[str],
     epoch, ``per_epoch`` steps to one) and the program's own resume departs at
     the first step after the restore: say so, in place of the leads that name
     undeclared state (trial 142: a collator masking with torch's stream was
-    told of samplers, iterators and counters)."""
+    told of samplers, iterators and counters). Data of no known epochs (an
+    endless IterableDataset, trial 292) is inside one wherever it resumes,
+    where its first difference is what the batches hold."""
     k = own.resume_at[0] if own.resume_at else None
-    if not (streams and per_epoch and own.checkpoint == "program" and not own.dropped
-            and k is not None and (k / per_epoch) % 1 != 0
-            and own.verdict == DIVERGED and own.first_divergent_step == k + 1):
+    inside = (k / per_epoch) % 1 != 0 if per_epoch and k is not None else (
+        per_epoch is None and split_rank_name(own.first_divergent_key or "")[0].startswith(
+            ("data", "inputs")))
+    if not (streams and inside and own.checkpoint == "program" and not own.dropped
+            and k is not None and own.verdict == DIVERGED and own.first_divergent_step == k + 1):
         return
     own.explanation = _without_undeclared_leads(own.explanation).replace(
         f"differs from step {k + 1}",

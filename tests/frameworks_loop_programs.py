@@ -1056,6 +1056,30 @@ TRAINER_COLLATOR_GLOBAL = trainer_target(
 its random streams, so a collator drawing from torch's global stream masks the
 first resumed step's batch from the stream as the restart left it."""
 
+def _with_endless_global_tokens(args):
+    import torch
+    from transformers import Trainer
+
+    class EndlessTokens(torch.utils.data.IterableDataset):
+        """No length, no epochs: each sample drawn from torch's global stream."""
+
+        def __iter__(self):
+            while True:
+                ids = torch.randint(0, 64, (8,))
+                yield {"input_ids": ids, "labels": ids}
+
+    train = transformers_train()
+    return Trainer(model=train.GPT2LMHeadModel(train.CONFIG), args=args,
+                   train_dataset=EndlessTokens())
+
+
+TRAINER_ENDLESS_GLOBAL = trainer_target(
+    _with_endless_global_tokens, args={"per_device_train_batch_size": 8,
+                                       "learning_rate": 1e-2, "warmup_steps": 4},
+    steps=6, resume_at=(3,))
+"""Trial 292: an IterableDataset without a length that draws from torch's global
+stream, which the Trainer fetches before it restores: data of no known epochs."""
+
 TRAINER_GROUP_BY_LENGTH = trainer_target(
     lambda args: transformers_train().make_trainer(args),
     args={"per_device_train_batch_size": 8, "learning_rate": 1e-2, "warmup_steps": 4,

@@ -494,6 +494,12 @@ def test_a_collator_drawing_from_torchs_stream_is_told_the_trainer_fetches_befor
     default = resumecheck.verify(f"{PROGRAMS}:TRAINER_DEFAULT", drop="none", noise_seeds=0,
                                  check_determinism=False)
     assert "fetched before" not in default.render()
+    # (trial 292: an endless IterableDataset, no epochs known, was told of samplers)
+    endless = resumecheck.verify(f"{PROGRAMS}:TRAINER_ENDLESS_GLOBAL", drop="none",
+                                 noise_seeds=0, check_determinism=False).full_resume
+    assert endless.explanation.startswith(
+        "data (the model's inputs) differs from step 4; its batches were fetched before its "
+        "random streams were restored"), endless.explanation
 
 
 @pytest.mark.e2e
