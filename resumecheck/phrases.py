@@ -15,6 +15,7 @@ __all__ = ["ADAPTER_LEFT_OUT", "AS_THE_BUILD_MADE", "NOT_SET_BACK", "as_built_at
            "amount", "BUILDING",
            "CHANGED_AFTER_LOAD", "CHECKPOINT_LOSES", "GENERATOR_CHANGED",
            "CHECKPOINT_MAY_LOSE", "LOOP_ENDED", "NOT_DECLARED", "NOT_VALIDATED_AGAIN",
+           "MODULE_ATTR_TODO", "framework_module_todo",
            "READ_BEFORE",
            "OWN_RESUME_ENDS_OTHERWISE", "OWN_RESUME_ENDS_WITHOUT", "paths_said", "ordinal",
            "SET_AGAIN_LATER", "set_again_uncompared",
@@ -167,6 +168,26 @@ def framework_generator(framework: str) -> str:
         name, "a hook or a state_dict() the framework calls")
     return (f"keep its state in the checkpoint {name} writes, through your own code that it "
             f"calls ({how}), so that its restore puts it back")
+MODULE_ATTR_TODO = ("keep it in a buffer (register_buffer), or declare it as a component (a "
+                    "LightningModule: save it in on_save_checkpoint and set it in "
+                    "on_load_checkpoint, the component `hooks`), to check that it resumes")
+"""What a number kept as a plain attribute of a declared module is told (its
+state_dict() leaves it out); ``framework_module_todo`` in a framework's words."""
+
+
+def framework_module_todo(framework: str) -> str:
+    """``MODULE_ATTR_TODO`` in a framework target's words (trial 292: a Trainer
+    target's model attribute was told of LightningModule hooks and of declaring
+    a component, which a framework target does not)."""
+    name = framework_name(framework)
+    how = {"Lightning": "or save it in your LightningModule's on_save_checkpoint() and set "
+                        "it in on_load_checkpoint()",
+           "Accelerate": "or keep it in an object with state_dict() and load_state_dict() "
+                         "given to accelerator.register_for_checkpointing()"}.get(name, "")
+    return (f"keep it in a buffer (register_buffer){', ' + how if how else ''}, so that "
+            f"{name}'s checkpoint holds it")
+
+
 LEFT_UNRESTORED = "left it there: it did not restore it"
 """How a stream's line says the restore left it where a fresh launch and the
 build did (``evidence``); a framework's advice on keeping it reads it back

@@ -55,7 +55,7 @@ from resumecheck.compare import digest, flatten_state
 from resumecheck.components import SAMPLER_EPOCH, Attr, Component, RNGState, asked_state
 from resumecheck.module_state import cell_filled
 from resumecheck.phrases import (
-    GENERATOR_CHANGED, GENERATOR_POSITION, NOT_SET_BACK, REGISTER_GENERATOR,
+    GENERATOR_CHANGED, GENERATOR_POSITION, MODULE_ATTR_TODO, NOT_SET_BACK, REGISTER_GENERATOR,
 )
 from resumecheck.streams import stream_digests, stream_items
 
@@ -269,11 +269,8 @@ class UndeclaredWatch:
     def _number(self, path: str, now: Any, in_module: bool,
                 none_holds: str = _NO_COMPONENT_HOLDS) -> str:
         # (a trial's LightningModule counter: a Lightning target declares no component)
-        held = ("an attribute of a declared module, which its state_dict() leaves out: keep "
-                "it in a buffer (register_buffer), or declare it as a component (a "
-                "LightningModule: save it in on_save_checkpoint and set it in "
-                "on_load_checkpoint, the component `hooks`), to check that it resumes"
-                if in_module
+        held = (f"an attribute of a declared module, which its state_dict() leaves out: "
+                f"{MODULE_ATTR_TODO}" if in_module
                 else f"{_HELD_BY_NONE if none_holds == _NO_COMPONENT_HOLDS else none_holds}: "
                 f"{_todo(path)}")
         return f"{path} ({self._number_values(path, now)}, changed during the run; {held})"

@@ -42,10 +42,12 @@ from resumecheck.phrases import (
     FRAMEWORK_RESUME,
     FRESH_BUILD_HOLDS, GENERATOR_CHANGED, GENERATOR_POSITION, GRADS_SUMMED, LEFT_UNRESTORED,
     LOOP_ENDED,
-    LOOP_GOES_ON, MODULE_LEVEL, NOT_DECLARED, NOT_RESUMABLE, NOT_VALIDATED_AGAIN,
+    LOOP_GOES_ON, MODULE_ATTR_TODO, MODULE_LEVEL, NOT_DECLARED, NOT_RESUMABLE,
+    NOT_VALIDATED_AGAIN,
     OLDER_CHECKPOINT, ORDER_BEFORE_RESTORE, OUTSIDE_THE_CHECKPOINT, OWN_RESUME_ENDS_OTHERWISE,
     OWN_RESUME_ENDS_WITHOUT, POSITION_UNUSED, REGISTER_GENERATOR, RESTORE_CHANGED, RESTORING,
-    SET_AGAIN_LATER, STOPPED, UNDECLARED_LEAD, first_line, framework_generator, framework_name,
+    SET_AGAIN_LATER, STOPPED, UNDECLARED_LEAD, first_line, framework_generator,
+    framework_module_todo, framework_name,
     global_streams, lost_uncompared, paths_said, side_files, uncompared_path, undeclared_lead,
     unused_position,
 )
@@ -2815,6 +2817,7 @@ def _its_words(boundaries: Mapping[str, Any]) -> dict[str, str | None]:
             # inside an epoch, was offered only causes in the user's code)
             # (trial 224: after a resume at an epoch's end too, not only inside one)
             REGISTER_GENERATOR: framework_generator(framework) if framework else None,
+            MODULE_ATTR_TODO: framework_module_todo(framework) if framework else None,
             SAVED_BEFORE_STEP: f"{framework}, which after a resume may step a scheduler "
             f"stepped per epoch one time fewer, or {SAVED_BEFORE_STEP}"
             if framework else None}
