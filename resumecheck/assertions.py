@@ -21,7 +21,7 @@ from resumecheck.errors import (
 from resumecheck.phrases import CANNOT_RESTORE_WITHOUT, first_line, lost_uncompared, side_files
 from resumecheck.program import Target
 from resumecheck.components import split_rank_name
-from resumecheck.report import FAILED, PUT_BACK, Report, RunResult
+from resumecheck.report import FAILED, Report, RunResult
 
 __all__ = [
     "ComponentsNotExercised",
@@ -176,7 +176,7 @@ def _describe_run(run: RunResult, label: str, incomplete: str | None) -> list[st
             f"    reference vs resumed: max |Δloss| {_g(run.max_abs_loss_diff)}; {figures}"
         )
     for finding in run.diagnosis:  # (trial 138: a note read "diagnosis:" here, as the CLI's not)
-        label = "note" if finding.status == PUT_BACK else "diagnosis"
+        label = "note" if finding.put_back() else "diagnosis"
         lines.append(f"    {label}: {finding.line_in(run, incomplete)}")
     lines.append(f"    why: {run.explanation}")
     lines.append(f"    reproduce: {run.reproduce}")

@@ -48,7 +48,7 @@ from resumecheck.errors import BudgetExhausted, InvalidArgument, ModuleStateChan
 from resumecheck.program import Target, epoch_boundaries, load_target
 from resumecheck.progress import ProgressCallback, ProgressTracker
 from resumecheck.report import (
-    CLOSE, CONFIRMED, FAILED, IDENTICAL, INCONCLUSIVE, PUT_BACK, RESUME_CODE_UNCHECKED, RunResult,
+    CLOSE, CONFIRMED, FAILED, IDENTICAL, INCONCLUSIVE, RESUME_CODE_UNCHECKED, RunResult,
     caveats, restarts_text, unseeded_notice,
 )
 from resumecheck.faults import environment_failure
@@ -882,5 +882,5 @@ def _first_failing(checker: Checker, candidates: list[list[int]],
 def _finding_lines(run: RunResult, notice: str | None) -> list[str]:
     """A failing schedule's findings, each a line: one the program put back
     itself a note, not a diagnosis (a trial read a put-back stream as the cause)."""
-    return [f"  {'note' if f.status == PUT_BACK else 'diagnosis'}: {f.line_in(run, notice)}"
+    return [f"  {'note' if f.put_back() else 'diagnosis'}: {f.line_in(run, notice)}"
             for f in run.diagnosis]

@@ -26,6 +26,7 @@ from resumecheck.phrases import (
     set_again_uncompared, uncompared_path,
     unused_position,
 )
+from resumecheck.state_diff import righted_only
 from resumecheck.streams import is_stream_detail, unseeded_text
 from resumecheck.trajectory import Trajectory
 
@@ -161,6 +162,12 @@ class Finding:
             return f"{self.component} (restored at {self.step}{after})"
         return self.component
 
+    def put_back(self) -> bool:
+        """Put back by the program itself: a note, not a diagnosis (where the run
+        departs, one set right during the step after the restore, which a rerun
+        that puts it right sooner does not change, is so too)."""
+        return self.status == PUT_BACK or (self.status == NOT_CAUSE and righted_only(self.detail))
+
     def line_in(self, run: RunResult, incomplete: str | None) -> str:
         """The finding as a report's diagnosis line prints it for ``run``."""
         fix = f"; to keep it: {self.fix}" if self.fix else ""
@@ -175,6 +182,11 @@ class Finding:
             # (a trial: beside an out-of-memory failure, a generator the program sets
             # right in its next step read as the cause)
             return " (not judged: the run failed before any step could show whether it matters)"
+        if self.status == NOT_CAUSE and righted_only(self.detail):
+            # (trial 291: "which the program set right itself during step 7 (differs; put
+            # right alone, the run departs as before)" read as a second lost component)
+            return (" (put back by the program during that step: setting it right sooner "
+                    "changes nothing)")
         if self.status == PUT_BACK and run.first_divergent_step is not None:
             # (where the run departs all the same: its rerun, set right, changed nothing)
             return (" (put back by the program: setting it right changes nothing, and it ends "
@@ -745,7 +757,7 @@ def _footer(report: Report) -> list[str]:
         for f in full.diagnosis:
             # (trials: a "diagnosis:" of a generator the program put back itself read
             # as a problem in a passing report, and as the cause in a failing one)
-            label = "note" if f.status == PUT_BACK else "diagnosis"
+            label = "note" if f.put_back() else "diagnosis"
             lines.append(f"{label}: {f.line_in(full, incomplete)}")
         if full.divergence_detail:
             lines.append(f"first divergence: {full.divergence_detail}")

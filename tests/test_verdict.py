@@ -929,3 +929,26 @@ def test_a_frameworks_rng_advice_is_given_only_where_the_restore_left_the_stream
                "(data set up again, an epoch replayed)")
     verdict.give_fixes(drew, advice)
     assert not drew.diagnosis[0].fix
+
+
+def test_a_stream_the_program_set_right_itself_beside_another_cause_is_a_note():
+    """Trial 291: beside a lost scheduler, "diagnosis: rng[rank 0]: generator
+    'loader' differs ..., which the program set right itself during step 7
+    (differs; put right alone, the run departs as before)" read as a second
+    lost component; the passing twin said it as a note."""
+    from resumecheck.report import Finding, RunResult
+
+    righted = Finding("rng", "generator 'loader' differs from the uninterrupted run's at step 6, "
+                      "which the program set right itself during step 7", step=6,
+                      status="not_cause", confirmed=False)
+    other = Finding("rng", "generator 'loader' differs from the uninterrupted run's at step 6",
+                    step=6, status="not_cause", confirmed=False)
+    run = RunResult(dropped=[], resume_at=[6], verdict="diverged", first_divergent_step=9,
+                    first_divergent_quantity="learning rate", checkpoint="program",
+                    diagnosis=[righted, other])
+    assert righted.put_back() and not other.put_back()
+    assert righted.line_in(run, None).endswith(
+        "during step 7 (put back by the program during that step: setting it right sooner "
+        "changes nothing)")
+    assert other.line_in(run, None).endswith("(differs; put right alone, the run departs as "
+                                             "before)")
