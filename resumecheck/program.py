@@ -72,6 +72,7 @@ __all__ = [
     "epoch_boundaries",
     "load_target",
     "next_epoch_start",
+    "replaced_objects",
 ]
 
 BUILTIN_SPEC = "resumecheck.tiny:TARGET"
@@ -125,6 +126,22 @@ def _framework_hint(names: Mapping[str, Any]) -> str:
         if said:
             return f". If it builds {said[0]}, give {said[1]}(...) as the target ({said[2]})"
     return ""
+
+
+_REPLACEABLE = (torch.nn.Module, torch.optim.Optimizer, torch.optim.lr_scheduler.LRScheduler,
+                torch.optim.lr_scheduler.ReduceLROnPlateau, torch.amp.GradScaler)
+"""What a program may replace while it trains and ``BuiltProgram.replaced`` looks at."""
+
+
+def _same_tensors(new: Any, held: Any) -> bool:
+    """Two modules that hold the very same parameters and buffers."""
+    if not (isinstance(new, torch.nn.Module) and isinstance(held, torch.nn.Module)):
+        return False
+
+    def ids(m: torch.nn.Module) -> list[int]:
+        return [id(t) for t in (*m.parameters(), *m.buffers())]
+
+    return ids(new) == ids(held)
 
 
 _NO_RANKS = ("It starts torch.distributed from the environment a launcher sets (RANK, "
@@ -860,3 +877,23 @@ def _import(spec: str, where: str):
             f"importing {where} raised {type(exc).__name__}: {exc}",
             "Fix the error in that module; importing it must not fail",
         ) from exc
+
+
+def replaced_objects(built: BuiltProgram) -> list[str]:
+    """The declared modules, optimizers, schedulers and loss scalers that
+    ``components()`` now gives other objects for than those ``built`` holds
+    (a new optimizer for a new phase: trial 293's correct program was compared
+    against the first one's state and read NOT EQUIVALENT). A module of the
+    same parameters and buffers is the same (a ModuleList made at each call).
+    Framework targets make theirs themselves: not asked."""
+    if getattr(built.program, "framework", None):
+        return []
+    try:
+        now = built.program.components()
+    except Exception:  # (the step's own failure shows elsewhere, if any)
+        return []
+    if not isinstance(now, Mapping):
+        return []
+    return [c.name for c in built.components
+            if isinstance(c.obj, _REPLACEABLE) and (new := now.get(c.name)) is not None
+            and new is not c.obj and not _same_tensors(new, c.obj)]

@@ -71,7 +71,7 @@ from resumecheck.grad_carry import GradCarry
 from resumecheck.module_state import (
     changed_by, program_line, program_spaces, raised, settings_set, torch_settings,
 )
-from resumecheck.program import BuiltProgram, Target
+from resumecheck.program import BuiltProgram, Target, replaced_objects
 from resumecheck.progress import note_step
 from resumecheck.restore import (
     among_ranks, build_settings, engine_capture, program_save, restore_state,
@@ -392,6 +392,23 @@ def _exits_raise() -> Iterator[None]:
                 os._exit = _REAL_EXIT
 
 
+def _replaced_error(built: BuiltProgram, names: list[str], step: int) -> TargetError:
+    """A run whose program replaced declared objects as it trained: the check
+    holds the first ones, and would judge their state as the run's."""
+    kinds = {c.name: type(c.obj).__name__ for c in built.components}
+    said = ", ".join(f"`{n}` ({kinds[n]})" for n in names)
+    return TargetError(
+        built.target_name,
+        f"after step {step}, components() gives other objects for {said} than at the build: "
+        "the program replaces them as it trains (a new optimizer for a new phase, say), and "
+        "the check reads the declared objects after the build and after each restore only, "
+        "so it would judge the first ones' state as the run's",
+        "Declare a component that stays one object and passes state_dict() and "
+        "load_state_dict() through to the program's current one (its load_state_dict() "
+        "building it as the program's load() does), or keep one object and change it in "
+        "place (add_param_group, param_groups' settings)")
+
+
 def _build_watched(target: Target, spec: SegmentSpec, capture: dict[str, Any] | None,
                    result: SegmentResult) -> BuiltProgram:
     """The segment's program built; for the reference (the run that looks for
@@ -529,6 +546,8 @@ class _Segment:
         self.result.slowest_step = max(self.result.slowest_step, time.monotonic() - began)
         tracer.after_step(step, out, keep)
         self.result.records = tracer.records
+        if self.spec.restore is None and (replaced := replaced_objects(built)):
+            raise _replaced_error(built, replaced, step)
 
     def _checkpoint(self, built: BuiltProgram, step: int) -> None:
         """The program's own save and the capture asked for at ``step`` (the
