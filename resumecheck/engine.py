@@ -1524,7 +1524,11 @@ def _named(checker: Checker, back: set[str], on_the_way: dict[str, int]) -> dict
     as_built = _as_built_at_resume(checker) & back
     # (a trial read "after step 12" as after the restore at 12 in one line and after
     # the first resumed step in the next: which one is said)
+    # (trial 297 read "from after step 11 on" of a value lost at the restore at 10: the
+    # step after a restore is where a restart's state is first looked at)
     when = {path: (f"right after its restore at step {step}" if step in checker.resume_at
+                   else f"after step {step} (the first after the restore at {step - 1}, where "
+                   "it is first looked at)" if step - 1 in checker.resume_at
                    else f"after step {step}") for path, step in on_the_way.items()}
     return {path: (set_back_unseen(text) if path in as_built else text)
             # (trial 254 read "held it otherwise after step 8" as one step: held so from

@@ -218,10 +218,14 @@ POSITION_OTHER_EPOCH = ("the declared data position {} came back as saved, and t
                         "are those of the same place in another epoch: the position is not "
                         "what differs, the epoch's data is (its order: a sampler's epoch that "
                         "set_epoch sets, or a shuffle generator's state, that the restart does "
-                        "not put back; or state the data depends on: a curriculum's level)")
+                        "not put back; or state the data depends on: a curriculum's level; "
+                        "or a resumed loop that does not act on the epoch it came back with, "
+                        "and reads an epoch it had read)")
 """``POSITION_UNUSED`` where the samples read are the uninterrupted run's at the
 same place of another epoch (a trial's forgotten set_epoch was told of a
-position saved where the run was not)."""
+position saved where the run was not; trial 297's loop, which ignored the
+position it loaded at an epoch's end and read the first epoch again, was told
+only of the epoch's order)."""
 POSITION_TRANSFORMED = ("the declared data position {} came back as saved, and most of the "
                         "samples agree ({}): the same samples, made otherwise, as a random "
                         "augmentation or masking does when it draws from a stream the restore "

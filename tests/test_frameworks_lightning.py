@@ -727,7 +727,7 @@ def test_a_datamodules_state_it_does_not_save_is_named():
     assert "your checkpoint may lose it" in level
     warning = next(line for line in report.render().splitlines() if line.startswith("WARNING"))
     assert "the samples are those of the same place in another epoch" in warning
-    assert "or state the data depends on: a curriculum's level" in warning
+    assert "or state the data depends on: a curriculum's level;" in warning
 
 
 @pytest.mark.e2e

@@ -147,6 +147,9 @@ def test_samples_of_the_same_place_in_another_epoch_lead_to_the_epochs_order():
             "those of the same place in another epoch: the position is not what differs, the "
             "epoch's data is (its order") in own.explanation
     assert "a position saved where the run was not" not in own.explanation
+    # (trial 297: a loop that read its first epoch again, ignoring the epoch it loaded)
+    assert ("or a resumed loop that does not act on the epoch it came back with, and reads an "
+            "epoch it had read)") in own.explanation
 
 
 def test_the_first_batch_of_the_epoch_read_again_is_said_to_be_so():

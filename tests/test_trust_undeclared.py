@@ -680,7 +680,8 @@ def test_a_line_named_at_one_resume_point_only_says_why():
     [line] = named(3)
     assert line.endswith("; named at this resume point: the engine's own restart, which "
                          "restores every declared component, ends with it as the uninterrupted "
-                         "run does, but held it otherwise from after step 4 on, until a later "
+                         "run does, but held it otherwise from after step 4 (the first after "
+                         "the restore at 3, where it is first looked at) on, until a later "
                          "step set it alike"), line
     assert named(2) == []
 
