@@ -47,6 +47,7 @@ from resumecheck.runner import run_segment
 from resumecheck.segments import SegmentSpec
 from resumecheck.settings import MIN_STEPS, Settings
 from resumecheck.trace import differing_quantities
+from resumecheck.verdict import quantity_name
 
 __all__ = [
     "component_subsets",
@@ -298,10 +299,13 @@ class _ResumeMachine(RuleBasedStateMachine):
             differing = differing_quantities(expected, record)
             if differing:
                 points = ",".join(map(str, self.restarts)) or "none"
+                # (trial 298 read "lr, param:0.bias" where the CLI says learning rate
+                # and parameter, and no component: the reproduce command's report names it)
                 raise AssertionError(
                     f"step {record.step} differs from the uninterrupted run in "
-                    f"{first_few(differing)} after restarts at {points}; reproduce: "
-                    + self.plan.reproduce(self.restarts)
+                    f"{first_few([quantity_name(k) for k in differing])} after restarts at "
+                    f"{points}; reproduce (its report's diagnosis names what each restore "
+                    "left otherwise): " + self.plan.reproduce(self.restarts)
                 )
         self.checked = len(self.records)
 

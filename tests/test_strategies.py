@@ -150,6 +150,10 @@ def test_state_machine_finds_a_forgotten_rng_and_says_how_to_reproduce():
     # the quantities it lists: five at most, and how many more (a trial read five as all)
     listed = message.split(" differs from the uninterrupted run in ")[1].split(" after restarts")[0]
     assert len(listed.split(", ")) <= 5 and (listed.count(", ") < 4 or " more" in listed), listed
+    # (trial 298: in the report's words, "lr, param:0.bias" read as another vocabulary)
+    assert "param:" not in listed and "grad:" not in listed and "loss" in listed, listed
+    assert "reproduce (its report's diagnosis names what each restore left otherwise): " \
+        in message
 
 
 def test_a_list_cut_short_says_how_many_more():
