@@ -304,8 +304,8 @@ class _ResumeMachine(RuleBasedStateMachine):
                 raise AssertionError(
                     f"step {record.step} differs from the uninterrupted run in "
                     f"{first_few([quantity_name(k) for k in differing])} after restarts at "
-                    f"{points}; reproduce (its report's diagnosis names what each restore "
-                    "left otherwise): " + self.plan.reproduce(self.restarts)
+                    f"{points} (the report of the command below names what each restore "
+                    "left otherwise); reproduce: " + self.plan.reproduce(self.restarts)
                 )
         self.checked = len(self.records)
 

@@ -152,8 +152,8 @@ def test_state_machine_finds_a_forgotten_rng_and_says_how_to_reproduce():
     assert len(listed.split(", ")) <= 5 and (listed.count(", ") < 4 or " more" in listed), listed
     # (trial 298: in the report's words, "lr, param:0.bias" read as another vocabulary)
     assert "param:" not in listed and "grad:" not in listed and "loss" in listed, listed
-    assert "reproduce (its report's diagnosis names what each restore left otherwise): " \
-        in message
+    assert "(the report of the command below names what each restore left otherwise); " \
+        "reproduce: " in message
 
 
 def test_a_list_cut_short_says_how_many_more():
