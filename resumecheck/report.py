@@ -620,9 +620,24 @@ def _rows(report: Report) -> list[list[str]]:
             else r.verdict
         rows.append([
             report.label_of(r), shown, where,
-            _num(r.max_abs_loss_diff), r.noise_label, r.explanation,
+            _num(r.max_abs_loss_diff), r.noise_label, _why_in_row(report, r),
         ])
     return rows
+
+
+def _why_in_row(report: Report, r: RunResult) -> str:
+    """A run's why as its row shows it: where the report's ``streams:`` lines
+    below say a stream's finding whole (the full resume's), the row keeps its
+    first clause and points there (trials 288, 292: the same long paragraph in
+    the row and below it)."""
+    why = r.explanation
+    if r is not report.full_resume:
+        return why
+    for s in r.stream_offsets:
+        head = s.detail.split(": ", 1)[0]
+        if head != s.detail and s.detail in why:
+            why = why.replace(s.detail, f"{head} (see streams: below)", 1)
+    return why
 
 
 def unseeded_notice(determinism: dict[str, Any]) -> str | None:

@@ -562,3 +562,18 @@ def test_draws_in_a_step_whose_data_differs_are_not_said_to_be_only_their_cause(
         "(step 3 read other data too: other data may draw otherwise, a batch of longer "
         "sequences more dropout, as much as a draw may make other data, a shuffle drawn "
         "anew: the first divergence says which data)"), offset.detail
+
+
+def test_the_table_row_points_at_the_streams_line_instead_of_repeating_it():
+    """Trials 288, 292: the same long stream paragraph in the row's why and
+    again as the `streams:` line below; the JSON keeps the why whole."""
+    report = verify("fixtures.bugs.class05_rng_not_saved:BUGGY", drop="none", noise_seeds=0,
+                    check_determinism=False)
+    [offset] = report.full_resume.stream_offsets
+    head = offset.detail.split(": ", 1)[0]
+    assert offset.detail in report.full_resume.explanation
+    for fmt in ("table", "markdown"):
+        text = report.render(fmt)
+        row = next(line for line in text.splitlines() if "own save/load" in line)
+        assert f"{head} (see streams: below)" in row and offset.detail not in row
+        assert offset.detail in text  # (the streams line, whole)
