@@ -694,6 +694,14 @@ CONFIG_AS_BUILT = (
     "builds another program")
 """What makes a ``config`` component matter when the run's settings are the defaults."""
 
+CONFIG_RESTARTED = (
+    "each restart is built with the run's launch settings (restart_config=\"run\"), so it "
+    "has them back without any checkpoint: no resume point shows them lost, and none needs "
+    "them kept (leave config out of the components such a test asserts)")
+"""``CONFIG_AS_BUILT`` where the restart is built with the run's own settings,
+which differ from the defaults (trial 302 was told to give the check other
+settings, Target(run_config=...), which it had)."""
+
 
 _AS_RESTORED = " what the restore that drops "
 """How ``as_built_text`` says that a dropped state is the reference's (read back)."""
@@ -762,6 +770,12 @@ class ComponentsNotExercised(ResumecheckError, AssertionError):
         super().__init__("\n".join(lines))
 
 
+def _config_why(spots: list[Any]) -> str:
+    """Why a config that is so at the end too is a blind spot, as its run says."""
+    said = any(CONFIG_RESTARTED in r.explanation for r in spots if "config" in r.dropped)
+    return CONFIG_RESTARTED if said else CONFIG_AS_BUILT
+
+
 def _blind_spot_lines(report: Report, components: list[str]) -> list[str]:
     """The lines of ``ComponentsNotExercised`` on its blind spots: what each
     needs to be exercised, where the runs' explanations say why it was not."""
@@ -811,7 +825,7 @@ def _blind_spot_lines(report: Report, components: list[str]) -> list[str]:
                  "components this test asserts, the marker's drop=[...])"
                  if c not in unmoved else
                  "it is so at the end too: training does not change it, so no resume "
-                 f"point shows it lost; {CONFIG_AS_BUILT}" if c == "config" else
+                 f"point shows it lost; {_config_why(spots)}" if c == "config" else
                  # (trial 198: an agent drawing only from generators of its own was told
                  # to make the program change the global streams)
                  "it is so at the end too: either training never changes it, and no "

@@ -29,8 +29,8 @@ from resumecheck.components import (
     validate_drop,
 )
 from resumecheck.errors import (
-    CONFIG_MASKED, LEFT_ALONE, SCHEDULER_BY_EPOCH, SCHEDULER_IDLE, SCHEDULER_UNREAD, SET_AGAIN,
-    as_built_text,
+    CONFIG_AS_BUILT, CONFIG_MASKED, CONFIG_RESTARTED, LEFT_ALONE, SCHEDULER_BY_EPOCH,
+    SCHEDULER_IDLE, SCHEDULER_UNREAD, SET_AGAIN, as_built_text,
 )
 from resumecheck.evidence import (
     EPOCH_AGAIN, annotate, cleared_streams, offsets_shared_with, set_right_during, unclear_streams,
@@ -3121,11 +3121,18 @@ def note_config_dropped(runs: Sequence[RunResult], launched: dict[str, Any]) -> 
                               f"({settings_text(launched)})")
 
 
-def note_ablations(runs: list[RunResult], launched: dict[str, Any]) -> None:
-    """What the report says of its ablations once every run is judged."""
+def note_ablations(runs: list[RunResult], launched: dict[str, Any],
+                   restarted_with: dict[str, Any]) -> None:
+    """What the report says of its ablations once every run is judged
+    (``restarted_with``: the launch settings each restart is built with,
+    restart_config="run"; empty where it is built from the defaults)."""
     note_confirmed_blind_spots(runs)
     note_config_dropped(runs, launched)
     note_needed_to_restore(runs)
+    if restarted_with:
+        for r in runs:
+            if r.dropped == [CONFIG] and CONFIG_AS_BUILT in r.explanation:
+                r.explanation = r.explanation.replace(CONFIG_AS_BUILT, CONFIG_RESTARTED)
 
 
 def note_needed_to_restore(runs: Sequence[RunResult]) -> None:

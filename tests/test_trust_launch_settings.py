@@ -98,3 +98,30 @@ def test_the_warning_offers_no_settings_that_a_declared_config_brings_back():
     assert notice and "the declared components do not capture" in notice, notice
     assert "the run's settings" not in notice, notice
     assert report.to_json()["launch_settings_matter"] is False
+
+
+def test_a_config_blind_spot_of_restarts_built_with_the_run_settings_says_so():
+    """Trial 302: restarts built with the run's own settings (restart_config="run",
+    settings other than the defaults) had config's blind spot told "the run's
+    settings are those a fresh build starts from (your factory's defaults): give
+    the check other settings, Target(run_config=...)", which it had."""
+    import dataclasses
+
+    import pytest
+
+    from resumecheck import assert_components_exercised, tiny
+    from resumecheck.errors import CONFIG_AS_BUILT, CONFIG_RESTARTED, ComponentsNotExercised
+
+    target = dataclasses.replace(tiny.TARGET, run_config={"label_smoothing": 0.2},
+                                 restart_config="run", spec=None)
+    fast = {"noise_seeds": 0, "check_determinism": False}
+    [spot] = [r for r in verify(target, drop=["config"], **fast).runs if r.dropped]
+    assert spot.blind_spot and CONFIG_RESTARTED in spot.explanation
+    assert CONFIG_AS_BUILT not in spot.explanation
+    with pytest.raises(ComponentsNotExercised) as caught:
+        assert_components_exercised(target, components=["config"], **fast)
+    assert CONFIG_RESTARTED in str(caught.value) and CONFIG_AS_BUILT not in str(caught.value)
+    # built from the defaults, a run of the defaults is told to take other settings
+    defaults = dataclasses.replace(tiny.TARGET, run_config={}, spec=None)
+    [plain] = [r for r in verify(defaults, drop=["config"], **fast).runs if r.dropped]
+    assert plain.blind_spot and CONFIG_AS_BUILT in plain.explanation
