@@ -684,11 +684,8 @@ def _search(checker: Checker, result: FuzzResult, default: list[int], edges: lis
     )
 
     failed: list[RunResult] = []  # (the first failure: the search's examples end there)
+    explicit = _explicit_schedules(default, edges, checker.steps, max_examples)
 
-    @hypothesis_seed(result.seed if result.seed is not None else 0)
-    @_hypothesis_settings(max_examples)
-    @given(strategy)
-    @example(default)
     def probe(schedule: list[int]) -> None:
         if out_of_time():
             result.budget_exhausted = True
@@ -718,8 +715,9 @@ def _search(checker: Checker, result: FuzzResult, default: list[int], edges: lis
                 failed.append(run)
             raise _ScheduleFails(run)
 
+    search = _searching(probe, strategy, explicit, max_examples, result.seed)
     try:
-        probe()
+        search()
     except _ScheduleFails as exc:
         result.failure, result.minimal = _earliest(checker, exc.result, say, result.failing_otherwise)
         result.shrunk_from = _unless_same(failed[0].resume_at, result.failure.resume_at)
@@ -758,11 +756,32 @@ def _hypothesis_storage(directory: Path) -> Iterator[None]:
         set_hypothesis_home_dir(before)
 
 
-def _hypothesis_settings(max_examples: int) -> Any:
-    """The search's settings. The default schedule is tried first (an explicit
-    example, on top of what hypothesis draws): it counts as one of the
-    ``max_examples``."""
-    drawn = max_examples - 1
+def _searching(probe: Callable[[list[int]], None], strategy: Any, explicit: list[list[int]],
+               max_examples: int, seed: int | None) -> Callable[[], None]:
+    """``probe`` as hypothesis searches with it: the ``explicit`` schedules
+    first, in their order, then what ``strategy`` draws."""
+    tried: Any = probe
+    for schedule in reversed(explicit):  # (run in this order, before any drawn)
+        tried = example(schedule)(tried)
+    return hypothesis_seed(seed if seed is not None else 0)(
+        _hypothesis_settings(max_examples, len(explicit))(given(strategy)(tried)))
+
+
+def _explicit_schedules(default: list[int], edges: list[int], steps: int,
+                        max_examples: int) -> list[list[int]]:
+    """The schedules tried first, in order: the default one, then a resume at
+    each of the program's epoch boundaries, as many as ``max_examples`` allows
+    (trial 299: 8 examples drawn never resumed at its one boundary, where a
+    plain --resume-at failed)."""
+    ends = [[b] for b in edges if 1 <= b < steps and [b] != list(default)]
+    return [list(default), *ends][:max(max_examples, 1)]
+
+
+def _hypothesis_settings(max_examples: int, explicit: int = 1) -> Any:
+    """The search's settings. The default schedule and the epoch boundaries
+    are tried first (explicit examples, on top of what hypothesis draws): they
+    count among the ``max_examples``."""
+    drawn = max_examples - explicit
     return hypothesis_settings(
         max_examples=max(drawn, 1), deadline=None, database=None, derandomize=False,
         suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet,

@@ -54,6 +54,7 @@ def test_a_failure_shrunk_from_the_first_schedule_that_failed_says_which():
         "minimal failing schedule: resume at 1 (shrunk from resume at 9, the first to fail), "
         "found after 1 example drawn"), result.summary()
     assert result.to_json()["shrunk_from"] == [9]
-    # (hypothesis's draws, derandomized: the 7th example, 11,15, is the first to fail)
+    # (trial 299: each epoch boundary is tried right after the default schedule, before
+    # any drawn: 8 examples drawn had never resumed at its one boundary, where it failed)
     drawn = fuzz("fixtures.bugs.class14_epoch_boundary:BUGGY_DEFAULT_K", max_examples=10)
-    assert (drawn.failure.resume_at, drawn.shrunk_from) == ([5], [11, 15])
+    assert (drawn.failure.resume_at, drawn.shrunk_from, drawn.examples) == ([5], None, 2)
