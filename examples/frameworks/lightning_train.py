@@ -2,9 +2,11 @@
 
 A two-layer classifier with dropout, AdamW and a step-interval warm-up,
 trained on 40 in-memory rows in shuffled batches of 8 (5 steps per epoch).
-``RandomStateCheckpoint`` is the recommended addition: Lightning's
+``RandomStateCheckpoint`` is the addition users make first: Lightning's
 checkpoint holds no random stream, so this callback saves them and puts
-them back when Lightning restores the callbacks.
+them back when Lightning restores the callbacks. It is not enough: the
+resumed epoch's new loader iterator draws its seed after that, so dropout
+still departs (the README's Lightning rows; resumecheck names `rng`).
 """
 
 import random
