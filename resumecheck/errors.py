@@ -597,9 +597,18 @@ class ReferenceFailed(ResumecheckError):
                 "fault that comes and goes) and check again."
             )
             return
-        # (the reason says what to do: a capture, the tracing, a loop that ended
-        # early, which a trial read as its program's fault, not the target's steps)
-        advice = ("" if stage in ("capture", "trace") or "at least as many steps" in reason
+        if stage == "capture":
+            # (trial 305 read "the uninterrupted reference run ... failed at step 7" of the
+            # check's own capture, refused, and looked for a crash in its training code)
+            after = where.replace(" at", " after")
+            super().__init__(
+                f"the check's own capture of the declared components{after} of the "
+                f"uninterrupted reference run of {target} failed (the training itself did "
+                f"not): {reason}.")
+            return
+        # (the reason says what to do: the tracing, a loop that ended early,
+        # which a trial read as its program's fault, not the target's steps)
+        advice = ("" if stage == "trace" or "at least as many steps" in reason
                   else " Fix the program so that it trains without a restart first.")
         super().__init__(
             f"the uninterrupted reference run of {target} failed{where}: {reason}.{advice}"

@@ -378,3 +378,7 @@ def test_a_component_whose_state_dict_raises_at_a_capture_is_named_not_the_progr
     assert "the declared component `sharded` (_AsksGatherFirst): its state_dict() raised " \
            "RuntimeError: state not gathered on this rank (at " in said, said
     assert "Fix the program" not in said and "Traceback" not in said, said
+    # (trial 305: "the uninterrupted reference run ... failed" sent a user to its training code)
+    assert said.startswith("the check's own capture of the declared components after step 2 "
+                           "of the uninterrupted reference run of "), said
+    assert "failed (the training itself did not): " in said
