@@ -66,6 +66,19 @@ def test_parameters_a_load_leaves_frozen_are_named_and_confirmed():
         "trainable at step 5 in the uninterrupted run")
 
 
+def test_with_gradients_clipped_the_gradients_one_run_lacks_are_named_first():
+    """Trial 304: every other gradient rescaled by the clipping, the first
+    divergence named the largest of them, the head's bias, not the frozen
+    layers that got none."""
+    own = verify("fixtures.trust.unfreezing:CLIPPED_STAYS_FROZEN", drop="none",
+                 noise_seeds=0, check_determinism=False).runs[0]
+    assert own.verdict == "diverged" and own.first_divergent_step == 6
+    assert own.first_divergent_quantity.startswith("gradient of 0.0."), \
+        own.first_divergent_quantity
+    assert own.first_divergent_quantity.endswith(
+        "(none in the resumed run: that parameter got no gradient)")
+
+
 def test_a_frozen_finding_whose_rerun_did_not_help_is_not_judged_not_the_cause():
     """A trial: a Trainer callback that freezes the embeddings, whose state the
     resume did not restore, was "(differs, not the cause)" of the departure it
