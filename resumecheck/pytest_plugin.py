@@ -579,13 +579,18 @@ def _lossy_loads(run: dict[str, Any]) -> list[dict[str, Any]]:
         f.get("step") == first or RESTORE_CHANGED in f["detail"])]
 
 
-def _engine_why(run: dict[str, Any]) -> str:
-    """Why the engine's own full resume departs, beside the program's save/load,
-    where the declared components do not capture the program's state."""
-    from resumecheck.phrases import BUILDING, CHANGED_AFTER_LOAD, REORDERED, RESTORING, STOPPED
+def _engine_why(run: dict[str, Any], own: dict[str, Any]) -> str:
+    """Why the engine's own full resume departs, beside the program's save/load
+    (``own``), where the declared components do not capture the program's state."""
+    from resumecheck.phrases import (
+        BUILDING, CHANGED_AFTER_LOAD, FETCHED_BEFORE_RESTORE, REORDERED, RESTORING, STOPPED,
+    )
 
     lossy = _lossy_loads(run)
     stepped = run["verdict"] != "failed"
+    if stepped and FETCHED_BEFORE_RESTORE in own["explanation"]:
+        # (trial 304 read "declared state incomplete" where the WARNING said this)
+        return f"its batches were {FETCHED_BEFORE_RESTORE}"
     # (a trial: an optimizer built over its parameters in another order read
     # "a load_state_dict() loses state", where it loaded all of it, onto others)
     return ("an optimizer built over its parameters in another order"
@@ -665,7 +670,7 @@ def _summary_row(entry: dict[str, Any]) -> str:
             cells.append(f"full resume: {verdict}")
         elif not run["dropped"]:  # the engine's own, beside the program's save/load
             if report.get("declared_state_complete") is False:
-                why = _engine_why(run)
+                why = _engine_why(run, report["runs"][0])
                 cells.append(f"engine resume: {run['verdict'].upper()} ({why})")
         else:
             # "exercised" only for an ablation that diverged; never for "inconclusive"

@@ -483,6 +483,12 @@ def test_a_collator_drawing_from_torchs_stream_is_told_the_trainer_fetches_befor
     assert notice.startswith("the first resumed step's batches were fetched before its random "
                              "streams were restored"), notice
     assert "do not capture the program's state" not in notice, notice  # (trial 143)
+    # (trial 304: the plugin's row read "declared state incomplete" beside that WARNING)
+    from resumecheck.pytest_plugin import _summary_row
+
+    row = _summary_row({"nodeid": "t", "target": "x", "report": report.to_json()})
+    assert "engine resume: DIVERGED (its batches were fetched before its random streams were " \
+        "restored)" in row, row
     assert own.stream_offsets and all(o.detail.endswith(
         "(here: the batches fetched before the restore drew from it, see the why)")
         for o in own.stream_offsets), own.stream_offsets
