@@ -932,8 +932,14 @@ def mid_epoch_untried(ref: Reference, points: Sequence[int], steps: int) -> str 
     said = ("as the program declares them (epoch_boundaries)" if ref.segment.boundaries.get(
         "epoch_boundaries") else "by the program's steps_per_epoch")
     # (trial 149: said as fact of a declared boundary one step before the epoch's real end)
+    drawn = ref.segment.boundaries.get("draws_before_restore") or []
+    # (trial 304: a collator drawing from torch's stream passed at an epoch's end, where
+    # the Trainer restores the streams before it fetches, with nothing said of it)
+    fetched = (f"; there the framework fetches a step's batches before it restores the "
+               f"streams, and your data collator (or dataset) draws from "
+               f"{global_streams(drawn)} as they are fetched" if drawn else "")
     return (f"a restart inside an epoch (every resume point here is an epoch's end, {said}): "
-            f"--resume-at {near} checks one, resumecheck fuzz tries them all")
+            f"--resume-at {near} checks one, resumecheck fuzz tries them all{fetched}")
 
 
 def _set_again_text(ref: Reference, apart: dict[str, tuple[int, str]]) -> str:
