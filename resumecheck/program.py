@@ -130,7 +130,7 @@ def _framework_hint(names: Mapping[str, Any]) -> str:
 
 _REPLACEABLE = (torch.nn.Module, torch.optim.Optimizer, torch.optim.lr_scheduler.LRScheduler,
                 torch.optim.lr_scheduler.ReduceLROnPlateau, torch.amp.GradScaler)
-"""What a program may replace while it trains and ``BuiltProgram.replaced`` looks at."""
+"""What a program may replace while it trains, and ``replaced_objects`` looks at."""
 
 
 def _same_tensors(new: Any, held: Any) -> bool:

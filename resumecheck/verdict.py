@@ -2990,15 +2990,22 @@ def _noise_clause(r: RunResult) -> str:
         # (trial 182: "plausible" in the why of a row the noise column calls silent)
         return "; nothing in the training loss shows it: silent but different"
     if r.plausible is True:
-        return f"; loss stays within seed-to-seed noise {_band_steps(r)}: plausible but different"
+        # (seven trials read "plausible" of a model's weights dropped as reassurance)
+        anew = (" (the band is between runs of other seeds, whose weights start elsewhere "
+                "too: a model started anew this early stays within it)"
+                if PARAMS in r.dropped else "")
+        return (f"; loss stays within seed-to-seed noise {_band_steps(r)}{anew}: plausible but "
+                "different")
     if r.plausible is False:
         at = "" if r.leaves_band_at is None else f" at step {r.leaves_band_at}"
         # (a trial read "leaves the band from step 13 on" of a loss identical at 13 and 14
         # that left the band at 18: the steps the band is measured over come apart)
         return (f"; loss leaves the seed-to-seed band{at} (the band, measured "
                 f"{_band_steps(r)}, is 0): gross" if r.noise_ratio == math.inf else
-                f"; loss leaves the seed-to-seed band{at} (measured {_band_steps(r)}, "
-                f"at most {_beyond_one(r.noise_ratio or 0.0)}x it): gross"
+                # (trials 303, 305: "at most 1.34x it" read as a riddle: what of what)
+                f"; loss leaves the seed-to-seed band{at} (measured {_band_steps(r)}, the loss "
+                f"differing by at most {_beyond_one(r.noise_ratio or 0.0)}x the band's width): "
+                "gross"
                 + (_ONLY_JUST if (r.noise_ratio or 0.0) < _JUST_BEYOND else ""))
     return ""
 

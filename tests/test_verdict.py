@@ -358,12 +358,13 @@ def test_explanations():
                        plausible=False, noise_ratio=3.0)
     text = verdict.explain(engine, None, own_checkpoint=True)
     assert "they do not capture the program's state" in text
-    assert text.endswith("leaves the seed-to-seed band (measured over the steps after the restart at 3, at most 3x "
-                         "it): gross")
+    assert text.endswith("leaves the seed-to-seed band (measured over the steps after the "
+                         "restart at 3, the loss differing by at most 3x the band's width): gross")
     # (a trial: "leaves the band from step 13 on" of a loss identical at 13 and 14)
     engine.leaves_band_at = 6
     assert verdict.explain(engine, None, own_checkpoint=True).endswith(
-        "leaves the seed-to-seed band at step 6 (measured over the steps after the restart at 3, at most 3x it): gross")
+        "leaves the seed-to-seed band at step 6 (measured over the steps after the restart at "
+        "3, the loss differing by at most 3x the band's width): gross")
     # (a trial: one divergence read gross at one resume point and plausible at another;
     # the band is each run's own, over the steps after its first restart)
     quiet = RunResult(dropped=["scheduler"], resume_at=[9, 12], verdict="diverged",
@@ -371,11 +372,18 @@ def test_explanations():
                       plausible=True, noise_ratio=0.5, max_abs_loss_diff=0.01)
     assert verdict.explain(quiet, None).endswith(
         "loss stays within seed-to-seed noise over the steps after the restart at 9: plausible but different")
+    # (seven trials read "plausible" of a model's weights dropped as reassurance)
+    quiet.dropped = ["params"]
+    assert verdict.explain(quiet, None).endswith(
+        "after the restart at 9 (the band is between runs of other seeds, whose weights start "
+        "elsewhere too: a model started anew this early stays within it): plausible but "
+        "different")
     assert "do not capture" not in verdict.explain(engine, None, own_checkpoint=False)
     # (trials 187, 194: "gross" of a loss 1.01-1.04x the band read as a large departure)
     engine.noise_ratio = 1.02
     edge = verdict.explain(engine, None, own_checkpoint=True)
-    assert edge.endswith("at most 1.02x it): gross, but only just: a band measured from a few "
+    assert edge.endswith("the loss differing by at most 1.02x the band's width): gross, but only "
+                         "just: a band measured from a few "
                          "runs is rough (more --noise-seeds make it steadier), and a difference "
                          "this close to it may read as noise on a loss curve")
     assert verdict.quantity_name("data") == "data (the samples consumed)"
