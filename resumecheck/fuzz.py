@@ -49,7 +49,7 @@ from resumecheck.program import Target, epoch_boundaries, load_target
 from resumecheck.progress import ProgressCallback, ProgressTracker
 from resumecheck.report import (
     CLOSE, CONFIRMED, FAILED, IDENTICAL, INCONCLUSIVE, RESUME_CODE_UNCHECKED, RunResult,
-    caveats, restarts_text, unseeded_notice,
+    caveats, restarts_text, seed_text, unseeded_notice,
 )
 from resumecheck.faults import environment_failure
 from resumecheck.interrupt import scratch_directory
@@ -91,6 +91,9 @@ class FuzzResult:
     steps: int
     seed: int | None
     max_interruptions: int
+    base_seed: int | None | str = "?"
+    """The program's own seed where no ``seed`` was asked (``Report``'s
+    ``noise["base_seed"]``: None, not known; ``"?"``: not looked at)."""
     isolation: str = "inprocess"
     """How each restart ran: ``inprocess`` or ``process`` (fresh interpreters)."""
     examples: int = 0
@@ -172,6 +175,7 @@ class FuzzResult:
             "target": self.target,
             "steps": self.steps,
             "seed": self.seed,
+            "base_seed": None if self.base_seed == "?" else self.base_seed,
             "max_interruptions": self.max_interruptions,
             "isolation": self.isolation,
             "examples": self.examples,
@@ -246,8 +250,7 @@ class FuzzResult:
         if fmt == "json":
             return json.dumps(self.to_json(), indent=2)
         env = self.environment
-        seed = ("the program's own seed" if self.seed is None
-                else f"seed {self.seed} asked of the program")
+        seed = seed_text(self.seed, self.base_seed)
         lines = [
             f"resumecheck fuzz: {self.target}, {self.steps} steps, up to "
             f"{self.max_interruptions} interruption(s), {seed}, "
@@ -384,7 +387,7 @@ def run_fuzz(target: Target | str | None, settings: Settings, *, max_examples: i
             # minimal)
             checker = Checker(tgt, s, work, capture_at=list(range(1, n)), reuse_prefix=True)
             _check_elastic(checker)
-            result.reference_loss = checker.reference.loss
+            result.reference_loss, result.base_seed = checker.reference.loss, checker.base_seed()
             result.unseeded_notice = unseeded_notice(checker.determinism)
             if s.isolation == "inprocess" and (s.nproc or 1) == 1:
                 result.set_order = hash_order_notice(checker)

@@ -401,6 +401,18 @@ class RunResult:
         return _finite(data)
 
 
+def seed_text(asked: int | None, base: int | None | str) -> str:
+    """The header's seed: ``asked`` with ``--seed`` (what was asked: a factory
+    that ignores its settings still trains with its own), else the program's
+    own, ``base`` (its settings' or its config's; None: not known; ``"?"``: not
+    looked at)."""
+    if asked is not None:
+        return f"seed {asked} asked of the program"
+    if base == "?":
+        return "the program's own seed"
+    return f"the program's own seed ({'unknown' if base is None else base})"
+
+
 @dataclass(kw_only=True)
 class Report:
     """Everything one check found, with what is needed to reproduce it."""
@@ -584,13 +596,8 @@ class Report:
 
     @property
     def seed_text(self) -> str:
-        # (what was asked: a factory that ignores its settings still trains with its own)
-        if self.seed is not None:
-            return f"seed {self.seed} asked of the program"
-        if "base_seed" not in self.noise:  # (a report built without its noise summary)
-            return "the program's own seed"
-        base = self.noise["base_seed"]  # (its settings' or its config's; None: not known)
-        return f"the program's own seed ({'unknown' if base is None else base})"
+        # (a report built without its noise summary does not know the program's own)
+        return seed_text(self.seed, self.noise.get("base_seed", "?"))
 
     @property
     def tolerance_text(self) -> str:

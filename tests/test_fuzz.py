@@ -67,7 +67,10 @@ def test_twins_yield_no_failure(module):
     assert not result.found, result.render()
     assert result.examples >= 20 and result.boundaries_covered
     # (a trial: fuzz's header did not say how the restarts ran, as run's does)
-    assert "the program's own seed, inprocess restarts; torch" in result.render().splitlines()[0]
+    # (a trial: fuzz's header did not give the program's own seed, where run's did)
+    header = result.render().splitlines()[0]
+    assert "the program's own seed (0), inprocess restarts; torch" in header
+    assert result.to_json()["base_seed"] == 0
 
 
 def test_cli_fuzz_on_the_builtin_program_finds_nothing(capsys):
