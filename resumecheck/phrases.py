@@ -421,9 +421,12 @@ def at_the_point(undeclared: list[str], resume_at: list[int]) -> list[str]:
     (fuzz, which looked at the default one: trial 137 read "named at this
     resume point" under a search of 72 schedules)."""
     points = ", ".join(map(str, resume_at))
-    # (trial 149: "resumecheck fuzz tries them" under fuzz's own search, which had)
-    tried = ("the examples above resumed at later points too: there, too, it is not "
-             "compared, so they show it comes back only if a step reads it")
+    # (trial 149: "resumecheck fuzz tries them" under fuzz's own search, which had;
+    # a later one read "there, too, it is not compared" of a value that a declared
+    # component's state_dict() held at those points, which `run` there showed)
+    tried = ("the examples above resumed at later points too: where a step they ran "
+             "reads it, it came back; whether a declared component holds it, "
+             "`resumecheck run --resume-at` a later point shows")
     return [what.replace(AT_THIS_POINT, f"named at the default resume point ({points})")
             .replace(_FUZZ_TRIES, tried) for what in undeclared]
 

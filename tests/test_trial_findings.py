@@ -484,8 +484,11 @@ def test_fuzz_does_not_send_a_reader_of_its_own_output_to_fuzz():
                            "resume point (8): at 8 the uninterrupted run held it as a fresh build")
     assert "resumecheck fuzz tries them" not in said
     assert said.endswith("shows whether it comes back (the examples above resumed at later "
-                         "points too: there, too, it is not compared, so they show it comes "
-                         "back only if a step reads it))")
+                         "points too: where a step they ran reads it, it came back; whether a "
+                         "declared component holds it, `resumecheck run --resume-at` a later "
+                         "point shows))")
+    # (a later trial: a declared component's state_dict() held it at those points)
+    assert "there, too, it is not compared" not in said
 
 
 class _NoEpochs(programs.Linear):
