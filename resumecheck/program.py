@@ -571,6 +571,23 @@ def epoch_boundaries(boundaries: Mapping[str, Any], steps: int) -> list[int]:
     return edges
 
 
+def ends_inside(boundaries: Mapping[str, Any], steps: int) -> set[int]:
+    """Of ``epoch_boundaries``, those whose epoch ends inside the step after
+    it (a fractional ``steps_per_epoch``: at 10/3, epochs 1, 2 and 4 end
+    inside steps 4, 7 and 14, epoch 3 right after step 10)."""
+    per_epoch = boundaries.get("steps_per_epoch")
+    if boundaries.get("epoch_boundaries") or per_epoch is None \
+            or not _positive_number(per_epoch):
+        return set()
+    found: set[int] = set()
+    epoch = 1
+    while (edge := math.floor(epoch * per_epoch + 1e-9)) <= steps - 1:
+        if edge >= 1 and epoch * per_epoch - edge > 1e-9:
+            found.add(edge)
+        epoch += 1
+    return found
+
+
 def next_epoch_start(boundaries: Mapping[str, Any], k: int) -> int | None:
     """The first step after ``k`` that reads a new epoch, within the run or
     beyond it (None: the program does not say where its epochs end)."""

@@ -35,7 +35,7 @@ from resumecheck.errors import (
 from resumecheck.evidence import (
     EPOCH_AGAIN, annotate, cleared_streams, offsets_shared_with, set_right_during, unclear_streams,
 )
-from resumecheck.program import epoch_boundaries, next_epoch_start
+from resumecheck.program import ends_inside, epoch_boundaries, next_epoch_start
 from resumecheck.phrases import (
     ADAPTER_LEFT_OUT, AS_THE_BUILD_MADE, BUILDING, CANNOT_RESTORE_WITHOUT, CAUSE_YET_BLIND,
     CHANGED_AFTER_LOAD, CHECKPOINT_LOSES, CHECKPOINT_MAY_LOSE, FETCHED_BEFORE_RESTORE,
@@ -871,19 +871,24 @@ def epoch_ends_untried(ref: Reference, points: Sequence[int], steps: int) -> str
     where both b and b + 1 are restarts around its end (a trial: 10.33 steps an
     epoch; another: 15, where 16 is already inside the next epoch)."""
     ends = epoch_boundaries(ref.segment.boundaries, steps)
-    inside = _ends_inside_steps(ref)
-    near = {k for b in ends for k in ((b, b + 1) if inside else (b,))}
+    inside = ends_inside(ref.segment.boundaries, steps)
+    near = {k for b in ends for k in ((b, b + 1) if b in inside else (b,))}
     if not ends or near & set(points):
         return None
-    listed = [b + 1 for b in ends] if inside else ends
-    shown = ", ".join(map(str, listed[:4])) + (" ..." if len(listed) > 4 else "")
-    plural = "s" if len(listed) > 1 else ""
+    # (a trial: at 10/3 steps an epoch, "inside steps 4, 7, 11, 14" of an epoch that
+    # ends right after step 10)
+    parts = []
+    for shown_as, listed in (("inside", [b + 1 for b in ends if b in inside]),
+                             ("after", [b for b in ends if b not in inside])):
+        if listed:
+            parts.append(f"{shown_as} step{'s' if len(listed) > 1 else ''} "
+                         + ", ".join(map(str, listed[:4])) + (" ..." if len(listed) > 4 else ""))
     # (trial 150: a declared list was said of as the program's fact)
-    where = (f"an epoch ends inside step{plural} {shown}" if inside else
-             f"the program's epochs end after step{plural} {shown}, "
+    where = (f"an epoch ends {' and '.join(parts)}" if inside else
+             f"the program's epochs end {parts[0]}, "
              + ("as it declares them (epoch_boundaries)" if ref.segment.boundaries.get(
                  "epoch_boundaries") else "by its steps_per_epoch"))
-    try_at = f"{ends[0]} or {ends[0] + 1}" if inside else f"{ends[0]}"
+    try_at = f"{ends[0]} or {ends[0] + 1}" if ends[0] in inside else f"{ends[0]}"
     return (f"a restart where an epoch ends ({where}): --resume-at {try_at} checks one, "
             "resumecheck fuzz tries them all")
 

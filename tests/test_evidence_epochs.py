@@ -1,13 +1,16 @@
 """Issue 13 §7: fractional epochs and declared epoch boundaries."""
 
+from types import SimpleNamespace
+
 import pytest
 from hypothesis import given
 from hypothesis.errors import InvalidArgument
 
 from resumecheck import verify
 from resumecheck.phrases import AS_THE_BUILD_MADE
-from resumecheck.program import epoch_boundaries, next_epoch_start
+from resumecheck.program import ends_inside, epoch_boundaries, next_epoch_start
 from resumecheck.strategies import interruption_schedules, special_points
+from resumecheck.verdict import epoch_ends_untried
 
 from fixtures.evidence import fractional_epochs
 
@@ -148,3 +151,19 @@ def test_resume_points_all_inside_the_first_epoch_say_a_later_epoch_is_not_check
     for k in (6, 8):
         assert not any("after the first" in w for w in verify(TARGET, resume_at=(k,),
                                                                **fast).not_checked)
+
+
+def test_an_epoch_that_ends_with_a_step_at_a_fractional_rate_is_said_to_end_after_it():
+    """A trial: at 10/3 steps an epoch, epochs 1, 2 and 4 end inside steps 4, 7
+    and 14, but epoch 3 ends with step 10's last batch; the report said "an
+    epoch ends inside steps 4, 7, 11, 14"."""
+    bounds = {"steps_per_epoch": 10 / 3}
+    assert epoch_boundaries(bounds, 16) == [3, 6, 10, 13]
+    assert ends_inside(bounds, 16) == {3, 6, 13}
+    ref = SimpleNamespace(segment=SimpleNamespace(boundaries=bounds))
+    assert epoch_ends_untried(ref, [8], 16) == (
+        "a restart where an epoch ends (an epoch ends inside steps 4, 7, 14 and after step "
+        "10): --resume-at 3 or 4 checks one, resumecheck fuzz tries them all")
+    assert epoch_ends_untried(ref, [10], 16) is None  # (a restart right at its end)
+    assert ends_inside({"steps_per_epoch": 5}, 16) == set()
+    assert ends_inside({"steps_per_epoch": 6.5, "epoch_boundaries": [6, 13]}, 16) == set()
