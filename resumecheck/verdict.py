@@ -2951,10 +2951,8 @@ def _divergence_text(r: RunResult, own_checkpoint: bool, position: str | None = 
         # (where only the end state differs, evidence.annotate says it, once it
         # knows whether a stream explains it)
         if not q.startswith("state of"):
-            if position is not None:  # (a trial read the data position's words last, as an
-                # afterthought of a list of undeclared state: they lead)
-                text += "; " + POSITION_UNUSED.format(position)
-                position = None
+            if position is not None:  # (a trial read them last, after undeclared state)
+                text, position = text + "; " + POSITION_UNUSED.format(position), None
             text += ("; no declared component differs right after your load()" if not idle
                      else "; what differs in the declared components right after your load() "
                      "changes no step here")
