@@ -47,8 +47,8 @@ from resumecheck.program import Target, declared_names, load_target
 from resumecheck.progress import ProgressCallback, ProgressTracker, run_label
 from resumecheck.elastic import judge_elastic, unmapped_state
 from resumecheck.phrases import (
-    AS_BUILT_AT_RESUME, GRADS_SUMMED, MODULE_LEVEL, RESTART_HELD_OTHERWISE, STOPPED, merge_items,
-    uncompared_path,
+    AS_BUILT_AT_RESUME, GRADS_SUMMED, MODULE_LEVEL, RESTART_HELD_OTHERWISE, STOPPED, merge_alike,
+    merge_items, uncompared_path,
 )
 from resumecheck.report import (
     CLOSE, DIVERGED, FAILED, IDENTICAL, INCONCLUSIVE, Finding, Report, RunResult, settings_text,
@@ -1627,8 +1627,9 @@ def _alike_until_it_departed(checker: Checker, engine_run: RunResult | None,
 
 
 def _without_not_state(undeclared: list[str], target: Target) -> list[str]:
-    """``undeclared`` less what ``Target.not_state`` names; a path it names
-    that no line is of is warned of (``NotStateUnmatchedWarning``)."""
+    """``undeclared`` less what ``Target.not_state`` names, attributes said
+    alike as one line (``merge_alike``); a path it names that no line is of
+    is warned of (``NotStateUnmatchedWarning``)."""
     unmatched = [p for p in target.not_state
                  if not any(_not_state(u, [p]) for u in undeclared)]
     if unmatched:
@@ -1639,7 +1640,7 @@ def _without_not_state(undeclared: list[str], target: Target) -> list[str]:
             + [c for p in unmatched for c in difflib.get_close_matches(p, paths, n=1)]))
         warnings.warn(NotStateUnmatchedWarning(target.spec or target.name, unmatched, like),
                       stacklevel=2)
-    return [u for u in undeclared if not _not_state(u, target.not_state)]
+    return merge_alike([u for u in undeclared if not _not_state(u, target.not_state)])
 
 
 def _not_state(line: str, paths: Sequence[str]) -> bool:

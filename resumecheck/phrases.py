@@ -32,7 +32,7 @@ __all__ = ["ADAPTER_LEFT_OUT", "AS_THE_BUILD_MADE", "NOT_SET_BACK", "as_built_at
            "HASH_ORDER_UNCHECKED", "MODULE_LEVEL", "OLDER_CHECKPOINT", "CAUSE_YET_BLIND",
            "global_streams",
            "RESTORE_CHANGED", "RESTORING", "STOPPED", "UNDECLARED_LEAD", "first_few", "first_line",
-           "lost_uncompared", "merge_items", "uncompared_path", "undeclared_lead",
+           "lost_uncompared", "merge_alike", "merge_items", "uncompared_path", "undeclared_lead",
            "unused_position"]
 
 CAUSE_YET_BLIND = "yet the full resume departs on it (confirmed in its row)"
@@ -540,6 +540,47 @@ def _entries_said(base: str, entries: list[str]) -> str:
     words = _COUNTS.sub(lambda m: f"{next(spans)} {m.group(2)}", first)
     return (f"{base}{', '.join(keys)} (each of these {len(entries)} entries: "
             f"{words.removeprefix(' (')}")
+
+
+def merge_alike(undeclared: list[str]) -> list[str]:
+    """``Report.undeclared`` with the lines of two or more attributes of one
+    name said alike (every word after the path the same, each path's
+    segments apart) as one line, the paths as a pattern:
+    ``params.bert.*.dropout.p (8 alike: params.bert.embeddings.dropout.p,
+    ..., ...; each float: ...`` (a trial's dropout schedule: eight lines of
+    600 characters each, one per layer)."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for what in undeclared:
+        path = uncompared_path(what)
+        if "." in path and not path.endswith("]"):
+            groups.setdefault((path.rsplit(".", 1)[1], what[len(path):]), []).append(path)
+    out, said = [], set()
+    for what in undeclared:
+        path = uncompared_path(what)
+        key = (path.rsplit(".", 1)[-1], what[len(path):])
+        paths = groups.get(key, [])
+        if len(paths) < 2:
+            out.append(what)
+        elif key not in said:
+            said.add(key)
+            shown = ", ".join(paths[:2]) + (", ..." if len(paths) > 2 else "")
+            out.append(f"{path_pattern(paths)} ({len(paths)} alike: {shown}; each "
+                       f"{key[1].removeprefix(' (')}")
+    return out
+
+
+def path_pattern(paths: list[str]) -> str:
+    """Paths of one attribute name as one, their segments apart written ``*``:
+    ``params.bert.*.dropout.p``."""
+    split = [p.split(".") for p in paths]
+    shortest = min(len(s) for s in split)
+    head = 0
+    while head < shortest - 1 and len({s[head] for s in split}) == 1:
+        head += 1
+    tail = 1
+    while tail < shortest - head and len({s[-tail - 1] for s in split}) == 1:
+        tail += 1
+    return ".".join([*split[0][:head], "*", *split[0][-tail:]])
 
 
 _ENTRY = re.compile(r"^(.+)(\[[^\[\]]*\])$")

@@ -208,7 +208,7 @@ class UndeclaredWatch:
                 field = also.get(id(obj))
                 out[path] = self._line(path, obj, tensors, missed,
                                        owner_kind=own.get(path.split(".")[0]),
-                                       in_module=path.split(".")[0] in modules,
+                                       in_module=_in_module(path, obj, modules, components),
                                        none_holds=_NO_COMPONENT_HOLDS if field is None
                                        or field.split(".")[0] == path.split(".")[0]
                                        else _kept_by_own(field, own[field.split(".")[0]]))
@@ -216,13 +216,13 @@ class UndeclaredWatch:
         return out
 
     def _line(self, path: str, obj: Any, tensors: list[torch.Tensor],
-              missed: list[torch.Tensor], owner_kind: str | None, in_module: bool,
+              missed: list[torch.Tensor], owner_kind: str | None, in_module: bool | str,
               none_holds: str = _NO_COMPONENT_HOLDS) -> str:
         """The `not compared` line of what ``path`` holds (``missed``: its
         changed tensors no declared component holds; ``owner_kind``: the
         class of the declared component of the program's own whose field it
-        is; ``in_module``: it is in a declared module; ``none_holds``: how
-        the line says that no declared component's state holds it)."""
+        is; ``in_module``: it is in a declared module (``_in_module``);
+        ``none_holds``: how the line says that no declared component's state holds it)."""
         if owner_kind is not None:  # (a field of a declared object of its own class)
             what = (f"{self._number_values(path, obj)}, changed during the run" if _is_number(obj)
                     # (a trial read "Generator: 1 tensor, 5056 values": its state's bytes)
@@ -266,10 +266,12 @@ class UndeclaredWatch:
         return (f"{path} ({type(obj).__name__}: {amount}, that the run "
                 f"changed and {none_holds}: {_todo(path)})")
 
-    def _number(self, path: str, now: Any, in_module: bool,
+    def _number(self, path: str, now: Any, in_module: bool | str,
                 none_holds: str = _NO_COMPONENT_HOLDS) -> str:
         # (a trial's LightningModule counter: a Lightning target declares no component)
-        held = (f"an attribute of a declared module, which its state_dict() leaves out: "
+        held = (f"a setting of torch's {in_module}, which its state_dict() leaves out: "
+                f"{_SETTING_TODO}" if isinstance(in_module, str)
+                else f"an attribute of a declared module, which its state_dict() leaves out: "
                 f"{MODULE_ATTR_TODO}" if in_module
                 else f"{_HELD_BY_NONE if none_holds == _NO_COMPONENT_HOLDS else none_holds}: "
                 f"{_todo(path)}")
@@ -1201,6 +1203,39 @@ def _outside_state_dict(model: torch.nn.Module, attrs: set[tuple[int, str]]
                 for key in sorted(layer._non_persistent_buffers_set)
                 if layer._buffers.get(key) is not None and layer._buffers[key].numel()]
     return out
+
+
+_SETTING_TODO = (
+    "the layer reads it at each call, and no buffer can hold it: set it again after the load "
+    "from what the checkpoint keeps (the step or the counter the run changed it by), as the "
+    "run set it")
+"""What a number setting of one of torch's own layers that the run changed is
+told (a trial's dropout schedule raised each Dropout's ``p``, and was told to
+keep ``p`` in a buffer)."""
+
+
+def _in_module(path: str, obj: Any, modules: set[str],
+               components: Sequence[Component]) -> bool | str:
+    """Whether ``path`` is in a declared module; where it is a number setting
+    of one of torch's own layers, that layer's class (``_torch_setting``)."""
+    inside = path.split(".")[0] in modules
+    return (inside and _is_number(obj) and _torch_setting(path, components)) or inside
+
+
+def _torch_setting(path: str, components: Sequence[Component]) -> str | None:
+    """The class of one of torch's own layers (``torch.nn``) whose attribute
+    ``path`` names, within a declared module (``params.encoder.dropout.p``:
+    ``Dropout``); None: it is none."""
+    name, _, rest = path.partition(".")
+    module = next((c.obj for c in components if c.name == name), None)
+    layer, _, _ = rest.rpartition(".")
+    if not isinstance(module, torch.nn.Module):
+        return None
+    try:
+        owner = module.get_submodule(layer)
+    except (AttributeError, TypeError):
+        return None
+    return type(owner).__name__ if type(owner).__module__.startswith("torch.nn.") else None
 
 
 _LOOSE_TODO = (

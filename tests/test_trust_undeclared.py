@@ -1452,3 +1452,40 @@ def test_a_lossy_load_beside_undeclared_state_names_both_in_the_warning():
     assert notice.startswith(LOSSY_ONE), notice
     assert ("Something the components do not declare may be lost as well (the `not compared` "
             "lines name what the program keeps outside them: `seen`).") in notice, notice
+
+
+def test_a_dropout_schedule_left_out_is_one_line_that_says_to_set_it_again_not_to_buffer_it():
+    """A trial's callback raised every Dropout's p at a step: eight lines of
+    600 characters, one per layer, each telling it to keep p in a buffer,
+    which a float that torch's Dropout reads at each call cannot be."""
+    forgets = verify("fixtures.trust.dropout_schedule:FORGETS", **FAST)
+    assert forgets.full_resume.verdict == DIVERGED
+    (line,) = forgets.undeclared
+    assert line.startswith("params.*.p (2 alike: params.1.p, params.4.p; each float: 0.1 at "
+                           "the build, 0.3 at the end, changed during the run; a setting of "
+                           "torch's Dropout, which its state_dict() leaves out: the layer "
+                           "reads it at each call, and no buffer can hold it: set it again "
+                           "after the load"), line
+    assert "register_buffer" not in line
+    assert "`params.*.p`" in forgets.full_resume.explanation
+    # its twin sets it again in its load(): its own resume is bit for bit
+    assert verify("fixtures.trust.dropout_schedule:CORRECT", **FAST).full_resume.verdict \
+        == IDENTICAL
+
+
+def test_attributes_of_one_name_said_alike_are_one_line_with_their_paths_as_a_pattern():
+    from resumecheck.phrases import merge_alike, path_pattern
+
+    rest = " (float: 0.1 at the build, 0.3 at the end, changed during the run; ...)"
+    lines = [f"params.bert.{where}.dropout.p{rest}" for where in
+             ("embeddings", "encoder.layer.0.attention", "encoder.layer.1.output")]
+    other = "params.bert.pooler.scale (float: 1.0 at the build, 2.0 at the end, ...)"
+    assert merge_alike([lines[0], other, *lines[1:]]) == [
+        "params.bert.*.dropout.p (3 alike: params.bert.embeddings.dropout.p, "
+        "params.bert.encoder.layer.0.attention.dropout.p, ...; each float: 0.1 at the build, "
+        "0.3 at the end, changed during the run; ...)", other]
+    # said otherwise, or of another name, each keeps its own line
+    unlike = [lines[0], lines[1].replace("0.3", "0.5"), "state.epoch (int: 0 at the build)"]
+    assert merge_alike(unlike) == unlike
+    assert path_pattern(["a.x.p", "a.y.z.p"]) == "a.*.p"
+    assert path_pattern(["x.p", "y.p"]) == "*.p"
