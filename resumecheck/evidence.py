@@ -25,7 +25,9 @@ from typing import Any
 import torch
 
 from resumecheck.compare import Tolerance, compare_values, describe_entries
-from resumecheck.components import rank_name, seeded_state, split_rank_name
+from resumecheck.components import (
+    OPTIMIZER, SCHEDULER, rank_name, seeded_state, split_rank_name,
+)
 from resumecheck.report import (
     AFTER_DIVERGENCE, FAILED, IDENTICAL, LATENT, LOST_ON_RESAVE, NOT_CAUSE, PUT_BACK, RunResult,
     StreamOffset,
@@ -215,9 +217,12 @@ def _branch_note(result: RunResult) -> None:
         # (an ablation's dropped components differ right after its restore by
         # design: a trial read a replay buffer's dropped samples, drawn from a
         # smaller buffer, as a second source of draws)
-        return ", ".join(dict.fromkeys([*result.dropped, *(
+        # (a trial: a step's draws were put to a scheduler that Lightning's SWA had
+        # emptied; a learning rate or a moment makes a step draw no otherwise)
+        return ", ".join(c for c in dict.fromkeys([*result.dropped, *(
             f.component for f in result.diagnosis if f.step in (k, None)
-            and not _is_stream_finding(f) and f.status not in _NO_LEAD)]))
+            and not _is_stream_finding(f) and f.status not in _NO_LEAD)])
+            if split_rank_name(c)[0] not in _DRAW_NOTHING)
 
     noted = []
     data = (result.first_divergent_quantity or "").startswith("data")
@@ -243,6 +248,10 @@ _DATA_FIRST = (" (step {} read other data too: other data may draw otherwise, a 
                "longer sequences more dropout, as much as a draw may make other data, a "
                "shuffle drawn anew: the first divergence says which data)")
 
+
+_DRAW_NOTHING = (SCHEDULER, OPTIMIZER)
+"""Components whose state a step reads only after its forward and backward
+(the rate and moments of the optimizer's step): no lead for its draws."""
 
 _BRANCH_HEAD = ": step {} read state that differs right after the restore ("
 _BRANCH_TAIL = "), and a step that reads it otherwise may draw otherwise; or "

@@ -1047,13 +1047,14 @@ trial 243: a loader that kept its own epoch read its data alike, "reads" was too
 
 
 def _lossy_notice(lossy: list[Finding], where: str, settings: str, ablations: str,
-                  read_elsewhere: bool = False) -> str:
+                  read_elsewhere: bool = False, framework: str | None = None) -> str:
     """The incomplete-state notice where declared components differ right after
     the engine restored them from their own capture (``lossy``): their load
     does not bring back what their state_dict() gave, or, where it did (the
     adapter checks it at once), something changed them before the first step.
     ``read_elsewhere``: the first divergence says which step's samples the
-    restart reads (trial 209: pointed at, where it did not)."""
+    restart reads (trial 209: pointed at, where it did not). ``framework``: a
+    framework target's, whose restore, not a load of the user's, brought it back."""
     ending = f"{settings}.{ablations}"
     changed = [f for f in lossy if CHANGED_AFTER_LOAD in f.detail]
     if len(changed) == len(lossy):
@@ -1084,9 +1085,14 @@ def _lossy_notice(lossy: list[Finding], where: str, settings: str, ablations: st
     return (  # (a re-check: it opened with "do not capture the program's state")
         f"{which}: the engine restored every declared component and the run still "
         f"{where}.{samples} {'r' if samples else 'R'}ight after the restore, {listed}: "
-        "its load_state_dict() does not bring "
-        "back what its state_dict() returned (or something between the restore and the "
-        f"first step changed it){besides}{settings}.{fit_loop}{ablations}"
+        + ("its load_state_dict() does not bring back what its state_dict() returned (or "
+           "something between the restore and the first step changed it)" if framework is None
+           # (a trial: Lightning's StochasticWeightAveraging empties the schedulers at fit
+           # start; the user read "its load_state_dict()" as a load of theirs)
+           else f"{framework}'s restore does not bring back what it saved (or "
+           "a callback, the framework's or yours, set it anew or emptied it around the "
+           "restore, or something between the restore and the first step changed it)")
+        + f"{besides}{settings}.{fit_loop}{ablations}"
     )
 
 
@@ -1111,7 +1117,7 @@ def _incomplete_notice(engine: RunResult, where: str, settings: str, ablations: 
         besides = (f" Something the components do not declare may be lost as well{named}."
                    if named else "")
         return _lossy_notice(lossy, where, settings, besides + ablations,
-                             READ_BEFORE in (engine.divergence_detail or ""))
+                             READ_BEFORE in (engine.divergence_detail or ""), framework)
     after_restart = _after_restart_notice(engine, where, named, ending, framework)
     if after_restart is not None:
         return after_restart

@@ -524,3 +524,29 @@ def test_a_blind_spot_the_run_left_alone_after_the_resume_point_is_told_so_not_d
     assert ("rng: no step after the resume point read it, and the uninterrupted run did not "
             "change it after there: the run changes it only before; a resume point before its "
             "last change shows it") in message, message
+
+
+def test_draws_of_a_step_are_not_put_to_a_scheduler_or_an_optimizer_that_differs():
+    """A trial: Lightning's StochasticWeightAveraging left the schedulers empty
+    after the restore, and a new loader's draw was put to them ("step 11 read
+    state that differs right after the restore (scheduler)"): a step reads a
+    learning rate or a moment only after its forward, and draws no otherwise."""
+    from resumecheck.evidence import _branch_note
+    from resumecheck.report import DIVERGED, Finding, RunResult, StreamOffset
+
+    def run(*lost: str) -> RunResult:
+        result = RunResult(dropped=[], resume_at=[10], verdict=DIVERGED, checkpoint="engine",
+                           first_divergent_step=11,
+                           first_divergent_quantity="data (the samples consumed)",
+                           diagnosis=[Finding(component=c, detail="differs", step=10)
+                                      for c in lost])
+        result.stream_offsets = [StreamOffset(stream="torch", step=12, draws=1, unit="draw",
+                                              detail="torch CPU stream is 1 draw ahead: or a "
+                                              "loader drew")]
+        _branch_note(result)
+        return result
+
+    assert run("scheduler", "optimizer").stream_offsets[0].detail == (
+        "torch CPU stream is 1 draw ahead: or a loader drew")
+    assert "right after the restore (global_step), and a step" in run(
+        "scheduler", "global_step").stream_offsets[0].detail
