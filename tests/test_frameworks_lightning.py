@@ -792,6 +792,13 @@ def test_a_component_changed_after_its_load_beside_one_that_lost_state_is_said_a
         " (not judged: it is changed between the restore and the first step")
     assert data.mark_in(run, notice).startswith(
         " (not judged: its load_state_dict() does not bring back")
+    # (a later trial: Lightning's StochasticWeightAveraging emptied the schedulers at fit
+    # start, and "its load_state_dict()" was read as a load of the user's)
+    said = _lossy_notice([data], "differs from step 7 (loss)", "", "", framework="Lightning")
+    assert ("`datamodule`: gen differs: Lightning's restore does not bring back what it saved "
+            "(or a callback, the framework's or yours, set it anew or emptied it around the "
+            "restore") in said
+    assert "its load_state_dict()" not in said
 
 
 @pytest.mark.e2e
