@@ -38,6 +38,8 @@ from __future__ import annotations
 
 import ast
 import builtins
+import dataclasses
+import difflib
 import importlib
 import importlib.util
 import math
@@ -892,8 +894,31 @@ def _import(spec: str, where: str):
         raise TargetError(
             spec,
             f"importing {where} raised {type(exc).__name__}: {exc}",
-            "Fix the error in that module; importing it must not fail",
+            _target_argument_hint(exc)
+            or "Fix the error in that module; importing it must not fail",
         ) from exc
+
+
+_PROGRAM_ATTRIBUTES = ("steps_per_epoch", "epoch_boundaries")
+"""What a program says of itself as an attribute, not a ``Target`` setting."""
+
+
+def _target_argument_hint(exc: Exception) -> str | None:
+    """What to do where the module called ``Target(...)`` with a setting it
+    has not (a trial passed ``steps_per_epoch=8``, and was told only to fix
+    its module); None: it did not."""
+    found = re.search(r"Target\.__init__\(\) got an unexpected keyword argument '(\w+)'",
+                      str(exc)) if isinstance(exc, TypeError) else None
+    if found is None:
+        return None
+    name = found.group(1)
+    if name in _PROGRAM_ATTRIBUTES:
+        return (f"{name} is an attribute of your program (the object the factory returns, "
+                f"`self.{name} = ...`, or of its class), not a Target setting")
+    settings = ", ".join(f.name for f in dataclasses.fields(Target) if f.repr)
+    close = difflib.get_close_matches(name, settings.split(", "), n=1)
+    return (f"Target has no setting {name!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
+            + f"; its settings are {settings}")
 
 
 def replaced_objects(built: BuiltProgram) -> list[str]:

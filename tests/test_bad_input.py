@@ -201,6 +201,27 @@ def test_a_target_that_imports_a_missing_package_names_that_package(tmp_path):
         load_target("not_a_module_here:TARGET")
 
 
+def test_a_target_given_a_setting_it_has_not_is_told_where_that_setting_goes(tmp_path):
+    """A trial wrote Target(..., steps_per_epoch=8) and was told only to fix
+    the error in its module."""
+    from resumecheck.errors import TargetError
+    from resumecheck.program import load_target
+
+    head = "import resumecheck\nfrom resumecheck import tiny\n"
+    for name, given, told in (
+            ("spe.py", "steps_per_epoch=8", "steps_per_epoch is an attribute of your program "
+                                            "(the object the factory returns"),
+            ("typo.py", "resume_point=4", "Target has no setting 'resume_point' (did you mean "
+                                          "'resume_at'?); its settings are factory, run_config")):
+        program = tmp_path / name
+        program.write_text(head + f"TARGET = resumecheck.Target(factory=tiny.build, {given})\n")
+        with pytest.raises(TargetError) as info:
+            load_target(f"{program}:TARGET")
+        assert told in str(info.value)
+        assert "Fix the error in that module" not in str(info.value)
+        assert "import_streams" not in str(info.value)  # (none of the user's to give)
+
+
 def test_a_file_target_that_imports_its_own_package_is_told_the_module_form(tmp_path):
     """A trial: `run mytrain/check.py:T`, whose file imports the package
     `mytrain` beside it, was told to `pip install mytrain` (another project's
