@@ -549,23 +549,25 @@ def merge_alike(undeclared: list[str]) -> list[str]:
     ``params.bert.*.dropout.p (8 alike: params.bert.embeddings.dropout.p,
     ..., ...; each float: ...`` (a trial's dropout schedule: eight lines of
     600 characters each, one per layer)."""
-    groups: dict[tuple[str, str], list[str]] = {}
-    for what in undeclared:
+    def key(what: str) -> tuple[str, str] | None:
         path = uncompared_path(what)
-        if "." in path and not path.endswith("]"):
-            groups.setdefault((path.rsplit(".", 1)[1], what[len(path):]), []).append(path)
+        if "." not in path or path.endswith("]"):  # (entries and items: merge_items)
+            return None
+        return path.rsplit(".", 1)[1], what[len(path):]
+
+    groups: dict[tuple[str, str] | None, list[str]] = {}
+    for what in undeclared:
+        groups.setdefault(key(what), []).append(uncompared_path(what))
     out, said = [], set()
     for what in undeclared:
-        path = uncompared_path(what)
-        key = (path.rsplit(".", 1)[-1], what[len(path):])
-        paths = groups.get(key, [])
-        if len(paths) < 2:
+        paths = groups[key(what)]
+        if key(what) is None or len(paths) < 2:
             out.append(what)
-        elif key not in said:
-            said.add(key)
+        elif key(what) not in said:
+            said.add(key(what))
             shown = ", ".join(paths[:2]) + (", ..." if len(paths) > 2 else "")
             out.append(f"{path_pattern(paths)} ({len(paths)} alike: {shown}; each "
-                       f"{key[1].removeprefix(' (')}")
+                       f"{what[len(uncompared_path(what)):].removeprefix(' (')}")
     return out
 
 

@@ -1487,5 +1487,7 @@ def test_attributes_of_one_name_said_alike_are_one_line_with_their_paths_as_a_pa
     # said otherwise, or of another name, each keeps its own line
     unlike = [lines[0], lines[1].replace("0.3", "0.5"), "state.epoch (int: 0 at the build)"]
     assert merge_alike(unlike) == unlike
+    # a path of one name, no holder before it, is not taken for one of the group
+    assert merge_alike(["p" + rest, *lines[:2]])[0] == "p" + rest
     assert path_pattern(["a.x.p", "a.y.z.p"]) == "a.*.p"
     assert path_pattern(["x.p", "y.p"]) == "*.p"
