@@ -192,7 +192,10 @@ class Finding:
             return (" (put back by the program: setting it right changes nothing, and it ends "
                     "as in the uninterrupted run)")
         if self.mark or not incomplete or run.checkpoint != "program":
-            return self.mark
+            # (a trial read a bare "config: seed 0, expected 3" beside marked lines)
+            return self.mark or (" (not judged)" if self.status is None and not run.dropped
+                                 and run.verdict == DIVERGED and "not judged" not in self.detail
+                                 and run.checkpoint == "program" else "")
         if incomplete.startswith(CHANGED_ONE) or CHANGED_AFTER_LOAD in self.detail:
             # (trial 209: beside a load that lost state, a callback set again in
             # on_fit_start read "its load_state_dict() does not bring back ...")
@@ -215,7 +218,9 @@ class Finding:
         if f"`{self.component}`: " in incomplete:  # (a trial read "incomplete" of a lossy load)
             return (" (not judged: its load_state_dict() does not bring back what its "
                     "state_dict() returned, so a rerun that puts the uninterrupted run's state "
-                    "in loses it alike; see the WARNING)")
+                    "in loses it alike; see the WARNING)" if _FRAMEWORK_LOSSY not in incomplete
+                    else " (not judged: the restore does not bring it back, so a rerun that "
+                    "puts the uninterrupted run's state in loses it alike; see the WARNING)")
         return " (not judged: a declared component does not load back its own state, see the " \
                "WARNING)"
 
@@ -1046,6 +1051,10 @@ trial 233: a curriculum's loader, reloaded each epoch, was not reloaded after su
 trial 243: a loader that kept its own epoch read its data alike, "reads" was too strong)"""
 
 
+_FRAMEWORK_LOSSY = "'s restore does not bring back what it saved"
+"""How a framework target's lossy component is said (``_lossy_notice``)."""
+
+
 def _lossy_notice(lossy: list[Finding], where: str, settings: str, ablations: str,
                   read_elsewhere: bool = False, framework: str | None = None) -> str:
     """The incomplete-state notice where declared components differ right after
@@ -1089,7 +1098,7 @@ def _lossy_notice(lossy: list[Finding], where: str, settings: str, ablations: st
            "something between the restore and the first step changed it)" if framework is None
            # (a trial: Lightning's StochasticWeightAveraging empties the schedulers at fit
            # start; the user read "its load_state_dict()" as a load of theirs)
-           else f"{framework}'s restore does not bring back what it saved (or "
+           else f"{framework}{_FRAMEWORK_LOSSY} (or "
            "a callback, the framework's or yours, set it anew or emptied it around the "
            "restore, or something between the restore and the first step changed it)")
         + f"{besides}{settings}.{fit_loop}{ablations}"

@@ -793,3 +793,22 @@ def test_a_departing_config_ablation_names_the_settings_it_dropped():
     assert dropped.explanation.endswith(
         "; without `config` the restart is built from the program's defaults, not the run's "
         "launch settings (scale=2.0)"), dropped.explanation
+
+
+def test_a_diagnosis_line_left_unjudged_says_so():
+    """A trial read "config: seed 0, expected 3" with no mark beside marked
+    lines, and could not tell what it meant: a finding no rerun decided says
+    it was not judged."""
+    from resumecheck.report import DIVERGED, IDENTICAL, Finding, RunResult
+
+    config = Finding("config", "seed 0, expected 3", step=20)
+    own = RunResult(dropped=[], resume_at=[20], verdict=DIVERGED, checkpoint="program",
+                    diagnosis=[config])
+    assert config.line_in(own, None) == "config: seed 0, expected 3 (not judged)"
+    said = Finding("rng", "generator 'loader' differs; not judged: putting `rng` right ...")
+    assert said.mark_in(own, None) == ""  # (its own words say it)
+    for other in (RunResult(dropped=["config"], resume_at=[20], verdict=DIVERGED,
+                            checkpoint="program"),
+                  RunResult(dropped=[], resume_at=[20], verdict=IDENTICAL, checkpoint="program"),
+                  RunResult(dropped=[], resume_at=[20], verdict=DIVERGED)):
+        assert config.mark_in(other, None) == ""
