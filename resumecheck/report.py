@@ -1247,8 +1247,11 @@ def _drawn_notice(drawn: StreamOffset, where: str, named: str, ending: str,
         lead = ("the restart draws from a random stream where the uninterrupted run does not, "
                 f"and your checkpoint {loses} {listed} (see `not compared`): where what a step "
                 "draws depends on that state (how many codes or samples it draws anew, a "
-                "branch taken by chance), a restart that lost it draws otherwise; keep it "
-                f"in the checkpoint first. {restored[0].upper()}{restored[1:]}")
+                "branch taken by chance), a restart that lost it draws otherwise; "
+                + ("keep it in the checkpoint first" if loses == "loses" else
+                   # (a trial was told to keep first a logged validation loss no step read)
+                   "where a step reads it (not a value kept only to be logged), keep it in "
+                   "the checkpoint first") + f". {restored[0].upper()}{restored[1:]}")
     if named:
         # (a trial: the restart set its loader's generator from an epoch's saved
         # state that no component declared; "however complete the checkpoint" was

@@ -21,6 +21,24 @@ def test_a_restart_that_draws_more_because_of_lost_state_names_that_state_first(
         "the restart draws from a random stream where the uninterrupted run does not, and your "
         "checkpoint may lose `params.usage` (see `not compared`): where what a step draws "
         "depends on that state (how many codes or samples it draws anew, a branch taken by "
-        "chance), a restart that lost it draws otherwise; keep it in the checkpoint first. "
+        "chance), a restart that lost it draws otherwise; where a step reads it (not a value "
+        "kept only to be logged), keep it in the checkpoint first. "
         "The engine restored every declared component"), notice
     assert verify("fixtures.trust.dead_codes:CORRECT", **FAST).equivalent
+
+
+def test_what_a_checkpoint_only_may_lose_is_not_told_to_be_kept_first_whatever_it_is():
+    """A later trial: a last validation loss kept only to be printed, which no
+    step read, led the WARNING as what to keep in the checkpoint first; the
+    cause was a loader's iterator made after the load."""
+    from resumecheck.report import StreamOffset, _drawn_notice
+
+    drawn = StreamOffset(stream="torch", step=6, draws=1, unit="draw", detail="torch CPU "
+                         "stream is 1 draw ahead")
+    may = _drawn_notice(drawn, "differs from step 6 (loss)", "", ".", [("state.last_val", False)])
+    assert "may lose `state.last_val`" in may
+    assert "; keep it in the checkpoint first" not in may
+    assert "where a step reads it (not a value kept only to be logged), keep it" in may
+    shown = _drawn_notice(drawn, "differs from step 6 (loss)", "", ".", [("state.ema", True)])
+    assert "your checkpoint loses `state.ema`" in shown
+    assert "draws otherwise; keep it in the checkpoint first." in shown
