@@ -196,7 +196,11 @@ class Finding:
             return self.mark or (" (not judged)" if self.status is None and not run.dropped
                                  and run.verdict == DIVERGED and "not judged" not in self.detail
                                  and run.checkpoint == "program" else "")
-        if incomplete.startswith(CHANGED_ONE) or CHANGED_AFTER_LOAD in self.detail:
+        its = incomplete.split(f"`{self.component}`: ", 1)[-1].split("; and `", 1)[0]
+        if incomplete.startswith(CHANGED_ONE) or CHANGED_AFTER_LOAD in self.detail or (
+                f"`{self.component}`: " in incomplete and CHANGED_AFTER_LOAD in its):
+            # (a trial: an EMA callback set again in on_fit_start, which the WARNING said
+            # of the engine's restore, was "not judged: its load ... does not bring back")
             # (trial 209: beside a load that lost state, a callback set again in
             # on_fit_start read "its load_state_dict() does not bring back ...")
             return (" (not judged: it is changed between the restore and the first step, so a "

@@ -800,6 +800,11 @@ def test_a_component_changed_after_its_load_beside_one_that_lost_state_is_said_a
             "restore") in said
     assert "its load_state_dict()" not in said
     assert data.mark_in(run, said).startswith(" (not judged: the restore does not bring it back")
+    # (a later trial: the own resume's finding, in its own words, beside the WARNING's
+    # of the engine's, which said the callback was changed after its load)
+    own_ema = Finding("callbacks", "EMA.shadow differs", step=6)
+    assert own_ema.mark_in(run, notice).startswith(
+        " (not judged: it is changed between the restore and the first step")
 
 
 @pytest.mark.e2e
