@@ -326,6 +326,13 @@ class BuiltProgram:
 
     @classmethod
     def wrap(cls, target_name: str, program: Any) -> BuiltProgram:
+        if isinstance(program, type):  # (a trial: `make(name)` returned its Program class,
+            # which has components() and train_step() unbound: a traceback followed)
+            raise TargetError(
+                target_name, f"the factory returned the class {program.__name__}, not a "
+                "program made from it",
+                f"Name the class itself as the target, or return {program.__name__}(settings) "
+                "from the factory")
         if not isinstance(program, Program):
             raise TargetError(
                 target_name,

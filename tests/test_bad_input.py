@@ -62,6 +62,8 @@ def _run(capsys, *argv):
                                     "program factory. Point at a program class (one whose "
                                     "instances have components() and train_step()"),
         ("tests.programs:factory_raises", "the factory raised RuntimeError: no GPU found"),
+        ("tests.programs:returns_its_class", "the factory returned the class Linear, not a "
+                                             "program made from it. Name the class itself"),
         ("tests.programs:build_from_args", "the factory raised AttributeError: 'dict' object has "
                                            "no attribute 'lr' (at "),
         ("tests.programs:build_from_args", "A target's factory is called with one argument, a "
