@@ -12,7 +12,7 @@ import json
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
 from resumecheck.errors import LONGER_BOUND
@@ -1136,7 +1136,8 @@ def _incomplete_notice(engine: RunResult, where: str, settings: str, ablations: 
         return after_restart
     drawn = next((o for o in engine.stream_offsets if o.draws and o.draws > 0), None)
     if drawn is not None:
-        return _drawn_notice(drawn, where, named, ending, lost)
+        return _drawn_notice(_with_ranks_alike(drawn, engine.stream_offsets), where, named,
+                             ending, lost)
     loader = re.search(rf"; ([^;]+ {re.escape(NOT_RESUMABLE)}[^;]*)", engine.explanation)
     if loader is not None:  # (trial 267: a framework's plain training loader)
         return (f"the restart reads its epoch again from its start: the engine restored every "
@@ -1229,6 +1230,26 @@ def _own_equivalent(own: RunResult) -> str:
             "state_dict(), and no more: what your load() does besides (a loader's iterator it "
             "skips to where the run was, a generator it seeds again) belongs in a declared "
             "component's load_state_dict() (the data position's) for it to do the same.")
+
+
+_RANK_OF = re.compile(r"^(.*)\[rank (\d+)\]$")
+
+
+def _with_ranks_alike(drawn: StreamOffset, offsets: Sequence[StreamOffset]) -> StreamOffset:
+    """``drawn``, its words naming the other ranks whose same stream is as far
+    off at the same step (a trial: the WARNING said "the torch CPU stream of
+    rank 0" where the table and the stream lines said both ranks)."""
+    found = _RANK_OF.match(drawn.stream)
+    if found is None:
+        return drawn
+    alike = [int(m[2]) for o in offsets if o is not drawn and (o.step, o.draws, o.unit) == (
+        drawn.step, drawn.draws, drawn.unit) and (m := _RANK_OF.match(o.stream)) is not None
+        and m[1] == found[1]]
+    mark = f"of rank {found[2]} "
+    if not alike or mark not in drawn.detail:
+        return drawn
+    ranks = f"rank{'s' if len(alike) > 1 else ''} {', '.join(map(str, sorted(alike)))}"
+    return replace(drawn, detail=drawn.detail.replace(mark, f"{mark}(and of {ranks}, alike) ", 1))
 
 
 def _drawn_notice(drawn: StreamOffset, where: str, named: str, ending: str,

@@ -42,3 +42,19 @@ def test_what_a_checkpoint_only_may_lose_is_not_told_to_be_kept_first_whatever_i
     shown = _drawn_notice(drawn, "differs from step 6 (loss)", "", ".", [("state.ema", True)])
     assert "your checkpoint loses `state.ema`" in shown
     assert "draws otherwise; keep it in the checkpoint first." in shown
+
+
+def test_a_draw_on_every_rank_is_said_of_every_rank_in_the_warning():
+    """A trial on two ranks: the WARNING said "the torch CPU stream of rank 0 is
+    1 draw ahead", where the table and the stream lines said both ranks."""
+    from resumecheck.report import StreamOffset, _with_ranks_alike
+
+    def offset(rank: int, draws: int = 1) -> StreamOffset:
+        return StreamOffset(stream=f"torch[rank {rank}]", step=7, draws=draws, unit="draw",
+                            detail=f"torch CPU stream of rank {rank} is {draws} draw ahead")
+
+    both = [offset(0), offset(1)]
+    assert _with_ranks_alike(both[0], both).detail == (
+        "torch CPU stream of rank 0 (and of rank 1, alike) is 1 draw ahead")
+    apart = [offset(0), offset(1, draws=2)]
+    assert _with_ranks_alike(apart[0], apart) is apart[0]
