@@ -49,3 +49,19 @@ def test_beside_a_cause_the_diagnosis_names_the_workers_are_said_as_no_more_than
     assert ("; besides what the diagnosis names, state no checkpoint can hold (which may have "
             "no part in this departure): the DataLoader `loader` keeps its 2 worker processes"
             ) in own.explanation, own.explanation
+
+
+def test_a_restarts_new_iterator_that_draws_its_base_seed_again_is_said_and_its_fix_resumes():
+    """Trial 324: a shuffle generator seeded again at each epoch's start, used
+    by a loader with persistent workers. The restart's new iterator drew the
+    workers' base seed from it, which the uninterrupted run's reused iterator
+    did not: the next shuffle moved, and the report told only to register the
+    generator. Made once as the program is built, the iterator resumes."""
+    report = verify(SPEC + "DRAWS_AGAIN", drop="none", noise_seeds=0)
+    own = report.full_resume
+    assert own.verdict == "diverged" and own.first_divergent_step == 7
+    assert ("and it makes its iterator once: the uninterrupted run draws the workers' base "
+            "seed (from the loader's generator, else torch's stream) in its first epoch only, "
+            "where a restart's new iterator draws it again") in own.explanation
+    assert "iter(loader)), before the load, keeps the draws alike" in own.explanation
+    assert verify(SPEC + "ITER_AT_BUILD", drop="none", noise_seeds=0).equivalent
