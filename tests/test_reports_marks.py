@@ -16,4 +16,5 @@ def test_a_stream_finding_of_a_failed_run_is_marked_not_judged():
                     "saved it")  # (a cause a load or a step may fail on: no such mark)
     assert order.mark_in(failed, None) == ""
     diverged = RunResult(dropped=[], resume_at=[9], verdict="diverged", checkpoint="program")
-    assert stream.mark_in(diverged, None) == ""
+    # (a departed run: not the failure's words; no rerun decided it, and it says so)
+    assert stream.mark_in(diverged, None) == " (not judged)"
