@@ -493,7 +493,7 @@ def _offsets(reference: SegmentResult, seg: SegmentResult, k: int, step: int,
                       or (None if _drops_its_stream(restorer, key)  # (said so: _not_found)
                           else _set_back(reference, seg, key, run, step, k)
                           or _seeded_anew(key, run, [run_states, ref_states], step, k,
-                                          restorer=restorer))
+                                          restorer=restorer, unset=_set_nowhere(seg, key)))
                       or detail)
         elif (draws is not None and draws < 0 and step == k + 1 and run is not None
               and not _drops_its_stream(restorer, key)
@@ -501,7 +501,7 @@ def _offsets(reference: SegmentResult, seg: SegmentResult, k: int, step: int,
             # (behind, and a seed's state with a few draws, where no step began:
             # sharper than the four causes of a stream behind)
             detail = _seeded_anew(key, run, [run_states, ref_states], step, k,
-                                  (draws, unit), restorer) or detail
+                                  (draws, unit), restorer, _set_nowhere(seg, key)) or detail
         out.append(StreamOffset(stream=key, step=step, draws=draws, unit=unit, detail=detail))
     return out
 
@@ -613,14 +613,18 @@ def _set_back(reference: SegmentResult, seg: SegmentResult, key: str, run: Any, 
 
 
 def _seeded_anew(key: str, run: Any, states: list[dict[str, Any]], step: int, k: int,
-                 off: tuple[int, str] | None = None, restorer: str = "your load()") -> str | None:
+                 off: tuple[int, str] | None = None, restorer: str = "your load()",
+                 unset: bool = False) -> str | None:
     """A stream that is where seeding it leaves it, or a few draws past that:
     seeded again after the restore (trial 277: a load() followed by
     ``torch.manual_seed(seed)`` read only "not within 64 draws of it: another
     seed, a stream not restored, ..."). The seeds tried are those the torch
     CPU streams of that rank were last seeded with (their state keeps it), in
     the restart and in the uninterrupted run; ``off``: the draws and unit it
-    is from the reference's, where the search found it. None: not so."""
+    is from the reference's, where the search found it; ``unset``: the
+    restore set that stream nowhere (a trial's Trainer seeds it as it is
+    built, and its checkpoint held no state of it: "seeded again after the
+    restore" sent the user after a seed call there was not). None: not so."""
     base, rank = split_rank_name(key)
     torch_key = "torch" if rank is None else rank_name("torch", rank)
     seeds = list(dict.fromkeys(seed for seed in (initial_seed(s.get(torch_key)) for s in states)
@@ -636,10 +640,21 @@ def _seeded_anew(key: str, run: Any, states: list[dict[str, Any]], step: int, k:
         call = SEED_CALLS[base]
         past = "" if draws == 0 else f"{_amount(key, draws, unit)} past "
         where = "in your load() or after it" if restorer == "your load()" else "after it"
+        how = (f"it was seeded again after the restore (a seed call {where})" if not unset else
+               "the restore set it nowhere (the checkpoint holds no state of it, or the restore "
+               "does not set it), so a seed as the program is built stands, or a seed call "
+               "after the restore set it so")
         return (f"{_after_restore(key, step, k, off)}{past}where seeding it with {seed} "
-                f"({call}({seed})) leaves it: it was seeded again after the restore (a seed "
-                f"call {where}), so the restart draws from a newly seeded stream, not the run's")
+                f"({call}({seed})) leaves it: {how}{':' if unset else ', so'} the restart draws "
+                "from a newly seeded stream, not the run's")
     return None
+
+
+def _set_nowhere(seg: SegmentResult, key: str) -> bool:
+    """Whether the restore of ``seg`` set the global stream ``key`` nowhere
+    (of one process's streams: a rank's are not followed)."""
+    base, rank = split_rank_name(key)
+    return rank is None and not seg.streams_set.get(base)
 
 
 def _after_restore(key: str, step: int, k: int, off: tuple[int, str] | None) -> str:
