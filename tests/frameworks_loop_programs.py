@@ -1089,3 +1089,31 @@ TRAINER_GROUP_BY_LENGTH = trainer_target(
 stream as each epoch's iterator is made, which a resume inside an epoch makes
 before it restores that stream: resumed at 7, in the second of its epochs of
 5 steps, it reads other samples from step 8; at 3, in the first, it resumes."""
+
+
+def _with_early_stopping(args):
+    """The Trainer's own ``EarlyStoppingCallback``, evaluating every 2 steps,
+    with a threshold no evaluation meets: its patience counter climbs with each
+    one, and a patience no run reaches. The Trainer's checkpoints hold the
+    counter (the callback is an ``ExportableState``), and its resume puts it
+    back only where the arguments ask (a trial: a resume without the flag
+    trained on past where the uninterrupted run stopped, and the check,
+    which left the Trainer's own callbacks out, passed it)."""
+    from transformers import EarlyStoppingCallback, Trainer
+
+    train = transformers_train()
+    trainer = Trainer(model=train.GPT2LMHeadModel(train.CONFIG), args=args,
+                      train_dataset=train.Tokens(), eval_dataset=train.Tokens())
+    trainer.add_callback(EarlyStoppingCallback(early_stopping_patience=100,
+                                               early_stopping_threshold=10.0))
+    return trainer
+
+
+_EARLY_ARGS = {**_COUNTER_ARGS, "eval_strategy": "steps", "eval_steps": 2,
+               "save_strategy": "steps", "save_steps": 2, "load_best_model_at_end": True,
+               "metric_for_best_model": "eval_loss"}
+TRAINER_EARLY_STOPPING_RESTORED = trainer_target(
+    _with_early_stopping, args={**_EARLY_ARGS, "restore_callback_states_from_checkpoint": True},
+    steps=8, resume_at=(5,))
+TRAINER_EARLY_STOPPING_NOT_RESTORED = trainer_target(_with_early_stopping, args=_EARLY_ARGS,
+                                                     steps=8, resume_at=(5,))

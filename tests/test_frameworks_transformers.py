@@ -220,6 +220,28 @@ def test_an_exportable_callback_is_the_component_callbacks_and_its_lost_state_is
 
 
 @pytest.mark.e2e
+def test_the_trainers_own_early_stopping_counter_is_compared_and_its_lost_restore_blamed():
+    """A trial: EarlyStoppingCallback's patience counter, which a resume without
+    restore_callback_states_from_checkpoint resets (a real relaunch trained on
+    past where the uninterrupted run stopped), was left out with the Trainer's
+    own callbacks, and the check passed. Its twin, which asks for the restore,
+    resumes with no WARNING: the engine's restart puts back the best metric
+    the counter is counted from."""
+    report = resumecheck.verify(f"{PROGRAMS}:TRAINER_EARLY_STOPPING_NOT_RESTORED", drop="none",
+                                noise_seeds=0, check_determinism=False)
+    own = report.runs[0]
+    assert own.verdict == DIVERGED and report.engine_resume.verdict == IDENTICAL
+    assert [(f.component, f.status) for f in own.diagnosis] == [("callbacks", "confirmed")]
+    assert ("EarlyStoppingCallback.attributes.early_stopping_patience_counter 0, expected 1"
+            in own.diagnosis[0].detail)
+    assert "restore_callback_states_from_checkpoint=True" in own.diagnosis[0].fix
+    twin = resumecheck.verify(f"{PROGRAMS}:TRAINER_EARLY_STOPPING_RESTORED", drop="none",
+                              noise_seeds=0, check_determinism=False)
+    assert twin.equivalent and twin.engine_resume.verdict == IDENTICAL
+    assert twin.incomplete_state_notice() is None
+
+
+@pytest.mark.e2e
 def test_a_checkpoint_whose_step_count_is_reset_is_blamed_on_global_step_confirmed():
     """The rerun that puts global_step right goes through the user's own
     checkpoint (checked when the callbacks got a restore stage of their own)."""

@@ -429,12 +429,16 @@ def loop_note(framework: str) -> str:
             "here")
 
 
-def user_callbacks(callbacks: Any) -> list[tuple[str, Any]]:
+def user_callbacks(callbacks: Any, keep: type | None = None) -> list[tuple[str, Any]]:
     """The callbacks among ``callbacks`` that are the program's own (not a
-    framework's, not the adapter's), named for a report: state they keep (an
-    EMA of the weights) is looked at like the program's own attributes."""
+    framework's, not the adapter's; but a framework's of class ``keep``, one
+    the program adds and whose state the framework's checkpoint holds), named
+    for a report: state they keep (an EMA of the weights) is looked at like
+    the program's own attributes."""
     own = [cb for cb in list(callbacks or [])
-           if type(cb).__module__.split(".")[0] not in _FRAMEWORKS]
+           if type(cb).__module__.split(".")[0] not in _FRAMEWORKS
+           or (keep is not None and isinstance(cb, keep)
+               and type(cb).__module__.split(".")[0] != "resumecheck")]
     # (by class, not by place in the list: a framework's own restore may put a
     # callback back elsewhere, the Trainer's at the end, and the path must name
     # the same one in the uninterrupted run and the resumed: a trial)

@@ -337,7 +337,9 @@ def _exportable(trainer: Any) -> list[Any]:
     exportable = getattr(tf.trainer_callback, "ExportableState", None)
     if exportable is None:
         return []
-    return [cb for _, cb in user_callbacks(trainer.callback_handler.callbacks)
+    # (a trial: the Trainer's own EarlyStoppingCallback, exportable, was left out, and its
+    # patience counter, which a resume without the flag below loses, went unchecked)
+    return [cb for _, cb in user_callbacks(trainer.callback_handler.callbacks, keep=exportable)
             if isinstance(cb, exportable)]
 
 
@@ -376,13 +378,24 @@ def _set_callback_states(callbacks: list[Any], saved: dict[str, Any]) -> None:
             setattr(callback, attribute, value)
 
 
+_BEST = ("best_metric", "best_global_step")
+"""What the Trainer's state keeps of its best evaluation, where it has one: its
+checkpoints hold it, and its EarlyStoppingCallback counts its patience from it
+(a trial: the engine's restart, without it, reset a patience counter)."""
+
+
 def _progress(state: Any) -> dict[str, Any]:
-    return {"global_step": int(state.global_step), "epoch": float(state.epoch or 0.0)}
+    return {"global_step": int(state.global_step), "epoch": float(state.epoch or 0.0),
+            **{name: getattr(state, name) for name in _BEST
+               if getattr(state, name, None) is not None}}
 
 
 def _set_progress(state: Any, saved: dict[str, Any]) -> None:
     state.global_step = int(saved["global_step"])
     state.epoch = float(saved["epoch"])
+    for name in _BEST:
+        if hasattr(state, name):
+            setattr(state, name, saved.get(name))
 
 
 def _record_losses(trainer: Any, losses: list[torch.Tensor]) -> None:
