@@ -165,6 +165,9 @@ def test_a_loop_that_fails_while_restoring_says_so_and_a_resumed_loop_counts_fro
     finally:
         resumed.close()
     assert ended.value.step == 4
+    # (a trial's early stopping ended the run: "give the target more steps" could not help)
+    assert "a callback that stops it, early stopping" in str(ended.value)
+    assert "check fewer steps (--steps 3 or less)" in str(ended.value)
     assert not loop_threads()
 
 

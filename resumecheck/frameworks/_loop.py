@@ -298,9 +298,13 @@ class LoopProgram:
                 f"(innermost frames: {where})")
 
     def _ended_text(self) -> str:
+        # (a trial's EarlyStoppingCallback ended the run at 18 of 24 steps: told to give
+        # the target more steps, which could not help)
         return (f"{self.framework}{LOOP_ENDED} {self._last_step}: its own stop "
-                "(max_steps, max_epochs, or the end of the data) came first; give the "
-                "target at least as many steps as the check runs")
+                "(max_steps, max_epochs, the end of the data, or a callback that stops it, "
+                "early stopping) came first; give the target at least as many steps as the "
+                "check runs, or, where it stopped early, check fewer steps (--steps "
+                f"{self._last_step} or less): the steps after such a stop do not train")
 
 
 def run_pending(pending: dict[str, list[Callable[[], None]]], stage: str) -> None:
