@@ -2969,10 +2969,18 @@ def _divergence_text(r: RunResult, own_checkpoint: bool, position: str | None = 
 def _optimizers_rate(r: RunResult) -> str:
     """Where a dropped optimizer departs first in the learning rate, why the
     rate is the optimizer's (trial 220: a new user looked for momentum buffers
-    in a row that named only the rate)."""
-    if r.dropped == [OPTIMIZER] and split_rank_name(r.first_divergent_key or "")[0] == "lr":
+    in a row that named only the rate); where the model's inputs depart first
+    and a random stream is the cause (dropped, or confirmed), that they hold
+    what a step draws too (two trials' diffusion noise and input masks read
+    as a data loader's fault)."""
+    first = split_rank_name(r.first_divergent_key or "")[0]
+    if r.dropped == [OPTIMIZER] and first == "lr":
         return (" (the optimizer's param_groups hold the learning rate a scheduler sets: "
                 "dropped, the restart steps with the rate its build gave it)")
+    if first.startswith("inputs:") and (RNG in r.dropped or any(
+            f.status == CONFIRMED and is_stream_detail(f.detail) for f in r.diagnosis)):
+        return (" (the model's inputs are its batch and what a step draws into it, noise or "
+                "masks: a random stream that differs makes them differ too)")
     return ""
 
 

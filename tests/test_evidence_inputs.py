@@ -275,3 +275,23 @@ def test_integer_inputs_of_another_shape_say_their_shapes():
     assert describe_entries(ref, new) == (
         "32 entries, 48 in the reference (shape [4, 8], [4, 12] in the reference)")
     assert describe_entries(ref.reshape(-1), new.reshape(-1)) == "32 entries, 48 in the reference"
+
+
+def test_inputs_that_depart_with_a_random_stream_say_a_step_draws_into_them():
+    """Two trials (diffusion noise, an autoencoder's input masks): `data (the
+    model's inputs)` read as a data loader's fault, where the stream blamed
+    below drew what the step added to its batch."""
+    from resumecheck.report import CONFIRMED, DIVERGED, Finding, RunResult
+    from resumecheck.verdict import _optimizers_rate
+
+    def run(dropped, status):
+        return RunResult(dropped=dropped, resume_at=[6], verdict=DIVERGED,
+                         first_divergent_key="inputs:x", diagnosis=[Finding(
+                             "rng", "torch CPU stream differs from the uninterrupted run's at "
+                             "step 6", step=6, status=status)])
+
+    said = ("the model's inputs are its batch and what a step draws into it, noise or masks: a "
+            "random stream that differs makes them differ too")
+    assert said in _optimizers_rate(run([], CONFIRMED))
+    assert said in _optimizers_rate(run(["rng"], None))
+    assert _optimizers_rate(run([], None)) == ""  # (no stream shown to be the cause)
