@@ -208,10 +208,11 @@ class FuzzResult:
     def _edges(self) -> str:
         """Which of the program's epoch boundaries before its last step a schedule resumed at."""
         if not self.boundaries:  # (a trial read "before its last step" as "declares later")
-            return (", the program declares no epoch boundary before its last step"
+            # (two trials read a comma there as joining the count and the boundaries)
+            return ("; the program declares no epoch boundary before its last step"
                     if self.epochs_declared else
-                    ", the program does not say where its epochs end (no steps_per_epoch "
-                    "or epoch_boundaries), so no schedule was aimed at one")
+                    "; the program does not say where its epochs end, so no schedule was aimed "
+                    "at one: steps_per_epoch or epoch_boundaries say it")
         # (said of the schedules tried, not of the failing one beside it; a trial
         # read "among them resumes at epoch boundary 8 of 8, 16" as hard to parse)
         # (a trial read "they resumed at none" beside a minimal schedule at a

@@ -131,10 +131,10 @@ def test_a_module_name_without_a_colon_is_read_from_the_current_directory(tmp_pa
 def test_counts_read_as_english():
     one = FuzzResult(target="t", steps=8, seed=None, max_interruptions=2, examples=1,
                      distinct_schedules=1)
-    assert "in 1 example drawn (1 distinct schedule," in one.summary()
+    assert "in 1 example drawn (1 distinct schedule;" in one.summary()
     two = FuzzResult(target="t", steps=8, seed=None, max_interruptions=2, examples=2,
                      distinct_schedules=2)
-    assert "in 2 examples drawn (2 distinct schedules," in two.summary()
+    assert "in 2 examples drawn (2 distinct schedules;" in two.summary()
 
 
 def test_the_epoch_boundaries_a_fuzz_resumed_at_read_as_steps_not_a_count():
@@ -148,11 +148,12 @@ def test_the_epoch_boundaries_a_fuzz_resumed_at_read_as_steps_not_a_count():
         boundaries=[5, 10, 15], boundaries_covered=[5, 10])
     assert "epoch boundaries, 5, 10 and 15, no example drawn resumed at any)" in said(
         boundaries=[5, 10, 15])
-    assert ("(3 distinct schedules, the program declares no epoch boundary before its last "
+    assert ("(3 distinct schedules; the program declares no epoch boundary before its last "
             "step)") in said(epochs_declared=True)
-    # (a trial read that of a program that declares none as saying it declares later ones)
-    assert ("(3 distinct schedules, the program does not say where its epochs end (no "
-            "steps_per_epoch or epoch_boundaries), so no schedule was aimed at one)") in said()
+    # (a trial read that of a program that declares none as saying it declares later ones;
+    # later ones read a comma, and brackets inside brackets, as one fact)
+    assert ("(3 distinct schedules; the program does not say where its epochs end, so no "
+            "schedule was aimed at one: steps_per_epoch or epoch_boundaries say it)") in said()
     # (a trial: "resume at 20 (an epoch boundary)" beside "no example drawn resumed at any")
     from resumecheck.report import RunResult
 
