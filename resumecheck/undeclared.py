@@ -726,8 +726,8 @@ def _amount_of(obj: Any, missed: list[torch.Tensor]) -> str:
 def _ptr(t: torch.Tensor) -> int | None:
     """Where a tensor's data lives (None: a tensor without one of its own, a
     sharded or meta tensor)."""
-    try:
-        return t.data_ptr() or None
+    try:  # (its storage's: every view of one storage lives where it does)
+        return t.untyped_storage().data_ptr() or None
     except Exception:
         return None
 
@@ -1136,7 +1136,9 @@ def _tensors_of(obj: Any) -> list[torch.Tensor] | None:
     of an object the program did not declare is called (a loader's may start
     an iterator, which draws from the global stream, and the run would change)."""
     if isinstance(obj, torch.Tensor):
-        if obj.grad_fn is not None or obj._base is not None or not obj.numel():
+        # (a view counts, by its own values: a trial's list of unbind() views of a
+        # restored tensor read as the list held otherwise than the run's tensors)
+        if obj.grad_fn is not None or not obj.numel():
             return []
         return [obj.detach()]
     if isinstance(obj, torch.Generator):  # its state, read (a copy): drawn from, it changes
