@@ -156,8 +156,7 @@ class UndeclaredWatch:
 
     def _found(self, before_all: dict[str, list[str]], program: Any,
                components: Sequence[Component], batch: set[int | None]) -> dict[str, str]:
-        # (held until the end: a temporary's memory, freed, is where the next
-        # tensor made may live, and would pass for it)
+        # (held until the end: a freed temporary's memory may hold the next tensor made)
         declared = [(c, t) for c in components for t in _state_tensors(c.obj)]
         ptrs = {_ptr(t) for _, t in declared if not _is_number_tensor(t)} - {None}
         # a number is never held by an equal value (a counter at 12 and some
@@ -196,7 +195,8 @@ class UndeclaredWatch:
             owner = path.split(".")[0]
             if missed and owner in kept and _in_its_state(path, obj, kept[owner]):
                 continue  # (its state_dict() returns it: compared, a lossy load is diagnosed)
-            if missed and _held_by_name(path, obj, components, kept):
+            if missed and (_held_by_name(path, obj, components, kept)
+                           or _returned(obj, also.get(id(obj)), kept)):
                 continue  # (a component keeps it, under its name and equal: compared there)
             if missed and (_is_number(obj) or isinstance(obj, (list, tuple))) and (
                     reached := _reached_by_own(path, obj, program, components)) is not None:
@@ -911,6 +911,24 @@ def _repr_brief(value: Any) -> str:
         return f"a tensor of shape {tuple(value.shape)}"
     text = repr(value)
     return text if len(text) <= 40 else text[:39] + "…"
+
+
+def _returned(obj: Any, field: str | None, kept: dict[str, dict[Any, Any]]) -> bool:
+    """Whether the declared component of the program's own whose field ``obj``
+    is (``field``, its path there) returns, among what its state_dict() holds
+    (``kept``: each such component's ``_state_leaves``), the state_dict() of
+    ``obj`` (a trial's component kept three schedulers and returned each
+    one's state_dict(), and was said to return none equal)."""
+    leaves = kept.get(field.split(".")[0], {}) if field is not None else {}
+    if not leaves or not isinstance(obj, (torch.optim.Optimizer, torch.nn.Module,
+                                          *_SCHEDULERS)):
+        return False  # (torch's own, which draw nothing and start nothing when asked)
+    try:
+        own = digest(obj.state_dict())
+    except Exception:  # (a notice never fails a check)
+        return False
+    return any(isinstance(key, tuple) and isinstance(value, Mapping) and digest(value) == own
+               for key, value in leaves.items())
 
 
 def _kept_by_own(field: str, kind: str) -> str:

@@ -1501,3 +1501,14 @@ def test_a_list_given_back_as_views_of_one_restored_tensor_is_not_named():
     report = verify("fixtures.trust.list_of_views:BOOTSTRAP", **FAST)
     assert report.equivalent
     assert not any(line.startswith("boot ") for line in report.undeclared), report.undeclared
+
+
+def test_schedulers_a_component_of_ones_own_returns_the_state_dict_of_are_not_named():
+    """A trial's ensemble declared its three schedulers through a component of
+    its own returning each one's state_dict(); at a resume point where they
+    were as built, each was said to be one the component "returns no state
+    equal to", and the user was told to declare it again."""
+    report = verify("fixtures.trust.many_schedulers:ENSEMBLE", **FAST)
+    assert report.equivalent
+    assert not any(line.startswith("state.scheds") for line in report.undeclared), \
+        report.undeclared
