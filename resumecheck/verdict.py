@@ -3009,8 +3009,14 @@ def _noise_clause(r: RunResult) -> str:
         anew = (" (the band is between runs of other seeds, whose weights start elsewhere "
                 "too: a model started anew this early stays within it)"
                 if PARAMS in r.dropped else "")
+        close = (r.noise_ratio or 0.0) >= _NEAR_THE_EDGE
+        # (a trial's loss, 0.9x the band, was beyond the seeds' spread at several steps:
+        # "stays within" read as at every step, where the band is its widest one)
         return (f"; loss stays within seed-to-seed noise {_band_steps(r)}{anew}: plausible but "
-                "different")
+                "different" + (f" (the loss differing by at most {r.noise_ratio:.2f}x the band's "
+                               "width, the widest spread of the seeds' runs at any of those "
+                               "steps, not at each: close to it, a band measured from a few runs "
+                               "is rough)" if close else ""))
     if r.plausible is False:
         at = "" if r.leaves_band_at is None else f" at step {r.leaves_band_at}"
         # (a trial read "leaves the band from step 13 on" of a loss identical at 13 and 14
@@ -3024,6 +3030,10 @@ def _noise_clause(r: RunResult) -> str:
                 + (_ONLY_JUST if (r.noise_ratio or 0.0) < _JUST_BEYOND else ""))
     return ""
 
+
+_NEAR_THE_EDGE = 0.75
+"""A plausible run's largest loss difference from this many times the band's
+width on is said to be close to it."""
 
 _JUST_BEYOND = 1.25
 """A gross run's largest loss difference below this many times the band is said

@@ -960,3 +960,19 @@ def test_a_stream_the_program_set_right_itself_beside_another_cause_is_a_note():
         "changes nothing)")
     assert other.line_in(run, None).endswith("(differs; put right alone, the run departs as "
                                              "before)")
+
+
+def test_a_plausible_run_close_to_the_band_says_what_the_band_is():
+    """A trial: a loss 0.9x the band's width was beyond the seeds' spread at
+    several steps, and "stays within seed-to-seed noise" read as at every one;
+    the band is the widest spread at any step. Far inside it, nothing is added."""
+    from resumecheck.verdict import _noise_clause
+
+    run = RunResult(dropped=[], resume_at=[7], verdict="diverged", plausible=True,
+                    noise_ratio=0.9, max_abs_loss_diff=14.9)
+    assert _noise_clause(run).endswith(
+        "plausible but different (the loss differing by at most 0.90x the band's width, the "
+        "widest spread of the seeds' runs at any of those steps, not at each: close to it, a "
+        "band measured from a few runs is rough)")
+    run.noise_ratio = 0.3
+    assert _noise_clause(run).endswith(": plausible but different")
