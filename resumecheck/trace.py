@@ -144,9 +144,9 @@ class Tracer:
             # Accelerate keeps its GradScaler on the optimizer wrapper
             scaler = getattr(declared_optimizer, "scaler", None)
             self._scaler = scaler if isinstance(scaler, torch.amp.GradScaler) else None
+        self._built = weakref.ref(built)  # (no longer alive than the segment keeps it)
         self._steps = _OptimizerSteps(self._optimizers, self._param_names(), self._wants_copy,
                                       _optimizer_names(built))
-        self._built = weakref.ref(built)  # (no longer alive than the segment keeps it)
         self._step: int | None = None
         self.copy_grads_at: Callable[[int], bool] | None = None
         """Whether a step's tensors may be kept (None: every step's may)."""
@@ -202,16 +202,22 @@ class Tracer:
 
     def _param_names(self) -> dict[int, str]:
         """Each parameter's name in the keys: the model's own, another declared
-        module's under its component's name, else its place in its optimizer."""
+        module's under its component's name, else its place in its optimizer,
+        under that optimizer's component name where there are several (a
+        trial's GAN read "group0.param4" and could not tell whose)."""
         names: dict[int, str] = {}
         for prefix, model in self._models:
             for name, p in model.named_parameters():
                 names.setdefault(id(p), f"{prefix}{name}")
+        built = self._built()
+        declared = (_optimizer_names(built) if built is not None and len(self._optimizers) > 1
+                    else {})
         for o, optimizer in enumerate(self._optimizers):
+            whose = (f"{declared[id(optimizer)]}." if id(optimizer) in declared
+                     else "" if o == 0 else f"optimizer{o}.")
             for g, group in enumerate(optimizer.param_groups):
                 for i, p in enumerate(group["params"]):
-                    names.setdefault(id(p), f"{'' if o == 0 else f'optimizer{o}.'}"
-                                            f"group{g}.param{i}")
+                    names.setdefault(id(p), f"{whose}group{g}.param{i}")
         return names
 
     def _wants_copy(self, key: str, value: str) -> bool:

@@ -514,3 +514,46 @@ class SnapshotPosition(Linear):
 SNAPSHOT = Target(factory=SnapshotPosition, steps=8, resume_at=(4,))
 SNAPSHOT_FORGOTTEN = Target(factory=SnapshotPosition, steps=8, resume_at=(4,),
                             run_config={"mode": "forgets-snapshot"}, restart_config="run")
+
+
+class _Copied:
+    """Tensors restored in place (a component of the program's own, no module)."""
+
+    def __init__(self, tensors: list) -> None:
+        self.tensors = tensors
+
+    def state_dict(self) -> dict:
+        return {str(i): t.detach().clone() for i, t in enumerate(self.tensors)}
+
+    def load_state_dict(self, state: dict) -> None:
+        with torch.no_grad():
+            for i, t in enumerate(self.tensors):
+                t.copy_(state[str(i)])
+
+
+class TwoOptimizers:
+    """Two bare weight tensors (no module), each stepped by its own optimizer,
+    declared under names of the program's own (a GAN's critic and generator:
+    a trial read "gradient of group0.param4", and could not tell whose)."""
+
+    def __init__(self, config: dict) -> None:
+        torch.manual_seed(0)
+        self.a = torch.nn.Parameter(torch.randn(3, 1))
+        self.b = torch.nn.Parameter(torch.randn(3, 1))
+        self.opt_a = torch.optim.Adam([self.a], lr=0.1)
+        self.opt_b = torch.optim.Adam([self.b], lr=0.1)
+
+    def components(self) -> dict:
+        return {"weights": _Copied([self.a, self.b]), "opt_a": self.opt_a, "opt_b": self.opt_b}
+
+    def train_step(self) -> torch.Tensor:
+        loss = ((X @ self.a - Y) ** 2).mean() + ((X @ self.b + Y) ** 2).mean()
+        self.opt_a.zero_grad()
+        self.opt_b.zero_grad()
+        loss.backward()
+        self.opt_a.step()
+        self.opt_b.step()
+        return loss
+
+
+TWO_OPTIMIZERS = Target(factory=TwoOptimizers, steps=6, resume_at=(3,))

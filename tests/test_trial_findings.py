@@ -813,3 +813,14 @@ def test_a_diagnosis_line_left_unjudged_says_so():
                   RunResult(dropped=[], resume_at=[20], verdict=IDENTICAL, checkpoint="program"),
                   RunResult(dropped=[], resume_at=[20], verdict=DIVERGED)):
         assert config.mark_in(other, None) == ""
+
+
+def test_a_parameter_no_module_names_is_named_by_its_optimizers_component_among_several():
+    """A trial's two optimizers: a gradient read "group0.param4@5", and the
+    user could not tell whose group 0 it was."""
+    from resumecheck import verify
+
+    dropped = verify("tests.programs:TWO_OPTIMIZERS", drop=["opt_b"], noise_seeds=0,
+                     check_determinism=False).runs[-1]
+    assert dropped.dropped == ["opt_b"] and dropped.verdict == "diverged"
+    assert dropped.largest_in["abs"] == "gradient of opt_b.group0.param0", dropped.largest_in
