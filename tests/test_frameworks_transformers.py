@@ -342,6 +342,23 @@ def test_the_trainers_epochs_are_declared_where_it_makes_its_own_loader():
         assert built.program.steps_per_epoch is None
     finally:
         built.program.close()
+    # (a trial's subclass made its own bucketing loader, and it could not say where its
+    # epochs end: trainer_target takes them)
+    from resumecheck.frameworks import trainer_target
+    from tests.frameworks_loop_programs import transformers_train
+
+    declared = trainer_target(transformers_train().make_trainer, args=transformers_train().ARGS,
+                              steps=8, steps_per_epoch=4)
+    built = declared.build(dict(declared.run_config))
+    try:
+        built.program.trainer.__class__ = OwnLoader
+        assert built.boundaries()["steps_per_epoch"] == 4
+    finally:
+        built.program.close()
+    from resumecheck.errors import InvalidArgument
+
+    with pytest.raises(InvalidArgument, match="steps_per_epoch"):
+        trainer_target(transformers_train().make_trainer, steps_per_epoch=0)
 
 
 def test_the_own_resume_says_the_resume_that_ran_is_the_checks():

@@ -66,6 +66,7 @@ def trainer_target(
     resume_at: Sequence[int] = (),
     seed: int = 0,
     not_state: Sequence[str] = (),
+    steps_per_epoch: float | None = None,
 ) -> Target:
     """A resumecheck target for ``make_trainer(training_arguments) -> Trainer``.
 
@@ -74,6 +75,9 @@ def trainer_target(
     is built from the same settings, as a relaunched script would be.
     ``not_state``: as ``Target``'s, paths of what the run keeps that is not
     state (a logging callback's counter), as the report's lines name them.
+    ``steps_per_epoch``: optimizer steps per epoch, where the Trainer does not
+    make its loader itself (a subclass's ``get_train_dataloader``: a trial's
+    bucketing sampler) and so cannot be read; else read from its dataset.
     """
     if not callable(make_trainer):
         raise InvalidArgument("make_trainer", make_trainer,
@@ -83,9 +87,15 @@ def trainer_target(
     # runs vary it; a trial's args seed=17 was reported as 0, and no noise band)
     seed = int(overrides.pop("seed", seed))
 
+    if steps_per_epoch is not None and not (isinstance(steps_per_epoch, (int, float))
+                                            and steps_per_epoch > 0):
+        raise InvalidArgument("steps_per_epoch", steps_per_epoch, "expected a number > 0")
+
     def build(config: dict[str, Any]) -> TrainerProgram:
-        return TrainerProgram(make_trainer, args=overrides, seed=int(config.get("seed", seed)),
-                              max_steps=steps)
+        program = TrainerProgram(make_trainer, args=overrides,
+                                 seed=int(config.get("seed", seed)), max_steps=steps)
+        program.declared_steps_per_epoch = steps_per_epoch
+        return program
 
     return Target(factory=build, run_config={"seed": seed}, restart_config="run",
                   steps=steps, resume_at=tuple(resume_at), preload=("transformers.trainer",),
@@ -218,14 +228,20 @@ class TrainerProgram(LoopProgram):
         draws from them as the restart left them (``BuiltProgram.boundaries``)."""
         return sorted(self._driver.fetch_draws)
 
+    declared_steps_per_epoch: float | None = None
+    """``trainer_target(steps_per_epoch=...)``: said by the program, where the
+    Trainer's loader cannot be read (None: read it)."""
+
     @property
-    def steps_per_epoch(self) -> int | None:
+    def steps_per_epoch(self) -> float | None:
         """Optimizer steps per epoch, as the Trainer counts them (batches of its
         own train DataLoader, ``gradient_accumulation_steps`` to a step, a last
         short one counting), where its dataset has a length and the Trainer
         makes its loader and sampler itself (a trial: fuzz was told the program
         declares no epoch boundaries); None otherwise. Read without making the
-        loader, which would draw."""
+        loader, which would draw. ``declared_steps_per_epoch`` where given."""
+        if self.declared_steps_per_epoch is not None:
+            return self.declared_steps_per_epoch
         tf = require("transformers", "resumecheck.frameworks.transformers")
         trainer, args = self.trainer, self.trainer.args
         dataset = getattr(trainer, "train_dataset", None)
