@@ -229,36 +229,14 @@ class TrainerProgram(LoopProgram):
         return sorted(self._driver.fetch_draws)
 
     declared_steps_per_epoch: float | None = None
-    """``trainer_target(steps_per_epoch=...)``: said by the program, where the
-    Trainer's loader cannot be read (None: read it)."""
+    """``trainer_target(steps_per_epoch=...)`` (None: read from the Trainer)."""
 
     @property
     def steps_per_epoch(self) -> float | None:
-        """Optimizer steps per epoch, as the Trainer counts them (batches of its
-        own train DataLoader, ``gradient_accumulation_steps`` to a step, a last
-        short one counting), where its dataset has a length and the Trainer
-        makes its loader and sampler itself (a trial: fuzz was told the program
-        declares no epoch boundaries); None otherwise. Read without making the
-        loader, which would draw. ``declared_steps_per_epoch`` where given."""
+        """The declared steps per epoch, else the Trainer's (``_steps_per_epoch``)."""
         if self.declared_steps_per_epoch is not None:
             return self.declared_steps_per_epoch
-        tf = require("transformers", "resumecheck.frameworks.transformers")
-        trainer, args = self.trainer, self.trainer.args
-        dataset = getattr(trainer, "train_dataset", None)
-        own = all(getattr(type(trainer), name) is getattr(tf.Trainer, name)
-                  for name in ("get_train_dataloader", "_get_train_sampler"))
-        if (not own or dataset is None or isinstance(dataset, torch.utils.data.IterableDataset)
-                or getattr(args, "auto_find_batch_size", False)
-                or not isinstance(args.train_batch_size, int) or args.train_batch_size < 1):
-            return None
-        try:
-            samples = len(dataset)
-        except TypeError:
-            return None
-        batches = (samples // args.train_batch_size if args.dataloader_drop_last
-                   else -(-samples // args.train_batch_size))
-        accumulate = max(int(args.gradient_accumulation_steps), 1)
-        return max(batches // accumulate + int(batches % accumulate > 0), 1) if batches else None
+        return _steps_per_epoch(self.trainer)
 
     def components(self) -> dict[str, Any]:
         trainer = self.trainer
@@ -307,6 +285,32 @@ class TrainerProgram(LoopProgram):
     def close(self) -> None:
         super().close()
         self._root.cleanup()
+
+
+def _steps_per_epoch(trainer: Any) -> int | None:
+    """Optimizer steps per epoch, as the Trainer counts them (batches of its
+    own train DataLoader, ``gradient_accumulation_steps`` to a step, a last
+    short one counting), where its dataset has a length and the Trainer
+    makes its loader and sampler itself (a trial: fuzz was told the program
+    declares no epoch boundaries); None otherwise. Read without making the
+    loader, which would draw."""
+    tf = require("transformers", "resumecheck.frameworks.transformers")
+    args = trainer.args
+    dataset = getattr(trainer, "train_dataset", None)
+    own = all(getattr(type(trainer), name) is getattr(tf.Trainer, name)
+              for name in ("get_train_dataloader", "_get_train_sampler"))
+    if (not own or dataset is None or isinstance(dataset, torch.utils.data.IterableDataset)
+            or getattr(args, "auto_find_batch_size", False)
+            or not isinstance(args.train_batch_size, int) or args.train_batch_size < 1):
+        return None
+    try:
+        samples = len(dataset)
+    except TypeError:
+        return None
+    batches = (samples // args.train_batch_size if args.dataloader_drop_last
+               else -(-samples // args.train_batch_size))
+    accumulate = max(int(args.gradient_accumulation_steps), 1)
+    return max(batches // accumulate + int(batches % accumulate > 0), 1) if batches else None
 
 
 def _subclass_fields(trainer: Any) -> list[tuple[str, Any]]:
