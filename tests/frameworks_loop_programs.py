@@ -1117,3 +1117,18 @@ TRAINER_EARLY_STOPPING_RESTORED = trainer_target(
     steps=8, resume_at=(5,))
 TRAINER_EARLY_STOPPING_NOT_RESTORED = trainer_target(_with_early_stopping, args=_EARLY_ARGS,
                                                      steps=8, resume_at=(5,))
+
+
+def _accumulation_schedule():
+    """One batch a step in the first two epochs, two from epoch 2 on (a trial's
+    GradientAccumulationScheduler, whose epochs were said to end by the last
+    accumulation throughout)."""
+    import lightning.pytorch as pl
+
+    return {"callbacks": [pl.callbacks.GradientAccumulationScheduler({0: 1, 2: 2})]}
+
+
+LIGHTNING_ACCUMULATION_SCHEDULE = lightning_target(
+    module=lambda: lightning_train().TinyClassifier(dropout=0.0),
+    data=lambda: lightning_train().stateful_loader(), steps=16, resume_at=(3,),
+    trainer=_accumulation_schedule)

@@ -103,6 +103,21 @@ def test_a_datamodules_epochs_are_the_fit_loops_count_of_batches(tmp_path, monke
         built.program.close()
 
 
+def test_epochs_whose_accumulation_a_scheduler_changes_end_where_each_epochs_steps_do(
+        tmp_path, monkeypatch):
+    """A trial: with 1 batch a step, then 2 from epoch 2 on, the report said "the
+    program's epochs end after steps 3, 6, 9, 12", from the last accumulation;
+    with 5 batches an epoch they end after 5, 10, 13, 16 (a last short step)."""
+    monkeypatch.setenv(SCRATCH_ENV, str(tmp_path))
+    built = load_target(spec("LIGHTNING_ACCUMULATION_SCHEDULE")).build({"seed": 0})
+    try:
+        bounds = built.boundaries()
+        assert bounds["steps_per_epoch"] is None
+        assert bounds["epoch_boundaries"][:4] == [5, 10, 13, 16]
+    finally:
+        built.program.close()
+
+
 @pytest.mark.e2e
 def test_what_the_modules_own_hooks_keep_is_the_hooks_component():
     """A trial's counter kept by on_save_checkpoint/on_load_checkpoint: the

@@ -210,12 +210,38 @@ class LightningProgram(LoopProgram):
         DataLoader with a length, every batch of it trained: Lightning steps
         at an epoch's end too, accumulating or not; for a datamodule or a
         loader function, the fit loop's count of batches once it has made the
-        loader); None otherwise."""
+        loader); None otherwise, and where the accumulation changes by epoch
+        (``epoch_boundaries`` says where they end then)."""
+        accumulate = getattr(self.trainer, "accumulate_grad_batches", None)
+        batches = self._batches()
+        if (batches is None or _accumulation_schedule(self.trainer) is not None
+                or not isinstance(accumulate, int) or accumulate < 1):
+            return None
+        return -(-batches // accumulate)
+
+    @property
+    def epoch_boundaries(self) -> list[int] | None:
+        """Where the epochs end, where a ``GradientAccumulationScheduler``
+        changes the accumulation by epoch (a trial's accumulated 1 batch, then 2
+        from epoch 2: the report said "the epochs end after steps 3, 6, 9, 12",
+        from the last accumulation, where they end after 6, 12 and 15); None
+        otherwise (``steps_per_epoch`` says it)."""
+        schedule, batches = _accumulation_schedule(self.trainer), self._batches()
+        if schedule is None or batches is None:
+            return None
+        ends: list[int] = []
+        last = getattr(self.trainer, "max_steps", -1)
+        while not ends or ends[-1] < (last if isinstance(last, int) and last > 0 else 1000):
+            epoch = len(ends)
+            accumulate = schedule[max(k for k in schedule if k <= epoch)]
+            ends.append((ends[-1] if ends else 0) + -(-batches // max(int(accumulate), 1)))
+        return ends
+
+    def _batches(self) -> int | None:
+        """The batches of an epoch where the data tells (see ``steps_per_epoch``)."""
         loader = self.data[0] if isinstance(self.data, (list, tuple)) and len(self.data) == 1 \
             else self.data
-        limit = getattr(self.trainer, "limit_train_batches", None)
-        accumulate = getattr(self.trainer, "accumulate_grad_batches", None)
-        if limit != 1.0 or not isinstance(accumulate, int) or accumulate < 1:
+        if getattr(self.trainer, "limit_train_batches", None) != 1.0:
             return None
         if not isinstance(loader, torch.utils.data.DataLoader):
             # (a datamodule, or a loader function: the fit loop's count, once it
@@ -223,12 +249,11 @@ class LightningProgram(LoopProgram):
             batches = getattr(self.trainer, "num_training_batches", None)
             if not isinstance(batches, int) or isinstance(batches, bool):
                 return None
-            return -(-batches // accumulate) if batches > 0 else None
+            return batches if batches > 0 else None
         try:
-            batches = len(loader)
+            return len(loader) or None
         except TypeError:  # (an iterable dataset without a length)
             return None
-        return -(-batches // accumulate) if batches else None
 
     @property
     def rate_moved_after(self) -> list[int]:
@@ -694,3 +719,14 @@ def _rates(trainer: Any) -> list[float]:
     """Every optimizer's learning rates, group by group."""
     return [float(group["lr"]) for optimizer in trainer.optimizers
             for group in optimizer.param_groups]
+
+
+def _accumulation_schedule(trainer: Any) -> dict[int, int] | None:
+    """A ``GradientAccumulationScheduler``'s accumulation by epoch, where the
+    run has one (None: the accumulation is the same in every epoch)."""
+    for callback in getattr(trainer, "callbacks", None) or []:
+        scheduling = getattr(callback, "scheduling", None)
+        if type(callback).__name__ == "GradientAccumulationScheduler" and isinstance(
+                scheduling, dict) and 0 in scheduling:
+            return {int(k): int(v) for k, v in scheduling.items()}
+    return None
