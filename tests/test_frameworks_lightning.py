@@ -890,6 +890,10 @@ def test_a_plain_training_loader_read_again_from_its_epochs_start_is_said_why():
             "keeps one (state_dict() and load_state_dict(): torchdata's StatefulDataLoader), "
             "and yours is a DataLoader: a resume inside an epoch reads that epoch again from "
             "its start") in own.explanation, own.explanation
+    # (a later trial's datamodule put its sampler's place back itself, and a copy that lost
+    # it read this as a claim about every plain loader)
+    assert ("unless code of yours puts the place back (a datamodule's load_state_dict() that "
+            "sets its sampler's position") in own.explanation
     assert "came back as saved, yet the samples differ" not in own.explanation
 
 
