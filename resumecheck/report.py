@@ -419,7 +419,9 @@ def seed_text(asked: int | None, base: int | None | str) -> str:
         return f"seed {asked} asked of the program"
     if base == "?":
         return "the program's own seed"
-    return f"the program's own seed ({'unknown' if base is None else base})"
+    # (trials read "(unknown)" of a seed written in the script as a failure to find it)
+    return (f"the program's own seed ({base})" if base is not None else
+            "the program's own seed (not a setting the check can read)")
 
 
 @dataclass(kw_only=True)
