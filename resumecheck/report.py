@@ -1139,7 +1139,7 @@ def _incomplete_notice(engine: RunResult, where: str, settings: str, ablations: 
     drawn = next((o for o in engine.stream_offsets if o.draws and o.draws > 0), None)
     if drawn is not None:
         return _drawn_notice(_with_ranks_alike(drawn, engine.stream_offsets), where, named,
-                             ending, lost)
+                             ending, lost, _read_a_later_epoch(engine, drawn))
     loader = re.search(rf"; ([^;]+ {re.escape(NOT_RESUMABLE)}[^;]*)", engine.explanation)
     if loader is not None:  # (trial 267: a framework's plain training loader)
         return (f"the restart reads its epoch again from its start: the engine restored every "
@@ -1254,15 +1254,29 @@ def _with_ranks_alike(drawn: StreamOffset, offsets: Sequence[StreamOffset]) -> S
     return replace(drawn, detail=drawn.detail.replace(mark, f"{mark}(and of {ranks}, alike) ", 1))
 
 
+def _read_a_later_epoch(engine: RunResult, drawn: StreamOffset) -> str:
+    """Where the step that drew more is the one whose samples are a later
+    epoch's first, that the draw may follow from them ('' otherwise: a trial's
+    loop skipped past its epoch's end and began the next, whose new iterator
+    drew, and the WARNING put the draw first)."""
+    if (engine.first_divergent_step != drawn.step - 1
+            or "the first of a later epoch" not in (engine.divergence_detail or "")):
+        return ""
+    return (f"Step {drawn.step - 1} read a later epoch's first samples (see the first "
+            "divergence), and a new epoch's iterator draws its base seed as it is made: the "
+            "draw may follow from what the restart reads, not cause it. ")
+
+
 def _drawn_notice(drawn: StreamOffset, where: str, named: str, ending: str,
-                  lost: Sequence[tuple[str, bool]] = ()) -> str:
+                  lost: Sequence[tuple[str, bool]] = (), follows: str = "") -> str:
     """The incomplete-state notice where the restart draws from a stream
     where the uninterrupted run does not (``drawn``); ``lost``: state the
-    program's own resume showed its checkpoint losing, which may be why."""
+    program's own resume showed its checkpoint losing, which may be why;
+    ``follows``: what the draw may follow from (``_read_a_later_epoch``)."""
     # (a trial: a loader's iterator made lazily after the load read as a
     # component missing from the declarations, not as the draw it is)
     restored = (f"the engine restored every declared component and the run still {where}, "
-                f"and the {drawn.detail}. ")
+                f"and the {drawn.detail}. {follows}")
     lead = ("the restart draws from a random stream where the uninterrupted run does not: "
             f"{restored}")
     if lost:

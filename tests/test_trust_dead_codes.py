@@ -58,3 +58,21 @@ def test_a_draw_on_every_rank_is_said_of_every_rank_in_the_warning():
         "torch CPU stream of rank 0 (and of rank 1, alike) is 1 draw ahead")
     apart = [offset(0), offset(1, draws=2)]
     assert _with_ranks_alike(apart[0], apart) is apart[0]
+
+
+def test_a_draw_in_the_step_that_read_a_later_epochs_first_samples_may_follow_from_them():
+    """A trial's loop skipped past its epoch's end and began the next, whose new
+    iterator drew its base seed: the WARNING put the draw first, as the cause."""
+    from resumecheck.report import DIVERGED, RunResult, StreamOffset, _read_a_later_epoch
+
+    drawn = StreamOffset(stream="torch", step=7, draws=1, unit="draw",
+                         detail="torch CPU stream is 1 draw ahead")
+    engine = RunResult(dropped=[], resume_at=[5], verdict=DIVERGED, first_divergent_step=6,
+                       divergence_detail="step 6: 8 of 8 samples differ; they are what the "
+                       "uninterrupted run read at step 9, the first of a later epoch: ...")
+    assert _read_a_later_epoch(engine, drawn).startswith(
+        "Step 6 read a later epoch's first samples (see the first divergence), and a new "
+        "epoch's iterator draws its base seed as it is made: the draw may follow from what the "
+        "restart reads, not cause it.")
+    engine.divergence_detail = "step 6: 8 of 8 samples differ"  # (no later epoch read)
+    assert _read_a_later_epoch(engine, drawn) == ""
