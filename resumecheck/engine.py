@@ -63,7 +63,7 @@ from resumecheck.settings import DEFAULT_NOISE_SEEDS, MAX_NOISE_SEEDS, DropSpec,
 from resumecheck.streams import is_stream_state
 from resumecheck.trace import KEPT_IN_MEMORY, load_step_tensors
 from resumecheck.undeclared import (
-    brought_back, generator_paths, not_known_if_held, set_back_unseen,
+    alike_named, brought_back, generator_paths, not_known_if_held, set_back_unseen,
 )
 
 __all__ = [
@@ -1542,7 +1542,8 @@ def _named(checker: Checker, back: set[str], on_the_way: dict[str, int]) -> dict
                    else f"after step {step} (the first after the restore at {step - 1}, where "
                    "it is first looked at)" if step - 1 in checker.resume_at
                    else f"after step {step}") for path, step in on_the_way.items()}
-    return {path: (set_back_unseen(text) if path in as_built else text)
+    return {path: (set_back_unseen(text, alike_named(path, checker.fields_as_built))
+                   if path in as_built else text)
             # (trial 254 read "held it otherwise after step 8" as one step: held so from
             # there on, until a later step set it alike)
             + (f"; {RESTART_HELD_OTHERWISE} from {when[path]} on, until a later step set it "

@@ -59,7 +59,8 @@ from resumecheck.phrases import (
 )
 from resumecheck.streams import stream_digests, stream_items
 
-__all__ = ["UndeclaredWatch", "brought_back", "held_digests", "iterators_over", "set_back_unseen"]
+__all__ = ["UndeclaredWatch", "alike_named", "brought_back", "held_digests", "iterators_over",
+           "set_back_unseen"]
 
 _LONGEST = 64
 """A list, tuple or dict with more items is not looked into (a dataset kept as a
@@ -354,7 +355,25 @@ def not_known_if_held(text: str, why: str) -> str:
     return text.replace(f"; {_HELD_BY_NONE}:", f"; {hedge},", 1)
 
 
-def set_back_unseen(text: str) -> str:
+def alike_named(path: str, fields_as_built: Mapping[str, str]) -> str:
+    """Of the declared components' fields that are as built at the resume point
+    too (``Checker.fields_as_built``: component -> its line), those of the
+    last name of ``path``, in words: `` (`data_cursor` returns `a.epoch`,
+    `b.epoch`, of a like name, as built there too)``; '' where none is (trials:
+    a position returning a task's `epoch` beside a program's epochs by task,
+    as built at the resume point, read "declare it" as the checkpoint missing it)."""
+    name = path.rsplit(".", 1)[-1]
+    said = []
+    for component, line in fields_as_built.items():
+        fields = [f for f in re.findall(r"`([^`]+)` \(", line)
+                  if f.rsplit(".", 1)[-1] in (name, name.split("_", 1)[-1])]
+        if fields:
+            said.append(f"`{component}` returns {', '.join(f'`{f}`' for f in fields)}")
+    return (f" ({'; '.join(said)}, of a like name, as built there too: if that is this value, "
+            "it holds it)") if said else ""
+
+
+def set_back_unseen(text: str, alike: str = "") -> str:
     """A `not compared` line (``found``'s) where every resume point found it as
     a fresh build holds it: of a field of a declared component of the
     program's own, whether the component's restore sets it back cannot be
@@ -372,7 +391,7 @@ def set_back_unseen(text: str) -> str:
     # the program keeps it, was "held by no declared component"; a number is never
     # held by an equal value, and the restart that would show it holds it as built)
     hedge = ("whether a declared component's state_dict() returns it cannot be seen at a "
-             "resume point where it is as a fresh build holds it; if none does,")
+             f"resume point where it is as a fresh build holds it{alike}; if none does,")
     if _NUMBERS_ONLY.match(text):
         return text.replace(f" and {_NO_COMPONENT_HOLDS}:", f"; {hedge}", 1)
     return text.replace(f"; {_HELD_BY_NONE}:", f"; {hedge}", 1)

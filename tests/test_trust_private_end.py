@@ -328,3 +328,20 @@ def test_a_number_a_declared_component_returns_nested_under_its_owners_name_is_n
                     noise_seeds=0)
     assert report.equivalent
     assert not [w for w in report.undeclared if w.startswith("state.unl.")], report.undeclared
+
+
+def test_a_number_as_built_beside_a_declared_field_of_a_like_name_says_so():
+    """Two trials: a program's epochs by task, and its epoch's loss sum, as built
+    at the resume point, beside a declared position that returns `a.epoch` and
+    `loss_sum`: "if none does, declare it" read as the checkpoint missing them.
+    The hedge names the fields of a like name that the report lists as built too."""
+    from resumecheck.undeclared import alike_named
+
+    built = {"data_cursor": "of `data_cursor`, `a.epoch` (0 there, 1 at the end); `b.epoch` "
+                            "(0 there, 2 at the end); `loss_sum` (0.0 there, 1.5 at the end) are "
+                            "at step 8 as the restore without `data_cursor` leaves them ..."}
+    assert alike_named("state.epoch", built) == (
+        " (`data_cursor` returns `a.epoch`, `b.epoch`, of a like name, as built there too: if "
+        "that is this value, it holds it)")
+    assert "`loss_sum`, of a like name" in alike_named("state.epoch_loss_sum", built)
+    assert alike_named("state.level", built) == ""
