@@ -46,7 +46,7 @@ import math
 import os
 import re
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -195,12 +195,13 @@ class Target:
     """Default number of optimizer steps N for a check."""
     resume_at: tuple[int, ...] = ()
     """Default resume points (empty: N // 2)."""
-    not_state: tuple[str, ...] = ()
+    not_state: Sequence[str] = ()
     """Paths of what the program keeps that is no training state (a log of
     losses, a timer), as the report names them (``history``,
     ``state.history``), each covering what is under it: left out of what is
     not compared (``Report.undeclared``), so neither named nor warned of
-    (trial 163: a CI job kept its own list of such lines to ignore)."""
+    (trial 163: a CI job kept its own list of such lines to ignore). One path
+    given alone, a string, is that one path."""
     drawn_at_import: tuple[str, ...] = field(default=(), compare=False, repr=False)
     """Set by ``load_target``: the global streams (``numpy``, ``torch``) the
     program's module drew from without seeding them as it was imported (a data
@@ -227,6 +228,9 @@ class Target:
             raise ValueError(
                 f"restart_config={self.restart_config!r}: expected 'default' or 'run'"
             )
+        # (one path given alone is one path, not its characters: trial 282's was)
+        object.__setattr__(self, "not_state", (self.not_state,) if isinstance(
+            self.not_state, str) else tuple(self.not_state))
 
     @property
     def name(self) -> str:

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
+from resumecheck.components import split_rank_name
 from resumecheck.errors import LONGER_BOUND
 from resumecheck.phrases import (
     ADAPTER_LOOP, AS_BUILT_MARK, BUILDING, CHANGED_AFTER_LOAD, CHECKPOINT_LOSES,
@@ -1234,20 +1235,17 @@ def _own_equivalent(own: RunResult) -> str:
             "component's load_state_dict() (the data position's) for it to do the same.")
 
 
-_RANK_OF = re.compile(r"^(.*)\[rank (\d+)\]$")
-
-
 def _with_ranks_alike(drawn: StreamOffset, offsets: Sequence[StreamOffset]) -> StreamOffset:
     """``drawn``, its words naming the other ranks whose same stream is as far
     off at the same step (a trial: the WARNING said "the torch CPU stream of
     rank 0" where the table and the stream lines said both ranks)."""
-    found = _RANK_OF.match(drawn.stream)
-    if found is None:
+    stream, rank = split_rank_name(drawn.stream)
+    if rank is None:
         return drawn
-    alike = [int(m[2]) for o in offsets if o is not drawn and (o.step, o.draws, o.unit) == (
-        drawn.step, drawn.draws, drawn.unit) and (m := _RANK_OF.match(o.stream)) is not None
-        and m[1] == found[1]]
-    mark = f"of rank {found[2]} "
+    alike = [other for o in offsets if o is not drawn and (o.step, o.draws, o.unit) == (
+        drawn.step, drawn.draws, drawn.unit) for base, other in [split_rank_name(o.stream)]
+        if base == stream and other is not None]
+    mark = f"of rank {rank} "
     if not alike or mark not in drawn.detail:
         return drawn
     ranks = f"rank{'s' if len(alike) > 1 else ''} {', '.join(map(str, sorted(alike)))}"

@@ -824,3 +824,14 @@ def test_a_parameter_no_module_names_is_named_by_its_optimizers_component_among_
                      check_determinism=False).runs[-1]
     assert dropped.dropped == ["opt_b"] and dropped.verdict == "diverged"
     assert dropped.largest_in["abs"] == "gradient of opt_b.group0.param0", dropped.largest_in
+
+
+def test_one_path_given_alone_as_what_is_not_state_is_one_path():
+    """Every target takes `not_state="state.tokens"` as one path, as the framework
+    targets did (a plain Target kept the string, and read its characters)."""
+    from resumecheck import Target
+    from resumecheck.frameworks.transformers import trainer_target
+
+    assert Target(factory=dict, not_state="state.tokens").not_state == ("state.tokens",)
+    assert Target(factory=dict, not_state=["a", "b"]).not_state == ("a", "b")
+    assert trainer_target(lambda args: None, not_state="trainer.n").not_state == ("trainer.n",)

@@ -112,7 +112,7 @@ def lightning_target(
 
     return Target(factory=build, run_config={"seed": seed}, restart_config="run",
                   steps=steps, resume_at=tuple(resume_at), preload=("lightning.pytorch",),
-                  not_state=(not_state,) if isinstance(not_state, str) else tuple(not_state))
+                  not_state=not_state)
 
 
 def _copyable(settings: dict[str, Any]) -> dict[str, Any] | None:
@@ -234,7 +234,7 @@ class LightningProgram(LoopProgram):
         while not ends or ends[-1] < (last if isinstance(last, int) and last > 0 else 1000):
             epoch = len(ends)
             accumulate = schedule[max(k for k in schedule if k <= epoch)]
-            ends.append((ends[-1] if ends else 0) + -(-batches // max(int(accumulate), 1)))
+            ends.append((ends[-1] if ends else 0) + -(-batches // max(accumulate, 1)))
         return ends
 
     def _batches(self) -> int | None:

@@ -99,7 +99,7 @@ def trainer_target(
 
     return Target(factory=build, run_config={"seed": seed}, restart_config="run",
                   steps=steps, resume_at=tuple(resume_at), preload=("transformers.trainer",),
-                  not_state=(not_state,) if isinstance(not_state, str) else tuple(not_state))
+                  not_state=not_state)
 
 
 class TrainerProgram(LoopProgram):
