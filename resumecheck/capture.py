@@ -50,13 +50,53 @@ def capture(built: BuiltProgram) -> dict[str, Any]:
     # callback froze them in on_train_begin, and its resume was called a gap).
     capture_meta(built)
     components = _states(built)
+    meta = capture_meta(built)
+    if held := _held_deques(built, components):
+        meta["held_deque_maxlen"] = held
     return {
         "format": CHECKPOINT_FORMAT,
         "rank": _rank_of_process(),
         "world_size": _world_size(),
-        "meta": capture_meta(built),
+        "meta": meta,
         "components": components,
     }
+
+
+def _held_deques(built: BuiltProgram, states: dict[str, Any]) -> dict[str, list[Any]]:
+    """For a component of the program's own whose state lists the very items
+    of a deque it reaches (an attribute, or an attribute's attribute: a
+    ``Queue`` over ``state.queue``), where that deque is and its maxlen: a
+    load() that makes it again without one lets it grow, and the items alike
+    right after the load say nothing of it (a trial's memory queue)."""
+    held: dict[str, list[Any]] = {}
+    for c in built.components:
+        if isinstance(c.obj, (Attr, torch.nn.Module)) or unwrap_optimizer(c.obj) is not None:
+            continue
+        state = states.get(c.name)
+        lists = [v for v in (state, *(state.values() if isinstance(state, dict) else ()))
+                 if isinstance(v, (list, tuple)) and v]
+        for path, queue in _deques_under(c.obj):
+            if any(len(v) == len(queue) and all(a is b for a, b in zip(v, queue))
+                   for v in lists):
+                held[c.name] = [path, queue.maxlen]
+                break
+    return held
+
+
+def _deques_under(obj: Any) -> Iterator[tuple[str, collections.deque[Any]]]:
+    """The deques among an object's attributes and its attributes' attributes."""
+    for name, value in _fields(obj):
+        if isinstance(value, collections.deque):
+            yield name, value
+        elif not isinstance(value, (torch.nn.Module, torch.Tensor, type)):
+            for inner, held in _fields(value):
+                if isinstance(held, collections.deque):
+                    yield f"{name}.{inner}", held
+
+
+def _fields(obj: Any) -> list[tuple[str, Any]]:
+    fields = getattr(obj, "__dict__", None)
+    return list(fields.items()) if isinstance(fields, dict) else []
 
 
 def leaf_digests(built: BuiltProgram) -> dict[str, dict[str, str]]:

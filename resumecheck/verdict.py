@@ -1449,10 +1449,17 @@ def _maxlen_differs(name: str, expected: dict[str, Any] | None,
     """Where a declared attribute holds a deque whose maxlen the restore left
     otherwise than the reference's at ``k`` ('' when alike or not known)."""
     pair = _meta_apart("deque_maxlen", name, expected, restored)
-    if pair is None:
+    held = _meta_apart("held_deque_maxlen", name, expected, restored)
+    if pair is not None:
+        want, got = pair
+        head = f"a deque of maxlen {got} after the load"
+    elif held is not None and held[0][0] == held[1][0]:  # (a trial's memory queue)
+        (path, want), (_, got) = held
+        head = (f"the deque whose items its state lists (its `.{path}`) has maxlen {got} "
+                "after the load")
+    else:
         return ""
-    want, got = pair
-    return (f"a deque of maxlen {got} after the load, {want} at step {k} "
+    return (f"{head}, {want} at step {k} "
             "in the uninterrupted run: a deque's maxlen is in none of its items, so a load() "
             "that makes it again must give it the same maxlen (deque(items, maxlen=...))")
 

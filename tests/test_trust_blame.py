@@ -388,6 +388,19 @@ def test_a_deque_made_again_without_its_maxlen_is_named_on_its_component():
     assert verify(spec + "CORRECT", drop="none", noise_seeds=0).equivalent
 
 
+def test_a_deque_behind_a_component_of_the_programs_own_is_named_with_its_maxlen():
+    """A trial: a memory queue whose component listed the deque's items in its
+    state and whose load() made it again without its maxlen was told only of
+    "a setting of a declared object that its state leaves out"."""
+    spec = "fixtures.trust.deque_maxlen:"
+    own = verify(spec + "OWN_BUGGY", drop="none", noise_seeds=0).full_resume
+    assert [(f.component, f.status) for f in own.diagnosis] == [("clip_history", "confirmed")]
+    assert own.diagnosis[0].detail.startswith(
+        "the deque whose items its state lists (its `.program.norms`) has maxlen None after "
+        "the load, 3 at step 5 in the uninterrupted run"), own.diagnosis[0].detail
+    assert verify(spec + "OWN_CORRECT", drop="none", noise_seeds=0).equivalent
+
+
 def test_a_run_whose_loss_never_differs_is_called_silent_not_plausible():
     """Two trials read "plausible" beside a max |Δloss| of 0: state nothing
     in training reads (an EMA of the weights), lost, changes only the end state."""
