@@ -220,7 +220,7 @@ def test_an_exportable_callback_is_the_component_callbacks_and_its_lost_state_is
 
 
 @pytest.mark.e2e
-def test_the_trainers_own_early_stopping_counter_is_compared_and_its_lost_restore_blamed():
+def test_the_trainers_own_early_stopping_counter_is_compared_and_its_lost_restore_blamed(capfd):
     """A trial: EarlyStoppingCallback's patience counter, which a resume without
     restore_callback_states_from_checkpoint resets (a real relaunch trained on
     past where the uninterrupted run stopped), was left out with the Trainer's
@@ -239,6 +239,12 @@ def test_the_trainers_own_early_stopping_counter_is_compared_and_its_lost_restor
                               noise_seeds=0, check_determinism=False)
     assert twin.equivalent and twin.engine_resume.verdict == IDENTICAL
     assert twin.incomplete_state_notice() is None
+    # (a trial's fuzz printed 591 bars of "Writing model shards", one for each save of the
+    # model: off while the check trains and saves, on again after it)
+    assert "Writing model shards" not in capfd.readouterr().err
+    import transformers
+
+    assert transformers.utils.logging.is_progress_bar_enabled()
 
 
 @pytest.mark.e2e

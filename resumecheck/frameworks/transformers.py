@@ -34,13 +34,14 @@ transformers is imported only when a target is built.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import os
 import re
 import shutil
 import tempfile
 import types
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import torch
@@ -133,7 +134,8 @@ class TrainerProgram(LoopProgram):
         if not isinstance(self.trainer, tf.Trainer):
             raise InvalidArgument("make_trainer", make_trainer,
                                   f"it returned a {type(self.trainer).__name__}, not a Trainer")
-        if "disable_tqdm" not in args:
+        self._quiet = "disable_tqdm" not in args
+        if self._quiet:
             _quiet_printer(self.trainer)
         self._driver = _Driver(self._channel, self.pending)
         self.trainer.add_callback(self._driver)
@@ -157,7 +159,8 @@ class TrainerProgram(LoopProgram):
         if not self._started and "checkpoint" in self.pending:
             run_pending(self.pending, "checkpoint")
             folder = os.path.join(self._root.name, "engine-restore")
-            self.trainer.save_model(folder)
+            with _bars_off(self._quiet):
+                self.trainer.save_model(folder)
             state, args = self.trainer.state, self.trainer.args
             state.train_batch_size = args.per_device_train_batch_size * max(1, args.n_gpu)
             # the callbacks' states as the engine restored them (the Trainer's own restore,
@@ -174,13 +177,12 @@ class TrainerProgram(LoopProgram):
         super().live()
 
     def _runner(self) -> Callable[[str | None], None]:
-        trainer = self.trainer
-
-        driver = self._driver
+        trainer, driver, quiet = self.trainer, self._driver, self._quiet
 
         def run(resume_from: str | None) -> None:
             driver.resuming = resume_from is not None
-            trainer.train(resume_from_checkpoint=resume_from)
+            with _bars_off(quiet):
+                trainer.train(resume_from_checkpoint=resume_from)
 
         return run
 
@@ -491,6 +493,23 @@ def _numpy_position(np: Any) -> tuple[int, bytes]:
     """numpy's global stream, where it stands (its position and its words)."""
     state: Any = np.random.get_state(legacy=True)
     return int(state[2]), state[1].tobytes()
+
+
+@contextlib.contextmanager
+def _bars_off(quiet: bool) -> Iterator[None]:
+    """transformers' own progress bars off while the check trains and saves
+    (where the run's arguments leave ``disable_tqdm`` to the adapter): each
+    save of a model prints "Writing model shards", and a check saves at every
+    resume point of every run (a trial's fuzz printed 591 of them)."""
+    log = require("transformers", "resumecheck.frameworks.transformers").utils.logging
+    was = quiet and log.is_progress_bar_enabled()
+    if was:
+        log.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was:
+            log.enable_progress_bar()
 
 
 def _quiet_printer(trainer: Any) -> None:
