@@ -578,6 +578,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return EXIT_USAGE
+    args.format_given = args.format is not None
     args.format = args.format or _format_of(getattr(args, "output", None))
     commands = {"run": _run, "fuzz": _fuzz, "baseline": _baseline, "timing": _timing}
     if sys.stdout is None:  # started with it closed (`>&-`)
@@ -665,10 +666,13 @@ def _error_document(args: argparse.Namespace, kind: str, message: str, code: int
     would have gone (``resumecheck.error/1``): a job that parses the output
     reads why there is no report (trial 158: exit 3 left stdout empty). To
     ``--output`` only where that file passes the output check (never over
-    the program's source); where it does not, to standard output (trial 197:
-    `--output nodir/report.json` left no document anywhere). One that cannot be
-    written there either is left out: the message on standard error and the
-    exit status say it all the same."""
+    the program's source); where it does not, to standard output, where
+    ``--format json`` was given (trial 197: `--output nodir/report.json` left
+    no document anywhere), not where only the file's name asked for JSON (a
+    reader of that file finds none either way, and every later trial read the
+    document on its terminal as the command's output twice over). One that
+    cannot be written there either is left out: the message on standard error
+    and the exit status say it all the same."""
     if getattr(args, "format", None) != "json":
         return
     import json
@@ -687,7 +691,8 @@ def _error_document(args: argparse.Namespace, kind: str, message: str, code: int
             try:
                 check_output(args.output, getattr(args, "target", None))
             except OutputError:
-                write_stdout(text)
+                if getattr(args, "format_given", True):
+                    write_stdout(text)
                 return
         write_report(args.output, text)
         args.written = True

@@ -179,6 +179,11 @@ def test_a_command_that_judges_nothing_writes_its_error_as_json_where_asked(tmp_
                  str(tmp_path / "nodir" / "report.json")]) == 2
     assert "does not exist" in json.loads(capsys.readouterr().out)["error"]["message"]
     assert not (tmp_path / "nodir").exists()
+    # (but where only the file's name asked for JSON, its reader finds none either way:
+    # the terminal gets the message alone, as every new user expected)
+    assert main(["run", spec, "--output", str(tmp_path / "nodir" / "report.json")]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "does not exist" in err
     assert main(["run", spec, "--drop", "none", "--noise-seeds", "0"]) == 3
     assert capsys.readouterr().out == ""
 
