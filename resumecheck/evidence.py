@@ -806,10 +806,12 @@ def _amount(key: str, n: int, unit: str) -> str:
         # read "31 int64 draws" as int64 draws, where two shuffles of 32 took 62 words:
         # beyond a loader's two seeds, the words come first)
         # (trial 161 read "16 32-bit words (8 int64 draws)" of 16 values randint drew, one
-        # word each; trial 238: over a range of 2**28 or more, two each, torch 2.13's CPU)
+        # word each; trial 238: over a range of 2**28 or more, two each, torch 2.13's CPU;
+        # two trials read "62 randint values" where rsample's normals drew them: floats too)
         return (f"{n} int64 draws ({2 * n} 32-bit words)" if n <= 2
-                else f"{2 * n} 32-bit words ({2 * n} randint values over a range under 2**28, "
-                f"one word each, or {n} full int64 draws)")
+                else f"{2 * n} 32-bit words ({2 * n} values of draws that take a word each: "
+                f"dropout's masks, torch.rand, randn, randint over a range under 2**28; or {n} "
+                "full int64 draws)")
     return f"{n} {_singular(unit) if n == 1 else unit}"
 
 
