@@ -49,7 +49,7 @@ from resumecheck.trace import (
 )
 
 __all__ = ["EPOCH_AGAIN", "OTHER_EPOCH", "annotate", "cleared_streams", "describe_data",
-           "describe_end_state", "epoch_place", "nearest_step", "offsets_shared_with",
+           "describe_end_state", "epoch_place", "offsets_shared_with",
            "set_right_during", "steps_apart", "stream_offsets", "telling", "unclear_streams"]
 
 
@@ -976,15 +976,15 @@ def _inputs_elsewhere(reference: SegmentResult, rec: Any, rank: int | None, step
     if not read or not telling(read[0], least=2):
         return ""
     keys = [k for k in rec.digests if k.startswith("inputs:") and split_rank_name(k)[1] == rank]
-    at = nearest_step([r.step for r in reference.records if r.step != step and keys
-                       and all(r.digests.get(k) == rec.digests[k] for k in keys)], step)
+    at, place, also = _matched_step(reference, step, [
+        r.step for r in reference.records
+        if r.step != step and keys and all(r.digests.get(k) == rec.digests[k] for k in keys)])
     if at is None:
         return ""
     said = f"; they are what the uninterrupted run called it with at step {at} " \
            f"({steps_apart(at, step)})"
-    place = epoch_place(reference, step, at)
     if place is not None:  # (trial 139: a language model's token batches, read as data)
-        return _in_its_epoch(said, place, at, step)
+        return _in_its_epoch(said, place, at, step) + also
     # (a trial: a GAN's noise, drawn from a generator left at its build state, was
     # said to be data read at another position, and nothing else)
     return (f"{said}: {_OWN_DATA_ELSEWHERE}, or makes them from a random stream set back to "
@@ -1003,20 +1003,46 @@ def _read_elsewhere(reference: SegmentResult, rec: Any, key: str, step: int,
     if not telling(read, least=2):
         return ""
     want = rec.digests.get(key)
-    at = None if want is None else nearest_step(
-        [r.step for r in reference.records if r.step != step and r.digests.get(key) == want],
-        step)
+    at, place, also = _matched_step(reference, step, [] if want is None else [
+        r.step for r in reference.records if r.step != step and r.digests.get(key) == want])
     if at is None:
         return _shifted(expected, read)
     said = f"; they are {READ_BEFORE} step {at} ({steps_apart(at, step)})"
-    place = epoch_place(reference, step, at)
     if place is not None:
-        return _in_its_epoch(said, place, at, step)
+        return _in_its_epoch(said, place, at, step) + also
     # (trial 145: a nanoGPT-style get_batch() draws its offsets from the global
     # stream, re-seeded after the load, and was told only of a position and an epoch)
     return (f"{said}: {_OWN_DATA_ELSEWHERE}, or draws them from a random stream set back to "
             "where it was then (indices or offsets drawn at each step from a stream re-seeded "
             "or not restored)")
+
+
+_PLACES = ("same place", "epoch start", "another epoch's start")
+
+
+def _matched_step(reference: SegmentResult, step: int,
+                  steps: list[int]) -> tuple[int | None, str | None, str]:
+    """Of the reference's steps whose data a run's ``step`` read, the one to
+    tell of, its ``epoch_place``, and the words for a match of another place
+    ('' where none). A place in the epochs goes before nearness: the same
+    place of another epoch, then the first step of its own, then another
+    epoch's first (a trial's unshuffled epochs read alike: the restart, reading
+    its epoch from the start, was said to read ahead into the next, the nearer
+    match; another's batches, fixed and shuffled in their order, matched the
+    epoch's first by chance, where the same place of the last epoch told
+    why)."""
+    placed = [(at, epoch_place(reference, step, at)) for at in steps]
+    ranked = sorted(placed, key=lambda p: (
+        _PLACES.index(p[1]) if p[1] in _PLACES else len(_PLACES), abs(p[0] - step), p[0]))
+    if not ranked:
+        return None, None, ""
+    (at, place), other = ranked[0], [p for p in ranked[1:] if p[1] not in (None, ranked[0][1])]
+    if not other:
+        return at, place, ""
+    words = {"same place": "the same place of another epoch", "epoch start": "the first of its "
+             "epoch", "another epoch's start": "the first of another epoch"}[str(other[0][1])]
+    return at, place, (f" (they are also what it read at step {other[0][0]}, {words}: "
+                       "samples that recur match more than one step)")
 
 
 def _in_its_epoch(said: str, place: str, at: int, step: int) -> str:
@@ -1085,11 +1111,6 @@ def telling(samples: torch.Tensor, least: int) -> bool:
     distinct = samples.unique().numel()
     return (samples.numel() >= 4 and distinct == samples.numel()) or (
         samples.numel() >= 16 and distinct >= 8)
-
-
-def nearest_step(steps: list[int], step: int) -> int | None:
-    """Of ``steps``, the nearest to ``step`` (the earlier on a tie; None: none)."""
-    return min(steps, key=lambda j: (abs(j - step), j)) if steps else None
 
 
 def steps_apart(at: int, step: int) -> str:

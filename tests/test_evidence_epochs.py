@@ -167,3 +167,27 @@ def test_an_epoch_that_ends_with_a_step_at_a_fractional_rate_is_said_to_end_afte
     assert epoch_ends_untried(ref, [10], 16) is None  # (a restart right at its end)
     assert ends_inside({"steps_per_epoch": 5}, 16) == set()
     assert ends_inside({"steps_per_epoch": 6.5, "epoch_boundaries": [6, 13]}, 16) == set()
+
+
+def test_samples_that_recur_are_placed_in_the_epochs_before_the_nearest_step():
+    """Two trials: a restart reading its unshuffled epoch again from the start
+    was said to read ahead into the next epoch (the nearer match); another's,
+    reading a batch at its place in the last epoch's order, was said to read
+    its epoch again, where that batch happened to begin the next."""
+    spec = "fixtures.evidence.recurring_batches:"
+    report = verify(spec + "IN_ORDER", drop=["data_cursor"], noise_seeds=0,
+                    check_determinism=False)
+    [run] = [r for r in report.runs if r.dropped == ["data_cursor"]]
+    assert "read at step 1 (6 steps earlier), the first of its epoch" in run.divergence_detail
+    assert "reads ahead" not in run.divergence_detail
+    assert run.divergence_detail.endswith(
+        "(they are also what it read at step 9, the first of another epoch: samples that "
+        "recur match more than one step)"), run.divergence_detail
+    report = verify(spec + "ROTATED", drop=["epoch"], noise_seeds=0, check_determinism=False)
+    [run] = [r for r in report.runs if r.dropped == ["epoch"]]
+    assert "read at step 2 (8 steps earlier), at the same place of another epoch" in \
+        run.divergence_detail
+    assert "the first of its epoch: the restart reads the epoch again" not in run.divergence_detail
+    assert run.divergence_detail.endswith("(they are also what it read at step 9, the first "
+                                          "of its epoch: samples that recur match more than "
+                                          "one step)"), run.divergence_detail
