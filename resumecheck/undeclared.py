@@ -45,6 +45,7 @@ import json
 import random
 import re
 import types
+import zlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -1043,7 +1044,9 @@ def _held(program: Any, seen: set[int],
             continue
         children = _children(path, obj, attrs)
         if isinstance(obj, (dict, list, tuple)):  # its bare tensors and numbers: one entry
-            bare = _bare(children)
+            # (a dict's in the order of its keys: ``_by_key``)
+            bare = _bare(sorted(children, key=lambda c: c[0]) if isinstance(obj, dict)
+                         else children)
             # (empty too: a buffer a load left empty is held otherwise than one of 63
             # numbers, where "not held" would say nothing; trial 136's shuffle buffer)
             if bare or not obj:
@@ -1078,8 +1081,27 @@ def _long_values(obj: collections.deque | dict | list) -> list[torch.Tensor]:
     entry: a dict's keys with the values each holds (a list of ids per key)."""
     if isinstance(obj, dict):
         return _deque_values(collections.deque(
-            (k, *v) if isinstance(v, (list, tuple)) else (k, v) for k, v in obj.items()))
+            (_key_number(k), *v) if isinstance(v, (list, tuple)) else (_key_number(k), v)
+            for k, v in _by_key(obj)))
     return _deque_values(obj if isinstance(obj, collections.deque) else collections.deque(obj))
+
+
+def _by_key(mapping: dict[Any, Any]) -> list[tuple[Any, Any]]:
+    """A dict's items in the order of their keys, not of their insertion: a
+    cache a restart fills again in another order holds the same state (a
+    trial's token cache, alike as a dict, was said to be lost by its
+    checkpoint, and ``--strict`` failed the correct program)."""
+    items = list(mapping.items())
+    try:
+        return sorted(items, key=lambda item: (type(item[0]).__name__, item[0]))
+    except TypeError:  # (keys of one type that do not order)
+        return sorted(items, key=lambda item: (type(item[0]).__name__, repr(item[0])))
+
+
+def _key_number(key: Any) -> Any:
+    """A key as the number its digest holds: a string's CRC-32 (the same in
+    every interpreter, unlike its hash), a number as it is."""
+    return zlib.crc32(key.encode()) if isinstance(key, str) else key
 
 
 _DEQUE_MOST = 100_000
