@@ -1044,9 +1044,7 @@ def _held(program: Any, seen: set[int],
             continue
         children = _children(path, obj, attrs)
         if isinstance(obj, (dict, list, tuple)):  # its bare tensors and numbers: one entry
-            # (a dict's in the order of its keys: ``_by_key``)
-            bare = _bare(sorted(children, key=lambda c: c[0]) if isinstance(obj, dict)
-                         else children)
+            bare = _bare(children, by_key=isinstance(obj, dict))
             # (empty too: a buffer a load left empty is held otherwise than one of 63
             # numbers, where "not held" would say nothing; trial 136's shuffle buffer)
             if bare or not obj:
@@ -1058,8 +1056,11 @@ def _held(program: Any, seen: set[int],
     return out
 
 
-def _bare(children: list[tuple[str, Any]]) -> list[torch.Tensor]:
-    """The tensors and numbers among a container's items, as tensors."""
+def _bare(children: list[tuple[str, Any]], by_key: bool = False) -> list[torch.Tensor]:
+    """The tensors and numbers among a container's items, as tensors (a dict's
+    in the order of its paths, which hold its keys: ``_by_key``)."""
+    if by_key:
+        children = sorted(children, key=lambda c: c[0])
     return ([t for _, v in children if isinstance(v, torch.Tensor)
              for t in (_tensors_of(v) or [])]
             + [_number_tensor(v) for _, v in children if _is_number(v)])
