@@ -809,9 +809,9 @@ def _amount(key: str, n: int, unit: str) -> str:
         # word each; trial 238: over a range of 2**28 or more, two each, torch 2.13's CPU;
         # two trials read "62 randint values" where rsample's normals drew them: floats too)
         return (f"{n} int64 draws ({2 * n} 32-bit words)" if n <= 2
-                else f"{2 * n} 32-bit words ({2 * n} values of draws that take a word each: "
-                f"dropout's masks, torch.rand, randn, randint over a range under 2**28; or {n} "
-                "full int64 draws)")
+                else f"{2 * n} 32-bit words ({2 * n} values of draws that take a word each, as "
+                f"dropout's masks, torch.rand, randn and randint over a range under 2**28 do, "
+                f"or {n} full int64 draws)")
     return f"{n} {_singular(unit) if n == 1 else unit}"
 
 

@@ -402,8 +402,8 @@ def test_an_even_count_of_words_beyond_a_loaders_seeds_is_said_in_words(tmp_path
     run = _segment(tmp_path, "run", {4: state(0), 5: state(2)})
     [offset] = stream_offsets(reference, [(3, run)])
     assert (offset.draws, offset.unit) == (31, "draws"), offset
-    assert ("is 62 32-bit words (62 values of draws that take a word each: dropout's masks, "
-            "torch.rand, randn, randint over a range under 2**28; or 31 full int64 draws) "
+    assert ("is 62 32-bit words (62 values of draws that take a word each, as dropout's masks, "
+            "torch.rand, randn and randint over a range under 2**28 do, or 31 full int64 draws) "
             "ahead of the reference's") in offset.detail, offset.detail
     assert "no whole number of int64 draws" not in offset.detail  # (62 is even)
     assert "a shuffle's randperm of n items n - 1 (62 words are, for one, a randperm of 63 " \
@@ -422,12 +422,13 @@ def test_draws_that_follow_a_batch_of_another_size_are_put_to_the_data():
     assert own.verdict == "diverged" and own.first_divergent_step == 2
     [offset] = own.stream_offsets
     assert offset.detail.startswith(
-        "torch CPU stream is 128 32-bit words (128 values of draws that take a word each: "
-        "dropout's masks, torch.rand, randn, randint over a range under 2**28; or 64 full "
+        "torch CPU stream is 128 32-bit words (128 values of draws that take a word each, as "
+        "dropout's masks, torch.rand, randn and randint over a range under 2**28 do, or 64 full "
         "int64 draws) behind the reference's at the start of step 3: "
         "step 2, the first after the restore, read 4 samples, 8 in the uninterrupted run, and "
-        "drew 128 32-bit words (128 values of draws that take a word each: dropout's masks, "
-        "torch.rand, randn, randint over a range under 2**28; or 64 full int64 draws) less: "
+        "drew 128 32-bit words (128 values of draws that take a word each, as dropout's masks, "
+        "torch.rand, randn and randint over a range under 2**28 do, or 64 full int64 draws) "
+        "less: "
         "what a step draws "
         "follows what it reads (dropout's masks and augmentation per sample; a sampler's "
         "reshuffle where the step reads into a new epoch)"), offset.detail
