@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from resumecheck.compare import Difference, Tolerance, compare_values, flatten_state
+from resumecheck.compare import Difference, Tolerance, compare_values, describe_entries, flatten_state
 from resumecheck.components import OPTIMIZER, RNG, rank_name, split_rank_name
 from resumecheck.phrases import REORDERED, first_few
 from resumecheck.streams import is_stream_state
@@ -227,6 +227,11 @@ def _leaf_text(label: str, how: Any, ref: Any, new: Any) -> str:
                 else f"{label} {_tensor_words(new)}, expected None")
     if isinstance(ref, torch.Tensor) and ref.dtype == torch.uint8:
         return f"{label} differs"  # a generator's byte state: no magnitude to report
+    if isinstance(ref, torch.Tensor) and isinstance(new, torch.Tensor) and ref.numel() > 1 \
+            and not (ref.is_floating_point() or ref.is_complex()):
+        # (a trial's mined negatives, indices, read "negatives: differs" and no more)
+        entries = describe_entries(ref, new, "values")
+        return f"{label}: {entries}" if label.strip() else entries
     if isinstance(ref, torch.Tensor) and ref.numel() > 1:
         size = getattr(how, "max_abs", None)
         return f"{label} differs" + (f", max |Δ| {size:.3g}" if size is not None else "")

@@ -491,6 +491,18 @@ def test_of_several_tensors_that_differ_the_one_that_differs_most_is_named():
         "0.weight differs, max |Δ| 0.004 (and 2 more entries of its state_dict() differ)")
 
 
+def test_integer_tensors_that_differ_say_how_many_entries_and_where():
+    """A trial: mined negatives, a tensor of indices its load() mined again,
+    read "negatives: differs" and no more."""
+    from resumecheck.state_diff import describe_difference
+
+    ref, new = torch.arange(8), torch.tensor([0, 5, 2, 3, 9, 5, 6, 7])
+    assert describe_difference("negatives", ref, new, 6) == (
+        "2 of 8 values differ, first at position 1: 5 vs 1 in the reference")
+    assert describe_difference("pool", {"ids": ref}, {"ids": ref[:6]}, 6) == (
+        "ids: 6 values, 8 in the reference")
+
+
 def test_of_several_parameters_that_differ_the_largest_is_named_and_the_rest_counted(files):
     """A trial: every parameter differed at the step and the first by name was
     named ('parameter 0.bias'), as if it alone did."""
