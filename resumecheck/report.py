@@ -801,6 +801,11 @@ def _footer(report: Report) -> list[str]:
             lines.append(f"failure: {full.failure}")
         if full.verdict != IDENTICAL or full.lost_on_resave():  # (a trial: missing there)
             lines.append(f"reproduce: {full.reproduce}")
+    if any(r.dropped and r.verdict == DIVERGED for r in report.runs):
+        # (a trial read seven `diverged` rows under an EQUIVALENT headline as failures)
+        lines.append("drop rows: ablations, each leaving a component out of the engine's "
+                     "restore on purpose: `diverged` there shows that this program needs it, "
+                     "not a failure; the full resume rows and the headline judge your checkpoint")
     why = report.noise.get("why")
     if why and any(r.verdict == DIVERGED for r in report.runs):  # ("-" in the noise column)
         lines.append(f"noise: not measured: {why}")
