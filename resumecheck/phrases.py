@@ -28,7 +28,7 @@ __all__ = ["ADAPTER_LEFT_OUT", "AS_THE_BUILD_MADE", "NOT_SET_BACK", "as_built_at
            "framework_generator", "framework_name", "REGISTER_GENERATOR", "NOT_RESUMABLE",
            "LEFT_UNRESTORED",
            "drawn_at_import_text", "FETCHED_BEFORE_RESTORE", "GENERATOR_POSITION", "GRADS_SUMMED",
-           "HASH_ORDER", "FRESH_BUILD_HOLDS", "fields_as_built",
+           "HASH_ORDER", "FRESH_BUILD_HOLDS", "PUT_BACK_HOLDS", "fields_as_built",
            "HASH_ORDER_UNCHECKED", "MODULE_LEVEL", "OLDER_CHECKPOINT", "CAUSE_YET_BLIND",
            "global_streams",
            "RESTORE_CHANGED", "RESTORING", "STOPPED", "UNDECLARED_LEAD", "first_few", "first_line",
@@ -88,12 +88,17 @@ of a declared component are, at the resume point, as the restore without it
 leaves them, and change later."""
 
 
+PUT_BACK_HOLDS = "(not as a fresh build makes"
+"""The same line's words where the fields are not a fresh build's: another
+declared component puts them back (``verdict._fields_as_built``)."""
+
+
 def fields_as_built(not_checked: list[str], name: str) -> list[str]:
     """The fields of component ``name`` a ``Report.not_checked`` line says are,
     at the resume point, as the restore without the component leaves them (the
     test's row says them)."""
-    line = next((w for w in not_checked
-                 if w.startswith(f"of `{name}`, ") and FRESH_BUILD_HOLDS in w), None)
+    line = next((w for w in not_checked if w.startswith(f"of `{name}`, ")
+                 and (FRESH_BUILD_HOLDS in w or PUT_BACK_HOLDS in w)), None)
     if line is None:
         return []
     head = re.split(r" at steps? \d", line)[0].removeprefix(f"of `{name}`, ")

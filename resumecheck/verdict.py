@@ -45,7 +45,8 @@ from resumecheck.phrases import (
     LOOP_GOES_ON, MODULE_ATTR_TODO, MODULE_LEVEL, NOT_DECLARED, NOT_RESUMABLE,
     NOT_VALIDATED_AGAIN,
     OLDER_CHECKPOINT, ORDER_BEFORE_RESTORE, OUTSIDE_THE_CHECKPOINT, OWN_RESUME_ENDS_OTHERWISE,
-    OWN_RESUME_ENDS_WITHOUT, POSITION_UNUSED, REGISTER_GENERATOR, RESTORE_CHANGED, RESTORING,
+    OWN_RESUME_ENDS_WITHOUT, POSITION_UNUSED, PUT_BACK_HOLDS, REGISTER_GENERATOR,
+    RESTORE_CHANGED, RESTORING,
     SET_AGAIN_LATER, STOPPED, UNDECLARED_LEAD, first_line, framework_generator,
     framework_module_todo, framework_name,
     global_streams, lost_uncompared, paths_said, side_files, uncompared_path, undeclared_lead,
@@ -648,18 +649,23 @@ def _fields_as_built(ref: Reference, result: RunResult, segments: Segments) -> s
                       f"({_built_then(at_k[key], at_end[key], after.get(key))})"
                       for key in later[:3]) + (
         f"; and {len(later) - 3} more" if len(later) > 3 else "")
-    has = "it has" if one else "they have"
+    has, it = ("it has", "it") if one else ("they have", "them")
+    head = (f"of `{name}`, {shown} {'is' if one else 'are'} at "
+            f"{steps_text([k for k, _ in points])} as the restore without `{name}` leaves {it}")
+    tail = (f"a checkpoint that loses {it} resumes alike here (the other fields of `{name}` "
+            f"differ there: its row is no check of {'this one' if one else 'these'})")
+    built = ref.segment.built_leaves.get(name)
+    if built and all(key in built and built[key] != digest(at_k[key]) for key in later):
+        # (a trial's position component seeded the loader's generator again from its
+        # epoch, and the line left the reader to guess which of two cases it was)
+        return (f"{head} {PUT_BACK_HOLDS} {it}: another declared component puts "
+                f"{it} back), and the run changes {it} later: {tail}; that component keeps "
+                f"{it} here, and dropping `{name}` cannot check {it} at this resume point")
     # (trial 163: a loader's generator that a declared position puts back to its
     # epoch's start was said to be a fresh build's, and a later point to check it)
-    return (f"of `{name}`, {shown} {'is' if one else 'are'} at "
-            f"{steps_text([k for k, _ in points])} as the restore without "
-            f"`{name}` leaves {'it' if one else 'them'} {FRESH_BUILD_HOLDS} "
-            f"{'it' if one else 'them'} later: a checkpoint that "
-            f"loses {'it' if one else 'them'} resumes alike here (the other fields of "
-            f"`{name}` differ there: its row is no check of {'this one' if one else 'these'}); "
-            f"where that is a fresh build's, a resume point where {has} changed checks "
-            f"{'it' if one else 'them'} (resumecheck fuzz tries them); where another declared "
-            "component puts it back, that component keeps it")
+    return (f"{head} {FRESH_BUILD_HOLDS} {it} later: {tail}; where that is a fresh build's, "
+            f"a resume point where {has} changed checks {it} (resumecheck fuzz tries them); "
+            "where another declared component puts it back, that component keeps it")
 
 
 def _as_built_at(ref: Reference, name: str, points: list[tuple[int, str]]

@@ -174,3 +174,21 @@ def test_a_field_back_at_its_value_at_the_end_is_said_unchecked_under_drop_all()
     [line] = [x for x in report.not_checked if x.startswith("of `env`")]
     assert line.startswith("of `env`, `t` (0 there and at the end, another value after step 6) "
                            "is at step 5 as the restore without `env` leaves it"), line
+
+
+def test_a_field_another_component_puts_back_is_said_so_not_left_to_guess():
+    """A trial: a position component seeded the loader's generator again from
+    its epoch, and the line on that generator hedged between a fresh build's
+    and another component's, with advice for the first that cannot apply."""
+    from resumecheck.phrases import fields_as_built
+
+    report = verify("fixtures.trust.reseeded_by_position:TARGET", drop=["rng"], noise_seeds=0)
+    [line] = [w for w in report.not_checked if w.startswith("of `rng`, ")]
+    assert line.startswith(
+        "of `rng`, `generators.loader` (a tensor of 5056 values there, other values at the end) "
+        "is at step 6 as the restore without `rng` leaves it (not as a fresh build makes it: "
+        "another declared component puts it back), and the run changes it later:"), line
+    assert line.endswith("that component keeps it here, and dropping `rng` cannot check it at "
+                         "this resume point")
+    assert "a fresh build's, or what another" not in line and "fuzz tries them" not in line
+    assert fields_as_built(report.not_checked, "rng") == ["generators.loader"]
