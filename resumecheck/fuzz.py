@@ -48,7 +48,8 @@ from resumecheck.errors import BudgetExhausted, InvalidArgument, ModuleStateChan
 from resumecheck.program import Target, epoch_boundaries, load_target
 from resumecheck.progress import ProgressCallback, ProgressTracker
 from resumecheck.report import (
-    CLOSE, CONFIRMED, FAILED, IDENTICAL, INCONCLUSIVE, RESUME_CODE_UNCHECKED, RunResult,
+    CLOSE, CONFIRMED, FAILED, IDENTICAL, INCONCLUSIVE, NOT_CAUSE, RESUME_CODE_UNCHECKED,
+    RunResult,
     caveats, restarts_text, seed_text, unseeded_notice,
 )
 from resumecheck.faults import environment_failure
@@ -852,22 +853,29 @@ def _earlier(schedule: list[int]) -> list[list[int]]:
             for point in range(schedule[i - 1] + 1 if i else 1, schedule[i])]
 
 
-def _blamed(run: RunResult) -> set[str]:
-    """The components a run's diagnosis confirms or leaves as leads."""
-    return {f.component for f in run.diagnosis if f.status in (CONFIRMED, None)}
+def _blamed(run: RunResult, named: bool = False) -> set[str]:
+    """The components a run's diagnosis confirms or leaves as leads (``named``:
+    or names, that a rerun did not decide: not the cause alone)."""
+    kinds = (CONFIRMED, None, NOT_CAUSE) if named else (CONFIRMED, None)
+    return {f.component for f in run.diagnosis if f.status in kinds}
 
 
 def _alike(run: RunResult, found: RunResult) -> bool:
     """Whether ``run`` fails as the failure ``found`` did: it blames one of the
-    components that one blamed (any failure, where that one blamed none). A
+    components that one blamed (where that one blamed none, it names one of
+    those it named, a rerun undecided; any failure, where it named none). A
     trial's shrink moved a failure blamed on the optimizer's rate to an
     earlier resume point where another cause, in its framework, failed, and
     the bug it had found was no longer in the report. Where ``found`` departs
     at a step, ``run`` does too: trial 168's plateau scheduler, lost at 27,
     skipped a rate cut at step 31, and the shrink moved it to 5, where only
     its end state differed ("nothing in the training loss shows it")."""
-    blamed = _blamed(found)
-    return (not blamed or bool(blamed & _blamed(run))) and (_departs(run) or not _departs(found))
+    # (trial 349: a datamodule that lost its stage, its rerun undecided, was traded
+    # for Lightning's own counters at an earlier epoch's end)
+    named = not _blamed(found)
+    blamed = _blamed(found, named)
+    return (not blamed or bool(blamed & _blamed(run, named))) and (
+        _departs(run) or not _departs(found))
 
 
 def _departs(run: RunResult) -> bool:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from resumecheck.fuzz import _earliest
-from resumecheck.report import LOST_ON_RESAVE, Finding, RunResult
+from resumecheck.report import LOST_ON_RESAVE, NOT_CAUSE, Finding, RunResult
 
 
 class _Checker:
@@ -91,3 +91,25 @@ def test_a_minimal_failure_names_an_earlier_schedule_that_failed_outright():
     assert result.summary().endswith(
         "; minimal among the schedules that fail as it does: resuming at 5 fails otherwise (a "
         "step or a restore raising: see `resumecheck run` of it)"), result.summary()
+
+
+def test_a_failure_whose_components_no_rerun_decided_is_not_traded_for_another_cause():
+    """Trial 349: the first failure named the datamodule, which its rerun left
+    undecided (its own load loses the stage again); the shrink took an earlier
+    epoch's end where only Lightning's counters were named, and the bug it had
+    found left the report. What an undecided failure names still counts; a
+    failure that names nothing still shrinks to any."""
+    from resumecheck.fuzz import _alike
+
+    def failing(at: int, *named: str, status=NOT_CAUSE) -> RunResult:
+        return RunResult(dropped=[], resume_at=[at], verdict="diverged",
+                         first_divergent_step=at + 1, first_divergent_quantity="loss",
+                         diagnosis=[Finding(n, "differs", step=at, status=status) for n in named])
+
+    found = failing(9, "datamodule")
+    assert not _alike(failing(6, "data_cursor"), found)
+    assert _alike(failing(6, "datamodule", "data_cursor"), found)
+    assert _alike(failing(6, "data_cursor"), failing(9))  # (it named nothing)
+    # (one it blamed: a lead or a confirmed cause, as before)
+    assert not _alike(failing(6, "datamodule"), failing(9, "scheduler", status=None))
+    assert _alike(failing(6, "scheduler", status=None), failing(9, "scheduler", status=None))
