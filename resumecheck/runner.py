@@ -584,11 +584,14 @@ class _Segment:
     def _watched(self, built: BuiltProgram, step: int, save: Callable[[], None]) -> None:
         """``save()``, and with ``watch_save`` what it changed (``save_moved``).
         Not where asking a component for its state could draw (``asks_apart``)."""
+        hidden = self.tracer.hooks_hidden() if self.tracer is not None else contextlib.nullcontext()
         if not self.spec.watch_save or asks_apart(built):
-            save()
+            with hidden:
+                save()
             return
         before = _fingerprint(built)
-        save()
+        with hidden:
+            save()
         after = _fingerprint(built)
         moved = [what for what in before if before[what] != after.get(what)]
         if moved:

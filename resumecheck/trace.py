@@ -20,6 +20,7 @@ process that ran it keeps them in memory instead, up to ``KEPT_IN_MEMORY``).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import json
@@ -173,6 +174,17 @@ class Tracer:
         and its gradient (this rank's shards)."""
         return 2 * sum(local_tensor(p).numel() * p.element_size()
                        for _, model in self._models for p in model.parameters())
+
+    @contextlib.contextmanager
+    def hooks_hidden(self) -> Iterator[None]:
+        """The check's hooks off the model and the optimizers while the program
+        saves, each put back in its place after: a save that pickles the whole
+        object (``torch.save(model)``, as notebooks do) must neither fail on
+        them nor carry them into the checkpoint (a trial's correct save raised
+        "cannot pickle 'weakref.ReferenceType' object", blamed on its line)."""
+        handles = [h for h in (self._input_handle, *self._steps.handles) if h is not None]
+        with _hidden(handles):
+            yield
 
     def close(self) -> None:
         self._steps.close()
@@ -354,6 +366,11 @@ class _OptimizerSteps:
     def copies(self) -> dict[str, torch.Tensor]:
         """The copies of the gradients the judging may read, by their keys."""
         return {k: v for _, _, copies in self._done() for k, v in copies.items()}
+
+    @property
+    def handles(self) -> list[Any]:
+        """The hooks on the optimizers (``Tracer.hooks_hidden``)."""
+        return list(self._handles)
 
     def close(self) -> None:
         for handle in self._handles:
@@ -814,3 +831,24 @@ def _flat_ok(t: torch.Tensor) -> bool:
             and t.device.type == "cpu" and not t.is_conj() and not t.is_neg())
 
 
+@contextlib.contextmanager
+def _hidden(handles: Sequence[Any]) -> Iterator[None]:
+    """Each hook of ``handles`` out of the dicts that hold it (torch's
+    ``RemovableHandle``: its hooks dict and the extra ones, a forward pre-hook's
+    with-kwargs flag), and back after, at its place in their order."""
+    taken: list[tuple[Any, Any, list[Any], Any]] = []
+    for handle in handles:
+        refs = [getattr(handle, "hooks_dict_ref", None), *getattr(handle, "extra_dict_ref", ())]
+        for ref in refs:
+            held = ref() if callable(ref) else None
+            if isinstance(held, dict) and handle.id in held:
+                taken.append((held, handle.id, list(held), held.pop(handle.id)))
+    try:
+        yield
+    finally:
+        for held, key, order, value in reversed(taken):
+            held[key] = value
+            if hasattr(held, "move_to_end"):  # (an OrderedDict: the hooks run in its order)
+                for later in order[order.index(key) + 1:] + [k for k in held if k not in order]:
+                    if later in held:
+                        held.move_to_end(later)

@@ -78,3 +78,41 @@ def test_a_loss_returned_as_a_python_float_is_kept_as_the_float64_it_is(tmp_path
     tracer.close()
     assert record.loss == loss
     assert load_step_tensors(tmp_path, 1)["loss"].dtype == torch.float64
+
+
+def test_a_save_that_pickles_the_whole_model_and_optimizer_passes_without_the_checks_hooks():
+    """A trial: a notebook's correct `torch.save(model)` raised "cannot pickle
+    'weakref.ReferenceType' object" on the check's forward pre-hook, and the
+    check failed the program, blaming its save. The hooks are off while the
+    program saves, in no saved file, and back in their order after."""
+    import resumecheck
+    from fixtures.trust import whole_model_saved
+
+    whole_model_saved.HOOKS_LOADED.clear()
+    report = resumecheck.verify("fixtures.trust.whole_model_saved:TARGET", drop="none",
+                                noise_seeds=0, check_determinism=False)
+    assert report.equivalent, report.render()
+    assert whole_model_saved.HOOKS_LOADED and set(whole_model_saved.HOOKS_LOADED) == {0}
+
+    model = torch.nn.Linear(2, 2)
+    first = model.register_forward_pre_hook(lambda *args: None)
+    built = BuiltProgram.wrap("one", _OneModel(model))
+    tracer = Tracer(built, None)
+    last = model.register_forward_pre_hook(lambda *args: None)
+    order = list(model._forward_pre_hooks)
+    with tracer.hooks_hidden():
+        assert list(model._forward_pre_hooks) == [first.id, last.id]
+    assert list(model._forward_pre_hooks) == order  # (the check's in its place again)
+    tracer.close()
+
+
+class _OneModel:
+    def __init__(self, model: torch.nn.Module) -> None:
+        self.model = model
+        self.opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    def components(self) -> dict:
+        return {"params": self.model, "optimizer": self.opt}
+
+    def train_step(self):
+        return None
