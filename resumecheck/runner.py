@@ -81,7 +81,7 @@ from resumecheck.segments import (
     Isolation, Restore, SegmentResult, SegmentSpec, phase_bound, scratch_dir, timeout_text,
 )
 from resumecheck.streams import STEPS_AFTER_RESTORE, streams_set
-from resumecheck.trace import StepRecord, Tracer
+from resumecheck.trace import StepRecord, Tracer, hooks_hidden
 from resumecheck.transport import report_phase, run_in_subprocess
 from resumecheck.undeclared import UndeclaredWatch, held_digests
 
@@ -584,17 +584,12 @@ class _Segment:
     def _watched(self, built: BuiltProgram, step: int, save: Callable[[], None]) -> None:
         """``save()``, and with ``watch_save`` what it changed (``save_moved``).
         Not where asking a component for its state could draw (``asks_apart``)."""
-        hidden = self.tracer.hooks_hidden() if self.tracer is not None else contextlib.nullcontext()
-        if not self.spec.watch_save or asks_apart(built):
-            with hidden:
-                save()
-            return
-        before = _fingerprint(built)
-        with hidden:
+        watch = self.spec.watch_save and not asks_apart(built)
+        with hooks_hidden(self.tracer):
+            before = _fingerprint(built) if watch else {}
             save()
-        after = _fingerprint(built)
-        moved = [what for what in before if before[what] != after.get(what)]
-        if moved:
+            after = _fingerprint(built) if watch else {}
+        if moved := [what for what in before if before[what] != after.get(what)]:
             self.result.save_moved[step] = moved
 
     def timed_out(self, where: str | None = None) -> None:

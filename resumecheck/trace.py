@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "KEPT_IN_MEMORY", "QUANTITY_ORDER", "StepRecord", "Tracer", "differing_quantities",
-    "first_difference", "load_step_file", "load_step_tensors", "load_stream_states",
+    "first_difference", "hooks_hidden", "load_step_file", "load_step_tensors", "load_stream_states",
     "save_step_file", "save_step_tensors", "unwrap_optimizer",
 ]
 
@@ -174,17 +174,6 @@ class Tracer:
         and its gradient (this rank's shards)."""
         return 2 * sum(local_tensor(p).numel() * p.element_size()
                        for _, model in self._models for p in model.parameters())
-
-    @contextlib.contextmanager
-    def hooks_hidden(self) -> Iterator[None]:
-        """The check's hooks off the model and the optimizers while the program
-        saves, each put back in its place after: a save that pickles the whole
-        object (``torch.save(model)``, as notebooks do) must neither fail on
-        them nor carry them into the checkpoint (a trial's correct save raised
-        "cannot pickle 'weakref.ReferenceType' object", blamed on its line)."""
-        handles = [h for h in (self._input_handle, *self._steps.handles) if h is not None]
-        with _hidden(handles):
-            yield
 
     def close(self) -> None:
         self._steps.close()
@@ -829,6 +818,18 @@ def _flat_ok(t: torch.Tensor) -> bool:
     """A tensor whose raw bytes say all of it: dense, on the CPU, not quantized."""
     return (type(t) is torch.Tensor and t.layout == torch.strided and not t.is_quantized
             and t.device.type == "cpu" and not t.is_conj() and not t.is_neg())
+
+
+def hooks_hidden(tracer: Tracer | None) -> contextlib.AbstractContextManager[None]:
+    """The check's hooks off the model and the optimizers while the program
+    saves, each put back in its place after: a save that pickles the whole
+    object (``torch.save(model)``, as notebooks do) must neither fail on them
+    nor carry them into the checkpoint (a trial's correct save raised "cannot
+    pickle 'weakref.ReferenceType' object", blamed on its line). None: no
+    tracer yet, nothing to hide."""
+    if tracer is None:
+        return contextlib.nullcontext()
+    return _hidden([h for h in (tracer._input_handle, *tracer._steps.handles) if h is not None])
 
 
 @contextlib.contextmanager

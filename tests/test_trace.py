@@ -4,7 +4,7 @@ import torch
 
 from resumecheck.program import BuiltProgram
 from resumecheck.tiny import build
-from resumecheck.trace import Tracer, load_step_tensors
+from resumecheck.trace import Tracer, hooks_hidden, load_step_tensors
 
 
 def test_skipped_steps_and_unscaled_gradients(tmp_path):
@@ -100,7 +100,7 @@ def test_a_save_that_pickles_the_whole_model_and_optimizer_passes_without_the_ch
     tracer = Tracer(built, None)
     last = model.register_forward_pre_hook(lambda *args: None)
     order = list(model._forward_pre_hooks)
-    with tracer.hooks_hidden():
+    with hooks_hidden(tracer):
         assert list(model._forward_pre_hooks) == [first.id, last.id]
     assert list(model._forward_pre_hooks) == order  # (the check's in its place again)
     tracer.close()
