@@ -2434,7 +2434,7 @@ def settle_findings(ref: Reference, result: RunResult, outcomes: dict[int, bool 
                     finding.component, (unreached or {}).get(finding.component, []),
                     is_stream_detail(finding.detail)))))
         elif i in moved:  # (never one that helped: see _Confirmations.settle)
-            judged.append(replace(finding, detail=finding.detail + _matters_with_others(result)))
+            judged.append(replace(finding, detail=_matters_with_others(result, finding)))
         elif i in outcomes and not outcomes[i] and _rate_made_anew(result, finding):
             judged.append(replace(finding, detail=finding.detail + _RATE_RERUN))
         elif i in outcomes and (outcomes[i] or finding.component != CONFIG):
@@ -2552,12 +2552,26 @@ def give_fixes(result: RunResult, advice: dict[str, str]) -> None:
         for f in result.diagnosis]
 
 
-def _matters_with_others(result: RunResult) -> str:
+def _matters_with_others(result: RunResult, finding: Finding) -> str:
     """Of a finding that changes the run when put right, yet leaves it
     departing where it did (``settle_findings``): a trial's lost stream beside
-    a loader's workers seeded from it read "differs, not the cause"."""
-    return (f"{_MATTERS_WITH_OTHERS} {result.first_divergent_step}: it matters, and something "
-            "else differs too (another finding, or state no component declares)")
+    a loader's workers seeded from it read "differs, not the cause". Where the
+    schedule restarts again after the run departed, the rerun put the
+    uninterrupted run's state in there too, which the departed run did not
+    hold: the change may come from there alone (a trial's loader generator,
+    set right by the program in the step after its restore at 3, was said to
+    matter, restarted again at 10)."""
+    step = result.first_divergent_step
+    later = [k for k in result.resume_at if step is not None and k >= step
+             and (finding.step is None or k > finding.step)]
+    if later:
+        return finding.detail + (
+            f"{_MATTERS_WITH_OTHERS} {step}: the rerun put the uninterrupted run's state in at "
+            f"the later restart at {steps_text(later)} too, which this run, departed from step "
+            f"{step}, did not hold there, so the change may come from there alone: whether it "
+            "matters here is not shown")
+    return finding.detail + (f"{_MATTERS_WITH_OTHERS} {step}: it matters, and something "
+                             "else differs too (another finding, or state no component declares)")
 
 
 _MATTERS_WITH_OTHERS = "; putting it right alone changes the run, which still departs at step"
