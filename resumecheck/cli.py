@@ -646,12 +646,25 @@ def _failed(args: argparse.Namespace, exc: Exception) -> int:
             else EXIT_ENVIRONMENT if isinstance(exc, EnvironmentFailure)
             # (nothing judged: neither a pass nor a failure)
             else EXIT_INCONCLUSIVE if isinstance(exc, SaveMovesState) else EXIT_USAGE)
-    message = str(exc) if isinstance(exc, ResumecheckError) else (
+    message = _as_option(args, exc) if isinstance(exc, ResumecheckError) else (
         f"unexpected {type(exc).__name__}: {exc}. This is a bug in resumecheck or "
         "in the program under test; rerun with --debug for the traceback")
     _error_document(args, type(exc).__name__, message, code)
     _error(_said(message, _stale_output(args)))
     return code
+
+
+def _as_option(args: argparse.Namespace, exc: Exception) -> str:
+    """A library error in the words of the command line: a setting out of range
+    named by its option, ``--resume-at 20``, not ``resume_at=20`` (a trial)."""
+    from resumecheck.errors import InvalidArgument
+
+    name = getattr(exc, "name", None)
+    if not (isinstance(exc, InvalidArgument) and isinstance(name, str) and hasattr(args, name)):
+        return str(exc)
+    value = exc.value
+    given = ",".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
+    return f"--{name.replace('_', '-')} {given}: {exc.why}"
 
 
 def _format_of(output: str | None) -> str:

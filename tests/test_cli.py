@@ -92,8 +92,9 @@ def test_not_equivalent_exits_1_and_prints_diagnosis_and_reproduce(capsys):
         (["run", "--drop", "schedular"], "unknown component 'schedular' (did you mean "
                                           "'scheduler'?); this program declares: params, "
                                           "optimizer"),
-        (["run", "--resume-at", "16"], "resume_at=16: each resume point must be an int in 1..15"),
-        (["run", "--resume-at", "0"], "resume_at=0"),
+        # (a trial: the option's name, not the library's `resume_at=20`)
+        (["run", "--resume-at", "16"], "--resume-at 16: each resume point must be an int in 1..15"),
+        (["run", "--resume-at", "0"], "--resume-at 0"),
         (["run", "no_such_module:build"], "cannot import no_such_module"),
         (["run", "tests.programs:missing"], "has no attribute 'missing'"),
         (["run", "tests.programs:NOT_A_FACTORY"], "not a program factory"),

@@ -47,7 +47,7 @@ def test_fuzz_validates_resume_nproc_as_run_does(no_launch, fields, says):
 def test_the_fuzz_command_validates_resume_nproc_before_any_run(no_launch, capsys):
     code = main(["fuzz", elastic.CORRECT.spec, "--resume-nproc", "1"])
     err = capsys.readouterr().err
-    assert code == 2 and "resume_nproc=1" in err and "--nproc N --resume-nproc M" in err
+    assert code == 2 and "--resume-nproc 1" in err and "--nproc N --resume-nproc M" in err
 
 
 def test_the_marker_takes_resume_nproc_and_validates_it(torch_dynamo_imported, pytester):

@@ -123,7 +123,7 @@ def test_cli_fuzz_failure_prints_the_reproduce_command(capsys):
     ("argv", "message"),
     [
         (["fuzz", "--budget", "0"], "--budget must be a number of seconds > 0"),
-        (["fuzz", "--max-interruptions", "16"], "max_interruptions=16: expected an int in 1..15"),
+        (["fuzz", "--max-interruptions", "16"], "--max-interruptions 16: expected an int in 1..15"),
         (["fuzz", "nowhere:target"], "cannot import nowhere"),
     ],
 )

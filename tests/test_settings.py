@@ -67,9 +67,9 @@ def test_timing_and_the_cli_follow_the_same_steps_rule(capsys):
         measure(PLAIN, steps=1)
     for command in ("run", "fuzz", "baseline", "timing"):
         assert main([command, PLAIN, "--steps", "1"]) == 2
-        assert "steps=1: expected an int >= 2" in capsys.readouterr().err
+        assert "--steps 1: expected an int >= 2" in capsys.readouterr().err
     assert main(["run", PLAIN, "--jobs", "0"]) == 2
-    assert "jobs=0: expected an int >= 1" in capsys.readouterr().err
+    assert "--jobs 0: expected an int >= 1" in capsys.readouterr().err
 
 
 def _without_timings(report) -> dict:
