@@ -621,6 +621,38 @@ class _Segment:
             self.tracer.close()
         if self.built is not None:
             self.built.close()
+            _stop_loader_workers(self.built.program)
+
+
+def _stop_loader_workers(program: Any) -> None:
+    """Shut down the workers of the data loader iterators a finished program
+    holds (its attributes, their items and fields, a few levels down). An
+    iterator stopped mid-epoch keeps its workers until it is freed, and one in
+    a reference cycle is freed by the collector: inside the next program's
+    forked worker, where its ``__del__`` printed "AssertionError: can only test
+    a child process" (a trial's check, a dozen times), or here, where the
+    collector's shutdown waits five seconds a worker. Shut down now, it is
+    done with them in a few milliseconds and its ``__del__`` does nothing."""
+    if not multiprocessing.active_children():  # (no worker alive: nothing to look for)
+        return
+    kind = torch.utils.data.dataloader._MultiProcessingDataLoaderIter
+    seen: set[int] = set()
+    todo: list[tuple[Any, int]] = [(program, 0)]
+    while todo and len(seen) < 5000:
+        obj, depth = todo.pop()
+        if id(obj) in seen or isinstance(obj, (torch.Tensor, torch.nn.Module, str, bytes, type)):
+            continue
+        seen.add(id(obj))
+        if isinstance(obj, kind):
+            with contextlib.suppress(Exception):  # (what it does is torch's own __del__'s)
+                obj._shutdown_workers()
+            continue
+        fields = getattr(obj, "__dict__", None)
+        items = (obj.values() if isinstance(obj, dict) else obj
+                 if isinstance(obj, (list, tuple)) else
+                 fields.values() if isinstance(fields, dict) else ())
+        if depth < 5:
+            todo.extend((item, depth + 1) for item in list(items)[:1000])
 
 
 _RANK_NAME = re.compile(r"(.+)\.rank\d+")

@@ -65,3 +65,21 @@ def test_a_restarts_new_iterator_that_draws_its_base_seed_again_is_said_and_its_
             "where a restart's new iterator draws it again") in own.explanation
     assert "iter(loader)), before the load, keeps the draws alike" in own.explanation
     assert verify(SPEC + "ITER_AT_BUILD", drop="none", noise_seeds=0).equivalent
+
+
+def test_a_finished_programs_loader_workers_are_shut_down_before_the_next_is_built(capfd):
+    """A trial: a program whose position component referred back to it (a
+    cycle) kept a mid-epoch iterator with two workers after each run; freed
+    inside the next program's forked worker, its __del__ printed "AssertionError:
+    can only test a child process" a dozen times, which read as the check
+    crashing. It is freed before the next build, where its workers are its own."""
+    import multiprocessing
+
+    before = {child.pid for child in multiprocessing.active_children()}
+    report = verify("fixtures.trust.worker_loader_cycle:TARGET", noise_seeds=0,
+                    check_determinism=False)
+    assert report.equivalent
+    # (no finished program's workers are left waiting for the collector)
+    assert [c.pid for c in multiprocessing.active_children() if c.pid not in before] == []
+    err = capfd.readouterr().err
+    assert "can only test a child process" not in err and "Exception ignored" not in err
