@@ -690,12 +690,19 @@ def torch_settings() -> dict[str, Any]:
     return out
 
 
+_DETERMINISTIC = "torch.are_deterministic_algorithms_enabled()"
+_INDUCTOR_DETERMINISTIC = "torch._inductor.config.deterministic"
+
+
 def settings_set(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
     """What ``after`` holds otherwise than ``before``, in words (`name`:
     before → after); of a config module first read in ``after`` (imported in
     between), its values other than their defaults."""
     out = []
     for name, value in after.items():
+        if name == _INDUCTOR_DETERMINISTIC and before.get(_DETERMINISTIC) != after.get(
+                _DETERMINISTIC):  # (what torch.use_deterministic_algorithms sets with it: a
+            continue  # trial read it as a compiler setting its build never made)
         if name in before:
             if before[name] != value:
                 out.append(f"`{name}`: {before[name]!r} → {value!r}")
