@@ -640,8 +640,9 @@ def _stop_loader_workers(program: Any) -> None:
     todo: list[tuple[Any, int]] = [(program, 0)]
     while todo and len(seen) < 5000:
         obj, depth = todo.pop()
-        if id(obj) in seen or isinstance(obj, (torch.Tensor, torch.nn.Module, str, bytes, type)):
-            continue
+        if id(obj) in seen or isinstance(obj, (torch.Tensor, torch.nn.Module, str, bytes, type,
+                                               torch.utils.data.DataLoader)):
+            continue  # (a loader's own persistent iterator it makes again from: left alone)
         seen.add(id(obj))
         if isinstance(obj, kind):
             with contextlib.suppress(Exception):  # (what it does is torch's own __del__'s)
