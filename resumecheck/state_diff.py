@@ -84,7 +84,9 @@ def _detached(ref_meta: dict[str, Any] | None, restored_meta: dict[str, Any] | N
         return None
     return (f"{DETACHED}: {len(stray)} of its {len(names)} parameters are not the model's, "
             "so its steps leave the model as it is (an optimizer kept across a model rebuilt "
-            "in load(), or made for other parameters)")
+            "in load(), or made for other parameters); not judged by a rerun, which puts state "
+            "in and cannot attach an optimizer to the model's tensors: this is read off the "
+            "objects themselves")
 
 
 def describe_difference(

@@ -19,7 +19,12 @@ def test_an_optimizer_left_on_the_old_model_is_named_for_what_it_is_and_not_clea
     assert finding.detail.startswith("steps tensors the model does not train with: 4 of its 4 "
                                      "parameters are not the model's")
     assert finding.status is None  # (no state put into it attaches it to the model)
+    # (a trial: a bare "(not judged)" made the one right line read as doubtful)
+    assert finding.detail.endswith("; not judged by a rerun, which puts state in and cannot "
+                                   "attach an optimizer to the model's tensors: this is read off "
+                                   "the objects themselves")
     text = report.render()
+    assert "themselves (not judged)" not in text
     assert "missing" not in text and "put right alone, the run departs as before" not in text
 
 
