@@ -1163,8 +1163,12 @@ def _calls_text(step: int, rec: Any, ref_rec: Any, ref_keys: list[str], run_keys
     extra = [_input_words(longer, k, common + i, len(keys))
              for i, k in enumerate(keys[common:common + 3])]
     more = f" and {len(keys) - common - 3} more" if len(keys) - common > 3 else ""
-    both = "the one both have agrees" if common == 1 else f"the {common} both have agree"
-    return (f"{said}; {both} bit for bit, so the data agree: "
+    # (a trial: "the 0 both have agree bit for bit, so the data agree", of a step whose
+    # exploration skipped its one call)
+    both = ("the one both have agrees bit for bit, so the data agree" if common == 1 else
+            f"the {common} both have agree bit for bit, so the data agree" if common else
+            f"{'this run' if not run_in else 'the reference'} did not call the model at all")
+    return (f"{said}; {both}: "
             f"{whose} {', '.join(extra)}{more} {'was' if len(keys) - common == 1 else 'were'} "
             "not made on the other side (a call the step makes only at some steps, an "
             "evaluation every few steps, decided otherwise: by a step counter or other state "

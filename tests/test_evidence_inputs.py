@@ -295,3 +295,18 @@ def test_inputs_that_depart_with_a_random_stream_say_a_step_draws_into_them():
     assert said in _optimizers_rate(run([], CONFIRMED))
     assert said in _optimizers_rate(run(["rng"], None))
     assert _optimizers_rate(run([], None)) == ""  # (no stream shown to be the cause)
+
+
+def test_a_step_that_did_not_call_the_model_at_all_is_said_so():
+    """A trial: "the 0 both have agree bit for bit, so the data agree", of a
+    step whose exploration decided its action without the model's one call."""
+    report = verify("fixtures.trust.eval_by_step:WARMUP", drop=["global_step"], noise_seeds=0)
+    [run] = [r for r in report.runs if r.dropped == ["global_step"]]
+    assert run.first_divergent_step == 6
+    assert run.first_divergent_quantity == (
+        "number of model calls (0 input tensors, 1 in the uninterrupted run: this run did not "
+        "call it at all)")
+    assert ("step 6 called the model with 0 input tensors over all its calls, 1 in the "
+            "reference; this run did not call the model at all: the reference's input was not "
+            "made on the other side") in run.explanation
+    assert "the 0 both have" not in run.explanation
