@@ -16,6 +16,7 @@ import gc
 import math
 import os
 import pickle
+import re
 import shutil
 import signal
 import threading
@@ -1527,6 +1528,18 @@ def _not_checked(checker: Checker, runs: list[RunResult]) -> list[str]:
     return [what for what in found if what]
 
 
+def _declared_as_built(checker: Checker) -> dict[str, str]:
+    """Component -> the line on its fields as built at every resume point: its
+    ablation's (``fields_as_built``), else the run's build's (``as_built_untried``:
+    a trial's `--drop none` named no `batch` of its position beside its loop's
+    `batch_in_epoch`)."""
+    lines = dict(checker.fields_as_built)
+    for line in verdict.as_built_untried(checker.reference, checker.resume_at, set()):
+        if (named := re.match(r"of `([^`]+)`, ", line)) is not None:
+            lines.setdefault(named.group(1), line)
+    return lines
+
+
 def _named(checker: Checker, back: set[str], on_the_way: dict[str, int]) -> dict[str, str]:
     """What the reference held outside the declared components that is named,
     in words: not what a restart brings back (``back``), unless it brings it
@@ -1542,7 +1555,8 @@ def _named(checker: Checker, back: set[str], on_the_way: dict[str, int]) -> dict
                    else f"after step {step} (the first after the restore at {step - 1}, where "
                    "it is first looked at)" if step - 1 in checker.resume_at
                    else f"after step {step}") for path, step in on_the_way.items()}
-    return {path: (set_back_unseen(text, alike_named(path, checker.fields_as_built))
+    declared = _declared_as_built(checker) if as_built else {}
+    return {path: (set_back_unseen(text, alike_named(path, declared))
                    if path in as_built else text)
             # (trial 254 read "held it otherwise after step 8" as one step: held so from
             # there on, until a later step set it alike)

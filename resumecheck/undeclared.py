@@ -364,12 +364,17 @@ def alike_named(path: str, fields_as_built: Mapping[str, str]) -> str:
     a position returning a task's `epoch` beside a program's epochs by task,
     as built at the resume point, read "declare it" as the checkpoint missing it)."""
     name = path.rsplit(".", 1)[-1]
-    said = []
-    for component, line in fields_as_built.items():
-        fields = [f for f in re.findall(r"`([^`]+)` \(", line)
-                  if f.rsplit(".", 1)[-1] in (name, name.split("_", 1)[-1])]
-        if fields:
-            said.append(f"`{component}` returns {', '.join(f'`{f}`' for f in fields)}")
+    # (a trial's `batch_in_epoch` beside its position's `batch`: its first word, where
+    # nothing is named so or by its last words)
+    said: list[str] = []
+    for like in ({name, name.split("_", 1)[-1]}, {name.split("_", 1)[0]}):
+        for component, line in fields_as_built.items():
+            fields = [f for f in re.findall(r"`([^`]+)` \(", line)
+                      if f.rsplit(".", 1)[-1] in like]
+            if fields:
+                said.append(f"`{component}` returns {', '.join(f'`{f}`' for f in fields)}")
+        if said:
+            break
     return (f" ({'; '.join(said)}, of a like name, as built there too: if that is this value, "
             "it holds it)") if said else ""
 

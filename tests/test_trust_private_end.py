@@ -343,5 +343,23 @@ def test_a_number_as_built_beside_a_declared_field_of_a_like_name_says_so():
     assert alike_named("state.epoch", built) == (
         " (`data_cursor` returns `a.epoch`, `b.epoch`, of a like name, as built there too: if "
         "that is this value, it holds it)")
-    assert "`loss_sum`, of a like name" in alike_named("state.epoch_loss_sum", built)
+    assert "`data_cursor` returns `loss_sum`, of a like name" in alike_named(
+        "state.epoch_loss_sum", built)
     assert alike_named("state.level", built) == ""
+    # (a trial's `batch_in_epoch` beside its position's `batch`, where nothing else is like)
+    assert alike_named("state.batch_in_epoch", {"data_cursor": "of `data_cursor`, `batch` (0 "
+                                                               "there, 1 at the end) is ..."}) \
+        == (" (`data_cursor` returns `batch`, of a like name, as built there too: if that is "
+            "this value, it holds it)")
+    assert alike_named("state.batch_in_epoch", {"c": "of `c`, `batch_size` (8 there) ..."}) == ""
+
+
+def test_without_ablations_the_hedge_names_the_fields_the_runs_build_made_too():
+    """A trial's `--drop none` check named no `batch` of its position beside
+    its loop's `batch_in_epoch`: the fields as built came from ablations only."""
+    report = verify("fixtures.trust.reseeded_by_position:TARGET", resume_at=[4], drop="none",
+                    noise_seeds=0)
+    [line] = [u for u in report.undeclared if u.startswith("batch (")]
+    assert "(`data_cursor` returns `batch`, of a like name, as built there too: if that is " \
+        "this value, it holds it)" in line, line
+
