@@ -988,3 +988,19 @@ def test_a_plausible_run_close_to_the_band_says_what_the_band_is():
         "band measured from a few runs is rough)")
     run.noise_ratio = 0.3
     assert _noise_clause(run).endswith(": plausible but different")
+
+
+def test_not_the_cause_of_a_run_whose_steps_all_matched_says_it_ends_otherwise():
+    """A trial: "(differs; put right alone, the run departs as before)" of a run
+    that never departed, its end state alone otherwise."""
+    from resumecheck.report import NOT_CAUSE
+
+    finding = Finding("hooks", "torch_rng differs", step=9, status=NOT_CAUSE)
+    ends = RunResult(dropped=[], resume_at=[9], verdict="diverged", checkpoint="program",
+                     first_divergent_step=16, first_divergent_quantity="state of rng at the end")
+    assert finding.mark_in(ends, None) == (
+        " (differs; put right alone, the run ends otherwise as before)")
+    departs = RunResult(dropped=[], resume_at=[9], verdict="diverged", checkpoint="program",
+                        first_divergent_step=10, first_divergent_quantity="loss")
+    assert finding.mark_in(departs, None) == (
+        " (differs; put right alone, the run departs as before)")
