@@ -233,10 +233,10 @@ class Tracer:
 
     def before_step(self, step: int | None = None) -> None:
         self._step = step
+        _follow_model(self)
         self._optimizers, self._steps = _hooked_now(self._built(), self._optimizers, self._steps,
                                                     self._param_names, self._wants_copy)
-        self._inputs, self._input_names, self._calls = [], [], 0
-        self._streams = {}
+        self._inputs, self._input_names, self._calls, self._streams = [], [], 0, {}
         keep = step in self.stream_states_at and self.tensor_dir is not None
         digests = self.stream_digests_at is None or step in self.stream_digests_at
         if keep or digests:
@@ -464,6 +464,28 @@ def _declared_optimizers(built: BuiltProgram) -> Iterator[tuple[str, torch.optim
                      else None)
         if optimizer is not None:
             yield comp.name, optimizer
+
+
+def _follow_model(tracer: Tracer) -> None:
+    """Trace the model the program holds now, where it made a new one since
+    (a fold's, through a ``model`` attribute): its inputs and its parameters'
+    names, as ``_hooked_now`` follows the optimizer (a trial's correct k-fold
+    trainer, given a `model` property as the report advised, was failed: the
+    uninterrupted run traced the first fold's model throughout, the restart
+    the fold it resumed in, "gradient of ?")."""
+    built = tracer._built()
+    now = None if built is None else _find(built, PARAMS, torch.nn.Module, "model")
+    if built is None or now is None or now is tracer._model:
+        return
+    if tracer._input_handle is not None:
+        tracer._input_handle.remove()
+    tracer._model, tracer._models = now, _traced_models(built, now)
+    tracer._labels = {n: _forward_labels(type(now), n) for n in range(9)}  # type: ignore[arg-type]
+    tracer._input_handle = now.register_forward_pre_hook(tracer._on_forward, with_kwargs=True)
+    tracer._steps.close()  # (its parameters' names are the new model's)
+    tracer._optimizers = _optimizers(built, _find(built, OPTIMIZER, object, "optimizer"))
+    tracer._steps = _OptimizerSteps(tracer._optimizers, tracer._param_names(),
+                                    tracer._wants_copy, _optimizer_names(built))
 
 
 def _hooked_now(built: BuiltProgram | None, optimizers: list[torch.optim.Optimizer],

@@ -116,3 +116,20 @@ class _OneModel:
 
     def train_step(self):
         return None
+
+
+def test_a_model_the_program_makes_anew_is_traced_where_it_is_now():
+    """A trial: a correct k-fold trainer that makes a new model each fold, given
+    a `model` attribute as the report advised, was failed: the uninterrupted
+    run traced the first fold's model throughout, the restart the fold it
+    resumed in ("gradient of ?"). Its twin, whose load loses the momentum,
+    is blamed on the optimizer."""
+    import resumecheck
+
+    spec = "fixtures.trust.model_made_anew:"
+    report = resumecheck.verify(spec + "TARGET", drop="none", noise_seeds=0)
+    assert report.equivalent and report.engine_resume.verdict == "identical", report.render()
+    own = resumecheck.verify(spec + "BUGGY", drop="none", noise_seeds=0).full_resume
+    assert own.verdict == "diverged" and own.first_divergent_step == 7
+    assert own.first_divergent_quantity.startswith("parameter ")
+    assert [(f.component, f.status) for f in own.diagnosis] == [("optimizer", "confirmed")]
