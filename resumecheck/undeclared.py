@@ -400,7 +400,13 @@ def set_back_unseen(text: str, alike: str = "") -> str:
              f"resume point where it is as a fresh build holds it{alike}; if none does,")
     if _NUMBERS_ONLY.match(text):
         return text.replace(f" and {_NO_COMPONENT_HOLDS}:", f"; {hedge}", 1)
+    if _COUNTS_ONLY.match(text):  # (a scheduler's counts, as a fresh one's there: a trial's
+        # `Through` component returned its state_dict() and was said to hold none)
+        return text.replace(f", and {_NO_COMPONENT_HOLDS}:", f"; {hedge}", 1)
     return text.replace(f"; {_HELD_BY_NONE}:", f"; {hedge}", 1)
+
+
+_COUNTS_ONLY = re.compile(rf"^\S+ \(a \w+ whose counts the run changed, and {_NO_COMPONENT_HOLDS}:")
 
 
 def generator_paths(lines: Mapping[str, str]) -> set[str]:
