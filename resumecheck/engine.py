@@ -1501,8 +1501,8 @@ def _report(checker: Checker, runs: list[RunResult],
         noise=verdict.noise_summary(ref, checker.resume_at[0], checker.noise_seeds,
                                     checker.base_seed(), checker.target.seed_key,
                                     unmoved=checker.noise_unmoved, asked=s.noise_seeds),
-        determinism=checker.determinism, reference_loss=ref.loss,
-        seed_losses=ref.noise, nproc=s.nproc, untraced=verdict.untraced(checker.segment.records),
+        determinism=checker.determinism, reference_loss=ref.loss, seed_losses=ref.noise,
+        nproc=s.nproc, untraced=verdict.note_untraced(runs, ref.segment.records),
         undeclared=undeclared,
     )
 

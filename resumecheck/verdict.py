@@ -2940,7 +2940,7 @@ def _divergence_text(r: RunResult, own_checkpoint: bool, position: str | None = 
     if q.startswith("state of"):
         text = f"the final {q} differs"
         if not r.max_abs_loss_diff:
-            text += " (every step's loss, gradients and parameters match)"
+            text += _ALL_STEPS_MATCH
         if PARAMS in r.ended_otherwise:  # (its parameters matched at every step)
             # (trial 189: BatchNorm's running statistics a checkpoint lost, which an
             # evaluation read before the end, read as nothing wrong before it)
@@ -3485,6 +3485,25 @@ def drop_sets(drop: DropSpec, names: Sequence[str]) -> list[list[str]]:
         if ordered and ordered not in sets:
             sets.append(ordered)
     return sets
+
+
+def note_untraced(runs: Sequence[RunResult], records: Sequence[StepRecord]) -> list[str]:
+    """What the reference's steps could not trace (``untraced``); where that is
+    their parameters and gradients, a run whose end state alone differs says
+    only its loss matched at every step (a trial: "every step's loss,
+    gradients and parameters match" beside "not traced: parameters and
+    gradients")."""
+    untraced_lines = untraced(records)
+    if not any(line.startswith("parameters and gradients") for line in untraced_lines):
+        return untraced_lines
+    for run in runs:
+        run.explanation = run.explanation.replace(
+            _ALL_STEPS_MATCH, " (every step's loss matches; its parameters and gradients were "
+            "not traced)")
+    return untraced_lines
+
+
+_ALL_STEPS_MATCH = " (every step's loss, gradients and parameters match)"
 
 
 def untraced(records: Sequence[StepRecord]) -> list[str]:

@@ -103,3 +103,33 @@ def test_on_many_ranks_samples_a_step_returned_are_traced_inputs():
     assert untraced(records("param:0.weight[rank 0]", "inputs:x[rank 0]")) == []
     assert [line.split(":")[0] for line in untraced(records("param:0.weight[rank 0]"))] == [
         "the model's inputs"]
+
+
+class _CountsEvaluations(WrapperProgram):
+    """Its own evaluation count, declared, which the checkpoint loses: only the
+    end state differs, and the steps' parameters were never traced."""
+
+    def __init__(self, config: dict) -> None:
+        super().__init__(config)
+        self.evaluations = 0
+
+    def components(self) -> dict:
+        from resumecheck import Attr
+
+        return {**super().components(), "evaluations": Attr(self, "evaluations")}
+
+    def train_step(self) -> StepOutput:
+        self.evaluations += 1
+        return super().train_step()
+
+
+def test_an_end_state_alone_otherwise_does_not_claim_untraced_steps_matched():
+    """A trial: "every step's loss, gradients and parameters match" beside
+    "not traced: parameters and gradients"."""
+    report = verify(Target(factory=_CountsEvaluations, steps=4, resume_at=(2,)),
+                    drop=["evaluations"], noise_seeds=0)
+    [run] = [r for r in report.runs if r.dropped == ["evaluations"]]
+    assert run.explanation.startswith(
+        "the final state of evaluations differs (every step's loss matches; its parameters and "
+        "gradients were not traced)"), run.explanation
+    assert "gradients and parameters match" not in report.render()
