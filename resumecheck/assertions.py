@@ -21,7 +21,7 @@ from resumecheck.errors import (
 from resumecheck.phrases import CANNOT_RESTORE_WITHOUT, first_line, lost_uncompared, side_files
 from resumecheck.program import Target
 from resumecheck.components import split_rank_name
-from resumecheck.report import FAILED, Report, RunResult
+from resumecheck.report import FAILED, Report, RunResult, three_figures
 
 __all__ = [
     "ComponentsNotExercised",
@@ -204,4 +204,4 @@ _FLOAT_KINDS = ("lr", "scale", "loss", "grad", "param", "inputs")
 
 
 def _g(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3g}"
+    return "-" if value is None else three_figures(value)

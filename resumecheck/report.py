@@ -902,7 +902,17 @@ def _num(value: float | None) -> str:
         return "-"
     if value == 0:
         return "0"
-    return f"{value:.3g}"
+    return three_figures(value)
+
+
+def three_figures(value: float) -> str:
+    """``value`` to three significant figures, its trailing zeros kept where
+    it is not that whole number (a trial read `1` of 1.0045 as exact)."""
+    text = f"{value:.3g}"
+    if "." not in text and "e" not in text and "n" not in text and float(text) != value:
+        kept = f"{value:#.3g}"
+        return f"{value:.4g}" if kept.endswith(".") else kept  # (100.4, not "100.")
+    return text
 
 
 def _finite(value: Any) -> Any:

@@ -1004,3 +1004,11 @@ def test_not_the_cause_of_a_run_whose_steps_all_matched_says_it_ends_otherwise()
                         first_divergent_step=10, first_divergent_quantity="loss")
     assert finding.mark_in(departs, None) == (
         " (differs; put right alone, the run departs as before)")
+
+
+def test_a_figure_rounded_to_a_whole_number_keeps_its_zeros():
+    """A trial read `1` in the max |Δloss| column of 1.0045 as exact."""
+    from resumecheck.report import three_figures
+
+    assert [three_figures(v) for v in (1.0045104, 1.0, 12.0, 0.0243, 100.4, 1234.5)] == [
+        "1.00", "1", "12", "0.0243", "100.4", "1.23e+03"]
