@@ -703,11 +703,14 @@ _DATASET_TODO = (
     "that step's callbacks run (a micro-batch ahead), so a value a callback sets again from "
     "the restored global step comes too late for them: make what a sample depends on a "
     "function of state the Trainer restores, applied where the batch is used (compute_loss, "
-    "a collator that reads the step)")
+    "a collator that reads the step), or, for what changes by epoch, set in on_epoch_begin "
+    "from state.epoch, which runs before the epoch's first fetch")
 """What to do about state the training dataset of a Trainer target keeps (trial 260;
 trial 272: a callback that set it from the global step in on_step_begin, as this
 advised, was too late for the batches fetched ahead, and an ExportableState
-callback cannot hold the dataset: the Trainer makes it again from its arguments)."""
+callback cannot hold the dataset: the Trainer makes it again from its arguments;
+a later trial's level set from state.epoch in on_epoch_begin resumed, where this
+steered it away from callbacks)."""
 
 
 _SUBCLASS_TODO = (
