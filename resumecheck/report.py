@@ -935,13 +935,19 @@ def _after_restart_notice(engine: RunResult, where: str, named: str, ending: str
     loop runs the restarts (trial 246: Lightning's left out a plateau step,
     and the notice offered only the program's code)."""
     if NOT_VALIDATED_AGAIN in engine.explanation:  # (a trial read undeclared state into it)
-        return ("the framework's loop validated after the resume point, and a resume from a "
+        head = ("the framework's loop validated after the resume point, and a resume from a "
                 "checkpoint written at that batch's end does not validate again: the engine's "
-                f"own resume, through the framework's restore, {where} as well, which that "
-                "alone explains where the validation changes state the steps read (a scheduler "
-                "stepped on its metric, an EarlyStopping count). Resume points where no "
-                "validation follows show whether the declared components capture the rest"
-                f"{named}{ending}")
+                f"own resume, through the framework's restore, {where} as well")
+        if named:  # (a trial's lost attribute, named, read as second to a harmless validation)
+            return (f"{head}, which either that explains, where the validation changes state "
+                    "the steps read (a scheduler stepped on its metric, an EarlyStopping "
+                    f"count), or state the steps read that no component declares{named}. "
+                    "Resume points where no validation follows tell the two apart"
+                    f"{ending}")
+        return (f"{head}, which that alone explains where the validation changes state the "
+                "steps read (a scheduler stepped on its metric, an EarlyStopping count). Resume "
+                "points where no validation follows show whether the declared components "
+                f"capture the rest{ending}")
     later = engine.later_restore_otherwise()
     if not later and not engine.steps_match():
         return None

@@ -207,7 +207,8 @@ def _reads_best_score():
             monitor="train_loss", save_top_k=2, every_n_train_steps=2)]})
 
 
-def _validated_on_a_plateau(accumulate: int = 1, early_stopping: bool = False):
+def _validated_on_a_plateau(accumulate: int = 1, early_stopping: bool = False,
+                            weighted: bool = False):
     """Validation every 2 batches, its loss stepping a ReduceLROnPlateau (a
     trial's shape): a resume from a checkpoint written at the end of a batch
     that the uninterrupted run validated after does not validate again.
@@ -216,7 +217,9 @@ def _validated_on_a_plateau(accumulate: int = 1, early_stopping: bool = False):
     runs that batch, and validates, again). ``early_stopping``: validation at each
     epoch's end only, an EarlyStopping on its loss (trial 249: resumed at an epoch's
     end, Lightning ran the epoch's end again without validating, and EarlyStopping
-    found no metric)."""
+    found no metric). ``weighted``: no plateau, and a loss weight the module keeps as
+    a plain attribute, in no checkpoint (trial 358: the WARNING put the departure to
+    the validation, which changed nothing, and the lost weight second)."""
     import lightning.pytorch as pl
     import torch
     import torch.nn.functional as F
@@ -244,6 +247,16 @@ def _validated_on_a_plateau(accumulate: int = 1, early_stopping: bool = False):
         def val_dataloader(self):
             return torch.utils.data.DataLoader(train.rows(), batch_size=20)
 
+    class Weighted(Validates):
+        alpha = 1.0
+
+        def training_step(self, batch, batch_idx):
+            self.alpha = 0.5 * self.alpha + 0.25
+            return super().training_step(batch, batch_idx) * self.alpha
+
+    if weighted:
+        return lightning_target(module=lambda: Weighted(dropout=0.0), data=Data, steps=8,
+                                resume_at=(4,), trainer={"val_check_interval": 2})
     if early_stopping:
         import lightning.pytorch as pl_
 
@@ -440,6 +453,7 @@ _BUILT_ON_FIRST_USE = {
     "LIGHTNING_ON_PLATEAU": _validated_on_a_plateau,
     "LIGHTNING_ON_PLATEAU_ACCUMULATING": lambda: _validated_on_a_plateau(accumulate=2),
     "LIGHTNING_EARLY_STOPPING": lambda: _validated_on_a_plateau(early_stopping=True),
+    "LIGHTNING_WEIGHT_AND_VALIDATION": lambda: _validated_on_a_plateau(weighted=True),
     "LIGHTNING_PLATEAU_PER_EPOCH": _plateau_per_epoch,
     "LIGHTNING_SWA": _weights_averaged,
     "LIGHTNING_SCHEDULER_AFTER_SAVE": _scheduler_stepped_after_the_save,

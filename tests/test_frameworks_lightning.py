@@ -532,6 +532,21 @@ def test_a_model_checkpoint_under_the_default_root_reloads_its_best_score_after_
     assert own.verdict == IDENTICAL, report.render()
 
 
+def test_a_lost_attribute_beside_a_validation_is_a_cause_as_likely_as_it():
+    """Trial 358: a loss weight the module kept as a plain attribute, lost, read
+    second to the validation after the resume point, which changed nothing:
+    the WARNING offers both, and the resume points that tell them apart."""
+    report = resumecheck.verify(spec("LIGHTNING_WEIGHT_AND_VALIDATION"), drop="none",
+                                noise_seeds=0, check_determinism=False)
+    notice = report.incomplete_state_notice() or ""
+    assert ("which either that explains, where the validation changes state the steps read "
+            "(a scheduler stepped on its metric, an EarlyStopping count), or state the steps "
+            "read that no component declares (the `not compared` lines name what the program "
+            "keeps outside them: `params.alpha`). Resume points where no validation follows "
+            "tell the two apart") in notice, notice
+    assert "that alone explains" not in notice
+
+
 @pytest.mark.e2e
 def test_a_resume_point_that_the_run_validated_after_is_said_to_skip_that_validation():
     """A trial: resumed where the uninterrupted run validated after the batch,
