@@ -50,6 +50,19 @@ def test_offset_search_counts_draws_forward_and_back(key, draw, expected, unit):
     assert draw_offset(key, before[key], before[key])[0] is None
 
 
+def test_a_numpy_state_that_keeps_a_normal_for_the_next_draw_is_found_by_its_words():
+    """A trial: numpy's stream, seeded anew, 814 words behind a reference that
+    kept a normal value from its last `np.random.beta`, was "not within 4096
+    32-bit words" of it: the kept normal is no word."""
+    np.random.seed(3)
+    fresh = stream_states([RNGState(streams=("numpy",))])["numpy"]
+    np.random.random(200)
+    np.random.normal()  # (two doubles drawn, one normal kept for the next call)
+    kept = stream_states([RNGState(streams=("numpy",))])["numpy"]
+    assert kept["has_gauss"] != fresh["has_gauss"]
+    assert draw_offset("numpy", kept, fresh) == (-408, "32-bit words")  # (400 and a normal)
+
+
 def test_offset_search_is_bounded_and_leaves_the_streams_alone():
     before, _ = _states_around(lambda g, t: None)
     state = torch.get_rng_state()
