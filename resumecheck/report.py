@@ -22,7 +22,7 @@ from resumecheck.phrases import (
     CHECKPOINT_MAY_LOSE, FETCHED_BEFORE_RESTORE, NOT_RESUMABLE,
     FRAMEWORK_RESUME, HASH_ORDER_UNCHECKED, LOOP_GOES_ON, ORDER_BEFORE_RESTORE,
     NOT_VALIDATED_AGAIN, POSITION_TRANSFORMED, READ_BEFORE, REORDERED, RESTORE_CHANGED, RESTORING,
-    STOPPED,
+    POSITION_UNUSED, STOPPED,
     drawn_at_import_text, first_line, global_streams, lost_uncompared, paths_said,
     set_again_uncompared, uncompared_path,
     unused_position,
@@ -1207,11 +1207,13 @@ def _position_sentences(explanation: str, paths: Sequence[str]) -> tuple[str, st
     position = f" {unused[0].upper()}{unused[1:]}."
     head = unused.split(" came back")[0]  # (the position's names)
     own = [p for p in paths if "." in p and f"`{p.split('.')[0]}`" in head]
-    if own:
+    if own:  # (trial 365 read "came back as saved" after it as contradicting it: its
+        # state_dict() came back, without them; the guesses of other causes go)
         listed = ", ".join(f"`{p}`" for p in own[:3])
+        names = head.removeprefix(POSITION_UNUSED.split("{}")[0])
         position = (f" The declared data position keeps fields its state does not bring back "
-                    f"({listed}: see the `not compared` lines): the likeliest cause here."
-                    + position)
+                    f"({listed}: see the `not compared` lines): the likeliest cause here. What "
+                    f"the state_dict() of {names} returns came back as saved, without them.")
     return opener, position
 
 

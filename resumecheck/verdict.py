@@ -2799,8 +2799,10 @@ def _restored_position(ref: Reference, r: RunResult) -> str | None:
             split_rank_name(r.first_divergent_key or "")[0] != "data":
         return None
     declared = [n for n in ref.segment.names if split_rank_name(n)[0] == DATA_CURSOR]
-    # (a lead only where nothing declared is: a lost sampler epoch is its own)
-    if any(f.status not in (LATENT, PUT_BACK) for f in r.diagnosis):
+    # (a lead only where nothing declared is: a lost sampler epoch is its own; a stream the
+    # program set right itself in that step is not: trial 367's loop skipped no batch)
+    if any(f.status not in (LATENT, PUT_BACK) and not righted_only(f.detail)
+           for f in r.diagnosis):
         return None
     # (a trial: only rank 0's was named where every rank's came back alike)
     return ", ".join(f"`{name}`" for name in declared) if declared else None

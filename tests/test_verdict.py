@@ -1012,3 +1012,24 @@ def test_a_figure_rounded_to_a_whole_number_keeps_its_zeros():
 
     assert [three_figures(v) for v in (1.0045104, 1.0, 12.0, 0.0243, 100.4, 1234.5)] == [
         "1.00", "1", "12", "0.0243", "100.4", "1.23e+03"]
+
+
+def test_a_stream_the_program_set_right_in_the_step_leaves_the_position_lead():
+    """Trial 367: a loop that restored its counter and skipped no batch read
+    its epoch again; a loader generator the program set right itself in that
+    step was the only finding, and the lead on the position that came back
+    as saved was left out."""
+    from types import SimpleNamespace
+
+    from resumecheck.verdict import _restored_position
+
+    ref = SimpleNamespace(segment=SimpleNamespace(names=["params", "rng", "data_cursor"]))
+    righted = Finding("rng", "generator 'loader' differs from the uninterrupted run's at step 11, "
+                      "which the program set right itself during step 12; not judged: ...",
+                      step=11)
+    run = RunResult(dropped=[], resume_at=[11], verdict="diverged", checkpoint="program",
+                    first_divergent_step=12, first_divergent_key="data", diagnosis=[righted])
+    assert _restored_position(ref, run) == "`data_cursor`"
+    lost = Finding("sampler_epoch", "epoch 0, expected 1", step=11)
+    run.diagnosis = [righted, lost]
+    assert _restored_position(ref, run) is None  # (a lost epoch is its own lead)
