@@ -1516,7 +1516,8 @@ def _not_checked(checker: Checker, runs: list[RunResult]) -> list[str]:
     departed = {f.component for r in runs if not r.dropped and r.verdict == DIVERGED
                 for f in r.diagnosis}
     alone |= departed
-    found = [verdict.epoch_ends_untried(checker.reference, points, checker.steps),
+    found = [verdict.epochs_unsaid(checker.reference),
+             verdict.epoch_ends_untried(checker.reference, points, checker.steps),
              verdict.mid_epoch_untried(checker.reference, points, checker.steps),
              verdict.later_epoch_untried(checker.reference, points, checker.steps),
              # (trial 190: "a checkpoint that loses them resumes alike here" of the

@@ -899,6 +899,21 @@ def epoch_ends_untried(ref: Reference, points: Sequence[int], steps: int) -> str
             "resumecheck fuzz tries them all")
 
 
+def epochs_unsaid(ref: Reference) -> str | None:
+    """Where the program does not say where its epochs end (no steps_per_epoch,
+    no epoch_boundaries, not even an empty one), in a sentence: no resume point
+    is known to be an epoch's end or inside a later epoch (a trial's Trainer
+    over a streaming dataset passed at the default point and departed at every
+    point after its first epoch; fuzz said so, run did not)."""
+    bounds = ref.segment.boundaries
+    if bounds.get("steps_per_epoch") is not None or bounds.get("epoch_boundaries") is not None:
+        return None
+    return ("an epoch's end, or a restart inside a later epoch: the program does not say where "
+            "its epochs end (steps_per_epoch, or epoch_boundaries = [] where its data has no "
+            "epochs), so no resume point here is known to be either, where a data position "
+            "most often goes wrong; resumecheck fuzz aims at them once it knows")
+
+
 def later_epoch_untried(ref: Reference, points: Sequence[int], steps: int) -> str | None:
     """Where the program says where its epochs end (whole epochs of steps), the
     run goes past the first, and every resume point is in the first epoch, in a

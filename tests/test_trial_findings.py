@@ -707,6 +707,20 @@ def test_a_program_without_epochs_is_not_told_it_read_its_epoch_again():
     assert "the first of its epoch" not in dropped.explanation, dropped.explanation
     assert "or draws them from a random stream set back to where it was then" in \
         dropped.explanation
+    # (it says it has no epochs: no line asks where they end)
+    assert not any("does not say where its epochs end" in w for w in report.not_checked)
+
+
+def test_a_program_that_does_not_say_where_its_epochs_end_is_told_what_that_leaves():
+    """Trial 363: a Trainer over a streaming dataset passed at the default
+    point and departed at every point after its first epoch; fuzz said it
+    did not know where the epochs end, run said nothing."""
+    report = verify("fixtures.trust.eval_by_step:TARGET", drop="none", noise_seeds=0,
+                    check_determinism=False)
+    assert report.equivalent
+    assert ("an epoch's end, or a restart inside a later epoch: the program does not say where "
+            "its epochs end (steps_per_epoch, or epoch_boundaries = [] where its data has no "
+            "epochs), so no resume point here is known to be either") in report.not_checked[0]
 
 
 class _BlowsUpWithoutItsSchedule:
