@@ -1438,6 +1438,8 @@ def _notes_on_own_resume(checker: Checker, own: _Judged, engine_full: _Judged,
     for run in (own.result, engine_full.result):
         verdict.note_data_not_resumable(run, checker.segment.boundaries.get("data_not_resumable"),
                                         checker.segment.boundaries.get("restored_by"))
+        verdict.note_lengthless(run, checker.segment.boundaries.get("data_lengthless"),
+                                checker.segment.boundaries.get("restored_by"))
     bounds = checker.segment.boundaries
     verdict.note_draws_before_restore(own.result, bounds.get("draws_before_restore") or [],
                                       bounds.get("restored_by"), bounds.get("steps_per_epoch"))

@@ -28,7 +28,7 @@ __all__ = ["ADAPTER_LEFT_OUT", "AS_THE_BUILD_MADE", "NOT_SET_BACK", "as_built_at
            "framework_generator", "framework_name", "REGISTER_GENERATOR", "NOT_RESUMABLE",
            "LEFT_UNRESTORED",
            "drawn_at_import_text", "FETCHED_BEFORE_RESTORE", "GENERATOR_POSITION", "GRADS_SUMMED",
-           "HASH_ORDER", "FRESH_BUILD_HOLDS", "PUT_BACK_HOLDS", "fields_as_built",
+           "HASH_ORDER", "FRESH_BUILD_HOLDS", "PUT_BACK_HOLDS", "SKIPS_BLIND", "fields_as_built",
            "HASH_ORDER_UNCHECKED", "MODULE_LEVEL", "OLDER_CHECKPOINT", "CAUSE_YET_BLIND",
            "global_streams",
            "RESTORE_CHANGED", "RESTORING", "STOPPED", "UNDECLARED_LEAD", "first_few", "first_line",
@@ -271,6 +271,10 @@ ORDER_BEFORE_RESTORE = "its epoch's order was drawn before its random streams we
 """How a framework target's own resume says that the framework made the
 resumed epoch's iterator, whose sampler shuffles from torch's global stream,
 before it restored that stream (``verdict.note_order_before_restore``)."""
+
+SKIPS_BLIND = "cannot tell where an epoch of it ends"
+"""How a framework target's resume says that its training data has no length
+(``verdict.note_lengthless``; the WARNING reads it)."""
 
 FETCHED_BEFORE_RESTORE = "fetched before its random streams were restored"
 """How a framework target's own resume says that the framework fetched (and

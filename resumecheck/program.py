@@ -440,6 +440,7 @@ class BuiltProgram:
             # (a framework's setting, or loader, that makes its resume read its epoch again)
             "data_not_skipped": text("data_not_skipped"),
             "data_not_resumable": text("data_not_resumable"),
+            "data_lengthless": text("data_lengthless"),  # (a framework's: its skip is blind)
             # (global streams a framework's loop draws from before it restores them)
             "draws_before_restore": [d for d in drawn if isinstance(d, str)]
             if isinstance(drawn, (list, tuple)) else [],

@@ -22,7 +22,7 @@ from resumecheck.phrases import (
     CHECKPOINT_MAY_LOSE, FETCHED_BEFORE_RESTORE, NOT_RESUMABLE,
     FRAMEWORK_RESUME, HASH_ORDER_UNCHECKED, LOOP_GOES_ON, ORDER_BEFORE_RESTORE,
     NOT_VALIDATED_AGAIN, POSITION_TRANSFORMED, READ_BEFORE, REORDERED, RESTORE_CHANGED, RESTORING,
-    POSITION_UNUSED, STOPPED,
+    POSITION_UNUSED, SKIPS_BLIND, STOPPED,
     drawn_at_import_text, first_line, global_streams, lost_uncompared, paths_said,
     set_again_uncompared, uncompared_path,
     unused_position,
@@ -1035,6 +1035,11 @@ def _known_cause(report: Report, own: RunResult | None) -> str | None:
                 "the framework's restore of that stream comes after the fetch, in your own "
                 "resume and in the engine's, which goes through the same restore (see the own "
                 "resume's row).")
+    if own is not None and SKIPS_BLIND in own.explanation:
+        return (f"the training data has no length, so the framework {SKIPS_BLIND}: its resume "
+                "skips batches counted from the first epoch's start, which after that epoch's "
+                "end is not where the run was, in your own resume and in the engine's, which "
+                "goes through the same restore (see the own resume's row).")
     if report.drawn_at_import and report.isolation == "process":
         return ("as your module is imported it draws from "
                 f"{global_streams(report.drawn_at_import)} without a seed, and every "

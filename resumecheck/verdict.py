@@ -46,7 +46,7 @@ from resumecheck.phrases import (
     NOT_VALIDATED_AGAIN,
     OLDER_CHECKPOINT, ORDER_BEFORE_RESTORE, OUTSIDE_THE_CHECKPOINT, OWN_RESUME_ENDS_OTHERWISE,
     OWN_RESUME_ENDS_WITHOUT, POSITION_UNUSED, PUT_BACK_HOLDS, REGISTER_GENERATOR,
-    RESTORE_CHANGED, RESTORING,
+    RESTORE_CHANGED, RESTORING, SKIPS_BLIND,
     SET_AGAIN_LATER, STOPPED, UNDECLARED_LEAD, first_line, framework_generator,
     framework_module_todo, framework_name,
     global_streams, lost_uncompared, paths_said, side_files, uncompared_path, undeclared_lead,
@@ -2129,6 +2129,24 @@ def note_data_not_resumable(own: RunResult, loader: str | None, framework: str |
         f"epoch again from its start ({name} warns that it is not resumable), unless code of "
         "yours puts the place back (a datamodule's load_state_dict() that sets its sampler's "
         "position: then what it keeps is what to look at)")
+
+
+def note_lengthless(run: RunResult, dataset: str | None, framework: str | None) -> None:
+    """Where the framework's training data has no length (``dataset``:
+    ``TrainerProgram.data_lengthless``) and a full resume departs in its data:
+    say why, in place of the leads that name undeclared state (trial 363: past
+    its first epoch a Trainer's resume over a streaming dataset read another
+    epoch's batches, and the report blamed the dataset's epoch counter)."""
+    key = split_rank_name(run.first_divergent_key or "")[0].split(":")[0]
+    if not (dataset and framework and not run.dropped and run.verdict == DIVERGED
+            and key in ("data", "inputs")):
+        return
+    name = framework_name(framework)
+    run.explanation = _without_undeclared_leads(run.explanation) + (
+        f"; {dataset}, so {name} {SKIPS_BLIND}: its resume skips global_step × "
+        "gradient_accumulation_steps batches from the first epoch's start, which after the "
+        "first epoch's end is not where the run was (a dataset that streams must put its own "
+        "place back: it is given its epoch through set_epoch, not the batches read in it)")
 
 
 def note_order_before_restore(own: RunResult, sampler: str | None, restored_by: str | None,

@@ -544,6 +544,30 @@ def _with_exportable_counter(args):
     return trainer
 
 
+def _streaming(args):
+    """The example's tokens streamed by an IterableDataset that shuffles each
+    epoch from the epoch the Trainer sets, with no length (trial 363): the
+    Trainer cannot tell where an epoch ends, and a resume after the first
+    epoch's end skips batches counted from the first epoch's start."""
+    import torch
+    from transformers import Trainer
+
+    train = transformers_train()
+
+    class Stream(torch.utils.data.IterableDataset):
+        def __init__(self):
+            self.rows, self.epoch = train.Tokens(), 0
+
+        def set_epoch(self, epoch):
+            self.epoch = epoch
+
+        def __iter__(self):
+            g = torch.Generator().manual_seed(self.epoch)
+            return (self.rows[i] for i in torch.randperm(len(self.rows), generator=g).tolist())
+
+    return Trainer(model=train.GPT2LMHeadModel(train.CONFIG), args=args, train_dataset=Stream())
+
+
 _COUNTER_ARGS = {"per_device_train_batch_size": 8, "learning_rate": 1e-2, "warmup_steps": 4}
 TRAINER_CALLBACK_RESTORED = trainer_target(
     _with_exportable_counter, args={**_COUNTER_ARGS,
@@ -1146,3 +1170,7 @@ LIGHTNING_ACCUMULATION_SCHEDULE = lightning_target(
     module=lambda: lightning_train().TinyClassifier(dropout=0.0),
     data=lambda: lightning_train().stateful_loader(), steps=16, resume_at=(3,),
     trainer=_accumulation_schedule)
+
+TRAINER_STREAMING = trainer_target(_streaming, args={"per_device_train_batch_size": 8,
+                                                     "learning_rate": 1e-2}, steps=9,
+                                   resume_at=(7,))

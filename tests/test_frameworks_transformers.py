@@ -618,3 +618,21 @@ def test_a_fuzz_pass_says_the_resume_that_ran_is_the_checks():
     assert not result.found
     assert ("not checked: the resume that ran is the check's, through the HuggingFace "
             "Trainer's own resume") in result.render(), result.render()
+
+
+def test_a_streaming_dataset_with_no_length_is_said_to_leave_the_trainer_blind_to_epochs():
+    """Trial 363: past its first epoch, a Trainer's resume over a streaming
+    dataset read another epoch's batches (it skips batches counted from the
+    first epoch's start), and the report blamed the dataset's epoch counter,
+    which the Trainer sets itself."""
+    from resumecheck.phrases import SKIPS_BLIND
+
+    report = resumecheck.verify(spec("TRAINER_STREAMING"), drop="none", noise_seeds=0,
+                                check_determinism=False)
+    own = report.full_resume
+    assert own.verdict == DIVERGED and own.first_divergent_step == 8
+    assert (f"your train_dataset (Stream) has no length, so the HuggingFace Trainer "
+            f"{SKIPS_BLIND}: its resume skips global_step × gradient_accumulation_steps "
+            "batches from the first epoch's start") in own.explanation, own.explanation
+    assert (report.incomplete_state_notice() or "").startswith(
+        f"the training data has no length, so the framework {SKIPS_BLIND}")

@@ -206,6 +206,11 @@ class TrainerProgram(LoopProgram):
                                                   False) is True else None
 
     @property
+    def data_lengthless(self) -> str | None:
+        """The training dataset, where it has no length (``BuiltProgram.boundaries``)."""
+        return _lengthless(getattr(self.trainer, "train_dataset", None))
+
+    @property
     def order_before_restore(self) -> str | None:
         """The Trainer's sampler, where it shuffles each epoch from torch's
         global stream as the epoch's iterator is made (``group_by_length``:
@@ -437,6 +442,21 @@ def _record_losses(trainer: Any, losses: list[torch.Tensor]) -> None:
         return out
 
     trainer.training_step = recorded
+
+
+def _lengthless(dataset: Any) -> str | None:
+    """``dataset`` in words where it has no length (an ``IterableDataset`` that
+    streams): the Trainer cannot tell where its epochs end, and its resume
+    skips ``global_step × gradient_accumulation_steps`` batches from the first
+    epoch's start (trial 363: past that epoch's end, the resume read another
+    epoch's batches, and the report blamed the dataset's epoch counter)."""
+    if dataset is None:
+        return None
+    try:
+        len(dataset)
+    except TypeError:
+        return f"your train_dataset ({type(dataset).__name__}) has no length"
+    return None
 
 
 def _move_checkpoint(output_dir: str, step: int, path: str) -> None:
