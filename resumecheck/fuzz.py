@@ -209,11 +209,13 @@ class FuzzResult:
     def _edges(self) -> str:
         """Which of the program's epoch boundaries before its last step a schedule resumed at."""
         if not self.boundaries:  # (a trial read "before its last step" as "declares later")
-            # (two trials read a comma there as joining the count and the boundaries)
+            # (two trials read a comma there as joining the count and the boundaries; a
+            # bandit's user looked for what to say of data with no epochs)
             return ("; the program declares no epoch boundary before its last step"
                     if self.epochs_declared else
                     "; the program does not say where its epochs end, so no schedule was aimed "
-                    "at one: steps_per_epoch or epoch_boundaries say it")
+                    "at one: steps_per_epoch or epoch_boundaries say it, and epoch_boundaries "
+                    "= [] that it has none")
         # (said of the schedules tried, not of the failing one beside it; a trial
         # read "among them resumes at epoch boundary 8 of 8, 16" as hard to parse)
         # (a trial read "they resumed at none" beside a minimal schedule at a

@@ -153,7 +153,8 @@ def test_the_epoch_boundaries_a_fuzz_resumed_at_read_as_steps_not_a_count():
     # (a trial read that of a program that declares none as saying it declares later ones;
     # later ones read a comma, and brackets inside brackets, as one fact)
     assert ("(3 distinct schedules; the program does not say where its epochs end, so no "
-            "schedule was aimed at one: steps_per_epoch or epoch_boundaries say it)") in said()
+            "schedule was aimed at one: steps_per_epoch or epoch_boundaries say it, and "
+            "epoch_boundaries = [] that it has none)") in said()
     # (a trial: "resume at 20 (an epoch boundary)" beside "no example drawn resumed at any")
     from resumecheck.report import RunResult
 
