@@ -38,13 +38,14 @@ Lightning is imported only when a target is built.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import logging
 import os
 import tempfile
 import types
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import torch
@@ -158,14 +159,8 @@ class LightningProgram(LoopProgram):
             options["enable_checkpointing"] = True
         driver = self._driver = _Driver(self._channel, self.pending, samples)
         options["callbacks"] = [*_as_list(options.get("callbacks")), driver]
-        # Lightning announces the hardware on every Trainer: once per restart here
-        announcer = logging.getLogger("lightning.pytorch.utilities.rank_zero")
-        level = announcer.level
-        announcer.setLevel(logging.WARNING)
-        try:
+        with _announcer_quiet():  # (the hardware, announced on every Trainer: each restart)
             self.trainer = pl.Trainer(**options)
-        finally:
-            announcer.setLevel(level)
         _park_after_train_start(self.trainer, self._channel, self.pending)
         for callback in self.trainer.checkpoint_callbacks:
             _same_root_on_load(callback, self._root.name)
@@ -177,7 +172,8 @@ class LightningProgram(LoopProgram):
 
         def run(resume_from: str | None) -> None:
             # Lightning's default loading, as the user's own resume does (no weights_only)
-            trainer.fit(module, ckpt_path=resume_from, **{where: data})
+            with _announcer_quiet():  # ("Restoring states from the checkpoint path at ...")
+                trainer.fit(module, ckpt_path=resume_from, **{where: data})
 
         return run
 
@@ -730,3 +726,18 @@ def _accumulation_schedule(trainer: Any) -> dict[int, int] | None:
                 scheduling, dict) and 0 in scheduling:
             return {int(k): int(v) for k, v in scheduling.items()}
     return None
+
+
+@contextlib.contextmanager
+def _announcer_quiet() -> Iterator[None]:
+    """Lightning's own INFO lines off while the check builds and runs a Trainer,
+    on again after: it announces the hardware on every Trainer and each restore
+    of a checkpoint, once per restart here (a trial's stderr and pytest capture
+    were flooded with "Restoring states from the checkpoint path at ...")."""
+    announcer = logging.getLogger("lightning.pytorch.utilities.rank_zero")
+    level = announcer.level
+    announcer.setLevel(logging.WARNING)
+    try:
+        yield
+    finally:
+        announcer.setLevel(level)
