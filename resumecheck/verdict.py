@@ -2924,8 +2924,10 @@ def _skipped_before_rate(ref: Reference, r: RunResult) -> str:
     learning rate that first differs the loss scaler skipped (a trial asked
     why a scheduler lost at 10 showed at 13: step 12 overflowed in both runs,
     and a skipped step reads no learning rate; a skip in one run only would
-    be the first difference itself); or, where it is the second step after
-    the restore, that the first stepped with the rate restored."""
+    be the first difference itself; a later trial read it as a difference hidden
+    there, where the schedule had not changed: whether one was is not seen); or,
+    where it is the second step after the restore, that the first stepped with
+    the rate restored."""
     step, q = r.first_divergent_step, r.first_divergent_quantity or ""
     if step is None or not q.startswith("learning rate"):
         return r.explanation
@@ -2952,7 +2954,8 @@ def _skipped_before_rate(ref: Reference, r: RunResult) -> str:
         "micro-batches of gradient accumulation, or steps the program skips")
     return r.explanation.replace(said, (
         f"{said} ({steps}, after the restart, stepped no optimizer in either run ({why}): a "
-        "step whose optimizer does not step reads no learning rate)"), 1)
+        "step whose optimizer does not step reads no learning rate, so whether the rate "
+        f"already differed there is not seen)"), 1)
 
 
 def before_restart_text(r: RunResult) -> str:

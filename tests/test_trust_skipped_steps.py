@@ -26,7 +26,8 @@ def test_a_lost_scheduler_behind_a_skipped_step_says_which_step_was_skipped():
     assert own.explanation.startswith(
         "learning rate differs from step 6 (step 5, after the restart, stepped no optimizer "
         "in either run (the loss scaler skipped it, or it is a micro-batch of gradient "
-        "accumulation): a step whose optimizer does not step reads no learning rate); "
+        "accumulation): a step whose optimizer does not step reads no learning rate, so whether "
+        "the rate already differed there is not seen); "
     ), own.explanation
 
 
@@ -41,7 +42,8 @@ def test_a_micro_batch_without_a_loss_scaler_is_not_said_to_be_skipped_by_one():
     assert own.explanation.startswith(
         "learning rate differs from step 8 (steps 5 and 7, after the restart, stepped no "
         "optimizer in either run (micro-batches of gradient accumulation, or steps the "
-        "program skips): a step whose optimizer does not step reads no learning rate); "
+        "program skips): a step whose optimizer does not step reads no learning rate, so whether "
+        "the rate already differed there is not seen); "
     ), own.explanation
     assert "loss scaler" not in own.explanation
 
