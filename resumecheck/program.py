@@ -573,33 +573,32 @@ def epoch_boundaries(boundaries: Mapping[str, Any], steps: int) -> list[int]:
     declared = boundaries.get("epoch_boundaries")
     if declared:
         return [b for b in declared if 1 <= b <= steps - 1]
-    per_epoch = boundaries.get("steps_per_epoch")
-    if per_epoch is None or not _positive_number(per_epoch):
-        return []
-    edges: list[int] = []
-    epoch = 1
-    while (edge := math.floor(epoch * per_epoch + 1e-9)) <= steps - 1:
-        if edge >= 1 and edge not in edges:
-            edges.append(edge)
-        epoch += 1
-    return edges
+    return list(dict.fromkeys(edge for edge, _ in _counted_ends(boundaries, steps)))
 
 
 def ends_inside(boundaries: Mapping[str, Any], steps: int) -> set[int]:
     """Of ``epoch_boundaries``, those whose epoch ends inside the step after
     it (a fractional ``steps_per_epoch``: at 10/3, epochs 1, 2 and 4 end
     inside steps 4, 7 and 14, epoch 3 right after step 10)."""
-    per_epoch = boundaries.get("steps_per_epoch")
-    if boundaries.get("epoch_boundaries") or per_epoch is None \
-            or not _positive_number(per_epoch):
+    if boundaries.get("epoch_boundaries"):
         return set()
-    found: set[int] = set()
+    return {edge for edge, inside in _counted_ends(boundaries, steps) if inside}
+
+
+def _counted_ends(boundaries: Mapping[str, Any], steps: int) -> list[tuple[int, bool]]:
+    """From ``steps_per_epoch``, each epoch's boundary in ``1..steps-1`` (epoch
+    e begins inside step ``floor(e * steps_per_epoch) + 1``) and whether the
+    epoch ends inside the step after it; none where it is not given."""
+    per_epoch = boundaries.get("steps_per_epoch")
+    if per_epoch is None or not _positive_number(per_epoch):
+        return []
+    ends: list[tuple[int, bool]] = []
     epoch = 1
     while (edge := math.floor(epoch * per_epoch + 1e-9)) <= steps - 1:
-        if edge >= 1 and epoch * per_epoch - edge > 1e-9:
-            found.add(edge)
+        if edge >= 1:
+            ends.append((edge, epoch * per_epoch - edge > 1e-9))
         epoch += 1
-    return found
+    return ends
 
 
 def next_epoch_start(boundaries: Mapping[str, Any], k: int) -> int | None:
