@@ -11,7 +11,8 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
-__all__ = ["ADAPTER_LEFT_OUT", "AS_THE_BUILD_MADE", "NOT_SET_BACK", "as_built_at_points",
+__all__ = ["ADAPTER_LEFT_OUT", "AS_THE_BUILD_MADE", "NOT_SET_BACK", "SET_BY_EPOCH",
+           "as_built_at_points",
            "amount", "BUILDING",
            "CHANGED_AFTER_LOAD", "CHECKPOINT_LOSES", "GENERATOR_CHANGED",
            "CHECKPOINT_MAY_LOSE", "LOOP_ENDED", "NOT_DECLARED", "NOT_VALIDATED_AGAIN",
@@ -63,6 +64,11 @@ declared component no run dropped alone, or fields of it, is at the resume
 points as the uninterrupted run's build made it."""
 
 
+SET_BY_EPOCH = "step(epoch), which sets"
+"""How that line hedges fields of a scheduler, which a program that steps it
+with an explicit epoch sets anew from that epoch: no resume point checks them."""
+
+
 def as_built_at_points(not_checked: list[str]) -> list[str]:
     """The components, with their fields where not all of it, that
     ``Report.not_checked`` says are at the resume points as the run's build
@@ -75,7 +81,8 @@ def as_built_at_points(not_checked: list[str]) -> list[str]:
             name = line[4:].split("`", 1)[0]
             head = re.split(r" at steps? \d", line)[0]
             fields = re.findall(r"`([^`]+)` \(", head)
-            out.append(f"{name} ({', '.join(fields)})")
+            unless = "; none if step(epoch) sets it" if SET_BY_EPOCH in line else ""
+            out.append(f"{name} ({', '.join(fields)}{unless})")
         else:
             out.append(line[1:].split("`", 1)[0])
     return out

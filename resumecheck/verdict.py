@@ -41,7 +41,7 @@ from resumecheck.phrases import (
     CHANGED_AFTER_LOAD, CHECKPOINT_LOSES, CHECKPOINT_MAY_LOSE, FETCHED_BEFORE_RESTORE,
     FRAMEWORK_RESUME,
     FRESH_BUILD_HOLDS, GENERATOR_CHANGED, GENERATOR_POSITION, GRADS_SUMMED, LEFT_UNRESTORED,
-    LOOP_ENDED,
+    LOOP_ENDED, SET_BY_EPOCH,
     LOOP_GOES_ON, MODULE_ATTR_TODO, MODULE_LEVEL, NOT_DECLARED, NOT_RESUMABLE,
     NOT_VALIDATED_AGAIN,
     OLDER_CHECKPOINT, ORDER_BEFORE_RESTORE, OUTSIDE_THE_CHECKPOINT, OWN_RESUME_ENDS_OTHERWISE,
@@ -749,10 +749,14 @@ def _as_built_line(name: str, later: list[str], whole: bool, at_k: dict[str, Any
             f"{'is' if one else 'are'}")
     others = "" if whole else (f" (the other fields of `{name}` differ there: the full resume "
                                "checks those)")
+    # (trial 372: a warm-restart scheduler's cycle length, stepped with fractional
+    # epochs, was said to be checked at a later point: step(epoch) sets it anew)
+    unless = (f", unless the program steps `{name}` with an explicit epoch, {SET_BY_EPOCH} "
+              f"{it} from that epoch" if "last_epoch" in at_k else "")
     return (f"{head} at {steps_text(points)} {AS_THE_BUILD_MADE} {it}, and the run changes {it} "
             f"later: a checkpoint that loses {it} resumes alike here, where a restart builds "
             f"{it} so{others}; a resume point where {'it has' if one else 'they have'} changed "
-            f"checks {it} (resumecheck fuzz tries them)")
+            f"checks {it}{unless} (resumecheck fuzz tries them)")
 
 
 def _built_then(at_k: Any, at_end: Any, after: int | None) -> str:

@@ -192,3 +192,27 @@ def test_a_field_another_component_puts_back_is_said_so_not_left_to_guess():
                          "this resume point")
     assert "a fresh build's, or what another" not in line and "fuzz tries them" not in line
     assert fields_as_built(report.not_checked, "rng") == ["generators.loader"]
+
+
+def test_a_schedulers_fields_as_built_say_that_stepping_it_with_an_epoch_sets_them_anew():
+    """Trial 372: a warm-restart schedule stepped with fractional epochs had its
+    cycle length said to be checked at a later resume point, where
+    ``step(epoch)`` sets it anew from the epoch and no point checks it."""
+    spec = "fixtures.trust.warm_restarts_by_epoch:"
+    unless = ("a resume point where they have changed checks them, unless the program steps "
+              "`scheduler` with an explicit epoch, step(epoch), which sets them from that epoch "
+              "(resumecheck fuzz tries them)")
+    for name in ("BY_EPOCH", "BY_STEP"):
+        report = verify(spec + name, drop="none", noise_seeds=0)
+        [line] = [w for w in report.not_checked if "`scheduler`" in w]
+        assert report.equivalent and line.endswith(unless), line
+        row = _summary_row({"nodeid": "t.py::t", "target": "t", "report": report.to_json()})
+        assert "none if step(epoch) sets it)" in row, row
+    # (both halves hold: stepped by its epoch, a later point checks nothing of it)
+    later = verify(spec + "BY_EPOCH", drop=["scheduler"], resume_at=[10], noise_seeds=0)
+    assert [r.verdict for r in later.runs if r.dropped] == ["identical"]
+    later = verify(spec + "BY_STEP", drop=["scheduler"], resume_at=[10], noise_seeds=0)
+    assert [r.verdict for r in later.runs if r.dropped] == ["diverged"]
+    # (no hedge where the component is no scheduler)
+    report = verify(SPEC + "CORRECT", drop="none", noise_seeds=0)
+    assert not any("step(epoch)" in w for w in report.not_checked), report.not_checked
