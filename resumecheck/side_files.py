@@ -24,6 +24,9 @@ __all__ = ["outside", "shown"]
 _MOST = 8
 """At most this many files are named per watch."""
 
+_FILES_IN_DEV = ("/dev/shm/",)
+"""Under /dev, where a program keeps files (a counter kept in shared memory, a
+TMPDIR there); the rest of /dev is devices, and not named."""
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
 _SOURCE = (".py", ".pyc", ".pyi", ".so", ".pth", ".json.lock")
 
@@ -45,8 +48,8 @@ class _Watch:
         if writing != self.writes:
             return
         where = os.path.abspath(os.fsdecode(path))
-        if where == self.root or where.startswith(self.root + os.sep) \
-                or where.startswith(self.skip) or where.endswith(_SOURCE):
+        if where == self.root or where.startswith(self.root + os.sep) or where.endswith(_SOURCE) \
+                or (where.startswith(self.skip) and not where.startswith(_FILES_IN_DEV)):
             return
         if where not in self.files and len(self.files) < _MOST:
             self.files.append(where)

@@ -4,6 +4,10 @@ in a file beside the checkpoint made its reports change with --jobs)."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
+
 import pytest
 
 from resumecheck import verify
@@ -39,6 +43,24 @@ def test_files_read_by_torch_itself_and_the_checkpoint_are_not_named(tmp_path):
         torch.load(checkpoint)
         (tmp_path / "side.txt").read_text()
     assert written == [str(tmp_path / "side.txt")] and read == [str(tmp_path / "side.txt")]
+
+
+@pytest.mark.skipif(not os.path.isdir("/dev/shm"), reason="no /dev/shm here")
+def test_a_file_kept_in_shared_memory_is_named_and_a_device_is_not(tmp_path):
+    """A TMPDIR in /dev/shm hid every file a program kept beside its checkpoint:
+    /dev was left out whole, as devices are."""
+    from resumecheck.side_files import outside
+
+    shared = tempfile.mkdtemp(dir="/dev/shm")
+    try:
+        with outside(str(tmp_path / "ckpt"), writes=True) as written:
+            with open(os.path.join(shared, "step.txt"), "w") as fh:
+                fh.write("3")
+            with open(os.devnull, "w") as fh:
+                fh.write("3")
+    finally:
+        shutil.rmtree(shared)
+    assert written == [os.path.join(shared, "step.txt")]
 
 
 def test_a_save_through_a_temporary_file_moved_into_place_names_nothing(tmp_path):
