@@ -15,7 +15,8 @@ __all__ = ["ADAPTER_LEFT_OUT", "AS_THE_BUILD_MADE", "NOT_SET_BACK", "SET_BY_EPOC
            "as_built_at_points",
            "amount", "BUILDING",
            "CHANGED_AFTER_LOAD", "CHECKPOINT_LOSES", "GENERATOR_CHANGED",
-           "CHECKPOINT_MAY_LOSE", "LOOP_ENDED", "NOT_DECLARED", "NOT_VALIDATED_AGAIN",
+           "CHECKPOINT_MAY_LOSE", "FEWER_STEPS", "LOOP_ENDED", "NOT_DECLARED",
+           "NOT_VALIDATED_AGAIN",
            "MODULE_ATTR_TODO", "framework_module_todo",
            "READ_BEFORE",
            "OWN_RESUME_ENDS_OTHERWISE", "OWN_RESUME_ENDS_WITHOUT", "paths_said", "ordinal",
@@ -156,6 +157,9 @@ StatefulDataLoader's new iterator's seed, was offered hooks it did not have)."""
 LOOP_ENDED = "'s loop ended after step"
 """How a framework target's failure says that the framework's loop stopped
 before the check's last step (``frameworks._loop``)."""
+FEWER_STEPS = "; give the target at least as many steps as the check runs"
+"""Where that failure's advice on the target's steps begins (``verdict`` drops
+it where the uninterrupted run trained on: not a matter of the steps)."""
 NOT_DECLARED = "state you did not declare"
 REGISTER_GENERATOR = "register it, RNGState({'name': generator}), to check that it resumes"
 """What a `not compared` line of a generator of the program's own says to do; a

@@ -41,7 +41,7 @@ from resumecheck.phrases import (
     CHANGED_AFTER_LOAD, CHECKPOINT_LOSES, CHECKPOINT_MAY_LOSE, FETCHED_BEFORE_RESTORE,
     FRAMEWORK_RESUME,
     FRESH_BUILD_HOLDS, GENERATOR_CHANGED, GENERATOR_POSITION, GRADS_SUMMED, LEFT_UNRESTORED,
-    LOOP_ENDED, SET_BY_EPOCH,
+    FEWER_STEPS, LOOP_ENDED, SET_BY_EPOCH,
     LOOP_GOES_ON, MODULE_ATTR_TODO, MODULE_LEVEL, NOT_DECLARED, NOT_RESUMABLE,
     NOT_VALIDATED_AGAIN,
     OLDER_CHECKPOINT, ORDER_BEFORE_RESTORE, OUTSIDE_THE_CHECKPOINT, OWN_RESUME_ENDS_OTHERWISE,
@@ -551,6 +551,8 @@ def _failed_run(ref: Reference, result: RunResult, segments: Segments,
             "; here that follows from dropping global_step: the framework counts where "
             "its loop stops from it, so a restart without it stops elsewhere (not a "
             "matter of the target's steps)")
+    elif LOOP_ENDED in (failed.error or "") and failed.error_step in ref.by_step:
+        _ended_sooner(result, failed.error_step)
     departed = _departed_before(ref, result.resume_at[0], segments, failed.error_step)
     if departed is not None:  # (a loss that grew to inf from a wrong learning rate)
         step, key = departed
@@ -558,6 +560,21 @@ def _failed_run(ref: Reference, result: RunResult, segments: Segments,
         result.first_divergent_quantity, result.first_divergent_key = quantity_name(key), key
         result.explanation += (f"; before that, it had departed from the reference bit for "
                                f"bit from step {step} ({quantity_name(key)})")
+
+
+def _ended_sooner(result: RunResult, step: int) -> None:
+    """A framework's loop that stopped before ``step``, which the uninterrupted
+    run trained with the same settings: the resume ends the training sooner,
+    and fewer steps would hide it (trial 368: Lightning resumed at an epoch's
+    last batch counted that epoch twice and stopped an epoch early; the advice
+    was to check fewer steps)."""
+    said = (f"; the uninterrupted run, with the same settings, trained step {step} and on: "
+            "the restart's loop stops sooner, counting where it stops from what the restore "
+            "gave it (an epoch counted twice, a step count lost), so resuming here ends the "
+            "training early (a difference of the resume, not of the target's steps)")
+    cut = [(text.split(FEWER_STEPS)[0].rstrip(".") + said) if FEWER_STEPS in text else text
+           for text in (result.failure or "", result.explanation)]
+    result.failure, result.explanation = cut[0] or result.failure, cut[1]
 
 
 def _departed_before(ref: Reference, first_k: int, segments: Segments,

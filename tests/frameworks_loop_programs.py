@@ -34,6 +34,14 @@ LIGHTNING_PLAIN_LOADER = lightning_target(
     data=lambda: lightning_train().loader(), steps=8, resume_at=(3,))
 
 
+# trial 368: max_epochs bounds the run; resumed at the first epoch's last batch,
+# Lightning counts that epoch twice and its loop stops an epoch early
+LIGHTNING_MAX_EPOCHS = lightning_target(
+    module=lambda: lightning_train().TinyClassifier(dropout=0.0),
+    data=lambda: lightning_train().stateful_loader(), trainer=lambda: {"max_epochs": 2},
+    steps=10, resume_at=(5,))
+
+
 def _scheduler_dropped():
     return lightning_target(
         module=lambda: lightning_train().TinyClassifier(dropout=0.0),

@@ -404,6 +404,27 @@ def test_running_past_the_trainers_own_stop_says_so():
     assert "max_steps" in str(info.value)
 
 
+@pytest.mark.e2e
+def test_a_resume_whose_loop_stops_sooner_than_the_uninterrupted_run_is_not_told_fewer_steps():
+    """Trial 368: resumed at an epoch's last batch under max_epochs, Lightning
+    counted the epoch twice and its loop stopped an epoch early, where the
+    uninterrupted run trained on; the advice was to check fewer steps, which
+    would hide that the resume ends the training sooner."""
+    from resumecheck.phrases import FEWER_STEPS
+
+    report = resumecheck.verify(spec("LIGHTNING_MAX_EPOCHS"), drop="none", noise_seeds=0,
+                                check_determinism=False)
+    for run in report.runs:
+        assert (run.verdict, run.first_divergent_step) == ("failed", 6)
+        for text in (run.failure or "", run.explanation):
+            assert FEWER_STEPS not in text and "--steps 5" not in text, text
+            assert ("the uninterrupted run, with the same settings, trained step 6 and on: the "
+                    "restart's loop stops sooner") in text, text
+    # (at a point inside the epoch the loop counts it once, and the resume is exact)
+    assert resumecheck.verify(spec("LIGHTNING_MAX_EPOCHS"), drop="none", resume_at=[3],
+                              noise_seeds=0, check_determinism=False).equivalent
+
+
 def test_a_missing_lightning_names_the_extra(monkeypatch):
     train = train_module()
     for name in [m for m in sys.modules if m == "lightning" or m.startswith("lightning.")]:

@@ -44,7 +44,7 @@ import torch
 from resumecheck.compare import digest
 from resumecheck.errors import CheckpointError, StepError
 from resumecheck.program import StepOutput
-from resumecheck.phrases import FRAMEWORK_RESUME, LOOP_ENDED
+from resumecheck.phrases import FEWER_STEPS, FRAMEWORK_RESUME, LOOP_ENDED
 from resumecheck.trace import unwrap_optimizer
 
 __all__ = ["CALLBACKS", "CONTINUE", "LiveState", "LoopProgram", "LoopRecord",
@@ -302,9 +302,9 @@ class LoopProgram:
         # the target more steps, which could not help)
         return (f"{self.framework}{LOOP_ENDED} {self._last_step}: its own stop "
                 "(max_steps, max_epochs, the end of the data, or a callback that stops it, "
-                "early stopping) came first; give the target at least as many steps as the "
-                "check runs, or, where it stopped early, check fewer steps (--steps "
-                f"{self._last_step} or less): the steps after such a stop do not train")
+                f"early stopping) came first{FEWER_STEPS}, or, where it stopped early, check "
+                f"fewer steps (--steps {self._last_step} or less): the steps after such a "
+                "stop do not train")
 
 
 def run_pending(pending: dict[str, list[Callable[[], None]]], stage: str) -> None:
