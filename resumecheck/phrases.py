@@ -15,7 +15,8 @@ __all__ = ["ADAPTER_LEFT_OUT", "AS_THE_BUILD_MADE", "NOT_SET_BACK", "SET_BY_EPOC
            "as_built_at_points",
            "amount", "BUILDING",
            "CHANGED_AFTER_LOAD", "CHECKPOINT_LOSES", "GENERATOR_CHANGED",
-           "CHECKPOINT_MAY_LOSE", "FEWER_STEPS", "LOOP_ENDED", "NOT_DECLARED",
+           "CHECKPOINT_MAY_LOSE", "FEWER_STEPS", "LIGHTNING_DATASET", "LOOP_ENDED",
+           "NOT_DECLARED",
            "NOT_VALIDATED_AGAIN",
            "MODULE_ATTR_TODO", "framework_module_todo",
            "READ_BEFORE",
@@ -154,6 +155,9 @@ its own load had brought back (a trial: a callback that reset itself in
 on_train_begin was said not to load back its own state; trial 283: a
 datamodule's generator that Lightning's loop start moved, drawing a
 StatefulDataLoader's new iterator's seed, was offered hooks it did not have)."""
+LIGHTNING_DATASET = "train_dataloader.dataset"
+"""Where a Lightning target names its training loader's dataset, the program's own
+(``undeclared`` says what to do about state it keeps)."""
 LOOP_ENDED = "'s loop ended after step"
 """How a framework target's failure says that the framework's loop stopped
 before the check's last step (``frameworks._loop``)."""

@@ -56,7 +56,8 @@ from resumecheck.compare import digest, flatten_state
 from resumecheck.components import SAMPLER_EPOCH, Attr, Component, RNGState, asked_state
 from resumecheck.module_state import cell_filled
 from resumecheck.phrases import (
-    GENERATOR_CHANGED, GENERATOR_POSITION, MODULE_ATTR_TODO, NOT_SET_BACK, REGISTER_GENERATOR,
+    GENERATOR_CHANGED, GENERATOR_POSITION, LIGHTNING_DATASET, MODULE_ATTR_TODO, NOT_SET_BACK,
+    REGISTER_GENERATOR,
 )
 from resumecheck.streams import stream_digests, stream_items
 
@@ -244,7 +245,7 @@ class UndeclaredWatch:
         if isinstance(obj, (torch.Generator, np.random.Generator)):
             kind = "a torch.Generator" if isinstance(obj, torch.Generator) else \
                 "a numpy Generator"
-            held = path.startswith(("data_collator", "train_dataset"))  # (the framework's)
+            held = path.startswith(("data_collator", "train_dataset", LIGHTNING_DATASET))
             todo = _FRAMEWORK_HELD_TODO if held else REGISTER_GENERATOR
             return (f"{path} ({kind} {GENERATOR_CHANGED}, drawn "
                     f"from or seeded again, and {none_holds}: {todo})")
@@ -693,6 +694,7 @@ def _todo(path: str) -> str:
         return _LOADER_EPOCH_TODO
     return (_CALLBACK_TODO if path.startswith("callbacks (")
             else _DATASET_TODO if path.startswith("train_dataset (")
+            else _LIGHTNING_DATASET_TODO if path.startswith(f"{LIGHTNING_DATASET} (")
             else _SUBCLASS_TODO if path.startswith("trainer.")
             else "declare it as a component to check that it resumes")
 
@@ -711,6 +713,19 @@ advised, was too late for the batches fetched ahead, and an ExportableState
 callback cannot hold the dataset: the Trainer makes it again from its arguments;
 a later trial's level set from state.epoch in on_epoch_begin resumed, where this
 steered it away from callbacks)."""
+
+
+_LIGHTNING_DATASET_TODO = (
+    "a framework's target declares the framework's own state only, and Lightning's "
+    "checkpoint holds nothing of your dataset unless its loader saves it: give the dataset "
+    "state_dict() and load_state_dict(), and load it with torchdata's StatefulDataLoader, "
+    "which keeps them with its position in Lightning's checkpoint (a value a hook sets at an "
+    "epoch's start, on_train_epoch_start, comes after a resumed epoch's first batch is "
+    "fetched)")
+"""What to do about state the training dataset of a Lightning target keeps (trial 368:
+a dataset that counted its own epochs in a hook; one that took Lightning's epoch in
+on_train_epoch_start read the build's at a resumed epoch's first batch:
+``tests/frameworks_loop_programs.py:DATASET_*``)."""
 
 
 _SUBCLASS_TODO = (

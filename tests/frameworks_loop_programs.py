@@ -42,6 +42,49 @@ LIGHTNING_MAX_EPOCHS = lightning_target(
     steps=10, resume_at=(5,))
 
 
+def _noisy_by_epoch(counts_itself: bool, saved: bool = False):
+    """Trial 368: a dataset whose noise follows its epoch, which a hook sets at
+    each epoch's start: counted by the dataset itself (``counts_itself``: a
+    restart counts from 0, and no checkpoint holds it) or taken from the
+    epoch Lightning restores."""
+    import torch
+    from torchdata.stateful_dataloader import StatefulDataLoader
+
+    class Noisy(torch.utils.data.Dataset):
+        def __init__(self) -> None:
+            self.rows, self.epoch = lightning_train().rows(), 0
+
+        def __len__(self) -> int:
+            return len(self.rows)
+
+        def __getitem__(self, i: int):
+            x, y = self.rows[i]
+            g = torch.Generator().manual_seed(self.epoch * 1000 + i)
+            return x + 0.1 * torch.randn(x.shape, generator=g), y
+
+    class SavedNoisy(Noisy):
+        def state_dict(self) -> dict:
+            return {"epoch": self.epoch}
+
+        def load_state_dict(self, state: dict) -> None:
+            self.epoch = state["epoch"]
+
+    class Module(lightning_train().TinyClassifier):
+        def on_train_epoch_start(self) -> None:
+            data = self.trainer.train_dataloader.dataset
+            data.epoch = data.epoch + 1 if counts_itself else self.current_epoch
+
+    return lightning_target(module=lambda: Module(dropout=0.0),
+                            data=lambda: StatefulDataLoader(SavedNoisy() if saved else Noisy(),
+                                                            batch_size=8, shuffle=True),
+                            steps=9, resume_at=(7,))
+
+
+DATASET_COUNTS_EPOCHS = _noisy_by_epoch(True)
+DATASET_EPOCH_FROM_LIGHTNING = _noisy_by_epoch(False)
+DATASET_COUNTS_EPOCHS_SAVED = _noisy_by_epoch(True, saved=True)
+
+
 def _scheduler_dropped():
     return lightning_target(
         module=lambda: lightning_train().TinyClassifier(dropout=0.0),

@@ -425,6 +425,33 @@ def test_a_resume_whose_loop_stops_sooner_than_the_uninterrupted_run_is_not_told
                               noise_seeds=0, check_determinism=False).equivalent
 
 
+@pytest.mark.e2e
+def test_a_dataset_that_counts_its_epochs_is_named_with_what_keeps_it():
+    """Trial 368: a dataset that counted its own epochs in a hook, lost by
+    every restart, was named nowhere (the Trainer's dataset was looked at,
+    Lightning's not). What the line advises resumes; setting the epoch in
+    on_train_epoch_start, as the trial did, comes too late."""
+    def check(name: str, at: int = 7) -> resumecheck.Report:
+        return resumecheck.verify(spec(name), drop="none", resume_at=[at], noise_seeds=0,
+                                  check_determinism=False)
+
+    report = check("DATASET_COUNTS_EPOCHS")
+    [line] = report.undeclared
+    assert line.startswith("train_dataloader.dataset (Noisy).epoch (int: 0 at the build, 2 at "
+                           "the end"), line
+    assert "give the dataset state_dict() and load_state_dict(), and load it with torchdata's " \
+        "StatefulDataLoader" in line
+    assert "not compared, and your checkpoint may lose it: `train_dataloader.dataset " \
+        "(Noisy).epoch`" in report.full_resume.explanation
+    # (the advice: the loader saves the dataset's state; every step matches)
+    saved = check("DATASET_COUNTS_EPOCHS_SAVED")
+    assert saved.undeclared == [] and saved.equivalent
+    # (the hook: a resumed epoch's first batch reads the epoch as built)
+    hooked = check("DATASET_EPOCH_FROM_LIGHTNING")
+    assert (hooked.engine_resume.first_divergent_step,
+            hooked.engine_resume.first_divergent_quantity) == (8, "data (the samples consumed)")
+
+
 def test_a_missing_lightning_names_the_extra(monkeypatch):
     train = train_module()
     for name in [m for m in sys.modules if m == "lightning" or m.startswith("lightning.")]:

@@ -56,8 +56,9 @@ from resumecheck.errors import InvalidArgument, TargetError
 from resumecheck.frameworks import require
 from resumecheck.frameworks._loop import (
     CALLBACKS, LiveState, LoopProgram, LoopRecord, batch_fingerprint, fields_beside,
-    run_pending, user_callbacks,
+    run_pending, user_callbacks, user_object,
 )
+from resumecheck.phrases import LIGHTNING_DATASET
 from resumecheck.program import Target
 from resumecheck.segments import scratch_dir
 
@@ -304,7 +305,7 @@ class LightningProgram(LoopProgram):
         (the ``callbacks`` component), what that state leaves out (a trial: a
         best metric its state_dict() returned was said to be held by none)."""
         stateful = {id(cb) for cb in _stateful_callbacks(self.trainer.callbacks)}
-        return [*_datamodule_roots(self.data),
+        return [*_datamodule_roots(self.data), *_dataset_roots(self.data),
                 *[(path, _not_in_state(cb) if id(cb) in stateful else cb)
                   for path, cb in user_callbacks(self.trainer.callbacks)]]
 
@@ -642,6 +643,18 @@ def _datamodule_roots(data: Any) -> list[tuple[str, Any]]:
     lightning_own = set(vars(pl.LightningDataModule()))
     fields = {k: v for k, v in vars(fields_beside(data, state)).items() if k not in lightning_own}
     return [(f"datamodule ({type(data).__name__})", types.SimpleNamespace(**fields))]
+
+
+def _dataset_roots(data: Any) -> list[tuple[str, Any]]:
+    """The training loader's dataset, where the target's data is a loader (or a
+    list of one) and the dataset is the program's own: an epoch it counts
+    itself, which no checkpoint holds, is named (trial 368: a dataset that
+    counted its epochs in a hook went unnamed; the Trainer's is looked at)."""
+    loader = data[0] if isinstance(data, (list, tuple)) and len(data) == 1 else data
+    if not isinstance(loader, torch.utils.data.DataLoader) or \
+            type(loader.dataset).__module__.split(".")[0] in ("torch", "datasets"):
+        return []
+    return user_object(f"{LIGHTNING_DATASET} ({type(loader.dataset).__name__})", loader.dataset)
 
 
 def _driver_base() -> type:
