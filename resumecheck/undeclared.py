@@ -201,7 +201,7 @@ class UndeclaredWatch:
             if missed and (_held_by_name(path, obj, components, kept)
                            or _returned(obj, also.get(id(obj)), kept)):
                 continue  # (a component keeps it, under its name and equal: compared there)
-            if missed and (_is_number(obj) or isinstance(obj, (list, tuple))) and (
+            if missed and (_is_number(obj) or isinstance(obj, (list, tuple, dict))) and (
                     reached := _reached_by_own(path, obj, program, components)) is not None:
                 if reached:  # ('': its state_dict() returns it, equal: compared there)
                     out[path] = (f"{path} ({self._number_values(path, obj)}, changed during "

@@ -832,6 +832,63 @@ def test_a_history_a_declared_component_only_refers_back_to_is_one_line_held_by_
     assert "keeps it too" not in lines[0]
 
 
+class _TaskEpochs:
+    """Trial 379: a data position that keeps the whole training state and
+    returns a copy of its dict of epochs per task (``returns``); the run reads
+    one task's data, whose epoch is still 0 at the resume point."""
+
+    def __init__(self, settings: dict) -> None:
+        import types
+
+        torch.manual_seed(0)
+        self.model = torch.nn.Linear(3, 1)
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+        self.x, self.y = torch.randn(16, 3), torch.randn(16, 1)
+        self.st = types.SimpleNamespace(pos={"a": 0, "b": 0}, epochs={"a": 0, "b": 0})
+        returns = settings.get("returns", True)
+
+        class Position:
+            def state_dict(inner) -> dict:
+                return {"pos": dict(self.st.pos),
+                        **({"epochs": dict(self.st.epochs)} if returns else {})}
+
+            def load_state_dict(inner, state: dict) -> None:
+                self.st.pos.update(state["pos"])
+                self.st.epochs.update(state.get("epochs", {}))
+
+        self.position = Position()
+        self.position.st = self.st  # (a back-reference to the whole state, as the trial's)
+
+    def components(self) -> dict:
+        return {"params": self.model, "optimizer": self.opt, "data_cursor": self.position}
+
+    def train_step(self) -> StepOutput:
+        task = "a" if self.st.pos["a"] < 12 or self.st.epochs["a"] else "b"
+        at = self.st.pos[task]
+        idx = torch.arange(at, at + 4)
+        loss = torch.nn.functional.mse_loss(self.model(self.x[idx]), self.y[idx])
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+        self.st.pos[task] = (at + 4) % 16
+        self.st.epochs[task] += self.st.pos[task] == 0
+        return StepOutput(loss=loss.item(), samples=idx)
+
+
+def test_a_dict_a_declared_components_state_returns_equal_is_not_said_held_by_none():
+    """Trial 379: a dict of epochs per task, returned whole by the data
+    position that keeps the training state, was said to be held by no
+    declared component at a resume point where one entry was still as built."""
+    def lines(returns: bool) -> list[str]:
+        report = verify(Target(factory=_TaskEpochs, run_config={"returns": returns},
+                               restart_config="run", steps=8, resume_at=(2,)), **FAST)
+        return [u for u in report.undeclared if u.startswith("st.epochs")]
+
+    assert lines(True) == []
+    [lost] = lines(False)
+    assert "no declared component holds" in lost, lost
+
+
 def test_items_said_alike_but_for_their_own_index_are_one_line():
     from resumecheck.phrases import merge_items
 
