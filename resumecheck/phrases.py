@@ -15,7 +15,8 @@ __all__ = ["ADAPTER_LEFT_OUT", "AS_THE_BUILD_MADE", "NOT_SET_BACK", "SET_BY_EPOC
            "as_built_at_points",
            "amount", "BUILDING",
            "CHANGED_AFTER_LOAD", "CHECKPOINT_LOSES", "GENERATOR_CHANGED",
-           "CHECKPOINT_MAY_LOSE", "FEWER_STEPS", "LIGHTNING_DATASET", "LOOP_ENDED",
+           "CHECKPOINT_MAY_LOSE", "FEWER_STEPS", "LIGHTNING_DATASET", "LIKE_NAMED_AS_BUILT",
+           "LOOP_ENDED",
            "NOT_DECLARED",
            "NOT_VALIDATED_AGAIN",
            "MODULE_ATTR_TODO", "framework_module_todo",
@@ -468,11 +469,26 @@ def at_the_schedule(undeclared: list[str], schedule: list[int]) -> list[str]:
             for what in undeclared]
 
 
+LIKE_NAMED_AS_BUILT = ", of a like name, as built there too"
+"""How a `not compared` line says that a declared component returns a field of
+a like name, as built at the resume point too, which may hold it
+(``undeclared.alike_named``)."""
+
+
 def as_built_uncompared(undeclared: list[str]) -> list[str]:
     """Of what is not compared, what the resume points found as a fresh build
-    holds it (any restart holds it alike there: ``AS_BUILT_AT_RESUME``)."""
+    holds it (any restart holds it alike there: ``AS_BUILT_AT_RESUME``); one a
+    declared component may hold under a like name says so (trial 374: a row
+    said a position's `batch_in_epoch` unchecked, which its `batch` held)."""
     marker = AS_BUILT_AT_RESUME.split("{at}")[1].split(";")[0]
-    return [uncompared_path(what) for what in undeclared if marker in what]
+    out = []
+    for what in undeclared:
+        if marker in what:
+            like = re.search(rf"\(((?:`\w+` returns [^;(]+?)(?:; `\w+` returns [^;(]+?)*)"
+                             rf"{LIKE_NAMED_AS_BUILT}", what)
+            held = like.group(1).replace("` returns `", "`'s `") if like else ""
+            out.append(uncompared_path(what) + (f" (perhaps compared as {held})" if like else ""))
+    return out
 
 
 def uncompared_path(what: str) -> str:

@@ -56,8 +56,8 @@ from resumecheck.compare import digest, flatten_state
 from resumecheck.components import SAMPLER_EPOCH, Attr, Component, RNGState, asked_state
 from resumecheck.module_state import cell_filled
 from resumecheck.phrases import (
-    GENERATOR_CHANGED, GENERATOR_POSITION, LIGHTNING_DATASET, MODULE_ATTR_TODO, NOT_SET_BACK,
-    REGISTER_GENERATOR,
+    GENERATOR_CHANGED, GENERATOR_POSITION, LIGHTNING_DATASET, LIKE_NAMED_AS_BUILT,
+    MODULE_ATTR_TODO, NOT_SET_BACK, REGISTER_GENERATOR,
 )
 from resumecheck.streams import stream_digests, stream_items
 
@@ -376,7 +376,7 @@ def alike_named(path: str, fields_as_built: Mapping[str, str]) -> str:
                 said.append(f"`{component}` returns {', '.join(f'`{f}`' for f in fields)}")
         if said:
             break
-    return (f" ({'; '.join(said)}, of a like name, as built there too: if that is this value, "
+    return (f" ({'; '.join(said)}{LIKE_NAMED_AS_BUILT}: if that is this value, "
             "it holds it)") if said else ""
 
 

@@ -362,4 +362,10 @@ def test_without_ablations_the_hedge_names_the_fields_the_runs_build_made_too():
     [line] = [u for u in report.undeclared if u.startswith("batch (")]
     assert "(`data_cursor` returns `batch`, of a like name, as built there too: if that is " \
         "this value, it holds it)" in line, line
+    # (trial 374: the test's row said it unchecked, without the hedge)
+    from resumecheck.pytest_plugin import _summary_row
+
+    row = _summary_row({"nodeid": "t.py::t", "target": "t", "report": report.to_json()})
+    assert ("not compared, as built at the resume point (a later one shows it): batch (perhaps "
+            "compared as `data_cursor`'s `batch`)") in row, row
 
