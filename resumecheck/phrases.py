@@ -11,7 +11,8 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
-__all__ = ["ADAPTER_LEFT_OUT", "AS_THE_BUILD_MADE", "NOT_SET_BACK", "SET_BY_EPOCH",
+__all__ = ["ADAPTER_LEFT_OUT", "AFTER_LAST_STEP", "AS_THE_BUILD_MADE", "NOT_SET_BACK",
+           "SET_BY_EPOCH",
            "as_built_at_points",
            "amount", "BUILDING",
            "CHANGED_AFTER_LOAD", "CHECKPOINT_LOSES", "GENERATOR_CHANGED",
@@ -156,6 +157,9 @@ its own load had brought back (a trial: a callback that reset itself in
 on_train_begin was said not to load back its own state; trial 283: a
 datamodule's generator that Lightning's loop start moved, drawing a
 StatefulDataLoader's new iterator's seed, was offered hooks it did not have)."""
+AFTER_LAST_STEP = "what train() does after its last step"
+"""How a ``Report.not_checked`` line of a Trainer target begins where train()
+does more after its last step than a check runs (its best model loaded back)."""
 LIGHTNING_DATASET = "train_dataloader.dataset"
 """Where a Lightning target names its training loader's dataset, the program's own
 (``undeclared`` says what to do about state it keeps)."""

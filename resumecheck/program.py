@@ -441,6 +441,7 @@ class BuiltProgram:
             "data_not_skipped": text("data_not_skipped"),
             "data_not_resumable": text("data_not_resumable"),
             "data_lengthless": text("data_lengthless"),  # (a framework's: its skip is blind)
+            "after_last_step": text("after_last_step"),  # (what a framework's loop does then)
             # (global streams a framework's loop draws from before it restores them)
             "draws_before_restore": [d for d in drawn if isinstance(d, str)]
             if isinstance(drawn, (list, tuple)) else [],

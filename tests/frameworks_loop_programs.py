@@ -685,6 +685,14 @@ TRAINER_EVALUATES = trainer_target(
                             "per_device_train_batch_size": 4},
     steps=8, resume_at=(4,))
 
+# trial 376: the best model loaded back at the end of train(), which a check does not run
+TRAINER_BEST_AT_END = trainer_target(
+    _with_evaluation, args={**_COUNTER_ARGS, "eval_strategy": "steps", "eval_steps": 2,
+                            "save_strategy": "steps", "save_steps": 2,
+                            "load_best_model_at_end": True, "metric_for_best_model": "eval_loss",
+                            "per_device_train_batch_size": 4},
+    steps=8, resume_at=(4,))
+
 
 def _with_step_count_reset(args):
     """A seeded omission: a callback writes global_step 0 into every checkpoint's

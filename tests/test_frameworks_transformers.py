@@ -323,6 +323,30 @@ def test_a_resume_right_after_an_evaluation_is_exact():
     assert own.diagnosis == []
 
 
+@pytest.mark.e2e
+def test_the_best_model_loaded_at_the_end_is_said_unchecked_and_its_lost_folder_unsaid(capfd):
+    """Trial 376: with load_best_model_at_end, an equivalent report said every
+    declared component matched, where the weights the job ends with (the best
+    checkpoint, loaded after the last step) are not what a check compares; and
+    every restart warned that the best checkpoint no longer exists (each has a
+    folder of its own), about 130 times in one fuzz."""
+    from resumecheck.phrases import AFTER_LAST_STEP
+    from resumecheck.pytest_plugin import _summary_row
+
+    report = resumecheck.verify(f"{PROGRAMS}:TRAINER_BEST_AT_END", drop="none", noise_seeds=0,
+                                check_determinism=False)
+    assert report.equivalent, report.render()
+    [line] = [w for w in report.not_checked if w.startswith(AFTER_LAST_STEP)]
+    assert "load_best_model_at_end=True" in line and "are not compared" in line
+    row = _summary_row({"nodeid": "t.py::t", "target": "t", "report": report.to_json()})
+    assert f"not checked: {AFTER_LAST_STEP} (load_best_model_at_end=True)" in row, row
+    assert "does not exist anymore" not in "".join(capfd.readouterr())
+    # (a Trainer that does not load its best model has no such line)
+    plain = resumecheck.verify(f"{PROGRAMS}:TRAINER_EVALUATES", drop="none", noise_seeds=0,
+                               check_determinism=False)
+    assert not any(w.startswith(AFTER_LAST_STEP) for w in plain.not_checked)
+
+
 def test_the_trainers_epochs_are_declared_where_it_makes_its_own_loader():
     """A trial: fuzz said a Trainer target declares no epoch boundaries, where
     the Trainer counts 5 optimizer steps an epoch (40 sequences in batches of

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import logging
 import os
 import re
 import shutil
@@ -53,6 +54,7 @@ from resumecheck.frameworks._loop import (
     CALLBACKS, LiveState, LoopProgram, LoopRecord, fields_beside, run_pending,
     user_callbacks, user_object,
 )
+from resumecheck.phrases import AFTER_LAST_STEP
 from resumecheck.program import Target
 from resumecheck.segments import scratch_dir
 
@@ -181,7 +183,7 @@ class TrainerProgram(LoopProgram):
 
         def run(resume_from: str | None) -> None:
             driver.resuming = resume_from is not None
-            with _bars_off(quiet):
+            with _bars_off(quiet), _best_folder_unsaid():
                 trainer.train(resume_from_checkpoint=resume_from)
 
         return run
@@ -204,6 +206,13 @@ class TrainerProgram(LoopProgram):
         consumed, the setting that says so (``BuiltProgram.boundaries``)."""
         return "ignore_data_skip=True" if getattr(self.trainer.args, "ignore_data_skip",
                                                   False) is True else None
+
+    @property
+    def after_last_step(self) -> str | None:
+        """What train() does after its last step, which a check does not run
+        (``BuiltProgram.boundaries``; trial 376's best model, loaded at the end)."""
+        return _BEST_AT_END if getattr(self.trainer.args, "load_best_model_at_end", False) \
+            is True else None
 
     @property
     def data_lengthless(self) -> str | None:
@@ -513,6 +522,36 @@ def _numpy_position(np: Any) -> tuple[int, bytes]:
     """numpy's global stream, where it stands (its position and its words)."""
     state: Any = np.random.get_state(legacy=True)
     return int(state[2]), state[1].tobytes()
+
+
+_BEST_AT_END = (
+    f"{AFTER_LAST_STEP} (load_best_model_at_end=True: it loads the best "
+    "checkpoint back): a check stops at its last step, and its restarts keep no folder of "
+    "the run's earlier checkpoints (a resumed Trainer sets best_model_checkpoint to None "
+    "there), so the weights a resumed job ends with are not compared")
+"""A ``Report.not_checked`` line of a Trainer target that loads its best model at the end."""
+
+_BEST_GONE = "recorded in the resumed state does not exist anymore"
+
+
+class _BestGone(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return _BEST_GONE not in record.getMessage()
+
+
+@contextlib.contextmanager
+def _best_folder_unsaid() -> Iterator[None]:
+    """The Trainer's warning that the best checkpoint its resumed state
+    records does not exist anymore, off while a check's loop runs: every
+    restart here has a folder of its own, so it is said of every resumed run
+    (a trial's fuzz printed it about 130 times); ``_BEST_AT_END`` says what
+    that leaves unchecked."""
+    logger, quiet = logging.getLogger("transformers.trainer"), _BestGone()
+    logger.addFilter(quiet)
+    try:
+        yield
+    finally:
+        logger.removeFilter(quiet)
 
 
 @contextlib.contextmanager
