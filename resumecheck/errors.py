@@ -818,12 +818,13 @@ def _blind_spot_lines(report: Report, components: list[str]) -> list[str]:
     lead = (f"make the program exercise them ({', '.join(ways)}) or choose another resume "
             "point, unless another declared component puts the same state back (a callback "
             "that saves the random streams: dropping one of the two then changes nothing)"
-            if ways else "what would exercise each is said below"
-            if built or masked or alone else "nothing the program does here can exercise them")
+            if ways else "what would exercise each is said below"  # (and trial 375's idle:
+            if built or masked or alone or idle or again  # told a resume point after "nothing")
+            else "nothing the program does here can exercise them")
     lines = [f"blind spots in {report.target} at resume point(s) "
              f"{','.join(map(str, report.resume_at))}: {', '.join(components)}",
-             f"dropping these from the checkpoint changed nothing, so this check cannot catch "
-             f"their bugs; {lead}"]
+             f"dropping these from the engine's restore changed nothing, so this check cannot "
+             f"catch their bugs; {lead}"]
     lines += [f"{c}: at the resume point its state is what the restore that drops it leaves "
               "(a fresh build's, or one another component puts back), bit for bit: "
               "dropping it puts in the same state, however the program uses it; "
