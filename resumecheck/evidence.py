@@ -1147,7 +1147,7 @@ def _shifted(expected: torch.Tensor, read: torch.Tensor) -> str:
 def _calls_text(step: int, rec: Any, ref_rec: Any, ref_keys: list[str], run_keys: list[str],
                 ref_in: list[torch.Tensor], run_in: list[torch.Tensor]) -> str:
     """A step that called the model with more or fewer input tensors than the
-    uninterrupted run's: whether those both have agree, and what the other
+    uninterrupted run's: whether the first ones, which both made, agree, and what the other
     side's extra calls were (trial 159: a validation every third step, decided
     by a step counter, read as other data)."""
     # (trial 213 read "called the model with 8 input tensors" as one call of 8 inputs)
@@ -1165,8 +1165,9 @@ def _calls_text(step: int, rec: Any, ref_rec: Any, ref_keys: list[str], run_keys
     more = f" and {len(keys) - common - 3} more" if len(keys) - common > 3 else ""
     # (a trial: "the 0 both have agree bit for bit, so the data agree", of a step whose
     # exploration skipped its one call)
-    both = ("the one both have agrees bit for bit, so the data agree" if common == 1 else
-            f"the {common} both have agree bit for bit, so the data agree" if common else
+    # (trial 376: "the 2 both have agree" read as broken English)
+    both = ("the first one agrees bit for bit, so the data agree" if common == 1 else
+            f"the first {common} agree bit for bit, so the data agree" if common else
             f"{'this run' if not run_in else 'the reference'} did not call the model at all")
     return (f"{said}; {both}: "
             f"{whose} {', '.join(extra)}{more} {'was' if len(keys) - common == 1 else 'were'} "

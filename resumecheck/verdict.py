@@ -3468,7 +3468,7 @@ def _calls_counted(ref: Reference, segments: Segments, step: int, key: str) -> s
     both = min(here, there)
     return (f"number of model calls{'' if rank is None else f' on rank {rank}'} ({here} input "
             f"tensor{'' if here == 1 else 's'}, {there} in the uninterrupted run"
-            + ("; the one both have agrees)" if both == 1 else f"; the {both} both have agree)"
+            + ("; the first one agrees)" if both == 1 else f"; the first {both} agree)"
                if both else f": {'this run' if not here else 'the uninterrupted run'} did not "
                "call it at all)"))
 

@@ -217,10 +217,10 @@ def test_a_call_made_at_fewer_steps_is_a_number_of_calls_not_other_data():
     [run] = [r for r in report.runs if r.dropped == ["global_step"]]
     assert run.first_divergent_step == 6
     assert run.first_divergent_quantity == (
-        "number of model calls (1 input tensor, 2 in the uninterrupted run; the one both have "
+        "number of model calls (1 input tensor, 2 in the uninterrupted run; the first one "
         "agrees)")
     assert ("step 6 called the model with 1 input tensor over all its calls, 2 in the "
-            "reference; the one both have "
+            "reference; the first one "
             "agrees bit for bit, so the data agree: the reference's `input` in its 2nd call of 2 "
             "was not made on the other side (a call the step makes only at some steps, an "
             "evaluation every few steps, decided otherwise: by a step counter or other state "
