@@ -358,11 +358,12 @@ def _step_apart(differing: list[tuple[str, Any]], ref: dict[str, Any],
     if apart == {-1}:
         # (trial 138: a scheduler made anew by the load, at 0 where the run was at 1,
         # read as one saved a step early)
+        # (trial 377: at a resume point after the first step, a scheduler thrown away in
+        # the load and made anew was offered that last, after a framework's restore)
         fresh = all(new.get(p) == 0 for p in paths)
-        return (f"; one step behind: {SAVED_BEFORE_STEP}, or a load that steps it one time "
-                "fewer" + (
-                    ", or one made anew after the load (0: a fresh scheduler's count)"
-                    if fresh else ""))
+        return ("; one step behind: " + ("one made anew after the load (0: a fresh "
+                                         "scheduler's count), or " if fresh else "")
+                + f"{SAVED_BEFORE_STEP}, or a load that steps it one time fewer")
     if apart == {1}:
         return "; one step ahead: stepped once more in or after the load, or saved after it"
     return ""
