@@ -786,14 +786,19 @@ def _built_then(at_k: Any, at_end: Any, after: int | None) -> str:
         return f"{there} and at the end, another value after step {after}"
     if isinstance(at_k, torch.Tensor) and at_k.numel() > 1:
         return f"{there}, other values at the end"
-    return f"{there}, {_leaf_text(at_end)} at the end"
+    end = _leaf_text(at_end)
+    if f"{end} there" == there:  # (two floats alike to six figures: in full)
+        there, end = f"{_leaf_text(at_k, full=True)} there", _leaf_text(at_end, full=True)
+    return f"{there}, {end} at the end"
 
 
-def _leaf_text(value: Any) -> str:
+def _leaf_text(value: Any, full: bool = False) -> str:
+    """A value in a line: a float to six figures (trial 372 read 2.0480000000000005)."""
     if isinstance(value, torch.Tensor):
-        return (f"{value.item():.6g}" if value.numel() == 1
-                else f"a tensor of {value.numel()} values")
-    text = repr(value)
+        if value.numel() != 1:
+            return f"a tensor of {value.numel()} values"
+        value = value.item()
+    text = f"{value:.6g}" if isinstance(value, float) and not full else repr(value)
     return text if len(text) <= 24 else text[:21] + "..."
 
 

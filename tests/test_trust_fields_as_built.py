@@ -213,6 +213,12 @@ def test_a_schedulers_fields_as_built_say_that_stepping_it_with_an_epoch_sets_th
     assert [r.verdict for r in later.runs if r.dropped] == ["identical"]
     later = verify(spec + "BY_STEP", drop=["scheduler"], resume_at=[10], noise_seeds=0)
     assert [r.verdict for r in later.runs if r.dropped] == ["diverged"]
+    # (trial 372: a float to six figures, not 0.009903926402016152)
+    report = verify(spec + "BY_STEP", drop="none", noise_seeds=0)
+    assert "`_last_lr[0]` (0.01 there, 0.00990393 at the end)" in "\n".join(report.not_checked)
+    from resumecheck.verdict import _built_then
+    assert _built_then(2.048, 2.0480000000000005, None) == \
+        "2.048 there, 2.0480000000000005 at the end"  # (alike to six figures: in full)
     # (no hedge where the component is no scheduler)
     report = verify(SPEC + "CORRECT", drop="none", noise_seeds=0)
     assert not any("step(epoch)" in w for w in report.not_checked), report.not_checked
