@@ -1458,10 +1458,10 @@ def _frozen_differ(name: str, expected: dict[str, Any] | None,
     if frozen:
         told.append(f"{_params(frozen)} left frozen after the load (requires_grad False), "
                     f"trainable at step {k} in the uninterrupted run: they get no gradient "
-                    "and do not train")
-    if thawed:
+                    "where it had one")  # (trial 384: not "do not train", of embeddings its
+    if thawed:  # optimizer, built while they were frozen, never held in either run)
         told.append(f"{_params(thawed)} trainable after the load, frozen at step {k} in the "
-                    "uninterrupted run: they train where it did not")
+                    "uninterrupted run: they get a gradient where it had none")
     return "; ".join(told) + f": {_FROZEN_TEXT}, so a load() must set it again"
 
 

@@ -63,7 +63,7 @@ def test_parameters_a_load_leaves_frozen_are_named_and_confirmed():
     assert finding.component == "params" and finding.status == "confirmed"
     assert finding.detail.startswith(
         "parameters `0.0.bias`, `0.0.weight` left frozen after the load (requires_grad False), "
-        "trainable at step 5 in the uninterrupted run")
+        "trainable at step 5 in the uninterrupted run: they get no gradient where it had one")
 
 
 def test_with_gradients_clipped_the_gradients_one_run_lacks_are_named_first():
@@ -88,8 +88,9 @@ def test_a_frozen_finding_whose_rerun_did_not_help_is_not_judged_not_the_cause()
     from resumecheck.verdict import frozen_in, settle_findings
 
     finding = Finding("params", "`emb.weight` trainable after the load, frozen at step 6 in "
-                      "the uninterrupted run: they train where it did not: requires_grad is "
-                      "not in a state_dict(), so a load() must set it again", step=6)
+                      "the uninterrupted run: they get a gradient where it had none: "
+                      "requires_grad is not in a state_dict(), so a load() must set it again",
+                      step=6)
     assert frozen_in(finding)
     run = RunResult(dropped=[], resume_at=[6], verdict="diverged", first_divergent_step=7,
                     first_divergent_quantity="loss", diagnosis=[finding])
