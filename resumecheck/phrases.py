@@ -12,14 +12,10 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 
 __all__ = ["ADAPTER_LEFT_OUT", "AFTER_LAST_STEP", "AS_THE_BUILD_MADE", "NOT_SET_BACK",
-           "SET_BY_EPOCH",
-           "as_built_at_points",
-           "amount", "BUILDING",
+           "SET_BY_EPOCH", "as_built_at_points", "amount", "BUILDING",
            "CHANGED_AFTER_LOAD", "CHECKPOINT_LOSES", "GENERATOR_CHANGED",
            "CHECKPOINT_MAY_LOSE", "FEWER_STEPS", "LIGHTNING_DATASET", "LIKE_NAMED_AS_BUILT",
-           "LOOP_ENDED",
-           "NOT_DECLARED",
-           "NOT_VALIDATED_AGAIN",
+           "LOOP_ENDED", "NOT_DECLARED", "NOT_VALIDATED_AGAIN",
            "MODULE_ATTR_TODO", "framework_module_todo",
            "READ_BEFORE",
            "OWN_RESUME_ENDS_OTHERWISE", "OWN_RESUME_ENDS_WITHOUT", "paths_said", "ordinal",
