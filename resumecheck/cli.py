@@ -847,8 +847,11 @@ def _strict_fails(args: argparse.Namespace, report: Any) -> bool:
         said = [f"ends otherwise with {paths_said(lost, quote='')}"] if lost else []
         said += [f"held {paths_said(again, quote='')} otherwise after its load (a later step "
                  "set it again)"] if again else []
+        full = report.full_resume  # (trial 381: the one failure with no command to rerun)
+        again_with = f"; reproduce: {full.reproduce} --strict" if full and full.reproduce else ""
         print(f"resumecheck: --strict: your own resume {', and '.join(said)}, which no "
-              "component declares: exit 1 (see `not compared` in the report)", file=sys.stderr)
+              f"component declares: exit 1 (see `not compared` in the report){again_with}",
+              file=sys.stderr)
     return bool(lost or again)
 
 

@@ -74,6 +74,10 @@ def test_strict_exits_1_where_the_own_resume_ends_otherwise_in_undeclared_state(
     err = capsys.readouterr().err
     assert ("--strict: your own resume ends otherwise with matrices[...] (4 entries), "
             "samples[...] (4 entries), which no component declares: exit 1") in err
+    # (trial 381: the one failure without a command that reproduces it)
+    assert err.rstrip().endswith(f"; reproduce: resumecheck run {SPEC}TUPLES --steps 8 "
+                                 "--resume-at 4 --drop none --noise-seeds 0 --isolation "
+                                 "inprocess --threads 1 --strict"), err
     assert main(["run", "fixtures.trust.deque_maxlen:CORRECT", *fast, "--strict"]) == 0
 
 
