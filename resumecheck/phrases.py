@@ -11,8 +11,8 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
-__all__ = ["ADAPTER_LEFT_OUT", "AFTER_LAST_STEP", "AS_THE_BUILD_MADE", "NOT_SET_BACK",
-           "SET_BY_EPOCH", "as_built_at_points", "amount", "BUILDING",
+__all__ = ["ACCELERATE_DATASET", "ADAPTER_LEFT_OUT", "AFTER_LAST_STEP", "AS_THE_BUILD_MADE",
+           "NOT_SET_BACK", "SET_BY_EPOCH", "as_built_at_points", "amount", "BUILDING",
            "CHANGED_AFTER_LOAD", "CHECKPOINT_LOSES", "GENERATOR_CHANGED",
            "CHECKPOINT_MAY_LOSE", "FEWER_STEPS", "LIGHTNING_DATASET", "LIKE_NAMED_AS_BUILT",
            "LOOP_ENDED", "NOT_DECLARED", "NOT_VALIDATED_AGAIN",
@@ -156,6 +156,8 @@ StatefulDataLoader's new iterator's seed, was offered hooks it did not have)."""
 AFTER_LAST_STEP = "what train() does after its last step"
 """How a ``Report.not_checked`` line of a Trainer target begins where train()
 does more after its last step than a check runs (its best model loaded back)."""
+ACCELERATE_DATASET = "loader.dataset"
+"""Where an Accelerate target names its prepared loader's dataset, the program's own."""
 LIGHTNING_DATASET = "train_dataloader.dataset"
 """Where a Lightning target names its training loader's dataset, the program's own
 (``undeclared`` says what to do about state it keeps)."""

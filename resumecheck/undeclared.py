@@ -56,7 +56,8 @@ from resumecheck.compare import digest, flatten_state
 from resumecheck.components import SAMPLER_EPOCH, Attr, Component, RNGState, asked_state
 from resumecheck.module_state import cell_filled
 from resumecheck.phrases import (
-    GENERATOR_CHANGED, GENERATOR_POSITION, LIGHTNING_DATASET, LIKE_NAMED_AS_BUILT,
+    ACCELERATE_DATASET, GENERATOR_CHANGED, GENERATOR_POSITION, LIGHTNING_DATASET,
+    LIKE_NAMED_AS_BUILT,
     MODULE_ATTR_TODO, NOT_SET_BACK, REGISTER_GENERATOR,
 )
 from resumecheck.streams import stream_digests, stream_items
@@ -245,7 +246,8 @@ class UndeclaredWatch:
         if isinstance(obj, (torch.Generator, np.random.Generator)):
             kind = "a torch.Generator" if isinstance(obj, torch.Generator) else \
                 "a numpy Generator"
-            held = path.startswith(("data_collator", "train_dataset", LIGHTNING_DATASET))
+            held = path.startswith(("data_collator", "train_dataset", LIGHTNING_DATASET,
+                                    ACCELERATE_DATASET))
             todo = _FRAMEWORK_HELD_TODO if held else REGISTER_GENERATOR
             return (f"{path} ({kind} {GENERATOR_CHANGED}, drawn "
                     f"from or seeded again, and {none_holds}: {todo})")
@@ -695,6 +697,7 @@ def _todo(path: str) -> str:
     return (_CALLBACK_TODO if path.startswith("callbacks (")
             else _DATASET_TODO if path.startswith("train_dataset (")
             else _LIGHTNING_DATASET_TODO if path.startswith(f"{LIGHTNING_DATASET} (")
+            else _ACCELERATE_DATASET_TODO if path.startswith(f"{ACCELERATE_DATASET} (")
             else _SUBCLASS_TODO if path.startswith("trainer.")
             else "declare it as a component to check that it resumes")
 
@@ -726,6 +729,14 @@ _LIGHTNING_DATASET_TODO = (
 a dataset that counted its own epochs in a hook; one that took Lightning's epoch in
 on_train_epoch_start read the build's at a resumed epoch's first batch:
 ``tests/frameworks_loop_programs.py:DATASET_*``)."""
+
+
+_ACCELERATE_DATASET_TODO = (
+    "a framework's target declares the framework's own state only, and Accelerate's "
+    "checkpoint holds nothing of your dataset unless it is registered: give the dataset "
+    "state_dict() and load_state_dict() and pass it to accelerator.register_for_checkpointing")
+"""What to do about state the prepared loader's dataset of an Accelerate target keeps
+(trial 382: a dataset's own crop generator, which no checkpoint held, went unnamed)."""
 
 
 _SUBCLASS_TODO = (

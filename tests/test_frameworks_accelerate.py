@@ -201,7 +201,20 @@ class NoisyRows(torch.utils.data.Dataset):
         return x + 0.1 * torch.randn(8), y
 
 
-def _build_augmenting(settings, own_save_load=True):
+class OwnNoiseRows(NoisyRows):
+    """Trial 382: noise from a generator the dataset keeps, which no checkpoint holds."""
+
+    def __init__(self):
+        super().__init__()
+        self.rng, self.reads = torch.Generator().manual_seed(1), 0
+
+    def __getitem__(self, i):
+        x, y = self.base[i]
+        self.reads += 1
+        return x + 0.1 * torch.randn(8, generator=self.rng), y
+
+
+def _build_augmenting(settings, own_save_load=True, dataset=NoisyRows):
     from accelerate import Accelerator, DataLoaderConfiguration
     from accelerate.utils import set_seed
 
@@ -213,7 +226,7 @@ def _build_augmenting(settings, own_save_load=True):
         cpu=True, dataloader_config=DataLoaderConfiguration(use_seedable_sampler=True))
     model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4))
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-    loader = torch.utils.data.DataLoader(NoisyRows(), batch_size=8, shuffle=True,
+    loader = torch.utils.data.DataLoader(dataset(), batch_size=8, shuffle=True,
                                          generator=torch.Generator().manual_seed(0))
     model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
 
@@ -225,6 +238,23 @@ def _build_augmenting(settings, own_save_load=True):
     program = accelerate_program(accelerator, model=model, optimizer=optimizer, loader=loader,
                                  step=step)
     return program if own_save_load else _NoSaveLoad(program)
+
+
+@pytest.mark.e2e
+def test_a_generator_the_dataset_keeps_is_named_with_what_keeps_it():
+    """Trial 382: a dataset's own generator, lost by every restart, was named
+    nowhere; the WARNING guessed at positions and curricula."""
+    own = Target(factory=partial(_build_augmenting, dataset=OwnNoiseRows), steps=10,
+                 resume_at=(K,))
+    report = resumecheck.verify(own, drop="none", noise_seeds=0, check_determinism=False)
+    assert not report.equivalent
+    [line] = [u for u in report.undeclared if u.startswith("loader.dataset (OwnNoiseRows).rng")]
+    assert "a torch.Generator whose state the run changed" in line, line
+    assert "`loader.dataset (OwnNoiseRows).rng`" in report.full_resume.explanation
+    [count] = [u for u in report.undeclared if u.startswith("loader.dataset (OwnNoiseRows).reads")]
+    assert "Accelerate's checkpoint holds nothing of your dataset unless it is registered: give " \
+        "the dataset state_dict() and load_state_dict() and pass it to " \
+        "accelerator.register_for_checkpointing" in count, count
 
 
 class _NoSaveLoad:
