@@ -1917,9 +1917,13 @@ def _healed_text(path: str, run: RunResult | None,
     lost = [k for k in run.resume_at if _lost_at(path, k, never, reference_after, own_after)]
     if not lost:
         return None
+    # (trial 385: a generator seeded again at each epoch's start, which a checkpoint need
+    # not hold, was told only "unless it is not state")
     return (f"; your own resume held it otherwise right after your load() at step {lost[0]} "
             f"and after step {lost[0] + 1}, and ends with it as the uninterrupted run did, "
-            f"{SET_AGAIN_LATER}: {CHECKPOINT_LOSES}, {NOT_STATE}")
+            f"{SET_AGAIN_LATER}: {CHECKPOINT_LOSES}, which no step here showed, {NOT_STATE}, "
+            "or the program always sets it anew before a step reads it (a generator seeded "
+            "again at each epoch's start)")
 
 
 def _shifted_lists(named: dict[str, str], reference: dict[str, list[str]],

@@ -163,8 +163,9 @@ def test_state_the_load_loses_and_a_later_step_sets_again_is_said_lost(capsys):
     assert line.endswith(
         "; your own resume held it otherwise right after your load() at step 5 and after step "
         "6, and ends with it as the uninterrupted run did, a later step setting it again: "
-        "your checkpoint loses it, unless it is not state (a log, a timer: name it in "
-        "Target(not_state=...))"), line
+        "your checkpoint loses it, which no step here showed, unless it is not state (a log, "
+        "a timer: name it in Target(not_state=...)), or the program always sets it anew "
+        "before a step reads it (a generator seeded again at each epoch's start)"), line
     assert set_again_uncompared(report.undeclared) == ["best"]
     assert report.render().splitlines()[1] == (
         "full resume: EQUIVALENT in what is compared; not compared, and your own resume held "
