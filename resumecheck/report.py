@@ -36,6 +36,7 @@ __all__ = [
     "CLOSE",
     "CONFIRMED",
     "DIVERGED",
+    "ENDS_AS_BEFORE",
     "FAILED",
     "IDENTICAL",
     "INCONCLUSIVE",
@@ -102,6 +103,9 @@ LOST_ON_RESAVE: Literal["lost_on_resave"] = "lost_on_resave"
 schedule, but the program's save() right after that load(), and a restart from
 that checkpoint, depart from the reference: the checkpoint loses it on a second
 resume. The full resume is then not equivalent."""
+
+ENDS_AS_BEFORE = " (differs; put right alone, the run ends otherwise as before)"
+"""The mark of a finding not the cause, in a run whose steps all matched."""
 
 _MARKS = {
     CONFIRMED: "confirmed",
@@ -190,7 +194,7 @@ class Finding:
                     "changes nothing)")
         if self.status == NOT_CAUSE and (run.first_divergent_quantity or "").startswith(
                 "state of"):  # (a trial: "departs as before" of a run whose steps all matched)
-            return " (differs; put right alone, the run ends otherwise as before)"
+            return ENDS_AS_BEFORE
         if self.status == PUT_BACK and run.first_divergent_step is not None:
             # (where the run departs all the same: its rerun, set right, changed nothing)
             return (" (put back by the program: setting it right changes nothing, and it ends "

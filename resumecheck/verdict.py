@@ -53,7 +53,8 @@ from resumecheck.phrases import (
     unused_position,
 )
 from resumecheck.report import (
-    AFTER_DIVERGENCE, CLOSE, CONFIRMED, DIVERGED, FAILED, IDENTICAL, INCONCLUSIVE, LATENT,
+    AFTER_DIVERGENCE, CLOSE, CONFIRMED, DIVERGED, ENDS_AS_BEFORE, FAILED, IDENTICAL,
+    INCONCLUSIVE, LATENT,
     LOST_ON_RESAVE, NOT_CAUSE, PUT_BACK, Finding, FindingStatus, RunResult, confirmed_causes,
     resave_loses, settings_text,
 )
@@ -2651,12 +2652,14 @@ def unjudge_when_incomplete(own: RunResult, engine_full: RunResult) -> None:
     matter beside something else: not judged."""
     if engine_full.verdict in (IDENTICAL, CLOSE, FAILED):
         return
-    before, cleared = _differs_clause(own.diagnosis), cleared_streams(own)
+    ends = (own.first_divergent_quantity or "").startswith("state of")
+    before, cleared = _differs_clause(own.diagnosis, ends), cleared_streams(own)
     own.diagnosis = [replace(f, status=None, confirmed=None) if f.status == NOT_CAUSE else
                      replace(f, detail=f.detail.split(_MATTERS_WITH_OTHERS)[0])
                      for f in own.diagnosis]  # (nor that it matters beside something else)
     if before:
-        own.explanation = own.explanation.replace(before, _differs_clause(own.diagnosis), 1)
+        own.explanation = own.explanation.replace(before, _differs_clause(own.diagnosis, ends),
+                                                  1)
     # (the no-cause clause goes with the marks: a rerun that could not put the
     # component right, its load losing it, says nothing of it; in whatever words
     # the framework's were put in)
@@ -3040,7 +3043,8 @@ def _divergence_text(r: RunResult, own_checkpoint: bool, position: str | None = 
                      "a restart)")
         else:
             text += _NOT_CAPTURED
-    text += _optimizers_rate(r) + _differs_clause(r.diagnosis) + _no_cause_found(r)
+    ends = (r.first_divergent_quantity or "").startswith("state of")
+    text += _optimizers_rate(r) + _differs_clause(r.diagnosis, ends) + _no_cause_found(r)
     idle = [f for f in r.diagnosis if f.status in (LATENT, PUT_BACK)]
     if not r.dropped and r.checkpoint == "program" and len(idle) == len(r.diagnosis) \
             and r.verdict == DIVERGED:
@@ -3359,8 +3363,9 @@ def _modes_set_by_save(own: RunResult, moved: dict[int, list[str]]) -> None:
                 "fix, not the load"))
 
 
-def _differs_clause(diagnosis: Sequence[Finding]) -> str:
-    """The explanation's clause on restored state, each finding with its mark."""
+def _differs_clause(diagnosis: Sequence[Finding], ends_only: bool = False) -> str:
+    """The explanation's clause on restored state, each finding with its mark
+    (``ends_only``: the run's steps all matched, and only its end differs)."""
     if not diagnosis:
         return ""
     # (a trial read "rng, data_cursor (confirmed)" as both confirmed: rng was not judged)
@@ -3371,8 +3376,11 @@ def _differs_clause(diagnosis: Sequence[Finding]) -> str:
     if not leads:
         return ""
     unjudged = " (not judged)" if any(f.mark for f in leads) else ""
+    # (trial 387: "the run departs as before" of a run whose steps all matched, where
+    # its diagnosis line said it ends otherwise as before)
     return "; restored state differs in " + ", ".join(
-        _what_differs(f) + (f.mark or unjudged) for f in leads)
+        _what_differs(f) + (ENDS_AS_BEFORE if ends_only and f.status == NOT_CAUSE
+                            else f.mark or unjudged) for f in leads)
 
 
 def _no_cause_found(r: RunResult) -> str:

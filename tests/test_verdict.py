@@ -1006,6 +1006,20 @@ def test_not_the_cause_of_a_run_whose_steps_all_matched_says_it_ends_otherwise()
         " (differs; put right alone, the run departs as before)")
 
 
+def test_the_why_of_a_run_whose_steps_all_matched_says_it_ends_otherwise_too():
+    """Trial 387: the why said "(differs; put right alone, the run departs as
+    before)" of a scheduler in a run whose steps all matched, beside its
+    diagnosis line that said it ends otherwise as before."""
+    from resumecheck.report import ENDS_AS_BEFORE, NOT_CAUSE
+    from resumecheck.verdict import _differs_clause
+
+    found = [Finding("scheduler", "best 0.5, expected 0.6", step=11, status=NOT_CAUSE)]
+    assert _differs_clause(found, ends_only=True) == (
+        f"; restored state differs in scheduler{ENDS_AS_BEFORE}")
+    assert _differs_clause(found).endswith("(differs; put right alone, the run departs as "
+                                           "before)")
+
+
 def test_a_figure_rounded_to_a_whole_number_keeps_its_zeros():
     """A trial read `1` in the max |Δloss| column of 1.0045 as exact."""
     from resumecheck.report import three_figures
