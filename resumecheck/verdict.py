@@ -1049,9 +1049,13 @@ def _as_built_explanation(ref: Reference, result: RunResult, built: list[str],
     ks = list(result.resume_at)
     if built == result.dropped and all(_holds_nothing(ref, n) for n in built):
         # (trial 263: a scheduler Lightning was never given)
-        return (f"blind spot: {', '.join(built)} holds nothing: its state is empty at every "
-                "point of the run (a framework given no scheduler, an empty list), so no "
-                "checkpoint can lose it")
+        # (trial 387: an LSTM's carried state, empty at a pass's end where it resumed, was
+        # said empty "at every point of the run": only these points are looked at)
+        return (f"blind spot: {', '.join(built)} holds nothing at the resume point and at the "
+                "end: its state is empty there (a framework given no scheduler, an empty list; "
+                "or state the run empties at those points, a carried state reset at a pass's "
+                "end), so no checkpoint taken there can lose it; a resume point where it holds "
+                "state checks it")
     if built == result.dropped:  # (then that is why, not "does not exercise it")
         points = ",".join(map(str, ks))  # (all of them, as explain says)
         return (f"blind spot: dropping {', '.join(built)} changed no step after k={points}: "

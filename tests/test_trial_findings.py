@@ -659,7 +659,8 @@ def test_a_blind_spot_on_a_component_that_holds_nothing_says_so():
     (dropped,) = [r for r in report.runs if r.dropped == ["scheduler"]]
     assert dropped.blind_spot
     assert dropped.explanation.startswith(
-        "blind spot: scheduler holds nothing: its state is empty at every point of the run"), \
+        "blind spot: scheduler holds nothing at the resume point and at the end: its state is "
+        "empty there"), \
         dropped.explanation
 
 
