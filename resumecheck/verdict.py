@@ -504,6 +504,7 @@ def judge(ref: Reference, result: RunResult, segments: Segments) -> Comparison |
         result.first_divergent_step, quantity = cmp.first
         result.first_divergent_quantity = (
             _calls_counted(ref, segments, result.first_divergent_step, quantity)
+            or _steps_counted(ref, segments, result.first_divergent_step, quantity)
             or quantity_name(quantity)) + (_whose_rate(
             ref, segments, result.first_divergent_step, quantity) + _others(
             quantity, cmp.first_also) + _absent(ref, segments, result.first_divergent_step,
@@ -3465,6 +3466,24 @@ def _absent(ref: Reference, segments: Segments, step: int, key: str) -> str:
     if key in mine.digests and key not in theirs.digests:
         return " (none in the uninterrupted run: " + _why_no_gradient(theirs) + " there)"
     return ""
+
+
+def _steps_counted(ref: Reference, segments: Segments, step: int, key: str) -> str | None:
+    """The first divergence where the learning rates differ only in how many a
+    step read, each one the same (trial 389: a discriminator stepped twice in
+    a regularized step, decided by a step counter off by one, read as a
+    learning rate that differs, where no rate ever changed): the number of
+    optimizer steps."""
+    if split_rank_name(key)[0] != "lr":
+        return None
+    mine = next((r for _, seg in segments for r in seg.records if r.step == step), None)
+    theirs = ref.by_step.get(step)
+    if mine is None or theirs is None or not mine.lr or not theirs.lr \
+            or len(mine.lr) == len(theirs.lr) or set(mine.lr) != set(theirs.lr):
+        return None
+    return (f"number of optimizer steps ({len(mine.lr)} learning rate"
+            f"{'' if len(mine.lr) == 1 else 's'} read, {len(theirs.lr)} in the uninterrupted "
+            "run, each alike)")
 
 
 def _calls_counted(ref: Reference, segments: Segments, step: int, key: str) -> str | None:

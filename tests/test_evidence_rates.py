@@ -150,3 +150,15 @@ def test_a_rate_that_first_differs_a_step_after_the_restart_says_the_first_stepp
     assert scheduler.explanation.startswith(note), scheduler.explanation
     assert optimizer.first_divergent_step == 9
     assert "stepped with the rate the optimizer's state holds" not in optimizer.explanation
+
+
+def test_rates_that_differ_in_number_alone_are_a_number_of_optimizer_steps():
+    """Trial 389: a critic stepped twice at every other step, by a counter its
+    load() set one past the saved one, read "learning rate" as what departed,
+    where no rate ever changed (``fixtures/trust/lazy_regularization.py``)."""
+    spec = "fixtures.trust.lazy_regularization:"
+    run = verify(spec + "OFF_BY_ONE", drop="none", noise_seeds=0).full_resume
+    assert (run.first_divergent_step, run.first_divergent_quantity) == (
+        5, "number of optimizer steps (1 learning rate read, 2 in the uninterrupted run, each "
+        "alike)")
+    assert verify(spec + "CORRECT", drop="none", noise_seeds=0).equivalent
