@@ -12,7 +12,9 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 
 __all__ = ["ACCELERATE_DATASET", "ADAPTER_LEFT_OUT", "AFTER_LAST_STEP", "AS_THE_BUILD_MADE",
-           "NOT_SET_BACK", "SET_BY_EPOCH", "as_built_at_points", "amount", "BUILDING",
+           "NOT_SET_BACK", "SET_BY_EPOCH", "as_built_at_points", "changed_after_load",
+           "frozen_only", "amount",
+           "BUILDING",
            "CHANGED_AFTER_LOAD", "CHECKPOINT_LOSES", "GENERATOR_CHANGED",
            "CHECKPOINT_MAY_LOSE", "FEWER_STEPS", "LIGHTNING_DATASET", "LIKE_NAMED_AS_BUILT",
            "LOOP_ENDED", "NOT_DECLARED", "NOT_VALIDATED_AGAIN",
@@ -141,6 +143,26 @@ CANNOT_RESTORE_WITHOUT = "a checkpoint that loses it cannot be restored"
 """Said of an ablation whose restore failed where the engine's full resume
 restored the same capture: dropping it is what failed the restore, so the
 program needs it (``verdict.note_needed_to_restore``; it counts as exercised)."""
+_FROZEN_ONLY = re.compile(r"^parameters? `[^`]+`(, `[^`]+`)?( and \d+ more)? "
+                          r"(left frozen|trainable) after the load")
+
+
+def frozen_only(detail: str) -> bool:
+    """A finding that differs only in which parameters are frozen
+    (``verdict._frozen_differ``): requires_grad, which no state_dict() holds.
+    Of the engine's own resume, which sets it as captured at the restore,
+    something changed it after (trial 388: a callback that froze layers in
+    on_train_begin, after the engine's restore, was said to be a component
+    that does not load back its own state)."""
+    return _FROZEN_ONLY.match(detail) is not None
+
+
+def changed_after_load(detail: str) -> bool:
+    """A finding of the engine's own resume that something changed between its
+    restore and the first step (``CHANGED_AFTER_LOAD``, or frozen flags only)."""
+    return CHANGED_AFTER_LOAD in detail or frozen_only(detail)
+
+
 CHANGED_AFTER_LOAD = ("its load gave back what its state_dict() returned, and something that ran "
                       "between the restore and the first step changed it (a hook of the "
                       "framework's loop that runs as it starts: Lightning's on_fit_start or "

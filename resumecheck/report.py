@@ -23,7 +23,8 @@ from resumecheck.phrases import (
     FRAMEWORK_RESUME, HASH_ORDER_UNCHECKED, LOOP_GOES_ON, ORDER_BEFORE_RESTORE,
     NOT_VALIDATED_AGAIN, POSITION_TRANSFORMED, READ_BEFORE, REORDERED, RESTORE_CHANGED, RESTORING,
     POSITION_UNUSED, SKIPS_BLIND, STOPPED,
-    drawn_at_import_text, first_line, global_streams, lost_uncompared, paths_said,
+    changed_after_load, drawn_at_import_text, first_line, global_streams, lost_uncompared,
+    paths_said,
     set_again_uncompared, uncompared_path,
     unused_position,
 )
@@ -1105,7 +1106,7 @@ def _lossy_notice(lossy: list[Finding], where: str, settings: str, ablations: st
     restart reads (trial 209: pointed at, where it did not). ``framework``: a
     framework target's, whose restore, not a load of the user's, brought it back."""
     ending = f"{settings}.{ablations}"
-    changed = [f for f in lossy if CHANGED_AFTER_LOAD in f.detail]
+    changed = [f for f in lossy if changed_after_load(f.detail)]
     if len(changed) == len(lossy):
         listed = "; ".join(f"`{f.component}`: {f.detail}" for f in lossy)
         return (f"{CHANGED_ONE}: the engine restored every declared component and the run "

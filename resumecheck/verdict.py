@@ -47,7 +47,8 @@ from resumecheck.phrases import (
     OLDER_CHECKPOINT, ORDER_BEFORE_RESTORE, OUTSIDE_THE_CHECKPOINT, OWN_RESUME_ENDS_OTHERWISE,
     OWN_RESUME_ENDS_WITHOUT, POSITION_UNUSED, PUT_BACK_HOLDS, REGISTER_GENERATOR,
     RESTORE_CHANGED, RESTORING, SKIPS_BLIND,
-    SET_AGAIN_LATER, STOPPED, UNDECLARED_LEAD, first_line, framework_generator,
+    SET_AGAIN_LATER, STOPPED, UNDECLARED_LEAD, changed_after_load, first_line,
+    framework_generator,
     framework_module_todo, framework_name,
     global_streams, lost_uncompared, paths_said, side_files, uncompared_path, undeclared_lead,
     unused_position,
@@ -3028,7 +3029,7 @@ def _divergence_text(r: RunResult, own_checkpoint: bool, position: str | None = 
         if any(f.detail.startswith(REORDERED) for f in r.diagnosis):
             text += ("; the engine restored every declared component, into an optimizer "
                      "built over its parameters in another order")
-        elif lossy and all(CHANGED_AFTER_LOAD in f.detail for f in r.lossy_loads()):
+        elif lossy and all(changed_after_load(f.detail) for f in r.lossy_loads()):
             # (a trial: a callback reset in on_train_begin, after a load that gave it back)
             text += (f"; the engine restored every declared component, and {', '.join(lossy)}, "
                      "which its load gave back, was changed before the first step")

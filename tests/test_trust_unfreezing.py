@@ -102,3 +102,21 @@ def test_a_frozen_finding_whose_rerun_did_not_help_is_not_judged_not_the_cause()
                                    "changed nothing, but that may not be where your program (or "
                                    "its framework) builds the optimizer over the trainable "
                                    "parameters or freezes them itself")
+
+
+def test_frozen_flags_otherwise_after_the_engines_restore_are_said_changed_not_lossy():
+    """Trial 388: a Trainer callback that froze layers in on_train_begin, after
+    the engine's restore had set requires_grad as captured, read "a declared
+    component does not load back its own state" and "`params` did not come
+    back as its state_dict() gave it": the values had come back."""
+    from resumecheck.phrases import frozen_only
+    from resumecheck.report import CHANGED_ONE, LOSSY_ONE, Finding, _lossy_notice
+
+    report = verify("fixtures.trust.unfreezing:STAYS_FROZEN", drop="none", noise_seeds=0)
+    [finding] = report.runs[0].diagnosis
+    assert frozen_only(finding.detail), finding.detail
+    assert not frozen_only("fc.weight differs; parameters `a` left frozen after the load")
+    frozen = Finding("params", finding.detail, step=5)
+    notice = _lossy_notice([frozen], "differs from step 6 (loss)", "", "",
+                           framework="the HuggingFace Trainer's restore")
+    assert notice.startswith(CHANGED_ONE) and LOSSY_ONE not in notice, notice
