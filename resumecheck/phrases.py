@@ -13,8 +13,7 @@ from collections.abc import Mapping, Sequence
 
 __all__ = ["ACCELERATE_DATASET", "ADAPTER_LEFT_OUT", "AFTER_LAST_STEP", "AS_THE_BUILD_MADE",
            "NOT_SET_BACK", "SET_BY_EPOCH", "as_built_at_points", "changed_after_load",
-           "frozen_only", "amount",
-           "BUILDING",
+           "frozen_only", "amount", "BUILDING",
            "CHANGED_AFTER_LOAD", "CHECKPOINT_LOSES", "GENERATOR_CHANGED",
            "CHECKPOINT_MAY_LOSE", "FEWER_STEPS", "LIGHTNING_DATASET", "LIKE_NAMED_AS_BUILT",
            "LOOP_ENDED", "NOT_DECLARED", "NOT_VALIDATED_AGAIN",
