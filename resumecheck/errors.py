@@ -634,6 +634,9 @@ the resume point (a trial: the advice was to make it change), followed by
 SCHEDULER_BY_EPOCH = (
     ": what this scheduler's state holds sets nothing a step reads (a scheduler stepped with "
     "an explicit epoch, step(epoch), or one the program rebuilds from its step)")
+HOLDS_NOTHING = "holds nothing at the resume point and at the end"
+"""Said of a blind spot whose component's state is empty at the resume points
+and at the end (``verdict._as_built_explanation``)."""
 SCHEDULER_IDLE = (
     ", not through this scheduler: the uninterrupted run ends with it as it was at the resume "
     "point, so nothing steps it after there (another scheduler sets the rate: SWA's SWALR, "
@@ -806,9 +809,11 @@ def _blind_spot_lines(report: Report, components: list[str]) -> list[str]:
     # point at 8 was told "dropout or augmentation for rng")
     alone = sorted({c for r in spots if LEFT_ALONE in r.explanation for c in r.dropped
                     if c in components and c not in built})
-    ways = [_EXERCISE[c] for c in _EXERCISE if c in components and c not in unread
-            and c not in idle and c not in built and c not in masked and c not in alone]
-    if any(c not in _EXERCISE and c not in built for c in components):  # (your own)
+    empty = sorted({c for r in spots if HOLDS_NOTHING in r.explanation for c in r.dropped
+                    if c in components})  # (trial 387: given no line of its own)
+    said = {*unread, *idle, *built, *masked, *alone, *empty}
+    ways = [_EXERCISE[c] for c in _EXERCISE if c in components and c not in said]
+    if any(c not in _EXERCISE and c not in said for c in components):  # (your own)
         ways.append("a step after the resume point that reads what the checkpoint "
                     "would lose, for a component of your own")
     # (a trial: "nothing the program does here can exercise them" above a line
@@ -818,33 +823,40 @@ def _blind_spot_lines(report: Report, components: list[str]) -> list[str]:
     lead = (f"make the program exercise them ({', '.join(ways)}) or choose another resume "
             "point, unless another declared component puts the same state back (a callback "
             "that saves the random streams: dropping one of the two then changes nothing)"
-            if ways else "what would exercise each is said below"  # (and trial 375's idle:
-            if built or masked or alone or idle or again  # told a resume point after "nothing")
+            if ways else "what would exercise each is said below"  # (trials 375, 387: not
+            if built or masked or alone or idle or again or empty  # "nothing" above them)
             else "nothing the program does here can exercise them")
     lines = [f"blind spots in {report.target} at resume point(s) "
              f"{','.join(map(str, report.resume_at))}: {', '.join(components)}",
              f"dropping these from the engine's restore changed nothing, so this check cannot "
              f"catch their bugs; {lead}"]
-    lines += [f"{c}: at the resume point its state is what the restore that drops it leaves "
-              "(a fresh build's, or one another component puts back), bit for bit: "
-              "dropping it puts in the same state, however the program uses it; "
-              # (trial 256: rng, put back by the program's own hooks component, was
-              # told to choose a resume point where it has moved: none would show it)
-              + ("choose a resume point where it has moved, unless another declared "
-                 "component puts it back (then none shows it: leave it out of the "
-                 "components this test asserts, the marker's drop=[...])"
-                 if c not in unmoved else
-                 "it is so at the end too: training does not change it, so no resume "
-                 f"point shows it lost; {_config_why(spots)}" if c == "config" else
-                 # (trial 198: an agent drawing only from generators of its own was told
-                 # to make the program change the global streams)
-                 "it is so at the end too: either training never changes it, and no "
-                 "checkpoint can lose what it holds (leave it out of the components this "
-                 "test asserts: the marker's drop=[...]), or it changes and comes back "
-                 "between (a position that cycles), and another resume point shows it "
-                 "(resumecheck fuzz tries them)")
-              for c in built]
-    return lines + _unexercised_lines(masked, again, unread, idle, alone)
+    lines += [_built_line(c, c in unmoved, spots) for c in built]
+    return lines + _unexercised_lines(masked, again, unread, idle, alone) + [
+        f"{c}: it {HOLDS_NOTHING}: a resume point where it holds state checks it (resumecheck "
+        "fuzz tries them)" for c in empty]
+
+
+def _built_line(c: str, unmoved: bool, spots: list[Any]) -> str:
+    """``_blind_spot_lines``'s words on a component that is, at the resume point,
+    what the restore that drops it leaves (``unmoved``: at the end too)."""
+    return (f"{c}: at the resume point its state is what the restore that drops it leaves "
+            "(a fresh build's, or one another component puts back), bit for bit: "
+            "dropping it puts in the same state, however the program uses it; "
+            # (trial 256: rng, put back by the program's own hooks component, was
+            # told to choose a resume point where it has moved: none would show it)
+            + ("choose a resume point where it has moved, unless another declared "
+               "component puts it back (then none shows it: leave it out of the "
+               "components this test asserts, the marker's drop=[...])"
+               if not unmoved else
+               "it is so at the end too: training does not change it, so no resume "
+               f"point shows it lost; {_config_why(spots)}" if c == "config" else
+               # (trial 198: an agent drawing only from generators of its own was told
+               # to make the program change the global streams)
+               "it is so at the end too: either training never changes it, and no "
+               "checkpoint can lose what it holds (leave it out of the components this "
+               "test asserts: the marker's drop=[...]), or it changes and comes back "
+               "between (a position that cycles), and another resume point shows it "
+               "(resumecheck fuzz tries them)"))
 
 
 def _unexercised_lines(masked: list[str], again: list[str], unread: list[str],

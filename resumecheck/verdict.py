@@ -30,7 +30,7 @@ from resumecheck.components import (
 )
 from resumecheck.errors import (
     CONFIG_AS_BUILT, CONFIG_MASKED, CONFIG_RESTARTED, LEFT_ALONE, SCHEDULER_BY_EPOCH,
-    SCHEDULER_IDLE, SCHEDULER_UNREAD, SET_AGAIN, as_built_text,
+    HOLDS_NOTHING, SCHEDULER_IDLE, SCHEDULER_UNREAD, SET_AGAIN, as_built_text,
 )
 from resumecheck.evidence import (
     EPOCH_AGAIN, annotate, cleared_streams, offsets_shared_with, set_right_during, unclear_streams,
@@ -1053,11 +1053,10 @@ def _as_built_explanation(ref: Reference, result: RunResult, built: list[str],
         # (trial 263: a scheduler Lightning was never given)
         # (trial 387: an LSTM's carried state, empty at a pass's end where it resumed, was
         # said empty "at every point of the run": only these points are looked at)
-        return (f"blind spot: {', '.join(built)} holds nothing at the resume point and at the "
-                "end: its state is empty there (a framework given no scheduler, an empty list; "
-                "or state the run empties at those points, a carried state reset at a pass's "
-                "end), so no checkpoint taken there can lose it; a resume point where it holds "
-                "state checks it")
+        return (f"blind spot: {', '.join(built)} {HOLDS_NOTHING}: its state is empty there "
+                "(a framework given no scheduler, an empty list; or state the run empties at "
+                "those points, a carried state reset at a pass's end), so no checkpoint taken "
+                "there can lose it; a resume point where it holds state checks it")
     if built == result.dropped:  # (then that is why, not "does not exercise it")
         points = ",".join(map(str, ks))  # (all of them, as explain says)
         return (f"blind spot: dropping {', '.join(built)} changed no step after k={points}: "

@@ -662,6 +662,16 @@ def test_a_blind_spot_on_a_component_that_holds_nothing_says_so():
         "blind spot: scheduler holds nothing at the resume point and at the end: its state is "
         "empty there"), \
         dropped.explanation
+    # (trial 387: the test's failure gave such a component no line of its own)
+    from resumecheck import ComponentsNotExercised, assert_components_exercised
+
+    with pytest.raises(ComponentsNotExercised) as caught:
+        assert_components_exercised(Target(factory=_NoSchedulers, steps=8, resume_at=(4,)),
+                                    drop=["scheduler"], noise_seeds=0, check_determinism=False)
+    said = str(caught.value)
+    assert "\nscheduler: it holds nothing at the resume point and at the end: a resume point " \
+        "where it holds state checks it" in said, said
+    assert "what would exercise each is said below" in said, said
 
 
 class _SamplesWithReplacement:
