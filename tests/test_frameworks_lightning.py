@@ -562,6 +562,12 @@ def test_a_loaders_own_generator_is_part_of_rng_and_its_loss_is_blamed_on_it():
     assert own.diagnosis[0].fix.startswith(
         "Lightning's checkpoint holds no random stream: save them in your LightningModule's "
         "on_save_checkpoint(checkpoint)"), own.diagnosis[0].fix
+    # (trial 392: following that alone, the stream ended two draws ahead: the resumed
+    # loader's new iterator drew its seed from the stream just restored)
+    assert own.diagnosis[0].fix.endswith(
+        "give the training DataLoader a generator of its own where it has none: Lightning "
+        "makes the loader's iterator after on_load_checkpoint, and one without its own draws "
+        "its seed from the torch stream just restored"), own.diagnosis[0].fix
 
 
 @pytest.mark.e2e

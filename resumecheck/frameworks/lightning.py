@@ -297,7 +297,10 @@ class LightningProgram(LoopProgram):
                      "LightningModule's on_save_checkpoint(checkpoint) (torch.get_rng_state(), "
                      "and each generator's get_state() your steps or loaders draw from) and set "
                      "them again in on_load_checkpoint(checkpoint), with no seed after it (a "
-                     "seed_everything in on_train_start undoes it)"}
+                     "seed_everything in on_train_start undoes it); and give the training "
+                     "DataLoader a generator of its own where it has none: Lightning makes the "
+                     "loader's iterator after on_load_checkpoint, and one without its own "
+                     "draws its seed from the torch stream just restored"}
 
     def undeclared_roots(self) -> list[tuple[str, Any]]:
         """Your own callbacks: state they keep is named when no component holds
