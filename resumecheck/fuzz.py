@@ -542,6 +542,7 @@ def _failing_otherwise(tried: list[dict[str, Any]]) -> str:
     its = "its" if len(tried) == 1 else "their"
     ways = {"end state alone": f"in {its} end state alone",
             "other components": "blaming other components",
+            "no component": "naming no declared component",
             "failed": "a step or a restore raising: see `resumecheck run` of it"}
     how = " or ".join(ways[h] for h in ways if any(t["how"] == h for t in tried))
     at = [f"at {','.join(map(str, t['resume_at']))}" for t in tried[:4]]
@@ -906,7 +907,8 @@ def _first_failing(checker: Checker, candidates: list[list[int]],
             # (trial 263: a crash at an epoch's end, earlier, read "blaming other components")
             how = ("failed" if run.verdict == FAILED
                    else "end state alone" if _departs(found) and not _departs(run)
-                   else "other components")
+                   else "no component" if not run.diagnosis  # (trial 392: "blaming other
+                   else "other components")  # components" of one that named none)
             if all(t["resume_at"] != run.resume_at for t in otherwise):
                 otherwise.append({"resume_at": list(run.resume_at), "how": how})
     return None

@@ -93,6 +93,29 @@ def test_a_minimal_failure_names_an_earlier_schedule_that_failed_outright():
         "step or a restore raising: see `resumecheck run` of it)"), result.summary()
 
 
+def test_an_earlier_schedule_that_names_no_component_is_not_said_to_blame_others():
+    """Trial 392: resuming at 3, whose report named no declared component, was
+    said to fail "blaming other components"."""
+    from resumecheck.fuzz import FuzzResult
+
+    result = FuzzResult(target="t", steps=12, seed=None, max_interruptions=2, minimal=True,
+                        failing_otherwise=[{"resume_at": [3], "how": "no component"},
+                                           {"resume_at": [4], "how": "other components"}])
+    result.failure = RunResult(dropped=[], resume_at=[5], verdict="diverged")
+    assert result.summary().endswith(
+        "; minimal among the schedules that fail as it does: resuming at 3 and at 4 fail "
+        "otherwise (blaming other components or naming no declared component)"), \
+        result.summary()
+    # (every way the shrink says a schedule failed otherwise is one the schema knows)
+    import json
+    from importlib import resources
+
+    schema = json.loads(resources.files("resumecheck").joinpath("schemas/fuzz-1.json")
+                        .read_text())
+    how = schema["properties"]["failing_otherwise"]["items"]["properties"]["how"]
+    assert set(how["enum"]) == {"end state alone", "other components", "no component", "failed"}
+
+
 def test_a_failure_whose_components_no_rerun_decided_is_not_traded_for_another_cause():
     """Trial 349: the first failure named the datamodule, which its rerun left
     undecided (its own load loses the stage again); the shrink took an earlier
