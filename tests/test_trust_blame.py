@@ -127,6 +127,23 @@ def test_a_position_worked_out_from_the_step_in_another_form_is_no_gap():
     assert [(f.component, f.status) for f in lost.diagnosis] == [("data_cursor", "confirmed")]
 
 
+def test_a_position_in_its_other_form_beside_the_cause_says_it_may_be_one_position():
+    """Trial 395: a failing report listed the position, in its other form at
+    an epoch's end, as a diagnosis beside the cause, where a passing report
+    says the two forms are one position."""
+    from fixtures.trust import position_from_step as fx
+
+    own = verify(fx.LOSES_STREAM, drop="none", noise_seeds=0,
+                 check_determinism=False).full_resume
+    assert own.verdict == "diverged"
+    said = {f.component: (f.status, f.detail) for f in own.diagnosis}
+    assert said["rng"][0] == "confirmed"
+    for name in ("data_cursor", "sampler_epoch"):
+        assert said[name][0] == "not_cause" and said[name][1].endswith(
+            ": at an epoch's end, the end of one epoch and the start of the next may be one "
+            "position in two forms"), said[name]
+
+
 def test_the_loader_that_reports_its_pending_state_is_equivalent():
     report, full = _full(stale_snapshot.CORRECT, "inprocess")
     assert report.equivalent and full.diagnosis == []
