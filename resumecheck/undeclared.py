@@ -246,15 +246,15 @@ class UndeclaredWatch:
         if isinstance(obj, (torch.Generator, np.random.Generator)):
             kind = "a torch.Generator" if isinstance(obj, torch.Generator) else \
                 "a numpy Generator"
-            held = path.startswith(("data_collator", "train_dataset", LIGHTNING_DATASET,
-                                    ACCELERATE_DATASET))
-            todo = _FRAMEWORK_HELD_TODO if held else REGISTER_GENERATOR
+            todo = _FRAMEWORK_HELD_TODO if _framework_held(path) else REGISTER_GENERATOR
             return (f"{path} ({kind} {GENERATOR_CHANGED}, drawn "
                     f"from or seeded again, and {none_holds}: {todo})")
-        if isinstance(obj, _OTHER_GENERATORS):
+        if isinstance(obj, _OTHER_GENERATORS):  # (trial 394: a Trainer dataset's
+            # random.Random was given the advice on callbacks that set a value again)
+            todo = _FRAMEWORK_HELD_TODO if _framework_held(path) else _todo(path)
             return (f"{path} (a {type(obj).__module__.split('.')[0]}."
                     f"{type(obj).__name__} {GENERATOR_CHANGED}, drawn from "
-                    f"or seeded again, and {none_holds}: {_todo(path)})")
+                    f"or seeded again, and {none_holds}: {todo})")
         if isinstance(obj, _SCHEDULERS):
             return (f"{path} (a {type(obj).__name__} whose counts the run changed, and "
                     f"{none_holds}: declare it as a component, and save and load its "
@@ -689,6 +689,13 @@ _LOADER_EPOCH_TODO = (
     "a prepared loader counts its epochs itself, from 0 in every new process, and orders each "
     "epoch's shuffle by that count; Accelerate's checkpoint does not hold it: call "
     "loader.set_epoch(epoch) at each epoch's start, from an epoch your checkpoint keeps")
+
+
+def _framework_held(path: str) -> bool:
+    """Whether ``path`` is an object a framework holds (a Trainer's collator or
+    dataset, a Lightning or Accelerate loader's dataset)."""
+    return path.startswith(("data_collator", "train_dataset", LIGHTNING_DATASET,
+                            ACCELERATE_DATASET))
 
 
 def _todo(path: str) -> str:

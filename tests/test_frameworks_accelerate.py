@@ -13,6 +13,7 @@ import importlib.util
 import ast
 import inspect
 import pickle
+import random
 import re
 import sys
 from functools import partial
@@ -207,11 +208,13 @@ class OwnNoiseRows(NoisyRows):
     def __init__(self):
         super().__init__()
         self.rng, self.reads = torch.Generator().manual_seed(1), 0
+        self.flip = random.Random(2)
 
     def __getitem__(self, i):
         x, y = self.base[i]
         self.reads += 1
-        return x + 0.1 * torch.randn(8, generator=self.rng), y
+        sign = -1.0 if self.flip.random() < 0.1 else 1.0
+        return sign * x + 0.1 * torch.randn(8, generator=self.rng), y
 
 
 def _build_augmenting(settings, own_save_load=True, dataset=NoisyRows):
@@ -255,6 +258,10 @@ def test_a_generator_the_dataset_keeps_is_named_with_what_keeps_it():
     assert "Accelerate's checkpoint holds nothing of your dataset unless it is registered: give " \
         "the dataset state_dict() and load_state_dict() and pass it to " \
         "accelerator.register_for_checkpointing" in count, count
+    # (trial 394: a random.Random of the dataset's was given the advice for numbers)
+    [flip] = [u for u in report.undeclared if u.startswith("loader.dataset (OwnNoiseRows).flip")]
+    assert "a random.Random whose state the run changed" in flip, flip
+    assert "draw from a generator seeded again from the step or the sample's index" in flip, flip
 
 
 class _NoSaveLoad:
