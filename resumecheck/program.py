@@ -153,6 +153,14 @@ _NO_RANKS = ("It starts torch.distributed from the environment a launcher sets (
 program run without --nproc read "Fix the factory")."""
 
 
+_NO_GROUP_RAISED = "Default process group has not been initialized"
+_NO_GROUP = ("It uses torch.distributed's default process group, and this run has none: give "
+             "the number of ranks, --nproc N (verify(..., nproc=N)), and the check launches "
+             "them as torch's launcher does")
+"""What a factory that asks a process group nobody started is told (trial 393: a DDP
+program run without --nproc read "Fix the factory")."""
+
+
 def _wants_ranks(exc: BaseException) -> bool:
     """Whether a factory's failure is torch.distributed finding no launcher's
     environment (``environment variable RANK expected, but not set``)."""
@@ -265,6 +273,7 @@ class Target:
                 _MISSING_PACKAGE if isinstance(exc, ImportError) else
                 _read_as_dict(config, self.factory) if "'dict' object" in str(exc) else
                 _NO_RANKS if _wants_ranks(exc) else
+                _NO_GROUP if _NO_GROUP_RAISED in str(exc) and "RANK" not in os.environ else
                 "Fix the factory so that it builds a program from these settings: "
                 f"{dict(config)!r}",
             ) from exc

@@ -185,6 +185,16 @@ def test_a_distributed_program_run_without_ranks_is_told_to_give_nproc(monkeypat
     assert "environment variable RANK expected" in said and "Fix the factory" not in said
     assert "give the number of ranks, --nproc N" in said
 
+    # (trial 393: a factory that asked for its rank, the group started by no one)
+    def asks_rank(config: dict) -> None:
+        dist.get_rank()
+
+    with pytest.raises(TargetError) as info:
+        Target(factory=asks_rank, steps=4).build({})
+    said = str(info.value)
+    assert "Default process group has not been initialized" in said, said
+    assert "Fix the factory" not in said and "give the number of ranks, --nproc N" in said
+
 
 def test_a_target_that_imports_a_missing_package_names_that_package(tmp_path):
     """A trial: a found file importing an uninstalled package was told to run
