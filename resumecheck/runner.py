@@ -563,15 +563,16 @@ class _Segment:
 
     def _scratch_save(self, built: BuiltProgram, step: int) -> None:
         """The program's save() where the run it models checkpoints, its file
-        removed at once. A save that fails is the program's own resume's
-        failure, reported there (that run calls it at the same step): this
-        run goes on as one that did not save."""
+        removed at once. A save that fails is the program's own resume's failure,
+        reported there: this run goes on as one that did not save, but for one of
+        several ranks, whose others may wait for it (trial 393: the run hung)."""
         self.enter("save", step)
         with _scratch_place(self.work, self.spec.name, step) as path:
             try:
                 self._watched(built, step, lambda: program_save(built, str(path), step))
             except CheckpointError:
-                pass
+                if among_ranks():
+                    raise
 
     def _program_save(self, built: BuiltProgram, step: int) -> None:
         self.enter("save", step)

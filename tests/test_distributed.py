@@ -219,6 +219,25 @@ def test_a_rank_whose_load_raises_ends_the_run_at_once_naming_it(tmp_path, monke
 
 @pytest.mark.e2e
 @pytest.mark.distributed
+def test_a_rank_whose_save_raises_ends_the_run_at_once_naming_its_error():
+    """Trial 393: rank 0 saved one file at the path, a directory under several
+    ranks, and its save raised; the uninterrupted run went on as one that did
+    not save, while rank 1 waited in the program's barrier, and the run was
+    said to hang at its step bound, the error shown nowhere."""
+    from resumecheck.engine import verify
+    from resumecheck.errors import ReferenceFailed
+
+    began = time.monotonic()
+    with pytest.raises(ReferenceFailed) as info:
+        verify("fixtures.dist.ddp:SAVES_ONE_FILE", drop="none", timeout=30, **FAST)
+    said = str(info.value)
+    assert "rank 0: checkpoint save failed" in said and "Is a directory" in said, said
+    assert "write the files inside it" in said and "hung" not in said, said
+    assert time.monotonic() - began < 30  # (not the step bound)
+
+
+@pytest.mark.e2e
+@pytest.mark.distributed
 def test_started_under_torchrun_it_is_the_same_check(tmp_path):
     """``torchrun --nproc-per-node 2 -m resumecheck run`` checks at two ranks:
     rank 0 launches every segment, rank 1 ends at once."""
