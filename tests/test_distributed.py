@@ -233,6 +233,7 @@ def test_a_rank_whose_save_raises_ends_the_run_at_once_naming_its_error():
     said = str(info.value)
     assert "rank 0: checkpoint save failed" in said and "Is a directory" in said, said
     assert "write the files inside it" in said and "hung" not in said, said
+    assert said.endswith("Fix the program's save() so that the uninterrupted run can save."), said
     assert time.monotonic() - began < 30  # (not the step bound)
 
 
