@@ -157,17 +157,10 @@ class Tracer:
         self.reference_digests: list[dict[str, str]] | None = None
         """The reference's digests per step (a gradient equal to its own there is not copied)."""
         self._scale: float | None = None
-        self._input_handle = None
-        # The forward's argument names, worked out here: the hook reads them
-        # from a plain dict. Inside a model torch.compile traces, the hook is
-        # traced too, and a call to a cached function there made torch warn
-        # about silent incorrectness in resumecheck's own code (trial 145).
+        self._input_handle: Any = None
         self._labels: dict[int, tuple[str, ...]] = {}
         if self._model is not None:
-            model_type: Any = type(self._model)
-            self._labels = {n: _forward_labels(model_type, n) for n in range(9)}
-            self._input_handle = self._model.register_forward_pre_hook(
-                self._on_forward, with_kwargs=True)
+            _hook_model(self, self._model)
 
     def step_bytes(self) -> int:
         """About what one step's full tensors take on disk: every parameter
@@ -480,12 +473,22 @@ def _follow_model(tracer: Tracer) -> None:
     if tracer._input_handle is not None:
         tracer._input_handle.remove()
     tracer._model, tracer._models = now, _traced_models(built, now)
-    tracer._labels = {n: _forward_labels(type(now), n) for n in range(9)}  # type: ignore[arg-type]
-    tracer._input_handle = now.register_forward_pre_hook(tracer._on_forward, with_kwargs=True)
+    _hook_model(tracer, now)
     tracer._steps.close()  # (its parameters' names are the new model's)
     tracer._optimizers = _optimizers(built, _find(built, OPTIMIZER, object, "optimizer"))
     tracer._steps = _OptimizerSteps(tracer._optimizers, tracer._param_names(),
                                     tracer._wants_copy, _optimizer_names(built))
+
+
+def _hook_model(tracer: Tracer, model: torch.nn.Module) -> None:
+    """The forward pre-hook that records ``model``'s inputs, and its forward's
+    argument names, worked out here: the hook reads them from a plain dict.
+    Inside a model torch.compile traces, the hook is traced too, and a call to
+    a cached function there made torch warn about silent incorrectness in
+    resumecheck's own code (trial 145)."""
+    model_type: Any = type(model)
+    tracer._labels = {n: _forward_labels(model_type, n) for n in range(9)}
+    tracer._input_handle = model.register_forward_pre_hook(tracer._on_forward, with_kwargs=True)
 
 
 def _hooked_now(built: BuiltProgram | None, optimizers: list[torch.optim.Optimizer],
