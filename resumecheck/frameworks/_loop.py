@@ -48,7 +48,8 @@ from resumecheck.phrases import FEWER_STEPS, FRAMEWORK_RESUME, LOOP_ENDED
 from resumecheck.trace import unwrap_optimizer
 
 __all__ = ["CALLBACKS", "CONTINUE", "LiveState", "LoopProgram", "LoopRecord",
-           "batch_fingerprint", "fields_beside", "run_pending", "user_callbacks", "user_object"]
+           "batch_fingerprint", "fields_beside", "run_pending", "user_callbacks", "user_dataset",
+           "user_object"]
 
 CONTINUE = object()
 """What a function run in the loop returns to let the loop go on until its
@@ -423,6 +424,15 @@ def user_object(path: str, obj: Any) -> list[tuple[str, Any]]:
     if obj is None or type(obj).__module__.split(".")[0] in (*_FRAMEWORKS, "builtins"):
         return []
     return [(path, obj)]
+
+
+def user_dataset(where: str, dataset: Any) -> list[tuple[str, Any]]:
+    """``dataset`` under ``where (ItsClass)``, where it is the program's own (not
+    torch's, nor the datasets library's): the training data a framework holds,
+    whose state (an epoch it counts, a generator it draws from) is looked at."""
+    if dataset is None or type(dataset).__module__.split(".")[0] in ("torch", "datasets"):
+        return []
+    return user_object(f"{where} ({type(dataset).__name__})", dataset)
 
 
 def loop_note(framework: str) -> str:

@@ -49,7 +49,7 @@ from resumecheck.components import (
 )
 from resumecheck.errors import InvalidArgument
 from resumecheck.frameworks import require
-from resumecheck.frameworks._loop import batch_fingerprint, user_object
+from resumecheck.frameworks._loop import batch_fingerprint, user_dataset
 from resumecheck.phrases import ACCELERATE_DATASET, ADAPTER_LOOP
 from resumecheck.program import StepOutput
 from resumecheck.undeclared import LOADER_EPOCH_COUNT
@@ -196,10 +196,8 @@ class AccelerateProgram:
         """What your step function keeps (an EMA it updates), looked at; without
         ``set_epoch``, the loader's own epoch count, which no checkpoint holds."""
         iteration = getattr(self.loader, "iteration", None)
-        dataset = getattr(self.loader, "dataset", None)  # (trial 382: its own crop generator)
-        own = [] if dataset is None or type(dataset).__module__.split(".")[0] in (
-            "torch", "datasets") else user_object(
-                f"{ACCELERATE_DATASET} ({type(dataset).__name__})", dataset)
+        # (trial 382: a dataset's own crop generator)
+        own = user_dataset(ACCELERATE_DATASET, getattr(self.loader, "dataset", None))
         return [*_closure("step", self.step_fn), *_closure("samples", self.samples_fn), *own,
                 *([(LOADER_EPOCH_COUNT, iteration)] if not self.sets_epoch and isinstance(
                     iteration, int) and _epoch_orders(self.loader) else [])]

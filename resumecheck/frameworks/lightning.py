@@ -56,7 +56,7 @@ from resumecheck.errors import InvalidArgument, TargetError
 from resumecheck.frameworks import require
 from resumecheck.frameworks._loop import (
     CALLBACKS, LiveState, LoopProgram, LoopRecord, batch_fingerprint, fields_beside,
-    run_pending, user_callbacks, user_object,
+    run_pending, user_callbacks, user_dataset,
 )
 from resumecheck.phrases import LIGHTNING_DATASET
 from resumecheck.program import Target
@@ -654,10 +654,9 @@ def _dataset_roots(data: Any) -> list[tuple[str, Any]]:
     itself, which no checkpoint holds, is named (trial 368: a dataset that
     counted its epochs in a hook went unnamed; the Trainer's is looked at)."""
     loader = data[0] if isinstance(data, (list, tuple)) and len(data) == 1 else data
-    if not isinstance(loader, torch.utils.data.DataLoader) or \
-            type(loader.dataset).__module__.split(".")[0] in ("torch", "datasets"):
+    if not isinstance(loader, torch.utils.data.DataLoader):
         return []
-    return user_object(f"{LIGHTNING_DATASET} ({type(loader.dataset).__name__})", loader.dataset)
+    return user_dataset(LIGHTNING_DATASET, loader.dataset)
 
 
 def _driver_base() -> type:

@@ -52,7 +52,7 @@ from resumecheck.errors import InvalidArgument
 from resumecheck.frameworks import require
 from resumecheck.frameworks._loop import (
     CALLBACKS, LiveState, LoopProgram, LoopRecord, fields_beside, run_pending,
-    user_callbacks, user_object,
+    user_callbacks, user_dataset, user_object,
 )
 from resumecheck.phrases import AFTER_LAST_STEP
 from resumecheck.program import Target
@@ -288,14 +288,11 @@ class TrainerProgram(LoopProgram):
         exportable = {id(cb) for cb in _exportable(self.trainer)}
         roots = [(path, _not_exported(cb) if id(cb) in exportable else cb)
                  for path, cb in user_callbacks(self.trainer.callback_handler.callbacks)]
-        dataset = getattr(self.trainer, "train_dataset", None)
         # (trial 260: a generator the dataset masked with in __getitem__ went unnamed)
         # (first: state a callback reaches through them is named by them, trial 260's
         # dataset attribute set by one callback was named through another)
         return [*user_object("data_collator", getattr(self.trainer, "data_collator", None)),
-                *([] if dataset is None or type(dataset).__module__.split(".")[0] in
-                  ("torch", "datasets") else
-                  user_object(f"train_dataset ({type(dataset).__name__})", dataset)),
+                *user_dataset("train_dataset", getattr(self.trainer, "train_dataset", None)),
                 *roots, *_subclass_fields(self.trainer)]
 
     def close(self) -> None:
