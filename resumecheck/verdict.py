@@ -575,9 +575,12 @@ def _ended_sooner(result: RunResult, step: int) -> None:
             "the restart's loop stops sooner, counting where it stops from what the restore "
             "gave it (an epoch counted twice, a step count lost), so resuming here ends the "
             "training early (a difference of the resume, not of the target's steps)")
-    cut = [(text.split(FEWER_STEPS)[0].rstrip(".") + said) if FEWER_STEPS in text else text
-           for text in (result.failure or "", result.explanation)]
-    result.failure, result.explanation = cut[0] or result.failure, cut[1]
+
+    def cut(text: str) -> str:
+        return text.split(FEWER_STEPS)[0].rstrip(".") + said if FEWER_STEPS in text else text
+
+    result.failure = cut(result.failure) if result.failure else result.failure
+    result.explanation = cut(result.explanation)
 
 
 def _departed_before(ref: Reference, first_k: int, segments: Segments,
@@ -2677,7 +2680,7 @@ def unjudge_when_incomplete(own: RunResult, engine_full: RunResult) -> None:
     matter beside something else: not judged."""
     if engine_full.verdict in (IDENTICAL, CLOSE, FAILED):
         return
-    ends = (own.first_divergent_quantity or "").startswith("state of")
+    ends = own.steps_match()
     before, cleared = _differs_clause(own.diagnosis, ends), cleared_streams(own)
     own.diagnosis = [replace(f, status=None, confirmed=None) if f.status == NOT_CAUSE else
                      replace(f, detail=f.detail.split(_MATTERS_WITH_OTHERS)[0])
@@ -3068,8 +3071,8 @@ def _divergence_text(r: RunResult, own_checkpoint: bool, position: str | None = 
                      "a restart)")
         else:
             text += _NOT_CAPTURED
-    ends = (r.first_divergent_quantity or "").startswith("state of")
-    text += _optimizers_rate(r) + _differs_clause(r.diagnosis, ends) + _no_cause_found(r)
+    text += _optimizers_rate(r) + _differs_clause(r.diagnosis, r.steps_match()) \
+        + _no_cause_found(r)
     idle = [f for f in r.diagnosis if f.status in (LATENT, PUT_BACK)]
     if not r.dropped and r.checkpoint == "program" and len(idle) == len(r.diagnosis) \
             and r.verdict == DIVERGED:
