@@ -193,9 +193,8 @@ class Finding:
             # right alone, the run departs as before)" read as a second lost component)
             return (" (put back by the program during that step: setting it right sooner "
                     "changes nothing)")
-        if self.status == NOT_CAUSE and (run.first_divergent_quantity or "").startswith(
-                "state of"):  # (a trial: "departs as before" of a run whose steps all matched)
-            return ENDS_AS_BEFORE
+        if self.status == NOT_CAUSE and run.steps_match():  # (a trial: "departs as before"
+            return ENDS_AS_BEFORE  # of a run whose steps all matched)
         if self.status == PUT_BACK and run.first_divergent_step is not None:
             # (where the run departs all the same: its rerun, set right, changed nothing)
             return (" (put back by the program: setting it right changes nothing, and it ends "
