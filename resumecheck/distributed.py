@@ -33,7 +33,10 @@ before every rank is killed, each dumps its Python stack (faulthandler), so
 the report says where the hung rank was and that the others waited inside
 torch. A rank that raises, exits or is killed ends the launch (torch's
 launcher stops the others); the segment is ``failed`` with that rank, its
-error and its step. Collectives time out after the same phase bound. Every
+error and its step. Collectives time out after the same phase bound. Joining
+the process group (and, forked, starting) is bounded by ``LAUNCH_BOUND``
+whatever the step timeout; a launch held up there, before any of the program
+runs, is launched once more. Every
 process is killed by process group (each rank leads its own session) and
 checked gone.
 """
@@ -86,6 +89,16 @@ _LOG_ENV = "RESUMECHECK_RANK_LOG"
 _LAUNCH_VARS = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK",
                 "GROUP_WORLD_SIZE", "ROLE_RANK", "ROLE_WORLD_SIZE", "ROLE_NAME",
                 "MASTER_ADDR", "MASTER_PORT")
+
+
+BEFORE_PROGRAM = ("start", "group")
+"""A rank's phases before any of the program runs: starting (torch's launcher
+and the rank's interpreter) and joining the process group."""
+
+LAUNCH_BOUND = 60.0
+"""Seconds a rank may spend joining its process group, and, forked from the
+warm server, starting, whatever the step timeout: on one machine each takes
+well under a second. A launch held up there is launched once more."""
 
 
 LAUNCHER_PRELOAD = (
@@ -148,6 +161,41 @@ def run_ranks(spec: SegmentSpec, cancel: threading.Event | None = None,
     work = Path(spec.workdir)
     base = spec.name
     shared_checkpoint = _write_rank_specs(spec, n, work)
+    try:
+        hung, code, watch, launch_output = _launch(spec, n, cancel, deadline)
+        if hung is not None and hung[1] in BEFORE_PROGRAM:
+            # Nothing of the program ran: torch's rendezvous was held up (seen on a
+            # loaded machine: one forked rank never got through connecting to the
+            # launcher's store). A second launch loses nothing.
+            pass_on(f"resumecheck: {hung[0]}; nothing of the program had run, so segment "
+                    f"{base!r} is launched once more\n")
+            for r in range(n):
+                (work / f"{base}.rank{r}.log").unlink(missing_ok=True)
+            hung, code, watch, launch_output = _launch(spec, n, cancel, deadline)
+            if hung is not None and hung[1] in BEFORE_PROGRAM:
+                hung = (f"{hung[0]}; launched once more, it did the same. Nothing of the "
+                        "program had run: torch's rendezvous on this machine is held up (look "
+                        "for a firewall, or no free local ports); RESUMECHECK_WARM=0 starts "
+                        "every rank as a new interpreter", hung[1], hung[2])
+    finally:
+        _pass_on_ranks(work, base, n)
+    if hung is not None and hung[1] in BEFORE_PROGRAM:
+        return _failed(hung[0], "rendezvous", None)  # (not the program's, nor a bound's)
+    if hung is not None:
+        return replace(_failed(hung[0], hung[1], hung[2]), timed_out=True)
+    result = _collect(spec, n, code, watch, work / f"{base}.failures.json", launch_output)
+    if result.error is None and shared_checkpoint is not None:
+        result.program_checkpoint = str(shared_checkpoint)
+    return result
+
+
+def _launch(spec: SegmentSpec, n: int, cancel: threading.Event | None, deadline: float | None
+            ) -> tuple[tuple[str, str, int | None] | None, int | None, _RankWatch, str]:
+    """One launch of the segment's ranks, watched until it ends or a rank
+    outlives its bound: (where it hung or None, the launcher's exit code, the
+    watch, the launcher's output)."""
+    work = Path(spec.workdir)
+    base = spec.name
     fifos, keep = [], []
     try:
         for r in range(n):
@@ -160,7 +208,6 @@ def run_ranks(spec: SegmentSpec, cancel: threading.Event | None = None,
         env[_PHASES_ENV] = str(work / f"{base}.rank{{rank}}.phases")
         env[_LOG_ENV] = str(work / f"{base}.rank{{rank}}.log")
         env[COLLECTIVE_TIMEOUT_ENV] = f"{collective_timeout(spec.step_timeout):g}"
-        failures_path = work / f"{base}.failures.json"
         launch_log = work / f"{base}.launch.log"
         with open(launch_log, "w+b") as log:
             # forked from the warm server when it is on (and the launcher then
@@ -168,12 +215,12 @@ def run_ranks(spec: SegmentSpec, cancel: threading.Event | None = None,
             # process group of its own, its output in the launch log
             proc = forkserver.spawn(
                 "resumecheck._launch",
-                [str(n), str(failures_path), str(work / f"{base}.launch-logs"),
+                [str(n), str(work / f"{base}.failures.json"), str(work / f"{base}.launch-logs"),
                  "-m", "resumecheck._rank", str(work / f"{base}.rank{{rank}}.spec.json"),
                  str(work / f"{base}.rank{{rank}}.result.json")],
                 env, log=str(launch_log), preload=LAUNCHER_PRELOAD,
             )
-            watch = _RankWatch(n, fifos)
+            watch = _RankWatch(n, fifos, forked=forkserver.available())
             try:
                 hung = watch.wait(proc, spec.step_timeout, cancel, deadline, work, base)
             finally:  # (a rank that said it exited is not signalled: its pid may be reused)
@@ -184,21 +231,17 @@ def run_ranks(spec: SegmentSpec, cancel: threading.Event | None = None,
     finally:
         for fd in [*fifos, *keep]:
             os.close(fd)
-        _pass_on_ranks(work, base, n)
-    if hung is not None:
-        return replace(_failed(hung[0], hung[1], hung[2]), timed_out=True)
-    result = _collect(spec, n, proc.returncode, watch, failures_path, launch_output)
-    if result.error is None and shared_checkpoint is not None:
-        result.program_checkpoint = str(shared_checkpoint)
-    return result
+    return hung, proc.returncode, watch, launch_output
 
 
 class _RankWatch:
     """Each rank's last reported phase (and when), its pid and its exit."""
 
-    def __init__(self, n: int, fds: list[int]) -> None:
+    def __init__(self, n: int, fds: list[int], forked: bool = False) -> None:
         self.n = n
         self.fds = fds
+        self.forked = forked
+        """The launcher and its ranks are forked (no interpreter starts): starting is bounded."""
         now = time.monotonic()
         self.phase: list[tuple[str, int | None]] = [("start", None)] * n
         self.since = [now] * n
@@ -242,13 +285,18 @@ class _RankWatch:
                 raise BudgetExhausted(None)
             late = []
             for r in range(self.n):
-                bound = phase_bound(self.phase[r][0], step_timeout)
+                bound = self._bound(self.phase[r][0], step_timeout)
                 if r not in self.exited and bound is not None and now - self.since[r] > bound:
                     late.append((r, bound))
             if late:
                 return self._hung(late, work, base)
         self.read(0)
         return None
+
+    def _bound(self, phase: str, step_timeout: float | None) -> float | None:
+        if phase == "group" or phase == "start" and self.forked:
+            return LAUNCH_BOUND
+        return phase_bound(phase, step_timeout)
 
     def _hung(self, late: list[tuple[int, float]], work: Path,
               base: str) -> tuple[str, str, int | None]:
@@ -278,12 +326,16 @@ class _RankWatch:
         what = (f"step {step} took longer than {bound:g} s (the step timeout)"
                 if phase == "step" else f"its phase {phase!r} took longer than {bound:g} s")
         text = f"rank {r} hung: {what}"
+        if phase in BEFORE_PROGRAM:
+            text = (f"rank {r} did not join the process group within {bound:g} s"
+                    if phase == "group" else f"rank {r} did not start within {bound:g} s"
+                    if self.pids else f"no rank started within {bound:g} s")
         if r in where:
             text += f"; it was at {where[r]}"
         others = [f"rank {o} at {where[o]}" for o in stuck if o != r and o in where]
         if others:
             text += "; waiting for it: " + ", ".join(others)
-        text += "; every rank was killed"
+        text += "; every rank was killed" if self.pids else "; the launch was killed"
         return text, phase, step
 
 
@@ -655,6 +707,7 @@ def rank_main(spec_pattern: str, out_pattern: str) -> int:
             os.write(say, f"{line}\n".encode())
 
     report(f"pid {os.getpid()}")
+    report(f"group - {time.monotonic():.6f}")  # (the launch's own: see LAUNCH_BOUND)
     os.environ["RESUMECHECK_PROGRESS_PATH"] = phases
     os.environ["RESUMECHECK_PARENT_PID"] = str(os.getppid())  # the launcher's agent
     spec_path = spec_pattern.format(rank=rank)

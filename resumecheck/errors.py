@@ -608,7 +608,7 @@ class ReferenceFailed(ResumecheckError):
             return
         # (the reason says what to do: the tracing, a loop that ended early,
         # which a trial read as its program's fault, not the target's steps)
-        advice = ("" if stage == "trace" or "at least as many steps" in reason
+        advice = ("" if stage in ("trace", "rendezvous") or "at least as many steps" in reason
                   # (trial 393: a save that raised on one rank of several)
                   else " Fix the program's save() so that the uninterrupted run can save."
                   if stage == "save"

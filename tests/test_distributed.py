@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -191,6 +192,77 @@ def test_a_hung_rank_ends_the_run_within_the_timeout_and_is_named(tmp_path, monk
     assert "waiting for it: rank 0 at torch/" in own.failure  # in the all-reduce
     assert time.monotonic() - began < 600
     _no_rank_survives(tmp_path)
+
+
+def test_joining_the_process_group_is_bounded_whatever_the_step_timeout():
+    """Seconds on one machine; starting is bounded only where nothing imports
+    (forked ranks): a new interpreter's ``import torch`` may be slow."""
+    from resumecheck.distributed import LAUNCH_BOUND, _RankWatch
+
+    fresh, forked = _RankWatch(2, []), _RankWatch(2, [], forked=True)
+    assert fresh._bound("group", None) == forked._bound("group", None) == LAUNCH_BOUND
+    assert fresh._bound("group", 900.0) == LAUNCH_BOUND
+    assert forked._bound("start", None) == LAUNCH_BOUND and fresh._bound("start", None) is None
+    assert fresh._bound("step", 5.0) == 5.0 and fresh._bound("build", None) is None
+
+
+def _hold_up_launches(monkeypatch, held: int) -> list[int]:
+    """Stop (SIGSTOP) the first ``held`` launchers as they start, before any
+    rank does, with a starting bound of half a second; later launches go on
+    as they would. CI once saw a launch held up so: one forked rank never got
+    through connecting to the launcher's store, and the check waited ten
+    minutes for the collective timeout."""
+    from resumecheck import distributed, forkserver
+
+    real, stopped = forkserver.spawn, []
+
+    def spawn(module, *args, **kwargs):
+        proc = real(module, *args, **kwargs)
+        if module == "resumecheck._launch":
+            hold = len(stopped) < held
+            monkeypatch.setattr(distributed, "LAUNCH_BOUND", 0.5 if hold else 60.0)
+            if hold:
+                os.kill(proc.pid, signal.SIGSTOP)
+                stopped.append(proc.pid)
+        return proc
+
+    monkeypatch.setattr(forkserver, "spawn", spawn)
+    return stopped
+
+
+needs_warm = pytest.mark.skipif(not __import__("resumecheck.forkserver").forkserver.available(),
+                                reason="a launch's start is bounded when its ranks are forked")
+
+
+@pytest.mark.e2e
+@pytest.mark.distributed
+@needs_warm
+def test_a_launch_held_up_before_the_program_runs_is_launched_once_more(monkeypatch, capsys):
+    from resumecheck.engine import verify
+
+    stopped = _hold_up_launches(monkeypatch, 1)
+    report = verify("resumecheck.tiny_dist:DDP", steps=2, resume_at=1, drop="none", **FAST)
+    assert stopped and report.equivalent, report.runs
+    assert all(not _alive(pid) for pid in stopped)
+    err = capsys.readouterr().err
+    assert "no rank started within 0.5 s" in err and "is launched once more" in err, err
+
+
+@pytest.mark.e2e
+@pytest.mark.distributed
+@needs_warm
+def test_a_launch_held_up_twice_says_nothing_of_the_program_ran(monkeypatch):
+    from resumecheck.engine import verify
+    from resumecheck.errors import ReferenceFailed
+
+    stopped = _hold_up_launches(monkeypatch, 2)
+    with pytest.raises(ReferenceFailed) as info:
+        verify("resumecheck.tiny_dist:DDP", steps=2, resume_at=1, drop="none", **FAST)
+    said = str(info.value)
+    assert len(stopped) == 2 and all(not _alive(pid) for pid in stopped)
+    assert "no rank started within 0.5 s; the launch was killed" in said, said
+    assert "launched once more, it did the same. Nothing of the program had run" in said, said
+    assert "Fix the program" not in said and "longer" not in said, said
 
 
 @pytest.mark.e2e
