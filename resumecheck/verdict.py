@@ -1244,13 +1244,12 @@ def noise_summary(ref: Reference, first_k: int, seeds: Sequence[int], base_seed:
 # -- the diagnosis and its confirmation ------------------------------------
 
 def diagnose(ref: Reference, dropped: Sequence[str], segments: Segments) -> list[Finding]:
-    """Compare each restored component with the state it should have had. Up to
-    the first resume point after which the run differs from the
-    reference, that is the reference's state there. Once the run has differed,
-    later restored state is compared with what the run itself had when it
-    saved (``basis="saved"``): the reference's state there is no longer what a
-    correct checkpoint would restore, so differences from it are consequences,
-    not causes (status ``after_divergence``); not streams no step drew from."""
+    """Compare each restored component with the state it should have had: up to
+    the first resume point after which the run differs, the reference's state
+    there; after it, what the run itself had when it saved (``basis="saved"``:
+    the reference's state is no longer what a correct checkpoint would restore,
+    so differences from it are consequences, status ``after_divergence``). Not
+    streams no step drew from."""
     findings: list[Finding] = []
     seen: set[str] = set()
     differed, modes_end_alike = False, None
@@ -1272,8 +1271,9 @@ def diagnose(ref: Reference, dropped: Sequence[str], segments: Segments) -> list
                     else load_checkpoint(given, read_only=True))
         run = load_checkpoint(seg.restored_state, read_only=True)
         for name in ref.segment.names:
-            if name in seen and basis == "reference":  # (named at an earlier restore)
-                _again_at(findings, name, k, expected, run, _unused_streams(ref, given, name))
+            if name in seen:  # (named at an earlier restore)
+                unused = _unused_streams(ref, given, name)
+                _again_at(findings, name, k, expected, run, basis, unused)
             if name in dropped or name in seen:
                 continue
             want, got = expected["components"].get(name), run["components"].get(name)
@@ -1371,20 +1371,24 @@ def _held_alike_before(ref: Reference, name: str, k: int,
 
 
 def _again_at(findings: list[Finding], name: str, k: int, expected: dict[str, Any],
-              run: dict[str, Any], unused: set[str] | None) -> None:
+              run: dict[str, Any], basis: str, unused: set[str] | None) -> None:
     """A component named at an earlier restore that differs again at the
-    restore at ``k``, every step before it matching: its finding says how there
-    too (a trial's scheduler, lost at both restores, showed its harmless first
-    difference only, 0 for 6, where the second, 0 for 22, made the run depart)."""
+    restore at ``k``: its finding says how there too. Every step before it
+    matching, against the reference's state (a trial's scheduler, lost at both
+    restores, showed its harmless first difference only, 0 for 6, where the
+    second, 0 for 22, made the run depart); after the run departed, against
+    what the run itself saved there (``basis="saved"``; trial 380: a step
+    counter lost again at the second restore was not said)."""
     detail = describe_difference(name, expected["components"].get(name),
                                  run["components"].get(name), k, expected.get("meta"),
-                                 run.get("meta"), unused=unused)
+                                 run.get("meta"), unused=unused if basis == "reference" else None)
     if detail is None:
         return
     for i, finding in enumerate(findings):
         if finding.component == name and "; at the restore at " not in finding.detail:
-            findings[i] = replace(finding, detail=f"{finding.detail}; at the restore at {k}: "
-                                                  f"{detail}")
+            against = ", against what this run saved there" if basis == "saved" else ""
+            findings[i] = replace(finding, detail=f"{finding.detail}; at the restore at {k}"
+                                                  f"{against}: {detail}")
 
 
 def _set_right(ref: Reference, seg: SegmentResult, k: int, name: str,

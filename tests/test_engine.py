@@ -390,6 +390,22 @@ def test_a_component_lost_at_two_restores_says_how_it_differs_at_each():
         "decay_counter (restored at 2; the steps first differ after the restart at 5)"
 
 
+def test_a_component_lost_again_after_the_run_departed_says_so_against_what_it_saved():
+    """Trial 380: a step counter lost at the first restore and again at the
+    second, after which the run had departed, was said at the first only.
+    There the reference's state is no measure; what the run itself saved is."""
+    from fixtures.bugs.class18_global_step import BUGGY, CORRECT
+
+    own = verify(BUGGY, steps=16, resume_at=[4, 10], drop="none", noise_seeds=0,
+                 check_determinism=False).full_resume
+    assert (own.verdict, own.first_divergent_step) == ("diverged", 5)
+    [step] = own.diagnosis
+    assert step.detail == \
+        "0, expected 4; at the restore at 10, against what this run saved there: 0, expected 6"
+    assert verify(CORRECT, steps=16, resume_at=[4, 10], drop="none", noise_seeds=0,
+                  check_determinism=False).equivalent
+
+
 class _CyclingPointer:
     """A queue pointer that steps 0, 1, 2, 3, 0, ...: at step 4 and at step 8
     it is back where a fresh build starts it."""
