@@ -116,6 +116,35 @@ def test_close_within_tolerance_and_diverged_beyond_it(files):
     assert close.verdict == "diverged"
 
 
+def _loss_run(files, ref_loss: float, run_loss: float, tolerance: Tolerance):
+    """A run whose loss alone differs at step 3, each loss kept as the tracer
+    keeps a Python float: a float64 tensor."""
+    tensors = {3: {"loss": torch.tensor(ref_loss, dtype=torch.float64)}}
+    run_dir = files["dir"] / "loss"
+    run_dir.mkdir(exist_ok=True)
+    torch.save({"loss": torch.tensor(run_loss, dtype=torch.float64)}, run_dir / "step_3.pt")
+    records = _records(2, 6)
+    records[0].digests["loss"] = "other"  # (step 3)
+    result, segments = _run(files, records)
+    segments[0][1].tensor_dir = str(run_dir)
+    return _judged(_reference(files, tolerance, tensors=tensors.get), result, segments)
+
+
+def test_a_loss_returned_as_the_item_of_a_float32_is_measured_as_a_float32(files):
+    """Trial 398: ``loss.item()`` of a float32 loss, 59,678 float32 ULPs apart,
+    was "over a million ULP" (counted in float64), and ``--tolerance close``
+    held such a loss to a float64's tolerance."""
+    ref32 = torch.tensor(3.8211656, dtype=torch.float32)
+    far = _loss_run(files, ref32.item(), torch.tensor(3.8353939).item(), Tolerance.bitwise())
+    assert far.max_ulp_diff == 59678 and far.largest_in["ulp"] == "loss"
+    near = torch.nextafter(torch.nextafter(ref32, torch.tensor(4.0)), torch.tensor(4.0))
+    close = _loss_run(files, ref32.item(), near.item(), Tolerance.close())
+    assert (close.verdict, close.max_ulp_diff) == ("close", 2)  # float64's rtol: beyond
+    # a loss computed in float64 is measured as one
+    own64 = _loss_run(files, 3.8211656, 3.8211656 + 1e-12, Tolerance.bitwise())
+    assert own64.max_ulp_diff == pytest.approx(1e-12 / 2**-51, rel=0.01)  # (float64 ULPs)
+
+
 def test_a_failed_segment_is_failed_with_its_stage(files):
     ref = _reference(files)
     result = _judged(ref, *_run(files, _records(2, 3), error="RuntimeError: boom\nmore"))
