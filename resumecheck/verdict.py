@@ -790,8 +790,10 @@ def _as_built_line(name: str, later: list[str], whole: bool, at_k: dict[str, Any
                                "checks those)")
     # (trial 372: a warm-restart scheduler's cycle length, stepped with fractional
     # epochs, was said to be checked at a later point: step(epoch) sets it anew)
+    # (trial 396: said of ReduceLROnPlateau's num_bad_epochs, which step(epoch) leaves)
+    by_epoch = {"last_epoch"} if "num_bad_epochs" in at_k else {"last_epoch", "T_cur", "T_i"}
     unless = (f", unless the program steps `{name}` with an explicit epoch, {SET_BY_EPOCH} "
-              f"{it} from that epoch" if "last_epoch" in at_k else "")
+              f"{it} from that epoch" if "last_epoch" in at_k and by_epoch & set(later) else "")
     return (f"{head} at {steps_text(points)} {AS_THE_BUILD_MADE} {it}, and the run changes {it} "
             f"later: a checkpoint that loses {it} resumes alike here, where a restart builds "
             f"{it} so{others}; a resume point where {'it has' if one else 'they have'} changed "

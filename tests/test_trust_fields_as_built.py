@@ -222,3 +222,9 @@ def test_a_schedulers_fields_as_built_say_that_stepping_it_with_an_epoch_sets_th
     # (no hedge where the component is no scheduler)
     report = verify(SPEC + "CORRECT", drop="none", noise_seeds=0)
     assert not any("step(epoch)" in w for w in report.not_checked), report.not_checked
+    # (trial 396: a plateau scheduler's step(epoch) sets its last_epoch alone, not
+    # its count of evaluations without a better one)
+    report = verify("fixtures.trust.plateau_cut:CORRECT", drop="none", resume_at=[4],
+                    noise_seeds=0)
+    [line] = [w for w in report.not_checked if "`scheduler`" in w]
+    assert "`num_bad_epochs` (0 there, 1 at the end)" in line and "step(epoch)" not in line, line
