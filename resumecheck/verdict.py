@@ -1290,8 +1290,7 @@ def diagnose(ref: Reference, dropped: Sequence[str], segments: Segments) -> list
         run = load_checkpoint(seg.restored_state, read_only=True)
         for name in ref.segment.names:
             if name in seen:  # (named at an earlier restore)
-                unused = _unused_streams(ref, given, name)
-                _again_at(findings, name, k, expected, run, basis, unused)
+                _again_at(findings, ref, seg, name, k, (expected, run), basis, given)
             if name in dropped or name in seen:
                 continue
             want, got = expected["components"].get(name), run["components"].get(name)
@@ -1314,9 +1313,9 @@ def diagnose(ref: Reference, dropped: Sequence[str], segments: Segments) -> list
                 if other:
                     detail = f"{detail}; {other}" if detail else other
             if detail is not None:
-                if basis == "reference":
-                    detail = _of_the_restore(ref, name, got, k, run.get("meta"), prev, detail)
-                    detail += _another_ranks(name, got, expected["components"])
+                detail = (_of_the_restore(ref, name, got, k, run.get("meta"), prev, detail)
+                          + _another_ranks(name, got, expected["components"])
+                          if basis == "reference" else _as_saved(detail, k, "from what it saved"))
                 findings.append(Finding(name, detail, step=k, basis=basis, status=status or
                                         _idle_streams_only(want, got, unused, seg, name)))
                 seen.add(name)
@@ -1388,25 +1387,42 @@ def _held_alike_before(ref: Reference, name: str, k: int,
         held.get("meta")) is None
 
 
-def _again_at(findings: list[Finding], name: str, k: int, expected: dict[str, Any],
-              run: dict[str, Any], basis: str, unused: set[str] | None) -> None:
+def _again_at(findings: list[Finding], ref: Reference, seg: SegmentResult, name: str, k: int,
+              states: tuple[dict[str, Any], dict[str, Any]], basis: str, given: str) -> None:
     """A component named at an earlier restore that differs again at the
-    restore at ``k``: its finding says how there too. Every step before it
-    matching, against the reference's state (a trial's scheduler, lost at both
-    restores, showed its harmless first difference only, 0 for 6, where the
-    second, 0 for 22, made the run depart); after the run departed, against
-    what the run itself saved there (``basis="saved"``; trial 380: a step
-    counter lost again at the second restore was not said)."""
-    detail = describe_difference(name, expected["components"].get(name),
-                                 run["components"].get(name), k, expected.get("meta"),
-                                 run.get("meta"), unused=unused if basis == "reference" else None)
+    restore at ``k`` (``states``: the state it should have had there, and the
+    run's): its finding says how there too. Every step before it matching,
+    against the reference's state (a trial's scheduler, lost at both restores,
+    showed its harmless first difference only, 0 for 6, where the second, 0
+    for 22, made the run depart); after the run departed, against what the
+    run itself saved there (``basis="saved"``; trial 380: a step counter lost
+    again at the second restore was not said)."""
+    expected, run = states
+    kept = _never_drawn_left_out(ref, name, expected["components"].get(name),
+                                 run["components"].get(name), seg)
+    if kept is None:
+        return
+    unused = _unused_streams(ref, ref.segment.captures.get(k, given), name)
+    detail = describe_difference(name, *kept, k, expected.get("meta"), run.get("meta"),
+                                 unused=unused)
     if detail is None:
         return
     for i, finding in enumerate(findings):
         if finding.component == name and "; at the restore at " not in finding.detail:
             against = ", against what this run saved there" if basis == "saved" else ""
+            if basis == "saved":  # (trial 397: "differs from the uninterrupted run's" there)
+                detail = _as_saved(detail, k, "")
             findings[i] = replace(finding, detail=f"{finding.detail}; at the restore at {k}"
                                                   f"{against}: {detail}")
+
+
+def _as_saved(detail: str, k: int, words: str) -> str:
+    """A difference from what the run itself saved at ``k`` (the saved basis),
+    where ``describe_difference`` speaks of the uninterrupted run's state:
+    ``words`` instead (a random stream's "from the uninterrupted run's at step
+    8")."""
+    return detail.replace(f" from the uninterrupted run's at step {k}",
+                          f" {words} at step {k}" if words else "")
 
 
 def _set_right(ref: Reference, seg: SegmentResult, k: int, name: str,
