@@ -51,8 +51,18 @@ class _Watch:
         if where == self.root or where.startswith(self.root + os.sep) or where.endswith(_SOURCE) \
                 or (where.startswith(self.skip) and not where.startswith(_FILES_IN_DEV)):
             return
-        if where not in self.files and len(self.files) < _MOST:
-            self.files.append(where)
+        if where in self.files or len(self.files) >= _MOST or where in _path_entries():
+            return
+        self.files.append(where)
+
+
+def _path_entries() -> set[str]:
+    """The entries of ``sys.path``, absolute: ``importlib.metadata`` opens each
+    that is no directory as a zip archive when it lists the installed packages
+    (trial 399: a framework's version check during a load named the marker an
+    editable install puts there, `__editable__....__path_hook__`, as a file
+    the load read)."""
+    return {os.path.abspath(p or os.curdir) for p in sys.path if isinstance(p, str)}
 
 
 _watch: list[_Watch] = []

@@ -45,6 +45,25 @@ def test_files_read_by_torch_itself_and_the_checkpoint_are_not_named(tmp_path):
     assert written == [str(tmp_path / "side.txt")] and read == [str(tmp_path / "side.txt")]
 
 
+def test_the_installed_packages_listed_during_a_load_name_no_file(tmp_path, monkeypatch):
+    """Trial 399: Lightning asked ``importlib.metadata`` for versions during its
+    restore, which opens every ``sys.path`` entry that is no directory as a zip
+    archive; the marker an editable install puts there
+    (``__editable__.NAME.finder.__path_hook__``) was named as a file the load
+    read, in every report of a correct program."""
+    import importlib.metadata
+
+    from resumecheck.side_files import outside
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend("__editable__.mine-0.1.finder.__path_hook__")
+    (tmp_path / "side.txt").write_text("3")
+    with outside(str(tmp_path / "ckpt"), writes=False) as read:
+        list(importlib.metadata.distributions())
+        (tmp_path / "side.txt").read_text()
+    assert read == [str(tmp_path / "side.txt")]
+
+
 @pytest.mark.skipif(not os.path.isdir("/dev/shm"), reason="no /dev/shm here")
 def test_a_file_kept_in_shared_memory_is_named_and_a_device_is_not(tmp_path):
     """A TMPDIR in /dev/shm hid every file a program kept beside its checkpoint:
