@@ -3654,12 +3654,15 @@ def note_untraced(runs: Sequence[RunResult], records: Sequence[StepRecord]) -> l
     gradients and parameters match" beside "not traced: parameters and
     gradients")."""
     untraced_lines = untraced(records)
-    if not any(line.startswith("parameters and gradients") for line in untraced_lines):
+    lacking = next((said for line in untraced_lines for what, said in (
+        ("parameters and gradients", " (every step's loss matches; its parameters and "
+                                     "gradients were not traced)"),
+        ("gradients and", " (every step's loss and parameters match; its gradients were not "
+                          "traced)")) if line.startswith(what)), None)
+    if lacking is None:
         return untraced_lines
     for run in runs:
-        run.explanation = run.explanation.replace(
-            _ALL_STEPS_MATCH, " (every step's loss matches; its parameters and gradients were "
-            "not traced)")
+        run.explanation = run.explanation.replace(_ALL_STEPS_MATCH, lacking)
     return untraced_lines
 
 
@@ -3689,7 +3692,12 @@ def untraced(records: Sequence[StepRecord]) -> list[str]:
                    "them, StepOutput(samples=...), or declare as `params` the module the step "
                    "calls with its data and the others as components of their own)")
     if all(rec.lr is None for rec in records):
-        out.append("learning rate: no torch optimizer was found as the `optimizer` component "
-                   "or the program's `optimizer` attribute (give the program an `optimizer` "
-                   "attribute)")
+        # (trial 399: a GAN's two optimizers held by one object of the program's own;
+        # its parameters traced, no gradient was, and this line named the rate alone)
+        grads = (any(key.startswith("param:") for key in keys)
+                 and not any(key.startswith("grad:") for key in keys))
+        out.append(f"{'gradients and ' if grads else ''}learning rate: no torch optimizer was "
+                   "found as a declared component or the program's `optimizer` attribute "
+                   "(give the program an `optimizer` attribute, or declare each optimizer as a "
+                   "component of its own: a GAN's two, say)")
     return out

@@ -133,3 +133,25 @@ def test_an_end_state_alone_otherwise_does_not_claim_untraced_steps_matched():
         "the final state of evaluations differs (every step's loss matches; its parameters and "
         "gradients were not traced)"), run.explanation
     assert "gradients and parameters match" not in report.render()
+
+
+class _ModelOnly(_CountsEvaluations):
+    """Its model an attribute, its optimizer hidden in a wrapper (trial 399: a
+    GAN's two optimizers held by one object of its own): parameters traced,
+    no gradient and no learning rate."""
+
+    def __init__(self, config: dict) -> None:
+        super().__init__(config)
+        self.model = self._net
+
+
+def test_a_model_traced_without_its_optimizer_says_its_gradients_were_not_traced():
+    report = verify(Target(factory=_ModelOnly, steps=4, resume_at=(2,)),
+                    drop=["evaluations"], noise_seeds=0)
+    [line] = report.untraced
+    assert line.startswith("gradients and learning rate: no torch optimizer was found"), line
+    assert "declare each optimizer as a component of its own" in line
+    [run] = [r for r in report.runs if r.dropped == ["evaluations"]]
+    assert run.explanation.startswith(
+        "the final state of evaluations differs (every step's loss and parameters match; its "
+        "gradients were not traced)"), run.explanation
