@@ -867,6 +867,10 @@ def test_a_module_with_two_optimizers_is_refused_as_a_limit_of_the_adapter():
                            "program, which it has not judged)"), text
     assert "Fix the program" not in text and "Traceback" not in text
     assert "a parameter group for each part" in text
+    # (trial 399: a GAN's alternating updates cannot share one optimizer, and its
+    # manual step cannot run without a Trainer)
+    assert "not a GAN's alternating updates" in text and "need a Trainer" in text, text
+    assert "runs your module's step by hand" not in text
 
 
 def test_a_component_changed_after_its_load_beside_one_that_lost_state_is_said_apart():

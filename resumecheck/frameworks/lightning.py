@@ -430,15 +430,21 @@ def _one_optimizer(trainer: Any) -> Any:
     optimizers = trainer.optimizers
     if len(optimizers) != 1:
         module = type(trainer.lightning_module).__name__
+        # (Lightning steps several optimizers only by hand, automatic_optimization off;
+        # trial 399: a GAN's alternating updates, whose self.optimizers() and
+        # manual_backward() need a Trainer, were told to run the module's step by hand)
+        advice = (
+            "To check it now, give one optimizer a parameter group for each part where their "
+            "settings allow and your step steps the parts together (not a GAN's alternating "
+            "updates; each group keeps its own learning rate), or check the training through "
+            "a plain target of your own (a class with components(), train_step(), save() and "
+            "load(); README, 'Checking your own program') whose train_step() makes the "
+            "updates your training_step() makes, each network and optimizer declared as a "
+            "component of its own (self.optimizers() and manual_backward() need a Trainer)")
         raise TargetError(
             module, f"configure_optimizers() returns {len(optimizers)} optimizers, and "
             "resumecheck's Lightning adapter checks modules with exactly one (a limit of "
-            "resumecheck, not a fault of your program, which it has not judged)",
-            "To check it now, give one optimizer a parameter group for each part where "
-            "their settings allow (each group keeps its own learning rate), or check the "
-            "training through a plain target of your own (a class with components(), "
-            "train_step(), save() and load(); README, 'Checking your own program') that "
-            "runs your module's step by hand")
+            "resumecheck, not a fault of your program, which it has not judged)", advice)
     return optimizers[0]
 
 
