@@ -809,9 +809,12 @@ def _amount(key: str, n: int, unit: str) -> str:
         # word each; trial 238: over a range of 2**28 or more, two each, torch 2.13's CPU;
         # two trials read "62 randint values" where rsample's normals drew them: floats too)
         return (f"{n} int64 draws ({2 * n} 32-bit words)" if n <= 2
+                # (trial 401: a dropout mask was said to take a word per value; torch
+                # 2.13's CPU bernoulli_ draws a double for each, and randn under 16 values too)
                 else f"{2 * n} 32-bit words ({2 * n} values of draws that take a word each, as "
-                f"dropout's masks, torch.rand, randn and randint over a range under 2**28 do, "
-                f"or {n} full int64 draws)")
+                f"torch.rand, randn (of 16 values or more) and randint over a range under "
+                f"2**28 do, or {n} values of draws that take two, as dropout's masks and full "
+                f"int64 draws do)")
     return f"{n} {_singular(unit) if n == 1 else unit}"
 
 
@@ -874,9 +877,9 @@ def _words_cause(key: str, when: str, words: int) -> str:
     # (trial 194: 16 words were the flips of a batch Accelerate's loader made ahead, and
     # read only as a randperm of 17 items or a loader over 15, which the program had not)
     return (f"something drew from {stream_label(key)} {when}{odd}: most draws take one word "
-            f"per value (dropout's masks, torch.rand, the augmentation of a batch a prefetching "
-            f"loader made ahead and makes again after the load), a shuffle's randperm of n "
-            f"items n - 1{shuffles}{_net(when)}")
+            f"per value (torch.rand, the augmentation of a batch a prefetching loader made "
+            f"ahead and makes again after the load), dropout's masks two, a shuffle's randperm "
+            f"of n items n - 1{shuffles}{_net(when)}")
 
 
 def _net(when: str) -> str:

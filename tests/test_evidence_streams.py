@@ -415,8 +415,9 @@ def test_an_even_count_of_words_beyond_a_loaders_seeds_is_said_in_words(tmp_path
     run = _segment(tmp_path, "run", {4: state(0), 5: state(2)})
     [offset] = stream_offsets(reference, [(3, run)])
     assert (offset.draws, offset.unit) == (31, "draws"), offset
-    assert ("is 62 32-bit words (62 values of draws that take a word each, as dropout's masks, "
-            "torch.rand, randn and randint over a range under 2**28 do, or 31 full int64 draws) "
+    assert ("is 62 32-bit words (62 values of draws that take a word each, as torch.rand, randn "
+            "(of 16 values or more) and randint over a range under 2**28 do, or 31 values of "
+            "draws that take two, as dropout's masks and full int64 draws do) "
             "ahead of the reference's") in offset.detail, offset.detail
     assert "no whole number of int64 draws" not in offset.detail  # (62 is even)
     assert "a shuffle's randperm of n items n - 1 (62 words are, for one, a randperm of 63 " \
@@ -436,12 +437,13 @@ def test_draws_that_follow_a_batch_of_another_size_are_put_to_the_data():
     [offset] = own.stream_offsets
     assert offset.detail.startswith(
         "torch CPU stream is 128 32-bit words (128 values of draws that take a word each, as "
-        "dropout's masks, torch.rand, randn and randint over a range under 2**28 do, or 64 full "
-        "int64 draws) behind the reference's at the start of step 3: "
+        "torch.rand, randn (of 16 values or more) and randint over a range under 2**28 do, or "
+        "64 values of draws that take two, as dropout's masks and full int64 draws do) behind "
+        "the reference's at the start of step 3: "
         "step 2, the first after the restore, read 4 samples, 8 in the uninterrupted run, and "
-        "drew 128 32-bit words (128 values of draws that take a word each, as dropout's masks, "
-        "torch.rand, randn and randint over a range under 2**28 do, or 64 full int64 draws) "
-        "less: "
+        "drew 128 32-bit words (128 values of draws that take a word each, as torch.rand, randn "
+        "(of 16 values or more) and randint over a range under 2**28 do, or 64 values of draws "
+        "that take two, as dropout's masks and full int64 draws do) less: "
         "what a step draws "
         "follows what it reads (dropout's masks and augmentation per sample; a sampler's "
         "reshuffle where the step reads into a new epoch)"), offset.detail
@@ -531,8 +533,9 @@ def test_words_drawn_offer_a_batch_a_prefetching_loader_made_ahead():
     from resumecheck.evidence import _words_cause
 
     said = _words_cause("torch", "between the load and the first step", 16)
-    assert ("most draws take one word per value (dropout's masks, torch.rand, the augmentation "
-            "of a batch a prefetching loader made ahead and makes again after the load)") in said
+    assert ("most draws take one word per value (torch.rand, the augmentation of a batch a "
+            "prefetching loader made ahead and makes again after the load), dropout's masks "
+            "two") in said  # (trial 401: a dropout mask takes two, a double each)
 
 
 class _GrowingSequences:
@@ -611,3 +614,18 @@ def test_a_stream_the_restore_set_nowhere_past_the_builds_seed_is_not_said_seede
         "after the restore set it so: the restart draws from a newly seeded stream, not the "
         "run's"), offset.detail
     assert "it was seeded again after the restore" not in offset.detail
+
+
+def test_the_words_per_value_the_counts_say_are_this_torchs():
+    """Trial 401: the words were said to be a dropout mask's, one per value,
+    where torch's CPU bernoulli_ draws a double (two words) for each; what the
+    counts say of torch.rand, randn and dropout holds on the torch installed."""
+    def after(draw) -> torch.Tensor:
+        torch.manual_seed(0)
+        draw()
+        return torch.get_rng_state()
+
+    dropout = torch.nn.Dropout(0.2).train()
+    assert torch.equal(after(lambda: dropout(torch.ones(8))), after(lambda: torch.rand(16)))
+    assert torch.equal(after(lambda: torch.randn(32)), after(lambda: torch.rand(32)))
+    assert torch.equal(after(lambda: torch.randint(0, 100, (5,))), after(lambda: torch.rand(5)))
