@@ -1615,6 +1615,17 @@ def _held_after_restarts(engine_run: RunResult | None,
         return dict(after)
     kept_after = {step: held for step, held in after.items()
                   if step not in engine_run.resume_at or step == kept}
+    early = reference.boundaries.get("run_before_restored_look") or ()
+    if kept is not None and kept in kept_after and early:
+        # (trial 400: a Trainer's collator has run on the first resumed batch when
+        # the state right after its restore is looked at: its per-batch scratch was
+        # said to be held otherwise from there. Taken as the uninterrupted run's,
+        # but for a generator, which a restart that lost it holds otherwise anyway)
+        there, generators = reference.held_after.get(kept, {}), generator_paths(
+            reference.undeclared)
+        kept_after[kept] = {path: there.get(path, digests) if path not in generators and any(
+            path == e or path.startswith((f"{e}.", f"{e}[")) for e in early) else digests
+            for path, digests in kept_after[kept].items()}
     if kept is not None and kept in kept_after and kept + 1 in after:
         generators, held = generator_paths(reference.undeclared), reference.held_after
         again = {path for path, digests in after[kept + 1].items()

@@ -787,6 +787,28 @@ TRAINER_COLLATOR_GENERATOR = trainer_target(
                                   "warmup_steps": 4}, steps=8, resume_at=(3,))
 
 
+class ScratchMaskingCollator(MaskingCollator):
+    """Trial 400: beside its generator, a list of the batch's first tokens,
+    made anew at every call (scratch, not state)."""
+
+    def __call__(self, features):
+        self.firsts = [int(f["input_ids"][0]) for f in features]
+        return super().__call__(features)
+
+
+def _with_scratch_collator(args):
+    from transformers import Trainer
+
+    train = transformers_train()
+    return Trainer(model=train.GPT2LMHeadModel(train.CONFIG), args=args,
+                   train_dataset=train.Tokens(), data_collator=ScratchMaskingCollator())
+
+
+TRAINER_SCRATCH_COLLATOR = trainer_target(
+    _with_scratch_collator, args={"per_device_train_batch_size": 8, "learning_rate": 1e-2,
+                                  "warmup_steps": 4}, steps=8, resume_at=(3,))
+
+
 def _with_masking_dataset(args):
     """Trial 260: a dataset of the user's own masks tokens in ``__getitem__``
     with a torch Generator it keeps, which the Trainer's checkpoint does not hold."""

@@ -177,6 +177,20 @@ def test_a_generator_in_the_users_data_collator_is_named_with_what_to_do():
 
 
 @pytest.mark.e2e
+def test_a_collators_scratch_made_anew_for_each_batch_is_not_named():
+    """Trial 400: a collator's list of the batch's indices, made at every call,
+    was said to be held otherwise from right after the restore, where the
+    resumed Trainer had already collated its first batch: the only suspect
+    named, pointing away from the cause. Beside it, the collator's generator,
+    which the checkpoint loses, is still named."""
+    report = resumecheck.verify(f"{PROGRAMS}:TRAINER_SCRATCH_COLLATOR", drop="none",
+                                noise_seeds=0, check_determinism=False)
+    assert report.runs[0].verdict == DIVERGED
+    assert [u.split(" ", 1)[0] for u in report.undeclared] == ["data_collator.rng"], \
+        report.undeclared
+
+
+@pytest.mark.e2e
 def test_a_generator_its_own_dataset_keeps_is_named():
     """Trial 260: a dataset of the user's own masked tokens in __getitem__ with a
     generator it kept; the Trainer target named nothing (its dataset was not
