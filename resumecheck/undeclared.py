@@ -76,7 +76,9 @@ _CALLBACK_TODO = (
     "and the check compares it as the component `callbacks`, so a state_dict() that leaves "
     "it out loses it; the HuggingFace Trainer: a callback that is an ExportableState, whose "
     "state() returns it among its `attributes`: add it there where the callback already is "
-    "one)")
+    "one; the Trainer restores it only with restore_callback_states_from_checkpoint=True; a "
+    "count of the loop's epochs or steps is best read from the Trainer's own state, "
+    "state.epoch or state.global_step, which its checkpoint holds)")
 """What to do about state a framework adapter's user callback keeps (``undeclared_roots``)."""
 
 _FRAMEWORK_HELD_TODO = (

@@ -2276,8 +2276,11 @@ def note_draws_before_restore(own: RunResult, streams: Sequence[str],
         f"collator (or dataset) draws from {global_streams(streams)} as a step's batches are "
         f"fetched, and {restored_by or 'the restore'} puts that stream back only after it "
         f"fetched step {k + 1}'s, so they are drawn from the stream as the restart left it, "
-        "not as the checkpoint saved it (draw from a generator your checkpoint keeps, or one "
-        "seeded from the batch itself)", 1)
+        # (trial 400 kept a collator's generator in its checkpoint, saved a batch ahead of
+        # the step as the loader collates ahead, and resumed otherwise all the same)
+        "not as the checkpoint saved it (draw from a generator seeded again from the batch "
+        "itself, the epoch and the sample's index: one your checkpoint keeps is saved after the "
+        "loader collated the next batch, a batch ahead)", 1)
     # (trial 143: the streams' lines still offered a dropout layer and a branch)
     own.stream_offsets = [replace(o, detail=f"{o.detail} (here: the batches fetched before the "
                                             "restore drew from it, see the why)")

@@ -537,6 +537,9 @@ def test_state_a_plain_callback_loses_is_said_of_the_trainers_resume_not_your_sa
     assert "; your own resume (through the HuggingFace Trainer's restore) ends with it " \
         "otherwise than the uninterrupted run did" in line, line
     assert "save/load" not in line
+    # (trial 400 followed the ExportableState advice, and its Trainer restored nothing)
+    assert "only with restore_callback_states_from_checkpoint=True" in line, line
+    assert "state.epoch or state.global_step" in line, line
     assert lost_uncompared(report.undeclared) == ["callbacks (CountsSteps).count"]
     with pytest.warns(LostStateWarning):
         require_equivalent(report)
@@ -562,6 +565,10 @@ def test_a_collator_drawing_from_torchs_stream_is_told_the_trainer_fetches_befor
         "global stream as a step's batches are fetched, and the HuggingFace Trainer's restore "
         "puts that stream back only after it fetched step 4's"), own.explanation
     assert "a sampler's epoch that set_epoch sets" not in own.explanation
+    # (trial 400 followed "a generator your checkpoint keeps": saved a batch ahead)
+    assert "(draw from a generator seeded again from the batch itself, the epoch and the " \
+        "sample's index: one your checkpoint keeps is saved after the loader collated the " \
+        "next batch, a batch ahead)" in own.explanation, own.explanation
     notice = report.incomplete_state_notice() or ""
     assert notice.startswith("the first resumed step's batches were fetched before its random "
                              "streams were restored"), notice
