@@ -532,6 +532,12 @@ def transformers_train():
 TRAINER_DEFAULT = trainer_target(lambda args: transformers_train().make_trainer(args),
                                  args={"per_device_train_batch_size": 8, "learning_rate": 1e-2,
                                        "warmup_steps": 4}, steps=8, resume_at=(3,))
+TRAINER_NO_TQDM = trainer_target(lambda args: transformers_train().make_trainer(args),
+                                 args={"per_device_train_batch_size": 8, "learning_rate": 1e-2,
+                                       "warmup_steps": 4, "disable_tqdm": True,
+                                       "logging_steps": 1}, steps=4, resume_at=(2,))
+"""Trial 400: ``disable_tqdm=True`` in the run's own arguments, as scripts
+often set it: the Trainer's printer of logs printed every log of every run."""
 
 
 def _with_dropped_scheduler(args):

@@ -177,6 +177,15 @@ def test_a_generator_in_the_users_data_collator_is_named_with_what_to_do():
 
 
 @pytest.mark.e2e
+def test_log_lines_are_not_printed_where_the_runs_arguments_disable_the_bars(capfd):
+    report = resumecheck.verify(f"{PROGRAMS}:TRAINER_NO_TQDM", drop="none", noise_seeds=0,
+                                check_determinism=False)
+    assert report.equivalent
+    out, err = capfd.readouterr()
+    assert "'loss'" not in out + err and "Writing model shards" not in err, (out, err)
+
+
+@pytest.mark.e2e
 def test_a_collators_scratch_made_anew_for_each_batch_is_not_named():
     """Trial 400: a collator's list of the batch's indices, made at every call,
     was said to be held otherwise from right after the restore, where the

@@ -136,7 +136,9 @@ class TrainerProgram(LoopProgram):
         if not isinstance(self.trainer, tf.Trainer):
             raise InvalidArgument("make_trainer", make_trainer,
                                   f"it returned a {type(self.trainer).__name__}, not a Trainer")
-        self._quiet = "disable_tqdm" not in args
+        # (trial 400: a run's own disable_tqdm=True, which scripts often set, brought in
+        # the Trainer's printer of logs: 172 lines a check; only bars asked for stay)
+        self._quiet = bool(args.get("disable_tqdm", True))
         if self._quiet:
             _quiet_printer(self.trainer)
         self._driver = _Driver(self._channel, self.pending)
