@@ -1084,6 +1084,10 @@ def epoch_place(reference: SegmentResult, step: int, at: int) -> str | None:
     epoch), ``epoch start`` (the first step of ``step``'s epoch, ``step`` not),
     ``another epoch's start`` (the first step of another epoch), or None
     (neither, or not known)."""
+    per_epoch = reference.boundaries.get("steps_per_epoch")
+    if isinstance(per_epoch, float) and not per_epoch.is_integer() and per_epoch > 0 \
+            and not reference.boundaries.get("epoch_boundaries"):
+        return _fractional_place(per_epoch, step, at)
     edges = [0, *epoch_boundaries(reference.boundaries, max(step, at) + 1)]
     # (known: both steps are in a first epoch longer than them; trial 271's program
     # declared no epochs at all, epoch_boundaries=[], sampling with replacement)
@@ -1098,6 +1102,24 @@ def epoch_place(reference: SegmentResult, step: int, at: int) -> str | None:
         # (a trial: a fit loop's counters dropped, Lightning read the first epoch
         # from its start, and was told it read its own epoch again)
         return "epoch start" if first[0] == first[1] else "another epoch's start"
+    return None
+
+
+def _fractional_place(per_epoch: float, step: int, at: int) -> str | None:
+    """``epoch_place`` where an epoch is ``per_epoch`` steps, not a whole number:
+    each step's start measured in its epoch, in steps (trial 401: 3.25 steps an
+    epoch; a restart at 6 that read again the run's first step was said to read
+    "the same place of another epoch", counting whole steps from the step in
+    which each epoch began)."""
+    def where(s: int) -> tuple[int, float]:
+        epoch = int((s - 1) / per_epoch + 1e-9)
+        return epoch, (s - 1) - epoch * per_epoch
+
+    (epoch, place), (its_epoch, its_place) = where(step), where(at)
+    if epoch != its_epoch and abs(place - its_place) < 1e-9:
+        return "same place"
+    if abs(its_place) < 1e-9 and abs(place) >= 1e-9:
+        return "epoch start" if epoch == its_epoch else "another epoch's start"
     return None
 
 

@@ -191,3 +191,22 @@ def test_samples_that_recur_are_placed_in_the_epochs_before_the_nearest_step():
     assert run.divergence_detail.endswith("(they are also what it read at step 9, the first "
                                           "of its epoch: samples that recur match more than "
                                           "one step)"), run.divergence_detail
+
+
+def test_a_place_in_fractional_epochs_is_measured_in_steps_not_counted_from_a_boundary():
+    """Trial 401: 3.25 steps an epoch; a restart at 6 whose step 7 read again
+    what step 1 read (the run's very start) was told it read "the same place of
+    another epoch", counting whole steps from the step in which each epoch
+    began (epoch 1 begins a quarter into step 4)."""
+    from resumecheck.evidence import epoch_place
+    from resumecheck.segments import SegmentResult
+
+    def place(per_epoch, step, at):
+        reference = SegmentResult(records=[], names=[], captures={}, end_state=None,
+                                  boundaries={"steps_per_epoch": per_epoch})
+        return epoch_place(reference, step, at)
+
+    assert place(3.25, 7, 1) == "another epoch's start"
+    assert place(3.25, 14, 1) == "same place"  # (13 steps: four epochs to the batch)
+    assert place(3.25, 8, 5) is None  # (a quarter of a step apart in their epochs)
+    assert place(3.0, 7, 1) == "same place" and place(3.0, 8, 7) == "epoch start"
