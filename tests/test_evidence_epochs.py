@@ -106,6 +106,12 @@ def test_a_report_without_a_restart_near_an_epochs_end_names_the_step_that_reads
     for k in (6, 7):  # (the step before the boundary, or the one that straddles it)
         assert _epochs(verify(fractional_epochs.CORRECT, resume_at=k, drop="none",
                               noise_seeds=0)) == []
+    # (trial 401: resumed only where a fractional epoch ends exactly, 13 = 2 x 6.5, the
+    # report said nothing of restarts inside an epoch, as the README says it does)
+    assert _epochs(verify(fractional_epochs.CORRECT, steps=15, resume_at=13, drop="none",
+                          noise_seeds=0)) == [
+        "a restart inside an epoch (every resume point here is an epoch's end, by the "
+        "program's steps_per_epoch): --resume-at 14 checks one, resumecheck fuzz tries them all"]
 
 
 def test_with_whole_epochs_only_the_step_an_epoch_ends_after_counts():
