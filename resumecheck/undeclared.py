@@ -287,7 +287,7 @@ class UndeclaredWatch:
     def _number_values(self, path: str, now: Any) -> str:
         """``int: 0 at the build, 5 after step 5, 0 at the end``."""
         was = (f"{self._numbers[path]!r} at the build" if path in self._numbers
-               else "not set at the build")
+               else "None or not set at the build")  # (trial 402: it was None)
         shown = self._numbers.get(path)
         if shown == now:  # set back by the end: where it went on the way
             for step, value in sorted(self._numbers_after.get(path, {}).items()):
