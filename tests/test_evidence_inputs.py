@@ -310,3 +310,28 @@ def test_a_step_that_did_not_call_the_model_at_all_is_said_so():
             "reference; this run did not call the model at all: the reference's input was not "
             "made on the other side") in run.explanation
     assert "the 0 both have" not in run.explanation
+
+
+def test_a_framework_batch_of_whole_numbers_is_told_value_by_value():
+    """Trial 402: an adapter's batch, its tensors' values as floats (token ids
+    and labels), read "samples of step 1: max |Δ| 130", a figure that means
+    nothing of ids; features that are not whole numbers keep their figures."""
+    import torch
+
+    from resumecheck.evidence import describe_data
+    from resumecheck.segments import SegmentResult
+    from resumecheck.trace import StepRecord
+
+    def segment(batch: torch.Tensor, digest: str) -> SegmentResult:
+        result = SegmentResult(records=[StepRecord(step=1, loss=0.0, digests={"data": digest})],
+                               names=[], captures={}, end_state=None, tensor_dir="/nonexistent")
+        result.kept["step_1.pt"] = {"data": batch}
+        return result
+
+    ids = torch.tensor([37.0, 2.0, 130.0, 4.0], dtype=torch.float64)
+    detail = describe_data(segment(ids, "a"), [(0, segment(ids.flip(0), "b"))], 1)
+    assert detail == ("step 1: 4 of 4 values of the batch differ, first at position 0: "
+                      "4 vs 37 in the reference"), detail
+    features = ids / 3
+    detail = describe_data(segment(features, "a"), [(0, segment(features.flip(0), "b"))], 1)
+    assert detail is not None and detail.startswith("samples of step 1: max |Δ| "), detail
