@@ -171,8 +171,11 @@ class Finding:
     def put_back(self) -> bool:
         """Put back by the program itself: a note, not a diagnosis (where the run
         departs, one set right during the step after the restore, which a rerun
-        that puts it right sooner does not change, is so too)."""
-        return self.status == PUT_BACK or (self.status == NOT_CAUSE and righted_only(self.detail))
+        that puts it right sooner does not change, is so too; and one no rerun
+        judged, where the declared state is incomplete: trial 402's loader
+        generator, set right by the program, was the failure's only diagnosis)."""
+        return self.status == PUT_BACK or (
+            self.status in (NOT_CAUSE, None) and righted_only(self.detail))
 
     def line_in(self, run: RunResult, incomplete: str | None) -> str:
         """The finding as a report's diagnosis line prints it for ``run``."""

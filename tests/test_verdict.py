@@ -1001,6 +1001,10 @@ def test_a_stream_the_program_set_right_itself_beside_another_cause_is_a_note():
         "changes nothing)")
     assert other.line_in(run, None).endswith("(differs; put right alone, the run departs as "
                                              "before)")
+    # (trial 402: no rerun judged it, the declared state being incomplete, and it was the
+    # failure's only `diagnosis:`; set right by the program, it is a note all the same)
+    unjudged = Finding("rng", righted.detail, step=6)
+    assert unjudged.put_back() and not Finding("rng", other.detail, step=6).put_back()
 
 
 def test_a_plausible_run_close_to_the_band_says_what_the_band_is():
