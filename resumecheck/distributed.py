@@ -220,7 +220,9 @@ def _launch(spec: SegmentSpec, n: int, cancel: threading.Event | None, deadline:
                  str(work / f"{base}.rank{{rank}}.result.json")],
                 env, log=str(launch_log), preload=LAUNCHER_PRELOAD,
             )
-            watch = _RankWatch(n, fifos, forked=forkserver.available())
+            # (forked as _launch forks them: not where a GPU is, each rank a new interpreter)
+            watch = _RankWatch(n, fifos,
+                               forked=forkserver.available() and not forkserver.gpu_device())
             try:
                 hung = watch.wait(proc, spec.step_timeout, cancel, deadline, work, base)
             finally:  # (a rank that said it exited is not signalled: its pid may be reused)

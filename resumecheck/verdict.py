@@ -486,7 +486,8 @@ def _is_float(value: Any) -> bool:
 
 _STAGES = {"restore": RESTORING, "save": "saving the checkpoint", "build": BUILDING,
            "step": "a step", "trace": "resumecheck's own tracing",
-           "capture": "capturing state", "process": "a fresh interpreter"}
+           "capture": "capturing state", "process": "a fresh interpreter",
+           "rendezvous": "launching the ranks"}
 
 
 def judge(ref: Reference, result: RunResult, segments: Segments) -> Comparison | None:

@@ -151,6 +151,12 @@ def test_a_failed_segment_is_failed_with_its_stage(files):
     assert result.verdict == "failed" and result.failure.startswith("RuntimeError: boom")
     assert result.first_divergent_step == 4
     assert result.explanation == "a step failed: RuntimeError: boom"
+    # (a launch of ranks held up twice before any of the program ran: not a step's)
+    result, segments = _run(files, [], error="rank 1 did not join the process group within 60 s")
+    segments[0][1].error_stage, segments[0][1].error_step = "rendezvous", None
+    result = _judged(ref, result, segments)
+    assert result.explanation == ("launching the ranks failed: rank 1 did not join the process "
+                                  "group within 60 s"), result.explanation
 
 
 def test_a_framework_loop_that_stops_early_without_its_step_count_says_why(files):
