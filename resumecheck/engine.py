@@ -49,7 +49,7 @@ from resumecheck.progress import ProgressCallback, ProgressTracker, run_label
 from resumecheck.elastic import judge_elastic, unmapped_state
 from resumecheck.phrases import (
     AS_BUILT_AT_RESUME, GRADS_SUMMED, MODULE_LEVEL, RESTART_HELD_OTHERWISE, STOPPED, merge_alike,
-    merge_items, uncompared_path,
+    merge_items, uncompared_path, under_roots,
 )
 from resumecheck.report import (
     CLOSE, DIVERGED, FAILED, IDENTICAL, INCONCLUSIVE, Finding, Report, RunResult, settings_text,
@@ -1623,9 +1623,9 @@ def _held_after_restarts(engine_run: RunResult | None,
         # but for a generator, which a restart that lost it holds otherwise anyway)
         there, generators = reference.held_after.get(kept, {}), generator_paths(
             reference.undeclared)
-        kept_after[kept] = {path: there.get(path, digests) if path not in generators and any(
-            path == e or path.startswith((f"{e}.", f"{e}[")) for e in early) else digests
-            for path, digests in kept_after[kept].items()}
+        kept_after[kept] = {path: there.get(path, digests) if path not in generators
+                            and under_roots(path, early) else digests
+                            for path, digests in kept_after[kept].items()}
     if kept is not None and kept in kept_after and kept + 1 in after:
         generators, held = generator_paths(reference.undeclared), reference.held_after
         again = {path for path, digests in after[kept + 1].items()

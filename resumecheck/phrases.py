@@ -20,6 +20,7 @@ __all__ = ["ACCELERATE_DATASET", "ADAPTER_LEFT_OUT", "AFTER_LAST_STEP", "AS_THE_
            "MODULE_ATTR_TODO", "framework_module_todo",
            "READ_BEFORE",
            "OWN_RESUME_ENDS_OTHERWISE", "OWN_RESUME_ENDS_WITHOUT", "paths_said", "ordinal",
+           "under_roots",
            "SET_AGAIN_LATER", "set_again_uncompared",
            "FRAMEWORK_RESUME",
            "POSITION_OTHER_EPOCH", "POSITION_TRANSFORMED",
@@ -429,6 +430,13 @@ def ordinal(n: int) -> str:
     """``1st``, ``2nd``, ``11th``, ``23rd``."""
     tail = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
     return f"{n}{tail}"
+
+
+def under_roots(path: str, roots: Sequence[str]) -> bool:
+    """Whether a path the program holds is one of ``roots`` or inside one
+    (``data_collator``, ``data_collator.rng``, ``data_collator[0]``): what a
+    framework runs before the state right after its restore is looked at."""
+    return any(path == root or path.startswith((f"{root}.", f"{root}[")) for root in roots)
 
 
 def paths_said(paths: list[str], quote: str = "`") -> str:

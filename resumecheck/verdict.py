@@ -50,8 +50,8 @@ from resumecheck.phrases import (
     SET_AGAIN_LATER, STOPPED, UNDECLARED_LEAD, changed_after_load, first_line,
     framework_generator,
     framework_module_todo, framework_name,
-    global_streams, lost_uncompared, paths_said, side_files, uncompared_path, undeclared_lead,
-    unused_position,
+    global_streams, lost_uncompared, paths_said, side_files, uncompared_path, under_roots,
+    undeclared_lead, unused_position,
 )
 from resumecheck.report import (
     AFTER_DIVERGENCE, CLOSE, CONFIRMED, DIVERGED, ENDS_AS_BEFORE, FAILED, IDENTICAL,
@@ -1411,13 +1411,13 @@ def _again_at(findings: list[Finding], ref: Reference, seg: SegmentResult, name:
                                  unused=unused)
     if detail is None:
         return
+    # (trial 397: "against what this run saved there: ... differs from the
+    # uninterrupted run's" named both)
+    said = (f", against what this run saved there: {_as_saved(detail, k, '')}"
+            if basis == "saved" else f": {detail}")
     for i, finding in enumerate(findings):
         if finding.component == name and "; at the restore at " not in finding.detail:
-            against = ", against what this run saved there" if basis == "saved" else ""
-            if basis == "saved":  # (trial 397: "differs from the uninterrupted run's" there)
-                detail = _as_saved(detail, k, "")
-            findings[i] = replace(finding, detail=f"{finding.detail}; at the restore at {k}"
-                                                  f"{against}: {detail}")
+            findings[i] = replace(finding, detail=f"{finding.detail}; at the restore at {k}{said}")
 
 
 def _as_saved(detail: str, k: int, words: str) -> str:
@@ -2427,7 +2427,7 @@ def _lost_by_the_load(path: str, run: RunResult,
     restore is looked at, ``BuiltProgram.boundaries``)."""
     lost = _lost_at(path, _restore_before(run), run.first_divergent_step, reference_after,
                     own_after)
-    if lost is False and any(path == e or path.startswith((f"{e}.", f"{e}[")) for e in early):
+    if lost is False and under_roots(path, early):
         return None
     return lost
 
@@ -2489,8 +2489,8 @@ def _set_again_before_departing(
         return None
     departed = run.first_divergent_step if run is not None else None
     k = _restore_before(run) if run is not None else None
-    if run is None or departed is None or k is None or k + 1 >= departed or any(
-            path == e or path.startswith((f"{e}.", f"{e}[")) for e in early):
+    if run is None or departed is None or k is None or k + 1 >= departed or under_roots(
+            path, early):
         return None
     if not _otherwise_at(path, k, reference_after, own_after) or _otherwise_at(
             path, k + 1, reference_after, own_after):
