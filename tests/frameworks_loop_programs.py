@@ -780,19 +780,6 @@ class MaskingCollator:
         return {"input_ids": ids.masked_fill(mask, 3), "labels": ids}
 
 
-def _with_masking_collator(args):
-    from transformers import Trainer
-
-    train = transformers_train()
-    return Trainer(model=train.GPT2LMHeadModel(train.CONFIG), args=args,
-                   train_dataset=train.Tokens(), data_collator=MaskingCollator())
-
-
-TRAINER_COLLATOR_GENERATOR = trainer_target(
-    _with_masking_collator, args={"per_device_train_batch_size": 8, "learning_rate": 1e-2,
-                                  "warmup_steps": 4}, steps=8, resume_at=(3,))
-
-
 class ScratchMaskingCollator(MaskingCollator):
     """Trial 400: beside its generator, a list of the batch's first tokens,
     made anew at every call (scratch, not state)."""
@@ -802,17 +789,22 @@ class ScratchMaskingCollator(MaskingCollator):
         return super().__call__(features)
 
 
-def _with_scratch_collator(args):
-    from transformers import Trainer
+def _with_collator(collator: type):
+    def make(args):
+        from transformers import Trainer
 
-    train = transformers_train()
-    return Trainer(model=train.GPT2LMHeadModel(train.CONFIG), args=args,
-                   train_dataset=train.Tokens(), data_collator=ScratchMaskingCollator())
+        train = transformers_train()
+        return Trainer(model=train.GPT2LMHeadModel(train.CONFIG), args=args,
+                       train_dataset=train.Tokens(), data_collator=collator())
+
+    return make
 
 
-TRAINER_SCRATCH_COLLATOR = trainer_target(
-    _with_scratch_collator, args={"per_device_train_batch_size": 8, "learning_rate": 1e-2,
-                                  "warmup_steps": 4}, steps=8, resume_at=(3,))
+_COLLATOR_ARGS = {"per_device_train_batch_size": 8, "learning_rate": 1e-2, "warmup_steps": 4}
+TRAINER_COLLATOR_GENERATOR = trainer_target(_with_collator(MaskingCollator), args=_COLLATOR_ARGS,
+                                            steps=8, resume_at=(3,))
+TRAINER_SCRATCH_COLLATOR = trainer_target(_with_collator(ScratchMaskingCollator),
+                                          args=_COLLATOR_ARGS, steps=8, resume_at=(3,))
 
 
 def _with_masking_dataset(args):
