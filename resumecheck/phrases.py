@@ -20,7 +20,7 @@ __all__ = ["ACCELERATE_DATASET", "ADAPTER_LEFT_OUT", "AFTER_LAST_STEP", "AS_THE_
            "MODULE_ATTR_TODO", "framework_module_todo",
            "READ_BEFORE",
            "OWN_RESUME_ENDS_OTHERWISE", "OWN_RESUME_ENDS_WITHOUT", "paths_said", "ordinal",
-           "under_roots",
+           "under_roots", "UNHELD_POSITION",
            "SET_AGAIN_LATER", "set_again_uncompared",
            "FRAMEWORK_RESUME",
            "POSITION_OTHER_EPOCH", "POSITION_TRANSFORMED",
@@ -50,6 +50,12 @@ weights are the reference's after that step, bit for bit)."""
 GENERATOR_CHANGED = "whose state the run changed"
 """How a ``Report.undeclared`` line says a random generator (torch's, numpy's,
 a ``random.Random``) the run drew from or seeded again (``undeclared._line``)."""
+
+UNHELD_POSITION = "a generator's position, which no checkpoint of yours holds"
+"""How a departed own resume's why, and a test's row, name the Python
+generators whose lines say ``GENERATOR_POSITION`` (after what a checkpoint
+may lose: trial 404's, made anew from a saved count, ended elsewhere only
+for a buffer the load lost)."""
 
 GENERATOR_POSITION = "how far it ran is in no checkpoint and cannot be compared"
 """How a ``Report.undeclared`` line says a Python generator's position is state

@@ -720,7 +720,7 @@ def _beside_cells(report: dict[str, Any]) -> list[str]:
     # (torch-free: an xdist controller that ran no check never imports torch for a row)
     from resumecheck.phrases import (
         ADAPTER_LOOP, CHECKPOINT_MAY_LOSE, GENERATOR_POSITION, MODULE_LEVEL, NOT_SET_BACK,
-        as_built_uncompared, global_streams, lost_uncompared, paths_said,
+        UNHELD_POSITION, as_built_uncompared, global_streams, lost_uncompared, paths_said,
         set_again_uncompared, side_files, uncompared_path,
     )
 
@@ -735,14 +735,17 @@ def _beside_cells(report: dict[str, Any]) -> list[str]:
     if report.get("set_order"):  # (trial 149: a data order sorted by hash() of a string)
         cells.append("WARNING: an order that follows the hash seed, which in-process restarts "
                      "share (the report's set_order names it): --isolation process checks it")
-    kept = [uncompared_path(w) for w in report.get("undeclared", [])
-            if GENERATOR_POSITION in w or f": {MODULE_LEVEL}" in w]
-    if kept:  # (trial 154: a generator's position named by `run`, in no row)
+    kept = [uncompared_path(w) for w in report.get("undeclared", []) if f": {MODULE_LEVEL}" in w]
+    if kept:
         cells.append("not compared, kept where no checkpoint holds it: " + ", ".join(kept))
+    positions = [uncompared_path(w) for w in report.get("undeclared", [])
+                 if GENERATOR_POSITION in w]
     may = [uncompared_path(w) for w in report.get("undeclared", [])
-           if f": {CHECKPOINT_MAY_LOSE}" in w and uncompared_path(w) not in kept]
+           if f": {CHECKPOINT_MAY_LOSE}" in w and uncompared_path(w) not in kept + positions]
     if may:  # (trial 156: a closure's count the why named, in no row)
         cells.append(f"not compared, {CHECKPOINT_MAY_LOSE}: " + ", ".join(may))
+    if positions:  # (trial 154: named by `run`, in no row; trial 404: after what may be lost)
+        cells.append(f"not compared, {UNHELD_POSITION}: " + ", ".join(positions))
     lost = lost_uncompared(report.get("undeclared", []))
     if lost:  # (an "ok" covers what is compared: say what the resume loses beside it)
         cells.append("not compared, ends otherwise in your resume: " + paths_said(lost, quote=""))

@@ -651,9 +651,12 @@ def _generator_text(path: str, gen: Any) -> str:
                 "component and make it again from there after a load)")
     code = gen.gi_code
     where = f"{code.co_name}() of {code.co_filename.rsplit('/', 1)[-1]}"
+    # (trial 404: "a restart makes it anew from its start" of a stream its load made
+    # anew from a saved count, which ended elsewhere for a buffer the load lost)
     return (f"{path} (a Python generator, {where}, that the run advanced: {GENERATOR_POSITION}"
-            "; a restart makes it anew from its start, so "
-            "where what it yields depends on how far it ran (a count, a schedule, a data "
+            "; a restart makes it anew, from its start unless your load() makes it from a "
+            "position a component keeps, and then where it ends follows from what that resume "
+            "read; where what it yields depends on how far it ran (a count, a schedule, a data "
             "stream), keep that position in a declared component and make it again from there "
             "after a load)")
 

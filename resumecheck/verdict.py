@@ -47,7 +47,7 @@ from resumecheck.phrases import (
     OLDER_CHECKPOINT, ORDER_BEFORE_RESTORE, OUTSIDE_THE_CHECKPOINT, OWN_RESUME_ENDS_OTHERWISE,
     OWN_RESUME_ENDS_WITHOUT, POSITION_UNUSED, PUT_BACK_HOLDS, REGISTER_GENERATOR,
     RESTORE_CHANGED, RESTORING, SKIPS_BLIND,
-    SET_AGAIN_LATER, STOPPED, UNDECLARED_LEAD, changed_after_load, first_line,
+    SET_AGAIN_LATER, STOPPED, UNDECLARED_LEAD, UNHELD_POSITION, changed_after_load, first_line,
     framework_generator,
     framework_module_todo, framework_name,
     global_streams, lost_uncompared, paths_said, side_files, uncompared_path, under_roots,
@@ -2344,9 +2344,12 @@ def note_lost_uncompared(own: RunResult, undeclared: list[str]) -> None:
     # (trial 154: a module counter and a generator, named in the WARNING, not in the why)
     notes: list[str] = []
     said: set[str] = set()  # (each path once, by the first that fits)
+    # (trial 404: a stream's generator, made anew from a saved count and ending
+    # elsewhere for a buffer the load lost, led before the buffer: a position last)
     for phrase, marks in ((CHECKPOINT_LOSES, (f": {CHECKPOINT_LOSES}",)),
-                          (_UNHELD, (GENERATOR_POSITION, f": {MODULE_LEVEL}", GRADS_SUMMED)),
-                          (CHECKPOINT_MAY_LOSE, (f": {CHECKPOINT_MAY_LOSE}",))):
+                          (_UNHELD, (f": {MODULE_LEVEL}", GRADS_SUMMED)),
+                          (CHECKPOINT_MAY_LOSE, (f": {CHECKPOINT_MAY_LOSE}",)),
+                          (UNHELD_POSITION, (GENERATOR_POSITION,))):
         lost = [p for what in undeclared if any(mark in what for mark in marks)
                 and (p := uncompared_path(what)) not in said]
         said.update(lost)
@@ -2378,8 +2381,8 @@ OWN_ENDS_ALIKE = "your own resume ends with it as the uninterrupted run did"
 alike (``own_resume_ends``)."""
 
 _UNHELD = "it is kept where no checkpoint of yours holds it"
-"""How a departed own resume's why names a generator's position or module-level
-state (``note_lost_uncompared``)."""
+"""How a departed own resume's why names module-level state or summed
+gradients (``note_lost_uncompared``)."""
 
 _UNHELD_GENERATOR = re.compile(rf"\((?:a torch|a numpy) Generator {GENERATOR_CHANGED}")
 """How a ``Report.undeclared`` entry opens for a generator no component holds."""

@@ -1124,12 +1124,12 @@ def test_a_python_generator_the_run_advanced_is_named_and_one_over_a_loader_is_n
     assert "`ramp`" in (report.incomplete_state_notice() or "")
     # (trial 154: named in the WARNING and the line, not in the why nor a test's row)
     assert report.full_resume.explanation.startswith(
-        "loss differs from step 4; not compared, and it is kept where no checkpoint of yours "
-        "holds it: `ramp` (see `not compared`)"), report.full_resume.explanation
+        "loss differs from step 4; not compared, and your checkpoint may lose it: `ramp` (see "
+        "`not compared`)"), report.full_resume.explanation
     from resumecheck.pytest_plugin import _summary_row
 
     row = _summary_row({"nodeid": "t", "target": "x", "report": report.to_json()})
-    assert "not compared, kept where no checkpoint holds it: ramp" in row
+    assert "not compared, a generator's position, which no checkpoint of yours holds: ramp" in row
 
 
 def _schedule(base: float):
@@ -1569,3 +1569,27 @@ def test_schedulers_a_component_of_ones_own_returns_the_state_dict_of_are_not_na
     assert report.equivalent
     assert not any(line.startswith("state.scheds") for line in report.undeclared), \
         report.undeclared
+
+
+def test_a_stream_made_anew_from_a_kept_count_comes_after_the_buffer_its_load_lost():
+    """Trial 404: a stream's generator, made anew by the load from a saved
+    record count, ended further on only because the load lost the shuffle
+    buffer; the why and the test's row led with the generator as state "kept
+    where no checkpoint of yours holds it", and its line said a restart makes
+    it anew "from its start"."""
+    from resumecheck.pytest_plugin import _summary_row
+
+    from fixtures.trust import stream_buffer
+
+    assert verify(stream_buffer.CORRECT, **FAST).undeclared == []
+    report = verify(stream_buffer.LOSES_BUFFER, **FAST)
+    why = report.full_resume.explanation
+    assert why.startswith("data (the model's inputs) differs from step 4; not compared, and "
+                          "your checkpoint may lose it: `data_cursor.buffer`, "
+                          "`data_cursor._source` (see `not compared`)"), why
+    [line] = [u for u in report.undeclared if u.startswith("data_cursor._source ")]
+    assert "a restart makes it anew, from its start unless your load() makes it from a " \
+        "position a component keeps" in line, line
+    row = _summary_row({"nodeid": "t", "target": "x", "report": report.to_json()})
+    assert row.index("your checkpoint may lose it: data_cursor.buffer") < row.index(
+        "a generator's position, which no checkpoint of yours holds: data_cursor._source"), row
