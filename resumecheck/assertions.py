@@ -106,9 +106,11 @@ def assert_components_exercised(
     components: Iterable[str] | None = None,
     **options: Any,
 ) -> Report:
-    """Fail, naming them, if dropping any of ``components`` (default: all) changes nothing."""
+    """Fail, naming them, if dropping any of ``components`` (default: all) changes
+    nothing; ``drop=`` names them as ``components=`` does."""
     __tracebackhide__ = True
-    options["drop"] = components_to_drop(components)
+    given = options.pop("drop", None)
+    options["drop"] = components_to_drop(components if components is not None else given)
     return require_exercised(verify(target, **options))
 
 

@@ -287,7 +287,11 @@ class ResumeCheck:
         __tracebackhide__ = True
         from resumecheck.assertions import components_to_drop, require_exercised
 
-        names = components if components is not None else self._marker.get("drop")
+        # (trial 403: a drop= given here was replaced by every component, unsaid: it
+        # names the components, as components= does)
+        given = overrides.pop("drop", None)
+        names = (components if components is not None else given if given is not None
+                 else self._marker.get("drop"))
         overrides["drop"] = components_to_drop(names)
         report = self.verify(target, **overrides)
         try:

@@ -305,3 +305,17 @@ def test_steps(resumecheck):
 def test_marker_is_registered_with_a_description(project):
     result = project.runpytest_inprocess("--markers")
     result.stdout.fnmatch_lines(["@pytest.mark.resumecheck(target=None, steps=None*"])
+
+
+def test_the_fixtures_exercised_check_takes_drop_as_the_components_it_names():
+    """Trial 403: ``assert_components_exercised(target, drop=["rng,hooks"])``
+    replaced its drop= with every component alone, unsaid; a comma joins
+    names into one ablation, as the README's marker says."""
+    from resumecheck.pytest_plugin import ResumeCheck
+
+    results: list = []
+    check = ResumeCheck({}, {}, "t.py::t", results)
+    report = check.assert_components_exercised(
+        "fixtures.bugs.class01_scheduler_not_saved:CORRECT", drop=["optimizer,scheduler"],
+        noise_seeds=0, check_determinism=False)
+    assert [r.dropped for r in report.runs if r.dropped] == [["optimizer", "scheduler"]]

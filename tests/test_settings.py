@@ -155,3 +155,5 @@ def test_a_set_or_a_comma_list_drops_its_names_together_as_the_cli_does():
     assert Settings(drop=frozenset()).drop == "none"
     assert Settings(drop="rng, scheduler").drop == [["rng", "scheduler"]]
     assert Settings(drop="rng").drop == "rng" and Settings(drop=["rng"]).drop == ["rng"]
+    # (trial 403: the README's marker, drop=["rng,hooks"], read as one unknown name)
+    assert Settings(drop=["rng, scheduler", "params"]).drop == [["rng", "scheduler"], "params"]
