@@ -1623,9 +1623,13 @@ def _held_after_restarts(engine_run: RunResult | None,
         # but for a generator, which a restart that lost it holds otherwise anyway)
         there, generators = reference.held_after.get(kept, {}), generator_paths(
             reference.undeclared)
-        kept_after[kept] = {path: there.get(path, digests) if path not in generators
-                            and under_roots(path, early) else digests
-                            for path, digests in kept_after[kept].items()}
+
+        def looked_early(path: str) -> bool:
+            return path not in generators and under_roots(path, early)
+
+        # (trial 400 again: a scratch list the restart had not made yet at that look)
+        kept_after[kept] = {**{p: d for p, d in kept_after[kept].items() if not looked_early(p)},
+                            **{p: d for p, d in there.items() if looked_early(p)}}
     if kept is not None and kept in kept_after and kept + 1 in after:
         generators, held = generator_paths(reference.undeclared), reference.held_after
         again = {path for path, digests in after[kept + 1].items()

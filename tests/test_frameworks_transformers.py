@@ -690,3 +690,25 @@ def test_a_streaming_dataset_with_no_length_is_said_to_leave_the_trainer_blind_t
             "batches from the first epoch's start") in own.explanation, own.explanation
     assert (report.incomplete_state_notice() or "").startswith(
         f"the training data has no length, so the framework {SKIPS_BLIND}")
+
+
+def test_right_after_a_trainers_restore_the_collators_scratch_is_taken_as_the_runs():
+    """Trial 400 again: where the resumed Trainer's look right after its restore
+    came before its collator made its per-batch list at all, the list was
+    missing there and read as held otherwise; a generator the collator keeps
+    is still looked at as the restart held it."""
+    from resumecheck.engine import _held_after_restarts
+    from resumecheck.report import RunResult
+    from resumecheck.segments import SegmentResult
+
+    reference = SegmentResult(
+        records=[], names=[], captures={}, end_state=None,
+        boundaries={"run_before_restored_look": ["data_collator"]},
+        held_after={3: {"data_collator._idx": ["ref"], "data_collator.rng": ["ref-rng"]}},
+        undeclared={"data_collator.rng": "data_collator.rng (a numpy Generator whose state "
+                                         "the run changed, ...)"})
+    engine_run = RunResult(dropped=[], resume_at=[3], verdict="diverged", first_divergent_step=4)
+    after = {3: {"data_collator.rng": ["restart-rng"], "model.x": ["m"]}, 4: {}}
+    kept = _held_after_restarts(engine_run, after, reference)
+    assert kept[3] == {"data_collator._idx": ["ref"], "data_collator.rng": ["restart-rng"],
+                       "model.x": ["m"]}, kept
