@@ -1084,9 +1084,43 @@ def _as_built_explanation(ref: Reference, result: RunResult, built: list[str],
                 "there can lose it; a resume point where it holds state checks it")
     if built == result.dropped:  # (then that is why, not "does not exercise it")
         points = ",".join(map(str, ks))  # (all of them, as explain says)
+        others = _same_stream_held(ref, built, ks)
+        if others:
+            return (f"blind spot: dropping {built[0]} changed no step after k={points}: "
+                    f"{' and '.join(f'`{o}`' for o in others)} also hold"
+                    f"{'s' if len(others) == 1 else ''} its random state there, bit for bit, "
+                    "and its restore puts it back, so dropping it alone shows nothing at any "
+                    f"resume point: --drop {','.join([*built, *others])} checks them together; "
+                    "not evidence that it is saved")
         return (f"blind spot: dropping {', '.join(built)} changed no step after k={points}: "
                 f"{as_built_text(built, ks, still)}; not evidence that it is saved")
     return f"{result.explanation}; {as_built_text(built, ks, still)}"
+
+
+def _same_stream_held(ref: Reference, built: list[str], ks: list[int]) -> list[str]:
+    """Where one component was dropped: the other declared components that hold,
+    at every resume point, a random stream's state it holds too, or it holds
+    theirs, bit for bit (trial 403: a module's hooks that saved and restored
+    torch's stream beside an RNGState, each putting it back where the other
+    was dropped, were told "a resume point where it has moved shows it")."""
+    if len(built) != 1:
+        return []
+    name, out = built[0], list[str]()
+    for k in ks:
+        path = ref.segment.captures.get(k)
+        if path is None:
+            return []
+        components = ref.file(path)["components"]
+        leaves = {c: {digest(leaf) for _, leaf in flatten_state(state)
+                      if isinstance(leaf, torch.Tensor)} for c, state in components.items()}
+        streams = {c: {digest(v) for v in stream_items(state).values()
+                       if isinstance(v, torch.Tensor)}
+                   for c, state in components.items() if is_stream_state(state)}
+        mine = streams.get(name, set())
+        there = [c for c in components if c != name
+                 and (mine & leaves[c] or streams.get(c, set()) & leaves[name])]
+        out = there if k == ks[0] else [c for c in out if c in there]
+    return out
 
 
 def _holds_nothing(ref: Reference, name: str) -> bool:

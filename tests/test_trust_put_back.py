@@ -74,3 +74,22 @@ def test_a_failing_tests_message_calls_a_put_back_finding_a_note_as_the_report_d
     assert "    note: rng: generator 'loader' differs" in text, text
     assert "    diagnosis: rng:" not in text
     assert "    diagnosis: scheduler:" in text
+
+
+def test_a_stream_two_components_hold_is_a_blind_spot_no_resume_point_shows_alone():
+    """Trial 403: an RNGState beside hooks that saved and restored the same torch
+    stream; each ablation was a blind spot told "a resume point where it has
+    moved from there shows the difference", which none does while the other
+    puts it back. Dropped together, the run departs."""
+    from fixtures.trust import stream_twice
+
+    report = verify(stream_twice.TARGET, drop=["rng", "hooks", ["rng", "hooks"]], noise_seeds=0,
+                    check_determinism=False)
+    runs = {tuple(r.dropped): r for r in report.runs}
+    assert runs[("rng",)].explanation == (
+        "blind spot: dropping rng changed no step after k=4: `hooks` also holds its random "
+        "state there, bit for bit, and its restore puts it back, so dropping it alone shows "
+        "nothing at any resume point: --drop rng,hooks checks them together; not evidence that "
+        "it is saved"), runs[("rng",)].explanation
+    assert "`rng` also holds" in runs[("hooks",)].explanation
+    assert runs[("rng", "hooks")].verdict == "diverged"
