@@ -134,7 +134,7 @@ def describe_failure(report: Report) -> str:
             continue
         if run.dropped and run.verdict in ("diverged", "inconclusive"):
             continue  # the component doing its job; or nothing to judge (said above)
-        lines.extend(_describe_run(run, report.label_of(run), incomplete))
+        lines.extend(_describe_run(run, report.label_of(run), incomplete, bool(report.nproc)))
     blind = [",".join(r.dropped) for r in report.blind_spots]
     if blind:
         lines.append(f"  blind spots (dropping changed nothing): {', '.join(blind)}")
@@ -152,7 +152,8 @@ def _figures_where(run: RunResult) -> str:
     return f"where it departs (every quantity that differs at step {step} or before)"
 
 
-def _describe_run(run: RunResult, label: str, incomplete: str | None) -> list[str]:
+def _describe_run(run: RunResult, label: str, incomplete: str | None,
+                  ranks: bool = False) -> list[str]:
     lines = [f"  {label}: {run.verdict}"]
     if run.failure:
         lines.append(f"    failure: {first_line(run.failure)}")
@@ -175,7 +176,9 @@ def _describe_run(run: RunResult, label: str, incomplete: str | None) -> list[st
                    f"{of.get('abs', '')}, relative {relative}{of.get('rel', '')}, {ulps}"
                    if run.max_abs_diff is not None else _unmeasured(run))
         lines.append(
-            f"    reference vs resumed: max |Δloss| {_g(run.max_abs_loss_diff)}; {figures}"
+            # (trial 405: on many ranks it is the mean loss's, as the table's column says)
+            f"    reference vs resumed: max |Δ{' mean' if ranks else ''} loss| "
+            f"{_g(run.max_abs_loss_diff)}; {figures}"
         )
     for finding in run.diagnosis:  # (trial 138: a note read "diagnosis:" here, as the CLI's not)
         label = "note" if finding.put_back() else "diagnosis"

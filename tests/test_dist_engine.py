@@ -83,6 +83,8 @@ def test_class9_bug_is_caught_on_its_rank_and_its_twin_passes(module):
 
     assert "bitwise, restarts as new launches of 2 ranks (torch's launcher) (torch" \
         in describe_failure(report).splitlines()[0], describe_failure(report).splitlines()[0]
+    # (trial 405: "max |Δloss|" of the mean over ranks, where the table says so)
+    assert "    reference vs resumed: max |Δ mean loss| " in describe_failure(report)
 
     twin = verify(f"fixtures.bugs.{module}:CORRECT", drop="none", **FAST)
     assert twin.equivalent
