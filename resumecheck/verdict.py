@@ -3636,7 +3636,7 @@ def _why_no_gradient(record: StepRecord) -> str:
 
 
 def _others(key: str, also: list[str]) -> str:
-    """`` (the largest of 4 parameters that differ)``, `` (and on 1 more rank)``,
+    """`` (the largest of 4 parameters that differ)``, `` (and on 1 more rank at this step)``,
     `` (and of plateau)``: the others of the first quantity's kind that differ
     at its step too (the end state's: the other components that end otherwise)."""
     if key.startswith("state:"):  # (the end state: the other components that end otherwise)
@@ -3648,7 +3648,8 @@ def _others(key: str, also: list[str]) -> str:
     ranks = {split_rank_name(k)[1] for k in also} - {rank, None}
     out = f" (the largest of {len(names) + 1} {kind}s that differ)" if names and kind else ""
     if ranks:
-        out += f" (and on {len(ranks)} more rank{'' if len(ranks) == 1 else 's'})"
+        # (trial 405 read the rank named, the one that differs most, as where it began)
+        out += f" (and on {len(ranks)} more rank{'' if len(ranks) == 1 else 's'} at this step)"
     return out
 
 
