@@ -1616,13 +1616,13 @@ def _held_after_restarts(engine_run: RunResult | None,
     kept_after = {step: held for step, held in after.items()
                   if step not in engine_run.resume_at or step == kept}
     early = reference.boundaries.get("run_before_restored_look") or ()
+    generators = generator_paths(reference.undeclared)
     if kept is not None and kept in kept_after and early:
         # (trial 400: a Trainer's collator has run on the first resumed batch when
         # the state right after its restore is looked at: its per-batch scratch was
         # said to be held otherwise from there. Taken as the uninterrupted run's,
         # but for a generator, which a restart that lost it holds otherwise anyway)
-        there, generators = reference.held_after.get(kept, {}), generator_paths(
-            reference.undeclared)
+        there = reference.held_after.get(kept, {})
 
         def looked_early(path: str) -> bool:
             return path not in generators and under_roots(path, early)
@@ -1631,7 +1631,7 @@ def _held_after_restarts(engine_run: RunResult | None,
         kept_after[kept] = {**{p: d for p, d in kept_after[kept].items() if not looked_early(p)},
                             **{p: d for p, d in there.items() if looked_early(p)}}
     if kept is not None and kept in kept_after and kept + 1 in after:
-        generators, held = generator_paths(reference.undeclared), reference.held_after
+        held = reference.held_after
         again = {path for path, digests in after[kept + 1].items()
                  if path in generators and digests == held.get(kept + 1, {}).get(path)}
         there = held.get(kept, {})

@@ -1111,14 +1111,18 @@ def _same_stream_held(ref: Reference, built: list[str], ks: list[int]) -> list[s
         if path is None:
             return []
         components = ref.file(path)["components"]
-        leaves = {c: {digest(leaf) for _, leaf in flatten_state(state)
-                      if isinstance(leaf, torch.Tensor)} for c, state in components.items()}
-        streams = {c: {digest(v) for v in stream_items(state).values()
-                       if isinstance(v, torch.Tensor)}
+        streams = {c: [v for v in stream_items(state).values() if isinstance(v, torch.Tensor)]
                    for c, state in components.items() if is_stream_state(state)}
-        mine = streams.get(name, set())
+        # (only leaves the size of a stream's state are digested: not a model's weights)
+        sizes = {v.numel() for held in streams.values() for v in held}
+        if not sizes:
+            return []
+        leaves = {c: {digest(leaf) for _, leaf in flatten_state(state)
+                      if isinstance(leaf, torch.Tensor) and leaf.numel() in sizes}
+                  for c, state in components.items()}
+        mine = {digest(v) for v in streams.get(name, [])}
         there = [c for c in components if c != name
-                 and (mine & leaves[c] or streams.get(c, set()) & leaves[name])]
+                 and (mine & leaves[c] or {digest(v) for v in streams.get(c, [])} & leaves[name])]
         out = there if k == ks[0] else [c for c in out if c in there]
     return out
 
