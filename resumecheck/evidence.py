@@ -50,7 +50,8 @@ from resumecheck.trace import (
 
 __all__ = ["EPOCH_AGAIN", "OTHER_EPOCH", "annotate", "cleared_streams", "describe_data",
            "describe_end_state", "epoch_place", "offsets_shared_with",
-           "set_right_during", "steps_apart", "stream_offsets", "telling", "unclear_streams"]
+           "set_right_during", "steps_apart", "stream_offsets", "streams_level", "telling",
+           "unclear_streams"]
 
 
 _DROPPING = "which drops"
@@ -71,6 +72,8 @@ def annotate(result: RunResult, reference: SegmentResult,
         if result.checkpoint == "program" else
         f"the engine's restore, {_DROPPING} {', '.join(result.dropped)} here,"
         if result.dropped else "the engine's restore")
+    result.streams_level = not result.stream_offsets and streams_level(
+        reference, segments, result.first_divergent_step)
     quantity = result.first_divergent_quantity or ""
     key = result.first_divergent_key or ""
     if split_rank_name(key)[0] == "data":  # the loader's own generator draws the samples: it leads
@@ -399,6 +402,19 @@ def stream_offsets(reference: SegmentResult, segments: Sequence[tuple[int, Segme
             if found:  # (else only streams neither run used differ: look one step on)
                 return found
     return []
+
+
+def streams_level(reference: SegmentResult, segments: Sequence[tuple[int, SegmentResult]],
+                  until: int | None) -> bool:
+    """Whether every random stream the runs record was the reference's at the
+    start of the first step after each restore before ``until`` (the first
+    divergent step): nothing drew from them between the restore and that
+    step. False where a restore's first step records no streams."""
+    ref = {r.step: r.streams for r in reference.records}
+    firsts = [(k, next((r.streams for r in seg.records if r.step == k + 1), None))
+              for k, seg in segments
+              if k > 0 and (until is None or k < until) and seg.error is None]
+    return bool(firsts) and all(first and first == ref.get(k + 1) for k, first in firsts)
 
 
 def next_draw(reference: SegmentResult, seg: SegmentResult, k: int,

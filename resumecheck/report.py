@@ -318,6 +318,10 @@ class RunResult:
     reproduce: str = ""
     stream_offsets: list[StreamOffset] = field(default_factory=list)
     """Random streams that differ at the start of the first steps after a restore."""
+    streams_level: bool = False
+    """Every random stream the run records was the reference's at the start of
+    the first step after each restore before it departed: nothing drew from
+    them in between (False where not recorded, or where one differs)."""
     divergence_detail: str | None = None
     """The first divergent quantity in words, when a count says more than a
     magnitude ("3 of 16 samples differ, first at position 5: 17 vs 42 in the reference")."""
@@ -1191,12 +1195,15 @@ def _incomplete_notice(engine: RunResult, where: str, settings: str, ablations: 
     rate = ((_RATE_SETTINGS if loop is None else _rate_in_the_loop(loop))
             if (engine.first_divergent_quantity or "").startswith("learning rate")
             and not named else "")
+    # (trials 402, 404: the iterator was offered where every stream was level)
+    consumed = ("not a random stream: each was the uninterrupted run's at the start of that "
+                "step" if engine.streams_level else "a DataLoader iterator created after the "
+                "load draws from the restored random stream")
     return (
         f"{opener}: the engine restored every one of them and the run still "
         f"{where}.{position}{rate} Something the components "
         f"do not declare {'may be' if rate or loop else 'is'} lost{named}, or state is consumed "
-        "between the restore and the first step (a DataLoader iterator created after the load "
-        f"draws from the restored random stream){ending}"
+        f"between the restore and the first step ({consumed}){ending}"
     )
 
 

@@ -12,7 +12,7 @@ from resumecheck import RNGState, verify
 from resumecheck.assertions import describe_failure
 from resumecheck.program import Target
 from resumecheck.streams import MAX_DRAWS, draw_offset, search_reach, stream_states
-from resumecheck.trace import Tracer
+from resumecheck.trace import StepRecord, Tracer
 
 from fixtures.evidence import loader_after_load
 
@@ -629,3 +629,21 @@ def test_the_words_per_value_the_counts_say_are_this_torchs():
     assert torch.equal(after(lambda: dropout(torch.ones(8))), after(lambda: torch.rand(16)))
     assert torch.equal(after(lambda: torch.randn(32)), after(lambda: torch.rand(32)))
     assert torch.equal(after(lambda: torch.randint(0, 100, (5,))), after(lambda: torch.rand(5)))
+
+
+def test_streams_are_level_only_where_every_restore_starts_its_step_as_the_reference(tmp_path):
+    """Trials 402, 404: where every recorded stream came back level, the
+    WARNING no longer offers a loader's draw after the load as a cause."""
+    from resumecheck.evidence import streams_level
+
+    reference = _segment(tmp_path, "ref", {s: _torch_state(s) for s in range(1, 9)})
+    level = _segment(tmp_path, "level", {4: _torch_state(4), 5: _torch_state(5)})
+    ahead = _segment(tmp_path, "ahead", {7: _torch_state(8), 8: _torch_state(9)})
+    unrecorded = _segment(tmp_path, "unrecorded", {})
+    unrecorded.records = [StepRecord(step=4, loss=0.0), StepRecord(step=5, loss=0.0)]
+    assert streams_level(reference, [(3, level)], until=5)
+    assert not streams_level(reference, [(3, level), (6, ahead)], until=None)
+    # a restore at or after the departure only carries it
+    assert streams_level(reference, [(3, level), (6, ahead)], until=6)
+    assert not streams_level(reference, [(3, unrecorded)], until=5)
+    assert not streams_level(reference, [], until=None)

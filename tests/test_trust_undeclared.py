@@ -1590,6 +1590,13 @@ def test_a_stream_made_anew_from_a_kept_count_comes_after_the_buffer_its_load_lo
     [line] = [u for u in report.undeclared if u.startswith("data_cursor._source ")]
     assert "a restart makes it anew, from its start unless your load() makes it from a " \
         "position a component keeps" in line, line
+    # (trials 402, 404: the random stream the dropout draws from comes back level)
+    notice = report.incomplete_state_notice() or ""
+    assert "a DataLoader iterator created after the load" not in notice, notice
+    assert notice.endswith("or state is consumed between the restore and the first step (not "
+                           "a random stream: each was the uninterrupted run's at the start of "
+                           "that step)."), notice
+    assert report.full_resume.streams_level
     row = _summary_row({"nodeid": "t", "target": "x", "report": report.to_json()})
     assert row.index("your checkpoint may lose it: data_cursor.buffer") < row.index(
         "a generator's position, which no checkpoint of yours holds: data_cursor._source"), row
