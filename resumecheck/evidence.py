@@ -34,7 +34,7 @@ from resumecheck.report import (
 )
 from resumecheck.phrases import (
     LEFT_UNRESTORED, POSITION_OTHER_EPOCH, POSITION_TRANSFORMED, POSITION_UNUSED, READ_BEFORE,
-    UNDECLARED_LEAD, ordinal, unused_position,
+    STARTED_LEVEL, UNDECLARED_LEAD, ordinal, unused_position,
 )
 from resumecheck.program import epoch_boundaries, next_epoch_start
 from resumecheck.segments import SegmentResult
@@ -772,7 +772,7 @@ def _detail(key: str, step: int, k: int, draws: int | None, unit: str, unsaved: 
     first = step == k + 1
     where = (f"at the start of step {step}, the first after the restore at {k}" if first
              else f"at the start of step {step} (step {k + 1}, the first after the restore at {k}, "
-             "started level)")
+             f"{STARTED_LEVEL})")
     if draws is None and key.startswith("cuda"):
         return (f"{label} differs from the reference's {where} (CUDA streams are compared, not "
                 "searched: their Philox offset advances by amounts that depend on the kernel)")
@@ -881,8 +881,13 @@ def _cause(key: str, when: str, unit: str = "draws", count: int = 0) -> str:
         return (f"something drew from {stream_label(key)} {when}: a DataLoader iterator "
                 f"created after the load draws its base seed from its generator{net}")
     if key in ("python", "numpy"):
+        # (trial 408: a dataset's augmentation of the batch Accelerate's loader made
+        # ahead, drawn before the save and again after the load)
+        ahead = ("; where a loader makes a batch ahead of the step (Accelerate's prepared "
+                 "loader does), it drew that batch's augmentation before the save and draws it "
+                 "again as it makes the batch after the load" if "during" in when else "")
         return (f"something drew from the {stream_label(key)} {when} (random.random() and "
-                "np.random.rand() use two words per number)")
+                f"np.random.rand() use two words per number){ahead}")
     return f"something drew from it {when}"
 
 

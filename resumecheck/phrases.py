@@ -34,7 +34,8 @@ __all__ = ["ACCELERATE_DATASET", "ADAPTER_LEFT_OUT", "AFTER_LAST_STEP", "AS_THE_
            "HASH_ORDER", "FRESH_BUILD_HOLDS", "PUT_BACK_HOLDS", "SKIPS_BLIND", "fields_as_built",
            "HASH_ORDER_UNCHECKED", "MODULE_LEVEL", "OLDER_CHECKPOINT", "CAUSE_YET_BLIND",
            "global_streams",
-           "RESTORE_CHANGED", "RESTORING", "STOPPED", "UNDECLARED_LEAD", "first_few", "first_line",
+           "RESTORE_CHANGED", "RESTORING", "STARTED_LEVEL", "STOPPED", "UNDECLARED_LEAD",
+           "first_few", "first_line",
            "lost_uncompared", "merge_alike", "merge_items", "uncompared_path", "undeclared_lead",
            "unused_position"]
 
@@ -317,6 +318,11 @@ ORDER_BEFORE_RESTORE = "its epoch's order was drawn before its random streams we
 """How a framework target's own resume says that the framework made the
 resumed epoch's iterator, whose sampler shuffles from torch's global stream,
 before it restored that stream (``verdict.note_order_before_restore``)."""
+
+STARTED_LEVEL = "started level"
+"""How a stream's finding says that it was the reference's at the first step
+after the restore, and was drawn from more during it (``evidence._detail``;
+the WARNING's advice reads it)."""
 
 SKIPS_BLIND = "cannot tell where an epoch of it ends"
 """How a framework target's resume says that its training data has no length

@@ -22,7 +22,7 @@ from resumecheck.phrases import (
     CHECKPOINT_MAY_LOSE, FETCHED_BEFORE_RESTORE, NOT_RESUMABLE,
     FRAMEWORK_RESUME, HASH_ORDER_UNCHECKED, LOOP_GOES_ON, ORDER_BEFORE_RESTORE,
     NOT_VALIDATED_AGAIN, POSITION_TRANSFORMED, READ_BEFORE, REORDERED, RESTORE_CHANGED, RESTORING,
-    POSITION_UNUSED, SKIPS_BLIND, STOPPED,
+    POSITION_UNUSED, SKIPS_BLIND, STARTED_LEVEL, STOPPED,
     changed_after_load, drawn_at_import_text, first_line, global_streams, lost_uncompared,
     paths_said,
     set_again_uncompared, uncompared_path,
@@ -1367,6 +1367,13 @@ def _draw_advice(drawn: StreamOffset) -> str:
     run. (A trial followed "give the DataLoader a generator of its own, or
     create its iterator before the streams are restored" on a shuffled
     loader, and neither resumed: a new iterator also draws a new order.)"""
+    if STARTED_LEVEL in drawn.detail and split_rank_name(drawn.stream)[0] in ("python", "numpy"):
+        # (trial 408: drawn during the first step, from a stream no iterator's seed draws)
+        return (": where a loader makes a batch ahead of the step (Accelerate's prepared "
+                "loader fetches one ahead), an augmentation drawn as the batch is made (in the "
+                "dataset or its collate_fn) is drawn before the save for the batch the restart "
+                "makes again after the load: draw it in the training step, or from a generator "
+                "seeded from the sample's index and the epoch")
     shuffle = ("; a shuffled DataLoader without a generator draws 2 there, its base seed and "
                "its shuffle's seed" if drawn.unit == "draws" and drawn.draws == 2 else "")
     return (f"{shuffle}: make the iterator the restart needs before the streams are restored "
@@ -1376,7 +1383,7 @@ def _draw_advice(drawn: StreamOffset) -> str:
             "where it shuffles, make it replay the epoch's order: its generator set back to "
             "its state at the epoch's start (saved with the checkpoint, or seeded again each "
             "epoch) before the iterator is made, then the batches already used skipped; where a "
-            "framework makes the iterator (Lightning, Accelerate), only a loader whose state "
+            "framework makes the iterator (Lightning's Trainer), only a loader whose state "
             "the framework's checkpoint keeps (torchdata's StatefulDataLoader) can put the "
             "epoch's order and position back")
 

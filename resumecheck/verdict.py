@@ -1205,13 +1205,18 @@ def _draw_first(result: RunResult) -> None:
     loader's iterator made after the load read that list first and the draw
     that explained it last)."""
     lead = UNDECLARED_LEAD + _UNDECLARED_EXAMPLES
-    if result.checkpoint == "program" and lead in result.explanation and any(
-            o.draws and o.draws > 0 for o in result.stream_offsets):
-        result.explanation = result.explanation.replace(lead, UNDECLARED_LEAD + _DRAWN, 1)
+    drawn = next((o for o in result.stream_offsets if o.draws and o.draws > 0), None)
+    if result.checkpoint == "program" and lead in result.explanation and drawn is not None:
+        # (trial 408: a stream level at the first step, drawn more during it, read
+        # "between the load and the first step")
+        when = _DRAWN_DURING if drawn.step - 1 not in result.resume_at else _DRAWN
+        result.explanation = result.explanation.replace(lead, UNDECLARED_LEAD + when, 1)
 
 
 _DRAWN = (", or something drew from a random stream (found below) between the load and the "
           "first step")
+_DRAWN_DURING = (", or the first step after the load drew from a random stream (found below) "
+                 "more than the uninterrupted run's")
 
 
 def side_files_text(files: dict[str, list[str]]) -> str:
@@ -2330,7 +2335,8 @@ def note_draws_before_restore(own: RunResult, streams: Sequence[str],
 
 
 _UNDECLARED_LEADS = (
-    re.compile(r": what it leaves different is [^;]*?between the load and the first step"),
+    re.compile(r": what it leaves different is [^;]*?(between the load and the first step|"
+               r"more than the uninterrupted run's)"),
     re.compile(r"; the learning rate is the first to differ: .*?a count it keeps(; or [^;]*?'s "
                r"loop, which after a resume may step a scheduler otherwise than the "
                r"uninterrupted run \([^)]*\))?"),

@@ -33,10 +33,11 @@ def test_an_iterator_created_after_the_restore_is_said_first_and_judges_only_ear
     # trial: a loader left at epoch 0 by a load was "diverged" with no word on why)
     own = report.full_resume
     assert own.checkpoint == "program" and own.diagnosis == []
-    # (trial 195: the list of undeclared state it may be came before the draw found)
+    # (trial 195: the list of undeclared state it may be came before the draw found;
+    # trial 408: the iterator is made in the first step, after the streams started level)
     assert ("no declared component differs right after your load(): what it leaves different "
-            "is state you did not declare, or something drew from a random stream (found below) "
-            "between the load and the first step;") in own.explanation
+            "is state you did not declare, or the first step after the load drew from a random "
+            "stream (found below) more than the uninterrupted run's;") in own.explanation
 
     lines = report.render("table").splitlines()
     assert lines[1] == "full resume: NOT EQUIVALENT"
@@ -158,8 +159,10 @@ def test_a_shuffled_loader_made_after_the_restore_is_told_to_replay_the_epochs_o
     assert "a shuffled DataLoader without a generator draws 2 there, its base seed and its " \
            "shuffle's seed" in notice, notice
     assert "its generator set back to its state at the epoch's start" in notice
-    # (a trial with Lightning: nothing said what to do where the framework makes the iterator)
-    assert "where a framework makes the iterator (Lightning, Accelerate), only a loader whose " \
+    # (a trial with Lightning: nothing said what to do where the framework makes the iterator;
+    # trial 408: under Accelerate a loop's own skip_first_batches over a loader reseeded each
+    # epoch puts the order back, with no stateful loader)
+    assert "where a framework makes the iterator (Lightning's Trainer), only a loader whose " \
            "state the framework's checkpoint keeps (torchdata's StatefulDataLoader)" in notice
 
 
@@ -318,3 +321,34 @@ def test_an_optimizer_the_program_makes_anew_is_traced_through_and_its_twin_is_c
     assert not twin.equivalent
     assert [(f.component, f.status) for f in twin.full_resume.diagnosis] == [
         ("optimizer", "confirmed")], twin.render()
+
+
+def test_a_batch_made_ahead_and_augmented_again_after_the_load_is_said_drawn_during_the_step():
+    """Trial 408: Accelerate's loader made a batch ahead, its dataset's
+    augmentation drawn before the save and again after the load. The stream
+    was level at the first step after the load; the own resume's why said
+    something drew "between the load and the first step", and the WARNING
+    advised making the iterator before the streams are restored, and that
+    under Accelerate only a stateful loader can put an epoch's order back."""
+    from fixtures.trust import prefetched_augment
+
+    report = verify(prefetched_augment.AHEAD, drop="none", noise_seeds=0,
+                    check_determinism=False)
+    own = report.full_resume
+    assert own.first_divergent_step == 4 and own.checkpoint == "program"
+    [offset] = own.stream_offsets
+    assert (offset.stream, offset.step, offset.draws) == ("python", 5, 8), offset
+    assert "(step 4, the first after the restore at 3, started level)" in offset.detail
+    assert ("or the first step after the load drew from a random stream (found below) more "
+            "than the uninterrupted run's;") in own.explanation, own.explanation
+    assert "between the load and the first step" not in own.explanation
+    assert ("where a loader makes a batch ahead of the step (Accelerate's prepared loader "
+            "does), it drew that batch's augmentation before the save") in offset.detail
+    notice = report.incomplete_state_notice() or ""
+    assert notice.startswith("the restart draws from a random stream where the uninterrupted "
+                             "run does not"), notice
+    assert ("an augmentation drawn as the batch is made (in the dataset or its collate_fn) is "
+            "drawn before the save for the batch the restart makes again after the load: draw "
+            "it in the training step") in notice, notice
+    assert "make the iterator the restart needs" not in notice
+    assert "(Lightning, Accelerate)" not in notice
