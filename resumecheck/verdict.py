@@ -41,6 +41,7 @@ from resumecheck.phrases import (
     CHANGED_AFTER_LOAD, CHECKPOINT_LOSES, CHECKPOINT_MAY_LOSE, FETCHED_BEFORE_RESTORE,
     FRAMEWORK_RESUME,
     FRESH_BUILD_HOLDS, GENERATOR_CHANGED, GENERATOR_POSITION, GRADS_SUMMED, LEFT_UNRESTORED,
+    frozen_only,
     FEWER_STEPS, LOOP_ENDED, SET_BY_EPOCH,
     LOOP_GOES_ON, MODULE_ATTR_TODO, MODULE_LEVEL, NOT_DECLARED, NOT_RESUMABLE,
     NOT_VALIDATED_AGAIN,
@@ -1691,21 +1692,65 @@ def modes_put_back(ref: Reference, result: RunResult, segments: Segments) -> set
     """The declared modules whose only finding is their train/eval mode after
     a restore, and whose modes at the end of the run are the reference's: the
     program sets the mode itself before it matters (an EMA put in eval mode
-    for every evaluation), so the load owes it nothing."""
+    for every evaluation), so the load owes it nothing. With them, those whose
+    frozen parameters the program sets itself (``frozen_set_again``, whose
+    findings it words so), frozen at the end as in the reference."""
     only_modes = {f.component for f in result.diagnosis
                   if f.detail.startswith(_MODE_TEXTS) and _FROZEN_TEXT not in f.detail}
-    return only_modes & end_modes_alike(ref, segments) if only_modes else set()
+    frozen = frozen_set_again(ref, result, segments)
+    return ((only_modes & end_modes_alike(ref, segments) if only_modes else set())
+            | (frozen & end_modes_alike(ref, segments, "frozen_params") if frozen else set()))
 
 
-def end_modes_alike(ref: Reference, segments: Segments) -> set[str]:
+def frozen_set_again(ref: Reference, result: RunResult, segments: Segments) -> set[str]:
+    """The declared modules whose only finding is which of their parameters
+    are frozen after a restore, where the first step after it gave a gradient
+    to the same parameters as the reference's did: the program sets
+    requires_grad itself before the step's backward (trial 407: a callback
+    that freezes by a count in on_train_batch_start), so the load owes it
+    nothing, and a rerun that sets it is evidence. Their findings say so
+    (``frozen_set_again_text``); where their frozen parameters at the end are
+    the reference's too (``end_modes_alike``), they are put back."""
+    restored = dict(segments)
+    ref_by_step = {r.step: r for r in ref.segment.records}
+    again = set()
+    for f in result.diagnosis:
+        seg = restored.get(f.step) if f.step is not None else None
+        if not frozen_only(f.detail) or seg is None or f.step is None:
+            continue
+        first = next((r for r in seg.records if r.step == f.step + 1), None)
+        there = ref_by_step.get(f.step + 1)
+        if first is None or there is None or first.skipped or there.skipped:
+            continue
+        grads = [{k for k in r.digests if _kind(k) == "grad"} for r in (first, there)]
+        if grads[0] and grads[0] == grads[1]:
+            again.add(f.component)
+    result.diagnosis = [replace(f, detail=frozen_set_again_text(f.detail, f.step or 0))
+                        if f.component in again and frozen_only(f.detail) else f
+                        for f in result.diagnosis]
+    return again
+
+
+def frozen_set_again_text(detail: str, step: int) -> str:
+    """A ``_frozen_differ`` finding of a module the program freezes itself
+    (``frozen_set_again``), without the consequences it did not have."""
+    head = re.sub(r": they get (no )?a gradient where it had (one|none)", "", detail)
+    return head.replace(
+        f": {_FROZEN_TEXT}, so a load() must set it again",
+        f": the program sets requires_grad again itself: step {step + 1}, the first after the "
+        "restore, gave a gradient to the same parameters as in the uninterrupted run", 1)
+
+
+def end_modes_alike(ref: Reference, segments: Segments, key: str = "eval_modules") -> set[str]:
     """The declared modules in the reference's train/eval modes at the end of
-    the run (none when either end is unknown)."""
+    the run (none when either end is unknown); ``key="frozen_params"``: with
+    the reference's frozen parameters."""
     last = segments[-1][1] if segments else None
     if last is None or not last.end_state or not ref.segment.end_state:
         return set()
     run_end = (load_checkpoint(last.end_state, read_only=True).get("meta") or {})
     ref_end = (ref.file(ref.segment.end_state).get("meta") or {})
-    run_modes, ref_modes = (m.get("eval_modules") or {} for m in (run_end, ref_end))
+    run_modes, ref_modes = (m.get(key) or {} for m in (run_end, ref_end))
     return {name for name in run_modes if name in ref_modes
             and set(run_modes[name]) == set(ref_modes[name])}
 

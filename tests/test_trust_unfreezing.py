@@ -120,3 +120,35 @@ def test_frozen_flags_otherwise_after_the_engines_restore_are_said_changed_not_l
     notice = _lossy_notice([frozen], "differs from step 6 (loss)", "", "",
                            framework="the HuggingFace Trainer's restore")
     assert notice.startswith(CHANGED_ONE) and LOSSY_ONE not in notice, notice
+
+
+def test_parameters_the_step_freezes_again_itself_are_a_note_not_a_load_to_mend():
+    """Trial 407: a callback set requires_grad at each batch's start from a
+    count its checkpoint kept. Every report said the parameters, trainable
+    after the load, "get a gradient where it had none" and that "a load()
+    must set it again", and the correct program had a latent gap in params:
+    the first step after the load gave gradients to the same parameters."""
+    from fixtures.trust import frozen_by_count
+
+    report = verify(frozen_by_count.CORRECT, drop="none", noise_seeds=0,
+                    check_determinism=False)
+    own = report.full_resume
+    assert report.equivalent and own.verdict == "identical" and own.latent_gaps == []
+    [note] = own.diagnosis
+    assert note.put_back() and note.status == "put_back", note
+    assert note.detail == (
+        "parameters `0.bias`, `0.weight` trainable after the load, frozen at step 3 in the "
+        "uninterrupted run: the program sets requires_grad again itself: step 4, the first "
+        "after the restore, gave a gradient to the same parameters as in the uninterrupted run")
+    assert "latent gap" not in report.render("table")
+
+    # the count lost, the run departs: the frozen parameters are no cause, and said so
+    report = verify(frozen_by_count.LOSES_COUNT, drop="none", noise_seeds=0,
+                    check_determinism=False)
+    own = report.full_resume
+    assert own.first_divergent_step == 4
+    by = {f.component: f for f in own.diagnosis}
+    assert by["global_step"].status == "confirmed"
+    assert by["params"].status == "not_cause", by["params"]
+    assert "a gradient where it had none" not in by["params"].detail
+    assert "a load() must set it again" not in by["params"].detail
