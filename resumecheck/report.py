@@ -1102,6 +1102,14 @@ _FRAMEWORK_LOSSY = "'s restore does not bring back what it saved"
 """How a framework target's lossy component is said (``_lossy_notice``)."""
 
 
+def _own_callback_load(lossy: list[Finding]) -> str:
+    """Where a callback's state came back otherwise, its own load first (trial
+    407: a callback's load_state_dict() read a key its state_dict() had
+    renamed, and the WARNING led with the framework's restore)."""
+    return ("a callback's load_state_dict() does not set it from the state it is given back, "
+            "or " if any(split_rank_name(f.component)[0] == "callbacks" for f in lossy) else "")
+
+
 def _lossy_notice(lossy: list[Finding], where: str, settings: str, ablations: str,
                   read_elsewhere: bool = False, framework: str | None = None) -> str:
     """The incomplete-state notice where declared components differ right after
@@ -1145,7 +1153,7 @@ def _lossy_notice(lossy: list[Finding], where: str, settings: str, ablations: st
            "something between the restore and the first step changed it)" if framework is None
            # (a trial: Lightning's StochasticWeightAveraging empties the schedulers at fit
            # start; the user read "its load_state_dict()" as a load of theirs)
-           else f"{framework}{_FRAMEWORK_LOSSY} (or "
+           else f"{_own_callback_load(lossy)}{framework}{_FRAMEWORK_LOSSY} (or "
            "a callback, the framework's or yours, set it anew or emptied it around the "
            "restore, or something between the restore and the first step changed it)")
         + f"{besides}{settings}.{fit_loop}{ablations}"

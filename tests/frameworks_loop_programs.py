@@ -132,10 +132,12 @@ def _numpy_in_checkpoint():
         trainer={"callbacks": [_numpy_state_callback()]})
 
 
-def _counting_callback(saves: bool = True):
+def _counting_callback(saves: bool = True, reads: str = "count"):
     """A callback that keeps state (a batch counter that halves the learning rate
     after four batches) and saves it in Lightning's checkpoint (``saves``; else
-    it defines no state_dict(), and Lightning's checkpoint has nothing of it)."""
+    it defines no state_dict(), and Lightning's checkpoint has nothing of it).
+    Its load reads the key ``reads``, where it finds one (trial 407: a key
+    renamed on the save's side alone)."""
     import lightning.pytorch as pl
 
     class ForgetsItsCount(pl.Callback):
@@ -156,13 +158,13 @@ def _counting_callback(saves: bool = True):
             return {"count": self.count}
 
         def load_state_dict(self, state):
-            self.count = state["count"]
+            self.count = state.get(reads, self.count)
 
     return HalvesTheLrAfterFour()
 
 
-def _counting_callback_target(per_build: bool, saves: bool = True):
-    settings = lambda: {"callbacks": [_counting_callback(saves)]}  # noqa: E731
+def _counting_callback_target(per_build: bool, saves: bool = True, reads: str = "count"):
+    settings = lambda: {"callbacks": [_counting_callback(saves, reads)]}  # noqa: E731
     return lightning_target(
         module=lambda: lightning_train().TinyClassifier(dropout=0.0),
         data=lambda: lightning_train().stateful_loader(), steps=8, resume_at=(3,),
@@ -512,6 +514,8 @@ _BUILT_ON_FIRST_USE = {
     "LIGHTNING_WRAPS_AT_EPOCH_END": lambda: _loader_skipping_at_an_epochs_end(wraps=True),
     "LIGHTNING_COUNTER_NOT_SAVED": lambda: _counting_callback_target(per_build=True,
                                                                      saves=False),
+    "LIGHTNING_COUNTER_KEY_RENAMED": lambda: _counting_callback_target(per_build=True,
+                                                                       reads="seen"),
 }
 
 

@@ -996,3 +996,17 @@ def test_a_lightning_target_takes_what_is_not_state_as_a_target_does():
     assert target.not_state == ("params.seen",)
     target = lightning_target(module=made, data=made, not_state=["params.seen", "params.t"])
     assert target.not_state == ("params.seen", "params.t")
+
+
+@pytest.mark.e2e
+def test_a_callback_whose_load_reads_another_key_is_told_its_own_load_first():
+    """Trial 407: a callback's load_state_dict() read a key its state_dict()
+    had renamed; the WARNING led with "Lightning's restore does not bring back
+    what it saved", where Lightning had handed the saved state back."""
+    report = resumecheck.verify(spec("LIGHTNING_COUNTER_KEY_RENAMED"), drop="none",
+                                noise_seeds=0, check_determinism=False)
+    assert report.runs[0].verdict == DIVERGED
+    notice = report.incomplete_state_notice() or ""
+    assert ("HalvesTheLrAfterFour.count 0, expected 3: a callback's load_state_dict() does not "
+            "set it from the state it is given back, or Lightning's restore does not bring back "
+            "what it saved (or a callback") in notice, notice
