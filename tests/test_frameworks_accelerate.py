@@ -786,3 +786,44 @@ def test_the_own_resume_says_the_loop_that_ran_is_the_checks_not_the_scripts():
         "resume code (where it restarts, what it skips with skip_first_batches, counters it "
         "keeps outside the objects registered with Accelerate) did not run, and is not checked "
         "here: wrap your own loop, save and load as a program to check it")
+
+
+def _reseeded_each_epoch(settings):
+    """A plain shuffled loader with its own generator, which the loop's head
+    seeds again at each epoch's start (trial 408's loop)."""
+    train = example_module().train
+    accelerator, model, optimizer, loader, scheduler = train.setup(
+        loader="plain", own_generator=True, **settings)
+    generator = loader.base_dataloader.generator  # (the script's own, given to its DataLoader)
+
+    def step(batch):
+        loss = train.loss_of(model, batch)
+        accelerator.backward(loss)
+        optimizer.step(); scheduler.step(); optimizer.zero_grad()  # noqa: E702
+        return loss
+    return resumecheck.frameworks.accelerate.accelerate_program(
+        accelerator, model=model, optimizer=optimizer, scheduler=scheduler, loader=loader,
+        step=step, epoch_start=lambda epoch: generator.manual_seed(100 + epoch))
+
+
+@pytest.mark.e2e
+def test_a_loop_head_that_seeds_the_loaders_generator_each_epoch_runs_and_resumes():
+    """Trial 408: a correct loop seeded its loader's generator at each epoch's
+    start; the check's loop does not run the loop's head, and reported the
+    generator Accelerate does not save as lost (as it is, without the head).
+    Given as epoch_start, the head runs where the loop runs it."""
+    import resumecheck.frameworks.accelerate  # noqa: F401
+
+    report = resumecheck.verify(Target(factory=_reseeded_each_epoch, steps=12, resume_at=(K,)),
+                                drop="none", noise_seeds=0, check_determinism=False)
+    assert report.equivalent, report.render()
+    # without the head, the lost order says what keeps it (the README table's run)
+    cursor = {f.component: f for f in full_resume("PLAIN_OWN_GENERATOR").diagnosis}["data_cursor"]
+    assert cursor.status == "confirmed" and "accelerate_program(..., epoch_start=lambda epoch: " \
+        "generator.manual_seed(seed + epoch))" in cursor.fix, cursor
+    assert not {f.component: f for f in full_resume("PLAIN").diagnosis}["data_cursor"].fix
+    accelerator, model, optimizer, loader, _ = example_module().train.setup()
+    with pytest.raises(resumecheck.InvalidArgument, match="epoch_start"):
+        resumecheck.frameworks.accelerate.accelerate_program(
+            accelerator, model=model, optimizer=optimizer, loader=loader, step=lambda b: 0,
+            epoch_start=3)

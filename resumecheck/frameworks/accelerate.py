@@ -68,6 +68,7 @@ def accelerate_program(
     samples: Callable[[Any], Any] | None = None,
     extra: Mapping[str, Any] | None = None,
     set_epoch: bool = True,
+    epoch_start: Callable[[int], Any] | None = None,
 ) -> AccelerateProgram:
     """A resumecheck program from an Accelerator and the objects ``prepare`` returned.
 
@@ -83,19 +84,28 @@ def accelerate_program(
     itself, from 0 in every new process: after a resume, a loop without it
     reads another epoch's order); False checks a loop that iterates the
     loader as it is (``for batch in loader``), without it.
+    ``epoch_start(epoch)``: the head of the user's loop, called at each epoch's
+    start before its iterator is made (and before ``set_epoch``), as the loop
+    runs it: a loader's generator seeded again each epoch
+    (``lambda epoch: generator.manual_seed(seed + epoch)``), which Accelerate's
+    checkpoint does not keep.
     """
     return AccelerateProgram(accelerator, model=model, optimizer=optimizer, loader=loader,
                              step=step, scheduler=scheduler, samples=samples, extra=extra,
-                             set_epoch=set_epoch)
+                             set_epoch=set_epoch, epoch_start=epoch_start)
 
 
-def _check_arguments(accelerator: Any, step: Any, samples: Any, loader: Any) -> None:
+def _check_arguments(accelerator: Any, step: Any, samples: Any, loader: Any,
+                     epoch_start: Any = None) -> None:
     if not callable(getattr(accelerator, "save_state", None)):
         raise InvalidArgument("accelerator", accelerator, "expected an accelerate.Accelerator")
     if not callable(step):
         raise InvalidArgument("step", step, "expected a function of one batch returning the loss")
     if samples is not None and not callable(samples):
         raise InvalidArgument("samples", samples, "expected a function of one batch")
+    if epoch_start is not None and not callable(epoch_start):
+        raise InvalidArgument("epoch_start", epoch_start,
+                              "expected a function of the epoch, run at each epoch's start")
     try:
         len(loader)
     except TypeError:
@@ -146,20 +156,19 @@ class AccelerateProgram:
         samples: Callable[[Any], Any] | None = None,
         extra: Mapping[str, Any] | None = None,
         set_epoch: bool = True,
+        epoch_start: Callable[[int], Any] | None = None,
     ) -> None:
         require("accelerate", "resumecheck.frameworks.accelerate")
-        _check_arguments(accelerator, step, samples, loader)
+        _check_arguments(accelerator, step, samples, loader, epoch_start)
         self.accelerator, self.model, self.optimizer = accelerator, model, optimizer
         self.scheduler, self.loader = scheduler, loader
         self.step_fn = step
         self.samples_fn = samples
         self.extra = dict(extra or {})
-        self.sets_epoch = set_epoch
-        """The loop calls ``loader.set_epoch(epoch)`` at each epoch's start."""
-        self.epoch = 0
-        """The epoch the loop is in (Accelerate's checkpoint does not keep it)."""
-        self.batch = 0
-        """Batches consumed in this epoch."""
+        # at each epoch's start: the loop calls loader.set_epoch(epoch); the loop's head
+        self.sets_epoch, self.epoch_start = set_epoch, epoch_start
+        # the epoch the loop is in, and the batches consumed in it (Accelerate keeps neither)
+        self.epoch, self.batch = 0, 0
         self.stateful = bool(getattr(loader, "use_stateful_dataloader", False))
         self.accumulation = int(getattr(accelerator, "gradient_accumulation_steps", 1) or 1)
         self._iter: Iterator[Any] | None = None
@@ -190,7 +199,8 @@ class AccelerateProgram:
 
     def checkpoint_advice(self) -> dict[str, str]:
         """What of yours the Accelerator's checkpoint does not hold (``_unsaved``)."""
-        return _unsaved(self.accelerator, self.extra, self.scheduler)
+        return _unsaved(self.accelerator, self.extra, self.scheduler,
+                        None if self.epoch_start is not None else self.loader)
 
     def undeclared_roots(self) -> list[tuple[str, Any]]:
         """What your step function keeps (an EMA it updates), looked at; without
@@ -281,6 +291,8 @@ class AccelerateProgram:
         already consumed, with ``skip_first_batches`` (a stateful loader
         resumes from its own restored state instead).
         """
+        if self.epoch_start is not None:
+            self.epoch_start(self.epoch)
         self._order = _order_streams(self.loader)
         if self.sets_epoch and callable(getattr(self.loader, "set_epoch", None)):
             self.loader.set_epoch(self.epoch)
@@ -327,11 +339,15 @@ class AccelerateProgram:
             streams.load_state_dict(saved)
 
 
-def _unsaved(accelerator: Any, extra: Mapping[str, Any], scheduler: Any) -> dict[str, str]:
+def _unsaved(accelerator: Any, extra: Mapping[str, Any], scheduler: Any,
+             headless: Any = None) -> dict[str, str]:
     """Your ``extra`` components and scheduler that the Accelerator does not
     save, and what makes it: its ``save_state()`` holds only the objects
     registered with it and the schedulers prepared (a trial's lost EMA was
-    confirmed, with no word of how to keep it)."""
+    confirmed, with no word of how to keep it). ``headless``: the loader of a
+    loop with no ``epoch_start``, where a plain shuffled loader draws each
+    epoch's order from a generator of its own, which no checkpoint holds
+    (trial 408's loop seeded it at each epoch's start; the check's did not)."""
     objects = list(getattr(accelerator, "_custom_objects", ()))
     registered = {id(obj) for obj in objects}
     advice = {name: _register_advice(name, obj, objects)
@@ -340,6 +356,13 @@ def _unsaved(accelerator: Any, extra: Mapping[str, Any], scheduler: Any) -> dict
     if scheduler is not None and id(scheduler) not in prepared:
         advice[SCHEDULER] = ("Accelerate's save_state() holds a scheduler only when it was "
                              "prepared: scheduler = accelerator.prepare(scheduler)")
+    if headless is not None and "the sampler's generator" in _order_streams(headless):
+        advice[DATA_CURSOR] = (
+            "Accelerate's save_state() does not hold the generator a plain shuffled loader "
+            "draws each epoch's order from: seed it again at each epoch's start in your loop, "
+            "and give that here as accelerate_program(..., epoch_start=lambda epoch: "
+            "generator.manual_seed(seed + epoch)), or prepare the loader with "
+            "use_seedable_sampler=True")
     return advice
 
 
