@@ -1910,7 +1910,8 @@ def rebound_in(finding: Finding) -> bool:
 
 _FROZEN_RERUN = (
     "; not judged: setting requires_grad as the uninterrupted run had it, where the check "
-    "puts state in after your load(), changed nothing, but that may not be where your program "
+    "puts state in after your load(), left the run departing where it did, but that may not "
+    "be where your program "
     "(or its framework) builds the optimizer over the trainable parameters or freezes them "
     "itself")
 
@@ -1939,8 +1940,10 @@ def _unreached_text(component: str, where: list[str], stream: bool = False) -> s
     """Why a data loader's rerun is no evidence (``settle_findings``); or a
     random state's (``stream``), whose generator such an iterator drew from;
     or a sampler's epoch, over whose sampler it was made."""
-    head = (f"; not judged: putting `{component}` right after your load() changed nothing, "
-            f"but your program goes on with {_iterators(where)}, an iterator it had made ")
+    # (trial 410: "changed nothing" of a rerun that put a later epoch's order right)
+    head = (f"; not judged: putting `{component}` right after your load() left the run "
+            f"departing where it did, but your program goes on with {_iterators(where)}, an "
+            "iterator it had made ")
     if component == SAMPLER_EPOCH and not stream:  # (trial 241: "not the cause" of the cause)
         return (f"{head}before over that sampler: the order it drew then stays; check that "
                 "your load() sets the sampler's epoch before it makes the iterator")

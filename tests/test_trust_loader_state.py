@@ -24,8 +24,9 @@ def test_a_position_saved_too_early_is_not_called_not_the_cause(isolation):
     [finding] = own.diagnosis
     assert finding.component == "data_cursor" and finding.status is None
     assert "put right alone, the run departs as before" not in own.explanation
-    assert ("not judged: putting `data_cursor` right after your load() changed nothing, but "
-            "your program goes on with `it`, an iterator it had made from that loader before"
+    assert ("not judged: putting `data_cursor` right after your load() left the run departing "
+            "where it did, but your program goes on with `it`, an iterator it had made from that "
+            "loader before"
             ) in finding.detail
     assert engine.checkpoint == "engine" and engine.verdict == "identical"
 
@@ -116,8 +117,8 @@ def test_a_generator_a_made_iterator_drew_its_order_from_is_not_called_not_the_c
     rng = findings["rng"]
     assert rng.status is None and rng.confirmed is None, rng
     assert rng.detail.endswith(
-        "; not judged: putting `rng` right after your load() changed nothing, but your program "
-        "goes on with `it`, an iterator it had made before from a loader whose sampler draws "
+        "; not judged: putting `rng` right after your load() left the run departing where it "
+        "did, but your program goes on with `it`, an iterator it had made before from a loader whose sampler draws "
         "from that generator: the order it drew then stays; check what your save() stores "
         "for it, and when your load() makes the iterator"), rng.detail
     assert "put right alone, the run departs as before" not in report.render()
@@ -135,8 +136,9 @@ def test_a_sampler_epoch_a_made_iterator_drew_its_order_from_is_not_called_not_t
     [finding] = own.diagnosis
     assert (finding.component, finding.status) == ("sampler_epoch", None), finding
     assert finding.detail == (
-        "0, expected 1; not judged: putting `sampler_epoch` right after your load() changed "
-        "nothing, but your program goes on with `it`, an iterator it had made before over "
+        "0, expected 1; not judged: putting `sampler_epoch` right after your load() left the "
+        "run departing where it did, but your program goes on with `it`, an iterator it had "
+        "made before over "
         "that sampler: the order it drew then stays; check that your load() sets the "
         "sampler's epoch before it makes the iterator")
     assert verify(spec + "SETS_THE_EPOCH", drop="none", noise_seeds=0).equivalent

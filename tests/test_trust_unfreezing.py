@@ -99,7 +99,8 @@ def test_a_frozen_finding_whose_rerun_did_not_help_is_not_judged_not_the_cause()
     assert settled.status is None and settled.confirmed is None
     assert settled.detail.endswith("; not judged: setting requires_grad as the uninterrupted run "
                                    "had it, where the check puts state in after your load(), "
-                                   "changed nothing, but that may not be where your program (or "
+                                   "left the run departing where it did, but that may not be "
+                                   "where your program (or "
                                    "its framework) builds the optimizer over the trainable "
                                    "parameters or freezes them itself")
 
