@@ -118,8 +118,8 @@ def test_a_generator_a_made_iterator_drew_its_order_from_is_not_called_not_the_c
     assert rng.status is None and rng.confirmed is None, rng
     assert rng.detail.endswith(
         "; not judged: putting `rng` right after your load() left the run departing where it "
-        "did, but your program goes on with `it`, an iterator it had made before from a loader whose sampler draws "
-        "from that generator: the order it drew then stays; check what your save() stores "
+        "did, but your program goes on with `it`, an iterator it had made before from a "
+        "loader whose sampler draws from that generator: the order it drew then stays; check what your save() stores "
         "for it, and when your load() makes the iterator"), rng.detail
     assert "put right alone, the run departs as before" not in report.render()
     assert verify(spec + "SAVES_EPOCH_START", drop="none", noise_seeds=0).equivalent
