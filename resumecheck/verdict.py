@@ -1206,12 +1206,13 @@ def _draw_first(result: RunResult) -> None:
     loader's iterator made after the load read that list first and the draw
     that explained it last)."""
     lead = UNDECLARED_LEAD + _UNDECLARED_EXAMPLES
-    drawn = next((o for o in result.stream_offsets if o.draws and o.draws > 0), None)
-    if result.checkpoint == "program" and lead in result.explanation and drawn is not None:
+    drawn = [o.step for o in result.stream_offsets if o.draws and o.draws > 0]
+    if result.checkpoint == "program" and lead in result.explanation and drawn:
         # (trial 408: a stream level at the first step, drawn more during it, read
         # "between the load and the first step")
-        when = _DRAWN_DURING if drawn.step - 1 not in result.resume_at else _DRAWN
-        result.explanation = result.explanation.replace(lead, UNDECLARED_LEAD + when, 1)
+        between = any(step - 1 in result.resume_at for step in drawn)
+        result.explanation = result.explanation.replace(
+            lead, UNDECLARED_LEAD + (_DRAWN if between else _DRAWN_DURING), 1)
 
 
 _DRAWN = (", or something drew from a random stream (found below) between the load and the "
