@@ -163,6 +163,21 @@ def _counting_callback(saves: bool = True, reads: str = "count"):
     return HalvesTheLrAfterFour()
 
 
+def _own_model_checkpoint():
+    """A ModelCheckpoint subclass of the user's own, saving every other step
+    under the check's root (trial 411: its paths, each build's own root, read
+    as a callback that lost its state, on a correct program)."""
+    import lightning.pytorch as pl
+
+    class StepCheckpoint(pl.callbacks.ModelCheckpoint):
+        """Not Lightning's class: its state is compared as the user's."""
+
+    return lightning_target(
+        module=lambda: lightning_train().TinyClassifier(dropout=0.0),
+        data=lambda: lightning_train().stateful_loader(), steps=8, resume_at=(3,),
+        trainer=lambda: {"callbacks": [StepCheckpoint(every_n_train_steps=2, save_top_k=-1)]})
+
+
 def _counting_callback_target(per_build: bool, saves: bool = True, reads: str = "count"):
     settings = lambda: {"callbacks": [_counting_callback(saves, reads)]}  # noqa: E731
     return lightning_target(
@@ -514,6 +529,7 @@ _BUILT_ON_FIRST_USE = {
     "LIGHTNING_WRAPS_AT_EPOCH_END": lambda: _loader_skipping_at_an_epochs_end(wraps=True),
     "LIGHTNING_COUNTER_NOT_SAVED": lambda: _counting_callback_target(per_build=True,
                                                                      saves=False),
+    "LIGHTNING_OWN_MODEL_CHECKPOINT": _own_model_checkpoint,
     "LIGHTNING_COUNTER_KEY_RENAMED": lambda: _counting_callback_target(per_build=True,
                                                                        reads="seen"),
 }

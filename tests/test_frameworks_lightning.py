@@ -1010,3 +1010,19 @@ def test_a_callback_whose_load_reads_another_key_is_told_its_own_load_first():
     assert ("HalvesTheLrAfterFour.count 0, expected 3: a callback's load_state_dict() does not "
             "set it from the state it is given back, or Lightning's restore does not bring back "
             "what it saved (or a callback") in notice, notice
+
+
+@pytest.mark.e2e
+def test_a_model_checkpoint_subclass_of_the_users_is_compared_without_each_builds_root():
+    """Trial 411: a ModelCheckpoint subclass (the user's own class, so its state
+    is compared) wrote under the check's root, which each build has of its own;
+    its best_model_path and dirpath "differed", and a correct program was NOT
+    EQUIVALENT, its callback said to lose its state."""
+    report = resumecheck.verify(spec("LIGHTNING_OWN_MODEL_CHECKPOINT"), drop=["callbacks"],
+                                noise_seeds=0, check_determinism=False)
+    assert report.equivalent, report.render()
+    engine = report.engine_resume
+    assert engine is not None and engine.verdict == IDENTICAL, engine.explanation
+    assert ["callbacks"] in [r.dropped for r in report.runs]  # (its state is compared)
+    for run in report.runs[:2]:  # (the own resume and the engine's: nothing of it differs)
+        assert run.latent_gaps == [] and run.diagnosis == [], (run.latent_gaps, run.diagnosis)

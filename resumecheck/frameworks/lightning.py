@@ -285,9 +285,12 @@ class LightningProgram(LoopProgram):
                                                verify_as=DATAMODULE)
         stateful = _stateful_callbacks(trainer.callbacks)
         if stateful:  # (restored where Lightning restores them: after the setup hooks)
-            components[CALLBACKS] = LiveState(self, lambda: stateful, dump=_callbacks_state,
-                                              load=_load_callbacks, stage="setup",
-                                              verify_as=CALLBACKS)
+            root = self._root.name  # (a build's own: captured as _ROOT_MARK, trial 411)
+            components[CALLBACKS] = LiveState(
+                self, lambda: stateful,
+                dump=lambda c: _moved(_callbacks_state(c), root, _ROOT_MARK),
+                load=lambda c, state: _load_callbacks(c, _moved(state, _ROOT_MARK, root)),
+                stage="setup", verify_as=CALLBACKS)
         return components
 
     def checkpoint_advice(self) -> dict[str, str]:
@@ -318,6 +321,11 @@ class LightningProgram(LoopProgram):
 
 
 _ROOT_PREFIX = "resumecheck-lightning-"
+_ROOT_MARK = "<the build's root>"
+"""What the engine's capture of the callbacks holds for the folder each build
+has of its own: a ModelCheckpoint subclass of the user's, whose paths lie
+under it, compared across builds, read as a callback that lost its state
+(trial 411: best_model_path and dirpath, each build's root, 'differed')."""
 
 
 def _same_root_on_load(callback: Any, root: str) -> None:
