@@ -1103,11 +1103,17 @@ _FRAMEWORK_LOSSY = "'s restore does not bring back what it saved"
 
 
 def _own_callback_load(lossy: list[Finding]) -> str:
-    """Where a callback's state came back otherwise, its own load first (trial
-    407: a callback's load_state_dict() read a key its state_dict() had
-    renamed, and the WARNING led with the framework's restore)."""
-    return ("a callback's load_state_dict() does not set it from the state it is given back, "
-            "or " if any(split_rank_name(f.component)[0] == "callbacks" for f in lossy) else "")
+    """Where a callback's state, or a training loader's in the framework's loop
+    state, came back otherwise, its own load first (trial 407: a callback's
+    load_state_dict() read a key its state_dict() had renamed; trial 411: a
+    loader's load lost a field; the WARNING led with the framework's restore)."""
+    names = [split_rank_name(f.component)[0] for f in lossy]
+    owners = [who for who, there in (
+        ("a callback's", "callbacks" in names),
+        ("your loader's", any(n == "data_cursor" and "combined_loader" in f.detail
+                              for n, f in zip(names, lossy)))) if there]
+    return (f"{' or '.join(owners)} load_state_dict() does not set it from the state it is "
+            "given back, or " if owners else "")
 
 
 def _lossy_notice(lossy: list[Finding], where: str, settings: str, ablations: str,

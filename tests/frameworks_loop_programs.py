@@ -409,12 +409,13 @@ def _scheduler_stepped_after_the_save():
                             data=lambda: train.stateful_loader(), steps=8, resume_at=(3,))
 
 
-def _loader_skipping_at_an_epochs_end(wraps: bool = False):
+def _loader_skipping_at_an_epochs_end(wraps: bool = False, renamed: bool = False):
     """Trial 137's loader: it keeps its own position (batches read in the
     epoch) over a sampler whose order comes from the epoch Lightning sets,
     and restored at an epoch's end skips that many batches of the next
     epoch, the whole of it: the restart reads the epoch after (``wraps``: its
-    fix, a position at the epoch's end starts the next epoch whole)."""
+    fix, a position at the epoch's end starts the next epoch whole; ``renamed``:
+    its load reads a key its save renamed, resumed inside an epoch, trial 411)."""
     import torch
 
     train = lightning_train()
@@ -453,7 +454,8 @@ def _loader_skipping_at_an_epochs_end(wraps: bool = False):
             return {"read": self.read}
 
         def load_state_dict(self, state):
-            self.read = self.skip = state["read"]  # (the bug: at an epoch's end, 5 of 5)
+            self.read = self.skip = state.get("position" if renamed else "read", 0)
+            # (the bug: at an epoch's end, 5 of 5)
             if wraps and self.skip >= len(self):
                 self.skip = 0
 
@@ -464,7 +466,7 @@ def _loader_skipping_at_an_epochs_end(wraps: bool = False):
             return Skips()
 
     return lightning_target(module=lambda: train.TinyClassifier(dropout=0.0), data=Data,
-                            steps=8, resume_at=(5,))
+                            steps=8, resume_at=(3 if renamed else 5,))
 
 
 def _timing_callback():
@@ -527,6 +529,7 @@ _BUILT_ON_FIRST_USE = {
     "LIGHTNING_SCHEDULER_AFTER_SAVE": _scheduler_stepped_after_the_save,
     "LIGHTNING_SKIPS_AT_EPOCH_END": _loader_skipping_at_an_epochs_end,
     "LIGHTNING_WRAPS_AT_EPOCH_END": lambda: _loader_skipping_at_an_epochs_end(wraps=True),
+    "LIGHTNING_LOADER_KEY_RENAMED": lambda: _loader_skipping_at_an_epochs_end(renamed=True),
     "LIGHTNING_COUNTER_NOT_SAVED": lambda: _counting_callback_target(per_build=True,
                                                                      saves=False),
     "LIGHTNING_OWN_MODEL_CHECKPOINT": _own_model_checkpoint,

@@ -1026,3 +1026,16 @@ def test_a_model_checkpoint_subclass_of_the_users_is_compared_without_each_build
     assert ["callbacks"] in [r.dropped for r in report.runs]  # (its state is compared)
     for run in report.runs[:2]:  # (the own resume and the engine's: nothing of it differs)
         assert run.latent_gaps == [] and run.diagnosis == [], (run.latent_gaps, run.diagnosis)
+
+
+@pytest.mark.e2e
+def test_a_loader_whose_load_reads_another_key_is_told_its_own_load_first():
+    """Trial 411: a loader's load_state_dict() left out a field its state_dict()
+    saved; the WARNING led with Lightning's restore and named no loader."""
+    report = resumecheck.verify(spec("LIGHTNING_LOADER_KEY_RENAMED"), drop="none",
+                                noise_seeds=0, check_determinism=False)
+    assert report.runs[0].first_divergent_step == 4
+    notice = report.incomplete_state_notice() or ""
+    assert ("`data_cursor`: state_dict.combined_loader[0].read 0, expected 3: your loader's "
+            "load_state_dict() does not set it from the state it is given back, or Lightning's "
+            "restore does not bring back what it saved") in notice, notice
