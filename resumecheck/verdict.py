@@ -699,6 +699,9 @@ def _fields_as_built(ref: Reference, result: RunResult, segments: Segments) -> s
     if built and all(key in built and built[key] != digest(at_k[key]) for key in later):
         # (a trial's position component seeded the loader's generator again from its
         # epoch, and the line left the reader to guess which of two cases it was)
+        # (trial 413: "a checkpoint that loses them resumes alike here" of a generator its
+        # sampler's state held too, where a checkpoint that lost it from both departed)
+        tail = tail.replace(f"loses {it} resumes", f"loses {it} from `{name}` alone resumes", 1)
         return (f"{head} {PUT_BACK_HOLDS} {it}: another declared component puts "
                 f"{it} back), and the run changes {it} later: {tail}; that component keeps "
                 f"{it} here, and dropping `{name}` cannot check {it} at this resume point")

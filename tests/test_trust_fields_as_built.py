@@ -187,7 +187,8 @@ def test_a_field_another_component_puts_back_is_said_so_not_left_to_guess():
     assert line.startswith(
         "of `rng`, `generators.loader` (a tensor of 5056 values there, other values at the end) "
         "is at step 6 as the restore without `rng` leaves it (not as a fresh build makes it: "
-        "another declared component puts it back), and the run changes it later:"), line
+        "another declared component puts it back), and the run changes it later: a checkpoint "
+        "that loses it from `rng` alone resumes alike here"), line
     assert line.endswith("that component keeps it here, and dropping `rng` cannot check it at "
                          "this resume point")
     assert "a fresh build's, or what another" not in line and "fuzz tries them" not in line
