@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
-from resumecheck.components import split_rank_name
+from resumecheck.components import DATA_CURSOR, split_rank_name
 from resumecheck.errors import LONGER_BOUND
 from resumecheck.phrases import (
     ADAPTER_LOOP, AS_BUILT_MARK, BUILDING, CHANGED_AFTER_LOAD, CHECKPOINT_LOSES,
@@ -1102,7 +1102,7 @@ _FRAMEWORK_LOSSY = "'s restore does not bring back what it saved"
 """How a framework target's lossy component is said (``_lossy_notice``)."""
 
 
-def _own_callback_load(lossy: list[Finding]) -> str:
+def _own_loads_first(lossy: list[Finding]) -> str:
     """Where a callback's state, or a training loader's in the framework's loop
     state, came back otherwise, its own load first (trial 407: a callback's
     load_state_dict() read a key its state_dict() had renamed; trial 411: a
@@ -1110,7 +1110,7 @@ def _own_callback_load(lossy: list[Finding]) -> str:
     names = [split_rank_name(f.component)[0] for f in lossy]
     owners = [who for who, there in (
         ("a callback's", "callbacks" in names),
-        ("your loader's", any(n == "data_cursor" and "combined_loader" in f.detail
+        ("your loader's", any(n == DATA_CURSOR and "combined_loader" in f.detail
                               for n, f in zip(names, lossy)))) if there]
     return (f"{' or '.join(owners)} load_state_dict() does not set it from the state it is "
             "given back, or " if owners else "")
@@ -1159,7 +1159,7 @@ def _lossy_notice(lossy: list[Finding], where: str, settings: str, ablations: st
            "something between the restore and the first step changed it)" if framework is None
            # (a trial: Lightning's StochasticWeightAveraging empties the schedulers at fit
            # start; the user read "its load_state_dict()" as a load of theirs)
-           else f"{_own_callback_load(lossy)}{framework}{_FRAMEWORK_LOSSY} (or "
+           else f"{_own_loads_first(lossy)}{framework}{_FRAMEWORK_LOSSY} (or "
            "a callback, the framework's or yours, set it anew or emptied it around the "
            "restore, or something between the restore and the first step changed it)")
         + f"{besides}{settings}.{fit_loop}{ablations}"
