@@ -50,7 +50,7 @@ from resumecheck.progress import ProgressCallback, ProgressTracker
 from resumecheck.report import (
     CLOSE, CONFIRMED, FAILED, IDENTICAL, INCONCLUSIVE, NOT_CAUSE, RESUME_CODE_UNCHECKED,
     RunResult,
-    caveats, restarts_text, seed_text, unseeded_notice,
+    caveats, isolation_made, restarts_text, seed_text, unseeded_notice,
 )
 from resumecheck.faults import environment_failure
 from resumecheck.interrupt import scratch_directory
@@ -178,7 +178,7 @@ class FuzzResult:
             "seed": self.seed,
             "base_seed": None if self.base_seed == "?" else self.base_seed,
             "max_interruptions": self.max_interruptions,
-            "isolation": self.isolation,
+            "isolation": isolation_made(self.isolation, self.nproc),
             "examples": self.examples,
             "distinct_schedules": self.distinct_schedules,
             "boundaries": self.boundaries,

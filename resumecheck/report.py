@@ -590,7 +590,7 @@ class Report:
             "warnings": [w for w in (self.incomplete_state_notice(), self.unseeded_notice(),
                                      self.set_order) if w],
             "not_checked": list(self.not_checked),
-            "isolation": self.isolation,
+            "isolation": isolation_made(self.isolation, self.nproc),
             "tolerance": self.tolerance,
             "environment": self.environment,
             "noise": self.noise,
@@ -1425,6 +1425,13 @@ def _uncompared_clause(undeclared: list[str], lines_shown: bool) -> str:
     return (f" (the program keeps outside what the declared components' states hold: {listed}; "
             "`resumecheck run` of the failing schedule (its reproduce command) lists them as "
             "`not compared`, with what to do)")
+
+
+def isolation_made(isolation: str, nproc: int | None) -> str:
+    """How restarts were made, as a report's JSON says it: on many ranks every
+    restart is a new launch of its ranks, each a new interpreter, whatever
+    ``--isolation`` asked (trial 412 read ``"inprocess"`` of such a run)."""
+    return "process" if nproc else isolation
 
 
 def restarts_text(isolation: str, nproc: int | None, resume_nproc: int | None = None) -> str:

@@ -36,6 +36,8 @@ def test_built_in_program_resumes_on_two_ranks_and_each_ranks_state_is_needed(ta
     report = verify(target, steps=4, resume_at=2, drop=PER_RANK, **FAST)
     runs = _by_label(report)
     assert report.equivalent and report.nproc == 2
+    # (trial 412: the JSON said "inprocess" of restarts that were launches of ranks)
+    assert report.to_json()["isolation"] == "process"
     assert runs[((), "program")].verdict == "identical"  # its own dcp + per-rank checkpoint
     assert runs[((), "engine")].verdict == "identical"
     for (name,) in PER_RANK:

@@ -96,6 +96,8 @@ def test_inconclusive_elastic_examples_are_said_not_reported_as_failures():
             "(torch's launcher); torch") in result.render().splitlines()[0]
     assert "every restart at" not in result.render().splitlines()[0]
     assert result.to_json()["inconclusive"] == [[5], [3]]
+    # (trial 412: the JSON said "inprocess" of restarts that were launches of ranks)
+    assert result.to_json()["isolation"] == "process"
     # each schedule said once: four examples of three schedules are not "and more"
     again = FuzzResult(target="t", steps=8, seed=None, max_interruptions=1, examples=4,
                        distinct_schedules=3, inconclusive=[[8], [5], [8], [3]],
