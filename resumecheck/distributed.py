@@ -161,6 +161,7 @@ def run_ranks(spec: SegmentSpec, cancel: threading.Event | None = None,
     work = Path(spec.workdir)
     base = spec.name
     shared_checkpoint = _write_rank_specs(spec, n, work)
+    stopped = False  # (by the check: its time budget, or the check abandoned)
     try:
         hung, code, watch, launch_output = _launch(spec, n, cancel, deadline)
         if hung is not None and hung[1] in BEFORE_PROGRAM:
@@ -177,8 +178,14 @@ def run_ranks(spec: SegmentSpec, cancel: threading.Event | None = None,
                         "program had run: torch's rendezvous on this machine is held up (look "
                         "for a firewall, or no free local ports); RESUMECHECK_WARM=0 starts "
                         "every rank as a new interpreter", hung[1], hung[2])
+    except (BudgetExhausted, _Cancelled):
+        # (trial 412: a passing fuzz printed 70 lines of the ranks' KeyboardInterrupt,
+        # ending in the program's load(), as the budget stopped them mid-collective)
+        stopped = True
+        raise
     finally:
-        _pass_on_ranks(work, base, n)
+        if not stopped:
+            _pass_on_ranks(work, base, n)
     if hung is not None and hung[1] in BEFORE_PROGRAM:
         return _failed(hung[0], "rendezvous", None)  # (not the program's, nor a bound's)
     if hung is not None:

@@ -366,3 +366,36 @@ def test_a_rank_stopped_while_it_writes_its_result_does_not_hide_the_failure(tmp
     watch = types.SimpleNamespace(exited={}, last_step=[2, 3], phase=[("step", 3)] * 2)
     result = _collect(spec, 2, 1, watch, failures, "")
     assert result.error is not None and result.error.startswith("rank 1 was killed by SIGKILL")
+
+
+@pytest.mark.parametrize("stop", ["budget", "cancel", None])
+def test_what_ranks_print_as_the_check_stops_them_is_not_passed_on(tmp_path, monkeypatch,
+                                                                     capsys, stop):
+    """Trial 412: a passing fuzz printed the ranks' KeyboardInterrupt tracebacks,
+    ending in the program's load(), as its time budget stopped a launch
+    mid-collective. What ranks print in a launch the check stops is no output
+    of the program's; in one that ends otherwise, it is passed on."""
+    import resumecheck.distributed as distributed
+    from resumecheck.errors import BudgetExhausted
+    from resumecheck.segments import SegmentSpec
+
+    spec = SegmentSpec(target_spec="resumecheck.tiny_dist:DDP", config={}, start=0, stop=2,
+                       workdir=str(tmp_path), name="seg", nproc=2)
+    monkeypatch.setattr(distributed, "_write_rank_specs", lambda *a: None)
+    ended = {"budget": BudgetExhausted(None), "cancel": distributed._Cancelled(), None: None}
+
+    def launch(*args):
+        for r in range(2):
+            (tmp_path / f"seg.rank{r}.log").write_text("Traceback\nKeyboardInterrupt\n")
+        if ended[stop] is not None:
+            raise ended[stop]
+        return ("rank 0 hung", "step", 1), None, None, ""
+
+    monkeypatch.setattr(distributed, "_launch", launch)
+    if stop is None:
+        distributed.run_ranks(spec)
+    else:
+        with pytest.raises(type(ended[stop])):
+            distributed.run_ranks(spec)
+    err = capsys.readouterr().err
+    assert ("[rank 1] KeyboardInterrupt" in err) == (stop is None), err
