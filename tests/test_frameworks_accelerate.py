@@ -738,20 +738,30 @@ def test_the_readme_table_is_what_the_examples_measure_now():
     check_table_rows("Accelerate")  # tests/test_frameworks_{lightning,transformers}.py check theirs
 
 
-def _loop_without_set_epoch(settings):
-    """The recommended loader, in a loop declared not to call loader.set_epoch()."""
+def _own_loop(settings, loader="seedable", head=False, **options):
+    """The example's setup with a loader generator of its own, in a loop of the
+    given ``accelerate_program`` options; ``head``: the loop's head seeds that
+    generator again at each epoch's start (trial 408's loop)."""
     train = example_module().train
     accelerator, model, optimizer, loader, scheduler = train.setup(
-        loader="seedable", own_generator=True, **settings)
+        loader=loader, own_generator=True, **settings)
+    generator = loader.base_dataloader.generator  # (the script's own, given to its DataLoader)
 
     def step(batch):
         loss = train.loss_of(model, batch)
         accelerator.backward(loss)
         optimizer.step(); scheduler.step(); optimizer.zero_grad()  # noqa: E702
         return loss
+    if head:
+        options["epoch_start"] = lambda epoch: generator.manual_seed(100 + epoch)
     return resumecheck.frameworks.accelerate.accelerate_program(
         accelerator, model=model, optimizer=optimizer, scheduler=scheduler, loader=loader,
-        step=step, set_epoch=False)
+        step=step, **options)
+
+
+def _loop_without_set_epoch(settings):
+    """The recommended loader, in a loop declared not to call loader.set_epoch()."""
+    return _own_loop(settings, set_epoch=False)
 
 
 @pytest.mark.e2e
@@ -789,21 +799,8 @@ def test_the_own_resume_says_the_loop_that_ran_is_the_checks_not_the_scripts():
 
 
 def _reseeded_each_epoch(settings):
-    """A plain shuffled loader with its own generator, which the loop's head
-    seeds again at each epoch's start (trial 408's loop)."""
-    train = example_module().train
-    accelerator, model, optimizer, loader, scheduler = train.setup(
-        loader="plain", own_generator=True, **settings)
-    generator = loader.base_dataloader.generator  # (the script's own, given to its DataLoader)
-
-    def step(batch):
-        loss = train.loss_of(model, batch)
-        accelerator.backward(loss)
-        optimizer.step(); scheduler.step(); optimizer.zero_grad()  # noqa: E702
-        return loss
-    return resumecheck.frameworks.accelerate.accelerate_program(
-        accelerator, model=model, optimizer=optimizer, scheduler=scheduler, loader=loader,
-        step=step, epoch_start=lambda epoch: generator.manual_seed(100 + epoch))
+    """A plain shuffled loader whose generator the loop's head seeds each epoch."""
+    return _own_loop(settings, "plain", head=True)
 
 
 @pytest.mark.e2e
