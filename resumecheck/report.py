@@ -850,7 +850,8 @@ def _footer(report: Report) -> list[str]:
             "the engine's restore changed no step here: not proof that "
             f"{'it is' if one else 'they are'} saved"
             + (f"; yet {', '.join(caused)}, confirmed above: the full resume's restore gives "
-               "it otherwise, where the fresh build a drop leaves holds it as the run did"
+               "it otherwise, where what a drop leaves (a fresh build's, or what another "
+               "declared component puts back) holds it as the run did"
                if caused else "")
             + ")")
     return lines

@@ -2415,8 +2415,11 @@ def note_confirmed_blind_spots(runs: list[RunResult]) -> None:
     for run in runs:
         caused = [c for c in run.dropped if c in confirmed]
         if run.blind_spot and caused:
+            # (trial 414: "leaves a fresh build's" of a generator that another declared
+            # component put back, where a fresh build held it otherwise)
             run.explanation += (f"; {CAUSE_YET_BLIND}: dropping {', '.join(caused)} from the "
-                                "engine's restore leaves a fresh build's, which this run held "
+                                "engine's restore leaves it as a fresh build makes it, or as "
+                                "another declared component puts it back, which this run held "
                                 "as the uninterrupted run did")
 
 

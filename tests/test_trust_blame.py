@@ -590,11 +590,13 @@ def test_a_blind_spot_confirmed_as_the_full_resumes_cause_says_both():
     assert [(f.component, f.status) for f in own.diagnosis] == [("vocab", "confirmed")]
     assert ("blind spot: vocab (dropping it from the engine's restore changed no step here: "
             "not proof that it is saved; yet vocab, confirmed above: the full resume's "
-            "restore gives it otherwise, where the fresh build a drop leaves holds it as the run "
-            "did)") in report.render()
-    # (trial 158: the row, the JSON and the test's row said only "blind spot")
+            "restore gives it otherwise, where what a drop leaves (a fresh build's, or what "
+            "another declared component puts back) holds it as the run did)") in report.render()
+    # (trial 158: the row, the JSON and the test's row said only "blind spot"; trial 414:
+    # what a drop leaves may be another component's, where a fresh build's differs)
     assert ("; yet the full resume departs on it (confirmed in its row): dropping vocab from the "
-            "engine's restore leaves a fresh build's") in dropped.explanation
+            "engine's restore leaves it as a fresh build makes it, or as another declared "
+            "component puts it back") in dropped.explanation
     from resumecheck.pytest_plugin import _summary_row
 
     row = _summary_row({"nodeid": "t", "target": "x", "report": report.to_json()})
