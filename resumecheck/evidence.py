@@ -315,8 +315,9 @@ def offsets_shared_with(run: RunResult, full: RunResult) -> None:
     labels = " and ".join(label + (f" (rank{'s' if len(ranks) > 1 else ''} "
                                    f"{' and '.join(map(str, sorted(ranks)))})" if ranks else "")
                           for label, ranks in streams.items())
-    note = (f"; the {labels} {'is' if len(streams) == 1 else 'are'} off after the restore as in "
-            "the engine's full resume (see the WARNING): not this drop's doing")
+    # (trial 415: "off after the restore" of a stream level there, drawn during the step)
+    note = (f"; the {labels} {'is' if len(streams) == 1 else 'are'} off as in the engine's "
+            "full resume (see the WARNING): not this drop's doing")
     run.explanation = run.explanation.replace(said, (_stream_clause(own) if own else "") + note, 1)
     as_full = " (as in the engine's full resume)"
     run.stream_offsets = [replace(o, detail=_BRANCH_NOTE.sub(": ", o.detail) + as_full)

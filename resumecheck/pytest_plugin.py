@@ -614,6 +614,11 @@ def _engine_why(run: dict[str, Any], own: dict[str, Any]) -> str:
             # "declared state incomplete" alone, where the WARNING offered both)
             else f"declared state incomplete, or the framework's {LOOP_GOES_ON}"
             if stepped and LOOP_GOES_ON in run["explanation"]
+            # (trial 415: a loader's seed drawn after the restore read "declared state
+            # incomplete", where every declared component came back)
+            else "it draws from a random stream after the restore more than the "
+            "uninterrupted run"
+            if stepped and any((o.get("draws") or 0) > 0 for o in run.get("stream_offsets", []))
             else "declared state incomplete" if stepped
             else "its build failed" if run["explanation"].startswith(BUILDING)
             else "its restore failed" if run["explanation"].startswith(RESTORING)

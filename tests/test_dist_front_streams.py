@@ -90,7 +90,7 @@ def test_a_distributed_loader_made_after_the_load_is_one_draw_ahead_on_every_ran
     # said as such, not offered as the dropped cursor's doing (a trial)
     (cursor,) = [r for r in report.runs if r.dropped]
     assert cursor.verdict == "diverged", cursor.explanation
-    assert ("the torch CPU stream (ranks 0 and 1) is off after the restore as in the engine's "
+    assert ("the torch CPU stream (ranks 0 and 1) is off as in the engine's "
             "full resume (see the WARNING): not this drop's doing") in cursor.explanation
     assert "read state that differs right after the restore" not in cursor.explanation
 
