@@ -259,6 +259,8 @@ class Target:
             program = self.factory(dict(config))
         except MissingFramework as exc:
             raise TargetError(self.name, exc.problem, exc.hint) from exc
+        except TargetError:  # (an adapter's own words: a limit of resumecheck's, trial 415)
+            raise
         except Exception as exc:
             if self._seed_rejected(config):
                 raise TargetError(

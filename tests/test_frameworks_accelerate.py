@@ -824,3 +824,35 @@ def test_a_loop_head_that_seeds_the_loaders_generator_each_epoch_runs_and_resume
         resumecheck.frameworks.accelerate.accelerate_program(
             accelerator, model=model, optimizer=optimizer, loader=loader, step=lambda b: 0,
             epoch_start=3)
+
+
+def _over_an_iterable(settings):
+    """accelerate_program given the loader prepare() returned over an IterableDataset."""
+    from accelerate import Accelerator
+
+    class Stream(torch.utils.data.IterableDataset):
+        def __iter__(self):
+            while True:
+                yield torch.randn(4)
+
+    accelerator = Accelerator(cpu=True)
+    model = torch.nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model, optimizer, loader = accelerator.prepare(
+        model, optimizer, torch.utils.data.DataLoader(Stream(), batch_size=2))
+    return resumecheck.frameworks.accelerate.accelerate_program(
+        accelerator, model=model, optimizer=optimizer, loader=loader,
+        step=lambda batch: model(batch).mean())
+
+
+def test_a_loader_over_an_iterable_dataset_is_refused_as_a_limit_not_a_fault():
+    """Trial 415: the loader prepare() returned over an IterableDataset was refused
+    with "Fix the factory so that it builds a program from these settings"."""
+    import resumecheck.frameworks.accelerate  # noqa: F401
+
+    with pytest.raises(TargetError) as info:
+        resumecheck.verify(Target(factory=_over_an_iterable, steps=2, resume_at=(1,)),
+                           drop="none", noise_seeds=0, check_determinism=False)
+    said = str(info.value)
+    assert "a limit of resumecheck, not a fault of your program" in said, said
+    assert "Fix the factory" not in said and "wrap your own loop, save and load" in said, said
