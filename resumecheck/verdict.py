@@ -693,7 +693,7 @@ def _fields_as_built(ref: Reference, result: RunResult, segments: Segments) -> s
     has, it = ("it has", "it") if one else ("they have", "them")
     head = (f"of `{name}`, {shown} {'is' if one else 'are'} at "
             f"{steps_text([k for k, _ in points])} as the restore without `{name}` leaves {it}")
-    tail = (f"a checkpoint that loses {it} resumes alike here (the other fields of `{name}` "
+    tail = (f"a checkpoint that loses {it} resumes alike here (other fields of `{name}` "
             f"differ there: its row is no check of {'this one' if one else 'these'})")
     built = ref.segment.built_leaves.get(name)
     if built and all(key in built and built[key] != digest(at_k[key]) for key in later):
@@ -791,7 +791,7 @@ def _as_built_line(name: str, later: list[str], whole: bool, at_k: dict[str, Any
             if whole else
             f"of `{name}`, {'; '.join(f'{k} ({v})' for k, v in values)}{more} "
             f"{'is' if one else 'are'}")
-    others = "" if whole else (f" (the other fields of `{name}` differ there: the full resume "
+    others = "" if whole else (f" (other fields of `{name}` differ there: the full resume "
                                "checks those)")
     # (trial 372: a warm-restart scheduler's cycle length, stepped with fractional
     # epochs, was said to be checked at a later point: step(epoch) sets it anew)

@@ -15,7 +15,7 @@ SPEC = "fixtures.trust.patience_at_zero:"
 LINE = ("of `early_stop`, `bad_evals` (0 there, 4 at the end) is at step 4 as the restore "
         "without `early_stop` leaves it (a fresh build's, or what another declared component "
         "puts back), and the run changes it later: a checkpoint that loses it resumes alike "
-        "here (the other fields of `early_stop` differ there: its row is no check of this "
+        "here (other fields of `early_stop` differ there: its row is no check of this "
         "one); where that is a fresh build's, a resume point where it has changed checks it "
         "(resumecheck fuzz tries them); where another declared component puts it back, that "
         "component keeps it")
@@ -69,7 +69,7 @@ def test_without_ablations_what_the_resume_point_finds_as_built_is_said_and_in_t
     before its first epoch, passed with `full resume: ok` and nothing said."""
     line = ("of `early_stop`, `bad_evals` (0 there, 4 at the end) is at step 4 as the run's build "
             "made it, and the run changes it later: a checkpoint that loses it resumes alike "
-            "here, where a restart builds it so (the other fields of `early_stop` differ there: "
+            "here, where a restart builds it so (other fields of `early_stop` differ there: "
             "the full resume checks those); a resume point where it has changed checks it "
             "(resumecheck fuzz tries them)")
     for name in ("FORGETS_PATIENCE", "CORRECT"):
