@@ -33,6 +33,7 @@ __all__ = ["ACCELERATE_DATASET", "ADAPTER_LEFT_OUT", "AFTER_LAST_STEP", "AS_THE_
            "drawn_at_import_text", "FETCHED_BEFORE_RESTORE", "GENERATOR_POSITION", "GRADS_SUMMED",
            "HASH_ORDER", "FRESH_BUILD_HOLDS", "PUT_BACK_HOLDS", "SKIPS_BLIND", "fields_as_built",
            "HASH_ORDER_UNCHECKED", "MODULE_LEVEL", "OLDER_CHECKPOINT", "CAUSE_YET_BLIND",
+           "ONE_POSITION",
            "global_streams",
            "RESTORE_CHANGED", "RESTORING", "STARTED_LEVEL", "STOPPED", "UNDECLARED_LEAD",
            "first_few", "first_line",
@@ -318,6 +319,10 @@ ORDER_BEFORE_RESTORE = "its epoch's order was drawn before its random streams we
 """How a framework target's own resume says that the framework made the
 resumed epoch's iterator, whose sampler shuffles from torch's global stream,
 before it restored that stream (``verdict.note_order_before_restore``)."""
+
+ONE_POSITION = "the end of one epoch and the start of the next are one position"
+"""How a data position found in its other form at an epoch's end is said
+(``verdict._ONE_POSITION``; its mark reads it: nothing was put back)."""
 
 STARTED_LEVEL = "started level"
 """How a stream's finding says that it was the reference's at the first step

@@ -21,7 +21,8 @@ from resumecheck.phrases import (
     ADAPTER_LOOP, AS_BUILT_MARK, BUILDING, CHANGED_AFTER_LOAD, CHECKPOINT_LOSES,
     CHECKPOINT_MAY_LOSE, FETCHED_BEFORE_RESTORE, NOT_RESUMABLE,
     FRAMEWORK_RESUME, HASH_ORDER_UNCHECKED, LOOP_GOES_ON, ORDER_BEFORE_RESTORE,
-    NOT_VALIDATED_AGAIN, POSITION_TRANSFORMED, READ_BEFORE, REORDERED, RESTORE_CHANGED, RESTORING,
+    NOT_VALIDATED_AGAIN, ONE_POSITION, POSITION_TRANSFORMED, READ_BEFORE, REORDERED,
+    RESTORE_CHANGED, RESTORING,
     POSITION_UNUSED, SKIPS_BLIND, STARTED_LEVEL, STOPPED,
     changed_after_load, drawn_at_import_text, first_line, global_streams, lost_uncompared,
     paths_said,
@@ -198,6 +199,10 @@ class Finding:
                     "changes nothing)")
         if self.status == NOT_CAUSE and run.steps_match():  # (a trial: "departs as before"
             return ENDS_AS_BEFORE  # of a run whose steps all matched)
+        if self.status == PUT_BACK and ONE_POSITION in self.detail:
+            # (trial 416: "put back by the program" of a position no step changed)
+            return (" (one position in another form: every later step matches, and it ends as "
+                    "in the uninterrupted run)")
         if self.status == PUT_BACK and run.first_divergent_step is not None:
             # (where the run departs all the same: its rerun, set right, changed nothing)
             return (" (put back by the program: setting it right changes nothing, and it ends "

@@ -41,7 +41,7 @@ from resumecheck.phrases import (
     CHANGED_AFTER_LOAD, CHECKPOINT_LOSES, CHECKPOINT_MAY_LOSE, FETCHED_BEFORE_RESTORE,
     FRAMEWORK_RESUME,
     FRESH_BUILD_HOLDS, GENERATOR_CHANGED, GENERATOR_POSITION, GRADS_SUMMED, LEFT_UNRESTORED,
-    frozen_only,
+    ONE_POSITION, frozen_only,
     FEWER_STEPS, LOOP_ENDED, SET_BY_EPOCH,
     LOOP_GOES_ON, MODULE_ATTR_TODO, MODULE_LEVEL, NOT_DECLARED, NOT_RESUMABLE,
     NOT_VALIDATED_AGAIN,
@@ -2685,8 +2685,7 @@ def resave_findings(ref: Reference, result: RunResult, segments: Segments,
 
 _RESAVED_ALIKE = ("your save() right after your load(), and a restart from that checkpoint, "
                   "continue as the uninterrupted run too")
-_ONE_POSITION = (": at an epoch's end, the end of one epoch and the start of the next are one "
-                 f"position, and {_RESAVED_ALIKE}")
+_ONE_POSITION = f": at an epoch's end, {ONE_POSITION}, and {_RESAVED_ALIKE}"
 _ALIKE_HERE = (f"; {_RESAVED_ALIKE}: the same state in another form, or a wrong value this "
                "run's steps happen to set right (a best loss that a later evaluation beats); "
                "other resume points may tell")

@@ -121,6 +121,11 @@ def test_a_position_worked_out_from_the_step_in_another_form_is_no_gap():
             ("data_cursor", "put_back"), ("sampler_epoch", "put_back")]
         assert "the end of one epoch and the start of the next are one position" in \
             own.diagnosis[0].detail
+        # (trial 416: "put back by the program" of a position no step changed)
+        line = own.diagnosis[0].line_in(own, None)
+        assert line.endswith("(one position in another form: every later step matches, and "
+                             "it ends as in the uninterrupted run)"), line
+        assert "put back by the program" not in line
     lost = verify(replace(fx.EPOCH_ONLY, resume_at=(6,)), drop="none", noise_seeds=0,
                   check_determinism=False).full_resume
     assert (lost.verdict, lost.first_divergent_step) == ("diverged", 7)
