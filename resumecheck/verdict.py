@@ -3700,7 +3700,7 @@ def _why_no_gradient(record: StepRecord) -> str:
 
 
 def _others(key: str, also: list[str]) -> str:
-    """`` (the largest of 4 parameters that differ)``, `` (and on 1 more rank at this step)``,
+    """`` (the largest of 4 parameters that differ)``, `` (and on rank 0 at this step)``,
     `` (and of plateau)``: the others of the first quantity's kind that differ
     at its step too (the end state's: the other components that end otherwise)."""
     if key.startswith("state:"):  # (the end state: the other components that end otherwise)
@@ -3712,8 +3712,12 @@ def _others(key: str, also: list[str]) -> str:
     ranks = {split_rank_name(k)[1] for k in also} - {rank, None}
     out = f" (the largest of {len(names) + 1} {kind}s that differ)" if names and kind else ""
     if ranks:
-        # (trial 405 read the rank named, the one that differs most, as where it began)
-        out += f" (and on {len(ranks)} more rank{'' if len(ranks) == 1 else 's'} at this step)"
+        # (trial 405 read the rank named, the one that differs most, as where it began;
+        # trial 412 read "1 more rank" as a count to work out: the ranks are named)
+        listed = [str(r) for r in sorted(r for r in ranks if r is not None)]
+        said = (" and ".join(listed) if len(listed) <= 3
+                else f"{', '.join(listed[:3])} and {len(listed) - 3} more")
+        out += f" (and on rank{'s' if len(listed) > 1 else ''} {said} at this step)"
     return out
 
 

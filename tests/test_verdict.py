@@ -566,10 +566,16 @@ def test_of_several_parameters_that_differ_the_largest_is_named_and_the_rest_cou
 
 def test_the_other_ranks_and_tensors_that_differ_with_the_first_are_counted():
     """A trial: every rank's data differed at the step, and only rank 0 was named."""
-    assert verdict._others("data[rank 0]", ["data[rank 1]"]) == " (and on 1 more rank at this step)"
+    assert verdict._others("data[rank 0]", ["data[rank 1]"]) == " (and on rank 1 at this step)"
     assert verdict._others("param:w[rank 0]", ["param:b[rank 0]", "param:w[rank 1]",
                                                "param:b[rank 1]"]) == \
-        " (the largest of 2 parameters that differ) (and on 1 more rank at this step)"
+        " (the largest of 2 parameters that differ) (and on rank 1 at this step)"
+    # (trial 412 read "1 more rank" as a count to work out: the ranks are named)
+    many = [f"loss[rank {r}]" for r in range(1, 8)]
+    assert verdict._others("loss[rank 0]", many) == \
+        " (and on ranks 1, 2, 3 and 4 more at this step)"
+    assert verdict._others("loss[rank 3]", ["loss[rank 0]", "loss[rank 1]"]) == \
+        " (and on ranks 0 and 1 at this step)"
     assert verdict._others("loss", []) == ""
 
 
