@@ -27,6 +27,7 @@ from resumecheck.compare import digest
 from resumecheck.errors import UnknownComponent
 
 __all__ = [
+    "CALLBACKS",
     "CONFIG",
     "Attr",
     "DATA_CURSOR",
@@ -68,6 +69,10 @@ DATA_CURSOR = "data_cursor"
 SAMPLER_EPOCH = "sampler_epoch"
 GLOBAL_STEP = "global_step"
 CONFIG = "config"
+CALLBACKS = "callbacks"
+"""The component of the user's own callbacks' states, where a framework adapter
+declares it (a framework's checkpoint holds them: Lightning's ``state_dict()``,
+the Trainer's ``ExportableState``)."""
 
 STANDARD_COMPONENTS: tuple[str, ...] = (
     PARAMS,

@@ -877,18 +877,14 @@ class _Confirmations:
             # (what the confirmed ones leave, the others are tried on: a change
             # they made alone may be theirs together with a confirmed one)
             moved = set()
+        verdict.note_frozen_set_again(self._reference, result, segments)
         # (modes even where the run departs, trial 166: an EMA's mode, a note where
         # the run resumed, read "(differs, not the cause)" beside a lost step counter)
         resumed = verdict.departure(result) is None or verdict.steps_match(result)
         put_back = (verdict.modes_put_back(self._reference, result, segments)
                     | (verdict.streams_put_back(self._reference, segments) if resumed else set())
                     if result.diagnosis else set())
-        # (a rerun that did not help, but may not have reached the component: no evidence)
-        judged: dict[int, bool | None] = {
-            i: None if not helped and (result.diagnosis[i].component in self._unreached
-                                       or verdict.frozen_in(result.diagnosis[i])
-                                       or verdict.rebound_in(result.diagnosis[i]))
-            else helped for i, helped in outcomes.items()}
+        judged = verdict.rerun_evidence(result, outcomes, self._unreached)
         verdict.settle_findings(self._reference, result, judged, put_back, self._unreached,
                                 moved, self._next_draws(result, segments))
         return own and _resave(self._reference, self._restarts, result, segments, work,

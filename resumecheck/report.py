@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
-from resumecheck.components import DATA_CURSOR, split_rank_name
+from resumecheck.components import CALLBACKS, DATA_CURSOR, split_rank_name
 from resumecheck.errors import LONGER_BOUND
 from resumecheck.phrases import (
     ADAPTER_LOOP, AS_BUILT_MARK, BUILDING, CHANGED_AFTER_LOAD, CHECKPOINT_LOSES,
@@ -1115,7 +1115,7 @@ def _own_loads_first(lossy: list[Finding]) -> str:
     loader's load lost a field; the WARNING led with the framework's restore)."""
     names = [split_rank_name(f.component)[0] for f in lossy]
     owners = [who for who, there in (
-        ("a callback's", "callbacks" in names),
+        ("a callback's", CALLBACKS in names),
         ("your loader's", any(n == DATA_CURSOR and "combined_loader" in f.detail
                               for n, f in zip(names, lossy)))) if there]
     return (f"{' or '.join(owners)} load_state_dict() does not set it from the state it is "

@@ -1697,24 +1697,24 @@ def modes_put_back(ref: Reference, result: RunResult, segments: Segments) -> set
     a restore, and whose modes at the end of the run are the reference's: the
     program sets the mode itself before it matters (an EMA put in eval mode
     for every evaluation), so the load owes it nothing. With them, those whose
-    frozen parameters the program sets itself (``frozen_set_again``, whose
-    findings it words so), frozen at the end as in the reference."""
+    frozen parameters the program sets itself (``note_frozen_set_again`` said
+    so), frozen at the end as in the reference."""
     only_modes = {f.component for f in result.diagnosis
                   if f.detail.startswith(_MODE_TEXTS) and _FROZEN_TEXT not in f.detail}
-    frozen = frozen_set_again(ref, result, segments)
+    frozen = {f.component for f in result.diagnosis if _FROZEN_SET_AGAIN in f.detail}
     return ((only_modes & end_modes_alike(ref, segments) if only_modes else set())
             | (frozen & end_modes_alike(ref, segments, "frozen_params") if frozen else set()))
 
 
-def frozen_set_again(ref: Reference, result: RunResult, segments: Segments) -> set[str]:
-    """The declared modules whose only finding is which of their parameters
-    are frozen after a restore, where the first step after it gave a gradient
-    to the same parameters as the reference's did: the program sets
+def note_frozen_set_again(ref: Reference, result: RunResult, segments: Segments) -> None:
+    """Findings whose only difference is which parameters of a module are
+    frozen after a restore, where the first step after it gave a gradient to
+    the same parameters as the reference's did: the program sets
     requires_grad itself before the step's backward (trial 407: a callback
     that freezes by a count in on_train_batch_start), so the load owes it
-    nothing, and a rerun that sets it is evidence. Their findings say so
-    (``frozen_set_again_text``); where their frozen parameters at the end are
-    the reference's too (``end_modes_alike``), they are put back."""
+    nothing, and a rerun that sets it is evidence (no longer ``frozen_in``).
+    Their words say so (``frozen_set_again_text``); ``modes_put_back`` puts
+    them back where their frozen parameters at the end are the reference's."""
     restored = dict(segments)
     ref_by_step = {r.step: r for r in ref.segment.records}
     again = set()
@@ -1732,17 +1732,19 @@ def frozen_set_again(ref: Reference, result: RunResult, segments: Segments) -> s
     result.diagnosis = [replace(f, detail=frozen_set_again_text(f.detail, f.step or 0))
                         if f.component in again and frozen_only(f.detail) else f
                         for f in result.diagnosis]
-    return again
 
 
 def frozen_set_again_text(detail: str, step: int) -> str:
     """A ``_frozen_differ`` finding of a module the program freezes itself
-    (``frozen_set_again``), without the consequences it did not have."""
+    (``note_frozen_set_again``), without the consequences it did not have."""
     head = re.sub(r": they get (no )?a gradient where it had (one|none)", "", detail)
     return head.replace(
         f": {_FROZEN_TEXT}, so a load() must set it again",
-        f": the program sets requires_grad again itself: step {step + 1}, the first after the "
-        "restore, gave a gradient to the same parameters as in the uninterrupted run", 1)
+        f": {_FROZEN_SET_AGAIN}: step {step + 1}, the first after the restore, gave a gradient "
+        "to the same parameters as in the uninterrupted run", 1)
+
+
+_FROZEN_SET_AGAIN = "the program sets requires_grad again itself"
 
 
 def end_modes_alike(ref: Reference, segments: Segments, key: str = "eval_modules") -> set[str]:
@@ -1893,6 +1895,19 @@ def _position(first: tuple[int, str]) -> tuple[int, int]:
 
 
 _REACHES = "(a StatefulDataLoader's reaches only the next iterator it makes)"
+
+
+def rerun_evidence(result: RunResult, outcomes: Mapping[int, bool],
+                   unreached: Mapping[str, Any]) -> dict[int, bool | None]:
+    """Each finding's rerun (``outcomes``: finding index -> it helped) as the
+    evidence ``settle_findings`` takes: None where one that did not help may
+    not have reached the component (an iterator made before it, ``unreached``;
+    frozen parameters, ``frozen_in``; a scheduler bound to another optimizer,
+    ``rebound_in``)."""
+    return {i: None if not helped and (result.diagnosis[i].component in unreached
+                                       or frozen_in(result.diagnosis[i])
+                                       or rebound_in(result.diagnosis[i]))
+            else helped for i, helped in outcomes.items()}
 
 
 def frozen_in(finding: Finding) -> bool:

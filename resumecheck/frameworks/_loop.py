@@ -42,6 +42,7 @@ from typing import Any
 import torch
 
 from resumecheck.compare import digest
+from resumecheck.components import CALLBACKS
 from resumecheck.errors import CheckpointError, StepError
 from resumecheck.program import StepOutput
 from resumecheck.phrases import FEWER_STEPS, FRAMEWORK_RESUME, LOOP_ENDED
@@ -409,10 +410,6 @@ def batch_fingerprint(batch: Any) -> torch.Tensor:
     walk(batch)
     return torch.cat(tensors) if tensors else torch.zeros(0, dtype=torch.float64)
 
-
-CALLBACKS = "callbacks"
-"""The component of the user's own callbacks' states (a framework's checkpoint
-holds them: Lightning's ``state_dict()``, the Trainer's ``ExportableState``)."""
 
 _FRAMEWORKS = ("lightning", "pytorch_lightning", "transformers", "accelerate", "resumecheck")
 
