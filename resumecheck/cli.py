@@ -516,7 +516,7 @@ def _interruptible() -> Iterator[list[int]]:
 
     previous = {s: signal.signal(s, handler) for s in HANDLED
                 if s in (signal.SIGINT, signal.SIGTERM) or signal.getsignal(s) != signal.SIG_IGN}
-    thread_hook = threading.excepthook  # (quieted once a signal is taken)
+    thread_hook, sys_hook = threading.excepthook, sys.excepthook  # (quieted once a signal is taken)
     dropped.install()
     try:
         yield received
@@ -527,7 +527,7 @@ def _interruptible() -> Iterator[list[int]]:
         else:
             for s, h in previous.items():
                 signal.signal(s, h)
-            threading.excepthook = thread_hook
+            threading.excepthook, sys.excepthook = thread_hook, sys_hook
         watcher.close()
 
 

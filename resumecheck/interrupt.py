@@ -349,6 +349,10 @@ class Watcher:
             if not data or 0 in data:
                 return
             handled = [s for s in data if s in HANDLED]
+            if handled:  # (at once: the children stopped by the same signal may
+                # make a thread of this process fail before the main thread's
+                # handler runs, as a DataLoader's resource-sharing thread did)
+                quiet_other_threads()
             if handled and not self._taken.wait(GRACE):
                 self._end(handled[0])
 
@@ -373,17 +377,24 @@ def quiet_other_threads() -> None:
     not printed under the message that says the command was interrupted (a
     trial's Ctrl-C during a DataLoader with workers: multiprocessing's
     resource-sharing thread, mid-handshake with a worker just stopped, printed
-    a traceback)."""
+    a traceback; it reports through ``sys.excepthook`` itself, which is
+    quieted for threads other than the main one too)."""
     previous = threading.excepthook
     if getattr(previous, "quiet_after_signal", False):
         return
+    previous_sys = sys.excepthook
 
     def hook(args: Any) -> None:
         if args.thread is threading.main_thread():
             previous(args)
 
+    def sys_hook(*exc_info: Any) -> None:
+        if threading.current_thread() is threading.main_thread():
+            previous_sys(*exc_info)
+
     hook.quiet_after_signal = True  # type: ignore[attr-defined]
     threading.excepthook = hook
+    sys.excepthook = sys_hook
 
 
 class Redelivery:

@@ -322,20 +322,37 @@ def test_once_a_signal_is_taken_another_threads_exception_is_not_printed():
     def fail() -> None:
         raise EOFError("the worker hung up mid-handshake")
 
-    def in_a_thread() -> None:
-        thread = threading.Thread(target=fail)
-        thread.start()
-        thread.join()
+    def reports_itself() -> None:  # (as multiprocessing's resource sharer does)
+        try:
+            fail()
+        except EOFError:
+            sys.excepthook(*sys.exc_info())
 
-    before = threading.excepthook
+    def in_a_thread() -> None:
+        for target in (fail, reports_itself):
+            thread = threading.Thread(target=target)
+            thread.start()
+            thread.join()
+
+    before, before_sys = threading.excepthook, sys.excepthook
     threading.excepthook = lambda args: printed.append(type(args.exc_value).__name__)
+    sys.excepthook = lambda kind, value, tb: printed.append(f"sys: {kind.__name__}")
     watcher = Watcher(lambda signum: "ended")
     try:
         in_a_thread()
-        assert printed == ["EOFError"]  # before a signal: printed
+        assert printed == ["EOFError", "sys: EOFError"]  # before a signal: printed
         assert watcher.taken(signal.SIGINT)
         in_a_thread()
-        assert printed == ["EOFError"]
+        assert printed == ["EOFError", "sys: EOFError"]
+        sys.excepthook(*_raised(EOFError("in the main thread")))
+        assert printed[-1] == "sys: EOFError"  # (the main thread's own is printed)
     finally:
         watcher.close()
-        threading.excepthook = before
+        threading.excepthook, sys.excepthook = before, before_sys
+
+
+def _raised(exc: BaseException) -> tuple:
+    try:
+        raise exc
+    except BaseException:
+        return sys.exc_info()
