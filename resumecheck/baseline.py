@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 import torch
 
-from resumecheck import module_state
+from resumecheck import module_state, torch_modes
 from resumecheck.compare import digest
 from resumecheck.components import LAUNCH_STREAMS, PARAMS, preserved_global_streams
 from resumecheck.environment import fingerprint
@@ -170,7 +170,7 @@ def check_baseline(
     step_timeout = PHASE_TIMEOUT if timeout is None else (float(timeout) or None)
     config = tgt.launch_config(seed)
     tracker = ProgressTracker(progress, "baseline", total=2 * n + 1) if progress else None
-    previous = torch.get_num_threads()
+    previous, modes = torch.get_num_threads(), torch_modes.fresh()
     torch.set_num_threads(threads)
     try:
         with preserved_global_streams():
@@ -186,6 +186,7 @@ def check_baseline(
         raise failure from exc
     finally:
         torch.set_num_threads(previous)
+        torch_modes.put(modes)
     return BaselineReport(target=tgt.spec or tgt.name, steps=n, checks=checks,
                           environment=fingerprint(threads))
 

@@ -6,6 +6,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from resumecheck import torch_modes
 from resumecheck.capture import save_capture
 from resumecheck.components import launch_global_streams, reseed_global_streams
 from resumecheck.errors import ResumecheckError, StepError
@@ -34,6 +35,7 @@ class LiveProgram:
         self.restart_config = restart_config
         self.work = Path(work)
         self.step_no = 0
+        self._caller_modes = torch_modes.fresh()  # (as a new interpreter starts)
         launch_global_streams()
         self.built = target.build(config)
         self.tracer = Tracer(self.built, None)
@@ -61,6 +63,7 @@ class LiveProgram:
         restore = Restore(path=path, source="program" if own else "engine")
         capture = engine_capture(restore)
         reseed_global_streams(reseed)
+        torch_modes.put(torch_modes.FRESH)
         self.built = self.target.build(build_settings(self.restart_config, restore, capture))
         restore_state(self.built, restore, capture)
         self.built.refresh()
@@ -69,5 +72,8 @@ class LiveProgram:
         Path(path).unlink(missing_ok=True)
 
     def close(self) -> None:
-        self.tracer.close()
-        self.built.close()
+        try:
+            self.tracer.close()
+            self.built.close()
+        finally:
+            torch_modes.put(self._caller_modes)

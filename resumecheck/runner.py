@@ -46,6 +46,7 @@ from typing import Any, NoReturn
 
 import torch
 
+from resumecheck import torch_modes
 from resumecheck.capture import (
     add_loadable_shapes,
     capture as capture_state,
@@ -298,6 +299,7 @@ def _quiet_once_interrupted(watch: _Watch) -> Iterator[None]:
 def _run_watched(segment: _Segment, workdir: str) -> None:
     """The segment's run under its watch, its failure kept as its result (``run_here``)."""
     previous_threads, cwd = torch.get_num_threads(), os.getcwd()
+    modes = torch_modes.fresh()  # (a caller's autocast or no_grad is no restart's)
     try:
         with _exits_raise(), short_device_seed_stacks(), _multiprocessing_files_in(workdir):
             segment.run()
@@ -317,6 +319,7 @@ def _run_watched(segment: _Segment, workdir: str) -> None:
         segment.watch.stop()
         segment.close()
         torch.set_num_threads(previous_threads)
+        torch_modes.put(modes)  # (the watch stopped: nothing cuts this short)
         # the next segment starts where a new interpreter would: a program's
         # os.chdir() ends with its run here, as it does with its process
         with contextlib.suppress(OSError):

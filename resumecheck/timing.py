@@ -21,6 +21,7 @@ from typing import Any
 
 import torch
 
+from resumecheck import torch_modes
 from resumecheck.phases import (
     BARRIER, CHECKPOINT, GRAD_SYNC, HOST_TO_DEVICE, PHASES, PhaseRecorder, activate, deactivate,
 )
@@ -346,7 +347,7 @@ def measure(
             raise InvalidArgument(name, value, f"expected an int >= {low}")
     if nproc is not None:
         return _on_ranks(tgt, nproc, steps, warmup, checkpoint_every, seed, threads)
-    previous = torch.get_num_threads()
+    previous, modes = torch.get_num_threads(), torch_modes.fresh()
     torch.set_num_threads(threads)
     distributed = torch.distributed.is_available() and torch.distributed.is_initialized()
     try:
@@ -364,6 +365,7 @@ def measure(
                             work, distributed, warmup + steps)
     finally:
         torch.set_num_threads(previous)
+        torch_modes.put(modes)
     rank = torch.distributed.get_rank() if distributed else 0
     return TimingReport(
         target=tgt.spec or tgt.name, steps=steps, warmup=warmup,
