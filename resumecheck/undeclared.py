@@ -752,10 +752,13 @@ _ACCELERATE_DATASET_TODO = (
 
 
 _SUBCLASS_TODO = (
-    "a field your Trainer subclass sets, which the Trainer's checkpoint does not hold: keep it "
-    "in a callback that is an ExportableState (with restore_callback_states_from_checkpoint="
-    "True), or derive it from state.global_step, to check that it resumes")
-"""What to do about state a Trainer subclass keeps (``transformers._subclass_fields``)."""
+    "a field your Trainer subclass sets, which the Trainer's checkpoint does not hold unless "
+    "your code saves it there: keep it in a callback that is an ExportableState (with "
+    "restore_callback_states_from_checkpoint=True), or derive it from state.global_step, to "
+    "check that it resumes")
+"""What to do about state a Trainer subclass keeps (``transformers._subclass_fields``); a
+trial's subclass saved its controller in a file of its own beside the Trainer's, and read
+that the checkpoint did not hold it."""
 
 
 def _amount(missed: list[torch.Tensor]) -> str:
