@@ -821,10 +821,12 @@ def _footer(report: Report) -> list[str]:
         if full.verdict != IDENTICAL or full.lost_on_resave():  # (a trial: missing there)
             lines.append(f"reproduce: {full.reproduce}")
     if any(r.dropped and r.verdict == DIVERGED for r in report.runs):
-        # (a trial read seven `diverged` rows under an EQUIVALENT headline as failures)
+        # (a trial read seven `diverged` rows under an EQUIVALENT headline as failures;
+        # trial 419 read "needs it" of a step counter only the end state showed lost)
         lines.append("drop rows: ablations, each leaving a component out of the engine's "
-                     "restore on purpose: `diverged` there shows that this program needs it, "
-                     "not a failure; the full resume rows and the headline judge your checkpoint")
+                     "restore on purpose: `diverged` there shows that losing it changes this "
+                     "run (its steps, or, in a row marked silent, only what it ends with), not "
+                     "a failure; the full resume rows and the headline judge your checkpoint")
     why = report.noise.get("why")
     if why and any(r.verdict == DIVERGED for r in report.runs):  # ("-" in the noise column)
         lines.append(f"noise: not measured: {why}")
