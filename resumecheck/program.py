@@ -107,21 +107,21 @@ def _read_as_dict(config: Mapping[str, Any], factory: Any) -> str:
             + _framework_hint(getattr(factory, "__globals__", {})))
 
 
-_TRAINERS = "README, 'Training with Lightning or the HuggingFace Trainer'"
+_TRAINERS = "docs/FRAMEWORKS.md, 'Training with Lightning or the HuggingFace Trainer'"
 _FRAMEWORK_TARGETS = {
     "transformers": ("a HuggingFace Trainer", "resumecheck.frameworks.trainer_target", _TRAINERS),
     "lightning": ("a Lightning Trainer", "resumecheck.frameworks.lightning_target", _TRAINERS),
     "pytorch_lightning": ("a Lightning Trainer", "resumecheck.frameworks.lightning_target",
                           _TRAINERS),
     "accelerate": ("an Accelerate loop", "resumecheck.frameworks.accelerate_program",
-                   "README, 'Training with HuggingFace Accelerate'"),
+                   "docs/FRAMEWORKS.md, 'Training with HuggingFace Accelerate'"),
 }
 
 
 def _framework_hint(names: Mapping[str, Any]) -> str:
     """Where what the factory's module imported is a framework's (trial 210:
     a function that builds a HuggingFace Trainer, given as the target, was
-    not told of trainer_target): the framework's target, as the README shows it."""
+    not told of trainer_target): the framework's target, as docs/FRAMEWORKS.md shows it."""
     for name, value in names.items():
         package = getattr(value, "__module__", None) or getattr(value, "__name__", "") or name
         said = _FRAMEWORK_TARGETS.get(str(package).split(".")[0])

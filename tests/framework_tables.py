@@ -1,4 +1,4 @@
-"""The README framework tables' measurements, for the tests that read them
+"""The framework tables' measurements (docs/FRAMEWORKS.md), for the tests that read them
 (a module of its own: the cache below is test state, and a check of a program
 whose modules reach it would see it change between checks, as module state)."""
 
@@ -25,7 +25,7 @@ def _make_table():
 
 @functools.cache
 def measured(target: str):
-    """The README table's measurement of one example target (``make_table.measure``,
+    """The table's measurement of one example target (``make_table.measure``,
     no noise seed): the full resume's RunResult, made once per process and read by
     the table's test and by the tests that assert more of the same run (read only)."""
     return _make_table().measure(target, noise_seeds=0)
@@ -33,7 +33,7 @@ def measured(target: str):
 
 def check_table_rows(framework: str) -> None:
     make_table = _make_table()
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "FRAMEWORKS.md").read_text()
     rows = [r for r in make_table.ROWS if r[0] == framework]
     assert rows
     for name, setting, target in rows:

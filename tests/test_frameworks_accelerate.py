@@ -156,11 +156,11 @@ def test_a_plain_prepared_loader_declared_as_data_cursor_gets_a_clear_message():
 def test_the_readme_snippet_is_the_example_and_takes_at_most_ten_lines():
     source = inspect.getsource(example_module().build)
     assert len(source.strip().splitlines()) <= 10
-    readme = (ROOT / "README.md").read_text()
-    blocks = re.findall(r"```python\n(.*?)```", readme, flags=re.S)
-    snippet = next(b for b in blocks if "accelerate_program(" in b)
-    assert source.strip() in snippet
-    ast.parse(snippet)
+    for page in (ROOT / "README.md", ROOT / "docs" / "FRAMEWORKS.md"):
+        blocks = re.findall(r"```python\n(.*?)```", page.read_text(), flags=re.S)
+        snippet = next(b for b in blocks if "accelerate_program(" in b)
+        assert source.strip() in snippet, page
+        ast.parse(snippet)
 
 
 class EngineOnly:

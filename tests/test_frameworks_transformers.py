@@ -658,7 +658,8 @@ def test_a_function_that_builds_a_trainer_given_as_the_target_is_told_of_trainer
         assert said in str(info.value), str(info.value)
         assert str(info.value).endswith(
             "If it builds a HuggingFace Trainer, give resumecheck.frameworks.trainer_target(...) "
-            "as the target (README, 'Training with Lightning or the HuggingFace Trainer')"), \
+            "as the target (docs/FRAMEWORKS.md, 'Training with Lightning or the HuggingFace "
+            "Trainer')"), \
             str(info.value)
 
 

@@ -198,19 +198,20 @@ def test_the_state_machine_never_restarts_twice_at_one_step():
         machine.teardown()
 
 
-def test_the_readmes_hypothesis_example_runs_as_written():
-    """A trial: the README's example failed on a correct program with hypothesis's
-    200 ms deadline (a check takes longer), and used `resumecheck` unimported."""
+def test_the_fuzz_pages_hypothesis_example_runs_as_written():
+    """A trial: the README's example (now docs/FUZZ.md's) failed on a correct
+    program with hypothesis's 200 ms deadline (a check takes longer), and used
+    `resumecheck` unimported."""
     from pathlib import Path
 
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    readme = (Path(__file__).resolve().parent.parent / "docs" / "FUZZ.md").read_text()
     start = readme.index("```python\nimport resumecheck\nfrom hypothesis import Phase, given, "
                          "settings")
     code = readme[start + len("```python\n"):readme.index("```", start + 10)]
     code = code.replace('"check.py:TARGET"', '"tests.programs:LINEAR"').replace(
         "steps=16", "steps=8").replace("max_examples=20", "max_examples=3")
     namespace: dict = {}
-    exec(compile(code, "README.md", "exec"), namespace)
+    exec(compile(code, "docs/FUZZ.md", "exec"), namespace)
     test = namespace["test_resume_anywhere"]
     assert test.hypothesis.inner_test is not None
     used = getattr(test, "_hypothesis_internal_use_settings")

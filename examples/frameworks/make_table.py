@@ -1,4 +1,4 @@
-"""Measure the framework examples and print the README's table (Markdown).
+"""Measure the framework examples and print docs/FRAMEWORKS.md's table (Markdown).
 
     python examples/frameworks/make_table.py
 
