@@ -3232,7 +3232,7 @@ def _divergence_text(r: RunResult, own_checkpoint: bool, position: str | None = 
                      "a restart)")
         else:
             text += _NOT_CAPTURED
-    text += _optimizers_rate(r) + _differs_clause(r.diagnosis, r.steps_match()) \
+    text += _optimizers_rate(r) + _differs_clause(r.diagnosis, r.steps_match(), r) \
         + _no_cause_found(r)
     idle = [f for f in r.diagnosis if f.status in (LATENT, PUT_BACK)]
     if not r.dropped and r.checkpoint == "program" and len(idle) == len(r.diagnosis) \
@@ -3552,9 +3552,11 @@ def _modes_set_by_save(own: RunResult, moved: dict[int, list[str]]) -> None:
                 "fix, not the load"))
 
 
-def _differs_clause(diagnosis: Sequence[Finding], ends_only: bool = False) -> str:
+def _differs_clause(diagnosis: Sequence[Finding], ends_only: bool = False,
+                    run: RunResult | None = None) -> str:
     """The explanation's clause on restored state, each finding with its mark
-    (``ends_only``: the run's steps all matched, and only its end differs)."""
+    (``ends_only``: the run's steps all matched, and only its end differs;
+    ``run``: the run, where an ablation's later restores are said as saved)."""
     if not diagnosis:
         return ""
     # (a trial read "rng, data_cursor (confirmed)" as both confirmed: rng was not judged)
@@ -3568,8 +3570,24 @@ def _differs_clause(diagnosis: Sequence[Finding], ends_only: bool = False) -> st
     # (trial 387: "the run departs as before" of a run whose steps all matched, where
     # its diagnosis line said it ends otherwise as before)
     return "; restored state differs in " + ", ".join(
-        _what_differs(f) + (ENDS_AS_BEFORE if ends_only and f.status == NOT_CAUSE
-                            else f.mark or unjudged) for f in leads)
+        _what_differs(f) + _saved_after_a_drop(run, f)
+        + (ENDS_AS_BEFORE if ends_only and f.status == NOT_CAUSE else f.mark or unjudged)
+        for f in leads)
+
+
+def _saved_after_a_drop(run: RunResult | None, finding: Finding) -> str:
+    """Of an ablation restarted more than once, a component it did not drop
+    found otherwise at a later restore: the engine restored it as this run
+    saved it there, after its first restart left the dropped ones out (trial
+    420: `drop global_step` read "restored state differs in early_stopping",
+    a best step recorded from the counter dropped at the first restart, as if
+    early_stopping had a part in it)."""
+    if run is None or not run.dropped or run.checkpoint != "engine" or finding.step is None \
+            or len(run.resume_at) < 2 or finding.step <= run.resume_at[0] \
+            or split_rank_name(finding.component)[0] in run.dropped:
+        return ""
+    return (f" (as this run saved it at {finding.step}, after its restart at "
+            f"{run.resume_at[0]} without {', '.join(run.dropped)})")
 
 
 def _no_cause_found(r: RunResult) -> str:

@@ -606,3 +606,40 @@ def test_a_blind_spot_confirmed_as_the_full_resumes_cause_says_both():
 
     row = _summary_row({"nodeid": "t", "target": "x", "report": report.to_json()})
     assert "vocab: blind spot, yet confirmed in the full resume" in row, row
+
+
+class _RecordsTheStep:
+    """A tracker that records the step counter (an early stopping's best step),
+    declared apart from it; the learning rate reads the counter only late."""
+
+    def __init__(self, config: dict) -> None:
+        from fixtures.hostile.programs import Config, Small
+
+        self.inner = Small(Config(**config))
+        self.last_step = 0
+
+    def components(self) -> dict:
+        from resumecheck import Attr
+
+        return {**self.inner.components(), "tracker": Attr(self, "last_step")}
+
+    def train_step(self):
+        out = self.inner.train_step()
+        self.last_step = self.inner.step
+        return out
+
+
+def test_an_ablations_later_restore_says_its_other_state_is_as_this_run_saved_it():
+    """Trial 420: `drop global_step`, restarted at 15 and 28, read "restored
+    state differs in early_stopping": a best step recorded from the counter the
+    first restart dropped, which the engine restored at 28 as the run saved it."""
+    from resumecheck import Target
+
+    target = Target(factory=_RecordsTheStep, run_config={"lr_halves_at": 8}, steps=10,
+                    resume_at=(3, 6), restart_config="run")
+    report = verify(target, drop=["global_step"], noise_seeds=0, check_determinism=False)
+    [run] = [r for r in report.runs if r.dropped == ["global_step"]]
+    assert run.first_divergent_step == 8
+    assert [(f.component, f.step) for f in run.diagnosis] == [("tracker", 6)]
+    assert "; restored state differs in tracker (as this run saved it at 6, after its " \
+        "restart at 3 without global_step)" in run.explanation, run.explanation
