@@ -839,7 +839,7 @@ def _footer(report: Report) -> list[str]:
                      "run's continuation differs all the same")
     if "silent" in labels:  # (trial 175: it differs not at all; trial 176: nor does training)
         lines.append("noise: silent (of a row marked so): the training loss does not differ "
-                     "at all; what that run ends with (state no step here read, or that "
+                     "at all; what that run ends with (state that changed no step here, or that "
                      "reaches no loss) differs all the same")
     lines += caveats(report)
     # (trials: rank 0's position saved for all, and a position reset at an epoch's end,

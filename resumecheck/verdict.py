@@ -875,7 +875,7 @@ def _unread_because(ref: Reference, segments: Segments, name: str, k: int | None
     it alone after the resume point, or only private entries differ (trial
     167: a loss scaler's growth tracker, which the uninterrupted run moved
     from 5 to 16, was said unchanged); else only that no step read it."""
-    text = "no step after the restart read it here"
+    text = "it changed no step after the restart here"
     capture = ref.segment.captures.get(k) if k is not None else None
     if capture is None or not ref.segment.end_state:
         return text
@@ -891,8 +891,10 @@ def _unread_because(ref: Reference, segments: Segments, name: str, k: int | None
                                                   dict(flatten_state(run_end)))]
     if apart and all(is_private(path) for path in apart):
         shown = ", ".join(f"`{p}`" for p in apart[:3]) + (" ..." if len(apart) > 3 else "")
+        # (trial 418: "which no step here read" of a GradScaler's growth tracker, which
+        # every update() reads and counts on; it moves the scale only after 2000 steps)
         return (f"only private entries of it differ, {shown}: state its class keeps for itself, "
-                "which no step here read")
+                "which changed no step here")
     return text
 
 

@@ -20,7 +20,7 @@ def test_a_scaler_that_never_scales_ends_otherwise_in_a_private_entry_and_says_s
     assert dropped.verdict == "identical" and dropped.blind_spot
     assert ("the run ends with scaler otherwise than the uninterrupted run (only private "
             "entries of it differ, `_growth_tracker`: state its class keeps for itself, which "
-            "no step here read)") in dropped.explanation
+            "changed no step here)") in dropped.explanation
     assert "did not change it after there" not in dropped.explanation
 
 
@@ -30,8 +30,8 @@ def test_one_the_uninterrupted_run_left_alone_after_the_resume_point_still_says_
     report = verify(NUMBERS + "DECLARED", steps=9, resume_at=8, drop="best", noise_seeds=0)
     [dropped] = [r for r in report.runs if r.dropped == ["best"]]
     assert dropped.blind_spot, dropped.explanation
-    assert ("the run ends with best otherwise than the uninterrupted run (no step after the "
-            "restart read it here, and the uninterrupted run did not change it after there)"
+    assert ("the run ends with best otherwise than the uninterrupted run (it changed no step "
+            "after the restart here, and the uninterrupted run did not change it after there)"
             in dropped.explanation), dropped.explanation
 
 
