@@ -36,9 +36,13 @@ class LiveProgram:
         self.work = Path(work)
         self.step_no = 0
         self._caller_modes = torch_modes.fresh()  # (as a new interpreter starts)
-        launch_global_streams()
-        self.built = target.build(config)
-        self.tracer = Tracer(self.built, None)
+        try:
+            launch_global_streams()
+            self.built = target.build(config)
+            self.tracer = Tracer(self.built, None)
+        except BaseException:
+            torch_modes.put(self._caller_modes)  # (the caller's, whatever the build did)
+            raise
 
     def step(self) -> StepRecord:
         self.step_no += 1

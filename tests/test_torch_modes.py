@@ -75,3 +75,16 @@ def test_put_sets_the_count_of_open_autocast_contexts(nesting):
     finally:
         put(before)
     assert current() == before
+
+
+def test_a_build_that_fails_gives_the_caller_its_modes_back():
+    from resumecheck import Target
+    from resumecheck.errors import TargetError
+
+    def fails(config):
+        raise RuntimeError("no data here")
+
+    with torch.no_grad():
+        with pytest.raises(TargetError, match="no data here"):
+            LiveProgram(Target(factory=fails, steps=4, resume_at=(2,)), {}, {}, work="/nonexistent")
+        assert not torch.is_grad_enabled()
