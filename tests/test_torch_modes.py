@@ -88,3 +88,55 @@ def test_a_build_that_fails_gives_the_caller_its_modes_back():
         with pytest.raises(TargetError, match="no data here"):
             LiveProgram(Target(factory=fails, steps=4, resume_at=(2,)), {}, {}, work="/nonexistent")
         assert not torch.is_grad_enabled()
+
+
+class _SlowToLeave(torch.autocast):
+    """An autocast whose exit is slow before it puts the modes back: a step's
+    time bound fires inside it, as it once did inside torch's own exit."""
+
+    def __exit__(self, *exc):
+        import time
+
+        time.sleep(5)
+        return super().__exit__(*exc)
+
+
+class _StoppedInsideAutocast:
+    """Trains under float16 autocast; after a restore its exit is slow."""
+
+    def __init__(self, config: dict) -> None:
+        from resumecheck import Attr
+
+        torch.manual_seed(0)
+        self.model = torch.nn.Linear(4, 1)
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+        self.x, self.y = torch.randn(8, 4), torch.randn(8, 1)
+        self.restored = 0
+        self.restores = Attr(self, "restored", from_state=lambda v: v + 1)
+
+    def components(self) -> dict:
+        return {"params": self.model, "optimizer": self.opt, "restores": self.restores}
+
+    def train_step(self):
+        from resumecheck import StepOutput
+
+        cast = _SlowToLeave if self.restored else torch.autocast
+        with cast("cpu", dtype=torch.float16):
+            loss = torch.nn.functional.mse_loss(self.model(self.x).float(), self.y)
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+        return StepOutput(loss=loss.detach())
+
+
+def test_a_run_stopped_inside_autocasts_exit_leaves_no_autocast_for_the_next_check():
+    """The incident itself: a resumed step's time bound fired inside autocast's
+    exit, before it put the modes back."""
+    from resumecheck import Target
+
+    stopped = Target(factory=_StoppedInsideAutocast, steps=4, resume_at=(2,))
+    report = verify(stopped, drop="none", noise_seeds=0, check_determinism=False, timeout=1)
+    assert report.full_resume.verdict == "failed" and "took longer than" in (
+        report.full_resume.failure or ""), report.render()
+    assert current() == FRESH  # (this thread's modes as the check found them)
+    assert verify(programs.PLAIN, **FAST).full_resume.verdict == "identical"
