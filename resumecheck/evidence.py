@@ -325,8 +325,8 @@ def offsets_shared_with(run: RunResult, full: RunResult) -> None:
 
 
 def _not_the_cause(cleared: str) -> str:
-    return (f" ({cleared}, which holds it, differs, and put right alone, the run departs as "
-            "before: see the diagnosis)")
+    return (f" ({cleared}, which holds it, differs, and put right alone, the run departs no "
+            "later: see the diagnosis)")
 
 
 def _stream_clause(offsets: list[StreamOffset]) -> str:

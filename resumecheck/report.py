@@ -113,7 +113,7 @@ _MARKS = {
     CONFIRMED: "confirmed",
     # (trials 265, 280, 283, 284 read "differs, not the cause" as cleared, where a rerun
     # that sets it after the load can come after the program read it: what was seen)
-    NOT_CAUSE: "differs; put right alone, the run departs as before",
+    NOT_CAUSE: "differs; put right alone, the run departs no later",
     LATENT: "latent: it changed no step here",
     AFTER_DIVERGENCE: "after the run had diverged: compared with what it saved, not blamed",
     PUT_BACK: ("put back by the program: every later step matches, and it ends as in the "

@@ -63,7 +63,7 @@ def test_a_stale_snapshot_that_changes_no_sample_is_not_the_cause(isolation):
     assert (by["data_cursor"].status, by["data_cursor"].confirmed) == ("not_cause", False)
     assert "position 0" in by["data_cursor"].detail
     assert full.first_divergent_quantity != "data (the samples consumed)"
-    assert "data_cursor (differs; put right alone, the run departs as before)" in full.explanation
+    assert "data_cursor (differs; put right alone, the run departs no later)" in full.explanation
     assert full.latent_gaps == []
 
 
@@ -161,9 +161,9 @@ def test_table_markdown_and_json_mark_each_finding_as_the_json_does():
     lines = {line.split(":")[1].strip(): line for line in table.splitlines()
              if line.startswith("diagnosis: ")}
     assert lines["rng"].endswith("(confirmed)")
-    assert lines["data_cursor"].endswith("(differs; put right alone, the run departs as before)")
-    assert ("data_cursor: position 0, expected 8 (differs; put right alone, the run departs as "
-            "before)") in report.render("markdown")
+    assert lines["data_cursor"].endswith("(differs; put right alone, the run departs no later)")
+    assert ("data_cursor: position 0, expected 8 (differs; put right alone, the run departs no "
+            "later)") in report.render("markdown")
     data = json.loads(report.render("json"))
     statuses = {f["component"]: (f["status"], f["basis"]) for f in data["runs"][0]["diagnosis"]}
     assert statuses == {"rng": ("confirmed", "reference"), "data_cursor": ("not_cause", "reference")}
@@ -314,7 +314,7 @@ def test_beside_a_confirmed_cause_a_mode_the_program_puts_back_reads_as_where_it
     assert (step.component, step.status) == ("global_step", "confirmed")
     assert (ema.component, ema.status) == ("ema", "put_back")
     assert "mode of ema" not in own.explanation
-    assert "put right alone, the run departs as before" not in own.explanation
+    assert "put right alone, the run departs no later" not in own.explanation
     assert ("\nnote: ema: in train mode after the load" in report.render())
     assert ema.mark_in(own, None) == (" (put back by the program: setting it right changes "
                                       "nothing, and it ends as in the uninterrupted run)")
@@ -643,3 +643,24 @@ def test_an_ablations_later_restore_says_its_other_state_is_as_this_run_saved_it
     assert [(f.component, f.step) for f in run.diagnosis] == [("tracker", 6)]
     assert "; restored state differs in tracker (as this run saved it at 6, after its " \
         "restart at 3 without global_step)" in run.explanation, run.explanation
+
+
+def test_a_position_in_its_other_form_at_a_first_restore_is_not_blamed_for_a_later_loss():
+    """Trial 416: restarted at an epoch's end (4), where epoch 1, position 0 is
+    epoch 0's end in another form, and again at 6, where the position is lost
+    for real. The diagnosis confirmed the epoch, which only the first restore
+    saw otherwise: put right from 4 on without the position, the run read
+    another place at once, and the two together were said to be the cause."""
+    from fixtures.trust import position_from_step as fx
+
+    own = verify(fx.EPOCH_ONLY, resume_at=[4, 6], drop="none", noise_seeds=0,
+                 check_determinism=False).full_resume
+    assert own.first_divergent_step == 7
+    by = {f.component: f for f in own.diagnosis}
+    one_position = (": at an epoch's end, the end of one epoch and the start of the next may "
+                    "be one position in two forms")
+    assert by["data_cursor"].status == "confirmed"
+    assert by["data_cursor"].detail == f"0, expected 8{one_position}; at the restore at 6: 0, " \
+        "expected 4"
+    assert by["sampler_epoch"].status == "not_cause"
+    assert by["sampler_epoch"].detail == f"1, expected 0{one_position}"

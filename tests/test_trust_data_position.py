@@ -101,7 +101,7 @@ def test_the_no_cause_clause_goes_where_the_declared_state_is_incomplete():
     clause = _no_cause_found(own)
     assert clause.startswith("; put right in a rerun, none of what differs right after the load")
     own.explanation = ("data (the samples consumed) differs from step 6; restored state differs "
-                       "in data_cursor (differs; put right alone, the run departs as before)"
+                       "in data_cursor (differs; put right alone, the run departs no later)"
                        + clause + "; samples of step 6")
     in_its_words(own, {"restored_by": "Lightning's restore"})
     engine = RunResult(dropped=[], resume_at=[5], verdict=DIVERGED, checkpoint="engine")

@@ -35,7 +35,7 @@ def test_with_incomplete_declared_state_nothing_is_called_not_the_cause():
     assert ("diagnosis: unfrozen: False, expected True (not judged: the declared components "
             "are incomplete, see the WARNING)") in reports[0].render()
     assert NOT_CAUSE not in statuses.values()
-    assert "put right alone, the run departs as before" not in full.explanation
+    assert "put right alone, the run departs no later" not in full.explanation
     twin = verify(SPEC + "FREEZE_CORRECT", noise_seeds=0, drop="none")
     assert twin.outcome == "EQUIVALENT"  # (the WARNING stands: the engine's own resume departs)
     assert twin.incomplete_state_notice() is not None

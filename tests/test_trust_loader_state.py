@@ -23,7 +23,7 @@ def test_a_position_saved_too_early_is_not_called_not_the_cause(isolation):
     assert own.first_divergent_step == 4
     [finding] = own.diagnosis
     assert finding.component == "data_cursor" and finding.status is None
-    assert "put right alone, the run departs as before" not in own.explanation
+    assert "put right alone, the run departs no later" not in own.explanation
     assert ("not judged: putting `data_cursor` right after your load() left the run departing "
             "where it did, but your program goes on with `it`, an iterator it had made from that "
             "loader before"
@@ -121,7 +121,7 @@ def test_a_generator_a_made_iterator_drew_its_order_from_is_not_called_not_the_c
         "did, but your program goes on with `it`, an iterator it had made before from a "
         "loader whose sampler draws from that generator: the order it drew then stays; check what your save() stores "
         "for it, and when your load() makes the iterator"), rng.detail
-    assert "put right alone, the run departs as before" not in report.render()
+    assert "put right alone, the run departs no later" not in report.render()
     assert verify(spec + "SAVES_EPOCH_START", drop="none", noise_seeds=0).equivalent
 
 

@@ -23,7 +23,7 @@ def test_a_component_that_cannot_load_its_own_state_is_named_not_cleared():
     assert "`data_cursor`: batch_in_epoch 0, expected 5: its load_state_dict() does not " \
            "bring back what its state_dict() returned" in notice
     assert notice.startswith("a declared component does not load back its own state: "), notice
-    assert "put right alone, the run departs as before" not in report.render()
+    assert "put right alone, the run departs no later" not in report.render()
     # its field is its state's, under its own name: compared, so never "not compared"
     # (a trial's curriculum level was both, beside the diagnosis that compared it)
     assert report.undeclared == []

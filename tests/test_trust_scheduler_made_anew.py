@@ -25,4 +25,4 @@ def test_a_scheduler_whose_state_put_right_still_departs_in_the_rate_is_not_clea
         assert found[name].status != NOT_CAUSE, found[name]
         assert "not judged: put right in a rerun, the learning rate still departs, which is " \
             "no evidence against it" in found[name].detail
-    assert "put right alone, the run departs as before" not in report.render()
+    assert "put right alone, the run departs no later" not in report.render()

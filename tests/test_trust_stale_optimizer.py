@@ -25,7 +25,7 @@ def test_an_optimizer_left_on_the_old_model_is_named_for_what_it_is_and_not_clea
                                    "the objects themselves")
     text = report.render()
     assert "themselves (not judged)" not in text
-    assert "missing" not in text and "put right alone, the run departs as before" not in text
+    assert "missing" not in text and "put right alone, the run departs no later" not in text
 
 
 def test_its_twin_that_loads_into_its_own_model_is_equivalent():

@@ -26,8 +26,8 @@ def test_a_finding_that_matters_beside_another_cause_says_so_and_is_not_cleared(
         "and something else differs too (another finding, or state no component declares)"
     ), rng.detail
     for line in own.stream_offsets:
-        assert "put right alone, the run departs as before" not in line.detail, line.detail
-    assert "put right alone, the run departs as before" not in report.render("table")
+        assert "put right alone, the run departs no later" not in line.detail, line.detail
+    assert "put right alone, the run departs no later" not in report.render("table")
 
 
 def test_restarted_again_after_it_departed_the_rerun_is_not_said_to_show_that_it_matters():

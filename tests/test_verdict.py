@@ -592,7 +592,7 @@ def test_stream_lines_say_not_the_cause_no_more_once_the_findings_are_unjudged()
                         first_divergent_quantity="loss", checkpoint="program",
                         explanation="diverged from step 8 (loss); restored state differs in "
                                     "loader_rng (differs; put right alone, the run departs "
-                                    "as before)")
+                                    "no later)")
         run.diagnosis = [Finding("loader_rng", "generator `loader`: 1 draw ahead", step=7,
                                  status="not_cause", confirmed=False)]
         run.stream_offsets = [replace(offset, detail=offset.detail + note)]
@@ -600,8 +600,8 @@ def test_stream_lines_say_not_the_cause_no_more_once_the_findings_are_unjudged()
 
     offset = StreamOffset(stream="generator loader", step=8, draws=1, unit="int64 draws",
                           detail="generator `loader` is 1 draw ahead at the start of step 8")
-    note = (" (loader_rng, which holds it, differs, and put right alone, the run departs as "
-            "before: see the diagnosis)")
+    note = (" (loader_rng, which holds it, differs, and put right alone, the run departs no "
+            "later: see the diagnosis)")
     own = judged()
     verdict.unjudge_when_incomplete(own, RunResult(dropped=[], resume_at=[7],
                                                    verdict="diverged", checkpoint="engine"))
@@ -995,7 +995,7 @@ def test_a_frameworks_rng_advice_is_given_only_where_the_restore_left_the_stream
 def test_a_stream_the_program_set_right_itself_beside_another_cause_is_a_note():
     """Trial 291: beside a lost scheduler, "diagnosis: rng[rank 0]: generator
     'loader' differs ..., which the program set right itself during step 7
-    (differs; put right alone, the run departs as before)" read as a second
+    (differs; put right alone, the run departs no later)" read as a second
     lost component; the passing twin said it as a note."""
     from resumecheck.report import Finding, RunResult
 
@@ -1011,8 +1011,8 @@ def test_a_stream_the_program_set_right_itself_beside_another_cause_is_a_note():
     assert righted.line_in(run, None).endswith(
         "during step 7 (put back by the program during that step: setting it right sooner "
         "changes nothing)")
-    assert other.line_in(run, None).endswith("(differs; put right alone, the run departs as "
-                                             "before)")
+    assert other.line_in(run, None).endswith("(differs; put right alone, the run departs no "
+                                             "later)")
     # (trial 402: no rerun judged it, the declared state being incomplete, and it was the
     # failure's only `diagnosis:`; set right by the program, it is a note all the same)
     unjudged = Finding("rng", righted.detail, step=6)
@@ -1036,7 +1036,7 @@ def test_a_plausible_run_close_to_the_band_says_what_the_band_is():
 
 
 def test_not_the_cause_of_a_run_whose_steps_all_matched_says_it_ends_otherwise():
-    """A trial: "(differs; put right alone, the run departs as before)" of a run
+    """A trial: "(differs; put right alone, the run departs no later)" of a run
     that never departed, its end state alone otherwise."""
     from resumecheck.report import NOT_CAUSE
 
@@ -1048,7 +1048,7 @@ def test_not_the_cause_of_a_run_whose_steps_all_matched_says_it_ends_otherwise()
     departs = RunResult(dropped=[], resume_at=[9], verdict="diverged", checkpoint="program",
                         first_divergent_step=10, first_divergent_quantity="loss")
     assert finding.mark_in(departs, None) == (
-        " (differs; put right alone, the run departs as before)")
+        " (differs; put right alone, the run departs no later)")
 
 
 def test_the_why_of_a_run_whose_steps_all_matched_says_it_ends_otherwise_too():
@@ -1061,8 +1061,8 @@ def test_the_why_of_a_run_whose_steps_all_matched_says_it_ends_otherwise_too():
     found = [Finding("scheduler", "best 0.5, expected 0.6", step=11, status=NOT_CAUSE)]
     assert _differs_clause(found, ends_only=True) == (
         f"; restored state differs in scheduler{ENDS_AS_BEFORE}")
-    assert _differs_clause(found).endswith("(differs; put right alone, the run departs as "
-                                           "before)")
+    assert _differs_clause(found).endswith("(differs; put right alone, the run departs no "
+                                           "later)")
 
 
 def test_a_figure_rounded_to_a_whole_number_keeps_its_zeros():
