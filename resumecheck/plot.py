@@ -42,8 +42,8 @@ STRIP_ROWS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 """The strip's rows, top to bottom: a label and the trajectory kinds it shows."""
 
-NOT_RUN, SAME, DIFFERS = 0, 1, 2
-_STRIP_COLOURS = ("#eeeeee", "#cfe8c8", "#d7301f")
+NOT_RUN, SAME, DIFFERS, NOT_COMPARED = 0, 1, 2, 3
+_STRIP_COLOURS = ("#eeeeee", "#cfe8c8", "#d7301f", "#ffffff")
 _FORMATS = (".png", ".svg")
 
 
@@ -91,16 +91,21 @@ def _data(source: Report | FuzzResult) -> _Data:
 def strip_matrix(run: RunResult, steps: int) -> list[list[int]]:
     """The run's strip: one row per ``STRIP_ROWS`` entry, one column per step
     1..steps; NOT_RUN where the run recorded no step (before its restart, or a
-    failed run), SAME or DIFFERS."""
+    failed run), SAME or DIFFERS; NOT_COMPARED in a row of quantities the
+    reference never recorded (no loss scaler; parameters not traced)."""
     rows = [[NOT_RUN] * steps for _ in STRIP_ROWS]
     traj = run.trajectory
     if traj is None:
         return rows
     for r, (_, kinds) in enumerate(STRIP_ROWS):
         differs = {s for k in kinds for s in traj.differs.get(k, [])}
+        # (every step records whether its optimizer stepped: the row of the loss
+        # scale is compared where a scaler's scale is, or a skipped step differs)
+        compared = (not traj.compared or bool(differs)
+                    or any(k in traj.compared for k in kinds if k != "skipped"))
         for s in traj.steps:
             if 1 <= s <= steps:
-                rows[r][s - 1] = DIFFERS if s in differs else SAME
+                rows[r][s - 1] = (DIFFERS if s in differs else SAME) if compared else NOT_COMPARED
     return rows
 
 
@@ -126,7 +131,8 @@ def divergence_figure(source: Report | FuzzResult) -> Figure:
         if i < len(runs) - 1:
             sax.tick_params(labelbottom=False)
     (fig.axes[-1]).set_xlabel("step  (strips: red = differs from the reference bit for bit, "
-                              "green = identical, grey = not run)", fontsize=7)
+                              "green = identical, grey = not run, white = not compared)",
+                              fontsize=7)
     if notes:
         fig.text(0.01, 0.0, "\n".join(notes), fontsize=7, va="bottom", ha="left", gid="notes")
         engine: Any = fig.get_layout_engine()
@@ -170,7 +176,10 @@ def _loss_panel(ax: Any, data: _Data, runs: list[RunResult]) -> None:
         diverged = run.verdict == DIVERGED
         ax.plot(traj.steps, traj.loss, color=colour, linewidth=_RUN_WIDTH if diverged else 0.9,
                 linestyle="-" if diverged else ":", label=f"{data.label(run)} ({run.verdict})", zorder=4)
-        if diverged and run.first_divergent_step is not None:
+        # (trial 422: a cross on the loss of a run whose steps all matched, only its
+        # end state differing: that is said beside its strip, not on the loss)
+        if diverged and run.first_divergent_step is not None \
+                and not (run.first_divergent_quantity or "").startswith("state of"):
             step = min(max(run.first_divergent_step, traj.first_step), traj.steps[-1])
             ax.plot([step], [traj.loss[step - traj.first_step]], marker="X", markersize=9,
                     color=colour, markeredgecolor="black", linestyle="none", zorder=5,
@@ -193,7 +202,7 @@ def _strip(sax: Any, data: _Data, run: RunResult) -> None:
     n = data.steps
     sax.set_gid(f"strip:{data.label(run)}")
     sax.imshow(strip_matrix(run, n), aspect="auto", cmap=ListedColormap(_STRIP_COLOURS), vmin=0,
-               vmax=2, interpolation="nearest", extent=(0.5, n + 0.5, len(STRIP_ROWS) - 0.5, -0.5))
+               vmax=3, interpolation="nearest", extent=(0.5, n + 0.5, len(STRIP_ROWS) - 0.5, -0.5))
     sax.set_yticks(range(len(STRIP_ROWS)), [label for label, _ in STRIP_ROWS], fontsize=6)
     verdict: str = run.verdict
     if (run.first_divergent_quantity or "").startswith("state of"):

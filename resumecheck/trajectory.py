@@ -41,6 +41,11 @@ class Trajectory:
     differs: dict[str, list[int]] = field(default_factory=dict)
     """Per kind (``QUANTITY_KINDS``), the steps at which it differs from the reference
     bit for bit; kinds that never differ are left out."""
+    compared: list[str] = field(default_factory=list)
+    """The kinds the reference recorded at those steps, in ``QUANTITY_KINDS`` order:
+    one not among them was not compared (no loss scaler, parameters not traced; trial
+    422's figure drew a loss-scale strip all green of a program with no scaler).
+    Empty where not known (a report written before it was kept)."""
 
     @property
     def steps(self) -> list[int]:
@@ -58,21 +63,35 @@ class Trajectory:
         if not records:
             return None
         out = cls(first_step=records[0].step)
+        compared: set[str] = set()
         for rec in records:
             out.loss.append(rec.loss)
+            ref = reference.get(rec.step)
+            if ref is not None:
+                compared.update(_kind(key) for key in ref.digests)
+                if ref.skipped:
+                    compared.add("skipped")
             for key in differing_quantities(reference[rec.step], rec):
-                kind = key.split(":", 1)[0]
+                kind = _kind(key)
                 steps = out.differs.setdefault(kind, [])
                 if not steps or steps[-1] != rec.step:
                     steps.append(rec.step)
         out.differs = {k: out.differs[k] for k in QUANTITY_KINDS if k in out.differs}
+        out.compared = [k for k in QUANTITY_KINDS if k in compared or k in out.differs]
         return out
 
     def to_json(self) -> dict[str, Any]:
         return {"first_step": self.first_step, "loss": list(self.loss),
-                "differs": {k: list(v) for k, v in self.differs.items()}}
+                "differs": {k: list(v) for k, v in self.differs.items()},
+                "compared": list(self.compared)}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Trajectory:
         return cls(first_step=int(data["first_step"]), loss=[float(x) for x in data["loss"]],
-                   differs={k: [int(s) for s in v] for k, v in data["differs"].items()})
+                   differs={k: [int(s) for s in v] for k, v in data["differs"].items()},
+                   compared=[str(k) for k in data.get("compared", [])])
+
+
+def _kind(key: str) -> str:
+    """The kind of a record's digest key (``grad:0.weight[rank 1]`` -> ``grad``)."""
+    return key.split(":", 1)[0].split("[rank ", 1)[0]

@@ -11,7 +11,7 @@ from resumecheck.cli import main
 from resumecheck.engine import verify
 from resumecheck.errors import InvalidArgument, MissingExtra
 from resumecheck.plot import (
-    DIFFERS, NOT_RUN, SAME, STRIP_ROWS, divergence_figure, save_plot, strip_matrix,
+    DIFFERS, NOT_COMPARED, NOT_RUN, SAME, STRIP_ROWS, divergence_figure, save_plot, strip_matrix,
 )
 from tests.fuzz_runs import C15, default_fuzz
 
@@ -94,10 +94,12 @@ def test_loss_panel_has_reference_runs_band_restart_and_first_divergence(report,
                          for s, a in zip(run.trajectory.steps, run.trajectory.loss) if s >= first)
             assert inside == run.plausible
 
-    # every diverged run has its first divergent step marked on its own curve
+    # every diverged run has its first divergent step marked on its own curve, but for
+    # a run whose steps all matched (its end state alone differs: no loss to mark)
     marks = {line.get_gid(): line for line in ax.get_lines()
              if (line.get_gid() or "").startswith("first divergence:")}
-    diverged = [r for r in report.runs if r.verdict == "diverged"]
+    diverged = [r for r in report.runs if r.verdict == "diverged"
+                and not r.first_divergent_quantity.startswith("state of")]
     assert set(marks) == {f"first divergence:{report.label_of(r)}" for r in diverged}
     mark = marks[f"first divergence:{report.label_of(full)}"]
     step = full.first_divergent_step
@@ -202,3 +204,25 @@ def test_missing_matplotlib_names_the_extra(no_matplotlib, report, tmp_path, cap
     err = capsys.readouterr().err
     assert "--plot needs matplotlib" in err and "resumecheck[plot]" in err
     assert not (tmp_path / "out.png").exists()
+
+
+def test_what_was_not_compared_is_not_drawn_identical_and_an_end_state_gets_no_cross():
+    """Trial 422: a program without a loss scaler had its loss-scale strip drawn
+    all green ("identical"), and a run whose steps all matched, its end state
+    alone differing, a first-divergence cross on its loss."""
+    from fixtures.hostile import programs
+
+    report = verify(programs.PLAIN, drop=["global_step"], noise_seeds=0,
+                    check_determinism=False)
+    [run] = [r for r in report.runs if r.dropped == ["global_step"]]
+    assert run.verdict == "diverged" and run.first_divergent_quantity.startswith("state of")
+    figure = divergence_figure(report)
+    k = report.resume_at[0]
+    for shown in (run, report.full_resume):
+        strip = _axes(figure, f"strip:{report.label_of(shown)}").images[0].get_array()
+        assert (strip[ROW["loss scale"], k:] == NOT_COMPARED).all()
+        assert (strip[ROW["loss"], k:] == SAME).all() and (strip[ROW["params"], k:] == SAME).all()
+    marks = [line.get_gid() for line in _axes(figure, "loss").get_lines()]
+    assert f"first divergence:{report.label_of(run)}" not in marks
+    assert run.to_json()["trajectory"]["compared"] == ["data", "lr", "loss", "grad", "skipped",
+                                                        "param"]
