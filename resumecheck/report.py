@@ -1217,10 +1217,11 @@ def _incomplete_notice(engine: RunResult, where: str, settings: str, ablations: 
     rate = ((_RATE_SETTINGS if loop is None else _rate_in_the_loop(loop))
             if (engine.first_divergent_quantity or "").startswith("learning rate")
             and not named else "")
-    # (trials 402, 404: the iterator was offered where every stream was level)
-    consumed = ("not a random stream: each was the uninterrupted run's at the start of that "
-                "step" if engine.streams_level else "a DataLoader iterator created after the "
-                "load draws from the restored random stream")
+    # (trials 402, 404: the iterator was offered where every stream was level;
+    # trial 421: "not a random stream" beside an undeclared generator one draw ahead)
+    consumed = ("not a declared random stream: each was the uninterrupted run's at the start "
+                "of that step" if engine.streams_level else "a DataLoader iterator created "
+                "after the load draws from the restored random stream")
     return (
         f"{opener}: the engine restored every one of them and the run still "
         f"{where}.{position}{rate} Something the components "

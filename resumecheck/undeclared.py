@@ -673,14 +673,17 @@ def _workers_text(path: str, loader: Any) -> str:
     streams, which carry on across epochs (trial 247: said as fact of a dataset
     that seeded its generator from each sample's index, which resumed); and its
     one iterator draws the workers' base seed once (trial 324: a shuffle
-    generator seeded again each epoch, moved by a restart's new iterator)."""
+    generator seeded again each epoch, moved by a restart's new iterator; trial 421's
+    load() replayed every batch, and resumed bit for bit, which the text left out)."""
     return (f"the DataLoader `{path}` keeps its {loader.num_workers} worker processes from "
             "epoch to epoch (persistent_workers=True): a random stream its dataset draws "
             "from in them (augmentation) carries on across epochs in the uninterrupted run and "
             "starts anew after a restart, and no checkpoint holds it; a dataset that draws from "
             "none, or from a generator it seeds again from the epoch and the sample's index, "
-            "resumes all the same; and it makes its iterator once: the uninterrupted run draws "
-            "the workers' base seed (from the loader's generator, else torch's stream) in its "
+            "resumes all the same, and so does a load() that reads again, through the workers, "
+            "every batch the run read before the save; and it makes its iterator once: the "
+            "uninterrupted run draws the workers' base seed (from the loader's generator, else "
+            "torch's stream) in its "
             "first epoch only, where a restart's new iterator draws it again, and what that "
             "stream gives next (the next shuffle) moves: an iterator made as the program is "
             "built (iter(loader)), before the load, keeps the draws alike")

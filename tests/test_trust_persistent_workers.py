@@ -23,7 +23,8 @@ def test_persistent_workers_drawing_in_the_dataset_are_named_as_the_cause(capfd)
                 "across epochs in the uninterrupted run and starts anew after a restart, and "
                 "no checkpoint holds it; a dataset that draws from none, or from a generator "
                 "it seeds again from the epoch and the sample's index, resumes all the "
-                "same") in run.explanation
+                "same, and so does a load() that reads again, through the workers, every "
+                "batch the run read before the save") in run.explanation  # (trial 421's)
     # (forked side-by-side runs inherit an earlier run's live iterator: its
     # finalizer must not run there and shut down workers that are not theirs)
     assert "can only test a child process" not in capfd.readouterr().err

@@ -1593,9 +1593,10 @@ def test_a_stream_made_anew_from_a_kept_count_comes_after_the_buffer_its_load_lo
     # (trials 402, 404: the random stream the dropout draws from comes back level)
     notice = report.incomplete_state_notice() or ""
     assert "a DataLoader iterator created after the load" not in notice, notice
+    # (trial 421: said of the streams the check records, not of an undeclared generator)
     assert notice.endswith("or state is consumed between the restore and the first step (not "
-                           "a random stream: each was the uninterrupted run's at the start of "
-                           "that step)."), notice
+                           "a declared random stream: each was the uninterrupted run's at the "
+                           "start of that step)."), notice
     assert report.full_resume.streams_level
     row = _summary_row({"nodeid": "t", "target": "x", "report": report.to_json()})
     assert row.index("your checkpoint may lose it: data_cursor.buffer") < row.index(
