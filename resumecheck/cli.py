@@ -601,8 +601,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return 128 + received[0]
             return code
         except _UsageError as exc:
-            _error(str(exc))
             _error_document(args, "UsageError", str(exc), EXIT_USAGE)
+            _error(_said(str(exc), _stale_output(args)))
             return EXIT_USAGE
         except KeyboardInterrupt as exc:
             return _interrupted(args, exc)
@@ -708,7 +708,7 @@ def _error_document(args: argparse.Namespace, kind: str, message: str, code: int
                     write_stdout(text)
                 return
         write_report(args.output, text)
-        args.written = True
+        args.written = args.error_written = True
     except (OutputError, OSError):
         pass
 
@@ -732,6 +732,9 @@ def _stale_output(args: argparse.Namespace, interrupted: bool = False) -> str:
     before that check (while torch was imported: a trial's early Ctrl-C), of
     any file that is not Python source."""
     path = getattr(args, "output", None)
+    if getattr(args, "error_written", False):  # (trial 421: a report from before, replaced)
+        return (f" The error is written to {path} as JSON (resumecheck.error/1), in place of "
+                "a report.")
     checked = getattr(args, "output_checked", False) or (
         interrupted and not (path or "").endswith(".py"))
     if not checked or getattr(args, "written", False) or not os.path.isfile(path or ""):

@@ -169,7 +169,11 @@ def test_a_command_that_judges_nothing_writes_its_error_as_json_where_asked(tmp_
     assert main(["run", spec, "--drop", "none", "--noise-seeds", "0", "--format", "json",
                  "--output", str(report)]) == 3
     assert json.loads(report.read_text())["exit_code"] == 3
-    assert "was not written by this command" not in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "was not written by this command" not in err
+    # (trial 421: the report it replaced, with no word of it)
+    assert err.endswith(f". The error is written to {report} as JSON (resumecheck.error/1), "
+                        "in place of a report.\n"), err
     # a usage error found after the options were read: the same (one argparse
     # refuses is said with the usage line only: the options were not read)
     assert main(["run", "--drop", "all", "--drop", "rng", "--format", "json"]) == 2
