@@ -656,7 +656,9 @@ def load_target(spec: str | None) -> Target:
                 spec,
                 f"{where} has no attribute {attr!r}" + (
                     f" (it holds {_names(held)})" if held and obj is module else ""),
-                "Check the name after the colon; it must name the program factory",
+                # (trial 421: "the program factory" beside a Target it held)
+                "Check the name after the colon; it must name a resumecheck.Target or the "
+                "program's factory",
             ) from None
     if isinstance(obj, Target):
         # (a copy: the module's own Target keeps no streams, and never a spec it lacks)

@@ -53,6 +53,9 @@ def _run(capsys, *argv):
     [
         ("not_a_module_anywhere:build", "cannot import not_a_module_anywhere"),
         ("tests.programs:no_such_attr", "has no attribute 'no_such_attr' (it holds the targets "),
+        # (trial 421: "the program factory" beside the Target it held)
+        ("tests.programs:no_such_attr", "it must name a resumecheck.Target or the program's "
+                                        "factory"),
         # (trial 168: a target file given without a colon)
         ("tests/programs.py", "not of the form module:attr or path/to/file.py:attr "
                               "(tests/programs.py holds the targets LINEAR, NOISY, "),
