@@ -749,8 +749,10 @@ def _not_found(key: str, unit: str, sample: Any, unsaved: bool, dropped: bool,
     if dropped:
         # (trial 141: an ablation that drops the stream's component on purpose read
         # the causes of a program's lost stream as a hint of a problem)
+        # (trial 425: a position component's own load made an iterator, one draw)
         return (f"not within {reach} of it: this run does not restore it "
-                f"({restorer.strip(',')}), and the restart draws from it as a new build left it")
+                f"({restorer.strip(',')}), and the restart draws from it as the build and "
+                "the rest of the restore left it")
     return (f"not within {reach} of it: another seed, a stream not restored, or one moved "
             "further than that (or by normal values, which this search does not follow)")
 
@@ -788,8 +790,8 @@ def _detail(key: str, step: int, k: int, draws: int | None, unit: str, unsaved: 
         # program's load(); a stream it restored would be the reference's)
         return (f"{label} is {amount} {'ahead of' if draws > 0 else 'behind'} the reference's "
                 f"{where}, and was so right after the load (nothing drew in between): "
-                f"{restorer} left it there: it does not restore it (where a fresh launch and "
-                "the build left it stands)")
+                f"{restorer} left it there: it does not restore it (where a fresh launch, the "
+                "build and the rest of the restore left it stands)")
     if draws > 0 and restored_so:
         seeded = unit == "draws" and n == 1 and _torch_stream(key)
         drew = ("a DataLoader iterator created there after it draws its base seed: one draw"

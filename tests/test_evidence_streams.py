@@ -175,8 +175,8 @@ def test_a_stream_not_restored_is_named_so():
     # (a trial: the engine's own ablation was offered the causes of a program's
     # load(), which cannot be: the engine restores exactly what it does not drop)
     assert offset.detail.endswith("the engine's restore, which drops rng here, left it there: "
-                                  "it does not restore it (where a fresh launch and the build left it "
-                                  "stands)"), offset.detail
+                                  "it does not restore it (where a fresh launch, the build and "
+                                  "the rest of the restore left it stands)"), offset.detail
 
 
 def test_a_load_that_seeds_the_stream_again_is_said_so_with_its_seed():
@@ -369,7 +369,8 @@ def test_an_engine_restore_that_drops_the_streams_is_named_as_what_left_them():
     assert lines["python"][0] == -32 and lines["numpy"][0] == -512, lines
     for draws, detail in (lines["python"], lines["numpy"]):
         assert "the engine's restore, which drops rng here, left it there: it does not " \
-               "restore it (where a fresh launch and the build left it stands)" in detail, detail
+               "restore it (where a fresh launch, the build and the rest of the restore left it " \
+               "stands)" in detail, detail
         assert "your load()" not in detail
 
 
