@@ -218,6 +218,10 @@ class UndeclaredWatch:
                                        none_holds=_NO_COMPONENT_HOLDS if field is None
                                        or field.split(".")[0] == path.split(".")[0]
                                        else _kept_by_own(field, own[field.split(".")[0]]))
+                loader = _loader_without_workers(program, path, obj)
+                if loader is not None:
+                    out[path] = out[path].replace(REGISTER_GENERATOR, _IDLE_SEED_TODO.format(
+                        loader=loader, path=path))
         out.update({path: _generator_text(path, gen) for path, gen in running.items()})
         return out
 
@@ -697,6 +701,40 @@ _LOADER_EPOCH_TODO = (
     "a prepared loader counts its epochs itself, from 0 in every new process, and orders each "
     "epoch's shuffle by that count; Accelerate's checkpoint does not hold it: call "
     "loader.set_epoch(epoch) at each epoch's start, from an epoch your checkpoint keeps")
+
+
+_IDLE_SEED_TODO = (
+    "it is the generator of the DataLoader `{loader}`, which has no workers and whose "
+    "sampler does not draw from it: each iter() draws from it the workers' base seed alone, "
+    "which nothing then reads, so a restart that makes its iterator at another point moves "
+    "it and changes no step; a checkpoint may leave it out (name it in "
+    "Target(not_state=('{path}',)) to say so), and registered in an RNGState it would be "
+    "compared all the same")
+"""(trial 424: a loader's generator, drawn once per iter() for the base seed of workers it
+did not have; registered as the line advised, a correct program failed.)"""
+
+
+def _loader_without_workers(program: Any, path: str, gen: Any) -> str | None:
+    """The path of the DataLoader whose own ``generator`` ``gen`` is, where that
+    loader has no workers, its dataset is a map-style one and its sampler does
+    not draw from it (None: not such a generator). Read through the objects'
+    ``__dict__`` alone, as the rest of this module reads the program."""
+    parent, _, name = path.rpartition(".")
+    if name != "generator" or not parent or not isinstance(gen, torch.Generator):
+        return None
+    holder: Any = program
+    for part in parent.split("."):
+        space = getattr(holder, "__dict__", None)
+        if not isinstance(space, dict) or part not in space:
+            return None
+        holder = space[part]
+    if not isinstance(holder, torch.utils.data.DataLoader) or holder.generator is not gen \
+            or holder.num_workers or isinstance(holder.dataset, torch.utils.data.IterableDataset):
+        return None
+    samplers = [holder.sampler, getattr(holder.batch_sampler, "sampler", None)]
+    if any(getattr(s, "generator", None) is gen for s in samplers):
+        return None
+    return parent
 
 
 def _framework_held(path: str) -> bool:

@@ -1601,3 +1601,74 @@ def test_a_stream_made_anew_from_a_kept_count_comes_after_the_buffer_its_load_lo
     row = _summary_row({"nodeid": "t", "target": "x", "report": report.to_json()})
     assert row.index("your checkpoint may lose it: data_cursor.buffer") < row.index(
         "a generator's position, which no checkpoint of yours holds: data_cursor._source"), row
+
+
+class _IdleLoaderSeed:
+    """A loader of the program's own class without workers, its order from a
+    sequential sampler, and a generator of its own that each iter() draws the
+    workers' base seed from; its load() makes the iterator again (one more
+    draw) and skips ahead."""
+
+    def __init__(self, settings: dict) -> None:
+        from torch.utils.data import DataLoader, SequentialSampler, TensorDataset
+
+        class Loader(DataLoader):  # (trial 424's ResumableLoader: the program's own)
+            pass
+
+        torch.manual_seed(0)
+        data = TensorDataset(torch.randn(16, 3), torch.randn(16, 1))
+        self.loader = Loader(data, batch_size=4, sampler=SequentialSampler(data),
+                             generator=torch.Generator().manual_seed(5))
+        self.model = torch.nn.Linear(3, 1)
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+        self.step = 0
+        self.batches = iter(self.loader)
+
+    def components(self) -> dict:
+        from resumecheck import Attr
+
+        return {"params": self.model, "optimizer": self.opt, "global_step": Attr(self, "step")}
+
+    def train_step(self):
+        from resumecheck import StepOutput
+
+        try:
+            x, y = next(self.batches)
+        except StopIteration:
+            self.batches = iter(self.loader)
+            x, y = next(self.batches)
+        loss = torch.nn.functional.mse_loss(self.model(x), y)
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+        self.step += 1
+        return StepOutput(loss=loss.detach())
+
+    def save(self, path: str) -> None:
+        torch.save({"model": self.model.state_dict(), "opt": self.opt.state_dict(),
+                    "step": self.step}, path)
+
+    def load(self, path: str) -> None:
+        state = torch.load(path, weights_only=True)
+        self.model.load_state_dict(state["model"])
+        self.opt.load_state_dict(state["opt"])
+        self.step = state["step"]
+        self.batches = iter(self.loader)
+        for _ in range(self.step % 4):
+            next(self.batches)
+
+
+def test_a_loaders_generator_that_seeds_no_worker_is_not_advised_into_a_false_alarm():
+    """Trial 424: a loader without workers, whose sampler draws from a generator
+    of its own, kept its own generator only for the workers' base seed; the
+    line advised registering it, and the correct program then failed."""
+    from resumecheck import Target
+
+    report = verify(Target(factory=_IdleLoaderSeed, steps=8, resume_at=(2,)), **FAST)
+    assert report.equivalent, report.render()
+    [line] = [u for u in report.undeclared if u.startswith("loader.generator ")]
+    assert "it is the generator of the DataLoader `loader`, which has no workers and whose " \
+        "sampler does not draw from it: each iter() draws from it the workers' base seed " \
+        "alone, which nothing then reads" in line, line
+    assert "Target(not_state=('loader.generator',))" in line
+    assert "register it, RNGState" not in line
