@@ -218,12 +218,8 @@ class UndeclaredWatch:
                                        none_holds=_NO_COMPONENT_HOLDS if field is None
                                        or field.split(".")[0] == path.split(".")[0]
                                        else _kept_by_own(field, own[field.split(".")[0]]))
-                loader = _loader_without_workers(program, path, obj)
-                if loader is not None:
-                    out[path] = out[path].replace(REGISTER_GENERATOR, _IDLE_SEED_TODO.format(
-                        loader=loader, path=path))
         out.update({path: _generator_text(path, gen) for path, gen in running.items()})
-        return out
+        return _idle_seeds_said(out, program)
 
     def _line(self, path: str, obj: Any, tensors: list[torch.Tensor],
               missed: list[torch.Tensor], owner_kind: str | None, in_module: bool | str,
@@ -714,13 +710,23 @@ _IDLE_SEED_TODO = (
 did not have; registered as the line advised, a correct program failed.)"""
 
 
-def _loader_without_workers(program: Any, path: str, gen: Any) -> str | None:
-    """The path of the DataLoader whose own ``generator`` ``gen`` is, where that
-    loader has no workers, its dataset is a map-style one and its sampler does
-    not draw from it (None: not such a generator). Read through the objects'
-    ``__dict__`` alone, as the rest of this module reads the program."""
+def _idle_seeds_said(lines: dict[str, str], program: Any) -> dict[str, str]:
+    """``lines``, where one advises registering a loader's own generator that
+    seeds no worker (``_loader_without_workers``): what it is, instead."""
+    for path, text in lines.items():
+        if REGISTER_GENERATOR in text and (loader := _loader_without_workers(program, path)):
+            lines[path] = text.replace(REGISTER_GENERATOR,
+                                       _IDLE_SEED_TODO.format(loader=loader, path=path))
+    return lines
+
+
+def _loader_without_workers(program: Any, path: str) -> str | None:
+    """The path of the DataLoader whose own ``generator`` ``path`` is, where
+    that loader has no workers, its dataset is a map-style one and its sampler
+    does not draw from it (None: not such a generator). Read through the
+    objects' ``__dict__`` alone, as the rest of this module reads the program."""
     parent, _, name = path.rpartition(".")
-    if name != "generator" or not parent or not isinstance(gen, torch.Generator):
+    if name != "generator" or not parent:
         return None
     holder: Any = program
     for part in parent.split("."):
@@ -728,8 +734,10 @@ def _loader_without_workers(program: Any, path: str, gen: Any) -> str | None:
         if not isinstance(space, dict) or part not in space:
             return None
         holder = space[part]
-    if not isinstance(holder, torch.utils.data.DataLoader) or holder.generator is not gen \
-            or holder.num_workers or isinstance(holder.dataset, torch.utils.data.IterableDataset):
+    gen = getattr(holder, "generator", None) if isinstance(holder, torch.utils.data.DataLoader) \
+        else None
+    if not isinstance(gen, torch.Generator) or holder.num_workers \
+            or isinstance(holder.dataset, torch.utils.data.IterableDataset):
         return None
     samplers = [holder.sampler, getattr(holder.batch_sampler, "sampler", None)]
     if any(getattr(s, "generator", None) is gen for s in samplers):
