@@ -561,6 +561,12 @@ TRAINER_NO_TQDM = trainer_target(lambda args: transformers_train().make_trainer(
                                        "logging_steps": 1}, steps=4, resume_at=(2,))
 """Trial 400: ``disable_tqdm=True`` in the run's own arguments, as scripts
 often set it: the Trainer's printer of logs printed every log of every run."""
+TRAINER_MODEL_ONLY = trainer_target(lambda args: transformers_train().make_trainer(args),
+                                    args={"per_device_train_batch_size": 8, "learning_rate": 1e-2,
+                                          "warmup_steps": 4, "save_only_model": True},
+                                    steps=6, resume_at=(3,))
+"""Trial 423: checkpoints "kept small" with ``save_only_model=True``, which the
+Trainer then resumes from without its optimizer, scheduler and streams."""
 
 
 def _with_dropped_scheduler(args):

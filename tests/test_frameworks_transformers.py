@@ -714,3 +714,18 @@ def test_right_after_a_trainers_restore_the_collators_scratch_is_taken_as_the_ru
     kept = _held_after_restarts(engine_run, after, reference)
     assert kept[3] == {"data_collator._idx": ["ref"], "data_collator.rng": ["restart-rng"],
                        "model.x": ["m"]}, kept
+
+
+@pytest.mark.e2e
+def test_checkpoints_of_the_model_alone_name_the_setting_on_what_they_lose():
+    """Trial 423: save_only_model=True; three confirmed findings (optimizer,
+    scheduler, rng) and no word of the one setting behind them."""
+    report = resumecheck.verify(spec("TRAINER_MODEL_ONLY"), drop="none", noise_seeds=0,
+                                check_determinism=False)
+    assert not report.equivalent
+    fixes = {f.component: f.fix for f in report.full_resume.diagnosis if f.status == "confirmed"}
+    assert fixes.get("optimizer", "").startswith(
+        "TrainingArguments(save_only_model=True) writes the model alone into each checkpoint"), \
+        report.full_resume.diagnosis
+    assert "save_only_model=False keeps them" in fixes["optimizer"]
+    assert "to keep it: TrainingArguments(save_only_model=True)" in report.render()
