@@ -273,26 +273,8 @@ class TrainerProgram(LoopProgram):
         return components
 
     def checkpoint_advice(self) -> dict[str, str]:
-        """Your ``ExportableState`` callbacks, where the run does not ask the
-        Trainer to restore them: its checkpoints hold their state, which its
-        resume leaves unused unless asked (a trial's confirmed finding did not
-        say so); and the optimizer, scheduler and streams where the run saves
-        the model alone (trial 423: ``save_only_model=True``, three confirmed
-        findings, and no word of the one setting behind them)."""
-        args = self.trainer.args
-        advice = {}
-        if getattr(args, "save_only_model", False) is True:
-            advice = dict.fromkeys((OPTIMIZER, SCHEDULER, RNG), (
-                "TrainingArguments(save_only_model=True) writes the model alone into each "
-                "checkpoint: the Trainer's resume finds no optimizer, scheduler or random-stream "
-                "state there (its optimizer.pt, scheduler.pt and rng_state.pth); "
-                "save_only_model=False keeps them"))
-        if _exportable(self.trainer) and \
-                not getattr(args, "restore_callback_states_from_checkpoint", True):
-            advice[CALLBACKS] = ("the Trainer's checkpoints hold your callbacks' state, but its "
-                                 "resume puts it back only with TrainingArguments("
-                                 "restore_callback_states_from_checkpoint=True)")
-        return advice
+        """What a setting of the run's keeps out of the Trainer's checkpoints (``_advice``)."""
+        return _advice(self.trainer)
 
     def undeclared_roots(self) -> list[tuple[str, Any]]:
         """Your own callbacks, data collator and training dataset: state they keep
@@ -476,6 +458,29 @@ def _lengthless(dataset: Any) -> str | None:
     except TypeError:
         return f"your train_dataset ({type(dataset).__name__}) has no length"
     return None
+
+
+def _advice(trainer: Any) -> dict[str, str]:
+    """Your ``ExportableState`` callbacks, where the run does not ask the
+    Trainer to restore them: its checkpoints hold their state, which its
+    resume leaves unused unless asked (a trial's confirmed finding did not
+    say so); and the optimizer, scheduler and streams where the run saves
+    the model alone (trial 423: ``save_only_model=True``, three confirmed
+    findings, and no word of the one setting behind them)."""
+    args = trainer.args
+    advice = {}
+    if getattr(args, "save_only_model", False) is True:
+        advice = dict.fromkeys((OPTIMIZER, SCHEDULER, RNG), (
+            "TrainingArguments(save_only_model=True) writes the model alone into each "
+            "checkpoint: the Trainer's resume finds no optimizer, scheduler or random-stream "
+            "state there (its optimizer.pt, scheduler.pt and rng_state.pth); "
+            "save_only_model=False keeps them"))
+    if _exportable(trainer) and not getattr(args, "restore_callback_states_from_checkpoint",
+                                            True):
+        advice[CALLBACKS] = ("the Trainer's checkpoints hold your callbacks' state, but its "
+                             "resume puts it back only with TrainingArguments("
+                             "restore_callback_states_from_checkpoint=True)")
+    return advice
 
 
 def _move_checkpoint(output_dir: str, step: int, path: str) -> None:
