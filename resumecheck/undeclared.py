@@ -58,7 +58,7 @@ from resumecheck.module_state import cell_filled
 from resumecheck.phrases import (
     ACCELERATE_DATASET, GENERATOR_CHANGED, GENERATOR_POSITION, LIGHTNING_DATASET,
     LIKE_NAMED_AS_BUILT,
-    MODULE_ATTR_TODO, NOT_SET_BACK, REGISTER_GENERATOR,
+    IDLE_SEED, MODULE_ATTR_TODO, NOT_SET_BACK, REGISTER_GENERATOR,
 )
 from resumecheck.streams import stream_digests, stream_items
 
@@ -701,8 +701,8 @@ _LOADER_EPOCH_TODO = (
 
 _IDLE_SEED_TODO = (
     "it is the generator of the DataLoader `{loader}`, which has no workers and whose "
-    "sampler does not draw from it: each iter() draws from it the workers' base seed alone, "
-    "which nothing then reads, so a restart that makes its iterator at another point moves "
+    f"sampler does not draw from it: each iter() draws from it {IDLE_SEED}, "
+    "so a restart that makes its iterator at another point moves "
     "it and changes no step; a checkpoint may leave it out (name it in "
     "Target(not_state=('{path}',)) to say so), and registered in an RNGState it would be "
     "compared all the same")
