@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from resumecheck.trace import StepRecord
 
-__all__ = ["QUANTITY_KINDS", "Trajectory"]
+__all__ = ["QUANTITY_KINDS", "Trajectory", "quantity_kind"]
 
 # The same names and order as trace.QUANTITY_ORDER, spelled out so that
 # reading a report does not import torch.
@@ -68,11 +68,11 @@ class Trajectory:
             out.loss.append(rec.loss)
             ref = reference.get(rec.step)
             if ref is not None:
-                compared.update(_kind(key) for key in ref.digests)
+                compared.update(quantity_kind(key) for key in ref.digests)
                 if ref.skipped:
                     compared.add("skipped")
             for key in differing_quantities(reference[rec.step], rec):
-                kind = _kind(key)
+                kind = quantity_kind(key)
                 steps = out.differs.setdefault(kind, [])
                 if not steps or steps[-1] != rec.step:
                     steps.append(rec.step)
@@ -92,6 +92,7 @@ class Trajectory:
                    compared=[str(k) for k in data.get("compared", [])])
 
 
-def _kind(key: str) -> str:
-    """The kind of a record's digest key (``grad:0.weight[rank 1]`` -> ``grad``)."""
+def quantity_kind(key: str) -> str:
+    """The kind (``QUANTITY_KINDS``) of a record's digest key: ``grad`` for
+    ``grad:0.weight[rank 1]``, ``loss`` for ``loss[rank 1]``."""
     return key.split(":", 1)[0].split("[rank ", 1)[0]

@@ -72,7 +72,7 @@ from resumecheck.streams import is_stream_detail, is_stream_state, stream_digest
 from resumecheck.trace import (
     QUANTITY_ORDER, StepRecord, differing_quantities, first_difference, load_step_tensors,
 )
-from resumecheck.trajectory import Trajectory
+from resumecheck.trajectory import Trajectory, quantity_kind
 
 __all__ = [
     "Comparison", "Reference", "Segments", "alike_on_ranks", "band", "compare_run", "conclude",
@@ -284,7 +284,7 @@ def _most_of_first_kind(step: int, beyond: list[str],
     step produces them), the key that differs most, and the others of that
     kind beyond it too (a trial: every parameter differed and the first by
     name was named, as if it alone did)."""
-    same = [k for k in beyond if _kind(k) == _kind(beyond[0])]
+    same = [k for k in beyond if quantity_kind(k) == quantity_kind(beyond[0])]
     size: dict[str, float] = {}
     for k in same:
         measured = diffs[k].max_abs if k in diffs else None
@@ -1728,7 +1728,7 @@ def note_frozen_set_again(ref: Reference, result: RunResult, segments: Segments)
         there = ref_by_step.get(f.step + 1)
         if first is None or there is None or first.skipped or there.skipped:
             continue
-        grads = [{k for k in r.digests if _kind(k) == "grad"} for r in (first, there)]
+        grads = [{k for k in r.digests if quantity_kind(k) == "grad"} for r in (first, there)]
         if grads[0] and grads[0] == grads[1]:
             again.add(f.component)
     result.diagnosis = [replace(f, detail=frozen_set_again_text(f.detail, f.step or 0))
@@ -3674,16 +3674,11 @@ def latent_text(r: RunResult) -> str:
     )
 
 
-def _kind(key: str) -> str:
-    """A digest key's kind: ``param`` for ``param:fc.weight[rank 1]``."""
-    return split_rank_name(key)[0].partition(":")[0]
-
-
 def _absent(ref: Reference, segments: Segments, step: int, key: str) -> str:
     """`` (none in the resumed run)`` for a gradient one side does not have at
     ``step``: a parameter without one did not train (frozen, or unused), which
     "differs" would hide."""
-    if _kind(key) != "grad":
+    if quantity_kind(key) != "grad":
         return ""
     mine = next((r for _, seg in segments for r in seg.records if r.step == step), None)
     theirs = ref.by_step.get(step)
@@ -3749,11 +3744,11 @@ def _why_no_gradient(record: StepRecord) -> str:
     gradient at all says so (trial 290: parameters a load() made anew, which the
     model used and the optimizer, built over the first ones, did not, read
     "its optimizer did not step")."""
-    if not any(_kind(key) == "grad" for key in record.digests) and not record.skipped \
+    if not any(quantity_kind(key) == "grad" for key in record.digests) and not record.skipped \
             and record.lr is not None:
         return ("its optimizer stepped with no gradient on any parameter it holds: the loss "
                 "reaches other tensors, such as parameters a load() made anew")
-    if record.skipped or not any(_kind(key) == "grad" for key in record.digests):
+    if record.skipped or not any(quantity_kind(key) == "grad" for key in record.digests):
         return "its optimizer did not step"
     return "that parameter got no gradient"
 
@@ -3766,7 +3761,7 @@ def _others(key: str, also: list[str]) -> str:
         others = [k.removeprefix("state:") for k in also if k.startswith("state:")]
         return f" (and of {', '.join(others)})" if others else ""
     base, rank = split_rank_name(key)
-    kind = {"param": "parameter", "grad": "gradient"}.get(_kind(key))
+    kind = {"param": "parameter", "grad": "gradient"}.get(quantity_kind(key))
     names = {split_rank_name(k)[0] for k in also} - {base}
     ranks = {split_rank_name(k)[1] for k in also} - {rank, None}
     out = f" (the largest of {len(names) + 1} {kind}s that differ)" if names and kind else ""
