@@ -20,6 +20,7 @@ import re
 import shutil
 import signal
 import threading
+import time
 import warnings
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -488,6 +489,8 @@ class _Segments:
         self.hash_calls: list[str] = []
         """In-process: where the program's code called hash() on a string as the
         reference ran (``hash_calls.watching``)."""
+        self.began = time.time()
+        """When the check began (``SegmentSpec.began``)."""
 
     def run(self, spec: SegmentSpec) -> SegmentResult:
         try:
@@ -521,7 +524,8 @@ class _Segments:
         return SegmentSpec(
             target_spec=self.target.spec, workdir=work or self.work, name=name,
             threads=self.settings.threads, step_timeout=self.step_timeout(),
-            nproc=ranks or self.settings.nproc, preload=list(self.target.preload), **kw,
+            nproc=ranks or self.settings.nproc, preload=list(self.target.preload),
+            began=self.began, **kw,
         )
 
     def reference_runs(self, points: list[int], probe_save: bool = False,

@@ -77,7 +77,7 @@ from resumecheck.progress import note_step
 from resumecheck.restore import (
     among_ranks, build_settings, engine_capture, program_save, restore_state,
 )
-from resumecheck.side_files import outside, shown
+from resumecheck.side_files import changed_since, outside, shown
 from resumecheck.segments import (
     Isolation, Restore, SegmentResult, SegmentSpec, phase_bound, scratch_dir, timeout_text,
 )
@@ -518,7 +518,7 @@ class _Segment:
         result.advice = built.advice()
         if spec.restore is not None:
             self.enter("restore")
-            result.unreached = _restore_watched(built, spec.restore, capture, result)
+            result.unreached = _restore_watched(built, spec.restore, capture, result, spec.began)
             built.refresh()
             restored = str(self.work / f"{spec.name}.restored.pt")
             source = spec.restore.path if spec.restore.source == "engine" else None
@@ -772,15 +772,16 @@ def _describe(exc: BaseException) -> str:
 
 
 def _restore_watched(built: BuiltProgram, restore: Restore, capture: dict[str, Any] | None,
-                     result: SegmentResult) -> dict[str, list[str]]:
+                     result: SegmentResult, began: float | None) -> dict[str, list[str]]:
     """``restore_state``; through the program's own load() (not a framework
-    target's), the files it read outside the checkpoint path go to
-    ``result.side_files``, the global streams it set to ``result.streams_set``."""
+    target's), the files it read outside the checkpoint path that changed
+    since the check ``began`` go to ``result.side_files``, the global streams
+    it set to ``result.streams_set``."""
     if restore.source != "program" or not _own_files(result):
         return restore_state(built, restore, capture)
     with outside(restore.path, writes=False) as read, streams_set(result.streams_set):
         unreached = restore_state(built, restore, capture)
-    if read:
+    if read := changed_since(read, began):
         result.side_files["load"] = shown(read, restore.path)
     return unreached
 

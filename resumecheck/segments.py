@@ -132,6 +132,11 @@ class SegmentSpec:
     leaf (``SegmentResult.built_leaves``): a reference whose check drops not
     every component alone, so that what a resume point finds as the build
     made it can be said (``verdict.as_built_untried``)."""
+    began: float | None = None
+    """When the check began (``time.time()``): a file the program's own load()
+    reads outside its checkpoint path that nothing changed since then (the
+    run's data, a vocabulary) is its input, not state kept beside the
+    checkpoint (``side_files.changed_since``; None: every such file is named)."""
     digest_held: bool = False
     """At the end, digest what the program holds outside its declared
     components (``held``): the reference; the engine's own full resume, whose

@@ -8,7 +8,8 @@ same file beside it, not what the checkpoint saved. Python's audit hook
 (``sys.addaudithook``: every ``open()``, ``os.open()`` and
 ``io.open_code()``) sees the files while ``outside`` watches; a hook cannot
 be removed, so one is installed once and does nothing while nothing is
-watched. Source files, the interpreter's own and the system's are not named.
+watched. Source files, the interpreter's own and the system's are not named,
+nor a file a load() read that nothing changed while the check ran (its input).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["outside", "shown"]
+__all__ = ["changed_since", "outside", "shown"]
 
 _MOST = 8
 """At most this many files are named per watch."""
@@ -91,6 +92,29 @@ def outside(path: str, *, writes: bool) -> Iterator[list[str]]:
         yield watch.files
     finally:
         _watch.remove(watch)
+
+
+def changed_since(files: list[str], since: float | None) -> list[str]:
+    """Of ``files``, those written, replaced or removed since ``since`` (when
+    the check began; None: all of them). A file a load() reads that nothing
+    changed while the check ran (the run's data, which a load() that builds
+    the model again reads) is the run's input, not state kept beside the
+    checkpoint (trial 426: a dataset was said to be state to keep in the
+    checkpoint, on a correct program). Its change time counts too, which
+    nothing but the system sets (a file moved into place, copied with its
+    times); a second's slack for file systems that keep coarse times."""
+    if since is None:
+        return list(files)
+    changed = []
+    for f in files:
+        try:
+            status = os.stat(f)
+        except OSError:  # (gone: something removed it)
+            changed.append(f)
+            continue
+        if max(status.st_mtime, status.st_ctime) >= since - 1.0:
+            changed.append(f)
+    return changed
 
 
 def shown(files: list[str], checkpoint: str) -> list[str]:

@@ -30,6 +30,34 @@ def test_a_counter_kept_beside_the_checkpoint_is_named(isolation):
     assert "step.txt" not in engine.explanation  # (the engine's restart calls neither)
 
 
+@pytest.mark.parametrize("isolation", ["inprocess", pytest.param("process",
+                                                                 marks=pytest.mark.process)])
+def test_the_data_a_load_reads_again_is_input_and_not_named(isolation):
+    """Trial 426: a nanoGPT-style load() built the model again from the saved
+    settings, which read the training text; every report of the correct
+    program said to keep that text in the checkpoint. Nothing writes it while
+    the check runs: it is the run's input, not state beside the checkpoint."""
+    report = verify("fixtures.trust.data_read_on_load:TARGET", drop="none", noise_seeds=0,
+                    check_determinism=False, isolation=isolation)
+    own = report.runs[0]
+    assert own.checkpoint == "program" and own.verdict == "identical", own.explanation
+    assert own.side_files == {} and "corpus.txt" not in report.render()
+
+
+def test_a_file_read_is_named_only_if_it_changed_since_the_check_began(tmp_path):
+    import time
+
+    from resumecheck.side_files import changed_since
+
+    began = time.time()
+    written, gone = str(tmp_path / "step.txt"), str(tmp_path / "removed.txt")
+    with open(written, "w") as fh:
+        fh.write("3")
+    files = [os.__file__, written, gone]  # (the standard library: installed long before)
+    assert changed_since(files, began) == [written, gone]
+    assert changed_since(files, None) == files
+
+
 def test_files_read_by_torch_itself_and_the_checkpoint_are_not_named(tmp_path):
     import torch
 
