@@ -34,7 +34,7 @@ from resumecheck.report import (
 )
 from resumecheck.phrases import (
     LEFT_UNRESTORED, POSITION_OTHER_EPOCH, POSITION_TRANSFORMED, POSITION_UNUSED, READ_BEFORE,
-    STARTED_LEVEL, UNDECLARED_LEAD, ordinal, unused_position,
+    NONE_DIFFERS, STARTED_LEVEL, UNDECLARED_LEAD, ordinal, unused_position,
 )
 from resumecheck.program import epoch_boundaries, next_epoch_start
 from resumecheck.segments import SegmentResult
@@ -210,12 +210,12 @@ def _end_only_lead(result: RunResult) -> str:
         return ""
     if any(f.status not in (LATENT, PUT_BACK) for f in result.diagnosis):
         return ""
-    return (("; no declared component differs right after your load()" if not result.diagnosis
-             else "; what differs in the declared components right after your load() changes "
-             "nothing here") + f"{UNDECLARED_LEAD} (a running mean a scheduler is stepped with, "
-            "a counter), or that changed between the load and the first step, or your program "
-            "sets declared state otherwise after a restart (a position counted from the "
-            "restart, not from the restored one)")
+    return ((NONE_DIFFERS if not result.diagnosis else "; what differs in the declared "
+             "components right after your load() changes nothing here")
+            + f"{UNDECLARED_LEAD} (a running mean a scheduler is stepped with, a counter), or "
+            "that changed between the load and the first step, or your program sets declared "
+            "state otherwise after a restart (a position counted from the restart, not from the "
+            "restored one)")
 
 
 def _branch_note(result: RunResult) -> None:

@@ -577,9 +577,10 @@ def _passed_notes(result: FuzzResult, cut: bool) -> str:
     elif result.undeclared is None and result.resume_nproc is None:
         # (a trial read "the time budget ran out first" twice over)
         # (trial 195: "what is not compared was not looked at" read as a riddle)
-        odd += ("; so state your program keeps outside its declared components was not "
-                "looked for" if cut else "; state your program keeps outside its declared "
-                "components was not looked for, the time budget ran out first"
+        # (trial 426: "ran out first; so state ... was not looked for" read as a riddle)
+        odd += (", before the run that looks for state your program keeps outside its "
+                "declared components" if cut else "; state your program keeps outside its "
+                "declared components was not looked for, the time budget ran out first"
                 ) + " (`resumecheck run` lists it as `not compared`)"
     return odd
 

@@ -18,7 +18,7 @@ __all__ = ["ACCELERATE_DATASET", "ADAPTER_LEFT_OUT", "AFTER_LAST_STEP", "AS_THE_
            "CHECKPOINT_MAY_LOSE", "FEWER_STEPS", "LIGHTNING_DATASET", "LIKE_NAMED_AS_BUILT",
            "LOOP_ENDED", "NOT_DECLARED", "NOT_VALIDATED_AGAIN",
            "MODULE_ATTR_TODO", "framework_module_todo",
-           "READ_BEFORE",
+           "READ_BEFORE", "NONE_DIFFERS",
            "OWN_RESUME_ENDS_OTHERWISE", "OWN_RESUME_ENDS_WITHOUT", "paths_said", "ordinal",
            "under_roots", "UNHELD_POSITION",
            "SET_AGAIN_LATER", "set_again_uncompared",
@@ -294,6 +294,11 @@ saved where the run was not)."""
 STOPPED = "stopped by the step timeout"
 """How a run's explanation opens when a phase outlived its bound (not a
 failure of the program's own, unless it hangs there)."""
+
+NONE_DIFFERS = "; no declared component's state (what it saves) differs right after your load()"
+"""An own resume whose declared state all came back (trial 428: "no declared
+component differs" read as contradicting a field of one held otherwise,
+outside what it saves)."""
 
 OUTSIDE_THE_CHECKPOINT = "outside the checkpoint path it was given"
 """How a run's why says the program's save() wrote (or its load() read) files

@@ -1431,7 +1431,8 @@ def _uncompared_clause(undeclared: list[str], lines_shown: bool) -> str:
     listed = (", ".join(f"`{p}`" for p in paths[:4])
               + (f" and {len(paths) - 4} more" if len(paths) > 4 else ""))
     if lines_shown:
-        return f" (the `not compared` lines name what the program keeps outside them: {listed})"
+        return (" (the `not compared` lines name what the program keeps outside their states: "
+                f"{listed})")
     # (a trial: "no declared component holds" beside "a field of the declared component")
     return (f" (the program keeps outside what the declared components' states hold: {listed}; "
             "`resumecheck run` of the failing schedule (its reproduce command) lists them as "

@@ -199,8 +199,8 @@ def test_fuzz_budget_stops_a_run_in_progress():
     assert result.undeclared is None and result.to_json()["undeclared"] is None
     # (once: a trial read "the time budget ran out first" twice over)
     assert result.summary().endswith(
-        "; the time budget ran out first; so state your program keeps outside its declared "
-        "components was not looked for (`resumecheck run` lists it as `not compared`)")
+        "; the time budget ran out first, before the run that looks for state your program "
+        "keeps outside its declared components (`resumecheck run` lists it as `not compared`)")
     assert result.summary().count("the time budget ran out first") == 1
 
 

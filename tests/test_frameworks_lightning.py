@@ -604,8 +604,8 @@ def test_a_lost_attribute_beside_a_validation_is_a_cause_as_likely_as_it():
     assert ("which either that explains, where the validation changes state the steps read "
             "(a scheduler stepped on its metric, an EarlyStopping count), or state the steps "
             "read that no component declares (the `not compared` lines name what the program "
-            "keeps outside them: `params.alpha`). Resume points where no validation follows "
-            "tell the two apart") in notice, notice
+            "keeps outside their states: `params.alpha`). Resume points where no validation "
+            "follows tell the two apart") in notice, notice
     assert "that alone explains" not in notice
 
 

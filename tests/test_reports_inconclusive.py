@@ -140,7 +140,7 @@ def test_a_restart_that_draws_is_not_said_lost_however_complete_where_state_is_u
                               "uninterrupted run does not")
     if undeclared:
         assert ("It may draw so from state no component declares (the `not compared` lines "
-                "name what the program keeps outside them: `epoch_gen_state`)") in warning
+                "name what the program keeps outside their states: `epoch_gen_state`)") in warning
         assert ("otherwise a draw the uninterrupted run does not make sends the continuation "
                 "elsewhere however complete the checkpoint") in warning
     else:

@@ -242,7 +242,7 @@ def _params_confirmed_alone(target, step: int) -> str:
 
 def test_a_model_a_load_leaves_in_eval_mode_is_named_and_confirmed():
     """A trial: a load() that validated the restored model and forgot .train()
-    was told "no declared component differs right after your load()", with
+    was told "no declared component's state (what it saves) differs right after your load()", with
     hints toward the data pipeline (a module's mode is not in its state_dict())."""
     from fixtures.trust import eval_after_load
 

@@ -31,7 +31,7 @@ def test_a_loop_that_ignores_its_restored_position_is_told_so_and_which_batch_it
     assert "the declared data position `data_cursor` came back as saved" in own.explanation
     # (a trial read it last, after the list of state no component declares: it leads)
     assert own.explanation.index("came back as saved") < own.explanation.index(
-        "no declared component differs right after your load()")
+        "no declared component's state (what it saves) differs right after your load()")
     assert own.divergence_detail.endswith(
         "they are what the uninterrupted run read at step 1 (3 steps earlier): the restart "
         "reads the run's own data, at another position (or in another epoch's order), or "

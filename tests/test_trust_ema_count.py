@@ -20,7 +20,7 @@ def test_the_lost_count_is_named_and_the_second_restore_is_not_called_lossy():
     assert engine.lossy_loads() == []
     notice = report.incomplete_state_notice() or ""
     assert not notice.startswith(LOSSY_ONE), notice
-    assert "name what the program keeps outside them: `ema.num_updates`)" in notice
+    assert "name what the program keeps outside their states: `ema.num_updates`)" in notice
     assert [u.split(" (")[0] for u in report.undeclared] == ["ema.num_updates"]
     # (trial 175: the drifted EMA read at 9 "as where none of it came back", with a
     # load's causes that do not apply: the run held it otherwise before that load)

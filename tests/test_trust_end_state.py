@@ -67,7 +67,8 @@ def test_an_undeclared_mean_that_only_moves_a_schedulers_end_is_named_as_lost():
                          "and after step 9, and ends with it otherwise, every step matching: "
                          "your checkpoint loses it, unless it is not state (a log, a timer: name "
                          "it in Target(not_state=...))")
-    assert ("no declared component differs right after your load(): what it leaves different "
+    assert ("no declared component's state (what it saves) differs right after your load(): "
+            "what it leaves different "
             "is state you did not declare (a running mean a scheduler is stepped with"
             ) in own.explanation, own.explanation
     assert "the run still ends otherwise in the state of scheduler (every step matches)" \

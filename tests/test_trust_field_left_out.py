@@ -24,7 +24,7 @@ def test_the_field_its_state_dict_leaves_out_is_named_and_the_epoch_it_keeps_is_
                            "set back: its state_dict() leaves it out"), line
     assert "your own resume held it otherwise right after your load() at step 5" in line
     text = report.render()
-    assert "name what the program keeps outside them: `data_cursor.batch_in_epoch`)" in text
+    assert "name what the program keeps outside their states: `data_cursor.batch_in_epoch`)" in text
     # (a trial: the why of the resume that lost it named only a stream the program set
     # right; trial 152: the note came last, after a list of samplers and iterators)
     assert report.full_resume.explanation.startswith(
@@ -46,7 +46,7 @@ def test_what_a_departed_restart_ends_with_otherwise_is_not_named_when_its_resto
     assert engine.first_divergent_step == 6
     assert [line.split(" (")[0] for line in report.undeclared] == ["data_cursor.batch_in_epoch"]
     text = report.render()
-    assert "name what the program keeps outside them: `data_cursor.batch_in_epoch`)" in text
+    assert "name what the program keeps outside their states: `data_cursor.batch_in_epoch`)" in text
     assert "slots" not in text
     # (trial 147: the WARNING led with guesses of a position saved where the run was
     # not, and named the sampler's own field left out of its state last)
@@ -169,6 +169,6 @@ def test_the_warning_does_not_list_what_the_resume_point_found_as_built():
              + AS_BUILT_AT_RESUME.format(at="step 1"),
              "Python's random stream (the stream your program draws from ...)"]
     assert _uncompared_clause(lines, True) == (
-        " (the `not compared` lines name what the program keeps outside them: "
+        " (the `not compared` lines name what the program keeps outside their states: "
         "`Python's random stream`)")
     assert _uncompared_clause(lines[:1], True) == ""

@@ -132,7 +132,7 @@ def test_fuzzs_warning_names_what_is_not_compared_and_points_at_the_lines_it_pri
                   max_interruptions=1)
     notice = result.declared_state_notice
     assert notice is not None and "`temperature`" in notice, notice
-    assert ("the `not compared` lines name what the program keeps outside them: "
+    assert ("the `not compared` lines name what the program keeps outside their states: "
             "`temperature`") in notice
     assert "its reproduce command) lists them" not in notice
     assert any(line.startswith("not compared: temperature")

@@ -35,7 +35,8 @@ def test_an_iterator_created_after_the_restore_is_said_first_and_judges_only_ear
     assert own.checkpoint == "program" and own.diagnosis == []
     # (trial 195: the list of undeclared state it may be came before the draw found;
     # trial 408: the iterator is made in the first step, after the streams started level)
-    assert ("no declared component differs right after your load(): what it leaves different "
+    assert ("no declared component's state (what it saves) differs right after your load(): "
+            "what it leaves different "
             "is state you did not declare, or the first step after the load drew from a random "
             "stream (found below) more than the uninterrupted run's;") in own.explanation
 

@@ -22,7 +22,7 @@ def test_statistics_outside_the_models_state_are_named_with_what_to_do(name):
             in named["params.0.mean"])
     assert "register_buffer(name, tensor) (persistent)" in named["params.0.mean"]
     notice = report.incomplete_state_notice()
-    assert "the `not compared` lines name what the program keeps outside them" in notice
+    assert "the `not compared` lines name what the program keeps outside their states" in notice
     assert "`params.0.mean`" in notice
 
 

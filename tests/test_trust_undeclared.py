@@ -1508,7 +1508,7 @@ def test_a_lossy_load_beside_undeclared_state_names_both_in_the_warning():
     notice = report.incomplete_state_notice() or ""
     assert notice.startswith(LOSSY_ONE), notice
     assert ("Something the components do not declare may be lost as well (the `not compared` "
-            "lines name what the program keeps outside them: `seen`).") in notice, notice
+            "lines name what the program keeps outside their states: `seen`).") in notice, notice
 
 
 def test_a_dropout_schedule_left_out_is_one_line_that_says_to_set_it_again_not_to_buffer_it():

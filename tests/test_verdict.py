@@ -406,11 +406,13 @@ def test_explanations():
                       first_divergent_step=11, first_divergent_quantity="lr",
                       plausible=True, noise_ratio=0.5, max_abs_loss_diff=0.01)
     assert verdict.explain(quiet, None).endswith(
-        "loss stays within seed-to-seed noise over the steps after the restart at 9: plausible but different")
+        "loss stays within seed-to-seed noise over the steps after the restart at 9 (within the "
+        "widest spread of the seeds' runs at any of those steps, not at each): plausible but "
+        "different")
     # (seven trials read "plausible" of a model's weights dropped as reassurance)
     quiet.dropped = ["params"]
     assert verdict.explain(quiet, None).endswith(
-        "after the restart at 9 (the band is between runs of other seeds, whose weights start "
+        "not at each; the band is between runs of other seeds, whose weights start "
         "elsewhere too: a model started anew this early stays within it): plausible but "
         "different")
     assert "do not capture" not in verdict.explain(engine, None, own_checkpoint=False)
@@ -448,7 +450,8 @@ def test_a_resume_whose_load_differs_only_in_what_changes_nothing_points_at_unde
 
     lead = ("what it leaves different is state you did not declare (a sampler's epoch that "
             "set_epoch sets, an iterator's position or its workers' seeds")
-    assert f"; no declared component differs right after your load(): {lead}" in own()
+    assert (f"; no declared component's state (what it saves) differs right after your "
+            f"load(): {lead}") in own()
     latent = Finding("rng", "Python random stream differs", step=11, status="latent")
     said = own(latent)
     assert ("; what differs in the declared components right after your load() changes "
@@ -1028,11 +1031,14 @@ def test_a_plausible_run_close_to_the_band_says_what_the_band_is():
     run = RunResult(dropped=[], resume_at=[7], verdict="diverged", plausible=True,
                     noise_ratio=0.9, max_abs_loss_diff=14.9)
     assert _noise_clause(run).endswith(
-        "plausible but different (the loss differing by at most 0.90x the band's width, the "
-        "widest spread of the seeds' runs at any of those steps, not at each: close to it, a "
-        "band measured from a few runs is rough)")
+        "(within the widest spread of the seeds' runs at any of those steps, not at each): "
+        "plausible but different (the loss differing by at most 0.90x that spread: close to it, "
+        "a band measured from a few runs is rough)")
+    # (trial 427: 0.52x the band, beyond the seeds' spread at 5 of 10 steps)
     run.noise_ratio = 0.3
-    assert _noise_clause(run).endswith(": plausible but different")
+    assert _noise_clause(run).endswith(
+        "(within the widest spread of the seeds' runs at any of those steps, not at each): "
+        "plausible but different")
 
 
 def test_not_the_cause_of_a_run_whose_steps_all_matched_says_it_ends_otherwise():
