@@ -664,3 +664,26 @@ def test_a_position_in_its_other_form_at_a_first_restore_is_not_blamed_for_a_lat
         "expected 4"
     assert by["sampler_epoch"].status == "not_cause"
     assert by["sampler_epoch"].detail == f"1, expected 0{one_position}"
+
+
+def test_a_confirmed_position_at_an_epochs_end_says_only_part_of_it_may_be_wrong():
+    """Trial 427: a load that counted one batch too many once an epoch had
+    ended read "data_cursor: epoch 1, expected 0 (and 1 more entry ...: seen 1,
+    expected 13) (confirmed)", leading with the epoch, which was right in the
+    position's other form at an epoch's end; only the count was wrong."""
+    from fixtures.trust import position_from_step as fx
+
+    own = verify(fx.ONE_CURSOR_SKIPS_ONE, drop="none", noise_seeds=0,
+                 check_determinism=False).full_resume
+    [finding] = own.diagnosis
+    assert (finding.component, finding.status) == ("data_cursor", "confirmed")
+    assert finding.detail == (
+        "epoch 2, expected 1 (and 1 more entry of its state_dict() differs: pos 2, expected 8)"
+        ": at an epoch's end, the end of one epoch and the start of the next may be one "
+        "position in two forms: of what differs, only part may be wrong (a place within the "
+        "epoch, where the epoch is right in the other form)")
+    # inside an epoch, a position is in one form only: nothing is added
+    inside = verify(fx.ONE_CURSOR_SKIPS_ONE, resume_at=[10], drop="none", noise_seeds=0,
+                    check_determinism=False).full_resume
+    assert [f.detail for f in inside.diagnosis] == [
+        "pos 6, expected 4"], inside.diagnosis
