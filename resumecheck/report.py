@@ -866,6 +866,9 @@ def _footer(report: Report) -> list[str]:
 
 def _table(report: Report) -> str:
     rows = [_header(report), *_rows(report)]
+    whole = [(row[0], row[-1]) for row in rows[1:] if _cell(row[-1]) != row[-1]]
+    for row in rows[1:]:
+        row[-1] = _cell(row[-1])
     widths = [max(len(row[i]) for row in rows) for i in range(len(_HEADER) - 1)]
     lines = [_headline(report), ""]
     notices = [report.incomplete_state_notice(), report.unseeded_notice(), report.set_order]
@@ -877,8 +880,35 @@ def _table(report: Report) -> str:
         lines.append("  ".join(cells).rstrip())
         if n == 0:
             lines.append("  ".join("-" * w for w in widths) + "  ---")
+    if whole:  # (every trial: why cells of 600-1900 characters made the table unreadable)
+        lines += [""] + [f"why, {label}: {why}" for label, why in whole]
     footer = _footer(report)
     return "\n".join(lines + ([""] + footer if footer else [])) + "\n"
+
+
+_CELL = 100
+"""A why cell of the text table holds at most about this many characters; a
+longer why is given whole below the table."""
+
+_BELOW = " (why below)"
+
+
+def _cell(why: str) -> str:
+    """A run's why as the text table's cell shows it: whole where it is short,
+    else its first clause (up to the first "; " outside parentheses), itself
+    cut at a word where it is still long, and a pointer to the whole below."""
+    if len(why) <= _CELL:
+        return why
+    depth, end = 0, len(why)
+    for i, c in enumerate(why):
+        depth += (c == "(") - (c == ")")
+        if depth == 0 and why.startswith("; ", i):
+            end = i
+            break
+    head = why[:end]
+    if len(head) > _CELL:
+        head = head[:_CELL].rsplit(" ", 1)[0].rstrip(",;:(") + " ..."
+    return head + _BELOW
 
 
 def _markdown(report: Report) -> str:

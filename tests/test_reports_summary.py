@@ -183,3 +183,33 @@ def test_a_drop_whose_only_difference_is_its_end_state_says_so_in_the_row():
     row = _summary_row({"nodeid": "t", "target": "x", "report": report.to_json()})
     assert "global_step: exercised, by the state it ends with alone (every step matched)" in row, row
     assert "data_cursor: exercised |" in row + " |", row
+
+
+def test_the_text_tables_why_cells_are_short_and_each_whole_why_follows_it():
+    """Every trial: why cells of 600-1900 characters in one line made the
+    table unreadable at any terminal width. A long why keeps its first clause
+    in the row and is given whole below the table; the JSON keeps it whole."""
+    from resumecheck import verify
+    from resumecheck.report import _CELL
+
+    report = verify(BUGGY, drop=["scheduler", "rng"], noise_seeds=0, check_determinism=False)
+    lines = report.render().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("run "))
+    rows = lines[start + 2:start + 2 + len(report.runs)]
+    whys = [line for line in lines if line.startswith("why, ")]
+    cut = [r for r in report.runs if len(r.explanation) > _CELL]
+    assert cut and len(whys) == len(cut)
+    for run, row in zip(report.runs, rows):
+        label = report.label_of(run)
+        assert row.startswith(label)
+        if run in cut:
+            head = run.explanation.split("; ")[0]
+            assert row.endswith(" (why below)") and head[:40] in row
+            assert len(row) - row.index(head[:40]) <= _CELL + len(" ... (why below)")
+            assert f"why, {label}: {run.explanation}" in whys
+        else:
+            assert row.endswith(run.explanation)
+    # the JSON and the Markdown table keep every why whole
+    assert [r["explanation"] for r in report.to_json()["runs"]] == \
+        [r.explanation for r in report.runs]
+    assert all(r.explanation.replace("|", "\\|") in report.render("markdown") for r in cut)
