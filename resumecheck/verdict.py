@@ -3738,10 +3738,15 @@ def _calls_counted(ref: Reference, segments: Segments, step: int, key: str) -> s
 
     here, there = count(mine), count(theirs)
     both = min(here, there)
+    # (trial 431: "the first one agrees" of an agent that acted in one run and explored
+    # in the other: the first inputs were an observation and a batch, and none agreed)
+    agree = all(mine.digests[k] == theirs.digests[k] for k in mine.digests if k in theirs.digests
+                and split_rank_name(k)[0].startswith("inputs:") and split_rank_name(k)[1] == rank)
     return (f"number of model calls{'' if rank is None else f' on rank {rank}'} ({here} input "
             f"tensor{'' if here == 1 else 's'}, {there} in the uninterrupted run"
-            + ("; the first one agrees)" if both == 1 else f"; the first {both} agree)"
-               if both else f": {'this run' if not here else 'the uninterrupted run'} did not "
+            + (")" if both and not agree else "; the first one agrees)" if both == 1
+               else f"; the first {both} agree)" if both
+               else f": {'this run' if not here else 'the uninterrupted run'} did not "
                "call it at all)"))
 
 

@@ -229,6 +229,20 @@ def test_a_call_made_at_fewer_steps_is_a_number_of_calls_not_other_data():
     assert report.equivalent  # (the full resume keeps the counter)
 
 
+def test_a_number_of_calls_whose_first_inputs_differ_says_nothing_agrees():
+    """Trial 431: a DQN's step acted (one call on the observation) and learned
+    (one on a batch); restarted without its epsilon, it explored instead, and
+    the first divergence read "number of model calls (1 input tensor, 2 in the
+    uninterrupted run; the first one agrees)", where the batch and the
+    observation, the first inputs of the two, did not agree."""
+    report = verify("fixtures.trust.explore_calls:TARGET", drop=["epsilon"], noise_seeds=0,
+                    check_determinism=False)
+    [run] = [r for r in report.runs if r.dropped == ["epsilon"]]
+    assert (run.first_divergent_step, run.first_divergent_quantity) == (
+        4, "number of model calls (1 input tensor, 2 in the uninterrupted run)")
+    assert "agree" not in run.explanation, run.explanation
+
+
 class _Sequences:
     """Token sequences as samples (4 of 3 tokens a step), read from a cursor
     that the checkpoint loses (trial 199: "86 of 96 samples differ" of 16
