@@ -204,7 +204,7 @@ class UndeclaredWatch:
             if missed and (_held_by_name(path, obj, components, kept)
                            or _returned(obj, also.get(id(obj)), kept)):
                 continue  # (a component keeps it, under its name and equal: compared there)
-            if missed and (_is_number(obj) or isinstance(obj, (list, tuple, dict))) and (
+            if missed and (_is_number(obj) or isinstance(obj, _PLAIN)) and (
                     reached := _reached_by_own(path, obj, program, components)) is not None:
                 if reached:  # ('': its state_dict() returns it, equal: compared there)
                     out[path] = (f"{path} ({self._number_values(path, obj)}, changed during "
@@ -983,6 +983,8 @@ def _reached_by_own(path: str, number: Any, program: Any,
                 state = asked_state(c.obj)
             except Exception:  # (a state_dict() that fails: the capture says it)
                 continue
+            if _returned_whole(number, state):
+                return ""  # (trial 431: a replay buffer returned as `items`: compared there)
             entry = _entry_at(state, parts)
             if entry is not _NO_ENTRY:
                 if _same_plain(number, entry):
@@ -998,6 +1000,23 @@ def _reached_by_own(path: str, number: Any, program: Any,
 
 
 _NO_ENTRY = object()
+
+_PLAIN = (list, tuple, dict, collections.deque)
+"""Containers of plain values a component of the program's own may return
+(trial 431: a replay buffer in a deque)."""
+
+
+def _returned_whole(kept: Any, state: Any) -> bool:
+    """Whether a list or deque of several items that the program keeps is what
+    a component's state_dict() returns under any name, item for item (a
+    replay buffer returned as ``{"items": list(buffer)}``): compared there.
+    One number is never matched by value (a coincidence); many items alike,
+    in order, are the same state."""
+    if not isinstance(kept, (list, tuple, collections.deque)) or len(kept) < 2 \
+            or not isinstance(state, dict):
+        return False
+    items = list(kept)
+    return any(isinstance(v, (list, tuple)) and _same_plain(items, v) for v in state.values())
 
 
 def _entry_at(state: Any, parts: list[str]) -> Any:

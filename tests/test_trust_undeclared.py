@@ -1675,3 +1675,21 @@ def test_a_loaders_generator_that_seeds_no_worker_is_not_advised_into_a_false_al
     # (nor is it what the headline, --strict and the plugin count as lost by the checkpoint)
     assert report.to_json()["ends_otherwise_uncompared"] == []
     assert report.render().splitlines()[1] == "full resume: EQUIVALENT"
+
+
+def test_a_deque_an_own_component_returns_under_another_name_is_compared_there():
+    """Trial 431: a DQN's replay buffer, a deque its declared component of the
+    program's own returned as ``{"items": list(buffer)}``, was named `not
+    compared`, "no declared component holds", and listed among the WARNING's
+    suspects, wherever the engine's restart departed for another reason."""
+    from resumecheck import undeclared
+    from resumecheck.program import load_target
+
+    built = load_target("fixtures.trust.replay_items:TARGET").build({})
+    for step in range(1, 5):
+        built.step(step)
+    tr = built.program.tr
+    assert undeclared._reached_by_own("tr.buffer", tr.buffer, built.program,
+                                      built.components) == ""
+    # one item alike is a coincidence, not the same state
+    assert not undeclared._returned_whole([tr.buffer[0]], {"items": [tr.buffer[0]]})
