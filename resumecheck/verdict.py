@@ -3242,18 +3242,11 @@ def _divergence_text(r: RunResult, own_checkpoint: bool, position: str | None = 
                      "compares: an evaluation that reads them (BatchNorm's running statistics "
                      "in eval mode) may have differed before the end")
     if not r.dropped and r.checkpoint == "engine" and own_checkpoint:
-        lossy = [f"`{f.component}`" for f in r.lossy_loads()]
         if any(f.detail.startswith(REORDERED) for f in r.diagnosis):
             text += ("; the engine restored every declared component, into an optimizer "
                      "built over its parameters in another order")
-        elif lossy and all(changed_after_load(f.detail) for f in r.lossy_loads()):
-            # (a trial: a callback reset in on_train_begin, after a load that gave it back)
-            text += (f"; the engine restored every declared component, and {', '.join(lossy)}, "
-                     "which its load gave back, was changed before the first step")
-        elif lossy:  # (a trial: a sampler whose own load_state_dict() lost its position)
-            its = "its state_dict() gave it" if len(lossy) == 1 else "their state_dict() gave them"
-            text += ("; the engine restored every declared component through its own "
-                     f"load_state_dict(), and {', '.join(lossy)} did not come back as {its}")
+        elif r.lossy_loads():
+            text += _lossy_text(r.lossy_loads())
         elif later := r.later_restore_otherwise():
             text += (f"; the engine restored every declared component at {r.resume_at[0]}, and "
                      f"what its run held at {later[0].step} differs in "
@@ -3288,6 +3281,25 @@ def _divergence_text(r: RunResult, own_checkpoint: bool, position: str | None = 
         text += "; " + POSITION_UNUSED.format(position)
     text += latent_text(r)
     return text + _noise_clause(r)
+
+
+def _lossy_text(lossy: list[Finding]) -> str:
+    """What the engine's full resume says of declared components that did not
+    come back as saved: those a load gave back and something changed before the
+    first step (a trial: a callback reset in on_train_begin), and those whose
+    own load_state_dict() did not bring them back (a trial: a sampler that lost
+    its position). Trial 433: a callback of the first kind, beside a position of
+    the second, was said not to have come back."""
+    changed = [f"`{f.component}`" for f in lossy if changed_after_load(f.detail)]
+    lost = [f"`{f.component}`" for f in lossy if not changed_after_load(f.detail)]
+    gave = (f"{', '.join(changed)}, which {'its load' if len(changed) == 1 else 'their loads'} "
+            f"gave back, {'was' if len(changed) == 1 else 'were'} changed before the first step")
+    if not lost:
+        return f"; the engine restored every declared component, and {gave}"
+    its = "its state_dict() gave it" if len(lost) == 1 else "their state_dict() gave them"
+    return ("; the engine restored every declared component through its own "
+            f"load_state_dict(), and {', '.join(lost)} did not come back as {its}"
+            + (f"; {gave}" if changed else ""))
 
 
 def _optimizers_rate(r: RunResult) -> str:

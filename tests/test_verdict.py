@@ -1098,3 +1098,25 @@ def test_a_stream_the_program_set_right_in_the_step_leaves_the_position_lead():
     lost = Finding("sampler_epoch", "epoch 0, expected 1", step=11)
     run.diagnosis = [righted, lost]
     assert _restored_position(ref, run) is None  # (a lost epoch is its own lead)
+
+
+def test_an_engine_resume_says_which_components_came_back_and_which_were_changed_after():
+    """Trial 433: restored at an epoch's end, Lightning's fit-loop counts did not
+    come back and a callback that its load gave back was reset in on_train_start;
+    the why said neither had come back as its state_dict() gave it."""
+    from resumecheck.phrases import CHANGED_AFTER_LOAD
+    from resumecheck.verdict import _lossy_text
+
+    lost = Finding("data_cursor", "epoch_progress.current.ready 1, expected 2", step=8,
+                   status="not_judged")
+    reset = Finding("callbacks", f"Ramp.count 0, expected 8: {CHANGED_AFTER_LOAD}", step=8,
+                    status="not_judged")
+    assert _lossy_text([lost, reset]) == (
+        "; the engine restored every declared component through its own load_state_dict(), "
+        "and `data_cursor` did not come back as its state_dict() gave it; `callbacks`, which "
+        "its load gave back, was changed before the first step")
+    assert _lossy_text([reset]) == (
+        "; the engine restored every declared component, and `callbacks`, which its load gave "
+        "back, was changed before the first step")
+    assert _lossy_text([lost]).endswith("and `data_cursor` did not come back as its "
+                                        "state_dict() gave it")
