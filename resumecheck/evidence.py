@@ -608,9 +608,11 @@ def _set_then_drawn(seg: SegmentResult, key: str, ref: Any, step: int, k: int,
     return (f"{stream_label(key)} differs from the reference's at the start of step {step}, the "
             f"first after the restore at {k}{far}, though your load() set it to the uninterrupted "
             f"run's state at step {k}: something {'drew from' if drew else 'moved'} it after "
-            f"that, {where} ({'' if drew else 'a draw: '}an iterator made again and "
-            "fast-forwarded through the batches the run had read, whose augmentation draws; a "
-            f"forward pass to warm up{'' if drew else '; or a seed call'}): set the stream last "
+            # (trial 430: a load that built its model from the saved settings after the set)
+            f"that, {where} ({'' if drew else 'a draw: '}a model or module built or "
+            "initialized after the set; an iterator made again and fast-forwarded through the "
+            "batches the run had read, whose augmentation draws; a forward pass to warm up"
+            f"{'' if drew else '; or a seed call'}): set the stream last "
             f"in load(), after everything that draws{'' if drew else ' or seeds'}")
 
 

@@ -55,9 +55,9 @@ def test_plausibility_is_judged_against_seed_noise(tiny_report):
             assert run.noise_ratio == pytest.approx(run.max_abs_loss_diff / band)
     # (trials 161-174 read "plausible" beside a lost component as harmless)
     labels = {r.noise_label for r in tiny_report.runs if r.verdict == "diverged"}
-    said = ("noise: plausible (of a row marked so): the loss stays within what runs with other "
-            "seeds differ by, so a loss curve would not show it; that run's continuation differs "
-            "all the same")
+    said = ("noise: plausible (of a row marked so): the loss stays within the widest spread of "
+            "runs with other seeds (at any of those steps, not at each), so a loss curve would "
+            "hardly show it; that run's continuation differs all the same")
     assert "plausible" in labels and said in tiny_report.render().splitlines()
     assert ("silent" in labels) == any(line.startswith("noise: silent (of a row marked so): ")
                                        for line in tiny_report.render().splitlines())

@@ -517,8 +517,9 @@ def test_a_stream_the_load_set_right_and_then_drew_from_says_so():
         "torch CPU stream differs from the reference's at the start of step 6, the first after "
         "the restore at 5, though your load() set it to the uninterrupted run's state at step 5: "
         "something moved it after that, in load(), after the set: it was so right after the load "
-        "(a draw: an iterator made again and fast-forwarded through the batches the run had "
-        "read, whose augmentation draws; a forward pass to warm up; or a seed call): set the "
+        "(a draw: a model or module built or initialized after the set; an iterator made again "
+        "and fast-forwarded through the batches the run had read, whose augmentation draws; a "
+        "forward pass to warm up; or a seed call): set the "
         "stream last in "
         "load(), after everything that draws or seeds")
     assert verify(spec + "CORRECT", drop="none", noise_seeds=0).equivalent
