@@ -1172,7 +1172,9 @@ def _lossy_notice(lossy: list[Finding], where: str, settings: str, ablations: st
     if len(changed) == len(lossy):
         listed = "; ".join(f"`{f.component}`: {f.detail}" for f in lossy)
         return (f"{CHANGED_ONE}: the engine restored every declared component and the run "
-                f"still {where}. Right after the restore, {listed}{ending}")
+                # (trial 433: "Right after the restore, count 0, expected 7", which
+                # came back as 7 there and was 0 at the first step)
+                f"still {where}. At the first step after the restore, {listed}{ending}")
     # (trial 209: a callback its load gave back, set again in on_fit_start, was
     # said, beside a datamodule that lost state, not to load back its own)
     lossy = [f for f in lossy if f not in changed]

@@ -121,6 +121,8 @@ def test_frozen_flags_otherwise_after_the_engines_restore_are_said_changed_not_l
     notice = _lossy_notice([frozen], "differs from step 6 (loss)", "", "",
                            framework="the HuggingFace Trainer's restore")
     assert notice.startswith(CHANGED_ONE) and LOSSY_ONE not in notice, notice
+    # (trial 433: "Right after the restore" of a value that came back and was changed after)
+    assert "At the first step after the restore, `params`: " in notice, notice
 
 
 def test_parameters_the_step_freezes_again_itself_are_a_note_not_a_load_to_mend():
