@@ -1094,15 +1094,20 @@ def _in_its_epoch(said: str, place: str, at: int, step: int) -> str:
     if place == "epoch start":
         return f"{said}, the first of its epoch: {EPOCH_AGAIN}"
     # (a trial: a skip counted in samples ran ahead)
+    # (trial 432: two loaders taken in turn by the step count, which the ablation
+    # dropped: the step read the other loader, where it was, and no cause fitted)
     return (f"{said}, the first of a later epoch: the restart reads ahead, from that "
             "epoch's start (a loop that skips more batches than it read, or a position or "
-            "an epoch that came back otherwise)" if at > step else
+            "an epoch that came back otherwise; or the step read another of its sources, "
+            "picked by state that differs: a step count that takes two loaders in turn)"
+            if at > step else
             f"{said}, the first of an earlier epoch: the restart reads from that epoch's "
             "start (a position and an epoch that came back otherwise, or were not kept)")
 
 
 _OWN_DATA_ELSEWHERE = ("the restart reads the run's own data, at another position (or in "
-                       "another epoch's order)")
+                       "another epoch's order, or from another of its sources, picked by state "
+                       "that differs: a step count that takes two loaders in turn)")
 """What samples (or inputs) read at another step of the reference say."""
 OTHER_EPOCH = ("at the same place of another epoch: the restart reads this place of another "
                "epoch's data (the epoch it reads differs: a position or an epoch counted "

@@ -34,9 +34,10 @@ def test_a_loop_that_ignores_its_restored_position_is_told_so_and_which_batch_it
         "no declared component's state (what it saves) differs right after your load()")
     assert own.divergence_detail.endswith(
         "they are what the uninterrupted run read at step 1 (3 steps earlier): the restart "
-        "reads the run's own data, at another position (or in another epoch's order), or "
-        "draws them from a random stream set back to where it was then (indices or offsets "
-        "drawn at each step from a stream re-seeded or not restored)")
+        "reads the run's own data, at another position (or in another epoch's order, or from "
+        "another of its sources, picked by state that differs: a step count that takes two "
+        "loaders in turn), or draws them from a random stream set back to where it was then "
+        "(indices or offsets drawn at each step from a stream re-seeded or not restored)")
     notice = report.incomplete_state_notice()
     assert "The declared data position `data_cursor` came back as saved" in notice
     # (a trial read "do not capture the program's state" as its declarations incomplete)
@@ -127,8 +128,9 @@ def test_the_models_inputs_read_at_another_step_are_said_to_be_so():
     said = _inputs_elsewhere(reference, rec(3, "a", "b"), None, 3, read)
     assert said == ("; they are what the uninterrupted run called it with at step 1 (2 steps "
                     "earlier): the restart reads the run's own data, at another position (or "
-                    "in another epoch's order), or makes them from a random stream set back to "
-                    "where it was then (noise from a generator left at its build state)")
+                    "in another epoch's order, or from another of its sources, picked by state "
+                    "that differs: a step count that takes two loaders in turn), or makes "
+                    "them from a random stream set back to where it was then (noise from a generator left at its build state)")
     assert _inputs_elsewhere(reference, rec(3, "a", "d"), None, 3, read) == ""  # (not all)
     labels = [torch.tensor([0, 1, 0, 1])]  # (repeats: a match by chance)
     assert _inputs_elsewhere(reference, rec(3, "a", "b"), None, 3, labels) == ""
