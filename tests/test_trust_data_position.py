@@ -130,7 +130,8 @@ def test_the_models_inputs_read_at_another_step_are_said_to_be_so():
                     "earlier): the restart reads the run's own data, at another position (or "
                     "in another epoch's order, or from another of its sources, picked by state "
                     "that differs: a step count that takes two loaders in turn), or makes "
-                    "them from a random stream set back to where it was then (noise from a generator left at its build state)")
+                    "them from a random stream set back to where it was then (noise from a "
+                    "generator left at its build state)")
     assert _inputs_elsewhere(reference, rec(3, "a", "d"), None, 3, read) == ""  # (not all)
     labels = [torch.tensor([0, 1, 0, 1])]  # (repeats: a match by chance)
     assert _inputs_elsewhere(reference, rec(3, "a", "b"), None, 3, labels) == ""
