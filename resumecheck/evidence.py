@@ -504,11 +504,15 @@ def _offsets(reference: SegmentResult, seg: SegmentResult, k: int, step: int,
                          sample=ref if ref is not None else run)
         if draws and step == k + 2:  # (what the first step drew, its batch may tell)
             detail = _batch_told(reference, seg, k + 1, key, draws, unit) or detail
-        set_then = (_set_then_drawn(seg, key, ref, step, k, draws, unit,
+        # (found ahead, the lead already names a draw after the set; found behind, the
+        # set was undone: trial 434's load set the stream, then built its model, which
+        # seeded it, and read "left it there: it did not restore it, or ...")
+        set_then = (_set_then_drawn(seg, key, ref, step, k, None, unit,
                                     run is not None and _as_restored(seg, key, run))
-                    # (found ahead, the lead already names a draw after the set)
-                    if step == k + 1 and ref is not None and draws is None else None)
-        seeded = (_seeded_anew(key, run, [run_states, ref_states], step, k, restorer=restorer)
+                    if step == k + 1 and ref is not None and (draws is None or draws < 0)
+                    else None)
+        behind = (draws, unit) if draws is not None else None  # (how far, where found)
+        seeded = (_seeded_anew(key, run, [run_states, ref_states], step, k, behind, restorer)
                   if set_then is not None else None)  # (set, then seeded: the seed says more)
         if set_then is not None:  # (its set state seen: which of the leads it is)
             detail = seeded or set_then
