@@ -785,7 +785,8 @@ def _settings(args: argparse.Namespace, **fields: Any) -> Any:
         # (trial 218: accepted and dropped without a word, from the reproduce command too)
         print(f"resumecheck: note: --isolation process adds nothing to --nproc "
               f"{fields['nproc']}: every run and every restart is already a launch of its "
-              "ranks, each a new interpreter", file=sys.stderr, flush=True)
+              # (trial 436: the ranks are forked from a warm server, made as new ones are)
+              "ranks, each starting as a new interpreter does", file=sys.stderr, flush=True)
     return Settings(steps=args.steps, seed=args.seed, threads=args.threads,
                     isolation=args.isolation, timeout=args.timeout, **fields)
 

@@ -1199,8 +1199,11 @@ def _lossy_notice(lossy: list[Finding], where: str, settings: str, ablations: st
     return (  # (a re-check: it opened with "do not capture the program's state")
         f"{which}: the engine restored every declared component and the run still "
         f"{where}.{samples} {'r' if samples else 'R'}ight after the restore, {listed}: "
+        # (trial 437: a sampler's state_dict() saved its generator after the epoch's draw,
+        # and its load drew the order again from it: the state left out lost it, not the load)
         + ("its load_state_dict() does not bring back what its state_dict() returned (or "
-           "something between the restore and the first step changed it)" if framework is None
+           "its state_dict() leaves out what that load needs, or something between the "
+           "restore and the first step changed it)" if framework is None
            # (a trial: Lightning's StochasticWeightAveraging empties the schedulers at fit
            # start; the user read "its load_state_dict()" as a load of theirs)
            else f"{_own_loads_first(lossy)}{framework}{_FRAMEWORK_LOSSY} (or "

@@ -209,7 +209,7 @@ def test_isolation_process_beside_nproc_says_it_adds_nothing(capsys):
     _settings(args, nproc=2)
     assert capsys.readouterr().err == (
         "resumecheck: note: --isolation process adds nothing to --nproc 2: every run and every "
-        "restart is already a launch of its ranks, each a new interpreter\n")
+        "restart is already a launch of its ranks, each starting as a new interpreter does\n")
     _settings(args)
     _settings(argparse.Namespace(**{**vars(args), "isolation": "inprocess"}), nproc=2)
     assert capsys.readouterr().err == ""
