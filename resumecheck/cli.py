@@ -76,7 +76,8 @@ exit codes: 0 equivalent, 1 not equivalent (the full resume diverged or failed; 
 _TIMEOUT_HELP = (
     "seconds one training step may take; a slower step ends its run as failed (in "
     "process mode its interpreter is killed). Default: 600 per reference step, then "
-    "max(60, 20x the reference's slowest step); 0 or inf: no bound"
+    "max(60, 20x the reference's slowest step); 0 or inf: no bound. Any other phase "
+    "(build, restore, save, capture) may take the larger of this and 600 s"
 )
 
 _JOBS_HELP = (

@@ -291,9 +291,12 @@ POSITION_TRANSFORMED = ("the declared data position {} came back as saved, and m
 step's samples (of several values each) differ and they are not another epoch's
 (trial 150: a mask drawn in the loader's workers was told first of a position
 saved where the run was not)."""
-STOPPED = "stopped by the step timeout"
+STOPPED = "stopped by its time bound"
 """How a run's explanation opens when a phase outlived its bound (not a
-failure of the program's own, unless it hangs there)."""
+failure of the program's own, unless it hangs there): a step's bound is
+--timeout, any other phase's the larger of it and ``PHASE_TIMEOUT`` (trial
+435: a load that hung past 600 s under --timeout 5 read "stopped by the step
+timeout")."""
 
 NONE_DIFFERS = "; no declared component's state (what it saves) differs right after your load()"
 """An own resume whose declared state all came back (trial 428: "no declared

@@ -108,8 +108,10 @@ def _stall_notes(stream: IO[str]) -> Iterator[ProgressCallback]:
                      if event is not None and event.step is not None else "")
             with contextlib.suppress(OSError, ValueError):
                 print(f"resumecheck: still working: no progress seen for {quiet:.0f} s"
+                      # (trial 435: said under --timeout 5 of a load hung for 10 minutes)
                       f"{where}; a step that hangs is stopped at its bound (--timeout; "
-                      "600 s a step unless told), or Ctrl-C stops the check", file=stream,
+                      "600 s unless told), any other phase at the larger of --timeout and "
+                      "600 s, or Ctrl-C stops the check", file=stream,
                       flush=True)
             wait *= 2
 

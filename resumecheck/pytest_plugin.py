@@ -622,7 +622,7 @@ def _engine_why(run: dict[str, Any], own: dict[str, Any]) -> str:
             else "declared state incomplete" if stepped
             else "its build failed" if run["explanation"].startswith(BUILDING)
             else "its restore failed" if run["explanation"].startswith(RESTORING)
-            else "stopped by the step timeout" if run["explanation"].startswith(STOPPED)
+            else STOPPED if run["explanation"].startswith(STOPPED)
             else "it failed")
 
 

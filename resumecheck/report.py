@@ -741,7 +741,7 @@ def _incomplete_state_notice(report: Report, lines_shown: bool) -> str | None:
         return _build_fails_notice(report.runs, engine, ablated)
     if engine.verdict == FAILED and engine.explanation.startswith(STOPPED):
         # (a trial: a --timeout set too small read as declared state incomplete)
-        return ("the engine's own full resume was stopped by the step timeout: "
+        return (f"the engine's own full resume was {STOPPED}: "
                 f"{first_line(engine.failure or '')}. A run stopped so says nothing "
                 "of whether the declared components capture the program's state. "
                 f"{LONGER_BOUND[0].upper()}{LONGER_BOUND[1:]}; if it hangs there after a "

@@ -272,5 +272,6 @@ def timeout_text(phase: str, step: int | None, bound: float) -> str:
     what = {"start": "starting the interpreter", "build": "building the program",
             "restore": "restoring the checkpoint", "save": "the program's save()",
             "capture": "capturing state", "exit": "exiting the interpreter"}.get(phase, phase)
-    return f"{what} took longer than {bound:g} s"
+    return (f"{what} took longer than {bound:g} s (its bound, the larger of --timeout and "
+            f"{PHASE_TIMEOUT:g} s: --timeout alone bounds a step)")
 

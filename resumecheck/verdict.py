@@ -561,7 +561,7 @@ def _failed_run(ref: Reference, result: RunResult, segments: Segments,
     result.failure = failed.error
     result.first_divergent_step = failed.error_step
     result.explanation = (
-        f"{STOPPED}: {first_line(failed.error or '').replace(' (the step timeout)', '')}"
+        f"{STOPPED}: {first_line(failed.error or '')}"
         "; if the program is merely slower than that, give it a longer --timeout"
         if failed.timed_out else
         f"{_STAGES.get(failed.error_stage or '', 'the run')} failed: "

@@ -60,11 +60,33 @@ def test_verify_inprocess_a_hung_step_fails_its_run_within_the_timeout():
     assert time.monotonic() - began < 10
     assert "step 5 took longer than 0.5 s" in run.failure
     # (a trial: a --timeout set too small read as a failure of the program's)
-    assert run.explanation.startswith("stopped by the step timeout: step 5 took longer than "
-                                      "0.5 s; it was at "), run.explanation
+    assert run.explanation.startswith("stopped by its time bound: step 5 took longer than "
+                                      "0.5 s (the step timeout); it was at "), run.explanation
     assert run.explanation.endswith("give it a longer --timeout")
     # (a trial: a hung step did not say where it hung)
     assert f"; it was at {_SLEEPS}, in fault" in run.failure, run.failure
+
+
+def test_a_load_that_hangs_is_stopped_at_its_phases_bound_and_says_which(monkeypatch):
+    """Trial 435: with --timeout 5, a load() that hung ran for ten minutes, then
+    read "stopped by the step timeout: restoring the checkpoint took longer
+    than 600 s". A phase other than a step is bounded by the larger of
+    --timeout and the phase bound (600 s; 2 s here), and now says so."""
+    from fixtures.faults.programs import HANGS_IN_LOAD
+    from resumecheck import segments
+
+    HANGS_IN_LOAD.build({})  # (torch's lazy imports at a first build: not under the bound)
+    monkeypatch.setattr(segments, "PHASE_TIMEOUT", 2.0)
+    began = time.monotonic()
+    report = verify("fixtures.faults.programs:HANGS_IN_LOAD", timeout=0.2, drop="none",
+                    noise_seeds=0, check_determinism=False)
+    assert time.monotonic() - began < 20
+    own = report.full_resume
+    assert own.verdict == "failed"
+    assert own.explanation.startswith(
+        "stopped by its time bound: restoring the checkpoint took longer than 2 s (its bound, "
+        "the larger of --timeout and 2 s: --timeout alone bounds a step)"), own.explanation
+    assert "step timeout" not in own.explanation
 
 
 def test_verify_from_another_thread_is_bounded_too():
@@ -309,9 +331,9 @@ def test_an_engine_resume_stopped_by_the_timeout_does_not_blame_the_declared_sta
     report = verify(HANGS, timeout=0.3, noise_seeds=0, check_determinism=False,
                     drop=["global_step"])
     engine = report.engine_resume
-    assert engine.verdict == "failed" and engine.explanation.startswith("stopped by the step")
+    assert engine.verdict == "failed" and engine.explanation.startswith("stopped by its time")
     notice = report.incomplete_state_notice()
-    assert notice.startswith("the engine's own full resume was stopped by the step timeout: "
+    assert notice.startswith("the engine's own full resume was stopped by its time bound: "
                              "step 5 took longer than 0.3 s"), notice
     assert "do not capture" not in notice and "give it a longer bound (--timeout" in notice
     assert notice.endswith("Ablations cannot be judged: inconclusive.")
