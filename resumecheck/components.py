@@ -25,6 +25,7 @@ import torch
 
 from resumecheck.compare import digest
 from resumecheck.errors import UnknownComponent
+from resumecheck.phrases import a_type
 
 __all__ = [
     "CALLBACKS",
@@ -123,7 +124,7 @@ class Component:
             )
         if not _speaks_stateful(obj):
             raise TypeError(
-                f"component {name!r} is a {type(obj).__name__}, which has no "
+                f"component {name!r} is {a_type(type(obj).__name__)}, which has no "
                 "state_dict()/load_state_dict(); wrap it in resumecheck.Value or "
                 "give it those two methods"
             )

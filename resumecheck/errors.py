@@ -154,11 +154,15 @@ class ProgramExited(ResumecheckError):
     """The program asked its interpreter to end (``sys.exit``, ``os._exit``)
     inside a phase the check ran: a failed run, not the end of the check."""
 
-    def __init__(self, call: str, code: object) -> None:
+    def __init__(self, call: str, code: object, where: str | None = None) -> None:
         self.call = call
         self.code = code
-        super().__init__(f"the program called {call}({code!r}), which ends a real run there: "
-                         "this run failed")
+        self.where = where
+        """The program's own line that called it (trial 435: a raise said where, an exit
+        did not), where its traceback shows one."""
+        at = f" (at {where})" if where else ""
+        super().__init__(f"the program called {call}({code!r}){at}, which ends a real run "
+                         "there: this run failed")
 
 
 class CheckpointError(ResumecheckError):

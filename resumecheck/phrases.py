@@ -18,7 +18,7 @@ __all__ = ["ACCELERATE_DATASET", "ADAPTER_LEFT_OUT", "AFTER_LAST_STEP", "AS_THE_
            "CHECKPOINT_MAY_LOSE", "FEWER_STEPS", "LIGHTNING_DATASET", "LIKE_NAMED_AS_BUILT",
            "LOOP_ENDED", "NOT_DECLARED", "NOT_VALIDATED_AGAIN",
            "MODULE_ATTR_TODO", "framework_module_todo",
-           "READ_BEFORE", "NONE_DIFFERS",
+           "READ_BEFORE", "NONE_DIFFERS", "a_type",
            "OWN_RESUME_ENDS_OTHERWISE", "OWN_RESUME_ENDS_WITHOUT", "paths_said", "ordinal",
            "under_roots", "UNHELD_POSITION",
            "SET_AGAIN_LATER", "set_again_uncompared",
@@ -743,3 +743,9 @@ def first_line(text: str) -> str:
     if not lines:
         return ""
     return f"{lines[0]} {lines[1]}" if lines[0].endswith(":") and len(lines) > 1 else lines[0]
+
+
+def a_type(name: str) -> str:
+    """A type's name with its article: ``a float``, ``an int`` (trial 435:
+    "the factory returned a int")."""
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"

@@ -63,6 +63,7 @@ from resumecheck.components import (
     seeds_called,
 )
 from resumecheck.errors import MissingFramework, StepError, TargetError
+from resumecheck.phrases import a_type
 from resumecheck.streams import stream_label
 
 __all__ = [
@@ -351,7 +352,7 @@ class BuiltProgram:
         if not isinstance(program, Program):
             raise TargetError(
                 target_name,
-                f"the factory returned a {type(program).__name__}, not a program",
+                f"the factory returned {a_type(type(program).__name__)}, not a program",
                 "A program needs components() returning a name -> Stateful mapping "
                 "and train_step() running one optimizer step"
                 + _framework_hint({type(program).__name__: program}),
@@ -508,7 +509,7 @@ class BuiltProgram:
         else:
             raise StepError(
                 step,
-                f"train_step() returned a {type(loss).__name__}; return the loss "
+                f"train_step() returned {a_type(type(loss).__name__)}; return the loss "
                 "(a scalar tensor or float) or a resumecheck.StepOutput",
             )
         if not math.isfinite(value):
@@ -668,7 +669,7 @@ def load_target(spec: str | None) -> Target:
         # (trial 160: "Config is a type" read as "a class is no factory", where a
         # program class is one)
         what = (f"a class with no train_step() method" if isinstance(obj, type)
-                else f"a {type(obj).__name__}")
+                else a_type(type(obj).__name__))
         raise TargetError(
             spec,
             f"{attr} is {what}, not a program factory",

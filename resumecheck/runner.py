@@ -311,7 +311,7 @@ def _run_watched(segment: _Segment, workdir: str) -> None:
         segment.timed_out(program_line(exc))
     except SystemExit as exc:  # the program's sys.exit(): its run failed, the check goes on
         segment.watch.stop()
-        segment.failed(ProgramExited("sys.exit", exc.code))
+        segment.failed(ProgramExited("sys.exit", exc.code, program_line(exc)))
     except Exception as exc:  # a failed segment is a result, not a crash
         segment.watch.stop()
         segment.failed(exc)

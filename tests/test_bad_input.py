@@ -60,7 +60,7 @@ def _run(capsys, *argv):
         ("tests/programs.py", "not of the form module:attr or path/to/file.py:attr "
                               "(tests/programs.py holds the targets LINEAR, NOISY, "),
         ("tests/programs.py", "Name the target after a colon: tests/programs.py:LINEAR"),
-        ("tests.programs:NOT_A_FACTORY", "is a int, not a program factory"),
+        ("tests.programs:NOT_A_FACTORY", "is an int, not a program factory"),
         ("tests.programs:Settings", "Settings is a class with no train_step() method, not a "
                                     "program factory. Point at a program class (one whose "
                                     "instances have components() and train_step()"),
@@ -418,3 +418,12 @@ def test_a_component_whose_state_dict_raises_at_a_capture_is_named_not_the_progr
     assert said.startswith("the check's own capture of the declared components after step 2 "
                            "of the uninterrupted reference run of "), said
     assert "failed (the training itself did not): " in said
+
+
+
+def test_a_type_a_program_or_step_returned_is_named_with_its_article():
+    """Trial 435: "the factory returned a int"."""
+    from resumecheck.phrases import a_type
+
+    assert (a_type("int"), a_type("float"), a_type("Trainer"), a_type("NoneType")) == (
+        "an int", "a float", "a Trainer", "a NoneType")

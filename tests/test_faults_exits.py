@@ -46,6 +46,8 @@ def test_sys_exit_in_the_reference_is_a_clear_error_not_a_silent_exit(capsys):
     assert code == 2
     assert "failed at step 3: the program called sys.exit(0)" in err
     assert "goes on" not in err  # (a trial: "this run failed (the check goes on)"; it stops)
+    # (trial 435: a raise said where it was raised, an exit did not)
+    assert "sys.exit(0) (at " in err and "exits.py:" in err, err
 
 
 @pytest.mark.parametrize("isolation", ["inprocess", pytest.param("process", marks=[
