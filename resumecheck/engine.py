@@ -1806,7 +1806,7 @@ def check_disk(work: str, ahead: int) -> None:
     used = _tree_size(work)
     free = shutil.disk_usage(work).free
     if ahead > free:
-        raise DiskSpaceShortage(work, used + ahead, free)
+        raise DiskSpaceShortage(work, used + ahead, free, written=used)
     if used + ahead > _LARGE_DISK_USE:
         warnings.warn(DiskUseWarning(work, used + ahead), stacklevel=3)
 

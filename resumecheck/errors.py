@@ -397,18 +397,23 @@ class DiskSpaceShortage(EnvironmentFailure):
     """The scratch directory cannot hold what the check is about to write: an
     environment failure found before it happens."""
 
-    def __init__(self, path: str, needed: int, free: int) -> None:
+    def __init__(self, path: str, needed: int, free: int, written: int = 0) -> None:
         self.resource = "disk"
         self.path = path
         self.needed = needed
         self.free = free
-        self.detail = f"needs about {amount(needed)}, {amount(free)} free"
+        self.written = written
+        """Of ``needed``, what the check had written there already (trial 435 read
+        the shortfall as ``needed - free``, where ``needed - written`` is to come)."""
+        ahead = (f" ({amount(written)} of it written already, {amount(needed - written)} "
+                 "still to write)" if written else "")
+        self.detail = f"needs about {amount(needed)}{ahead}, {amount(free)} free"
         self.advice = "Free space there, or point TMPDIR at a disk with more room."
         ResumecheckError.__init__(
             self,
             f"not enough disk space for this check: it needs about {amount(needed)} under "
-            f"{path} and {amount(free)} is free. Free space there, or point TMPDIR at a disk "
-            "with more room, then run again. Nothing was judged: this says nothing about the "
+            f"{path}{ahead} and {amount(free)} is free. Free space there, or point TMPDIR at a "
+            "disk with more room, then run again. Nothing was judged: this says nothing about the "
             "program's resume"
         )
 

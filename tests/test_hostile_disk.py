@@ -106,6 +106,18 @@ def test_the_shortage_is_an_error_with_its_figures(small_tmpfs, monkeypatch):
         verify("fixtures.hostile.programs:MEDIUM", noise_seeds=0, check_determinism=False,
                isolation="process")
     assert info.value.needed > info.value.free
+    # (trial 435: the shortfall is what is still to write against what is free)
+    assert info.value.needed - info.value.written > info.value.free
+    if info.value.written:
+        assert "written already" in str(info.value)
+
+
+def test_the_shortage_says_what_is_written_already_and_what_is_to_come():
+    from resumecheck.errors import DiskSpaceShortage
+
+    said = str(DiskSpaceShortage("/tmp/x", 402_000, 303_000, written=80_000))
+    assert "needs about 402 kB under /tmp/x (80 kB of it written already, 322 kB still to " \
+        "write) and 303 kB is free" in said, said
 
 
 def test_in_process_the_step_tensors_kept_in_memory_are_not_counted(small_tmpfs, monkeypatch,
