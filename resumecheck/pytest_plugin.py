@@ -514,6 +514,13 @@ def session_markdown(results: list[dict[str, Any]], unrecorded: list[str] | None
     caveats = _caveat_lines(results)
     if caveats:
         lines += ["", "What the checks could not see:", ""] + [f"- {c}" for c in caveats]
+    # (trial 438: the terminal's row said no epoch's end was tried; the job summary,
+    # "equivalent" alone)
+    beside = [(e["nodeid"], cells) for e in sorted(results, key=lambda e: e["nodeid"])
+              if "report" in e and (cells := _beside_cells(e["report"]))]
+    if beside:
+        lines += ["", "What each check did not compare or try:", ""] + [
+            f"- `{nodeid}`: " + "; ".join(cells) for nodeid, cells in beside]
     if unrecorded:
         lines += ["", f"Failed tests {_UNRECORDED}: " + ", ".join(f"`{n}`" for n in unrecorded)]
     return "\n".join(lines) + "\n"

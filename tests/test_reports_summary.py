@@ -213,3 +213,20 @@ def test_the_text_tables_why_cells_are_short_and_each_whole_why_follows_it():
     assert [r["explanation"] for r in report.to_json()["runs"]] == \
         [r.explanation for r in report.runs]
     assert all(r.explanation.replace("|", "\\|") in report.render("markdown") for r in cut)
+
+
+def test_the_sessions_job_summary_says_what_each_check_did_not_try():
+    """Trial 438: the terminal's row of a passing check said that no epoch's end
+    was tried (`not checked: a restart where an epoch ends (--resume-at 6 checks
+    one)`); the job summary's row read `equivalent` alone."""
+    from resumecheck import verify
+    from resumecheck.pytest_plugin import _beside_cells, session_markdown
+
+    report = verify("resumecheck.tiny:TARGET", drop="none", noise_seeds=0,
+                    check_determinism=False).to_json()
+    cells = _beside_cells(report)
+    assert any("a restart where an epoch ends" in c for c in cells), cells
+    summary = session_markdown([{"nodeid": "tests/test_a.py::test_resume",
+                                 "target": report["target"], "report": report}])
+    assert "What each check did not compare or try:" in summary
+    assert "- `tests/test_a.py::test_resume`: " + "; ".join(cells) in summary
