@@ -507,7 +507,7 @@ def _offsets(reference: SegmentResult, seg: SegmentResult, k: int, step: int,
         # (found ahead, the lead already names a draw after the set; found behind, the
         # set was undone: trial 434's load set the stream, then built its model, which
         # seeded it, and read "left it there: it did not restore it, or ...")
-        set_then = (_set_then_drawn(seg, key, ref, step, k, None, unit,
+        set_then = (_set_then_drawn(seg, key, ref, step, k,
                                     run is not None and _as_restored(seg, key, run))
                     if step == k + 1 and ref is not None and (draws is None or draws < 0)
                     else None)
@@ -593,10 +593,10 @@ def _another_ranks(key: str, run: Any, ref_states: dict[str, Any], step: int,
 
 
 def _set_then_drawn(seg: SegmentResult, key: str, ref: Any, step: int, k: int,
-                    draws: int | None, unit: str, in_load: bool) -> str | None:
+                    in_load: bool) -> str | None:
     """A global stream the program's own load() set to the uninterrupted run's
     state at the resume point, that differs all the same at the first step:
-    something drew from it after the set (trial 159: a load that set torch's
+    something moved it after the set (trial 159: a load that set torch's
     stream, then made its data iterator again and fast-forwarded it through
     the batches read, whose augmentation drew; the report offered "another
     seed, a stream not restored"). ``in_load``: it was so right after the
@@ -604,20 +604,17 @@ def _set_then_drawn(seg: SegmentResult, key: str, ref: Any, step: int, k: int,
     base, rank = split_rank_name(key)
     if rank is not None or stream_digests({base: ref})[base] not in seg.streams_set.get(base, []):
         return None
-    far = ("" if draws is None or draws <= 0 else
-           f" ({_amount(key, draws, unit)} ahead of the reference's)")
     where = ("in load(), after the set: it was so right after the load" if in_load
              else "in load() or between it and the first step")
-    drew = draws is not None  # (found ahead: drawn; not found: drawn, or seeded again)
     return (f"{stream_label(key)} differs from the reference's at the start of step {step}, the "
-            f"first after the restore at {k}{far}, though your load() set it to the uninterrupted "
-            f"run's state at step {k}: something {'drew from' if drew else 'moved'} it after "
+            f"first after the restore at {k}, though your load() set it to the uninterrupted "
+            f"run's state at step {k}: something moved it after "
             # (trial 430: a load that built its model from the saved settings after the set)
-            f"that, {where} ({'' if drew else 'a draw: '}a model or module built or "
+            f"that, {where} (a draw: a model or module built or "
             "initialized after the set; an iterator made again and fast-forwarded through the "
             "batches the run had read, whose augmentation draws; a forward pass to warm up"
-            f"{'' if drew else '; or a seed call'}): set the stream last "
-            f"in load(), after everything that draws{'' if drew else ' or seeds'}")
+            "; or a seed call): set the stream last "
+            "in load(), after everything that draws or seeds")
 
 
 def _set_back(reference: SegmentResult, seg: SegmentResult, key: str, run: Any, step: int,

@@ -870,9 +870,12 @@ def _footer(report: Report) -> list[str]:
 
 def _table(report: Report) -> str:
     rows = [_header(report), *_rows(report)]
-    whole = [(row[0], row[-1]) for row in rows[1:] if _cell(row[-1]) != row[-1]]
+    whole = []  # (each run cut in its row, and its why whole)
     for row in rows[1:]:
-        row[-1] = _cell(row[-1])
+        cell = _cell(row[-1])
+        if cell != row[-1]:
+            whole.append((row[0], row[-1]))
+        row[-1] = cell
     widths = [max(len(row[i]) for row in rows) for i in range(len(_HEADER) - 1)]
     lines = [_headline(report), ""]
     notices = [report.incomplete_state_notice(), report.unseeded_notice(), report.set_order]

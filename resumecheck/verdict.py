@@ -3732,10 +3732,12 @@ def _steps_counted(ref: Reference, segments: Segments, step: int, key: str) -> s
 
 def _calls_counted(ref: Reference, segments: Segments, step: int, key: str) -> str | None:
     """The first divergence where a step called the model fewer (or more)
-    times than the uninterrupted run's step, and every input both made agrees
-    (``key``, an input only one side has, is the first that differs): the
-    number of calls, not the data (trial 159: a validation made every third
-    step, by a step counter dropped, read as `data (the model's inputs)`)."""
+    times than the uninterrupted run's step (``key``, an input only one side
+    has, is the first that differs): the number of calls, not the data (trial
+    159: a validation made every third step, by a step counter dropped, read
+    as `data (the model's inputs)`); with whether the inputs both made agree
+    (trial 431: "the first one agrees" of an agent that acted in one run and
+    explored in the other, where none agreed)."""
     base, rank = split_rank_name(key)
     if not base.startswith("inputs:"):
         return None
@@ -3744,22 +3746,20 @@ def _calls_counted(ref: Reference, segments: Segments, step: int, key: str) -> s
     if mine is None or theirs is None or (key in mine.digests) == (key in theirs.digests):
         return None
 
-    def count(record: StepRecord) -> int:
-        return sum(1 for k in record.digests
-                   if split_rank_name(k)[0].startswith("inputs:") and split_rank_name(k)[1] == rank)
+    def inputs(record: StepRecord) -> list[str]:
+        return [k for k in record.digests
+                if split_rank_name(k)[0].startswith("inputs:") and split_rank_name(k)[1] == rank]
 
-    here, there = count(mine), count(theirs)
+    here, there = len(inputs(mine)), len(inputs(theirs))
     both = min(here, there)
-    # (trial 431: "the first one agrees" of an agent that acted in one run and explored
-    # in the other: the first inputs were an observation and a batch, and none agreed)
-    agree = all(mine.digests[k] == theirs.digests[k] for k in mine.digests if k in theirs.digests
-                and split_rank_name(k)[0].startswith("inputs:") and split_rank_name(k)[1] == rank)
+    if not both:
+        said = f": {'this run' if not here else 'the uninterrupted run'} did not call it at all"
+    elif any(mine.digests[k] != theirs.digests[k] for k in inputs(mine) if k in theirs.digests):
+        said = ""
+    else:
+        said = "; the first one agrees" if both == 1 else f"; the first {both} agree"
     return (f"number of model calls{'' if rank is None else f' on rank {rank}'} ({here} input "
-            f"tensor{'' if here == 1 else 's'}, {there} in the uninterrupted run"
-            + (")" if both and not agree else "; the first one agrees)" if both == 1
-               else f"; the first {both} agree)" if both
-               else f": {'this run' if not here else 'the uninterrupted run'} did not "
-               "call it at all)"))
+            f"tensor{'' if here == 1 else 's'}, {there} in the uninterrupted run{said})")
 
 
 def _why_no_gradient(record: StepRecord) -> str:
