@@ -64,7 +64,8 @@ exit codes: 0 equivalent, 1 not equivalent (the full resume diverged or failed; 
               or, in-process, the run changed state the program keeps at module level
               (use --isolation process),
             4 the environment failed, not the program (disk full, a file size limit,
-              out of memory, a process killed from outside): nothing was judged,
+              out of memory, a process killed from outside, a reader of the output
+              gone, as `| head` goes): nothing was judged,
             5 inconclusive: the evidence cannot decide (an elastic resume whose per-rank
               state cannot be mapped, a run that differs before its first restart;
               fuzz of a program whose save() changes state training reads); the
@@ -1005,7 +1006,10 @@ def _emit(args: argparse.Namespace, text: str, summary: str) -> None:
             _aside(f"{args.command}: nor could it be written to standard output: {also}")
         raise
     args.written = True
-    print(f"resumecheck {args.command}: {summary}; report written to {args.output}")
+    try:
+        write_stdout(f"resumecheck {args.command}: {summary}; report written to {args.output}\n")
+    except OutputError:  # (`| head -1` gone: the report is in its file, the exit code says it)
+        pass
 
 
 def _aside(message: str) -> None:

@@ -316,7 +316,8 @@ class EnvironmentFailure(ResumecheckError):
     """The machine failed the check, not the program: no disk space, a file size
     limit, no memory, or a process killed from outside. Never a verdict on the program.
 
-    ``resource`` is ``"disk"``, ``"file size"``, ``"memory"`` or ``"signal"``; ``path`` is where
+    ``resource`` is ``"disk"``, ``"file size"``, ``"memory"``, ``"signal"`` or ``"output"``
+    (the reader of the check's standard output or error closed its pipe); ``path`` is where
     it happened (a file being written, when known); ``detail`` what was seen;
     ``advice`` what to do.
     """
@@ -329,7 +330,8 @@ class EnvironmentFailure(ResumecheckError):
         self.path = path
         what = {"disk": "out of disk space", "memory": "out of memory",
                 "file size": "a file reached the file size limit",
-                "signal": "a process was killed"}.get(resource, resource)
+                "signal": "a process was killed",
+                "output": "what read the check's output went away"}.get(resource, resource)
         where = f" writing {path}" if path else ""
         # (``lead``: where the evidence does not say it was the environment alone)
         super().__init__(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import os
 import re
+import select
 import shutil
 import signal
 from pathlib import Path
@@ -43,6 +44,10 @@ _FSIZE_ADVICE = (
     "Raise the limit in the shell or job that starts the check (`ulimit -f unlimited`, or "
     "the batch scheduler's file size limit), or check a smaller configuration of the "
     "program (model size), then run again."
+)
+_READER_GONE_ADVICE = (
+    "Send the output to a file (`> check.log 2>&1`) or to a reader that reads all of it "
+    "(`| tee check.log`, `| less`), then run again; nothing is wrong with the program."
 )
 _MEMORY_ADVICE = (
     "Give the check more memory, or check a smaller configuration of the program "
@@ -85,6 +90,12 @@ def environment_failure(exc: BaseException, workdir: str | None = None) -> Envir
     for cur in _chain(exc):
         if isinstance(cur, EnvironmentFailure):
             return cur
+        if isinstance(cur, BrokenPipeError) and (gone := _readers_gone()):
+            # (a trial: `2>&1 | head -1` read "Fix the program")
+            return EnvironmentFailure(
+                "output", f"{type(cur).__name__}: {cur.strerror or cur}; {' and '.join(gone)} "
+                f"{'is a pipe' if len(gone) == 1 else 'are a pipe'} whose reader closed it, as "
+                "`head` does once it has read enough", _READER_GONE_ADVICE)
         if isinstance(cur, CheckpointError) and path is None:
             path, program = cur.path, cur.by_program
         if isinstance(cur, OSError) and cur.errno == errno.EFBIG:
@@ -110,6 +121,22 @@ def environment_failure(exc: BaseException, workdir: str | None = None) -> Envir
                 "disk", f"torch.save failed ({_first_line(cur)}) and the disk is full",
                 DISK_ADVICE, path or workdir)
     return None
+
+
+def _readers_gone() -> list[str]:
+    """Which of this process's standard output and standard error are a pipe
+    whose reader has gone (its write end reports POLLERR)."""
+    gone = []
+    for fd, name in ((1, "standard output"), (2, "standard error")):
+        poll = select.poll()
+        try:
+            poll.register(fd, select.POLLOUT)
+            events = poll.poll(0)
+        except (OSError, ValueError):
+            continue
+        if any(event & select.POLLERR for _, event in events):
+            gone.append(name)
+    return gone
 
 
 def _elsewhere(exc: OSError, given: str | None) -> EnvironmentFailure:

@@ -8,8 +8,10 @@ is left there afterwards.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import stat
+import subprocess
 import sys
 import threading
 import time
@@ -303,3 +305,51 @@ def test_an_interrupt_before_the_output_check_still_says_the_file_is_from_before
     source = tmp_path / "train.py"  # (a program's source is never called a report)
     source.write_text("x = 1\n")
     assert _stale_output(argparse.Namespace(output=str(source)), interrupted=True) == ""
+
+
+def _reader_leaves_after_one_line(args: list[str]) -> int:
+    """Run the command with standard output and error one pipe, whose reader
+    reads one line and closes it (``2>&1 | head -1``); its exit status."""
+    read, write = os.pipe()
+    command = subprocess.Popen([sys.executable, "-m", "resumecheck", *args],
+                               stdout=write, stderr=write)
+    os.close(write)
+    with os.fdopen(read) as reader:
+        reader.readline()
+    return command.wait(timeout=120)
+
+
+def test_a_reader_gone_mid_check_is_the_environments_failure_not_the_programs(tmp_path):
+    """The program's own log lines then fail (BrokenPipeError): that is not the
+    program's failure, and says what to do (a trial: "Fix the program")."""
+    report = tmp_path / "report.json"
+    code = _reader_leaves_after_one_line(
+        ["run", "fixtures.hostile.programs:CHATTY", "--drop", "none", "--noise-seeds", "0",
+         "--no-determinism-check", "--output", str(report)])
+    error = json.loads(report.read_text())["error"]
+    assert code == 4 and error["kind"] == "EnvironmentFailure", error
+    assert ("the environment failed, not the program: what read the check's output went away "
+            "(BrokenPipeError: Broken pipe; standard output and standard error are a pipe whose "
+            "reader closed it") in error["message"]
+    assert "nothing is wrong with the program" in error["message"]
+    assert "Fix the program" not in error["message"]
+
+
+def test_with_fresh_interpreters_the_report_is_written_and_its_verdict_is_the_exit_status(
+        tmp_path):
+    """There the programs' lines come through this process, which drops those
+    no one reads; the report is in its file, and the word after it, that it
+    was written, finds no reader either: the verdict's exit status, not
+    "unexpected BrokenPipeError ... a bug"."""
+    report = tmp_path / "report.json"
+    code = _reader_leaves_after_one_line(
+        ["run", "fixtures.hostile.programs:CHATTY", "--drop", "none", "--noise-seeds", "0",
+         "--no-determinism-check", "--isolation", "process", "--output", str(report)])
+    assert code == 0
+    assert json.loads(report.read_text())["equivalent"] is True
+
+
+def test_a_programs_own_broken_pipe_stays_the_programs():
+    from resumecheck.faults import environment_failure
+
+    assert environment_failure(BrokenPipeError(32, "Broken pipe")) is None
