@@ -103,6 +103,8 @@ class FuzzResult:
     boundaries_covered: list[int] = field(default_factory=list)
     epochs_declared: bool = False
     """The program says where its epochs end (even none before its last step)."""
+    no_epochs: bool = False
+    """The program says it has no epochs (``epoch_boundaries = []``)."""
     budget_exhausted: bool = False
     fast_start: bool = False
     """Own-checkpoint examples reused the replayed first half of an earlier
@@ -211,7 +213,10 @@ class FuzzResult:
         if not self.boundaries:  # (a trial read "before its last step" as "declares later")
             # (two trials read a comma there as joining the count and the boundaries; a
             # bandit's user looked for what to say of data with no epochs)
-            return ("; the program declares no epoch boundary before its last step"
+            # (a trial read "before its last step" of epoch_boundaries = [] as odd)
+            return ("; the program declares epoch_boundaries = []: it has no epochs"
+                    if self.no_epochs else
+                    "; the program declares no epoch boundary before its last step"
                     if self.epochs_declared else
                     "; the program does not say where its epochs end, so no schedule was aimed "
                     "at one: steps_per_epoch or epoch_boundaries say it, and epoch_boundaries "
@@ -401,8 +406,11 @@ def run_fuzz(target: Target | str | None, settings: Settings, *, max_examples: i
             result.boundaries = edges
             # (trial 164: a program without epochs had no way to say so; an empty
             # epoch_boundaries list says it)
-            result.epochs_declared = any(checker.segment.boundaries.get(key) is not None
+            declared = checker.segment.boundaries
+            result.epochs_declared = any(declared.get(key) is not None
                                          for key in ("epoch_boundaries", "steps_per_epoch"))
+            result.no_epochs = (declared.get("epoch_boundaries") == []
+                                and declared.get("steps_per_epoch") is None)
             result.fast_start = checker.reuse_prefix
             _search(checker, result, s.points, edges, max_examples, budget, say)
             if result.failure is not None:

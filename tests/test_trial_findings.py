@@ -506,7 +506,7 @@ def test_a_program_that_says_it_has_no_epochs_is_not_told_to_say_where_they_end(
 
     found = fuzz(Target(factory=_NoEpochs, steps=6, resume_at=(3,)), max_examples=2)
     assert found.epochs_declared and found.boundaries == []
-    assert "declares no epoch boundary before its last step" in found.render()
+    assert "; the program declares epoch_boundaries = []: it has no epochs)" in found.render()
     assert "does not say where its epochs end" not in found.render()
 
 
