@@ -1029,8 +1029,8 @@ def _inputs_elsewhere(reference: SegmentResult, rec: Any, rank: int | None, step
         return _in_its_epoch(said, place, at, step) + also
     # (a trial: a GAN's noise, drawn from a generator left at its build state, was
     # said to be data read at another position, and nothing else)
-    return (f"{said}: {_OWN_DATA_ELSEWHERE}, or makes them from a random stream set back to "
-            "where it was then (noise from a generator left at its build state)")
+    return (f"{said}: {_own_data_elsewhere(reference)}, or makes them from a random stream set "
+            "back to where it was then (noise from a generator left at its build state)")
 
 
 def _read_elsewhere(reference: SegmentResult, rec: Any, key: str, step: int,
@@ -1054,9 +1054,9 @@ def _read_elsewhere(reference: SegmentResult, rec: Any, key: str, step: int,
         return _in_its_epoch(said, place, at, step) + also
     # (trial 145: a nanoGPT-style get_batch() draws its offsets from the global
     # stream, re-seeded after the load, and was told only of a position and an epoch)
-    return (f"{said}: {_OWN_DATA_ELSEWHERE}, or draws them from a random stream set back to "
-            "where it was then (indices or offsets drawn at each step from a stream re-seeded "
-            "or not restored)")
+    return (f"{said}: {_own_data_elsewhere(reference)}, or draws them from a random stream set "
+            "back to where it was then (indices or offsets drawn at each step from a stream "
+            "re-seeded or not restored)")
 
 
 _PLACES = ("same place", "epoch start", "another epoch's start")
@@ -1106,10 +1106,16 @@ def _in_its_epoch(said: str, place: str, at: int, step: int) -> str:
             "start (a position and an epoch that came back otherwise, or were not kept)")
 
 
-_OWN_DATA_ELSEWHERE = ("the restart reads the run's own data, at another position (or in "
-                       "another epoch's order, or from another of its sources, picked by state "
-                       "that differs: a step count that takes two loaders in turn)")
-"""What samples (or inputs) read at another step of the reference say."""
+def _own_data_elsewhere(reference: SegmentResult) -> str:
+    """What samples (or inputs) read at another step of the reference say (of
+    another epoch's order only where the program may have epochs: trial 434's
+    said it has none)."""
+    declared = reference.boundaries
+    epochs = not (declared.get("epoch_boundaries") == [] and not declared.get("steps_per_epoch"))
+    return ("the restart reads the run's own data, at another position (or "
+            + ("in another epoch's order, or " if epochs else "")
+            + "from another of its sources, picked by state that differs: a step count that "
+            "takes two loaders in turn)")
 OTHER_EPOCH = ("at the same place of another epoch: the restart reads this place of another "
                "epoch's data (the epoch it reads differs: a position or an epoch counted "
                "otherwise at an epoch's end; the epoch's order: a sampler's epoch that set_epoch "

@@ -103,18 +103,15 @@ class FuzzResult:
     boundaries_covered: list[int] = field(default_factory=list)
     epochs_declared: bool = False
     """The program says where its epochs end (even none before its last step)."""
-    no_epochs: bool = False
-    """The program says it has no epochs (``epoch_boundaries = []``)."""
+    no_epochs: bool = False  # (it says it has none: ``epoch_boundaries = []``)
     budget_exhausted: bool = False
     fast_start: bool = False
-    """Own-checkpoint examples reused the replayed first half of an earlier
-    example with the same first resume point."""
+    """Own-checkpoint examples reused an earlier one's replayed first half (same first point)."""
     failure: RunResult | None = None
     """The earliest failing full resume found, as ``resumecheck run`` reports it."""
     minimal: bool | None = None
-    """No resume point of the failure can be dropped, nor moved earlier with
-    the others kept, and it still fail: every such schedule was tried (False:
-    the time budget stopped that search first; None: no failure)."""
+    """No resume point of the failure can be dropped, nor moved earlier with the others kept,
+    and it still fail (False: the time budget stopped that search first; None: no failure)."""
     shrunk_from: list[int] | None = None
     """The first failing schedule drawn, where the failure is another (None: none)."""
     failing_otherwise: list[dict[str, Any]] = field(default_factory=list)
@@ -402,17 +399,9 @@ def run_fuzz(target: Target | str | None, settings: Settings, *, max_examples: i
                 result.set_order = hash_order_notice(checker)
             checker.check_disk(runs=1, jobs=checker.jobs)
             _refuse_moving_saves(checker, tgt, s)
-            edges = epoch_boundaries(checker.segment.boundaries, n)  # whole, fractional or declared
-            result.boundaries = edges
-            # (trial 164: a program without epochs had no way to say so; an empty
-            # epoch_boundaries list says it)
-            declared = checker.segment.boundaries
-            result.epochs_declared = any(declared.get(key) is not None
-                                         for key in ("epoch_boundaries", "steps_per_epoch"))
-            result.no_epochs = (declared.get("epoch_boundaries") == []
-                                and declared.get("steps_per_epoch") is None)
+            _epochs(result, checker.segment.boundaries)
             result.fast_start = checker.reuse_prefix
-            _search(checker, result, s.points, edges, max_examples, budget, say)
+            _search(checker, result, s.points, result.boundaries, max_examples, budget, say)
             if result.failure is not None:
                 result.failure = _reproduced(tgt, s, result, say)
                 if _unnamed(result, checker.resume_at):
@@ -430,6 +419,16 @@ def run_fuzz(target: Target | str | None, settings: Settings, *, max_examples: i
                 raise
             raise failure from exc
     return result
+
+
+def _epochs(result: FuzzResult, declared: dict[str, Any]) -> None:
+    """Where the program's epochs end (whole, fractional or declared), and what it says of them
+    (trial 164: a program without epochs had no way to say so; ``epoch_boundaries = []`` does)."""
+    result.boundaries = epoch_boundaries(declared, result.steps)
+    result.epochs_declared = any(declared.get(key) is not None
+                                 for key in ("epoch_boundaries", "steps_per_epoch"))
+    result.no_epochs = (declared.get("epoch_boundaries") == []
+                        and not declared.get("steps_per_epoch"))
 
 
 def _refuse_moving_saves(checker: Checker, tgt: Any, s: Settings) -> None:

@@ -132,6 +132,12 @@ def test_the_models_inputs_read_at_another_step_are_said_to_be_so():
                     "that differs: a step count that takes two loaders in turn), or makes "
                     "them from a random stream set back to where it was then (noise from a "
                     "generator left at its build state)")
+    # (trial 434: a program that says it has no epochs was offered another epoch's order)
+    reference.boundaries = {"epoch_boundaries": []}
+    said = _inputs_elsewhere(reference, rec(3, "a", "b"), None, 3, read)
+    assert ("the restart reads the run's own data, at another position (or from another of its "
+            "sources, picked by state that differs: a step count that takes two loaders in "
+            "turn), or makes them") in said
     assert _inputs_elsewhere(reference, rec(3, "a", "d"), None, 3, read) == ""  # (not all)
     labels = [torch.tensor([0, 1, 0, 1])]  # (repeats: a match by chance)
     assert _inputs_elsewhere(reference, rec(3, "a", "b"), None, 3, labels) == ""
