@@ -785,7 +785,8 @@ def _beside_cells(report: dict[str, Any]) -> list[str]:
     # resume point, was named by `run` and not in the session's row)
     unseen = as_built_uncompared(report.get("undeclared", []))
     if unseen:
-        cells.append("not compared, as built at the resume point (a later one shows it): "
+        cells.append("not compared, as built at the resume point (one where the run has changed it "
+                     "shows it): "
                      + ", ".join(unseen))
     return cells + (_unchecked_cells(report) if report.get("equivalent") else [])
 
@@ -806,6 +807,6 @@ def _unchecked_cells(report: dict[str, Any]) -> list[str]:
             cells.append(f"not checked: {line.split(': ')[0]})")
     built = as_built_at_points(report.get("not_checked", []))
     if built:  # (trials 161, 165: `full resume: ok` beside a counter as built there)
-        cells.append(f"not checked, {AS_THE_BUILD_MADE} it at the resume point (a later one "
-                     "shows it): " + ", ".join(built))
+        cells.append(f"not checked, {AS_THE_BUILD_MADE} it at the resume point (one where the "
+                     "run has changed it shows it): " + ", ".join(built))
     return cells

@@ -168,8 +168,8 @@ def test_the_summary_row_names_what_the_resume_point_found_as_built():
     report = verify("fixtures.trust.field_left_out:EPOCH_LEFT_OUT", drop="none", noise_seeds=0,
                     check_determinism=False).to_json()
     row = _summary_row({"nodeid": "test_x.py::test_x", "target": "t", "report": report})
-    assert row.endswith("full resume: ok | not compared, as built at the resume point (a later "
-                        "one shows it): data_cursor.epoch"), row
+    assert row.endswith("full resume: ok | not compared, as built at the resume point (one "
+                        "where the run has changed it shows it): data_cursor.epoch"), row
 
 
 def test_a_drop_whose_only_difference_is_its_end_state_says_so_in_the_row():

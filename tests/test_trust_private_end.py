@@ -366,6 +366,6 @@ def test_without_ablations_the_hedge_names_the_fields_the_runs_build_made_too():
     from resumecheck.pytest_plugin import _summary_row
 
     row = _summary_row({"nodeid": "t.py::t", "target": "t", "report": report.to_json()})
-    assert ("not compared, as built at the resume point (a later one shows it): batch (perhaps "
-            "compared as `data_cursor`'s `batch`)") in row, row
+    assert ("not compared, as built at the resume point (one where the run has changed it "
+            "shows it): batch (perhaps compared as `data_cursor`'s `batch`)") in row, row
 
