@@ -169,6 +169,9 @@ def _describe_run(run: RunResult, label: str, incomplete: str | None,
         of = {figure: f" in {what}" for figure, what in run.largest_in.items()}
         relative = ("inf (a value that is 0 in the reference differs)"
                     if run.max_rel_diff == float("inf") else _g(run.max_rel_diff))
+        if run.max_rel_diff is not None and 1 < run.max_rel_diff < float("inf"):
+            # (trials 441, 442: "relative 41.3 in parameter w" read as w changed 41-fold)
+            of["rel"] = of.get("rel", "") + " (of one value: one near 0 makes it large)"
         ulp = run.max_ulp_diff
         ulps = (f"over a million ULP{of.get('ulp', '')} (far beyond rounding)"
                 if ulp is not None and ulp > 1e6 else f"{_g(ulp)} ULP{of.get('ulp', '')}")
