@@ -56,8 +56,10 @@ def test_plausibility_is_judged_against_seed_noise(tiny_report):
     # (trials 161-174 read "plausible" beside a lost component as harmless)
     labels = {r.noise_label for r in tiny_report.runs if r.verdict == "diverged"}
     said = ("noise: plausible (of a row marked so): the loss stays within the widest spread of "
-            "runs with other seeds (at any of those steps, not at each), so a loss curve would "
-            "hardly show it; that run's continuation differs all the same")
+            "runs with other seeds (at any of those steps, not at each; another seed changes all "
+            "that the program draws from it: its weights, and its data where the seed makes "
+            "them), so its loss curve alone would hardly tell it from another seed's run; that "
+            "run's continuation differs all the same")
     assert "plausible" in labels and said in tiny_report.render().splitlines()
     assert ("silent" in labels) == any(line.startswith("noise: silent (of a row marked so): ")
                                        for line in tiny_report.render().splitlines())
