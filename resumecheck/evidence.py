@@ -876,7 +876,8 @@ def _cause(key: str, when: str, unit: str = "draws", count: int = 0) -> str:
     """Why a stream is ``count`` ``unit`` ahead after ``when``, in words."""
     key = split_rank_name(key)[0]  # a rank's own stream: the same causes
     if _torch_stream(key) and (unit == "32-bit words" or count > 2):
-        return _words_cause(key, when, count if unit == "32-bit words" else 2 * count)
+        return _words_cause(key, when, count if unit == "32-bit words" else 2 * count,
+                            masks_said=unit != "32-bit words")  # (``_amount`` said them)
     net = _net(when)
     if key == "torch":
         return (f"something drew from the torch stream {when}: a DataLoader iterator created "
@@ -897,15 +898,19 @@ def _cause(key: str, when: str, unit: str = "draws", count: int = 0) -> str:
     return f"something drew from it {when}"
 
 
-def _words_cause(key: str, when: str, words: int) -> str:
+def _words_cause(key: str, when: str, words: int, masks_said: bool = False) -> str:
     """A torch stream ``words`` 32-bit words ahead: more than a loader's seeds."""
     odd = (", a count no whole number of int64 draws (a DataLoader's base seed) makes"
            if words % 2 else "")
     # (a trial: 97 words is one new iterator of a loader shuffling 96 items, which
     # the words did not put together; another, whose dataset shuffled with its own
     # generator and had no DataLoader, was told only of the loader)
-    shuffles = (f" ({words} words are, for one, a randperm of {words + 1} items, or, where a "
-                "DataLoader draws from it, one new iterator of a shuffled loader over "
+    # (trial 442: 2306 words were a loader's base seed and dropout over a batch with 1152
+    # more values, and read as a shuffle the program did not have)
+    masks = ("" if words % 2 or masks_said else
+             f" dropout's masks over {words // 2} more values (a larger batch),")
+    shuffles = (f" ({words} words are, for one, a randperm of {words + 1} items,{masks} or, "
+                "where a DataLoader draws from it, one new iterator of a shuffled loader over "
                 f"{words - 1} items: 2 for its base seed, {words - 2} for its shuffle)"
                 if words > 3 else "")
     # (trial 194: 16 words were the flips of a batch Accelerate's loader made ahead, and

@@ -674,3 +674,14 @@ def test_a_load_that_sets_the_stream_and_then_builds_is_said_seeded_after_the_se
         "after the restore (a seed call in your load() or after it)" in offset.detail, \
         offset.detail
     assert "left it there" not in offset.detail
+
+
+def test_an_even_count_of_words_may_be_dropout_over_a_larger_batch():
+    """Trial 442: 2306 words were a loader's base seed and dropout over 1152 more
+    values of a larger graph batch, and read as a shuffle it did not have."""
+    from resumecheck.evidence import _cause
+
+    said = _cause("torch", "during step 14", "32-bit words", 2306)
+    assert ("(2306 words are, for one, a randperm of 2307 items, dropout's masks over 1153 more "
+            "values (a larger batch), or, where a DataLoader draws from it,") in said, said
+    assert "dropout's masks over" not in _cause("torch", "during step 14", "32-bit words", 97)
