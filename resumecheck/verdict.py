@@ -3208,10 +3208,21 @@ def _skipped_before_rate(ref: Reference, r: RunResult) -> str:
            "accumulation") if any(rec.scale is not None for rec in records) else (
         "a micro-batch of gradient accumulation, or a step the program skips" if one else
         "micro-batches of gradient accumulation, or steps the program skips")
+    if _scale_fell_after(ref.segment.records, records):  # (trial 441: it was, and said so)
+        why = (f"the loss scaler skipped {'it' if one else 'them'} on an overflow: the scale "
+               f"fell after {'it' if one else 'each'}")
     return r.explanation.replace(said, (
         f"{said} ({steps}, after the restart, stepped no optimizer in either run ({why}): a "
         "step whose optimizer does not step reads no learning rate, so whether the rate "
         f"already differed there is not seen)"), 1)
+
+
+def _scale_fell_after(records: Sequence[Any], skipped: Sequence[Any]) -> bool:
+    """Each of the ``skipped`` steps' loss scale is larger than the next step's:
+    the scaler found an overflow there and skipped the optimizer's step."""
+    scale = {rec.step: rec.scale for rec in records}
+    return all(rec.scale is not None and scale.get(rec.step + 1) is not None
+               and scale[rec.step + 1] < rec.scale for rec in skipped)
 
 
 def before_restart_text(r: RunResult) -> str:

@@ -24,10 +24,11 @@ def test_a_lost_scheduler_behind_a_skipped_step_says_which_step_was_skipped():
     assert (own.first_divergent_step, own.first_divergent_quantity) == (6, "learning rate")
     assert [f.component for f in own.diagnosis] == ["scheduler"]
     assert own.explanation.startswith(
+        # (trial 441: the scale that fell after it says which of two causes it was)
         "learning rate differs from step 6 (step 5, after the restart, stepped no optimizer "
-        "in either run (the loss scaler skipped it, or it is a micro-batch of gradient "
-        "accumulation): a step whose optimizer does not step reads no learning rate, so whether "
-        "the rate already differed there is not seen); "
+        "in either run (the loss scaler skipped it on an overflow: the scale fell after it): a "
+        "step whose optimizer does not step reads no learning rate, so whether the rate already "
+        "differed there is not seen); "
     ), own.explanation
 
 
