@@ -3451,10 +3451,10 @@ def launch_settings_suspected(own: RunResult, engine: RunResult, launched: dict[
 
 def launch_settings_failed(own: RunResult, launched: dict[str, Any]) -> bool:
     """Whether the program's own full resume, launched with settings its
-    restart is built without, failed building or loading its restart: the
-    settings may be the cause."""
-    return bool(launched) and own.verdict == FAILED and own.explanation.startswith(
-        (BUILDING, RESTORING))
+    restart is built without, failed (building or loading its restart, or in
+    a step after it: trial 444's loader, built from the defaults, was skipped
+    past its end): the settings may be the cause."""
+    return bool(launched) and own.verdict == FAILED
 
 
 def note_launch_settings(own: RunResult, engine: RunResult, launched: dict[str, Any],
@@ -3470,13 +3470,17 @@ def note_launch_settings(own: RunResult, engine: RunResult, launched: dict[str, 
         # (a trial: a layer size given at launch, the restart built with the default
         # one, its load failing on the shapes: nothing named the setting. Another:
         # told so where its load failed as well with them)
-        if own_matter is False:
+        in_a_step = not own.explanation.startswith((BUILDING, RESTORING))
+        if own_matter is False or (in_a_step and not own_matter):  # (a step: where shown)
             return
         own.explanation += (
             f"; the run was launched with {settings_text(launched)}, and its restart is built "
-            "from the program's defaults: a setting the build or the load needs "
-            + ("is missing there: built with them, the restart loads and resumes"
-               if own_matter else "may be missing there")
+            "from the program's defaults: "
+            + ("what the build makes from a setting (a loader's batch size), which the load "
+               "does not make again, is the default's there: built with them, the restart "
+               "resumes" if in_a_step else "a setting the build or the load needs "
+               + ("is missing there: built with them, the restart loads and resumes"
+                  if own_matter else "may be missing there"))
             + ". If your launcher passes them again, say so: Target(restart_config=\"run\")")
         return
     if own_matter is False or not launch_settings_suspected(own, engine, launched,
