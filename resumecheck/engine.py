@@ -1622,13 +1622,14 @@ def _held_after_restarts(engine_run: RunResult | None,
         # the state right after its restore is looked at: its per-batch scratch was
         # said to be held otherwise from there. Taken as the uninterrupted run's,
         # but for a generator, which a restart that lost it holds otherwise anyway)
-        there = reference.held_after.get(kept, {})
+        there, looked = reference.held_after.get(kept, {}), kept_after[kept]
 
-        def looked_early(path: str) -> bool:
-            return path not in generators and under_roots(path, early)
+        def looked_early(path: str) -> bool:  # (but not one steady across the first step)
+            return (path not in generators and under_roots(path, early)
+                    and not verdict.steady_across(path, kept, reference.held_after, after))
 
         # (trial 400 again: a scratch list the restart had not made yet at that look)
-        kept_after[kept] = {**{p: d for p, d in kept_after[kept].items() if not looked_early(p)},
+        kept_after[kept] = {**{p: d for p, d in looked.items() if not looked_early(p)},
                             **{p: d for p, d in there.items() if looked_early(p)}}
     if kept is not None and kept in kept_after and kept + 1 in after:
         held = reference.held_after

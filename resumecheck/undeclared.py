@@ -760,6 +760,7 @@ def _todo(path: str) -> str:
             else _LIGHTNING_DATASET_TODO if path.startswith(f"{LIGHTNING_DATASET} (")
             else _ACCELERATE_DATASET_TODO if path.startswith(f"{ACCELERATE_DATASET} (")
             else _SUBCLASS_TODO if path.startswith("trainer.")
+            else _COLLATOR_TODO if path.startswith("data_collator")
             else "declare it as a component to check that it resumes")
 
 
@@ -798,6 +799,17 @@ _ACCELERATE_DATASET_TODO = (
     "state_dict() and load_state_dict() and pass it to accelerator.register_for_checkpointing")
 """What to do about state the prepared loader's dataset of an Accelerate target keeps
 (trial 382: a dataset's own crop generator, which no checkpoint held, went unnamed)."""
+
+
+_COLLATOR_TODO = (
+    "a framework's target declares the framework's own state only, and the Trainer's "
+    "checkpoint holds nothing of your collator: make what it depends on a function of state "
+    "the Trainer restores (for what changes by epoch, set in a callback's on_epoch_begin from "
+    "state.epoch, which runs before the epoch's first fetch), or keep it in a callback that "
+    "is an ExportableState (with restore_callback_states_from_checkpoint=True)")
+"""What to do about state a Trainer target's data collator keeps (trial 443: an epoch
+counter a callback kept by counting epoch ends was told to be declared, which a Trainer
+target has no way to do; its twin set it from state.epoch in on_epoch_begin and resumed)."""
 
 
 _SUBCLASS_TODO = (

@@ -2559,11 +2559,25 @@ def _lost_by_the_load(path: str, run: RunResult,
     after the load, a path under one of ``early`` is no evidence: None (paths a
     framework runs on the first resumed batch before the state right after its
     restore is looked at, ``BuiltProgram.boundaries``)."""
-    lost = _lost_at(path, _restore_before(run), run.first_divergent_step, reference_after,
-                    own_after)
-    if lost is False and under_roots(path, early):
+    k = _restore_before(run)
+    lost = _lost_at(path, k, run.first_divergent_step, reference_after, own_after)
+    if lost is False and under_roots(path, early) and not steady_across(
+            path, k, reference_after, own_after):
         return None
     return lost
+
+
+def steady_across(path: str, k: int | None,
+                  reference_after: dict[int, dict[str, list[str]]] | None,
+                  after: dict[int, dict[str, list[str]]] | None) -> bool:
+    """Whether the uninterrupted run held ``path`` alike right after step ``k``
+    and after step k + 1, and a restart's look right after its restore at ``k``
+    (``after``) found it: held otherwise there, it is no scratch that the first
+    resumed batch remade before the look (trial 443: a collator's epoch, taken
+    as the run's and never named, where its loss was the cause)."""
+    ref, looked = (reference_after or {}), (after or {}).get(k or 0, {})
+    return (k is not None and path in looked and path in ref.get(k, {})
+            and ref.get(k + 1, {}).get(path) == ref[k][path])
 
 
 def _lost_at(path: str, k: int | None, departed: int | None,

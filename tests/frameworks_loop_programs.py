@@ -836,6 +836,50 @@ TRAINER_SCRATCH_COLLATOR = trainer_target(_with_collator(ScratchMaskingCollator)
                                           args=_COLLATOR_ARGS, steps=8, resume_at=(3,))
 
 
+class EpochMaskingCollator:
+    """Trial 443: masks drawn from a generator seeded by the epoch and the
+    batch's tokens; a callback tells it the epoch (5 steps an epoch here)."""
+
+    def __init__(self):
+        self.epoch = 0
+
+    def __call__(self, features):
+        import torch
+
+        ids = torch.stack([f["input_ids"] for f in features])
+        seed = self.epoch * 1000 + int(ids.sum())
+        mask = torch.rand(ids.shape, generator=torch.Generator().manual_seed(seed)) < 0.15
+        return {"input_ids": ids.masked_fill(mask, 3), "labels": ids}
+
+
+def _with_epoch_collator(counts_itself: bool):
+    def make(args):
+        from transformers import Trainer, TrainerCallback
+
+        collator = EpochMaskingCollator()
+
+        class TellsTheEpoch(TrainerCallback):
+            if counts_itself:  # (the bug: a count a restart begins at 0 again)
+                def on_epoch_end(self, args, state, control, **kwargs):
+                    collator.epoch += 1
+            else:  # (its twin: from the state the Trainer restores, before the first fetch)
+                def on_epoch_begin(self, args, state, control, **kwargs):
+                    collator.epoch = int(state.epoch)
+
+        train = transformers_train()
+        return Trainer(model=train.GPT2LMHeadModel(train.CONFIG), args=args,
+                       train_dataset=train.Tokens(), data_collator=collator,
+                       callbacks=[TellsTheEpoch()])
+
+    return make
+
+
+TRAINER_COLLATOR_EPOCH_COUNTED = trainer_target(_with_epoch_collator(True), args=_COLLATOR_ARGS,
+                                                steps=9, resume_at=(7,))
+TRAINER_COLLATOR_EPOCH_TOLD = trainer_target(_with_epoch_collator(False), args=_COLLATOR_ARGS,
+                                             steps=9, resume_at=(7,))
+
+
 def _with_masking_dataset(args):
     """Trial 260: a dataset of the user's own masks tokens in ``__getitem__``
     with a torch Generator it keeps, which the Trainer's checkpoint does not hold."""
