@@ -559,7 +559,7 @@ class Report:
         if notice is not None and own is not None and own.checkpoint == "program" \
                 and own.verdict in (IDENTICAL, CLOSE) and not own.lost_on_resave():
             # (a trial: a correct Trainer program read the WARNING as its own fault)
-            notice += _own_equivalent(own)
+            notice += _own_equivalent(own, self.undeclared)
         return notice
 
     def label_of(self, run: RunResult) -> str:
@@ -1329,7 +1329,7 @@ _RATE_SETTINGS = (" The learning rate is the first to differ: a schedule's own s
 """(trial 142: a warm-up length changed for the resumed run read as lost state)"""
 
 
-def _own_equivalent(own: RunResult) -> str:
+def _own_equivalent(own: RunResult, undeclared: Sequence[str] = ()) -> str:
     """What the WARNING adds where the program's own resume is equivalent and
     the engine's is not (a trial: a correct Trainer program read the WARNING
     as its own fault): what brings back what the components miss, and, of a
@@ -1341,12 +1341,19 @@ def _own_equivalent(own: RunResult) -> str:
         return (" Your own resume is equivalent: your checkpoint keeps what the declared "
                 "components miss; this concerns the engine's own restart of them, which "
                 "ablations use.")
+    named = list(dict.fromkeys(uncompared_path(what) for what in _may_explain(list(undeclared))))
+    # (trial 444: the load put back a ratio the `not compared` line named, and was told
+    # of a loader's iterator and a generator alone)
+    put_back = (f"putting back {', '.join(f'`{p}`' for p in named[:4])}"
+                f"{' and more' if len(named) > 4 else ''}, which the `not compared` lines name: "
+                "declare it as a component; or " if named else "")
     return (" Your own resume is equivalent: your checkpoint and your load() bring back what "
             "the declared components miss; this concerns the engine's own restart of them, "
             "which ablations use. That restart builds the program and loads each component's "
-            "state_dict(), and no more: what your load() does besides (a loader's iterator it "
-            "skips to where the run was, a generator it seeds again) belongs in a declared "
-            "component's load_state_dict() (the data position's) for it to do the same.")
+            f"state_dict(), and no more: what your load() does besides ({put_back}a loader's "
+            "iterator it skips to where the run was, a generator it seeds again) belongs in a "
+            "declared component's load_state_dict() (the data position's, for an iterator) for "
+            "it to do the same.")
 
 
 def _with_ranks_alike(drawn: StreamOffset, offsets: Sequence[StreamOffset]) -> StreamOffset:

@@ -503,6 +503,12 @@ def test_what_the_programs_own_load_lost_is_said_when_it_departs_at_the_next_ste
     assert correct.equivalent
     assert correct.undeclared[0].endswith(
         "; your own resume ends with it as the uninterrupted run did")
+    # (trial 444: the WARNING told of a loader's iterator and a generator, not of the
+    # value the load put back and its own `not compared` line named)
+    assert ("what your load() does besides (putting back `temperature`, which the `not "
+            "compared` lines name: declare it as a component; or a loader's iterator it skips "
+            "to where the run was, a generator it seeds again) belongs in a declared "
+            "component's load_state_dict()") in correct.incomplete_state_notice()
 
 
 def test_a_run_that_failed_is_not_said_to_have_departed():
