@@ -716,6 +716,12 @@ def outcome_text(report: Report) -> str:
                 f"{resave_loses([f'`{c}`' for c in resaved])} (see the diagnosis)")
     again = set_again_uncompared(report.undeclared)
     if not report.equivalent or not lost and not again:
+        if report.equivalent and full is not None and ADAPTER_LOOP in full.explanation:
+            # (trial 446: a skip_first_batches off by one in the script's own load() read
+            # EQUIVALENT, exit 0, through the adapter; said at the end of the why alone)
+            return (f"{report.outcome} (the resume that ran is resumecheck's loop around your "
+                    "step, through the framework's save and load: your script's own resume "
+                    "code, what it skips with skip_first_batches, did not run; see the why)")
         return report.outcome
     # (trial 180: a callback's best loss its checkpoint lost, set again by a later step)
     held = (f"held otherwise after its load, a later step setting it again: "

@@ -404,6 +404,10 @@ def test_a_pass_is_not_told_of_its_save_and_load_where_the_loop_that_ran_is_resu
     assert report.equivalent and "the loop that ran is resumecheck's" in \
         report.full_resume.explanation
     assert RESUME_CODE_UNCHECKED not in report.to_json()["caveats"]
+    # (trial 446: a skip off by one in its own load() passed, said at the why's end alone)
+    assert ("full resume: EQUIVALENT (the resume that ran is resumecheck's loop around your "
+            "step, through the framework's save and load: your script's own resume code, what "
+            "it skips with skip_first_batches, did not run; see the why)\n") in report.render()
 
 
 def test_setting_steps_per_epoch_says_the_adapter_counts_its_epochs_itself():
