@@ -233,9 +233,9 @@ def test_a_failures_figures_each_say_which_quantity_they_are_the_largest_of():
     text = describe_failure(report)
     # (trials 441, 442: "relative 41.3 in parameter w" read as w changed 41-fold)
     assert full.max_rel_diff > 1
-    assert (f"each its own largest: |Δ| {full.max_abs_diff:.3g} in {full.largest_in['abs']}, "
-            f"relative {full.max_rel_diff:.3g} in {full.largest_in['rel']} (of one value: one "
-            "near 0 makes it large), ") in text, text
+    assert (f"): the largest |Δ| {full.max_abs_diff:.3g} in {full.largest_in['abs']}; the "
+            f"largest relative {full.max_rel_diff:.3g} in {full.largest_in['rel']} (of one "
+            f"value: one near 0 makes it large); the largest in ULP ") in text, text
     assert report.to_json()["runs"][0]["largest_in"] == full.largest_in
 
 
