@@ -721,6 +721,8 @@ def _exercised_cell(run: dict[str, Any]) -> str:
     on the step it would have cut at, every step matching)."""
     if (run.get("first_divergent_quantity") or "").startswith("state of"):
         return f"{_EXERCISED}, by the state it ends with alone (every step matched)"
+    if run.get("max_abs_loss_diff") == 0:  # (trial 447: `ema: exercised`, where run said silent)
+        return f"{_EXERCISED}, silent: the training loss does not differ"
     return _EXERCISED
 
 

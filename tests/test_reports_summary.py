@@ -230,3 +230,13 @@ def test_the_sessions_job_summary_says_what_each_check_did_not_try():
                                  "target": report["target"], "report": report}])
     assert "What each check did not compare or try:" in summary
     assert "- `tests/test_a.py::test_resume`: " + "; ".join(cells) in summary
+
+
+def test_a_drop_whose_steps_differ_but_not_their_loss_is_said_silent_in_the_row():
+    """Trial 447: a dropped EMA read `ema: exercised` in the row and `silent` in
+    `resumecheck run`'s table: its steps differ, its loss never does."""
+    from resumecheck.pytest_plugin import _exercised_cell
+
+    ema = {"first_divergent_quantity": "parameter ema.w", "max_abs_loss_diff": 0.0}
+    assert _exercised_cell(ema) == "exercised, silent: the training loss does not differ"
+    assert _exercised_cell({**ema, "max_abs_loss_diff": 0.2}) == "exercised"
