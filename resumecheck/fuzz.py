@@ -45,7 +45,7 @@ from resumecheck.components import preserved_global_streams
 from resumecheck.engine import Checker, hash_order_notice, run_check, save_moves
 from resumecheck.environment import fingerprint
 from resumecheck.errors import BudgetExhausted, InvalidArgument, ModuleStateChanged, SaveMovesState
-from resumecheck.program import Target, epoch_boundaries, load_target
+from resumecheck.program import Target, ends_inside, epoch_boundaries, load_target
 from resumecheck.progress import ProgressCallback, ProgressTracker
 from resumecheck.report import (
     CLOSE, CONFIRMED, FAILED, IDENTICAL, INCONCLUSIVE, NOT_CAUSE, RESUME_CODE_UNCHECKED,
@@ -104,6 +104,7 @@ class FuzzResult:
     epochs_declared: bool = False
     """The program says where its epochs end (even none before its last step)."""
     no_epochs: bool = False  # (it says it has none: ``epoch_boundaries = []``)
+    inside: list[int] = field(default_factory=list)  # (those whose epoch ends in the next step)
     budget_exhausted: bool = False
     fast_start: bool = False
     """Own-checkpoint examples reused an earlier one's replayed first half (same first point)."""
@@ -205,37 +206,12 @@ class FuzzResult:
             "inconclusive_why": self.inconclusive_why,
         }
 
-    def _edges(self) -> str:
-        """Which of the program's epoch boundaries before its last step a schedule resumed at."""
-        if not self.boundaries:  # (a trial read "before its last step" as "declares later")
-            # (two trials read a comma there as joining the count and the boundaries; a
-            # bandit's user looked for what to say of data with no epochs)
-            # (a trial read "before its last step" of epoch_boundaries = [] as odd)
-            return ("; the program declares epoch_boundaries = []: it has no epochs"
-                    if self.no_epochs else
-                    "; the program declares no epoch boundary before its last step"
-                    if self.epochs_declared else
-                    "; the program does not say where its epochs end, so no schedule was aimed "
-                    "at one: steps_per_epoch or epoch_boundaries say it, and epoch_boundaries "
-                    "= [] that it has none")
-        # (said of the schedules tried, not of the failing one beside it; a trial
-        # read "among them resumes at epoch boundary 8 of 8, 16" as hard to parse)
-        # (a trial read "they resumed at none" beside a minimal schedule at a
-        # boundary as said of that schedule: it is said of the examples drawn)
-        # (a trial read "the examples drawn resumed at none" as hard to read)
-        reached = _shrink_reached(self.failure, self.boundaries, self.boundaries_covered)
-        if not self.boundaries_covered:
-            return (f"; of the program's epoch boundaries, {_and(self.boundaries)}, no example "
-                    f"drawn resumed at any{reached}")
-        return (f"; of the program's epoch boundaries, {_and(self.boundaries)}, the examples "
-                f"drawn resumed at {_and(self.boundaries_covered)}{reached}")
-
     def summary(self) -> str:
         # (trial 164 read "found in 1 example" as the shrink's count too: it is
         # the examples drawn, the first failure's the last of them)
         tried = (f"{self.examples} example{'' if self.examples == 1 else 's'} drawn "
                  f"({self.distinct_schedules} distinct schedule"
-                 f"{'' if self.distinct_schedules == 1 else 's'}{self._edges()})")
+                 f"{'' if self.distinct_schedules == 1 else 's'}{_edges(self)})")
         if self.failure is None:
             cut = "; the time budget ran out first" if self.budget_exhausted else ""
             # (a trial: every elastic example inconclusive, and the search passed)
@@ -421,10 +397,40 @@ def run_fuzz(target: Target | str | None, settings: Settings, *, max_examples: i
     return result
 
 
+def _edges(result: FuzzResult) -> str:
+    """Which of the program's epoch boundaries before its last step a schedule resumed at."""
+    if not result.boundaries:  # (a trial read "before its last step" as "declares later")
+        # (two trials read a comma there as joining the count and the boundaries; a
+        # bandit's user looked for what to say of data with no epochs)
+        # (a trial read "before its last step" of epoch_boundaries = [] as odd)
+        return ("; the program declares epoch_boundaries = []: it has no epochs"
+                if result.no_epochs else
+                "; the program declares no epoch boundary before its last step"
+                if result.epochs_declared else
+                "; the program does not say where its epochs end, so no schedule was aimed "
+                "at one: steps_per_epoch or epoch_boundaries say it, and epoch_boundaries "
+                "= [] that it has none")
+    # (said of the schedules tried, not of the failing one beside it; a trial
+    # read "among them resumes at epoch boundary 8 of 8, 16" as hard to parse)
+    # (a trial read "they resumed at none" beside a minimal schedule at a
+    # boundary as said of that schedule: it is said of the examples drawn)
+    # (a trial read "the examples drawn resumed at none" as hard to read)
+    reached = _shrink_reached(result.failure, result.boundaries, result.boundaries_covered)
+    # (trial 436: fuzz's boundary 4 was run's "an epoch ends inside step 5")
+    inside = (f" (an epoch ends inside the step after {_and(result.inside)})"
+              if result.inside else "")
+    if not result.boundaries_covered:
+        return (f"; of the program's epoch boundaries, {_and(result.boundaries)}{inside}, no "
+                f"example drawn resumed at any{reached}")
+    return (f"; of the program's epoch boundaries, {_and(result.boundaries)}{inside}, the "
+            f"examples drawn resumed at {_and(result.boundaries_covered)}{reached}")
+
+
 def _epochs(result: FuzzResult, declared: dict[str, Any]) -> None:
     """Where the program's epochs end (whole, fractional or declared), and what it says of them
     (trial 164: a program without epochs had no way to say so; ``epoch_boundaries = []`` does)."""
     result.boundaries = epoch_boundaries(declared, result.steps)
+    result.inside = sorted(ends_inside(declared, result.steps))
     result.epochs_declared = any(declared.get(key) is not None
                                  for key in ("epoch_boundaries", "steps_per_epoch"))
     result.no_epochs = (declared.get("epoch_boundaries") == []

@@ -148,6 +148,10 @@ def test_the_epoch_boundaries_a_fuzz_resumed_at_read_as_steps_not_a_count():
         boundaries=[5, 10, 15], boundaries_covered=[5, 10])
     assert "epoch boundaries, 5, 10 and 15, no example drawn resumed at any)" in said(
         boundaries=[5, 10, 15])
+    # (trial 436: fuzz's boundary 4, where run said an epoch ends inside step 5)
+    assert ("of the program's epoch boundaries, 3, 6 and 10 (an epoch ends inside the step after "
+            "3 and 6), the examples drawn resumed at 6)") in said(
+        boundaries=[3, 6, 10], inside=[3, 6], boundaries_covered=[6])
     assert ("(3 distinct schedules; the program declares no epoch boundary before its last "
             "step)") in said(epochs_declared=True)
     # (a trial read that of a program that declares none as saying it declares later ones;
