@@ -2594,6 +2594,11 @@ def _lost_at(path: str, k: int | None, departed: int | None,
     if otherwise(k):
         if k + 1 < departed:  # (held alike after that step: set again, not lost)
             return True if otherwise(k + 1) else None
+        if _alike_at(path, k + 1, reference_after, own_after):
+            # (trial 448: a sampler's `started` flag, which its load sets to False and its
+            # first step to True, read "may lose it" beside a departure it had no part in:
+            # held alike after the step it departed at, that step set it again)
+            return None
         return False
     # Not held at all right after the load (a trial: an optimizer the load
     # left without state holds nothing to digest): so is what a step makes
@@ -2606,6 +2611,14 @@ def _lost_at(path: str, k: int | None, departed: int | None,
             return True if otherwise(k + 1) else None
         return False
     return None
+
+
+def _alike_at(path: str, step: int, reference_after: dict[int, dict[str, list[str]]] | None,
+              own_after: dict[int, dict[str, list[str]]] | None) -> bool:
+    """Whether the program's own resume held ``path`` after ``step`` as the
+    uninterrupted run did (both hold it there)."""
+    mine, there = (own_after or {}).get(step, {}), (reference_after or {}).get(step, {})
+    return path in mine and path in there and mine[path] == there[path]
 
 
 def _otherwise_at(path: str, step: int,

@@ -1699,3 +1699,17 @@ def test_a_deque_an_own_component_returns_under_another_name_is_compared_there()
                                       built.components) == ""
     # one item alike is a coincidence, not the same state
     assert not undeclared._returned_whole([tr.buffer[0]], {"items": [tr.buffer[0]]})
+
+
+def test_held_otherwise_after_the_load_and_alike_after_the_step_it_departed_at_is_no_lead():
+    """Trial 448: a sampler's `started` flag, which its load sets to False and its
+    first step to True, read "your checkpoint may lose it" beside a departure (a
+    position saved one batch short) it had no part in: the step it departed at
+    set it as the uninterrupted run held it."""
+    from resumecheck.verdict import _lost_at
+
+    reference = {8: {"started": ["on"]}, 9: {"started": ["on"]}}
+    set_again = {8: {"started": ["off"]}, 9: {"started": ["on"]}}
+    assert _lost_at("started", 8, 9, reference, set_again) is None
+    still_off = {8: {"started": ["off"]}, 9: {"started": ["off"]}}
+    assert _lost_at("started", 8, 9, reference, still_off) is False
