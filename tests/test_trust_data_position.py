@@ -197,3 +197,26 @@ def test_a_skip_past_the_epochs_end_reads_ahead_and_is_said_so():
     assert ("the first of a later epoch: the restart reads ahead, from that epoch's start (a "
             "loop that skips more batches than it read") in own.divergence_detail
     assert "or too many" in own.explanation  # (the position's lead)
+
+
+def test_a_position_held_in_a_component_of_its_own_at_an_epochs_end_may_be_one_in_two_forms():
+    """Trial 448: a datamodule's load_state_dict() turned {epoch 1, batches_done 6}
+    into the next epoch's start {epoch 2, batches_done 0}, and the WARNING said
+    Lightning's restore did not bring back what it saved. Any component of which
+    an epoch and more differ at an epoch's end is told it may be one position."""
+    from types import SimpleNamespace
+
+    from resumecheck.report import Finding
+    from resumecheck.verdict import _epoch_end_positions
+
+    ref = SimpleNamespace(segment=SimpleNamespace(boundaries={"steps_per_epoch": 6}), steps=20)
+    moved = Finding("datamodule", "batches_done 0, expected 6 (and 1 more entry of its "
+                    "state_dict() differs: epoch 2, expected 1)", step=12)
+    ema = Finding("ema", "decay 0.9, expected 0.99 (and 1 more entry of its state_dict() "
+                  "differs: updates 3, expected 12)", step=12)
+    [said, alone] = _epoch_end_positions(ref, [moved, ema])
+    assert said.detail == moved.detail + (": at an epoch's end, the end of one epoch and the "
+                                          "start of the next may be one position in two forms")
+    assert alone == ema  # (no epoch among what differs: no position)
+    [inside] = _epoch_end_positions(ref, [Finding("datamodule", moved.detail, step=8)])
+    assert inside.detail == moved.detail  # (not at an epoch's end)
