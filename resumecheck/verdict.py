@@ -946,12 +946,15 @@ def epoch_ends_untried(ref: Reference, points: Sequence[int], steps: int) -> str
         if listed:
             parts.append(f"{shown_as} step{'s' if len(listed) > 1 else ''} "
                          + ", ".join(map(str, listed[:4])) + (" ..." if len(listed) > 4 else ""))
-    # (trial 150: a declared list was said of as the program's fact)
-    where = (f"an epoch ends {' and '.join(parts)}" if inside else
+    # (trial 150: a declared list was said of as the program's fact; trial 451: so was a
+    # fractional steps_per_epoch, which another seed's data made false)
+    where = (f"an epoch ends {' and '.join(parts)}, by its steps_per_epoch" if inside else
              f"the program's epochs end {parts[0]}, "
              + ("as it declares them (epoch_boundaries)" if ref.segment.boundaries.get(
                  "epoch_boundaries") else "by its steps_per_epoch"))
-    try_at = f"{ends[0]} or {ends[0] + 1}" if ends[0] in inside else f"{ends[0]}"
+    # (trial 451: "10 or 11" around an end inside step 11, where one ended right after 21)
+    exact = [b for b in ends if b not in inside]
+    try_at = f"{exact[0]}" if exact else f"{ends[0]} or {ends[0] + 1}"
     return (f"a restart where an epoch ends ({where}): --resume-at {try_at} checks one, "
             "resumecheck fuzz tries them all")
 

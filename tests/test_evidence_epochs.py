@@ -101,7 +101,7 @@ def test_a_report_without_a_restart_near_an_epochs_end_names_the_step_that_reads
     # whose first epoch ends inside step 11; here 6.5 in 12 steps: one ends inside 7)
     report = verify(fractional_epochs.CORRECT, drop="none", noise_seeds=0)  # (resumed at 8)
     assert _epochs(report) == [
-        "a restart where an epoch ends (an epoch ends inside step 7): "
+        "a restart where an epoch ends (an epoch ends inside step 7, by its steps_per_epoch): "
         "--resume-at 6 or 7 checks one, resumecheck fuzz tries them all"]
     for k in (6, 7):  # (the step before the boundary, or the one that straddles it)
         assert _epochs(verify(fractional_epochs.CORRECT, resume_at=k, drop="none",
@@ -168,8 +168,10 @@ def test_an_epoch_that_ends_with_a_step_at_a_fractional_rate_is_said_to_end_afte
     assert ends_inside(bounds, 16) == {3, 6, 13}
     ref = SimpleNamespace(segment=SimpleNamespace(boundaries=bounds))
     assert epoch_ends_untried(ref, [8], 16) == (
+        # (trial 451: the one that ends right after a step is the one to try)
         "a restart where an epoch ends (an epoch ends inside steps 4, 7, 14 and after step "
-        "10): --resume-at 3 or 4 checks one, resumecheck fuzz tries them all")
+        "10, by its steps_per_epoch): --resume-at 10 checks one, resumecheck fuzz tries them "
+        "all")
     assert epoch_ends_untried(ref, [10], 16) is None  # (a restart right at its end)
     assert ends_inside({"steps_per_epoch": 5}, 16) == set()
     assert ends_inside({"steps_per_epoch": 6.5, "epoch_boundaries": [6, 13]}, 16) == set()
