@@ -90,7 +90,7 @@ def as_built_at_points(not_checked: list[str]) -> list[str]:
         if line.startswith("of `"):
             name = line[4:].split("`", 1)[0]
             head = re.split(r" at steps? \d", line)[0]
-            fields = re.findall(r"`([^`]+)` \(", head)
+            fields = re.findall(r"`([^`]+)` \(", head) + _more_fields(head)
             unless = "; none if step(epoch) sets it" if SET_BY_EPOCH in line else ""
             out.append(f"{name} ({', '.join(fields)}{unless})")
         else:
@@ -119,7 +119,14 @@ def fields_as_built(not_checked: list[str], name: str) -> list[str]:
     if line is None:
         return []
     head = re.split(r" at steps? \d", line)[0].removeprefix(f"of `{name}`, ")
-    return re.findall(r"`([^`]+)` \(", head)
+    return re.findall(r"`([^`]+)` \(", head) + _more_fields(head)
+
+
+def _more_fields(head: str) -> list[str]:
+    """``["3 more"]`` where a line's fields end "; and 3 more" (trial 450: a
+    row named three of six fields, as though the others were checked)."""
+    found = re.search(r"; and (\d+) more\b", head)
+    return [f"{found.group(1)} more"] if found else []
 
 
 GRADS_SUMMED = "gradients summed over more than one step"

@@ -706,8 +706,9 @@ def _summary_row(entry: dict[str, Any]) -> str:
             untried = fields_as_built(report.get("not_checked", []), ",".join(run["dropped"]))
             if state.startswith(_EXERCISED) and untried:  # (trial 159: `early_stop: ok`)
                 # (trial 235 read "but not stopped" of a field `stopped` as English)
-                state += (f", but not {', '.join(f'`{u}`' for u in untried)}: as a restore "
-                          "without it leaves it, at the resume point")
+                named = [u if u.endswith(" more") else f"`{u}`" for u in untried]
+                state += (f", but not {', '.join(named)}: as a restore without it leaves it, "
+                          "at the resume point")
             cells.append(f"{','.join(run['dropped'])}: {state}")
     cells += _beside_cells(report)
     return f"{entry['nodeid']}  {report['target']}  " + " | ".join(cells)

@@ -230,3 +230,19 @@ def test_a_schedulers_fields_as_built_say_that_stepping_it_with_an_epoch_sets_th
                     noise_seeds=0)
     [line] = [w for w in report.not_checked if "`scheduler`" in w]
     assert "`num_bad_epochs` (0 there, 1 at the end)" in line and "step(epoch)" not in line, line
+
+
+def test_the_rows_fields_as_built_keep_how_many_more_the_line_counts():
+    """Trial 450: `env: exercised, but not goal[1], pos[0], pos[1]` where the
+    report's line went on "; and 3 more": the row read as though the others
+    were checked."""
+    from resumecheck.phrases import as_built_at_points, fields_as_built
+
+    line = ("of `env`, `goal[1]` (0 there, 3 at the end); `pos[0]` (1 there, 2 at the end); "
+            "`pos[1]` (0 there, 1 at the end); and 3 more are at step 3 as the restore without "
+            "`env` leaves them (a fresh build's, or what another declared component puts back), "
+            "and the run changes them later")
+    assert fields_as_built([line], "env") == ["goal[1]", "pos[0]", "pos[1]", "3 more"]
+    built = line.replace("as the restore without `env` leaves them (a fresh build's, or what "
+                         "another declared component puts back)", "as the run's build made them")
+    assert as_built_at_points([built]) == ["env (goal[1], pos[0], pos[1], 3 more)"]
