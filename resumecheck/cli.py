@@ -300,7 +300,9 @@ def _fuzz_parser(sub: Any) -> None:
                     help="schedules to try at most (default 100)")
     fz.add_argument("--budget", type=_float, default=60.0, metavar="SECONDS",
                     help="stop generating after this long, stopping a run in progress "
-                    "(default 60; shrinking a failure gets as long again)")
+                    "(default 60; shrinking a failure gets as long again; the reference run "
+                    "before the search and the report of what it found after it are not "
+                    "counted, so the command takes longer)")
     fz.add_argument("--timeout", type=_seconds, metavar="SECONDS", help=_TIMEOUT_HELP)
     fz.add_argument("--nproc", type=_positive_int, metavar="N", help=_NPROC_HELP)
     fz.add_argument("--resume-nproc", type=_positive_int, metavar="M",
