@@ -23,7 +23,7 @@ __all__ = ["ACCELERATE_DATASET", "ADAPTER_LEFT_OUT", "AFTER_LAST_STEP", "AS_THE_
            "under_roots", "UNHELD_POSITION",
            "SET_AGAIN_LATER", "set_again_uncompared",
            "FRAMEWORK_RESUME", "IDLE_SEED",
-           "POSITION_OTHER_EPOCH", "POSITION_TRANSFORMED",
+           "POSITION_NEW_EPOCH", "POSITION_OTHER_EPOCH", "POSITION_TRANSFORMED",
            "POSITION_UNUSED", "REORDERED",
            "RESTART_HELD_OTHERWISE", "AS_BUILT_AT_RESUME", "AS_BUILT_MARK", "AT_THIS_POINT",
            "as_built_uncompared",
@@ -721,10 +721,19 @@ def undeclared_lead(text: str) -> str | None:
     return None
 
 
+POSITION_NEW_EPOCH = ("the declared data position {} came back as saved, and every step "
+                      "read what the uninterrupted run read until a new epoch began: the "
+                      "position is not what differs, the new epoch's order is (see below)")
+"""``POSITION_UNUSED`` where the data first differs at the first step of a new epoch
+after the restore (trial 451: an epoch that began inside a step, half its samples
+another epoch's, was told first of a position saved one batch early or late)."""
+
+
 def unused_position(text: str) -> str | None:
     """The ``POSITION_UNUSED`` (or ``POSITION_OTHER_EPOCH``) sentence that
     ``text`` holds (None: none)."""
-    for sentence in (POSITION_UNUSED, POSITION_OTHER_EPOCH, POSITION_TRANSFORMED):
+    for sentence in (POSITION_UNUSED, POSITION_OTHER_EPOCH, POSITION_TRANSFORMED,
+                     POSITION_NEW_EPOCH):
         head, tail = sentence.split("{}")[0], sentence.split("{}")[-1]
         start = text.find(head)
         end = text.find(tail, start)

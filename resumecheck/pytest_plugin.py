@@ -636,9 +636,10 @@ def _engine_why(run: dict[str, Any], own: dict[str, Any]) -> str:
 def _position_unused(run: dict[str, Any]) -> bool:
     """Whether a run's why says its declared data position came back as saved
     and the samples differ all the same (``phrases.POSITION_UNUSED``)."""
-    from resumecheck.phrases import POSITION_UNUSED
+    from resumecheck.phrases import POSITION_NEW_EPOCH, POSITION_UNUSED
 
-    return POSITION_UNUSED.split("{}")[1].split(":")[0] in run["explanation"]
+    return any(sentence.split("{}")[1].split(":")[0] in run["explanation"]
+               for sentence in (POSITION_UNUSED, POSITION_NEW_EPOCH))
 
 
 def _later_otherwise(run: dict[str, Any]) -> bool:

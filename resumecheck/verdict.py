@@ -46,7 +46,8 @@ from resumecheck.phrases import (
     LOOP_GOES_ON, MODULE_ATTR_TODO, MODULE_LEVEL, NOT_DECLARED, NOT_RESUMABLE,
     NOT_VALIDATED_AGAIN,
     OLDER_CHECKPOINT, ORDER_BEFORE_RESTORE, OUTSIDE_THE_CHECKPOINT, OWN_RESUME_ENDS_OTHERWISE,
-    OWN_RESUME_ENDS_WITHOUT, POSITION_UNUSED, PUT_BACK_HOLDS, REGISTER_GENERATOR,
+    OWN_RESUME_ENDS_WITHOUT, POSITION_NEW_EPOCH, POSITION_UNUSED, PUT_BACK_HOLDS,
+    REGISTER_GENERATOR,
     RESTORE_CHANGED, RESTORING, SKIPS_BLIND,
     SET_AGAIN_LATER, STOPPED, UNDECLARED_LEAD, UNHELD_POSITION, changed_after_load, first_line,
     framework_generator,
@@ -1187,7 +1188,14 @@ def conclude(ref: Reference, result: RunResult, cmp: Comparison | None,
     if result.blind_spot:
         result.explanation = _ends_otherwise(ref, segments, result)
     if not result.dropped and result.verdict == DIVERGED:
-        result.explanation += _new_epoch_text(ref, result)
+        new_epoch = _new_epoch_text(ref, result)
+        said = unused_position(result.explanation) if new_epoch else None
+        if said is not None and said.startswith(POSITION_UNUSED.split("{}")[0]) \
+                and said.endswith(POSITION_UNUSED.split("{}")[1]):
+            names = said[len(POSITION_UNUSED.split("{}")[0]):said.index(" came back")]
+            result.explanation = result.explanation.replace(
+                said, POSITION_NEW_EPOCH.format(names), 1)
+        result.explanation += new_epoch
     if not result.dropped and result.verdict == DIVERGED and ref.segment.unrestorable:
         # (trial 212: beside a lost scheduler the diagnosis named, persistent workers
         # read as a cause of a departure inside their first epoch)

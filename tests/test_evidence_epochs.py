@@ -218,3 +218,19 @@ def test_a_place_in_fractional_epochs_is_measured_in_steps_not_counted_from_a_bo
     assert place(3.25, 14, 1) == "same place"  # (13 steps: four epochs to the batch)
     assert place(3.25, 8, 5) is None  # (a quarter of a step apart in their epochs)
     assert place(3.0, 7, 1) == "same place" and place(3.0, 8, 7) == "epoch start"
+
+
+def test_data_that_first_differs_where_a_new_epoch_begins_does_not_lead_with_the_position():
+    """Trial 451: a new epoch, begun inside a step, read other samples from an
+    unsaved shuffle generator; every step before it matched, yet the why led
+    with "a position saved where the run was not (counted one batch early or
+    late)" before it said the new epoch's order differs."""
+    report = verify(fractional_epochs.OWN_SHUFFLE, drop="none", noise_seeds=0,
+                    check_determinism=False)
+    why = report.full_resume.explanation
+    assert report.full_resume.first_divergent_step == 14
+    assert ("the declared data position `data_cursor` came back as saved, and every step read "
+            "what the uninterrupted run read until a new epoch began: the position is not what "
+            "differs, the new epoch's order is (see below)") in why, why
+    assert "counted one batch early or late" not in why
+    assert "step 14 is the first to read a new epoch" in why
