@@ -1008,7 +1008,9 @@ def describe_data(reference: SegmentResult, segments: Sequence[tuple[int, Segmen
                 how = compare_values(a, b, Tolerance.bitwise()).summary
             else:
                 how = describe_entries(a, b)
-            return (f"the model's {which} in step {step}: {how}"
+            # (trial 449: "max |Δ| 4.34" was rank 0's, beside a headline naming rank 1)
+            on = "" if rank is None else f" on rank {rank}"
+            return (f"the model's {which} in step {step}{on}: {how}"
                     + _inputs_elsewhere(reference, rec, rank, step, run_in))
     return None
 

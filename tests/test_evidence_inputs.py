@@ -164,16 +164,18 @@ def test_on_many_ranks_the_inputs_are_counted_on_the_rank_that_differs():
     reference = segment(torch.full((2,), 3.0), "d")
     run = segment(torch.tensor([3.0, 4.0]), "e")
     detail = describe_data(reference, [(0, run)], 1)
-    assert detail is not None and detail.startswith("the model's input tensor 2 of 2 in step 1")
+    # (trial 449: the figure is the rank's whose inputs it describes, and says so)
+    assert detail is not None and detail.startswith(
+        "the model's input tensor 2 of 2 in step 1 on rank 1: "), detail
     # named as the program passed it, where the trace knew (two micro-batches a rank)
     run.records[0].inputs = {"inputs:1[rank 1]": "`input_ids` in its 2nd call of 2"}
     detail = describe_data(reference, [(0, run)], 1)
     assert detail is not None and detail.startswith(
-        "the model's `input_ids` in its 2nd call of 2 in step 1"), detail
+        "the model's `input_ids` in its 2nd call of 2 in step 1 on rank 1"), detail
     run.records[0].inputs = {"inputs:1[rank 1]": "input 1 in its 2nd call of 2"}
     detail = describe_data(reference, [(0, run)], 1)
     assert detail is not None and detail.startswith(
-        "the model's input 1 in its 2nd call of 2 in step 1"), detail
+        "the model's input 1 in its 2nd call of 2 in step 1 on rank 1"), detail
 
 
 
