@@ -605,6 +605,10 @@ def merge(spec: SegmentSpec, ranks: list[SegmentResult]) -> SegmentResult:
         # sets back was named on every report at 2 ranks, held or not)
         undeclared=first.undeclared, unrestorable=first.unrestorable,
         held=first.held, held_after=first.held_after,
+        # (trial 449: an iterator its load() made before the rerun put the sampler's
+        # epoch right was said of one process, and lost on ranks)
+        unreached={rank_name(n, r) if n in PER_RANK else n: where
+                   for r, rank in enumerate(ranks) for n, where in rank.unreached.items()},
         loadable_shapes=sorted({s for r in ranks for s in r.loadable_shapes}),
         side_files={kind: list(dict.fromkeys(f for r in ranks for f in r.side_files.get(kind, ())))
                     for kind in ("save", "load") if any(r.side_files.get(kind) for r in ranks)},

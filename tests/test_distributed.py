@@ -399,3 +399,21 @@ def test_what_ranks_print_as_the_check_stops_them_is_not_passed_on(tmp_path, mon
             distributed.run_ranks(spec)
     err = capsys.readouterr().err
     assert ("[rank 1] KeyboardInterrupt" in err) == (stop is None), err
+
+
+def test_an_iterator_a_ranks_load_made_before_a_rerun_put_its_sampler_right_is_kept(tmp_path):
+    """Trial 449: one process was told that its load() made its iterator before
+    the rerun put `sampler_epoch` right; on two ranks that was lost in the merge
+    of the ranks' results, and the sampler's epoch, the whole bug, read
+    "put right alone, the run departs no later"."""
+    from resumecheck.distributed import merge
+    from resumecheck.segments import SegmentResult, SegmentSpec
+
+    spec = SegmentSpec(target_spec=None, config={}, start=0, stop=2, workdir=str(tmp_path),
+                       name="seg")
+    ranks = [SegmentResult(records=[], names=["sampler_epoch", "rng"], captures={},
+                           end_state=None, unreached={"sampler_epoch": ["s.it"]})
+             for _ in range(2)]
+    assert merge(spec, ranks).unreached == {"sampler_epoch": ["s.it"]}
+    ranks[1].unreached = {"rng": ["s.it"]}  # (per rank: named by rank)
+    assert merge(spec, ranks).unreached == {"sampler_epoch": ["s.it"], "rng[rank 1]": ["s.it"]}
