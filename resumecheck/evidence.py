@@ -36,7 +36,7 @@ from resumecheck.phrases import (
     LEFT_UNRESTORED, POSITION_OTHER_EPOCH, POSITION_TRANSFORMED, POSITION_UNUSED, READ_BEFORE,
     NONE_DIFFERS, STARTED_LEVEL, UNDECLARED_LEAD, ordinal, unused_position,
 )
-from resumecheck.program import epoch_boundaries, next_epoch_start
+from resumecheck.program import declares_no_epochs, epoch_boundaries, next_epoch_start
 from resumecheck.segments import SegmentResult
 from resumecheck.capture import load_checkpoint
 from resumecheck.state_diff import describe_difference, values_apart
@@ -1117,12 +1117,12 @@ def _own_data_elsewhere(reference: SegmentResult) -> str:
     """What samples (or inputs) read at another step of the reference say (of
     another epoch's order only where the program may have epochs: trial 434's
     said it has none)."""
-    declared = reference.boundaries
-    epochs = not (declared.get("epoch_boundaries") == [] and not declared.get("steps_per_epoch"))
     return ("the restart reads the run's own data, at another position (or "
-            + ("in another epoch's order, or " if epochs else "")
+            + ("" if declares_no_epochs(reference.boundaries) else "in another epoch's order, or ")
             + "from another of its sources, picked by state that differs: a step count that "
             "takes two loaders in turn)")
+
+
 OTHER_EPOCH = ("at the same place of another epoch: the restart reads this place of another "
                "epoch's data (the epoch it reads differs: a position or an epoch counted "
                "otherwise at an epoch's end; the epoch's order: a sampler's epoch that set_epoch "

@@ -45,7 +45,9 @@ from resumecheck.components import preserved_global_streams
 from resumecheck.engine import Checker, hash_order_notice, run_check, save_moves
 from resumecheck.environment import fingerprint
 from resumecheck.errors import BudgetExhausted, InvalidArgument, ModuleStateChanged, SaveMovesState
-from resumecheck.program import Target, ends_inside, epoch_boundaries, load_target
+from resumecheck.program import (
+    Target, declares_no_epochs, ends_inside, epoch_boundaries, load_target,
+)
 from resumecheck.progress import ProgressCallback, ProgressTracker
 from resumecheck.report import (
     CLOSE, CONFIRMED, FAILED, IDENTICAL, INCONCLUSIVE, NOT_CAUSE, RESUME_CODE_UNCHECKED,
@@ -433,8 +435,7 @@ def _epochs(result: FuzzResult, declared: dict[str, Any]) -> None:
     result.inside = sorted(ends_inside(declared, result.steps))
     result.epochs_declared = any(declared.get(key) is not None
                                  for key in ("epoch_boundaries", "steps_per_epoch"))
-    result.no_epochs = (declared.get("epoch_boundaries") == []
-                        and not declared.get("steps_per_epoch"))
+    result.no_epochs = declares_no_epochs(declared)
 
 
 def _refuse_moving_saves(checker: Checker, tgt: Any, s: Settings) -> None:

@@ -72,6 +72,7 @@ __all__ = [
     "StepOutput",
     "Target",
     "declared_names",
+    "declares_no_epochs",
     "epoch_boundaries",
     "load_target",
     "next_epoch_start",
@@ -573,6 +574,12 @@ def _loader_generator_objects(roots: list[Any], depth: int = 3) -> list[Any]:
 def _positive_number(value: Any) -> bool:
     return (isinstance(value, (int, float)) and not isinstance(value, bool)
             and math.isfinite(value) and value > 0)
+
+
+def declares_no_epochs(boundaries: Mapping[str, Any]) -> bool:
+    """The program says its data has no epochs: ``epoch_boundaries = []``, and no
+    ``steps_per_epoch``."""
+    return boundaries.get("epoch_boundaries") == [] and not boundaries.get("steps_per_epoch")
 
 
 def epoch_boundaries(boundaries: Mapping[str, Any], steps: int) -> list[int]:
