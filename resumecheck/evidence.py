@@ -33,8 +33,8 @@ from resumecheck.report import (
     StreamOffset,
 )
 from resumecheck.phrases import (
-    LEFT_UNRESTORED, POSITION_OTHER_EPOCH, POSITION_TRANSFORMED, POSITION_UNUSED, READ_BEFORE,
-    NONE_DIFFERS, STARTED_LEVEL, UNDECLARED_LEAD, ordinal, unused_position,
+    LEFT_UNRESTORED, POSITION_OTHER_EPOCH, POSITION_TRANSFORMED, READ_BEFORE,
+    NONE_DIFFERS, STARTED_LEVEL, UNDECLARED_LEAD, ordinal, position_named, unused_position,
 )
 from resumecheck.program import declares_no_epochs, epoch_boundaries, next_epoch_start
 from resumecheck.segments import SegmentResult
@@ -152,9 +152,9 @@ def _position_in_another_epoch(result: RunResult) -> None:
     epoch, the lead on a declared position that came back as saved says that
     the epoch's order, not the position, differs."""
     said = unused_position(result.explanation)
-    if said is None or OTHER_EPOCH not in (result.divergence_detail or ""):
+    names = position_named(said) if said is not None else None
+    if said is None or names is None or OTHER_EPOCH not in (result.divergence_detail or ""):
         return
-    names = said[len(POSITION_UNUSED.split("{}")[0]):said.index(" came back")]
     result.explanation = result.explanation.replace(said, POSITION_OTHER_EPOCH.format(names), 1)
 
 
@@ -190,10 +190,9 @@ def _position_kept_samples_changed(result: RunResult) -> None:
     from two loaders, one of them restarted, were told of an augmentation)."""
     said = unused_position(result.explanation)
     apart = _VALUES_APART.search(result.divergence_detail or "")
-    if said is None or apart is None or not said.endswith(POSITION_UNUSED.split("{}")[1]) \
-            or 2 * int(apart[1]) >= int(apart[2]):
+    names = position_named(said) if said is not None else None
+    if said is None or names is None or apart is None or 2 * int(apart[1]) >= int(apart[2]):
         return
-    names = said[len(POSITION_UNUSED.split("{}")[0]):said.index(" came back")]
     agree = f"{apart[1]} of {apart[2]} differ"
     result.explanation = result.explanation.replace(
         said, POSITION_TRANSFORMED.format(names, agree), 1)

@@ -23,7 +23,7 @@ __all__ = ["ACCELERATE_DATASET", "ADAPTER_LEFT_OUT", "AFTER_LAST_STEP", "AS_THE_
            "under_roots", "UNHELD_POSITION",
            "SET_AGAIN_LATER", "set_again_uncompared",
            "FRAMEWORK_RESUME", "IDLE_SEED",
-           "POSITION_NEW_EPOCH", "POSITION_OTHER_EPOCH", "POSITION_TRANSFORMED",
+           "POSITION_NEW_EPOCH", "POSITION_OTHER_EPOCH", "POSITION_TRANSFORMED", "position_named",
            "POSITION_UNUSED", "REORDERED",
            "RESTART_HELD_OTHERWISE", "AS_BUILT_AT_RESUME", "AS_BUILT_MARK", "AT_THIS_POINT",
            "as_built_uncompared",
@@ -740,6 +740,15 @@ def unused_position(text: str) -> str | None:
         if start >= 0 and end >= 0:
             return text[start:end + len(tail)]
     return None
+
+
+def position_named(said: str) -> str | None:
+    """The position's names (quoted) in a ``POSITION_UNUSED`` sentence ``said``
+    (None: ``said`` is another of the sentences ``unused_position`` finds)."""
+    head, tail = POSITION_UNUSED.split("{}")
+    if not (said.startswith(head) and said.endswith(tail)):
+        return None
+    return said[len(head):said.index(" came back")]
 
 
 def amount(size: float) -> str:

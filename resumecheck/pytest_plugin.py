@@ -789,9 +789,8 @@ def _beside_cells(report: dict[str, Any]) -> list[str]:
     # resume point, was named by `run` and not in the session's row)
     unseen = as_built_uncompared(report.get("undeclared", []))
     if unseen:
-        cells.append("not compared, as built at the resume point (one where the run has changed it "
-                     "shows it): "
-                     + ", ".join(unseen))
+        cells.append("not compared, as built at the resume point (one where the run has "
+                     "changed it shows it): " + ", ".join(unseen))
     return cells + (_unchecked_cells(report) if report.get("equivalent") else [])
 
 

@@ -53,7 +53,7 @@ from resumecheck.phrases import (
     framework_generator,
     framework_module_todo, framework_name,
     global_streams, lost_uncompared, paths_said, side_files, uncompared_path, under_roots,
-    undeclared_lead, unused_position,
+    position_named, undeclared_lead, unused_position,
 )
 from resumecheck.report import (
     AFTER_DIVERGENCE, CLOSE, CONFIRMED, DIVERGED, ENDS_AS_BEFORE, FAILED, IDENTICAL,
@@ -1190,9 +1190,8 @@ def conclude(ref: Reference, result: RunResult, cmp: Comparison | None,
     if not result.dropped and result.verdict == DIVERGED:
         new_epoch = _new_epoch_text(ref, result)
         said = unused_position(result.explanation) if new_epoch else None
-        if said is not None and said.startswith(POSITION_UNUSED.split("{}")[0]) \
-                and said.endswith(POSITION_UNUSED.split("{}")[1]):
-            names = said[len(POSITION_UNUSED.split("{}")[0]):said.index(" came back")]
+        names = position_named(said) if said is not None else None
+        if said is not None and names is not None:
             result.explanation = result.explanation.replace(
                 said, POSITION_NEW_EPOCH.format(names), 1)
         result.explanation += new_epoch
