@@ -2324,9 +2324,9 @@ def note_data_not_skipped(own: RunResult, setting: str | None) -> None:
         "does not skip the batches the run had already read in its epoch, and reads that "
         "epoch again from its start (leave it out to resume where the run was)", 1)
     # (trial 143: the streams' lines offered advice on making iterators)
-    own.stream_offsets = [replace(o, detail=f"{o.detail} (here: the epoch read again from its "
-                                            f"start, as `{setting}` asks, see the why)")
-                          for o in own.stream_offsets]
+    own.stream_offsets = [replace(o, detail=_here_first(
+        o.detail, f"the epoch read again from its start, as `{setting}` asks"))
+        for o in own.stream_offsets]
 
 
 def note_data_not_resumable(own: RunResult, loader: str | None, framework: str | None) -> None:
@@ -2423,9 +2423,19 @@ def note_draws_before_restore(own: RunResult, streams: Sequence[str],
         "itself, the epoch and the sample's index: one your checkpoint keeps is saved after the "
         "loader collated the next batch, a batch ahead)", 1)
     # (trial 143: the streams' lines still offered a dropout layer and a branch)
-    own.stream_offsets = [replace(o, detail=f"{o.detail} (here: the batches fetched before the "
-                                            "restore drew from it, see the why)")
-                          for o in own.stream_offsets]
+    own.stream_offsets = [replace(o, detail=_here_first(
+        o.detail, "the batches fetched before the restore drew from it"))
+        for o in own.stream_offsets]
+
+
+def _here_first(detail: str, here: str) -> str:
+    """A stream line's ``detail`` with what the why found to be the cause here
+    put before the general causes (trial 443 read a dropout layer left in eval
+    mode and a loader set back to an epoch's start before it, at the line's end)."""
+    at = detail.find("): ", max(0, detail.find(" at the start of step ")))
+    if at < 0:
+        return f"{detail} (here: {here}, see the why)"
+    return f"{detail[:at + 1]}: here, {here} (see the why); in general, {detail[at + 3:]}"
 
 
 _UNDECLARED_LEADS = (

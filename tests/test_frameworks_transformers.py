@@ -486,8 +486,9 @@ def test_the_warning_of_a_resume_told_to_ignore_the_data_skip_opens_with_the_set
         "resume and in the engine's"), notice
     # (trial 143: the stream the new iterator drew, put after it, read as a second cause)
     assert "draws from a random stream" not in notice and "Besides" not in notice, notice
-    assert all(o.detail.endswith("(here: the epoch read again from its start, as "
-                                 "`ignore_data_skip=True` asks, see the why)")
+    # (trial 443: the cause here first, before the general ones)
+    assert all("started level): here, the epoch read again from its start, as "
+               "`ignore_data_skip=True` asks (see the why); in general, " in o.detail
                for o in report.full_resume.stream_offsets), report.full_resume.stream_offsets
 
 
@@ -589,9 +590,9 @@ def test_a_collator_drawing_from_torchs_stream_is_told_the_trainer_fetches_befor
     row = _summary_row({"nodeid": "t", "target": "x", "report": report.to_json()})
     assert "engine resume: DIVERGED (its batches were fetched before its random streams were " \
         "restored)" in row, row
-    assert own.stream_offsets and all(o.detail.endswith(
-        "(here: the batches fetched before the restore drew from it, see the why)")
-        for o in own.stream_offsets), own.stream_offsets
+    assert own.stream_offsets and all(
+        "): here, the batches fetched before the restore drew from it (see the why); in "
+        "general, " in o.detail for o in own.stream_offsets), own.stream_offsets
     # at an epoch's start the Trainer restores the streams before it fetches: it resumes
     at_epoch_start = resumecheck.verify(f"{PROGRAMS}:TRAINER_COLLATOR_GLOBAL", resume_at=(5,),
                                         drop="none", noise_seeds=0, check_determinism=False)
