@@ -88,7 +88,8 @@ def annotate(result: RunResult, reference: SegmentResult,
         result.divergence_detail = describe_end_state(reference, segments[-1][1], name,
                                                       causes=name not in result.dropped)
     elif result.first_divergent_step is not None:
-        result.divergence_detail = describe_data(reference, segments, result.first_divergent_step)
+        result.divergence_detail = describe_data(reference, segments, result.first_divergent_step,
+                                                 result.first_divergent_key)
     if result.divergence_detail:
         result.explanation += f"; {result.divergence_detail}"
         _position_in_another_epoch(result)
@@ -957,13 +958,16 @@ def describe_end_state(reference: SegmentResult, last: SegmentResult, name: str,
 
 
 def describe_data(reference: SegmentResult, segments: Sequence[tuple[int, SegmentResult]],
-                  step: int) -> str | None:
+                  step: int, key: str | None = None) -> str | None:
     """The samples (or the model's inputs) of ``step`` in words, when they are
-    the first quantity that differs there; its learning rates, when they are."""
+    the first quantity that differs there; its learning rates, when they are.
+    ``key``: the quantity the run's first divergence names, described first (on
+    many ranks, the rank the headline names: trial 449)."""
     seg, rec = _record(segments, step)
     if seg is None or rec is None or not 1 <= step <= len(reference.records):
         return None
     keys = differing_quantities(reference.records[step - 1], rec)
+    keys = sorted(keys, key=lambda k: k != key)  # (stable: the rest in their order)
     if keys and split_rank_name(keys[0])[0] == "lr":
         return _rates(reference.records[step - 1], rec, step, split_rank_name(keys[0])[1])
     if not keys or split_rank_name(keys[0])[0].split(":", 1)[0] not in ("data", "inputs"):

@@ -176,6 +176,12 @@ def test_on_many_ranks_the_inputs_are_counted_on_the_rank_that_differs():
     detail = describe_data(reference, [(0, run)], 1)
     assert detail is not None and detail.startswith(
         "the model's input 1 in its 2nd call of 2 in step 1 on rank 1"), detail
+    # (trial 449: both ranks differ; the rank the headline names is the one described)
+    run.records[0].digests["inputs:0[rank 0]"] = "a2"
+    run.kept["step_1.pt"]["inputs:0[rank 0]"] = torch.ones(2)
+    assert "in step 1 on rank 0: " in (describe_data(reference, [(0, run)], 1) or "")
+    detail = describe_data(reference, [(0, run)], 1, "inputs:1[rank 1]")
+    assert detail is not None and "in step 1 on rank 1: " in detail, detail
 
 
 
