@@ -3260,14 +3260,16 @@ def _skipped_before_rate(ref: Reference, r: RunResult) -> str:
     steps, one = steps_text([rec.step for rec in records]), len(records) == 1
     # (a trial: micro-batches of gradient accumulation, with no loss scaler,
     # were said to be steps "the loss scaler skipped")
-    why = ("the loss scaler skipped it, or it is a micro-batch of gradient accumulation"
-           if one else "the loss scaler skipped them, or they are micro-batches of gradient "
-           "accumulation") if any(rec.scale is not None for rec in records) else (
-        "a micro-batch of gradient accumulation, or a step the program skips" if one else
-        "micro-batches of gradient accumulation, or steps the program skips")
+    it, micro = ("it", "a micro-batch") if one else ("them", "micro-batches")
     if _scale_fell_after(ref.segment.records, records):  # (trial 441: it was, and said so)
-        why = (f"the loss scaler skipped {'it' if one else 'them'} on an overflow: the scale "
-               f"fell after {'it' if one else 'each'}")
+        why = (f"the loss scaler skipped {it} on an overflow: the scale fell after "
+               f"{'it' if one else 'each'}")
+    elif any(rec.scale is not None for rec in records):
+        why = (f"the loss scaler skipped {it}, or {'it is' if one else 'they are'} {micro} of "
+               "gradient accumulation")
+    else:
+        why = (f"{micro} of gradient accumulation, or {'a step' if one else 'steps'} the "
+               "program skips")
     return r.explanation.replace(said, (
         f"{said} ({steps}, after the restart, stepped no optimizer in either run ({why}): a "
         "step whose optimizer does not step reads no learning rate, so whether the rate "
