@@ -203,6 +203,10 @@ class Comparison:
     largest: dict[str, tuple[float, str]] = field(default_factory=dict)
     """For each of ``worst``'s figures (``abs``, ``rel``, ``ulp``): its value and
     the key it is the largest of."""
+    rel_infinite: list[str] = field(default_factory=list)
+    """Every key whose relative difference is infinite (a value 0 in the reference
+    differs): of several, ``largest``'s ``rel`` is only the first (trial 454 read
+    the one named as the one that differs most)."""
     loss_deltas: dict[int, float] = field(default_factory=dict)
     ended_otherwise: list[str] = field(default_factory=list)
     """Where no step departs, the components that end beyond the tolerance."""
@@ -217,6 +221,17 @@ class Comparison:
             if value is not None and (figure not in self.largest
                                       or value > self.largest[figure][0]):
                 self.largest[figure] = (value, key)
+        if diff.max_rel == float("inf") and key not in self.rel_infinite:
+            self.rel_infinite.append(key)
+
+    def largest_in_words(self) -> dict[str, str]:
+        """Whose each figure is, in words (``RunResult.largest_in``); an infinite
+        relative figure held by several says how many more hold it."""
+        out = {figure: quantity_name(key) for figure, (_, key) in self.largest.items()}
+        more = len(self.rel_infinite) - 1
+        if more > 0 and "rel" in out:
+            out["rel"] += f" and in {more} more quantit{'y' if more == 1 else 'ies'} alike"
+        return out
 
 
 # -- comparing -------------------------------------------------------------
@@ -513,8 +528,7 @@ def judge(ref: Reference, result: RunResult, segments: Segments) -> Comparison |
     if cmp.worst is not None:
         result.max_abs_diff, result.max_rel_diff, result.max_ulp_diff = (
             cmp.worst.max_abs, cmp.worst.max_rel, cmp.worst.max_ulp)
-        result.largest_in = {figure: quantity_name(key)
-                             for figure, (_, key) in cmp.largest.items()}
+        result.largest_in = cmp.largest_in_words()
     after = [d for s, d in cmp.loss_deltas.items() if s > result.resume_at[0]]
     result.max_abs_loss_diff = max(after, default=0.0)
     result.verdict = IDENTICAL

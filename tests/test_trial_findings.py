@@ -866,3 +866,22 @@ def test_one_path_given_alone_as_what_is_not_state_is_one_path():
     assert Target(factory=dict, not_state="state.tokens").not_state == ("state.tokens",)
     assert Target(factory=dict, not_state=["a", "b"]).not_state == ("a", "b")
     assert trainer_target(lambda args: None, not_state="trainer.n").not_state == ("trainer.n",)
+
+
+def test_an_infinite_relative_difference_held_by_several_says_so():
+    """Trial 454: three gradients held values 0 in the reference that differed;
+    the one named read as the one that differs most."""
+    from resumecheck.compare import Difference
+    from resumecheck.verdict import Comparison
+
+    cmp = Comparison()
+    for key, rel in (("grad:net.3.bias", float("inf")), ("grad:net.3.weight", float("inf")),
+                     ("grad:net.0.weight", 0.5), ("grad:net.6.weight", float("inf")),
+                     ("grad:net.3.bias", float("inf"))):  # (again at a later step)
+        cmp.add(key, Difference(False, max_abs=0.1, max_rel=rel, max_ulp=1e9))
+    assert cmp.largest_in_words()["rel"] == "gradient of net.3.bias and in 2 more quantities alike"
+    one = Comparison()
+    one.add("grad:b", Difference(False, max_abs=0.1, max_rel=float("inf"), max_ulp=1e9))
+    one.add("grad:w", Difference(False, max_abs=0.2, max_rel=3.0, max_ulp=1e9))
+    assert one.largest_in_words() == {"abs": "gradient of w", "rel": "gradient of b",
+                                      "ulp": "gradient of b"}
