@@ -998,14 +998,19 @@ def later_epoch_untried(ref: Reference, points: Sequence[int], steps: int) -> st
     229: resumed at 7 and at 12, the first epoch's end, a Trainer that
     shuffled each epoch from an unrestored stream passed; fuzz found 13)."""
     ends = epoch_boundaries(ref.segment.boundaries, steps)
-    if not ends or _ends_inside_steps(ref) or not points or max(points) >= ends[0]:
+    if not ends or _ends_inside_steps(ref) or not points:
+        return None
+    # (trial 452: resumed at 7 and at 16, the first epoch's end, nothing said that no
+    # restart inside a later one was tried; all at ends is ``mid_epoch_untried``'s)
+    if any(k > ends[0] and k not in ends for k in points) or all(k in ends for k in points):
         return None
     inside = ends[0] + 1
     if inside >= steps or (len(ends) > 1 and inside >= ends[1]):
         return None
+    or_at_end = "" if max(points) < ends[0] else ", or at an epoch's end"
     return (f"a restart inside an epoch after the first (every resume point here is inside the "
-            f"first epoch, which ends after step {ends[0]}): --resume-at {inside} checks one, "
-            "resumecheck fuzz tries them all")
+            f"first epoch, which ends after step {ends[0]}{or_at_end}): --resume-at {inside} "
+            "checks one, resumecheck fuzz tries them all")
 
 
 def _ends_inside_steps(ref: Reference) -> bool:

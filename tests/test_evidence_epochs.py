@@ -157,6 +157,13 @@ def test_resume_points_all_inside_the_first_epoch_say_a_later_epoch_is_not_check
     for k in (6, 8):
         assert not any("after the first" in w for w in verify(TARGET, resume_at=(k,),
                                                                **fast).not_checked)
+    # (trial 452: one point inside the first epoch and one at its end tried no later epoch)
+    assert ("a restart inside an epoch after the first (every resume point here is inside the "
+            "first epoch, which ends after step 6, or at an epoch's end): --resume-at 7 checks "
+            "one, resumecheck fuzz tries them all") in verify(
+                TARGET, resume_at=(3, 6), **fast).not_checked
+    assert not any("after the first" in w for w in verify(TARGET, resume_at=(3, 8),
+                                                           **fast).not_checked)
 
 
 def test_an_epoch_that_ends_with_a_step_at_a_fractional_rate_is_said_to_end_after_it():
