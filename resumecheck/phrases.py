@@ -98,8 +98,8 @@ def as_built_at_points(not_checked: list[str]) -> list[str]:
     return out
 
 
-FRESH_BUILD_HOLDS = ("(a fresh build's, or what another declared component puts back), and the "
-                     "run changes")
+FRESH_BUILD_HOLDS = ("(a fresh build's, what another declared component puts back, or what "
+                     "your program sets again where the rest is missing), and the run changes")
 """How a ``Report.not_checked`` line (``verdict.fields_as_built``) says fields
 of a declared component are, at the resume point, as the restore without it
 leaves them, and change later."""

@@ -708,15 +708,19 @@ def _fields_as_built(ref: Reference, result: RunResult, segments: Segments) -> s
     has, it = ("it has", "it") if one else ("they have", "them")
     head = (f"of `{name}`, {shown} {'is' if one else 'are'} at "
             f"{steps_text([k for k, _ in points])} as the restore without `{name}` leaves {it}")
-    tail = (f"a checkpoint that loses {it} resumes alike here (other fields of `{name}` "
-            f"differ there: its row is no check of {'this one' if one else 'these'})")
+    # (trial 455: "a checkpoint that loses them resumes alike here" of an EMA callback's
+    # step, which its on_train_start set again only because its shadow was gone too; a
+    # checkpoint that lost the step alone departed)
+    tail = (f"the row of `{name}` is no check of {'this one' if one else 'these'} (other "
+            f"fields of `{name}` differ there and made it diverge): a checkpoint that loses "
+            f"{it} may resume alike here")
     built = ref.segment.built_leaves.get(name)
     if built and all(key in built and built[key] != digest(at_k[key]) for key in later):
         # (a trial's position component seeded the loader's generator again from its
         # epoch, and the line left the reader to guess which of two cases it was)
         # (trial 413: "a checkpoint that loses them resumes alike here" of a generator its
         # sampler's state held too, where a checkpoint that lost it from both departed)
-        tail = tail.replace(f"loses {it} resumes", f"loses {it} from `{name}` alone resumes", 1)
+        tail = tail.replace(f"loses {it} may", f"loses {it} from `{name}` alone may", 1)
         return (f"{head} {PUT_BACK_HOLDS} {it}: another declared component puts "
                 f"{it} back), and the run changes {it} later: {tail}; that component keeps "
                 f"{it} here, and dropping `{name}` cannot check {it} at this resume point")

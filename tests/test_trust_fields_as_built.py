@@ -13,10 +13,11 @@ from resumecheck.pytest_plugin import _summary_row
 
 SPEC = "fixtures.trust.patience_at_zero:"
 LINE = ("of `early_stop`, `bad_evals` (0 there, 4 at the end) is at step 4 as the restore "
-        "without `early_stop` leaves it (a fresh build's, or what another declared component "
-        "puts back), and the run changes it later: a checkpoint that loses it resumes alike "
-        "here (other fields of `early_stop` differ there: its row is no check of this "
-        "one); where that is a fresh build's, a resume point where it has changed checks it "
+        "without `early_stop` leaves it (a fresh build's, what another declared component "
+        "puts back, or what your program sets again where the rest is missing), and the run "
+        "changes it later: the row of `early_stop` is no check of this one (other fields of "
+        "`early_stop` differ there and made it diverge): a checkpoint that loses it may resume "
+        "alike here; where that is a fresh build's, a resume point where it has changed checks it "
         "(resumecheck fuzz tries them); where another declared component puts it back, that "
         "component keeps it")
 
@@ -188,11 +189,12 @@ def test_a_field_another_component_puts_back_is_said_so_not_left_to_guess():
     assert line.startswith(
         "of `rng`, `generators.loader` (a tensor of 5056 values there, other values at the end) "
         "is at step 6 as the restore without `rng` leaves it (not as a fresh build makes it: "
-        "another declared component puts it back), and the run changes it later: a checkpoint "
-        "that loses it from `rng` alone resumes alike here"), line
+        "another declared component puts it back), and the run changes it later: the row of "
+        "`rng` is no check of this one (other fields of `rng` differ there and made it "
+        "diverge): a checkpoint that loses it from `rng` alone may resume alike here"), line
     assert line.endswith("that component keeps it here, and dropping `rng` cannot check it at "
                          "this resume point")
-    assert "a fresh build's, or what another" not in line and "fuzz tries them" not in line
+    assert "a fresh build's, what another" not in line and "fuzz tries them" not in line
     assert fields_as_built(report.not_checked, "rng") == ["generators.loader"]
 
 
@@ -240,9 +242,11 @@ def test_the_rows_fields_as_built_keep_how_many_more_the_line_counts():
 
     line = ("of `env`, `goal[1]` (0 there, 3 at the end); `pos[0]` (1 there, 2 at the end); "
             "`pos[1]` (0 there, 1 at the end); and 3 more are at step 3 as the restore without "
-            "`env` leaves them (a fresh build's, or what another declared component puts back), "
-            "and the run changes them later")
+            "`env` leaves them (a fresh build's, what another declared component puts back, or "
+            "what your program sets again where the rest is missing), and the run changes them "
+            "later")
     assert fields_as_built([line], "env") == ["goal[1]", "pos[0]", "pos[1]", "3 more"]
-    built = line.replace("as the restore without `env` leaves them (a fresh build's, or what "
-                         "another declared component puts back)", "as the run's build made them")
+    built = line.replace("as the restore without `env` leaves them (a fresh build's, what "
+                         "another declared component puts back, or what your program sets "
+                         "again where the rest is missing)", "as the run's build made them")
     assert as_built_at_points([built]) == ["env (goal[1], pos[0], pos[1], 3 more)"]
