@@ -93,3 +93,23 @@ def test_a_stream_two_components_hold_is_a_blind_spot_no_resume_point_shows_alon
         "it is saved"), runs[("rng",)].explanation
     assert "`rng` also holds" in runs[("hooks",)].explanation
     assert runs[("rng", "hooks")].verdict == "diverged"
+
+
+def test_a_blind_spot_set_again_in_part_names_the_component_that_holds_the_rest():
+    """Trial 455: dropping `rng` of a Lightning program changed nothing because
+    a callback saved torch's stream too; the why spoke only of the loader's
+    generator, which the program seeded again, and not of the callback."""
+    from fixtures.trust import stream_twice
+
+    report = verify(stream_twice.RESEEDED_LOADER, drop=["rng"], noise_seeds=0,
+                    check_determinism=False)
+    [dropped] = [r for r in report.runs if r.dropped]
+    assert dropped.blind_spot
+    assert "generator 'loader' differs from the uninterrupted run's at step 4" \
+        in dropped.explanation
+    assert dropped.explanation.endswith(
+        "; and `hooks` also holds part of its random state there, bit for bit, and its restore "
+        "puts it back: --drop rng,hooks checks them together"), dropped.explanation
+    # (the plain program, whose `rng` the hooks hold whole, keeps its own words)
+    plain = verify(stream_twice.TARGET, drop=["rng"], noise_seeds=0, check_determinism=False)
+    assert "part of its random state" not in plain.runs[-1].explanation
