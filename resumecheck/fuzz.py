@@ -211,7 +211,7 @@ class FuzzResult:
     def summary(self) -> str:
         # (trial 164 read "found in 1 example" as the shrink's count too: it is
         # the examples drawn, the first failure's the last of them)
-        tried = (f"{self.examples} example{'' if self.examples == 1 else 's'} drawn "
+        tried = (f"{self.examples} example{'' if self.examples == 1 else 's'} tried "
                  f"({self.distinct_schedules} distinct schedule"
                  f"{'' if self.distinct_schedules == 1 else 's'}{_edges(self)})")
         if self.failure is None:
@@ -423,9 +423,9 @@ def _edges(result: FuzzResult) -> str:
               if result.inside else "")
     if not result.boundaries_covered:
         return (f"; of the program's epoch boundaries, {_and(result.boundaries)}{inside}, no "
-                f"example drawn resumed at any{reached}")
+                f"example tried resumed at any{reached}")
     return (f"; of the program's epoch boundaries, {_and(result.boundaries)}{inside}, the "
-            f"examples drawn resumed at {_and(result.boundaries_covered)}{reached}")
+            f"examples tried resumed at {_and(result.boundaries_covered)}{reached}")
 
 
 def _epochs(result: FuzzResult, declared: dict[str, Any]) -> None:

@@ -88,7 +88,7 @@ def test_inconclusive_elastic_examples_are_said_not_reported_as_failures():
                         "be mapped (rng[rank 1]: no rank 1 at 1 rank(s))")
     assert not result.found
     # (a trial: every example inconclusive, and the search passed, exit 0)
-    assert result.summary().startswith("inconclusive: no failing schedule in 2 examples drawn")
+    assert result.summary().startswith("inconclusive: no failing schedule in 2 examples tried")
     assert ("2 of them inconclusive, not judged (resume at 5 and 3): per-rank state could "
             "not be mapped (rng[rank 1]") in result.summary()
     # (a trial: fuzz's header said "inprocess restarts" of ranks; the ranks are said once)

@@ -46,15 +46,15 @@ def test_a_shrink_keeps_only_schedules_that_fail_as_the_failure_found_did():
 
 def test_a_failure_shrunk_from_the_first_schedule_that_failed_says_which():
     """Trial 200 read "minimal failing schedule: resume at 1, found after 1
-    example drawn" beside a program whose default resume point is 9, and could
+    example tried" beside a program whose default resume point is 9, and could
     not tell where 1 came from."""
     result = fuzz("fixtures.bugs.class11_cursor_dropped:BUGGY", max_examples=5, budget=60)
     assert result.failure.resume_at == [1] and result.shrunk_from == [9]
     assert result.summary().startswith(
         "minimal failing schedule: resume at 1 (shrunk from resume at 9, the first to fail), "
-        "found after 1 example drawn"), result.summary()
+        "found after 1 example tried"), result.summary()
     assert result.to_json()["shrunk_from"] == [9]
     # (trial 299: each epoch boundary is tried right after the default schedule, before
-    # any drawn: 8 examples drawn had never resumed at its one boundary, where it failed)
+    # any drawn: 8 examples tried had never resumed at its one boundary, where it failed)
     drawn = fuzz("fixtures.bugs.class14_epoch_boundary:BUGGY_DEFAULT_K", max_examples=10)
     assert (drawn.failure.resume_at, drawn.shrunk_from, drawn.examples) == ([5], None, 2)

@@ -131,10 +131,10 @@ def test_a_module_name_without_a_colon_is_read_from_the_current_directory(tmp_pa
 def test_counts_read_as_english():
     one = FuzzResult(target="t", steps=8, seed=None, max_interruptions=2, examples=1,
                      distinct_schedules=1)
-    assert "in 1 example drawn (1 distinct schedule;" in one.summary()
+    assert "in 1 example tried (1 distinct schedule;" in one.summary()
     two = FuzzResult(target="t", steps=8, seed=None, max_interruptions=2, examples=2,
                      distinct_schedules=2)
-    assert "in 2 examples drawn (2 distinct schedules;" in two.summary()
+    assert "in 2 examples tried (2 distinct schedules;" in two.summary()
 
 
 def test_the_epoch_boundaries_a_fuzz_resumed_at_read_as_steps_not_a_count():
@@ -143,14 +143,14 @@ def test_the_epoch_boundaries_a_fuzz_resumed_at_read_as_steps_not_a_count():
         return FuzzResult(target="t", steps=16, seed=None, max_interruptions=2, examples=3,
                           distinct_schedules=3, **kw).summary()
     assert ("(3 distinct schedules; of the program's epoch boundaries, 5, 10 and 15, the "
-            "examples drawn resumed at 15)") in said(boundaries=[5, 10, 15], boundaries_covered=[15])
-    assert "epoch boundaries, 5, 10 and 15, the examples drawn resumed at 5 and 10)" in said(
+            "examples tried resumed at 15)") in said(boundaries=[5, 10, 15], boundaries_covered=[15])
+    assert "epoch boundaries, 5, 10 and 15, the examples tried resumed at 5 and 10)" in said(
         boundaries=[5, 10, 15], boundaries_covered=[5, 10])
-    assert "epoch boundaries, 5, 10 and 15, no example drawn resumed at any)" in said(
+    assert "epoch boundaries, 5, 10 and 15, no example tried resumed at any)" in said(
         boundaries=[5, 10, 15])
     # (trial 436: fuzz's boundary 4, where run said an epoch ends inside step 5)
     assert ("of the program's epoch boundaries, 3, 6 and 10 (an epoch ends inside the step after "
-            "3 and 6), the examples drawn resumed at 6)") in said(
+            "3 and 6), the examples tried resumed at 6)") in said(
         boundaries=[3, 6, 10], inside=[3, 6], boundaries_covered=[6])
     assert ("(3 distinct schedules; the program declares no epoch boundary before its last "
             "step)") in said(epochs_declared=True)
@@ -159,11 +159,11 @@ def test_the_epoch_boundaries_a_fuzz_resumed_at_read_as_steps_not_a_count():
     assert ("(3 distinct schedules; the program does not say where its epochs end, so no "
             "schedule was aimed at one: steps_per_epoch or epoch_boundaries say it, and "
             "epoch_boundaries = [] that it has none)") in said()
-    # (a trial: "resume at 20 (an epoch boundary)" beside "no example drawn resumed at any")
+    # (a trial: "resume at 20 (an epoch boundary)" beside "no example tried resumed at any")
     from resumecheck.report import RunResult
 
     found = RunResult(dropped=[], resume_at=[10], verdict="diverged", checkpoint="program")
-    assert ("no example drawn resumed at any, and the shrink of the failure reached 10)"
+    assert ("no example tried resumed at any, and the shrink of the failure reached 10)"
             in said(boundaries=[5, 10, 15], failure=found, minimal=True))
 
 
@@ -179,7 +179,7 @@ def test_a_failing_schedule_at_an_epoch_boundary_says_so():
                           distinct_schedules=1, boundaries=[6, 12], failure=failure,
                           minimal=True).summary()
     assert said([6]).startswith("minimal failing schedule: resume at 6 (an epoch boundary), "
-                                "found after 1 example drawn")
+                                "found after 1 example tried")
     assert said([3, 6]).startswith("minimal failing schedule: resume at 3,6 (6 is an epoch "
                                    "boundary), found")
     assert said([5]).startswith("minimal failing schedule: resume at 5, found")

@@ -119,7 +119,7 @@ def test_a_failure_not_shown_minimal_is_not_called_minimal():
     result = FuzzResult(target="t", steps=10, seed=None, max_interruptions=2, examples=3,
                         distinct_schedules=3, failure=failure, minimal=False)
     assert result.summary().startswith(
-        "failing schedule: resume at 7, found after 3 examples drawn")
+        "failing schedule: resume at 7, found after 3 examples tried")
     assert "not shown to be minimal: the time budget ran out" in result.summary()
     assert replace(result, minimal=True).summary().startswith("minimal failing schedule")
 
