@@ -427,6 +427,8 @@ class RunResult:
         data["diagnosis"] = [asdict(f) for f in self.diagnosis]
         data["stream_offsets"] = [asdict(s) for s in self.stream_offsets]
         data["trajectory"] = self.trajectory.to_json() if self.trajectory else None
+        # (trial 453: `plausible` true beside a table's `silent`: the table's word too)
+        data["noise"] = None if self.noise_label == "-" else self.noise_label
         return _finite(data)
 
 

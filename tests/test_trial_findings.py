@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from resumecheck import TargetError, verify
@@ -885,3 +887,17 @@ def test_an_infinite_relative_difference_held_by_several_says_so():
     one.add("grad:w", Difference(False, max_abs=0.2, max_rel=3.0, max_ulp=1e9))
     assert one.largest_in_words() == {"abs": "gradient of w", "rel": "gradient of b",
                                       "ulp": "gradient of b"}
+
+
+def test_a_runs_json_says_the_noise_word_the_table_prints():
+    """Trial 453: a row the table marked `silent` read `"plausible": true` in the JSON."""
+    from resumecheck.report import RunResult
+
+    def noise(**fields: Any) -> Any:
+        return RunResult(dropped=["history"], resume_at=[32], **fields).to_json()["noise"]
+
+    assert noise(verdict="diverged", plausible=True, max_abs_loss_diff=0.0) == "silent"
+    assert noise(verdict="diverged", plausible=True, max_abs_loss_diff=0.1) == "plausible"
+    assert noise(verdict="diverged", plausible=False, max_abs_loss_diff=0.9) == "gross"
+    assert noise(verdict="identical", blind_spot=True) == "blind spot"
+    assert noise(verdict="diverged") is None  # (no noise runs: the table's `-`)
