@@ -1133,10 +1133,14 @@ RESUME_CODE_UNCHECKED = (
     "where your loop itself saves (a save made inside a step, before its scheduler steps): a "
     "restart here saves through your save() between steps, builds the program, restores its "
     "checkpoint and steps, so what a resume needs belongs in load() (or in the framework's "
-    "restore), and what a checkpoint must hold in save()")
+    "restore), and what a checkpoint must hold in save(); each save() here is given a new "
+    "path of its own and load() the path of the save it resumes from, so a load() that picks "
+    "the latest of several checkpoints, or a save() that deletes old ones, meets one")
 """The last line of an equivalent report whose program resumed through its own
 checkpoint: the script's own resume code is not what runs, nor its loop's own
-saves (trial 157: a periodic save made before the scheduler stepped passed)."""
+saves (trial 157: a periodic save made before the scheduler stepped passed;
+trial 456: a load() that picked the latest checkpoint of a directory, and a
+save() that kept the last three, were never given more than one)."""
 
 
 _FIT_LOOP_NOTE = (

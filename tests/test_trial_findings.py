@@ -901,3 +901,32 @@ def test_a_runs_json_says_the_noise_word_the_table_prints():
     assert noise(verdict="diverged", plausible=False, max_abs_loss_diff=0.9) == "gross"
     assert noise(verdict="identical", blind_spot=True) == "blind spot"
     assert noise(verdict="diverged") is None  # (no noise runs: the table's `-`)
+
+
+def test_each_save_is_given_a_new_path_and_each_load_the_path_it_resumes_from():
+    """Trial 456: the caveat said nothing of the paths a check gives save() and
+    load(), so a load() that picks the latest checkpoint of a directory looked
+    checked. The caveat now says each save() gets a new path of its own: held here."""
+    import os
+
+    from fixtures.userprog import Trainer, target_of
+
+    paths: list[tuple[str, str, bool]] = []  # (not at module level: the check watches that)
+
+    class Recorded(Trainer):
+        def save(self, path: str) -> None:
+            paths.append(("save", path, os.path.exists(path)))
+            super().save(path)
+
+        def load(self, path: str) -> None:
+            paths.append(("load", path, os.path.exists(path)))
+            super().load(path)
+
+    report = verify(target_of(Recorded, "t", steps=8, resume_at=(3, 6)), drop="none", noise_seeds=0,
+                    check_determinism=False)
+    from resumecheck.report import RESUME_CODE_UNCHECKED
+    assert report.equivalent and RESUME_CODE_UNCHECKED in report.render().splitlines()
+    saves = [path for what, path, _ in paths if what == "save"]
+    assert len(saves) >= 2 and len(set(saves)) == len(saves), paths
+    assert not any(existed for what, _, existed in paths if what == "save"), paths
+    assert all(path in saves for what, path, _ in paths if what == "load"), paths
