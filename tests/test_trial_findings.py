@@ -930,3 +930,25 @@ def test_each_save_is_given_a_new_path_and_each_load_the_path_it_resumes_from():
     assert len(saves) >= 2 and len(set(saves)) == len(saves), paths
     assert not any(existed for what, _, existed in paths if what == "save"), paths
     assert all(path in saves for what, path, _ in paths if what == "load"), paths
+
+
+def test_a_departure_in_the_loss_beside_matching_samples_says_the_inputs_were_not_compared():
+    """Trial 458: noise the loader's workers drew anew after the restart changed
+    the model's inputs; the step returned its samples, which matched, and the
+    report said `loss` first without saying the inputs went uncompared."""
+    from fixtures.trust import samples_hide_inputs as prog
+
+    fast = {"drop": "none", "noise_seeds": 0, "check_determinism": False}
+    own = verify(prog.SAMPLES, **fast).full_resume
+    assert (own.verdict, own.first_divergent_key) == ("diverged", "loss")
+    assert ("; the samples it consumed match: a step that returns its samples is judged by them, "
+            "so what the model was called with (an augmentation of them, drawn in the dataset or "
+            "in the loader's workers) is not compared; leave `samples` out of the StepOutput to "
+            "compare the model's inputs instead") in own.explanation
+    # (and what it promises holds: without samples the inputs depart first)
+    inputs = verify(prog.INPUTS, **fast).full_resume
+    assert inputs.first_divergent_key == "inputs:0" and "samples it consumed" not in \
+        inputs.explanation
+    # (a cause found is not buried under it: a lost stream, confirmed)
+    rng = verify("fixtures.bugs.class05_rng_not_saved:BUGGY", **fast).full_resume
+    assert rng.first_divergent_key == "loss" and "samples it consumed" not in rng.explanation
