@@ -3545,10 +3545,10 @@ def band_from(result: RunResult) -> int:
 
 
 _UNDECLARED_EXAMPLES = (
-    " (a sampler's epoch that set_epoch sets, an iterator's position or its workers' seeds, "
-    "a counter in your module, a setting of a declared object that its state leaves out: a "
-    "deque's maxlen), or something drew from a stream or changed state between the load and "
-    "the first step")
+    " (a sampler's epoch that set_epoch sets, an iterator's position, its workers' seeds or "
+    "how far their streams have drawn, a counter in your module, a setting of a declared "
+    "object that its state leaves out: a deque's maxlen), or something drew from a stream or "
+    "changed state between the load and the first step")
 
 _RATE_FIRST = (
     "; the learning rate is the first to differ: a schedule's own settings are in no "

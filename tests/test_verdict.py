@@ -449,7 +449,8 @@ def test_a_resume_whose_load_differs_only_in_what_changes_nothing_points_at_unde
         return verdict.explain(run, None, own_checkpoint=True)
 
     lead = ("what it leaves different is state you did not declare (a sampler's epoch that "
-            "set_epoch sets, an iterator's position or its workers' seeds")
+            "set_epoch sets, an iterator's position, its workers' seeds or how far their streams "
+            "have drawn")
     assert (f"; no declared component's state (what it saves) differs right after your "
             f"load(): {lead}") in own()
     latent = Finding("rng", "Python random stream differs", step=11, status="latent")
