@@ -3403,7 +3403,7 @@ def _divergence_text(r: RunResult, own_checkpoint: bool, position: str | None = 
         if not q.startswith("state of"):
             if position is not None:  # (a trial read them last, after undeclared state)
                 text, position = text + "; " + POSITION_UNUSED.format(position), None
-            text += (NONE_DIFFERS if not idle
+            text += (NONE_DIFFERS + _at_each_load(r) if not idle
                      else "; what differs in the declared components right after your load() "
                      "changes no step here")
             # (a trial: a replay buffer rebuilt without its maxlen matched every declared state)
@@ -3414,6 +3414,20 @@ def _divergence_text(r: RunResult, own_checkpoint: bool, position: str | None = 
         text += "; " + POSITION_UNUSED.format(position)
     text += latent_text(r)
     return text + _noise_clause(r)
+
+
+def _at_each_load(r: RunResult) -> str:
+    """Of a schedule of several restarts, where ``NONE_DIFFERS`` was looked at:
+    at the first against the uninterrupted run, at the later ones against what
+    the run saved there (trial 458 read it as said of a second load whose state
+    differed from the uninterrupted run's, the run having departed before)."""
+    departed = r.first_divergent_step
+    after = [k for k in r.resume_at if departed is not None and k >= departed]
+    if len(r.resume_at) < 2 or not after:
+        return ""
+    before = ", ".join(str(k) for k in r.resume_at if k not in after)
+    return (f" at {before}, nor, against what your save() wrote there once the run had "
+            f"departed, at {', '.join(map(str, after))}")
 
 
 def _lossy_text(lossy: list[Finding]) -> str:

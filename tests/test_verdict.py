@@ -442,9 +442,10 @@ def test_a_resume_whose_load_differs_only_in_what_changes_nothing_points_at_unde
     the only finding was a latent stream (Python's, never drawn from): the why
     named that latent gap and no lead. Where every finding changes nothing
     there, it points at undeclared state as where nothing differs at all."""
-    def own(*diagnosis: Finding) -> str:
-        run = RunResult(dropped=[], resume_at=[11], verdict="diverged", checkpoint="program",
-                        first_divergent_step=12, first_divergent_quantity="loss",
+    def own(*diagnosis: Finding, at: tuple[int, ...] = (11,), departed: int = 0) -> str:
+        run = RunResult(dropped=[], resume_at=list(at), verdict="diverged", checkpoint="program",
+                        first_divergent_step=departed or at[0] + 1,
+                        first_divergent_quantity="loss",
                         diagnosis=list(diagnosis))
         return verdict.explain(run, None, own_checkpoint=True)
 
@@ -459,6 +460,10 @@ def test_a_resume_whose_load_differs_only_in_what_changes_nothing_points_at_unde
             f"no step here: {lead}") in said, said
     cause = Finding("rng", "torch CPU stream differs", step=11, status="confirmed")
     assert lead not in own(cause) and lead not in own(latent, cause)
+    # (trial 458 read it as said of a second load, after the run had departed)
+    assert ("differs right after your load() at 3, nor, against what your save() wrote there "
+            f"once the run had departed, at 11: {lead}") in own(at=(3, 11))
+    assert f"differs right after your load(): {lead}" in own(at=(3, 11), departed=12)
 
 
 def test_drop_sets():
