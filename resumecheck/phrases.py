@@ -268,9 +268,10 @@ UNDECLARED_LEAD = f": what it leaves different is {NOT_DECLARED}"
 """How a departed own resume with no lead in the declared state opens its
 list of likely causes (the launch settings, where suspected, go first)."""
 POSITION_UNUSED = ("the declared data position {} came back as saved, yet the samples "
-                   "differ first: a position saved where the run was not (counted one batch "
-                   "early or late), or a resumed loop that does not act on it as saved (skips "
-                   "no batches it already read, or too many, or makes its iterator without it), "
+                   "differ first: a position saved where the run was not (counted early or "
+                   "late), or a resumed loop that does not act on it as saved (skips none of "
+                   "the batches it already read, too few or too many, or makes its iterator "
+                   "without it), "
                    "reads other samples so; or what the loader reads depends on state no "
                    "component declares (a curriculum's level, a shard's index)")
 """Said of a full resume whose first departure is the data while the declared

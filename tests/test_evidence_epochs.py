@@ -239,5 +239,5 @@ def test_data_that_first_differs_where_a_new_epoch_begins_does_not_lead_with_the
     assert ("the declared data position `data_cursor` came back as saved, and every step read "
             "what the uninterrupted run read until a new epoch began: the position is not what "
             "differs, the new epoch's order is (see below)") in why, why
-    assert "counted one batch early or late" not in why
+    assert "counted early or late" not in why
     assert "step 14 is the first to read a new epoch" in why

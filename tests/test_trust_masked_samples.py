@@ -22,7 +22,7 @@ def test_the_same_samples_made_otherwise_lead_with_a_stream_not_the_position():
     assert engine.verdict == "diverged" and engine.first_divergent_step == 5
     said = POSITION_TRANSFORMED.format("`data_cursor`", "24 of 128 differ")
     assert said in engine.explanation, engine.explanation
-    assert "counted one batch early or late" not in engine.explanation
+    assert "counted early or late" not in engine.explanation
     notice = report.incomplete_state_notice() or ""
     assert said[0].upper() + said[1:] in notice
     assert notice.startswith("the restart makes its samples otherwise though every declared "
@@ -41,8 +41,9 @@ def test_other_indices_read_for_half_a_batch_are_not_said_to_be_the_same_samples
     assert engine.verdict == "diverged" and engine.first_divergent_step == 6
     assert "8 of 16 samples differ" in (engine.divergence_detail or "")
     assert "made otherwise" not in engine.explanation, engine.explanation
-    assert ("a resumed loop that does not act on it as saved (skips no batches it already "
-            "read, or too many, or makes its iterator without it)") in engine.explanation
+    assert ("a resumed loop that does not act on it as saved (skips none of the batches it "
+            "already read, too few or too many, or makes its iterator without it)") \
+        in engine.explanation
     # (the plugin's row read "declared state incomplete": every declared one came back)
     from resumecheck.pytest_plugin import _summary_row
 
