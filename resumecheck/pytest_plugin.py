@@ -697,13 +697,18 @@ def _summary_row(entry: dict[str, Any]) -> str:
         else:
             # "exercised" only for an ablation that diverged; never for "inconclusive"
             # (trial 203 read "normaliser: ok" as "the normaliser resumes fine")
-            from resumecheck.phrases import CAUSE_YET_BLIND, fields_as_built
+            from resumecheck.phrases import CANNOT_RESTORE_WITHOUT, CAUSE_YET_BLIND, fields_as_built
 
             # (trial 158: a blind spot the full resume's row confirmed as its cause)
             state = ("blind spot, yet confirmed in the full resume"
                      if run["blind_spot"] and CAUSE_YET_BLIND in run["explanation"]
                      else "blind spot" if run["blind_spot"] else
-                     _exercised_cell(run) if run["verdict"] == "diverged" else run["verdict"])
+                     _exercised_cell(run) if run["verdict"] == "diverged" else
+                     # (trial 457: `freeze: failed` in the row of a test that passed: a
+                     # restore that fails without it needs it, which counts as exercised)
+                     f"{_EXERCISED}: the restore fails without it"
+                     if run["verdict"] == "failed" and CANNOT_RESTORE_WITHOUT in run["explanation"]
+                     else run["verdict"])
             untried = fields_as_built(report.get("not_checked", []), ",".join(run["dropped"]))
             if state.startswith(_EXERCISED) and untried:  # (trial 159: `early_stop: ok`)
                 # (trial 235 read "but not stopped" of a field `stopped` as English)

@@ -48,6 +48,10 @@ def test_a_component_that_unfreezes_before_the_optimizer_lets_the_engine_restore
         f"without `freeze` {CANNOT_RESTORE_WITHOUT}, so the program needs it")
     assert_components_exercised("fixtures.trust.unfreezing:WITH_FREEZE", components=["freeze"],
                                 noise_seeds=0, check_determinism=False)
+    # (trial 457: the passing test's row read `freeze: failed`)
+    from resumecheck.pytest_plugin import _summary_row
+    row = _summary_row({"nodeid": "t.py::t", "target": "t", "report": report.to_json()})
+    assert "freeze: exercised: the restore fails without it" in row, row
 
 
 def test_parameters_a_load_leaves_frozen_are_named_and_confirmed():
