@@ -29,8 +29,8 @@ from resumecheck.components import (
     OPTIMIZER, SCHEDULER, rank_name, seeded_state, split_rank_name,
 )
 from resumecheck.report import (
-    AFTER_DIVERGENCE, FAILED, IDENTICAL, LATENT, LOST_ON_RESAVE, NOT_CAUSE, PUT_BACK, RunResult,
-    StreamOffset,
+    AFTER_DIVERGENCE, DIVERGED, FAILED, IDENTICAL, LATENT, LOST_ON_RESAVE, NOT_CAUSE, PUT_BACK,
+    RunResult, StreamOffset,
 )
 from resumecheck.phrases import (
     LEFT_UNRESTORED, POSITION_OTHER_EPOCH, POSITION_TRANSFORMED, READ_BEFORE,
@@ -47,6 +47,7 @@ from resumecheck.streams import (
 from resumecheck.trace import (
     StepRecord, differing_quantities, load_step_tensors, load_stream_states,
 )
+from resumecheck.trajectory import quantity_kind
 
 __all__ = ["EPOCH_AGAIN", "OTHER_EPOCH", "annotate", "cleared_streams", "describe_data",
            "describe_end_state", "epoch_place", "offsets_shared_with",
@@ -107,7 +108,29 @@ def annotate(result: RunResult, reference: SegmentResult,
         result.stream_offsets = [replace(o, detail=o.detail + note) for o in result.stream_offsets]
     elif result.stream_offsets:
         result.explanation += _stream_clause(result.stream_offsets)
-    result.explanation += _end_only_lead(result)
+    result.explanation += _end_only_lead(result) + _samples_stand_for_data(reference, result)
+
+
+def _samples_stand_for_data(reference: SegmentResult, result: RunResult) -> str:
+    """Where a full resume first departs in what a step computes (its loss, a
+    gradient, a parameter) with no lead (nothing declared differs that matters,
+    no stream found), and the step returns its samples, which matched: the
+    model's inputs were not compared (trial 458: noise its loader's workers
+    drew anew after the restart changed the inputs, and the report, which said
+    `loss` first, never said that the inputs were not looked at)."""
+    key, step = result.first_divergent_key or "", result.first_divergent_step
+    if result.dropped or result.verdict != DIVERGED or result.stream_offsets \
+            or quantity_kind(key) not in ("loss", "grad", "param") \
+            or any(f.status not in (LATENT, PUT_BACK) for f in result.diagnosis):
+        return ""
+    kinds = {quantity_kind(k) for rec in reference.records if rec.step == step
+             for k in rec.digests}
+    if "data" not in kinds or "inputs" in kinds:
+        return ""
+    return ("; the samples it consumed match: a step that returns its samples is judged by "
+            "them, so what the model was called with (an augmentation of them, drawn in the "
+            "dataset or in the loader's workers) goes unchecked; leave `samples` out of the "
+            "StepOutput to compare the model's inputs instead")
 
 
 def _rates(ref: StepRecord, rec: StepRecord, step: int, rank: int | None) -> str | None:
@@ -115,9 +138,22 @@ def _rates(ref: StepRecord, rec: StepRecord, step: int, rank: int | None) -> str
     run's (trial 141: a failing test said no |Δ| was measured for the rate and
     showed neither). A merged record of many ranks keeps rank 0's rates."""
     rates, expected = rec.lr, ref.lr
-    if rank not in (None, 0) or not rates or not expected or len(rates) != len(expected):
+    if rank not in (None, 0) or not rates or not expected:
         return None
     where = f"step {step}" if rank is None else f"step {step} on rank {rank}"
+    if len(rates) != len(expected):
+        # (trial 457: a group added by add_param_group when a counter reached a step, the
+        # counter dropped: "learning rate differs" of a head whose rate was alike)
+        def listed(values: list[float]) -> str:
+            return ", ".join(f"{v:.6g}" for v in values[:4]) + (" ..." if len(values) > 4 else "")
+
+        missing = ("a parameter group it stepped is not in this run's optimizers"
+                   if len(rates) < len(expected) else
+                   "this run steps a parameter group that is not in its optimizers")
+        return (f"learning rate of {where}: {len(rates)} rate{'s' if len(rates) > 1 else ''} "
+                f"({listed(rates)}) where the uninterrupted run stepped {len(expected)} "
+                f"({listed(expected)}): {missing} (one added with add_param_group during the "
+                "run, or an optimizer that steps in one run only)")
     differ = [(i, a, b) for i, (a, b) in enumerate(zip(expected, rates)) if a != b]
     if not differ:
         return None

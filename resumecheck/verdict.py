@@ -1177,26 +1177,6 @@ def _also_held_text(ref: Reference, result: RunResult, built: list[str]) -> str:
             "checks them together")
 
 
-def _samples_stand_for_data(ref: Reference, result: RunResult) -> str:
-    """Where a full resume first departs in what a step computes (its loss, a
-    gradient, a parameter) and the step returns its samples, which matched: the
-    model's inputs were not compared (trial 458: noise its loader's workers
-    drew anew after the restart changed the inputs, and the report, which said
-    `loss` first, never said that the inputs were not looked at)."""
-    key, step = result.first_divergent_key or "", result.first_divergent_step
-    record = ref.by_step.get(step) if step is not None else None
-    if record is None or quantity_kind(key) not in ("loss", "grad", "param") \
-            or any(f.status == CONFIRMED for f in result.diagnosis):  # (a cause found)
-        return ""
-    kinds = {quantity_kind(k) for k in record.digests}
-    if "data" not in kinds or "inputs" in kinds:
-        return ""
-    return ("; the samples it consumed match: a step that returns its samples is judged by "
-            "them, so what the model was called with (an augmentation of them, drawn in the "
-            "dataset or in the loader's workers) is not compared; leave `samples` out of the "
-            "StepOutput to compare the model's inputs instead")
-
-
 def _holds_nothing(ref: Reference, name: str) -> bool:
     """Whether component ``name``'s state is empty (no leaf) at every capture
     and at the end of the reference."""
@@ -1256,8 +1236,6 @@ def conclude(ref: Reference, result: RunResult, cmp: Comparison | None,
             result.explanation = result.explanation.replace(
                 said, POSITION_NEW_EPOCH.format(names), 1)
         result.explanation += new_epoch
-    if not result.dropped and result.verdict == DIVERGED:
-        result.explanation += _samples_stand_for_data(ref, result)
     if not result.dropped and result.verdict == DIVERGED and ref.segment.unrestorable:
         # (trial 212: beside a lost scheduler the diagnosis named, persistent workers
         # read as a cause of a departure inside their first epoch)

@@ -943,7 +943,7 @@ def test_a_departure_in_the_loss_beside_matching_samples_says_the_inputs_were_no
     assert (own.verdict, own.first_divergent_key) == ("diverged", "loss")
     assert ("; the samples it consumed match: a step that returns its samples is judged by them, "
             "so what the model was called with (an augmentation of them, drawn in the dataset or "
-            "in the loader's workers) is not compared; leave `samples` out of the StepOutput to "
+            "in the loader's workers) goes unchecked; leave `samples` out of the StepOutput to "
             "compare the model's inputs instead") in own.explanation
     # (and what it promises holds: without samples the inputs depart first)
     inputs = verify(prog.INPUTS, **fast).full_resume

@@ -159,3 +159,18 @@ def test_parameters_the_step_freezes_again_itself_are_a_note_not_a_load_to_mend(
     assert by["params"].status == "not_cause", by["params"]
     assert "a gradient where it had none" not in by["params"].detail
     assert "a load() must set it again" not in by["params"].detail
+
+
+def test_a_step_that_steps_fewer_parameter_groups_says_so():
+    """Trial 457: dropping the step count delayed an unfreeze keyed on it, and the
+    row read "learning rate differs" with no figures, where the rate of the one
+    group stepped was alike and the uninterrupted run stepped a second."""
+    report = verify("fixtures.trust.unfreezing:OWN_CURSOR", drop=["global_step"], noise_seeds=0,
+                    check_determinism=False)
+    assert report.equivalent
+    [dropped] = [r for r in report.runs if r.dropped]
+    assert (dropped.verdict, dropped.first_divergent_step) == ("diverged", 4)
+    assert dropped.divergence_detail == (
+        "learning rate of step 4: 1 rate (0.01) where the uninterrupted run stepped 2 (0.01, "
+        "0.001): a parameter group it stepped is not in this run's optimizers (one added with "
+        "add_param_group during the run, or an optimizer that steps in one run only)")
