@@ -31,7 +31,8 @@ __all__ = ["ACCELERATE_DATASET", "ADAPTER_LEFT_OUT", "AFTER_LAST_STEP", "AS_THE_
            "framework_generator", "framework_name", "REGISTER_GENERATOR", "NOT_RESUMABLE",
            "LEFT_UNRESTORED",
            "drawn_at_import_text", "FETCHED_BEFORE_RESTORE", "GENERATOR_POSITION", "GRADS_SUMMED",
-           "HASH_ORDER", "FRESH_BUILD_HOLDS", "PUT_BACK_HOLDS", "SKIPS_BLIND", "fields_as_built",
+           "HASH_ORDER", "FRESH_BUILD_HOLDS", "PUT_BACK_HOLDS", "AS_A_BUILD_HOLDS", "SKIPS_BLIND",
+           "fields_as_built",
            "HASH_ORDER_UNCHECKED", "MODULE_LEVEL", "OLDER_CHECKPOINT", "CAUSE_YET_BLIND",
            "ONE_POSITION",
            "global_streams",
@@ -105,6 +106,11 @@ of a declared component are, at the resume point, as the restore without it
 leaves them, and change later."""
 
 
+AS_A_BUILD_HOLDS = "(as a fresh build makes"
+"""The same line's words where the fields are a fresh build's (the build's own
+digests say so)."""
+
+
 PUT_BACK_HOLDS = "(not as a fresh build makes"
 """The same line's words where the fields are not a fresh build's: another
 declared component puts them back (``verdict._fields_as_built``)."""
@@ -115,7 +121,8 @@ def fields_as_built(not_checked: list[str], name: str) -> list[str]:
     at the resume point, as the restore without the component leaves them (the
     test's row says them)."""
     line = next((w for w in not_checked if w.startswith(f"of `{name}`, ")
-                 and (FRESH_BUILD_HOLDS in w or PUT_BACK_HOLDS in w)), None)
+                 and (FRESH_BUILD_HOLDS in w or PUT_BACK_HOLDS in w
+                      or AS_A_BUILD_HOLDS in w)), None)
     if line is None:
         return []
     head = re.split(r" at steps? \d", line)[0].removeprefix(f"of `{name}`, ")

@@ -40,7 +40,8 @@ from resumecheck.phrases import (
     ADAPTER_LEFT_OUT, AS_THE_BUILD_MADE, BUILDING, CANNOT_RESTORE_WITHOUT, CAUSE_YET_BLIND,
     CHANGED_AFTER_LOAD, CHECKPOINT_LOSES, CHECKPOINT_MAY_LOSE, FETCHED_BEFORE_RESTORE,
     FRAMEWORK_RESUME,
-    FRESH_BUILD_HOLDS, GENERATOR_CHANGED, GENERATOR_POSITION, GRADS_SUMMED, LEFT_UNRESTORED,
+    AS_A_BUILD_HOLDS, FRESH_BUILD_HOLDS, GENERATOR_CHANGED, GENERATOR_POSITION, GRADS_SUMMED,
+    LEFT_UNRESTORED,
     NONE_DIFFERS, ONE_POSITION, frozen_only,
     FEWER_STEPS, LOOP_ENDED, SET_BY_EPOCH,
     LOOP_GOES_ON, MODULE_ATTR_TODO, MODULE_LEVEL, NOT_DECLARED, NOT_RESUMABLE,
@@ -721,9 +722,18 @@ def _fields_as_built(ref: Reference, result: RunResult, segments: Segments) -> s
         # (trial 413: "a checkpoint that loses them resumes alike here" of a generator its
         # sampler's state held too, where a checkpoint that lost it from both departed)
         tail = tail.replace(f"loses {it} may", f"loses {it} from `{name}` alone may", 1)
+        # (trial 455: an EMA callback's step, set again by its on_train_start only
+        # because its average was dropped too: no other component put it back)
         return (f"{head} {PUT_BACK_HOLDS} {it}: another declared component puts "
-                f"{it} back), and the run changes {it} later: {tail}; that component keeps "
-                f"{it} here, and dropping `{name}` cannot check {it} at this resume point")
+                f"{it} back, or your program sets {it} again where the rest of `{name}` is "
+                f"missing), and the run changes {it} later: {tail}; where another component "
+                f"puts {it} back, that component keeps {it} here; either way dropping "
+                f"`{name}` cannot check {it} at this resume point")
+    if built and all(key in built and built[key] == digest(at_k[key]) for key in later):
+        # (trial 450: hedged between a build's and another component's where the build's
+        # own digests said which)
+        return (f"{head} {AS_A_BUILD_HOLDS} {it}), and the run changes {it} later: {tail}; a "
+                f"resume point where {has} changed checks {it} (resumecheck fuzz tries them)")
     # (trial 163: a loader's generator that a declared position puts back to its
     # epoch's start was said to be a fresh build's, and a later point to check it)
     return (f"{head} {FRESH_BUILD_HOLDS} {it} later: {tail}; where that is a fresh build's, "

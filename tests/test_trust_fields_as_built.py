@@ -13,13 +13,10 @@ from resumecheck.pytest_plugin import _summary_row
 
 SPEC = "fixtures.trust.patience_at_zero:"
 LINE = ("of `early_stop`, `bad_evals` (0 there, 4 at the end) is at step 4 as the restore "
-        "without `early_stop` leaves it (a fresh build's, what another declared component "
-        "puts back, or what your program sets again where the rest is missing), and the run "
-        "changes it later: the row of `early_stop` is no check of this one (other fields of "
-        "`early_stop` differ there and made it diverge): a checkpoint that loses it may resume "
-        "alike here; where that is a fresh build's, a resume point where it has changed checks it "
-        "(resumecheck fuzz tries them); where another declared component puts it back, that "
-        "component keeps it")
+        "without `early_stop` leaves it (as a fresh build makes it), and the run changes it "
+        "later: the row of `early_stop` is no check of this one (other fields of `early_stop` "
+        "differ there and made it diverge): a checkpoint that loses it may resume alike here; "
+        "a resume point where it has changed checks it (resumecheck fuzz tries them)")
 
 
 def test_a_counter_as_built_at_the_resume_point_is_said_unchecked_for_the_program_and_its_twin():
@@ -54,9 +51,9 @@ def test_with_several_restarts_a_field_is_unchecked_only_where_every_one_finds_i
     report = verify(SPEC + "FORGETS_PATIENCE", drop=["early_stop"], resume_at=[4, 6],
                     noise_seeds=0)
     assert not report.equivalent  # (the restart at 6 shows the counter lost)
-    assert not any("fresh build's" in w for w in report.not_checked), report.not_checked
+    assert not any("as the restore without" in w for w in report.not_checked), report.not_checked
     report = verify(SPEC + "CORRECT", drop=["early_stop"], resume_at=[2, 4], noise_seeds=0)
-    [line] = [w for w in report.not_checked if "fresh build's" in w]
+    [line] = [w for w in report.not_checked if "as a fresh build makes it" in w]
     assert line.startswith("of `early_stop`, `bad_evals` (0 there, 4 at the end) is at steps 2 "
                            "and 4 as the restore without `early_stop` leaves it"), line
     row = _summary_row({"nodeid": "t.py::t", "target": "t", "report": report.to_json()})
@@ -189,11 +186,12 @@ def test_a_field_another_component_puts_back_is_said_so_not_left_to_guess():
     assert line.startswith(
         "of `rng`, `generators.loader` (a tensor of 5056 values there, other values at the end) "
         "is at step 6 as the restore without `rng` leaves it (not as a fresh build makes it: "
-        "another declared component puts it back), and the run changes it later: the row of "
-        "`rng` is no check of this one (other fields of `rng` differ there and made it "
-        "diverge): a checkpoint that loses it from `rng` alone may resume alike here"), line
-    assert line.endswith("that component keeps it here, and dropping `rng` cannot check it at "
-                         "this resume point")
+        "another declared component puts it back, or your program sets it again where the rest "
+        "of `rng` is missing), and the run changes it later: the row of `rng` is no check of "
+        "this one (other fields of `rng` differ there and made it diverge): a checkpoint that "
+        "loses it from `rng` alone may resume alike here"), line
+    assert line.endswith("where another component puts it back, that component keeps it here; "
+                         "either way dropping `rng` cannot check it at this resume point")
     assert "a fresh build's, what another" not in line and "fuzz tries them" not in line
     assert fields_as_built(report.not_checked, "rng") == ["generators.loader"]
 
