@@ -706,17 +706,29 @@ def _fields_as_built(ref: Reference, result: RunResult, segments: Segments) -> s
                       f"({_built_then(at_k[key], at_end[key], after.get(key))})"
                       for key in later[:3]) + (
         f"; and {len(later) - 3} more" if len(later) > 3 else "")
-    has, it = ("it has", "it") if one else ("they have", "them")
+    it = "it" if one else "them"
     head = (f"of `{name}`, {shown} {'is' if one else 'are'} at "
             f"{steps_text([k for k, _ in points])} as the restore without `{name}` leaves {it}")
+    built = ref.segment.built_leaves.get(name)
+    held = None if not built else (
+        "put back" if all(key in built and built[key] != digest(at_k[key]) for key in later)
+        else "built" if all(key in built and built[key] == digest(at_k[key]) for key in later)
+        else None)
+    return _as_built_words(head, name, one, held)
+
+
+def _as_built_words(head: str, name: str, one: bool, held: str | None) -> str:
+    """The rest of a ``fields_as_built`` line after ``head``: ``held`` says whether
+    the build's own digests show the fields a fresh build's (``"built"``), not
+    (``"put back"``), or neither (None: mixed, or not known, a framework's)."""
+    has, it = ("it has", "it") if one else ("they have", "them")
     # (trial 455: "a checkpoint that loses them resumes alike here" of an EMA callback's
     # step, which its on_train_start set again only because its shadow was gone too; a
     # checkpoint that lost the step alone departed)
     tail = (f"the row of `{name}` is no check of {'this one' if one else 'these'} (other "
             f"fields of `{name}` differ there and made it diverge): a checkpoint that loses "
             f"{it} may resume alike here")
-    built = ref.segment.built_leaves.get(name)
-    if built and all(key in built and built[key] != digest(at_k[key]) for key in later):
+    if held == "put back":
         # (a trial's position component seeded the loader's generator again from its
         # epoch, and the line left the reader to guess which of two cases it was)
         # (trial 413: "a checkpoint that loses them resumes alike here" of a generator its
@@ -729,7 +741,7 @@ def _fields_as_built(ref: Reference, result: RunResult, segments: Segments) -> s
                 f"missing), and the run changes {it} later: {tail}; where another component "
                 f"puts {it} back, that component keeps {it} here; either way dropping "
                 f"`{name}` cannot check {it} at this resume point")
-    if built and all(key in built and built[key] == digest(at_k[key]) for key in later):
+    if held == "built":
         # (trial 450: hedged between a build's and another component's where the build's
         # own digests said which)
         return (f"{head} {AS_A_BUILD_HOLDS} {it}), and the run changes {it} later: {tail}; a "
