@@ -323,10 +323,12 @@ class RunResult:
     reproduce: str = ""
     stream_offsets: list[StreamOffset] = field(default_factory=list)
     """Random streams that differ at the start of the first steps after a restore."""
-    streams_level: bool = False
+    streams_level: bool | None = None
     """Every random stream the run records was the reference's at the start of
     the first step after each restore before it departed: nothing drew from
-    them in between (False where not recorded, or where one differs)."""
+    them in between (False where not recorded, or where one differs; None
+    where not looked at, a run that matched or failed: trial 460 read False
+    of a run whose streams matched)."""
     divergence_detail: str | None = None
     """The first divergent quantity in words, when a count says more than a
     magnitude ("3 of 16 samples differ, first at position 5: 17 vs 42 in the reference")."""

@@ -952,3 +952,14 @@ def test_a_departure_in_the_loss_beside_matching_samples_says_the_inputs_were_no
     # (a cause found is not buried under it: a lost stream, confirmed)
     rng = verify("fixtures.bugs.class05_rng_not_saved:BUGGY", **fast).full_resume
     assert rng.first_divergent_key == "loss" and "samples it consumed" not in rng.explanation
+
+
+def test_streams_level_is_null_where_not_looked_at():
+    """Trial 460: `streams_level` false on a run whose streams matched bit for bit
+    read as a stream that differed; it is looked at only for a run that departs."""
+    report = verify("fixtures.bugs.class05_rng_not_saved:BUGGY", drop="none", noise_seeds=0,
+                    check_determinism=False)
+    own, engine = report.runs
+    assert (own.verdict, engine.verdict) == ("diverged", "identical")
+    assert own.streams_level is False and engine.streams_level is None
+    assert report.to_json()["runs"][1]["streams_level"] is None
