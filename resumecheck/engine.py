@@ -1172,6 +1172,8 @@ class Checker:
         """The seeds of the noise runs that ran (empty: none, or the seed is unknown)."""
         self.noise_unmoved: list[int] = []
         """The other seeds that ran, when each trained exactly as the reference."""
+        self.noise_failed: list[tuple[int, str, int | None]] = []
+        """The noise runs that failed: seed, error, the step it failed at."""
         self.deadline: float | None = None
         """Past this ``time.monotonic()`` every run stops (see ``limit``)."""
 
@@ -1200,11 +1202,11 @@ class Checker:
         engine's full resume."""
         if self.settings.resume_nproc is not None:
             if self.segment.has_own_checkpoint:
-                self._noise_runs()
+                _noise_runs(self)
             return _report(self, [_elastic(self, self.resume_at)])
         runs = self._planned_runs(verdict.drop_sets(self.settings.drop, self.segment.names))
         self.check_disk(runs=len(runs), jobs=self.jobs)
-        self._noise_runs()
+        _noise_runs(self)
         done = self.map(lambda job: self._run_one(self.resume_at, job[0], job[1],
                                                   held=not job[0], resave=True), runs)
         fulls = 2 if self.segment.has_own_checkpoint else 1
@@ -1232,30 +1234,6 @@ class Checker:
                 self.steps if not d and self.segment.has_own_checkpoint
                 else self.steps - self.resume_at[0] for d in drop_sets)
         return runs
-
-    def _noise_runs(self) -> None:
-        """Uninterrupted runs with other seeds: the reference's noise curves."""
-        base = self.base_seed()
-        seeds = [base + i for i in range(1, self.settings.noise_seeds + 1)] \
-            if base is not None else []
-
-        def noise_run(seed: int) -> SegmentResult:
-            config = {**self.run_config, self.target.seed_key: seed}
-            return self._segments.run(self._segments.spec(
-                f"noise{seed}", config=config, start=0, stop=self.steps, capture_end=False,
-                trace_streams=False, hash_seed=REFERENCE_HASH_SEED,
-                save_at=[]))  # (a band of losses, never compared step by step: no saves)
-
-        noise = self.map(noise_run, seeds)
-        self.noise_seeds = [s for s, seg in zip(seeds, noise) if seg.error is None]
-        self.reference.noise = [[r.loss for r in seg.records] for seg in noise
-                                if seg.error is None]
-        ref_digests = [r.digests for r in self.segment.records]
-        if self.noise_seeds and all([r.digests for r in seg.records] == ref_digests
-                                    for seg in noise if seg.error is None):
-            # every other seed trained exactly as the reference: the setting
-            # changes nothing the program draws, and says nothing of noise
-            self.noise_unmoved, self.noise_seeds, self.reference.noise = self.noise_seeds, [], []
 
     @property
     def jobs(self) -> int:
@@ -1447,6 +1425,35 @@ def _notes_on_own_resume(checker: Checker, own: _Judged, engine_full: _Judged,
                                       bounds.get("restored_by"), bounds.get("steps_per_epoch"))
 
 
+def _noise_runs(checker: Checker) -> None:
+    """Uninterrupted runs with other seeds: the reference's noise curves."""
+    base = checker.base_seed()
+    seeds = [base + i for i in range(1, checker.settings.noise_seeds + 1)] \
+        if base is not None else []
+    segments = checker._segments
+
+    def noise_run(seed: int) -> SegmentResult:
+        config = {**checker.run_config, checker.target.seed_key: seed}
+        return segments.run(segments.spec(
+            f"noise{seed}", config=config, start=0, stop=checker.steps, capture_end=False,
+            trace_streams=False, hash_seed=REFERENCE_HASH_SEED,
+            save_at=[]))  # (a band of losses, never compared step by step: no saves)
+
+    noise = checker.map(noise_run, seeds)
+    ran = [(s, seg) for s, seg in zip(seeds, noise) if seg.error is None]
+    checker.noise_seeds = [s for s, _ in ran]
+    # (trial 463: EarlyStopping ended the other seeds' runs early; dropped unsaid)
+    checker.noise_failed = [(s, seg.error or "", seg.error_step) for s, seg in zip(seeds, noise)
+                            if seg.error is not None]
+    checker.reference.noise = [[r.loss for r in seg.records] for _, seg in ran]
+    ref_digests = [r.digests for r in checker.segment.records]
+    if ran and all([r.digests for r in seg.records] == ref_digests for _, seg in ran):
+        # every other seed trained exactly as the reference: the setting
+        # changes nothing the program draws, and says nothing of noise
+        checker.noise_unmoved = checker.noise_seeds
+        checker.noise_seeds, checker.reference.noise = [], []
+
+
 def _report(checker: Checker, runs: list[RunResult],
             restarted_held: dict[str, list[str]] | None = None,
             own_held: dict[str, list[str]] | None = None,
@@ -1500,13 +1507,19 @@ def _report(checker: Checker, runs: list[RunResult],
                                 else settings_matter),
         tolerance=checker.tolerance.to_json(),
         environment=fingerprint(s.threads), runs=runs,
-        noise=verdict.noise_summary(ref, checker.resume_at[0], checker.noise_seeds,
-                                    checker.base_seed(), checker.target.seed_key,
-                                    unmoved=checker.noise_unmoved, asked=s.noise_seeds),
+        noise=_noise_summary(checker),
         determinism=checker.determinism, reference_loss=ref.loss, seed_losses=ref.noise,
         nproc=s.nproc, untraced=verdict.note_untraced(runs, ref.segment.records),
         undeclared=undeclared,
     )
+
+
+def _noise_summary(checker: Checker) -> dict[str, Any]:
+    """The report's ``noise`` entry (``verdict.noise_summary``)."""
+    return verdict.noise_summary(checker.reference, checker.resume_at[0], checker.noise_seeds,
+                                 checker.base_seed(), checker.target.seed_key,
+                                 unmoved=checker.noise_unmoved,
+                                 asked=checker.settings.noise_seeds, failed=checker.noise_failed)
 
 
 def _not_checked(checker: Checker, runs: list[RunResult]) -> list[str]:

@@ -848,7 +848,9 @@ def _footer(report: Report) -> list[str]:
                      "run (its steps, or, in a row marked silent, only what it ends with), not "
                      "a failure; the full resume rows and the headline judge your checkpoint")
     why = report.noise.get("why")
-    if why and any(r.verdict == DIVERGED for r in report.runs):  # ("-" in the noise column)
+    if why and report.noise.get("band") is not None:  # (some noise runs failed: trial 463)
+        lines.append(f"noise: measured from fewer runs than asked: {why}")
+    elif why and any(r.verdict == DIVERGED for r in report.runs):  # ("-" in the noise column)
         lines.append(f"noise: not measured: {why}")
     labels = {r.noise_label for r in report.runs if r.verdict == DIVERGED}
     if "plausible" in labels:

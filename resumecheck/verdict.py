@@ -1354,13 +1354,17 @@ def plausibility(result: RunResult, loss_deltas: dict[int, float],
 
 
 def noise_summary(ref: Reference, first_k: int, seeds: Sequence[int], base_seed: int | None,
-                  seed_key: str, unmoved: Sequence[int] = (), asked: int = 1) -> dict[str, Any]:
+                  seed_key: str, unmoved: Sequence[int] = (), asked: int = 1,
+                  failed: Sequence[tuple[int, str, int | None]] = ()) -> dict[str, Any]:
     """The report's ``noise`` entry: the seeds that ran, the band after ``first_k``.
     ``unmoved``: the other seeds that ran, when each trained exactly as the
-    reference; ``asked``: how many noise runs the settings asked for."""
+    reference; ``asked``: how many noise runs the settings asked for;
+    ``failed``: the noise runs that did not run to the end (seed, error, step)."""
     if not ref.noise:
         out: dict[str, Any] = {"seeds": [], "band": None, "base_seed": base_seed}
-        if not asked:
+        if failed:
+            out["why"] = _noise_failed_text(failed, seed_key)
+        elif not asked:
             out["why"] = "no noise runs were asked for (--noise-seeds 0)"
         elif unmoved:
             out["why"] = (
@@ -1378,12 +1382,30 @@ def noise_summary(ref: Reference, first_k: int, seeds: Sequence[int], base_seed:
             )
         return out
     after = [r.step for r in ref.segment.records if r.step > first_k]
-    return {
+    out = {
         "seeds": list(seeds),
         "base_seed": base_seed,
         "band": band([ref.loss, *ref.noise], after),
         "steps": [after[0], after[-1]] if after else [],
     }
+    if failed:
+        out["why"] = _noise_failed_text(failed, seed_key) + " (the band is of the others)"
+    return out
+
+
+def _noise_failed_text(failed: Sequence[tuple[int, str, int | None]], seed_key: str) -> str:
+    """Why noise runs are missing: each that did not run to the end, and the
+    first line of why (trial 463: EarlyStopping stopped both before the last
+    step, and the noise column read `-` with nothing said)."""
+    by_error: dict[str, list[int]] = {}
+    for seed, error, step in failed:  # (the step is in the error's words: "step 6: ...")
+        said_error = first_line(error)[:240] or (f"at step {step}" if step else "failed")
+        by_error.setdefault(said_error, []).append(seed)
+    said = "; ".join(f"{seed_key} = {', '.join(map(str, seeds))}: {error}"
+                     for error, seeds in by_error.items())
+    return (f"the noise run{'s' if len(failed) > 1 else ''} with another seed did not run to "
+            f"the end ({said}): a program that stops on its own (early stopping) stops "
+            "another seed's run at another step")
 
 
 # -- the diagnosis and its confirmation ------------------------------------

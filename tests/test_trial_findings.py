@@ -963,3 +963,24 @@ def test_streams_level_is_null_where_not_looked_at():
     assert (own.verdict, engine.verdict) == ("diverged", "identical")
     assert own.streams_level is False and engine.streams_level is None
     assert report.to_json()["runs"][1]["streams_level"] is None
+
+
+def test_noise_runs_that_stop_early_are_said_not_dropped_unsaid():
+    """Trial 463: EarlyStopping ended the other seeds' runs before the last step;
+    they were left out, and the noise column read `-` with nothing said."""
+    spec = "fixtures.trust.stops_early:TARGET"
+    both = verify(spec, drop=["global_step"], noise_seeds=2, seed=1, check_determinism=False)
+    assert both.noise["band"] is None and both.noise["why"] == (
+        "the noise runs with another seed did not run to the end (seed = 2, 3: step 6: "
+        "train_step() raised StopIteration: early stopping: val_loss did not improve in 3 "
+        f"evaluations (at {__import__('fixtures.trust.stops_early').trust.stops_early.__file__}"
+        ":33, in train_step)): a program that stops on its own (early stopping) stops another "
+        "seed's run at another step")
+    assert f"noise: not measured: {both.noise['why']}" in both.render().splitlines()
+    one = verify(spec, drop=["global_step"], noise_seeds=2, check_determinism=False)
+    assert one.noise["seeds"] == [1] and one.noise["band"] is not None
+    assert one.noise["why"].startswith("the noise run with another seed did not run to the end "
+                                       "(seed = 2: step 6:")
+    assert one.noise["why"].endswith(" (the band is of the others)")
+    assert any(line.startswith("noise: measured from fewer runs than asked: the noise run ")
+               for line in one.render().splitlines())
