@@ -2345,6 +2345,13 @@ _NOT_CAPTURED_SAID = re.compile(
 """``_NOT_CAPTURED``, or as a framework target words it (``_its_words``)."""
 
 
+_END_ONLY_GUESSES = re.compile(
+    r"; (one step behind: |(no declared component's state \(what it saves\) differs|what "
+    r"differs in the declared components) right after )[^;]*")
+"""The general causes a why offers for a scheduler one step behind at the end,
+with every step alike (``state_diff``'s, ``evidence._end_only_lead``'s)."""
+
+
 def note_validation_not_run_again(own: RunResult, validated_after: Sequence[int]) -> None:
     """Where the uninterrupted run's framework loop validated after a step at
     which the program's own resume restarts, and that resume departs: say that
@@ -2353,9 +2360,14 @@ def note_validation_not_run_again(own: RunResult, validated_after: Sequence[int]
     was one step behind, and the why named undeclared state)."""
     at = [k for k in own.resume_at if k in set(validated_after)]
     # (only a run that departs in a step: a trial's end-state-only stream read it; or
-    # that fails, trial 249: an EarlyStopping at the epoch's end found no metric)
+    # that fails, trial 249: an EarlyStopping at the epoch's end found no metric; or
+    # whose end differs in a scheduler, trial 463's plateau one step behind)
     failed = own.verdict == FAILED
-    if at and (failed or own.verdict == DIVERGED and not steps_match(own)):
+    scheduler_ends = own.verdict == DIVERGED and any(
+        SCHEDULER in split_rank_name(name)[0] for name in own.ended_otherwise)
+    if at and (failed or scheduler_ends or own.verdict == DIVERGED and not steps_match(own)):
+        if scheduler_ends and steps_match(own):  # (the cause found: not the general guesses)
+            own.explanation = _END_ONLY_GUESSES.sub("", own.explanation)
         own.explanation = _NOT_CAPTURED_SAID.sub("", own.explanation) + (
             f"; the uninterrupted run validated after {steps_text(at)}, where this resume's "
             f"checkpoint was written, at that batch's end: {NOT_VALIDATED_AGAIN}, so what the "

@@ -276,7 +276,7 @@ def _reads_best_score():
 
 
 def _validated_on_a_plateau(accumulate: int = 1, early_stopping: bool = False,
-                            weighted: bool = False):
+                            weighted: bool = False, patience: int = 0):
     """Validation every 2 batches, its loss stepping a ReduceLROnPlateau (a
     trial's shape): a resume from a checkpoint written at the end of a batch
     that the uninterrupted run validated after does not validate again.
@@ -287,7 +287,9 @@ def _validated_on_a_plateau(accumulate: int = 1, early_stopping: bool = False,
     end, Lightning ran the epoch's end again without validating, and EarlyStopping
     found no metric). ``weighted``: no plateau, and a loss weight the module keeps as
     a plain attribute, in no checkpoint (trial 358: the WARNING put the departure to
-    the validation, which changed nothing, and the lost weight second)."""
+    the validation, which changed nothing, and the lost weight second). ``patience``:
+    the plateau's; a large one never cuts the rate, so only its count ends one step
+    behind (trial 463: the why gave general guesses, not the validation skipped)."""
     import lightning.pytorch as pl
     import torch
     import torch.nn.functional as F
@@ -303,7 +305,8 @@ def _validated_on_a_plateau(accumulate: int = 1, early_stopping: bool = False,
         def configure_optimizers(self):
             optimizer = torch.optim.AdamW(self.parameters(), lr=1e-2)
             plateau = torch.optim.lr_scheduler.ReduceLROnPlateau(optimizer, factor=0.5,
-                                                                 patience=0, threshold=1.0)
+                                                                 patience=patience,
+                                                                 threshold=1.0)
             return {"optimizer": optimizer, "lr_scheduler": {
                 "scheduler": plateau, "monitor": "val_loss", "interval": "step",
                 "frequency": 2}}
@@ -521,6 +524,7 @@ _BUILT_ON_FIRST_USE = {
     "LIGHTNING_TIMER": _timing_callback,
     "LIGHTNING_READS_BEST": _reads_best_score,
     "LIGHTNING_ON_PLATEAU": _validated_on_a_plateau,
+    "LIGHTNING_ON_PLATEAU_PATIENT": lambda: _validated_on_a_plateau(patience=100),
     "LIGHTNING_ON_PLATEAU_ACCUMULATING": lambda: _validated_on_a_plateau(accumulate=2),
     "LIGHTNING_EARLY_STOPPING": lambda: _validated_on_a_plateau(early_stopping=True),
     "LIGHTNING_WEIGHT_AND_VALIDATION": lambda: _validated_on_a_plateau(weighted=True),

@@ -637,6 +637,22 @@ def test_a_resume_point_that_the_run_validated_after_is_said_to_skip_that_valida
 
 
 @pytest.mark.e2e
+def test_a_plateau_count_one_behind_at_the_end_is_put_to_the_validation_skipped():
+    """Trial 463: every step alike, the plateau scheduler one step behind at the
+    end: the why guessed at a scheduler stepped per epoch and undeclared state,
+    where the resume had skipped the validation after its checkpoint."""
+    from resumecheck.phrases import NOT_VALIDATED_AGAIN
+
+    own = resumecheck.verify(spec("LIGHTNING_ON_PLATEAU_PATIENT"), drop="none", noise_seeds=0,
+                             check_determinism=False).full_resume
+    assert own.verdict == "diverged" and "scheduler" in own.ended_otherwise, own.explanation
+    assert own.first_divergent_quantity.startswith("state of"), own.explanation
+    assert "the uninterrupted run validated after step 4, where this resume's checkpoint " \
+        f"was written, at that batch's end: {NOT_VALIDATED_AGAIN}" in own.explanation
+    assert "one step behind: " not in own.explanation, own.explanation
+
+
+@pytest.mark.e2e
 def test_a_deepcopy_of_the_module_loads_into_the_copy_not_the_module():
     """Trial 228: Lightning's StochasticWeightAveraging keeps a deepcopy of the
     module, and a resume loads the averaged weights into it; the copy kept the
