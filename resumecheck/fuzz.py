@@ -214,6 +214,8 @@ class FuzzResult:
         tried = (f"{self.examples} example{'' if self.examples == 1 else 's'} tried "
                  f"({self.distinct_schedules} distinct schedule"
                  f"{'' if self.distinct_schedules == 1 else 's'}{_edges(self)})")
+        if self.failure is None and not self.examples and self.inconclusive_why:
+            return f"inconclusive: {self.inconclusive_why}"
         if self.failure is None:
             cut = "; the time budget ran out first" if self.budget_exhausted else ""
             # (a trial: every elastic example inconclusive, and the search passed)
@@ -532,6 +534,16 @@ def _at_edges(boundaries: list[int], schedule: list[int]) -> str:
     return f" ({_and(hit)} {'is an epoch boundary' if len(hit) == 1 else 'are epoch boundaries'})"
 
 
+NONE_TO_ITS_END = (
+    "no example ran to its end: the first, resume at {0}, was stopped when the time budget "
+    "({1:g} s) ran out, so nothing was judged; a step that hangs after a restart shows as "
+    "that (resumecheck run {2} --resume-at {0} --timeout SECONDS says where it waits), and a "
+    "program slower than the budget needs a larger --budget")
+"""A search whose budget ran out before its first example ended (trial 462: a
+program that hung after every restart read "no failing schedule in 0 examples
+tried", exit 0)."""
+
+
 def _unless_same(first: Sequence[int], final: Sequence[int]) -> list[int] | None:
     """The first failing schedule drawn, where the failure reported is another."""
     return None if list(first) == list(final) else list(first)
@@ -718,8 +730,7 @@ def _search(checker: Checker, result: FuzzResult, default: list[int], edges: lis
             # too: a trial's run failed a point that fuzz, trying it first, passed)
             run = checker.check(schedule, resave=schedule == default)
         except BudgetExhausted:
-            say(f"resume at {','.join(map(str, schedule))}: stopped, the time budget ran out")
-            result.budget_exhausted = True
+            _stopped(result, schedule, budget, bool(failed), say)
             assume(False)
             raise
         if failed:  # (hypothesis's own shrink calls again: not examples of the search)
@@ -748,6 +759,19 @@ def _search(checker: Checker, result: FuzzResult, default: list[int], edges: lis
         result.budget_exhausted = True
     finally:
         checker.limit(None)
+
+
+def _stopped(result: FuzzResult, schedule: list[int], budget: float, failed: bool,
+             say: Callable[..., None]) -> None:
+    """An example the time budget stopped; where none had ended before it (and
+    none failed), the search is inconclusive (trial 462: a hang read "no failing
+    schedule in 0 examples tried", exit 0)."""
+    say(f"resume at {','.join(map(str, schedule))}: stopped, the time budget ran out")
+    result.budget_exhausted = True
+    if not result.examples and not failed:
+        result.inconclusive = [list(schedule)]
+        result.inconclusive_why = NONE_TO_ITS_END.format(
+            ",".join(map(str, schedule)), budget, result.target)
 
 
 def _count(result: FuzzResult, seen: set[tuple[int, ...]], schedule: list[int],
