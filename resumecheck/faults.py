@@ -213,13 +213,15 @@ _ASKED = (
 )
 
 
-def beyond_the_machine(exc: BaseException) -> str | None:
-    """Out of memory in a restored run, in one allocation larger than the
-    whole machine (host memory; for CUDA, the device's): not something more
-    memory would fix, but the restored program asking for it (the
-    uninterrupted run, in the same machine, passed every step). Words that
-    say so, or None (an ordinary out-of-memory, or a size the message does
-    not give: the environment's failure)."""
+def beyond_the_machine(exc: BaseException, restored: bool = True) -> str | None:
+    """Out of memory in one allocation larger than the whole machine (host
+    memory; for CUDA, the device's): not something more memory would fix,
+    but the program asking for it: in a restored run, where the uninterrupted
+    run passed every step in the same machine, or, ``restored`` False, in the
+    uninterrupted run itself (trial 462: 4.4 TB asked at its step 3 read as
+    the environment's failure, "give the check more memory"). Words that say
+    so, or None (an ordinary out-of-memory, or a size the message does not
+    give: the environment's failure)."""
     text = str(exc)
     for pattern, units in _ASKED:
         found = pattern.search(text)
@@ -228,6 +230,11 @@ def beyond_the_machine(exc: BaseException) -> str | None:
         unit = found.group(2) if found.lastindex == 2 else ""
         asked = float(found.group(1)) * units.get(unit, 1)
         has, what = _memory_of("CUDA" in text or unit != "")
+        if has and asked > has and not restored:
+            return (f"out of memory: one allocation asked for {amount(asked)}, more than this "
+                    f"machine's whole {what} ({amount(has)}): more memory would not fix it; "
+                    "the program asks for it (a size or a shape far larger than meant) "
+                    f"({type(exc).__name__}: {_first_line(exc)})")
         if has and asked > has:
             return (f"out of memory in the restored run: one allocation asked for "
                     f"{amount(asked)}, more than this machine's whole {what} "

@@ -608,7 +608,7 @@ class _Segment:
         failure = environment_failure(exc, self.spec.workdir)
         # (a restored run that asks for more than the machine has, where the
         # uninterrupted run passed: the restore's doing, as a trial found)
-        asked = beyond_the_machine(exc) if self.spec.restore is not None else None
+        asked = beyond_the_machine(exc, restored=self.spec.restore is not None)
         if failure is not None and asked is None:
             raise _in_this_run(failure, exc, self.spec, self.step) from exc
         result = self.result

@@ -233,3 +233,16 @@ def test_a_crashing_child_is_the_programs_failure_and_names_its_signal(capsys):
 
     run = json.loads(out)["runs"][0]
     assert run["verdict"] == "failed" and "killed by SIGSEGV (signal 11)" in run["failure"]
+
+
+def test_an_ask_beyond_the_whole_machine_in_the_uninterrupted_run_is_the_programs(capsys):
+    """Trial 462: the uninterrupted run asked for 4.4 TB at its step 3 and the check
+    said the environment failed and to give it more memory (exit 4)."""
+    code, out, err = _cli(capsys, "run",
+                          "fixtures.faults.programs:ASKS_BEYOND_THE_MACHINE_ALWAYS", *FAST)
+    assert code == 2, err
+    assert "the uninterrupted reference run" in err and "failed at step 5" in err
+    assert ("out of memory: one allocation asked for 1152922 TB, more than this machine's whole "
+            "memory") in err and "more memory would not fix it; the program asks for it" in err
+    assert "the environment failed" not in err and "Give the check more memory" not in err
+    assert "Traceback" not in err
