@@ -363,10 +363,15 @@ def _conclude(result: RunResult, worst: Difference | None, first: tuple[int, str
         result.verdict = INCONCLUSIVE
         result.explanation = (
             f"{beyond}; per-rank state could not be mapped ({lost}): at {m} rank(s) the ranks "
-            f"{_unmapped_means(result.unmapped)} than at {n}, so the difference is no evidence "
-            f"of lost state and the engine cannot judge this resume.{restored} A program "
-            "that declares no per-rank stream and keeps the global batch is judged: beyond "
-            "the tolerance it is diverged" + _batch_lead(result.unmapped))
+            f"may {_unmapped_means(result.unmapped)} than at {n}, so the difference alone is "
+            f"no evidence of lost state and the engine cannot judge this resume.{restored} "
+            # (trial 464: a program with no dropout, told this, declared no per-rank stream
+            # and was still not judged: its steps returned no samples to compare)
+            "Where each step returns its samples (StepOutput(samples=...)), the global batch "
+            "every step reads is compared, and another one than the uninterrupted run's is "
+            "judged, diverged, whatever the streams; a program that declares no per-rank "
+            "state at all is judged whole: beyond the tolerance it is diverged"
+            + _batch_lead(result.unmapped))
     else:
         result.verdict = DIVERGED
         result.explanation = f"{beyond}; {what} were compared"
