@@ -37,6 +37,10 @@ class _Watch:
         self.root = os.path.abspath(root)
         self.writes = writes
         self.files: list[str] = []
+        self.made: set[str] = set()
+        """Watching reads: files opened for writing before any read of them (a
+        load() that writes a file from its checkpoint's contents and reads it
+        back, trial 462: not state kept beside the checkpoint)."""
         skip = {sys.prefix, sys.base_prefix, sys.exec_prefix, "/proc", "/sys", "/dev"}
         self.skip = tuple(os.path.abspath(p) + os.sep for p in skip if p)
 
@@ -46,9 +50,11 @@ class _Watch:
             return  # (a file descriptor)
         writing = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
             isinstance(flags, int) and bool(flags & _WRITE_FLAGS))
-        if writing != self.writes:
-            return
         where = os.path.abspath(os.fsdecode(path))
+        if writing and not self.writes and where not in self.files:
+            self.made.add(where)
+        if writing != self.writes or (not writing and where in self.made):
+            return
         if where == self.root or where.startswith(self.root + os.sep) or where.endswith(_SOURCE) \
                 or (where.startswith(self.skip) and not where.startswith(_FILES_IN_DEV)):
             return

@@ -139,6 +139,50 @@ def test_a_save_through_a_temporary_file_moved_into_place_names_nothing(tmp_path
     assert report.equivalent and "outside the checkpoint path" not in report.render()
 
 
+def test_a_file_a_load_writes_from_its_checkpoint_and_reads_back_names_nothing(tmp_path):
+    """Trial 462: a load() that wrote the checkpoint's main part to a file beside it,
+    read it back and removed it was told it read state kept outside the
+    checkpoint. A file read after the load itself wrote it is its own scratch;
+    one read before it is rewritten still is named."""
+    import os
+
+    import torch
+
+    from resumecheck import Target
+    from resumecheck.side_files import outside
+
+    from fixtures.trust.side_file import Trainer
+
+    class Unpacks(Trainer):
+        def save(self, path):
+            torch.save({"main": {"model": self.model.state_dict(),
+                                 "optimizer": self.optimizer.state_dict(), "step": self.step}},
+                       path)
+
+        def load(self, path):
+            tmp = path + ".main"
+            with open(tmp, "wb") as f:  # (a Python open(): the hook sees it)
+                torch.save(torch.load(path)["main"], f)
+            with open(tmp, "rb") as f:
+                state = torch.load(f)
+            os.remove(tmp)
+            self.model.load_state_dict(state["model"])
+            self.optimizer.load_state_dict(state["optimizer"])
+            self.step = state["step"]
+
+    report = verify(Target(factory=Unpacks, steps=8, resume_at=(4,)), drop="none",
+                    noise_seeds=0, check_determinism=False)
+    assert report.equivalent and "outside the checkpoint path" not in report.render()
+    # (read first, then written back: still a file the load read)
+    beside = tmp_path / "step.txt"
+    beside.write_text("3")
+    with outside(str(tmp_path / "ckpt"), writes=False) as read:
+        beside.read_text()
+        beside.write_text("4")
+        beside.read_text()
+    assert read == [str(beside)]
+
+
 def test_a_pass_with_state_beside_the_checkpoint_warns_in_a_test_and_its_row_says_so():
     """Trial 138: a step count kept in progress.json passed `run`, the pytest
     test and fuzz; only the report's why named the file, and a resume from an
