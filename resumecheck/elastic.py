@@ -361,17 +361,8 @@ def _conclude(result: RunResult, worst: Difference | None, first: tuple[int, str
                          "alike were compared, so a load that got their shards wrong is "
                          "not ruled out.")
         result.verdict = INCONCLUSIVE
-        result.explanation = (
-            f"{beyond}; per-rank state could not be mapped ({lost}): at {m} rank(s) the ranks "
-            f"may {_unmapped_means(result.unmapped)} than at {n}, so the difference alone is "
-            f"no evidence of lost state and the engine cannot judge this resume.{restored} "
-            # (trial 464: a program with no dropout, told this, declared no per-rank stream
-            # and was still not judged: its steps returned no samples to compare)
-            "Where each step returns its samples (StepOutput(samples=...)), the global batch "
-            "every step reads is compared, and another one than the uninterrupted run's is "
-            "judged, diverged, whatever the streams; a program that declares no per-rank "
-            "state at all is judged whole: beyond the tolerance it is diverged"
-            + _batch_lead(result.unmapped))
+        result.explanation = f"{beyond}; {_not_judged(result, lost, n, m)}{restored} " \
+            f"{_JUDGED_WHERE}{_batch_lead(result.unmapped)}"
     else:
         result.verdict = DIVERGED
         result.explanation = f"{beyond}; {what} were compared"
@@ -393,6 +384,24 @@ _ELSEWHERE_WHY = (
     "batch of another step: the data position restored at {} rank(s) does (saved per rank "
     "where it must be global, or mapped wrongly by the load())")
 """Why a continuation that read another step's global batch is diverged, not inconclusive."""
+
+
+def _not_judged(result: RunResult, lost: str, n: int, m: int) -> str:
+    """Why an elastic resume beyond the tolerance is not judged: what the per-rank
+    state that could not be mapped may make the ranks do otherwise."""
+    return (f"per-rank state could not be mapped ({lost}): at {m} rank(s) the ranks may "
+            f"{_unmapped_means(result.unmapped)} than at {n}, so the difference alone is no "
+            "evidence of lost state and the engine cannot judge this resume.")
+
+
+_JUDGED_WHERE = (
+    "Where each step returns its samples (StepOutput(samples=...)), the global batch every "
+    "step reads is compared, and another one than the uninterrupted run's is judged, "
+    "diverged, whatever the streams; a program that declares no per-rank state at all is "
+    "judged whole: beyond the tolerance it is diverged")
+"""What an inconclusive elastic resume says is judged (trial 464: a program with no
+dropout, told its ranks drew other streams, declared no per-rank stream and was
+still not judged: its steps returned no samples to compare)."""
 
 
 def _unmapped_means(unmapped: list[str]) -> str:
