@@ -56,6 +56,28 @@ _MEMORY_ADVICE = (
 )
 
 
+def _with_limit(detail: str) -> str:
+    """``detail`` and, where one is set, the address-space limit that may be what ran short."""
+    limit = _address_space_limit()
+    return detail.rstrip(".") + limit if limit else detail
+
+
+def _address_space_limit() -> str:
+    """Where this process runs under an address-space limit (``ulimit -v``), that
+    limit in words, which may be what ran short rather than the machine (trial
+    462: 6 GB of it, 17 GB free, read "the machine ran short"); '' where none."""
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    except (ImportError, OSError, ValueError):
+        return ""
+    if soft == resource.RLIM_INFINITY or soft <= 0:
+        return ""
+    return (f"; this process runs under an address-space limit (ulimit -v) of {amount(soft)}, "
+            "which may be what ran short: raise it, or run without it")
+
+
 def signal_text(signum: int) -> str:
     """``SIGKILL (signal 9)``."""
     try:
@@ -110,8 +132,8 @@ def environment_failure(exc: BaseException, workdir: str | None = None) -> Envir
         if _out_of_memory(cur):
             text = _first_line(cur)
             return EnvironmentFailure(
-                "memory", f"{type(cur).__name__}: {text}" if text else type(cur).__name__,
-                _MEMORY_ADVICE)
+                "memory", _with_limit(f"{type(cur).__name__}: {text}" if text
+                                      else type(cur).__name__), _MEMORY_ADVICE)
         if _torch_write_failed(cur) and path and _at_file_size_limit(path):
             # Python ignores SIGXFSZ: the write fails with EFBIG, which torch's
             # zip writer reports without the errno ("unexpected pos ...")

@@ -246,3 +246,27 @@ def test_an_ask_beyond_the_whole_machine_in_the_uninterrupted_run_is_the_program
             "memory") in err and "more memory would not fix it; the program asks for it" in err
     assert "the environment failed" not in err and "Give the check more memory" not in err
     assert "Traceback" not in err
+
+
+def test_an_out_of_memory_under_an_address_space_limit_names_the_limit():
+    """Trial 462: under `ulimit -v` 6 GB, with 17 GB free, the failure read "the
+    machine ran short"; the limit set on the process is named."""
+    import subprocess
+    import sys
+
+    code = (
+        "import resource\n"
+        "from resumecheck.faults import environment_failure\n"
+        "oom = RuntimeError('DefaultCPUAllocator: not enough memory: you tried to allocate 8 "
+        "bytes.')\n"
+        "print(environment_failure(oom).detail)\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (64 << 30, resource.getrlimit("
+        "resource.RLIMIT_AS)[1]))\n"
+        "print(environment_failure(oom).detail)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.splitlines()
+    assert "ulimit" not in out[0], out
+    assert out[1] == (
+        "RuntimeError: DefaultCPUAllocator: not enough memory: you tried to allocate 8 bytes; "
+        "this process runs under an address-space limit (ulimit -v) of 69 GB, which may be "
+        "what ran short: raise it, or run without it"), out
