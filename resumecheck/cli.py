@@ -552,9 +552,11 @@ def _interrupted_message(signum: int, command: str | None = None,
         lost = {"timing": "no timing was reported",
                 "fuzz": "the search was stopped before it ended: no result is reported, "
                         "whatever examples it had run"}.get(command or "", "nothing was judged")
-    # (trial 163: "child processes were stopped" of an in-process run that had none)
+    # (trial 163: "child processes were stopped" of an in-process run that had none;
+    # trial 462: the warm servers, told to end, were still there 2 s after the exit)
     return (f"interrupted by {signal.Signals(signum).name}: {lost}; its child processes, if "
-            "any, were stopped and temporary files removed")
+            "any, were stopped (its warm servers end within seconds of the exit) and "
+            "temporary files removed")
 
 
 def _ended_message(signum: int) -> str:
