@@ -1538,7 +1538,8 @@ def _not_checked(checker: Checker, runs: list[RunResult]) -> list[str]:
              # (trial 190: "a checkpoint that loses them resumes alike here" of the
              # fields of a position the full resume departed on, blamed above)
              *(line for name, line in checker.fields_as_built.items() if name not in departed),
-             *verdict.as_built_untried(checker.reference, points, alone),
+             *verdict.as_built_untried(checker.reference, points, alone,
+                                       full_failed=bool(runs) and runs[0].verdict == FAILED),
              checker.segment.boundaries.get("after_last_step")]
     if (s.nproc or 1) > 1 and s.resume_nproc is None:
         found.append(verdict.alike_on_ranks(checker.reference, points))

@@ -779,7 +779,8 @@ def _as_built_at(ref: Reference, name: str, points: list[tuple[int, str]]
     return seen[0][0], alike, dict(flatten_state(ended))
 
 
-def as_built_untried(ref: Reference, points: Sequence[int], alone: set[str]) -> list[str]:
+def as_built_untried(ref: Reference, points: Sequence[int], alone: set[str],
+                     full_failed: bool = False) -> list[str]:
     """Of the declared components no run drops alone (not in ``alone``: a
     check with ``drop="none"``, the pytest plugin's), each whose state, or
     some fields of it, the uninterrupted run held at every resume point as
@@ -814,13 +815,13 @@ def as_built_untried(ref: Reference, points: Sequence[int], alone: set[str]) -> 
         later = [key for key in alike if key in at_end and (key in moved or key in after)]
         if later:
             out.append(_as_built_line(name, later, len(alike) == len(at[0]), at[0], at_end,
-                                      points, after))
+                                      points, after, full_failed))
     return out
 
 
 def _as_built_line(name: str, later: list[str], whole: bool, at_k: dict[str, Any],
                    at_end: dict[str, Any], points: Sequence[int],
-                   after: dict[str, int]) -> str:
+                   after: dict[str, int], full_failed: bool = False) -> str:
     one = whole or len(later) == 1
     values = [(f"`{leaf_label(key, at_k) or name}`",
                _built_then(at_k[key], at_end[key], after.get(key))) for key in later[:3]]
@@ -832,8 +833,10 @@ def _as_built_line(name: str, later: list[str], whole: bool, at_k: dict[str, Any
             if whole else
             f"of `{name}`, {'; '.join(f'{k} ({v})' for k, v in values)}{more} "
             f"{'is' if one else 'are'}")
+    # (trial 462: "the full resume checks those" beside a full resume that failed)
     others = "" if whole else (f" (other fields of `{name}` differ there: the full resume "
-                               "checks those)")
+                               + ("failed, and checked none of them)" if full_failed
+                                  else "checks those)"))
     # (trial 372: a warm-restart scheduler's cycle length, stepped with fractional
     # epochs, was said to be checked at a later point: step(epoch) sets it anew)
     # (trial 396: said of ReduceLROnPlateau's num_bad_epochs, which step(epoch) leaves)

@@ -248,3 +248,20 @@ def test_the_rows_fields_as_built_keep_how_many_more_the_line_counts():
                          "another declared component puts back, or what your program sets "
                          "again where the rest is missing)", "as the run's build made them")
     assert as_built_at_points([built]) == ["env (goal[1], pos[0], pos[1], 3 more)"]
+
+
+def test_a_full_resume_that_failed_is_not_said_to_check_the_other_fields():
+    """Trial 462: with --drop none and a full resume that failed after its restore,
+    the line said "other fields of `data_cursor` differ there: the full resume
+    checks those"; it had checked nothing."""
+    from resumecheck.verdict import _as_built_line
+
+    def line(failed: bool) -> str:
+        return _as_built_line("early_stop", ["bad_evals"], False, {"bad_evals": 0, "best": 1.0},
+                              {"bad_evals": 4, "best": 0.5}, [4], {}, full_failed=failed)
+
+    assert "(other fields of `early_stop` differ there: the full resume checks those)" in \
+        line(False)
+    said = line(True)
+    assert "(other fields of `early_stop` differ there: the full resume failed, and checked none " \
+        "of them)" in said and "checks those" not in said
