@@ -2230,7 +2230,11 @@ def _shifted_lists(named: dict[str, str], reference: dict[str, list[str]],
         missing = [i for i in range(len(ref)) if i not in kept]
         one = len(missing) == 1
         which = ", ".join(f"[{i}]" for i in missing[:6]) + (" ..." if len(missing) > 6 else "")
+        # (trial 465: "the others sit at other indices" beside a line that said where they sit)
+        shifted = (" (the others sit at other indices)"
+                   if any(i != j for j, i in enumerate(kept)) else "")
         if len(missing) > 1 and missing == list(range(len(missing))):
+            shifted = ""
             # (trial 164: "without the items at [0], [1], [2], [3], [4], [5] ..." of a log
             # that holds the uninterrupted run's [8..15] at [0..7])
             which = (f"[0..{len(missing) - 1}]: it holds the uninterrupted run's "
@@ -2239,8 +2243,7 @@ def _shifted_lists(named: dict[str, str], reference: dict[str, list[str]],
                                        "[0]: ", 1)
         out[base] = (f"{head}; {OWN_RESUME_ENDS_OTHERWISE} than the uninterrupted run did: with "
                      f"{len(mine)} of its {len(ref)} items, each the uninterrupted run's, in its "
-                     f"order, and without the item{'' if one else 's'} at {which} (the others sit "
-                     f"at other indices): "
+                     f"order, and without the item{'' if one else 's'} at {which}{shifted}: "
                      f"{CHECKPOINT_LOSES if one else CHECKPOINT_LOSES[:-2] + 'them'}, "
                      f"{NOT_STATE}")
     return out
