@@ -3435,8 +3435,11 @@ def _divergence_text(r: RunResult, own_checkpoint: bool, position: str | None = 
     text += _optimizers_rate(r) + _differs_clause(r.diagnosis, r.steps_match(), r) \
         + _no_cause_found(r)
     idle = [f for f in r.diagnosis if f.status in (LATENT, PUT_BACK)]
-    if not r.dropped and r.checkpoint == "program" and len(idle) == len(r.diagnosis) \
-            and r.verdict == DIVERGED:
+    # (trial 468: resumed at 3 and 10, departed after 3; only a finding at 10, after the
+    # departure, and no lead at all: that one is a consequence, not what departed)
+    later = [f for f in r.diagnosis if f.status == AFTER_DIVERGENCE]
+    if not r.dropped and r.checkpoint == "program" and len(idle) + len(later) == len(
+            r.diagnosis) and r.verdict == DIVERGED:
         # (a trial: a lost worker seed left only a latent stream, and no lead at all)
         # (where only the end state differs, evidence.annotate says it, once it
         # knows whether a stream explains it)
@@ -3466,6 +3469,8 @@ def _at_each_load(r: RunResult) -> str:
     if len(r.resume_at) < 2 or not after:
         return ""
     before = ", ".join(str(k) for k in r.resume_at if k not in after)
+    if any(f.status == AFTER_DIVERGENCE for f in r.diagnosis):  # (those differ: see them)
+        return f" at {before}, the restore the run departed after"
     return (f" at {before}, nor, against what your save() wrote there once the run had "
             f"departed, at {', '.join(map(str, after))}")
 

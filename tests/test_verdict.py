@@ -464,6 +464,10 @@ def test_a_resume_whose_load_differs_only_in_what_changes_nothing_points_at_unde
     assert ("differs right after your load() at 3, nor, against what your save() wrote there "
             f"once the run had departed, at 11: {lead}") in own(at=(3, 11))
     assert f"differs right after your load(): {lead}" in own(at=(3, 11), departed=12)
+    # (trial 468: a finding at 11, after the departure, left the why with no lead at all)
+    after = Finding("data_cursor", "batches 16, expected 4", step=11, status="after_divergence")
+    assert ("differs right after your load() at 3, the restore the run departed after: "
+            f"{lead}") in own(after, at=(3, 11))
 
 
 def test_drop_sets():
