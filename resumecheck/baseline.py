@@ -382,6 +382,42 @@ def compare_launches(run: Callable[[SegmentSpec], SegmentResult], other_spec: Se
     return LaunchComparison(again=again, unseeded=diff, streams=streams)
 
 
+_SAME_OBJECTS = (
+    "a second build hands back the objects the first built ({}): your factory returns what "
+    "it made before (a module's globals, objects it keeps), so the second run starts where "
+    "the first ended, and a restart here would get the trained program too: make the "
+    "factory build anew at each call (the model, optimizer and loader made inside it; for a "
+    "script that keeps them at module level, importlib.reload(module) in the factory), or "
+    "check it with --isolation process, where every run is a new interpreter")
+"""The nondeterminism cause where, in-process, two builds share their declared
+objects (trial 466: a factory that returned an imported script module read "two new
+builds start alike ... the difference arises inside step 1")."""
+
+
+def _built_again_the_same(target: Target, config: dict[str, Any]) -> list[str]:
+    """The declared components whose object a second build in this interpreter
+    hands back as the first built it (the same object, not an equal one)."""
+    built: list[BuiltProgram] = []
+    try:
+        with preserved_global_streams():
+            for _ in range(2):
+                built.append(target.build(dict(config)))
+    except Exception:  # (no evidence either way: the usual cause is looked for)
+        return []
+    finally:
+        for b in built:
+            try:
+                b.close()
+            except Exception:
+                pass
+    if len(built) < 2:
+        return []
+    first = {c.name: c.obj for c in built[0].components}
+    # (a stateful object: a constant both builds share, a settings mapping, is no cause)
+    return [c.name for c in built[1].components if first.get(c.name) is c.obj
+            and callable(getattr(c.obj, "state_dict", None))]
+
+
 INITIAL = "init"
 """The quantity of a difference found at build: the initial parameters."""
 
@@ -440,6 +476,9 @@ def nondeterminism_cause(
             name=name, threads=threads, hash_seed=hash_seed,
         ), isolation, target)
 
+    shared = _built_again_the_same(target, config) if isolation == "inprocess" else []
+    if shared:
+        return _SAME_OBJECTS.format(", ".join(f"`{name}`" for name in shared))
     built = [build(f"initial-{i}", i) for i in (1, 2)]
     states = _built_states(built)
     found = _initial_difference(*states) if states is not None else None

@@ -984,3 +984,20 @@ def test_noise_runs_that_stop_early_are_said_not_dropped_unsaid():
     assert one.noise["why"].endswith(" (the band is of the others)")
     assert any(line.startswith("noise: measured from fewer runs than asked: the noise run ")
                for line in one.render().splitlines())
+
+
+def test_a_factory_that_hands_back_its_module_is_told_so_not_that_builds_start_alike():
+    """Trial 466: a script keeping its model and optimizer at module level, its
+    factory returning the imported module: in-process the second run started
+    from the first's trained weights, and the refusal said "two new builds start
+    alike ... the difference arises inside step 1"."""
+    from resumecheck.errors import NondeterministicBaseline
+
+    with pytest.raises(NondeterministicBaseline) as caught:
+        verify("fixtures.trust.script_target:TARGET", drop="none", noise_seeds=0)
+    said = str(caught.value)
+    assert ("What differs first: a second build hands back the objects the first built "
+            "(`params`, `optimizer`): your factory returns what it made before") in said, said
+    assert "two new builds start alike" not in said
+    # (what it advises holds: a factory that reloads the module builds anew)
+    assert verify("fixtures.trust.script_target:RELOADED", drop="none", noise_seeds=0).equivalent
