@@ -543,11 +543,18 @@ without a word."""
 
 
 def _interrupted_message(signum: int, command: str | None = None,
-                         done: str | None = None) -> str:
+                         done: str | None = None,
+                         examples: tuple[int, str] | None = None) -> str:
     """What an interrupt cost: ``done`` is the command's summary where it had
-    finished its work and was writing the report."""
+    finished its work and was writing the report; ``examples``, of a fuzz
+    search, how many examples had ended and the last in words (trial 462: "no
+    result is reported, whatever examples it had run" said nothing of them)."""
     if done is not None:
         lost = f"the {command} had finished ({done}), but its report was not written"
+    elif command == "fuzz" and examples is not None:
+        count, last = examples
+        lost = (f"the search was stopped before it ended, after {count} example"
+                f"{'' if count == 1 else 's'} (the last: {last}): no result is reported")
     else:
         lost = {"timing": "no timing was reported",
                 "fuzz": "the search was stopped before it ended: no result is reported, "
@@ -624,7 +631,8 @@ def _interrupted(args: argparse.Namespace, exc: KeyboardInterrupt) -> int:
     from resumecheck import forkserver
 
     forkserver.shutdown(wait=False)  # (before saying so: a server may still be starting)
-    _error(_said(_interrupted_message(signum, args.command, getattr(args, "done", None)),
+    _error(_said(_interrupted_message(signum, args.command, getattr(args, "done", None),
+                                      getattr(args, "examples_run", None)),
                  _stale_output(args, interrupted=True)))
     return 128 + signum
 
@@ -897,9 +905,15 @@ def _fuzz(args: argparse.Namespace) -> int:
         raise _UsageError(f"--budget must be a number of seconds > 0, got {args.budget}")
 
     with _program_output_aside(), terminal_progress(enabled=not args.quiet) as progress:
+        def watched(event: Any) -> None:  # (what an interrupt then says was run)
+            if event.unit == "examples" and event.done:
+                args.examples_run = (int(event.done), event.run)
+            if progress is not None:
+                progress(event)
+
         result = run_fuzz(
             args.target, settings, max_examples=args.max_examples, budget=args.budget,
-            max_interruptions=args.max_interruptions, progress=progress,
+            max_interruptions=args.max_interruptions, progress=watched,
         )
     _plot_and_summary(args, result)
     _emit(args, result.render(args.format), result.summary())

@@ -234,6 +234,11 @@ def test_an_interrupted_timing_does_not_say_nothing_was_judged():
     # a trial: a fuzz search that had run examples, and a check that had finished
     # and was waiting to write its report, were both "nothing was judged"
     assert "the search was stopped before it ended" in _interrupted_message(2, "fuzz")
+    # (trial 462: what the search had run was not said)
+    assert _interrupted_message(2, "fuzz", None, (7, "example 7: resume at 3,9: identical")) \
+        .startswith("interrupted by SIGINT: the search was stopped before it ended, after 7 "
+                    "examples (the last: example 7: resume at 3,9: identical): no result is "
+                    "reported;")
     done = _interrupted_message(2, "run", "full resume: EQUIVALENT")
     assert "had finished (full resume: EQUIVALENT), but its report was not written" in done
     assert "nothing was judged" not in done
