@@ -4047,7 +4047,9 @@ def note_untraced(runs: Sequence[RunResult], records: Sequence[StepRecord]) -> l
         ("parameters and gradients", " (every step's loss matches; its parameters and "
                                      "gradients were not traced)"),
         ("gradients and", " (every step's loss and parameters match; its gradients were not "
-                          "traced)")) if line.startswith(what)), None)
+                          "traced)"),
+        ("parameters:", " (every step's loss and gradients match; its parameters were "
+                        "compared at the end only)")) if line.startswith(what)), None)
     if lacking is None:
         return untraced_lines
     for run in runs:
@@ -4070,6 +4072,15 @@ def untraced(records: Sequence[StepRecord]) -> list[str]:
                    "component or the program's `model` attribute, so a divergence shows "
                    "first in the loss, a step after it begins (give the program a `model` "
                    "attribute)")
+    if any(key.startswith("grad:") for key in keys) and not any(
+            key.startswith("param:") for key in keys):
+        # (trial 472: parameters in a plain dict, its optimizer declared: gradients were
+        # traced, parameters were not, and a run said "every step's ... parameters match")
+        out.append("parameters: no torch.nn.Module was found as the `params` component or the "
+                   "program's `model` attribute (the gradients are traced through the declared "
+                   "optimizer), so parameters are compared at the end of a run only, not at "
+                   "every step (hold them in an nn.Module, or give the program a `model` "
+                   "attribute that is one)")
     if any(key.startswith("param:") for key in keys) and not any(
             key == "data" or key.startswith("inputs:") for key in keys):
         # (trial 219: a GAN's generator and discriminator declared as one

@@ -1006,3 +1006,20 @@ def test_a_factory_that_hands_back_its_module_is_told_so_not_that_builds_start_a
     assert "two new builds start alike" not in said
     # (what it advises holds: a factory that reloads the module builds anew)
     assert verify("fixtures.trust.script_target:RELOADED", drop="none", noise_seeds=0).equivalent
+
+
+def test_parameters_untraced_beside_traced_gradients_are_said_and_not_claimed_to_match():
+    """Trial 472: parameters in a plain dict and a declared Adam: gradients were
+    traced, parameters were not, no `not traced` line said so, and a row read
+    "every step's loss, gradients and parameters match"."""
+    report = verify("fixtures.trust.dict_params:TARGET", drop=["global_step"], noise_seeds=0,
+                    check_determinism=False)
+    assert report.untraced == [
+        "parameters: no torch.nn.Module was found as the `params` component or the program's "
+        "`model` attribute (the gradients are traced through the declared optimizer), so "
+        "parameters are compared at the end of a run only, not at every step (hold them in an "
+        "nn.Module, or give the program a `model` attribute that is one)"]
+    [dropped] = [r for r in report.runs if r.dropped]
+    assert dropped.explanation.startswith(
+        "the final state of global_step differs (every step's loss and gradients match; its "
+        "parameters were compared at the end only)"), dropped.explanation
