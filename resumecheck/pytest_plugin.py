@@ -502,6 +502,11 @@ def session_markdown(results: list[dict[str, Any]], unrecorded: list[str] | None
     outcomes = [_outcome(e["report"]) if "report" in e else "not judged" for e in results]
     counts = [f"{outcomes.count(o)} {o}" for o in ("NOT equivalent", "inconclusive", "not judged")
               if o in outcomes]
+    # (trial 471: an equivalent check whose test failed on a blind spot read "equivalent"
+    # in a summary that counted one problem where pytest had two)
+    failed = sum(1 for e, o in zip(results, outcomes) if o == "equivalent" and e.get("failed"))
+    if failed:
+        counts.append(f"{failed} equivalent whose test failed")
     if unrecorded:
         counts.append(f"{len(unrecorded)} failed test(s) no check shows")
     verdict = ", ".join(counts) or "every full resume equivalent"
@@ -563,7 +568,9 @@ def _markdown_cells(entry: dict[str, Any]) -> list[str]:
     if full is not None and not report["equivalent"]:
         where += _confirmed_text(full)
     said = _outcome(report)
-    if said == "inconclusive":
+    if said == "equivalent" and entry.get("failed"):
+        said = f"equivalent; **test failed** ({entry['failed']})"
+    elif said == "inconclusive":
         said = "**inconclusive**"
     elif said != "equivalent" and full is not None and _lost_on_resave(full):
         said = f"**NOT equivalent** ({_lost_on_resave(full)})"

@@ -232,6 +232,24 @@ def test_the_sessions_job_summary_says_what_each_check_did_not_try():
     assert "- `tests/test_a.py::test_resume`: " + "; ".join(cells) in summary
 
 
+def test_an_equivalent_check_whose_test_failed_is_said_in_the_job_summary():
+    """Trial 471: an `assert_components_exercised` test failed on a blind spot; the
+    job summary counted "1 NOT equivalent" (the other test) and its row read
+    "equivalent" alone."""
+    from resumecheck import verify
+    from resumecheck.pytest_plugin import session_markdown
+
+    report = verify("resumecheck.tiny:TARGET", drop="none", noise_seeds=0,
+                    check_determinism=False).to_json()
+    entry = {"nodeid": "t.py::test_exercised", "target": report["target"], "report": report,
+             "failed": "ComponentsNotExercised"}
+    summary = session_markdown([entry])
+    assert summary.startswith("### resumecheck: 1 check(s), 1 equivalent whose test failed")
+    assert "| equivalent; **test failed** (ComponentsNotExercised) |" in summary
+    passed = session_markdown([{**entry, "failed": None}])
+    assert "test failed" not in passed and "every full resume equivalent" in passed
+
+
 def test_a_drop_whose_steps_differ_but_not_their_loss_is_said_silent_in_the_row():
     """Trial 447: a dropped EMA read `ema: exercised` in the row and `silent` in
     `resumecheck run`'s table: its steps differ, its loss never does."""
