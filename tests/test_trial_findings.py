@@ -1023,3 +1023,14 @@ def test_parameters_untraced_beside_traced_gradients_are_said_and_not_claimed_to
     assert dropped.explanation.startswith(
         "the final state of global_step differs (every step's loss and gradients match; its "
         "parameters were compared at the end only)"), dropped.explanation
+
+
+def test_the_stream_drawn_in_the_departing_step_is_told_first():
+    """Trial 472: dropping `rng` at 7, the data generator, drawn only at epochs'
+    starts, was told first of a departure in step 8's loss, which the dropout
+    generator drawn in that step made."""
+    report = verify("fixtures.trust.two_generators:TARGET", drop=["rng"], noise_seeds=0,
+                    check_determinism=False)
+    [dropped] = [r for r in report.runs if r.dropped]
+    assert dropped.first_divergent_quantity == "loss"
+    assert [o.stream for o in dropped.stream_offsets] == ["generator dropout", "generator data"]
