@@ -1034,3 +1034,32 @@ def test_the_stream_drawn_in_the_departing_step_is_told_first():
     [dropped] = [r for r in report.runs if r.dropped]
     assert dropped.first_divergent_quantity == "loss"
     assert [o.stream for o in dropped.stream_offsets] == ["generator dropout", "generator data"]
+
+
+def test_a_rate_set_by_a_scheduler_made_after_the_load_names_no_scheduler_line_that_is_not_there():
+    """Trial 471: a scheduler constructed after the optimizer's load set the rate
+    back to its warm-up start; the optimizer's finding ended "or a scheduler whose
+    own state the checkpoint does not hold goes on from a fresh start (see its own
+    line)", where the scheduler's state came back and no such line was printed."""
+    import torch
+
+    from fixtures.userprog import Trainer, target_of
+
+    class SchedulerMadeAfterLoad(Trainer):
+        def restore(self, ckpt: dict) -> None:
+            super().restore(ckpt)
+            sched = self.sched.state_dict()
+            self.sched = torch.optim.lr_scheduler.LambdaLR(  # (its constructor steps once)
+                self.opt, lambda s: min(1.0, (s + 1) / self.cfg.warmup))
+            self.sched.load_state_dict(sched)
+
+        def components(self) -> dict:
+            return {**super().components(), "scheduler": self.sched}
+
+    report = verify(target_of(SchedulerMadeAfterLoad, "t", resume_at=(3,)), drop="none",
+                    noise_seeds=0, check_determinism=False)
+    own = report.full_resume
+    [finding] = [f for f in own.diagnosis if f.component == "optimizer"]
+    assert "only its learning rate differs, which a scheduler sets" in finding.detail
+    assert "see its own line" not in finding.detail
+    assert not [f for f in own.diagnosis if f.component == "scheduler"]
