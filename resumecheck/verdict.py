@@ -1471,10 +1471,15 @@ def diagnose(ref: Reference, dropped: Sequence[str], segments: Segments) -> list
                 findings.append(Finding(name, detail, step=k, basis=basis, status=status or
                                         _idle_streams_only(want, got, unused, seg, name)))
                 seen.add(name)
-    if not any(SCHEDULER in split_rank_name(f.component)[0] for f in findings):
-        # (trial 471: "(see its own line)" of a scheduler whose state came back: no line)
-        findings = [replace(f, detail=f.detail.replace(_SCHEDULER_LOST, "")) for f in findings]
-    return findings
+    return _no_absent_scheduler(findings)
+
+
+def _no_absent_scheduler(findings: list[Finding]) -> list[Finding]:
+    """``findings`` without the cause "a scheduler ... (see its own line)" where no
+    scheduler has a line (trial 471: its state came back; the reader looked for one)."""
+    if any(SCHEDULER in split_rank_name(f.component)[0] for f in findings):
+        return findings
+    return [replace(f, detail=f.detail.replace(_SCHEDULER_LOST, "")) for f in findings]
 
 
 _SCHEDULER_LOST = ("; or a scheduler whose own state the checkpoint does not hold goes on "
