@@ -19,7 +19,7 @@ from resumecheck.components import OPTIMIZER, RNG, rank_name, split_rank_name
 from resumecheck.phrases import REORDERED, first_few
 from resumecheck.streams import is_stream_state
 
-__all__ = ["DETACHED", "LEARNING_RATE_ONLY", "MOMENTUM_TOO", "NONE_CAME_BACK",
+__all__ = ["DETACHED", "LEARNING_RATE_ONLY", "MOMENTUM_TOO", "NONE_CAME_BACK", "SCHEDULER_LOST",
            "NONE_CAME_BACK_PLAIN", "REORDERED", "SAVED_BEFORE_STEP", "by_parameter_name",
            "describe_difference", "differing_leaves", "is_private",
            "leaf_label", "reorder_optimizer_state", "righted_only", "unread_only", "values_apart"]
@@ -392,12 +392,16 @@ def _fresh_rate(differing: list[tuple[str, Any]], ref: dict[str, Any],
             f"{values_apart(new[rates[0]], ref[rates[0]])}, which a scheduler sets: a fresh "
             "optimizer has the rate of a fresh start")
 
+SCHEDULER_LOST = ("; or a scheduler whose own state the checkpoint does not hold goes on "
+                  "from a fresh start (see its own line)")
+"""The cause ``LEARNING_RATE_ONLY`` ends with, which the diagnosis leaves out where
+no scheduler has a line of its own (``verdict._no_absent_scheduler``)."""
+
 LEARNING_RATE_ONLY = (
     ": only its learning rate differs, which a scheduler sets: one stepped in or after "
     "your load(), one made there (a scheduler's constructor sets the rate: make it before "
     "the optimizer's state is loaded), or a rate set there by hand, leaves it so; or the "
-    "checkpoint was saved before the step's scheduler.step(); or a scheduler whose own state "
-    "the checkpoint does not hold goes on from a fresh start (see its own line)")
+    "checkpoint was saved before the step's scheduler.step()" + SCHEDULER_LOST)
 """Said of an optimizer whose state after the load differs in its learning rate
 alone (a trial: an extra scheduler step after the load showed as the optimizer
 restored wrongly, and the scheduler as not the cause)."""

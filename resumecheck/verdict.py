@@ -67,6 +67,7 @@ from resumecheck.segments import SegmentResult
 from resumecheck.settings import DropSpec
 from resumecheck.state_diff import (
     DETACHED, LEARNING_RATE_ONLY, MOMENTUM_TOO, NONE_CAME_BACK, NONE_CAME_BACK_PLAIN, REORDERED,
+    SCHEDULER_LOST,
     SAVED_BEFORE_STEP,
     describe_difference, differing_leaves, is_private, leaf_label, righted_only, unread_only,
 )
@@ -1479,11 +1480,7 @@ def _no_absent_scheduler(findings: list[Finding]) -> list[Finding]:
     scheduler has a line (trial 471: its state came back; the reader looked for one)."""
     if any(SCHEDULER in split_rank_name(f.component)[0] for f in findings):
         return findings
-    return [replace(f, detail=f.detail.replace(_SCHEDULER_LOST, "")) for f in findings]
-
-
-_SCHEDULER_LOST = ("; or a scheduler whose own state the checkpoint does not hold goes on "
-                   "from a fresh start (see its own line)")
+    return [replace(f, detail=f.detail.replace(SCHEDULER_LOST, "")) for f in findings]
 
 
 def _another_ranks(name: str, got: Any, expected: dict[str, Any]) -> str:
@@ -2242,11 +2239,12 @@ def _shifted_lists(named: dict[str, str], reference: dict[str, list[str]],
         missing = [i for i in range(len(ref)) if i not in kept]
         one = len(missing) == 1
         which = ", ".join(f"[{i}]" for i in missing[:6]) + (" ..." if len(missing) > 6 else "")
-        # (trial 465: "the others sit at other indices" beside a line that said where they sit)
-        shifted = (" (the others sit at other indices)"
-                   if any(i != j for j, i in enumerate(kept)) else "")
-        if len(missing) > 1 and missing == list(range(len(missing))):
-            shifted = ""
+        prefix = len(missing) > 1 and missing == list(range(len(missing)))
+        # (trial 465: "the others sit at other indices" beside a line that said where they
+        # sit, or of items that sat where they had)
+        shifted = ("" if prefix or all(i == j for j, i in enumerate(kept))
+                   else " (the others sit at other indices)")
+        if prefix:
             # (trial 164: "without the items at [0], [1], [2], [3], [4], [5] ..." of a log
             # that holds the uninterrupted run's [8..15] at [0..7])
             which = (f"[0..{len(missing) - 1}]: it holds the uninterrupted run's "
