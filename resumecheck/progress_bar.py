@@ -104,7 +104,9 @@ def _stall_notes(stream: IO[str]) -> Iterator[ProgressCallback]:
                     wait = STALL_S
                 continue
             event: ProgressEvent | None = last[1]
-            where = (f" (last seen: {event.run}, step {event.step}/{event.steps})"
+            # (trial 462: "step 3/16" was read as the step it hangs in; it is the last one done)
+            where = (f" (last step done: {event.run}, step {event.step}/{event.steps}; what"
+                     " follows it has not ended)"
                      if event is not None and event.step is not None else "")
             with contextlib.suppress(OSError, ValueError):
                 print(f"resumecheck: still working: no progress seen for {quiet:.0f} s"

@@ -192,5 +192,6 @@ def test_in_a_log_a_stall_is_said_with_where_the_check_stands(monkeypatch):
             time.sleep(0.05)
     said = log.getvalue()
     assert said.startswith("resumecheck: still working: no progress seen for ")
-    assert "(last seen: reference, step 3/16)" in said and "--timeout" in said
+    assert "(last step done: reference, step 3/16; what follows it has not ended)" in said
+    assert "--timeout" in said
     assert said.count("\n") == 1  # (the next note waits twice as long)
