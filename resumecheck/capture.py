@@ -179,6 +179,8 @@ def capture_meta(built: BuiltProgram) -> dict[str, Any]:
                 names.setdefault(id(p), prefix + n)
     others = {}
     for c, optimizer in optimizers:
+        if _is_scheduler(c.obj):  # (its state lists no parameters)
+            continue
         listed = [names.get(id(p), f"group{g}.param{i}")
                   for g, group in enumerate(optimizer.param_groups)
                   for i, p in enumerate(group["params"])]
@@ -681,3 +683,12 @@ def _copy(value: Any, memo: dict[int, Any] | None = None) -> Any:
         return tuple(_copy(v, memo) for v in value)
     return value
 
+
+def _is_scheduler(obj: Any) -> bool:
+    """A learning-rate scheduler: it holds the optimizer it steps (as an
+    optimizer's wrapper does) and counts steps (trial 475: a scheduler was read
+    as a second optimizer, and its line lost the causes of a count one step
+    ahead)."""
+    return isinstance(obj, (torch.optim.lr_scheduler.LRScheduler,
+                            torch.optim.lr_scheduler.ReduceLROnPlateau)) \
+        or hasattr(obj, "last_epoch")

@@ -365,7 +365,8 @@ def _step_apart(differing: list[tuple[str, Any]], ref: dict[str, Any],
                                          "scheduler's count), or " if fresh else "")
                 + f"{SAVED_BEFORE_STEP}, or a load that steps it one time fewer")
     if apart == {1}:
-        return "; one step ahead: stepped once more in or after the load, or saved after it"
+        return ("; one step ahead: stepped once more in or after the load (a scheduler made "
+                "there with last_epoch= steps once as it is made), or saved after it")
     return ""
 
 

@@ -475,8 +475,9 @@ def test_a_scheduler_one_step_behind_or_ahead_says_so():
     assert behind.endswith("; one step behind: a checkpoint saved before the step's "
                            "scheduler.step(), or a load that steps it one time fewer"), behind
     ahead = describe_difference("scheduler", {"last_epoch": 12}, {"last_epoch": 13}, 12)
-    assert ahead.endswith("; one step ahead: stepped once more in or after the load, or saved "
-                          "after it"), ahead
+    assert ahead.endswith("; one step ahead: stepped once more in or after the load (a "
+                          "scheduler made there with last_epoch= steps once as it is made), or "
+                          "saved after it"), ahead
     assert "one step" not in describe_difference("scheduler", {"last_epoch": 8},
                                                  {"last_epoch": 0}, 8)
     # (trial 138: a scheduler made anew by the load, 0 against 1, read as saved a step early)

@@ -375,6 +375,23 @@ def test_a_scheduler_made_again_in_load_is_named_with_what_to_change():
     assert verify(scheduler_made_in_load.CORRECT, drop="none", noise_seeds=0).equivalent
 
 
+def test_a_scheduler_made_again_at_the_step_reached_is_said_to_be_a_step_ahead():
+    """Trial 475: a load() that made its scheduler again with last_epoch= the
+    step reached (its constructor steps once) read `scheduler: last_epoch 8,
+    expected 7 (and 5 more entries ...)`, with no cause: a scheduler's state was
+    read as a second optimizer's, whose causes are its groups' rates."""
+    from fixtures.trust import scheduler_made_in_load
+
+    own = verify(scheduler_made_in_load.MADE_AT_THE_STEP_REACHED, drop="none",
+                 noise_seeds=0, check_determinism=False).full_resume
+    found = {f.component: f for f in own.diagnosis}
+    assert found["scheduler"].status == "confirmed", own.diagnosis
+    assert found["scheduler"].detail.startswith("last_epoch 5, expected 4"), found["scheduler"]
+    assert "; one step ahead: stepped once more in or after the load (a scheduler made there " \
+        "with last_epoch= steps once as it is made)" in found["scheduler"].detail, \
+        found["scheduler"].detail
+
+
 def test_a_scheduler_left_stepping_the_optimizer_of_the_build_is_named():
     """A trial: a load() that made the optimizer again left the scheduler on
     the old one; every component's state came back alike, and the why blamed
