@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import torch
+from torch.optim.optimizer import register_optimizer_step_pre_hook
 
 from resumecheck.compare import digest, float64_digest, local_tensor
 from resumecheck.components import OPTIMIZER, PARAMS, SCALER, split_rank_name
@@ -146,8 +147,9 @@ class Tracer:
             scaler = getattr(declared_optimizer, "scaler", None)
             self._scaler = scaler if isinstance(scaler, torch.amp.GradScaler) else None
         self._built = weakref.ref(built)  # (no longer alive than the segment keeps it)
+        self._made_in_the_step = _made_in_the_step(self._built)
         self._steps = _OptimizerSteps(self._optimizers, self._param_names(), self._wants_copy,
-                                      _optimizer_names(built))
+                                      _optimizer_names(built), self._made_in_the_step)
         self._step: int | None = None
         self.copy_grads_at: Callable[[int], bool] | None = None
         """Whether a step's tensors may be kept (None: every step's may)."""
@@ -228,7 +230,8 @@ class Tracer:
         self._step = step
         _follow_model(self)
         self._optimizers, self._steps = _hooked_now(self._built(), self._optimizers, self._steps,
-                                                    self._param_names, self._wants_copy)
+                                                    self._param_names, self._wants_copy,
+                                                    self._made_in_the_step)
         self._inputs, self._input_names, self._calls, self._streams = [], [], 0, {}
         keep = step in self.stream_states_at and self.tensor_dir is not None
         digests = self.stream_digests_at is None or step in self.stream_digests_at
@@ -321,13 +324,32 @@ class _OptimizerSteps:
 
     def __init__(self, optimizers: list[torch.optim.Optimizer], names: dict[int, str],
                  wants_copy: Callable[[str, str], bool],
-                 optimizer_names: dict[int, str] | None = None) -> None:
+                 optimizer_names: dict[int, str] | None = None,
+                 adopt: Callable[[torch.optim.Optimizer], bool] | None = None) -> None:
         self._names, self._wants_copy = names, wants_copy
         self._optimizer_names = optimizer_names or {}
         self._several = len(set(self._optimizer_names.values())) > 1  # (whose rate: worth saying)
         self._handles = [hook for o in optimizers for hook in (
             o.register_step_pre_hook(self._on_step), o.register_step_post_hook(self._stepped))]
+        # An optimizer made inside a step and stepped there (a phase's new one) is
+        # hooked only from the next step on: until then, one that ``adopt`` takes
+        # for the program's is followed through every optimizer's hook (trial 476:
+        # the step that made it read "its optimizer did not step there")
+        self._hooked = {id(o) for o in optimizers}
+        self._adopt, self._adopted = adopt, set[int]()
+        self._any = (register_optimizer_step_pre_hook(self._on_any_step)
+                     if adopt is not None else None)
         self.reset()
+
+    def _on_any_step(self, optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> Any:
+        if id(optimizer) in self._hooked:
+            return None
+        if id(optimizer) not in self._adopted:
+            if self._adopt is None or not self._adopt(optimizer):
+                return None
+            self._adopted.add(id(optimizer))
+            self._handles.append(optimizer.register_step_post_hook(self._stepped))
+        return self._on_step(optimizer, args, kwargs)
 
     def reset(self) -> None:
         # per optimizer in its step(): its call's place, and how deep (a
@@ -355,9 +377,9 @@ class _OptimizerSteps:
         return list(self._handles)
 
     def close(self) -> None:
-        for handle in self._handles:
+        for handle in (*self._handles, *([self._any] if self._any is not None else [])):
             handle.remove()
-        self._handles = []
+        self._handles, self._any = [], None
 
     def lr(self) -> list[float] | None:
         """Every step's learning rates, in order (None: no optimizer stepped)."""
@@ -477,7 +499,8 @@ def _follow_model(tracer: Tracer) -> None:
     tracer._steps.close()  # (its parameters' names are the new model's)
     tracer._optimizers = _optimizers(built, _find(built, OPTIMIZER, object, "optimizer"))
     tracer._steps = _OptimizerSteps(tracer._optimizers, tracer._param_names(),
-                                    tracer._wants_copy, _optimizer_names(built))
+                                    tracer._wants_copy, _optimizer_names(built),
+                                    tracer._made_in_the_step)
 
 
 def _hook_model(tracer: Tracer, model: torch.nn.Module) -> None:
@@ -491,9 +514,21 @@ def _hook_model(tracer: Tracer, model: torch.nn.Module) -> None:
     tracer._input_handle = model.register_forward_pre_hook(tracer._on_forward, with_kwargs=True)
 
 
+def _made_in_the_step(built: Callable[[], BuiltProgram | None]
+                      ) -> Callable[[torch.optim.Optimizer], bool]:
+    """Whether an optimizer no hook follows, stepping, is the one the
+    program's ``optimizer`` attribute holds now (made during this step)."""
+    def adopt(optimizer: torch.optim.Optimizer) -> bool:
+        program = built()
+        return program is not None and \
+            unwrap_optimizer(getattr(program.program, "optimizer", None)) is optimizer
+    return adopt
+
+
 def _hooked_now(built: BuiltProgram | None, optimizers: list[torch.optim.Optimizer],
                 steps: _OptimizerSteps, names: Callable[[], dict[int, str]],
-                wants_copy: Callable[[str, str], bool]
+                wants_copy: Callable[[str, str], bool],
+                adopt: Callable[[torch.optim.Optimizer], bool] | None = None
                 ) -> tuple[list[torch.optim.Optimizer], _OptimizerSteps]:
     """The optimizers a step is traced through, its records reset: those hooked
     so far, unless the program's ``optimizer`` attribute now holds one they do
@@ -509,7 +544,7 @@ def _hooked_now(built: BuiltProgram | None, optimizers: list[torch.optim.Optimiz
     found = _optimizers(built, _find(built, OPTIMIZER, object, "optimizer"))
     if all(now is not o for o in found):  # (a declared optimizer the program replaced)
         found.insert(0, now)
-    return found, _OptimizerSteps(found, names(), wants_copy, _optimizer_names(built))
+    return found, _OptimizerSteps(found, names(), wants_copy, _optimizer_names(built), adopt)
 
 
 def _optimizers(built: BuiltProgram, declared: Any) -> list[torch.optim.Optimizer]:

@@ -33,3 +33,17 @@ def test_a_component_that_stands_in_for_the_current_optimizer_resumes():
 
 def test_a_module_made_at_each_call_over_the_same_layers_is_no_replacement():
     assert verify(SPEC + "FRESH_WRAPPER", drop="none", **FAST).equivalent
+
+
+def test_the_step_that_makes_and_steps_a_new_optimizer_is_traced():
+    """Trial 476: the step that made the next phase's optimizer and stepped it
+    was traced as one where no optimizer stepped, and a restart that stayed in
+    the first phase read "gradient of 0.bias ... (none in the uninterrupted
+    run: its optimizer did not step there)". Its rate is what differs first."""
+    report = verify(SPEC + "OWN_POSITION", drop=["global_step"], resume_at=(2,), **FAST)
+    assert report.equivalent
+    [dropped] = [r for r in report.runs if r.dropped]
+    assert (dropped.first_divergent_step, dropped.first_divergent_quantity) == (
+        5, "learning rate"), dropped.explanation
+    assert "learning rate of step 5: 0.1, expected 0.01" in dropped.explanation, \
+        dropped.explanation
