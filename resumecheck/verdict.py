@@ -689,7 +689,8 @@ def _fields_as_built(ref: Reference, result: RunResult, segments: Segments) -> s
     seen = _as_built_at(ref, name, points)
     if seen is None:
         return None
-    at_k, alike, at_end = seen
+    at_points, alike, at_end = seen
+    at_k = at_points[0]
     moved = {key for key, _ in differing_leaves(at_k, at_end)}
     # (trial 268: an episode's step count, 20 at the resume point and at the end, 18
     # between, was left unsaid where its component's row diverged on other fields)
@@ -704,18 +705,34 @@ def _fields_as_built(ref: Reference, result: RunResult, segments: Segments) -> s
     # (one wording with a build's: trial 190 read "a tensor of 5056 values there, a tensor
     # of 5056 values at the end" as alike)
     shown = "; ".join(f"`{leaf_label(key, at_k) or name}` "
-                      f"({_built_then(at_k[key], at_end[key], after.get(key))})"
+                      f"({_values_then(key, points, at_points, at_end, after.get(key))})"
                       for key in later[:3]) + (
         f"; and {len(later) - 3} more" if len(later) > 3 else "")
     it = "it" if one else "them"
     head = (f"of `{name}`, {shown} {'is' if one else 'are'} at "
             f"{steps_text([k for k, _ in points])} as the restore without `{name}` leaves {it}")
     built = ref.segment.built_leaves.get(name)
+    # (trial 476: restarted at 6 and 15, fields a fresh build's at 6 and another
+    # component's at 15 were said to be a fresh build's at both)
     held = None if not built else (
-        "put back" if all(key in built and built[key] != digest(at_k[key]) for key in later)
-        else "built" if all(key in built and built[key] == digest(at_k[key]) for key in later)
+        "put back" if all(key in built and built[key] != digest(there[key])
+                          for key in later for there in at_points)
+        else "built" if all(key in built and built[key] == digest(there[key])
+                            for key in later for there in at_points)
         else None)
     return _as_built_words(head, name, one, held)
+
+
+def _values_then(key: str, points: list[tuple[int, str]], at_points: list[dict[str, Any]],
+                 at_end: dict[str, Any], after: int | None) -> str:
+    """A field's values at the resume points and at the end, in words: one
+    value where every point held it alike (``0 there, 4 at the end``), else
+    each point's (trial 476: "1 there" of a phase that was 2 at the second)."""
+    if len({digest(there[key]) for there in at_points}) == 1:
+        return _built_then(at_points[0][key], at_end[key], after)
+    return ", ".join(f"{_leaf_text(there[key])} at step {k}"
+                     for (k, _), there in zip(points, at_points)) + \
+        f", {_leaf_text(at_end[key])} at the end"
 
 
 def _as_built_words(head: str, name: str, one: bool, held: str | None) -> str:
@@ -755,8 +772,8 @@ def _as_built_words(head: str, name: str, one: bool, held: str | None) -> str:
 
 
 def _as_built_at(ref: Reference, name: str, points: list[tuple[int, str]]
-                 ) -> tuple[dict[str, Any], set[str], dict[str, Any]] | None:
-    """Of component ``name``: its leaves at the first resume point, those the
+                 ) -> tuple[list[dict[str, Any]], set[str], dict[str, Any]] | None:
+    """Of component ``name``: its leaves at each resume point, those the
     restore without it left as the reference held them at every point, and
     its leaves at the reference's end (None: not known at some point)."""
     if not points:
@@ -777,7 +794,7 @@ def _as_built_at(ref: Reference, name: str, points: list[tuple[int, str]]
     alike = set(seen[0][0])
     for at_k, built in seen:
         alike -= {key for key, _ in differing_leaves(at_k, built)}
-    return seen[0][0], alike, dict(flatten_state(ended))
+    return [at_k for at_k, _ in seen], alike, dict(flatten_state(ended))
 
 
 def as_built_untried(ref: Reference, points: Sequence[int], alone: set[str],

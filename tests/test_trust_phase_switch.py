@@ -47,3 +47,17 @@ def test_the_step_that_makes_and_steps_a_new_optimizer_is_traced():
         5, "learning rate"), dropped.explanation
     assert "learning rate of step 5: 0.1, expected 0.01" in dropped.explanation, \
         dropped.explanation
+
+
+def test_fields_a_build_holds_at_one_restart_and_another_component_at_the_next_say_so():
+    """Trial 476: restarted at 6 and 15, a scheduler's phase was read "1 there"
+    and "as a fresh build makes them" at both, where at 15 it was 2, put back
+    by the optimizer's component. Each point's value is said, and which of the
+    two holds it is not claimed."""
+    report = verify(SPEC + "WITH_SCHEDULERS", drop=["scheduler"], resume_at=(2, 6), **FAST)
+    assert report.equivalent
+    [line] = [n for n in report.not_checked if n.startswith("of `scheduler`")]
+    assert line.startswith("of `scheduler`, `phase` (1 at step 2, 2 at step 6, 2 at the end)"), \
+        line
+    assert "(as a fresh build makes" not in line and "(not as a fresh build makes" not in line
+    assert "(a fresh build's, what another declared component puts back" in line, line
