@@ -647,7 +647,10 @@ the resume point (a trial: the advice was to make it change), followed by
 ``SCHEDULER_BY_EPOCH`` or ``SCHEDULER_IDLE``."""
 SCHEDULER_BY_EPOCH = (
     ": what this scheduler's state holds sets nothing a step reads (a scheduler stepped with "
-    "an explicit epoch, step(epoch), or one the program rebuilds from its step)")
+    "an explicit epoch, step(epoch), one the program rebuilds from its step, or one it makes "
+    "anew before what it holds matters: a new phase's, fold's or stage's)")
+"""(trial 476: a program that made the next phase's scheduler at the next step
+was offered only the first two)"""
 HOLDS_NOTHING = "holds nothing at the resume point and at the end"
 """Said of a blind spot whose component's state is empty at the resume points
 and at the end (``verdict._as_built_explanation``)."""

@@ -61,3 +61,14 @@ def test_fields_a_build_holds_at_one_restart_and_another_component_at_the_next_s
         line
     assert "(as a fresh build makes" not in line and "(not as a fresh build makes" not in line
     assert "(a fresh build's, what another declared component puts back" in line, line
+
+
+def test_a_scheduler_the_next_phase_replaces_is_a_blind_spot_that_names_the_replacement():
+    """Trial 476: a scheduler replaced at the step after the resume point read
+    as one stepped with an explicit epoch, or rebuilt from its step."""
+    report = verify(SPEC + "WITH_SCHEDULERS", drop=["scheduler"], resume_at=(3,), **FAST)
+    [spot] = [r for r in report.runs if r.dropped]
+    assert spot.verdict == "identical" and spot.explanation.startswith("blind spot"), spot
+    assert spot.explanation.endswith(
+        "or one it makes anew before what it holds matters: a new phase's, fold's or "
+        "stage's)"), spot.explanation
