@@ -3529,9 +3529,12 @@ def _optimizers_rate(r: RunResult) -> str:
     what a step draws too (two trials' diffusion noise and input masks read
     as a data loader's fault)."""
     first = split_rank_name(r.first_divergent_key or "")[0]
+    # (trial 476: a scheduler's restore made the next phase's optimizer, whose rate
+    # the restart stepped with, not the build's)
     if r.dropped == [OPTIMIZER] and first == "lr":
         return (" (the optimizer's param_groups hold the learning rate a scheduler sets: "
-                "dropped, the restart steps with the rate its build gave it)")
+                "dropped, the restart steps with the rate its build gave it, or another "
+                "component's restore: one that makes the optimizer anew)")
     if first.startswith("inputs:") and (RNG in r.dropped or any(
             f.status == CONFIRMED and is_stream_detail(f.detail) for f in r.diagnosis)):
         return (" (the model's inputs are its batch and what a step draws into it, noise or "
