@@ -399,10 +399,14 @@ def _replaced_error(built: BuiltProgram, names: list[str], step: int) -> TargetE
     """A run whose program replaced declared objects as it trained: the check
     holds the first ones, and would judge their state as the run's."""
     kinds = {c.name: type(c.obj).__name__ for c in built.components}
-    said = ", ".join(f"`{n}` ({kinds[n]})" for n in names)
+    try:  # (trial 476: "`optimizer` (SGD)" was read as the new one's kind)
+        now = {n: f", {type(o).__name__} now" for n, o in built.program.components().items()}
+    except Exception:  # (said as at the build only)
+        now = {}
+    said = ", ".join(f"`{n}` ({kinds[n]} at the build{now.get(n, '')})" for n in names)
     return TargetError(
         built.target_name,
-        f"after step {step}, components() gives other objects for {said} than at the build: "
+        f"after step {step}, components() gives other objects for {said}: "
         "the program replaces them as it trains (a new optimizer for a new phase, say), and "
         "the check reads the declared objects after the build and after each restore only, "
         "so it would judge the first ones' state as the run's",

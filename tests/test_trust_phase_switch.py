@@ -18,8 +18,8 @@ def test_a_program_that_replaces_its_optimizer_is_refused_saying_what_to_declare
     with pytest.raises(TargetError) as caught:
         verify(SPEC + "REPLACES", drop="none", **FAST)
     said = str(caught.value)
-    assert ("after step 5, components() gives other objects for `optimizer` (SGD) than at the "
-            "build: the program replaces them as it trains") in said, said
+    assert ("after step 5, components() gives other objects for `optimizer` (SGD at the "
+            "build, AdamW now): the program replaces them as it trains") in said, said
     assert "passes state_dict() and load_state_dict() through to the program's current one" \
         in said
 
