@@ -55,7 +55,8 @@ EXIT_SIGHUP = 128 + getattr(signal, "SIGHUP", 1)  # 129
 _EXIT_CODES = """\
 exit codes: 0 equivalent, 1 not equivalent (the full resume diverged or failed; with
               --strict, also where your own resume ends otherwise in state no
-              component declares, or held it otherwise after its load),
+              component declares, or held it otherwise after its load, or
+              restored declared state otherwise where it changed no step),
             2 bad usage or input: a target that does not load, or a program whose
               uninterrupted run fails, or hangs past --timeout (600 s a step unless
               told: give a --timeout to hear sooner),
@@ -279,7 +280,9 @@ def _run_parser(sub: Any) -> None:
                      help="exit 1 also where the resume is equivalent in what is compared but "
                      "your own resume ends otherwise in state no component declares, or held "
                      "it otherwise right after its load until a later step set it again (a "
-                     "`not compared` line that says your checkpoint loses it, or may)")
+                     "`not compared` line that says your checkpoint loses it, or may), or "
+                     "restored a declared component otherwise in state that changed no step "
+                     "(a latent gap)")
 
 
 def _fuzz_parser(sub: Any) -> None:
@@ -854,13 +857,21 @@ def _run(args: argparse.Namespace) -> int:
 def _strict_fails(args: argparse.Namespace, report: Any) -> bool:
     """``--strict`` of an equivalent report whose own resume ends otherwise in
     state no component declares, or held it otherwise after its load (a later
-    step setting it again): said on standard error (trials 180, 183, 186:
+    step setting it again), or whose full resume has a latent gap: said on
+    standard error (trials 180, 183, 186:
     a checkpoint that loses a callback's state, or an EMA's count, exited 0, and
     a pipeline reads the exit code)."""
     from resumecheck.phrases import lost_uncompared, paths_said, set_again_uncompared
+    from resumecheck.report import latent_words
 
     lost = lost_uncompared(report.undeclared) if args.strict else []
     again = set_again_uncompared(report.undeclared) if args.strict else []
+    gaps = latent_words(report) if args.strict else ""
+    if gaps:  # (trial 473: a scaler restored otherwise passed --strict, exit 0)
+        full = report.full_resume
+        again_with = f"; reproduce: {full.reproduce} --strict" if full and full.reproduce else ""
+        print(f"resumecheck: --strict: {gaps}: exit 1 (see the diagnosis; another resume "
+              f"point may show it change the run){again_with}", file=sys.stderr)
     if lost or again:
         said = [f"ends otherwise with {paths_said(lost, quote='')}"] if lost else []
         said += [f"held {paths_said(again, quote='')} otherwise after its load (a later step "
@@ -870,7 +881,7 @@ def _strict_fails(args: argparse.Namespace, report: Any) -> bool:
         print(f"resumecheck: --strict: your own resume {', and '.join(said)}, which no "
               f"component declares: exit 1 (see `not compared` in the report){again_with}",
               file=sys.stderr)
-    return bool(lost or again)
+    return bool(lost or again or gaps)
 
 
 def _check_outputs(args: argparse.Namespace) -> None:

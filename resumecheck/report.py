@@ -719,6 +719,29 @@ def outcome_text(report: Report) -> str:
                 f"depart from the uninterrupted run: "
                 f"{resave_loses([f'`{c}`' for c in resaved])} (see the diagnosis)")
     again = set_again_uncompared(report.undeclared)
+    text, gaps = outcome_text_of(report, lost, again), latent_words(report)
+    if gaps:  # (trial 473: a scaler's growth count lost read "EQUIVALENT" and nothing more)
+        below = text.endswith(" (see below)")
+        text = (text.removesuffix(" (see below)") + f"; {gaps} (see the diagnosis"
+                + (" and below)" if below else ")"))
+    return text
+
+
+def latent_words(report: Report) -> str:
+    """Of an equivalent resume whose full resume restored declared state
+    otherwise, in what changed no step: the headline's words (empty: none)."""
+    full = report.full_resume
+    if not report.equivalent or full is None or not full.latent_gaps:
+        return ""
+    names = ", ".join(full.latent_gaps)
+    return (f"latent gap: {names} restored otherwise than the uninterrupted run had "
+            f"{'it' if len(full.latent_gaps) == 1 else 'them'}, in state that changed no step "
+            "here")
+
+
+def outcome_text_of(report: Report, lost: list[str], again: list[str]) -> str:
+    """``outcome_text`` but for the latent gaps."""
+    full = report.full_resume
     if not report.equivalent or not lost and not again:
         if report.equivalent and full is not None and ADAPTER_LOOP in full.explanation:
             # (trial 446: a skip_first_batches off by one in the script's own load() read

@@ -167,6 +167,26 @@ def test_latent_gap_is_a_warning_not_a_divergence():
                                      "(--resume-at K,K2; resumecheck fuzz tries many schedules)")
 
 
+def test_a_latent_gap_is_in_the_headline_and_fails_strict(capsys):
+    """Trial 473: a loss scaler's growth count its load lost, which changed no
+    step at that point, read "full resume: EQUIVALENT", exit 0, under --strict
+    too; only the diagnosis said it."""
+    from resumecheck.cli import main
+
+    fast = ["--drop", "none", "--noise-seeds", "0", "--no-determinism-check"]
+    assert main(["run", "tests.programs:EPOCH_READ_AT_BOUNDARY", *fast]) == 0
+    said = capsys.readouterr()
+    assert ("full resume: EQUIVALENT; latent gap: sampler_epoch restored otherwise than the "
+            "uninterrupted run had it, in state that changed no step here (see the "
+            "diagnosis)") in said.out, said.out
+    assert main(["run", "tests.programs:EPOCH_READ_AT_BOUNDARY", *fast, "--strict"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("resumecheck: --strict: latent gap: sampler_epoch restored "
+                          "otherwise"), err
+    assert err.rstrip().endswith("--strict"), err  # (the command that shows it again)
+    assert main(["run", "fixtures.trust.deque_maxlen:CORRECT", *fast, "--strict"]) == 0
+
+
 def test_asserting_an_equivalent_resume_with_a_latent_gap_warns_naming_it():
     # (a trial: in pytest such a resume passed as "full resume: ok" and said nothing more)
     from resumecheck.assertions import assert_resume_equivalent
