@@ -37,7 +37,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
-from resumecheck.progress_bar import terminal_progress
+from resumecheck.progress_bar import terminal_progress, warnings_named
 from resumecheck.settings import DEFAULT_NOISE_SEEDS, MAX_NOISE_SEEDS
 
 __all__ = ["main"]
@@ -840,7 +840,7 @@ def _run(args: argparse.Namespace) -> int:
     )
     _check_outputs(args)
     _check_plot(args.plot, args.target, args.output)
-    with _program_output_aside(), terminal_progress() as progress:
+    with _program_output_aside(), terminal_progress() as bar, warnings_named(bar) as progress:
         report = run_check(args.target, settings, progress=progress)
     _plot_and_summary(args, report)
     # (as the report's own headline words it: a trial read two spellings of one verdict)

@@ -20,7 +20,7 @@ from typing import IO, Any
 
 from resumecheck.progress import ProgressCallback, ProgressEvent
 
-__all__ = ["progress_wanted", "terminal_progress"]
+__all__ = ["progress_wanted", "terminal_progress", "warnings_named"]
 
 DELAY_S = 1.0
 """Tasks shorter than this show nothing."""
@@ -124,3 +124,43 @@ def _stall_notes(stream: IO[str]) -> Iterator[ProgressCallback]:
     finally:
         done.set()
         thread.join(timeout=1.0)
+
+
+@contextmanager
+def warnings_named(progress: ProgressCallback | None,
+                   stream: IO[str] | None = None) -> Iterator[ProgressCallback]:
+    """A progress callback that passes its events on to ``progress`` and
+    remembers the run under way, so that a warning the program gives in this
+    interpreter is preceded by a line naming that run (trial 473: torch's
+    "lr_scheduler.step() before optimizer.step()", given in the run that
+    dropped the scheduler, was read as the checkpoint's fault). Warnings of
+    other processes (``--isolation process``, runs forked side by side) are
+    shown as they are."""
+    import warnings
+
+    stream = sys.stderr if stream is None else stream
+    shown, here, under_way = warnings.showwarning, os.getpid(), [""]
+
+    def seen(event: ProgressEvent) -> None:
+        under_way[0] = event.run
+        if progress is not None:
+            progress(event)
+
+    def named(message: Any, category: Any, filename: str, lineno: int, file: Any = None,
+              line: str | None = None) -> None:
+        run = under_way[0]
+        if os.getpid() == here and run:
+            on_purpose = (f" (a restart that leaves {run.removeprefix('drop ')} out of the "
+                          "restore on purpose, not your checkpoint's)"
+                          if run.startswith("drop ") else "")
+            with contextlib.suppress(OSError, ValueError):
+                print(f"resumecheck: your program warned in the check's run `{run}`"
+                      f"{on_purpose}:", file=stream, flush=True)
+        shown(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = named
+    try:
+        yield seen
+    finally:
+        if warnings.showwarning is named:
+            warnings.showwarning = shown

@@ -557,3 +557,39 @@ class TwoOptimizers:
 
 
 TWO_OPTIMIZERS = Target(factory=TwoOptimizers, steps=6, resume_at=(3,))
+
+
+class _Restored:
+    """Tells its program that the engine restored it (a component of its own)."""
+
+    def __init__(self, program: "WarnsWhenItsCountIsLost") -> None:
+        self.program = program
+
+    def state_dict(self) -> dict:
+        return {"restorable": True}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.program.restored = True
+
+
+class WarnsWhenItsCountIsLost(Linear):
+    """Warns (a library's UserWarning, as torch's scheduler-order one) where a
+    restore leaves its step count at 0: only a run that drops it does."""
+
+    def __init__(self, config: dict) -> None:
+        super().__init__(config)
+        self.restored = False
+
+    def components(self):
+        return {**super().components(), "marker": _Restored(self)}
+
+    def train_step(self):
+        if self.restored and self.step == 0:
+            import warnings
+
+            warnings.warn("the step count began again", UserWarning, stacklevel=1)
+        return super().train_step()
+
+
+WARNS_WHEN_ITS_COUNT_IS_LOST = Target(factory=WarnsWhenItsCountIsLost, steps=6, resume_at=(3,),
+                                      spec="tests.programs:WARNS_WHEN_ITS_COUNT_IS_LOST")

@@ -195,3 +195,20 @@ def test_in_a_log_a_stall_is_said_with_where_the_check_stands(monkeypatch):
     assert "(last step done: reference, step 3/16; what follows it has not ended)" in said
     assert "--timeout" in said
     assert said.count("\n") == 1  # (the next note waits twice as long)
+
+
+def test_a_warning_of_the_program_names_the_run_it_came_from(capsys):
+    """Trial 473: torch's "lr_scheduler.step() before optimizer.step()", given
+    in the run that dropped the scheduler, topped the report unexplained and
+    was read as the checkpoint's fault."""
+    from resumecheck.cli import main
+
+    import pytest
+
+    with pytest.warns(UserWarning, match="the step count began again"):  # (shown under it)
+        assert main(["run", "tests.programs:WARNS_WHEN_ITS_COUNT_IS_LOST", "--drop",
+                     "global_step", "--noise-seeds", "0", "--no-determinism-check"]) == 0
+    err = capsys.readouterr().err
+    assert ("resumecheck: your program warned in the check's run `drop global_step` (a restart "
+            "that leaves global_step out of the restore on purpose, not your checkpoint's):\n"
+            ) in err, err
