@@ -117,6 +117,8 @@ class FuzzResult:
     and it still fail (False: the time budget stopped that search first; None: no failure)."""
     shrunk_from: list[int] | None = None
     """The first failing schedule drawn, where the failure is another (None: none)."""
+    shrunk_from_loss_diff: float | None = None
+    """That schedule's largest |Δloss| (None: none, or not known)."""
     failing_otherwise: list[dict[str, Any]] = field(default_factory=list)
     """Schedules the shrink tried that fail, but not as the failure does (each
     ``resume_at`` and ``how``: ``end state alone``, ``other components``, or
@@ -189,6 +191,7 @@ class FuzzResult:
             "fast_start": self.fast_start,
             "found": self.found,
             "minimal": self.minimal, "shrunk_from": self.shrunk_from,
+            "shrunk_from_loss_diff": self.shrunk_from_loss_diff,
             "failing_otherwise": list(self.failing_otherwise),
             "failure": self.failure.to_json() if self.failure else None,
             "reference_loss": list(self.reference_loss),
@@ -225,10 +228,11 @@ class FuzzResult:
         at = ",".join(map(str, schedule)) + _at_edges(self.boundaries, schedule)
         if self.minimal:
             return (f"minimal failing schedule: resume at {at}{_shrunk(self)}, found after "
-                    f"{tried}{_failing_otherwise(self.failing_otherwise)}")
+                    f"{tried}{_failing_otherwise(self.failing_otherwise)}{_silent_here(self)}")
         return (f"failing schedule: resume at {at}{_shrunk(self)}, found after {tried}; not shown "
                 "to be minimal: "
-                "the time budget ran out before every earlier resume point was tried")
+                f"the time budget ran out before every earlier resume point was tried"
+                f"{_silent_here(self)}")
 
     def render(self, fmt: Literal["table", "json", "markdown"] = "table") -> str:
         import json
@@ -558,6 +562,26 @@ def _shrunk(result: FuzzResult) -> str:
     return f" (shrunk from resume at {','.join(map(str, result.shrunk_from))}, the first to fail)"
 
 
+def _silent_here(result: FuzzResult) -> str:
+    """Of a failure whose loss differs at no step: that the search keeps the
+    smallest failing schedule, not the one that shows most, and what the first
+    to fail showed (trial 473: a lost growth count of a loss scaler shrank to a
+    schedule where only the scale differed, and read as cosmetic; its relaunch
+    at other points changed the loss. Trial 469: the first to fail had
+    departed in the loss, which the summary did not say)."""
+    failure = result.failure
+    if failure is None or failure.max_abs_loss_diff != 0:
+        return ""
+    first = ",".join(map(str, result.shrunk_from or []))
+    loss = result.shrunk_from_loss_diff
+    before = (f", where the first to fail, resume at {first}, changed it by up to {loss:.3g}"
+              if first and loss else f", nor did the first to fail, resume at {first}"
+              if first and loss == 0 else "")
+    return (f"; no step's loss differs at this schedule{before}: the search keeps the smallest "
+            "failing schedule, not the one that shows most, and at other resume points the "
+            "same fault may change the training (resumecheck run --resume-at K shows one)")
+
+
 def _failing_otherwise(tried: list[dict[str, Any]]) -> str:
     """What a minimal failure's summary adds where the shrink tried earlier or
     shorter schedules that fail otherwise (in the end state alone, blaming
@@ -755,6 +779,8 @@ def _search(checker: Checker, result: FuzzResult, default: list[int], edges: lis
     except _ScheduleFails as exc:
         result.failure, result.minimal = _earliest(checker, exc.result, say, result.failing_otherwise)
         result.shrunk_from = _unless_same(failed[0].resume_at, result.failure.resume_at)
+        if result.shrunk_from:
+            result.shrunk_from_loss_diff = failed[0].max_abs_loss_diff
     except Unsatisfiable:
         result.budget_exhausted = True
     finally:

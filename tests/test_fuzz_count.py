@@ -58,3 +58,33 @@ def test_a_failure_shrunk_from_the_first_schedule_that_failed_says_which():
     # any drawn: 8 examples tried had never resumed at its one boundary, where it failed)
     drawn = fuzz("fixtures.bugs.class14_epoch_boundary:BUGGY_DEFAULT_K", max_examples=10)
     assert (drawn.failure.resume_at, drawn.shrunk_from, drawn.examples) == ([5], None, 2)
+
+
+def test_a_failure_silent_in_the_loss_says_what_the_first_to_fail_showed():
+    """Trial 473: a loss scaler's lost growth count shrank to a schedule where
+    only the scale differed, and read as cosmetic; trial 469's first failing
+    schedule had departed in the loss, which the summary did not say."""
+    from resumecheck.fuzz import FuzzResult
+    from resumecheck.report import RunResult
+
+    def failed_at(k: int, loss: float) -> RunResult:
+        return RunResult(dropped=[], resume_at=[k], verdict="diverged", checkpoint="program",
+                         max_abs_loss_diff=loss)
+
+    result = FuzzResult(target="t", steps=8, seed=0, max_interruptions=1, examples=2,
+                        distinct_schedules=2, failure=failed_at(1, 0.0), minimal=True,
+                        shrunk_from=[6], shrunk_from_loss_diff=0.25)
+    assert result.summary().endswith(
+        "; no step's loss differs at this schedule, where the first to fail, resume at 6, "
+        "changed it by up to 0.25: the search keeps the smallest failing schedule, not the one "
+        "that shows most, and at other resume points the same fault may change the training "
+        "(resumecheck run --resume-at K shows one)"), result.summary()
+    result.shrunk_from_loss_diff = 0.0
+    assert ", nor did the first to fail, resume at 6:" in result.summary()
+    result.failure = failed_at(1, 0.5)
+    assert "no step's loss differs" not in result.summary()
+    # through a search: a plateau scheduler whose state alone its load loses
+    found = fuzz("fixtures.trust.end_state_only:BUGGY", max_examples=3, budget=60)
+    assert found.failure is not None and found.failure.max_abs_loss_diff == 0
+    assert "; no step's loss differs at this schedule" in found.summary(), found.summary()
+    assert found.to_json()["shrunk_from_loss_diff"] == (0.0 if found.shrunk_from else None)
