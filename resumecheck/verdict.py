@@ -25,7 +25,7 @@ import torch
 from resumecheck.compare import Difference, Tolerance, compare_values, digest, flatten_state
 from resumecheck.components import (
     CONFIG, DATA_CURSOR, GLOBAL_STEP, OPTIMIZER, PARAMS, RNG, SAMPLER_EPOCH, SCHEDULER,
-    split_rank_name,
+    RNGState, split_rank_name,
     validate_drop,
 )
 from resumecheck.errors import (
@@ -723,11 +723,25 @@ def _fields_as_built(ref: Reference, result: RunResult, segments: Segments) -> s
     return _as_built_words(head, name, one, held)
 
 
+def _stream_leaf(key: str) -> bool:
+    """Whether a leaf of a flattened state is a random stream's (an
+    ``RNGState``'s: ``torch``, ``python[1]``, ``generators.loader``)."""
+    return re.split(r"[.\[]", key, maxsplit=1)[0] in (*RNGState.STREAMS, "generators")
+
+
 def _values_then(key: str, points: list[tuple[int, str]], at_points: list[dict[str, Any]],
                  at_end: dict[str, Any], after: int | None) -> str:
     """A field's values at the resume points and at the end, in words: one
     value where every point held it alike (``0 there, 4 at the end``), else
     each point's (trial 476: "1 there" of a phase that was 2 at the second)."""
+    if _stream_leaf(key):  # (trial 479: "a tensor of 5056 values" of a generator's state)
+        held = {digest(there[key]) for there in at_points}
+        if len(held) > 1:
+            return (f"another state at each of {steps_text([k for k, _ in points])}, another "
+                    "at the end")
+        if digest(at_end[key]) in held:
+            return f"its state there and at the end, another after step {after}"
+        return "its state there, another at the end"
     if len({digest(there[key]) for there in at_points}) == 1:
         return _built_then(at_points[0][key], at_end[key], after)
     return ", ".join(f"{_leaf_text(there[key])} at step {k}"

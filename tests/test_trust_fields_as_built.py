@@ -178,13 +178,14 @@ def test_a_field_back_at_its_value_at_the_end_is_said_unchecked_under_drop_all()
 def test_a_field_another_component_puts_back_is_said_so_not_left_to_guess():
     """A trial: a position component seeded the loader's generator again from
     its epoch, and the line on that generator hedged between a fresh build's
-    and another component's, with advice for the first that cannot apply."""
+    and another component's, with advice for the first that cannot apply.
+    Trial 479: the generator's state read "a tensor of 5056 values"."""
     from resumecheck.phrases import fields_as_built
 
     report = verify("fixtures.trust.reseeded_by_position:TARGET", drop=["rng"], noise_seeds=0)
     [line] = [w for w in report.not_checked if w.startswith("of `rng`, ")]
     assert line.startswith(
-        "of `rng`, `generators.loader` (a tensor of 5056 values there, other values at the end) "
+        "of `rng`, `generators.loader` (its state there, another at the end) "
         "is at step 6 as the restore without `rng` leaves it (not as a fresh build makes it: "
         "another declared component puts it back, or your program sets it again where the rest "
         "of `rng` is missing), and the run changes it later: the row of `rng` is no check of "
