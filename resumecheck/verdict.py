@@ -3546,9 +3546,11 @@ def _optimizers_rate(r: RunResult) -> str:
     # (trial 476: a scheduler's restore made the next phase's optimizer, whose rate
     # the restart stepped with, not the build's)
     if r.dropped == [OPTIMIZER] and first == "lr":
-        return (" (the optimizer's param_groups hold the learning rate a scheduler sets: "
-                "dropped, the restart steps with the rate its build gave it, or another "
-                "component's restore: one that makes the optimizer anew)")
+        # (trial 479: read as if the optimizer carried the rate alone)
+        return (" (the optimizer's param_groups hold the learning rate a scheduler sets, "
+                "beside its per-parameter state, such as momentum, lost with it: dropped, the "
+                "restart steps with the rate its build gave it, or another component's "
+                "restore: one that makes the optimizer anew)")
     if first.startswith("inputs:") and (RNG in r.dropped or any(
             f.status == CONFIRMED and is_stream_detail(f.detail) for f in r.diagnosis)):
         return (" (the model's inputs are its batch and what a step draws into it, noise or "

@@ -433,7 +433,8 @@ def test_explanations():
                          first_divergent_key="lr")
     assert verdict.explain(rate_first("optimizer"), None).startswith(
         "learning rate differs from step 9 (the optimizer's param_groups hold the learning rate "
-        "a scheduler sets: dropped, the restart steps with the rate its build gave it, or "
+        "a scheduler sets, beside its per-parameter state, such as momentum, lost with it: "
+        "dropped, the restart steps with the rate its build gave it, or "
         "another component's restore: one that makes the optimizer anew)")
     assert "param_groups" not in verdict.explain(rate_first("scheduler"), None)
 
