@@ -147,9 +147,9 @@ class Tracer:
             scaler = getattr(declared_optimizer, "scaler", None)
             self._scaler = scaler if isinstance(scaler, torch.amp.GradScaler) else None
         self._built = weakref.ref(built)  # (no longer alive than the segment keeps it)
-        self._made_in_the_step = _made_in_the_step(self._built)
+        self._adoptable = _adoptable(self._built, lambda: self._optimizers)
         self._steps = _OptimizerSteps(self._optimizers, self._param_names(), self._wants_copy,
-                                      _optimizer_names(built), self._made_in_the_step)
+                                      _optimizer_names(built), self._adoptable)
         self._step: int | None = None
         self.copy_grads_at: Callable[[int], bool] | None = None
         """Whether a step's tensors may be kept (None: every step's may)."""
@@ -231,7 +231,7 @@ class Tracer:
         _follow_model(self)
         self._optimizers, self._steps = _hooked_now(self._built(), self._optimizers, self._steps,
                                                     self._param_names, self._wants_copy,
-                                                    self._made_in_the_step)
+                                                    self._adoptable)
         self._inputs, self._input_names, self._calls, self._streams = [], [], 0, {}
         keep = step in self.stream_states_at and self.tensor_dir is not None
         digests = self.stream_digests_at is None or step in self.stream_digests_at
@@ -345,8 +345,8 @@ class _OptimizerSteps:
         if id(optimizer) in self._hooked:
             return None
         if id(optimizer) not in self._adopted:
-            if self._adopt is None or not self._adopt(optimizer):
-                return None
+            if self._open or self._adopt is None or not self._adopt(optimizer):
+                return None  # (stepped inside a hooked one's step: that one records it)
             self._adopted.add(id(optimizer))
             self._handles.append(optimizer.register_step_post_hook(self._stepped))
         return self._on_step(optimizer, args, kwargs)
@@ -500,7 +500,7 @@ def _follow_model(tracer: Tracer) -> None:
     tracer._optimizers = _optimizers(built, _find(built, OPTIMIZER, object, "optimizer"))
     tracer._steps = _OptimizerSteps(tracer._optimizers, tracer._param_names(),
                                     tracer._wants_copy, _optimizer_names(built),
-                                    tracer._made_in_the_step)
+                                    tracer._adoptable)
 
 
 def _hook_model(tracer: Tracer, model: torch.nn.Module) -> None:
@@ -514,14 +514,21 @@ def _hook_model(tracer: Tracer, model: torch.nn.Module) -> None:
     tracer._input_handle = model.register_forward_pre_hook(tracer._on_forward, with_kwargs=True)
 
 
-def _made_in_the_step(built: Callable[[], BuiltProgram | None]
-                      ) -> Callable[[torch.optim.Optimizer], bool]:
+def _adoptable(built: Callable[[], BuiltProgram | None],
+               hooked: Callable[[], list[torch.optim.Optimizer]]
+               ) -> Callable[[torch.optim.Optimizer], bool]:
     """Whether an optimizer no hook follows, stepping, is the one the
-    program's ``optimizer`` attribute holds now (made during this step)."""
+    program's ``optimizer`` attribute holds now (made during this step), or
+    one that a hooked optimizer holds as an attribute and steps in its stead
+    (trial 478: a SAM optimizer's ``base_optimizer``, stepped by its own
+    ``second_step()``; the SAM itself never stepped, and the report said that
+    no optimizer was found)."""
     def adopt(optimizer: torch.optim.Optimizer) -> bool:
         program = built()
-        return program is not None and \
-            unwrap_optimizer(getattr(program.program, "optimizer", None)) is optimizer
+        if program is not None and \
+                unwrap_optimizer(getattr(program.program, "optimizer", None)) is optimizer:
+            return True
+        return any(value is optimizer for o in hooked() for value in vars(o).values())
     return adopt
 
 

@@ -4142,8 +4142,13 @@ def untraced(records: Sequence[StepRecord]) -> list[str]:
         # its parameters traced, no gradient was, and this line named the rate alone)
         grads = (any(key.startswith("param:") for key in keys)
                  and not any(key.startswith("grad:") for key in keys))
-        out.append(f"{'gradients and ' if grads else ''}learning rate: no torch optimizer was "
-                   "found as a declared component or the program's `optimizer` attribute "
-                   "(give the program an `optimizer` attribute, or declare each optimizer as a "
-                   "component of its own: a GAN's two, say)")
+        # (trial 478: said of a declared SAM optimizer, whose base stepped in its stead)
+        out.append(f"{'gradients and ' if grads else ''}learning rate: " + (
+            "the torch optimizer traced did not step in any step (a loss scaler that skipped "
+            "every one, or an optimizer that another one steps in its stead: give the program "
+            "an `optimizer` attribute that is the one that steps)"
+            if all(rec.skipped for rec in records) else
+            "no torch optimizer was found as a declared component or the program's "
+            "`optimizer` attribute (give the program an `optimizer` attribute, or declare "
+            "each optimizer as a component of its own: a GAN's two, say)"))
     return out
