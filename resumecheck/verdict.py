@@ -3114,10 +3114,18 @@ def _new_epoch_text(ref: Reference, r: RunResult) -> str:
     k = _restore_before(r)
     if k is None or step <= k + 1 or step != next_epoch_start(ref.segment.boundaries, k):
         return ""
+    order = ("(a sampler's or a loader's generator, or the epoch the sampler is set to, is not "
+             "where the uninterrupted run had it when that epoch began)")
+    if "inputs" in (r.first_divergent_quantity or ""):
+        # (trial 477: the model's inputs, not samples; the same samples in the same order,
+        # cut to another length by a curriculum its checkpoint lost, read "order differs")
+        return (f"; step {step} is the first to read a new epoch, and every step from the "
+                f"restore at {k} until then read what the uninterrupted run read: the new "
+                f"epoch's inputs differ, in their order {order}, or in what makes them from "
+                "the samples (state a collator or a dataset reads: a curriculum's length)")
     return (f"; step {step} is the first to read a new epoch, and every step from the restore at "
             f"{k} until then read what the uninterrupted run read: the new epoch's order "
-            "differs (a sampler's or a loader's generator, or the epoch the sampler is set "
-            "to, is not where the uninterrupted run had it when that epoch began)")
+            f"differs {order}")
 
 
 def matters_from(ref: Reference, finding: Finding, next_draws: dict[str, int]) -> int | None:

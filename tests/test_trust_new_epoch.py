@@ -26,6 +26,19 @@ def test_a_generator_lost_with_the_order_saved_departs_at_the_next_epoch_and_say
     assert [u.split(" (")[0] for u in report.undeclared] == ["shuffle"]
 
 
+def test_inputs_that_first_differ_where_a_new_epoch_begins_are_not_said_to_be_another_order():
+    """Trial 477: the same samples in the same order, cut to another length by a
+    curriculum its checkpoint lost, read "the new epoch's order differs": where
+    the model's inputs are compared, what makes them from the samples may differ."""
+    own = verify(SPEC + "INPUTS_ONLY", **FAST).full_resume
+    assert (own.first_divergent_step, own.first_divergent_quantity) == (
+        9, "data (the model's inputs)"), own.explanation
+    assert ("then read what the uninterrupted run read: the new epoch's inputs differ, in their "
+            "order (a sampler's") in own.explanation, own.explanation
+    assert "or in what makes them from the samples (state a collator or a dataset reads" in \
+        own.explanation
+
+
 def test_its_twin_that_keeps_the_generator_resumes_and_a_resume_at_the_boundary_says_nothing():
     assert verify(SPEC + "KEEPS_GENERATOR", **FAST).equivalent
     # resumed at the epoch's end, step 9 is the first after the restore: nothing to add
