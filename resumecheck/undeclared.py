@@ -70,15 +70,25 @@ _LONGEST = 64
 list of tensors is data, and digesting it would cost more than the check)."""
 
 
+EXPORTABLE_MADE_ANEW = (
+    " (it makes the callback anew from what its state() returns and puts it in the old one's "
+    "place: code that holds the old object, a collator that reads it, must find the new one "
+    "in trainer.callback_handler.callbacks)")
+"""How the advice to keep state in an ExportableState callback says that the
+Trainer's restore replaces the callback (trial 477: a collator that read the
+callback it was built with went on with the old one, and the resume departed)."""
+
 _CALLBACK_TODO = (
     "a framework's target declares the framework's own state only: make the callback save "
     "and restore it with the checkpoint (Lightning: its state_dict() and load_state_dict(), "
     "and the check compares it as the component `callbacks`, so a state_dict() that leaves "
     "it out loses it; the HuggingFace Trainer: a callback that is an ExportableState, whose "
     "state() returns it among its `attributes`: add it there where the callback already is "
-    "one; the Trainer restores it only with restore_callback_states_from_checkpoint=True; a "
+    "one; the Trainer restores it only with restore_callback_states_from_checkpoint=True, "
+    "and then as a new object" + "{made_anew}" + "; a "
     "count of the loop's epochs or steps is best read from the Trainer's own state, "
-    "state.epoch or state.global_step, which its checkpoint holds)")
+    "state.epoch or state.global_step, which its checkpoint holds)").replace(
+        "{made_anew}", EXPORTABLE_MADE_ANEW)
 """What to do about state a framework adapter's user callback keeps (``undeclared_roots``)."""
 
 _FRAMEWORK_HELD_TODO = (
@@ -806,7 +816,8 @@ _COLLATOR_TODO = (
     "checkpoint holds nothing of your collator: make what it depends on a function of state "
     "the Trainer restores (for what changes by epoch, set in a callback's on_epoch_begin from "
     "state.epoch, which runs before the epoch's first fetch), or keep it in a callback that "
-    "is an ExportableState (with restore_callback_states_from_checkpoint=True)")
+    "is an ExportableState (with restore_callback_states_from_checkpoint=True"
+    + EXPORTABLE_MADE_ANEW.replace(" (", ": ", 1))
 """What to do about state a Trainer target's data collator keeps (trial 443: an epoch
 counter a callback kept by counting epoch ends was told to be declared, which a Trainer
 target has no way to do; its twin set it from state.epoch in on_epoch_begin and resumed)."""

@@ -550,6 +550,9 @@ def test_state_a_plain_callback_loses_is_said_of_the_trainers_resume_not_your_sa
     assert "save/load" not in line
     # (trial 400 followed the ExportableState advice, and its Trainer restored nothing)
     assert "only with restore_callback_states_from_checkpoint=True" in line, line
+    # (trial 477: its collator read the callback it was built with; the restore made a new one)
+    assert "code that holds the old object, a collator that reads it, must find the new one in " \
+        "trainer.callback_handler.callbacks" in line, line
     assert "state.epoch or state.global_step" in line, line
     assert lost_uncompared(report.undeclared) == ["callbacks (CountsSteps).count"]
     with pytest.warns(LostStateWarning):
