@@ -1045,18 +1045,43 @@ def describe_data(reference: SegmentResult, segments: Sequence[tuple[int, Segmen
     if len(ref_in) != len(run_in):
         return _calls_text(step, rec, reference.records[step - 1], ref_keys, run_keys,
                            ref_in, run_in)
-    for i, (a, b) in enumerate(zip(ref_in, run_in)):
-        if a.shape != b.shape or a.dtype != b.dtype or not torch.equal(a, b):
-            which = _input_words(rec, run_keys[i], i, len(ref_in))
-            if a.is_floating_point() or a.is_complex():
-                how = compare_values(a, b, Tolerance.bitwise()).summary
-            else:
-                how = describe_entries(a, b)
-            # (trial 449: "max |Δ| 4.34" was rank 0's, beside a headline naming rank 1)
-            on = "" if rank is None else f" on rank {rank}"
-            return (f"the model's {which} in step {step}{on}: {how}"
-                    + _inputs_elsewhere(reference, rec, rank, step, run_in))
-    return None
+    apart = [i for i, (a, b) in enumerate(zip(ref_in, run_in))
+             if a.shape != b.shape or a.dtype != b.dtype or not torch.equal(a, b)]
+    if not apart:
+        return None
+    # (trial 449: "max |Δ| 4.34" was rank 0's, beside a headline naming rank 1)
+    on = "" if rank is None else f" on rank {rank}"
+    first = apart[0]
+    which, how = _input_apart(rec, run_keys, ref_in, run_in, first)
+    return (f"the model's {which} in step {step}{on}: {how}"
+            + _more_inputs_apart(rec, run_keys, ref_in, run_in, apart)
+            + _inputs_elsewhere(reference, rec, rank, step, run_in))
+
+
+def _input_apart(rec: Any, keys: list[str], ref_in: list[torch.Tensor],
+                 run_in: list[torch.Tensor], i: int) -> tuple[str, str]:
+    """``input `x` in its 2nd call of 2``, and how it differs."""
+    a, b = ref_in[i], run_in[i]
+    how = (compare_values(a, b, Tolerance.bitwise()).summary
+           if a.is_floating_point() or a.is_complex() else describe_entries(a, b))
+    return _input_words(rec, keys[i], i, len(ref_in)), how
+
+
+def _more_inputs_apart(rec: Any, keys: list[str], ref_in: list[torch.Tensor],
+                       run_in: list[torch.Tensor], apart: list[int]) -> str:
+    """Where the first input that differs keeps its shape and a later one of
+    the step does not, that one too (trial 477: a Trainer's
+    `num_items_in_batch`, the label tokens it counts over every micro-batch,
+    was named alone; a later call's `input_ids` were cut to another length)."""
+    first = apart[0]
+    if ref_in[first].shape != run_in[first].shape:
+        return ""
+    shaped = [i for i in apart[1:] if ref_in[i].shape != run_in[i].shape]
+    if not shaped:
+        return ""
+    which, how = _input_apart(rec, keys, ref_in, run_in, shaped[0])
+    return (f" (and {len(apart) - 1} more of the step's inputs, among them the model's "
+            f"{which}: {how})")
 
 
 def _inputs_elsewhere(reference: SegmentResult, rec: Any, rank: int | None, step: int,

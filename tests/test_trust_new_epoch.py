@@ -97,3 +97,14 @@ def test_a_confirmed_cause_that_first_changes_the_inputs_at_a_new_epoch_is_not_a
     assert [(f.component, f.confirmed) for f in own.diagnosis] == [("curriculum", True)]
     assert "new epoch" not in own.explanation, own.explanation
     assert verify(spec + "KEEPS_CURRICULUM", **FAST).equivalent
+
+
+def test_a_count_made_over_every_micro_batch_is_named_with_the_batch_that_changed_shape():
+    """Trial 477: a Trainer's `num_items_in_batch`, counted over both
+    micro-batches of a step, was the first input named, alone; the second
+    call's batch, cut to a curriculum's other length, was not."""
+    own = verify("fixtures.trust.counted_inputs:LOSES_LENGTH", **FAST).full_resume
+    assert own.divergence_detail.startswith(
+        "the model's `n` in its 1st call of 2 in step 5: max |Δ| 8 (and 2 more of the step's "
+        "inputs, among them the model's `x` in its 2nd call of 2: torch.float32[4, 6], expected "
+        "torch.float32[4, 8])"), own.divergence_detail
