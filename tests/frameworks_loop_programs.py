@@ -412,6 +412,39 @@ def _scheduler_stepped_after_the_save():
                             data=lambda: train.stateful_loader(), steps=8, resume_at=(3,))
 
 
+def _rate_scaled_as_each_batch_begins():
+    """Trial 480's callback: as each batch begins it sets every group's rate to
+    its scale times the rate it found, the scale halved every second step; its
+    state_dict() keeps a count and leaves the scale out, so a restart sets the
+    rate again, from a scale of 1 (not a change after the checkpoint that the
+    restart misses)."""
+    import lightning.pytorch as pl
+
+    class Scales(pl.Callback):
+        def __init__(self):
+            self.seen, self.scale = 0, 1.0
+
+        def on_train_batch_start(self, trainer, module, batch, batch_idx):
+            for group in trainer.optimizers[0].param_groups:
+                group["lr"] = 0.1 * self.scale
+
+        def on_train_batch_end(self, trainer, module, outputs, batch, batch_idx):
+            self.seen += 1
+            if self.seen % 2 == 0:
+                self.scale /= 2
+
+        def state_dict(self):
+            return {"seen": self.seen}
+
+        def load_state_dict(self, state):
+            self.seen = state["seen"]
+
+    train = lightning_train()
+    return lightning_target(module=lambda: train.TinyClassifier(dropout=0.0),
+                            data=lambda: train.stateful_loader(), steps=8, resume_at=(3,),
+                            trainer=lambda: {"callbacks": [Scales()]})
+
+
 def _loader_skipping_at_an_epochs_end(wraps: bool = False, renamed: bool = False):
     """Trial 137's loader: it keeps its own position (batches read in the
     epoch) over a sampler whose order comes from the epoch Lightning sets,
@@ -531,6 +564,7 @@ _BUILT_ON_FIRST_USE = {
     "LIGHTNING_PLATEAU_PER_EPOCH": _plateau_per_epoch,
     "LIGHTNING_SWA": _weights_averaged,
     "LIGHTNING_SCHEDULER_AFTER_SAVE": _scheduler_stepped_after_the_save,
+    "LIGHTNING_SCALED_AT_BATCH_START": _rate_scaled_as_each_batch_begins,
     "LIGHTNING_SKIPS_AT_EPOCH_END": _loader_skipping_at_an_epochs_end,
     "LIGHTNING_WRAPS_AT_EPOCH_END": lambda: _loader_skipping_at_an_epochs_end(wraps=True),
     "LIGHTNING_LOADER_KEY_RENAMED": lambda: _loader_skipping_at_an_epochs_end(renamed=True),

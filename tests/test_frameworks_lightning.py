@@ -773,6 +773,23 @@ def test_a_scheduler_the_module_steps_after_the_checkpoint_is_said_to_be_saved_b
 
 
 @pytest.mark.e2e
+def test_a_rate_a_callback_sets_as_each_batch_begins_is_no_change_after_the_checkpoint():
+    """Trial 480: a callback that set the rate from a scale its state_dict() left
+    out, as each batch began, read "the learning rate changed after the
+    checkpoint ... and the restart does not change it again: a scheduler
+    stepped there is saved one step behind"; the restart set it again, from
+    the scale it lost."""
+    report = resumecheck.verify(spec("LIGHTNING_SCALED_AT_BATCH_START"), drop="none",
+                                noise_seeds=0, check_determinism=False)
+    own = report.full_resume
+    assert (own.verdict, own.first_divergent_step, own.first_divergent_quantity) == (
+        "diverged", 4, "learning rate"), own.explanation
+    assert "changed after the checkpoint" not in own.explanation, own.explanation
+    assert any(u.startswith("callbacks (Scales).scale ") for u in report.undeclared), \
+        report.undeclared
+
+
+@pytest.mark.e2e
 def test_a_second_restart_at_an_epochs_last_batch_is_the_restores_doing_not_the_steps():
     """A trial: resumed at 3 and again at an epoch's last batch, Lightning's
     restore counted that epoch's end again; the WARNING said the steps after

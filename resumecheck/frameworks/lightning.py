@@ -159,7 +159,10 @@ class LightningProgram(LoopProgram):
             # off (a trial's real callbacks stopped the check before any run)
             options["enable_checkpointing"] = True
         driver = self._driver = _Driver(self._channel, self.pending, samples)
-        options["callbacks"] = [*_as_list(options.get("callbacks")), driver]
+        # (its look at the rates as the next batch begins goes first: trial 480's callback
+        # set the rate in its own on_train_batch_start, which a restart runs too, and the
+        # report said that the rate changed after the checkpoint where the restart did not)
+        options["callbacks"] = [_RatesWatch(driver), *_as_list(options.get("callbacks")), driver]
         with _announcer_quiet():  # (the hardware, announced on every Trainer: each restart)
             self.trainer = pl.Trainer(**options)
         _park_after_train_start(self.trainer, self._channel, self.pending)
@@ -710,8 +713,7 @@ def _Driver(channel: Any, pending: dict[str, Any], samples: Callable[[Any], Any]
         def on_train_start(self, trainer: Any, pl_module: Any) -> None:
             self.reported = trainer.global_step  # parked after every hook: see above
 
-        def on_train_batch_start(self, trainer: Any, pl_module: Any, batch: Any,
-                                 batch_idx: int) -> None:
+        def rates_before_the_batch(self, trainer: Any) -> None:  # (before any callback's)
             if self._parked is not None and _rates(trainer) != self._parked[1]:
                 self.rate_moved.add(self._parked[0])
             self._parked = None
@@ -738,6 +740,19 @@ def _Driver(channel: Any, pending: dict[str, Any], samples: Callable[[Any], Any]
             channel.park("step", record)
 
     return Driver()
+
+
+def _RatesWatch(driver: Any) -> Any:
+    """A callback first in the list, so that what the program's callbacks set
+    as a batch begins (and set again after a restart) is not taken for a
+    change made after the checkpoint."""
+
+    class RatesWatch(_driver_base()):  # type: ignore[misc]
+        def on_train_batch_start(self, trainer: Any, pl_module: Any, batch: Any,
+                                 batch_idx: int) -> None:
+            driver.rates_before_the_batch(trainer)
+
+    return RatesWatch()
 
 
 def _rates(trainer: Any) -> list[float]:
