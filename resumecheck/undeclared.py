@@ -78,17 +78,17 @@ EXPORTABLE_MADE_ANEW = (
 Trainer's restore replaces the callback (trial 477: a collator that read the
 callback it was built with went on with the old one, and the resume departed)."""
 
-_CALLBACK_TODO = (
-    "a framework's target declares the framework's own state only: make the callback save "
-    "and restore it with the checkpoint (Lightning: its state_dict() and load_state_dict(), "
-    "and the check compares it as the component `callbacks`, so a state_dict() that leaves "
-    "it out loses it; the HuggingFace Trainer: a callback that is an ExportableState, whose "
-    "state() returns it among its `attributes`: add it there where the callback already is "
-    "one; the Trainer restores it only with restore_callback_states_from_checkpoint=True, "
-    "and then as a new object" + "{made_anew}" + "; a "
-    "count of the loop's epochs or steps is best read from the Trainer's own state, "
-    "state.epoch or state.global_step, which its checkpoint holds)").replace(
-        "{made_anew}", EXPORTABLE_MADE_ANEW)
+_LIGHTNING_CALLBACK = (
+    "Lightning: its state_dict() and load_state_dict(), and the check compares it as the "
+    "component `callbacks`, so a state_dict() that leaves it out loses it")
+_TRAINER_CALLBACK = (
+    "the HuggingFace Trainer: a callback that is an ExportableState, whose state() returns it "
+    "among its `attributes`: add it there where the callback already is one; the Trainer "
+    "restores it only with restore_callback_states_from_checkpoint=True, and then as a new "
+    f"object{EXPORTABLE_MADE_ANEW}; a count of the loop's epochs or steps is best read from "
+    "the Trainer's own state, state.epoch or state.global_step, which its checkpoint holds")
+_CALLBACK_TODO = ("a framework's target declares the framework's own state only: make the "
+                  "callback save and restore it with the checkpoint ({})")
 """What to do about state a framework adapter's user callback keeps (``undeclared_roots``)."""
 
 _FRAMEWORK_HELD_TODO = (
@@ -111,13 +111,13 @@ class UndeclaredWatch:
     those the run changed (its steps, or its save()) that no declared component holds."""
 
     def __init__(self, program: Any, components: Sequence[Component]) -> None:
+        self._framework = ""  # (its name, a framework's target's: what to do depends on it)
         self._storages: set[int | None] = set()
         self._numbers: dict[str, Any] = {}
         self.held: dict[str, list[str]] = {}
         """After ``found``: what the program holds, digested (``held_digests``)."""
         self.unrestorable: list[str] = []
-        """After ``found``: state no checkpoint can hold, in words (a DataLoader's
-        persistent workers)."""
+        """After ``found``: state no checkpoint can hold, in words (persistent workers)."""
         self.held_after: dict[int, dict[str, list[str]]] = {}
         """After each step ``look`` was called at: what the program held, digested."""
         self.at_build: dict[str, list[str]] = {}
@@ -161,6 +161,7 @@ class UndeclaredWatch:
         place and hands the model every step is state)."""
         if self._before is None:
             return {}
+        self._framework = str(getattr(program, "framework", "") or "")
         try:
             batch = {_ptr(t) for t in data} - self._storages - {None}
             # (streams first: a trial's left-out Python stream, the cause, came last,
@@ -263,7 +264,7 @@ class UndeclaredWatch:
                     f"from or seeded again, and {none_holds}: {todo})")
         if isinstance(obj, _OTHER_GENERATORS):  # (trial 394: a Trainer dataset's
             # random.Random was given the advice on callbacks that set a value again)
-            todo = _FRAMEWORK_HELD_TODO if _framework_held(path) else _todo(path)
+            todo = _FRAMEWORK_HELD_TODO if _framework_held(path) else _todo(path, self._framework)
             return (f"{path} (a {type(obj).__module__.split('.')[0]}."
                     f"{type(obj).__name__} {GENERATOR_CHANGED}, drawn from "
                     f"or seeded again, and {none_holds}: {todo})")
@@ -281,7 +282,7 @@ class UndeclaredWatch:
                   f"{sum(t.numel() for t in tensors)} values"
                   if isinstance(obj, collections.deque) else _amount_of(obj, missed))
         return (f"{path} ({type(obj).__name__}: {amount}, that the run "
-                f"changed and {none_holds}: {_todo(path)})")
+                f"changed and {none_holds}: {_todo(path, self._framework)})")
 
     def _number(self, path: str, now: Any, in_module: bool | str,
                 none_holds: str = _NO_COMPONENT_HOLDS) -> str:
@@ -291,7 +292,7 @@ class UndeclaredWatch:
                 else f"an attribute of a declared module, which its state_dict() leaves out: "
                 f"{MODULE_ATTR_TODO}" if in_module
                 else f"{_HELD_BY_NONE if none_holds == _NO_COMPONENT_HOLDS else none_holds}: "
-                f"{_todo(path)}")
+                f"{_todo(path, self._framework)}")
         return f"{path} ({self._number_values(path, now)}, changed during the run; {held})"
 
     def _number_values(self, path: str, now: Any) -> str:
@@ -762,10 +763,19 @@ def _framework_held(path: str) -> bool:
                             ACCELERATE_DATASET))
 
 
-def _todo(path: str) -> str:
+def _callback_todo(framework: str) -> str:
+    """What to do about a callback's state, for ``framework`` (trial 480: a
+    Lightning program's line carried the HuggingFace Trainer's advice too)."""
+    return _CALLBACK_TODO.format(
+        _LIGHTNING_CALLBACK if framework == "Lightning" else
+        _TRAINER_CALLBACK if framework == "the HuggingFace Trainer" else
+        f"{_LIGHTNING_CALLBACK}; {_TRAINER_CALLBACK}")
+
+
+def _todo(path: str, framework: str = "") -> str:
     if path == LOADER_EPOCH_COUNT:
         return _LOADER_EPOCH_TODO
-    return (_CALLBACK_TODO if path.startswith("callbacks (")
+    return (_callback_todo(framework) if path.startswith("callbacks (")
             else _DATASET_TODO if path.startswith("train_dataset (")
             else _LIGHTNING_DATASET_TODO if path.startswith(f"{LIGHTNING_DATASET} (")
             else _ACCELERATE_DATASET_TODO if path.startswith(f"{ACCELERATE_DATASET} (")
