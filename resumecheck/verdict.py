@@ -1174,11 +1174,13 @@ def _as_built_explanation(ref: Reference, result: RunResult, built: list[str],
                 "there can lose it; a resume point where it holds state checks it")
     if built == result.dropped:  # (then that is why, not "does not exercise it")
         points = ",".join(map(str, ks))  # (all of them, as explain says)
-        others = _same_stream_held(ref, built, ks)
+        others, what = _same_stream_held(ref, built, ks), "random state"
+        if not others:  # (trial 478: a SAM optimizer whose state holds its base's, both declared)
+            others, what = _same_state_held(ref, built, ks), "state (the same tensors)"
         if others:
             return (f"blind spot: dropping {built[0]} changed no step after k={points}: "
                     f"{' and '.join(f'`{o}`' for o in others)} also hold"
-                    f"{'s' if len(others) == 1 else ''} its random state there, bit for bit, "
+                    f"{'s' if len(others) == 1 else ''} its {what} there, bit for bit, "
                     "and its restore puts it back, so dropping it alone shows nothing at any "
                     f"resume point: --drop {','.join([*built, *others])} checks them together; "
                     "not evidence that it is saved")
@@ -1213,6 +1215,35 @@ def _same_stream_held(ref: Reference, built: list[str], ks: list[int]) -> list[s
         mine = {digest(v) for v in streams.get(name, [])}
         there = [c for c in components if c != name
                  and (mine & leaves[c] or {digest(v) for v in streams.get(c, [])} & leaves[name])]
+        out = there if k == ks[0] else [c for c in out if c in there]
+    return out
+
+
+def _same_state_held(ref: Reference, built: list[str], ks: list[int]) -> list[str]:
+    """Where one component was dropped: the other declared components whose
+    state holds, at every resume point, every tensor of its state bit for bit,
+    or whose every tensor its state holds (a SAM optimizer whose state_dict()
+    returns its base optimizer's, the base declared too: each one's restore
+    puts the other back). Only tensors of two values or more that are not all
+    one value count (two zeroed buffers are alike by chance)."""
+    if len(built) != 1:
+        return []
+    name, out = built[0], list[str]()
+    for k in ks:
+        path = ref.segment.captures.get(k)
+        if path is None:
+            return []
+        components = ref.file(path)["components"]
+        held = {c: {digest(leaf) for _, leaf in flatten_state(state)
+                    if isinstance(leaf, torch.Tensor) and leaf.numel() > 1
+                    and bool((leaf != leaf.reshape(-1)[0]).any())}
+                for c, state in components.items()}
+        mine = held.get(name) or set()
+        as_built = set((ref.segment.built_leaves.get(name) or {}).values())
+        if mine <= as_built:  # (a fresh build's there: nothing had to put it back)
+            return []
+        there = [c for c, theirs in held.items() if c != name and mine and theirs
+                 and (mine <= theirs or theirs <= mine)]
         out = there if k == ks[0] else [c for c in out if c in there]
     return out
 

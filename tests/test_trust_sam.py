@@ -41,3 +41,19 @@ def test_an_optimizer_traced_that_never_stepped_is_not_said_to_be_missing():
                             "step in any step"), never
     [none] = untraced(records(False))
     assert "no torch optimizer was found" in none
+
+
+def test_two_declared_optimizers_whose_states_hold_the_same_tensors_say_so_of_each():
+    """Trial 478: the SAM and its base both declared, each one's restore put the
+    other back, and each row read a blind spot whose state "a resume point
+    where it has moved from there shows"; none does, dropped alone."""
+    report = verify(SPEC + "DECLARES_BOTH", drop=["optimizer", "base_optimizer"], **FAST)
+    rows = {r.dropped[0]: r for r in report.runs if r.dropped}
+    for name, other in (("optimizer", "base_optimizer"), ("base_optimizer", "optimizer")):
+        assert rows[name].blind_spot, rows[name].explanation
+        assert (f"`{other}` also holds its state (the same tensors) there, bit for bit, and its "
+                f"restore puts it back, so dropping it alone shows nothing at any resume point: "
+                f"--drop {name},{other} checks them together") in rows[name].explanation, \
+            rows[name].explanation
+    assert not verify(SPEC + "DECLARES_BOTH", drop=[("optimizer", "base_optimizer")],
+                      **FAST).runs[-1].blind_spot
