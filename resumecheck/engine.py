@@ -1509,7 +1509,8 @@ def _report(checker: Checker, runs: list[RunResult],
         environment=fingerprint(s.threads), runs=runs,
         noise=_noise_summary(checker),
         determinism=checker.determinism, reference_loss=ref.loss, seed_losses=ref.noise,
-        nproc=s.nproc, untraced=verdict.note_untraced(runs, ref.segment.records),
+        nproc=s.nproc, untraced=verdict.note_untraced(runs, ref.segment.records,
+                                                             ref.segment.model_unhooked),
         undeclared=undeclared,
     )
 

@@ -136,7 +136,8 @@ class TracingFailed(ResumecheckError):
     resumecheck, not of the program (a trial: a sparse gradient's digest
     raised inside the hook, and the check told the user to fix the program)."""
 
-    def __init__(self, hook: str, error: str, where: str) -> None:
+    def __init__(self, hook: str, error: str, where: str,
+                 inside: str = "inside the program's step") -> None:
         self.hook = hook
         """Which of the check's hooks raised."""
         self.error = error
@@ -144,8 +145,8 @@ class TracingFailed(ResumecheckError):
         self.where = where
         """The innermost line of resumecheck's own code it raised at."""
         super().__init__(
-            f"resumecheck's own tracing ({hook}) raised {error} (at {where}) inside the "
-            "program's step: a fault of resumecheck, not of your program's code. Report it "
+            f"resumecheck's own tracing ({hook}) raised {error} (at {where}) {inside}: a fault "
+            "of resumecheck, not of your program's code. Report it "
             "to resumecheck's maintainers with this message and what that step trains (the "
             "layers, optimizers and tensor kinds)")
 

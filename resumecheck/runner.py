@@ -70,7 +70,7 @@ from resumecheck.compare import digest
 from resumecheck.faults import after_restore, beyond_the_machine, environment_failure
 from resumecheck.grad_carry import GradCarry
 from resumecheck.module_state import (
-    changed_by, program_line, program_spaces, raised, settings_set, torch_settings,
+    changed_by, own_line, program_line, program_spaces, raised, settings_set, torch_settings,
 )
 from resumecheck.program import BuiltProgram, Target, replaced_objects
 from resumecheck.progress import note_step
@@ -82,7 +82,7 @@ from resumecheck.segments import (
     Isolation, Restore, SegmentResult, SegmentSpec, phase_bound, scratch_dir, timeout_text,
 )
 from resumecheck.streams import STEPS_AFTER_RESTORE, streams_set
-from resumecheck.trace import StepRecord, Tracer, hooks_hidden
+from resumecheck.trace import StepRecord, Tracer, hooks_hidden, model_unhooked
 from resumecheck.transport import report_phase, run_in_subprocess
 from resumecheck.undeclared import UndeclaredWatch, held_digests
 
@@ -454,9 +454,7 @@ class _Segment:
         self.work.mkdir(parents=True, exist_ok=True)  # (its tensor_dir: once a file is kept)
         torch.set_num_threads(spec.threads)
         built = self._build_and_restore()
-        tracer = self.tracer = Tracer(built, self.tensor_dir, stream_states_at=_stream_steps(spec),
-                                      stream_digests_at=_stream_digest_steps(spec),
-                                      kept=self.result.kept if self.judged_here else None)
+        tracer = self.tracer = _traced(self, built)
         keep = _TensorKeeper(spec, tracer.step_bytes())
         tracer.copy_grads_at, tracer.keep_samples = keep.might, spec.keep_samples
         tracer.reference_digests = spec.reference_digests
@@ -552,7 +550,7 @@ class _Segment:
             raise StepError(step, f"train_step() raised {raised(exc)}") from exc
         self.result.slowest_step = max(self.result.slowest_step, time.monotonic() - began)
         tracer.after_step(step, out, keep)
-        self.result.records = tracer.records
+        self.result.records, self.result.model_unhooked = tracer.records, model_unhooked(tracer)
         if self.spec.restore is None and (replaced := replaced_objects(built)):
             raise _replaced_error(built, replaced, step)
 
@@ -731,6 +729,22 @@ def _stream_digest_steps(spec: SegmentSpec) -> frozenset[int] | None:
     if spec.restore is None:
         return None
     return frozenset(range(spec.start + 1, spec.start + STEPS_AFTER_RESTORE + 1))
+
+
+def _traced(segment: _Segment, built: BuiltProgram) -> Tracer:
+    """The tracer of a segment's steps, its hooks put on the program; what
+    that raises is the check's fault (trial 484: a TorchScript model refused
+    the forward hook, and the check said to fix the program)."""
+    try:
+        return Tracer(built, segment.tensor_dir, stream_states_at=_stream_steps(segment.spec),
+                      stream_digests_at=_stream_digest_steps(segment.spec),
+                      kept=segment.result.kept if segment.judged_here else None)
+    except ResumecheckError:
+        raise
+    except Exception as exc:
+        segment.stage = "trace"
+        raise TracingFailed("its hooks", f"{type(exc).__name__}: {exc}", own_line(exc),
+                            "as they were put on the program before its first step") from exc
 
 
 class _TensorKeeper:

@@ -236,6 +236,9 @@ class SegmentResult:
     loadable_shapes: list[str] = field(default_factory=list)
     """Structures of captures known to load back when the segment ended
     (``SegmentSpec.loadable_shapes``, passed on to the next segment)."""
+    model_unhooked: str | None = None
+    """Why the model's inputs could not be traced, where its kind takes no
+    hooks (``trace.model_unhooked``)."""
 
     def to_plain(self) -> dict[str, Any]:
         plain = asdict(replace(self, records=[], kept={}))

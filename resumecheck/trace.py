@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 __all__ = [
     "KEPT_IN_MEMORY", "QUANTITY_ORDER", "StepRecord", "Tracer", "differing_quantities",
     "first_difference", "hooks_hidden", "load_step_file", "load_step_tensors", "load_stream_states",
-    "save_step_file", "save_step_tensors", "unwrap_optimizer",
+    "model_unhooked", "save_step_file", "save_step_tensors", "unwrap_optimizer",
 ]
 
 # Within a step, quantities are compared in the order they are produced, so
@@ -509,9 +509,20 @@ def _hook_model(tracer: Tracer, model: torch.nn.Module) -> None:
     Inside a model torch.compile traces, the hook is traced too, and a call to
     a cached function there made torch warn about silent incorrectness in
     resumecheck's own code (trial 145)."""
+    if isinstance(model, torch.jit.ScriptModule):  # (takes no Python hooks: trial 484)
+        tracer._labels, tracer._input_handle = {}, None
+        return
     model_type: Any = type(model)
     tracer._labels = {n: _forward_labels(model_type, n) for n in range(9)}
     tracer._input_handle = model.register_forward_pre_hook(tracer._on_forward, with_kwargs=True)
+
+
+def model_unhooked(tracer: Tracer) -> str | None:
+    """Why the model's inputs could not be traced, where its kind takes no
+    hooks (None: they could, or there is no model)."""
+    if isinstance(tracer._model, torch.jit.ScriptModule):
+        return "a TorchScript module (torch.jit.script), which takes no Python hooks"
+    return None
 
 
 def _adoptable(built: Callable[[], BuiltProgram | None],
@@ -688,7 +699,7 @@ def _forward_labels(cls: type, n: int) -> tuple[str, ...]:
     hook runs at every forward)."""
     try:
         params = list(inspect.signature(cls.forward).parameters.values())  # type: ignore
-    except (TypeError, ValueError):  # (a forward without a signature: a builtin)
+    except Exception:  # (a forward without a signature: a builtin; one that raises)
         params = []
     names = [p.name for p in params[1:]
              if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]

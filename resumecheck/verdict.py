@@ -4121,13 +4121,14 @@ def drop_sets(drop: DropSpec, names: Sequence[str]) -> list[list[str]]:
     return sets
 
 
-def note_untraced(runs: Sequence[RunResult], records: Sequence[StepRecord]) -> list[str]:
+def note_untraced(runs: Sequence[RunResult], records: Sequence[StepRecord],
+                  unhooked: str | None = None) -> list[str]:
     """What the reference's steps could not trace (``untraced``); where that is
     their parameters and gradients, a run whose end state alone differs says
     only its loss matched at every step (a trial: "every step's loss,
     gradients and parameters match" beside "not traced: parameters and
     gradients")."""
-    untraced_lines = untraced(records)
+    untraced_lines = untraced(records, unhooked)
     lacking = next((said for line in untraced_lines for what, said in (
         ("parameters and gradients", " (every step's loss matches; its parameters and "
                                      "gradients were not traced)"),
@@ -4145,9 +4146,10 @@ def note_untraced(runs: Sequence[RunResult], records: Sequence[StepRecord]) -> l
 _ALL_STEPS_MATCH = " (every step's loss, gradients and parameters match)"
 
 
-def untraced(records: Sequence[StepRecord]) -> list[str]:
+def untraced(records: Sequence[StepRecord], unhooked: str | None = None) -> list[str]:
     """What the reference's steps could not trace, each with why and what to
-    declare (empty when parameters, gradients and the learning rate were traced)."""
+    declare (empty when parameters, gradients and the learning rate were traced;
+    ``unhooked``: why the model's inputs could not be, its kind taking no hooks)."""
     if not records:
         return []
     keys = {split_rank_name(key)[0] for rec in records for key in rec.digests}  # (trial 258)
@@ -4166,7 +4168,13 @@ def untraced(records: Sequence[StepRecord]) -> list[str]:
                    "optimizer), so parameters are compared at the end of a run only, not at "
                    "every step (hold them in an nn.Module, or give the program a `model` "
                    "attribute that is one)")
-    if any(key.startswith("param:") for key in keys) and not any(
+    if unhooked and not any(key == "data" for key in keys):
+        # (trial 484: a scripted model was refused as the program's failure; traced
+        # without its inputs, the container line would have told it to declare the model)
+        out.append(f"the model's inputs: the model is {unhooked}, and no step returned its "
+                   "samples, so data that differs shows first in the loss (return them, "
+                   "StepOutput(samples=...))")
+    elif any(key.startswith("param:") for key in keys) and not any(
             key == "data" or key.startswith("inputs:") for key in keys):
         # (trial 219: a GAN's generator and discriminator declared as one
         # nn.ModuleDict, which no step calls, read `9 loss` where the data differed)
