@@ -154,9 +154,13 @@ def test_a_run_that_fails_after_it_departed_says_where_it_departed(capsys):
     assert len(trajectory["loss"]) == json.loads(out)["steps"] - 1  # the last step failed
 
 
-def test_debug_shows_the_traceback():
-    with pytest.raises(Exception, match="no GPU found"):
-        main(["run", "tests.programs:factory_raises", "--debug", "--noise-seeds", "0"])
+def test_debug_shows_the_traceback_and_keeps_the_exit_code(capsys):
+    """Trial 484: with --debug a failure raised out of main(), and the command
+    exited 1, the code of a resume that is not equivalent."""
+    assert main(["run", "tests.programs:factory_raises", "--debug", "--noise-seeds", "0"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback (most recent call last):" in err and "no GPU found" in err, err
+    assert err.rstrip().splitlines()[-1].startswith("resumecheck: error: "), err
 
 
 def test_an_option_a_command_does_not_have_is_refused_with_that_commands_usage(capsys):
