@@ -147,7 +147,9 @@ def judge_elastic(reference: SegmentResult, result: RunResult,
     if held_per_rank:
         what += f" (not compared, held per rank: {', '.join(held_per_rank)})"
     _conclude(result, worst, first, what, tolerance, n, m, restore_compared=found is not None,
-              not_compared=held_per_rank, elsewhere=elsewhere)
+              not_compared=held_per_rank, elsewhere=elsewhere,
+              samples=bool(reference.records) and any(
+                  split_rank_name(key)[0] == DATA for key in reference.records[0].digests))
 
 
 def global_batches_differ(reference: SegmentResult,
@@ -315,7 +317,7 @@ def _compare_losses(reference: SegmentResult, records: list[Any], tolerance: Tol
 def _conclude(result: RunResult, worst: Difference | None, first: tuple[int, str] | None,
               what: str, tolerance: Tolerance, n: int, m: int, *,
               restore_compared: bool = False, not_compared: Sequence[str] = (),
-              elsewhere: Finding | None = None) -> None:
+              elsewhere: Finding | None = None, samples: bool = False) -> None:
     lost = "; ".join(result.unmapped) or "none"
     missed = "; ".join(f"{f.component}: {f.detail}" for f in result.diagnosis)
     if first is None:
@@ -362,7 +364,7 @@ def _conclude(result: RunResult, worst: Difference | None, first: tuple[int, str
                          "not ruled out.")
         result.verdict = INCONCLUSIVE
         result.explanation = f"{beyond}; {_not_judged(result, lost, n, m)}{restored} " \
-            f"{_JUDGED_WHERE}{_batch_lead(result.unmapped)}"
+            f"{_SAMPLES_JUDGED if samples else _JUDGED_WHERE}{_batch_lead(result.unmapped)}"
     else:
         result.verdict = DIVERGED
         result.explanation = f"{beyond}; {what} were compared"
@@ -402,6 +404,16 @@ _JUDGED_WHERE = (
 """What an inconclusive elastic resume says is judged (trial 464: a program with no
 dropout, told its ranks drew other streams, declared no per-rank stream and was
 still not judged: its steps returned no samples to compare)."""
+
+
+_SAMPLES_JUDGED = (
+    "The samples each step returned were compared, the global batch of every step: one that "
+    "is, bit for bit, the uninterrupted run's batch of another step is judged, diverged (a "
+    "data position restored wrongly); another is not, since at another number of ranks the "
+    "state that could not be mapped may deal the samples otherwise; a program that declares "
+    "no per-rank state at all is judged whole: beyond the tolerance it is diverged")
+"""``_JUDGED_WHERE`` of a program whose steps return their samples (trial 482, whose
+did, was told to return them)."""
 
 
 def _unmapped_means(unmapped: list[str]) -> str:

@@ -217,6 +217,8 @@ def test_elastic_resume_with_per_rank_dropout_is_inconclusive_not_diverged():
     assert "rng[rank 1]: no rank 1 at 1 rank(s)" in run.explanation
     assert "restored as the reference had it at step 2" in run.explanation
     assert run.diagnosis == [] and not any("data_cursor" in u for u in run.unmapped)
+    # (trial 482: steps that return their samples were told to return them)
+    assert "The samples each step returned were compared" in run.explanation, run.explanation
     # (a trial: the header named the checkpoint's 2 ranks, the row '1 ranks')
     assert "runs of 2 ranks, restarts as new launches of 1 rank (torch's launcher)" in \
         report.render()
@@ -326,6 +328,14 @@ def test_inconclusive_says_only_what_the_unmapped_state_makes_the_ranks_do():
     assert "Where each step returns its samples (StepOutput(samples=...)), the global batch " \
         "every step reads is compared" in streams.explanation
     assert "points at its data position" not in streams.explanation
+    # (trial 482: its steps returned their samples, and it was told to return them)
+    returned = _elastic_run(0.031, ["rng[rank 1]: no rank 1 at 1 rank(s)"])
+    _conclude(returned, None, (7, "loss"), "every step's loss", Tolerance.close(), 2, 1,
+              samples=True)
+    assert "Where each step returns its samples" not in returned.explanation
+    assert "The samples each step returned were compared, the global batch of every step: one " \
+        "that is, bit for bit, the uninterrupted run's batch of another step is judged, " \
+        "diverged" in returned.explanation, returned.explanation
 
 
 def _sharded_optimizer(lr, steps, moments):
