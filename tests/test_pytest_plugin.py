@@ -129,8 +129,10 @@ def test_a_failed_test_that_recorded_no_check_is_named_below_the_rows_and_in_the
         "blind spot*",
         "test_resume.py::test_correct  program:CORRECT  full resume: ok",
         "resumecheck: 2 failed test(s) whose failure no check recorded through the resumecheck "
-        "fixture shows (a direct fuzz() or verify() call, or a failure of their own after their "
-        "checks): the rows do not show them (the report file lists them: unrecorded_failures): "
+        "fixture shows (a direct fuzz(), verify() or assert_resume_equivalent() call, a "
+        "hypothesis test of resumecheck.strategies or its resume_state_machine, or a failure of "
+        "their own after their checks): the rows do not show them (the report file lists them: "
+        "unrecorded_failures): "
         "test_direct.py::test_fuzzed_directly, test_direct.py::test_checked_then_fuzzed",
     ])
     report = json.loads((project.path / "checks.json").read_text())
