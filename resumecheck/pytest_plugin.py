@@ -764,13 +764,13 @@ def _beside_cells(report: dict[str, Any]) -> list[str]:
     if drawn and report.get("isolation") == "inprocess" and not report.get("nproc"):
         # (trial 142: a data order drawn at import passed the test with nothing said)
         cells = [f"not checked in-process: drawn at import from {global_streams(drawn)} "
-                 "(--isolation process checks it)"]
+                 f"({_IN_PROCESSES} checks it)"]
     else:
         cells = []
 
     if report.get("set_order"):  # (trial 149: a data order sorted by hash() of a string)
         cells.append("WARNING: an order that follows the hash seed, which in-process restarts "
-                     "share (the report's set_order names it): --isolation process checks it")
+                     f"share (the report's set_order names it): {_IN_PROCESSES} checks it")
     kept = [uncompared_path(w) for w in report.get("undeclared", []) if f": {MODULE_LEVEL}" in w]
     if kept:
         cells.append("not compared, kept where no checkpoint holds it: " + ", ".join(kept))
@@ -810,6 +810,11 @@ def _beside_cells(report: dict[str, Any]) -> list[str]:
     return cells + (_unchecked_cells(report) if report.get("equivalent") else [])
 
 
+_IN_PROCESSES = "--resumecheck-isolation=process"
+"""How a session's row says to restart in fresh interpreters (trial 483: it said
+the CLI's --isolation process)."""
+
+
 def _unchecked_cells(report: dict[str, Any]) -> list[str]:
     """A passing row's cells on what its resume points cannot show (not beside a
     failure, trial 172: the row's news is the failure)."""
@@ -820,8 +825,10 @@ def _unchecked_cells(report: dict[str, Any]) -> list[str]:
         # (trial 175: a pass whose resume points held no epoch's end, said by `run` only)
         if line.startswith(("a restart where an epoch ends", "a restart inside an epoch")):
             found = re.search(r"--resume-at ([\w ]+?) checks one", line)
+            # (trial 483: the CLI's option, where a test sets the marker's resume_at)
             cells.append(f"not checked: {line.split(' (')[0]}"
-                         + (f" (--resume-at {found.group(1)} checks one)" if found else ""))
+                         + (f" (resume_at=[{found.group(1)}] in the test's "
+                            "mark.resumecheck checks one)" if found else ""))
         elif line.startswith(AFTER_LAST_STEP):  # (trial 376: the best model loaded at the end)
             cells.append(f"not checked: {line.split(': ')[0]})")
     built = as_built_at_points(report.get("not_checked", []))

@@ -148,7 +148,9 @@ def test_a_pass_whose_resume_points_hold_no_epochs_end_says_so_in_its_row():
                     noise_seeds=0)
     assert report.equivalent
     row = _summary_row({"nodeid": "t.py::t", "target": "t", "report": report.to_json()})
-    assert ("not checked: a restart where an epoch ends (--resume-at 5 checks one)" in row), row
+    # (trial 483: in a test, the marker's resume_at, not the CLI's option)
+    assert ("not checked: a restart where an epoch ends (resume_at=[5] in the test's "
+            "mark.resumecheck checks one)" in row), row
 
 
 def test_a_tensor_as_built_there_says_its_values_moved_not_the_same_words_twice():

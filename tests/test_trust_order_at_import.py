@@ -41,7 +41,7 @@ def test_in_process_the_pass_says_what_it_cannot_see_in_the_report_and_the_tests
         require_equivalent(report)
     row = _summary_row({"nodeid": "t.py::t", "target": "t", "report": report.to_json()})
     assert "not checked in-process: drawn at import from numpy's global stream " \
-        "(--isolation process checks it)" in row, row
+        "(--resumecheck-isolation=process checks it)" in row, row
 
 
 @pytest.mark.process
