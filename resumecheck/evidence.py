@@ -921,10 +921,14 @@ def _cause(key: str, when: str, unit: str = "draws", count: int = 0) -> str:
                             masks_said=unit != "32-bit words")  # (``_amount`` said them)
     net = _net(when)
     if key == "torch":
+        # (trial 481: 4 words were 4 small randint draws of a dead-code restart that a lost
+        # buffer made more of; the loader named first had a generator of its own)
         return (f"something drew from the torch stream {when}: a DataLoader iterator created "
-                "after the load draws its base seed (and a shuffled one without a generator of "
-                "its own draws its shuffle's seed too: 2 draws); a prefetching loader fetches "
-                f"ahead{net}")
+                "after the load, of a loader without a generator of its own, draws its base "
+                "seed (a shuffled one its shuffle's seed too: 2 draws); a prefetching loader "
+                "fetches ahead; or draws of one word a value (torch.rand, randint over a small "
+                "range) that a step makes more of after the restart, reading state that "
+                f"differs{net}")
     if key.startswith("generator "):
         return (f"something drew from {stream_label(key)} {when}: a DataLoader iterator "
                 f"created after the load draws its base seed from its generator{net}")

@@ -685,3 +685,17 @@ def test_an_even_count_of_words_may_be_dropout_over_a_larger_batch():
     assert ("(2306 words are, for one, a randperm of 2307 items, dropout's masks over 1153 more "
             "values (a larger batch), or, where a DataLoader draws from it,") in said, said
     assert "dropout's masks over" not in _cause("torch", "during step 14", "32-bit words", 97)
+
+
+def test_two_draws_ahead_are_not_put_to_a_loader_alone():
+    """Trial 481: 4 words were 4 small randint draws (dead codes a lost buffer
+    made more of), and the cause named first was a loader's base seed, of a
+    loader with a generator of its own, which leaves the global stream alone."""
+    from resumecheck.evidence import _cause
+
+    said = _cause("torch", "during step 11", "draws", 2)
+    assert said.startswith("something drew from the torch stream during step 11: a DataLoader "
+                           "iterator created after the load, of a loader without a generator "
+                           "of its own, draws its base seed"), said
+    assert ("; or draws of one word a value (torch.rand, randint over a small range) that a step "
+            "makes more of after the restart, reading state that differs") in said, said
