@@ -754,11 +754,7 @@ def _beside_cells(report: dict[str, Any]) -> list[str]:
     own resume ends without, files its save() keeps beside its checkpoint,
     state the resume point found as built."""
     # (torch-free: an xdist controller that ran no check never imports torch for a row)
-    from resumecheck.phrases import (
-        ADAPTER_LOOP, CHECKPOINT_MAY_LOSE, GENERATOR_POSITION, MODULE_LEVEL, NOT_SET_BACK,
-        UNHELD_POSITION, as_built_uncompared, global_streams, lost_uncompared, paths_said,
-        set_again_uncompared, side_files, uncompared_path,
-    )
+    from resumecheck.phrases import ADAPTER_LOOP, as_built_uncompared, global_streams, side_files
 
     drawn = report.get("drawn_at_import") or []
     if drawn and report.get("isolation") == "inprocess" and not report.get("nproc"):
@@ -771,28 +767,7 @@ def _beside_cells(report: dict[str, Any]) -> list[str]:
     if report.get("set_order"):  # (trial 149: a data order sorted by hash() of a string)
         cells.append("WARNING: an order that follows the hash seed, which in-process restarts "
                      f"share (the report's set_order names it): {_IN_PROCESSES} checks it")
-    kept = [uncompared_path(w) for w in report.get("undeclared", []) if f": {MODULE_LEVEL}" in w]
-    if kept:
-        cells.append("not compared, kept where no checkpoint holds it: " + ", ".join(kept))
-    positions = [uncompared_path(w) for w in report.get("undeclared", [])
-                 if GENERATOR_POSITION in w]
-    may = [uncompared_path(w) for w in report.get("undeclared", [])
-           if f": {CHECKPOINT_MAY_LOSE}" in w and uncompared_path(w) not in kept + positions]
-    if may:  # (trial 156: a closure's count the why named, in no row)
-        cells.append(f"not compared, {CHECKPOINT_MAY_LOSE}: " + ", ".join(may))
-    if positions:  # (trial 154: named by `run`, in no row; trial 404: after what may be lost)
-        cells.append(f"not compared, {UNHELD_POSITION}: " + ", ".join(positions))
-    lost = lost_uncompared(report.get("undeclared", []))
-    if lost:  # (an "ok" covers what is compared: say what the resume loses beside it)
-        cells.append("not compared, ends otherwise in your resume: " + paths_said(lost, quote=""))
-    again = set_again_uncompared(report.get("undeclared", []))
-    if again:  # (trial 180: a callback's best loss lost, set again by a later evaluation)
-        cells.append("not compared, lost by your load, set again later: "
-                     + paths_said(again, quote=""))
-    left = [uncompared_path(w) for w in report.get("undeclared", []) if f" {NOT_SET_BACK}: " in w]
-    if left:  # (trial 175: a lost EMA count named by `run`; the row named only its effects)
-        cells.append("not compared, a field its component's state_dict() leaves out: "
-                     + ", ".join(left))
+    cells += _uncompared_cells(report.get("undeclared", []))
     run: dict[str, Any] = next(
         (r for r in report["runs"] if not r["dropped"] and r["checkpoint"] == "program"), {})
     own = run.get("explanation", "")
@@ -808,6 +783,42 @@ def _beside_cells(report: dict[str, Any]) -> list[str]:
         cells.append("not compared, as built at the resume point (one where the run has "
                      "changed it shows it): " + ", ".join(unseen))
     return cells + (_unchecked_cells(report) if report.get("equivalent") else [])
+
+
+def _uncompared_cells(undeclared: list[str]) -> list[str]:
+    """A row's cells on the report's `not compared` lines, by what each says."""
+    from resumecheck.phrases import (
+        CHECKPOINT_LOSES, CHECKPOINT_MAY_LOSE, GENERATOR_POSITION, MODULE_LEVEL, NOT_SET_BACK,
+        UNHELD_POSITION, lost_uncompared, paths_said, set_again_uncompared, uncompared_path,
+    )
+
+    cells = []
+    kept = [uncompared_path(w) for w in undeclared if f": {MODULE_LEVEL}" in w]
+    if kept:
+        cells.append("not compared, kept where no checkpoint holds it: " + ", ".join(kept))
+    positions = [uncompared_path(w) for w in undeclared if GENERATOR_POSITION in w]
+    may = [uncompared_path(w) for w in undeclared
+           if f": {CHECKPOINT_MAY_LOSE}" in w and uncompared_path(w) not in kept + positions]
+    if may:  # (trial 156: a closure's count the why named, in no row)
+        cells.append(f"not compared, {CHECKPOINT_MAY_LOSE}: " + ", ".join(may))
+    if positions:  # (trial 154: named by `run`, in no row; trial 404: after what may be lost)
+        cells.append(f"not compared, {UNHELD_POSITION}: " + ", ".join(positions))
+    lost = lost_uncompared(undeclared)
+    if lost:  # (an "ok" covers what is compared: say what the resume loses beside it)
+        cells.append("not compared, ends otherwise in your resume: " + paths_said(lost, quote=""))
+    again = set_again_uncompared(undeclared)
+    if again:  # (trial 180: a callback's best loss lost, set again by a later evaluation)
+        cells.append("not compared, lost by your load, set again later: "
+                     + paths_said(again, quote=""))
+    loses = [path for w in undeclared if f": {CHECKPOINT_LOSES}" in w
+             and (path := uncompared_path(w)) not in [*kept, *positions, *lost, *again]]
+    if loses:  # (trial 481: lost buffers the WARNING led with, in no row)
+        cells.append(f"not compared, {CHECKPOINT_LOSES}: " + ", ".join(loses))
+    left = [uncompared_path(w) for w in undeclared if f" {NOT_SET_BACK}: " in w]
+    if left:  # (trial 175: a lost EMA count named by `run`; the row named only its effects)
+        cells.append("not compared, a field its component's state_dict() leaves out: "
+                     + ", ".join(left))
+    return cells
 
 
 _IN_PROCESSES = "--resumecheck-isolation=process"

@@ -1451,6 +1451,12 @@ def _drawn_notice(drawn: StreamOffset, where: str, named: str, ending: str,
                    # (a trial was told to keep first a logged validation loss no step read)
                    "where a step reads it (not a value kept only to be logged), keep it in "
                    "the checkpoint first") + f". {restored[0].upper()}{restored[1:]}")
+        # (trial 481: "however complete the checkpoint" and "have the program draw alike"
+        # followed the advice to keep the lost state, which alone made it resume)
+        return (f"{lead}Where the restart draws otherwise with it kept, a draw the "
+                f"uninterrupted run does not make sends the continuation elsewhere{_WHERE_READ}: "
+                f"have the program draw alike with and without a restart"
+                f"{_draw_advice(drawn)}{ending}")
     if named:
         # (a trial: the restart set its loader's generator from an epoch's saved
         # state that no component declared; "however complete the checkpoint" was

@@ -24,6 +24,11 @@ def test_a_restart_that_draws_more_because_of_lost_state_names_that_state_first(
         "chance), a restart that lost it draws otherwise; where a step reads it (not a value "
         "kept only to be logged), keep it in the checkpoint first. "
         "The engine restored every declared component"), notice
+    # (trial 481: after "keep it first", "however complete the checkpoint" read as if
+    # keeping it could not help)
+    assert "however complete the checkpoint" not in notice, notice
+    assert "Where the restart draws otherwise with it kept, a draw the uninterrupted run does " \
+        "not make sends the continuation elsewhere" in notice, notice
     assert verify("fixtures.trust.dead_codes:CORRECT", **FAST).equivalent
 
 
@@ -76,3 +81,18 @@ def test_a_draw_in_the_step_that_read_a_later_epochs_first_samples_may_follow_fr
         "restart reads, not cause it.")
     engine.divergence_detail = "step 6: 8 of 8 samples differ"  # (no later epoch read)
     assert _read_a_later_epoch(engine, drawn) == ""
+
+
+def test_state_a_checkpoint_loses_is_named_in_the_session_row():
+    """Trial 481: lost codebook statistics, named by `run` as "your checkpoint
+    loses it", were in no cell of the plugin's row, which read "it draws from a
+    random stream after the restore more than the uninterrupted run"."""
+    from resumecheck.pytest_plugin import _uncompared_cells
+
+    line = ("params.quantizer.cluster_size (Tensor: 1 tensor, 32 values, that the run changed "
+            "...); your own resume held it otherwise right after your load() at step 10 and "
+            "after step 11, before it departed from the uninterrupted run at step 12: your "
+            "checkpoint loses it, unless it is not state (a log, a timer: name it in "
+            "Target(not_state=...))")
+    assert _uncompared_cells([line]) == [
+        "not compared, your checkpoint loses it: params.quantizer.cluster_size"]
