@@ -1195,28 +1195,20 @@ def _same_stream_held(ref: Reference, built: list[str], ks: list[int]) -> list[s
     theirs, bit for bit (trial 403: a module's hooks that saved and restored
     torch's stream beside an RNGState, each putting it back where the other
     was dropped, were told "a resume point where it has moved shows it")."""
-    if len(built) != 1:
-        return []
-    name, out = built[0], list[str]()
-    for k in ks:
-        path = ref.segment.captures.get(k)
-        if path is None:
-            return []
-        components = ref.file(path)["components"]
+    def holders(components: dict[str, Any], name: str) -> list[str] | None:
         streams = {c: [v for v in stream_items(state).values() if isinstance(v, torch.Tensor)]
                    for c, state in components.items() if is_stream_state(state)}
         # (only leaves the size of a stream's state are digested: not a model's weights)
         sizes = {v.numel() for held in streams.values() for v in held}
         if not sizes:
-            return []
+            return None
         leaves = {c: {digest(leaf) for _, leaf in flatten_state(state)
                       if isinstance(leaf, torch.Tensor) and leaf.numel() in sizes}
                   for c, state in components.items()}
         mine = {digest(v) for v in streams.get(name, [])}
-        there = [c for c in components if c != name
-                 and (mine & leaves[c] or {digest(v) for v in streams.get(c, [])} & leaves[name])]
-        out = there if k == ks[0] else [c for c in out if c in there]
-    return out
+        return [c for c in components if c != name
+                and (mine & leaves[c] or {digest(v) for v in streams.get(c, [])} & leaves[name])]
+    return _held_at_every_point(ref, built, ks, holders)
 
 
 def _same_state_held(ref: Reference, built: list[str], ks: list[int]) -> list[str]:
@@ -1226,24 +1218,32 @@ def _same_state_held(ref: Reference, built: list[str], ks: list[int]) -> list[st
     returns its base optimizer's, the base declared too: each one's restore
     puts the other back). Only tensors of two values or more that are not all
     one value count (two zeroed buffers are alike by chance)."""
-    if len(built) != 1:
-        return []
-    name, out = built[0], list[str]()
-    for k in ks:
-        path = ref.segment.captures.get(k)
-        if path is None:
-            return []
-        components = ref.file(path)["components"]
+    def holders(components: dict[str, Any], name: str) -> list[str] | None:
         held = {c: {digest(leaf) for _, leaf in flatten_state(state)
                     if isinstance(leaf, torch.Tensor) and leaf.numel() > 1
                     and bool((leaf != leaf.reshape(-1)[0]).any())}
                 for c, state in components.items()}
         mine = held.get(name) or set()
-        as_built = set((ref.segment.built_leaves.get(name) or {}).values())
-        if mine <= as_built:  # (a fresh build's there: nothing had to put it back)
+        if mine <= set((ref.segment.built_leaves.get(name) or {}).values()):
+            return None  # (a fresh build's there: nothing had to put it back)
+        return [c for c, theirs in held.items() if c != name and theirs
+                and (mine <= theirs or theirs <= mine)]
+    return _held_at_every_point(ref, built, ks, holders)
+
+
+def _held_at_every_point(ref: Reference, built: list[str], ks: list[int],
+                         holders: Callable[[dict[str, Any], str], list[str] | None]
+                         ) -> list[str]:
+    """The components ``holders`` finds holding the one dropped component's
+    state at every resume point (empty: more than one dropped, or none there)."""
+    if len(built) != 1:
+        return []
+    out = list[str]()
+    for k in ks:
+        path = ref.segment.captures.get(k)
+        there = None if path is None else holders(ref.file(path)["components"], built[0])
+        if there is None:
             return []
-        there = [c for c, theirs in held.items() if c != name and mine and theirs
-                 and (mine <= theirs or theirs <= mine)]
         out = there if k == ks[0] else [c for c in out if c in there]
     return out
 
