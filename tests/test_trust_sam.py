@@ -57,3 +57,14 @@ def test_two_declared_optimizers_whose_states_hold_the_same_tensors_say_so_of_ea
             rows[name].explanation
     assert not verify(SPEC + "DECLARES_BOTH", drop=[("optimizer", "base_optimizer")],
                       **FAST).runs[-1].blind_spot
+
+
+def test_the_check_leaves_no_hook_on_every_optimizer_behind():
+    """The hook that follows an optimizer made or stepped in another's stead is
+    on every optimizer of the interpreter: a check removes it, whatever its end."""
+    from torch.optim.optimizer import _global_optimizer_pre_hooks
+
+    before = dict(_global_optimizer_pre_hooks)
+    verify(SPEC + "CORRECT", drop="none", **FAST)
+    verify(SPEC + "LOSES_MOMENTUM", drop="none", **FAST)
+    assert dict(_global_optimizer_pre_hooks) == before
