@@ -92,7 +92,10 @@ def as_built_at_points(not_checked: list[str]) -> list[str]:
             name = line[4:].split("`", 1)[0]
             head = re.split(r" at steps? \d", line)[0]
             fields = re.findall(r"`([^`]+)` \(", head) + _more_fields(head)
-            unless = "; none if step(epoch) sets it" if SET_BY_EPOCH in line else ""
+            # (trial 485: "none if step(epoch) sets it" could not be read)
+            unless = ("; no resume point checks them where the program steps it with an "
+                      "explicit epoch, step(epoch), which sets them anew"
+                      if SET_BY_EPOCH in line else "")
             out.append(f"{name} ({', '.join(fields)}{unless})")
         else:
             out.append(line[1:].split("`", 1)[0])
