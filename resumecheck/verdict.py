@@ -3619,8 +3619,9 @@ def _noise_clause(r: RunResult) -> str:
         return "; nothing in the training loss shows it: silent but different"
     if r.plausible is True:
         # (seven trials read "plausible" of a model's weights dropped as reassurance)
+        # (trial 485: "this early" of a resume at step 27 of 30)
         anew = ("; the band is between runs of other seeds, whose weights start elsewhere "
-                "too: a model started anew this early stays within it"
+                "too: a model whose weights start anew at the resume point may stay within it"
                 if PARAMS in r.dropped else "")
         close = (r.noise_ratio or 0.0) >= _NEAR_THE_EDGE
         # (a trial's loss, 0.9x the band, was beyond the seeds' spread at several steps:

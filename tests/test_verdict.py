@@ -413,8 +413,8 @@ def test_explanations():
     quiet.dropped = ["params"]
     assert verdict.explain(quiet, None).endswith(
         "not at each; the band is between runs of other seeds, whose weights start "
-        "elsewhere too: a model started anew this early stays within it): plausible but "
-        "different")
+        "elsewhere too: a model whose weights start anew at the resume point may stay within "
+        "it): plausible but different")
     assert "do not capture" not in verdict.explain(engine, None, own_checkpoint=False)
     # (trials 187, 194: "gross" of a loss 1.01-1.04x the band read as a large departure)
     engine.noise_ratio = 1.02
