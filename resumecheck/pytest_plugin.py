@@ -810,11 +810,12 @@ def _uncompared_cells(undeclared: list[str]) -> list[str]:
     if again:  # (trial 180: a callback's best loss lost, set again by a later evaluation)
         cells.append("not compared, lost by your load, set again later: "
                      + paths_said(again, quote=""))
+    left = [uncompared_path(w) for w in undeclared if f" {NOT_SET_BACK}: " in w]
+    # (trial 485: a field its component left out was named twice, once as lost)
     loses = [path for w in undeclared if f": {CHECKPOINT_LOSES}" in w
-             and (path := uncompared_path(w)) not in [*kept, *positions, *lost, *again]]
+             and (path := uncompared_path(w)) not in [*kept, *positions, *lost, *again, *left]]
     if loses:  # (trial 481: lost buffers the WARNING led with, in no row)
         cells.append(f"not compared, {CHECKPOINT_LOSES}: " + ", ".join(loses))
-    left = [uncompared_path(w) for w in undeclared if f" {NOT_SET_BACK}: " in w]
     if left:  # (trial 175: a lost EMA count named by `run`; the row named only its effects)
         cells.append("not compared, a field its component's state_dict() leaves out: "
                      + ", ".join(left))
