@@ -1307,11 +1307,17 @@ def _incomplete_notice(engine: RunResult, where: str, settings: str, ablations: 
     consumed = ("not a declared random stream: each was the uninterrupted run's at the start "
                 "of that step" if engine.streams_level else "a DataLoader iterator created "
                 "after the load draws from the restored random stream")
+    # (trial 486: a position component whose load skipped the epoch's read batches without
+    # reading them; the loader's workers drew their augmentations afresh, and nothing was
+    # undeclared nor consumed before the first step)
     return (
         f"{opener}: the engine restored every one of them and the run still "
         f"{where}.{position}{rate} Something the components "
         f"do not declare {'may be' if rate or loop else 'is'} lost{named}, or state is consumed "
-        f"between the restore and the first step ({consumed}){ending}"
+        f"between the restore and the first step ({consumed}), or a component's "
+        "load_state_dict() brings back its state but not what it makes (an iterator it makes "
+        "anew that skips the batches its epoch read without reading them: loader workers "
+        f"then draw their augmentations from the start){ending}"
     )
 
 
