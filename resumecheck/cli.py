@@ -87,7 +87,8 @@ _JOBS_HELP = (
     "its own fresh interpreter with --isolation process, in a fork of this one "
     "in-process. Default: one per --threads cores with --isolation process, 1 in-process; "
     "the report is the same for any N, unless the program keeps state in files outside "
-    "its checkpoint (its own resume's why names them)"
+    "its checkpoint (its own resume's why names them). Runs of a few seconds each gain "
+    "little on a busy machine: the time goes to starting them"
 )
 
 _RUN_EXAMPLES = """\
