@@ -3207,9 +3207,13 @@ def judge_ablations(engine_full: RunResult, engine_trajectory: list[Any],
         run.noise_ratio = None
         run.same_as_full_resume = (
             engine_full.verdict == DIVERGED and trajectory == engine_trajectory)
+        # (trials 485, 486: "shows nothing about it" of runs whose losses differed from
+        # that resume's: what they differ by is not judged, not nothing)
         text = (f"inconclusive: the engine's full resume of every declared component "
-                f"{where}, so dropping {', '.join(run.dropped)} shows "
-                "nothing about it")
+                f"{where}, so dropping {', '.join(run.dropped)} is not judged: "
+                + ("what it changes cannot be told apart from what that resume lacks"
+                   if engine_full.verdict == DIVERGED else
+                   "there is no full resume to hold it against"))
         if run.same_as_full_resume:
             text += ("; its trajectory is identical to the full resume's divergence: "
                      "not evidence that the component matters")

@@ -38,7 +38,8 @@ def test_a_restart_the_factory_refuses_to_build_is_named_as_such_and_claims_noth
     assert drop_config.verdict == "inconclusive"
     assert drop_config.explanation == (
         "inconclusive: the engine's full resume of every declared component failed, so "
-        "dropping config shows nothing about it"), drop_config.explanation
+        "dropping config is not judged: there is no full resume to hold it against"), \
+        drop_config.explanation
 
 
 

@@ -68,3 +68,16 @@ def test_the_check_leaves_no_hook_on_every_optimizer_behind():
     verify(SPEC + "CORRECT", drop="none", **FAST)
     verify(SPEC + "LOSES_MOMENTUM", drop="none", **FAST)
     assert dict(_global_optimizer_pre_hooks) == before
+
+
+def test_an_ablation_past_a_departed_full_resume_is_not_judged_and_says_so():
+    """Trials 485, 486: "shows nothing about it" of ablations whose losses
+    differed from the engine's full resume; what they differ by is not judged."""
+    report = verify(SPEC + "LOSES_MOMENTUM", drop=["global_step"], **FAST)
+    [dropped] = [r for r in report.runs if r.dropped]
+    assert dropped.verdict == "inconclusive"
+    assert dropped.explanation.startswith(
+        "inconclusive: the engine's full resume of every declared component already differs "
+        "from step 5"), dropped.explanation
+    assert ", so dropping global_step is not judged: what it changes cannot be told apart from "\
+        "what that resume lacks" in dropped.explanation, dropped.explanation
