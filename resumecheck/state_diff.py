@@ -228,7 +228,11 @@ def _leaf_text(label: str, how: Any, ref: Any, new: Any) -> str:
         return (f"{label} None, expected {_tensor_words(ref)}" if new is None
                 else f"{label} {_tensor_words(new)}, expected None")
     if isinstance(ref, torch.Tensor) and ref.dtype == torch.uint8:
-        return f"{label} differs"  # a generator's byte state: no magnitude to report
+        # a generator's byte state: no magnitude to report, but what it is (trial 484:
+        # "gen differs" of a loader's generator, saved after it had drawn the epoch's order)
+        return f"{label} differs" + (
+            " (a torch generator's state: it has drawn otherwise, or been seeded otherwise, "
+            "than the uninterrupted run's)" if ref.numel() == _CPU_GENERATOR_BYTES else "")
     if isinstance(ref, torch.Tensor) and isinstance(new, torch.Tensor) and ref.numel() > 1 \
             and not (ref.is_floating_point() or ref.is_complex()):
         # (a trial's mined negatives, indices, read "negatives: differs" and no more)
@@ -238,6 +242,10 @@ def _leaf_text(label: str, how: Any, ref: Any, new: Any) -> str:
         size = getattr(how, "max_abs", None)
         return f"{label} differs" + (f", max |Δ| {size:.3g}" if size is not None else "")
     return f"{label} {values_apart(new, ref)}"
+
+
+_CPU_GENERATOR_BYTES = 5056
+"""The size of a torch CPU generator's state (``torch.Generator().get_state()``)."""
 
 
 def _tensor_words(t: torch.Tensor) -> str:

@@ -1064,3 +1064,22 @@ def test_a_rate_set_by_a_scheduler_made_after_the_load_names_no_scheduler_line_t
     assert "only its learning rate differs, which a scheduler sets" in finding.detail
     assert "see its own line" not in finding.detail
     assert not [f for f in own.diagnosis if f.component == "scheduler"]
+
+
+def test_a_generators_state_in_a_component_of_the_programs_own_is_said_to_be_one():
+    """Trial 484: "data_cursor: gen differs (confirmed)" gave no hint of what
+    gen was; a uint8 tensor of a CPU generator's size is said to be one."""
+    import torch
+
+    from resumecheck.state_diff import describe_difference
+
+    g = torch.Generator().manual_seed(1)
+    before = g.get_state()
+    torch.randperm(10, generator=g)
+    said = describe_difference("data_cursor", {"gen": before, "epoch": 1},
+                               {"gen": g.get_state(), "epoch": 1}, 8)
+    assert said == ("gen differs (a torch generator's state: it has drawn otherwise, or been "
+                    "seeded otherwise, than the uninterrupted run's)"), said
+    mask = describe_difference("m", {"mask": torch.zeros(8, dtype=torch.uint8)},
+                               {"mask": torch.ones(8, dtype=torch.uint8)}, 8)
+    assert mask == "mask differs", mask  # (a byte mask is no generator)
