@@ -85,7 +85,8 @@ def test_a_distributed_loader_made_after_the_load_is_one_draw_ahead_on_every_ran
         (f"torch[rank {r}]", loader.RESUME_AT + 1, 1, "draws") for r in (0, 1)]
     text = report.render("table")
     assert "torch CPU stream of ranks 0 and 1 (each) is 1 draw ahead" in full.explanation
-    assert "a DataLoader iterator created after the load draws its base seed" in text
+    assert "a DataLoader iterator created after the load, of a loader without a generator of " \
+        "its own, draws its base seed" in text
     # the ablation departs first, in the data; the draw is the full resume's own,
     # said as such, not offered as the dropped cursor's doing (a trial)
     (cursor,) = [r for r in report.runs if r.dropped]
