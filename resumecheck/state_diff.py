@@ -232,7 +232,8 @@ def _leaf_text(label: str, how: Any, ref: Any, new: Any) -> str:
         # "gen differs" of a loader's generator, saved after it had drawn the epoch's order)
         return f"{label} differs" + (
             " (a torch generator's state: it has drawn otherwise, or been seeded otherwise, "
-            "than the uninterrupted run's)" if ref.numel() == _CPU_GENERATOR_BYTES else "")
+            "than the uninterrupted run's)" if ref.numel() == _CPU_GENERATOR_BYTES
+            and not any(word in label for word in ("stream", "generator")) else "")
     if isinstance(ref, torch.Tensor) and isinstance(new, torch.Tensor) and ref.numel() > 1 \
             and not (ref.is_floating_point() or ref.is_complex()):
         # (a trial's mined negatives, indices, read "negatives: differs" and no more)
