@@ -27,7 +27,7 @@ import torch
 
 from resumecheck.compare import digest, flatten_state
 from resumecheck.components import (
-    OPTIMIZER, PARAMS, RNG, Attr, asked_state, preserved_global_streams,
+    OPTIMIZER, PARAMS, RNG, SCHEDULER_TYPES, Attr, asked_state, preserved_global_streams,
 )
 from resumecheck.errors import CheckpointError, ComponentStateFailed, ResumecheckError
 from resumecheck.module_state import raised
@@ -689,6 +689,4 @@ def _is_scheduler(obj: Any) -> bool:
     optimizer's wrapper does) and counts steps (trial 475: a scheduler was read
     as a second optimizer, and its line lost the causes of a count one step
     ahead)."""
-    return isinstance(obj, (torch.optim.lr_scheduler.LRScheduler,
-                            torch.optim.lr_scheduler.ReduceLROnPlateau)) \
-        or hasattr(obj, "last_epoch")
+    return isinstance(obj, SCHEDULER_TYPES) or hasattr(obj, "last_epoch")

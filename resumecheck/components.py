@@ -42,6 +42,7 @@ __all__ = [
     "SAMPLER_EPOCH",
     "SCALER",
     "SCHEDULER",
+    "SCHEDULER_TYPES",
     "STANDARD_COMPONENTS",
     "Component",
     "RNGState",
@@ -415,6 +416,10 @@ def launch_global_streams(moved: Iterable[str] = ()) -> None:
 
 # Another launch's streams (any other value would do).
 _OTHER_LAUNCH_SEED = 2_718_281_828
+
+SCHEDULER_TYPES = (torch.optim.lr_scheduler.LRScheduler,
+                   torch.optim.lr_scheduler.ReduceLROnPlateau)
+"""torch's learning-rate schedulers: each holds the optimizer it steps and counts steps."""
 
 LAUNCH_STREAMS = ("torch", "numpy", "python")
 """The global streams a new interpreter seeds from entropy, which a program

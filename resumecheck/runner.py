@@ -455,6 +455,7 @@ class _Segment:
         torch.set_num_threads(spec.threads)
         built = self._build_and_restore()
         tracer = self.tracer = _traced(self, built)
+        self.result.model_unhooked = model_unhooked(tracer)  # (once: not every step's work)
         keep = _TensorKeeper(spec, tracer.step_bytes())
         tracer.copy_grads_at, tracer.keep_samples = keep.might, spec.keep_samples
         tracer.reference_digests = spec.reference_digests
@@ -550,7 +551,7 @@ class _Segment:
             raise StepError(step, f"train_step() raised {raised(exc)}") from exc
         self.result.slowest_step = max(self.result.slowest_step, time.monotonic() - began)
         tracer.after_step(step, out, keep)
-        self.result.records, self.result.model_unhooked = tracer.records, model_unhooked(tracer)
+        self.result.records = tracer.records
         if self.spec.restore is None and (replaced := replaced_objects(built)):
             raise _replaced_error(built, replaced, step)
 

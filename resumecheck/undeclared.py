@@ -53,7 +53,9 @@ import numpy as np
 import torch
 
 from resumecheck.compare import digest, flatten_state
-from resumecheck.components import SAMPLER_EPOCH, Attr, Component, RNGState, asked_state
+from resumecheck.components import (
+    SAMPLER_EPOCH, SCHEDULER_TYPES, Attr, Component, RNGState, asked_state,
+)
 from resumecheck.module_state import cell_filled
 from resumecheck.phrases import (
     ACCELERATE_DATASET, GENERATOR_CHANGED, GENERATOR_POSITION, LIGHTNING_DATASET,
@@ -268,7 +270,7 @@ class UndeclaredWatch:
             return (f"{path} (a {type(obj).__module__.split('.')[0]}."
                     f"{type(obj).__name__} {GENERATOR_CHANGED}, drawn from "
                     f"or seeded again, and {none_holds}: {todo})")
-        if isinstance(obj, _SCHEDULERS):
+        if isinstance(obj, SCHEDULER_TYPES):
             return (f"{path} (a {type(obj).__name__} whose counts the run changed, and "
                     f"{none_holds}: declare it as a component, and save and load its "
                     "state_dict() with the checkpoint" + (
@@ -943,7 +945,7 @@ def _schedulers_in(model: torch.nn.Module) -> list[tuple[str, Any]]:
     """The learning-rate schedulers a model's layers keep as attributes, by path."""
     return [(f"{name}.{key}" if name else key, value)
             for name, layer in model.named_modules() for key, value in vars(layer).items()
-            if isinstance(value, _SCHEDULERS)]
+            if isinstance(value, SCHEDULER_TYPES)]
 
 
 def _declared_schedulers(components: Sequence[Component]) -> set[int]:
@@ -1097,7 +1099,7 @@ def _returned(obj: Any, field: str | None, kept: dict[str, dict[Any, Any]]) -> b
     one's state_dict(), and was said to return none equal)."""
     leaves = kept.get(field.split(".")[0], {}) if field is not None else {}
     if not leaves or not isinstance(obj, (torch.optim.Optimizer, torch.nn.Module,
-                                          *_SCHEDULERS)):
+                                          *SCHEDULER_TYPES)):
         return False  # (torch's own, which draw nothing and start nothing when asked)
     try:
         own = digest(obj.state_dict())
@@ -1366,7 +1368,7 @@ def _tensors_of(obj: Any) -> list[torch.Tensor] | None:
     if isinstance(obj, torch.optim.Optimizer):
         return [v.detach() for s in obj.state.values() for v in s.values()
                 if isinstance(v, torch.Tensor) and v.numel()]
-    if isinstance(obj, _SCHEDULERS):  # (its counts, read: a trial's went unnamed)
+    if isinstance(obj, SCHEDULER_TYPES):  # (its counts, read: a trial's went unnamed)
         return [_number_tensor(getattr(obj, k)) for k in _SCHEDULER_COUNTS
                 if _is_number(getattr(obj, k, None))]
     if type(obj).__module__.split(".")[0] == "torch":
@@ -1374,7 +1376,6 @@ def _tensors_of(obj: Any) -> list[torch.Tensor] | None:
     return None
 
 
-_SCHEDULERS = (torch.optim.lr_scheduler.LRScheduler, torch.optim.lr_scheduler.ReduceLROnPlateau)
 _SCHEDULER_COUNTS = ("last_epoch", "num_bad_epochs", "cooldown_counter", "best")
 """What a learning-rate scheduler counts, read as numbers (a plateau scheduler's
 best and patience too): one the program keeps and declares nowhere (a trial's
