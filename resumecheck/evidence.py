@@ -1310,9 +1310,18 @@ def _calls_text(step: int, rec: Any, ref_rec: Any, ref_keys: list[str], run_keys
             f"tensor{'' if len(run_in) == 1 else 's'} over all its calls, {len(ref_in)} in the "
             "reference")
     common = min(len(ref_in), len(run_in))
-    if any(a.shape != b.shape or a.dtype != b.dtype or not torch.equal(a, b)
-           for a, b in zip(ref_in[:common], run_in[:common])):
-        return said
+    rate = _rate_apart(rec, ref_rec)
+    # (trial 489: L-BFGS, restarted at its build's rate, called the model once more in its
+    # line search, and the report guessed at an evaluation every few steps)
+    led = (f"; this step's learning rate differs too ({rate}): an optimizer that calls the "
+           "model inside its step (a line search's, L-BFGS's) calls it as often as its rate "
+           "leads it") if rate else ""
+    apart = [i for i, (a, b) in enumerate(zip(ref_in[:common], run_in[:common]))
+             if a.shape != b.shape or a.dtype != b.dtype or not torch.equal(a, b)]
+    if apart:  # (trial 489: at k=1 the batch differed, and only the count was said)
+        first = ("from the first one" if not apart[0] else
+                 f"first at its {_input_words(rec, run_keys[apart[0]], apart[0], len(run_keys))}")
+        return f"{said}; the inputs both made differ too, {first}: the data differ{led}"
     longer, keys, whose = ((ref_rec, ref_keys, "the reference's") if len(ref_in) > common
                            else (rec, run_keys, "this run's"))
     extra = [_input_words(longer, k, common + i, len(keys))
@@ -1324,11 +1333,25 @@ def _calls_text(step: int, rec: Any, ref_rec: Any, ref_keys: list[str], run_keys
     both = ("the first one agrees bit for bit, so the data agree" if common == 1 else
             f"the first {common} agree bit for bit, so the data agree" if common else
             f"{'this run' if not run_in else 'the reference'} did not call the model at all")
-    return (f"{said}; {both}: "
-            f"{whose} {', '.join(extra)}{more} {'was' if len(keys) - common == 1 else 'were'} "
-            "not made on the other side (a call the step makes only at some steps, an "
-            "evaluation every few steps, decided otherwise: by a step counter or other state "
-            "that differs here)")
+    made = (f"{whose} {', '.join(extra)}{more} {'was' if len(keys) - common == 1 else 'were'} "
+            "not made on the other side")
+    if led:
+        return f"{said}; {both}: {made}{led}"
+    return (f"{said}; {both}: {made} (a call the step makes only at some steps, an evaluation "
+            "every few steps, decided otherwise: by a step counter or other state that "
+            "differs here)")
+
+
+def _rate_apart(rec: Any, ref_rec: Any) -> str:
+    """A step's learning rate where it differs from the uninterrupted run's
+    step's, in words (``1.0, expected 0.25``); empty where it does not, or
+    where either is not known."""
+    mine, theirs = getattr(rec, "lr", None), getattr(ref_rec, "lr", None)
+    if not mine or not theirs or list(mine) == list(theirs):
+        return ""
+    if len(mine) == len(theirs) == 1:
+        return values_apart(mine[0], theirs[0])
+    return f"{list(mine)}, expected {list(theirs)}"
 
 
 def _input_words(rec: Any, key: str, i: int, count: int) -> str:

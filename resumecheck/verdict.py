@@ -4062,9 +4062,11 @@ def _calls_counted(ref: Reference, segments: Segments, step: int, key: str) -> s
     if not both:
         said = f": {'this run' if not here else 'the uninterrupted run'} did not call it at all"
     elif any(mine.digests[k] != theirs.digests[k] for k in inputs(mine) if k in theirs.digests):
-        said = ""
+        said = "; the inputs both made differ too"  # (trial 489: only the count was said)
     else:
         said = "; the first one agrees" if both == 1 else f"; the first {both} agree"
+    if mine.lr and theirs.lr and list(mine.lr) != list(theirs.lr):
+        said += "; its learning rate differs too"  # (trial 489: L-BFGS's line search)
     return (f"number of model calls{'' if rank is None else f' on rank {rank}'} ({here} input "
             f"tensor{'' if here == 1 else 's'}, {there} in the uninterrupted run{said})")
 

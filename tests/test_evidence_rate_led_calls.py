@@ -1,0 +1,62 @@
+"""A step that called the model another number of times than the
+uninterrupted run's step. A trial's L-BFGS, restarted at the rate its build
+gave it, called the model once more in its line search: the report named the
+number of calls alone and guessed at "an evaluation every few steps"; at
+another resume point the batch differed too, and only the count was said.
+Now the step's learning rate, where it differs, and inputs that differ are
+said (hand-built records: ``evidence._calls_text``, ``verdict._calls_counted``)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import torch
+
+from resumecheck.evidence import _calls_text
+from resumecheck.trace import StepRecord
+from resumecheck.verdict import _calls_counted
+
+GUESS = "an evaluation every few steps"
+
+
+def _calls(run_lr: list[float], ref_lr: list[float], run_in: list[torch.Tensor],
+           ref_in: list[torch.Tensor]) -> str:
+    run_keys = [f"inputs:{i}" for i in range(len(run_in))]
+    ref_keys = [f"inputs:{i}" for i in range(len(ref_in))]
+    return _calls_text(13, StepRecord(13, 0.5, lr=run_lr), StepRecord(13, 0.4, lr=ref_lr),
+                       ref_keys, run_keys, ref_in, run_in)
+
+
+def test_a_rate_that_differs_is_said_in_place_of_the_guess():
+    same = [torch.ones(2)] * 6
+    text = _calls([1.0], [0.25], [*same, torch.zeros(2)], same)
+    assert "the first 6 agree bit for bit, so the data agree" in text
+    assert ("this step's learning rate differs too (1.0, expected 0.25): an optimizer that "
+            "calls the model inside its step (a line search's, L-BFGS's) calls it as often as "
+            "its rate leads it") in text
+    assert GUESS not in text
+    assert GUESS in _calls([0.25], [0.25], [*same, torch.zeros(2)], same)
+
+
+def test_inputs_that_differ_are_said_beside_the_count():
+    text = _calls([1.0], [1.0], [torch.zeros(2)] * 6, [torch.ones(2)] * 7)
+    assert text == ("step 13 called the model with 6 input tensors over all its calls, 7 in "
+                    "the reference; the inputs both made differ too, from the first one: the "
+                    "data differ")
+    later = _calls([1.0], [1.0], [torch.ones(2), torch.zeros(2)], [torch.ones(2)] * 3)
+    assert "differ too, first at its input tensor 2 of 2: the data differ" in later
+
+
+def test_the_first_divergence_names_the_rate_and_the_inputs_that_differ():
+    def counted(run: dict[str, str], ref: dict[str, str], run_lr: float) -> str | None:
+        mine, theirs = StepRecord(13, 0.5, run, lr=[run_lr]), StepRecord(13, 0.4, ref, lr=[0.25])
+        return _calls_counted(SimpleNamespace(by_step={13: theirs}),
+                              [(12, SimpleNamespace(records=[mine]))], 13, "inputs:2")
+
+    both = {"inputs:0": "a", "inputs:1": "b"}
+    assert counted({**both, "inputs:2": "c"}, both, 1.0) == (
+        "number of model calls (3 input tensors, 2 in the uninterrupted run; the first 2 "
+        "agree; its learning rate differs too)")
+    assert counted({"inputs:0": "x", "inputs:1": "b", "inputs:2": "c"}, both, 0.25) == (
+        "number of model calls (3 input tensors, 2 in the uninterrupted run; the inputs both "
+        "made differ too)")
