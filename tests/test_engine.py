@@ -367,6 +367,11 @@ def test_blind_spots_say_what_would_exercise_each():
         "the steps read of them comes back through other restored state (an optimizer's or a "
         "scheduler's learning rate), or is not read after the resume point (at the restore at "
         "4: lr 0.05, expected 0.01)")
+    # (trial 490: the row read `identical` and its cell only "changed no step", while the
+    # config ended otherwise: the cell says it)
+    assert other.explanation.startswith(
+        "blind spot: dropping config changed no step after k=4, but the run ends with config "
+        "otherwise; "), other.explanation
     message = str(ComponentsNotExercised(masked, ["config"]))
     assert "config: the run's settings are not a fresh build's" in message
     assert "run settings other than the defaults" not in message
