@@ -663,25 +663,37 @@ SCHEDULER_IDLE = (
 trial: a cosine schedule that SWALR took over was said to be stepped by epoch)."""
 
 
-def as_built_text(names: list[str], points: list[int], unmoved: bool = False) -> str:
+def as_built_text(names: list[str], points: list[int], unmoved: bool = False,
+                  held: str | None = None) -> str:
     """The clause a blind spot's explanation ends with when ``names`` were, at
     each resume point of ``points``, the state a fresh build starts with (a trial: a loss
     scaler whose scale and growth tracker were the build's at that step was
     told to make its scale change). ``unmoved``: at the end of the run too,
     so no resume point can show them lost (a trial: a run configuration equal
     to the factory's defaults was told to choose another resume point).
-    ``as_built_names`` reads it back."""
+    ``held``: the build's own digests show that state a fresh build's
+    (``"built"``), or not (``"put back"``: another declared component's restore
+    puts it back); None: not known, both said. ``as_built_names`` reads it back."""
     one = len(names) == 1
     it = "it" if one else "them"
     steps = ("step " + str(points[0]) if len(points) == 1 else
              "steps " + ", ".join(map(str, points[:-1])) + f" and {points[-1]}")
     # (a trial: a random stream that a callback of the program's own put back as
     # well was said to be "as a fresh build has it", which it was not)
+    whose = {"built": "a fresh build's state",
+             # (trial 489: a loader's generator that the position component's restore drew
+             # to where it was, told only "or one another declared component puts back")
+             "put back": (f"not a fresh build's, which the build's own digests show, so "
+                          f"another declared component's restore puts {it} back")}.get(
+        held or "", "a fresh build's state, or one another declared component puts back")
     text = (f"at {steps}{' and at the end' if unmoved else ''} the uninterrupted run's "
             f"{', '.join(names)} {'is' if one else 'are'}{_AS_RESTORED}{it} leaves "
-            f"(state_dict() bit for bit: a fresh build's state, or one another declared "
-            f"component puts back): dropping {it} puts in that same state, however the "
-            f"program uses {it}; ")
+            f"(state_dict() bit for bit: {whose}): dropping {it} puts in that same state, "
+            f"however the program uses {it}; ")
+    if held == "put back" and not unmoved:
+        return text + (f"dropping {it} alone shows nothing at a resume point where that "
+                       f"component puts {it} back, and the component keeps {it} there: "
+                       f"--drop {','.join(names)},<that component> checks them together")
     if not unmoved:
         # (trial 181: a best loss, moved at a later point, was set again by the next
         # evaluation before any step read it, and stayed a blind spot there)
@@ -857,12 +869,22 @@ def _blind_spot_lines(report: Report, components: list[str]) -> list[str]:
 def _built_line(c: str, unmoved: bool, spots: list[Any]) -> str:
     """``_blind_spot_lines``'s words on a component that is, at the resume point,
     what the restore that drops it leaves (``unmoved``: at the end too)."""
+    said = " ".join(r.explanation for r in spots if c in r.dropped)
+    # (trial 489: the row's why knew, by the build's own digests, which of the two it was)
+    whose = ("a fresh build's" if "bit for bit: a fresh build's state)" in said else
+             "not a fresh build's: another declared component's restore puts it back"
+             if "so another declared component's restore puts" in said else
+             "a fresh build's, or one another component puts back")
+    put_back = whose.startswith("not")
     return (f"{c}: at the resume point its state is what the restore that drops it leaves "
-            "(a fresh build's, or one another component puts back), bit for bit: "
+            f"({whose}), bit for bit: "
             "dropping it puts in the same state, however the program uses it; "
-            # (trial 256: rng, put back by the program's own hooks component, was
-            # told to choose a resume point where it has moved: none would show it)
-            + ("choose a resume point where it has moved, unless another declared "
+            + ("no resume point where that component puts it back shows it lost alone: leave "
+               "it out of the components this test asserts (the marker's drop=[...]), or "
+               "drop it together with that component" if put_back and not unmoved else
+               # (trial 256: rng, put back by the program's own hooks component, was
+               # told to choose a resume point where it has moved: none would show it)
+               "choose a resume point where it has moved, unless another declared "
                "component puts it back (then none shows it: leave it out of the "
                "components this test asserts, the marker's drop=[...])"
                if not unmoved else

@@ -1212,8 +1212,29 @@ def _as_built_explanation(ref: Reference, result: RunResult, built: list[str],
                     f"resume point: --drop {','.join([*built, *others])} checks them together; "
                     "not evidence that it is saved")
         return (f"blind spot: dropping {', '.join(built)} changed no step after k={points}: "
-                f"{as_built_text(built, ks, still)}; not evidence that it is saved")
-    return f"{result.explanation}; {as_built_text(built, ks, still)}"
+                f"{as_built_text(built, ks, still, _held_as(ref, built, ks))}; not evidence "
+                "that it is saved")
+    return f"{result.explanation}; {as_built_text(built, ks, still, _held_as(ref, built, ks))}"
+
+
+def _held_as(ref: Reference, names: list[str], ks: list[int]) -> str | None:
+    """Whether the reference held ``names`` at every point of ``ks`` as its
+    build made them (``"built"``), or held none of them so at any
+    (``"put back"``), by the build's own digests; None: mixed, or not known."""
+    kinds = set()
+    for name in names:
+        leaves = ref.segment.built_leaves.get(name)
+        for k in ks:
+            capture = ref.segment.captures.get(k)
+            if not leaves or capture is None:
+                return None
+            try:
+                held = dict(flatten_state(ref.file(capture)["components"][name]))
+            except Exception:  # (not known)
+                return None
+            kinds.add("built" if held.keys() == leaves.keys() and all(
+                digest(value) == leaves[key] for key, value in held.items()) else "put back")
+    return kinds.pop() if len(kinds) == 1 else None
 
 
 def _same_stream_held(ref: Reference, built: list[str], ks: list[int]) -> list[str]:

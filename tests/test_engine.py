@@ -272,13 +272,13 @@ def test_a_blind_spot_whose_state_is_the_builds_at_the_resume_point_says_so():
     assert run.explanation == (
         "blind spot: dropping scaler changed no step after k=6: at step 6 the uninterrupted run's "
         "scaler is what the restore that drops it leaves (state_dict() bit for bit: a fresh "
-        "build's state, or one another declared component puts back): dropping it puts in "
+        "build's state): dropping it puts in "
         "that same state, however the program uses it; a resume point where it has moved from "
         "there shows the difference, unless another component puts it back or the program sets "
         "it again before a step reads it; not evidence that it is saved")
     message = str(ComponentsNotExercised(report, ["scaler"]))
     assert ("scaler: at the resume point its state is what the restore that drops it leaves "
-            "(a fresh build's, or one another component puts back), bit for bit") in message
+            "(a fresh build's), bit for bit") in message
     assert "a loss scale that changes" not in message
     moved = verify(programs.CYCLING_SCALE, drop=["scaler"], resume_at=[5], noise_seeds=0,
                    check_determinism=False).runs[-1]
