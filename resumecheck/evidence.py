@@ -904,7 +904,10 @@ def _skipped(key: str, unit: str, amount: str, k: int) -> str:
             f"uninterrupted run's: a draw the restart skips ({skipped}), or the stream set "
             "back during that step (a loader that puts its generator back to an epoch's "
             "start to replay the shuffle, from an epoch or position the restart lacks; a "
-            "shuffle of n items takes n - 1 32-bit words)")
+            "shuffle of n items takes n - 1 32-bit words), or an epoch's end the uninterrupted "
+            "run's iterator ran into and the restart's did not (a RandomSampler draws one more "
+            "shuffle, n - 1 words, as an epoch's indices run out: a restart that makes its "
+            "iterator anew there skips it)")
 
 
 def _torch_stream(key: str) -> bool:

@@ -60,3 +60,18 @@ def test_the_first_divergence_names_the_rate_and_the_inputs_that_differ():
     assert counted({"inputs:0": "x", "inputs:1": "b", "inputs:2": "c"}, both, 0.25) == (
         "number of model calls (3 input tensors, 2 in the uninterrupted run; the inputs both "
         "made differ too)")
+
+
+def test_a_restart_that_drew_less_is_offered_the_epoch_end_its_iterator_did_not_reach():
+    """Trial 489: a restart at an epoch's end drew 255 words less than the
+    uninterrupted run, whose exhausted RandomSampler drew one more shuffle of
+    256 items; the words offered a skipped draw or a replayed shuffle only."""
+    from resumecheck.evidence import _skipped
+
+    text = _skipped("generators.loader", "32-bit words", "255 32-bit words", 8)
+    assert text.startswith("step 9, the first after the restore, drew 255 32-bit words less "
+                           "than the uninterrupted run's: a draw the restart skips"), text
+    assert text.endswith(
+        "or an epoch's end the uninterrupted run's iterator ran into and the restart's did not "
+        "(a RandomSampler draws one more shuffle, n - 1 words, as an epoch's indices run out: "
+        "a restart that makes its iterator anew there skips it)"), text
