@@ -559,7 +559,8 @@ def _offsets(reference: SegmentResult, seg: SegmentResult, k: int, step: int,
             detail = seeded or set_then
         elif draws is None and run is not None:  # another rank's stream? (class 9)
             detail = (_another_ranks(key, run, ref_states, step, k)
-                      or (None if _drops_its_stream(restorer, key)  # (said so: _not_found)
+                      or (_dropped_then(reference, key, run, step, detail)
+                          if _drops_its_stream(restorer, key)  # (said so: _not_found)
                           else _set_back(reference, seg, key, run, step, k)
                           or _seeded_anew(key, run, [run_states, ref_states], step, k,
                                           restorer=restorer, unset=_set_nowhere(seg, key)))
@@ -573,6 +574,19 @@ def _offsets(reference: SegmentResult, seg: SegmentResult, k: int, step: int,
                                   (draws, unit), restorer, _set_nowhere(seg, key)) or detail
         out.append(StreamOffset(stream=key, step=step, draws=draws, unit=unit, detail=detail))
     return out
+
+
+def _dropped_then(reference: SegmentResult, key: str, run: Any, step: int,
+                  detail: str) -> str | None:
+    """An ablation's stream, dropped and not found near the reference's: where
+    the uninterrupted run held it so at an earlier step's start, ``detail``
+    says which (trial 496: "not within 64 draws" of a stream that was, 5,120
+    words back, where the run's was at the start of step 1, read as one
+    unrelated). None: at none."""
+    earlier = _held_then(reference, key, run, step)
+    if earlier is None:
+        return None
+    return f"{detail}: it is where the uninterrupted run's was at the start of step {earlier}"
 
 
 def _batch_told(reference: SegmentResult, seg: SegmentResult, step: int, key: str,
@@ -665,9 +679,7 @@ def _set_back(reference: SegmentResult, seg: SegmentResult, key: str, run: Any, 
     set back there, or made again as the build left it (trial 160: a numpy
     generator reset to its build state read only "not within 64 raw outputs
     of it: another seed, ..."). None: at no earlier step's start."""
-    found = stream_digests({key: run})[key]
-    earlier = next((r.step for r in reference.records
-                    if r.step < step and r.streams.get(key) == found), None)
+    earlier = _held_then(reference, key, run, step)
     if earlier is None:
         return None
     where = (f"{stream_label(key)} at the start of step {step}, the first after the restore at "
@@ -678,6 +690,14 @@ def _set_back(reference: SegmentResult, seg: SegmentResult, key: str, run: Any, 
             "was made or seeded again after the restore")))
     return (f"{where} ({step - earlier} steps earlier): it was set back to a state kept then, "
             "or seeded again as it was then (a seed from an epoch's number, at another epoch)")
+
+
+def _held_then(reference: SegmentResult, key: str, run: Any, step: int) -> int | None:
+    """The first earlier step at whose start the uninterrupted run's stream
+    ``key`` was ``run``, bit for bit; None: at none."""
+    found = stream_digests({key: run})[key]
+    return next((r.step for r in reference.records
+                 if r.step < step and r.streams.get(key) == found), None)
 
 
 def _seeded_anew(key: str, run: Any, states: list[dict[str, Any]], step: int, k: int,

@@ -50,6 +50,12 @@ def test_an_ablation_that_drops_the_stream_says_so_not_the_causes_of_a_lost_one(
         in dropped.explanation, \
         dropped.explanation
     assert "another seed, a stream not restored" not in dropped.explanation
+    # (trial 496 read "not within 64 draws" of a stream where the run's was at its start as
+    # unrelated to it)
+    [torch_stream] = [o for o in dropped.stream_offsets if o.stream == "torch"]
+    assert torch_stream.detail.endswith(
+        "the restart draws from it as the build and the rest of the restore left it: it is "
+        "where the uninterrupted run's was at the start of step 1"), torch_stream.detail
 
 
 def test_two_rates_one_rounding_apart_are_shown_with_the_digits_that_tell_them_apart():
