@@ -154,11 +154,9 @@ hash() of a string was told "a set, or a dict keyed by hash"; a dict keeps
 the order its keys were put in)."""
 
 HASH_ORDER_UNCHECKED = (
-    "not checked in-process: an order that follows the hash seed, if your program takes one "
-    "(ids numbered by iterating set(names), items sorted by hash() of a string): every restart "
-    "here shares one hash seed, and so that order; --isolation process checks it under a "
-    "second hash seed, 2 against the uninterrupted run's 1 (an order that happens to come out "
-    "alike under those two passes there too)")
+    "not checked in-process: an order that follows the hash seed (ids numbered by iterating "
+    "set(names), items sorted by hash() of a string), if your program has one: every restart "
+    "here shares one hash seed; --isolation process checks it under a second one")
 """Said where in-process restarts cannot show a dependence on the hash seed."""
 
 RESTORING = "restoring the checkpoint"

@@ -1155,14 +1155,12 @@ def build_settings_text(settings: list[str]) -> str:
 
 
 RESUME_CODE_UNCHECKED = (
-    "not checked: what your script runs around the restore when it resumes (which checkpoint "
-    "it picks; a seed set again, or a position recomputed, after the load in its main), nor "
-    "where your loop itself saves (a save made inside a step, before its scheduler steps): a "
-    "restart here saves through your save() between steps, builds the program, restores its "
-    "checkpoint and steps, so what a resume needs belongs in load() (or in the framework's "
-    "restore), and what a checkpoint must hold in save(); each save() here is given a new "
-    "path of its own and load() the path of the save it resumes from, so a load() that picks "
-    "the latest of several checkpoints, or a save() that deletes old ones, meets one")
+    "not checked: your script's own resume code (which checkpoint it picks; a seed or a "
+    "position set after the load in its main), nor saves your loop makes inside a step "
+    "(before its scheduler steps): each restart here calls your save() between steps with a "
+    "path of its own, builds the program and calls load() with that save's path, so what a "
+    "resume needs must be in save() and load() (or the framework's restore); a load() that "
+    "picks the latest of several checkpoints, or a save() that deletes old ones, meets one")
 """The last line of an equivalent report whose program resumed through its own
 checkpoint: the script's own resume code is not what runs, nor its loop's own
 saves (trial 157: a periodic save made before the scheduler stepped passed;

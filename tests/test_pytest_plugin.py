@@ -107,7 +107,7 @@ def test_passing_and_failing_checks_with_summary_and_report(project):
         "test_resume.py::test_buggy  program:BUGGY  full resume: DIVERGED (confirmed: global_step)",
         "test_resume.py::test_correct  program:CORRECT  full resume: ok",
         # (trial 147: what a passing check could not see was in no row)
-        "resumecheck: not checked: what your script runs around the restore when it resumes *"
+        "resumecheck: not checked: your script's own resume code (which checkpoint it picks; *"
         " (test_resume.py::test_correct)",
     ])
     report = json.loads((project.path / "checks.json").read_text())
@@ -150,7 +150,7 @@ def test_a_failed_test_that_recorded_no_check_is_named_below_the_rows_and_in_the
     assert summary.rstrip().endswith("`test_direct.py::test_checked_then_fuzzed`")
     # (trial 147: what the passing checks could not see, said once for both)
     assert "What the checks could not see:\n\n- " in summary
-    assert "\n- not checked: what your script runs around the restore when it resumes" in summary
+    assert "\n- not checked: your script's own resume code (which checkpoint it picks;" in summary
     assert summary.count("(every check)") == summary.count("\n- ") >= 1
 
 

@@ -134,8 +134,8 @@ def test_an_order_sorted_by_hash_of_a_string_is_said_unchecked_in_process_at_eve
     assert quiet.caveats == [HASH_ORDER_UNCHECKED, RESUME_CODE_UNCHECKED]
     assert quiet.render().endswith(f"\n{RESUME_CODE_UNCHECKED}\n")
     # (trial 157: a periodic save made inside a step, before the scheduler stepped, passed)
-    assert ("nor where your loop itself saves (a save made inside a step, before its scheduler "
-            "steps): a restart here saves through your save() between steps") in quiet.render()
+    assert ("nor saves your loop makes inside a step (before its scheduler steps): each "
+            "restart here calls your save() between steps") in quiet.render()
     assert quiet.to_json()["caveats"] == quiet.caveats
     determinism = {c.name: c for c in check_baseline(hash_sorted.HASH_SORTED).checks}[
         "determinism"]
