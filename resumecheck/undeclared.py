@@ -1192,6 +1192,11 @@ def _held(program: Any, seen: set[int],
                 if id(gen) not in seen:
                     seen.add(id(gen))
                     out[f"{path}.{where}"] = (gen, [gen.get_state()])
+            # (trial 493: a GAN's step counter on its LightningModule, whose networks were
+            # declared each and the module not, was never named: its numbers are looked at)
+            for where, kept in _outside_state_dict(obj, attrs, skip=seen):
+                if _is_number(kept):
+                    out.setdefault(f"{path}.{where}", (kept, [_number_tensor(kept)]))
         if tensors is not None:
             # (an optimizer with no state yet too: a load that leaves it so is
             # seen right after the load, not only once it steps; a trial)
@@ -1408,14 +1413,18 @@ def _plain_value(value: Any) -> Any:
     return repr(value)
 
 
-def _outside_state_dict(model: torch.nn.Module, attrs: set[tuple[int, str]]
+def _outside_state_dict(model: torch.nn.Module, attrs: set[tuple[int, str]],
+                        skip: set[int] | frozenset[int] = frozenset(),
                         ) -> list[tuple[str, int | float | torch.Tensor]]:
     """What a model's layers keep that its state_dict() leaves out, by path:
     public number attributes (sizes and rates that never change, and counters;
     not those declared with ``Attr``), tensor attributes (running statistics
-    kept by hand) and buffers registered with ``persistent=False``."""
+    kept by hand) and buffers registered with ``persistent=False``; not in the
+    layers in ``skip`` (by id: declared as components of their own)."""
     out: list[tuple[str, int | float | torch.Tensor]] = []
     for name, layer in model.named_modules():
+        if name and id(layer) in skip:
+            continue
         prefix = f"{name}." if name else ""
         for key, value in vars(layer).items():
             if isinstance(value, torch.Tensor) and value.numel():
