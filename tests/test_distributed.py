@@ -245,7 +245,10 @@ def test_a_launch_held_up_before_the_program_runs_is_launched_once_more(monkeypa
     assert stopped and report.equivalent, report.runs
     assert all(not _alive(pid) for pid in stopped)
     err = capsys.readouterr().err
-    assert "no rank started within 0.5 s" in err and "is launched once more" in err, err
+    # (stopped as it starts: on a loaded machine the launcher has forked its ranks by then,
+    # and they wait for its store; either way nothing of the program ran)
+    held = ("no rank started within 0.5 s", "did not join the process group within 0.5 s")
+    assert any(h in err for h in held) and "is launched once more" in err, err
 
 
 @pytest.mark.e2e
@@ -260,7 +263,8 @@ def test_a_launch_held_up_twice_says_nothing_of_the_program_ran(monkeypatch):
         verify("resumecheck.tiny_dist:DDP", steps=2, resume_at=1, drop="none", **FAST)
     said = str(info.value)
     assert len(stopped) == 2 and all(not _alive(pid) for pid in stopped)
-    assert "no rank started within 0.5 s; the launch was killed" in said, said
+    assert ("no rank started within 0.5 s; the launch was killed" in said
+            or "did not join the process group within 0.5 s" in said), said
     assert "launched once more, it did the same. Nothing of the program had run" in said, said
     assert "Fix the program" not in said and "longer" not in said, said
 
