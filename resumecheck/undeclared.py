@@ -1187,16 +1187,9 @@ def _held(program: Any, seen: set[int],
         tensors = _tensors_of(obj)
         if _keeps_workers(obj) or _positional(obj):  # (no tensors of its own: state
             out[path] = (obj, position_of(obj) or [])  # no checkpoint can hold, a position)
-        if isinstance(obj, torch.nn.Module):  # (a generator a layer keeps: its own noise)
-            for where, gen in _generators_in(obj):
-                if id(gen) not in seen:
-                    seen.add(id(gen))
-                    out[f"{path}.{where}"] = (gen, [gen.get_state()])
-            # (trial 493: a GAN's step counter on its LightningModule, whose networks were
-            # declared each and the module not, was never named: its numbers are looked at)
-            for where, kept in _outside_state_dict(obj, attrs, skip=seen):
-                if _is_number(kept):
-                    out.setdefault(f"{path}.{where}", (kept, [_number_tensor(kept)]))
+        if isinstance(obj, torch.nn.Module):
+            for where, held in _module_kept(obj, seen, attrs).items():
+                out.setdefault(f"{path}.{where}", held)
         if tensors is not None:
             # (an optimizer with no state yet too: a load that leaves it so is
             # seen right after the load, not only once it steps; a trial)
@@ -1411,6 +1404,24 @@ def _plain_value(value: Any) -> Any:
     if isinstance(value, np.generic):
         return value.item()
     return repr(value)
+
+
+def _module_kept(model: torch.nn.Module, seen: set[int], attrs: set[tuple[int, str]]
+                 ) -> dict[str, tuple[Any, list[torch.Tensor]]]:
+    """Of an undeclared module the walk reaches, by path: the generators its
+    layers keep (their own noise; added to ``seen``) and the numbers they keep
+    outside its state_dict(), not in layers declared on their own (trial 493:
+    a GAN's step counter on its LightningModule, whose networks were declared
+    each and the module not, was never named)."""
+    out: dict[str, tuple[Any, list[torch.Tensor]]] = {}
+    for where, gen in _generators_in(model):
+        if id(gen) not in seen:
+            seen.add(id(gen))
+            out[where] = (gen, [gen.get_state()])
+    for where, value in _outside_state_dict(model, attrs, skip=seen):
+        if isinstance(value, (int, float)) and _is_number(value):
+            out.setdefault(where, (value, [_number_tensor(value)]))
+    return out
 
 
 def _outside_state_dict(model: torch.nn.Module, attrs: set[tuple[int, str]],
