@@ -50,7 +50,7 @@ from resumecheck.trace import (
 from resumecheck.trajectory import quantity_kind
 
 __all__ = ["EPOCH_AGAIN", "OTHER_EPOCH", "annotate", "cleared_streams", "describe_data",
-           "describe_end_state", "epoch_place", "offsets_shared_with",
+           "describe_end_state", "epoch_place", "not_stepped", "offsets_shared_with",
            "set_right_during", "steps_apart", "stream_offsets", "streams_level", "telling",
            "unclear_streams"]
 
@@ -147,13 +147,22 @@ def _rates(ref: StepRecord, rec: StepRecord, step: int, rank: int | None) -> str
         def listed(values: list[float]) -> str:
             return ", ".join(f"{v:.6g}" for v in values[:4]) + (" ..." if len(values) > 4 else "")
 
-        missing = ("a parameter group it stepped is not in this run's optimizers"
-                   if len(rates) < len(expected) else
-                   "this run steps a parameter group that is not in its optimizers")
+        gone = not_stepped(ref, rec)
+        # (trial 493: a GAN's generator optimizer, stepped every second step by a counter
+        # the checkpoint lost, read "a parameter group it stepped is not in this run's
+        # optimizers")
+        missing = (f"{gone} stepped in the uninterrupted run and not in this one (an optimizer "
+                   "that steps only at some steps, decided by state that differs here: a "
+                   "counter of steps)" if gone else
+                   "a parameter group it stepped is not in this run's optimizers (one added "
+                   "with add_param_group during the run, or an optimizer that steps in one run "
+                   "only)" if len(rates) < len(expected) else
+                   "this run steps a parameter group that is not in its optimizers (one added "
+                   "with add_param_group during the run, or an optimizer that steps in one run "
+                   "only)")
         return (f"learning rate of {where}: {len(rates)} rate{'s' if len(rates) > 1 else ''} "
                 f"({listed(rates)}) where the uninterrupted run stepped {len(expected)} "
-                f"({listed(expected)}): {missing} (one added with add_param_group during the "
-                "run, or an optimizer that steps in one run only)")
+                f"({listed(expected)}): {missing}")
     differ = [(i, a, b) for i, (a, b) in enumerate(zip(expected, rates)) if a != b]
     if not differ:
         return None
@@ -182,6 +191,28 @@ def _rates(ref: StepRecord, rec: StepRecord, step: int, rank: int | None) -> str
             " (other groups, or other step() calls this step)")
     more = f" and {len(differ) - 3} more{kind}" if len(differ) > 3 else ""
     return f"learning rate of {where}: {shown}{more}"
+
+
+def not_stepped(ref: StepRecord, rec: StepRecord) -> str:
+    """Of a step whose run read fewer learning rates than the uninterrupted
+    run's, the declared optimizers (``StepRecord.lr_of``) whose rates all went
+    unread while every rate read is one of the others': those that did not
+    step, in words (`` `opt_g` ``); empty where that is not known (one
+    optimizer, rates alike between them, or not so)."""
+    owners, expected, rates = ref.lr_of, ref.lr or [], rec.lr or []
+    if len(set(owners)) < 2 or len(owners) != len(expected) or not rates \
+            or len(rates) >= len(expected):
+        return ""
+    by_value: dict[float, set[str]] = {}
+    for owner, value in zip(owners, expected):
+        by_value.setdefault(value, set()).add(owner)
+    if any(len(o) > 1 for o in by_value.values()) or not set(rates) <= set(by_value):
+        return ""  # (two optimizers at one rate: which one stepped is not told)
+    read = {owner for value in rates for owner in by_value[value]}
+    gone = [o for o in dict.fromkeys(owners) if o not in read]
+    if rec.lr_of and set(rec.lr_of) & set(gone):
+        return ""
+    return " and ".join(f"`{o}`" for o in gone)
 
 
 def _position_in_another_epoch(result: RunResult) -> None:

@@ -1022,7 +1022,7 @@ def _reached_by_own(path: str, number: Any, program: Any,
                 return ""  # (trial 431: a replay buffer returned as `items`: compared there)
             entry = _entry_at(state, parts)
             if entry is not _NO_ENTRY:
-                if _same_plain(number, entry):
+                if _same_plain(number, entry) or _named_alike(number, state, parts[-1]):
                     return ""
                 if _is_number(number) and parts[-1] in state and said is None:
                     # (another component may still return it: trial 217's two positions)
@@ -1052,6 +1052,16 @@ def _returned_whole(kept: Any, state: Any) -> bool:
         return False
     items = list(kept)
     return any(isinstance(v, (list, tuple)) and _same_plain(items, v) for v in state.values())
+
+
+def _named_alike(number: Any, state: Any, name: str) -> bool:
+    """Whether a component's state holds, nested at any depth under the
+    number's own name, an entry equal to it (trial 493: a position that
+    returned its sampler's epoch as ``loader.epoch``, beside its own
+    ``epoch``, was said to return "an `epoch`, but not this number")."""
+    return _is_number(number) and any(
+        path.rsplit(".", 1)[-1] == name and _same_plain(number, value)
+        for path, value in flatten_state(state))
 
 
 def _entry_at(state: Any, parts: list[str]) -> Any:

@@ -33,7 +33,8 @@ from resumecheck.errors import (
     HOLDS_NOTHING, SCHEDULER_IDLE, SCHEDULER_UNREAD, SET_AGAIN, as_built_text,
 )
 from resumecheck.evidence import (
-    EPOCH_AGAIN, annotate, cleared_streams, offsets_shared_with, set_right_during, unclear_streams,
+    EPOCH_AGAIN, annotate, cleared_streams, not_stepped, offsets_shared_with, set_right_during,
+    unclear_streams,
 )
 from resumecheck.program import ends_inside, epoch_boundaries, next_epoch_start
 from resumecheck.phrases import (
@@ -4057,11 +4058,15 @@ def _steps_counted(ref: Reference, segments: Segments, step: int, key: str) -> s
     mine = next((r for _, seg in segments for r in seg.records if r.step == step), None)
     theirs = ref.by_step.get(step)
     if mine is None or theirs is None or not mine.lr or not theirs.lr \
-            or len(mine.lr) == len(theirs.lr) or set(mine.lr) != set(theirs.lr):
+            or len(mine.lr) == len(theirs.lr):
         return None
-    return (f"number of optimizer steps ({len(mine.lr)} learning rate"
-            f"{'' if len(mine.lr) == 1 else 's'} read, {len(theirs.lr)} in the uninterrupted "
-            "run, each alike)")
+    counted = (f"number of optimizer steps ({len(mine.lr)} learning rate"
+               f"{'' if len(mine.lr) == 1 else 's'} read, {len(theirs.lr)} in the uninterrupted "
+               "run")
+    if set(mine.lr) == set(theirs.lr):
+        return f"{counted}, each alike)"
+    gone = not_stepped(theirs, mine)  # (trial 493: a GAN's generator, unstepped)
+    return f"{counted}; {gone} did not step)" if gone else None
 
 
 def _calls_counted(ref: Reference, segments: Segments, step: int, key: str) -> str | None:

@@ -1,0 +1,56 @@
+"""Two smaller mends from a trial's Lightning GAN (hand-built records and
+states):
+
+- a step where one of two declared optimizers did not step (its generator,
+  stepped every second step by a counter the checkpoint lost) read "learning
+  rate" and "a parameter group it stepped is not in this run's optimizers";
+  it is the number of optimizer steps, and the one that did not step is
+  named (``evidence.not_stepped``);
+- a position component that returned its sampler's epoch nested, as
+  ``loader.epoch``, beside an ``epoch`` of its own, was said to return "an
+  `epoch`, but not this number" (``undeclared._named_alike``)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from resumecheck.evidence import _rates, not_stepped
+from resumecheck.trace import StepRecord
+from resumecheck.undeclared import _named_alike
+from resumecheck.verdict import _steps_counted
+
+
+def _records(run_lr: list[float], run_of: list[str]) -> tuple[StepRecord, StepRecord]:
+    ref = StepRecord(8, 0.5, lr=[0.0016, 0.0018], lr_of=["opt_d", "opt_g"])
+    return ref, StepRecord(8, 0.4, lr=run_lr, lr_of=run_of)
+
+
+def test_the_optimizer_that_did_not_step_is_named():
+    ref, rec = _records([0.0016], [])
+    assert not_stepped(ref, rec) == "`opt_g`"
+    assert _rates(ref, rec, 8, None) == (
+        "learning rate of step 8: 1 rate (0.0016) where the uninterrupted run stepped 2 "
+        "(0.0016, 0.0018): `opt_g` stepped in the uninterrupted run and not in this one (an "
+        "optimizer that steps only at some steps, decided by state that differs here: a counter "
+        "of steps)")
+    counted = _steps_counted(SimpleNamespace(by_step={8: ref}),
+                             [(7, SimpleNamespace(records=[rec]))], 8, "lr")
+    assert counted == ("number of optimizer steps (1 learning rate read, 2 in the "
+                       "uninterrupted run; `opt_g` did not step)")
+
+
+def test_nothing_is_named_where_the_rates_do_not_tell_which():
+    ref = StepRecord(8, 0.5, lr=[0.001, 0.001], lr_of=["opt_d", "opt_g"])
+    rec = StepRecord(8, 0.4, lr=[0.001])
+    assert not_stepped(ref, rec) == ""  # (both at one rate)
+    ref, rec = _records([0.0017], [])
+    assert not_stepped(ref, rec) == ""  # (a rate neither had: not a missing step)
+    assert "a parameter group it stepped is not in this run's optimizers" in \
+        (_rates(ref, rec, 8, None) or "")
+
+
+def test_a_number_returned_nested_under_its_own_name_is_compared_there():
+    state = {"epoch": 2, "loader": {"epoch": 1, "offset": 3}}
+    assert _named_alike(1, state, "epoch")
+    assert not _named_alike(5, state, "epoch")
+    assert not _named_alike(3, state, "epoch")  # (`offset` holds 3: another name)
