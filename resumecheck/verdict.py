@@ -544,8 +544,9 @@ def judge(ref: Reference, result: RunResult, segments: Segments) -> Comparison |
             or _steps_counted(ref, segments, result.first_divergent_step, quantity)
             or quantity_name(quantity)) + (_whose_rate(
             ref, segments, result.first_divergent_step, quantity) + _others(
-            quantity, cmp.first_also) + _absent(ref, segments, result.first_divergent_step,
-                                                quantity))
+            quantity, cmp.first_also, _one_sided(ref, segments, result.first_divergent_step,
+                                                 [quantity, *cmp.first_also]))
+            + _absent(ref, segments, result.first_divergent_step, quantity))
         result.first_divergent_key = quantity
         if result.first_divergent_step <= result.resume_at[0]:
             # Its first half, replayed from step 0, already differs: no save or
@@ -4120,10 +4121,24 @@ def _why_no_gradient(record: StepRecord) -> str:
     return "that parameter got no gradient"
 
 
-def _others(key: str, also: list[str]) -> str:
+def _one_sided(ref: Reference, segments: Segments, step: int, keys: list[str]) -> int:
+    """How many of ``keys`` (gradients) one run has at ``step`` and the other
+    does not, where the first of them is so; 0 otherwise."""
+    mine = next((r for _, seg in segments for r in seg.records if r.step == step), None)
+    theirs = ref.by_step.get(step)
+    if mine is None or theirs is None or quantity_kind(keys[0]) != "grad":
+        return 0
+    lacking = [k for k in keys if (k in mine.digests) != (k in theirs.digests)]
+    return len(lacking) if keys[0] in lacking else 0
+
+
+def _others(key: str, also: list[str], lacking: int = 0) -> str:
     """`` (the largest of 4 parameters that differ)``, `` (and on rank 0 at this step)``,
     `` (and of plateau)``: the others of the first quantity's kind that differ
-    at its step too (the end state's: the other components that end otherwise)."""
+    at its step too (the end state's: the other components that end otherwise).
+    ``lacking``: how many of them one run has no gradient of, the first among
+    them (trial 494: "the largest of 41" of one of 5 gradients the resumed run
+    lacked, each ranked first, the other 36 rescaled by clipping)."""
     if key.startswith("state:"):  # (the end state: the other components that end otherwise)
         others = [k.removeprefix("state:") for k in also if k.startswith("state:")]
         return f" (and of {', '.join(others)})" if others else ""
@@ -4132,6 +4147,10 @@ def _others(key: str, also: list[str]) -> str:
     names = {split_rank_name(k)[0] for k in also} - {base}
     ranks = {split_rank_name(k)[1] for k in also} - {rank, None}
     out = f" (the largest of {len(names) + 1} {kind}s that differ)" if names and kind else ""
+    if names and kind and lacking:
+        of = "" if lacking == len(names) + 1 else f", of {len(names) + 1} that differ"
+        out = (f" (one of {lacking} {kind}s one run lacks{of})" if lacking > 1
+               else f" (the one {kind} one run lacks{of})")
     if ranks:
         # (trial 405 read the rank named, the one that differs most, as where it began;
         # trial 412 read "1 more rank" as a count to work out: the ranks are named)
