@@ -4001,7 +4001,12 @@ def _what_differs(finding: Finding) -> str:
     read `ema (differs, not the cause)` as its checkpointed weights suspect,
     where only its train/eval mode after the load differed)."""
     only_modes = finding.detail.startswith(_MODE_TEXTS) and _FROZEN_TEXT not in finding.detail
-    return f"the train/eval mode of {finding.component}" if only_modes else finding.component
+    if only_modes:
+        return f"the train/eval mode of {finding.component}"
+    # (trial 494: "restored state differs in params (confirmed)" of weights restored bit for
+    # bit, embeddings left frozen: read as weights not restored)
+    return (f"which parameters of {finding.component} train (requires_grad)"
+            if frozen_only(finding.detail) else finding.component)
 
 
 def latent_text(r: RunResult) -> str:

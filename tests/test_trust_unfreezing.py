@@ -65,6 +65,9 @@ def test_parameters_a_load_leaves_frozen_are_named_and_confirmed():
         "(none in the resumed run: that parameter got no gradient)")
     [finding] = own.diagnosis
     assert finding.component == "params" and finding.status == "confirmed"
+    # (trial 494 read "restored state differs in params" as weights not restored)
+    assert "restored state differs in which parameters of params train (requires_grad) " \
+        "(confirmed)" in own.explanation, own.explanation
     assert finding.detail.startswith(
         "parameters `0.0.bias`, `0.0.weight` left frozen after the load (requires_grad False), "
         "trainable at step 5 in the uninterrupted run: they get no gradient where it had one")
