@@ -1782,7 +1782,7 @@ def _frozen_differ(name: str, expected: dict[str, Any] | None,
     if thawed:  # optimizer, built while they were frozen, never held in either run)
         told.append(f"{_params(thawed)} trainable after the load, frozen at step {k} in the "
                     "uninterrupted run: they get a gradient where it had none")
-    return "; ".join(told) + f": {_FROZEN_TEXT}, so a load() must set it again"
+    return "; ".join(told) + f": {_FROZEN_TEXT}{_SET_AGAIN_BY}"
 
 
 def _meta_apart(key: str, name: str, expected: dict[str, Any] | None,
@@ -1960,12 +1960,17 @@ def frozen_set_again_text(detail: str, step: int) -> str:
     (``note_frozen_set_again``), without the consequences it did not have."""
     head = re.sub(r": they get (no )?a gradient where it had (one|none)", "", detail)
     return head.replace(
-        f": {_FROZEN_TEXT}, so a load() must set it again",
+        f": {_FROZEN_TEXT}{_SET_AGAIN_BY}",
         f": {_FROZEN_SET_AGAIN}: step {step + 1}, the first after the restore, gave a gradient "
         "to the same parameters as in the uninterrupted run", 1)
 
 
 _FROZEN_SET_AGAIN = "the program sets requires_grad again itself"
+
+_SET_AGAIN_BY = (", so a load() must set it again (under a framework's restore, the code of "
+                 "yours that freezes or unfreezes them, by the framework's own step count)")
+"""(trial 494: "a load() must" of a Trainer program with no load(), whose callback froze
+by a count of its own)"""
 
 
 def end_modes_alike(ref: Reference, segments: Segments, key: str = "eval_modules") -> set[str]:

@@ -65,6 +65,10 @@ def test_parameters_a_load_leaves_frozen_are_named_and_confirmed():
         "(none in the resumed run: that parameter got no gradient)")
     [finding] = own.diagnosis
     assert finding.component == "params" and finding.status == "confirmed"
+    # (trial 494: "a load() must" of a Trainer program with no load())
+    assert finding.detail.endswith(
+        "so a load() must set it again (under a framework's restore, the code of yours that "
+        "freezes or unfreezes them, by the framework's own step count)"), finding.detail
     # (trial 494 read "restored state differs in params" as weights not restored)
     assert "restored state differs in which parameters of params train (requires_grad) " \
         "(confirmed)" in own.explanation, own.explanation
@@ -98,7 +102,9 @@ def test_a_frozen_finding_whose_rerun_did_not_help_is_not_judged_not_the_cause()
 
     finding = Finding("params", "`emb.weight` trainable after the load, frozen at step 6 in "
                       "the uninterrupted run: they get a gradient where it had none: "
-                      "requires_grad is not in a state_dict(), so a load() must set it again",
+                      "requires_grad is not in a state_dict(), so a load() must set it again "
+                      "(under a framework's restore, the code of yours that freezes or "
+                      "unfreezes them, by the framework's own step count)",
                       step=6)
     assert frozen_in(finding)
     run = RunResult(dropped=[], resume_at=[6], verdict="diverged", first_divergent_step=7,
