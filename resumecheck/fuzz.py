@@ -592,7 +592,11 @@ def _failing_otherwise(tried: list[dict[str, Any]]) -> str:
     its = "its" if len(tried) == 1 else "their"
     ways = {"end state alone": f"in {its} end state alone",
             "other components": "blaming other components",
-            "no component": "naming no declared component",
+            # (trial 494: resuming at 1 to 4 lost the same counter, undeclared there, and
+            # "fail otherwise" read as another failure)
+            "no component": ("naming no declared component: state the components do not "
+                             "declare may be the same fault's, `resumecheck run` of it names "
+                             "what it keeps outside them"),
             "failed": "a step or a restore raising: see `resumecheck run` of it"}
     how = " or ".join(ways[h] for h in ways if any(t["how"] == h for t in tried))
     at = [f"at {','.join(map(str, t['resume_at']))}" for t in tried[:4]]

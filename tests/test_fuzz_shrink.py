@@ -104,7 +104,9 @@ def test_an_earlier_schedule_that_names_no_component_is_not_said_to_blame_others
     result.failure = RunResult(dropped=[], resume_at=[5], verdict="diverged")
     assert result.summary().endswith(
         "; minimal among the schedules that fail as it does: resuming at 3 and at 4 fail "
-        "otherwise (blaming other components or naming no declared component)"), \
+        "otherwise (blaming other components or naming no declared component: state the "
+        "components do not declare may be the same fault's, `resumecheck run` of it names what "
+        "it keeps outside them)"), \
         result.summary()
     # (every way the shrink says a schedule failed otherwise is one the schema knows)
     import json
