@@ -126,6 +126,17 @@ def _stall_notes(stream: IO[str]) -> Iterator[ProgressCallback]:
         thread.join(timeout=1.0)
 
 
+def _who_warned(filename: str) -> str:
+    """Who gave a warning, from the file it names: an installed package (its
+    name: trial 493's Lightning deprecation was said to be the program's),
+    else the program."""
+    parts = filename.replace("\\", "/").split("/")
+    for i, part in enumerate(parts[:-1]):
+        if part in ("site-packages", "dist-packages"):
+            return f"{parts[i + 1].removesuffix('.py')}, which your program uses,"
+    return "your program"
+
+
 @contextmanager
 def warnings_named(progress: ProgressCallback | None,
                    stream: IO[str] | None = None) -> Iterator[ProgressCallback]:
@@ -154,7 +165,7 @@ def warnings_named(progress: ProgressCallback | None,
                           "restore on purpose, not your checkpoint's)"
                           if run.startswith("drop ") else "")
             with contextlib.suppress(OSError, ValueError):
-                print(f"resumecheck: your program warned in the check's run `{run}`"
+                print(f"resumecheck: {_who_warned(filename)} warned in the check's run `{run}`"
                       f"{on_purpose}:", file=stream, flush=True)
         shown(message, category, filename, lineno, file, line)
 

@@ -212,3 +212,14 @@ def test_a_warning_of_the_program_names_the_run_it_came_from(capsys):
     assert ("resumecheck: your program warned in the check's run `drop global_step` (a restart "
             "that leaves global_step out of the restore on purpose, not your checkpoint's):\n"
             ) in err, err
+
+
+def test_a_warning_an_installed_package_gave_is_said_to_be_that_packages():
+    """Trial 493: a deprecation Lightning gave as the program ran was said to be
+    the program's warning."""
+    from resumecheck.progress_bar import _who_warned
+
+    assert _who_warned("/v/lib/python3.11/site-packages/lightning/pytorch/utilities/_pytree.py") \
+        == "lightning, which your program uses,"
+    assert _who_warned("/usr/lib/python3/dist-packages/six.py") == "six, which your program uses,"
+    assert _who_warned("/home/me/train.py") == "your program"
