@@ -1156,8 +1156,8 @@ def _set_again_text(ref: Reference, apart: dict[str, tuple[int, str]]) -> str:
                for name, (k, _) in apart.items()]
     examples = ([] if all(streams) else
                 ["a best loss that a later evaluation beats, a value recomputed from other "
-                 "state"]) + (["a generator seeded again before it is drawn from"]
-                              if any(streams) else [])
+                 "state"]) + (["a generator seeded again before the draws a step reads: a "
+                               "sampler that seeds it each epoch"] if any(streams) else [])
     return (f"; right after a restore it differed ({held}), and the run ends with "
             f"{'it' if len(apart) == 1 else 'them'} as the uninterrupted run does: {SET_AGAIN} "
             f"({'; '.join(examples)})")

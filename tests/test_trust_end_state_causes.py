@@ -52,4 +52,5 @@ def test_a_stream_set_again_after_the_restore_is_a_blind_spot_said_as_a_stream()
     assert dropped.blind_spot, dropped.explanation
     assert dropped.explanation.endswith(
         "as the uninterrupted run does: the program set it again before any step's loss, "
-        "gradients or parameters showed it (a generator seeded again before it is drawn from)")
+        "gradients or parameters showed it (a generator seeded again before the draws a step "
+        "reads: a sampler that seeds it each epoch)")
