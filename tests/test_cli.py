@@ -213,3 +213,14 @@ def test_isolation_process_beside_nproc_says_it_adds_nothing(capsys):
     _settings(args)
     _settings(argparse.Namespace(**{**vars(args), "isolation": "inprocess"}), nproc=2)
     assert capsys.readouterr().err == ""
+
+
+def test_with_several_restarts_the_drop_rows_say_they_drop_at_every_one():
+    """Trial 496 asked, of restarts at 7 and 29, whether a drop row dropped its
+    component at both: it does (``_Restarts.engine``), and the line says so."""
+    from resumecheck import verify
+
+    report = verify("resumecheck.tiny:TARGET", drop=["global_step"], resume_at=[4, 10],
+                    noise_seeds=0, check_determinism=False)
+    assert "\ndrop rows: ablations, each leaving a component out of the engine's restore on " \
+        "purpose at every restart of the schedule: `diverged` there" in report.render()
