@@ -3042,7 +3042,12 @@ def _epoch_end_positions(ref: Reference, findings: list[Finding]) -> list[Findin
 
 def _positional(f: Finding) -> bool:
     """Whether a finding may be of a data position: the data position's or a
-    sampler's epoch, or a component of which an epoch and more differ."""
+    sampler's epoch, or a component of which an epoch and more differ; not
+    one whose generators alone differ (trial 498: the two forms of a position
+    were offered of a position component's shuffle generators, its epoch and
+    batch alike)."""
+    if "generator's state" in f.detail and ", expected" not in f.detail.split(" (", 1)[0]:
+        return False
     return split_rank_name(f.component)[0] in (DATA_CURSOR, SAMPLER_EPOCH) or bool(
         _MORE_ENTRIES in f.detail and re.search(r"\bepoch\w* [^,;]+, expected", f.detail))
 

@@ -54,3 +54,20 @@ def test_a_number_returned_nested_under_its_own_name_is_compared_there():
     assert _named_alike(1, state, "epoch")
     assert not _named_alike(5, state, "epoch")
     assert not _named_alike(3, state, "epoch")  # (`offset` holds 3: another name)
+
+
+def test_a_position_whose_generators_alone_differ_is_not_offered_two_forms_of_one_position():
+    """Trial 498: a position component that kept each loader's shuffle generator
+    was told, at an epoch's end, that the end of one epoch and the start of the
+    next may be one position in two forms, where its epoch and batch were alike
+    and only the generators differed (``verdict._positional``)."""
+    from resumecheck.report import Finding
+    from resumecheck.verdict import _positional
+
+    generators = Finding("data_cursor", "cls.gen differs (a torch generator's state: it has "
+                         "drawn otherwise, or been seeded otherwise, than the uninterrupted "
+                         "run's) (and 1 more entry of its state_dict() differs)", step=6)
+    assert not _positional(generators)
+    assert _positional(Finding("data_cursor", "batch 0, expected 8", step=6))
+    assert _positional(Finding("data_cursor", "epoch 1, expected 0 (and 1 more entry of its "
+                               "state_dict() differs: gen, a torch generator's state)", step=6))
