@@ -845,6 +845,18 @@ _PLAUSIBLE = (  # (trial 430: beyond the seeds' spread at 6 of 13 steps, read as
     "differs all the same")
 
 
+def _drop_rows_line(report: Report) -> str:
+    """What the drop rows are, under a table with one that diverged (a trial
+    read seven `diverged` rows under an EQUIVALENT headline as failures; trial
+    419 read "needs it" of a step counter only the end state showed lost;
+    trial 496 asked, of restarts at 7 and 29, whether a row drops it at both)."""
+    every = " at every restart of the schedule" if len(report.resume_at) > 1 else ""
+    return ("drop rows: ablations, each leaving a component out of the engine's restore on "
+            f"purpose{every}: `diverged` there shows that losing it changes this run (its "
+            "steps, or, in a row marked silent, only what it ends with), not a failure; the "
+            "full resume rows and the headline judge your checkpoint")
+
+
 def _footer(report: Report) -> list[str]:
     lines = []
     full = report.full_resume
@@ -864,14 +876,7 @@ def _footer(report: Report) -> list[str]:
         if full.verdict != IDENTICAL or full.lost_on_resave():  # (a trial: missing there)
             lines.append(f"reproduce: {full.reproduce}")
     if any(r.dropped and r.verdict == DIVERGED for r in report.runs):
-        # (a trial read seven `diverged` rows under an EQUIVALENT headline as failures;
-        # trial 419 read "needs it" of a step counter only the end state showed lost)
-        # (trial 496 asked, of restarts at 7 and 29, whether a row drops it at both)
-        every = (" at every restart of the schedule" if len(report.resume_at) > 1 else "")
-        lines.append("drop rows: ablations, each leaving a component out of the engine's "
-                     f"restore on purpose{every}: `diverged` there shows that losing it changes "
-                     "this run (its steps, or, in a row marked silent, only what it ends with), "
-                     "not a failure; the full resume rows and the headline judge your checkpoint")
+        lines.append(_drop_rows_line(report))
     why = report.noise.get("why")
     if why and report.noise.get("band") is not None:  # (some noise runs failed: trial 463)
         lines.append(f"noise: measured from fewer runs than asked: {why}")
