@@ -1477,7 +1477,7 @@ def _report(checker: Checker, runs: list[RunResult],
     back |= _set_back_with_its_component(checker, restarted_after)
     back |= _grads_restored(checker, engine_run)
     back |= _alike_until_it_departed(checker, engine_run, after)
-    named = _named(checker, back, on_the_way)
+    named = _named(checker, back, on_the_way, runs)
     unsure = _no_evidence_of_held(engine_run)
     if unsure is not None:
         named = {path: not_known_if_held(text, unsure) for path, text in named.items()}
@@ -1538,7 +1538,8 @@ def _not_checked(checker: Checker, runs: list[RunResult]) -> list[str]:
              verdict.later_epoch_untried(checker.reference, points, checker.steps),
              # (trial 190: "a checkpoint that loses them resumes alike here" of the
              # fields of a position the full resume departed on, blamed above)
-             *(line for name, line in checker.fields_as_built.items() if name not in departed),
+             *(line for name, line in _fields_as_built(checker, runs).items()
+               if name not in departed),
              *verdict.as_built_untried(checker.reference, points, alone,
                                        full_failed=bool(runs) and runs[0].verdict == FAILED),
              checker.segment.boundaries.get("after_last_step")]
@@ -1547,19 +1548,28 @@ def _not_checked(checker: Checker, runs: list[RunResult]) -> list[str]:
     return [what for what in found if what]
 
 
-def _declared_as_built(checker: Checker) -> dict[str, str]:
+def _fields_as_built(checker: Checker, runs: list[RunResult]) -> dict[str, str]:
+    """``Checker.fields_as_built`` of the ablations still diverged once judged
+    (trial 500: "other fields ... differ there and made it diverge" of a row
+    judged inconclusive after: its trajectory was the full resume's)."""
+    diverged = {r.dropped[0] for r in runs if len(r.dropped) == 1 and r.verdict == DIVERGED}
+    return {name: line for name, line in checker.fields_as_built.items() if name in diverged}
+
+
+def _declared_as_built(checker: Checker, runs: list[RunResult]) -> dict[str, str]:
     """Component -> the line on its fields as built at every resume point: its
     ablation's (``fields_as_built``), else the run's build's (``as_built_untried``:
     a trial's `--drop none` named no `batch` of its position beside its loop's
     `batch_in_epoch`)."""
-    lines = dict(checker.fields_as_built)
+    lines = _fields_as_built(checker, runs)
     for line in verdict.as_built_untried(checker.reference, checker.resume_at, set()):
         if (named := re.match(r"of `([^`]+)`, ", line)) is not None:
             lines.setdefault(named.group(1), line)
     return lines
 
 
-def _named(checker: Checker, back: set[str], on_the_way: dict[str, int]) -> dict[str, str]:
+def _named(checker: Checker, back: set[str], on_the_way: dict[str, int],
+           runs: list[RunResult]) -> dict[str, str]:
     """What the reference held outside the declared components that is named,
     in words: not what a restart brings back (``back``), unless it brings it
     back only because the resume point found it as built; each line says why
@@ -1574,7 +1584,7 @@ def _named(checker: Checker, back: set[str], on_the_way: dict[str, int]) -> dict
                    else f"after step {step} (the first after the restore at {step - 1}, where "
                    "it is first looked at)" if step - 1 in checker.resume_at
                    else f"after step {step}") for path, step in on_the_way.items()}
-    declared = _declared_as_built(checker) if as_built else {}
+    declared = _declared_as_built(checker, runs) if as_built else {}
     return {path: (set_back_unseen(text, alike_named(path, declared))
                    if path in as_built else text)
             # (trial 254 read "held it otherwise after step 8" as one step: held so from

@@ -71,3 +71,19 @@ def test_a_position_whose_generators_alone_differ_is_not_offered_two_forms_of_on
     assert _positional(Finding("data_cursor", "batch 0, expected 8", step=6))
     assert _positional(Finding("data_cursor", "epoch 1, expected 0 (and 1 more entry of its "
                                "state_dict() differs: gen, a torch generator's state)", step=6))
+
+
+def test_fields_as_built_are_said_only_of_a_row_still_diverged_once_judged():
+    """Trial 500: "(other fields of `early_stopping` differ there and made it
+    diverge)" of a row judged inconclusive after (its trajectory was the full
+    resume's divergence): said only where the row still diverged
+    (``engine._fields_as_built``)."""
+    from resumecheck.engine import _fields_as_built
+    from resumecheck.report import RunResult
+
+    checker = SimpleNamespace(fields_as_built={"early_stopping": "of `early_stopping`, ...",
+                                               "scheduler": "of `scheduler`, ..."})
+    runs = [RunResult(dropped=[], resume_at=[13], verdict="diverged"),
+            RunResult(dropped=["early_stopping"], resume_at=[13], verdict="inconclusive"),
+            RunResult(dropped=["scheduler"], resume_at=[13], verdict="diverged")]
+    assert _fields_as_built(checker, runs) == {"scheduler": "of `scheduler`, ..."}
