@@ -1307,10 +1307,8 @@ def _incomplete_notice(engine: RunResult, where: str, settings: str, ablations: 
     rate = ((_RATE_SETTINGS if loop is None else _rate_in_the_loop(loop))
             if (engine.first_divergent_quantity or "").startswith("learning rate")
             and not named else "")
-    # (trials 402, 404: the iterator was offered where every stream was level;
-    # trial 421: "not a random stream" beside an undeclared generator one draw ahead)
     consumed = ("not a declared random stream: each was the uninterrupted run's at the start "
-                "of that step" if engine.streams_level else "a DataLoader iterator created "
+                "of that step" if _level_at_first(engine) else "a DataLoader iterator created "
                 "after the load draws from the restored random stream")
     # (trial 486: a position component whose load skipped the epoch's read batches without
     # reading them; the loader's workers drew their augmentations afresh, and nothing was
@@ -1324,6 +1322,17 @@ def _incomplete_notice(engine: RunResult, where: str, settings: str, ablations: 
         "anew that skips the batches its epoch read without reading them: loader workers "
         f"then draw their augmentations from the start){ending}"
     )
+
+
+def _level_at_first(engine: RunResult) -> bool:
+    """Whether every declared stream was the uninterrupted run's at the start
+    of the first step after the restore (trials 402, 404: an iterator made
+    after the load was offered where every stream was level; trial 421: "not a
+    random stream" beside an undeclared generator one draw ahead; trial 500:
+    offered where the first step began level and drew one draw fewer)."""
+    return bool(engine.streams_level) or (
+        len(engine.resume_at) == 1 and bool(engine.stream_offsets)
+        and all(o.step > engine.resume_at[0] + 1 for o in engine.stream_offsets))
 
 
 def _position_sentences(explanation: str, paths: Sequence[str]) -> tuple[str, str]:

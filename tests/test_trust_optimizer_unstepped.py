@@ -87,3 +87,22 @@ def test_fields_as_built_are_said_only_of_a_row_still_diverged_once_judged():
             RunResult(dropped=["early_stopping"], resume_at=[13], verdict="inconclusive"),
             RunResult(dropped=["scheduler"], resume_at=[13], verdict="diverged")]
     assert _fields_as_built(checker, runs) == {"scheduler": "of `scheduler`, ..."}
+
+
+def test_a_stream_level_at_the_first_step_rules_out_a_draw_before_it():
+    """Trial 500: the WARNING offered "a DataLoader iterator created after the load
+    draws from the restored random stream" where the first step after the
+    restore began with every stream level, and drew one draw fewer
+    (``report._incomplete_notice``)."""
+    from resumecheck.report import RunResult, StreamOffset, _incomplete_notice
+
+    def notice(step: int) -> str:
+        engine = RunResult(dropped=[], resume_at=[16], verdict="diverged",
+                           first_divergent_step=17, first_divergent_quantity="loss",
+                           stream_offsets=[StreamOffset(stream="torch", step=step, draws=-1,
+                                                        unit="draws", detail="behind")])
+        return _incomplete_notice(engine, "differs from step 17 (loss)", "", "", "")
+
+    assert "(not a declared random stream: each was the uninterrupted run's at the start of " \
+        "that step)" in notice(18)
+    assert "a DataLoader iterator created after the load draws" in notice(17)
