@@ -1536,6 +1536,7 @@ def _not_checked(checker: Checker, runs: list[RunResult]) -> list[str]:
              verdict.epoch_ends_untried(checker.reference, points, checker.steps),
              verdict.mid_epoch_untried(checker.reference, points, checker.steps),
              verdict.later_epoch_untried(checker.reference, points, checker.steps),
+             verdict.mid_cycle_untried(checker.reference, points),
              # (trial 190: "a checkpoint that loses them resumes alike here" of the
              # fields of a position the full resume departed on, blamed above)
              *(line for name, line in _fields_as_built(checker, runs).items()

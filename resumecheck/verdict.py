@@ -1141,6 +1141,27 @@ def mid_epoch_untried(ref: Reference, points: Sequence[int], steps: int) -> str 
             f"--resume-at {near} checks one, resumecheck fuzz tries them all{fetched}")
 
 
+def mid_cycle_untried(ref: Reference, points: Sequence[int]) -> str | None:
+    """Where some steps of the uninterrupted run stepped no optimizer (the
+    micro-batches of gradient accumulation) and every resume point follows a
+    step that did, in a sentence (None: one does not, or none are so). A
+    checkpoint that loses what a cycle accumulates resumes at a cycle's end
+    (trial 499: a position worked out from the optimizer step, wrong only
+    inside a cycle, passed at 8, a cycle's end, with nothing said of it)."""
+    records = ref.segment.records
+    scales = {r.step: r.scale for r in records}
+    # (stepped no optimizer, and no loss scaler skipped it: its scale is not lowered after)
+    idle = [r.step for r in records if r.skipped and not (
+        r.scale is not None and (scales.get(r.step + 1) or r.scale) < r.scale)]
+    stepped = {r.step for r in records if r.lr is not None}
+    if not idle or not set(points) <= stepped:
+        return None
+    near = min(idle, key=lambda k: (abs(k - min(points)), -k))
+    return ("a restart inside a gradient accumulation cycle (every resume point here follows "
+            f"a step that stepped the optimizer; step {near} stepped none): --resume-at "
+            f"{near} checks one")
+
+
 def _set_again_text(ref: Reference, apart: dict[str, tuple[int, str]]) -> str:
     """A blind spot whose dropped state differed right after a restore (a
     trial: a best loss lost at the restore, which the next evaluation set as

@@ -1,0 +1,29 @@
+"""A check whose every resume point ends a gradient accumulation cycle says
+that a restart inside one is not checked. A trial's data position, worked
+out from the optimizer step on load, was wrong only inside a cycle and
+passed at a cycle's end, with nothing said of it (``verdict.mid_cycle_untried``,
+``fixtures/trust/accumulated_grads.py``)."""
+
+from __future__ import annotations
+
+from resumecheck import verify
+
+SPEC = "fixtures.trust.accumulated_grads:"
+LINE = ("a restart inside a gradient accumulation cycle (every resume point here follows a step "
+        "that stepped the optimizer; step 9 stepped none): --resume-at 9 checks one")
+
+
+def test_every_resume_point_at_a_cycles_end_says_a_restart_inside_one_is_not_checked():
+    report = verify(SPEC + "AT_CYCLE_END", drop="none", noise_seeds=0, check_determinism=False)
+    assert LINE in report.not_checked, report.not_checked
+    assert f"not checked at this resume point: {LINE}" in report.render()
+
+
+def test_a_resume_point_inside_a_cycle_or_a_program_stepping_every_step_says_nothing():
+    for name in ("MID_CYCLE", "ZEROED_FIRST"):
+        report = verify(SPEC + name, drop="none", noise_seeds=0, check_determinism=False)
+        assert not any("accumulation cycle" in line for line in report.not_checked), name
+    # (steps a loss scaler skipped, its scale lowered after them, are no cycle: the built-in
+    # program's at 5 and 8)
+    tiny = verify("resumecheck.tiny:TARGET", resume_at=6, drop="none", noise_seeds=0)
+    assert not any("accumulation cycle" in line for line in tiny.not_checked), tiny.not_checked
