@@ -853,7 +853,7 @@ def _drop_rows_line(report: Report) -> str:
     every = " at every restart of the schedule" if len(report.resume_at) > 1 else ""
     return ("drop rows: ablations, each leaving a component out of the engine's restore on "
             f"purpose{every}: `diverged` there shows that losing it changes this run (its "
-            "steps, or, in a row marked silent, only what it ends with), not a failure; the "
+            "steps, or, in a row marked silent, only what no loss shows), not a failure; the "
             "full resume rows and the headline judge your checkpoint")
 
 
@@ -888,9 +888,11 @@ def _footer(report: Report) -> list[str]:
         # (trial 179: under an EQUIVALENT headline, read as said of the user's own resume)
         lines.append(_PLAUSIBLE)
     if "silent" in labels:  # (trial 175: it differs not at all; trial 176: nor does training)
+        # (trial 497: an EMA dropped, its weights apart at every step from the restart on,
+        # read as a row where only the end differed)
         lines.append("noise: silent (of a row marked so): the training loss does not differ "
-                     "at all; what that run ends with (state that changed no step here, or that "
-                     "reaches no loss) differs all the same")
+                     "at all; what that run ends with, or state its steps keep that reaches no "
+                     "loss (an average of the weights), differs all the same")
     lines += caveats(report)
     # (trials: rank 0's position saved for all, and a position reset at an epoch's end,
     # both EQUIVALENT at the point tried, with nothing said)

@@ -42,7 +42,7 @@ def test_table_lists_every_run_with_its_verdict(capsys):
     # (a trial read such rows under an EQUIVALENT headline as failures: a line says they are not)
     assert "\ndrop rows: ablations, each leaving a component out of the engine's restore on " \
         "purpose: `diverged` there shows that losing it changes this run (its steps, or, in a " \
-        "row marked silent, only what it ends with), not a failure;" in out
+        "row marked silent, only what no loss shows), not a failure;" in out
 
 
 def test_markdown_and_output_file(tmp_path, capsys):

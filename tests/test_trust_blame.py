@@ -454,6 +454,14 @@ def test_a_run_whose_loss_never_differs_is_called_silent_not_plausible():
     row = next(line for line in report.render("table").splitlines()
                if line.startswith("drop ema"))
     assert " 0            silent  the final state of ema differs" in row, row
+    # (trial 497: an EMA dropped, its weights apart at every step, read "only what it ends
+    # with" of its row)
+    lines = report.render().splitlines()
+    assert ("noise: silent (of a row marked so): the training loss does not differ at all; what "
+            "that run ends with, or state its steps keep that reaches no loss (an average of the "
+            "weights), differs all the same") in lines
+    assert any("in a row marked silent, only what no loss shows), not a failure" in line
+               for line in lines)
 
 
 def test_a_rate_that_departs_first_with_every_component_alike_names_the_schedules_settings():
