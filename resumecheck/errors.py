@@ -705,10 +705,11 @@ def as_built_text(names: list[str], points: list[int], unmoved: bool = False,
             + CONFIG_AS_BUILT
     # (trial 151: a queue pointer that cycled back to its start at the resume point
     # and at the end was told that training does not change it)
-    return text + (f"either {NEVER_MOVES} {it} here, and no resume point shows {it} lost, or "
-                   f"the run changes {it} and comes back to {'it' if one else 'them'} between "
-                   "(a position that cycles), and a resume point where it has moved shows it "
-                   "(resumecheck fuzz tries them)") + (
+    return text + (f"either the run changes {it} and comes back to {'it' if one else 'them'} "
+                   "between (a position that cycles, gradients accumulated and emptied at each "
+                   "cycle's end), and a resume point where it has moved shows it (resumecheck "
+                   f"fuzz tries them), or {NEVER_MOVES} {it} here, and no resume point shows "
+                   f"{it} lost") + (
         f"; {CONFIG_AS_BUILT}" if "config" in names else "")
 
 
@@ -892,11 +893,13 @@ def _built_line(c: str, unmoved: bool, spots: list[Any]) -> str:
                f"point shows it lost; {_config_why(spots)}" if c == "config" else
                # (trial 198: an agent drawing only from generators of its own was told
                # to make the program change the global streams)
-               "it is so at the end too: either training never changes it, and no "
-               "checkpoint can lose what it holds (leave it out of the components this "
-               "test asserts: the marker's drop=[...]), or it changes and comes back "
-               "between (a position that cycles), and another resume point shows it "
-               "(resumecheck fuzz tries them)"))
+               # (trial 499: an accumulation buffer, empty at each cycle's end, was
+               # offered first to be left out of the test)
+               "it is so at the end too: either it changes and comes back between (a "
+               "position that cycles, gradients accumulated and emptied at each cycle's "
+               "end), and another resume point shows it (resumecheck fuzz tries them), or "
+               "training never changes it, and no checkpoint can lose what it holds (then "
+               "leave it out of the components this test asserts: the marker's drop=[...])"))
 
 
 def _unexercised_lines(masked: list[str], again: list[str], unread: list[str],
