@@ -3566,9 +3566,23 @@ def before_restart_text(r: RunResult) -> str:
     )
 
 
+def _loss_after_rate(r: RunResult) -> str:
+    """Where the learning rate differs first and that step's loss is alike,
+    the step the loss first differs at (trial 503: a user comparing loss
+    curves looked for a difference at the rate's step, and found none)."""
+    t, step = r.trajectory, r.first_divergent_step
+    if not (r.first_divergent_quantity or "").startswith("learning rate") or t is None \
+            or step is None or step in t.differs.get("loss", []):
+        return ""
+    later = [s for s in t.differs.get("loss", []) if s > step]
+    return (f" (its loss is alike: a step computes its loss before its optimizer steps with "
+            f"the rate; the loss differs from step {later[0]})" if later else "")
+
+
 def _divergence_text(r: RunResult, own_checkpoint: bool, position: str | None = None) -> str:
     q = r.first_divergent_quantity or ""
-    text = f"{_older_checkpoint_text(r)}{q} differs from step {r.first_divergent_step}"
+    text = (f"{_older_checkpoint_text(r)}{q} differs from step {r.first_divergent_step}"
+            + _loss_after_rate(r))
     if q.startswith("state of"):
         text = f"the final {q} differs"
         if not r.max_abs_loss_diff:

@@ -75,3 +75,17 @@ def test_a_restart_that_drew_less_is_offered_the_epoch_end_its_iterator_did_not_
         "or an epoch's end the uninterrupted run's iterator ran into and the restart's did not "
         "(a RandomSampler draws one more shuffle, n - 1 words, as an epoch's indices run out: "
         "a restart that makes its iterator anew there skips it)"), text
+
+
+def test_a_rate_that_differs_first_says_when_the_loss_does():
+    """Trial 503: "learning rate differs from step 11", and a user comparing loss
+    curves found none at 11: a step computes its loss before its optimizer
+    steps with the rate (``verdict._loss_after_rate``)."""
+    from resumecheck import verify
+
+    report = verify("resumecheck.tiny:TARGET", drop=["optimizer"], noise_seeds=0,
+                    check_determinism=False)
+    [run] = [r for r in report.runs if r.dropped == ["optimizer"]]
+    assert run.explanation.startswith(
+        "learning rate differs from step 9 (its loss is alike: a step computes its loss before "
+        "its optimizer steps with the rate; the loss differs from step 10)"), run.explanation

@@ -28,7 +28,8 @@ def test_a_lost_scheduler_behind_a_skipped_step_says_which_step_was_skipped():
         "learning rate differs from step 6 (step 5, after the restart, stepped no optimizer "
         "in either run (the loss scaler skipped it on an overflow: the scale fell after it): a "
         "step whose optimizer does not step reads no learning rate, so whether the rate already "
-        "differed there is not seen); "
+        "differed there is not seen) (its loss is alike: a step computes its loss before its "
+        "optimizer steps with the rate; the loss differs from step 7); "
     ), own.explanation
 
 
