@@ -742,6 +742,19 @@ def _whole_streams(alike: set[str], keys: Iterable[str]) -> set[str]:
     return {key for key in alike if not (_stream_leaf(key) and _stream_root(key) in moved)}
 
 
+_SCHEDULER_WRITTEN = ("_last_lr", "_step_count", "_get_lr_called_within_step", "_is_initial")
+"""Entries of torch's schedulers' state_dict() that each step() writes and no
+training reads (``_step_count`` feeds a call-order warning only)."""
+
+
+def _written_only(key: str) -> bool:
+    """Whether a state_dict() leaf is one of torch's schedulers' written-only
+    entries, which no resume point can show lost (trial 502: ReduceLROnPlateau's
+    `_last_lr[0]` was named as a field a checkpoint may lose, "a resume point
+    where it has changed checks it")."""
+    return re.split(r"[.\[]", key, maxsplit=1)[0] in _SCHEDULER_WRITTEN
+
+
 def _stream_root(key: str) -> str:
     """The stream a leaf of an ``RNGState`` belongs to (``generators.loader``
     of ``generators.loader.state.inc``; ``python`` of ``python[1]``)."""
@@ -829,7 +842,8 @@ def _as_built_at(ref: Reference, name: str, points: list[tuple[int, str]]
     for at_k, built in seen:
         alike -= {key for key, _ in differing_leaves(at_k, built)}
     at_points = [at_k for at_k, _ in seen]
-    return at_points, _whole_streams(alike, at_points[0]), dict(flatten_state(ended))
+    alike = {key for key in _whole_streams(alike, at_points[0]) if not _written_only(key)}
+    return at_points, alike, dict(flatten_state(ended))
 
 
 def as_built_untried(ref: Reference, points: Sequence[int], alone: set[str],
@@ -860,7 +874,7 @@ def as_built_untried(ref: Reference, points: Sequence[int], alone: set[str],
         alike = [key for key in at[0] if key in leaves and all(
             key in at_k and digest(at_k[key]) == leaves[key] for at_k in at)]
         whole = _whole_streams(set(alike), at[0])
-        alike = [key for key in alike if key in whole]
+        alike = [key for key in alike if key in whole and not _written_only(key)]
         moved = {key for key, _ in differing_leaves(at[0], at_end)}
         # (trial 170: a queue's pointer, 0 at the resume point and again at the end,
         # cycled between: the step after each resume point shows it move)

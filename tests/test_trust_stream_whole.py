@@ -32,3 +32,14 @@ def test_a_checkpoint_that_loses_the_generator_is_still_caught():
     report = verify(SPEC, drop=["rng"], noise_seeds=0)
     [row] = [r for r in report.runs if r.dropped == ["rng"]]
     assert row.verdict == "diverged", row
+
+
+def test_a_schedulers_written_only_entries_are_no_field_a_checkpoint_may_lose():
+    """Trial 502: ReduceLROnPlateau's `_last_lr[0]`, which each step() writes and
+    nothing reads, was named as a field a checkpoint may lose, "a resume point
+    where it has changed checks it"; none can (``verdict._written_only``)."""
+    from resumecheck.verdict import _written_only
+
+    assert _written_only("_last_lr[0]") and _written_only("_step_count")
+    assert not _written_only("best") and not _written_only("num_bad_epochs")
+    assert not _written_only("last_epoch") and not _written_only("generators.loader.state")
