@@ -700,7 +700,7 @@ def _fields_as_built(ref: Reference, result: RunResult, segments: Segments) -> s
              and ref.segment.leaves_after.get(k + 1, {}).get(name, {}).get(key)
              not in (None, digest(at_k[key]))}
     later = [key for key in at_k if key in alike and key in at_end
-             and (key in moved or key in after)]
+             and (key in moved or key in after) and not _written_only(key)]
     if not later or len(alike) == len(at_k):
         return None
     one = len(later) == 1
@@ -842,8 +842,7 @@ def _as_built_at(ref: Reference, name: str, points: list[tuple[int, str]]
     for at_k, built in seen:
         alike -= {key for key, _ in differing_leaves(at_k, built)}
     at_points = [at_k for at_k, _ in seen]
-    alike = {key for key in _whole_streams(alike, at_points[0]) if not _written_only(key)}
-    return at_points, alike, dict(flatten_state(ended))
+    return at_points, _whole_streams(alike, at_points[0]), dict(flatten_state(ended))
 
 
 def as_built_untried(ref: Reference, points: Sequence[int], alone: set[str],
@@ -874,14 +873,15 @@ def as_built_untried(ref: Reference, points: Sequence[int], alone: set[str],
         alike = [key for key in at[0] if key in leaves and all(
             key in at_k and digest(at_k[key]) == leaves[key] for at_k in at)]
         whole = _whole_streams(set(alike), at[0])
-        alike = [key for key in alike if key in whole and not _written_only(key)]
+        alike = [key for key in alike if key in whole]
         moved = {key for key, _ in differing_leaves(at[0], at_end)}
         # (trial 170: a queue's pointer, 0 at the resume point and again at the end,
         # cycled between: the step after each resume point shows it move)
         after = {key: k + 1 for k in points for key in alike
                  if ref.segment.leaves_after.get(k + 1, {}).get(name, {}).get(key)
                  not in (None, leaves[key])}
-        later = [key for key in alike if key in at_end and (key in moved or key in after)]
+        later = [key for key in alike if key in at_end and (key in moved or key in after)
+                 and not _written_only(key)]
         if later:
             out.append(_as_built_line(name, later, len(alike) == len(at[0]), at[0], at_end,
                                       points, after, full_failed))
