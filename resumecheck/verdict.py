@@ -559,14 +559,21 @@ def judge(ref: Reference, result: RunResult, segments: Segments) -> Comparison |
     return cmp
 
 
+def _records_at(ref: Reference, segments: Segments, step: int
+                ) -> tuple[StepRecord | None, StepRecord | None]:
+    """A run's record of ``step`` and the uninterrupted run's (None: not recorded)."""
+    mine = next((r for _, seg in segments for r in seg.records if r.step == step), None)
+    return mine, ref.by_step.get(step)
+
+
 def _whose_rate(ref: Reference, segments: Segments, step: int, key: str) -> str:
     """Where several declared optimizers step: which one's learning rate
     differs first at ``step`` (`` of `opt_d```), '' otherwise (a trial's GAN
     read "learning rate" where its discriminator's scheduler was lost)."""
     if key != "lr" or step not in ref.by_step:
         return ""
-    run = next((r for _, seg in segments for r in seg.records if r.step == step), None)
-    want = ref.by_step[step].lr or []
+    run, theirs = _records_at(ref, segments, step)
+    want = (theirs.lr if theirs is not None else None) or []
     if run is None or not run.lr_of or not run.lr or len(run.lr) != len(want):
         return ""
     first = next((i for i, (a, b) in enumerate(zip(run.lr, want)) if a != b), None)
@@ -4101,8 +4108,7 @@ def _absent(ref: Reference, segments: Segments, step: int, key: str) -> str:
     "differs" would hide."""
     if quantity_kind(key) != "grad":
         return ""
-    mine = next((r for _, seg in segments for r in seg.records if r.step == step), None)
-    theirs = ref.by_step.get(step)
+    mine, theirs = _records_at(ref, segments, step)
     if mine is None or theirs is None:
         return ""
     if key in theirs.digests and key not in mine.digests:
@@ -4120,8 +4126,7 @@ def _steps_counted(ref: Reference, segments: Segments, step: int, key: str) -> s
     optimizer steps."""
     if split_rank_name(key)[0] != "lr":
         return None
-    mine = next((r for _, seg in segments for r in seg.records if r.step == step), None)
-    theirs = ref.by_step.get(step)
+    mine, theirs = _records_at(ref, segments, step)
     if mine is None or theirs is None or not mine.lr or not theirs.lr \
             or len(mine.lr) == len(theirs.lr):
         return None
@@ -4145,8 +4150,7 @@ def _calls_counted(ref: Reference, segments: Segments, step: int, key: str) -> s
     base, rank = split_rank_name(key)
     if not base.startswith("inputs:"):
         return None
-    mine = next((r for _, seg in segments for r in seg.records if r.step == step), None)
-    theirs = ref.by_step.get(step)
+    mine, theirs = _records_at(ref, segments, step)
     if mine is None or theirs is None or (key in mine.digests) == (key in theirs.digests):
         return None
 
@@ -4188,8 +4192,7 @@ def _why_no_gradient(record: StepRecord) -> str:
 def _one_sided(ref: Reference, segments: Segments, step: int, keys: list[str]) -> int:
     """How many of ``keys`` (gradients) one run has at ``step`` and the other
     does not, where the first of them is so; 0 otherwise."""
-    mine = next((r for _, seg in segments for r in seg.records if r.step == step), None)
-    theirs = ref.by_step.get(step)
+    mine, theirs = _records_at(ref, segments, step)
     if mine is None or theirs is None or quantity_kind(keys[0]) != "grad":
         return 0
     lacking = [k for k in keys if (k in mine.digests) != (k in theirs.digests)]
