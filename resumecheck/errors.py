@@ -663,6 +663,23 @@ SCHEDULER_IDLE = (
 trial: a cosine schedule that SWALR took over was said to be stepped by epoch)."""
 
 
+_AS_BUILT_WHOSE = {
+    "built": "a fresh build's state",
+    # (trial 489: a loader's generator that the position component's restore drew to
+    # where it was, told only "or one another declared component puts back")
+    "put back": ("not a fresh build's, which the build's own digests show, so another "
+                 "declared component's restore puts {it} back")}
+"""Whose a blind spot's dropped state is, by ``as_built_text``'s ``held``."""
+_EITHER_WHOSE = "a fresh build's state, or one another declared component puts back"
+
+
+def _held_said(explanation: str) -> str | None:
+    """``as_built_text``'s ``held``, read back from a why (None: not said)."""
+    return next((held for held, words in _AS_BUILT_WHOSE.items()
+                 if any(f"bit for bit: {words.format(it=it)})" in explanation
+                        for it in ("it", "them"))), None)
+
+
 def as_built_text(names: list[str], points: list[int], unmoved: bool = False,
                   held: str | None = None) -> str:
     """The clause a blind spot's explanation ends with when ``names`` were, at
@@ -680,12 +697,7 @@ def as_built_text(names: list[str], points: list[int], unmoved: bool = False,
              "steps " + ", ".join(map(str, points[:-1])) + f" and {points[-1]}")
     # (a trial: a random stream that a callback of the program's own put back as
     # well was said to be "as a fresh build has it", which it was not)
-    whose = {"built": "a fresh build's state",
-             # (trial 489: a loader's generator that the position component's restore drew
-             # to where it was, told only "or one another declared component puts back")
-             "put back": (f"not a fresh build's, which the build's own digests show, so "
-                          f"another declared component's restore puts {it} back")}.get(
-        held or "", "a fresh build's state, or one another declared component puts back")
+    whose = _AS_BUILT_WHOSE.get(held or "", _EITHER_WHOSE).format(it=it)
     text = (f"at {steps}{' and at the end' if unmoved else ''} the uninterrupted run's "
             f"{', '.join(names)} {'is' if one else 'are'}{_AS_RESTORED}{it} leaves "
             f"(state_dict() bit for bit: {whose}): dropping {it} puts in that same state, "
@@ -870,13 +882,13 @@ def _blind_spot_lines(report: Report, components: list[str]) -> list[str]:
 def _built_line(c: str, unmoved: bool, spots: list[Any]) -> str:
     """``_blind_spot_lines``'s words on a component that is, at the resume point,
     what the restore that drops it leaves (``unmoved``: at the end too)."""
-    said = " ".join(r.explanation for r in spots if c in r.dropped)
     # (trial 489: the row's why knew, by the build's own digests, which of the two it was)
-    whose = ("a fresh build's" if "bit for bit: a fresh build's state)" in said else
-             "not a fresh build's: another declared component's restore puts it back"
-             if "so another declared component's restore puts" in said else
-             "a fresh build's, or one another component puts back")
-    put_back = whose.startswith("not")
+    held = _held_said(" ".join(r.explanation for r in spots if c in r.dropped))
+    whose = {"built": "a fresh build's",
+             "put back": "not a fresh build's: another declared component's restore puts it "
+                         "back"}.get(held or "", "a fresh build's, or one another component "
+                                                 "puts back")
+    put_back = held == "put back"
     return (f"{c}: at the resume point its state is what the restore that drops it leaves "
             f"({whose}), bit for bit: "
             "dropping it puts in the same state, however the program uses it; "
