@@ -586,6 +586,7 @@ def merge(spec: SegmentSpec, ranks: list[SegmentResult]) -> SegmentResult:
             digests=digests, lr=head.lr, scale=head.scale,
             skipped=any(rec.skipped for rec in step_records), streams=streams, inputs=inputs,
             lr_of=list(head.lr_of), lr_call=list(head.lr_call), exact=exact,
+            calls=head.calls if len({rec.calls for rec in step_records}) == 1 else 0,
         ))
     tensor_dir = work / f"{spec.name}.tensors"
     _merge_tensors([Path(r.tensor_dir) for r in ranks if r.tensor_dir], tensor_dir)

@@ -1363,6 +1363,14 @@ def _calls_text(step: int, rec: Any, ref_rec: Any, ref_keys: list[str], run_keys
     said = (f"step {step} called the model with {len(run_in)} input "
             f"tensor{'' if len(run_in) == 1 else 's'} over all its calls, {len(ref_in)} in the "
             "reference")
+    # (trial 502: an LSTM called once in each run, without the hidden state a restart
+    # had not brought back, read as a call made "only at some steps")
+    alike = bool(getattr(rec, "calls", 0)) and rec.calls == getattr(ref_rec, "calls", 0)
+    if alike:
+        said = (f"step {step} called the model as often as the reference "
+                f"({'once' if rec.calls == 1 else f'{rec.calls} times'}), with {len(run_in)} "
+                f"input tensor{'' if len(run_in) == 1 else 's'} in all, {len(ref_in)} in the "
+                "reference")
     common = min(len(ref_in), len(run_in))
     rate = _rate_apart(rec, ref_rec)
     # (trial 489: L-BFGS, restarted at its build's rate, called the model once more in its
@@ -1388,9 +1396,14 @@ def _calls_text(step: int, rec: Any, ref_rec: Any, ref_keys: list[str], run_keys
             f"the first {common} agree bit for bit, so the data agree" if common else
             f"{'this run' if not run_in else 'the reference'} did not call the model at all")
     made = (f"{whose} {', '.join(extra)}{more} {'was' if len(keys) - common == 1 else 'were'} "
-            "not made on the other side")
+            f"not {'passed' if alike else 'made'} on the other side")
     if led:
         return f"{said}; {both}: {made}{led}"
+    if alike:
+        return (f"{said}; {both}: {made} (an argument the step passes only where it holds one, "
+                "a recurrent state carried from the step before that a restart which does not "
+                "bring it back starts without, or one decided by a step counter or other "
+                "state that differs here)")
     return (f"{said}; {both}: {made} (a call the step makes only at some steps, an evaluation "
             "every few steps, decided otherwise: by a step counter or other state that "
             "differs here)")

@@ -79,13 +79,16 @@ class StepRecord:
     exact: list[str] = field(default_factory=list)
     """The ``data`` and ``inputs:`` quantities that hold no floating-point
     values (sample indices, token ids): they cannot differ by rounding."""
+    calls: int = 0
+    """How many times the step called the model (0: not counted, where the
+    step returned its samples, or where ranks called it unlike)."""
 
     def to_plain(self) -> dict[str, Any]:
         return {"step": self.step, "loss": self.loss, "digests": dict(self.digests),
                 "lr": self.lr, "scale": self.scale, "skipped": self.skipped,
                 "streams": dict(self.streams), "inputs": dict(self.inputs),
                 "lr_of": list(self.lr_of), "lr_call": list(self.lr_call),
-                "exact": list(self.exact)}
+                "exact": list(self.exact), "calls": self.calls}
 
     @classmethod
     def from_plain(cls, plain: dict[str, Any]) -> StepRecord:
@@ -286,6 +289,7 @@ class Tracer:
             inputs={} if out.samples is not None else _input_words(self._input_names, self._calls),
             lr_of=self._steps.lr_of() if lr is not None else [], exact=exact,
             lr_call=self._steps.lr_call() if lr is not None else [],
+            calls=0 if out.samples is not None else self._calls,
         )
         self.last_data = [*self._inputs, *([tensors["data"]] if "data" in tensors else [])]
         self._inputs, self._input_names = [], []

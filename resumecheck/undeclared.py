@@ -11,7 +11,8 @@ So the reference run looks at the tensors its program holds: in its
 attributes, the items of short dicts, lists and tuples, a deque of any
 length (one holder: a replay buffer), and the fields of its
 own plain objects (``types.SimpleNamespace``, its classes; not a framework's),
-four levels down: bare tensors (not views, not activations), modules'
+four levels down: bare tensors (views too, and a step's output kept with its graph: a
+recurrent state carried to the next step), modules'
 parameters and buffers, optimizers' state, and plain numbers (an int or
 float: a best loss, a patience counter), and what a declared model's layers
 keep outside its ``state_dict()`` (number and tensor attributes, buffers
@@ -1355,8 +1356,9 @@ def _children(path: str, obj: Any, attrs: set[tuple[int, str]]) -> list[tuple[st
 
 def _tensors_of(obj: Any) -> list[torch.Tensor] | None:
     """The tensors an object holds as state (None: not a holder of tensors
-    itself, a container or a plain object the walk looks into): a tensor (not
-    a view of another, not an activation), a module's parameters and buffers,
+    itself, a container or a plain object the walk looks into): a tensor (a
+    view by its own values, one that holds its graph by its values), a module's
+    parameters and buffers,
     an optimizer's state; no other torch object's (a loss scaler's scale is a
     quantity every step compares). Read, never asked for: no ``state_dict()``
     of an object the program did not declare is called (a loader's may start
@@ -1364,9 +1366,10 @@ def _tensors_of(obj: Any) -> list[torch.Tensor] | None:
     if isinstance(obj, torch.Tensor):
         # (a view counts, by its own values: a trial's list of unbind() views of a
         # restored tensor read as the list held otherwise than the run's tensors)
-        if obj.grad_fn is not None or not obj.numel():
-            return []
-        return [obj.detach()]
+        # (trial 502: an LSTM's hidden state, kept from one step to the next with its
+        # graph until the next step detached it, was never looked at, and a checkpoint
+        # that lost it was named nothing)
+        return [obj.detach()] if obj.numel() else []
     if isinstance(obj, torch.Generator):  # its state, read (a copy): drawn from, it changes
         return [obj.get_state()] if obj.device.type == "cpu" else []
     if isinstance(obj, _OTHER_GENERATORS):

@@ -4168,7 +4168,13 @@ def _calls_counted(ref: Reference, segments: Segments, step: int, key: str) -> s
         said = "; the first one agrees" if both == 1 else f"; the first {both} agree"
     if mine.lr and theirs.lr and list(mine.lr) != list(theirs.lr):
         said += "; its learning rate differs too"  # (trial 489: L-BFGS's line search)
-    return (f"number of model calls{'' if rank is None else f' on rank {rank}'} ({here} input "
+    on = '' if rank is None else f' on rank {rank}'
+    if mine.calls and mine.calls == theirs.calls:  # (trial 502: one call each, one without
+        # the hidden state a restart lost, read as "number of model calls")
+        return (f"model inputs{on} ({here} tensor{'' if here == 1 else 's'}, {there} in the "
+                f"uninterrupted run, in {mine.calls} call{'' if mine.calls == 1 else 's'} "
+                f"each{said})")
+    return (f"number of model calls{on} ({here} input "
             f"tensor{'' if here == 1 else 's'}, {there} in the uninterrupted run{said})")
 
 
