@@ -3377,8 +3377,12 @@ def _before_full_resume(run: RunResult, engine_full: RunResult) -> None:
         return
     offsets_shared_with(run, engine_full)
     said = _noise_clause(run)  # (its own words otherwise stand: the data, the streams)
-    later = (", which that step computes later"
-             if run.first_divergent_step == engine_full.first_divergent_step else "")
+    # (trial 507: "loss, which that step computes later" of a learning rate, which
+    # the step's optimizer reads after its loss: what holds is that the full resume
+    # differs there in the loss, not yet in the rate)
+    later = (f", where that step's {quantity_name(run.first_divergent_key or '')} is still the "
+             "uninterrupted run's" if run.first_divergent_step == engine_full.first_divergent_step
+             else "")
     run.explanation = (run.explanation.replace(said, "", 1) if said else run.explanation) + (
         f"; this is before the engine's full resume of every declared component departs "
         f"(step {engine_full.first_divergent_step}, "

@@ -65,7 +65,8 @@ def test_an_iterator_created_after_the_restore_is_said_first_and_judges_only_ear
                                  "differ only in that component's restore); the others are "
                                  "inconclusive.")
         assert [(r.verdict, r.first_divergent_key) for r in earlier] == [("diverged", "inputs:0")]
-        assert ("departs (step 5, loss, which that step computes later), and the two differ "
+        assert ("departs (step 5, loss, where that step's data (the model's inputs) is still "
+                "the uninterrupted run's), and the two differ "
                 "only in restoring data_cursor: it matters here") in earlier[0].explanation
         # the draw is the full resume's own, not the dropped cursor's (a trial: each
         # such row named its draw with "step 5 read state that differs ...: data_cursor")
