@@ -18,7 +18,9 @@ from resumecheck.errors import (
     ComponentsNotExercised, DrawnAtImportWarning, LatentGapWarning, LostStateWarning,
     ResumeNotEquivalent, SideFilesWarning,
 )
-from resumecheck.phrases import CANNOT_RESTORE_WITHOUT, first_line, lost_uncompared, side_files
+from resumecheck.phrases import (
+    CANNOT_RESTORE_WITHOUT, first_line, lost_through_framework, lost_uncompared, side_files,
+)
 from resumecheck.program import Target
 from resumecheck.components import split_rank_name
 from resumecheck.report import FAILED, Report, RunResult, three_figures
@@ -49,7 +51,8 @@ def require_equivalent(report: Report, _depth: int = 0) -> Report:
                       stacklevel=3 + _depth)
     lost = lost_uncompared(report.undeclared)
     if full is not None and lost:  # (so does one whose own resume ends without some state)
-        warnings.warn(LostStateWarning(report.target, lost, full.reproduce),
+        warnings.warn(LostStateWarning(report.target, lost, full.reproduce,
+                                       not lost_through_framework(report.undeclared)),
                       stacklevel=3 + _depth)
     if full is not None and report.drawn_at_import and report.isolation == "inprocess" \
             and not report.nproc:  # (and one whose module drew at import: trial 143)

@@ -489,16 +489,24 @@ class LostStateWarning(_MadeWarning):
     likely loses it (a trial: the test passed silently where the command's
     report said so; only the summary row did)."""
 
-    def __init__(self, target: str, paths: list[str], reproduce: str) -> None:
+    def __init__(self, target: str, paths: list[str], reproduce: str,
+                 declarable: bool = True) -> None:
         self.target, self.paths, self.reproduce = target, paths, reproduce
-        self._words((target, paths, reproduce),
+        self.declarable = declarable
+        """Whether the program can declare it as a component (False: a framework's
+        target, which declares the framework's own state only; trial 507 was told to
+        declare a callback's counter, where trainer_target takes no component)."""
+        todo, unstate = (
+            ("declare it as a component to check that it resumes", "Target(not_state=...)")
+            if declarable else
+            ("the report's `not compared` line says how to keep it in the checkpoint the "
+             "framework writes", "the target's not_state=..."))
+        self._words((target, paths, reproduce, declarable),
             f"{target}: the resume is equivalent in what is compared, but your own resume ends "
             f"otherwise than the uninterrupted run with {paths_said(paths, quote='')}, which no "
             "declared component holds: your checkpoint likely loses it, unless it is not state "
-            "(a log, a timer, a cache the program fills again when it needs it: say so, "
-            "Target(not_state=...)); declare it as a component to check that it resumes; the "
-            "whole report: "
-            f"{reproduce}"
+            f"(a log, a timer, a cache the program fills again when it needs it: say so, "
+            f"{unstate}); {todo}; the whole report: {reproduce}"
         )
 
 

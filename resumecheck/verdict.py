@@ -40,7 +40,7 @@ from resumecheck.program import ends_inside, epoch_boundaries, next_epoch_start
 from resumecheck.phrases import (
     ADAPTER_LEFT_OUT, AS_THE_BUILD_MADE, BUILDING, CANNOT_RESTORE_WITHOUT, CAUSE_YET_BLIND,
     CHANGED_AFTER_LOAD, CHECKPOINT_LOSES, CHECKPOINT_MAY_LOSE, FETCHED_BEFORE_RESTORE,
-    FRAMEWORK_RESUME,
+    FRAMEWORK_RESUME, OWN_THROUGH,
     AS_A_BUILD_HOLDS, FRESH_BUILD_HOLDS, GENERATOR_CHANGED, GENERATOR_POSITION, GRADS_SUMMED,
     LEFT_UNRESTORED,
     NONE_DIFFERS, ONE_POSITION, frozen_only,
@@ -3503,7 +3503,7 @@ def _its_words(boundaries: Mapping[str, Any]) -> dict[str, str | None]:
     return {_RATE_FIRST: rate, "your load()": framework, _NOT_CAPTURED: loop,
             "your save()": boundaries.get("saved_by"),
             NOT_DECLARED: ADAPTER_LEFT_OUT if framework else None,
-            "your own resume (save/load)": f"your own resume (through {framework})"
+            "your own resume (save/load)": f"{OWN_THROUGH}{framework})"
             if framework else None,
             # (trial 193: a Lightning scheduler stepped per epoch, one behind after a resume
             # inside an epoch, was offered only causes in the user's code)
