@@ -904,7 +904,9 @@ def _detail(key: str, step: int, k: int, draws: int | None, unit: str, unsaved: 
     if first and restored_so:
         return (f"{label} is {amount} behind the reference's {where}, and was so right after "
                 f"the load (nothing drew in between): {restorer} {LEFT_UNRESTORED} (where a "
-                "fresh launch and the build left it stands), or seeded it "
+                # (trial 505: a load() that replayed the epoch's draws before it set the
+                # other streams read 576 words behind as "where the build left it", 864)
+                "fresh launch, the build and the rest of the restore left it stands), or seeded it "
                 "again after restoring it (a seed call after the load), or set an earlier "
                 "state than the uninterrupted run's at the save (one saved before a draw the "
                 "run still made), or set it back after restoring it (to an epoch's start, to "

@@ -195,6 +195,10 @@ def test_a_load_that_seeds_the_stream_again_is_said_so_with_its_seed():
     [lost] = verify("fixtures.bugs.class05_rng_not_saved:BUGGY", drop="none", noise_seeds=0,
                     check_determinism=False).full_resume.stream_offsets
     assert "it did not restore it" in lost.detail and "seeding it with" not in lost.detail
+    # (trial 505: a load() that drew from the stream before it restored the others left it
+    # elsewhere than the build did, and read "where a fresh launch and the build left it")
+    assert "(where a fresh launch, the build and the rest of the restore left it stands)" \
+        in lost.detail, lost.detail
 
 
 class _SeedsInLoad:

@@ -999,7 +999,8 @@ def test_a_frameworks_rng_advice_is_given_only_where_the_restore_left_the_stream
         return result
 
     left = run("torch CPU stream is 1 draw behind ...: Lightning's restore left it there: it "
-               "did not restore it (where a fresh launch and the build left it stands)")
+               "did not restore it (where a fresh launch, the build and the rest of the restore "
+               "left it stands)")
     verdict.give_fixes(left, advice)
     assert left.diagnosis[0].fix == "save them"
     drew = run("torch CPU stream is 2 int64 draws ahead ...: it drew from it after setting it "
