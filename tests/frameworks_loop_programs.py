@@ -1070,6 +1070,46 @@ def _save_counter():
     return SaveCounter()
 
 
+def _stashing_module():
+    """A module that steps a ReduceLROnPlateau of its own by hand (not returned
+    from configure_optimizers) and keeps its state through its own hooks:
+    on_load_checkpoint holds it for configure_optimizers, which Lightning's
+    restore calls after that hook (trial 508's; the engine's own restore called
+    the hook once the optimizer was made, and the plateau read as lost)."""
+    import torch
+
+    base = lightning_train().TinyClassifier
+
+    class Stashing(base):
+        def __init__(self):
+            super().__init__(dropout=0.0)
+            self._stashed = None
+
+        def configure_optimizers(self):
+            optimizer = torch.optim.SGD(self.parameters(), lr=0.1)
+            self.plateau = torch.optim.lr_scheduler.ReduceLROnPlateau(optimizer, patience=0)
+            if self._stashed is not None:
+                self.plateau.load_state_dict(self._stashed)
+            return optimizer
+
+        def training_step(self, batch, batch_idx):
+            loss = super().training_step(batch, batch_idx)
+            self.plateau.step(loss.item())
+            return loss
+
+        def on_save_checkpoint(self, checkpoint):
+            checkpoint["plateau"] = self.plateau.state_dict()
+
+        def on_load_checkpoint(self, checkpoint):
+            self._stashed = checkpoint["plateau"]
+
+    return Stashing()
+
+
+LIGHTNING_HOOKS_STASHED = lightning_target(
+    module=_stashing_module, data=lambda: lightning_train().stateful_loader(), steps=8,
+    resume_at=(3,))
+
 # a trial's counter kept by on_save_checkpoint: the engine's own resume lost it
 LIGHTNING_HOOKS = lightning_target(
     module=lambda: _counting_module(True), data=lambda: lightning_train().stateful_loader(),

@@ -133,6 +133,22 @@ def test_what_the_modules_own_hooks_keep_is_the_hooks_component():
 
 
 @pytest.mark.e2e
+def test_hooks_that_keep_the_state_for_configure_optimizers_are_restored_where_lightning_does():
+    """Trial 508: a module's on_load_checkpoint kept a plateau's state for its
+    configure_optimizers to apply, which Lightning's restore calls after the
+    hook. The engine's own restore called the hook once the optimizers were
+    made: its resume of the correct program departed, and the WARNING said the
+    hooks' state did not come back."""
+    report = resumecheck.verify(spec("LIGHTNING_HOOKS_STASHED"), drop=["hooks"],
+                                noise_seeds=0, check_determinism=False)
+    own, engine, hooks = report.runs
+    assert (own.verdict, engine.verdict) == ("identical", "identical"), report.render()
+    assert report.declared_state_complete is not False
+    assert hooks.verdict == "diverged" and hooks.first_divergent_quantity.startswith(
+        "learning rate"), report.render()
+
+
+@pytest.mark.e2e
 def test_a_field_the_hooks_save_but_do_not_set_back_is_blamed_on_them_not_called_not_compared():
     """A trial's on_load_checkpoint forgot the counter its on_save_checkpoint
     saved: the report compared it in `hooks` and also said `not compared:

@@ -144,6 +144,7 @@ class LightningProgram(LoopProgram):
                                   "the module factory must return a lightning LightningModule")
         self.data = data()
         _module_loads_again_at_fit_start(self)
+        _restores_before_optimizers(self)
         self._root = tempfile.TemporaryDirectory(prefix=_ROOT_PREFIX, dir=scratch_dir())
         options: dict[str, Any] = {
             "accelerator": "cpu", "devices": 1, "max_steps": max_steps, "logger": False,
@@ -278,9 +279,11 @@ class LightningProgram(LoopProgram):
             DATA_CURSOR: LiveState(self, lambda: trainer.fit_loop, stage="setup"),
             RNG: _LightningStreams(self, _loader_generators(self.data)),
         }
-        if _saves_own_state(self.module):  # (loaded about where Lightning's restore calls it)
-            components[HOOKS] = LiveState(self, lambda: trainer, dump=_hooks_state,
-                                          load=_load_hooks, stage=FIT_START, verify_as=HOOKS)
+        if _saves_own_state(self.module):  # (loaded where Lightning's restore calls it)
+            stage = _hooks_stage(trainer)
+            components[HOOKS] = LiveState(  # (read back once the optimizers are made)
+                self, lambda: trainer, dump=_hooks_state, load=_load_hooks, stage=stage,
+                verify_as=HOOKS, verify_stage=FIT_START if stage != FIT_START else None)
         datamodule = _stateful_datamodule(self.data)
         if datamodule is not None:  # (restored where Lightning restores it: after setup)
             components[DATAMODULE] = LiveState(self, lambda: datamodule, dump=_datamodule_state,
@@ -519,6 +522,36 @@ def _module_loads_again_at_fit_start(program: LightningProgram) -> None:
     module.load_state_dict = types.MethodType(loads, module)
 
 
+BEFORE_OPTIMIZERS = "configure_optimizers"
+"""The stage right before the module's ``configure_optimizers()``, where
+Lightning's restore calls the module's ``on_load_checkpoint`` (after its
+``setup()`` and ``configure_model()``; its strategy makes the optimizers
+after the restore, unless it restores after its setup)."""
+
+
+def _hooks_stage(trainer: Any) -> str:
+    """Where the engine's restore calls the module's ``on_load_checkpoint``:
+    where Lightning's does (trial 508: a hook that kept the state for
+    ``configure_optimizers`` to apply was called after it, and the engine's own
+    resume of a correct program read its plateau as lost)."""
+    after = getattr(trainer.strategy, "restore_checkpoint_after_setup", False)
+    return FIT_START if after else BEFORE_OPTIMIZERS
+
+
+def _restores_before_optimizers(program: LightningProgram) -> None:
+    """Runs what is queued for ``BEFORE_OPTIMIZERS`` as Lightning's strategy asks
+    the module for its optimizers (``on_fit_start`` runs what is left, where
+    none were asked for)."""
+    module = program.module
+    pending = program.pending
+
+    def configure_optimizers(self: Any) -> Any:
+        run_pending(pending, BEFORE_OPTIMIZERS)
+        return type(self).configure_optimizers(self)
+
+    module.configure_optimizers = types.MethodType(configure_optimizers, module)
+
+
 HOOKS = "hooks"
 """The component of what a module's ``on_save_checkpoint()`` adds to Lightning's
 checkpoint (a trial's counter kept so; the engine's own restore lost it, and
@@ -708,6 +741,7 @@ def _Driver(channel: Any, pending: dict[str, Any], samples: Callable[[Any], Any]
             run_pending(pending, "setup")  # before Lightning's restore and its fit loop
 
         def on_fit_start(self, trainer: Any, pl_module: Any) -> None:
+            run_pending(pending, BEFORE_OPTIMIZERS)  # (none were asked for: at the latest)
             run_pending(pending, FIT_START)  # right after Lightning's restore of the module
 
         def on_train_start(self, trainer: Any, pl_module: Any) -> None:
