@@ -110,7 +110,9 @@ def assert_components_exercised(
     **options: Any,
 ) -> Report:
     """Fail, naming them, if dropping any of ``components`` (default: all) changes
-    nothing; ``drop=`` names them as ``components=`` does."""
+    nothing; ``drop=`` names them as ``components=`` does. A resume that is not
+    equivalent fails first, as ``assert_resume_equivalent`` fails it (trials 506
+    and 509 read that failure beside a summary of every component exercised)."""
     __tracebackhide__ = True
     given = options.pop("drop", None)
     options["drop"] = components_to_drop(components if components is not None else given)
