@@ -733,7 +733,7 @@ def _held_then(reference: SegmentResult, key: str, run: Any, step: int) -> int |
 
 def _seeded_anew(key: str, run: Any, states: list[dict[str, Any]], step: int, k: int,
                  off: tuple[int, str] | None = None, restorer: str = "your load()",
-                 unset: bool = False) -> str | None:
+                 unset: bool | None = False) -> str | None:
     """A stream that is where seeding it leaves it, or a few draws past that:
     seeded again after the restore (trial 277: a load() followed by
     ``torch.manual_seed(seed)`` read only "not within 64 draws of it: another
@@ -743,7 +743,10 @@ def _seeded_anew(key: str, run: Any, states: list[dict[str, Any]], step: int, k:
     is from the reference's, where the search found it; ``unset``: the
     restore set that stream nowhere (a trial's Trainer seeds it as it is
     built, and its checkpoint held no state of it: "seeded again after the
-    restore" sent the user after a seed call there was not). None: not so."""
+    restore" sent the user after a seed call there was not); None: not known
+    (a rank's stream, whose sets are not followed: trial 512's rank 1 never
+    had its stream saved, and read "seeded again after the restore" of the
+    build's seed and draws). None: not so."""
     base, rank = split_rank_name(key)
     torch_key = "torch" if rank is None else rank_name("torch", rank)
     seeds = list(dict.fromkeys(seed for seed in (initial_seed(s.get(torch_key)) for s in states)
@@ -759,21 +762,24 @@ def _seeded_anew(key: str, run: Any, states: list[dict[str, Any]], step: int, k:
         call = SEED_CALLS[base]
         past = "" if draws == 0 else f"{_amount(key, draws, unit)} past "
         where = "in your load() or after it" if restorer == "your load()" else "after it"
-        how = (f"it was seeded again after the restore (a seed call {where})" if not unset else
-               "the restore set it nowhere (the checkpoint holds no state of it, or the restore "
-               "does not set it), so a seed as the program is built stands, or a seed call "
-               "after the restore set it so")
+        how = (f"it was seeded again after the restore (a seed call {where})" if unset is False
+               else "the restore set it nowhere (the checkpoint holds no state of it, or the "
+               "restore does not set it), so a seed as the program is built stands, or a seed "
+               "call after the restore set it so" if unset else
+               "the restore did not set it (the checkpoint holds no state of it on this rank, "
+               "or the restore does not set it), so a seed as the program is built stands with "
+               f"what drew since, or a seed call {where} set it so")
         return (f"{_after_restore(key, step, k, off)}{past}where seeding it with {seed} "
-                f"({call}({seed})) leaves it: {how}{':' if unset else ', so'} the restart draws "
-                "from a newly seeded stream, not the run's")
+                f"({call}({seed})) leaves it: {how}{', so' if unset is False else ':'} the "
+                "restart draws from a newly seeded stream, not the run's")
     return None
 
 
-def _set_nowhere(seg: SegmentResult, key: str) -> bool:
+def _set_nowhere(seg: SegmentResult, key: str) -> bool | None:
     """Whether the restore of ``seg`` set the global stream ``key`` nowhere
-    (of one process's streams: a rank's are not followed)."""
+    (of one process's streams; None: a rank's, which are not followed)."""
     base, rank = split_rank_name(key)
-    return rank is None and not seg.streams_set.get(base)
+    return None if rank is not None else not seg.streams_set.get(base)
 
 
 def _after_restore(key: str, step: int, k: int, off: tuple[int, str] | None) -> str:

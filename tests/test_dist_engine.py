@@ -147,3 +147,21 @@ def test_a_zero_redundancy_optimizer_declared_as_it_is_is_captured_and_resumes()
     assert report.equivalent, report.render()
     (dropped,) = [r for r in report.runs if r.dropped == ["optimizer"]]
     assert dropped.verdict == "diverged", report.render()
+
+
+def test_a_ranks_stream_left_as_built_is_not_said_to_be_seeded_again_after_the_restore():
+    """Trial 512: rank 1's stream, never saved, stood where its build's seed
+    and the draws since left it; the report said it was seeded again after
+    the restore, by a seed call in a load() that had none (whether a restore
+    sets a rank's stream is not followed)."""
+    from resumecheck.engine import verify
+
+    report = verify("fixtures.trust.rank_stream_unsaved:BUGGY", drop="none", **FAST)
+    own = _by_label(report)[((), "program")]
+    assert ("rng[rank 1]", "confirmed") in [(f.component, f.status) for f in own.diagnosis]
+    [rank1] = [o for o in own.stream_offsets if o.stream == "torch[rank 1]"]
+    assert "past where seeding it with 2 (torch.manual_seed(2)) leaves it: the restore did " \
+        "not set it (the checkpoint holds no state of it on this rank, or the restore does " \
+        "not set it), so a seed as the program is built stands with what drew since, or a " \
+        "seed call in your load() or after it set it so" in rank1.detail, rank1.detail
+    assert "it was seeded again after the restore" not in rank1.detail
