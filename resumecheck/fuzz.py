@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -76,14 +76,19 @@ def _and(steps: list[int]) -> str:
 
 
 def _shrink_reached(failure: RunResult | None, boundaries: list[int],
-                    covered: list[int]) -> str:
+                    covered: list[int], otherwise: Sequence[Mapping[str, Any]] = ()) -> str:
     """The epoch boundaries the failing schedule resumes at that no drawn
     example did, in words ('' where none): the shrink reached them (a trial
     read "no example drawn resumed at any" beside a failure at a boundary as
-    a contradiction)."""
+    a contradiction); and those that the earlier schedules which fail
+    otherwise resume at (``otherwise``: trial 511 read "no example tried
+    resumed at any" beside "resuming at 6 fails otherwise")."""
     shrunk = [k for k in (failure.resume_at if failure else [])
               if k in boundaries and k not in covered]
-    return f", and the shrink of the failure reached {_and(shrunk)}" if shrunk else ""
+    earlier = list(dict.fromkeys(k for tried in otherwise for k in tried["resume_at"]
+                                 if k in boundaries and k not in covered and k not in shrunk))
+    return ((f", and the shrink of the failure reached {_and(shrunk)}" if shrunk else "")
+            + (f", and the search for an earlier failure tried {_and(earlier)}" if earlier else ""))
 
 
 @dataclass(kw_only=True)
@@ -423,7 +428,8 @@ def _edges(result: FuzzResult) -> str:
     # (a trial read "they resumed at none" beside a minimal schedule at a
     # boundary as said of that schedule: it is said of the examples drawn)
     # (a trial read "the examples drawn resumed at none" as hard to read)
-    reached = _shrink_reached(result.failure, result.boundaries, result.boundaries_covered)
+    reached = _shrink_reached(result.failure, result.boundaries, result.boundaries_covered,
+                              result.failing_otherwise)
     # (trial 436: fuzz's boundary 4 was run's "an epoch ends inside step 5")
     inside = (f" (an epoch ends inside the step after {_and(result.inside)})"
               if result.inside else "")

@@ -167,6 +167,12 @@ def test_the_epoch_boundaries_a_fuzz_resumed_at_read_as_steps_not_a_count():
     found = RunResult(dropped=[], resume_at=[10], verdict="diverged", checkpoint="program")
     assert ("no example tried resumed at any, and the shrink of the failure reached 10)"
             in said(boundaries=[5, 10, 15], failure=found, minimal=True))
+    # (trial 511: "no example tried resumed at any" beside "resuming at 6 fails otherwise")
+    earlier = RunResult(dropped=[], resume_at=[7], verdict="diverged", checkpoint="program")
+    assert ("no example tried resumed at any, and the search for an earlier failure tried 5)"
+            in said(boundaries=[5, 10, 15], failure=earlier, minimal=True,
+                    failing_otherwise=[{"resume_at": [5], "how": "end state alone"},
+                                       {"resume_at": [6], "how": "end state alone"}]))
 
 
 def test_a_failing_schedule_at_an_epoch_boundary_says_so():
