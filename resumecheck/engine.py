@@ -1216,6 +1216,8 @@ class Checker:
         settings_matter = _launch_settings_matter(self, engine_full)
         if fulls == 2:
             _notes_on_own_resume(self, done[0], engine_full, settings_matter)
+            verdict.note_dropped_alike(done[0].result, done[0].trajectory,
+                                       [(d.result, d.trajectory) for d in done[fulls:]])
         return _report(self, [d.result for d in done], engine_full.held,
                        done[0].held if fulls == 2 else None,  # (the program's own resume)
                        engine_run=engine_full.result, restarted_after=engine_full.held_after,

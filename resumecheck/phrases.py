@@ -22,7 +22,8 @@ __all__ = ["ACCELERATE_DATASET", "ADAPTER_LEFT_OUT", "AFTER_LAST_STEP", "AS_THE_
            "OWN_RESUME_ENDS_OTHERWISE", "OWN_RESUME_ENDS_WITHOUT", "paths_said", "ordinal",
            "under_roots", "UNHELD_POSITION",
            "SET_AGAIN_LATER", "set_again_uncompared",
-           "FRAMEWORK_RESUME", "IDLE_SEED", "OWN_THROUGH", "lost_through_framework",
+           "FRAMEWORK_RESUME", "IDLE_SEED", "LEFT_OUT_ALIKE", "LEFT_OUT_ALIKE_MARK", "OWN_THROUGH",
+           "lost_through_framework",
            "POSITION_NEW_EPOCH", "POSITION_OTHER_EPOCH", "POSITION_TRANSFORMED", "position_named",
            "POSITION_UNUSED", "REORDERED",
            "RESTART_HELD_OTHERWISE", "AS_BUILT_AT_RESUME", "AS_BUILT_MARK", "AT_THIS_POINT",
@@ -213,6 +214,13 @@ FEWER_STEPS = "; give the target at least as many steps as the check runs"
 """Where that failure's advice on the target's steps begins (``verdict`` drops
 it where the uninterrupted run trained on: not a matter of the steps)."""
 NOT_DECLARED = "state you did not declare"
+LEFT_OUT_ALIKE = ("; left out alone of the engine's restore, the run departs as your resume "
+                  "does, step for step")
+"""How a finding of the program's own resume that a rerun put right to no change says that
+its ablation alone departs as that resume does (``verdict.note_dropped_alike``)."""
+LEFT_OUT_ALIKE_MARK = (" (differs; put right in a rerun after your load(), the run departs no "
+                       "later: your load() may read it before that)")
+"""The mark of such a finding (in the diagnosis and in the why's restored-state clause)."""
 REGISTER_GENERATOR = "register it, RNGState({'name': generator}), to check that it resumes"
 """What a `not compared` line of a generator of the program's own says to do; a
 framework's target, which declares the framework's own state only, is told

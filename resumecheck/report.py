@@ -19,7 +19,8 @@ from resumecheck.components import CALLBACKS, DATA_CURSOR, split_rank_name
 from resumecheck.errors import LONGER_BOUND
 from resumecheck.phrases import (
     ADAPTER_LOOP, AS_BUILT_MARK, BUILDING, CHANGED_AFTER_LOAD, CHECKPOINT_LOSES,
-    CHECKPOINT_MAY_LOSE, FETCHED_BEFORE_RESTORE, NOT_RESUMABLE,
+    CHECKPOINT_MAY_LOSE, FETCHED_BEFORE_RESTORE, LEFT_OUT_ALIKE, LEFT_OUT_ALIKE_MARK,
+    NOT_RESUMABLE,
     FRAMEWORK_RESUME, HASH_ORDER_UNCHECKED, LOOP_GOES_ON, ORDER_BEFORE_RESTORE,
     NOT_VALIDATED_AGAIN, ONE_POSITION, POSITION_TRANSFORMED, READ_BEFORE, REORDERED,
     RESTORE_CHANGED, RESTORING,
@@ -188,25 +189,9 @@ class Finding:
         components are incomplete (``incomplete``: the report's WARNING on
         them), a finding of the program's own resume left unjudged says why,
         in the WARNING's terms, lest it read as the cause."""
-        if not self.mark and run.verdict == FAILED and is_stream_detail(self.detail):
-            # (a trial: beside an out-of-memory failure, a generator the program sets
-            # right in its next step read as the cause)
-            return " (not judged: the run failed before any step could show whether it matters)"
-        if self.status == NOT_CAUSE and righted_only(self.detail):
-            # (trial 291: "which the program set right itself during step 7 (differs; put
-            # right alone, the run departs as before)" read as a second lost component)
-            return (" (put back by the program during that step: setting it right sooner "
-                    "changes nothing)")
-        if self.status == NOT_CAUSE and run.steps_match():  # (a trial: "departs as before"
-            return ENDS_AS_BEFORE  # of a run whose steps all matched)
-        if self.status == PUT_BACK and ONE_POSITION in self.detail:
-            # (trial 416: "put back by the program" of a position no step changed)
-            return (" (one position in another form: every later step matches, and it ends as "
-                    "in the uninterrupted run)")
-        if self.status == PUT_BACK and run.first_divergent_step is not None:
-            # (where the run departs all the same: its rerun, set right, changed nothing)
-            return (" (put back by the program: setting it right changes nothing, and it ends "
-                    "as in the uninterrupted run)")
+        settled = self._settled_mark(run)
+        if settled is not None:
+            return settled
         if self.mark or not incomplete or run.checkpoint != "program":
             # (a trial read a bare "config: seed 0, expected 3" beside marked lines)
             return self.mark or (" (not judged)" if self.status is None and not run.dropped
@@ -243,6 +228,33 @@ class Finding:
                     "puts the uninterrupted run's state in loses it alike; see the WARNING)")
         return " (not judged: a declared component does not load back its own state, see the " \
                "WARNING)"
+
+    def _settled_mark(self, run: RunResult) -> str | None:
+        """The mark where the finding's status and detail settle it, whatever
+        the WARNING says (None: ``mark_in`` goes on)."""
+        if not self.mark and run.verdict == FAILED and is_stream_detail(self.detail):
+            # (a trial: beside an out-of-memory failure, a generator the program sets
+            # right in its next step read as the cause)
+            return " (not judged: the run failed before any step could show whether it matters)"
+        if self.status == NOT_CAUSE and righted_only(self.detail):
+            # (trial 291: "which the program set right itself during step 7 (differs; put
+            # right alone, the run departs as before)" read as a second lost component)
+            return (" (put back by the program during that step: setting it right sooner "
+                    "changes nothing)")
+        if self.status == NOT_CAUSE and LEFT_OUT_ALIKE in self.detail:
+            # (trial 510: an epoch its load() read before the rerun set it, read as no cause)
+            return LEFT_OUT_ALIKE_MARK
+        if self.status == NOT_CAUSE and run.steps_match():  # (a trial: "departs as before"
+            return ENDS_AS_BEFORE  # of a run whose steps all matched)
+        if self.status == PUT_BACK and ONE_POSITION in self.detail:
+            # (trial 416: "put back by the program" of a position no step changed)
+            return (" (one position in another form: every later step matches, and it ends as "
+                    "in the uninterrupted run)")
+        if self.status == PUT_BACK and run.first_divergent_step is not None:
+            # (where the run departs all the same: its rerun, set right, changed nothing)
+            return (" (put back by the program: setting it right changes nothing, and it ends "
+                    "as in the uninterrupted run)")
+        return None
 
 
 @dataclass(frozen=True, slots=True)

@@ -40,7 +40,7 @@ from resumecheck.program import ends_inside, epoch_boundaries, next_epoch_start
 from resumecheck.phrases import (
     ADAPTER_LEFT_OUT, AS_THE_BUILD_MADE, BUILDING, CANNOT_RESTORE_WITHOUT, CAUSE_YET_BLIND,
     CHANGED_AFTER_LOAD, CHECKPOINT_LOSES, CHECKPOINT_MAY_LOSE, FETCHED_BEFORE_RESTORE,
-    FRAMEWORK_RESUME, OWN_THROUGH,
+    FRAMEWORK_RESUME, LEFT_OUT_ALIKE, LEFT_OUT_ALIKE_MARK, OWN_THROUGH,
     AS_A_BUILD_HOLDS, FRESH_BUILD_HOLDS, GENERATOR_CHANGED, GENERATOR_POSITION, GRADS_SUMMED,
     LEFT_UNRESTORED,
     NONE_DIFFERS, ONE_POSITION, frozen_only,
@@ -3970,6 +3970,38 @@ def note_engine_resumes(own: RunResult, engine: RunResult) -> None:
             "load() leaves otherwise", 1)
 
 
+def note_dropped_alike(own: RunResult, trajectory: list[Any],
+                       ablations: Sequence[tuple[RunResult, list[Any]]]) -> None:
+    """A finding of the program's own full resume that a rerun put right after
+    its load() to no change (``NOT_CAUSE``), where the engine's resume without
+    that component alone departs as the program's own does, step for step
+    (``trajectory``: the own resume's; each ablation's beside it): said in the
+    finding and in the why (trial 510: its load() made the epoch's order from
+    the epoch before the rerun could set it, and the report said only that,
+    put right alone, the run departs no later)."""
+    if own.verdict != DIVERGED:
+        return
+    alike = {run.dropped[0] for run, seen in ablations
+             if len(run.dropped) == 1 and run.verdict == DIVERGED and seen == trajectory}
+    found = [f for f in own.diagnosis if f.status == NOT_CAUSE and f.component in alike]
+    if not found:
+        return
+    before = _differs_clause(own.diagnosis, own.steps_match())
+    own.diagnosis = [replace(f, detail=f.detail + LEFT_OUT_ALIKE) if f in found else f
+                     for f in own.diagnosis]
+    if before:
+        own.explanation = own.explanation.replace(
+            before, _differs_clause(own.diagnosis, own.steps_match()), 1)
+    said = (f"; but the engine's resume without {', '.join(f'`{f.component}`' for f in found)} "
+            "alone departs as yours does, step for step: the likely cause, which your load() "
+            "reads before a rerun can put it right after it (an order or an iterator it makes "
+            "from it); set it in load() before what reads it")
+    start = own.explanation.find(_NO_CAUSE_LEAD)
+    end = own.explanation.find("; ", start + len(_NO_CAUSE_LEAD)) if start >= 0 else -1
+    own.explanation = (own.explanation + said if end < 0 else
+                       own.explanation[:end] + said + own.explanation[end:])
+
+
 def note_save_moves(own: RunResult, moved: dict[int, list[str]]) -> None:
     """The program's own save() changed state training reads where the
     reference saved: say so in its own resume's why (a trial: a save() that
@@ -4024,7 +4056,8 @@ def _differs_clause(diagnosis: Sequence[Finding], ends_only: bool = False,
     # its diagnosis line said it ends otherwise as before)
     return "; restored state differs in " + ", ".join(
         _what_differs(f) + _saved_after_a_drop(run, f)
-        + (ENDS_AS_BEFORE if ends_only and f.status == NOT_CAUSE else f.mark or unjudged)
+        + (ENDS_AS_BEFORE if ends_only and f.status == NOT_CAUSE else LEFT_OUT_ALIKE_MARK
+           if f.status == NOT_CAUSE and LEFT_OUT_ALIKE in f.detail else f.mark or unjudged)
         for f in leads)
 
 

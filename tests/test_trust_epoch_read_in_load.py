@@ -1,0 +1,33 @@
+"""A lost epoch that the program's load() reads to make the epoch's order: a
+rerun that puts it right after the load() comes too late and changes
+nothing, but the engine's resume without it departs as the program's own
+does, step for step. A trial's report said of it only that, put right alone,
+the run departs no later (``verdict.note_dropped_alike``,
+``fixtures/trust/epoch_read_in_load.py``)."""
+
+from __future__ import annotations
+
+from resumecheck import verify
+
+SPEC = "fixtures.trust.epoch_read_in_load:"
+
+
+def test_a_lost_epoch_read_in_load_is_said_to_be_the_likely_cause():
+    report = verify(SPEC + "FORGETS_EPOCH", noise_seeds=0, drop=["sampler_epoch"])
+    own = report.runs[0]
+    assert not report.equivalent and own.verdict == "diverged"
+    [epoch] = own.diagnosis
+    assert epoch.component == "sampler_epoch" and epoch.status == "not_cause"
+    lines = report.render().splitlines()
+    assert "diagnosis: sampler_epoch: 0, expected 1; left out alone of the engine's restore, " \
+        "the run departs as your resume does, step for step (differs; put right in a rerun " \
+        "after your load(), the run departs no later: your load() may read it before " \
+        "that)" in lines, [x for x in lines if x.startswith("diagnosis")]
+    assert "put right alone, the run departs no later" not in own.explanation
+    assert "; but the engine's resume without `sampler_epoch` alone departs as yours does, " \
+        "step for step: the likely cause, which your load() reads before a rerun can put it " \
+        "right after it" in own.explanation, own.explanation
+
+
+def test_its_twin_resumes():
+    assert verify(SPEC + "CORRECT", noise_seeds=0, drop=["sampler_epoch"]).equivalent
