@@ -172,7 +172,10 @@ def _describe_run(run: RunResult, label: str, incomplete: str | None,
         lines.append(f"    first divergence: {where}")
         # (a trial: "relative 639" beside sample indices said of nothing what it measured)
         of = {figure: f" in {what}" for figure, what in run.largest_in.items()}
-        relative = ("inf (a value that is 0 in the reference differs)"
+        # (trial 515: the gradient of a bias before a BatchNorm, 0 but for rounding, read
+        # as the run's largest change)
+        relative = ("inf (a value that is 0 in the reference differs: one that is 0 but for "
+                    "rounding, the gradient of a bias before a normalisation, makes it so)"
                     if run.max_rel_diff == float("inf") else _g(run.max_rel_diff))
         if run.max_rel_diff is not None and 1 < run.max_rel_diff < float("inf"):
             # (trials 441, 442: "relative 41.3 in parameter w" read as w changed 41-fold)
