@@ -22,7 +22,7 @@ __all__ = ["ACCELERATE_DATASET", "ADAPTER_LEFT_OUT", "AFTER_LAST_STEP", "AS_THE_
            "OWN_RESUME_ENDS_OTHERWISE", "OWN_RESUME_ENDS_WITHOUT", "paths_said", "ordinal",
            "under_roots", "UNHELD_POSITION",
            "SET_AGAIN_LATER", "set_again_uncompared",
-           "FRAMEWORK_RESUME", "IDLE_SEED", "LEFT_OUT_ALIKE", "LEFT_OUT_ALIKE_MARK", "OWN_THROUGH",
+           "FRAMEWORK_RESUME", "IDLE_SEED", "LIGHTNING_LOADER", "LEFT_OUT_ALIKE", "LEFT_OUT_ALIKE_MARK", "OWN_THROUGH",
            "lost_through_framework",
            "POSITION_NEW_EPOCH", "POSITION_OTHER_EPOCH", "POSITION_TRANSFORMED", "position_named",
            "POSITION_UNUSED", "REORDERED",
@@ -204,6 +204,9 @@ AFTER_LAST_STEP = "what train() does after its last step"
 does more after its last step than a check runs (its best model loaded back)."""
 ACCELERATE_DATASET = "loader.dataset"
 """Where an Accelerate target names its prepared loader's dataset, the program's own."""
+LIGHTNING_LOADER = "train_dataloader"
+"""Where a Lightning target names its training loader of the program's own class
+(``frameworks.lightning._loader_roots``)."""
 LIGHTNING_DATASET = "train_dataloader.dataset"
 """Where a Lightning target names its training loader's dataset, the program's own
 (``undeclared`` says what to do about state it keeps)."""

@@ -60,6 +60,7 @@ from resumecheck.components import (
 from resumecheck.module_state import cell_filled
 from resumecheck.phrases import (
     ACCELERATE_DATASET, GENERATOR_CHANGED, GENERATOR_POSITION, LIGHTNING_DATASET,
+    LIGHTNING_LOADER,
     LIKE_NAMED_AS_BUILT,
     IDLE_SEED, MODULE_ATTR_TODO, NOT_SET_BACK, REGISTER_GENERATOR,
 )
@@ -781,6 +782,7 @@ def _todo(path: str, framework: str = "") -> str:
     return (_callback_todo(framework) if path.startswith("callbacks (")
             else _DATASET_TODO if path.startswith("train_dataset (")
             else _LIGHTNING_DATASET_TODO if path.startswith(f"{LIGHTNING_DATASET} (")
+            else _LIGHTNING_LOADER_TODO if path.startswith(f"{LIGHTNING_LOADER} (")
             else _ACCELERATE_DATASET_TODO if path.startswith(f"{ACCELERATE_DATASET} (")
             else _SUBCLASS_TODO if path.startswith("trainer.")
             else _COLLATOR_TODO if path.startswith("data_collator")
@@ -814,6 +816,14 @@ _LIGHTNING_DATASET_TODO = (
 a dataset that counted its own epochs in a hook; one that took Lightning's epoch in
 on_train_epoch_start read the build's at a resumed epoch's first batch:
 ``tests/frameworks_loop_programs.py:DATASET_*``)."""
+
+
+_LIGHTNING_LOADER_TODO = (
+    "a framework's target declares the framework's own state only, and Lightning's "
+    "checkpoint holds what your loader's state_dict() returns: return it there and set it "
+    "in its load_state_dict()")
+"""What to do about a field a Lightning target's training loader of the program's own
+class keeps beside its state_dict() (trial 511: an epoch its state_dict() left out)."""
 
 
 _ACCELERATE_DATASET_TODO = (

@@ -1110,6 +1110,53 @@ LIGHTNING_HOOKS_STASHED = lightning_target(
     module=_stashing_module, data=lambda: lightning_train().stateful_loader(), steps=8,
     resume_at=(3,))
 
+def _own_loader(keeps_epoch: bool):
+    """A datamodule whose training loader is a class of the program's own: shuffled
+    batches, a new order each epoch, resumable inside one through its state_dict(),
+    which Lightning keeps in its checkpoint; unless ``keeps_epoch``, that state leaves
+    the epoch out (trial 511's: no line named it)."""
+    import lightning.pytorch as pl
+    import torch
+
+    rows = lightning_train().rows()
+
+    class Batches:
+        def __init__(self):
+            self.epoch, self.yielded = 0, 0
+
+        def __len__(self):
+            return len(rows) // 8
+
+        def __iter__(self):
+            if self.yielded >= len(self):  # (the last epoch was read whole: the next)
+                self.epoch, self.yielded = self.epoch + 1, 0
+            order = torch.randperm(len(rows), generator=torch.Generator().manual_seed(self.epoch))
+            while self.yielded < len(self):
+                at = order[self.yielded * 8:(self.yielded + 1) * 8]
+                self.yielded += 1
+                yield rows[at]
+
+        def state_dict(self):
+            return {"yielded": self.yielded, **({"epoch": self.epoch} if keeps_epoch else {})}
+
+        def load_state_dict(self, state):
+            self.yielded, self.epoch = state["yielded"], state.get("epoch", 0)
+
+    class Data(pl.LightningDataModule):
+        def train_dataloader(self):
+            return Batches()
+
+    return Data()
+
+
+LIGHTNING_OWN_LOADER = lightning_target(
+    module=lambda: lightning_train().TinyClassifier(dropout=0.0),
+    data=lambda: _own_loader(True), steps=12, resume_at=(7,))
+LIGHTNING_OWN_LOADER_FORGETS_EPOCH = lightning_target(
+    module=lambda: lightning_train().TinyClassifier(dropout=0.0),
+    data=lambda: _own_loader(False), steps=12, resume_at=(7,))
+
+
 # a trial's counter kept by on_save_checkpoint: the engine's own resume lost it
 LIGHTNING_HOOKS = lightning_target(
     module=lambda: _counting_module(True), data=lambda: lightning_train().stateful_loader(),

@@ -149,6 +149,25 @@ def test_hooks_that_keep_the_state_for_configure_optimizers_are_restored_where_l
 
 
 @pytest.mark.e2e
+def test_a_field_a_loader_of_your_own_keeps_beside_its_state_dict_is_named():
+    """Trial 511: a training loader of the program's own class, made by the
+    datamodule's train_dataloader() and held by Lightning's fit loop, kept its
+    epoch beside the position its state_dict() returned; the checkpoint lost
+    it and no line named it."""
+    lost = resumecheck.verify(spec("LIGHTNING_OWN_LOADER_FORGETS_EPOCH"), drop="none",
+                              noise_seeds=0, check_determinism=False)
+    assert not lost.equivalent
+    [line] = [u for u in lost.undeclared if u.startswith("train_dataloader (Batches).epoch ")]
+    assert "Lightning's checkpoint holds what your loader's state_dict() returns: return it " \
+        "there and set it in its load_state_dict()" in line, line
+    assert "your own resume held it otherwise right after Lightning's restore at step 7" in line
+    assert not [u for u in lost.undeclared if ".yielded" in u], lost.undeclared
+    kept = resumecheck.verify(spec("LIGHTNING_OWN_LOADER"), drop="none", noise_seeds=0,
+                              check_determinism=False)
+    assert kept.equivalent and not kept.undeclared, kept.render()
+
+
+@pytest.mark.e2e
 def test_a_field_the_hooks_save_but_do_not_set_back_is_blamed_on_them_not_called_not_compared():
     """A trial's on_load_checkpoint forgot the counter its on_save_checkpoint
     saved: the report compared it in `hooks` and also said `not compared:

@@ -58,7 +58,7 @@ from resumecheck.frameworks._loop import (
     CALLBACKS, LiveState, LoopProgram, LoopRecord, batch_fingerprint, fields_beside,
     run_pending, user_callbacks, user_dataset,
 )
-from resumecheck.phrases import LIGHTNING_DATASET
+from resumecheck.phrases import LIGHTNING_DATASET, LIGHTNING_LOADER
 from resumecheck.program import Target
 from resumecheck.segments import scratch_dir
 
@@ -318,6 +318,7 @@ class LightningProgram(LoopProgram):
         best metric its state_dict() returned was said to be held by none)."""
         stateful = {id(cb) for cb in _stateful_callbacks(self.trainer.callbacks)}
         return [*_datamodule_roots(self.data), *_dataset_roots(self.data),
+                *_loader_roots(self.trainer),
                 *[(path, _not_in_state(cb) if id(cb) in stateful else cb)
                   for path, cb in user_callbacks(self.trainer.callbacks)]]
 
@@ -696,6 +697,30 @@ def _datamodule_roots(data: Any) -> list[tuple[str, Any]]:
     lightning_own = set(vars(pl.LightningDataModule()))
     fields = {k: v for k, v in vars(fields_beside(data, state)).items() if k not in lightning_own}
     return [(f"datamodule ({type(data).__name__})", types.SimpleNamespace(**fields))]
+
+
+_LIBRARIES = ("torch", "torchdata", "lightning", "pytorch_lightning")
+
+
+def _loader_roots(trainer: Any) -> list[tuple[str, Any]]:
+    """The training loaders of the program's own class that Lightning's fit
+    loop holds (made by its ``train_dataloader()``): what their
+    ``state_dict()`` leaves out, which Lightning's checkpoint then lacks
+    (trial 511: a loader kept its epoch beside the position its state_dict()
+    returned, and no line named it). Not a library's loader (torch's,
+    torchdata's): its own fields are no state of the program's."""
+    combined = getattr(getattr(trainer, "fit_loop", None), "_combined_loader", None)
+    out: list[tuple[str, Any]] = []
+    for loader in getattr(combined, "flattened", None) or []:
+        if type(loader).__module__.split(".")[0] in _LIBRARIES:
+            continue
+        try:
+            state = loader.state_dict() if callable(getattr(loader, "state_dict", None)) else {}
+        except Exception:  # (a state_dict() that fails: look at everything)
+            state = {}
+        out.append((f"{LIGHTNING_LOADER} ({type(loader).__name__})",
+                    fields_beside(loader, state or {})))
+    return out
 
 
 def _dataset_roots(data: Any) -> list[tuple[str, Any]]:
