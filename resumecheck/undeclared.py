@@ -234,7 +234,7 @@ class UndeclaredWatch:
                                        or field.split(".")[0] == path.split(".")[0]
                                        else _kept_by_own(field, own[field.split(".")[0]]))
         out.update({path: _generator_text(path, gen) for path, gen in running.items()})
-        return _idle_seeds_said(out, program)
+        return _idle_seeds_said(out, program, now)
 
     def _line(self, path: str, obj: Any, tensors: list[torch.Tensor],
               missed: list[torch.Tensor], owner_kind: str | None, in_module: bool | str,
@@ -724,14 +724,32 @@ _IDLE_SEED_TODO = (
 """(trial 424: a loader's generator, drawn once per iter() for the base seed of workers it
 did not have; registered as the line advised, a correct program failed.)"""
 
+_IDLE_LIVE_TODO = (
+    "it is the generator of the training DataLoader the framework holds, which has no workers "
+    f"and whose sampler does not draw from it: each iter() draws from it {IDLE_SEED}, so a "
+    "restart that makes its iterator at another point moves it and changes no step; a "
+    "checkpoint may leave it out (name it in the target's not_state=('{path}',) to say so)")
+"""``_IDLE_SEED_TODO`` of a framework target's loader (``_live_loader_seeds``)."""
 
-def _idle_seeds_said(lines: dict[str, str], program: Any) -> dict[str, str]:
+_FRAMEWORK_TODO_OF_GENERATOR = re.compile(
+    r"keep its state in the checkpoint .+? writes, through your own code that it calls "
+    r"\(.*?\), so that its restore puts it back")
+"""``phrases.framework_generator``'s advice, as a line holds it."""
+
+
+def _idle_seeds_said(lines: dict[str, str], program: Any,
+                     held: dict[str, tuple[Any, list[torch.Tensor]]] | None = None
+                     ) -> dict[str, str]:
     """``lines``, where one advises registering a loader's own generator that
-    seeds no worker (``_loader_without_workers``): what it is, instead."""
+    seeds no worker (``_loader_without_workers``; ``held``: each line's object
+    and its tensors, where a framework holds the loader): what it is, instead."""
     for path, text in lines.items():
         if REGISTER_GENERATOR in text and (loader := _loader_without_workers(program, path)):
             lines[path] = text.replace(REGISTER_GENERATOR,
                                        _IDLE_SEED_TODO.format(loader=loader, path=path))
+        elif (said := _live_loader_seeds(program, path, (held or {}).get(path, (None,))[0],
+                                         text)):
+            lines[path] = said
     return lines
 
 
@@ -749,15 +767,39 @@ def _loader_without_workers(program: Any, path: str) -> str | None:
         if not isinstance(space, dict) or part not in space:
             return None
         holder = space[part]
-    gen = getattr(holder, "generator", None) if isinstance(holder, torch.utils.data.DataLoader) \
-        else None
-    if not isinstance(gen, torch.Generator) or holder.num_workers \
-            or isinstance(holder.dataset, torch.utils.data.IterableDataset):
+    gen = getattr(holder, "generator", None)
+    return parent if isinstance(gen, torch.Generator) and _seeds_no_worker(holder, gen) else None
+
+
+def _seeds_no_worker(loader: Any, gen: torch.Generator) -> bool:
+    """Whether ``gen`` is the own generator of the DataLoader ``loader``, which
+    has no workers, reads a map-style dataset, and whose sampler does not draw
+    from it: it serves the workers' base seed alone."""
+    if not isinstance(loader, torch.utils.data.DataLoader) or loader.generator is not gen \
+            or loader.num_workers or isinstance(loader.dataset, torch.utils.data.IterableDataset):
+        return False
+    samplers = [loader.sampler, getattr(loader.batch_sampler, "sampler", None)]
+    return not any(getattr(s, "generator", None) is gen for s in samplers)
+
+
+def _live_loader_seeds(program: Any, path: str, gen: Any, text: str) -> str | None:
+    """A framework target's line of a generator that is the own generator of a
+    training loader its framework holds (``live_loaders``), seeding no worker:
+    what it is, instead of the advice to keep it (trial 519: a datamodule's
+    generator, given to the loader its train_dataloader() made, read "your
+    checkpoint loses it" in a correct program). None: not such a line."""
+    live = getattr(program, "live_loaders", None)
+    if not isinstance(gen, torch.Generator) or not callable(live):
         return None
-    samplers = [holder.sampler, getattr(holder.batch_sampler, "sampler", None)]
-    if any(getattr(s, "generator", None) is gen for s in samplers):
+    try:
+        loaders = list(live())
+    except Exception:
         return None
-    return parent
+    if not any(_seeds_no_worker(loader, gen) for loader in loaders):
+        return None
+    todo = REGISTER_GENERATOR if REGISTER_GENERATOR in text else next(
+        (m.group(0) for m in [_FRAMEWORK_TODO_OF_GENERATOR.search(text)] if m), None)
+    return None if todo is None else text.replace(todo, _IDLE_LIVE_TODO.format(path=path))
 
 
 def _framework_held(path: str) -> bool:

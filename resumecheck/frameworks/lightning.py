@@ -280,10 +280,7 @@ class LightningProgram(LoopProgram):
             RNG: _LightningStreams(self, _loader_generators(self.data)),
         }
         if _saves_own_state(self.module):  # (loaded where Lightning's restore calls it)
-            stage = _hooks_stage(trainer)
-            components[HOOKS] = LiveState(  # (read back once the optimizers are made)
-                self, lambda: trainer, dump=_hooks_state, load=_load_hooks, stage=stage,
-                verify_as=HOOKS, verify_stage=FIT_START if stage != FIT_START else None)
+            components[HOOKS] = _hooks_component(self, trainer)
         datamodule = _stateful_datamodule(self.data)
         if datamodule is not None:  # (restored where Lightning restores it: after setup)
             components[DATAMODULE] = LiveState(self, lambda: datamodule, dump=_datamodule_state,
@@ -311,11 +308,14 @@ class LightningProgram(LoopProgram):
                      "loader's iterator after on_load_checkpoint, and one without its own "
                      "draws its seed from the torch stream just restored"}
 
+    def live_loaders(self) -> list[Any]:
+        """The training loaders the fit loop holds (made by your ``train_dataloader()``)."""
+        return _train_loaders(self.trainer)
+
     def undeclared_roots(self) -> list[tuple[str, Any]]:
-        """Your own callbacks: state they keep is named when no component holds
-        it; of a callback whose ``state_dict()`` Lightning's checkpoints hold
-        (the ``callbacks`` component), what that state leaves out (a trial: a
-        best metric its state_dict() returned was said to be held by none)."""
+        """Your callbacks (of one whose ``state_dict()`` Lightning keeps, the
+        ``callbacks`` component, what that leaves out), datamodule, dataset and
+        training loaders: state they keep is named where no component holds it."""
         stateful = {id(cb) for cb in _stateful_callbacks(self.trainer.callbacks)}
         return [*_datamodule_roots(self.data), *_dataset_roots(self.data),
                 *_loader_roots(self.trainer),
@@ -539,6 +539,14 @@ def _hooks_stage(trainer: Any) -> str:
     return FIT_START if after else BEFORE_OPTIMIZERS
 
 
+def _hooks_component(program: LightningProgram, trainer: Any) -> LiveState:
+    """The ``hooks`` component: loaded where Lightning's restore calls the
+    module's ``on_load_checkpoint``, read back once the optimizers are made."""
+    stage = _hooks_stage(trainer)
+    return LiveState(program, lambda: trainer, dump=_hooks_state, load=_load_hooks, stage=stage,
+                     verify_as=HOOKS, verify_stage=FIT_START if stage != FIT_START else None)
+
+
 def _restores_before_optimizers(program: LightningProgram) -> None:
     """Runs what is queued for ``BEFORE_OPTIMIZERS`` as Lightning's strategy asks
     the module for its optimizers (``on_fit_start`` runs what is left, where
@@ -699,6 +707,12 @@ def _datamodule_roots(data: Any) -> list[tuple[str, Any]]:
     return [(f"datamodule ({type(data).__name__})", types.SimpleNamespace(**fields))]
 
 
+def _train_loaders(trainer: Any) -> list[Any]:
+    """The training loaders Lightning's fit loop holds (none before it made them)."""
+    combined = getattr(getattr(trainer, "fit_loop", None), "_combined_loader", None)
+    return list(getattr(combined, "flattened", None) or [])
+
+
 _LIBRARIES = ("torch", "torchdata", "lightning", "pytorch_lightning")
 
 
@@ -709,9 +723,8 @@ def _loader_roots(trainer: Any) -> list[tuple[str, Any]]:
     (trial 511: a loader kept its epoch beside the position its state_dict()
     returned, and no line named it). Not a library's loader (torch's,
     torchdata's): its own fields are no state of the program's."""
-    combined = getattr(getattr(trainer, "fit_loop", None), "_combined_loader", None)
     out: list[tuple[str, Any]] = []
-    for loader in getattr(combined, "flattened", None) or []:
+    for loader in _train_loaders(trainer):
         if type(loader).__module__.split(".")[0] in _LIBRARIES:
             continue
         try:

@@ -1,0 +1,54 @@
+"""A loader's own generator that seeds no worker, where a framework holds the
+loader (a Lightning datamodule's generator given to the DataLoader its
+train_dataloader() makes): said to be what it is, not a state the
+checkpoint loses. Trial 519's correct program read "your checkpoint loses it"
+of it (``undeclared._live_loader_seeds``; the loader a program's own
+attribute holds: ``tests/test_trust_undeclared.py``)."""
+
+from __future__ import annotations
+
+import torch
+from torch.utils.data import DataLoader, RandomSampler, SequentialSampler, TensorDataset
+
+from resumecheck import undeclared
+from resumecheck.phrases import IDLE_SEED, REGISTER_GENERATOR, lost_uncompared
+
+PATH = "datamodule (Data).loader_gen"
+
+
+class _Framework:
+    def __init__(self, loader: DataLoader) -> None:
+        self.loader = loader
+
+    def live_loaders(self) -> list[DataLoader]:
+        return [self.loader]
+
+
+def _said(loader: DataLoader, gen: torch.Generator) -> str:
+    line = (f"{PATH} (a torch.Generator whose state the run changed, drawn from or seeded "
+            f"again, and no declared component holds: {REGISTER_GENERATOR}); your own resume "
+            "(through Lightning's restore) ends with it otherwise than the uninterrupted run "
+            "did: your checkpoint loses it, unless it is not state (a log, a timer)")
+    return undeclared._idle_seeds_said({PATH: line}, _Framework(loader), {PATH: (gen, [])})[PATH]
+
+
+def test_a_framework_loaders_generator_that_seeds_no_worker_is_said_so():
+    data = TensorDataset(torch.arange(8.0))
+    gen = torch.Generator().manual_seed(0)
+    line = _said(DataLoader(data, batch_size=2, sampler=SequentialSampler(data),
+                            generator=gen), gen)
+    assert IDLE_SEED in line and REGISTER_GENERATOR not in line, line
+    assert f"name it in the target's not_state=('{PATH}',) to say so" in line, line
+    assert lost_uncompared([f"not compared: {line}"]) == []  # (no warning, no --strict failure)
+
+
+def test_one_that_shuffles_or_seeds_workers_is_left_as_it_was():
+    data = TensorDataset(torch.arange(8.0))
+    gen = torch.Generator().manual_seed(0)
+    shuffled = DataLoader(data, batch_size=2, sampler=RandomSampler(data, generator=gen),
+                          generator=gen)
+    assert REGISTER_GENERATOR in _said(shuffled, gen)
+    workers = DataLoader(data, batch_size=2, num_workers=2, generator=gen)
+    assert REGISTER_GENERATOR in _said(workers, gen)
+    other = torch.Generator().manual_seed(1)
+    assert REGISTER_GENERATOR in _said(DataLoader(data, generator=other), gen)
