@@ -820,9 +820,16 @@ def _as_built_words(head: str, name: str, one: bool, held: str | None) -> str:
                 f"resume point where {has} changed checks {it} (resumecheck fuzz tries them)")
     # (trial 163: a loader's generator that a declared position puts back to its
     # epoch's start was said to be a fresh build's, and a later point to check it)
-    return (f"{head} {FRESH_BUILD_HOLDS} {it} later: {tail}; where that is a fresh build's, "
-            f"a resume point where {has} changed checks {it} (resumecheck fuzz tries them); "
-            "where another declared component puts it back, that component keeps it")
+    # (trial 519: "a checkpoint that loses it may resume alike here ... that component
+    # keeps it" of a stream Lightning's `rng` component puts back in the engine's restore
+    # alone: the program's own checkpoint kept it in its hooks, and its own resume at
+    # that point departed where a variant lost it)
+    nocheck = tail.split(": a checkpoint that loses", 1)[0]
+    return (f"{head} {FRESH_BUILD_HOLDS} {it} later: {nocheck}; where that is a fresh "
+            f"build's, a checkpoint that loses {it} may resume alike here, and a resume point "
+            f"where {has} changed checks {it} (resumecheck fuzz tries them); where another "
+            f"declared component puts {it} back in the engine's restore, your own resume "
+            f"shows whether your checkpoint keeps {it}")
 
 
 def _as_built_at(ref: Reference, name: str, points: list[tuple[int, str]]

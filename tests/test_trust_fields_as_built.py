@@ -271,3 +271,23 @@ def test_a_full_resume_that_failed_is_not_said_to_check_the_other_fields():
     said = line(True)
     assert "(other fields of `early_stop` differ there: the full resume failed, and checked none " \
         "of them)" in said and "checks those" not in said
+
+
+def test_where_nothing_says_whose_a_field_is_another_components_is_left_to_the_own_resume():
+    """Trial 519: of a Lightning program's `hooks`, the torch stream its
+    on_save_checkpoint kept read "a checkpoint that loses it may resume alike
+    here ... where another declared component puts it back, that component
+    keeps it": the adapter's `rng` puts it back in the engine's restore alone,
+    Lightning's checkpoint holds no stream, and the program's own resume at
+    that point departed where a variant lost it."""
+    from resumecheck.verdict import _as_built_words
+
+    line = _as_built_words("of `hooks`, `torch_rng` (...) is at step 10 as the restore "
+                           "without `hooks` leaves it", "hooks", True, None)
+    assert "that component keeps it" not in line, line
+    assert line.endswith(
+        "the row of `hooks` is no check of this one (other fields of `hooks` differ there and "
+        "made it diverge); where that is a fresh build's, a checkpoint that loses it may "
+        "resume alike here, and a resume point where it has changed checks it (resumecheck "
+        "fuzz tries them); where another declared component puts it back in the engine's "
+        "restore, your own resume shows whether your checkpoint keeps it"), line
