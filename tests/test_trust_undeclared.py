@@ -1720,3 +1720,8 @@ def test_held_otherwise_after_the_load_and_alike_after_the_step_it_departed_at_i
     assert _lost_at("started", 8, 9, reference, set_again) is None
     still_off = {8: {"started": ["off"]}, 9: {"started": ["off"]}}
     assert _lost_at("started", 8, 9, reference, still_off) is False
+    # (trial 517: not held at all after the load, an environment's state that the reset
+    # beginning every step sets, read "may lose it" beside the lost normaliser)
+    unset = {8: {}, 9: {"started": ["on"]}}
+    assert _lost_at("started", 8, 9, reference, unset) is None
+    assert _lost_at("started", 8, 9, reference, {8: {}, 9: {"started": ["off"]}}) is False
