@@ -52,3 +52,31 @@ def test_one_that_shuffles_or_seeds_workers_is_left_as_it_was():
     assert REGISTER_GENERATOR in _said(workers, gen)
     other = torch.Generator().manual_seed(1)
     assert REGISTER_GENERATOR in _said(DataLoader(data, generator=other), gen)
+
+
+def test_it_is_no_lead_of_a_departure():
+    """Trial 519: beside a lost warm-up count, the why and the WARNING listed the
+    idle generator first as what the checkpoint may lose."""
+    from resumecheck import verdict
+    from resumecheck.report import RunResult, _may_explain
+
+    data = TensorDataset(torch.arange(8.0))
+    gen = torch.Generator().manual_seed(0)
+    idle = _said(DataLoader(data, batch_size=2, sampler=SequentialSampler(data),
+                            generator=gen), gen)
+    idle = idle.replace("ends with it otherwise than the uninterrupted run did: your "
+                        "checkpoint loses it", "held it otherwise right after Lightning's "
+                        "restore at step 4, and departed from the uninterrupted run at the "
+                        "next step: your checkpoint may lose it")
+    count = ("params.warmup_step (int: 0 at the build, 20 at the end, ...); your own resume "
+             "held it otherwise right after Lightning's restore at step 4, and departed from "
+             "the uninterrupted run at the next step: your checkpoint may lose it, unless ...")
+    assert _may_explain([idle, count]) == [count]
+    own = RunResult(dropped=[], resume_at=[4], verdict="diverged", first_divergent_step=5,
+                    checkpoint="program",
+                    first_divergent_quantity="learning rate",
+                    explanation="learning rate differs from step 5")
+    verdict.note_lost_uncompared(own, [idle, count])
+    assert "your checkpoint may lose it: `params.warmup_step` (see" in own.explanation, \
+        own.explanation
+    assert PATH not in own.explanation
