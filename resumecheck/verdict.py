@@ -41,6 +41,7 @@ from resumecheck.phrases import (
     ADAPTER_LEFT_OUT, AS_THE_BUILD_MADE, BUILDING, CANNOT_RESTORE_WITHOUT, CAUSE_YET_BLIND,
     CHANGED_AFTER_LOAD, CHECKPOINT_LOSES, CHECKPOINT_MAY_LOSE, FETCHED_BEFORE_RESTORE,
     FRAMEWORK_RESUME, IDLE_SEED, LEFT_OUT_ALIKE, LEFT_OUT_ALIKE_MARK, OWN_THROUGH,
+    RESTART_HELD_OTHERWISE,
     AS_A_BUILD_HOLDS, FRESH_BUILD_HOLDS, GENERATOR_CHANGED, GENERATOR_POSITION, GRADS_SUMMED,
     LEFT_UNRESTORED,
     NONE_DIFFERS, ONE_POSITION, frozen_only,
@@ -2312,10 +2313,7 @@ def own_resume_ends(named: dict[str, str], reference: dict[str, list[str]],
                 path, j, run.first_divergent_step, reference_after, own_after)]
             text += _held_otherwise_text(run, k, at, lost, ends_only)
         elif own and path in own and path in reference and own[path] == reference[path]:
-            text += (_healed_text(path, run, reference_after, own_after)
-                     or _set_again_before_departing(path, text, run, reference_after, own_after,
-                                                    early)
-                     or f"; {OWN_ENDS_ALIKE}")
+            text += _ends_alike_text(path, text, run, reference_after, own_after, early)
         elif own and path in reference and departed and not ends_only:
             text += _says_nothing(run, path in own)
         elif own and path not in own and path in reference:  # (an entry a log made, say)
@@ -2506,6 +2504,35 @@ def _saved_otherwise_text(earlier: list[tuple[str, int]], k: int) -> str:
             f"declared state differed after an earlier restore, which the steps since read: "
             f"{said}: what your save() kept at step {k} may have been otherwise already, so "
             "this says nothing of your checkpoint (see the diagnosis)")
+
+
+def _ends_alike_text(path: str, text: str, run: RunResult | None,
+                     reference_after: dict[int, dict[str, list[str]]] | None,
+                     own_after: dict[int, dict[str, list[str]]] | None,
+                     early: Sequence[str]) -> str:
+    """What a `not compared` line adds where the program's own resume ends with
+    it as the uninterrupted run did (``own_resume_ends``)."""
+    return (_healed_text(path, run, reference_after, own_after)
+            or _set_again_before_departing(path, text, run, reference_after, own_after, early)
+            or _put_back_by_the_load(path, text, run, reference_after, own_after)
+            or f"; {OWN_ENDS_ALIKE}")
+
+
+def _put_back_by_the_load(path: str, text: str, run: RunResult | None,
+                          reference_after: dict[int, dict[str, list[str]]] | None,
+                          own_after: dict[int, dict[str, list[str]]] | None) -> str | None:
+    """Of what is named because the engine's restart held it otherwise for a
+    while (``RESTART_HELD_OTHERWISE``), where the program's own resume held it
+    as the uninterrupted run did right after each load() and ends with it so:
+    its load() puts it back (trial 506: a best loss read "your own resume ends
+    with it as the uninterrupted run did" beside a restart that lost it and
+    ended alike all the same, and the user could not tell whether the
+    checkpoint kept it). None: not so, or not seen."""
+    if run is None or RESTART_HELD_OTHERWISE not in text or not _held_alike_after_loads(
+            path, run, reference_after, own_after):
+        return None
+    return (f"; your own resume held it as the uninterrupted run did right after your load() "
+            f"at {steps_text(run.resume_at)}, and ends with it so: your load() puts it back")
 
 
 def _held_alike_after_loads(path: str, run: RunResult,

@@ -692,6 +692,34 @@ def test_a_line_named_at_one_resume_point_only_says_why():
     assert named(2) == []
 
 
+class _LastEvalSaved(_LastEval):
+    """_LastEval with a save() and a load() of its own that keep the last evaluation."""
+
+    def save(self, path: str) -> None:
+        torch.save({"model": self.model.state_dict(), "opt": self.opt.state_dict(),
+                    "data": self.data.state_dict(), "last_eval": self.last_eval}, path)
+
+    def load(self, path: str) -> None:
+        state = torch.load(path)
+        self.model.load_state_dict(state["model"])
+        self.opt.load_state_dict(state["opt"])
+        self.data.load_state_dict(state["data"])
+        self.last_eval = state["last_eval"]
+
+
+def test_a_line_named_at_one_resume_point_says_that_the_programs_own_load_puts_it_back():
+    """Trial 506: a best loss named because the engine's restart held it
+    otherwise for a while read only "your own resume ends with it as the
+    uninterrupted run did", which that restart, without it, did too: the
+    user could not tell whether the checkpoint kept it."""
+    report = verify(Target(factory=_LastEvalSaved, steps=10, resume_at=(3,)), **FAST)
+    assert report.equivalent
+    [line] = [u for u in report.undeclared if u.startswith("last_eval ")]
+    assert line.endswith("until a later step set it alike; your own resume held it as the "
+                         "uninterrupted run did right after your load() at step 3, and ends "
+                         "with it so: your load() puts it back"), line
+
+
 def test_fuzz_names_the_resume_point_its_not_compared_lines_were_seen_at():
     """Trial 137: under a search of many schedules, fuzz's `not compared` lines
     (looked at, at the default resume point, as `run` does) read "named at
