@@ -168,6 +168,11 @@ def test_a_loop_that_fails_while_restoring_says_so_and_a_resumed_loop_counts_fro
     # (a trial's early stopping ended the run: "give the target more steps" could not help)
     assert "a callback that stops it, early stopping" in str(ended.value)
     assert "check fewer steps (--steps 3 or less)" in str(ended.value)
+    # (trial 523: a lost patience count let the resumed run train past that stop)
+    assert "the uninterrupted run does not train after such a stop, and where a resumed run " \
+        "stops is then not checked: what decides it (a patience count) is compared where a " \
+        "component declares it, and named under `not compared` where none does" \
+        in str(ended.value), str(ended.value)
     assert not loop_threads()
 
 

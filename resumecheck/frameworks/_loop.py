@@ -305,8 +305,13 @@ class LoopProgram:
         return (f"{self.framework}{LOOP_ENDED} {self._last_step}: its own stop "
                 "(max_steps, max_epochs, the end of the data, or a callback that stops it, "
                 f"early stopping) came first{FEWER_STEPS}, or, where it stopped early, check "
-                f"fewer steps (--steps {self._last_step} or less): the steps after such a "
-                "stop do not train")
+                f"fewer steps (--steps {self._last_step} or less): the uninterrupted run "
+                # (trial 523: its early stopping lost its patience count, and the resumed
+                # run trained two steps past the uninterrupted run's stop, which no check
+                # of fewer steps can show)
+                "does not train after such a stop, and where a resumed run stops is then "
+                "not checked: what decides it (a patience count) is compared where a "
+                "component declares it, and named under `not compared` where none does")
 
 
 def run_pending(pending: dict[str, list[Callable[[], None]]], stage: str) -> None:
