@@ -2304,6 +2304,9 @@ def own_resume_ends(named: dict[str, str], reference: dict[str, list[str]],
         item = _ITEM.match(path)
         if item is not None and item.group(1) in shifted:
             continue  # (said once, of the list: ``_shifted_lists``)
+        if GRADS_SUMMED in text and run is not None and run.verdict in (IDENTICAL, CLOSE):
+            out.append(text + _GRADS_PUT_BACK)  # (its steps alike: it had them)
+            continue
         lost = _lost_by_the_load(path, run, reference_after, own_after, early) \
             if departed and run is not None else None
         k = _restore_before(run) if run is not None else None
@@ -2334,6 +2337,14 @@ def own_resume_ends(named: dict[str, str], reference: dict[str, list[str]],
                      f"{CHECKPOINT_LOSES}, {NOT_STATE}")
         out.append(text)
     return out + list(shifted.values())
+
+
+_GRADS_PUT_BACK = ("; your own resume, alike at every step, had them as the uninterrupted run "
+                   "did: your load() sets them again (declared as a component, they would be "
+                   "compared, and the engine's restarts would hold them too)")
+"""What a line of gradients summed across a resume point adds where the program's own
+resume matched at every step (trial 522: its correct twin read "a restart starts it
+empty ... save them with the checkpoint, set them in load()", which it did)."""
 
 
 _ITEM = re.compile(r"^(.*)\[(\d+)\]$")

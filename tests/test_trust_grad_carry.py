@@ -63,6 +63,22 @@ def test_gradients_a_declared_component_returns_and_sets_are_not_named():
     assert not any(".grad" in u for u in report.undeclared)
 
 
+def test_a_program_whose_own_checkpoint_keeps_them_undeclared_is_told_its_load_sets_them():
+    """Trial 522: a correct twin that saved the gradients and set them in its
+    load(), declaring no component of them, read "a restart starts it empty
+    ... save them with the checkpoint, set them in load()", which it did."""
+    report = verify(SPEC + "SAVED_UNDECLARED", drop="none", noise_seeds=0)
+    assert report.equivalent
+    [line] = [u for u in report.undeclared if ".grad" in u]
+    assert line.endswith("; your own resume, alike at every step, had them as the "
+                         "uninterrupted run did: your load() sets them again (declared as a "
+                         "component, they would be compared, and the engine's restarts would "
+                         "hold them too)"), line
+    [lost] = [u for u in verify(SPEC + "MID_CYCLE", drop="none", noise_seeds=0).undeclared
+              if ".grad" in u]
+    assert "your load() sets them again" not in lost
+
+
 def test_gradients_emptied_before_the_next_backward_are_not_carried():
     # both hold gradients at the resume point; each empties them before using them
     for name in ("ZEROED_FIRST", "GAN_ORDER"):
