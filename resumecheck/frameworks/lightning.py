@@ -553,6 +553,9 @@ def _restores_before_optimizers(program: LightningProgram) -> None:
     none were asked for)."""
     module = program.module
     pending = program.pending
+    pl = require("lightning.pytorch", "resumecheck.frameworks.lightning")
+    if type(module).configure_optimizers is pl.LightningModule.configure_optimizers:
+        return  # (none of its own: Lightning's check that it has one stands)
 
     def configure_optimizers(self: Any) -> Any:
         run_pending(pending, BEFORE_OPTIMIZERS)
