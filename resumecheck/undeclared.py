@@ -20,7 +20,10 @@ registered with ``persistent=False``, generators), the fields of a declared
 component of the program's own class (a data position it wrote, whose
 ``state_dict()`` may leave one out), and random generators it
 keeps (torch's, numpy's, Python's ``random.Random``); read where they are: no
-``state_dict()`` of an undeclared object is called. Those that the run
+``state_dict()`` of an undeclared object is called (but by a framework's
+adapter, of what the framework itself asks at every save: a Lightning
+callback's or training loader's of the program's own class, whose fields
+beside it are named). Those that the run
 changed (between the build and the end of the run, or after a step looked
 at: each resume point and the step after it) and that no declared component
 holds (the same storage, or the same values in what a component's
