@@ -2946,8 +2946,8 @@ def _lost_at(path: str, k: int | None, departed: int | None,
     # (trial 178: a cache entry the load lost, made again by drawing, read
     # "says nothing of your checkpoint")
     if otherwise(k, held=False):
-        if k + 1 < departed:
-            return True if otherwise(k + 1) else None
+        if k + 1 < departed:  # (trial 526: a number None after the load and the next step)
+            return True if otherwise(k + 1, held=False) else None
         # (trial 517: an environment's state, unset after the load and set by the reset
         # that begins every step, read "may lose it" before the lost normaliser)
         return None if _alike_at(path, k + 1, reference_after, own_after) else False

@@ -1753,3 +1753,8 @@ def test_held_otherwise_after_the_load_and_alike_after_the_step_it_departed_at_i
     unset = {8: {}, 9: {"started": ["on"]}}
     assert _lost_at("started", 8, 9, reference, unset) is None
     assert _lost_at("started", 8, 9, reference, {8: {}, 9: {"started": ["off"]}}) is False
+    # (trial 526: a number None after the load and after the next step, where the
+    # uninterrupted run held one: lost, as one held otherwise is; it read as ending alike)
+    held = {8: {"last": ["0.58"]}, 9: {"last": ["0.58"]}}
+    assert _lost_at("last", 8, 10 ** 9, held, {8: {}, 9: {}}) is True
+    assert _lost_at("last", 8, 10 ** 9, held, {8: {}, 9: {"last": ["0.58"]}}) is None
