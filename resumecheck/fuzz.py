@@ -88,7 +88,10 @@ def _shrink_reached(failure: RunResult | None, boundaries: list[int],
     earlier = list(dict.fromkeys(k for tried in otherwise for k in tried["resume_at"]
                                  if k in boundaries and k not in covered and k not in shrunk))
     return ((f", and the shrink of the failure reached {_and(shrunk)}" if shrunk else "")
-            + (f", and the search for an earlier failure tried {_and(earlier)}" if earlier else ""))
+            # (trial 526 read "no example tried resumed at any, and the search for an
+            # earlier failure tried 12" twice: the search came after the examples)
+            + (f"; the search for an earlier failure, after them, resumed at {_and(earlier)}"
+               if earlier else ""))
 
 
 @dataclass(kw_only=True)

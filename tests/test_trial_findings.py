@@ -169,7 +169,8 @@ def test_the_epoch_boundaries_a_fuzz_resumed_at_read_as_steps_not_a_count():
             in said(boundaries=[5, 10, 15], failure=found, minimal=True))
     # (trial 511: "no example tried resumed at any" beside "resuming at 6 fails otherwise")
     earlier = RunResult(dropped=[], resume_at=[7], verdict="diverged", checkpoint="program")
-    assert ("no example tried resumed at any, and the search for an earlier failure tried 5)"
+    assert ("no example tried resumed at any; the search for an earlier failure, after them, "
+            "resumed at 5)"
             in said(boundaries=[5, 10, 15], failure=earlier, minimal=True,
                     failing_otherwise=[{"resume_at": [5], "how": "end state alone"},
                                        {"resume_at": [6], "how": "end state alone"}]))
