@@ -70,7 +70,7 @@ from resumecheck.phrases import (
 from resumecheck.streams import stream_digests, stream_items
 
 __all__ = ["UndeclaredWatch", "alike_named", "brought_back", "held_digests", "iterators_over",
-           "set_back_unseen"]
+           "seeds_no_worker", "set_back_unseen"]
 
 _LONGEST = 64
 """A list, tuple or dict with more items is not looked into (a dataset kept as a
@@ -771,10 +771,10 @@ def _loader_without_workers(program: Any, path: str) -> str | None:
             return None
         holder = space[part]
     gen = getattr(holder, "generator", None)
-    return parent if isinstance(gen, torch.Generator) and _seeds_no_worker(holder, gen) else None
+    return parent if isinstance(gen, torch.Generator) and seeds_no_worker(holder, gen) else None
 
 
-def _seeds_no_worker(loader: Any, gen: torch.Generator) -> bool:
+def seeds_no_worker(loader: Any, gen: torch.Generator) -> bool:
     """Whether ``gen`` is the own generator of the DataLoader ``loader``, which
     has no workers, reads a map-style dataset, and whose sampler does not draw
     from it: it serves the workers' base seed alone."""
@@ -798,7 +798,7 @@ def _live_loader_seeds(program: Any, path: str, gen: Any, text: str) -> str | No
         loaders = list(live())
     except Exception:
         return None
-    if not any(_seeds_no_worker(loader, gen) for loader in loaders):
+    if not any(seeds_no_worker(loader, gen) for loader in loaders):
         return None
     todo = REGISTER_GENERATOR if REGISTER_GENERATOR in text else next(
         (m.group(0) for m in [_FRAMEWORK_TODO_OF_GENERATOR.search(text)] if m), None)

@@ -860,3 +860,63 @@ def test_a_loader_over_an_iterable_dataset_is_refused_as_a_limit_not_a_fault():
     said = str(info.value)
     assert "a limit of resumecheck, not a fault of your program" in said, said
     assert "Fix the factory" not in said and "wrap your own loop, save and load" in said, said
+
+
+class _EpochSampler(torch.utils.data.Sampler):
+    """A sampler of the program's own: each epoch's order from its epoch number."""
+
+    def __init__(self, n: int) -> None:
+        self.n, self.epoch = n, 0
+
+    def set_epoch(self, epoch: int) -> None:
+        self.epoch = epoch
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __iter__(self):
+        g = torch.Generator().manual_seed(100 + self.epoch)
+        return iter(torch.randperm(self.n, generator=g).tolist())
+
+
+def _build_with_own_sampler(settings):
+    from accelerate import Accelerator
+    from accelerate.utils import set_seed
+
+    from resumecheck.frameworks.accelerate import accelerate_program
+
+    train = example_module().train
+    set_seed(settings.get("seed", 0))
+    accelerator = Accelerator(cpu=True)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(),
+                                torch.nn.Dropout(0.3), torch.nn.Linear(16, 4))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    data = train.dataset()
+    # (its own generator serves the base seed of workers it does not have)
+    loader = torch.utils.data.DataLoader(data, batch_size=8, sampler=_EpochSampler(len(data)),
+                                         generator=torch.Generator().manual_seed(0))
+    model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
+
+    def step(batch):
+        loss = train.loss_of(model, batch)
+        accelerator.backward(loss)
+        optimizer.step(); optimizer.zero_grad()  # noqa: E702
+        return loss
+    return accelerate_program(accelerator, model=model, optimizer=optimizer, loader=loader,
+                              step=step)
+
+
+@pytest.mark.e2e
+def test_a_sampler_of_your_own_and_a_loader_generator_that_seeds_no_worker_resume():
+    """Trial 525: a correct program whose sampler seeds each epoch's order from
+    its epoch read NOT EQUIVALENT: the loader's own generator, which only
+    draws the base seed of workers it does not have, ended a draw behind, and
+    the data position was said to hold an epoch shuffle drawn from torch's
+    global stream, which that sampler never draws from."""
+    report = resumecheck.verify(Target(factory=_build_with_own_sampler, steps=10,
+                                       resume_at=(7,)),
+                                drop="none", noise_seeds=0, check_determinism=False)
+    assert report.equivalent, report.render()
+    own = report.runs[0]
+    assert own.verdict == IDENTICAL, report.render()
+    assert not any("global stream" in f.detail for f in own.diagnosis), own.diagnosis

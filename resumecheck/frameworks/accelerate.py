@@ -52,7 +52,7 @@ from resumecheck.frameworks import require
 from resumecheck.frameworks._loop import batch_fingerprint, user_dataset
 from resumecheck.phrases import ACCELERATE_DATASET, ADAPTER_LOOP
 from resumecheck.program import StepOutput
-from resumecheck.undeclared import LOADER_EPOCH_COUNT
+from resumecheck.undeclared import LOADER_EPOCH_COUNT, seeds_no_worker
 
 __all__ = ["AccelerateProgram", "accelerate_program"]
 
@@ -195,8 +195,7 @@ class AccelerateProgram:
             comps[SCHEDULER] = self.scheduler
         if getattr(self.accelerator, "scaler", None) is not None:
             comps[SCALER] = self.accelerator.scaler
-        generator = getattr(self.loader, "generator", None)
-        comps[RNG] = RNGState({"loader": generator} if generator is not None else None)
+        comps[RNG] = _loader_streams(self.loader)
         comps[DATA_CURSOR] = _Cursor(self)
         comps[SAMPLER_EPOCH] = _Epoch(self)
         comps.update(self.extra)
@@ -500,8 +499,13 @@ class _Epoch:
 
 
 def _loader_streams(loader: Any) -> RNGState:
-    """The loader's own random streams (its generator, when it has one)."""
+    """The loader's own random streams (its generator, when it has one and it
+    draws more than the base seed of workers the loader does not have: trial
+    525's, beside a sampler of its own, ended a draw behind after a correct
+    resume, and the report read NOT EQUIVALENT for a stream nothing read)."""
     generator = getattr(loader, "generator", None)
+    if isinstance(generator, torch.Generator) and seeds_no_worker(loader, generator):
+        generator = None
     return RNGState({"loader": generator} if generator is not None else None)
 
 def _sampler(loader: Any) -> Any:
@@ -520,7 +524,8 @@ def _order_streams(loader: Any) -> dict[str, torch.Tensor]:
     A ``RandomSampler`` draws its permutation from its generator, or
     from torch's global stream when it has none; Accelerate's
     ``SeedableRandomSampler`` (``use_seedable_sampler=True``) and a
-    sequential sampler need nothing but the epoch.
+    sequential sampler need nothing but the epoch; of a sampler of the
+    program's own, none is known (its order shows in the data all the same).
     """
     from accelerate.data_loader import SeedableRandomSampler
 
@@ -530,7 +535,10 @@ def _order_streams(loader: Any) -> dict[str, torch.Tensor]:
     generator = getattr(sampler, "generator", None)
     if isinstance(generator, torch.Generator):
         return {"the sampler's generator": generator.get_state()}
-    return {_GLOBAL: torch.get_rng_state()}
+    # (trial 525: a sampler of the program's own, seeded from its epoch, read "epoch
+    # shuffle drawn from torch's global stream differs (confirmed)")
+    return ({_GLOBAL: torch.get_rng_state()}
+            if isinstance(sampler, torch.utils.data.RandomSampler) else {})
 
 def _set_order_streams(loader: Any, order: Mapping[str, torch.Tensor]) -> None:
     """Put back the stream an epoch's order is drawn from."""
