@@ -828,8 +828,9 @@ class ComponentsNotExercised(ResumecheckError, AssertionError):
                 or (r.dropped and r.verdict == "failed")]
         lines += [f"  reproduce: {r.reproduce}" for r in runs]
         if any(r.blind_spot for r in runs):  # (a trial expected the command to fail too)
+            # (trial 524 looked for `blind spots:` in a report that named one)
             lines.append("  (a blind spot is not a failed resume: the command exits 0, and its "
-                         "report lists it under `blind spots:`)")
+                         "report names it in its `blind spot:` line, `blind spots:` of several)")
         super().__init__("\n".join(lines))
 
 

@@ -318,8 +318,8 @@ def test_the_blind_spot_advice_covers_config_and_the_scheduler():
     report.runs = [blind]
     said = str(ComponentsNotExercised(report, ["config"]))
     assert said.endswith("  reproduce: resumecheck run t --drop config\n  (a blind spot is not a "
-                         "failed resume: the command exits 0, and its report lists it under "
-                         "`blind spots:`)"), said
+                         "failed resume: the command exits 0, and its report names it in its "
+                         "`blind spot:` line, `blind spots:` of several)"), said
 
 
 def test_a_rank_streams_difference_is_said_in_words_not_a_crash():
