@@ -1058,6 +1058,14 @@ def alike_on_ranks(ref: Reference, points: Sequence[int]) -> str | None:
             "batches, one rank's copy resumes every rank as its own would)")
 
 
+def _declared_ends(boundaries: dict[str, Any]) -> str:
+    """Whose a list of epoch ends is: the program's declaration, or a framework
+    loop's (trial 529: a Lightning module under manual optimization, whose ends
+    the loop was seen to reach, read "as it declares them")."""
+    return ("as the framework's loop ends them" if boundaries.get("restored_by")
+            else "as it declares them (epoch_boundaries)")
+
+
 def epoch_ends_untried(ref: Reference, points: Sequence[int], steps: int) -> str | None:
     """Where the program says where its epochs end and no resume point is an
     epoch's end, in a sentence (None: one is, or the ends are not known). A
@@ -1084,7 +1092,7 @@ def epoch_ends_untried(ref: Reference, points: Sequence[int], steps: int) -> str
     # fractional steps_per_epoch, which another seed's data made false)
     where = (f"an epoch ends {' and '.join(parts)}, by its steps_per_epoch" if inside else
              f"the program's epochs end {parts[0]}, "
-             + ("as it declares them (epoch_boundaries)" if ref.segment.boundaries.get(
+             + (_declared_ends(ref.segment.boundaries) if ref.segment.boundaries.get(
                  "epoch_boundaries") else "by its steps_per_epoch"))
     # (trial 451: "10 or 11" around an end inside step 11, where one ended right after 21)
     exact = [b for b in ends if b not in inside]

@@ -1149,6 +1149,39 @@ def _own_loader(keeps_epoch: bool):
     return Data()
 
 
+def _manual_module():
+    """A module under manual optimization that steps its optimizer every second
+    batch and at an epoch's last (trial 529 stepped by hand every 2 batches: the
+    epochs' ends were read from the batches per epoch, as if every batch stepped)."""
+    import torch
+
+    base = lightning_train().TinyClassifier
+
+    class Manual(base):
+        def __init__(self):
+            super().__init__(dropout=0.0)
+            self.automatic_optimization = False
+
+        def training_step(self, batch, batch_idx):
+            optimizer = self.optimizers()
+            loss = super().training_step(batch, batch_idx)
+            self.manual_backward(loss / 2)
+            if batch_idx % 2 == 1 or batch_idx == self.trainer.num_training_batches - 1:
+                optimizer.step()
+                optimizer.zero_grad()
+            return loss
+
+        def configure_optimizers(self):
+            return torch.optim.SGD(self.parameters(), lr=0.1)
+
+    return Manual()
+
+
+LIGHTNING_MANUAL = lightning_target(module=_manual_module,
+                                    data=lambda: lightning_train().stateful_loader(),
+                                    steps=8, resume_at=(2,))
+
+
 LIGHTNING_OWN_LOADER = lightning_target(
     module=lambda: lightning_train().TinyClassifier(dropout=0.0),
     data=lambda: _own_loader(True), steps=12, resume_at=(7,))

@@ -149,6 +149,19 @@ def test_hooks_that_keep_the_state_for_configure_optimizers_are_restored_where_l
 
 
 @pytest.mark.e2e
+def test_under_manual_optimization_the_epochs_end_where_the_loop_was_seen_to_end_them():
+    """Trial 529: a module stepping by hand every second batch read "the
+    program's epochs end after step 8, by its steps_per_epoch", counted from
+    its batches as if every batch stepped; they ended after 4, 8 and 12."""
+    report = resumecheck.verify(spec("LIGHTNING_MANUAL"), drop="none", noise_seeds=0,
+                                check_determinism=False)
+    [line] = [n for n in report.not_checked if "an epoch ends" in n]
+    assert "the program's epochs end after steps 3, 6, as the framework's loop ends them" \
+        in line, line
+    assert "steps_per_epoch" not in line
+
+
+@pytest.mark.e2e
 def test_a_field_a_loader_of_your_own_keeps_beside_its_state_dict_is_named():
     """Trial 511: a training loader of the program's own class, made by the
     datamodule's train_dataloader() and held by Lightning's fit loop, kept its

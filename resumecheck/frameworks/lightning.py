@@ -216,9 +216,16 @@ class LightningProgram(LoopProgram):
         accumulate = getattr(self.trainer, "accumulate_grad_batches", None)
         batches = self._batches()
         if (batches is None or _accumulation_schedule(self.trainer) is not None
-                or not isinstance(accumulate, int) or accumulate < 1):
+                or not isinstance(accumulate, int) or accumulate < 1 or self._manual):
             return None
         return -(-batches // accumulate)
+
+    @property
+    def _manual(self) -> bool:
+        """Manual optimization: the module's own code decides when an optimizer
+        steps, so the epochs' ends are those the loop was seen to reach (trial
+        529 stepped every second batch by hand, and read epochs of 8 steps for 4)."""
+        return getattr(self.module, "automatic_optimization", True) is False
 
     @property
     def epoch_boundaries(self) -> list[int] | None:
@@ -228,6 +235,8 @@ class LightningProgram(LoopProgram):
         from the last accumulation, where they end after 6, 12 and 15); None
         otherwise (``steps_per_epoch`` says it)."""
         schedule, batches = _accumulation_schedule(self.trainer), self._batches()
+        if self._manual:
+            return sorted(set(self._driver.epoch_ends)) or None
         if schedule is None or batches is None:
             return None
         ends: list[int] = []
@@ -240,21 +249,7 @@ class LightningProgram(LoopProgram):
 
     def _batches(self) -> int | None:
         """The batches of an epoch where the data tells (see ``steps_per_epoch``)."""
-        loader = self.data[0] if isinstance(self.data, (list, tuple)) and len(self.data) == 1 \
-            else self.data
-        if getattr(self.trainer, "limit_train_batches", None) != 1.0:
-            return None
-        if not isinstance(loader, torch.utils.data.DataLoader):
-            # (a datamodule, or a loader function: the fit loop's count, once it
-            # has made the loader; a trial's datamodule had no epoch boundaries)
-            batches = getattr(self.trainer, "num_training_batches", None)
-            if not isinstance(batches, int) or isinstance(batches, bool):
-                return None
-            return batches if batches > 0 else None
-        try:
-            return len(loader) or None
-        except TypeError:  # (an iterable dataset without a length)
-            return None
+        return _batches_of(self.trainer, self.data)
 
     @property
     def rate_moved_after(self) -> list[int]:
@@ -710,6 +705,24 @@ def _datamodule_roots(data: Any) -> list[tuple[str, Any]]:
     return [(f"datamodule ({type(data).__name__})", types.SimpleNamespace(**fields))]
 
 
+def _batches_of(trainer: Any, data: Any) -> int | None:
+    """The batches of an epoch where the data tells (``LightningProgram._batches``)."""
+    loader = data[0] if isinstance(data, (list, tuple)) and len(data) == 1 else data
+    if getattr(trainer, "limit_train_batches", None) != 1.0:
+        return None
+    if not isinstance(loader, torch.utils.data.DataLoader):
+        # (a datamodule, or a loader function: the fit loop's count, once it
+        # has made the loader; a trial's datamodule had no epoch boundaries)
+        batches = getattr(trainer, "num_training_batches", None)
+        if not isinstance(batches, int) or isinstance(batches, bool):
+            return None
+        return batches if batches > 0 else None
+    try:
+        return len(loader) or None
+    except TypeError:  # (an iterable dataset without a length)
+        return None
+
+
 def _train_loaders(trainer: Any) -> list[Any]:
     """The training loaders Lightning's fit loop holds (none before it made them)."""
     combined = getattr(getattr(trainer, "fit_loop", None), "_combined_loader", None)
@@ -755,6 +768,13 @@ def _driver_base() -> type:
     return pl.Callback  # type: ignore[no-any-return]
 
 
+def _loop_record(step: int, losses: list[torch.Tensor], picked: list[torch.Tensor]
+                 ) -> LoopRecord:
+    """One optimizer step's record: its batches' mean loss and their samples."""
+    return LoopRecord(step=step, loss=torch.stack(losses).mean() if losses else float("nan"),
+                      samples=torch.cat([p.double() for p in picked]) if picked else None)
+
+
 def _Driver(channel: Any, pending: dict[str, Any], samples: Callable[[Any], Any] | None) -> Any:
     """The adapter's callback: parks the loop before its first step and after
     each optimizer step (in ``on_train_batch_end``: Lightning has stepped the
@@ -773,6 +793,7 @@ def _Driver(channel: Any, pending: dict[str, Any], samples: Callable[[Any], Any]
             the next batch began (the module's on_train_batch_end, an epoch-end step)."""
             self._parked: tuple[int, list[float]] | None = None
             self._stepped = False  # (the last training batch ended an optimizer step)
+            self.epoch_ends: list[int] = []  # (the steps after which an epoch ended)
 
         def on_validation_end(self, trainer: Any, pl_module: Any) -> None:
             if not trainer.sanity_checking and self._stepped:
@@ -780,6 +801,9 @@ def _Driver(channel: Any, pending: dict[str, Any], samples: Callable[[Any], Any]
 
         def setup(self, trainer: Any, pl_module: Any, stage: str) -> None:
             run_pending(pending, "setup")  # before Lightning's restore and its fit loop
+
+        def on_train_epoch_end(self, trainer: Any, pl_module: Any) -> None:
+            self.epoch_ends.append(int(trainer.global_step))
 
         def on_fit_start(self, trainer: Any, pl_module: Any) -> None:
             run_pending(pending, BEFORE_OPTIMIZERS)  # (none were asked for: at the latest)
@@ -806,11 +830,7 @@ def _Driver(channel: Any, pending: dict[str, Any], samples: Callable[[Any], Any]
             self.reported = trainer.global_step
             losses, self.losses = self.losses, []
             picked, self.samples = self.samples, []
-            record = LoopRecord(
-                step=trainer.global_step,
-                loss=torch.stack(losses).mean() if losses else float("nan"),
-                samples=torch.cat([p.double() for p in picked]) if picked else None,
-            )
+            record = _loop_record(int(trainer.global_step), losses, picked)
             self._parked = (int(trainer.global_step), _rates(trainer))
             channel.park("step", record)
 
