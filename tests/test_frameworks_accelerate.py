@@ -217,20 +217,11 @@ class OwnNoiseRows(NoisyRows):
         return sign * x + 0.1 * torch.randn(8, generator=self.rng), y
 
 
-def _build_augmenting(settings, own_save_load=True, dataset=NoisyRows):
-    from accelerate import Accelerator, DataLoaderConfiguration
-    from accelerate.utils import set_seed
-
+def _plain_program(accelerator, model, optimizer, loader):
+    """The objects prepared, and the example's loss stepped plainly: a builder's tail."""
     from resumecheck.frameworks.accelerate import accelerate_program
 
     train = example_module().train
-    set_seed(settings.get("seed", 0))
-    accelerator = Accelerator(
-        cpu=True, dataloader_config=DataLoaderConfiguration(use_seedable_sampler=True))
-    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4))
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-    loader = torch.utils.data.DataLoader(dataset(), batch_size=8, shuffle=True,
-                                         generator=torch.Generator().manual_seed(0))
     model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
 
     def step(batch):
@@ -238,8 +229,22 @@ def _build_augmenting(settings, own_save_load=True, dataset=NoisyRows):
         accelerator.backward(loss)
         optimizer.step(); optimizer.zero_grad()  # noqa: E702
         return loss
-    program = accelerate_program(accelerator, model=model, optimizer=optimizer, loader=loader,
-                                 step=step)
+    return accelerate_program(accelerator, model=model, optimizer=optimizer, loader=loader,
+                              step=step)
+
+
+def _build_augmenting(settings, own_save_load=True, dataset=NoisyRows):
+    from accelerate import Accelerator, DataLoaderConfiguration
+    from accelerate.utils import set_seed
+
+    set_seed(settings.get("seed", 0))
+    accelerator = Accelerator(
+        cpu=True, dataloader_config=DataLoaderConfiguration(use_seedable_sampler=True))
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    loader = torch.utils.data.DataLoader(dataset(), batch_size=8, shuffle=True,
+                                         generator=torch.Generator().manual_seed(0))
+    program = _plain_program(accelerator, model, optimizer, loader)
     return program if own_save_load else _NoSaveLoad(program)
 
 
@@ -662,8 +667,6 @@ def _build_with_project_naming(settings, project_dir):
     from accelerate import Accelerator, DataLoaderConfiguration
     from accelerate.utils import ProjectConfiguration, set_seed
 
-    from resumecheck.frameworks.accelerate import accelerate_program
-
     train = example_module().train
     set_seed(settings.get("seed", 0))
     accelerator = Accelerator(
@@ -674,15 +677,7 @@ def _build_with_project_naming(settings, project_dir):
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     loader = torch.utils.data.DataLoader(train.dataset(), batch_size=8, shuffle=True,
                                          generator=torch.Generator().manual_seed(0))
-    model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
-
-    def step(batch):
-        loss = train.loss_of(model, batch)
-        accelerator.backward(loss)
-        optimizer.step(); optimizer.zero_grad()  # noqa: E702
-        return loss
-    return accelerate_program(accelerator, model=model, optimizer=optimizer, loader=loader,
-                              step=step)
+    return _plain_program(accelerator, model, optimizer, loader)
 
 
 @pytest.mark.e2e
@@ -883,8 +878,6 @@ def _build_with_own_sampler(settings):
     from accelerate import Accelerator
     from accelerate.utils import set_seed
 
-    from resumecheck.frameworks.accelerate import accelerate_program
-
     train = example_module().train
     set_seed(settings.get("seed", 0))
     accelerator = Accelerator(cpu=True)
@@ -895,15 +888,7 @@ def _build_with_own_sampler(settings):
     # (its own generator serves the base seed of workers it does not have)
     loader = torch.utils.data.DataLoader(data, batch_size=8, sampler=_EpochSampler(len(data)),
                                          generator=torch.Generator().manual_seed(0))
-    model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
-
-    def step(batch):
-        loss = train.loss_of(model, batch)
-        accelerator.backward(loss)
-        optimizer.step(); optimizer.zero_grad()  # noqa: E702
-        return loss
-    return accelerate_program(accelerator, model=model, optimizer=optimizer, loader=loader,
-                              step=step)
+    return _plain_program(accelerator, model, optimizer, loader)
 
 
 @pytest.mark.e2e
