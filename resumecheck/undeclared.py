@@ -734,11 +734,6 @@ _IDLE_LIVE_TODO = (
     "checkpoint may leave it out (name it in the target's not_state=('{path}',) to say so)")
 """``_IDLE_SEED_TODO`` of a framework target's loader (``_live_loader_seeds``)."""
 
-_FRAMEWORK_TODO_OF_GENERATOR = re.compile(
-    r"keep its state in the checkpoint .+? writes, through your own code that it calls "
-    r"\(.*?\), so that its restore puts it back")
-"""``phrases.framework_generator``'s advice, as a line holds it."""
-
 
 def _idle_seeds_said(lines: dict[str, str], program: Any,
                      held: dict[str, tuple[Any, list[torch.Tensor]]] | None = None
@@ -800,9 +795,11 @@ def _live_loader_seeds(program: Any, path: str, gen: Any, text: str) -> str | No
         return None
     if not any(seeds_no_worker(loader, gen) for loader in loaders):
         return None
-    todo = REGISTER_GENERATOR if REGISTER_GENERATOR in text else next(
-        (m.group(0) for m in [_FRAMEWORK_TODO_OF_GENERATOR.search(text)] if m), None)
-    return None if todo is None else text.replace(todo, _IDLE_LIVE_TODO.format(path=path))
+    # (a line holds the plain advice here: a framework's wording of it comes later,
+    # ``verdict.reworded_lines``)
+    if REGISTER_GENERATOR not in text:
+        return None
+    return text.replace(REGISTER_GENERATOR, _IDLE_LIVE_TODO.format(path=path))
 
 
 def _framework_held(path: str) -> bool:
