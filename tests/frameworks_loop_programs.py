@@ -1345,6 +1345,26 @@ TRAINER_SUBCLASS_COUNTER = trainer_target(_counting_subclass, args=_COUNTER_ARGS
                                           resume_at=(3,))
 
 
+def _seq2seq(args):
+    """A ``Seq2SeqTrainer``, which reads ``generation_config`` of its arguments
+    as it is built (trial 528)."""
+    from transformers import Seq2SeqTrainer
+    train = transformers_train()
+    return Seq2SeqTrainer(model=train.GPT2LMHeadModel(train.CONFIG), args=args,
+                          train_dataset=train.Tokens())
+
+
+def _seq2seq_target(**kw):
+    return trainer_target(_seq2seq, args=_COUNTER_ARGS, steps=4, resume_at=(2,), **kw)
+
+
+_BUILT_ON_FIRST_USE.update({
+    "TRAINER_SEQ2SEQ_PLAIN_ARGS": lambda: _seq2seq_target(),
+    "TRAINER_SEQ2SEQ": lambda: _seq2seq_target(args_class=__import__(
+        "transformers").Seq2SeqTrainingArguments),
+})
+
+
 _ACCUMULATES = {**_COUNTER_ARGS, "gradient_accumulation_steps": 2,
                 "per_device_train_batch_size": 4, "logging_steps": 1}
 TRAINER_ACCUMULATES = trainer_target(lambda args: transformers_train().make_trainer(args),

@@ -761,3 +761,20 @@ def test_a_collators_epoch_a_callback_counts_itself_is_named_where_a_resume_show
     twin = resumecheck.verify(spec("TRAINER_COLLATOR_EPOCH_TOLD"), drop="none", noise_seeds=0,
                               check_determinism=False)
     assert twin.equivalent, twin.render()
+
+
+@pytest.mark.e2e
+def test_a_seq2seq_trainer_is_told_of_args_class_and_checks_with_it():
+    """Trial 528: a ``Seq2SeqTrainer`` read ``generation_config`` of the plain
+    ``TrainingArguments`` the adapter built, and the error said to fix a
+    factory that was right; the adapter now takes the arguments' class."""
+    with pytest.raises(TargetError) as info:
+        resumecheck.verify(spec("TRAINER_SEQ2SEQ_PLAIN_ARGS"), drop="none", noise_seeds=0,
+                           check_determinism=False)
+    text = str(info.value)
+    assert "generation_config" in text
+    assert "args_class=transformers.Seq2SeqTrainingArguments" in text
+    assert "Fix the factory" not in text
+    report = resumecheck.verify(spec("TRAINER_SEQ2SEQ"), drop="none", noise_seeds=0,
+                                check_determinism=False)
+    assert report.equivalent, report.render()

@@ -48,7 +48,7 @@ from typing import Any
 import torch
 
 from resumecheck.components import GLOBAL_STEP, OPTIMIZER, PARAMS, RNG, SCHEDULER, RNGState
-from resumecheck.errors import InvalidArgument
+from resumecheck.errors import InvalidArgument, TargetError
 from resumecheck.frameworks import require
 from resumecheck.frameworks._loop import (
     CALLBACKS, LiveState, LoopProgram, LoopRecord, fields_beside, run_pending,
@@ -70,6 +70,7 @@ def trainer_target(
     seed: int = 0,
     not_state: Sequence[str] = (),
     steps_per_epoch: float | None = None,
+    args_class: type | None = None,
 ) -> Target:
     """A resumecheck target for ``make_trainer(training_arguments) -> Trainer``.
 
@@ -81,6 +82,9 @@ def trainer_target(
     ``steps_per_epoch``: optimizer steps per epoch, where the Trainer does not
     make its loader itself (a subclass's ``get_train_dataloader``: a trial's
     bucketing sampler) and so cannot be read; else read from its dataset.
+    ``args_class``: the arguments' class, where the Trainer needs more than
+    ``TrainingArguments`` (``Seq2SeqTrainingArguments`` for a
+    ``Seq2SeqTrainer``, or a subclass of your own); default ``TrainingArguments``.
     """
     if not callable(make_trainer):
         raise InvalidArgument("make_trainer", make_trainer,
@@ -93,9 +97,12 @@ def trainer_target(
     if steps_per_epoch is not None and not (isinstance(steps_per_epoch, (int, float))
                                             and steps_per_epoch > 0):
         raise InvalidArgument("steps_per_epoch", steps_per_epoch, "expected a number > 0")
+    if args_class is not None and not isinstance(args_class, type):
+        raise InvalidArgument("args_class", args_class,
+                              "expected a class such as transformers.Seq2SeqTrainingArguments")
 
     def build(config: dict[str, Any]) -> TrainerProgram:
-        program = TrainerProgram(make_trainer, args=overrides,
+        program = TrainerProgram(make_trainer, args=overrides, args_class=args_class,
                                  seed=int(config.get("seed", seed)), max_steps=steps)
         program.declared_steps_per_epoch = steps_per_epoch
         return program
@@ -103,6 +110,28 @@ def trainer_target(
     return Target(factory=build, run_config={"seed": seed}, restart_config="run",
                   steps=steps, resume_at=tuple(resume_at), preload=("transformers.trainer",),
                   not_state=not_state)
+
+
+def _make(make_trainer: Callable[[Any], Any], args_class: type,
+          options: dict[str, Any]) -> Any:
+    """``make_trainer`` of the arguments built from ``options``; where it reads a
+    field those arguments lack, the class to give (trial 528: a
+    ``Seq2SeqTrainer`` read ``generation_config`` of a plain
+    ``TrainingArguments``, and the error said to fix a factory that was right)."""
+    arguments = args_class(**options)
+    try:
+        return make_trainer(arguments)
+    except AttributeError as exc:
+        lacks = f"'{args_class.__name__}' object has no attribute"
+        if lacks not in str(exc):
+            raise
+        raise TargetError(
+            "trainer_target", f"your make_trainer (or the Trainer it builds) read a field the "
+            f"adapter's arguments lack: {exc} (the adapter builds a {args_class.__name__} from "
+            "args and gives it to make_trainer)",
+            "Give trainer_target the arguments' class your Trainer needs, args_class="
+            "transformers.Seq2SeqTrainingArguments for a Seq2SeqTrainer (or a subclass of "
+            "your own)") from exc
 
 
 class TrainerProgram(LoopProgram):
@@ -119,7 +148,7 @@ class TrainerProgram(LoopProgram):
     collator generator, which its checkpoint kept, was said to be lost)."""
 
     def __init__(self, make_trainer: Callable[[Any], Any], *, args: Mapping[str, Any],
-                 seed: int, max_steps: int) -> None:
+                 seed: int, max_steps: int, args_class: type | None = None) -> None:
         super().__init__()
         tf = require("transformers", "resumecheck.frameworks.transformers")
         self._root = tempfile.TemporaryDirectory(prefix="resumecheck-trainer-", dir=scratch_dir())
@@ -132,7 +161,7 @@ class TrainerProgram(LoopProgram):
         }
         options.update(args)
         tf.set_seed(int(options["seed"]))
-        self.trainer = make_trainer(tf.TrainingArguments(**options))
+        self.trainer = _make(make_trainer, args_class or tf.TrainingArguments, options)
         if not isinstance(self.trainer, tf.Trainer):
             raise InvalidArgument("make_trainer", make_trainer,
                                   f"it returned a {type(self.trainer).__name__}, not a Trainer")
