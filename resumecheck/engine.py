@@ -1297,7 +1297,7 @@ class Checker:
                 _resave_clean(self.reference, self._restarts, result, segments, work)
             verdict.conclude(self.reference, result, cmp, segments)
             if own and cmp is not None:  # (after conclude: the streams' lines say who left them)
-                verdict.give_fixes(result, self.segment.advice)
+                verdict.give_fixes(result, _advice(self.segment, segments))
             verdict.in_its_words(result, self.segment.boundaries)
             self.fields_as_built.update(verdict.fields_as_built(self.reference, result, segments))
             return _Judged(result, _trajectory(segments, schedule[0], cmp),
@@ -1817,6 +1817,16 @@ def _elastic_tolerance(settings: Settings) -> Settings:
             settings.tolerance is None or settings.tolerance.bitwise_only):
         return replace(settings, tolerance=Tolerance.close())
     return settings
+
+
+def _advice(first: SegmentResult, segments: verdict.Segments) -> dict[str, str]:
+    """What makes the checkpoint hold each component, as the build said and
+    as each restore found it (trial 516: a checkpoint folder without the
+    Trainer's ``rng_state.pth``, found only by the restart)."""
+    advice = dict(first.advice)
+    for _, seg in segments[1:]:
+        advice.update(seg.advice)
+    return advice
 
 
 def _reproduce(target: Target, s: Settings, schedule: list[int], dropped: list[str]) -> str:

@@ -274,6 +274,10 @@ LEFT_UNRESTORED = "left it there: it did not restore it"
 """How a stream's line says the restore left it where a fresh launch and the
 build did (``evidence``); a framework's advice on keeping it reads it back
 (``verdict.give_fixes``)."""
+STREAMS_NOT_KEPT = "where its save keeps the random streams"
+"""How a framework's advice says the checkpoint it resumed from held no state of
+the streams (the Trainer's missing ``rng_state.pth``): given beside a stream the
+restore set nowhere too (``verdict.give_fixes``)."""
 NOT_RESUMABLE = "restores a training loader's place in its epoch only where the loader keeps one"
 """How a framework target's why says its training loader keeps no place in its
 epoch (``verdict.note_data_not_resumable``; the WARNING reads it back)."""

@@ -523,6 +523,7 @@ class _Segment:
             self.enter("restore")
             result.unreached = _restore_watched(built, spec.restore, capture, result, spec.began)
             built.refresh()
+            result.advice = built.advice()  # (what the restore found: trial 516)
             restored = str(self.work / f"{spec.name}.restored.pt")
             source = spec.restore.path if spec.restore.source == "engine" else None
             if asks_apart(built):  # (what a loader's state_dict() does stays in the fork)

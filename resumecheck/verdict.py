@@ -44,7 +44,7 @@ from resumecheck.phrases import (
     RESTART_HELD_OTHERWISE,
     AS_A_BUILD_HOLDS, FRESH_BUILD_HOLDS, GENERATOR_CHANGED, GENERATOR_POSITION, GRADS_SUMMED,
     LEFT_UNRESTORED,
-    NONE_DIFFERS, ONE_POSITION, frozen_only,
+    NONE_DIFFERS, ONE_POSITION, STREAMS_NOT_KEPT, frozen_only,
     FEWER_STEPS, LOOP_ENDED, SET_BY_EPOCH,
     LOOP_GOES_ON, MODULE_ATTR_TODO, MODULE_LEVEL, NOT_DECLARED, NOT_RESUMABLE,
     NOT_VALIDATED_AGAIN,
@@ -3222,7 +3222,8 @@ def give_fixes(result: RunResult, advice: dict[str, str]) -> None:
     # (trial 273: a Lightning program whose callback saved the streams, which a loader's
     # new iterator then drew from, was told to save them: said only where the restore
     # left a stream where a fresh launch left it)
-    unrestored = any(LEFT_UNRESTORED in o.detail for o in result.stream_offsets)
+    unrestored = RNG in advice and STREAMS_NOT_KEPT in advice[RNG] or any(
+        LEFT_UNRESTORED in o.detail for o in result.stream_offsets)
     result.diagnosis = [
         replace(f, fix=advice[f.component])
         if f.component in advice and f.status in (CONFIRMED, LATENT)

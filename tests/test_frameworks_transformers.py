@@ -152,6 +152,10 @@ def test_deleting_rng_state_pth_after_save_is_blamed_on_rng_and_confirmed():
     blamed = {f.component: f for f in run.diagnosis}
     assert set(blamed) == {"rng"}, [(f.component, f.detail) for f in run.diagnosis]
     assert blamed["rng"].status == "confirmed", (blamed["rng"].status, blamed["rng"].detail)
+    # (trial 516: no word of the file the Trainer keeps the streams in)
+    assert "no rng_state.pth" in blamed["rng"].fix and "keep that file" in blamed["rng"].fix
+    assert "; to keep it: the checkpoint the Trainer resumed from holds no rng_state.pth" \
+        in report.render()
 
 
 @pytest.mark.e2e

@@ -54,7 +54,7 @@ from resumecheck.frameworks._loop import (
     CALLBACKS, LiveState, LoopProgram, LoopRecord, fields_beside, run_pending,
     user_callbacks, user_dataset, user_object,
 )
-from resumecheck.phrases import AFTER_LAST_STEP
+from resumecheck.phrases import AFTER_LAST_STEP, STREAMS_NOT_KEPT
 from resumecheck.program import Target
 from resumecheck.segments import scratch_dir
 
@@ -303,7 +303,7 @@ class TrainerProgram(LoopProgram):
 
     def checkpoint_advice(self) -> dict[str, str]:
         """What a setting of the run's keeps out of the Trainer's checkpoints (``_advice``)."""
-        return _advice(self.trainer)
+        return _advice(self.trainer, self._resume_from)
 
     def undeclared_roots(self) -> list[tuple[str, Any]]:
         """Your own callbacks, data collator and training dataset: state they keep
@@ -489,7 +489,7 @@ def _lengthless(dataset: Any) -> str | None:
     return None
 
 
-def _advice(trainer: Any) -> dict[str, str]:
+def _advice(trainer: Any, resumed_from: str | None) -> dict[str, str]:
     """Your ``ExportableState`` callbacks, where the run does not ask the
     Trainer to restore them: its checkpoints hold their state, which its
     resume leaves unused unless asked (a trial's confirmed finding did not
@@ -498,6 +498,13 @@ def _advice(trainer: Any) -> dict[str, str]:
     findings, and no word of the one setting behind them)."""
     args = trainer.args
     advice = {}
+    if resumed_from and not os.path.exists(os.path.join(resumed_from, "rng_state.pth")):
+        # (trial 516: a callback deleted it after each save; the confirmed finding
+        # said nothing of the file the Trainer keeps the streams in)
+        advice[RNG] = ("the checkpoint the Trainer resumed from holds no rng_state.pth, "
+                       f"{STREAMS_NOT_KEPT} and its resume reads them: "
+                       "keep that file (something removed it after the save, or your own "
+                       "save left it out)")
     if getattr(args, "save_only_model", False) is True:
         advice = dict.fromkeys((OPTIMIZER, SCHEDULER, RNG), (
             "TrainingArguments(save_only_model=True) writes the model alone into each "
