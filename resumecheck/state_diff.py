@@ -20,8 +20,8 @@ from resumecheck.phrases import REORDERED, first_few
 from resumecheck.streams import is_stream_state
 
 __all__ = ["DETACHED", "LEARNING_RATE_ONLY", "MOMENTUM_TOO", "NONE_CAME_BACK", "SCHEDULER_LOST",
-           "NONE_CAME_BACK_PLAIN", "REORDERED", "SAVED_BEFORE_STEP", "by_parameter_name",
-           "describe_difference", "differing_leaves", "is_private",
+           "NONE_CAME_BACK_PLAIN", "REORDERED", "SAVED_BEFORE_STEP", "FRESH_COUNT",
+           "by_parameter_name", "describe_difference", "differing_leaves", "is_private",
            "leaf_label", "reorder_optimizer_state", "righted_only", "unread_only", "values_apart"]
 
 _RNG_STREAMS = {
@@ -200,6 +200,8 @@ so, with the causes that leave it so (``describe_difference``)."""
 
 
 SAVED_BEFORE_STEP = "a checkpoint saved before the step's scheduler.step()"
+FRESH_COUNT = "0, as a fresh scheduler has it"
+"""How a scheduler at 0 where the run was at 1 is said (``_step_apart``)."""
 """The first cause a count one step behind is offered (a framework target's
 words put its own restore first: ``verdict._its_words``)."""
 
@@ -370,9 +372,13 @@ def _step_apart(differing: list[tuple[str, Any]], ref: dict[str, Any],
         # (trial 377: at a resume point after the first step, a scheduler thrown away in
         # the load and made anew was offered that last, after a framework's restore)
         fresh = all(new.get(p) == 0 for p in paths)
-        return ("; one step behind: " + ("one made anew after the load (0: a fresh "
-                                         "scheduler's count), or " if fresh else "")
-                + f"{SAVED_BEFORE_STEP}, or a load that steps it one time fewer")
+        behind = f"{SAVED_BEFORE_STEP}, or a load that steps it one time fewer"
+        # (trials 514, 532: fuzz shrank a scheduler the checkpoint never held to a resume
+        # at 1, where "one step behind" led; a later resume point read "0, expected 8")
+        return (f"; {FRESH_COUNT}: one the load does not restore, or one made anew after "
+                "it; at a resume after the first step a scheduler one step behind reads the "
+                f"same ({behind}): a later resume point tells them apart" if fresh
+                else f"; one step behind: {behind}")
     if apart == {1}:
         return ("; one step ahead: stepped once more in or after the load (a scheduler made "
                 "there with last_epoch= steps once as it is made), or saved after it")
