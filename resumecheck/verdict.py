@@ -2574,8 +2574,8 @@ _NOT_CAPTURED_SAID = re.compile(
 
 
 _END_ONLY_GUESSES = re.compile(
-    r"; (one step behind: |0, as a fresh scheduler has it: |(no declared component's state \(what it saves\) differs|what "
-    r"differs in the declared components) right after )[^;]*")
+    r"; (one step behind: |0, as a fresh scheduler has it: |(no declared component's state "
+    r"\(what it saves\) differs|what differs in the declared components) right after )[^;]*")
 """The general causes a why offers for a scheduler one step behind at the end,
 with every step alike (``state_diff``'s, ``evidence._end_only_lead``'s)."""
 
