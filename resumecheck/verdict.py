@@ -560,6 +560,27 @@ def judge(ref: Reference, result: RunResult, segments: Segments) -> Comparison |
     return cmp
 
 
+def _data_read_alike(ref: Reference, segments: Segments) -> bool:
+    """Whether a run read in every step the values the uninterrupted run read
+    there (the model's inputs, or samples of floating-point values, by
+    digest), where it traced any: then no loader's worker stream moved what
+    it reads (trial 534: a load() that replayed every batch through
+    persistent workers was told the next shuffle moves, where the run
+    departed in its loss alone). Sample indices alike are no such evidence:
+    an augmentation drawn in a worker changes the values, not the index."""
+    seen = False
+    for _, seg in segments:
+        for mine in seg.records:
+            theirs = ref.by_step.get(mine.step)
+            for key, digest in mine.digests.items():
+                if key.startswith("inputs:") or (split_rank_name(key)[0] == "data"
+                                                 and key not in mine.exact):
+                    seen = True
+                    if theirs is None or theirs.digests.get(key) != digest:
+                        return False
+    return seen
+
+
 def _records_at(ref: Reference, segments: Segments, step: int
                 ) -> tuple[StepRecord | None, StepRecord | None]:
     """A run's record of ``step`` and the uninterrupted run's (None: not recorded)."""
@@ -1432,7 +1453,8 @@ def conclude(ref: Reference, result: RunResult, cmp: Comparison | None,
             result.explanation = result.explanation.replace(
                 said, POSITION_NEW_EPOCH.format(names), 1)
         result.explanation += new_epoch
-    if not result.dropped and result.verdict == DIVERGED and ref.segment.unrestorable:
+    if (not result.dropped and result.verdict == DIVERGED and ref.segment.unrestorable
+            and not _data_read_alike(ref, segments)):
         # (trial 212: beside a lost scheduler the diagnosis named, persistent workers
         # read as a cause of a departure inside their first epoch)
         result.explanation += ("; besides what the diagnosis names, state no checkpoint can "

@@ -44,12 +44,26 @@ def test_seeded_by_epoch_and_index_it_resumes_and_nothing_is_said_of_the_workers
 def test_beside_a_cause_the_diagnosis_names_the_workers_are_said_as_no_more_than_a_caveat():
     """Trial 212: beside a lost scheduler the diagnosis confirmed, the workers'
     clause read as a second cause of a departure inside their first epoch."""
-    report = verify(SPEC + "FORGETS_THE_MODEL", drop="none", noise_seeds=0)
+    report = verify(SPEC + "NOISY_FORGETS_THE_MODEL", drop="none", noise_seeds=0)
     own = report.full_resume
     assert own.verdict == "diverged" and [f.component for f in own.diagnosis] == ["params"]
     assert ("; besides what the diagnosis names, state no checkpoint can hold (which may have "
             "no part in this departure): the DataLoader `loader` keeps its 2 worker processes"
             ) in own.explanation, own.explanation
+
+
+def test_where_every_step_read_the_uninterrupted_runs_data_the_workers_are_not_said():
+    """Trial 534: a load() that replayed every batch through persistent workers,
+    whose run departed in its loss alone (a lost stream), was told that the
+    next shuffle moves: every sample it read was the uninterrupted run's."""
+    report = verify(SPEC + "FORGETS_THE_MODEL_INPUTS_TRACED", drop="none", noise_seeds=0)
+    own = report.full_resume
+    assert own.verdict == "diverged" and [f.component for f in own.diagnosis] == ["params"]
+    assert "worker" not in own.explanation, own.explanation
+    # (sample indices alike are no such evidence: the values drawn in a worker may differ)
+    indices = verify(SPEC + "FORGETS_THE_MODEL", drop="none", noise_seeds=0).full_resume
+    assert "state no checkpoint can hold (which may have no part in this departure): the " \
+        "DataLoader `loader` keeps its 2 worker processes" in indices.explanation
 
 
 def test_a_restarts_new_iterator_that_draws_its_base_seed_again_is_said_and_its_fix_resumes():
