@@ -719,6 +719,8 @@ def _summary_row(entry: dict[str, Any]) -> str:
                      # restore that fails without it needs it, which counts as exercised)
                      f"{_EXERCISED}: the restore fails without it"
                      if run["verdict"] == "failed" and CANNOT_RESTORE_WITHOUT in run["explanation"]
+                     else _failed_cell(run) if run["verdict"] == "failed"
+                     and run.get("first_divergent_step") is not None
                      else run["verdict"])
             untried = fields_as_built(report.get("not_checked", []), ",".join(run["dropped"]))
             if state.startswith(_EXERCISED) and untried:  # (trial 159: `early_stop: ok`)
@@ -742,6 +744,16 @@ def _exercised_cell(run: dict[str, Any]) -> str:
     if run.get("max_abs_loss_diff") == 0:  # (trial 447: `ema: exercised`, where run said silent)
         return f"{_EXERCISED}, silent: the training loss does not differ"
     return _EXERCISED
+
+
+def _failed_cell(run: dict[str, Any]) -> str:
+    """A dropped component's cell where the run without it departed before it
+    failed, or failed in a step (trial 533: `hard_cache: failed` in the row of
+    a test that passed, whose step raised without it: the run needs it)."""
+    step = run["first_divergent_step"]
+    if run.get("first_divergent_quantity"):
+        return f"{_EXERCISED}: without it the run departs at step {step}, then fails"
+    return f"{_EXERCISED}: without it the run fails at step {step}"
 
 
 _EXERCISED = "exercised"

@@ -863,10 +863,14 @@ def _drop_rows_line(report: Report) -> str:
     419 read "needs it" of a step counter only the end state showed lost;
     trial 496 asked, of restarts at 7 and 29, whether a row drops it at both)."""
     every = " at every restart of the schedule" if len(report.resume_at) > 1 else ""
+    # (trial 533: `drop hard_cache failed`, a step that raised without it, read as a fault)
+    failed = ("; `failed` there, that the run without it raised or stopped (its why says "
+              "where), as a program that needs it may" if any(
+                  r.dropped and r.verdict == FAILED for r in report.runs) else "")
     return ("drop rows: ablations, each leaving a component out of the engine's restore on "
             f"purpose{every}: `diverged` there shows that losing it changes this run (its "
-            "steps, or, in a row marked silent, only what no loss shows), not a failure; the "
-            "full resume rows and the headline judge your checkpoint")
+            f"steps, or, in a row marked silent, only what no loss shows), not a failure{failed}; "
+            "the full resume rows and the headline judge your checkpoint")
 
 
 def _footer(report: Report) -> list[str]:
@@ -887,7 +891,7 @@ def _footer(report: Report) -> list[str]:
             lines.append(f"failure: {full.failure}")
         if full.verdict != IDENTICAL or full.lost_on_resave():  # (a trial: missing there)
             lines.append(f"reproduce: {full.reproduce}")
-    if any(r.dropped and r.verdict == DIVERGED for r in report.runs):
+    if any(r.dropped and r.verdict in (DIVERGED, FAILED) for r in report.runs):
         lines.append(_drop_rows_line(report))
     why = report.noise.get("why")
     if why and report.noise.get("band") is not None:  # (some noise runs failed: trial 463)

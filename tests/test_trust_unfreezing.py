@@ -185,3 +185,21 @@ def test_a_step_that_steps_fewer_parameter_groups_says_so():
         "learning rate of step 4: 1 rate (0.01) where the uninterrupted run stepped 2 (0.01, "
         "0.001): a parameter group it stepped is not in this run's optimizers (one added with "
         "add_param_group during the run, or an optimizer that steps in one run only)")
+
+
+def test_a_component_a_resumed_step_fails_without_is_exercised_and_its_row_says_so():
+    """Trial 533: a hard-negative cache a fresh build does not have; without it
+    the first resumed step raised, the exercised test passed, and its row read
+    `hard_cache: failed`; the CLI's note on the drop rows said nothing of it."""
+    from resumecheck import assert_components_exercised
+    from resumecheck.pytest_plugin import _summary_row
+
+    report = assert_components_exercised("fixtures.trust.needed_cache:TARGET",
+                                         components=["cache"], noise_seeds=0,
+                                         check_determinism=False)
+    [dropped] = [r for r in report.runs if r.dropped]
+    assert dropped.verdict == "failed" and dropped.first_divergent_step == 5
+    row = _summary_row({"nodeid": "t.py::t", "target": "t", "report": report.to_json()})
+    assert "cache: exercised: without it the run fails at step 5" in row, row
+    assert "; `failed` there, that the run without it raised or stopped (its why says where), " \
+        "as a program that needs it may;" in report.render()
