@@ -426,7 +426,15 @@ def set_back_unseen(text: str, alike: str = "") -> str:
     if _COUNTS_ONLY.match(text):  # (a scheduler's counts, as a fresh one's there: a trial's
         # `Through` component returned its state_dict() and was said to hold none)
         return text.replace(f", and {_NO_COMPONENT_HOLDS}:", f"; {hedge}", 1)
-    return text.replace(f"; {_HELD_BY_NONE}:", f"; {hedge}", 1)
+    if f"; {_HELD_BY_NONE}:" in text:
+        return text.replace(f"; {_HELD_BY_NONE}:", f"; {hedge}", 1)
+    # (trial 537: a generator and an order a declared position's load_state_dict() makes
+    # again from the epoch, named at a resume at 1 as held by none, told to register)
+    made = ("no declared component holds it, and whether one's restore makes it again (a "
+            "load_state_dict() that seeds it, or makes it anew, from what it returns) cannot "
+            f"be seen at a resume point where it is as a fresh build holds it{alike}; if none "
+            "does,")
+    return re.sub(rf",? and {_NO_COMPONENT_HOLDS}:", f"; {made}", text, count=1)
 
 
 _COUNTS_ONLY = re.compile(rf"^\S+ \(a \w+ whose counts the run changed, and {_NO_COMPONENT_HOLDS}:")

@@ -1758,3 +1758,22 @@ def test_held_otherwise_after_the_load_and_alike_after_the_step_it_departed_at_i
     held = {8: {"last": ["0.58"]}, 9: {"last": ["0.58"]}}
     assert _lost_at("last", 8, 10 ** 9, held, {8: {}, 9: {}}) is True
     assert _lost_at("last", 8, 10 ** 9, held, {8: {}, 9: {"last": ["0.58"]}}) is None
+
+
+def test_a_generator_and_order_a_position_makes_again_are_not_said_held_by_none_as_built():
+    """Trial 537: a position whose load_state_dict() seeds the epoch's generator
+    and draws its order again; resumed inside the first epoch, where both are
+    as a fresh build holds them, they were said held by no declared component,
+    and to be registered; resumed later, they are not named at all."""
+    spec = "fixtures.trust.order_from_epoch:"
+    early = verify(spec + "IN_THE_FIRST_EPOCH", drop="none", noise_seeds=0)
+    assert early.equivalent, early.render()
+    lines = {u.split(" ", 1)[0]: u for u in early.undeclared}
+    assert "s.gen" in lines, early.undeclared
+    for line in lines.values():
+        assert "and no declared component holds:" not in line, line
+        assert ("; no declared component holds it, and whether one's restore makes it again (a "
+                "load_state_dict() that seeds it, or makes it anew, from what it returns) "
+                "cannot be seen at a resume point where it is as a fresh build holds it; if "
+                "none does, ") in line, line
+    assert verify(spec + "LATER", drop="none", noise_seeds=0).undeclared == []
