@@ -257,6 +257,18 @@ def test_a_failures_figures_each_say_which_quantity_they_are_the_largest_of():
             f"largest relative {full.max_rel_diff:.3g} in {full.largest_in['rel']} (of one "
             f"value: one near 0 makes it large); the largest in ULP ") in text, text
     assert report.to_json()["runs"][0]["largest_in"] == full.largest_in
+    # (trial 537: "relative 31 in loss scale (of one value: one near 0 makes it large)",
+    # 1048576 against 32768: one number, which no value near 0 made large)
+    from resumecheck.assertions import _describe_run
+    from resumecheck.report import RunResult
+
+    scale = RunResult(dropped=[], resume_at=[8], verdict="diverged", checkpoint="program",
+                      first_divergent_step=9, first_divergent_quantity="loss scale",
+                      max_abs_loss_diff=0.132, max_abs_diff=1015808.0, max_rel_diff=31.0,
+                      max_ulp_diff=2.0, largest_in=dict.fromkeys(("abs", "rel", "ulp"),
+                                                                 "loss scale"))
+    text = "\n".join(_describe_run(scale, "full resume", None))
+    assert "the largest relative 31 in loss scale; the largest in ULP" in text, text
 
 
 def test_a_blind_spot_whose_state_is_the_builds_at_the_resume_point_says_so():
