@@ -573,7 +573,8 @@ def _offsets(reference: SegmentResult, seg: SegmentResult, k: int, step: int,
         restored_so = (draws is not None and step == k + 1 and _as_restored(seg, key, run))
         unsaved = ref is None or run is None
         detail = _detail(key, step, k, draws, unit, unsaved, restored_so, restorer,
-                         sample=ref if ref is not None else run)
+                         sample=ref if ref is not None else run,
+                         epochs=reference.boundaries.get("epoch_boundaries") != [])
         if draws and step == k + 2:  # (what the first step drew, its batch may tell)
             detail = _batch_told(reference, seg, k + 1, key, draws, unit) or detail
         # (found ahead, the lead already names a draw after the set; found behind, the
@@ -871,7 +872,8 @@ def _drops_its_stream(restorer: str, key: str) -> bool:
 
 
 def _detail(key: str, step: int, k: int, draws: int | None, unit: str, unsaved: bool,
-            restored_so: bool = False, restorer: str = "your load()", sample: Any = None) -> str:
+            restored_so: bool = False, restorer: str = "your load()", sample: Any = None,
+            epochs: bool = True) -> str:
     label = stream_label(key)
     first = step == k + 1
     where = (f"at the start of step {step}, the first after the restore at {k}" if first
@@ -924,7 +926,7 @@ def _detail(key: str, step: int, k: int, draws: int | None, unit: str, unsaved: 
                "still made before its next step (an iterator or a warm-up that drew after the "
                "save), or the restart skips such a draw")
     else:
-        why = _skipped(key, unit, amount, k)
+        why = _skipped(key, unit, amount, k, epochs)
     return f"{label} is {amount} behind the reference's {where}: {why}"
 
 
@@ -947,10 +949,13 @@ def _amount(key: str, n: int, unit: str) -> str:
     return f"{n} {_singular(unit) if n == 1 else unit}"
 
 
-def _skipped(key: str, unit: str, amount: str, k: int) -> str:
+def _skipped(key: str, unit: str, amount: str, k: int, epochs: bool = True) -> str:
     """Why the restart's first step drew less than the uninterrupted run's.
     (A trial: a model left in eval mode draws no dropout masks, and this named
-    only an iterator, in a program that made none.)"""
+    only an iterator, in a program that made none.) ``epochs``: False where
+    the program says it has none (``epoch_boundaries = []``): no loader's
+    epoch is offered (trial 535, whose generator drew less for a shorter
+    sequence, read of a loader's shuffle and a RandomSampler)."""
     skipped = ("values drawn element by element, as dropout's masks and torch.rand draw "
                "them: a dropout layer left in eval mode draws none, a branch that reads state "
                "the restart lacks skips its draws" if unit == "32-bit words" and _torch_stream(key)
@@ -959,6 +964,10 @@ def _skipped(key: str, unit: str, amount: str, k: int) -> str:
                "that reads state the restart lacks skips its draws")
     # (a trial: a loader that set its generator back to the epoch's start, from
     # an epoch the restart lacked, was told only of draws skipped)
+    if not epochs:
+        return (f"step {k + 1}, the first after the restore, drew {amount} less than the "
+                f"uninterrupted run's: a draw the restart skips ({skipped}), or the stream set "
+                "back during that step (seeded again, from a position the restart lacks)")
     return (f"step {k + 1}, the first after the restore, drew {amount} less than the "
             f"uninterrupted run's: a draw the restart skips ({skipped}), or the stream set "
             "back during that step (a loader that puts its generator back to an epoch's "

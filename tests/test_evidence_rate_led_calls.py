@@ -89,3 +89,22 @@ def test_a_rate_that_differs_first_says_when_the_loss_does():
     assert run.explanation.startswith(
         "learning rate differs from step 9 (its loss is alike: a step computes its loss before "
         "its optimizer steps with the rate; the loss differs from step 10)"), run.explanation
+
+
+def test_a_program_that_says_it_has_no_epochs_is_offered_no_loaders_epoch():
+    """Trial 535: a generator that drew less after a restart that lost the step
+    (shorter sequences), in a program with no loader that declared
+    ``epoch_boundaries = []``, was offered a loader's replayed shuffle and a
+    RandomSampler's epoch end."""
+    from resumecheck import verify
+    from resumecheck.evidence import _skipped
+
+    text = _skipped("generator data", "32-bit words", "16 32-bit words", 4, epochs=False)
+    assert text.endswith("or the stream set back during that step (seeded again, from a "
+                         "position the restart lacks)"), text
+    report = verify("fixtures.trust.length_by_step:TARGET", drop="none", noise_seeds=0)
+    own = report.full_resume
+    assert [f.component for f in own.diagnosis] == ["global_step"], own.diagnosis
+    [behind] = [o.detail for o in own.stream_offsets if "behind" in o.detail]
+    assert "drew" in behind and "less than the uninterrupted run's" in behind, behind
+    assert "epoch" not in behind and "RandomSampler" not in behind, behind
