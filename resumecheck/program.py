@@ -148,16 +148,21 @@ def _same_tensors(new: Any, held: Any) -> bool:
     return ids(new) == ids(held)
 
 
+_RANKS_GIVEN = ("--nproc N on the command line (nproc=N to verify(), or to the pytest marker: "
+                "@pytest.mark.resumecheck(nproc=N))")
+"""Where the number of ranks is given (trial 536: a pytest user was sent to the
+command line's flag alone)."""
+
 _NO_RANKS = ("It starts torch.distributed from the environment a launcher sets (RANK, "
              "WORLD_SIZE, MASTER_ADDR), and this run has none: give the number of ranks, "
-             "--nproc N (verify(..., nproc=N)), and the check launches them")
+             f"{_RANKS_GIVEN}, and the check launches them")
 """What a factory that needs a launcher's environment is told (trial 284: a DDP
 program run without --nproc read "Fix the factory")."""
 
 
 _NO_GROUP_RAISED = "Default process group has not been initialized"
 _NO_GROUP = ("It uses torch.distributed's default process group, and this run has none: give "
-             "the number of ranks, --nproc N (verify(..., nproc=N)), and the check launches "
+             f"the number of ranks, {_RANKS_GIVEN}, and the check launches "
              "them as torch's launcher does")
 """What a factory that asks a process group nobody started is told (trial 393: a DDP
 program run without --nproc read "Fix the factory")."""

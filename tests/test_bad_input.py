@@ -201,6 +201,8 @@ def test_a_distributed_program_run_without_ranks_is_told_to_give_nproc(monkeypat
     said = str(info.value)
     assert "Default process group has not been initialized" in said, said
     assert "Fix the factory" not in said and "give the number of ranks, --nproc N" in said
+    # (trial 536: inside pytest it was sent to the command line's flag alone)
+    assert "or to the pytest marker: @pytest.mark.resumecheck(nproc=N)" in said
 
 
 def test_a_target_that_imports_a_missing_package_names_that_package(tmp_path):
