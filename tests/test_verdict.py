@@ -1134,3 +1134,32 @@ def test_an_engine_resume_says_which_components_came_back_and_which_were_changed
         "back, was changed before the first step")
     assert _lossy_text([lost]).endswith("and `data_cursor` did not come back as its "
                                         "state_dict() gave it")
+
+
+def test_a_position_alike_on_every_rank_wherever_looked_at_is_said_so():
+    """Trial 536: a DistributedSampler(drop_last=True) dealt both ranks as many
+    batches; alike at the resume point and at the end, the line sent the
+    reader to fuzz for a point where the ranks differ, which none is."""
+    import types
+
+    from resumecheck.verdict import alike_on_ranks
+
+    def reference(digests: dict[str, dict[str, str]]) -> types.SimpleNamespace:
+        segment = types.SimpleNamespace(
+            names=["params", "data_cursor[rank 0]", "data_cursor[rank 1]"],
+            captures={12: "at12"}, end_state="end")
+        return types.SimpleNamespace(segment=segment,
+                                     component_digest=lambda path, name: digests[path][name])
+
+    same = {"data_cursor[rank 0]": "a", "data_cursor[rank 1]": "a"}
+    never = alike_on_ranks(reference({"at12": same, "end": same}), [12])
+    assert never is not None and never.startswith(
+        "`data_cursor` at 12 held the same state on every rank, as at every point the "
+        "uninterrupted run's state was looked at (its end too): where the ranks' states never "
+        "differ (a sampler that deals each rank as many batches)"), never
+    apart = {"data_cursor[rank 0]": "a", "data_cursor[rank 1]": "b"}
+    once = alike_on_ranks(reference({"at12": same, "end": apart}), [12])
+    assert once is not None and once.startswith(
+        "`data_cursor` at 12 held the same state on every rank: a checkpoint that keeps one "
+        "rank's copy for every rank resumes all the same there"), once
+    assert alike_on_ranks(reference({"at12": apart, "end": apart}), [12]) is None
