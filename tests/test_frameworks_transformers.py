@@ -243,6 +243,8 @@ def test_an_exportable_callback_is_the_component_callbacks_and_its_lost_state_is
     assert "HalvesTheLr.attributes.count 0, expected 3" in own.diagnosis[0].detail
     # (a trial: the confirmed finding did not say what makes the Trainer put it back)
     assert "restore_callback_states_from_checkpoint=True" in own.diagnosis[0].fix
+    # (trial 530: so restored, a callback that added to the logs ran after the printer)
+    assert "adds it after the printer and the loggers" in own.diagnosis[0].fix
     assert "to keep it: the Trainer's checkpoints hold your callbacks' state" in report.render()
 
 

@@ -513,9 +513,13 @@ def _advice(trainer: Any, resumed_from: str | None) -> dict[str, str]:
             "save_only_model=False keeps them"))
     if _exportable(trainer) and not getattr(args, "restore_callback_states_from_checkpoint",
                                             True):
+        # (trial 530: so restored, a callback that added to the logs in on_log ran after
+        # the printer, and its figure left every printed log line)
         advice[CALLBACKS] = ("the Trainer's checkpoints hold your callbacks' state, but its "
                              "resume puts it back only with TrainingArguments("
-                             "restore_callback_states_from_checkpoint=True)")
+                             "restore_callback_states_from_checkpoint=True) (which makes each "
+                             "anew and adds it after the printer and the loggers: what one "
+                             "adds to the logs in on_log is then printed and reported no more)")
     return advice
 
 
