@@ -127,6 +127,10 @@ class FuzzResult:
     """The first failing schedule drawn, where the failure is another (None: none)."""
     shrunk_from_loss_diff: float | None = None
     """That schedule's largest |Δloss| (None: none, or not known)."""
+    failing_losses: list[float] = field(default_factory=list)
+    """The largest |Δloss| of each failing schedule the search and its shrink
+    tried (trial 530: where none changed a step's loss, "at other resume
+    points the same fault may change the training" read as found)."""
     failing_otherwise: list[dict[str, Any]] = field(default_factory=list)
     """Schedules the shrink tried that fail, but not as the failure does (each
     ``resume_at`` and ``how``: ``end state alone``, ``other components``, or
@@ -200,6 +204,7 @@ class FuzzResult:
             "found": self.found,
             "minimal": self.minimal, "shrunk_from": self.shrunk_from,
             "shrunk_from_loss_diff": self.shrunk_from_loss_diff,
+            "failing_losses": list(self.failing_losses),
             "failing_otherwise": list(self.failing_otherwise),
             "failure": self.failure.to_json() if self.failure else None,
             "reference_loss": list(self.reference_loss),
@@ -586,6 +591,12 @@ def _silent_here(result: FuzzResult) -> str:
     before = (f", where the first to fail, resume at {first}, changed it by up to {loss:.3g}"
               if first and loss else f", nor did the first to fail, resume at {first}"
               if first and loss == 0 else "")
+    tried = result.failing_losses
+    if len(tried) > 1 and not any(tried):
+        return ("; no step's loss differs at this schedule, nor at any of the "
+                f"{len(tried)} failing schedules tried: the state it loses may reach no step's "
+                "loss, or reach one only from a resume point not tried (resumecheck run "
+                "--resume-at K checks one)")
     return (f"; no step's loss differs at this schedule{before}: the search keeps the smallest "
             "failing schedule, not the one that shows most, and at other resume points the "
             "same fault may change the training (resumecheck run --resume-at K shows one)")
@@ -781,6 +792,8 @@ def _search(checker: Checker, result: FuzzResult, default: list[int], edges: lis
             result.inconclusive_why = result.inconclusive_why or run.explanation
             return
         if _fails(run):
+            if run.max_abs_loss_diff is not None:
+                result.failing_losses.append(run.max_abs_loss_diff)
             if not failed:
                 checker.limit(started + 2 * budget)  # shrinking gets as long again
                 failed.append(run)

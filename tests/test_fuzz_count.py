@@ -81,6 +81,15 @@ def test_a_failure_silent_in_the_loss_says_what_the_first_to_fail_showed():
         "(resumecheck run --resume-at K shows one)"), result.summary()
     result.shrunk_from_loss_diff = 0.0
     assert ", nor did the first to fail, resume at 6:" in result.summary()
+    # (trial 530: where no failing schedule tried changed a loss, not "may change the
+    # training" as if another had)
+    result.failing_losses = [0.0, 0.0, 0.0]
+    assert result.summary().endswith(
+        "; no step's loss differs at this schedule, nor at any of the 3 failing schedules "
+        "tried: the state it loses may reach no step's loss, or reach one only from a resume "
+        "point not tried (resumecheck run --resume-at K checks one)"), result.summary()
+    result.failing_losses = [0.0, 0.25]
+    assert "the same fault may change the training" in result.summary()
     result.failure = failed_at(1, 0.5)
     assert "no step's loss differs" not in result.summary()
     # through a search: a plateau scheduler whose state alone its load loses
