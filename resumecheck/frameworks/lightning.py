@@ -294,14 +294,19 @@ class LightningProgram(LoopProgram):
     def checkpoint_advice(self) -> dict[str, str]:
         """What makes Lightning's checkpoint hold the random streams: it holds
         none of them (a trial's confirmed `rng` said nothing of what to do)."""
+        # (trial 392: set in on_load_checkpoint, the resumed loader's new iterator drew its
+        # seed from the stream just restored; trial 531: a generator given to a
+        # StatefulDataLoader then, as the advice said, came back elsewhere at the next epoch)
         return {RNG: "Lightning's checkpoint holds no random stream: save them in your "
                      "LightningModule's on_save_checkpoint(checkpoint) (torch.get_rng_state(), "
                      "and each generator's get_state() your steps or loaders draw from) and set "
-                     "them again in on_load_checkpoint(checkpoint), with no seed after it (a "
-                     "seed_everything in on_train_start undoes it); and give the training "
-                     "DataLoader a generator of its own where it has none: Lightning makes the "
-                     "loader's iterator after on_load_checkpoint, and one without its own "
-                     "draws its seed from the torch stream just restored"}
+                     "them again once the resumed epoch's loader iterator exists, in the first "
+                     "on_train_batch_start after the load, with no seed after it (a "
+                     "seed_everything in on_train_start undoes it): Lightning makes that "
+                     "iterator after on_load_checkpoint, and it draws its seed from the torch "
+                     "stream, which set before it then runs ahead of the run's; a checkpoint "
+                     "saved before that batch keeps what is still to be set, not the streams "
+                     "as they are then"}
 
     def live_loaders(self) -> list[Any]:
         """The training loaders the fit loop holds (made by your ``train_dataloader()``)."""
