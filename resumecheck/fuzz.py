@@ -273,7 +273,7 @@ class FuzzResult:
                             if quantity is not None
                             else f" at step {run.first_divergent_step}"
                             if run.first_divergent_step is not None else "")
-                         + (", but a save right after your load() departs"
+                         + (", but a save right after the load departs"
                             if run.lost_on_resave() else ""))
             if run.failure:
                 lines.append(f"  failure: {first_line(run.failure)}")

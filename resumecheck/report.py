@@ -119,7 +119,7 @@ _MARKS = {
     AFTER_DIVERGENCE: "after the run had diverged: compared with what it saved, not blamed",
     PUT_BACK: ("put back by the program: every later step matches, and it ends as in the "
                "uninterrupted run"),
-    LOST_ON_RESAVE: "lost on a second resume: a save right after your load() departs",
+    LOST_ON_RESAVE: "lost on a second resume: a save right after the load departs",
 }
 
 

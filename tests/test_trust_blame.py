@@ -170,7 +170,7 @@ def test_table_markdown_and_json_mark_each_finding_as_the_json_does():
     latent = _full(stale_snapshot.STALE, "inprocess")[0].render("table")
     assert "diagnosis: data_cursor: position 0, expected 8; " in latent
     assert "at step 10, in data (the samples consumed): a save before the state is set right " \
-        "loses it (lost on a second resume: a save right after your load() departs)" in latent
+        "loses it (lost on a second resume: a save right after the load departs)" in latent
 
 
 def test_causes_that_help_only_together_behind_a_confirmed_one_are_confirmed():

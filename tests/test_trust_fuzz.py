@@ -151,7 +151,7 @@ def test_fuzz_fails_a_schedule_whose_save_right_after_the_load_departs(capsys):
     assert result.found, result.summary()
     run = result.failure
     assert run.verdict == "identical" and run.lost_on_resave() == ["data_cursor"]
-    assert ", but a save right after your load() departs" in result.render()
+    assert ", but a save right after the load departs" in result.render()
     code, report = run_printed(run.reproduce, capsys)
     assert code == 1 and report["equivalent"] is False
     assert fuzz(stale_snapshot.CORRECT, max_examples=3).failure is None
