@@ -145,3 +145,24 @@ def run_label(segment_name: str) -> str:
     if head == "confirm":
         return f"confirming {rest.rsplit('-', 1)[0]}"
     return segment_name
+
+
+def who_warned(filename: str) -> str:
+    """Who gave a warning, from the file it names: an installed package (its
+    name: trial 493's Lightning deprecation was said to be the program's),
+    else the program."""
+    parts = filename.replace("\\", "/").split("/")
+    for i, part in enumerate(parts[:-1]):
+        if part in ("site-packages", "dist-packages"):
+            return f"{parts[i + 1].removesuffix('.py')}, which your program uses,"
+    return "your program"
+
+
+def warned_header(run: str, filename: str) -> str:
+    """The line said before a warning the program gave in the check's run
+    ``run`` (trial 473: one given where a run left a component out on
+    purpose was read as the checkpoint's fault)."""
+    on_purpose = (f" (a restart that leaves {run.removeprefix('drop ')} out of the restore on "
+                  "purpose, not your checkpoint's)" if run.startswith("drop ") else "")
+    return f"resumecheck: {who_warned(filename)} warned in the check's run `{run}`{on_purpose}:"
+

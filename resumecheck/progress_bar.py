@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import IO, Any
 
-from resumecheck.progress import ProgressCallback, ProgressEvent
+from resumecheck.progress import ProgressCallback, ProgressEvent, warned_header
 
 __all__ = ["progress_wanted", "terminal_progress", "warnings_named"]
 
@@ -126,17 +126,6 @@ def _stall_notes(stream: IO[str]) -> Iterator[ProgressCallback]:
         thread.join(timeout=1.0)
 
 
-def _who_warned(filename: str) -> str:
-    """Who gave a warning, from the file it names: an installed package (its
-    name: trial 493's Lightning deprecation was said to be the program's),
-    else the program."""
-    parts = filename.replace("\\", "/").split("/")
-    for i, part in enumerate(parts[:-1]):
-        if part in ("site-packages", "dist-packages"):
-            return f"{parts[i + 1].removesuffix('.py')}, which your program uses,"
-    return "your program"
-
-
 @contextmanager
 def warnings_named(progress: ProgressCallback | None,
                    stream: IO[str] | None = None) -> Iterator[ProgressCallback]:
@@ -145,8 +134,7 @@ def warnings_named(progress: ProgressCallback | None,
     interpreter is preceded by a line naming that run (trial 473: torch's
     "lr_scheduler.step() before optimizer.step()", given in the run that
     dropped the scheduler, was read as the checkpoint's fault). Warnings of
-    other processes (``--isolation process``, runs forked side by side) are
-    shown as they are."""
+    other processes are named as they are relayed (``transport.named_warnings``)."""
     import warnings
 
     stream = sys.stderr if stream is None else stream
@@ -161,12 +149,8 @@ def warnings_named(progress: ProgressCallback | None,
               line: str | None = None) -> None:
         run = under_way[0]
         if os.getpid() == here and run:
-            on_purpose = (f" (a restart that leaves {run.removeprefix('drop ')} out of the "
-                          "restore on purpose, not your checkpoint's)"
-                          if run.startswith("drop ") else "")
             with contextlib.suppress(OSError, ValueError):
-                print(f"resumecheck: {_who_warned(filename)} warned in the check's run `{run}`"
-                      f"{on_purpose}:", file=stream, flush=True)
+                print(warned_header(run, filename), file=stream, flush=True)
         shown(message, category, filename, lineno, file, line)
 
     warnings.showwarning = named

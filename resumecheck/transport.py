@@ -36,6 +36,7 @@ from resumecheck.faults import (
     DISK_ADVICE, EXTERNAL_SIGNALS, environment_failure, killed_by_signal, signal_text,
 )
 from resumecheck.program import Target, load_target
+from resumecheck.progress import run_label, warned_header
 from resumecheck.segments import (
     SCRATCH_ENV,
     Restore,
@@ -130,7 +131,8 @@ def run_in_subprocess(spec: SegmentSpec, cancel: threading.Event | None = None,
         if proc.poll() is None:
             _kill_group(proc)
         output = files.read_log()
-        pass_on(output if where is None else output[:output.rfind(_DUMP_HEAD_LINE)])
+        pass_on(named_warnings(output if where is None
+                               else output[:output.rfind(_DUMP_HEAD_LINE)], spec.name))
     if timed_out is not None:
         phase, step, text, _ = timed_out
         return SegmentResult(
@@ -140,6 +142,33 @@ def run_in_subprocess(spec: SegmentSpec, cancel: threading.Event | None = None,
             timed_out=True,
         )
     return _outcome(spec, proc.returncode, files.out, output)
+
+
+_WARNING = re.compile(r"^(\S[^\n]*?):\d+: \w*(?:Warning|Deprecation)\w*: [^\n]*\n"
+                      r"(?:[ \t]+[^\n]*\n)?", re.M)
+"""A warning as Python's ``formatwarning`` writes it: ``file:line: Category:
+message``, and the source line indented under it."""
+_RELAYED: set[str] = set()
+"""The warnings this process has relayed from segments' interpreters."""
+
+
+def named_warnings(output: str, segment: str) -> str:
+    """What a segment's interpreter wrote, each warning in it preceded by the
+    line that names the check's run it came from, as in-process, and one
+    already relayed from another segment left out, as one interpreter shows
+    a warning once (trials 511, 537: a program's warning, and Lightning's,
+    came 5 to 15 times under process isolation, none said to be whose)."""
+    run = run_label(segment)
+    pieces, last = [], 0
+    for found in _WARNING.finditer(output):
+        pieces.append(output[last:found.start()])
+        last = found.end()
+        text = found.group(0)
+        if text in _RELAYED:
+            continue
+        _RELAYED.add(text)
+        pieces.append(f"{warned_header(run, found.group(1))}\n{text}")
+    return "".join(pieces) + output[last:]
 
 
 def pass_on(output: str) -> None:

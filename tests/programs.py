@@ -593,3 +593,18 @@ class WarnsWhenItsCountIsLost(Linear):
 
 WARNS_WHEN_ITS_COUNT_IS_LOST = Target(factory=WarnsWhenItsCountIsLost, steps=6, resume_at=(3,),
                                       spec="tests.programs:WARNS_WHEN_ITS_COUNT_IS_LOST")
+
+
+class WarnsInEveryRun(Linear):
+    """Warns at the first step each interpreter runs (trial 537: torch's
+    scheduler-order warning, given once in every segment's interpreter)."""
+
+    def train_step(self):
+        import warnings
+
+        warnings.warn("a warning every run gives", UserWarning, stacklevel=1)
+        return super().train_step()
+
+
+WARNS_IN_EVERY_RUN = Target(factory=WarnsInEveryRun, steps=6, resume_at=(3,),
+                            spec="tests.programs:WARNS_IN_EVERY_RUN")

@@ -214,10 +214,23 @@ def test_a_warning_of_the_program_names_the_run_it_came_from(capsys):
             ) in err, err
 
 
+def test_under_process_isolation_a_warning_is_said_once_with_the_run_it_came_from(capsys):
+    """Trials 511, 537: under --isolation process a program's warning came once
+    from every segment's interpreter (5 to 15 times), with no line naming the
+    run, as in-process has."""
+    from resumecheck.cli import main
+
+    assert main(["run", "tests.programs:WARNS_IN_EVERY_RUN", "--drop", "global_step",
+                 "--noise-seeds", "0", "--no-determinism-check", "--isolation", "process"]) == 0
+    err = capsys.readouterr().err
+    assert err.count("UserWarning: a warning every run gives") == 1, err
+    assert "resumecheck: your program warned in the check's run `reference`:\n" in err, err
+
+
 def test_a_warning_an_installed_package_gave_is_said_to_be_that_packages():
     """Trial 493: a deprecation Lightning gave as the program ran was said to be
     the program's warning."""
-    from resumecheck.progress_bar import _who_warned
+    from resumecheck.progress import who_warned as _who_warned
 
     assert _who_warned("/v/lib/python3.11/site-packages/lightning/pytorch/utilities/_pytree.py") \
         == "lightning, which your program uses,"
