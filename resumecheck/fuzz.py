@@ -792,8 +792,7 @@ def _search(checker: Checker, result: FuzzResult, default: list[int], edges: lis
             result.inconclusive_why = result.inconclusive_why or run.explanation
             return
         if _fails(run):
-            if run.max_abs_loss_diff is not None:
-                result.failing_losses.append(run.max_abs_loss_diff)
+            result.failing_losses += [d for d in (run.max_abs_loss_diff,) if d is not None]
             if not failed:
                 checker.limit(started + 2 * budget)  # shrinking gets as long again
                 failed.append(run)
