@@ -222,7 +222,7 @@ def _unmeasured(run: RunResult) -> str:
         return ("its values at that step were not kept for comparison, only their digests, "
                 "so no |Δ| is measured there")
     return ("what differs holds no floating-point values, so no |Δ| is measured "
-            "(a counter, a setting, a flag)")
+            "(a random stream's state, a counter, a setting, a flag)")
 
 
 _FLOAT_KINDS = ("lr", "scale", "loss", "grad", "param", "inputs")

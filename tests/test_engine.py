@@ -269,6 +269,12 @@ def test_a_failures_figures_each_say_which_quantity_they_are_the_largest_of():
                                                                  "loss scale"))
     text = "\n".join(_describe_run(scale, "full resume", None))
     assert "the largest relative 31 in loss scale; the largest in ULP" in text, text
+    # (trial 539: a stream's state ending otherwise read "a counter, a setting, a flag")
+    stream = RunResult(dropped=[], resume_at=[6], verdict="diverged", checkpoint="program",
+                       first_divergent_step=16, first_divergent_quantity="state of rng",
+                       first_divergent_key="state:rng", max_abs_loss_diff=0.0)
+    text = "\n".join(_describe_run(stream, "full resume", None))
+    assert "no |Δ| is measured (a random stream's state, a counter" in text, text
 
 
 def test_a_blind_spot_whose_state_is_the_builds_at_the_resume_point_says_so():
