@@ -1223,8 +1223,12 @@ def _own_loads_first(lossy: list[Finding]) -> str:
         ("a callback's", CALLBACKS in names),
         ("your loader's", any(n == DATA_CURSOR and "combined_loader" in f.detail
                               for n, f in zip(names, lossy)))) if there]
-    return (f"{' or '.join(owners)} load_state_dict() does not set it from the state it is "
-            "given back, or " if owners else "")
+    # (trial 539: a LightningModule's on_save_checkpoint() added a running norm that no
+    # on_load_checkpoint() read back; the WARNING led with Lightning's restore)
+    hooks = ("your LightningModule's on_load_checkpoint() does not set it from what its "
+             "on_save_checkpoint() added, or " if "hooks" in names else "")
+    return hooks + (f"{' or '.join(owners)} load_state_dict() does not set it from the state "
+                    "it is given back, or " if owners else "")
 
 
 def _lossy_notice(lossy: list[Finding], where: str, settings: str, ablations: str,

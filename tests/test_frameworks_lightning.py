@@ -192,6 +192,10 @@ def test_a_field_the_hooks_save_but_do_not_set_back_is_blamed_on_them_not_called
     assert [f.component for f in own.diagnosis] == ["hooks"], report.render()
     assert not [u for u in report.undeclared if "seen" in u], report.undeclared
     assert "not compared" not in report.render()
+    # (trial 539: the WARNING led with Lightning's restore, where the module's hook was it)
+    assert "`hooks`: seen 0, expected 3: your LightningModule's on_load_checkpoint() does not " \
+        "set it from what its on_save_checkpoint() added, or Lightning's restore" \
+        in report.render(), report.render()
 
 
 def test_capturing_the_hooks_calls_no_callbacks_on_save_checkpoint(tmp_path, monkeypatch):
