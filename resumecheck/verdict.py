@@ -33,8 +33,8 @@ from resumecheck.errors import (
     HOLDS_NOTHING, SCHEDULER_IDLE, SCHEDULER_UNREAD, SET_AGAIN, as_built_text,
 )
 from resumecheck.evidence import (
-    EPOCH_AGAIN, annotate, cleared_streams, not_stepped, offsets_shared_with, set_right_during,
-    unclear_streams,
+    EPOCH_AGAIN, SAMPLES_STAND_FOR_DATA, annotate, cleared_streams, not_stepped,
+    offsets_shared_with, set_right_during, unclear_streams,
 )
 from resumecheck.program import ends_inside, epoch_boundaries, next_epoch_start
 from resumecheck.phrases import (
@@ -2874,6 +2874,8 @@ def note_lost_uncompared(own: RunResult, undeclared: list[str]) -> None:
         if lost:
             notes.append(f"not compared, and {phrase}: {paths_said(lost)} (see `not compared`)")
     note = "; ".join(notes)
+    if note:  # (trial 542: a lead found, the clause for a run with none goes)
+        own.explanation = own.explanation.replace(SAMPLES_STAND_FOR_DATA, "")
     if note and not own.diagnosis and at in own.explanation:
         # (trial 152: the note came last, after a list of samplers and iterators)
         own.explanation = _without_undeclared_leads(own.explanation).replace(

@@ -35,3 +35,13 @@ def test_its_twin_resumes_and_is_told_only_that_the_state_is_not_compared():
     assert kept.equivalent
     [line] = [w for w in kept.undeclared if w.startswith("hidden ")]
     assert line.endswith("your own resume ends with it as the uninterrupted run did"), line
+
+
+def test_a_step_that_returns_its_samples_is_not_told_its_inputs_went_unchecked_beside_the_lead():
+    """Trial 542: beside a carried hidden state the why named as what the
+    checkpoint may lose, it said that the samples matched and the model's
+    inputs (an augmentation) went unchecked: a second cause, which was none."""
+    own = verify(SPEC + "FORGETS_HIDDEN_SAMPLES", drop="none", noise_seeds=0).full_resume
+    assert own.verdict == "diverged"
+    assert "; not compared, and your checkpoint" in own.explanation, own.explanation
+    assert "the samples it consumed match" not in own.explanation, own.explanation
