@@ -26,7 +26,7 @@ import torch
 
 from resumecheck.compare import Tolerance, compare_values, describe_entries
 from resumecheck.components import (
-    OPTIMIZER, SCHEDULER, rank_name, seeded_state, split_rank_name,
+    OPTIMIZER, RNG, SCHEDULER, rank_name, seeded_state, split_rank_name,
 )
 from resumecheck.report import (
     AFTER_DIVERGENCE, DIVERGED, FAILED, IDENTICAL, LATENT, LOST_ON_RESAVE, NOT_CAUSE, PUT_BACK,
@@ -119,14 +119,27 @@ def _samples_stand_for_data(reference: SegmentResult, result: RunResult) -> str:
     drew anew after the restart changed the inputs, and the report, which said
     `loss` first, never said that the inputs were not looked at)."""
     key, step = result.first_divergent_key or "", result.first_divergent_step
-    if result.dropped or result.verdict != DIVERGED or result.stream_offsets \
-            or quantity_kind(key) not in ("loss", "grad", "param") \
-            or any(f.status not in (LATENT, PUT_BACK) for f in result.diagnosis):
+    if result.dropped or result.verdict != DIVERGED \
+            or quantity_kind(key) not in ("loss", "grad", "param"):
         return ""
-    kinds = {quantity_kind(k) for rec in reference.records if rec.step == step
-             for k in rec.digests}
+    record = next((rec for rec in reference.records if rec.step == step), None)
+    kinds = {quantity_kind(k) for k in record.digests} if record is not None else set()
     if "data" not in kinds or "inputs" in kinds:
         return ""
+    if result.stream_offsets or any(f.status not in (LATENT, PUT_BACK)
+                                    for f in result.diagnosis):
+        # (trials 538, 541: beside a lost stream that augments or masks, `loss` first
+        # read as data alike, where the samples returned were indices)
+        # (a stream other than torch's global one, which dropout draws from: Python's,
+        # numpy's, a generator of the program's)
+        streams = any(split_rank_name(f.component)[0] == RNG
+                      and not f.detail.startswith(("torch CPU", "torch CUDA", "CUDA"))
+                      for f in result.diagnosis)
+        exact = record is not None and any(quantity_kind(k) == "data" for k in record.exact)
+        return (f"; the samples it returned match at step {step}: the model's inputs, not "
+                "compared where a step returns its samples, may differ all the same (what a "
+                "stream draws, an augmentation or a mask, changes them, not the indices)"
+                if streams and exact else "")
     return SAMPLES_STAND_FOR_DATA
 
 

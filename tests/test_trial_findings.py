@@ -1097,3 +1097,16 @@ def test_a_generators_state_in_a_component_of_the_programs_own_is_said_to_be_one
     mask = describe_difference("m", {"mask": torch.zeros(8, dtype=torch.uint8)},
                                {"mask": torch.ones(8, dtype=torch.uint8)}, 8)
     assert mask == "mask differs", mask  # (a byte mask is no generator)
+
+
+def test_beside_a_lost_stream_that_augments_matching_indices_say_the_inputs_went_uncompared():
+    """Trials 538, 541: augmentation (Python's random) and masking (a collator's
+    generator) drawn from a stream the checkpoint lost; the step returned its
+    sample indices, which matched, and `loss` first read as the data alike."""
+    own = verify("fixtures.trust.augment_from_python:TARGET", drop="none",
+                 noise_seeds=0).full_resume
+    assert own.verdict == "diverged" and own.first_divergent_key == "loss"
+    assert [f.component for f in own.diagnosis] == ["rng"]
+    assert ("; the samples it returned match at step 5: the model's inputs, not compared where "
+            "a step returns its samples, may differ all the same") in own.explanation
+
