@@ -3489,7 +3489,10 @@ def _before_full_resume(run: RunResult, engine_full: RunResult) -> None:
         f"{quantity_name(engine_full.first_divergent_quantity or '')}{later}), "
         f"and the two differ only in restoring {', '.join(run.dropped)}: it matters here. "
         "Whether the change is plausible or gross is not judged: from that step what makes "
-        "the engine's full resume depart (see the WARNING) changes the run too")
+        "the engine's full resume depart (see the WARNING) changes the run too"
+        # (trial 543: the lost callback's 0.838 read as what dropping the optimizer did)
+        + (f", and its max |Δloss|, {run.max_abs_loss_diff:.3g}, counts that too"
+           if run.max_abs_loss_diff else ""))
     run.plausible = run.noise_ratio = None
 
 

@@ -1163,3 +1163,22 @@ def test_a_position_alike_on_every_rank_wherever_looked_at_is_said_so():
         "`data_cursor` at 12 held the same state on every rank: a checkpoint that keeps one "
         "rank's copy for every rank resumes all the same there"), once
     assert alike_on_ranks(reference({"at12": apart, "end": apart}), [12]) is None
+
+
+def test_an_ablation_judged_before_the_full_resume_departs_says_its_loss_figure_counts_both():
+    """Trial 543: `drop optimizer` departed in the learning rate at the step
+    where the engine's full resume departed in the loss (a lost callback's
+    weight); its max |Δloss| cell, 0.838, was that callback's effect."""
+    from resumecheck.report import RunResult
+    from resumecheck.verdict import _before_full_resume
+
+    engine = RunResult(dropped=[], resume_at=[5], verdict="diverged", checkpoint="engine",
+                       first_divergent_step=6, first_divergent_quantity="loss",
+                       first_divergent_key="loss", max_abs_loss_diff=0.838)
+    dropped = RunResult(dropped=["optimizer"], resume_at=[5], verdict="diverged",
+                        checkpoint="engine", first_divergent_step=6,
+                        first_divergent_quantity="learning rate", first_divergent_key="lr",
+                        max_abs_loss_diff=0.838, explanation="learning rate differs from step 6")
+    _before_full_resume(dropped, engine)
+    assert dropped.explanation.endswith(
+        "changes the run too, and its max |Δloss|, 0.838, counts that too"), dropped.explanation
