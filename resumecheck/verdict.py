@@ -4314,6 +4314,13 @@ def _calls_counted(ref: Reference, segments: Segments, step: int, key: str) -> s
         return (f"model inputs{on} ({here} tensor{'' if here == 1 else 's'}, {there} in the "
                 f"uninterrupted run, in {mine.calls} call{'' if mine.calls == 1 else 's'} "
                 f"each{said})")
+    if mine.calls and theirs.calls:  # (trial 543: "number of model calls (2 input
+        # tensors, 6 ...)" of 1 call against 3, counted in tensors only)
+        tensors = ("" if (here, there) == (mine.calls, theirs.calls) else
+                   f"; {here} input tensor{'' if here == 1 else 's'}, {there} there")
+        return (f"number of model calls{on} ({mine.calls} call"
+                f"{'' if mine.calls == 1 else 's'}, {theirs.calls} in the uninterrupted run"
+                f"{tensors}{said})")
     return (f"number of model calls{on} ({here} input "
             f"tensor{'' if here == 1 else 's'}, {there} in the uninterrupted run{said})")
 

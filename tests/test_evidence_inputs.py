@@ -224,9 +224,10 @@ def test_a_call_made_at_fewer_steps_is_a_number_of_calls_not_other_data():
     report = verify("fixtures.trust.eval_by_step:TARGET", drop=["global_step"], noise_seeds=0)
     [run] = [r for r in report.runs if r.dropped == ["global_step"]]
     assert run.first_divergent_step == 6
+    # (trial 543: counted in calls where each is one tensor, "2 input tensors, 6" of 1
+    # call against 3 read as a mislabel)
     assert run.first_divergent_quantity == (
-        "number of model calls (1 input tensor, 2 in the uninterrupted run; the first one "
-        "agrees)")
+        "number of model calls (1 call, 2 in the uninterrupted run; the first one agrees)")
     assert ("step 6 called the model with 1 input tensor over all its calls, 2 in the "
             "reference; the first one "
             "agrees bit for bit, so the data agree: the reference's `input` in its 2nd call of 2 "
@@ -247,8 +248,8 @@ def test_a_number_of_calls_whose_first_inputs_differ_says_nothing_agrees():
                     check_determinism=False)
     [run] = [r for r in report.runs if r.dropped == ["epsilon"]]
     assert (run.first_divergent_step, run.first_divergent_quantity) == (
-        4, "number of model calls (1 input tensor, 2 in the uninterrupted run; the inputs "
-        "both made differ too)")
+        4, "number of model calls (1 call, 2 in the uninterrupted run; the inputs both made "
+        "differ too)")
     assert "agree" not in run.explanation, run.explanation
 
 

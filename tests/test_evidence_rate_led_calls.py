@@ -60,6 +60,14 @@ def test_the_first_divergence_names_the_rate_and_the_inputs_that_differ():
     assert counted({"inputs:0": "x", "inputs:1": "b", "inputs:2": "c"}, both, 0.25) == (
         "number of model calls (3 input tensors, 2 in the uninterrupted run; the inputs both "
         "made differ too)")
+    # (trial 543: calls counted on both sides, 1 against 3, where a call takes 2 tensors)
+    mine = StepRecord(13, 0.5, {"inputs:0": "a", "inputs:1": "b"}, lr=[0.25], calls=1)
+    theirs = StepRecord(13, 0.4, {f"inputs:{i}": "abcdef"[i] for i in range(6)}, lr=[0.25],
+                        calls=3)
+    assert _calls_counted(SimpleNamespace(by_step={13: theirs}),
+                          [(12, SimpleNamespace(records=[mine]))], 13, "inputs:2") == (
+        "number of model calls (1 call, 3 in the uninterrupted run; 2 input tensors, 6 there; "
+        "the first 2 agree)")
 
 
 def test_a_restart_that_drew_less_is_offered_the_epoch_end_its_iterator_did_not_reach():
