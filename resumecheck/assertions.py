@@ -23,7 +23,7 @@ from resumecheck.phrases import (
 )
 from resumecheck.program import Target
 from resumecheck.components import split_rank_name
-from resumecheck.report import FAILED, Report, RunResult, three_figures
+from resumecheck.report import FAILED, Report, RunResult, lossy_first, three_figures
 
 __all__ = [
     "ComponentsNotExercised",
@@ -201,7 +201,8 @@ def _describe_run(run: RunResult, label: str, incomplete: str | None,
             f"    reference vs resumed: max |Δ{' mean' if ranks else ''} loss| "
             f"{_g(run.max_abs_loss_diff)}; {figures}"
         )
-    for finding in run.diagnosis:  # (trial 138: a note read "diagnosis:" here, as the CLI's not)
+    # (trial 138: a note read "diagnosis:" here, as the CLI's not)
+    for finding in lossy_first(run.diagnosis, incomplete):
         label = "note" if finding.put_back() else "diagnosis"
         lines.append(f"    {label}: {finding.line_in(run, incomplete)}")
     lines.append(f"    why: {run.explanation}")

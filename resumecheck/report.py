@@ -873,12 +873,21 @@ def _drop_rows_line(report: Report) -> str:
             "the full resume rows and the headline judge your checkpoint")
 
 
+def lossy_first(diagnosis: list[Finding], incomplete: str | None) -> list[Finding]:
+    """The findings in the order a report prints them: those the WARNING names
+    as not loading back their own state first (trials 529, 539: a stream the
+    framework's checkpoint holds none of led, not judged, before them)."""
+    lossy = [f for f in diagnosis if incomplete and incomplete.startswith((LOSSY_ONE, LOSSY_MANY))
+             and f"`{f.component}`: " in incomplete]
+    return lossy + [f for f in diagnosis if f not in lossy]
+
+
 def _footer(report: Report) -> list[str]:
     lines = []
     full = report.full_resume
     if full is not None:
         incomplete = report.incomplete_state_notice()
-        for f in full.diagnosis:
+        for f in lossy_first(full.diagnosis, incomplete):
             # (trials: a "diagnosis:" of a generator the program put back itself read
             # as a problem in a passing report, and as the cause in a failing one)
             label = "note" if f.put_back() else "diagnosis"

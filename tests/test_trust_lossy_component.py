@@ -53,3 +53,17 @@ def test_a_component_that_cannot_load_its_own_state_is_named_not_cleared():
     assert f"diagnosis: {mark}" in report.render()
     assert f"    diagnosis: {mark}" in failure
     assert "\n  WARNING: a declared component does not load back its own state: " in failure
+
+
+def test_the_component_that_does_not_load_back_leads_the_diagnosis():
+    """Trials 529, 539: a stream the checkpoint does not keep, declared first,
+    led the diagnosis, not judged, before the component the WARNING names as
+    not loading back its own state (a red herring read first)."""
+    report = verify("fixtures.trust.lossy_component:ALSO_LOSES_THE_STREAM", noise_seeds=0,
+                    drop="none")
+    assert [f.component for f in report.full_resume.diagnosis] == ["rng", "data_cursor"]
+    said = [line for line in report.render().splitlines() if line.startswith("diagnosis: ")]
+    assert [line.split(":", 2)[1].strip() for line in said] == ["data_cursor", "rng"], said
+    failure = describe_failure(report)
+    assert failure.index("diagnosis: data_cursor") < failure.index("diagnosis: rng"), failure
+
