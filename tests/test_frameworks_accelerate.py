@@ -905,3 +905,17 @@ def test_a_sampler_of_your_own_and_a_loader_generator_that_seeds_no_worker_resum
     own = report.runs[0]
     assert own.verdict == IDENTICAL, report.render()
     assert not any("global stream" in f.detail for f in own.diagnosis), own.diagnosis
+
+
+def test_a_program_of_your_own_is_told_to_prepare_the_scheduler_its_accelerator_does_not_save():
+    """Trial 532: a program of its own with an Accelerator whose save_state()
+    did not hold a scheduler left out of prepare(): confirmed, with no word of
+    the call that keeps it, which an accelerate_program target is told."""
+    fast = {"drop": "none", "noise_seeds": 0, "check_determinism": False}
+    own = resumecheck.verify("fixtures.trust.accelerate_unprepared:UNPREPARED", **fast)
+    [finding] = own.full_resume.diagnosis
+    assert (finding.component, finding.status) == ("scheduler", "confirmed"), finding
+    assert finding.fix == ("Accelerate's save_state() holds a scheduler only when it was "
+                           "prepared: scheduler = accelerator.prepare(scheduler)")
+    twin = resumecheck.verify("fixtures.trust.accelerate_unprepared:PREPARED", **fast)
+    assert twin.equivalent, twin.render()
