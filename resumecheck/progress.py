@@ -165,4 +165,3 @@ def warned_header(run: str, filename: str) -> str:
     on_purpose = (f" (a restart that leaves {run.removeprefix('drop ')} out of the restore on "
                   "purpose, not your checkpoint's)" if run.startswith("drop ") else "")
     return f"resumecheck: {who_warned(filename)} warned in the check's run `{run}`{on_purpose}:"
-

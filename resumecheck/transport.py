@@ -144,10 +144,10 @@ def run_in_subprocess(spec: SegmentSpec, cancel: threading.Event | None = None,
     return _outcome(spec, proc.returncode, files.out, output)
 
 
-_WARNING = re.compile(r"^(\S[^\n]*?):\d+: \w*(?:Warning|Deprecation)\w*: [^\n]*\n"
-                      r"(?:[ \t]+[^\n]*\n)?", re.M)
-"""A warning as Python's ``formatwarning`` writes it: ``file:line: Category:
-message``, and the source line indented under it."""
+_WARNING = re.compile(r"^(\S[^\n]*?\.py):\d+: [^\n]*\n(?:[ \t]+[^\n]*\n)?", re.M)
+"""A warning as Python's ``formatwarning`` writes it, ``file.py:line: Category:
+message`` and the source line indented under it, or as Lightning's own format
+does, without the category."""
 _RELAYED: set[str] = set()
 """The warnings this process has relayed from segments' interpreters."""
 
