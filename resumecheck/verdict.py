@@ -4366,7 +4366,14 @@ def _others(key: str, also: list[str], lacking: int = 0) -> str:
     kind = {"param": "parameter", "grad": "gradient"}.get(quantity_kind(key))
     names = {split_rank_name(k)[0] for k in also} - {base}
     ranks = {split_rank_name(k)[1] for k in also} - {rank, None}
-    out = f" (the largest of {len(names) + 1} {kind}s that differ)" if names and kind else ""
+    # (trial 550: "the largest of 8 parameters" of a student with 4 named, the other 4 its
+    # declared teacher's, which no name showed)
+    paths = [n.split(":", 1)[-1] for n in names | {base}]
+    heads = sorted({p.split(".", 1)[0] for p in paths})
+    under = (f", under {', '.join(heads[:-1])} and {heads[-1]}"
+             if all("." in p for p in paths) and 1 < len(heads) <= 3 else "")
+    out = (f" (the largest of {len(names) + 1} {kind}s that differ{under})" if names and kind
+           else "")
     if names and kind and lacking:
         of = "" if lacking == len(names) + 1 else f", of {len(names) + 1} that differ"
         out = (f" (one of {lacking} {kind}s one run lacks{of})" if lacking > 1

@@ -1182,3 +1182,14 @@ def test_an_ablation_judged_before_the_full_resume_departs_says_its_loss_figure_
     _before_full_resume(dropped, engine)
     assert dropped.explanation.endswith(
         "changes the run too, and its max |Δloss|, 0.838, counts that too"), dropped.explanation
+
+
+def test_parameters_that_differ_under_several_modules_say_which_modules():
+    """Trial 550: "the largest of 8 parameters that differ" of a student with 4,
+    the other 4 its declared teacher's, whose names showed nowhere."""
+    from resumecheck.verdict import _others
+
+    assert _others("param:params.0.weight", ["param:params.2.bias", "param:teacher.0.weight"]) \
+        == " (the largest of 3 parameters that differ, under params and teacher)"
+    assert _others("param:params.0.weight", ["param:params.2.bias"]) \
+        == " (the largest of 2 parameters that differ)"
