@@ -53,7 +53,8 @@ from resumecheck.phrases import (
     merge_items, uncompared_path, under_roots,
 )
 from resumecheck.report import (
-    CLOSE, DIVERGED, FAILED, IDENTICAL, INCONCLUSIVE, Finding, Report, RunResult, settings_text,
+    CLOSE, DIVERGED, FAILED, IDENTICAL, INCONCLUSIVE, NOT_CAUSE, Finding, Report, RunResult,
+    settings_text,
 )
 from resumecheck.reproduce import reproduce_command
 from resumecheck.restore import build_settings
@@ -1216,8 +1217,7 @@ class Checker:
         settings_matter = _launch_settings_matter(self, engine_full)
         if fulls == 2:
             _notes_on_own_resume(self, done[0], engine_full, settings_matter)
-            verdict.note_dropped_alike(done[0].result, done[0].trajectory,
-                                       [(d.result, d.trajectory) for d in done[fulls:]])
+            _note_alike(self, done[0], [(d.result, d.trajectory) for d in done[fulls:]])
         return _report(self, [d.result for d in done], engine_full.held,
                        done[0].held if fulls == 2 else None,  # (the program's own resume)
                        engine_run=engine_full.result, restarted_after=engine_full.held_after,
@@ -1274,7 +1274,10 @@ class Checker:
         ``resume_nproc``, the elastic resume of ``schedule``; ``resave``: ``_run_one``'s."""
         if self.settings.resume_nproc is not None:
             return _elastic(self, list(schedule))
-        return self._run_one(schedule, dropped, source, resave=resave).result
+        judged = self._run_one(schedule, dropped, source, resave=resave)
+        if judged.result.checkpoint == "program":
+            _note_alike(self, judged, [])
+        return judged.result
 
     def _run_one(self, schedule: Sequence[int], dropped: Sequence[str] = (),
                  source: Source = "auto", held: bool = False, resave: bool = False) -> _Judged:
@@ -1827,6 +1830,29 @@ def _advice(first: SegmentResult, segments: verdict.Segments) -> dict[str, str]:
     for _, seg in segments[1:]:
         advice.update(seg.advice)
     return advice
+
+
+def _note_alike(checker: Checker, own: _Judged,
+                ablations: list[tuple[RunResult, list[Any]]]) -> None:
+    """``verdict.note_dropped_alike`` of the program's own resume, with the
+    ablations that ran and, for a finding a rerun put right to no change
+    that none of them dropped, one that drops it alone (trial 549: under
+    --drop none, fuzz, the plugin and the reproduce command lost the words
+    that name the likely cause, which only that ablation shows)."""
+    result = own.result
+    have = {r.dropped[0] for r, _ in ablations if len(r.dropped) == 1}
+    unsettled = list(dict.fromkeys(f.component for f in result.diagnosis
+                                   if f.status == NOT_CAUSE and f.component not in have))
+    extra = []
+    if result.verdict == DIVERGED:
+        for name in unsettled:
+            with checker._segments.run_directory("run-") as work:
+                segments = checker._restarts.engine(result.resume_at, [name], work)
+                alone = RunResult(dropped=[name], resume_at=list(result.resume_at),
+                                  verdict=IDENTICAL, checkpoint="engine")
+                cmp = verdict.judge(checker.reference, alone, segments)
+                extra.append((alone, _trajectory(segments, result.resume_at[0], cmp)))
+    verdict.note_dropped_alike(result, own.trajectory, [*ablations, *extra])
 
 
 def _reproduce(target: Target, s: Settings, schedule: list[int], dropped: list[str]) -> str:

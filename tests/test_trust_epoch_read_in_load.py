@@ -29,5 +29,23 @@ def test_a_lost_epoch_read_in_load_is_said_to_be_the_likely_cause():
         "right after it" in own.explanation, own.explanation
 
 
+def test_with_no_ablation_asked_for_and_under_fuzz_it_is_said_all_the_same():
+    """Trial 549: under --drop none (fuzz, the plugin, the reproduce command)
+    the ablation that shows it was not run, and the finding read only that,
+    put right alone, the run departs no later."""
+    from resumecheck.fuzz import fuzz
+
+    own = verify(SPEC + "FORGETS_EPOCH", noise_seeds=0, drop="none").full_resume
+    [epoch] = own.diagnosis
+    assert epoch.detail.endswith("; left out alone of the engine's restore, the run departs "
+                                 "as your resume does, step for step"), epoch.detail
+    assert [r.dropped for r in verify(SPEC + "FORGETS_EPOCH", noise_seeds=0,
+                                      drop="none").runs] == [[], []]  # (no row added)
+    found = fuzz(SPEC + "FORGETS_EPOCH", max_examples=3, budget=60)
+    assert found.failure is not None
+    assert any("left out alone of the engine's restore" in f.detail
+               for f in found.failure.diagnosis), found.summary()
+
+
 def test_its_twin_resumes():
     assert verify(SPEC + "CORRECT", noise_seeds=0, drop=["sampler_epoch"]).equivalent
