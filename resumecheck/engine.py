@@ -1083,6 +1083,11 @@ def _saved_again(reference: verdict.Reference, restarts: _Restarts, result: RunR
     prefix = segments[0][1] if segments else None
     if prefix is None or not prefix.program_checkpoint:
         return None
+    if any(seg.side_files.get("load") for _, seg in segments):
+        # (trial 548: a load() that read the latest checkpoint of its own folder met, in
+        # this rerun, the later save the schedule had written there: lost on resave, of a
+        # correct program; which checkpoint such a load() reads is not the rerun's to say)
+        return None
     rerun = restarts.chain(
         sorted([*result.resume_at, *points]), work, prefix, tag="resave",
         first_restore=Restore(path=prefix.program_checkpoint, source="program"))

@@ -1194,7 +1194,8 @@ RESUME_CODE_UNCHECKED = (
     "(before its scheduler steps): each restart here calls your save() between steps with a "
     "path of its own, builds the program and calls load() with that save's path, so what a "
     "resume needs must be in save() and load() (or the framework's restore); a load() that "
-    "picks the latest of several checkpoints, or a save() that deletes old ones, meets one")
+    "picks the latest of several checkpoints, or a save() that deletes old ones, meets only "
+    "the checkpoints the schedule writes, one per resume point")
 """The last line of an equivalent report whose program resumed through its own
 checkpoint: the script's own resume code is not what runs, nor its loop's own
 saves (trial 157: a periodic save made before the scheduler stepped passed;

@@ -228,3 +228,14 @@ def test_a_fuzz_search_that_finds_nothing_says_the_files_beside_the_checkpoint()
         "resume from an earlier checkpoint reads what a later save wrote there" \
         in result.summary(), result.summary()
     assert json.loads(result.render("json"))["side_files"] == result.side_files
+
+
+def test_a_load_of_the_latest_in_its_folder_resumed_twice_is_not_said_to_lose_state():
+    """Trial 548: a load() that read the latest checkpoint of its run's folder,
+    correct at each of two restarts, was NOT EQUIVALENT: the rerun that saves
+    right after the first load met the later save of the same schedule in
+    that folder, and five components read as lost on a second resume."""
+    report = verify("fixtures.trust.latest_in_folder:TARGET", drop="none", noise_seeds=0)
+    assert report.equivalent, report.render()
+    assert not report.full_resume.lost_on_resave()
+    assert "your load() read" in report.full_resume.explanation
