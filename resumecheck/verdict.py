@@ -1522,9 +1522,13 @@ def side_files_text(files: dict[str, list[str]]) -> str:
     said = side_files(files)
     if said is None:
         return ""
+    # (trial 548: Accelerate's automatic naming kept the state in a checkpoint, and its
+    # load_state() read the latest of the folder, not the one the load was given)
+    given = (", and have load() read the checkpoint at the path it is given (not the latest "
+             "of a folder)" if files.get("load") else "")
     return (f"; {said}, {OUTSIDE_THE_CHECKPOINT}: a restart reads what was "
             "written there last (by this run, a later save, or another run beside it), not what "
-            "the checkpoint saved: keep that state in the checkpoint")
+            f"the checkpoint saved: keep that state in the checkpoint{given}")
 
 
 # -- the noise band --------------------------------------------------------

@@ -239,3 +239,6 @@ def test_a_load_of_the_latest_in_its_folder_resumed_twice_is_not_said_to_lose_st
     assert report.equivalent, report.render()
     assert not report.full_resume.lost_on_resave()
     assert "your load() read" in report.full_resume.explanation
+    # (and what to do says which checkpoint to read: the one at the path it is given)
+    assert "keep that state in the checkpoint, and have load() read the checkpoint at the " \
+        "path it is given (not the latest of a folder)" in report.full_resume.explanation
