@@ -1127,3 +1127,17 @@ def test_a_loader_whose_load_reads_another_key_is_told_its_own_load_first():
     assert ("`data_cursor`: state_dict.combined_loader[0].read 0, expected 3: your loader's "
             "load_state_dict() does not set it from the state it is given back, or Lightning's "
             "restore does not bring back what it saved") in notice, notice
+
+
+def test_lightnings_weight_averaging_is_refused_as_a_limit_not_judged():
+    """Trial 545: StochasticWeightAveraging keeps an averaged model, counts and
+    an SWALR scheduler that Lightning restores after the fit starts, which the
+    adapter does not follow: a checkpoint that dropped them was not caught, and
+    the correct twin's scheduler read as lost. Refused, as what it is."""
+    with pytest.raises(resumecheck.TargetError) as info:
+        resumecheck.verify(spec("LIGHTNING_SWA"), drop="none", noise_seeds=0,
+                           check_determinism=False)
+    text = str(info.value)
+    assert "Lightning's StochasticWeightAveraging" in text
+    assert "a limit of resumecheck, not a fault of your program, which it has not judged" in text
+

@@ -153,6 +153,7 @@ class LightningProgram(LoopProgram):
             "default_root_dir": self._root.name,
         }
         options.update(trainer)
+        _no_averaging_callback(_as_list(options.get("callbacks")), type(self.module).__name__)
         if "enable_checkpointing" not in trainer and any(
                 isinstance(cb, pl.callbacks.ModelCheckpoint)
                 for cb in _as_list(options.get("callbacks"))):
@@ -435,6 +436,25 @@ def _as_list(value: Any) -> list[Any]:
     if value is None:
         return []
     return list(value) if isinstance(value, (list, tuple)) else [value]
+
+
+def _no_averaging_callback(callbacks: list[Any], module: str) -> None:
+    """Lightning's ``StochasticWeightAveraging`` is refused as a limit of this
+    adapter (trial 545: its state, an averaged model, counts and an SWALR
+    scheduler it makes at an epoch's start, is restored by Lightning after the
+    fit starts, where the check does not follow it: a checkpoint that dropped
+    it was not caught, and the correct twin's scheduler read as lost)."""
+    pl = require("lightning.pytorch", "resumecheck.frameworks.lightning")
+    if any(isinstance(cb, pl.callbacks.StochasticWeightAveraging) for cb in callbacks):
+        raise TargetError(
+            module, "the trainer's callbacks include Lightning's StochasticWeightAveraging, "
+            "whose state (its averaged model, its counts, and the SWALR scheduler it puts in "
+            "place of yours) resumecheck's Lightning adapter does not follow yet (a limit of "
+            "resumecheck, not a fault of your program, which it has not judged)",
+            "To check the rest of the training now, give the check's trainer settings without "
+            "it; or check the averaging through a plain target of your own (README, 'Checking "
+            "your own program') that keeps torch.optim.swa_utils' AveragedModel and SWALR and "
+            "declares each as a component")
 
 
 def _one_optimizer(trainer: Any) -> Any:
