@@ -153,7 +153,6 @@ class LightningProgram(LoopProgram):
             "default_root_dir": self._root.name,
         }
         options.update(trainer)
-        _no_averaging_callback(_as_list(options.get("callbacks")), type(self.module).__name__)
         if "enable_checkpointing" not in trainer and any(
                 isinstance(cb, pl.callbacks.ModelCheckpoint)
                 for cb in _as_list(options.get("callbacks"))):
@@ -164,7 +163,7 @@ class LightningProgram(LoopProgram):
         # (its look at the rates as the next batch begins goes first: trial 480's callback
         # set the rate in its own on_train_batch_start, which a restart runs too, and the
         # report said that the rate changed after the checkpoint where the restart did not)
-        options["callbacks"] = [_RatesWatch(driver), *_as_list(options.get("callbacks")), driver]
+        options["callbacks"] = [_RatesWatch(driver), *_callbacks(options, self.module), driver]
         with _announcer_quiet():  # (the hardware, announced on every Trainer: each restart)
             self.trainer = pl.Trainer(**options)
         _park_after_train_start(self.trainer, self._channel, self.pending)
@@ -438,23 +437,26 @@ def _as_list(value: Any) -> list[Any]:
     return list(value) if isinstance(value, (list, tuple)) else [value]
 
 
-def _no_averaging_callback(callbacks: list[Any], module: str) -> None:
-    """Lightning's ``StochasticWeightAveraging`` is refused as a limit of this
+def _callbacks(options: Mapping[str, Any], module: Any) -> list[Any]:
+    """The run's own callbacks in the trainer's settings ``options``;
+    Lightning's ``StochasticWeightAveraging`` among them is refused as a limit of this
     adapter (trial 545: its state, an averaged model, counts and an SWALR
     scheduler it makes at an epoch's start, is restored by Lightning after the
     fit starts, where the check does not follow it: a checkpoint that dropped
     it was not caught, and the correct twin's scheduler read as lost)."""
     pl = require("lightning.pytorch", "resumecheck.frameworks.lightning")
+    callbacks = _as_list(options.get("callbacks"))
     if any(isinstance(cb, pl.callbacks.StochasticWeightAveraging) for cb in callbacks):
         raise TargetError(
-            module, "the trainer's callbacks include Lightning's StochasticWeightAveraging, "
-            "whose state (its averaged model, its counts, and the SWALR scheduler it puts in "
+            type(module).__name__, "the trainer's callbacks include Lightning's "
+            "StochasticWeightAveraging, whose state (its averaged model, its counts, and the SWALR scheduler it puts in "
             "place of yours) resumecheck's Lightning adapter does not follow yet (a limit of "
             "resumecheck, not a fault of your program, which it has not judged)",
             "To check the rest of the training now, give the check's trainer settings without "
             "it; or check the averaging through a plain target of your own (README, 'Checking "
             "your own program') that keeps torch.optim.swa_utils' AveragedModel and SWALR and "
             "declares each as a component")
+    return callbacks
 
 
 def _one_optimizer(trainer: Any) -> Any:
