@@ -439,7 +439,8 @@ def _as_list(value: Any) -> list[Any]:
 
 def _callbacks(options: Mapping[str, Any], module: Any) -> list[Any]:
     """The run's own callbacks in the trainer's settings ``options``; Lightning's
-    ``StochasticWeightAveraging`` among them is refused as a limit of this adapter (trial 545: its state, an averaged model, counts and an SWALR
+    ``StochasticWeightAveraging`` among them is refused as a limit of this
+    adapter (trial 545: its state, an averaged model, counts and an SWALR
     scheduler it makes at an epoch's start, is restored by Lightning after the
     fit starts, where the check does not follow it: a checkpoint that dropped
     it was not caught, and the correct twin's scheduler read as lost)."""
@@ -449,8 +450,9 @@ def _callbacks(options: Mapping[str, Any], module: Any) -> list[Any]:
         raise TargetError(
             type(module).__name__, "the trainer's callbacks include Lightning's "
             "StochasticWeightAveraging, whose state (its averaged model, its counts, and the "
-            "SWALR scheduler it puts in place of yours) resumecheck's Lightning adapter does not follow yet (a limit of "
-            "resumecheck, not a fault of your program, which it has not judged)",
+            "SWALR scheduler it puts in place of yours) resumecheck's Lightning adapter does "
+            "not follow yet (a limit of resumecheck, not a fault of your program, which it "
+            "has not judged)",
             "To check the rest of the training now, give the check's trainer settings without "
             "it; or check the averaging through a plain target of your own (README, 'Checking "
             "your own program') that keeps torch.optim.swa_utils' AveragedModel and SWALR and "
