@@ -1149,10 +1149,13 @@ def epochs_unsaid(ref: Reference) -> str | None:
     bounds = ref.segment.boundaries
     if bounds.get("steps_per_epoch") is not None or bounds.get("epoch_boundaries") is not None:
         return None
+    # (trial 547: a Trainer target was told of attributes a program of its own has)
+    how = ("the target's steps_per_epoch=, or epoch_boundaries=[] where its data has no epochs"
+           if bounds.get("restored_by") else
+           "steps_per_epoch, or epoch_boundaries = [] where its data has no epochs")
     return ("an epoch's end, or a restart inside a later epoch: the program does not say where "
-            "its epochs end (steps_per_epoch, or epoch_boundaries = [] where its data has no "
-            "epochs), so no resume point here is known to be either, where a data position "
-            "most often goes wrong; resumecheck fuzz aims at them once it knows")
+            f"its epochs end ({how}), so no resume point here is known to be either, where a "
+            "data position most often goes wrong; resumecheck fuzz aims at them once it knows")
 
 
 def later_epoch_untried(ref: Reference, points: Sequence[int], steps: int) -> str | None:

@@ -1516,3 +1516,7 @@ LIGHTNING_ACCUMULATION_SCHEDULE = lightning_target(
 TRAINER_STREAMING = trainer_target(_streaming, args={"per_device_train_batch_size": 8,
                                                      "learning_rate": 1e-2}, steps=9,
                                    resume_at=(7,))
+# (trial 547: an endless stream says it has no epochs, as a program of its own can)
+TRAINER_STREAMING_NO_EPOCHS = trainer_target(
+    _streaming, args={"per_device_train_batch_size": 8, "learning_rate": 1e-2}, steps=9,
+    resume_at=(7,), epoch_boundaries=[])

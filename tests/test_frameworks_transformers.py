@@ -708,6 +708,23 @@ def test_a_streaming_dataset_with_no_length_is_said_to_leave_the_trainer_blind_t
             "batches from the first epoch's start") in own.explanation, own.explanation
     assert (report.incomplete_state_notice() or "").startswith(
         f"the training data has no length, so the framework {SKIPS_BLIND}")
+    # (trial 547: told of attributes only a program of its own has; the target takes them)
+    assert any("does not say where its epochs end (the target's steps_per_epoch=, or "
+               "epoch_boundaries=[] where its data has no epochs)" in line
+               for line in report.not_checked), report.not_checked
+
+
+def test_a_trainer_target_says_its_data_has_no_epochs(tmp_path, monkeypatch):
+    from resumecheck.errors import InvalidArgument
+
+    monkeypatch.setenv(SCRATCH_ENV, str(tmp_path))
+    built = load_target(spec("TRAINER_STREAMING_NO_EPOCHS")).build({"seed": 0})
+    try:
+        assert built.boundaries()["epoch_boundaries"] == []
+    finally:
+        built.program.close()
+    with pytest.raises(InvalidArgument, match="epoch_boundaries"):
+        resumecheck.frameworks.trainer_target(lambda args: None, epoch_boundaries=[0])
 
 
 def test_right_after_a_trainers_restore_the_collators_scratch_is_taken_as_the_runs():

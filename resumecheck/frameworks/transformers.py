@@ -71,6 +71,7 @@ def trainer_target(
     not_state: Sequence[str] = (),
     steps_per_epoch: float | None = None,
     args_class: type | None = None,
+    epoch_boundaries: Sequence[int] | None = None,
 ) -> Target:
     """A resumecheck target for ``make_trainer(training_arguments) -> Trainer``.
 
@@ -82,6 +83,9 @@ def trainer_target(
     ``steps_per_epoch``: optimizer steps per epoch, where the Trainer does not
     make its loader itself (a subclass's ``get_train_dataloader``: a trial's
     bucketing sampler) and so cannot be read; else read from its dataset.
+    ``epoch_boundaries``: the steps after which an epoch ends, where the
+    data says none (``[]``: an endless stream has no epochs; trial 547 was told
+    to say so, which only a program of its own could).
     ``args_class``: the arguments' class, where the Trainer needs more than
     ``TrainingArguments`` (``Seq2SeqTrainingArguments`` for a
     ``Seq2SeqTrainer``, or a subclass of your own); default ``TrainingArguments``.
@@ -97,6 +101,12 @@ def trainer_target(
     if steps_per_epoch is not None and not (isinstance(steps_per_epoch, (int, float))
                                             and steps_per_epoch > 0):
         raise InvalidArgument("steps_per_epoch", steps_per_epoch, "expected a number > 0")
+    if epoch_boundaries is not None and not (
+            isinstance(epoch_boundaries, (list, tuple)) and all(
+                isinstance(e, int) and not isinstance(e, bool) and e > 0
+                for e in epoch_boundaries)):
+        raise InvalidArgument("epoch_boundaries", epoch_boundaries,
+                              "expected a list of steps > 0 ([] where the data has no epochs)")
     if args_class is not None and not isinstance(args_class, type):
         raise InvalidArgument("args_class", args_class,
                               "expected a class such as transformers.Seq2SeqTrainingArguments")
@@ -105,6 +115,8 @@ def trainer_target(
         program = TrainerProgram(make_trainer, args=overrides, args_class=args_class,
                                  seed=int(config.get("seed", seed)), max_steps=steps)
         program.declared_steps_per_epoch = steps_per_epoch
+        if epoch_boundaries is not None:
+            program.epoch_boundaries = list(epoch_boundaries)
         return program
 
     return Target(factory=build, run_config={"seed": seed}, restart_config="run",
@@ -277,6 +289,8 @@ class TrainerProgram(LoopProgram):
 
     declared_steps_per_epoch: float | None = None
     """``trainer_target(steps_per_epoch=...)`` (None: read from the Trainer)."""
+    epoch_boundaries: list[int] | None = None
+    """``trainer_target(epoch_boundaries=...)`` (None: not said)."""
 
     @property
     def steps_per_epoch(self) -> float | None:
