@@ -98,18 +98,7 @@ def trainer_target(
     # runs vary it; a trial's args seed=17 was reported as 0, and no noise band)
     seed = int(overrides.pop("seed", seed))
 
-    if steps_per_epoch is not None and not (isinstance(steps_per_epoch, (int, float))
-                                            and steps_per_epoch > 0):
-        raise InvalidArgument("steps_per_epoch", steps_per_epoch, "expected a number > 0")
-    if epoch_boundaries is not None and not (
-            isinstance(epoch_boundaries, (list, tuple)) and all(
-                isinstance(e, int) and not isinstance(e, bool) and e > 0
-                for e in epoch_boundaries)):
-        raise InvalidArgument("epoch_boundaries", epoch_boundaries,
-                              "expected a list of steps > 0 ([] where the data has no epochs)")
-    if args_class is not None and not isinstance(args_class, type):
-        raise InvalidArgument("args_class", args_class,
-                              "expected a class such as transformers.Seq2SeqTrainingArguments")
+    _check_options(steps_per_epoch, epoch_boundaries, args_class)
 
     def build(config: dict[str, Any]) -> TrainerProgram:
         program = TrainerProgram(make_trainer, args=overrides, args_class=args_class,
@@ -122,6 +111,22 @@ def trainer_target(
     return Target(factory=build, run_config={"seed": seed}, restart_config="run",
                   steps=steps, resume_at=tuple(resume_at), preload=("transformers.trainer",),
                   not_state=not_state)
+
+
+def _check_options(steps_per_epoch: Any, epoch_boundaries: Any, args_class: Any) -> None:
+    """``trainer_target``'s optional arguments, each what it must be."""
+    if steps_per_epoch is not None and not (isinstance(steps_per_epoch, (int, float))
+                                            and steps_per_epoch > 0):
+        raise InvalidArgument("steps_per_epoch", steps_per_epoch, "expected a number > 0")
+    if epoch_boundaries is not None and not (
+            isinstance(epoch_boundaries, (list, tuple)) and all(
+                isinstance(e, int) and not isinstance(e, bool) and e > 0
+                for e in epoch_boundaries)):
+        raise InvalidArgument("epoch_boundaries", epoch_boundaries,
+                              "expected a list of steps > 0 ([] where the data has no epochs)")
+    if args_class is not None and not isinstance(args_class, type):
+        raise InvalidArgument("args_class", args_class,
+                              "expected a class such as transformers.Seq2SeqTrainingArguments")
 
 
 def _make(make_trainer: Callable[[Any], Any], args_class: type,
