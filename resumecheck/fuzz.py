@@ -127,6 +127,10 @@ class FuzzResult:
     """The first failing schedule drawn, where the failure is another (None: none)."""
     shrunk_from_loss_diff: float | None = None
     """That schedule's largest |Δloss| (None: none, or not known)."""
+    shrunk_from_diagnosis: list[str] = field(default_factory=list)
+    """That schedule's findings (``component: detail``), where they are not the
+    failure's (trial 546: shrunk to resume at 1, where a rebuilt EMA equals the
+    lost one, only its counter was named; at 16 every weight was)."""
     failing_losses: list[float] = field(default_factory=list)
     """The largest |Δloss| of each failing schedule the search and its shrink
     tried (trial 530: where none changed a step's loss, "at other resume
@@ -205,6 +209,7 @@ class FuzzResult:
             "minimal": self.minimal, "shrunk_from": self.shrunk_from,
             "shrunk_from_loss_diff": self.shrunk_from_loss_diff,
             "failing_losses": list(self.failing_losses),
+            "shrunk_from_diagnosis": list(self.shrunk_from_diagnosis),
             "failing_otherwise": list(self.failing_otherwise),
             "failure": self.failure.to_json() if self.failure else None,
             "reference_loss": list(self.reference_loss),
@@ -278,6 +283,9 @@ class FuzzResult:
             if run.failure:
                 lines.append(f"  failure: {first_line(run.failure)}")
             lines += _finding_lines(run, self.declared_state_notice)
+            first = ",".join(map(str, self.shrunk_from or []))
+            lines += [f"  at the first to fail, resume at {first}: {said}"
+                      for said in self.shrunk_from_diagnosis]
             lines.append(f"  why: {run.explanation}")
             lines.append(f"  reproduce: {run.reproduce}")
         lines += _closing_lines(self)
@@ -562,6 +570,22 @@ program that hung after every restart read "no failing schedule in 0 examples
 tried", exit 0)."""
 
 
+def _first_failure(result: FuzzResult, first: RunResult) -> None:
+    """What the first failing schedule showed, where the failure was shrunk
+    from it: its largest |Δloss| and the findings the failure's lack."""
+    if result.shrunk_from and result.failure is not None:
+        result.shrunk_from_loss_diff = first.max_abs_loss_diff
+        result.shrunk_from_diagnosis = _other_findings(first, result.failure)
+
+
+def _other_findings(first: RunResult, final: RunResult) -> list[str]:
+    """The first failing schedule's findings, ``component: detail``, where any
+    is not among the failure's (by component and detail)."""
+    said = [f"{f.component}: {f.detail}{f.mark}" for f in first.diagnosis if not f.put_back()]
+    kept = {f"{f.component}: {f.detail}{f.mark}" for f in final.diagnosis}
+    return said if any(s not in kept for s in said) else []
+
+
 def _unless_same(first: Sequence[int], final: Sequence[int]) -> list[int] | None:
     """The first failing schedule drawn, where the failure reported is another."""
     return None if list(first) == list(final) else list(first)
@@ -804,8 +828,7 @@ def _search(checker: Checker, result: FuzzResult, default: list[int], edges: lis
     except _ScheduleFails as exc:
         result.failure, result.minimal = _earliest(checker, exc.result, say, result.failing_otherwise)
         result.shrunk_from = _unless_same(failed[0].resume_at, result.failure.resume_at)
-        if result.shrunk_from:
-            result.shrunk_from_loss_diff = failed[0].max_abs_loss_diff
+        _first_failure(result, failed[0])
     except Unsatisfiable:
         result.budget_exhausted = True
     finally:

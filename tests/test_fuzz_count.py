@@ -97,3 +97,30 @@ def test_a_failure_silent_in_the_loss_says_what_the_first_to_fail_showed():
     assert found.failure is not None and found.failure.max_abs_loss_diff == 0
     assert "; no step's loss differs at this schedule" in found.summary(), found.summary()
     assert found.to_json()["shrunk_from_loss_diff"] == (0.0 if found.shrunk_from else None)
+
+
+def test_a_failure_shrunk_from_another_says_what_the_first_to_fail_found_where_it_differs():
+    """Trial 546: shrunk to resume at 1, where an EMA made again from the loaded
+    weights equals the lost one, only its counter was named; at 16, the first to
+    fail, every averaged weight was: fixing the counter alone fails there."""
+    from resumecheck.fuzz import FuzzResult, _other_findings
+    from resumecheck.report import Finding, RunResult
+
+    def failed(k: int, *findings: Finding) -> RunResult:
+        return RunResult(dropped=[], resume_at=[k], verdict="diverged", checkpoint="program",
+                         first_divergent_step=k + 1, first_divergent_quantity="loss",
+                         max_abs_loss_diff=0.1, diagnosis=list(findings))
+
+    counter = Finding("ema", "n_averaged 0, expected 1", step=1, status="confirmed")
+    weights = Finding("ema", "module.0.weight differs, max |Δ| 0.522", step=16,
+                      status="confirmed")
+    first, final = failed(16, weights), failed(1, counter)
+    assert _other_findings(first, final) == [
+        "ema: module.0.weight differs, max |Δ| 0.522 (confirmed)"]
+    assert _other_findings(failed(16, counter), final) == []
+    result = FuzzResult(target="t", steps=32, seed=0, max_interruptions=1, examples=1,
+                        distinct_schedules=1, failure=final, minimal=True, shrunk_from=[16],
+                        shrunk_from_loss_diff=0.1,
+                        shrunk_from_diagnosis=_other_findings(first, final))
+    assert ("\n  at the first to fail, resume at 16: ema: module.0.weight differs, max |Δ| "
+            "0.522 (confirmed)\n") in result.render(), result.render()
