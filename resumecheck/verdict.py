@@ -3714,10 +3714,26 @@ def _loss_after_rate(r: RunResult) -> str:
             f"the rate; the loss differs from step {later[0]})" if later else "")
 
 
+def _loss_after_state(r: RunResult) -> str:
+    """Where a parameter or gradient differs first (an average of the weights
+    kept as a module) and the loss only later: where the rate and the loss do
+    (trial 546: an EMA's weights differed from step 9, its evaluation cut the
+    rate at 16, and the loss departed at 18; "9 parameter ..." beside a loss
+    figure read as a loss that differed at 9)."""
+    t, step = r.trajectory, r.first_divergent_step
+    if quantity_kind(r.first_divergent_key or "") not in ("param", "grad") or t is None \
+            or step is None or step in t.differs.get("loss", []):
+        return ""
+    said = [f"{name} from step {later[0]}" for kind, name in (("lr", "the learning rate"),
+                                                               ("loss", "the loss"))
+            if (later := [s for s in t.differs.get(kind, []) if s > step])]
+    return f" ({' and '.join(said)})" if said else ""
+
+
 def _divergence_text(r: RunResult, own_checkpoint: bool, position: str | None = None) -> str:
     q = r.first_divergent_quantity or ""
     text = (f"{_older_checkpoint_text(r)}{q} differs from step {r.first_divergent_step}"
-            + _loss_after_rate(r))
+            + _loss_after_rate(r) + _loss_after_state(r))
     if q.startswith("state of"):
         text = f"the final {q} differs"
         if not r.max_abs_loss_diff:

@@ -1193,3 +1193,22 @@ def test_parameters_that_differ_under_several_modules_say_which_modules():
         == " (the largest of 3 parameters that differ, under params and teacher)"
     assert _others("param:params.0.weight", ["param:params.2.bias"]) \
         == " (the largest of 2 parameters that differ)"
+
+
+def test_a_parameter_that_differs_first_says_where_the_rate_and_the_loss_do():
+    """Trial 546: an EMA's weights differed from step 9, its evaluation cut the
+    rate at 17, and the loss departed at 18; "9 parameter ema..." beside a loss
+    figure read as a loss that differed at 9."""
+    from resumecheck.report import RunResult
+    from resumecheck.trajectory import Trajectory
+    from resumecheck.verdict import _loss_after_state
+
+    run = RunResult(dropped=[], resume_at=[8], verdict="diverged", checkpoint="program",
+                    first_divergent_step=9, first_divergent_key="param:ema.module.0.weight",
+                    first_divergent_quantity="parameter ema.module.0.weight",
+                    trajectory=Trajectory(first_step=9, differs={
+                        "param": list(range(9, 33)), "lr": list(range(17, 33)),
+                        "loss": list(range(18, 33))}))
+    assert _loss_after_state(run) == " (the learning rate from step 17 and the loss from step 18)"
+    run.trajectory.differs["loss"] = list(range(9, 33))
+    assert _loss_after_state(run) == ""
