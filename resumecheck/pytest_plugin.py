@@ -674,7 +674,11 @@ def _confirmed_text(run: dict[str, Any]) -> str:
         return f" ({OLDER_CHECKPOINT})"
     confirmed = list(dict.fromkeys(f["component"] for f in run["diagnosis"]
                                    if f.get("status") == "confirmed"))
-    return f" (confirmed: {', '.join(confirmed)})" if confirmed else ""
+    # (trial 559: a cause the ablation alone showed, read as no cause named)
+    likely = list(dict.fromkeys(f["component"] for f in run["diagnosis"]
+                                if f.get("status") == "likely"))
+    return "".join(f" ({word}: {', '.join(names)})" for word, names in (
+        ("confirmed", confirmed), ("likely cause", likely)) if names)
 
 
 

@@ -45,6 +45,7 @@ __all__ = [
     "INCONCLUSIVE",
     "LATENT",
     "LOST_ON_RESAVE",
+    "LIKELY",
     "NOT_CAUSE",
     "RESUME_CODE_UNCHECKED",
     "SCHEMA",
@@ -85,7 +86,7 @@ does is no evidence either way (neither exercised nor a blind spot)."""
 
 # What a diagnosis finding turned out to be (Finding.status).
 FindingStatus = Literal["confirmed", "not_cause", "latent", "after_divergence", "put_back",
-                        "lost_on_resave"]
+                        "lost_on_resave", "likely"]
 CONFIRMED: Literal["confirmed"] = "confirmed"
 """Setting only this component to the reference's state removes the divergence or moves it later."""
 NOT_CAUSE: Literal["not_cause"] = "not_cause"
@@ -106,6 +107,13 @@ LOST_ON_RESAVE: Literal["lost_on_resave"] = "lost_on_resave"
 schedule, but the program's save() right after that load(), and a restart from
 that checkpoint, depart from the reference: the checkpoint loses it on a second
 resume. The full resume is then not equivalent."""
+
+LIKELY: Literal["likely"] = "likely"
+"""Put right in a rerun after the program's load() it changes nothing, but the
+engine's resume without it alone departs as the program's own does, step for
+step: the likely cause, which the load() reads before such a rerun can set it
+(trial 559: `not_cause` in the JSON of the one cause, a sampler's epoch its
+load() set the loader from; ``verdict.note_dropped_alike``)."""
 
 ENDS_AS_BEFORE = " (differs; put right alone, the run ends otherwise as before)"
 """The mark of a finding not the cause, in a run whose steps all matched."""
@@ -241,7 +249,7 @@ class Finding:
             # right alone, the run departs as before)" read as a second lost component)
             return (" (put back by the program during that step: setting it right sooner "
                     "changes nothing)")
-        if self.status == NOT_CAUSE and LEFT_OUT_ALIKE in self.detail:
+        if self.status == LIKELY:
             # (trial 510: an epoch its load() read before the rerun set it, read as no cause)
             return LEFT_OUT_ALIKE_MARK
         if self.status == NOT_CAUSE and run.steps_match():  # (a trial: "departs as before"

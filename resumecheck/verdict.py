@@ -60,7 +60,7 @@ from resumecheck.phrases import (
 )
 from resumecheck.report import (
     AFTER_DIVERGENCE, CLOSE, CONFIRMED, DIVERGED, ENDS_AS_BEFORE, FAILED, IDENTICAL,
-    INCONCLUSIVE, LATENT,
+    INCONCLUSIVE, LATENT, LIKELY,
     LOST_ON_RESAVE, NOT_CAUSE, PUT_BACK, Finding, FindingStatus, RunResult, confirmed_causes,
     resave_loses, settings_text,
 )
@@ -4113,19 +4113,21 @@ def note_dropped_alike(own: RunResult, trajectory: list[Any],
     if not found:
         return
     before = _differs_clause(own.diagnosis, own.steps_match())
-    own.diagnosis = [replace(f, detail=f.detail + LEFT_OUT_ALIKE) if f in found else f
-                     for f in own.diagnosis]
+    own.diagnosis = [replace(f, detail=f.detail + LEFT_OUT_ALIKE, status=LIKELY, confirmed=False)
+                     if f in found else f for f in own.diagnosis]
     if before:
         own.explanation = own.explanation.replace(
             before, _differs_clause(own.diagnosis, own.steps_match()), 1)
-    said = (f"; but the engine's resume without {', '.join(f'`{f.component}`' for f in found)} "
+    # (trial 559: led by three causes that were none, the one that was came after "but")
+    said = (f"; the engine's resume without {', '.join(f'`{f.component}`' for f in found)} "
             "alone departs as yours does, step for step: the likely cause, which your load() "
             "reads before a rerun can put it right after it (an order or an iterator it makes "
             "from it); set it in load() before what reads it")
     start = own.explanation.find(_NO_CAUSE_LEAD)
     end = own.explanation.find("; ", start + len(_NO_CAUSE_LEAD)) if start >= 0 else -1
-    own.explanation = (own.explanation + said if end < 0 else
-                       own.explanation[:end] + said + own.explanation[end:])
+    own.explanation = (own.explanation + said if start < 0 else
+                       own.explanation[:start] + said if end < 0 else
+                       own.explanation[:start] + said + own.explanation[end:])
 
 
 def note_save_moves(own: RunResult, moved: dict[int, list[str]]) -> None:
@@ -4183,7 +4185,7 @@ def _differs_clause(diagnosis: Sequence[Finding], ends_only: bool = False,
     return "; restored state differs in " + ", ".join(
         _what_differs(f) + _saved_after_a_drop(run, f)
         + (ENDS_AS_BEFORE if ends_only and f.status == NOT_CAUSE else LEFT_OUT_ALIKE_MARK
-           if f.status == NOT_CAUSE and LEFT_OUT_ALIKE in f.detail else f.mark or unjudged)
+           if f.status == LIKELY else f.mark or unjudged)
         for f in leads)
 
 
