@@ -243,18 +243,6 @@ LIGHTNING_AVERAGE_LOSES_COUNT = lightning_target(
     trainer=lambda: {"callbacks": _averaging_callback()})
 
 
-def _swa_callbacks():
-    from lightning.pytorch.callbacks import StochasticWeightAveraging
-    return [StochasticWeightAveraging(swa_lrs=0.02, swa_epoch_start=1)]
-
-
-# trial 545: Lightning's own weight averaging, whose state the adapter does not follow
-LIGHTNING_SWA = lightning_target(
-    module=lambda: lightning_train().TinyClassifier(dropout=0.0),
-    data=lambda: lightning_train().stateful_loader(), steps=8, resume_at=(3,),
-    trainer=lambda: {"callbacks": _swa_callbacks()})
-
-
 LIGHTNING_PLATEAU = lightning_target(
     module=lambda: lightning_train().TinyClassifier(dropout=0.0),
     data=lambda: lightning_train().stateful_loader(), steps=8, resume_at=(3,),

@@ -711,18 +711,15 @@ def test_a_deepcopy_of_the_module_loads_into_the_copy_not_the_module():
     module, and a resume loads the averaged weights into it; the copy kept the
     adapter's load_state_dict, bound to the module, and the averaged weights went
     into the module: `params: ... every entry differs (confirmed)` of a correct
-    program whose weights Lightning restores exactly."""
+    program whose weights Lightning restores exactly. (That callback is now
+    refused, trial 545; a callback of yours that keeps such a copy, an EMA's,
+    needs the copy to load into itself all the same.)"""
     import copy
 
     import torch
 
     from resumecheck.program import load_target
 
-    report = resumecheck.verify(spec("LIGHTNING_SWA"), drop="none", noise_seeds=0,
-                                check_determinism=False)
-    own = report.full_resume
-    assert "params" not in [f.component for f in own.diagnosis], own.explanation
-    assert own.first_divergent_quantity != "loss" or own.first_divergent_step != 8
     module = load_target(spec("LIGHTNING_EXACT")).build({}).program.module
     twin = copy.deepcopy(module)
     state = {name: value + 1 for name, value in module.state_dict().items()}
