@@ -682,6 +682,16 @@ def _confirmed_text(run: dict[str, Any]) -> str:
 
 
 
+def _end_alone(run: dict[str, Any]) -> str:
+    """`` in the end state alone``, of a run whose every step matched (trials
+    539, 555: a Lightning twin's streams, a draw off at the end, read as a
+    false alarm under a bare DIVERGED)."""
+    quantity = run.get("first_divergent_quantity") or ""
+    return (f" in the end state alone ({quantity.removeprefix('state of ')}; every step "
+            "matched)" if run.get("verdict") == "diverged" and quantity.startswith("state of")
+            else "")
+
+
 def _lost_on_resave(run: dict[str, Any]) -> str:
     """Of a full resume in JSON whose steps all match: what a save right after
     the program's load() loses, in words ('' when nothing)."""
@@ -701,7 +711,7 @@ def _summary_row(entry: dict[str, Any]) -> str:
             full_seen = True
             verdict = ("ok" if report["equivalent"] else
                        f"NOT EQUIVALENT ({_lost_on_resave(run)})" if _lost_on_resave(run)
-                       else run["verdict"].upper() + _confirmed_text(run))
+                       else run["verdict"].upper() + _end_alone(run) + _confirmed_text(run))
             if report["equivalent"] and run["latent_gaps"]:  # (an "ok" that hides a gap)
                 verdict += f" (latent gap: {', '.join(run['latent_gaps'])})"
             cells.append(f"full resume: {verdict}")

@@ -738,6 +738,8 @@ def outcome_text(report: Report) -> str:
         return (f"{report.outcome}: every step after the restart matches, but {saved}{tail}, "
                 f"depart from the uninterrupted run: "
                 f"{resave_loses([f'`{c}`' for c in resaved])} (see the diagnosis)")
+    if full is not None and full.steps_match() and full.ended_otherwise:
+        return f"{report.outcome}: {_ends_otherwise_words(full.ended_otherwise)}"
     again = set_again_uncompared(report.undeclared)
     text, gaps = outcome_text_of(report, lost, again), latent_words(report)
     if gaps:  # (trial 473: a scaler's growth count lost read "EQUIVALENT" and nothing more)
@@ -745,6 +747,20 @@ def outcome_text(report: Report) -> str:
         text = (text.removesuffix(" (see below)") + f"; {gaps} (see the diagnosis"
                 + (" and below)" if below else ")"))
     return text
+
+
+def _ends_otherwise_words(ended: list[str]) -> str:
+    """The headline of a full resume whose every step matched and whose end
+    state differs (trials 539, 555: a Lightning twin's streams, a draw off at
+    the end, read as a false alarm under a bare NOT EQUIVALENT)."""
+    names = ", ".join(f"`{name}`" for name in ended)
+    streams = any(split_rank_name(name)[0] == "rng" for name in ended)
+    return (f"every step after the restart matches, but the run ends with {names} otherwise "
+            "than the uninterrupted run: silent here, not harmless: "
+            + ("a step that reads those streams (dropout, a shuffle drawn from them) would "
+               "differ, in a longer run or a model that draws from them"
+               if streams else "a later step, or a restart after it, that reads it would differ")
+            + " (see the diagnosis)")
 
 
 def latent_words(report: Report) -> str:

@@ -116,3 +116,22 @@ def test_state_the_first_step_sets_again_is_not_named_where_only_the_end_differs
     report = verify("fixtures.trust.end_state_only:RUNNING_MEAN_RESEEDED", noise_seeds=0,
                     drop="none")
     assert [line.split(" (")[0] for line in report.undeclared] == ["mean"], report.undeclared
+
+
+def test_a_resume_that_ends_otherwise_alone_says_so_in_its_headline_and_row():
+    """Trials 539, 555: a Lightning twin whose streams ended a draw off, every
+    step alike, read as a false alarm under a bare NOT EQUIVALENT and DIVERGED:
+    the headline and the plugin's row say that every step matched, and what
+    the state left otherwise would do."""
+    from resumecheck.pytest_plugin import _summary_row
+
+    report = verify("fixtures.trust.stream_drawn_unread:TARGET", drop="none", noise_seeds=0)
+    assert not report.equivalent
+    assert report.render().splitlines()[1] == (
+        "full resume: NOT EQUIVALENT: every step after the restart matches, but the run ends "
+        "with `rng` otherwise than the uninterrupted run: silent here, not harmless: a step "
+        "that reads those streams (dropout, a shuffle drawn from them) would differ, in a "
+        "longer run or a model that draws from them (see the diagnosis)")
+    row = _summary_row({"nodeid": "t.py::t", "target": "t", "report": report.to_json()})
+    assert "full resume: DIVERGED in the end state alone (rng; every step matched) " \
+        "(confirmed: rng)" in row, row
