@@ -29,8 +29,8 @@ from resumecheck.components import (
     OPTIMIZER, RNG, SCHEDULER, rank_name, seeded_state, split_rank_name,
 )
 from resumecheck.report import (
-    AFTER_DIVERGENCE, DIVERGED, FAILED, IDENTICAL, LATENT, LOST_ON_RESAVE, NOT_CAUSE, PUT_BACK,
-    RunResult, StreamOffset,
+    AFTER_DIVERGENCE, CONFIRMED, DIVERGED, FAILED, IDENTICAL, LATENT, LOST_ON_RESAVE, NOT_CAUSE,
+    PUT_BACK, RunResult, StreamOffset,
 )
 from resumecheck.phrases import (
     LEFT_UNRESTORED, POSITION_OTHER_EPOCH, POSITION_TRANSFORMED, READ_BEFORE,
@@ -322,6 +322,7 @@ def _branch_note(result: RunResult) -> None:
             if split_rank_name(c)[0] not in _DRAW_NOTHING)
 
     noted = []
+    confirmed = {f.component for f in result.diagnosis if f.status == CONFIRMED}
     data = (result.first_divergent_quantity or "").startswith("data")
     for o in result.stream_offsets:
         k = o.step - 2  # (the stream started level at step k + 1, after the restore at k)
@@ -330,8 +331,11 @@ def _branch_note(result: RunResult) -> None:
         # that puts the draws to the data says that first)
         if lead and _FOLLOWS_THE_DATA not in o.detail:
             head, causes = o.detail.split(": ", 1)
-            o = replace(o, detail=f"{head}{_BRANCH_HEAD.format(k + 1)}{lead}{_BRANCH_TAIL}"
-                        f"{causes}")
+            # (trial 568: beside a position a rerun confirmed, whose other student drew
+            # fewer dropout masks, the draws were offered three causes of their own)
+            settled = not result.dropped and set(lead.split(", ")) <= confirmed
+            o = replace(o, detail=f"{head}{_BRANCH_HEAD.format(k + 1)}{lead}"
+                        + (_CONFIRMED_TAIL if settled else f"{_BRANCH_TAIL}{causes}"))
         elif o.draws and abs(o.draws) > 2 and k in result.resume_at and data \
                 and result.first_divergent_step == k + 1:  # (more than a new iterator draws)
             # (trial 201: a batch of longer sequences drew dropout masks over more tokens,
@@ -355,6 +359,11 @@ _BRANCH_TAIL = "), and a step that reads it otherwise may draw otherwise; or "
 _BRANCH_NOTE = re.compile(re.escape(_BRANCH_HEAD).replace(r"\{\}", r"\d+") + ".*?"
                           + re.escape(_BRANCH_TAIL))
 """The note ``_branch_note`` puts first in a stream's causes, and its pattern."""
+
+_CONFIRMED_TAIL = (", which a rerun confirmed as the run's cause), and a step that reads it "
+                   "otherwise draws otherwise: these draws follow from it")
+"""Where every lead of a stream's draws is a confirmed cause: its causes are
+not offered beside it."""
 
 _NO_LEAD = (LATENT, PUT_BACK, NOT_CAUSE, AFTER_DIVERGENCE, LOST_ON_RESAVE)
 """Finding statuses that name no cause of a difference in the steps."""

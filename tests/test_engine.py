@@ -406,10 +406,12 @@ def test_draws_of_a_step_that_branches_on_lost_state_name_that_state():
         ("global_step", "confirmed")]
     [torch_line] = own.stream_offsets
     assert (torch_line.stream, torch_line.step, torch_line.draws) == ("torch", 8, 8)
-    # (trial 225: the lead first, before the draws a step may make)
-    assert ": step 7 read state that differs right after the restore (global_step), and a " \
-        "step that reads it otherwise may draw otherwise; or " in torch_line.detail, \
-        torch_line.detail
+    # (trial 225: the lead first, before the draws a step may make; trial 568: a lead a rerun
+    # confirmed is offered alone, with no causes of the draws' own beside it)
+    assert torch_line.detail.endswith(
+        ": step 7 read state that differs right after the restore (global_step, which a rerun "
+        "confirmed as the run's cause), and a step that reads it otherwise draws otherwise: "
+        "these draws follow from it"), torch_line.detail
 
 
 def test_draws_of_an_ablation_that_branches_on_its_dropped_state_name_it():

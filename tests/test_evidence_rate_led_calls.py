@@ -114,5 +114,29 @@ def test_a_program_that_says_it_has_no_epochs_is_offered_no_loaders_epoch():
     own = report.full_resume
     assert [f.component for f in own.diagnosis] == ["global_step"], own.diagnosis
     [behind] = [o.detail for o in own.stream_offsets if "behind" in o.detail]
-    assert "drew" in behind and "less than the uninterrupted run's" in behind, behind
+    # (the step confirmed as the cause, its draws are put to it alone: trial 568)
+    assert "global_step, which a rerun confirmed as the run's cause" in behind, behind
     assert "epoch" not in behind and "RandomSampler" not in behind, behind
+
+
+def test_draws_that_follow_a_confirmed_cause_are_offered_no_causes_of_their_own():
+    """Trial 568: a lost position (confirmed) read another student, whose
+    shorter sequence drew fewer dropout masks; the stream's line offered a
+    skipped draw, eval mode and a replayed shuffle beside it."""
+    from resumecheck.evidence import _branch_note
+    from resumecheck.report import Finding, RunResult, StreamOffset
+
+    detail = ("torch CPU stream is 64 32-bit words behind the reference's at the start of "
+              "step 17: step 16, the first after the restore, drew 64 32-bit words less")
+    run = RunResult(dropped=[], resume_at=[15], verdict="diverged", checkpoint="program",
+                    first_divergent_step=16, first_divergent_quantity="data (the samples "
+                    "consumed)", diagnosis=[Finding("data_cursor", "pos 624, expected 15",
+                                                    step=15, status="confirmed")],
+                    stream_offsets=[StreamOffset("torch", 17, -32, "draws", detail)])
+    _branch_note(run)
+    [said] = [o.detail for o in run.stream_offsets]
+    assert said.endswith("step 16 read state that differs right after the restore "
+                         "(data_cursor, which a rerun confirmed as the run's cause), and a "
+                         "step that reads it otherwise draws otherwise: these draws follow "
+                         "from it"), said
+    assert "drew 64 32-bit words less" not in said
