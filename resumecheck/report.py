@@ -759,7 +759,7 @@ def _ends_otherwise_words(ended: list[str]) -> str:
             "than the uninterrupted run: silent here, not harmless: "
             + ("a step that reads those streams (dropout, a shuffle drawn from them) would "
                "differ, in a longer run or a model that draws from them"
-               if streams else "a later step, or a restart after it, that reads it would differ")
+               if streams else "a later step, or a restart after it, that reads it may differ")
             + " (see the diagnosis)")
 
 

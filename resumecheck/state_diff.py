@@ -376,8 +376,8 @@ def _step_apart(differing: list[tuple[str, Any]], ref: dict[str, Any],
         # (trials 514, 532: fuzz shrank a scheduler the checkpoint never held to a resume
         # at 1, where "one step behind" led; a later resume point read "0, expected 8")
         return (f"; {FRESH_COUNT}: one the load does not restore, or one made anew after "
-                "it (at a resume after the first step, a scheduler one step behind reads the "
-                f"same, {behind}, which a later resume point tells apart)" if fresh
+                "it (at this resume point, right after step 1, a scheduler one step behind "
+                f"reads the same, {behind}, which a later resume point tells apart)" if fresh
                 else f"; one step behind: {behind}")
     if apart == {1}:
         return ("; one step ahead: stepped once more in or after the load (a scheduler made "

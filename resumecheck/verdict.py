@@ -4399,7 +4399,7 @@ def _others(key: str, also: list[str], lacking: int = 0) -> str:
     # declared teacher's, which no name showed)
     paths = [n.split(":", 1)[-1] for n in names | {base}]
     heads = sorted({p.split(".", 1)[0] for p in paths})
-    under = (f", under {', '.join(heads[:-1])} and {heads[-1]}"
+    under = (f", in modules {', '.join(f'`{h}`' for h in heads[:-1])} and `{heads[-1]}`"
              if all("." in p for p in paths) and 1 < len(heads) <= 3 else "")
     out = (f" (the largest of {len(names) + 1} {kind}s that differ{under})" if names and kind
            else "")

@@ -494,9 +494,9 @@ def test_a_scheduler_one_step_behind_or_ahead_says_so():
     # (trials 514, 532: fuzz shrank a scheduler never restored to a resume at 1, where
     # "one step behind" led, though a later resume point read "0, expected 8")
     assert fresh.endswith("; 0, as a fresh scheduler has it: one the load does not restore, "
-                          "or one made anew after it (at a resume after the first step, a "
-                          "scheduler one step behind reads the same, a checkpoint saved before "
-                          "the step's scheduler.step(), or a load that steps it one time "
+                          "or one made anew after it (at this resume point, right after step "
+                          "1, a scheduler one step behind reads the same, a checkpoint saved "
+                          "before the step's scheduler.step(), or a load that steps it one time "
                           "fewer, which a later resume point tells apart)"), fresh
     assert "one step behind:" not in fresh
 

@@ -135,3 +135,10 @@ def test_a_resume_that_ends_otherwise_alone_says_so_in_its_headline_and_row():
     row = _summary_row({"nodeid": "t.py::t", "target": "t", "report": report.to_json()})
     assert "full resume: DIVERGED in the end state alone (rng; every step matched) " \
         "(confirmed: rng)" in row, row
+    # (trial 564: of other state, "would differ" overclaimed: a count off by a whole
+    # period of its scheduler never changed a step)
+    other = verify("fixtures.trust.end_state_only:BUGGY", drop="none", noise_seeds=0)
+    assert other.render().splitlines()[1].endswith(
+        "silent here, not harmless: a later step, or a restart after it, that reads it may "
+        "differ (see the diagnosis)"), other.render().splitlines()[1]
+

@@ -1190,7 +1190,7 @@ def test_parameters_that_differ_under_several_modules_say_which_modules():
     from resumecheck.verdict import _others
 
     assert _others("param:params.0.weight", ["param:params.2.bias", "param:teacher.0.weight"]) \
-        == " (the largest of 3 parameters that differ, under params and teacher)"
+        == " (the largest of 3 parameters that differ, in modules `params` and `teacher`)"
     assert _others("param:params.0.weight", ["param:params.2.bias"]) \
         == " (the largest of 2 parameters that differ)"
 
