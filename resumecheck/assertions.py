@@ -165,7 +165,9 @@ def _one_number(quantity: str) -> bool:
 
 def _describe_run(run: RunResult, label: str, incomplete: str | None,
                   ranks: bool = False) -> list[str]:
-    lines = [f"  {label}: {run.verdict}"]
+    # (trial 565: "identical" under "resume is not equivalent" read as a false alarm)
+    lines = [f"  {label}: {run.verdict}"
+             + (", but a save right after the load departs" if run.lost_on_resave() else "")]
     if run.failure:
         lines.append(f"    failure: {first_line(run.failure)}")
     if run.first_divergent_step is not None and run.verdict == "diverged":
