@@ -1129,10 +1129,14 @@ def epoch_ends_untried(ref: Reference, points: Sequence[int], steps: int) -> str
                          + ", ".join(map(str, listed[:4])) + (" ..." if len(listed) > 4 else ""))
     # (trial 150: a declared list was said of as the program's fact; trial 451: so was a
     # fractional steps_per_epoch, which another seed's data made false)
-    where = (f"an epoch ends {' and '.join(parts)}, by its steps_per_epoch" if inside else
+    # (trial 563: "by its steps_per_epoch" of a Trainer target that declared none, the
+    # adapter reading it from the dataset and the batch settings)
+    per_epoch = ("by the steps per epoch the framework's data and batch settings give"
+                 if ref.segment.boundaries.get("restored_by") else "by its steps_per_epoch")
+    where = (f"an epoch ends {' and '.join(parts)}, {per_epoch}" if inside else
              f"the program's epochs end {parts[0]}, "
              + (_declared_ends(ref.segment.boundaries) if ref.segment.boundaries.get(
-                 "epoch_boundaries") else "by its steps_per_epoch"))
+                 "epoch_boundaries") else per_epoch))
     # (trial 451: "10 or 11" around an end inside step 11, where one ended right after 21)
     exact = [b for b in ends if b not in inside]
     try_at = f"{exact[0]}" if exact else f"{ends[0]} or {ends[0] + 1}"

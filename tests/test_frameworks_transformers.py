@@ -801,3 +801,14 @@ def test_a_seq2seq_trainer_is_told_of_args_class_and_checks_with_it():
     report = resumecheck.verify(spec("TRAINER_SEQ2SEQ"), drop="none", noise_seeds=0,
                                 check_determinism=False)
     assert report.equivalent, report.render()
+
+
+@pytest.mark.e2e
+def test_epochs_the_adapter_reads_are_not_said_to_be_the_programs_steps_per_epoch():
+    """Trial 563: "by its steps_per_epoch" of a Trainer target that declared
+    none: the adapter read them from the dataset and the batch settings."""
+    report = resumecheck.verify(spec("TRAINER_DEFAULT"), drop="none", noise_seeds=0,
+                                check_determinism=False)
+    [ends] = [w for w in report.not_checked if w.startswith("a restart where an epoch ends")]
+    assert "by the steps per epoch the framework's data and batch settings give" in ends, ends
+    assert "by its steps_per_epoch" not in ends
