@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
-from resumecheck.components import CALLBACKS, DATA_CURSOR, split_rank_name
+from resumecheck.components import CALLBACKS, DATA_CURSOR, RNG, split_rank_name
 from resumecheck.errors import LONGER_BOUND
 from resumecheck.phrases import (
     ADAPTER_LOOP, AS_BUILT_MARK, BUILDING, CHANGED_AFTER_LOAD, CHECKPOINT_LOSES,
@@ -754,7 +754,7 @@ def _ends_otherwise_words(ended: list[str]) -> str:
     state differs (trials 539, 555: a Lightning twin's streams, a draw off at
     the end, read as a false alarm under a bare NOT EQUIVALENT)."""
     names = ", ".join(f"`{name}`" for name in ended)
-    streams = any(split_rank_name(name)[0] == "rng" for name in ended)
+    streams = any(split_rank_name(name)[0] == RNG for name in ended)
     return (f"every step after the restart matches, but the run ends with {names} otherwise "
             "than the uninterrupted run: silent here, not harmless: "
             + ("a step that reads those streams (dropout, a shuffle drawn from them) would "

@@ -200,10 +200,10 @@ so, with the causes that leave it so (``describe_difference``)."""
 
 
 SAVED_BEFORE_STEP = "a checkpoint saved before the step's scheduler.step()"
-FRESH_COUNT = "0, as a fresh scheduler has it"
-"""How a scheduler at 0 where the run was at 1 is said (``_step_apart``)."""
 """The first cause a count one step behind is offered (a framework target's
 words put its own restore first: ``verdict._its_words``)."""
+FRESH_COUNT = "0, as a fresh scheduler has it"
+"""How a scheduler at 0 where the run was at 1 is said (``_step_apart``)."""
 
 
 def _empty_text(reference: Any, restored: Any, step: int, after_load: bool) -> str:

@@ -3713,9 +3713,14 @@ def _loss_after_rate(r: RunResult) -> str:
     if not (r.first_divergent_quantity or "").startswith("learning rate") or t is None \
             or step is None or step in t.differs.get("loss", []):
         return ""
-    later = [s for s in t.differs.get("loss", []) if s > step]
+    later = _first_after(t, "loss", step)
     return (f" (its loss is alike: a step computes its loss before its optimizer steps with "
-            f"the rate; the loss differs from step {later[0]})" if later else "")
+            f"the rate; the loss differs from step {later})" if later else "")
+
+
+def _first_after(t: Trajectory, kind: str, step: int) -> int | None:
+    """The first step after ``step`` at which ``kind`` differs (None: none)."""
+    return next((s for s in t.differs.get(kind, []) if s > step), None)
 
 
 def _loss_after_state(r: RunResult) -> str:
@@ -3728,9 +3733,9 @@ def _loss_after_state(r: RunResult) -> str:
     if quantity_kind(r.first_divergent_key or "") not in ("param", "grad") or t is None \
             or step is None or step in t.differs.get("loss", []):
         return ""
-    said = [f"{name} from step {later[0]}" for kind, name in (("lr", "the learning rate"),
-                                                               ("loss", "the loss"))
-            if (later := [s for s in t.differs.get(kind, []) if s > step])]
+    said = [f"{name} from step {later}" for kind, name in (("lr", "the learning rate"),
+                                                            ("loss", "the loss"))
+            if (later := _first_after(t, kind, step))]
     return f" ({' and '.join(said)})" if said else ""
 
 

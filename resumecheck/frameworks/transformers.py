@@ -517,19 +517,19 @@ def _advice(trainer: Any, resumed_from: str | None) -> dict[str, str]:
     findings, and no word of the one setting behind them)."""
     args = trainer.args
     advice = {}
-    if resumed_from and not os.path.exists(os.path.join(resumed_from, "rng_state.pth")):
-        # (trial 516: a callback deleted it after each save; the confirmed finding
-        # said nothing of the file the Trainer keeps the streams in)
-        advice[RNG] = ("the checkpoint the Trainer resumed from holds no rng_state.pth, "
-                       f"{STREAMS_NOT_KEPT} and its resume reads them: "
-                       "keep that file (something removed it after the save, or your own "
-                       "save left it out)")
     if getattr(args, "save_only_model", False) is True:
         advice = dict.fromkeys((OPTIMIZER, SCHEDULER, RNG), (
             "TrainingArguments(save_only_model=True) writes the model alone into each "
             "checkpoint: the Trainer's resume finds no optimizer, scheduler or random-stream "
             "state there (its optimizer.pt, scheduler.pt and rng_state.pth); "
             "save_only_model=False keeps them"))
+    elif resumed_from and not os.path.exists(os.path.join(resumed_from, "rng_state.pth")):
+        # (trial 516: a callback deleted it after each save; the confirmed finding
+        # said nothing of the file the Trainer keeps the streams in)
+        advice[RNG] = ("the checkpoint the Trainer resumed from holds no rng_state.pth, "
+                       f"{STREAMS_NOT_KEPT} and its resume reads them: "
+                       "keep that file (something removed it after the save, or your own "
+                       "save left it out)")
     if _exportable(trainer) and not getattr(args, "restore_callback_states_from_checkpoint",
                                             True):
         # (trial 530: so restored, a callback that added to the logs in on_log ran after
