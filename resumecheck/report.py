@@ -945,7 +945,7 @@ def _footer(report: Report) -> list[str]:
     lines += caveats(report)
     # (trials: rank 0's position saved for all, and a position reset at an epoch's end,
     # both EQUIVALENT at the point tried, with nothing said)
-    lines += [f"not checked at this resume point: {what}" for what in report.not_checked]
+    lines += [_not_checked_line(what) for what in report.not_checked]
     spots = report.blind_spots
     if spots:
         names = ", ".join(",".join(r.dropped) for r in spots)
@@ -1124,6 +1124,17 @@ def _after_restart_notice(engine: RunResult, where: str, named: str, ending: str
             f"{engine.resume_at[0]}, every step after it matched the uninterrupted run's, and "
             f"what its run held at its next restart differs ({listed}); the run then {where}. "
             f"Either {causes}{ending}")
+
+
+def _not_checked_line(what: str) -> str:
+    """A ``Report.not_checked`` entry as its line. One on a component's fields
+    names the component before the colon (trial 539: "not checked at this
+    resume point: of `data_cursor`, `epoch_progress...` (...); ... are at step 6
+    as ..." was hard to read)."""
+    of = re.match(r"of (`[^`]+`), ", what)
+    if of is None:
+        return f"not checked at this resume point: {what}"
+    return f"not checked at this resume point, of {of.group(1)}: {what[of.end():]}"
 
 
 def confirmed_causes(run: RunResult | None) -> set[str]:
