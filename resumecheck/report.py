@@ -955,7 +955,8 @@ def _footer(report: Report) -> list[str]:
         one = len(spots) == 1 and len(spots[0].dropped) == 1  # (trial 235: "config (... them")
         lines.append(
             f"blind spot{'' if one else 's'}: {names} (dropping {'it' if one else 'them'} from "
-            "the engine's restore changed no step here: not proof that "
+            f"the engine's restore changed no step after {_restarts_at(report.resume_at)}: "
+            "not proof that "
             f"{'it is' if one else 'they are'} saved"
             + (f"; yet {', '.join(caused)}, confirmed above: the full resume's restore gives "
                "it otherwise, where what a drop leaves (a fresh build's, or what another "
@@ -963,6 +964,14 @@ def _footer(report: Report) -> list[str]:
                if caused else "")
             + ")")
     return lines
+
+
+def _restarts_at(points: list[int]) -> str:
+    """``the restart at 8``, ``the restarts at 4 and 8`` (trial 527: a blind spot
+    "changed no step here" named no step)."""
+    if len(points) == 1:
+        return f"the restart at {points[0]}"
+    return f"the restarts at {', '.join(map(str, points[:-1]))} and {points[-1]}"
 
 
 def _table(report: Report) -> str:

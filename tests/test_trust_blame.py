@@ -619,7 +619,8 @@ def test_a_blind_spot_confirmed_as_the_full_resumes_cause_says_both():
     own, dropped = report.full_resume, report.runs[-1]
     assert own.verdict == "diverged" and dropped.blind_spot
     assert [(f.component, f.status) for f in own.diagnosis] == [("vocab", "confirmed")]
-    assert ("blind spot: vocab (dropping it from the engine's restore changed no step here: "
+    assert ("blind spot: vocab (dropping it from the engine's restore changed no step after "
+            "the restart at 2: "
             "not proof that it is saved; yet vocab, confirmed above: the full resume's "
             "restore gives it otherwise, where what a drop leaves (a fresh build's, or what "
             "another declared component puts back) holds it as the run did)") in report.render()

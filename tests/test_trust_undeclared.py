@@ -1074,7 +1074,12 @@ def test_a_dropped_best_that_ends_otherwise_is_not_said_to_change_nothing():
     assert row.blind_spot and "changed nothing" not in row.explanation
     assert row.explanation.startswith("blind spot: dropping best changed no step after k=8")
     assert "the run ends with best otherwise than the uninterrupted run" in row.explanation
-    assert "dropping it from the engine's restore changed no step here" in report.render()
+    assert ("dropping it from the engine's restore changed no step after the restart at 8"
+            in report.render())
+    # (trial 527: "changed no step here" named no step; two restarts are both named)
+    two = verify(NUMBERS + "DECLARED", steps=10, resume_at=[2, 8], drop="best", noise_seeds=0)
+    assert ("blind spot: best (dropping it from the engine's restore changed no step after "
+            "the restarts at 2 and 8: not proof that it is saved)") in two.render()
 
 
 def test_a_latent_gap_the_run_ends_with_says_so():
