@@ -3844,9 +3844,11 @@ def _optimizers_rate(r: RunResult) -> str:
     # (trial 476: a scheduler's restore made the next phase's optimizer, whose rate
     # the restart stepped with, not the build's)
     if r.dropped == [OPTIMIZER] and first == "lr":
-        # (trial 479: read as if the optimizer carried the rate alone)
+        # (trial 479: read as if the optimizer carried the rate alone; trial 572: a SAM
+        # wrapper whose state holds no momentum read "such as momentum")
         return (" (the optimizer's param_groups hold the learning rate a scheduler sets, "
-                "beside its per-parameter state, such as momentum, lost with it: dropped, the "
+                "beside its per-parameter state (momentum, where its state_dict() holds it), lost "
+                "with it: dropped, the "
                 "restart steps with the rate its build gave it, or another component's "
                 "restore: one that makes the optimizer anew)")
     if first.startswith("inputs:") and (RNG in r.dropped or any(
