@@ -174,9 +174,10 @@ def _rates(ref: StepRecord, rec: StepRecord, step: int, rank: int | None) -> str
         missing = (f"{gone} stepped in the uninterrupted run and not in this one (an optimizer "
                    "that steps only at some steps, decided by state that differs here: a "
                    "counter of steps)" if gone else
-                   "a parameter group it stepped is not in this run's optimizers (one added "
-                   "with add_param_group during the run, or an optimizer that steps in one run "
-                   "only)" if len(rates) < len(expected) else
+                   "a parameter group it stepped did not step in this run (an optimizer that "
+                   "steps only at some steps, decided by state that differs here: a counter of "
+                   "steps; or a group added with add_param_group during the run)"
+                   if len(rates) < len(expected) else
                    "this run steps a parameter group that is not in its optimizers (one added "
                    "with add_param_group during the run, or an optimizer that steps in one run "
                    "only)")
@@ -222,6 +223,13 @@ def not_stepped(ref: StepRecord, rec: StepRecord) -> str:
     owners, expected, rates = ref.lr_of, ref.lr or [], rec.lr or []
     if len(set(owners)) < 2 or len(owners) != len(expected) or not rates \
             or len(rates) >= len(expected):
+        return ""
+    if len(rec.lr_of) == len(rates):  # (whose each rate read is, where recorded)
+        # (trial 571: two Adams at one rate, the generator's unstepped, read "a parameter
+        # group it stepped is not in this run's optimizers")
+        counts = {o: (owners.count(o), rec.lr_of.count(o)) for o in dict.fromkeys(owners)}
+        if set(rec.lr_of) <= set(owners) and all(b in (0, a) for a, b in counts.values()):
+            return " and ".join(f"`{o}`" for o, (_, b) in counts.items() if b == 0)
         return ""
     by_value: dict[float, set[str]] = {}
     for owner, value in zip(owners, expected):
@@ -1424,6 +1432,11 @@ def _calls_text(step: int, rec: Any, ref_rec: Any, ref_keys: list[str], run_keys
     led = (f"; this step's learning rate differs too ({rate}): an optimizer that calls the "
            "model inside its step (a line search's, L-BFGS's) calls it as often as its rate "
            "leads it") if rate else ""
+    gone = not_stepped(ref_rec, rec) if rate else ""
+    if gone:  # (trial 571: a GAN's generator left unstepped by a lost counter read as L-BFGS's)
+        led = (f"; {gone} stepped in the uninterrupted run and not in this one, and the model "
+               "calls of its update with it (an optimizer that steps only at some steps, "
+               "decided by state that differs here: a counter of steps)")
     apart = [i for i, (a, b) in enumerate(zip(ref_in[:common], run_in[:common]))
              if a.shape != b.shape or a.dtype != b.dtype or not torch.equal(a, b)]
     if apart:  # (trial 489: at k=1 the batch differed, and only the count was said)

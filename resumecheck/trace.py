@@ -392,13 +392,15 @@ class _OptimizerSteps:
 
     def lr_of(self) -> list[str]:
         """Whose each of ``lr()``'s rates is (the optimizer's component name);
-        empty where one optimizer steps, or one is not a declared component."""
+        empty where one optimizer is declared, or one that stepped is not a
+        declared component. Of a step where one of several stepped, its name
+        alone (trial 571: which of two Adams at one rate did not step)."""
         if not self._several:
             return []
         who = [(self._who.get(i, ""), len(call[0])) for i, call in enumerate(self._calls)
                if call is not None]
         names = [name for name, n in who for _ in range(n)]
-        return names if len(set(names)) > 1 and all(names) else []
+        return names if all(names) else []
 
     def lr_call(self) -> list[int]:
         """Which step() of its optimizer each of ``lr()``'s rates was read at

@@ -45,8 +45,23 @@ def test_nothing_is_named_where_the_rates_do_not_tell_which():
     assert not_stepped(ref, rec) == ""  # (both at one rate)
     ref, rec = _records([0.0017], [])
     assert not_stepped(ref, rec) == ""  # (a rate neither had: not a missing step)
-    assert "a parameter group it stepped is not in this run's optimizers" in \
+    assert "a parameter group it stepped did not step in this run (an optimizer that steps " \
+        "only at some steps" in (_rates(ref, rec, 8, None) or "")
+
+
+def test_of_two_optimizers_at_one_rate_the_one_the_step_did_not_read_is_named():
+    """Trial 571: a GAN's two Adams at one rate, the generator's unstepped (a
+    counter lost), read "a parameter group it stepped is not in this run's
+    optimizers"; whose rate each read was is recorded where one of several
+    steps (``trace``'s ``lr_of``)."""
+    ref = StepRecord(8, 0.5, lr=[0.0002, 0.0002], lr_of=["opt_d", "opt_g"])
+    rec = StepRecord(8, 0.4, lr=[0.0002], lr_of=["opt_d"])
+    assert not_stepped(ref, rec) == "`opt_g`"
+    assert "`opt_g` stepped in the uninterrupted run and not in this one" in \
         (_rates(ref, rec, 8, None) or "")
+    # (a group of one read fewer rates, not a whole optimizer: none is named)
+    ref = StepRecord(8, 0.5, lr=[0.1, 0.1, 0.2], lr_of=["opt_d", "opt_d", "opt_g"])
+    assert not_stepped(ref, StepRecord(8, 0.4, lr=[0.1, 0.2], lr_of=["opt_d", "opt_g"])) == ""
 
 
 def test_a_number_returned_nested_under_its_own_name_is_compared_there():
@@ -106,3 +121,75 @@ def test_a_stream_level_at_the_first_step_rules_out_a_draw_before_it():
     assert "(not a declared random stream: each was the uninterrupted run's at the start of " \
         "that step)" in notice(18)
     assert "a DataLoader iterator created after the load draws" in notice(17)
+
+
+class _Gan:
+    """Two Adams at one rate; the generator steps at every second step, by a
+    counter ``FORGETS`` loses on load (trial 571, smaller)."""
+
+    forgets = False
+
+    def __init__(self, settings: dict) -> None:
+        import torch
+
+        torch.manual_seed(0)
+        self.gen, self.disc = torch.nn.Linear(2, 2), torch.nn.Linear(2, 1)
+        self.opt_g = torch.optim.Adam(self.gen.parameters(), lr=2e-4)
+        self.opt_d = torch.optim.Adam(self.disc.parameters(), lr=2e-4)
+        self.d_updates = 0
+
+    def components(self) -> dict:
+        from resumecheck import Attr
+
+        return {"params": self.gen, "disc": self.disc, "optimizer": self.opt_g,
+                "opt_d": self.opt_d, "d_updates": Attr(self, "d_updates")}
+
+    def train_step(self):
+        import torch
+
+        real, z = torch.randn(8, 2), torch.randn(8, 2)
+        d_loss = self.disc(self.gen(z).detach()).mean() - self.disc(real).mean()
+        self.opt_d.zero_grad()
+        d_loss.backward()
+        self.opt_d.step()
+        self.d_updates += 1
+        if self.d_updates % 2 == 0:
+            g_loss = -self.disc(self.gen(z)).mean()
+            self.opt_g.zero_grad()
+            g_loss.backward()
+            self.opt_g.step()
+        return d_loss.item()
+
+    def save(self, path: str) -> None:
+        import torch
+
+        torch.save({"g": self.gen.state_dict(), "d": self.disc.state_dict(),
+                    "og": self.opt_g.state_dict(), "od": self.opt_d.state_dict(),
+                    "n": self.d_updates, "rng": torch.get_rng_state()}, path)
+
+    def load(self, path: str) -> None:
+        import torch
+
+        state = torch.load(path)
+        self.gen.load_state_dict(state["g"])
+        self.disc.load_state_dict(state["d"])
+        self.opt_g.load_state_dict(state["og"])
+        self.opt_d.load_state_dict(state["od"])
+        self.d_updates = 0 if self.forgets else state["n"]
+        torch.set_rng_state(state["rng"])
+
+
+class _Forgets(_Gan):
+    forgets = True
+
+
+def test_a_resumed_step_that_skips_one_of_two_optimizers_at_one_rate_names_it():
+    from resumecheck import Target, verify
+
+    report = verify(Target(factory=_Forgets, steps=6, resume_at=(3,)), drop="none",
+                    noise_seeds=0)
+    own = report.full_resume
+    assert own.first_divergent_step == 4
+    assert ("`optimizer` stepped in the uninterrupted run and not in this one"
+            in own.explanation), own.explanation
+    assert "L-BFGS" not in own.explanation  # (the model calls its update skipped, said so)
