@@ -250,11 +250,13 @@ def framework_generator(framework: str) -> str:
         name, "a hook or a state_dict() the framework calls")
     return (f"keep its state in the checkpoint {name} writes, through your own code that it "
             f"calls ({how}), so that its restore puts it back")
-MODULE_ATTR_TODO = ("keep it in a buffer (register_buffer), or declare it as a component (a "
-                    "LightningModule: save it in on_save_checkpoint and set it in "
-                    "on_load_checkpoint, the component `hooks`), to check that it resumes")
+MODULE_ATTR_TODO = ("keep it in a buffer (register_buffer), or declare it as a component of "
+                    "its own (Attr(the module, its name)), to check that it resumes")
 """What a number kept as a plain attribute of a declared module is told (its
-state_dict() leaves it out); ``framework_module_todo`` in a framework's words."""
+state_dict() leaves it out); ``framework_module_todo`` in a framework's words
+(trial 571: a plain target's LightningModule was told of Lightning's hooks and
+the component `hooks`, which its own save() never calls and only
+``lightning_target`` has)."""
 
 
 def framework_module_todo(framework: str) -> str:

@@ -179,9 +179,8 @@ def test_a_counter_a_declared_model_keeps_outside_its_state_dict_is_named():
     assert report.undeclared == [
         "params.calls (int: 0 at the build, 8 at the end, changed during the run; an attribute "
         "of a declared module, which its state_dict() leaves out: keep it in a buffer "
-        "(register_buffer), or declare it as a component (a LightningModule: save it in "
-        "on_save_checkpoint and set it in on_load_checkpoint, the component `hooks`), to check "
-        "that it resumes); "
+        "(register_buffer), or declare it as a component of its own (Attr(the module, its "
+        "name)), to check that it resumes); "
         "your own resume (save/load) ends with it otherwise than the uninterrupted run did: "
         "your checkpoint loses it, unless it is not state (a log, a timer: name it in "
         "Target(not_state=...))"]

@@ -470,7 +470,8 @@ def _one_optimizer(trainer: Any) -> Any:
         module = type(trainer.lightning_module).__name__
         # (Lightning steps several optimizers only by hand, automatic_optimization off;
         # trial 399: a GAN's alternating updates, whose self.optimizers() and
-        # manual_backward() need a Trainer, were told to run the module's step by hand)
+        # manual_backward() need a Trainer, were told to run the module's step by hand;
+        # trial 571: they ran under Fabric's setup(), and "need a Trainer" was false)
         advice = (
             "To check it now, give one optimizer a parameter group for each part where their "
             "settings allow and your step steps the parts together (not a GAN's alternating "
@@ -478,7 +479,9 @@ def _one_optimizer(trainer: Any) -> Any:
             "a plain target of your own (a class with components(), train_step(), save() and "
             "load(); README, 'Checking your own program') whose train_step() makes the "
             "updates your training_step() makes, each network and optimizer declared as a "
-            "component of its own (self.optimizers() and manual_backward() need a Trainer)")
+            "component of its own (self.optimizers() and manual_backward() need a Trainer "
+            "or Lightning Fabric's setup(module, *optimizers); else call each optimizer and "
+            "backward() directly)")
         raise TargetError(
             module, f"configure_optimizers() returns {len(optimizers)} optimizers, and "
             "resumecheck's Lightning adapter checks modules with exactly one (a limit of "
