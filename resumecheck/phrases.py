@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 
 __all__ = ["ACCELERATE_DATASET", "ADAPTER_LEFT_OUT", "AFTER_LAST_STEP", "AS_THE_BUILD_MADE",
            "NOT_SET_BACK", "SET_BY_EPOCH", "as_built_at_points", "changed_after_load",
-           "frozen_only", "amount", "BUILDING",
+           "frozen_only", "amount", "BUILDING", "LOSS_LOG",
            "CHANGED_AFTER_LOAD", "CHECKPOINT_LOSES", "GENERATOR_CHANGED",
            "CHECKPOINT_MAY_LOSE", "FEWER_STEPS", "LIGHTNING_DATASET", "LIKE_NAMED_AS_BUILT",
            "LOOP_ENDED", "NOT_DECLARED", "NOT_VALIDATED_AGAIN",
@@ -250,6 +250,10 @@ def framework_generator(framework: str) -> str:
         name, "a hook or a state_dict() the framework calls")
     return (f"keep its state in the checkpoint {name} writes, through your own code that it "
             f"calls ({how}), so that its restore puts it back")
+LOSS_LOG = "a log of the loss, which no step reads unless your program does"
+"""How a `not compared` line says a list the program keeps holds the run's
+losses, step by step (``undeclared._loss_log``); the WARNING lists it last
+among what may explain a departure."""
 MODULE_ATTR_TODO = ("keep it in a buffer (register_buffer), or declare it as a component of "
                     "its own (Attr(the module, its name)), to check that it resumes")
 """What a number kept as a plain attribute of a declared module is told (its

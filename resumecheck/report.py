@@ -20,7 +20,7 @@ from resumecheck.errors import LONGER_BOUND
 from resumecheck.phrases import (
     ADAPTER_LOOP, AS_BUILT_MARK, BUILDING, CHANGED_AFTER_LOAD, CHECKPOINT_LOSES,
     CHECKPOINT_MAY_LOSE, FETCHED_BEFORE_RESTORE, IDLE_SEED, LEFT_OUT_ALIKE, LEFT_OUT_ALIKE_MARK,
-    NOT_RESUMABLE,
+    LOSS_LOG, NOT_RESUMABLE,
     FRAMEWORK_RESUME, HASH_ORDER_UNCHECKED, LOOP_GOES_ON, ORDER_BEFORE_RESTORE,
     NOT_VALIDATED_AGAIN, ONE_POSITION, POSITION_TRANSFORMED, READ_BEFORE, REORDERED,
     RESTORE_CHANGED, RESTORING,
@@ -1612,7 +1612,9 @@ def _may_explain(undeclared: list[str]) -> list[str]:
     a restart holds alike at this resume point whatever the checkpoint keeps
     (trial 148: the WARNING listed a sampler's fields its own lines said so of), nor
     of a loader's generator that seeds no worker, which changes no step (trial 519)."""
-    return [what for what in undeclared if AS_BUILT_MARK not in what and IDLE_SEED not in what]
+    may = [what for what in undeclared if AS_BUILT_MARK not in what and IDLE_SEED not in what]
+    # (trial 570: a log of the loss came first, before the callback's lost level)
+    return sorted(may, key=lambda what: LOSS_LOG in what)
 
 
 def _uncompared_clause(undeclared: list[str], lines_shown: bool) -> str:

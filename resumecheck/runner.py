@@ -480,7 +480,7 @@ class _Segment:
                          unwritten=self.judged_here)
         if undeclared is not None:
             self.result.undeclared = undeclared.found(built.program, built.components,
-                                                      tracer.last_data)
+                                                      tracer.last_data, tracer.records)
             self.result.unrestorable = undeclared.unrestorable
             self.result.held_at_build = undeclared.at_build
             self.result.held = undeclared.held  # (one walk of the program at the end)

@@ -46,6 +46,7 @@ import functools
 import gc
 import inspect
 import json
+import math
 import random
 import re
 import types
@@ -65,7 +66,7 @@ from resumecheck.phrases import (
     ACCELERATE_DATASET, GENERATOR_CHANGED, GENERATOR_POSITION, LIGHTNING_DATASET,
     LIGHTNING_LOADER,
     LIKE_NAMED_AS_BUILT,
-    IDLE_SEED, MODULE_ATTR_TODO, NOT_SET_BACK, REGISTER_GENERATOR,
+    IDLE_SEED, LOSS_LOG, MODULE_ATTR_TODO, NOT_SET_BACK, REGISTER_GENERATOR,
 )
 from resumecheck.streams import stream_digests, stream_items
 
@@ -130,6 +131,7 @@ class UndeclaredWatch:
         self.at_build: dict[str, list[str]] = {}
         """What the program held right after its build, digested."""
         self._numbers_after: dict[str, dict[int, Any]] = {}
+        self._losses: list[float] = []
         self._streams = _left_out_streams(components)
         try:
             held = _watched(program, components)
@@ -158,17 +160,19 @@ class UndeclaredWatch:
                 self._numbers_after.setdefault(path, {})[step] = obj
 
     def found(self, program: Any, components: Sequence[Component],
-              data: Sequence[torch.Tensor] = ()) -> dict[str, str]:
+              data: Sequence[torch.Tensor] = (), records: Sequence[Any] = ()) -> dict[str, str]:
         """Each attribute whose changed tensors no declared component holds: its
         path, and it in words (none when they cannot be read: a notice never
         fails a check).
         ``data``: the last step's samples and model inputs; a tensor kept
         where they live (the last batch) is data, not state, unless its storage
         was there at the build already (a memory bank the program changes in
-        place and hands the model every step is state)."""
+        place and hands the model every step is state). ``records``: the run's
+        steps' (a list of their losses the program keeps is a log of the loss)."""
         if self._before is None:
             return {}
         self._framework = str(getattr(program, "framework", "") or "")
+        self._losses = [r.loss for r in records]
         try:
             batch = {_ptr(t) for t in data} - self._storages - {None}
             # (streams first: a trial's left-out Python stream, the cause, came last,
@@ -225,7 +229,7 @@ class UndeclaredWatch:
             if missed and (_is_number(obj) or isinstance(obj, _PLAIN)) and (
                     reached := _reached_by_own(path, obj, program, components)) is not None:
                 if reached:  # ('': its state_dict() returns it, equal: compared there)
-                    out[path] = (f"{path} ({self._number_values(path, obj)}, changed during "
+                    out[path] = (f"{path} ({_number_values(self, path, obj)}, changed during "
                                  f"the run; {reached})")
                 continue
             if missed:
@@ -248,7 +252,7 @@ class UndeclaredWatch:
         is; ``in_module``: it is in a declared module (``_in_module``);
         ``none_holds``: how the line says that no declared component's state holds it)."""
         if owner_kind is not None:  # (a field of a declared object of its own class)
-            what = (f"{self._number_values(path, obj)}, changed during the run" if _is_number(obj)
+            what = (f"{_number_values(self, path, obj)}, changed during the run" if _is_number(obj)
                     # (a trial read "Generator: 1 tensor, 5056 values": its state's bytes)
                     else f"a torch.Generator {GENERATOR_CHANGED}"
                     if isinstance(obj, torch.Generator)
@@ -289,7 +293,8 @@ class UndeclaredWatch:
                   f"{sum(t.numel() for t in tensors)} values"
                   if isinstance(obj, collections.deque) else _amount_of(obj, missed))
         return (f"{path} ({type(obj).__name__}: {amount}, that the run "
-                f"changed and {none_holds}: {_todo(path, self._framework)})")
+                f"changed and {none_holds}: {_todo(path, self._framework)}"
+                f"{_loss_log(obj, self._losses)})")
 
     def _number(self, path: str, now: Any, in_module: bool | str,
                 none_holds: str = _NO_COMPONENT_HOLDS) -> str:
@@ -300,19 +305,40 @@ class UndeclaredWatch:
                 f"{MODULE_ATTR_TODO}" if in_module
                 else f"{_HELD_BY_NONE if none_holds == _NO_COMPONENT_HOLDS else none_holds}: "
                 f"{_todo(path, self._framework)}")
-        return f"{path} ({self._number_values(path, now)}, changed during the run; {held})"
+        return f"{path} ({_number_values(self, path, now)}, changed during the run; {held})"
 
-    def _number_values(self, path: str, now: Any) -> str:
-        """``int: 0 at the build, 5 after step 5, 0 at the end``."""
-        was = (f"{self._numbers[path]!r} at the build" if path in self._numbers
-               else "None or not set at the build")  # (trial 402: it was None)
-        shown = self._numbers.get(path)
-        if shown == now:  # set back by the end: where it went on the way
-            for step, value in sorted(self._numbers_after.get(path, {}).items()):
-                if value != shown and value != now:
-                    was += f", {value!r} after step {step}"
-                    shown = value
-        return f"{type(now).__name__}: {was}, {now!r} at the end"
+
+
+def _loss_log(obj: Any, losses: list[float]) -> str:
+    """Where a list of numbers the program keeps holds the run's losses of
+    consecutive steps, in order, the words that say it is a log of the loss
+    (trial 570: a Trainer subclass's list of its steps' losses read as a
+    cause among two real ones, and as state the correct twin lost); '' where
+    it does not."""
+    values = list(obj) if isinstance(obj, (list, tuple, collections.deque)) else []
+    n = len(values)
+    if n < 2 or n > len(losses) or not all(isinstance(v, float) for v in values):
+        return ""
+    for start in range(len(losses) - n + 1):
+        if all(math.isclose(v, loss, rel_tol=1e-6, abs_tol=1e-12)
+               for v, loss in zip(values, losses[start:start + n])):
+            return (f"; its {n} numbers are the run's losses of steps {start + 1} to "
+                    f"{start + n}, in order: {LOSS_LOG} (name it in Target(not_state=...) "
+                    "where none does)")
+    return ""
+
+
+def _number_values(watch: UndeclaredWatch, path: str, now: Any) -> str:
+    """``int: 0 at the build, 5 after step 5, 0 at the end``."""
+    was = (f"{watch._numbers[path]!r} at the build" if path in watch._numbers
+           else "None or not set at the build")  # (trial 402: it was None)
+    shown = watch._numbers.get(path)
+    if shown == now:  # set back by the end: where it went on the way
+        for step, value in sorted(watch._numbers_after.get(path, {}).items()):
+            if value != shown and value != now:
+                was += f", {value!r} after step {step}"
+                shown = value
+    return f"{type(now).__name__}: {was}, {now!r} at the end"
 
 
 # What a `not compared` line says of a field of a declared component of the

@@ -39,7 +39,7 @@ from resumecheck.evidence import (
 from resumecheck.program import ends_inside, epoch_boundaries, next_epoch_start
 from resumecheck.phrases import (
     ADAPTER_LEFT_OUT, AS_THE_BUILD_MADE, BUILDING, CANNOT_RESTORE_WITHOUT, CAUSE_YET_BLIND,
-    CHANGED_AFTER_LOAD, CHECKPOINT_LOSES, CHECKPOINT_MAY_LOSE, FETCHED_BEFORE_RESTORE,
+    CHANGED_AFTER_LOAD, CHECKPOINT_LOSES, CHECKPOINT_MAY_LOSE, FETCHED_BEFORE_RESTORE, LOSS_LOG,
     FRAMEWORK_RESUME, IDLE_SEED, LEFT_OUT_ALIKE, LEFT_OUT_ALIKE_MARK, OWN_THROUGH,
     RESTART_HELD_OTHERWISE,
     AS_A_BUILD_HOLDS, FRESH_BUILD_HOLDS, GENERATOR_CHANGED, GENERATOR_POSITION, GRADS_SUMMED,
@@ -2879,7 +2879,9 @@ def note_lost_uncompared(own: RunResult, undeclared: list[str]) -> None:
                           (UNHELD_POSITION, (GENERATOR_POSITION,))):
         # (trial 519: a loader's generator that seeds no worker, which changes no step,
         # was listed first as what the checkpoint may lose, beside a lost warm-up count)
-        lost = [p for what in undeclared if any(mark in what for mark in marks)
+        # (trial 570: a log of the loss led, before the callback's lost level: last)
+        lost = [p for what in sorted(undeclared, key=lambda what: LOSS_LOG in what)
+                if any(mark in what for mark in marks)
                 and IDLE_SEED not in what and (p := uncompared_path(what)) not in said]
         said.update(lost)
         if lost:
