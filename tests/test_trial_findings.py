@@ -1110,3 +1110,24 @@ def test_beside_a_lost_stream_that_augments_matching_indices_say_the_inputs_went
     assert ("; the samples it returned match at step 5: the model's inputs, not compared where "
             "a step returns its samples, may differ all the same") in own.explanation
 
+
+
+def test_a_framework_targets_matching_samples_are_not_told_to_leave_samples_out():
+    """Trial 577: a Lightning target, which has no StepOutput of its own, was
+    told to "leave `samples` out of the StepOutput" (hand-built records)."""
+    from types import SimpleNamespace
+
+    from resumecheck.evidence import SAMPLES_STAND_FOR_DATA, _samples_stand_for_data
+    from resumecheck.report import RunResult
+
+    record = SimpleNamespace(step=5, digests={"data": "d", "loss": "l"}, exact=[])
+    run = RunResult(dropped=[], resume_at=[4], verdict="diverged", first_divergent_step=5,
+                    first_divergent_quantity="loss", first_divergent_key="loss")
+    own = SimpleNamespace(records=[record], boundaries={})
+    assert _samples_stand_for_data(own, run) == SAMPLES_STAND_FOR_DATA
+    framework = SimpleNamespace(records=[record],
+                                boundaries={"restored_by": "Lightning's restore"})
+    said = _samples_stand_for_data(framework, run)
+    assert said.startswith("; the samples it consumed match") and "StepOutput" not in said
+    assert said.endswith("the framework's adapter returns the samples of its batch, and no "
+                         "setting of it compares the model's inputs instead")
