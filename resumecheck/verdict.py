@@ -4494,6 +4494,38 @@ def note_untraced(runs: Sequence[RunResult], records: Sequence[StepRecord],
 _ALL_STEPS_MATCH = " (every step's loss, gradients and parameters match)"
 
 
+def _inputs_untraced(keys: set[str], records: Sequence[StepRecord],
+                     unhooked: str | None) -> list[str]:
+    """``untraced``'s line on the model's inputs, where they were not traced."""
+    out: list[str] = []
+    if unhooked and not any(key == "data" for key in keys):
+        # (trial 484: a scripted model was refused as the program's failure; traced
+        # without its inputs, the container line would have told it to declare the model)
+        out.append(f"the model's inputs: the model is {unhooked}, and no step returned its "
+                   "samples, so data that differs shows first in the loss (return them, "
+                   "StepOutput(samples=...))")
+    elif any(key.startswith("param:") for key in keys) and not any(
+            key == "data" or key.startswith("inputs:") for key in keys) and any(
+            rec.calls for rec in records):
+        # (trial 579: a policy called with a Python int state, which it made a tensor itself,
+        # was said to be called in no step)
+        out.append("the model's inputs: the module traced as the model was called with no "
+                   "tensor (a number, or another object it makes its tensors from), and no step "
+                   "returned its samples, so data that differs shows first in the loss (return "
+                   "them, StepOutput(samples=...))")
+    elif any(key.startswith("param:") for key in keys) and not any(
+            key == "data" or key.startswith("inputs:") for key in keys):
+        # (trial 219: a GAN's generator and discriminator declared as one
+        # nn.ModuleDict, which no step calls, read `9 loss` where the data differed)
+        out.append("the model's inputs: the module traced as the model (the `params` "
+                   "component, or the program's `model` attribute) was called in no step (a "
+                   "container such as an nn.ModuleDict is not; its members are), and no step "
+                   "returned its samples, so data that differs shows first in the loss (return "
+                   "them, StepOutput(samples=...), or declare as `params` the module the step "
+                   "calls with its data and the others as components of their own)")
+    return out
+
+
 def untraced(records: Sequence[StepRecord], unhooked: str | None = None) -> list[str]:
     """What the reference's steps could not trace, each with why and what to
     declare (empty when parameters, gradients and the learning rate were traced;
@@ -4516,22 +4548,7 @@ def untraced(records: Sequence[StepRecord], unhooked: str | None = None) -> list
                    "optimizer), so parameters are compared at the end of a run only, not at "
                    "every step (hold them in an nn.Module, or give the program a `model` "
                    "attribute that is one)")
-    if unhooked and not any(key == "data" for key in keys):
-        # (trial 484: a scripted model was refused as the program's failure; traced
-        # without its inputs, the container line would have told it to declare the model)
-        out.append(f"the model's inputs: the model is {unhooked}, and no step returned its "
-                   "samples, so data that differs shows first in the loss (return them, "
-                   "StepOutput(samples=...))")
-    elif any(key.startswith("param:") for key in keys) and not any(
-            key == "data" or key.startswith("inputs:") for key in keys):
-        # (trial 219: a GAN's generator and discriminator declared as one
-        # nn.ModuleDict, which no step calls, read `9 loss` where the data differed)
-        out.append("the model's inputs: the module traced as the model (the `params` "
-                   "component, or the program's `model` attribute) was called in no step (a "
-                   "container such as an nn.ModuleDict is not; its members are), and no step "
-                   "returned its samples, so data that differs shows first in the loss (return "
-                   "them, StepOutput(samples=...), or declare as `params` the module the step "
-                   "calls with its data and the others as components of their own)")
+    out += _inputs_untraced(keys, records, unhooked)
     if all(rec.lr is None for rec in records):
         # (trial 399: a GAN's two optimizers held by one object of the program's own;
         # its parameters traced, no gradient was, and this line named the rate alone)

@@ -105,6 +105,25 @@ def test_on_many_ranks_samples_a_step_returned_are_traced_inputs():
         "the model's inputs"]
 
 
+def test_a_model_called_with_no_tensor_is_not_said_to_be_called_in_no_step():
+    """Trial 579: a policy called with a Python int state (it makes its one-hot
+    tensor itself) was said to be "called in no step"."""
+    from resumecheck.trace import StepRecord
+    from resumecheck.verdict import untraced
+
+    def records(calls: int) -> list[StepRecord]:
+        return [StepRecord(step=1, loss=0.5, digests={"param:0.weight": "d"}, lr=[0.1],
+                           calls=calls)]
+
+    [called] = untraced(records(calls=60))
+    assert called.startswith("the model's inputs: the module traced as the model was called "
+                             "with no tensor (a number, or another object it makes its "
+                             "tensors from)"), called
+    assert "called in no step" not in called
+    [never] = untraced(records(calls=0))
+    assert "was called in no step" in never
+
+
 class _CountsEvaluations(WrapperProgram):
     """Its own evaluation count, declared, which the checkpoint loses: only the
     end state differs, and the steps' parameters were never traced."""
