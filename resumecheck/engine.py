@@ -49,8 +49,8 @@ from resumecheck.program import Target, declared_names, load_target
 from resumecheck.progress import ProgressCallback, ProgressTracker, run_label
 from resumecheck.elastic import judge_elastic, unmapped_state
 from resumecheck.phrases import (
-    AS_BUILT_AT_RESUME, GRADS_SUMMED, MODULE_LEVEL, RESTART_HELD_OTHERWISE, STOPPED, merge_alike,
-    merge_items, uncompared_path, under_roots,
+    AS_BUILT_AT_RESUME, GRADS_SUMMED, MODULE_LEVEL, RESTART_HELD_OTHERWISE, SET_ALIKE_LATER,
+    STOPPED, merge_alike, merge_items, uncompared_path, under_roots,
 )
 from resumecheck.report import (
     CLOSE, DIVERGED, FAILED, IDENTICAL, INCONCLUSIVE, NOT_CAUSE, Finding, Report, RunResult,
@@ -1600,8 +1600,8 @@ def _named(checker: Checker, back: set[str], on_the_way: dict[str, int],
                    if path in as_built else text)
             # (trial 254 read "held it otherwise after step 8" as one step: held so from
             # there on, until a later step set it alike)
-            + (f"; {RESTART_HELD_OTHERWISE} from {when[path]} on, until a later step set it "
-               "alike" if path in on_the_way else "")
+            + (f"; {RESTART_HELD_OTHERWISE} from {when[path]} on, {SET_ALIKE_LATER}"
+               if path in on_the_way else "")
             + (f"; {AS_BUILT_AT_RESUME.format(at=verdict.steps_text(checker.resume_at))}"
                if path in as_built else "")
             for path, text in checker.segment.undeclared.items()

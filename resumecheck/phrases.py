@@ -21,7 +21,7 @@ __all__ = ["ACCELERATE_DATASET", "ADAPTER_LEFT_OUT", "AFTER_LAST_STEP", "AS_THE_
            "READ_BEFORE", "NONE_DIFFERS", "a_type",
            "OWN_RESUME_ENDS_OTHERWISE", "OWN_RESUME_ENDS_WITHOUT", "paths_said", "ordinal",
            "under_roots", "UNHELD_POSITION",
-           "SET_AGAIN_LATER", "set_again_uncompared",
+           "SET_AGAIN_LATER", "SET_ALIKE_LATER", "set_again_uncompared",
            "FRAMEWORK_RESUME", "IDLE_SEED", "LIGHTNING_LOADER", "LEFT_OUT_ALIKE",
            "LEFT_OUT_ALIKE_MARK", "OWN_THROUGH",
            "lost_through_framework",
@@ -418,6 +418,10 @@ AT_THIS_POINT = "named at this resume point"
 """How a ``Report.undeclared`` entry opens the clause on why it is named at
 the report's resume points (fuzz names the point: ``at_the_point``)."""
 
+SET_ALIKE_LATER = "until a later step set it alike"
+"""How that entry ends where a step after the restart set it as the uninterrupted
+run held it: state the steps make again (an episode's position), which a load()
+need not put back (trial 579: named among what the load put back)."""
 RESTART_HELD_OTHERWISE = (f"{AT_THIS_POINT}: the engine's own restart, which "
                           "restores every declared component, ends with it as the "
                           "uninterrupted run does, but held it otherwise")

@@ -24,7 +24,7 @@ from resumecheck.phrases import (
     FRAMEWORK_RESUME, HASH_ORDER_UNCHECKED, LOOP_GOES_ON, ORDER_BEFORE_RESTORE,
     NOT_VALIDATED_AGAIN, ONE_POSITION, POSITION_TRANSFORMED, READ_BEFORE, REORDERED,
     RESTORE_CHANGED, RESTORING,
-    POSITION_UNUSED, SKIPS_BLIND, STARTED_LEVEL, STOPPED,
+    POSITION_UNUSED, SET_ALIKE_LATER, SKIPS_BLIND, STARTED_LEVEL, STOPPED,
     changed_after_load, drawn_at_import_text, first_line, global_streams, lost_uncompared,
     paths_said,
     set_again_uncompared, uncompared_path,
@@ -1476,7 +1476,9 @@ def _own_equivalent(own: RunResult, undeclared: Sequence[str] = ()) -> str:
         return (" Your own resume is equivalent: your checkpoint keeps what the declared "
                 "components miss; this concerns the engine's own restart of them, which "
                 "ablations use.")
-    named = list(dict.fromkeys(uncompared_path(what) for what in _may_explain(list(undeclared))))
+    # (trial 579: an episode's position, which a step set again, read as put back by the load)
+    named = list(dict.fromkeys(uncompared_path(what) for what in _may_explain(list(undeclared))
+                               if SET_ALIKE_LATER not in what))
     # (trial 444: the load put back a ratio the `not compared` line named, and was told
     # of a loader's iterator and a generator alone)
     put_back = (f"putting back {', '.join(f'`{p}`' for p in named[:4])}"

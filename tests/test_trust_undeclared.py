@@ -510,6 +510,25 @@ def test_what_the_programs_own_load_lost_is_said_when_it_departs_at_the_next_ste
             "component's load_state_dict()") in correct.incomplete_state_notice()
 
 
+def test_state_a_later_step_set_again_is_not_said_to_be_put_back_by_the_load():
+    """Trial 579: an episode's position, which the first step after the restart
+    set again, was named among what the load() put back (hand-built lines)."""
+    from resumecheck.phrases import SET_ALIKE_LATER
+    from resumecheck.report import RunResult, _own_equivalent
+
+    lines = ["baseline (float: 0.0 at the build, 0.7 at the end, changed during the run; "
+             "held by no declared component: declare it as a component to check that it "
+             "resumes); your own resume ends with it as the uninterrupted run did",
+             "env.pos (int: None or not set at the build, 6 at the end, changed during the "
+             "run; held by no declared component: declare it as a component to check that it "
+             "resumes); named at this resume point: the engine's own restart, which restores "
+             "every declared component, ends with it as the uninterrupted run does, but held "
+             f"it otherwise from right after its restore at step 8 on, {SET_ALIKE_LATER}; "
+             "your own resume ends with it as the uninterrupted run did"]
+    said = _own_equivalent(RunResult(dropped=[], resume_at=[8], verdict="identical"), lines)
+    assert "(putting back `baseline`, which the `not compared` lines name" in said, said
+
+
 def test_a_run_that_failed_is_not_said_to_have_departed():
     # a trial: a run that raised (or hung) read "before it departed from the
     # uninterrupted run at step 20"
