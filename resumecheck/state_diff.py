@@ -374,10 +374,13 @@ def _step_apart(differing: list[tuple[str, Any]], ref: dict[str, Any],
         fresh = all(new.get(p) == 0 for p in paths)
         behind = f"{SAVED_BEFORE_STEP}, or a load that steps it one time fewer"
         # (trials 514, 532: fuzz shrank a scheduler the checkpoint never held to a resume
-        # at 1, where "one step behind" led; a later resume point read "0, expected 8")
+        # at 1, where "one step behind" led; a later resume point read "0, expected 8";
+        # trial 580: "right after step 1" of a resume after step 3, its scheduler stepped
+        # every third step)
         return (f"; {FRESH_COUNT}: one the load does not restore, or one made anew after "
-                "it (at this resume point, right after step 1, a scheduler one step behind "
-                f"reads the same, {behind}, which a later resume point tells apart)" if fresh
+                "it (at this resume point, where the uninterrupted run's scheduler had "
+                f"stepped once, one a step behind reads the same, {behind}, which a later "
+                "resume point tells apart)" if fresh
                 else f"; one step behind: {behind}")
     if apart == {1}:
         return ("; one step ahead: stepped once more in or after the load (a scheduler made "

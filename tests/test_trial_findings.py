@@ -494,10 +494,14 @@ def test_a_scheduler_one_step_behind_or_ahead_says_so():
     # (trials 514, 532: fuzz shrank a scheduler never restored to a resume at 1, where
     # "one step behind" led, though a later resume point read "0, expected 8")
     assert fresh.endswith("; 0, as a fresh scheduler has it: one the load does not restore, "
-                          "or one made anew after it (at this resume point, right after step "
-                          "1, a scheduler one step behind reads the same, a checkpoint saved "
-                          "before the step's scheduler.step(), or a load that steps it one time "
-                          "fewer, which a later resume point tells apart)"), fresh
+                          "or one made anew after it (at this resume point, where the "
+                          "uninterrupted run's scheduler had stepped once, one a step behind "
+                          "reads the same, a checkpoint saved before the step's "
+                          "scheduler.step(), or a load that steps it one time fewer, which a "
+                          "later resume point tells apart)"), fresh
+    # (trial 580: its scheduler stepped every third step: not "right after step 1" at 3)
+    assert "right after step" not in describe_difference(
+        "scheduler", {"last_epoch": 1}, {"last_epoch": 0}, 3)
     assert "one step behind:" not in fresh
 
 
