@@ -179,9 +179,9 @@ def _rates(ref: StepRecord, rec: StepRecord, step: int, rank: int | None) -> str
         missing = (f"{gone} stepped in the uninterrupted run and not in this one (an optimizer "
                    "that steps only at some steps, decided by state that differs here: a "
                    "counter of steps)" if gone else
-                   "a parameter group it stepped did not step in this run (an optimizer that "
-                   "steps only at some steps, decided by state that differs here: a counter of "
-                   "steps; or a group added with add_param_group during the run)"
+                   "a parameter group it stepped did not step in this run (one added with "
+                   "add_param_group during the run, or an optimizer that steps only at some "
+                   "steps, decided by state that differs here: a counter of steps)"
                    if len(rates) < len(expected) else
                    "this run steps a parameter group that is not in its optimizers (one added "
                    "with add_param_group during the run, or an optimizer that steps in one run "

@@ -45,8 +45,8 @@ def test_nothing_is_named_where_the_rates_do_not_tell_which():
     assert not_stepped(ref, rec) == ""  # (both at one rate)
     ref, rec = _records([0.0017], [])
     assert not_stepped(ref, rec) == ""  # (a rate neither had: not a missing step)
-    assert "a parameter group it stepped did not step in this run (an optimizer that steps " \
-        "only at some steps" in (_rates(ref, rec, 8, None) or "")
+    assert "a parameter group it stepped did not step in this run (one added with " \
+        "add_param_group" in (_rates(ref, rec, 8, None) or "")
 
 
 def test_of_two_optimizers_at_one_rate_the_one_the_step_did_not_read_is_named():

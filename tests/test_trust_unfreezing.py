@@ -183,8 +183,9 @@ def test_a_step_that_steps_fewer_parameter_groups_says_so():
     assert (dropped.verdict, dropped.first_divergent_step) == ("diverged", 4)
     assert dropped.divergence_detail == (
         "learning rate of step 4: 1 rate (0.01) where the uninterrupted run stepped 2 (0.01, "
-        "0.001): a parameter group it stepped is not in this run's optimizers (one added with "
-        "add_param_group during the run, or an optimizer that steps in one run only)")
+        "0.001): a parameter group it stepped did not step in this run (one added with "
+        "add_param_group during the run, or an optimizer that steps only at some steps, "
+        "decided by state that differs here: a counter of steps)")
 
 
 def test_a_component_a_resumed_step_fails_without_is_exercised_and_its_row_says_so():
