@@ -99,7 +99,8 @@ def restore_state(built: BuiltProgram, restore: Restore,
             # iterator again draws a base seed): that draw is the check's,
             # not the program's, and putting rng right too would undo it.
             unreached = _iterators_made(built, overrides, generators=True)
-            with contextlib.nullcontext() if RNG in overrides else preserved_global_streams():
+            sets_streams = any(_is_streams(c) for c in built.components if c.name in overrides)
+            with contextlib.nullcontext() if sets_streams else preserved_global_streams():
                 _load_states(built, overrides, restore.override_path, settle=False)
             _set_modes(built, overrides, load_checkpoint(restore.override_path,
                                                          read_only=True).get("meta"))
@@ -158,15 +159,24 @@ def _load_states(built: BuiltProgram, states: dict[str, Any], path: str,
     # An override after the program's load() settles only where it sets rng (or
     # among ranks): asking a loader for its state there would draw a seed the
     # program's own resume does not.
-    others = [c for c in built.components if c.name != RNG]
+    # (trial 581: an RNGState of another name, a collate function's generator, was
+    # restored before the data position whose load replays batches through it)
+    others = [c for c in built.components if not _is_streams(c)]
     for comp in others:
         _load_one(comp, states, path)
-    if settle or RNG in states or among_ranks():
+    if settle or any(_is_streams(c) for c in built.components if c.name in states) \
+            or among_ranks():
         for comp in others:
             settle_component(comp.obj)
     for comp in built.components:
-        if comp.name == RNG:
+        if _is_streams(comp):
             _load_one(comp, states, path)
+
+
+def _is_streams(comp: Any) -> bool:
+    """Whether a declared component is random state (``rng``, or any
+    ``RNGState``): restored after every other one."""
+    return comp.name == RNG or isinstance(comp.obj, RNGState)
 
 
 def _load_one(comp: Component, states: dict[str, Any], path: str) -> None:
