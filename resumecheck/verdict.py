@@ -2893,8 +2893,9 @@ def note_lost_uncompared(own: RunResult, undeclared: list[str]) -> None:
         # (trial 152: the note came last, after a list of samplers and iterators)
         own.explanation = _without_undeclared_leads(own.explanation).replace(
             at, f"{at}; {note}", 1)
-    elif note:
-        own.explanation += f"; {note}"
+    elif note:  # (trial 580: after a confirmed cause, a lost log read as a second cause)
+        besides = any(f.status == CONFIRMED for f in own.diagnosis)
+        own.explanation += f"; {'apart from that, ' if besides else ''}{note}"
     # (trial 160: a generator the own resume ended with as the uninterrupted run did,
     # restored by the program, led the why before the epoch it lost)
     drawn = [uncompared_path(what) for what in undeclared

@@ -80,3 +80,27 @@ def test_a_list_of_other_numbers_is_no_log_of_the_loss():
                     noise_seeds=0)
     [line] = [w for w in report.undeclared if w.startswith("losses ")]
     assert LOSS_LOG not in line
+
+
+class _LosesMomentum(_Logs):
+    """Its load() leaves the optimizer's momentum out, besides the log."""
+
+    def __init__(self, settings: dict) -> None:
+        super().__init__(settings)
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1, momentum=0.9)
+
+    def load(self, path: str) -> None:
+        state = torch.load(path)
+        self.model.load_state_dict(state["m"])
+        torch.set_rng_state(state["rng"])
+        self.step, self.level = state["step"], state["level"]
+
+
+def test_a_lost_log_beside_a_confirmed_cause_is_said_apart_from_it():
+    """Trial 580: "; not compared, and your checkpoint loses it: `state.last_val`"
+    right after the confirmed cause read as a second cause."""
+    own = verify(Target(factory=_LosesMomentum, steps=6, resume_at=(3,)), drop="none",
+                 noise_seeds=0).full_resume
+    assert [(f.component, f.status) for f in own.diagnosis] == [("optimizer", "confirmed")]
+    assert "; apart from that, not compared, and your checkpoint may lose it: `losses`" in \
+        own.explanation, own.explanation
