@@ -1860,6 +1860,9 @@ def _note_alike(checker: Checker, own: _Judged,
                               verdict=IDENTICAL, checkpoint="engine")
             cmp = verdict.judge(checker.reference, alone, segments)
             if not name and alone.verdict not in (IDENTICAL, CLOSE):
+                # (trial 582: fuzz said "put right alone, the run departs no later" of a
+                # callback whose load lost it, where run says not judged)
+                verdict.unjudge_when_incomplete(result, alone)
                 return
             if name:
                 extra.append((alone, _trajectory(segments, result.resume_at[0], cmp)))
