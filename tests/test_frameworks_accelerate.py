@@ -919,3 +919,9 @@ def test_a_program_of_your_own_is_told_to_prepare_the_scheduler_its_accelerator_
                            "prepared: scheduler = accelerator.prepare(scheduler)")
     twin = resumecheck.verify("fixtures.trust.accelerate_unprepared:PREPARED", **fast)
     assert twin.equivalent, twin.render()
+    # (trial 584: a level of its own in an object it did not register)
+    lost = resumecheck.verify("fixtures.trust.accelerate_unprepared:UNREGISTERED", **fast)
+    [finding] = lost.full_resume.diagnosis
+    assert (finding.component, finding.status) == ("curriculum", "confirmed"), finding
+    assert finding.fix == ("Accelerate's save_state() holds an object of your own only when it "
+                           "was registered: accelerator.register_for_checkpointing(curriculum)")
