@@ -190,6 +190,9 @@ def _describe_run(run: RunResult, label: str, incomplete: str | None,
             # (trials 441, 442: "relative 41.3 in parameter w" read as w changed 41-fold;
             # trial 537: not of a loss scale, 32768 against 1048576, which is one number)
             of["rel"] = of.get("rel", "") + " (of one value: one near 0 makes it large)"
+        if of.get("abs", "").startswith(" in state of"):
+            # (trial 582: a count 5 against 12 beside "the largest |Δ| 0.0882", its mean's)
+            of["abs"] += " (of its floating-point entries: a count is compared exactly)"
         ulp = run.max_ulp_diff
         ulps = (f"over a million{of.get('ulp', '')} (far beyond rounding)"
                 if ulp is not None and ulp > 1e6 else f"{_g(ulp)}{of.get('ulp', '')}")
