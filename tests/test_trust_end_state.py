@@ -120,21 +120,24 @@ def test_state_the_first_step_sets_again_is_not_named_where_only_the_end_differs
 
 def test_a_resume_that_ends_otherwise_alone_says_so_in_its_headline_and_row():
     """Trials 539, 555: a Lightning twin whose streams ended a draw off, every
-    step alike, read as a false alarm under a bare NOT EQUIVALENT and DIVERGED:
-    the headline and the plugin's row say that every step matched, and what
-    the state left otherwise would do."""
-    from resumecheck.pytest_plugin import _summary_row
-
+    step alike, read as a false alarm under a bare NOT EQUIVALENT and DIVERGED.
+    Trials 577, 587: said in words, it still failed a correct program, and led
+    a real bug's diagnosis: a stream whose draws changed no step is a latent
+    gap (``verdict.end_state_differences``), which --strict fails; state other
+    than a stream that ends otherwise is NOT EQUIVALENT, and says so."""
     report = verify("fixtures.trust.stream_drawn_unread:TARGET", drop="none", noise_seeds=0)
-    assert not report.equivalent
+    assert report.equivalent
+    own = report.full_resume
+    assert own.latent_gaps == ["rng"] and own.verdict == "identical"
+    assert [(f.component, f.status) for f in own.diagnosis] == [("rng", "latent")]
     assert report.render().splitlines()[1] == (
-        "full resume: NOT EQUIVALENT: every step after the restart matches, but the run ends "
-        "with `rng` otherwise than the uninterrupted run: silent here, not harmless: a step "
-        "that reads those streams (dropout, a shuffle drawn from them) would differ, in a "
-        "longer run or a model that draws from them (see the diagnosis)")
-    row = _summary_row({"nodeid": "t.py::t", "target": "t", "report": report.to_json()})
-    assert "full resume: DIVERGED in the end state alone (rng; every step matched) " \
-        "(confirmed: rng)" in row, row
+        "full resume: EQUIVALENT; latent gap: rng restored otherwise than the uninterrupted "
+        "run had it, in state that changed no step here (see the diagnosis)")
+    assert "the run ends with rng otherwise than the uninterrupted run" in own.explanation
+    # (left out on purpose, it still counts as that row's divergence)
+    dropped = verify("fixtures.trust.stream_drawn_unread:TARGET", drop=["rng"],
+                     noise_seeds=0).runs[-1]
+    assert dropped.dropped == ["rng"] and dropped.verdict == "diverged"
     # (trial 564: of other state, "would differ" overclaimed: a count off by a whole
     # period of its scheduler never changed a step)
     other = verify("fixtures.trust.end_state_only:BUGGY", drop="none", noise_seeds=0)
