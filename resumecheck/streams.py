@@ -373,12 +373,20 @@ def _mt_steps(pos: int, goal: int, limit: int) -> list[int]:
 # -- a registered numpy Generator: one raw output of its bit generator ----------
 
 def _bitgen_walk(start: Any, goal: Any, limit: int) -> int | None:
+    """By the bit generator's own state alone: the half word a 32-bit draw
+    keeps for the next (``has_uint32``, ``uinteger``) is no raw output, and
+    walking by raw outputs never changes it (trial 592: a PCG64 48 outputs
+    behind, its integers() drawn 32 bits at a time, read "not within 64")."""
     bg = getattr(np.random, start["bit_generator"])()
     bg.state = start
-    wanted = _digest(_plain(goal))
+
+    def core(state: Any) -> str:
+        return _digest(_plain(state.get("state", state)))
+
+    wanted = core(goal)
     for n in range(1, limit + 1):
         bg.random_raw(1)
-        if _digest(_plain(bg.state)) == wanted:
+        if core(bg.state) == wanted:
             return n
     return None
 
