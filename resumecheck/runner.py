@@ -473,7 +473,7 @@ class _Segment:
             carry.arm(step)  # (at a resume point, after its save: what a restart starts without)
             note_step(step)
         self.enter("capture")
-        self.result.boundaries = built.boundaries()  # (again: where the loop validated)
+        self.result.boundaries, self.result.advice = built.boundaries(), built.advice()  # (again)
         if spec.capture_end:
             self.result.end_state = str(self.work / f"{spec.name}.end.pt")
             save_capture(built, self.result.end_state, verify=not self.result.captures,

@@ -612,15 +612,17 @@ def test_a_loaders_own_generator_is_part_of_rng_and_its_loss_is_blamed_on_it():
     assert not report.undeclared
     # (trial 263: a confirmed rng of a Lightning program said nothing of what to do)
     assert own.diagnosis[0].fix.startswith(
-        "Lightning's checkpoint holds no random stream: save them in your LightningModule's "
-        "on_save_checkpoint(checkpoint)"), own.diagnosis[0].fix
-    # (trial 392: following that alone, the stream ended two draws ahead: the resumed
-    # loader's new iterator drew its seed from the stream just restored)
-    # (trial 531: giving the loader a generator of its own, as the words then said, left
-    # that generator elsewhere at the next epoch; set once the iterator exists, it resumed)
-    assert ("set them again once the resumed epoch's loader iterator exists, in the first "
-            "on_train_batch_start after the load") in own.diagnosis[0].fix
-    assert "a generator of its own" not in own.diagnosis[0].fix
+        "Lightning's checkpoint holds no random stream: save them in "
+        "on_save_checkpoint(checkpoint) of your LightningModule or a Callback"), \
+        own.diagnosis[0].fix
+    # (trial 531: a loader's own generator, set in on_load_checkpoint, came back elsewhere
+    # at the next epoch; set once the iterator exists, it resumed)
+    # (trial 591: torch's stream, which that iterator does not draw from, resumes set in
+    # on_load_checkpoint, and was told to wait for on_train_batch_start)
+    assert ("torch's stream, and a generator your steps alone draw from, can be set again in "
+            "its on_load_checkpoint()") in own.diagnosis[0].fix
+    assert ("that loader's generator must be set once the resumed epoch's iterator exists, in "
+            "the first on_train_batch_start after the load") in own.diagnosis[0].fix
 
 
 @pytest.mark.e2e
@@ -1142,3 +1144,23 @@ def test_lightnings_weight_averaging_is_refused_as_a_limit_not_judged():
     assert "Lightning's StochasticWeightAveraging" in text
     assert "a limit of resumecheck, not a fault of your program, which it has not judged" in text
 
+
+
+def test_the_streams_advice_follows_whether_the_training_loader_has_a_generator():
+    """Trial 591: a loader with a generator of its own draws nothing from torch's
+    stream as Lightning makes its iterator; its correct twin, which set the stream
+    in on_load_checkpoint, was told to wait for on_train_batch_start."""
+    from types import SimpleNamespace
+
+    import torch
+
+    from resumecheck.frameworks.lightning import _rng_advice
+
+    plain = _rng_advice([SimpleNamespace(generator=None)])
+    assert "in the first on_train_batch_start after the load" in plain
+    assert "it draws its seed from the torch stream" in plain
+    assert _rng_advice([]) == plain  # (no loader made yet: the general advice)
+    own = _rng_advice([SimpleNamespace(generator=torch.Generator())])
+    assert "torch's stream, and a generator your steps alone draw from, can be set again " \
+        "in its on_load_checkpoint()" in own
+    assert "it draws its seed from the torch stream" not in own

@@ -294,19 +294,7 @@ class LightningProgram(LoopProgram):
     def checkpoint_advice(self) -> dict[str, str]:
         """What makes Lightning's checkpoint hold the random streams: it holds
         none of them (a trial's confirmed `rng` said nothing of what to do)."""
-        # (trial 392: set in on_load_checkpoint, the resumed loader's new iterator drew its
-        # seed from the stream just restored; trial 531: a generator given to a
-        # StatefulDataLoader then, as the advice said, came back elsewhere at the next epoch)
-        return {RNG: "Lightning's checkpoint holds no random stream: save them in your "
-                     "LightningModule's on_save_checkpoint(checkpoint) (torch.get_rng_state(), "
-                     "and each generator's get_state() your steps or loaders draw from) and set "
-                     "them again once the resumed epoch's loader iterator exists, in the first "
-                     "on_train_batch_start after the load, with no seed after it (a "
-                     "seed_everything in on_train_start undoes it): Lightning makes that "
-                     "iterator after on_load_checkpoint, and it draws its seed from the torch "
-                     "stream, which set before it then runs ahead of the run's; a checkpoint "
-                     "saved before that batch keeps what is still to be set, not the streams "
-                     "as they are then"}
+        return {RNG: _rng_advice(self.live_loaders())}
 
     def live_loaders(self) -> list[Any]:
         """The training loaders the fit loop holds (made by your ``train_dataloader()``)."""
@@ -752,6 +740,38 @@ def _batches_of(trainer: Any, data: Any) -> int | None:
         return len(loader) or None
     except TypeError:  # (an iterable dataset without a length)
         return None
+
+
+def _rng_advice(loaders: list[Any]) -> str:
+    """``LightningProgram.checkpoint_advice`` of the random streams, by whether
+    the training loaders each have a generator of their own (the runner reads
+    the advice again at a segment's end, once the fit loop made them)."""
+    if loaders and all(getattr(loader, "generator", None) is not None for loader in loaders):
+        # (trial 591: a loader with a generator of its own draws nothing from torch's
+        # stream as Lightning makes its iterator: on_load_checkpoint, its correct twin,
+        # was told to wait for on_train_batch_start)
+        return ("Lightning's checkpoint holds no random stream: save them in "
+                "on_save_checkpoint(checkpoint) of your LightningModule or a Callback "
+                "(torch.get_rng_state(), and each generator's get_state() your steps or "
+                "loaders draw from); torch's stream, and a generator your steps alone draw "
+                "from, can be set again in its on_load_checkpoint(): your training loader has "
+                "a generator of its own, which the iterator Lightning makes after the load "
+                "draws from, not torch's stream; that loader's generator must be set once the "
+                "resumed epoch's iterator exists, in the first on_train_batch_start after the "
+                "load")
+    # (trial 392: set in on_load_checkpoint, the resumed loader's new iterator drew its
+    # seed from the stream just restored; trial 531: a generator given to a
+    # StatefulDataLoader then, as the advice said, came back elsewhere at the next epoch)
+    return ("Lightning's checkpoint holds no random stream: save them in your "
+            "LightningModule's on_save_checkpoint(checkpoint) (torch.get_rng_state(), "
+            "and each generator's get_state() your steps or loaders draw from) and set "
+            "them again once the resumed epoch's loader iterator exists, in the first "
+            "on_train_batch_start after the load, with no seed after it (a "
+            "seed_everything in on_train_start undoes it): Lightning makes that "
+            "iterator after on_load_checkpoint, and it draws its seed from the torch "
+            "stream, which set before it then runs ahead of the run's; a checkpoint "
+            "saved before that batch keeps what is still to be set, not the streams "
+            "as they are then")
 
 
 def _train_loaders(trainer: Any) -> list[Any]:
