@@ -874,8 +874,10 @@ def _headline(report: Report) -> str:
 _PLAUSIBLE = (  # (trial 430: beyond the seeds' spread at 6 of 13 steps, read as within it)
     # (trials 439, 441, 442, 444: the seed made their data too, and "a loss curve would
     # hardly show it" read stronger than a band of runs on other data says)
-    "noise: plausible (of a row marked so): the loss stays within the widest spread of runs "
-    "with other seeds (at any of those steps, not at each; another seed changes all that the "
+    # (trial 591: the band is between any two of those runs, the uninterrupted run's too)
+    "noise: plausible (of a row marked so): the loss stays within the widest spread between "
+    "runs with different seeds, the uninterrupted run among them (at any of those steps, not "
+    "at each; another seed changes all that the "
     "program draws from it: its weights, and its data where the seed makes them), so its loss "
     "curve alone would hardly tell it from another seed's run; that run's continuation "
     "differs all the same")

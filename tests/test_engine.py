@@ -55,8 +55,9 @@ def test_plausibility_is_judged_against_seed_noise(tiny_report):
             assert run.noise_ratio == pytest.approx(run.max_abs_loss_diff / band)
     # (trials 161-174 read "plausible" beside a lost component as harmless)
     labels = {r.noise_label for r in tiny_report.runs if r.verdict == "diverged"}
-    said = ("noise: plausible (of a row marked so): the loss stays within the widest spread of "
-            "runs with other seeds (at any of those steps, not at each; another seed changes all "
+    said = ("noise: plausible (of a row marked so): the loss stays within the widest spread "
+            "between runs with different seeds, the uninterrupted run among them (at any of "
+            "those steps, not at each; another seed changes all "
             "that the program draws from it: its weights, and its data where the seed makes "
             "them), so its loss curve alone would hardly tell it from another seed's run; that "
             "run's continuation differs all the same")
