@@ -918,12 +918,14 @@ def _fuzz(args: argparse.Namespace) -> int:
     if args.budget <= 0:
         raise _UsageError(f"--budget must be a number of seconds > 0, got {args.budget}")
 
-    with _program_output_aside(), terminal_progress(enabled=not args.quiet) as progress:
+    # (trial 590: a warning of the program came unnamed under fuzz, as run names it)
+    with _program_output_aside(), terminal_progress(enabled=not args.quiet) as bar, \
+            warnings_named(bar) as progress:
         def watched(event: Any) -> None:  # (what an interrupt then says was run)
-            if event.unit == "examples" and event.done:
-                args.examples_run = (int(event.done), event.run)
-            if progress is not None:
-                progress(event)
+            ended = getattr(args, "examples_run", (0, ""))[0]
+            if event.unit == "examples" and event.done and int(event.done) != ended:
+                args.examples_run = (int(event.done), event.run)  # (not one begun since)
+            progress(event)
 
         result = run_fuzz(
             args.target, settings, max_examples=args.max_examples, budget=args.budget,

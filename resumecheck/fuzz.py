@@ -496,7 +496,9 @@ def _check_elastic(checker: Checker) -> None:
 def _progress(progress: ProgressCallback | None, max_examples: int,
               budget: float) -> Callable[..., None]:
     """``say(line, example=False)``: a progress event per example (``total``: the
-    examples that fit in ``max_examples`` and the budget at the pace so far)."""
+    examples that fit in ``max_examples`` and the budget at the pace so far), and
+    one as each starts, which names a warning it gives (trial 590: named by the
+    example before)."""
     planned = max_examples  # (the default schedule first, then what hypothesis draws)
     tracker = ProgressTracker(progress, "fuzz", unit="examples", total=planned) \
         if progress else None
@@ -797,6 +799,7 @@ def _search(checker: Checker, result: FuzzResult, default: list[int], edges: lis
         if out_of_time():
             result.budget_exhausted = True
             assume(False)
+        say(f"{'shrinking: ' if failed else ''}resume at {','.join(map(str, schedule))}")
         try:
             # (the default schedule as `run` checks it, a save right after its first load
             # too: a trial's run failed a point that fuzz, trying it first, passed)
@@ -1009,6 +1012,8 @@ def _first_failing(checker: Checker, candidates: list[list[int]],
     that fail otherwise go to ``otherwise`` (the same for any number of jobs)."""
     for start in range(0, len(candidates), checker.jobs):
         batch = candidates[start:start + checker.jobs]
+        if len(batch) == 1:  # (run here: a warning it gives is named by it)
+            say(f"shrinking: resume at {','.join(map(str, batch[0]))}")
         runs = checker.map(functools.partial(checker.check, resave=resave), batch)
         for schedule, run in zip(batch, runs):
             say(f"shrinking: resume at {','.join(map(str, schedule))}: {run.verdict}")

@@ -214,6 +214,21 @@ def test_a_warning_of_the_program_names_the_run_it_came_from(capsys):
             ) in err, err
 
 
+def test_under_fuzz_a_warning_names_the_run_it_came_from(capsys):
+    """Trial 590: under fuzz, torch's scheduler-order warning came with no line
+    naming its run, as run names it; named by the last event, it would have
+    said the example before."""
+    from resumecheck.cli import main
+
+    import pytest
+
+    with pytest.warns(UserWarning, match="a warning every run gives"):
+        main(["fuzz", "tests.programs:WARNS_IN_EVERY_RUN", "--max-examples", "2", "--budget",
+              "60", "--quiet"])
+    err = capsys.readouterr().err
+    assert "resumecheck: your program warned in the check's run `reference`:\n" in err, err
+
+
 def test_under_process_isolation_a_warning_is_said_once_with_the_run_it_came_from(capsys):
     """Trials 511, 537: under --isolation process a program's warning came once
     from every segment's interpreter (5 to 15 times), with no line naming the
