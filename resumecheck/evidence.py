@@ -762,8 +762,13 @@ def _set_back(reference: SegmentResult, seg: SegmentResult, key: str, run: Any, 
         return (f"{where}, as the build left it" + (_set_during(reference, seg, key, step) or (
             ": the restart draws from it as made (or seeded) anew, and it was not restored, or "
             "was made or seeded again after the restore")))
+    # (trials 592, 594: a stream the checkpoint never held, seeded again by the build and
+    # moved by the load's replay of the batches its epoch had read, was said set back to
+    # a state kept then or seeded from an epoch's number)
     return (f"{where} ({step - earlier} steps earlier): it was set back to a state kept then, "
-            "or seeded again as it was then (a seed from an epoch's number, at another epoch)")
+            "or seeded again as it was then (a seed from an epoch's number, at another epoch), "
+            "or not restored at all and moved on from where the build seeded it by draws the "
+            "restore made (batches already read, replayed through what draws from it)")
 
 
 def _held_then(reference: SegmentResult, key: str, run: Any, step: int) -> int | None:
