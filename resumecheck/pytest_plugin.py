@@ -621,6 +621,9 @@ def _engine_why(run: dict[str, Any], own: dict[str, Any]) -> str:
             # (a trial: a callback reset in on_train_begin read "a load loses state")
             else "a restored component changed before the first step"
             if stepped and lossy and all(changed_after_load(f["detail"]) for f in lossy)
+            # (trial 595: a LightningModule's on_load_checkpoint() that set nothing back)
+            else "its on_load_checkpoint() loses state"
+            if stepped and lossy and all(f["component"] == "hooks" for f in lossy)
             else "a load_state_dict() loses state" if stepped and lossy
             else "declared state left otherwise after a restart"
             if stepped and _later_otherwise(run)
