@@ -193,4 +193,3 @@ def test_a_resumed_step_that_skips_one_of_two_optimizers_at_one_rate_names_it():
     assert ("`optimizer` stepped in the uninterrupted run and not in this one"
             in own.explanation), own.explanation
     assert "L-BFGS" not in own.explanation  # (the model calls its update skipped, said so)
-
