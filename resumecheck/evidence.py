@@ -810,10 +810,13 @@ def _seeded_anew(key: str, run: Any, states: list[dict[str, Any]], step: int, k:
         call = SEED_CALLS[base]
         past = "" if draws == 0 else f"{_amount(key, draws, unit)} past "
         where = "in your load() or after it" if restorer == "your load()" else "after it"
+        # (trial 596: a seed in on_train_begin, before the Trainer's restore, which found no
+        # rng_state.pth, read as set "as the program is built" or "after the restore")
         how = (f"it was seeded again after the restore (a seed call {where})" if unset is False
                else "the restore set it nowhere (the checkpoint holds no state of it, or the "
-               "restore does not set it), so a seed as the program is built stands, or a seed "
-               "call after the restore set it so" if unset else
+               "restore does not set it), so a seed as the program is built or starts training "
+               "stands (a callback's on_train_begin, before the restore), or a seed call after "
+               "the restore set it so" if unset else
                "the restore did not set it (the checkpoint holds no state of it on this rank, "
                "or the restore does not set it), so a seed as the program is built stands with "
                f"what drew since, or a seed call {where} set it so")

@@ -620,16 +620,18 @@ def test_a_stream_the_restore_set_nowhere_past_the_builds_seed_is_not_said_seede
     """A trial's Trainer seeded torch's stream in its constructor, and its
     checkpoint held no random state: the stream, a draw past that seed, was
     said to be "seeded again after the restore (a seed call after it)", and
-    the user looked for a seed call there was not."""
+    the user looked for a seed call there was not. Trial 596: a seed in a
+    callback's on_train_begin, before the Trainer's restore, stood too."""
     report = verify("fixtures.trust.seeded_last_at_build:NO_RANDOM_STATE", drop="none",
                     noise_seeds=0, check_determinism=False)
     [offset] = report.full_resume.stream_offsets
     assert offset.detail.endswith(
         "2 int64 draws (4 32-bit words) past where seeding it with 42 (torch.manual_seed(42)) "
         "leaves it: the restore set it nowhere (the checkpoint holds no state of it, or the "
-        "restore does not set it), so a seed as the program is built stands, or a seed call "
-        "after the restore set it so: the restart draws from a newly seeded stream, not the "
-        "run's"), offset.detail
+        "restore does not set it), so a seed as the program is built or starts training "
+        "stands (a callback's on_train_begin, before the restore), or a seed call after the "
+        "restore set it so: the restart draws from a newly seeded stream, not the run's"), \
+        offset.detail
     assert "it was seeded again after the restore" not in offset.detail
 
 
