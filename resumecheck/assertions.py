@@ -154,7 +154,13 @@ def _figures_where(run: RunResult) -> str:
     if (run.first_divergent_quantity or "").startswith("state of"):  # no step departed
         return (f"over every quantity that differs, in the steps and in the end state "
                 f"(step {step})")
-    return f"where it departs (every quantity that differs at step {step} or before)"
+    compared = run.trajectory.compared if run.trajectory is not None else []
+    # (trial 594: its augmented inputs, the first to differ, were no quantity compared)
+    unseen = ("; a step that returns its samples has its model inputs, what an augmentation "
+              "makes of them, not compared" if "data" in compared and "inputs" not in compared
+              else "")
+    return (f"where it departs (every quantity compared that differs at step {step} or "
+            f"before{unseen})")
 
 
 def _one_number(quantity: str) -> bool:

@@ -973,6 +973,13 @@ def test_a_departure_in_the_loss_beside_matching_samples_says_the_inputs_were_no
     inputs = verify(prog.INPUTS, **fast).full_resume
     assert inputs.first_divergent_key == "inputs:0" and "samples it consumed" not in \
         inputs.explanation
+    # (trial 594: a test's failure said its figures were of "every quantity that differs",
+    # where the augmented inputs, the first to differ, were not compared)
+    from resumecheck.assertions import describe_failure
+
+    said = "a step that returns its samples has its model inputs, what an augmentation makes"
+    assert said in describe_failure(verify(prog.SAMPLES, **fast))
+    assert said not in describe_failure(verify(prog.INPUTS, **fast))
     # (a cause found is not buried under it: a lost stream, confirmed)
     rng = verify("fixtures.bugs.class05_rng_not_saved:BUGGY", **fast).full_resume
     assert rng.first_divergent_key == "loss" and "samples it consumed" not in rng.explanation

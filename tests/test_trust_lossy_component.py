@@ -42,8 +42,8 @@ def test_a_component_that_cannot_load_its_own_state_is_named_not_cleared():
     # (the figures of a failure are maxima over every quantity where it departs,
     # each its own, the end state not among them: said so)
     failure = describe_failure(report)
-    assert "where it departs (every quantity that differs at step 6 or before): the largest " \
-           "|Δ| " in failure
+    assert "where it departs (every quantity compared that differs at step 6 or before" \
+        in failure and ": the largest |Δ| " in failure
     # (a trial: the diagnosis said "not judged: the declared components are incomplete,
     # see the WARNING" beside a WARNING on a lossy load, and a pytest failure had no
     # WARNING label at all)
