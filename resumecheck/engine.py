@@ -1222,7 +1222,8 @@ class Checker:
         settings_matter = _launch_settings_matter(self, engine_full)
         if fulls == 2:
             _notes_on_own_resume(self, done[0], engine_full, settings_matter)
-            _note_alike(self, done[0], [(d.result, d.trajectory) for d in done[fulls:]])
+            _note_alike(self, done[0], [(d.result, d.trajectory) for d in done[fulls:]],
+                        engine_full.result)
         return _report(self, [d.result for d in done], engine_full.held,
                        done[0].held if fulls == 2 else None,  # (the program's own resume)
                        engine_run=engine_full.result, restarted_after=engine_full.held_after,
@@ -1837,36 +1838,44 @@ def _advice(first: SegmentResult, segments: verdict.Segments) -> dict[str, str]:
     return advice
 
 
-def _note_alike(checker: Checker, own: _Judged,
-                ablations: list[tuple[RunResult, list[Any]]]) -> None:
+def _note_alike(checker: Checker, own: _Judged, ablations: list[tuple[RunResult, list[Any]]],
+                engine_full: RunResult | None = None) -> None:
     """``verdict.note_dropped_alike`` of the program's own resume, with the
     ablations that ran and, for a finding a rerun put right to no change
     that none of them dropped, one that drops it alone (trial 549: under
     --drop none, fuzz, the plugin and the reproduce command lost the words
-    that name the likely cause, which only that ablation shows)."""
+    that name the likely cause, which only that ablation shows).
+    ``engine_full``: the engine's own full resume where it ran already (else
+    it runs here, before any such ablation)."""
     result = own.result
     have = {r.dropped[0] for r, _ in ablations if len(r.dropped) == 1}
     unsettled = list(dict.fromkeys(f.component for f in result.diagnosis
                                    if f.status == NOT_CAUSE and f.component not in have))
     extra = []
-    # (trial 577: where the engine's own full resume departs too, an ablation departs
-    # however much it matters: "left out alone ... departs as your resume does" blamed a
-    # stream Lightning's restore left one draw off, beside a lost tensor no component held)
-    for name in (([""] + unsettled) if unsettled and result.verdict == DIVERGED else []):
-        with checker._segments.run_directory("run-") as work:
-            dropped = [name] if name else []
-            segments = checker._restarts.engine(result.resume_at, dropped, work)
-            alone = RunResult(dropped=dropped, resume_at=list(result.resume_at),
-                              verdict=IDENTICAL, checkpoint="engine")
-            cmp = verdict.judge(checker.reference, alone, segments)
-            if not name and alone.verdict not in (IDENTICAL, CLOSE):
-                # (trial 582: fuzz said "put right alone, the run departs no later" of a
-                # callback whose load lost it, where run says not judged)
-                verdict.unjudge_when_incomplete(result, alone)
-                return
-            if name:
-                extra.append((alone, _trajectory(segments, result.resume_at[0], cmp)))
+    if unsettled and result.verdict == DIVERGED:
+        full = engine_full or _engine_alone(checker, result, [])[0]
+        if full.verdict not in (IDENTICAL, CLOSE):
+            # (trial 577: where the engine's own full resume departs too, an ablation
+            # departs however much it matters: "left out alone ... departs as your resume
+            # does" blamed a stream Lightning left one draw off, beside a lost tensor no
+            # component held; trial 582: fuzz said "put right alone, the run departs no
+            # later" of a callback whose load lost it, where run says not judged)
+            verdict.unjudge_when_incomplete(result, full)
+            return
+        extra = [_engine_alone(checker, result, [name]) for name in unsettled]
     verdict.note_dropped_alike(result, own.trajectory, [*ablations, *extra])
+
+
+def _engine_alone(checker: Checker, result: RunResult,
+                  dropped: list[str]) -> tuple[RunResult, list[Any]]:
+    """The engine's resume of ``result``'s schedule without ``dropped``, judged,
+    and its trajectory after the first resume point."""
+    with checker._segments.run_directory("run-") as work:
+        segments = checker._restarts.engine(result.resume_at, dropped, work)
+        alone = RunResult(dropped=dropped, resume_at=list(result.resume_at),
+                          verdict=IDENTICAL, checkpoint="engine")
+        cmp = verdict.judge(checker.reference, alone, segments)
+        return alone, _trajectory(segments, result.resume_at[0], cmp)
 
 
 def _reproduce(target: Target, s: Settings, schedule: list[int], dropped: list[str]) -> str:

@@ -176,12 +176,10 @@ def _rates(ref: StepRecord, rec: StepRecord, step: int, rank: int | None) -> str
         # (trial 493: a GAN's generator optimizer, stepped every second step by a counter
         # the checkpoint lost, read "a parameter group it stepped is not in this run's
         # optimizers")
-        missing = (f"{gone} stepped in the uninterrupted run and not in this one (an optimizer "
-                   "that steps only at some steps, decided by state that differs here: a "
-                   "counter of steps)" if gone else
+        missing = (f"{gone} stepped in the uninterrupted run and not in this one "
+                   f"({_STEPS_AT_SOME})" if gone else
                    "a parameter group it stepped did not step in this run (one added with "
-                   "add_param_group during the run, or an optimizer that steps only at some "
-                   "steps, decided by state that differs here: a counter of steps)"
+                   f"add_param_group during the run, or {_STEPS_AT_SOME})"
                    if len(rates) < len(expected) else
                    "this run steps a parameter group that is not in its optimizers (one added "
                    "with add_param_group during the run, or an optimizer that steps in one run "
@@ -217,6 +215,12 @@ def _rates(ref: StepRecord, rec: StepRecord, step: int, rank: int | None) -> str
             " (other groups, or other step() calls this step)")
     more = f" and {len(differ) - 3} more{kind}" if len(differ) > 3 else ""
     return f"learning rate of {where}: {shown}{more}"
+
+
+_STEPS_AT_SOME = ("an optimizer that steps only at some steps, decided by state that differs "
+                  "here: a counter of steps")
+"""Why a step read fewer learning rates than the uninterrupted run's (``_rates``,
+``_calls_text``; trials 493, 571: a GAN's generator stepped every second step)."""
 
 
 def not_stepped(ref: StepRecord, rec: StepRecord) -> str:
@@ -1448,8 +1452,7 @@ def _calls_text(step: int, rec: Any, ref_rec: Any, ref_keys: list[str], run_keys
     gone = not_stepped(ref_rec, rec) if rate else ""
     if gone:  # (trial 571: a GAN's generator left unstepped by a lost counter read as L-BFGS's)
         led = (f"; {gone} stepped in the uninterrupted run and not in this one, and the model "
-               "calls of its update with it (an optimizer that steps only at some steps, "
-               "decided by state that differs here: a counter of steps)")
+               f"calls of its update with it ({_STEPS_AT_SOME})")
     apart = [i for i, (a, b) in enumerate(zip(ref_in[:common], run_in[:common]))
              if a.shape != b.shape or a.dtype != b.dtype or not torch.equal(a, b)]
     if apart:  # (trial 489: at k=1 the batch differed, and only the count was said)

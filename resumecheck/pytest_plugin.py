@@ -684,7 +684,6 @@ def _confirmed_text(run: dict[str, Any]) -> str:
         ("confirmed", confirmed), ("likely cause", likely)) if names)
 
 
-
 def _end_alone(run: dict[str, Any]) -> str:
     """`` in the end state alone``, of a run whose every step matched (trials
     539, 555: a Lightning twin's streams, a draw off at the end, read as a

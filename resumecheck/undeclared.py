@@ -131,7 +131,7 @@ class UndeclaredWatch:
         self.at_build: dict[str, list[str]] = {}
         """What the program held right after its build, digested."""
         self._numbers_after: dict[str, dict[int, Any]] = {}
-        self._losses: list[float] = []
+        self._losses: list[tuple[int, float]] = []
         self._streams = _left_out_streams(components)
         try:
             held = _watched(program, components)
@@ -172,7 +172,7 @@ class UndeclaredWatch:
         if self._before is None:
             return {}
         self._framework = str(getattr(program, "framework", "") or "")
-        self._losses = [r.loss for r in records]
+        self._losses = [(r.step, r.loss) for r in records]
         try:
             batch = {_ptr(t) for t in data} - self._storages - {None}
             # (streams first: a trial's left-out Python stream, the cause, came last,
@@ -308,8 +308,7 @@ class UndeclaredWatch:
         return f"{path} ({_number_values(self, path, now)}, changed during the run; {held})"
 
 
-
-def _loss_log(obj: Any, losses: list[float]) -> str:
+def _loss_log(obj: Any, losses: list[tuple[int, float]]) -> str:
     """Where a list of numbers the program keeps holds the run's losses of
     consecutive steps, in order, the words that say it is a log of the loss
     (trial 570: a Trainer subclass's list of its steps' losses read as a
@@ -320,10 +319,11 @@ def _loss_log(obj: Any, losses: list[float]) -> str:
     if n < 2 or n > len(losses) or not all(isinstance(v, float) for v in values):
         return ""
     for start in range(len(losses) - n + 1):
+        run = losses[start:start + n]  # ((step, loss) of n consecutive steps)
         if all(math.isclose(v, loss, rel_tol=1e-6, abs_tol=1e-12)
-               for v, loss in zip(values, losses[start:start + n])):
-            return (f"; its {n} numbers are the run's losses of steps {start + 1} to "
-                    f"{start + n}, in order: {LOSS_LOG} (name it in Target(not_state=...) "
+               for v, (_, loss) in zip(values, run)):
+            return (f"; its {n} numbers are the run's losses of steps {run[0][0]} to "
+                    f"{run[-1][0]}, in order: {LOSS_LOG} (name it in Target(not_state=...) "
                     "where none does)")
     return ""
 

@@ -3870,10 +3870,9 @@ def _optimizers_rate(r: RunResult) -> str:
         # (trial 479: read as if the optimizer carried the rate alone; trial 572: a SAM
         # wrapper whose state holds no momentum read "such as momentum")
         return (" (the optimizer's param_groups hold the learning rate a scheduler sets, "
-                "beside its per-parameter state (momentum, where its state_dict() holds it), lost "
-                "with it: dropped, the "
-                "restart steps with the rate its build gave it, or another component's "
-                "restore: one that makes the optimizer anew)")
+                "beside its per-parameter state (momentum, where its state_dict() holds it), "
+                "lost with it: dropped, the restart steps with the rate its build gave it, or "
+                "another component's restore: one that makes the optimizer anew)")
     if first.startswith("inputs:") and (RNG in r.dropped or any(
             f.status == CONFIRMED and is_stream_detail(f.detail) for f in r.diagnosis)):
         return (" (the model's inputs are its batch and what a step draws into it, noise or "
@@ -4518,33 +4517,30 @@ _ALL_STEPS_MATCH = " (every step's loss, gradients and parameters match)"
 def _inputs_untraced(keys: set[str], records: Sequence[StepRecord],
                      unhooked: str | None) -> list[str]:
     """``untraced``'s line on the model's inputs, where they were not traced."""
-    out: list[str] = []
     if unhooked and not any(key == "data" for key in keys):
         # (trial 484: a scripted model was refused as the program's failure; traced
         # without its inputs, the container line would have told it to declare the model)
-        out.append(f"the model's inputs: the model is {unhooked}, and no step returned its "
-                   "samples, so data that differs shows first in the loss (return them, "
-                   "StepOutput(samples=...))")
-    elif any(key.startswith("param:") for key in keys) and not any(
-            key == "data" or key.startswith("inputs:") for key in keys) and any(
-            rec.calls for rec in records):
+        return [f"the model's inputs: the model is {unhooked}, and no step returned its "
+                "samples, so data that differs shows first in the loss (return them, "
+                "StepOutput(samples=...))"]
+    if unhooked or not any(key.startswith("param:") for key in keys) or any(
+            key == "data" or key.startswith("inputs:") for key in keys):
+        return []
+    if any(rec.calls for rec in records):
         # (trial 579: a policy called with a Python int state, which it made a tensor itself,
         # was said to be called in no step)
-        out.append("the model's inputs: the module traced as the model was called with no "
-                   "tensor (a number, or another object it makes its tensors from), and no step "
-                   "returned its samples, so data that differs shows first in the loss (return "
-                   "them, StepOutput(samples=...))")
-    elif any(key.startswith("param:") for key in keys) and not any(
-            key == "data" or key.startswith("inputs:") for key in keys):
-        # (trial 219: a GAN's generator and discriminator declared as one
-        # nn.ModuleDict, which no step calls, read `9 loss` where the data differed)
-        out.append("the model's inputs: the module traced as the model (the `params` "
-                   "component, or the program's `model` attribute) was called in no step (a "
-                   "container such as an nn.ModuleDict is not; its members are), and no step "
-                   "returned its samples, so data that differs shows first in the loss (return "
-                   "them, StepOutput(samples=...), or declare as `params` the module the step "
-                   "calls with its data and the others as components of their own)")
-    return out
+        return ["the model's inputs: the module traced as the model was called with no "
+                "tensor (a number, or another object it makes its tensors from), and no step "
+                "returned its samples, so data that differs shows first in the loss (return "
+                "them, StepOutput(samples=...))"]
+    # (trial 219: a GAN's generator and discriminator declared as one
+    # nn.ModuleDict, which no step calls, read `9 loss` where the data differed)
+    return ["the model's inputs: the module traced as the model (the `params` component, or "
+            "the program's `model` attribute) was called in no step (a container such as an "
+            "nn.ModuleDict is not; its members are), and no step returned its samples, so data "
+            "that differs shows first in the loss (return them, StepOutput(samples=...), or "
+            "declare as `params` the module the step calls with its data and the others as "
+            "components of their own)"]
 
 
 def untraced(records: Sequence[StepRecord], unhooked: str | None = None) -> list[str]:
