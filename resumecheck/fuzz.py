@@ -618,14 +618,17 @@ def _silent_here(result: FuzzResult) -> str:
               if first and loss else f", nor did the first to fail, resume at {first}"
               if first and loss == 0 else "")
     tried = result.failing_losses
-    if len(tried) > 1 and not any(tried):
-        return ("; no step's loss differs at this schedule, nor at any of the "
-                f"{len(tried)} failing schedules tried: the state it loses may reach no step's "
-                "loss, or reach one only from a resume point not tried (resumecheck run "
-                "--resume-at K checks one)")
+    # (trial 601: an EMA's lost counter, which no loss reads, at 7 and at 1 alike, read
+    # "at other resume points the same fault may change the training ... shows one")
+    if not any(tried) and (len(tried) > 1 or (first and loss == 0)):
+        nor = (f"any of the {len(tried)} failing schedules tried" if len(tried) > 1
+               else f"the first to fail, resume at {first}")
+        return (f"; no step's loss differs at this schedule, nor at {nor}: the state it loses "
+                "may reach no step's loss, or reach one only from a resume point not tried "
+                "(resumecheck run --resume-at K checks one)")
     return (f"; no step's loss differs at this schedule{before}: the search keeps the smallest "
             "failing schedule, not the one that shows most, and at other resume points the "
-            "same fault may change the training (resumecheck run --resume-at K shows one)")
+            "same fault may change the training (resumecheck run --resume-at K checks one)")
 
 
 def _failing_otherwise(tried: list[dict[str, Any]]) -> str:
