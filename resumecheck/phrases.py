@@ -26,7 +26,7 @@ __all__ = ["ACCELERATE_DATASET", "ADAPTER_LEFT_OUT", "AFTER_LAST_STEP", "AS_THE_
            "LEFT_OUT_ALIKE_MARK", "OWN_THROUGH",
            "lost_through_framework",
            "POSITION_NEW_EPOCH", "POSITION_OTHER_EPOCH", "POSITION_TRANSFORMED", "position_named",
-           "POSITION_UNUSED", "REORDERED",
+           "POSITION_UNUSED", "POSITION_FIELDS_LEFT", "REORDERED",
            "RESTART_HELD_OTHERWISE", "AS_BUILT_AT_RESUME", "AS_BUILT_MARK", "AT_THIS_POINT",
            "as_built_uncompared",
            "at_the_point", "OUTSIDE_THE_CHECKPOINT", "side_files", "ADAPTER_LOOP",
@@ -307,6 +307,11 @@ POSITION_UNUSED = ("the declared data position {} came back as saved, yet the sa
 """Said of a full resume whose first departure is the data while the declared
 data position came back as saved (a trial's loop restored its position and
 never skipped the batches it had read); ``{}``: the position's names, quoted."""
+POSITION_FIELDS_LEFT = ("the declared data position {} came back as its state_dict() returns "
+                        "it, without {}, which that state leaves out: the likeliest cause of "
+                        "the samples that differ")
+"""``POSITION_UNUSED`` where the position's own fields are not set back by its
+restore (``verdict.note_position_fields``); ``{}``: its names, then the fields."""
 POSITION_OTHER_EPOCH = ("the declared data position {} came back as saved, and the samples "
                         "are those of the same place in another epoch: the position is not "
                         "what differs, the epoch's data is (its order: a sampler's epoch that "
@@ -779,7 +784,7 @@ def unused_position(text: str) -> str | None:
     """The ``POSITION_UNUSED`` (or ``POSITION_OTHER_EPOCH``) sentence that
     ``text`` holds (None: none)."""
     for sentence in (POSITION_UNUSED, POSITION_OTHER_EPOCH, POSITION_TRANSFORMED,
-                     POSITION_NEW_EPOCH):
+                     POSITION_NEW_EPOCH, POSITION_FIELDS_LEFT):
         head, tail = sentence.split("{}")[0], sentence.split("{}")[-1]
         start = text.find(head)
         end = text.find(tail, start)

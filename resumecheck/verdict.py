@@ -50,7 +50,7 @@ from resumecheck.phrases import (
     NOT_VALIDATED_AGAIN,
     OLDER_CHECKPOINT, ORDER_BEFORE_RESTORE, OUTSIDE_THE_CHECKPOINT, OWN_RESUME_ENDS_OTHERWISE,
     OWN_RESUME_ENDS_WITHOUT, POSITION_NEW_EPOCH, POSITION_UNUSED, PUT_BACK_HOLDS,
-    REGISTER_GENERATOR,
+    POSITION_FIELDS_LEFT, NOT_SET_BACK, REGISTER_GENERATOR,
     RESTORE_CHANGED, RESTORING, SKIPS_BLIND,
     SET_AGAIN_LATER, STOPPED, UNDECLARED_LEAD, UNHELD_POSITION, changed_after_load, first_line,
     framework_generator,
@@ -2928,6 +2928,26 @@ def note_lost_uncompared(own: RunResult, undeclared: list[str]) -> None:
             f"differs from step {own.first_divergent_step}",
             f"differs from step {own.first_divergent_step}; a random generator the run drew "
             f"from and no declared component holds: {listed} (see `not compared`)", 1)
+
+
+def note_position_fields(runs: Sequence[RunResult], undeclared: list[str]) -> None:
+    """Where the declared data position's own fields are not set back by its
+    restore (its state_dict() leaves them out), a full resume's why says its
+    state came back without them, the likeliest cause, in place of the guesses
+    of ``POSITION_UNUSED`` (trial 602: a shuffle buffer's generator left out
+    was followed by "a position saved where the run was not", which was
+    exact). The program's own resume, where its why names them as lost."""
+    fields = [uncompared_path(what) for what in undeclared if NOT_SET_BACK in what]
+    for run in runs:
+        said = unused_position(run.explanation) if not run.dropped else None
+        names = position_named(said) if said is not None else None
+        if said is None or names is None or run.verdict != DIVERGED:
+            continue
+        own = [p for p in fields if f"`{p.split('.')[0]}`" in names
+               and (run.checkpoint == "engine" or f"`{p}`" in run.explanation)]
+        if own:
+            run.explanation = run.explanation.replace(
+                said, POSITION_FIELDS_LEFT.format(names, paths_said(own)), 1)
 
 
 OWN_ENDS_ALIKE = "your own resume ends with it as the uninterrupted run did"

@@ -32,6 +32,15 @@ def test_the_field_its_state_dict_leaves_out_is_named_and_the_epoch_it_keeps_is_
         "lose it: `data_cursor.batch_in_epoch` (see `not compared`)"), \
         report.full_resume.explanation
     assert "a sampler's epoch that set_epoch sets" not in report.full_resume.explanation
+    # (trial 602: the guesses of a position saved where the run was not followed the
+    # field its state_dict() left out, in both full resumes' why)
+    for run in (report.full_resume, report.engine_resume):
+        assert run is not None
+        assert ("the declared data position `data_cursor` came back as its state_dict() "
+                "returns it, without `data_cursor.batch_in_epoch`, which that state leaves "
+                "out: the likeliest cause of the samples that differ") in run.explanation, \
+            run.explanation
+        assert "saved where the run was not" not in run.explanation
 
 
 def test_what_a_departed_restart_ends_with_otherwise_is_not_named_when_its_restore_set_it():
