@@ -1077,8 +1077,13 @@ def _words_cause(key: str, when: str, words: int, masks_said: bool = False) -> s
     # generator and had no DataLoader, was told only of the loader)
     # (trial 442: 2306 words were a loader's base seed and dropout over a batch with 1152
     # more values, and read as a shuffle the program did not have)
-    masks = ("" if words % 2 or masks_said else
-             f" dropout's masks over {words // 2} more values (a larger batch),")
+    # (trial 598: 192 words were a WeightedRandomSampler's 96 draws with replacement, two
+    # words each, and read as a randperm of 193 or a loader over 191 items)
+    masks = ("" if words % 2 else
+             f" a weighted sampler's {words // 2} draws with replacement (torch.multinomial),"
+             if masks_said else
+             f" dropout's masks over {words // 2} more values (a larger batch), a weighted "
+             f"sampler's {words // 2} draws with replacement (torch.multinomial),")
     shuffles = (f" ({words} words are, for one, a randperm of {words + 1} items,{masks} or, "
                 "where a DataLoader draws from it, one new iterator of a shuffled loader over "
                 f"{words - 1} items: 2 for its base seed, {words - 2} for its shuffle)"
@@ -1087,8 +1092,8 @@ def _words_cause(key: str, when: str, words: int, masks_said: bool = False) -> s
     # read only as a randperm of 17 items or a loader over 15, which the program had not)
     return (f"something drew from {stream_label(key)} {when}{odd}: most draws take one word "
             f"per value (torch.rand, the augmentation of a batch a prefetching loader made "
-            f"ahead and makes again after the load), dropout's masks two, a shuffle's randperm "
-            f"of n items n - 1{shuffles}{_net(when)}")
+            f"ahead and makes again after the load), dropout's masks and draws with "
+            f"replacement two, a shuffle's randperm of n items n - 1{shuffles}{_net(when)}")
 
 
 def _net(when: str) -> str:

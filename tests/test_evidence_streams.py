@@ -435,7 +435,8 @@ def test_an_even_count_of_words_beyond_a_loaders_seeds_is_said_in_words(tmp_path
             "ahead of the reference's") in offset.detail, offset.detail
     assert "no whole number of int64 draws" not in offset.detail  # (62 is even)
     assert "a shuffle's randperm of n items n - 1 (62 words are, for one, a randperm of 63 " \
-        "items, or, where a DataLoader draws from it," in offset.detail, offset.detail
+        "items, a weighted sampler's 31 draws with replacement (torch.multinomial), or, where " \
+        "a DataLoader draws from it," in offset.detail, offset.detail
 
 
 def test_draws_that_follow_a_batch_of_another_size_are_put_to_the_data():
@@ -550,7 +551,7 @@ def test_words_drawn_offer_a_batch_a_prefetching_loader_made_ahead():
     said = _words_cause("torch", "between the load and the first step", 16)
     assert ("most draws take one word per value (torch.rand, the augmentation of a batch a "
             "prefetching loader made ahead and makes again after the load), dropout's masks "
-            "two") in said  # (trial 401: a dropout mask takes two, a double each)
+            "and draws with replacement two") in said  # (trial 401: a dropout mask takes two)
 
 
 class _GrowingSequences:
@@ -692,7 +693,18 @@ def test_an_even_count_of_words_may_be_dropout_over_a_larger_batch():
 
     said = _cause("torch", "during step 14", "32-bit words", 2306)
     assert ("(2306 words are, for one, a randperm of 2307 items, dropout's masks over 1153 more "
-            "values (a larger batch), or, where a DataLoader draws from it,") in said, said
+            "values (a larger batch), a weighted sampler's 1153 draws with replacement "
+            "(torch.multinomial), or, where a DataLoader draws from it,") in said, said
+    # (trial 598: 192 words, a WeightedRandomSampler's 96 draws with replacement, read as
+    # a randperm of 193 items or a loader over 191 that the program did not have)
+    gen = torch.Generator().manual_seed(0)
+    before = gen.get_state()
+    torch.multinomial(torch.rand(96), 96, replacement=True, generator=gen)
+    moved = torch.Generator().set_state(before)
+    torch.rand(192, generator=moved)
+    assert torch.equal(moved.get_state(), gen.get_state())  # (two words a draw, torch 2.13)
+    assert "a weighted sampler's 96 draws with replacement (torch.multinomial)" in \
+        _cause("generator `sampler`", "during step 11", "32-bit words", 192)
     assert "dropout's masks over" not in _cause("torch", "during step 14", "32-bit words", 97)
 
 
