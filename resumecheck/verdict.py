@@ -2913,9 +2913,20 @@ def note_lost_uncompared(own: RunResult, undeclared: list[str]) -> None:
         # (trial 152: the note came last, after a list of samplers and iterators)
         own.explanation = _without_undeclared_leads(own.explanation).replace(
             at, f"{at}; {note}", 1)
+    elif note and at in own.explanation and not any(
+            f.status in (CONFIRMED, LIKELY) for f in own.diagnosis):
+        # (trial 599: a stream one draw behind, unjudged, which the correct twin had too,
+        # led "restored state differs in rng" before the callback's lost epoch)
+        own.explanation = own.explanation.replace(at, f"{at}; {note}", 1)
     elif note:  # (trial 580: after a confirmed cause, a lost log read as a second cause)
         besides = any(f.status == CONFIRMED for f in own.diagnosis)
         own.explanation += f"; {'apart from that, ' if besides else ''}{note}"
+    _note_drawn(own, undeclared)
+
+
+def _note_drawn(own: RunResult, undeclared: list[str]) -> None:
+    """A departed own resume with no lead: a random generator the run drew
+    from and no declared component holds leads its why."""
     # (trial 160: a generator the own resume ended with as the uninterrupted run did,
     # restored by the program, led the why before the epoch it lost)
     drawn = [uncompared_path(what) for what in undeclared

@@ -80,3 +80,37 @@ def test_it_is_no_lead_of_a_departure():
     assert "your checkpoint may lose it: `params.warmup_step` (see" in own.explanation, \
         own.explanation
     assert PATH not in own.explanation
+
+
+def test_a_lost_field_leads_an_unjudged_finding_of_the_departed_resume():
+    """Trial 599: a Lightning stream one draw behind, left unjudged (the engine's
+    own resume departed too) and alike on the correct twin, led the why as
+    "restored state differs in rng" before the callback's epoch that its
+    checkpoint lost; a confirmed cause still leads (trial 580)."""
+    from resumecheck import verdict
+    from resumecheck.report import CONFIRMED, Finding, RunResult
+
+    lost = ("callbacks (Buckets).epoch (int: 0 at the build, 2 at the end, ...); your own "
+            "resume held it otherwise right after Lightning's restore at step 11, and departed "
+            "from the uninterrupted run at the next step: your checkpoint may lose it, unless "
+            "the program sets it again as it steps")
+
+    def own(status: str | None) -> RunResult:
+        return RunResult(
+            dropped=[], resume_at=[11], verdict="diverged", first_divergent_step=12,
+            checkpoint="program", first_divergent_quantity="data (the samples consumed)",
+            diagnosis=[Finding("rng", "torch CPU stream differs", 11, status=status)],
+            explanation="data (the samples consumed) differs from step 12; restored state "
+                        "differs in rng; loss leaves the seed-to-seed band at step 18")
+
+    unjudged = own(None)
+    verdict.note_lost_uncompared(unjudged, [lost])
+    assert unjudged.explanation.startswith(
+        "data (the samples consumed) differs from step 12; not compared, and your checkpoint "
+        "may lose it: `callbacks (Buckets).epoch` (see `not compared`); restored state differs "
+        "in rng;"), unjudged.explanation
+    confirmed = own(CONFIRMED)
+    verdict.note_lost_uncompared(confirmed, [lost])
+    assert confirmed.explanation.endswith(
+        "; apart from that, not compared, and your checkpoint may lose it: "
+        "`callbacks (Buckets).epoch` (see `not compared`)"), confirmed.explanation
