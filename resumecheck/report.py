@@ -361,6 +361,10 @@ class RunResult:
     trajectory: Trajectory | None = None
     """The run step by step: its loss and where each kind of quantity differs
     from the reference (None: the run failed before it was compared)."""
+    engine_departs: bool = False
+    """The program's own resume: the engine's own full resume of its schedule
+    departs too, so its findings are not judged (``verdict.unjudge_when_incomplete``);
+    not in the JSON, whose report holds that resume's row."""
 
     @property
     def label(self) -> str:
@@ -451,6 +455,7 @@ class RunResult:
         data["trajectory"] = self.trajectory.to_json() if self.trajectory else None
         # (trial 453: `plausible` true beside a table's `silent`: the table's word too)
         data["noise"] = None if self.noise_label == "-" else self.noise_label
+        del data["engine_departs"]
         return _finite(data)
 
 

@@ -3374,6 +3374,7 @@ def unjudge_when_incomplete(own: RunResult, engine_full: RunResult) -> None:
     matter beside something else: not judged."""
     if engine_full.verdict in (IDENTICAL, CLOSE, FAILED):
         return
+    own.engine_departs = True
     ends = own.steps_match()
     before, cleared = _differs_clause(own.diagnosis, ends), cleared_streams(own)
     own.diagnosis = [replace(f, status=None, confirmed=None) if f.status == NOT_CAUSE else
