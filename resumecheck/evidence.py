@@ -993,7 +993,11 @@ def _amount(key: str, n: int, unit: str) -> str:
         # (trial 161 read "16 32-bit words (8 int64 draws)" of 16 values randint drew, one
         # word each; trial 238: over a range of 2**28 or more, two each, torch 2.13's CPU;
         # two trials read "62 randint values" where rsample's normals drew them: floats too)
-        return (f"{n} int64 draws ({2 * n} 32-bit words)" if n <= 2
+        # (trial 600: 4 words, a collate's 4 randint values over a small range, read as
+        # "2 int64 draws" of a kind the program did not make)
+        return (f"{2 * n} 32-bit words ({n} int64 draws, as a shuffled loader's seeds, or "
+                f"{2 * n} values of draws that take a word each, as randint over a small range)"
+                if n <= 2
                 # (trial 401: a dropout mask was said to take a word per value; torch
                 # 2.13's CPU bernoulli_ draws a double for each, and randn under 16 values too)
                 else f"{2 * n} 32-bit words ({2 * n} values of draws that take a word each, as "

@@ -70,7 +70,8 @@ def test_ranks_off_by_other_amounts_are_each_said(tmp_path):
     result = RunResult(dropped=[], resume_at=[3], verdict="diverged", explanation="x",
                        first_divergent_step=4)
     annotate(result, reference, [(3, run)])
-    assert "torch CPU stream of rank 1 is 2 int64 draws (4 32-bit words) ahead" in result.explanation
+    assert ("torch CPU stream of rank 1 is 4 32-bit words (2 int64 draws, as a shuffled loader's "
+            "seeds, or 4 values") in result.explanation
     assert "ranks" not in result.explanation
 
 

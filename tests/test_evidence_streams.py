@@ -296,13 +296,20 @@ def _torch_state(draws):
     return {"torch": g.get_state()}
 
 
+_FOUR_WORDS = ("4 32-bit words (2 int64 draws, as a shuffled loader's seeds, or 4 values of draws "
+               "that take a word each, as randint over a small range)")
+"""How two int64 draws are said (trial 600: 4 randint values over a small range read as
+"2 int64 draws", a kind the program did not make)."""
+
+
 @pytest.mark.parametrize(("resumed", "step", "draws", "words"), [
     ({4: 3, 5: 6}, 4, 1, "1 draw ahead of the reference's at the start of step 4, the first "
                          "after the restore at 3: something drew from the torch stream between"),
-    ({4: 2, 5: 7}, 5, 2, "2 int64 draws (4 32-bit words) ahead of the reference's at the start of step 5 (step 4, the "
+    ({4: 2, 5: 7}, 5, 2, _FOUR_WORDS + " ahead of the reference's at the start of step 5 "
+                         "(step 4, the "
                          "first after the restore at 3, started level): something drew from the "
                          "torch stream during step 4 more than the uninterrupted run did"),
-    ({4: 0, 5: 3}, 4, -2, "2 int64 draws (4 32-bit words) behind the reference's at the start of step 4"),
+    ({4: 0, 5: 3}, 4, -2, _FOUR_WORDS + " behind the reference's at the start of step 4"),
 ])
 def test_stream_offsets_after_a_restore(tmp_path, resumed, step, draws, words):
     from resumecheck.evidence import stream_offsets
@@ -627,7 +634,7 @@ def test_a_stream_the_restore_set_nowhere_past_the_builds_seed_is_not_said_seede
                     noise_seeds=0, check_determinism=False)
     [offset] = report.full_resume.stream_offsets
     assert offset.detail.endswith(
-        "2 int64 draws (4 32-bit words) past where seeding it with 42 (torch.manual_seed(42)) "
+        _FOUR_WORDS + " past where seeding it with 42 (torch.manual_seed(42)) "
         "leaves it: the restore set it nowhere (the checkpoint holds no state of it, or the "
         "restore does not set it), so a seed as the program is built or starts training "
         "stands (a callback's on_train_begin, before the restore), or a seed call after the "
