@@ -1500,7 +1500,7 @@ def _report(checker: Checker, runs: list[RunResult],
     undeclared = _without_not_state(undeclared + _module_lines(checker), checker.target)
     if own_held is not None:
         verdict.note_lost_uncompared(runs[0], undeclared)
-    verdict.note_position_fields(runs, undeclared)
+    verdict.note_uncompared_leads(runs, undeclared)
     verdict.note_ablations(runs, launched_with(checker.target, checker.run_config),
                            checker.run_config if checker.target.restart_config == "run" else {})
     for run in runs:  # (and what was said of them since they were judged)

@@ -311,7 +311,7 @@ POSITION_FIELDS_LEFT = ("the declared data position {} came back as its state_di
                         "it, without {}, which that state leaves out: the likeliest cause of "
                         "the samples that differ")
 """``POSITION_UNUSED`` where the position's own fields are not set back by its
-restore (``verdict.note_position_fields``); ``{}``: its names, then the fields."""
+restore (``verdict._position_fields``); ``{}``: its names, then the fields."""
 POSITION_OTHER_EPOCH = ("the declared data position {} came back as saved, and the samples "
                         "are those of the same place in another epoch: the position is not "
                         "what differs, the epoch's data is (its order: a sampler's epoch that "

@@ -2941,7 +2941,32 @@ def _note_drawn(own: RunResult, undeclared: list[str]) -> None:
             f"from and no declared component holds: {listed} (see `not compared`)", 1)
 
 
-def note_position_fields(runs: Sequence[RunResult], undeclared: list[str]) -> None:
+def _engine_undeclared(runs: Sequence[RunResult], undeclared: list[str]) -> None:
+    """Where the engine's own full resume departs and the `not compared` lines
+    name state the program keeps outside its components, its why points at
+    them in place of the guess that the model's inputs, not compared, differ
+    (``SAMPLES_STAND_FOR_DATA``; trial 597: a scheduled-sampling counter no
+    component declared, named in the WARNING, and the why sent the user to
+    take `samples` out of a StepOutput whose inputs were the samples)."""
+    named = [uncompared_path(what) for what in undeclared
+             if IDLE_SEED not in what and LOSS_LOG not in what]
+    for run in runs:
+        if run.checkpoint == "engine" and not run.dropped and named \
+                and SAMPLES_STAND_FOR_DATA in run.explanation:
+            run.explanation = run.explanation.replace(
+                SAMPLES_STAND_FOR_DATA, f"; what no declared component holds: "
+                f"{paths_said(named[:3])}{' and more' if len(named) > 3 else ''} (see "
+                "`not compared`)")
+
+
+def note_uncompared_leads(runs: Sequence[RunResult], undeclared: list[str]) -> None:
+    """The full resumes' whys, where the `not compared` lines (``undeclared``)
+    hold their likelier cause: ``_position_fields``, ``_engine_undeclared``."""
+    _position_fields(runs, undeclared)
+    _engine_undeclared(runs, undeclared)
+
+
+def _position_fields(runs: Sequence[RunResult], undeclared: list[str]) -> None:
     """Where the declared data position's own fields are not set back by its
     restore (its state_dict() leaves them out), a full resume's why says its
     state came back without them, the likeliest cause, in place of the guesses
