@@ -361,6 +361,9 @@ class RunResult:
     trajectory: Trajectory | None = None
     """The run step by step: its loss and where each kind of quantity differs
     from the reference (None: the run failed before it was compared)."""
+    beyond_at: list[int] = field(default_factory=list)
+    """Of a plausible run, the steps whose |Δloss| exceeds the seeds' spread at
+    that same step (the band is the widest spread at any step); not in the JSON."""
     engine_departs: bool = False
     """The program's own resume: the engine's own full resume of its schedule
     departs too, so its findings are not judged (``verdict.unjudge_when_incomplete``);
@@ -455,7 +458,7 @@ class RunResult:
         data["trajectory"] = self.trajectory.to_json() if self.trajectory else None
         # (trial 453: `plausible` true beside a table's `silent`: the table's word too)
         data["noise"] = None if self.noise_label == "-" else self.noise_label
-        del data["engine_departs"]
+        del data["engine_departs"], data["beyond_at"]
         return _finite(data)
 
 
@@ -929,22 +932,7 @@ def _footer(report: Report) -> list[str]:
             lines.append(f"reproduce: {full.reproduce}")
     if any(r.dropped and r.verdict in (DIVERGED, FAILED) for r in report.runs):
         lines.append(_drop_rows_line(report))
-    why = report.noise.get("why")
-    if why and report.noise.get("band") is not None:  # (some noise runs failed: trial 463)
-        lines.append(f"noise: measured from fewer runs than asked: {why}")
-    elif why and any(r.verdict == DIVERGED for r in report.runs):  # ("-" in the noise column)
-        lines.append(f"noise: not measured: {why}")
-    labels = {r.noise_label for r in report.runs if r.verdict == DIVERGED}
-    if "plausible" in labels:
-        # (trials 161, 162, 164, 171, 174 read "plausible" beside a lost component as harmless)
-        # (trial 179: under an EQUIVALENT headline, read as said of the user's own resume)
-        lines.append(_PLAUSIBLE)
-    if "silent" in labels:  # (trial 175: it differs not at all; trial 176: nor does training)
-        # (trial 497: an EMA dropped, its weights apart at every step from the restart on,
-        # read as a row where only the end differed)
-        lines.append("noise: silent (of a row marked so): the training loss does not differ "
-                     "at all; what that run ends with, or state its steps keep that reaches no "
-                     "loss (an average of the weights), differs all the same")
+    lines += _noise_lines(report)
     lines += caveats(report)
     # (trials: rank 0's position saved for all, and a position reset at an epoch's end,
     # both EQUIVALENT at the point tried, with nothing said)
@@ -966,6 +954,33 @@ def _footer(report: Report) -> list[str]:
                "declared component puts back) holds it as the run did"
                if caused else "")
             + ")")
+    return lines
+
+
+def _noise_lines(report: Report) -> list[str]:
+    """The footer's lines on the seed-to-seed band: how it was measured, and
+    what each label of the noise column means."""
+    lines = []
+    why = report.noise.get("why")
+    if why and report.noise.get("band") is not None:  # (some noise runs failed: trial 463)
+        lines.append(f"noise: measured from fewer runs than asked: {why}")
+    elif why and any(r.verdict == DIVERGED for r in report.runs):  # ("-" in the noise column)
+        lines.append(f"noise: not measured: {why}")
+    labels = {r.noise_label for r in report.runs if r.verdict == DIVERGED}
+    if "plausible" in labels:
+        # (trials 161, 162, 164, 171, 174 read "plausible" beside a lost component as harmless)
+        # (trial 179: under an EQUIVALENT headline, read as said of the user's own resume)
+        # (trials 602, 603: twice the seeds' loss right after the restart, beyond their
+        # spread at those steps, read "would hardly tell it" against what a curve showed)
+        beyond = any(r.beyond_at for r in report.runs if r.noise_label == "plausible")
+        lines.append(_PLAUSIBLE + (" (where its why names steps beyond the seeds' spread at "
+                                   "the same step, read step by step it may)" if beyond else ""))
+    if "silent" in labels:  # (trial 175: it differs not at all; trial 176: nor does training)
+        # (trial 497: an EMA dropped, its weights apart at every step from the restart on,
+        # read as a row where only the end differed)
+        lines.append("noise: silent (of a row marked so): the training loss does not differ "
+                     "at all; what that run ends with, or state its steps keep that reaches no "
+                     "loss (an average of the weights), differs all the same")
     return lines
 
 

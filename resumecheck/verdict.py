@@ -1596,6 +1596,10 @@ def plausibility(result: RunResult, loss_deltas: dict[int, float],
     result.plausible = result.noise_ratio <= 1.0
     result.leaves_band_at = None if result.plausible else min(
         s for s in after if loss_deltas[s] > width)
+    # (trials 602, 603: a loss twice the seeds' at the steps right after the restart read
+    # "plausible", the band being the widest spread at any step, here at the last)
+    result.beyond_at = [s for s in after if result.plausible
+                        and loss_deltas[s] > band(curves, [s])]
 
 
 def noise_summary(ref: Reference, first_k: int, seeds: Sequence[int], base_seed: int | None,
@@ -3971,7 +3975,7 @@ def _noise_clause(r: RunResult) -> str:
                 f"spread of the seeds' runs at any of those steps, not at each{anew}): plausible "
                 "but different" + (f" (the loss differing by at most {r.noise_ratio:.2f}x that "
                                    "spread: close to it, a band measured from a few runs is "
-                                   "rough)" if close else ""))
+                                   "rough)" if close else "") + _beyond_at(r))
     if r.plausible is False:
         at = "" if r.leaves_band_at is None else f" at step {r.leaves_band_at}"
         # (a trial read "leaves the band from step 13 on" of a loss identical at 13 and 14
@@ -4008,6 +4012,17 @@ def _beyond_one(ratio: float) -> str:
         if ratio <= 1 or float(shown) > 1:
             return shown
     return f"{ratio:.8g}"
+
+
+def _beyond_at(r: RunResult) -> str:
+    """Of a plausible run, the steps where its loss differs by more than the
+    seeds' runs differ at that same step ('' where none)."""
+    if not r.beyond_at:
+        return ""
+    listed = (steps_text(r.beyond_at) if len(r.beyond_at) <= 4 else
+              f"steps {', '.join(map(str, r.beyond_at[:3]))} and {len(r.beyond_at) - 3} more")
+    return (f"; beyond the seeds' spread at the same step at {listed}: a loss curve read "
+            "step by step beside another seed's may show it")
 
 
 def _band_steps(r: RunResult) -> str:

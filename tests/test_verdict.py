@@ -182,6 +182,11 @@ def test_plausible_and_gross_against_the_band():
     inside = RunResult(dropped=["rng"], resume_at=[1], verdict="diverged")
     verdict.plausibility(inside, {1: 5.0, 2: 0.1, 3: 0.05}, curves)
     assert inside.plausible is True and inside.noise_ratio == pytest.approx(0.5)
+    # (trials 602, 603: beyond the seeds' spread at the same step: step 2's is 0.15)
+    assert inside.beyond_at == []
+    edge = RunResult(dropped=["rng"], resume_at=[1], verdict="diverged")
+    verdict.plausibility(edge, {2: 0.18, 3: 0.05, 4: 0.01}, curves)
+    assert edge.plausible is True and edge.beyond_at == [2, 4]  # (step 4's spread: 0)
     gross = RunResult(dropped=["rng"], resume_at=[1], verdict="diverged")
     verdict.plausibility(gross, {2: 0.5}, curves)  # the band over step 2 only
     assert gross.plausible is False and gross.noise_ratio == pytest.approx(0.5 / 0.15)
@@ -1055,6 +1060,13 @@ def test_a_plausible_run_close_to_the_band_says_what_the_band_is():
     assert _noise_clause(run).endswith(
         "(within the widest spread of the seeds' runs at any of those steps, not at each): "
         "plausible but different")
+    # (trials 602, 603: the loss twice the seeds' at the steps right after the restart)
+    run.beyond_at = [8, 9]
+    assert _noise_clause(run).endswith(
+        "plausible but different; beyond the seeds' spread at the same step at steps 8 and 9: "
+        "a loss curve read step by step beside another seed's may show it")
+    run.beyond_at = [8, 9, 11, 12, 14]
+    assert "at steps 8, 9, 11 and 2 more: a loss curve" in _noise_clause(run)
 
 
 def test_not_the_cause_of_a_run_whose_steps_all_matched_says_it_ends_otherwise():
