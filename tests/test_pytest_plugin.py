@@ -323,3 +323,19 @@ def test_the_fixtures_exercised_check_takes_drop_as_the_components_it_names():
         "fixtures.bugs.class01_scheduler_not_saved:CORRECT", drop=["optimizer,scheduler"],
         noise_seeds=0, check_determinism=False)
     assert [r.dropped for r in report.runs if r.dropped] == [["optimizer", "scheduler"]]
+
+
+def test_a_caveat_said_of_the_checks_that_passed_says_a_failing_check_lists_none():
+    """Trials 596, 609: "(test_resume.py::test_fixed)" beside the in-process
+    caveat read as not said of the failing check, which ran in-process too."""
+    from resumecheck.pytest_plugin import _caveat_lines
+
+    caveat = "not checked in-process: an order that follows the hash seed"
+    fixed = {"nodeid": "t.py::test_fixed", "report": {"equivalent": True, "caveats": [caveat]}}
+    buggy = {"nodeid": "t.py::test_buggy", "report": {"equivalent": False, "caveats": []}}
+    assert _caveat_lines([fixed, buggy]) == [
+        f"{caveat} (t.py::test_fixed, the check that passed; a check that failed lists none: "
+        "it may hold of it too)"]
+    other = {"nodeid": "t.py::test_other", "report": {"equivalent": True, "caveats": []}}
+    assert _caveat_lines([fixed, other, buggy]) == [f"{caveat} (t.py::test_fixed)"]
+    assert _caveat_lines([fixed]) == [f"{caveat} (every check)"]
