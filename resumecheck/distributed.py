@@ -587,6 +587,8 @@ def merge(spec: SegmentSpec, ranks: list[SegmentResult]) -> SegmentResult:
             skipped=any(rec.skipped for rec in step_records), streams=streams, inputs=inputs,
             lr_of=list(head.lr_of), lr_call=list(head.lr_call), exact=exact,
             calls=head.calls if len({rec.calls for rec in step_records}) == 1 else 0,
+            grads_left=(True if any(rec.grads_left for rec in step_records) else False
+                        if all(rec.grads_left is False for rec in step_records) else None),
         ))
     tensor_dir = work / f"{spec.name}.tensors"
     _merge_tensors([Path(r.tensor_dir) for r in ranks if r.tensor_dir], tensor_dir)

@@ -82,17 +82,33 @@ class StepRecord:
     calls: int = 0
     """How many times the step called the model (0: not counted, where the
     step returned its samples, or where ranks called it unlike)."""
+    grads_left: bool | None = None
+    """Of a step that stepped no optimizer: whether a parameter of the
+    optimizers still held a gradient at its end, for the next step to add to
+    (a micro-batch of gradient accumulation), or none (a step skipped, its
+    gradients cleared, or no backward yet); None: not looked at."""
 
     def to_plain(self) -> dict[str, Any]:
         return {"step": self.step, "loss": self.loss, "digests": dict(self.digests),
                 "lr": self.lr, "scale": self.scale, "skipped": self.skipped,
                 "streams": dict(self.streams), "inputs": dict(self.inputs),
                 "lr_of": list(self.lr_of), "lr_call": list(self.lr_call),
-                "exact": list(self.exact), "calls": self.calls}
+                "exact": list(self.exact), "calls": self.calls, "grads_left": self.grads_left}
 
     @classmethod
     def from_plain(cls, plain: dict[str, Any]) -> StepRecord:
         return cls(**plain)
+
+
+def _grads_left(optimizers: Sequence[torch.optim.Optimizer]) -> bool | None:
+    """Whether a parameter of ``optimizers`` holds a nonzero gradient
+    (``StepRecord.grads_left``; None where it cannot be told)."""
+    try:
+        return any(p.grad is not None and bool(local_tensor(p.grad.detach()).ne(0).any())
+                   for opt in optimizers for group in opt.param_groups
+                   for p in group["params"] if isinstance(p, torch.Tensor))
+    except Exception:  # (a notice's evidence never fails a check)
+        return None
 
 
 def _exact(tensors: dict[str, torch.Tensor]) -> list[str]:
@@ -290,6 +306,7 @@ class Tracer:
             lr_of=self._steps.lr_of() if lr is not None else [], exact=exact,
             lr_call=self._steps.lr_call() if lr is not None else [],
             calls=0 if out.samples is not None else self._calls,
+            grads_left=_grads_left(self._optimizers) if skipped else None,
         )
         self.last_data = [*self._inputs, *([tensors["data"]] if "data" in tensors else [])]
         self._inputs, self._input_names = [], []

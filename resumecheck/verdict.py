@@ -1254,7 +1254,9 @@ def mid_cycle_untried(ref: Reference, points: Sequence[int]) -> str | None:
     records = ref.segment.records
     scales = {r.step: r.scale for r in records}
     # (stepped no optimizer, and no loss scaler skipped it: its scale is not lowered after)
-    idle = [r.step for r in records if r.skipped and not (
+    # (trials 611, 612: a step a loss-spike guard skipped, its gradients cleared, and the
+    # steps before learning began, with no backward, read as an accumulation cycle)
+    idle = [r.step for r in records if r.skipped and r.grads_left is not False and not (
         r.scale is not None and (scales.get(r.step + 1) or r.scale) < r.scale)]
     stepped = {r.step for r in records if r.lr is not None}
     if not idle or not set(points) <= stepped:
