@@ -1256,8 +1256,12 @@ def mid_cycle_untried(ref: Reference, points: Sequence[int]) -> str | None:
     # (stepped no optimizer, and no loss scaler skipped it: its scale is not lowered after)
     # (trials 611, 612: a step a loss-spike guard skipped, its gradients cleared, and the
     # steps before learning began, with no backward, read as an accumulation cycle)
-    idle = [r.step for r in records if r.skipped and r.grads_left is not False and not (
-        r.scale is not None and (scales.get(r.step + 1) or r.scale) < r.scale)]
+    # (trial 606: a loss scaler's skip at the last step, whose lowered scale no later step
+    # shows, was offered as --resume-at 40 of 40 steps, which is no resume point)
+    last = max(scales, default=0)
+    idle = [r.step for r in records if r.skipped and r.grads_left is not False
+            and r.step < last and not (
+                r.scale is not None and (scales.get(r.step + 1) or r.scale) < r.scale)]
     stepped = {r.step for r in records if r.lr is not None}
     if not idle or not set(points) <= stepped:
         return None
