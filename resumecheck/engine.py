@@ -1420,9 +1420,10 @@ def _notes_on_own_resume(checker: Checker, own: _Judged, engine_full: _Judged,
     validated = checker.segment.boundaries.get("validates_after") or []
     moved = [k for k in checker.segment.boundaries.get("rate_moved_after") or []
              if k not in validated]  # (a validation that stepped it: said so, below)
+    plateaus = checker.segment.boundaries.get("plateau_moved_after") or []
     for run in (own.result, engine_full.result):
         verdict.note_validation_not_run_again(run, validated)
-        verdict.note_rate_moved_after_save(run, moved)
+        verdict.note_rate_moved_after_save(run, moved, plateaus)
     verdict.note_data_not_skipped(own.result, checker.segment.boundaries.get("data_not_skipped"))
     for run in (own.result, engine_full.result):
         verdict.note_data_not_resumable(run, checker.segment.boundaries.get("data_not_resumable"),

@@ -480,6 +480,7 @@ class BuiltProgram:
             edges = None
         validates = getattr(self.program, "validates_after", None)
         moved = getattr(self.program, "rate_moved_after", None)
+        plateaus = getattr(self.program, "plateau_moved_after", None)
         drawn = getattr(self.program, "draws_before_restore", None)
         early = getattr(self.program, "run_before_restored_look", ())
         text = self._text
@@ -495,8 +496,7 @@ class BuiltProgram:
             # "your load()" and "your save()")
             "restored_by": text("restored_by"), "saved_by": text("saved_by"),
             # (where a framework's loop validates after a step: its resume does not again)
-            "validates_after": sorted({v for v in validates if isinstance(v, int) and v > 0})
-            if isinstance(validates, (list, tuple, set)) else [],
+            "validates_after": _steps_in(validates),
             # (a framework's setting, or loader, that makes its resume read its epoch again)
             "data_not_skipped": text("data_not_skipped"),
             "data_not_resumable": text("data_not_resumable"),
@@ -506,8 +506,9 @@ class BuiltProgram:
             "draws_before_restore": [d for d in drawn if isinstance(d, str)]
             if isinstance(drawn, (list, tuple)) else [],
             # (where a framework's loop changed the rate after its checkpoint hook)
-            "rate_moved_after": sorted({v for v in moved if isinstance(v, int) and v > 0})
-            if isinstance(moved, (list, tuple, set)) else [],
+            "rate_moved_after": _steps_in(moved),
+            # (a plateau scheduler's counts, its rate not, stepped there: trial 605)
+            "plateau_moved_after": _steps_in(plateaus),
             "steps_per_epoch": per_epoch if _positive_number(per_epoch) else None,
             "accum_steps": accum if isinstance(accum, int) and not isinstance(accum, bool)
             and accum > 0 else None,
@@ -616,6 +617,13 @@ def _loader_generator_objects(roots: list[Any], depth: int = 3) -> list[Any]:
                 nxt += list(getattr(obj, "__dict__", {}).values())[:64]
         level = nxt
     return found
+
+
+def _steps_in(steps: Any) -> list[int]:
+    """The positive whole steps of an adapter's list, sorted, once each."""
+    if not isinstance(steps, (list, tuple, set)):
+        return []
+    return sorted({v for v in steps if isinstance(v, int) and not isinstance(v, bool) and v > 0})
 
 
 def _positive_number(value: Any) -> bool:

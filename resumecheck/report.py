@@ -1231,6 +1231,12 @@ def _known_cause(report: Report, own: RunResult | None) -> str | None:
                 "skips batches counted from the first epoch's start, which after that epoch's "
                 "end is not where the run was, in your own resume and in the engine's, which "
                 "goes through the same restore (see the own resume's row).")
+    if own is not None and PLATEAU_MARK in own.explanation:
+        # (trial 605: the WARNING named the epoch-end step of a scheduler stepped per epoch)
+        return ("a plateau scheduler (ReduceLROnPlateau) of interval \"step\" is stepped by "
+                "Lightning after on_train_batch_end, where a step's checkpoint is written: "
+                "every checkpoint holds it one update behind, in your own resume and in the "
+                "engine's, which goes through the same restore (see the own resume's row).")
     if report.drawn_at_import and report.isolation == "process":
         return ("as your module is imported it draws from "
                 f"{global_streams(report.drawn_at_import)} without a seed, and every "
@@ -1238,6 +1244,11 @@ def _known_cause(report: Report, own: RunResult | None) -> str | None:
                 "draws otherwise: the runs differ however complete the checkpoint (seed it "
                 "before that draw).")
     return None
+
+
+PLATEAU_MARK = "a plateau scheduler (ReduceLROnPlateau) counted another step"
+"""How a resume's why opens its note that Lightning stepped a plateau scheduler
+after the checkpoint was written (``verdict.PLATEAU_AFTER_SAVE``)."""
 
 
 def build_settings_text(settings: list[str]) -> str:

@@ -62,7 +62,7 @@ from resumecheck.report import (
     AFTER_DIVERGENCE, CLOSE, CONFIRMED, DIVERGED, ENDS_AS_BEFORE, FAILED, IDENTICAL,
     INCONCLUSIVE, LATENT, LIKELY,
     LOST_ON_RESAVE, NOT_CAUSE, PUT_BACK, Finding, FindingStatus, RunResult, confirmed_causes,
-    resave_loses, settings_text,
+    PLATEAU_MARK, resave_loses, settings_text,
 )
 from resumecheck.capture import load_checkpoint
 from resumecheck.segments import SegmentResult
@@ -2689,7 +2689,8 @@ def note_validation_not_run_again(own: RunResult, validated_after: Sequence[int]
             "does not")
 
 
-def note_rate_moved_after_save(run: RunResult, moved_after: Sequence[int]) -> None:
+def note_rate_moved_after_save(run: RunResult, moved_after: Sequence[int],
+                               plateau_after: Sequence[int] = ()) -> None:
     """Where the uninterrupted run's learning rate changed after the step at
     which a resume's checkpoint was written and before the next step began
     (a framework loop's code after its checkpoint hook: a LightningModule's
@@ -2697,13 +2698,21 @@ def note_rate_moved_after_save(run: RunResult, moved_after: Sequence[int]) -> No
     save among them), and that resume's rate is the first thing to differ:
     say so, in place of the leads that name undeclared state (trial 130's
     module stepped its scheduler there; the why named undeclared state and
-    a schedule's own settings)."""
-    at = [k for k in run.resume_at if k in set(moved_after)]
-    if not (at and run.verdict == DIVERGED and not steps_match(run)
+    a schedule's own settings). ``plateau_after``: where a plateau scheduler's
+    counts moved there, its rate with them or not (trial 605: Lightning steps one of
+    interval "step" after on_train_batch_end, and the WARNING named the
+    epoch-end step of a scheduler stepped per epoch)."""
+    plateau = [k for k in run.resume_at if k in set(plateau_after)]
+    at = [k for k in run.resume_at if k in set(moved_after) and k not in plateau]
+    if not ((at or plateau) and run.verdict == DIVERGED and not steps_match(run)
             and split_rank_name(run.first_divergent_key or "")[0] == "lr"):
         return
     text = _without_undeclared_leads(_NOT_CAPTURED_SAID.sub("", run.explanation))
     noise = min((i for i in (text.find(m) for m in _NOISE_MARKS) if i >= 0), default=len(text))
+    if not at:
+        run.explanation = text[:noise] + PLATEAU_AFTER_SAVE.format(steps_text(plateau)) \
+            + text[noise:]
+        return
     run.explanation = text[:noise] + (
         f"; in the uninterrupted run the learning rate changed after the checkpoint of "
         f"{steps_text(at)} was written and before the next step began (code that runs after "
@@ -2712,6 +2721,19 @@ def note_rate_moved_after_save(run: RunResult, moved_after: Sequence[int]) -> No
         "a scheduler stepped there is saved one step behind; step it where the checkpoint sees "
         "it (the scheduler's own interval, or a callback's on_train_batch_end placed before "
         "the checkpoint's)") + text[noise:]
+
+
+PLATEAU_AFTER_SAVE = (
+    f"; in the uninterrupted run {PLATEAU_MARK}, "
+    "and lowered the rate where that step was its last bad one, after the checkpoint of {} was "
+    "written and before the next step began (Lightning steps "
+    "one of interval \"step\" after on_train_batch_end, where a step's checkpoint is written: "
+    "ModelCheckpoint's, and the engine's restarts too), and the restart does not count it "
+    "again: saved one update behind, it lowers the rate at another step, whatever the "
+    "checkpoint keeps; checkpoints at an epoch's end, or the plateau stepped by code of "
+    "yours before the checkpoint is written, resume without that lag")
+"""How a resume's why says a plateau scheduler was saved one update behind
+(``note_rate_moved_after_save``); ``{}``: the resume points."""
 
 
 def note_data_not_skipped(own: RunResult, setting: str | None) -> None:

@@ -412,6 +412,34 @@ def _scheduler_stepped_after_the_save():
                             data=lambda: train.stateful_loader(), steps=8, resume_at=(3,))
 
 
+def _plateau_stepped_after_the_save():
+    """Trial 605's module: a ReduceLROnPlateau of interval "step" on the training
+    loss, which Lightning steps after on_train_batch_end, where a step's
+    checkpoint is written: every checkpoint holds its counts one update
+    behind, and the restart lowers the rate at another step."""
+    import torch
+    import torch.nn.functional as F
+
+    train = lightning_train()
+
+    class Plateau(train.TinyClassifier):
+        def training_step(self, batch, batch_idx):
+            x, y = batch
+            loss = F.cross_entropy(self.net(x), y)
+            self.log("train_loss", loss)
+            return loss
+
+        def configure_optimizers(self):
+            optimizer = torch.optim.SGD(self.parameters(), lr=0.5)
+            plateau = torch.optim.lr_scheduler.ReduceLROnPlateau(
+                optimizer, factor=0.5, patience=1, threshold=10.0)  # (never a better loss)
+            return {"optimizer": optimizer, "lr_scheduler": {
+                "scheduler": plateau, "interval": "step", "monitor": "train_loss"}}
+
+    return lightning_target(module=lambda: Plateau(dropout=0.0),
+                            data=lambda: train.stateful_loader(), steps=8, resume_at=(2,))
+
+
 def _rate_scaled_as_each_batch_begins():
     """Trial 480's callback: as each batch begins it sets every group's rate to
     its scale times the rate it found, the scale halved every second step; its
@@ -565,6 +593,7 @@ _BUILT_ON_FIRST_USE = {
     "LIGHTNING_SWA": _weights_averaged,
     "LIGHTNING_SCHEDULER_AFTER_SAVE": _scheduler_stepped_after_the_save,
     "LIGHTNING_SCALED_AT_BATCH_START": _rate_scaled_as_each_batch_begins,
+    "LIGHTNING_PLATEAU_AFTER_SAVE": _plateau_stepped_after_the_save,
     "LIGHTNING_SKIPS_AT_EPOCH_END": _loader_skipping_at_an_epochs_end,
     "LIGHTNING_WRAPS_AT_EPOCH_END": lambda: _loader_skipping_at_an_epochs_end(wraps=True),
     "LIGHTNING_LOADER_KEY_RENAMED": lambda: _loader_skipping_at_an_epochs_end(renamed=True),

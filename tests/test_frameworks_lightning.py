@@ -827,6 +827,27 @@ def test_a_scheduler_the_module_steps_after_the_checkpoint_is_said_to_be_saved_b
 
 
 @pytest.mark.e2e
+def test_a_plateau_stepped_per_step_after_the_checkpoint_is_said_to_be_saved_behind():
+    """Trial 605: a ReduceLROnPlateau of interval "step", which Lightning steps
+    after on_train_batch_end, where the checkpoint is written: a correct
+    program's resume lowers the rate at another step, and the WARNING named
+    the epoch-end step of a scheduler stepped per epoch."""
+    from resumecheck.verdict import PLATEAU_AFTER_SAVE
+
+    report = resumecheck.verify(spec("LIGHTNING_PLATEAU_AFTER_SAVE"), drop="none",
+                                noise_seeds=0, check_determinism=False)
+    said = PLATEAU_AFTER_SAVE.format("step 2")
+    for run in (report.full_resume, report.engine_resume):
+        assert run.verdict == "diverged" and run.first_divergent_quantity == "learning rate"
+        assert said in run.explanation, run.explanation
+        assert "a schedule's own settings" not in run.explanation
+    notice = report.incomplete_state_notice() or ""
+    assert notice.startswith("a plateau scheduler (ReduceLROnPlateau) of interval \"step\" is "
+                             "stepped by Lightning after on_train_batch_end"), notice
+    assert "epoch-end step" not in notice and "a schedule's own settings" not in notice
+
+
+@pytest.mark.e2e
 def test_a_rate_a_callback_sets_as_each_batch_begins_is_no_change_after_the_checkpoint():
     """Trial 480: a callback that set the rate from a scale its state_dict() left
     out, as each batch began, read "the learning rate changed after the

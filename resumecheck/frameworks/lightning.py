@@ -255,7 +255,13 @@ class LightningProgram(LoopProgram):
     def rate_moved_after(self) -> list[int]:
         """The steps after whose checkpoint hook the fit loop changed a learning
         rate before the next batch began (see ``BuiltProgram.boundaries``)."""
-        return sorted(self._driver.rate_moved)
+        return sorted(self._driver.moved.rates)
+
+    @property
+    def plateau_moved_after(self) -> list[int]:
+        """The steps after whose checkpoint hook the fit loop stepped a plateau
+        scheduler before the next batch began."""
+        return sorted(self._driver.moved.plateaus)
 
     @property
     def validates_after(self) -> list[int]:
@@ -839,10 +845,7 @@ def _Driver(channel: Any, pending: dict[str, Any], samples: Callable[[Any], Any]
             self.validated: set[int] = set()
             """The optimizer steps right after whose last batch the fit loop validated
             (accumulating, trial 239's ran after the next step's first micro-batch)."""
-            self.rate_moved: set[int] = set()
-            """The optimizer steps after whose park the learning rates changed before
-            the next batch began (the module's on_train_batch_end, an epoch-end step)."""
-            self._parked: tuple[int, list[float]] | None = None
+            self.moved = _AfterPark()
             self._stepped = False  # (the last training batch ended an optimizer step)
             self.epoch_ends: list[int] = []  # (the steps after which an epoch ended)
 
@@ -863,11 +866,6 @@ def _Driver(channel: Any, pending: dict[str, Any], samples: Callable[[Any], Any]
         def on_train_start(self, trainer: Any, pl_module: Any) -> None:
             self.reported = trainer.global_step  # parked after every hook: see above
 
-        def rates_before_the_batch(self, trainer: Any) -> None:  # (before any callback's)
-            if self._parked is not None and _rates(trainer) != self._parked[1]:
-                self.rate_moved.add(self._parked[0])
-            self._parked = None
-
         def on_train_batch_end(self, trainer: Any, pl_module: Any, outputs: Any,
                                batch: Any, batch_idx: int) -> None:
             loss = outputs["loss"] if isinstance(outputs, Mapping) else outputs
@@ -882,10 +880,35 @@ def _Driver(channel: Any, pending: dict[str, Any], samples: Callable[[Any], Any]
             losses, self.losses = self.losses, []
             picked, self.samples = self.samples, []
             record = _loop_record(int(trainer.global_step), losses, picked)
-            self._parked = (int(trainer.global_step), _rates(trainer))
+            self.moved.park(int(trainer.global_step), trainer)
             channel.park("step", record)
 
     return Driver()
+
+
+class _AfterPark:
+    """What the fit loop changes after the adapter parks it at a step's end
+    (its checkpoint hook) and before the next batch begins."""
+
+    def __init__(self) -> None:
+        self.rates: set[int] = set()
+        """The optimizer steps after whose park the learning rates changed (the
+        module's on_train_batch_end, an epoch-end step)."""
+        self.plateaus: set[int] = set()
+        """The optimizer steps after whose park a plateau scheduler's counts
+        changed (Lightning steps one of interval "step" after
+        on_train_batch_end: trial 605)."""
+        self._parked: tuple[int, list[float], list[str]] | None = None
+
+    def park(self, step: int, trainer: Any) -> None:
+        self._parked = (step, _rates(trainer), _plateaus(trainer))
+
+    def before_the_batch(self, trainer: Any) -> None:  # (before any callback's)
+        if self._parked is not None and _rates(trainer) != self._parked[1]:
+            self.rates.add(self._parked[0])
+        if self._parked is not None and _plateaus(trainer) != self._parked[2]:
+            self.plateaus.add(self._parked[0])
+        self._parked = None
 
 
 def _RatesWatch(driver: Any) -> Any:
@@ -896,7 +919,7 @@ def _RatesWatch(driver: Any) -> Any:
     class RatesWatch(_driver_base()):  # type: ignore[misc]
         def on_train_batch_start(self, trainer: Any, pl_module: Any, batch: Any,
                                  batch_idx: int) -> None:
-            driver.rates_before_the_batch(trainer)
+            driver.moved.before_the_batch(trainer)
 
     return RatesWatch()
 
@@ -905,6 +928,15 @@ def _rates(trainer: Any) -> list[float]:
     """Every optimizer's learning rates, group by group."""
     return [float(group["lr"]) for optimizer in trainer.optimizers
             for group in optimizer.param_groups]
+
+
+def _plateaus(trainer: Any) -> list[str]:
+    """Every ReduceLROnPlateau's counts, in words (the best value, the bad
+    epochs, the cooldown, its count of steps)."""
+    return [repr([getattr(config.scheduler, name, None) for name in
+                  ("best", "num_bad_epochs", "cooldown_counter", "last_epoch")])
+            for config in getattr(trainer, "lr_scheduler_configs", None) or []
+            if getattr(config, "reduce_on_plateau", False)]
 
 
 def _accumulation_schedule(trainer: Any) -> dict[int, int] | None:
