@@ -1420,7 +1420,8 @@ def _notes_on_own_resume(checker: Checker, own: _Judged, engine_full: _Judged,
     validated = checker.segment.boundaries.get("validates_after") or []
     moved = [k for k in checker.segment.boundaries.get("rate_moved_after") or []
              if k not in validated]  # (a validation that stepped it: said so, below)
-    plateaus = checker.segment.boundaries.get("plateau_moved_after") or []
+    plateaus = [k for k in checker.segment.boundaries.get("plateau_moved_after") or []
+                if k not in validated]  # (one stepped on a validation's metric: said so)
     for run in (own.result, engine_full.result):
         verdict.note_validation_not_run_again(run, validated)
         verdict.note_rate_moved_after_save(run, moved, plateaus)

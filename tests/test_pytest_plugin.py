@@ -108,7 +108,8 @@ def test_passing_and_failing_checks_with_summary_and_report(project):
         "test_resume.py::test_correct  program:CORRECT  full resume: ok",
         # (trial 147: what a passing check could not see was in no row)
         "resumecheck: not checked: your script's own resume code (which checkpoint it picks; *"
-        " (test_resume.py::test_correct)",
+        " (test_resume.py::test_correct, the check that passed; a check that failed lists none: "
+        "it may hold of it too)",
     ])
     report = json.loads((project.path / "checks.json").read_text())
     assert report["schema"] == "resumecheck.session/1"
