@@ -2943,17 +2943,37 @@ def note_lost_uncompared(own: RunResult, undeclared: list[str]) -> None:
         own.explanation = own.explanation.replace(SAMPLES_STAND_FOR_DATA, "")
     if note and not own.diagnosis and at in own.explanation:
         # (trial 152: the note came last, after a list of samplers and iterators)
-        own.explanation = _without_undeclared_leads(own.explanation).replace(
-            at, f"{at}; {note}", 1)
+        own.explanation = _said_after(_without_undeclared_leads(own.explanation), at, note)
     elif note and at in own.explanation and not any(
             f.status in (CONFIRMED, LIKELY) for f in own.diagnosis):
         # (trial 599: a stream one draw behind, unjudged, which the correct twin had too,
         # led "restored state differs in rng" before the callback's lost epoch)
-        own.explanation = own.explanation.replace(at, f"{at}; {note}", 1)
+        own.explanation = _said_after(own.explanation, at, note)
     elif note:  # (trial 580: after a confirmed cause, a lost log read as a second cause)
         besides = any(f.status == CONFIRMED for f in own.diagnosis)
         own.explanation += f"; {'apart from that, ' if besides else ''}{note}"
     _note_drawn(own, undeclared)
+
+
+def _said_after(text: str, at: str, note: str) -> str:
+    """``text`` with ``; note`` after its first ``at`` and the parentheses that
+    follow it, which qualify it (trial 611: "differs from step 11; not
+    compared, ... (see `not compared`) (the loss from step 12)" read the loss's
+    step as said of what was not compared)."""
+    start = text.find(at)
+    if start < 0:
+        return text
+    end = start + len(at)
+    while text.startswith(" (", end):
+        depth, i = 0, end + 1
+        for i in range(end + 1, len(text)):
+            depth += {"(": 1, ")": -1}.get(text[i], 0)
+            if depth == 0:
+                break
+        if depth:
+            break
+        end = i + 1
+    return f"{text[:end]}; {note}{text[end:]}"
 
 
 def _note_drawn(own: RunResult, undeclared: list[str]) -> None:

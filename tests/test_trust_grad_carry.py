@@ -42,8 +42,10 @@ def test_gradients_summed_across_the_resume_point_are_named_and_lead_the_why():
     assert "resume where the optimizer has just stepped and emptied them" in line
     own = report.full_resume
     assert own is not None and own.checkpoint == "program"
-    assert ("differs from step 8; not compared, and it is kept where no checkpoint of yours "
-            "holds it: `params.*.grad` (see `not compared`)") in own.explanation
+    # (trial 611: after what qualifies the step, the loss's)
+    assert ("differs from step 8 (the loss from step 9); not compared, and it is kept where no "
+            "checkpoint of yours holds it: `params.*.grad` (see `not compared`)") in \
+        own.explanation, own.explanation
     notice = report.incomplete_state_notice()
     assert notice is not None and "`params.*.grad`" in notice
 

@@ -468,10 +468,11 @@ def test_a_counter_lost_and_set_alike_by_the_next_step_before_the_departure_may_
         "the uninterrupted run did"), lines["early.bad_evals"]
     assert lines["early.best_loss"].endswith("your checkpoint loses it, unless it is not state "
                                              "(a log, a timer: name it in Target(not_state=...))")
-    assert own.explanation.startswith(
-        "learning rate differs from step 11; not compared, and your checkpoint loses it: "
-        "`early.best_loss` (see `not compared`); not compared, and your checkpoint may lose "
-        "it: `early.bad_evals` (see `not compared`)"), own.explanation
+    assert own.explanation.startswith("learning rate differs from step 11 ("), own.explanation
+    assert ("the loss differs from step 12); not compared, and your checkpoint loses it: "
+            "`early.best_loss` (see `not compared`); not compared, and your checkpoint may lose "
+            "it: `early.bad_evals` (see `not compared`); no declared component's") in \
+        own.explanation, own.explanation
 
 
 def test_a_replay_buffer_in_a_deque_is_named_as_one_holder_until_declared():

@@ -133,8 +133,9 @@ def test_in_fresh_interpreters_a_module_counter_the_run_reads_is_named_in_the_wh
     own = report.full_resume
     assert own.verdict == "diverged" and own.first_divergent_step == 3
     held = "`fixtures.trust.module_counter._UPDATES`"
-    assert own.explanation.startswith("learning rate differs from step 3; not compared, and it is "
-                                      f"kept where no checkpoint of yours holds it: {held}")
+    assert own.explanation.startswith("learning rate differs from step 3 ("), own.explanation
+    assert ("the loss differs from step 4); not compared, and it is kept where no checkpoint of "
+            f"yours holds it: {held}") in own.explanation, own.explanation
     assert held in (report.incomplete_state_notice() or "")
     row = _summary_row({"nodeid": "t", "target": "x", "report": report.to_json()})
     assert "kept where no checkpoint holds it: fixtures.trust.module_counter._UPDATES" in row

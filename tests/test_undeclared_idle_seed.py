@@ -114,3 +114,22 @@ def test_a_lost_field_leads_an_unjudged_finding_of_the_departed_resume():
     assert confirmed.explanation.endswith(
         "; apart from that, not compared, and your checkpoint may lose it: "
         "`callbacks (Buckets).epoch` (see `not compared`)"), confirmed.explanation
+
+
+def test_what_the_checkpoint_may_lose_comes_after_what_qualifies_the_step():
+    """Trial 611: "differs from step 11; not compared, ... (see `not compared`)
+    (the loss from step 12)" read the loss's step as said of `run.loss_ema`."""
+    from resumecheck import verdict
+    from resumecheck.report import RunResult
+
+    lost = ("run.loss_ema (float: ...); your own resume held it otherwise right after your "
+            "load() at step 10, and departed from the uninterrupted run at the next step: your "
+            "checkpoint may lose it, unless the program sets it again as it steps")
+    own = RunResult(dropped=[], resume_at=[10], verdict="diverged", first_divergent_step=11,
+                    checkpoint="program", first_divergent_quantity="gradient of 0.bias",
+                    explanation="gradient of 0.bias differs from step 11 (the loss from step "
+                                "12); no declared component's state differs")
+    verdict.note_lost_uncompared(own, [lost])
+    assert own.explanation.startswith(
+        "gradient of 0.bias differs from step 11 (the loss from step 12); not compared, and "
+        "your checkpoint may lose it: `run.loss_ema` (see `not compared`)"), own.explanation
