@@ -246,7 +246,10 @@ def framework_generator(framework: str) -> str:
                         "load_state_dict()",
            "Accelerate": "an object with state_dict() and load_state_dict() given to "
                          "accelerator.register_for_checkpointing()",
-           "the HuggingFace Trainer": "a callback that is an ExportableState"}.get(
+           # (trial 607: a subclass's own _save_checkpoint() kept its sampler's state)
+           "the HuggingFace Trainer": "a callback that is an ExportableState, or your "
+                                      "Trainer subclass's own _save_checkpoint() and "
+                                      "_load_from_checkpoint()"}.get(
         name, "a hook or a state_dict() the framework calls")
     return (f"keep its state in the checkpoint {name} writes, through your own code that it "
             f"calls ({how}), so that its restore puts it back")

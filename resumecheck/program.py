@@ -501,6 +501,7 @@ class BuiltProgram:
             "data_not_skipped": text("data_not_skipped"),
             "data_not_resumable": text("data_not_resumable"),
             "data_lengthless": text("data_lengthless"),  # (a framework's: its skip is blind)
+            "epochs_unread": text("epochs_unread"),  # (why a framework's epochs went unread)
             "after_last_step": text("after_last_step"),  # (what a framework's loop does then)
             # (global streams a framework's loop draws from before it restores them)
             "draws_before_restore": [d for d in drawn if isinstance(d, str)]

@@ -1177,9 +1177,14 @@ def epochs_unsaid(ref: Reference) -> str | None:
     how = ("the target's steps_per_epoch=, or epoch_boundaries=[] where its data has no epochs"
            if bounds.get("restored_by") else
            "steps_per_epoch, or epoch_boundaries = [] where its data has no epochs")
-    return ("an epoch's end, or a restart inside a later epoch: the program does not say where "
-            f"its epochs end ({how}), so no resume point here is known to be either, where a "
-            "data position most often goes wrong; resumecheck fuzz aims at them once it knows")
+    # (trial 607: a Trainer subclass's own sampler, read as a program silent on its epochs)
+    unread = bounds.get("epochs_unread")
+    said = (f"where its epochs end is not known ({unread}: give the target steps_per_epoch=, "
+            "or epoch_boundaries=[] where its data has no epochs)" if unread else
+            f"the program does not say where its epochs end ({how})")
+    return (f"an epoch's end, or a restart inside a later epoch: {said}, so no resume point "
+            "here is known to be either, where a data position most often goes wrong; "
+            "resumecheck fuzz aims at them once it knows")
 
 
 def later_epoch_untried(ref: Reference, points: Sequence[int], steps: int) -> str | None:

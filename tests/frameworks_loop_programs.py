@@ -1533,6 +1533,26 @@ LIGHTNING_ACCUMULATION_SCHEDULE = lightning_target(
 TRAINER_STREAMING = trainer_target(_streaming, args={"per_device_train_batch_size": 8,
                                                      "learning_rate": 1e-2}, steps=9,
                                    resume_at=(7,))
+
+
+def _own_sampler(args):
+    """Trial 607's Trainer subclass: its own _get_train_sampler(), in order."""
+    from torch.utils.data import SequentialSampler
+    from transformers import Trainer
+
+    train = transformers_train()
+
+    class OwnSampler(Trainer):
+        def _get_train_sampler(self, *args, **kwargs):
+            return SequentialSampler(self.train_dataset)
+
+    return OwnSampler(model=train.GPT2LMHeadModel(train.CONFIG), args=args,
+                      train_dataset=train.Tokens())
+
+
+TRAINER_OWN_SAMPLER = trainer_target(_own_sampler, args={"per_device_train_batch_size": 8,
+                                                         "learning_rate": 1e-2}, steps=6,
+                                     resume_at=(3,))
 # (trial 547: an endless stream says it has no epochs, as a program of its own can)
 TRAINER_STREAMING_NO_EPOCHS = trainer_target(
     _streaming, args={"per_device_train_batch_size": 8, "learning_rate": 1e-2}, steps=9,

@@ -714,6 +714,18 @@ def test_a_streaming_dataset_with_no_length_is_said_to_leave_the_trainer_blind_t
                for line in report.not_checked), report.not_checked
 
 
+def test_a_trainer_subclass_with_its_own_sampler_is_said_to_keep_its_epochs_unread():
+    """Trial 607: a subclass's own _get_train_sampler() left the epochs unread,
+    and the report said the program does not say where they end."""
+    report = resumecheck.verify(spec("TRAINER_OWN_SAMPLER"), drop="none", noise_seeds=0,
+                                check_determinism=False)
+    assert any("where its epochs end is not known (your Trainer subclass makes its own "
+               "_get_train_sampler(), whose length the check does not read: making it may "
+               "draw: give the target steps_per_epoch=, or epoch_boundaries=[] where its data "
+               "has no epochs)" in line for line in report.not_checked), \
+        report.not_checked
+
+
 def test_a_trainer_target_says_its_data_has_no_epochs(tmp_path, monkeypatch):
     from resumecheck.errors import InvalidArgument
 

@@ -292,6 +292,12 @@ class TrainerProgram(LoopProgram):
         draws from them as the restart left them (``BuiltProgram.boundaries``)."""
         return sorted(self._driver.fetch_draws)
 
+    @property
+    def epochs_unread(self) -> str | None:
+        """Why the Trainer's epochs were not read (``_epochs_unread``)."""
+        known = self.steps_per_epoch is not None or self.epoch_boundaries is not None
+        return None if known else _epochs_unread(self.trainer)
+
     declared_steps_per_epoch: float | None = None
     """``trainer_target(steps_per_epoch=...)`` (None: read from the Trainer)."""
     epoch_boundaries: list[int] | None = None
@@ -341,6 +347,17 @@ class TrainerProgram(LoopProgram):
     def close(self) -> None:
         super().close()
         self._root.cleanup()
+
+
+def _epochs_unread(trainer: Any) -> str | None:
+    """Why the Trainer's epochs were not read, where a subclass of yours makes
+    its own sampler or loader (trial 607 was told its program "does not say"
+    where they end); None otherwise (``BuiltProgram.boundaries``)."""
+    tf = require("transformers", "resumecheck.frameworks.transformers")
+    made = [f"{name}()" for name in ("_get_train_sampler", "get_train_dataloader")
+            if getattr(type(trainer), name) is not getattr(tf.Trainer, name)]
+    return (f"your Trainer subclass makes its own {' and '.join(made)}, whose length the "
+            "check does not read: making it may draw") if made else None
 
 
 def _steps_per_epoch(trainer: Any) -> int | None:
