@@ -4677,10 +4677,13 @@ def untraced(records: Sequence[StepRecord], unhooked: str | None = None) -> list
     keys = {split_rank_name(key)[0] for rec in records for key in rec.digests}  # (trial 258)
     out = []
     if not any(key.startswith(("param:", "grad:")) for key in keys):
+        # (trial 617: parameters in a dict of tensors, with an Adam written by hand, were
+        # told to give the program a `model` attribute, which it had no module for)
         out.append("parameters and gradients: no torch.nn.Module was found as the `params` "
                    "component or the program's `model` attribute, so a divergence shows "
                    "first in the loss, a step after it begins (give the program a `model` "
-                   "attribute)")
+                   "attribute that is the nn.Module holding them; parameters kept outside "
+                   "any, in a dict of tensors, cannot be traced)")
     if any(key.startswith("grad:") for key in keys) and not any(
             key.startswith("param:") for key in keys):
         # (trial 472: parameters in a plain dict, its optimizer declared: gradients were
@@ -4704,5 +4707,7 @@ def untraced(records: Sequence[StepRecord], unhooked: str | None = None) -> list
             if all(rec.skipped for rec in records) else
             "no torch optimizer was found as a declared component or the program's "
             "`optimizer` attribute (give the program an `optimizer` attribute, or declare "
-            "each optimizer as a component of its own: a GAN's two, say)"))
+            "each optimizer as a component of its own: a GAN's two, say; an update written "
+            "by hand, with no torch.optim.Optimizer, cannot be traced, and a rate that "
+            "differs shows first in what that step's update changes)"))
     return out

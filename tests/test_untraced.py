@@ -174,3 +174,19 @@ def test_a_model_traced_without_its_optimizer_says_its_gradients_were_not_traced
     assert run.explanation.startswith(
         "the final state of evaluations differs (every step's loss and parameters match; its "
         "gradients were not traced)"), run.explanation
+
+
+def test_parameters_and_an_update_written_by_hand_are_said_to_be_untraceable():
+    """Trial 617: parameters in a dict of tensors and an Adam written by hand
+    were told to give the program `model` and `optimizer` attributes, which
+    it had no module or torch optimizer for."""
+    from resumecheck.trace import StepRecord
+    from resumecheck.verdict import untraced
+
+    lines = untraced([StepRecord(step=1, loss=0.5, digests={"data": "d"}, lr=None)])
+    assert lines[0].endswith("(give the program a `model` attribute that is the nn.Module "
+                             "holding them; parameters kept outside any, in a dict of tensors, "
+                             "cannot be traced)"), lines
+    assert lines[-1].endswith("an update written by hand, with no torch.optim.Optimizer, "
+                              "cannot be traced, and a rate that differs shows first in what "
+                              "that step's update changes)"), lines
