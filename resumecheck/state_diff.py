@@ -447,7 +447,9 @@ def _more(others: list[tuple[str, Any]], ref: dict[str, Any], new: dict[str, Any
             if how not in ("missing", "unexpected") and not isinstance(how, _Whole)
             and not is_private(path)
             and not (isinstance(ref[path], torch.Tensor) and ref[path].numel() != 1)][:2]
-    n = len(others)
+    # (trial 620: a LambdaLR's `_last_lr` of two groups counted as two entries: a list's
+    # items are one entry)
+    n = len({re.sub(r"(\[\d+\])+$", "", path) for path, _ in others})
     return (f" (and {n} more {'entry' if n == 1 else 'entries'} of its state_dict() "
             f"{'differs' if n == 1 else 'differ'}"
             + (f"{': ' if len(said) == n else ', among them '}{'; '.join(said)}" if said else "")

@@ -1226,3 +1226,17 @@ def test_a_parameter_that_differs_first_says_where_the_rate_and_the_loss_do():
     assert _loss_after_state(run) == " (the learning rate from step 17 and the loss from step 18)"
     run.trajectory.differs["loss"] = list(range(9, 33))
     assert _loss_after_state(run) == ""
+
+
+def test_a_lists_items_are_one_entry_of_the_state_dict_counted():
+    """Trial 620: a LambdaLR of two groups read "(and 3 more entries ...)" where
+    two of its keys differ: `_last_lr`'s two items were counted apart."""
+    from resumecheck.state_diff import describe_difference
+
+    def state(epoch: int) -> dict:
+        return {"base_lrs": [0.1, 0.1], "last_epoch": epoch, "_step_count": epoch + 1,
+                "_last_lr": [0.01 * epoch, 0.02 * epoch], "lr_lambdas": [None, None]}
+
+    said = describe_difference("scheduler", state(8), state(0), 8) or ""
+    assert said.startswith("last_epoch 0, expected 8 (and 2 more entries of its state_dict() "
+                           "differ"), said
