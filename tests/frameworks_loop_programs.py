@@ -440,6 +440,20 @@ def _plateau_stepped_after_the_save():
                             data=lambda: train.stateful_loader(), steps=8, resume_at=(2,))
 
 
+def _a_loss_of_three(accumulate: int):
+    """Every batch's loss is 3 (its gradient 0), accumulating ``accumulate``
+    batches to a step: each step's loss is 3 whatever Lightning divides it by."""
+    train = lightning_train()
+
+    class Three(train.TinyClassifier):
+        def training_step(self, batch, batch_idx):
+            x, _ = batch
+            return self.net(x).sum() * 0.0 + 3.0
+
+    return lightning_target(module=lambda: Three(dropout=0.0), data=train.loader, steps=4,
+                            resume_at=(2,), trainer={"accumulate_grad_batches": accumulate})
+
+
 def _rate_scaled_as_each_batch_begins():
     """Trial 480's callback: as each batch begins it sets every group's rate to
     its scale times the rate it found, the scale halved every second step; its
@@ -594,6 +608,7 @@ _BUILT_ON_FIRST_USE = {
     "LIGHTNING_SCHEDULER_AFTER_SAVE": _scheduler_stepped_after_the_save,
     "LIGHTNING_SCALED_AT_BATCH_START": _rate_scaled_as_each_batch_begins,
     "LIGHTNING_PLATEAU_AFTER_SAVE": _plateau_stepped_after_the_save,
+    "LIGHTNING_LOSS_OF_THREE_ACCUMULATED": lambda: _a_loss_of_three(accumulate=2),
     "LIGHTNING_SKIPS_AT_EPOCH_END": _loader_skipping_at_an_epochs_end,
     "LIGHTNING_WRAPS_AT_EPOCH_END": lambda: _loader_skipping_at_an_epochs_end(wraps=True),
     "LIGHTNING_LOADER_KEY_RENAMED": lambda: _loader_skipping_at_an_epochs_end(renamed=True),

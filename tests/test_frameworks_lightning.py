@@ -827,6 +827,16 @@ def test_a_scheduler_the_module_steps_after_the_checkpoint_is_said_to_be_saved_b
 
 
 @pytest.mark.e2e
+def test_a_step_of_accumulated_batches_has_the_loss_its_module_computed():
+    """Trial 615: Lightning divides a training_step's loss by the accumulation
+    before on_train_batch_end; every loss figure of a run accumulating 4
+    batches was a quarter of what the module computed."""
+    report = resumecheck.verify(spec("LIGHTNING_LOSS_OF_THREE_ACCUMULATED"), drop="none",
+                                noise_seeds=0, check_determinism=False)
+    assert report.reference_loss == [3.0] * 4, report.reference_loss
+
+
+@pytest.mark.e2e
 def test_a_plateau_stepped_per_step_after_the_checkpoint_is_said_to_be_saved_behind():
     """Trial 605: a ReduceLROnPlateau of interval "step", which Lightning steps
     after on_train_batch_end, where the checkpoint is written: a correct

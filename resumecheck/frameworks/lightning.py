@@ -870,7 +870,7 @@ def _Driver(channel: Any, pending: dict[str, Any], samples: Callable[[Any], Any]
                                batch: Any, batch_idx: int) -> None:
             loss = outputs["loss"] if isinstance(outputs, Mapping) else outputs
             if isinstance(loss, torch.Tensor):
-                self.losses.append(loss.detach().float().reshape(()))
+                self.losses.append(loss.detach().float().reshape(()) * _divided_by(trainer))
             picked = samples(batch) if samples is not None else batch_fingerprint(batch)
             self.samples.append(torch.as_tensor(picked).reshape(-1))
             self._stepped = trainer.global_step != self.reported
@@ -928,6 +928,16 @@ def _rates(trainer: Any) -> list[float]:
     """Every optimizer's learning rates, group by group."""
     return [float(group["lr"]) for optimizer in trainer.optimizers
             for group in optimizer.param_groups]
+
+
+def _divided_by(trainer: Any) -> int:
+    """What Lightning divided a training_step's loss by before it reached
+    on_train_batch_end: the accumulation, under automatic optimization (trial
+    615: every loss figure of a run accumulating 4 batches was a quarter of
+    the one its module computed)."""
+    accumulate = getattr(trainer, "accumulate_grad_batches", 1)
+    automatic = getattr(trainer.lightning_module, "automatic_optimization", True) is not False
+    return accumulate if automatic and isinstance(accumulate, int) and accumulate > 1 else 1
 
 
 def _plateaus(trainer: Any) -> list[str]:
