@@ -30,7 +30,8 @@ __all__ = ["ACCELERATE_DATASET", "ADAPTER_LEFT_OUT", "AFTER_LAST_STEP", "AS_THE_
            "RESTART_HELD_OTHERWISE", "AS_BUILT_AT_RESUME", "AS_BUILT_MARK", "AT_THIS_POINT",
            "as_built_uncompared",
            "at_the_point", "OUTSIDE_THE_CHECKPOINT", "side_files", "ADAPTER_LOOP",
-           "framework_generator", "framework_name", "REGISTER_GENERATOR", "NOT_RESUMABLE",
+           "framework_generator", "framework_name", "accelerate_scheduler_todo",
+           "REGISTER_GENERATOR", "NOT_RESUMABLE",
            "LEFT_UNRESTORED",
            "drawn_at_import_text", "FETCHED_BEFORE_RESTORE", "GENERATOR_POSITION", "GRADS_SUMMED",
            "HASH_ORDER", "FRESH_BUILD_HOLDS", "PUT_BACK_HOLDS", "AS_A_BUILD_HOLDS", "SKIPS_BLIND",
@@ -234,6 +235,16 @@ def framework_name(restored_by: str) -> str:
     report's words: ``Lightning`` of ``Lightning's restore``, ``Accelerate`` of
     ``Accelerate's load_state()``."""
     return restored_by.split("'s ")[0]
+
+
+def accelerate_scheduler_todo(name: str) -> str:
+    """What keeps a scheduler an Accelerator's ``save_state()`` does not hold
+    (trial 616: "only when it was prepared" of one its twin kept by
+    registering it; preparing one also changes how often it steps)."""
+    return (f"Accelerate's save_state() holds a scheduler only when it was registered or "
+            f"prepared: accelerator.register_for_checkpointing({name}) (or {name} = "
+            f"accelerator.prepare({name}), which then steps it once per process at each "
+            "step() unless split_batches=True)")
 
 
 def framework_generator(framework: str) -> str:

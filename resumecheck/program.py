@@ -63,7 +63,7 @@ from resumecheck.components import (
     seeds_called,
 )
 from resumecheck.errors import MissingFramework, StepError, TargetError
-from resumecheck.phrases import a_type
+from resumecheck.phrases import a_type, accelerate_scheduler_todo
 from resumecheck.streams import stream_label
 
 __all__ = [
@@ -352,18 +352,17 @@ def _unkept_by_accelerate(program: Any, components: list[Component]) -> dict[str
                     and type(h).__module__.startswith("accelerate")]
     if not accelerators:
         return {}
-    prepared = {id(getattr(s, "scheduler", s)) for a in accelerators
-                for s in getattr(a, "_schedulers", ())}
     registered = {id(o) for a in accelerators for o in getattr(a, "_custom_objects", ())}
+    kept = registered | {id(getattr(s, "scheduler", s)) for a in accelerators
+                         for s in getattr(a, "_schedulers", ())}
     # (trial 584: a curriculum object of its own, never registered, was confirmed lost,
     # and nothing named the one call that keeps it)
     own = {c.name: ("Accelerate's save_state() holds an object of your own only when it was "
                     f"registered: accelerator.register_for_checkpointing({c.name})")
            for c in components if _own_stateful(c.obj) and id(c.obj) not in registered}
-    return {**own, **{c.name: ("Accelerate's save_state() holds a scheduler only when it was "
-                               f"prepared: {c.name} = accelerator.prepare({c.name})")
-                      for c in components
-                      if isinstance(c.obj, _SCHEDULERS) and id(c.obj) not in prepared}}
+    return {**own, **{c.name: accelerate_scheduler_todo(c.name) for c in components
+                      if isinstance(c.obj, _SCHEDULERS) and id(c.obj) not in kept
+                      and id(getattr(c.obj, "scheduler", c.obj)) not in kept}}
 
 
 def _own_stateful(obj: Any) -> bool:

@@ -915,10 +915,26 @@ def test_a_program_of_your_own_is_told_to_prepare_the_scheduler_its_accelerator_
     own = resumecheck.verify("fixtures.trust.accelerate_unprepared:UNPREPARED", **fast)
     [finding] = own.full_resume.diagnosis
     assert (finding.component, finding.status) == ("scheduler", "confirmed"), finding
+    # (trial 616: registering it keeps it too, and preparing one changes its steps)
     assert finding.fix == ("Accelerate's save_state() holds a scheduler only when it was "
-                           "prepared: scheduler = accelerator.prepare(scheduler)")
+                           "registered or prepared: accelerator.register_for_checkpointing("
+                           "scheduler) (or scheduler = accelerator.prepare(scheduler), which "
+                           "then steps it once per process at each step() unless "
+                           "split_batches=True)")
     twin = resumecheck.verify("fixtures.trust.accelerate_unprepared:PREPARED", **fast)
     assert twin.equivalent, twin.render()
+    from fixtures.trust.accelerate_unprepared import Program, RegisteredScheduler
+    from resumecheck.components import Component
+    from resumecheck.program import _unkept_by_accelerate
+
+    def unkept(program: Program) -> dict:
+        declared = [Component(n, o) for n, o in program.components().items()]
+        return _unkept_by_accelerate(program, declared)
+
+    assert "scheduler" not in unkept(RegisteredScheduler({}))
+    assert "scheduler" in unkept(Program({}))
+    kept = resumecheck.verify("fixtures.trust.accelerate_unprepared:REGISTERED", **fast)
+    assert kept.equivalent, kept.render()
     # (trial 584: a level of its own in an object it did not register)
     lost = resumecheck.verify("fixtures.trust.accelerate_unprepared:UNREGISTERED", **fast)
     [finding] = lost.full_resume.diagnosis

@@ -50,7 +50,7 @@ from resumecheck.components import (
 from resumecheck.errors import InvalidArgument, TargetError
 from resumecheck.frameworks import require
 from resumecheck.frameworks._loop import batch_fingerprint, user_dataset
-from resumecheck.phrases import ACCELERATE_DATASET, ADAPTER_LOOP
+from resumecheck.phrases import ACCELERATE_DATASET, ADAPTER_LOOP, accelerate_scheduler_todo
 from resumecheck.program import StepOutput
 from resumecheck.undeclared import LOADER_EPOCH_COUNT, seeds_no_worker
 
@@ -356,10 +356,12 @@ def _unsaved(accelerator: Any, extra: Mapping[str, Any], scheduler: Any,
     registered = {id(obj) for obj in objects}
     advice = {name: _register_advice(name, obj, objects)
               for name, obj in extra.items() if id(obj) not in registered}
-    prepared = {id(obj) for obj in getattr(accelerator, "_schedulers", ())}
-    if scheduler is not None and id(scheduler) not in prepared:
-        advice[SCHEDULER] = ("Accelerate's save_state() holds a scheduler only when it was "
-                             "prepared: scheduler = accelerator.prepare(scheduler)")
+    kept = registered | {id(getattr(obj, "scheduler", obj))
+                         for obj in getattr(accelerator, "_schedulers", ())}
+    kept |= {id(obj) for obj in getattr(accelerator, "_schedulers", ())}
+    if scheduler is not None and not {id(scheduler), id(getattr(scheduler, "scheduler",
+                                                                   scheduler))} & kept:
+        advice[SCHEDULER] = accelerate_scheduler_todo("scheduler")
     if headless is not None and "the sampler's generator" in _order_streams(headless):
         advice[DATA_CURSOR] = (
             "Accelerate's save_state() does not hold the generator a plain shuffled loader "
