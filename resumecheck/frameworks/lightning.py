@@ -767,7 +767,8 @@ def _rng_advice(loaders: list[Any]) -> str:
                 "load")
     # (trial 392: set in on_load_checkpoint, the resumed loader's new iterator drew its
     # seed from the stream just restored; trial 531: a generator given to a
-    # StatefulDataLoader then, as the advice said, came back elsewhere at the next epoch)
+    # StatefulDataLoader then, as the advice said, came back elsewhere at the next epoch;
+    # trial 615: set as advised, a resume at an epoch's last batch departed)
     return ("Lightning's checkpoint holds no random stream: save them in your "
             "LightningModule's on_save_checkpoint(checkpoint) (torch.get_rng_state(), "
             "and each generator's get_state() your steps or loaders draw from) and set "
@@ -777,7 +778,9 @@ def _rng_advice(loaders: list[Any]) -> str:
             "iterator after on_load_checkpoint, and it draws its seed from the torch "
             "stream, which set before it then runs ahead of the run's; a checkpoint "
             "saved before that batch keeps what is still to be set, not the streams "
-            "as they are then")
+            "as they are then. A checkpoint of an epoch's last batch is the exception: "
+            "there the uninterrupted run too makes the next epoch's iterator after the "
+            "save, so set them in on_load_checkpoint for it")
 
 
 def _train_loaders(trainer: Any) -> list[Any]:
