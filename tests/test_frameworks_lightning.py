@@ -1191,9 +1191,10 @@ def test_the_streams_advice_follows_whether_the_training_loader_has_a_generator(
     assert "in the first on_train_batch_start after the load" in plain
     assert "it draws its seed from the torch stream" in plain
     # (trial 615: set as advised, a resume at an epoch's last batch departed)
-    assert plain.endswith("A checkpoint of an epoch's last batch is the exception: there the "
+    assert plain.endswith("A checkpoint of an epoch's last batch is another case: there the "
                           "uninterrupted run too makes the next epoch's iterator after the "
-                          "save, so set them in on_load_checkpoint for it")
+                          "save, so streams set at that batch may stand behind it "
+                          "(--resume-at an epoch's end checks it)")
     assert _rng_advice([]) == plain  # (no loader made yet: the general advice)
     own = _rng_advice([SimpleNamespace(generator=torch.Generator())])
     assert "torch's stream, and a generator your steps alone draw from, can be set again " \

@@ -778,9 +778,10 @@ def _rng_advice(loaders: list[Any]) -> str:
             "iterator after on_load_checkpoint, and it draws its seed from the torch "
             "stream, which set before it then runs ahead of the run's; a checkpoint "
             "saved before that batch keeps what is still to be set, not the streams "
-            "as they are then. A checkpoint of an epoch's last batch is the exception: "
+            "as they are then. A checkpoint of an epoch's last batch is another case: "
             "there the uninterrupted run too makes the next epoch's iterator after the "
-            "save, so set them in on_load_checkpoint for it")
+            "save, so streams set at that batch may stand behind it (--resume-at an "
+            "epoch's end checks it)")
 
 
 def _train_loaders(trainer: Any) -> list[Any]:
