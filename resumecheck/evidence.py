@@ -91,6 +91,10 @@ def annotate(result: RunResult, reference: SegmentResult,
     elif result.first_divergent_step is not None:
         result.divergence_detail = describe_data(reference, segments, result.first_divergent_step,
                                                  result.first_divergent_key)
+        lacking = _gradients_one_run_has(reference, segments, result)
+        if lacking:
+            result.divergence_detail = "; ".join(filter(None, (result.divergence_detail,
+                                                               lacking)))
     if result.divergence_detail:
         result.explanation += f"; {result.divergence_detail}"
         _position_in_another_epoch(result)
@@ -261,6 +265,37 @@ def _position_in_another_epoch(result: RunResult) -> None:
     if said is None or names is None or OTHER_EPOCH not in (result.divergence_detail or ""):
         return
     result.explanation = result.explanation.replace(said, POSITION_OTHER_EPOCH.format(names), 1)
+
+
+def _gradients_one_run_has(reference: SegmentResult,
+                           segments: Sequence[tuple[int, SegmentResult]],
+                           result: RunResult) -> str:
+    """Where both runs stepped at the first step that departs and some
+    parameters have a gradient in one of them only, in words ('' otherwise;
+    where the first quantity to differ is itself such a gradient, the first
+    divergence says so already). Trial 610: stochastic depth dropped a block
+    in one run and not the other, and no figure named its gradients, which
+    no comparison of values can reach."""
+    step = result.first_divergent_step
+    if quantity_kind(result.first_divergent_key or "") == "grad":
+        return ""
+    mine = next((r for _, seg in segments for r in seg.records if r.step == step), None)
+    theirs = next((r for r in reference.records if r.step == step), None)
+    if mine is None or theirs is None or mine.skipped or theirs.skipped:
+        return ""
+    grads = [{k for k in rec.digests if quantity_kind(k) == "grad"} for rec in (mine, theirs)]
+    said = []
+    for only, whose, other in ((grads[0] - grads[1], "the resumed run", "the uninterrupted"),
+                               (grads[1] - grads[0], "the uninterrupted run", "the resumed")):
+        if only:
+            names = sorted(k.split(":", 1)[1] for k in only)
+            listed = ", ".join(f"`{n}`" for n in names[:3]) + (
+                f" and {len(names) - 3} more" if len(names) > 3 else "")
+            said.append(f"at step {step} {whose} has a gradient of {listed}, which {other} "
+                        "run's has none of (parameters one run's loss reached and the other's "
+                        "did not: a part of the model one used, or one left frozen in the "
+                        "other)")
+    return "; ".join(said)
 
 
 def _whole(t: torch.Tensor) -> bool:

@@ -185,7 +185,10 @@ def test_a_step_that_steps_fewer_parameter_groups_says_so():
         "learning rate of step 4: 1 rate (0.01) where the uninterrupted run stepped 2 (0.01, "
         "0.001): a parameter group it stepped did not step in this run (one added with "
         "add_param_group during the run, or an optimizer that steps only at some steps, "
-        "decided by state that differs here: a counter of steps)")
+        "decided by state that differs here: a counter of steps); at step 4 the uninterrupted "
+        "run has a gradient of `0.0.bias`, `0.0.weight`, which the resumed run's has none of "
+        "(parameters one run's loss reached and the other's did not: a part of the model one "
+        "used, or one left frozen in the other)")
 
 
 def test_a_component_a_resumed_step_fails_without_is_exercised_and_its_row_says_so():
