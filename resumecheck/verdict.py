@@ -901,6 +901,43 @@ def _as_built_at(ref: Reference, name: str, points: list[tuple[int, str]]
     return at_points, _whole_streams(alike, at_points[0]), dict(flatten_state(ended))
 
 
+def alike_components(ref: Reference, points: Sequence[int]) -> list[str]:
+    """Pairs of declared components the uninterrupted run held equal, tensor
+    for tensor and key for key, at every resume point, and apart at its end,
+    each in a sentence: a load() that makes one from the other resumes alike
+    there whatever the checkpoint keeps of it (trial 612: a DQN's target
+    network, resumed right after a sync, passed a load that copied it from the
+    online network; a row read `diverged` of it all the same)."""
+    try:
+        states = [ref.file(ref.segment.captures[k])["components"] for k in points]
+        ended = ref.file(ref.segment.end_state or "")["components"]
+    except Exception:  # (no evidence either way)
+        return []
+    flat = [{n: dict(flatten_state(v)) for n, v in held.items()} for held in (*states, ended)]
+    names = [n for n in flat[0] if all(n in f for f in flat)]
+    out = []
+    for i, one in enumerate(names):
+        for other in names[i + 1:]:
+            if all(_same_tensors(f[one], f[other]) for f in flat[:-1]) \
+                    and not _same_tensors(flat[-1][one], flat[-1][other]):
+                out.append(f"`{other}` held what `{one}` held, tensor for tensor, at "
+                           f"{steps_text(list(points))}, and otherwise at the end: a load() "
+                           f"that makes one from the other (a target network copied from the "
+                           "online one) resumes alike here whatever the checkpoint keeps of "
+                           "it; a resume point where they differ shows whether it comes back "
+                           "(resumecheck fuzz tries them)")
+    return out
+
+
+def _same_tensors(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Whether two flattened states hold the same keys, every value a tensor of
+    more than one value, equal bit for bit."""
+    return bool(a) and a.keys() == b.keys() and all(
+        isinstance(a[k], torch.Tensor) and isinstance(b[k], torch.Tensor)
+        and a[k].numel() > 1 and a[k].shape == b[k].shape and a[k].dtype == b[k].dtype
+        and torch.equal(a[k], b[k]) for k in a)
+
+
 def as_built_untried(ref: Reference, points: Sequence[int], alone: set[str],
                      full_failed: bool = False) -> list[str]:
     """Of the declared components no run drops alone (not in ``alone``: a
