@@ -747,7 +747,7 @@ def outcome_text(report: Report) -> str:
                 f"depart from the uninterrupted run: "
                 f"{resave_loses([f'`{c}`' for c in resaved])} (see the diagnosis)")
     if full is not None and full.steps_match() and full.ended_otherwise:
-        return f"{report.outcome}: {_ends_otherwise_words(full.ended_otherwise)}"
+        return f"{report.outcome}: {_ends_otherwise_words(full.ended_otherwise, full, report)}"
     again = set_again_uncompared(report.undeclared)
     text, gaps = outcome_text_of(report, lost, again), latent_words(report)
     if gaps:  # (trial 473: a scaler's growth count lost read "EQUIVALENT" and nothing more)
@@ -757,14 +757,21 @@ def outcome_text(report: Report) -> str:
     return text
 
 
-def _ends_otherwise_words(ended: list[str]) -> str:
+def _ends_otherwise_words(ended: list[str], full: RunResult, report: Report) -> str:
     """The headline of a full resume whose every step matched and whose end
     state differs (trials 539, 555 read a bare NOT EQUIVALENT as a false alarm;
-    a random stream so is a latent gap since: ``verdict._streams_judged``)."""
+    a random stream so is a latent gap since: ``verdict._streams_judged``),
+    pointing where its cause is said: the diagnosis, or, where no finding
+    names those components and the `not compared` lines name fields of them,
+    those lines (trial 627: "(see the diagnosis)" beside none printed)."""
     names = ", ".join(f"`{name}`" for name in ended)
+    found = {f.component for f in full.diagnosis if not f.put_back()}
+    fields = any(line.startswith(f"{name}.") for name in ended for line in report.undeclared)
+    see = ("the diagnosis" if set(ended) & found or not fields
+           else "the `not compared` lines")
     return (f"every step after the restart matches, but the run ends with {names} otherwise "
             "than the uninterrupted run: silent here, not harmless: a later step, or a "
-            "restart after it, that reads it may differ (see the diagnosis)")
+            f"restart after it, that reads it may differ (see {see})")
 
 
 def latent_words(report: Report) -> str:
