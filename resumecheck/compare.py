@@ -228,6 +228,13 @@ def describe_entries(ref: torch.Tensor, new: torch.Tensor, noun: str = "entries"
     """How two integer tensors differ, entry by entry: "3 of 16 samples
     differ, first at position 5: 17 vs 42 in the reference"."""
     a, b = ref.detach().cpu().reshape(-1), new.detach().cpu().reshape(-1)
+    if a.numel() != b.numel() and ref.dim() > 1 and ref.dim() == new.dim() \
+            and noun == "samples":
+        # (trial 625: "248 samples, 234 in the reference" of 8 padded sequences against 9)
+        def values(t: torch.Tensor) -> str:
+            return " × ".join(map(str, t.shape))
+        return (f"{len(new)} {noun} ({values(new)} values), {len(ref)} in the reference "
+                f"({values(ref)} values)")
     if a.numel() != b.numel() and ref.dim() > 1 and ref.dim() == new.dim():
         # (trial 201: "32 entries, 48 in the reference" of sequences 8 tokens long, not 12)
         return (f"{b.numel()} {noun}, {a.numel()} in the reference (shape "

@@ -299,6 +299,10 @@ def test_integer_inputs_of_another_shape_say_their_shapes():
     assert describe_entries(ref, new) == (
         "32 entries, 48 in the reference (shape [4, 8], [4, 12] in the reference)")
     assert describe_entries(ref.reshape(-1), new.reshape(-1)) == "32 entries, 48 in the reference"
+    # (trial 625: "248 samples, 234 in the reference" of 8 padded sequences against 9)
+    rows, more = torch.ones(8, 31, dtype=torch.long), torch.ones(9, 26, dtype=torch.long)
+    assert describe_entries(more, rows, "samples") == (
+        "8 samples (8 × 31 values), 9 in the reference (9 × 26 values)")
 
 
 def test_inputs_that_depart_with_a_random_stream_say_a_step_draws_into_them():
