@@ -993,6 +993,10 @@ def test_a_module_with_two_optimizers_is_refused_as_a_limit_of_the_adapter():
     assert "not a GAN's alternating updates" in text, text
     assert "need a Trainer or Lightning Fabric's setup(module, *optimizers)" in text, text
     assert "runs your module's step by hand" not in text
+    # (trial 622: such a step checks its own save, not Lightning's checkpoint)
+    assert "each network, optimizer and scheduler declared as a component" in text, text
+    assert ("its save() and load() can be trainer.save_checkpoint(path) and a Trainer's "
+            "fit(ckpt_path=path)") in text, text
 
 
 def test_a_component_changed_after_its_load_beside_one_that_lost_state_is_said_apart():

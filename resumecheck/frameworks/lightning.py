@@ -472,10 +472,14 @@ def _one_optimizer(trainer: Any) -> Any:
             "updates; each group keeps its own learning rate), or check the training through "
             "a plain target of your own (a class with components(), train_step(), save() and "
             "load(); README, 'Checking your own program') whose train_step() makes the "
-            "updates your training_step() makes, each network and optimizer declared as a "
-            "component of its own (self.optimizers() and manual_backward() need a Trainer "
-            "or Lightning Fabric's setup(module, *optimizers); else call each optimizer and "
-            "backward() directly)")
+            "updates your training_step() makes, each network, optimizer and scheduler "
+            "declared as a component of its own (self.optimizers() and manual_backward() "
+            "need a Trainer or Lightning Fabric's setup(module, *optimizers); else call each "
+            "optimizer and backward() directly). Such a target checks what its own save() "
+            "and load() keep, not Lightning's checkpoint: to check that, its save() and "
+            "load() can be trainer.save_checkpoint(path) and a Trainer's fit(ckpt_path=path), "
+            "with a callback that parks the fit after each batch (a scheduler your module "
+            "keeps and configure_optimizers() does not return is in no Lightning checkpoint)")
         raise TargetError(
             module, f"configure_optimizers() returns {len(optimizers)} optimizers, and "
             "resumecheck's Lightning adapter checks modules with exactly one (a limit of "
