@@ -4050,7 +4050,12 @@ def _noise_clause(r: RunResult) -> str:
     if r.plausible is True and not r.max_abs_loss_diff:
         # (trial 166: an EMA's own evaluation loss differed, and "nothing in the loss")
         # (trial 182: "plausible" in the why of a row the noise column calls silent)
-        return "; nothing in the training loss shows it: silent but different"
+        # (trial 623: a rate 1 ULP apart at two steps, nothing else apart, read as an
+        # average of the weights that differed)
+        ulp = r.max_ulp_diff
+        rounding = (f" (where it departs, by at most {ulp:g} ULP: rounding)"
+                    if ulp is not None and 0 < ulp <= 4 else "")
+        return f"; nothing in the training loss shows it{rounding}: silent but different"
     if r.plausible is True:
         # (seven trials read "plausible" of a model's weights dropped as reassurance)
         # (trial 485: "this early" of a resume at step 27 of 30)

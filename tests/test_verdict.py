@@ -1240,3 +1240,17 @@ def test_a_lists_items_are_one_entry_of_the_state_dict_counted():
     said = describe_difference("scheduler", state(8), state(0), 8) or ""
     assert said.startswith("last_epoch 0, expected 8 (and 2 more entries of its state_dict() "
                            "differ"), said
+
+
+def test_a_silent_run_apart_by_rounding_alone_says_so():
+    """Trial 623: a rate 1 ULP apart at two steps, nothing else apart, read
+    "silent but different" beside a footer on averages of weights."""
+    from resumecheck.verdict import _noise_clause
+
+    run = RunResult(dropped=["swa_scheduler"], resume_at=[18], verdict="diverged",
+                    plausible=True, max_abs_loss_diff=0.0, max_ulp_diff=1.0,
+                    first_divergent_step=21)
+    assert _noise_clause(run) == ("; nothing in the training loss shows it (where it departs, "
+                                  "by at most 1 ULP: rounding): silent but different")
+    run.max_ulp_diff = 1e6
+    assert _noise_clause(run) == "; nothing in the training loss shows it: silent but different"
