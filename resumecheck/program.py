@@ -507,7 +507,7 @@ class BuiltProgram:
             if isinstance(drawn, (list, tuple)) else [],
             # (where a framework's loop changed the rate after its checkpoint hook)
             "rate_moved_after": _steps_in(moved),
-            # (a plateau scheduler's counts, its rate not, stepped there: trial 605)
+            # (a plateau scheduler's counts, its rate with them or not, moved there: trial 605)
             "plateau_moved_after": _steps_in(plateaus),
             "steps_per_epoch": per_epoch if _positive_number(per_epoch) else None,
             "accum_steps": accum if isinstance(accum, int) and not isinstance(accum, bool)

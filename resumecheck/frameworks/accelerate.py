@@ -356,9 +356,9 @@ def _unsaved(accelerator: Any, extra: Mapping[str, Any], scheduler: Any,
     registered = {id(obj) for obj in objects}
     advice = {name: _register_advice(name, obj, objects)
               for name, obj in extra.items() if id(obj) not in registered}
-    kept = registered | {id(getattr(obj, "scheduler", obj))
-                         for obj in getattr(accelerator, "_schedulers", ())}
-    kept |= {id(obj) for obj in getattr(accelerator, "_schedulers", ())}
+    prepared = list(getattr(accelerator, "_schedulers", ()))
+    kept = registered | {id(o) for o in prepared} | {id(getattr(o, "scheduler", o))
+                                                     for o in prepared}
     if scheduler is not None and not {id(scheduler), id(getattr(scheduler, "scheduler",
                                                                    scheduler))} & kept:
         advice[SCHEDULER] = accelerate_scheduler_todo("scheduler")
