@@ -1530,11 +1530,14 @@ def _report(checker: Checker, runs: list[RunResult],
 
 
 def _noise_summary(checker: Checker) -> dict[str, Any]:
-    """The report's ``noise`` entry (``verdict.noise_summary``)."""
-    return verdict.noise_summary(checker.reference, checker.resume_at[0], checker.noise_seeds,
-                                 checker.base_seed(), checker.target.seed_key,
-                                 unmoved=checker.noise_unmoved,
-                                 asked=checker.settings.noise_seeds, failed=checker.noise_failed)
+    """The report's ``noise`` entry (``verdict.noise_summary``), and who seeds
+    the build where a framework target's adapter does (``seeded_by``)."""
+    noise = verdict.noise_summary(checker.reference, checker.resume_at[0], checker.noise_seeds,
+                                  checker.base_seed(), checker.target.seed_key,
+                                  unmoved=checker.noise_unmoved,
+                                  asked=checker.settings.noise_seeds, failed=checker.noise_failed)
+    seeded_by = checker.segment.boundaries.get("seeded_by")
+    return {**noise, "seeded_by": seeded_by} if seeded_by else noise
 
 
 def _not_checked(checker: Checker, runs: list[RunResult]) -> list[str]:

@@ -105,6 +105,9 @@ class FuzzResult:
     base_seed: int | None | str = "?"
     """The program's own seed where no ``seed`` was asked (``Report``'s
     ``noise["base_seed"]``: None, not known; ``"?"``: not looked at)."""
+    seeded_by: str | None = None
+    """A framework target's adapter, where it seeds the build (``seed_text``);
+    not in the JSON."""
     isolation: str = "inprocess"
     """How each restart ran: ``inprocess`` or ``process`` (fresh interpreters)."""
     examples: int = 0
@@ -258,7 +261,7 @@ class FuzzResult:
         if fmt == "json":
             return json.dumps(self.to_json(), indent=2)
         env = self.environment
-        seed = seed_text(self.seed, self.base_seed)
+        seed = seed_text(self.seed, self.base_seed, self.seeded_by)
         lines = [
             f"resumecheck fuzz: {self.target}, {self.steps} steps, up to "
             f"{self.max_interruptions} interruption(s), {seed}, "
@@ -399,6 +402,7 @@ def run_fuzz(target: Target | str | None, settings: Settings, *, max_examples: i
             checker = Checker(tgt, s, work, capture_at=list(range(1, n)), reuse_prefix=True)
             _check_elastic(checker)
             result.reference_loss, result.base_seed = checker.reference.loss, checker.base_seed()
+            result.seeded_by = checker.segment.boundaries.get("seeded_by")
             result.unseeded_notice = unseeded_notice(checker.determinism)
             if s.isolation == "inprocess" and (s.nproc or 1) == 1:
                 result.set_order = hash_order_notice(checker)

@@ -462,13 +462,18 @@ class RunResult:
         return _finite(data)
 
 
-def seed_text(asked: int | None, base: int | None | str) -> str:
+def seed_text(asked: int | None, base: int | None | str, seeded_by: str | None = None) -> str:
     """The header's seed: ``asked`` with ``--seed`` (what was asked: a factory
     that ignores its settings still trains with its own), else the program's
     own, ``base`` (its settings' or its config's; None: not known; ``"?"``: not
-    looked at)."""
+    looked at); ``seeded_by``: a framework target's adapter, which seeds the
+    build itself (trial 629 read "the program's own seed (0)" of a Lightning
+    script that seeds 42, where the check ran its target's 0)."""
     if asked is not None:
         return f"seed {asked} asked of the program"
+    if seeded_by and isinstance(base, int):
+        return (f"seed {base}, the target's (its adapter seeds the build with it, not your "
+                "script's own code: --seed sets it)")
     if base == "?":
         return "the program's own seed"
     # (trials read "(unknown)" of a seed written in the script as a failure to find it)
@@ -660,7 +665,7 @@ class Report:
     @property
     def seed_text(self) -> str:
         # (a report built without its noise summary does not know the program's own)
-        return seed_text(self.seed, self.noise.get("base_seed", "?"))
+        return seed_text(self.seed, self.noise.get("base_seed", "?"), self.noise.get("seeded_by"))
 
     @property
     def tolerance_text(self) -> str:

@@ -1204,3 +1204,18 @@ def test_the_streams_advice_follows_whether_the_training_loader_has_a_generator(
     assert "torch's stream, and a generator your steps alone draw from, can be set again " \
         "in its on_load_checkpoint()" in own
     assert "it draws its seed from the torch stream" not in own
+
+
+@pytest.mark.e2e
+def test_a_lightning_targets_header_says_its_adapter_seeds_the_build():
+    """Trial 629: "the program's own seed (0)" of a script that seeds 42, where
+    the check ran its Lightning target's seed_everything(0)."""
+    from resumecheck.schema import validate
+
+    report = resumecheck.verify(spec("LIGHTNING_LOSS_OF_THREE_ACCUMULATED"), drop="none",
+                                noise_seeds=0, check_determinism=False)
+    assert report.seed_text == ("seed 0, the target's (its adapter seeds the build with it, "
+                                "not your script's own code: --seed sets it)")
+    document = report.to_json()
+    validate(document)
+    assert document["noise"]["seeded_by"].startswith("the adapter (lightning.seed_everything")

@@ -316,7 +316,7 @@ def test_a_callback_that_counts_logs_resumes_and_one_that_resets_in_on_train_beg
     own = report.full_resume
     assert report.equivalent and own.verdict == IDENTICAL, own.explanation
     assert "save() changes state" not in own.explanation
-    assert "the program's own seed (3)" in report.render()
+    assert "seed 3, the target's (its adapter seeds the build with it" in report.render()
 
     report = resumecheck.verify(f"{PROGRAMS}:TRAINER_LOG_COUNTER_RESET", drop="none",
                                 noise_seeds=0, check_determinism=False)
