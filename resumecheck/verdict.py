@@ -3668,8 +3668,11 @@ def _before_full_resume(run: RunResult, engine_full: RunResult) -> None:
     later = (f", where that step's {quantity_name(run.first_divergent_key or '')} is still the "
              "uninterrupted run's" if run.first_divergent_step == engine_full.first_divergent_step
              else "")
+    # (trial 635: "before" of the same step read as a claim about when things happen)
+    when = ("at the step where the engine's full resume of every declared component departs"
+            if later else "before the engine's full resume of every declared component departs")
     run.explanation = (run.explanation.replace(said, "", 1) if said else run.explanation) + (
-        f"; this is before the engine's full resume of every declared component departs "
+        f"; this is {when} "
         f"(step {engine_full.first_divergent_step}, "
         f"{quantity_name(engine_full.first_divergent_quantity or '')}{later}), "
         f"and the two differ only in restoring {', '.join(run.dropped)}: it matters here. "

@@ -378,7 +378,9 @@ def test_ablations_are_inconclusive_when_the_engine_full_resume_differs():
                       first_divergent_key="grad:fc.weight")
     verdict.judge_ablations(at_loss, [], [(rate, []), (grads, [])], Tolerance.bitwise())
     assert (rate.verdict, grads.verdict) == ("diverged", "inconclusive")
-    assert "departs (step 8, loss, where that step's learning rate is still the uninterrupted " \
+    # (trial 635: "before" of the same step read as a claim about when things happen)
+    assert "; this is at the step where the engine's full resume of every declared component " \
+           "departs (step 8, loss, where that step's learning rate is still the uninterrupted " \
            "run's), and the two differ only " \
            "in restoring optimizer: it matters here" in rate.explanation
     fine = RunResult(dropped=["rng"], resume_at=[2], verdict="diverged")
