@@ -178,6 +178,12 @@ def test_a_generator_in_the_users_data_collator_is_named_with_what_to_do():
                           "the run drew from and no declared component holds: "
                           "`data_collator.rng` (see `not compared`)"), why
     assert "a sampler's epoch that set_epoch sets" not in why
+    # (trial 636: resumed at 1, the collator's generator, looked at after the first
+    # resumed batch's draw, read alike and was named nowhere)
+    first = resumecheck.verify(f"{PROGRAMS}:TRAINER_COLLATOR_GENERATOR", drop="none",
+                               noise_seeds=0, check_determinism=False, resume_at=1)
+    assert first.runs[0].verdict == DIVERGED
+    assert any(u.startswith("data_collator.rng ") for u in first.undeclared), first.undeclared
 
 
 @pytest.mark.e2e
