@@ -34,7 +34,8 @@ from resumecheck.report import (
 )
 from resumecheck.phrases import (
     LEFT_UNRESTORED, POSITION_OTHER_EPOCH, POSITION_TRANSFORMED, READ_BEFORE,
-    NONE_DIFFERS, STARTED_LEVEL, UNDECLARED_LEAD, ordinal, position_named, unused_position,
+    NONE_DIFFERS, STARTED_LEVEL, UNDECLARED_LEAD, first_few, ordinal, position_named,
+    unused_position,
 )
 from resumecheck.program import declares_no_epochs, epoch_boundaries, next_epoch_start
 from resumecheck.segments import SegmentResult
@@ -288,9 +289,7 @@ def _gradients_one_run_has(reference: SegmentResult,
     for only, whose, other in ((grads[0] - grads[1], "the resumed run", "the uninterrupted"),
                                (grads[1] - grads[0], "the uninterrupted run", "the resumed")):
         if only:
-            names = sorted(k.split(":", 1)[1] for k in only)
-            listed = ", ".join(f"`{n}`" for n in names[:3]) + (
-                f" and {len(names) - 3} more" if len(names) > 3 else "")
+            listed = first_few(sorted(f"`{k.split(':', 1)[1]}`" for k in only), 3)
             said.append(f"at step {step} {whose} has a gradient of {listed}, which {other} "
                         "run's has none of (parameters one run's loss reached and the other's "
                         "did not: a part of the model one used, or one left frozen in the "

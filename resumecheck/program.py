@@ -353,16 +353,24 @@ def _unkept_by_accelerate(program: Any, components: list[Component]) -> dict[str
     if not accelerators:
         return {}
     registered = {id(o) for a in accelerators for o in getattr(a, "_custom_objects", ())}
-    kept = registered | {id(getattr(s, "scheduler", s)) for a in accelerators
-                         for s in getattr(a, "_schedulers", ())}
+    kept = set().union(*(accelerate_kept(a) for a in accelerators))
     # (trial 584: a curriculum object of its own, never registered, was confirmed lost,
     # and nothing named the one call that keeps it)
     own = {c.name: ("Accelerate's save_state() holds an object of your own only when it was "
                     f"registered: accelerator.register_for_checkpointing({c.name})")
            for c in components if _own_stateful(c.obj) and id(c.obj) not in registered}
     return {**own, **{c.name: accelerate_scheduler_todo(c.name) for c in components
-                      if isinstance(c.obj, _SCHEDULERS) and id(c.obj) not in kept
-                      and id(getattr(c.obj, "scheduler", c.obj)) not in kept}}
+                      if isinstance(c.obj, _SCHEDULERS) and id(c.obj) not in kept}}
+
+
+def accelerate_kept(accelerator: Any) -> set[int]:
+    """The ids of what an Accelerator's ``save_state()`` holds beside the
+    prepared model and optimizer: the objects registered for checkpointing,
+    and each prepared scheduler, wrapper and wrapped (trial 616: a scheduler
+    registered, not prepared, is kept too)."""
+    prepared = list(getattr(accelerator, "_schedulers", ()))
+    return ({id(o) for o in getattr(accelerator, "_custom_objects", ())}
+            | {id(o) for o in prepared} | {id(getattr(o, "scheduler", o)) for o in prepared})
 
 
 def _own_stateful(obj: Any) -> bool:

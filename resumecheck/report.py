@@ -752,7 +752,7 @@ def outcome_text(report: Report) -> str:
                 f"depart from the uninterrupted run: "
                 f"{resave_loses([f'`{c}`' for c in resaved])} (see the diagnosis)")
     if full is not None and full.steps_match() and full.ended_otherwise:
-        return f"{report.outcome}: {_ends_otherwise_words(full.ended_otherwise, full, report)}"
+        return f"{report.outcome}: {_ends_otherwise_words(full, report.undeclared)}"
     again = set_again_uncompared(report.undeclared)
     text, gaps = outcome_text_of(report, lost, again), latent_words(report)
     if gaps:  # (trial 473: a scaler's growth count lost read "EQUIVALENT" and nothing more)
@@ -762,16 +762,17 @@ def outcome_text(report: Report) -> str:
     return text
 
 
-def _ends_otherwise_words(ended: list[str], full: RunResult, report: Report) -> str:
+def _ends_otherwise_words(full: RunResult, undeclared: Sequence[str]) -> str:
     """The headline of a full resume whose every step matched and whose end
     state differs (trials 539, 555 read a bare NOT EQUIVALENT as a false alarm;
     a random stream so is a latent gap since: ``verdict._streams_judged``),
     pointing where its cause is said: the diagnosis, or, where no finding
     names those components and the `not compared` lines name fields of them,
     those lines (trial 627: "(see the diagnosis)" beside none printed)."""
+    ended = full.ended_otherwise
     names = ", ".join(f"`{name}`" for name in ended)
     found = {f.component for f in full.diagnosis if not f.put_back()}
-    fields = any(line.startswith(f"{name}.") for name in ended for line in report.undeclared)
+    fields = any(line.startswith(f"{name}.") for name in ended for line in undeclared)
     see = ("the diagnosis" if set(ended) & found or not fields
            else "the `not compared` lines")
     return (f"every step after the restart matches, but the run ends with {names} otherwise "

@@ -53,7 +53,7 @@ from resumecheck.phrases import (
     POSITION_FIELDS_LEFT, NOT_SET_BACK, REGISTER_GENERATOR,
     RESTORE_CHANGED, RESTORING, SKIPS_BLIND,
     SET_AGAIN_LATER, STOPPED, UNDECLARED_LEAD, UNHELD_POSITION, changed_after_load, first_line,
-    framework_generator,
+    first_few, framework_generator,
     framework_module_todo, framework_name,
     global_streams, lost_uncompared, paths_said, side_files, uncompared_path, under_roots,
     position_named, undeclared_lead, unused_position,
@@ -909,33 +909,30 @@ def alike_components(ref: Reference, points: Sequence[int]) -> list[str]:
     network, resumed right after a sync, passed a load that copied it from the
     online network; a row read `diverged` of it all the same)."""
     try:
-        states = [ref.file(ref.segment.captures[k])["components"] for k in points]
-        ended = ref.file(ref.segment.end_state or "")["components"]
+        files = [ref.segment.captures[k] for k in points] + [ref.segment.end_state or ""]
+        held = [ref.file(path)["components"] for path in files]
     except Exception:  # (no evidence either way)
         return []
-    flat = [{n: dict(flatten_state(v)) for n, v in held.items()} for held in (*states, ended)]
-    names = [n for n in flat[0] if all(n in f for f in flat)]
-    out = []
-    for i, one in enumerate(names):
-        for other in names[i + 1:]:
-            if all(_same_tensors(f[one], f[other]) for f in flat[:-1]) \
-                    and not _same_tensors(flat[-1][one], flat[-1][other]):
-                out.append(f"`{other}` held what `{one}` held, tensor for tensor, at "
-                           f"{steps_text(list(points))}, and otherwise at the end: a load() "
-                           f"that makes one from the other (a target network copied from the "
-                           "online one) resumes alike here whatever the checkpoint keeps of "
-                           "it; a resume point where they differ shows whether it comes back "
-                           "(resumecheck fuzz tries them)")
-    return out
+    names = [n for n in held[0] if all(n in h for h in held) and _tensors_only(held[0][n])]
+
+    def alike(path: str, one: str, other: str) -> bool:
+        return ref.component_digest(path, one) == ref.component_digest(path, other)
+
+    return [f"`{other}` held what `{one}` held, tensor for tensor, at "
+            f"{steps_text(list(points))}, and otherwise at the end: a load() that makes one "
+            "from the other (a target network copied from the online one) resumes alike here "
+            "whatever the checkpoint keeps of it; a resume point where they differ shows "
+            "whether it comes back (resumecheck fuzz tries them)"
+            for i, one in enumerate(names) for other in names[i + 1:]
+            if all(alike(path, one, other) for path in files[:-1])
+            and not alike(files[-1], one, other)]
 
 
-def _same_tensors(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    """Whether two flattened states hold the same keys, every value a tensor of
-    more than one value, equal bit for bit."""
-    return bool(a) and a.keys() == b.keys() and all(
-        isinstance(a[k], torch.Tensor) and isinstance(b[k], torch.Tensor)
-        and a[k].numel() > 1 and a[k].shape == b[k].shape and a[k].dtype == b[k].dtype
-        and torch.equal(a[k], b[k]) for k in a)
+def _tensors_only(state: Any) -> bool:
+    """Whether a state holds tensors only, each of more than one value (two
+    such states alike are no coincidence of small numbers)."""
+    leaves = [leaf for _, leaf in flatten_state(state)]
+    return bool(leaves) and all(isinstance(t, torch.Tensor) and t.numel() > 1 for t in leaves)
 
 
 def as_built_untried(ref: Reference, points: Sequence[int], alone: set[str],
@@ -1646,8 +1643,8 @@ def plausibility(result: RunResult, loss_deltas: dict[int, float],
         s for s in after if loss_deltas[s] > width)
     # (trials 602, 603: a loss twice the seeds' at the steps right after the restart read
     # "plausible", the band being the widest spread at any step, here at the last)
-    result.beyond_at = [s for s in after if result.plausible
-                        and loss_deltas[s] > band(curves, [s])]
+    result.beyond_at = [s for s in after if loss_deltas[s] > band(curves, [s])] \
+        if result.plausible else []
 
 
 def noise_summary(ref: Reference, first_k: int, seeds: Sequence[int], base_seed: int | None,
@@ -4118,7 +4115,7 @@ def _beyond_at(r: RunResult) -> str:
     if not r.beyond_at:
         return ""
     listed = (steps_text(r.beyond_at) if len(r.beyond_at) <= 4 else
-              f"steps {', '.join(map(str, r.beyond_at[:3]))} and {len(r.beyond_at) - 3} more")
+              "steps " + first_few([str(s) for s in r.beyond_at], 3))
     return (f"; beyond the seeds' spread at the same step at {listed}: a loss curve read "
             "step by step beside another seed's may show it")
 

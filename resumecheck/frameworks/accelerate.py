@@ -51,7 +51,7 @@ from resumecheck.errors import InvalidArgument, TargetError
 from resumecheck.frameworks import require
 from resumecheck.frameworks._loop import batch_fingerprint, user_dataset
 from resumecheck.phrases import ACCELERATE_DATASET, ADAPTER_LOOP, accelerate_scheduler_todo
-from resumecheck.program import StepOutput
+from resumecheck.program import StepOutput, accelerate_kept
 from resumecheck.undeclared import LOADER_EPOCH_COUNT, seeds_no_worker
 
 __all__ = ["AccelerateProgram", "accelerate_program"]
@@ -356,11 +356,7 @@ def _unsaved(accelerator: Any, extra: Mapping[str, Any], scheduler: Any,
     registered = {id(obj) for obj in objects}
     advice = {name: _register_advice(name, obj, objects)
               for name, obj in extra.items() if id(obj) not in registered}
-    prepared = list(getattr(accelerator, "_schedulers", ()))
-    kept = registered | {id(o) for o in prepared} | {id(getattr(o, "scheduler", o))
-                                                     for o in prepared}
-    if scheduler is not None and not {id(scheduler), id(getattr(scheduler, "scheduler",
-                                                                   scheduler))} & kept:
+    if scheduler is not None and id(scheduler) not in accelerate_kept(accelerator):
         advice[SCHEDULER] = accelerate_scheduler_todo("scheduler")
     if headless is not None and "the sampler's generator" in _order_streams(headless):
         advice[DATA_CURSOR] = (

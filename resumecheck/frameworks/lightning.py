@@ -912,10 +912,13 @@ class _AfterPark:
         self._parked = (step, _rates(trainer), _plateaus(trainer))
 
     def before_the_batch(self, trainer: Any) -> None:  # (before any callback's)
-        if self._parked is not None and _rates(trainer) != self._parked[1]:
-            self.rates.add(self._parked[0])
-        if self._parked is not None and _plateaus(trainer) != self._parked[2]:
-            self.plateaus.add(self._parked[0])
+        if self._parked is None:
+            return
+        step, rates, plateaus = self._parked
+        if _rates(trainer) != rates:
+            self.rates.add(step)
+        if _plateaus(trainer) != plateaus:
+            self.plateaus.add(step)
         self._parked = None
 
 
