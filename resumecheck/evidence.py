@@ -1183,6 +1183,8 @@ def describe_data(reference: SegmentResult, segments: Sequence[tuple[int, Segmen
     keys = sorted(keys, key=lambda k: k != key)  # (stable: the rest in their order)
     if keys and split_rank_name(keys[0])[0] == "lr":
         return _rates(reference.records[step - 1], rec, step, split_rank_name(keys[0])[1])
+    if keys and keys[0] == "scale":
+        return _scales(reference, segments, step)
     if not keys or split_rank_name(keys[0])[0].split(":", 1)[0] not in ("data", "inputs"):
         return None
     ref_t = load_step_tensors(Path(reference.tensor_dir or ""), step, reference.kept)
@@ -1552,6 +1554,35 @@ def _input_words(rec: Any, key: str, i: int, count: int) -> str:
 def _input_index(key: str) -> int:
     tail = split_rank_name(key)[0].rpartition(":")[2]
     return int(tail) if tail.isdigit() else -1
+
+
+def _scales(reference: SegmentResult, segments: Sequence[tuple[int, SegmentResult]],
+            step: int) -> str | None:
+    """The loss scale of ``step`` against the uninterrupted run's, and the
+    steps from there on that one run's loss scaler skipped and the other's
+    stepped (trial 606: a scale restored otherwise, whose run stepped the step
+    the uninterrupted run skipped on an overflow, and nothing said so)."""
+    _, rec = _record(segments, step)
+    ref = reference.records[step - 1]
+    if rec is None or rec.scale is None or ref.scale is None:
+        return None
+    said = f"loss scale of step {step}: {values_apart(rec.scale, ref.scale)}"
+    mine = {r.step: r.skipped for _, seg in segments for r in seg.records if r.step >= step}
+    theirs = {r.step: r.skipped for r in reference.records if r.step in mine}
+    unlike = sorted(s for s in theirs if theirs[s] != mine[s])
+    if not unlike:
+        return said
+    lost = [s for s in unlike if theirs[s]]
+    gained = [s for s in unlike if not theirs[s]]
+    parts = [f"the uninterrupted run's loss scaler skipped {_steps_words(lost)} on an overflow, "
+             "which this run stepped" if lost else "",
+             f"this run's skipped {_steps_words(gained)}, which the uninterrupted run stepped"
+             if gained else ""]
+    return f"{said}; " + "; ".join(filter(None, parts))
+
+
+def _steps_words(steps: list[int]) -> str:
+    return f"step{'s' if len(steps) > 1 else ''} {first_few([str(s) for s in steps], 4)}"
 
 
 def _record(segments: Sequence[tuple[int, SegmentResult]], step: int) -> tuple[Any, Any]:

@@ -54,3 +54,15 @@ def test_its_twin_resumes_through_the_skipped_step():
     report = _verify("CORRECT")
     assert report.equivalent, report.render()
     assert "stepped no optimizer" not in report.render()
+
+
+def test_a_scale_restored_otherwise_says_the_skipped_step_was_stepped():
+    """Trial 606: a scaler made anew at the load; the restart stepped the step
+    the uninterrupted run skipped on an overflow, and the why said only that
+    the scale differed."""
+    own = _verify("SCALE_LOST").runs[0]
+    assert (own.first_divergent_step, own.first_divergent_quantity) == (5, "loss scale")
+    assert [f.component for f in own.diagnosis] == ["scaler"]
+    assert own.divergence_detail == (
+        "loss scale of step 5: 16.0, expected 256.0; the uninterrupted run's loss scaler "
+        "skipped step 5 on an overflow, which this run stepped"), own.divergence_detail
