@@ -337,6 +337,17 @@ def _declared_twice(components: list[Component]) -> str | None:
     return None
 
 
+def _unstepped_modules(components: Sequence[Component]) -> list[str]:
+    """The declared modules none of whose parameters a declared optimizer
+    steps (an average of the weights, a target network), where any optimizer
+    is declared."""
+    stepped = {id(p) for c in components if isinstance(c.obj, torch.optim.Optimizer)
+               for group in c.obj.param_groups for p in group["params"]}
+    return [c.name for c in components if stepped and isinstance(c.obj, torch.nn.Module)
+            and any(True for _ in c.obj.parameters())
+            and not any(id(p) in stepped for p in c.obj.parameters())]
+
+
 def _unkept_by_accelerate(program: Any, components: list[Component]) -> dict[str, str]:
     """A program of your own that keeps an Accelerate ``Accelerator`` (as an
     attribute, or one of a namespace it keeps) and declares a scheduler that
@@ -528,6 +539,8 @@ class BuiltProgram:
             # (a trial: samples drawn by a loader's own generator, and the why led
             # with torch's stream, which dropout draws from)
             "loader_generators": self._loader_generators(),
+            # (trial 601: `parameter ema.module.3.weight` read as a weight training updates)
+            "unstepped_modules": _unstepped_modules(self.components),
         }
 
     def _loader_generators(self) -> list[str]:

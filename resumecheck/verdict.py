@@ -563,7 +563,7 @@ def judge(ref: Reference, result: RunResult, segments: Segments) -> Comparison |
         result.first_divergent_quantity = (
             _calls_counted(ref, segments, result.first_divergent_step, quantity)
             or _steps_counted(ref, segments, result.first_divergent_step, quantity)
-            or quantity_name(quantity)) + (_whose_rate(
+            or quantity_name(quantity) + _unstepped(ref, quantity)) + (_whose_rate(
             ref, segments, result.first_divergent_step, quantity) + _others(
             quantity, cmp.first_also, _one_sided(ref, segments, result.first_divergent_step,
                                                  [quantity, *cmp.first_also]))
@@ -4485,6 +4485,19 @@ def _absent(ref: Reference, segments: Segments, step: int, key: str) -> str:
     if key in mine.digests and key not in theirs.digests:
         return " (none in the uninterrupted run: " + _why_no_gradient(theirs) + " there)"
     return ""
+
+
+def _unstepped(ref: Reference, key: str) -> str:
+    """`` (of `ema`, a module no optimizer steps)`` for a parameter of
+    such a module (trial 601: `parameter ema.module.3.weight` of an average of
+    the weights read as a weight that training updates)."""
+    base = split_rank_name(key)[0]
+    if quantity_kind(base) != "param":
+        return ""
+    head = base.split(":", 1)[1].split(".", 1)[0]
+    if head not in (ref.segment.boundaries.get("unstepped_modules") or ()):
+        return ""
+    return f" (of `{head}`, a module no optimizer steps)"
 
 
 def _steps_counted(ref: Reference, segments: Segments, step: int, key: str) -> str | None:
