@@ -4309,7 +4309,9 @@ def note_dropped_alike(own: RunResult, trajectory: list[Any],
         return
     alike = {run.dropped[0] for run, seen in ablations
              if len(run.dropped) == 1 and run.verdict == DIVERGED and seen == trajectory}
-    found = [f for f in own.diagnosis if f.status == NOT_CAUSE and f.component in alike]
+    # (trial 643: settings, whose rerun is no evidence either way, read a bare "not judged")
+    found = [f for f in own.diagnosis if f.component in alike and (
+        f.status == NOT_CAUSE or (f.status is None and f.component == CONFIG))]
     if not found:
         return
     before = _differs_clause(own.diagnosis, own.steps_match())
