@@ -1693,13 +1693,23 @@ def _noise_failed_text(failed: Sequence[tuple[int, str, int | None]], seed_key: 
     step, and the noise column read `-` with nothing said)."""
     by_error: dict[str, list[int]] = {}
     for seed, error, step in failed:  # (the step is in the error's words: "step 6: ...")
-        said_error = first_line(error)[:240] or (f"at step {step}" if step else "failed")
+        said_error = _error_head(error) or (f"at step {step}" if step else "failed")
         by_error.setdefault(said_error, []).append(seed)
     said = "; ".join(f"{seed_key} = {', '.join(map(str, seeds))}: {error}"
                      for error, seeds in by_error.items())
     return (f"the noise run{'s' if len(failed) > 1 else ''} with another seed did not run to "
             f"the end ({said}): a program that stops on its own (early stopping) stops "
             "another seed's run at another step")
+
+
+def _error_head(error: str, most: int = 240) -> str:
+    """An error's first line up to its first clause's end (what it advises
+    after ``; `` is the failing run's, not another seed's), cut at a word
+    where still longer (trial 646: "..., or, w" ended a report's line)."""
+    head = first_line(error).split("; ", 1)[0]
+    if len(head) <= most:
+        return head
+    return head[:most].rsplit(" ", 1)[0] + " ..."
 
 
 # -- the diagnosis and its confirmation ------------------------------------

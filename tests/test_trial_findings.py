@@ -1142,3 +1142,21 @@ def test_a_framework_targets_matching_samples_are_not_told_to_leave_samples_out(
     assert said.startswith("; the samples it consumed match") and "StepOutput" not in said
     assert said.endswith("the framework's adapter returns the samples of its batch, and no "
                          "setting of it compares the model's inputs instead")
+
+
+def test_a_noise_run_stopped_by_the_framework_is_said_in_its_first_clause_whole():
+    """Trial 646: a Lightning loop's stop, cut at 240 characters, ended the
+    noise line with "..., or, w"; the advice after the first clause is the
+    failing run's, not another seed's."""
+    from resumecheck.verdict import _noise_failed_text
+
+    stop = ("step 12: Lightning's loop ended after step 11: its own stop (max_steps, max_epochs, "
+            "the end of the data, or a callback that stops it, early stopping) came first; give "
+            "the target at least as many steps as the check runs, or, where it stopped, fewer")
+    said = _noise_failed_text([(1, stop, 12), (2, "x " * 200, 7)], "seed")
+    assert said == (
+        "the noise runs with another seed did not run to the end (seed = 1: step 12: "
+        "Lightning's loop ended after step 11: its own stop (max_steps, max_epochs, the end of "
+        "the data, or a callback that stops it, early stopping) came first; seed = 2: "
+        + "x " * 119 + "x ...): a program that stops on its own (early stopping) stops another "
+        "seed's run at another step"), said
