@@ -3803,6 +3803,10 @@ def _its_words(boundaries: Mapping[str, Any]) -> dict[str, str | None]:
             NOT_DECLARED: ADAPTER_LEFT_OUT if framework else None,
             "your own resume (save/load)": f"{OWN_THROUGH}{framework})"
             if framework else None,
+            # (trial 648: a callback's on_train_begin reset counters the checkpoint held)
+            f"{CHECKPOINT_LOSES}, {NOT_STATE}": f"{CHECKPOINT_LOSES}, or a hook that runs "
+            "after the restore sets it anew (a callback's on_train_begin, on_fit_start or "
+            f"on_train_start), {NOT_STATE}" if framework else None,
             # (trial 193: a Lightning scheduler stepped per epoch, one behind after a resume
             # inside an epoch, was offered only causes in the user's code)
             # (trial 224: after a resume at an epoch's end too, not only inside one)

@@ -53,3 +53,18 @@ def test_timings_header_names_a_frameworks_save():
 
     assert header(saved_by="Accelerate's save_state()") == "Accelerate's save_state()"
     assert header() == "your save()"
+
+
+def test_a_framework_targets_lost_uncompared_state_may_be_set_anew_after_its_restore():
+    """Trial 648: a Trainer callback's on_train_begin reset counters its
+    checkpoint held; the line said only that the checkpoint loses them."""
+    from resumecheck.verdict import CHECKPOINT_LOSES, NOT_STATE
+
+    line = (f"not compared: cb.seen (int); your own resume (save/load) ends with it otherwise "
+            f"than the uninterrupted run did: {CHECKPOINT_LOSES}, {NOT_STATE}")
+    [framework] = reworded_lines([line], LIGHTNING)
+    assert (f": {CHECKPOINT_LOSES}, or a hook that runs after the restore sets it anew (a "
+            f"callback's on_train_begin, on_fit_start or on_train_start), {NOT_STATE}"
+            ) in framework, framework
+    [own] = reworded_lines([line], {})
+    assert own == line
