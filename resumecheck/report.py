@@ -474,8 +474,10 @@ def seed_text(asked: int | None, base: int | None | str, seeded_by: str | None =
     if asked is not None:
         return f"seed {asked} asked of the program"
     if seeded_by and isinstance(base, int):
-        return (f"seed {base}, the target's (its adapter seeds the build with it, not your "
-                "script's own code: --seed sets it)")
+        # (trials 639, 648: a factory that seeds too read "not your script's own code")
+        return (f"seed {base}, the target's (its adapter seeds the build with it before your "
+                "code runs; a seed your code sets itself comes after it: --seed sets the "
+                "adapter's)")
     if base == "?":
         return "the program's own seed"
     # (trials read "(unknown)" of a seed written in the script as a failure to find it)

@@ -1219,8 +1219,9 @@ def test_a_lightning_targets_header_says_its_adapter_seeds_the_build():
 
     report = resumecheck.verify(spec("LIGHTNING_LOSS_OF_THREE_ACCUMULATED"), drop="none",
                                 noise_seeds=0, check_determinism=False)
-    assert report.seed_text == ("seed 0, the target's (its adapter seeds the build with it, "
-                                "not your script's own code: --seed sets it)")
+    assert report.seed_text == ("seed 0, the target's (its adapter seeds the build with it "
+                                "before your code runs; a seed your code sets itself comes "
+                                "after it: --seed sets the adapter's)")
     document = report.to_json()
     validate(document)
     assert document["noise"]["seeded_by"].startswith("the adapter (lightning.seed_everything")
