@@ -159,6 +159,9 @@ class Finding:
     @property
     def mark(self) -> str:
         """The status in words, in parentheses (empty when not judged)."""
+        if self.status == LATENT and self.component == DATA_CURSOR \
+                and self.detail.startswith("epoch_progress."):
+            return _FIT_LOOP_LATENT  # (trials 638, 646, 651)
         return f" ({_MARKS[self.status]})" if self.status in _MARKS else ""
 
     def label_in(self, run: RunResult) -> str:
@@ -861,7 +864,9 @@ def _incomplete_state_notice(report: Report, lines_shown: bool) -> str | None:
                               loop.group(1) if loop else None,
                               [(uncompared_path(line), CHECKPOINT_LOSES in line)
                                for line in report.undeclared
-                               if CHECKPOINT_LOSES in line or CHECKPOINT_MAY_LOSE in line])
+                               if CHECKPOINT_LOSES in line or CHECKPOINT_MAY_LOSE in line],
+                              own is not None and own.checkpoint == "program"
+                              and own.verdict in (IDENTICAL, CLOSE))
 
 
 def _passing(tolerance: dict[str, Any]) -> set[str]:
@@ -1301,6 +1306,16 @@ _CONFIG_UNJUDGED = (" (not judged: put right after your load(), the run departs 
 judged"; setting it after the load does not reach the LambdaLR built from it)"""
 
 
+_FIT_LOOP_LATENT = (
+    " (latent: it changed no step here; Lightning's own counts of epochs, which no code of "
+    "yours sets: its restore of a checkpoint taken at an epoch's last batch counts that "
+    "epoch's end again, and its counts of epochs made ready and started stay behind; a "
+    "sampler's set_epoch, which Lightning calls at an epoch's start, reads one, so a step "
+    "there would differ)")
+"""A Lightning target's fit-loop counts of epochs that alone end otherwise,
+every step alike (``verdict._fit_loop_counts_only``)."""
+
+
 _FIT_LOOP_NOTE = (
     " That component is the Lightning target's own, its fit loop's progress: Lightning "
     "restores a checkpoint taken at an epoch's last batch as if the epoch had ended and counts "
@@ -1347,7 +1362,8 @@ def _own_loads_first(lossy: list[Finding]) -> str:
 
 
 def _lossy_notice(lossy: list[Finding], where: str, settings: str, ablations: str,
-                  read_elsewhere: bool = False, framework: str | None = None) -> str:
+                  read_elsewhere: bool = False, framework: str | None = None,
+                  own_alike: bool = False) -> str:
     """The incomplete-state notice where declared components differ right after
     the engine restored them from their own capture (``lossy``): their load
     does not bring back what their state_dict() gave, or, where it did (the
@@ -1376,7 +1392,13 @@ def _lossy_notice(lossy: list[Finding], where: str, settings: str, ablations: st
         # (trial 233 read "a declared component" as its own code's fault)
         which += " (Lightning's own fit-loop progress, which the Lightning target declares)"
     samples = ""
-    if fit_loop and "(the samples consumed)" in where:
+    if fit_loop and "(the samples consumed)" in where and own_alike:
+        # (trials 638, 651: a plain shuffled loader, told to start the next epoch whole)
+        samples = (" The samples differ in this restart alone: your own resume, through "
+                   "Lightning's restore, reads them as the uninterrupted run does, where the "
+                   "engine's puts the fit loop's progress into the live loop before its first "
+                   "step, which Lightning does not promise to honour. Besides,")
+    elif fit_loop and "(the samples consumed)" in where:
         # (trial 137: a loader of its own restored its position at the epoch's end
         # and skipped the whole next epoch; the notice spoke of Lightning's counters;
         # trial 139: it still named them first)
@@ -1403,14 +1425,15 @@ def _lossy_notice(lossy: list[Finding], where: str, settings: str, ablations: st
 
 def _incomplete_notice(engine: RunResult, where: str, settings: str, ablations: str,
                        named: str, paths: Sequence[str] = (), framework: str | None = None,
-                       lost: Sequence[tuple[str, bool]] = ()) -> str:
+                       lost: Sequence[tuple[str, bool]] = (), own_alike: bool = False) -> str:
     """The incomplete-state notice once the engine's resume ran and departed
     (``where``): a component that does not load back its own state, a draw
     the restart makes, or state the components do not hold. ``settings``:
     the clause on the launch settings; ``ablations``: the sentence on them
     (empty where none ran); ``named``: the `not compared` clause; ``lost``:
     what of it the program's own resume showed its checkpoint losing (or
-    maybe losing: False), each with whether it is shown."""
+    maybe losing: False), each with whether it is shown; ``own_alike``: that
+    resume continued as the uninterrupted run."""
     ending = f"{settings}.{ablations}"
     lossy = engine.lossy_loads()
     reordered = [f for f in lossy if f.detail.startswith(REORDERED)]
@@ -1422,7 +1445,8 @@ def _incomplete_notice(engine: RunResult, where: str, settings: str, ablations: 
         besides = (f" Something the components do not declare may be lost as well{named}."
                    if named else "")
         return _lossy_notice(lossy, where, settings, besides + ablations,
-                             READ_BEFORE in (engine.divergence_detail or ""), framework)
+                             READ_BEFORE in (engine.divergence_detail or ""), framework,
+                             own_alike)
     after_restart = _after_restart_notice(engine, where, named, ending, framework)
     if after_restart is not None:
         return after_restart

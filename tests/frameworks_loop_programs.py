@@ -487,13 +487,16 @@ def _rate_scaled_as_each_batch_begins():
                             trainer=lambda: {"callbacks": [Scales()]})
 
 
-def _loader_skipping_at_an_epochs_end(wraps: bool = False, renamed: bool = False):
+def _loader_skipping_at_an_epochs_end(wraps: bool = False, renamed: bool = False,
+                                      twice: bool = False):
     """Trial 137's loader: it keeps its own position (batches read in the
     epoch) over a sampler whose order comes from the epoch Lightning sets,
     and restored at an epoch's end skips that many batches of the next
     epoch, the whole of it: the restart reads the epoch after (``wraps``: its
     fix, a position at the epoch's end starts the next epoch whole; ``renamed``:
-    its load reads a key its save renamed, resumed inside an epoch, trial 411)."""
+    its load reads a key its save renamed, resumed inside an epoch, trial 411;
+    ``twice``: the fix resumed at two epochs' ends, where the second restart's
+    set_epoch reads Lightning's count of epochs, which the first left behind)."""
     import torch
 
     train = lightning_train()
@@ -544,7 +547,8 @@ def _loader_skipping_at_an_epochs_end(wraps: bool = False, renamed: bool = False
             return Skips()
 
     return lightning_target(module=lambda: train.TinyClassifier(dropout=0.0), data=Data,
-                            steps=8, resume_at=(3 if renamed else 5,))
+                            steps=13 if twice else 8,
+                            resume_at=(5, 10) if twice else (3 if renamed else 5,))
 
 
 def _timing_callback():
@@ -611,6 +615,7 @@ _BUILT_ON_FIRST_USE = {
     "LIGHTNING_LOSS_OF_THREE_ACCUMULATED": lambda: _a_loss_of_three(accumulate=2),
     "LIGHTNING_SKIPS_AT_EPOCH_END": _loader_skipping_at_an_epochs_end,
     "LIGHTNING_WRAPS_AT_EPOCH_END": lambda: _loader_skipping_at_an_epochs_end(wraps=True),
+    "LIGHTNING_WRAPS_TWICE": lambda: _loader_skipping_at_an_epochs_end(wraps=True, twice=True),
     "LIGHTNING_LOADER_KEY_RENAMED": lambda: _loader_skipping_at_an_epochs_end(renamed=True),
     "LIGHTNING_COUNTER_NOT_SAVED": lambda: _counting_callback_target(per_build=True,
                                                                      saves=False),
