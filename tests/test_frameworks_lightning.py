@@ -1230,3 +1230,18 @@ def test_a_lightning_targets_header_says_its_adapter_seeds_the_build():
     document = report.to_json()
     validate(document)
     assert document["noise"]["seeded_by"].startswith("the adapter (lightning.seed_everything")
+
+
+@pytest.mark.e2e
+def test_at_an_epochs_end_a_save_right_after_lightnings_restore_is_not_tried():
+    """Trial 653: a correct program with a callback that keeps the streams,
+    resumed at an epoch's end, every step alike, was told that a save right
+    after the restore loses `callbacks`: that save counts the epoch's end
+    once more, Lightning's own doing (FRAMEWORKS.md), not a loss of state."""
+    report = resumecheck.verify(f"{EXAMPLES / 'lightning_check.py'}:RNG_CALLBACK",
+                                resume_at=(5,), drop="none", noise_seeds=0,
+                                check_determinism=False)
+    own = report.full_resume
+    assert own.verdict == IDENTICAL and not own.lost_on_resave(), own.explanation
+    assert report.equivalent
+    assert set(own.latent_gaps) == {"data_cursor", "callbacks"}, own.latent_gaps
