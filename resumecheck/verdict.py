@@ -3298,7 +3298,7 @@ def settle_findings(ref: Reference, result: RunResult, outcomes: dict[int, bool 
         if finding.status == AFTER_DIVERGENCE:
             judged.append(finding)
         elif finding.component in put_back and (put_back_too or outcomes.get(i) is False):
-            judged.append(replace(finding, status=PUT_BACK, confirmed=False))
+            judged.append(_put_back(ref, finding))
         elif never_departs:
             judged.append(replace(finding, status=LATENT, confirmed=False,
                                   matters_from=matters_from(ref, finding, next_draws or {})))
@@ -3322,6 +3322,22 @@ def settle_findings(ref: Reference, result: RunResult, outcomes: dict[int, bool 
     result.diagnosis = _epoch_end_positions(ref, judged)
     result.latent_gaps += list(dict.fromkeys(
         f.component for f in judged if f.status == LATENT and f.component not in result.latent_gaps))
+
+
+def _put_back(ref: Reference, finding: Finding) -> Finding:
+    """A finding the program put back itself; of random state it set right
+    during the step after a restore at an epoch's end, saying that a program
+    that seeds a stream anew as each epoch starts puts it back whatever the
+    checkpoint held, so whether it holds it shows inside an epoch (trial 656:
+    a sampler's generator its checkpoint lost, reseeded at the epoch's start,
+    read as put back, and --strict passed)."""
+    k, detail = finding.step, finding.detail
+    if k is not None and righted_only(detail) \
+            and k in epoch_boundaries(ref.segment.boundaries, ref.steps):
+        detail += (f"; at an epoch's end, where a program that seeds a stream anew as each "
+                   "epoch starts puts it back whatever its checkpoint held: a restart inside "
+                   f"an epoch (--resume-at {k + 1}) shows whether the checkpoint holds it")
+    return replace(finding, status=PUT_BACK, confirmed=False, detail=detail)
 
 
 def resave_findings(ref: Reference, result: RunResult, segments: Segments,
