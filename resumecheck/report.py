@@ -1464,10 +1464,7 @@ def _incomplete_notice(engine: RunResult, where: str, settings: str, ablations: 
     loop = framework if framework and LOOP_GOES_ON in engine.explanation else None
     if loop is not None and opener == _NOT_CAPTURED_OPENER:
         opener += f", or {loop}'s {LOOP_GOES_ON}"
-    # (trial 156: before a closure's count that the `not compared` lines named)
-    rate = ((_RATE_SETTINGS if loop is None else _rate_in_the_loop(loop))
-            if (engine.first_divergent_quantity or "").startswith("learning rate")
-            and not named else "")
+    rate = _rate_lead(engine, settings, loop, named)
     consumed = ("not a declared random stream: each was the uninterrupted run's at the start "
                 "of that step" if _level_at_first(engine) else "a DataLoader iterator created "
                 "after the load draws from the restored random stream")
@@ -1483,6 +1480,16 @@ def _incomplete_notice(engine: RunResult, where: str, settings: str, ablations: 
         "anew that skips the batches its epoch read without reading them: loader workers "
         f"then draw their augmentations from the start){ending}"
     )
+
+
+def _rate_lead(engine: RunResult, settings: str, loop: str | None, named: str) -> str:
+    """The WARNING's sentence where the engine's restart departs first in the
+    learning rate (none before a count the `not compared` lines name: trial 156)."""
+    if not (engine.first_divergent_quantity or "").startswith("learning rate") or named:
+        return ""
+    if loop is not None:
+        return _rate_in_the_loop(loop)
+    return _RATE_SETTINGS if settings else _RATE_ALIKE_SETTINGS
 
 
 def _level_at_first(engine: RunResult) -> bool:
@@ -1547,6 +1554,16 @@ _RATE_SETTINGS = (" The learning rate is the first to differ: a schedule's own s
                   "state_dict(), so a restart built with other settings than the run's departs "
                   "however complete the checkpoint.")
 """(trial 142: a warm-up length changed for the resumed run read as lost state)"""
+
+_RATE_ALIKE_SETTINGS = (" The learning rate is the first to differ, in a restart built with "
+                        "the run's own settings: what sets the rate reads state the components "
+                        "do not hold (a count of yours that the rate follows, a scheduler made "
+                        "anew from other state), or a schedule's own settings (a warm-up "
+                        "length, a LambdaLR's function and what it reads), in no state_dict(), "
+                        "come out otherwise in the restart's build.")
+"""``_RATE_SETTINGS`` where the restart is built as the run was (no launch
+settings, or known alike): trial 641's rate followed a token count its
+not_state left out, and the WARNING led with settings that could not differ."""
 
 
 def _own_equivalent(own: RunResult, undeclared: Sequence[str] = ()) -> str:
