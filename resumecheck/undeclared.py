@@ -862,7 +862,15 @@ def _todo(path: str, framework: str = "") -> str:
             else _ACCELERATE_DATASET_TODO if path.startswith(f"{ACCELERATE_DATASET} (")
             else _SUBCLASS_TODO if path.startswith("trainer.")
             else _COLLATOR_TODO if path.startswith("data_collator")
+            else _SCHEDULER_TODO if path.startswith("lr_scheduler (")
             else "declare it as a component to check that it resumes")
+
+
+_SCHEDULER_TODO = (
+    "a field of your scheduler that its state_dict() leaves out, which the Trainer's "
+    "checkpoint saves and restores: return it there and set it in its load_state_dict()")
+"""What to do about state a Trainer's scheduler of the program's own class keeps
+outside its state_dict() (trial 655: a step count its schedule read)."""
 
 
 _DATASET_TODO = (

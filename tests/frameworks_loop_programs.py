@@ -923,6 +923,63 @@ TRAINER_SCRATCH_COLLATOR = trainer_target(_with_collator(ScratchMaskingCollator)
                                           args=_COLLATOR_ARGS, steps=8, resume_at=(3,))
 
 
+class OwnWarmup:
+    """A scheduler of the user's own class (not torch's), given to the Trainer
+    in ``optimizers=``: a linear warm-up by its own step count, which its
+    state_dict() leaves out unless ``keeps_count`` (trial 655)."""
+
+    keeps_count = False
+
+    def __init__(self, optimizer, warmup=4):
+        self.optimizer, self.warmup, self.step_count = optimizer, warmup, 0
+        self.base = [g["lr"] for g in optimizer.param_groups]
+        self._apply()
+
+    def _apply(self):
+        for g, base in zip(self.optimizer.param_groups, self.base):
+            g["lr"] = base * min(1.0, (self.step_count + 1) / self.warmup)
+
+    def step(self):
+        self.step_count += 1
+        self._apply()
+
+    def get_last_lr(self):
+        return [g["lr"] for g in self.optimizer.param_groups]
+
+    def state_dict(self):
+        return {"warmup": self.warmup, **({"step_count": self.step_count}
+                                          if self.keeps_count else {})}
+
+    def load_state_dict(self, state):
+        self.warmup = state["warmup"]
+        if self.keeps_count:
+            self.step_count = state["step_count"]
+            self._apply()
+
+
+class OwnWarmupKept(OwnWarmup):
+    keeps_count = True
+
+
+def _with_own_scheduler(kind):
+    def make(args):
+        import torch
+        from transformers import GPT2LMHeadModel, Trainer
+
+        train = transformers_train()
+        model = GPT2LMHeadModel(train.CONFIG)
+        optimizer = torch.optim.AdamW(model.parameters(), lr=args.learning_rate)
+        return Trainer(model=model, args=args, train_dataset=train.Tokens(),
+                       optimizers=(optimizer, kind(optimizer)))
+    return make
+
+
+TRAINER_OWN_SCHEDULER = trainer_target(_with_own_scheduler(OwnWarmup), args=_COLLATOR_ARGS,
+                                       steps=6, resume_at=(3,))
+TRAINER_OWN_SCHEDULER_KEPT = trainer_target(_with_own_scheduler(OwnWarmupKept),
+                                            args=_COLLATOR_ARGS, steps=6, resume_at=(3,))
+
+
 class EpochMaskingCollator:
     """Trial 443: masks drawn from a generator seeded by the epoch and the
     batch's tokens; a callback tells it the epoch (5 steps an epoch here)."""

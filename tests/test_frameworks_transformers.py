@@ -830,3 +830,22 @@ def test_epochs_the_adapter_reads_are_not_said_to_be_the_programs_steps_per_epoc
     [ends] = [w for w in report.not_checked if w.startswith("a restart where an epoch ends")]
     assert "by the steps per epoch the framework's data and batch settings give" in ends, ends
     assert "by its steps_per_epoch" not in ends
+
+
+@pytest.mark.e2e
+def test_a_scheduler_of_your_own_that_leaves_its_count_out_is_named():
+    """Trial 655: a scheduler of the user's own class, given in optimizers=,
+    whose state_dict() left out its step count; nothing named it, and the
+    WARNING spoke of undeclared state and settings."""
+    report = resumecheck.verify(spec("TRAINER_OWN_SCHEDULER"), drop="none", noise_seeds=0,
+                                check_determinism=False)
+    assert not report.equivalent
+    [count] = [line for line in report.undeclared if ".step_count" in line]
+    assert count.startswith("lr_scheduler (OwnWarmup).step_count (int: 0 at the build, 6 at "
+                            "the end, changed during the run; held by no declared component: a "
+                            "field of your scheduler that its state_dict() leaves out, which "
+                            "the Trainer's checkpoint saves and restores: return it there and "
+                            "set it in its load_state_dict())"), count
+    kept = resumecheck.verify(spec("TRAINER_OWN_SCHEDULER_KEPT"), drop="none", noise_seeds=0,
+                              check_determinism=False)
+    assert kept.equivalent and not kept.undeclared, kept.render()

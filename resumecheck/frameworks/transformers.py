@@ -331,7 +331,8 @@ class TrainerProgram(LoopProgram):
         return _advice(self.trainer, self._resume_from)
 
     def undeclared_roots(self) -> list[tuple[str, Any]]:
-        """Your own callbacks, data collator and training dataset: state they keep
+        """Your own callbacks, data collator, training dataset and scheduler (one of
+        your own class, given in ``optimizers=``): state they keep
         is named when no component holds it (a trial's collator masked with a
         generator of its own)."""
         exportable = {id(cb) for cb in _exportable(self.trainer)}
@@ -340,8 +341,11 @@ class TrainerProgram(LoopProgram):
         # (trial 260: a generator the dataset masked with in __getitem__ went unnamed)
         # (first: state a callback reaches through them is named by them, trial 260's
         # dataset attribute set by one callback was named through another)
+        # (trial 655: a scheduler of its own, passed in optimizers=, whose state_dict()
+        # left out its step count)
         return [*user_object("data_collator", getattr(self.trainer, "data_collator", None)),
                 *user_dataset("train_dataset", getattr(self.trainer, "train_dataset", None)),
+                *user_dataset("lr_scheduler", getattr(self.trainer, "lr_scheduler", None)),
                 *roots, *_subclass_fields(self.trainer)]
 
     def close(self) -> None:
