@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
-from resumecheck.components import CALLBACKS, CONFIG, DATA_CURSOR, split_rank_name
+from resumecheck.components import CALLBACKS, DATA_CURSOR, split_rank_name
 from resumecheck.errors import LONGER_BOUND
 from resumecheck.phrases import (
     ADAPTER_LOOP, AS_BUILT_MARK, BUILDING, CHANGED_AFTER_LOAD, CHECKPOINT_LOSES,
@@ -205,9 +205,7 @@ class Finding:
             return settled
         if self.mark or not incomplete or run.checkpoint != "program":
             # (a trial read a bare "config: seed 0, expected 3" beside marked lines)
-            return self.mark or ((_CONFIG_UNJUDGED if self.component == CONFIG else
-                                  " (not judged)")
-                                 if self.status is None and not run.dropped
+            return self.mark or (" (not judged)" if self.status is None and not run.dropped
                                  and run.verdict == DIVERGED and "not judged" not in self.detail
                                  and run.checkpoint == "program" else "")
         its = incomplete.split(f"`{self.component}`: ", 1)[-1].split("; and `", 1)[0]
@@ -1296,14 +1294,6 @@ checkpoint: the script's own resume code is not what runs, nor its loop's own
 saves (trial 157: a periodic save made before the scheduler stepped passed;
 trial 456: a load() that picked the latest checkpoint of a directory, and a
 save() that kept the last three, were never given more than one)."""
-
-
-_CONFIG_UNJUDGED = (" (not judged: put right after your load(), the run departs all the "
-                    "same, which is no evidence against it: what your build or load() made "
-                    "from the settings, a schedule's function or a layer's size, stays as it "
-                    "was made)")
-"""(trial 643: a warm-up length that a relaunch's defaults overrode read a bare "not
-judged"; setting it after the load does not reach the LambdaLR built from it)"""
 
 
 _FIT_LOOP_LATENT = (

@@ -2392,6 +2392,18 @@ def _rate_made_anew(result: RunResult, finding: Finding) -> bool:
             and split_rank_name(result.first_divergent_key or "")[0] == "lr")
 
 
+def _settings_unjudged(finding: Finding, outcome: bool | None) -> Finding:
+    """A finding left as it is; of settings whose rerun changed nothing, saying
+    why that is no evidence (trial 643 read a bare "not judged")."""
+    if finding.component == CONFIG and outcome is False:
+        return replace(finding, detail=finding.detail + _CONFIG_RERUN)
+    return finding
+
+
+_CONFIG_RERUN = ("; not judged: put right after your load(), the run departs all the same, "
+                 "which is no evidence against it: what your build or load() made from the "
+                 "settings, a schedule's function or a layer's size, stays as it was made")
+
 _RATE_RERUN = ("; not judged: put right in a rerun, the learning rate still departs, which "
                "is no evidence against it: the scheduler that steps may not be the one "
                "restored (one made anew after your load(), or not prepared or wrapped as the "
@@ -3318,7 +3330,7 @@ def settle_findings(ref: Reference, result: RunResult, outcomes: dict[int, bool 
             judged.append(replace(finding, status=CONFIRMED if outcomes[i] else NOT_CAUSE,
                                   confirmed=bool(outcomes[i])))
         else:
-            judged.append(finding)
+            judged.append(_settings_unjudged(finding, outcomes.get(i)))
     result.diagnosis = _epoch_end_positions(ref, judged)
     result.latent_gaps += list(dict.fromkeys(
         f.component for f in judged if f.status == LATENT and f.component not in result.latent_gaps))
@@ -4367,7 +4379,8 @@ def note_dropped_alike(own: RunResult, trajectory: list[Any],
     if not found:
         return
     before = _differs_clause(own.diagnosis, own.steps_match())
-    own.diagnosis = [replace(f, detail=f.detail + LEFT_OUT_ALIKE, status=LIKELY, confirmed=False)
+    own.diagnosis = [replace(f, detail=f.detail.removesuffix(_CONFIG_RERUN) + LEFT_OUT_ALIKE,
+                             status=LIKELY, confirmed=False)
                      if f in found else f for f in own.diagnosis]
     if before:
         own.explanation = own.explanation.replace(

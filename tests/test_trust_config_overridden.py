@@ -18,10 +18,10 @@ def test_without_ablations_the_unjudged_settings_say_why():
     assert own.verdict == DIVERGED
     assert [f.component for f in own.diagnosis] == ["config"]
     assert ("diagnosis: config: lr 0.01, expected 0.003 (and 1 more entry of its state_dict() "
-            "differs: warmup 2, expected 6) (not judged: put right after your load(), the run "
+            "differs: warmup 2, expected 6); not judged: put right after your load(), the run "
             "departs all the same, which is no evidence against it: what your build or load() "
             "made from the settings, a schedule's function or a layer's size, stays as it was "
-            "made)") in report.render(), report.render()
+            "made\n") in report.render(), report.render()
 
 
 def test_left_out_alone_alike_the_settings_are_the_likely_cause():
