@@ -159,8 +159,7 @@ class Finding:
     @property
     def mark(self) -> str:
         """The status in words, in parentheses (empty when not judged)."""
-        if self.status == LATENT and self.component == DATA_CURSOR \
-                and self.detail.startswith("epoch_progress."):
+        if self.status == LATENT and is_fit_loop_recount(self):
             return _FIT_LOOP_LATENT  # (trials 638, 646, 651)
         return f" ({_MARKS[self.status]})" if self.status in _MARKS else ""
 
@@ -203,6 +202,8 @@ class Finding:
         settled = self._settled_mark(run)
         if settled is not None:
             return settled
+        if self.status is None and not self.mark and is_fit_loop_recount(self):
+            return _FIT_LOOP_UNJUDGED  # (trial 659: listed first, before the lost stream)
         if self.mark or not incomplete or run.checkpoint != "program":
             # (a trial read a bare "config: seed 0, expected 3" beside marked lines)
             return self.mark or (" (not judged)" if self.status is None and not run.dropped
@@ -928,7 +929,8 @@ def lossy_first(diagnosis: list[Finding], incomplete: str | None) -> list[Findin
     as not loading back their own state first (trials 529, 539: a stream the
     framework's checkpoint holds none of led, not judged, before them)."""
     lossy = [f for f in diagnosis if incomplete and incomplete.startswith((LOSSY_ONE, LOSSY_MANY))
-             and f"`{f.component}`: " in incomplete]
+             and f"`{f.component}`: " in incomplete and not is_fit_loop_recount(f)]
+    # (trial 659: Lightning's recount of an epoch's end, lossy in a correct resume too, led)
     return lossy + [f for f in diagnosis if f not in lossy]
 
 
@@ -1296,12 +1298,24 @@ trial 456: a load() that picked the latest checkpoint of a directory, and a
 save() that kept the last three, were never given more than one)."""
 
 
+def is_fit_loop_recount(finding: Finding) -> bool:
+    """Whether ``finding`` is of a Lightning target's fit-loop progress, its
+    counts of epochs first (``epoch_progress``)."""
+    return finding.component == DATA_CURSOR and finding.detail.startswith("epoch_progress.")
+
+
+_FIT_LOOP_UNJUDGED = (
+    " (not judged: Lightning's counts of epochs, which its restore of a checkpoint taken at "
+    "an epoch's last batch counts once more in a correct resume too: of itself no lead)")
+
 _FIT_LOOP_LATENT = (
     " (latent: it changed no step here; Lightning's own counts of epochs, which no code of "
     "yours sets: its restore of a checkpoint taken at an epoch's last batch counts that "
     "epoch's end again, and its counts of epochs made ready and started stay behind; a "
     "sampler's set_epoch, which Lightning calls at an epoch's start, reads one, so a step "
-    "there would differ)")
+    "there would differ; the check writes its checkpoint at the epoch's last batch, where a "
+    "ModelCheckpoint of steps writes: one of epochs, Lightning's default, writes at the "
+    "epoch's end, and Lightning resumes from it with these counts alike)")
 """A Lightning target's fit-loop counts of epochs that alone end otherwise,
 every step alike (``verdict._fit_loop_counts_only``)."""
 
@@ -1351,6 +1365,27 @@ def _own_loads_first(lossy: list[Finding]) -> str:
                     "it is given back, or " if owners else "")
 
 
+def _samples_clause(where: str, own_alike: bool, read_elsewhere: bool) -> str:
+    """The WARNING's sentence on the samples, where the engine's restart departs
+    in them beside Lightning's fit-loop progress (``_lossy_notice``)."""
+    if "(the samples consumed)" not in where:
+        return ""
+    if own_alike:  # (trials 638, 651: a plain shuffled loader, told to start the epoch whole)
+        return (" The samples differ in this restart alone: your own resume, through "
+                "Lightning's restore, reads them as the uninterrupted run does, where the "
+                "engine's puts the fit loop's progress into the live loop before its first "
+                "step, which Lightning does not promise to honour. Besides,")
+    # (trial 137: a loader of its own restored its position at the epoch's end and skipped
+    # the whole next epoch; the notice spoke of Lightning's counters; trial 139: it still
+    # named them first; trials 651, 659: a plain shuffled loader, its stream lost, read this)
+    return (" The samples differ: where your loader keeps its own position, a position at an "
+            "epoch's end restored must start the next epoch whole, not skip that many batches "
+            "of it" + (" (see the first divergence: which step's samples the restart reads)"
+                       if read_elsewhere else "")
+            + "; where it keeps none, its shuffle draws the next epoch's order from a stream, "
+            "which the restore may not have brought back (see the diagnosis). Besides,")
+
+
 def _lossy_notice(lossy: list[Finding], where: str, settings: str, ablations: str,
                   read_elsewhere: bool = False, framework: str | None = None,
                   own_alike: bool = False) -> str:
@@ -1381,21 +1416,7 @@ def _lossy_notice(lossy: list[Finding], where: str, settings: str, ablations: st
     if fit_loop and all("epoch_progress." in f.detail for f in lossy):
         # (trial 233 read "a declared component" as its own code's fault)
         which += " (Lightning's own fit-loop progress, which the Lightning target declares)"
-    samples = ""
-    if fit_loop and "(the samples consumed)" in where and own_alike:
-        # (trials 638, 651: a plain shuffled loader, told to start the next epoch whole)
-        samples = (" The samples differ in this restart alone: your own resume, through "
-                   "Lightning's restore, reads them as the uninterrupted run does, where the "
-                   "engine's puts the fit loop's progress into the live loop before its first "
-                   "step, which Lightning does not promise to honour. Besides,")
-    elif fit_loop and "(the samples consumed)" in where:
-        # (trial 137: a loader of its own restored its position at the epoch's end
-        # and skipped the whole next epoch; the notice spoke of Lightning's counters;
-        # trial 139: it still named them first)
-        samples = (" The samples differ: where your loader keeps its own position, a "
-                   "position at an epoch's end restored must start the next epoch whole, "
-                   "not skip that many batches of it" + (" (see the first divergence: which "
-                   "step's samples the restart reads)" if read_elsewhere else "") + ". Besides,")
+    samples = _samples_clause(where, own_alike, read_elsewhere) if fit_loop else ""
     return (  # (a re-check: it opened with "do not capture the program's state")
         f"{which}: the engine restored every declared component and the run still "
         f"{where}.{samples} {'r' if samples else 'R'}ight after the restore, {listed}: "

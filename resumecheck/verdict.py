@@ -63,7 +63,7 @@ from resumecheck.report import (
     AFTER_DIVERGENCE, CLOSE, CONFIRMED, DIVERGED, ENDS_AS_BEFORE, FAILED, IDENTICAL,
     INCONCLUSIVE, LATENT, LIKELY,
     LOST_ON_RESAVE, NOT_CAUSE, PUT_BACK, Finding, FindingStatus, RunResult, confirmed_causes,
-    PLATEAU_MARK, resave_loses, settings_text,
+    PLATEAU_MARK, is_fit_loop_recount, resave_loses, settings_text,
 )
 from resumecheck.capture import load_checkpoint
 from resumecheck.segments import SegmentResult
@@ -3331,7 +3331,7 @@ def settle_findings(ref: Reference, result: RunResult, outcomes: dict[int, bool 
                                   confirmed=bool(outcomes[i])))
         else:
             judged.append(_settings_unjudged(finding, outcomes.get(i)))
-    result.diagnosis = _epoch_end_positions(ref, judged)
+    result.diagnosis = _recounts_last(_epoch_end_positions(ref, judged))
     result.latent_gaps += list(dict.fromkeys(
         f.component for f in judged if f.status == LATENT and f.component not in result.latent_gaps))
 
@@ -3346,9 +3346,10 @@ def _put_back(ref: Reference, finding: Finding) -> Finding:
     k, detail = finding.step, finding.detail
     if k is not None and righted_only(detail) \
             and k in epoch_boundaries(ref.segment.boundaries, ref.steps):
-        detail += (f"; at an epoch's end, where a program that seeds a stream anew as each "
-                   "epoch starts puts it back whatever its checkpoint held: a restart inside "
-                   f"an epoch (--resume-at {k + 1}) shows whether the checkpoint holds it")
+        # (trial 659: said as a fact of a program that seeds nothing per epoch)
+        detail += (f"; at an epoch's end: if your program seeds it anew as each epoch starts, "
+                   "that puts it back whatever its checkpoint held, and a restart inside an "
+                   f"epoch (--resume-at {k + 1}) shows whether the checkpoint holds it")
     return replace(finding, status=PUT_BACK, confirmed=False, detail=detail)
 
 
@@ -3361,8 +3362,7 @@ def resave_findings(ref: Reference, result: RunResult, segments: Segments,
     (its latency rests on draws, see ``_idle_streams_only``), nor one with a
     known step beyond the run where it would matter, which no rerun reaches."""
     if departure(result) is not None or any(
-            f.component == DATA_CURSOR and f.status == LATENT
-            and f.detail.startswith("epoch_progress.") for f in result.diagnosis):
+            f.status == LATENT and is_fit_loop_recount(f) for f in result.diagnosis):
         # (trial 653: at a Lightning epoch's end a save right after the restore counts
         # that epoch's end once more, Lightning's own doing, which a resave would blame
         # on another component; FRAMEWORKS.md says so)
@@ -3387,6 +3387,13 @@ _MAY_BE_ONE_POSITION = (": at an epoch's end, the end of one epoch and the start
 _PART_OF_IT = (": of what differs, only part may be wrong (a place within the epoch, where "
                "the epoch is right in the other form)")
 _MORE_ENTRIES = " more entr"  # (state_diff's "(and 1 more entry of its state_dict() differs")
+
+
+def _recounts_last(findings: list[Finding]) -> list[Finding]:
+    """``findings``, a Lightning target's counts of epochs last, which its
+    restore of a checkpoint taken at an epoch's last batch recounts in a
+    correct resume too (trial 659: listed first, before the lost stream)."""
+    return sorted(findings, key=is_fit_loop_recount)
 
 
 def _epoch_end_positions(ref: Reference, findings: list[Finding]) -> list[Finding]:

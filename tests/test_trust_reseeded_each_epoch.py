@@ -16,9 +16,9 @@ def test_put_back_at_an_epochs_end_says_a_restart_inside_an_epoch_shows_it():
     [finding] = report.full_resume.diagnosis
     assert (finding.component, finding.status) == ("rng", PUT_BACK)
     assert finding.detail.endswith(
-        "which the program set right itself during step 5; at an epoch's end, where a program "
-        "that seeds a stream anew as each epoch starts puts it back whatever its checkpoint "
-        "held: a restart inside an epoch (--resume-at 5) shows whether the checkpoint holds "
+        "which the program set right itself during step 5; at an epoch's end: if your program "
+        "seeds it anew as each epoch starts, that puts it back whatever its checkpoint held, "
+        "and a restart inside an epoch (--resume-at 5) shows whether the checkpoint holds "
         "it"), finding.detail
 
 
