@@ -45,6 +45,7 @@ from resumecheck.components import preserved_global_streams
 from resumecheck.engine import Checker, hash_order_notice, run_check, save_moves
 from resumecheck.environment import fingerprint
 from resumecheck.errors import BudgetExhausted, InvalidArgument, ModuleStateChanged, SaveMovesState
+from resumecheck.evidence import EPOCH_AGAIN
 from resumecheck.program import (
     Target, declares_no_epochs, ends_inside, epoch_boundaries, load_target,
 )
@@ -57,8 +58,8 @@ from resumecheck.report import (
 from resumecheck.faults import environment_failure
 from resumecheck.interrupt import scratch_directory
 from resumecheck.phrases import (
-    HASH_ORDER_UNCHECKED, at_the_point, at_the_schedule, drawn_at_import_text, first_line,
-    lost_uncompared, paths_said, side_files,
+    HASH_ORDER_UNCHECKED, at_the_point, at_the_schedule, drawn_at_import_text,
+    first_line, lost_uncompared, paths_said, side_files,
 )
 from resumecheck.reproduce import reproduce_command
 from resumecheck.settings import Settings
@@ -655,7 +656,11 @@ def _failing_otherwise(tried: list[dict[str, Any]]) -> str:
             # resume failed on too)
             "engine departs": ("where the engine's own full resume departs too, a cause "
                                "the checkpoint may not hold: `resumecheck run` of it says "
-                               "which")}
+                               "which"),
+            # (trials 653, 659: a framework's loader that keeps no place, at any program)
+            "epoch again": ("reading the epoch again from its start, as a framework's "
+                            "training loader that keeps no place in its epoch does after any "
+                            "resume inside one")}
     how = " or ".join(ways[h] for h in ways if any(t["how"] == h for t in tried))
     at = [f"at {','.join(map(str, t['resume_at']))}" for t in tried[:4]]
     if len(tried) > 4:
@@ -991,7 +996,7 @@ def _blamed(run: RunResult, named: bool = False) -> set[str]:
     return {f.component for f in run.diagnosis if f.status in kinds}
 
 
-def _alike(run: RunResult, found: RunResult) -> bool:
+def _alike(run: RunResult, found: RunResult, not_resumable: bool = False) -> bool:
     """Whether ``run`` fails as the failure ``found`` did: it blames one of the
     components that one blamed (where that one blamed none, it names one of
     those it named, a rerun undecided; any failure, where it named none). A
@@ -1000,7 +1005,10 @@ def _alike(run: RunResult, found: RunResult) -> bool:
     the bug it had found was no longer in the report. Where ``found`` departs
     at a step, ``run`` does too: trial 168's plateau scheduler, lost at 27,
     skipped a rate cut at step 31, and the shrink moved it to 5, where only
-    its end state differed ("nothing in the training loss shows it")."""
+    its end state differed ("nothing in the training loss shows it").
+    ``not_resumable``: the framework's training loader keeps no place in its
+    epoch (``BuiltProgram.boundaries``), so a run that reads its epoch again
+    from its start, where ``found`` did not, fails for that."""
     # (trial 349: a datamodule that lost its stage, its rerun undecided, was traded
     # for Lightning's own counters at an earlier epoch's end)
     named = not _blamed(found)
@@ -1011,7 +1019,16 @@ def _alike(run: RunResult, found: RunResult) -> bool:
     theirs = _blamed(run, named)
     if run.engine_departs and any(f.status == CONFIRMED for f in found.diagnosis):
         theirs = {f.component for f in run.diagnosis if f.status == CONFIRMED}
+    # (trials 653, 659: found at an epoch's end, traded for a resume inside an epoch that a
+    # framework's loader keeping no place fails in any program, the correct twin's too)
+    if not_resumable and _epoch_again(run) and not _epoch_again(found):
+        return False
     return (not blamed or bool(blamed & theirs)) and (_departs(run) or not _departs(found))
+
+
+def _epoch_again(run: RunResult) -> bool:
+    """Whether a run's first divergence reads its epoch again from its start."""
+    return EPOCH_AGAIN in (run.divergence_detail or "")
 
 
 def _departs(run: RunResult) -> bool:
@@ -1037,10 +1054,11 @@ def _first_failing(checker: Checker, candidates: list[list[int]],
         for run in runs:
             if not _fails(run) or _not_judged(run):
                 continue
-            if _alike(run, found):
+            if _alike(run, found, bool(checker.segment.boundaries.get("data_not_resumable"))):
                 return run
             # (trial 263: a crash at an epoch's end, earlier, read "blaming other components")
             how = ("failed" if run.verdict == FAILED
+                   else "epoch again" if _epoch_again(run) and not _epoch_again(found)
                    else "end state alone" if _departs(found) and not _departs(run)
                    else "engine departs" if run.engine_departs
                    else "no component" if not run.diagnosis  # (trial 392: "blaming other
