@@ -367,8 +367,12 @@ def _unkept_by_accelerate(program: Any, components: list[Component]) -> dict[str
     kept = set().union(*(accelerate_kept(a) for a in accelerators))
     # (trial 584: a curriculum object of its own, never registered, was confirmed lost,
     # and nothing named the one call that keeps it)
-    own = {c.name: ("Accelerate's save_state() holds an object of your own only when it was "
-                    f"registered: accelerator.register_for_checkpointing({c.name})")
+    # (trial 664: a position its save() wrote itself, which its load() then set wrongly,
+    # was told only to register it)
+    own = {c.name: ("where your save() keeps it through Accelerate's save_state(), that holds "
+                    "an object of your own only when it was registered: accelerator."
+                    f"register_for_checkpointing({c.name}); where your save() writes it "
+                    "itself, check what your load() sets it to from what it wrote")
            for c in components if _own_stateful(c.obj) and id(c.obj) not in registered}
     return {**own, **{c.name: accelerate_scheduler_todo(c.name) for c in components
                       if isinstance(c.obj, _SCHEDULERS) and id(c.obj) not in kept}}

@@ -939,5 +939,9 @@ def test_a_program_of_your_own_is_told_to_prepare_the_scheduler_its_accelerator_
     lost = resumecheck.verify("fixtures.trust.accelerate_unprepared:UNREGISTERED", **fast)
     [finding] = lost.full_resume.diagnosis
     assert (finding.component, finding.status) == ("curriculum", "confirmed"), finding
-    assert finding.fix == ("Accelerate's save_state() holds an object of your own only when it "
-                           "was registered: accelerator.register_for_checkpointing(curriculum)")
+    # (trial 664: a position its save() wrote itself was told only to register it)
+    assert finding.fix == ("where your save() keeps it through Accelerate's save_state(), that "
+                           "holds an object of your own only when it was registered: "
+                           "accelerator.register_for_checkpointing(curriculum); where your "
+                           "save() writes it itself, check what your load() sets it to from "
+                           "what it wrote")
