@@ -881,9 +881,10 @@ def _strict_fails(args: argparse.Namespace, report: Any) -> bool:
                  "set it again)"] if again else []
         full = report.full_resume  # (trial 381: the one failure with no command to rerun)
         again_with = f"; reproduce: {full.reproduce} --strict" if full and full.reproduce else ""
+        # (trial 668: "which no component declares" of a field its component's state left out)
         print(f"resumecheck: --strict: your own resume {', and '.join(said)}, which no "
-              f"component declares: exit 1 (see `not compared` in the report){again_with}",
-              file=sys.stderr)
+              f"declared component's state holds: exit 1 (see `not compared` in the report)"
+              f"{again_with}", file=sys.stderr)
     return bool(lost or again or gaps)
 
 

@@ -497,14 +497,20 @@ class LostStateWarning(_MadeWarning):
         target, which declares the framework's own state only; trial 507 was told to
         declare a callback's counter, where trainer_target takes no component)."""
         todo, unstate = (
-            ("declare it as a component to check that it resumes", "Target(not_state=...)")
+            # (trial 668: a field its declared component's state_dict() left out was told
+            # to declare it)
+            ("where it is a field of a declared component (its `not compared` line says), "
+             "return it from that component's state_dict() and set it in its "
+             "load_state_dict(); else declare it as a component to check that it resumes",
+             "Target(not_state=...)")
             if declarable else
             ("the report's `not compared` line says how to keep it in the checkpoint the "
              "framework writes", "the target's not_state=..."))
         self._words((target, paths, reproduce, declarable),
             f"{target}: the resume is equivalent in what is compared, but your own resume ends "
             f"otherwise than the uninterrupted run with {paths_said(paths, quote='')}, which no "
-            "declared component holds: your checkpoint likely loses it, unless it is not state "
+            "declared component's state holds: your checkpoint likely loses it, unless it is "
+            "not state "
             f"(a log, a timer, a cache the program fills again when it needs it: say so, "
             f"{unstate}); {todo}; the whole report: {reproduce}"
         )
@@ -632,6 +638,11 @@ class ReferenceFailed(ResumecheckError):
                   # (trial 393: a save that raised on one rank of several)
                   else " Fix the program's save() so that the uninterrupted run can save."
                   if stage == "save"
+                  # (trial 668: early stopping, as designed, was told to fix the program)
+                  else (f" A program that stops on its own (early stopping, the end of its "
+                        f"data) stops here, before the check's last step: check fewer steps "
+                        f"(--steps {step - 1} or less); where a resumed run stops is then not "
+                        "checked.") if "raised StopIteration" in reason and step
                   else " Fix the program so that it trains without a restart first.")
         super().__init__(
             f"the uninterrupted reference run of {target} failed{where}: {reason}.{advice}"

@@ -433,3 +433,17 @@ def test_a_type_a_program_or_step_returned_is_named_with_its_article():
 
     assert (a_type("int"), a_type("float"), a_type("Trainer"), a_type("NoneType")) == (
         "an int", "a float", "a Trainer", "a NoneType")
+
+
+def test_a_reference_that_stops_on_its_own_is_told_to_check_fewer_steps():
+    """Trial 668: early stopping, as designed, raised StopIteration at step 11
+    of 12, and the error said to fix the program."""
+    from resumecheck.errors import ReferenceFailed
+
+    said = str(ReferenceFailed("check.py:BUGGY", "step 11: train_step() raised StopIteration: "
+                               "early stopping: val_loss did not improve", 11))
+    assert "Fix the program" not in said
+    assert said.endswith("A program that stops on its own (early stopping, the end of its "
+                         "data) stops here, before the check's last step: check fewer steps "
+                         "(--steps 10 or less); where a resumed run stops is then not "
+                         "checked."), said

@@ -73,7 +73,7 @@ def test_strict_exits_1_where_the_own_resume_ends_otherwise_in_undeclared_state(
     assert main(["run", SPEC + "TUPLES", *fast, "--strict"]) == 1
     err = capsys.readouterr().err
     assert ("--strict: your own resume ends otherwise with matrices[...] (4 entries), "
-            "samples[...] (4 entries), which no component declares: exit 1") in err
+            "samples[...] (4 entries), which no declared component's state holds: exit 1") in err
     # (trial 381: the one failure without a command that reproduces it)
     assert err.rstrip().endswith(f"; reproduce: resumecheck run {SPEC}TUPLES --steps 8 "
                                  "--resume-at 4 --drop none --noise-seeds 0 --isolation "
@@ -178,3 +178,15 @@ def test_state_the_load_loses_and_a_later_step_sets_again_is_said_lost(capsys):
 
     assert _strict_fails(Args(), report)
     assert "--strict: your own resume held best otherwise after its load" in capsys.readouterr().err
+
+
+def test_a_lost_field_of_a_declared_component_is_told_to_return_it_from_its_state():
+    """Trial 668: an early stopper's field its state_dict() left out was told,
+    in the test's warning, to be declared as a component."""
+    from resumecheck.errors import LostStateWarning
+
+    said = str(LostStateWarning("t.py:T", ["early_stop.bad_evals"], "resumecheck run t.py:T"))
+    assert "which no declared component's state holds" in said
+    assert ("where it is a field of a declared component (its `not compared` line says), "
+            "return it from that component's state_dict() and set it in its "
+            "load_state_dict(); else declare it as a component") in said, said

@@ -232,7 +232,8 @@ def test_asserting_such_a_resume_passes_and_warns_naming_what_it_ends_without():
     from resumecheck.errors import LostStateWarning
 
     with pytest.warns(LostStateWarning, match="your own resume ends otherwise than the "
-                      "uninterrupted run with ema, which no declared component holds") as caught:
+                      "uninterrupted run with ema, which no declared component's state "
+                      "holds") as caught:
         assert_resume_equivalent(SPEC + "UNDECLARED", **FAST)
     assert caught[0].filename == __file__  # (at the test's line)
     assert caught[0].message.paths == ["ema"]
