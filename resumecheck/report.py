@@ -1315,7 +1315,8 @@ _FIT_LOOP_LATENT = (
     "sampler's set_epoch, which Lightning calls at an epoch's start, reads one, so a step "
     "there would differ; the check writes its checkpoint at the epoch's last batch, where a "
     "ModelCheckpoint of steps writes: one of epochs, Lightning's default, writes at the "
-    "epoch's end, and Lightning resumes from it with these counts alike)")
+    "epoch's end, and Lightning resumes from it with these counts alike, its steps not "
+    "checked here)")
 """A Lightning target's fit-loop counts of epochs that alone end otherwise,
 every step alike (``verdict._fit_loop_counts_only``)."""
 
@@ -1333,8 +1334,9 @@ _FIT_LOOP_NOTE = (
     "The check writes its checkpoint there, in on_train_batch_end of the epoch's last batch, "
     "where ModelCheckpoint(every_n_train_steps=...) writes; one of epochs (Lightning's "
     "default) writes at the epoch's end instead, which the check does not try, and Lightning "
-    "resumes from that one with these counts as the uninterrupted run's: where your run "
-    "checkpoints only at epoch ends, this end state is not what your resume meets.")
+    "resumes from that one with these counts as the uninterrupted run's (its steps are not "
+    "checked here: a trial's departed): where your run checkpoints only at epoch ends, this "
+    "end state is not what your resume meets.")
 """(trials 137-140: a correct program's resume at an epoch's end ended with those counts
 behind; restarted again at the next epoch's end, plain Lightning read step 7's batch at 13;
 trial 233: a curriculum's loader, reloaded each epoch, was not reloaded after such a resume;
@@ -1363,6 +1365,23 @@ def _own_loads_first(lossy: list[Finding]) -> str:
              "on_save_checkpoint() added, or " if "hooks" in names else "")
     return hooks + (f"{' or '.join(owners)} load_state_dict() does not set it from the state "
                     "it is given back, or " if owners else "")
+
+
+def _loop_rate(where: str, framework: str | None) -> str:
+    """Where a framework target's engine restart departs first in the learning
+    rate, beside a component that does not load back its own state: the
+    framework's loop may step a scheduler otherwise after a restore, which no
+    checkpoint puts right (trial 669: a plateau stepped on a validation metric,
+    left out by Lightning at the epoch's end after a resume, departed the
+    correct twin alike, and the WARNING tied the departure to the lost state)."""
+    if framework is None or "(learning rate)" not in where:
+        return ""
+    name = framework.split("'s ")[0]
+    return (f" The learning rate is the first to differ: {name}'s loop may also step a "
+            "scheduler otherwise after a restore than in the uninterrupted run (Lightning may "
+            "leave out the epoch-end step of a scheduler stepped per epoch or on a validation "
+            "metric, at the end of the epoch the resume began in), which no checkpoint puts "
+            "right: the lost state may matter only later.")
 
 
 def _samples_clause(where: str, own_alike: bool, read_elsewhere: bool) -> str:
@@ -1430,7 +1449,7 @@ def _lossy_notice(lossy: list[Finding], where: str, settings: str, ablations: st
            else f"{_own_loads_first(lossy)}{framework}{_FRAMEWORK_LOSSY} (or "
            "a callback, the framework's or yours, set it anew or emptied it around the "
            "restore, or something between the restore and the first step changed it)")
-        + f"{besides}{settings}.{fit_loop}{ablations}"
+        + f"{besides}{settings}.{fit_loop}{_loop_rate(where, framework)}{ablations}"
     )
 
 

@@ -1245,3 +1245,18 @@ def test_at_an_epochs_end_a_save_right_after_lightnings_restore_is_not_tried():
     assert own.verdict == IDENTICAL and not own.lost_on_resave(), own.explanation
     assert report.equivalent
     assert set(own.latent_gaps) == {"data_cursor", "callbacks"}, own.latent_gaps
+
+
+@pytest.mark.e2e
+def test_where_the_run_checkpoints_at_epoch_ends_the_own_resume_says_that_is_not_checked():
+    """Trial 665: a default ModelCheckpoint's resume, at an epoch's end,
+    departed from the second step after it; the check's own checkpoint, at the
+    epoch's last batch, resumed bit for bit, and nothing said the run's own
+    kind of checkpoint was not what ran."""
+    from resumecheck.frameworks.lightning import SAVED_AT_BATCH_END
+
+    default = measured("lightning_check.py:EPOCH_END")  # (no ModelCheckpoint of steps)
+    assert default.explanation.endswith(SAVED_AT_BATCH_END), default.explanation
+    steps = resumecheck.verify(spec("LIGHTNING_OWN_MODEL_CHECKPOINT"), drop="none",
+                               noise_seeds=0, check_determinism=False).full_resume
+    assert SAVED_AT_BATCH_END not in steps.explanation, steps.explanation

@@ -61,10 +61,11 @@ def cause(run) -> str:
     # once above the table, not in each row)
     from resumecheck.frameworks._loop import loop_note
     from resumecheck.frameworks.accelerate import LOOP_NOTE
+    from resumecheck.frameworks.lightning import SAVED_AT_BATCH_END
 
     notes = [LOOP_NOTE, loop_note("Lightning"), loop_note("the HuggingFace Trainer")]
     return functools.reduce(lambda text, note: text.replace(f"; {note}", ""), notes,
-                            run.explanation)
+                            run.explanation.replace(SAVED_AT_BATCH_END, ""))
 
 
 def columns(framework: str, setting: str, run) -> list[str]:

@@ -162,8 +162,10 @@ class LoopProgram:
     def loop_note(self) -> str:
         """What the program's own resume says of the code that ran (a trial's
         script picked the wrong checkpoint when relaunched, and its row, "own
-        save/load", read "resumes bit for bit")."""
-        return loop_note(self.framework)
+        save/load", read "resumes bit for bit"); and, where the framework writes
+        its checkpoint elsewhere than the run's own saves do, where
+        (``saved_where``)."""
+        return loop_note(self.framework) + getattr(self, "saved_where", "")
 
     def __init__(self) -> None:
         self._channel = _Channel()

@@ -62,7 +62,7 @@ from resumecheck.phrases import LIGHTNING_DATASET, LIGHTNING_LOADER
 from resumecheck.program import Target
 from resumecheck.segments import scratch_dir
 
-__all__ = ["LightningProgram", "lightning_target"]
+__all__ = ["SAVED_AT_BATCH_END", "LightningProgram", "lightning_target"]
 
 
 def lightning_target(
@@ -167,6 +167,7 @@ class LightningProgram(LoopProgram):
         with _announcer_quiet():  # (the hardware, announced on every Trainer: each restart)
             self.trainer = pl.Trainer(**options)
         _park_after_train_start(self.trainer, self._channel, self.pending)
+        self.saved_where = _saved_where(self.trainer)
         for callback in self.trainer.checkpoint_callbacks:
             _same_root_on_load(callback, self._root.name)
 
@@ -405,6 +406,29 @@ def _keep_streams(program: LightningProgram) -> Callable[[], None]:
             0, lambda: streams.load_state_dict(saved))
 
     return keep
+
+
+def _saved_where(trainer: Any) -> str:
+    """Where the check's save is not where the run's own checkpoints are
+    written: a run whose ModelCheckpoint (or Lightning's default one) writes
+    at epoch ends, where the check writes at a batch's end (trial 665: its
+    default ModelCheckpoint's resume departed from the second step after it,
+    where the check's, at the batch's end, resumed bit for bit, and the report
+    said EQUIVALENT). '' where one of the run's writes on steps or on time."""
+    pl = require("lightning.pytorch", "resumecheck.frameworks.lightning")
+    if any(getattr(cb, "_every_n_train_steps", 0) or getattr(cb, "_train_time_interval", None)
+           for cb in trainer.callbacks if isinstance(cb, pl.callbacks.ModelCheckpoint)):
+        return ""
+    return SAVED_AT_BATCH_END
+
+
+SAVED_AT_BATCH_END = (
+    "; and the check writes Lightning's checkpoint in on_train_batch_end, where a "
+    "ModelCheckpoint of steps writes, not at an epoch's end, where one of epochs (Lightning's "
+    "default) writes: a resume from such a checkpoint is not checked here (a trial's departed "
+    "from the second step after it)")
+"""What a Lightning target's own resume adds where the run's checkpoints are written
+at epoch ends (``_saved_where``)."""
 
 
 def _park_after_train_start(trainer: Any, channel: Any, pending: dict[str, Any]) -> None:
