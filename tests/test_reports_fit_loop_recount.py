@@ -31,3 +31,18 @@ def test_another_data_position_keeps_its_place():
     position = Finding("data_cursor", "batch 0, expected 2", step=5)
     assert not is_fit_loop_recount(position)
     assert _recounts_last([position, STREAM]) == [position, STREAM]
+
+
+def test_a_rate_that_departs_first_beside_a_lossy_load_names_the_frameworks_loop():
+    """Trial 669: Lightning left out a plateau's epoch-end step after the
+    resume, which the correct twin shared, and the WARNING tied the departure
+    to the lost state of the module's hooks."""
+    from resumecheck.report import _loop_rate
+
+    said = _loop_rate("differs from step 16 (learning rate)", "Lightning's restore")
+    assert said.startswith(" The learning rate is the first to differ: Lightning's loop may "
+                           "also step a scheduler otherwise after a restore"), said
+    assert said.endswith("which no checkpoint puts right: the lost state may matter only "
+                         "later.")
+    assert _loop_rate("differs from step 16 (loss)", "Lightning's restore") == ""
+    assert _loop_rate("differs from step 16 (learning rate)", None) == ""
