@@ -825,8 +825,16 @@ def _incomplete_state_notice(report: Report, lines_shown: bool) -> str | None:
     # (a trial read of ablations under --drop none, and in fuzz, which run none)
     ablated = any(r.dropped for r in report.runs)
     if engine.verdict == FAILED and engine.explanation.startswith(RESTORING):
+        failure = first_line(engine.failure or "")
+        # (trials 648, 666: a Trainer subclass's load read a file its own save wrote beside
+        # the Trainer's, which the engine's checkpoint, of the declared components, lacks)
+        beside = (" The engine's checkpoint holds what the declared components hold; your load "
+                  "reads a file beside them that only your own save writes: declare what it "
+                  "holds as a component, or let the load go on without it, for the engine's "
+                  "restart and the ablations to run." if "FileNotFoundError" in failure
+                  and "engine-restore" in failure else "")
         return ("the engine's own restore of the declared components into a fresh build "
-                f"fails: {first_line(engine.failure or '')}."
+                f"fails: {failure}.{beside}"
                 + (" The ablations restore the same way, so they cannot be judged: "
                    "inconclusive (or failed)." if ablated else ""))
     if engine.verdict == FAILED and engine.explanation.startswith(BUILDING):

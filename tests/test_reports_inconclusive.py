@@ -187,3 +187,28 @@ def test_a_warning_whose_engine_resume_departs_first_in_the_rate_names_the_sched
     assert notice.startswith("the declared components do not capture the program's state: "
                              f"the engine restored every one of them and the run still differs "
                              f"from step 5 ({quantity})."), notice
+
+
+def test_an_engine_restore_that_lacks_a_file_of_the_programs_own_says_why():
+    """Trials 648, 666: a Trainer subclass's load read a file its own save
+    wrote beside the Trainer's, which the engine's checkpoint lacks; the
+    WARNING read like a second fault in the load."""
+    from resumecheck.phrases import RESTORING
+
+    failure = ("checkpoint load failed (/tmp/t/engine-restore): the HuggingFace Trainer's loop "
+               "raised FileNotFoundError: [Errno 2] No such file or directory: "
+               "'/tmp/t/engine-restore/extra_state.json'")
+    own = RunResult(dropped=[], resume_at=[4], verdict=IDENTICAL, checkpoint="program",
+                    explanation="resumes bit for bit", reproduce="r")
+    engine = RunResult(dropped=[], resume_at=[4], verdict="failed", checkpoint="engine",
+                       explanation=f"{RESTORING} failed: {failure}", failure=failure,
+                       reproduce="r")
+    report = Report(target="t.py:T", steps=8, resume_at=[4], seed=0, isolation="inprocess",
+                    tolerance={"mode": "bitwise", "rtol": None, "atol": None},
+                    determinism={"checked": False}, noise={"seeds": [], "band": None},
+                    environment=fingerprint(1), runs=[own, engine])
+    notice = report.incomplete_state_notice() or ""
+    assert ("extra_state.json'. The engine's checkpoint holds what the declared components "
+            "hold; your load reads a file beside them that only your own save writes: declare "
+            "what it holds as a component, or let the load go on without it, for the engine's "
+            "restart and the ablations to run.") in notice, notice
