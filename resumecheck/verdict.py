@@ -4395,12 +4395,14 @@ def note_dropped_alike(own: RunResult, trajectory: list[Any],
     # (trial 559: led by three causes that were none, the one that was came after "but")
     # (a position that drives nothing, the iterator the load makes reading from the epoch's
     # start, departs so too: fixtures/trust/position_unused.py)
+    # (trial 675: an epoch its save() never wrote was told to set it in load())
     said = (f"; the engine's resume without {', '.join(f'`{f.component}`' for f in found)} "
             "alone departs as yours does, step for step: the likely cause, which your load() "
             "reads before a rerun can put it right after it (an order or an iterator it makes "
             "from it), or which nothing reads where it matters (a declared position that does "
-            "not drive the iterator your load() makes again from the epoch's start); set it in "
-            "load() before what reads it, and have what it decides follow it")
+            "not drive the iterator your load() makes again from the epoch's start); check "
+            "that your save() writes it and that your load() sets it from what was written "
+            "before what reads it, and have what it decides follow it")
     start = own.explanation.find(_NO_CAUSE_LEAD)
     end = own.explanation.find("; ", start + len(_NO_CAUSE_LEAD)) if start >= 0 else -1
     own.explanation = (own.explanation + said if start < 0 else

@@ -31,6 +31,9 @@ def test_a_lost_epoch_read_in_load_is_said_to_be_the_likely_cause():
     assert "; the engine's resume without `sampler_epoch` alone departs as yours does, " \
         "step for step: the likely cause, which your load() reads before a rerun can put it " \
         "right after it" in own.explanation, own.explanation
+    # (trial 675: an epoch its save() never wrote was told to set it in load())
+    assert "; check that your save() writes it and that your load() sets it from what was " \
+        "written before what reads it" in own.explanation, own.explanation
     from resumecheck.pytest_plugin import _summary_row
     row = _summary_row({"nodeid": "t.py::t", "target": "t", "report": report.to_json()})
     assert "full resume: DIVERGED (likely cause: sampler_epoch)" in row, row
