@@ -6,6 +6,7 @@ earliest one in the sense docs/REPORT.md gives "minimal"."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from types import SimpleNamespace
 
 from resumecheck.fuzz import _earliest
 from resumecheck.report import LOST_ON_RESAVE, NOT_CAUSE, Finding, RunResult
@@ -15,6 +16,7 @@ class _Checker:
     """Fails the schedules ``fails`` says; counts what it was asked."""
 
     jobs = 1
+    segment = SimpleNamespace(boundaries={})  # (the reference's, as a Checker has it)
 
     def __init__(self, fails: Callable[[list[int]], bool]) -> None:
         self.fails = fails
