@@ -603,7 +603,7 @@ class Report:
                 and own.verdict in (IDENTICAL, CLOSE) and not own.lost_on_resave():
             # (a trial: a correct Trainer program read the WARNING as its own fault)
             notice += _own_equivalent(own, self.undeclared)
-        return notice
+        return None if notice is None else notice + _restore_departs(self.runs)
 
     def label_of(self, run: RunResult) -> str:
         """A run's label in this report: the engine's full resume beside the
@@ -1390,6 +1390,26 @@ def _loop_rate(where: str, framework: str | None) -> str:
             "leave out the epoch-end step of a scheduler stepped per epoch or on a validation "
             "metric, at the end of the epoch the resume began in), which no checkpoint puts "
             "right: the lost state may matter only later.")
+
+
+def _restore_departs(runs: Sequence[RunResult]) -> str:
+    """Where the engine's full resume departs and leaving one component out of
+    its restore resumes as the uninterrupted run, every step and the end
+    alike: the engine's own restore of that component is what departs (trial
+    671: a loader's generator put in after Lightning had made the epoch's
+    iterator; the WARNING blamed the fit loop's counts, and the one ablation
+    that showed it read as not judged)."""
+    alike = [r.dropped[0] for r in runs if len(r.dropped) == 1 and r.verdict == INCONCLUSIVE
+             and r.first_divergent_quantity is None and not r.failure]
+    if not alike:
+        return ""
+    named = ", ".join(f"`{name}`" for name in alike)
+    one = len(alike) == 1
+    return (f" Left out of the engine's restore, {named} {'resumes' if one else 'each resume'} "
+            "as the uninterrupted run, every step and the end alike: the engine's own restore "
+            f"of {'it' if one else 'them'} is what departs (put in after what reads "
+            f"{'it' if one else 'them'}: an iterator the framework made before, from a "
+            "generator it holds).")
 
 
 def _samples_clause(where: str, own_alike: bool, read_elsewhere: bool) -> str:

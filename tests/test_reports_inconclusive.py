@@ -212,3 +212,28 @@ def test_an_engine_restore_that_lacks_a_file_of_the_programs_own_says_why():
             "hold; your load reads a file beside them that only your own save writes: declare "
             "what it holds as a component, or let the load go on without it, for the engine's "
             "restart and the ablations to run.") in notice, notice
+
+
+def test_an_ablation_that_resumes_alike_names_the_restore_that_departs():
+    """Trial 671: the engine's restore of a loader's generator came after
+    Lightning made the epoch's iterator; leaving `rng` out resumed bit for bit,
+    and the WARNING blamed the fit loop's counts."""
+    def run(dropped: list[str], verdict: str, step: int | None,
+            checkpoint: str = "engine") -> RunResult:
+        return RunResult(dropped=dropped, resume_at=[10], verdict=verdict, checkpoint=checkpoint,
+                         first_divergent_step=step,
+                         first_divergent_quantity=None if step is None else
+                         "data (the samples consumed)", explanation="e", reproduce="r")
+
+    report = Report(target="t.py:T", steps=20, resume_at=[10], seed=0, isolation="inprocess",
+                    tolerance={"mode": "bitwise", "rtol": None, "atol": None},
+                    determinism={"checked": False}, noise={"seeds": [], "band": None},
+                    environment=fingerprint(1),
+                    runs=[run([], IDENTICAL, None, "program"), run([], DIVERGED, 11),
+                          run(["params"], INCONCLUSIVE, 11), run(["rng"], INCONCLUSIVE, None)])
+    notice = report.incomplete_state_notice() or ""
+    assert notice.endswith(" Left out of the engine's restore, `rng` resumes as the "
+                           "uninterrupted run, every step and the end alike: the engine's own "
+                           "restore of it is what departs (put in after what reads it: an "
+                           "iterator the framework made before, from a generator it holds)."), \
+        notice
