@@ -316,7 +316,11 @@ def _samples_apart(ref: torch.Tensor, run: torch.Tensor) -> str:
     rows = int((ref.reshape(len(ref), -1) != run.reshape(len(run), -1)).any(1).sum())
     if not rows:
         return f"the same {len(ref)} samples"
-    return f"{rows} of {len(ref)} samples differ ({describe_entries(ref, run, 'values')})"
+    # (trial 672: samples=[anchors, others] of 32 pairs read "2 of 2 samples differ")
+    each = ref[0].numel()
+    return (f"{rows} of {len(ref)} samples differ, counted by the first dimension of what the "
+            f"step returned, {each} value{'s' if each > 1 else ''} each "
+            f"({describe_entries(ref, run, 'values')})")
 
 
 def _position_kept_samples_changed(result: RunResult) -> None:
