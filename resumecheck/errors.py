@@ -722,9 +722,12 @@ def as_built_text(names: list[str], points: list[int], unmoved: bool = False,
             f"(state_dict() bit for bit: {whose}): dropping {it} puts in that same state, "
             f"however the program uses {it}; ")
     if held == "put back" and not unmoved:
+        # (trial 679 read "<that component>" as a placeholder left unfilled)
         return text + (f"dropping {it} alone shows nothing at a resume point where that "
-                       f"component puts {it} back, and the component keeps {it} there: "
-                       f"--drop {','.join(names)},<that component> checks them together")
+                       f"component puts {it} back, and the component keeps {it} there: a "
+                       f"resume point where it no longer does (in another epoch, say) checks "
+                       f"{it} alone, and --drop with {', '.join(names)} and that component "
+                       "together checks them together")
     if not unmoved:
         # (trial 181: a best loss, moved at a later point, was set again by the next
         # evaluation before any step read it, and stayed a blind spot there)
