@@ -603,7 +603,10 @@ class Report:
                 and own.verdict in (IDENTICAL, CLOSE) and not own.lost_on_resave():
             # (a trial: a correct Trainer program read the WARNING as its own fault)
             notice += _own_equivalent(own, self.undeclared)
-        return None if notice is None else notice + _restore_departs(self.runs)
+        departs = _restore_departs(self.runs)
+        # (trial 677: said last, after a WARNING that opened on the fit loop's counts)
+        return None if notice is None else (departs.strip() + " " + notice if departs
+                                            else notice)
 
     def label_of(self, run: RunResult) -> str:
         """A run's label in this report: the engine's full resume beside the

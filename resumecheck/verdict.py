@@ -3864,6 +3864,10 @@ def _its_words(boundaries: Mapping[str, Any]) -> dict[str, str | None]:
             f"{CHECKPOINT_LOSES}, {NOT_STATE}": f"{CHECKPOINT_LOSES}, or a hook that runs "
             "after the restore sets it anew (a callback's on_train_begin, on_fit_start or "
             f"on_train_start), {NOT_STATE}" if framework else None,
+            # (trial 678: a trainer_target's user was pointed at Target; after the
+            # entry above, whose words hold it)
+            "name it in Target(not_state=...)": "name it in the target's not_state=..."
+            if framework else None,
             # (trial 193: a Lightning scheduler stepped per epoch, one behind after a resume
             # inside an epoch, was offered only causes in the user's code)
             # (trial 224: after a resume at an epoch's end too, not only inside one)

@@ -63,8 +63,19 @@ def test_a_framework_targets_lost_uncompared_state_may_be_set_anew_after_its_res
     line = (f"not compared: cb.seen (int); your own resume (save/load) ends with it otherwise "
             f"than the uninterrupted run did: {CHECKPOINT_LOSES}, {NOT_STATE}")
     [framework] = reworded_lines([line], LIGHTNING)
+    theirs = NOT_STATE.replace("Target(not_state=...)", "the target's not_state=...")
     assert (f": {CHECKPOINT_LOSES}, or a hook that runs after the restore sets it anew (a "
-            f"callback's on_train_begin, on_fit_start or on_train_start), {NOT_STATE}"
+            f"callback's on_train_begin, on_fit_start or on_train_start), {theirs}"
             ) in framework, framework
     [own] = reworded_lines([line], {})
     assert own == line
+
+
+def test_a_framework_targets_not_state_is_the_targets_own():
+    """Trial 678: a trainer_target's user was told to name a log in
+    Target(not_state=...), where the argument is the target function's."""
+    line = ("not compared: trainer.loss_log (list); unless it is not state (a log, a timer: "
+            "name it in Target(not_state=...))")
+    [framework] = reworded_lines([line], LIGHTNING)
+    assert "name it in the target's not_state=...)" in framework, framework
+    assert reworded_lines([line], {}) == [line]

@@ -232,8 +232,9 @@ def test_an_ablation_that_resumes_alike_names_the_restore_that_departs():
                     runs=[run([], IDENTICAL, None, "program"), run([], DIVERGED, 11),
                           run(["params"], INCONCLUSIVE, 11), run(["rng"], INCONCLUSIVE, None)])
     notice = report.incomplete_state_notice() or ""
-    assert notice.endswith(" Left out of the engine's restore, `rng` resumes as the "
-                           "uninterrupted run, every step and the end alike: the engine's own "
-                           "restore of it is what departs (put in after what reads it: an "
-                           "iterator the framework made before, from a generator it holds)."), \
-        notice
+    # (trial 677: said last, after a WARNING that opened on the fit loop's counts: it leads)
+    assert notice.startswith("Left out of the engine's restore, `rng` resumes as the "
+                             "uninterrupted run, every step and the end alike: the engine's "
+                             "own restore of it is what departs (put in after what reads it: "
+                             "an iterator the framework made before, from a generator it "
+                             "holds). "), notice
