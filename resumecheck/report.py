@@ -603,7 +603,8 @@ class Report:
                 and own.verdict in (IDENTICAL, CLOSE) and not own.lost_on_resave():
             # (a trial: a correct Trainer program read the WARNING as its own fault)
             notice += _own_equivalent(own, self.undeclared)
-        departs = _restore_departs(self.runs)
+        engine = self.engine_resume  # (one that failed to build or restore: not this)
+        departs = _restore_departs(self.runs) if engine and engine.verdict == DIVERGED else ""
         # (trial 677: said last, after a WARNING that opened on the fit loop's counts)
         return None if notice is None else (departs.strip() + " " + notice if departs
                                             else notice)
