@@ -280,9 +280,13 @@ def _gradients_one_run_has(reference: SegmentResult,
     step = result.first_divergent_step
     if quantity_kind(result.first_divergent_key or "") == "grad":
         return ""
-    mine = next((r for _, seg in segments for r in seg.records if r.step == step), None)
-    theirs = next((r for r in reference.records if r.step == step), None)
-    if mine is None or theirs is None or mine.skipped or theirs.skipped:
+    if step is None or not 1 <= step <= len(reference.records):
+        return ""
+    _, mine = _record(segments, step)
+    theirs = reference.records[step - 1]
+    if mine is None:
+        return ""
+    if mine.skipped or theirs.skipped:
         return ""
     grads = [{k for k in rec.digests if quantity_kind(k) == "grad"} for rec in (mine, theirs)]
     said = []

@@ -25,7 +25,8 @@ from resumecheck.phrases import (
     NOT_VALIDATED_AGAIN, ONE_POSITION, POSITION_TRANSFORMED, READ_BEFORE, REORDERED,
     RESTORE_CHANGED, RESTORING,
     POSITION_UNUSED, SET_ALIKE_LATER, SKIPS_BLIND, STARTED_LEVEL, STOPPED,
-    changed_after_load, drawn_at_import_text, first_line, global_streams, lost_uncompared,
+    changed_after_load, drawn_at_import_text, first_line, framework_name, global_streams,
+    lost_uncompared,
     paths_said,
     set_again_uncompared, uncompared_path,
     unused_position,
@@ -606,8 +607,7 @@ class Report:
         engine = self.engine_resume  # (one that failed to build or restore: not this)
         departs = _restore_departs(self.runs) if engine and engine.verdict == DIVERGED else ""
         # (trial 677: said last, after a WARNING that opened on the fit loop's counts)
-        return None if notice is None else (departs.strip() + " " + notice if departs
-                                            else notice)
+        return None if notice is None else " ".join(filter(None, (departs, notice)))
 
     def label_of(self, run: RunResult) -> str:
         """A run's label in this report: the engine's full resume beside the
@@ -1388,8 +1388,8 @@ def _loop_rate(where: str, framework: str | None) -> str:
     correct twin alike, and the WARNING tied the departure to the lost state)."""
     if framework is None or "(learning rate)" not in where:
         return ""
-    name = framework.split("'s ")[0]
-    return (f" The learning rate is the first to differ: {name}'s loop may also step a "
+    return (f" The learning rate is the first to differ: {framework_name(framework)}'s loop "
+            "may also step a "
             "scheduler otherwise after a restore than in the uninterrupted run (Lightning may "
             "leave out the epoch-end step of a scheduler stepped per epoch or on a validation "
             "metric, at the end of the epoch the resume began in), which no checkpoint puts "
@@ -1409,7 +1409,7 @@ def _restore_departs(runs: Sequence[RunResult]) -> str:
         return ""
     named = ", ".join(f"`{name}`" for name in alike)
     one = len(alike) == 1
-    return (f" Left out of the engine's restore, {named} {'resumes' if one else 'each resume'} "
+    return (f"Left out of the engine's restore, {named} {'resumes' if one else 'each resume'} "
             "as the uninterrupted run, every step and the end alike: the engine's own restore "
             f"of {'it' if one else 'them'} is what departs (put in after what reads "
             f"{'it' if one else 'them'}: an iterator the framework made before, from a "

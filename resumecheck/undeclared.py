@@ -939,7 +939,7 @@ _SUBCLASS_TODO = (
 """What to do about state a Trainer subclass keeps (``transformers._subclass_fields``); a
 trial's subclass saved its controller in a file of its own beside the Trainer's, and read
 that the checkpoint did not hold it; trial 673's load read a key its save had renamed, and
-was told to move the field into a callback)."""
+was told to move the field into a callback."""
 
 
 def _amount(missed: list[torch.Tensor]) -> str:

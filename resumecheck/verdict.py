@@ -12,7 +12,6 @@ The engine (``engine.py``) runs the programs and calls in here.
 from __future__ import annotations
 
 import math
-import os
 import re
 import threading
 from collections import OrderedDict

@@ -158,6 +158,10 @@ class LoopProgram:
         """What writes the checkpoint, in a report's words (no save() of yours)."""
         return f"{self.framework}'s checkpoint save"
 
+    saved_where = ""
+    """Where the framework writes its checkpoint otherwise than the run's own
+    saves do, in words (``loop_note``); '' where alike or not known."""
+
     @property
     def loop_note(self) -> str:
         """What the program's own resume says of the code that ran (a trial's
@@ -165,7 +169,7 @@ class LoopProgram:
         save/load", read "resumes bit for bit"); and, where the framework writes
         its checkpoint elsewhere than the run's own saves do, where
         (``saved_where``)."""
-        return loop_note(self.framework) + getattr(self, "saved_where", "")
+        return loop_note(self.framework) + self.saved_where
 
     def __init__(self) -> None:
         self._channel = _Channel()
