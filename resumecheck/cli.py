@@ -326,6 +326,10 @@ def _fuzz_parser(sub: Any) -> None:
     fz.add_argument("--plot", metavar="FILE.png|FILE.svg",
                     help="draw the minimal failing schedule's divergence figure (needs the "
                     "extra resumecheck[plot])")
+    fz.add_argument("--strict", action="store_true",
+                    help="where no schedule fails, exit 1 also where `resumecheck run "
+                    "--strict` would at the default resume point (a `not compared` line that "
+                    "says your checkpoint loses it, or a latent gap), said on standard error")
     fz.add_argument("--quiet", action="store_true",
                     help="no progress bar on stderr, even on a terminal")
 
@@ -864,28 +868,54 @@ def _strict_fails(args: argparse.Namespace, report: Any) -> bool:
     standard error (trials 180, 183, 186:
     a checkpoint that loses a callback's state, or an EMA's count, exited 0, and
     a pipeline reads the exit code)."""
-    from resumecheck.phrases import lost_uncompared, paths_said, set_again_uncompared
     from resumecheck.report import latent_words
 
-    lost = lost_uncompared(report.undeclared) if args.strict else []
-    again = set_again_uncompared(report.undeclared) if args.strict else []
-    gaps = latent_words(report) if args.strict else ""
+    if not args.strict:
+        return False
+    full = report.full_resume  # (trial 381: the one failure with no command to rerun)
+    again_with = f"; reproduce: {full.reproduce} --strict" if full and full.reproduce else ""
+    return _strict_said(report.undeclared, latent_words(report), again_with)
+
+
+def _strict_said(undeclared: list[str], gaps: str, again_with: str) -> bool:
+    """Say on standard error what fails ``--strict`` (the `not compared` lines that
+    say the own resume ends otherwise, or held it otherwise after its load; the
+    latent gaps, in words), each with the command that shows it again; whether any does."""
+    from resumecheck.phrases import lost_uncompared, paths_said, set_again_uncompared
+
+    lost, again = lost_uncompared(undeclared), set_again_uncompared(undeclared)
     if gaps:  # (trial 473: a scaler restored otherwise passed --strict, exit 0)
-        full = report.full_resume
-        again_with = f"; reproduce: {full.reproduce} --strict" if full and full.reproduce else ""
         print(f"resumecheck: --strict: {gaps}: exit 1 (see the diagnosis; another resume "
               f"point may show it change the run){again_with}", file=sys.stderr)
     if lost or again:
         said = [f"ends otherwise with {paths_said(lost, quote='')}"] if lost else []
         said += [f"held {paths_said(again, quote='')} otherwise after its load (a later step "
                  "set it again)"] if again else []
-        full = report.full_resume  # (trial 381: the one failure with no command to rerun)
-        again_with = f"; reproduce: {full.reproduce} --strict" if full and full.reproduce else ""
         # (trial 668: "which no component declares" of a field its component's state left out)
         print(f"resumecheck: --strict: your own resume {', and '.join(said)}, which no "
               f"declared component's state holds: exit 1 (see `not compared` in the report)"
               f"{again_with}", file=sys.stderr)
     return bool(lost or again or gaps)
+
+
+def _strict_fuzz(args: argparse.Namespace, result: Any) -> int | None:
+    """``fuzz --strict`` where no schedule failed (trials 646, 661, 668: an early
+    stopper's lost counters, named in `not compared` lines alone, exited 0, and
+    fuzz had no --strict): what fails ``run --strict`` at the default resume
+    point exits 1 here too; where that was not looked at (the time budget ran
+    out first), nothing can pass it: inconclusive. None: ``--strict`` passes."""
+    if not args.strict:
+        return None
+    if result.undeclared is None:
+        print("resumecheck: --strict: what your program keeps outside its declared "
+              "components was not looked at (the time budget ran out first, or an elastic "
+              "resume, which is not looked at), so --strict cannot pass it: exit 5; give a "
+              "larger --budget, or run `resumecheck run --strict`", file=sys.stderr)
+        return EXIT_INCONCLUSIVE
+    gaps = ", ".join(result.latent_gaps)
+    gaps = f"latent gap at the default resume point: {gaps}" if gaps else ""
+    again_with = f"; reproduce: {result.default_run} --strict" if result.default_run else ""
+    return EXIT_NOT_EQUIVALENT if _strict_said(result.undeclared, gaps, again_with) else None
 
 
 def _check_outputs(args: argparse.Namespace) -> None:
@@ -938,7 +968,10 @@ def _fuzz(args: argparse.Namespace) -> int:
         return EXIT_NOT_EQUIVALENT
     # (a trial: every elastic example inconclusive, and the command exited 0: a green
     # build on a real bug)
-    return EXIT_INCONCLUSIVE if result.inconclusive else EXIT_EQUIVALENT
+    if result.inconclusive:
+        return EXIT_INCONCLUSIVE
+    strict = _strict_fuzz(args, result)
+    return EXIT_EQUIVALENT if strict is None else strict
 
 
 def _check_plot(plot: str | None, target: str | None, output: str | None = None) -> None:

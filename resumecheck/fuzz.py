@@ -155,6 +155,8 @@ class FuzzResult:
     latent_gaps: list[str] = field(default_factory=list)
     """Where no schedule failed: the full resume's latent gaps at the default
     resume point, as ``run`` words them (trial 248: fuzz said nothing of one)."""
+    default_run: str | None = None
+    """The ``run`` command of the look at what is not compared (``fuzz --strict``'s)."""
     caveats: list[str] = field(default_factory=list)
     """Where no schedule failed: what ``run`` says it cannot see at the default
     resume point (``Report.caveats``; trial 155: a seed set again in the script's
@@ -748,11 +750,22 @@ def _not_compared(checker: Checker, result: FuzzResult, budget: float,
         result.caveats = [c for c in caveats(report)
                           if not c.startswith(_AT_IMPORT)] + _loop_note(checker)
         result.latent_gaps = list(full.latent_parts().values()) if full is not None else []
+        result.default_run = _default_run(checker)
         return at_the_point(report.undeclared, list(checker.resume_at))
     except BudgetExhausted:
         return None
     finally:
         checker.limit(None)
+
+
+def _default_run(checker: Checker) -> str | None:
+    """The ``resumecheck run`` command that looks at the default resume point as
+    ``_not_compared`` did (none dropped, no noise runs): None for an in-memory target."""
+    s, spec = checker.settings, checker.target.spec
+    return None if spec is None else reproduce_command(
+        "run", spec, steps=s.n, seed=s.seed, threads=s.threads, isolation=s.isolation,
+        resume_at=list(checker.resume_at), drop=(), noise_seeds=0, timeout=s.timeout,
+        nproc=s.nproc)
 
 
 def _caveats_unlooked(checker: Checker, result: FuzzResult) -> list[str]:
