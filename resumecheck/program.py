@@ -348,13 +348,18 @@ def _unstepped_modules(components: Sequence[Component]) -> list[str]:
             and not any(id(p) in stepped for p in c.obj.parameters())]
 
 
-def _unkept_by_accelerate(program: Any, components: list[Component]) -> dict[str, str]:
+def _unkept_by_accelerate(program: Any, components: list[Component],
+                          checkpoint: str | None = None) -> dict[str, str]:
     """A program of your own that keeps an Accelerate ``Accelerator`` (as an
     attribute, or one of a namespace it keeps) and declares a scheduler that
     accelerator did not prepare: its ``save_state()`` does not hold it (trial
     532: a confirmed finding, and no word of the one call behind it, which an
     Accelerate target is told); and an object of its own that it did not
-    register (``register_for_checkpointing``)."""
+    register (``register_for_checkpointing``). ``checkpoint``: the program's
+    own, once its load has read it: where it holds none of the files
+    ``save_state()`` writes, the save went around it, and the advice is to
+    write the state in save() (trial 684: told to register a generator its
+    save() never wrote, in a checkpoint that save_state() did not write)."""
     held = list(getattr(program, "__dict__", {}).values())
     held += [v for h in list(held) if not isinstance(h, (torch.nn.Module, torch.Tensor))
              and type(h).__module__.split(".", 1)[0] not in ("torch", "accelerate")
@@ -374,8 +379,35 @@ def _unkept_by_accelerate(program: Any, components: list[Component]) -> dict[str
                     f"register_for_checkpointing({c.name}); where your save() writes it "
                     "itself, check what your load() sets it to from what it wrote")
            for c in components if _own_stateful(c.obj) and id(c.obj) not in registered}
-    return {**own, **{c.name: accelerate_scheduler_todo(c.name) for c in components
-                      if isinstance(c.obj, _SCHEDULERS) and id(c.obj) not in kept}}
+    unkept = {**own, **{c.name: accelerate_scheduler_todo(c.name) for c in components
+                        if isinstance(c.obj, _SCHEDULERS) and id(c.obj) not in kept}}
+    if checkpoint is not None and _through_save_state(checkpoint) is False:
+        return {name: ("your save() does not go through Accelerate's save_state() (the "
+                       f"checkpoint your load() read holds no {_SAVE_STATE_MARK} file, which "
+                       f"save_state() always writes): check that save() writes `{name}`'s "
+                       "state and that load() sets it back from what it wrote")
+                for name in unkept}
+    return unkept
+
+
+_SAVE_STATE_MARK = "random_states_<rank>.pkl"
+
+
+def _through_save_state(checkpoint: str) -> bool | None:
+    """Whether the program's checkpoint at ``checkpoint`` (a file or directory,
+    or files that begin with its name) holds what Accelerate's ``save_state()``
+    writes on every call (its streams, ``random_states_<rank>.pkl``); None
+    where nothing is there to look at."""
+    places = [Path(checkpoint), *Path(checkpoint).parent.glob(Path(checkpoint).name + "?*")]
+    places = [p for p in places if p.exists()]
+    if not places:
+        return None
+    for place in places:
+        if place.is_dir():
+            for _, _, files in os.walk(place):
+                if any(f.startswith("random_states_") and f.endswith(".pkl") for f in files):
+                    return True
+    return False
 
 
 def accelerate_kept(accelerator: Any) -> set[int]:
@@ -460,7 +492,7 @@ class BuiltProgram:
         fresh = BuiltProgram.wrap(self.target_name, self.program)
         self.components = fresh.components
 
-    def advice(self) -> dict[str, str]:
+    def advice(self, checkpoint: str | None = None) -> dict[str, str]:
         """Per component, what makes the program's checkpoint hold it, where a
         setting of a framework decides that (``checkpoint_advice()``, which the
         framework adapters define: a Trainer that restores callbacks only when
@@ -468,7 +500,7 @@ class BuiltProgram:
         advise = getattr(self.program, "checkpoint_advice", None)
         given = advise() if callable(advise) else None
         if not isinstance(given, Mapping):
-            return _unkept_by_accelerate(self.program, self.components)
+            return _unkept_by_accelerate(self.program, self.components, checkpoint)
         return {str(k): v for k, v in given.items() if isinstance(v, str) and v}
 
     @property

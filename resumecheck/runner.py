@@ -416,6 +416,14 @@ def _replaced_error(built: BuiltProgram, names: list[str], step: int) -> TargetE
         "place (add_param_group, param_groups' settings)")
 
 
+def _advice(built: BuiltProgram, spec: SegmentSpec) -> dict[str, str]:
+    """``built.advice()``, told the program's own checkpoint its load read, if
+    one did (trial 684: what that checkpoint holds decides the advice)."""
+    restore = spec.restore
+    return built.advice(restore.path if restore is not None and restore.source == "program"
+                        else None)
+
+
 def _build_watched(target: Target, spec: SegmentSpec, capture: dict[str, Any] | None,
                    result: SegmentResult) -> BuiltProgram:
     """The segment's program built; for the reference (the run that looks for
@@ -473,7 +481,7 @@ class _Segment:
             carry.arm(step)  # (at a resume point, after its save: what a restart starts without)
             note_step(step)
         self.enter("capture")
-        self.result.boundaries, self.result.advice = built.boundaries(), built.advice()  # (again)
+        self.result.boundaries, self.result.advice = built.boundaries(), _advice(built, self.spec)
         if spec.capture_end:
             self.result.end_state = str(self.work / f"{spec.name}.end.pt")
             save_capture(built, self.result.end_state, verify=not self.result.captures,
@@ -523,7 +531,7 @@ class _Segment:
             self.enter("restore")
             result.unreached = _restore_watched(built, spec.restore, capture, result, spec.began)
             built.refresh()
-            result.advice = built.advice()  # (what the restore found: trial 516)
+            result.advice = _advice(built, self.spec)  # (what the restore found: trial 516)
             restored = str(self.work / f"{spec.name}.restored.pt")
             source = spec.restore.path if spec.restore.source == "engine" else None
             if asks_apart(built):  # (what a loader's state_dict() does stays in the fork)

@@ -945,3 +945,12 @@ def test_a_program_of_your_own_is_told_to_prepare_the_scheduler_its_accelerator_
                            "accelerator.register_for_checkpointing(curriculum); where your "
                            "save() writes it itself, check what your load() sets it to from "
                            "what it wrote")
+    # (trial 684: a save() of its own around save_state(), told to register what it lost)
+    around = resumecheck.verify("fixtures.trust.accelerate_unprepared:OWN_SAVE", **fast)
+    fixes = {f.component: f.fix for f in around.full_resume.diagnosis}
+    assert sorted(fixes) == ["curriculum", "scheduler"], around.render()
+    for name, fix in fixes.items():
+        assert fix == ("your save() does not go through Accelerate's save_state() (the checkpoint "
+                       "your load() read holds no random_states_<rank>.pkl file, which "
+                       f"save_state() always writes): check that save() writes `{name}`'s state "
+                       "and that load() sets it back from what it wrote"), fix
