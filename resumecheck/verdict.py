@@ -2850,8 +2850,8 @@ def note_data_not_resumable(own: RunResult, loader: str | None, framework: str |
         f"; {name} {NOT_RESUMABLE} (state_dict() and load_state_dict(): torchdata's "
         f"StatefulDataLoader), and yours is {loader}: a resume inside an epoch reads that "
         f"epoch again from its start ({name} warns that it is not resumable), unless code of "
-        "yours puts the place back (a datamodule's load_state_dict() that sets its sampler's "
-        "position: then what it keeps is what to look at)")
+        "yours puts the place back (a callback's or a datamodule's load_state_dict() that sets "
+        "its sampler's position: then what it keeps is what to look at)")
 
 
 def note_lengthless(run: RunResult, dataset: str | None, framework: str | None) -> None:

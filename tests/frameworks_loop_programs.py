@@ -593,6 +593,38 @@ LIGHTNING_LOADER_GENERATOR = lightning_target(
     data=_loader_with_its_own_generator, steps=8, resume_at=(3,))
 
 
+def _own_sampler_beside_a_generator():
+    """Trial 681's loader: a sampler of the program's own, whose order each epoch
+    comes from its epoch (Lightning calls set_epoch), and a generator given to
+    the loader, which then draws from it nothing but the base seed of workers it
+    does not have."""
+    import torch
+
+    rows = lightning_train().rows()
+
+    class EpochOrder(torch.utils.data.Sampler):
+        def __init__(self):
+            self.epoch = 0
+
+        def set_epoch(self, epoch):
+            self.epoch = epoch
+
+        def __len__(self):
+            return len(rows)
+
+        def __iter__(self):
+            yield from torch.randperm(len(rows), generator=torch.Generator().manual_seed(
+                self.epoch)).tolist()
+
+    return torch.utils.data.DataLoader(rows, batch_size=8, sampler=EpochOrder(),
+                                       generator=torch.Generator().manual_seed(0))
+
+
+LIGHTNING_SAMPLER_BESIDE_GENERATOR = lightning_target(
+    module=lambda: lightning_train().TinyClassifier(dropout=0.0),
+    data=_own_sampler_beside_a_generator, steps=8, resume_at=(5,))
+
+
 # Targets whose trainer settings hold a Lightning callback are built on first use
 # (PEP 562): importing this module at collection must not import Lightning.
 _BUILT_ON_FIRST_USE = {

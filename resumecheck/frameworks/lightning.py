@@ -61,6 +61,7 @@ from resumecheck.frameworks._loop import (
 from resumecheck.phrases import LIGHTNING_DATASET, LIGHTNING_LOADER
 from resumecheck.program import Target
 from resumecheck.segments import scratch_dir
+from resumecheck.undeclared import seeds_no_worker
 
 __all__ = ["SAVED_AT_BATCH_END", "LightningProgram", "lightning_target"]
 
@@ -384,13 +385,18 @@ def _loader_generators(data: Any) -> dict[str, torch.Generator]:
     or a list of them; a LightningDataModule makes its loaders inside the
     fit): a loader's generator orders its shuffle, and Lightning's checkpoint
     holds it only through a stateful loader's state. Named as Accelerate's
-    adapter names its loader's: ``loader`` (``loader0``, ``loader1``, ... for a list)."""
+    adapter names its loader's: ``loader`` (``loader0``, ``loader1``, ... for a list).
+    Not one that draws nothing but the base seed of workers its loader does not
+    have, as Accelerate's adapter leaves it out (trial 681: beside a sampler of
+    its own, it ended a draw otherwise after a correct resume, a latent gap
+    that failed ``--strict``, and led a lost position's diagnosis)."""
     loaders = list(data) if isinstance(data, (list, tuple)) else [data]
     found = {}
     for i, loader in enumerate(loaders):
         generator = getattr(loader, "generator", None)
         if isinstance(loader, torch.utils.data.DataLoader) \
-                and isinstance(generator, torch.Generator):
+                and isinstance(generator, torch.Generator) \
+                and not seeds_no_worker(loader, generator):
             found["loader" if len(loaders) == 1 else f"loader{i}"] = generator
     return found
 
