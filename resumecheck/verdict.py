@@ -2412,6 +2412,17 @@ _REBOUND_RERUN = ("; not judged: putting the uninterrupted run's state in does n
                   "which optimizer a scheduler steps")
 
 
+def _global_streams_only(finding: Finding) -> bool:
+    """A random state's finding whose differing streams are global ones alone:
+    an iterator the program made before a rerun put it right draws its order
+    from a generator of the program's own in the same component (what
+    ``iterators_over`` finds), not from these, so that rerun is evidence (trial
+    688: the torch stream, which a loader's iterator drew its base seed from,
+    was told "check what your save() stores" beside a sampler's own generator)."""
+    return is_stream_detail(finding.detail) \
+        and "generator '" not in finding.detail.split(" differ", 1)[0]
+
+
 def _unreached_text(component: str, where: list[str], stream: bool = False) -> str:
     """Why a data loader's rerun is no evidence (``settle_findings``); or a
     random state's (``stream``), whose generator such an iterator drew from;
@@ -3315,7 +3326,7 @@ def settle_findings(ref: Reference, result: RunResult, outcomes: dict[int, bool 
                                   matters_from=matters_from(ref, finding, next_draws or {})))
         elif finding.status == LATENT:  # (streams the reference never drew from: diagnose)
             judged.append(replace(finding, confirmed=False))
-        elif outcomes.get(i, False) is None:  # (a rerun that is no evidence: says why)
+        elif outcomes.get(i, False) is None and not _global_streams_only(finding):  # (says why)
             judged.append(replace(finding, detail=finding.detail + (
                 _FROZEN_RERUN if frozen_in(finding) else _REBOUND_RERUN if rebound_in(finding)
                 else _unreached_text(

@@ -125,6 +125,22 @@ def test_a_generator_a_made_iterator_drew_its_order_from_is_not_called_not_the_c
     assert verify(spec + "SAVES_EPOCH_START", drop="none", noise_seeds=0).equivalent
 
 
+def test_a_global_stream_beside_that_generator_is_judged_by_its_rerun():
+    """Trial 688: beside a sampler's own generator that came back right, the
+    torch stream a loader's iterator drew its base seed from after the load
+    read "not judged: ... check what your save() stores for it", and a count
+    the save lost was the cause: the iterator made before drew nothing of its
+    order from that stream, so the rerun that put it right is evidence."""
+    report = verify("fixtures.trust.generator_saved_after_shuffle:LOSES_COUNT", drop="none",
+                    noise_seeds=0, check_determinism=False)
+    findings = {f.component: f for f in report.full_resume.diagnosis}
+    assert findings["seen"].status == "confirmed", findings
+    rng = findings["rng"]
+    assert rng.detail.startswith("torch CPU stream differs"), rng.detail
+    assert (rng.status, rng.confirmed) == ("not_cause", False), rng
+    assert "check what your save() stores" not in rng.detail
+
+
 def test_a_sampler_epoch_a_made_iterator_drew_its_order_from_is_not_called_not_the_cause():
     """Trial 241: a load() that made the epoch's iterator over the script's own
     sampler before setting its epoch read `sampler_epoch: 0, expected 1 (differs,
