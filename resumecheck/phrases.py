@@ -39,6 +39,7 @@ __all__ = ["ACCELERATE_DATASET", "ADAPTER_LEFT_OUT", "AFTER_LAST_STEP", "AS_THE_
            "HASH_ORDER_UNCHECKED", "MODULE_LEVEL", "OLDER_CHECKPOINT", "CAUSE_YET_BLIND",
            "ONE_POSITION",
            "global_streams",
+           "CAME_BACK_READ",
            "RESTORE_CHANGED", "RESTORING", "STARTED_LEVEL", "STOPPED", "UNDECLARED_LEAD",
            "first_few", "first_line",
            "lost_uncompared", "merge_alike", "merge_items", "uncompared_path", "undeclared_lead",
@@ -478,6 +479,12 @@ RESTORE_CHANGED = ("the run held it as the uninterrupted run did right before th
                    "the restore changed it")
 """How a finding at a later restart says that the restore, not the steps
 before it, made it differ (``RunResult.lossy_loads``)."""
+
+CAME_BACK_READ = "yet its restore carried state the steps read"
+"""How a finding of the engine's full resume, a declared component otherwise
+right after the restore, says that dropping it departs before that resume
+does: its restore carried what those steps read (a load applied when the next
+iterator is made), so it is no lossy load (``RunResult.lossy_loads``)."""
 
 NOT_VALIDATED_AGAIN = "a resume from it does not validate again"
 """How a run's why says that the framework's loop validated after the step

@@ -602,11 +602,12 @@ def _markdown_cells(entry: dict[str, Any]) -> list[str]:
 def _lossy_loads(run: dict[str, Any]) -> list[dict[str, Any]]:
     """``RunResult.lossy_loads`` of a run's JSON: at the first restore, the
     reference's state put in, or at a later one that changed what the run held alike."""
-    from resumecheck.phrases import RESTORE_CHANGED
+    from resumecheck.phrases import CAME_BACK_READ, RESTORE_CHANGED
 
     first = (run["resume_at"] or [None])[0]
     return [f for f in run["diagnosis"] if f.get("basis") == "reference" and (
-        f.get("step") == first or RESTORE_CHANGED in f["detail"])]
+        f.get("step") == first or RESTORE_CHANGED in f["detail"])
+        and CAME_BACK_READ not in f["detail"]]
 
 
 def _engine_why(run: dict[str, Any], own: dict[str, Any]) -> str:

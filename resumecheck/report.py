@@ -23,7 +23,7 @@ from resumecheck.phrases import (
     LOSS_LOG, NOT_RESUMABLE,
     FRAMEWORK_RESUME, HASH_ORDER_UNCHECKED, LOOP_GOES_ON, ORDER_BEFORE_RESTORE,
     NOT_VALIDATED_AGAIN, ONE_POSITION, POSITION_TRANSFORMED, READ_BEFORE, REORDERED,
-    RESTORE_CHANGED, RESTORING,
+    CAME_BACK_READ, RESTORE_CHANGED, RESTORING,
     POSITION_UNUSED, SET_ALIKE_LATER, SKIPS_BLIND, STARTED_LEVEL, STOPPED,
     changed_after_load, drawn_at_import_text, first_line, framework_name, global_streams,
     lost_uncompared,
@@ -408,7 +408,8 @@ class RunResult:
         called lossy at the second), unless the run held it as the reference
         did right before that restart (``RESTORE_CHANGED``)."""
         return [f for f in self.diagnosis if f.basis == "reference" and (
-            f.step == self.resume_at[0] or RESTORE_CHANGED in f.detail)]
+            f.step == self.resume_at[0] or RESTORE_CHANGED in f.detail)
+            and CAME_BACK_READ not in f.detail]
 
     def steps_match(self) -> bool:
         """Every step of this diverged run matched: only its end state differs."""

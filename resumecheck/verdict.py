@@ -47,7 +47,7 @@ from resumecheck.phrases import (
     NONE_DIFFERS, ONE_POSITION, STREAMS_NOT_KEPT, frozen_only,
     FEWER_STEPS, LOOP_ENDED, SET_BY_EPOCH,
     LOOP_GOES_ON, MODULE_ATTR_TODO, MODULE_LEVEL, NOT_DECLARED, NOT_RESUMABLE,
-    NOT_VALIDATED_AGAIN,
+    CAME_BACK_READ, NOT_VALIDATED_AGAIN,
     OLDER_CHECKPOINT, ORDER_BEFORE_RESTORE, OUTSIDE_THE_CHECKPOINT, OWN_RESUME_ENDS_OTHERWISE,
     OWN_RESUME_ENDS_WITHOUT, POSITION_NEW_EPOCH, POSITION_UNUSED, PUT_BACK_HOLDS,
     POSITION_FIELDS_LEFT, NOT_SET_BACK, REGISTER_GENERATOR,
@@ -3659,6 +3659,7 @@ def judge_ablations(engine_full: RunResult, engine_trajectory: list[Any],
             continue
         if _departs_first(run, engine_full):
             _before_full_resume(run, engine_full)
+            _came_back(engine_full, run)
             continue
         if _ends_otherwise_beyond(run, engine_full):
             continue
@@ -3679,6 +3680,30 @@ def judge_ablations(engine_full: RunResult, engine_trajectory: list[Any],
             text += ("; its trajectory is identical to the full resume's divergence: "
                      "not evidence that the component matters")
         run.explanation = text
+
+
+def _came_back(engine_full: RunResult, run: RunResult) -> None:
+    """A declared component otherwise right after the engine's restore (a
+    lossy load) whose drop departs before that resume does: its restore carried
+    what those steps read, so the finding says so and is no lossy load, and
+    the resume's why no longer says it did not come back (trial 687: a
+    StatefulDataLoader's position, which its load applies when it next makes
+    an iterator, read "does not load back its own state" in the WARNING, where
+    a callback's lost sum made that resume depart)."""
+    lossy = engine_full.lossy_loads()
+    if len(run.dropped) != 1 or run.dropped[0] not in {f.component for f in lossy}:
+        return
+    said = _lossy_text(lossy)
+    engine_full.diagnosis = [replace(f, detail=(
+        f"{f.detail}; {CAME_BACK_READ}: dropping it departs at step {run.first_divergent_step}, "
+        "before this resume does (a load that sets a loader's state when it next makes an "
+        "iterator, as torchdata's StatefulDataLoader does, shows it so right after the "
+        "restore; one that brings back part of its state, the rest)"))
+        if f in lossy and f.component == run.dropped[0] else f
+        for f in engine_full.diagnosis]
+    left = engine_full.lossy_loads()
+    engine_full.explanation = engine_full.explanation.replace(
+        said, _lossy_text(left) if left else "", 1)
 
 
 def _departs_first(run: RunResult, engine_full: RunResult) -> bool:
