@@ -54,3 +54,11 @@ def test_a_stream_set_again_after_the_restore_is_a_blind_spot_said_as_a_stream()
         "as the uninterrupted run does: the program set it again before any step's loss, "
         "gradients or parameters showed it (a generator seeded again before the draws a step "
         "reads: a sampler that seeds it each epoch)")
+    # (trial 682: its blind spot's lines gave the advice of a component never read too)
+    from resumecheck.errors import ComponentsNotExercised
+
+    lines = str(ComponentsNotExercised(report, ["eval_rng"])).splitlines()
+    assert "what would exercise each is said below" in lines[1], lines
+    assert "for a component of your own" not in "\n".join(lines), lines
+    assert any(line.startswith("eval_rng: right after the restore it differed, and the program "
+                               "set it again") for line in lines), lines
