@@ -647,6 +647,8 @@ def _failing_otherwise(tried: list[dict[str, Any]]) -> str:
         return ""
     its = "its" if len(tried) == 1 else "their"
     ways = {"end state alone": f"in {its} end state alone",
+            "lost on resave": ("only where a save right after the load, and a resume from "
+                               "it, departs: lost on a second resume"),
             "other components": "blaming other components",
             # (trial 494: resuming at 1 to 4 lost the same counter, undeclared there, and
             # "fail otherwise" read as another failure)
@@ -1069,16 +1071,24 @@ def _first_failing(checker: Checker, candidates: list[list[int]],
                 continue
             if _alike(run, found, bool(checker.segment.boundaries.get("data_not_resumable"))):
                 return run
-            # (trial 263: a crash at an epoch's end, earlier, read "blaming other components")
-            how = ("failed" if run.verdict == FAILED
-                   else "epoch again" if _epoch_again(run) and not _epoch_again(found)
-                   else "end state alone" if _departs(found) and not _departs(run)
-                   else "engine departs" if run.engine_departs
-                   else "no component" if not run.diagnosis  # (trial 392: "blaming other
-                   else "other components")  # components" of one that named none)
             if all(t["resume_at"] != run.resume_at for t in otherwise):
-                otherwise.append({"resume_at": list(run.resume_at), "how": how})
+                otherwise.append({"resume_at": list(run.resume_at), "how": _how(run, found)})
     return None
+
+
+def _how(run: RunResult, found: RunResult) -> str:
+    """How a schedule the shrink tried fails otherwise than ``found``."""
+    # (trial 263: a crash at an epoch's end, earlier, read "blaming other components")
+    return ("failed" if run.verdict == FAILED
+            else "epoch again" if _epoch_again(run) and not _epoch_again(found)
+            # (trial 694: "in its end state alone" of a resume alike to its end, whose
+            # save right after the load departed)
+            else "lost on resave" if _departs(found) and run.first_divergent_step is None
+            and bool(run.lost_on_resave())
+            else "end state alone" if _departs(found) and not _departs(run)
+            else "engine departs" if run.engine_departs
+            else "no component" if not run.diagnosis  # (trial 392: "blaming other
+            else "other components")  # components" of one that named none)
 
 
 def _finding_lines(run: RunResult, notice: str | None) -> list[str]:
