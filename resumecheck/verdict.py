@@ -1256,9 +1256,15 @@ def later_epoch_untried(ref: Reference, points: Sequence[int], steps: int) -> st
     if inside >= steps or (len(ends) > 1 and inside >= ends[1]):
         return None
     or_at_end = "" if max(points) < ends[0] else ", or at an epoch's end"
+    # (trial 683: a Trainer's group_by_length passed at 4, and every resume inside a later
+    # epoch departs; the adapter knew its sampler, and the line read as a general hint)
+    sampler = ref.segment.boundaries.get("order_before_restore")
+    known = (f"; there {sampler} draws each epoch's order from torch's global stream before "
+             "the framework's restore brings that stream back, so a resume there reads other "
+             "samples" if sampler else "")
     return (f"a restart inside an epoch after the first (every resume point here is inside the "
             f"first epoch, which ends after step {ends[0]}{or_at_end}): --resume-at {inside} "
-            "checks one, resumecheck fuzz tries them all")
+            f"checks one, resumecheck fuzz tries them all{known}")
 
 
 def _ends_inside_steps(ref: Reference) -> bool:
