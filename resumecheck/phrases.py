@@ -224,8 +224,11 @@ LEFT_OUT_ALIKE = ("; left out alone of the engine's restore, the run departs as 
                   "does, step for step")
 """How a finding of the program's own resume that a rerun put right to no change says that
 its ablation alone departs as that resume does (``verdict.note_dropped_alike``)."""
-LEFT_OUT_ALIKE_MARK = (" (the likely cause: put right in a rerun after your load(), the run "
-                       "departs no later, as where your load() reads it before that)")
+LEFT_OUT_ALIKE_MARK = (" (the likely cause, which a rerun cannot confirm: your load() may read "
+                       "it before a rerun puts it right after the load, and put right there the "
+                       "run departs no later)")
+"""(trial 694 read the mark that led with "put right in a rerun, the run departs
+no later" as "not the cause")"""
 """The mark of such a finding (in the diagnosis and in the why's restored-state clause)."""
 REGISTER_GENERATOR = "register it, RNGState({'name': generator}), to check that it resumes"
 """What a `not compared` line of a generator of the program's own says to do; a

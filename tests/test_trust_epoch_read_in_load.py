@@ -22,9 +22,10 @@ def test_a_lost_epoch_read_in_load_is_said_to_be_the_likely_cause():
     assert not epoch.confirmed
     lines = report.render().splitlines()
     assert "diagnosis: sampler_epoch: 0, expected 1; left out alone of the engine's restore, " \
-        "the run departs as your resume does, step for step (the likely cause: put right in a " \
-        "rerun after your load(), the run departs no later, as where your load() reads it " \
-        "before that)" in lines, [x for x in lines if x.startswith("diagnosis")]
+        "the run departs as your resume does, step for step (the likely cause, which a rerun " \
+        "cannot confirm: your load() may read it before a rerun puts it right after the load, " \
+        "and put right there the run departs no later)" in lines, \
+        [x for x in lines if x.startswith("diagnosis")]
     assert "put right alone, the run departs no later" not in own.explanation
     # (trial 559: three causes that were none led, the one that was came after "but")
     assert "put right in a rerun, none of what differs" not in own.explanation
