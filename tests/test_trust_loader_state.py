@@ -141,6 +141,22 @@ def test_a_global_stream_beside_that_generator_is_judged_by_its_rerun():
     assert "check what your save() stores" not in rng.detail
 
 
+def test_a_generator_state_lost_at_the_first_epochs_end_is_no_position_in_another_form():
+    """Trial 692: a position whose save() left out the shuffle generator's state
+    at the epoch's start, resumed at the first epoch's end, where a fresh
+    build's generator held what it lost, read "one position in another form"
+    (a note, no gap); at a later epoch's end the resume departs."""
+    spec = "fixtures.trust.generator_saved_after_shuffle:LOSES_EPOCH_START"
+    fast = {"drop": "none", "noise_seeds": 0, "check_determinism": False}
+    report = verify(spec, **fast)
+    [finding] = report.full_resume.diagnosis
+    assert finding.detail.startswith("gen missing, expected tensor[5056]"), finding.detail
+    assert finding.status == "latent" and report.full_resume.latent_gaps == ["data_cursor"]
+    assert "one position" not in finding.detail, finding.detail
+    later = verify(spec, steps=20, resume_at=[16], **fast)
+    assert later.full_resume.verdict == "diverged", later.render()
+
+
 def test_a_sampler_epoch_a_made_iterator_drew_its_order_from_is_not_called_not_the_cause():
     """Trial 241: a load() that made the epoch's iterator over the script's own
     sampler before setting its epoch read `sampler_epoch: 0, expected 1 (differs,
