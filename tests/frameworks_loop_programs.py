@@ -276,7 +276,7 @@ def _reads_best_score():
 
 
 def _validated_on_a_plateau(accumulate: int = 1, early_stopping: bool = False,
-                            weighted: bool = False, patience: int = 0):
+                            weighted: bool = False, patience: int = 0, plain: bool = False):
     """Validation every 2 batches, its loss stepping a ReduceLROnPlateau (a
     trial's shape): a resume from a checkpoint written at the end of a batch
     that the uninterrupted run validated after does not validate again.
@@ -289,7 +289,10 @@ def _validated_on_a_plateau(accumulate: int = 1, early_stopping: bool = False,
     a plain attribute, in no checkpoint (trial 358: the WARNING put the departure to
     the validation, which changed nothing, and the lost weight second). ``patience``:
     the plateau's; a large one never cuts the rate, so only its count ends one step
-    behind (trial 463: the why gave general guesses, not the validation skipped)."""
+    behind (trial 463: the why gave general guesses, not the validation skipped).
+    ``plain``: no plateau, validated at each epoch's end, resumed at the second's
+    (trial 697: the validation loop's counts of batches ended otherwise, every
+    step alike)."""
     import lightning.pytorch as pl
     import torch
     import torch.nn.functional as F
@@ -325,6 +328,9 @@ def _validated_on_a_plateau(accumulate: int = 1, early_stopping: bool = False,
             self.alpha = 0.5 * self.alpha + 0.25
             return super().training_step(batch, batch_idx) * self.alpha
 
+    if plain:
+        return lightning_target(module=lambda: Validates(dropout=0.0), data=Data, steps=15,
+                                resume_at=(10,), trainer={"val_check_interval": 5})
     if weighted:
         return lightning_target(module=lambda: Weighted(dropout=0.0), data=Data, steps=8,
                                 resume_at=(4,), trainer={"val_check_interval": 2})
@@ -638,6 +644,7 @@ _BUILT_ON_FIRST_USE = {
     "LIGHTNING_ON_PLATEAU_PATIENT": lambda: _validated_on_a_plateau(patience=100),
     "LIGHTNING_ON_PLATEAU_ACCUMULATING": lambda: _validated_on_a_plateau(accumulate=2),
     "LIGHTNING_EARLY_STOPPING": lambda: _validated_on_a_plateau(early_stopping=True),
+    "LIGHTNING_VALIDATED_AT_EPOCH_END": lambda: _validated_on_a_plateau(plain=True),
     "LIGHTNING_WEIGHT_AND_VALIDATION": lambda: _validated_on_a_plateau(weighted=True),
     "LIGHTNING_PLATEAU_PER_EPOCH": _plateau_per_epoch,
     "LIGHTNING_SWA": _weights_averaged,

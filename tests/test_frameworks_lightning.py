@@ -823,6 +823,20 @@ def test_its_fix_restored_at_an_epochs_end_has_lightnings_counts_as_a_latent_gap
 
 
 @pytest.mark.e2e
+def test_its_validation_loops_counts_at_an_epochs_end_are_part_of_that_latent_gap():
+    """Trial 697: validated at each epoch's end and resumed at the second's, a
+    correct program read NOT EQUIVALENT, every step alike, for the validation
+    loop's counts of batches, which Lightning's restore does not reset before
+    the next validation, beside its counts of epochs."""
+    report = resumecheck.verify(spec("LIGHTNING_VALIDATED_AT_EPOCH_END"), drop="none",
+                                noise_seeds=0, check_determinism=False)
+    own = report.full_resume
+    assert report.equivalent and own.verdict == IDENTICAL, report.render()
+    # (and the torch stream, which the validation loader's iterators draw from)
+    assert own.latent_gaps == ["data_cursor", "rng"], own.latent_gaps
+
+
+@pytest.mark.e2e
 def test_resumed_again_at_the_next_epochs_end_a_sampler_that_reads_the_counts_departs():
     """The latent gap above matters where a step reads it: resumed at 5 and
     again at 10, Lightning sets the sampler's epoch from its count of epochs,
