@@ -117,7 +117,12 @@ def test_an_earlier_schedule_that_names_no_component_is_not_said_to_blame_others
     schema = json.loads(resources.files("resumecheck").joinpath("schemas/fuzz-1.json")
                         .read_text())
     how = schema["properties"]["failing_otherwise"]["items"]["properties"]["how"]
-    assert set(how["enum"]) == {"end state alone", "other components", "no component", "failed"}
+    assert set(how["enum"]) == {"end state alone", "lost on resave", "other components",
+                                "no component", "failed", "engine departs", "epoch again"}
+    from resumecheck.fuzz import _failing_otherwise
+
+    for way in how["enum"]:  # (each is said in words: trial 694's was missing from both)
+        assert _failing_otherwise([{"resume_at": [1], "how": way}]).strip(), way
 
 
 def test_a_failure_whose_components_no_rerun_decided_is_not_traded_for_another_cause():
