@@ -1217,6 +1217,7 @@ class Checker:
                                                   held=not job[0], resave=True), runs)
         fulls = 2 if self.segment.has_own_checkpoint else 1
         engine_full = done[fulls - 1]
+        verdict.modes_set_over(engine_full.result, [d.result for d in done[fulls:]])
         verdict.judge_ablations(engine_full.result, engine_full.trajectory,
                                 [(d.result, d.trajectory) for d in done[fulls:]], self.tolerance)
         settings_matter = _launch_settings_matter(self, engine_full)
@@ -1299,6 +1300,8 @@ class Checker:
                                checkpoint="program" if own else "engine", reproduce=_reproduce(
                                    self.target, self.settings, schedule, dropped))
             cmp = verdict.judge(self.reference, result, segments)
+            result.modes_set = [what for _, seg in segments
+                                for said in seg.modes_set.values() for what in said]
             resaved = False
             if cmp is not None and result.diagnosis:
                 resaved = self._confirmations.settle(result, segments, work, own, cmp.first)

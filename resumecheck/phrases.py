@@ -39,7 +39,7 @@ __all__ = ["ACCELERATE_DATASET", "ADAPTER_LEFT_OUT", "AFTER_LAST_STEP", "AS_THE_
            "HASH_ORDER_UNCHECKED", "MODULE_LEVEL", "OLDER_CHECKPOINT", "CAUSE_YET_BLIND",
            "ONE_POSITION",
            "global_streams",
-           "CAME_BACK_READ",
+           "CAME_BACK_READ", "MODES_PUT_BACK",
            "RESTORE_CHANGED", "RESTORING", "STARTED_LEVEL", "STOPPED", "UNDECLARED_LEAD",
            "first_few", "first_line",
            "lost_uncompared", "merge_alike", "merge_items", "uncompared_path", "undeclared_lead",
@@ -482,6 +482,11 @@ RESTORE_CHANGED = ("the run held it as the uninterrupted run did right before th
                    "the restore changed it")
 """How a finding at a later restart says that the restore, not the steps
 before it, made it differ (``RunResult.lossy_loads``)."""
+
+MODES_PUT_BACK = "every step matches, but this is no blind spot"
+"""How an ablation's why opens where the engine's restore put back the modes or
+frozen parameters the program held otherwise without the dropped component
+(``verdict.modes_set_over``)."""
 
 CAME_BACK_READ = "yet its restore carried state the steps read"
 """How a finding of the engine's full resume, a declared component otherwise

@@ -441,6 +441,7 @@ class BuiltProgram:
         self.program = program
         self.components = components
         self._loaders_found: list[str] | None = None
+        self.modes_set: dict[str, list[str]] = {}  # (restore._set_modes: what it set over)
 
     @classmethod
     def wrap(cls, target_name: str, program: Any) -> BuiltProgram:

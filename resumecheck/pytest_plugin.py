@@ -733,13 +733,20 @@ def _summary_row(entry: dict[str, Any]) -> str:
         else:
             # "exercised" only for an ablation that diverged; never for "inconclusive"
             # (trial 203 read "normaliser: ok" as "the normaliser resumes fine")
-            from resumecheck.phrases import CANNOT_RESTORE_WITHOUT, CAUSE_YET_BLIND, fields_as_built
+            from resumecheck.phrases import (
+                CANNOT_RESTORE_WITHOUT, CAUSE_YET_BLIND, MODES_PUT_BACK, fields_as_built,
+            )
 
             # (trial 158: a blind spot the full resume's row confirmed as its cause)
             state = ("blind spot, yet confirmed in the full resume"
                      if run["blind_spot"] and CAUSE_YET_BLIND in run["explanation"]
                      else "blind spot" if run["blind_spot"] else
                      _exercised_cell(run) if run["verdict"] == "diverged" else
+                     # (trial 699: a callback that freezes layers, which the engine's restore
+                     # of the module froze again)
+                     f"{_EXERCISED}: without it the program holds parameters' requires_grad "
+                     "or modules' modes otherwise, which the engine's restore put back"
+                     if MODES_PUT_BACK in run["explanation"] else
                      # (trial 457: `freeze: failed` in the row of a test that passed: a
                      # restore that fails without it needs it, which counts as exercised)
                      f"{_EXERCISED}: the restore fails without it"

@@ -369,6 +369,10 @@ class RunResult:
     beyond_at: list[int] = field(default_factory=list)
     """Of a plausible run, the steps whose |Δloss| exceeds the seeds' spread at
     that same step (the band is the widest spread at any step); not in the JSON."""
+    modes_set: list[str] = field(default_factory=list)
+    """What the engine's restores set of the declared modules' modes and frozen
+    parameters otherwise than the program held them, in words (``SegmentResult.
+    modes_set``); not in the JSON."""
     engine_departs: bool = False
     """The program's own resume: the engine's own full resume of its schedule
     departs too, so its findings are not judged (``verdict.unjudge_when_incomplete``);
@@ -464,7 +468,7 @@ class RunResult:
         data["trajectory"] = self.trajectory.to_json() if self.trajectory else None
         # (trial 453: `plausible` true beside a table's `silent`: the table's word too)
         data["noise"] = None if self.noise_label == "-" else self.noise_label
-        del data["engine_departs"], data["beyond_at"]
+        del data["engine_departs"], data["beyond_at"], data["modes_set"]
         return _finite(data)
 
 

@@ -246,14 +246,38 @@ def _set_modes(built: BuiltProgram, names: Iterable[str], meta: dict[str, Any] |
     for comp in built.components:
         if comp.name not in names or not isinstance(comp.obj, torch.nn.Module):
             continue
+        # (what the program held otherwise, by what the uninterrupted run had: modes_set)
+        changed: dict[str, list[str]] = {}
         if comp.name in evals:
             off = set(evals[comp.name])
             for path, module in comp.obj.named_modules():
+                if module.training == (path in off):
+                    changed.setdefault("in eval mode" if path in off else "in train mode",
+                                       []).append(path or "(the module)")
                 module.training = path not in off
         if comp.name in frozen:  # (and which parameters are frozen: requires_grad)
             still = set(frozen[comp.name])
             for path, param in comp.obj.named_parameters():
+                if param.requires_grad == (path in still):
+                    changed.setdefault("frozen" if path in still else "trainable",
+                                       []).append(path)
                 param.requires_grad_(path not in still)
+        if changed:
+            built.modes_set[comp.name] = [_held_otherwise(comp.name, there, paths)
+                                          for there, paths in changed.items()]
+
+
+_OTHERWISE = {"frozen": "trainable", "trainable": "frozen", "in eval mode": "in train mode",
+              "in train mode": "in eval mode"}
+
+
+def _held_otherwise(name: str, there: str, paths: list[str]) -> str:
+    """What the engine's restore set otherwise than the program held it, in
+    words: ``\`0.weight\`, \`0.bias\` of \`params\` trainable (frozen in the
+    uninterrupted run)``."""
+    shown = ", ".join(f"`{p}`" for p in paths[:3]) + (
+        f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+    return f"{shown} of `{name}` {_OTHERWISE[there]} ({there} in the uninterrupted run)"
 
 
 def among_ranks() -> bool:

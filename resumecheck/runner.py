@@ -523,7 +523,7 @@ class _Segment:
         capture = engine_capture(spec.restore)
         self.enter("build")
         built = self.built = _build_watched(self.target, spec, capture, result)
-        result.names = list(built.names)
+        result.names, result.modes_set = list(built.names), built.modes_set  # (restores fill it)
         result.has_own_checkpoint = built.has_own_checkpoint
         result.boundaries = built.boundaries()
         result.advice = built.advice()

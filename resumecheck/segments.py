@@ -226,6 +226,9 @@ class SegmentResult:
     """Data loaders (component names) the engine put state into at the restore
     while the program kept an iterator it had made from them, and where it
     keeps it: that state may not reach the iterator (``restore.restore_state``)."""
+    modes_set: dict[str, list[str]] = field(default_factory=dict)
+    """What the engine's restore set of the declared modules' modes and frozen
+    parameters otherwise than the program held them (``BuiltProgram.modes_set``)."""
     save_moved: dict[int, list[str]] = field(default_factory=dict)
     """What the program's own save() changed at each step where it was watched
     (``SegmentSpec.watch_save``): the declared components whose state differs

@@ -47,7 +47,7 @@ from resumecheck.phrases import (
     NONE_DIFFERS, ONE_POSITION, STREAMS_NOT_KEPT, frozen_only,
     FEWER_STEPS, LOOP_ENDED, SET_BY_EPOCH,
     LOOP_GOES_ON, MODULE_ATTR_TODO, MODULE_LEVEL, NOT_DECLARED, NOT_RESUMABLE,
-    CAME_BACK_READ, NOT_VALIDATED_AGAIN,
+    CAME_BACK_READ, MODES_PUT_BACK, NOT_VALIDATED_AGAIN,
     OLDER_CHECKPOINT, ORDER_BEFORE_RESTORE, OUTSIDE_THE_CHECKPOINT, OWN_RESUME_ENDS_OTHERWISE,
     OWN_RESUME_ENDS_WITHOUT, POSITION_NEW_EPOCH, POSITION_UNUSED, PUT_BACK_HOLDS,
     POSITION_FIELDS_LEFT, NOT_SET_BACK, REGISTER_GENERATOR,
@@ -3660,6 +3660,28 @@ def resumes(run: RunResult, tolerance: Tolerance) -> bool:
     """``run`` continues like the reference under ``tolerance`` (``close``
     counts only where the tolerance is not bitwise)."""
     return run.verdict == IDENTICAL or (run.verdict == CLOSE and not tolerance.bitwise_only)
+
+
+def modes_set_over(engine_full: RunResult, ablations: Sequence[RunResult]) -> None:
+    """An ablation that resumes alike, whose restart the engine's restore of the
+    declared modules put back in modes or frozen parameters that the program,
+    without the dropped component, held otherwise (and the engine's full resume
+    did not need to): no blind spot, the dropped component is what sets them
+    (trial 699: a callback that froze layers, dropped, left them trainable,
+    and the engine's restore of `params` froze them again: "blind spot", and a
+    correct program failed its test)."""
+    for run in ablations:
+        put_back = [what for what in run.modes_set if what not in engine_full.modes_set]
+        if not run.blind_spot or not put_back:
+            continue
+        run.blind_spot = False
+        dropped = ", ".join(f"`{name}`" for name in run.dropped)
+        run.explanation = (
+            f"{MODES_PUT_BACK}; without {dropped}, the program held "
+            f"{'; '.join(put_back)} right after the restore, and the engine's restore of the "
+            "declared modules put them back as that run had them (a module's state_dict() "
+            f"leaves its mode and its parameters' requires_grad out): {dropped} sets them, and "
+            "a resume that loses it trains otherwise; no step here can show it")
 
 
 def judge_ablations(engine_full: RunResult, engine_trajectory: list[Any],
