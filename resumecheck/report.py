@@ -826,6 +826,23 @@ def outcome_text_of(report: Report, lost: list[str], again: list[str]) -> str:
                else "") + f"{held} (see below)")
 
 
+def _file_beside(failure: str) -> str:
+    """Where the engine's restore failed on a file the program's own save writes
+    beside the checkpoint, what lets it run (trials 648, 666: a Trainer subclass's
+    load read a file its own save wrote beside the Trainer's, which the engine's
+    checkpoint, of the declared components, lacks; trial 707: a Trainer target,
+    which declares the Trainer's state alone, was told to declare a component)."""
+    if "FileNotFoundError" not in failure or "engine-restore" not in failure:
+        return ""
+    keep = ("keep what it holds in a TrainerCallback that is an ExportableState (restored "
+            "with restore_callback_states_from_checkpoint=True), which the target declares "
+            "as `callbacks`" if "the HuggingFace Trainer's" in failure
+            else "declare what it holds as a component")
+    return (" The engine's checkpoint holds what the declared components hold; your load reads "
+            f"a file beside them that only your own save writes: {keep}, or let the load go "
+            "on without it, for the engine's restart and the ablations to run.")
+
+
 def _incomplete_state_notice(report: Report, lines_shown: bool) -> str | None:
     """``Report.incomplete_state_notice``."""
     engine = report.engine_resume
@@ -835,15 +852,8 @@ def _incomplete_state_notice(report: Report, lines_shown: bool) -> str | None:
     ablated = any(r.dropped for r in report.runs)
     if engine.verdict == FAILED and engine.explanation.startswith(RESTORING):
         failure = first_line(engine.failure or "")
-        # (trials 648, 666: a Trainer subclass's load read a file its own save wrote beside
-        # the Trainer's, which the engine's checkpoint, of the declared components, lacks)
-        beside = (" The engine's checkpoint holds what the declared components hold; your load "
-                  "reads a file beside them that only your own save writes: declare what it "
-                  "holds as a component, or let the load go on without it, for the engine's "
-                  "restart and the ablations to run." if "FileNotFoundError" in failure
-                  and "engine-restore" in failure else "")
         return ("the engine's own restore of the declared components into a fresh build "
-                f"fails: {failure}.{beside}"
+                f"fails: {failure}.{_file_beside(failure)}"
                 + (" The ablations restore the same way, so they cannot be judged: "
                    "inconclusive (or failed)." if ablated else ""))
     if engine.verdict == FAILED and engine.explanation.startswith(BUILDING):

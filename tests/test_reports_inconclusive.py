@@ -208,10 +208,17 @@ def test_an_engine_restore_that_lacks_a_file_of_the_programs_own_says_why():
                     determinism={"checked": False}, noise={"seeds": [], "band": None},
                     environment=fingerprint(1), runs=[own, engine])
     notice = report.incomplete_state_notice() or ""
+    # (trial 707: a Trainer target, which declares no component of the user's, was told to)
     assert ("extra_state.json'. The engine's checkpoint holds what the declared components "
-            "hold; your load reads a file beside them that only your own save writes: declare "
-            "what it holds as a component, or let the load go on without it, for the engine's "
-            "restart and the ablations to run.") in notice, notice
+            "hold; your load reads a file beside them that only your own save writes: keep "
+            "what it holds in a TrainerCallback that is an ExportableState (restored with "
+            "restore_callback_states_from_checkpoint=True), which the target declares as "
+            "`callbacks`, or let the load go on without it, for the engine's restart and the "
+            "ablations to run.") in notice, notice
+    engine.failure = failure.replace("the HuggingFace Trainer's loop raised", "load() raised")
+    engine.explanation = f"{RESTORING} failed: {engine.failure}"
+    assert "your own save writes: declare what it holds as a component, or let the load go " \
+        "on" in (report.incomplete_state_notice() or "")
 
 
 def test_an_ablation_that_resumes_alike_names_the_restore_that_departs():
