@@ -39,7 +39,7 @@ __all__ = ["ACCELERATE_DATASET", "ADAPTER_LEFT_OUT", "AFTER_LAST_STEP", "AS_THE_
            "HASH_ORDER_UNCHECKED", "MODULE_LEVEL", "OLDER_CHECKPOINT", "CAUSE_YET_BLIND",
            "ONE_POSITION",
            "global_streams",
-           "CAME_BACK_READ", "MODES_PUT_BACK",
+           "CAME_BACK_READ", "MODES_PUT_BACK", "MODULE_AFTER_SAVE",
            "RESTORE_CHANGED", "RESTORING", "STARTED_LEVEL", "STOPPED", "UNDECLARED_LEAD",
            "first_few", "first_line",
            "lost_uncompared", "merge_alike", "merge_items", "uncompared_path", "undeclared_lead",
@@ -482,6 +482,16 @@ RESTORE_CHANGED = ("the run held it as the uninterrupted run did right before th
                    "the restore changed it")
 """How a finding at a later restart says that the restore, not the steps
 before it, made it differ (``RunResult.lossy_loads``)."""
+
+MODULE_AFTER_SAVE = (
+    "; and your LightningModule's on_train_batch_end runs after the callbacks' "
+    "on_train_batch_end, where Lightning's checkpoint at a batch's end is written (the "
+    "check's, and a ModelCheckpoint of steps'): what it changes there (an average of the "
+    "weights kept in the module) is not in that checkpoint, and a resume from it misses "
+    "that batch's change (a checkpoint written at an epoch's end holds it)")
+"""What a Lightning target's own resume adds where its module overrides
+on_train_batch_end (``frameworks.lightning._changed_after_save``); the WARNING
+leads with it (``report._incomplete_state_notice``)."""
 
 MODES_PUT_BACK = "every step matches, but this is no blind spot"
 """How an ablation's why opens where the engine's restore put back the modes or

@@ -23,7 +23,7 @@ from resumecheck.phrases import (
     LOSS_LOG, NOT_RESUMABLE,
     FRAMEWORK_RESUME, HASH_ORDER_UNCHECKED, LOOP_GOES_ON, ORDER_BEFORE_RESTORE,
     NOT_VALIDATED_AGAIN, ONE_POSITION, POSITION_TRANSFORMED, READ_BEFORE, REORDERED,
-    CAME_BACK_READ, RESTORE_CHANGED, RESTORING,
+    CAME_BACK_READ, MODULE_AFTER_SAVE, RESTORE_CHANGED, RESTORING,
     POSITION_UNUSED, SET_ALIKE_LATER, SKIPS_BLIND, STARTED_LEVEL, STOPPED,
     changed_after_load, drawn_at_import_text, first_line, framework_name, global_streams,
     lost_uncompared,
@@ -826,6 +826,13 @@ def outcome_text_of(report: Report, lost: list[str], again: list[str]) -> str:
                else "") + f"{held} (see below)")
 
 
+_AFTER_SAVE_LEAD = (
+    "your LightningModule overrides on_train_batch_end, which Lightning runs after the check "
+    "writes its checkpoint at a batch's end (see the own resume's why): state it changes "
+    "there, if it changes any, is not in that checkpoint, and a restart from it ends "
+    "otherwise in that state. Besides, ")
+
+
 def _file_beside(failure: str) -> str:
     """Where the engine's restore failed on a file the program's own save writes
     beside the checkpoint, what lets it run (trials 648, 666: a Trainer subclass's
@@ -884,7 +891,9 @@ def _incomplete_state_notice(report: Report, lines_shown: bool) -> str | None:
     own = report.full_resume
     loop = re.search(rf"{FRAMEWORK_RESUME}, through (.+?)'s own resume",
                      own.explanation if own is not None else "")
-    return _incomplete_notice(engine, where, settings, ablations,
+    # (trial 706: an average updated there, one update behind, read as Lightning's counts)
+    after = _AFTER_SAVE_LEAD if own is not None and MODULE_AFTER_SAVE in own.explanation else ""
+    return after + _incomplete_notice(engine, where, settings, ablations,
                               _uncompared_clause(report.undeclared, lines_shown),
                               [uncompared_path(line) for line in _may_explain(report.undeclared)],
                               loop.group(1) if loop else None,

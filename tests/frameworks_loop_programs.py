@@ -418,6 +418,30 @@ def _scheduler_stepped_after_the_save():
                             data=lambda: train.stateful_loader(), steps=8, resume_at=(3,))
 
 
+def _average_updated_after_the_save():
+    """Trial 706's module: an average of its weights kept in buffers of its own
+    (saved with its state_dict) and updated in its own on_train_batch_end, which
+    Lightning calls after the callbacks', where a checkpoint at a batch's end is
+    written: every such checkpoint holds the average one update behind."""
+    import torch
+
+    train = lightning_train()
+
+    class Averages(train.TinyClassifier):
+        def __init__(self):
+            super().__init__(dropout=0.0)
+            for i, p in enumerate(self.net.parameters()):
+                self.register_buffer(f"avg_{i}", p.detach().clone())
+
+        def on_train_batch_end(self, outputs, batch, batch_idx):
+            with torch.no_grad():
+                for i, p in enumerate(self.net.parameters()):
+                    getattr(self, f"avg_{i}").mul_(0.9).add_(p.detach(), alpha=0.1)
+
+    return lightning_target(module=Averages, data=lambda: train.stateful_loader(), steps=8,
+                            resume_at=(3,))
+
+
 def _plateau_stepped_after_the_save():
     """Trial 605's module: a ReduceLROnPlateau of interval "step" on the training
     loss, which Lightning steps after on_train_batch_end, where a step's
@@ -645,6 +669,7 @@ _BUILT_ON_FIRST_USE = {
     "LIGHTNING_ON_PLATEAU_ACCUMULATING": lambda: _validated_on_a_plateau(accumulate=2),
     "LIGHTNING_EARLY_STOPPING": lambda: _validated_on_a_plateau(early_stopping=True),
     "LIGHTNING_VALIDATED_AT_EPOCH_END": lambda: _validated_on_a_plateau(plain=True),
+    "LIGHTNING_AVERAGE_AFTER_SAVE": _average_updated_after_the_save,
     "LIGHTNING_WEIGHT_AND_VALIDATION": lambda: _validated_on_a_plateau(weighted=True),
     "LIGHTNING_PLATEAU_PER_EPOCH": _plateau_per_epoch,
     "LIGHTNING_SWA": _weights_averaged,

@@ -851,6 +851,30 @@ def test_resumed_again_at_the_next_epochs_end_a_sampler_that_reads_the_counts_de
 
 
 @pytest.mark.e2e
+def test_an_average_the_module_updates_after_the_checkpoint_is_said_to_be_saved_behind():
+    """Trial 706: an average of the weights in the module's buffers, updated in
+    its own on_train_batch_end, after the callbacks' where the check's
+    checkpoint is written: the correct program read NOT EQUIVALENT (true of a
+    checkpoint at a batch's end) and the WARNING named Lightning's counts and
+    code that runs after a restore, not the module's hook."""
+    from resumecheck.phrases import MODULE_AFTER_SAVE
+
+    report = resumecheck.verify(spec("LIGHTNING_AVERAGE_AFTER_SAVE"), drop="none",
+                                noise_seeds=0, check_determinism=False)
+    own = report.full_resume
+    assert own.verdict == DIVERGED and own.first_divergent_quantity == "state of params", \
+        own.explanation
+    assert own.explanation.endswith(MODULE_AFTER_SAVE), own.explanation
+    notice = report.incomplete_state_notice() or ""
+    assert notice.startswith("your LightningModule overrides on_train_batch_end, which "
+                             "Lightning runs after the check writes its checkpoint at a "
+                             "batch's end"), notice
+    plain = resumecheck.verify(spec("LIGHTNING_EXACT"), drop="none", noise_seeds=0,
+                               check_determinism=False)
+    assert MODULE_AFTER_SAVE not in plain.full_resume.explanation
+
+
+@pytest.mark.e2e
 def test_a_scheduler_the_module_steps_after_the_checkpoint_is_said_to_be_saved_behind():
     """Trial 130: a module that stepped its scheduler in its own
     on_train_batch_end (after the callbacks', where the checkpoint is written)

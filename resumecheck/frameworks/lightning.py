@@ -58,7 +58,7 @@ from resumecheck.frameworks._loop import (
     CALLBACKS, LiveState, LoopProgram, LoopRecord, batch_fingerprint, fields_beside,
     run_pending, user_callbacks, user_dataset,
 )
-from resumecheck.phrases import LIGHTNING_DATASET, LIGHTNING_LOADER
+from resumecheck.phrases import LIGHTNING_DATASET, LIGHTNING_LOADER, MODULE_AFTER_SAVE
 from resumecheck.program import Target
 from resumecheck.segments import scratch_dir
 from resumecheck.undeclared import seeds_no_worker
@@ -168,7 +168,7 @@ class LightningProgram(LoopProgram):
         with _announcer_quiet():  # (the hardware, announced on every Trainer: each restart)
             self.trainer = pl.Trainer(**options)
         _park_after_train_start(self.trainer, self._channel, self.pending)
-        self.saved_where = _saved_where(self.trainer)
+        self.saved_where = _saved_where(self.trainer) + _changed_after_save(self.module)
         for callback in self.trainer.checkpoint_callbacks:
             _same_root_on_load(callback, self._root.name)
 
@@ -426,6 +426,18 @@ def _saved_where(trainer: Any) -> str:
            for cb in trainer.callbacks if isinstance(cb, pl.callbacks.ModelCheckpoint)):
         return ""
     return SAVED_AT_BATCH_END
+
+
+def _changed_after_save(module: Any) -> str:
+    """Where the module overrides ``on_train_batch_end``, which Lightning calls
+    after the callbacks' (trial 706: an average of the weights kept in the
+    module's buffers and updated there was one update behind in the check's
+    checkpoint; the correct program read NOT EQUIVALENT, and the WARNING
+    named Lightning's counts and code that runs after a restore)."""
+    pl = require("lightning.pytorch", "resumecheck.frameworks.lightning")
+    if type(module).on_train_batch_end is pl.LightningModule.on_train_batch_end:
+        return ""
+    return MODULE_AFTER_SAVE
 
 
 SAVED_AT_BATCH_END = (
