@@ -1358,13 +1358,16 @@ _FIT_LOOP_LATENT = (
     " (latent: it changed no step here; Lightning's own counts of epochs, which no code of "
     "yours sets: its restore of a checkpoint taken at an epoch's last batch counts that "
     "epoch's end again, and its counts of epochs made ready and started stay behind; a "
-    "sampler's set_epoch, which Lightning calls at an epoch's start, reads one, so a step "
-    "there would differ; the check writes its checkpoint at the epoch's last batch, where a "
+    "sampler's set_epoch, which Lightning calls at an epoch's start, reads one: it agrees "
+    "again at the next epoch's start, and a second restart, from a checkpoint written after "
+    "this one at another epoch's end, reads another epoch's order; the check "
+    "writes its checkpoint at the epoch's last batch, where a "
     "ModelCheckpoint of steps writes: one of epochs, Lightning's default, writes at the "
     "epoch's end, and Lightning resumes from it with these counts alike, its steps not "
     "checked here)")
 """A Lightning target's fit-loop counts of epochs that alone end otherwise,
-every step alike (``verdict._fit_loop_counts_only``)."""
+every step alike (``verdict._fit_loop_counts_only``; trial 706: "so a step there
+would differ" of a step at an epoch's start that matched)."""
 
 
 _FIT_LOOP_NOTE = (

@@ -820,6 +820,10 @@ def test_its_fix_restored_at_an_epochs_end_has_lightnings_counts_as_a_latent_gap
     assert own.verdict == IDENTICAL and own.latent_gaps == ["data_cursor"], own.explanation
     assert report.equivalent and latent_words(report)  # (--strict fails on it)
     assert "Lightning's own counts of epochs, which no code of yours sets" in report.render()
+    # (trial 706: "so a step there would differ" of a step at the next epoch's start that
+    # matched; a second restart is what reads another epoch: the test below)
+    assert ("reads one: it agrees again at the next epoch's start, and a second restart"
+            in report.render())
 
 
 @pytest.mark.e2e
