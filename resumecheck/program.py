@@ -382,9 +382,9 @@ def _unkept_by_accelerate(program: Any, components: list[Component],
     unkept = {**own, **{c.name: accelerate_scheduler_todo(c.name) for c in components
                         if isinstance(c.obj, _SCHEDULERS) and id(c.obj) not in kept}}
     if checkpoint is not None and _through_save_state(checkpoint) is False:
-        return {name: ("your save() does not go through Accelerate's save_state() (the "
-                       f"checkpoint your load() read holds no {_SAVE_STATE_MARK} file, which "
-                       f"save_state() always writes): check that save() writes `{name}`'s "
+        return {name: (f"the checkpoint your load() read holds no {_SAVE_STATE_MARK} file, "
+                       "which Accelerate's save_state() always writes: your save() keeps "
+                       f"nothing there through save_state(), so check that it writes `{name}`'s "
                        "state and that load() sets it back from what it wrote")
                 for name in unkept}
     return unkept

@@ -950,7 +950,7 @@ def test_a_program_of_your_own_is_told_to_prepare_the_scheduler_its_accelerator_
     fixes = {f.component: f.fix for f in around.full_resume.diagnosis}
     assert sorted(fixes) == ["curriculum", "scheduler"], around.render()
     for name, fix in fixes.items():
-        assert fix == ("your save() does not go through Accelerate's save_state() (the checkpoint "
-                       "your load() read holds no random_states_<rank>.pkl file, which "
-                       f"save_state() always writes): check that save() writes `{name}`'s state "
-                       "and that load() sets it back from what it wrote"), fix
+        assert fix == ("the checkpoint your load() read holds no random_states_<rank>.pkl file, "
+                       "which Accelerate's save_state() always writes: your save() keeps nothing "
+                       "there through save_state(), so check that it writes "
+                       f"`{name}`'s state and that load() sets it back from what it wrote"), fix
