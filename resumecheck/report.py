@@ -994,7 +994,8 @@ def _footer(report: Report) -> list[str]:
     lines += caveats(report)
     if report.outcome == "NOT EQUIVALENT" and full is not None and full.checkpoint == "program":
         # (trials 696, 703: a failing report left out the caveats its twin's gave, unsaid)
-        lines.append(_CAVEATS_LEFT_OUT)
+        lines.append(_CAVEATS_LEFT_OUT if report.isolation == "inprocess" and not report.nproc
+                     else _CAVEATS_LEFT_OUT.replace(_IN_PROCESS_CAVEAT, ""))
     # (trials: rank 0's position saved for all, and a position reset at an epoch's end,
     # both EQUIVALENT at the point tried, with nothing said)
     lines += [_not_checked_line(what) for what in report.not_checked]
@@ -1322,10 +1323,11 @@ def build_settings_text(settings: list[str]) -> str:
             "too")
 
 
+_IN_PROCESS_CAVEAT = "; in-process, an order that follows the hash seed"
 _CAVEATS_LEFT_OUT = (
     "not listed beside a failure: what a passing report says it cannot see (your script's "
-    "own resume code, which the restarts here do not run; in-process, an order that follows "
-    "the hash seed): once this resumes, its report names them")
+    f"own resume code, which the restarts here do not run{_IN_PROCESS_CAVEAT}): once this "
+    "resumes, its report names them")
 """The line a failing report of a program with its own save/load ends with
 (a passing one lists them: ``caveats``)."""
 

@@ -273,8 +273,8 @@ _OTHERWISE = {"frozen": "trainable", "trainable": "frozen", "in eval mode": "in 
 
 def _held_otherwise(name: str, there: str, paths: list[str]) -> str:
     """What the engine's restore set otherwise than the program held it, in
-    words: ``\`0.weight\`, \`0.bias\` of \`params\` trainable (frozen in the
-    uninterrupted run)``."""
+    words (of two parameters of ``params``, the engine froze: "... of ``params``
+    trainable (frozen in the uninterrupted run)")."""
     shown = ", ".join(f"`{p}`" for p in paths[:3]) + (
         f" and {len(paths) - 3} more" if len(paths) > 3 else "")
     return f"{shown} of `{name}` {_OTHERWISE[there]} ({there} in the uninterrupted run)"
