@@ -606,7 +606,9 @@ def _shrunk(result: FuzzResult) -> str:
     default resume point of 9, and could not tell where 1 came from)."""
     if not result.shrunk_from:
         return ""
-    return f" (shrunk from resume at {','.join(map(str, result.shrunk_from))}, the first to fail)"
+    # (trials 705, 714: "found after 1 example tried" beside a shrink read as a contradiction)
+    return (f" (shrunk from resume at {','.join(map(str, result.shrunk_from))}, the first to "
+            "fail, by schedules of its own, not counted among the examples)")
 
 
 def _silent_here(result: FuzzResult) -> str:

@@ -59,8 +59,9 @@ def test_a_failure_shrunk_from_the_first_schedule_that_failed_says_which():
     result = fuzz("fixtures.bugs.class11_cursor_dropped:BUGGY", max_examples=5, budget=60)
     assert result.failure.resume_at == [1] and result.shrunk_from == [9]
     assert result.summary().startswith(
-        "minimal failing schedule: resume at 1 (shrunk from resume at 9, the first to fail), "
-        "found after 1 example tried"), result.summary()
+        "minimal failing schedule: resume at 1 (shrunk from resume at 9, the first to fail, "
+        "by schedules of its own, not counted among the examples), found after 1 example "
+        "tried"), result.summary()
     assert result.to_json()["shrunk_from"] == [9]
     # (trial 299: each epoch boundary is tried right after the default schedule, before
     # any drawn: 8 examples tried had never resumed at its one boundary, where it failed)
