@@ -1408,6 +1408,8 @@ def _own_loads_first(lossy: list[Finding]) -> str:
     names = [split_rank_name(f.component)[0] for f in lossy]
     owners = [who for who, there in (
         ("a callback's", CALLBACKS in names),
+        # (trial 713: a datamodule's load read a renamed key; the WARNING led with Lightning)
+        ("your LightningDataModule's", "datamodule" in names),
         ("your loader's", any(n == DATA_CURSOR and "combined_loader" in f.detail
                               for n, f in zip(names, lossy)))) if there]
     # (trial 539: a LightningModule's on_save_checkpoint() added a running norm that no

@@ -1134,11 +1134,12 @@ LIGHTNING_DATAMODULE = lightning_target(
     resume_at=(3,))
 
 
-def _curriculum(saves: bool):
+def _curriculum(saves: bool, loads: bool = True):
     """A LightningDataModule whose loader grows harder with a level a callback
     raises at each epoch's end (loaders made again every epoch): its
     ``state_dict()`` keeps the level in Lightning's checkpoint (``saves``), or
-    it has none, as a datamodule written without resuming in mind."""
+    it has none, as a datamodule written without resuming in mind; unless ``loads``,
+    its load reads a key the save renamed (trial 713), and sets the level to 0."""
     import lightning.pytorch as pl
     from torch.utils.data import TensorDataset
     from torchdata.stateful_dataloader import StatefulDataLoader
@@ -1157,7 +1158,7 @@ def _curriculum(saves: bool):
             return {"level": self.level}
 
         def load_state_dict(self, state):
-            self.level = state["level"]
+            self.level = state["level"] if loads else state.get("difficulty", 0)
 
     return SavedCurriculum() if saves else Curriculum()
 
@@ -1175,10 +1176,10 @@ class RaiseLevel:
         return Raise()
 
 
-def _curriculum_target(saves: bool):
+def _curriculum_target(saves: bool, loads: bool = True):
     return lightning_target(
         module=lambda: lightning_train().TinyClassifier(dropout=0.0),
-        data=lambda: _curriculum(saves), steps=8, resume_at=(7,),
+        data=lambda: _curriculum(saves, loads), steps=8, resume_at=(7,),
         trainer=lambda: {"reload_dataloaders_every_n_epochs": 1, "callbacks": [RaiseLevel()]})
 
 
@@ -1186,6 +1187,8 @@ LIGHTNING_DATAMODULE_STATE = _curriculum_target(saves=True)
 """A datamodule whose state_dict() keeps what its loaders read: it resumes."""
 LIGHTNING_DATAMODULE_STATE_FORGOTTEN = _curriculum_target(saves=False)
 """Its state_dict() leaves the level out: a resume reads the easier data."""
+LIGHTNING_DATAMODULE_LOAD_RENAMED = _curriculum_target(saves=True, loads=False)
+"""Its load_state_dict() reads a key its state_dict() renamed (trial 713)."""
 
 
 def _counting_module(keeps: bool, loads: bool = True, resets: bool = False):

@@ -1015,6 +1015,20 @@ def test_a_datamodules_state_it_does_not_save_is_named():
 
 
 @pytest.mark.e2e
+def test_a_datamodules_load_that_reads_a_renamed_key_is_named_before_lightnings_restore():
+    """Trial 713: a datamodule whose load_state_dict() read a key its
+    state_dict() had renamed read "Lightning's restore does not bring back what
+    it saved" in the WARNING, which named the user's load only in the engine's
+    row."""
+    report = resumecheck.verify(spec("LIGHTNING_DATAMODULE_LOAD_RENAMED"), drop="none",
+                                noise_seeds=0, check_determinism=False)
+    notice = report.incomplete_state_notice() or ""
+    assert ("`datamodule`: level 0, expected 1: your LightningDataModule's load_state_dict() "
+            "does not set it from the state it is given back, or Lightning's restore") \
+        in notice, notice
+
+
+@pytest.mark.e2e
 def test_a_checkpoint_of_the_weights_only_is_saved_as_the_runs_model_checkpoint_saves_it():
     """A trial's ModelCheckpoint(save_weights_only=True) wrote checkpoints its
     resume could not load; the check saved its own whole and passed."""
