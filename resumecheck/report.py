@@ -1201,7 +1201,8 @@ def _after_restart_notice(engine: RunResult, where: str, named: str, ending: str
                  "otherwise after a restore (Lightning may leave out the epoch-end step of a "
                  "scheduler stepped per epoch or on a validation metric, for the epoch the "
                  "resume began in)")
-    unheld = f"those steps read state no component declares{named}"
+    # (trial 718: "no component declares" of a declared EMA's count its state_dict() left out)
+    unheld = f"those steps read state no declared component's state holds{named}"
     causes = f"{unheld}, or {code}" if named else f"{code}, or {unheld}"
     if not later:  # (a trial: one restart, every step alike, a position ending one short)
         points = ",".join(map(str, engine.resume_at))

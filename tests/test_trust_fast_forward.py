@@ -55,6 +55,8 @@ def test_one_restart_whose_steps_all_match_and_whose_end_differs_says_the_same()
         "state of data_cursor"), notice
     assert "a position counted from the restart" in notice
     assert "do not capture the program's state" not in notice
+    # (trial 718: "no component declares" of a field a declared component's state left out)
+    assert "those steps read state no declared component's state holds" in notice, notice
     from resumecheck.pytest_plugin import _later_otherwise
 
     assert _later_otherwise(report.to_json()["runs"][0])
