@@ -1102,11 +1102,18 @@ def test_a_component_changed_after_its_load_beside_one_that_lost_state_is_said_a
         " (not judged: its load_state_dict() does not bring back")
     # (a later trial: Lightning's StochasticWeightAveraging emptied the schedulers at fit
     # start, and "its load_state_dict()" was read as a load of the user's)
-    said = _lossy_notice([data], "differs from step 7 (loss)", "", "", framework="Lightning")
-    assert ("`datamodule`: gen differs: Lightning's restore does not bring back what it saved "
-            "(or a callback, the framework's or yours, set it anew or emptied it around the "
-            "restore") in said
+    scheduler = Finding("scheduler", "last_epoch 0, expected 6", step=6)
+    said = _lossy_notice([scheduler], "differs from step 7 (loss)", "", "",
+                         framework="Lightning")
+    assert ("`scheduler`: last_epoch 0, expected 6: Lightning's restore does not bring back "
+            "what it saved (or a callback, the framework's or yours, set it anew or emptied it "
+            "around the restore") in said
     assert "its load_state_dict()" not in said
+    # (trial 713: a datamodule's own load is named first, as a callback's is)
+    said = _lossy_notice([data], "differs from step 7 (loss)", "", "", framework="Lightning")
+    assert ("`datamodule`: gen differs: your LightningDataModule's load_state_dict() does not "
+            "set it from the state it is given back, or Lightning's restore does not bring back "
+            "what it saved") in said
     assert data.mark_in(run, said).startswith(" (not judged: the restore does not bring it back")
     # (a later trial: the own resume's finding, in its own words, beside the WARNING's
     # of the engine's, which said the callback was changed after its load)
