@@ -3414,10 +3414,12 @@ _MORE_ENTRIES = " more entr"  # (state_diff's "(and 1 more entry of its state_di
 
 
 def _recounts_last(findings: list[Finding]) -> list[Finding]:
-    """``findings``, a Lightning target's counts of epochs last, which its
-    restore of a checkpoint taken at an epoch's last batch recounts in a
-    correct resume too (trial 659: listed first, before the lost stream)."""
-    return sorted(findings, key=is_fit_loop_recount)
+    """``findings``, those a rerun showed are not the cause after the others,
+    and a Lightning target's counts of epochs last, which its restore of a
+    checkpoint taken at an epoch's last batch recounts in a correct resume too
+    (trial 659: listed first, before the lost stream; trial 708: a position in
+    two forms at an epoch's end, not the cause, listed before the confirmed one)."""
+    return sorted(findings, key=lambda f: (is_fit_loop_recount(f), f.status == NOT_CAUSE))
 
 
 def _epoch_end_positions(ref: Reference, findings: list[Finding]) -> list[Finding]:

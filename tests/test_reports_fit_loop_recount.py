@@ -46,3 +46,16 @@ def test_a_rate_that_departs_first_beside_a_lossy_load_names_the_frameworks_loop
                          "later.")
     assert _loop_rate("differs from step 16 (loss)", "Lightning's restore") == ""
     assert _loop_rate("differs from step 16 (learning rate)", None) == ""
+
+
+def test_a_finding_its_rerun_cleared_goes_after_the_confirmed_one():
+    """Trial 708: at an epoch's end, a data position in its other form (its rerun
+    changed nothing) led the diagnosis and the why, before the lost generator
+    a rerun confirmed."""
+    from resumecheck.report import CONFIRMED, NOT_CAUSE
+    from resumecheck.verdict import _recounts_last
+
+    position = Finding("data_cursor", "batch 0, expected 8", step=16, status=NOT_CAUSE)
+    stream = Finding("rng", "generator 'noise' differs", step=16, status=CONFIRMED)
+    assert [f.component for f in _recounts_last([position, stream])] == ["rng", "data_cursor"]
+    assert _recounts_last([RECOUNT, position, stream]) == [stream, position, RECOUNT]
