@@ -1375,12 +1375,13 @@ def _own_data_elsewhere(reference: SegmentResult) -> str:
 
 
 OTHER_EPOCH = ("at the same place of another epoch: the restart reads this place of another "
-               "epoch's data (the epoch it reads differs: a position or an epoch counted "
-               "otherwise at an epoch's end; the epoch's order: a sampler's epoch that set_epoch "
-               "sets, or a shuffle generator's state, that the restart does not put back; or "
-               "state the data depends on: a curriculum's level)")
+               "epoch's data (the epoch it reads differs: its order, a sampler's epoch that "
+               "set_epoch sets, or a shuffle generator's state, that the restart does not put "
+               "back; a position or an epoch counted otherwise at an epoch's end; or state the "
+               "data depends on: a curriculum's level)")
 """Samples read at the same place of another epoch of the reference (a trial's
-forgotten set_epoch was told of a position saved where the run was not)."""
+forgotten set_epoch was told of a position saved where the run was not; trial
+716, resumed inside an epoch, read an epoch's end as the first cause)."""
 EPOCH_AGAIN = ("the restart reads the epoch again from its start (a position that came back "
                "but that the loop does not skip to, or one not kept)")
 """Samples read at the first step of the run's epoch (``note_data_not_resumable`` reads it)."""

@@ -153,9 +153,9 @@ def test_samples_of_the_same_place_in_another_epoch_lead_to_the_epochs_order():
     assert own.divergence_detail.endswith(
         "they are what the uninterrupted run read at step 3 (8 steps earlier), at the same "
         "place of another epoch: the restart reads this place of another epoch's data (the "
-        "epoch it reads differs: a position or an epoch counted otherwise at an epoch's end; "
-        "the epoch's order: a sampler's epoch that set_epoch sets, or a shuffle generator's "
-        "state, that the restart does not put back; or state the data depends on: a "
+        "epoch it reads differs: its order, a sampler's epoch that set_epoch sets, or a "
+        "shuffle generator's state, that the restart does not put back; a position or an "
+        "epoch counted otherwise at an epoch's end; or state the data depends on: a "
         "curriculum's level)")
     assert ("the declared data position `data_cursor` came back as saved, and the samples are "
             "those of the same place in another epoch: the position is not what differs, the "
