@@ -1217,7 +1217,10 @@ def epoch_ends_untried(ref: Reference, points: Sequence[int], steps: int) -> str
                  "epoch_boundaries") else per_epoch))
     # (trial 451: "10 or 11" around an end inside step 11, where one ended right after 21)
     exact = [b for b in ends if b not in inside]
-    try_at = f"{exact[0]}" if exact else f"{ends[0]} or {ends[0] + 1}"
+    # (trial 722: "--resume-at 5" of the first epoch's end, where a lost generator's state
+    # was still a fresh build's; resumed at 7, the next end, 10, showed it)
+    later = [b for b in exact if b > min(points)] if points else []
+    try_at = f"{(later or exact)[0]}" if exact else f"{ends[0]} or {ends[0] + 1}"
     return (f"a restart where an epoch ends ({where}): --resume-at {try_at} checks one, "
             "resumecheck fuzz tries them all")
 
