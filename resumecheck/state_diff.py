@@ -144,7 +144,7 @@ def describe_difference(
         path, how = differing[0]
         if isinstance(how, _Whole):
             return how.text + _more(differing[1:], ref, new, optimizer)
-    more = _more(differing[1:], ref, new, optimizer)
+    more = _more(differing[1:], ref, new, optimizer, head=path)
     text = _leaf_text(_label(path, optimizer, ref), how, ref[path] if path in ref else None,
                       new.get(path))
     return text.strip() + more + _causes_of(differing, ref, new, optimizer, causes, after_load)
@@ -436,12 +436,22 @@ as the optimizer's betas restored wrongly)."""
 
 
 def _more(others: list[tuple[str, Any]], ref: dict[str, Any], new: dict[str, Any],
-          optimizer: bool) -> str:
+          optimizer: bool, head: str | None = None) -> str:
     """`` (and 4 more entries of its state_dict() differ, ...)``: with up to two
     public single values among them, said (a trial: a Lookahead's lost step
-    counter was among "4 more entries", its slow weights named first)."""
+    counter was among "4 more entries", its slow weights named first). Items
+    of the list ``head`` (the entry named first) is an item of are counted as
+    its items (trial 724: "value[0] ... (and 1 more entry ..., among them
+    value[1] ...; value[2] ...)" of one list of 12 items, 24 expected)."""
     if not others:
         return ""
+    group = _item_of(head) if head is not None else None
+    items = [o for o in others if group is not None and _item_of(o[0]) == group != head]
+    if items:
+        rest = [o for o in others if o not in items]
+        tail = _more(rest, ref, new, optimizer)
+        tail = f", {tail[2:-1]}" if tail else ""
+        return f" (and {len(items)} more of its items differ{tail})"
     said = [f"{_label(path, optimizer, ref)} {values_apart(new[path], ref[path])}"
             for path, how in others
             if how not in ("missing", "unexpected") and not isinstance(how, _Whole)
@@ -449,11 +459,16 @@ def _more(others: list[tuple[str, Any]], ref: dict[str, Any], new: dict[str, Any
             and not (isinstance(ref[path], torch.Tensor) and ref[path].numel() != 1)][:2]
     # (trial 620: a LambdaLR's `_last_lr` of two groups counted as two entries: a list's
     # items are one entry)
-    n = len({re.sub(r"(\[\d+\])+$", "", path) for path, _ in others})
+    n = len({_item_of(path) for path, _ in others})
     return (f" (and {n} more {'entry' if n == 1 else 'entries'} of its state_dict() "
             f"{'differs' if n == 1 else 'differ'}"
             + (f"{': ' if len(said) == n else ', among them '}{'; '.join(said)}" if said else "")
             + ")")
+
+
+def _item_of(path: str) -> str:
+    """The entry a leaf path is an item of (``value`` of ``value[3]``), or itself."""
+    return re.sub(r"(\[\d+\])+$", "", path)
 
 
 def _spread(value: Any, how: Any) -> float:

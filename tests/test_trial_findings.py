@@ -1160,3 +1160,16 @@ def test_a_noise_run_stopped_by_the_framework_is_said_in_its_first_clause_whole(
         "the data, or a callback that stops it, early stopping) came first; seed = 2: "
         + "x " * 119 + "x ...): a program that stops on its own (early stopping) stops another "
         "seed's run at another step"), said
+
+
+def test_the_items_of_the_list_named_first_are_counted_as_its_items():
+    """Trial 724: a list of 12 losses where 24 were expected read "value[0] ...
+    (and 1 more entry of its state_dict() differs, among them value[1] ...;
+    value[2] ...)": one entry said, two listed, all of one list."""
+    from resumecheck.state_diff import describe_difference
+
+    ref = {"value": [float(i) for i in range(24)], "n": 3}
+    said = describe_difference("history", ref, {"value": [i + 0.5 for i in range(12)], "n": 3}, 12)
+    assert said == "value[0] 0.5, expected 0.0 (and 23 more of its items differ)", said
+    said = describe_difference("history", ref, {"value": [i + 0.5 for i in range(24)], "n": 4}, 12)
+    assert said.startswith("n 4, expected 3 (and 1 more entry of its state_dict() differs"), said
