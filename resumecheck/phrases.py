@@ -227,9 +227,9 @@ its ablation alone departs as that resume does (``verdict.note_dropped_alike``).
 LEFT_OUT_ALIKE_MARK = (" (the likely cause, which a rerun cannot confirm: your load() may read "
                        "it before a rerun puts it right after the load, and put right there the "
                        "run departs no later)")
-"""(trial 694 read the mark that led with "put right in a rerun, the run departs
-no later" as "not the cause")"""
-"""The mark of such a finding (in the diagnosis and in the why's restored-state clause)."""
+"""The mark of such a finding (in the diagnosis and in the why's restored-state clause;
+trial 694 read one that led with "put right in a rerun, the run departs no later" as
+"not the cause")."""
 REGISTER_GENERATOR = "register it, RNGState({'name': generator}), to check that it resumes"
 """What a `not compared` line of a generator of the program's own says to do; a
 framework's target, which declares the framework's own state only, is told

@@ -3358,7 +3358,7 @@ def settle_findings(ref: Reference, result: RunResult, outcomes: dict[int, bool 
                                   confirmed=bool(outcomes[i])))
         else:
             judged.append(_settings_unjudged(finding, outcomes.get(i)))
-    result.diagnosis = _recounts_last(_epoch_end_positions(ref, judged))
+    result.diagnosis = _causes_first(_epoch_end_positions(ref, judged))
     result.latent_gaps += list(dict.fromkeys(
         f.component for f in judged if f.status == LATENT and f.component not in result.latent_gaps))
 
@@ -3416,9 +3416,9 @@ _PART_OF_IT = (": of what differs, only part may be wrong (a place within the ep
 _MORE_ENTRIES = " more entr"  # (state_diff's "(and 1 more entry of its state_dict() differs")
 
 
-def _recounts_last(findings: list[Finding]) -> list[Finding]:
+def _causes_first(findings: list[Finding]) -> list[Finding]:
     """``findings``, those a rerun showed are not the cause after the others,
-    and a Lightning target's counts of epochs last, which its restore of a
+    and a Lightning target's counts of epochs last of all, which its restore of a
     checkpoint taken at an epoch's last batch recounts in a correct resume too
     (trial 659: listed first, before the lost stream; trial 708: a position in
     two forms at an epoch's end, not the cause, listed before the confirmed one)."""

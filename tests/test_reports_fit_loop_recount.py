@@ -8,7 +8,7 @@ from __future__ import annotations
 from resumecheck.report import (
     DIVERGED, LOSSY_ONE, Finding, RunResult, is_fit_loop_recount, lossy_first,
 )
-from resumecheck.verdict import _recounts_last
+from resumecheck.verdict import _causes_first
 
 RECOUNT = Finding("data_cursor", "epoch_progress.current.completed 1, expected 0", step=5)
 STREAM = Finding("rng", "torch CPU stream differs from the uninterrupted run's at step 5", step=5)
@@ -16,7 +16,7 @@ STREAM = Finding("rng", "torch CPU stream differs from the uninterrupted run's a
 
 def test_the_recount_goes_after_the_stream_and_says_it_is_no_lead():
     assert is_fit_loop_recount(RECOUNT) and not is_fit_loop_recount(STREAM)
-    assert _recounts_last([RECOUNT, STREAM]) == [STREAM, RECOUNT]
+    assert _causes_first([RECOUNT, STREAM]) == [STREAM, RECOUNT]
     incomplete = f"{LOSSY_ONE}: ... `data_cursor`: epoch_progress.current.completed 1, ..."
     # (named in a WARNING on lossy loads, it is not moved first)
     assert lossy_first([STREAM, RECOUNT], incomplete) == [STREAM, RECOUNT]
@@ -30,7 +30,7 @@ def test_the_recount_goes_after_the_stream_and_says_it_is_no_lead():
 def test_another_data_position_keeps_its_place():
     position = Finding("data_cursor", "batch 0, expected 2", step=5)
     assert not is_fit_loop_recount(position)
-    assert _recounts_last([position, STREAM]) == [position, STREAM]
+    assert _causes_first([position, STREAM]) == [position, STREAM]
 
 
 def test_a_rate_that_departs_first_beside_a_lossy_load_names_the_frameworks_loop():
@@ -53,9 +53,9 @@ def test_a_finding_its_rerun_cleared_goes_after_the_confirmed_one():
     changed nothing) led the diagnosis and the why, before the lost generator
     a rerun confirmed."""
     from resumecheck.report import CONFIRMED, NOT_CAUSE
-    from resumecheck.verdict import _recounts_last
+    from resumecheck.verdict import _causes_first
 
     position = Finding("data_cursor", "batch 0, expected 8", step=16, status=NOT_CAUSE)
     stream = Finding("rng", "generator 'noise' differs", step=16, status=CONFIRMED)
-    assert [f.component for f in _recounts_last([position, stream])] == ["rng", "data_cursor"]
-    assert _recounts_last([RECOUNT, position, stream]) == [stream, position, RECOUNT]
+    assert [f.component for f in _causes_first([position, stream])] == ["rng", "data_cursor"]
+    assert _causes_first([RECOUNT, position, stream]) == [stream, position, RECOUNT]
