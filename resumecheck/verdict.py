@@ -2527,8 +2527,7 @@ def own_resume_ends(named: dict[str, str], reference: dict[str, list[str]],
                     "compared")
             text += said
         elif own and path in own and path in reference:
-            text += (f"; {OWN_RESUME_ENDS_OTHERWISE} than the uninterrupted run did: "
-                     f"{CHECKPOINT_LOSES}, {NOT_STATE}")
+            text += _otherwise_text(path, text, run, own, reference, reference_after, own_after)
         out.append(text)
     return out + list(shifted.values())
 
@@ -2539,6 +2538,46 @@ _GRADS_PUT_BACK = ("; your own resume, alike at every step, had them as the unin
 """What a line of gradients summed across a resume point adds where the program's own
 resume matched at every step (trial 522: its correct twin read "a restart starts it
 empty ... save them with the checkpoint, set them in load()", which it did)."""
+
+
+def _otherwise_text(path: str, text: str, run: RunResult | None, own: dict[str, list[str]],
+                    reference: dict[str, list[str]],
+                    reference_after: dict[int, dict[str, list[str]]] | None,
+                    own_after: dict[int, dict[str, list[str]]] | None) -> str:
+    """What ``own_resume_ends`` says of what the program's own resume ends
+    with otherwise than the uninterrupted run did."""
+    part = _part_lost(path, text, run, own[path], reference[path], reference_after, own_after)
+    return (f"; {OWN_RESUME_ENDS_OTHERWISE} than the uninterrupted run did{part}: "
+            f"{CHECKPOINT_LOSES}, {NOT_STATE}")
+
+
+def _part_lost(path: str, text: str, run: RunResult | None,
+               own_end: list[str], reference_end: list[str],
+               reference_after: dict[int, dict[str, list[str]]] | None,
+               own_after: dict[int, dict[str, list[str]]] | None) -> str:
+    """Where right after the (first) load only some of what ``path`` holds
+    differed, how many (trial 693: an average of the weights whose checkpoint
+    kept the weights and lost only the count of updates read "your checkpoint
+    loses it" of the whole module; the next update made the weights differ too)."""
+    if run is None or not run.resume_at:
+        return ""
+    k = run.resume_at[0]
+    mine = (own_after or {}).get(k, {}).get(path)
+    there = (reference_after or {}).get(k, {}).get(path)
+    if mine is None or there is None or len(mine) != len(there) or len(there) < 2:
+        return ""
+    apart = sum(a != b for a, b in zip(mine, there))
+    if not 0 < apart < len(there):
+        return ""
+    kind = "tensors and numbers" if " number" in text.split(" that the run changed")[0] \
+        else "tensors"
+    alike = len(there) - apart
+    end = (sum(a != b for a, b in zip(own_end, reference_end))
+           if len(own_end) == len(reference_end) == len(there) else None)
+    later = (f"; at the end, {end} of them differ" if end is not None and end != apart else "")
+    return (f" (right after your load() at step {k}, {apart} of the {len(there)} {kind} it "
+            f"holds differed, the other{'' if alike == 1 else 's'} as the uninterrupted run "
+            f"held {'it' if alike == 1 else 'them'}{later})")
 
 
 _ITEM = re.compile(r"^(.*)\[(\d+)\]$")

@@ -26,3 +26,16 @@ def test_its_twin_resumes_and_only_the_module_no_optimizer_steps_is_listed():
     assert verify(SPEC + "KEEPS_EMA", **FAST).equivalent
     built = ema_module_lost.BUGGY.build({})
     assert built.boundaries()["unstepped_modules"] == ["ema"]  # (not `params`, which trains)
+
+
+def test_an_average_whose_checkpoint_loses_only_its_count_says_how_much_the_load_lost():
+    """Trial 693: an undeclared average whose checkpoint kept the weights and
+    lost the count of updates read "your checkpoint loses it" of the whole
+    module: the line now says that right after the load one of its three
+    tensors differed, and all three at the end."""
+    report = verify(SPEC + "COUNT_LOST", **FAST)
+    assert report.equivalent
+    [line] = [u for u in report.undeclared if u.startswith("ema (")]
+    assert ("ends with it otherwise than the uninterrupted run did (right after your load() at "
+            "step 3, 1 of the 3 tensors it holds differed, the others as the uninterrupted run "
+            "held them; at the end, 3 of them differ): your checkpoint loses it") in line, line
