@@ -751,6 +751,12 @@ LEFT_ALONE = "the uninterrupted run did not change it after there"
 """How a blind spot's why says the run left the dropped component alone after
 the resume point (``verdict._unread_because``)."""
 
+NEVER_DRAWN = ("the random streams' state was the same before every step and at the end: no "
+               "step draws from them here (or each step seeds them again as it found them)")
+"""Said of a blind spot of random streams none of which the uninterrupted run
+drew from (``verdict._never_drawn``); what a restart moves them to then
+changes no step at any resume point."""
+
 NEVER_MOVES = "training does not change"
 """Said of a blind spot whose components are a fresh build's at the resume point
 and at the end (``as_built_text``)."""
@@ -877,6 +883,8 @@ def _blind_spot_lines(report: Report, components: list[str]) -> list[str]:
                     if c in components and c not in built})
     empty = sorted({c for r in spots if HOLDS_NOTHING in r.explanation for c in r.dropped
                     if c in components})  # (trial 387: given no line of its own)
+    undrawn = sorted({c for r in spots if NEVER_DRAWN in r.explanation for c in r.dropped
+                      if c in components})  # (trial 716: sent to fuzz)
     # (trial 682: an optimizer whose steps a loss scale skipped to the resume point, set
     # again by the program, was also told to use "an optimizer with state")
     said = {*unread, *idle, *built, *masked, *alone, *empty, *again}
@@ -901,7 +909,10 @@ def _blind_spot_lines(report: Report, components: list[str]) -> list[str]:
     lines += [_built_line(c, c in unmoved, spots) for c in built]
     return lines + _unexercised_lines(masked, again, unread, idle, alone) + [
         f"{c}: it {HOLDS_NOTHING}: a resume point where it holds state checks it (resumecheck "
-        "fuzz tries them)" for c in empty]
+        "fuzz tries them)" for c in empty] + [
+        f"{c}: {NEVER_DRAWN}, so no resume point shows it lost: a program that draws from them "
+        "(dropout, augmentation) exercises it; else leave it out of the components this test "
+        "asserts (the marker's drop=[...])" for c in undrawn]
 
 
 def _built_line(c: str, unmoved: bool, spots: list[Any]) -> str:

@@ -29,8 +29,8 @@ from resumecheck.components import (
     validate_drop,
 )
 from resumecheck.errors import (
-    CONFIG_AS_BUILT, CONFIG_MASKED, CONFIG_RESTARTED, LEFT_ALONE, SCHEDULER_BY_EPOCH,
-    HOLDS_NOTHING, SCHEDULER_IDLE, SCHEDULER_UNREAD, SET_AGAIN, as_built_text,
+    CONFIG_AS_BUILT, CONFIG_MASKED, CONFIG_RESTARTED, LEFT_ALONE, NEVER_DRAWN,
+    SCHEDULER_BY_EPOCH, HOLDS_NOTHING, SCHEDULER_IDLE, SCHEDULER_UNREAD, SET_AGAIN, as_built_text,
 )
 from resumecheck.evidence import (
     EPOCH_AGAIN, SAMPLES_STAND_FOR_DATA, annotate, cleared_streams, not_stepped,
@@ -1421,6 +1421,37 @@ def _as_built_explanation(ref: Reference, result: RunResult, built: list[str],
     return f"{result.explanation}; {as_built_text(built, ks, still, _held_as(ref, built, ks))}"
 
 
+def _undrawn_text(ref: Reference, result: RunResult) -> str | None:
+    """A blind spot's why where the dropped components are random streams no
+    step drew from (``_never_drawn``); None where they are not."""
+    if not _never_drawn(ref, result.dropped):
+        return None
+    one = len(result.dropped) == 1
+    return (f"blind spot: dropping {', '.join(result.dropped)} changed no step after "
+            f"k={','.join(map(str, result.resume_at))}: {NEVER_DRAWN}, so no resume point "
+            f"shows {'it' if one else 'them'} lost; not evidence that "
+            f"{'it is' if one else 'they are'} saved")
+
+
+def _never_drawn(ref: Reference, names: list[str]) -> bool:
+    """Whether each of ``names`` is a random stream component none of whose
+    streams the reference drew from in any step (``streams_never_drawn``):
+    dropping it changes no step at any resume point, whatever state a
+    restart leaves its streams in (trial 716: an RNGState whose stream no
+    step read, its augmentation drawn in loader workers, was sent to fuzz;
+    in-process, where a restart moves every stream elsewhere, told "the run
+    changes it only before", which it never did)."""
+    end = ref.segment.end_state
+    if not end:
+        return False
+    for name in names:
+        state = ref.file(end)["components"].get(name)
+        if not is_stream_state(state) or not stream_items(state) \
+                or ref.streams_never_drawn(name) != set(stream_items(state)):
+            return False
+    return True
+
+
 def _held_as(ref: Reference, names: list[str], ks: list[int]) -> str | None:
     """Whether the reference held ``names`` at every point of ``ks`` as its
     build made them (``"built"``), or held none of them so at any
@@ -1535,6 +1566,28 @@ def _empty(state: Any) -> bool:
     return isinstance(state, (list, tuple)) and all(_empty(v) for v in state)
 
 
+def _blind_spot_words(ref: Reference, result: RunResult, segments: Segments) -> None:
+    """``conclude``'s words on a dropped component's restart (a blind spot's
+    why, and what an ablation set anew or masked)."""
+    built, apart = _as_built(ref, result, segments) if result.blind_spot else ([], {})
+    still = _unmoved(ref, built, list(result.resume_at))
+    alike = _ended_alike(ref, segments, apart)
+    again = {n: d for n, d in apart.items() if n in alike}
+    if again and SCHEDULER_UNREAD not in result.explanation:
+        result.explanation += _set_again_text(ref, again)
+        result.explanation += _also_held_text(ref, result, built)
+    if CONFIG in apart and CONFIG not in again:  # (a trial: told to use other settings)
+        result.explanation += f"; {CONFIG_MASKED} (at the restore at {apart[CONFIG][0]}: " \
+            f"{apart[CONFIG][1]})"
+    undrawn = _undrawn_text(ref, result) if result.blind_spot else None
+    if undrawn:
+        result.explanation = undrawn
+    elif built:
+        result.explanation = _as_built_explanation(ref, result, built, still)
+    if result.blind_spot and NEVER_DRAWN not in result.explanation:
+        result.explanation = _ends_otherwise(ref, segments, result)
+
+
 def conclude(ref: Reference, result: RunResult, cmp: Comparison | None,
              segments: Segments) -> RunResult:
     """The last words on a judged run: blind spot, explanation, stream offsets
@@ -1554,20 +1607,7 @@ def conclude(ref: Reference, result: RunResult, cmp: Comparison | None,
         result.explanation += SCHEDULER_UNREAD + (
             SCHEDULER_IDLE if _ends_as_at(ref, SCHEDULER, result.resume_at[-1])
             else SCHEDULER_BY_EPOCH)
-    built, apart = _as_built(ref, result, segments) if result.blind_spot else ([], {})
-    still = _unmoved(ref, built, list(result.resume_at))
-    alike = _ended_alike(ref, segments, apart)
-    again = {n: d for n, d in apart.items() if n in alike}
-    if again and SCHEDULER_UNREAD not in result.explanation:
-        result.explanation += _set_again_text(ref, again)
-        result.explanation += _also_held_text(ref, result, built)
-    if CONFIG in apart and CONFIG not in again:  # (a trial: told to use other settings)
-        result.explanation += f"; {CONFIG_MASKED} (at the restore at {apart[CONFIG][0]}: " \
-            f"{apart[CONFIG][1]})"
-    if built:
-        result.explanation = _as_built_explanation(ref, result, built, still)
-    if result.blind_spot:
-        result.explanation = _ends_otherwise(ref, segments, result)
+    _blind_spot_words(ref, result, segments)
     if not result.dropped and result.verdict == DIVERGED:
         new_epoch = _new_epoch_text(ref, result)
         said = unused_position(result.explanation) if new_epoch else None

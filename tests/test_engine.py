@@ -526,6 +526,35 @@ def test_a_blind_spot_back_at_its_start_at_the_end_is_not_said_never_to_change()
     assert moved.runs[-1].verdict == "diverged"
 
 
+class _NoDraws(_CyclingPointer):
+    """The pointer beside a declared ``RNGState`` whose streams no step draws from."""
+
+    def components(self):
+        return {**super().components(), "rng": resumecheck.RNGState()}
+
+
+def test_a_blind_spot_of_streams_no_step_draws_from_is_not_sent_to_fuzz():
+    """Trial 716: an RNGState whose stream no step read (augmentation drawn in
+    loader workers) was told "either the run changes it and comes back to it
+    between ..., and a resume point where it has moved shows it (resumecheck
+    fuzz tries them)": its state was the same before every step."""
+    from resumecheck.errors import NEVER_DRAWN, ComponentsNotExercised
+
+    target = resumecheck.Target(factory=_NoDraws, steps=6, resume_at=(3,))
+    report = verify(target, drop=["rng"], noise_seeds=0, check_determinism=False)
+    dropped = report.runs[-1]
+    assert dropped.blind_spot and dropped.dropped == ["rng"]
+    assert f"{NEVER_DRAWN}, so no resume point shows it lost" in dropped.explanation
+    assert "fuzz" not in dropped.explanation and "comes back" not in dropped.explanation
+    message = str(ComponentsNotExercised(report, ["rng"]))
+    assert f"rng: {NEVER_DRAWN}, so no resume point shows it lost" in message, message
+    assert "fuzz" not in message and "changes it only before" not in message
+    # (a pointer that cycles back is still told that it may have moved between)
+    cycling = verify(resumecheck.Target(factory=_CyclingPointer, steps=8, resume_at=(4,)),
+                     drop=["queue_ptr"], noise_seeds=0, check_determinism=False)
+    assert NEVER_DRAWN not in cycling.runs[-1].explanation
+
+
 def test_a_run_restarted_twice_is_measured_against_the_band_after_the_restart_it_departs_at():
     """Trial 160: restarted at 6 and 20 and departing at 21, a run read "within
     seed-to-seed noise from step 7 on", over fourteen steps it matched in."""
