@@ -4261,7 +4261,8 @@ def _optimizers_rate(r: RunResult) -> str:
         # (trial 479: read as if the optimizer carried the rate alone; trial 572: a SAM
         # wrapper whose state holds no momentum read "such as momentum")
         return (" (the optimizer's param_groups hold the learning rate a scheduler sets, "
-                "beside its per-parameter state (momentum, where its state_dict() holds it), "
+                "beside its per-parameter state (whatever its state_dict() holds: Adam's moments, "
+                "SGD's momentum buffers, Adagrad's sums and steps), "
                 "lost with it: dropped, the restart steps with the rate its build gave it, or "
                 "another component's restore: one that makes the optimizer anew)")
     if first.startswith("inputs:") and (RNG in r.dropped or any(

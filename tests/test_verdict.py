@@ -433,7 +433,8 @@ def test_explanations():
                          "this close to it may read as noise on a loss curve")
     assert verdict.quantity_name("data") == "data (the samples consumed)"
     assert verdict.quantity_name("weird") == "weird"
-    # (trial 572: a SAM wrapper whose own state holds no momentum read "such as momentum")
+    # (trial 572: a SAM wrapper whose own state holds no momentum read "such as momentum";
+    # trial 731: an Adagrad, which has none, read "momentum" of its lost sums)
     # (trial 220: a dropped optimizer whose learning rate departs first read without a word
     # of why the rate is the optimizer's; a dropped scheduler needs none)
     def rate_first(dropped):
@@ -442,8 +443,8 @@ def test_explanations():
                          first_divergent_key="lr")
     assert verdict.explain(rate_first("optimizer"), None).startswith(
         "learning rate differs from step 9 (the optimizer's param_groups hold the learning rate "
-        "a scheduler sets, beside its per-parameter state (momentum, where its state_dict() "
-        "holds it), lost with it: "
+        "a scheduler sets, beside its per-parameter state (whatever its state_dict() holds: "
+        "Adam's moments, SGD's momentum buffers, Adagrad's sums and steps), lost with it: "
         "dropped, the restart steps with the rate its build gave it, or "
         "another component's restore: one that makes the optimizer anew)")
     assert "param_groups" not in verdict.explain(rate_first("scheduler"), None)
