@@ -188,8 +188,11 @@ def _describe_run(run: RunResult, label: str, incomplete: str | None,
         of = {figure: f" in {what}" for figure, what in run.largest_in.items()}
         # (trial 515: the gradient of a bias before a BatchNorm, 0 but for rounding, read
         # as the run's largest change)
-        relative = ("inf (a value that is 0 in the reference differs: one that is 0 but for "
-                    "rounding, the gradient of a bias before a normalisation, makes it so)"
+        # (trial 730 read the rounding as the cause of embedding rows that only the resumed
+        # run's predicted tokens gave a gradient: it is one case)
+        relative = ("inf (a value exactly 0 in the reference is not 0 here: a gradient only "
+                    "this run gives, say, or one 0 but for rounding, the gradient of a bias "
+                    "before a normalisation)"
                     if run.max_rel_diff == float("inf") else _g(run.max_rel_diff))
         if run.max_rel_diff is not None and 1 < run.max_rel_diff < float("inf") \
                 and not _one_number(run.largest_in.get("rel", "")):

@@ -269,9 +269,9 @@ def test_an_infinite_relative_difference_says_why():
                     first_divergent_quantity="parameter w", max_abs_diff=0.3,
                     max_rel_diff=float("inf"), max_ulp_diff=2e9, max_abs_loss_diff=0.1)
     said = "\n".join(_describe_run(run, "full resume", None))
-    assert "the largest relative inf (a value that is 0 in the reference differs: one that " \
-        "is 0 but for rounding, the gradient of a bias before a normalisation, makes it so)" \
-        in said
+    assert "the largest relative inf (a value exactly 0 in the reference is not 0 here: a " \
+        "gradient only this run gives, say, or one 0 but for rounding, the gradient of a " \
+        "bias before a normalisation)" in said
     # (a trial: '1.35e+16 ULP' for a learning rate told the reader nothing either)
     assert "the largest in ULP over a million (far beyond rounding)" in said
 
