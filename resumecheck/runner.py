@@ -438,6 +438,19 @@ def _build_watched(target: Target, spec: SegmentSpec, capture: dict[str, Any] | 
     return built
 
 
+def _look_after_restore(built: BuiltProgram, restored: str, source: str | None,
+                        unwritten: bool) -> None:
+    """Save the state right after a restore to ``restored``, in the view a
+    framework's program gives of it (``LoopProgram.restored_look``)."""
+    look = getattr(built.program, "restored_look", None)
+    with look() if callable(look) else contextlib.nullcontext():
+        if asks_apart(built):  # (what a loader's state_dict() does stays in the fork)
+            save_capture_apart(built, restored)
+        else:
+            save_capture(built, restored, verify=False, unwritten=unwritten,
+                         restored_from=source)
+
+
 class _Segment:
     """One segment being run here; ``stage`` and ``step`` say where it failed."""
 
@@ -534,14 +547,12 @@ class _Segment:
             result.advice = _advice(built, self.spec)  # (what the restore found: trial 516)
             restored = str(self.work / f"{spec.name}.restored.pt")
             source = spec.restore.path if spec.restore.source == "engine" else None
-            if asks_apart(built):  # (what a loader's state_dict() does stays in the fork)
-                save_capture_apart(built, restored)
-            else:
-                save_capture(built, restored, verify=False, unwritten=self.judged_here,
-                             restored_from=source)
+            _look_after_restore(built, restored, source, self.judged_here)
             result.restored_state = restored  # only once written: the diagnosis reads it
         if spec.program_save_at == spec.start:  # save right after the restore
-            self._program_save(built, spec.start)
+            look = getattr(built.program, "restored_look", None)
+            with look() if callable(look) else contextlib.nullcontext():
+                self._program_save(built, spec.start)
         return built
 
     def _train_step(self, built: BuiltProgram, tracer: Tracer, step: int,

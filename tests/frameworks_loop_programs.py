@@ -442,6 +442,26 @@ def _average_updated_after_the_save():
                             resume_at=(3,))
 
 
+def _streams_in_module_hooks(kept: bool):
+    """Trial 727's module: its on_save_checkpoint keeps torch's stream, which
+    its on_load_checkpoint sets back (``kept``; else its checkpoint loses it),
+    beside a plain shuffled loader, which draws the next epoch's order from that
+    stream, and dropout; resumed at an epoch's last batch."""
+    import torch
+
+    train = lightning_train()
+
+    class KeepsStream(train.TinyClassifier):
+        def on_save_checkpoint(self, checkpoint):
+            checkpoint["torch_rng"] = torch.get_rng_state()
+
+        def on_load_checkpoint(self, checkpoint):
+            if kept:
+                torch.set_rng_state(checkpoint["torch_rng"])
+
+    return lightning_target(module=KeepsStream, data=train.loader, steps=8, resume_at=(5,))
+
+
 def _plateau_stepped_after_the_save():
     """Trial 605's module: a ReduceLROnPlateau of interval "step" on the training
     loss, which Lightning steps after on_train_batch_end, where a step's
@@ -670,6 +690,8 @@ _BUILT_ON_FIRST_USE = {
     "LIGHTNING_EARLY_STOPPING": lambda: _validated_on_a_plateau(early_stopping=True),
     "LIGHTNING_VALIDATED_AT_EPOCH_END": lambda: _validated_on_a_plateau(plain=True),
     "LIGHTNING_AVERAGE_AFTER_SAVE": _average_updated_after_the_save,
+    "LIGHTNING_STREAM_IN_HOOKS": lambda: _streams_in_module_hooks(True),
+    "LIGHTNING_STREAM_LOST_IN_HOOKS": lambda: _streams_in_module_hooks(False),
     "LIGHTNING_WEIGHT_AND_VALIDATION": lambda: _validated_on_a_plateau(weighted=True),
     "LIGHTNING_PLATEAU_PER_EPOCH": _plateau_per_epoch,
     "LIGHTNING_SWA": _weights_averaged,

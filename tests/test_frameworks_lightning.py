@@ -879,6 +879,28 @@ def test_an_average_the_module_updates_after_the_checkpoint_is_said_to_be_saved_
 
 
 @pytest.mark.e2e
+def test_streams_a_module_sets_back_at_an_epochs_end_resume_as_the_uninterrupted_run():
+    """Trial 727: a module that keeps torch's stream in its checkpoint hooks,
+    beside a plain shuffled loader, resumed at an epoch's last batch bit for
+    bit; the engine's restore set the stream after Lightning's setup had made
+    the next epoch's iterator from it, so its own resume departed, every
+    ablation was inconclusive, and the correct program read a latent gap in
+    the stream it had set back (the look came after that iterator's draw)."""
+    kept = resumecheck.verify(spec("LIGHTNING_STREAM_IN_HOOKS"), noise_seeds=0,
+                              check_determinism=False, drop=["rng", "hooks"])
+    own, engine = kept.full_resume, kept.engine_resume
+    assert (own.verdict, engine.verdict) == (IDENTICAL, IDENTICAL), engine.explanation
+    assert own.latent_gaps == engine.latent_gaps == ["data_cursor"], own.latent_gaps
+    assert [f.component for f in own.diagnosis] == ["data_cursor"], own.diagnosis
+    lost = resumecheck.verify(spec("LIGHTNING_STREAM_LOST_IN_HOOKS"), drop="none",
+                              noise_seeds=0, check_determinism=False)
+    assert lost.engine_resume.verdict == IDENTICAL, lost.engine_resume.explanation
+    assert lost.full_resume.verdict == DIVERGED
+    assert [(f.component, f.status) for f in lost.full_resume.diagnosis][:1] == [
+        ("rng", "confirmed")], lost.full_resume.diagnosis
+
+
+@pytest.mark.e2e
 def test_a_scheduler_the_module_steps_after_the_checkpoint_is_said_to_be_saved_behind():
     """Trial 130: a module that stepped its scheduler in its own
     on_train_batch_end (after the callbacks', where the checkpoint is written)
@@ -1322,7 +1344,9 @@ def test_at_an_epochs_end_a_save_right_after_lightnings_restore_is_not_tried():
     own = report.full_resume
     assert own.verdict == IDENTICAL and not own.lost_on_resave(), own.explanation
     assert report.equivalent
-    assert set(own.latent_gaps) == {"data_cursor", "callbacks"}, own.latent_gaps
+    # (trial 727: the callback's streams, looked at after Lightning's setup had drawn the
+    # next epoch's iterator from them, read as a latent gap of a correct program)
+    assert own.latent_gaps == ["data_cursor"], own.latent_gaps
 
 
 @pytest.mark.e2e

@@ -29,20 +29,21 @@ autocast are per thread, and only the loop thread trains.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import queue
 import re
 import threading
 import traceback
 import types
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 
 from resumecheck.compare import digest
-from resumecheck.components import CALLBACKS
+from resumecheck.components import CALLBACKS, RNGState
 from resumecheck.errors import CheckpointError, StepError
 from resumecheck.program import StepOutput
 from resumecheck.phrases import FEWER_STEPS, FRAMEWORK_RESUME, LOOP_ENDED
@@ -227,6 +228,15 @@ class LoopProgram:
                 "loaded by a freshly built program")
         self._resume_from = path
 
+    streams_at_restore: dict[str, Any] | None = None
+    """The global streams as the restore left them, where the framework's setup
+    drew from them before the first step (``restored_look``)."""
+    _looking: list[dict[str, Any]] | None = None
+
+    def restored_look(self) -> contextlib.AbstractContextManager[None]:
+        """Around the look at the state right after a restore (``_restored_look``)."""
+        return _restored_look(self)
+
     def close(self) -> None:
         """End the loop thread (idempotent)."""
         self._finalizer()
@@ -276,6 +286,7 @@ class LoopProgram:
             raise RuntimeError(f"{self.framework}'s loop ended before its first step")
         if isinstance(payload, int):
             self._last_step = payload  # the framework's step after its restore
+        _show_restored(self)
 
     def in_loop(self, fn: Callable[[], Any]) -> Any:
         """Run ``fn`` in the parked loop thread and return its result."""
@@ -319,6 +330,30 @@ class LoopProgram:
                 "not checked: what decides it (a patience count) is compared where a "
                 "component declares it, and named under `not compared` where none does")
 
+
+@contextlib.contextmanager
+def _restored_look(program: LoopProgram) -> Iterator[None]:
+    """The global streams as the restore left them (``streams_at_restore``),
+    from when the loop is parked before its first step, not as the
+    framework's setup drew from them since (Lightning's iterators at an
+    epoch's end, which the uninterrupted run made after its checkpoint); set
+    back after the look."""
+    program._looking = []
+    try:
+        _show_restored(program)
+        yield
+    finally:
+        now, program._looking = program._looking, None
+        if now:
+            RNGState().load_state_dict(now[0])
+
+
+def _show_restored(program: LoopProgram) -> None:
+    """In ``_restored_look``, once the loop is parked: the streams at restore."""
+    looking, before = program._looking, program.streams_at_restore
+    if program._started and looking == [] and before is not None:
+        looking.append(RNGState().state_dict())
+        RNGState().load_state_dict(before)
 
 def run_pending(pending: dict[str, list[Callable[[], None]]], stage: str) -> None:
     """Run the loads waiting for ``stage`` (called by an adapter's callback, in the loop)."""

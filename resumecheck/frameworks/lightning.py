@@ -168,6 +168,7 @@ class LightningProgram(LoopProgram):
         with _announcer_quiet():  # (the hardware, announced on every Trainer: each restart)
             self.trainer = pl.Trainer(**options)
         _park_after_train_start(self.trainer, self._channel, self.pending)
+        _streams_kept_at_setup(self)
         self.saved_where = _saved_where(self.trainer) + _changed_after_save(self.module)
         for callback in self.trainer.checkpoint_callbacks:
             _same_root_on_load(callback, self._root.name)
@@ -378,6 +379,76 @@ class _LightningStreams(RNGState):
         program = self._program
         if not program._started:
             program.pending.setdefault("before_train_start", []).append(_keep_streams(program))
+        else:
+            _iterate_anew_at_epoch_end(program)
+
+
+def _iterate_anew_at_epoch_end(program: LightningProgram) -> None:
+    """Where the loop had started (the engine's restore reads the live state
+    first, which runs Lightning's setup) and resumes at an epoch's end: make
+    the training loaders' iterators again, from the streams just set.
+    Lightning's restart makes them in its setup, before its first step; the
+    uninterrupted run made that epoch's after the checkpoint, from the
+    streams it held there, as a resume whose restore sets them before that
+    setup does (trial 727: a module's on_load_checkpoint that set torch's
+    stream resumed bit for bit; the engine's restore set it after the
+    iterator had drawn its base seed, read its samples otherwise, and every
+    ablation was inconclusive). Not inside an epoch, where the uninterrupted
+    run's iterator is made before the checkpoint and a restart's draw must
+    come before the restore too; nor where the next epoch's iterator is not
+    the setup's (``_next_epoch_from_setup``)."""
+    trainer = program.trainer
+    loop = trainer.fit_loop
+    fetcher = getattr(loop, "_data_fetcher", None)
+    epoch = loop.epoch_loop  # (a checkpoint at the epoch's last batch: the check's)
+    at_end = getattr(loop, "restarted_on_epoch_end", False) \
+        or getattr(loop, "resumed_on_epoch_end", False) \
+        or (getattr(epoch, "restarted_on_train_batch_end", False)
+            and epoch.batch_progress.is_last_batch)
+    if fetcher is None or not at_end or not _next_epoch_from_setup(trainer):
+        return
+    program.streams_at_restore = RNGState().state_dict()  # (what the look right after shows)
+    iter(fetcher)
+
+
+def _next_epoch_from_setup(trainer: Any) -> bool:
+    """Whether, resumed at an epoch's end, the next epoch reads the iterators
+    Lightning's setup made: plain loaders, where making one starts an epoch.
+    Not a loader that keeps its position (a StatefulDataLoader's iterator
+    there resumes its ended epoch, and the next epoch's is made later, as in
+    the uninterrupted run), nor one over persistent workers (made once)."""
+    return not any(callable(getattr(dl, "load_state_dict", None))
+                   or getattr(dl, "persistent_workers", False) for dl in _train_loaders(trainer))
+
+
+def _streams_kept_at_setup(program: LightningProgram) -> None:
+    """Keep the global streams as a restart's restore left them, right before
+    the fit loop's setup makes the training iterators from them, where the
+    checkpoint was written at an epoch's last batch: the uninterrupted run
+    made the next epoch's after that checkpoint, so the look at the state
+    right after the restore sees them as they were before that draw
+    (``LoopProgram.restored_look``; trial 727: a module's on_load_checkpoint
+    that set torch's stream back, whose resume matched bit for bit, read a
+    latent gap in it and a stream the program "set right itself"). Only where
+    something set them since the build (a restore, a hook of the user's): a
+    restart that sets none draws from the build's streams there, and the look
+    sees them after that draw, as the uninterrupted run held them after its own."""
+    loop = program.trainer.fit_loop
+    setup_data = loop.setup_data
+    built = digest(RNGState().state_dict())
+    held = weakref.ref(program)  # (the loop's thread ends once the program is collected)
+
+    def setup() -> None:
+        program = held()
+        first = program is not None and program.streams_at_restore is None \
+            and loop.restarting and loop.epoch_loop.batch_progress.is_last_batch
+        now = RNGState().state_dict() if first else None
+        setup_data()
+        if program is not None and now is not None and digest(now) != built \
+                and _next_epoch_from_setup(loop.trainer):
+            program.streams_at_restore = now
+
+    loop.setup_data = setup
 
 
 def _loader_generators(data: Any) -> dict[str, torch.Generator]:
