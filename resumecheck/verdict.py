@@ -2548,7 +2548,8 @@ def own_resume_ends(named: dict[str, str], reference: dict[str, list[str]],
             # (a trial: a counter lost at both restores of 6,11 was named at 11 only)
             at = [j for j in run.resume_at if j == k or _lost_at(
                 path, j, run.first_divergent_step, reference_after, own_after)]
-            text += _held_otherwise_text(run, k, at, lost, ends_only)
+            text += _held_otherwise_text(run, k, at, lost, ends_only, bool(
+                own and path in reference and own.get(path) == reference[path]))
         elif own and path in own and path in reference and own[path] == reference[path]:
             text += _ends_alike_text(path, text, run, reference_after, own_after, early)
         elif own and path in reference and departed and not ends_only:
@@ -2737,18 +2738,22 @@ _UNCOMPARED_SOURCE = "from other state they read that is not compared"
 
 
 def _held_otherwise_text(run: RunResult, k: int, at: list[int], lost: bool,
-                         ends_only: bool) -> str:
+                         ends_only: bool, ends_alike: bool = False) -> str:
     """What a path the program's own resume held otherwise right after its
     load() at ``k`` (and at each of ``at``) says of its checkpoint (``lost``:
-    after the next step too; ``ends_only``: every step matched)."""
+    after the next step too; ``ends_only``: every step matched; ``ends_alike``:
+    it ends with it as the uninterrupted run did, trial 742: a metric's counts
+    that an epoch's end reset were said to end otherwise)."""
     earlier = _differed_before(run, min(at))
     if earlier:
         return _saved_otherwise_text(earlier, min(at))
     went = _went(run)
     if lost and ends_only:
+        ends = (f"ends with it as the uninterrupted run did, {SET_AGAIN_LATER}" if ends_alike
+                else "ends with it otherwise")
         return (f"; your own resume held it otherwise right after your load() at "
-                f"{steps_text(at)} and after {steps_text([j + 1 for j in at])}, and ends "
-                f"with it otherwise, every step matching: {CHECKPOINT_LOSES}, {NOT_STATE}")
+                f"{steps_text(at)} and after {steps_text([j + 1 for j in at])}, and {ends}, "
+                f"every step matching: {CHECKPOINT_LOSES}, {NOT_STATE}")
     if lost:
         return (f"; your own resume held it otherwise right after your load() at step {k} and "
                 f"after step {k + 1}, before it {went} at step {run.first_divergent_step}: "
