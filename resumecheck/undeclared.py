@@ -287,6 +287,10 @@ class UndeclaredWatch:
                         "its state_dict() in on_save_checkpoint and load it in "
                         "on_load_checkpoint)" if in_module else "") + ", to check that it "
                     "resumes)")
+        if isinstance(obj, torch.Tensor) and in_module == _METRIC_STATE:
+            # (trial 742: a torchmetrics Accuracy's counts were told to use register_buffer)
+            return (f"{path} (Tensor: {_amount(missed)}, that the run changed, {_METRIC_TODO})"
+                    .replace("METRIC", "self." + path.partition(".")[2].rpartition(".")[0]))
         if isinstance(obj, torch.Tensor) and in_module:
             return f"{path} (Tensor: {_amount(missed)}, that the run changed, {_LOOSE_TODO})"
         amount = (f"{len(obj)} item{'' if len(obj) == 1 else 's'}, "
@@ -1573,7 +1577,29 @@ def _in_module(path: str, obj: Any, modules: set[str],
     """Whether ``path`` is in a declared module; where it is a number setting
     of one of torch's own layers, that layer's class (``_torch_setting``)."""
     inside = path.split(".")[0] in modules
+    if inside and isinstance(obj, torch.Tensor) and _owner_layer(path, components, "torchmetrics"):
+        return _METRIC_STATE
     return (inside and _is_number(obj) and _torch_setting(path, components)) or inside
+
+
+_METRIC_STATE = "torchmetrics"
+"""``_in_module`` of a tensor a torchmetrics metric in a declared module keeps
+(its state, which the metric's state_dict() leaves out unless persistent)."""
+
+
+def _owner_layer(path: str, components: Sequence[Component], package: str) -> Any:
+    """The layer of a declared module whose attribute ``path`` names, where
+    its class comes from ``package`` (None: none, or another's)."""
+    name, _, rest = path.partition(".")
+    module = next((c.obj for c in components if c.name == name), None)
+    layer, _, _ = rest.rpartition(".")
+    if not isinstance(module, torch.nn.Module):
+        return None
+    try:
+        owner = module.get_submodule(layer)
+    except (AttributeError, TypeError):
+        return None
+    return owner if type(owner).__module__.split(".")[0] == package else None
 
 
 def _torch_setting(path: str, components: Sequence[Component]) -> str | None:
@@ -1597,6 +1623,12 @@ _LOOSE_TODO = (
     "attribute, or a buffer registered with persistent=False): register it with "
     "register_buffer(name, tensor) (persistent), or declare it as a component, to check "
     "that it resumes")
+
+
+_METRIC_TODO = (
+    "a torchmetrics metric's state, which the metric leaves out of its state_dict() unless "
+    "it is persistent: call METRIC.persistent(True) in the module after making it, for the "
+    "checkpoint to hold it, to check that it resumes")
 
 
 def _generators_in(model: torch.nn.Module) -> list[tuple[str, torch.Generator]]:
