@@ -99,6 +99,16 @@ _CALLBACK_TODO = ("a framework's target declares the framework's own state only:
                   "callback save and restore it with the checkpoint ({})")
 """What to do about state a framework adapter's user callback keeps (``undeclared_roots``)."""
 
+_LIGHTNING_SAMPLERS = (f"{LIGHTNING_LOADER}.sampler.", f"{LIGHTNING_LOADER}.batch_sampler.")
+_SAMPLER_GENERATOR_TODO = (
+    "a generator a sampler of the training loader keeps, which the loader's state_dict() "
+    "does not hold where the sampler keeps no state of its own (torch's RandomSampler), and "
+    "a Lightning target declares the framework's own state only: use a sampler whose "
+    "state_dict() holds it (torchdata's RandomSampler, with a StatefulDataLoader), or keep "
+    "its get_state() in your module's on_save_checkpoint and set it back in on_load_checkpoint")
+"""What to do about a generator a Lightning training loader's sampler keeps
+(``frameworks.lightning._sampler_generators``; trial 737)."""
+
 _FRAMEWORK_HELD_TODO = (
     "the framework's checkpoint does not hold it unless your code saves it there, and a "
     "framework's target declares the framework's own state only: draw from a generator "
@@ -270,7 +280,8 @@ class UndeclaredWatch:
         if isinstance(obj, (torch.Generator, np.random.Generator)):
             kind = "a torch.Generator" if isinstance(obj, torch.Generator) else \
                 "a numpy Generator"
-            todo = _FRAMEWORK_HELD_TODO if _framework_held(path) else REGISTER_GENERATOR
+            todo = (_SAMPLER_GENERATOR_TODO if path.startswith(_LIGHTNING_SAMPLERS)
+                    else _FRAMEWORK_HELD_TODO if _framework_held(path) else REGISTER_GENERATOR)
             return (f"{path} ({kind} {GENERATOR_CHANGED}, drawn "
                     f"from or seeded again, and {none_holds}: {todo})")
         if isinstance(obj, _OTHER_GENERATORS):  # (trial 394: a Trainer dataset's

@@ -462,6 +462,19 @@ def _streams_in_module_hooks(kept: bool):
     return lightning_target(module=KeepsStream, data=train.loader, steps=8, resume_at=(5,))
 
 
+def _stateless_sampler_with_a_generator():
+    """Trial 737's loader: a StatefulDataLoader over torch's RandomSampler given
+    a generator of its own, which keeps no state: the loader's state_dict()
+    holds the position alone, and a restart draws the order from the build's
+    generator."""
+    import torch
+    from torchdata.stateful_dataloader import StatefulDataLoader
+
+    rows = lightning_train().rows()
+    sampler = torch.utils.data.RandomSampler(rows, generator=torch.Generator().manual_seed(3))
+    return StatefulDataLoader(rows, batch_size=8, sampler=sampler)
+
+
 def _plateau_stepped_after_the_save():
     """Trial 605's module: a ReduceLROnPlateau of interval "step" on the training
     loss, which Lightning steps after on_train_batch_end, where a step's
@@ -690,6 +703,9 @@ _BUILT_ON_FIRST_USE = {
     "LIGHTNING_EARLY_STOPPING": lambda: _validated_on_a_plateau(early_stopping=True),
     "LIGHTNING_VALIDATED_AT_EPOCH_END": lambda: _validated_on_a_plateau(plain=True),
     "LIGHTNING_AVERAGE_AFTER_SAVE": _average_updated_after_the_save,
+    "LIGHTNING_SAMPLER_OWN_GENERATOR": lambda: lightning_target(
+        module=lambda: lightning_train().TinyClassifier(dropout=0.0),
+        data=_stateless_sampler_with_a_generator, steps=8, resume_at=(7,)),
     "LIGHTNING_STREAM_IN_HOOKS": lambda: _streams_in_module_hooks(True),
     "LIGHTNING_STREAM_LOST_IN_HOOKS": lambda: _streams_in_module_hooks(False),
     "LIGHTNING_WEIGHT_AND_VALIDATION": lambda: _validated_on_a_plateau(weighted=True),

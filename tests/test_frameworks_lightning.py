@@ -901,6 +901,22 @@ def test_streams_a_module_sets_back_at_an_epochs_end_resume_as_the_uninterrupted
 
 
 @pytest.mark.e2e
+def test_a_generator_a_stateless_sampler_keeps_is_named_with_what_keeps_it():
+    """Trial 737: torch's RandomSampler given a generator, under a
+    StatefulDataLoader whose state_dict() holds the position alone: the
+    restart read another epoch's order, and no line named the generator (the
+    diagnosis named torch's stream, which the correct twin held alike)."""
+    report = resumecheck.verify(spec("LIGHTNING_SAMPLER_OWN_GENERATOR"), drop="none",
+                                noise_seeds=0, check_determinism=False)
+    assert report.full_resume.first_divergent_quantity.startswith("data")
+    [line] = [u for u in report.undeclared if u.startswith("train_dataloader.sampler.generator")]
+    assert ("a generator a sampler of the training loader keeps, which the loader's "
+            "state_dict() does not hold where the sampler keeps no state of its own (torch's "
+            "RandomSampler)") in line, line
+    assert "RNGState(" not in line
+
+
+@pytest.mark.e2e
 def test_a_scheduler_the_module_steps_after_the_checkpoint_is_said_to_be_saved_behind():
     """Trial 130: a module that stepped its scheduler in its own
     on_train_batch_end (after the callbacks', where the checkpoint is written)

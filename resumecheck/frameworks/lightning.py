@@ -917,7 +917,7 @@ def _loader_roots(trainer: Any) -> list[tuple[str, Any]]:
     (trial 511: a loader kept its epoch beside the position its state_dict()
     returned, and no line named it). Not a library's loader (torch's,
     torchdata's): its own fields are no state of the program's."""
-    out: list[tuple[str, Any]] = []
+    out: list[tuple[str, Any]] = _sampler_generators(trainer)
     for loader in _train_loaders(trainer):
         if type(loader).__module__.split(".")[0] in _LIBRARIES:
             continue
@@ -927,6 +927,27 @@ def _loader_roots(trainer: Any) -> list[tuple[str, Any]]:
             state = {}
         out.append((f"{LIGHTNING_LOADER} ({type(loader).__name__})",
                     fields_beside(loader, state or {})))
+    return out
+
+
+def _sampler_generators(trainer: Any) -> list[tuple[str, Any]]:
+    """The generators the samplers of the training loaders keep (torch's
+    ``RandomSampler(generator=...)``, a library's object, whose fields are
+    otherwise not looked at): a loader's ``state_dict()`` holds a stateless
+    sampler's position alone, so a restart draws its order from the build's
+    generator (trial 737: a StatefulDataLoader over such a sampler read
+    another epoch's order after a resume, and no line named the generator)."""
+    out: list[tuple[str, Any]] = []
+    seen: set[int] = set()
+    for loader in _train_loaders(trainer):
+        batches = getattr(loader, "batch_sampler", None)
+        for where, sampler in (("sampler", getattr(loader, "sampler", None)),
+                               ("batch_sampler.sampler", getattr(batches, "sampler", None))):
+            generator = getattr(sampler, "generator", None)
+            if isinstance(generator, torch.Generator) and id(sampler) not in seen:
+                seen.add(id(sampler))
+                out.append((f"{LIGHTNING_LOADER}.{where}",
+                            types.SimpleNamespace(generator=generator)))
     return out
 
 
