@@ -3579,6 +3579,9 @@ def settle_resaved(ref: Reference, result: RunResult, found: list[int],
     if cmp is None or not found:
         return
     ends = set(epoch_boundaries(ref.segment.boundaries, ref.steps))
+    positions = (DATA_CURSOR, SAMPLER_EPOCH)
+    ahead = {f.step for f in result.diagnosis
+             if split_rank_name(f.component)[0] in positions and _one_ahead(f.detail)}
     settled = []
     for i, finding in enumerate(result.diagnosis):
         if i not in found:
@@ -3590,8 +3593,8 @@ def settle_resaved(ref: Reference, result: RunResult, found: list[int],
                 f"from that checkpoint, depart from the uninterrupted run at step {step}, in "
                 f"{quantity_name(key)}: a save before the state is set right loses it")
                 + (_FIT_LOOP_RESAVED if "epoch_progress." in finding.detail else "")))
-        elif finding.step in ends and split_rank_name(finding.component)[0] in (
-                DATA_CURSOR, SAMPLER_EPOCH) and _counts_alone(finding.detail):
+        elif finding.step in ends and finding.step in ahead and split_rank_name(
+                finding.component)[0] in positions and _counts_alone(finding.detail):
             settled.append(replace(finding, status=PUT_BACK, detail=finding.detail + _ONE_POSITION))
         else:
             settled.append(replace(finding, detail=finding.detail + _ALIKE_HERE))
@@ -3609,6 +3612,19 @@ def _counts_alone(detail: str) -> bool:
     another form" at the first epoch's end, where a fresh build's generator
     happened to hold it; at a later epoch's end the resume departed)."""
     return not any(mark in detail for mark in ("tensor[", "generator's state", " missing,"))
+
+
+def _one_ahead(detail: str) -> bool:
+    """Whether a count of a finding's detail is one ahead of the one expected:
+    the next epoch's, of a position at an epoch's end in its other form (trial
+    739: a sampler's epoch the checkpoint lost, 0 where 1 was expected, read
+    as the position in another form; the loop set it again as the next epoch
+    began)."""
+    return any(int(now) == int(was) + 1 for now, was in _COUNTS.findall(detail))
+
+
+_COUNTS = re.compile(r"(-?\d+), expected (-?\d+)\b")
+"""A count and the count expected, as a finding's detail gives them (``epoch 2, expected 1``)."""
 
 
 def lost_after_resave(ref: Reference, result: RunResult, again: Segments,

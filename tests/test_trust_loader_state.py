@@ -174,3 +174,17 @@ def test_a_sampler_epoch_a_made_iterator_drew_its_order_from_is_not_called_not_t
         "that sampler: the order it drew then stays; check that your load() sets the "
         "sampler's epoch before it makes the iterator")
     assert verify(spec + "SETS_THE_EPOCH", drop="none", noise_seeds=0).equivalent
+
+
+def test_a_sampler_epoch_lost_at_an_epochs_end_is_no_position_in_another_form():
+    """Trial 739: a sampler's epoch the checkpoint lost, 0 where 1 was expected
+    at an epoch's end, which the loop set again as the next epoch began, read
+    "one position in another form" (put back): it is behind, not the next
+    epoch's, and stays a latent gap (fixtures/trust/epoch_not_set_in_load.py)."""
+    own = verify("fixtures.trust.epoch_not_set_in_load:FORGETS_THE_EPOCH", steps=18,
+                 resume_at=[12], drop="none", noise_seeds=0,
+                 check_determinism=False).full_resume
+    assert own.verdict == "identical", own.explanation
+    [finding] = own.diagnosis
+    assert (finding.component, finding.status) == ("sampler_epoch", "latent"), finding
+    assert "one position" not in finding.detail and own.latent_gaps == ["sampler_epoch"]
