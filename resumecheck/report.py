@@ -368,7 +368,8 @@ class RunResult:
     from the reference (None: the run failed before it was compared)."""
     beyond_at: list[int] = field(default_factory=list)
     """Of a plausible run, the steps whose |Δloss| exceeds the seeds' spread at
-    that same step (the band is the widest spread at any step); not in the JSON."""
+    that same step (the band is the widest spread at any step); of a gross one,
+    those before it leaves the band; not in the JSON."""
     modes_set: list[str] = field(default_factory=list)
     """What the engine's restores set of the declared modules' modes and frozen
     parameters otherwise than the program held them, in words (``SegmentResult.

@@ -1716,8 +1716,10 @@ def plausibility(result: RunResult, loss_deltas: dict[int, float],
         s for s in after if loss_deltas[s] > width)
     # (trials 602, 603: a loss twice the seeds' at the steps right after the restart read
     # "plausible", the band being the widest spread at any step, here at the last)
-    result.beyond_at = [s for s in after if loss_deltas[s] > band(curves, [s])] \
-        if result.plausible else []
+    # (trial 733: a gross row's "leaves the band at step 17" read as steps 13-16 within the
+    # seeds' noise, where each was 2-3x their spread at that step)
+    result.beyond_at = [s for s in after if loss_deltas[s] > band(curves, [s]) and (
+        result.leaves_band_at is None or s < result.leaves_band_at)]
 
 
 def noise_summary(ref: Reference, first_k: int, seeds: Sequence[int], base_seed: int | None,
@@ -4343,7 +4345,8 @@ def _noise_clause(r: RunResult) -> str:
                 f"; loss leaves the seed-to-seed band{at} (measured {_band_steps(r)}, the loss "
                 f"differing by at most {_beyond_one(r.noise_ratio or 0.0)}x the band's width): "
                 "gross"
-                + (_ONLY_JUST if (r.noise_ratio or 0.0) < _JUST_BEYOND else ""))
+                + (_ONLY_JUST if (r.noise_ratio or 0.0) < _JUST_BEYOND else "")
+                + _beyond_before(r))
     return ""
 
 
@@ -4380,6 +4383,16 @@ def _beyond_at(r: RunResult) -> str:
               "steps " + first_few([str(s) for s in r.beyond_at], 3))
     return (f"; beyond the seeds' spread at the same step at {listed}: a loss curve read "
             "step by step beside another seed's may show it")
+
+
+def _beyond_before(r: RunResult) -> str:
+    """Of a gross run, the steps before it leaves the band where its loss
+    already differs by more than the seeds' runs differ at that same step."""
+    if not r.beyond_at:
+        return ""
+    listed = (steps_text(r.beyond_at) if len(r.beyond_at) <= 4 else
+              "steps " + first_few([str(s) for s in r.beyond_at], 3))
+    return f"; before that, beyond the seeds' spread at the same step at {listed}"
 
 
 def _band_steps(r: RunResult) -> str:

@@ -663,3 +663,22 @@ def test_draws_of_a_step_are_not_put_to_a_scheduler_or_an_optimizer_that_differs
         "torch CPU stream is 1 draw ahead: or a loader drew")
     assert "right after the restore (global_step), and a step" in run(
         "scheduler", "global_step").stream_offsets[0].detail
+
+
+def test_a_gross_run_names_the_steps_beyond_the_seeds_spread_before_it_leaves_the_band():
+    """Trial 733: "leaves the seed-to-seed band at step 17" read as steps 13-16
+    within the seeds' noise, where each was 2-3x their spread at that step."""
+    from resumecheck.report import RunResult
+    from resumecheck.verdict import explain, plausibility
+
+    curves = [[1.0] * 12 + [1.0, 1.0, 1.0, 1.0, 1.0],
+              [1.0] * 12 + [1.05, 1.07, 1.1, 1.1, 1.3]]
+    run = RunResult(dropped=["optimizer"], resume_at=[12], verdict="diverged",
+                    first_divergent_step=13, first_divergent_quantity="loss",
+                    first_divergent_key="loss", max_abs_loss_diff=0.6)
+    plausibility(run, {13: 0.15, 14: 0.2, 15: 0.25, 16: 0.29, 17: 0.6}, curves)
+    assert run.plausible is False and run.leaves_band_at == 17
+    assert run.beyond_at == [13, 14, 15, 16]
+    assert explain(run, None).endswith(
+        "gross; before that, beyond the seeds' spread at the same step at steps 13, 14, 15 "
+        "and 16"), explain(run, None)
