@@ -1139,7 +1139,11 @@ def _words_cause(key: str, when: str, words: int, masks_said: bool = False) -> s
     return (f"something drew from {stream_label(key)} {when}{odd}: most draws take one word "
             f"per value (torch.rand, the augmentation of a batch a prefetching loader made "
             f"ahead and makes again after the load), dropout's masks and draws with "
-            f"replacement two, a shuffle's randperm of n items n - 1{shuffles}{_net(when)}")
+            # (trial 740: 40 more actions of 4 from Categorical.sample(), 8 words each, read
+            # as a weighted sampler's 160 draws)
+            f"replacement two, a draw of one sample (Categorical.sample(), torch.multinomial "
+            f"of one) two per category, a shuffle's randperm of n items n - 1{shuffles}"
+            f"{_net(when)}")
 
 
 def _net(when: str) -> str:

@@ -559,6 +559,17 @@ def test_words_drawn_offer_a_batch_a_prefetching_loader_made_ahead():
     assert ("most draws take one word per value (torch.rand, the augmentation of a batch a "
             "prefetching loader made ahead and makes again after the load), dropout's masks "
             "and draws with replacement two") in said  # (trial 401: a dropout mask takes two)
+    # (trial 740: an agent's Categorical.sample() over 4 actions takes 8 words, measured)
+    assert ("a draw of one sample (Categorical.sample(), torch.multinomial of one) two per "
+            "category") in said
+    probs = torch.tensor([0.1, 0.2, 0.3, 0.4])
+    torch.manual_seed(0)
+    before = torch.get_rng_state()
+    torch.distributions.Categorical(probs=probs).sample()
+    drew = torch.get_rng_state()
+    torch.set_rng_state(before)
+    torch.empty(8, dtype=torch.int32).random_()  # (8 words, one each)
+    assert torch.equal(torch.get_rng_state(), drew)
 
 
 class _GrowingSequences:
