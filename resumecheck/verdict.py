@@ -3582,8 +3582,6 @@ def settle_resaved(ref: Reference, result: RunResult, found: list[int],
         return
     ends = set(epoch_boundaries(ref.segment.boundaries, ref.steps))
     positions = (DATA_CURSOR, SAMPLER_EPOCH)
-    ahead = {f.step for f in result.diagnosis
-             if split_rank_name(f.component)[0] in positions and _one_ahead(f.detail)}
     settled = []
     for i, finding in enumerate(result.diagnosis):
         if i not in found:
@@ -3595,8 +3593,9 @@ def settle_resaved(ref: Reference, result: RunResult, found: list[int],
                 f"from that checkpoint, depart from the uninterrupted run at step {step}, in "
                 f"{quantity_name(key)}: a save before the state is set right loses it")
                 + (_FIT_LOOP_RESAVED if "epoch_progress." in finding.detail else "")))
-        elif finding.step in ends and finding.step in ahead and split_rank_name(
-                finding.component)[0] in positions and _counts_alone(finding.detail):
+        elif finding.step in ends and split_rank_name(finding.component)[0] in positions \
+                and _counts_alone(finding.detail) \
+                and not _epoch_behind(finding.component, finding.detail):
             settled.append(replace(finding, status=PUT_BACK, detail=finding.detail + _ONE_POSITION))
         else:
             settled.append(replace(finding, detail=finding.detail + _ALIKE_HERE))
@@ -3616,17 +3615,21 @@ def _counts_alone(detail: str) -> bool:
     return not any(mark in detail for mark in ("tensor[", "generator's state", " missing,"))
 
 
-def _one_ahead(detail: str) -> bool:
-    """Whether a count of a finding's detail is one ahead of the one expected:
-    the next epoch's, of a position at an epoch's end in its other form (trial
-    739: a sampler's epoch the checkpoint lost, 0 where 1 was expected, read
-    as the position in another form; the loop set it again as the next epoch
-    began)."""
-    return any(int(now) == int(was) + 1 for now, was in _COUNTS.findall(detail))
+def _epoch_behind(component: str, detail: str) -> bool:
+    """Whether a data position's epoch is behind the one expected (a sampler's
+    epoch, or an entry named for an epoch): lost, not the position's other
+    form, in which an epoch's end is the next epoch's start (trial 739: a
+    sampler's epoch the checkpoint lost, 0 where 1 was expected, read as the
+    position in another form; the loop set it again as the next epoch began)."""
+    pairs = (_COUNTS.findall(detail) if split_rank_name(component)[0] == SAMPLER_EPOCH
+             else _EPOCH_COUNTS.findall(detail))
+    return any(int(now) < int(was) for now, was in pairs)
 
 
 _COUNTS = re.compile(r"(-?\d+), expected (-?\d+)\b")
 """A count and the count expected, as a finding's detail gives them (``epoch 2, expected 1``)."""
+_EPOCH_COUNTS = re.compile(r"epoch\w* (-?\d+), expected (-?\d+)\b")
+"""The same, of an entry named for an epoch."""
 
 
 def lost_after_resave(ref: Reference, result: RunResult, again: Segments,
@@ -4292,7 +4295,17 @@ def _optimizers_rate(r: RunResult) -> str:
             f.status == CONFIRMED and is_stream_detail(f.detail) for f in r.diagnosis)):
         return (" (the model's inputs are its batch and what a step draws into it, noise or "
                 "masks: a random stream that differs makes them differ too)")
-    return ""
+    return _rate_too(r, first)
+
+
+def _rate_too(r: RunResult, first: str) -> str:
+    """Where the data departs first, that the learning rate differs too (trial
+    738: a step counter dropped read only as other samples, where its warm-up
+    rate differed from the same step)."""
+    rates = r.trajectory.differs.get("lr") if r.trajectory is not None else None
+    if not rates or not (first == "data" or first.startswith("inputs:")):
+        return ""
+    return f"; the learning rate differs too, from step {min(rates)}"
 
 
 def _at_the_last_step(r: RunResult) -> bool:

@@ -1257,3 +1257,20 @@ def test_a_silent_run_apart_by_rounding_alone_says_so():
                                   "by at most 1 ULP: rounding): silent but different")
     run.max_ulp_diff = 1e6
     assert _noise_clause(run) == "; nothing in the training loss shows it: silent but different"
+
+
+def test_a_run_whose_data_departs_first_says_its_learning_rate_differs_too():
+    """Trial 738: a step counter dropped read only as other samples, where its
+    warm-up rate differed from the same step."""
+    from resumecheck.trajectory import Trajectory
+
+    run = RunResult(dropped=["global_step"], resume_at=[8], verdict="diverged",
+                    first_divergent_step=9, first_divergent_quantity="data (the samples consumed)",
+                    first_divergent_key="data",
+                    trajectory=Trajectory(first_step=9, loss=[1.0, 1.0],
+                                          differs={"data": [9, 10], "lr": [9, 10]}))
+    said = verdict.explain(run, None)
+    assert said.startswith("data (the samples consumed) differs from step 9; the learning rate "
+                           "differs too, from step 9"), said
+    run.trajectory = Trajectory(first_step=9, loss=[1.0, 1.0], differs={"data": [9, 10]})
+    assert "learning rate" not in verdict.explain(run, None)
