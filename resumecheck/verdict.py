@@ -1017,7 +1017,9 @@ def _as_built_line(name: str, later: list[str], whole: bool, at_k: dict[str, Any
             f"of `{name}`, {'; '.join(f'{k} ({v})' for k, v in values)}{more} "
             f"{'is' if one else 'are'}")
     # (trial 462: "the full resume checks those" beside a full resume that failed)
-    others = "" if whole else (f" (other fields of `{name}` differ there: the full resume "
+    # (trial 745 read "differ there" without what they differ from)
+    others = "" if whole else (f" (other fields of `{name}` differ there from what the "
+                               "build made: the full resume "
                                + ("failed, and checked none of them)" if full_failed
                                   else "checks those)"))
     # (trial 372: a warm-restart scheduler's cycle length, stepped with fractional

@@ -69,9 +69,9 @@ def test_without_ablations_what_the_resume_point_finds_as_built_is_said_and_in_t
     before its first epoch, passed with `full resume: ok` and nothing said."""
     line = ("of `early_stop`, `bad_evals` (0 there, 4 at the end) is at step 4 as the run's build "
             "made it, and the run changes it later: a checkpoint that loses it resumes alike "
-            "here, where a restart builds it so (other fields of `early_stop` differ there: "
-            "the full resume checks those); a resume point where it has changed checks it "
-            "(resumecheck fuzz tries them)")
+            "here, where a restart builds it so (other fields of `early_stop` differ there "
+            "from what the build made: the full resume checks those); a resume point where it "
+            "has changed checks it (resumecheck fuzz tries them)")
     for name in ("FORGETS_PATIENCE", "CORRECT"):
         report = verify(SPEC + name, drop="none", noise_seeds=0)
         assert report.equivalent and line in report.not_checked, report.not_checked
@@ -272,11 +272,12 @@ def test_a_full_resume_that_failed_is_not_said_to_check_the_other_fields():
         return _as_built_line("early_stop", ["bad_evals"], False, {"bad_evals": 0, "best": 1.0},
                               {"bad_evals": 4, "best": 0.5}, [4], {}, full_failed=failed)
 
-    assert "(other fields of `early_stop` differ there: the full resume checks those)" in \
-        line(False)
+    # (trial 745 read "differ there" without what they differ from)
+    assert ("(other fields of `early_stop` differ there from what the build made: the full resume "
+            "checks those)") in line(False)
     said = line(True)
-    assert "(other fields of `early_stop` differ there: the full resume failed, and checked none " \
-        "of them)" in said and "checks those" not in said
+    assert ("(other fields of `early_stop` differ there from what the build made: the full resume "
+            "failed, and checked none of them)") in said and "checks those" not in said
 
 
 def test_where_nothing_says_whose_a_field_is_another_components_is_left_to_the_own_resume():
