@@ -738,3 +738,20 @@ def test_two_draws_ahead_are_not_put_to_a_loader_alone():
                            "of its own, draws its base seed"), said
     assert ("; or draws of one word a value (torch.rand, randint over a small range) that a step "
             "makes more of after the restart, reading state that differs") in said, said
+
+
+def test_an_epochs_first_samples_read_at_the_next_epochs_first_step_name_that_epoch_again():
+    """Trial 747: a position lost at an epoch's end read that epoch again from its
+    start, and was told of another epoch's order, set_epoch and a generator first."""
+    import types
+
+    from resumecheck.evidence import EPOCH_BEFORE_AGAIN, OTHER_EPOCH, _epoch_before, _in_its_epoch
+
+    reference = types.SimpleNamespace(boundaries={"steps_per_epoch": 5})
+    assert _epoch_before(reference, 11, 6)  # (epochs 6-10, 11-15)
+    assert not _epoch_before(reference, 11, 1) and not _epoch_before(reference, 12, 7)
+    said = _in_its_epoch("; they are ...", "same place", 6, 11, _epoch_before(reference, 11, 6))
+    assert said == f"; they are ..., the first of the epoch before: {EPOCH_BEFORE_AGAIN}"
+    assert EPOCH_BEFORE_AGAIN.startswith("the restart reads the epoch that had just ended again "
+                                         "from its start (a position at the epoch's end not kept")
+    assert _in_its_epoch("; x", "same place", 7, 12) == f"; x, {OTHER_EPOCH}"
