@@ -374,10 +374,13 @@ def _unkept_by_accelerate(program: Any, components: list[Component],
     # and nothing named the one call that keeps it)
     # (trial 664: a position its save() wrote itself, which its load() then set wrongly,
     # was told only to register it)
+    # (trial 747: "from what it wrote" of a count its save() never wrote; and the call
+    # named the component, not an object of the program's)
     own = {c.name: ("where your save() keeps it through Accelerate's save_state(), that holds "
                     "an object of your own only when it was registered: accelerator."
-                    f"register_for_checkpointing({c.name}); where your save() writes it "
-                    "itself, check what your load() sets it to from what it wrote")
+                    f"register_for_checkpointing(obj), of the object you declare as "
+                    f"`{c.name}`; where your save() writes it itself, check that it writes "
+                    "it, and what your load() sets it to from what it wrote")
            for c in components if _own_stateful(c.obj) and id(c.obj) not in registered}
     unkept = {**own, **{c.name: accelerate_scheduler_todo(c.name) for c in components
                         if isinstance(c.obj, _SCHEDULERS) and id(c.obj) not in kept}}

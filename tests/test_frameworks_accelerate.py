@@ -942,9 +942,10 @@ def test_a_program_of_your_own_is_told_to_prepare_the_scheduler_its_accelerator_
     # (trial 664: a position its save() wrote itself was told only to register it)
     assert finding.fix == ("where your save() keeps it through Accelerate's save_state(), that "
                            "holds an object of your own only when it was registered: "
-                           "accelerator.register_for_checkpointing(curriculum); where your "
-                           "save() writes it itself, check what your load() sets it to from "
-                           "what it wrote")
+                           "accelerator.register_for_checkpointing(obj), of the object you "
+                           "declare as `curriculum`; where your save() writes it itself, check "
+                           "that it writes it, and what your load() sets it to from what it "
+                           "wrote")
     # (trial 684: a save() of its own around save_state(), told to register what it lost)
     around = resumecheck.verify("fixtures.trust.accelerate_unprepared:OWN_SAVE", **fast)
     fixes = {f.component: f.fix for f in around.full_resume.diagnosis}
