@@ -1435,8 +1435,12 @@ def _loop_rate(where: str, framework: str | None) -> str:
             "may also step a "
             "scheduler otherwise after a restore than in the uninterrupted run (Lightning may "
             "leave out the epoch-end step of a scheduler stepped per epoch or on a validation "
-            "metric, at the end of the epoch the resume began in), which no checkpoint puts "
-            "right: the lost state may matter only later.")
+            "metric, at the end of the epoch the resume began in; and, resumed from a "
+            # (trial 749: BackboneFinetuning's backbone group, whose rate it sets there)
+            "checkpoint at an epoch's last batch, it does not run the next epoch's "
+            "on_train_epoch_start hooks, where a callback may set a group's rate: "
+            "BackboneFinetuning's), which no checkpoint puts right: the lost state may matter "
+            "only later.")
 
 
 def _restore_departs(runs: Sequence[RunResult]) -> str:

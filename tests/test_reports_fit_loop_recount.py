@@ -44,6 +44,11 @@ def test_a_rate_that_departs_first_beside_a_lossy_load_names_the_frameworks_loop
                            "also step a scheduler otherwise after a restore"), said
     assert said.endswith("which no checkpoint puts right: the lost state may matter only "
                          "later.")
+    # (trial 749: BackboneFinetuning's group rate, set in on_train_epoch_start, which
+    # Lightning does not run for the next epoch after a resume at an epoch's last batch)
+    assert ("resumed from a checkpoint at an epoch's last batch, it does not run the next "
+            "epoch's on_train_epoch_start hooks, where a callback may set a group's rate: "
+            "BackboneFinetuning's") in said
     assert _loop_rate("differs from step 16 (loss)", "Lightning's restore") == ""
     assert _loop_rate("differs from step 16 (learning rate)", None) == ""
 
