@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 __all__ = ["ACCELERATE_DATASET", "ADAPTER_LEFT_OUT", "AFTER_LAST_STEP", "AS_THE_BUILD_MADE",
            "NOT_SET_BACK", "SET_BY_EPOCH", "as_built_at_points", "changed_after_load",
            "frozen_only", "amount", "BUILDING", "LOSS_LOG",
-           "CHANGED_AFTER_LOAD", "CHECKPOINT_LOSES", "GENERATOR_CHANGED",
+           "CHANGED_AFTER_LOAD", "CHECKPOINT_LOSES", "READ_BY_NO_STEP", "GENERATOR_CHANGED",
            "CHECKPOINT_MAY_LOSE", "FEWER_STEPS", "LIGHTNING_DATASET", "LIKE_NAMED_AS_BUILT",
            "LOOP_ENDED", "NOT_DECLARED", "NOT_VALIDATED_AGAIN",
            "MODULE_ATTR_TODO", "framework_module_todo",
@@ -473,6 +473,14 @@ CHECKPOINT_LOSES = "your checkpoint loses it"
 """How a ``Report.undeclared`` entry says that the program's own full resume
 showed its checkpoint losing that state (held otherwise right after the load
 and after the next step, or at the end of a resume whose steps all matched)."""
+
+READ_BY_NO_STEP = ("; every step after the restart matched all the same: no step here reads "
+                   "what differs in it (as none reads a log), though a later step, or an "
+                   "evaluation, may")
+"""What a ``Report.undeclared`` entry the program's own resume ends otherwise with
+(or without) adds where that resume matched at every step (trials 735, 744: a log
+a subclass kept, named beside the cause with equal weight, or alone on a correct
+program, with advice on how to save it)."""
 
 CHECKPOINT_MAY_LOSE = "your checkpoint may lose it"
 """The same where that resume departed at the very step after the load, so

@@ -40,7 +40,7 @@ from resumecheck.program import ends_inside, epoch_boundaries, next_epoch_start
 from resumecheck.phrases import (
     ADAPTER_LEFT_OUT, AS_THE_BUILD_MADE, BUILDING, CANNOT_RESTORE_WITHOUT, CAUSE_YET_BLIND,
     CHANGED_AFTER_LOAD, CHECKPOINT_LOSES, CHECKPOINT_MAY_LOSE, FETCHED_BEFORE_RESTORE, LOSS_LOG,
-    FRAMEWORK_RESUME, IDLE_SEED, LEFT_OUT_ALIKE, LEFT_OUT_ALIKE_MARK, OWN_THROUGH,
+    FRAMEWORK_RESUME, IDLE_SEED, LEFT_OUT_ALIKE, LEFT_OUT_ALIKE_MARK, OWN_THROUGH, READ_BY_NO_STEP,
     RESTART_HELD_OTHERWISE,
     AS_A_BUILD_HOLDS, FRESH_BUILD_HOLDS, GENERATOR_CHANGED, GENERATOR_POSITION, GRADS_SUMMED,
     LEFT_UNRESTORED,
@@ -2532,8 +2532,7 @@ def own_resume_ends(named: dict[str, str], reference: dict[str, list[str]],
     digests; ``_lost_by_the_load``), and after the next step where that came
     before the departure. ``early``: see ``_lost_by_the_load``."""
     departed = run is not None and run.verdict not in (IDENTICAL, CLOSE)
-    # (a trial: a resume whose every step matched, ending otherwise in a declared
-    # scheduler, was said to have "departed at step 24": nothing followed from that)
+    # (a trial: every step alike, a scheduler ended otherwise: not "departed at step 24")
     ends_only = run is not None and steps_match(run)
     out = []
     shifted = (_shifted_lists(named, reference, own)  # (trial 236: so where every step
@@ -2560,7 +2559,8 @@ def own_resume_ends(named: dict[str, str], reference: dict[str, list[str]],
             text += _says_nothing(run, path in own)
         elif own and path not in own and path in reference:  # (an entry a log made, say)
             # (trial 178: a cache of tuples the load lost read as nothing lost)
-            text += f"; {OWN_RESUME_ENDS_WITHOUT}: {CHECKPOINT_LOSES}, {NOT_STATE_OR_CACHE}"
+            text += f"; {OWN_RESUME_ENDS_WITHOUT}: {CHECKPOINT_LOSES}, {NOT_STATE_OR_CACHE}" \
+                + _read_by_no_step(run)
         elif own and path in own and path in reference and run is not None and \
                 _held_alike_after_loads(path, run, reference_after, own_after):
             said = _NOT_LOST_BY_THE_LOAD.format(steps=steps_text(run.resume_at))
@@ -2593,7 +2593,13 @@ def _otherwise_text(path: str, text: str, run: RunResult | None, own: dict[str, 
     with otherwise than the uninterrupted run did."""
     part = _part_lost(path, text, run, own[path], reference[path], reference_after, own_after)
     return (f"; {OWN_RESUME_ENDS_OTHERWISE} than the uninterrupted run did{part}: "
-            f"{CHECKPOINT_LOSES}, {NOT_STATE}")
+            f"{CHECKPOINT_LOSES}, {NOT_STATE}" + _read_by_no_step(run))
+
+
+def _read_by_no_step(run: RunResult | None) -> str:
+    """``READ_BY_NO_STEP`` where the program's own resume matched at every step."""
+    return READ_BY_NO_STEP if run is not None and run.verdict in (IDENTICAL, CLOSE) else ""
+
 
 
 def _part_lost(path: str, text: str, run: RunResult | None,

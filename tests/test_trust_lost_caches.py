@@ -12,7 +12,7 @@ import pytest
 from resumecheck import verify
 from resumecheck.assertions import require_equivalent
 from resumecheck.errors import LostStateWarning
-from resumecheck.phrases import lost_uncompared, merge_items, paths_said
+from resumecheck.phrases import READ_BY_NO_STEP, lost_uncompared, merge_items, paths_said
 
 SPEC = "fixtures.trust.lost_caches:"
 FAST = {"noise_seeds": 0, "drop": "none", "check_determinism": False}
@@ -32,7 +32,7 @@ def test_a_lost_cache_is_said_lost_whatever_its_entries_hold(name):
     assert line.endswith("your own resume (save/load) ends without it (nothing there made it "
                          "again): your checkpoint loses it, unless it is not state (a log, a "
                          "timer, a cache the program fills again when it needs it: name it in "
-                         "Target(not_state=...))")
+                         "Target(not_state=...))" + READ_BY_NO_STEP)
     headline = report.render().splitlines()[1]
     assert "`matrices[...]` (4 entries)" in headline, headline
     assert ("`samples`" if name == "TENSORS" else "`samples[...]` (4 entries)") in headline

@@ -9,7 +9,7 @@ import torch
 
 from resumecheck import StepOutput, Target, verify
 from resumecheck.assertions import describe_failure
-from resumecheck.phrases import lost_uncompared
+from resumecheck.phrases import READ_BY_NO_STEP, lost_uncompared
 from resumecheck.report import DIVERGED, IDENTICAL
 
 SPEC = "fixtures.trust.undeclared_ema:"
@@ -183,7 +183,7 @@ def test_a_counter_a_declared_model_keeps_outside_its_state_dict_is_named():
         "name)), to check that it resumes); "
         "your own resume (save/load) ends with it otherwise than the uninterrupted run did: "
         "your checkpoint loses it, unless it is not state (a log, a timer: name it in "
-        "Target(not_state=...))"]
+        "Target(not_state=...))" + READ_BY_NO_STEP]
 
 
 def test_an_undeclared_ema_the_checkpoint_loses_is_said_to_end_otherwise_in_the_own_resume():
@@ -196,7 +196,11 @@ def test_an_undeclared_ema_the_checkpoint_loses_is_said_to_end_otherwise_in_the_
     [line] = report.undeclared
     assert line.endswith("; your own resume (save/load) ends with it otherwise than the "
                          "uninterrupted run did: your checkpoint loses it, unless it is not "
-                         "state (a log, a timer: name it in Target(not_state=...))")
+                         "state (a log, a timer: name it in Target(not_state=...))"
+                         + READ_BY_NO_STEP)
+    # (trials 735, 744: a log named with advice on how to save it, its steps alike)
+    assert READ_BY_NO_STEP.startswith("; every step after the restart matched all the same: "
+                                       "no step here reads what differs in it")
     assert lost_uncompared(report.undeclared) == ["ema"]
     headline = report.render().splitlines()[1]
     assert headline == ("full resume: EQUIVALENT in what is compared; not compared, and your "
@@ -255,7 +259,7 @@ def test_a_list_the_checkpoint_keeps_that_ends_otherwise_from_a_lost_ema_is_not_
     lines = {line.split(" (")[0]: line for line in report.undeclared}
     assert set(lines) == {"ema", "evals"}, report.undeclared
     assert lines["ema"].endswith("your checkpoint loses it, unless it is not state (a log, "
-                                 "a timer: name it in Target(not_state=...))")
+                                 "a timer: name it in Target(not_state=...))" + READ_BY_NO_STEP)
     assert lines["evals"].endswith(
         "; your own resume (save/load) ends with it otherwise than the uninterrupted run did, "
         "though it held it as that run did right after your load() at step 4, so the load is "
@@ -267,7 +271,8 @@ def test_a_list_the_checkpoint_keeps_that_ends_otherwise_from_a_lost_ema_is_not_
     twin = verify(SPEC + "EVALS_LOST", **FAST)
     [evals] = [line for line in twin.undeclared if line.startswith("evals (")]
     assert evals.endswith("than the uninterrupted run did: your checkpoint loses it, unless it "
-                          "is not state (a log, a timer: name it in Target(not_state=...))"), evals
+                          "is not state (a log, a timer: name it in Target(not_state=...))"
+                          + READ_BY_NO_STEP), evals
 
 
 def test_fuzz_names_what_is_not_compared_as_run_does():
