@@ -1237,9 +1237,13 @@ def epochs_unsaid(ref: Reference) -> str | None:
     if bounds.get("steps_per_epoch") is not None or bounds.get("epoch_boundaries") is not None:
         return None
     # (trial 547: a Trainer target was told of attributes a program of its own has)
-    how = ("the target's steps_per_epoch=, or epoch_boundaries=[] where its data has no epochs"
-           if bounds.get("restored_by") else
-           "steps_per_epoch, or epoch_boundaries = [] where its data has no epochs")
+    framework = str(bounds.get("restored_by") or "")
+    # (trial 756: a Lightning target, which takes neither, was told to give steps_per_epoch=)
+    how = ("Lightning's count of an epoch's batches was not there to read: a training loader "
+           "without a length" if framework.startswith("Lightning") else
+           "the target's steps_per_epoch=, or epoch_boundaries=[] where its data has no epochs"
+           if framework else "steps_per_epoch, or epoch_boundaries = [] where its data has no "
+           "epochs")
     # (trial 607: a Trainer subclass's own sampler, read as a program silent on its epochs)
     unread = bounds.get("epochs_unread")
     said = (f"where its epochs end is not known ({unread}: give the target steps_per_epoch=, "

@@ -703,6 +703,11 @@ _BUILT_ON_FIRST_USE = {
     "LIGHTNING_EARLY_STOPPING": lambda: _validated_on_a_plateau(early_stopping=True),
     "LIGHTNING_VALIDATED_AT_EPOCH_END": lambda: _validated_on_a_plateau(plain=True),
     "LIGHTNING_AVERAGE_AFTER_SAVE": _average_updated_after_the_save,
+    # (trial 756: limit_train_batches, an epoch of 3 of the loader's 5 batches)
+    "LIGHTNING_LIMITED_BATCHES": lambda: lightning_target(
+        module=lambda: lightning_train().TinyClassifier(dropout=0.0),
+        data=lambda: lightning_train().stateful_loader(), trainer={"limit_train_batches": 3},
+        steps=8, resume_at=(4,)),
     "LIGHTNING_SAMPLER_OWN_GENERATOR": lambda: lightning_target(
         module=lambda: lightning_train().TinyClassifier(dropout=0.0),
         data=_stateless_sampler_with_a_generator, steps=8, resume_at=(7,)),

@@ -917,6 +917,19 @@ def test_a_generator_a_stateless_sampler_keeps_is_named_with_what_keeps_it():
 
 
 @pytest.mark.e2e
+def test_an_epoch_that_limit_train_batches_cuts_short_is_known():
+    """Trial 756: with limit_train_batches, the report said the program does not
+    say where its epochs end, and told it to give the target steps_per_epoch=,
+    which a Lightning target does not take: Lightning's own count says it."""
+    report = resumecheck.verify(spec("LIGHTNING_LIMITED_BATCHES"), drop="none",
+                                noise_seeds=0, check_determinism=False)
+    assert report.equivalent, report.render()
+    said = " ".join(report.not_checked)
+    assert "the program's epochs end after steps 3, 6" in said, said
+    assert "steps_per_epoch=" not in said
+
+
+@pytest.mark.e2e
 def test_a_scheduler_the_module_steps_after_the_checkpoint_is_said_to_be_saved_behind():
     """Trial 130: a module that stepped its scheduler in its own
     on_train_batch_end (after the callbacks', where the checkpoint is written)

@@ -1274,3 +1274,20 @@ def test_a_run_whose_data_departs_first_says_its_learning_rate_differs_too():
                            "differs too, from step 9"), said
     run.trajectory = Trajectory(first_step=9, loss=[1.0, 1.0], differs={"data": [9, 10]})
     assert "learning rate" not in verdict.explain(run, None)
+
+
+def test_a_lightning_target_silent_on_its_epochs_is_not_told_of_parameters_it_does_not_take():
+    """Trial 756: a Lightning target was told to give steps_per_epoch=, which
+    lightning_target does not take (a Trainer target does)."""
+    import types
+
+    def said(restored_by: str | None) -> str:
+        ref = types.SimpleNamespace(segment=types.SimpleNamespace(
+            boundaries={"restored_by": restored_by} if restored_by else {}))
+        return verdict.epochs_unsaid(ref) or ""
+
+    lightning = said("Lightning's restore")
+    assert "Lightning's count of an epoch's batches was not there to read" in lightning
+    assert "steps_per_epoch" not in lightning
+    assert "the target's steps_per_epoch=" in said("the HuggingFace Trainer's restore")
+    assert "(steps_per_epoch, or epoch_boundaries = []" in said(None)

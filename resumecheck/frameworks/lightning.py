@@ -850,11 +850,11 @@ def _datamodule_roots(data: Any) -> list[tuple[str, Any]]:
 def _batches_of(trainer: Any, data: Any) -> int | None:
     """The batches of an epoch where the data tells (``LightningProgram._batches``)."""
     loader = data[0] if isinstance(data, (list, tuple)) and len(data) == 1 else data
-    if getattr(trainer, "limit_train_batches", None) != 1.0:
-        return None
-    if not isinstance(loader, torch.utils.data.DataLoader):
+    if getattr(trainer, "limit_train_batches", None) != 1.0 \
+            or not isinstance(loader, torch.utils.data.DataLoader):
         # (a datamodule, or a loader function: the fit loop's count, once it
-        # has made the loader; a trial's datamodule had no epoch boundaries)
+        # has made the loader; a trial's datamodule had no epoch boundaries;
+        # trial 756: limit_train_batches, which that count applies)
         batches = getattr(trainer, "num_training_batches", None)
         if not isinstance(batches, int) or isinstance(batches, bool):
             return None
