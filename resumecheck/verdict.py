@@ -4313,11 +4313,16 @@ def _optimizers_rate(r: RunResult) -> str:
 def _rate_too(r: RunResult, first: str) -> str:
     """Where the data departs first, that the learning rate differs too (trial
     738: a step counter dropped read only as other samples, where its warm-up
-    rate differed from the same step)."""
-    rates = r.trajectory.differs.get("lr") if r.trajectory is not None else None
-    if not rates or not (first == "data" or first.startswith("inputs:")):
-        return ""
-    return f"; the learning rate differs too, from step {min(rates)}"
+    rate differed from the same step); where something else departs first,
+    that the samples read differ too, from a later step (trial 751: a lost
+    stream, read as dropout's drift alone, drew the next epoch's order)."""
+    differs = r.trajectory.differs if r.trajectory is not None else {}
+    data = first == "data" or first.startswith("inputs:")
+    if data and differs.get("lr"):
+        return f"; the learning rate differs too, from step {min(differs['lr'])}"
+    if not data and first and differs.get("data"):
+        return f"; the samples read differ too, from step {min(differs['data'])}"
+    return ""
 
 
 def _at_the_last_step(r: RunResult) -> bool:

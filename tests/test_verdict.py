@@ -1291,3 +1291,15 @@ def test_a_lightning_target_silent_on_its_epochs_is_not_told_of_parameters_it_do
     assert "steps_per_epoch" not in lightning
     assert "the target's steps_per_epoch=" in said("the HuggingFace Trainer's restore")
     assert "(steps_per_epoch, or epoch_boundaries = []" in said(None)
+
+
+def test_a_run_whose_loss_departs_first_says_its_samples_differ_too_from_a_later_step():
+    """Trial 751: a lost stream read as dropout's drift alone ("5 loss ... plausible"),
+    where the next epoch's order it drew differed from step 7."""
+    from resumecheck.trajectory import Trajectory
+
+    run = RunResult(dropped=[], resume_at=[4], verdict="diverged", first_divergent_step=5,
+                    first_divergent_quantity="loss", first_divergent_key="loss",
+                    trajectory=Trajectory(first_step=5, loss=[1.0] * 4,
+                                          differs={"loss": [5, 6, 7, 8], "data": [7, 8]}))
+    assert "; the samples read differ too, from step 7" in verdict.explain(run, None)
