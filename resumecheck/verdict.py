@@ -1849,11 +1849,34 @@ def diagnose(ref: Reference, dropped: Sequence[str], segments: Segments) -> list
             if detail is not None:
                 detail = (_of_the_restore(ref, name, got, k, run.get("meta"), prev, detail)
                           + _another_ranks(name, got, expected["components"])
+                          + _as_built_entries(ref, name, want, got)
                           if basis == "reference" else _as_saved(detail, k, "from what it saved"))
                 findings.append(Finding(name, detail, step=k, basis=basis, status=status or
                                         _idle_streams_only(want, got, unused, seg, name)))
                 seen.add(name)
     return _no_absent_scheduler(findings)
+
+
+def _as_built_entries(ref: Reference, name: str, want: Any, got: Any) -> str:
+    """Where every tensor entry that differs right after the restore is as a
+    fresh build made it (trial 752: a checkpoint of named_parameters() alone
+    lost spectral_norm's power-iteration vectors, and the line named one of
+    four without saying they were the build's)."""
+    built = ref.segment.built_leaves.get(name)
+    if not built or want is None or got is None or is_stream_state(want):
+        return ""
+    try:
+        mine, theirs = dict(flatten_state(got)), dict(flatten_state(want))
+    except Exception:  # (not known)
+        return ""
+    apart = [key for key in theirs if key in mine and digest(mine[key]) != digest(theirs[key])]
+    if set(mine) != set(theirs) or not any(  # (not counts alone: a position's other form)
+            isinstance(mine[key], torch.Tensor) and mine[key].numel() > 1 for key in apart) \
+            or not all(built.get(key) == digest(mine[key]) for key in apart):
+        return ""
+    return ("; each entry that differs is as a fresh build makes it: your checkpoint leaves "
+            f"{'it' if len(apart) == 1 else 'them'} out, or your load does not set "
+            f"{'it' if len(apart) == 1 else 'them'}")
 
 
 def _no_absent_scheduler(findings: list[Finding]) -> list[Finding]:
