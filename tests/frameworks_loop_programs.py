@@ -475,6 +475,18 @@ def _stateless_sampler_with_a_generator():
     return StatefulDataLoader(rows, batch_size=8, sampler=sampler)
 
 
+def _stateful_sampler_with_a_generator():
+    """Trial 761's loader: torchdata's RandomSampler, whose state_dict() keeps
+    its generator, under a StatefulDataLoader: nothing to name."""
+    import torch
+    from torchdata.stateful_dataloader import StatefulDataLoader
+    from torchdata.stateful_dataloader.sampler import RandomSampler
+
+    rows = lightning_train().rows()
+    sampler = RandomSampler(rows, generator=torch.Generator().manual_seed(3))
+    return StatefulDataLoader(rows, batch_size=8, sampler=sampler)
+
+
 def _plateau_stepped_after_the_save():
     """Trial 605's module: a ReduceLROnPlateau of interval "step" on the training
     loss, which Lightning steps after on_train_batch_end, where a step's
@@ -703,6 +715,9 @@ _BUILT_ON_FIRST_USE = {
     "LIGHTNING_EARLY_STOPPING": lambda: _validated_on_a_plateau(early_stopping=True),
     "LIGHTNING_VALIDATED_AT_EPOCH_END": lambda: _validated_on_a_plateau(plain=True),
     "LIGHTNING_AVERAGE_AFTER_SAVE": _average_updated_after_the_save,
+    "LIGHTNING_STATEFUL_SAMPLER_GENERATOR": lambda: lightning_target(
+        module=lambda: lightning_train().TinyClassifier(dropout=0.0),
+        data=_stateful_sampler_with_a_generator, steps=8, resume_at=(3,)),
     # (trial 756: limit_train_batches, an epoch of 3 of the loader's 5 batches)
     "LIGHTNING_LIMITED_BATCHES": lambda: lightning_target(
         module=lambda: lightning_train().TinyClassifier(dropout=0.0),

@@ -944,7 +944,12 @@ def _sampler_generators(trainer: Any) -> list[tuple[str, Any]]:
         for where, sampler in (("sampler", getattr(loader, "sampler", None)),
                                ("batch_sampler.sampler", getattr(batches, "sampler", None))):
             generator = getattr(sampler, "generator", None)
-            if isinstance(generator, torch.Generator) and id(sampler) not in seen:
+            # (not a sampler with a state of its own: torchdata's RandomSampler keeps its
+            # generator in its iterator's state_dict(), which its loader's holds; trial 761
+            # was told to use the one it used)
+            if isinstance(generator, torch.Generator) and id(sampler) not in seen \
+                    and not callable(getattr(sampler, "state_dict", None)) \
+                    and not type(sampler).__module__.startswith("torchdata."):
                 seen.add(id(sampler))
                 out.append((f"{LIGHTNING_LOADER}.{where}",
                             types.SimpleNamespace(generator=generator)))
