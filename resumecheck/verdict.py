@@ -1344,9 +1344,12 @@ def mid_cycle_untried(ref: Reference, points: Sequence[int]) -> str | None:
     if not idle or not set(points) <= stepped:
         return None
     near = min(idle, key=lambda k: (abs(k - min(points)), -k))
-    return ("a restart inside a gradient accumulation cycle (every resume point here follows "
-            f"a step that stepped the optimizer; step {near} stepped none): --resume-at "
-            f"{near} checks one")
+    # (trial 762: a PPO agent's rollout steps, which step no optimizer, read as no
+    # accumulation of its own)
+    return ("a restart between optimizer steps (inside a gradient accumulation cycle, or "
+            "after a step that steps none, collecting a rollout, say; every resume point here "
+            f"follows a step that stepped the optimizer; step {near} stepped none): "
+            f"--resume-at {near} checks one")
 
 
 def _set_again_text(ref: Reference, apart: dict[str, tuple[int, str]]) -> str:

@@ -9,8 +9,9 @@ from __future__ import annotations
 from resumecheck import verify
 
 SPEC = "fixtures.trust.accumulated_grads:"
-LINE = ("a restart inside a gradient accumulation cycle (every resume point here follows a step "
-        "that stepped the optimizer; step 9 stepped none): --resume-at 9 checks one")
+LINE = ("a restart between optimizer steps (inside a gradient accumulation cycle, or after a "
+        "step that steps none, collecting a rollout, say; every resume point here follows a "
+        "step that stepped the optimizer; step 9 stepped none): --resume-at 9 checks one")
 
 
 def test_every_resume_point_at_a_cycles_end_says_a_restart_inside_one_is_not_checked():
@@ -49,5 +50,6 @@ def test_a_step_skipped_at_the_runs_last_step_is_no_resume_point_to_offer():
     assert mid_cycle_untried(ref, [3]) is None
     records[2] = record(3, False)  # (a step inside the run that stepped none: offered)
     assert mid_cycle_untried(ref, [2]) == (
-        "a restart inside a gradient accumulation cycle (every resume point here follows a step "
-        "that stepped the optimizer; step 3 stepped none): --resume-at 3 checks one")
+        "a restart between optimizer steps (inside a gradient accumulation cycle, or after a "
+        "step that steps none, collecting a rollout, say; every resume point here follows a "
+        "step that stepped the optimizer; step 3 stepped none): --resume-at 3 checks one")
