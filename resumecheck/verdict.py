@@ -4346,6 +4346,8 @@ def _rate_too(r: RunResult, first: str) -> str:
     data = first == "data" or first.startswith("inputs:")
     if data and differs.get("lr"):
         return f"; the learning rate differs too, from step {min(differs['lr'])}"
+    if first == "scale" and differs.get("loss"):  # (trial 760: 13 loss scale, the loss at 31)
+        return f"; the loss differs from step {min(differs['loss'])}"
     if not data and first and differs.get("data"):
         return f"; the samples read differ too, from step {min(differs['data'])}"
     return ""

@@ -1303,3 +1303,17 @@ def test_a_run_whose_loss_departs_first_says_its_samples_differ_too_from_a_later
                     trajectory=Trajectory(first_step=5, loss=[1.0] * 4,
                                           differs={"loss": [5, 6, 7, 8], "data": [7, 8]}))
     assert "; the samples read differ too, from step 7" in verdict.explain(run, None)
+
+
+def test_a_run_whose_loss_scale_departs_first_says_when_its_loss_does():
+    """Trial 760: "13 loss scale" read as the loss departing at 13, where it
+    matched until a skip moved, at 31."""
+    from resumecheck.trajectory import Trajectory
+
+    run = RunResult(dropped=[], resume_at=[12], verdict="diverged", first_divergent_step=13,
+                    first_divergent_quantity="loss scale", first_divergent_key="scale",
+                    trajectory=Trajectory(first_step=13, loss=[1.0] * 20,
+                                          differs={"scale": list(range(13, 33)),
+                                                   "loss": [31, 32]}))
+    said = verdict.explain(run, None)
+    assert said.startswith("loss scale differs from step 13; the loss differs from step 31"), said
