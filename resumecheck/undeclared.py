@@ -1617,16 +1617,9 @@ def _torch_setting(path: str, components: Sequence[Component]) -> str | None:
     """The class of one of torch's own layers (``torch.nn``) whose attribute
     ``path`` names, within a declared module (``params.encoder.dropout.p``:
     ``Dropout``); None: it is none."""
-    name, _, rest = path.partition(".")
-    module = next((c.obj for c in components if c.name == name), None)
-    layer, _, _ = rest.rpartition(".")
-    if not isinstance(module, torch.nn.Module):
-        return None
-    try:
-        owner = module.get_submodule(layer)
-    except (AttributeError, TypeError):
-        return None
-    return type(owner).__name__ if type(owner).__module__.startswith("torch.nn.") else None
+    owner = _owner_layer(path, components, "torch")
+    return type(owner).__name__ if owner is not None \
+        and type(owner).__module__.startswith("torch.nn.") else None
 
 
 _LOOSE_TODO = (
