@@ -578,8 +578,10 @@ def test_state_a_plain_callback_loses_is_said_of_the_trainers_resume_not_your_sa
     # (trial 507: the warning told a Trainer target to declare a component, which it cannot)
     said = str(warned[0].message)
     assert "declare it as a component" not in said and "Target(" not in said, said
-    assert "say so, the target's not_state=...); the report's `not compared` line says how " \
-        "to keep it in the checkpoint the framework writes; the whole report: " in said, said
+    assert "say so, the target's not_state=...): every step after the restart matched all " \
+        "the same, so no step here reads what differs in it, though a later step, or an " \
+        "evaluation, may; the report's `not compared` line says how to keep it in the " \
+        "checkpoint the framework writes; the whole report: " in said, said
     # (trial 282: the line's advice, Target(not_state=...), was no argument of trainer_target)
     quiet = resumecheck.verify(f"{PROGRAMS}:TRAINER_COUNTER_NOT_STATE", drop="none",
                                noise_seeds=0, check_determinism=False)
