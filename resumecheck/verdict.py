@@ -1852,12 +1852,29 @@ def diagnose(ref: Reference, dropped: Sequence[str], segments: Segments) -> list
             if detail is not None:
                 detail = (_of_the_restore(ref, name, got, k, run.get("meta"), prev, detail)
                           + _another_ranks(name, got, expected["components"])
-                          + _as_built_entries(ref, name, want, got)
+                          + _restored_like(ref, name, want, got, run["components"])
                           if basis == "reference" else _as_saved(detail, k, "from what it saved"))
                 findings.append(Finding(name, detail, step=k, basis=basis, status=status or
                                         _idle_streams_only(want, got, unused, seg, name)))
                 seen.add(name)
     return _no_absent_scheduler(findings)
+
+
+def _restored_like(ref: Reference, name: str, want: Any, got: Any,
+                   restored: dict[str, Any]) -> str:
+    """What a finding's restored state is like: another declared component's,
+    bit for bit (trials 754, 764: a teacher the load copied from the student
+    after restoring it was offered a checkpoint that does not keep it first);
+    else a fresh build's (``_as_built_entries``)."""
+    if isinstance(got, dict) and got and not is_stream_state(got):
+        mine = digest(got)
+        like = [other for other, state in restored.items()
+                if other != name and isinstance(state, dict) and state.keys() == got.keys()
+                and digest(state) == mine]
+        if like:
+            return (f"; it holds what `{like[0]}` holds there, bit for bit: your load() copies it "
+                    f"from `{like[0]}` after restoring it (or your save() saves one for the other)")
+    return _as_built_entries(ref, name, want, got)
 
 
 def _as_built_entries(ref: Reference, name: str, want: Any, got: Any) -> str:
