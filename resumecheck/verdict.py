@@ -1866,11 +1866,15 @@ def _restored_like(ref: Reference, name: str, want: Any, got: Any,
     bit for bit (trials 754, 764: a teacher the load copied from the student
     after restoring it was offered a checkpoint that does not keep it first);
     else a fresh build's (``_as_built_entries``)."""
-    if isinstance(got, dict) and got and not is_stream_state(got):
-        mine = digest(got)
+    # (weights, not counts alike by chance; nor a rank's copy of its own component, which
+    # ``_another_ranks`` says)
+    if isinstance(got, dict) and not is_stream_state(got) and any(
+            isinstance(v, torch.Tensor) and v.is_floating_point() and v.numel() > 1
+            for _, v in flatten_state(got)):
+        mine, base = digest(got), split_rank_name(name)[0]
         like = [other for other, state in restored.items()
-                if other != name and isinstance(state, dict) and state.keys() == got.keys()
-                and digest(state) == mine]
+                if split_rank_name(other)[0] != base and isinstance(state, dict)
+                and state.keys() == got.keys() and digest(state) == mine]
         if like:
             return (f"; it holds what `{like[0]}` holds there, bit for bit: your load() copies it "
                     f"from `{like[0]}` after restoring it (or your save() saves one for the other)")
