@@ -1288,7 +1288,7 @@ def _inputs_elsewhere(reference: SegmentResult, rec: Any, rank: int | None, step
     said = f"; they are what the uninterrupted run called it with at step {at} " \
            f"({steps_apart(at, step)})"
     if place is not None:  # (trial 139: a language model's token batches, read as data)
-        return _in_its_epoch(said, place, at, step, _epoch_before(reference, step, at)) + also
+        return _in_its_epoch(said, place, at, step, reference) + also
     # (a trial: a GAN's noise, drawn from a generator left at its build state, was
     # said to be data read at another position, and nothing else)
     return (f"{said}: {_own_data_elsewhere(reference)}, or makes them from a random stream set "
@@ -1313,7 +1313,7 @@ def _read_elsewhere(reference: SegmentResult, rec: Any, key: str, step: int,
         return _shifted(expected, read)
     said = f"; they are {READ_BEFORE} step {at} ({steps_apart(at, step)})"
     if place is not None:
-        return _in_its_epoch(said, place, at, step, _epoch_before(reference, step, at)) + also
+        return _in_its_epoch(said, place, at, step, reference) + also
     # (trial 145: a nanoGPT-style get_batch() draws its offsets from the global
     # stream, re-seeded after the load, and was told only of a position and an epoch)
     return (f"{said}: {_own_data_elsewhere(reference)}, or draws them from a random stream set "
@@ -1349,11 +1349,11 @@ def _matched_step(reference: SegmentResult, step: int,
                        "samples that recur match more than one step)")
 
 
-def _in_its_epoch(said: str, place: str, at: int, step: int, before: bool = False) -> str:
-    """Data read at step ``at`` of the reference where the run read ``step``'s,
-    ``place`` (``epoch_place``) in words; ``before``: both are the first
-    steps of their epochs, ``at``'s the epoch right before ``step``'s."""
-    if place == "same place" and before:
+def _in_its_epoch(said: str, place: str, at: int, step: int,
+                  reference: SegmentResult | None = None) -> str:
+    """Data read at step ``at`` of the ``reference`` where the run read
+    ``step``'s, ``place`` (``epoch_place``) in words."""
+    if place == "same place" and reference is not None and _epoch_before(reference, step, at):
         # (trial 747: a position lost at an epoch's end, which read that epoch again from
         # its start, was told of another epoch's order, set_epoch and a generator first)
         return f"{said}, the first of the epoch before: {EPOCH_BEFORE_AGAIN}"
@@ -1402,7 +1402,7 @@ EPOCH_BEFORE_AGAIN = (
 def _epoch_before(reference: SegmentResult, step: int, at: int) -> bool:
     """Whether ``at`` and ``step`` are the first steps of their epochs, ``at``'s
     the epoch right before ``step``'s (where the program says where its epochs end)."""
-    if at >= step or reference.boundaries.get("epoch_boundaries") == []:
+    if at >= step:
         return False
     starts = [1, *(e + 1 for e in epoch_boundaries(reference.boundaries, step + 1))]
     return at in starts and step in starts and not any(at < s < step for s in starts)

@@ -438,12 +438,18 @@ def _build_watched(target: Target, spec: SegmentSpec, capture: dict[str, Any] | 
     return built
 
 
+def _as_restored(built: BuiltProgram) -> contextlib.AbstractContextManager[Any]:
+    """The view of the state right after a restore that a framework's program
+    gives (``LoopProgram.restored_look``); none where it gives none."""
+    look = getattr(built.program, "restored_look", None)
+    return look() if callable(look) else contextlib.nullcontext()
+
+
 def _look_after_restore(built: BuiltProgram, restored: str, source: str | None,
                         unwritten: bool) -> None:
     """Save the state right after a restore to ``restored``, in the view a
     framework's program gives of it (``LoopProgram.restored_look``)."""
-    look = getattr(built.program, "restored_look", None)
-    with look() if callable(look) else contextlib.nullcontext():
+    with _as_restored(built):
         if asks_apart(built):  # (what a loader's state_dict() does stays in the fork)
             save_capture_apart(built, restored)
         else:
@@ -550,8 +556,7 @@ class _Segment:
             _look_after_restore(built, restored, source, self.judged_here)
             result.restored_state = restored  # only once written: the diagnosis reads it
         if spec.program_save_at == spec.start:  # save right after the restore
-            look = getattr(built.program, "restored_look", None)
-            with look() if callable(look) else contextlib.nullcontext():
+            with _as_restored(built):
                 self._program_save(built, spec.start)
         return built
 

@@ -300,8 +300,9 @@ class UndeclaredWatch:
                     "resumes)")
         if isinstance(obj, torch.Tensor) and in_module == _METRIC_STATE:
             # (trial 742: a torchmetrics Accuracy's counts were told to use register_buffer)
-            return (f"{path} (Tensor: {_amount(missed)}, that the run changed, {_METRIC_TODO})"
-                    .replace("METRIC", "self." + path.partition(".")[2].rpartition(".")[0]))
+            metric = "self." + path.partition(".")[2].rpartition(".")[0]
+            return (f"{path} (Tensor: {_amount(missed)}, that the run changed, "
+                    f"{_METRIC_TODO.format(metric=metric)})")
         if isinstance(obj, torch.Tensor) and in_module:
             return f"{path} (Tensor: {_amount(missed)}, that the run changed, {_LOOSE_TODO})"
         amount = (f"{len(obj)} item{'' if len(obj) == 1 else 's'}, "
@@ -1631,7 +1632,7 @@ _LOOSE_TODO = (
 
 _METRIC_TODO = (
     "a torchmetrics metric's state, which the metric leaves out of its state_dict() unless "
-    "it is persistent: call METRIC.persistent(True) in the module after making it, for the "
+    "it is persistent: call {metric}.persistent(True) in the module after making it, for the "
     "checkpoint to hold it, to check that it resumes")
 
 

@@ -2654,7 +2654,6 @@ def _read_by_no_step(run: RunResult | None) -> str:
     return READ_BY_NO_STEP if run is not None and run.verdict in (IDENTICAL, CLOSE) else ""
 
 
-
 def _part_lost(path: str, text: str, run: RunResult | None,
                own_end: list[str], reference_end: list[str],
                reference_after: dict[int, dict[str, list[str]]] | None,
@@ -4356,10 +4355,10 @@ def _optimizers_rate(r: RunResult) -> str:
             f.status == CONFIRMED and is_stream_detail(f.detail) for f in r.diagnosis)):
         return (" (the model's inputs are its batch and what a step draws into it, noise or "
                 "masks: a random stream that differs makes them differ too)")
-    return _rate_too(r, first)
+    return _also_differs(r, first)
 
 
-def _rate_too(r: RunResult, first: str) -> str:
+def _also_differs(r: RunResult, first: str) -> str:
     """Where the data departs first, that the learning rate differs too (trial
     738: a step counter dropped read only as other samples, where its warm-up
     rate differed from the same step); where something else departs first,
@@ -4460,9 +4459,8 @@ def _beyond_at(r: RunResult) -> str:
     seeds' runs differ at that same step ('' where none)."""
     if not r.beyond_at:
         return ""
-    listed = (steps_text(r.beyond_at) if len(r.beyond_at) <= 4 else
-              "steps " + first_few([str(s) for s in r.beyond_at], 3))
-    return (f"; beyond the seeds' spread at the same step at {listed}: a loss curve read "
+    return (f"; beyond the seeds' spread at the same step at {_few_steps(r.beyond_at)}: a loss "
+            "curve read "
             "step by step beside another seed's may show it")
 
 
@@ -4471,9 +4469,13 @@ def _beyond_before(r: RunResult) -> str:
     already differs by more than the seeds' runs differ at that same step."""
     if not r.beyond_at:
         return ""
-    listed = (steps_text(r.beyond_at) if len(r.beyond_at) <= 4 else
-              "steps " + first_few([str(s) for s in r.beyond_at], 3))
-    return f"; before that, beyond the seeds' spread at the same step at {listed}"
+    return f"; before that, beyond the seeds' spread at the same step at {_few_steps(r.beyond_at)}"
+
+
+def _few_steps(steps: list[int]) -> str:
+    """``steps 13, 14 and 15``, or the first three of more and how many besides."""
+    return (steps_text(steps) if len(steps) <= 4 else
+            "steps " + first_few([str(s) for s in steps], 3))
 
 
 def _band_steps(r: RunResult) -> str:

@@ -750,7 +750,7 @@ def test_an_epochs_first_samples_read_at_the_next_epochs_first_step_name_that_ep
     reference = types.SimpleNamespace(boundaries={"steps_per_epoch": 5})
     assert _epoch_before(reference, 11, 6)  # (epochs 6-10, 11-15)
     assert not _epoch_before(reference, 11, 1) and not _epoch_before(reference, 12, 7)
-    said = _in_its_epoch("; they are ...", "same place", 6, 11, _epoch_before(reference, 11, 6))
+    said = _in_its_epoch("; they are ...", "same place", 6, 11, reference)
     assert said == f"; they are ..., the first of the epoch before: {EPOCH_BEFORE_AGAIN}"
     assert EPOCH_BEFORE_AGAIN.startswith("the restart reads the epoch that had just ended again "
                                          "from its start (a position at the epoch's end not kept")
