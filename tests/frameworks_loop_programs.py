@@ -1718,6 +1718,50 @@ TRAINER_EARLY_STOPPING_NOT_RESTORED = trainer_target(_with_early_stopping, args=
                                                      steps=8, resume_at=(5,))
 
 
+def _with_epoch_level(exported: bool):
+    """Trial 759: a curriculum callback (an ``ExportableState``) that raises its
+    level in ``on_epoch_begin``, once an epoch (a resume enters its epoch again:
+    no raise then), and scales each step's learning rate by it. At an epoch's
+    end the Trainer's resume runs that hook before its first step, where the
+    uninterrupted run ran it after its checkpoint. ``exported=False``: its
+    ``state()`` leaves the level out (the bug: a resume inside an epoch departs)."""
+
+    def make(args):
+        from transformers.trainer_callback import ExportableState, TrainerCallback
+
+        class RaisesLevel(TrainerCallback, ExportableState):
+            def __init__(self):
+                self.level, self.current_epoch = 0, 0
+
+            def on_epoch_begin(self, args, state, control, **kwargs):
+                epoch = int(state.epoch or 0)
+                if epoch != self.current_epoch:
+                    self.current_epoch, self.level = epoch, self.level + 1
+
+            def on_step_begin(self, args, state, control, optimizer=None, **kwargs):
+                for group in optimizer.param_groups:
+                    group["lr"] /= 1 + self.level
+
+            def state(self):
+                attributes = {"current_epoch": self.current_epoch}
+                if exported:
+                    attributes["level"] = self.level
+                return {"args": {}, "attributes": attributes}
+
+        trainer = transformers_train().make_trainer(args)
+        trainer.add_callback(RaisesLevel())
+        return trainer
+
+    return make
+
+
+_LEVEL_ARGS = {**_COUNTER_ARGS, "restore_callback_states_from_checkpoint": True}
+TRAINER_EPOCH_LEVEL = trainer_target(_with_epoch_level(True), args=_LEVEL_ARGS, steps=8,
+                                     resume_at=(5,))
+TRAINER_EPOCH_LEVEL_LOST = trainer_target(_with_epoch_level(False), args=_LEVEL_ARGS, steps=8,
+                                          resume_at=(7,))
+
+
 def _accumulation_schedule():
     """One batch a step in the first two epochs, two from epoch 2 on (a trial's
     GradientAccumulationScheduler, whose epochs were said to end by the last

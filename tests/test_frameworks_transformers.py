@@ -863,3 +863,25 @@ def test_a_scheduler_of_your_own_that_leaves_its_count_out_is_named():
     kept = resumecheck.verify(spec("TRAINER_OWN_SCHEDULER_KEPT"), drop="none", noise_seeds=0,
                               check_determinism=False)
     assert kept.equivalent and not kept.undeclared, kept.render()
+
+
+@pytest.mark.e2e
+def test_a_callbacks_epoch_begin_after_an_epoch_end_resume_is_no_latent_gap():
+    """Trial 759: a correct curriculum callback that raises its level in
+    ``on_epoch_begin`` read a latent gap at an epoch's end (``--strict``
+    failed): the Trainer's resume runs that hook before its first step, and
+    the look right after the restore came after it, where the uninterrupted
+    run's checkpoint came before. Its twin that leaves the level out of its
+    state departs inside an epoch, and the level is named as what no
+    component holds."""
+    report = resumecheck.verify(f"{PROGRAMS}:TRAINER_EPOCH_LEVEL", drop="none",
+                                noise_seeds=0, check_determinism=False)
+    own, engine = report.runs
+    assert (own.verdict, engine.verdict) == (IDENTICAL, IDENTICAL), report.render()
+    assert own.latent_gaps == [] and engine.latent_gaps == [], report.render()
+
+    buggy = resumecheck.verify(f"{PROGRAMS}:TRAINER_EPOCH_LEVEL_LOST", drop="none",
+                               noise_seeds=0, check_determinism=False)
+    assert buggy.runs[0].verdict == DIVERGED, buggy.render()
+    named = [u.split(" ", 2)[:2] for u in buggy.undeclared]
+    assert named == [["callbacks", "(RaisesLevel).level"]], buggy.undeclared

@@ -233,6 +233,12 @@ class LoopProgram:
     drew from them before the first step (``restored_look``)."""
     _looking: list[dict[str, Any]] | None = None
 
+    kept_before_hooks: dict[str, Any] | None = None
+    """Components' states (by name) as the restore left them, where hooks of the
+    user's ran between the restore and the first step that the uninterrupted
+    run ran only after its checkpoint: what the look right after a restore
+    reads of them (``LiveState.state_dict``). None or empty: none ran."""
+
     def restored_look(self) -> contextlib.AbstractContextManager[None]:
         """Around the look at the state right after a restore (``_restored_look``)."""
         return _restored_look(self)
@@ -378,8 +384,11 @@ class LiveState:
                  load: Callable[[Any, dict[str, Any]], None] | None = None,
                  dump: Callable[[Any], dict[str, Any]] | None = None,
                  stage: str = "started", verify_as: str | None = None,
-                 verify_stage: str | None = None) -> None:
+                 verify_stage: str | None = None, name: str | None = None) -> None:
         self._program = program
+        self._name = name
+        """The component's name, where the program may keep its state from before
+        hooks that ran after the restore (``LoopProgram.kept_before_hooks``)."""
         self._get = get
         self._load = load
         self._dump = dump
@@ -407,6 +416,9 @@ class LiveState:
 
     def state_dict(self) -> dict[str, Any]:
         obj = self.live_object
+        kept = self._program.kept_before_hooks if self._program._looking is not None else None
+        if kept is not None and self._name in kept:  # (in the look right after the restore)
+            return kept[self._name]  # type: ignore[no-any-return]
         return self._dump(obj) if self._dump is not None else obj.state_dict()
 
     def load_state_dict(self, state: dict[str, Any]) -> None:

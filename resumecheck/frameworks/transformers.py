@@ -189,10 +189,8 @@ class TrainerProgram(LoopProgram):
             _quiet_printer(self.trainer)
         self._driver = _Driver(self._channel, self.pending)
         self.trainer.add_callback(self._driver)
-        _park_after_rng_restore(self.trainer, self._driver)
-        _park_after_log_save_evaluate(self.trainer, self._driver)
-        _record_losses(self.trainer, self._driver.losses)
-        _watch_fetch_draws(self.trainer, self._driver.fetch_draws)
+        _drive(self.trainer, self._driver)
+        self.kept_before_hooks = self._driver.kept  # (_keep_before_epoch_begin)
         self.model = self.trainer.model
         self._engine_folder: str | None = None
 
@@ -314,16 +312,17 @@ class TrainerProgram(LoopProgram):
         trainer = self.trainer
         components = {
             PARAMS: self.model,
-            OPTIMIZER: LiveState(self, lambda: trainer.optimizer),
-            SCHEDULER: LiveState(self, lambda: trainer.lr_scheduler),
+            OPTIMIZER: LiveState(self, lambda: trainer.optimizer, name=OPTIMIZER),
+            SCHEDULER: LiveState(self, lambda: trainer.lr_scheduler, name=SCHEDULER),
             GLOBAL_STEP: LiveState(self, lambda: trainer.state, dump=_progress, load=_set_progress,
-                                   stage="checkpoint"),
+                                   stage="checkpoint", name=GLOBAL_STEP),
             RNG: _TrainerStreams(self),
         }
         if _exportable(trainer):  # (set before train(): the callbacks' on_train_begin sees it)
             components[CALLBACKS] = LiveState(self, lambda: _exportable(trainer),
                                               dump=_callback_states, load=_set_callback_states,
-                                              stage="before_train", verify_as=CALLBACKS)
+                                              stage="before_train", verify_as=CALLBACKS,
+                                              name=CALLBACKS)
         return components
 
     def checkpoint_advice(self) -> dict[str, str]:
@@ -567,6 +566,15 @@ def _move_checkpoint(output_dir: str, step: int, path: str) -> None:
     shutil.move(os.path.join(output_dir, f"checkpoint-{step}"), path)
 
 
+def _drive(trainer: Any, driver: Any) -> None:
+    """The adapter's hooks in the Trainer, beside its callback (``_Driver``)."""
+    _park_after_rng_restore(trainer, driver)
+    _park_after_log_save_evaluate(trainer, driver)
+    _keep_before_epoch_begin(trainer, driver)
+    _record_losses(trainer, driver.losses)
+    _watch_fetch_draws(trainer, driver)
+
+
 def _park_after_rng_restore(trainer: Any, driver: Any) -> None:
     """Park a resumed loop right after the Trainer restores ``rng_state.pth``:
     mid-epoch that is after it fetched the first resumed step's batch and just
@@ -582,21 +590,53 @@ def _park_after_rng_restore(trainer: Any, driver: Any) -> None:
     trainer._load_rng_state = restored
 
 
-def _watch_fetch_draws(trainer: Any, streams: set[str]) -> None:
+def _keep_before_epoch_begin(trainer: Any, driver: Any) -> None:
+    """Keep the components' states where a resumed Trainer is about to call its
+    first epoch's ``on_epoch_begin``: at a resume at an epoch's start, the
+    uninterrupted run called the callbacks there only after its checkpoint
+    (trial 759: a correct curriculum callback that raised its level there read
+    a latent gap, and failed ``--strict``). A fetch before the park (a resume
+    inside the epoch, which the uninterrupted run had begun before its
+    checkpoint) drops them (``_watch_fetch_draws``). Components whose load
+    still waits for the park (the engine's optimizer and scheduler) are not
+    restored yet: not kept."""
+    import copy
+
+    handler = trainer.callback_handler
+    on_epoch_begin = handler.on_epoch_begin
+
+    def keeping(*args: Any, **kwargs: Any) -> Any:
+        if driver.resuming and not driver.started and not driver.kept:
+            dumps: dict[str, Callable[[], Any]] = {
+                GLOBAL_STEP: lambda: _progress(trainer.state),
+                CALLBACKS: lambda: _callback_states(_exportable(trainer))}
+            if "started" not in driver.pending:
+                dumps[OPTIMIZER] = trainer.optimizer.state_dict
+                dumps[SCHEDULER] = trainer.lr_scheduler.state_dict
+            driver.kept.update((name, copy.deepcopy(dump())) for name, dump in dumps.items())
+        return on_epoch_begin(*args, **kwargs)
+
+    handler.on_epoch_begin = keeping
+
+
+def _watch_fetch_draws(trainer: Any, driver: Any) -> None:
     """Note which global streams (``torch``, ``numpy``) the Trainer's fetch of
     a step's batches draws from, other than an epoch's first fetch (where the
     sampler may draw its shuffle's seed): its data collator's or dataset's
     draws. A resumed Trainer makes that fetch before it restores
     ``rng_state.pth`` (trial 142: a collator masking with torch's global
-    stream departed at the first resumed step, and nothing said why)."""
+    stream departed at the first resumed step, and nothing said why). A fetch
+    before the park drops what ``_keep_before_epoch_begin`` kept."""
     import weakref
 
     import numpy as np
 
-    fetch = trainer.get_batch_samples
+    fetch, streams = trainer.get_batch_samples, driver.fetch_draws
     last: list[Any] = [None]
 
     def fetched(epoch_iterator: Any, *args: Any, **kwargs: Any) -> Any:
+        if not driver.started:
+            driver.kept.clear()  # (inside an epoch the uninterrupted run had begun)
         torch_before, numpy_before = torch.get_rng_state(), _numpy_position(np)
         out = fetch(epoch_iterator, *args, **kwargs)
         same_epoch = last[0] is not None and last[0]() is epoch_iterator
@@ -734,6 +774,8 @@ def _Driver(channel: Any, pending: dict[str, Any]) -> Any:
             self.resuming = False
             self.state: Any = None
             self.started = False
+            self.pending = pending
+            self.kept: dict[str, Any] = {}  # (_keep_before_epoch_begin)
 
         def _park(self, where: str, control: Any, payload: Any = None) -> None:
             self.parked_at, self.control = where, control
