@@ -211,8 +211,17 @@ class Finding:
                                  and run.verdict == DIVERGED and "not judged" not in self.detail
                                  and run.checkpoint == "program" else "")
         its = incomplete.split(f"`{self.component}`: ", 1)[-1].split("; and `", 1)[0]
+        named = f"`{self.component}`: " in incomplete
+        if incomplete.startswith(CHANGED_ONE) and not named and not (
+                CHANGED_AFTER_LOAD in self.detail):
+            # (trial 768: a stream restored otherwise, read by no step, was "changed
+            # between the restore and the first step" of the callback the WARNING named)
+            alike = run.steps_match()
+            return (" (not judged: the engine's own full resume "
+                    f"{'ends otherwise' if alike else 'departs'} too, for the cause the "
+                    f"WARNING names{'; it changed no step here' if alike else ''})")
         if incomplete.startswith(CHANGED_ONE) or CHANGED_AFTER_LOAD in self.detail or (
-                f"`{self.component}`: " in incomplete and CHANGED_AFTER_LOAD in its):
+                named and CHANGED_AFTER_LOAD in its):
             # (a trial: an EMA callback set again in on_fit_start, which the WARNING said
             # of the engine's restore, was "not judged: its load ... does not bring back")
             # (trial 209: beside a load that lost state, a callback set again in
@@ -963,10 +972,14 @@ def _drop_rows_line(report: Report) -> str:
 
 def lossy_first(diagnosis: list[Finding], incomplete: str | None) -> list[Finding]:
     """The findings in the order a report prints them: those the WARNING names
-    as not loading back their own state first (trials 529, 539: a stream the
+    as not loading back their own state, or changed before the first step,
+    first (trials 529, 539: a stream the
     framework's checkpoint holds none of led, not judged, before them)."""
-    lossy = [f for f in diagnosis if incomplete and incomplete.startswith((LOSSY_ONE, LOSSY_MANY))
-             and f"`{f.component}`: " in incomplete and not is_fit_loop_recount(f)]
+    # (trial 768: the same of a callback the WARNING names as changed before the first
+    # step, after which an unread stream had led)
+    lossy = [f for f in diagnosis if incomplete and incomplete.startswith(
+        (LOSSY_ONE, LOSSY_MANY, CHANGED_ONE)) and f"`{f.component}`: " in incomplete
+        and not is_fit_loop_recount(f)]
     # (trial 659: Lightning's recount of an epoch's end, lossy in a correct resume too, led)
     return lossy + [f for f in diagnosis if f not in lossy]
 
@@ -1496,12 +1509,18 @@ def _lossy_notice(lossy: list[Finding], where: str, settings: str, ablations: st
     framework target's, whose restore, not a load of the user's, brought it back."""
     ending = f"{settings}.{ablations}"
     changed = [f for f in lossy if changed_after_load(f.detail)]
-    if len(changed) == len(lossy):
-        listed = "; ".join(f"`{f.component}`: {f.detail}" for f in lossy)
+    # (trial 768: beside a callback set again in on_fit_start, Lightning's recount of an
+    # epoch's end, in a correct resume too, led the WARNING, where without ablations
+    # the callback led alone)
+    recounts = [f for f in lossy if f not in changed and is_fit_loop_recount(f)]
+    if changed and len(changed) + len(recounts) == len(lossy):
+        listed = "; ".join(f"`{f.component}`: {f.detail}" for f in changed)
+        beside = "".join(f"; beside it, `{f.component}`: {f.detail}{_FIT_LOOP_UNJUDGED}"
+                         for f in recounts)
         return (f"{CHANGED_ONE}: the engine restored every declared component and the run "
                 # (trial 433: "Right after the restore, count 0, expected 7", which
                 # came back as 7 there and was 0 at the first step)
-                f"still {where}. At the first step after the restore, {listed}{ending}")
+                f"still {where}. At the first step after the restore, {listed}{beside}{ending}")
     # (trial 209: a callback its load gave back, set again in on_fit_start, was
     # said, beside a datamodule that lost state, not to load back its own)
     lossy = [f for f in lossy if f not in changed]

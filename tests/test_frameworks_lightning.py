@@ -1396,3 +1396,43 @@ def test_where_the_run_checkpoints_at_epoch_ends_the_own_resume_says_that_is_not
     steps = resumecheck.verify(spec("LIGHTNING_OWN_MODEL_CHECKPOINT"), drop="none",
                                noise_seeds=0, check_determinism=False).full_resume
     assert SAVED_AT_BATCH_END not in steps.explanation, steps.explanation
+
+
+def test_beside_a_component_changed_after_its_load_lightnings_recount_does_not_lead():
+    """Trial 768: an EMA callback set again in on_fit_start, resumed at an
+    epoch's last batch. Without ablations the WARNING led with Lightning's
+    recount of the epoch's end (in a correct resume too: no lead) as "a
+    declared component does not load back its own state"; an unread stream
+    restored otherwise read "not judged: it is changed between the restore and
+    the first step", of the callback's cause; and the plugin's row said "a
+    load_state_dict() loses state"."""
+    from resumecheck.phrases import CHANGED_AFTER_LOAD
+    from resumecheck.pytest_plugin import _engine_why
+    from resumecheck.report import CHANGED_ONE, Finding, RunResult, _lossy_notice, lossy_first
+
+    ema = Finding("callbacks", f"EMA.shadow differs ({CHANGED_AFTER_LOAD})", step=16)
+    recount = Finding("data_cursor", "epoch_progress.current.completed 2, expected 1", step=16)
+    stream = Finding("rng", "torch CPU stream differs from the uninterrupted run's at step 16",
+                     step=16)
+    notice = _lossy_notice([recount, ema], "ends otherwise in the state of callbacks (every "
+                           "step matches)", "", "", framework="Lightning")
+    assert notice.startswith(f"{CHANGED_ONE}: "), notice
+    assert (f"At the first step after the restore, `callbacks`: EMA.shadow differs "
+            f"({CHANGED_AFTER_LOAD}); beside it, `data_cursor`: epoch_progress.current.completed "
+            "2, expected 1 (not judged: Lightning's counts of epochs") in notice, notice
+    run = RunResult(dropped=[], resume_at=[16], verdict="diverged", checkpoint="program",
+                    diagnosis=[stream, ema, recount],
+                    first_divergent_quantity="state of callbacks at the end")
+    assert stream.mark_in(run, notice) == (
+        " (not judged: the engine's own full resume ends otherwise too, for the cause the "
+        "WARNING names; it changed no step here)")
+    assert ema.mark_in(run, notice).startswith(
+        " (not judged: it is changed between the restore and the first step")
+    assert [f.component for f in lossy_first(run.diagnosis, notice)] == [
+        "callbacks", "rng", "data_cursor"]
+    as_json = [{"component": f.component, "detail": f.detail, "basis": "reference",
+                "step": 16} for f in (recount, ema)]
+    engine = {"diagnosis": as_json, "resume_at": [16], "verdict": "diverged",
+              "explanation": ""}
+    assert _engine_why(engine, {"explanation": ""}) == (
+        "a restored component changed before the first step")
