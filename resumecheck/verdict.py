@@ -3958,10 +3958,13 @@ def _ends_otherwise_beyond(run: RunResult, engine_full: RunResult) -> bool:
     beyond = [name for name in run.ended_otherwise if name not in engine_full.ended_otherwise]
     if not beyond:
         return False
+    # (trial 768: `drop rng`, whose stream alone ended otherwise, read "it matters here")
+    own = set(beyond) <= set(run.dropped)
     run.explanation += (
         f"; the engine's full resume of every declared component ends otherwise too, in "
         f"{', '.join(engine_full.ended_otherwise)}, but not in {', '.join(beyond)}, and the "
-        f"two differ only in restoring {', '.join(run.dropped)}: it matters here")
+        f"two differ only in restoring {', '.join(run.dropped)}: it matters here"
+        + (", to its own end state alone (no step here read it)" if own else ""))
     return True
 
 

@@ -1317,3 +1317,25 @@ def test_a_run_whose_loss_scale_departs_first_says_when_its_loss_does():
                                                    "loss": [31, 32]}))
     said = verdict.explain(run, None)
     assert said.startswith("loss scale differs from step 13; the loss differs from step 31"), said
+
+
+def test_an_ablation_that_ends_otherwise_in_its_own_component_alone_says_so():
+    """Trial 768: `drop rng`, whose own stream alone ended otherwise beside a
+    full resume that ended otherwise in a callback, read "the two differ only
+    in restoring rng: it matters here", where no step read it."""
+    from resumecheck.verdict import _ends_otherwise_beyond
+
+    def ended(dropped, *names):
+        return RunResult(dropped=dropped, resume_at=[16], verdict="diverged",
+                         first_divergent_quantity=f"state of {names[0]} at the end",
+                         ended_otherwise=list(names))
+
+    full = ended([], "callbacks")
+    own = ended(["rng"], "rng", "callbacks")
+    assert _ends_otherwise_beyond(own, full)
+    assert own.explanation.endswith(
+        "the two differ only in restoring rng: it matters here, to its own end state alone "
+        "(no step here read it)"), own.explanation
+    other = ended(["global_step"], "scheduler", "callbacks")
+    assert _ends_otherwise_beyond(other, full)
+    assert other.explanation.endswith("restoring global_step: it matters here"), other.explanation
