@@ -3964,7 +3964,7 @@ def _ends_otherwise_beyond(run: RunResult, engine_full: RunResult) -> bool:
         f"; the engine's full resume of every declared component ends otherwise too, in "
         f"{', '.join(engine_full.ended_otherwise)}, but not in {', '.join(beyond)}, and the "
         f"two differ only in restoring {', '.join(run.dropped)}: it matters here"
-        + (", to its own end state alone (no step here read it)" if own else ""))
+        + (", to its own end state alone (every step matched without it)" if own else ""))
     return True
 
 

@@ -79,7 +79,8 @@ def test_an_undeclared_mean_that_only_moves_a_schedulers_end_is_named_as_lost():
     assert step.explanation.endswith(
         "the engine's full resume of every declared component ends otherwise too, in "
         "scheduler, but not in global_step, and the two differ only in restoring "
-        "global_step: it matters here"), step.explanation
+        "global_step: it matters here, to its own end state alone (every step matched "
+        "without it)"), step.explanation
     params = by_dropped[("params",)]
     assert params.verdict == DIVERGED and params.explanation.endswith(
         "; the engine's full resume of every declared component departs in no step (it ends "

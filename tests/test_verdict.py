@@ -1322,7 +1322,7 @@ def test_a_run_whose_loss_scale_departs_first_says_when_its_loss_does():
 def test_an_ablation_that_ends_otherwise_in_its_own_component_alone_says_so():
     """Trial 768: `drop rng`, whose own stream alone ended otherwise beside a
     full resume that ended otherwise in a callback, read "the two differ only
-    in restoring rng: it matters here", where no step read it."""
+    in restoring rng: it matters here", where every step matched without it."""
     from resumecheck.verdict import _ends_otherwise_beyond
 
     def ended(dropped, *names):
@@ -1335,7 +1335,7 @@ def test_an_ablation_that_ends_otherwise_in_its_own_component_alone_says_so():
     assert _ends_otherwise_beyond(own, full)
     assert own.explanation.endswith(
         "the two differ only in restoring rng: it matters here, to its own end state alone "
-        "(no step here read it)"), own.explanation
+        "(every step matched without it)"), own.explanation
     other = ended(["global_step"], "scheduler", "callbacks")
     assert _ends_otherwise_beyond(other, full)
     assert other.explanation.endswith("restoring global_step: it matters here"), other.explanation
