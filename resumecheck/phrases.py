@@ -872,3 +872,22 @@ def a_type(name: str) -> str:
     """A type's name with its article: ``a float``, ``an int`` (trial 435:
     "the factory returned a int")."""
     return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
+
+
+SAVED_AT_BATCH_END = (
+    "; and the check writes Lightning's checkpoint in on_train_batch_end, where a "
+    "ModelCheckpoint of steps writes, not at an epoch's end, where one of epochs (Lightning's "
+    "default) writes: a resume from such a checkpoint is not checked here (a trial's departed "
+    "from the second step after it)")
+"""What a Lightning target's own resume adds where the run's checkpoints are written
+at epoch ends (``_saved_where``)."""
+EPOCH_END_UNCHECKED = (
+    "not checked: a resume from your run's own checkpoints, which its ModelCheckpoint "
+    "(Lightning's default one, or one of epochs) writes at epochs' ends: the check writes "
+    "Lightning's checkpoint at a batch's end, in on_train_batch_end, where "
+    "ModelCheckpoint(every_n_train_steps=N) writes, and Lightning restores a checkpoint of an "
+    "epoch's end otherwise (a trial's correct program departed from the second step after "
+    "one); a ModelCheckpoint of steps writes where the check does")
+"""A passing report's line where a Lightning target's own resume carries
+``SAVED_AT_BATCH_END`` (trial 774 read EQUIVALENT, its own checkpoints at epoch
+ends departing, the caveat only deep in a why)."""

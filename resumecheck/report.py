@@ -24,7 +24,8 @@ from resumecheck.phrases import (
     FRAMEWORK_RESUME, HASH_ORDER_UNCHECKED, LOOP_GOES_ON, ORDER_BEFORE_RESTORE,
     NOT_VALIDATED_AGAIN, ONE_POSITION, POSITION_TRANSFORMED, READ_BEFORE, REORDERED,
     CAME_BACK_READ, MODULE_AFTER_SAVE, RESTORE_CHANGED, RESTORING,
-    POSITION_UNUSED, SET_ALIKE_LATER, SKIPS_BLIND, STARTED_LEVEL, STOPPED,
+    POSITION_UNUSED, SET_ALIKE_LATER, SKIPS_BLIND, STARTED_LEVEL, STOPPED, SAVED_AT_BATCH_END,
+    EPOCH_END_UNCHECKED,
     changed_after_load, drawn_at_import_text, first_line, framework_name, global_streams,
     lost_uncompared,
     paths_said,
@@ -1277,6 +1278,8 @@ def caveats(report: Report) -> list[str]:
         # Accelerate loop, whose row says what ran instead)
         if not any(note in full.explanation for note in (ADAPTER_LOOP, FRAMEWORK_RESUME)):
             lines.append(RESUME_CODE_UNCHECKED)
+        if SAVED_AT_BATCH_END in full.explanation:  # (trial 774: said only deep in the why)
+            lines.append(EPOCH_END_UNCHECKED)
     return lines
 
 

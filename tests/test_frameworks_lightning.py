@@ -1436,3 +1436,28 @@ def test_beside_a_component_changed_after_its_load_lightnings_recount_does_not_l
               "explanation": ""}
     assert _engine_why(engine, {"explanation": ""}) == (
         "a restored component changed before the first step")
+
+
+def test_a_passing_report_of_a_run_that_checkpoints_at_epoch_ends_says_so_with_its_caveats():
+    """Trial 774: its ModelCheckpoint(save_last=True) wrote at epoch ends only,
+    and a relaunch from it departed; the report read EQUIVALENT and said so
+    only deep in the own resume's why, and the plugin's summary not at all."""
+    from resumecheck.environment import fingerprint
+    from resumecheck.phrases import EPOCH_END_UNCHECKED, SAVED_AT_BATCH_END
+    from resumecheck.report import Report, RunResult, caveats
+
+    def report(explanation: str) -> Report:
+        runs = [RunResult(dropped=[], resume_at=[6], verdict=IDENTICAL, checkpoint=checkpoint,
+                          explanation=explanation, reproduce="r")
+                for checkpoint in ("program", "engine")]
+        return Report(target="t.py:T", steps=18, resume_at=[6], seed=0, isolation="process",
+                      tolerance={"mode": "bitwise", "rtol": None, "atol": None},
+                      determinism={"checked": False}, noise={"seeds": [], "band": None},
+                      environment=fingerprint(1), runs=runs)
+
+    at_epoch_ends = report(f"every step after the restart matches bit for bit{SAVED_AT_BATCH_END}")
+    assert EPOCH_END_UNCHECKED in caveats(at_epoch_ends)
+    assert EPOCH_END_UNCHECKED in at_epoch_ends.render()
+    assert EPOCH_END_UNCHECKED in at_epoch_ends.to_json()["caveats"]
+    assert EPOCH_END_UNCHECKED.startswith("not checked: a resume from your run's own checkpoints")
+    assert EPOCH_END_UNCHECKED not in caveats(report("every step after the restart matches"))

@@ -58,7 +58,9 @@ from resumecheck.frameworks._loop import (
     CALLBACKS, LiveState, LoopProgram, LoopRecord, batch_fingerprint, fields_beside,
     run_pending, user_callbacks, user_dataset,
 )
-from resumecheck.phrases import LIGHTNING_DATASET, LIGHTNING_LOADER, MODULE_AFTER_SAVE
+from resumecheck.phrases import (
+    LIGHTNING_DATASET, LIGHTNING_LOADER, MODULE_AFTER_SAVE, SAVED_AT_BATCH_END,
+)
 from resumecheck.program import Target
 from resumecheck.segments import scratch_dir
 from resumecheck.undeclared import seeds_no_worker
@@ -509,15 +511,6 @@ def _changed_after_save(module: Any) -> str:
     if type(module).on_train_batch_end is pl.LightningModule.on_train_batch_end:
         return ""
     return MODULE_AFTER_SAVE
-
-
-SAVED_AT_BATCH_END = (
-    "; and the check writes Lightning's checkpoint in on_train_batch_end, where a "
-    "ModelCheckpoint of steps writes, not at an epoch's end, where one of epochs (Lightning's "
-    "default) writes: a resume from such a checkpoint is not checked here (a trial's departed "
-    "from the second step after it)")
-"""What a Lightning target's own resume adds where the run's checkpoints are written
-at epoch ends (``_saved_where``)."""
 
 
 def _park_after_train_start(trainer: Any, channel: Any, pending: dict[str, Any]) -> None:
