@@ -1399,7 +1399,9 @@ _FIT_LOOP_NOTE = (
     "data elsewhere (a loader whose epoch follows those counts; one that keeps its own does "
     "not), and a loader it makes again each epoch "
     "(reload_dataloaders_every_n_epochs) may not be made again for the next epoch, which then "
-    "reads the loader of the epoch before; a resume point inside an epoch checks the rest. "
+    "reads the loader of the epoch before, or, made again with another length, counts the "
+    "ended epoch's batches as read of it and ends it early; a resume point inside an epoch "
+    "checks the rest. "
     "The check writes its checkpoint there, in on_train_batch_end of the epoch's last batch, "
     "where ModelCheckpoint(every_n_train_steps=...) writes; one of epochs (Lightning's "
     "default) writes at the epoch's end instead, which the check does not try, and Lightning "
@@ -1409,6 +1411,7 @@ _FIT_LOOP_NOTE = (
 """(trials 137-140: a correct program's resume at an epoch's end ended with those counts
 behind; restarted again at the next epoch's end, plain Lightning read step 7's batch at 13;
 trial 233: a curriculum's loader, reloaded each epoch, was not reloaded after such a resume;
+trial 775: one that grew was, and its next epoch ended after 2 of its 8 batches;
 trial 243: a loader that kept its own epoch read its data alike, "reads" was too strong;
 trial 638: a correct program whose ModelCheckpoint wrote at epoch ends was told so, where its
 own relaunch, and the check's own resume parked at the epoch's end, ended alike)"""

@@ -1309,8 +1309,10 @@ def mid_epoch_untried(ref: Reference, points: Sequence[int], steps: int) -> str 
     if not inside:
         return None
     near = min(inside, key=lambda k: (abs(k - min(points)), -k))  # (the one after, on a tie)
-    said = ("as the program declares them (epoch_boundaries)" if ref.segment.boundaries.get(
-        "epoch_boundaries") else "by the program's steps_per_epoch")
+    # (trial 775: a Lightning loop's seen ends read "as the program declares them")
+    said = (_declared_ends(ref.segment.boundaries).replace("as it declares", "as the program "
+            "declares") if ref.segment.boundaries.get("epoch_boundaries")
+            else "by the program's steps_per_epoch")
     # (trial 149: said as fact of a declared boundary one step before the epoch's real end)
     drawn = ref.segment.boundaries.get("draws_before_restore") or []
     # (trial 304: a collator drawing from torch's stream passed at an epoch's end, where

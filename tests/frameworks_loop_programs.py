@@ -1249,6 +1249,27 @@ LIGHTNING_DATAMODULE_LOAD_RENAMED = _curriculum_target(saves=True, loads=False)
 """Its load_state_dict() reads a key its state_dict() renamed (trial 713)."""
 
 
+def _growing():
+    """Trial 775: a LightningDataModule whose training data grows each epoch
+    (16 rows, then 24, then 32, in batches of 8), its loader made again every
+    epoch: the epochs end after steps 2, 5 and 9, not every 2 steps."""
+    import lightning.pytorch as pl
+    from torch.utils.data import DataLoader, TensorDataset
+
+    class Growing(pl.LightningDataModule):
+        def train_dataloader(self):
+            x, y = lightning_train().rows().tensors
+            rows = 16 + 8 * self.trainer.current_epoch
+            return DataLoader(TensorDataset(x[:rows], y[:rows]), batch_size=8)
+
+    return Growing()
+
+
+LIGHTNING_GROWING_DATA = lightning_target(
+    module=lambda: lightning_train().TinyClassifier(dropout=0.0), data=_growing, steps=9,
+    resume_at=(5,), trainer=lambda: {"reload_dataloaders_every_n_epochs": 1})
+
+
 def _counting_module(keeps: bool, loads: bool = True, resets: bool = False):
     """A module whose input noise ramps with a count of the batches it has
     seen, kept in Lightning's checkpoint by its own hooks (``keeps``), or not;

@@ -118,6 +118,29 @@ def test_epochs_whose_accumulation_a_scheduler_changes_end_where_each_epochs_ste
         built.program.close()
 
 
+def test_epochs_of_a_loader_made_again_each_epoch_end_where_the_loop_ended_them(
+        tmp_path, monkeypatch):
+    """Trial 775: a datamodule whose data grew each epoch, made again every
+    epoch (reload_dataloaders_every_n_epochs=1), read "the program's epochs end
+    after step 8", from the first loader's length, where they ended after 4,
+    10 and 18; every resume point was then said to lie elsewhere than it did."""
+    monkeypatch.setenv(SCRATCH_ENV, str(tmp_path))
+    built = load_target(spec("LIGHTNING_GROWING_DATA")).build({"seed": 0})
+    try:
+        for step in range(1, 9):
+            built.step(step)
+        bounds = built.boundaries()
+        assert bounds["steps_per_epoch"] is None
+        assert bounds["epoch_boundaries"] == [2, 5], bounds
+    finally:
+        built.program.close()
+    report = resumecheck.verify(spec("LIGHTNING_GROWING_DATA"), drop="none", noise_seeds=0,
+                                check_determinism=False)
+    assert ("a restart inside an epoch (every resume point here is an epoch's end, as the "
+            "framework's loop ends them): --resume-at 6 checks one, resumecheck fuzz tries "
+            "them all") in report.not_checked, report.not_checked
+
+
 @pytest.mark.e2e
 def test_what_the_modules_own_hooks_keep_is_the_hooks_component():
     """A trial's counter kept by on_save_checkpoint/on_load_checkpoint: the

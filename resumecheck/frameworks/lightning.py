@@ -221,16 +221,19 @@ class LightningProgram(LoopProgram):
         accumulate = getattr(self.trainer, "accumulate_grad_batches", None)
         batches = self._batches()
         if (batches is None or _accumulation_schedule(self.trainer) is not None
-                or not isinstance(accumulate, int) or accumulate < 1 or self._manual):
+                or not isinstance(accumulate, int) or accumulate < 1 or self._seen_ends):
             return None
         return -(-batches // accumulate)
 
     @property
-    def _manual(self) -> bool:
-        """Manual optimization: the module's own code decides when an optimizer
-        steps, so the epochs' ends are those the loop was seen to reach (trial
-        529 stepped every second batch by hand, and read epochs of 8 steps for 4)."""
-        return getattr(self.module, "automatic_optimization", True) is False
+    def _seen_ends(self) -> bool:
+        """Whether the epochs end where the loop was seen to end them: under manual
+        optimization (trial 529 stepped every second batch by hand: epochs of 8
+        steps read for 4), and where the loop makes its loader again every few
+        epochs, its length free to change (trial 775's grew: 8 steps read for 4, 6, 8)."""
+        reloads = getattr(self.trainer, "reload_dataloaders_every_n_epochs", 0)
+        return getattr(self.module, "automatic_optimization", True) is False or (
+            isinstance(reloads, int) and reloads > 0)
 
     @property
     def epoch_boundaries(self) -> list[int] | None:
@@ -240,7 +243,7 @@ class LightningProgram(LoopProgram):
         from the last accumulation, where they end after 6, 12 and 15); None
         otherwise (``steps_per_epoch`` says it)."""
         schedule, batches = _accumulation_schedule(self.trainer), self._batches()
-        if self._manual:
+        if self._seen_ends:
             return sorted(set(self._driver.epoch_ends)) or None
         if schedule is None or batches is None:
             return None
