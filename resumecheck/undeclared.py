@@ -875,6 +875,7 @@ def _todo(path: str, framework: str = "") -> str:
             else _DATASET_TODO if path.startswith("train_dataset (")
             else _LIGHTNING_DATASET_TODO if path.startswith(f"{LIGHTNING_DATASET} (")
             else _LIGHTNING_LOADER_TODO if path.startswith(f"{LIGHTNING_LOADER} (")
+            else _DATAMODULE_TODO if path.startswith("datamodule (")
             else _ACCELERATE_DATASET_TODO if path.startswith(f"{ACCELERATE_DATASET} (")
             else _SUBCLASS_TODO if path.startswith("trainer.")
             else _COLLATOR_TODO if path.startswith("data_collator")
@@ -916,6 +917,16 @@ _LIGHTNING_DATASET_TODO = (
 a dataset that counted its own epochs in a hook; one that took Lightning's epoch in
 on_train_epoch_start read the build's at a resumed epoch's first batch:
 ``tests/frameworks_loop_programs.py:DATASET_*``)."""
+
+
+_DATAMODULE_TODO = (
+    "a framework's target declares the framework's own state only, and Lightning's "
+    "checkpoint holds what your LightningDataModule's state_dict() returns: return it there "
+    "and set it in its load_state_dict() (define the two where it has none: the check then "
+    "compares what they hold as the component `datamodule`)")
+"""What to do about a field a Lightning target's datamodule keeps (trial 782: its
+state_dict() left out the place in the epoch, and the line said to declare a
+component, which a Lightning target cannot)."""
 
 
 _LIGHTNING_LOADER_TODO = (

@@ -1088,6 +1088,10 @@ def test_a_datamodules_state_it_does_not_save_is_named():
     (level,) = report.undeclared
     assert level.startswith("datamodule (Curriculum).level (int: 0 at the build, 1 at the end")
     assert "your checkpoint may lose it" in level
+    # (trial 782: told to declare it as a component, which a Lightning target cannot)
+    assert ("Lightning's checkpoint holds what your LightningDataModule's state_dict() "
+            "returns: return it there and set it in its load_state_dict()") in level, level
+    assert "declare it as a component" not in level, level
     warning = next(line for line in report.render().splitlines() if line.startswith("WARNING"))
     assert "the samples are those of the same place in another epoch" in warning
     assert "or state the data depends on: a curriculum's level;" in warning
