@@ -2067,7 +2067,9 @@ def _modes_differ(name: str, expected: dict[str, Any] | None, restored: dict[str
     if to_eval and not to_train:
         return (f"{_MODE_TEXTS[0]} ({_modules(to_eval)}), in train mode at step "
                 f"{k} in the uninterrupted run: dropout and batch norm, where it has them, act "
-                "otherwise (a load() that calls .eval(), or evaluates, must call .train() after)")
+                # (trial 773: a build that froze a stage in eval mode, which the load left)
+                "otherwise (a load() that calls .eval(), evaluates, or keeps the mode its build "
+                "set, must call .train() after)")
     if to_train and not to_eval:
         return (f"{_MODE_TEXTS[1]} ({_modules(to_train)}), in eval mode at step {k} "
                 f"in the uninterrupted run, {_MODES_WHILE_TRAINING}")

@@ -250,7 +250,8 @@ def test_a_model_a_load_leaves_in_eval_mode_is_named_and_confirmed():
     assert _params_confirmed_alone(own, step=5).startswith(
         "left in eval mode after the load (the module and 4 of its submodules), in train mode "
         "at step 4 in the uninterrupted run: dropout and batch norm, where it has them, act "
-        "otherwise (a load() that calls .eval(), or evaluates, must call .train() after)")
+        "otherwise (a load() that calls .eval(), evaluates, or keeps the mode its build set, "
+        "must call .train() after)")
     # the why names what differs: the mode, not the weights (a trial read `ema (differs,
     # not the cause)` as its checkpointed weights suspect)
     assert "restored state differs in the train/eval mode of params (confirmed)" in \
