@@ -2821,9 +2821,12 @@ def _held_otherwise_text(run: RunResult, k: int, at: list[int], lost: bool,
                 f"{steps_text(at)} and after {steps_text([j + 1 for j in at])}, and {ends}, "
                 f"every step matching: {CHECKPOINT_LOSES}, {NOT_STATE}")
     if lost:
+        # (trial 780: "after step 11, before it departed at step 14" read as alike at 12, 13)
+        looked = (" (where the check looks at it)" if run.first_divergent_step is not None
+                  and run.first_divergent_step > k + 2 else "")
         return (f"; your own resume held it otherwise right after your load() at step {k} and "
-                f"after step {k + 1}, before it {went} at step {run.first_divergent_step}: "
-                f"{CHECKPOINT_LOSES}, {NOT_STATE}")
+                f"after step {k + 1}{looked}, before it {went} at step "
+                f"{run.first_divergent_step}: {CHECKPOINT_LOSES}, {NOT_STATE}")
     confirmed = sorted({f.component for f in run.diagnosis if f.status == CONFIRMED})
     # (trial 145: said beside a stream re-seeded, "and departed" read as the cause)
     departed = (f" (it {went} at the next step, which {', '.join(confirmed)}, confirmed, "

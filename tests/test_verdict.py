@@ -1339,3 +1339,20 @@ def test_an_ablation_that_ends_otherwise_in_its_own_component_alone_says_so():
     other = ended(["global_step"], "scheduler", "callbacks")
     assert _ends_otherwise_beyond(other, full)
     assert other.explanation.endswith("restoring global_step: it matters here"), other.explanation
+
+
+def test_a_path_held_otherwise_after_the_two_looks_says_they_are_the_looks():
+    """Trial 780: "held it otherwise right after your load() at step 10 and after
+    step 11, before it departed from the uninterrupted run at step 14" read as if
+    it were alike after steps 12 and 13, which the check does not look at."""
+    from resumecheck.verdict import _held_otherwise_text
+
+    def run(departed):
+        return RunResult(dropped=[], resume_at=[10], verdict="diverged", checkpoint="program",
+                         first_divergent_step=departed, first_divergent_quantity="loss")
+
+    late = _held_otherwise_text(run(14), 10, [10], lost=True, ends_only=False)
+    assert ("right after your load() at step 10 and after step 11 (where the check looks at "
+            "it), before it departed from the uninterrupted run at step 14") in late, late
+    next_but_one = _held_otherwise_text(run(12), 10, [10], lost=True, ends_only=False)
+    assert "after step 11, before it departed" in next_but_one, next_but_one
