@@ -882,12 +882,14 @@ SAVED_AT_BATCH_END = (
 """What a Lightning target's own resume adds where the run's checkpoints are written
 at epoch ends (``_saved_where``)."""
 EPOCH_END_UNCHECKED = (
-    "not checked: a resume from your run's own checkpoints, which its ModelCheckpoint "
-    "(Lightning's default one, or one of epochs) writes at epochs' ends: the check writes "
-    "Lightning's checkpoint at a batch's end, in on_train_batch_end, where "
-    "ModelCheckpoint(every_n_train_steps=N) writes, and Lightning restores a checkpoint of an "
-    "epoch's end otherwise (a trial's correct program departed from the second step after "
-    "one); a ModelCheckpoint of steps writes where the check does")
+    "not checked: a resume from a checkpoint written at an epoch's end, where a ModelCheckpoint "
+    "of epochs (Lightning's default) writes, as your run's do unless a ModelCheckpoint of "
+    "steps (every_n_train_steps) writes them, which the target's trainer does not have: the "
+    "check writes Lightning's checkpoint at a batch's end, in on_train_batch_end, and "
+    "Lightning restores one of an epoch's end otherwise (a trial's correct program departed "
+    "from the second step after one)")
 """A passing report's line where a Lightning target's own resume carries
 ``SAVED_AT_BATCH_END`` (trial 774 read EQUIVALENT, its own checkpoints at epoch
-ends departing, the caveat only deep in a why)."""
+ends departing, the caveat only deep in a why; trial 784's target had no
+ModelCheckpoint, its script one of steps: "your run's own checkpoints" read as a
+claim about them)."""

@@ -1486,5 +1486,6 @@ def test_a_passing_report_of_a_run_that_checkpoints_at_epoch_ends_says_so_with_i
     assert EPOCH_END_UNCHECKED in caveats(at_epoch_ends)
     assert EPOCH_END_UNCHECKED in at_epoch_ends.render()
     assert EPOCH_END_UNCHECKED in at_epoch_ends.to_json()["caveats"]
-    assert EPOCH_END_UNCHECKED.startswith("not checked: a resume from your run's own checkpoints")
+    assert EPOCH_END_UNCHECKED.startswith(
+        "not checked: a resume from a checkpoint written at an epoch's end")
     assert EPOCH_END_UNCHECKED not in caveats(report("every step after the restart matches"))
