@@ -1225,6 +1225,8 @@ class Checker:
             _notes_on_own_resume(self, done[0], engine_full, settings_matter)
             _note_alike(self, done[0], [(d.result, d.trajectory) for d in done[fulls:]],
                         engine_full.result)
+            verdict.put_right_by_engine(done[0].result, engine_full.result,
+                                        done[0].trajectory == engine_full.trajectory)
         return _report(self, [d.result for d in done], engine_full.held,
                        done[0].held if fulls == 2 else None,  # (the program's own resume)
                        engine_run=engine_full.result, restarted_after=engine_full.held_after,

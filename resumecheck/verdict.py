@@ -3757,6 +3757,25 @@ def _matters_with_others(result: RunResult, finding: Finding) -> str:
 _MATTERS_WITH_OTHERS = "; putting it right alone changes the run, which still departs at step"
 
 
+def put_right_by_engine(own: RunResult, engine_full: RunResult, alike: bool) -> None:
+    """Where the engine's own full resume departs step for step as the program's
+    own does (``alike``: their trajectories match), the one finding of the own
+    resume that the engine's restore put right (the engine's differs in none
+    of it) changed nothing there: put right with the rest, the run departs no
+    later, so it is not the cause (``unjudge_when_incomplete`` had left it
+    unjudged; trial 782: a stream one draw off, read by no step, was the only
+    `diagnosis:` line beside a position no component held). Listed last."""
+    if (not alike or own.verdict != DIVERGED or engine_full.verdict != DIVERGED
+            or len(own.resume_at) != 1 or own.steps_match()):
+        return
+    differed = {f.component for f in engine_full.diagnosis}
+    righted = [f for f in own.diagnosis if f.component not in differed]
+    if len(righted) != 1 or righted[0].status is not None:
+        return
+    own.diagnosis = [f for f in own.diagnosis if f is not righted[0]] + [
+        replace(righted[0], status=NOT_CAUSE, confirmed=False)]
+
+
 def unjudge_when_incomplete(own: RunResult, engine_full: RunResult) -> None:
     """When the engine's own full resume departs, the declared components do
     not capture the program's state: one whose ``load_state_dict()`` does not
