@@ -21,7 +21,7 @@ from resumecheck.phrases import (
     ADAPTER_LOOP, AS_BUILT_MARK, BUILDING, CHANGED_AFTER_LOAD, CHECKPOINT_LOSES,
     CHECKPOINT_MAY_LOSE, FETCHED_BEFORE_RESTORE, IDLE_SEED, LEFT_OUT_ALIKE, LEFT_OUT_ALIKE_MARK,
     LOSS_LOG, NOT_RESUMABLE,
-    FRAMEWORK_RESUME, HASH_ORDER_UNCHECKED, LOOP_GOES_ON, ORDER_BEFORE_RESTORE,
+    FRAMEWORK_RESUME, HASH_ORDER, HASH_ORDER_UNCHECKED, LOOP_GOES_ON, ORDER_BEFORE_RESTORE,
     NOT_VALIDATED_AGAIN, ONE_POSITION, POSITION_TRANSFORMED, READ_BEFORE, REORDERED,
     CAME_BACK_READ, MODULE_AFTER_SAVE, RESTORE_CHANGED, RESTORING,
     POSITION_UNUSED, SET_ALIKE_LATER, SKIPS_BLIND, STARTED_LEVEL, STOPPED, SAVED_AT_BATCH_END,
@@ -743,7 +743,19 @@ def _why_in_row(report: Report, r: RunResult) -> str:
 
 def unseeded_notice(determinism: dict[str, Any]) -> str | None:
     """The warning for a check's ``determinism`` record when two launches of the
-    program differ (None: they do not, or no rerun was made)."""
+    program differ, from unseeded streams or by the hash seed alone (None: they
+    do not, or no rerun was made)."""
+    order = determinism.get("hash_order")
+    if order:  # (trial 783: a vocabulary numbered by iterating a set)
+        where = f"from step {order['step']} ({order['quantity']})"
+        return (f"two launches of this program differ {where}, between interpreters with "
+                f"different PYTHONHASHSEEDs only (a third under the reference's matched it): "
+                f"it depends on {HASH_ORDER}, so a relaunch, under another hash seed, makes "
+                "what that order decides otherwise; each restart here runs under another hash "
+                "seed than the run it resumes, as a relaunch does, so the verdict holds for a "
+                "relaunch: what your checkpoint keeps of that order resumes alike, what your "
+                "load makes again departs. Two real runs of the program will not match from "
+                "their start: build it in an order that follows no hash seed (sorted())")
     found = determinism.get("unseeded")
     if not found:
         return None
