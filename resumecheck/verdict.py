@@ -927,7 +927,8 @@ def _as_built_at(ref: Reference, name: str, points: list[tuple[int, str]]
 
 def alike_components(ref: Reference, points: Sequence[int]) -> list[str]:
     """Pairs of declared components the uninterrupted run held equal, tensor
-    for tensor and key for key, at every resume point, and apart at its end,
+    for tensor and key for key, at every resume point, and apart at its end
+    or after the step after one,
     each in a sentence: a load() that makes one from the other resumes alike
     there whatever the checkpoint keeps of it (trial 612: a DQN's target
     network, resumed right after a sync, passed a load that copied it from the
@@ -942,14 +943,26 @@ def alike_components(ref: Reference, points: Sequence[int]) -> list[str]:
     def alike(path: str, one: str, other: str) -> bool:
         return ref.component_digest(path, one) == ref.component_digest(path, other)
 
+    def apart(one: str, other: str) -> str | None:
+        """Where the run held them otherwise: at its end, or right after the step
+        after a resume point (trial 787: a target network synced at every tenth
+        step, the last one among them, was said nothing of)."""
+        if not alike(files[-1], one, other):
+            return "at the end"
+        for k in points:
+            after = ref.segment.leaves_after.get(k + 1, {})
+            if one in after and other in after and after[one] != after[other]:
+                return f"after step {k + 1}"
+        return None
+
+    found = [(one, other, apart(one, other)) for i, one in enumerate(names)
+             for other in names[i + 1:] if all(alike(path, one, other) for path in files[:-1])]
     return [f"`{other}` held what `{one}` held, tensor for tensor, at "
-            f"{steps_text(list(points))}, and otherwise at the end: a load() that makes one "
+            f"{steps_text(list(points))}, and otherwise {where}: a load() that makes one "
             "from the other (a target network copied from the online one) resumes alike here "
             "whatever the checkpoint keeps of it; a resume point where they differ shows "
             "whether it comes back (resumecheck fuzz tries them)"
-            for i, one in enumerate(names) for other in names[i + 1:]
-            if all(alike(path, one, other) for path in files[:-1])
-            and not alike(files[-1], one, other)]
+            for one, other, where in found if where is not None]
 
 
 def _tensors_only(state: Any) -> bool:

@@ -64,3 +64,16 @@ def test_components_held_equal_at_the_resume_point_are_said_unchecked_there():
                        noise_seeds=0, check_determinism=False)
     assert not elsewhere.equivalent
     assert not any("tensor for tensor" in line for line in elsewhere.not_checked)
+
+
+def test_components_equal_at_the_end_too_are_said_where_they_were_apart():
+    """Trial 787: a DQN whose target network is synced at every tenth step,
+    its last step among them, resumed at a sync: a load that copied the target
+    from the online network passed, and nothing was said (equal at the end
+    too, the pair was not named); they were apart right after the next step."""
+    report = verify(Target(factory=_Dqn, steps=6, resume_at=(3,)), drop="none",
+                    noise_seeds=0, check_determinism=False)
+    assert report.equivalent, report.render()
+    assert ("`target_net` held what `params` held, tensor for tensor, at step 3, and otherwise "
+            "after step 4: a load() that makes one") in " ".join(report.not_checked), \
+        report.not_checked
