@@ -881,6 +881,7 @@ SAVED_AT_BATCH_END = (
     "from the second step after it)")
 """What a Lightning target's own resume adds where the run's checkpoints are written
 at epoch ends (``_saved_where``)."""
+
 EPOCH_END_UNCHECKED = (
     "not checked: a resume from a checkpoint written at an epoch's end, where a ModelCheckpoint "
     "of epochs (Lightning's default) writes, as your run's do unless a ModelCheckpoint of "

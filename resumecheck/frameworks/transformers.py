@@ -35,6 +35,7 @@ transformers is imported only when a target is built.
 from __future__ import annotations
 
 import contextlib
+import copy
 import inspect
 import logging
 import os
@@ -600,8 +601,6 @@ def _keep_before_epoch_begin(trainer: Any, driver: Any) -> None:
     checkpoint) drops them (``_watch_fetch_draws``). Components whose load
     still waits for the park (the engine's optimizer and scheduler) are not
     restored yet: not kept."""
-    import copy
-
     handler = trainer.callback_handler
     on_epoch_begin = handler.on_epoch_begin
 
