@@ -885,3 +885,25 @@ def test_a_callbacks_epoch_begin_after_an_epoch_end_resume_is_no_latent_gap():
     assert buggy.runs[0].verdict == DIVERGED, buggy.render()
     named = [u.split(" ", 2)[:2] for u in buggy.undeclared]
     assert named == [["callbacks", "(RaisesLevel).level"]], buggy.undeclared
+
+
+def test_a_trainer_subclass_that_overrides_the_save_or_restore_is_said_to_have_run():
+    """Trial 769: a Trainer subclass whose _load_optimizer_and_scheduler() left
+    the scheduler out (the bug) read, in the own resume's row, "your script's
+    own resume code ... did not run, and is not checked here"."""
+    from transformers import Trainer
+
+    from resumecheck.frameworks.transformers import _own_checkpoint_code
+
+    class Own(Trainer):
+        def _save_optimizer_and_scheduler(self, output_dir):
+            return super()._save_optimizer_and_scheduler(output_dir)
+
+        def _load_optimizer_and_scheduler(self, checkpoint):
+            return super()._load_optimizer_and_scheduler(checkpoint)
+
+    said = _own_checkpoint_code(Own.__new__(Own), Trainer)
+    assert said == ("; your Trainer subclass's own _save_optimizer_and_scheduler(), "
+                    "_load_optimizer_and_scheduler(), which the Trainer's save and resume call, "
+                    "did run, and are checked"), said
+    assert _own_checkpoint_code(Trainer.__new__(Trainer), Trainer) == ""

@@ -160,8 +160,8 @@ class LoopProgram:
         return f"{self.framework}'s checkpoint save"
 
     saved_where = ""
-    """Where the framework writes its checkpoint otherwise than the run's own
-    saves do, in words (``loop_note``); '' where alike or not known."""
+    """Where the framework writes its checkpoint otherwise than the run's own saves do,
+    or code of the user's its save and restore call, in words (``loop_note``); ''."""
 
     @property
     def loop_note(self) -> str:

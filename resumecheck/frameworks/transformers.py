@@ -192,6 +192,7 @@ class TrainerProgram(LoopProgram):
         self.trainer.add_callback(self._driver)
         _drive(self.trainer, self._driver)
         self.kept_before_hooks = self._driver.kept  # (_keep_before_epoch_begin)
+        self.saved_where = _own_checkpoint_code(self.trainer, tf.Trainer)
         self.model = self.trainer.model
         self._engine_folder: str | None = None
 
@@ -565,6 +566,27 @@ def _advice(trainer: Any, resumed_from: str | None) -> dict[str, str]:
 
 def _move_checkpoint(output_dir: str, step: int, path: str) -> None:
     shutil.move(os.path.join(output_dir, f"checkpoint-{step}"), path)
+
+
+_CHECKPOINT_METHODS = (
+    "_save_checkpoint", "_save", "_save_optimizer_and_scheduler", "_save_rng_state",
+    "_save_scaler", "_load_from_checkpoint", "_load_optimizer_and_scheduler",
+    "_load_rng_state", "_load_scaler", "_load_callback_state")
+"""The Trainer's methods its save and resume call, which a subclass may override."""
+
+
+def _own_checkpoint_code(trainer: Any, base: type) -> str:
+    """What the own resume's row adds where a Trainer subclass of the user's
+    overrides the Trainer's save or restore: that code ran (trial 769: its
+    `_load_optimizer_and_scheduler`, where the bug lay, read as "your script's
+    own resume code ... did not run")."""
+    own = [name for name in _CHECKPOINT_METHODS
+           if getattr(type(trainer), name, None) is not getattr(base, name, None)]
+    if not own:
+        return ""
+    listed = ", ".join(f"{name}()" for name in own)
+    return (f"; your Trainer subclass's own {listed}, which the Trainer's save and resume "
+            "call, did run, and are checked")
 
 
 def _drive(trainer: Any, driver: Any) -> None:
