@@ -884,13 +884,13 @@ at epoch ends (``_saved_where``)."""
 
 EPOCH_END_UNCHECKED = (
     "not checked: a resume from a checkpoint written at an epoch's end, where a ModelCheckpoint "
-    "of epochs (Lightning's default) writes, as your run's do unless a ModelCheckpoint of "
-    "steps (every_n_train_steps) writes them, which the target's trainer does not have: the "
-    "check writes Lightning's checkpoint at a batch's end, in on_train_batch_end, and "
-    "Lightning restores one of an epoch's end otherwise (a trial's correct program departed "
-    "from the second step after one)")
+    "of epochs (Lightning's default) writes (the target's trainer has no ModelCheckpoint of "
+    "steps, every_n_train_steps, so which your run writes is not known here): the check "
+    "writes Lightning's checkpoint at a batch's end, in on_train_batch_end, and Lightning "
+    "restores one of an epoch's end otherwise (a trial's correct program departed from the "
+    "second step after one)")
 """A passing report's line where a Lightning target's own resume carries
 ``SAVED_AT_BATCH_END`` (trial 774 read EQUIVALENT, its own checkpoints at epoch
 ends departing, the caveat only deep in a why; trial 784's target had no
 ModelCheckpoint, its script one of steps: "your run's own checkpoints" read as a
-claim about them)."""
+claim about them, and trial 790 read "as your run's do" so)."""
