@@ -960,9 +960,13 @@ def _unexercised_lines(masked: list[str], again: list[str], unread: list[str],
     or no longer stepped, state the run left alone after the resume point."""
     lines = [f"{c}: {CONFIG_MASKED}; a setting that only the config holds, read by a "
              "later step, shows the difference" for c in masked]
+    # (trial 797: a running mean a plateau scheduler read, both values on one side of its
+    # threshold, read as if no step had read it: the report's why says "or other state
+    # masks it", this line did not)
     lines += [f"{c}: right after the restore it differed, and {SET_AGAIN} (the report's "
-              "why says how): a resume point after which a step reads it before the "
-              "program sets it again shows the difference" for c in again]
+              "why says how), or a step read it where other state masked it: a resume point "
+              "after which a step reads it, before the program sets it again, where what it "
+              "decides turns on it, shows the difference" for c in again]
     # (trial 287: a plateau scheduler that a new fold set anew read as "stepped with
     # an explicit epoch", which it was not)
     lines += [f"{c}: the learning rate changes after the resume point without its "

@@ -372,6 +372,8 @@ def test_blind_spots_say_what_would_exercise_each():
     assert "Target(run_config={...})" in message and "choose a resume point" not in message
     message = str(ComponentsNotExercised(report, ["config", "best"]))
     assert "best: right after the restore it differed, and the program set it again" in message
+    # (trial 797: read at a step where other state masked it, as the why says)
+    assert "or a step read it where other state masked it" in message, message
     # (a trial: a fresh build's at the first of two resume points, moved at the second,
     # and said so of the first alone, "a resume point where it has moved shows it")
     two = verify(replace(programs.BEST_SO_FAR, resume_at=(2, 4)), drop=["best"], noise_seeds=0,
