@@ -897,6 +897,7 @@ class _Confirmations:
                 moved.add(i)  # (it changed the run: not "changes nothing", see settle_findings)
         outcomes.update(self._later_causes(result, tries, outcomes, work))
         joint = self._joint_causes(result, tries, outcomes, work, diverged_at)
+        together = [result.diagnosis[i].component for i, helped in joint.items() if helped]
         outcomes.update(joint)
         if any(joint.values()):
             # (trial 160: a data position and an epoch, causes only together, left
@@ -917,6 +918,7 @@ class _Confirmations:
         judged = verdict.rerun_evidence(result, outcomes, self._unreached)
         verdict.settle_findings(self._reference, result, judged, put_back, self._unreached,
                                 moved, self._next_draws(result, segments))
+        verdict.note_together(result, together)
         return own and _resave(self._reference, self._restarts, result, segments, work,
                                lambda f: self._random_state(f.component, f.step or 0))
 

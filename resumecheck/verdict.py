@@ -3770,6 +3770,28 @@ def _matters_with_others(result: RunResult, finding: Finding) -> str:
 _MATTERS_WITH_OTHERS = "; putting it right alone changes the run, which still departs at step"
 
 
+TOGETHER = "put right only together with {}: neither alone changed the departure"
+"""What a finding confirmed jointly says (``note_together``)."""
+
+
+def note_together(result: RunResult, names: Sequence[str]) -> None:
+    """Of findings confirmed only together (``_Confirmations._joint_causes``),
+    each says with which (trial 795: a stream one draw off, which the correct
+    twin's resume showed changed nothing, read "(confirmed)" beside a frozen
+    layer, where the reruns had put the two right only together)."""
+    if len(names) < 2:
+        return
+    result.diagnosis = [
+        replace(f, detail=f"{f.detail} ({TOGETHER.format(_listed(names, f.component))})")
+        if f.component in names and f.status == CONFIRMED else f for f in result.diagnosis]
+
+
+def _listed(names: Sequence[str], but: str) -> str:
+    """The other names, in backticks, joined in words."""
+    others = [f"`{n}`" for n in names if n != but]
+    return others[0] if len(others) == 1 else ", ".join(others[:-1]) + f" and {others[-1]}"
+
+
 def put_right_by_engine(own: RunResult, engine_full: RunResult, alike: bool) -> None:
     """Where the engine's own full resume departs step for step as the program's
     own does (``alike``: their trajectories match), the one finding of the own

@@ -1356,3 +1356,25 @@ def test_a_path_held_otherwise_after_the_two_looks_says_they_are_the_looks():
             "it), before it departed from the uninterrupted run at step 14") in late, late
     next_but_one = _held_otherwise_text(run(12), 10, [10], lost=True, ends_only=False)
     assert "after step 11, before it departed" in next_but_one, next_but_one
+
+
+def test_findings_confirmed_only_together_say_with_which():
+    """Trial 795: a stream one draw off, harmless in the correct twin's resume,
+    read "(confirmed)" beside a frozen layer, where the reruns had put the two
+    right only together: each now says so."""
+    from resumecheck.report import Finding
+    from resumecheck.verdict import note_together
+
+    run = RunResult(dropped=[], resume_at=[8], verdict="diverged", checkpoint="program",
+                    diagnosis=[Finding("params", "frozen", step=8, status="confirmed"),
+                               Finding("rng", "stream", step=8, status="confirmed"),
+                               Finding("scheduler", "count", step=8, status="not_cause")])
+    note_together(run, ["params", "rng"])
+    assert [f.detail for f in run.diagnosis] == [
+        "frozen (put right only together with `rng`: neither alone changed the departure)",
+        "stream (put right only together with `params`: neither alone changed the departure)",
+        "count"]
+    alone = RunResult(dropped=[], resume_at=[8], verdict="diverged", checkpoint="program",
+                      diagnosis=[Finding("params", "frozen", step=8, status="confirmed")])
+    note_together(alone, ["params"])
+    assert alone.diagnosis[0].detail == "frozen"
