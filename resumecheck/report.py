@@ -754,8 +754,9 @@ def unseeded_notice(determinism: dict[str, Any]) -> str | None:
                 "what that order decides otherwise; each restart here runs under another hash "
                 "seed than the run it resumes, as a relaunch does, so the verdict holds for a "
                 "relaunch: what your checkpoint keeps of that order resumes alike, what your "
-                "load makes again departs. Two real runs of the program will not match from "
-                "their start: build it in an order that follows no hash seed (sorted())")
+                "load makes again from it, or a step computes anew in it, departs. Two real "
+                "runs of the program will not match from their start: build it in an order "
+                "that follows no hash seed (sorted())")
     found = determinism.get("unseeded")
     if not found:
         return None
