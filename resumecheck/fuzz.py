@@ -63,6 +63,7 @@ from resumecheck.phrases import (
 )
 from resumecheck.reproduce import reproduce_command
 from resumecheck.settings import Settings
+from resumecheck.streams import is_stream_detail
 from resumecheck.strategies import interruption_schedules
 
 __all__ = ["FuzzResult", "fuzz", "run_fuzz"]
@@ -1029,7 +1030,7 @@ def _alike(run: RunResult, found: RunResult, not_resumable: bool = False) -> boo
     # (trial 349: a datamodule that lost its stage, its rerun undecided, was traded
     # for Lightning's own counters at an earlier epoch's end)
     named = not _blamed(found)
-    blamed = _blamed(found, named)
+    blamed = set() if _streams_beside_uncompared(found) else _blamed(found, named)
     # (trial 600: a Trainer callback's lost rate, confirmed at 8, was traded for resume at
     # 1, where the framework's fetch before its restore failed the correct twin too, the
     # callback left unjudged there because the engine's own resume departed as well)
@@ -1041,6 +1042,26 @@ def _alike(run: RunResult, found: RunResult, not_resumable: bool = False) -> boo
     if not_resumable and _epoch_again(run) and not _epoch_again(found):
         return False
     return (not blamed or bool(blamed & theirs)) and (_departs(run) or not _departs(found))
+
+
+UNCOMPARED_LEAD = "(see `not compared`)"
+"""How a why names state no component holds as what the checkpoint loses, or may."""
+
+
+def _streams_beside_uncompared(found: RunResult) -> bool:
+    """Whether what ``found`` leaves as leads is random streams alone, none
+    confirmed (not judged, or put right to no change), where the engine's own
+    full resume departs too (``RunResult.engine_departs``: the declared
+    components miss state), or beside state no component holds that its why
+    says the checkpoint loses, or may: the streams are no lead then, and an
+    earlier schedule that departs as it does fails as it does (trial 801: a
+    Lightning scheduler of the module's own, lost, found at 6 beside a torch
+    stream one draw off; the shrink stopped at 5, where the stream still
+    differed, and said that 1 to 4, which failed for the same scheduler,
+    failed otherwise)."""
+    leads = [f for f in found.diagnosis if f.status in (CONFIRMED, None, NOT_CAUSE)]
+    return (bool(leads) and (found.engine_departs or UNCOMPARED_LEAD in found.explanation)
+            and all(f.status != CONFIRMED and is_stream_detail(f.detail) for f in leads))
 
 
 def _epoch_again(run: RunResult) -> bool:

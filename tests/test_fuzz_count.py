@@ -138,3 +138,38 @@ def test_a_failure_shrunk_from_another_says_what_the_first_to_fail_found_where_i
                         shrunk_from_diagnosis=_other_findings(first, final))
     assert ("\n  at the first to fail, resume at 16: ema: module.0.weight differs, max |Δ| "
             "0.522 (confirmed)\n") in result.render(), result.render()
+
+
+def test_a_failure_whose_only_leads_are_unjudged_streams_beside_lost_uncompared_state_shrinks():
+    """Trial 801: a scheduler the module kept itself, lost, found at 6 beside a
+    torch stream one draw off (not judged); the shrink stopped at 5, where the
+    stream still differed, and said that 1 to 4, failing for the same lost
+    scheduler, failed otherwise. With the stream no lead, an earlier schedule
+    that departs fails as it does; without the `not compared` clause, as before."""
+    from resumecheck.fuzz import _alike
+    from resumecheck.report import Finding, RunResult
+
+    def run(step, diagnosis, explanation=""):
+        return RunResult(dropped=[], resume_at=[step - 2], verdict="diverged",
+                         checkpoint="program", first_divergent_step=step,
+                         first_divergent_quantity="learning rate", first_divergent_key="lr",
+                         diagnosis=diagnosis, explanation=explanation)
+
+    stream = Finding("rng", "torch CPU stream differs from the uninterrupted run's at step 6",
+                     step=6)
+    lost = ("learning rate differs from step 7; not compared, and your checkpoint loses it: "
+            "`params.sched` (see `not compared`); restored state differs in rng")
+    found = run(7, [stream], lost)
+    earlier = run(3, [])
+    assert _alike(earlier, found)
+    assert not _alike(earlier, run(7, [stream], "learning rate differs from step 7"))
+    from dataclasses import replace
+
+    put_right = replace(stream, status="not_cause")  # (as fuzz's own run marks it)
+    assert _alike(earlier, run(7, [put_right], lost))
+    # (while fuzz shrinks, a schedule's why has no `not compared` clause yet: the engine's
+    # own full resume, departing too, says the declared components miss state)
+    departs = run(7, [stream], "learning rate differs from step 7")
+    departs.engine_departs = True
+    assert _alike(earlier, departs)
+    assert not _alike(earlier, run(7, [replace(stream, status="confirmed")], lost))
