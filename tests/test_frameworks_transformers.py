@@ -907,3 +907,32 @@ def test_a_trainer_subclass_that_overrides_the_save_or_restore_is_said_to_have_r
                     "_load_optimizer_and_scheduler(), which the Trainer's save and resume call, "
                     "did run, and are checked"), said
     assert _own_checkpoint_code(Trainer.__new__(Trainer), Trainer) == ""
+
+
+def test_save_only_model_beside_a_subclass_that_saves_the_rest_is_told_to_check_its_code():
+    """Trial 802: save_only_model=True, and a Trainer subclass that saved and
+    loaded the optimizer, scheduler and streams itself, but lost the scheduler,
+    was told "save_only_model=False keeps them", which changed nothing."""
+    from types import SimpleNamespace
+
+    from transformers import Trainer
+
+    from resumecheck.components import SCHEDULER
+    from resumecheck.frameworks.transformers import _advice
+
+    class Own(Trainer):
+        def _load_optimizer_and_scheduler(self, checkpoint):
+            return super()._load_optimizer_and_scheduler(checkpoint)
+
+    def trainer(cls):
+        made = cls.__new__(cls)
+        made.args = SimpleNamespace(save_only_model=True,
+                                    restore_callback_states_from_checkpoint=True)
+        made.callback_handler = SimpleNamespace(callbacks=[])
+        return made
+
+    own = _advice(trainer(Own), None)[SCHEDULER]
+    assert ("your Trainer subclass's own _load_optimizer_and_scheduler() save and restore the "
+            "rest: check that they keep it") in own, own
+    assert "save_only_model=False keeps them" not in own
+    assert "save_only_model=False keeps them" in _advice(trainer(Trainer), None)[SCHEDULER]

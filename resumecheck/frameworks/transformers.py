@@ -539,7 +539,17 @@ def _advice(trainer: Any, resumed_from: str | None) -> dict[str, str]:
     findings, and no word of the one setting behind them)."""
     args = trainer.args
     advice = {}
-    if getattr(args, "save_only_model", False) is True:
+    own = _own_methods(trainer, require("transformers", "resumecheck.frameworks.transformers"
+                                        ).Trainer)
+    if getattr(args, "save_only_model", False) is True and own:
+        # (trial 802: a subclass that saved and loaded them itself was told that
+        # save_only_model=False keeps them, which did not fix its lost scheduler)
+        listed = ", ".join(f"{name}()" for name in own)
+        advice = dict.fromkeys((OPTIMIZER, SCHEDULER, RNG), (
+            "TrainingArguments(save_only_model=True) writes the model alone into each "
+            "checkpoint (no optimizer.pt, scheduler.pt or rng_state.pth), and your Trainer "
+            f"subclass's own {listed} save and restore the rest: check that they keep it"))
+    elif getattr(args, "save_only_model", False) is True:
         advice = dict.fromkeys((OPTIMIZER, SCHEDULER, RNG), (
             "TrainingArguments(save_only_model=True) writes the model alone into each "
             "checkpoint: the Trainer's resume finds no optimizer, scheduler or random-stream "
@@ -575,13 +585,19 @@ _CHECKPOINT_METHODS = (
 """The Trainer's methods its save and resume call, which a subclass may override."""
 
 
+def _own_methods(trainer: Any, base: type) -> list[str]:
+    """The Trainer's save and restore methods (``_CHECKPOINT_METHODS``) that the
+    trainer's class, a subclass of ``base``, overrides."""
+    return [name for name in _CHECKPOINT_METHODS
+            if getattr(type(trainer), name, None) is not getattr(base, name, None)]
+
+
 def _own_checkpoint_code(trainer: Any, base: type) -> str:
     """What the own resume's row adds where a Trainer subclass of the user's
     overrides the Trainer's save or restore: that code ran (trial 769: its
     `_load_optimizer_and_scheduler`, where the bug lay, read as "your script's
     own resume code ... did not run")."""
-    own = [name for name in _CHECKPOINT_METHODS
-           if getattr(type(trainer), name, None) is not getattr(base, name, None)]
+    own = _own_methods(trainer, base)
     if not own:
         return ""
     listed = ", ".join(f"{name}()" for name in own)
