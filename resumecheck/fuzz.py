@@ -58,7 +58,7 @@ from resumecheck.report import (
 from resumecheck.faults import environment_failure
 from resumecheck.interrupt import scratch_directory
 from resumecheck.phrases import (
-    HASH_ORDER_UNCHECKED, at_the_point, at_the_schedule, drawn_at_import_text,
+    HASH_ORDER_UNCHECKED, UNCOMPARED_SEE, at_the_point, at_the_schedule, drawn_at_import_text,
     first_line, lost_uncompared, paths_said, side_files,
 )
 from resumecheck.reproduce import reproduce_command
@@ -1044,10 +1044,6 @@ def _alike(run: RunResult, found: RunResult, not_resumable: bool = False) -> boo
     return (not blamed or bool(blamed & theirs)) and (_departs(run) or not _departs(found))
 
 
-UNCOMPARED_LEAD = "(see `not compared`)"
-"""How a why names state no component holds as what the checkpoint loses, or may."""
-
-
 def _streams_beside_uncompared(found: RunResult) -> bool:
     """Whether what ``found`` leaves as leads is random streams alone, none
     confirmed (not judged, or put right to no change), where the engine's own
@@ -1060,7 +1056,7 @@ def _streams_beside_uncompared(found: RunResult) -> bool:
     differed, and said that 1 to 4, which failed for the same scheduler,
     failed otherwise)."""
     leads = [f for f in found.diagnosis if f.status in (CONFIRMED, None, NOT_CAUSE)]
-    return (bool(leads) and (found.engine_departs or UNCOMPARED_LEAD in found.explanation)
+    return (bool(leads) and (found.engine_departs or UNCOMPARED_SEE in found.explanation)
             and all(f.status != CONFIRMED and is_stream_detail(f.detail) for f in leads))
 
 

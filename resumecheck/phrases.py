@@ -894,3 +894,7 @@ EPOCH_END_UNCHECKED = (
 ends departing, the caveat only deep in a why; trial 784's target had no
 ModelCheckpoint, its script one of steps: "your run's own checkpoints" read as a
 claim about them, and trial 790 read "as your run's do" so)."""
+
+UNCOMPARED_SEE = "(see `not compared`)"
+"""How a why points at the `not compared` lines, where it names state no component
+holds as what the checkpoint loses, or may (``verdict``; fuzz's shrink reads it)."""

@@ -41,7 +41,7 @@ from resumecheck.phrases import (
     ADAPTER_LEFT_OUT, AS_THE_BUILD_MADE, BUILDING, CANNOT_RESTORE_WITHOUT, CAUSE_YET_BLIND,
     CHANGED_AFTER_LOAD, CHECKPOINT_LOSES, CHECKPOINT_MAY_LOSE, FETCHED_BEFORE_RESTORE, LOSS_LOG,
     FRAMEWORK_RESUME, IDLE_SEED, LEFT_OUT_ALIKE, LEFT_OUT_ALIKE_MARK, OWN_THROUGH, READ_BY_NO_STEP,
-    RESTART_HELD_OTHERWISE,
+    RESTART_HELD_OTHERWISE, UNCOMPARED_SEE,
     AS_A_BUILD_HOLDS, FRESH_BUILD_HOLDS, GENERATOR_CHANGED, GENERATOR_POSITION, GRADS_SUMMED,
     LEFT_UNRESTORED,
     NONE_DIFFERS, ONE_POSITION, STREAMS_NOT_KEPT, frozen_only,
@@ -3187,7 +3187,7 @@ def note_lost_uncompared(own: RunResult, undeclared: list[str]) -> None:
         # (trial 161: "resumes bit for bit: every step ... match" in the row of a resume
         # whose headline said that its checkpoint likely loses state)
         own.explanation += ("; not compared, and it ends otherwise with: "
-                            + paths_said(ended) + " (see `not compared`)")
+                            + paths_said(ended) + f" {UNCOMPARED_SEE}")
     if own.verdict != DIVERGED:
         return
     at = f"differs from step {own.first_divergent_step}"
@@ -3208,7 +3208,7 @@ def note_lost_uncompared(own: RunResult, undeclared: list[str]) -> None:
                 and IDLE_SEED not in what and (p := uncompared_path(what)) not in said]
         said.update(lost)
         if lost:
-            notes.append(f"not compared, and {phrase}: {paths_said(lost)} (see `not compared`)")
+            notes.append(f"not compared, and {phrase}: {paths_said(lost)} {UNCOMPARED_SEE}")
     note = "; ".join(notes)
     if note:  # (trial 542: a lead found, the clause for a run with none goes)
         own.explanation = own.explanation.replace(SAMPLES_STAND_FOR_DATA, "")
