@@ -1190,12 +1190,12 @@ def alike_on_ranks(ref: Reference, points: Sequence[int]) -> str | None:
             "batches, one rank's copy resumes every rank as its own would)")
 
 
-def _declared_ends(boundaries: dict[str, Any]) -> str:
+def _declared_ends(boundaries: dict[str, Any], whose: str = "it") -> str:
     """Whose a list of epoch ends is: the program's declaration, or a framework
     loop's (trial 529: a Lightning module under manual optimization, whose ends
     the loop was seen to reach, read "as it declares them")."""
     return ("as the framework's loop ends them" if boundaries.get("restored_by")
-            else "as it declares them (epoch_boundaries)")
+            else f"as {whose} declares them (epoch_boundaries)")
 
 
 def epoch_ends_untried(ref: Reference, points: Sequence[int], steps: int) -> str | None:
@@ -1323,8 +1323,8 @@ def mid_epoch_untried(ref: Reference, points: Sequence[int], steps: int) -> str 
         return None
     near = min(inside, key=lambda k: (abs(k - min(points)), -k))  # (the one after, on a tie)
     # (trial 775: a Lightning loop's seen ends read "as the program declares them")
-    said = (_declared_ends(ref.segment.boundaries).replace("as it declares", "as the program "
-            "declares") if ref.segment.boundaries.get("epoch_boundaries")
+    said = (_declared_ends(ref.segment.boundaries, "the program")
+            if ref.segment.boundaries.get("epoch_boundaries")
             else "by the program's steps_per_epoch")
     # (trial 149: said as fact of a declared boundary one step before the epoch's real end)
     drawn = ref.segment.boundaries.get("draws_before_restore") or []
@@ -1884,8 +1884,7 @@ def _restored_like(ref: Reference, name: str, want: Any, got: Any,
     # (weights, not counts alike by chance; nor a rank's copy of its own component, which
     # ``_another_ranks`` says)
     if isinstance(got, dict) and not is_stream_state(got) and any(
-            isinstance(v, torch.Tensor) and v.is_floating_point() and v.numel() > 1
-            for _, v in flatten_state(got)):
+            _is_weight(v) for _, v in flatten_state(got)):
         mine, base = digest(got), split_rank_name(name)[0]
         like = [other for other, state in restored.items()
                 if split_rank_name(other)[0] != base and isinstance(state, dict)
@@ -1910,14 +1909,18 @@ def _as_built_entries(ref: Reference, name: str, want: Any, got: Any) -> str:
         return ""
     apart = [key for key in theirs if key in mine and digest(mine[key]) != digest(theirs[key])]
     # (not counts alone, a position's other form, nor a generator's bytes, said otherwise)
-    if set(mine) != set(theirs) or not any(
-            isinstance(mine[key], torch.Tensor) and mine[key].numel() > 1
-            and mine[key].is_floating_point() for key in apart) \
+    if set(mine) != set(theirs) or not any(_is_weight(mine[key]) for key in apart) \
             or not all(built.get(key) == digest(mine[key]) for key in apart):
         return ""
     return ("; each entry that differs is as a fresh build makes it: your checkpoint leaves "
             f"{'it' if len(apart) == 1 else 'them'} out, or your load does not set "
             f"{'it' if len(apart) == 1 else 'them'}")
+
+
+def _is_weight(value: Any) -> bool:
+    """A floating tensor of more than one value: weights, not a count alike by
+    chance (``_restored_like``, ``_as_built_entries``)."""
+    return isinstance(value, torch.Tensor) and value.numel() > 1 and value.is_floating_point()
 
 
 def _no_absent_scheduler(findings: list[Finding]) -> list[Finding]:
@@ -3781,15 +3784,12 @@ def note_together(result: RunResult, names: Sequence[str]) -> None:
     layer, where the reruns had put the two right only together)."""
     if len(names) < 2:
         return
-    result.diagnosis = [
-        replace(f, detail=f"{f.detail} ({TOGETHER.format(_listed(names, f.component))})")
-        if f.component in names and f.status == CONFIRMED else f for f in result.diagnosis]
+    def together(f: Finding) -> str:
+        return TOGETHER.format(paths_said([n for n in names if n != f.component]))
 
-
-def _listed(names: Sequence[str], but: str) -> str:
-    """The other names, in backticks, joined in words."""
-    others = [f"`{n}`" for n in names if n != but]
-    return others[0] if len(others) == 1 else ", ".join(others[:-1]) + f" and {others[-1]}"
+    result.diagnosis = [replace(f, detail=f"{f.detail} ({together(f)})")
+                        if f.component in names and f.status == CONFIRMED else f
+                        for f in result.diagnosis]
 
 
 def put_right_by_engine(own: RunResult, engine_full: RunResult, alike: bool) -> None:

@@ -544,11 +544,11 @@ def _advice(trainer: Any, resumed_from: str | None) -> dict[str, str]:
     if getattr(args, "save_only_model", False) is True and own:
         # (trial 802: a subclass that saved and loaded them itself was told that
         # save_only_model=False keeps them, which did not fix its lost scheduler)
-        listed = ", ".join(f"{name}()" for name in own)
         advice = dict.fromkeys((OPTIMIZER, SCHEDULER, RNG), (
             "TrainingArguments(save_only_model=True) writes the model alone into each "
             "checkpoint (no optimizer.pt, scheduler.pt or rng_state.pth), and your Trainer "
-            f"subclass's own {listed} save and restore the rest: check that they keep it"))
+            f"subclass's own {_methods_said(own)} save and restore the rest: check that they "
+            "keep it"))
     elif getattr(args, "save_only_model", False) is True:
         advice = dict.fromkeys((OPTIMIZER, SCHEDULER, RNG), (
             "TrainingArguments(save_only_model=True) writes the model alone into each "
@@ -592,6 +592,11 @@ def _own_methods(trainer: Any, base: type) -> list[str]:
             if getattr(type(trainer), name, None) is not getattr(base, name, None)]
 
 
+def _methods_said(names: list[str]) -> str:
+    """``_save_checkpoint(), _load_rng_state()``."""
+    return ", ".join(f"{name}()" for name in names)
+
+
 def _own_checkpoint_code(trainer: Any, base: type) -> str:
     """What the own resume's row adds where a Trainer subclass of the user's
     overrides the Trainer's save or restore: that code ran (trial 769: its
@@ -600,9 +605,8 @@ def _own_checkpoint_code(trainer: Any, base: type) -> str:
     own = _own_methods(trainer, base)
     if not own:
         return ""
-    listed = ", ".join(f"{name}()" for name in own)
-    return (f"; your Trainer subclass's own {listed}, which the Trainer's save and resume "
-            "call, did run, and are checked")
+    return (f"; your Trainer subclass's own {_methods_said(own)}, which the Trainer's save "
+            "and resume call, did run, and are checked")
 
 
 def _drive(trainer: Any, driver: Any) -> None:
