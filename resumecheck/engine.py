@@ -1069,7 +1069,8 @@ def _resave(reference: verdict.Reference, restarts: _Restarts, result: RunResult
                          {result.diagnosis[i].step or 0 for i in found}) if found else None
     if rerun is None:
         return False
-    verdict.settle_resaved(reference, result, found, rerun[0])
+    verdict.settle_resaved(reference, result, found, rerun[0],
+                           verdict.rates_set_sooner(reference, result, segments))
     return True
 
 

@@ -393,6 +393,11 @@ ONE_POSITION = "the end of one epoch and the start of the next are one position"
 """How a data position found in its other form at an epoch's end is said
 (``verdict._ONE_POSITION``; its mark reads it: nothing was put back)."""
 
+RATE_SET_SOONER = ("the rate the uninterrupted run's next step stepped with, set sooner (a "
+                   "rate the program sets as a step or an epoch starts)")
+"""How a learning rate the load set to the next step's rate is said
+(``verdict._RATE_SOONER``; its mark reads it: nothing was put back)."""
+
 STARTED_LEVEL = "started level"
 """How a stream's finding says that it was the reference's at the first step
 after the restore, and was drawn from more during it (``evidence._detail``;

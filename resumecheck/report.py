@@ -22,7 +22,8 @@ from resumecheck.phrases import (
     CHECKPOINT_MAY_LOSE, FETCHED_BEFORE_RESTORE, IDLE_SEED, LEFT_OUT_ALIKE, LEFT_OUT_ALIKE_MARK,
     LOSS_LOG, NOT_RESUMABLE,
     FRAMEWORK_RESUME, HASH_ORDER, HASH_ORDER_UNCHECKED, LOOP_GOES_ON, ORDER_BEFORE_RESTORE,
-    NOT_VALIDATED_AGAIN, ONE_POSITION, POSITION_TRANSFORMED, READ_BEFORE, REORDERED,
+    NOT_VALIDATED_AGAIN, ONE_POSITION, POSITION_TRANSFORMED, RATE_SET_SOONER, READ_BEFORE,
+    REORDERED,
     CAME_BACK_READ, MODULE_AFTER_SAVE, RESTORE_CHANGED, RESTORING,
     POSITION_UNUSED, SET_ALIKE_LATER, SKIPS_BLIND, STARTED_LEVEL, STOPPED, SAVED_AT_BATCH_END,
     EPOCH_END_UNCHECKED,
@@ -273,6 +274,10 @@ class Finding:
             # (trial 416: "put back by the program" of a position no step changed)
             return (" (one position in another form: every later step matches, and it ends as "
                     "in the uninterrupted run)")
+        if self.status == PUT_BACK and RATE_SET_SOONER in self.detail:
+            # (trial 798: nothing was put back; the load set the next step's rate sooner)
+            return (" (the same rate, set sooner: every later step matches, and it ends as in "
+                    "the uninterrupted run)")
         if self.status == PUT_BACK and run.first_divergent_step is not None:
             # (where the run departs all the same: its rerun, set right, changed nothing)
             return (" (put back by the program: setting it right changes nothing, and it ends "

@@ -44,7 +44,7 @@ from resumecheck.phrases import (
     RESTART_HELD_OTHERWISE, UNCOMPARED_SEE,
     AS_A_BUILD_HOLDS, FRESH_BUILD_HOLDS, GENERATOR_CHANGED, GENERATOR_POSITION, GRADS_SUMMED,
     LEFT_UNRESTORED,
-    NONE_DIFFERS, ONE_POSITION, STREAMS_NOT_KEPT, frozen_only,
+    NONE_DIFFERS, ONE_POSITION, RATE_SET_SOONER, STREAMS_NOT_KEPT, frozen_only,
     FEWER_STEPS, LOOP_ENDED, SET_BY_EPOCH,
     LOOP_GOES_ON, MODULE_ATTR_TODO, MODULE_LEVEL, NOT_DECLARED, NOT_RESUMABLE,
     CAME_BACK_READ, MODES_PUT_BACK, NOT_VALIDATED_AGAIN,
@@ -3573,6 +3573,7 @@ def resave_findings(ref: Reference, result: RunResult, segments: Segments,
 _RESAVED_ALIKE = ("your save() right after your load(), and a restart from that checkpoint, "
                   "continue as the uninterrupted run too")
 _ONE_POSITION = f": at an epoch's end, {ONE_POSITION}, and {_RESAVED_ALIKE}"
+_RATE_SOONER = f": {RATE_SET_SOONER}, and {_RESAVED_ALIKE}"
 _ALIKE_HERE = (f"; {_RESAVED_ALIKE}: the same state in another form, or a wrong value this "
                "run's steps happen to set right (a best loss that a later evaluation beats); "
                "other resume points may tell")
@@ -3648,8 +3649,37 @@ resume", its fuzz always found it; a real Lightning resume from a checkpoint sav
 on_train_start after such a restore ends with current_epoch one ahead, checked by hand)"""
 
 
+def rates_set_sooner(ref: Reference, result: RunResult, segments: Segments) -> set[int]:
+    """The findings of ``result`` (indices) of an optimizer whose learning rates
+    alone differ right after a restore, where those rates are the ones the
+    uninterrupted run's next step stepped with (trial 798: a load() that sets
+    the rate of the epoch its next step belongs to; at an epoch's end that is
+    the next epoch's, which the uninterrupted run sets at that step's start).
+    ``settle_resaved`` puts them back where a save right after the load
+    resumes alike too; a rate no step of the uninterrupted run stepped with
+    again (a scheduler stepped once more in the load, read at no later step)
+    is not one."""
+    restored = {k: seg.restored_state for k, seg in segments if seg.restored_state}
+    out = set()
+    for i, f in enumerate(result.diagnosis):
+        path = restored.get(f.step) if f.step is not None else None
+        if path is None or LEARNING_RATE_ONLY.removesuffix(SCHEDULER_LOST) not in f.detail:
+            continue
+        state = load_checkpoint(path, read_only=True)["components"].get(f.component)
+        groups = state.get("param_groups") if isinstance(state, dict) else None
+        nxt = next((r for r in ref.segment.records if r.step == (f.step or 0) + 1), None)
+        if not isinstance(groups, list) or nxt is None or not nxt.lr:
+            continue
+        rates = [rate for rate, whose in zip(nxt.lr, nxt.lr_of or [f.component] * len(nxt.lr))
+                 if whose == f.component]
+        if rates and rates == [g.get("lr") for g in groups if isinstance(g, dict)]:
+            out.add(i)
+    return out
+
+
 def settle_resaved(ref: Reference, result: RunResult, found: list[int],
-                   cmp: Comparison | None) -> None:
+                   cmp: Comparison | None, sooner: set[int] | frozenset[int] = frozenset()
+                   ) -> None:
     """Judge the latent findings ``found`` (indices: ``resave_findings``) by a
     rerun of the run's schedule that also saves right after each load they
     were found at and restarts from that checkpoint (``cmp``: it against the
@@ -3676,6 +3706,10 @@ def settle_resaved(ref: Reference, result: RunResult, found: list[int],
                 f"from that checkpoint, depart from the uninterrupted run at step {step}, in "
                 f"{quantity_name(key)}: a save before the state is set right loses it")
                 + (_FIT_LOOP_RESAVED if "epoch_progress." in finding.detail else "")))
+        elif i in sooner:  # (the rate's causes are no longer offered: none is one)
+            cause = LEARNING_RATE_ONLY.removesuffix(SCHEDULER_LOST)
+            detail = finding.detail.replace(LEARNING_RATE_ONLY, cause).replace(cause, "")
+            settled.append(replace(finding, status=PUT_BACK, detail=detail + _RATE_SOONER))
         elif finding.step in ends and split_rank_name(finding.component)[0] in positions \
                 and _counts_alone(finding.detail) \
                 and not _epoch_behind(finding.component, finding.detail):
