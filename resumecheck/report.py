@@ -624,7 +624,8 @@ class Report:
         if notice is not None and own is not None and own.checkpoint == "program" \
                 and own.verdict in (IDENTICAL, CLOSE) and not own.lost_on_resave():
             # (a trial: a correct Trainer program read the WARNING as its own fault)
-            notice += _own_equivalent(own, self.undeclared)
+            notice += (_OWN_EQUIVALENT_BESIDE if _failed_beside(self.engine_resume)
+                       else _own_equivalent(own, self.undeclared))
         engine = self.engine_resume  # (one that failed to build or restore: not this)
         departs = _restore_departs(self.runs) if engine and engine.verdict == DIVERGED else ""
         # (trial 677: said last, after a WARNING that opened on the fit loop's counts)
@@ -874,9 +875,24 @@ def _file_beside(failure: str) -> str:
             "with restore_callback_states_from_checkpoint=True), which the target declares "
             "as `callbacks`" if "the HuggingFace Trainer's" in failure
             else "declare what it holds as a component")
+    # (trial 802: the callback came first, impractical for an optimizer's tensors)
     return (" The engine's checkpoint holds what the declared components hold; your load reads "
-            f"a file beside them that only your own save writes: {keep}, or let the load go "
-            "on without it, for the engine's restart and the ablations to run.")
+            "a file beside them that only your own save writes: let the load go on without it "
+            f"where it is absent, or {keep}, for the engine's restart and the ablations to run.")
+
+
+def _failed_beside(engine: RunResult | None) -> bool:
+    """Whether the engine's restore failed on a file only the program's own save
+    writes (``_file_beside``)."""
+    return engine is not None and engine.verdict == FAILED \
+        and bool(_file_beside(first_line(engine.failure or "")))
+
+
+_OWN_EQUIVALENT_BESIDE = (
+    " Your own resume is equivalent; the engine's restart, which ablations use, stopped for "
+    "want of that file alone, which says nothing of state the declared components miss.")
+"""(trial 802: "your checkpoint keeps what the declared components miss", where they
+missed nothing and the engine's restart read a file of the program's own save)"""
 
 
 def _incomplete_state_notice(report: Report, lines_shown: bool) -> str | None:
