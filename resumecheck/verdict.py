@@ -4487,6 +4487,16 @@ def _at_the_last_step(r: RunResult) -> bool:
             and split_rank_name(r.first_divergent_key or "")[0] != "loss")
 
 
+def _apart_by_rounding(r: RunResult) -> str:
+    """What a silent run's ULP figure is of: the one kind of quantity that
+    differs, in words (trial 800: "by at most 1 ULP" of a row whose loss was
+    bitwise equal, its learning rate 1 ULP apart, read as of the loss)."""
+    kinds = [k for k, steps in (r.trajectory.differs if r.trajectory else {}).items() if steps]
+    if len(kinds) == 1 and kinds[0] not in ("grad", "param"):
+        return f"its {quantity_name(kinds[0])} is apart "
+    return ""
+
+
 def _noise_clause(r: RunResult) -> str:
     """What the seed-to-seed band says of a diverged run ('' when not judged)."""
     if r.plausible is None and not r.max_abs_loss_diff and _at_the_last_step(r):
@@ -4500,8 +4510,8 @@ def _noise_clause(r: RunResult) -> str:
         # (trial 623: a rate 1 ULP apart at two steps, nothing else apart, read as an
         # average of the weights that differed)
         ulp = r.max_ulp_diff
-        rounding = (f" (where it departs, by at most {ulp:g} ULP: rounding)"
-                    if ulp is not None and 0 < ulp <= 4 else "")
+        rounding = (f" (where it departs, {_apart_by_rounding(r)}by at most {ulp:g} ULP: "
+                    "rounding)" if ulp is not None and 0 < ulp <= 4 else "")
         return f"; nothing in the training loss shows it{rounding}: silent but different"
     if r.plausible is True:
         # (seven trials read "plausible" of a model's weights dropped as reassurance)

@@ -1248,6 +1248,7 @@ def test_a_lists_items_are_one_entry_of_the_state_dict_counted():
 def test_a_silent_run_apart_by_rounding_alone_says_so():
     """Trial 623: a rate 1 ULP apart at two steps, nothing else apart, read
     "silent but different" beside a footer on averages of weights."""
+    from resumecheck.trajectory import Trajectory
     from resumecheck.verdict import _noise_clause
 
     run = RunResult(dropped=["swa_scheduler"], resume_at=[18], verdict="diverged",
@@ -1255,6 +1256,12 @@ def test_a_silent_run_apart_by_rounding_alone_says_so():
                     first_divergent_step=21)
     assert _noise_clause(run) == ("; nothing in the training loss shows it (where it departs, "
                                   "by at most 1 ULP: rounding): silent but different")
+    # (trial 800: read as of the loss, which was bitwise equal)
+    run.trajectory = Trajectory(first_step=19, loss=[0.5, 0.4], differs={"lr": [21, 22]})
+    assert "(where it departs, its learning rate is apart by at most 1 ULP: rounding)" in \
+        _noise_clause(run)
+    run.trajectory.differs["param"] = [21]
+    assert "(where it departs, by at most 1 ULP: rounding)" in _noise_clause(run)
     run.max_ulp_diff = 1e6
     assert _noise_clause(run) == "; nothing in the training loss shows it: silent but different"
 
