@@ -863,7 +863,11 @@ def _uncompared_cells(undeclared: list[str]) -> list[str]:
     loses = [path for w in undeclared if f": {CHECKPOINT_LOSES}" in w
              and (path := uncompared_path(w)) not in [*kept, *positions, *lost, *again, *left]]
     if loses:  # (trial 481: lost buffers the WARNING led with, in no row)
-        cells.append(f"not compared, {CHECKPOINT_LOSES}: " + ", ".join(loses))
+        # (trials 791, 796: a log's row read "your checkpoint loses it" alone)
+        unless = all("unless it is not state" in w for w in undeclared
+                     if uncompared_path(w) in loses)
+        cells.append(f"not compared, {CHECKPOINT_LOSES}{', unless it is not state' * unless}: "
+                     + ", ".join(loses))
     if left:  # (trial 175: a lost EMA count named by `run`; the row named only its effects)
         cells.append("not compared, a field its component's state_dict() leaves out: "
                      + ", ".join(left))

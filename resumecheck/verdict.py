@@ -3210,8 +3210,14 @@ def note_lost_uncompared(own: RunResult, undeclared: list[str]) -> None:
                 if any(mark in what for mark in marks)
                 and IDLE_SEED not in what and (p := uncompared_path(what)) not in said]
         said.update(lost)
+        # (trials 791, 796: a log beside the cause read "your checkpoint loses it" here,
+        # where its own line says "unless it is not state")
+        unless = phrase == CHECKPOINT_LOSES and all(
+            "unless it is not state" in what for what in undeclared
+            if uncompared_path(what) in lost)
         if lost:
-            notes.append(f"not compared, and {phrase}: {paths_said(lost)} {UNCOMPARED_SEE}")
+            notes.append(f"not compared, and {phrase}{', unless it is not state' * unless}: "
+                         f"{paths_said(lost)} {UNCOMPARED_SEE}")
     note = "; ".join(notes)
     if note:  # (trial 542: a lead found, the clause for a run with none goes)
         own.explanation = own.explanation.replace(SAMPLES_STAND_FOR_DATA, "")
