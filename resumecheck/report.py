@@ -1089,9 +1089,13 @@ def _noise_lines(report: Report) -> list[str]:
     if "silent" in labels:  # (trial 175: it differs not at all; trial 176: nor does training)
         # (trial 497: an EMA dropped, its weights apart at every step from the restart on,
         # read as a row where only the end differed)
+        # (trial 811: a loss scale apart at three steps, the run alike after them, read as
+        # a run that ends otherwise)
         lines.append("noise: silent (of a row marked so): the training loss does not differ "
-                     "at all; what that run ends with, or state its steps keep that reaches no "
-                     "loss (an average of the weights), differs all the same")
+                     "at all; something else does, which its why names: a quantity of a step "
+                     "(a loss scale, a learning rate, a gradient, a parameter), what the run "
+                     "ends with, or state its steps keep that reaches no loss (an average of "
+                     "the weights)")
     return lines
 
 

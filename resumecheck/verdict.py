@@ -4503,6 +4503,20 @@ def _apart_by_rounding(r: RunResult) -> str:
     return ""
 
 
+def _matches_again(r: RunResult) -> str:
+    """Of a silent run whose steps match again before its last one: which steps
+    differ, and from when they match (trial 811: a loss scale apart at steps
+    5, 9 and 13 only, every step from 14 on alike, read as a run that ends
+    otherwise); said of the steps, not of the end state, which a run that
+    departs does not compare."""
+    t = r.trajectory
+    apart = sorted({s for steps in (t.differs.values() if t else ()) for s in steps})
+    if t is None or not apart or not t.loss or apart[-1] >= t.first_step + len(t.loss) - 1:
+        return ""
+    return (f" (of the steps after the restart, {_few_steps(apart)} differ; every step from "
+            f"{apart[-1] + 1} on matches again)")
+
+
 def _noise_clause(r: RunResult) -> str:
     """What the seed-to-seed band says of a diverged run ('' when not judged)."""
     if r.plausible is None and not r.max_abs_loss_diff and _at_the_last_step(r):
@@ -4518,7 +4532,8 @@ def _noise_clause(r: RunResult) -> str:
         ulp = r.max_ulp_diff
         rounding = (f" (where it departs, {_apart_by_rounding(r)}by at most {ulp:g} ULP: "
                     "rounding)" if ulp is not None and 0 < ulp <= 4 else "")
-        return f"; nothing in the training loss shows it{rounding}: silent but different"
+        return (f"; nothing in the training loss shows it{rounding}: silent but different"
+                + _matches_again(r))
     if r.plausible is True:
         # (seven trials read "plausible" of a model's weights dropped as reassurance)
         # (trial 485: "this early" of a resume at step 27 of 30)

@@ -454,9 +454,11 @@ def test_a_run_whose_loss_never_differs_is_called_silent_not_plausible():
     # (trial 497: an EMA dropped, its weights apart at every step, read "only what it ends
     # with" of its row)
     lines = report.render().splitlines()
-    assert ("noise: silent (of a row marked so): the training loss does not differ at all; what "
-            "that run ends with, or state its steps keep that reaches no loss (an average of the "
-            "weights), differs all the same") in lines
+    # (trial 811: a loss scale apart at three steps, alike after them, read as ending otherwise)
+    assert ("noise: silent (of a row marked so): the training loss does not differ at all; "
+            "something else does, which its why names: a quantity of a step (a loss scale, a "
+            "learning rate, a gradient, a parameter), what the run ends with, or state its steps "
+            "keep that reaches no loss (an average of the weights)") in lines
     assert any("in a row marked silent, only what no loss shows), not a failure" in line
                for line in lines)
 

@@ -1266,6 +1266,24 @@ def test_a_silent_run_apart_by_rounding_alone_says_so():
     assert _noise_clause(run) == "; nothing in the training loss shows it: silent but different"
 
 
+def test_a_silent_run_whose_steps_match_again_says_which_differ():
+    """Trial 811: a GradScaler made anew in the load, resumed at 1: its scale
+    apart at steps 5, 9 and 13 only, every step from 14 on alike, read
+    "silent but different" beside a legend of runs that end otherwise."""
+    from resumecheck.trajectory import Trajectory
+    from resumecheck.verdict import _noise_clause
+
+    run = RunResult(dropped=[], resume_at=[1], verdict="diverged", plausible=True,
+                    max_abs_loss_diff=0.0, max_ulp_diff=9e15, first_divergent_step=5,
+                    trajectory=Trajectory(first_step=2, loss=[0.5] * 39,
+                                          differs={"scale": [5, 9, 13]}))
+    assert _noise_clause(run) == (
+        "; nothing in the training loss shows it: silent but different (of the steps after the "
+        "restart, steps 5, 9 and 13 differ; every step from 14 on matches again)")
+    run.trajectory.differs["scale"].append(40)  # (the last step: it does not match again)
+    assert _noise_clause(run) == "; nothing in the training loss shows it: silent but different"
+
+
 def test_a_run_whose_data_departs_first_says_its_learning_rate_differs_too():
     """Trial 738: a step counter dropped read only as other samples, where its
     warm-up rate differed from the same step."""
