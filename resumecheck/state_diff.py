@@ -132,6 +132,7 @@ def describe_difference(
     # tensors the one that differs most (a trial: an EMA's 0.bias, first by name,
     # was named while its 0.weight differed more).
     differing.sort(key=lambda item: (is_private(item[0]), item[0].startswith("param_groups"),
+                                     _plateau_count(item[0], ref),
                                      -_spread(ref.get(item[0]), item[1])))
     if split_rank_name(name)[0] == RNG or is_stream_state(reference):  # (rng[rank 1] too)
         return _streams_text([p for p, _ in differing], step, unused or set(), set_right or set())
@@ -148,6 +149,14 @@ def describe_difference(
     text = _leaf_text(_label(path, optimizer, ref), how, ref[path] if path in ref else None,
                       new.get(path))
     return text.strip() + more + _causes_of(differing, ref, new, optimizer, causes, after_load)
+
+
+def _plateau_count(path: str, ref: dict[str, Any]) -> bool:
+    """Whether ``path`` is the ``last_epoch`` of a ReduceLROnPlateau, which counts
+    its calls and sets no rate from them (trial 786: named before the best score
+    and the count of bad epochs, which do set it)."""
+    head, _, leaf = path.rpartition(".")
+    return leaf == "last_epoch" and f"{head}.num_bad_epochs".lstrip(".") in ref
 
 
 def _causes_of(differing: list[tuple[str, Any]], ref: dict[str, Any], new: dict[str, Any],

@@ -1403,3 +1403,21 @@ def test_findings_confirmed_only_together_say_with_which():
                       diagnosis=[Finding("params", "frozen", step=8, status="confirmed")])
     note_together(alone, ["params"])
     assert alone.diagnosis[0].detail == "frozen"
+
+
+def test_a_plateau_schedulers_count_of_calls_is_named_after_what_sets_its_rate():
+    """Trial 786: a ReduceLROnPlateau restored otherwise was named by its
+    `last_epoch`, which sets no rate, before `best` and `num_bad_epochs`."""
+    from resumecheck.state_diff import describe_difference
+
+    def state(calls: int, best: float, bad: int) -> dict:
+        return {"factor": 0.1, "min_lrs": [0], "patience": 2, "cooldown": 0, "eps": 1e-08,
+                "last_epoch": calls, "_last_lr": [0.1], "mode_worse": float("inf"),
+                "mode": "min", "threshold": 1e-4, "threshold_mode": "rel", "best": best,
+                "cooldown_counter": 0, "num_bad_epochs": bad}
+
+    said = describe_difference("scheduler", state(40, 0.5, 2), state(0, 0.4, 1), 40) or ""
+    assert said.startswith("best 0.4, expected 0.5"), said
+    assert "last_epoch 0, expected 40" in said, said
+    said = describe_difference("scheduler", state(40, 0.5, 2), state(0, 0.5, 2), 40) or ""
+    assert said.startswith("last_epoch 0, expected 40"), said  # (alone, it is named)
