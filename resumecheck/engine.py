@@ -914,6 +914,7 @@ class _Confirmations:
         resumed = verdict.departure(result) is None or verdict.steps_match(result)
         put_back = (verdict.modes_put_back(self._reference, result, segments)
                     | (verdict.streams_put_back(self._reference, segments) if resumed else set())
+                    | verdict.positions_in_other_form(self._reference, result, segments)
                     if result.diagnosis else set())
         judged = verdict.rerun_evidence(result, outcomes, self._unreached)
         verdict.settle_findings(self._reference, result, judged, put_back, self._unreached,
@@ -1248,6 +1249,7 @@ class Checker:
         verdict.modes_set_over(engine_full.result, [d.result for d in done[fulls:]])
         verdict.judge_ablations(engine_full.result, engine_full.trajectory,
                                 [(d.result, d.trajectory) for d in done[fulls:]], self.tolerance)
+        verdict.positions_alike_in_ablations(engine_full.result, [d.result for d in done[fulls:]])
         settings_matter = _launch_settings_matter(self, engine_full)
         if fulls == 2:
             _notes_on_own_resume(self, done[0], engine_full, settings_matter)

@@ -85,6 +85,7 @@ __all__ = [
     "diagnose", "drop_sets", "explain", "give_fixes", "in_its_words", "judge", "judge_ablations",
     "latent_text", "launch_settings_failed", "launch_settings_suspected", "lost_after_resave",
     "noise_summary", "note_the_loop", "plausibility", "quantity_name", "resave_findings",
+    "positions_alike_in_ablations", "positions_in_other_form", "rates_set_sooner",
     "resumes", "reworded_lines", "settle_findings", "settle_resaved", "side_files_text",
     "unjudge_when_incomplete",
 ]
@@ -3538,6 +3539,24 @@ def settle_findings(ref: Reference, result: RunResult, outcomes: dict[int, bool 
         f.component for f in judged if f.status == LATENT and f.component not in result.latent_gaps))
 
 
+def positions_in_other_form(ref: Reference, result: RunResult, segments: Segments) -> set[str]:
+    """Of an engine's resume (not the program's own, whose save right after its
+    load settles it: ``settle_resaved``) whose steps all match: the data
+    positions found otherwise right after a restore at an epoch's end, in
+    counts alone and no epoch behind, that the run ends with as the reference
+    does: a declared position whose own load_state_dict() works the place out
+    in its other form (trial 810: the engine's row read "latent gap:
+    data_cursor", where the own resume's note said one position)."""
+    if result.checkpoint == "program" or not (departure(result) is None
+                                              or steps_match(result)):
+        return set()
+    ends = set(epoch_boundaries(ref.segment.boundaries, ref.steps))
+    found = {f.component for f in result.diagnosis
+             if f.step in ends and split_rank_name(f.component)[0] in (DATA_CURSOR, SAMPLER_EPOCH)
+             and _counts_alone(f.detail) and not _epoch_behind(f.component, f.detail)}
+    return _ended_alike(ref, segments, found) if found else set()
+
+
 def _put_back(ref: Reference, finding: Finding) -> Finding:
     """A finding the program put back itself; of random state it set right
     during the step after a restore at an epoch's end, saying that a program
@@ -3546,7 +3565,11 @@ def _put_back(ref: Reference, finding: Finding) -> Finding:
     a sampler's generator its checkpoint lost, reseeded at the epoch's start,
     read as put back, and --strict passed)."""
     k, detail = finding.step, finding.detail
-    if k is not None and righted_only(detail) \
+    if k in epoch_boundaries(ref.segment.boundaries, ref.steps) and _counts_alone(detail) \
+            and split_rank_name(finding.component)[0] in (DATA_CURSOR, SAMPLER_EPOCH) \
+            and ONE_POSITION not in detail and not is_stream_detail(detail):
+        detail += f": at an epoch's end, {ONE_POSITION}"  # (positions_in_other_form)
+    elif k is not None and righted_only(detail) \
             and k in epoch_boundaries(ref.segment.boundaries, ref.steps):
         # (trial 659: said as a fact of a program that seeds nothing per epoch)
         detail += (f"; at an epoch's end: if your program seeds it anew as each epoch starts, "
@@ -4002,6 +4025,34 @@ def judge_ablations(engine_full: RunResult, engine_trajectory: list[Any],
             text += ("; its trajectory is identical to the full resume's divergence: "
                      "not evidence that the component matters")
         run.explanation = text
+
+
+def positions_alike_in_ablations(engine_full: RunResult, ablations: Sequence[RunResult]) -> None:
+    """An ablation's finding of a component it did not drop, found as the
+    engine's full resume found it and put back there as one position in its
+    other form (``positions_in_other_form``): put back here too, and no longer
+    in the row's why (trial 810: every ablation read "restored state differs in
+    data_cursor" beside what it dropped)."""
+    def head(f: Finding) -> tuple[str, int | None, str]:
+        return f.component, f.step, f.detail.split(": at an epoch's end", 1)[0]
+
+    put = {head(f): f for f in engine_full.diagnosis
+           if f.status == PUT_BACK and ONE_POSITION in f.detail}
+    for run in ablations if put else ():
+        hits = {i: put[head(f)] for i, f in enumerate(run.diagnosis) if head(f) in put
+                and f.status != CONFIRMED and split_rank_name(f.component)[0] not in run.dropped}
+        if not hits:
+            continue
+        before, latent = _differs_clause(run.diagnosis, run.steps_match(), run), latent_text(run)
+        for i, settled in hits.items():
+            run.diagnosis[i] = replace(run.diagnosis[i], status=PUT_BACK, confirmed=False,
+                                       detail=settled.detail)
+        gone = {settled.component for settled in hits.values()}
+        run.latent_gaps = [c for c in run.latent_gaps if c not in gone]
+        for old, new in ((before, _differs_clause(run.diagnosis, run.steps_match(), run)),
+                         (latent, latent_text(run))):
+            if old:
+                run.explanation = run.explanation.replace(old, new, 1)
 
 
 def _came_back(engine_full: RunResult, run: RunResult) -> None:

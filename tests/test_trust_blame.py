@@ -132,6 +132,30 @@ def test_a_position_worked_out_from_the_step_in_another_form_is_no_gap():
     assert [(f.component, f.status) for f in lost.diagnosis] == [("data_cursor", "confirmed")]
 
 
+def test_a_position_its_own_component_restores_in_another_form_is_no_gap_of_the_engine():
+    """Trial 810: a declared position whose load_state_dict() works the place out
+    from the step gives the other form in the engine's restore too: the
+    engine's row read "latent gap: data_cursor" and each ablation "restored
+    state differs in data_cursor", where the own resume's note said one position."""
+    from fixtures.trust import position_from_step as fx
+
+    report = verify(fx.CURSOR_FROM_STEP, drop=["params", "rng"], noise_seeds=0,
+                    check_determinism=False)
+    own, engine, *drops = report.runs
+    assert report.equivalent and engine.verdict == "identical", report.render()
+    for run in (own, engine):
+        assert run.latent_gaps == [] and [(f.component, f.status) for f in run.diagnosis] == [
+            ("data_cursor", "put_back")], run
+        assert "the end of one epoch and the start of the next are one position" in \
+            run.diagnosis[0].detail
+    assert "latent gap" not in engine.explanation, engine.explanation
+    for run in drops:
+        assert run.verdict == "diverged" and "data_cursor" not in run.explanation, run
+    # (the loop's own position restored exactly by the engine: nothing to say of it)
+    plain = verify(fx.FROM_STEP, drop="none", noise_seeds=0, check_determinism=False)
+    assert plain.runs[1].diagnosis == []
+
+
 def test_a_position_in_its_other_form_beside_the_cause_says_it_may_be_one_position():
     """Trial 395: a failing report listed the position, in its other form at
     an epoch's end, as a diagnosis beside the cause, where a passing report
