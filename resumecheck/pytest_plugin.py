@@ -889,10 +889,15 @@ def _unchecked_cells(report: dict[str, Any]) -> list[str]:
         # (trial 175: a pass whose resume points held no epoch's end, said by `run` only)
         if line.startswith(("a restart where an epoch ends", "a restart inside an epoch")):
             found = re.search(r"--resume-at ([\w ]+?) checks one", line)
+            k = found.group(1) if found else ""
             # (trial 483: the CLI's option, where a test sets the marker's resume_at)
+            # (trial 812: "resume_at=[12]" read as in place of the test's own points)
+            points = sorted({*report.get("resume_at", []), int(k)}) if k.isdigit() else None
             cells.append(f"not checked: {line.split(' (')[0]}"
-                         + (f" (resume_at=[{found.group(1)}] in the test's "
-                            "mark.resumecheck checks one)" if found else ""))
+                         + (f" (adding {k} to the test's mark.resumecheck, resume_at={points}, "
+                            "checks one)" if points is not None
+                            else f" (resume_at=[{k}] in the test's mark.resumecheck checks one)"
+                            if k else ""))
         elif line.startswith(AFTER_LAST_STEP):  # (trial 376: the best model loaded at the end)
             cells.append(f"not checked: {line.split(': ')[0]})")
     built = as_built_at_points(report.get("not_checked", []))
