@@ -1397,6 +1397,13 @@ EPOCH_BEFORE_AGAIN = (
     "epoch's order (its order, a sampler's epoch that set_epoch sets, or a shuffle "
     "generator's state, that the restart does not put back)")
 """Samples of an epoch's first step read at the next epoch's first step."""
+EPOCH_BEFORE_ORDER = (
+    "the restart reads the next epoch in the order of the epoch that had just ended (its "
+    "order, a sampler's epoch that set_epoch sets, or a shuffle generator's state, that the "
+    "restart does not put back; not a position: the steps from the restart to that epoch's "
+    "start read as the uninterrupted run did)")
+"""``EPOCH_BEFORE_AGAIN`` where the restart came before the ended epoch's last step
+and every step after it up to that epoch's end matched (``verdict.place_came_back``)."""
 
 
 def _epoch_before(reference: SegmentResult, step: int, at: int) -> bool:

@@ -33,8 +33,8 @@ from resumecheck.errors import (
     SCHEDULER_BY_EPOCH, HOLDS_NOTHING, SCHEDULER_IDLE, SCHEDULER_UNREAD, SET_AGAIN, as_built_text,
 )
 from resumecheck.evidence import (
-    EPOCH_AGAIN, SAMPLES_STAND_FOR_DATA, annotate, cleared_streams, not_stepped,
-    offsets_shared_with, set_right_during, unclear_streams,
+    EPOCH_AGAIN, EPOCH_BEFORE_AGAIN, EPOCH_BEFORE_ORDER, SAMPLES_STAND_FOR_DATA, annotate,
+    cleared_streams, not_stepped, offsets_shared_with, set_right_during, unclear_streams,
 )
 from resumecheck.program import ends_inside, epoch_boundaries, next_epoch_start
 from resumecheck.phrases import (
@@ -85,7 +85,8 @@ __all__ = [
     "diagnose", "drop_sets", "explain", "give_fixes", "in_its_words", "judge", "judge_ablations",
     "latent_text", "launch_settings_failed", "launch_settings_suspected", "lost_after_resave",
     "noise_summary", "note_the_loop", "plausibility", "quantity_name", "resave_findings",
-    "positions_alike_in_ablations", "positions_in_other_form", "rates_set_sooner",
+    "place_came_back", "positions_alike_in_ablations", "positions_in_other_form",
+    "rates_set_sooner",
     "resumes", "reworded_lines", "settle_findings", "settle_resaved", "side_files_text",
     "unjudge_when_incomplete",
 ]
@@ -4211,6 +4212,22 @@ def _restored_position(ref: Reference, r: RunResult) -> str | None:
         return None
     # (a trial: only rank 0's was named where every rank's came back alike)
     return ", ".join(f"`{name}`" for name in declared) if declared else None
+
+
+def place_came_back(result: RunResult) -> None:
+    """Where a run read an epoch's first samples again at the next epoch's first
+    step, after a restart inside the epoch whose later steps read as the
+    uninterrupted run did: the position came back, so the texts say the order
+    (trials 805, 812, 818: "a position at the epoch's end not kept" first, of a
+    restart at 1 whose steps 2 to 6 matched and whose shuffle generator was lost)."""
+    step = result.first_divergent_step
+    before = [k for k in result.resume_at if step is not None and k < step]
+    if step is None or not before or step - 1 == max(before):
+        return
+    result.explanation = result.explanation.replace(EPOCH_BEFORE_AGAIN, EPOCH_BEFORE_ORDER)
+    if result.divergence_detail is not None:
+        result.divergence_detail = result.divergence_detail.replace(EPOCH_BEFORE_AGAIN,
+                                                                    EPOCH_BEFORE_ORDER)
 
 
 def in_its_words(result: RunResult, boundaries: Mapping[str, Any]) -> None:

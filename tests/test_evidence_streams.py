@@ -755,3 +755,30 @@ def test_an_epochs_first_samples_read_at_the_next_epochs_first_step_name_that_ep
     assert EPOCH_BEFORE_AGAIN.startswith("the restart reads the epoch that had just ended again "
                                          "from its start (a position at the epoch's end not kept")
     assert _in_its_epoch("; x", "same place", 7, 12) == f"; x, {OTHER_EPOCH}"
+
+
+def test_an_epoch_read_again_after_a_restart_inside_it_whose_steps_matched_is_said_of_its_order():
+    """Trials 805, 812, 818: resumed at 1, steps 2 to 6 matched and step 7 read
+    epoch 1's first samples again; the why led with "a position at the epoch's
+    end not kept", which those matching steps rule out (a shuffle generator
+    was lost). Resumed at the epoch's end, both stay offered."""
+    from resumecheck.evidence import EPOCH_BEFORE_AGAIN, EPOCH_BEFORE_ORDER
+    from resumecheck.report import RunResult
+    from resumecheck.verdict import place_came_back
+
+    def run(k: int) -> RunResult:
+        why = f"data differs from step 7; they are ..., the first of the epoch before: " \
+              f"{EPOCH_BEFORE_AGAIN}"
+        return RunResult(dropped=[], resume_at=[k], verdict="diverged", first_divergent_step=7,
+                         explanation=why, divergence_detail=why)
+
+    inside = run(1)
+    place_came_back(inside)
+    for text in (inside.explanation, inside.divergence_detail):
+        assert EPOCH_BEFORE_ORDER in text and "a position at the epoch's end" not in text
+    assert EPOCH_BEFORE_ORDER.startswith("the restart reads the next epoch in the order of the "
+                                         "epoch that had just ended")
+    at_end = run(6)
+    place_came_back(at_end)
+    assert EPOCH_BEFORE_AGAIN in at_end.explanation and EPOCH_BEFORE_AGAIN in \
+        (at_end.divergence_detail or "")
