@@ -1597,6 +1597,7 @@ def _not_checked(checker: Checker, runs: list[RunResult]) -> list[str]:
              *verdict.as_built_untried(checker.reference, points, alone,
                                        full_failed=bool(runs) and runs[0].verdict == FAILED),
              *verdict.alike_components(checker.reference, points),
+             verdict.next_epoch_beyond(checker.reference, points, runs),
              checker.segment.boundaries.get("after_last_step")]
     if (s.nproc or 1) > 1 and s.resume_nproc is None:
         found.append(verdict.alike_on_ranks(checker.reference, points))

@@ -85,7 +85,8 @@ __all__ = [
     "diagnose", "drop_sets", "explain", "give_fixes", "in_its_words", "judge", "judge_ablations",
     "latent_text", "launch_settings_failed", "launch_settings_suspected", "lost_after_resave",
     "noise_summary", "note_the_loop", "plausibility", "quantity_name", "resave_findings",
-    "place_came_back", "positions_alike_in_ablations", "positions_in_other_form",
+    "next_epoch_beyond", "place_came_back", "positions_alike_in_ablations",
+    "positions_in_other_form",
     "rates_set_sooner",
     "resumes", "reworded_lines", "settle_findings", "settle_resaved", "side_files_text",
     "unjudge_when_incomplete",
@@ -3942,6 +3943,24 @@ def _new_epoch_text(ref: Reference, r: RunResult) -> str:
     return (f"; step {step} is the first to read a new epoch, and every step from the restore at "
             f"{k} until then read what the uninterrupted run read: the new epoch's order "
             f"differs {order}")
+
+
+def next_epoch_beyond(ref: Reference, points: Sequence[int], runs: Sequence[RunResult]
+                      ) -> str | None:
+    """Where a full resume leaves a latent gap and the next epoch after the last
+    resume point starts beyond the run: that a component read as an epoch
+    starts is read by no step here, and how many steps show it (trial 818: a
+    sampler's generator lost at 20 of 24 steps, epochs of 6, read "a component
+    unused, only entries nothing reads", and --steps 26 showed it at 25)."""
+    gaps = [name for r in runs if not r.dropped for name in r.latent_gaps]
+    start = next_epoch_start(ref.segment.boundaries, max(points)) if points else None
+    if not gaps or start is None or start <= ref.steps:
+        return None
+    names = ", ".join(f"`{name}`" for name in dict.fromkeys(gaps))
+    return (f"the next epoch's start (step {start}), beyond the run's last step ({ref.steps}): "
+            f"the latent gap in {names} may be state read as an epoch starts (a sampler's "
+            f"generator, an epoch's order), which no step after the restart reads here; "
+            f"--steps {start + 1} runs through it")
 
 
 def matters_from(ref: Reference, finding: Finding, next_draws: dict[str, int]) -> int | None:
