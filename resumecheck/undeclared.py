@@ -281,6 +281,7 @@ class UndeclaredWatch:
             kind = "a torch.Generator" if isinstance(obj, torch.Generator) else \
                 "a numpy Generator"
             todo = (_SAMPLER_GENERATOR_TODO if path.startswith(_LIGHTNING_SAMPLERS)
+                    else _SEEDED_COLLATOR_TODO if path.startswith("data_collator (")
                     else _FRAMEWORK_HELD_TODO if _framework_held(path) else REGISTER_GENERATOR)
             return (f"{path} ({kind} {GENERATOR_CHANGED}, drawn "
                     f"from or seeded again, and {none_holds}: {todo})")
@@ -944,6 +945,12 @@ _ACCELERATE_DATASET_TODO = (
 """What to do about state the prepared loader's dataset of an Accelerate target keeps
 (trial 382: a dataset's own crop generator, which no checkpoint held, went unnamed)."""
 
+
+_SEEDED_COLLATOR_TODO = (
+    "transformers' data collator, given a seed, draws from a generator of its own, which the "
+    "Trainer's checkpoint does not hold (it keeps torch's streams): leave its seed unset for "
+    "it to draw from torch's stream, which the checkpoint keeps")
+"""What to do about transformers' own collator made with ``seed=`` (trial 816)."""
 
 _COLLATOR_TODO = (
     "a framework's target declares the framework's own state only, and the Trainer's "

@@ -1824,3 +1824,24 @@ TRAINER_OWN_SAMPLER = trainer_target(_own_sampler, args={"per_device_train_batch
 TRAINER_STREAMING_NO_EPOCHS = trainer_target(
     _streaming, args={"per_device_train_batch_size": 8, "learning_rate": 1e-2}, steps=9,
     resume_at=(7,), epoch_boundaries=[])
+
+
+def _with_seeded_masking(args):
+    """transformers' own masking collator given a seed (trial 816): it masks
+    from a generator of its own, which the Trainer's checkpoint does not hold."""
+    from tokenizers import Tokenizer
+    from tokenizers.models import WordLevel
+    from transformers import DataCollatorForLanguageModeling, PreTrainedTokenizerFast, Trainer
+
+    train = transformers_train()
+    vocab = {**{f"t{i}": i for i in range(64) if i not in (0, 3)}, "[MASK]": 3, "[PAD]": 0}
+    tokens = PreTrainedTokenizerFast(tokenizer_object=Tokenizer(WordLevel(vocab, unk_token="t1")),
+                                     mask_token="[MASK]", pad_token="[PAD]")
+    return Trainer(model=train.GPT2LMHeadModel(train.CONFIG), args=args,
+                   train_dataset=train.Tokens(),
+                   data_collator=DataCollatorForLanguageModeling(tokens, mlm_probability=0.15,
+                                                                 seed=7))
+
+
+TRAINER_SEEDED_MASKING = trainer_target(_with_seeded_masking, args=_COLLATOR_ARGS, steps=8,
+                                        resume_at=(3,))

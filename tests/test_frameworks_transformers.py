@@ -159,6 +159,23 @@ def test_deleting_rng_state_pth_after_save_is_blamed_on_rng_and_confirmed():
 
 
 @pytest.mark.e2e
+def test_transformers_own_collator_given_a_seed_has_its_generator_named():
+    """Trial 816: DataCollatorForLanguageModeling(seed=...) masks from a generator
+    of its own, which the Trainer's checkpoint does not hold; the report named
+    no such state and pointed at samplers and iterators."""
+    report = resumecheck.verify(f"{PROGRAMS}:TRAINER_SEEDED_MASKING", drop="none",
+                                noise_seeds=0, check_determinism=False)
+    assert report.runs[0].verdict == DIVERGED
+    [line] = report.undeclared
+    assert line.startswith(
+        "data_collator (DataCollatorForLanguageModeling).generator (a torch.Generator whose "
+        "state the run changed, drawn from or seeded again, and no declared component holds: "
+        "transformers' data collator, given a seed, draws from a generator of its own, which "
+        "the Trainer's checkpoint does not hold (it keeps torch's streams): leave its seed "
+        "unset for it to draw from torch's stream, which the checkpoint keeps)"), line
+
+
+@pytest.mark.e2e
 def test_a_generator_in_the_users_data_collator_is_named_with_what_to_do():
     """A trial: a collator masking with its own numpy Generator, which the
     Trainer's checkpoint does not hold, made the resume depart, and the

@@ -344,7 +344,7 @@ class TrainerProgram(LoopProgram):
         # dataset attribute set by one callback was named through another)
         # (trial 655: a scheduler of its own, passed in optimizers=, whose state_dict()
         # left out its step count)
-        return [*user_object("data_collator", getattr(self.trainer, "data_collator", None)),
+        return [*_collator_roots(getattr(self.trainer, "data_collator", None)),
                 *user_dataset("train_dataset", getattr(self.trainer, "train_dataset", None)),
                 *user_dataset("lr_scheduler", getattr(self.trainer, "lr_scheduler", None)),
                 *roots, *_subclass_fields(self.trainer)]
@@ -352,6 +352,20 @@ class TrainerProgram(LoopProgram):
     def close(self) -> None:
         super().close()
         self._root.cleanup()
+
+
+def _collator_roots(collator: Any) -> list[tuple[str, Any]]:
+    """A data collator of the program's own class (``user_object``); or
+    transformers' own given a ``seed``, which masks from a generator of its own
+    that the Trainer's checkpoint does not hold (trial 816:
+    DataCollatorForLanguageModeling(seed=...), its generator unnamed), as
+    ``data_collator (ItsClass).generator`` (transformers' objects are not walked
+    into; the generator is made at its first call, and looked at from then on)."""
+    generator = getattr(collator, "generator", None)
+    if generator is None or getattr(collator, "seed", None) is None \
+            or not type(collator).__module__.startswith("transformers."):
+        return user_object("data_collator", collator)
+    return [(f"data_collator ({type(collator).__name__}).generator", generator)]
 
 
 def _epochs_unread(trainer: Any) -> str | None:
