@@ -5041,7 +5041,7 @@ def latent_text(r: RunResult) -> str:
     what = [f"{', '.join(wrong)} restored otherwise than the uninterrupted run had it"] \
         if wrong else []
     what += [f"{', '.join(moved)} ending otherwise than in the uninterrupted run (right after "
-             "the restore, or changed after it where that run did not change it)"] if moved else []
+             "the restore, or changed after it otherwise than that run changed it)"] if moved else []
     ended = [name for name in r.latent_ended if name in parts]
     ends = (f"; the run ends with {', '.join(ended)} otherwise than the uninterrupted run, "
             "which hands a later step or a later restart the wrong state" if ended else "")

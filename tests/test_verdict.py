@@ -214,8 +214,9 @@ def test_an_unused_component_restored_wrongly_is_a_latent_gap(files):
     result = _judged(ref, *_run(files, _records(2, 6), end=end))
     assert result.verdict == "identical" and result.latent_gaps == ["rng"]
     # (only its end differs here: no restored state says it was restored wrongly)
+    # (trial 820: "where that run did not change it" of a stream that run drew from too)
     assert ("latent gap: rng ending otherwise than in the uninterrupted run (right after the "
-            "restore, or changed after it where that run did not change it), in state that "
+            "restore, or changed after it otherwise than that run changed it), in state that "
             "changed no step") in result.explanation
 
 
