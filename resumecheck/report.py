@@ -1513,11 +1513,15 @@ def _restore_departs(runs: Sequence[RunResult]) -> str:
         return ""
     named = ", ".join(f"`{name}`" for name in alike)
     one = len(alike) == 1
+    # (trial 815: a datamodule's position saved one batch behind, whose fresh build's
+    # held the right place at an epoch's end, was said put in too late, of a generator)
     return (f"Left out of the engine's restore, {named} {'resumes' if one else 'each resume'} "
             "as the uninterrupted run, every step and the end alike: the engine's own restore "
-            f"of {'it' if one else 'them'} is what departs (put in after what reads "
-            f"{'it' if one else 'them'}: an iterator the framework made before, from a "
-            "generator it holds).")
+            f"of {'it' if one else 'them'} is what departs: put in after what reads "
+            f"{'it' if one else 'them'} (an iterator the framework made before, from a "
+            f"generator it holds), or what {'its' if one else 'their'} state_dict() saves is "
+            "not where the run was (a position counted early or late), where a fresh build's "
+            "holds the right place here (an epoch's start).")
 
 
 def _samples_clause(where: str, own_alike: bool, read_elsewhere: bool) -> str:

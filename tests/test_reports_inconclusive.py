@@ -251,6 +251,8 @@ def test_an_ablation_that_resumes_alike_names_the_restore_that_departs():
     # (trial 677: said last, after a WARNING that opened on the fit loop's counts: it leads)
     assert notice.startswith("Left out of the engine's restore, `rng` resumes as the "
                              "uninterrupted run, every step and the end alike: the engine's "
-                             "own restore of it is what departs (put in after what reads it: "
-                             "an iterator the framework made before, from a generator it "
-                             "holds). "), notice
+                             "own restore of it is what departs: put in after what reads it "
+                             "(an iterator the framework made before, from a generator it "
+                             "holds), or what its state_dict() saves is not where the run was "
+                             "(a position counted early or late), where a fresh build's holds "
+                             "the right place here (an epoch's start). "), notice
