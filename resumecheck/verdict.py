@@ -4407,8 +4407,14 @@ def _loss_after_rate(r: RunResult) -> str:
     curves looked for a difference at the rate's step, and found none)."""
     t, step = r.trajectory, r.first_divergent_step
     if not (r.first_divergent_quantity or "").startswith("learning rate") or t is None \
-            or step is None or step in t.differs.get("loss", []):
+            or step is None:
         return ""
+    if step in t.differs.get("loss", []):
+        # (trial 814: a rate computed from the step's own gradients, LARS by hand, named
+        # first where the loss of that step differed too, which the rate cannot explain)
+        return (" (its loss differs too, which this rate cannot explain: a step computes its "
+                "loss before its optimizer steps with the rate; what that loss reads differs "
+                "from the start of the step)")
     later = _first_after(t, "loss", step)
     return (f" (its loss is alike: a step computes its loss before its optimizer steps with "
             f"the rate; the loss differs from step {later})" if later else "")

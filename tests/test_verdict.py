@@ -1422,3 +1422,23 @@ def test_a_plateau_schedulers_count_of_calls_is_named_after_what_sets_its_rate()
     assert "last_epoch 0, expected 40" in said, said
     said = describe_difference("scheduler", state(40, 0.5, 2), state(0, 0.5, 2), 40) or ""
     assert said.startswith("last_epoch 0, expected 40"), said  # (alone, it is named)
+
+
+def test_a_rate_named_first_beside_a_loss_of_the_same_step_says_it_cannot_explain_it():
+    """Trial 814: a learning rate computed from the step's own gradients (LARS
+    by hand) was the first divergence, where that step's loss differed too,
+    which the rate cannot explain; a rate ahead of a loss alike says when the
+    loss first differs (trial 503)."""
+    from resumecheck.trajectory import Trajectory
+    from resumecheck.verdict import _loss_after_rate
+
+    run = RunResult(dropped=["rng"], resume_at=[9], verdict="diverged", first_divergent_step=10,
+                    first_divergent_quantity="learning rate",
+                    trajectory=Trajectory(first_step=10, loss=[0.5] * 5,
+                                          differs={"lr": [10, 11], "loss": [10, 11]}))
+    assert _loss_after_rate(run) == (
+        " (its loss differs too, which this rate cannot explain: a step computes its loss "
+        "before its optimizer steps with the rate; what that loss reads differs from the start "
+        "of the step)")
+    run.trajectory.differs["loss"] = [11]
+    assert _loss_after_rate(run).startswith(" (its loss is alike: ")
