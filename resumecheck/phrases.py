@@ -474,6 +474,10 @@ reference's parameters at other positions: its state, saved by position,
 belongs to other parameters (an order that follows ``PYTHONHASHSEED``, or
 objects' addresses)."""
 
+UNLESS_NOT_STATE = "unless it is not state"
+"""How a `not compared` line qualifies what a checkpoint loses (a log, a timer), and
+the why and the plugin's row with it (``verdict.NOT_STATE``)."""
+
 CHECKPOINT_LOSES = "your checkpoint loses it"
 """How a ``Report.undeclared`` entry says that the program's own full resume
 showed its checkpoint losing that state (held otherwise right after the load

@@ -44,7 +44,8 @@ from resumecheck.phrases import (
     RESTART_HELD_OTHERWISE, UNCOMPARED_SEE,
     AS_A_BUILD_HOLDS, FRESH_BUILD_HOLDS, GENERATOR_CHANGED, GENERATOR_POSITION, GRADS_SUMMED,
     LEFT_UNRESTORED,
-    NONE_DIFFERS, ONE_POSITION, RATE_SET_SOONER, STREAMS_NOT_KEPT, frozen_only,
+    NONE_DIFFERS, ONE_POSITION, RATE_SET_SOONER, STREAMS_NOT_KEPT, UNLESS_NOT_STATE,
+    frozen_only,
     FEWER_STEPS, LOOP_ENDED, SET_BY_EPOCH,
     LOOP_GOES_ON, MODULE_ATTR_TODO, MODULE_LEVEL, NOT_DECLARED, NOT_RESUMABLE,
     CAME_BACK_READ, MODES_PUT_BACK, NOT_VALIDATED_AGAIN,
@@ -2803,8 +2804,8 @@ def _sequence(base: str, held: dict[str, list[str]]) -> list[list[str]] | None:
     return [found[i] for i in range(len(found))]
 
 
-NOT_STATE = "unless it is not state (a log, a timer: name it in Target(not_state=...))"
-NOT_STATE_OR_CACHE = ("unless it is not state (a log, a timer, a cache the program fills again "
+NOT_STATE = f"{UNLESS_NOT_STATE} (a log, a timer: name it in Target(not_state=...))"
+NOT_STATE_OR_CACHE = (f"{UNLESS_NOT_STATE} (a log, a timer, a cache the program fills again "
                       "when it needs it: name it in Target(not_state=...))")
 """``NOT_STATE`` of an entry the own resume ends without, which a cache may
 miss harmlessly (a graph's adjacency, made again the same from its seed)."""
@@ -3216,10 +3217,9 @@ def note_lost_uncompared(own: RunResult, undeclared: list[str]) -> None:
         # (trials 791, 796: a log beside the cause read "your checkpoint loses it" here,
         # where its own line says "unless it is not state")
         unless = phrase == CHECKPOINT_LOSES and all(
-            "unless it is not state" in what for what in undeclared
-            if uncompared_path(what) in lost)
+            UNLESS_NOT_STATE in what for what in undeclared if uncompared_path(what) in lost)
         if lost:
-            notes.append(f"not compared, and {phrase}{', unless it is not state' * unless}: "
+            notes.append(f"not compared, and {phrase}{f', {UNLESS_NOT_STATE}' * unless}: "
                          f"{paths_said(lost)} {UNCOMPARED_SEE}")
     note = "; ".join(notes)
     if note:  # (trial 542: a lead found, the clause for a run with none goes)
