@@ -841,7 +841,9 @@ class ComponentsNotExercised(ResumecheckError, AssertionError):
                       for text, names in why.items()]
         if self.inconclusive:
             lines += [
-                f"cannot tell whether {', '.join(self.inconclusive)} are exercised in "
+                # (trial 817: "whether rng are exercised")
+                f"cannot tell whether {', '.join(self.inconclusive)} "
+                f"{'is' if len(self.inconclusive) == 1 else 'are'} exercised in "
                 f"{report.target}: {report.incomplete_state_notice()}",
             ]
         if components:
