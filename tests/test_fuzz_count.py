@@ -173,3 +173,18 @@ def test_a_failure_whose_only_leads_are_unjudged_streams_beside_lost_uncompared_
     departs.engine_departs = True
     assert _alike(earlier, departs)
     assert not _alike(earlier, run(7, [replace(stream, status="confirmed")], lost))
+
+
+def test_the_first_two_epoch_ends_are_tried_together_where_a_schedule_may_restart_twice():
+    """Trial 815: a correct Lightning program whose second restart at an epoch's
+    end read the epoch before's order (Lightning recounts the first's end) passed
+    fuzz's 100 examples, none of which restarted at both ends."""
+    import types
+
+    from resumecheck.fuzz import _explicit_schedules
+
+    twice, once = (types.SimpleNamespace(max_interruptions=n) for n in (2, 1))
+    assert _explicit_schedules([5], [8, 16], 24, 100, twice) == [[5], [8], [16], [8, 16]]
+    assert _explicit_schedules([5], [8, 16], 24, 100, once) == [[5], [8], [16]]
+    assert _explicit_schedules([8], [8], 24, 100, twice) == [[8]]  # (one end: no pair)
+    assert _explicit_schedules([5], [8, 16], 24, 2, twice) == [[5], [8]]  # (within the examples)
