@@ -16,6 +16,7 @@ import hashlib
 import importlib
 import logging
 import os
+import random
 import re
 import signal
 import sys
@@ -279,12 +280,16 @@ def save_capture_apart(built: BuiltProgram, path: str) -> None:
     the components for their state does (a draw, an iterator made) is done
     in the fork, and the program here goes on as a real resume would."""
     read, write = os.pipe()
+    python_stream = random.getstate()
     pid = os.fork()
     if pid == 0:  # the child: never returns, runs none of this interpreter's cleanups
         code = 0
         try:
             os.close(read)
             gc.freeze()  # (nor finalizers of what it inherited)
+            # (Python's random module seeds its stream anew in a forked child: trial 819's
+            # correct program read "rng: Python random stream differs" right after the load)
+            random.setstate(python_stream)
             save_capture(built, path, verify=False)
         except BaseException as exc:  # noqa: BLE001 - every outcome goes to the parent
             code = 1

@@ -188,3 +188,17 @@ def test_a_sampler_epoch_lost_at_an_epochs_end_is_no_position_in_another_form():
     [finding] = own.diagnosis
     assert (finding.component, finding.status) == ("sampler_epoch", "latent"), finding
     assert "one position" not in finding.detail and own.latent_gaps == ["sampler_epoch"]
+
+
+def test_pythons_stream_right_after_the_restore_is_read_as_the_program_left_it():
+    """Trial 819: the state right after a restore is asked for in a fork of the
+    process where a loader is declared, and Python seeds its stream anew in a
+    forked child: a correct program that keeps Python's stream read "rng:
+    Python random stream differs" (a latent gap, which fails --strict)."""
+    from fixtures.trust import loader_state_early
+
+    report = verify(loader_state_early.ALL_STREAMS, drop="none", noise_seeds=0,
+                    check_determinism=False)
+    assert report.equivalent, report.render()
+    for run in report.runs:
+        assert run.diagnosis == [] and run.latent_gaps == [], run
