@@ -1046,9 +1046,12 @@ def _as_built_line(name: str, later: list[str], whole: bool, at_k: dict[str, Any
     unless = (f", unless the program steps `{name}` with an explicit epoch, {SET_BY_EPOCH} "
               f"{it} from that epoch" if "last_epoch" in at_k and by_epoch & set(later) else "")
     return (f"{head} at {steps_text(points)} {AS_THE_BUILD_MADE} {it}, and the run changes {it} "
-            f"later: a checkpoint that loses {it} resumes alike here, where a restart builds "
-            f"{it} so{others}; a resume point where {'it has' if one else 'they have'} changed "
-            f"checks {it}{unless} (resumecheck fuzz tries them)")
+            # (trial 819: "resumes alike here" of an epoch count a load left as built, where
+            # a loader's position it read with had rolled into the next epoch, and departed)
+            f"later: a checkpoint that loses {it} gives {it} back here as the run held {it}, "
+            f"where a restart builds {it} so{others}; a resume point where "
+            f"{'it has' if one else 'they have'} changed checks {it}{unless} (resumecheck fuzz "
+            "tries them)")
 
 
 def _built_then(at_k: Any, at_end: Any, after: int | None) -> str:
@@ -4411,10 +4414,12 @@ def _loss_after_rate(r: RunResult) -> str:
         return ""
     if step in t.differs.get("loss", []):
         # (trial 814: a rate computed from the step's own gradients, LARS by hand, named
-        # first where the loss of that step differed too, which the rate cannot explain)
-        return (" (its loss differs too, which this rate cannot explain: a step computes its "
-                "loss before its optimizer steps with the rate; what that loss reads differs "
-                "from the start of the step)")
+        # first where the loss of that step differed too, which the rate cannot explain;
+        # trial 821: not of one of several optimizers, a GAN's G loss computed after D's step)
+        return (" (its loss differs too: where the step computes its loss before its "
+                "optimizer steps, as most do, this rate cannot explain it, and what that loss "
+                "reads differs from the start of the step)"
+                if r.first_divergent_quantity == "learning rate" else "")
     later = _first_after(t, "loss", step)
     return (f" (its loss is alike: a step computes its loss before its optimizer steps with "
             f"the rate; the loss differs from step {later})" if later else "")

@@ -68,8 +68,9 @@ def test_without_ablations_what_the_resume_point_finds_as_built_is_said_and_in_t
     alone), a load that lost a counter at 0 there, or a shuffle generator
     before its first epoch, passed with `full resume: ok` and nothing said."""
     line = ("of `early_stop`, `bad_evals` (0 there, 4 at the end) is at step 4 as the run's build "
-            "made it, and the run changes it later: a checkpoint that loses it resumes alike "
-            "here, where a restart builds it so (other fields of `early_stop` differ there "
+            "made it, and the run changes it later: a checkpoint that loses it gives it back "
+            "here as the run held it, where a restart builds it so (other fields of "
+            "`early_stop` differ there "
             "from what the build made: the full resume checks those); a resume point where it "
             "has changed checks it (resumecheck fuzz tries them)")
     for name in ("FORGETS_PATIENCE", "CORRECT"):

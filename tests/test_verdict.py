@@ -1437,8 +1437,12 @@ def test_a_rate_named_first_beside_a_loss_of_the_same_step_says_it_cannot_explai
                     trajectory=Trajectory(first_step=10, loss=[0.5] * 5,
                                           differs={"lr": [10, 11], "loss": [10, 11]}))
     assert _loss_after_rate(run) == (
-        " (its loss differs too, which this rate cannot explain: a step computes its loss "
-        "before its optimizer steps with the rate; what that loss reads differs from the start "
-        "of the step)")
+        " (its loss differs too: where the step computes its loss before its optimizer steps, "
+        "as most do, this rate cannot explain it, and what that loss reads differs from the "
+        "start of the step)")
+    # (trial 821: a GAN's second loss, computed after the first optimizer's step)
+    run.first_divergent_quantity = "learning rate of `optimizer_d`"
+    assert _loss_after_rate(run) == ""
+    run.first_divergent_quantity = "learning rate"
     run.trajectory.differs["loss"] = [11]
     assert _loss_after_rate(run).startswith(" (its loss is alike: ")
