@@ -592,8 +592,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args, extra = parser.parse_known_args(argv)
         if extra:  # said with the command's own usage, not the top level's
+            # (trials 808, 818, 820, 824 tried --json)
+            hint = " (the JSON report: --format json)" if "--json" in extra else ""
             (commands_parsers.get(args.command) or parser).error(
-                f"unrecognized arguments: {' '.join(extra)}")
+                f"unrecognized arguments: {' '.join(extra)}{hint}")
     except SystemExit as exc:  # argparse has printed its usage message
         return int(exc.code or 0) and EXIT_USAGE
     if args.command is None:

@@ -168,6 +168,10 @@ def test_an_option_a_command_does_not_have_is_refused_with_that_commands_usage(c
     err = capsys.readouterr().err
     assert err.startswith("usage: resumecheck fuzz ")
     assert "resumecheck fuzz: error: unrecognized arguments: --noise-seeds" in err
+    # (trials 808, 818, 820, 824: --json, which is --format json)
+    assert main(["run", "--json"]) == 2
+    err = capsys.readouterr().err
+    assert "unrecognized arguments: --json (the JSON report: --format json)" in err, err
     # (a trial: the whole option list came above the error; it is --help's to list)
     assert len(err.splitlines()) == 2 and "(all options: resumecheck fuzz --help)" in err
 
