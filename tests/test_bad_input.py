@@ -168,10 +168,6 @@ def test_an_option_a_command_does_not_have_is_refused_with_that_commands_usage(c
     err = capsys.readouterr().err
     assert err.startswith("usage: resumecheck fuzz ")
     assert "resumecheck fuzz: error: unrecognized arguments: --noise-seeds" in err
-    # (trials 808, 818, 820, 824: --json, which is --format json)
-    assert main(["run", "--json"]) == 2
-    err = capsys.readouterr().err
-    assert "unrecognized arguments: --json (the JSON report: --format json)" in err, err
     # (a trial: the whole option list came above the error; it is --help's to list)
     assert len(err.splitlines()) == 2 and "(all options: resumecheck fuzz --help)" in err
 
@@ -451,3 +447,10 @@ def test_a_reference_that_stops_on_its_own_is_told_to_check_fewer_steps():
                          "data) stops here, before the check's last step: check fewer steps "
                          "(--steps 10 or less); where a resumed run stops is then not "
                          "checked."), said
+
+
+def test_an_unknown_json_option_says_what_gives_the_json_report(capsys):
+    """Trials 808, 818, 820, 824 tried --json, which is --format json."""
+    assert main(["run", "--json"]) == 2
+    err = capsys.readouterr().err
+    assert "unrecognized arguments: --json (the JSON report: --format json)" in err, err
