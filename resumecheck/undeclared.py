@@ -891,6 +891,11 @@ _SCHEDULER_TODO = (
 outside its state_dict() (trial 655: a step count its schedule read)."""
 
 
+WHOLE_EPOCH = ("int(state.epoch) (resumed inside an epoch, the Trainer restores state.epoch "
+               "as a fraction, 1.67 where the uninterrupted run read 1.0 at that epoch's start)")
+"""The epoch a Trainer callback sets by-epoch state from (trial 823: round(state.epoch),
+set from restored state as the advice said, read a resumed epoch one level too hard)."""
+
 _DATASET_TODO = (
     "a framework's target declares the framework's own state only, and the Trainer's "
     "checkpoint holds nothing of your dataset; the Trainer fetches a step's batches before "
@@ -898,7 +903,7 @@ _DATASET_TODO = (
     "the restored global step comes too late for them: make what a sample depends on a "
     "function of state the Trainer restores, applied where the batch is used (compute_loss, "
     "a collator that reads the step), or, for what changes by epoch, set in on_epoch_begin "
-    "from state.epoch, which runs before the epoch's first fetch")
+    f"from {WHOLE_EPOCH}, which runs before the epoch's first fetch")
 """What to do about state the training dataset of a Trainer target keeps (trial 260;
 trial 272: a callback that set it from the global step in on_step_begin, as this
 advised, was too late for the batches fetched ahead, and an ExportableState
@@ -956,7 +961,7 @@ _COLLATOR_TODO = (
     "a framework's target declares the framework's own state only, and the Trainer's "
     "checkpoint holds nothing of your collator: make what it depends on a function of state "
     "the Trainer restores (for what changes by epoch, set in a callback's on_epoch_begin from "
-    "state.epoch, which runs before the epoch's first fetch), or keep it in a callback that "
+    f"{WHOLE_EPOCH}, which runs before the epoch's first fetch), or keep it in a callback that "
     "is an ExportableState (with restore_callback_states_from_checkpoint=True"
     + EXPORTABLE_MADE_ANEW.replace(" (", ": ", 1))
 """What to do about state a Trainer target's data collator keeps (trial 443: an epoch

@@ -829,7 +829,8 @@ def test_a_collators_epoch_a_callback_counts_itself_is_named_where_a_resume_show
     # (a Trainer target has no way to declare it: what it can do instead)
     assert ("the Trainer's checkpoint holds nothing of your collator: make what it depends on a "
             "function of state the Trainer restores (for what changes by epoch, set in a "
-            "callback's on_epoch_begin from state.epoch") in line, line
+            "callback's on_epoch_begin from int(state.epoch) (resumed inside an epoch, the "
+            "Trainer restores state.epoch as a fraction") in line, line  # (trial 823: round())
     twin = resumecheck.verify(spec("TRAINER_COLLATOR_EPOCH_TOLD"), drop="none", noise_seeds=0,
                               check_determinism=False)
     assert twin.equivalent, twin.render()
