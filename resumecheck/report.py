@@ -1459,6 +1459,19 @@ _FRAMEWORK_LOSSY = "'s restore does not bring back what it saved"
 """How a framework target's lossy component is said (``_lossy_notice``)."""
 
 
+_SET_AT_ITERATOR = (
+    ", or it sets its place only when it next makes an iterator, as a StatefulDataLoader "
+    "does: where the steps after the restore read the uninterrupted run's samples, that "
+    "place came back")
+"""(trial 808: a datamodule whose count was set from its restored start when its next
+iterator was made read "does not load back its own state", where its data matched)"""
+
+
+def _positions(lossy: list[Finding]) -> bool:
+    """Whether a data position is among ``lossy`` (a datamodule's, a loader's)."""
+    return any(split_rank_name(f.component)[0] in ("datamodule", DATA_CURSOR) for f in lossy)
+
+
 def _own_loads_first(lossy: list[Finding]) -> str:
     """Where a callback's state, or a training loader's in the framework's loop
     state, came back otherwise, its own load first (trial 407: a callback's
@@ -1594,7 +1607,8 @@ def _lossy_notice(lossy: list[Finding], where: str, settings: str, ablations: st
            # start; the user read "its load_state_dict()" as a load of theirs)
            else f"{_own_loads_first(lossy)}{framework}{_FRAMEWORK_LOSSY} (or "
            "a callback, the framework's or yours, set it anew or emptied it around the "
-           "restore, or something between the restore and the first step changed it)")
+           "restore, or something between the restore and the first step changed it"
+           f"{_SET_AT_ITERATOR if _positions(lossy) else ''})")
         + f"{besides}{settings}.{fit_loop}{_loop_rate(where, framework)}{ablations}"
     )
 
