@@ -58,8 +58,8 @@ from resumecheck.report import (
 from resumecheck.faults import environment_failure
 from resumecheck.interrupt import scratch_directory
 from resumecheck.phrases import (
-    HASH_ORDER_UNCHECKED, UNCOMPARED_SEE, at_the_point, at_the_schedule, drawn_at_import_text,
-    first_line, lost_uncompared, paths_said, side_files,
+    HASH_ORDER_UNCHECKED, NOT_STEPPED_MODULE, UNCOMPARED_SEE, at_the_point, at_the_schedule,
+    drawn_at_import_text, first_line, lost_uncompared, paths_said, side_files,
 )
 from resumecheck.reproduce import reproduce_command
 from resumecheck.settings import Settings
@@ -633,6 +633,13 @@ def _silent_here(result: FuzzResult) -> str:
     if not any(tried) and (len(tried) > 1 or (first and loss == 0)):
         nor = (f"any of the {len(tried)} failing schedules tried" if len(tried) > 1
                else f"the first to fail, resume at {first}")
+        if NOT_STEPPED_MODULE in (failure.first_divergent_quantity or ""):
+            # (trial 822: an EMA's lost count, read by evaluation alone, was pointed at
+            # other resume points, where no training loss reads it either)
+            return (f"; no step's loss differs at this schedule, nor at {nor}: what differs "
+                    f"is {NOT_STEPPED_MODULE}, which no training step's loss reads (an average "
+                    "of the weights): what uses it, an evaluation, shows it, which the check "
+                    "does not compare")
         return (f"; no step's loss differs at this schedule, nor at {nor}: the state it loses "
                 "may reach no step's loss, or reach one only from a resume point not tried "
                 "(resumecheck run --resume-at K checks one)")

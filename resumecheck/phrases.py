@@ -474,6 +474,10 @@ reference's parameters at other positions: its state, saved by position,
 belongs to other parameters (an order that follows ``PYTHONHASHSEED``, or
 objects' addresses)."""
 
+NOT_STEPPED_MODULE = "a module no optimizer steps"
+"""How a first divergence names a parameter of a declared module that no optimizer
+steps (an average of the weights: ``verdict``; fuzz's silent summary reads it)."""
+
 UNLESS_NOT_STATE = "unless it is not state"
 """How a `not compared` line qualifies what a checkpoint loses (a log, a timer), and
 the why and the plugin's row with it (``verdict.NOT_STATE``)."""

@@ -44,8 +44,8 @@ from resumecheck.phrases import (
     RESTART_HELD_OTHERWISE, UNCOMPARED_SEE,
     AS_A_BUILD_HOLDS, FRESH_BUILD_HOLDS, GENERATOR_CHANGED, GENERATOR_POSITION, GRADS_SUMMED,
     LEFT_UNRESTORED,
-    NONE_DIFFERS, ONE_POSITION, RATE_SET_SOONER, STREAMS_NOT_KEPT, UNLESS_NOT_STATE,
-    frozen_only,
+    NONE_DIFFERS, NOT_STEPPED_MODULE, ONE_POSITION, RATE_SET_SOONER, STREAMS_NOT_KEPT,
+    UNLESS_NOT_STATE, frozen_only,
     FEWER_STEPS, LOOP_ENDED, SET_BY_EPOCH,
     LOOP_GOES_ON, MODULE_ATTR_TODO, MODULE_LEVEL, NOT_DECLARED, NOT_RESUMABLE,
     CAME_BACK_READ, MODES_PUT_BACK, NOT_VALIDATED_AGAIN,
@@ -5092,7 +5092,7 @@ def _unstepped(ref: Reference, key: str) -> str:
     head = base.split(":", 1)[1].split(".", 1)[0]
     if head not in (ref.segment.boundaries.get("unstepped_modules") or ()):
         return ""
-    return f" (of `{head}`, a module no optimizer steps)"
+    return f" (of `{head}`, {NOT_STEPPED_MODULE})"
 
 
 def _steps_counted(ref: Reference, segments: Segments, step: int, key: str) -> str | None:

@@ -102,6 +102,16 @@ def test_a_failure_silent_in_the_loss_says_what_the_first_to_fail_showed():
         "; no step's loss differs at this schedule, nor at any of the 3 failing schedules "
         "tried: the state it loses may reach no step's loss, or reach one only from a resume "
         "point not tried (resumecheck run --resume-at K checks one)"), result.summary()
+    # (trial 822: an EMA's lost count, which only evaluation reads, pointed at other points)
+    assert result.failure is not None
+    result.failure.first_divergent_quantity = ("parameter ema.module.w (of `ema`, a module no "
+                                               "optimizer steps)")
+    assert result.summary().endswith(
+        "; no step's loss differs at this schedule, nor at any of the 3 failing schedules "
+        "tried: what differs is a module no optimizer steps, which no training step's loss "
+        "reads (an average of the weights): what uses it, an evaluation, shows it, which the "
+        "check does not compare"), result.summary()
+    result.failure.first_divergent_quantity = None
     result.failing_losses = [0.0, 0.25]
     assert "the same fault may change the training" in result.summary()
     result.failure = failed_at(1, 0.5)
