@@ -1013,8 +1013,10 @@ def _detail(key: str, step: int, k: int, draws: int | None, unit: str, unsaved: 
                 "fresh launch, the build and the rest of the restore left it stands), or seeded it "
                 "again after restoring it (a seed call after the load), or set an earlier "
                 "state than the uninterrupted run's at the save (one saved before a draw the "
-                "run still made), or set it back after restoring it (to an epoch's start, to "
-                "replay its shuffle)")
+                # (trial 812: "set it back ... to replay its shuffle" read as a cause, where
+                # replaying the epoch's order, and the batches read, was that program's fix)
+                "run still made), or set it back after restoring it (to an epoch's start) "
+                "and did not draw again what the run drew since")
     if first:
         why = (f"it is where the uninterrupted run's stream was {n} {unit} earlier: it was not "
                "restored and the restart seeded it again (a program that seeds at build puts "
