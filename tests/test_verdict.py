@@ -1420,6 +1420,9 @@ def test_a_plateau_schedulers_count_of_calls_is_named_after_what_sets_its_rate()
     said = describe_difference("scheduler", state(40, 0.5, 2), state(0, 0.4, 1), 40) or ""
     assert said.startswith("best 0.4, expected 0.5"), said
     assert "last_epoch 0, expected 40" in said, said
+    # (by name alone, last_epoch comes before num_bad_epochs)
+    said = describe_difference("scheduler", state(40, 0.5, 2), state(0, 0.5, 1), 40) or ""
+    assert said.startswith("num_bad_epochs 1, expected 2"), said
     said = describe_difference("scheduler", state(40, 0.5, 2), state(0, 0.5, 2), 40) or ""
     assert said.startswith("last_epoch 0, expected 40"), said  # (alone, it is named)
 
