@@ -43,6 +43,7 @@ __all__ = ["ACCELERATE_DATASET", "ADAPTER_LEFT_OUT", "AFTER_LAST_STEP", "AS_THE_
            "RESTORE_CHANGED", "RESTORING", "STARTED_LEVEL", "STOPPED", "UNDECLARED_LEAD",
            "first_few", "first_line",
            "lost_uncompared", "merge_alike", "merge_items", "uncompared_path", "undeclared_lead",
+           "unless_not_state", "UNLESS_NOT_STATE", "NOT_STEPPED_MODULE", "RATE_SET_SOONER",
            "unused_position"]
 
 CAUSE_YET_BLIND = "yet the full resume departs on it (confirmed in its row)"
@@ -682,6 +683,14 @@ def uncompared_path(what: str) -> str:
 
 
 _HOLDER = re.compile(r"^((?:[^ ]| \([\w.#]+\)(?=[.\[]))+) \(")
+
+
+def unless_not_state(undeclared: list[str], paths: list[str]) -> str:
+    """``, unless it is not state`` where each `not compared` line of ``paths``
+    says so (a log, a timer), for what repeats their "your checkpoint loses it"
+    (the own resume's why, the plugin's row: trials 791, 796); '' otherwise."""
+    said = all(UNLESS_NOT_STATE in what for what in undeclared if uncompared_path(what) in paths)
+    return f", {UNLESS_NOT_STATE}" if said else ""
 
 
 def merge_items(undeclared: list[str]) -> list[str]:

@@ -837,8 +837,8 @@ def _uncompared_cells(undeclared: list[str]) -> list[str]:
     """A row's cells on the report's `not compared` lines, by what each says."""
     from resumecheck.phrases import (
         CHECKPOINT_LOSES, CHECKPOINT_MAY_LOSE, GENERATOR_POSITION, MODULE_LEVEL, NOT_SET_BACK,
-        UNHELD_POSITION, UNLESS_NOT_STATE, lost_uncompared, paths_said, set_again_uncompared,
-        uncompared_path,
+        UNHELD_POSITION, lost_uncompared, paths_said, set_again_uncompared, uncompared_path,
+        unless_not_state,
     )
 
     cells = []
@@ -864,9 +864,7 @@ def _uncompared_cells(undeclared: list[str]) -> list[str]:
     loses = [path for w in undeclared if f": {CHECKPOINT_LOSES}" in w
              and (path := uncompared_path(w)) not in [*kept, *positions, *lost, *again, *left]]
     if loses:  # (trial 481: lost buffers the WARNING led with, in no row)
-        # (trials 791, 796: a log's row read "your checkpoint loses it" alone)
-        unless = all(UNLESS_NOT_STATE in w for w in undeclared if uncompared_path(w) in loses)
-        cells.append(f"not compared, {CHECKPOINT_LOSES}{f', {UNLESS_NOT_STATE}' * unless}: "
+        cells.append(f"not compared, {CHECKPOINT_LOSES}{unless_not_state(undeclared, loses)}: "
                      + ", ".join(loses))
     if left:  # (trial 175: a lost EMA count named by `run`; the row named only its effects)
         cells.append("not compared, a field its component's state_dict() leaves out: "

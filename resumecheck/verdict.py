@@ -45,7 +45,7 @@ from resumecheck.phrases import (
     AS_A_BUILD_HOLDS, FRESH_BUILD_HOLDS, GENERATOR_CHANGED, GENERATOR_POSITION, GRADS_SUMMED,
     LEFT_UNRESTORED,
     NONE_DIFFERS, NOT_STEPPED_MODULE, ONE_POSITION, RATE_SET_SOONER, STREAMS_NOT_KEPT,
-    UNLESS_NOT_STATE, frozen_only,
+    UNLESS_NOT_STATE, frozen_only, unless_not_state,
     FEWER_STEPS, LOOP_ENDED, SET_BY_EPOCH,
     LOOP_GOES_ON, MODULE_ATTR_TODO, MODULE_LEVEL, NOT_DECLARED, NOT_RESUMABLE,
     CAME_BACK_READ, MODES_PUT_BACK, NOT_VALIDATED_AGAIN,
@@ -3217,13 +3217,10 @@ def note_lost_uncompared(own: RunResult, undeclared: list[str]) -> None:
                 if any(mark in what for mark in marks)
                 and IDLE_SEED not in what and (p := uncompared_path(what)) not in said]
         said.update(lost)
-        # (trials 791, 796: a log beside the cause read "your checkpoint loses it" here,
-        # where its own line says "unless it is not state")
-        unless = phrase == CHECKPOINT_LOSES and all(
-            UNLESS_NOT_STATE in what for what in undeclared if uncompared_path(what) in lost)
+        unless = unless_not_state(undeclared, lost) if phrase == CHECKPOINT_LOSES else ""
         if lost:
-            notes.append(f"not compared, and {phrase}{f', {UNLESS_NOT_STATE}' * unless}: "
-                         f"{paths_said(lost)} {UNCOMPARED_SEE}")
+            notes.append(f"not compared, and {phrase}{unless}: {paths_said(lost)} "
+                         f"{UNCOMPARED_SEE}")
     note = "; ".join(notes)
     if note:  # (trial 542: a lead found, the clause for a run with none goes)
         own.explanation = own.explanation.replace(SAMPLES_STAND_FOR_DATA, "")
@@ -3556,10 +3553,16 @@ def positions_in_other_form(ref: Reference, result: RunResult, segments: Segment
                                               or steps_match(result)):
         return set()
     ends = set(epoch_boundaries(ref.segment.boundaries, ref.steps))
-    found = {f.component for f in result.diagnosis
-             if f.step in ends and split_rank_name(f.component)[0] in (DATA_CURSOR, SAMPLER_EPOCH)
-             and _counts_alone(f.detail) and not _epoch_behind(f.component, f.detail)}
+    found = {f.component for f in result.diagnosis if _other_form(f, ends)}
     return _ended_alike(ref, segments, found) if found else set()
+
+
+def _other_form(f: Finding, ends: set[int]) -> bool:
+    """Whether ``f`` may be a data position in its other form: found at an
+    epoch's end (``ends``), in counts alone, no epoch behind (``settle_resaved``,
+    ``positions_in_other_form``)."""
+    return (f.step in ends and split_rank_name(f.component)[0] in (DATA_CURSOR, SAMPLER_EPOCH)
+            and _counts_alone(f.detail) and not _epoch_behind(f.component, f.detail))
 
 
 def _put_back(ref: Reference, finding: Finding) -> Finding:
@@ -3570,8 +3573,7 @@ def _put_back(ref: Reference, finding: Finding) -> Finding:
     a sampler's generator its checkpoint lost, reseeded at the epoch's start,
     read as put back, and --strict passed)."""
     k, detail = finding.step, finding.detail
-    if k in epoch_boundaries(ref.segment.boundaries, ref.steps) and _counts_alone(detail) \
-            and split_rank_name(finding.component)[0] in (DATA_CURSOR, SAMPLER_EPOCH) \
+    if _other_form(finding, set(epoch_boundaries(ref.segment.boundaries, ref.steps))) \
             and ONE_POSITION not in detail and not is_stream_detail(detail):
         detail += f": at an epoch's end, {ONE_POSITION}"  # (positions_in_other_form)
     elif k is not None and righted_only(detail) \
@@ -3728,7 +3730,6 @@ def settle_resaved(ref: Reference, result: RunResult, found: list[int],
     if cmp is None or not found:
         return
     ends = set(epoch_boundaries(ref.segment.boundaries, ref.steps))
-    positions = (DATA_CURSOR, SAMPLER_EPOCH)
     settled = []
     for i, finding in enumerate(result.diagnosis):
         if i not in found:
@@ -3744,9 +3745,7 @@ def settle_resaved(ref: Reference, result: RunResult, found: list[int],
             cause = LEARNING_RATE_ONLY.removesuffix(SCHEDULER_LOST)
             detail = finding.detail.replace(LEARNING_RATE_ONLY, cause).replace(cause, "")
             settled.append(replace(finding, status=PUT_BACK, detail=detail + _RATE_SOONER))
-        elif finding.step in ends and split_rank_name(finding.component)[0] in positions \
-                and _counts_alone(finding.detail) \
-                and not _epoch_behind(finding.component, finding.detail):
+        elif _other_form(finding, ends):
             settled.append(replace(finding, status=PUT_BACK, detail=finding.detail + _ONE_POSITION))
         else:
             settled.append(replace(finding, detail=finding.detail + _ALIKE_HERE))
