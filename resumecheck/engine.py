@@ -1341,7 +1341,7 @@ class Checker:
                 _resave_clean(self.reference, self._restarts, result, segments, work)
             verdict.conclude(self.reference, result, cmp, segments)
             if own and cmp is not None:  # (after conclude: the streams' lines say who left them)
-                verdict.give_fixes(result, _advice(self.segment, segments))
+                verdict.give_fixes(result, _advice(self.segment, segments), self.reference)
             verdict.place_came_back(result)
             verdict.in_its_words(result, self.segment.boundaries)
             self.fields_as_built.update(verdict.fields_as_built(self.reference, result, segments))

@@ -43,7 +43,8 @@ __all__ = ["ACCELERATE_DATASET", "ADAPTER_LEFT_OUT", "AFTER_LAST_STEP", "AS_THE_
            "RESTORE_CHANGED", "RESTORING", "STARTED_LEVEL", "STOPPED", "UNDECLARED_LEAD",
            "first_few", "first_line",
            "lost_uncompared", "merge_alike", "merge_items", "uncompared_path", "undeclared_lead",
-           "unless_not_state", "UNLESS_NOT_STATE", "NOT_STEPPED_MODULE", "RATE_SET_SOONER",
+           "unless_not_state", "UNLESS_NOT_STATE", "KEPT_ALREADY", "NOT_STEPPED_MODULE",
+           "RATE_SET_SOONER",
            "unused_position"]
 
 CAUSE_YET_BLIND = "yet the full resume departs on it (confirmed in its row)"
@@ -480,6 +481,9 @@ NOT_STEPPED_MODULE = "a module no optimizer steps"
 steps (an average of the weights: ``verdict``; fuzz's silent summary reads it)."""
 
 UNLESS_NOT_STATE = "unless it is not state"
+KEPT_ALREADY = "it is kept already"
+"""How a diagnosis's fix begins where the checkpoint holds the component's state
+already (``verdict._streams_held_text``): the report then says no "to keep it"."""
 """How a `not compared` line qualifies what a checkpoint loses (a log, a timer), and
 the why and the plugin's row with it (``verdict.NOT_STATE``)."""
 

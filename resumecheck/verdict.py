@@ -45,7 +45,7 @@ from resumecheck.phrases import (
     AS_A_BUILD_HOLDS, FRESH_BUILD_HOLDS, GENERATOR_CHANGED, GENERATOR_POSITION, GRADS_SUMMED,
     LEFT_UNRESTORED,
     NONE_DIFFERS, NOT_STEPPED_MODULE, ONE_POSITION, RATE_SET_SOONER, STREAMS_NOT_KEPT,
-    UNLESS_NOT_STATE, frozen_only, unless_not_state,
+    KEPT_ALREADY, UNLESS_NOT_STATE, frozen_only, unless_not_state,
     FEWER_STEPS, LOOP_ENDED, SET_BY_EPOCH,
     LOOP_GOES_ON, MODULE_ATTR_TODO, MODULE_LEVEL, NOT_DECLARED, NOT_RESUMABLE,
     CAME_BACK_READ, MODES_PUT_BACK, NOT_VALIDATED_AGAIN,
@@ -3798,21 +3798,50 @@ def lost_after_resave(ref: Reference, result: RunResult, again: Segments,
         for f in diagnose(ref, [], again) if f.basis == "reference" and f.component not in known]
 
 
-def give_fixes(result: RunResult, advice: dict[str, str]) -> None:
+def give_fixes(result: RunResult, advice: dict[str, str], ref: Reference | None = None) -> None:
     """Each finding of the program's own resume that its checkpoint loses
     (confirmed, or a latent gap) gets what makes that checkpoint hold the
     component, where a framework's setting decides it (``advice``:
-    ``BuiltProgram.advice``; a Trainer restores callbacks only when asked)."""
+    ``BuiltProgram.advice``; a Trainer restores callbacks only when asked).
+    Of the random streams, where another declared component of the
+    ``ref``erence holds them at that resume point, the checkpoint keeps them
+    already, and what is said is what undoes them (``_streams_held_text``)."""
     # (trial 273: a Lightning program whose callback saved the streams, which a loader's
     # new iterator then drew from, was told to save them: said only where the restore
     # left a stream where a fresh launch left it)
     unrestored = RNG in advice and STREAMS_NOT_KEPT in advice[RNG] or any(
         LEFT_UNRESTORED in o.detail for o in result.stream_offsets)
     result.diagnosis = [
-        replace(f, fix=advice[f.component])
+        replace(f, fix=_streams_held_text(ref, f) or advice[f.component])
         if f.component in advice and f.status in (CONFIRMED, LATENT)
         and (f.component != RNG or unrestored) else f
         for f in result.diagnosis]
+
+
+def _streams_held_text(ref: Reference | None, finding: Finding) -> str:
+    """Of a stream finding at a resume point where other declared components
+    hold the streams' state as the uninterrupted run had it there, bit for bit
+    (a Lightning callback of the program's own that saves torch's stream):
+    that the checkpoint holds them, and what then makes the restart draw
+    otherwise ('' where none holds them, or not a stream finding). Trial 826:
+    a module that seeded torch's stream in on_train_start, after Lightning's
+    restore had set it from the program's own callback, was told that
+    Lightning's checkpoint holds no random stream and to save it, which the
+    program did; done again, nothing changed."""
+    if ref is None or finding.component != RNG or finding.step is None:
+        return ""
+    others = _same_stream_held(ref, [RNG], [finding.step])
+    if not others:
+        return ""
+    said = " and ".join(f"`{o}`" for o in others)
+    return (f"{KEPT_ALREADY}: {said} hold{'s' if len(others) == 1 else ''} the streams' "
+            f"state at step {finding.step} as the uninterrupted run had it, bit for bit, in "
+            "your checkpoint; so the restart draws otherwise because that state is not set back "
+            "where the restart draws (a load of it that does not run, or sets another), or "
+            "because code after the load seeds the stream again (a seed call after the "
+            "restore: in a framework, one in a hook it runs after restoring the checkpoint, "
+            "as Lightning's on_fit_start and on_train_start; seed there only where no "
+            "checkpoint is loaded)")
 
 
 def _matters_with_others(result: RunResult, finding: Finding) -> str:

@@ -109,6 +109,28 @@ LIGHTNING_RESEED = lightning_target(
     resume_at=(3,))
 
 
+def _torch_stream_callback():
+    """A callback of the user's that keeps torch's stream in Lightning's checkpoint."""
+    import lightning.pytorch as pl
+
+    class TorchStream(pl.Callback):
+        def state_dict(self):
+            return {"torch": torch.get_rng_state()}
+
+        def load_state_dict(self, state):
+            torch.set_rng_state(state["torch"])
+
+    import torch
+
+    return TorchStream()
+
+
+def _reseed_kept():
+    return lightning_target(
+        module=_reseeding_module, data=lambda: lightning_train().stateful_loader(), steps=8,
+        resume_at=(3,), trainer={"callbacks": [_torch_stream_callback()]})
+
+
 def _numpy_state_callback():
     """A callback that puts numpy's global state, as numpy returns it (an
     ndarray), into Lightning's checkpoint."""
@@ -705,6 +727,7 @@ LIGHTNING_SAMPLER_BESIDE_GENERATOR = lightning_target(
 _BUILT_ON_FIRST_USE = {
     "LIGHTNING_SCHEDULER_DROPPED": _scheduler_dropped,
     "LIGHTNING_NUMPY_IN_CHECKPOINT": _numpy_in_checkpoint,
+    "LIGHTNING_RESEED_KEPT": _reseed_kept,
     "LIGHTNING_COUNTER_SHARED": lambda: _counting_callback_target(per_build=False),
     "LIGHTNING_COUNTER_PER_BUILD": lambda: _counting_callback_target(per_build=True),
     "LIGHTNING_TIMER": _timing_callback,

@@ -26,6 +26,7 @@ from resumecheck.errors import StepError  # noqa: E402
 from resumecheck.frameworks import lightning_target  # noqa: E402
 from resumecheck.program import load_target  # noqa: E402
 from resumecheck.report import DIVERGED, IDENTICAL  # noqa: E402
+from resumecheck.phrases import KEPT_ALREADY  # noqa: E402
 from resumecheck.segments import SCRATCH_ENV  # noqa: E402
 from resumecheck.trace import Tracer  # noqa: E402
 from tests.framework_tables import check_table_rows, example, measured  # noqa: E402
@@ -566,6 +567,26 @@ def test_a_reseed_in_on_train_start_is_blamed_on_rng_and_the_engine_resume_is_ex
     assert "rng" in blamed, [(f.component, f.detail) for f in own.diagnosis]
     assert blamed["rng"].status == "confirmed", (blamed["rng"].status, blamed["rng"].detail)
     assert all(r.verdict != "inconclusive" for r in report.runs), report.render()
+    # no declared component keeps the streams: the advice is to save them
+    assert blamed["rng"].fix.startswith("Lightning's checkpoint holds no random stream"), \
+        blamed["rng"].fix
+
+
+@pytest.mark.e2e
+def test_a_reseed_after_a_callback_restored_the_stream_is_not_told_to_save_it():
+    """Trial 826: a callback of the program's own saved torch's stream and set it
+    back, and the module seeded it again in on_train_start; the fix read "Lightning's
+    checkpoint holds no random stream: save them ...", which the program did."""
+    report = resumecheck.verify(spec("LIGHTNING_RESEED_KEPT"), drop="none", noise_seeds=0,
+                                check_determinism=False)
+    own = report.runs[0]
+    assert own.verdict == DIVERGED, own.explanation
+    rng = next(f for f in own.diagnosis if f.component == "rng")
+    assert rng.status == "confirmed" and rng.fix.startswith(KEPT_ALREADY), rng.fix
+    assert "`callbacks` holds the streams' state at step 3" in rng.fix, rng.fix
+    assert "on_train_start" in rng.fix and "holds no random stream" not in rng.fix, rng.fix
+    line = next(x for x in report.render().splitlines() if x.startswith("diagnosis: rng"))
+    assert "to keep it" not in line and f"(confirmed); {KEPT_ALREADY}: `callbacks`" in line, line
 
 
 def test_a_checkpoint_plain_lightning_cannot_load_fails_as_in_plain_lightning():
