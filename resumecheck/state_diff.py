@@ -20,6 +20,7 @@ from resumecheck.phrases import REORDERED, first_few
 from resumecheck.streams import is_stream_state
 
 __all__ = ["DETACHED", "LEARNING_RATE_ONLY", "MOMENTUM_TOO", "NONE_CAME_BACK", "SCHEDULER_LOST",
+           "SCHEDULER_AHEAD",
            "NONE_CAME_BACK_PLAIN", "REORDERED", "SAVED_BEFORE_STEP", "FRESH_COUNT",
            "by_parameter_name", "describe_difference", "differing_leaves", "is_private",
            "leaf_label", "reorder_optimizer_state", "righted_only", "unread_only", "values_apart"]
@@ -392,9 +393,14 @@ def _step_apart(differing: list[tuple[str, Any]], ref: dict[str, Any],
                 "resume point tells apart)" if fresh
                 else f"; one step behind: {behind}")
     if apart == {1}:
-        return ("; one step ahead: stepped once more in or after the load (a scheduler made "
-                "there with last_epoch= steps once as it is made), or saved after it")
+        return SCHEDULER_AHEAD
     return ""
+
+
+SCHEDULER_AHEAD = ("; one step ahead: stepped once more in or after the load (a scheduler made "
+                   "there with last_epoch= steps once as it is made), or saved after it")
+"""Said of a scheduler restored one step ahead (``verdict._rate_of_a_scheduler_ahead``
+reads it)."""
 
 
 def _scheduled_only(differing: list[tuple[str, Any]]) -> str:

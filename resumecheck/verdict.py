@@ -70,7 +70,7 @@ from resumecheck.segments import SegmentResult
 from resumecheck.settings import DropSpec
 from resumecheck.state_diff import (
     DETACHED, LEARNING_RATE_ONLY, MOMENTUM_TOO, NONE_CAME_BACK, NONE_CAME_BACK_PLAIN, REORDERED,
-    SCHEDULER_LOST,
+    SCHEDULER_AHEAD, SCHEDULER_LOST,
     SAVED_BEFORE_STEP,
     describe_difference, differing_leaves, is_private, leaf_label, righted_only, unread_only,
 )
@@ -396,6 +396,8 @@ def end_state_differences(
             ends[name] = run_digest
         at_k = ref.segment.captures[first_k]
         ref_state, run_state = ref_end[name], run_end[name]
+        if call_order_only(ref_state, run_state):
+            continue
         if latent is not None and _never_drawn_only(ref, name, ref_state, run_state, last,
                                                     last.restored_state):
             continue  # (streams no step drew from, in either run: no state of this run)
@@ -485,6 +487,26 @@ def _private_only(ref: Any, run: Any, tolerance: Tolerance) -> bool:
     """Whether every leaf in which two states differ is a private entry."""
     differing = differing_leaves(dict(flatten_state(ref)), dict(flatten_state(run)), tolerance)
     return bool(differing) and all(is_private(path) for path, _ in differing)
+
+
+_CALL_ORDER = ("_step_count", "_get_lr_called_within_step")
+"""Entries of torch's schedulers' state_dict() that only its call-order warning
+reads (``_step_count``, where it is not 0: a count of 0 makes CosineAnnealingLR's
+next rate its closed form, a few ULPs from the one it steps to)."""
+
+
+def call_order_only(ref: Any, run: Any) -> bool:
+    """Whether two states of a scheduler differ only in ``_CALL_ORDER`` entries,
+    neither count 0: a difference no rate, and no resume point, shows (trial 829:
+    a LambdaLR made anew in the load with last_epoch=, its count of step() calls
+    at 1, read as a latent gap, and --strict failed a checkpoint that resumed
+    bit for bit)."""
+    if not isinstance(ref, dict) or not isinstance(run, dict):
+        return False
+    differing = differing_leaves(dict(flatten_state(ref)), dict(flatten_state(run)))
+    counts = [state.get("_step_count") for state in (ref, run)]
+    return bool(differing) and all(path in _CALL_ORDER for path, _ in differing) \
+        and all(isinstance(c, int) and c != 0 for c in counts)
 
 
 def _fit_loop_counts_only(ref: Reference, name: str, ref_state: Any, run_state: Any) -> bool:
@@ -1853,7 +1875,7 @@ def diagnose(ref: Reference, dropped: Sequence[str], segments: Segments) -> list
             if name in dropped or name in seen:
                 continue
             want, got = expected["components"].get(name), run["components"].get(name)
-            if (kept := _never_drawn_left_out(ref, name, want, got, seg)) is None:
+            if (kept := _judged_states(ref, name, want, got, seg)) is None:
                 continue  # (trial 184: after a divergence too, idle streams are no finding)
             want, got = kept
             unused = _unused_streams(ref, given, name) if basis == "reference" else None
@@ -1932,10 +1954,34 @@ def _is_weight(value: Any) -> bool:
 
 def _no_absent_scheduler(findings: list[Finding]) -> list[Finding]:
     """``findings`` without the cause "a scheduler ... (see its own line)" where no
-    scheduler has a line (trial 471: its state came back; the reader looked for one)."""
+    scheduler has a line (trial 471: its state came back; the reader looked for one),
+    and with the one scheduler that stands a step ahead as the cause of a rate
+    that alone differs (``_rate_of_a_scheduler_ahead``)."""
     if any(SCHEDULER in split_rank_name(f.component)[0] for f in findings):
-        return findings
+        return _rate_of_a_scheduler_ahead(findings)
     return [replace(f, detail=f.detail.replace(SCHEDULER_LOST, "")) for f in findings]
+
+
+def _rate_of_a_scheduler_ahead(findings: list[Finding]) -> list[Finding]:
+    """Where one scheduler came back a step ahead at a restore, an optimizer's
+    rate that alone differs there is said to follow from it, not offered the
+    general causes (trial 829: a LambdaLR made in the load with last_epoch= the
+    step reached; the optimizer's line said to make the scheduler before the
+    optimizer's state is loaded, which gave back the first step's rate and left
+    the schedule a step ahead)."""
+    ahead = [f for f in findings if SCHEDULER_AHEAD in f.detail
+             and SCHEDULER in split_rank_name(f.component)[0]]
+    if len(ahead) != 1:
+        return findings
+    cause = LEARNING_RATE_ONLY.removesuffix(SCHEDULER_LOST)
+    said = (f": only its learning rate differs, which `{ahead[0].component}` sets, and that "
+            "one came back a step ahead (see its line): the rate follows from it; put the "
+            "scheduler right (load its state, or make it with last_epoch= the step before "
+            "the one reached) and the rate comes back with it (making the scheduler before the "
+            "optimizer's state is loaded puts back the first step's rate alone, and leaves the "
+            "schedule a step ahead)")
+    return [replace(f, detail=f.detail.replace(LEARNING_RATE_ONLY, said).replace(cause, said))
+            if f.step == ahead[0].step and cause in f.detail else f for f in findings]
 
 
 def _another_ranks(name: str, got: Any, expected: dict[str, Any]) -> str:
@@ -2347,6 +2393,14 @@ def _never_drawn_only(ref: Reference, name: str, want: Any, got: Any,
         return False
     there = load_checkpoint(beside, read_only=True)["components"].get(name)
     return is_stream_state(there) and not _moved(got, there) & moved
+
+
+def _judged_states(ref: Reference, name: str, want: Any, got: Any,
+                   seg: SegmentResult) -> tuple[Any, Any] | None:
+    """``_never_drawn_left_out``; None too where a scheduler's states differ in
+    its count of calls alone (``call_order_only``)."""
+    return None if call_order_only(want, got) else _never_drawn_left_out(ref, name, want,
+                                                                         got, seg)
 
 
 def _never_drawn_left_out(ref: Reference, name: str, want: Any, got: Any,

@@ -741,3 +741,33 @@ def test_a_confirmed_position_at_an_epochs_end_says_only_part_of_it_may_be_wrong
                     check_determinism=False).full_resume
     assert [f.detail for f in inside.diagnosis] == [
         "pos 6, expected 4"], inside.diagnosis
+
+
+def test_a_scheduler_made_again_at_the_step_before_resumes_with_no_latent_gap():
+    """Trial 829: a LambdaLR made in the load with last_epoch= the step before
+    (the correct twin) resumed bit for bit, its count of step() calls at 1 where
+    the run's was 5, which only torch's warning on the order of calls reads; it
+    read "latent gap: scheduler", and --strict failed."""
+    from fixtures.trust import scheduler_made_in_load
+
+    report = verify(scheduler_made_in_load.MADE_AT_THE_STEP_BEFORE, drop="none",
+                    noise_seeds=0, check_determinism=False)
+    own = report.full_resume
+    assert report.equivalent and own.verdict == "identical", report.render()
+    assert not own.latent_gaps and not own.diagnosis, (own.latent_gaps, own.diagnosis)
+    assert "latent" not in report.render()
+
+
+def test_a_rate_set_by_a_scheduler_a_step_ahead_is_said_to_follow_from_it():
+    """Trial 829: beside a scheduler made in the load with last_epoch= the step
+    reached, the optimizer's rate line advised making the scheduler before the
+    optimizer's state is loaded, which put back the first step's rate and left
+    the schedule a step ahead."""
+    from fixtures.trust import scheduler_made_in_load
+
+    own = verify(scheduler_made_in_load.MADE_AT_THE_STEP_REACHED, drop="none",
+                 noise_seeds=0, check_determinism=False).full_resume
+    rate = next(f for f in own.diagnosis if f.component == "optimizer")
+    assert "which `scheduler` sets, and that one came back a step ahead" in rate.detail, rate
+    assert "make it before the optimizer's state is loaded" not in rate.detail, rate.detail
+    assert "last_epoch= the step before the one reached" in rate.detail, rate.detail

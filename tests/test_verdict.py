@@ -1449,3 +1449,16 @@ def test_a_rate_named_first_beside_a_loss_of_the_same_step_says_it_cannot_explai
     run.first_divergent_quantity = "learning rate"
     run.trajectory.differs["loss"] = [11]
     assert _loss_after_rate(run).startswith(" (its loss is alike: ")
+
+
+def test_a_schedulers_count_of_calls_alone_is_no_difference_unless_a_count_is_0():
+    """``call_order_only``: ``_step_count`` feeds torch's call-order warning, except
+    that a count of 0 makes CosineAnnealingLR's next rate its closed form."""
+    from resumecheck.verdict import call_order_only
+
+    run = {"last_epoch": 5, "base_lrs": [0.1], "_step_count": 6, "_last_lr": [0.05]}
+    assert call_order_only(run, {**run, "_step_count": 1})
+    assert not call_order_only(run, run)  # (nothing differs)
+    assert not call_order_only(run, {**run, "_step_count": 0})
+    assert not call_order_only(run, {**run, "_step_count": 1, "last_epoch": 4})
+    assert not call_order_only(run, {**run, "_step_count": 1, "_last_lr": [0.04]})
