@@ -855,7 +855,9 @@ def _seeded_anew(key: str, run: Any, states: list[dict[str, Any]], step: int, k:
             continue
         call = SEED_CALLS[base]
         past = "" if draws == 0 else f"{_amount(key, draws, unit)} past "
-        where = "in your load() or after it" if restorer == "your load()" else "after it"
+        # (trial 825: a load() that restored the stream, then called the build, which seeds)
+        where = ("in your load() (or code it calls: a build that seeds) or after it"
+                 if restorer == "your load()" else "after it")
         # (trial 596: a seed in on_train_begin, before the Trainer's restore, which found no
         # rng_state.pth, read as set "as the program is built" or "after the restore")
         how = (f"it was seeded again after the restore (a seed call {where})" if unset is False

@@ -163,5 +163,6 @@ def test_a_ranks_stream_left_as_built_is_not_said_to_be_seeded_again_after_the_r
     assert "past where seeding it with 2 (torch.manual_seed(2)) leaves it: the restore did " \
         "not set it (the checkpoint holds no state of it on this rank, or the restore does " \
         "not set it), so a seed as the program is built stands with what drew since, or a " \
-        "seed call in your load() or after it set it so" in rank1.detail, rank1.detail
+        "seed call in your load() (or code it calls: a build that seeds) or after it set it " \
+        "so" in rank1.detail, rank1.detail
     assert "it was seeded again after the restore" not in rank1.detail

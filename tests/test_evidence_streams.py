@@ -252,8 +252,8 @@ def test_a_stream_seeded_again_far_from_the_reference_is_said_so_and_how_far_pas
     assert details["torch"] == (
         "torch CPU stream at the start of step 4, the first after the restore at 3, is 1 draw "
         "past where seeding it with 3 (torch.manual_seed(3)) leaves it: it was seeded "
-        "again after the restore (a seed call in your load() or after it), so the restart draws "
-        "from a newly seeded stream, not the run's")
+        "again after the restore (a seed call in your load() (or code it calls: a build that "
+        "seeds) or after it), so the restart draws from a newly seeded stream, not the run's")
     # the build drew nothing from Python's stream after seeding it, so where a step began
     # it is a stream not restored as much as one seeded again; but the load set it to
     # the run's state, so it was seeded again (trial 434: "left it there: it did not
@@ -262,8 +262,9 @@ def test_a_stream_seeded_again_far_from_the_reference_is_said_so_and_how_far_pas
         "Python random stream at the start of step 4, the first after the restore at 3, is 6 "
         "32-bit words behind the reference's: where seeding it with 3 (random.seed(3)) leaves "
         "it: it "
-        "was seeded again after the restore (a seed call in your load() or after it), so the "
-        "restart draws from a newly seeded stream, not the run's"), details["python"]
+        "was seeded again after the restore (a seed call in your load() (or code it calls: a "
+        "build that seeds) or after it), so the restart draws from a newly seeded stream, not "
+        "the run's"), details["python"]
 
 
 def test_a_stream_of_another_seed_is_not_called_an_offset():
@@ -698,9 +699,10 @@ def test_a_load_that_sets_the_stream_and_then_builds_is_said_seeded_after_the_se
     own = verify("fixtures.trust.set_before_build:TARGET", resume_at=[k], drop="none",
                  noise_seeds=0, check_determinism=False).full_resume
     [offset] = own.stream_offsets
+    # (trial 825: the seed was in the build the load called, not in load() itself)
     assert "past where seeding it with 0 (torch.manual_seed(0)) leaves it: it was seeded again " \
-        "after the restore (a seed call in your load() or after it)" in offset.detail, \
-        offset.detail
+        "after the restore (a seed call in your load() (or code it calls: a build that seeds) " \
+        "or after it)" in offset.detail, offset.detail
     assert "left it there" not in offset.detail
 
 
