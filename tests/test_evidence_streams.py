@@ -192,8 +192,9 @@ def test_a_load_that_seeds_the_stream_again_is_said_so_with_its_seed():
     assert offset.detail == (
         "torch CPU stream at the start of step 10, the first after the restore at 9, is 3313 "
         "32-bit words behind the reference's: where seeding it with 0 (torch.manual_seed(0)) "
-        "leaves it: it was seeded again after the restore (a seed call in your load() or after "
-        "it), so the restart draws from a newly seeded stream, not the run's")
+        "leaves it: it was seeded again after the restore (a seed call in your load() (or code "
+        "it calls: a build that seeds) or after it), so the restart draws from a newly seeded "
+        "stream, not the run's")
     # a load that restores nothing, its build drawing after the seed: not called seeded again
     [lost] = verify("fixtures.bugs.class05_rng_not_saved:BUGGY", drop="none", noise_seeds=0,
                     check_determinism=False).full_resume.stream_offsets
