@@ -65,6 +65,7 @@ from resumecheck.reproduce import reproduce_command
 from resumecheck.settings import Settings
 from resumecheck.streams import is_stream_detail
 from resumecheck.strategies import interruption_schedules
+from resumecheck.verdict import later_epoch_untried
 
 __all__ = ["FuzzResult", "fuzz", "run_fuzz"]
 
@@ -108,8 +109,7 @@ class FuzzResult:
     """The program's own seed where no ``seed`` was asked (``Report``'s
     ``noise["base_seed"]``: None, not known; ``"?"``: not looked at)."""
     seeded_by: str | None = None
-    """A framework target's adapter, where it seeds the build (``seed_text``);
-    not in the JSON."""
+    """A framework target's adapter, where it seeds the build (``seed_text``)."""
     isolation: str = "inprocess"
     """How each restart ran: ``inprocess`` or ``process`` (fresh interpreters)."""
     examples: int = 0
@@ -162,6 +162,7 @@ class FuzzResult:
     """Where no schedule failed: what ``run`` says it cannot see at the default
     resume point (``Report.caveats``; trial 155: a seed set again in the script's
     resume path passed fuzz with nothing said), but a draw at import (above)."""
+    resumed_at: list[int] = field(default_factory=list, repr=False)  # (by any example)
     set_order: str | None = None
     """In-process: the WARNING ``run`` gives on an order that follows the hash seed
     (``Report.set_order``; trial 149: a hash() of a string, fuzz silent)."""
@@ -759,8 +760,8 @@ def _not_compared(checker: Checker, result: FuzzResult, budget: float,
         report = checker.report()
         full = report.full_resume
         result.side_files = side_files(full.side_files) if full is not None else None
-        result.caveats = [c for c in caveats(report)
-                          if not c.startswith(_AT_IMPORT)] + _loop_note(checker)
+        result.caveats = [c for c in caveats(report) if not c.startswith(_AT_IMPORT)] \
+            + _loop_note(checker) + _later_epochs_untried(checker, result)
         result.latent_gaps = list(full.latent_parts().values()) if full is not None else []
         result.default_run = _default_run(checker)
         return at_the_point(report.undeclared, list(checker.resume_at))
@@ -789,7 +790,22 @@ def _caveats_unlooked(checker: Checker, result: FuzzResult) -> list[str]:
                                        and not result.set_order) else []
     if checker.segment.has_own_checkpoint and not checker.segment.boundaries.get("loop_note"):
         lines.append(RESUME_CODE_UNCHECKED)
-    return lines + _loop_note(checker)
+    return lines + _loop_note(checker) + _later_epochs_untried(checker, result)
+
+
+def _later_epochs_untried(checker: Checker, result: FuzzResult) -> list[str]:
+    """Where no example resumed inside an epoch after the first, ``run``'s line
+    on it, of the examples (trial 827: 6 examples passed a Trainer whose
+    group_by_length sampler reads other samples at every resume inside a later
+    epoch, which ``run`` at the default point says, and fuzz left out)."""
+    if checker.reference is None or not result.resumed_at:
+        return []
+    said = later_epoch_untried(checker.reference, result.resumed_at, result.steps)
+    if said is None:
+        return []
+    said = said.replace("every resume point here is", "every example resumed").replace(
+        "resumecheck fuzz tries them all", "more examples (--max-examples, --budget) reach them")
+    return [f"not checked: {said}"]
 
 
 def _loop_note(checker: Checker) -> list[str]:
@@ -901,6 +917,7 @@ def _count(result: FuzzResult, seen: set[tuple[int, ...]], schedule: list[int],
     result.distinct_schedules = len(seen)
     covered = {k for k in schedule if k in edges}
     result.boundaries_covered = sorted(set(result.boundaries_covered) | covered)
+    result.resumed_at = sorted(set(result.resumed_at) | set(schedule))
 
 
 @contextmanager

@@ -891,11 +891,13 @@ def _unchecked_cells(report: dict[str, Any]) -> list[str]:
             # (trial 483: the CLI's option, where a test sets the marker's resume_at)
             # (trial 812: "resume_at=[12]" read as in place of the test's own points)
             points = sorted({*report.get("resume_at", []), int(k)}) if k.isdigit() else None
+            # (trial 827: a Trainer's sampler known to read other samples there, left out)
+            known = line.split("; there ", 1)[1] if "; there " in line else ""
             cells.append(f"not checked: {line.split(' (')[0]}"
                          + (f" (adding {k} to the test's mark.resumecheck, resume_at={points}, "
                             "checks one)" if points is not None
                             else f" (resume_at=[{k}] in the test's mark.resumecheck checks one)"
-                            if k else ""))
+                            if k else "") + (f"; there {known}" if known else ""))
         elif line.startswith(AFTER_LAST_STEP):  # (trial 376: the best model loaded at the end)
             cells.append(f"not checked: {line.split(': ')[0]})")
     built = as_built_at_points(report.get("not_checked", []))

@@ -10,6 +10,24 @@ def test_one_example_is_the_default_schedule_alone():
     result = fuzz(c15.CORRECT, max_examples=1, budget=60)
     assert result.examples == result.distinct_schedules == 1
     assert not result.found and not result.budget_exhausted
+    # (its schedule, 4,8, resumes inside the second epoch: no line on a later one)
+    assert not any("inside an epoch after the first" in c for c in result.caveats)
+
+
+def test_a_pass_whose_examples_all_resumed_in_the_first_epoch_says_a_later_one_is_unchecked():
+    """Trial 827: 6 examples passed a Trainer whose sampler reads other samples at
+    every resume inside a later epoch; ``run`` at the default point said so, fuzz
+    did not. Epochs of 5 steps here; the one example resumes at 2."""
+    from fixtures.userprog import Trainer, target_of
+
+    result = fuzz(target_of(Trainer, "fixtures.userprog:Trainer", resume_at=(2,)),
+                  max_examples=1, budget=60)
+    assert not result.found and result.examples == 1
+    [line] = [c for c in result.caveats if "inside an epoch after the first" in c]
+    assert line == ("not checked: a restart inside an epoch after the first (every example "
+                    "resumed inside the first epoch, which ends after step 5): --resume-at 6 "
+                    "checks one, more examples (--max-examples, --budget) reach them"), line
+    assert line in result.render() and line in result.to_json()["caveats"]
 
 
 def test_the_examples_end_at_the_first_failure_and_hypothesis_shrink_is_not_counted():

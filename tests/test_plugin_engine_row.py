@@ -17,3 +17,22 @@ def test_an_engine_row_whose_lost_state_is_a_modules_hooks_names_on_load_checkpo
     own = {"explanation": ""}
     assert _engine_why(run("hooks"), own) == "its on_load_checkpoint() loses state"
     assert _engine_why(run("ema"), own) == "a load_state_dict() loses state"
+
+
+def test_a_passing_rows_line_on_a_later_epoch_keeps_what_the_framework_is_known_to_do_there():
+    """Trial 827: the row of a Trainer whose group_by_length sampler reads other
+    samples at every resume inside a later epoch read as a neutral gap: the
+    clause `run` gives on it was cut off."""
+    from resumecheck.pytest_plugin import _unchecked_cells
+
+    known = ("the Trainer's LengthGroupedSampler (group_by_length) draws each epoch's order "
+             "from torch's global stream before the framework's restore brings that stream "
+             "back, so a resume there reads other samples")
+    line = ("a restart inside an epoch after the first (every resume point here is inside the "
+            "first epoch, which ends after step 6): --resume-at 7 checks one, resumecheck fuzz "
+            f"tries them all; there {known}")
+    [cell] = _unchecked_cells({"not_checked": [line], "resume_at": [4]})
+    assert cell == ("not checked: a restart inside an epoch after the first (adding 7 to the "
+                    "test's mark.resumecheck, resume_at=[4, 7], checks one); there " + known), cell
+    [plain] = _unchecked_cells({"not_checked": [line.split("; there ")[0]], "resume_at": [4]})
+    assert plain.endswith("resume_at=[4, 7], checks one)"), plain
