@@ -614,23 +614,7 @@ class Report:
         do not capture the program's state (None: they do). ``lines_shown``:
         the report's `not compared` lines are printed beside it (fuzz prints
         none: the sentence names what they would)."""
-        notice = _incomplete_state_notice(self, lines_shown)
-        own = self.full_resume
-        cause = _known_cause(self, own) if notice is not None else None
-        if notice is not None and cause is not None:
-            # (trials 142, 143: the WARNING led with undeclared state or a stream drawn,
-            # then, put after the cause, read as a second cause that is not there)
-            ablations = notice[notice.find(" Ablations "):] if " Ablations " in notice else ""
-            notice = cause + ablations
-        if notice is not None and own is not None and own.checkpoint == "program" \
-                and own.verdict in (IDENTICAL, CLOSE) and not own.lost_on_resave():
-            # (a trial: a correct Trainer program read the WARNING as its own fault)
-            notice += (_OWN_EQUIVALENT_BESIDE if _failed_beside(self.engine_resume)
-                       else _own_equivalent(own, self.undeclared))
-        engine = self.engine_resume  # (one that failed to build or restore: not this)
-        departs = _restore_departs(self.runs) if engine and engine.verdict == DIVERGED else ""
-        # (trial 677: said last, after a WARNING that opened on the fit loop's counts)
-        return None if notice is None else " ".join(filter(None, (departs, notice)))
+        return _state_notice(self, lines_shown)
 
     def label_of(self, run: RunResult) -> str:
         """A run's label in this report: the engine's full resume beside the
@@ -1757,18 +1741,46 @@ settings, or known alike): trial 641's rate followed a token count its
 not_state left out, and the WARNING led with settings that could not differ."""
 
 
-def _own_equivalent(own: RunResult, undeclared: Sequence[str] = ()) -> str:
-    """What the WARNING adds where the program's own resume is equivalent and
-    the engine's is not (a trial: a correct Trainer program read the WARNING
-    as its own fault): what brings back what the components miss, and, of a
-    program of your own, what that restart does not do (trial 202: a load()
-    that skipped a new iterator to the run's place in its epoch, which no
-    component's load_state_dict() did; trial 206: "your checkpoint keeps"
-    where the load() made the position again)."""
+def _state_notice(report: Report, lines_shown: bool) -> str | None:
+    """``Report.incomplete_state_notice``: its known cause first, where there is
+    one; where the program's own resume is equivalent, opened with that."""
+    notice = _incomplete_state_notice(report, lines_shown)
+    own = report.full_resume
+    cause = _known_cause(report, own) if notice is not None else None
+    if notice is not None and cause is not None:
+        # (trials 142, 143: the WARNING led with undeclared state or a stream drawn,
+        # then, put after the cause, read as a second cause that is not there)
+        ablations = notice[notice.find(" Ablations "):] if " Ablations " in notice else ""
+        notice = cause + ablations
+    lead = ""
+    if notice is not None and own is not None and own.checkpoint == "program" \
+            and own.verdict in (IDENTICAL, CLOSE) and not own.lost_on_resave():
+        # (a trial: a correct Trainer program read the WARNING as its own fault; trial
+        # 832: said at the end of a long WARNING whose advice read as the program's fix)
+        if _failed_beside(report.engine_resume):
+            notice += _OWN_EQUIVALENT_BESIDE
+        else:
+            lead, rest = _own_equivalent(own, report.undeclared)
+            notice += rest
+    engine = report.engine_resume  # (one that failed to build or restore: not this)
+    departs = _restore_departs(report.runs) if engine and engine.verdict == DIVERGED else ""
+    if notice is None:
+        return None
+    # (trial 677: said last, after a WARNING that opened on the fit loop's counts)
+    body = " ".join(filter(None, (departs, notice)))
+    return f"{lead} {body[:1].upper()}{body[1:]}" if lead else body
+
+
+def _own_equivalent(own: RunResult, undeclared: Sequence[str] = ()) -> tuple[str, str]:
+    """What the WARNING opens with, and what it adds at its end, where the
+    program's own resume is equivalent and the engine's is not (a trial: a
+    correct Trainer program read the WARNING as its own fault): what brings
+    back what the components miss, and, of a program of your own, what that
+    restart does not do (trial 202: a load() that skipped a new iterator to
+    the run's place in its epoch, which no component's load_state_dict() did;
+    trial 206: "your checkpoint keeps" where the load() made the position again)."""
     if any(note in own.explanation for note in (ADAPTER_LOOP, FRAMEWORK_RESUME)):
-        return (" Your own resume is equivalent: your checkpoint keeps what the declared "
-                "components miss; this concerns the engine's own restart of them, which "
-                "ablations use.")
+        return OWN_EQUIVALENT_FRAMEWORK, ""
     # (trial 579: an episode's position, which a step set again, read as put back by the load)
     named = list(dict.fromkeys(uncompared_path(what) for what in _may_explain(list(undeclared))
                                if SET_ALIKE_LATER not in what))
@@ -1777,13 +1789,22 @@ def _own_equivalent(own: RunResult, undeclared: Sequence[str] = ()) -> str:
     put_back = (f"putting back {', '.join(f'`{p}`' for p in named[:4])}"
                 f"{' and more' if len(named) > 4 else ''}, which the `not compared` lines name: "
                 "declare it as a component; or " if named else "")
-    return (" Your own resume is equivalent: your checkpoint and your load() bring back what "
-            "the declared components miss; this concerns the engine's own restart of them, "
-            "which ablations use. That restart builds the program and loads each component's "
+    return OWN_EQUIVALENT, (
+            " That restart builds the program and loads each component's "
             f"state_dict(), and no more: what your load() does besides ({put_back}a loader's "
             "iterator it skips to where the run was, a generator it seeds again) belongs in a "
             "declared component's load_state_dict() (the data position's, for an iterator) for "
             "it to do the same.")
+
+
+OWN_EQUIVALENT = ("Your own resume is equivalent: your checkpoint and your load() bring back "
+                  "what the declared components miss; this concerns the engine's own restart of "
+                  "them, which ablations use.")
+"""How the WARNING opens where the program's own resume is equivalent (``_own_equivalent``)."""
+OWN_EQUIVALENT_FRAMEWORK = ("Your own resume is equivalent: your checkpoint keeps what the "
+                            "declared components miss; this concerns the engine's own restart "
+                            "of them, which ablations use.")
+"""``OWN_EQUIVALENT`` of a framework's resume, which no load() of the program's runs."""
 
 
 def _with_ranks_alike(drawn: StreamOffset, offsets: Sequence[StreamOffset]) -> StreamOffset:

@@ -11,7 +11,9 @@ from resumecheck.assertions import describe_failure, require_equivalent
 from resumecheck.environment import fingerprint
 from resumecheck.errors import ResumeNotEquivalent
 from resumecheck.pytest_plugin import session_markdown
-from resumecheck.report import DIVERGED, IDENTICAL, INCONCLUSIVE, Report, RunResult
+from resumecheck.report import (
+    DIVERGED, IDENTICAL, INCONCLUSIVE, OWN_EQUIVALENT, Report, RunResult,
+)
 
 WHY = "per-rank state could not be mapped (rng[rank 1])"
 
@@ -136,8 +138,8 @@ def test_a_restart_that_draws_is_not_said_lost_however_complete_where_state_is_u
                     runs=[own, engine], undeclared=undeclared)
     warning = next(line for line in report.render("table").splitlines()
                    if line.startswith("WARNING"))
-    assert warning.startswith("WARNING: the restart draws from a random stream where the "
-                              "uninterrupted run does not")
+    assert warning.startswith(f"WARNING: {OWN_EQUIVALENT} The restart draws from a random "
+                              "stream where the uninterrupted run does not")
     if undeclared:
         assert ("It may draw so from state no component declares (the `not compared` lines "
                 "name what the program keeps outside their states: `epoch_gen_state`)") in warning
@@ -248,7 +250,10 @@ def test_an_ablation_that_resumes_alike_names_the_restore_that_departs():
                     runs=[run([], IDENTICAL, None, "program"), run([], DIVERGED, 11),
                           run(["params"], INCONCLUSIVE, 11), run(["rng"], INCONCLUSIVE, None)])
     notice = report.incomplete_state_notice() or ""
-    # (trial 677: said last, after a WARNING that opened on the fit loop's counts: it leads)
+    # (trial 677: said last, after a WARNING that opened on the fit loop's counts: it leads,
+    # after what says the program's own resume is equivalent, trial 832)
+    assert notice.startswith(OWN_EQUIVALENT), notice
+    notice = notice.removeprefix(OWN_EQUIVALENT + " ")
     assert notice.startswith("Left out of the engine's restore, `rng` resumes as the "
                              "uninterrupted run, every step and the end alike: the engine's "
                              "own restore of it is what departs: put in after what reads it "

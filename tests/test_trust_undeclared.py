@@ -10,7 +10,7 @@ import torch
 from resumecheck import StepOutput, Target, verify
 from resumecheck.assertions import describe_failure
 from resumecheck.phrases import READ_BY_NO_STEP, lost_uncompared
-from resumecheck.report import DIVERGED, IDENTICAL
+from resumecheck.report import DIVERGED, IDENTICAL, OWN_EQUIVALENT
 
 SPEC = "fixtures.trust.undeclared_ema:"
 FAST = {"noise_seeds": 0, "drop": "none", "check_determinism": False}
@@ -401,7 +401,8 @@ def test_a_counter_set_back_by_the_end_is_named_from_where_the_restart_held_it_o
     notice = report.incomplete_state_notice()
     assert "`early.bad_evals`" in notice
     # (a trial read "Ablations cannot be judged" under --drop none, which runs none)
-    assert notice.startswith("the declared components do not capture") and "Ablation" not in notice
+    notice = notice.removeprefix(OWN_EQUIVALENT + " ")
+    assert notice.startswith("The declared components do not capture") and "Ablation" not in notice
     declared = verify("fixtures.trust.patience_reset:DECLARED", drop="none", noise_seeds=0)
     assert declared.equivalent and declared.undeclared == []
     assert declared.engine_resume.verdict == "identical"
@@ -534,7 +535,8 @@ def test_state_a_later_step_set_again_is_not_said_to_be_put_back_by_the_load():
              "every declared component, ends with it as the uninterrupted run does, but held "
              f"it otherwise from right after its restore at step 8 on, {SET_ALIKE_LATER}; "
              "your own resume ends with it as the uninterrupted run did"]
-    said = _own_equivalent(RunResult(dropped=[], resume_at=[8], verdict="identical"), lines)
+    said = "".join(_own_equivalent(RunResult(dropped=[], resume_at=[8], verdict="identical"),
+                                   lines))
     assert "(putting back `baseline`, which the `not compared` lines name" in said, said
 
 

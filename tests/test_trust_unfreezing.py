@@ -5,6 +5,7 @@ cannot rebuild the groups, and says why (fixtures/trust/unfreezing.py)."""
 from __future__ import annotations
 
 from resumecheck import verify
+from resumecheck.report import OWN_EQUIVALENT
 
 
 def test_the_engines_restore_names_the_added_groups_and_its_own_capture_not_a_gone_file():
@@ -20,8 +21,8 @@ def test_the_engines_restore_names_the_added_groups_and_its_own_capture_not_a_go
     assert "/tmp" not in engine.failure and "capture5.pt" not in engine.failure
     assert ("the program changes its optimizer's parameter groups while it trains "
             "(add_param_group") in engine.failure
-    notice = report.incomplete_state_notice()
-    assert notice.startswith("the engine's own restore of the declared components into a "
+    notice = report.incomplete_state_notice().removeprefix(OWN_EQUIVALENT + " ")
+    assert notice.startswith("The engine's own restore of the declared components into a "
                              "fresh build fails: ") and "add_param_group" in notice
     assert "DataLoader" not in notice  # (nothing undeclared is lost: a trial)
     # (trial 281: "which ... the engine's restore of the declared components cannot")
