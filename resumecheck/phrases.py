@@ -44,6 +44,7 @@ __all__ = ["ACCELERATE_DATASET", "ADAPTER_LEFT_OUT", "AFTER_LAST_STEP", "AS_THE_
            "first_few", "first_line",
            "lost_uncompared", "merge_alike", "merge_items", "uncompared_path", "undeclared_lead",
            "unless_not_state", "UNLESS_NOT_STATE", "KEPT_ALREADY", "NOT_STEPPED_MODULE",
+           "NOT_WHAT_IT_MAKES",
            "RATE_SET_SOONER",
            "unused_position"]
 
@@ -481,6 +482,10 @@ NOT_STEPPED_MODULE = "a module no optimizer steps"
 steps (an average of the weights: ``verdict``; fuzz's silent summary reads it)."""
 
 UNLESS_NOT_STATE = "unless it is not state"
+NOT_WHAT_IT_MAKES = "a load_state_dict() that brings back state but not what it makes"
+"""The plugin's row on a restore of every declared component that departs, besides
+declared state that is incomplete (trial 831: a position that skipped its epoch's
+read batches without reading them; its loader's workers drew afresh)."""
 KEPT_ALREADY = "it is kept already"
 """How a diagnosis's fix begins where the checkpoint holds the component's state
 already (``verdict._streams_held_text``): the report then says no "to keep it"."""

@@ -614,8 +614,8 @@ def _engine_why(run: dict[str, Any], own: dict[str, Any]) -> str:
     """Why the engine's own full resume departs, beside the program's save/load
     (``own``), where the declared components do not capture the program's state."""
     from resumecheck.phrases import (
-        BUILDING, FETCHED_BEFORE_RESTORE, LOOP_GOES_ON, REORDERED, RESTORING, STOPPED,
-        changed_after_load,
+        BUILDING, FETCHED_BEFORE_RESTORE, LOOP_GOES_ON, NOT_WHAT_IT_MAKES, REORDERED, RESTORING,
+        STOPPED, changed_after_load,
     )
 
     lossy = _lossy_loads(run)
@@ -653,7 +653,8 @@ def _engine_why(run: dict[str, Any], own: dict[str, Any]) -> str:
             else "it draws from a random stream after the restore more than the "
             "uninterrupted run"
             if stepped and any((o.get("draws") or 0) > 0 for o in run.get("stream_offsets", []))
-            else "declared state incomplete" if stepped
+            # (trial 831: a position's load that skipped its epoch's batches unread)
+            else f"declared state incomplete, or {NOT_WHAT_IT_MAKES}" if stepped
             else "its build failed" if run["explanation"].startswith(BUILDING)
             else "its restore failed" if run["explanation"].startswith(RESTORING)
             else STOPPED if run["explanation"].startswith(STOPPED)

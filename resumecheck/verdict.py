@@ -2981,8 +2981,12 @@ def _held_alike_after_loads(path: str, run: RunResult,
         for k in run.resume_at)
 
 
+# (trial 831: a position's load_state_dict() that skipped its epoch's read batches without
+# reading them: the workers' streams started over, and the row said only the two others)
 _NOT_CAPTURED = ("; the engine restored every declared component: they do not capture the "
-                 "program's state (undeclared state, or state consumed after the restore)")
+                 "program's state (undeclared state, state consumed after the restore, or a "
+                 "load_state_dict() that brings back its state but not what it makes from it: "
+                 "an iterator that skips the batches its epoch read without reading them)")
 _NOT_CAPTURED_SAID = re.compile(
     f"{re.escape(_NOT_CAPTURED)}|{re.escape(_NOT_CAPTURED.split(':')[0])}, through [^;]*?"
     f"{re.escape(LOOP_GOES_ON)}")

@@ -36,3 +36,19 @@ def test_a_passing_rows_line_on_a_later_epoch_keeps_what_the_framework_is_known_
                     "test's mark.resumecheck, resume_at=[4, 7], checks one); there " + known), cell
     [plain] = _unchecked_cells({"not_checked": [line.split("; there ")[0]], "resume_at": [4]})
     assert plain.endswith("resume_at=[4, 7], checks one)"), plain
+
+
+def test_an_engine_resume_that_departs_with_every_component_back_offers_a_restore_short_of_it():
+    """Trial 831: a position's load_state_dict() skipped its epoch's read batches
+    without reading them (the loader's workers then drew afresh); the row read
+    "declared state incomplete" alone, which the WARNING offers beside it."""
+    from resumecheck.phrases import NOT_WHAT_IT_MAKES
+    from resumecheck.pytest_plugin import _engine_why
+
+    run = {"verdict": "diverged", "resume_at": [7], "diagnosis": [], "first_divergent_step": 8,
+           "first_divergent_quantity": "loss", "explanation": "loss differs from step 8",
+           "stream_offsets": []}
+    why = _engine_why(run, {"explanation": "resumes bit for bit"})
+    assert why == f"declared state incomplete, or {NOT_WHAT_IT_MAKES}", why
+    assert NOT_WHAT_IT_MAKES == ("a load_state_dict() that brings back state but not what it "
+                                 "makes")
