@@ -4701,6 +4701,11 @@ def _matches_again(r: RunResult) -> str:
             f"{apart[-1] + 1} on matches again)")
 
 
+ULP_APART = ("the last bits of a value computed otherwise, as the same value reached another "
+             "way rounds, and as lost state may compute it: not noise")
+"""What a silent run's why says of a difference of a few ULP."""
+
+
 def _noise_clause(r: RunResult) -> str:
     """What the seed-to-seed band says of a diverged run ('' when not judged)."""
     if r.plausible is None and not r.max_abs_loss_diff and _at_the_last_step(r):
@@ -4714,8 +4719,9 @@ def _noise_clause(r: RunResult) -> str:
         # (trial 623: a rate 1 ULP apart at two steps, nothing else apart, read as an
         # average of the weights that differed)
         ulp = r.max_ulp_diff
+        # (trial 830: "rounding" read as noise, of a rate a lost SWALR computed otherwise)
         rounding = (f" (where it departs, {_apart_by_rounding(r)}by at most {ulp:g} ULP: "
-                    "rounding)" if ulp is not None and 0 < ulp <= 4 else "")
+                    f"{ULP_APART})" if ulp is not None and 0 < ulp <= 4 else "")
         return (f"; nothing in the training loss shows it{rounding}: silent but different"
                 + _matches_again(r))
     if r.plausible is True:

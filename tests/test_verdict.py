@@ -1051,7 +1051,7 @@ def test_a_plausible_run_close_to_the_band_says_what_the_band_is():
     """A trial: a loss 0.9x the band's width was beyond the seeds' spread at
     several steps, and "stays within seed-to-seed noise" read as at every one;
     the band is the widest spread at any step. Far inside it, nothing is added."""
-    from resumecheck.verdict import _noise_clause
+    from resumecheck.verdict import ULP_APART, _noise_clause
 
     run = RunResult(dropped=[], resume_at=[7], verdict="diverged", plausible=True,
                     noise_ratio=0.9, max_abs_loss_diff=14.9)
@@ -1250,19 +1250,21 @@ def test_a_silent_run_apart_by_rounding_alone_says_so():
     """Trial 623: a rate 1 ULP apart at two steps, nothing else apart, read
     "silent but different" beside a footer on averages of weights."""
     from resumecheck.trajectory import Trajectory
-    from resumecheck.verdict import _noise_clause
+    from resumecheck.verdict import ULP_APART, _noise_clause
 
     run = RunResult(dropped=["swa_scheduler"], resume_at=[18], verdict="diverged",
                     plausible=True, max_abs_loss_diff=0.0, max_ulp_diff=1.0,
                     first_divergent_step=21)
+    # (trial 830: "rounding" read as noise, of a rate a lost SWALR computed otherwise)
     assert _noise_clause(run) == ("; nothing in the training loss shows it (where it departs, "
-                                  "by at most 1 ULP: rounding): silent but different")
+                                  f"by at most 1 ULP: {ULP_APART}): silent but different")
+    assert ULP_APART.endswith("as lost state may compute it: not noise")
     # (trial 800: read as of the loss, which was bitwise equal)
     run.trajectory = Trajectory(first_step=19, loss=[0.5, 0.4], differs={"lr": [21, 22]})
-    assert "(where it departs, its learning rate is apart by at most 1 ULP: rounding)" in \
-        _noise_clause(run)
+    assert f"(where it departs, its learning rate is apart by at most 1 ULP: {ULP_APART})" \
+        in _noise_clause(run)
     run.trajectory.differs["param"] = [21]
-    assert "(where it departs, by at most 1 ULP: rounding)" in _noise_clause(run)
+    assert f"(where it departs, by at most 1 ULP: {ULP_APART})" in _noise_clause(run)
     run.max_ulp_diff = 1e6
     assert _noise_clause(run) == "; nothing in the training loss shows it: silent but different"
 
@@ -1272,7 +1274,7 @@ def test_a_silent_run_whose_steps_match_again_says_which_differ():
     apart at steps 5, 9 and 13 only, every step from 14 on alike, read
     "silent but different" beside a legend of runs that end otherwise."""
     from resumecheck.trajectory import Trajectory
-    from resumecheck.verdict import _noise_clause
+    from resumecheck.verdict import ULP_APART, _noise_clause
 
     run = RunResult(dropped=[], resume_at=[1], verdict="diverged", plausible=True,
                     max_abs_loss_diff=0.0, max_ulp_diff=9e15, first_divergent_step=5,
