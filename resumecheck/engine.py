@@ -1343,6 +1343,7 @@ class Checker:
             if own and cmp is not None:  # (after conclude: the streams' lines say who left them)
                 verdict.give_fixes(result, _advice(self.segment, segments), self.reference)
             verdict.place_came_back(result)
+            verdict.position_read_in_place(result)
             verdict.in_its_words(result, self.segment.boundaries)
             self.fields_as_built.update(verdict.fields_as_built(self.reference, result, segments))
             return _Judged(result, _trajectory(segments, schedule[0], cmp),

@@ -36,6 +36,7 @@ from resumecheck.phrases import (
     LEFT_UNRESTORED, POSITION_OTHER_EPOCH, POSITION_TRANSFORMED, READ_BEFORE,
     NONE_DIFFERS, STARTED_LEVEL, UNDECLARED_LEAD, first_few, ordinal, position_named,
     unused_position,
+    SAME_PLACE,
 )
 from resumecheck.program import declares_no_epochs, epoch_boundaries, next_epoch_start
 from resumecheck.segments import SegmentResult
@@ -1387,7 +1388,7 @@ def _own_data_elsewhere(reference: SegmentResult) -> str:
             "takes two loaders in turn)")
 
 
-OTHER_EPOCH = ("at the same place of another epoch: the restart reads this place of another "
+OTHER_EPOCH = (f"{SAME_PLACE}: the restart reads this place of another "
                "epoch's data (the epoch it reads differs: its order, a sampler's epoch that "
                "set_epoch sets, or a shuffle generator's state, that the restart does not put "
                "back; a position or an epoch counted otherwise at an epoch's end; or state the "

@@ -44,6 +44,7 @@ __all__ = ["ACCELERATE_DATASET", "ADAPTER_LEFT_OUT", "AFTER_LAST_STEP", "AS_THE_
            "first_few", "first_line",
            "lost_uncompared", "merge_alike", "merge_items", "uncompared_path", "undeclared_lead",
            "unless_not_state", "UNLESS_NOT_STATE", "KEPT_ALREADY", "NOT_STEPPED_MODULE",
+           "SAME_PLACE", "PLACE_CAME_BACK", "is_place_finding",
            "NOT_WHAT_IT_MAKES",
            "RATE_SET_SOONER",
            "unused_position"]
@@ -486,6 +487,24 @@ NOT_WHAT_IT_MAKES = "a load_state_dict() that brings back state but not what it 
 """The plugin's row on a restore of every declared component that departs, besides
 declared state that is incomplete (trial 831: a position that skipped its epoch's
 read batches without reading them; its loader's workers drew afresh)."""
+SAME_PLACE = "at the same place of another epoch"
+"""How a first divergence says the restart read its place in another epoch's order
+(``evidence.OTHER_EPOCH`` opens with it)."""
+PLACE_CAME_BACK = "its data position came back; it reads another epoch's order"
+
+
+_PLACE_FIELD = re.compile(r"[\w.\[\]]*?(pos|position|index|idx|offset|cursor|seen|consumed|"
+                          r"yielded|start|batch)[\w.\[\]]* ")
+
+
+def is_place_finding(component: str, detail: str) -> bool:
+    """Whether a finding of a restore is of a data position: any of a declared
+    ``data_cursor``'s, or a datamodule's field named as a place (``sampler.pos``,
+    ``seen``; not a curriculum's ``level``)."""
+    base = component.split("[", 1)[0]
+    return base == "data_cursor" or base == "datamodule" and bool(_PLACE_FIELD.match(detail))
+"""The plugin's row where a data position differed right after the restore and the
+steps after it read its place in another epoch's order (trial 833)."""
 KEPT_ALREADY = "it is kept already"
 """How a diagnosis's fix begins where the checkpoint holds the component's state
 already (``verdict._streams_held_text``): the report then says no "to keep it"."""

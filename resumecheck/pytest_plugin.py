@@ -614,8 +614,8 @@ def _engine_why(run: dict[str, Any], own: dict[str, Any]) -> str:
     """Why the engine's own full resume departs, beside the program's save/load
     (``own``), where the declared components do not capture the program's state."""
     from resumecheck.phrases import (
-        BUILDING, FETCHED_BEFORE_RESTORE, LOOP_GOES_ON, NOT_WHAT_IT_MAKES, REORDERED, RESTORING,
-        STOPPED, changed_after_load,
+        BUILDING, FETCHED_BEFORE_RESTORE, LOOP_GOES_ON, NOT_WHAT_IT_MAKES, PLACE_CAME_BACK,
+        REORDERED, RESTORING, SAME_PLACE, STOPPED, changed_after_load, is_place_finding,
     )
 
     lossy = _lossy_loads(run)
@@ -637,6 +637,10 @@ def _engine_why(run: dict[str, Any], own: dict[str, Any]) -> str:
             # (trial 595: a LightningModule's on_load_checkpoint() that set nothing back)
             else "its on_load_checkpoint() loses state"
             if stepped and lossy and all(f["component"] == "hooks" for f in lossy)
+            # (trial 833: a datamodule's place, set at its next iterator, read as lost)
+            else PLACE_CAME_BACK if stepped and lossy and SAME_PLACE in (
+                run.get("divergence_detail") or "") and all(
+                is_place_finding(f["component"], f["detail"]) for f in lossy)
             else "a load_state_dict() loses state" if stepped and lossy
             else "declared state left otherwise after a restart"
             if stepped and _later_otherwise(run)

@@ -32,6 +32,8 @@ from resumecheck.phrases import (
     paths_said,
     set_again_uncompared, uncompared_path,
     unused_position,
+    SAME_PLACE,
+    is_place_finding,
 )
 from resumecheck.state_diff import righted_only
 from resumecheck.streams import is_stream_detail, unseeded_text
@@ -1452,6 +1454,28 @@ _SET_AT_ITERATOR = (
 iterator was made read "does not load back its own state", where its data matched)"""
 
 
+def _place_came_back(engine: RunResult, lossy: list[Finding]) -> bool:
+    """Whether every finding of ``lossy`` is a data position and the steps
+    after the restore read their place in another epoch's order: the place came
+    back, whatever the position's state right after the restore said."""
+    return all(is_place_finding(f.component, f.detail) for f in lossy) \
+        and SAME_PLACE in (engine.divergence_detail or "")
+
+
+def _place_back_notice(lossy: list[Finding], where: str, ending: str) -> str:
+    """The WARNING where ``_place_came_back`` (trial 833: a datamodule whose sampler set
+    its place when its next iterator was made, its shuffle generator left out of its
+    state, was said not to load back its own state; its place came back, its order not)."""
+    listed = "; ".join(f"`{f.component}`: {f.detail}" for f in lossy)
+    return (f"a declared data position came back at its place, in another epoch's order: the "
+            f"engine restored every declared component and the run still {where}, reading the "
+            f"same place of another epoch. Right after the restore, {listed}, as a load that "
+            "sets its place only when it next makes an iterator leaves it (a StatefulDataLoader "
+            "does): the place came back; what makes the epoch's order did not (a shuffle "
+            "generator's state, a sampler's epoch, that its state_dict() leaves out or its "
+            f"load does not set){ending}")
+
+
 def _positions(lossy: list[Finding]) -> bool:
     """Whether a data position is among ``lossy`` (a datamodule's, a loader's)."""
     return any(split_rank_name(f.component)[0] in ("datamodule", DATA_CURSOR) for f in lossy)
@@ -1619,6 +1643,8 @@ def _incomplete_notice(engine: RunResult, where: str, settings: str, ablations: 
         # twin, was the WARNING's only lead beside a lost counter the lines named)
         besides = (f" Something the components do not declare may be lost as well{named}."
                    if named else "")
+        if _place_came_back(engine, lossy):
+            return _place_back_notice(lossy, where, f"{settings}.{besides}{ablations}")
         return _lossy_notice(lossy, where, settings, besides + ablations,
                              READ_BEFORE in (engine.divergence_detail or ""), framework,
                              own_alike)
