@@ -52,3 +52,18 @@ def test_an_engine_resume_that_departs_with_every_component_back_offers_a_restor
     assert why == f"declared state incomplete, or {NOT_WHAT_IT_MAKES}", why
     assert NOT_WHAT_IT_MAKES == ("a load_state_dict() that brings back state but not what it "
                                  "makes")
+
+
+def test_a_confirmed_optimizer_whose_rate_alone_differs_is_named_by_its_rate():
+    """Trial 837: a scheduler made in the load after the optimizer's state set its
+    rate; the row read "confirmed: optimizer", and the user looked at how the
+    optimizer is saved."""
+    from resumecheck.pytest_plugin import _confirmed_text
+    from resumecheck.state_diff import LEARNING_RATE_ONLY
+
+    rate = {"component": "optimizer", "status": "confirmed",
+            "detail": f"param_groups[0].lr 0.0003, expected 0.003{LEARNING_RATE_ONLY}"}
+    assert _confirmed_text({"diagnosis": [rate]}) == (
+        " (confirmed: optimizer's learning rate, which a scheduler sets)")
+    moments = {**rate, "detail": "state.0.exp_avg differs"}
+    assert _confirmed_text({"diagnosis": [moments]}) == " (confirmed: optimizer)"
