@@ -505,7 +505,7 @@ def is_place_finding(component: str, detail: str) -> bool:
     return base == "data_cursor" or base == "datamodule" and bool(_PLACE_FIELD.match(detail))
 """The plugin's row where a data position differed right after the restore and the
 steps after it read its place in another epoch's order (trial 833)."""
-KEPT_ALREADY = "it is kept already"
+KEPT_ALREADY = "a declared component keeps it"
 """How a diagnosis's fix begins where the checkpoint holds the component's state
 already (``verdict._streams_held_text``): the report then says no "to keep it"."""
 """How a `not compared` line qualifies what a checkpoint loses (a log, a timer), and

@@ -3894,9 +3894,11 @@ def _streams_held_text(ref: Reference | None, finding: Finding) -> str:
     if not others:
         return ""
     said = " and ".join(f"`{o}`" for o in others)
+    its = "it keeps" if len(others) == 1 else "they keep"
     return (f"{KEPT_ALREADY}: {said} hold{'s' if len(others) == 1 else ''} the streams' "
-            f"state at step {finding.step} as the uninterrupted run had it, bit for bit, in "
-            "your checkpoint; so the restart draws otherwise because that state is not set back "
+            f"state at step {finding.step} as the uninterrupted run had it, bit for bit (where "
+            f"your checkpoint keeps {said}, {its} them); so the restart draws otherwise because "
+            "that state is not set back "
             "where the restart draws (a load of it that does not run, or sets another), or "
             "because code after the load seeds the stream again (a seed call after the "
             "restore: in a framework, one in a hook it runs after restoring the checkpoint, "
