@@ -906,9 +906,11 @@ def _unchecked_cells(report: dict[str, Any]) -> list[str]:
             # (trial 827: a Trainer's sampler known to read other samples there, left out)
             known = line.split("; there ", 1)[1] if "; there " in line else ""
             cells.append(f"not checked: {line.split(' (')[0]}"
-                         + (f" (adding {k} to the test's mark.resumecheck, resume_at={points}, "
-                            "checks one)" if points is not None
-                            else f" (resume_at=[{k}] in the test's mark.resumecheck checks one)"
+                         # (trials 825, 830, 837, 838: "the test's mark" of a test with none)
+                         + (f" (resume_at={points}, adding {k}, in the test's "
+                            "mark.resumecheck or its call, checks one)" if points is not None
+                            else f" (resume_at=[{k}] in the test's mark.resumecheck or its "
+                            "call checks one)"
                             if k else "") + (f"; there {known}" if known else ""))
         elif line.startswith(AFTER_LAST_STEP):  # (trial 376: the best model loaded at the end)
             cells.append(f"not checked: {line.split(': ')[0]})")

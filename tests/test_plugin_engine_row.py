@@ -32,10 +32,12 @@ def test_a_passing_rows_line_on_a_later_epoch_keeps_what_the_framework_is_known_
             "first epoch, which ends after step 6): --resume-at 7 checks one, resumecheck fuzz "
             f"tries them all; there {known}")
     [cell] = _unchecked_cells({"not_checked": [line], "resume_at": [4]})
-    assert cell == ("not checked: a restart inside an epoch after the first (adding 7 to the "
-                    "test's mark.resumecheck, resume_at=[4, 7], checks one); there " + known), cell
+    assert cell == ("not checked: a restart inside an epoch after the first (resume_at=[4, 7], "
+                    "adding 7, in the test's mark.resumecheck or its call, checks one); there "
+                    + known), cell
     [plain] = _unchecked_cells({"not_checked": [line.split("; there ")[0]], "resume_at": [4]})
-    assert plain.endswith("resume_at=[4, 7], checks one)"), plain
+    assert plain.endswith("resume_at=[4, 7], adding 7, in the test's mark.resumecheck or its "
+                          "call, checks one)"), plain
 
 
 def test_an_engine_resume_that_departs_with_every_component_back_offers_a_restore_short_of_it():

@@ -154,9 +154,10 @@ def test_a_pass_whose_resume_points_hold_no_epochs_end_says_so_in_its_row():
     # (trial 483: in a test, the marker's resume_at, not the CLI's option)
     # (trial 722: the first epoch end after the resume point, where the run has changed
     # what a fresh build holds; the first end of all may hold it as built)
-    # (trial 812: "resume_at=[10]" read as in place of the test's own points)
-    assert ("not checked: a restart where an epoch ends (adding 10 to the test's "
-            "mark.resumecheck, resume_at=[9, 10], checks one)" in row), row
+    # (trial 812: "resume_at=[10]" read as in place of the test's own points; trials 825,
+    # 830, 837, 838: "the test's mark" of a test with none, its points the target's)
+    assert ("not checked: a restart where an epoch ends (resume_at=[9, 10], adding 10, in the "
+            "test's mark.resumecheck or its call, checks one)" in row), row
     assert not verify("fixtures.bugs.class14_epoch_boundary:BUGGY_DEFAULT_K", drop="none",
                       noise_seeds=0, resume_at=[10]).equivalent  # (and it shows the bug)
 
