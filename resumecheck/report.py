@@ -434,6 +434,16 @@ class RunResult:
             f.step == self.resume_at[0] or RESTORE_CHANGED in f.detail)
             and CAME_BACK_READ not in f.detail]
 
+    def place_came_back(self) -> bool:
+        """Of the engine's own resume: only data positions are ``lossy_loads``,
+        none changed after its load, and the steps after the restore read their
+        place in another epoch's order, so the place came back whatever their
+        state said right after the restore (trial 833)."""
+        lossy = self.lossy_loads()
+        return bool(lossy) and SAME_PLACE in (self.divergence_detail or "") and all(
+            is_place_finding(f.component, f.detail) and not changed_after_load(f.detail)
+            for f in lossy)
+
     def steps_match(self) -> bool:
         """Every step of this diverged run matched: only its end state differs."""
         return self.verdict == DIVERGED and (self.first_divergent_quantity or "").startswith(
@@ -1454,16 +1464,8 @@ _SET_AT_ITERATOR = (
 iterator was made read "does not load back its own state", where its data matched)"""
 
 
-def _place_came_back(engine: RunResult, lossy: list[Finding]) -> bool:
-    """Whether every finding of ``lossy`` is a data position and the steps
-    after the restore read their place in another epoch's order: the place came
-    back, whatever the position's state right after the restore said."""
-    return all(is_place_finding(f.component, f.detail) for f in lossy) \
-        and SAME_PLACE in (engine.divergence_detail or "")
-
-
 def _place_back_notice(lossy: list[Finding], where: str, ending: str) -> str:
-    """The WARNING where ``_place_came_back`` (trial 833: a datamodule whose sampler set
+    """The WARNING where ``RunResult.place_came_back`` (trial 833: a datamodule whose sampler set
     its place when its next iterator was made, its shuffle generator left out of its
     state, was said not to load back its own state; its place came back, its order not)."""
     listed = "; ".join(f"`{f.component}`: {f.detail}" for f in lossy)
@@ -1643,7 +1645,7 @@ def _incomplete_notice(engine: RunResult, where: str, settings: str, ablations: 
         # twin, was the WARNING's only lead beside a lost counter the lines named)
         besides = (f" Something the components do not declare may be lost as well{named}."
                    if named else "")
-        if _place_came_back(engine, lossy):
+        if engine.place_came_back():
             return _place_back_notice(lossy, where, f"{settings}.{besides}{ablations}")
         return _lossy_notice(lossy, where, settings, besides + ablations,
                              READ_BEFORE in (engine.divergence_detail or ""), framework,

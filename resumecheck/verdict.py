@@ -58,8 +58,6 @@ from resumecheck.phrases import (
     framework_module_todo, framework_name,
     global_streams, lost_uncompared, paths_said, side_files, uncompared_path, under_roots,
     position_named, undeclared_lead, unused_position,
-    SAME_PLACE,
-    is_place_finding,
 )
 from resumecheck.report import (
     AFTER_DIVERGENCE, CLOSE, CONFIRMED, DIVERGED, ENDS_AS_BEFORE, FAILED, IDENTICAL,
@@ -4348,12 +4346,14 @@ def position_read_in_place(result: RunResult) -> None:
     epoch's order, its why says the place came back (trial 833: a datamodule
     that set its place when it next made an iterator read "did not come back as
     its state_dict() gave it"; its shuffle generator, left out, was the cause)."""
-    lossy = result.lossy_loads()
-    if result.dropped or result.checkpoint != "engine" or not lossy:
+    if result.dropped or result.checkpoint != "engine" or not result.place_came_back():
         return
-    said = _lossy_text(lossy)
-    if said in result.explanation and SAME_PLACE in (result.divergence_detail or ""):
-        result.explanation = result.explanation.replace(said, _lossy_text(lossy, True), 1)
+    lossy = result.lossy_loads()
+    result.explanation = result.explanation.replace(_lossy_text(lossy), (
+        "; the engine restored every declared component through its own load_state_dict(), "
+        f"and {', '.join(f'`{f.component}`' for f in lossy)} differed right after the "
+        "restore but came back at its place, which the steps after read in another epoch's "
+        "order (a load that sets its place when it next makes an iterator)"), 1)
 
 
 def in_its_words(result: RunResult, boundaries: Mapping[str, Any]) -> None:
@@ -4625,7 +4625,7 @@ def _at_each_load(r: RunResult) -> str:
             f"departed, at {', '.join(map(str, after))}")
 
 
-def _lossy_text(lossy: list[Finding], same_place: bool = False) -> str:
+def _lossy_text(lossy: list[Finding]) -> str:
     """What the engine's full resume says of declared components that did not
     come back as saved: those a load gave back and something changed before the
     first step (a trial: a callback reset in on_train_begin), and those whose
@@ -4638,15 +4638,6 @@ def _lossy_text(lossy: list[Finding], same_place: bool = False) -> str:
             f"gave back, {'was' if len(changed) == 1 else 'were'} changed before the first step")
     if not lost:
         return f"; the engine restored every declared component, and {gave}"
-    positions = all(is_place_finding(f.component, f.detail)
-                    for f in lossy if not changed_after_load(f.detail))
-    if same_place and positions and not changed:
-        # (trial 833: a datamodule's place, set when its next iterator was made, came back;
-        # its shuffle generator, left out of its state, did not)
-        return (f"; the engine restored every declared component through its own "
-                f"load_state_dict(), and {', '.join(lost)} differed right after the restore "
-                "but came back at its place, which the steps after read in another epoch's "
-                "order (a load that sets its place when it next makes an iterator)")
     its = "its state_dict() gave it" if len(lost) == 1 else "their state_dict() gave them"
     return ("; the engine restored every declared component through its own "
             f"load_state_dict(), and {', '.join(lost)} did not come back as {its}"
