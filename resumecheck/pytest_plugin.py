@@ -685,22 +685,19 @@ def _later_otherwise(run: dict[str, Any]) -> bool:
         and (diverged_at is None or diverged_at > f["step"]) for f in run["diagnosis"])
 
 
-_RATE_ONLY = ": only its learning rate differs, which "
-"""How an optimizer's finding whose learning rate alone differs says so (``state_diff``)."""
-
-
 def _confirmed_text(run: dict[str, Any]) -> str:
     """`` (confirmed: scaler)``: the components a rerun confirmed as the cause
     of a run in JSON ('' where none was; a trial's CI summary named no cause,
     only the verdict)."""
     from resumecheck.phrases import OLDER_CHECKPOINT
+    from resumecheck.state_diff import RATE_ALONE
 
     if OLDER_CHECKPOINT in run.get("explanation", ""):  # (trial 157: a data loader's bug?)
         return f" ({OLDER_CHECKPOINT})"
     # (trial 837: "confirmed: optimizer" of a rate a scheduler made after its load set)
     confirmed = list(dict.fromkeys(
         f"{f['component']}'s learning rate, which a scheduler sets"
-        if _RATE_ONLY in f["detail"] else f["component"]
+        if RATE_ALONE in f["detail"] else f["component"]
         for f in run["diagnosis"] if f.get("status") == "confirmed"))
     # (trial 559: a cause the ablation alone showed, read as no cause named)
     likely = list(dict.fromkeys(f["component"] for f in run["diagnosis"]

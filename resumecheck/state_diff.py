@@ -20,7 +20,7 @@ from resumecheck.phrases import REORDERED, first_few
 from resumecheck.streams import is_stream_state
 
 __all__ = ["DETACHED", "LEARNING_RATE_ONLY", "MOMENTUM_TOO", "NONE_CAME_BACK", "SCHEDULER_LOST",
-           "SCHEDULER_AHEAD",
+           "SCHEDULER_AHEAD", "RATE_ALONE",
            "NONE_CAME_BACK_PLAIN", "REORDERED", "SAVED_BEFORE_STEP", "FRESH_COUNT",
            "by_parameter_name", "describe_difference", "differing_leaves", "is_private",
            "leaf_label", "reorder_optimizer_state", "righted_only", "unread_only", "values_apart"]
@@ -431,8 +431,12 @@ SCHEDULER_LOST = ("; or a scheduler whose own state the checkpoint does not hold
 """The cause ``LEARNING_RATE_ONLY`` ends with, which the diagnosis leaves out where
 no scheduler has a line of its own (``verdict._no_absent_scheduler``)."""
 
+RATE_ALONE = ": only its learning rate differs, which "
+"""How an optimizer's finding whose learning rate alone differs says so, whatever
+it then names as setting it (the plugin's row names the rate by it)."""
+
 LEARNING_RATE_ONLY = (
-    ": only its learning rate differs, which a scheduler sets: one stepped in or after "
+    f"{RATE_ALONE}a scheduler sets: one stepped in or after "
     "your load(), one made there (a scheduler's constructor sets the rate: make it before "
     "the optimizer's state is loaded), or a rate set there by hand, leaves it so; or the "
     "checkpoint was saved before the step's scheduler.step()" + SCHEDULER_LOST)

@@ -70,7 +70,7 @@ from resumecheck.segments import SegmentResult
 from resumecheck.settings import DropSpec
 from resumecheck.state_diff import (
     DETACHED, LEARNING_RATE_ONLY, MOMENTUM_TOO, NONE_CAME_BACK, NONE_CAME_BACK_PLAIN, REORDERED,
-    SCHEDULER_AHEAD, SCHEDULER_LOST,
+    RATE_ALONE, SCHEDULER_AHEAD, SCHEDULER_LOST,
     SAVED_BEFORE_STEP,
     describe_difference, differing_leaves, is_private, leaf_label, righted_only, unread_only,
 )
@@ -1974,7 +1974,7 @@ def _rate_of_a_scheduler_ahead(findings: list[Finding]) -> list[Finding]:
     if len(ahead) != 1:
         return findings
     cause = LEARNING_RATE_ONLY.removesuffix(SCHEDULER_LOST)
-    said = (f": only its learning rate differs, which `{ahead[0].component}` sets, and that "
+    said = (f"{RATE_ALONE}`{ahead[0].component}` sets, and that "
             "one came back a step ahead (see its line): the rate follows from it; put the "
             "scheduler right (load its state, or make it with last_epoch= the step before "
             "the one reached) and the rate comes back with it (making the scheduler before the "
