@@ -44,7 +44,7 @@ __all__ = ["ACCELERATE_DATASET", "ADAPTER_LEFT_OUT", "AFTER_LAST_STEP", "AS_THE_
            "first_few", "first_line",
            "lost_uncompared", "merge_alike", "merge_items", "uncompared_path", "undeclared_lead",
            "unless_not_state", "UNLESS_NOT_STATE", "KEPT_ALREADY", "NOT_STEPPED_MODULE",
-           "SAME_PLACE", "PLACE_CAME_BACK", "is_place_finding",
+           "SAME_PLACE", "PLACE_CAME_BACK", "is_place_finding", "RATE_ALONE",
            "NOT_WHAT_IT_MAKES",
            "RATE_SET_SOONER",
            "unused_position"]
@@ -487,6 +487,10 @@ NOT_WHAT_IT_MAKES = "a load_state_dict() that brings back state but not what it 
 """The plugin's row on a restore of every declared component that departs, besides
 declared state that is incomplete (trial 831: a position that skipped its epoch's
 read batches without reading them; its loader's workers drew afresh)."""
+RATE_ALONE = ": only its learning rate differs, which "
+"""How an optimizer's finding whose learning rate alone differs says so, whatever it
+then names as setting it (the plugin's row, on the controller, which imports no
+torch, names the rate by it)."""
 SAME_PLACE = "at the same place of another epoch"
 """How a first divergence says the restart read its place in another epoch's order
 (``evidence.OTHER_EPOCH`` opens with it)."""

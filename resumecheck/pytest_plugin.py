@@ -689,8 +689,7 @@ def _confirmed_text(run: dict[str, Any]) -> str:
     """`` (confirmed: scaler)``: the components a rerun confirmed as the cause
     of a run in JSON ('' where none was; a trial's CI summary named no cause,
     only the verdict)."""
-    from resumecheck.phrases import OLDER_CHECKPOINT
-    from resumecheck.state_diff import RATE_ALONE
+    from resumecheck.phrases import OLDER_CHECKPOINT, RATE_ALONE
 
     if OLDER_CHECKPOINT in run.get("explanation", ""):  # (trial 157: a data loader's bug?)
         return f" ({OLDER_CHECKPOINT})"

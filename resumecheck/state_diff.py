@@ -16,11 +16,11 @@ import torch
 
 from resumecheck.compare import Difference, Tolerance, compare_values, describe_entries, flatten_state
 from resumecheck.components import OPTIMIZER, RNG, rank_name, split_rank_name
-from resumecheck.phrases import REORDERED, first_few
+from resumecheck.phrases import RATE_ALONE, REORDERED, first_few
 from resumecheck.streams import is_stream_state
 
 __all__ = ["DETACHED", "LEARNING_RATE_ONLY", "MOMENTUM_TOO", "NONE_CAME_BACK", "SCHEDULER_LOST",
-           "SCHEDULER_AHEAD", "RATE_ALONE",
+           "SCHEDULER_AHEAD",
            "NONE_CAME_BACK_PLAIN", "REORDERED", "SAVED_BEFORE_STEP", "FRESH_COUNT",
            "by_parameter_name", "describe_difference", "differing_leaves", "is_private",
            "leaf_label", "reorder_optimizer_state", "righted_only", "unread_only", "values_apart"]
@@ -430,10 +430,6 @@ SCHEDULER_LOST = ("; or a scheduler whose own state the checkpoint does not hold
                   "from a fresh start (see its own line)")
 """The cause ``LEARNING_RATE_ONLY`` ends with, which the diagnosis leaves out where
 no scheduler has a line of its own (``verdict._no_absent_scheduler``)."""
-
-RATE_ALONE = ": only its learning rate differs, which "
-"""How an optimizer's finding whose learning rate alone differs says so, whatever
-it then names as setting it (the plugin's row names the rate by it)."""
 
 LEARNING_RATE_ONLY = (
     f"{RATE_ALONE}a scheduler sets: one stepped in or after "

@@ -58,6 +58,7 @@ from resumecheck.phrases import (
     framework_module_todo, framework_name,
     global_streams, lost_uncompared, paths_said, side_files, uncompared_path, under_roots,
     position_named, undeclared_lead, unused_position,
+    RATE_ALONE,
 )
 from resumecheck.report import (
     AFTER_DIVERGENCE, CLOSE, CONFIRMED, DIVERGED, ENDS_AS_BEFORE, FAILED, IDENTICAL,
@@ -70,7 +71,7 @@ from resumecheck.segments import SegmentResult
 from resumecheck.settings import DropSpec
 from resumecheck.state_diff import (
     DETACHED, LEARNING_RATE_ONLY, MOMENTUM_TOO, NONE_CAME_BACK, NONE_CAME_BACK_PLAIN, REORDERED,
-    RATE_ALONE, SCHEDULER_AHEAD, SCHEDULER_LOST,
+    SCHEDULER_AHEAD, SCHEDULER_LOST,
     SAVED_BEFORE_STEP,
     describe_difference, differing_leaves, is_private, leaf_label, righted_only, unread_only,
 )
