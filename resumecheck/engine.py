@@ -813,6 +813,7 @@ class _Restarts:
                 "own-0", prefix_work, config=self.run_config, start=0, stop=first,
                 program_save_at=first, keep_tensors_after=0, trace_streams=False,
                 hash_seed=REFERENCE_HASH_SEED,  # (the run that was interrupted: the reference's)
+                digest_built=self.segments._one_rank(),  # (verdict.build_varying)
             ))
             if self.reuse_prefix and seg.error is None:
                 self.prefixes[first] = seg

@@ -392,6 +392,11 @@ class RunResult:
     """What the engine's restores set of the declared modules' modes and frozen
     parameters otherwise than the program held them, in words (``SegmentResult.
     modes_set``); not in the JSON."""
+    by_build: list[str] = field(default_factory=list)
+    """Of the program's own resume, the declared leaves (```scratch` of `config```)
+    each build makes otherwise, compared with what the run held when it saved
+    rather than with the uninterrupted run's (``verdict.build_varying``); not
+    in the JSON."""
     engine_departs: bool = False
     """The program's own resume: the engine's own full resume of its schedule
     departs too, so its findings are not judged (``verdict.unjudge_when_incomplete``);
@@ -497,7 +502,7 @@ class RunResult:
         data["trajectory"] = self.trajectory.to_json() if self.trajectory else None
         # (trial 453: `plausible` true beside a table's `silent`: the table's word too)
         data["noise"] = None if self.noise_label == "-" else self.noise_label
-        del data["engine_departs"], data["beyond_at"], data["modes_set"]
+        del data["engine_departs"], data["beyond_at"], data["modes_set"], data["by_build"]
         return _finite(data)
 
 

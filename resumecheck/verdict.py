@@ -281,7 +281,7 @@ def compare_run(ref: Reference, first_k: int, dropped: Sequence[str], segments: 
     last = _last_restore(segments) or (
         (segments[-1][0], ended_there) if ended_there is not None and segments else None)
     ends = end_state_differences(ref, first_k, dropped, segments[-1][1], latent,
-                                 out.end_digests, last)
+                                 out.end_digests, last, build_varying(ref, segments))
     # a dropped component's own end first (a trial: `drop global_step` named
     # the plateau it moved, and not the step count it ended with), then the
     # others beyond the tolerance beside it
@@ -369,18 +369,18 @@ def end_state_differences(
     ref: Reference, first_k: int, dropped: Sequence[str], last: SegmentResult,
     latent: list[str] | None, ends: dict[str, str] | None = None,
     last_restore: tuple[int, SegmentResult] | None = None,
-) -> list[tuple[str, Difference]]:
+    varying: dict[str, set[str]] | None = None) -> list[tuple[str, Difference]]:
     """Components whose state at the end differs from the reference's
     (``ends``, where given, gets the digest each ends with). While the
     trajectory is identical, a component the reference never changed after
     the resume point (an unused stream, a setting nothing reads) is a latent
-    gap, in ``latent`` (None: diverged already, every difference counts). The
-    resume point is the schedule's first: a component lost at a first restart, set right by the
-    steps that read it, and lost again at a last one that no step reading it
-    follows, counts (the steps between changed it in the uninterrupted run):
-    two restarts show what one after its last use cannot (trial 146: judged
-    from the last restart, fuzz no longer found a best loss lost by the load).
-    A stream may be judged from the last restore (``_stream_basis``)."""
+    gap, in ``latent`` (None: diverged already, every difference counts). The resume point
+    is the schedule's first: a component lost at a first restart, set right by the steps
+    that read it, and lost again at a last one that no step reading it follows, counts
+    (the steps between changed it in the uninterrupted run):
+    two restarts show what one after its last use cannot (trial 146: judged from the last
+    restart, fuzz no longer found a best loss lost by the load). A stream may be judged
+    from the last restore (``_stream_basis``); build-varying leaves, at the restores."""
     assert ref.segment.end_state and last.end_state
     ref_end = ref.file(ref.segment.end_state)["components"]
     run_end = load_checkpoint(last.end_state, read_only=True)["components"]
@@ -397,7 +397,8 @@ def end_state_differences(
             ends[name] = run_digest
         at_k = ref.segment.captures[first_k]
         ref_state, run_state = ref_end[name], run_end[name]
-        if call_order_only(ref_state, run_state):
+        if call_order_only(ref_state, run_state) or _apart_by_build_only(
+                (varying or {}).get(name), ref_state, run_state):
             continue
         if latent is not None and _never_drawn_only(ref, name, ref_state, run_state, last,
                                                     last.restored_state):
@@ -588,6 +589,9 @@ def judge(ref: Reference, result: RunResult, segments: Segments) -> Comparison |
     comparison (None: the run failed, and its verdict says so); the
     explanation comes with ``conclude`` once findings are confirmed."""
     result.diagnosis = diagnose(ref, result.dropped, segments)
+    result.by_build = sorted(
+        f"`{leaf_label(path, ref.segment.built_leaves[name])}` of `{name}`"
+        for name, paths in build_varying(ref, segments).items() for path in paths)
     # (a run that failed keeps the steps it completed: a trial found them null)
     result.trajectory = Trajectory.compare(
         [r for _, seg in segments for r in seg.records], ref.by_step)
@@ -1846,13 +1850,15 @@ def _error_head(error: str, most: int = 240) -> str:
 def diagnose(ref: Reference, dropped: Sequence[str], segments: Segments) -> list[Finding]:
     """Compare each restored component with the state it should have had: up to
     the first resume point after which the run differs, the reference's state
-    there; after it, what the run itself had when it saved (``basis="saved"``:
-    the reference's state is no longer what a correct checkpoint would restore,
-    so differences from it are consequences, status ``after_divergence``). Not
-    streams no step drew from."""
+    there (of a leaf each build makes otherwise, what the run held when it
+    saved: ``build_varying``); after it, what the run itself had when it saved
+    (``basis="saved"``: the reference's state is no longer what a correct
+    checkpoint would restore, so differences from it are consequences, status
+    ``after_divergence``). Not streams no step drew from."""
     findings: list[Finding] = []
     seen: set[str] = set()
-    differed, modes_end_alike = False, None
+    differed, varying = False, build_varying(ref, segments)
+    modes_end_alike: list[set[str]] = []
     previous: SegmentResult | None = None
     for k, seg in segments:
         differed = differed or any(differing_quantities(ref.by_step[r.step], r)
@@ -1876,33 +1882,143 @@ def diagnose(ref: Reference, dropped: Sequence[str], segments: Segments) -> list
             if name in dropped or name in seen:
                 continue
             want, got = expected["components"].get(name), run["components"].get(name)
-            if (kept := _judged_states(ref, name, want, got, seg)) is None:
+            held = _held_when_saved(varying.get(name), prev, name) if basis == "reference" else {}
+            if (kept := _judged_states(ref, name, _with_leaves(want, held), got, seg)) is None:
                 continue  # (trial 184: after a divergence too, idle streams are no finding)
-            want, got = kept
-            unused = _unused_streams(ref, given, name) if basis == "reference" else None
-            detail = None if basis == "reference" and _restored_as_captured(
-                ref, given, name, got, expected.get("meta"), run.get("meta"),
-            ) else describe_difference(name, want, got, k, expected.get("meta"),
-                                       run.get("meta"), unused=unused,
-                                       set_right=_set_right(ref, seg, k, name, unused))
-            modes = _modes_differ(name, expected.get("meta"), run.get("meta"), k)
-            if modes and detail is not None:  # (beside state that differs: a cause of its own?)
-                if modes_end_alike is None:
-                    modes_end_alike = end_modes_alike(ref, segments)
-                if name in modes_end_alike:  # (no: the program sets the mode before it matters)
-                    modes = ""
-            for other in (modes, *_outside_state(name, expected.get("meta"), run.get("meta"), k)):
-                if other:
-                    detail = f"{detail}; {other}" if detail else other
+            detail = _restore_detail(ref, name, k, (expected, run), kept, (basis, given),
+                                     (prev, seg), lambda: _modes_end_alike(ref, segments,
+                                                                           modes_end_alike))
             if detail is not None:
-                detail = (_of_the_restore(ref, name, got, k, run.get("meta"), prev, detail)
-                          + _another_ranks(name, got, expected["components"])
-                          + _restored_like(ref, name, want, got, run["components"])
-                          if basis == "reference" else _as_saved(detail, k, "from what it saved"))
-                findings.append(Finding(name, detail, step=k, basis=basis, status=status or
-                                        _idle_streams_only(want, got, unused, seg, name)))
+                findings.append(Finding(name, detail + _held_text(held, kept), step=k,
+                                        basis=basis, status=status or _idle_streams_only(
+                                            *kept, _unused(ref, basis, given, name), seg, name)))
                 seen.add(name)
     return _no_absent_scheduler(findings)
+
+
+def _unused(ref: Reference, basis: str, given: str, name: str) -> set[str] | None:
+    """``_unused_streams`` of a finding against the reference's state (None: against
+    what the run saved)."""
+    return _unused_streams(ref, given, name) if basis == "reference" else None
+
+
+def _modes_end_alike(ref: Reference, segments: Segments, cache: list[set[str]]) -> set[str]:
+    """``end_modes_alike``, computed once per diagnosis (``cache``)."""
+    if not cache:
+        cache.append(end_modes_alike(ref, segments))
+    return cache[0]
+
+
+def _restore_detail(ref: Reference, name: str, k: int,
+                    files: tuple[dict[str, Any], dict[str, Any]], kept: tuple[Any, Any],
+                    given: tuple[str, str], around: tuple[SegmentResult | None, SegmentResult],
+                    modes_alike: Callable[[], set[str]]) -> str | None:
+    """A restored component's finding at ``k``, in words (None: none): how
+    ``kept`` (its expected and restored states) differ, its modes and what
+    lies outside its state; against the reference, what the restore says too.
+    ``files``: the expected and restored captures; ``given``: the basis and the
+    expected capture's path; ``around``: the segments before and of the restore."""
+    (expected, run), (want, got), (basis, path), (prev, seg) = files, kept, given, around
+    unused = _unused(ref, basis, path, name)
+    detail = None if basis == "reference" and _restored_as_captured(
+        ref, path, name, got, expected.get("meta"), run.get("meta"),
+    ) else describe_difference(name, want, got, k, expected.get("meta"),
+                               run.get("meta"), unused=unused,
+                               set_right=_set_right(ref, seg, k, name, unused))
+    modes = _modes_differ(name, expected.get("meta"), run.get("meta"), k)
+    if modes and detail is not None and name in modes_alike():
+        modes = ""  # (beside state that differs, no cause of its own: the program sets
+        # the mode before it matters)
+    for other in (modes, *_outside_state(name, expected.get("meta"), run.get("meta"), k)):
+        if other:
+            detail = f"{detail}; {other}" if detail else other
+    if detail is None:
+        return None
+    if basis != "reference":
+        return _as_saved(detail, k, "from what it saved")
+    return (_of_the_restore(ref, name, got, k, run.get("meta"), prev, detail)
+            + _another_ranks(name, got, expected["components"])
+            + _restored_like(ref, name, want, got, run["components"]))
+
+
+def build_varying(ref: Reference, segments: Segments) -> dict[str, set[str]]:
+    """Of a run through the program's own save/load, each declared component's
+    leaves its first half's build made otherwise than the reference's build
+    (``SegmentResult.built_leaves``): what a build takes from outside the
+    seed (a temporary directory, the clock, a process id). The uninterrupted
+    run's value there is no measure of what a restart should hold; what the
+    run itself held when it saved is (trial 835: a directory made per build,
+    which the load brought back as the first half had it, read "latent gap:
+    config" and failed ``--strict``)."""
+    if not segments or segments[0][0] != 0 or not segments[0][1].built_leaves:
+        return {}
+    first = segments[0][1].built_leaves
+    out = {}
+    for name, leaves in ref.segment.built_leaves.items():
+        mine = first.get(name, {})
+        apart = {path for path, d in leaves.items() if path in mine and mine[path] != d}
+        if apart:
+            out[name] = apart
+    return out
+
+
+def _apart_by_build_only(paths: set[str] | None, want: Any, got: Any) -> bool:
+    """Whether two states of a component differ only in leaves each build makes
+    otherwise (``paths``: ``build_varying``)."""
+    if not paths:
+        return False
+    theirs = {path: leaf for path, leaf in flatten_state(got) if path in paths}
+    return digest(_with_leaves(want, theirs)) == digest(got)
+
+
+def _by_build_text(leaves: list[str]) -> str:
+    """The clause of a resume judged equivalent on leaves each build makes
+    otherwise (``RunResult.by_build``)."""
+    if not leaves:
+        return ""
+    named = ", ".join(leaves)
+    return (f" ({named}, which each build makes otherwise, as the run held "
+            f"{'it' if len(leaves) == 1 else 'them'} when it saved: the uninterrupted run's "
+            "own build made another)")
+
+
+def _held_when_saved(paths: set[str] | None, before: SegmentResult | None,
+                     name: str) -> dict[str, Any]:
+    """Of component ``name``'s leaves ``paths`` (``build_varying``), what the
+    run held when it saved: the segment ``before`` the restore, at its end."""
+    if not paths or before is None or not before.end_state:
+        return {}
+    state = load_checkpoint(before.end_state, read_only=True)["components"].get(name)
+    return {path: leaf for path, leaf in flatten_state(state) if path in paths}
+
+
+def _with_leaves(state: Any, leaves: dict[str, Any], prefix: str = "") -> Any:
+    """``state`` with the leaves at ``leaves``' paths (``flatten_state``'s) set
+    to their values; the containers on the way copied, nothing else."""
+    if not leaves:
+        return state
+    if isinstance(state, Mapping) and state:
+        return {key: _with_leaves(value, leaves, f"{prefix}.{key}" if prefix else str(key))
+                for key, value in state.items()}
+    if isinstance(state, (list, tuple)) and state:
+        items = [_with_leaves(item, leaves, f"{prefix}[{i}]") for i, item in enumerate(state)]
+        return items if isinstance(state, list) else tuple(items)
+    return leaves.get(prefix, state)
+
+
+def _held_text(held: dict[str, Any], kept: tuple[Any, Any]) -> str:
+    """A finding's clause where it compared leaves each build makes otherwise
+    (``build_varying``) with what the run held when it saved, which are among
+    those that differ."""
+    got = dict(flatten_state(kept[1]))
+    lost = [path for path, leaf in held.items()
+            if not compare_values(leaf, got.get(path), Tolerance.bitwise()).within_tolerance]
+    if not lost:
+        return ""
+    named = ", ".join(f"`{leaf_label(path, got)}`" for path in lost)
+    return (f" ({named}: each build makes {'it' if len(lost) == 1 else 'them'} otherwise, so "
+            "compared with what the run held when it saved, not with the uninterrupted "
+            "run's)")
 
 
 def _restored_like(ref: Reference, name: str, want: Any, got: Any,
@@ -4290,7 +4406,7 @@ def explain(r: RunResult, first_bitwise: tuple[int, str] | None, *,
         if r.latent_gaps:
             return "every step after the restart matches bit for bit" + latent_text(r)
         return ("resumes bit for bit: every step after the restart and every declared "
-                "component's state match")
+                "component's state match" + _by_build_text(r.by_build))
     if r.blind_spot:
         return (
             f"blind spot: {what} changed no step after k={k}; this program does not exercise "
