@@ -2314,7 +2314,10 @@ def _steps_other_optimizer(name: str, expected: dict[str, Any] | None,
     want, got = pair
     now = "an optimizer no component declares" if got is None else f"`{got}`"
     then = "one no component declares" if want is None else f"the declared `{want}`"
-    return (f"steps {now} after the load, {then} at step {k} in the uninterrupted run: "
+    # (trial 840 read "..., the declared `optimizer` at step 15 in the uninterrupted run"
+    # as ambiguous: which one steps which, when)
+    return (f"steps {now} after the load, where at step {k} the uninterrupted run's stepped "
+            f"{then}: "
             f"{_REBOUND_TEXT}, so a load() that makes the optimizer again must make the "
             "scheduler again over it (or load into the optimizer it has)")
 
@@ -5262,8 +5265,15 @@ def _what_differs(finding: Finding) -> str:
         return f"the train/eval mode of {finding.component}"
     # (trial 494: "restored state differs in params (confirmed)" of weights restored bit for
     # bit, embeddings left frozen: read as weights not restored)
-    return (f"which parameters of {finding.component} train (requires_grad)"
-            if frozen_only(finding.detail) else finding.component)
+    if frozen_only(finding.detail):
+        return f"which parameters of {finding.component} train (requires_grad)"
+    # (trial 840: "restored state differs in optimizer" of one whose state came back bit
+    # for bit, left stepping the tensors of a model the load replaced)
+    if finding.detail.startswith(DETACHED):
+        return f"which tensors {finding.component} steps"
+    return (f"which optimizer {finding.component} steps"
+            if finding.detail.startswith("steps ") and _REBOUND_TEXT in finding.detail
+            else finding.component)
 
 
 def latent_text(r: RunResult) -> str:
@@ -5440,7 +5450,8 @@ def _others(key: str, also: list[str], lacking: int = 0) -> str:
            else "")
     if names and kind and lacking:
         of = "" if lacking == len(names) + 1 else f", of {len(names) + 1} that differ"
-        out = (f" (one of {lacking} {kind}s one run lacks{of})" if lacking > 1
+        # (trial 840 read "one of 4 gradients one run lacks" of all 4 as a partial loss)
+        out = (f" ({lacking} {kind}s one run lacks, this one among them{of})" if lacking > 1
                else f" (the one {kind} one run lacks{of})")
     if ranks:
         # (trial 405 read the rank named, the one that differs most, as where it began;

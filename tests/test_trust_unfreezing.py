@@ -89,8 +89,8 @@ def test_with_gradients_clipped_the_gradients_one_run_lacks_are_named_first():
         own.first_divergent_quantity
     # (trial 494: "the largest of 41 gradients" of one of 5 one run lacked, ranked first)
     assert own.first_divergent_quantity.endswith(
-        " (one of 2 gradients one run lacks, of 4 that differ) (none in the resumed run: that "
-        "parameter got no gradient)"), own.first_divergent_quantity
+        " (2 gradients one run lacks, this one among them, of 4 that differ) (none in the "
+        "resumed run: that parameter got no gradient)"), own.first_divergent_quantity
 
 
 def test_a_frozen_finding_whose_rerun_did_not_help_is_not_judged_not_the_cause():
