@@ -1342,7 +1342,8 @@ class Checker:
                 _resave_clean(self.reference, self._restarts, result, segments, work)
             verdict.conclude(self.reference, result, cmp, segments)
             if own and cmp is not None:  # (after conclude: the streams' lines say who left them)
-                verdict.give_fixes(result, _advice(self.segment, segments), self.reference)
+                verdict.give_fixes(result, _advice(self.segment, segments), self.reference,
+                                   segments)
             verdict.place_came_back(result)
             verdict.position_read_in_place(result)
             verdict.in_its_words(result, self.segment.boundaries)

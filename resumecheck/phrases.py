@@ -43,7 +43,8 @@ __all__ = ["ACCELERATE_DATASET", "ADAPTER_LEFT_OUT", "AFTER_LAST_STEP", "AS_THE_
            "RESTORE_CHANGED", "RESTORING", "STARTED_LEVEL", "STOPPED", "UNDECLARED_LEAD",
            "first_few", "first_line",
            "lost_uncompared", "merge_alike", "merge_items", "uncompared_path", "undeclared_lead",
-           "unless_not_state", "UNLESS_NOT_STATE", "KEPT_ALREADY", "NOT_STEPPED_MODULE",
+           "unless_not_state", "UNLESS_NOT_STATE", "KEPT_ALREADY", "SET_BY_LOAD",
+           "NOT_STEPPED_MODULE",
            "SAME_PLACE", "PLACE_CAME_BACK", "is_place_finding", "RATE_ALONE",
            "NOT_WHAT_IT_MAKES",
            "RATE_SET_SOONER",
@@ -509,6 +510,10 @@ def is_place_finding(component: str, detail: str) -> bool:
     return base == "data_cursor" or base == "datamodule" and bool(_PLACE_FIELD.match(detail))
 """The plugin's row where a data position differed right after the restore and the
 steps after it read its place in another epoch's order (trial 833)."""
+SET_BY_LOAD = ("your load() sets it, to neither what the run held when it saved nor what a "
+               "fresh build holds")
+"""How a fix begins where the load set a component otherwise (``verdict.give_fixes``)."""
+
 KEPT_ALREADY = "a declared component keeps it"
 """How a diagnosis's fix begins where the checkpoint holds the component's state
 already (``verdict._streams_held_text``): the report then says no "to keep it"."""

@@ -20,7 +20,7 @@ from resumecheck.errors import LONGER_BOUND
 from resumecheck.phrases import (
     ADAPTER_LOOP, AS_BUILT_MARK, BUILDING, CHANGED_AFTER_LOAD, CHECKPOINT_LOSES,
     CHECKPOINT_MAY_LOSE, FETCHED_BEFORE_RESTORE, IDLE_SEED, LEFT_OUT_ALIKE, LEFT_OUT_ALIKE_MARK,
-    KEPT_ALREADY, LOSS_LOG, NOT_RESUMABLE,
+    KEPT_ALREADY, LOSS_LOG, NOT_RESUMABLE, SET_BY_LOAD,
     FRAMEWORK_RESUME, HASH_ORDER, HASH_ORDER_UNCHECKED, LOOP_GOES_ON, ORDER_BEFORE_RESTORE,
     NOT_VALIDATED_AGAIN, ONE_POSITION, POSITION_TRANSFORMED, RATE_SET_SOONER, READ_BEFORE,
     REORDERED,
@@ -196,7 +196,7 @@ class Finding:
 
     def line_in(self, run: RunResult, incomplete: str | None) -> str:
         """The finding as a report's diagnosis line prints it for ``run``."""
-        lead = "" if self.fix.startswith(KEPT_ALREADY) else "to keep it: "
+        lead = "" if self.fix.startswith((KEPT_ALREADY, SET_BY_LOAD)) else "to keep it: "
         fix = f"; {lead}{self.fix}" if self.fix else ""
         return f"{self.label_in(run)}: {self.detail}{self.mark_in(run, incomplete)}{fix}"
 

@@ -45,7 +45,7 @@ from resumecheck.phrases import (
     AS_A_BUILD_HOLDS, FRESH_BUILD_HOLDS, GENERATOR_CHANGED, GENERATOR_POSITION, GRADS_SUMMED,
     LEFT_UNRESTORED,
     NONE_DIFFERS, NOT_STEPPED_MODULE, ONE_POSITION, RATE_SET_SOONER, STREAMS_NOT_KEPT,
-    KEPT_ALREADY, UNLESS_NOT_STATE, frozen_only, unless_not_state,
+    KEPT_ALREADY, SET_BY_LOAD, UNLESS_NOT_STATE, frozen_only, unless_not_state,
     FEWER_STEPS, LOOP_ENDED, SET_BY_EPOCH,
     LOOP_GOES_ON, MODULE_ATTR_TODO, MODULE_LEVEL, NOT_DECLARED, NOT_RESUMABLE,
     CAME_BACK_READ, MODES_PUT_BACK, NOT_VALIDATED_AGAIN,
@@ -3976,24 +3976,54 @@ def lost_after_resave(ref: Reference, result: RunResult, again: Segments,
         for f in diagnose(ref, [], again) if f.basis == "reference" and f.component not in known]
 
 
-def give_fixes(result: RunResult, advice: dict[str, str], ref: Reference | None = None) -> None:
+def give_fixes(result: RunResult, advice: dict[str, str], ref: Reference | None = None,
+               segments: Segments = ()) -> None:
     """Each finding of the program's own resume that its checkpoint loses
     (confirmed, or a latent gap) gets what makes that checkpoint hold the
     component, where a framework's setting decides it (``advice``:
     ``BuiltProgram.advice``; a Trainer restores callbacks only when asked).
     Of the random streams, where another declared component of the
     ``ref``erence holds them at that resume point, the checkpoint keeps them
-    already, and what is said is what undoes them (``_streams_held_text``)."""
+    already, and what is said is what undoes them (``_streams_held_text``);
+    of one the load set otherwise, how it sets it first (``_set_otherwise``)."""
     # (trial 273: a Lightning program whose callback saved the streams, which a loader's
     # new iterator then drew from, was told to save them: said only where the restore
     # left a stream where a fresh launch left it)
     unrestored = RNG in advice and STREAMS_NOT_KEPT in advice[RNG] or any(
         LEFT_UNRESTORED in o.detail for o in result.stream_offsets)
     result.diagnosis = [
-        replace(f, fix=_streams_held_text(ref, f) or advice[f.component])
+        replace(f, fix=_streams_held_text(ref, f) or (
+            f"{SET_BY_LOAD}: {_WORKED_OUT}{advice[f.component]}"
+            if _set_otherwise(ref, segments, f) else advice[f.component]))
         if f.component in advice and f.status in (CONFIRMED, LATENT)
         and (f.component != RNG or unrestored) else f
         for f in result.diagnosis]
+
+
+_WORKED_OUT = ("check how it works the value out (from what your save() wrote, or from other "
+               "state: a count of steps) before whether your checkpoint keeps it; where it "
+               "does not keep it: ")
+
+
+def _set_otherwise(ref: Reference | None, segments: Segments, finding: Finding) -> bool:
+    """Whether a finding's component (not random state) came back from the
+    program's load with every entry that differs from the uninterrupted run's
+    otherwise than a fresh build holds it too: the load set it, to another
+    value (trial 844: a position worked out from the step count, one batch
+    ahead, was told to register it for checkpointing, which changed nothing)."""
+    restored = next((seg.restored_state for k, seg in segments if k == finding.step), None)
+    built = ref.segment.built_leaves.get(finding.component) if ref is not None else None
+    if ref is None or not built or restored is None or finding.step not in ref.segment.captures \
+            or finding.basis != "reference" or finding.component == RNG:
+        return False
+    want = ref.file(ref.segment.captures[finding.step])["components"].get(finding.component)
+    got = load_checkpoint(restored, read_only=True)["components"].get(finding.component)
+    if want is None or got is None or is_stream_state(want):
+        return False
+    theirs, mine = dict(flatten_state(want)), dict(flatten_state(got))
+    apart = [path for path in theirs if path in mine and digest(mine[path]) != digest(theirs[path])]
+    return set(theirs) == set(mine) and bool(apart) and all(
+        built.get(path) not in (None, digest(mine[path])) for path in apart)
 
 
 def _streams_held_text(ref: Reference | None, finding: Finding) -> str:

@@ -955,3 +955,28 @@ def test_a_program_of_your_own_is_told_to_prepare_the_scheduler_its_accelerator_
                        "which Accelerate's save_state() always writes: your save() keeps nothing "
                        "there through save_state(), so check that it writes "
                        f"`{name}`'s state and that load() sets it back from what it wrote"), fix
+
+
+def test_a_level_the_load_works_out_one_ahead_is_told_to_check_how_before_registering_it():
+    """Trial 844: a position its load() worked out from the step count, one
+    batch ahead, was told "to keep it: ... register_for_checkpointing", which
+    the trial did, and nothing changed. Set to neither the saved value nor the
+    build's, the load set it: how comes first."""
+    report = resumecheck.verify("fixtures.trust.accelerate_unprepared:WORKED_OUT", drop="none",
+                                noise_seeds=0, check_determinism=False)
+    own = report.full_resume
+    [finding] = own.diagnosis
+    assert (finding.component, finding.status) == ("curriculum", "confirmed"), finding
+    assert finding.fix.startswith(
+        "your load() sets it, to neither what the run held when it saved nor what a fresh "
+        "build holds: check how it works the value out (from what your save() wrote, or "
+        "from other state: a count of steps) before whether your checkpoint keeps it; where "
+        "it does not keep it: where your save() keeps it through Accelerate's save_state()"), \
+        finding.fix
+    line = finding.line_in(own, None)
+    assert "to keep it:" not in line and line.startswith("curriculum: level 2, expected 1"), line
+    # (one left as built is still told how to keep it)
+    lost = resumecheck.verify("fixtures.trust.accelerate_unprepared:UNREGISTERED", drop="none",
+                              noise_seeds=0, check_determinism=False).full_resume
+    assert lost.diagnosis[0].line_in(lost, None).startswith(
+        "curriculum: level 0, expected 1 (confirmed); to keep it: where your save()")
