@@ -90,11 +90,15 @@ _LIGHTNING_CALLBACK = (
     "Lightning: its state_dict() and load_state_dict(), and the check compares it as the "
     "component `callbacks`, so a state_dict() that leaves it out loses it")
 _TRAINER_CALLBACK = (
-    "the HuggingFace Trainer: a callback that is an ExportableState, whose state() returns it "
-    "among its `attributes`: add it there where the callback already is one; the Trainer "
-    "restores it only with restore_callback_states_from_checkpoint=True, and then as a new "
-    f"object{EXPORTABLE_MADE_ANEW}; a count of the loop's epochs or steps is best read from "
-    "the Trainer's own state, state.epoch or state.global_step, which its checkpoint holds")
+    # (trial 843 followed the ExportableState advice, given first, and the resume failed: its
+    # callback was made with a dataset; reading state.epoch, said last, was its fix)
+    "the HuggingFace Trainer: a count of the loop's epochs or steps is best read from the "
+    "Trainer's own state, state.epoch or state.global_step, which its checkpoint holds; other "
+    "state, in a callback that is an ExportableState (transformers.trainer_callback), whose "
+    "state() returns it among its `attributes`: the Trainer restores it only with "
+    "restore_callback_states_from_checkpoint=True, and then as a new object, made with the "
+    "keyword arguments among its state()'s `args` (saved as JSON: a callback made with a "
+    f"dataset or a model cannot be made so){EXPORTABLE_MADE_ANEW}")
 _CALLBACK_TODO = ("a framework's target declares the framework's own state only: make the "
                   "callback save and restore it with the checkpoint ({})")
 """What to do about state a framework adapter's user callback keeps (``undeclared_roots``)."""
@@ -892,7 +896,8 @@ outside its state_dict() (trial 655: a step count its schedule read)."""
 
 
 WHOLE_EPOCH = ("int(state.epoch) (resumed inside an epoch, the Trainer restores state.epoch "
-               "as a fraction, 1.67 where the uninterrupted run read 1.0 at that epoch's start)")
+               "as a fraction: two thirds into the second epoch 1.67, where the uninterrupted "
+               "run read 1.0 at that epoch's start)")
 """The epoch a Trainer callback sets by-epoch state from (trial 823: round(state.epoch),
 set from restored state as the advice said, read a resumed epoch one level too hard)."""
 

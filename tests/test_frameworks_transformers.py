@@ -588,6 +588,11 @@ def test_state_a_plain_callback_loses_is_said_of_the_trainers_resume_not_your_sa
     assert "code that holds the old object, a collator that reads it, must find the new one in " \
         "trainer.callback_handler.callbacks" in line, line
     assert "state.epoch or state.global_step" in line, line
+    # (trial 843: the ExportableState advice, given first, failed its resume: the Trainer makes
+    # the callback anew from state()'s args, and its callback was made with a dataset)
+    assert line.index("state.epoch or state.global_step") < line.index("ExportableState"), line
+    assert "made with the keyword arguments among its state()'s `args` (saved as JSON: a " \
+        "callback made with a dataset or a model cannot be made so)" in line, line
     assert "Lightning" not in line, line  # (trial 480: the other framework's advice too)
     assert lost_uncompared(report.undeclared) == ["callbacks (CountsSteps).count"]
     with pytest.warns(LostStateWarning) as warned:
@@ -831,6 +836,8 @@ def test_a_collators_epoch_a_callback_counts_itself_is_named_where_a_resume_show
             "function of state the Trainer restores (for what changes by epoch, set in a "
             "callback's on_epoch_begin from int(state.epoch) (resumed inside an epoch, the "
             "Trainer restores state.epoch as a fraction") in line, line  # (trial 823: round())
+    # (trial 843: "1.67" read as its run's own figure; it is an example)
+    assert "as a fraction: two thirds into the second epoch 1.67, where" in line, line
     twin = resumecheck.verify(spec("TRAINER_COLLATOR_EPOCH_TOLD"), drop="none", noise_seeds=0,
                               check_determinism=False)
     assert twin.equivalent, twin.render()
