@@ -628,6 +628,15 @@ def _silent_here(result: FuzzResult) -> str:
     before = (f", where the first to fail, resume at {first}, changed it by up to {loss:.3g}"
               if first and loss else f", nor did the first to fail, resume at {first}"
               if first and loss == 0 else "")
+    if failure.lost_on_resave():
+        # (trial 839: "a resume point not tried (--resume-at K)" of a position every save
+        # until the next epoch lost: each single resume was exact, two resumes departed)
+        k = failure.resume_at[0]
+        return (f"; no step's loss differs at this schedule{before}: what fails it is a save "
+                "right after your load(), whose restart departs (lost on resave); two resumes "
+                f"with steps between (resumecheck run --resume-at {k},K2, K2 a few steps after "
+                f"{k}) show whether a save after steps, before your code sets the state again, "
+                "loses it too")
     tried = result.failing_losses
     # (trial 601: an EMA's lost counter, which no loss reads, at 7 and at 1 alike, read
     # "at other resume points the same fault may change the training ... shows one")

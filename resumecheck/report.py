@@ -962,10 +962,14 @@ def resave_loses(names: list[str]) -> str:
     departs saved them all: which of them it loses, it does not tell)."""
     # (a trial read "on a second resume" as any: its own second resume, with steps
     # between, resumed; only a checkpoint written before any step departs)
+    # (trial 839: every save until its loop set the position again lost it, and "before any
+    # step" read as a rare case to dismiss; only the save right after the load was tried)
+    later = " (a later one, before your code sets it again, may too)"
     if len(names) == 1:
-        return f"a checkpoint written right after a restore, before any step, loses {names[0]}"
+        return (f"a checkpoint written right after a restore, before any step, loses "
+                f"{names[0]}{later}")
     return ("what a checkpoint written right after a restore, before any step, loses is among "
-            f"{', '.join(names)}")
+            f"{', '.join(names)}{later}")
 
 
 def _headline(report: Report) -> str:

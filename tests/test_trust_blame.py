@@ -83,12 +83,14 @@ def test_a_stale_snapshot_alone_changes_no_step_but_is_lost_on_a_second_resume()
     assert full.explanation.startswith(
         "every step after the restart matches bit for bit, but your save() right after your "
         "load(), and a restart from that checkpoint, depart from the uninterrupted run: a "
-        "checkpoint written right after a restore, before any step, loses data_cursor")
+        "checkpoint written right after a restore, before any step, loses data_cursor (a "
+        "later one, before your code sets it again, may too)")  # (trial 839)
     text = report.render("table")
     assert ("full resume: NOT EQUIVALENT: every step after the restart matches, but your save() "
             "right after your load(), and a restart from that checkpoint, depart from the "
             "uninterrupted run: a checkpoint written right after a restore, before any step, "
-            "loses `data_cursor` (see the diagnosis)") in text
+            "loses `data_cursor` (a later one, before your code sets it again, may too) (see "
+            "the diagnosis)") in text
     assert "full resume (own save/load): identical" in describe_failure(report)
     # (a trial: the table and Markdown printed no reproduce line for it)
     assert f"reproduce: {full.reproduce}" in text

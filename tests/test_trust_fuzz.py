@@ -152,6 +152,13 @@ def test_fuzz_fails_a_schedule_whose_save_right_after_the_load_departs(capsys):
     run = result.failure
     assert run.verdict == "identical" and run.lost_on_resave() == ["data_cursor"]
     assert ", but a save right after the load departs" in result.render()
+    # (trial 839: told a single resume point might show it; every one was exact, two departed)
+    k = run.resume_at[0]
+    assert (f"what fails it is a save right after your load(), whose restart departs (lost on "
+            f"resave); two resumes with steps between (resumecheck run --resume-at {k},K2, K2 a "
+            f"few steps after {k}) show whether a save after steps") in result.render(), \
+        result.render()
+    assert "--resume-at K checks one" not in result.render()
     code, report = run_printed(run.reproduce, capsys)
     assert code == 1 and report["equivalent"] is False
     assert fuzz(stale_snapshot.CORRECT, max_examples=3).failure is None
