@@ -2723,6 +2723,25 @@ _RATE_RERUN = ("; not judged: put right in a rerun, the learning rate still depa
                "restored (one made anew after your load(), or not prepared or wrapped as the "
                "saved one was, steps on a count of its own)")
 
+def _rate_rerun_text(result: RunResult, finding: Finding, outcomes: dict[int, bool | None],
+                     ) -> str:
+    """A finding's detail with ``_RATE_RERUN``; where others differ after the load too,
+    which no rerun put right (not in ``outcomes``), first that one of them may
+    set a rate as well (trial 842: a GAN's two schedulers, both lost; the first,
+    put right alone, left the other's rate departing, and the line sent the
+    user looking for a scheduler made anew)."""
+    others = list(dict.fromkeys(
+        f"`{f.component}`" for j, f in enumerate(result.diagnosis)
+        if j not in outcomes and f.component != finding.component
+        and f.status not in (LATENT, PUT_BACK, AFTER_DIVERGENCE) and f.step == finding.step))
+    if not others:
+        return finding.detail + _RATE_RERUN
+    return finding.detail + _RATE_RERUN.replace(
+        "against it: the scheduler", f"against it: {', '.join(others)}, which differ"
+        f"{'s' if len(others) == 1 else ''} here too and no rerun put right, may set a rate "
+        "as well; or the scheduler", 1)
+
+
 _REBOUND_RERUN = ("; not judged: putting the uninterrupted run's state in does not change "
                   "which optimizer a scheduler steps")
 
@@ -3708,7 +3727,7 @@ def settle_findings(ref: Reference, result: RunResult, outcomes: dict[int, bool 
         elif i in moved:  # (never one that helped: see _Confirmations.settle)
             judged.append(replace(finding, detail=_matters_with_others(result, finding)))
         elif i in outcomes and not outcomes[i] and _rate_made_anew(result, finding):
-            judged.append(replace(finding, detail=finding.detail + _RATE_RERUN))
+            judged.append(replace(finding, detail=_rate_rerun_text(result, finding, outcomes)))
         elif i in outcomes and (outcomes[i] or finding.component != CONFIG):
             judged.append(replace(finding, status=CONFIRMED if outcomes[i] else NOT_CAUSE,
                                   confirmed=bool(outcomes[i])))

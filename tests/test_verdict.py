@@ -277,6 +277,29 @@ def test_confirmation_bookkeeping(files):
     assert "global_step (confirmed)" in verdict.explain(result, None)
 
 
+def test_a_scheduler_whose_rerun_left_the_rate_departing_names_another_left_untried(files):
+    """Trial 842: two schedulers lost; the first, put right alone, left the
+    other's rate departing, and its line offered only a scheduler made anew.
+    Another component that differs there, which no rerun tried, is named first;
+    one a rerun tried too is not."""
+    ref = _reference(files)
+
+    def settled(outcomes: dict) -> RunResult:
+        result = RunResult(dropped=[], resume_at=[2], verdict="diverged", first_divergent_step=3,
+                           first_divergent_key="lr", checkpoint="program")
+        result.diagnosis = [Finding("scheduler", "last_epoch 0, expected 2", step=2),
+                            Finding("scheduler_d", "last_epoch 0, expected 2", step=2)]
+        verdict.settle_findings(ref, result, outcomes)
+        return result
+
+    first = settled({0: False}).diagnosis[0].detail
+    assert ("which is no evidence against it: `scheduler_d`, which differs here too and no rerun "
+            "put right, may set a rate as well; or the scheduler that steps may not be the one "
+            "restored") in first, first
+    both = settled({0: False, 1: False}).diagnosis
+    assert "no evidence against it: the scheduler that steps" in both[0].detail, both[0].detail
+
+
 def test_findings_of_a_run_that_never_departs_are_latent(files):
     ref = _reference(files)
     ref.segment.boundaries = {"epoch_boundaries": [ref.steps + 2]}
