@@ -46,6 +46,7 @@ __all__ = ["ACCELERATE_DATASET", "ADAPTER_LEFT_OUT", "AFTER_LAST_STEP", "AS_THE_
            "unless_not_state", "UNLESS_NOT_STATE", "KEPT_ALREADY", "SET_BY_LOAD",
            "NOT_STEPPED_MODULE",
            "SAME_PLACE", "PLACE_CAME_BACK", "is_place_finding", "RATE_ALONE",
+           "RATE_AND_MOMENTUM",
            "NOT_WHAT_IT_MAKES",
            "RATE_SET_SOONER",
            "unused_position"]
@@ -492,6 +493,10 @@ RATE_ALONE = ": only its learning rate differs, which "
 """How an optimizer's finding whose learning rate alone differs says so, whatever it
 then names as setting it (the plugin's row, on the controller, which imports no
 torch, names the rate by it)."""
+
+RATE_AND_MOMENTUM = ": only its learning rate and momentum differ, which "
+"""How an optimizer's finding begins where its rate and momentum alone differ
+(``state_diff.MOMENTUM_TOO``; the plugin's row says so, trial 841)."""
 SAME_PLACE = "at the same place of another epoch"
 """How a first divergence says the restart read its place in another epoch's order
 (``evidence.OTHER_EPOCH`` opens with it)."""

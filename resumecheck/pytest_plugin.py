@@ -689,14 +689,17 @@ def _confirmed_text(run: dict[str, Any]) -> str:
     """`` (confirmed: scaler)``: the components a rerun confirmed as the cause
     of a run in JSON ('' where none was; a trial's CI summary named no cause,
     only the verdict)."""
-    from resumecheck.phrases import OLDER_CHECKPOINT, RATE_ALONE
+    from resumecheck.phrases import OLDER_CHECKPOINT, RATE_ALONE, RATE_AND_MOMENTUM
 
     if OLDER_CHECKPOINT in run.get("explanation", ""):  # (trial 157: a data loader's bug?)
         return f" ({OLDER_CHECKPOINT})"
-    # (trial 837: "confirmed: optimizer" of a rate a scheduler made after its load set)
+    # (trial 837: "confirmed: optimizer" of a rate a scheduler made after its load set;
+    # trial 841: of a rate and momentum so)
     confirmed = list(dict.fromkeys(
         f"{f['component']}'s learning rate, which a scheduler sets"
-        if RATE_ALONE in f["detail"] else f["component"]
+        if RATE_ALONE in f["detail"] else
+        f"{f['component']}'s learning rate and momentum, which a scheduler sets"
+        if RATE_AND_MOMENTUM in f["detail"] else f["component"]
         for f in run["diagnosis"] if f.get("status") == "confirmed"))
     # (trial 559: a cause the ablation alone showed, read as no cause named)
     likely = list(dict.fromkeys(f["component"] for f in run["diagnosis"]

@@ -16,7 +16,7 @@ import torch
 
 from resumecheck.compare import Difference, Tolerance, compare_values, describe_entries, flatten_state
 from resumecheck.components import OPTIMIZER, RNG, rank_name, split_rank_name
-from resumecheck.phrases import RATE_ALONE, REORDERED, first_few
+from resumecheck.phrases import RATE_ALONE, RATE_AND_MOMENTUM, REORDERED, first_few
 from resumecheck.streams import is_stream_state
 
 __all__ = ["DETACHED", "LEARNING_RATE_ONLY", "MOMENTUM_TOO", "NONE_CAME_BACK", "SCHEDULER_LOST",
@@ -441,10 +441,13 @@ alone (a trial: an extra scheduler step after the load showed as the optimizer
 restored wrongly, and the scheduler as not the cause)."""
 
 MOMENTUM_TOO = (
-    ": only its learning rate and momentum differ, which a scheduler that cycles the "
-    "momentum sets (OneCycleLR, CyclicLR): one stepped in or after your load(), or "
-    "values set there by hand, leave them so; or the checkpoint was saved before the "
-    "step's scheduler.step()")
+    # (trial 841: a OneCycleLR made after the optimizer's load, which sets the cycle's first
+    # rate and momentum, was not among the causes)
+    f"{RATE_AND_MOMENTUM}a scheduler that cycles the momentum sets (OneCycleLR, CyclicLR): "
+    "one stepped in or after your load(), one made there (its constructor sets the cycle's "
+    "first rate and momentum: make it before the optimizer's state is loaded), or values "
+    "set there by hand, leave them so; or the checkpoint was saved before the step's "
+    "scheduler.step()")
 """Said of an optimizer whose state after the load differs in its learning rate
 and momentum alone (a trial: OneCycleLR stepped once more after the load showed
 as the optimizer's betas restored wrongly)."""

@@ -69,3 +69,8 @@ def test_a_confirmed_optimizer_whose_rate_alone_differs_is_named_by_its_rate():
         " (confirmed: optimizer's learning rate, which a scheduler sets)")
     moments = {**rate, "detail": "state.0.exp_avg differs"}
     assert _confirmed_text({"diagnosis": [moments]}) == " (confirmed: optimizer)"
+    # (trial 841: a OneCycleLR made after the load reset the rate and the betas too)
+    from resumecheck.state_diff import MOMENTUM_TOO
+    cycled = {**rate, "detail": f"param_groups[0].lr 0.00012, expected 0.0025{MOMENTUM_TOO}"}
+    assert _confirmed_text({"diagnosis": [cycled]}) == (
+        " (confirmed: optimizer's learning rate and momentum, which a scheduler sets)")

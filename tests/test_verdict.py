@@ -769,6 +769,9 @@ def test_an_optimizer_whose_learning_rate_alone_differs_points_at_a_scheduler():
         {**reference["param_groups"][0], "lr": 0.05, "momentum": 0.85}]}
     said = describe_difference("optimizer", reference, cycled, 4, meta, meta)
     assert said.endswith(MOMENTUM_TOO) and "param_groups[0].lr 0.05" in said, said
+    # (trial 841: a OneCycleLR made after the optimizer's load was not among the causes)
+    assert ("one made there (its constructor sets the cycle's first rate and momentum: make it "
+            "before the optimizer's state is loaded)") in said, said
     adam = torch.optim.Adam(model.parameters(), lr=0.1)
     adam.step()
     before = adam.state_dict()
