@@ -905,12 +905,15 @@ def _blind_spot_lines(report: Report, components: list[str]) -> list[str]:
             "point, unless another declared component puts the same state back (a callback "
             "that saves the random streams: dropping one of the two then changes nothing)"
             if ways else "what would exercise each is said below"  # (trials 375, 387: not
-            if built or masked or alone or idle or again or empty  # "nothing" above them)
+            if built or masked or alone or idle or again or empty or unread  # "nothing"
+            # above them)
             else "nothing the program does here can exercise them")
     lines = [f"blind spots in {report.target} at resume point(s) "
              f"{','.join(map(str, report.resume_at))}: {', '.join(components)}",
+             # (trial 845: "cannot catch their bugs" of a scheduler whose construction after
+             # the load the same check caught, through the optimizer's rate)
              f"dropping these from the engine's restore changed nothing, so this check cannot "
-             f"catch their bugs; {lead}"]
+             f"show a checkpoint that loses their state; {lead}"]
     lines += [_built_line(c, c in unmoved, spots) for c in built]
     return lines + _unexercised_lines(masked, again, unread, idle, alone) + [
         f"{c}: it {HOLDS_NOTHING}: a resume point where it holds state checks it (resumecheck "
@@ -974,8 +977,10 @@ def _unexercised_lines(masked: list[str], again: list[str], unread: list[str],
     lines += [f"{c}: the learning rate changes after the resume point without its "
               "state (a scheduler stepped with an explicit epoch, step(epoch), or one the "
               "program sets anew before what it holds matters, a new fold's or stage's): "
-              "what it holds sets nothing a step reads here, so losing it changes nothing"
-              for c in unread]
+              "what it holds sets nothing a step reads here, so losing it changes nothing "
+              "(a scheduler made or stepped wrongly still shows in the optimizer's rate); where "
+              "your program means it so, leave it out of the components this test asserts (the "
+              "marker's drop=[...])" for c in unread]
     lines += [f"{c}: the learning rate changes after the resume point, but the uninterrupted "
               "run no longer steps it there (it ends as it was at the resume point): choose a "
               "resume point before its last step" for c in idle]

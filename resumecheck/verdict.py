@@ -1070,15 +1070,17 @@ def _as_built_line(name: str, later: list[str], whole: bool, at_k: dict[str, Any
     # epochs, was said to be checked at a later point: step(epoch) sets it anew)
     # (trial 396: said of ReduceLROnPlateau's num_bad_epochs, which step(epoch) leaves)
     by_epoch = {"last_epoch"} if "num_bad_epochs" in at_k else {"last_epoch", "T_cur", "T_i"}
+    # (trial 845 read "... from that epoch (resumecheck fuzz tries them)" as fuzz closing it)
     unless = (f", unless the program steps `{name}` with an explicit epoch, {SET_BY_EPOCH} "
-              f"{it} from that epoch" if "last_epoch" in at_k and by_epoch & set(later) else "")
+              f"{it} from that epoch: then none does" if "last_epoch" in at_k
+              and by_epoch & set(later) else "")
     return (f"{head} at {steps_text(points)} {AS_THE_BUILD_MADE} {it}, and the run changes {it} "
             # (trial 819: "resumes alike here" of an epoch count a load left as built, where
             # a loader's position it read with had rolled into the next epoch, and departed)
             f"later: a checkpoint that loses {it} gives {it} back here as the run held {it}, "
             f"where a restart builds {it} so{others}; a resume point where "
-            f"{'it has' if one else 'they have'} changed checks {it}{unless} (resumecheck fuzz "
-            "tries them)")
+            f"{'it has' if one else 'they have'} changed checks {it} (resumecheck fuzz tries "
+            f"them){unless}")
 
 
 def _built_then(at_k: Any, at_end: Any, after: int | None) -> str:

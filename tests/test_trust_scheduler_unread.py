@@ -25,7 +25,15 @@ def test_a_scheduler_stepped_by_epoch_is_said_to_set_nothing_a_step_reads():
            "state (a scheduler stepped with an explicit epoch, step(epoch), or one the " \
            "program sets anew before what it holds matters, a new fold's or stage's): what " \
            "it holds sets nothing a step reads here, so losing it changes nothing" in said, said
-    assert "nothing the program does here can exercise them" in said
+    # (trial 845: "cannot catch their bugs", "nothing ... can exercise them", of a scheduler
+    # whose construction after the load the same check caught through the optimizer's rate,
+    # and no word of what to do where the program means it so)
+    assert "changes nothing (a scheduler made or stepped wrongly still shows in the " \
+        "optimizer's rate); where your program means it so, leave it out of the components " \
+        "this test asserts (the marker's drop=[...])" in said, said
+    assert "so this check cannot show a checkpoint that loses their state; what would " \
+        "exercise each is said below" in said, said
+    assert "catch their bugs" not in said and "nothing the program does here" not in said
     assert "a learning rate that changes after the resume point for scheduler" not in said
 
 
@@ -58,4 +66,5 @@ def test_a_scheduler_another_one_took_over_from_is_said_to_be_stepped_no_more():
     assert "step(epoch)" not in said
     # (trial 375: not "nothing the program does here can exercise them" above that advice)
     assert "dropping these from the engine's restore changed nothing, so this check cannot " \
-        "catch their bugs; what would exercise each is said below" in said, said
+        "show a checkpoint that loses their state; what would exercise each is said below" \
+        in said, said
