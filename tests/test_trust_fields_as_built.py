@@ -215,13 +215,13 @@ def test_a_schedulers_fields_as_built_say_that_stepping_it_with_an_epoch_sets_th
     spec = "fixtures.trust.warm_restarts_by_epoch:"
     unless = ("unless the program steps `scheduler` with an explicit epoch, step(epoch), which "
               "sets")
-    for name in ("BY_EPOCH", "BY_STEP"):
+    for name, it in (("BY_EPOCH", "them"), ("BY_STEP", "it")):
         report = verify(spec + name, drop="none", noise_seeds=0)
         [line] = [w for w in report.not_checked if "`scheduler`" in w]
         # (trial 845 read the fuzz hint, said after the hedge, as fuzz closing it)
         assert report.equivalent and unless in line and line.endswith(
             "(resumecheck fuzz tries them), unless the program steps `scheduler` with an "
-            "explicit epoch, step(epoch), which sets it from that epoch: then none does"), line
+            f"explicit epoch, step(epoch), which sets {it} from that epoch: then none does"), line
         row = _summary_row({"nodeid": "t.py::t", "target": "t", "report": report.to_json()})
         assert ("; no resume point checks them where the program steps it with an explicit "
                 "epoch, step(epoch), which sets them anew)") in row, row
