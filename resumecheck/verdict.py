@@ -2831,7 +2831,7 @@ def own_resume_ends(named: dict[str, str], reference: dict[str, list[str]],
         elif own and path in own and path in reference and own[path] == reference[path]:
             text += _ends_alike_text(path, text, run, reference_after, own_after, early)
         elif own and path in reference and departed and not ends_only:
-            text += _says_nothing(run, path in own)
+            text += _says_nothing(run, path in own, (path, text, reference_after, own_after))
         elif own and path not in own and path in reference:  # (an entry a log made, say)
             # (trial 178: a cache of tuples the load lost read as nothing lost)
             text += f"; {OWN_RESUME_ENDS_WITHOUT}: {CHECKPOINT_LOSES}, {NOT_STATE_OR_CACHE}" \
@@ -2909,14 +2909,24 @@ _ITEM = re.compile(r"^(.*)\[(\d+)\]$")
 """The path of a list's item, ``state.history[3]``: the list's path and the index."""
 
 
-def _says_nothing(run: RunResult | None, held: bool) -> str:
+def _says_nothing(run: RunResult | None, held: bool,
+                  line: tuple[str, str, Any, Any] | None = None) -> str:
     """What a departed own resume ends with (``held``: otherwise; else without
     it) says nothing of its checkpoint (trial 192: a log's entry a run that
     departed never made, of a checkpoint that kept the log, read "ends without
-    it ...: your checkpoint loses it")."""
+    it ...: your checkpoint loses it"). ``line``: the path, its text and the
+    runs' digests after each step (``own_resume_ends``): where the engine's
+    restart held it otherwise (not as a build makes it) and the program's own
+    resume held it as the uninterrupted run did right after each load(), that
+    is said first (trial 846: a best loss its load put back read as lost)."""
+    back = line is not None and run is not None and RESTART_HELD_OTHERWISE in line[1] \
+        and _held_alike_after_loads(line[0], run, line[2], line[3])
     step = run.first_divergent_step if run is not None else None
     went = _went(run) if run is not None else "departed from the uninterrupted run"
-    return (f"; your own resume ends {'with it otherwise' if held else 'without it'}, but that "
+    first = (f"; your own resume held it as the uninterrupted run did right after your load() "
+             f"at {steps_text(run.resume_at)}: your load() puts it back; it"
+             if back and run is not None else "; your own resume")  # (mypy: run)
+    return (f"{first} ends {'with it otherwise' if held else 'without it'}, but that "
             f"says nothing of your checkpoint: the resume had {went}"
             + (f" at step {step}" if step is not None else ""))
 

@@ -749,6 +749,29 @@ def test_a_line_named_at_one_resume_point_says_that_the_programs_own_load_puts_i
                          "with it so: your load() puts it back"), line
 
 
+class _LastEvalSavedPositionLost(_LastEvalSaved):
+    """_LastEvalSaved whose load() leaves the data position as built: the resume departs."""
+
+    def load(self, path: str) -> None:
+        state = torch.load(path)
+        self.model.load_state_dict(state["model"])
+        self.opt.load_state_dict(state["opt"])
+        self.last_eval = state["last_eval"]
+
+
+def test_a_value_the_load_puts_back_in_a_resume_that_departs_for_another_cause_says_so():
+    """Trial 846: a best loss its load() put back read "held by no declared
+    component ... your own resume ends with it otherwise, but that says nothing
+    of your checkpoint" beside a lost stream; the user read it as lost too."""
+    report = verify(Target(factory=_LastEvalSavedPositionLost, steps=10, resume_at=(3,)),
+                    **FAST)
+    assert report.full_resume.verdict == "diverged"
+    [line] = [u for u in report.undeclared if u.startswith("last_eval ")]
+    assert ("; your own resume held it as the uninterrupted run did right after your load() at "
+            "step 3: your load() puts it back; it ends with it otherwise, but that says nothing "
+            "of your checkpoint: the resume had departed") in line, line
+
+
 def test_fuzz_names_the_resume_point_its_not_compared_lines_were_seen_at():
     """Trial 137: under a search of many schedules, fuzz's `not compared` lines
     (looked at, at the default resume point, as `run` does) read "named at
