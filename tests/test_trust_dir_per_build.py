@@ -50,3 +50,20 @@ def test_strict_passes_the_correct_program(capsys: pytest.CaptureFixture[str]):
     out = capsys.readouterr().out
     assert code == 0, out
     assert "latent gap" not in out
+
+
+def test_a_step_count_lost_alone_says_a_relaunch_may_train_another_number_of_steps():
+    """Trials 839, 840, 841, 844: `drop global_step` read "silent but different",
+    where their loops stopped on that count: lost, a relaunch trains longer, or
+    a schedule's bound fails. The check runs a fixed number of steps; its why
+    says so."""
+    from fixtures.trust import dir_per_build
+
+    report = verify(dir_per_build.FORGETS_STEP, drop=["global_step"], noise_seeds=2,
+                    check_determinism=False)
+    for run in report.runs[:1] + report.runs[2:]:
+        assert run.explanation.endswith(
+            "global_step at the end: 6, expected 12 (the check runs as many steps after the "
+            "restart as the uninterrupted run did: where your loop's length or a schedule's "
+            "bound reads this count, while step < total_steps, a relaunch that loses it trains "
+            "another number of steps, or fails)"), run.explanation
