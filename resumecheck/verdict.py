@@ -1938,9 +1938,19 @@ def _restore_detail(ref: Reference, name: str, k: int,
         return None
     if basis != "reference":
         return _as_saved(detail, k, "from what it saved")
-    return (_of_the_restore(ref, name, got, k, run.get("meta"), prev, detail)
-            + _another_ranks(name, got, expected["components"])
-            + _restored_like(ref, name, want, got, run["components"]))
+    like = _restored_like(ref, name, want, got, run["components"])
+    detail = _of_the_restore(ref, name, got, k, run.get("meta"), prev, detail)
+    if like.startswith(_HOLDS_WHAT):  # (trial 850: causes that do not apply led the line)
+        detail = detail.replace(NONE_CAME_BACK, _EVERY_ENTRY).replace(NONE_CAME_BACK_PLAIN,
+                                                                       _EVERY_ENTRY)
+    return detail + _another_ranks(name, got, expected["components"]) + like
+
+
+_HOLDS_WHAT = "; it holds what `"
+"""How ``_restored_like`` begins where the state is another component's, bit for bit."""
+
+_EVERY_ENTRY = "; every entry differs"
+"""``NONE_CAME_BACK`` without its causes, where the state is another component's."""
 
 
 def build_varying(ref: Reference, segments: Segments) -> dict[str, set[str]]:
@@ -2038,7 +2048,7 @@ def _restored_like(ref: Reference, name: str, want: Any, got: Any,
                 if split_rank_name(other)[0] != base and isinstance(state, dict)
                 and state.keys() == got.keys() and digest(state) == mine]
         if like:
-            return (f"; it holds what `{like[0]}` holds there, bit for bit: your load() copies it "
+            return (f"{_HOLDS_WHAT}{like[0]}` holds there, bit for bit: your load() copies it "
                     f"from `{like[0]}` after restoring it (or your save() saves one for the other)")
     return _as_built_entries(ref, name, want, got)
 
@@ -2925,7 +2935,7 @@ def _says_nothing(run: RunResult | None, held: bool,
     went = _went(run) if run is not None else "departed from the uninterrupted run"
     first = (f"; your own resume held it as the uninterrupted run did right after your load() "
              f"at {steps_text(run.resume_at)}: your load() puts it back; it"
-             if back and run is not None else "; your own resume")  # (mypy: run)
+             if back and run is not None else "; your own resume")
     return (f"{first} ends {'with it otherwise' if held else 'without it'}, but that "
             f"says nothing of your checkpoint: the resume had {went}"
             + (f" at step {step}" if step is not None else ""))
