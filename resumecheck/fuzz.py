@@ -813,7 +813,8 @@ def _later_epochs_untried(checker: Checker, result: FuzzResult) -> list[str]:
     if said is None:
         return []
     said = said.replace("every resume point here is", "every example resumed").replace(
-        "resumecheck fuzz tries them all", "more examples (--max-examples, --budget) reach them")
+        "resumecheck fuzz tries them all, until a schedule fails",
+        "more examples (--max-examples, --budget) reach them")
     return [f"not checked: {said}"]
 
 

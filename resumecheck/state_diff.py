@@ -167,7 +167,7 @@ def _causes_of(differing: list[tuple[str, Any]], ref: dict[str, Any], new: dict[
     (``causes``) and, after a load, that none of the state came back."""
     if optimizer:
         return _scheduled_only(differing)
-    return ((_step_apart(differing, ref, new) if causes else "")
+    return ((_step_apart(differing, ref, new, after_load) if causes else "")
             + (_none_came_back(differing, ref, new) if after_load else ""))
 
 
@@ -368,11 +368,11 @@ def _holders(path: str) -> list[str]:
 
 
 def _step_apart(differing: list[tuple[str, Any]], ref: dict[str, Any],
-                new: dict[str, Any]) -> str:
+                new: dict[str, Any], after_load: bool = True) -> str:
     """Of a scheduler (a ``last_epoch`` among the differing leaves), a count
     one step behind or ahead of the reference's, in words (a trial's
     checkpoint taken before the step's scheduler.step() was pointed only at
-    its load)."""
+    its load). ``after_load``: right after a load (else at the end: trial 854)."""
     paths = [p for p, _ in differing if p.rsplit(".", 1)[-1] == "last_epoch"]
     apart = {new.get(p) - ref[p] for p in paths if isinstance(ref.get(p), int)
              and isinstance(new.get(p), int)}
@@ -391,7 +391,11 @@ def _step_apart(differing: list[tuple[str, Any]], ref: dict[str, Any],
                 "it (at this resume point, where the uninterrupted run's scheduler had "
                 f"stepped once, one a step behind reads the same, {behind}, which a later "
                 "resume point tells apart)" if fresh
-                else f"; one step behind: {behind}")
+                # (trial 854: at the end, a scheduler the checkpoint never held, whose
+                # uninterrupted run had stepped once by the resume point, read only so)
+                else f"; one step behind: {behind}" + ("" if after_load else (
+                    ", or one the load does not restore where the uninterrupted run's had "
+                    "stepped once by the resume point (a later resume point tells them apart)")))
     if apart == {1}:
         return SCHEDULER_AHEAD
     return ""

@@ -1273,7 +1273,7 @@ def epoch_ends_untried(ref: Reference, points: Sequence[int], steps: int) -> str
     later = [b for b in exact if b > min(points)] if points else []
     try_at = f"{(later or exact)[0]}" if exact else f"{ends[0]} or {ends[0] + 1}"
     return (f"a restart where an epoch ends ({where}): --resume-at {try_at} checks one, "
-            "resumecheck fuzz tries them all")
+            "resumecheck fuzz tries them all, until a schedule fails")
 
 
 def epochs_unsaid(ref: Reference) -> str | None:
@@ -1330,7 +1330,7 @@ def later_epoch_untried(ref: Reference, points: Sequence[int], steps: int) -> st
              "samples" if sampler else "")
     return (f"a restart inside an epoch after the first (every resume point here is inside the "
             f"first epoch, which ends after step {ends[0]}{or_at_end}): --resume-at {inside} "
-            f"checks one, resumecheck fuzz tries them all{known}")
+            f"checks one, resumecheck fuzz tries them all, until a schedule fails{known}")
 
 
 def _ends_inside_steps(ref: Reference) -> bool:
@@ -1370,7 +1370,8 @@ def mid_epoch_untried(ref: Reference, points: Sequence[int], steps: int) -> str 
                f"streams, and your data collator (or dataset) draws from "
                f"{global_streams(drawn)} as they are fetched" if drawn else "")
     return (f"a restart inside an epoch (every resume point here is an epoch's end, {said}): "
-            f"--resume-at {near} checks one, resumecheck fuzz tries them all{fetched}")
+            f"--resume-at {near} checks one, resumecheck fuzz tries them all, until a schedule "
+            f"fails{fetched}")
 
 
 def mid_cycle_untried(ref: Reference, points: Sequence[int]) -> str | None:

@@ -102,7 +102,8 @@ def test_a_report_without_a_restart_near_an_epochs_end_names_the_step_that_reads
     report = verify(fractional_epochs.CORRECT, drop="none", noise_seeds=0)  # (resumed at 8)
     assert _epochs(report) == [
         "a restart where an epoch ends (an epoch ends inside step 7, by its steps_per_epoch): "
-        "--resume-at 6 or 7 checks one, resumecheck fuzz tries them all"]
+        "--resume-at 6 or 7 checks one, resumecheck fuzz tries them all, until a schedule "
+        "fails"]
     for k in (6, 7):  # (the step before the boundary, or the one that straddles it)
         assert _epochs(verify(fractional_epochs.CORRECT, resume_at=k, drop="none",
                               noise_seeds=0)) == []
@@ -111,7 +112,8 @@ def test_a_report_without_a_restart_near_an_epochs_end_names_the_step_that_reads
     assert _epochs(verify(fractional_epochs.CORRECT, steps=15, resume_at=13, drop="none",
                           noise_seeds=0)) == [
         "a restart inside an epoch (every resume point here is an epoch's end, by the "
-        "program's steps_per_epoch): --resume-at 14 checks one, resumecheck fuzz tries them all"]
+        "program's steps_per_epoch): --resume-at 14 checks one, resumecheck fuzz tries them "
+        "all, until a schedule fails"]
 
 
 def test_with_whole_epochs_only_the_step_an_epoch_ends_after_counts():
@@ -121,7 +123,7 @@ def test_with_whole_epochs_only_the_step_an_epoch_ends_after_counts():
     assert _epochs(at_end) == [  # (trial 139: a restart inside an epoch is not checked)
         "a restart inside an epoch (every resume point here is an epoch's end, by the program's "
         "steps_per_epoch): "
-        "--resume-at 7 checks one, resumecheck fuzz tries them all"]
+        "--resume-at 7 checks one, resumecheck fuzz tries them all, until a schedule fails"]
     both = verify("resumecheck.tiny:TARGET", resume_at=(6, 9), drop="none", noise_seeds=0)
     assert _epochs(both) == []
     # (trial 149: a declared list was said of as fact, one step before the real end)
@@ -134,12 +136,13 @@ def test_with_whole_epochs_only_the_step_an_epoch_ends_after_counts():
     assert mid_epoch_untried(ref, [6], 12) == (  # type: ignore[arg-type]
         "a restart inside an epoch (every resume point here is an epoch's end, as the program "
         "declares them (epoch_boundaries)): --resume-at 7 checks one, resumecheck fuzz tries "
-        "them all")
+        "them all, until a schedule fails")
     after = verify("resumecheck.tiny:TARGET", resume_at=7, drop="none", noise_seeds=0)
     assert _epochs(after) == [
         "a restart where an epoch ends (the program's epochs end after steps 6, 12, by its "
         "steps_per_epoch): "  # (trial 722: the first end after the point, not before it)
-        "--resume-at 12 checks one, resumecheck fuzz tries them all"]
+        "--resume-at 12 checks one, resumecheck fuzz tries them all, until a schedule "
+        "fails"]
 
 
 def test_resume_points_all_inside_the_first_epoch_say_a_later_epoch_is_not_checked():
@@ -150,7 +153,7 @@ def test_resume_points_all_inside_the_first_epoch_say_a_later_epoch_is_not_check
 
     line = ("a restart inside an epoch after the first (every resume point here is inside the "
             "first epoch, which ends after step 6): --resume-at 7 checks one, resumecheck fuzz "
-            "tries them all")
+            "tries them all, until a schedule fails")
     fast = {"drop": "none", "noise_seeds": 0, "check_determinism": False}
     assert line in verify(TARGET, resume_at=(3,), **fast).not_checked
     # at the first epoch's end, or inside the second, nothing is said of it
@@ -160,7 +163,7 @@ def test_resume_points_all_inside_the_first_epoch_say_a_later_epoch_is_not_check
     # (trial 452: one point inside the first epoch and one at its end tried no later epoch)
     assert ("a restart inside an epoch after the first (every resume point here is inside the "
             "first epoch, which ends after step 6, or at an epoch's end): --resume-at 7 checks "
-            "one, resumecheck fuzz tries them all") in verify(
+            "one, resumecheck fuzz tries them all, until a schedule fails") in verify(
                 TARGET, resume_at=(3, 6), **fast).not_checked
     assert not any("after the first" in w for w in verify(TARGET, resume_at=(3, 8),
                                                            **fast).not_checked)
@@ -178,7 +181,7 @@ def test_an_epoch_that_ends_with_a_step_at_a_fractional_rate_is_said_to_end_afte
         # (trial 451: the one that ends right after a step is the one to try)
         "a restart where an epoch ends (an epoch ends inside steps 4, 7, 14 and after step "
         "10, by its steps_per_epoch): --resume-at 10 checks one, resumecheck fuzz tries them "
-        "all")
+        "all, until a schedule fails")
     assert epoch_ends_untried(ref, [10], 16) is None  # (a restart right at its end)
     assert ends_inside({"steps_per_epoch": 5}, 16) == set()
     assert ends_inside({"steps_per_epoch": 6.5, "epoch_boundaries": [6, 13]}, 16) == set()

@@ -1173,3 +1173,19 @@ def test_the_items_of_the_list_named_first_are_counted_as_its_items():
     assert said == "value[0] 0.5, expected 0.0 (and 23 more of its items differ)", said
     said = describe_difference("history", ref, {"value": [i + 0.5 for i in range(24)], "n": 4}, 12)
     assert said.startswith("n 4, expected 3 (and 1 more entry of its state_dict() differs"), said
+
+
+def test_a_scheduler_one_step_behind_at_the_end_may_be_one_the_load_does_not_restore():
+    """Trial 854: a plateau scheduler the checkpoint never held, resumed where
+    the uninterrupted run's had stepped once, ended one step behind and read
+    only "a checkpoint saved before the step's scheduler.step(), or a load that
+    steps it one time fewer" in fuzz's why; right after a load it would read 0."""
+    from resumecheck.state_diff import describe_difference
+
+    ended = describe_difference("scheduler", {"last_epoch": 5}, {"last_epoch": 4}, 40,
+                                after_load=False)
+    assert ended.endswith("a load that steps it one time fewer, or one the load does not "
+                          "restore where the uninterrupted run's had stepped once by the resume "
+                          "point (a later resume point tells them apart)"), ended
+    loaded = describe_difference("scheduler", {"last_epoch": 5}, {"last_epoch": 4}, 8)
+    assert "does not restore where" not in loaded, loaded
