@@ -804,7 +804,9 @@ def as_built_names(explanation: str) -> list[str]:
 
 
 _EXERCISE = {
-    "rng": "dropout or augmentation for rng",
+    # (trial 853: its augmentation drew in loader workers, whose streams RNGState does not hold)
+    "rng": "dropout or augmentation in the main process for rng: a loader's workers draw from "
+           "streams of their own",
     "sampler_epoch": "a resume after an epoch boundary for sampler_epoch",
     "data_cursor": "mid-epoch for data_cursor",
     "global_step": "something that reads the step for global_step",
@@ -919,8 +921,10 @@ def _blind_spot_lines(report: Report, components: list[str]) -> list[str]:
         f"{c}: it {HOLDS_NOTHING}: a resume point where it holds state checks it (resumecheck "
         "fuzz tries them)" for c in empty] + [
         f"{c}: {NEVER_DRAWN}, so no resume point shows it lost: a program that draws from them "
-        "(dropout, augmentation) exercises it; else leave it out of the components this test "
-        "asserts (the marker's drop=[...])" for c in undrawn]
+        "(dropout, augmentation) in the main process exercises it (a loader's workers draw "
+        "from streams of their own, seeded from the loader's base seed, which it does not "
+        "hold: what they draw shows in the data); else leave it out of the components this "
+        "test asserts (the marker's drop=[...])" for c in undrawn]
 
 
 def _built_line(c: str, unmoved: bool, spots: list[Any]) -> str:

@@ -977,9 +977,12 @@ target has no way to do; its twin set it from state.epoch in on_epoch_begin and 
 _SUBCLASS_TODO = (
     "a field your Trainer subclass sets, which the Trainer's checkpoint does not hold unless "
     "your code saves it there: where your subclass's own _save_checkpoint() writes it, check "
-    "that its _load_from_checkpoint() sets it back from what was written; else keep it in a "
-    "callback that is an ExportableState (with restore_callback_states_from_checkpoint=True), "
-    "or derive it from state.global_step, for the engine to compare it as the rest")
+    # (trial 849 kept a count in an ExportableState callback its subclass held: the Trainer's
+    # restore made the callback anew, and the subclass counted on in the old one)
+    "that its _load_from_checkpoint() sets it back from what was written; else derive it from "
+    "state.global_step, or keep it in a callback that is an ExportableState (with "
+    "restore_callback_states_from_checkpoint=True" + EXPORTABLE_MADE_ANEW.replace(" (", ": ", 1)
+    .removesuffix(")") + ", as must your subclass), for the engine to compare it as the rest")
 """What to do about state a Trainer subclass keeps (``transformers._subclass_fields``); a
 trial's subclass saved its controller in a file of its own beside the Trainer's, and read
 that the checkpoint did not hold it; trial 673's load read a key its save had renamed, and

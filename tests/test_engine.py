@@ -550,6 +550,10 @@ def test_a_blind_spot_of_streams_no_step_draws_from_is_not_sent_to_fuzz():
     assert "fuzz" not in dropped.explanation and "comes back" not in dropped.explanation
     message = str(ComponentsNotExercised(report, ["rng"]))
     assert f"rng: {NEVER_DRAWN}, so no resume point shows it lost" in message, message
+    # (trial 853: told to add augmentation, which its loader's workers drew, in streams of
+    # their own)
+    assert "(dropout, augmentation) in the main process exercises it (a loader's workers draw " \
+        "from streams of their own" in message, message
     assert "fuzz" not in message and "changes it only before" not in message
     # (a pointer that cycles back is still told that it may have moved between)
     cycling = verify(resumecheck.Target(factory=_CyclingPointer, steps=8, resume_at=(4,)),
