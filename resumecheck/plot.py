@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
     from resumecheck.fuzz import FuzzResult
 
-__all__ = ["STRIP_ROWS", "divergence_figure", "save_plot", "strip_matrix"]
+__all__ = ["STRIP_ROWS", "divergence_figure", "save_plot", "strip_labels", "strip_matrix"]
 
 STRIP_ROWS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("data", ("data", "inputs")),
@@ -107,6 +107,19 @@ def strip_matrix(run: RunResult, steps: int) -> list[list[int]]:
             if 1 <= s <= steps:
                 rows[r][s - 1] = (DIFFERS if s in differs else SAME) if compared else NOT_COMPARED
     return rows
+
+
+def strip_labels(run: RunResult) -> list[str]:
+    """The strip's row labels for ``run``: the loss scale's row is "skipped steps"
+    where no scale was traced step by step and a skipped step differs, which
+    the row then shows (trial 851: a scaler of the program's own, its scale
+    apart for six steps, read green as "identical" where only the skipped
+    steps were compared)."""
+    traj = run.trajectory
+    skips_only = traj is not None and bool(traj.compared) and "scale" not in traj.compared \
+        and bool(traj.differs.get("skipped"))  # (else no scale: not compared, white)
+    return [("skipped steps" if skips_only and kinds == ("scale", "skipped") else label)
+            for label, kinds in STRIP_ROWS]
 
 
 def divergence_figure(source: Report | FuzzResult) -> Figure:
@@ -203,7 +216,7 @@ def _strip(sax: Any, data: _Data, run: RunResult) -> None:
     sax.set_gid(f"strip:{data.label(run)}")
     sax.imshow(strip_matrix(run, n), aspect="auto", cmap=ListedColormap(_STRIP_COLOURS), vmin=0,
                vmax=3, interpolation="nearest", extent=(0.5, n + 0.5, len(STRIP_ROWS) - 0.5, -0.5))
-    sax.set_yticks(range(len(STRIP_ROWS)), [label for label, _ in STRIP_ROWS], fontsize=6)
+    sax.set_yticks(range(len(STRIP_ROWS)), strip_labels(run), fontsize=6)
     verdict: str = run.verdict
     if (run.first_divergent_quantity or "").startswith("state of"):
         verdict += f"\n(final {run.first_divergent_quantity})"

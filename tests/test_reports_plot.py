@@ -226,3 +226,27 @@ def test_what_was_not_compared_is_not_drawn_identical_and_an_end_state_gets_no_c
     assert f"first divergence:{report.label_of(run)}" not in marks
     assert run.to_json()["trajectory"]["compared"] == ["data", "lr", "loss", "grad", "skipped",
                                                         "param"]
+
+
+def test_a_scalers_row_that_compared_skipped_steps_alone_is_labelled_so():
+    """Trial 851: a loss scale of the program's own, apart for six steps, was
+    drawn green in the row "loss scale" ("identical"), where only whether each
+    step was skipped had been compared; its scale was never traced."""
+    from resumecheck.plot import strip_labels
+    from resumecheck.report import RunResult
+    from resumecheck.trajectory import Trajectory
+
+    def labels(compared: list[str]) -> list[str]:
+        run = RunResult(dropped=[], resume_at=[10], verdict="diverged")
+        run.trajectory = Trajectory(first_step=11, loss=[1.0] * 10, differs={"skipped": [18]},
+                                    compared=compared)
+        return strip_labels(run)
+
+    plain = ["data", "lr", "loss", "grad", "skipped", "param"]
+    assert labels(plain)[1] == "skipped steps"
+    run = RunResult(dropped=[], resume_at=[10], verdict="identical")  # (no skip differs: white)
+    run.trajectory = Trajectory(first_step=11, loss=[1.0] * 10, compared=plain)
+    assert strip_labels(run)[1] == "loss scale"
+    assert labels(["data", "scale", *plain[1:]])[1] == "loss scale"
+    assert strip_labels(RunResult(dropped=[], resume_at=[10], verdict="failed"))[1] == \
+        "loss scale"
