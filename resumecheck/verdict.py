@@ -4341,6 +4341,7 @@ def positions_alike_in_ablations(engine_full: RunResult, ablations: Sequence[Run
 
     put = {head(f): f for f in engine_full.diagnosis
            if f.status == PUT_BACK and ONE_POSITION in f.detail}
+    _latent_alike_unsaid(engine_full, ablations, head)
     for run in ablations if put else ():
         hits = {i: put[head(f)] for i, f in enumerate(run.diagnosis) if head(f) in put
                 and f.status != CONFIRMED and split_rank_name(f.component)[0] not in run.dropped}
@@ -4356,6 +4357,25 @@ def positions_alike_in_ablations(engine_full: RunResult, ablations: Sequence[Run
                          (latent, latent_text(run))):
             if old:
                 run.explanation = run.explanation.replace(old, new, 1)
+
+
+def _latent_alike_unsaid(engine_full: RunResult, ablations: Sequence[RunResult],
+                         head: Callable[[Finding], tuple[str, int | None, str]]) -> None:
+    """An ablation's finding of a component it did not drop, found as the
+    engine's full resume found it and judged latent there (it changed no step
+    of that resume): no longer in the row's why, where it read as a part of
+    what the drop changed (trial 848: every ablation read "restored state
+    differs in data_cursor", a stale snapshot the full resume called a latent
+    gap). The finding stays in the row's diagnosis."""
+    idle = {head(f) for f in engine_full.diagnosis if f.status == LATENT}
+    for run in ablations if idle and engine_full.verdict == IDENTICAL else ():
+        kept = [f for f in run.diagnosis if head(f) not in idle or f.status == CONFIRMED
+                or split_rank_name(f.component)[0] in run.dropped]
+        if len(kept) < len(run.diagnosis):
+            before = _differs_clause(run.diagnosis, run.steps_match(), run)
+            if before:
+                run.explanation = run.explanation.replace(
+                    before, _differs_clause(kept, run.steps_match(), run), 1)
 
 
 def _came_back(engine_full: RunResult, run: RunResult) -> None:
