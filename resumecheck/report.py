@@ -426,7 +426,7 @@ class RunResult:
             return f"ends otherwise in the {quantity} (every step matches)"
         return f"differs from step {self.first_divergent_step} ({quantity})"
 
-    def lossy_loads(self) -> list[Finding]:
+    def lossy_loads(self, read_alike: bool = False) -> list[Finding]:
         """Of the engine's own resume: the components that differ right after
         its first restore, which put the reference's own state in through their
         load_state_dict(); they do not load back what their state_dict() gave.
@@ -434,10 +434,12 @@ class RunResult:
         difference from the reference then was carried from before (a trial's
         EMA that lost its update count at the first restart drifted, and was
         called lossy at the second), unless the run held it as the reference
-        did right before that restart (``RESTORE_CHANGED``)."""
+        did right before that restart (``RESTORE_CHANGED``). Nor a data position
+        whose steps read alike (``place_read_alike``), but with ``read_alike``."""
         return [f for f in self.diagnosis if f.basis == "reference" and (
             f.step == self.resume_at[0] or RESTORE_CHANGED in f.detail)
-            and CAME_BACK_READ not in f.detail]
+            and CAME_BACK_READ not in f.detail
+            and (read_alike or not place_read_alike(self, f))]
 
     def place_came_back(self) -> bool:
         """Of the engine's own resume: only data positions are ``lossy_loads``,
@@ -504,6 +506,19 @@ class RunResult:
         data["noise"] = None if self.noise_label == "-" else self.noise_label
         del data["engine_departs"], data["beyond_at"], data["modes_set"], data["by_build"]
         return _finite(data)
+
+
+def place_read_alike(run: RunResult, f: Finding) -> bool:
+    """A data position found otherwise right after the first restore, where
+    every step after it read the uninterrupted run's samples (compared, never
+    apart): its place came back, set when the next iterator was made, and it is
+    no lossy load (``RunResult.lossy_loads``; trial 847: a StatefulDataLoader's
+    sampler, `yielded 0, expected 8` right after the restore, read "does not
+    load back its own state", every sample alike)."""
+    t = run.trajectory
+    return (t is not None and f.step == run.resume_at[0] and "data" in t.compared
+            and not t.differs.get("data") and not t.differs.get("inputs")
+            and is_place_finding(f.component, f.detail) and not changed_after_load(f.detail))
 
 
 def seed_text(asked: int | None, base: int | None | str, seeded_by: str | None = None) -> str:

@@ -4386,10 +4386,10 @@ def _came_back(engine_full: RunResult, run: RunResult) -> None:
     StatefulDataLoader's position, which its load applies when it next makes
     an iterator, read "does not load back its own state" in the WARNING, where
     a callback's lost sum made that resume depart)."""
-    lossy = engine_full.lossy_loads()
+    lossy = engine_full.lossy_loads(read_alike=True)
     if len(run.dropped) != 1 or run.dropped[0] not in {f.component for f in lossy}:
         return
-    said = _lossy_text(lossy)
+    said = _lossy_text(engine_full.lossy_loads())
     engine_full.diagnosis = [replace(f, detail=(
         f"{f.detail}; {CAME_BACK_READ}: dropping it departs at step {run.first_divergent_step}, "
         "before this resume does (a load that sets a loader's state when it next makes an "
