@@ -3795,14 +3795,28 @@ def _put_back(ref: Reference, finding: Finding) -> Finding:
     k, detail = finding.step, finding.detail
     if _other_form(finding, set(epoch_boundaries(ref.segment.boundaries, ref.steps))) \
             and ONE_POSITION not in detail and not is_stream_detail(detail):
-        detail += f": at an epoch's end, {ONE_POSITION}"  # (positions_in_other_form)
+        detail = _at_first_restore(detail, f": at an epoch's end, {ONE_POSITION}")
     elif k is not None and righted_only(detail) \
             and k in epoch_boundaries(ref.segment.boundaries, ref.steps):
         # (trial 659: said as a fact of a program that seeds nothing per epoch)
-        detail += (f"; at an epoch's end: if your program seeds it anew as each epoch starts, "
-                   "that puts it back whatever its checkpoint held, and a restart inside an "
-                   f"epoch (--resume-at {k + 1}) shows whether the checkpoint holds it")
+        # (trial 858: "--resume-at 9 shows it" beside a restore at 13, inside an epoch)
+        inside = [j for j in map(int, re.findall(r"; at the restore at (\d+)", detail))
+                  if j not in epoch_boundaries(ref.segment.boundaries, ref.steps)]
+        detail = _at_first_restore(detail, (
+            "; at an epoch's end: if your program seeds it anew as each epoch starts, that puts "
+            "it back whatever its checkpoint held, and a restart inside an epoch "
+            + (f"shows whether the checkpoint holds it: the one at {inside[0]} here"
+               if inside else f"(--resume-at {k + 1}) shows whether the checkpoint holds it")))
     return replace(finding, status=PUT_BACK, confirmed=False, detail=detail)
+
+
+def _at_first_restore(detail: str, clause: str) -> str:
+    """``detail`` with ``clause``, which is of the first restore, said right after
+    that restore's part, before a later restore's (trial 858: "at the restore at
+    13: ...: at an epoch's end, ... one position" read as said of 13, inside an
+    epoch)."""
+    head, sep, rest = detail.partition("; at the restore at ")
+    return head + clause + sep + rest
 
 
 def resave_findings(ref: Reference, result: RunResult, segments: Segments,
@@ -3966,7 +3980,8 @@ def settle_resaved(ref: Reference, result: RunResult, found: list[int],
             detail = finding.detail.replace(LEARNING_RATE_ONLY, cause).replace(cause, "")
             settled.append(replace(finding, status=PUT_BACK, detail=detail + _RATE_SOONER))
         elif _other_form(finding, ends):
-            settled.append(replace(finding, status=PUT_BACK, detail=finding.detail + _ONE_POSITION))
+            settled.append(replace(finding, status=PUT_BACK,
+                                   detail=_at_first_restore(finding.detail, _ONE_POSITION)))
         else:
             settled.append(replace(finding, detail=finding.detail + _ALIKE_HERE))
     result.diagnosis = settled

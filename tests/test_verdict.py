@@ -1490,3 +1490,16 @@ def test_a_schedulers_count_of_calls_alone_is_no_difference_unless_a_count_is_0(
     assert not call_order_only(run, {**run, "_step_count": 0})
     assert not call_order_only(run, {**run, "_step_count": 1, "last_epoch": 4})
     assert not call_order_only(run, {**run, "_step_count": 1, "_last_lr": [0.04]})
+
+
+def test_a_clause_of_the_first_restore_is_said_before_a_later_restores_part():
+    """Trial 858: "...; at the restore at 13: ...: at an epoch's end, ... one
+    position" read as said of 13, a restore inside an epoch; the clause was of
+    the first restore, at an epoch's end."""
+    from resumecheck.verdict import _at_first_restore
+
+    detail = "shuffle differs; at the restore at 13: shuffle differs"
+    assert _at_first_restore(detail, ": at an epoch's end, one position") == (
+        "shuffle differs: at an epoch's end, one position; at the restore at 13: shuffle differs")
+    assert _at_first_restore("0, expected 8", ": at an epoch's end") == \
+        "0, expected 8: at an epoch's end"
