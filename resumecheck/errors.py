@@ -9,6 +9,7 @@ process-isolated restarts send them across processes.
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -869,7 +870,9 @@ def _config_why(spots: list[Any]) -> str:
 
 def _blind_spot_lines(report: Report, components: list[str]) -> list[str]:
     """The lines of ``ComponentsNotExercised`` on its blind spots: what each
-    needs to be exercised, where the runs' explanations say why it was not."""
+    needs to be exercised, where the runs' explanations say why it was not
+    (trial 845: not "cannot catch their bugs", of a scheduler whose making after
+    the load the same check caught, through the optimizer's rate)."""
     spots = [r for r in report.runs if r.blind_spot]
     unread = sorted({c for r in spots if SCHEDULER_UNREAD + SCHEDULER_BY_EPOCH in r.explanation
                      for c in r.dropped if c in components})
@@ -894,29 +897,22 @@ def _blind_spot_lines(report: Report, components: list[str]) -> list[str]:
                       if c in components})  # (trial 716: sent to fuzz)
     # (trial 682: an optimizer whose steps a loss scale skipped to the resume point, set
     # again by the program, was also told to use "an optimizer with state")
-    said = {*unread, *idle, *built, *masked, *alone, *empty, *again}
+    together = _held_together(spots, components)
+    said = {*unread, *idle, *built, *masked, *alone, *empty, *again, *together}
     ways = [_EXERCISE[c] for c in _EXERCISE if c in components and c not in said]
     if any(c not in _EXERCISE and c not in said for c in components):  # (your own)
         ways.append("a step after the resume point that reads what the checkpoint "
                     "would lose, for a component of your own")
-    # (a trial: "nothing the program does here can exercise them" above a line
-    # that said what would, for a config equal to the factory's defaults)
-    # (trial 243: rng, a blind spot because a callback component put the streams back,
-    # in a program with dropout, was told to make the program draw)
-    lead = (f"make the program exercise them ({', '.join(ways)}) or choose another resume "
-            "point, unless another declared component puts the same state back (a callback "
-            "that saves the random streams: dropping one of the two then changes nothing)"
-            if ways else "what would exercise each is said below"  # (trials 375, 387: not
-            if built or masked or alone or idle or again or empty or unread  # "nothing"
-            # above them)
-            else "nothing the program does here can exercise them")
+    lead = _lead(ways, bool(built or masked or alone or idle or again or empty or unread
+                            or together))
     lines = [f"blind spots in {report.target} at resume point(s) "
              f"{','.join(map(str, report.resume_at))}: {', '.join(components)}",
-             # (trial 845: "cannot catch their bugs" of a scheduler whose construction after
-             # the load the same check caught, through the optimizer's rate)
              f"dropping these from the engine's restore changed nothing, so this check cannot "
              f"show a checkpoint that loses their state; {lead}"]
-    lines += [_built_line(c, c in unmoved, spots) for c in built]
+    lines += [_built_line(c, c in unmoved, spots) for c in built] + [
+        f"{c}: another declared component holds its random state there too, bit for bit, and "
+        f"its restore puts it back: --drop {drop} checks them together (the report's why names "
+        "it)" for c, drop in together.items()]
     return lines + _unexercised_lines(masked, again, unread, idle, alone) + [
         f"{c}: it {HOLDS_NOTHING}: a resume point where it holds state checks it (resumecheck "
         "fuzz tries them)" for c in empty] + [
@@ -925,6 +921,36 @@ def _blind_spot_lines(report: Report, components: list[str]) -> list[str]:
         "from streams of their own, seeded from the loader's base seed, which it does not "
         "hold: what they draw shows in the data); else leave it out of the components this "
         "test asserts (the marker's drop=[...])" for c in undrawn]
+
+
+def _lead(ways: list[str], said_below: bool) -> str:
+    """What ``_blind_spot_lines`` says after the components: how to exercise
+    them (``ways``), that what would is said below each (``said_below``), or
+    that nothing the program does here can."""
+    # (a trial: "nothing the program does here can exercise them" above a line
+    # that said what would, for a config equal to the factory's defaults)
+    # (trial 243: rng, a blind spot because a callback component put the streams back,
+    # in a program with dropout, was told to make the program draw)
+    return (f"make the program exercise them ({', '.join(ways)}) or choose another resume "
+            "point, unless another declared component puts the same state back (a callback "
+            "that saves the random streams: dropping one of the two then changes nothing)"
+            if ways else "what would exercise each is said below"  # (trials 375, 387: not
+            if said_below else "nothing the program does here can exercise them")  # "nothing"
+    # above them)
+
+
+def _held_together(spots: list[Any], components: list[str]) -> dict[str, str]:
+    """Of the blind spots, each component whose row's why says another declared
+    component holds its random state too (the ``--drop`` that checks them
+    together, by component; trial 857: a sampler's generator declared as `rng`
+    and held by `sampler` too was told to add dropout, or another resume point)."""
+    out = {}
+    for r in spots:
+        found = re.search(r"--drop (\S+) checks them together", r.explanation)
+        if found and len(r.dropped) == 1 and r.dropped[0] in components \
+                and r.dropped[0] not in as_built_names(r.explanation):
+            out[r.dropped[0]] = found.group(1)
+    return out
 
 
 def _built_line(c: str, unmoved: bool, spots: list[Any]) -> str:

@@ -93,6 +93,16 @@ def test_a_stream_two_components_hold_is_a_blind_spot_no_resume_point_shows_alon
         "it is saved"), runs[("rng",)].explanation
     assert "`rng` also holds" in runs[("hooks",)].explanation
     assert runs[("rng", "hooks")].verdict == "diverged"
+    # (trial 857: the plugin's message told such a stream to add dropout, or to choose
+    # another resume point, and said nothing of the component that holds it too)
+    from resumecheck.errors import ComponentsNotExercised
+
+    alone = verify(stream_twice.TARGET, drop=["rng", "hooks"], noise_seeds=0,
+                   check_determinism=False)
+    said = str(ComponentsNotExercised(alone, ["rng", "hooks"]))
+    assert "\nrng: another declared component holds its random state there too, bit for bit, " \
+        "and its restore puts it back: --drop rng,hooks checks them together" in said, said
+    assert "dropout or augmentation" not in said and "make the program exercise" not in said, said
 
 
 def test_a_blind_spot_set_again_in_part_names_the_component_that_holds_the_rest():
