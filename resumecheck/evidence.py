@@ -1201,21 +1201,31 @@ def describe_end_state(reference: SegmentResult, last: SegmentResult, name: str,
     return None if detail is None else f"{name} at the end: {detail}"
 
 
+def _skipped_step(by_reference: bool, step: int) -> str:
+    """A skipped step one run stepped, in words (``by_reference``: the uninterrupted
+    run skipped it; trial 851: led by the gradients the skipping run has not)."""
+    skipper, stepper = (("the uninterrupted run", "this run") if by_reference
+                        else ("this run", "the uninterrupted run"))
+    return (f"step {step}: {skipper} skipped its optimizer step (a loss scale's overflow, or a "
+            f"step the program skips), which {stepper} stepped: gradients are traced as an "
+            "optimizer steps, so the run that skipped has none there")
+
+
 def describe_data(reference: SegmentResult, segments: Sequence[tuple[int, SegmentResult]],
                   step: int, key: str | None = None) -> str | None:
     """The samples (or the model's inputs) of ``step`` in words, when they are
     the first quantity that differs there; its learning rates, when they are.
-    ``key``: the quantity the run's first divergence names, described first (on
-    many ranks, the rank the headline names: trial 449)."""
+    ``key``: the quantity the run's first divergence names, described first, the
+    rest in their order (on many ranks, the rank the headline names: trial 449)."""
     seg, rec = _record(segments, step)
     if seg is None or rec is None or not 1 <= step <= len(reference.records):
         return None
-    keys = differing_quantities(reference.records[step - 1], rec)
-    keys = sorted(keys, key=lambda k: k != key)  # (stable: the rest in their order)
+    keys = sorted(differing_quantities(reference.records[step - 1], rec), key=lambda k: k != key)
     if keys and split_rank_name(keys[0])[0] == "lr":
         return _rates(reference.records[step - 1], rec, step, split_rank_name(keys[0])[1])
-    if keys and keys[0] == "scale":
-        return _scales(reference, segments, step)
+    if keys and keys[0] in ("scale", "skipped"):  # (trial 851: a skipped step)
+        return (_scales(reference, segments, step) if keys[0] == "scale"
+                else _skipped_step(reference.records[step - 1].skipped, step))
     if not keys or split_rank_name(keys[0])[0].split(":", 1)[0] not in ("data", "inputs"):
         return None
     ref_t = load_step_tensors(Path(reference.tensor_dir or ""), step, reference.kept)
