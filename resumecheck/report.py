@@ -448,8 +448,7 @@ class RunResult:
         state said right after the restore (trial 833)."""
         lossy = self.lossy_loads()
         return bool(lossy) and SAME_PLACE in (self.divergence_detail or "") and all(
-            is_place_finding(f.component, f.detail) and not changed_after_load(f.detail)
-            for f in lossy)
+            _place_as_loaded(f) for f in lossy)
 
     def steps_match(self) -> bool:
         """Every step of this diverged run matched: only its end state differs."""
@@ -517,8 +516,12 @@ def place_read_alike(run: RunResult, f: Finding) -> bool:
     load back its own state", every sample alike)."""
     t = run.trajectory
     return (t is not None and f.step == run.resume_at[0] and "data" in t.compared
-            and not t.differs.get("data") and not t.differs.get("inputs")
-            and is_place_finding(f.component, f.detail) and not changed_after_load(f.detail))
+            and not t.differs.get("data") and not t.differs.get("inputs") and _place_as_loaded(f))
+
+
+def _place_as_loaded(f: Finding) -> bool:
+    """A data position's finding, as its load left it (nothing changed it after)."""
+    return is_place_finding(f.component, f.detail) and not changed_after_load(f.detail)
 
 
 def seed_text(asked: int | None, base: int | None | str, seeded_by: str | None = None) -> str:

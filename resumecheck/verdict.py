@@ -246,7 +246,8 @@ class Comparison:
 # -- comparing -------------------------------------------------------------
 
 def compare_run(ref: Reference, first_k: int, dropped: Sequence[str], segments: Segments,
-                latent: list[str], ended_there: SegmentResult | None = None) -> Comparison:
+                latent: list[str], ended_there: SegmentResult | None = None,
+                varying: dict[str, set[str]] | None = None) -> Comparison:
     """Compare a run's steps and end state with the reference's: the first
     difference beyond tolerance, the first bitwise one, the worst, and
     |Δloss| per step. The worst is taken over the steps up to the first that
@@ -254,7 +255,8 @@ def compare_run(ref: Reference, first_k: int, dropped: Sequence[str], segments: 
     begins. Only when no step departs is the end state compared too;
     ``latent`` then collects latent gaps (see ``end_state_differences``);
     ``ended_there``: of a rerun of one segment, the segment of the run it
-    reruns that ended where it starts (its last restore's)."""
+    reruns that ended where it starts (its last restore's); ``varying``:
+    ``build_varying``'s, where the caller has it."""
     out = Comparison()
     for _, seg in segments:
         for rec in seg.records:
@@ -282,7 +284,8 @@ def compare_run(ref: Reference, first_k: int, dropped: Sequence[str], segments: 
     last = _last_restore(segments) or (
         (segments[-1][0], ended_there) if ended_there is not None and segments else None)
     ends = end_state_differences(ref, first_k, dropped, segments[-1][1], latent,
-                                 out.end_digests, last, build_varying(ref, segments))
+                                 out.end_digests, last,
+                                 build_varying(ref, segments) if varying is None else varying)
     # a dropped component's own end first (a trial: `drop global_step` named
     # the plateau it moved, and not the step count it ended with), then the
     # others beyond the tolerance beside it
@@ -604,10 +607,11 @@ def judge(ref: Reference, result: RunResult, segments: Segments) -> Comparison |
     verdict, first divergence, differences and plausibility. Returns the
     comparison (None: the run failed, and its verdict says so); the
     explanation comes with ``conclude`` once findings are confirmed."""
-    result.diagnosis = diagnose(ref, result.dropped, segments)
+    varying = build_varying(ref, segments)
+    result.diagnosis = diagnose(ref, result.dropped, segments, varying)
     result.by_build = sorted(
         f"`{leaf_label(path, ref.segment.built_leaves[name])}` of `{name}`"
-        for name, paths in build_varying(ref, segments).items() for path in paths)
+        for name, paths in varying.items() for path in paths)
     # (a run that failed keeps the steps it completed: a trial found them null)
     result.trajectory = Trajectory.compare(
         [r for _, seg in segments for r in seg.records], ref.by_step)
@@ -616,7 +620,8 @@ def judge(ref: Reference, result: RunResult, segments: Segments) -> Comparison |
         _failed_run(ref, result, segments, failed)
         return None
     before = set(result.latent_gaps)
-    cmp = compare_run(ref, result.resume_at[0], result.dropped, segments, result.latent_gaps)
+    cmp = compare_run(ref, result.resume_at[0], result.dropped, segments, result.latent_gaps,
+                      varying=varying)
     # (found at the end: each ends otherwise; a trial read "changes nothing here" of a
     # best loss restored as inf, which the run ended with)
     result.latent_ended = [c for c in result.latent_gaps if c not in before]
@@ -1866,17 +1871,20 @@ def _error_head(error: str, most: int = 240) -> str:
 
 # -- the diagnosis and its confirmation ------------------------------------
 
-def diagnose(ref: Reference, dropped: Sequence[str], segments: Segments) -> list[Finding]:
+def diagnose(ref: Reference, dropped: Sequence[str], segments: Segments,
+             varying: dict[str, set[str]] | None = None) -> list[Finding]:
     """Compare each restored component with the state it should have had: up to
     the first resume point after which the run differs, the reference's state
     there (of a leaf each build makes otherwise, what the run held when it
     saved: ``build_varying``); after it, what the run itself had when it saved
     (``basis="saved"``: the reference's state is no longer what a correct
     checkpoint would restore, so differences from it are consequences, status
-    ``after_divergence``). Not streams no step drew from."""
+    ``after_divergence``). Not streams no step drew from. ``varying``: that,
+    where the caller has it already."""
     findings: list[Finding] = []
     seen: set[str] = set()
-    differed, varying = False, build_varying(ref, segments)
+    differed = False
+    varying = build_varying(ref, segments) if varying is None else varying
     modes_end_alike: list[set[str]] = []
     previous: SegmentResult | None = None
     for k, seg in segments:
@@ -1904,13 +1912,14 @@ def diagnose(ref: Reference, dropped: Sequence[str], segments: Segments) -> list
             held = _held_when_saved(varying.get(name), prev, name) if basis == "reference" else {}
             if (kept := _judged_states(ref, name, _with_leaves(want, held), got, seg)) is None:
                 continue  # (trial 184: after a divergence too, idle streams are no finding)
-            detail = _restore_detail(ref, name, k, (expected, run), kept, (basis, given),
+            unused = _unused(ref, basis, given, name)
+            detail = _restore_detail(ref, name, k, (expected, run), kept, (basis, given, unused),
                                      (prev, seg), lambda: _modes_end_alike(ref, segments,
                                                                            modes_end_alike))
             if detail is not None:
                 findings.append(Finding(name, detail + _held_text(held, kept), step=k,
                                         basis=basis, status=status or _idle_streams_only(
-                                            *kept, _unused(ref, basis, given, name), seg, name)))
+                                            *kept, unused, seg, name)))
                 seen.add(name)
     return _no_absent_scheduler(findings)
 
@@ -1930,15 +1939,16 @@ def _modes_end_alike(ref: Reference, segments: Segments, cache: list[set[str]]) 
 
 def _restore_detail(ref: Reference, name: str, k: int,
                     files: tuple[dict[str, Any], dict[str, Any]], kept: tuple[Any, Any],
-                    given: tuple[str, str], around: tuple[SegmentResult | None, SegmentResult],
+                    given: tuple[str, str, set[str] | None],
+                    around: tuple[SegmentResult | None, SegmentResult],
                     modes_alike: Callable[[], set[str]]) -> str | None:
     """A restored component's finding at ``k``, in words (None: none): how
     ``kept`` (its expected and restored states) differ, its modes and what
     lies outside its state; against the reference, what the restore says too.
-    ``files``: the expected and restored captures; ``given``: the basis and the
-    expected capture's path; ``around``: the segments before and of the restore."""
-    (expected, run), (want, got), (basis, path), (prev, seg) = files, kept, given, around
-    unused = _unused(ref, basis, path, name)
+    ``files``: the expected and restored captures; ``given``: the basis, the
+    expected capture's path and the streams unused after it (``_unused``);
+    ``around``: the segments before and of the restore."""
+    (expected, run), (want, got), (basis, path, unused), (prev, seg) = files, kept, given, around
     detail = None if basis == "reference" and _restored_as_captured(
         ref, path, name, got, expected.get("meta"), run.get("meta"),
     ) else describe_difference(name, want, got, k, expected.get("meta"),
