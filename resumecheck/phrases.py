@@ -43,7 +43,7 @@ __all__ = ["ACCELERATE_DATASET", "ADAPTER_LEFT_OUT", "AFTER_LAST_STEP", "AS_THE_
            "RESTORE_CHANGED", "RESTORING", "STARTED_LEVEL", "STOPPED", "UNDECLARED_LEAD",
            "first_few", "first_line",
            "lost_uncompared", "merge_alike", "merge_items", "uncompared_path", "undeclared_lead",
-           "unless_not_state", "UNLESS_NOT_STATE", "KEPT_ALREADY", "SET_BY_LOAD",
+           "unless_not_state", "UNLESS_NOT_STATE", "KEPT_ALREADY", "SET_BY_LOAD", "place_read_alike",
            "NOT_STEPPED_MODULE",
            "SAME_PLACE", "PLACE_CAME_BACK", "is_place_finding", "RATE_ALONE",
            "RATE_AND_MOMENTUM",
@@ -515,6 +515,20 @@ def is_place_finding(component: str, detail: str) -> bool:
     return base == "data_cursor" or base == "datamodule" and bool(_PLACE_FIELD.match(detail))
 """The plugin's row where a data position differed right after the restore and the
 steps after it read its place in another epoch's order (trial 833)."""
+def place_read_alike(component: str, detail: str, at_first: bool, compared: Sequence[str],
+                     differs: Mapping[str, Sequence[int]]) -> bool:
+    """A data position's finding at a run's first restore (``at_first``) that its
+    load left so, where every step after it read the uninterrupted run's samples
+    (``compared`` and ``differs``: the run's trajectory's): its place came back,
+    set when the next iterator was made, and it is no lossy load (trial 847: a
+    StatefulDataLoader's sampler, `yielded 0, expected 8` right after the
+    restore, read "does not load back its own state", every sample alike). The
+    report's ``RunResult.lossy_loads`` and the plugin's row, on JSON, ask it."""
+    return (at_first and "data" in compared and not differs.get("data")
+            and not differs.get("inputs") and is_place_finding(component, detail)
+            and not changed_after_load(detail))
+
+
 SET_BY_LOAD = ("your load() sets it, to neither what the run held when it saved nor what a "
                "fresh build holds")
 """How a fix begins where the load set a component otherwise (``verdict.give_fixes``)."""

@@ -601,13 +601,18 @@ def _markdown_cells(entry: dict[str, Any]) -> list[str]:
 
 def _lossy_loads(run: dict[str, Any]) -> list[dict[str, Any]]:
     """``RunResult.lossy_loads`` of a run's JSON: at the first restore, the
-    reference's state put in, or at a later one that changed what the run held alike."""
-    from resumecheck.phrases import CAME_BACK_READ, RESTORE_CHANGED
+    reference's state put in, or at a later one that changed what the run held alike;
+    not a data position whose later steps read alike (trial 847: the row read "a
+    load_state_dict() loses state")."""
+    from resumecheck.phrases import CAME_BACK_READ, RESTORE_CHANGED, place_read_alike
 
     first = (run["resume_at"] or [None])[0]
+    t = run.get("trajectory") or {}
     return [f for f in run["diagnosis"] if f.get("basis") == "reference" and (
         f.get("step") == first or RESTORE_CHANGED in f["detail"])
-        and CAME_BACK_READ not in f["detail"]]
+        and CAME_BACK_READ not in f["detail"] and not place_read_alike(
+            f["component"], f["detail"], f.get("step") == first, t.get("compared", []),
+            t.get("differs", {}))]
 
 
 def _engine_why(run: dict[str, Any], own: dict[str, Any]) -> str:

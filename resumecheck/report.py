@@ -33,7 +33,7 @@ from resumecheck.phrases import (
     set_again_uncompared, uncompared_path,
     unused_position,
     SAME_PLACE,
-    is_place_finding,
+    is_place_finding, place_read_alike,
 )
 from resumecheck.state_diff import righted_only
 from resumecheck.streams import is_stream_detail, unseeded_text
@@ -439,7 +439,7 @@ class RunResult:
         return [f for f in self.diagnosis if f.basis == "reference" and (
             f.step == self.resume_at[0] or RESTORE_CHANGED in f.detail)
             and CAME_BACK_READ not in f.detail
-            and (read_alike or not place_read_alike(self, f))]
+            and (read_alike or not _read_alike(self, f))]
 
     def place_came_back(self) -> bool:
         """Of the engine's own resume: only data positions are ``lossy_loads``,
@@ -507,16 +507,11 @@ class RunResult:
         return _finite(data)
 
 
-def place_read_alike(run: RunResult, f: Finding) -> bool:
-    """A data position found otherwise right after the first restore, where
-    every step after it read the uninterrupted run's samples (compared, never
-    apart): its place came back, set when the next iterator was made, and it is
-    no lossy load (``RunResult.lossy_loads``; trial 847: a StatefulDataLoader's
-    sampler, `yielded 0, expected 8` right after the restore, read "does not
-    load back its own state", every sample alike)."""
+def _read_alike(run: RunResult, f: Finding) -> bool:
+    """``phrases.place_read_alike`` of ``run``'s finding ``f``, by its trajectory."""
     t = run.trajectory
-    return (t is not None and f.step == run.resume_at[0] and "data" in t.compared
-            and not t.differs.get("data") and not t.differs.get("inputs") and _place_as_loaded(f))
+    return t is not None and place_read_alike(f.component, f.detail, f.step == run.resume_at[0],
+                                              t.compared, t.differs)
 
 
 def _place_as_loaded(f: Finding) -> bool:

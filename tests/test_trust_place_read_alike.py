@@ -61,3 +61,16 @@ def test_a_position_set_at_the_next_fetch_whose_samples_match_is_no_lossy_load()
     notice = report.incomplete_state_notice() or ""
     assert LOSSY_ONE not in notice, notice
     assert "`data_cursor` did not come back" not in engine.explanation, engine.explanation
+
+
+def test_the_plugins_row_reads_the_json_alike():
+    """Trial 847: the session row read "engine resume: DIVERGED (a load_state_dict()
+    loses state)" of the same position; the row, built from the JSON on the xdist
+    controller, asks the same predicate."""
+    from resumecheck.pytest_plugin import _engine_why, _lossy_loads
+
+    report = verify(Target(factory=_Script, steps=8, resume_at=(3,)), drop="none",
+                    noise_seeds=0, check_determinism=False)
+    run = report.full_resume.to_json()
+    assert _lossy_loads(run) == []
+    assert _engine_why(run, {"explanation": ""}) != "a load_state_dict() loses state"
