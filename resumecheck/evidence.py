@@ -33,7 +33,7 @@ from resumecheck.report import (
     PUT_BACK, RunResult, StreamOffset,
 )
 from resumecheck.phrases import (
-    LEFT_UNRESTORED, POSITION_OTHER_EPOCH, POSITION_TRANSFORMED, READ_BEFORE,
+    LEFT_UNRESTORED, MADE_ANEW, POSITION_OTHER_EPOCH, POSITION_TRANSFORMED, READ_BEFORE,
     NONE_DIFFERS, STARTED_LEVEL, UNDECLARED_LEAD, first_few, ordinal, position_named,
     unused_position,
     SAME_PLACE,
@@ -821,8 +821,7 @@ def _set_back(reference: SegmentResult, seg: SegmentResult, key: str, run: Any, 
              f"{k}, is where the uninterrupted run's was at the start of step {earlier}")
     if earlier == 1:
         return (f"{where}, as the build left it" + (_set_during(reference, seg, key, step) or (
-            ": the restart draws from it as made (or seeded) anew, and it was not restored, or "
-            "was made or seeded again after the restore")))
+            f": {MADE_ANEW}, or was made or seeded again after the restore")))
     # (trials 592, 594: a stream the checkpoint never held, seeded again by the build and
     # moved by the load's replay of the batches its epoch had read, was said set back to
     # a state kept then or seeded from an epoch's number)

@@ -32,7 +32,7 @@ __all__ = ["ACCELERATE_DATASET", "ADAPTER_LEFT_OUT", "AFTER_LAST_STEP", "AS_THE_
            "at_the_point", "OUTSIDE_THE_CHECKPOINT", "side_files", "ADAPTER_LOOP",
            "framework_generator", "framework_name", "accelerate_scheduler_todo",
            "REGISTER_GENERATOR", "NOT_RESUMABLE",
-           "LEFT_UNRESTORED",
+           "LEFT_UNRESTORED", "MADE_ANEW",
            "drawn_at_import_text", "FETCHED_BEFORE_RESTORE", "GENERATOR_POSITION", "GRADS_SUMMED",
            "HASH_ORDER", "FRESH_BUILD_HOLDS", "PUT_BACK_HOLDS", "AS_A_BUILD_HOLDS", "SKIPS_BLIND",
            "fields_as_built",
@@ -304,6 +304,10 @@ LEFT_UNRESTORED = "left it there: it did not restore it"
 """How a stream's line says the restore left it where a fresh launch and the
 build did (``evidence``); a framework's advice on keeping it reads it back
 (``verdict.give_fixes``)."""
+MADE_ANEW = "the restart draws from it as made (or seeded) anew, and it was not restored"
+"""How a stream's line says it stands, after the restore, where the build
+left it at the uninterrupted run's start (``evidence``): not restored, as
+``LEFT_UNRESTORED`` says of one right after the load (``verdict.give_fixes``)."""
 STREAMS_NOT_KEPT = "where its save keeps the random streams"
 """How a framework's advice says the checkpoint it resumed from held no state of
 the streams (the Trainer's missing ``rng_state.pth``): given beside a stream the

@@ -18,6 +18,7 @@ from typing import Any
 import torch
 
 from resumecheck.capture import capture_meta, load_checkpoint
+from resumecheck.compare import flatten_state
 from resumecheck.components import (
     CONFIG,
     OPTIMIZER,
@@ -92,19 +93,7 @@ def restore_state(built: BuiltProgram, restore: Restore,
                 problem = f"the checkpoint its save() wrote is truncated or corrupted ({damage}); {problem}"
             raise CheckpointError("load", _capture_name(restore.path), problem) from exc
         if restore.override_path is not None:
-            built.refresh()  # load() may have replaced objects
-            overrides = _overrides(built, restore)
-            # Putting a component right must not draw from the global streams
-            # the program's load() left (a data position that builds its
-            # iterator again draws a base seed): that draw is the check's,
-            # not the program's, and putting rng right too would undo it.
-            unreached = _iterators_made(built, overrides, generators=True)
-            sets_streams = any(_is_streams(c) for c in built.components if c.name in overrides)
-            with contextlib.nullcontext() if sets_streams else preserved_global_streams():
-                _load_states(built, overrides, restore.override_path, settle=False)
-            _set_modes(built, overrides, load_checkpoint(restore.override_path,
-                                                         read_only=True).get("meta"))
-            return unreached
+            return _put_right_after_load(built, restore)
         return {}
     assert capture is not None
     states = capture["components"]
@@ -123,6 +112,40 @@ def restore_state(built: BuiltProgram, restore: Restore,
     # steps, has them as it had them; a dropped module keeps its build's)
     _set_modes(built, kept, capture.get("meta"))
     return unreached
+
+
+def _put_right_after_load(built: BuiltProgram, restore: Restore) -> dict[str, list[str]]:
+    """After the program's load(), put ``restore.override`` right from
+    another capture (a rerun's); returns as ``restore_state``."""
+    assert restore.override_path is not None
+    built.refresh()  # load() may have replaced objects
+    overrides = _overrides(built, restore)
+    # Putting a component right must not draw from the global streams
+    # the program's load() left (a data position that builds its
+    # iterator again draws a base seed): that draw is the check's,
+    # not the program's, and putting rng right too would undo it.
+    unreached = _iterators_made(built, overrides, generators=True)
+    sets_streams = any(_is_streams(c) for c in built.components if c.name in overrides)
+    with contextlib.nullcontext() if sets_streams else preserved_global_streams():
+        _load_states(built, overrides, restore.override_path, settle=False)
+        set_to = torch.get_rng_state()
+    if not sets_streams and any(torch.equal(set_to, held)
+                                for held in _generator_states(overrides)):
+        # (trial 856: a callback's state that holds torch's stream, put right,
+        # set it, and giving the stream back undid that: the rerun could not
+        # confirm the one component whose load the program never ran)
+        torch.set_rng_state(set_to)
+    _set_modes(built, overrides, load_checkpoint(restore.override_path,
+                                                 read_only=True).get("meta"))
+    return unreached
+
+
+def _generator_states(states: dict[str, Any]) -> list[torch.Tensor]:
+    """The leaves of ``states`` shaped as a torch CPU generator's state: a
+    component's load that sets torch's stream to one of them sets it on
+    purpose (a callback's or a helper's copy of the stream), not by a draw."""
+    return [leaf for _, leaf in flatten_state(states) if isinstance(leaf, torch.Tensor)
+            and leaf.dtype == torch.uint8 and leaf.numel() == torch.get_rng_state().numel()]
 
 
 def _iterators_made(built: BuiltProgram, states: dict[str, Any],

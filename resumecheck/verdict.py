@@ -43,7 +43,7 @@ from resumecheck.phrases import (
     FRAMEWORK_RESUME, IDLE_SEED, LEFT_OUT_ALIKE, LEFT_OUT_ALIKE_MARK, OWN_THROUGH, READ_BY_NO_STEP,
     RESTART_HELD_OTHERWISE, UNCOMPARED_SEE,
     AS_A_BUILD_HOLDS, FRESH_BUILD_HOLDS, GENERATOR_CHANGED, GENERATOR_POSITION, GRADS_SUMMED,
-    LEFT_UNRESTORED,
+    LEFT_UNRESTORED, MADE_ANEW,
     NONE_DIFFERS, NOT_STEPPED_MODULE, ONE_POSITION, RATE_SET_SOONER, STREAMS_NOT_KEPT,
     KEPT_ALREADY, SET_BY_LOAD, UNLESS_NOT_STATE, frozen_only, unless_not_state,
     FEWER_STEPS, LOOP_ENDED, SET_BY_EPOCH,
@@ -4072,8 +4072,10 @@ def give_fixes(result: RunResult, advice: dict[str, str], ref: Reference | None 
     # (trial 273: a Lightning program whose callback saved the streams, which a loader's
     # new iterator then drew from, was told to save them: said only where the restore
     # left a stream where a fresh launch left it)
+    # (trial 856: a stream that stood where the build left it, a later resume point's
+    # form of one left unrestored, got no fix where the first point's got one)
     unrestored = RNG in advice and STREAMS_NOT_KEPT in advice[RNG] or any(
-        LEFT_UNRESTORED in o.detail for o in result.stream_offsets)
+        LEFT_UNRESTORED in o.detail or MADE_ANEW in o.detail for o in result.stream_offsets)
     result.diagnosis = [
         replace(f, fix=_streams_held_text(ref, f) or (
             f"{SET_BY_LOAD}: {_WORKED_OUT}{advice[f.component]}"

@@ -104,6 +104,29 @@ def _reseeding_module():
     return Reseeds(dropout=0.2)
 
 
+def _stream_saved_not_loaded():
+    """Trial 856: a module that writes torch's stream into Lightning's checkpoint in
+    on_save_checkpoint and has no on_load_checkpoint. Its steps draw enough that the
+    restart's stream, three steps in, is told where the build left it, not a count
+    of draws behind."""
+    import torch
+
+    class SavesTheStream(lightning_train().TinyClassifier):
+        def on_save_checkpoint(self, checkpoint):
+            checkpoint["torch_rng"] = torch.get_rng_state()
+
+        def training_step(self, batch, batch_idx):
+            torch.rand(8192)  # (an augmentation's draws)
+            return super().training_step(batch, batch_idx)
+
+    return SavesTheStream(dropout=0.2)
+
+
+LIGHTNING_STREAM_SAVED_NOT_LOADED = lightning_target(
+    module=_stream_saved_not_loaded, data=lambda: lightning_train().stateful_loader(),
+    steps=8, resume_at=(3,))
+
+
 LIGHTNING_RESEED = lightning_target(
     module=_reseeding_module, data=lambda: lightning_train().stateful_loader(), steps=8,
     resume_at=(3,))

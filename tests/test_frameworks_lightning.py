@@ -590,6 +590,20 @@ def test_a_reseed_after_a_callback_restored_the_stream_is_not_told_to_save_it():
     assert "to keep it" not in line and f"(confirmed); {KEPT_ALREADY}: `callbacks`" in line, line
 
 
+@pytest.mark.e2e
+def test_a_stream_saved_in_a_hook_and_never_loaded_is_told_so_where_the_build_left_it():
+    """Trial 856: where the restart's stream stood where the build left it, the rng
+    line had no fix at all (at an earlier resume point, a count of draws behind, it
+    said that `hooks` holds the stream and that nothing sets it back)."""
+    report = resumecheck.verify(spec("LIGHTNING_STREAM_SAVED_NOT_LOADED"), drop="none",
+                                noise_seeds=0, check_determinism=False)
+    own = report.runs[0]
+    assert "as the build left it" in own.explanation, own.explanation
+    rng = next(f for f in own.diagnosis if f.component == "rng")
+    assert rng.status == "confirmed" and rng.fix.startswith(
+        f"{KEPT_ALREADY}: `hooks` holds the streams' state at step 3"), rng.fix
+
+
 def test_a_checkpoint_plain_lightning_cannot_load_fails_as_in_plain_lightning():
     # Lightning's default resume loads weights_only: numpy's ndarray state is refused
     report = resumecheck.verify(spec("LIGHTNING_NUMPY_IN_CHECKPOINT"), drop="none",
