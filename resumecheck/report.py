@@ -937,8 +937,11 @@ def _incomplete_state_notice(report: Report, lines_shown: bool) -> str | None:
              else engine.where_it_differs())
     ablations = " Ablations cannot be judged: inconclusive." if ablated else ""
     if any(r.dropped and r.verdict == DIVERGED for r in report.runs):
-        ablations = (" Ablations that depart before it are judged (the two runs differ "
-                     "only in that component's restore); the others are inconclusive."
+        # (trial 853: "before it" of rows departing at the same step read as false)
+        ablations = (" Ablations that depart before it (at an earlier step, or at the same "
+                     "step in what the step computes first: its data before its loss) are "
+                     "judged (the two runs differ only in that component's restore); the "
+                     "others are inconclusive."
                      if not (engine.first_divergent_quantity or "").startswith("state of") else
                      " Ablations that depart in a step, or end otherwise in a component it "
                      "ends as the uninterrupted run does, are judged (the two runs differ "

@@ -61,9 +61,10 @@ def test_an_iterator_created_after_the_restore_is_said_first_and_judges_only_ear
     # judged (a trial); every other ablation departs at the loss, as that resume does
     earlier = [r for r in report.runs if r.dropped == ["data_cursor"]]
     if isolation == "inprocess":
-        assert lines[2].endswith("Ablations that depart before it are judged (the two runs "
-                                 "differ only in that component's restore); the others are "
-                                 "inconclusive.")
+        assert lines[2].endswith("Ablations that depart before it (at an earlier step, or at "
+                                 "the same step in what the step computes first: its data "
+                                 "before its loss) are judged (the two runs differ only in "
+                                 "that component's restore); the others are inconclusive.")
         assert [(r.verdict, r.first_divergent_key) for r in earlier] == [("diverged", "inputs:0")]
         assert ("departs (step 5, loss, where that step's data (the model's inputs) is still "
                 "the uninterrupted run's), and the two differ "
