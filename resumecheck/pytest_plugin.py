@@ -619,7 +619,8 @@ def _engine_why(run: dict[str, Any], own: dict[str, Any]) -> str:
     """Why the engine's own full resume departs, beside the program's save/load
     (``own``), where the declared components do not capture the program's state."""
     from resumecheck.phrases import (
-        BUILDING, FETCHED_BEFORE_RESTORE, LOOP_GOES_ON, NOT_WHAT_IT_MAKES, PLACE_CAME_BACK,
+        BUILDING, FETCHED_BEFORE_RESTORE, LOOP_GOES_ON, NO_LONGER_USED, NOT_WHAT_IT_MAKES,
+        PLACE_CAME_BACK,
         REORDERED, RESTORING, SAME_PLACE, STOPPED, changed_after_load, is_place_finding,
     )
 
@@ -639,6 +640,10 @@ def _engine_why(run: dict[str, Any], own: dict[str, Any]) -> str:
             # (a trial: a callback reset in on_train_begin read "a load loses state")
             else "a restored component changed before the first step"
             if stepped and lossy and all(changed_after_load(f["detail"]) for f in lossy)
+            # (trial 862: a generator another component's load made anew, the state set
+            # into the old one, read "a load_state_dict() loses state")
+            else "a generator made anew by another component's load"
+            if stepped and lossy and all(NO_LONGER_USED in f["detail"] for f in lossy)
             # (trial 595: a LightningModule's on_load_checkpoint() that set nothing back)
             else "its on_load_checkpoint() loses state"
             if stepped and lossy and all(f["component"] == "hooks" for f in lossy)

@@ -20,7 +20,7 @@ from resumecheck.errors import LONGER_BOUND
 from resumecheck.phrases import (
     ADAPTER_LOOP, AS_BUILT_MARK, BUILDING, CHANGED_AFTER_LOAD, CHECKPOINT_LOSES,
     CHECKPOINT_MAY_LOSE, FETCHED_BEFORE_RESTORE, IDLE_SEED, LEFT_OUT_ALIKE, LEFT_OUT_ALIKE_MARK,
-    KEPT_ALREADY, LOSS_LOG, NOT_RESUMABLE, SET_BY_LOAD,
+    KEPT_ALREADY, LOSS_LOG, NOT_RESUMABLE, NO_LONGER_USED, SET_BY_LOAD,
     FRAMEWORK_RESUME, HASH_ORDER, HASH_ORDER_UNCHECKED, LOOP_GOES_ON, ORDER_BEFORE_RESTORE,
     NOT_VALIDATED_AGAIN, ONE_POSITION, POSITION_TRANSFORMED, RATE_SET_SOONER, READ_BEFORE,
     REORDERED,
@@ -69,6 +69,7 @@ SCHEMA = "resumecheck.report/1"
 # state_dict() gave opens (one, several).
 LOSSY_ONE = "a declared component does not load back its own state"
 LOSSY_MANY = "declared components do not load back their own state"
+STALE_ONE = "a declared random state went into a generator the run no longer uses"
 LATER_OTHERWISE = ("the steps after a restart leave declared state otherwise than the "
                    "uninterrupted run's")
 """The incomplete-state notice's opening where the engine's own resume through
@@ -1035,7 +1036,7 @@ def lossy_first(diagnosis: list[Finding], incomplete: str | None) -> list[Findin
     # (trial 768: the same of a callback the WARNING names as changed before the first
     # step, after which an unread stream had led)
     lossy = [f for f in diagnosis if incomplete and incomplete.startswith(
-        (LOSSY_ONE, LOSSY_MANY, CHANGED_ONE)) and f"`{f.component}`: " in incomplete
+        (LOSSY_ONE, LOSSY_MANY, CHANGED_ONE, STALE_ONE)) and f"`{f.component}`: " in incomplete
         and not is_fit_loop_recount(f)]
     # (trial 659: Lightning's recount of an epoch's end, lossy in a correct resume too, led)
     return lossy + [f for f in diagnosis if f not in lossy]
@@ -1618,6 +1619,8 @@ def _lossy_notice(lossy: list[Finding], where: str, settings: str, ablations: st
                 # (trial 433: "Right after the restore, count 0, expected 7", which
                 # came back as 7 there and was 0 at the first step)
                 f"still {where}. At the first step after the restore, {listed}{beside}{ending}")
+    if lossy and all(NO_LONGER_USED in f.detail for f in lossy):
+        return _stale_notice(lossy, where, ending)
     # (trial 209: a callback its load gave back, set again in on_fit_start, was
     # said, beside a datamodule that lost state, not to load back its own)
     lossy = [f for f in lossy if f not in changed]
@@ -1647,6 +1650,19 @@ def _lossy_notice(lossy: list[Finding], where: str, settings: str, ablations: st
            f"{_SET_AT_ITERATOR if _positions(lossy) else ''})")
         + f"{besides}{settings}.{fit_loop}{_loop_rate(where, framework)}{ablations}"
     )
+
+
+def _stale_notice(lossy: list[Finding], where: str, ending: str) -> str:
+    """The incomplete-state notice where every declared component that differs
+    right after the engine's restore is a random state set into generators
+    another component's load had made anew (trial 862)."""
+    listed = "; ".join(f"`{f.component}`: {f.detail}" for f in lossy)
+    return (f"{STALE_ONE}: the engine restored every declared component and the run "
+            f"still {where}. Right after the restore, {listed}. Have that load keep the "
+            "generator object (hand the one it holds to what it builds again, or set the "
+            "state into it); where the load brings the generator's state back itself "
+            "(replaying the stream through it), it is no state to declare apart: leave "
+            f"it out of the random state{ending}")
 
 
 def _incomplete_notice(engine: RunResult, where: str, settings: str, ablations: str,

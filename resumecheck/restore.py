@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -65,10 +65,12 @@ def build_settings(
 
 
 
-def restore_state(built: BuiltProgram, restore: Restore,
-                  capture: dict[str, Any] | None) -> dict[str, list[str]]:
+def restore_state(built: BuiltProgram, restore: Restore, capture: dict[str, Any] | None,
+                  made_anew: dict[str, list[str]] | None = None) -> dict[str, list[str]]:
     """Restore a fresh program: through its own load(), or from the engine's
-    ``capture`` (already read) minus the dropped components.
+    ``capture`` (already read) minus the dropped components; into
+    ``made_anew``, the random states whose generators another component's
+    load made anew in the engine's restore (``_generators_made_anew``).
 
     Returns the data loaders the engine put state into while the program kept
     an iterator it had made from them (component name -> where the program
@@ -107,7 +109,7 @@ def restore_state(built: BuiltProgram, restore: Restore,
         )
     kept = {n: v for n, v in states.items() if n not in restore.drop}
     unreached = _iterators_made(built, kept)
-    _load_states(built, kept, restore.path)
+    _load_states(built, kept, restore.path, made_anew=made_anew)
     # (a program that sets modes on purpose, batch norm frozen after some
     # steps, has them as it had them; a dropped module keeps its build's)
     _set_modes(built, kept, capture.get("meta"))
@@ -160,10 +162,11 @@ def _iterators_made(built: BuiltProgram, states: dict[str, Any],
 
 
 def _load_states(built: BuiltProgram, states: dict[str, Any], path: str,
-                 settle: bool = True) -> None:
+                 settle: bool = True, made_anew: dict[str, list[str]] | None = None) -> None:
     """Load ``states`` into the declared components of those names; with
     ``settle`` (a restore, not a rerun's override after the program's load())
-    settle the others even where the random state is not restored."""
+    settle the others even where the random state is not restored; into
+    ``made_anew``, what ``_generators_made_anew`` finds."""
     # RNG goes last, and the other components are settled before it: some
     # build what they need lazily and draw a seed when they do (a
     # StatefulDataLoader creates its iterator on the first state_dict() or
@@ -185,8 +188,11 @@ def _load_states(built: BuiltProgram, states: dict[str, Any], path: str,
     # (trial 581: an RNGState of another name, a collate function's generator, was
     # restored before the data position whose load replays batches through it)
     others = [c for c in built.components if not _is_streams(c)]
+    held = _generators_held(built) if made_anew is not None else {}
     for comp in others:
         _load_one(comp, states, path)
+        if held and comp.name in states:
+            _generators_made_anew(built, held, comp.name, made_anew)
     if settle or any(_is_streams(c) for c in built.components if c.name in states) \
             or among_ranks():
         for comp in others:
@@ -194,6 +200,31 @@ def _load_states(built: BuiltProgram, states: dict[str, Any], path: str,
     for comp in built.components:
         if _is_streams(comp):
             _load_one(comp, states, path)
+
+
+def _generators_held(built: BuiltProgram) -> dict[str, dict[str, int]]:
+    """Which generator objects each declared random state holds, by name."""
+    return {c.name: {n: id(g) for n, g in c.obj.generators.items()}
+            for c in built.components if isinstance(c.obj, RNGState) and c.obj.generators}
+
+
+def _generators_made_anew(built: BuiltProgram, held: dict[str, dict[str, int]], maker: str,
+                          into: dict[str, list[str]] | None) -> None:
+    """After the load of ``maker``: the random states whose generators
+    ``components()`` now gives as other objects than those ``held`` at the
+    build, which the engine's restore of random state, last, sets (trial 862:
+    a data position whose load built its dataset again, with a new shuffle
+    generator, read "a declared component does not load back its own state")."""
+    try:
+        now = built.program.components()
+    except Exception:  # (the restore's own failure shows elsewhere, if any)
+        return
+    for name, gens in held.items():
+        obj = now.get(name) if isinstance(now, Mapping) else None
+        new = obj.generators if isinstance(obj, RNGState) else {}
+        anew = [g for g, ident in gens.items() if g in new and id(new[g]) != ident]
+        if anew and into is not None and name not in into:
+            into[name] = [maker, *anew]
 
 
 def _is_streams(comp: Any) -> bool:

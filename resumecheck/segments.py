@@ -226,6 +226,11 @@ class SegmentResult:
     """Data loaders (component names) the engine put state into at the restore
     while the program kept an iterator it had made from them, and where it
     keeps it: that state may not reach the iterator (``restore.restore_state``)."""
+    made_anew: dict[str, list[str]] = field(default_factory=dict)
+    """Random states (component names) whose generators another component's
+    load_state_dict() made anew during the engine's restore, before the
+    engine set the state into the ones held at the build: that component,
+    then the generators' names (``restore.restore_state``)."""
     modes_set: dict[str, list[str]] = field(default_factory=dict)
     """What the engine's restore set of the declared modules' modes and frozen
     parameters otherwise than the program held them (``BuiltProgram.modes_set``)."""

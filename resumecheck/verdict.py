@@ -43,7 +43,7 @@ from resumecheck.phrases import (
     FRAMEWORK_RESUME, IDLE_SEED, LEFT_OUT_ALIKE, LEFT_OUT_ALIKE_MARK, OWN_THROUGH, READ_BY_NO_STEP,
     RESTART_HELD_OTHERWISE, UNCOMPARED_SEE,
     AS_A_BUILD_HOLDS, FRESH_BUILD_HOLDS, GENERATOR_CHANGED, GENERATOR_POSITION, GRADS_SUMMED,
-    LEFT_UNRESTORED, MADE_ANEW,
+    LEFT_UNRESTORED, MADE_ANEW, NO_LONGER_USED,
     NONE_DIFFERS, NOT_STEPPED_MODULE, ONE_POSITION, RATE_SET_SOONER, STREAMS_NOT_KEPT,
     KEPT_ALREADY, SET_BY_LOAD, UNLESS_NOT_STATE, frozen_only, unless_not_state,
     FEWER_STEPS, LOOP_ENDED, SET_BY_EPOCH,
@@ -1917,11 +1917,28 @@ def diagnose(ref: Reference, dropped: Sequence[str], segments: Segments,
                                      (prev, seg), lambda: _modes_end_alike(ref, segments,
                                                                            modes_end_alike))
             if detail is not None:
-                findings.append(Finding(name, detail + _held_text(held, kept), step=k,
+                findings.append(Finding(name, detail + _held_text(held, kept)
+                                        + _made_anew_text(seg, name), step=k,
                                         basis=basis, status=status or _idle_streams_only(
                                             *kept, unused, seg, name)))
                 seen.add(name)
     return _no_absent_scheduler(findings)
+
+
+def _made_anew_text(seg: SegmentResult, name: str) -> str:
+    """Of a random state whose generators another component's load made anew
+    in the engine's restore (``SegmentResult.made_anew``), what the engine then
+    set ('' where none did). Trial 862: a data position whose load built its
+    dataset again, with a new shuffle generator, read "does not load back its
+    own state" of the random state, which had set the old one."""
+    if name not in seg.made_anew:
+        return ""
+    maker, *made = seg.made_anew[name]
+    its = "s" if len(made) > 1 else ""
+    return (f"; in the engine's restore, `{maker}`'s load_state_dict() made generator{its} "
+            f"{' and '.join(repr(g) for g in made)} anew, and the engine, which restores "
+            f"random state last, set the saved state into the one{its} `{name}` held at the "
+            f"build, {NO_LONGER_USED}")
 
 
 def _unused(ref: Reference, basis: str, given: str, name: str) -> set[str] | None:
@@ -4888,9 +4905,16 @@ def _lossy_text(lossy: list[Finding]) -> str:
     its position). Trial 433: a callback of the first kind, beside a position of
     the second, was said not to have come back."""
     changed = [f"`{f.component}`" for f in lossy if changed_after_load(f.detail)]
-    lost = [f"`{f.component}`" for f in lossy if not changed_after_load(f.detail)]
+    # (trial 862: a random state set into a generator another load had made anew)
+    stale = [f"`{f.component}`" for f in lossy if NO_LONGER_USED in f.detail]
+    lost = [f"`{f.component}`" for f in lossy
+            if not changed_after_load(f.detail) and NO_LONGER_USED not in f.detail]
     gave = (f"{', '.join(changed)}, which {'its load' if len(changed) == 1 else 'their loads'} "
             f"gave back, {'was' if len(changed) == 1 else 'were'} changed before the first step")
+    went = (f"{', '.join(stale)} went into generators {NO_LONGER_USED}, which another "
+            "component's load made anew (see the WARNING)")
+    if stale and not lost and not changed:
+        return f"; the engine restored every declared component, and {went}"
     if not lost:
         return f"; the engine restored every declared component, and {gave}"
     its = "its state_dict() gave it" if len(lost) == 1 else "their state_dict() gave them"
