@@ -49,8 +49,8 @@ from resumecheck.program import Target, declared_names, load_target
 from resumecheck.progress import ProgressCallback, ProgressTracker, run_label
 from resumecheck.elastic import judge_elastic, unmapped_state
 from resumecheck.phrases import (
-    AS_BUILT_AT_RESUME, GRADS_SUMMED, MODULE_LEVEL, RESTART_HELD_OTHERWISE, SET_ALIKE_LATER,
-    STOPPED, merge_alike, merge_items, uncompared_path, under_roots,
+    AS_BUILT_AT_RESUME, AS_BUILT_CYCLING, GRADS_SUMMED, MODULE_LEVEL, RESTART_HELD_OTHERWISE,
+    SET_ALIKE_LATER, STOPPED, merge_alike, merge_items, uncompared_path, under_roots,
 )
 from resumecheck.report import (
     CLOSE, DIVERGED, FAILED, IDENTICAL, INCONCLUSIVE, NOT_CAUSE, Finding, Report, RunResult,
@@ -1644,16 +1644,27 @@ def _named(checker: Checker, back: set[str], on_the_way: dict[str, int],
                    "it is first looked at)" if step - 1 in checker.resume_at
                    else f"after step {step}") for path, step in on_the_way.items()}
     declared = _declared_as_built(checker, runs) if as_built else {}
+    at = verdict.steps_text(checker.resume_at)
     return {path: (set_back_unseen(text, alike_named(path, declared))
                    if path in as_built else text)
             # (trial 254 read "held it otherwise after step 8" as one step: held so from
             # there on, until a later step set it alike)
             + (f"; {RESTART_HELD_OTHERWISE} from {when[path]} on, {SET_ALIKE_LATER}"
                if path in on_the_way else "")
-            + (f"; {AS_BUILT_AT_RESUME.format(at=verdict.steps_text(checker.resume_at))}"
-               if path in as_built else "")
+            + (f"; {_as_built_text(checker, path).format(at=at)}" if path in as_built else "")
             for path, text in checker.segment.undeclared.items()
             if path not in back or path in as_built}
+
+
+def _as_built_text(checker: Checker, path: str) -> str:
+    """Why a line found as built at every resume point is named: of state the
+    run changed and held as built again at its end, that it cycles or is set
+    back (trial 866)."""
+    built = checker.segment.held_at_build.get(path)
+    changed = any(after.get(path) not in (None, built)
+                  for after in checker.segment.held_after.values())
+    return (AS_BUILT_CYCLING if changed and checker.segment.held.get(path) == built
+            else AS_BUILT_AT_RESUME)
 
 
 def _as_built_at_resume(checker: Checker) -> set[str]:

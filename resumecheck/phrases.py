@@ -27,7 +27,8 @@ __all__ = ["ACCELERATE_DATASET", "ADAPTER_LEFT_OUT", "AFTER_LAST_STEP", "AS_THE_
            "lost_through_framework",
            "POSITION_NEW_EPOCH", "POSITION_OTHER_EPOCH", "POSITION_TRANSFORMED", "position_named",
            "POSITION_UNUSED", "POSITION_FIELDS_LEFT", "REORDERED",
-           "RESTART_HELD_OTHERWISE", "AS_BUILT_AT_RESUME", "AS_BUILT_MARK", "AT_THIS_POINT",
+           "RESTART_HELD_OTHERWISE", "AS_BUILT_AT_RESUME", "AS_BUILT_CYCLING", "AS_BUILT_MARK",
+           "AT_THIS_POINT",
            "as_built_uncompared",
            "at_the_point", "OUTSIDE_THE_CHECKPOINT", "side_files", "ADAPTER_LOOP",
            "framework_generator", "framework_name", "accelerate_scheduler_todo",
@@ -481,6 +482,14 @@ AS_BUILT_AT_RESUME = (
     "after the run changes it shows whether it comes back (" + _FUZZ_TRIES + ")")
 """How a ``Report.undeclared`` entry says why it is named where a restart ends with it
 alike only because the resume point found it as built (``{at}``: the resume points)."""
+AS_BUILT_CYCLING = AS_BUILT_AT_RESUME.split("; a resume point")[0] + (
+    "; it changes as the run goes and is back at the build's value at the end too: a "
+    "value that cycles (a ring buffer's pointer) or is set back is as built at many "
+    "resume points, before this one too; a resume point where the run holds it otherwise "
+    "than a fresh build shows whether it comes back (" + _FUZZ_TRIES + ")")
+"""``AS_BUILT_AT_RESUME`` of state that the run changed and held as built again at
+its end (trial 866: a queue pointer that cycled every 4 steps, told "a resume point
+after the run changes it", was tried at 16, as built there too)."""
 
 REORDERED = "lists its parameters in another order than the run that saved it"
 """How an optimizer's finding begins when the restored optimizer holds the
