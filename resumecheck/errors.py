@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from resumecheck.phrases import HASH_ORDER, amount, global_streams, paths_said
+from resumecheck.phrases import CHANGED_NO_STEP, HASH_ORDER, amount, global_streams, paths_said
 
 if TYPE_CHECKING:
     from resumecheck.report import Report
@@ -514,8 +514,8 @@ class LostStateWarning(_MadeWarning):
             "not state "
             f"(a log, a timer, a cache the program fills again when it needs it: say so, "
             # (trial 744: a log a subclass kept, warned of on its correct twin)
-            f"{unstate}): every step after the restart matched all the same, so no step here "
-            f"reads what differs in it, though a later step, or an evaluation, may; {todo}; "
+            f"{unstate}): every step after the restart matched all the same: "
+            f"{CHANGED_NO_STEP}; {todo}; "
             f"the whole report: {reproduce}"
         )
 

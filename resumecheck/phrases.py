@@ -14,7 +14,8 @@ from collections.abc import Mapping, Sequence
 __all__ = ["ACCELERATE_DATASET", "ADAPTER_LEFT_OUT", "AFTER_LAST_STEP", "AS_THE_BUILD_MADE",
            "NOT_SET_BACK", "SET_BY_EPOCH", "as_built_at_points", "changed_after_load",
            "frozen_only", "amount", "BUILDING", "LOSS_LOG",
-           "CHANGED_AFTER_LOAD", "CHECKPOINT_LOSES", "READ_BY_NO_STEP", "GENERATOR_CHANGED",
+           "CHANGED_AFTER_LOAD", "CHECKPOINT_LOSES", "READ_BY_NO_STEP", "CHANGED_NO_STEP",
+           "GENERATOR_CHANGED",
            "CHECKPOINT_MAY_LOSE", "FEWER_STEPS", "LIGHTNING_DATASET", "LIKE_NAMED_AS_BUILT",
            "LOOP_ENDED", "NOT_DECLARED", "NOT_VALIDATED_AGAIN",
            "MODULE_ATTR_TODO", "framework_module_todo",
@@ -561,9 +562,14 @@ CHECKPOINT_LOSES = "your checkpoint loses it"
 showed its checkpoint losing that state (held otherwise right after the load
 and after the next step, or at the end of a resume whose steps all matched)."""
 
-READ_BY_NO_STEP = ("; every step after the restart matched all the same: no step here reads "
-                   "what differs in it (as none reads a log), though a later step, or an "
-                   "evaluation, may")
+CHANGED_NO_STEP = ("what differs in it changed no step here: no step reads it (as none reads "
+                   "a log), or the steps read it where its other value leads alike (a count "
+                   "read modulo a period that this resume point is a multiple of); a later "
+                   "step, another resume point, or an evaluation may show it")
+"""Why state a resume ends otherwise with changed no step (trial 860: a Lookahead's
+counter, read at every step modulo 5, lost at a resume point that is a multiple of 5,
+was said to be read by no step, and told to be named not_state)."""
+READ_BY_NO_STEP = "; every step after the restart matched all the same: " + CHANGED_NO_STEP
 """What a ``Report.undeclared`` entry the program's own resume ends otherwise with
 (or without) adds where that resume matched at every step (trials 735, 744: a log
 a subclass kept, named beside the cause with equal weight, or alone on a correct

@@ -25,6 +25,7 @@ INSTALLED = pytest.mark.skipif(importlib.util.find_spec("transformers") is None,
 import resumecheck  # noqa: E402
 from resumecheck import TargetError  # noqa: E402
 from resumecheck.program import load_target  # noqa: E402
+from resumecheck.phrases import CHANGED_NO_STEP  # noqa: E402
 from resumecheck.report import DIVERGED, IDENTICAL  # noqa: E402
 from resumecheck.segments import SCRATCH_ENV  # noqa: E402
 from resumecheck.trace import Tracer  # noqa: E402
@@ -604,9 +605,8 @@ def test_state_a_plain_callback_loses_is_said_of_the_trainers_resume_not_your_sa
     said = str(warned[0].message)
     assert "declare it as a component" not in said and "Target(" not in said, said
     assert "say so, the target's not_state=...): every step after the restart matched all " \
-        "the same, so no step here reads what differs in it, though a later step, or an " \
-        "evaluation, may; the report's `not compared` line says how to keep it in the " \
-        "checkpoint the framework writes; the whole report: " in said, said
+        f"the same: {CHANGED_NO_STEP}; the report's `not compared` line says how to keep it " \
+        "in the checkpoint the framework writes; the whole report: " in said, said
     # (trial 282: the line's advice, Target(not_state=...), was no argument of trainer_target)
     quiet = resumecheck.verify(f"{PROGRAMS}:TRAINER_COUNTER_NOT_STATE", drop="none",
                                noise_seeds=0, check_determinism=False)

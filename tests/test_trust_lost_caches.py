@@ -188,8 +188,12 @@ def test_a_lost_field_of_a_declared_component_is_told_to_return_it_from_its_stat
     said = str(LostStateWarning("t.py:T", ["early_stop.bad_evals"], "resumecheck run t.py:T"))
     assert "which no declared component's state holds" in said
     # (trial 744: a log warned of on a correct twin, its steps alike)
-    assert ("): every step after the restart matched all the same, so no step here reads what "
-            "differs in it, though a later step, or an evaluation, may; ") in said, said
+    assert ("): every step after the restart matched all the same: what differs in it "
+            "changed no step here: no step reads it (as none reads a log), or the steps read "
+            "it where its other value leads alike") in said, said
+    # (trial 860: a counter read modulo 5 at every step, lost at a multiple of 5, was
+    # said to be read by no step)
+    assert "a later step, another resume point, or an evaluation may show it" in said, said
     assert ("where it is a field of a declared component (its `not compared` line says), "
             "return it from that component's state_dict() and set it in its "
             "load_state_dict(); else declare it as a component") in said, said

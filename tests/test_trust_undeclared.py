@@ -200,7 +200,7 @@ def test_an_undeclared_ema_the_checkpoint_loses_is_said_to_end_otherwise_in_the_
                          + READ_BY_NO_STEP)
     # (trials 735, 744: a log named with advice on how to save it, its steps alike)
     assert READ_BY_NO_STEP.startswith("; every step after the restart matched all the same: "
-                                       "no step here reads what differs in it")
+                                       "what differs in it changed no step here")
     assert lost_uncompared(report.undeclared) == ["ema"]
     headline = report.render().splitlines()[1]
     assert headline == ("full resume: EQUIVALENT in what is compared; not compared, and your "
