@@ -36,7 +36,7 @@ from torch.optim.optimizer import register_optimizer_step_pre_hook
 
 from resumecheck.compare import digest, float64_digest, local_tensor
 from resumecheck.components import OPTIMIZER, PARAMS, SCALER, split_rank_name
-from resumecheck.errors import ResumecheckError, TracingFailed
+from resumecheck.errors import ResumecheckError, TargetError, TracingFailed
 from resumecheck.module_state import own_line
 from resumecheck.phrases import ordinal
 from resumecheck.streams import declared_streams, stream_digests, stream_states
@@ -599,7 +599,27 @@ def _optimizers(built: BuiltProgram, declared: Any) -> list[torch.optim.Optimize
     for _, optimizer in _declared_optimizers(built):
         if all(optimizer is not o for o in out):
             out.append(optimizer)
+    for optimizer in out:
+        if not hasattr(optimizer, "_optimizer_step_pre_hooks"):
+            raise _unhooked(built, optimizer)
     return out
+
+
+def _unhooked(built: BuiltProgram, optimizer: torch.optim.Optimizer) -> TargetError:
+    """An optimizer of a class of the program's own that subclasses torch's
+    Optimizer without calling its ``__init__`` (trial 860: a Lookahead read
+    "a fault of resumecheck ... report it", with nothing to do about it)."""
+    kind = type(optimizer).__name__
+    return TargetError(
+        built.target_name,
+        f"its optimizer ({kind}) subclasses torch.optim.Optimizer but its __init__ does not "
+        "call Optimizer.__init__, so it lacks the step hooks that __init__ sets up, through "
+        "which the check reads each step's learning rate and gradients (torch's own hooks "
+        "and profiler need them too)",
+        f"Call super().__init__(params, defaults) in {kind}.__init__ (a wrapper passes the "
+        "inner optimizer's param_groups and defaults, as timm's Lookahead does), or give it "
+        "no Optimizer base class and declare it as a component whose state_dict() and "
+        "load_state_dict() pass its state through")
 
 
 class _StepFiles:
