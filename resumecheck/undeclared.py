@@ -1654,11 +1654,13 @@ def _torch_setting(path: str, components: Sequence[Component]) -> str | None:
         and type(owner).__module__.startswith("torch.nn.") else None
 
 
+# (trial 859 read "register it ..., to check that it resumes" as a way to let the
+# check see it, not as the fix of the checkpoint)
 _LOOSE_TODO = (
     "kept in a declared module outside what its state_dict() returns (a plain tensor "
     "attribute, or a buffer registered with persistent=False): register it with "
-    "register_buffer(name, tensor) (persistent), or declare it as a component, to check "
-    "that it resumes")
+    "register_buffer(name, tensor) (persistent), so that the module's state_dict(), and so "
+    "a checkpoint of it, holds it, or declare it as a component, to check that it resumes")
 
 
 _METRIC_TODO = (

@@ -3113,9 +3113,12 @@ def _held_otherwise_text(run: RunResult, k: int, at: list[int], lost: bool,
     # (trial 145: said beside a stream re-seeded, "and departed" read as the cause)
     departed = (f" (it {went} at the next step, which {', '.join(confirmed)}, confirmed, "
                 "explains)" if confirmed else f", and {went} at the next step")
+    # (trial 859: a running average the steps update read as exempt, "sets it again")
     return (f"; your own resume held it otherwise right after your load() at step {k}"
-            f"{departed}: {CHECKPOINT_MAY_LOSE}, unless the program sets it again as it steps "
-            "(or it is not state, a log, a timer: name it in Target(not_state=...))")
+            f"{departed}: {CHECKPOINT_MAY_LOSE}, unless the step sets it anew before reading "
+            "it (a value each step overwrites, not one it updates from what it held, as a "
+            "running average or a count) (or it is not state, a log, a timer: name it in "
+            "Target(not_state=...))")
 
 
 def _differed_before(run: RunResult, k: int | None) -> list[tuple[str, int]]:

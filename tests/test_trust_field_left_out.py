@@ -136,8 +136,10 @@ def test_with_two_restarts_the_field_is_judged_at_the_one_before_the_departure()
     assert line.startswith("data_cursor.batch_in_epoch (int:"), line
     assert line.endswith("; your own resume held it otherwise right after your load() at step "
                          "10, and departed from the uninterrupted run at the next step: your "
-                         "checkpoint may lose it, unless the program sets it again as it steps "
-                         "(or it is not state, a log, a timer: name it in "
+                         "checkpoint may lose it, unless the step sets it anew before reading "
+                         "it (a value each step overwrites, not one it updates from what it "
+                         "held, as a running average or a count) (or it is not state, a log, "
+                         "a timer: name it in "
         "Target(not_state=...))"), line
 
 

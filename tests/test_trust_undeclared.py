@@ -76,8 +76,9 @@ def test_a_generator_a_declared_model_keeps_is_named_when_nothing_holds_it():
         "seeded again, and no declared component holds: register it, "
         "RNGState({'name': generator}), to check that it resumes); your own resume held it "
         "otherwise right after your load() at step 3, and departed from the uninterrupted run "
-        "at the next step: your checkpoint may lose it, unless the program sets it again as it "
-        "steps (or it is not state, a log, a timer: name it in "
+        "at the next step: your checkpoint may lose it, unless the step sets it anew before "
+        "reading it (a value each step overwrites, not one it updates from what it held, as a "
+        "running average or a count) (or it is not state, a log, a timer: name it in "
         "Target(not_state=...))"]
     twin = verify(model_generator.CORRECT, drop="none", noise_seeds=0)
     assert twin.equivalent and twin.undeclared == []
@@ -506,8 +507,9 @@ def test_what_the_programs_own_load_lost_is_said_when_it_departs_at_the_next_ste
     assert line.endswith(
         "; your own resume held it otherwise right after your load() at step 4, and departed "
         "from the uninterrupted run at the next step: your checkpoint may lose it, unless the "
-        "program sets it again as it steps (or it is not state, a log, a timer: name it in "
-        "Target(not_state=...))"), line
+        "step sets it anew before reading it (a value each step overwrites, not one it updates "
+        "from what it held, as a running average or a count) (or it is not state, a log, a "
+        "timer: name it in Target(not_state=...))"), line
     correct = verify("fixtures.trust.annealed_temperature:CORRECT", **FAST)
     assert correct.equivalent
     assert correct.undeclared[0].endswith(
