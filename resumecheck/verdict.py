@@ -4997,6 +4997,10 @@ def _matches_again(r: RunResult) -> str:
     apart = sorted({s for steps in (t.differs.values() if t else ()) for s in steps})
     if t is None or not apart or not t.loss or apart[-1] >= t.first_step + len(t.loss) - 1:
         return ""
+    if r.steps_match():  # (trial 864: "differ" beside "every step ... match", --tolerance close)
+        return (f" (of the steps after the restart, {_few_steps(apart)} differ in their last "
+                f"bits, within the tolerance; every step from {apart[-1] + 1} on matches bit "
+                "for bit again)")
     return (f" (of the steps after the restart, {_few_steps(apart)} differ; every step from "
             f"{apart[-1] + 1} on matches again)")
 
@@ -5020,7 +5024,8 @@ def _noise_clause(r: RunResult) -> str:
         # average of the weights that differed)
         ulp = r.max_ulp_diff
         # (trial 830: "rounding" read as noise, of a rate a lost SWALR computed otherwise)
-        rounding = (f" (where it departs, {_apart_by_rounding(r)}by at most {ulp:g} ULP: "
+        where = "where its steps differ" if r.steps_match() else "where it departs"
+        rounding = (f" ({where}, {_apart_by_rounding(r)}by at most {ulp:g} ULP: "
                     f"{ULP_APART})" if ulp is not None and 0 < ulp <= 4 else "")
         return (f"; nothing in the training loss shows it{rounding}: silent but different"
                 + _matches_again(r))

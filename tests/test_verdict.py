@@ -1313,6 +1313,25 @@ def test_a_silent_run_whose_steps_match_again_says_which_differ():
     assert _noise_clause(run) == "; nothing in the training loss shows it: silent but different"
 
 
+def test_steps_within_the_tolerance_are_said_to_differ_in_their_last_bits_only():
+    """Trial 864: under --tolerance close, a lost SWALR's rate 1 ULP apart at steps 33
+    and 34 read "steps 33 and 34 differ" and "where it departs" beside "every step's
+    loss, gradients and parameters match": the run departs only in its end state."""
+    from resumecheck.trajectory import Trajectory
+    from resumecheck.verdict import ULP_APART, _noise_clause
+
+    run = RunResult(dropped=[], resume_at=[28], verdict="diverged", plausible=True,
+                    max_abs_loss_diff=0.0, max_ulp_diff=1.0, first_divergent_step=40,
+                    first_divergent_quantity="state of swa_scheduler at the end",
+                    trajectory=Trajectory(first_step=29, loss=[0.5] * 12,
+                                          differs={"lr": [33, 34]}))
+    assert _noise_clause(run) == (
+        "; nothing in the training loss shows it (where its steps differ, its learning rate "
+        f"is apart by at most 1 ULP: {ULP_APART}): silent but different (of the steps after "
+        "the restart, steps 33 and 34 differ in their last bits, within the tolerance; every "
+        "step from 35 on matches bit for bit again)")
+
+
 def test_a_run_whose_data_departs_first_says_its_learning_rate_differs_too():
     """Trial 738: a step counter dropped read only as other samples, where its
     warm-up rate differed from the same step."""
