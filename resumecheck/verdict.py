@@ -4982,6 +4982,8 @@ def _apart_by_rounding(r: RunResult) -> str:
     differs, in words (trial 800: "by at most 1 ULP" of a row whose loss was
     bitwise equal, its learning rate 1 ULP apart, read as of the loss)."""
     kinds = [k for k, steps in (r.trajectory.differs if r.trajectory else {}).items() if steps]
+    if kinds in (["lr"], ["scale"]):
+        return f"its {quantity_name(kinds[0])} alone is apart "
     if len(kinds) == 1 and kinds[0] not in ("grad", "param"):
         return f"its {quantity_name(kinds[0])} is apart "
     return ""
@@ -5025,7 +5027,11 @@ def _noise_clause(r: RunResult) -> str:
         ulp = r.max_ulp_diff
         # (trial 830: "rounding" read as noise, of a rate a lost SWALR computed otherwise)
         where = "where its steps differ" if r.steps_match() else "where it departs"
-        rounding = (f" ({where}, {_apart_by_rounding(r)}by at most {ulp:g} ULP: "
+        apart = _apart_by_rounding(r)
+        # (trial 864: the weights, bit for bit alike, went unsaid)
+        alike = (", every step's loss, gradients and parameters matching bit for bit"
+                 if " alone " in apart else "")
+        rounding = (f" ({where}, {apart}by at most {ulp:g} ULP{alike}: "
                     f"{ULP_APART})" if ulp is not None and 0 < ulp <= 4 else "")
         return (f"; nothing in the training loss shows it{rounding}: silent but different"
                 + _matches_again(r))

@@ -1287,8 +1287,9 @@ def test_a_silent_run_apart_by_rounding_alone_says_so():
     assert ULP_APART.endswith("as lost state may compute it: not noise")
     # (trial 800: read as of the loss, which was bitwise equal)
     run.trajectory = Trajectory(first_step=19, loss=[0.5, 0.4], differs={"lr": [21, 22]})
-    assert f"(where it departs, its learning rate is apart by at most 1 ULP: {ULP_APART})" \
-        in _noise_clause(run)
+    assert ("(where it departs, its learning rate alone is apart by at most 1 ULP, every "
+            "step's loss, gradients and parameters matching bit for bit: "
+            f"{ULP_APART})") in _noise_clause(run)
     run.trajectory.differs["param"] = [21]
     assert f"(where it departs, by at most 1 ULP: {ULP_APART})" in _noise_clause(run)
     run.max_ulp_diff = 1e6
@@ -1327,7 +1328,8 @@ def test_steps_within_the_tolerance_are_said_to_differ_in_their_last_bits_only()
                                           differs={"lr": [33, 34]}))
     assert _noise_clause(run) == (
         "; nothing in the training loss shows it (where its steps differ, its learning rate "
-        f"is apart by at most 1 ULP: {ULP_APART}): silent but different (of the steps after "
+        "alone is apart by at most 1 ULP, every step's loss, gradients and parameters matching "
+        f"bit for bit: {ULP_APART}): silent but different (of the steps after "
         "the restart, steps 33 and 34 differ in their last bits, within the tolerance; every "
         "step from 35 on matches bit for bit again)")
 
