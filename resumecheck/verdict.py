@@ -929,8 +929,11 @@ def _as_built_words(head: str, name: str, one: bool, held: str | None) -> str:
         return (f"{head} {PUT_BACK_HOLDS} {it}: another declared component puts "
                 f"{it} back, or your program sets {it} again where the rest of `{name}` is "
                 f"missing), and the run changes {it} later: {tail}; where another component "
-                f"puts {it} back, that component keeps {it} here; either way dropping "
-                f"`{name}` cannot check {it} at this resume point")
+                f"puts {it} back, that component keeps {it} here; either way the row that "
+                # (trial 857 read it as said of the resume point, where the full resume
+                # through the program's own checkpoint caught the lost generator)
+                f"drops `{name}` cannot check {it} at this resume point (the full resume's "
+                f"rows compare {it} as restored)")
     if held == "built":
         # (trial 450: hedged between a build's and another component's where the build's
         # own digests said which)

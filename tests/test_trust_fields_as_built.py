@@ -203,7 +203,8 @@ def test_a_field_another_component_puts_back_is_said_so_not_left_to_guess():
         "this one (other fields of `rng` differ there and made it diverge): a checkpoint that "
         "loses it from `rng` alone may resume alike here"), line
     assert line.endswith("where another component puts it back, that component keeps it here; "
-                         "either way dropping `rng` cannot check it at this resume point")
+                         "either way the row that drops `rng` cannot check it at this "
+                         "resume point (the full resume's rows compare it as restored)")
     assert "a fresh build's, what another" not in line and "fuzz tries them" not in line
     assert fields_as_built(report.not_checked, "rng") == ["generators.loader"]
 
