@@ -639,9 +639,26 @@ def test_an_attr_of_a_registered_object_is_to_be_saved_by_that_object():
         "Accelerate's save_state() holds `step` only through the object registered with it: "
         "your registered Progress keeps it, and its state_dict() must return `step` and its "
         "load_state_dict() set it back")
-    assert advice["other"].startswith("Accelerate's save_state() holds only what is registered "
-                                      "with it: register the object that keeps `step` (a "
-                                      "Progress)")
+    # (trial 865 read "register the object that keeps `step` (a State)" as "register your
+    # State", which had neither method)
+    assert advice["other"].startswith(
+        "Accelerate's save_state() holds only what is registered with it: register an object "
+        "of yours whose state_dict() returns `step` of your Progress and whose "
+        "load_state_dict() sets it back there (your Progress has no state_dict() of its own "
+        "to register)"), advice["other"]
+
+    class Kept(Progress):
+        def state_dict(self):
+            return {"step": self.step}
+
+        def load_state_dict(self, state):
+            self.step = state["step"]
+
+    kept = Kept()
+    advice = _unsaved(accelerator, {"other": Attr(kept, "step")}, None)
+    assert advice["other"].startswith(
+        "Accelerate's save_state() holds only what is registered with it: register the object "
+        "that keeps `step` (your Kept), whose state_dict() must return it"), advice["other"]
 
 
 @pytest.mark.e2e

@@ -393,11 +393,17 @@ def _register_advice(name: str, obj: Any, registered: list[Any]) -> str:
                 f"its state_dict() must return `{obj.name}` and its load_state_dict() set it "
                 "back")
     if isinstance(obj, Attr):
+        kind = type(obj.obj).__name__
+        # (trial 865 read it as "register your State", which has neither method)
+        has = all(callable(getattr(obj.obj, m, None)) for m in ("state_dict", "load_state_dict"))
+        what = (f"the object that keeps `{obj.name}` (your {kind}), whose state_dict() must "
+                "return it and whose load_state_dict() set it back" if has else
+                f"an object of yours whose state_dict() returns `{obj.name}` of your {kind} "
+                "and whose load_state_dict() sets it back there (your "
+                f"{kind} has no state_dict() of its own to register)")
         return (f"Accelerate's save_state() holds only what is registered with it: register "
-                f"the object that keeps `{obj.name}` (a {type(obj.obj).__name__}), whose "
-                f"state_dict() returns it and whose load_state_dict() sets it back: "
-                "accelerator.register_for_checkpointing(...) where you build it, before the "
-                "run's first save_state() and every load_state()")
+                f"{what}: accelerator.register_for_checkpointing(...) where you build it, "
+                "before the run's first save_state() and every load_state()")
     if not isinstance(obj, RNGState):
         return (f"Accelerate's save_state() holds only what is registered with it: "
                 f"accelerator.register_for_checkpointing({name}) where you build it, "
