@@ -863,6 +863,13 @@ def outcome_text_of(report: Report, lost: list[str], again: list[str]) -> str:
             return (f"{report.outcome} (the resume that ran is resumecheck's loop around your "
                     "step, through the framework's save and load: your script's own resume "
                     "code, what it skips with skip_first_batches, did not run; see the why)")
+        if full is not None and full.verdict != FAILED and ADAPTER_LOOP in full.explanation:
+            # (trial 865: a count its script kept in a file of its own, lost from what
+            # Accelerate saves, read as a fault of the script's checkpoint)
+            return (f"{report.outcome} (the resume that ran is resumecheck's loop around your "
+                    "step, through the framework's save and load alone: what your script's "
+                    "own resume code keeps besides, in files of its own, did not come back "
+                    "here; see the why)")
         return report.outcome
     # (trial 180: a callback's best loss its checkpoint lost, set again by a later step)
     held = (f"held otherwise after its load, a later step setting it again: "

@@ -413,6 +413,14 @@ def test_a_pass_is_not_told_of_its_save_and_load_where_the_loop_that_ran_is_resu
     assert ("full resume: EQUIVALENT (the resume that ran is resumecheck's loop around your "
             "step, through the framework's save and load: your script's own resume code, what "
             "it skips with skip_first_batches, did not run; see the why)\n") in report.render()
+    # (trial 865: a failure read as of the script's own checkpoint, which kept in a file of
+    # its own what Accelerate's save_state() lost)
+    failed = resumecheck.verify(spec("STATEFUL"), drop="none", noise_seeds=0,
+                                check_determinism=False)
+    assert ("full resume: NOT EQUIVALENT (the resume that ran is resumecheck's loop around "
+            "your step, through the framework's save and load alone: what your script's own "
+            "resume code keeps besides, in files of its own, did not come back here; see the "
+            "why)\n") in failed.render(), failed.render()
 
 
 def test_setting_steps_per_epoch_says_the_adapter_counts_its_epochs_itself():
