@@ -3116,9 +3116,16 @@ def _held_otherwise_text(run: RunResult, k: int, at: list[int], lost: bool,
     # (trial 145: said beside a stream re-seeded, "and departed" read as the cause)
     departed = (f" (it {went} at the next step, which {', '.join(confirmed)}, confirmed, "
                 "explains)" if confirmed else f", and {went} at the next step")
+    # (trial 874: labels a load made from an epoch it restored otherwise read as a second
+    # loss, whose fix, saving them, changed nothing)
+    makers = sorted({f.component for f in run.diagnosis if f.status == CONFIRMED
+                     and f.component != RNG and not is_stream_detail(f.detail)})
+    follows = (f"{_MADE_FROM}{', '.join(makers)}, which it restored otherwise"
+               if makers else "")
     # (trial 859: a running average the steps update read as exempt, "sets it again")
     return (f"; your own resume held it otherwise right after your load() at step {k}"
-            f"{departed}: {CHECKPOINT_MAY_LOSE}, unless the step sets it anew before reading "
+            f"{departed}: {CHECKPOINT_MAY_LOSE}{follows}, unless the step sets it anew before "
+            "reading "
             "it (a value each step overwrites, not one it updates from what it held, as a "
             "running average or a count) (or it is not state, a log, a timer: name it in "
             "Target(not_state=...))")
@@ -3487,6 +3494,10 @@ def note_lost_uncompared(own: RunResult, undeclared: list[str]) -> None:
                 and IDLE_SEED not in what and (p := uncompared_path(what)) not in said]
         said.update(lost)
         unless = unless_not_state(undeclared, lost) if phrase == CHECKPOINT_LOSES else ""
+        if lost and phrase == CHECKPOINT_MAY_LOSE and all(
+                _MADE_FROM in what for what in undeclared
+                if uncompared_path(what) in lost):
+            unless = ", or it follows from the confirmed cause"
         if lost:
             notes.append(f"not compared, and {phrase}{unless}: {paths_said(lost)} "
                          f"{UNCOMPARED_SEE}")
@@ -4106,6 +4117,11 @@ def give_fixes(result: RunResult, advice: dict[str, str], ref: Reference | None 
         if f.component in advice and f.status in (CONFIRMED, LATENT)
         and (f.component != RNG or unrestored) else f
         for f in result.diagnosis]
+
+
+_MADE_FROM = ", or your load() makes it from "
+"""How a `not compared` line says that the load may make it from a confirmed
+component it restored otherwise (the why reads it back)."""
 
 
 _WORKED_OUT = ("check how it works the value out (from what your save() wrote, or from other "
