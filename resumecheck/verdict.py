@@ -3483,7 +3483,8 @@ def note_lost_uncompared(own: RunResult, undeclared: list[str]) -> None:
     # (trial 404: a stream's generator, made anew from a saved count and ending
     # elsewhere for a buffer the load lost, led before the buffer: a position last)
     for phrase, marks in ((CHECKPOINT_LOSES, (f": {CHECKPOINT_LOSES}",)),
-                          (_UNHELD, (f": {MODULE_LEVEL}", GRADS_SUMMED)),
+                          (_UNHELD, (f": {MODULE_LEVEL}",)),
+                          (_GRADS_UNHELD, (GRADS_SUMMED,)),
                           (CHECKPOINT_MAY_LOSE, (f": {CHECKPOINT_MAY_LOSE}",)),
                           (UNHELD_POSITION, (GENERATOR_POSITION,))):
         # (trial 519: a loader's generator that seeds no worker, which changes no step,
@@ -3606,8 +3607,11 @@ OWN_ENDS_ALIKE = "your own resume ends with it as the uninterrupted run did"
 alike (``own_resume_ends``)."""
 
 _UNHELD = "it is kept where no checkpoint of yours holds it"
-"""How a departed own resume's why names module-level state or summed
-gradients (``note_lost_uncompared``)."""
+"""How a departed own resume's why names module-level state (``note_lost_uncompared``)."""
+_GRADS_UNHELD = ("no state_dict() holds them (a parameter's .grad): they come back only where "
+                 "your save() writes them and your load() sets them")
+"""The same of summed gradients (trial 868: a checkpoint that held them, whose load
+emptied them, read "kept where no checkpoint of yours holds it")."""
 
 _UNHELD_GENERATOR = re.compile(rf"\((?:a torch|a numpy) Generator {GENERATOR_CHANGED}")
 """How a ``Report.undeclared`` entry opens for a generator no component holds."""

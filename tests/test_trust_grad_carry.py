@@ -43,8 +43,11 @@ def test_gradients_summed_across_the_resume_point_are_named_and_lead_the_why():
     own = report.full_resume
     assert own is not None and own.checkpoint == "program"
     # (trial 611: after what qualifies the step, the loss's)
-    assert ("differs from step 8 (the loss from step 9); not compared, and it is kept where no "
-            "checkpoint of yours holds it: `params.*.grad` (see `not compared`)") in \
+    # (trial 868: a checkpoint that held them, its load emptying them, read "kept where no
+    # checkpoint of yours holds it")
+    assert ("differs from step 8 (the loss from step 9); not compared, and no state_dict() "
+            "holds them (a parameter's .grad): they come back only where your save() writes "
+            "them and your load() sets them: `params.*.grad` (see `not compared`)") in \
         own.explanation, own.explanation
     notice = report.incomplete_state_notice()
     assert notice is not None and "`params.*.grad`" in notice
