@@ -615,7 +615,7 @@ def _lossy_loads(run: dict[str, Any]) -> list[dict[str, Any]]:
             t.get("differs", {}))]
 
 
-def _engine_why(run: dict[str, Any], own: dict[str, Any]) -> str:
+def _engine_why(run: dict[str, Any], own: dict[str, Any], named: bool = False) -> str:
     """Why the engine's own full resume departs, beside the program's save/load
     (``own``), where the declared components do not capture the program's state."""
     from resumecheck.phrases import (
@@ -627,8 +627,10 @@ def _engine_why(run: dict[str, Any], own: dict[str, Any]) -> str:
     lossy = _lossy_loads(run)
     # (trial 768: Lightning's recount of an epoch's end, in a correct resume too, beside a
     # callback set again before the first step, read "a load_state_dict() loses state")
+    # (trial 873: beside state the program's own resume showed its checkpoint losing
+    # (``named``), the recount alone is no lead: the row reads as the WARNING does)
     lossy = [f for f in lossy if not (f["component"] == "data_cursor" and f["detail"].startswith(
-        "epoch_progress."))] or lossy
+        "epoch_progress."))] or ([] if named else lossy)
     stepped = run["verdict"] != "failed"
     if stepped and FETCHED_BEFORE_RESTORE in own["explanation"]:
         # (trial 304 read "declared state incomplete" where the WARNING said this)
@@ -737,6 +739,8 @@ def _lost_on_resave(run: dict[str, Any]) -> str:
 
 
 def _summary_row(entry: dict[str, Any]) -> str:
+    from resumecheck.phrases import CHECKPOINT_LOSES, CHECKPOINT_MAY_LOSE
+
     if "error" in entry:
         return f"{entry['nodeid']}  {entry['target']}  {_not_judged(entry)}"
     report = entry["report"]
@@ -753,7 +757,9 @@ def _summary_row(entry: dict[str, Any]) -> str:
             cells.append(f"full resume: {verdict}")
         elif not run["dropped"]:  # the engine's own, beside the program's save/load
             if report.get("declared_state_complete") is False:
-                why = _engine_why(run, report["runs"][0])
+                why = _engine_why(run, report["runs"][0], any(
+                    CHECKPOINT_LOSES in line or CHECKPOINT_MAY_LOSE in line
+                    for line in report.get("undeclared", ())))
                 cells.append(f"engine resume: {run['verdict'].upper()} ({why})")
         else:
             # "exercised" only for an ablation that diverged; never for "inconclusive"

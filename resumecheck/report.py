@@ -1672,6 +1672,20 @@ def _stale_notice(lossy: list[Finding], where: str, ending: str) -> str:
             f"it out of the random state{ending}")
 
 
+def _recount_beside(lossy: list[Finding], lost: Sequence[tuple[str, bool]],
+                    ablations: str) -> tuple[list[Finding], str]:
+    """Where Lightning's recount of an epoch's end is all that differs right after
+    the engine's restore, and the program's own resume showed its checkpoint
+    losing state no component declares (``lost``): no lossy load leads, and the
+    recount is said beside (trial 873: it led the WARNING as "a declared component
+    does not load back its own state", in a correct resume too, where a
+    datamodule's level was lost). Else ``lossy`` and ``ablations`` as given."""
+    if not lost or not lossy or not all(is_fit_loop_recount(f) for f in lossy):
+        return lossy, ablations
+    return [], "".join(f" Beside it, `{f.component}`: {f.detail}{_FIT_LOOP_UNJUDGED}."
+                       for f in lossy) + ablations
+
+
 def _incomplete_notice(engine: RunResult, where: str, settings: str, ablations: str,
                        named: str, paths: Sequence[str] = (), framework: str | None = None,
                        lost: Sequence[tuple[str, bool]] = (), own_alike: bool = False) -> str:
@@ -1683,8 +1697,8 @@ def _incomplete_notice(engine: RunResult, where: str, settings: str, ablations: 
     what of it the program's own resume showed its checkpoint losing (or
     maybe losing: False), each with whether it is shown; ``own_alike``: that
     resume continued as the uninterrupted run."""
+    lossy, ablations = _recount_beside(engine.lossy_loads(), lost, ablations)
     ending = f"{settings}.{ablations}"
-    lossy = engine.lossy_loads()
     reordered = [f for f in lossy if f.detail.startswith(REORDERED)]
     if reordered:
         return _reordered_notice(where, reordered, ablations)

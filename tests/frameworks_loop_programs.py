@@ -1293,6 +1293,31 @@ LIGHTNING_DATAMODULE_STATE_FORGOTTEN = _curriculum_target(saves=False)
 """Its state_dict() leaves the level out: a resume reads the easier data."""
 LIGHTNING_DATAMODULE_LOAD_RENAMED = _curriculum_target(saves=True, loads=False)
 """Its load_state_dict() reads a key its state_dict() renamed (trial 713)."""
+def _counting_curriculum():
+    """A datamodule that counts its level in train_dataloader(), made again every
+    epoch, and keeps it in a plain attribute, no state_dict() (trial 873)."""
+    import lightning.pytorch as pl
+    from torch.utils.data import DataLoader, TensorDataset
+
+    class Counts(pl.LightningDataModule):
+        def __init__(self):
+            super().__init__()
+            self.level = 0
+
+        def train_dataloader(self):
+            x, y = lightning_train().rows().tensors
+            self.level += 1
+            return DataLoader(TensorDataset(x * self.level, y), batch_size=8)
+
+    return Counts()
+
+
+LIGHTNING_DATAMODULE_FORGOTTEN_AT_EPOCH_END = lightning_target(
+    module=lambda: lightning_train().TinyClassifier(dropout=0.0),
+    data=_counting_curriculum, steps=12, resume_at=(10,),
+    trainer=lambda: {"reload_dataloaders_every_n_epochs": 1})
+"""The level left out, resumed at an epoch's end, where Lightning's recount of that
+end differs in a correct resume too (trial 873)."""
 
 
 def _growing():

@@ -1134,6 +1134,27 @@ def test_a_datamodules_state_it_does_not_save_is_named():
 
 
 @pytest.mark.e2e
+def test_at_an_epochs_end_the_lost_level_leads_the_warning_not_lightnings_recount():
+    """Trial 873: resumed at an epoch's end, Lightning's recount of it (in a correct
+    resume too) led the WARNING as "a declared component does not load back its own
+    state", and the row read "a load_state_dict() loses state"; the level no component
+    declares, which made the run depart, came last."""
+    from resumecheck.pytest_plugin import _engine_why
+    from resumecheck.report import LOSSY_ONE
+
+    report = resumecheck.verify(spec("LIGHTNING_DATAMODULE_FORGOTTEN_AT_EPOCH_END"),
+                                drop="none", noise_seeds=0, check_determinism=False)
+    warning = report.incomplete_state_notice() or ""
+    assert not warning.startswith(LOSSY_ONE), warning
+    assert warning.startswith("the declared components do not capture the program's state")
+    assert "`datamodule (Counts).level`" in warning, warning
+    assert " Beside it, `data_cursor`: epoch_progress." in warning, warning
+    plain = report.to_json()
+    engine = next(r for r in plain["runs"] if r["checkpoint"] == "engine" and not r["dropped"])
+    assert _engine_why(engine, plain["runs"][0], True) != "a load_state_dict() loses state"
+
+
+@pytest.mark.e2e
 def test_a_datamodules_load_that_reads_a_renamed_key_is_named_before_lightnings_restore():
     """Trial 713: a datamodule whose load_state_dict() read a key its
     state_dict() had renamed read "Lightning's restore does not bring back what
