@@ -1524,3 +1524,23 @@ def test_a_clause_of_the_first_restore_is_said_before_a_later_restores_part():
         "shuffle differs: at an epoch's end, one position; at the restore at 13: shuffle differs")
     assert _at_first_restore("0, expected 8", ": at an epoch's end") == \
         "0, expected 8: at an epoch's end"
+
+
+def test_a_list_whose_last_items_are_gone_says_how_many():
+    """Trial 869: a replay buffer 15 transitions short read "items[32] missing,
+    expected 5 entries (...) (and 1 more entry of its state_dict() differs)": a
+    transition's fields counted, not the transitions lost."""
+    from resumecheck.state_diff import describe_difference
+
+    def item(i: int) -> tuple:
+        return (torch.zeros(3), i % 3, -0.05, False)
+
+    said = describe_difference("replay_buffer", {"items": [item(i) for i in range(47)]},
+                               {"items": [item(i) for i in range(32)]}, 15)
+    assert said == "items: 32 entries, expected 47 (the last 15 missing, from items[32] on)"
+    said = describe_difference("replay_buffer", {"items": [1.0, 2.0, 3.0]},
+                               {"items": [1.0]}, 15)
+    assert said == "items: 1 entry, expected 3 (the last 2 missing, from items[1] on)"
+    # (nothing came back: the whole list, as before)
+    assert describe_difference("replay_buffer", {"items": [1.0, 2.0]}, {"items": []}, 15) \
+        == "items empty, expected 2 entries (1, 2)"
