@@ -1537,7 +1537,8 @@ def _report(checker: Checker, runs: list[RunResult],
     undeclared = merge_items(verdict.own_resume_ends(
         named, checker.segment.held, own_held, runs[0] if own_held is not None else None,
         checker.segment.held_after, own_after,
-        early=checker.segment.boundaries.get("run_before_restored_look") or ()))
+        early=checker.segment.boundaries.get("run_before_restored_look") or (),
+        built=checker.segment.held_at_build))
     undeclared = _without_not_state(undeclared + _module_lines(checker), checker.target)
     if own_held is not None:
         verdict.note_lost_uncompared(runs[0], undeclared)

@@ -395,6 +395,16 @@ def _exits_raise() -> Iterator[None]:
                 os._exit = _REAL_EXIT
 
 
+def _digest_first_step(spec: SegmentSpec, built: BuiltProgram, result: SegmentResult,
+                       step: int) -> None:
+    """Of a full resume's restart on one rank, its declared state after its first
+    step, leaf by leaf, as the reference's is there (trial 870: an EMA, declared,
+    wrong from the restart's first step, was said to differ only at the end)."""
+    if spec.restore is not None and not spec.restore.drop and step == spec.start + 1 \
+            and not among_ranks():
+        result.leaves_after[step] = leaf_digests(built)
+
+
 def _replaced_error(built: BuiltProgram, names: list[str], step: int) -> TargetError:
     """A run whose program replaced declared objects as it trained: the check
     holds the first ones, and would judge their state as the run's."""
@@ -496,6 +506,7 @@ class _Segment:
             self._train_step(built, tracer, step, keep)
             if step in spec.held_after:
                 self._look_at_held(built, step, undeclared)
+            _digest_first_step(spec, built, self.result, step)
             self._checkpoint(built, step)
             carry.arm(step)  # (at a resume point, after its save: what a restart starts without)
             note_step(step)

@@ -1716,9 +1716,35 @@ def conclude(ref: Reference, result: RunResult, cmp: Comparison | None,
         result.side_files = {kind: files for kind in ("save", "load") if (files := list(
             dict.fromkeys(f for _, seg in segments for f in seg.side_files.get(kind, ()))))}
         result.explanation += side_files_text(result.side_files)
+    result.explanation += _differed_after_restart(ref, result, segments)
     annotate(result, ref.segment, segments)
     _draw_first(result)
     return result
+
+
+def _differed_after_restart(ref: Reference, result: RunResult, segments: Segments) -> str:
+    """Of a run whose steps all match and that ends otherwise in declared
+    components: those that differed already after the first step after a
+    restart, where the check looks at them as it does at the end (trial 870: an
+    EMA wrong from the restart's first step read "the final state of ema differs
+    (every step's loss, gradients and parameters match)", as if it went wrong at
+    the end)."""
+    if not result.steps_match():
+        return ""
+    said: list[str] = []
+    for k, seg in segments:
+        if k not in result.resume_at:
+            continue
+        mine, theirs = seg.leaves_after.get(k + 1, {}), ref.segment.leaves_after.get(k + 1, {})
+        early = [name for name in result.ended_otherwise if name in mine and name in theirs
+                 and not any(f"`{name}`" in s for s in said)
+                 and any(mine[name].get(leaf) not in (None, digest)
+                         for leaf, digest in theirs[name].items())]
+        if early and k + 1 < (result.first_divergent_step or 0):
+            said.append(f"{', '.join(f'`{n}`' for n in early)} differed already after step "
+                        f"{k + 1}, the first after the restore at {k}")
+    return ("; " + "; ".join(said) + " (declared state is compared there and at the end, not "
+            "at every step: what reads it in between may have differed)") if said else ""
 
 
 def _draw_first(result: RunResult) -> None:
@@ -2852,7 +2878,8 @@ def own_resume_ends(named: dict[str, str], reference: dict[str, list[str]],
                     run: RunResult | None = None,
                     reference_after: dict[int, dict[str, list[str]]] | None = None,
                     own_after: dict[int, dict[str, list[str]]] | None = None,
-                    early: Sequence[str] = ()) -> list[str]:
+                    early: Sequence[str] = (),
+                    built: dict[str, list[str]] | None = None) -> list[str]:
     """What is not compared (path -> it in words), each saying how the program's
     own full resume ends with it (``own``: digests of what that resume held
     at its end; None: no such resume, or not digested): as the uninterrupted
@@ -2862,7 +2889,8 @@ def own_resume_ends(named: dict[str, str], reference: dict[str, list[str]],
     what it ends with follows from the departure, whatever its checkpoint held;
     unless it held it otherwise right after its load() (``*_after``: step ->
     digests; ``_lost_by_the_load``), and after the next step where that came
-    before the departure. ``early``: see ``_lost_by_the_load``."""
+    before the departure. ``early``: see ``_lost_by_the_load``; ``built``: the
+    digests right after the reference's build."""
     departed = run is not None and run.verdict not in (IDENTICAL, CLOSE)
     # (a trial: every step alike, a scheduler ended otherwise: not "departed at step 24")
     ends_only = run is not None and steps_match(run)
@@ -2883,8 +2911,11 @@ def own_resume_ends(named: dict[str, str], reference: dict[str, list[str]],
             # (a trial: a counter lost at both restores of 6,11 was named at 11 only)
             at = [j for j in run.resume_at if j == k or _lost_at(
                 path, j, run.first_divergent_step, reference_after, own_after)]
+            # (trial 874: what the load set, to neither the saved value nor a build's)
+            set_by_load = (own_after or {}).get(k, {}).get(path) not in (
+                None, (built or {}).get(path))
             text += _held_otherwise_text(run, k, at, lost, ends_only, bool(
-                own and path in reference and own.get(path) == reference[path]))
+                own and path in reference and own.get(path) == reference[path]), set_by_load)
         elif own and path in own and path in reference and own[path] == reference[path]:
             text += _ends_alike_text(path, text, run, reference_after, own_after, early)
         elif own and path in reference and departed and not ends_only:
@@ -3089,12 +3120,14 @@ _UNCOMPARED_SOURCE = "from other state they read that is not compared"
 
 
 def _held_otherwise_text(run: RunResult, k: int, at: list[int], lost: bool,
-                         ends_only: bool, ends_alike: bool = False) -> str:
+                         ends_only: bool, ends_alike: bool = False,
+                         set_by_load: bool = False) -> str:
     """What a path the program's own resume held otherwise right after its
     load() at ``k`` (and at each of ``at``) says of its checkpoint (``lost``:
     after the next step too; ``ends_only``: every step matched; ``ends_alike``:
     it ends with it as the uninterrupted run did, trial 742: a metric's counts
-    that an epoch's end reset were said to end otherwise)."""
+    that an epoch's end reset were said to end otherwise; ``set_by_load``: the
+    load left it as neither the saved value nor a build's)."""
     earlier = _differed_before(run, min(at))
     if earlier:
         return _saved_otherwise_text(earlier, min(at))
@@ -3119,7 +3152,8 @@ def _held_otherwise_text(run: RunResult, k: int, at: list[int], lost: bool,
     # (trial 874: labels a load made from an epoch it restored otherwise read as a second
     # loss, whose fix, saving them, changed nothing)
     makers = sorted({f.component for f in run.diagnosis if f.status == CONFIRMED
-                     and f.component != RNG and not is_stream_detail(f.detail)})
+                     and f.component != RNG and not is_stream_detail(f.detail)}
+                    if set_by_load else ())
     follows = (f"{_MADE_FROM}{', '.join(makers)}, which it restored otherwise"
                if makers else "")
     # (trial 859: a running average the steps update read as exempt, "sets it again")

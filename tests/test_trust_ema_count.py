@@ -34,6 +34,12 @@ def test_the_lost_count_is_named_and_the_second_restore_is_not_called_lossy():
     row = _summary_row({"nodeid": "t.py::t", "target": "t", "report": report.to_json()})
     assert row.endswith("| not compared, a field its component's state_dict() leaves out: "
                         "ema.num_updates"), row
+    # (trial 870: wrong from the restart's first step, said to differ at the end alone)
+    for run in (own, engine):
+        assert ("; `ema` differed already after step 4, the first after the restore at 3 "
+                "(declared state is compared there and at the end, not at every step: what "
+                "reads it in between may have differed)") in run.explanation, run.explanation
+        assert "after step 10" not in run.explanation  # (said once, where it first differed)
     # every step matched, only the end state differs: said so, not "the steps differ"
     text = report.render()
     assert "note: rng (restored at 3; only the end state differs, after the restart " \
