@@ -1534,11 +1534,10 @@ def _report(checker: Checker, runs: list[RunResult],
     if unsure is not None:
         named = {path: not_known_if_held(text, unsure) for path, text in named.items()}
     in_process = s.isolation == "inprocess" and (s.nproc or 1) == 1
+    seg = checker.segment
     undeclared = merge_items(verdict.own_resume_ends(
-        named, checker.segment.held, own_held, runs[0] if own_held is not None else None,
-        checker.segment.held_after, own_after,
-        early=checker.segment.boundaries.get("run_before_restored_look") or (),
-        built=checker.segment.held_at_build))
+        named, seg.held, own_held, runs[0] if own_held is not None else None, seg.held_after,
+        own_after, seg.boundaries.get("run_before_restored_look") or (), seg.held_at_build))
     undeclared = _without_not_state(undeclared + _module_lines(checker), checker.target)
     if own_held is not None:
         verdict.note_lost_uncompared(runs[0], undeclared)

@@ -2908,14 +2908,9 @@ def own_resume_ends(named: dict[str, str], reference: dict[str, list[str]],
             if departed and run is not None else None
         k = _restore_before(run) if run is not None else None
         if lost is not None and run is not None and k is not None:
-            # (a trial: a counter lost at both restores of 6,11 was named at 11 only)
-            at = [j for j in run.resume_at if j == k or _lost_at(
-                path, j, run.first_divergent_step, reference_after, own_after)]
-            # (trial 874: what the load set, to neither the saved value nor a build's)
-            set_by_load = (own_after or {}).get(k, {}).get(path) not in (
-                None, (built or {}).get(path))
-            text += _held_otherwise_text(run, k, at, lost, ends_only, bool(
-                own and path in reference and own.get(path) == reference[path]), set_by_load)
+            text += _held_otherwise_at(path, run, (k, lost, ends_only), bool(
+                own and path in reference and own.get(path) == reference[path]),
+                (reference_after, own_after, built))
         elif own and path in own and path in reference and own[path] == reference[path]:
             text += _ends_alike_text(path, text, run, reference_after, own_after, early)
         elif own and path in reference and departed and not ends_only:
@@ -3117,6 +3112,25 @@ _NOT_LOST_BY_THE_LOAD = (
     "run did right after your load() at {steps}, so the load is not what lost it: the steps "
     "since made it otherwise, from other state they read that is not compared")
 _UNCOMPARED_SOURCE = "from other state they read that is not compared"
+
+
+def _held_otherwise_at(path: str, run: RunResult, how: tuple[int, bool, bool],
+                       ends_alike: bool,
+                       held: tuple[dict[int, dict[str, list[str]]] | None,
+                                   dict[int, dict[str, list[str]]] | None,
+                                   dict[str, list[str]] | None]) -> str:
+    """``_held_otherwise_text`` of ``path``, held otherwise right after the
+    load at ``k`` (``how``: k, lost, every step matching), at each restore where
+    it was, and whether the load set it to neither the saved value nor a build's
+    (``held``: the reference's and the own resume's digests after each step,
+    and the build's)."""
+    (k, lost, ends_only), (reference_after, own_after, built) = how, held
+    # (a trial: a counter lost at both restores of 6,11 was named at 11 only)
+    at = [j for j in run.resume_at if j == k or _lost_at(
+        path, j, run.first_divergent_step, reference_after, own_after)]
+    # (trial 874: what the load set, to neither the saved value nor a build's)
+    set_by_load = (own_after or {}).get(k, {}).get(path) not in (None, (built or {}).get(path))
+    return _held_otherwise_text(run, k, at, lost, ends_only, ends_alike, set_by_load)
 
 
 def _held_otherwise_text(run: RunResult, k: int, at: list[int], lost: bool,
