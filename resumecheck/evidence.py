@@ -210,6 +210,9 @@ def _rates(ref: StepRecord, rec: StepRecord, step: int, rank: int | None) -> str
     differ = [(i, a, b) for i, (a, b) in enumerate(zip(expected, rates)) if a != b]
     if not differ:
         return None
+    other = _other_optimizer(ref, rec, where)
+    if other:
+        return other
 
     def named(i: int) -> str:
         several = len(set(rec.lr_of)) > 1 and i < len(rec.lr_of)
@@ -235,6 +238,28 @@ def _rates(ref: StepRecord, rec: StepRecord, step: int, rank: int | None) -> str
             " (other groups, or other step() calls this step)")
     more = f" and {len(differ) - 3} more{kind}" if len(differ) > 3 else ""
     return f"learning rate of {where}: {shown}{more}"
+
+
+def _other_optimizer(ref: StepRecord, rec: StepRecord, where: str) -> str:
+    """Where as many rates were read as in the uninterrupted run's step, but of
+    other declared optimizers: which stepped in each run, in words ('' where
+    the same ones did, or whose is not recorded). Trial 882: a GAN's lost counter
+    stepped the discriminator where the generator should have, and read
+    "learning rate of `optimizer_d`: 0.002, expected 0.001", the generator's."""
+    mine, theirs = rec.lr_of, ref.lr_of
+    if len(mine) != len(rec.lr or []) or len(theirs) != len(ref.lr or []) or mine == theirs \
+            or len(set(mine) | set(theirs)) < 2:
+        return ""
+
+    def said(owners: list[str], rates: list[float]) -> str:
+        named = dict.fromkeys(owners)
+        return " and ".join(
+            f"`{o}` ({', '.join(f'{r:.6g}' for r, w in zip(rates, owners) if w == o)})"
+            for o in named)
+
+    return (f"the optimizer that stepped at {where}: this run stepped {said(mine, rec.lr or [])} "
+            f"where the uninterrupted run stepped {said(theirs, ref.lr or [])} (the rates are "
+            f"theirs; what differs is which stepped: {_STEPS_AT_SOME})")
 
 
 _STEPS_AT_SOME = ("an optimizer that steps only at some steps, decided by state that differs "
@@ -304,15 +329,19 @@ def _gradients_one_run_has(reference: SegmentResult,
     if mine.skipped or theirs.skipped:
         return ""
     grads = [{k for k in rec.digests if quantity_kind(k) == "grad"} for rec in (mine, theirs)]
+    # (trial 882: the gradients are read at the optimizer's step, of what it steps: where
+    # another optimizer stepped, both losses reached every parameter)
+    why = ("the gradients each run's optimizer stepped: another optimizer stepped in each"
+           if _other_optimizer(theirs, mine, f"step {step}") else
+           "parameters one run's loss reached and the other's did not: a part of the model "
+           "one used, or one left frozen in the other")
     said = []
     for only, whose, other in ((grads[0] - grads[1], "the resumed run", "the uninterrupted"),
                                (grads[1] - grads[0], "the uninterrupted run", "the resumed")):
         if only:
             listed = first_few(sorted(f"`{k.split(':', 1)[1]}`" for k in only), 3)
             said.append(f"at step {step} {whose} has a gradient of {listed}, which {other} "
-                        "run's has none of (parameters one run's loss reached and the other's "
-                        "did not: a part of the model one used, or one left frozen in the "
-                        "other)")
+                        f"run's has none of ({why})")
     return "; ".join(said)
 
 

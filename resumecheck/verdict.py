@@ -684,6 +684,9 @@ def _records_at(ref: Reference, segments: Segments, step: int
     return mine, ref.by_step.get(step)
 
 
+_OTHER_STEPPED = " (another optimizer stepped)"
+
+
 def _whose_rate(ref: Reference, segments: Segments, step: int, key: str) -> str:
     """Where several declared optimizers step: which one's learning rate
     differs first at ``step`` (`` of `opt_d```), '' otherwise (a trial's GAN
@@ -694,6 +697,11 @@ def _whose_rate(ref: Reference, segments: Segments, step: int, key: str) -> str:
     want = (theirs.lr if theirs is not None else None) or []
     if run is None or not run.lr_of or not run.lr or len(run.lr) != len(want):
         return ""
+    if theirs is not None and len(theirs.lr_of) == len(want) and theirs.lr_of != run.lr_of \
+            and len(run.lr_of) == len(run.lr):
+        # (trial 882: another optimizer stepped, its own rate alike, read as a rate that
+        # differs "of `optimizer_d`")
+        return _OTHER_STEPPED
     first = next((i for i, (a, b) in enumerate(zip(run.lr, want)) if a != b), None)
     return "" if first is None or first >= len(run.lr_of) else f" of `{run.lr_of[first]}`"
 
@@ -4798,8 +4806,8 @@ def _skipped_before_rate(ref: Reference, r: RunResult) -> str:
     where it is the second step after the restore, that the first stepped with
     the rate restored."""
     step, q = r.first_divergent_step, r.first_divergent_quantity or ""
-    if step is None or not q.startswith("learning rate"):
-        return r.explanation
+    if step is None or not q.startswith("learning rate") or q.endswith(_OTHER_STEPPED):
+        return r.explanation  # (trial 882: no rate differs where another optimizer steps)
     k = max((j for j in r.resume_at if j < step), default=None)
     said = f"{q} differs from step {step}"
     if k is None or said not in r.explanation:
