@@ -570,6 +570,8 @@ def asked_state(obj: Stateful) -> dict[str, Any]:
     when it asks, as it does where nothing checks it (trial 144)."""
     if _is_zero(obj):
         return _consolidated(obj)
+    if isinstance(obj, torch.optim.Optimizer):
+        return _with_stray_state(obj, obj.state_dict())
     if not _makes_an_iterator(obj):
         return obj.state_dict()
     unmade = _Unmade(obj)
@@ -577,6 +579,22 @@ def asked_state(obj: Stateful) -> dict[str, Any]:
         return obj.state_dict()
     finally:
         unmade.undo(streams=True)
+
+
+STRAY_STATE = "state under no parameter"
+"""The entry a capture adds to an optimizer's state where its live state holds
+entries under keys that are no parameter of it (``_with_stray_state``)."""
+
+
+def _with_stray_state(optimizer: torch.optim.Optimizer, state: dict[str, Any]) -> dict[str, Any]:
+    """``state`` with how many entries the optimizer's live state holds under keys
+    that are no parameter, where it holds any: a load_state_dict() run before an
+    add_param_group leaves the saved state under its indices, and state_dict()
+    then packs the new group's parameters onto those indices, so it reads alike
+    while the live state lost it (trial 879: a backbone unfrozen after the load
+    lost its Adam moments, and every declared state read as restored)."""
+    stray = sum(1 for key in optimizer.state if not isinstance(key, torch.Tensor))
+    return {**state, STRAY_STATE: stray} if stray else state
 
 
 def _is_zero(obj: Any) -> bool:

@@ -15,7 +15,7 @@ from typing import Any
 import torch
 
 from resumecheck.compare import Difference, Tolerance, compare_values, describe_entries, flatten_state
-from resumecheck.components import OPTIMIZER, RNG, rank_name, split_rank_name
+from resumecheck.components import OPTIMIZER, RNG, STRAY_STATE, rank_name, split_rank_name
 from resumecheck.phrases import RATE_ALONE, RATE_AND_MOMENTUM, REORDERED, first_few
 from resumecheck.streams import is_stream_state
 
@@ -116,7 +116,7 @@ def describe_difference(
     if _is_per_rank(reference) or _is_per_rank(restored):
         return _per_rank_difference(name, reference, restored, step, ref_meta, restored_meta,
                                     unused)
-    misplaced = _misplaced(name, reference, ref_meta, restored_meta)
+    misplaced = _misplaced(name, (reference, restored), ref_meta, restored_meta)
     if misplaced is not None:  # (its state, keyed by position, says nothing)
         return misplaced
     optimizer = _optimizer_names(name, ref_meta) is not None
@@ -279,6 +279,22 @@ class _Whole:
 
     def __init__(self, text: str) -> None:
         self.text = text
+
+
+def _stray_text(reference: Any, restored: Any) -> str | None:
+    """Of an optimizer whose live state holds entries under keys that are no
+    parameter of it (``components.STRAY_STATE``) where the reference's did not,
+    in words (None: not so)."""
+    if not isinstance(restored, Mapping) or STRAY_STATE not in restored or (
+            isinstance(reference, Mapping) and STRAY_STATE in reference):
+        return None
+    n = restored[STRAY_STATE]
+    return (f"its live state holds {n} {'entry' if n == 1 else 'entries'} under keys that are "
+            "no parameter of it, which its state_dict() packs onto the parameters it now has "
+            "(so that state_dict() may read as saved): a load_state_dict() run before an "
+            "add_param_group() (parameters unfrozen, a group added back) leaves the saved state "
+            "there, and the parameters added after it step with none; add the groups first, "
+            "then load")
 
 
 def _holders_whole(differing: list[tuple[str, Any]], ref: dict[str, Any],
@@ -653,10 +669,15 @@ def _rng_stream(path: str) -> str:
     return _RNG_STREAMS.get(head, head)
 
 
-def _misplaced(name: str, reference: Any, ref_meta: dict[str, Any] | None,
+def _misplaced(name: str, states: tuple[Any, Any], ref_meta: dict[str, Any] | None,
                restored_meta: dict[str, Any] | None) -> str | None:
     """An optimizer restored onto other tensors than the model's, or onto the
-    reference's parameters at other positions, in words (None: neither)."""
+    reference's parameters at other positions, or whose live state keeps entries
+    under no parameter (``_stray_text``), in words (None: none of them)."""
+    reference, restored = states
+    stray = _stray_text(reference, restored)
+    if stray is not None:
+        return stray
     detached = _detached(ref_meta, restored_meta) if name == OPTIMIZER else None
     if detached is not None or not _per_parameter(reference):
         return detached

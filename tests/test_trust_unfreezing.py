@@ -208,3 +208,21 @@ def test_a_component_a_resumed_step_fails_without_is_exercised_and_its_row_says_
     assert "cache: exercised: without it the run fails at step 5" in row, row
     assert "; `failed` there, that the run without it raised or stopped (its why says where), " \
         "as a program that needs it may;" in report.render()
+
+
+def test_state_loaded_before_its_group_was_added_back_is_named_though_state_dict_reads_alike():
+    """Trial 879: a load that loaded the optimizer before adding the unfrozen group
+    back left the backbone's Adam state under the saved indices, which state_dict()
+    packs onto the new group: every declared state read as restored, and the why
+    sent the user to undeclared state."""
+    report = verify("fixtures.trust.unfreezing:LOADS_BEFORE_ADDING", drop="none",
+                    noise_seeds=0, check_determinism=False)
+    own = report.full_resume
+    assert own.verdict == "diverged", own.explanation
+    [finding] = [f for f in own.diagnosis if f.component == "optimizer"]
+    assert finding.status == "confirmed", finding
+    assert finding.detail.startswith("its live state holds 2 entries under keys that are no "
+                                     "parameter of it"), finding.detail
+    assert "add the groups first, then load" in finding.detail
+    assert "state you did not declare" not in own.explanation, own.explanation
+    assert verify("fixtures.trust.unfreezing:WITH_FREEZE", drop="none", noise_seeds=0).equivalent
