@@ -1229,11 +1229,20 @@ def describe_end_state(reference: SegmentResult, last: SegmentResult, name: str,
     return None if detail is None else f"{name} at the end: {detail}"
 
 
-def _skipped_step(by_reference: bool, step: int) -> str:
-    """A skipped step one run stepped, in words (``by_reference``: the uninterrupted
-    run skipped it; trial 851: led by the gradients the skipping run has not)."""
+def _skipped_step(records: Sequence[StepRecord], step: int) -> str:
+    """A skipped step one run stepped, in words (the uninterrupted run's
+    ``records`` say which skipped it; trial 851: led by the gradients the
+    skipping run has not), and where the uninterrupted run skipped every step
+    from there on, that it had stopped (trial 881's early stop)."""
+    by_reference = records[step - 1].skipped
+    stopped = all(r.skipped for r in records[step - 1:])
     skipper, stepper = (("the uninterrupted run", "this run") if by_reference
                         else ("this run", "the uninterrupted run"))
+    if by_reference and stopped:
+        return (f"step {step}: the uninterrupted run stepped no optimizer from there to its "
+                "end (it had stopped training: an early stop, or a schedule's end, that the "
+                f"restart does not know of), where {stepper} stepped on: state that decides it "
+                "(a patience count, a best score, a flag) differs")
     return (f"step {step}: {skipper} skipped its optimizer step (a loss scale's overflow, or a "
             f"step the program skips), which {stepper} stepped: gradients are traced as an "
             "optimizer steps, so the run that skipped has none there")
@@ -1253,7 +1262,7 @@ def describe_data(reference: SegmentResult, segments: Sequence[tuple[int, Segmen
         return _rates(reference.records[step - 1], rec, step, split_rank_name(keys[0])[1])
     if keys and keys[0] in ("scale", "skipped"):  # (trial 851: a skipped step)
         return (_scales(reference, segments, step) if keys[0] == "scale"
-                else _skipped_step(reference.records[step - 1].skipped, step))
+                else _skipped_step(reference.records, step))
     if not keys or split_rank_name(keys[0])[0].split(":", 1)[0] not in ("data", "inputs"):
         return None
     ref_t = load_step_tensors(Path(reference.tensor_dir or ""), step, reference.kept)

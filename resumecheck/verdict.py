@@ -272,7 +272,8 @@ def compare_run(ref: Reference, first_k: int, dropped: Sequence[str], segments: 
             for key in keys:
                 out.add(key, diffs.get(key, Difference(False)))
             beyond = _skip_first([k for k in keys
-                                  if not diffs.get(k, Difference(False)).within_tolerance], diffs)
+                                  if not diffs.get(k, Difference(False)).within_tolerance], diffs,
+                                 _stopped_from(ref, rec.step))
             if beyond:
                 out.first, out.first_also = _most_of_first_kind(rec.step, beyond, diffs)
     if out.first is not None:
@@ -307,19 +308,30 @@ _ONE_SIDE = "in one run only"
 (``tensor_differences``): of the first kind that differs, it is named first."""
 
 
-def _skip_first(beyond: list[str], diffs: dict[str, Difference]) -> list[str]:
+def _skip_first(beyond: list[str], diffs: dict[str, Difference],
+                stopped: bool = False) -> list[str]:
     """``beyond`` with a skipped step first where the first kind that differs is
     gradients one run alone has, and whether the step was skipped differs too:
     one run's optimizer did not step there, so it traced none (trial 851: a loss
     scale of the program's own, lost, stepped the step the uninterrupted run
     skipped on an overflow, and "gradient of 0.bias (4 gradients one run
-    lacks ...)" led)."""
+    lacks ...)" led); or where the uninterrupted run stepped none from that
+    step on (``stopped``: trial 881, an early stop the checkpoint lost read "31
+    data (the samples consumed)", at a step the uninterrupted run did not take)."""
+    if "skipped" in beyond and stopped:
+        return ["skipped", *(k for k in beyond if k != "skipped")]
     if "skipped" not in beyond or not beyond or quantity_kind(beyond[0]) != "grad":
         return beyond
     grads = [k for k in beyond if quantity_kind(k) == "grad"]
     if not all(k in diffs and diffs[k].summary == _ONE_SIDE for k in grads):
         return beyond
     return ["skipped", *(k for k in beyond if k != "skipped")]
+
+
+def _stopped_from(ref: Reference, step: int) -> bool:
+    """Whether the uninterrupted run stepped no optimizer at ``step`` nor after it."""
+    later = [r for r in ref.segment.records if r.step >= step]
+    return bool(later) and all(r.skipped for r in later)
 
 
 def _most_of_first_kind(step: int, beyond: list[str],
