@@ -603,25 +603,11 @@ class BuiltProgram:
     def step(self, step: int) -> StepOutput:
         """Run one optimizer step and check what it returned."""
         out = self.program.train_step()
+        # (trial 881: a StepOutput whose loss was None read "returned a NoneType")
+        what = "returned a StepOutput whose loss is" if isinstance(out, StepOutput) else "returned"
         if not isinstance(out, StepOutput):
             out = StepOutput(loss=out)
-        loss = out.loss
-        if isinstance(loss, torch.Tensor):
-            if loss.numel() != 1:
-                raise StepError(
-                    step,
-                    f"train_step() returned a loss of shape {tuple(loss.shape)}; "
-                    "return a scalar (reduce it with .mean() or .sum())",
-                )
-            value = loss.detach().float().item()
-        elif isinstance(loss, (int, float)) and not isinstance(loss, bool):
-            value = float(loss)
-        else:
-            raise StepError(
-                step,
-                f"train_step() returned {a_type(type(loss).__name__)}; return the loss "
-                "(a scalar tensor or float) or a resumecheck.StepOutput",
-            )
+        value = _loss_value(out.loss, step, what)
         if not math.isfinite(value):
             raise StepError(step, f"the loss is {value}; a check needs finite losses")
         if out.samples is not None and not isinstance(out.samples, torch.Tensor):
@@ -1068,6 +1054,26 @@ def _target_argument_hint(exc: Exception) -> str | None:
     close = difflib.get_close_matches(name, settings.split(", "), n=1)
     return (f"Target has no setting {name!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
             + f"; its settings are {settings}")
+
+
+def _loss_value(loss: Any, step: int, what: str) -> float:
+    """The loss a step returned, as a float; what a check cannot use is refused
+    (``what``: how the message says it was returned)."""
+    if isinstance(loss, torch.Tensor):
+        if loss.numel() != 1:
+            raise StepError(
+                step,
+                f"train_step() returned a loss of shape {tuple(loss.shape)}; "
+                "return a scalar (reduce it with .mean() or .sum())",
+            )
+        return float(loss.detach().float().item())
+    if isinstance(loss, (int, float)) and not isinstance(loss, bool):
+        return float(loss)
+    raise StepError(
+        step,
+        f"train_step() {what} {'None' if loss is None else a_type(type(loss).__name__)}; "
+        "return the loss (a scalar tensor or float) or a resumecheck.StepOutput of it",
+    )
 
 
 def replaced_objects(built: BuiltProgram) -> list[str]:

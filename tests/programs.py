@@ -40,6 +40,8 @@ class Linear:
             return torch.tensor(float("nan"))
         if self.mode == "vector":
             return torch.ones(3)
+        if self.mode == "none-loss":  # (trial 881: a wrapper's last loss, None after a restart)
+            return StepOutput(loss=None)
         if self.mode == "named-samples":  # (trial 191: tasks and indices, mixed)
             return StepOutput(loss=1.0, samples=[("reg", [1, 2]), ("cls", [3, 4])])
         if self.mode == "boom-after-resume" and self.resumed and self.step >= 5:
@@ -269,6 +271,7 @@ WORKER_RAISES = Target(factory=WorkerRaises, restart_config="run", steps=4, resu
 NAN_LOSS = Target(factory=linear, run_config={"mode": "nan"}, steps=6)
 VECTOR_LOSS = Target(factory=linear, run_config={"mode": "vector"}, steps=6)
 NAMED_SAMPLES = Target(factory=linear, run_config={"mode": "named-samples"}, steps=6)
+NONE_LOSS = Target(factory=linear, run_config={"mode": "none-loss"}, steps=6)
 
 
 def not_a_program(config: dict) -> object:

@@ -75,6 +75,8 @@ def _run(capsys, *argv):
         ("tests.programs:VECTOR_LOSS", "returned a loss of shape (3,); return a scalar"),
         ("tests.programs:NAMED_SAMPLES", "train_step() returned samples torch cannot make a "
                                          "tensor of ("),
+        # (trial 881: "returned a NoneType" of a StepOutput whose loss was None)
+        ("tests.programs:NONE_LOSS", "train_step() returned a StepOutput whose loss is None"),
         ("tests.programs:DECLARED_TWICE", "components 'params' and 'model' are the same object: "
                                           "dropping one, the other still restores it"),
         ("tests.programs:STREAMS_TWICE", "components 'rng' and 'aug_rng' both hold the Python "
