@@ -1971,7 +1971,27 @@ def diagnose(ref: Reference, dropped: Sequence[str], segments: Segments,
                                         basis=basis, status=status or _idle_streams_only(
                                             *kept, unused, seg, name)))
                 seen.add(name)
-    return _no_absent_scheduler(findings)
+    return _held_waiting(_no_absent_scheduler(findings))
+
+
+_WAITING = re.compile(r"(?:^|\.)_num_yielded 0, expected [1-9]")
+
+
+def _held_waiting(findings: list[Finding]) -> list[Finding]:
+    """A StatefulDataLoader's position read as 0 right after a load says that its
+    state_dict() reads so until it is next iterated, whatever its load put in
+    (trial 876: a position Accelerate's load_state restored, held for the next
+    iterator while the program read the epoch's rest through skip_first_batches,
+    which applied it again at the next epoch, read as a position the checkpoint
+    lost)."""
+    return [replace(f, detail=f.detail + _WAITING_TEXT)
+            if f.status is None and _WAITING.search(f.detail) else f for f in findings]
+
+
+_WAITING_TEXT = (" (a StatefulDataLoader's state_dict() reads position 0 right after its "
+                 "load_state_dict(), until it is next iterated: the position its load put in "
+                 "may be held for its next iterator, which a loop that reads the epoch's rest "
+                 "through another loader, skip_first_batches, leaves for the next epoch)")
 
 
 def _made_anew_text(seg: SegmentResult, name: str) -> str:

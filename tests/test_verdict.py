@@ -1544,3 +1544,22 @@ def test_a_list_whose_last_items_are_gone_says_how_many():
     # (nothing came back: the whole list, as before)
     assert describe_difference("replay_buffer", {"items": [1.0, 2.0]}, {"items": []}, 15) \
         == "items empty, expected 2 entries (1, 2)"
+
+
+def test_a_stateful_loaders_position_read_as_0_after_its_load_says_it_may_be_held():
+    """Trial 876: Accelerate's load_state restored a StatefulDataLoader's place, held
+    for its next iterator while the program read the epoch's rest through
+    skip_first_batches; "_num_yielded 0, expected 3" read as a place the checkpoint
+    lost. Judged findings, and other entries, keep their words."""
+    from resumecheck.report import Finding
+    from resumecheck.verdict import _held_waiting
+
+    found = Finding("data_cursor", "_num_yielded 0, expected 3 (and 1 more entry ...)", step=11)
+    [said] = _held_waiting([found])
+    assert said.detail.endswith("(a StatefulDataLoader's state_dict() reads position 0 right "
+                                "after its load_state_dict(), until it is next iterated: the "
+                                "position its load put in may be held for its next iterator, "
+                                "which a loop that reads the epoch's rest through another "
+                                "loader, skip_first_batches, leaves for the next epoch)")
+    other = Finding("data_cursor", "batch 0, expected 3", step=11)
+    assert _held_waiting([other]) == [other]
