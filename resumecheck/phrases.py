@@ -7,6 +7,7 @@ not import torch (a second of every such session) to word a row.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -962,11 +963,19 @@ def amount(size: float) -> str:
 def first_line(text: str) -> str:
     """A message's first line; where it ends with a colon, the next line too (a
     trial's report cut torch's "Error(s) in loading state_dict for Classifier:"
-    there, and said nothing of which keys)."""
+    there, and said nothing of which keys), and the short lines after it that
+    each name one more fact (trial 886: Accelerate's "... does not match the
+    number of registered objects:" cut after "Found checkpoints: 1", which left
+    out "Registered objects: 0", the one clue)."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     if not lines:
         return ""
-    return f"{lines[0]} {lines[1]}" if lines[0].endswith(":") and len(lines) > 1 else lines[0]
+    if not lines[0].endswith(":") or len(lines) < 2:
+        return lines[0]
+    facts = [lines[1]] + list(itertools.takewhile(
+        lambda line: len(line) <= 60 and re.fullmatch(r"[\w ()'-]+: \S.*", line) is not None,
+        lines[2:5]))
+    return f"{lines[0]} " + "; ".join([f.rstrip(".") for f in facts[:-1]] + facts[-1:])
 
 
 def a_type(name: str) -> str:

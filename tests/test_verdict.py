@@ -1563,3 +1563,16 @@ def test_a_stateful_loaders_position_read_as_0_after_its_load_says_it_may_be_hel
                                 "loader, skip_first_batches, leaves for the next epoch)")
     other = Finding("data_cursor", "batch 0, expected 3", step=11)
     assert _held_waiting([other]) == [other]
+
+
+def test_a_messages_first_line_keeps_the_short_facts_after_its_colon():
+    """Trial 886: Accelerate's error was cut after "Found checkpoints: 1", leaving
+    out "Registered objects: 0", the one clue that an object was registered too late."""
+    from resumecheck.phrases import first_line
+
+    said = first_line("RuntimeError: Number of custom checkpoints in folder f does not match the "
+                      "number of registered objects:\nFound checkpoints: 1\nRegistered objects: "
+                      "0\nShould have the same number of registered objects as checkpoints, "
+                      "so that each object is loaded from its own file.")
+    assert said.endswith("registered objects: Found checkpoints: 1; Registered objects: 0"), said
+    assert first_line("plain\nsecond") == "plain"
