@@ -1522,7 +1522,9 @@ def _tensors_of(obj: Any) -> list[torch.Tensor] | None:
     if isinstance(obj, torch.optim.Optimizer):
         return [v.detach() for s in obj.state.values() for v in s.values()
                 if isinstance(v, torch.Tensor) and v.numel()]
-    if isinstance(obj, SCHEDULER_TYPES):  # (its counts, read: a trial's went unnamed)
+    if isinstance(obj, SCHEDULER_TYPES) and type(obj).__module__.split(".")[0] in _OPAQUE:
+        # (its counts, read: a trial's went unnamed; one of the program's own class is
+        # walked as its other objects are, its fields beside torch's too: trial 887)
         return [_number_tensor(getattr(obj, k)) for k in _SCHEDULER_COUNTS
                 if _is_number(getattr(obj, k, None))]
     if type(obj).__module__.split(".")[0] == "torch":

@@ -1142,6 +1142,31 @@ def _with_own_scheduler(kind):
     return make
 
 
+def _cycle_counting_scheduler(optimizer):
+    """Trial 887: a subclass of torch's LRScheduler of the user's own, with a
+    restart count its state_dict() leaves out (the peak halves at each restart)."""
+    import torch
+
+    class HalvingRestarts(torch.optim.lr_scheduler.LRScheduler):
+        def __init__(self, optimizer, every=2):
+            self.every, self.cycle = every, 0
+            super().__init__(optimizer)
+
+        def get_lr(self):
+            at = self.last_epoch % self.every
+            if at == 0 and self.last_epoch > 0:
+                self.cycle += 1
+            return [base * 0.5 ** self.cycle * (1 - at / (self.every + 1))
+                    for base in self.base_lrs]
+
+        def state_dict(self):
+            return {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "cycle")}
+
+    return HalvingRestarts(optimizer)
+
+
+TRAINER_OWN_LR_SCHEDULER = trainer_target(_with_own_scheduler(_cycle_counting_scheduler),
+                                          args=_COLLATOR_ARGS, steps=6, resume_at=(3,))
 TRAINER_OWN_SCHEDULER = trainer_target(_with_own_scheduler(OwnWarmup), args=_COLLATOR_ARGS,
                                        steps=6, resume_at=(3,))
 TRAINER_OWN_SCHEDULER_KEPT = trainer_target(_with_own_scheduler(OwnWarmupKept),

@@ -891,6 +891,13 @@ def test_a_scheduler_of_your_own_that_leaves_its_count_out_is_named():
     kept = resumecheck.verify(spec("TRAINER_OWN_SCHEDULER_KEPT"), drop="none", noise_seeds=0,
                               check_determinism=False)
     assert kept.equivalent and not kept.undeclared, kept.render()
+    # (trial 887: a subclass of torch's LRScheduler, whose own fields were never read, only
+    # a torch scheduler's counts)
+    report = resumecheck.verify(spec("TRAINER_OWN_LR_SCHEDULER"), drop="none", noise_seeds=0,
+                                check_determinism=False)
+    [cycle] = [line for line in report.undeclared if ".cycle" in line]
+    assert cycle.startswith("lr_scheduler (HalvingRestarts).cycle (int: 0 at the build"), cycle
+    assert "a field of your scheduler that its state_dict() leaves out" in cycle, cycle
 
 
 @pytest.mark.e2e
