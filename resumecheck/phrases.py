@@ -239,7 +239,9 @@ LEFT_OUT_ALIKE_MARK = (" (the likely cause, which a rerun cannot confirm: your l
 """The mark of such a finding (in the diagnosis and in the why's restored-state clause;
 trial 694 read one that led with "put right in a rerun, the run departs no later" as
 "not the cause")."""
-REGISTER_GENERATOR = "register it, RNGState({'name': generator}), to check that it resumes"
+REGISTER_GENERATOR = ("register it, RNGState({'name': generator}) (among the generators of the "
+                      "RNGState you declare, or beside it with streams=(): another holds the "
+                      "global streams too), to check that it resumes")
 """What a `not compared` line of a generator of the program's own says to do; a
 framework's target, which declares the framework's own state only, is told
 ``framework_generator`` instead (a trial: a Lightning target has no way to declare)."""

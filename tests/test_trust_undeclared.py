@@ -74,7 +74,9 @@ def test_a_generator_a_declared_model_keeps_is_named_when_nothing_holds_it():
     assert report.undeclared == [
         "params.0.generator (a torch.Generator whose state the run changed, drawn from or "
         "seeded again, and no declared component holds: register it, "
-        "RNGState({'name': generator}), to check that it resumes); your own resume held it "
+        "RNGState({'name': generator}) (among the generators of the RNGState you declare, or "
+        "beside it with streams=(): another holds the global streams too), to check that it "
+        "resumes); your own resume held it "
         "otherwise right after your load() at step 3, and departed from the uninterrupted run "
         "at the next step: your checkpoint may lose it, unless the step sets it anew before "
         "reading it (a value each step overwrites, not one it updates from what it held, as a "
@@ -417,8 +419,9 @@ def test_numpy_and_python_generators_the_program_keeps_are_named_until_declared(
     report = verify("fixtures.trust.other_generators:UNDECLARED", **FAST)
     assert report.undeclared == [
         "noise (a numpy Generator whose state the run changed, drawn from or seeded again, "
-        "and no declared component holds: register it, RNGState({'name': generator}), to "
-        "check that it resumes)",
+        "and no declared component holds: register it, RNGState({'name': generator}) (among "
+        "the generators of the RNGState you declare, or beside it with streams=(): another "
+        "holds the global streams too), to check that it resumes)",
         "order (a random.Random whose state the run changed, drawn from or seeded again, and "
         "no declared component holds: declare it as a component to check that it resumes)"]
     assert "`noise`, `order`" in report.incomplete_state_notice()
