@@ -1180,8 +1180,7 @@ def _ends_otherwise(ref: Reference, segments: Segments, result: RunResult) -> st
     the row said that dropping it changed nothing)."""
     ended = _ends_compared(ref, segments, result.dropped)
     said = {CONFIG: CONFIG_MASKED, SCHEDULER: SCHEDULER_UNREAD}  # (their own words on it)
-    apart = [n for n in result.dropped if ended.get(n) is False
-             and not _idle_apart(ref, segments, n)]
+    apart = [n for n in result.dropped if ended.get(n) is False]
     # (trial 490: `drop config  identical`, its seed 1234 at the end for 7, said only in
     # the why below the table: the row's first clause, its cell, says it now)
     head = f" changed no step after k={','.join(map(str, result.resume_at))}"
@@ -1196,26 +1195,6 @@ def _ends_otherwise(ref: Reference, segments: Segments, result: RunResult) -> st
         f"; the run ends with {name} otherwise than the uninterrupted run ("
         f"{_unread_because(ref, segments, name, k)}): another resume point may show it"
         for name in otherwise)
-
-
-def _idle_apart(ref: Reference, segments: Segments, name: str) -> bool:
-    """Whether a dropped random state ends otherwise only in streams the
-    uninterrupted run never drew from after the resume point (trial 877: an
-    RNGState of a loader's generator, with the global streams by default, read
-    "ends with rng otherwise ...: another resume point may show it", of Python's
-    and numpy's streams, which no step drew from; no resume point can)."""
-    k = min(k for k, _ in segments) if segments else None
-    last = segments[-1][1] if segments else None
-    if k not in ref.segment.captures or last is None or not last.end_state \
-            or not ref.segment.end_state:
-        return False
-    unused = _unused_streams(ref, ref.segment.captures[k], name)
-    mine = load_checkpoint(last.end_state, read_only=True)["components"].get(name)
-    theirs = ref.file(ref.segment.end_state)["components"].get(name)
-    if unused is None or not (is_stream_state(mine) and is_stream_state(theirs)):
-        return False
-    moved = _moved(theirs, mine)
-    return bool(moved) and moved <= unused
 
 
 def _unread_because(ref: Reference, segments: Segments, name: str, k: int | None) -> str:
