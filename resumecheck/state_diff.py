@@ -307,7 +307,8 @@ def _holders_whole(differing: list[tuple[str, Any]], ref: dict[str, Any],
     for path, how in differing:
         if any(_inside(path, holder) for holder in taken):
             continue
-        cut = _list_cut(path, how, ref, new, containers) if how == "missing" else None
+        cut = _list_cut(path, (ref, new), containers, [p for p, _ in differing]) \
+            if how == "missing" else None
         if cut is not None:
             taken.append(cut[0])
             out.append(cut)
@@ -325,14 +326,16 @@ def _holders_whole(differing: list[tuple[str, Any]], ref: dict[str, Any],
 _INDEX = re.compile(r"\[(\d+)\]")
 
 
-def _list_cut(path: str, how: Any, ref: dict[str, Any], new: dict[str, Any],
-              containers: dict[str, Any]) -> tuple[str, _Whole] | None:
+def _list_cut(path: str, leaves: tuple[dict[str, Any], dict[str, Any]],
+              containers: dict[str, Any], differing: list[str]) -> tuple[str, _Whole] | None:
     """The list of the reference above ``path`` whose last items are gone
     after the restore (two or more: one is named itself, with its value),
-    every one before them back, in words: how many it holds, how many it
+    every one before them back as the reference's (``differing``: the paths
+    that differ), in words: how many it holds, how many it
     should (trial 869: a replay buffer 15 transitions short
     read "items[32] missing, expected 5 entries (...) (and 1 more entry ...
     differs)", a transition's fields counted, not the missing transitions)."""
+    ref, new = leaves
     for holder in _holders(path):
         found = _INDEX.match(path, len(holder))
         listed = containers.get(holder)
@@ -341,7 +344,10 @@ def _list_cut(path: str, how: Any, ref: dict[str, Any], new: dict[str, Any],
         kept = {int(m.group(1)) for p in new if p.startswith(holder + "[")
                 for m in [_INDEX.match(p, len(holder))] if m is not None}
         n, m = len(listed), len(kept)
-        if m and kept == set(range(m)) and n - m > 1 and int(found.group(1)) >= m:
+        apart = {int(found_at.group(1)) for p in differing if p.startswith(holder + "[")
+                 for found_at in [_INDEX.match(p, len(holder))] if found_at is not None}
+        back = not any(i < m for i in apart)
+        if m and kept == set(range(m)) and n - m > 1 and int(found.group(1)) >= m and back:
             label = _label(holder, False, ref) or "its state"
             return holder, _Whole(f"{label}: {m} {'entry' if m == 1 else 'entries'}, expected "
                                   f"{n} (the last {n - m} missing, from {holder}[{m}] on)")
