@@ -553,6 +553,7 @@ class BuiltProgram:
             # (a framework's restore and save, named where a report would say
             # "your load()" and "your save()")
             "restored_by": text("restored_by"), "saved_by": text("saved_by"),
+            "declared_per_epoch": _declared_per_epoch(self.program),
             # (where a framework's loop validates after a step: its resume does not again)
             "validates_after": _steps_in(validates),
             # (a framework's setting, or loader, that makes its resume read its epoch again)
@@ -1054,6 +1055,13 @@ def _target_argument_hint(exc: Exception) -> str | None:
     close = difflib.get_close_matches(name, settings.split(", "), n=1)
     return (f"Target has no setting {name!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
             + f"; its settings are {settings}")
+
+
+def _declared_per_epoch(program: Any) -> bool:
+    """Whether a framework target was given its steps per epoch, not reading them
+    from the framework's data and batch settings (trial 880: the report credited
+    the framework with the program's own)."""
+    return getattr(program, "declared_steps_per_epoch", None) is not None
 
 
 def _loss_value(loss: Any, step: int, what: str) -> float:

@@ -1304,8 +1304,11 @@ def epoch_ends_untried(ref: Reference, points: Sequence[int], steps: int) -> str
     # fractional steps_per_epoch, which another seed's data made false)
     # (trial 563: "by its steps_per_epoch" of a Trainer target that declared none, the
     # adapter reading it from the dataset and the batch settings)
+    # (trial 880: the framework credited with a steps_per_epoch the target was given)
     per_epoch = ("by the steps per epoch the framework's data and batch settings give"
-                 if ref.segment.boundaries.get("restored_by") else "by its steps_per_epoch")
+                 if ref.segment.boundaries.get("restored_by")
+                 and not ref.segment.boundaries.get("declared_per_epoch")
+                 else "by its steps_per_epoch")
     where = (f"an epoch ends {' and '.join(parts)}, {per_epoch}" if inside else
              f"the program's epochs end {parts[0]}, "
              + (_declared_ends(ref.segment.boundaries) if ref.segment.boundaries.get(

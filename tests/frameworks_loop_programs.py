@@ -810,6 +810,11 @@ def transformers_train():
 TRAINER_DEFAULT = trainer_target(lambda args: transformers_train().make_trainer(args),
                                  args={"per_device_train_batch_size": 8, "learning_rate": 1e-2,
                                        "warmup_steps": 4}, steps=8, resume_at=(3,))
+TRAINER_GIVEN_EPOCHS = trainer_target(lambda args: transformers_train().make_trainer(args),
+                                      args={"per_device_train_batch_size": 8,
+                                            "learning_rate": 1e-2, "warmup_steps": 4},
+                                      steps=8, resume_at=(3,), steps_per_epoch=5)
+"""TRAINER_DEFAULT given a steps_per_epoch of its own (trial 880)."""
 TRAINER_NO_TQDM = trainer_target(lambda args: transformers_train().make_trainer(args),
                                  args={"per_device_train_batch_size": 8, "learning_rate": 1e-2,
                                        "warmup_steps": 4, "disable_tqdm": True,

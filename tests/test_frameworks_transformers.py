@@ -872,6 +872,11 @@ def test_epochs_the_adapter_reads_are_not_said_to_be_the_programs_steps_per_epoc
     [ends] = [w for w in report.not_checked if w.startswith("a restart where an epoch ends")]
     assert "by the steps per epoch the framework's data and batch settings give" in ends, ends
     assert "by its steps_per_epoch" not in ends
+    # (trial 880: given steps_per_epoch, the target was said to read them from the framework)
+    given = resumecheck.verify(spec("TRAINER_GIVEN_EPOCHS"), drop="none", noise_seeds=0,
+                               check_determinism=False)
+    [ends] = [w for w in given.not_checked if w.startswith("a restart where an epoch ends")]
+    assert "by its steps_per_epoch" in ends and "the framework's data" not in ends, ends
 
 
 @pytest.mark.e2e
