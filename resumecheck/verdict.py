@@ -1741,8 +1741,42 @@ def conclude(ref: Reference, result: RunResult, cmp: Comparison | None,
         result.explanation += side_files_text(result.side_files)
     result.explanation += _differed_after_restart(ref, result, segments)
     annotate(result, ref.segment, segments)
+    _new_epoch_ahead(ref, result)
     _draw_first(result)
     return result
+
+
+def _new_epoch_ahead(ref: Reference, r: RunResult) -> None:
+    """Where ``_new_epoch_text`` said the new epoch's order differs, and the first
+    divergence reads what the uninterrupted run read a few steps later in that
+    same epoch: the epoch starts at another place of the same order (trial 876:
+    a loader's restored place, held for its next iterator while the resumed
+    epoch's rest was read through skip_first_batches, was applied again at the
+    next epoch's start; "the new epoch's inputs differ, in their order")."""
+    step = r.first_divergent_step
+    said = f"; step {step} is the first to read a new epoch"
+    start = r.explanation.find(said)
+    ahead = re.search(r"(?:read|called it with) at step (\d+) \((\d+) steps? later\)",
+                      r.divergence_detail or "")
+    if start < 0 or ahead is None or step is None:
+        return
+    later = int(ahead.group(1))
+    if later >= (next_epoch_start(ref.segment.boundaries, step) or later):
+        return  # (not within the same epoch: said as it is)
+    steps = f"{ahead.group(2)} step{'' if ahead.group(2) == '1' else 's'}"
+    # (the position's lead, "the new epoch's order is", says what this no longer does)
+    r.explanation = r.explanation.replace(
+        "the position is not what differs, the new epoch's order is (see below)",
+        "where the new epoch starts differs (see below)", 1)
+    start = r.explanation.find(said)
+    end = r.explanation.find("; ", start + 2)
+    r.explanation = r.explanation[:start] + (
+        f"{said}, and it starts {steps} into that epoch's order (step {step} "
+        f"read what the uninterrupted run read at step {later}): a place applied again at "
+        "the epoch's start, as a loader's restored place held for its next iterator while "
+        "the rest of the resumed epoch was read through another loader "
+        "(skip_first_batches), or batches skipped twice"
+    ) + (r.explanation[end:] if end >= 0 else "")
 
 
 def _differed_after_restart(ref: Reference, result: RunResult, segments: Segments) -> str:
