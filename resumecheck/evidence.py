@@ -53,7 +53,8 @@ from resumecheck.trajectory import quantity_kind
 
 __all__ = ["EPOCH_AGAIN", "OTHER_EPOCH", "annotate", "cleared_streams", "describe_data",
            "describe_end_state", "epoch_place", "not_stepped", "offsets_shared_with",
-           "set_right_during", "steps_apart", "stream_offsets", "streams_level", "telling",
+           "set_right_during", "stepped_otherwise", "steps_apart", "stream_offsets",
+           "streams_level", "telling",
            "unclear_streams"]
 
 
@@ -240,6 +241,14 @@ def _rates(ref: StepRecord, rec: StepRecord, step: int, rank: int | None) -> str
     return f"learning rate of {where}: {shown}{more}"
 
 
+def stepped_otherwise(ref: StepRecord, rec: StepRecord) -> bool:
+    """Whether a step read its learning rates of other declared optimizers than
+    the uninterrupted run's step did, as many of them (whose each rate is, recorded
+    in both): another optimizer stepped (trial 882)."""
+    return (len(rec.lr_of) == len(rec.lr or []) == len(ref.lr or []) == len(ref.lr_of) > 0
+            and rec.lr_of != ref.lr_of)
+
+
 def _other_optimizer(ref: StepRecord, rec: StepRecord, where: str) -> str:
     """Where as many rates were read as in the uninterrupted run's step, but of
     other declared optimizers: which stepped in each run, in words ('' where
@@ -247,8 +256,7 @@ def _other_optimizer(ref: StepRecord, rec: StepRecord, where: str) -> str:
     stepped the discriminator where the generator should have, and read
     "learning rate of `optimizer_d`: 0.002, expected 0.001", the generator's."""
     mine, theirs = rec.lr_of, ref.lr_of
-    if len(mine) != len(rec.lr or []) or len(theirs) != len(ref.lr or []) or mine == theirs \
-            or len(set(mine) | set(theirs)) < 2:
+    if not stepped_otherwise(ref, rec):
         return ""
 
     def said(owners: list[str], rates: list[float]) -> str:
@@ -332,7 +340,7 @@ def _gradients_one_run_has(reference: SegmentResult,
     # (trial 882: the gradients are read at the optimizer's step, of what it steps: where
     # another optimizer stepped, both losses reached every parameter)
     why = ("the gradients each run's optimizer stepped: another optimizer stepped in each"
-           if _other_optimizer(theirs, mine, f"step {step}") else
+           if stepped_otherwise(theirs, mine) else
            "parameters one run's loss reached and the other's did not: a part of the model "
            "one used, or one left frozen in the other")
     said = []

@@ -146,8 +146,9 @@ def _generator_states(states: dict[str, Any]) -> list[torch.Tensor]:
     """The leaves of ``states`` shaped as a torch CPU generator's state: a
     component's load that sets torch's stream to one of them sets it on
     purpose (a callback's or a helper's copy of the stream), not by a draw."""
+    size = torch.get_rng_state().numel()
     return [leaf for _, leaf in flatten_state(states) if isinstance(leaf, torch.Tensor)
-            and leaf.dtype == torch.uint8 and leaf.numel() == torch.get_rng_state().numel()]
+            and leaf.dtype == torch.uint8 and leaf.numel() == size]
 
 
 def _iterators_made(built: BuiltProgram, states: dict[str, Any],

@@ -34,7 +34,8 @@ from resumecheck.errors import (
 )
 from resumecheck.evidence import (
     EPOCH_AGAIN, EPOCH_BEFORE_AGAIN, EPOCH_BEFORE_ORDER, SAMPLES_STAND_FOR_DATA, annotate,
-    cleared_streams, not_stepped, offsets_shared_with, set_right_during, unclear_streams,
+    cleared_streams, not_stepped, offsets_shared_with, set_right_during, stepped_otherwise,
+    unclear_streams,
 )
 from resumecheck.program import ends_inside, epoch_boundaries, next_epoch_start
 from resumecheck.phrases import (
@@ -709,8 +710,7 @@ def _whose_rate(ref: Reference, segments: Segments, step: int, key: str) -> str:
     want = (theirs.lr if theirs is not None else None) or []
     if run is None or not run.lr_of or not run.lr or len(run.lr) != len(want):
         return ""
-    if theirs is not None and len(theirs.lr_of) == len(want) and theirs.lr_of != run.lr_of \
-            and len(run.lr_of) == len(run.lr):
+    if theirs is not None and stepped_otherwise(theirs, run):
         # (trial 882: another optimizer stepped, its own rate alike, read as a rate that
         # differs "of `optimizer_d`")
         return _OTHER_STEPPED
@@ -1789,15 +1789,16 @@ def _differed_after_restart(ref: Reference, result: RunResult, segments: Segment
     if not result.steps_match():
         return ""
     said: list[str] = []
+    named: set[str] = set()
     for k, seg in segments:
         if k not in result.resume_at:
             continue
         mine, theirs = seg.leaves_after.get(k + 1, {}), ref.segment.leaves_after.get(k + 1, {})
         early = [name for name in result.ended_otherwise if name in mine and name in theirs
-                 and not any(f"`{name}`" in s for s in said)
-                 and any(mine[name].get(leaf) not in (None, digest)
-                         for leaf, digest in theirs[name].items())]
+                 and name not in named and any(mine[name].get(leaf) not in (None, digest)
+                                               for leaf, digest in theirs[name].items())]
         if early and k + 1 < (result.first_divergent_step or 0):
+            named.update(early)
             said.append(f"{', '.join(f'`{n}`' for n in early)} differed already after step "
                         f"{k + 1}, the first after the restore at {k}")
     return ("; " + "; ".join(said) + " (declared state is compared there and at the end, not "
