@@ -1601,7 +1601,8 @@ def _not_checked(checker: Checker, runs: list[RunResult]) -> list[str]:
                                        full_failed=bool(runs) and runs[0].verdict == FAILED),
              *verdict.alike_components(checker.reference, points),
              verdict.next_epoch_beyond(checker.reference, points, runs),
-             checker.segment.boundaries.get("after_last_step")]
+             checker.segment.boundaries.get("after_last_step"),
+             checker.segment.boundaries.get("between_steps")]
     if (s.nproc or 1) > 1 and s.resume_nproc is None:
         found.append(verdict.alike_on_ranks(checker.reference, points))
     return [what for what in found if what]

@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 
 __all__ = ["ACCELERATE_DATASET", "ADAPTER_LEFT_OUT", "AFTER_LAST_STEP", "AS_THE_BUILD_MADE",
+           "BETWEEN_STEPS", "between_steps_line",
            "NOT_SET_BACK", "SET_BY_EPOCH", "as_built_at_points", "changed_after_load",
            "frozen_only", "amount", "BUILDING", "LOSS_LOG",
            "CHANGED_AFTER_LOAD", "CHECKPOINT_LOSES", "READ_BY_NO_STEP", "CHANGED_NO_STEP",
@@ -214,6 +215,28 @@ StatefulDataLoader's new iterator's seed, was offered hooks it did not have)."""
 AFTER_LAST_STEP = "what train() does after its last step"
 """How a ``Report.not_checked`` line of a Trainer target begins where train()
 does more after its last step than a check runs (its best model loaded back)."""
+BETWEEN_STEPS = "a restart between the batches of one optimizer step"
+"""How a ``Report.not_checked`` line begins where a framework's loop ran
+several training batches per optimizer step by the program's own hand
+(``between_steps_line``)."""
+
+
+def between_steps_line(every: str, ends: str) -> str:
+    """The ``not_checked`` line of a loop under manual optimization that stepped
+    its optimizer ``every`` (``once every 3 batches``), with where its epochs
+    end inside a step (``ends``: ``; an epoch ends inside steps 4, 7``, or
+    empty): a check restarts only after an optimizer step (trial 875)."""
+    return (f"{BETWEEN_STEPS} (under manual optimization this run stepped its optimizer "
+            f"{every}{ends}): a check restarts only after an optimizer step, where what "
+            "the module keeps from one batch to the next within a step (a count of "
+            "batches, gradients summed by hand) is as a step leaves it, so a checkpoint "
+            "that loses it resumes alike at every point a check or fuzz tries; a "
+            "checkpoint the run writes between them (a ModelCheckpoint at an epoch's end "
+            "inside a step, or every few batches) resumes from a place no check tried: "
+            "relaunch from one yourself, or save and load such a count where every "
+            "checkpoint holds it")
+
+
 ACCELERATE_DATASET = "loader.dataset"
 """Where an Accelerate target names its prepared loader's dataset, the program's own."""
 LIGHTNING_LOADER = "train_dataloader"

@@ -529,18 +529,13 @@ class BuiltProgram:
         (a list of steps), ``accum_steps``. Fuzzing aims interruptions at them."""
         per_epoch = getattr(self.program, "steps_per_epoch", None)
         accum = getattr(self.program, "accum_steps", None)
-        edges = getattr(self.program, "epoch_boundaries", None)
-        if isinstance(edges, (list, tuple)) and all(
-            isinstance(e, int) and not isinstance(e, bool) and e > 0 for e in edges
-        ):
-            edges = sorted(set(edges))
-        else:
-            edges = None
+        edges = _steps_listed(getattr(self.program, "epoch_boundaries", None))
         validates = getattr(self.program, "validates_after", None)
         moved = getattr(self.program, "rate_moved_after", None)
         plateaus = getattr(self.program, "plateau_moved_after", None)
         drawn = getattr(self.program, "draws_before_restore", None)
         early = getattr(self.program, "run_before_restored_look", ())
+        inside = _steps_listed(getattr(self.program, "epoch_ends_inside", None)) or []
         text = self._text
         return {
             # (a framework's sampler that shuffles from a global stream before its restore)
@@ -573,6 +568,9 @@ class BuiltProgram:
             "accum_steps": accum if isinstance(accum, int) and not isinstance(accum, bool)
             and accum > 0 else None,
             "epoch_boundaries": edges,
+            # (a framework loop's seen ends that fell between the batches of a step: 875)
+            "epoch_ends_inside": [b for b in inside if b in (edges or ())],
+            "between_steps": text("between_steps"),  # (what a restart there cannot show)
             # (what a framework's restore runs on the first resumed batch before
             # the state right after it can be looked at: the Trainer's collator)
             "run_before_restored_look": [p for p in early if isinstance(p, str)]
@@ -679,6 +677,15 @@ def _positive_number(value: Any) -> bool:
             and math.isfinite(value) and value > 0)
 
 
+def _steps_listed(value: Any) -> list[int] | None:
+    """A program's list of steps, sorted (None where it is not a list or a
+    tuple of positive whole numbers)."""
+    if isinstance(value, (list, tuple)) and all(
+            isinstance(e, int) and not isinstance(e, bool) and e > 0 for e in value):
+        return sorted(set(value))
+    return None
+
+
 def declares_no_epochs(boundaries: Mapping[str, Any]) -> bool:
     """The program says its data has no epochs: ``epoch_boundaries = []``, and no
     ``steps_per_epoch``."""
@@ -702,9 +709,10 @@ def epoch_boundaries(boundaries: Mapping[str, Any], steps: int) -> list[int]:
 def ends_inside(boundaries: Mapping[str, Any], steps: int) -> set[int]:
     """Of ``epoch_boundaries``, those whose epoch ends inside the step after
     it (a fractional ``steps_per_epoch``: at 10/3, epochs 1, 2 and 4 end
-    inside steps 4, 7 and 14, epoch 3 right after step 10)."""
+    inside steps 4, 7 and 14, epoch 3 right after step 10; a framework's loop
+    seen to end an epoch between the batches of one step)."""
     if boundaries.get("epoch_boundaries"):
-        return set()
+        return {b for b in boundaries.get("epoch_ends_inside") or [] if 1 <= b <= steps - 1}
     return {edge for edge, inside in _counted_ends(boundaries, steps) if inside}
 
 

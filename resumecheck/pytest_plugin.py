@@ -907,7 +907,9 @@ the CLI's --isolation process)."""
 def _unchecked_cells(report: dict[str, Any]) -> list[str]:
     """A passing row's cells on what its resume points cannot show (not beside a
     failure, trial 172: the row's news is the failure)."""
-    from resumecheck.phrases import AFTER_LAST_STEP, AS_THE_BUILD_MADE, as_built_at_points
+    from resumecheck.phrases import (
+        AFTER_LAST_STEP, AS_THE_BUILD_MADE, BETWEEN_STEPS, as_built_at_points,
+    )
 
     cells = []
     for line in report.get("not_checked", []):
@@ -929,6 +931,8 @@ def _unchecked_cells(report: dict[str, Any]) -> list[str]:
                             if k else "") + (f"; there {known}" if known else ""))
         elif line.startswith(AFTER_LAST_STEP):  # (trial 376: the best model loaded at the end)
             cells.append(f"not checked: {line.split(': ')[0]})")
+        elif line.startswith(BETWEEN_STEPS):  # (trial 875: a count kept by hand, always 0)
+            cells.append(f"not checked: {line.split('): ')[0]})")
     built = as_built_at_points(report.get("not_checked", []))
     if built:  # (trials 161, 165: `full resume: ok` beside a counter as built there)
         cells.append(f"not checked, {AS_THE_BUILD_MADE} it at the resume point (one where the "

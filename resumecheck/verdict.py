@@ -1309,6 +1309,8 @@ def epoch_ends_untried(ref: Reference, points: Sequence[int], steps: int) -> str
                  if ref.segment.boundaries.get("restored_by")
                  and not ref.segment.boundaries.get("declared_per_epoch")
                  else "by its steps_per_epoch")
+    if ref.segment.boundaries.get("epoch_boundaries"):  # (trial 875: a loop's, seen inside)
+        per_epoch = _declared_ends(ref.segment.boundaries)
     where = (f"an epoch ends {' and '.join(parts)}, {per_epoch}" if inside else
              f"the program's epochs end {parts[0]}, "
              + (_declared_ends(ref.segment.boundaries) if ref.segment.boundaries.get(
@@ -1375,8 +1377,11 @@ def later_epoch_untried(ref: Reference, points: Sequence[int], steps: int) -> st
     known = (f"; there {sampler} draws each epoch's order from torch's global stream before "
              "the framework's restore brings that stream back, so a resume there reads other "
              "samples" if sampler else "")
+    # (trial 875: a loop's first epoch seen to end inside the step after)
+    first = (f"inside step {ends[0] + 1}" if ends[0] in ends_inside(ref.segment.boundaries, steps)
+             else f"after step {ends[0]}")
     return (f"a restart inside an epoch after the first (every resume point here is inside the "
-            f"first epoch, which ends after step {ends[0]}{or_at_end}): --resume-at {inside} "
+            f"first epoch, which ends {first}{or_at_end}): --resume-at {inside} "
             f"checks one, resumecheck fuzz tries them all, until a schedule fails{known}")
 
 
@@ -1395,7 +1400,9 @@ def mid_epoch_untried(ref: Reference, points: Sequence[int], steps: int) -> str 
     epoch (the sampler's epoch a mid-epoch restart reshuffles by) resumes at an
     epoch's end (trial 139: a forgotten set_epoch passed at 6, an epoch's end,
     with nothing said of restarts inside an epoch)."""
-    ends = set(epoch_boundaries(ref.segment.boundaries, steps))
+    # (trial 875: a loop's epoch ending inside the step after a seen end is not ended there)
+    ends = set(epoch_boundaries(ref.segment.boundaries, steps)) - ends_inside(
+        ref.segment.boundaries, steps)
     if _ends_inside_steps(ref):  # (trial 401: 13 steps, 4 epochs of 3.25, said nothing)
         per_epoch = float(ref.segment.boundaries["steps_per_epoch"])
         ends = {k for k in range(1, steps) if abs(k / per_epoch - round(k / per_epoch)) < 1e-9}

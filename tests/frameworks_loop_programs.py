@@ -1535,6 +1535,42 @@ LIGHTNING_MANUAL = lightning_target(module=_manual_module,
                                     steps=8, resume_at=(2,))
 
 
+def _hand_accumulating_module():
+    """Trial 875's shape: manual optimization summing 3 batches' gradients by
+    hand, with a count of them the checkpoint does not hold (5 batches an
+    epoch: the epochs end inside steps 2 and 4, and right after step 5)."""
+    import torch
+
+    base = lightning_train().TinyClassifier
+
+    class HandAccumulating(base):
+        def __init__(self):
+            super().__init__(dropout=0.0)
+            self.automatic_optimization = False
+            self.micro = 0
+
+        def training_step(self, batch, batch_idx):
+            optimizer = self.optimizers()
+            loss = super().training_step(batch, batch_idx)
+            self.manual_backward(loss / 3)
+            self.micro += 1
+            if self.micro == 3:
+                optimizer.step()
+                optimizer.zero_grad()
+                self.micro = 0
+            return loss
+
+        def configure_optimizers(self):
+            return torch.optim.SGD(self.parameters(), lr=0.1)
+
+    return HandAccumulating()
+
+
+LIGHTNING_HAND_ACCUMULATING = lightning_target(
+    module=_hand_accumulating_module, data=lambda: lightning_train().stateful_loader(),
+    steps=6, resume_at=(3,))
+
+
 LIGHTNING_OWN_LOADER = lightning_target(
     module=lambda: lightning_train().TinyClassifier(dropout=0.0),
     data=lambda: _own_loader(True), steps=12, resume_at=(7,))

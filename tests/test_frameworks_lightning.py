@@ -26,7 +26,8 @@ from resumecheck.errors import StepError  # noqa: E402
 from resumecheck.frameworks import lightning_target  # noqa: E402
 from resumecheck.program import load_target  # noqa: E402
 from resumecheck.report import DIVERGED, IDENTICAL  # noqa: E402
-from resumecheck.phrases import KEPT_ALREADY  # noqa: E402
+from resumecheck import pytest_plugin  # noqa: E402
+from resumecheck.phrases import BETWEEN_STEPS, KEPT_ALREADY  # noqa: E402
 from resumecheck.segments import SCRATCH_ENV  # noqa: E402
 from resumecheck.trace import Tracer  # noqa: E402
 from tests.framework_tables import check_table_rows, example, measured  # noqa: E402
@@ -183,6 +184,26 @@ def test_under_manual_optimization_the_epochs_end_where_the_loop_was_seen_to_end
     assert "the program's epochs end after steps 3, 6, as the framework's loop ends them" \
         in line, line
     assert "steps_per_epoch" not in line
+
+
+@pytest.mark.e2e
+def test_batches_between_optimizer_steps_by_hand_are_said_not_checked():
+    """Trial 875: a module summing 3 batches by hand, with a count of them its
+    checkpoint lost, passed: every restart a check tries follows an optimizer
+    step, where the count is 0. The report said nothing of it, and said the
+    epochs end "after steps 3, 6", where they ended inside steps 4 and 7."""
+    report = resumecheck.verify(spec("LIGHTNING_HAND_ACCUMULATING"), drop="none",
+                                noise_seeds=0, check_determinism=False)
+    [line] = [n for n in report.not_checked if n.startswith(BETWEEN_STEPS)]
+    assert "stepped its optimizer once every 3 batches; an epoch ends inside steps 2, 4)" \
+        in line, line
+    assert "a checkpoint that loses it resumes alike at every point a check or fuzz tries" \
+        in line
+    ends = [n for n in report.not_checked if "epoch ends" in n and n is not line]
+    assert not any("after steps 1, 3" in n or "after step 1," in n for n in ends), ends
+    assert not any(n.startswith("a restart inside an epoch after the first") for n in ends)
+    assert "not checked: " + BETWEEN_STEPS in "\n".join(
+        pytest_plugin._unchecked_cells(report.to_json())), report.render()
 
 
 @pytest.mark.e2e

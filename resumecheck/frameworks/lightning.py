@@ -59,7 +59,7 @@ from resumecheck.frameworks._loop import (
     run_pending, user_callbacks, user_dataset,
 )
 from resumecheck.phrases import (
-    LIGHTNING_DATASET, LIGHTNING_LOADER, MODULE_AFTER_SAVE, SAVED_AT_BATCH_END,
+    LIGHTNING_DATASET, LIGHTNING_LOADER, MODULE_AFTER_SAVE, SAVED_AT_BATCH_END, between_steps_line,
 )
 from resumecheck.program import Target
 from resumecheck.segments import scratch_dir
@@ -149,19 +149,7 @@ class LightningProgram(LoopProgram):
         _module_loads_again_at_fit_start(self)
         _restores_before_optimizers(self)
         self._root = tempfile.TemporaryDirectory(prefix=_ROOT_PREFIX, dir=scratch_dir())
-        options: dict[str, Any] = {
-            "accelerator": "cpu", "devices": 1, "max_steps": max_steps, "logger": False,
-            "enable_checkpointing": False, "enable_progress_bar": False,
-            "enable_model_summary": False, "num_sanity_val_steps": 0,
-            "default_root_dir": self._root.name,
-        }
-        options.update(trainer)
-        if "enable_checkpointing" not in trainer and any(
-                isinstance(cb, pl.callbacks.ModelCheckpoint)
-                for cb in _as_list(options.get("callbacks"))):
-            # the run's own ModelCheckpoint: Lightning refuses it with checkpointing
-            # off (a trial's real callbacks stopped the check before any run)
-            options["enable_checkpointing"] = True
+        options = _options(pl, trainer, max_steps, self._root.name)
         driver = self._driver = _Driver(self._channel, self.pending, samples)
         # (its look at the rates as the next batch begins goes first: trial 480's callback
         # set the rate in its own on_train_batch_start, which a restart runs too, and the
@@ -255,6 +243,19 @@ class LightningProgram(LoopProgram):
             ends.append((ends[-1] if ends else 0) + -(-batches // max(accumulate, 1)))
         return ends
 
+    @property
+    def epoch_ends_inside(self) -> list[int]:
+        """Of ``epoch_boundaries``, those whose epoch ends inside the step after
+        it (manual optimization: the loop was seen to end an epoch between the
+        batches of one optimizer step)."""
+        return sorted(self._driver.ends_inside) if self._seen_ends else []
+
+    @property
+    def between_steps(self) -> str | None:
+        """What a check cannot show where the loop ran several batches per
+        optimizer step by hand (``_between_steps``; ``BuiltProgram.boundaries``)."""
+        return _between_steps(self)
+
     def _batches(self) -> int | None:
         """The batches of an epoch where the data tells (see ``steps_per_epoch``)."""
         return _batches_of(self.trainer, self.data)
@@ -335,6 +336,43 @@ _ROOT_MARK = "<the build's root>"
 has of its own: a ModelCheckpoint subclass of the user's, whose paths lie
 under it, compared across builds, read as a callback that lost its state
 (trial 411: best_model_path and dirpath, each build's root, 'differed')."""
+
+
+def _options(pl: Any, trainer: Mapping[str, Any], max_steps: int, root: str
+             ) -> dict[str, Any]:
+    """The Trainer's arguments: the adapter's defaults, then the target's."""
+    options: dict[str, Any] = {
+        "accelerator": "cpu", "devices": 1, "max_steps": max_steps, "logger": False,
+        "enable_checkpointing": False, "enable_progress_bar": False,
+        "enable_model_summary": False, "num_sanity_val_steps": 0, "default_root_dir": root,
+    }
+    options.update(trainer)
+    if "enable_checkpointing" not in trainer and any(
+            isinstance(cb, pl.callbacks.ModelCheckpoint)
+            for cb in _as_list(options.get("callbacks"))):
+        # the run's own ModelCheckpoint: Lightning refuses it with checkpointing
+        # off (a trial's real callbacks stopped the check before any run)
+        options["enable_checkpointing"] = True
+    return options
+
+
+def _between_steps(program: LightningProgram) -> str | None:
+    """Where manual optimization ran several training batches per optimizer
+    step, what a check that restarts only after an optimizer step cannot show,
+    in words (trial 875: a count of batches kept by hand was 0 at every restart
+    the check tried, and a checkpoint that lost it passed, where the run's own
+    ModelCheckpoint wrote one at an epoch's end, inside a step)."""
+    counts = program._driver.batches_per_step
+    if getattr(program.module, "automatic_optimization", True) is not False or \
+            max(counts, default=1) < 2:
+        return None
+    every = (f"once every {max(counts)} batches" if len(counts) == 1
+             else f"once every {min(counts)} to {max(counts)} batches")
+    inside = program.epoch_ends_inside
+    ends = (f"; an epoch ends inside step{'s' if len(inside) > 1 else ''} "
+            + ", ".join(str(b + 1) for b in inside[:4]) + (" ..." if len(inside) > 4 else "")
+            if inside else "")
+    return between_steps_line(every, ends)
 
 
 def _same_root_on_load(callback: Any, root: str) -> None:
@@ -991,6 +1029,11 @@ def _Driver(channel: Any, pending: dict[str, Any], samples: Callable[[Any], Any]
             self.moved = _AfterPark()
             self._stepped = False  # (the last training batch ended an optimizer step)
             self.epoch_ends: list[int] = []  # (the steps after which an epoch ended)
+            self.ends_inside: set[int] = set()
+            """Of ``epoch_ends``, those after which the epoch's last batches began the
+            next optimizer step (trial 875 stepped by hand every 3 batches: its epochs
+            ended inside steps 4 and 7, read "after steps 3, 6")."""
+            self.batches_per_step: set[int] = set()  # (the training batches of each step)
 
         def on_validation_end(self, trainer: Any, pl_module: Any) -> None:
             if not trainer.sanity_checking and self._stepped:
@@ -1001,6 +1044,8 @@ def _Driver(channel: Any, pending: dict[str, Any], samples: Callable[[Any], Any]
 
         def on_train_epoch_end(self, trainer: Any, pl_module: Any) -> None:
             self.epoch_ends.append(int(trainer.global_step))
+            if self.samples:  # (batches since the last optimizer step)
+                self.ends_inside.add(int(trainer.global_step))
 
         def on_fit_start(self, trainer: Any, pl_module: Any) -> None:
             run_pending(pending, BEFORE_OPTIMIZERS)  # (none were asked for: at the latest)
@@ -1020,6 +1065,7 @@ def _Driver(channel: Any, pending: dict[str, Any], samples: Callable[[Any], Any]
             if not self._stepped:
                 return  # accumulating: no optimizer step yet
             self.reported = trainer.global_step
+            self.batches_per_step.add(len(self.samples))
             losses, self.losses = self.losses, []
             picked, self.samples = self.samples, []
             record = _loop_record(int(trainer.global_step), losses, picked)
