@@ -1535,6 +1535,58 @@ LIGHTNING_MANUAL = lightning_target(module=_manual_module,
                                     steps=8, resume_at=(2,))
 
 
+
+def _generator_sampler_loader(keeps_generator: bool):
+    """Trial 883's shape: a StatefulDataLoader over a sampler of the program's
+    own that shuffles each epoch from its own generator; its state_dict()
+    keeps the epoch and the place in it, and the generator's state only where
+    ``keeps_generator``."""
+    import torch
+    from torchdata.stateful_dataloader import StatefulDataLoader
+
+    class EpochShuffleSampler(torch.utils.data.Sampler):
+        def __init__(self, n):
+            self.n, self.epoch, self.yielded, self._start = n, 0, 0, 0
+            self.generator = torch.Generator().manual_seed(7)
+            self.at_epoch_start = self.generator.get_state()  # (the order's, kept to resume)
+
+        def set_epoch(self, epoch):
+            self.epoch = epoch
+
+        def __len__(self):
+            return self.n
+
+        def __iter__(self):
+            start, self._start = self._start, 0
+            self.at_epoch_start = self.generator.get_state()
+            order = torch.randperm(self.n, generator=self.generator).tolist()
+            self.yielded = start
+            for i in order[start:]:
+                self.yielded += 1
+                yield i
+
+        def state_dict(self):
+            state = {"epoch": self.epoch, "yielded": self.yielded}
+            return {**state, "order": self.at_epoch_start} if keeps_generator else state
+
+        def load_state_dict(self, state):
+            self.epoch, self._start = state["epoch"], state["yielded"]
+            self.yielded = self._start  # (a save right after the load writes it again)
+            if "order" in state:
+                self.at_epoch_start = state["order"]
+                self.generator.set_state(state["order"])
+
+    rows = lightning_train().rows()
+    return StatefulDataLoader(rows, batch_size=8, sampler=EpochShuffleSampler(len(rows)))
+
+
+LIGHTNING_SAMPLER_LOSES_GENERATOR = lightning_target(
+    module=lambda: lightning_train().TinyClassifier(dropout=0.0),
+    data=lambda: _generator_sampler_loader(False), steps=12, resume_at=(7,))
+LIGHTNING_SAMPLER_KEEPS_GENERATOR = lightning_target(
+    module=lambda: lightning_train().TinyClassifier(dropout=0.0),
+    data=lambda: _generator_sampler_loader(True), steps=12, resume_at=(7,))
+
 def _hand_accumulating_module():
     """Trial 875's shape: manual optimization summing 3 batches' gradients by
     hand, with a count of them the checkpoint does not hold (5 batches an

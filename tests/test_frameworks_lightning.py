@@ -207,6 +207,24 @@ def test_batches_between_optimizer_steps_by_hand_are_said_not_checked():
 
 
 @pytest.mark.e2e
+def test_the_generator_a_sampler_of_your_own_leaves_out_of_its_state_dict_is_named():
+    """Trial 883: a StatefulDataLoader over a sampler of the program's own,
+    whose state_dict() kept its epoch and place but not the generator it
+    shuffled each epoch from, read another epoch's order after a resume, and
+    no line named the generator (samplers with a state_dict() were skipped).
+    Its twin, which keeps the generator's state at the epoch's start, passes."""
+    lost = resumecheck.verify(spec("LIGHTNING_SAMPLER_LOSES_GENERATOR"), drop="none",
+                              noise_seeds=0, check_determinism=False)
+    assert not lost.equivalent
+    [line] = [u for u in lost.undeclared
+              if u.startswith("train_dataloader.sampler (EpochShuffleSampler).generator ")]
+    assert "a torch.Generator whose state the run changed" in line, line
+    kept = resumecheck.verify(spec("LIGHTNING_SAMPLER_KEEPS_GENERATOR"), drop="none",
+                              noise_seeds=0, check_determinism=False)
+    assert kept.equivalent and not kept.undeclared, kept.render()
+
+
+@pytest.mark.e2e
 def test_a_field_a_loader_of_your_own_keeps_beside_its_state_dict_is_named():
     """Trial 511: a training loader of the program's own class, made by the
     datamodule's train_dataloader() and held by Lightning's fit loop, kept its

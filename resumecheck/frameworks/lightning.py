@@ -951,16 +951,44 @@ def _loader_roots(trainer: Any) -> list[tuple[str, Any]]:
     (trial 511: a loader kept its epoch beside the position its state_dict()
     returned, and no line named it). Not a library's loader (torch's,
     torchdata's): its own fields are no state of the program's."""
-    out: list[tuple[str, Any]] = _sampler_generators(trainer)
+    out: list[tuple[str, Any]] = _sampler_generators(trainer) + _own_samplers(trainer)
     for loader in _train_loaders(trainer):
         if type(loader).__module__.split(".")[0] in _LIBRARIES:
             continue
-        try:
-            state = loader.state_dict() if callable(getattr(loader, "state_dict", None)) else {}
-        except Exception:  # (a state_dict() that fails: look at everything)
-            state = {}
         out.append((f"{LIGHTNING_LOADER} ({type(loader).__name__})",
-                    fields_beside(loader, state or {})))
+                    fields_beside(loader, _own_state(loader))))
+    return out
+
+
+def _own_state(obj: Any) -> dict[str, Any]:
+    """What ``obj.state_dict()`` returns (empty where it has none, or it fails:
+    then every field is looked at)."""
+    try:
+        state = obj.state_dict() if callable(getattr(obj, "state_dict", None)) else {}
+    except Exception:
+        state = {}
+    return dict(state) if isinstance(state, Mapping) else {}
+
+
+def _own_samplers(trainer: Any) -> list[tuple[str, Any]]:
+    """The samplers of the program's own class with a ``state_dict()`` of their
+    own, which a StatefulDataLoader's state holds, in the training loaders:
+    the fields it leaves out (trial 883: a sampler kept its epoch and place,
+    not the generator it shuffled each epoch from, and no line named it)."""
+    out: list[tuple[str, Any]] = []
+    seen: set[int] = set()
+    for loader in _train_loaders(trainer):
+        batches = getattr(loader, "batch_sampler", None)
+        for where, sampler in (("sampler", getattr(loader, "sampler", None)),
+                               ("batch_sampler", batches),
+                               ("batch_sampler.sampler", getattr(batches, "sampler", None))):
+            if sampler is None or not callable(getattr(sampler, "state_dict", None)) or \
+                    type(sampler).__module__.split(".")[0] in _LIBRARIES or \
+                    not hasattr(sampler, "__dict__") or id(sampler) in seen:
+                continue
+            seen.add(id(sampler))
+            out.append((f"{LIGHTNING_LOADER}.{where} ({type(sampler).__name__})",
+                        fields_beside(sampler, _own_state(sampler))))
     return out
 
 
