@@ -47,6 +47,11 @@ _STRIP_COLOURS = ("#eeeeee", "#cfe8c8", "#d7301f", "#ffffff")
 _FORMATS = (".png", ".svg")
 
 
+BAND_LABEL = "widest seed-to-seed spread (at any step after the restart)"
+"""The noise band's legend: the widest spread between honest runs at any step
+after the restart, drawn at every step (trial 895 read "seed-to-seed noise" as
+each step's spread: a step the text said was beyond it sat inside the band)."""
+
 _REFERENCE_WIDTH = 4.0
 """The reference's line width, points: about three times a diverged run's."""
 _RUN_WIDTH = 1.4
@@ -177,7 +182,7 @@ def _loss_panel(ax: Any, data: _Data, runs: list[RunResult]) -> None:
         floor = 0.0 if min(data.reference) >= 0 else float("-inf")  # (a loss that is never < 0)
         ax.fill_between(xs, [max(v - data.band, floor) for v in ref],
                         [v + data.band for v in ref],
-                        color="#9ecae1", alpha=0.35, linewidth=0, label="seed-to-seed noise")
+                        color="#9ecae1", alpha=0.35, linewidth=0, label=BAND_LABEL)
     # (wide enough to show as a black edge around a run drawn on it: a trial saw
     # no reference where a run equals it, under that run's line)
     ax.plot(list(range(1, n + 1))[:len(data.reference)], data.reference, color="black",

@@ -11,7 +11,8 @@ from resumecheck.cli import main
 from resumecheck.engine import verify
 from resumecheck.errors import InvalidArgument, MissingExtra
 from resumecheck.plot import (
-    DIFFERS, NOT_COMPARED, NOT_RUN, SAME, STRIP_ROWS, divergence_figure, save_plot, strip_matrix,
+    BAND_LABEL, DIFFERS, NOT_COMPARED, NOT_RUN, SAME, STRIP_ROWS, divergence_figure, save_plot,
+    strip_matrix,
 )
 from tests.fuzz_runs import C15, default_fuzz
 
@@ -78,7 +79,7 @@ def test_loss_panel_has_reference_runs_band_restart_and_first_divergence(report,
     assert len(restarts) == 1 and list(restarts[0].get_xdata()) == [2.5, 2.5]
 
     # the band is the one the plausible/gross call uses: reference ± noise.band after k
-    bands = [c for c in ax.collections if c.get_label() == "seed-to-seed noise"]
+    bands = [c for c in ax.collections if c.get_label() == BAND_LABEL]
     assert len(bands) == 1 and isinstance(bands[0], PolyCollection)
     band, (first, last) = report.noise["band"], report.noise["steps"]
     assert band > 0 and (first, last) == (report.resume_at[0] + 1, n)
@@ -167,7 +168,7 @@ def test_fuzz_figure_shows_the_minimal_failing_schedule(tmp_path):
         f"resume:{k}" for k in run.resume_at}
     assert _axes(fig, f"strip:{run.label}").images[0].get_array()[
         ROW["data"], run.first_divergent_step - 1] == DIFFERS
-    assert not [c for c in ax.collections if c.get_label() == "seed-to-seed noise"]  # no seeds
+    assert not [c for c in ax.collections if c.get_label() == BAND_LABEL]  # no seeds
     path = save_plot(result, tmp_path / "fuzz.svg")
     assert path.read_text().lstrip().startswith("<?xml")
 
