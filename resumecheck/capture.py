@@ -100,14 +100,17 @@ def _fields(obj: Any) -> list[tuple[str, Any]]:
     return list(fields.items()) if isinstance(fields, dict) else []
 
 
-def leaf_digests(built: BuiltProgram) -> dict[str, dict[str, str]]:
+def leaf_digests(built: BuiltProgram, stepped: bool = False) -> dict[str, dict[str, str]]:
     """Each declared component's state, leaf by leaf digested (as the build made
-    it: ``SegmentResult.built_leaves``; after a step, ``leaves_after``). Asked
-    as a capture asks it (``asked_state``: a loader's iterator made to answer is undone), the
-    global streams given back; not of a framework's program, whose loop
-    starts when a component is first asked (empty), nor of a component
-    whose state_dict() raises here (left out)."""
-    if hasattr(built.program, "loaded_back"):
+    it: ``SegmentResult.built_leaves``; after a step, ``stepped``:
+    ``leaves_after``). Asked as a capture asks it (``asked_state``: a loader's
+    iterator made to answer is undone), the global streams given back; not of
+    a framework's program before a step, whose loop starts when a component is
+    first asked (empty; after a step its loop is parked, and answers as it does
+    a capture: trial 894's EMA callback, wrong from the restart's first step,
+    was said to differ at the end only), nor of a component whose state_dict()
+    raises here (left out)."""
+    if hasattr(built.program, "loaded_back") and not stepped:
         return {}
     out: dict[str, dict[str, str]] = {}
     with preserved_global_streams():

@@ -323,10 +323,9 @@ class RunResult:
     """The first quantity that differs, in words (``parameter fc2.weight (the
     largest of 6 parameters that differ)``)."""
     first_divergent_key: str | None = None
-    """The same as the trace keys it, for programs that read the report:
-    ``data``, ``inputs``, ``scale``, ``lr``, ``loss``, ``grad:NAME``,
-    ``param:NAME``, ``skipped``, ``state:COMPONENT`` (the final state), with
-    ``[rank R]`` for one rank of many (None: nothing differs)."""
+    """The same as the trace keys it (``data``, ``inputs``, ``scale``, ``lr``, ``loss``,
+    ``grad:NAME``, ``param:NAME``, ``skipped``, ``state:COMPONENT`` (the final
+    state), with ``[rank R]`` for one rank of many; None: nothing differs)."""
     max_abs_loss_diff: float | None = None
     max_abs_diff: float | None = None
     max_rel_diff: float | None = None
@@ -398,6 +397,8 @@ class RunResult:
     each build makes otherwise, compared with what the run held when it saved
     rather than with the uninterrupted run's (``verdict.build_varying``); not
     in the JSON."""
+    latent_between: dict[str, str] = field(default_factory=dict)
+    """Of ``latent_gaps``, those held otherwise after the restart's first step, in words."""
     engine_departs: bool = False
     """The program's own resume: the engine's own full resume of its schedule
     departs too, so its findings are not judged (``verdict.unjudge_when_incomplete``);
@@ -505,6 +506,7 @@ class RunResult:
         # (trial 453: `plausible` true beside a table's `silent`: the table's word too)
         data["noise"] = None if self.noise_label == "-" else self.noise_label
         del data["engine_departs"], data["beyond_at"], data["modes_set"], data["by_build"]
+        del data["latent_between"]
         return _finite(data)
 
 
@@ -818,8 +820,11 @@ def outcome_text(report: Report) -> str:
     text, gaps = outcome_text_of(report, lost, again), latent_words(report)
     if gaps:  # (trial 473: a scaler's growth count lost read "EQUIVALENT" and nothing more)
         below = text.endswith(" (see below)")
-        text = (text.removesuffix(" (see below)") + f"; {gaps} (see the diagnosis"
-                + (" and below)" if below else ")"))
+        # (trial 892: "(see the diagnosis)" where no line of it names the gap)
+        found = full is not None and any(f.component in full.latent_gaps for f in full.diagnosis)
+        text = (text.removesuffix(" (see below)") + f"; {gaps} ("
+                + ("see the diagnosis" + (" and below)" if below else ")") if found
+                   else "see below)"))
     return text
 
 
@@ -833,9 +838,12 @@ def _ends_otherwise_words(full: RunResult, undeclared: Sequence[str]) -> str:
     ended = full.ended_otherwise
     names = ", ".join(f"`{name}`" for name in ended)
     found = {f.component for f in full.diagnosis if not f.put_back()}
-    fields = any(line.startswith(f"{name}.") for name in ended for line in undeclared)
-    see = ("the diagnosis" if set(ended) & found or not fields
-           else "the `not compared` lines")
+    # (trial 894: `callbacks (EMA).num_updates`, a field of a framework's component)
+    fields = any(line.startswith((f"{name}.", f"{name} (")) for name in ended
+                 for line in undeclared)
+    # (trial 894: "(see the diagnosis)" where none was printed, at another resume point)
+    see = ("the diagnosis" if set(ended) & found or (not fields and full.diagnosis)
+           else "the `not compared` lines" if fields else "its why below")
     return (f"every step after the restart matches, but the run ends with {names} otherwise "
             "than the uninterrupted run: silent here, not harmless: a later step, or a "
             f"restart after it, that reads it may differ (see {see})")
@@ -847,10 +855,14 @@ def latent_words(report: Report) -> str:
     full = report.full_resume
     if not report.equivalent or full is None or not full.latent_gaps:
         return ""
-    names = ", ".join(full.latent_gaps)
-    return (f"latent gap: {names} restored otherwise than the uninterrupted run had "
-            f"{'it' if len(full.latent_gaps) == 1 else 'them'}, in state that changed no step "
-            "here")
+    restored = [name for name in full.latent_gaps if name not in full.latent_between]
+    between = [name for name in full.latent_gaps if name in full.latent_between]
+    parts = [f"{', '.join(restored)} restored otherwise than the uninterrupted run had "
+             f"{'it' if len(restored) == 1 else 'them'}"] if restored else []
+    # (trial 892: a position wrong from the restart's first step to the epoch's end)
+    parts += [f"{', '.join(between)} held otherwise after the restart's first step, alike "
+              "again at the end"] if between else []
+    return f"latent gap: {'; '.join(parts)}, in state that changed no step here"
 
 
 def outcome_text_of(report: Report, lost: list[str], again: list[str]) -> str:

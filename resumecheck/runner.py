@@ -402,7 +402,7 @@ def _digest_first_step(spec: SegmentSpec, built: BuiltProgram, result: SegmentRe
     wrong from the restart's first step, was said to differ only at the end)."""
     if spec.restore is not None and not spec.restore.drop and step == spec.start + 1 \
             and not among_ranks():
-        result.leaves_after[step] = leaf_digests(built)
+        result.leaves_after[step] = leaf_digests(built, stepped=True)
 
 
 def _replaced_error(built: BuiltProgram, names: list[str], step: int) -> TargetError:
@@ -538,7 +538,7 @@ class _Segment:
         else:
             self.result.held_after[step] = held_digests(built.program, built.components)
         if self.spec.digest_built and step - 1 in self.spec.capture_at:
-            self.result.leaves_after[step] = leaf_digests(built)
+            self.result.leaves_after[step] = leaf_digests(built, stepped=True)
 
     def _build_and_restore(self) -> BuiltProgram:
         spec, result = self.spec, self.result

@@ -666,7 +666,49 @@ def judge(ref: Reference, result: RunResult, segments: Segments) -> Comparison |
         plausibility(result, cmp.loss_deltas, [ref.loss, *ref.noise])
     elif cmp.first_bitwise is not None:
         result.verdict = CLOSE
+    else:
+        _held_otherwise_between(ref, result, segments, varying)
     return cmp
+
+
+def _stream_leaves(leaves: Mapping[str, str]) -> bool:
+    """Whether a component's leaves, by their paths, are an ``RNGState``'s."""
+    keys = {*RNGState.STREAMS, "generators"}
+    return bool(leaves) and all(re.split(r"[.\[]", path, 1)[0] in keys for path in leaves)
+
+
+def _held_otherwise_between(ref: Reference, result: RunResult, segments: Segments,
+                            varying: dict[str, set[str]]) -> None:
+    """Of a full resume whose every step and end state match: the declared
+    components it held otherwise than the uninterrupted run after the
+    restart's first step, where the check looks at them, made latent gaps
+    (``RunResult.latent_between``): a checkpoint written there holds them
+    otherwise (trial 892: a position counted from the restart was wrong until
+    the epoch's end, and the report said every declared component matched).
+    Not private entries, nor leaves a build makes otherwise (as at the end)."""
+    if result.dropped:
+        return
+    for k, seg in segments:
+        if k not in result.resume_at:
+            continue
+        mine, theirs = seg.leaves_after.get(k + 1, {}), ref.segment.leaves_after.get(k + 1, {})
+        for name, leaves in theirs.items():
+            paths = [leaf for leaf, digest in leaves.items()
+                     if mine.get(name, {}).get(leaf) not in (None, digest)
+                     and not is_private(leaf) and leaf not in varying.get(name, ())]
+            # (random streams are judged by what draws from them: ``_streams_judged``)
+            if not paths or name in result.latent_gaps or name in result.latent_between \
+                    or _stream_leaves(leaves):
+                continue
+            shown = ", ".join(f"`{p}`" for p in paths[:3]) + (
+                f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+            result.latent_gaps.append(name)
+            result.latent_between[name] = (
+                f"`{name}` ({shown}) differed after step {k + 1}, the first after the restore "
+                f"at {k}, from the uninterrupted run's there, and was alike again at the end: "
+                f"a checkpoint written after step {k + 1} holds it otherwise, and a restart "
+                f"from it may depart (--resume-at {k},{k + 1} checks one: a second restart "
+                "right after the first resumed step)")
 
 
 def _data_read_alike(ref: Reference, segments: Segments) -> bool:
@@ -5163,6 +5205,20 @@ def _matches_again(r: RunResult) -> str:
             f"{apart[-1] + 1} on matches again)")
 
 
+def _scale_alone(r: RunResult) -> str:
+    """Of a silent run whose steps differ in the loss scale alone, that the
+    weights match (trial 890: a GradScaler made anew after the load, under
+    bf16, read as a run whose weights departed; they matched for 700 steps)."""
+    t = r.trajectory
+    if t is None or set(t.differs) != {"scale"} or not {"loss", "grad", "param"} <= set(
+            t.compared):
+        return ""
+    return ("; only the loss scale differs: every step's loss, gradients and parameters "
+            "match bit for bit (a loss scale reaches the weights through a step it skips, "
+            "on inf or NaN gradients, and no step here was skipped otherwise; a run whose "
+            "gradients overflow may skip one)")
+
+
 ULP_APART = ("the last bits of a value computed otherwise, as the same value reached another "
              "way rounds, and as lost state may compute it: not noise")
 """What a silent run's why says of a difference of a few ULP."""
@@ -5190,7 +5246,7 @@ def _noise_clause(r: RunResult) -> str:
         rounding = (f" ({where}, {apart}by at most {ulp:g} ULP{alike}: "
                     f"{ULP_APART})" if ulp is not None and 0 < ulp <= 4 else "")
         return (f"; nothing in the training loss shows it{rounding}: silent but different"
-                + _matches_again(r))
+                + _matches_again(r) + _scale_alone(r))
     if r.plausible is True:
         # (seven trials read "plausible" of a model's weights dropped as reassurance)
         # (trial 485: "this early" of a resume at step 27 of 30)
@@ -5612,11 +5668,17 @@ def latent_text(r: RunResult) -> str:
     restored = {f.component for f in r.diagnosis}  # (else found at the end only)
     parts = r.latent_parts()
     wrong = [part for name, part in parts.items() if name in restored]
-    moved = [part for name, part in parts.items() if name not in restored]
+    between = [part for name, part in parts.items()
+               if name not in restored and name in r.latent_between]
+    moved = [part for name, part in parts.items()
+             if name not in restored and name not in r.latent_between]
     # (a trial read "restored wrongly" of streams its program never draws from
     # as a defect of a correct program)
     what = [f"{', '.join(wrong)} restored otherwise than the uninterrupted run had it"] \
         if wrong else []
+    what += [f"{', '.join(between)} held otherwise after the restart's first step ("
+             + "; ".join(r.latent_between[name] for name in r.latent_between) + ")"
+             ] if between else []
     what += [f"{', '.join(moved)} ending otherwise than in the uninterrupted run (right after "
              "the restore, or changed after it otherwise than that run changed it)"] if moved else []
     ended = [name for name in r.latent_ended if name in parts]

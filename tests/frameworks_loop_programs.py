@@ -288,6 +288,43 @@ LIGHTNING_AVERAGE_LOSES_COUNT = lightning_target(
     trainer=lambda: {"callbacks": _averaging_callback()})
 
 
+def _ema_callback():
+    """Trial 894's: an average of the weights whose decay warms up with its count
+    of updates; its state_dict() keeps the average, not the count."""
+    import lightning.pytorch as pl
+    import torch
+
+    class EMA(pl.Callback):
+        def __init__(self):
+            self.shadow, self.updates = None, 0
+
+        @property
+        def state_key(self):  # (as a module-level class's: its qualified name is <locals>)
+            return "EMA"
+
+        def on_train_batch_end(self, trainer, module, outputs, batch, batch_idx):
+            decay = min(0.999, (1 + self.updates) / (10 + self.updates))
+            self.updates += 1
+            with torch.no_grad():
+                weights = {k: v.detach().clone() for k, v in module.state_dict().items()}
+                self.shadow = weights if self.shadow is None else {
+                    k: decay * self.shadow[k] + (1 - decay) * v for k, v in weights.items()}
+
+        def state_dict(self):
+            return {"shadow": self.shadow}
+
+        def load_state_dict(self, state):
+            self.shadow = state["shadow"]
+
+    return [EMA()]
+
+
+LIGHTNING_EMA_LOSES_COUNT = lightning_target(
+    module=lambda: lightning_train().TinyClassifier(dropout=0.0),
+    data=lambda: lightning_train().stateful_loader(), steps=8, resume_at=(3,),
+    trainer=lambda: {"callbacks": _ema_callback()})
+
+
 LIGHTNING_PLATEAU = lightning_target(
     module=lambda: lightning_train().TinyClassifier(dropout=0.0),
     data=lambda: lightning_train().stateful_loader(), steps=8, resume_at=(3,),

@@ -225,6 +225,23 @@ def test_the_generator_a_sampler_of_your_own_leaves_out_of_its_state_dict_is_nam
 
 
 @pytest.mark.e2e
+def test_a_callback_wrong_from_the_restarts_first_step_is_said_so_and_pointed_at():
+    """Trial 894: an EMA callback whose state_dict() left out its count of
+    updates read "the final state of callbacks differs", as if it went wrong at
+    the end (a framework's components were not looked at after the restart's
+    first step), and the headline sent the user to a diagnosis that named rng
+    alone, where the `not compared` line named the count."""
+    report = resumecheck.verify(spec("LIGHTNING_EMA_LOSES_COUNT"), drop="none",
+                                noise_seeds=0, check_determinism=False)
+    assert not report.equivalent
+    assert "`callbacks` differed already after step 4, the first after the restore at 3" \
+        in report.full_resume.explanation, report.full_resume.explanation
+    headline = report.render().splitlines()[1]
+    assert headline.endswith("(see the `not compared` lines)"), headline
+    assert any(u.startswith("callbacks (EMA).updates ") for u in report.undeclared)
+
+
+@pytest.mark.e2e
 def test_a_field_a_loader_of_your_own_keeps_beside_its_state_dict_is_named():
     """Trial 511: a training loader of the program's own class, made by the
     datamodule's train_dataloader() and held by Lightning's fit loop, kept its

@@ -60,3 +60,24 @@ def test_one_restart_whose_steps_all_match_and_whose_end_differs_says_the_same()
     from resumecheck.pytest_plugin import _later_otherwise
 
     assert _later_otherwise(report.to_json()["runs"][0])
+
+
+def test_one_restart_whose_position_is_wrong_until_the_epochs_end_is_a_latent_gap():
+    """Trial 892: a position counted from the restart, wrong after every step
+    until the epoch's end, where it came back: one restart read "resumes bit for
+    bit: every step after the restart and every declared component's state
+    match", and --strict passed; a second restart after the first resumed step
+    departs. What the check sees after the restart's first step now makes it a
+    latent gap, with the schedule that shows it."""
+    report = verify(SPEC + "BUGGY", **{**FAST, "resume_at": (3,)})
+    assert report.equivalent
+    full = report.full_resume
+    assert full.latent_gaps == ["data_cursor"], full.latent_gaps
+    assert "latent gap: data_cursor held otherwise after the restart's first step, alike " \
+        "again at the end, in state that changed no step here (see below)" in report.render()
+    assert "`data_cursor` (`value`) differed after step 4, the first after the restore at 3" \
+        in full.explanation, full.explanation
+    assert "--resume-at 3,4 checks one" in full.explanation
+    assert "every declared component's state match" not in report.render()
+    assert not verify(SPEC + "BUGGY", **{**FAST, "resume_at": (3, 4)}).equivalent  # (as said)
+    assert not verify(SPEC + "CORRECT", **{**FAST, "resume_at": (3,)}).full_resume.latent_gaps
