@@ -610,7 +610,7 @@ def merge(spec: SegmentSpec, ranks: list[SegmentResult]) -> SegmentResult:
         held=first.held, held_after=first.held_after,
         # (trial 449: an iterator its load() made before the rerun put the sampler's
         # epoch right was said of one process, and lost on ranks)
-        made_anew=first.made_anew,
+        made_anew=first.made_anew, moved_by_load=first.moved_by_load,
         unreached={rank_name(n, r) if n in PER_RANK else n: where
                    for r, rank in enumerate(ranks) for n, where in rank.unreached.items()},
         loadable_shapes=sorted({s for r in ranks for s in r.loadable_shapes}),

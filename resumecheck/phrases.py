@@ -36,7 +36,7 @@ __all__ = ["ACCELERATE_DATASET", "ADAPTER_LEFT_OUT", "AFTER_LAST_STEP", "AS_THE_
            "at_the_point", "OUTSIDE_THE_CHECKPOINT", "side_files", "ADAPTER_LOOP",
            "framework_generator", "framework_name", "accelerate_scheduler_todo",
            "REGISTER_GENERATOR", "NOT_RESUMABLE",
-           "LEFT_UNRESTORED", "MADE_ANEW", "NO_LONGER_USED",
+           "LEFT_UNRESTORED", "MADE_ANEW", "MOVED_BY_LATER_LOAD", "NO_LONGER_USED",
            "drawn_at_import_text", "FETCHED_BEFORE_RESTORE", "GENERATOR_POSITION", "GRADS_SUMMED",
            "HASH_ORDER", "FRESH_BUILD_HOLDS", "PUT_BACK_HOLDS", "AS_A_BUILD_HOLDS", "SKIPS_BLIND",
            "fields_as_built",
@@ -336,6 +336,10 @@ MADE_ANEW = "the restart draws from it as made (or seeded) anew, and it was not 
 """How a stream's line says it stands, after the restore, where the build
 left it at the uninterrupted run's start (``evidence``): not restored, as
 ``LEFT_UNRESTORED`` says of one right after the load (``verdict.give_fixes``)."""
+MOVED_BY_LATER_LOAD = "which the load of a component restored after it then changed"
+"""How a finding ends where the engine's restore brought a component back
+through its own load and a later component's load changed it before the first
+step (``restore._Watch``, trial 891); the WARNING and the plugin's row read it back."""
 NO_LONGER_USED = "which the run no longer uses"
 """How a random state's finding ends where the engine's restore set the
 generators it held at the build, after another component's load made them

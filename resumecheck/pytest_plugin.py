@@ -19,6 +19,7 @@ import errno
 import json
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -619,9 +620,8 @@ def _engine_why(run: dict[str, Any], own: dict[str, Any], named: bool = False) -
     """Why the engine's own full resume departs, beside the program's save/load
     (``own``), where the declared components do not capture the program's state."""
     from resumecheck.phrases import (
-        BUILDING, FETCHED_BEFORE_RESTORE, LOOP_GOES_ON, NO_LONGER_USED, NOT_WHAT_IT_MAKES,
-        PLACE_CAME_BACK,
-        REORDERED, RESTORING, SAME_PLACE, STOPPED, changed_after_load, is_place_finding,
+        BUILDING, FETCHED_BEFORE_RESTORE, LOOP_GOES_ON, NOT_WHAT_IT_MAKES, PLACE_CAME_BACK,
+        RESTORING, SAME_PLACE, STOPPED, is_place_finding,
     )
 
     lossy = _lossy_loads(run)
@@ -635,17 +635,8 @@ def _engine_why(run: dict[str, Any], own: dict[str, Any], named: bool = False) -
     if stepped and FETCHED_BEFORE_RESTORE in own["explanation"]:
         # (trial 304 read "declared state incomplete" where the WARNING said this)
         return f"its batches were {FETCHED_BEFORE_RESTORE}"
-    # (a trial: an optimizer built over its parameters in another order read
-    # "a load_state_dict() loses state", where it loaded all of it, onto others)
-    return ("an optimizer built over its parameters in another order"
-            if stepped and lossy and all(f["detail"].startswith(REORDERED) for f in lossy)
-            # (a trial: a callback reset in on_train_begin read "a load loses state")
-            else "a restored component changed before the first step"
-            if stepped and lossy and all(changed_after_load(f["detail"]) for f in lossy)
-            # (trial 862: a generator another component's load made anew, the state set
-            # into the old one, read "a load_state_dict() loses state")
-            else "a generator made anew by another component's load"
-            if stepped and lossy and all(NO_LONGER_USED in f["detail"] for f in lossy)
+    alike = _lossy_alike(lossy) if stepped else None
+    return (alike if alike is not None
             # (trial 595: a LightningModule's on_load_checkpoint() that set nothing back)
             else "its on_load_checkpoint() loses state"
             if stepped and lossy and all(f["component"] == "hooks" for f in lossy)
@@ -675,6 +666,32 @@ def _engine_why(run: dict[str, Any], own: dict[str, Any], named: bool = False) -
             else "its restore failed" if run["explanation"].startswith(RESTORING)
             else STOPPED if run["explanation"].startswith(STOPPED)
             else "it failed")
+
+
+def _lossy_alike(lossy: list[dict[str, Any]]) -> str | None:
+    """``_engine_why``'s words where every finding of a lossy load says one
+    thing of itself (None: they do not, or there are none)."""
+    from resumecheck.phrases import (
+        MOVED_BY_LATER_LOAD, NO_LONGER_USED, REORDERED, changed_after_load,
+    )
+
+    kinds: list[tuple[Callable[[str], bool], str]] = [
+        # (a trial: an optimizer built over its parameters in another order read
+        # "a load_state_dict() loses state", where it loaded all of it, onto others)
+        (lambda d: d.startswith(REORDERED), "an optimizer built over its parameters in another "
+         "order"),
+        # (a trial: a callback reset in on_train_begin read "a load loses state")
+        (changed_after_load, "a restored component changed before the first step"),
+        # (trial 862: a generator another component's load made anew, the state set
+        # into the old one, read "a load_state_dict() loses state")
+        (lambda d: NO_LONGER_USED in d, "a generator made anew by another component's load"),
+        # (trial 891: a generator a later component's load drew from)
+        (lambda d: MOVED_BY_LATER_LOAD in d,
+         "a restored component changed by a later component's load")]
+    for test, words in kinds:
+        if lossy and all(test(f["detail"]) for f in lossy):
+            return words
+    return None
 
 
 def _position_unused(run: dict[str, Any]) -> bool:

@@ -20,7 +20,7 @@ from resumecheck.errors import LONGER_BOUND
 from resumecheck.phrases import (
     ADAPTER_LOOP, AS_BUILT_MARK, BUILDING, CHANGED_AFTER_LOAD, CHECKPOINT_LOSES,
     CHECKPOINT_MAY_LOSE, FETCHED_BEFORE_RESTORE, IDLE_SEED, LEFT_OUT_ALIKE, LEFT_OUT_ALIKE_MARK,
-    KEPT_ALREADY, LOSS_LOG, NOT_RESUMABLE, NO_LONGER_USED, SET_BY_LOAD,
+    KEPT_ALREADY, LOSS_LOG, MOVED_BY_LATER_LOAD, NOT_RESUMABLE, NO_LONGER_USED, SET_BY_LOAD,
     FRAMEWORK_RESUME, HASH_ORDER, HASH_ORDER_UNCHECKED, LOOP_GOES_ON, ORDER_BEFORE_RESTORE,
     NOT_VALIDATED_AGAIN, ONE_POSITION, POSITION_TRANSFORMED, RATE_SET_SOONER, READ_BEFORE,
     REORDERED,
@@ -70,6 +70,7 @@ SCHEMA = "resumecheck.report/1"
 LOSSY_ONE = "a declared component does not load back its own state"
 LOSSY_MANY = "declared components do not load back their own state"
 STALE_ONE = "a declared random state went into a generator the run no longer uses"
+MOVED_ONE = "a declared component's own load brought it back, and a later one's changed it"
 LATER_OTHERWISE = ("the steps after a restart leave declared state otherwise than the "
                    "uninterrupted run's")
 """The incomplete-state notice's opening where the engine's own resume through
@@ -1055,7 +1056,8 @@ def lossy_first(diagnosis: list[Finding], incomplete: str | None) -> list[Findin
     # (trial 768: the same of a callback the WARNING names as changed before the first
     # step, after which an unread stream had led)
     lossy = [f for f in diagnosis if incomplete and incomplete.startswith(
-        (LOSSY_ONE, LOSSY_MANY, CHANGED_ONE, STALE_ONE)) and f"`{f.component}`: " in incomplete
+        (LOSSY_ONE, LOSSY_MANY, CHANGED_ONE, STALE_ONE, MOVED_ONE))
+        and f"`{f.component}`: " in incomplete
         and not is_fit_loop_recount(f)]
     # (trial 659: Lightning's recount of an epoch's end, lossy in a correct resume too, led)
     return lossy + [f for f in diagnosis if f not in lossy]
@@ -1640,6 +1642,8 @@ def _lossy_notice(lossy: list[Finding], where: str, settings: str, ablations: st
                 f"still {where}. At the first step after the restore, {listed}{beside}{ending}")
     if lossy and all(NO_LONGER_USED in f.detail for f in lossy):
         return _stale_notice(lossy, where, ending)
+    if lossy and all(MOVED_BY_LATER_LOAD in f.detail for f in lossy):
+        return _moved_notice(lossy, where, ending)
     # (trial 209: a callback its load gave back, set again in on_fit_start, was
     # said, beside a datamodule that lost state, not to load back its own)
     lossy = [f for f in lossy if f not in changed]
@@ -1669,6 +1673,24 @@ def _lossy_notice(lossy: list[Finding], where: str, settings: str, ablations: st
            f"{_SET_AT_ITERATOR if _positions(lossy) else ''})")
         + f"{besides}{settings}.{fit_loop}{_loop_rate(where, framework)}{ablations}"
     )
+
+
+def _moved_notice(lossy: list[Finding], where: str, ending: str) -> str:
+    """The incomplete-state notice where every declared component that differs
+    right after the engine's restore came back from its own load and a later
+    component's load changed it (trial 891: a generator declared before the data
+    position whose load drew the epoch's order from it read "its load_state_dict()
+    does not bring back what its state_dict() returned")."""
+    listed = "; ".join(f"`{f.component}`: {f.detail}" for f in lossy)
+    return (f"{MOVED_ONE}: the engine restored every declared component and the run still "
+            f"{where}. Right after the restore, {listed}. The engine loads the components in "
+            "the order components() gives them, random state last, and a load that draws from "
+            "a component restored before it (a data position that draws the epoch's order "
+            "again from a generator) moves it on: where that draw replays one the "
+            "uninterrupted run made (the epoch's shuffle), declare the state as it was before "
+            "that draw (a generator's state at the epoch's start, kept then), so that the "
+            "replay brings it where the run had it; otherwise declare it after the component "
+            f"whose load reads it{ending}")
 
 
 def _stale_notice(lossy: list[Finding], where: str, ending: str) -> str:
@@ -1869,6 +1891,8 @@ def _state_notice(report: Report, lines_shown: bool) -> str | None:
     if notice is None:
         return None
     # (trial 677: said last, after a WARNING that opened on the fit loop's counts)
+    if departs:  # (a sentence of its own after that one)
+        notice = notice[:1].upper() + notice[1:]
     body = " ".join(filter(None, (departs, notice)))
     return f"{lead} {body[:1].upper()}{body[1:]}" if lead else body
 

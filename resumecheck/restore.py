@@ -18,7 +18,7 @@ from typing import Any
 import torch
 
 from resumecheck.capture import capture_meta, load_checkpoint
-from resumecheck.compare import flatten_state
+from resumecheck.compare import digest, flatten_state
 from resumecheck.components import (
     CONFIG,
     OPTIMIZER,
@@ -26,6 +26,8 @@ from resumecheck.components import (
     Attr,
     Component,
     RNGState,
+    Value,
+    asked_state,
     preserved_global_streams,
     settle_component,
 )
@@ -66,11 +68,13 @@ def build_settings(
 
 
 def restore_state(built: BuiltProgram, restore: Restore, capture: dict[str, Any] | None,
-                  made_anew: dict[str, list[str]] | None = None) -> dict[str, list[str]]:
+                  made_anew: dict[str, list[str]] | None = None,
+                  moved: dict[str, str] | None = None) -> dict[str, list[str]]:
     """Restore a fresh program: through its own load(), or from the engine's
     ``capture`` (already read) minus the dropped components; into
     ``made_anew``, the random states whose generators another component's
-    load made anew in the engine's restore (``_generators_made_anew``).
+    load made anew in the engine's restore (``_generators_made_anew``); into
+    ``moved``, the components a later one's load changed (``_Watch``).
 
     Returns the data loaders the engine put state into while the program kept
     an iterator it had made from them (component name -> where the program
@@ -109,7 +113,7 @@ def restore_state(built: BuiltProgram, restore: Restore, capture: dict[str, Any]
         )
     kept = {n: v for n, v in states.items() if n not in restore.drop}
     unreached = _iterators_made(built, kept)
-    _load_states(built, kept, restore.path, made_anew=made_anew)
+    _load_states(built, kept, restore.path, made_anew=made_anew, moved=moved)
     # (a program that sets modes on purpose, batch norm frozen after some
     # steps, has them as it had them; a dropped module keeps its build's)
     _set_modes(built, kept, capture.get("meta"))
@@ -163,11 +167,13 @@ def _iterators_made(built: BuiltProgram, states: dict[str, Any],
 
 
 def _load_states(built: BuiltProgram, states: dict[str, Any], path: str,
-                 settle: bool = True, made_anew: dict[str, list[str]] | None = None) -> None:
+                 settle: bool = True, made_anew: dict[str, list[str]] | None = None,
+                 moved: dict[str, str] | None = None) -> None:
     """Load ``states`` into the declared components of those names; with
     ``settle`` (a restore, not a rerun's override after the program's load())
     settle the others even where the random state is not restored; into
-    ``made_anew``, what ``_generators_made_anew`` finds."""
+    ``made_anew``, what ``_generators_made_anew`` finds; into ``moved``, what
+    ``_Watch`` finds."""
     # RNG goes last, and the other components are settled before it: some
     # build what they need lazily and draw a seed when they do (a
     # StatefulDataLoader creates its iterator on the first state_dict() or
@@ -190,10 +196,17 @@ def _load_states(built: BuiltProgram, states: dict[str, Any], path: str,
     # restored before the data position whose load replays batches through it)
     others = [c for c in built.components if not _is_streams(c)]
     held = _generators_held(built) if made_anew is not None else {}
+    # (not a framework's program: asking its components starts its loop, ``leaf_digests``)
+    watch = _Watch(moved) if moved is not None and not hasattr(built.program, "loaded_back") \
+        else None
     for comp in others:
         _load_one(comp, states, path)
         if held and comp.name in states:
             _generators_made_anew(built, held, comp.name, made_anew)
+        if watch is not None and comp.name in states:
+            watch.loaded(comp)
+    if watch is not None:
+        watch.done()
     if settle or any(_is_streams(c) for c in built.components if c.name in states) \
             or among_ranks():
         for comp in others:
@@ -201,6 +214,51 @@ def _load_states(built: BuiltProgram, states: dict[str, Any], path: str,
     for comp in built.components:
         if _is_streams(comp):
             _load_one(comp, states, path)
+
+
+class _Watch:
+    """In the engine's restore, the small states of the plain components
+    already loaded (an ``Attr``, a ``Value``: a generator, a weights tensor, a
+    count; asking a loader or a framework's object for its state there may
+    make an iterator or draw), digested right after their own load and
+    again once every other component is loaded: one that changed is recorded
+    with the components loaded after it (trials 891, 896: a data position
+    whose load made the epoch's iterator again drew from a generator declared
+    and restored before it, and the report said that the generator's
+    load_state_dict() does not bring back what its state_dict() returned).
+    Twice per component and restore, not after each load: the sweep's fixed
+    cost is a target."""
+
+    LIMIT = 1 << 16
+    """The most values a watched state holds (a tensor's elements, each other leaf one)."""
+
+    def __init__(self, into: dict[str, str]) -> None:
+        self.into = into
+        self.order: list[str] = []
+        self.seen: dict[str, tuple[Any, str]] = {}
+
+    def loaded(self, comp: Component) -> None:
+        self.order.append(comp.name)
+        if isinstance(comp.obj, (Attr, Value)):
+            now = self._digest(comp.obj)
+            if now is not None:
+                self.seen[comp.name] = (comp.obj, now)
+
+    def done(self) -> None:
+        for name, (obj, was) in self.seen.items():
+            later = self.order[self.order.index(name) + 1:]
+            if later and self._digest(obj) not in (None, was):
+                self.into.setdefault(name, ", ".join(f"`{n}`" for n in later))
+
+    def _digest(self, obj: Any) -> str | None:
+        """The state's digest (None: too large, or it cannot be asked here)."""
+        try:
+            state = asked_state(obj)
+        except Exception:
+            return None
+        leaves = flatten_state(state)
+        size = sum(v.numel() if isinstance(v, torch.Tensor) else 1 for _, v in leaves)
+        return digest(state) if size <= self.LIMIT else None
 
 
 def _generators_held(built: BuiltProgram) -> dict[str, dict[str, int]]:

@@ -833,7 +833,7 @@ def _restore_watched(built: BuiltProgram, restore: Restore, capture: dict[str, A
     since the check ``began`` go to ``result.side_files``, the global streams
     it set to ``result.streams_set``."""
     if restore.source != "program" or not _own_files(result):
-        return restore_state(built, restore, capture, result.made_anew)
+        return restore_state(built, restore, capture, result.made_anew, result.moved_by_load)
     with outside(restore.path, writes=False) as read, streams_set(result.streams_set):
         unreached = restore_state(built, restore, capture)
     if read := changed_since(read, began):

@@ -226,6 +226,10 @@ class SegmentResult:
     """Data loaders (component names) the engine put state into at the restore
     while the program kept an iterator it had made from them, and where it
     keeps it: that state may not reach the iterator (``restore.restore_state``)."""
+    moved_by_load: dict[str, str] = field(default_factory=dict)
+    """Components (names) that came back from their own load in the engine's
+    restore and that a later component's load then changed, with the
+    components loaded after it, in words (``restore._Watch``)."""
     made_anew: dict[str, list[str]] = field(default_factory=dict)
     """Random states (component names) whose generators another component's
     load_state_dict() made anew during the engine's restore, before the

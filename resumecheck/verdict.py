@@ -44,7 +44,7 @@ from resumecheck.phrases import (
     FRAMEWORK_RESUME, IDLE_SEED, LEFT_OUT_ALIKE, LEFT_OUT_ALIKE_MARK, OWN_THROUGH, READ_BY_NO_STEP,
     RESTART_HELD_OTHERWISE, UNCOMPARED_SEE,
     AS_A_BUILD_HOLDS, FRESH_BUILD_HOLDS, GENERATOR_CHANGED, GENERATOR_POSITION, GRADS_SUMMED,
-    LEFT_UNRESTORED, MADE_ANEW, NO_LONGER_USED,
+    LEFT_UNRESTORED, MADE_ANEW, MOVED_BY_LATER_LOAD, NO_LONGER_USED,
     NONE_DIFFERS, NOT_STEPPED_MODULE, ONE_POSITION, RATE_SET_SOONER, STREAMS_NOT_KEPT,
     KEPT_ALREADY, SET_BY_LOAD, UNLESS_NOT_STATE, frozen_only, unless_not_state,
     FEWER_STEPS, LOOP_ENDED, SET_BY_EPOCH,
@@ -2054,7 +2054,8 @@ def diagnose(ref: Reference, dropped: Sequence[str], segments: Segments,
                                                                            modes_end_alike))
             if detail is not None:
                 findings.append(Finding(name, detail + _held_text(held, kept)
-                                        + _made_anew_text(seg, name), step=k,
+                                        + _made_anew_text(seg, name)
+                                        + _moved_by_load_text(seg, name), step=k,
                                         basis=basis, status=status or _idle_streams_only(
                                             *kept, unused, seg, name)))
                 seen.add(name)
@@ -2095,6 +2096,17 @@ def _made_anew_text(seg: SegmentResult, name: str) -> str:
             f"{' and '.join(repr(g) for g in made)} anew, and the engine, which restores "
             f"random state last, set the saved state into the one{its} `{name}` held at the "
             f"build, {NO_LONGER_USED}")
+
+
+def _moved_by_load_text(seg: SegmentResult, name: str) -> str:
+    """Of a component that came back from its own load in the engine's restore
+    and that a later component's load changed before the first step
+    (``SegmentResult.moved_by_load``), which one ('' where none did)."""
+    if name not in seg.moved_by_load:
+        return ""
+    return (f"; in the engine's restore its own load_state_dict() brought it back as its "
+            f"state_dict() gave it, {MOVED_BY_LATER_LOAD}: {seg.moved_by_load[name]} (a load "
+            "that draws from it, or makes an iterator from it)")
 
 
 def _unused(ref: Reference, basis: str, given: str, name: str) -> set[str] | None:
@@ -5108,12 +5120,19 @@ def _lossy_text(lossy: list[Finding]) -> str:
     changed = [f"`{f.component}`" for f in lossy if changed_after_load(f.detail)]
     # (trial 862: a random state set into a generator another load had made anew)
     stale = [f"`{f.component}`" for f in lossy if NO_LONGER_USED in f.detail]
-    lost = [f"`{f.component}`" for f in lossy
-            if not changed_after_load(f.detail) and NO_LONGER_USED not in f.detail]
+    # (trial 891: a generator a later component's load drew from, after its own load)
+    moved = [f"`{f.component}`" for f in lossy if MOVED_BY_LATER_LOAD in f.detail]
+    lost = [f"`{f.component}`" for f in lossy if not changed_after_load(f.detail)
+            and NO_LONGER_USED not in f.detail and MOVED_BY_LATER_LOAD not in f.detail]
     gave = (f"{', '.join(changed)}, which {'its load' if len(changed) == 1 else 'their loads'} "
             f"gave back, {'was' if len(changed) == 1 else 'were'} changed before the first step")
     went = (f"{', '.join(stale)} went into generators {NO_LONGER_USED}, which another "
             "component's load made anew (see the WARNING)")
+    if moved and not stale and not lost and not changed:
+        return (f"; the engine restored every declared component, and {', '.join(moved)}, "
+                f"which {'its' if len(moved) == 1 else 'their'} own load gave back, "
+                f"{'was' if len(moved) == 1 else 'were'} changed by a later component's load "
+                "(see the WARNING)")
     if stale and not lost and not changed:
         return f"; the engine restored every declared component, and {went}"
     if not lost:
