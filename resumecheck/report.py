@@ -1775,10 +1775,18 @@ def _incomplete_notice(engine: RunResult, where: str, settings: str, ablations: 
         f"{where}.{position}{rate} Something the components "
         f"do not declare {'may be' if rate or loop else 'is'} lost{named}, or state is consumed "
         f"between the restore and the first step ({consumed}), or a component's "
-        "load_state_dict() brings back its state but not what it makes (an iterator it makes "
-        "anew that skips the batches its epoch read without reading them: loader workers "
-        f"then draw their augmentations from the start){ending}"
+        f"load_state_dict() {_LOAD_MISSES}{ending}"
     )
+
+
+_LOAD_MISSES = (
+    "brings back its state but not what it makes (an iterator it makes anew that skips the "
+    "batches its epoch read without reading them: loader workers then draw their "
+    "augmentations from the start), or reads another declared component that the engine "
+    "restores after it, in the order components() gives them (a data position that makes its "
+    "iterator again from sampler weights declared after it: declare what a load reads "
+    "before it)")
+"""(trial 486; trial 896: weights read before the engine put them back)"""
 
 
 def _rate_lead(engine: RunResult, settings: str, loop: str | None, named: str) -> str:

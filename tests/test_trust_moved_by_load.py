@@ -33,3 +33,17 @@ def test_the_state_kept_at_the_epoch_s_start_resumes():
     position's load then replays to where the run had it: nothing is said."""
     report = verify(SPEC + "DECLARED_AT_EPOCH_START", **FAST)
     assert report.equivalent and not report.full_resume.diagnosis
+
+
+def test_a_position_whose_load_reads_weights_declared_after_it_is_offered_the_order():
+    """Trial 896: a data position declared before the sampling weights its load
+    drew the epoch's order from (fixtures/trust/weights_read_before_restored.py):
+    the WARNING listed causes without the order the engine restores them in,
+    which was the one; declared the other way round, the engine resumes."""
+    report = verify("fixtures.trust.weights_read_before_restored:POSITION_FIRST", **FAST)
+    notice = report.incomplete_state_notice() or ""
+    assert "or reads another declared component that the engine restores after it, in the " \
+        "order components() gives them" in notice, notice
+    assert report.equivalent  # (the program's own save/load restores the weights first)
+    fixed = verify("fixtures.trust.weights_read_before_restored:WEIGHTS_FIRST", **FAST)
+    assert fixed.equivalent and fixed.incomplete_state_notice() is None
