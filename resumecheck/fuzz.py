@@ -592,8 +592,10 @@ def _first_failure(result: FuzzResult, first: RunResult) -> None:
 def _other_findings(first: RunResult, final: RunResult) -> list[str]:
     """The first failing schedule's findings, ``component: detail``, where any
     is not among the failure's (by component and detail)."""
-    said = [f"{f.component}: {f.detail}{f.mark}" for f in first.diagnosis if not f.put_back()]
-    kept = {f"{f.component}: {f.detail}{f.mark}" for f in final.diagnosis}
+    # (trial 894: a stream not judged there read, without its mark, as the cause)
+    said = [f"{f.component}: {f.detail}{f.mark_in(first, None)}" for f in first.diagnosis
+            if not f.put_back()]
+    kept = {f"{f.component}: {f.detail}{f.mark_in(final, None)}" for f in final.diagnosis}
     return said if any(s not in kept for s in said) else []
 
 

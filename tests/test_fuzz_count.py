@@ -166,6 +166,11 @@ def test_a_failure_shrunk_from_another_says_what_the_first_to_fail_found_where_i
                         shrunk_from_diagnosis=_other_findings(first, final))
     assert ("\n  at the first to fail, resume at 16: ema: module.0.weight differs, max |Δ| "
             "0.522 (confirmed)\n") in result.render(), result.render()
+    # (trial 894: a stream not judged at the first to fail read, bare, as the cause)
+    stream = Finding("rng", "torch CPU stream differs from the uninterrupted run's at step 10",
+                     step=10)
+    assert _other_findings(failed(10, stream), final) == [
+        "rng: torch CPU stream differs from the uninterrupted run's at step 10 (not judged)"]
 
 
 def test_a_failure_whose_only_leads_are_unjudged_streams_beside_lost_uncompared_state_shrinks():
