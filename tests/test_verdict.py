@@ -1309,7 +1309,9 @@ def test_a_silent_run_whose_steps_match_again_says_which_differ():
                                           differs={"scale": [5, 9, 13]}))
     assert _noise_clause(run) == (
         "; nothing in the training loss shows it: silent but different (of the steps after the "
-        "restart, steps 5, 9 and 13 differ; every step from 14 on matches again)")
+        "restart, steps 5, 9 and 13 differ; every step from 14 on matches again, though the "
+        "state the run ends with is not compared where a step departed: it may still hand on "
+        "other state)")
     run.trajectory.differs["scale"].append(40)  # (the last step: it does not match again)
     assert _noise_clause(run) == "; nothing in the training loss shows it: silent but different"
 
