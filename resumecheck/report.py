@@ -912,9 +912,14 @@ def _file_beside(failure: str) -> str:
             "as `callbacks`" if "the HuggingFace Trainer's" in failure
             else "declare what it holds as a component")
     # (trial 802: the callback came first, impractical for an optimizer's tensors)
+    # (trial 893: a load made to go on without the file let the restart run, departing
+    # without what the file held, every ablation still unjudged, and would hide a real
+    # resume that lost it)
     return (" The engine's checkpoint holds what the declared components hold; your load reads "
-            "a file beside them that only your own save writes: let the load go on without it "
-            f"where it is absent, or {keep}, for the engine's restart and the ablations to run.")
+            f"a file beside them that only your own save writes: {keep}, for the engine's "
+            "restart and the ablations to run as your own resume does (a load made to go on "
+            "without the file lets them run, but without what it holds: they depart, and a "
+            "real resume that lost the file would go on silently).")
 
 
 def _failed_beside(engine: RunResult | None) -> bool:

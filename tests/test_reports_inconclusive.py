@@ -213,11 +213,11 @@ def test_an_engine_restore_that_lacks_a_file_of_the_programs_own_says_why():
     # (trial 707: a Trainer target, which declares no component of the user's, was told to)
     # (trial 802: the callback first read as the way, impractical for an optimizer's tensors)
     assert ("extra_state.json'. The engine's checkpoint holds what the declared components "
-            "hold; your load reads a file beside them that only your own save writes: let the "
-            "load go on without it where it is absent, or keep what it holds in a "
-            "TrainerCallback that is an ExportableState (restored with "
+            "hold; your load reads a file beside them that only your own save writes: keep "
+            "what it holds in a TrainerCallback that is an ExportableState (restored with "
             "restore_callback_states_from_checkpoint=True), which the target declares as "
-            "`callbacks`, for the engine's restart and the ablations to run.") in notice, notice
+            "`callbacks`, for the engine's restart and the ablations to run as your own "
+            "resume does") in notice, notice
     # (trial 802: "your checkpoint keeps what the declared components miss", which they did not)
     beside = ("Your own resume is equivalent; the engine's restart, which ablations use, stopped "
               "for want of that file alone, which says nothing of state the declared components "
@@ -228,8 +228,11 @@ def test_an_engine_restore_that_lacks_a_file_of_the_programs_own_says_why():
     assert notice.endswith(beside) and "keeps what the declared" not in notice, notice
     engine.failure = failure.replace("the HuggingFace Trainer's loop raised", "load() raised")
     engine.explanation = f"{RESTORING} failed: {engine.failure}"
-    assert "your own save writes: let the load go on without it where it is absent, or declare " \
-        "what it holds as a component, for" in (report.incomplete_state_notice() or "")
+    assert "your own save writes: declare what it holds as a component, for the engine's " \
+        "restart and the ablations to run" in (report.incomplete_state_notice() or "")
+    # (trial 893: the other way offered, a load that goes on without the file, helped nothing)
+    assert "a load made to go on without the file lets them run, but without what it holds" \
+        in (report.incomplete_state_notice() or "")
 
 
 def test_an_ablation_that_resumes_alike_names_the_restore_that_departs():
