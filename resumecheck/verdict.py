@@ -671,6 +671,16 @@ def judge(ref: Reference, result: RunResult, segments: Segments) -> Comparison |
     return cmp
 
 
+def _leaves_apart(ref: Reference, seg: SegmentResult, k: int) -> dict[str, list[str]]:
+    """Each declared component's leaves that ``seg``, restarted at ``k``, held
+    otherwise than the reference after step ``k + 1`` (``leaves_after``; a leaf
+    one side lacks is not counted)."""
+    mine, theirs = seg.leaves_after.get(k + 1, {}), ref.segment.leaves_after.get(k + 1, {})
+    return {name: [leaf for leaf, d in leaves.items()
+                   if mine.get(name, {}).get(leaf) not in (None, d)]
+            for name, leaves in theirs.items() if name in mine}
+
+
 def _stream_leaves(leaves: Mapping[str, str]) -> bool:
     """Whether a component's leaves, by their paths, are an ``RNGState``'s."""
     keys = {*RNGState.STREAMS, "generators"}
@@ -691,14 +701,13 @@ def _held_otherwise_between(ref: Reference, result: RunResult, segments: Segment
     for k, seg in segments:
         if k not in result.resume_at:
             continue
-        mine, theirs = seg.leaves_after.get(k + 1, {}), ref.segment.leaves_after.get(k + 1, {})
-        for name, leaves in theirs.items():
-            paths = [leaf for leaf, digest in leaves.items()
-                     if mine.get(name, {}).get(leaf) not in (None, digest)
-                     and not is_private(leaf) and leaf not in varying.get(name, ())]
+        theirs = ref.segment.leaves_after.get(k + 1, {})
+        for name, apart in _leaves_apart(ref, seg, k).items():
+            paths = [leaf for leaf in apart
+                     if not is_private(leaf) and leaf not in varying.get(name, ())]
             # (random streams are judged by what draws from them: ``_streams_judged``)
             if not paths or name in result.latent_gaps or name in result.latent_between \
-                    or _stream_leaves(leaves):
+                    or _stream_leaves(theirs[name]):
                 continue
             shown = ", ".join(f"`{p}`" for p in paths[:3]) + (
                 f" and {len(paths) - 3} more" if len(paths) > 3 else "")
@@ -1842,10 +1851,8 @@ def _differed_after_restart(ref: Reference, result: RunResult, segments: Segment
     for k, seg in segments:
         if k not in result.resume_at:
             continue
-        mine, theirs = seg.leaves_after.get(k + 1, {}), ref.segment.leaves_after.get(k + 1, {})
-        early = [name for name in result.ended_otherwise if name in mine and name in theirs
-                 and name not in named and any(mine[name].get(leaf) not in (None, digest)
-                                               for leaf, digest in theirs[name].items())]
+        apart = _leaves_apart(ref, seg, k)
+        early = [name for name in result.ended_otherwise if apart.get(name) and name not in named]
         if early and k + 1 < (result.first_divergent_step or 0):
             named.update(early)
             said.append(f"{', '.join(f'`{n}`' for n in early)} differed already after step "
